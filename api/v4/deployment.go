@@ -1,0 +1,46 @@
+package v4
+
+// Deployment rolls an application (or process) from one template version to the next.
+type Deployment struct {
+	TypeMeta
+	Metadata      ObjectMeta     `json:"metadata"`
+	RestartPolicy *RestartPolicy `json:"restartPolicy,omitempty"`
+	KillPolicy    *KillPolicy    `json:"killPolicy,omitempty"`
+	Constraint    *Constraint    `json:"constraint,omitempty"`
+	Spec          DeploymentSpec `json:"spec"`
+}
+
+// GetMeta returns the object's metadata.
+func (d *Deployment) GetMeta() *ObjectMeta { return &d.Metadata }
+
+// DeploymentSpec: with a template the deployment owns its application; without one it
+// binds an existing application matched by Selector.
+type DeploymentSpec struct {
+	Instance int                `json:"instance"`
+	Selector map[string]string  `json:"selector,omitempty"`
+	Template *PodTemplate       `json:"template,omitempty"`
+	Strategy DeploymentStrategy `json:"strategy"`
+}
+
+// Deployment strategy and rolling orders.
+const (
+	StrategyRollingUpdate = "RollingUpdate"
+	RollingCreateFirst    = "CreateFirst"
+	RollingDeleteFirst    = "DeleteFirst"
+)
+
+// DeploymentStrategy selects how a new version replaces the old one.
+type DeploymentStrategy struct {
+	Type          string         `json:"type"`
+	RollingUpdate *RollingUpdate `json:"rollingupdate,omitempty"`
+}
+
+// RollingUpdate tunes a rolling update. BCS spells maxUnavailable "maxUnavilable";
+// both spellings are accepted on input.
+type RollingUpdate struct {
+	MaxUnavailable  int    `json:"maxUnavailable,omitempty" alias:"maxUnavilable"`
+	MaxSurge        int    `json:"maxSurge,omitempty"`
+	UpgradeDuration int    `json:"upgradeDuration,omitempty"`
+	RollingOrder    string `json:"rollingOrder,omitempty"`
+	RollingManually bool   `json:"rollingManually,omitempty"`
+}

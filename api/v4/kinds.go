@@ -1,0 +1,107 @@
+package v4
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Kind names a top-level object type, lowercase as in BCS ("application").
+type Kind string
+
+// The kinds berth stores.
+const (
+	KindApplication Kind = "application"
+	KindProcess     Kind = "process"
+	KindDeployment  Kind = "deployment"
+	KindDaemonset   Kind = "daemonset"
+	KindService     Kind = "service"
+	KindConfigMap   Kind = "configmap"
+	KindSecret      Kind = "secret"
+)
+
+// kindInfo describes one kind: its REST plural and how to make an empty value.
+type kindInfo struct {
+	plural string
+	short  []string
+	make   func() Object
+}
+
+var kinds = map[Kind]kindInfo{
+	KindApplication: {"applications", []string{"app", "apps"}, func() Object { return &Application{} }},
+	KindProcess:     {"processes", []string{"proc", "procs"}, func() Object { return &Process{} }},
+	KindDeployment:  {"deployments", []string{"deploy"}, func() Object { return &Deployment{} }},
+	KindDaemonset:   {"daemonsets", []string{"ds"}, func() Object { return &Daemonset{} }},
+	KindService:     {"services", []string{"svc"}, func() Object { return &Service{} }},
+	KindConfigMap:   {"configmaps", []string{"cm"}, func() Object { return &ConfigMap{} }},
+	KindSecret:      {"secrets", nil, func() Object { return &Secret{} }},
+}
+
+// Kinds lists every kind in a stable order.
+func Kinds() []Kind {
+	out := make([]Kind, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// New returns an empty object of the kind, with its TypeMeta filled in.
+func New(kind Kind) (Object, error) {
+	info, ok := kinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown kind %q (known: %s)", kind, kindList())
+	}
+	obj := info.make()
+	tm := typeMetaOf(obj)
+	tm.APIVersion, tm.Kind = APIVersion, kind
+	return obj, nil
+}
+
+// Plural returns the REST collection name of a kind ("applications").
+func (k Kind) Plural() string { return kinds[k].plural }
+
+// Valid reports whether k is a known kind.
+func (k Kind) Valid() bool { _, ok := kinds[k]; return ok }
+
+// ParseKind accepts a kind, its plural or a short name, case-insensitively
+// ("app", "Applications", "application" all give KindApplication).
+func ParseKind(s string) (Kind, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	for k, info := range kinds {
+		if s == string(k) || s == info.plural || slices.Contains(info.short, s) {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown kind %q (known: %s)", s, kindList())
+}
+
+func kindList() string {
+	names := make([]string, 0, len(kinds))
+	for _, k := range Kinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
+
+// typeMetaOf returns the TypeMeta of any of the kinds.
+func typeMetaOf(obj Object) *TypeMeta {
+	switch o := obj.(type) {
+	case *Application:
+		return &o.TypeMeta
+	case *Process:
+		return &o.TypeMeta
+	case *Deployment:
+		return &o.TypeMeta
+	case *Daemonset:
+		return &o.TypeMeta
+	case *Service:
+		return &o.TypeMeta
+	case *ConfigMap:
+		return &o.TypeMeta
+	case *Secret:
+		return &o.TypeMeta
+	}
+	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input
+}

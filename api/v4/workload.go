@@ -1,0 +1,96 @@
+package v4
+
+// Workload is the shape shared by applications and processes (BCS ReplicaController):
+// a number of instances of one pod template, with restart, kill and placement policies.
+type Workload struct {
+	TypeMeta
+	Metadata      ObjectMeta     `json:"metadata"`
+	RestartPolicy *RestartPolicy `json:"restartPolicy,omitempty"`
+	KillPolicy    *KillPolicy    `json:"killPolicy,omitempty"`
+	Constraint    *Constraint    `json:"constraint,omitempty"`
+	Spec          WorkloadSpec   `json:"spec"`
+}
+
+// GetMeta returns the object's metadata.
+func (w *Workload) GetMeta() *ObjectMeta { return &w.Metadata }
+
+// Application runs containers (spec.template.spec.containers).
+type Application struct{ Workload }
+
+// Process runs plain processes on the host (spec.template.spec.processes).
+type Process struct{ Workload }
+
+// WorkloadSpec is spec of an application or process.
+type WorkloadSpec struct {
+	Instance int         `json:"instance"`
+	Template PodTemplate `json:"template"`
+}
+
+// PodTemplate describes one task group (pod).
+type PodTemplate struct {
+	Metadata *TemplateMeta `json:"metadata,omitempty"`
+	Spec     PodSpec       `json:"spec"`
+}
+
+// TemplateMeta carries labels and annotations merged into every task group.
+type TemplateMeta struct {
+	Name        string            `json:"name,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// PodSpec lists the tasks of a pod: containers or processes, never both.
+type PodSpec struct {
+	Containers  []Container   `json:"containers,omitempty"`
+	Processes   []ProcessTask `json:"processes,omitempty"`
+	NetworkMode string        `json:"networkMode,omitempty"`
+	// NetworkType is "cnm" (default) or "cni". BCS spells the key in lowercase.
+	NetworkType string    `json:"networktype,omitempty"`
+	NetLimit    *NetLimit `json:"netLimit,omitempty"`
+}
+
+// NetLimit caps a pod's egress bandwidth in Mbit/s.
+type NetLimit struct {
+	EgressLimit int `json:"egressLimit"`
+}
+
+// Restart policies.
+const (
+	RestartNever     = "Never"
+	RestartAlways    = "Always"
+	RestartOnFailure = "OnFailure"
+)
+
+// RestartPolicy says when a failed (or lost) task group is started again and how fast.
+// The delay before restart n (from 0) is Interval + n*Backoff seconds; MaxTimes 0 is unlimited.
+type RestartPolicy struct {
+	Policy         string `json:"policy,omitempty"`
+	Interval       int    `json:"interval,omitempty"`
+	Backoff        int    `json:"backoff,omitempty"`
+	MaxTimes       int    `json:"maxtimes,omitempty"`
+	HostRetainTime int    `json:"hostRetainTime,omitempty"`
+}
+
+// KillPolicy gives tasks GracePeriod seconds to stop before they are killed.
+type KillPolicy struct {
+	GracePeriod int `json:"gracePeriod,omitempty"`
+}
+
+// Daemonset runs one task group on every eligible node.
+type Daemonset struct {
+	TypeMeta
+	Metadata      ObjectMeta     `json:"metadata"`
+	RestartPolicy *RestartPolicy `json:"restartPolicy,omitempty"`
+	KillPolicy    *KillPolicy    `json:"killPolicy,omitempty"`
+	Constraint    *Constraint    `json:"constraint,omitempty"`
+	Spec          DaemonsetSpec  `json:"spec"`
+}
+
+// GetMeta returns the object's metadata.
+func (d *Daemonset) GetMeta() *ObjectMeta { return &d.Metadata }
+
+// DaemonsetSpec holds the pod template run on each node.
+type DaemonsetSpec struct {
+	Template PodTemplate `json:"template"`
+}

@@ -1,0 +1,3 @@
+module github.com/berthhq/berth
+
+go 1.26.0
