@@ -1,0 +1,121 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Watch event types.
+const (
+	EventAdded    = "ADDED"
+	EventModified = "MODIFIED"
+	EventDeleted  = "DELETED"
+	// EventError is delivered once, last, when the stream breaks for a reason other than
+	// the caller's context ending; Err says why.
+	EventError = "ERROR"
+)
+
+// WatchEvent is one change of one object.
+type WatchEvent struct {
+	Type   string
+	Object v4.Object
+	Err    error
+}
+
+// maxLine bounds one NDJSON line (one object); the server limits bodies to 2 MiB.
+const maxLine = 8 << 20
+
+// Watch streams changes of a kind in namespace ns ("" = every namespace). Without rv the
+// stream starts with an ADDED event per existing object; with rv it replays every change
+// after that revision (410 Gone, as an *APIError, when it was compacted).
+//
+// The channel is closed when the stream ends: when ctx is done (no error event) or when
+// the server or network ends it (one EventError first). The goroutine feeding it is owned
+// by ctx: cancel ctx to stop it, and it exits even if nobody reads any more.
+func (c *Client) Watch(ctx context.Context, kind v4.Kind, ns, rv string) (<-chan WatchEvent, error) {
+	path, err := objectPath(kind, ns, "", "")
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{"watch": {"true"}}
+	if rv != "" {
+		q.Set("resourceVersion", rv)
+	}
+	resp, err := c.do(ctx, request{method: http.MethodGet, path: path, query: q})
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan WatchEvent)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		err := readLines(ctx, resp.Body, func(line []byte) error {
+			ev, err := decodeWatchEvent(line, kind)
+			if err != nil {
+				return err
+			}
+			return send(ctx, ch, ev)
+		})
+		if err != nil && ctx.Err() == nil {
+			_ = send(ctx, ch, WatchEvent{Type: EventError, Err: fmt.Errorf("watch %s: %w", kind.Plural(), err)})
+		}
+	}()
+	return ch, nil
+}
+
+// decodeWatchEvent decodes one NDJSON line {"type": ..., "object": {...}}.
+func decodeWatchEvent(line []byte, kind v4.Kind) (WatchEvent, error) {
+	var raw struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return WatchEvent{}, fmt.Errorf("decode event: %w", err)
+	}
+	obj, err := decodeObject(raw.Object, kind)
+	if err != nil {
+		return WatchEvent{}, err
+	}
+	return WatchEvent{Type: raw.Type, Object: obj}, nil
+}
+
+// readLines calls fn for every non-empty line of r until r ends, fn fails or ctx is done.
+// A clean end of stream is reported as io.ErrUnexpectedEOF: watches never end by themselves.
+func readLines(ctx context.Context, r io.Reader, fn func([]byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 {
+			continue
+		}
+		if err := fn(line); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.New("the server closed the stream")
+}
+
+// send delivers v unless ctx ends first, so the feeding goroutine never blocks forever.
+func send[T any](ctx context.Context, ch chan<- T, v T) error {
+	select {
+	case ch <- v:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
