@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Apply actions.
+const (
+	ActionCreated   = "created"
+	ActionUpdated   = "updated"
+	ActionUnchanged = "unchanged"
+)
+
+// ApplyResult says what Apply did with one document.
+type ApplyResult struct {
+	Kind            v4.Kind `json:"kind"`
+	Namespace       string  `json:"namespace"`
+	Name            string  `json:"name"`
+	Action          string  `json:"action"`
+	ResourceVersion string  `json:"resourceVersion"`
+}
+
+// readChunk keeps each read transaction under etcd's default limit of 128 operations.
+const readChunk = 100
+
+// Apply creates or updates every document in one etcd transaction: either all writes land
+// or none do. Documents whose content equals the stored object (v4.SameContent) are left
+// alone and reported "unchanged". The transaction compares every key's mod revision with
+// the one read just before; if a concurrent writer got in between, the whole apply is
+// recomputed, a few times at most. Results are in input order. A document that carries a
+// metadata.resourceVersion makes it a precondition, as for Update: when it differs from the
+// stored mod revision (or the object does not exist) the whole apply fails with ErrConflict
+// and nothing is written. Documents without one are last-writer-wins.
+func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]ApplyResult, error) {
+	if len(docs) == 0 {
+		return []ApplyResult{}, nil
+	}
+	seen := make(map[string]int, len(docs))
+	for i, d := range docs {
+		if err := checkObject(d.Object); err != nil {
+			return nil, fmt.Errorf("apply document %d: %w", i, err)
+		}
+		m := d.Object.GetMeta()
+		key := objectKey(d.Object.GetKind(), m.Namespace, m.Name)
+		if j, dup := seen[key]; dup {
+			return nil, fmt.Errorf("apply: %w: documents %d and %d are both %s %s/%s",
+				ErrInvalid, j, i, d.Object.GetKind(), m.Namespace, m.Name)
+		}
+		seen[key] = i
+	}
+	for range maxRetries {
+		results, ok, err := s.tryApply(ctx, docs)
+		if err != nil {
+			return nil, fmt.Errorf("apply: %w", err)
+		}
+		if ok {
+			return results, nil
+		}
+		s.log.Debug("apply raced with a concurrent write, retrying")
+	}
+	return nil, fmt.Errorf("apply: %w (gave up after %d concurrent writes)", ErrConflict, maxRetries)
+}
+
+type applyCurrent struct {
+	obj v4.Object // nil when absent
+	rev int64     // mod revision, 0 when absent
+}
+
+// tryApply makes one attempt; ok is false when the transaction's comparisons failed.
+func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]ApplyResult, bool, error) {
+	current, err := s.readCurrent(ctx, docs)
+	if err != nil {
+		return nil, false, err
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	results := make([]ApplyResult, len(docs))
+	cmps := make([]clientv3.Cmp, 0, len(docs))
+	var ops []clientv3.Op
+	for i, d := range docs {
+		obj, meta := d.Object, d.Object.GetMeta()
+		kind := obj.GetKind()
+		key := objectKey(kind, meta.Namespace, meta.Name)
+		cur := current[i]
+		if want, err := parseRev(meta.ResourceVersion); err != nil {
+			return nil, false, fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+		} else if want != 0 && want != cur.rev {
+			return nil, false, fmt.Errorf("%s %s/%s: %w (given %d, stored %d)",
+				kind, meta.Namespace, meta.Name, ErrConflict, want, cur.rev)
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev))
+		res := ApplyResult{Kind: kind, Namespace: meta.Namespace, Name: meta.Name}
+		created := now
+		switch {
+		case cur.obj == nil:
+			res.Action = ActionCreated
+		case v4.SameContent(cur.obj, obj):
+			res.Action = ActionUnchanged
+			res.ResourceVersion = formatRev(cur.rev)
+			results[i] = res
+			continue
+		default:
+			res.Action = ActionUpdated
+			created = cur.obj.GetMeta().CreationTimestamp
+		}
+		val, err := encodeObject(obj, created)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+		}
+		raw := Raw{ContentType: ContentTypeOf(d.Raw), Data: d.Raw}
+		if len(d.Raw) == 0 {
+			raw = Raw{ContentType: ContentTypeJSON, Data: val}
+		}
+		ops = append(ops, clientv3.OpPut(key, string(val)),
+			clientv3.OpPut(rawKey(kind, meta.Namespace, meta.Name), encodeRaw(raw)))
+		results[i] = res
+	}
+	if len(ops) == 0 {
+		return results, true, nil
+	}
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return nil, false, wrapEtcd(err)
+	}
+	if !resp.Succeeded {
+		return nil, false, nil
+	}
+	// Every write of one transaction carries the transaction's revision.
+	rev := formatRev(resp.Header.Revision)
+	for i, d := range docs {
+		if results[i].Action == ActionUnchanged {
+			d.Object.GetMeta().ResourceVersion = results[i].ResourceVersion
+			d.Object.GetMeta().CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
+			continue
+		}
+		results[i].ResourceVersion = rev
+		d.Object.GetMeta().ResourceVersion = rev
+		if current[i].obj != nil {
+			d.Object.GetMeta().CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
+		} else {
+			d.Object.GetMeta().CreationTimestamp = now
+		}
+	}
+	return results, true, nil
+}
+
+// readCurrent reads the stored state of every document's key, in chunks of one
+// transaction each (the comparisons of the write catch anything that moved in between).
+func (s *Store) readCurrent(ctx context.Context, docs []v4.Document) ([]applyCurrent, error) {
+	out := make([]applyCurrent, len(docs))
+	for start := 0; start < len(docs); start += readChunk {
+		end := min(start+readChunk, len(docs))
+		ops := make([]clientv3.Op, 0, end-start)
+		for _, d := range docs[start:end] {
+			m := d.Object.GetMeta()
+			ops = append(ops, clientv3.OpGet(objectKey(d.Object.GetKind(), m.Namespace, m.Name)))
+		}
+		resp, err := s.client.Txn(ctx).Then(ops...).Commit()
+		if err != nil {
+			return nil, wrapEtcd(err)
+		}
+		for j, r := range resp.Responses {
+			kvs := r.GetResponseRange().Kvs
+			if len(kvs) == 0 {
+				continue
+			}
+			obj, err := decodeObject(docs[start+j].Object.GetKind(), kvs[0])
+			if err != nil {
+				return nil, err
+			}
+			out[start+j] = applyCurrent{obj: obj, rev: kvs[0].ModRevision}
+		}
+	}
+	return out, nil
+}
+
+// ContentTypeOf tells a JSON document (first non-blank byte '{' or '[') from YAML.
+func ContentTypeOf(b []byte) string {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', '[':
+			return ContentTypeJSON
+		default:
+			return ContentTypeYAML
+		}
+	}
+	return ContentTypeJSON
+}

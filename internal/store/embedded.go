@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// readyTimeout bounds how long the embedded member may take to become ready.
+const readyTimeout = 60 * time.Second
+
+// startEmbedded runs a single-member etcd on loopback with its data in dataDir/etcd.
+// etcd refuses port 0, so free ports are found by listening on :0 and closing; another
+// process may grab them in between, so a bind failure is retried with new ports.
+func startEmbedded(ctx context.Context, dataDir string, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
+	var lastErr error
+	for attempt := range 5 {
+		if attempt > 0 {
+			log.Debug("retrying embedded etcd start", "attempt", attempt, "err", lastErr)
+		}
+		e, err := tryStartEmbedded(ctx, dataDir, zl)
+		if err == nil {
+			return e, nil
+		}
+		lastErr = err
+		if !strings.Contains(err.Error(), "address already in use") {
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
+
+func tryStartEmbedded(ctx context.Context, dataDir string, zl *zap.Logger) (*embed.Etcd, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "berth"
+	cfg.Dir = filepath.Join(dataDir, "etcd")
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.LogLevel = "warn"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zl)
+	cfg.MaxRequestBytes = maxRequestBytes
+	// Apply writes every document of a stream in one transaction (two puts each).
+	cfg.MaxTxnOps = 4096
+	// Keep an hour of history so watches can resume after short disconnects.
+	cfg.AutoCompactionMode = embed.CompactorModePeriodic
+	cfg.AutoCompactionRetention = "1h"
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded etcd in %s: %w", cfg.Dir, err)
+	}
+	timer := time.NewTimer(readyTimeout)
+	defer timer.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd failed: %w", err)
+	case <-timer.C:
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready after %s", readyTimeout)
+	case <-ctx.Done():
+		e.Close()
+		return nil, fmt.Errorf("start embedded etcd: %w", ctx.Err())
+	}
+}
+
+// freePorts asks the kernel for n distinct free loopback ports.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Record types.
+const (
+	RecordNormal  = "Normal"
+	RecordWarning = "Warning"
+)
+
+// Record is one of berth's own events ("process ns-a/web created"), kept for an hour.
+// It is not a watch Event.
+type Record struct {
+	Time      time.Time `json:"time"`
+	Type      string    `json:"type"`
+	Reason    string    `json:"reason"`
+	Kind      v4.Kind   `json:"kind,omitempty"`
+	Namespace string    `json:"namespace,omitempty"`
+	Name      string    `json:"name,omitempty"`
+	Message   string    `json:"message"`
+}
+
+// RecordFilter selects records; empty fields match everything.
+type RecordFilter struct {
+	Namespace string
+	Kind      v4.Kind
+	Name      string
+}
+
+func (f RecordFilter) match(r Record) bool {
+	return (f.Namespace == "" || f.Namespace == r.Namespace) &&
+		(f.Kind == "" || f.Kind == r.Kind) &&
+		(f.Name == "" || f.Name == r.Name)
+}
+
+// Records live one hour. One lease is shared by the records of a minute, so recording does
+// not cost a lease grant each time; a record thus lives between 1 h and 1 h + 1 min.
+const (
+	recordTTL        = time.Hour
+	leaseShareWindow = time.Minute
+)
+
+// eventLease caches the lease shared by recent records.
+type eventLease struct {
+	mu      sync.Mutex
+	id      clientv3.LeaseID
+	granted time.Time
+	seq     atomic.Uint64
+}
+
+func (s *Store) recordLease(ctx context.Context, fresh bool) (clientv3.LeaseID, error) {
+	l := &s.events
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !fresh && l.id != 0 && time.Since(l.granted) < leaseShareWindow {
+		return l.id, nil
+	}
+	resp, err := s.client.Grant(ctx, int64((recordTTL + leaseShareWindow).Seconds()))
+	if err != nil {
+		return 0, wrapEtcd(err)
+	}
+	l.id, l.granted = resp.ID, time.Now()
+	return l.id, nil
+}
+
+// RecordEvent stores a record. A zero Time means now; an empty Type means Normal.
+func (s *Store) RecordEvent(ctx context.Context, r Record) error {
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	r.Time = r.Time.UTC()
+	if r.Type == "" {
+		r.Type = RecordNormal
+	}
+	if r.Namespace != "" {
+		if err := checkName("namespace", r.Namespace); err != nil {
+			return fmt.Errorf("record event: %w: %w", ErrInvalid, err)
+		}
+	}
+	val, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("record event: %w", err)
+	}
+	key := eventKey(r.Namespace, r.Time.UnixNano(), s.events.seq.Add(1))
+	for attempt := range 2 {
+		lease, err := s.recordLease(ctx, attempt > 0)
+		if err != nil {
+			return fmt.Errorf("record event: %w", err)
+		}
+		_, err = s.client.Put(ctx, key, string(val), clientv3.WithLease(lease))
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			continue // the shared lease expired or was revoked: take a fresh one
+		}
+		if err != nil {
+			return fmt.Errorf("record event: %w", wrapEtcd(err))
+		}
+		return nil
+	}
+	return fmt.Errorf("record event: lease lost twice")
+}
+
+// ListEvents returns the records matching f, oldest first.
+func (s *Store) ListEvents(ctx context.Context, f RecordFilter) ([]Record, error) {
+	resp, err := s.client.Get(ctx, eventPrefix(f.Namespace), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", wrapEtcd(err))
+	}
+	out := make([]Record, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var r Record
+		if err := json.Unmarshal(kv.Value, &r); err != nil {
+			s.log.Warn("skipping undecodable event", "key", string(kv.Key), "err", err)
+			continue
+		}
+		if f.match(r) {
+			out = append(out, r)
+		}
+	}
+	// Keys are time-ordered within a namespace; across namespaces sort by time.
+	slices.SortStableFunc(out, func(a, b Record) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })
+	return out, nil
+}
+
+// WatchEvents streams records matching f that are written from now on. The channel is
+// closed when ctx is done or the etcd watch ends.
+func (s *Store) WatchEvents(ctx context.Context, f RecordFilter) (<-chan Record, error) {
+	// Start from the current revision so nothing recorded after the call is missed.
+	resp, err := s.client.Get(ctx, eventPrefix(f.Namespace), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return nil, fmt.Errorf("watch events: %w", wrapEtcd(err))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), eventPrefix(f.Namespace),
+		clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1), clientv3.WithFilterDelete())
+	out := make(chan Record, watchBuffer)
+	go func() {
+		defer close(out)
+		defer cancel()
+		for wr := range wch {
+			if err := wr.Err(); err != nil {
+				s.log.Debug("event watch ended", "err", err)
+				return
+			}
+			for _, ev := range wr.Events {
+				var r Record
+				if err := json.Unmarshal(ev.Kv.Value, &r); err != nil || !f.match(r) {
+					continue
+				}
+				select {
+				case out <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// prefix is the root of every key berth writes; the "v1" lets a later layout coexist.
+const prefix = "/berth/v1/"
+
+// Key layout (docs/store.md):
+//
+//	/berth/v1/objects/{kind}/{namespace}/{name}   canonical JSON of the object
+//	/berth/v1/raw/{kind}/{namespace}/{name}       content type, "\n", submitted bytes
+//	/berth/v1/events/{namespace}/{unixnano}-{seq} an event record (1-hour lease)
+//
+// Names and namespaces cannot contain "/" (v4 validation), so prefixes never overlap.
+
+func objectKey(kind v4.Kind, ns, name string) string {
+	return prefix + "objects/" + string(kind) + "/" + ns + "/" + name
+}
+
+func rawKey(kind v4.Kind, ns, name string) string {
+	return prefix + "raw/" + string(kind) + "/" + ns + "/" + name
+}
+
+// objectPrefix is the range of one kind in one namespace, or in all when ns is "".
+func objectPrefix(kind v4.Kind, ns string) string {
+	if ns == "" {
+		return prefix + "objects/" + string(kind) + "/"
+	}
+	return prefix + "objects/" + string(kind) + "/" + ns + "/"
+}
+
+// clusterEventNS stands in for an empty namespace in event keys; "_" cannot appear in
+// namespaces, so it never clashes with a real one.
+const clusterEventNS = "_"
+
+func eventPrefix(ns string) string {
+	if ns == "" {
+		return prefix + "events/"
+	}
+	return prefix + "events/" + ns + "/"
+}
+
+func eventKey(ns string, unixNano int64, seq uint64) string {
+	if ns == "" {
+		ns = clusterEventNS
+	}
+	// Zero-padded so that key order is time order.
+	return fmt.Sprintf("%sevents/%s/%020d-%010d", prefix, ns, unixNano, seq)
+}
+
+// checkName rejects identifiers that would break the key layout. Full validation is
+// api/v4's job; this only keeps a bad caller from writing outside its key range.
+func checkName(what, s string) error {
+	if s == "" {
+		return fmt.Errorf("%s is empty", what)
+	}
+	if strings.ContainsAny(s, "/\x00") {
+		return fmt.Errorf("%s %q contains a '/'", what, s)
+	}
+	return nil
+}

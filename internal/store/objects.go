@@ -1,0 +1,282 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Content types of Raw documents.
+const (
+	ContentTypeJSON = "application/json"
+	ContentTypeYAML = "application/yaml"
+)
+
+// Raw is a document as a user submitted it, kept so they can see exactly what they sent.
+type Raw struct {
+	ContentType string
+	Data        []byte
+}
+
+// maxRetries bounds the optimistic-concurrency loops of writes without a precondition.
+const maxRetries = 5
+
+// Create stores a new object. It sets obj's resourceVersion (the etcd mod revision) and
+// creationTimestamp (now, UTC). An empty raw stores the object's own JSON as its definition.
+func (s *Store) Create(ctx context.Context, obj v4.Object, raw Raw) error {
+	kind, meta := obj.GetKind(), obj.GetMeta()
+	if err := checkObject(obj); err != nil {
+		return fmt.Errorf("create %s: %w", kind, err)
+	}
+	key := objectKey(kind, meta.Namespace, meta.Name)
+	created := time.Now().UTC().Truncate(time.Second)
+	val, err := encodeObject(obj, created)
+	if err != nil {
+		return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+	}
+	if len(raw.Data) == 0 {
+		raw = Raw{ContentType: ContentTypeJSON, Data: val}
+	}
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(val)), clientv3.OpPut(rawKey(kind, meta.Namespace, meta.Name), encodeRaw(raw))).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, wrapEtcd(err))
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, ErrAlreadyExists)
+	}
+	meta.CreationTimestamp = created
+	meta.ResourceVersion = formatRev(resp.Header.Revision)
+	return nil
+}
+
+// Get returns one object with its resourceVersion set.
+func (s *Store) Get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, error) {
+	obj, _, err := s.get(ctx, kind, ns, name)
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s/%s: %w", kind, ns, name, err)
+	}
+	return obj, nil
+}
+
+// get returns the object and its mod revision (0 and ErrNotFound when absent).
+func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, int64, error) {
+	resp, err := s.client.Get(ctx, objectKey(kind, ns, name))
+	if err != nil {
+		return nil, 0, wrapEtcd(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, 0, ErrNotFound
+	}
+	obj, err := decodeObject(kind, resp.Kvs[0])
+	if err != nil {
+		return nil, 0, err
+	}
+	return obj, resp.Kvs[0].ModRevision, nil
+}
+
+// GetRaw returns the document as last submitted for the object.
+func (s *Store) GetRaw(ctx context.Context, kind v4.Kind, ns, name string) (Raw, error) {
+	resp, err := s.client.Get(ctx, rawKey(kind, ns, name))
+	if err != nil {
+		return Raw{}, fmt.Errorf("get definition of %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
+	}
+	if len(resp.Kvs) == 0 {
+		return Raw{}, fmt.Errorf("get definition of %s %s/%s: %w", kind, ns, name, ErrNotFound)
+	}
+	return decodeRaw(resp.Kvs[0].Value), nil
+}
+
+// List returns the objects of a kind in namespace ns ("" for all namespaces), sorted by
+// namespace then name, and the etcd revision of the read (a watch can start from it).
+func (s *Store) List(ctx context.Context, kind v4.Kind, ns string) ([]v4.Object, int64, error) {
+	resp, err := s.client.Get(ctx, objectPrefix(kind, ns), clientv3.WithPrefix())
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s in %q: %w", kind, ns, wrapEtcd(err))
+	}
+	objs, err := decodeAll(kind, resp.Kvs)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s in %q: %w", kind, ns, err)
+	}
+	return objs, resp.Header.Revision, nil
+}
+
+// decodeAll decodes kvs and sorts them by namespace then name (key order differs, since
+// "-" sorts before "/").
+func decodeAll(kind v4.Kind, kvs []*mvccpb.KeyValue) ([]v4.Object, error) {
+	objs := make([]v4.Object, 0, len(kvs))
+	for _, kv := range kvs {
+		obj, err := decodeObject(kind, kv)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, obj)
+	}
+	slices.SortFunc(objs, func(a, b v4.Object) int {
+		am, bm := a.GetMeta(), b.GetMeta()
+		return cmp.Or(cmp.Compare(am.Namespace, bm.Namespace), cmp.Compare(am.Name, bm.Name))
+	})
+	return objs, nil
+}
+
+// Update replaces a stored object. A non-empty obj resourceVersion must equal the stored
+// mod revision (else ErrConflict); without one the last writer wins. creationTimestamp is
+// kept from the stored object. An empty raw keeps the stored definition.
+func (s *Store) Update(ctx context.Context, obj v4.Object, raw Raw) error {
+	kind, meta := obj.GetKind(), obj.GetMeta()
+	if err := checkObject(obj); err != nil {
+		return fmt.Errorf("update %s: %w", kind, err)
+	}
+	ns, name := meta.Namespace, meta.Name
+	want, err := parseRev(meta.ResourceVersion)
+	if err != nil {
+		return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
+	}
+	key := objectKey(kind, ns, name)
+	for range maxRetries {
+		cur, curRev, err := s.get(ctx, kind, ns, name)
+		if err != nil {
+			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
+		}
+		if want != 0 && want != curRev {
+			return fmt.Errorf("update %s %s/%s: %w (given %d, stored %d)", kind, ns, name, ErrConflict, want, curRev)
+		}
+		created := cur.GetMeta().CreationTimestamp
+		val, err := encodeObject(obj, created)
+		if err != nil {
+			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
+		}
+		ops := []clientv3.Op{clientv3.OpPut(key, string(val))}
+		if len(raw.Data) > 0 {
+			ops = append(ops, clientv3.OpPut(rawKey(kind, ns, name), encodeRaw(raw)))
+		}
+		resp, err := s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).Then(ops...).Commit()
+		if err != nil {
+			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			meta.CreationTimestamp = created
+			meta.ResourceVersion = formatRev(resp.Header.Revision)
+			return nil
+		}
+		if want != 0 {
+			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, ErrConflict)
+		}
+	}
+	return fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, maxRetries)
+}
+
+// Delete removes an object and its definition and returns its last state. A non-empty
+// resourceVersion is a precondition (ErrConflict when stale).
+func (s *Store) Delete(ctx context.Context, kind v4.Kind, ns, name, resourceVersion string) (v4.Object, error) {
+	want, err := parseRev(resourceVersion)
+	if err != nil {
+		return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+	}
+	key := objectKey(kind, ns, name)
+	for range maxRetries {
+		cur, curRev, err := s.get(ctx, kind, ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+		}
+		if want != 0 && want != curRev {
+			return nil, fmt.Errorf("delete %s %s/%s: %w (given %d, stored %d)", kind, ns, name, ErrConflict, want, curRev)
+		}
+		resp, err := s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).
+			Then(clientv3.OpDelete(key), clientv3.OpDelete(rawKey(kind, ns, name))).
+			Commit()
+		if err != nil {
+			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			return cur, nil
+		}
+		if want != 0 {
+			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, ErrConflict)
+		}
+	}
+	return nil, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, maxRetries)
+}
+
+// encodeObject gives the stored form: JSON without resourceVersion (etcd's mod revision is
+// the only truth for it) and with the given creation time. obj is left as it was.
+func encodeObject(obj v4.Object, created time.Time) ([]byte, error) {
+	meta := obj.GetMeta()
+	rv, ct := meta.ResourceVersion, meta.CreationTimestamp
+	meta.ResourceVersion, meta.CreationTimestamp = "", created
+	defer func() { meta.ResourceVersion, meta.CreationTimestamp = rv, ct }()
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return b, nil
+}
+
+// decodeObject decodes a stored object and sets its resourceVersion from the key's mod revision.
+func decodeObject(kind v4.Kind, kv *mvccpb.KeyValue) (v4.Object, error) {
+	obj, err := v4.New(kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(kv.Value, obj); err != nil {
+		return nil, fmt.Errorf("decode stored %s at %s: %w", kind, kv.Key, err)
+	}
+	obj.GetMeta().ResourceVersion = formatRev(kv.ModRevision)
+	return obj, nil
+}
+
+// encodeRaw stores the content type on the first line, then the bytes untouched.
+func encodeRaw(r Raw) string {
+	ct := r.ContentType
+	if ct == "" {
+		ct = ContentTypeJSON
+	}
+	return ct + "\n" + string(r.Data)
+}
+
+func decodeRaw(b []byte) Raw {
+	ct, data, ok := bytes.Cut(b, []byte("\n"))
+	if !ok {
+		return Raw{ContentType: ContentTypeJSON, Data: b}
+	}
+	return Raw{ContentType: string(ct), Data: data}
+}
+
+func checkObject(obj v4.Object) error {
+	if !obj.GetKind().Valid() {
+		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, obj.GetKind())
+	}
+	meta := obj.GetMeta()
+	if err := errors.Join(checkName("namespace", meta.Namespace), checkName("name", meta.Name)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
+}
+
+func formatRev(rev int64) string { return strconv.FormatInt(rev, 10) }
+
+// parseRev reads a resourceVersion; "" means none (0).
+func parseRev(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: resourceVersion %q is not a positive integer", ErrInvalid, s)
+	}
+	return n, nil
+}

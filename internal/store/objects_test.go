@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+func TestCreateGetList(t *testing.T) {
+	ctx := context.Background()
+	s := testStore
+	for _, o := range []*v4.ConfigMap{
+		configMap("crud-b", "two", "2"),
+		configMap("crud-a", "zed", "z"),
+		configMap("crud-a", "alpha", "a"),
+		configMap("crud-a-x", "mid", "m"), // "crud-a-x" sorts after "crud-a" but its key before
+	} {
+		if err := s.Create(ctx, o, Raw{}); err != nil {
+			t.Fatal(err)
+		}
+		if o.Metadata.ResourceVersion == "" || o.Metadata.CreationTimestamp.IsZero() {
+			t.Fatalf("create did not set metadata: %+v", o.Metadata)
+		}
+	}
+	err := s.Create(ctx, configMap("crud-a", "alpha", "again"), Raw{})
+	if !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("second create: got %v, want ErrAlreadyExists", err)
+	}
+
+	got, err := s.Get(ctx, v4.KindConfigMap, "crud-a", "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if content(t, got) != "a" || got.GetMeta().ResourceVersion == "" {
+		t.Fatalf("get: %+v", got)
+	}
+	if _, err := s.Get(ctx, v4.KindConfigMap, "crud-a", "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("get missing: got %v, want ErrNotFound", err)
+	}
+
+	tests := []struct {
+		ns   string
+		want []string
+	}{
+		{"crud-a", []string{"crud-a/alpha", "crud-a/zed"}},
+		{"crud-b", []string{"crud-b/two"}},
+		{"crud-none", nil},
+	}
+	for _, tt := range tests {
+		objs, rev, err := s.List(ctx, v4.KindConfigMap, tt.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev == 0 {
+			t.Errorf("list %s: revision 0", tt.ns)
+		}
+		assertNames(t, objs, tt.want)
+	}
+
+	all, _, err := s.List(ctx, v4.KindConfigMap, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []v4.Object
+	for _, o := range all {
+		switch o.GetMeta().Namespace {
+		case "crud-a", "crud-a-x", "crud-b":
+			mine = append(mine, o)
+		}
+	}
+	assertNames(t, mine, []string{"crud-a/alpha", "crud-a/zed", "crud-a-x/mid", "crud-b/two"})
+}
+
+func assertNames(t *testing.T, objs []v4.Object, want []string) {
+	t.Helper()
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.GetMeta().Namespace+"/"+o.GetMeta().Name)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	ctx := context.Background()
+	s := testStore
+	o := configMap("upd", "cfg", "v1")
+	if err := s.Create(ctx, o, Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	created, rv1 := o.Metadata.CreationTimestamp, o.Metadata.ResourceVersion
+
+	// With a matching resourceVersion; creationTimestamp given by the client is ignored.
+	o2 := configMap("upd", "cfg", "v2")
+	o2.Metadata.ResourceVersion = rv1
+	o2.Metadata.CreationTimestamp = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := s.Update(ctx, o2, Raw{ContentType: ContentTypeYAML, Data: []byte("kind: configmap\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if o2.Metadata.ResourceVersion == rv1 || !o2.Metadata.CreationTimestamp.Equal(created) {
+		t.Fatalf("update metadata: %+v (created %v, rv1 %s)", o2.Metadata, created, rv1)
+	}
+	got, err := s.Get(ctx, v4.KindConfigMap, "upd", "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if content(t, got) != "v2" || got.GetMeta().ResourceVersion != o2.Metadata.ResourceVersion ||
+		!got.GetMeta().CreationTimestamp.Equal(created) {
+		t.Fatalf("after update: %+v", got)
+	}
+	raw, err := s.GetRaw(ctx, v4.KindConfigMap, "upd", "cfg")
+	if err != nil || raw.ContentType != ContentTypeYAML || string(raw.Data) != "kind: configmap\n" {
+		t.Fatalf("raw after update: %+v, %v", raw, err)
+	}
+
+	// Stale resourceVersion.
+	stale := configMap("upd", "cfg", "v3")
+	stale.Metadata.ResourceVersion = rv1
+	if err := s.Update(ctx, stale, Raw{}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale update: got %v, want ErrConflict", err)
+	}
+	// No resourceVersion: last writer wins; empty raw keeps the stored definition.
+	if err := s.Update(ctx, configMap("upd", "cfg", "v4"), Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := s.GetRaw(ctx, v4.KindConfigMap, "upd", "cfg"); string(raw.Data) != "kind: configmap\n" {
+		t.Fatalf("empty raw replaced the definition: %q", raw.Data)
+	}
+	if err := s.Update(ctx, configMap("upd", "missing", "x"), Raw{}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("update missing: got %v, want ErrNotFound", err)
+	}
+	bad := configMap("upd", "cfg", "x")
+	bad.Metadata.ResourceVersion = "abc"
+	if err := s.Update(ctx, bad, Raw{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("update with bad resourceVersion: got %v, want ErrInvalid", err)
+	}
+}
+
+func TestDelete(t *testing.T) {
+	ctx := context.Background()
+	s := testStore
+	tests := []struct {
+		name    string
+		rv      func(created string) string
+		wantErr error
+	}{
+		{"no precondition", func(string) string { return "" }, nil},
+		{"matching precondition", func(rv string) string { return rv }, nil},
+		{"stale precondition", func(string) string { return "1" }, ErrConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := configMap("del", "cfg", tt.name)
+			if err := s.Create(ctx, o, Raw{Data: []byte(`{"x":1}`)}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Delete(ctx, v4.KindConfigMap, "del", "cfg", "") })
+			got, err := s.Delete(ctx, v4.KindConfigMap, "del", "cfg", tt.rv(o.Metadata.ResourceVersion))
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("got %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr != nil {
+				return
+			}
+			if content(t, got) != tt.name || got.GetMeta().ResourceVersion != o.Metadata.ResourceVersion {
+				t.Fatalf("deleted object: %+v", got)
+			}
+			if _, err := s.Get(ctx, v4.KindConfigMap, "del", "cfg"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("get after delete: %v", err)
+			}
+			if _, err := s.GetRaw(ctx, v4.KindConfigMap, "del", "cfg"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("raw after delete: %v", err)
+			}
+		})
+	}
+	if _, err := s.Delete(ctx, v4.KindConfigMap, "del", "missing", ""); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete missing: %v", err)
+	}
+}
+
+func TestGetRawDefault(t *testing.T) {
+	ctx := context.Background()
+	o := configMap("raw", "cfg", "c")
+	if err := testStore.Create(ctx, o, Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := testStore.GetRaw(ctx, v4.KindConfigMap, "raw", "cfg")
+	if err != nil || raw.ContentType != ContentTypeJSON || len(raw.Data) == 0 {
+		t.Fatalf("raw: %+v %v", raw, err)
+	}
+	yml := []byte("apiVersion: v4\nkind: configmap\n")
+	o2 := configMap("raw", "cfg2", "c")
+	if err := testStore.Create(ctx, o2, Raw{ContentType: ContentTypeYAML, Data: yml}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err = testStore.GetRaw(ctx, v4.KindConfigMap, "raw", "cfg2")
+	if err != nil || raw.ContentType != ContentTypeYAML || string(raw.Data) != string(yml) {
+		t.Fatalf("raw: %+v %v", raw, err)
+	}
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "berth-reopen-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s, err := Open(ctx, Config{DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := configMap("reopen", "cfg", "kept")
+	if err := s.Create(ctx, o, Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, Config{DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Get(ctx, v4.KindConfigMap, "reopen", "cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if content(t, got) != "kept" || got.GetMeta().ResourceVersion != o.Metadata.ResourceVersion {
+		t.Fatalf("after reopen: %+v", got)
+	}
+}

@@ -1,0 +1,119 @@
+// Package store is berth's only state store: etcd, embedded (single member, data in the
+// server's data directory) or external. It owns the key layout (docs/store.md) and gives
+// typed access to v4 objects, optimistic concurrency on etcd mod revisions, multi-object
+// apply in one transaction, watches, and berth's own event records.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// Config says where the state lives.
+type Config struct {
+	// DataDir holds the embedded etcd's data (in DataDir/etcd). Unused with Endpoints.
+	DataDir string
+	// Endpoints of an external etcd cluster; empty means run an embedded single member.
+	Endpoints []string
+	// Logger receives berth's own messages about the store (etcd's are kept at error level).
+	Logger *slog.Logger
+}
+
+// Store is a handle on etcd. It is safe for concurrent use.
+type Store struct {
+	client *clientv3.Client
+	etcd   *embed.Etcd // nil with an external cluster
+	log    *slog.Logger
+	events eventLease
+	// closing demotes etcd's shutdown noise (see slogCore).
+	closing atomic.Bool
+}
+
+// maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and
+// the raw documents in one transaction, so it must be well above the API's body limit.
+const maxRequestBytes = 10 * 1024 * 1024
+
+// Open connects to etcd, starting the embedded member first when cfg.Endpoints is empty.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Store{log: log}
+	endpoints := cfg.Endpoints
+	if len(endpoints) == 0 {
+		if cfg.DataDir == "" {
+			return nil, errors.New("open store: a data directory is required for embedded etcd")
+		}
+		e, err := startEmbedded(ctx, cfg.DataDir, log, newEtcdLogger(log, &s.closing))
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		s.etcd = e
+		endpoints = []string{e.Clients[0].Addr().String()}
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:          endpoints,
+		DialTimeout:        5 * time.Second,
+		MaxCallSendMsgSize: maxRequestBytes + 1024*1024,
+		Logger:             newEtcdLogger(log, &s.closing),
+		Context:            context.WithoutCancel(ctx),
+	})
+	if err != nil {
+		s.closeEmbedded()
+		return nil, fmt.Errorf("open store: connect to etcd %v: %w", endpoints, err)
+	}
+	s.client = client
+	// Fail fast on an unreachable external cluster instead of at the first request.
+	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.Ready(readyCtx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	log.Info("store open", "endpoints", endpoints, "embedded", s.etcd != nil)
+	return s, nil
+}
+
+// Client gives direct access to etcd for things the store does not wrap (elections, leases).
+func (s *Store) Client() *clientv3.Client { return s.client }
+
+// Endpoints returns the etcd client URLs in use (the embedded member's when embedded).
+func (s *Store) Endpoints() []string { return s.client.Endpoints() }
+
+// Ready performs a quick linearizable read; it fails when etcd has no quorum or is unreachable.
+func (s *Store) Ready(ctx context.Context) error {
+	if _, err := s.client.Get(ctx, prefix+"ready", clientv3.WithCountOnly()); err != nil {
+		return fmt.Errorf("etcd not ready: %w", wrapEtcd(err))
+	}
+	return nil
+}
+
+// Close closes the client, then stops the embedded member cleanly (its data stays on disk).
+func (s *Store) Close() error {
+	s.closing.Store(true)
+	var err error
+	if s.client != nil {
+		if cerr := s.client.Close(); cerr != nil && !errors.Is(cerr, context.Canceled) {
+			err = fmt.Errorf("close etcd client: %w", cerr)
+		}
+	}
+	s.closeEmbedded()
+	return err
+}
+
+func (s *Store) closeEmbedded() {
+	if s.etcd == nil {
+		return
+	}
+	s.etcd.Close()
+	<-s.etcd.Server.StopNotify()
+	s.etcd = nil
+}
