@@ -3,6 +3,10 @@ package v4
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -14,10 +18,95 @@ type Document struct {
 }
 
 // Parse decodes every document in data (JSON or YAML, one or more documents), applies
-// defaults and validates. Any problem in any document makes it return FieldErrors listing
-// them all; with several documents each path starts with "documents[i].".
+// defaults and validates. Input that is not JSON or YAML at all gives a plain error;
+// any other problem in any document makes it return FieldErrors listing them all, and
+// with several documents each path starts with "documents[i].".
 func Parse(data []byte) ([]Document, error) {
-	return parseStub(data)
+	raws, err := splitStream(data)
+	if err != nil {
+		return nil, err
+	}
+	var all FieldErrors
+	docs := make([]Document, 0, len(raws))
+	for i, r := range raws {
+		obj, errs := decodeDocument(r.value)
+		if len(raws) > 1 {
+			for j := range errs {
+				errs[j].Field = strings.TrimSuffix(fmt.Sprintf("documents[%d].%s", i, errs[j].Field), ".")
+			}
+		}
+		all = append(all, errs...)
+		docs = append(docs, Document{Object: obj, Raw: r.raw})
+	}
+	if len(all) > 0 {
+		slices.SortStableFunc(all, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+		return nil, all
+	}
+	return docs, nil
+}
+
+// decodeDocument types, defaults and validates one generic document.
+func decodeDocument(v any) (Object, FieldErrors) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, FieldErrors{{Message: fmt.Sprintf("a document must be an object, got %s", describe(v))}}
+	}
+	kind, errs := documentKind(m)
+	if kind == "" {
+		return nil, errs
+	}
+	obj, _ := New(kind)
+	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &errs)
+	typeMetaOf(obj).Kind = kind // the decoder copied the input's spelling
+	Default(obj)
+	decoded := map[string]bool{}
+	for _, e := range errs {
+		decoded[e.Field] = true
+	}
+	for _, e := range Validate(obj) {
+		if !decoded[e.Field] { // a field that failed to decode was reported already
+			errs = append(errs, e)
+		}
+	}
+	return obj, errs
+}
+
+// documentKind reads "kind" (any case), or infers it as BCS does from what the pod holds.
+func documentKind(m map[string]any) (Kind, FieldErrors) {
+	for k, v := range m {
+		if !strings.EqualFold(k, "kind") {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			return "", FieldErrors{{Field: "kind", Message: fmt.Sprintf("must be a string, got %s", describe(v))}}
+		}
+		kind := Kind(strings.ToLower(strings.TrimSpace(s)))
+		if !kind.Valid() {
+			msg := fmt.Sprintf("unknown kind %q (known: %s)", truncate(s, 60), kindList())
+			return "", FieldErrors{{Field: "kind", Message: msg}}
+		}
+		return kind, nil
+	}
+	spec, _ := lookupFold(m, "spec").(map[string]any)
+	tmpl, _ := lookupFold(spec, "template").(map[string]any)
+	pod, _ := lookupFold(tmpl, "spec").(map[string]any)
+	switch {
+	case lookupFold(pod, "processes") != nil:
+		return KindProcess, nil
+	case lookupFold(pod, "containers") != nil:
+		return KindApplication, nil
+	}
+	return "", FieldErrors{{Field: "kind", Message: "required (one of " + kindList() + ")"}}
+}
+
+func lookupFold(m map[string]any, key string) any {
+	for k, v := range m {
+		if strings.EqualFold(k, key) {
+			return v
+		}
+	}
+	return nil
 }
 
 // SameContent reports whether two objects have the same content, ignoring what the store
@@ -39,23 +128,4 @@ func contentJSON(o Object) []byte {
 		return nil
 	}
 	return b
-}
-
-// parseStub decodes one JSON document without checks; it is replaced by the real decoder.
-func parseStub(data []byte) ([]Document, error) {
-	var tm TypeMeta
-	if err := json.Unmarshal(data, &tm); err != nil {
-		return nil, FieldErrors{{Message: err.Error()}}
-	}
-	obj, err := New(tm.Kind)
-	if err != nil {
-		return nil, FieldErrors{{Field: "kind", Message: err.Error()}}
-	}
-	if err := json.Unmarshal(data, obj); err != nil {
-		return nil, FieldErrors{{Message: err.Error()}}
-	}
-	if obj.GetMeta().Namespace == "" {
-		obj.GetMeta().Namespace = DefaultNamespace
-	}
-	return []Document{{Object: obj, Raw: data}}, nil
 }

@@ -1,0 +1,274 @@
+package v4
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The decoder fills a typed object from a generic value and, unlike encoding/json with
+// DisallowUnknownFields, keeps going after a problem so that one answer lists them all.
+// Keys match the JSON names case-insensitively, as BCS's Go decoder did ("KeyOrPath",
+// "IntersectionItem"); a key that matches no field is an error.
+
+type structField struct {
+	name  string // JSON name
+	index []int  // reflect index path through embedded structs
+}
+
+type structInfo struct {
+	fields []structField
+	byName map[string]int // exact JSON name or alias -> position in fields
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func infoOf(t reflect.Type) *structInfo {
+	if v, ok := structCache.Load(t); ok {
+		return v.(*structInfo)
+	}
+	info := &structInfo{byName: map[string]int{}}
+	collectFields(t, nil, info)
+	structCache.Store(t, info)
+	return info
+}
+
+func collectFields(t reflect.Type, prefix []int, info *structInfo) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		index := append(slices.Clone(prefix), i)
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			collectFields(f.Type, index, info)
+			continue
+		}
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		info.byName[name] = len(info.fields)
+		if alias := f.Tag.Get("alias"); alias != "" {
+			info.byName[alias] = len(info.fields)
+		}
+		info.fields = append(info.fields, structField{name: name, index: index})
+	}
+}
+
+// lookup finds the field for key: the exact name or alias first, then case-insensitively.
+func (s *structInfo) lookup(key string) (structField, bool) {
+	if i, ok := s.byName[key]; ok {
+		return s.fields[i], true
+	}
+	for name, i := range s.byName {
+		if strings.EqualFold(name, key) {
+			return s.fields[i], true
+		}
+	}
+	return structField{}, false
+}
+
+func (s *structInfo) names() []string {
+	out := make([]string, 0, len(s.fields))
+	for _, f := range s.fields {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+var (
+	timeType     = reflect.TypeFor[time.Time]()
+	quantityType = reflect.TypeFor[Quantity]()
+)
+
+// decodeValue stores v into dst (addressable), reporting problems under path.
+func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
+	if v == nil {
+		return // null leaves the zero value, as encoding/json does
+	}
+	switch {
+	case dst.Type() == timeType:
+		s, ok := v.(string)
+		if !ok {
+			errs.add(path, "must be an RFC 3339 time string")
+			return
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			errs.add(path, "must be an RFC 3339 time: %v", err)
+			return
+		}
+		dst.Set(reflect.ValueOf(t))
+		return
+	case dst.Type() == quantityType:
+		switch q := v.(type) {
+		case string:
+			dst.SetString(q)
+		case json.Number:
+			dst.SetString(q.String())
+		default:
+			errs.add(path, "must be a number or a string holding one, got %s", describe(v))
+		}
+		return
+	}
+	switch dst.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(dst.Type().Elem())
+		decodeValue(path, v, p.Elem(), errs)
+		dst.Set(p)
+	case reflect.Struct:
+		decodeStruct(path, v, dst, errs)
+	case reflect.Slice:
+		arr, ok := v.([]any)
+		if !ok {
+			errs.add(path, "must be a list, got %s", describe(v))
+			return
+		}
+		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
+		for i, el := range arr {
+			decodeValue(fmt.Sprintf("%s[%d]", path, i), el, out.Index(i), errs)
+		}
+		dst.Set(out)
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			errs.add(path, "must be an object, got %s", describe(v))
+			return
+		}
+		out := reflect.MakeMapWithSize(dst.Type(), len(m))
+		for _, k := range sortedStringKeys(m) {
+			el := reflect.New(dst.Type().Elem()).Elem()
+			decodeValue(joinKey(path, k), m[k], el, errs)
+			out.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), el)
+		}
+		dst.Set(out)
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			errs.add(path, "must be a string, got %s", describe(v))
+			return
+		}
+		dst.SetString(s)
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if !ok {
+			errs.add(path, "must be true or false, got %s", describe(v))
+			return
+		}
+		dst.SetBool(b)
+	case reflect.Int, reflect.Int64:
+		n, ok := v.(json.Number)
+		if !ok {
+			errs.add(path, "must be an integer, got %s", describe(v))
+			return
+		}
+		i, err := strconv.ParseInt(n.String(), 10, 64)
+		if err != nil || dst.OverflowInt(i) {
+			errs.add(path, "must be an integer in range, got %s", n)
+			return
+		}
+		dst.SetInt(i)
+	case reflect.Float64:
+		n, ok := v.(json.Number)
+		if !ok {
+			errs.add(path, "must be a number, got %s", describe(v))
+			return
+		}
+		f, err := strconv.ParseFloat(n.String(), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			errs.add(path, "must be a finite number, got %s", n)
+			return
+		}
+		dst.SetFloat(f)
+	default:
+		errs.add(path, "cannot be decoded (unsupported type %s)", dst.Type())
+	}
+}
+
+func decodeStruct(path string, v any, dst reflect.Value, errs *FieldErrors) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		errs.add(path, "must be an object, got %s", describe(v))
+		return
+	}
+	info := infoOf(dst.Type())
+	seen := map[string]string{}
+	for _, key := range sortedStringKeys(m) {
+		f, ok := info.lookup(key)
+		if !ok {
+			errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, info.names()))
+			continue
+		}
+		if other, dup := seen[f.name]; dup {
+			errs.add(joinKey(path, key), "duplicate of %q (keys match case-insensitively)", other)
+			continue
+		}
+		seen[f.name] = key
+		decodeValue(joinKey(path, f.name), m[key], dst.FieldByIndex(f.index), errs)
+	}
+}
+
+func unknownFieldMessage(path, key string, known []string) string {
+	if strings.EqualFold(key, "unionData") && strings.HasSuffix(path, "]") && strings.Contains(path, "unionData[") {
+		return `unknown field: "unionData" is misplaced inside a unionData element; ` +
+			"close the previous intersectionItem element first, so that each unionData list sits directly in an intersectionItem element"
+	}
+	msg := fmt.Sprintf("unknown field %q", key)
+	if s := closest(key, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
+}
+
+func joinKey(path, key string) string {
+	if isPlainKey(key) {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}
+
+func isPlainKey(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("string %q", truncate(x, 40))
+	case json.Number:
+		return "number " + x.String()
+	case bool:
+		return fmt.Sprintf("%t", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,309 @@
+package v4
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+var (
+	portNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	envNamePattern  = regexp.MustCompile(`^[^=\x00]+$`)
+	hostnamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$`)
+)
+
+func validateContainer(p string, c *Container, mode string, ports map[string]string, hostPorts map[int]string, errs *FieldErrors) {
+	if strings.TrimSpace(c.Image) == "" {
+		errs.add(p+".image", "required")
+	}
+	if c.Type != "" {
+		oneOf(p+".type", c.Type, errs, "DOCKER", "MESOS")
+	}
+	oneOf(p+".imagePullPolicy", c.ImagePullPolicy, errs, PullAlways, PullIfNotPresent)
+	if c.Hostname != "" {
+		checkHostname(p+".hostname", c.Hostname, errs)
+	}
+	for i, a := range c.Parameters {
+		validateParameter(fmt.Sprintf("%s.parameters[%d]", p, i), a, errs)
+	}
+	for i := range c.Ports {
+		pp := fmt.Sprintf("%s.ports[%d]", p, i)
+		port := &c.Ports[i]
+		validatePortCommon(pp, port, ports, errs)
+		portInRange(pp+".containerPort", port.ContainerPort, errs)
+		portInRange(pp+".hostPort", port.HostPort, errs)
+		fixed := port.HostPort
+		if mode == "HOST" {
+			fixed = port.ContainerPort
+		}
+		claimHostPort(pp, fixed, hostPorts, errs)
+	}
+	validateEnv(p+".env", c.Env, errs)
+	validateResources(p+".resources", c.Resources, false, errs)
+	seen := map[string]bool{}
+	for i, v := range c.Volumes {
+		vp := fmt.Sprintf("%s.volumes[%d].volume", p, i)
+		switch {
+		case v.Volume.MountPath == "":
+			errs.add(vp+".mountPath", "required")
+		case !path.IsAbs(v.Volume.MountPath):
+			errs.add(vp+".mountPath", "must be an absolute path, got %q", v.Volume.MountPath)
+		case seen[path.Clean(v.Volume.MountPath)]:
+			errs.add(vp+".mountPath", "%q is mounted twice", v.Volume.MountPath)
+		}
+		seen[path.Clean(v.Volume.MountPath)] = true
+		if v.Volume.HostPath != "" && !path.IsAbs(v.Volume.HostPath) && !strings.HasPrefix(v.Volume.HostPath, "$") {
+			errs.add(vp+".hostPath", "must be an absolute path, got %q", v.Volume.HostPath)
+		}
+	}
+	validateChecks(p+".healthChecks", c.HealthChecks, c.Ports, errs)
+	validateConfigMapRefs(p+".configmaps", c.ConfigMaps, errs)
+	validateSecretRefs(p+".secrets", c.Secrets, errs)
+}
+
+// validatePortCommon checks what container and process ports share: a unique name (it
+// becomes PORT_<name> and ${ports.<name>}) and a protocol.
+func validatePortCommon(pp string, port *Port, names map[string]string, errs *FieldErrors) {
+	switch {
+	case port.Name == "":
+		errs.add(pp+".name", "required")
+	case !portNamePattern.MatchString(port.Name):
+		errs.add(pp+".name", "must be letters, digits, '_' or '-', got %q", truncate(port.Name, 80))
+	case names[port.Name] != "":
+		errs.add(pp+".name", "must be unique in the pod: %q is also %s", port.Name, names[port.Name])
+	default:
+		names[port.Name] = pp
+	}
+	oneOf(pp+".protocol", port.Protocol, errs, "tcp", "udp", "http", "https")
+}
+
+// claimHostPort reports a fixed host port used twice in one pod (they share a network).
+func claimHostPort(pp string, port int, used map[int]string, errs *FieldErrors) {
+	if port <= 0 {
+		return
+	}
+	if other, dup := used[port]; dup {
+		errs.add(pp, "host port %d is already used by %s", port, other)
+		return
+	}
+	used[port] = pp
+}
+
+func checkHostname(p, h string, errs *FieldErrors) {
+	if len(h) > 63 || !hostnamePattern.MatchString(h) {
+		errs.add(p, "must be a valid host name (letters, digits, '-', at most 63), got %q", truncate(h, 80))
+	}
+}
+
+// dockerParameters are the docker run options berth passes through (reference §1a),
+// with a check of their value.
+var dockerParameters = map[string]func(string) error{
+	"net":                nonEmpty,
+	"P":                  boolValue,
+	"oom-kill-disable":   boolValue,
+	"rm":                 boolValue,
+	"ulimit":             ulimitValue,
+	"shm-size":           positiveNumber,
+	"ipc":                nonEmpty,
+	"ip":                 nonEmpty,
+	"memory-swap":        nonEmpty,
+	"memory-swappiness":  intRange(0, 100),
+	"cpuset-cpus":        nonEmpty,
+	"cpuset-mems":        nonEmpty,
+	"device-read-bps":    deviceLimit,
+	"device-write-bps":   deviceLimit,
+	"device-read-iops":   deviceLimit,
+	"device-write-iops":  deviceLimit,
+	"pids-limit":         intRange(-1, 1<<22),
+	"cap-add":            nonEmpty,
+	"cap-drop":           nonEmpty,
+	"dns":                nonEmpty,
+	"add-host":           nonEmpty,
+	"user":               nonEmpty,
+	"label":              nonEmpty,
+	"log-driver":         nonEmpty,
+	"log-opt":            nonEmpty,
+	"security-opt":       nonEmpty,
+	"sysctl":             nonEmpty,
+	"tmpfs":              nonEmpty,
+	"device":             nonEmpty,
+	"init":               boolValue,
+	"read-only":          boolValue,
+	"stop-signal":        nonEmpty,
+	"blkio-weight":       intRange(10, 1000),
+	"cpu-rt-runtime":     positiveNumber,
+	"memory-reservation": nonEmpty,
+	"oom-score-adj":      intRange(-1000, 1000),
+	"mac-address":        nonEmpty,
+	"group-add":          nonEmpty,
+	"cgroup-parent":      nonEmpty,
+	"uts":                nonEmpty,
+	"pid":                nonEmpty,
+	"userns":             nonEmpty,
+	"cgroupns":           nonEmpty,
+}
+
+func validateParameter(p string, a Parameter, errs *FieldErrors) {
+	check, ok := dockerParameters[a.Key]
+	if !ok {
+		known := make([]string, 0, len(dockerParameters))
+		for k := range dockerParameters {
+			known = append(known, k)
+		}
+		msg := fmt.Sprintf("unknown docker parameter %q", truncate(a.Key, 80))
+		if s := closest(a.Key, known); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		errs.add(p+".key", "%s", msg)
+		return
+	}
+	if err := check(a.Value); err != nil {
+		errs.add(p+".value", "parameter %s: %v", a.Key, err)
+	}
+}
+
+func nonEmpty(v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("value required")
+	}
+	return nil
+}
+
+func boolValue(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return fmt.Errorf("must be true or false, got %q", truncate(v, 40))
+	}
+	return nil
+}
+
+func positiveNumber(v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 {
+		return fmt.Errorf("must be a positive number, got %q", truncate(v, 40))
+	}
+	return nil
+}
+
+func intRange(lo, hi int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be an integer from %d to %d, got %q", lo, hi, truncate(v, 40))
+		}
+		return nil
+	}
+}
+
+// ulimitValue accepts name=N or name=soft:hard, as docker run --ulimit.
+func ulimitValue(v string) error {
+	name, limits, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("must be name=limit or name=soft:hard, got %q", truncate(v, 40))
+	}
+	for _, part := range strings.SplitN(limits, ":", 2) {
+		if _, err := strconv.ParseInt(part, 10, 64); err != nil {
+			return fmt.Errorf("limit %q of %s is not an integer", truncate(part, 40), name)
+		}
+	}
+	return nil
+}
+
+// deviceLimit accepts /dev/path:limit, as docker run --device-read-bps and friends.
+func deviceLimit(v string) error {
+	dev, limit, ok := strings.Cut(v, ":")
+	if !ok || !strings.HasPrefix(dev, "/") || limit == "" {
+		return fmt.Errorf("must be /dev/path:limit, got %q", truncate(v, 40))
+	}
+	return nil
+}
+
+func validateEnv(p string, env []EnvVar, errs *FieldErrors) {
+	seen := map[string]bool{}
+	for i, e := range env {
+		ep := fmt.Sprintf("%s[%d]", p, i)
+		switch {
+		case e.Name == "":
+			errs.add(ep+".name", "required")
+		case !envNamePattern.MatchString(e.Name):
+			errs.add(ep+".name", "must not contain '=' or NUL, got %q", truncate(e.Name, 80))
+		case seen[e.Name]:
+			errs.add(ep+".name", "%q is set twice", e.Name)
+		}
+		seen[e.Name] = true
+		if e.ValueFrom != nil {
+			if e.Value != "" {
+				errs.add(ep, "value and valueFrom cannot both be set")
+			}
+			if e.ValueFrom.ResourceFieldRef == nil {
+				errs.add(ep+".valueFrom.resourceFieldRef", "required")
+			} else {
+				oneOf(ep+".valueFrom.resourceFieldRef.resource", e.ValueFrom.ResourceFieldRef.Resource, errs,
+					"requests.cpu", "limits.cpu", "requests.memory", "limits.memory")
+			}
+		}
+	}
+}
+
+// minMemoryMB is Docker's smallest memory limit.
+const minMemoryMB = 4
+
+func validateResources(p string, r *Resources, allowUnlimited bool, errs *FieldErrors) {
+	if r == nil {
+		return
+	}
+	req := quantities(p+".requests", r.Requests, false, errs)
+	lim := quantities(p+".limits", r.Limits, allowUnlimited, errs)
+	if m, ok := lim["memory"]; ok && m >= 0 && m < minMemoryMB && m != 0 {
+		errs.add(p+".limits.memory", "must be at least %d (MB), got %g", minMemoryMB, m)
+	}
+	for _, k := range []string{"cpu", "memory", "storage"} {
+		rq, ok1 := req[k]
+		lm, ok2 := lim[k]
+		if ok1 && ok2 && lm >= 0 && rq > lm {
+			errs.add(p+".requests."+k, "request %g exceeds limit %g", rq, lm)
+		}
+	}
+	for i, e := range r.ExtendedResources {
+		ep := fmt.Sprintf("%s.extendedResources[%d]", p, i)
+		if e.Name == "" {
+			errs.add(ep+".name", "required")
+		}
+		if e.Value <= 0 {
+			errs.add(ep+".value", "must be greater than 0, got %g", e.Value)
+		}
+	}
+}
+
+// quantities parses a resource list; "-1" (unlimited) is allowed only where noted.
+func quantities(p string, l *ResourceList, allowUnlimited bool, errs *FieldErrors) map[string]float64 {
+	out := map[string]float64{}
+	if l == nil {
+		return out
+	}
+	for _, q := range []struct {
+		name string
+		v    Quantity
+	}{{"cpu", l.CPU}, {"memory", l.Memory}, {"storage", l.Storage}} {
+		if q.v == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(string(q.v)), 64)
+		switch {
+		case err != nil || f != f || f > 1e12:
+			errs.add(p+"."+q.name, "must be a number, got %q", truncate(string(q.v), 40))
+		case f == -1 && allowUnlimited:
+			out[q.name] = -1
+		case f < 0:
+			if allowUnlimited {
+				errs.add(p+"."+q.name, "must not be negative (-1 means unlimited), got %q", q.v)
+			} else {
+				errs.add(p+"."+q.name, "must not be negative, got %q", q.v)
+			}
+		default:
+			out[q.name] = f
+		}
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package v4
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+)
+
+var dataKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+func validateDataKey(p, k string, errs *FieldErrors) {
+	if len(k) > 253 || !dataKeyPattern.MatchString(k) {
+		errs.add(p, "key must be at most 253 letters, digits, '.', '_' or '-', got %q", truncate(k, 80))
+	}
+}
+
+func validateConfigMap(c *ConfigMap, errs *FieldErrors) {
+	for _, k := range sortedStringKeys(c.Datas) {
+		d := c.Datas[k]
+		p := joinKey("datas", k)
+		validateDataKey(p, k, errs)
+		oneOf(p+".type", d.Type, errs, "file", "http", "https", "ftp", "ftps")
+		switch d.Type {
+		case "file":
+			if _, err := base64.StdEncoding.DecodeString(d.Content); err != nil {
+				errs.add(p+".content", "must be base64 (type file): %v", err)
+			}
+		case "http", "https", "ftp", "ftps":
+			u, err := url.Parse(d.Content)
+			if err != nil || u.Scheme != d.Type || u.Host == "" {
+				errs.add(p+".content", "must be a %s:// URL for type %s, got %q", d.Type, d.Type, truncate(d.Content, 120))
+			}
+		}
+	}
+}
+
+func validateSecret(s *Secret, errs *FieldErrors) {
+	for _, k := range sortedStringKeys(s.Datas) {
+		p := joinKey("datas", k)
+		validateDataKey(p, k, errs)
+		if _, err := base64.StdEncoding.DecodeString(s.Datas[k].Content); err != nil {
+			errs.add(p+".content", "must be base64: %v", err)
+		}
+	}
+}
+
+func validateConfigMapRefs(p string, refs []ConfigMapRef, errs *FieldErrors) {
+	for i, r := range refs {
+		rp := fmt.Sprintf("%s[%d]", p, i)
+		checkDataName(rp+".name", r.Name, errs)
+		if len(r.Items) == 0 {
+			errs.add(rp+".items", "required: at least one item")
+		}
+		for j, it := range r.Items {
+			validateItem(fmt.Sprintf("%s.items[%d]", rp, j), it.Type, it.DataKey, it.KeyOrPath, errs)
+		}
+	}
+}
+
+func validateSecretRefs(p string, refs []SecretRef, errs *FieldErrors) {
+	for i, r := range refs {
+		rp := fmt.Sprintf("%s[%d]", p, i)
+		checkDataName(rp+".secretName", r.SecretName, errs)
+		if len(r.Items) == 0 {
+			errs.add(rp+".items", "required: at least one item")
+		}
+		for j, it := range r.Items {
+			validateItem(fmt.Sprintf("%s.items[%d]", rp, j), it.Type, it.DataKey, it.KeyOrPath, errs)
+		}
+	}
+}
+
+// validateItem checks one env or file injection of a configmap or secret item.
+func validateItem(p, typ, dataKey, keyOrPath string, errs *FieldErrors) {
+	oneOf(p+".type", typ, errs, InjectEnv, InjectFile)
+	if dataKey == "" {
+		errs.add(p+".dataKey", "required")
+	}
+	switch {
+	case keyOrPath == "":
+		errs.add(p+".keyOrPath", "required")
+	case typ == InjectEnv && !envNamePattern.MatchString(keyOrPath):
+		errs.add(p+".keyOrPath", "must be an environment variable name, got %q", truncate(keyOrPath, 80))
+	case typ == InjectFile && !path.IsAbs(keyOrPath) && !strings.HasPrefix(keyOrPath, "${"):
+		errs.add(p+".keyOrPath", "must be an absolute file path, got %q", truncate(keyOrPath, 80))
+	}
+}
+
+func validateService(s *Service, errs *FieldErrors) {
+	if len(s.Spec.Selector) == 0 {
+		errs.add("spec.selector", "required: at least one label")
+	}
+	validateLabels("spec.selector", s.Spec.Selector, errs)
+	oneOf("spec.type", s.Spec.Type, errs, "ClusterIP", "None")
+	for i, ip := range s.Spec.ClusterIP {
+		if net.ParseIP(ip) == nil {
+			errs.add(fmt.Sprintf("spec.clusterIP[%d]", i), "must be an IP address, got %q", truncate(ip, 60))
+		}
+	}
+	if len(s.Spec.Ports) == 0 {
+		errs.add("spec.ports", "required: at least one port")
+	}
+	names := map[string]bool{}
+	for i, pt := range s.Spec.Ports {
+		pp := fmt.Sprintf("spec.ports[%d]", i)
+		switch {
+		case pt.Name == "":
+			errs.add(pp+".name", "required")
+		case !portNamePattern.MatchString(pt.Name):
+			errs.add(pp+".name", "must be letters, digits, '_' or '-', got %q", truncate(pt.Name, 80))
+		case names[pt.Name]:
+			errs.add(pp+".name", "must be unique: %q is used twice", pt.Name)
+		}
+		names[pt.Name] = true
+		oneOf(pp+".protocol", pt.Protocol, errs, "tcp", "udp", "http", "https")
+		if pt.ServicePort < 1 || pt.ServicePort > 65535 {
+			errs.add(pp+".servicePort", "must be a port number 1-65535, got %d", pt.ServicePort)
+		}
+		if pt.TargetPort < 0 || pt.TargetPort > 65535 {
+			errs.add(pp+".targetPort", "must be a port number 0-65535, got %d", pt.TargetPort)
+		}
+		if pt.NodePort < 0 || pt.NodePort > 65535 {
+			errs.add(pp+".nodePort", "must be a port number 0-65535, got %d", pt.NodePort)
+		}
+		if pt.Path != "" && pt.Path[0] != '/' {
+			errs.add(pp+".path", "must start with '/', got %q", truncate(pt.Path, 80))
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package v4
+
+import "fmt"
+
+// maxInstances bounds spec.instance (BCS issue #549 was an overflow of instance counts).
+const maxInstances = 100000
+
+func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
+	validatePolicies(w.RestartPolicy, w.KillPolicy, errs)
+	validateConstraint("constraint", w.Constraint, errs)
+	validateInstances("spec.instance", w.Spec.Instance, errs)
+	if w.Spec.Template.Metadata != nil {
+		validateLabels("spec.template.metadata.labels", w.Spec.Template.Metadata.Labels, errs)
+		validateLabels("spec.template.metadata.annotations", w.Spec.Template.Metadata.Annotations, errs)
+	}
+	validatePod("spec.template.spec", &w.Spec.Template.Spec, kind, w.Metadata.Name, errs)
+}
+
+func validateInstances(path string, n int, errs *FieldErrors) {
+	if n <= 0 {
+		errs.add(path, "must be greater than 0, got %d", n)
+	} else if n > maxInstances {
+		errs.add(path, "must be at most %d, got %d", maxInstances, n)
+	}
+}
+
+func validatePolicies(rp *RestartPolicy, kp *KillPolicy, errs *FieldErrors) {
+	if rp != nil {
+		oneOf("restartPolicy.policy", rp.Policy, errs, RestartNever, RestartAlways, RestartOnFailure)
+		nonNegative("restartPolicy.interval", rp.Interval, errs)
+		nonNegative("restartPolicy.backoff", rp.Backoff, errs)
+		nonNegative("restartPolicy.maxtimes", rp.MaxTimes, errs)
+		nonNegative("restartPolicy.hostRetainTime", rp.HostRetainTime, errs)
+	}
+	if kp != nil {
+		nonNegative("killPolicy.gracePeriod", kp.GracePeriod, errs)
+	}
+}
+
+// validatePod checks a pod template. kind is KindApplication or KindProcess when the
+// object's kind fixes what the pod must hold, or "" when either is allowed.
+func validatePod(path string, p *PodSpec, kind Kind, objName string, errs *FieldErrors) {
+	hasC, hasP := len(p.Containers) > 0, len(p.Processes) > 0
+	switch {
+	case hasC && hasP:
+		errs.add(path, "containers and processes cannot coexist in one pod")
+	case kind == KindApplication && hasP:
+		errs.add(path+".processes", "an application runs containers; use kind \"process\" for processes")
+	case kind == KindProcess && hasC:
+		errs.add(path+".containers", "a process runs processes; use kind \"application\" for containers")
+	case kind == KindProcess && !hasP:
+		errs.add(path+".processes", "required: at least one process")
+	case !hasC && !hasP:
+		errs.add(path+".containers", "required: at least one container")
+	}
+	oneOf(path+".networktype", p.NetworkType, errs, "cnm", "cni")
+	if p.NetworkMode == "" {
+		errs.add(path+".networkMode", "required")
+	}
+	if hasP && p.NetworkMode != "HOST" {
+		errs.add(path+".networkMode", "processes use the host network: must be \"HOST\" or left out, got %q", p.NetworkMode)
+	}
+	if p.NetLimit != nil && p.NetLimit.EgressLimit < 0 {
+		errs.add(path+".netLimit.egressLimit", "must not be negative, got %d", p.NetLimit.EgressLimit)
+	}
+	if p.NetworkMode == "USER" && !hasParameter(p.Containers, "net") {
+		errs.add(path+".networkMode", "USER mode takes its network from a \"net\" parameter; none is given")
+	}
+	ports := map[string]string{}   // port name -> path of its first use
+	hostPorts := map[int]string{} // fixed host port -> path
+	for i := range p.Containers {
+		validateContainer(fmt.Sprintf("%s.containers[%d]", path, i), &p.Containers[i], p.NetworkMode, ports, hostPorts, errs)
+	}
+	for i := range p.Processes {
+		validateProcessTask(fmt.Sprintf("%s.processes[%d]", path, i), &p.Processes[i], ports, hostPorts, errs)
+	}
+}
+
+func hasParameter(containers []Container, key string) bool {
+	for _, c := range containers {
+		for _, p := range c.Parameters {
+			if p.Key == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func validateDeployment(d *Deployment, errs *FieldErrors) {
+	validatePolicies(d.RestartPolicy, d.KillPolicy, errs)
+	validateConstraint("constraint", d.Constraint, errs)
+	validateInstances("spec.instance", d.Spec.Instance, errs)
+	validateLabels("spec.selector", d.Spec.Selector, errs)
+	if d.Spec.Template == nil && len(d.Spec.Selector) == 0 {
+		errs.add("spec.template", "required: a template, or a selector naming an existing application")
+	}
+	if d.Spec.Template != nil {
+		if d.Spec.Template.Metadata != nil {
+			validateLabels("spec.template.metadata.labels", d.Spec.Template.Metadata.Labels, errs)
+		}
+		validatePod("spec.template.spec", &d.Spec.Template.Spec, "", d.Metadata.Name, errs)
+	}
+	s := d.Spec.Strategy
+	oneOf("spec.strategy.type", s.Type, errs, StrategyRollingUpdate)
+	if ru := s.RollingUpdate; ru != nil {
+		p := "spec.strategy.rollingupdate"
+		if ru.MaxUnavailable < 0 {
+			errs.add(p+".maxUnavailable", "must not be negative, got %d", ru.MaxUnavailable)
+		}
+		nonNegative(p+".maxSurge", ru.MaxSurge, errs)
+		nonNegative(p+".upgradeDuration", ru.UpgradeDuration, errs)
+		oneOf(p+".rollingOrder", ru.RollingOrder, errs, RollingCreateFirst, RollingDeleteFirst)
+	}
+}
