@@ -66,7 +66,7 @@ func validatePod(path string, p *PodSpec, kind Kind, objName string, errs *Field
 	if p.NetworkMode == "USER" && !hasParameter(p.Containers, "net") {
 		errs.add(path+".networkMode", "USER mode takes its network from a \"net\" parameter; none is given")
 	}
-	ports := map[string]string{}   // port name -> path of its first use
+	ports := map[string]string{}  // port name -> path of its first use
 	hostPorts := map[int]string{} // fixed host port -> path
 	for i := range p.Containers {
 		validateContainer(fmt.Sprintf("%s.containers[%d]", path, i), &p.Containers[i], p.NetworkMode, ports, hostPorts, errs)
