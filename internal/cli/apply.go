@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// fileFlags are the -f and -R flags shared by apply and delete.
+type fileFlags struct {
+	files     []string
+	recursive bool
+}
+
+func (f *fileFlags) register(cmd *cobra.Command, verb string) {
+	cmd.Flags().StringArrayVarP(&f.files, "filename", "f", nil, "file, directory or - (standard input) with the objects to "+verb+"; repeatable")
+	cmd.Flags().BoolVarP(&f.recursive, "recursive", "R", false, "descend into subdirectories of directories given with -f")
+}
+
+// documents reads and splits every input of the -f flags.
+func (f *fileFlags) documents(stdin io.Reader) ([]document, error) {
+	files, err := collectFiles(f.files, f.recursive)
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := readSources(files, stdin)
+	if err != nil {
+		return nil, err
+	}
+	return splitSources(srcs)
+}
+
+func newApplyCommand(o *options) *cobra.Command {
+	var f fileFlags
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR|-",
+		Short: "Create or update the objects of files, all at once",
+		Long: "Create or update every object defined in the files, in one request: if any\n" +
+			"document is invalid, every problem is listed and nothing is changed.\n\n" +
+			"Files are JSON (BCS v4) or YAML, one or more documents each. A directory contributes\n" +
+			"its *.json, *.yaml and *.yml files in name order (subdirectories with -R).\n" +
+			"Namespaces come from the documents' metadata.namespace (default defaultGroup).",
+		Example: "  berth apply -f examples/\n" +
+			"  berth apply -f app.json -f cfg.yaml\n" +
+			"  cat app.yaml | berth apply -f -",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("namespace") {
+				return errors.New("apply takes namespaces from the documents' metadata.namespace; -n is not used")
+			}
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			docs, err := f.documents(o.env.stdin)
+			if err != nil {
+				return err
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := o.requestContext(cmd)
+			defer cancel()
+			results, err := c.Apply(ctx, buildStream(docs))
+			if err != nil {
+				return applyError(err, docs)
+			}
+			return printApplyResults(o.out(), format, results)
+		},
+	}
+	f.register(cmd, "apply")
+	return cmd
+}
+
+// printApplyResults prints one line per object like kubectl ("process/gamesvc created").
+func printApplyResults(w io.Writer, format outputFormat, results []client.ApplyResult) error {
+	switch format {
+	case outJSON, outYAML:
+		return printStructured(w, format, struct {
+			Results []client.ApplyResult `json:"results"`
+		}{results})
+	case outName:
+		for _, r := range results {
+			fmt.Fprintln(w, objectName(r.Kind, r.Name))
+		}
+		return nil
+	}
+	for _, r := range results {
+		fmt.Fprintf(w, "%s %s\n", objectRef(r.Kind, r.Namespace, r.Name), r.Action)
+	}
+	return nil
+}
+
+// docPath matches the "documents[i]." prefix the server puts on field paths when a
+// stream has several documents.
+var docPath = regexp.MustCompile(`^documents\[(\d+)\]\.?`)
+
+// applyError rewrites a 422 so every field error names the file (and the document within
+// it when the file has several) instead of the position in the combined stream.
+func applyError(err error, docs []document) error {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || len(ae.Details) == 0 {
+		return err
+	}
+	lines := make([]string, 0, len(ae.Details))
+	for _, d := range ae.Details {
+		lines = append(lines, locateFieldError(d, docs))
+	}
+	msg := ae.Message
+	if ae.Status == 422 {
+		msg = "nothing was applied: " + msg
+	}
+	return fmt.Errorf("%s\n  - %s", msg, strings.Join(lines, "\n  - "))
+}
+
+// locateFieldError renders one field error with its file.
+func locateFieldError(fe v4.FieldError, docs []document) string {
+	field := fe.Field
+	var doc *document
+	if m := docPath.FindStringSubmatch(field); m != nil {
+		if i, err := strconv.Atoi(m[1]); err == nil && i < len(docs) {
+			doc = &docs[i]
+			field = field[len(m[0]):]
+		}
+	} else if len(docs) == 1 {
+		doc = &docs[0]
+	}
+	if doc == nil {
+		return fe.Error()
+	}
+	where := doc.file
+	if doc.count > 1 {
+		where += fmt.Sprintf(" (document %d)", doc.index+1)
+	}
+	if field == "" {
+		return where + ": " + fe.Message
+	}
+	return where + ": " + field + ": " + fe.Message
+}

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/berthhq/berth/internal/client"
+)
+
+// fileConfig is the client config file. Unknown keys are ignored so newer files keep
+// working with older binaries.
+type fileConfig struct {
+	Server string `yaml:"server"`
+}
+
+// resolveServer finds the server address: --server, then $BERTH_SERVER, then `server:` in
+// the config file ($BERTH_CONFIG, else ~/.config/berth/config.yaml), then the default.
+// The address is normalised (a bare host:port gets http://); a bad one is reported with
+// where it came from.
+func resolveServer(flag string, e *env) (string, error) {
+	addr, from, err := lookupServer(flag, e)
+	if err != nil {
+		return "", err
+	}
+	u, err := client.ParseServerURL(addr)
+	if err != nil {
+		return "", fmt.Errorf("server address from %s: %w", from, err)
+	}
+	return u.String(), nil
+}
+
+func lookupServer(flag string, e *env) (addr, from string, err error) {
+	if flag != "" {
+		return flag, "--server", nil
+	}
+	if v := e.getenv("BERTH_SERVER"); v != "" {
+		return v, "$BERTH_SERVER", nil
+	}
+	path, explicit, err := configPath(e)
+	if err != nil {
+		return "", "", err
+	}
+	if path != "" {
+		cfg, err := readConfig(path, explicit)
+		if err != nil {
+			return "", "", err
+		}
+		if cfg.Server != "" {
+			return cfg.Server, "config file " + path, nil
+		}
+	}
+	return client.DefaultServer, "the default", nil
+}
+
+// configPath returns the config file to read and whether the user named it ($BERTH_CONFIG),
+// in which case it must exist. Without a home directory there is no default file.
+func configPath(e *env) (string, bool, error) {
+	if p := e.getenv("BERTH_CONFIG"); p != "" {
+		return p, true, nil
+	}
+	home, err := e.home()
+	if err != nil || home == "" {
+		return "", false, nil
+	}
+	return filepath.Join(home, ".config", "berth", "config.yaml"), false, nil
+}
+
+func readConfig(path string, mustExist bool) (fileConfig, error) {
+	var cfg fileConfig
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !mustExist {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, fmt.Errorf("read config file: %w", err)
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+func newDescribeCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe KIND NAME",
+		Short: "Show one object in detail, with its recent events",
+		Example: "  berth describe process gamesvc -n ns-a\n" +
+			"  berth describe secret db-creds   # keys and sizes, never values",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := kindArg(args[0])
+			if err != nil {
+				return err
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := o.requestContext(cmd)
+			defer cancel()
+			obj, err := c.Get(ctx, kind, o.namespace, args[1])
+			if err != nil {
+				return err
+			}
+			m := obj.GetMeta()
+			events, err := c.Events(ctx, client.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
+			if err != nil {
+				// The object itself was found: show it and say why events are missing.
+				events = nil
+				fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
+			}
+			d := &describer{w: o.out(), now: o.env.now()}
+			d.object(obj)
+			d.events(events)
+			return d.err
+		},
+	}
+}
+
+// describer writes the human-readable view of one object. Keys are padded to one column;
+// nested sections are indented by two spaces per level.
+type describer struct {
+	w     io.Writer
+	now   time.Time
+	level int
+	err   error // the first write error; later writes are skipped
+}
+
+const keyWidth = 18
+
+// kv writes "Key:   value" at the current level.
+func (d *describer) kv(key, format string, args ...any) {
+	pad := keyWidth - 2*d.level
+	if pad < len(key)+2 {
+		pad = len(key) + 2
+	}
+	d.line(fmt.Sprintf("%-*s%s", pad, key+":", fmt.Sprintf(format, args...)))
+}
+
+// line writes one indented line.
+func (d *describer) line(s string) {
+	if d.err != nil {
+		return
+	}
+	_, d.err = fmt.Fprintf(d.w, "%s%s\n", strings.Repeat("  ", d.level), s)
+}
+
+// section writes "Title:" and runs body one level deeper.
+func (d *describer) section(title string, body func()) {
+	d.line(title + ":")
+	d.level++
+	body()
+	d.level--
+}
+
+func (d *describer) object(obj v4.Object) {
+	d.meta(obj.GetKind(), obj.GetMeta())
+	switch o := obj.(type) {
+	case *v4.Application:
+		d.workload(&o.Workload)
+	case *v4.Process:
+		d.workload(&o.Workload)
+	case *v4.Deployment:
+		d.deployment(o)
+	case *v4.Daemonset:
+		d.policies(o.RestartPolicy, o.KillPolicy, o.Constraint)
+		d.template(&o.Spec.Template)
+	case *v4.Service:
+		d.service(o)
+	case *v4.ConfigMap:
+		d.configMap(o)
+	case *v4.Secret:
+		d.secret(o)
+	}
+}
+
+func (d *describer) meta(kind v4.Kind, m *v4.ObjectMeta) {
+	d.kv("Name", "%s", m.Name)
+	d.kv("Namespace", "%s", m.Namespace)
+	d.kv("Kind", "%s", kind)
+	d.labels("Labels", m.Labels)
+	d.labels("Annotations", m.Annotations)
+	if m.CreationTimestamp.IsZero() {
+		d.kv("Created", "%s", none)
+	} else {
+		d.kv("Created", "%s (%s ago)", m.CreationTimestamp.Format(time.RFC3339), age(m.CreationTimestamp, d.now))
+	}
+	d.kv("Resource Version", "%s", orNone(m.ResourceVersion))
+}
+
+// labels writes one k=v per line, aligned under the first.
+func (d *describer) labels(key string, m map[string]string) {
+	if len(m) == 0 {
+		d.kv(key, "%s", none)
+		return
+	}
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i == 0 {
+			d.kv(key, "%s=%s", k, m[k])
+			continue
+		}
+		d.kv(strings.Repeat(" ", len(key)), "%s=%s", k, m[k])
+	}
+}
+
+func (d *describer) workload(w *v4.Workload) {
+	d.kv("Instances", "%d", w.Spec.Instance)
+	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
+	d.template(&w.Spec.Template)
+}
+
+func (d *describer) deployment(dep *v4.Deployment) {
+	d.kv("Instances", "%d", dep.Spec.Instance)
+	if len(dep.Spec.Selector) > 0 {
+		d.kv("Selector", "%s", labelString(dep.Spec.Selector))
+	}
+	s := dep.Spec.Strategy
+	d.kv("Strategy", "%s", orNone(s.Type))
+	if r := s.RollingUpdate; r != nil {
+		d.kv("Rolling Update", "maxUnavailable %d, maxSurge %d, upgradeDuration %ds, order %s, manual %t",
+			r.MaxUnavailable, r.MaxSurge, r.UpgradeDuration, orNone(r.RollingOrder), r.RollingManually)
+	}
+	d.policies(dep.RestartPolicy, dep.KillPolicy, dep.Constraint)
+	if dep.Spec.Template != nil {
+		d.template(dep.Spec.Template)
+	}
+}
+
+func (d *describer) policies(rp *v4.RestartPolicy, kp *v4.KillPolicy, c *v4.Constraint) {
+	if rp != nil {
+		s := orNone(rp.Policy)
+		s += fmt.Sprintf(" (interval %ds, backoff %ds", rp.Interval, rp.Backoff)
+		if rp.MaxTimes > 0 {
+			s += fmt.Sprintf(", at most %d times", rp.MaxTimes)
+		} else {
+			s += ", unlimited"
+		}
+		if rp.HostRetainTime > 0 {
+			s += fmt.Sprintf(", keeps its host %ds", rp.HostRetainTime)
+		}
+		d.kv("Restart Policy", "%s)", s)
+	} else {
+		d.kv("Restart Policy", "%s", none)
+	}
+	if kp != nil {
+		d.kv("Kill Policy", "grace period %ds", kp.GracePeriod)
+	} else {
+		d.kv("Kill Policy", "%s", none)
+	}
+	d.constraints(c)
+}
+
+func (d *describer) events(events []client.Event) {
+	if len(events) == 0 {
+		d.kv("Events", "%s", none)
+		return
+	}
+	d.section("Events", func() {
+		rows := make([][]string, 0, len(events))
+		for _, e := range events {
+			rows = append(rows, []string{age(e.Time, d.now), e.Type, e.Reason, e.Message})
+		}
+		var b strings.Builder
+		_ = writeTable(&b, []string{"LAST SEEN", "TYPE", "REASON", "MESSAGE"}, rows)
+		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			d.line(l)
+		}
+	})
+}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/client"
+)
+
+type eventsFlags struct {
+	allNamespaces bool
+	watch         bool
+	forObject     string
+}
+
+func newEventsCommand(o *options) *cobra.Command {
+	var f eventsFlags
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "List recent events (creates, updates, deletes, failures)",
+		Example: "  berth events -A\n" +
+			"  berth events -n ns-a --for process/gamesvc\n" +
+			"  berth events -w",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runEvents(cmd, o, f)
+		},
+	}
+	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "events of every namespace")
+	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream new events")
+	cmd.Flags().StringVar(&f.forObject, "for", "", "only events of one object, as KIND/NAME")
+	return cmd
+}
+
+func (f eventsFlags) filter(ns string) (client.EventFilter, error) {
+	filter := client.EventFilter{Namespace: ns}
+	if f.allNamespaces {
+		filter.Namespace = ""
+	}
+	if f.forObject == "" {
+		return filter, nil
+	}
+	kindStr, name, ok := strings.Cut(f.forObject, "/")
+	if !ok || name == "" {
+		return filter, fmt.Errorf("--for %q: want KIND/NAME", f.forObject)
+	}
+	kind, err := kindArg(kindStr)
+	if err != nil {
+		return filter, fmt.Errorf("--for: %w", err)
+	}
+	filter.Kind, filter.Name = kind, name
+	return filter, nil
+}
+
+func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	filter, err := f.filter(o.namespace)
+	if err != nil {
+		return err
+	}
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watch goroutine on every return
+	// Watch before listing, so no event falls between the two; the ones seen in
+	// both are printed once.
+	var stream <-chan client.EventWatch
+	if f.watch {
+		if stream, err = c.WatchEvents(ctx, filter); err != nil {
+			return err
+		}
+	}
+	lctx, lcancel := o.requestContext(cmd)
+	events, err := c.Events(lctx, filter)
+	lcancel()
+	if err != nil {
+		return err
+	}
+	p := eventPrinter{w: o.out(), format: format, allNS: filter.Namespace == "", now: o.env.now}
+	if !f.watch {
+		if len(events) == 0 && format == outTable {
+			fmt.Fprintln(o.env.stderr, "No events found.")
+			return nil
+		}
+		return p.list(events)
+	}
+	seen := make(map[client.Event]bool, len(events))
+	for _, e := range events {
+		seen[e] = true
+	}
+	p.tw = tabwriter.NewWriter(o.out(), 8, 8, 3, ' ', 0)
+	p.header()
+	for _, e := range events {
+		p.one(e)
+	}
+	for item := range stream {
+		if item.Err != nil {
+			return item.Err
+		}
+		if seen[item.Event] {
+			continue
+		}
+		p.one(item.Event)
+	}
+	return nil
+}
+
+// eventPrinter prints events as a table (LAST SEEN TYPE REASON OBJECT MESSAGE) or as
+// JSON/YAML.
+type eventPrinter struct {
+	w      io.Writer
+	tw     *tabwriter.Writer // set while watching: rows are flushed one by one
+	format outputFormat
+	allNS  bool
+	now    func() time.Time
+}
+
+func (p eventPrinter) list(events []client.Event) error {
+	switch p.format {
+	case outJSON, outYAML:
+		return printStructured(p.w, p.format, struct {
+			Kind  string         `json:"kind"`
+			Items []client.Event `json:"items"`
+		}{"EventList", events})
+	case outName:
+		for _, e := range events {
+			fmt.Fprintln(p.w, objectName(e.Kind, e.Name))
+		}
+		return nil
+	}
+	rows := make([][]string, 0, len(events))
+	for _, e := range events {
+		rows = append(rows, p.row(e))
+	}
+	return writeTable(p.w, p.headerCells(), rows)
+}
+
+func (p eventPrinter) headerCells() []string {
+	h := []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}
+	if p.allNS {
+		h = append([]string{"NAMESPACE"}, h...)
+	}
+	return h
+}
+
+func (p eventPrinter) row(e client.Event) []string {
+	r := []string{age(e.Time, p.now()), e.Type, e.Reason, objectName(e.Kind, e.Name), e.Message}
+	if p.allNS {
+		r = append([]string{e.Namespace}, r...)
+	}
+	return r
+}
+
+// header starts a watched table; JSON and YAML streams have none.
+func (p eventPrinter) header() {
+	if p.format == outTable {
+		writeRow(p.tw, p.headerCells())
+	}
+}
+
+// one prints a single event while watching: a table row, a JSON line or a YAML document.
+func (p eventPrinter) one(e client.Event) {
+	switch p.format {
+	case outJSON, outYAML:
+		if p.format == outYAML {
+			fmt.Fprintln(p.w, "---")
+		}
+		_ = printStructured(p.w, p.format, e) // encoding an Event cannot fail
+	case outName:
+		fmt.Fprintln(p.w, objectName(e.Kind, e.Name))
+	default:
+		writeRow(p.tw, p.row(e))
+		_ = p.tw.Flush() // write errors on stdout surface nowhere better
+	}
+}

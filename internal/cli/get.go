@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+type getFlags struct {
+	allNamespaces bool
+	watch         bool
+	definition    bool
+}
+
+func newGetCommand(o *options) *cobra.Command {
+	var f getFlags
+	cmd := &cobra.Command{
+		Use:   "get KIND [NAME]",
+		Short: "List objects of a kind, or show one",
+		Long: "List objects of a kind, or show one.\n\n" +
+			"KIND is a kind, its plural or a short name: application (app, apps), process (proc, procs),\n" +
+			"deployment (deploy), daemonset (ds), service (svc), configmap (cm), secret.",
+		Example: "  berth get apps -A\n" +
+			"  berth get process gamesvc -n ns-a -o yaml\n" +
+			"  berth get process gamesvc --definition\n" +
+			"  berth get svc -w",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGet(cmd, o, f, args)
+		},
+	}
+	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list objects of every namespace")
+	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream changes")
+	cmd.Flags().BoolVar(&f.definition, "definition", false, "print the document as originally submitted")
+	return cmd
+}
+
+func runGet(cmd *cobra.Command, o *options, f getFlags, args []string) error {
+	kind, err := kindArg(args[0])
+	if err != nil {
+		return err
+	}
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	name := ""
+	if len(args) == 2 {
+		name = args[1]
+	}
+	if name != "" && f.allNamespaces {
+		return fmt.Errorf("a NAME is looked up in one namespace: use -n instead of -A")
+	}
+	if f.definition && (name == "" || f.watch) {
+		return fmt.Errorf("--definition needs a NAME and cannot be combined with --watch")
+	}
+	c, err := o.client()
+	if err != nil {
+		return err
+	}
+	ns := o.namespace
+	if f.allNamespaces {
+		ns = ""
+	}
+	switch {
+	case f.definition:
+		return printDefinition(cmd, o, c, kind, name)
+	case f.watch:
+		return watchObjects(cmd.Context(), o, c, kind, ns, name, format)
+	}
+	ctx, cancel := o.requestContext(cmd)
+	defer cancel()
+	if name != "" {
+		obj, err := c.Get(ctx, kind, ns, name)
+		if err != nil {
+			return err
+		}
+		return printObjects(o, kind, format, []v4.Object{obj}, false, true)
+	}
+	list, err := c.List(ctx, kind, ns)
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 && format == outTable {
+		where := " in namespace " + ns
+		if ns == "" {
+			where = ""
+		}
+		fmt.Fprintf(o.env.stderr, "No %s found%s.\n", kind.Plural(), where)
+		return nil
+	}
+	return printObjects(o, kind, format, list.Items, f.allNamespaces, false)
+}
+
+// printObjects prints the answer of get; single is a get by name (no List wrapper).
+func printObjects(o *options, kind v4.Kind, format outputFormat, objs []v4.Object, allNS, single bool) error {
+	w := o.out()
+	switch format {
+	case outJSON, outYAML:
+		if single && len(objs) == 1 {
+			return printStructured(w, format, objs[0])
+		}
+		return printStructured(w, format, listDoc{Kind: "List", Items: objs})
+	case outName:
+		for _, obj := range objs {
+			fmt.Fprintln(w, objectName(obj.GetKind(), obj.GetMeta().Name))
+		}
+		return nil
+	}
+	t := objectTable{kind: kind, allNS: allNS, now: o.env.now()}
+	rows := make([][]string, 0, len(objs))
+	for _, obj := range objs {
+		rows = append(rows, t.row("", obj))
+	}
+	return writeTable(w, t.header(), rows)
+}
+
+func printDefinition(cmd *cobra.Command, o *options, c *client.Client, kind v4.Kind, name string) error {
+	ctx, cancel := o.requestContext(cmd)
+	defer cancel()
+	data, _, err := c.Definition(ctx, kind, o.namespace, name)
+	if err != nil {
+		return err
+	}
+	if _, err := o.out().Write(data); err != nil {
+		return err
+	}
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		fmt.Fprintln(o.out())
+	}
+	return nil
+}
+
+// watchObjects streams changes until the user interrupts or the stream breaks. The watch
+// starts without a revision, so the server first sends every existing object as ADDED.
+func watchObjects(ctx context.Context, o *options, c *client.Client, kind v4.Kind, ns, name string, format outputFormat) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the client's stream goroutine when we return early
+	events, err := c.Watch(ctx, kind, ns, "")
+	if err != nil {
+		return err
+	}
+	w := o.out()
+	t := objectTable{kind: kind, allNS: ns == "", watch: true}
+	// A minimum cell width keeps rows flushed one at a time roughly aligned.
+	tw := tabwriter.NewWriter(w, 12, 8, 3, ' ', 0)
+	if format == outTable {
+		writeRow(tw, t.header())
+	}
+	for ev := range events {
+		if ev.Err != nil {
+			return ev.Err
+		}
+		if name != "" && ev.Object.GetMeta().Name != name {
+			continue
+		}
+		switch format {
+		case outJSON, outYAML:
+			if format == outYAML {
+				fmt.Fprintln(w, "---")
+			}
+			doc := struct {
+				Type   string    `json:"type"`
+				Object v4.Object `json:"object"`
+			}{ev.Type, ev.Object}
+			if err := printStructured(w, format, doc); err != nil {
+				return err
+			}
+		case outName:
+			fmt.Fprintln(w, objectName(ev.Object.GetKind(), ev.Object.GetMeta().Name))
+		default:
+			t.now = o.env.now()
+			writeRow(tw, t.row(ev.Type, ev.Object))
+			// Flush per event: the user is watching; alignment is per flush.
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,119 @@
+// Package cli implements the berth command line: kubectl/nomad-style commands over the
+// REST API (internal/client), plus `berth server` and `berth dev` that run the server.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// env is what the commands take from the process, injectable so tests need no real
+// environment, terminal or home directory.
+type env struct {
+	getenv func(string) string
+	home   func() (string, error)
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	now    func() time.Time
+}
+
+func processEnv() *env {
+	return &env{
+		getenv: os.Getenv,
+		home:   os.UserHomeDir,
+		stdin:  os.Stdin,
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		now:    time.Now,
+	}
+}
+
+// options holds the global flags and the environment shared by every command.
+type options struct {
+	env       *env
+	server    string
+	namespace string
+	output    string
+	timeout   time.Duration
+}
+
+// NewRootCommand builds the `berth` command tree. Errors are returned, not printed:
+// the caller (cmd/berth) prints them once and sets the exit status.
+func NewRootCommand() *cobra.Command {
+	return newRootCommand(processEnv())
+}
+
+func newRootCommand(e *env) *cobra.Command {
+	o := &options{env: e}
+	root := &cobra.Command{
+		Use:   "berth",
+		Short: "berth runs containers and processes on a cluster",
+		Long: "berth is a cluster orchestrator for containers and plain processes.\n\n" +
+			"Start a local cluster with `berth dev`, then `berth apply -f examples/`.",
+		SilenceUsage:  true, // a failed request is not a usage error
+		SilenceErrors: true, // cmd/berth prints the error once
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	pf := root.PersistentFlags()
+	pf.StringVar(&o.server, "server", "", "server address (default: $BERTH_SERVER, the config file's server:, or "+client.DefaultServer+")")
+	pf.StringVarP(&o.namespace, "namespace", "n", v4.DefaultNamespace, "namespace of the objects")
+	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json, yaml or name")
+	pf.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long one request may take (watches are not limited)")
+
+	root.AddCommand(
+		newApplyCommand(o),
+		newGetCommand(o),
+		newDescribeCommand(o),
+		newDeleteCommand(o),
+		newEventsCommand(o),
+		newVersionCommand(o),
+	)
+	return root
+}
+
+// client builds an API client for the resolved server address.
+func (o *options) client() (*client.Client, error) {
+	addr, err := resolveServer(o.server, o.env)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(addr, client.WithUserAgent("berth/"+Version))
+}
+
+// requestContext bounds one request with --request-timeout.
+func (o *options) requestContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, o.timeout)
+}
+
+// format parses -o.
+func (o *options) format() (outputFormat, error) { return parseOutput(o.output) }
+
+// out is where results go.
+func (o *options) out() io.Writer { return o.env.stdout }
+
+// kindArg parses a kind given on the command line.
+func kindArg(s string) (v4.Kind, error) {
+	k, err := v4.ParseKind(s)
+	if err != nil {
+		return "", fmt.Errorf("%w; see `berth get --help`", err)
+	}
+	return k, nil
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// none fills an empty cell, as kubectl does.
+const none = "<none>"
+
+// kindColumns are the kind-specific columns of `berth get`, between NAME and AGE.
+type kindColumns struct {
+	headers []string
+	values  func(v4.Object) []string
+}
+
+func columnsFor(kind v4.Kind) kindColumns {
+	switch kind {
+	case v4.KindApplication, v4.KindProcess:
+		h := "IMAGES"
+		if kind == v4.KindProcess {
+			h = "PROCESSES"
+		}
+		return kindColumns{[]string{"INSTANCES", h}, func(o v4.Object) []string {
+			w := workloadOf(o)
+			if w == nil {
+				return []string{"", ""}
+			}
+			return []string{strconv.Itoa(w.Spec.Instance), taskSummary(&w.Spec.Template.Spec)}
+		}}
+	case v4.KindDeployment:
+		return kindColumns{[]string{"INSTANCES", "STRATEGY"}, func(o v4.Object) []string {
+			d, _ := o.(*v4.Deployment)
+			if d == nil {
+				return []string{"", ""}
+			}
+			return []string{strconv.Itoa(d.Spec.Instance), orNone(d.Spec.Strategy.Type)}
+		}}
+	case v4.KindDaemonset:
+		return kindColumns{[]string{"TASKS"}, func(o v4.Object) []string {
+			d, _ := o.(*v4.Daemonset)
+			if d == nil {
+				return []string{""}
+			}
+			return []string{taskSummary(&d.Spec.Template.Spec)}
+		}}
+	case v4.KindService:
+		return kindColumns{[]string{"SELECTOR", "PORTS"}, func(o v4.Object) []string {
+			s, _ := o.(*v4.Service)
+			if s == nil {
+				return []string{"", ""}
+			}
+			return []string{labelString(s.Spec.Selector), servicePorts(s.Spec.Ports)}
+		}}
+	case v4.KindConfigMap:
+		return kindColumns{[]string{"DATA"}, func(o v4.Object) []string {
+			c, _ := o.(*v4.ConfigMap)
+			if c == nil {
+				return []string{""}
+			}
+			return []string{strconv.Itoa(len(c.Datas))}
+		}}
+	case v4.KindSecret:
+		return kindColumns{[]string{"DATA"}, func(o v4.Object) []string {
+			s, _ := o.(*v4.Secret)
+			if s == nil {
+				return []string{""}
+			}
+			return []string{strconv.Itoa(len(s.Datas))}
+		}}
+	}
+	return kindColumns{values: func(v4.Object) []string { return nil }}
+}
+
+// workloadOf returns the shared shape of applications and processes.
+func workloadOf(o v4.Object) *v4.Workload {
+	switch w := o.(type) {
+	case *v4.Application:
+		return &w.Workload
+	case *v4.Process:
+		return &w.Workload
+	}
+	return nil
+}
+
+// taskSummary lists a pod's images or process names.
+func taskSummary(p *v4.PodSpec) string {
+	var names []string
+	for _, c := range p.Containers {
+		names = append(names, c.Image)
+	}
+	for _, t := range p.Processes {
+		names = append(names, t.ProcName)
+	}
+	return orNone(strings.Join(names, ","))
+}
+
+// labelString renders labels as sorted k=v pairs.
+func labelString(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+// servicePorts renders ports as name:port/protocol.
+func servicePorts(ports []v4.ServicePort) string {
+	parts := make([]string, 0, len(ports))
+	for _, p := range ports {
+		s := strconv.Itoa(p.ServicePort)
+		if p.Name != "" {
+			s = p.Name + ":" + s
+		}
+		if p.Protocol != "" {
+			s += "/" + p.Protocol
+		}
+		parts = append(parts, s)
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
+
+// objectTable renders objects of one kind as aligned rows.
+type objectTable struct {
+	kind  v4.Kind
+	allNS bool // adds NAMESPACE
+	watch bool // adds EVENT
+	now   time.Time
+}
+
+func (t objectTable) header() []string {
+	var h []string
+	if t.watch {
+		h = append(h, "EVENT")
+	}
+	if t.allNS {
+		h = append(h, "NAMESPACE")
+	}
+	h = append(h, "NAME")
+	h = append(h, columnsFor(t.kind).headers...)
+	return append(h, "AGE")
+}
+
+func (t objectTable) row(event string, o v4.Object) []string {
+	m := o.GetMeta()
+	var r []string
+	if t.watch {
+		r = append(r, event)
+	}
+	if t.allNS {
+		r = append(r, m.Namespace)
+	}
+	r = append(r, m.Name)
+	r = append(r, columnsFor(t.kind).values(o)...)
+	return append(r, age(m.CreationTimestamp, t.now))
+}
+
+// writeTable aligns rows under header with text/tabwriter (three spaces between columns).
+func writeTable(w io.Writer, header []string, rows [][]string) error {
+	tw := newTabWriter(w)
+	if header != nil {
+		writeRow(tw, header)
+	}
+	for _, r := range rows {
+		writeRow(tw, r)
+	}
+	return tw.Flush()
+}
+
+func newTabWriter(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+}
+
+// writeRow writes one row; tabs and newlines inside a cell would break the alignment,
+// so they become spaces.
+func writeRow(w io.Writer, cells []string) {
+	clean := make([]string, len(cells))
+	for i, c := range cells {
+		clean[i] = cellReplacer.Replace(c)
+	}
+	fmt.Fprintln(w, strings.Join(clean, "\t"))
+}
+
+var cellReplacer = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ")
