@@ -1,0 +1,106 @@
+package v4
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func addSeeds(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"datas":{"k":{"type":"file","content":"aGk="}}}`))
+	f.Add([]byte(`[{"kind":"service","spec":{"ports":[{"servicePort":1e9}]}}]`))
+}
+
+// checkParse is what every fuzz target asserts: no panic; an error is either a plain
+// syntax error or FieldErrors with messages; accepted documents are valid and survive
+// encode -> decode unchanged.
+func checkParse(t *testing.T, data []byte) {
+	docs, err := Parse(data)
+	if err != nil {
+		var fe FieldErrors
+		if errors.As(err, &fe) {
+			for _, e := range fe {
+				if e.Message == "" {
+					t.Fatalf("empty message for %q", e.Field)
+				}
+			}
+		}
+		return
+	}
+	for _, d := range docs {
+		if errs := Validate(d.Object); len(errs) > 0 {
+			t.Fatalf("Parse accepted an invalid object: %v", errs)
+		}
+		enc, err := json.Marshal(d.Object)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		again, err := Parse(enc)
+		if err != nil {
+			t.Fatalf("re-parse of %s: %v", enc, err)
+		}
+		if !reflect.DeepEqual(d.Object, again[0].Object) {
+			t.Fatalf("round trip changed the object:\n%s", enc)
+		}
+	}
+}
+
+func FuzzParseJSON(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(checkParse)
+}
+
+func FuzzParseYAML(f *testing.F) {
+	f.Add([]byte("apiVersion: v4\nkind: process\nmetadata: {name: a}\nspec:\n  instance: 1\n  template:\n    spec:\n      processes:\n      - {procName: a, startCmd: ./a}\n"))
+	f.Add([]byte("kind: configmap\n---\nkind: secret\nmetadata: {name: s}\ndatas: {k: {content: aGk=}}\n...\n"))
+	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
+	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
+	f.Fuzz(checkParse)
+}
+
+// FuzzValidate decodes into every kind regardless of the document's own kind, so the
+// validator sees objects of every shape, then validates them as they come.
+func FuzzValidate(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		for _, k := range Kinds() {
+			obj, _ := New(k)
+			var errs FieldErrors
+			decodeValue("", toNumbers(v), reflect.ValueOf(obj).Elem(), &errs)
+			_ = Validate(obj)
+			Default(obj)
+			_ = Validate(obj)
+		}
+	})
+}
+
+// toNumbers converts float64s (from json.Unmarshal without UseNumber) to json.Number.
+func toNumbers(v any) any {
+	switch x := v.(type) {
+	case float64:
+		b, _ := json.Marshal(x)
+		return json.Number(b)
+	case []any:
+		for i := range x {
+			x[i] = toNumbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = toNumbers(x[k])
+		}
+	}
+	return v
+}
