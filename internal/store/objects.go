@@ -280,3 +280,12 @@ func parseRev(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// Count returns how many objects of a kind are stored (all namespaces), reading no values.
+func (s *Store) Count(ctx context.Context, kind v4.Kind) (int64, error) {
+	resp, err := s.client.Get(ctx, objectPrefix(kind, ""), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("count %s: %w", kind, wrapEtcd(err))
+	}
+	return resp.Count, nil
+}

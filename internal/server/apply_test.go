@@ -1,0 +1,98 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/berthhq/berth/internal/store"
+)
+
+func applyResults(t *testing.T, r response) []store.ApplyResult {
+	t.Helper()
+	wantStatus(t, r, http.StatusOK)
+	var body struct {
+		Results []store.ApplyResult `json:"results"`
+	}
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body.Results
+}
+
+func TestApplySingle(t *testing.T) {
+	base := newTestServer(t, Config{})
+	url := base + "/v1/apply"
+	steps := []struct {
+		body   string
+		action string
+	}{
+		{procJSON("apply-one", "web", 1), store.ActionCreated},
+		{procJSON("apply-one", "web", 1), store.ActionUnchanged},
+		{procJSON("apply-one", "web", 2), store.ActionUpdated},
+	}
+	var lastRV string
+	for i, st := range steps {
+		res := applyResults(t, call(t, http.MethodPost, url, st.body))
+		if len(res) != 1 || res[0].Action != st.action || res[0].Name != "web" || res[0].Namespace != "apply-one" || res[0].Kind != "process" {
+			t.Fatalf("step %d: %+v, want %s", i, res, st.action)
+		}
+		if (st.action == store.ActionUnchanged) != (res[0].ResourceVersion == lastRV) {
+			t.Fatalf("step %d: rv %s, previous %s", i, res[0].ResourceVersion, lastRV)
+		}
+		lastRV = res[0].ResourceVersion
+	}
+	r := call(t, http.MethodGet, base+"/v1/namespaces/apply-one/processes/web/definition", "")
+	if string(r.body) != steps[2].body {
+		t.Fatalf("definition %q", r.body)
+	}
+}
+
+func TestApplyBadDocumentChangesNothing(t *testing.T) {
+	base := newTestServer(t, Config{})
+	bad := strings.TrimSuffix(cmJSON("apply-bad", "b", "eA=="), "}") + `,"bogus":1}`
+	// With the real parser this is a two-document stream whose second document is
+	// invalid; the stub cannot read it at all. Either way: an error, and nothing written.
+	r := call(t, http.MethodPost, base+"/v1/apply", cmJSON("apply-bad", "a", "eA==")+"\n"+bad)
+	if r.code != http.StatusUnprocessableEntity && r.code != http.StatusBadRequest {
+		t.Fatalf("status %d: %s", r.code, r.body)
+	}
+	wantStatus(t, r, r.code)
+	wantStatus(t, call(t, http.MethodGet, base+"/v1/namespaces/apply-bad/configmaps/a", ""), http.StatusNotFound)
+}
+
+func TestApplyStream(t *testing.T) {
+	if !realParser {
+		t.Skip("multi-document streams need the real v4.Parse")
+	}
+	base := newTestServer(t, Config{})
+	url := base + "/v1/apply"
+	res := applyResults(t, call(t, http.MethodPost, url, cmJSON("apply-many", "a", "eA==")+"\n"+procJSON("apply-many", "web", 1)))
+	if len(res) != 2 || res[0].Action != store.ActionCreated || res[1].Action != store.ActionCreated {
+		t.Fatalf("first apply %+v", res)
+	}
+	yaml := `apiVersion: v4
+kind: configmap
+metadata: {name: a, namespace: apply-many}
+datas: {k: {type: file, content: eA==}}
+---
+apiVersion: v4
+kind: configmap
+metadata: {name: c, namespace: apply-many}
+datas: {k: {type: file, content: eQ==}}
+`
+	res = applyResults(t, call(t, http.MethodPost, url, yaml))
+	if len(res) != 2 || res[0].Action != store.ActionUnchanged || res[1].Action != store.ActionCreated {
+		t.Fatalf("yaml apply %+v", res)
+	}
+	r := call(t, http.MethodGet, base+"/v1/namespaces/apply-many/configmaps/c/definition", "")
+	if r.header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(r.body), "name: c") {
+		t.Fatalf("yaml definition %q (%s)", r.body, r.header.Get("Content-Type"))
+	}
+
+	// A stale precondition on one document: 409 and nothing of the stream written.
+	stale := strings.Replace(cmJSON("apply-many", "a", "eg=="), `"namespace"`, `"resourceVersion":"1","namespace"`, 1)
+	wantStatus(t, call(t, http.MethodPost, url, cmJSON("apply-many", "new", "eA==")+"\n"+stale), http.StatusConflict)
+	wantStatus(t, call(t, http.MethodGet, base+"/v1/namespaces/apply-many/configmaps/new", ""), http.StatusNotFound)
+}

@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+type eventListBody struct {
+	Kind  string         `json:"kind"`
+	Items []store.Record `json:"items"`
+}
+
+// record writes an event about obj ("process ns-a/web created"). A failure is logged and
+// never fails the request: the object change itself has succeeded.
+func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string) {
+	m := obj.GetMeta()
+	rec := store.Record{
+		Type:      store.RecordNormal,
+		Reason:    reason,
+		Kind:      obj.GetKind(),
+		Namespace: m.Namespace,
+		Name:      m.Name,
+		Message:   fmt.Sprintf("%s %s/%s %s", obj.GetKind(), m.Namespace, m.Name, verb),
+	}
+	if err := s.store.RecordEvent(context.WithoutCancel(ctx), rec); err != nil {
+		s.log.Warn("cannot record event", "reason", reason, "kind", rec.Kind,
+			"namespace", rec.Namespace, "name", rec.Name, "err", err)
+	}
+}
+
+// handleEvents lists event records, or streams new ones as NDJSON with watch=true.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.RecordFilter{Namespace: q.Get("namespace"), Name: q.Get("name")}
+	if k := q.Get("kind"); k != "" {
+		kind, err := v4.ParseKind(k)
+		if err != nil {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "query parameter kind: %v", err))
+			return
+		}
+		f.Kind = kind
+	}
+	watch, err := boolParam(q.Get("watch"), "watch")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if watch {
+		s.watchEvents(w, r, f)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	recs, err := s.store.ListEvents(ctx, f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, eventListBody{Kind: "EventList", Items: recs})
+}
+
+func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f store.RecordFilter) {
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	ch, err := s.store.WatchEvents(ctx, f)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stream(ctx, w, ch, func(rec store.Record) any { return rec })
+}

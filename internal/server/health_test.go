@@ -1,0 +1,75 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHealthAndMetrics(t *testing.T) {
+	base := newTestServer(t, Config{})
+	for _, p := range []string{"/healthz", "/readyz"} {
+		r := call(t, http.MethodGet, base+p, "")
+		if r.code != http.StatusOK || strings.TrimSpace(string(r.body)) != "ok" {
+			t.Fatalf("%s: %d %q", p, r.code, r.body)
+		}
+	}
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/metrics/configmaps", cmJSON("metrics", "cfg", "eA==")), http.StatusCreated)
+	r := call(t, http.MethodGet, base+"/metrics", "")
+	if r.code != http.StatusOK {
+		t.Fatalf("metrics: %d", r.code)
+	}
+	for _, want := range []string{
+		`berth_http_requests_total{code="201",method="POST",route="/v1/namespaces/{ns}/{plural}"} 1`,
+		`berth_http_request_duration_seconds_bucket{method="GET",route="/healthz"`,
+		`berth_objects{kind="configmap"}`,
+		`berth_objects{kind="secret"}`,
+		"go_goroutines",
+		"process_cpu_seconds_total",
+	} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func TestRun(t *testing.T) {
+	dir, err := os.MkdirTemp("", "berth-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLogger(),
+			OnReady: func(addr string) { ready <- addr }})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("not ready within 60s")
+	}
+	base := "http://" + addr
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/run/configmaps", cmJSON("run", "cfg", "eA==")), http.StatusCreated)
+	// An open watch must not hold up the shutdown.
+	w := openStream(t, base+"/v1/configmaps?watch=true")
+	expectLines(t, w, [2]string{"ADDED", "cfg"})
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run returned %v", err)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("Run did not stop within 4s")
+	}
+}

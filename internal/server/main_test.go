@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// testStore is one embedded etcd for the package's tests; each test uses its own namespace.
+var testStore *store.Store
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "berth-server-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	testStore, err = store.Open(context.Background(), store.Config{DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer testStore.Close()
+	return m.Run()
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newTestServer serves a fresh Server over the shared store.
+func newTestServer(t *testing.T, cfg Config) string {
+	t.Helper()
+	cfg.Logger = quietLogger()
+	srv := New(cfg, testStore)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		srv.Close() // end watch streams, or ts.Close waits for them
+		ts.Close()
+	})
+	return ts.URL
+}
+
+// realParser reports whether v4.Parse is the real decoder (it rejects unknown fields)
+// rather than the stub that decodes one JSON document without validation.
+var realParser = func() bool {
+	_, err := v4.Parse([]byte(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"x"},"datas":{},"bogus":1}`))
+	return err != nil
+}()
+
+func cmJSON(ns, name, content string) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":%q,"namespace":%q},"datas":{"k":{"type":"file","content":%q}}}`,
+		name, ns, content)
+}
+
+func procJSON(ns, name string, instances int) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web"}]}}}}`,
+		name, ns, instances)
+}
+
+type response struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+func call(t *testing.T, method, url, body string) response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, b}
+}
+
+// wantStatus fails unless r has the status code; for errors it also checks the envelope.
+func wantStatus(t *testing.T, r response, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("status %d, want %d; body %s", r.code, code, r.body)
+	}
+	if code >= 400 {
+		e := decodeError(t, r)
+		if e.Code != code || e.Reason != reasons[code] || e.Message == "" {
+			t.Fatalf("error envelope %+v for status %d", e, code)
+		}
+	}
+}
+
+func decodeError(t *testing.T, r response) apiError {
+	t.Helper()
+	var env struct {
+		Error *apiError `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &env); err != nil || env.Error == nil {
+		t.Fatalf("not an error envelope: %s (%v)", r.body, err)
+	}
+	return *env.Error
+}
+
+// objectMeta decodes the metadata of an object answer.
+func objectMeta(t *testing.T, body []byte) v4.ObjectMeta {
+	t.Helper()
+	var o struct {
+		Kind     v4.Kind       `json:"kind"`
+		Metadata v4.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &o); err != nil {
+		t.Fatalf("decode object %s: %v", body, err)
+	}
+	return o.Metadata
+}

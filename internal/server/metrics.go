@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics holds the server's own Prometheus registry (not the global one, so several
+// servers can live in one process, as tests and `berth dev` need).
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newMetrics(st *store.Store) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_http_requests_total",
+			Help: "HTTP requests served, by method, route pattern and status code.",
+		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "berth_http_request_duration_seconds",
+			Help:    "Time to serve HTTP requests (watch streams: their whole life), by method and route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route"}),
+	}
+	m.registry.MustRegister(m.requests, m.duration, &objectCollector{store: st},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// objectCollector counts stored objects per kind at scrape time (a count-only etcd read
+// per kind), so the gauge is never stale and costs nothing between scrapes.
+type objectCollector struct {
+	store *store.Store
+}
+
+var objectsDesc = prometheus.NewDesc("berth_objects", "Objects stored, by kind.", []string{"kind"}, nil)
+
+func (c *objectCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
+
+func (c *objectCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, kind := range v4.Kinds() {
+		n, err := c.store.Count(ctx, kind)
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(objectsDesc, err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), string(kind))
+	}
+}
+
+// instrument wraps the mux with metrics and debug access logs. The route label is the
+// mux pattern (without its method), so paths with names do not explode cardinality.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		route := r.Pattern // set by the mux on this request
+		if _, path, ok := strings.Cut(route, " "); ok {
+			route = path
+		}
+		if route == "" || route == "/" {
+			route = "other"
+		}
+		elapsed := time.Since(start)
+		s.metrics.requests.WithLabelValues(r.Method, route, strconv.Itoa(sw.code)).Inc()
+		s.metrics.duration.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
+		s.log.LogAttrs(r.Context(), slog.LevelDebug, "http request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("code", sw.code), slog.Duration("duration", elapsed),
+			slog.String("remote", r.RemoteAddr))
+	})
+}
+
+// statusWriter remembers the status code; Unwrap lets http.ResponseController reach the
+// underlying writer's Flush for watch streams.
+type statusWriter struct {
+	http.ResponseWriter
+	code        int
+	wroteHeader bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wroteHeader {
+		w.code, w.wroteHeader = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wroteHeader = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

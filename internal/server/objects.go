@@ -1,0 +1,246 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// listBody is the answer of a list.
+type listBody struct {
+	Kind            string      `json:"kind"`
+	ResourceVersion string      `json:"resourceVersion"`
+	Items           []v4.Object `json:"items"`
+}
+
+// kindOf resolves the {plural} path value; an unknown kind is a 404 (no such collection).
+func kindOf(r *http.Request) (v4.Kind, error) {
+	p := r.PathValue("plural")
+	k, err := v4.ParseKind(p)
+	if err != nil {
+		return "", errorf(http.StatusNotFound, "unknown kind %q", p)
+	}
+	return k, nil
+}
+
+func requestContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), requestTimeout)
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	if r.PathValue("plural") == "apply" && r.PathValue("ns") == "" {
+		w.Header().Set("Allow", http.MethodPost)
+		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "use POST for /v1/apply"))
+		return
+	}
+	kind, err := kindOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ns := r.PathValue("ns") // "" on /v1/{plural}: all namespaces
+	q := r.URL.Query()
+	watch, err := boolParam(q.Get("watch"), "watch")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if watch {
+		s.watchObjects(w, r, kind, ns)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	objs, rev, err := s.store.List(ctx, kind, ns)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: objs})
+}
+
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+	kind, err := kindOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	obj, err := s.store.Get(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, obj)
+}
+
+func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) {
+	kind, err := kindOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	raw, err := s.store.GetRaw(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", raw.ContentType)
+	w.WriteHeader(http.StatusOK)
+	w.Write(raw.Data)
+}
+
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	kind, err := kindOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ns := r.PathValue("ns")
+	doc, err := s.readOne(w, r, kind, ns, "")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.store.Create(ctx, doc.Object, rawOf(doc)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.record(ctx, doc.Object, "Created", "created")
+	writeJSON(w, http.StatusCreated, doc.Object)
+}
+
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	kind, err := kindOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.store.Update(ctx, doc.Object, rawOf(doc)); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.record(ctx, doc.Object, "Updated", "updated")
+	writeJSON(w, http.StatusOK, doc.Object)
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	kind, err := kindOf(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rv := r.URL.Query().Get("resourceVersion")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv))
+			return
+		}
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	obj, err := s.store.Delete(ctx, kind, r.PathValue("ns"), r.PathValue("name"), rv)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.record(ctx, obj, "Deleted", "deleted")
+	writeJSON(w, http.StatusOK, obj)
+}
+
+// readOne reads and parses a body holding exactly one document, and checks it against the
+// path: its kind, its namespace and, for name != "", its name.
+func (s *Server) readOne(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns, name string) (v4.Document, error) {
+	subject := fmt.Sprintf("%s %s/%s", kind, ns, name)
+	if name == "" {
+		subject = fmt.Sprintf("the %s for namespace %s", kind, ns)
+	}
+	docs, err := s.readDocuments(w, r, subject)
+	if err != nil {
+		return v4.Document{}, err
+	}
+	if len(docs) != 1 {
+		return v4.Document{}, errorf(http.StatusBadRequest, "the body must hold exactly one document, it has %d (use /v1/apply for several)", len(docs))
+	}
+	doc := docs[0]
+	meta := doc.Object.GetMeta()
+	switch {
+	case doc.Object.GetKind() != kind:
+		return doc, errorf(http.StatusBadRequest, "the document is a %s, the path is for %s", doc.Object.GetKind(), kind.Plural()).
+			withDetail("kind", fmt.Sprintf("must be %s", kind))
+	case meta.Namespace != ns:
+		return doc, errorf(http.StatusBadRequest, "the document is in namespace %q, the path in %q", meta.Namespace, ns).
+			withDetail("metadata.namespace", fmt.Sprintf("must be %s", ns))
+	case name != "" && meta.Name != name:
+		return doc, errorf(http.StatusBadRequest, "the document is named %q, the path %q", meta.Name, name).
+			withDetail("metadata.name", fmt.Sprintf("must be %s", name))
+	}
+	return doc, nil
+}
+
+// readDocuments reads the body (at most maxBody bytes) and parses it with v4.Parse:
+// FieldErrors give 422 with every problem, any other failure (not JSON or YAML) 400.
+// subject names what the body is for in the 422 message ("process ns-a/web").
+func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject string) ([]v4.Document, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "the body is over the limit of %d bytes", mbe.Limit)
+		}
+		return nil, errorf(http.StatusBadRequest, "read the body: %v", err)
+	}
+	docs, err := v4.Parse(body)
+	if err != nil {
+		if fe, ok := errors.AsType[v4.FieldErrors](err); ok {
+			ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))
+			ae.Details = fe
+			return nil, ae
+		}
+		return nil, errorf(http.StatusBadRequest, "unreadable body: %v", err)
+	}
+	if len(docs) == 0 {
+		return nil, errorf(http.StatusBadRequest, "the body holds no document")
+	}
+	return docs, nil
+}
+
+func invalidMessage(subject string, fe v4.FieldErrors) string {
+	if len(fe) == 1 {
+		return subject + " is invalid: " + fe[0].Error()
+	}
+	return fmt.Sprintf("%s is invalid: %d problems", subject, len(fe))
+}
+
+func rawOf(doc v4.Document) store.Raw {
+	return store.Raw{ContentType: store.ContentTypeOf(doc.Raw), Data: doc.Raw}
+}
+
+// boolParam reads a boolean query parameter; "" is false.
+func boolParam(v, name string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, errorf(http.StatusBadRequest, "query parameter %s=%q is not a boolean", name, v)
+	}
+	return b, nil
+}

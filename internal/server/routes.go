@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+)
+
+// routes registers every route of docs/api.md. The catch-all "/" turns the mux's plain
+// text 404 and 405 into the API's JSON errors.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}", s.handleList)
+	mux.HandleFunc("POST /v1/namespaces/{ns}/{plural}", s.handleCreate)
+	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}/{name}", s.handleGet)
+	mux.HandleFunc("PUT /v1/namespaces/{ns}/{plural}/{name}", s.handleUpdate)
+	mux.HandleFunc("DELETE /v1/namespaces/{ns}/{plural}/{name}", s.handleDelete)
+	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}/{name}/definition", s.handleDefinition)
+	mux.HandleFunc("GET /v1/{plural}", s.handleList)
+	mux.HandleFunc("POST /v1/apply", s.handleApply)
+	mux.HandleFunc("GET /v1/events", s.handleEvents)
+	mux.HandleFunc("GET /healthz", s.handleHealthz)
+	mux.HandleFunc("GET /readyz", s.handleReadyz)
+	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.HandleFunc("/", s.handleFallback)
+	return mux
+}
+
+// probeMethods are the methods the API uses; the fallback asks the mux which of them a
+// path accepts to tell 405 from 404.
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
+
+func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range probeMethods {
+		probe := *r
+		probe.Method = m
+		if _, pattern := s.mux.Handler(&probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
+		return
+	}
+	s.writeError(w, r, errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path))
+}
+
+// handleHealthz answers while the process serves; it does not look at etcd (see /readyz).
+func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte("ok\n"))
+}

@@ -1,0 +1,107 @@
+// Package server is berth's API server: the REST API of docs/api.md over the store, with
+// watch streams, event records, health and Prometheus metrics. Run serves it on its own;
+// New gives the handler so another component (a dev-mode agent) can share the process.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultListen       = "127.0.0.1:7470"
+	DefaultMaxBodyBytes = 2 << 20
+	shutdownGrace       = 5 * time.Second
+)
+
+// Config configures a server.
+type Config struct {
+	// Listen is the TCP address to serve on (default 127.0.0.1:7470; port 0 picks one).
+	Listen string
+	// DataDir holds the embedded etcd's data (unused with EtcdEndpoints).
+	DataDir string
+	// EtcdEndpoints selects an external etcd cluster instead of the embedded one.
+	EtcdEndpoints []string
+	// MaxBodyBytes limits request bodies (default 2 MiB); larger ones get 413.
+	MaxBodyBytes int64
+	// Logger receives access logs (debug) and errors; default slog.Default().
+	Logger *slog.Logger
+	// OnReady, if set, is called with the bound address once the server accepts connections.
+	OnReady func(addr string)
+}
+
+func (c Config) withDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Run opens the store, serves the API until ctx is done, then shuts the HTTP server down
+// (gracefully, up to 5 s) and closes the store.
+func Run(ctx context.Context, cfg Config) (err error) {
+	cfg = cfg.withDefaults()
+	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Logger: cfg.Logger})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("server: %w", cerr)
+		}
+	}()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", cfg.Listen, err)
+	}
+	srv := New(cfg, st)
+	defer srv.Close()
+	httpSrv := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		// No WriteTimeout: watch streams last as long as the client stays.
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+	addr := ln.Addr().String()
+	cfg.Logger.Info("berth server listening", "addr", addr)
+	if cfg.OnReady != nil {
+		cfg.OnReady(addr)
+	}
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("server: serve: %w", err)
+	case <-ctx.Done():
+	}
+	// End watch streams first: they would otherwise hold Shutdown for the whole grace period.
+	srv.Close()
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutCtx); err != nil {
+		cfg.Logger.Warn("graceful shutdown incomplete", "err", err)
+		httpSrv.Close()
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: serve: %w", err)
+	}
+	cfg.Logger.Info("berth server stopped")
+	return nil
+}

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// watchLine is one line of an object watch stream.
+type watchLine struct {
+	Type   store.EventType `json:"type"`
+	Object v4.Object       `json:"object"`
+}
+
+// streamContext ends when the client goes away or the server closes its streams.
+func (s *Server) streamContext(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(s.streams, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// watchObjects streams the changes of a kind as NDJSON (docs/api.md, Watch).
+func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) {
+	var from int64
+	if v := r.URL.Query().Get("resourceVersion"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v))
+			return
+		}
+		from = n
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	ch, err := s.store.Watch(ctx, kind, ns, from)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	stream(ctx, w, ch, func(ev store.Event) any { return watchLine{Type: ev.Type, Object: ev.Object} })
+}
+
+// stream writes every value of ch as one JSON line until ch closes, ctx ends or a write
+// fails. It flushes whenever it has caught up, so a burst (the initial ADDED events) goes
+// out in few writes while live events go out at once.
+func stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line func(T) any) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case v, ok := <-ch:
+			if !ok {
+				return
+			}
+			if enc.Encode(line(v)) != nil {
+				return
+			}
+			if len(ch) == 0 && rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
