@@ -230,7 +230,7 @@ func TestCaseInsensitiveKeysAndOperators(t *testing.T) {
 func TestKindInferredAsBCSDoes(t *testing.T) {
 	for in, want := range map[string]Kind{
 		`{"apiVersion":"v4","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"x"}]}}}}`: KindProcess,
-		`{"apiVersion":"v4","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x"}]}}}}`:                KindApplication,
+		`{"apiVersion":"v4","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x"}]}}}}`:                  KindApplication,
 	} {
 		docs, err := Parse([]byte(in))
 		if err != nil {

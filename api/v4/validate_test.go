@@ -162,7 +162,9 @@ func TestWorkloadRules(t *testing.T) {
 func (p *ProcessTask) asList() []ProcessTask { return []ProcessTask{*p} }
 
 func TestConstraintRules(t *testing.T) {
-	with := func(d ...ConstraintData) Object { return appWith(func(a *Application) { a.Constraint = constraintOf(d...) }) }
+	with := func(d ...ConstraintData) Object {
+		return appWith(func(a *Application) { a.Constraint = constraintOf(d...) })
+	}
 	const p = "constraint.intersectionItem[0].unionData[0]"
 	runRules(t, []ruleCase{
 		{"empty item", appWith(func(a *Application) { a.Constraint = &Constraint{IntersectionItem: []ConstraintItem{{}}} }), "constraint.intersectionItem[0].unionData", "at least one"},
@@ -243,7 +245,9 @@ func TestContainerRules(t *testing.T) {
 		{"mountPath twice", appWith(func(a *Application) {
 			container(a).Volumes = []Volume{{Volume: VolumeMount{MountPath: "/d"}}, {Volume: VolumeMount{MountPath: "/d/"}}}
 		}), c0 + ".volumes[1].volume.mountPath", "mounted twice"},
-		{"hostPath relative", appWith(func(a *Application) { container(a).Volumes = []Volume{{Volume: VolumeMount{HostPath: "x", MountPath: "/d"}}} }), c0 + ".volumes[0].volume.hostPath", "absolute"},
+		{"hostPath relative", appWith(func(a *Application) {
+			container(a).Volumes = []Volume{{Volume: VolumeMount{HostPath: "x", MountPath: "/d"}}}
+		}), c0 + ".volumes[0].volume.hostPath", "absolute"},
 	})
 }
 
@@ -362,7 +366,9 @@ func TestConfigDataRules(t *testing.T) {
 		{"item file path", refs(func(c *Container) {
 			c.Secrets = []SecretRef{{SecretName: "s", Items: []SecretItem{{Type: "file", DataKey: "k", KeyOrPath: "rel/x"}}}}
 		}), c0 + ".secrets[0].items[0].keyOrPath", "absolute file path"},
-		{"secret ref name", refs(func(c *Container) { c.Secrets = []SecretRef{{Items: []SecretItem{{Type: "env", DataKey: "k", KeyOrPath: "K"}}}} }), c0 + ".secrets[0].secretName", "required"},
+		{"secret ref name", refs(func(c *Container) {
+			c.Secrets = []SecretRef{{Items: []SecretItem{{Type: "env", DataKey: "k", KeyOrPath: "K"}}}}
+		}), c0 + ".secrets[0].secretName", "required"},
 		{"secret ref items", refs(func(c *Container) { c.Secrets = []SecretRef{{SecretName: "s"}} }), c0 + ".secrets[0].items", "at least one"},
 	})
 }
