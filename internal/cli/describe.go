@@ -133,7 +133,7 @@ func (d *describer) labels(key string, m map[string]string) {
 			d.kv(key, "%s=%s", k, m[k])
 			continue
 		}
-		d.kv(strings.Repeat(" ", len(key)), "%s=%s", k, m[k])
+		d.line(fmt.Sprintf("%-*s%s=%s", max(keyWidth-2*d.level, len(key)+2), "", k, m[k]))
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,10 +102,13 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 	for _, e := range events {
 		seen[e] = true
 	}
-	p.tw = tabwriter.NewWriter(o.out(), 8, 8, 3, ' ', 0)
-	p.header()
-	for _, e := range events {
-		p.one(e)
+	// TYPE starts as wide as "Warning", so a first warning does not shift the columns.
+	p.st = &streamTable{w: o.out(), widths: []int{0, len("Warning")}}
+	if p.allNS {
+		p.st.widths = []int{0, 0, len("Warning")}
+	}
+	if err := p.first(events); err != nil {
+		return err
 	}
 	for item := range stream {
 		if item.Err != nil {
@@ -115,7 +117,9 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 		if seen[item.Event] {
 			continue
 		}
-		p.one(item.Event)
+		if err := p.one(item.Event); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -124,7 +128,7 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 // JSON/YAML.
 type eventPrinter struct {
 	w      io.Writer
-	tw     *tabwriter.Writer // set while watching: rows are flushed one by one
+	st     *streamTable // set while watching
 	format outputFormat
 	allNS  bool
 	now    func() time.Time
@@ -166,25 +170,35 @@ func (p eventPrinter) row(e client.Event) []string {
 	return r
 }
 
-// header starts a watched table; JSON and YAML streams have none.
-func (p eventPrinter) header() {
-	if p.format == outTable {
-		writeRow(p.tw, p.headerCells())
+// first prints the events listed when a watch starts: the header and the rows of a table
+// together (so they align), or one document per event.
+func (p eventPrinter) first(events []client.Event) error {
+	if p.format != outTable {
+		for _, e := range events {
+			if err := p.one(e); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
+	rows := [][]string{p.headerCells()}
+	for _, e := range events {
+		rows = append(rows, p.row(e))
+	}
+	return p.st.write(rows...)
 }
 
-// one prints a single event while watching: a table row, a JSON line or a YAML document.
-func (p eventPrinter) one(e client.Event) {
+// one prints a single event while watching: a table row, a JSON document or a YAML one.
+func (p eventPrinter) one(e client.Event) error {
 	switch p.format {
 	case outJSON, outYAML:
 		if p.format == outYAML {
 			fmt.Fprintln(p.w, "---")
 		}
-		_ = printStructured(p.w, p.format, e) // encoding an Event cannot fail
+		return printStructured(p.w, p.format, e)
 	case outName:
-		fmt.Fprintln(p.w, objectName(e.Kind, e.Name))
-	default:
-		writeRow(p.tw, p.row(e))
-		_ = p.tw.Flush() // write errors on stdout surface nowhere better
+		_, err := fmt.Fprintln(p.w, objectName(e.Kind, e.Name))
+		return err
 	}
+	return p.st.write(p.row(e))
 }

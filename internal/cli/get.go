@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -151,11 +150,9 @@ func watchObjects(ctx context.Context, o *options, c *client.Client, kind v4.Kin
 	}
 	w := o.out()
 	t := objectTable{kind: kind, allNS: ns == "", watch: true}
-	// A minimum cell width keeps rows flushed one at a time roughly aligned.
-	tw := tabwriter.NewWriter(w, 12, 8, 3, ' ', 0)
-	if format == outTable {
-		writeRow(tw, t.header())
-	}
+	// EVENT is as wide as its widest value from the start, so the columns never shift.
+	st := &streamTable{w: w, widths: []int{len(client.EventModified)}}
+	header := t.header()
 	for ev := range events {
 		if ev.Err != nil {
 			return ev.Err
@@ -179,9 +176,11 @@ func watchObjects(ctx context.Context, o *options, c *client.Client, kind v4.Kin
 			fmt.Fprintln(w, objectName(ev.Object.GetKind(), ev.Object.GetMeta().Name))
 		default:
 			t.now = o.env.now()
-			writeRow(tw, t.row(ev.Type, ev.Object))
-			// Flush per event: the user is watching; alignment is per flush.
-			if err := tw.Flush(); err != nil {
+			rows := [][]string{t.row(ev.Type, ev.Object)}
+			if header != nil { // printed with the first row, so both align
+				rows, header = append([][]string{header}, rows...), nil
+			}
+			if err := st.write(rows...); err != nil {
 				return err
 			}
 		}

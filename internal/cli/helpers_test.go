@@ -81,6 +81,12 @@ func (f *fakeAPI) body(route string) string {
 	return string(f.bodies[route])
 }
 
+func (f *fakeAPI) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = nil
+}
+
 func (f *fakeAPI) got() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -127,3 +133,9 @@ func dedent(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Short names for handler signatures in tests.
+type (
+	httpResponseWriter = http.ResponseWriter
+	httpRequest        = http.Request
+)

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDescribeProcess(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/ns-a/processes/gamesvc", 200, `{"apiVersion":"v4","kind":"process",
+		"metadata":{"name":"gamesvc","namespace":"ns-a","labels":{"app":"game","tier":"be"},"resourceVersion":"17","creationTimestamp":"2026-11-22T11:55:00Z"},
+		"restartPolicy":{"policy":"OnFailure","interval":5,"backoff":10,"maxtimes":3},
+		"killPolicy":{"gracePeriod":10},
+		"constraint":{"intersectionItem":[
+			{"unionData":[{"name":"hostname","operate":"UNIQUE"}]},
+			{"unionData":[{"name":"idc","operate":"MAXPER","type":1,"scalar":{"value":5}}]},
+			{"unionData":[{"name":"rack","operate":"CLUSTER","type":4,"set":{"item":["r0","r1"]}},{"name":"zone","operate":"LIKE","type":3,"text":{"value":"z.*"}}]}]},
+		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"game","startCmd":"./start.sh","user":"game",
+			"uris":[{"value":"http://pkg/game.tgz","user":"u","pwd":"hunter2"}],
+			"ports":[{"name":"web","hostPort":0,"protocol":"http"}],
+			"resources":{"requests":{"cpu":"0.5","memory":"512"}},
+			"healthChecks":[{"type":"HTTP","intervalSeconds":10,"timeoutSeconds":5,"consecutiveFailures":3,"http":{"portName":"web","path":"/healthz"}}],
+			"env":[{"name":"MODE","value":"prod"}],
+			"configmaps":[{"name":"cfg","items":[{"type":"file","dataKey":"conf","keyOrPath":"/etc/game.conf"}]}],
+			"secrets":[{"secretName":"creds","items":[{"type":"env","dataKey":"pw","keyOrPath":"DB_PW"}]}]}]}}}}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[
+		{"time":"2026-11-22T11:55:00Z","type":"Normal","reason":"Created","kind":"process","namespace":"ns-a","name":"gamesvc","message":"process ns-a/gamesvc created"}]}`)
+	r := runCLI(t, url, "", "describe", "proc", "gamesvc", "-n", "ns-a")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	for _, want := range []string{
+		"Name:             gamesvc\n",
+		"Labels:           app=game\n                  tier=be\n",
+		"Created:          2026-11-22T11:55:00Z (5m ago)\n",
+		"Instances:        2\n",
+		"Restart Policy:   OnFailure (interval 5s, backoff 10s, at most 3 times)\n",
+		"Kill Policy:      grace period 10s\n",
+		"Constraints:\n  hostname UNIQUE\n  idc MAXPER 5\n  rack CLUSTER [r0 r1] OR zone LIKE z.*\n",
+		"  Processes:\n    game:\n",
+		"Start:      ./start.sh\n",
+		"Package:    http://pkg/game.tgz\n",
+		"Port:       web/http, host random\n",
+		"Requests:   cpu=0.5 memory=512MB\n",
+		"Health Check: HTTP http://:web/healthz every 10s, timeout 5s, 3 failures\n",
+		"Env:        MODE=prod\n",
+		"ConfigMap:  cfg[conf] as file /etc/game.conf\n",
+		"Secret:     creds[pw] as env DB_PW\n",
+		"Events:\n  LAST SEEN   TYPE     REASON    MESSAGE\n  5m          Normal   Created   process ns-a/gamesvc created\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "hunter2") {
+		t.Error("package password printed")
+	}
+	if got := api.got(); got[1] != "GET /v1/events?kind=process&name=gamesvc&namespace=ns-a" {
+		t.Errorf("requests = %v", got)
+	}
+}
+
+func TestDescribeSecretHidesValues(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/defaultGroup/secrets/creds", 200, `{"apiVersion":"v4","kind":"secret",
+		"metadata":{"name":"creds","namespace":"defaultGroup"},"type":"Opaque",
+		"datas":{"pw":{"content":"c3VwZXJzZWNyZXQ="},"cert":{"path":"/tls","content":"not-base64!"}}}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
+	r := runCLI(t, url, "", "describe", "secret", "creds")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := "Type:             Opaque\nData:\n  cert:           11 bytes, path /tls\n  pw:             11 bytes\nEvents:           <none>\n"
+	if !strings.HasSuffix(r.stdout, want) {
+		t.Errorf("output =\n%s\nwant suffix\n%s", r.stdout, want)
+	}
+	if strings.Contains(r.stdout, "c3VwZXJzZWNyZXQ") || strings.Contains(r.stdout, "supersecret") {
+		t.Error("secret value printed")
+	}
+}
+
+func TestDescribeEventsUnavailable(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/defaultGroup/configmaps/cfg", 200, `{"apiVersion":"v4","kind":"configmap",
+		"metadata":{"name":"cfg","namespace":"defaultGroup"},"datas":{"k":{"type":"file","content":"eHl6"},"r":{"type":"http","content":"http://x/y"}}}`)
+	r := runCLI(t, url, "", "describe", "cm", "cfg")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !strings.Contains(r.stdout, "  k:              file, 3 bytes\n  r:              http http://x/y\n") {
+		t.Errorf("output =\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "warning: cannot list events") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}
