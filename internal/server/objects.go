@@ -208,6 +208,11 @@ func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject s
 		return nil, errorf(http.StatusBadRequest, "read the body: %v", err)
 	}
 	docs, err := v4.Parse(body)
+	if len(docs) == 1 && err == nil {
+		// A single document's definition is the body itself, byte for byte (the parser
+		// trims the blanks around each document of a stream).
+		docs[0].Raw = body
+	}
 	if err != nil {
 		if fe, ok := errors.AsType[v4.FieldErrors](err); ok {
 			ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))

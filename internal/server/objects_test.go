@@ -137,6 +137,7 @@ func TestErrors(t *testing.T) {
 		{"bad delete resourceVersion", "DELETE", coll + "/exists?resourceVersion=-3", "", 400, "", false},
 		{"bad event kind", "GET", base + "/v1/events?kind=widget", "", 400, "", false},
 		{"empty body", "POST", coll, "", 400, "", true},
+		{"escaped slash in name", "GET", coll + "/a%2Fb", "", 400, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,6 +73,9 @@ func (s *Store) Get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Obje
 
 // get returns the object and its mod revision (0 and ErrNotFound when absent).
 func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, int64, error) {
+	if err := checkKey(kind, ns, name); err != nil {
+		return nil, 0, err
+	}
 	resp, err := s.client.Get(ctx, objectKey(kind, ns, name))
 	if err != nil {
 		return nil, 0, wrapEtcd(err)
@@ -89,6 +92,9 @@ func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Obje
 
 // GetRaw returns the document as last submitted for the object.
 func (s *Store) GetRaw(ctx context.Context, kind v4.Kind, ns, name string) (Raw, error) {
+	if err := checkKey(kind, ns, name); err != nil {
+		return Raw{}, fmt.Errorf("get definition of %s %s/%s: %w", kind, ns, name, err)
+	}
 	resp, err := s.client.Get(ctx, rawKey(kind, ns, name))
 	if err != nil {
 		return Raw{}, fmt.Errorf("get definition of %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
@@ -102,6 +108,9 @@ func (s *Store) GetRaw(ctx context.Context, kind v4.Kind, ns, name string) (Raw,
 // List returns the objects of a kind in namespace ns ("" for all namespaces), sorted by
 // namespace then name, and the etcd revision of the read (a watch can start from it).
 func (s *Store) List(ctx context.Context, kind v4.Kind, ns string) ([]v4.Object, int64, error) {
+	if err := checkKey(kind, ns, ""); err != nil {
+		return nil, 0, fmt.Errorf("list %s in %q: %w", kind, ns, err)
+	}
 	resp, err := s.client.Get(ctx, objectPrefix(kind, ns), clientv3.WithPrefix())
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s in %q: %w", kind, ns, wrapEtcd(err))
@@ -257,11 +266,31 @@ func decodeRaw(b []byte) Raw {
 }
 
 func checkObject(obj v4.Object) error {
-	if !obj.GetKind().Valid() {
-		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, obj.GetKind())
-	}
 	meta := obj.GetMeta()
+	if err := checkKey(obj.GetKind(), meta.Namespace, meta.Name); err != nil {
+		return err
+	}
 	if err := errors.Join(checkName("namespace", meta.Namespace), checkName("name", meta.Name)); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
+}
+
+// checkKey rejects a kind, namespace or name that would address keys outside the object's
+// own (names come from URL paths too, where "%2F" decodes to "/"). An empty name or
+// namespace is allowed only where it means "all" (List, Watch).
+func checkKey(kind v4.Kind, ns, name string) error {
+	if !kind.Valid() {
+		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, kind)
+	}
+	var errs []error
+	if ns != "" || name != "" {
+		errs = append(errs, checkName("namespace", ns))
+	}
+	if name != "" {
+		errs = append(errs, checkName("name", name))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil

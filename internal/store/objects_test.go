@@ -240,3 +240,27 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("after reopen: %+v", got)
 	}
 }
+
+func TestBadKeys(t *testing.T) {
+	ctx := context.Background()
+	s := testStore
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"create without name", func() error { return s.Create(ctx, configMap("bad", "", "x"), Raw{}) }},
+		{"create without namespace", func() error { return s.Create(ctx, configMap("", "n", "x"), Raw{}) }},
+		{"create with slash", func() error { return s.Create(ctx, configMap("bad", "a/b", "x"), Raw{}) }},
+		{"get with slash", func() error { _, err := s.Get(ctx, v4.KindConfigMap, "bad/x", "n"); return err }},
+		{"delete with slash", func() error { _, err := s.Delete(ctx, v4.KindConfigMap, "bad", "x/y", ""); return err }},
+		{"list unknown kind", func() error { _, _, err := s.List(ctx, "widget", ""); return err }},
+		{"watch with slash", func() error { _, err := s.Watch(ctx, v4.KindConfigMap, "a/b", 0); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("got %v, want ErrInvalid", err)
+			}
+		})
+	}
+}

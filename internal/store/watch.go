@@ -39,8 +39,8 @@ const watchBuffer = 64
 // etcd watch ends (for instance when it is compacted mid-stream); the consumer then
 // re-watches from the last revision it saw.
 func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int64) (<-chan Event, error) {
-	if !kind.Valid() {
-		return nil, fmt.Errorf("watch: %w: unknown kind %q", ErrInvalid, kind)
+	if err := checkKey(kind, ns, ""); err != nil {
+		return nil, fmt.Errorf("watch %s: %w", kind, err)
 	}
 	if fromRev < 0 {
 		return nil, fmt.Errorf("watch %s: %w: negative revision %d", kind, ErrInvalid, fromRev)
