@@ -3,10 +3,13 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/store"
 )
 
 func TestHealthAndMetrics(t *testing.T) {
@@ -71,5 +74,21 @@ func TestRun(t *testing.T) {
 		}
 	case <-time.After(4 * time.Second):
 		t.Fatal("Run did not stop within 4s")
+	}
+}
+
+func TestReadyzUnavailable(t *testing.T) {
+	st, err := store.Open(context.Background(), store.Config{Endpoints: testStore.Endpoints(), Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close() // the etcd client is gone: readiness must fail
+	srv := New(Config{Logger: quietLogger()}, st)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	r := call(t, http.MethodGet, ts.URL+"/readyz", "")
+	wantStatus(t, r, http.StatusServiceUnavailable)
+	if r := call(t, http.MethodGet, ts.URL+"/healthz", ""); r.code != http.StatusOK {
+		t.Fatalf("healthz %d while etcd is gone", r.code)
 	}
 }

@@ -264,3 +264,28 @@ func TestBadKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestExternalEndpoints(t *testing.T) {
+	ctx := context.Background()
+	if err := testStore.Create(ctx, configMap("external", "cfg", "shared"), Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	ext, err := Open(ctx, Config{Endpoints: testStore.Endpoints(), Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ext.Get(ctx, v4.KindConfigMap, "external", "cfg")
+	if err != nil || content(t, got) != "shared" {
+		t.Fatalf("through external client: %+v %v", got, err)
+	}
+	if err := ext.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.Ready(ctx); err == nil {
+		t.Fatal("Ready on a closed store succeeded")
+	}
+	// Closing an external client leaves the cluster running.
+	if err := testStore.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
