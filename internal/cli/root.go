@@ -77,6 +77,8 @@ func newRootCommand(e *env) *cobra.Command {
 		newDescribeCommand(o),
 		newDeleteCommand(o),
 		newEventsCommand(o),
+		newServerCommand(o),
+		newDevCommand(o),
 		newVersionCommand(o),
 	)
 	return root
