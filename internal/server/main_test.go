@@ -14,6 +14,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // testStore is one embedded etcd for the package's tests; each test uses its own namespace.
@@ -44,6 +45,10 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // newTestServer serves a fresh Server over the shared store.
 func newTestServer(t *testing.T, cfg Config) string {
 	t.Helper()
+	// Start clean even when the tests run several times in one process (go test -count=N).
+	if _, err := testStore.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Logger = quietLogger()
 	srv := New(cfg, testStore)
 	ts := httptest.NewServer(srv.Handler())

@@ -17,6 +17,7 @@ func docs(objs ...v4.Object) []v4.Document {
 }
 
 func TestApply(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	steps := []struct {
@@ -64,6 +65,7 @@ func TestApply(t *testing.T) {
 }
 
 func TestApplyIsAtomic(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	existing := configMap("apply-atomic", "old", "1")
@@ -98,6 +100,7 @@ func TestApplyIsAtomic(t *testing.T) {
 }
 
 func TestApplyRawContentType(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	yml := []byte("apiVersion: v4\nkind: configmap\nmetadata: {name: y, namespace: apply-raw}\n")
 	d := []v4.Document{

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEvents(t *testing.T) {
+	resetStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := testStore

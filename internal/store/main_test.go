@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // testStore is one embedded etcd shared by the package's tests; each test works in its
@@ -33,6 +34,15 @@ func runTests(m *testing.M) int {
 	}
 	defer testStore.Close()
 	return m.Run()
+}
+
+// resetStore removes everything berth wrote, so a test starts clean even when the
+// package's tests run several times in one process (go test -count=N).
+func resetStore(t *testing.T) {
+	t.Helper()
+	if _, err := testStore.Client().Delete(context.Background(), prefix, clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func quietLogger() *slog.Logger {

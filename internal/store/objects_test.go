@@ -11,6 +11,7 @@ import (
 )
 
 func TestCreateGetList(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	for _, o := range []*v4.ConfigMap{
@@ -92,6 +93,7 @@ func assertNames(t *testing.T, objs []v4.Object, want []string) {
 }
 
 func TestUpdate(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	o := configMap("upd", "cfg", "v1")
@@ -147,6 +149,7 @@ func TestUpdate(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	tests := []struct {
@@ -189,6 +192,7 @@ func TestDelete(t *testing.T) {
 }
 
 func TestGetRawDefault(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	o := configMap("raw", "cfg", "c")
 	if err := testStore.Create(ctx, o, Raw{}); err != nil {
@@ -210,6 +214,7 @@ func TestGetRawDefault(t *testing.T) {
 }
 
 func TestReopenKeepsData(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "berth-reopen-")
 	if err != nil {
@@ -242,6 +247,7 @@ func TestReopenKeepsData(t *testing.T) {
 }
 
 func TestBadKeys(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	tests := []struct {
@@ -266,6 +272,7 @@ func TestBadKeys(t *testing.T) {
 }
 
 func TestExternalEndpoints(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	if err := testStore.Create(ctx, configMap("external", "cfg", "shared"), Raw{}); err != nil {
 		t.Fatal(err)

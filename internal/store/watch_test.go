@@ -45,6 +45,7 @@ func expect(t *testing.T, ch <-chan Event, want ...seen) {
 }
 
 func TestWatch(t *testing.T) {
+	resetStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := testStore
@@ -98,6 +99,7 @@ func TestWatch(t *testing.T) {
 }
 
 func TestWatchCompacted(t *testing.T) {
+	resetStore(t)
 	ctx := context.Background()
 	s := testStore
 	o := configMap("watch-compact", "cfg", "1")
@@ -123,6 +125,7 @@ func TestWatchCompacted(t *testing.T) {
 }
 
 func TestTyped(t *testing.T) {
+	resetStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	procs := Typed[*v4.Process](testStore, v4.KindProcess)
