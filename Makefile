@@ -1,0 +1,45 @@
+# berth: `make run` starts a local cluster with the demo; `make test` runs every check.
+GO      ?= go
+BIN     := bin/berth
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
+FUZZTIME ?= 30s
+
+.PHONY: all build run test fmt-check vet unit e2e fuzz clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/berth
+
+run: build
+	./scripts/run-demo.sh
+
+test: fmt-check vet unit
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+# Unit and end-to-end tests (test/e2e builds the berth binary itself).
+unit:
+	$(GO) test -race -count=1 ./...
+
+e2e:
+	$(GO) test -race -count=1 -v ./test/e2e/
+
+# Runs every fuzz target for FUZZTIME each. Minimisation is capped so large seeds don't
+# stall the run.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run XXX -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Starts `berth dev` with its data in .berth-dev/, applies examples/, shows the result and
+# keeps the server in the foreground until Ctrl-C (which shuts it down cleanly).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+berth=./bin/berth
+listen=${BERTH_LISTEN:-127.0.0.1:7470}
+data=${BERTH_DATA_DIR:-$PWD/.berth-dev}
+export BERTH_SERVER="http://$listen"
+
+"$berth" dev --listen "$listen" --data-dir "$data" &
+server=$!
+trap 'kill -TERM $server 2>/dev/null; wait $server' INT TERM
+
+for _ in $(seq 1 100); do
+  if "$berth" get configmaps -A >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$server" 2>/dev/null; then echo "berth dev exited" >&2; exit 1; fi
+  sleep 0.2
+done
+
+echo
+echo "== berth apply -f examples/"
+"$berth" apply -f examples/
+echo
+echo "== berth get processes / configmaps / services -A"
+"$berth" get processes -A
+"$berth" get configmaps -A
+"$berth" get services -A
+echo
+echo "== berth describe process web -n demo"
+"$berth" describe process web -n demo
+echo
+echo "berth dev keeps running at $BERTH_SERVER (data in $data); press Ctrl-C to stop it."
+wait "$server"
