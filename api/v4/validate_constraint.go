@@ -129,7 +129,7 @@ func patterns(d *ConstraintData) map[string]string {
 }
 
 // checkPattern accepts what LIKE can match with: a shell glob or a regular expression
-// (both match the whole value; see docs/scheduling.md).
+// (both match the whole value; see docs/spec.md).
 func checkPattern(pat string) error {
 	if pat == "" {
 		return fmt.Errorf("pattern required")
