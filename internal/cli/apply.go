@@ -82,11 +82,11 @@ func newApplyCommand(o *options) *cobra.Command {
 }
 
 // printApplyResults prints one line per object like kubectl ("process/gamesvc created").
-func printApplyResults(w io.Writer, format outputFormat, results []client.ApplyResult) error {
+func printApplyResults(w io.Writer, format outputFormat, results []v4.ApplyResult) error {
 	switch format {
 	case outJSON, outYAML:
 		return printStructured(w, format, struct {
-			Results []client.ApplyResult `json:"results"`
+			Results []v4.ApplyResult `json:"results"`
 		}{results})
 	case outName:
 		for _, r := range results {

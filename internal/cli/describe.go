@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/client"
 )
 
 func newDescribeCommand(o *options) *cobra.Command {
@@ -37,7 +36,7 @@ func newDescribeCommand(o *options) *cobra.Command {
 				return err
 			}
 			m := obj.GetMeta()
-			events, err := c.Events(ctx, client.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
+			events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
 			if err != nil {
 				// The object itself was found: show it and say why events are missing.
 				events = nil
@@ -184,7 +183,7 @@ func (d *describer) policies(rp *v4.RestartPolicy, kp *v4.KillPolicy, c *v4.Cons
 	d.constraints(c)
 }
 
-func (d *describer) events(events []client.Event) {
+func (d *describer) events(events []v4.Event) {
 	if len(events) == 0 {
 		d.kv("Events", "%s", none)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
 )
 
@@ -37,8 +38,8 @@ func newEventsCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-func (f eventsFlags) filter(ns string) (client.EventFilter, error) {
-	filter := client.EventFilter{Namespace: ns}
+func (f eventsFlags) filter(ns string) (v4.EventFilter, error) {
+	filter := v4.EventFilter{Namespace: ns}
 	if f.allNamespaces {
 		filter.Namespace = ""
 	}
@@ -98,7 +99,7 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 		}
 		return p.list(events)
 	}
-	seen := make(map[client.Event]bool, len(events))
+	seen := make(map[v4.Event]bool, len(events))
 	for _, e := range events {
 		seen[e] = true
 	}
@@ -134,12 +135,12 @@ type eventPrinter struct {
 	now    func() time.Time
 }
 
-func (p eventPrinter) list(events []client.Event) error {
+func (p eventPrinter) list(events []v4.Event) error {
 	switch p.format {
 	case outJSON, outYAML:
 		return printStructured(p.w, p.format, struct {
-			Kind  string         `json:"kind"`
-			Items []client.Event `json:"items"`
+			Kind  string     `json:"kind"`
+			Items []v4.Event `json:"items"`
 		}{"EventList", events})
 	case outName:
 		for _, e := range events {
@@ -162,7 +163,7 @@ func (p eventPrinter) headerCells() []string {
 	return h
 }
 
-func (p eventPrinter) row(e client.Event) []string {
+func (p eventPrinter) row(e v4.Event) []string {
 	r := []string{age(e.Time, p.now()), e.Type, e.Reason, objectName(e.Kind, e.Name), e.Message}
 	if p.allNS {
 		r = append([]string{e.Namespace}, r...)
@@ -172,7 +173,7 @@ func (p eventPrinter) row(e client.Event) []string {
 
 // first prints the events listed when a watch starts: the header and the rows of a table
 // together (so they align), or one document per event.
-func (p eventPrinter) first(events []client.Event) error {
+func (p eventPrinter) first(events []v4.Event) error {
 	if p.format != outTable {
 		for _, e := range events {
 			if err := p.one(e); err != nil {
@@ -189,7 +190,7 @@ func (p eventPrinter) first(events []client.Event) error {
 }
 
 // one prints a single event while watching: a table row, a JSON document or a YAML one.
-func (p eventPrinter) one(e client.Event) error {
+func (p eventPrinter) one(e v4.Event) error {
 	switch p.format {
 	case outJSON, outYAML:
 		if p.format == outYAML {

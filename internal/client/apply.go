@@ -8,28 +8,12 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// Apply actions reported per object.
-const (
-	ActionCreated   = "created"
-	ActionUpdated   = "updated"
-	ActionUnchanged = "unchanged"
-)
-
-// ApplyResult says what POST /v1/apply did with one document.
-type ApplyResult struct {
-	Kind            v4.Kind `json:"kind"`
-	Namespace       string  `json:"namespace"`
-	Name            string  `json:"name"`
-	Action          string  `json:"action"`
-	ResourceVersion string  `json:"resourceVersion"`
-}
-
 // Apply creates or updates every document of body (a JSON or YAML stream) in one
 // transaction. On bad input nothing is written and the error is an *APIError (422) whose
 // Details name every problem, prefixed "documents[i]." when body holds several documents.
-func (c *Client) Apply(ctx context.Context, body []byte) ([]ApplyResult, error) {
+func (c *Client) Apply(ctx context.Context, body []byte) ([]v4.ApplyResult, error) {
 	var out struct {
-		Results []ApplyResult `json:"results"`
+		Results []v4.ApplyResult `json:"results"`
 	}
 	r := request{method: http.MethodPost, path: "/v1/apply", body: body, contentType: contentTypeOf(body)}
 	if err := c.doJSON(ctx, r, &out); err != nil {

@@ -242,8 +242,8 @@ func TestApply(t *testing.T) {
 	if f.method != "POST" || f.path != "/v1/apply" || string(f.reqBody) != stream || f.reqType != "application/yaml" {
 		t.Errorf("request %s %s %s %q", f.method, f.path, f.reqType, f.reqBody)
 	}
-	want := ApplyResult{Kind: v4.KindProcess, Namespace: "ns-a", Name: "gamesvc", Action: ActionCreated, ResourceVersion: "17"}
-	if len(res) != 2 || res[0] != want || res[1].Action != ActionUnchanged {
+	want := v4.ApplyResult{Kind: v4.KindProcess, Namespace: "ns-a", Name: "gamesvc", Action: v4.ActionCreated, ResourceVersion: "17"}
+	if len(res) != 2 || res[0] != want || res[1].Action != v4.ActionUnchanged {
 		t.Errorf("results = %+v", res)
 	}
 }

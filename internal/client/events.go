@@ -6,30 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// Event is one recorded happening (docs/api.md, "Events").
-type Event struct {
-	Time      time.Time `json:"time"`
-	Type      string    `json:"type"`
-	Reason    string    `json:"reason"`
-	Kind      v4.Kind   `json:"kind"`
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	Message   string    `json:"message"`
-}
-
-// EventFilter narrows events; empty fields match everything.
-type EventFilter struct {
-	Namespace string
-	Kind      v4.Kind
-	Name      string
-}
-
-func (f EventFilter) query() url.Values {
+// eventQuery turns a filter into the query of GET /v1/events.
+func eventQuery(f v4.EventFilter) url.Values {
 	q := url.Values{}
 	if f.Namespace != "" {
 		q.Set("namespace", f.Namespace)
@@ -44,11 +26,11 @@ func (f EventFilter) query() url.Values {
 }
 
 // Events returns the recorded events matching f, as the server orders them.
-func (c *Client) Events(ctx context.Context, f EventFilter) ([]Event, error) {
+func (c *Client) Events(ctx context.Context, f v4.EventFilter) ([]v4.Event, error) {
 	var body struct {
-		Items []Event `json:"items"`
+		Items []v4.Event `json:"items"`
 	}
-	if err := c.doJSON(ctx, request{method: http.MethodGet, path: "/v1/events", query: f.query()}, &body); err != nil {
+	if err := c.doJSON(ctx, request{method: http.MethodGet, path: "/v1/events", query: eventQuery(f)}, &body); err != nil {
 		return nil, err
 	}
 	return body.Items, nil
@@ -56,14 +38,14 @@ func (c *Client) Events(ctx context.Context, f EventFilter) ([]Event, error) {
 
 // EventWatch is one item of WatchEvents: an event, or (last) the error that broke the stream.
 type EventWatch struct {
-	Event Event
+	Event v4.Event
 	Err   error
 }
 
 // WatchEvents streams new events matching f. The channel closes when ctx is done or the
 // stream breaks (then the last item carries Err); ctx owns the goroutine feeding it.
-func (c *Client) WatchEvents(ctx context.Context, f EventFilter) (<-chan EventWatch, error) {
-	q := f.query()
+func (c *Client) WatchEvents(ctx context.Context, f v4.EventFilter) (<-chan EventWatch, error) {
+	q := eventQuery(f)
 	q.Set("watch", "true")
 	resp, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/events", query: q})
 	if err != nil {
@@ -74,7 +56,7 @@ func (c *Client) WatchEvents(ctx context.Context, f EventFilter) (<-chan EventWa
 		defer close(ch)
 		defer resp.Body.Close()
 		err := readLines(ctx, resp.Body, func(line []byte) error {
-			var ev Event
+			var ev v4.Event
 			if err := json.Unmarshal(line, &ev); err != nil {
 				return fmt.Errorf("decode event: %w", err)
 			}

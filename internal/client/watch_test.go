@@ -122,7 +122,7 @@ func TestWatchGone(t *testing.T) {
 func TestEvents(t *testing.T) {
 	f, c := newFake(t, 200, `{"kind":"EventList","items":[{"time":"2026-11-22T10:00:00Z","type":"Normal","reason":"Created",
 		"kind":"process","namespace":"ns-a","name":"gamesvc","message":"process ns-a/gamesvc created"}]}`)
-	evs, err := c.Events(context.Background(), EventFilter{Namespace: "ns-a", Kind: v4.KindProcess, Name: "gamesvc"})
+	evs, err := c.Events(context.Background(), v4.EventFilter{Namespace: "ns-a", Kind: v4.KindProcess, Name: "gamesvc"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestWatchEvents(t *testing.T) {
 	c, _ := New(srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ch, err := c.WatchEvents(ctx, EventFilter{Namespace: "a"})
+	ch, err := c.WatchEvents(ctx, v4.EventFilter{Namespace: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}

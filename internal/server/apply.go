@@ -3,11 +3,11 @@ package server
 import (
 	"net/http"
 
-	"github.com/berthhq/berth/internal/store"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 type applyBody struct {
-	Results []store.ApplyResult `json:"results"`
+	Results []v4.ApplyResult `json:"results"`
 }
 
 // handleApply creates or updates every document of the body. The whole stream is parsed
@@ -28,9 +28,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, res := range results {
 		switch res.Action {
-		case store.ActionCreated:
+		case v4.ActionCreated:
 			s.record(ctx, docs[i].Object, "Created", "created")
-		case store.ActionUpdated:
+		case v4.ActionUpdated:
 			s.record(ctx, docs[i].Object, "Updated", "updated")
 		}
 	}

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berthhq/berth/internal/store"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
-func applyResults(t *testing.T, r response) []store.ApplyResult {
+func applyResults(t *testing.T, r response) []v4.ApplyResult {
 	t.Helper()
 	wantStatus(t, r, http.StatusOK)
 	var body struct {
-		Results []store.ApplyResult `json:"results"`
+		Results []v4.ApplyResult `json:"results"`
 	}
 	if err := json.Unmarshal(r.body, &body); err != nil {
 		t.Fatal(err)
@@ -28,9 +28,9 @@ func TestApplySingle(t *testing.T) {
 		body   string
 		action string
 	}{
-		{procJSON("apply-one", "web", 1), store.ActionCreated},
-		{procJSON("apply-one", "web", 1), store.ActionUnchanged},
-		{procJSON("apply-one", "web", 2), store.ActionUpdated},
+		{procJSON("apply-one", "web", 1), v4.ActionCreated},
+		{procJSON("apply-one", "web", 1), v4.ActionUnchanged},
+		{procJSON("apply-one", "web", 2), v4.ActionUpdated},
 	}
 	var lastRV string
 	for i, st := range steps {
@@ -38,7 +38,7 @@ func TestApplySingle(t *testing.T) {
 		if len(res) != 1 || res[0].Action != st.action || res[0].Name != "web" || res[0].Namespace != "apply-one" || res[0].Kind != "process" {
 			t.Fatalf("step %d: %+v, want %s", i, res, st.action)
 		}
-		if (st.action == store.ActionUnchanged) != (res[0].ResourceVersion == lastRV) {
+		if (st.action == v4.ActionUnchanged) != (res[0].ResourceVersion == lastRV) {
 			t.Fatalf("step %d: rv %s, previous %s", i, res[0].ResourceVersion, lastRV)
 		}
 		lastRV = res[0].ResourceVersion
@@ -69,7 +69,7 @@ func TestApplyStream(t *testing.T) {
 	base := newTestServer(t, Config{})
 	url := base + "/v1/apply"
 	res := applyResults(t, call(t, http.MethodPost, url, cmJSON("apply-many", "a", "eA==")+"\n"+procJSON("apply-many", "web", 1)))
-	if len(res) != 2 || res[0].Action != store.ActionCreated || res[1].Action != store.ActionCreated {
+	if len(res) != 2 || res[0].Action != v4.ActionCreated || res[1].Action != v4.ActionCreated {
 		t.Fatalf("first apply %+v", res)
 	}
 	yaml := `apiVersion: v4
@@ -83,7 +83,7 @@ metadata: {name: c, namespace: apply-many}
 datas: {k: {type: file, content: eQ==}}
 `
 	res = applyResults(t, call(t, http.MethodPost, url, yaml))
-	if len(res) != 2 || res[0].Action != store.ActionUnchanged || res[1].Action != store.ActionCreated {
+	if len(res) != 2 || res[0].Action != v4.ActionUnchanged || res[1].Action != v4.ActionCreated {
 		t.Fatalf("yaml apply %+v", res)
 	}
 	r := call(t, http.MethodGet, base+"/v1/namespaces/apply-many/configmaps/c/definition", "")

@@ -6,20 +6,19 @@ import (
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store"
 )
 
 type eventListBody struct {
-	Kind  string         `json:"kind"`
-	Items []store.Record `json:"items"`
+	Kind  string     `json:"kind"`
+	Items []v4.Event `json:"items"`
 }
 
 // record writes an event about obj ("process ns-a/web created"). A failure is logged and
 // never fails the request: the object change itself has succeeded.
 func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string) {
 	m := obj.GetMeta()
-	rec := store.Record{
-		Type:      store.RecordNormal,
+	rec := v4.Event{
+		Type:      v4.EventNormal,
 		Reason:    reason,
 		Kind:      obj.GetKind(),
 		Namespace: m.Namespace,
@@ -35,7 +34,7 @@ func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string)
 // handleEvents lists event records, or streams new ones as NDJSON with watch=true.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := store.RecordFilter{Namespace: q.Get("namespace"), Name: q.Get("name")}
+	f := v4.EventFilter{Namespace: q.Get("namespace"), Name: q.Get("name")}
 	if k := q.Get("kind"); k != "" {
 		kind, err := v4.ParseKind(k)
 		if err != nil {
@@ -63,7 +62,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, eventListBody{Kind: "EventList", Items: recs})
 }
 
-func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f store.RecordFilter) {
+func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) {
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	ch, err := s.store.WatchEvents(ctx, f)
@@ -71,5 +70,5 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f store.Rec
 		s.writeError(w, r, err)
 		return
 	}
-	stream(ctx, w, ch, func(rec store.Record) any { return rec })
+	stream(ctx, w, ch, func(rec v4.Event) any { return rec })
 }

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/berthhq/berth/internal/store"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 func TestEventsRoute(t *testing.T) {
@@ -26,8 +26,8 @@ func TestEventsRoute(t *testing.T) {
 	r := call(t, http.MethodGet, base+"/v1/events?namespace="+ns+"&kind=cm", "")
 	wantStatus(t, r, http.StatusOK)
 	var list struct {
-		Kind  string         `json:"kind"`
-		Items []store.Record `json:"items"`
+		Kind  string     `json:"kind"`
+		Items []v4.Event `json:"items"`
 	}
 	if err := json.Unmarshal(r.body, &list); err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestEventsRoute(t *testing.T) {
 
 	for i, wnt := range want {
 		b := <-w
-		var e store.Record
+		var e v4.Event
 		if err := json.Unmarshal(b, &e); err != nil || e.Reason != wnt.reason || e.Name != wnt.name {
 			t.Fatalf("streamed event %d: %s (%v), want %+v", i, b, err, wnt)
 		}

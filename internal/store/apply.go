@@ -9,22 +9,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Apply actions.
-const (
-	ActionCreated   = "created"
-	ActionUpdated   = "updated"
-	ActionUnchanged = "unchanged"
-)
-
-// ApplyResult says what Apply did with one document.
-type ApplyResult struct {
-	Kind            v4.Kind `json:"kind"`
-	Namespace       string  `json:"namespace"`
-	Name            string  `json:"name"`
-	Action          string  `json:"action"`
-	ResourceVersion string  `json:"resourceVersion"`
-}
-
 // readChunk keeps each read transaction under etcd's default limit of 128 operations.
 const readChunk = 100
 
@@ -36,9 +20,9 @@ const readChunk = 100
 // metadata.resourceVersion makes it a precondition, as for Update: when it differs from the
 // stored mod revision (or the object does not exist) the whole apply fails with ErrConflict
 // and nothing is written. Documents without one are last-writer-wins.
-func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]ApplyResult, error) {
+func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult, error) {
 	if len(docs) == 0 {
-		return []ApplyResult{}, nil
+		return []v4.ApplyResult{}, nil
 	}
 	seen := make(map[string]int, len(docs))
 	for i, d := range docs {
@@ -72,13 +56,13 @@ type applyCurrent struct {
 }
 
 // tryApply makes one attempt; ok is false when the transaction's comparisons failed.
-func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]ApplyResult, bool, error) {
+func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult, bool, error) {
 	current, err := s.readCurrent(ctx, docs)
 	if err != nil {
 		return nil, false, err
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	results := make([]ApplyResult, len(docs))
+	results := make([]v4.ApplyResult, len(docs))
 	cmps := make([]clientv3.Cmp, 0, len(docs))
 	var ops []clientv3.Op
 	for i, d := range docs {
@@ -93,18 +77,18 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]ApplyResult
 				kind, meta.Namespace, meta.Name, ErrConflict, want, cur.rev)
 		}
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev))
-		res := ApplyResult{Kind: kind, Namespace: meta.Namespace, Name: meta.Name}
+		res := v4.ApplyResult{Kind: kind, Namespace: meta.Namespace, Name: meta.Name}
 		created := now
 		switch {
 		case cur.obj == nil:
-			res.Action = ActionCreated
+			res.Action = v4.ActionCreated
 		case v4.SameContent(cur.obj, obj):
-			res.Action = ActionUnchanged
+			res.Action = v4.ActionUnchanged
 			res.ResourceVersion = formatRev(cur.rev)
 			results[i] = res
 			continue
 		default:
-			res.Action = ActionUpdated
+			res.Action = v4.ActionUpdated
 			created = cur.obj.GetMeta().CreationTimestamp
 		}
 		val, err := encodeObject(obj, created)
@@ -132,7 +116,7 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]ApplyResult
 	// Every write of one transaction carries the transaction's revision.
 	rev := formatRev(resp.Header.Revision)
 	for i, d := range docs {
-		if results[i].Action == ActionUnchanged {
+		if results[i].Action == v4.ActionUnchanged {
 			d.Object.GetMeta().ResourceVersion = results[i].ResourceVersion
 			d.Object.GetMeta().CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
 			continue

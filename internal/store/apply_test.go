@@ -26,11 +26,11 @@ func TestApply(t *testing.T) {
 		want []string
 	}{
 		{"create", []v4.Object{configMap("apply", "a", "1"), configMap("apply", "b", "1")},
-			[]string{ActionCreated, ActionCreated}},
+			[]string{v4.ActionCreated, v4.ActionCreated}},
 		{"unchanged", []v4.Object{configMap("apply", "a", "1"), configMap("apply", "b", "1")},
-			[]string{ActionUnchanged, ActionUnchanged}},
+			[]string{v4.ActionUnchanged, v4.ActionUnchanged}},
 		{"mixed", []v4.Object{configMap("apply", "c", "1"), configMap("apply", "a", "2"), configMap("apply", "b", "1")},
-			[]string{ActionCreated, ActionUpdated, ActionUnchanged}},
+			[]string{v4.ActionCreated, v4.ActionUpdated, v4.ActionUnchanged}},
 	}
 	prev := map[string]string{}
 	for _, st := range steps {
@@ -46,10 +46,10 @@ func TestApply(t *testing.T) {
 			if r.Action != st.want[i] || r.Name != name || r.Namespace != "apply" || r.Kind != v4.KindConfigMap {
 				t.Errorf("%s: result %d = %+v, want %s %s", st.name, i, r, name, st.want[i])
 			}
-			if r.Action == ActionUnchanged && r.ResourceVersion != prev[name] {
+			if r.Action == v4.ActionUnchanged && r.ResourceVersion != prev[name] {
 				t.Errorf("%s: unchanged %s has rv %s, want %s", st.name, name, r.ResourceVersion, prev[name])
 			}
-			if r.Action != ActionUnchanged && r.ResourceVersion == prev[name] {
+			if r.Action != v4.ActionUnchanged && r.ResourceVersion == prev[name] {
 				t.Errorf("%s: written %s kept rv %s", st.name, name, r.ResourceVersion)
 			}
 			got, err := s.Get(ctx, v4.KindConfigMap, "apply", name)

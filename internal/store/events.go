@@ -16,37 +16,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Record types.
-const (
-	RecordNormal  = "Normal"
-	RecordWarning = "Warning"
-)
-
-// Record is one of berth's own events ("process ns-a/web created"), kept for an hour.
-// It is not a watch Event.
-type Record struct {
-	Time      time.Time `json:"time"`
-	Type      string    `json:"type"`
-	Reason    string    `json:"reason"`
-	Kind      v4.Kind   `json:"kind,omitempty"`
-	Namespace string    `json:"namespace,omitempty"`
-	Name      string    `json:"name,omitempty"`
-	Message   string    `json:"message"`
-}
-
-// RecordFilter selects records; empty fields match everything.
-type RecordFilter struct {
-	Namespace string
-	Kind      v4.Kind
-	Name      string
-}
-
-func (f RecordFilter) match(r Record) bool {
-	return (f.Namespace == "" || f.Namespace == r.Namespace) &&
-		(f.Kind == "" || f.Kind == r.Kind) &&
-		(f.Name == "" || f.Name == r.Name)
-}
-
 // Records live one hour. One lease is shared by the records of a minute, so recording does
 // not cost a lease grant each time; a record thus lives between 1 h and 1 h + 1 min.
 const (
@@ -78,13 +47,13 @@ func (s *Store) recordLease(ctx context.Context, fresh bool) (clientv3.LeaseID, 
 }
 
 // RecordEvent stores a record. A zero Time means now; an empty Type means Normal.
-func (s *Store) RecordEvent(ctx context.Context, r Record) error {
+func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
 	r.Time = r.Time.UTC()
 	if r.Type == "" {
-		r.Type = RecordNormal
+		r.Type = v4.EventNormal
 	}
 	if r.Namespace != "" {
 		if err := checkName("namespace", r.Namespace); err != nil {
@@ -114,30 +83,30 @@ func (s *Store) RecordEvent(ctx context.Context, r Record) error {
 }
 
 // ListEvents returns the records matching f, oldest first.
-func (s *Store) ListEvents(ctx context.Context, f RecordFilter) ([]Record, error) {
+func (s *Store) ListEvents(ctx context.Context, f v4.EventFilter) ([]v4.Event, error) {
 	resp, err := s.client.Get(ctx, eventPrefix(f.Namespace), clientv3.WithPrefix())
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", wrapEtcd(err))
 	}
-	out := make([]Record, 0, len(resp.Kvs))
+	out := make([]v4.Event, 0, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		var r Record
+		var r v4.Event
 		if err := json.Unmarshal(kv.Value, &r); err != nil {
 			s.log.Warn("skipping undecodable event", "key", string(kv.Key), "err", err)
 			continue
 		}
-		if f.match(r) {
+		if f.Match(r) {
 			out = append(out, r)
 		}
 	}
 	// Keys are time-ordered within a namespace; across namespaces sort by time.
-	slices.SortStableFunc(out, func(a, b Record) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })
+	slices.SortStableFunc(out, func(a, b v4.Event) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })
 	return out, nil
 }
 
 // WatchEvents streams records matching f that are written from now on. The channel is
 // closed when ctx is done or the etcd watch ends.
-func (s *Store) WatchEvents(ctx context.Context, f RecordFilter) (<-chan Record, error) {
+func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter) (<-chan v4.Event, error) {
 	// Start from the current revision so nothing recorded after the call is missed.
 	resp, err := s.client.Get(ctx, eventPrefix(f.Namespace), clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
@@ -146,7 +115,7 @@ func (s *Store) WatchEvents(ctx context.Context, f RecordFilter) (<-chan Record,
 	ctx, cancel := context.WithCancel(ctx)
 	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), eventPrefix(f.Namespace),
 		clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1), clientv3.WithFilterDelete())
-	out := make(chan Record, watchBuffer)
+	out := make(chan v4.Event, watchBuffer)
 	go func() {
 		defer close(out)
 		defer cancel()
@@ -156,8 +125,8 @@ func (s *Store) WatchEvents(ctx context.Context, f RecordFilter) (<-chan Record,
 				return
 			}
 			for _, ev := range wr.Events {
-				var r Record
-				if err := json.Unmarshal(ev.Kv.Value, &r); err != nil || !f.match(r) {
+				var r v4.Event
+				if err := json.Unmarshal(ev.Kv.Value, &r); err != nil || !f.Match(r) {
 					continue
 				}
 				select {

@@ -14,13 +14,13 @@ func TestEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := testStore
-	w, err := s.WatchEvents(ctx, RecordFilter{Namespace: "ev-a", Kind: v4.KindProcess})
+	w, err := s.WatchEvents(ctx, v4.EventFilter{Namespace: "ev-a", Kind: v4.KindProcess})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := []Record{
+	recs := []v4.Event{
 		{Reason: "Created", Kind: v4.KindProcess, Namespace: "ev-a", Name: "web", Message: "process ev-a/web created"},
-		{Type: RecordWarning, Reason: "Failed", Kind: v4.KindProcess, Namespace: "ev-a", Name: "db", Message: "boom"},
+		{Type: v4.EventWarning, Reason: "Failed", Kind: v4.KindProcess, Namespace: "ev-a", Name: "db", Message: "boom"},
 		{Reason: "Created", Kind: v4.KindConfigMap, Namespace: "ev-a", Name: "web", Message: "cm"},
 		{Reason: "Created", Kind: v4.KindProcess, Namespace: "ev-b", Name: "web", Message: "other ns"},
 	}
@@ -31,12 +31,12 @@ func TestEvents(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		filter RecordFilter
+		filter v4.EventFilter
 		want   []string // messages, oldest first
 	}{
-		{"namespace", RecordFilter{Namespace: "ev-a"}, []string{"process ev-a/web created", "boom", "cm"}},
-		{"kind", RecordFilter{Namespace: "ev-a", Kind: v4.KindProcess}, []string{"process ev-a/web created", "boom"}},
-		{"name", RecordFilter{Name: "web", Kind: v4.KindProcess}, []string{"process ev-a/web created", "other ns"}},
+		{"namespace", v4.EventFilter{Namespace: "ev-a"}, []string{"process ev-a/web created", "boom", "cm"}},
+		{"kind", v4.EventFilter{Namespace: "ev-a", Kind: v4.KindProcess}, []string{"process ev-a/web created", "boom"}},
+		{"name", v4.EventFilter{Name: "web", Kind: v4.KindProcess}, []string{"process ev-a/web created", "other ns"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,53 @@
+package v4
+
+import "time"
+
+// Types of the REST API that are not specs, shared by the server and its clients.
+
+// Apply actions reported per object by POST /v1/apply.
+const (
+	ActionCreated   = "created"
+	ActionUpdated   = "updated"
+	ActionUnchanged = "unchanged"
+)
+
+// ApplyResult says what apply did with one document.
+type ApplyResult struct {
+	Kind            Kind   `json:"kind"`
+	Namespace       string `json:"namespace"`
+	Name            string `json:"name"`
+	Action          string `json:"action"`
+	ResourceVersion string `json:"resourceVersion"`
+}
+
+// Event types.
+const (
+	EventNormal  = "Normal"
+	EventWarning = "Warning"
+)
+
+// Event is one of berth's own records of what happened ("process ns-a/web created").
+// It is not a watch event.
+type Event struct {
+	Time      time.Time `json:"time"`
+	Type      string    `json:"type"`
+	Reason    string    `json:"reason"`
+	Kind      Kind      `json:"kind,omitempty"`
+	Namespace string    `json:"namespace,omitempty"`
+	Name      string    `json:"name,omitempty"`
+	Message   string    `json:"message"`
+}
+
+// EventFilter selects events; empty fields match everything.
+type EventFilter struct {
+	Namespace string
+	Kind      Kind
+	Name      string
+}
+
+// Match reports whether e passes the filter.
+func (f EventFilter) Match(e Event) bool {
+	return (f.Namespace == "" || f.Namespace == e.Namespace) &&
+		(f.Kind == "" || f.Kind == e.Kind) &&
+		(f.Name == "" || f.Name == e.Name)
+}
