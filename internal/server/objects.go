@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -100,46 +101,35 @@ func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	kind, err := kindOf(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	ns := r.PathValue("ns")
-	doc, err := s.readOne(w, r, kind, ns, "")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	ctx, cancel := requestContext(r)
-	defer cancel()
-	if err := s.store.Create(ctx, doc.Object, rawOf(doc)); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.record(ctx, doc.Object, "Created", "created")
-	writeJSON(w, http.StatusCreated, doc.Object)
+	s.writeOne(w, r, "", s.store.Create, "Created", http.StatusCreated)
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
+	s.writeOne(w, r, r.PathValue("name"), s.store.Update, "Updated", http.StatusOK)
+}
+
+// writeOne reads one document addressed by the path (name is "" for a create), writes it
+// with write, records the event reason and answers with the stored object.
+func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
+	write func(context.Context, v4.Object, store.Raw) error, reason string, status int) {
 	kind, err := kindOf(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), r.PathValue("name"))
+	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if err := s.store.Update(ctx, doc.Object, rawOf(doc)); err != nil {
+	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(ctx, doc.Object, "Updated", "updated")
-	writeJSON(w, http.StatusOK, doc.Object)
+	s.record(ctx, doc.Object, reason, strings.ToLower(reason))
+	writeJSON(w, status, doc.Object)
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
