@@ -19,6 +19,13 @@ type slogCore struct {
 	attrs   []slog.Attr
 }
 
+// expectedWarnings are etcd warnings about choices berth makes on purpose for a
+// single-member etcd on loopback; they would only alarm users of `berth dev`.
+var expectedWarnings = map[string]bool{
+	"Running http and grpc server on single port. This is not recommended for production.": true,
+	"simple token is not cryptographically signed": true,
+}
+
 func newEtcdLogger(log *slog.Logger, closing *atomic.Bool) *zap.Logger {
 	return zap.New(&slogCore{log: log.With("component", "etcd"), closing: closing})
 }
@@ -41,7 +48,7 @@ func (c *slogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	if e.Level >= zapcore.ErrorLevel {
 		level = slog.LevelError
 	}
-	if c.closing.Load() {
+	if c.closing.Load() || expectedWarnings[e.Message] {
 		level = slog.LevelDebug
 	}
 	attrs := append(c.attrs[:len(c.attrs):len(c.attrs)], toAttrs(fields)...)
