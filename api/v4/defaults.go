@@ -7,7 +7,7 @@ import "strings"
 // "CLUSTER"). It is idempotent; values it cannot recognise are left for Validate to report.
 func Default(obj Object) {
 	m := obj.GetMeta()
-	if m.Namespace == "" {
+	if m.Namespace == "" && obj.GetKind().Namespaced() {
 		m.Namespace = DefaultNamespace
 	}
 	tm := typeMetaOf(obj)

@@ -21,31 +21,45 @@ const (
 )
 
 // kindInfo describes one kind: its REST plural and how to make an empty value.
+// System kinds (nodes, task groups) are written by berth itself, not applied by users;
+// nodes are also not namespaced.
 type kindInfo struct {
 	plural string
 	short  []string
 	make   func() Object
+	system bool
 }
 
 var kinds = map[Kind]kindInfo{
-	KindApplication: {"applications", []string{"app", "apps"}, func() Object { return &Application{} }},
-	KindProcess:     {"processes", []string{"proc", "procs"}, func() Object { return &Process{} }},
-	KindDeployment:  {"deployments", []string{"deploy"}, func() Object { return &Deployment{} }},
-	KindDaemonset:   {"daemonsets", []string{"ds"}, func() Object { return &Daemonset{} }},
-	KindService:     {"services", []string{"svc"}, func() Object { return &Service{} }},
-	KindConfigMap:   {"configmaps", []string{"cm"}, func() Object { return &ConfigMap{} }},
-	KindSecret:      {"secrets", nil, func() Object { return &Secret{} }},
+	KindApplication: {"applications", []string{"app", "apps"}, func() Object { return &Application{} }, false},
+	KindProcess:     {"processes", []string{"proc", "procs"}, func() Object { return &Process{} }, false},
+	KindDeployment:  {"deployments", []string{"deploy"}, func() Object { return &Deployment{} }, false},
+	KindDaemonset:   {"daemonsets", []string{"ds"}, func() Object { return &Daemonset{} }, false},
+	KindService:     {"services", []string{"svc"}, func() Object { return &Service{} }, false},
+	KindConfigMap:   {"configmaps", []string{"cm"}, func() Object { return &ConfigMap{} }, false},
+	KindSecret:      {"secrets", nil, func() Object { return &Secret{} }, false},
+	KindNode:        {"nodes", []string{"no"}, func() Object { return &Node{} }, true},
+	KindTaskGroup:   {"taskgroups", []string{"tg", "tgs"}, func() Object { return &TaskGroup{} }, true},
 }
 
-// Kinds lists every kind in a stable order.
+// Kinds lists the kinds users apply (the specs), in a stable order.
 func Kinds() []Kind {
 	out := make([]Kind, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
+	for k, info := range kinds {
+		if !info.system {
+			out = append(out, k)
+		}
 	}
 	slices.Sort(out)
 	return out
 }
+
+// System reports whether berth writes objects of this kind itself (nodes, task groups),
+// so they cannot be applied.
+func (k Kind) System() bool { return kinds[k].system }
+
+// Namespaced reports whether objects of this kind live in a namespace (all but nodes).
+func (k Kind) Namespaced() bool { return k != KindNode }
 
 // New returns an empty object of the kind, with its TypeMeta filled in.
 func New(kind Kind) (Object, error) {
@@ -79,7 +93,7 @@ func ParseKind(s string) (Kind, error) {
 
 func kindList() string {
 	names := make([]string, 0, len(kinds))
-	for _, k := range Kinds() {
+	for _, k := range Kinds() { // the kinds a document may have
 		names = append(names, string(k))
 	}
 	return strings.Join(names, ", ")
@@ -101,6 +115,10 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *ConfigMap:
 		return &o.TypeMeta
 	case *Secret:
+		return &o.TypeMeta
+	case *Node:
+		return &o.TypeMeta
+	case *TaskGroup:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

@@ -82,6 +82,10 @@ func documentKind(m map[string]any) (Kind, FieldErrors) {
 			return "", FieldErrors{{Field: "kind", Message: fmt.Sprintf("must be a string, got %s", describe(v))}}
 		}
 		kind := Kind(strings.ToLower(strings.TrimSpace(s)))
+		if kind.System() {
+			msg := fmt.Sprintf("%s objects are written by berth itself and cannot be applied", kind)
+			return "", FieldErrors{{Field: "kind", Message: msg}}
+		}
 		if !kind.Valid() {
 			msg := fmt.Sprintf("unknown kind %q (known: %s)", truncate(s, 60), kindList())
 			return "", FieldErrors{{Field: "kind", Message: msg}}

@@ -158,6 +158,7 @@ func TestParseErrors(t *testing.T) {
 		{"not an object", `["a"]`, "", "", "a document must be an object"},
 		{"unknown kind", `{"kind":"pod"}`, "", "kind", `unknown kind "pod"`},
 		{"kind not string", `{"kind":3}`, "", "kind", "must be a string"},
+		{"system kind", `{"kind":"Node","metadata":{"name":"n1"}}`, "", "kind", "written by berth itself"},
 		{"no kind", `{"apiVersion":"v4"}`, "", "kind", "required"},
 		{"unknown field", `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a","lables":{}},"datas":{}}`, "", "metadata.lables", `did you mean "labels"`},
 		{"wrong type", `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"spec":{"instance":"3"}}`, "", "spec.instance", `must be an integer, got string "3"`},
