@@ -1,0 +1,50 @@
+package scheduler
+
+import (
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Scoring strategies.
+const (
+	// Spread puts the next instance on the node with the most free cpu and memory
+	// (free/allocatable ratios summed), as BCS ranks its offers.
+	Spread = "spread"
+	// Binpack puts it on the fullest node that still fits.
+	Binpack = "binpack"
+)
+
+// StrategyAnnotation selects the strategy of one application ("spread" or "binpack");
+// without it the cluster-wide Options.Strategy applies.
+const StrategyAnnotation = "berth.io/placement"
+
+// DefaultOverhead is what the executor of each task group needs on top of its tasks
+// (BCS: 0.01 cpu, 64 MB memory and 64 MB disk).
+var DefaultOverhead = v4.NodeResources{CPU: 0.01, MemoryMB: 64, DiskMB: 64}
+
+// Options tune a placement pass.
+type Options struct {
+	Strategy string           // Spread (default) or Binpack, unless a request says otherwise
+	Overhead v4.NodeResources // added to every task group; zero value means DefaultOverhead
+}
+
+// Placement is where one instance goes.
+type Placement struct {
+	Index int
+	Node  string
+	// Ports are the host ports it holds there (fixed and random).
+	Ports []v4.AllocatedPort
+	// Attributes are the node's values of the attributes the constraints name (hostname
+	// included), recorded on the task group for later UNIQUE/MAXPER/GROUPBY counts.
+	Attributes map[string]string
+	// Resources is what the task group takes from the node (tasks plus overhead).
+	Resources v4.NodeResources
+}
+
+// Result is the outcome of placing one request.
+type Result struct {
+	Request    *Request
+	Placements []Placement
+	// Unplaced lists the indexes that fit nowhere; Reason says why, per check.
+	Unplaced []int
+	Reason   *Reason
+}

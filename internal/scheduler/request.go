@@ -1,0 +1,161 @@
+package scheduler
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// AppKey identifies the application (or process, deployment, daemonset) that task groups
+// belong to; UNIQUE, MAXPER and GROUPBY count within one AppKey.
+type AppKey struct {
+	Kind      v4.Kind
+	Namespace string
+	Name      string
+}
+
+func (k AppKey) String() string { return string(k.Kind) + " " + k.Namespace + "/" + k.Name }
+
+// Request asks for instances of one application to be placed.
+type Request struct {
+	App        AppKey
+	Labels     map[string]string // the task groups' labels (EXCLUDE matches them)
+	Constraint *v4.Constraint
+	// Indexes are the instance indexes to place.
+	Indexes []int
+	// Resources one task group needs, before executor overhead.
+	Resources v4.NodeResources
+	// FixedPorts are host ports every task group holds (by port name); RandomPorts are
+	// names of ports that get a free port from the node's ranges.
+	FixedPorts  []v4.AllocatedPort
+	RandomPorts []v4.AllocatedPort
+	// Strategy overrides Options.Strategy when set.
+	Strategy string
+}
+
+// RequestFor builds the request that places the given instance indexes of an
+// application, process, deployment (with a template) or daemonset.
+func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
+	meta := obj.GetMeta()
+	req := &Request{
+		App:      AppKey{Kind: obj.GetKind(), Namespace: meta.Namespace, Name: meta.Name},
+		Indexes:  indexes,
+		Strategy: meta.Annotations[StrategyAnnotation],
+	}
+	var tmpl *v4.PodTemplate
+	switch o := obj.(type) {
+	case *v4.Application:
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+	case *v4.Process:
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+	case *v4.Deployment:
+		if o.Spec.Template == nil {
+			return nil, fmt.Errorf("deployment %s/%s has no template to place", meta.Namespace, meta.Name)
+		}
+		tmpl, req.Constraint = o.Spec.Template, o.Constraint
+	case *v4.Daemonset:
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+	default:
+		return nil, fmt.Errorf("%s objects are not placed", obj.GetKind())
+	}
+	if req.Strategy != "" && req.Strategy != Spread && req.Strategy != Binpack {
+		return nil, fmt.Errorf("annotation %s: %q is neither %q nor %q", StrategyAnnotation, req.Strategy, Spread, Binpack)
+	}
+	// Template labels win over the object's (BCS merges without overwriting pod keys).
+	req.Labels = maps.Clone(meta.Labels)
+	if tmpl.Metadata != nil && len(tmpl.Metadata.Labels) > 0 {
+		if req.Labels == nil {
+			req.Labels = map[string]string{}
+		}
+		maps.Copy(req.Labels, tmpl.Metadata.Labels)
+	}
+	if err := req.addTasks(&tmpl.Spec); err != nil {
+		return nil, fmt.Errorf("%s: %w", req.App, err)
+	}
+	return req, nil
+}
+
+// addTasks sums the tasks' requests and collects their host ports.
+func (r *Request) addTasks(pod *v4.PodSpec) error {
+	for _, c := range pod.Containers {
+		if err := r.addResources(c.Resources); err != nil {
+			return err
+		}
+		for _, p := range c.Ports {
+			r.addPort(p.Name, p.Protocol, containerHostPort(pod.NetworkMode, p))
+		}
+	}
+	for _, t := range pod.Processes {
+		if err := r.addResources(t.Resources); err != nil {
+			return err
+		}
+		for _, p := range t.Ports {
+			hp := p.HostPort
+			if hp < 0 { // BCS: processes treat hostPort <= 0 as random
+				hp = 0
+			}
+			r.addPort(p.Name, p.Protocol, hp)
+		}
+	}
+	return nil
+}
+
+// noHostPort marks a port that takes no host port.
+const noHostPort = -1
+
+// containerHostPort is the host port a container port needs (reference §1b): in HOST mode
+// the container port itself (0 random, < 0 none); in BRIDGE mode the host port (0 random,
+// < 0 no mapping); other modes publish nothing on the host.
+func containerHostPort(mode string, p v4.Port) int {
+	switch mode {
+	case "HOST":
+		if p.ContainerPort < 0 {
+			return noHostPort
+		}
+		return p.ContainerPort
+	case "BRIDGE":
+		if p.HostPort < 0 {
+			return noHostPort
+		}
+		return p.HostPort
+	}
+	return noHostPort
+}
+
+func (r *Request) addPort(name, protocol string, hostPort int) {
+	switch {
+	case hostPort == noHostPort:
+	case hostPort == 0:
+		r.RandomPorts = append(r.RandomPorts, v4.AllocatedPort{Name: name, Protocol: protocol})
+	default:
+		r.FixedPorts = append(r.FixedPorts, v4.AllocatedPort{Name: name, HostPort: hostPort, Protocol: protocol})
+	}
+}
+
+func (r *Request) addResources(res *v4.Resources) error {
+	if res == nil || res.Requests == nil {
+		return nil
+	}
+	for _, q := range []struct {
+		v   v4.Quantity
+		dst *float64
+	}{{res.Requests.CPU, &r.Resources.CPU}, {res.Requests.Memory, &r.Resources.MemoryMB}, {res.Requests.Storage, &r.Resources.DiskMB}} {
+		if q.v == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(string(q.v), 64)
+		if err != nil || f < 0 {
+			return fmt.Errorf("resource request %q is not a non-negative number", q.v)
+		}
+		*q.dst += f
+	}
+	for _, e := range res.ExtendedResources {
+		if r.Resources.Extended == nil {
+			r.Resources.Extended = map[string]float64{}
+		}
+		r.Resources.Extended[e.Name] += e.Value
+	}
+	return nil
+}
