@@ -33,6 +33,11 @@ func Validate(obj Object) FieldErrors {
 		validateConfigMap(o, &errs)
 	case *Secret:
 		validateSecret(o, &errs)
+	case *Node:
+		validateNode(o, &errs)
+	case *TaskGroup:
+		checkTaskGroupName("metadata.name", o.Metadata.Name, o.Spec.Index, &errs)
+		validateTaskGroup(o, &errs)
 	}
 	return errs
 }
@@ -84,12 +89,20 @@ func checkDataName(path, s string, errs *FieldErrors) {
 }
 
 func validateMeta(path string, kind Kind, m *ObjectMeta, errs *FieldErrors) {
-	if kind == KindConfigMap || kind == KindSecret {
+	switch kind {
+	case KindConfigMap, KindSecret:
 		checkDataName(path+".name", m.Name, errs)
-	} else {
+	case KindNode:
+		checkHostName(path+".name", m.Name, errs)
+	case KindTaskGroup: // the name is an ID checked against spec.index in Validate
+	default:
 		checkName(path+".name", m.Name, errs)
 	}
-	if m.Namespace != DefaultNamespace {
+	if !kind.Namespaced() {
+		if m.Namespace != "" {
+			errs.add(path+".namespace", "must be empty: %s objects are not namespaced, got %q", kind, truncate(m.Namespace, 80))
+		}
+	} else if m.Namespace != DefaultNamespace {
 		checkName(path+".namespace", m.Namespace, errs)
 	}
 	validateLabels(path+".labels", m.Labels, errs)
