@@ -51,10 +51,10 @@ func TestDefaultNode(t *testing.T) {
 
 func TestValidateNode(t *testing.T) {
 	tests := []struct {
-		name  string
+		name   string
 		break_ func(*Node)
-		field string
-		msg   string
+		field  string
+		msg    string
 	}{
 		{"empty name", func(n *Node) { n.Metadata.Name = "" }, "metadata.name", "required"},
 		{"upper case name", func(n *Node) { n.Metadata.Name = "Node1" }, "metadata.name", "DNS host name"},
