@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"time"
+
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
@@ -21,16 +23,26 @@ const StrategyAnnotation = "berth.io/placement"
 // (BCS: 0.01 cpu, 64 MB memory and 64 MB disk).
 var DefaultOverhead = v4.NodeResources{CPU: 0.01, MemoryMB: 64, DiskMB: 64}
 
+// DefaultCluster is the cluster part of task group IDs when Options.Cluster is empty.
+const DefaultCluster = "berth"
+
 // Options tune a placement pass.
 type Options struct {
 	Strategy string           // Spread (default) or Binpack, unless a request says otherwise
 	Overhead v4.NodeResources // added to every task group; zero value means DefaultOverhead
+	Cluster  string           // cluster part of task group IDs; DefaultCluster when empty
+	// Now gives the timestamp part of task group IDs; time.Now when nil.
+	Now func() time.Time
 }
 
 // Placement is where one instance goes.
 type Placement struct {
 	Index int
-	Node  string
+	// Name is the task group's ID, "{index}.{app}.{namespace}.{cluster}.{unixNano}" as in
+	// BCS; the snapshot accounts for the placement under it, so storing the task group
+	// under this name later replaces the placement instead of counting it twice.
+	Name string
+	Node string
 	// Ports are the host ports it holds there (fixed and random).
 	Ports []v4.AllocatedPort
 	// Attributes are the node's values of the attributes the constraints name (hostname
