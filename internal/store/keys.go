@@ -13,17 +13,27 @@ const prefix = "/berth/v1/"
 // Key layout (docs/store.md):
 //
 //	/berth/v1/objects/{kind}/{namespace}/{name}   canonical JSON of the object
+//	/berth/v1/objects/{kind}/{name}               the same for cluster-scoped kinds (nodes)
 //	/berth/v1/raw/{kind}/{namespace}/{name}       content type, "\n", submitted bytes
 //	/berth/v1/events/{namespace}/{unixnano}-{seq} an event record (1-hour lease)
 //
 // Names and namespaces cannot contain "/" (v4 validation), so prefixes never overlap.
 
 func objectKey(kind v4.Kind, ns, name string) string {
-	return prefix + "objects/" + string(kind) + "/" + ns + "/" + name
+	return prefix + "objects/" + scopedName(kind, ns, name)
 }
 
 func rawKey(kind v4.Kind, ns, name string) string {
-	return prefix + "raw/" + string(kind) + "/" + ns + "/" + name
+	return prefix + "raw/" + scopedName(kind, ns, name)
+}
+
+// scopedName is "{kind}/{namespace}/{name}", or "{kind}/{name}" for a cluster-scoped kind
+// (whose namespace checkKey requires to be empty).
+func scopedName(kind v4.Kind, ns, name string) string {
+	if !kind.Namespaced() {
+		return string(kind) + "/" + name
+	}
+	return string(kind) + "/" + ns + "/" + name
 }
 
 // objectPrefix is the range of one kind in one namespace, or in all when ns is "".

@@ -76,6 +76,9 @@ func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Obje
 	if err := checkKey(kind, ns, name); err != nil {
 		return nil, 0, err
 	}
+	if name == "" { // checkKey allows it for List; one object needs its name
+		return nil, 0, fmt.Errorf("%w: name is empty", ErrInvalid)
+	}
 	resp, err := s.client.Get(ctx, objectKey(kind, ns, name))
 	if err != nil {
 		return nil, 0, wrapEtcd(err)
@@ -270,7 +273,13 @@ func checkObject(obj v4.Object) error {
 	if err := checkKey(obj.GetKind(), meta.Namespace, meta.Name); err != nil {
 		return err
 	}
-	if err := errors.Join(checkName("namespace", meta.Namespace), checkName("name", meta.Name)); err != nil {
+	// checkKey allows empty values for List and Watch; an object needs both (its name only
+	// when the kind is cluster-scoped).
+	errs := []error{checkName("name", meta.Name)}
+	if obj.GetKind().Namespaced() {
+		errs = append(errs, checkName("namespace", meta.Namespace))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
@@ -278,13 +287,19 @@ func checkObject(obj v4.Object) error {
 
 // checkKey rejects a kind, namespace or name that would address keys outside the object's
 // own (names come from URL paths too, where "%2F" decodes to "/"). An empty name or
-// namespace is allowed only where it means "all" (List, Watch).
+// namespace is allowed only where it means "all" (List, Watch). Cluster-scoped kinds
+// (nodes) have no namespace: ns must be "".
 func checkKey(kind v4.Kind, ns, name string) error {
 	if !kind.Valid() {
 		return fmt.Errorf("%w: unknown kind %q", ErrInvalid, kind)
 	}
 	var errs []error
-	if ns != "" || name != "" {
+	switch {
+	case !kind.Namespaced():
+		if ns != "" {
+			errs = append(errs, fmt.Errorf("%s objects are not namespaced, got namespace %q", kind, ns))
+		}
+	case ns != "" || name != "":
 		errs = append(errs, checkName("namespace", ns))
 	}
 	if name != "" {
