@@ -23,7 +23,7 @@ type item struct {
 	dynamic bool
 	// groupBy is set when the item is a single GROUPBY entry, which placement handles by
 	// spreading over groups; a GROUPBY inside an OR falls back to scanning every node.
-	groupBy *groupByEntry
+	groupBy     *groupByEntry
 	nonMonotone bool // contains GROUPBY: a node refused now may fit later
 }
 

@@ -27,7 +27,7 @@ func node(name string, opts ...nodeOpt) *v4.Node {
 	return n
 }
 
-func text(k, v string) nodeOpt     { return func(n *v4.Node) { n.Spec.Attributes.Text[k] = v } }
+func text(k, v string) nodeOpt { return func(n *v4.Node) { n.Spec.Attributes.Text[k] = v } }
 func scalar(k string, v float64) nodeOpt {
 	return func(n *v4.Node) {
 		if n.Spec.Attributes.Scalar == nil {

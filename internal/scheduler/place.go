@@ -23,7 +23,7 @@ type reqState struct {
 }
 
 func (st *reqState) count(name, value string) int { return st.app.counts[name][value] }
-func (st *reqState) total() int                    { return st.app.total }
+func (st *reqState) total() int                   { return st.app.total }
 
 // PlaceAll places several requests in order in one pass; later requests see the
 // placements of earlier ones.
