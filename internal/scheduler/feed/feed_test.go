@@ -1,0 +1,138 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+)
+
+func TestFeedListsThenWatches(t *testing.T) {
+	resetStore(t)
+	createNode(t, "node-1")
+	createTaskGroup(t, "web", 0, "node-1", v4.StatusRunning)
+
+	f := New(testStore, quietLogger())
+	select {
+	case <-f.Synced():
+		t.Fatal("synced before Run")
+	default:
+	}
+	runFeed(t, f)
+	// The first list is in the snapshot as soon as Synced is closed.
+	if got := observe(f, "web"); got != (state{nodes: 1, indexes: "[0]"}) {
+		t.Fatalf("after sync: %+v", got)
+	}
+
+	createNode(t, "node-2")
+	createTaskGroup(t, "web", 1, "node-2", v4.StatusStaging)
+	createTaskGroup(t, "web", 2, "node-2", v4.StatusRunning)
+	eventually(t, f, "web", state{nodes: 2, indexes: "[0 1 2]"})
+
+	// A task group that failed no longer counts; a deleted one and a deleted node are gone.
+	ctx := context.Background()
+	tgs := store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup)
+	tg, err := tgs.Get(ctx, "feed", tgName("web", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Status.Phase = v4.StatusFailed
+	if err := tgs.Update(ctx, tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, f, "web", state{nodes: 2, indexes: "[0 1]"})
+	if _, err := tgs.Delete(ctx, "feed", tgName("web", 0), ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testStore.Delete(ctx, v4.KindNode, "", "node-1", ""); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, f, "web", state{nodes: 1, indexes: "[1]"})
+
+	// A clone is independent of the live snapshot.
+	clone := f.Clone()
+	createNode(t, "node-3")
+	eventually(t, f, "web", state{nodes: 2, indexes: "[1]"})
+	if clone.Nodes() != 1 {
+		t.Fatalf("clone sees %d nodes, want 1", clone.Nodes())
+	}
+}
+
+// A feed that stops and runs again, or a new feed, lists afresh: what changed while no
+// feed ran is there, and what was deleted is gone.
+func TestFeedRestart(t *testing.T) {
+	resetStore(t)
+	createNode(t, "node-1")
+	createNode(t, "node-2")
+	createTaskGroup(t, "api", 0, "node-1", v4.StatusRunning)
+
+	f := New(testStore, quietLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	<-f.Synced()
+	eventually(t, f, "api", state{nodes: 2, indexes: "[0]"})
+	if err := f.Run(ctx); err == nil {
+		t.Fatal("a second concurrent Run did not fail")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// Changes while stopped.
+	if _, err := testStore.Delete(context.Background(), v4.KindNode, "", "node-2", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testStore.Delete(context.Background(), v4.KindTaskGroup, "feed", tgName("api", 0), ""); err != nil {
+		t.Fatal(err)
+	}
+	createTaskGroup(t, "api", 3, "node-1", v4.StatusRunning)
+	if got := observe(f, "api"); got != (state{nodes: 2, indexes: "[0]"}) {
+		t.Fatalf("stopped feed changed: %+v", got)
+	}
+
+	runFeed(t, f) // the same feed again
+	eventually(t, f, "api", state{nodes: 1, indexes: "[3]"})
+
+	g := New(testStore, quietLogger()) // and a new one
+	runFeed(t, g)
+	if got := observe(g, "api"); got != (state{nodes: 1, indexes: "[3]"}) {
+		t.Fatalf("new feed: %+v", got)
+	}
+}
+
+// With serialises callers with the feed's own updates (run with -race).
+func TestFeedWithIsSerialised(t *testing.T) {
+	resetStore(t)
+	f := New(testStore, quietLogger())
+	runFeed(t, f)
+	stop := make(chan struct{})
+	readers := make(chan struct{})
+	go func() {
+		defer close(readers)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f.With(func(s *scheduler.Snapshot) { _ = s.Nodes() })
+			_ = f.Clone().Nodes()
+		}
+	}()
+	for i := range 10 {
+		createNode(t, fmt.Sprintf("node-%d", i))
+	}
+	eventually(t, f, "x", state{nodes: 10, indexes: "[]"})
+	close(stop)
+	select {
+	case <-readers:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reader did not stop")
+	}
+}

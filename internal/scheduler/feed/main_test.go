@@ -1,0 +1,136 @@
+package feed
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// testStore is one embedded etcd shared by the package's tests.
+var testStore *store.Store
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "berth-feed-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	testStore, err = store.Open(context.Background(), store.Config{DataDir: dir, Logger: quietLogger()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer testStore.Close()
+	return m.Run()
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// resetStore starts a test from an empty keyspace (go test -count=N included).
+func resetStore(t *testing.T) {
+	t.Helper()
+	if _, err := testStore.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runFeed runs a feed until the test ends and waits for its first sync.
+func runFeed(t *testing.T, f *Feed) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	select {
+	case <-f.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("feed not synced within 10s")
+	}
+}
+
+func createNode(t *testing.T, name string) {
+	t.Helper()
+	n := &v4.Node{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
+		Metadata: v4.ObjectMeta{Name: name},
+		Spec:     v4.NodeSpec{Capacity: v4.NodeResources{CPU: 4, MemoryMB: 8192, DiskMB: 10000}},
+		Status:   v4.NodeStatus{Phase: v4.NodeReady},
+	}
+	v4.DefaultNode(n)
+	if err := testStore.Create(context.Background(), n, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tgName(app string, index int) string {
+	return strconv.Itoa(index) + "." + app + ".feed.berth.1700000000000000000"
+}
+
+func createTaskGroup(t *testing.T, app string, index int, node, phase string) {
+	t.Helper()
+	tg := &v4.TaskGroup{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Name: tgName(app, index), Namespace: "feed"},
+		Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: app}, Index: index, Node: node,
+			Resources: v4.NodeResources{CPU: 1, MemoryMB: 256}},
+		Status: v4.TaskGroupStatus{Phase: phase},
+	}
+	if err := testStore.Create(context.Background(), tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appKey(name string) scheduler.AppKey {
+	return scheduler.AppKey{Kind: v4.KindProcess, Namespace: "feed", Name: name}
+}
+
+// state is what the tests observe of a snapshot.
+type state struct {
+	nodes   int
+	indexes string
+}
+
+func observe(f *Feed, app string) state {
+	var s state
+	f.With(func(snap *scheduler.Snapshot) {
+		s = state{nodes: snap.Nodes(), indexes: fmt.Sprint(snap.Indexes(appKey(app)))}
+	})
+	return s
+}
+
+// eventually polls until the snapshot shows want, since the feed applies changes
+// asynchronously.
+func eventually(t *testing.T, f *Feed, app string, want state) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := observe(f, app)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshot: %+v, want %+v", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
