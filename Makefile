@@ -5,7 +5,7 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build run test fmt-check vet unit e2e fuzz clean
+.PHONY: all build run test fmt-check vet unit e2e fuzz bench clean
 
 all: build
 
@@ -30,6 +30,11 @@ unit:
 
 e2e:
 	$(GO) test -race -count=1 -v ./test/e2e/
+
+# Scheduler benchmarks (the shapes of docs/benchmarks.md); BENCH narrows them.
+BENCH ?= .
+bench:
+	$(GO) test -run XXX -bench '$(BENCH)' -benchmem ./internal/scheduler/
 
 # Runs every fuzz target for FUZZTIME each. Minimisation is capped so large seeds don't
 # stall the run.

@@ -273,6 +273,12 @@ func (s *Snapshot) Clone() *Snapshot {
 		}
 		app.tgs[key] = &cp
 	}
+	if s.order != nil { // keep the name order, so a clone does not sort again
+		c.order = make([]*nodeState, len(s.order))
+		for i, n := range s.order {
+			c.order[i] = c.byName[n.name]
+		}
+	}
 	for key, a := range s.apps {
 		ca := c.apps[key]
 		ca.total = a.total
