@@ -17,13 +17,17 @@ type eventListBody struct {
 // never fails the request: the object change itself has succeeded.
 func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string) {
 	m := obj.GetMeta()
+	ref := m.Name // cluster-scoped objects (nodes) have no namespace
+	if m.Namespace != "" {
+		ref = m.Namespace + "/" + m.Name
+	}
 	rec := v4.Event{
 		Type:      v4.EventNormal,
 		Reason:    reason,
 		Kind:      obj.GetKind(),
 		Namespace: m.Namespace,
 		Name:      m.Name,
-		Message:   fmt.Sprintf("%s %s/%s %s", obj.GetKind(), m.Namespace, m.Name, verb),
+		Message:   fmt.Sprintf("%s %s %s", obj.GetKind(), ref, verb),
 	}
 	if err := s.store.RecordEvent(context.WithoutCancel(ctx), rec); err != nil {
 		s.log.Warn("cannot record event", "reason", reason, "kind", rec.Kind,

@@ -59,7 +59,7 @@ func (c *objectCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDe
 func (c *objectCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for _, kind := range v4.Kinds() {
+	for _, kind := range append(v4.Kinds(), v4.KindNode, v4.KindTaskGroup) {
 		n, err := c.store.Count(ctx, kind)
 		if err != nil {
 			ch <- prometheus.NewInvalidMetric(objectsDesc, err)

@@ -20,14 +20,45 @@ type listBody struct {
 	Items           []v4.Object `json:"items"`
 }
 
-// kindOf resolves the {plural} path value; an unknown kind is a 404 (no such collection).
+// kindOf resolves the {plural} path value; an unknown kind is a 404 (no such collection),
+// and so are cluster-scoped kinds, which have their own routes (/v1/nodes).
 func kindOf(r *http.Request) (v4.Kind, error) {
 	p := r.PathValue("plural")
 	k, err := v4.ParseKind(p)
 	if err != nil {
 		return "", errorf(http.StatusNotFound, "unknown kind %q", p)
 	}
+	if !k.Namespaced() {
+		return "", errorf(http.StatusNotFound, "%s are not namespaced: use /v1/%s", k.Plural(), k.Plural())
+	}
 	return k, nil
+}
+
+// writableKindOf is kindOf for writes: system kinds (task groups) are written by berth's
+// scheduler and controllers, never through the API, so writes get 405 (Allow: GET).
+func writableKindOf(w http.ResponseWriter, r *http.Request) (v4.Kind, error) {
+	k, err := kindOf(r)
+	if err != nil {
+		return "", err
+	}
+	if k.System() {
+		w.Header().Set("Allow", http.MethodGet)
+		return "", errorf(http.StatusMethodNotAllowed,
+			"%s are written by berth itself (the scheduler and controllers): they can be read, not %s", k.Plural(), verbOf(r.Method))
+	}
+	return k, nil
+}
+
+func verbOf(method string) string {
+	switch method {
+	case http.MethodPost:
+		return "created"
+	case http.MethodPut:
+		return "replaced"
+	case http.MethodDelete:
+		return "deleted"
+	}
+	return "changed"
 }
 
 func requestContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -35,9 +66,9 @@ func requestContext(r *http.Request) (context.Context, context.CancelFunc) {
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	if r.PathValue("plural") == "apply" && r.PathValue("ns") == "" {
+	if p := r.PathValue("plural"); (p == "apply" || p == "plan") && r.PathValue("ns") == "" {
 		w.Header().Set("Allow", http.MethodPost)
-		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "use POST for /v1/apply"))
+		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "use POST for /v1/%s", p))
 		return
 	}
 	kind, err := kindOf(r)
@@ -112,7 +143,7 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 // with write, records the event reason and answers with the stored object.
 func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	write func(context.Context, v4.Object, store.Raw) error, reason string, status int) {
-	kind, err := kindOf(r)
+	kind, err := writableKindOf(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -133,7 +164,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
-	kind, err := kindOf(r)
+	kind, err := writableKindOf(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

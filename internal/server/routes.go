@@ -16,7 +16,14 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("DELETE /v1/namespaces/{ns}/{plural}/{name}", s.handleDelete)
 	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}/{name}/definition", s.handleDefinition)
 	mux.HandleFunc("GET /v1/{plural}", s.handleList)
+	mux.HandleFunc("GET /v1/nodes", s.handleNodeList)
+	mux.HandleFunc("POST /v1/nodes", s.handleNodeRegister)
+	mux.HandleFunc("GET /v1/nodes/{name}", s.handleNodeGet)
+	mux.HandleFunc("PUT /v1/nodes/{name}", s.handleNodeReplace)
+	mux.HandleFunc("PATCH /v1/nodes/{name}", s.handleNodePatch)
+	mux.HandleFunc("DELETE /v1/nodes/{name}", s.handleNodeDelete)
 	mux.HandleFunc("POST /v1/apply", s.handleApply)
+	mux.HandleFunc("POST /v1/plan", s.handlePlan)
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
@@ -27,7 +34,7 @@ func (s *Server) routes() *http.ServeMux {
 
 // probeMethods are the methods the API uses; the fallback asks the mux which of them a
 // path accepts to tell 405 from 404.
-var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
 func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
 	var allow []string

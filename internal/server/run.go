@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -36,6 +37,9 @@ type Config struct {
 	Logger *slog.Logger
 	// OnReady, if set, is called with the bound address once the server accepts connections.
 	OnReady func(addr string)
+	// Feed, if set, is the scheduler snapshot feed plans read; its owner runs it. Run
+	// always runs its own; New starts one when this is nil.
+	Feed *feed.Feed
 }
 
 func (c Config) withDefaults() Config {
@@ -69,6 +73,18 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", cfg.Listen, err)
 	}
+	// The feed lives exactly as long as Run: canceled and waited for on every return.
+	feedCtx, stopFeed := context.WithCancel(ctx)
+	cfg.Feed = feed.New(st, cfg.Logger)
+	feedDone := make(chan struct{})
+	go func() {
+		defer close(feedDone)
+		if err := cfg.Feed.Run(feedCtx); err != nil {
+			cfg.Logger.Error("scheduler feed stopped", "err", err)
+		}
+	}()
+	defer func() { stopFeed(); <-feedDone }()
+
 	srv := New(cfg, st)
 	defer srv.Close()
 	httpSrv := &http.Server{

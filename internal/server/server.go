@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
+	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -22,17 +24,37 @@ type Server struct {
 	handler http.Handler
 	mux     *http.ServeMux
 
+	// feed keeps the scheduler's snapshot for plans. stopFeed ends the feed New started
+	// when the config had none (nil otherwise: the caller owns its feed).
+	feed         *feed.Feed
+	stopFeed     func()
+	stopFeedOnce sync.Once
+	planSyncWait time.Duration
+
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
 	cancelStreams context.CancelFunc
 }
 
-// New builds a server over st (which the caller owns and closes). Only Logger and
-// MaxBodyBytes of cfg are used here.
+// New builds a server over st (which the caller owns and closes). Only Logger,
+// MaxBodyBytes and Feed of cfg are used here. Without cfg.Feed, New creates a feed and
+// runs it until Close.
 func New(cfg Config, st *store.Store) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait}
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
+	if s.feed == nil {
+		s.feed = feed.New(st, cfg.Logger)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := s.feed.Run(ctx); err != nil {
+				s.log.Error("scheduler feed stopped", "err", err)
+			}
+		}()
+		s.stopFeed = func() { cancel(); <-done }
+	}
 	s.metrics = newMetrics(st)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.mux)
@@ -45,6 +67,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Metrics returns the handler of /metrics (also mounted in Handler).
 func (s *Server) Metrics() http.Handler { return s.metrics.handler() }
 
-// Close ends open watch streams, so an HTTP server shutdown does not wait for them.
-// The store is not closed.
-func (s *Server) Close() { s.cancelStreams() }
+// Close ends open watch streams, so an HTTP server shutdown does not wait for them, and
+// stops the feed New started. The store is not closed. Close may be called several times.
+func (s *Server) Close() {
+	s.cancelStreams()
+	if s.stopFeed != nil {
+		s.stopFeedOnce.Do(s.stopFeed)
+	}
+}

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Nodes are cluster-scoped: they live at /v1/nodes, outside the namespaced routes. Agents
+// register and replace them; operators change labels, attributes, taints and disabled
+// with PATCH (docs/api.md, Nodes).
+
+// patchAttempts bounds how often a PATCH re-reads the node after losing a race.
+const patchAttempts = 5
+
+func nodeSubject(name string) string { return "node " + name }
+
+func (s *Server) nodes() store.TypedStore[*v4.Node] {
+	return store.Typed[*v4.Node](s.store, v4.KindNode)
+}
+
+func (s *Server) handleNodeList(w http.ResponseWriter, r *http.Request) {
+	watch, err := boolParam(r.URL.Query().Get("watch"), "watch")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if watch {
+		s.watchObjects(w, r, v4.KindNode, "")
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	objs, rev, err := s.store.List(ctx, v4.KindNode, "")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: objs})
+}
+
+func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	n, err := s.nodes().Get(ctx, "", r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, nodeError(r.PathValue("name"), err))
+		return
+	}
+	writeJSON(w, http.StatusOK, n)
+}
+
+// handleNodeRegister creates a node (the agent's registration); 409 if it exists.
+func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	n, err := decodeNode(body, "the node")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.nodes().Create(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
+		s.writeError(w, r, nodeError(n.Metadata.Name, err))
+		return
+	}
+	s.record(ctx, n, "Registered", "registered")
+	writeJSON(w, http.StatusCreated, n)
+}
+
+// handleNodeReplace replaces a node; a resourceVersion in the body is a precondition.
+func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	n, err := decodeNode(body, nodeSubject(name))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if n.Metadata.Name != name {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the node is named %q, the path %q", n.Metadata.Name, name).
+			withDetail("metadata.name", "must be "+name))
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.nodes().Update(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
+		s.writeError(w, r, nodeError(name, err))
+		return
+	}
+	s.record(ctx, n, "Updated", "updated")
+	writeJSON(w, http.StatusOK, n)
+}
+
+// handleNodePatch applies a JSON merge patch (RFC 7386) to the stored node, then defaults,
+// validates and writes the result with the read resourceVersion as precondition. Losing
+// a race with another writer re-reads and re-applies the patch, unless the patch carries
+// its own metadata.resourceVersion: then the caller asked for that exact version and
+// gets 409.
+func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var patch map[string]any
+	if err := json.Unmarshal(body, &patch); err != nil || patch == nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the body must be a JSON merge patch object (RFC 7386)"))
+		return
+	}
+	pinned := patchResourceVersion(patch) != ""
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	for range patchAttempts {
+		n, err := s.patchNode(ctx, name, patch)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		err = s.nodes().Update(ctx, n, store.Raw{})
+		if errors.Is(err, store.ErrConflict) && !pinned {
+			continue
+		}
+		if err != nil {
+			s.writeError(w, r, nodeError(name, err))
+			return
+		}
+		s.record(ctx, n, "Patched", "patched")
+		writeJSON(w, http.StatusOK, n)
+		return
+	}
+	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times while being patched; try again", name, patchAttempts))
+}
+
+// patchNode reads the node and returns it with the patch applied, checked, and its
+// resourceVersion set to the one read (or the patch's own).
+func (s *Server) patchNode(ctx context.Context, name string, patch map[string]any) (*v4.Node, error) {
+	cur, err := s.nodes().Get(ctx, "", name)
+	if err != nil {
+		return nil, nodeError(name, err)
+	}
+	curJSON, err := json.Marshal(cur)
+	if err != nil {
+		return nil, fmt.Errorf("encode node %s: %w", name, err)
+	}
+	var doc any
+	if err := json.Unmarshal(curJSON, &doc); err != nil {
+		return nil, fmt.Errorf("decode node %s: %w", name, err)
+	}
+	merged, err := json.Marshal(mergePatch(doc, patch))
+	if err != nil {
+		return nil, fmt.Errorf("encode patched node %s: %w", name, err)
+	}
+	n, err := decodeNode(merged, nodeSubject(name))
+	if err != nil {
+		return nil, err
+	}
+	if n.Metadata.Name != name {
+		return nil, errorf(http.StatusBadRequest, "a patch cannot rename node %s", name).
+			withDetail("metadata.name", "cannot be changed")
+	}
+	return n, nil
+}
+
+// patchResourceVersion returns metadata.resourceVersion of a patch, or "".
+func patchResourceVersion(patch map[string]any) string {
+	meta, _ := patch["metadata"].(map[string]any)
+	rv, _ := meta["resourceVersion"].(string)
+	return rv
+}
+
+func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	rv := r.URL.Query().Get("resourceVersion")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv))
+			return
+		}
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	n, err := s.nodes().Delete(ctx, "", name, rv)
+	if err != nil {
+		s.writeError(w, r, nodeError(name, err))
+		return
+	}
+	s.record(ctx, n, "Deleted", "deleted")
+	writeJSON(w, http.StatusOK, n)
+}
+
+// nodeError gives the store's not-found and exists errors a message that names the node
+// (the store's own reads "get node /NAME").
+func nodeError(name string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errorf(http.StatusNotFound, "node %s not found", name)
+	case errors.Is(err, store.ErrAlreadyExists):
+		return errorf(http.StatusConflict, "node %s is already registered", name)
+	}
+	return err
+}

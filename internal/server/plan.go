@@ -1,0 +1,132 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+)
+
+// defaultPlanSyncWait is how long a plan waits for the scheduler feed's first full list
+// (right after a start) before answering 503.
+const defaultPlanSyncWait = 5 * time.Second
+
+// handlePlan runs the scheduler on a copy of its snapshot for every placeable object of
+// the body (a document stream like /v1/apply) and says where the missing instances would
+// go, or why they fit nowhere. Nothing is written. All objects are placed in one pass, in
+// stream order, so later documents see the placements of earlier ones.
+func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
+	docs, err := s.readDocuments(w, r, "the plan stream")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	timer := time.NewTimer(s.planSyncWait)
+	defer timer.Stop()
+	select {
+	case <-s.feed.Synced():
+	case <-timer.C:
+		s.writeError(w, r, errorf(http.StatusServiceUnavailable,
+			"the scheduler has not loaded the cluster's nodes and task groups yet (waited %s); try again", s.planSyncWait))
+		return
+	case <-r.Context().Done():
+		return
+	}
+	snap := s.feed.Clone()
+	out := v4.PlanResult{Results: []v4.PlanObject{}, Skipped: []v4.PlanSkip{}}
+	var reqs []*scheduler.Request
+	var slots []int // out.Results index of each request
+	for i, d := range docs {
+		obj, m := d.Object, d.Object.GetMeta()
+		missing, existing, skip := instancesToPlace(obj, snap)
+		if skip != "" {
+			out.Skipped = append(out.Skipped, v4.PlanSkip{Kind: obj.GetKind(), Namespace: m.Namespace, Name: m.Name, Reason: skip})
+			continue
+		}
+		req, err := scheduler.RequestFor(obj, missing)
+		if err != nil {
+			field := ""
+			if len(docs) > 1 {
+				field = fmt.Sprintf("documents[%d]", i)
+			}
+			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "cannot plan %s %s/%s: %v", obj.GetKind(), m.Namespace, m.Name, err).
+				withDetail(field, err.Error()))
+			return
+		}
+		out.Results = append(out.Results, v4.PlanObject{
+			Kind: obj.GetKind(), Namespace: m.Namespace, Name: m.Name,
+			Existing: existing, Placements: []v4.PlanPlacement{}, Unplaced: []int{},
+		})
+		if len(missing) > 0 {
+			reqs = append(reqs, req)
+			slots = append(slots, len(out.Results)-1)
+		}
+	}
+	if len(reqs) > 0 {
+		for j, res := range snap.PlaceAll(reqs, scheduler.Options{Strategy: scheduler.Spread}) {
+			fillPlan(&out.Results[slots[j]], res)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// instancesToPlace returns the indexes a plan places for obj and the ones that already
+// have a task group, or why obj is skipped. Applications, processes and deployments want
+// indexes 0..instance-1; a daemonset wants one instance per node, indexes 0..nodes-1.
+func instancesToPlace(obj v4.Object, snap *scheduler.Snapshot) (missing, existing []int, skip string) {
+	var want int
+	switch o := obj.(type) {
+	case *v4.Application:
+		want = o.Spec.Instance
+	case *v4.Process:
+		want = o.Spec.Instance
+	case *v4.Deployment:
+		if o.Spec.Template == nil {
+			return nil, nil, "a deployment without a template is placed through its application"
+		}
+		want = o.Spec.Instance
+	case *v4.Daemonset:
+		want = snap.Nodes()
+	default:
+		return nil, nil, fmt.Sprintf("%s objects are not placed", obj.GetKind())
+	}
+	m := obj.GetMeta()
+	existing = snap.Indexes(scheduler.AppKey{Kind: obj.GetKind(), Namespace: m.Namespace, Name: m.Name})
+	if existing == nil {
+		existing = []int{}
+	}
+	missing = []int{}
+	for i := range want {
+		if !slices.Contains(existing, i) {
+			missing = append(missing, i)
+		}
+	}
+	return missing, existing, ""
+}
+
+// fillPlan copies one scheduler result into the API's shape.
+func fillPlan(p *v4.PlanObject, res scheduler.Result) {
+	for _, pl := range res.Placements {
+		ports := pl.Ports
+		if ports == nil {
+			ports = []v4.AllocatedPort{}
+		}
+		p.Placements = append(p.Placements, v4.PlanPlacement{Index: pl.Index, Node: pl.Node, Ports: ports})
+	}
+	if len(res.Unplaced) == 0 {
+		return
+	}
+	p.Unplaced = slices.Clone(res.Unplaced)
+	reason := res.Reason
+	if reason == nil {
+		reason = &scheduler.Reason{}
+	}
+	p.Reason = &v4.PlanReason{Nodes: reason.Nodes, Checks: []v4.PlanCheck{}}
+	for _, c := range reason.Checks {
+		p.Reason.Checks = append(p.Reason.Checks, v4.PlanCheck{Check: c.Check, Nodes: c.Nodes})
+	}
+	p.Message = reason.String()
+}
