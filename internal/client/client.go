@@ -83,10 +83,21 @@ func ParseServerURL(s string) (*url.URL, error) {
 func (c *Client) Server() string { return c.base.String() }
 
 // objectPath builds /v1/namespaces/{ns}/{plural}[/{name}[/{sub}]], or /v1/{plural} when
-// ns is empty (every namespace).
+// ns is empty (every namespace). Cluster-scoped kinds (nodes) ignore ns:
+// /v1/{plural}[/{name}[/{sub}]].
 func objectPath(kind v4.Kind, ns, name, sub string) (string, error) {
 	if !kind.Valid() {
 		return "", fmt.Errorf("unknown kind %q", kind)
+	}
+	if !kind.Namespaced() {
+		p := "/v1/" + kind.Plural()
+		if name != "" {
+			p += "/" + url.PathEscape(name)
+			if sub != "" {
+				p += "/" + sub
+			}
+		}
+		return p, nil
 	}
 	if ns == "" {
 		if name != "" {
