@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -11,6 +12,13 @@ import (
 
 func main() {
 	if err := cli.NewRootCommand().Execute(); err != nil {
+		// An ExitError is an outcome with its own status (berth plan: 2), already printed.
+		if ee, ok := errors.AsType[*cli.ExitError](err); ok {
+			if ee.Message != "" {
+				fmt.Fprintln(os.Stderr, ee.Message)
+			}
+			os.Exit(ee.Code)
+		}
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

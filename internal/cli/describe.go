@@ -104,12 +104,16 @@ func (d *describer) object(obj v4.Object) {
 		d.configMap(o)
 	case *v4.Secret:
 		d.secret(o)
+	case *v4.Node:
+		d.node(o)
 	}
 }
 
 func (d *describer) meta(kind v4.Kind, m *v4.ObjectMeta) {
 	d.kv("Name", "%s", m.Name)
-	d.kv("Namespace", "%s", m.Namespace)
+	if kind.Namespaced() {
+		d.kv("Namespace", "%s", m.Namespace)
+	}
 	d.kv("Kind", "%s", kind)
 	d.labels("Labels", m.Labels)
 	d.labels("Annotations", m.Annotations)

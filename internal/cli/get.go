@@ -24,11 +24,13 @@ func newGetCommand(o *options) *cobra.Command {
 		Short: "List objects of a kind, or show one",
 		Long: "List objects of a kind, or show one.\n\n" +
 			"KIND is a kind, its plural or a short name: application (app, apps), process (proc, procs),\n" +
-			"deployment (deploy), daemonset (ds), service (svc), configmap (cm), secret.",
+			"deployment (deploy), daemonset (ds), service (svc), configmap (cm), secret; and the\n" +
+			"cluster's node (nodes, no) and taskgroup (taskgroups, tg) objects.",
 		Example: "  berth get apps -A\n" +
 			"  berth get process gamesvc -n ns-a -o yaml\n" +
 			"  berth get process gamesvc --definition\n" +
-			"  berth get svc -w",
+			"  berth get svc -w\n" +
+			"  berth get node node-1 -o yaml",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGet(cmd, o, f, args)
@@ -64,7 +66,7 @@ func runGet(cmd *cobra.Command, o *options, f getFlags, args []string) error {
 		return err
 	}
 	ns := o.namespace
-	if f.allNamespaces {
+	if f.allNamespaces || !kind.Namespaced() {
 		ns = ""
 	}
 	switch {
@@ -88,13 +90,13 @@ func runGet(cmd *cobra.Command, o *options, f getFlags, args []string) error {
 	}
 	if len(list.Items) == 0 && format == outTable {
 		where := " in namespace " + ns
-		if ns == "" {
+		if ns == "" || !kind.Namespaced() {
 			where = ""
 		}
 		fmt.Fprintf(o.env.stderr, "No %s found%s.\n", kind.Plural(), where)
 		return nil
 	}
-	return printObjects(o, kind, format, list.Items, f.allNamespaces, false)
+	return printObjects(o, kind, format, list.Items, f.allNamespaces && kind.Namespaced(), false)
 }
 
 // printObjects prints the answer of get; single is a get by name (no List wrapper).
@@ -149,7 +151,7 @@ func watchObjects(ctx context.Context, o *options, c *client.Client, kind v4.Kin
 		return err
 	}
 	w := o.out()
-	t := objectTable{kind: kind, allNS: ns == "", watch: true}
+	t := objectTable{kind: kind, allNS: ns == "" && kind.Namespaced(), watch: true}
 	// EVENT is as wide as its widest value from the start, so the columns never shift.
 	st := &streamTable{w: w, widths: []int{len(client.EventModified)}}
 	header := t.header()

@@ -77,6 +77,9 @@ func columnsFor(kind v4.Kind) kindColumns {
 			return []string{strconv.Itoa(len(s.Datas))}
 		}}
 	}
+	if kind == v4.KindNode {
+		return nodeColumns()
+	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }
 

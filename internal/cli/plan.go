@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// ExitUnplaced is the exit status of `berth plan` when some instance fits nowhere.
+const ExitUnplaced = 2
+
+func newPlanCommand(o *options) *cobra.Command {
+	var f fileFlags
+	cmd := &cobra.Command{
+		Use:   "plan -f FILE|DIR|-",
+		Short: "Show where the instances of files' objects would be placed, changing nothing",
+		Long: "Ask the scheduler where the instances of the applications, processes, deployments\n" +
+			"and daemonsets in the files would go, without writing anything. Instances that\n" +
+			"already run are not placed again. For instances that fit nowhere, it says how many\n" +
+			"nodes each check rejected.\n\n" +
+			"Files are read as for `berth apply`. Exit status: 0 if every instance fits, 2 if\n" +
+			"some cannot be placed, 1 on an error.",
+		Example: "  berth plan -f examples/gamesvc.json\n" +
+			"  berth plan -f specs/ -o json",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("namespace") {
+				return errors.New("plan takes namespaces from the documents' metadata.namespace; -n is not used")
+			}
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			if format == outName {
+				return errors.New("plan prints a table, json or yaml; -o name is not supported")
+			}
+			docs, err := f.documents(o.env.stdin)
+			if err != nil {
+				return err
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := o.requestContext(cmd)
+			defer cancel()
+			res, err := c.Plan(ctx, buildStream(docs))
+			if err != nil {
+				return planError(err, docs)
+			}
+			if format == outJSON || format == outYAML {
+				err = printStructured(o.out(), format, res)
+			} else {
+				err = printPlan(o.out(), res)
+			}
+			if err != nil {
+				return err
+			}
+			for _, r := range res.Results {
+				if !r.Fits() {
+					return &ExitError{Code: ExitUnplaced}
+				}
+			}
+			return nil
+		},
+	}
+	f.register(cmd, "plan")
+	return cmd
+}
+
+// printPlan writes, per object, a table of where its instances would go and a line for
+// the instances that fit nowhere, then the objects that are not placed at all.
+func printPlan(w io.Writer, res *client.PlanResult) error {
+	for i, r := range res.Results {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		ref := objectRef(r.Kind, r.Namespace, r.Name)
+		planned := len(r.Placements) + len(r.Unplaced)
+		switch {
+		case planned == 0:
+			fmt.Fprintf(w, "%s: nothing to place (%s already placed)\n", ref, count(len(r.Existing), "instance"))
+			continue
+		case len(r.Existing) > 0:
+			fmt.Fprintf(w, "%s: %s to place, %d already placed\n", ref, count(planned, "instance"), len(r.Existing))
+		default:
+			fmt.Fprintf(w, "%s: %s to place\n", ref, count(planned, "instance"))
+		}
+		if len(r.Placements) > 0 {
+			rows := make([][]string, 0, len(r.Placements))
+			for _, p := range r.Placements {
+				rows = append(rows, []string{strconv.Itoa(p.Index), p.Node, planPorts(p.Ports)})
+			}
+			if err := writeTable(w, []string{"INDEX", "NODE", "PORTS"}, rows); err != nil {
+				return err
+			}
+		}
+		if len(r.Unplaced) > 0 {
+			fmt.Fprintf(w, "%s of %s %s/%s cannot be placed: %s\n",
+				count(len(r.Unplaced), "instance"), r.Kind, r.Namespace, r.Name, orNone(r.Message))
+		}
+	}
+	if len(res.Skipped) > 0 {
+		if len(res.Results) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, s := range res.Skipped {
+			why := s.Reason
+			if why == "" {
+				why = "not placed"
+			}
+			fmt.Fprintf(w, "%s skipped: %s\n", objectRef(s.Kind, s.Namespace, s.Name), why)
+		}
+	}
+	return nil
+}
+
+// planPorts renders host ports as name:port, comma-separated.
+func planPorts(ports []v4.AllocatedPort) string {
+	parts := make([]string, 0, len(ports))
+	for _, p := range ports {
+		s := strconv.Itoa(p.HostPort)
+		if p.Name != "" {
+			s = p.Name + ":" + s
+		}
+		parts = append(parts, s)
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+// count writes "1 instance", "3 instances".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// planError names files in field errors, as apply does, without apply's wording.
+func planError(err error, docs []document) error {
+	var ae *client.APIError
+	if !errors.As(err, &ae) || len(ae.Details) == 0 {
+		return err
+	}
+	lines := make([]string, 0, len(ae.Details))
+	for _, d := range ae.Details {
+		lines = append(lines, locateFieldError(d, docs))
+	}
+	return fmt.Errorf("%s\n  - %s", ae.Message, strings.Join(lines, "\n  - "))
+}
