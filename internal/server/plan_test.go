@@ -75,8 +75,6 @@ func daemonsetJSON(ns, name string) string {
 }
 
 // The response shape, the skip list and the indexes computed from existing task groups.
-// (The unplaced/placements split depends on scheduler.Place; these assertions hold for
-// any implementation.)
 func TestPlan(t *testing.T) {
 	url := newTestServer(t, Config{})
 	createNode(t, "node-1")
@@ -123,8 +121,8 @@ func TestPlan(t *testing.T) {
 		if s := fmt.Sprint(sortedInts(planned)); s != want.planned {
 			t.Errorf("result %d (%s): planned %s, want %s", i, want.name, s, want.planned)
 		}
-		if len(got.Unplaced) > 0 && (got.Reason == nil || got.Message == "") {
-			t.Errorf("result %d: unplaced without a reason: %+v", i, got)
+		if len(got.Unplaced) > 0 {
+			t.Errorf("result %d: unplaced on empty ready nodes: %+v", i, got)
 		}
 	}
 
@@ -187,4 +185,32 @@ func sortedInts(s []int) []int {
 		return []int{}
 	}
 	return out
+}
+
+func fixedPortProc(name string, instances int) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":"plan"},"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web","ports":[{"name":"http","hostPort":8899}]}]}}}}`,
+		name, instances)
+}
+
+// Documents of one plan see each other's placements: the first takes port 8899 on both
+// nodes, so the second fits nowhere, and says why.
+func TestPlanDocumentsShareTheSnapshot(t *testing.T) {
+	url := newTestServer(t, Config{})
+	createNode(t, "node-1")
+	createNode(t, "node-2")
+	body := fixedPortProc("first", 2) + "\n" + fixedPortProc("second", 1)
+	res := planUntil(t, url, body, func(r v4.PlanResult) bool { return len(r.Results[0].Placements) == 2 })
+	first, second := res.Results[0], res.Results[1]
+	if len(first.Placements) != 2 || first.Placements[0].Node == first.Placements[1].Node ||
+		first.Placements[0].Ports[0].Name != "http" || first.Placements[0].Ports[0].HostPort != 8899 {
+		t.Fatalf("first: %+v", first)
+	}
+	if len(second.Placements) != 0 || fmt.Sprint(second.Unplaced) != "[0]" || second.Reason == nil ||
+		second.Reason.Nodes != 2 || !strings.Contains(second.Message, "8899") {
+		t.Fatalf("second: %+v", second)
+	}
+	// Alone, the second one fits: the plan wrote nothing.
+	if res := postPlan(t, url, fixedPortProc("second", 1)); len(res.Results[0].Placements) != 1 {
+		t.Fatalf("second alone: %+v", res.Results[0])
+	}
 }
