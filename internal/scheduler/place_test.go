@@ -204,3 +204,19 @@ func TestRequestFor(t *testing.T) {
 		t.Error("configmaps are not placed")
 	}
 }
+
+func TestDaemonsetOnePerNode(t *testing.T) {
+	ds := &v4.Daemonset{TypeMeta: v4.TypeMeta{APIVersion: "v4", Kind: v4.KindDaemonset}, Metadata: v4.ObjectMeta{Name: "agent", Namespace: "ns-a"},
+		Spec: v4.DaemonsetSpec{Template: v4.PodTemplate{Spec: v4.PodSpec{Containers: []v4.Container{{Image: "x"}}}}}}
+	req, err := RequestFor(ds, []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := snapshotOf([]*v4.Node{node("n1"), node("n2"), node("off", func(n *v4.Node) { n.Spec.Disabled = true })}).Place(req, Options{Strategy: Binpack})
+	if len(res.Placements) != 2 || res.Placements[0].Node == res.Placements[1].Node || len(res.Unplaced) != 1 {
+		t.Errorf("a daemonset gets one task group per eligible node: %+v", res.Placements)
+	}
+	if ds.Constraint != nil {
+		t.Error("RequestFor must not change the spec")
+	}
+}

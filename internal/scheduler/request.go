@@ -56,7 +56,7 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		}
 		tmpl, req.Constraint = o.Spec.Template, o.Constraint
 	case *v4.Daemonset:
-		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+		tmpl, req.Constraint = &o.Spec.Template, oneper(o.Constraint)
 	default:
 		return nil, fmt.Errorf("%s objects are not placed", obj.GetKind())
 	}
@@ -75,6 +75,16 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		return nil, fmt.Errorf("%s: %w", req.App, err)
 	}
 	return req, nil
+}
+
+// oneper adds "hostname UNIQUE" to a daemonset's constraint: one task group per node.
+func oneper(c *v4.Constraint) *v4.Constraint {
+	out := &v4.Constraint{}
+	if c != nil {
+		out.IntersectionItem = append(out.IntersectionItem, c.IntersectionItem...)
+	}
+	out.IntersectionItem = append(out.IntersectionItem, v4.ConstraintItem{UnionData: []v4.ConstraintData{{Name: hostnameAttr, Operate: v4.OpUnique}}})
+	return out
 }
 
 // addTasks sums the tasks' requests and collects their host ports.

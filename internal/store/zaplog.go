@@ -23,7 +23,7 @@ type slogCore struct {
 // single-member etcd on loopback; they would only alarm users of `berth dev`.
 var expectedWarnings = map[string]bool{
 	"Running http and grpc server on single port. This is not recommended for production.": true,
-	"simple token is not cryptographically signed": true,
+	"simple token is not cryptographically signed":                                         true,
 }
 
 func newEtcdLogger(log *slog.Logger, closing *atomic.Bool) *zap.Logger {
