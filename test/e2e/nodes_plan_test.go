@@ -68,4 +68,13 @@ func TestNodesAndPlan(t *testing.T) {
 	if out := s.mustBerth("get", "procs", "-n", "e2e"); out != "" {
 		t.Fatalf("plan created objects:\n%s", out)
 	}
+
+	// A spec that fits: two instances, one per host; the tainted node only with its toleration.
+	fits := strings.Replace(unplaceableProcess, `"operate":"CLUSTER","type":4,"set":{"item":["elsewhere-1","elsewhere-2"]}}]}`,
+		`"operate":"UNIQUE"}]},{"unionData":[{"name":"dedicated","operate":"TOLERATION","type":3,"text":{"value":"db"}}]}`, 1)
+	fits = strings.Replace(fits, `"instance":1`, `"instance":2`, 1)
+	r = s.berth("", "plan", "-f", writeFiles(t, map[string]string{"web.json": fits}))
+	if r.code != 0 || !strings.Contains(r.stdout, "node-1") || !strings.Contains(r.stdout, "node-2") {
+		t.Fatalf("berth plan of a spec that fits: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
