@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,41 +13,20 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // testStore is one embedded etcd for the package's tests; each test uses its own namespace.
 var testStore *store.Store
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "berth-server-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	testStore, err = store.Open(context.Background(), store.Config{DataDir: dir, Logger: quietLogger()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer testStore.Close()
-	return m.Run()
-}
-
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quietLogger() *slog.Logger { return storetest.QuietLogger() }
 
 // newTestServer serves a fresh Server over the shared store.
 func newTestServer(t *testing.T, cfg Config) string {
 	t.Helper()
-	// Start clean even when the tests run several times in one process (go test -count=N).
-	if _, err := testStore.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
-	}
+	storetest.Reset(t, testStore) // start clean, also under go test -count=N
 	cfg.Logger = quietLogger()
 	srv := New(cfg, testStore)
 	ts := httptest.NewServer(srv.Handler())

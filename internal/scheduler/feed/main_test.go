@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -13,41 +12,18 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // testStore is one embedded etcd shared by the package's tests.
 var testStore *store.Store
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "berth-feed-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	testStore, err = store.Open(context.Background(), store.Config{DataDir: dir, Logger: quietLogger()})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer testStore.Close()
-	return m.Run()
-}
-
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quietLogger() *slog.Logger { return storetest.QuietLogger() }
 
 // resetStore starts a test from an empty keyspace (go test -count=N included).
-func resetStore(t *testing.T) {
-	t.Helper()
-	if _, err := testStore.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
-	}
-}
+func resetStore(t *testing.T) { storetest.Reset(t, testStore) }
 
 // runFeed runs a feed until the test ends and waits for its first sync.
 func runFeed(t *testing.T, f *Feed) {
