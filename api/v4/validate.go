@@ -107,7 +107,14 @@ func validateMeta(path string, kind Kind, m *ObjectMeta, errs *FieldErrors) {
 	}
 	validateLabels(path+".labels", m.Labels, errs)
 	validateLabels(path+".annotations", m.Annotations, errs)
+	if v, ok := m.Annotations[PlacementAnnotation]; ok {
+		oneOf(joinKey(path+".annotations", PlacementAnnotation), v, errs, "spread", "binpack")
+	}
 }
+
+// PlacementAnnotation chooses how the scheduler scores nodes for one application:
+// "spread" (emptiest node first) or "binpack" (fullest node that fits).
+const PlacementAnnotation = "berth.io/placement"
 
 func validateLabels(path string, labels map[string]string, errs *FieldErrors) {
 	for _, k := range sortedStringKeys(labels) {

@@ -125,6 +125,7 @@ func TestMetadataRules(t *testing.T) {
 		{"label value", appWith(func(a *Application) { a.Metadata.Labels = map[string]string{"k": strings.Repeat("v", 300)} }), "metadata.labels.k", "value must be"},
 		{"annotation key", appWith(func(a *Application) { a.Metadata.Annotations = map[string]string{"a b": "x"} }), `metadata.annotations["a b"]`, "key must be"},
 		{"template label", appWith(func(a *Application) { a.Spec.Template.Metadata = &TemplateMeta{Labels: map[string]string{"k": "a\nb"}} }), "spec.template.metadata.labels.k", "value must be"},
+		{"placement annotation", appWith(func(a *Application) { a.Metadata.Annotations = map[string]string{PlacementAnnotation: "pack"} }), `metadata.annotations["berth.io/placement"]`, `"spread", "binpack"`},
 		{"configmap name", func() Object { c := baseConfigMap(); c.Metadata.Name = "my.cfg"; return c }(), "metadata.name", "no '.'"},
 	})
 }

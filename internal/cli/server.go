@@ -21,12 +21,14 @@ type serverFlags struct {
 	dataDir       string
 	etcdEndpoints []string
 	logLevel      string
+	placement     string
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.listen, "listen", server.DefaultListen, "address to serve the API on")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 }
 
 func newServerCommand(o *options) *cobra.Command {
@@ -84,6 +86,9 @@ func newDevCommand(o *options) *cobra.Command {
 
 // runServer runs server.Run until SIGINT or SIGTERM, logging to stderr.
 func runServer(cmd *cobra.Command, o *options, f serverFlags, onReady func(addr string)) error {
+	if f.placement != "spread" && f.placement != "binpack" {
+		return fmt.Errorf("--placement %q: use spread or binpack", f.placement)
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
@@ -101,6 +106,7 @@ func runServer(cmd *cobra.Command, o *options, f serverFlags, onReady func(addr 
 		EtcdEndpoints: f.etcdEndpoints,
 		Logger:        logger,
 		OnReady:       onReady,
+		Placement:     f.placement,
 	})
 }
 

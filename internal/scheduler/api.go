@@ -17,7 +17,7 @@ const (
 
 // StrategyAnnotation selects the strategy of one application ("spread" or "binpack");
 // without it the cluster-wide Options.Strategy applies.
-const StrategyAnnotation = "berth.io/placement"
+const StrategyAnnotation = v4.PlacementAnnotation
 
 // DefaultOverhead is what the executor of each task group needs on top of its tasks
 // (BCS: 0.01 cpu, 64 MB memory and 64 MB disk).

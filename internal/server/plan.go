@@ -66,7 +66,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if len(reqs) > 0 {
-		for j, res := range snap.PlaceAll(reqs, scheduler.Options{Strategy: scheduler.Spread}) {
+		for j, res := range snap.PlaceAll(reqs, scheduler.Options{Strategy: s.placement}) {
 			fillPlan(&out.Results[slots[j]], res)
 		}
 	}

@@ -214,3 +214,22 @@ func TestPlanDocumentsShareTheSnapshot(t *testing.T) {
 		t.Fatalf("second alone: %+v", res.Results[0])
 	}
 }
+
+// The cluster-wide placement strategy applies to plans; an annotation overrides it.
+func TestPlanPlacementStrategy(t *testing.T) {
+	url := newTestServer(t, Config{Placement: "binpack"})
+	createNode(t, "node-1")
+	createNode(t, "node-2")
+	proc := func(annotations string) string {
+		return `{"apiVersion":"v4","kind":"process","metadata":{"name":"web","namespace":"plan"` + annotations + `},
+			"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web"}]}}}}`
+	}
+	res := planUntil(t, url, proc(""), func(r v4.PlanResult) bool { return len(r.Results[0].Placements) == 2 })
+	if p := res.Results[0].Placements; p[0].Node != p[1].Node {
+		t.Errorf("binpack cluster: both instances on one node, got %+v", p)
+	}
+	res = postPlan(t, url, proc(`,"annotations":{"berth.io/placement":"spread"}`))
+	if p := res.Results[0].Placements; len(p) != 2 || p[0].Node == p[1].Node {
+		t.Errorf("spread annotation: one instance per node, got %+v", p)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -40,9 +41,15 @@ type Config struct {
 	// Feed, if set, is the scheduler snapshot feed plans read; its owner runs it. Run
 	// always runs its own; New starts one when this is nil.
 	Feed *feed.Feed
+	// Placement is the cluster-wide scoring strategy, scheduler.Spread (default) or
+	// scheduler.Binpack; an application's berth.io/placement annotation overrides it.
+	Placement string
 }
 
 func (c Config) withDefaults() Config {
+	if c.Placement == "" {
+		c.Placement = scheduler.Spread
+	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}

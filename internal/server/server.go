@@ -30,6 +30,7 @@ type Server struct {
 	stopFeed     func()
 	stopFeedOnce sync.Once
 	planSyncWait time.Duration
+	placement    string
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -41,7 +42,7 @@ type Server struct {
 // runs it until Close.
 func New(cfg Config, st *store.Store) *Server {
 	cfg = cfg.withDefaults()
-	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait}
+	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)

@@ -7,28 +7,6 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// epsilon absorbs float rounding when comparing resource sums.
-const epsilon = 1e-9
-
-// fitsResources checks what is free on n against what one task group needs.
-func (st *reqState) fitsResources(n *nodeState) (bool, string) {
-	need := &st.need
-	switch {
-	case n.usedCPU+need.CPU > n.alloc.CPU+epsilon:
-		return false, "insufficient cpu"
-	case n.usedMem+need.MemoryMB > n.alloc.MemoryMB+epsilon:
-		return false, "insufficient memory"
-	case n.usedDisk+need.DiskMB > n.alloc.DiskMB+epsilon:
-		return false, "insufficient disk"
-	}
-	for name, v := range need.Extended {
-		if n.usedExt[name]+v > n.alloc.Extended[name]+epsilon {
-			return false, "insufficient " + name
-		}
-	}
-	return true, ""
-}
-
 // fitsPorts checks that every fixed host port is free on n and that its ranges have
 // enough free ports for the random ones.
 func (st *reqState) fitsPorts(n *nodeState) (bool, string) {
