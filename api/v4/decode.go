@@ -132,6 +132,9 @@ func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
 			errs.add(path, "must be a list, got %s", describe(v))
 			return
 		}
+		if len(arr) == 0 {
+			return // an empty list is the zero value, so decode(encode(x)) == x with omitempty
+		}
 		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
 		for i, el := range arr {
 			decodeValue(fmt.Sprintf("%s[%d]", path, i), el, out.Index(i), errs)
@@ -142,6 +145,9 @@ func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
 		if !ok {
 			errs.add(path, "must be an object, got %s", describe(v))
 			return
+		}
+		if len(m) == 0 {
+			return // as for lists: an empty object is the zero value
 		}
 		out := reflect.MakeMapWithSize(dst.Type(), len(m))
 		for _, k := range sortedStringKeys(m) {

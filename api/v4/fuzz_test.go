@@ -104,3 +104,31 @@ func toNumbers(v any) any {
 	}
 	return v
 }
+
+// FuzzDecodeNode: no panic, and an accepted node is valid and survives encode -> decode.
+func FuzzDecodeNode(f *testing.F) {
+	f.Add([]byte(`{"kind":"node","metadata":{"name":"n1","labels":{"a":"b"}},"spec":{"ip":"10.0.0.1","capacity":{"cpu":4,"memoryMB":8192,"diskMB":1000,"extended":{"gpu":2}},
+		"portRanges":[{"begin":31000,"end":32000}],"attributes":{"text":{"rack":"r1"},"scalar":{"cpus":8},"set":{"zone":["a","b"]}},"taints":[{"key":"k","value":"v","effect":"NoSchedule"}]},"status":{"phase":"Ready"}}`))
+	f.Add([]byte(`{"metadata":{"name":"n1"},"spec":{"cpus":4}}`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := DecodeNode(data)
+		if err != nil {
+			return
+		}
+		if errs := ValidateNode(n); len(errs) > 0 {
+			t.Fatalf("DecodeNode accepted an invalid node: %v", errs)
+		}
+		enc, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeNode(enc)
+		if err != nil {
+			t.Fatalf("re-decode %s: %v", enc, err)
+		}
+		if !reflect.DeepEqual(n, again) {
+			t.Fatalf("round trip changed the node:\n%s", enc)
+		}
+	})
+}

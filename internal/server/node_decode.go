@@ -1,13 +1,10 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -28,50 +25,22 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return body, nil
 }
 
-// decodeNode decodes, defaults and validates a node. subject names it in messages.
+// decodeNode decodes, defaults and validates a node. subject names it in messages. A
+// body of the wrong kind is a 400 (the wrong path), other field problems are 422.
 func decodeNode(data []byte, subject string) (*v4.Node, error) {
-	var n v4.Node
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&n)
-	if err == nil && dec.More() {
-		err = errors.New("data after the node object")
+	n, err := v4.DecodeNode(data)
+	if err == nil {
+		return n, nil
 	}
-	if err != nil {
-		if fe := nodeFieldError(err); fe != nil {
-			ae := errorf(http.StatusUnprocessableEntity, "%s is invalid: %s", subject, fe.Error())
-			ae.Details = v4.FieldErrors{*fe}
-			return nil, ae
-		}
+	fe, ok := errors.AsType[v4.FieldErrors](err)
+	if !ok {
 		return nil, errorf(http.StatusBadRequest, "the body is not a JSON node: %v", err)
 	}
-	if n.Kind != "" && !strings.EqualFold(string(n.Kind), string(v4.KindNode)) {
-		return nil, errorf(http.StatusBadRequest, "the document is a %s, the path is for nodes", n.Kind).
-			withDetail("kind", "must be node")
+	status := http.StatusUnprocessableEntity
+	if slices.ContainsFunc(fe, func(e v4.FieldError) bool { return e.Field == "kind" }) {
+		status = http.StatusBadRequest
 	}
-	n.Kind = v4.KindNode
-	v4.DefaultNode(&n)
-	if fe := v4.ValidateNode(&n); len(fe) > 0 {
-		ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))
-		ae.Details = fe
-		return nil, ae
-	}
-	return &n, nil
-}
-
-// nodeFieldError turns a decoding error about one field into a FieldError, or nil when
-// the body is not JSON at all.
-func nodeFieldError(err error) *v4.FieldError {
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		field := te.Field
-		if field == "" {
-			field = "(document)"
-		}
-		return &v4.FieldError{Field: field, Message: fmt.Sprintf("must be a %s, got a JSON %s", te.Type, te.Value)}
-	}
-	// encoding/json reports unknown fields only in its message: `json: unknown field "x"`.
-	if rest, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &v4.FieldError{Field: strings.Trim(rest, `"`), Message: "unknown field"}
-	}
-	return nil
+	ae := errorf(status, "%s", invalidMessage(subject, fe))
+	ae.Details = fe
+	return nil, ae
 }

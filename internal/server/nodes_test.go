@@ -84,7 +84,8 @@ func TestNodeRegisterInvalid(t *testing.T) {
 	}{
 		{"not json", `{"metadata":`, http.StatusBadRequest, ""},
 		{"wrong kind", `{"kind":"process","metadata":{"name":"n1"}}`, http.StatusBadRequest, "kind"},
-		{"unknown field", `{"kind":"node","metadata":{"name":"n1"},"spec":{"cpus":4}}`, http.StatusUnprocessableEntity, "cpus"},
+		{"unknown field", `{"kind":"node","metadata":{"name":"n1"},"spec":{"cpus":4}}`, http.StatusUnprocessableEntity, "spec.cpus"},
+		{"every problem at once", `{"kind":"node","metadata":{"name":"N_1"},"spec":{"cpus":4,"capacity":{"cpu":"4"}}}`, http.StatusUnprocessableEntity, "metadata.name"},
 		{"wrong type", `{"kind":"node","metadata":{"name":"n1"},"spec":{"capacity":{"cpu":"4"}}}`, http.StatusUnprocessableEntity, "spec.capacity.cpu"},
 		{"bad name", nodeJSON("Node_1", ""), http.StatusUnprocessableEntity, "metadata.name"},
 		{"bad taint", nodeJSON("n1", `,"taints":[{"key":"k","value":"v","effect":"NoExecute"}]`), http.StatusUnprocessableEntity, "spec.taints[0].effect"},
