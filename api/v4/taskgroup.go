@@ -1,6 +1,9 @@
 package v4
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // KindTaskGroup names the instances of applications and processes. Task groups are
 // written by berth (the controllers and the scheduler), never applied by users.
@@ -38,7 +41,26 @@ type TaskGroupSpec struct {
 	// Attributes records, at placement, the node's value of every attribute the owner's
 	// constraints name; UNIQUE, MAXPER and GROUPBY count these (BCS semantics).
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Template is the pod to run: the owner's template when the task group was created.
+	Template PodTemplate `json:"template"`
+	// KillGracePeriod is the owner's killPolicy.gracePeriod (seconds, at least 1).
+	KillGracePeriod int `json:"killGracePeriod,omitempty"`
+	// OwnerVersion is the owner's resourceVersion the template was taken from.
+	OwnerVersion string `json:"ownerVersion,omitempty"`
+	// Desired is DesiredRunning (default when empty) or DesiredStopped: the controller
+	// asks the agent to stop the pod (a deliberate kill, which ends Finish).
+	Desired string `json:"desired,omitempty"`
+	// ReschedTimes counts how often this instance was restarted (BCS reschedTimes);
+	// LastRescheduled is when it last was.
+	ReschedTimes    int       `json:"reschedTimes,omitempty"`
+	LastRescheduled time.Time `json:"lastRescheduled,omitzero"`
 }
+
+// Desired states of a task group.
+const (
+	DesiredRunning = "Running"
+	DesiredStopped = "Stopped"
+)
 
 // AllocatedPort is a host port held by a task of the group.
 type AllocatedPort struct {
@@ -61,9 +83,79 @@ const (
 	StatusRestarting = "Restarting"
 )
 
-// TaskGroupStatus is what the agent reports.
+// TaskGroupStatus is what the agent reports. Phase aggregates the tasks' statuses with
+// BCS's precedence (AggregateTaskGroup).
 type TaskGroupStatus struct {
 	Phase   string    `json:"phase,omitempty"`
 	Message string    `json:"message,omitempty"`
 	Updated time.Time `json:"updated,omitzero"`
+	// HostIP is the node's IP (BCS_NODE_IP, ${hostip}).
+	HostIP string       `json:"hostIP,omitempty"`
+	Tasks  []TaskStatus `json:"tasks,omitempty"`
+	// Healthy is false when a task's health check fails (nil: no checks or not yet known).
+	Healthy *bool `json:"healthy,omitempty"`
+	// StartedAt is when every task first ran; FinishedAt when the group ended.
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	// HealthKilled is set when the executor killed the group after consecutive health
+	// check failures (the restart policy counts it as a failure).
+	HealthKilled bool `json:"healthKilled,omitempty"`
+}
+
+// TaskStatus is one task (container or process) of a task group.
+type TaskStatus struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"` // Staging, Starting, Running, Finish, Failed, Killing, ...
+	Message string `json:"message,omitempty"`
+	// Healthy is the latest health check result (nil without a local check or during its
+	// grace period); ConsecutiveFailures counts failed checks in a row.
+	Healthy             *bool  `json:"healthy,omitempty"`
+	ConsecutiveFailures int    `json:"consecutiveFailures,omitempty"`
+	HealthMessage       string `json:"healthMessage,omitempty"`
+	// Info is seed 000's container info (BcsContainerInfo), with its CamelCase keys.
+	Info ContainerInfo `json:"info"`
+}
+
+// ContainerInfo is BCS's BcsContainerInfo (seed 000): the JSON keys are BCS's own.
+type ContainerInfo struct {
+	ID                      string    `json:"ID,omitempty"`
+	Name                    string    `json:"Name,omitempty"`
+	Pid                     int       `json:"Pid,omitempty"`
+	StartAt                 time.Time `json:"StartAt,omitzero"`
+	FinishAt                time.Time `json:"FinishAt,omitzero"`
+	Status                  string    `json:"Status,omitempty"` // created, running, paused, restarting, exited, dead
+	ExitCode                int       `json:"ExitCode"`
+	Hostname                string    `json:"Hostname,omitempty"`
+	NetworkMode             string    `json:"NetworkMode,omitempty"`
+	IPAddress               string    `json:"IPAddress,omitempty"`
+	NodeAddress             string    `json:"NodeAddress,omitempty"`
+	Healthy                 bool      `json:"Healthy"`
+	IsChecked               bool      `json:"IsChecked"`
+	ConsecutiveFailureTimes int       `json:"ConsecutiveFailureTimes"`
+	OOMKilled               bool      `json:"OOMKilled"`
+	Message                 string    `json:"Message,omitempty"`
+}
+
+// TaskNames returns the names of a pod's tasks in order: a container's name, or "c{i}"
+// when it has none; a process's procName, suffixed "-{i}" when two share it.
+func TaskNames(p *PodSpec) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i, c := range p.Containers {
+		n := c.Name
+		if n == "" || seen[n] {
+			n = "c" + strconv.Itoa(i)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	for i, t := range p.Processes {
+		n := t.ProcName
+		if seen[n] {
+			n += "-" + strconv.Itoa(i)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out
 }
