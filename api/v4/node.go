@@ -83,4 +83,7 @@ type NodeStatus struct {
 	Phase         string    `json:"phase,omitempty"`
 	LastHeartbeat time.Time `json:"lastHeartbeat,omitzero"`
 	AgentVersion  string    `json:"agentVersion,omitempty"`
+	// AgentAddress is where the agent serves logs and actions to the server
+	// ("host:port", authenticated with the join token).
+	AgentAddress string `json:"agentAddress,omitempty"`
 }

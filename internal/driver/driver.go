@@ -1,0 +1,119 @@
+// Package driver defines how the executor runs tasks: a Driver starts, watches, stops and
+// lists the tasks of one runtime (plain processes, Docker containers). Drivers live in
+// subpackages (process, docker, fake); the executor gives pod semantics on top.
+package driver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// ErrNotFound is returned for a task ID the driver does not know.
+var ErrNotFound = errors.New("task not found")
+
+// Labels every task carries, so an agent that restarts can adopt what runs (List).
+const (
+	LabelTaskGroup = "berth.taskgroup" // namespace/name of the task group
+	LabelTask      = "berth.task"      // task name within the group
+	LabelNode      = "berth.node"      // node name
+	LabelVersion   = "berth.version"   // owner resourceVersion of the template
+)
+
+// Task is one task (a process or a container) as the executor asks a driver to run it.
+// Strings are already rendered: ${...} variables are substituted.
+type Task struct {
+	// ID is unique on the node and stable for the life of the task group:
+	// "{namespace}.{taskgroup name}.{task name}".
+	ID     string
+	Name   string
+	Labels map[string]string
+
+	// Exactly one of Process and Container is set.
+	Process   *v4.ProcessTask
+	Container *v4.Container
+
+	// Env is the task's environment in order, as NAME=value (PORT_<name>, BCS_* and the
+	// spec's env, with configmap and secret items resolved).
+	Env []string
+	// Ports are the host ports the task holds.
+	Ports []v4.AllocatedPort
+	// Files are configmap/secret items injected as files: path -> content and mode.
+	Files []File
+
+	// WorkBaseDir and RunBaseDir are the pod's ${work_base_dir} and ${run_base_dir}
+	// (created by the executor); LogDir receives the task's stdout and stderr.
+	WorkBaseDir string
+	RunBaseDir  string
+	LogDir      string
+
+	// Limits: CPU in cores and memory in MB; 0 or less is unlimited.
+	CPULimit    float64
+	MemoryLimit float64
+
+	// KillGrace is how long Stop waits after the polite stop before SIGKILL.
+	KillGrace time.Duration
+}
+
+// File is one file to write for a task before it starts.
+type File struct {
+	Path     string
+	Content  []byte
+	ReadOnly bool
+	User     string // owner; empty keeps the agent's user
+}
+
+// State is what a driver knows of one task.
+type State struct {
+	ID     string
+	Labels map[string]string
+	// Running is true while the task runs; once false, Info says how it ended
+	// (ExitCode, FinishAt, OOMKilled, Message).
+	Running bool
+	Info    v4.ContainerInfo
+}
+
+// ExecResult is the outcome of a command run in a task's context.
+type ExecResult struct {
+	ExitCode int
+	Output   []byte
+}
+
+// LogOptions select what Logs returns.
+type LogOptions struct {
+	Follow bool // keep streaming until ctx ends
+	Tail   int  // the last N lines only (0: all)
+}
+
+// Driver runs tasks of one kind. Every method is safe for concurrent use; a task's
+// processes or containers survive the agent (they are not its children in a way that
+// kills them when it exits).
+type Driver interface {
+	// Name is the driver's kind: "process" or "docker".
+	Name() string
+	// Start prepares (downloads packages, pulls images, writes files) and starts the
+	// task, and returns once it runs (processes: after startGracePeriod, with the pid
+	// file checked). An error says what failed, with the HTTP status, user or path.
+	// Starting an ID that exists is an error.
+	Start(ctx context.Context, t *Task) (State, error)
+	// Inspect returns the task's current state (ErrNotFound when unknown).
+	Inspect(ctx context.Context, id string) (State, error)
+	// Stop stops the task deliberately: the polite way first (stopCmd, docker stop),
+	// then SIGKILL after grace. Stopping an ended task is not an error.
+	Stop(ctx context.Context, id string, grace time.Duration) error
+	// Remove forgets an ended task and releases what it held (cgroups, state). Its logs
+	// stay readable until the executor removes the pod's directories.
+	Remove(ctx context.Context, id string) error
+	// List returns every task the driver knows, running or ended, with its labels.
+	List(ctx context.Context) ([]State, error)
+	// Exec runs a shell command in the task's context (its work dir and env for
+	// processes, docker exec for containers) within ctx's deadline.
+	Exec(ctx context.Context, id string, cmd string) (ExecResult, error)
+	// Logs streams the task's output (stdout and stderr interleaved).
+	Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error)
+	// Action runs "reload" or "restart" (a process's reloadCmd / restartCmd).
+	Action(ctx context.Context, id string, action string) error
+}

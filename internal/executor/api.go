@@ -1,0 +1,36 @@
+// Package executor runs task groups as pods on a node with BCS's executor semantics
+// (seed 000): tasks start in order, any task that fails to start or exits fails the whole
+// group and stops the others, a deliberate kill stops every task within the grace period
+// and ends Finish; health checks (HTTP, TCP, COMMAND) run against the tasks; every change
+// is reported at once. Drivers do the running; the agent decides what to run.
+package executor
+
+import (
+	"context"
+	"log/slog"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// DataSource gives the configmaps and secrets a task group refers to (the agent fetches
+// them from the server).
+type DataSource interface {
+	ConfigMap(ctx context.Context, namespace, name string) (*v4.ConfigMap, error)
+	Secret(ctx context.Context, namespace, name string) (*v4.Secret, error)
+}
+
+// Config wires an executor.
+type Config struct {
+	NodeName string
+	HostIP   string
+	// DataDir holds the pods' directories: DataDir/pods/{namespace}.{name}/{work,run,logs}.
+	DataDir string
+	// Drivers by kind: "process" runs process pods, "docker" container pods.
+	Drivers map[string]driver.Driver
+	Data    DataSource
+	Logger  *slog.Logger
+	// Report receives every status change of a task group, at once and in order per
+	// group. It must not block for long.
+	Report func(namespace, name string, status v4.TaskGroupStatus)
+}
