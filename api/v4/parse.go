@@ -58,6 +58,7 @@ func decodeDocument(v any) (Object, FieldErrors) {
 	obj, _ := New(kind)
 	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &errs)
 	typeMetaOf(obj).Kind = kind // the decoder copied the input's spelling
+	clearStatus(obj)            // status is berth's to write (a `get -o json` re-applied keeps working)
 	Default(obj)
 	decoded := map[string]bool{}
 	for _, e := range errs {
@@ -126,10 +127,41 @@ func contentJSON(o Object) []byte {
 	m := o.GetMeta()
 	rv, ct := m.ResourceVersion, m.CreationTimestamp
 	m.ResourceVersion, m.CreationTimestamp = "", time.Time{}
+	var saved WorkloadStatus
+	if w := workloadOf(o); w != nil {
+		saved, w.Status = w.Status, WorkloadStatus{}
+		defer func() { w.Status = saved }()
+	}
 	b, err := json.Marshal(o)
 	m.ResourceVersion, m.CreationTimestamp = rv, ct
 	if err != nil {
 		return nil
 	}
 	return b
+}
+
+// workloadOf returns the workload part of applications and processes, else nil.
+func workloadOf(o Object) *Workload {
+	switch w := o.(type) {
+	case *Application:
+		return &w.Workload
+	case *Process:
+		return &w.Workload
+	}
+	return nil
+}
+
+func clearStatus(o Object) {
+	if w := workloadOf(o); w != nil {
+		w.Status = WorkloadStatus{}
+	}
+}
+
+// CarryStatus keeps the stored object's status when an update (from a user, whose status
+// is cleared) brings none: status belongs to the controllers.
+func CarryStatus(updated, stored Object) {
+	u, s := workloadOf(updated), workloadOf(stored)
+	if u != nil && s != nil && u.Status == (WorkloadStatus{}) {
+		u.Status = s.Status
+	}
 }

@@ -274,3 +274,33 @@ func TestSameContent(t *testing.T) {
 		t.Error("different kinds are different")
 	}
 }
+
+func TestStatusIsBerths(t *testing.T) {
+	in := `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"status":{"phase":"Running","running":3},
+	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`
+	docs, err := Parse([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := docs[0].Object.(*Process)
+	if p.Status != (WorkloadStatus{}) {
+		t.Errorf("submitted status must be dropped, got %+v", p.Status)
+	}
+	stored := *p
+	stored.Status = WorkloadStatus{Phase: AppRunning, Instances: 1, Running: 1}
+	if !SameContent(p, &stored) {
+		t.Error("status must not count as content")
+	}
+	if p.Status != (WorkloadStatus{}) {
+		t.Error("SameContent must not change its arguments")
+	}
+	CarryStatus(p, &stored)
+	if p.Status.Phase != AppRunning {
+		t.Errorf("CarryStatus: %+v", p.Status)
+	}
+	p.Status.Phase = AppAbnormal
+	CarryStatus(p, &stored)
+	if p.Status.Phase != AppAbnormal {
+		t.Error("CarryStatus must not override a status the writer set")
+	}
+}

@@ -1,5 +1,7 @@
 package v4
 
+import "time"
+
 // Workload is the shape shared by applications and processes (BCS ReplicaController):
 // a number of instances of one pod template, with restart, kill and placement policies.
 type Workload struct {
@@ -9,10 +11,23 @@ type Workload struct {
 	KillPolicy    *KillPolicy    `json:"killPolicy,omitempty"`
 	Constraint    *Constraint    `json:"constraint,omitempty"`
 	Spec          WorkloadSpec   `json:"spec"`
+	// Status is written by berth's application controller; what users send is ignored.
+	Status WorkloadStatus `json:"status,omitzero"`
 }
 
 // GetMeta returns the object's metadata.
 func (w *Workload) GetMeta() *ObjectMeta { return &w.Metadata }
+
+// WorkloadStatus aggregates an application's task groups (BCS application status).
+type WorkloadStatus struct {
+	Phase string `json:"phase,omitempty"`
+	// Instances is the defined count, Running how many task groups run.
+	Instances int    `json:"instances"`
+	Running   int    `json:"running"`
+	Message   string `json:"message,omitempty"`
+	// Updated is when the phase or counts last changed.
+	Updated time.Time `json:"updated,omitzero"`
+}
 
 // Application runs containers (spec.template.spec.containers).
 type Application struct{ Workload }

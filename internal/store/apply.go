@@ -90,6 +90,7 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 		default:
 			res.Action = v4.ActionUpdated
 			created = cur.obj.GetMeta().CreationTimestamp
+			v4.CarryStatus(obj, cur.obj)
 		}
 		val, err := encodeObject(obj, created)
 		if err != nil {

@@ -166,6 +166,7 @@ func (s *Store) Update(ctx context.Context, obj v4.Object, raw Raw) error {
 			return fmt.Errorf("update %s %s/%s: %w (given %d, stored %d)", kind, ns, name, ErrConflict, want, curRev)
 		}
 		created := cur.GetMeta().CreationTimestamp
+		v4.CarryStatus(obj, cur)
 		val, err := encodeObject(obj, created)
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
