@@ -1,0 +1,231 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Timing of the application controller.
+const (
+	unplacedRetry = 10 * time.Second // retry placing instances that fit nowhere
+	resyncEvery   = 30 * time.Second // look at every application again
+	// stopTimeout is how long a task group asked to stop may take beyond its grace
+	// period before it is deleted anyway (the agent then kills what is left).
+	stopTimeout = 30 * time.Second
+)
+
+// AppOptions configure the application controller.
+type AppOptions struct {
+	Placement string // cluster-wide scheduler strategy
+	Cluster   string // cluster part of task group IDs
+	Logger    *slog.Logger
+}
+
+// AppController keeps applications and processes at their instance count.
+type AppController struct {
+	store *store.Store
+	feed  *feed.Feed
+	opts  AppOptions
+	log   *slog.Logger
+	queue *queue[scheduler.AppKey]
+
+	mu       sync.Mutex
+	reported map[string]string // task group -> last event reason recorded, to record once
+}
+
+// NewAppController builds the controller; Run drives it.
+func NewAppController(st *store.Store, f *feed.Feed, opts AppOptions) *AppController {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &AppController{store: st, feed: f, opts: opts, log: log.With("controller", "application"),
+		queue: newQueue[scheduler.AppKey](), reported: map[string]string{}}
+}
+
+// appKinds are the kinds this controller owns.
+var appKinds = []v4.Kind{v4.KindApplication, v4.KindProcess}
+
+// Run watches applications, processes and task groups and reconciles until ctx ends.
+func (c *AppController) Run(ctx context.Context) error {
+	select {
+	case <-c.feed.Synced():
+	case <-ctx.Done():
+		return nil
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, k := range appKinds {
+		wg.Go(func() { c.watchLoop(ctx, k, c.enqueueObject) })
+	}
+	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
+	wg.Go(func() { c.resync(ctx) })
+	for {
+		key, ok := c.queue.Get(ctx)
+		if !ok {
+			return nil
+		}
+		after, err := c.reconcile(ctx, key)
+		c.queue.Done(key)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			c.log.Warn("reconcile failed; retrying", "app", key.String(), "err", err)
+			c.queue.AddAfter(key, 2*time.Second)
+		case after > 0:
+			c.queue.AddAfter(key, after)
+		}
+	}
+}
+
+// watchLoop feeds events of one kind to handle, watching again (from a fresh list) when
+// a watch ends, for instance after etcd compacted its history.
+func (c *AppController) watchLoop(ctx context.Context, kind v4.Kind, handle func(v4.Object)) {
+	for ctx.Err() == nil {
+		ch, err := c.store.Watch(ctx, kind, "", 0)
+		if err != nil {
+			c.log.Warn("watch failed; retrying", "kind", kind, "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		for ev := range ch {
+			handle(ev.Object)
+		}
+	}
+}
+
+func (c *AppController) enqueueObject(o v4.Object) {
+	m := o.GetMeta()
+	c.queue.Add(scheduler.AppKey{Kind: o.GetKind(), Namespace: m.Namespace, Name: m.Name})
+}
+
+func (c *AppController) enqueueOwner(o v4.Object) {
+	tg, ok := o.(*v4.TaskGroup)
+	if !ok || !slices.Contains(appKinds, tg.Spec.Owner.Kind) {
+		return
+	}
+	c.queue.Add(scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
+}
+
+// resync queues every application periodically: a safety net for missed events.
+func (c *AppController) resync(ctx context.Context) {
+	t := time.NewTicker(resyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, k := range appKinds {
+			objs, _, err := c.store.List(ctx, k, "")
+			if err != nil {
+				continue
+			}
+			for _, o := range objs {
+				c.enqueueObject(o)
+			}
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// taskGroupsOf lists the application's task groups by index.
+func (c *AppController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) (map[int][]*v4.TaskGroup, error) {
+	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, key.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("list task groups of %s: %w", key, err)
+	}
+	out := map[int][]*v4.TaskGroup{}
+	for _, o := range objs {
+		tg := o.(*v4.TaskGroup)
+		if tg.Spec.Owner.Kind == key.Kind && tg.Spec.Owner.Name == key.Name {
+			out[tg.Spec.Index] = append(out[tg.Spec.Index], tg)
+		}
+	}
+	for _, tgs := range out { // newest run of an index last
+		slices.SortFunc(tgs, func(a, b *v4.TaskGroup) int {
+			if a.Spec.ReschedTimes != b.Spec.ReschedTimes {
+				return a.Spec.ReschedTimes - b.Spec.ReschedTimes
+			}
+			return a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp)
+		})
+	}
+	return out, nil
+}
+
+// reconcile brings one application to its spec and returns when to look again.
+func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (time.Duration, error) {
+	obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return 0, err
+	}
+	byIndex, err := c.taskGroupsOf(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if obj == nil { // deleted: stop and remove everything it had
+		var all []*v4.TaskGroup
+		for _, tgs := range byIndex {
+			all = append(all, tgs...)
+		}
+		return c.removeAll(ctx, all), nil
+	}
+	w := workload(obj)
+	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
+	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
+		tgs := byIndex[idx]
+		if idx >= w.Spec.Instance { // scaled down: the highest indexes go
+			r.wake(c.removeAll(ctx, tgs))
+			continue
+		}
+		cur := tgs[len(tgs)-1]
+		r.wake(c.removeAll(ctx, tgs[:len(tgs)-1])) // older runs of the index
+		if err := r.instance(ctx, idx, cur); err != nil {
+			return 0, err
+		}
+	}
+	for idx := range w.Spec.Instance {
+		if len(byIndex[idx]) == 0 {
+			r.missing = append(r.missing, idx)
+		}
+	}
+	if err := r.placeMissing(ctx); err != nil {
+		return 0, err
+	}
+	if err := c.updateStatus(ctx, key, r.status()); err != nil {
+		return 0, err
+	}
+	return r.next, nil
+}
+
+// workload returns the shared part of applications and processes.
+func workload(o v4.Object) *v4.Workload {
+	switch w := o.(type) {
+	case *v4.Application:
+		return &w.Workload
+	case *v4.Process:
+		return &w.Workload
+	}
+	panic(fmt.Sprintf("controller: %T is not a workload", o)) // only appKinds are queued
+}

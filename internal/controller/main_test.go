@@ -1,0 +1,123 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+var testStore *store.Store
+
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
+
+// env is one controller running against the shared etcd, with nodes registered.
+type env struct {
+	t    *testing.T
+	ctx  context.Context
+	feed *feed.Feed
+}
+
+func newEnv(t *testing.T, nodes ...string) *env {
+	t.Helper()
+	storetest.Reset(t, testStore)
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &env{t: t, ctx: ctx, feed: feed.New(testStore, storetest.QuietLogger())}
+	for _, n := range nodes {
+		e.node(n)
+	}
+	done := make(chan struct{}, 2)
+	go func() { e.feed.Run(ctx); done <- struct{}{} }()
+	c := NewAppController(testStore, e.feed, AppOptions{Logger: storetest.QuietLogger()})
+	go func() { c.Run(ctx); done <- struct{}{} }()
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	return e
+}
+
+func (e *env) node(name string) {
+	e.t.Helper()
+	n := &v4.Node{TypeMeta: v4.TypeMeta{APIVersion: "v4", Kind: v4.KindNode}, Metadata: v4.ObjectMeta{Name: name},
+		Spec:   v4.NodeSpec{Capacity: v4.NodeResources{CPU: 8, MemoryMB: 16000, DiskMB: 100000}},
+		Status: v4.NodeStatus{Phase: v4.NodeReady}}
+	v4.DefaultNode(n)
+	if err := testStore.Create(context.Background(), n, store.Raw{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// apply creates or updates a process with the given instances and restart policy.
+func (e *env) apply(name string, instances int, policy string) {
+	e.t.Helper()
+	doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":"ctl"},
+		"restartPolicy":%s,"constraint":{"intersectionItem":[{"unionData":[{"name":"hostname","operate":"MAXPER","type":3,"text":{"value":"4"}}]}]},
+		"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web","resources":{"limits":{"cpu":"0.5","memory":"64"}}}]}}}}`,
+		name, policy, instances)
+	docs, err := v4.Parse([]byte(doc))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := testStore.Apply(context.Background(), docs); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// taskGroups returns the process's task groups by name.
+func (e *env) taskGroups(name string) []*v4.TaskGroup {
+	e.t.Helper()
+	objs, _, err := testStore.List(context.Background(), v4.KindTaskGroup, "ctl")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []*v4.TaskGroup
+	for _, o := range objs {
+		if tg := o.(*v4.TaskGroup); tg.Spec.Owner.Name == name {
+			out = append(out, tg)
+		}
+	}
+	return out
+}
+
+// eventually polls cond for up to 15 s.
+func (e *env) eventually(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("timed out waiting for %s", what)
+}
+
+// report writes a task group's status as its agent would.
+func (e *env) report(tg *v4.TaskGroup, phase string, started, finished time.Time) {
+	e.t.Helper()
+	for range 10 {
+		cur, err := testStore.Get(context.Background(), v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		c := cur.(*v4.TaskGroup)
+		c.Status = v4.TaskGroupStatus{Phase: phase, Updated: time.Now(), StartedAt: started, FinishedAt: finished, Message: "reported by the test"}
+		if err := testStore.Update(context.Background(), c, store.Raw{}); err == nil {
+			return
+		}
+	}
+	e.t.Fatalf("could not report %s", tg.Metadata.Name)
+}
+
+func (e *env) status(name string) v4.WorkloadStatus {
+	e.t.Helper()
+	o, err := testStore.Get(context.Background(), v4.KindProcess, "ctl", name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o.(*v4.Process).Status
+}

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// electionPrefix is where servers campaign for leadership (etcd election).
+const electionPrefix = "/berth/v1/leader"
+
+// Manager runs the controllers on the server elected leader. Every server runs a
+// Manager; the one that wins the etcd election runs the loops until it loses its session
+// (its lease expired, for instance when partitioned), then campaigns again.
+type Manager struct {
+	store *store.Store
+	feed  *feed.Feed
+	opts  AppOptions
+	log   *slog.Logger
+	id    string
+	ttl   int // session TTL in seconds
+
+	mu     sync.Mutex
+	leader bool
+}
+
+// NewManager builds a manager; id names this server in the election (host:pid by default).
+func NewManager(st *store.Store, f *feed.Feed, opts AppOptions, id string) *Manager {
+	if id == "" {
+		host, _ := os.Hostname()
+		id = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Manager{store: st, feed: f, opts: opts, log: log, id: id, ttl: 10}
+}
+
+// Leader reports whether this server currently runs the controllers.
+func (m *Manager) Leader() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leader
+}
+
+func (m *Manager) setLeader(v bool) {
+	m.mu.Lock()
+	m.leader = v
+	m.mu.Unlock()
+}
+
+// Run campaigns and leads until ctx ends.
+func (m *Manager) Run(ctx context.Context) error {
+	for ctx.Err() == nil {
+		if err := m.term(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("leadership term ended", "err", err)
+			sleep(ctx, time.Second)
+		}
+	}
+	return nil
+}
+
+// term is one campaign and, if won, one term of leadership.
+func (m *Manager) term(ctx context.Context) error {
+	sess, err := concurrency.NewSession(m.store.Client(), concurrency.WithTTL(m.ttl), concurrency.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("election session: %w", err)
+	}
+	defer sess.Close()
+	el := concurrency.NewElection(sess, electionPrefix)
+	if err := el.Campaign(ctx, m.id); err != nil {
+		return fmt.Errorf("campaign: %w", err)
+	}
+	m.log.Info("elected leader; running controllers", "id", m.id)
+	m.setLeader(true)
+	defer m.setLeader(false)
+	lead, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // the term ends when the session's lease is lost
+		select {
+		case <-sess.Done():
+			cancel()
+		case <-lead.Done():
+		}
+	}()
+	err = NewAppController(m.store, m.feed, m.opts).Run(lead)
+	resignCtx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer rcancel()
+	_ = el.Resign(resignCtx) // let another server take over at once
+	if ctx.Err() == nil && sess.Ctx().Err() != nil {
+		return fmt.Errorf("lost the election session")
+	}
+	return err
+}

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+// Two servers campaign; one leads, and when it stops the other takes over.
+func TestManagerElection(t *testing.T) {
+	storetest.Reset(t, testStore)
+	f := feed.New(testStore, storetest.QuietLogger())
+	fctx, fcancel := context.WithCancel(context.Background())
+	fdone := make(chan struct{})
+	go func() { f.Run(fctx); close(fdone) }()
+	defer func() { fcancel(); <-fdone }()
+
+	start := func(id string) (*Manager, context.CancelFunc, chan struct{}) {
+		m := NewManager(testStore, f, AppOptions{Logger: storetest.QuietLogger()}, id)
+		m.ttl = 2
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { m.Run(ctx); close(done) }()
+		return m, cancel, done
+	}
+	a, stopA, doneA := start("a")
+	waitFor(t, "a leads", func() bool { return a.Leader() })
+	b, stopB, doneB := start("b")
+	defer func() { stopB(); <-doneB }()
+	time.Sleep(500 * time.Millisecond)
+	if b.Leader() {
+		t.Fatal("two leaders")
+	}
+	stopA()
+	<-doneA
+	waitFor(t, "b takes over", func() bool { return b.Leader() })
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out: %s", what)
+}

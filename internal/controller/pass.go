@@ -1,0 +1,200 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// pass is one reconcile of one application.
+type pass struct {
+	c        *AppController
+	key      scheduler.AppKey
+	obj      v4.Object
+	w        *v4.Workload
+	now      time.Time
+	missing  []int               // indexes to place now
+	attempts map[int]restartInfo // replacements: their reschedTimes
+	next     time.Duration       // when to look again (0: only on events)
+	phases   []string            // current phase of every wanted index
+	message  string
+}
+
+type restartInfo struct{ attempt int }
+
+func (r *pass) wake(d time.Duration) {
+	if d > 0 && (r.next == 0 || d < r.next) {
+		r.next = d
+	}
+}
+
+// instance handles the current run of a wanted index: nothing while it runs; the restart
+// policy once it ended.
+func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
+	phase := cur.Status.Phase
+	if phase == "" {
+		phase = v4.StatusStaging
+	}
+	r.c.observe(cur, phase)
+	if cur.Spec.Desired == v4.DesiredStopped { // stopped by a scale-down, wanted again: replace once gone
+		r.phases = append(r.phases, phase)
+		r.wake(r.c.removeAll(ctx, []*v4.TaskGroup{cur}))
+		return nil
+	}
+	if !v4.Terminal(phase) && phase != v4.StatusLost {
+		r.phases = append(r.phases, phase)
+		return nil
+	}
+	plan := planRestart(r.w.RestartPolicy, cur, r.now)
+	if !plan.restart {
+		r.phases = append(r.phases, phase)
+		r.c.eventOnce(cur.Metadata.Name, "NotRestarted", r.key, v4.EventWarning, "NotRestarted",
+			fmt.Sprintf("instance %d (%s) is %s and stays so: %s", idx, cur.Metadata.Name, phase, plan.reason))
+		if r.message == "" {
+			r.message = fmt.Sprintf("instance %d: %s", idx, plan.reason)
+		}
+		return nil
+	}
+	if wait := plan.at.Sub(r.now); wait > 0 {
+		r.phases = append(r.phases, phase)
+		r.c.eventOnce(cur.Metadata.Name, "BackOff", r.key, v4.EventNormal, "BackOff",
+			fmt.Sprintf("instance %d (%s) is %s; restarting in %s (restart %d)", idx, cur.Metadata.Name, phase, wait.Round(time.Second), plan.attempt))
+		r.wake(wait)
+		return nil
+	}
+	if err := r.c.deleteTG(ctx, cur); err != nil {
+		return err
+	}
+	r.c.event(r.key, v4.EventNormal, "Restarting", fmt.Sprintf("instance %d: replacing %s (%s), restart %d", idx, cur.Metadata.Name, phase, plan.attempt))
+	r.attempts[idx] = restartInfo{attempt: plan.attempt}
+	r.missing = append(r.missing, idx)
+	return nil
+}
+
+// placeMissing places the missing indexes through the scheduler and writes their task
+// groups; what fits nowhere is retried later with the reason in the status.
+func (r *pass) placeMissing(ctx context.Context) error {
+	if len(r.missing) == 0 {
+		return nil
+	}
+	slices.Sort(r.missing)
+	req, err := scheduler.RequestFor(r.obj, r.missing)
+	if err != nil {
+		r.message = err.Error()
+		return nil
+	}
+	var res scheduler.Result
+	opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
+	r.c.feed.With(func(s *scheduler.Snapshot) { res = s.Place(req, opts) })
+	for _, p := range res.Placements {
+		tg := r.newTaskGroup(req, p)
+		if err := r.c.store.Create(ctx, tg, store.Raw{}); err != nil {
+			r.c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+			return fmt.Errorf("create task group %s: %w", tg.Metadata.Name, err)
+		}
+		r.c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name))
+		r.phases = append(r.phases, v4.StatusStaging)
+	}
+	if len(res.Unplaced) > 0 {
+		r.message = fmt.Sprintf("%d of %d instances cannot be placed: %s", len(res.Unplaced), r.w.Spec.Instance, res.Reason)
+		r.c.eventOnce(r.key.String(), r.message, r.key, v4.EventWarning, "FailedScheduling", r.message)
+		r.wake(unplacedRetry)
+	} else {
+		r.c.forget(r.key.String())
+	}
+	return nil
+}
+
+func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.TaskGroup {
+	grace := 1
+	if r.w.KillPolicy != nil && r.w.KillPolicy.GracePeriod > 1 {
+		grace = r.w.KillPolicy.GracePeriod
+	}
+	tg := &v4.TaskGroup{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Name: p.Name, Namespace: r.key.Namespace, Labels: req.Labels},
+		Spec: v4.TaskGroupSpec{
+			Owner: v4.OwnerRef{Kind: r.key.Kind, Name: r.key.Name}, Index: p.Index, Node: p.Node,
+			Labels: req.Labels, Resources: p.Resources, Ports: p.Ports, Attributes: p.Attributes,
+			Template: r.w.Spec.Template, KillGracePeriod: grace, OwnerVersion: r.w.Metadata.ResourceVersion,
+			Desired: v4.DesiredRunning,
+		},
+		Status: v4.TaskGroupStatus{Phase: v4.StatusStaging, Updated: r.now},
+	}
+	if a, ok := r.attempts[p.Index]; ok {
+		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled = a.attempt, r.now
+	}
+	return tg
+}
+
+// status aggregates the wanted instances with BCS's precedence.
+func (r *pass) status() v4.WorkloadStatus {
+	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message}
+	for _, p := range r.phases {
+		if p == v4.StatusRunning || p == v4.StatusRestarting {
+			st.Running++
+		}
+	}
+	return st
+}
+
+// stopRequestedAnnotation records when a task group was asked to stop.
+const stopRequestedAnnotation = "berth.io/stop-requested"
+
+// removeAll stops task groups that still run (a deliberate kill through the agent) and
+// deletes those that ended, or that took too long to stop. It returns when to look again.
+func (c *AppController) removeAll(ctx context.Context, tgs []*v4.TaskGroup) time.Duration {
+	var next time.Duration
+	for _, tg := range tgs {
+		d, err := c.remove(ctx, tg)
+		if err != nil {
+			c.log.Warn("remove task group", "taskgroup", tg.Metadata.Name, "err", err)
+			d = 2 * time.Second
+		}
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	return next
+}
+
+func (c *AppController) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, error) {
+	phase := tg.Status.Phase
+	if v4.Terminal(phase) || phase == v4.StatusLost {
+		return 0, c.deleteTG(ctx, tg)
+	}
+	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
+	if tg.Spec.Desired != v4.DesiredStopped {
+		tg.Spec.Desired = v4.DesiredStopped
+		if tg.Metadata.Annotations == nil {
+			tg.Metadata.Annotations = map[string]string{}
+		}
+		tg.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
+		if err := c.store.Update(ctx, tg, store.Raw{}); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
+		}
+		return limit, nil
+	}
+	asked, _ := time.Parse(time.RFC3339, tg.Metadata.Annotations[stopRequestedAnnotation])
+	if phase == v4.StatusStaging || time.Since(asked) > limit {
+		return 0, c.deleteTG(ctx, tg) // never started, or its agent is not answering
+	}
+	return limit - time.Since(asked), nil
+}
+
+// deleteTG deletes a task group and drops it from the scheduler's snapshot at once, so the
+// replacement placed next does not count it.
+func (c *AppController) deleteTG(ctx context.Context, tg *v4.TaskGroup) error {
+	if _, err := c.store.Delete(ctx, v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name, ""); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("delete task group %s: %w", tg.Metadata.Name, err)
+	}
+	c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+	c.forget(tg.Metadata.Name, phaseKey(tg))
+	return nil
+}

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// updateStatus writes the application's status when it changed, retrying on conflicts
+// with users' writes.
+func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkloadStatus) error {
+	for range 5 {
+		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		w := workload(obj)
+		old := w.Status
+		old.Updated = time.Time{}
+		if old == st {
+			return nil
+		}
+		if w.Status.Phase != st.Phase {
+			c.event(key, v4.EventNormal, "Status", fmt.Sprintf("%s %s/%s is %s (%d/%d running)", key.Kind, key.Namespace, key.Name, st.Phase, st.Running, st.Instances))
+		}
+		st.Updated = time.Now().UTC()
+		w.Status = st
+		err = c.store.Update(ctx, obj, store.Raw{})
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("update status of %s: too many concurrent writes", key)
+}
+
+// observe records an event when a task group's phase changed since last seen.
+func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
+	c.mu.Lock()
+	key := phaseKey(tg)
+	prev, seen := c.reported[key]
+	c.reported[key] = phase
+	c.mu.Unlock()
+	if seen && prev == phase || !seen && phase == v4.StatusStaging {
+		return
+	}
+	typ := v4.EventNormal
+	msg := fmt.Sprintf("instance %d (%s) on %s is %s", tg.Spec.Index, tg.Metadata.Name, tg.Spec.Node, phase)
+	if phase == v4.StatusFailed || phase == v4.StatusLost || phase == v4.StatusError {
+		typ = v4.EventWarning
+	}
+	if tg.Status.Message != "" {
+		msg += ": " + tg.Status.Message
+	}
+	c.record(v4.Event{Type: typ, Reason: phase, Kind: v4.KindTaskGroup, Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name, Message: msg})
+	c.record(v4.Event{Type: typ, Reason: "Instance" + phase, Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name, Message: msg})
+}
+
+// event records an event about the application.
+func (c *AppController) event(key scheduler.AppKey, typ, reason, msg string) {
+	c.record(v4.Event{Type: typ, Reason: reason, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name, Message: msg})
+}
+
+// eventOnce records an event unless the same dedup value was recorded for id already
+// (a back-off or an unplaceable instance is reported once, not on every look).
+func (c *AppController) eventOnce(id, dedup string, key scheduler.AppKey, typ, reason, msg string) {
+	c.mu.Lock()
+	if c.reported[id] == dedup {
+		c.mu.Unlock()
+		return
+	}
+	c.reported[id] = dedup
+	c.mu.Unlock()
+	c.event(key, typ, reason, msg)
+}
+
+func (c *AppController) forget(ids ...string) {
+	c.mu.Lock()
+	for _, id := range ids {
+		delete(c.reported, id)
+	}
+	c.mu.Unlock()
+}
+
+func (c *AppController) record(e v4.Event) {
+	e.Time = time.Now().UTC()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.store.RecordEvent(ctx, e); err != nil {
+		c.log.Warn("record event", "reason", e.Reason, "err", err)
+	}
+}
+
+func phaseKey(tg *v4.TaskGroup) string {
+	return "phase/" + tg.Metadata.Namespace + "/" + tg.Metadata.Name
+}
