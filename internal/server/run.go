@@ -44,6 +44,10 @@ type Config struct {
 	// Placement is the cluster-wide scoring strategy, scheduler.Spread (default) or
 	// scheduler.Binpack; an application's berth.io/placement annotation overrides it.
 	Placement string
+	// JoinToken is the bearer token agents present on /v1/agent/... routes, and the
+	// server presents to agents when it proxies logs and actions. Empty disables the
+	// agent routes (403).
+	JoinToken string
 }
 
 func (c Config) withDefaults() Config {

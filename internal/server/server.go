@@ -32,18 +32,24 @@ type Server struct {
 	planSyncWait time.Duration
 	placement    string
 
+	// joinToken authenticates agents (agent_auth.go); agentHTTP reaches them for the
+	// logs and actions proxy.
+	joinToken string
+	agentHTTP *http.Client
+
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
 	cancelStreams context.CancelFunc
 }
 
 // New builds a server over st (which the caller owns and closes). Only Logger,
-// MaxBodyBytes and Feed of cfg are used here. Without cfg.Feed, New creates a feed and
-// runs it until Close.
+// MaxBodyBytes, Feed, Placement and JoinToken of cfg are used here. Without cfg.Feed,
+// New creates a feed and runs it until Close.
 func New(cfg Config, st *store.Store) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
+	s.joinToken, s.agentHTTP = cfg.JoinToken, newAgentHTTPClient()
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,42 @@
+package v4
+
+// Types of the agent protocol (docs/agent.md), shared by the server and the agent.
+
+// AgentHeartbeat is the body of PUT /v1/agent/nodes/{name}/heartbeat.
+type AgentHeartbeat struct {
+	AgentVersion string `json:"agentVersion,omitempty"`
+	// AgentAddress is where the agent serves logs and actions ("host:port").
+	AgentAddress string `json:"agentAddress,omitempty"`
+}
+
+// TaskGroupRef names one task group.
+type TaskGroupRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// TaskGroupReport is one task group's status in a full report.
+type TaskGroupReport struct {
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Status    TaskGroupStatus `json:"status"`
+}
+
+// AgentReport is the body of POST /v1/agent/nodes/{name}/report: the status of every
+// task group the agent runs.
+type AgentReport struct {
+	TaskGroups []TaskGroupReport `json:"taskGroups"`
+}
+
+// AgentReportResult answers a full report: the task groups the server does not have (or
+// that are bound to another node), which the agent stops and removes.
+type AgentReportResult struct {
+	Unknown []TaskGroupRef `json:"unknown"`
+}
+
+// Task group actions (POST .../taskgroups/{name}/actions/{action}): a process's
+// reloadCmd or restartCmd.
+const (
+	ActionReload  = "reload"
+	ActionRestart = "restart"
+)

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// agentWriteAttempts bounds the read-modify-write loops of agent writes (registration,
+// heartbeat, status) that lose a race with another writer.
+const agentWriteAttempts = 5
+
+// handleAgentRegister creates the agent's node, or updates what the agent owns while
+// keeping what operators set. Which labels and attributes the agent gave last time is
+// read from the node's definition (the stored registration body), so an operator's own
+// labels survive and a label the agent stopped sending goes away.
+func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	n, err := decodeNode(body, "the node")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	// The agent is alive right now: registering counts as a heartbeat (server clock).
+	n.Status.Phase = v4.NodeReady
+	n.Status.LastHeartbeat = time.Now().UTC()
+	raw := store.Raw{ContentType: store.ContentTypeJSON, Data: body}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	for range agentWriteAttempts {
+		cur, err := s.nodes().Get(ctx, "", n.Metadata.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			err = s.nodes().Create(ctx, n, raw)
+			if errors.Is(err, store.ErrAlreadyExists) {
+				continue // another registration won: merge with it
+			}
+			if err != nil {
+				s.writeError(w, r, nodeError(n.Metadata.Name, err))
+				return
+			}
+			s.record(ctx, n, "Registered", "registered by its agent")
+			writeJSON(w, http.StatusCreated, n)
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, nodeError(n.Metadata.Name, err))
+			return
+		}
+		merged := mergeRegistration(cur, n, s.previousRegistration(ctx, n.Metadata.Name))
+		err = s.nodes().Update(ctx, merged, raw)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			s.writeError(w, r, nodeError(n.Metadata.Name, err))
+			return
+		}
+		s.record(ctx, merged, "Registered", "re-registered by its agent")
+		writeJSON(w, http.StatusOK, merged)
+		return
+	}
+	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times during registration; try again", n.Metadata.Name, agentWriteAttempts))
+}
+
+// previousRegistration decodes the node's stored definition loosely: it only tells which
+// labels and attributes were the agent's, so anything unreadable counts as none.
+func (s *Server) previousRegistration(ctx context.Context, name string) *v4.Node {
+	prev := &v4.Node{}
+	raw, err := s.store.GetRaw(ctx, v4.KindNode, "", name)
+	if err == nil {
+		if json.Unmarshal(raw.Data, prev) != nil {
+			prev = &v4.Node{}
+		}
+	}
+	return prev
+}
+
+// mergeRegistration returns the stored node cur updated with the agent's registration
+// reg: the agent owns hostname, ip, resources, port ranges, status and its own labels
+// and attributes; taints, disabled, annotations and the labels and attributes operators
+// added are kept. prev is the agent's previous registration.
+func mergeRegistration(cur, reg, prev *v4.Node) *v4.Node {
+	out := *reg
+	out.Metadata = cur.Metadata
+	out.Metadata.Labels = mergeOwned(cur.Metadata.Labels, prev.Metadata.Labels, reg.Metadata.Labels)
+	a, cura, preva := &out.Spec.Attributes, &cur.Spec.Attributes, &prev.Spec.Attributes
+	a.Text = mergeOwned(cura.Text, preva.Text, reg.Spec.Attributes.Text)
+	a.Scalar = mergeOwned(cura.Scalar, preva.Scalar, reg.Spec.Attributes.Scalar)
+	a.Set = mergeOwned(cura.Set, preva.Set, reg.Spec.Attributes.Set)
+	out.Spec.Taints = cur.Spec.Taints
+	out.Spec.Disabled = cur.Spec.Disabled
+	return &out
+}
+
+// mergeOwned keeps the keys of cur the agent did not set before (prev), then sets the
+// agent's current ones (reg). A key the agent dropped is removed.
+func mergeOwned[V any](cur, prev, reg map[string]V) map[string]V {
+	out := make(map[string]V, len(cur)+len(reg))
+	for k, v := range cur {
+		if _, agents := prev[k]; !agents {
+			out[k] = v
+		}
+	}
+	maps.Copy(out, reg)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// handleAgentHeartbeat marks the node Ready with the server's clock and records where
+// the agent serves. A node deleted by an operator answers 404: the agent registers again.
+func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var hb v4.AgentHeartbeat
+	if len(body) > 0 {
+		if err := decodeStrict(body, &hb); err != nil {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a heartbeat: %v", err))
+			return
+		}
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	for range agentWriteAttempts {
+		n, err := s.nodes().Get(ctx, "", name)
+		if err != nil {
+			s.writeError(w, r, nodeError(name, err))
+			return
+		}
+		n.Status.Phase = v4.NodeReady
+		n.Status.LastHeartbeat = time.Now().UTC()
+		if hb.AgentVersion != "" {
+			n.Status.AgentVersion = hb.AgentVersion
+		}
+		if hb.AgentAddress != "" {
+			n.Status.AgentAddress = hb.AgentAddress
+		}
+		err = s.nodes().Update(ctx, n, store.Raw{})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			s.writeError(w, r, nodeError(name, err))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts))
+}
+
+// decodeStrict decodes one JSON value, refusing unknown fields and trailing data.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Users' logs and actions of a task group are served by the agent of its node: the
+// server finds the node's agent address and forwards the request with the join token
+// (docs/agent.md, Routes on the agent).
+
+// actionTimeout bounds a reload or restart command run by the agent.
+const actionTimeout = 2 * time.Minute
+
+func newAgentHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 nil, // agents are reached directly, never through $HTTP_PROXY
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ResponseHeaderTimeout: actionTimeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+	}}
+}
+
+// handleTaskGroupLogs streams a task's output from the agent (?task=&follow=&tail=).
+func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if _, err := boolParam(q.Get("follow"), "follow"); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	fwd := url.Values{}
+	for _, k := range []string{"task", "follow", "tail"} {
+		if v := q.Get(k); v != "" {
+			fwd.Set(k, v)
+		}
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	s.proxyToAgent(ctx, w, r, http.MethodGet, "logs", fwd)
+}
+
+// handleTaskGroupAction runs a process's reloadCmd or restartCmd through the agent.
+func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) {
+	action := r.PathValue("action")
+	if action != v4.ActionReload && action != v4.ActionRestart {
+		s.writeError(w, r, errorf(http.StatusNotFound, "unknown action %q: use %s or %s", action, v4.ActionReload, v4.ActionRestart))
+		return
+	}
+	fwd := url.Values{}
+	if t := r.URL.Query().Get("task"); t != "" {
+		fwd.Set("task", t)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
+	defer cancel()
+	s.proxyToAgent(ctx, w, r, http.MethodPost, "actions/"+action, fwd)
+}
+
+// proxyToAgent forwards to /v1/taskgroups/{ns}/{name}/{sub} on the task group's agent and
+// copies the answer back, flushing as it arrives (logs with follow=true stream).
+func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, method, sub string, q url.Values) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	addr, err := s.agentAddressOf(ctx, ns, name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	u := url.URL{Scheme: "http", Host: addr,
+		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/" + sub,
+		RawQuery: q.Encode()}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	if err != nil {
+		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q for task group %s/%s: %v", addr, ns, name, err))
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+s.joinToken)
+	resp, err := s.agentHTTP.Do(req)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, unwrapURL(err)))
+		return
+	}
+	defer resp.Body.Close()
+	for _, h := range []string{"Content-Type", "X-Content-Type-Options", "Cache-Control"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	copyFlushing(w, resp.Body)
+}
+
+// agentAddressOf finds where the agent running task group ns/name serves: 404 for an
+// unknown task group, 409 when it is not placed yet, 502 when its node has no agent.
+func (s *Server) agentAddressOf(ctx context.Context, ns, name string) (string, error) {
+	if s.joinToken == "" {
+		return "", errorf(http.StatusServiceUnavailable, "the server has no join token, so it has no agents to ask: start it with --join-token")
+	}
+	tg, err := s.taskGroups().Get(ctx, ns, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	if tg.Spec.Node == "" {
+		return "", errorf(http.StatusConflict, "task group %s/%s has no node yet", ns, name)
+	}
+	n, err := s.nodes().Get(ctx, "", tg.Spec.Node)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", errorf(http.StatusBadGateway, "node %s of task group %s/%s is not registered", tg.Spec.Node, ns, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	if n.Status.AgentAddress == "" {
+		return "", errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", n.Metadata.Name)
+	}
+	return n.Status.AgentAddress, nil
+}
+
+// copyFlushing copies src to w, flushing after every read so streamed logs reach the
+// client as the agent sends them.
+func copyFlushing(w http.ResponseWriter, src io.Reader) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			if rc.Flush() != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// unwrapURL drops *url.Error's repetition of method and URL.
+func unwrapURL(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
+}

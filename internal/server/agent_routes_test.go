@@ -1,0 +1,267 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+func TestAgentRoutesAuth(t *testing.T) {
+	url := newTestServer(t, Config{})
+	r := agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", ""))
+	wantStatus(t, r, http.StatusForbidden)
+	if !strings.Contains(decodeError(t, r).Message, "--join-token") {
+		t.Fatalf("403 does not say what to do: %s", r.body)
+	}
+
+	url = newTestServer(t, Config{JoinToken: testToken})
+	routes := []struct{ method, path string }{
+		{http.MethodPost, "/v1/agent/register"},
+		{http.MethodPut, "/v1/agent/nodes/n1/heartbeat"},
+		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups"},
+		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true"},
+		{http.MethodPost, "/v1/agent/nodes/n1/report"},
+		{http.MethodPut, "/v1/agent/taskgroups/ns/tg/status"},
+		{http.MethodGet, "/v1/agent/configmaps/ns/cm"},
+		{http.MethodGet, "/v1/agent/secrets/ns/s?node=n1"},
+	}
+	for _, rt := range routes {
+		for _, tok := range []string{"", "wrong", testToken + "x"} {
+			r := callWithToken(t, rt.method, url+rt.path, "{}", tok)
+			wantStatus(t, r, http.StatusUnauthorized)
+			if r.header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s %s: 401 without WWW-Authenticate", rt.method, rt.path)
+			}
+		}
+	}
+	// "bearer" is case-insensitive (RFC 6750).
+	r = callWithToken(t, http.MethodGet, url+"/v1/agent/nodes/n1/taskgroups", "", "")
+	wantStatus(t, r, http.StatusUnauthorized)
+	req, _ := http.NewRequest(http.MethodGet, url+"/v1/agent/nodes/n1/taskgroups", nil)
+	req.Header.Set("Authorization", "bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("lowercase bearer: %d", resp.StatusCode)
+	}
+}
+
+func TestAgentRegisterKeepsOperatorFields(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken})
+	reg := `{"metadata":{"name":"n1","labels":{"agent":"yes","old":"1"}},
+		"spec":{"ip":"10.0.0.1","capacity":{"cpu":4,"memoryMB":8000,"diskMB":1000},
+			"attributes":{"text":{"rack":"r1"}}},
+		"status":{"agentVersion":"v1","agentAddress":"10.0.0.1:7471"}}`
+	r := agentCall(t, http.MethodPost, url+"/v1/agent/register", reg)
+	wantStatus(t, r, http.StatusCreated)
+	n := decodeNodeBody(t, r.body)
+	if n.Status.Phase != v4.NodeReady || n.Status.LastHeartbeat.IsZero() || n.Status.AgentAddress != "10.0.0.1:7471" ||
+		n.Spec.Allocatable.CPU != 4 || n.Metadata.Labels["agent"] != "yes" {
+		t.Fatalf("registered node: %s", r.body)
+	}
+	// An operator taints, disables, labels and sets an attribute.
+	patch := `{"metadata":{"labels":{"team":"db"}},"spec":{"disabled":true,
+		"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"}],"attributes":{"text":{"zone":"z1"}}}}`
+	wantStatus(t, call(t, http.MethodPatch, url+"/v1/nodes/n1", patch), http.StatusOK)
+
+	// The agent restarts with more cpu, without the "old" label, with a new attribute.
+	reg2 := strings.NewReplacer(`"cpu":4`, `"cpu":8`, `,"old":"1"`, ``, `"rack":"r1"`, `"rack":"r2"`).Replace(reg)
+	r = agentCall(t, http.MethodPost, url+"/v1/agent/register", reg2)
+	wantStatus(t, r, http.StatusOK)
+	n = decodeNodeBody(t, r.body)
+	if n.Spec.Capacity.CPU != 8 || n.Spec.Allocatable.CPU != 8 {
+		t.Errorf("agent-owned resources not updated: %+v", n.Spec.Capacity)
+	}
+	if !n.Spec.Disabled || len(n.Spec.Taints) != 1 || n.Metadata.Labels["team"] != "db" || n.Spec.Attributes.Text["zone"] != "z1" {
+		t.Errorf("operator fields lost: %s", r.body)
+	}
+	if _, ok := n.Metadata.Labels["old"]; ok || n.Metadata.Labels["agent"] != "yes" || n.Spec.Attributes.Text["rack"] != "r2" {
+		t.Errorf("agent labels/attributes not replaced: %s", r.body)
+	}
+	// Bad bodies: 422 with details, like POST /v1/nodes.
+	r = agentCall(t, http.MethodPost, url+"/v1/agent/register", `{"metadata":{"name":"n1"},"spec":{"bogus":1}}`)
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+}
+
+func TestAgentHeartbeat(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken})
+	wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{}`), http.StatusNotFound)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", strings.Replace(nodeJSON("n1", ""), `"Ready"`, `"NotReady"`, 1)), http.StatusCreated)
+	before := time.Now().UTC().Add(-time.Second)
+	r := agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{"agentVersion":"v9","agentAddress":"127.0.0.1:9"}`)
+	if r.code != http.StatusNoContent {
+		t.Fatalf("heartbeat: %d %s", r.code, r.body)
+	}
+	n := decodeNodeBody(t, call(t, http.MethodGet, url+"/v1/nodes/n1", "").body)
+	if n.Status.Phase != v4.NodeReady || n.Status.LastHeartbeat.Before(before) || n.Status.AgentVersion != "v9" || n.Status.AgentAddress != "127.0.0.1:9" {
+		t.Fatalf("after heartbeat: %+v", n.Status)
+	}
+	wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{"nope":1}`), http.StatusBadRequest)
+}
+
+func TestAgentTaskGroupListAndWatch(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken})
+	putTaskGroup(t, "ns-a", "0.web.ns-a.c.1", "n1", nil)
+	putTaskGroup(t, "ns-b", "0.api.ns-b.c.1", "n1", nil)
+	putTaskGroup(t, "ns-a", "1.web.ns-a.c.1", "n2", nil)
+
+	r := agentCall(t, http.MethodGet, url+"/v1/agent/nodes/n1/taskgroups", "")
+	wantStatus(t, r, http.StatusOK)
+	var list struct {
+		ResourceVersion string         `json:"resourceVersion"`
+		Items           []v4.TaskGroup `json:"items"`
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 2 || list.ResourceVersion == "" {
+		t.Fatalf("list of n1: %s", r.body)
+	}
+
+	w := openWatch(t, url+"/v1/agent/nodes/n1/taskgroups?watch=true")
+	got := map[string]string{}
+	for range 2 {
+		typ, name := w.next()
+		got[name] = typ
+	}
+	if got["0.web.ns-a.c.1"] != "ADDED" || got["0.api.ns-b.c.1"] != "ADDED" {
+		t.Fatalf("initial events: %v", got)
+	}
+	putTaskGroup(t, "ns-a", "1.web.ns-a.c.1", "n2", func(tg *v4.TaskGroup) { tg.Spec.Desired = v4.DesiredStopped }) // other node: not seen
+	putTaskGroup(t, "ns-a", "0.web.ns-a.c.1", "n1", func(tg *v4.TaskGroup) { tg.Spec.Desired = v4.DesiredStopped })
+	if typ, name := w.next(); typ != "MODIFIED" || name != "0.web.ns-a.c.1" {
+		t.Fatalf("got %s %s, want MODIFIED 0.web", typ, name)
+	}
+	putTaskGroup(t, "ns-a", "2.web.ns-a.c.1", "n1", nil)
+	if typ, name := w.next(); typ != "ADDED" || name != "2.web.ns-a.c.1" {
+		t.Fatalf("got %s %s, want ADDED 2.web", typ, name)
+	}
+	putTaskGroup(t, "ns-b", "0.api.ns-b.c.1", "n2", nil) // moved away
+	if typ, name := w.next(); typ != "DELETED" || name != "0.api.ns-b.c.1" {
+		t.Fatalf("got %s %s, want DELETED for a move", typ, name)
+	}
+	if _, err := testStore.Delete(t.Context(), v4.KindTaskGroup, "ns-a", "2.web.ns-a.c.1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if typ, name := w.next(); typ != "DELETED" || name != "2.web.ns-a.c.1" {
+		t.Fatalf("got %s %s, want DELETED 2.web", typ, name)
+	}
+
+	// Resuming from the list's revision replays only this node's changes.
+	w2 := openWatch(t, url+"/v1/agent/nodes/n1/taskgroups?watch=true&resourceVersion="+list.ResourceVersion)
+	if typ, name := w2.next(); typ != "MODIFIED" || name != "0.web.ns-a.c.1" {
+		t.Fatalf("resumed: got %s %s", typ, name)
+	}
+}
+
+func TestAgentStatus(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken})
+	put := func(name, body string) response {
+		return agentCall(t, http.MethodPut, url+"/v1/agent/taskgroups/ns/"+name+"/status", body)
+	}
+	wantStatus(t, put("0.web.ns.c.1", statusJSON(t, v4.StatusRunning, 10)), http.StatusNotFound)
+	orig := putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	r := put("0.web.ns.c.1", statusJSON(t, v4.StatusRunning, 10))
+	wantStatus(t, r, http.StatusOK)
+	tg := getTaskGroup(t, "ns", "0.web.ns.c.1")
+	if tg.Status.Phase != v4.StatusRunning || tg.Status.Tasks[0].Info.Pid != 10 || tg.Spec.Node != "n1" ||
+		tg.Spec.Template.Spec.Processes[0].StartCmd != orig.Spec.Template.Spec.Processes[0].StartCmd {
+		t.Fatalf("after status: %+v", tg)
+	}
+	wantStatus(t, put("0.web.ns.c.1", `{"phase":"Running","bogus":1}`), http.StatusBadRequest)
+
+	// Terminal is final (BCS): a late Running of the same run is ignored...
+	wantStatus(t, put("0.web.ns.c.1", statusJSON(t, v4.StatusFailed, 10)), http.StatusOK)
+	wantStatus(t, put("0.web.ns.c.1", statusJSON(t, v4.StatusRunning, 10)), http.StatusOK)
+	wantStatus(t, put("0.web.ns.c.1", statusJSON(t, v4.StatusFinish, 10)), http.StatusOK)
+	if tg := getTaskGroup(t, "ns", "0.web.ns.c.1"); tg.Status.Phase != v4.StatusFailed {
+		t.Fatalf("terminal status overwritten: %s", tg.Status.Phase)
+	}
+	// ...and so is one without PIDs; a new run (other PIDs) is taken.
+	wantStatus(t, put("0.web.ns.c.1", statusJSON(t, v4.StatusStaging)), http.StatusOK)
+	if tg := getTaskGroup(t, "ns", "0.web.ns.c.1"); tg.Status.Phase != v4.StatusFailed {
+		t.Fatalf("status without PIDs after terminal taken: %s", tg.Status.Phase)
+	}
+	wantStatus(t, put("0.web.ns.c.1", statusJSON(t, v4.StatusRunning, 11)), http.StatusOK)
+	if tg := getTaskGroup(t, "ns", "0.web.ns.c.1"); tg.Status.Phase != v4.StatusRunning || tg.Status.Tasks[0].Info.Pid != 11 {
+		t.Fatalf("new run ignored: %+v", tg.Status)
+	}
+	// Phase changes are recorded as events.
+	r = call(t, http.MethodGet, url+"/v1/events?kind=taskgroup", "")
+	if !strings.Contains(string(r.body), "is Failed on node n1") {
+		t.Fatalf("no phase event: %s", r.body)
+	}
+}
+
+func TestAgentReport(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken})
+	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	putTaskGroup(t, "ns", "1.web.ns.c.1", "n2", nil)
+	rep := v4.AgentReport{TaskGroups: []v4.TaskGroupReport{
+		{Namespace: "ns", Name: "0.web.ns.c.1", Status: v4.TaskGroupStatus{Phase: v4.StatusRunning}},
+		{Namespace: "ns", Name: "1.web.ns.c.1", Status: v4.TaskGroupStatus{Phase: v4.StatusRunning}},
+		{Namespace: "ns", Name: "9.gone.ns.c.1", Status: v4.TaskGroupStatus{Phase: v4.StatusRunning}},
+	}}
+	body, _ := json.Marshal(rep)
+	r := agentCall(t, http.MethodPost, url+"/v1/agent/nodes/n1/report", string(body))
+	wantStatus(t, r, http.StatusOK)
+	var res v4.AgentReportResult
+	if err := json.Unmarshal(r.body, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unknown) != 2 || res.Unknown[0].Name != "1.web.ns.c.1" || res.Unknown[1].Name != "9.gone.ns.c.1" {
+		t.Fatalf("unknown: %s", r.body)
+	}
+	if getTaskGroup(t, "ns", "0.web.ns.c.1").Status.Phase != v4.StatusRunning {
+		t.Fatal("report status not written")
+	}
+	if getTaskGroup(t, "ns", "1.web.ns.c.1").Status.Phase != "" {
+		t.Fatal("status of another node's task group written")
+	}
+	r = agentCall(t, http.MethodPost, url+"/v1/agent/nodes/n1/report", `{"taskGroups":[]}`)
+	wantStatus(t, r, http.StatusOK)
+	if strings.TrimSpace(string(r.body)) != `{"unknown":[]}` {
+		t.Fatalf("empty report: %s", r.body)
+	}
+}
+
+func TestAgentConfigMapsAndSecrets(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ns/configmaps", cmJSON("ns", "cfg", "aGk=")), http.StatusCreated)
+	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"ns"},"datas":{"k":{"content":"c2VjcmV0"}}}`
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ns/secrets", secret), http.StatusCreated)
+
+	r := agentCall(t, http.MethodGet, url+"/v1/agent/configmaps/ns/cfg", "")
+	wantStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.body), "aGk=") {
+		t.Fatalf("configmap: %s", r.body)
+	}
+	wantStatus(t, agentCall(t, http.MethodGet, url+"/v1/agent/configmaps/ns/nope", ""), http.StatusNotFound)
+
+	get := func(q string) response { return agentCall(t, http.MethodGet, url+"/v1/agent/secrets/ns/pw"+q, "") }
+	wantStatus(t, get(""), http.StatusBadRequest)
+	wantStatus(t, get("?node=n1"), http.StatusForbidden) // nothing on n1 uses it
+	uses := func(tg *v4.TaskGroup) {
+		tg.Spec.Template.Spec.Processes[0].Secrets = []v4.SecretRef{{SecretName: "pw", Items: []v4.SecretItem{{Type: "env", DataKey: "k", KeyOrPath: "PW"}}}}
+	}
+	putTaskGroup(t, "ns", "0.web.ns.c.1", "n2", uses)
+	putTaskGroup(t, "ns", "1.web.ns.c.1", "n1", nil)
+	wantStatus(t, get("?node=n1"), http.StatusForbidden) // used on n2 only
+	putTaskGroup(t, "ns", "2.web.ns.c.1", "n1", uses)
+	wantStatus(t, get("?node=n1&taskgroup=1.web.ns.c.1"), http.StatusForbidden) // that one does not use it
+	r = get("?node=n1&taskgroup=2.web.ns.c.1")
+	wantStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.body), "c2VjcmV0") {
+		t.Fatalf("secret: %s", r.body)
+	}
+	wantStatus(t, get("?node=n1"), http.StatusOK)
+	// A missing secret is a 403 for an unrelated node (no probing), 404 for a user.
+	wantStatus(t, agentCall(t, http.MethodGet, url+"/v1/agent/secrets/ns/other?node=n1", ""), http.StatusForbidden)
+}

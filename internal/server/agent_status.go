@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Status reports: the agent writes only a task group's status, never its spec.
+
+// handleAgentStatus writes one task group's status; 404 when the task group is gone (the
+// agent then stops it). An ignored report (see statusWanted) answers 200 as well, with
+// the stored task group, so the agent does not retry it.
+func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var st v4.TaskGroupStatus
+	if err := decodeStrict(body, &st); err != nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a task group status: %v", err))
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	tg, err := s.writeStatus(ctx, ns, name, "", st)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tg)
+}
+
+// errOtherNode says a report came from a node the task group is not bound to.
+var errOtherNode = errors.New("bound to another node")
+
+// writeStatus sets the status of task group ns/name with a read-modify-write on its
+// resourceVersion, retried when another writer (a controller changing the spec) gets in
+// between. node, when set, must be the task group's node (errOtherNode otherwise). It
+// returns the stored task group, unchanged when the report is ignored.
+func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, error) {
+	for range agentWriteAttempts {
+		tg, err := s.taskGroups().Get(ctx, ns, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if node != "" && tg.Spec.Node != node {
+			return nil, fmt.Errorf("task group %s/%s: %w %q", ns, name, errOtherNode, tg.Spec.Node)
+		}
+		if !statusWanted(tg.Status, st) {
+			return tg, nil
+		}
+		old := tg.Status.Phase
+		tg.Status = st
+		err = s.taskGroups().Update(ctx, tg, store.Raw{})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if st.Phase != old && st.Phase != "" {
+			s.recordPhase(ctx, tg)
+		}
+		return tg, nil
+	}
+	return nil, errorf(http.StatusConflict, "task group %s/%s changed %d times while its status was written", ns, name, agentWriteAttempts)
+}
+
+// statusWanted applies BCS's rule that a task group's terminal status is final: a later
+// report is ignored, unless it is a new run of the pod (an adopted or restarted one): a
+// non-terminal phase whose tasks have other PIDs than the stored ones.
+func statusWanted(stored, reported v4.TaskGroupStatus) bool {
+	if !v4.Terminal(stored.Phase) {
+		return true
+	}
+	if v4.Terminal(reported.Phase) {
+		return false
+	}
+	got := pids(reported)
+	return len(got) > 0 && !slices.Equal(got, pids(stored))
+}
+
+// pids returns the non-zero PIDs of a status's tasks, sorted.
+func pids(st v4.TaskGroupStatus) []int {
+	var out []int
+	for _, t := range st.Tasks {
+		if t.Info.Pid != 0 {
+			out = append(out, t.Info.Pid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// recordPhase records a task group's phase change as an event (a warning when it failed
+// or was lost), so `berth events` shows the life of each instance.
+func (s *Server) recordPhase(ctx context.Context, tg *v4.TaskGroup) {
+	typ := v4.EventNormal
+	switch tg.Status.Phase {
+	case v4.StatusFailed, v4.StatusLost, v4.StatusError:
+		typ = v4.EventWarning
+	}
+	msg := fmt.Sprintf("taskgroup %s/%s is %s on node %s", tg.Metadata.Namespace, tg.Metadata.Name, tg.Status.Phase, tg.Spec.Node)
+	if tg.Status.Message != "" {
+		msg += ": " + tg.Status.Message
+	}
+	rec := v4.Event{Type: typ, Reason: tg.Status.Phase, Kind: v4.KindTaskGroup,
+		Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name, Message: msg}
+	if err := s.store.RecordEvent(context.WithoutCancel(ctx), rec); err != nil {
+		s.log.Warn("cannot record event", "reason", rec.Reason, "namespace", rec.Namespace, "name", rec.Name, "err", err)
+	}
+}
+
+// handleAgentReport writes every status of a full report and answers the task groups
+// the server does not have, or that are bound to another node: the agent stops those.
+func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
+	node := r.PathValue("name")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var rep v4.AgentReport
+	if err := decodeStrict(body, &rep); err != nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a report: %v", err))
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	out := v4.AgentReportResult{Unknown: []v4.TaskGroupRef{}}
+	for i, tr := range rep.TaskGroups {
+		if tr.Namespace == "" || tr.Name == "" {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i))
+			return
+		}
+		_, err := s.writeStatus(ctx, tr.Namespace, tr.Name, node, tr.Status)
+		if ae, ok := errors.AsType[*apiError](err); (ok && ae.Code == http.StatusNotFound) || errors.Is(err, errOtherNode) {
+			out.Unknown = append(out.Unknown, v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name})
+			continue
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
