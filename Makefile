@@ -5,15 +5,23 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build run test fmt-check vet unit e2e fuzz bench clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e fuzz bench clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/berth
 
-run: build
+run: build demo-package
 	./scripts/run-demo.sh
+
+# The demo's package: the web-demo server and its start script, served by `berth dev
+# --packages-dir build/packages` at /packages/web-demo.tar.gz.
+demo-package:
+	rm -rf build/web-demo && mkdir -p build/web-demo build/packages
+	CGO_ENABLED=0 $(GO) build -o build/web-demo/web-demo ./examples/web-demo
+	cp examples/web-demo/start.sh build/web-demo/
+	tar -czf build/packages/web-demo.tar.gz -C build/web-demo .
 
 test: fmt-check vet unit
 
@@ -47,4 +55,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin build
