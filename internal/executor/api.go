@@ -8,6 +8,7 @@ package executor
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -33,4 +34,12 @@ type Config struct {
 	// Report receives every status change of a task group, at once and in order per
 	// group. It must not block for long.
 	Report func(namespace, name string, status v4.TaskGroupStatus)
+
+	// PollInterval is how often running tasks are inspected (default 1 s, as BCS).
+	PollInterval time.Duration
+	// HealthTimeUnit is the length of one second of a health check's settings (interval,
+	// timeout, grace): 1 s by default; tests scale it down.
+	HealthTimeUnit time.Duration
+	// ForceGrace is the grace of the forced stops that follow a failure (default 1 s).
+	ForceGrace time.Duration
 }

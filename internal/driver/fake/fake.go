@@ -1,0 +1,336 @@
+// Package fake is an in-memory driver.Driver for tests and for simulating many nodes:
+// tasks "run" until the test ends them (Exit, OOM) or the executor stops them. Everything
+// is deterministic (PIDs count up from 1000, the clock is settable) and safe for concurrent
+// use, so tests can assert on what the executor asked for: the tasks it started and in
+// which order, the grace of every Stop, the commands of every Exec.
+package fake
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// ExecFunc answers an Exec of cmd on a task.
+type ExecFunc func(ctx context.Context, cmd string) (driver.ExecResult, error)
+
+// StartHook runs at the beginning of every Start (before the task exists); a non-nil
+// error fails that Start. Tests use it to block a start until they release it.
+type StartHook func(ctx context.Context, t *driver.Task) error
+
+// Driver is the fake driver. The zero value is not usable; call New.
+type Driver struct {
+	name string
+
+	mu        sync.Mutex
+	tasks     map[string]*task
+	started   []string
+	failNext  map[string]error
+	execs     map[string]ExecFunc
+	logs      map[string]string
+	actions   map[string][]string
+	startHook StartHook
+	nextPid   int
+	now       func() time.Time
+}
+
+type task struct {
+	spec    driver.Task
+	state   driver.State
+	grace   time.Duration
+	stopped bool
+}
+
+// New returns an empty fake driver whose Name is name ("process" or "docker").
+func New(name string) *Driver {
+	return &Driver{
+		name:     name,
+		tasks:    map[string]*task{},
+		failNext: map[string]error{},
+		execs:    map[string]ExecFunc{},
+		logs:     map[string]string{},
+		actions:  map[string][]string{},
+		nextPid:  1000,
+		now:      time.Now,
+	}
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// Name returns the kind given to New.
+func (d *Driver) Name() string { return d.name }
+
+// SetClock replaces time.Now for StartAt and FinishAt.
+func (d *Driver) SetClock(now func() time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.now = now
+}
+
+// FailNextStart makes the next Start of a task whose name or ID is name fail with err.
+func (d *Driver) FailNextStart(name string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failNext[name] = err
+}
+
+// SetStartHook installs a hook run at the start of every Start (nil removes it).
+func (d *Driver) SetStartHook(h StartHook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.startHook = h
+}
+
+// SetExec makes Exec on the task id call fn (COMMAND health checks).
+func (d *Driver) SetExec(id string, fn ExecFunc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.execs[id] = fn
+}
+
+// SetLogs sets the text Logs returns for the task id.
+func (d *Driver) SetLogs(id, text string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.logs[id] = text
+}
+
+// Start records the task and makes it run, unless FailNextStart or the hook says otherwise.
+func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
+	d.mu.Lock()
+	hook := d.startHook
+	d.mu.Unlock()
+	if hook != nil {
+		if err := hook(ctx, t); err != nil {
+			return driver.State{}, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return driver.State{}, fmt.Errorf("start %s: %w", t.ID, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, key := range []string{t.ID, t.Name} {
+		if err, ok := d.failNext[key]; ok {
+			delete(d.failNext, key)
+			return driver.State{}, err
+		}
+	}
+	if _, ok := d.tasks[t.ID]; ok {
+		return driver.State{}, fmt.Errorf("start %s: task exists", t.ID)
+	}
+	d.nextPid++
+	spec := *t
+	spec.Labels = maps.Clone(t.Labels)
+	spec.Env = slices.Clone(t.Env)
+	spec.Files = slices.Clone(t.Files)
+	tk := &task{spec: spec, state: driver.State{ID: t.ID, Labels: maps.Clone(t.Labels), Running: true}}
+	tk.state.Info.ID = t.ID
+	tk.state.Info.Name = t.Name
+	tk.state.Info.Pid = d.nextPid
+	tk.state.Info.StartAt = d.now()
+	tk.state.Info.Status = "running"
+	d.tasks[t.ID] = tk
+	d.started = append(d.started, t.ID)
+	return copyState(tk.state), nil
+}
+
+// Add registers a running task as if a previous agent had started it (adoption tests)
+// and returns its state. It does not count as Started.
+func (d *Driver) Add(t driver.Task) driver.State {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.nextPid++
+	tk := &task{spec: t, state: driver.State{ID: t.ID, Labels: maps.Clone(t.Labels), Running: true}}
+	tk.state.Info.ID = t.ID
+	tk.state.Info.Name = t.Name
+	tk.state.Info.Pid = d.nextPid
+	tk.state.Info.StartAt = d.now()
+	tk.state.Info.Status = "running"
+	d.tasks[t.ID] = tk
+	return copyState(tk.state)
+}
+
+// Exit ends a running task with the exit code.
+func (d *Driver) Exit(id string, code int) {
+	d.end(id, func(s *driver.State) {
+		s.Info.ExitCode = code
+		s.Info.Message = fmt.Sprintf("exited with code %d", code)
+	})
+}
+
+// OOM ends a running task as killed by the kernel for running out of memory.
+func (d *Driver) OOM(id string) {
+	d.end(id, func(s *driver.State) {
+		s.Info.ExitCode = 137
+		s.Info.OOMKilled = true
+		s.Info.Message = "killed: out of memory"
+	})
+}
+
+func (d *Driver) end(id string, set func(*driver.State)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	if !ok || !tk.state.Running {
+		return
+	}
+	tk.state.Running = false
+	tk.state.Info.Status = "exited"
+	tk.state.Info.FinishAt = d.now()
+	set(&tk.state)
+}
+
+// Inspect returns the task's state.
+func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	if !ok {
+		return driver.State{}, fmt.Errorf("inspect %s: %w", id, driver.ErrNotFound)
+	}
+	return copyState(tk.state), nil
+}
+
+// Stop records the grace and ends the task (exit code 0 when it still ran).
+func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	if !ok {
+		return fmt.Errorf("stop %s: %w", id, driver.ErrNotFound)
+	}
+	if !tk.stopped {
+		tk.stopped, tk.grace = true, grace
+	}
+	if tk.state.Running {
+		tk.state.Running = false
+		tk.state.Info.Status = "exited"
+		tk.state.Info.FinishAt = d.now()
+		tk.state.Info.Message = "stopped"
+	}
+	return nil
+}
+
+// Remove forgets the task.
+func (d *Driver) Remove(ctx context.Context, id string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.tasks[id]; !ok {
+		return fmt.Errorf("remove %s: %w", id, driver.ErrNotFound)
+	}
+	delete(d.tasks, id)
+	return nil
+}
+
+// List returns every task, ordered by ID.
+func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]driver.State, 0, len(d.tasks))
+	for _, tk := range d.tasks {
+		out = append(out, copyState(tk.state))
+	}
+	slices.SortFunc(out, func(a, b driver.State) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// Exec calls the function set with SetExec; without one it succeeds with no output.
+func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecResult, error) {
+	d.mu.Lock()
+	_, ok := d.tasks[id]
+	fn := d.execs[id]
+	d.mu.Unlock()
+	if !ok {
+		return driver.ExecResult{}, fmt.Errorf("exec %s: %w", id, driver.ErrNotFound)
+	}
+	if fn == nil {
+		return driver.ExecResult{}, nil
+	}
+	return fn(ctx, cmd)
+}
+
+// Logs returns the text set with SetLogs.
+func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (io.ReadCloser, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.tasks[id]; !ok {
+		return nil, fmt.Errorf("logs %s: %w", id, driver.ErrNotFound)
+	}
+	text := d.logs[id]
+	if opts.Tail > 0 {
+		lines := strings.SplitAfter(text, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		text = strings.Join(lines[max(0, len(lines)-opts.Tail):], "")
+	}
+	return io.NopCloser(strings.NewReader(text)), nil
+}
+
+// Action records the action for Actions.
+func (d *Driver) Action(ctx context.Context, id string, action string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.tasks[id]; !ok {
+		return fmt.Errorf("%s %s: %w", action, id, driver.ErrNotFound)
+	}
+	d.actions[id] = append(d.actions[id], action)
+	return nil
+}
+
+// Started returns the IDs of every successful Start, in order.
+func (d *Driver) Started() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.started)
+}
+
+// Stopped returns the grace of the first Stop of the task, and whether it was stopped.
+func (d *Driver) Stopped(id string) (time.Duration, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	if !ok || !tk.stopped {
+		return 0, false
+	}
+	return tk.grace, true
+}
+
+// Task returns the task as the executor gave it to Start (or Add).
+func (d *Driver) Task(id string) (driver.Task, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	if !ok {
+		return driver.Task{}, false
+	}
+	return tk.spec, true
+}
+
+// Running reports whether the task exists and runs.
+func (d *Driver) Running(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	return ok && tk.state.Running
+}
+
+// Actions returns the actions run on the task, in order.
+func (d *Driver) Actions(id string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.actions[id])
+}
+
+func copyState(s driver.State) driver.State {
+	s.Labels = maps.Clone(s.Labels)
+	return s
+}

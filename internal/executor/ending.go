@@ -1,0 +1,147 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// stopTimeout bounds a Stop call beyond its grace (a stopCmd that hangs, a slow daemon).
+const stopTimeout = 30 * time.Second
+
+// stopAll stops every started task except skip (-1: none) with grace, concurrently so the
+// pod ends within one grace period, and returns every started task's final info (index ->
+// info). Stops run on a context that outlives ctx: a pod must end cleanly even when the
+// agent shuts down in the middle.
+func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int) map[int]v4.ContainerInfo {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+stopTimeout)
+	defer cancel()
+	started := p.startedTasks()
+	var mu sync.Mutex
+	infos := map[int]v4.ContainerInfo{}
+	var wg sync.WaitGroup
+	for i, ok := range started {
+		if !ok {
+			continue
+		}
+		tp := &p.plan.tasks[i]
+		wg.Go(func() {
+			if i != skip {
+				if err := tp.drv.Stop(sctx, tp.id, grace); err != nil && !isGone(err) {
+					p.e.log.Error("stop task", "task", tp.id, "err", err)
+				}
+			}
+			st, err := tp.drv.Inspect(sctx, tp.id)
+			if err != nil {
+				if !isGone(err) {
+					p.e.log.Error("inspect stopped task", "task", tp.id, "err", err)
+				}
+				return
+			}
+			mu.Lock()
+			infos[i] = p.decorate(i, st.Info)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return infos
+}
+
+// endAll sets every task to status with its final info and message (from msgs, or
+// groupMsg), and the group's message and finish time.
+func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, msgs map[int]string, mark func(*v4.TaskGroupStatus)) {
+	started := p.startedTasks()
+	p.update(func(st *v4.TaskGroupStatus) {
+		now := time.Now()
+		for i := range st.Tasks {
+			t := &st.Tasks[i]
+			t.Status = status
+			if info, ok := infos[i]; ok {
+				// Keep what health checks recorded; the driver does not know it.
+				info.Healthy, info.IsChecked, info.ConsecutiveFailureTimes = t.Info.Healthy, t.Info.IsChecked, t.Info.ConsecutiveFailureTimes
+				t.Info = info
+			}
+			t.Message = groupMsg
+			if m, ok := msgs[i]; ok {
+				t.Message = m
+			}
+			if t.Info.FinishAt.IsZero() && started[i] {
+				t.Info.FinishAt = now
+			}
+		}
+		st.Message = groupMsg
+		st.FinishedAt = now
+		if mark != nil {
+			mark(st)
+		}
+	})
+}
+
+// failStart ends a pod whose start failed: the tasks already started are stopped (force)
+// and every task is reported Failed with the error.
+func (p *pod) failStart(ctx context.Context, err error) {
+	p.e.log.Warn("task group failed to start", "namespace", p.ns, "name", p.name, "err", err)
+	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, -1)
+	p.endAll(v4.StatusFailed, err.Error(), infos, nil, nil)
+}
+
+// failExit ends a running pod because task i stopped running: the others are stopped by
+// force (BCS 强杀) and every task is reported Failed with its info.
+func (p *pod) failExit(ctx context.Context, i int, st driver.State) {
+	tp := &p.plan.tasks[i]
+	why := exitReason(st)
+	p.e.log.Warn("task ended: failing the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why)
+	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, i)
+	if _, ok := infos[i]; !ok && st.ID != "" {
+		infos[i] = p.decorate(i, st.Info)
+	}
+	groupMsg := fmt.Sprintf("task %s %s", tp.name, why)
+	p.endAll(v4.StatusFailed, "stopped: "+groupMsg, infos, map[int]string{i: why}, func(s *v4.TaskGroupStatus) {
+		s.Message = groupMsg
+	})
+}
+
+// exitReason says how a task ended, from the driver's info.
+func exitReason(st driver.State) string {
+	switch {
+	case st.ID == "":
+		return "is gone: the driver no longer has it"
+	case st.Info.OOMKilled:
+		return "killed: out of memory"
+	}
+	return fmt.Sprintf("exited with code %d", st.Info.ExitCode)
+}
+
+// failHealth ends a running pod whose task i failed its health check too often: every
+// task is stopped with the kill grace and reported Failed, HealthKilled.
+func (p *pod) failHealth(ctx context.Context, hf healthFailure) {
+	tp := &p.plan.tasks[hf.task]
+	why := fmt.Sprintf("health check failed %d times: %s", hf.failures, hf.message)
+	p.e.log.Warn("health check failed: killing the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why)
+	infos := p.stopAll(ctx, p.plan.grace, -1)
+	groupMsg := fmt.Sprintf("task %s: %s", tp.name, why)
+	p.endAll(v4.StatusFailed, "stopped: "+groupMsg, infos, map[int]string{hf.task: why}, func(s *v4.TaskGroupStatus) {
+		s.Message = groupMsg
+		s.HealthKilled = true
+	})
+}
+
+// killedMessage is the message of a deliberate kill.
+const killedMessage = "killed by berth"
+
+// kill is the deliberate kill: every task Killing, all stopped with the kill grace, then
+// every task Finish, even when a task failed meanwhile.
+func (p *pod) kill(ctx context.Context) {
+	p.update(func(st *v4.TaskGroupStatus) {
+		for i := range st.Tasks {
+			st.Tasks[i].Status = v4.StatusKilling
+		}
+		st.Message = "killing"
+	})
+	infos := p.stopAll(ctx, p.plan.grace, -1)
+	p.endAll(v4.StatusFinish, killedMessage, infos, nil, nil)
+}

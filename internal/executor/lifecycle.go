@@ -1,0 +1,199 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// run is the pod's goroutine: start (unless adopted), then monitor until the pod ends or
+// ctx (the executor's) ends. startCtx also bounds the start. adopted holds the tasks'
+// states when Adopt took the pod over.
+func (p *pod) run(ctx, startCtx context.Context, adopted []driver.State) {
+	defer close(p.done)
+	if adopted == nil {
+		if !p.launch(ctx, startCtx) {
+			return
+		}
+	} else if i, st, ok := firstEnded(adopted); ok {
+		p.failExit(ctx, i, st)
+		return
+	}
+	hc := p.startHealth(ctx)
+	end := p.monitor(ctx)
+	hc.stop()
+	end(ctx)
+}
+
+// launch prepares and starts the tasks in order. It reports whether every task runs;
+// otherwise the pod has ended (Failed, or Finish after a kill).
+func (p *pod) launch(ctx, startCtx context.Context) bool {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(startCtx, cancel)()
+	p.mu.Lock()
+	p.cancelStart = cancel
+	if p.killing {
+		cancel()
+	}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.cancelStart = nil
+		p.mu.Unlock()
+	}()
+
+	if p.plan.err != nil {
+		p.failStart(ctx, p.plan.err)
+		return false
+	}
+	tasks, err := p.prepare(sctx)
+	if err == nil {
+		p.update(func(st *v4.TaskGroupStatus) {
+			for i := range st.Tasks {
+				st.Tasks[i].Status = v4.StatusStarting
+			}
+		})
+		err = p.startTasks(sctx, tasks)
+	}
+	switch {
+	case p.killRequested():
+		p.kill(ctx)
+		return false
+	case err != nil:
+		p.failStart(ctx, err)
+		return false
+	}
+	p.update(func(st *v4.TaskGroupStatus) {
+		now := time.Now()
+		for i := range st.Tasks {
+			st.Tasks[i].Status = v4.StatusRunning
+			st.Tasks[i].Message = ""
+		}
+		st.StartedAt = now
+		st.Message = ""
+	})
+	return true
+}
+
+// startTasks starts the tasks in order and stops at the first error or when ctx ends.
+func (p *pod) startTasks(ctx context.Context, tasks []*driver.Task) error {
+	for i, t := range tasks {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("start interrupted before task %s: %w", t.Name, context.Cause(ctx))
+		}
+		tp := &p.plan.tasks[i]
+		st, err := tp.drv.Start(ctx, t)
+		if err != nil {
+			return fmt.Errorf("start task %s: %w", t.Name, err)
+		}
+		p.setStarted(i)
+		info := p.decorate(i, st.Info)
+		p.update(func(s *v4.TaskGroupStatus) { s.Tasks[i].Info = info })
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start interrupted: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// decorate adds what the executor knows to a driver's container info: the node address,
+// and for processes (host network) the host IP and node name.
+func (p *pod) decorate(i int, info v4.ContainerInfo) v4.ContainerInfo {
+	cfg := &p.e.cfg
+	info.NodeAddress = cfg.HostIP
+	if p.plan.tasks[i].process != nil {
+		info.IPAddress = cfg.HostIP
+		info.Hostname = cfg.NodeName
+		if info.NetworkMode == "" {
+			info.NetworkMode = "host"
+		}
+	} else if info.IPAddress == "" && p.plan.hostNetwork {
+		info.IPAddress = cfg.HostIP
+	}
+	if info.Name == "" {
+		info.Name = p.plan.tasks[i].id
+	}
+	return info
+}
+
+// prepare creates the pod's directories and builds every driver.Task: env, files, limits.
+func (p *pod) prepare(ctx context.Context) ([]*driver.Task, error) {
+	dirs := map[string]string{}
+	for _, d := range []string{"work", "run", "logs"} {
+		dirs[d] = filepath.Join(p.plan.dir, d)
+		if err := os.MkdirAll(dirs[d], 0o755); err != nil {
+			return nil, fmt.Errorf("create pod directory: %w", err)
+		}
+	}
+	cfg := &p.e.cfg
+	data := newDataResolver(cfg.Data, p.ns)
+	var allPorts []v4.AllocatedPort
+	for _, t := range p.plan.tasks {
+		allPorts = append(allPorts, t.ports...)
+	}
+	out := make([]*driver.Task, 0, len(p.plan.tasks))
+	for i := range p.plan.tasks {
+		tp := &p.plan.tasks[i]
+		t, err := p.buildTask(ctx, tp, data, dirs, allPorts)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", tp.name, err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, dirs map[string]string, allPorts []v4.AllocatedPort) (*driver.Task, error) {
+	env := injectedEnv(p.e.cfg.HostIP, p.name, allPorts)
+	spec, err := specEnv(tp.env(), tp.resources, p.e.log)
+	if err != nil {
+		return nil, err
+	}
+	env = append(env, spec...)
+	cms, secs := tp.dataRefs()
+	dataEnv, files, err := data.resolve(ctx, cms, secs)
+	if err != nil {
+		return nil, err
+	}
+	env = copyVars(append(env, dataEnv...))
+	cpu, mem, err := limits(tp.resources)
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Task{
+		ID:          tp.id,
+		Name:        tp.name,
+		Labels:      tp.labels,
+		Process:     tp.process,
+		Container:   tp.container,
+		Env:         formatEnv(env),
+		Ports:       tp.ports,
+		Files:       files,
+		WorkBaseDir: dirs["work"],
+		RunBaseDir:  dirs["run"],
+		LogDir:      dirs["logs"],
+		CPULimit:    cpu,
+		MemoryLimit: mem,
+		KillGrace:   p.plan.grace,
+	}, nil
+}
+
+// firstEnded finds the first task of an adoption that no longer runs.
+func firstEnded(states []driver.State) (int, driver.State, bool) {
+	for i, st := range states {
+		if !st.Running {
+			return i, st, true
+		}
+	}
+	return 0, driver.State{}, false
+}
+
+// errNotFound reports a task the driver no longer has.
+func isGone(err error) bool { return errors.Is(err, driver.ErrNotFound) }

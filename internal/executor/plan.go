@@ -1,0 +1,173 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/executor/health"
+)
+
+// podPlan is what the executor derives from a task group without side effects: the
+// tasks, their drivers, rendered process specs, ports and checks. Adopt needs exactly
+// this (not the env or files, which only matter to a start).
+type podPlan struct {
+	ns, name string
+	dir      string
+	tasks    []taskPlan
+	// hostNetwork: processes, or containers in HOST mode (checks probe 127.0.0.1).
+	hostNetwork bool
+	grace       time.Duration
+	// err is why the pod cannot run (no driver, a variable that does not render); the
+	// pod fails with it at once.
+	err error
+}
+
+// taskPlan is one task of the pod.
+type taskPlan struct {
+	name string
+	id   string
+	drv  driver.Driver
+
+	// Exactly one of process (rendered) and container is set.
+	process   *v4.ProcessTask
+	container *v4.Container
+
+	ports     []v4.AllocatedPort // the host ports of the task's own ports
+	resources *v4.Resources
+	check     *v4.HealthCheck // the first local check, nil without one
+	labels    map[string]string
+}
+
+func (t *taskPlan) env() []v4.EnvVar {
+	if t.process != nil {
+		return t.process.Env
+	}
+	return t.container.Env
+}
+
+func (t *taskPlan) dataRefs() ([]v4.ConfigMapRef, []v4.SecretRef) {
+	if t.process != nil {
+		return t.process.ConfigMaps, t.process.Secrets
+	}
+	return t.container.ConfigMaps, t.container.Secrets
+}
+
+func (t *taskPlan) specPorts() []v4.Port {
+	if t.process != nil {
+		return t.process.Ports
+	}
+	return t.container.Ports
+}
+
+// planPod derives the plan of tg on this node.
+func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
+	ns, name := tg.Metadata.Namespace, tg.Metadata.Name
+	spec := &tg.Spec.Template.Spec
+	p := &podPlan{
+		ns:          ns,
+		name:        name,
+		dir:         PodDir(e.cfg.DataDir, ns, name),
+		hostNetwork: len(spec.Processes) > 0 || strings.EqualFold(spec.NetworkMode, "HOST"),
+		grace:       time.Duration(max(1, tg.Spec.KillGracePeriod)) * time.Second,
+	}
+	names := v4.TaskNames(spec)
+	if len(names) == 0 {
+		p.err = errors.New("the pod template has no containers and no processes")
+		return p
+	}
+	kind := "docker"
+	if len(spec.Processes) > 0 {
+		kind = "process"
+	}
+	drv := e.cfg.Drivers[kind]
+	if drv == nil {
+		p.err = fmt.Errorf("no %s driver on this node", kind)
+	}
+	hostPorts := map[string]v4.AllocatedPort{}
+	portNumbers := map[string]int{}
+	for _, ap := range tg.Spec.Ports {
+		hostPorts[ap.Name] = ap
+		portNumbers[ap.Name] = ap.HostPort
+	}
+	vars := v4.Variables{
+		Namespace:   ns,
+		ProcessName: tg.Spec.Owner.Name,
+		InstanceID:  tg.Spec.Index,
+		HostIP:      e.cfg.HostIP,
+		Ports:       portNumbers,
+		WorkBaseDir: filepath.Join(p.dir, "work"),
+		RunBaseDir:  filepath.Join(p.dir, "run"),
+	}
+	for i, n := range names {
+		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n)}
+		if i < len(spec.Containers) {
+			c := spec.Containers[i]
+			t.container = &c
+			t.resources, t.check = c.Resources, health.Local(c.HealthChecks)
+		} else {
+			proc, err := vars.RenderProcess(spec.Processes[i-len(spec.Containers)])
+			if err != nil && p.err == nil {
+				p.err = fmt.Errorf("process %s: %w", n, err)
+			}
+			t.process = &proc
+			t.resources, t.check = proc.Resources, health.Local(proc.HealthChecks)
+		}
+		for _, sp := range t.specPorts() {
+			if ap, ok := hostPorts[sp.Name]; ok {
+				t.ports = append(t.ports, ap)
+			}
+		}
+		p.tasks = append(p.tasks, t)
+	}
+	return p
+}
+
+// taskLabels are the task group's labels plus berth's, which let an agent that restarts
+// find the task again (driver.List).
+func taskLabels(tg *v4.TaskGroup, node, task string) map[string]string {
+	l := maps.Clone(tg.Spec.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[driver.LabelTaskGroup] = podKey(tg.Metadata.Namespace, tg.Metadata.Name)
+	l[driver.LabelTask] = task
+	l[driver.LabelNode] = node
+	if tg.Spec.OwnerVersion != "" {
+		l[driver.LabelVersion] = tg.Spec.OwnerVersion
+	}
+	return l
+}
+
+// limits returns the task's CPU (cores) and memory (MB) limits; "-1" or empty is 0,
+// unlimited.
+func limits(r *v4.Resources) (cpu, mem float64, err error) {
+	if r == nil || r.Limits == nil {
+		return 0, 0, nil
+	}
+	if cpu, err = quantity(r.Limits.CPU); err != nil {
+		return 0, 0, fmt.Errorf("limits.cpu: %w", err)
+	}
+	if mem, err = quantity(r.Limits.Memory); err != nil {
+		return 0, 0, fmt.Errorf("limits.memory: %w", err)
+	}
+	return max(0, cpu), max(0, mem), nil
+}
+
+// quantity parses a resource string; empty is 0.
+func quantity(q v4.Quantity) (float64, error) {
+	if q == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(string(q)), 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", q)
+	}
+	return f, nil
+}
