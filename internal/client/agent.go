@@ -1,0 +1,141 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// The agent protocol (docs/agent.md): the calls a berth agent makes. They need the join
+// token (WithBearerToken).
+
+// AgentRegister creates the agent's node or updates what the agent owns, and returns the
+// stored node.
+func (c *Client) AgentRegister(ctx context.Context, n *v4.Node) (*v4.Node, error) {
+	body, err := json.Marshal(n)
+	if err != nil {
+		return nil, fmt.Errorf("encode node %s: %w", n.Metadata.Name, err)
+	}
+	return c.nodeCall(ctx, request{method: http.MethodPost, path: "/v1/agent/register", body: body})
+}
+
+// AgentHeartbeat tells the server the node is alive (404 when the node was deleted).
+func (c *Client) AgentHeartbeat(ctx context.Context, node string, hb v4.AgentHeartbeat) error {
+	body, err := json.Marshal(hb)
+	if err != nil {
+		return fmt.Errorf("encode heartbeat: %w", err)
+	}
+	resp, err := c.do(ctx, request{method: http.MethodPut, path: agentNodePath(node) + "/heartbeat", body: body})
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// AgentTaskGroups lists the task groups bound to node and the revision of the read (a
+// watch from it misses nothing).
+func (c *Client) AgentTaskGroups(ctx context.Context, node string) ([]*v4.TaskGroup, string, error) {
+	var body listBody
+	if err := c.doJSON(ctx, request{method: http.MethodGet, path: agentNodePath(node) + "/taskgroups"}, &body); err != nil {
+		return nil, "", err
+	}
+	out := make([]*v4.TaskGroup, 0, len(body.Items))
+	for i, raw := range body.Items {
+		var tg v4.TaskGroup
+		if err := json.Unmarshal(raw, &tg); err != nil {
+			return nil, "", fmt.Errorf("list task groups of node %s: item %d: %w", node, i, err)
+		}
+		out = append(out, &tg)
+	}
+	return out, body.ResourceVersion, nil
+}
+
+// AgentWatchTaskGroups streams the changes of node's task groups after revision rv (with
+// rv "", an ADDED per existing one first). The channel behaves like Watch's.
+func (c *Client) AgentWatchTaskGroups(ctx context.Context, node, rv string) (<-chan WatchEvent, error) {
+	q := url.Values{"watch": {"true"}}
+	if rv != "" {
+		q.Set("resourceVersion", rv)
+	}
+	resp, err := c.do(ctx, request{method: http.MethodGet, path: agentNodePath(node) + "/taskgroups", query: q})
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan WatchEvent)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		err := readLines(ctx, resp.Body, func(line []byte) error {
+			ev, err := decodeWatchEvent(line, v4.KindTaskGroup)
+			if err != nil {
+				return err
+			}
+			return send(ctx, ch, ev)
+		})
+		if err != nil && ctx.Err() == nil {
+			_ = send(ctx, ch, WatchEvent{Type: EventError, Err: fmt.Errorf("watch task groups of node %s: %w", node, err)})
+		}
+	}()
+	return ch, nil
+}
+
+// AgentPutStatus writes a task group's status (404 when the task group is gone).
+func (c *Client) AgentPutStatus(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error {
+	body, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode status of %s/%s: %w", ns, name, err)
+	}
+	path := "/v1/agent/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/status"
+	resp, err := c.do(ctx, request{method: http.MethodPut, path: path, body: body})
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// AgentReport sends the full report and returns the task groups the server does not know.
+func (c *Client) AgentReport(ctx context.Context, node string, rep v4.AgentReport) (v4.AgentReportResult, error) {
+	var out v4.AgentReportResult
+	if rep.TaskGroups == nil {
+		rep.TaskGroups = []v4.TaskGroupReport{}
+	}
+	body, err := json.Marshal(rep)
+	if err != nil {
+		return out, fmt.Errorf("encode report: %w", err)
+	}
+	err = c.doJSON(ctx, request{method: http.MethodPost, path: agentNodePath(node) + "/report", body: body}, &out)
+	return out, err
+}
+
+// AgentConfigMap returns a configmap a task group injects.
+func (c *Client) AgentConfigMap(ctx context.Context, ns, name string) (*v4.ConfigMap, error) {
+	var cm v4.ConfigMap
+	path := "/v1/agent/configmaps/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
+	if err := c.doJSON(ctx, request{method: http.MethodGet, path: path}, &cm); err != nil {
+		return nil, err
+	}
+	return &cm, nil
+}
+
+// AgentSecret returns a secret for task group taskGroup ("" for any) of node; the server
+// answers 403 unless such a task group uses it.
+func (c *Client) AgentSecret(ctx context.Context, ns, name, node, taskGroup string) (*v4.Secret, error) {
+	var s v4.Secret
+	q := url.Values{"node": {node}}
+	if taskGroup != "" {
+		q.Set("taskgroup", taskGroup)
+	}
+	path := "/v1/agent/secrets/" + url.PathEscape(ns) + "/" + url.PathEscape(name)
+	if err := c.doJSON(ctx, request{method: http.MethodGet, path: path, query: q}, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+func agentNodePath(node string) string { return "/v1/agent/nodes/" + url.PathEscape(node) }
