@@ -1,0 +1,145 @@
+// Package process is the driver that runs a process pod's tasks as plain host processes
+// (seed 001): it fetches the packages listed in uris, writes configmap and secret files,
+// runs startCmd with /bin/sh in workPath as the task's user inside the task's cgroups,
+// follows the process through pidFile and procName, and stops it with stopCmd, SIGTERM
+// and finally SIGKILL of everything left in its cgroup.
+//
+// Processes are started in their own session with their output appended to a log file, so
+// they outlive the agent. What the driver knows of a task is kept in
+// DataDir/tasks/{id}/state.json, so a new Driver on the same DataDir (an agent that
+// restarted) lists and adopts every task.
+package process
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// Config configures a Driver.
+type Config struct {
+	// DataDir holds the driver's state (tasks/{id}/state.json) and its package cache
+	// (cache/). Required.
+	DataDir string
+	// Logger receives the driver's logs; nil discards them.
+	Logger *slog.Logger
+	// CgroupParent is the cgroup under which every task gets /{CgroupParent}/{task id};
+	// default "berth".
+	CgroupParent string
+}
+
+// Driver runs process tasks. It is safe for concurrent use. Close stops its reaper.
+type Driver struct {
+	dataDir      string
+	cacheDir     string
+	tasksDir     string
+	log          *slog.Logger
+	cgroupParent string
+	cgroups      cgroupSystem
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // per task ID: serialises state.json read-modify-write
+
+	fetchMu    sync.Mutex
+	fetchLocks map[string]*sync.Mutex // per cache key: one download of a URL at a time
+
+	reaper *reaper
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// pollInterval is how often Start, Stop and followed logs look at a process or a file.
+const pollInterval = 50 * time.Millisecond
+
+// New returns a driver keeping its state under cfg.DataDir. Tasks recorded there by an
+// earlier Driver (before an agent restart) are listed and inspected like any other.
+func New(cfg Config) (*Driver, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("process driver: DataDir is required")
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("process driver: data dir: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	parent := cfg.CgroupParent
+	if parent == "" {
+		parent = "berth"
+	}
+	if !validCgroupParent(parent) {
+		return nil, fmt.Errorf("process driver: invalid cgroup parent %q", cfg.CgroupParent)
+	}
+	d := &Driver{
+		dataDir:      dataDir,
+		cacheDir:     filepath.Join(dataDir, "cache"),
+		tasksDir:     filepath.Join(dataDir, "tasks"),
+		log:          log.With("driver", "process"),
+		cgroupParent: parent,
+		cgroups:      detectCgroups(),
+		locks:        map[string]*sync.Mutex{},
+		fetchLocks:   map[string]*sync.Mutex{},
+	}
+	for _, dir := range []string{d.cacheDir, d.tasksDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("process driver: %w", err)
+		}
+	}
+	d.reaper = newReaper(d)
+	// Children of this very process recorded by an earlier Driver (tests, or an agent
+	// that recreates its driver) are still ours to reap.
+	states, err := d.loadAll()
+	if err != nil {
+		d.reaper.close()
+		return nil, err
+	}
+	for _, st := range states {
+		if !st.Exited && st.ChildPid > 0 && isOwnChild(st.ChildPid, st.ChildStartTicks) {
+			d.reaper.watch(st.ID, st.ChildPid)
+		}
+	}
+	return d, nil
+}
+
+// Name returns "process".
+func (d *Driver) Name() string { return "process" }
+
+// Close stops the driver's reaper goroutine. The tasks keep running; a later New on the
+// same DataDir adopts them.
+func (d *Driver) Close() error {
+	d.reaper.close()
+	return nil
+}
+
+// lock returns the mutex of one task ID.
+func (d *Driver) lock(id string) *sync.Mutex {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m, ok := d.locks[id]
+	if !ok {
+		m = &sync.Mutex{}
+		d.locks[id] = m
+	}
+	return m
+}
+
+// fetchLock returns the mutex of one package cache key.
+func (d *Driver) fetchLock(key string) *sync.Mutex {
+	d.fetchMu.Lock()
+	defer d.fetchMu.Unlock()
+	m, ok := d.fetchLocks[key]
+	if !ok {
+		m = &sync.Mutex{}
+		d.fetchLocks[key] = m
+	}
+	return m
+}

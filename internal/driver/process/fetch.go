@@ -1,0 +1,157 @@
+package process
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Pull policies of a uri (seed 001); IfNotPresent is the default.
+const (
+	PullAlways       = "Always"
+	PullIfNotPresent = "IfNotPresent"
+)
+
+// httpClient fetches packages. A stalled server must not hold a start forever; the
+// body itself is bounded by the Start context only (packages can be large).
+var httpClient = func() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.ResponseHeaderTimeout = time.Minute
+	return &http.Client{Transport: tr}
+}()
+
+// fetchAll downloads every package and unpacks it into its outputDir (default dir).
+func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string, cred *credential) error {
+	for _, u := range uris {
+		dest := u.OutputDir
+		if dest == "" {
+			dest = defaultDir
+		}
+		src, name, err := d.obtain(ctx, u)
+		if err != nil {
+			return err
+		}
+		if err := unpack(src, name, dest, cred); err != nil {
+			return fmt.Errorf("unpack %s: %w", redact(u.Value), err)
+		}
+	}
+	return nil
+}
+
+// obtain returns a local file holding the package and the name its type is judged by:
+// the file itself for file:// URLs, the cache entry for HTTP(S).
+func (d *Driver) obtain(ctx context.Context, u v4.URI) (file, name string, err error) {
+	pu, err := url.Parse(u.Value)
+	if err != nil {
+		return "", "", fmt.Errorf("package uri %s: %w", redact(u.Value), err)
+	}
+	policy := u.PullPolicy
+	if policy == "" {
+		policy = PullIfNotPresent
+	}
+	if policy != PullAlways && policy != PullIfNotPresent {
+		return "", "", fmt.Errorf("package uri %s: unknown pullPolicy %q (Always or IfNotPresent)", redact(u.Value), u.PullPolicy)
+	}
+	name = path.Base(pu.Path)
+	if name == "/" || name == "." || name == "" {
+		name = "package"
+	}
+	switch pu.Scheme {
+	case "file":
+		if _, err := os.Stat(pu.Path); err != nil {
+			return "", "", fmt.Errorf("package %s: %w", u.Value, err)
+		}
+		return pu.Path, name, nil
+	case "http", "https":
+	default:
+		return "", "", fmt.Errorf("package uri %s: unsupported scheme %q (http, https or file)", redact(u.Value), pu.Scheme)
+	}
+
+	// The cache is keyed by the URL and the user (another user may see another file).
+	sum := sha256.Sum256([]byte(u.User + "\x00" + u.Value))
+	key := hex.EncodeToString(sum[:12])
+	dir := filepath.Join(d.cacheDir, key)
+	cached := filepath.Join(dir, name)
+	mu := d.fetchLock(key)
+	mu.Lock()
+	defer mu.Unlock()
+	if policy == PullIfNotPresent {
+		if fi, err := os.Stat(cached); err == nil && fi.Mode().IsRegular() {
+			d.log.Debug("package from cache", "uri", redact(u.Value))
+			return cached, name, nil
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", fmt.Errorf("package cache: %w", err)
+	}
+	if err := download(ctx, u, dir, cached); err != nil {
+		return "", "", err
+	}
+	d.log.Info("package downloaded", "uri", redact(u.Value))
+	return cached, name, nil
+}
+
+// download fetches u into a temporary file of dir and renames it to dest, so readers of
+// dest always see a whole package.
+func download(ctx context.Context, u v4.URI, dir, dest string) error {
+	shown := redact(u.Value)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Value, nil)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", shown, err)
+	}
+	if u.User != "" || u.Pwd != "" {
+		req.SetBasicAuth(u.User, u.Pwd)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		// url.Error repeats the URL as given, password included: keep only the cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("download %s: %w", shown, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("download %s: %s", shown, resp.Status)
+	}
+	tmp, err := os.CreateTemp(dir, ".download-*")
+	if err != nil {
+		return fmt.Errorf("download %s: %w", shown, err)
+	}
+	_, err = io.Copy(tmp, resp.Body)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dest)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("download %s: %w", shown, err)
+	}
+	return nil
+}
+
+// redact hides a password written into a URL.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,46 @@
+package process
+
+import (
+	"context"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// Inspect returns the task's current state, looking at /proc (and reaping the driver's
+// own child) for a task recorded as running.
+func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
+	mu := d.lock(id)
+	mu.Lock()
+	defer mu.Unlock()
+	st, err := d.load(id)
+	if err != nil {
+		return driver.State{}, err
+	}
+	if d.refresh(st) {
+		if err := d.save(st); err != nil {
+			return driver.State{}, err
+		}
+	}
+	return st.public(), nil
+}
+
+// List returns every task recorded in DataDir, running or ended, brought up to date
+// like Inspect; the agent adopts the running ones by their labels.
+func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
+	states, err := d.loadAll()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]driver.State, 0, len(states))
+	for _, s := range states {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		st, err := d.Inspect(ctx, s.ID)
+		if err != nil {
+			continue // removed meanwhile
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,280 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// defaultStartGrace is seed 001's default startGracePeriod.
+const defaultStartGrace = time.Second
+
+// Start prepares and starts a process task: packages, files, work dir, cgroup, then
+// startCmd; it returns after startGracePeriod with the task's process checked (the pid
+// file's pid, or the process berth started, named procName). A failed start leaves
+// nothing behind: whatever it started is killed and its state removed; the returned
+// State then says how the process ended when that is known.
+func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
+	if t == nil || t.Process == nil {
+		return driver.State{}, errors.New("process driver: task has no process spec")
+	}
+	if !validID(t.ID) {
+		return driver.State{}, fmt.Errorf("process driver: invalid task id %q", t.ID)
+	}
+	p := t.Process
+	if strings.TrimSpace(p.StartCmd) == "" {
+		return driver.State{}, fmt.Errorf("task %s: startCmd is empty", t.ID)
+	}
+	mu := d.lock(t.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	if _, err := os.Stat(d.statePath(t.ID)); err == nil {
+		return driver.State{}, fmt.Errorf("task %s already exists", t.ID)
+	}
+
+	cred, err := lookupUser(p.User)
+	if err != nil {
+		return driver.State{}, fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	st := d.newState(t)
+	if st.WorkDir == "" {
+		return driver.State{}, fmt.Errorf("task %s: no workPath and no work base dir", t.ID)
+	}
+	started := false
+	defer func() {
+		if !started {
+			d.abort(st)
+		}
+	}()
+	fail := func(err error) (driver.State, error) {
+		if st.Message == "" {
+			st.Message = err.Error()
+		}
+		return st.public(), fmt.Errorf("task %s: %w", t.ID, err)
+	}
+
+	if err := d.fetchAll(ctx, p.URIs, st.WorkDir, cred); err != nil {
+		return fail(err)
+	}
+	if err := writeFiles(t.Files, st.WorkDir); err != nil {
+		return fail(err)
+	}
+	if err := mkdirOwned(st.WorkDir, cred); err != nil {
+		return fail(fmt.Errorf("workPath: %w", err))
+	}
+	if st.PidFile != "" {
+		if err := mkdirOwned(filepath.Dir(st.PidFile), cred); err != nil {
+			return fail(fmt.Errorf("pidFile: %w", err))
+		}
+		// A pid file left by an earlier run would name a dead, or worse a reused, pid.
+		if err := os.Remove(st.PidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fail(fmt.Errorf("pidFile: %w", err))
+		}
+	}
+	logf, logOffset, err := openLog(st.LogPath)
+	if err != nil {
+		return fail(err)
+	}
+	d.removeLeftoverCgroup(t.ID)
+	cg, err := d.createCgroup(t.ID, t.CPULimit, t.MemoryLimit)
+	if err != nil {
+		logf.Close()
+		return fail(err)
+	}
+	if cg != nil {
+		st.Cgroup, st.CgroupMode = d.cgroupPath(t.ID), string(d.cgroups)
+	}
+	cmd, err := startShell(nil, shellSpec{Cmd: p.StartCmd, Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: logf, Cgroup: cg})
+	logf.Close()
+	if err != nil {
+		return fail(err)
+	}
+	pid := cmd.Process.Pid
+	d.reaper.watch(t.ID, pid)
+	cmd.Process.Release() // the reaper waits for it, not os/exec
+	ps, _ := readStat(pid)
+	st.Pid, st.ChildPid = pid, pid
+	st.PidStartTicks, st.ChildStartTicks = ps.StartTicks, ps.StartTicks
+	st.StartAt = time.Now()
+	// Recorded before the grace period, so an agent that dies now still finds the task.
+	if err := d.save(st); err != nil {
+		return fail(err)
+	}
+	d.log.Info("task started", "task", t.ID, "pid", pid, "cmd", p.StartCmd)
+
+	if err := d.waitGrace(ctx, st, logOffset); err != nil {
+		return fail(err)
+	}
+	target := pid
+	if st.PidFile != "" {
+		if target, err = readPidFile(st.PidFile); err != nil {
+			return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
+		}
+	}
+	if err := checkProcess(target, st.ProcName); err != nil {
+		if target == pid && st.Exited {
+			return fail(d.exitError(st, logOffset))
+		}
+		return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
+	}
+	if target != pid {
+		ps, _ := readStat(target)
+		st.Pid, st.PidStartTicks = target, ps.StartTicks
+	}
+	if err := d.save(st); err != nil {
+		return fail(err)
+	}
+	started = true
+	return st.public(), nil
+}
+
+// newState is the record of a task about to start.
+func (d *Driver) newState(t *driver.Task) *taskState {
+	p := t.Process
+	name := t.Name
+	if name == "" {
+		name = p.ProcName
+	}
+	if name == "" {
+		name = t.ID
+	}
+	workDir := p.WorkPath
+	if workDir == "" {
+		workDir = t.WorkBaseDir
+	}
+	logDir := t.LogDir
+	if logDir == "" {
+		logDir = filepath.Join(d.dataDir, "logs")
+	}
+	grace := time.Duration(p.StartGracePeriod) * time.Second
+	if grace <= 0 {
+		grace = defaultStartGrace
+	}
+	cred, _ := lookupUser(p.User)
+	labels := make(map[string]string, len(t.Labels))
+	for k, v := range t.Labels {
+		labels[k] = v
+	}
+	return &taskState{
+		ID: t.ID, Name: name, Labels: labels,
+		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: p.PidFile, User: p.User,
+		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"),
+		Env:     taskEnv(t.Env, cred),
+		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
+		StartGrace: grace, KillGrace: t.KillGrace,
+	}
+}
+
+// waitGrace waits startGracePeriod, returning early with an error when the process
+// berth started fails first. With a pid file, the start command exiting 0 is how a
+// daemon starts, so only a non-zero exit fails.
+func (d *Driver) waitGrace(ctx context.Context, st *taskState, logOffset int64) error {
+	timer := time.NewTimer(st.StartGrace)
+	defer timer.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		if !st.Exited {
+			if e, ok := d.reaper.status(st.ChildPid); ok {
+				d.applyChildExit(st, st.ChildPid, e)
+				if st.PidFile == "" || e.Code != 0 {
+					return d.exitError(st, logOffset)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start interrupted: %w", ctx.Err())
+		case <-timer.C:
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// exitError describes a start command that ended during the grace period, with the tail
+// of what it wrote to the log.
+func (d *Driver) exitError(st *taskState, logOffset int64) error {
+	tail := logTail(st.LogPath, logOffset, 512)
+	if tail != "" {
+		tail = ": " + tail
+	}
+	if st.ExitCode == 127 {
+		return fmt.Errorf("startCmd %q: command not found (exit 127)%s", st.StartCmd, tail)
+	}
+	if st.OOMKilled {
+		return fmt.Errorf("startCmd %q was OOM-killed (memory limit) within startGracePeriod%s", st.StartCmd, tail)
+	}
+	return fmt.Errorf("startCmd %q exited with code %d within startGracePeriod%s", st.StartCmd, st.ExitCode, tail)
+}
+
+// abort undoes a failed start: kills what it started, removes its cgroup and state.
+func (d *Driver) abort(st *taskState) {
+	if st.ChildPid > 0 || st.Cgroup != "" {
+		d.killAll(st, syscall.SIGKILL)
+		d.waitGone(st, 5*time.Second)
+	}
+	if st.ChildPid > 0 {
+		d.reaper.status(st.ChildPid)
+		d.reaper.forget(st.ChildPid)
+	}
+	if cg := d.loadCgroup(st); cg != nil {
+		if err := cg.Delete(); err != nil {
+			d.log.Warn("removing cgroup of failed task", "task", st.ID, "err", err)
+		}
+	}
+	if err := os.RemoveAll(d.taskDir(st.ID)); err != nil {
+		d.log.Warn("removing state of failed task", "task", st.ID, "err", err)
+	}
+	if st.Pid > 0 && !st.Exited {
+		st.markExited(-1, "", time.Now())
+	}
+}
+
+// removeLeftoverCgroup deletes a cgroup of this ID that no state knows of (an agent
+// crashed in the middle of a start): what runs in it is unaccounted for.
+func (d *Driver) removeLeftoverCgroup(id string) {
+	probe := &taskState{ID: id, Cgroup: d.cgroupPath(id), CgroupMode: string(d.cgroups)}
+	cg := d.loadCgroup(probe)
+	if cg == nil {
+		return
+	}
+	if pids, _ := cg.Procs(); len(pids) > 0 {
+		d.log.Warn("killing processes left in the cgroup of a new task", "task", id, "pids", pids)
+		cg.Kill()
+		d.waitGone(probe, 5*time.Second)
+	}
+	cg.Delete()
+}
+
+func mkdirOwned(dir string, cred *credential) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return cred.chown(dir)
+}
+
+// openLog opens the task's log for appending and returns where this run starts in it.
+func openLog(path string) (*os.File, int64, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, 0, fmt.Errorf("log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("log: %w", err)
+	}
+	off, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("log: %w", err)
+	}
+	return f, off, nil
+}
