@@ -78,8 +78,9 @@ func (d *Driver) obtain(ctx context.Context, u v4.URI) (file, name string, err e
 		return "", "", fmt.Errorf("package uri %s: unsupported scheme %q (http, https or file)", redact(u.Value), pu.Scheme)
 	}
 
-	// The cache is keyed by the URL and the user (another user may see another file).
-	sum := sha256.Sum256([]byte(u.User + "\x00" + u.Value))
+	// The cache is keyed by the URL and the credentials: a task must not get, from the
+	// cache, a package its own credentials would not download.
+	sum := sha256.Sum256([]byte(u.User + "\x00" + u.Pwd + "\x00" + u.Value))
 	key := hex.EncodeToString(sum[:12])
 	dir := filepath.Join(d.cacheDir, key)
 	cached := filepath.Join(dir, name)

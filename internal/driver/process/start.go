@@ -55,9 +55,11 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		}
 	}()
 	fail := func(err error) (driver.State, error) {
-		if st.Message == "" {
-			st.Message = err.Error()
+		if !st.Exited {
+			// Whatever runs is killed by abort; how it would have ended is unknown.
+			st.markExited(-1, "", time.Now())
 		}
+		st.Message = err.Error()
 		return st.public(), fmt.Errorf("task %s: %w", t.ID, err)
 	}
 
@@ -120,7 +122,8 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		}
 	}
 	if err := checkProcess(target, st.ProcName); err != nil {
-		if target == pid && st.Exited {
+		if e, ok := d.reaper.status(pid); ok && target == pid {
+			d.applyChildExit(st, pid, e) // it ended right at the end of the grace period
 			return fail(d.exitError(st, logOffset))
 		}
 		return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
@@ -181,11 +184,13 @@ func (d *Driver) waitGrace(ctx context.Context, st *taskState, logOffset int64) 
 	defer timer.Stop()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	childDone := false
 	for {
-		if !st.Exited {
+		if !childDone {
 			if e, ok := d.reaper.status(st.ChildPid); ok {
-				d.applyChildExit(st, st.ChildPid, e)
+				childDone = true
 				if st.PidFile == "" || e.Code != 0 {
+					d.applyChildExit(st, st.ChildPid, e)
 					return d.exitError(st, logOffset)
 				}
 			}
