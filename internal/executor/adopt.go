@@ -15,7 +15,8 @@ import (
 // (or is missing) the pod fails as if it had exited under monitoring: the others are
 // stopped and every task is reported Failed. It returns false when states hold none of the
 // pod's tasks (there is nothing to adopt: the caller runs it or forgets it), and true
-// without doing anything when the executor already monitors the pod.
+// without doing anything when the executor already monitors the pod, or knows it ended and
+// none of its tasks runs (a terminal status is final; a running task is a new run).
 func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.State) bool {
 	ns, name := tg.Metadata.Namespace, tg.Metadata.Name
 	p := e.newPod(tg)
@@ -40,12 +41,16 @@ func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.
 		return false
 	}
 
+	if _, _, ended := firstEnded(mine); !ended {
+		p.resume(mine)
+	}
 	e.mu.Lock()
 	if e.ctx.Err() != nil {
 		e.mu.Unlock()
 		return false
 	}
-	if old, ok := e.pods[podKey(ns, name)]; ok && !old.ended() {
+	if old, ok := e.pods[podKey(ns, name)]; ok && (!old.ended() || !slices.ContainsFunc(mine, func(s driver.State) bool { return s.Running })) {
+		// Monitored already, or ended with nothing running again: its status stays final.
 		e.mu.Unlock()
 		return true
 	}
@@ -53,24 +58,28 @@ func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.
 	e.wg.Add(1)
 	e.mu.Unlock()
 
-	if _, _, ended := firstEnded(mine); !ended {
-		p.update(func(st *v4.TaskGroupStatus) {
-			var started time.Time
-			for i := range st.Tasks {
-				info := p.decorate(i, mine[i].Info)
-				st.Tasks[i].Status = v4.StatusRunning
-				st.Tasks[i].Info = info
-				if started.IsZero() || (!info.StartAt.IsZero() && info.StartAt.Before(started)) {
-					started = info.StartAt
-				}
-			}
-			if started.IsZero() {
-				started = time.Now()
-			}
-			st.StartedAt = started
-		})
-	}
 	e.log.Info("adopted task group", "namespace", ns, "name", name, "tasks", found)
 	go e.runPod(ctx, p, mine)
 	return true
+}
+
+// resume sets an adopted pod whose tasks all run to Running, with the drivers' info
+// (same PIDs); StartedAt is the earliest task start. It runs before the pod is published,
+// so Status and List show it at once; the pod's goroutine reports it.
+func (p *pod) resume(states []driver.State) {
+	st := &p.status
+	var started time.Time
+	for i := range st.Tasks {
+		info := p.decorate(i, states[i].Info)
+		st.Tasks[i].Status = v4.StatusRunning
+		st.Tasks[i].Info = info
+		if started.IsZero() || (!info.StartAt.IsZero() && info.StartAt.Before(started)) {
+			started = info.StartAt
+		}
+	}
+	if started.IsZero() {
+		started = time.Now()
+	}
+	st.StartedAt = started
+	st.Phase = v4.AggregateTaskGroup(st.Tasks)
 }

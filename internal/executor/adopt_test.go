@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -150,5 +151,23 @@ func TestAdoptAfterRestartKeepsTasks(t *testing.T) {
 	e2.Kill(testNS, "web")
 	if st, _ := e2.Status(testNS, "web"); st.Phase != v4.StatusFinish {
 		t.Errorf("phase after kill = %s", st.Phase)
+	}
+}
+
+func TestAdoptEndedPodStaysFinal(t *testing.T) {
+	h := newHarness(t)
+	tg := containerTG("web", "a")
+	h.run(tg)
+	h.rec.waitPhase(t, "web", v4.StatusRunning)
+	h.docker.Exit(id("web", "a"), 1)
+	h.rec.waitPhase(t, "web", v4.StatusFailed)
+	n := len(h.rec.all("web"))
+	states, _ := h.docker.List(context.Background())
+	if !h.e.Adopt(context.Background(), tg, states) {
+		t.Error("Adopt = false")
+	}
+	time.Sleep(20 * time.Millisecond)
+	if len(h.rec.all("web")) != n {
+		t.Error("a report after the terminal status")
 	}
 }

@@ -72,7 +72,7 @@ func PodDir(dataDir, namespace, name string) string {
 func podKey(namespace, name string) string { return namespace + "/" + name }
 
 // Run starts the task group as a pod and monitors it, in goroutines the executor owns;
-// it returns at once, after reporting Staging. A pod it already knows (running or ended)
+// it returns at once (every report comes from the pod's goroutine, Staging first). A pod it already knows (running or ended)
 // is left alone: to run an ended one again, Remove it first. ctx bounds the start: when it
 // ends before every task runs, the started tasks are stopped and the pod fails.
 func (e *Executor) Run(ctx context.Context, tg *v4.TaskGroup) {
@@ -92,11 +92,6 @@ func (e *Executor) Run(ctx context.Context, tg *v4.TaskGroup) {
 	e.wg.Add(1)
 	e.mu.Unlock()
 
-	p.update(func(st *v4.TaskGroupStatus) {
-		for i := range st.Tasks {
-			st.Tasks[i].Status = v4.StatusStaging
-		}
-	})
 	go e.runPod(ctx, p, nil)
 }
 
@@ -131,6 +126,10 @@ func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 		return removeDir(PodDir(e.cfg.DataDir, namespace, name))
 	}
 	e.Kill(namespace, name)
+	if !p.ended() {
+		// Closed while the pod runs: its tasks must keep running for the next agent.
+		return fmt.Errorf("%s/%s: executor closed while the pod runs", namespace, name)
+	}
 	var errs []error
 	for _, t := range p.plan.tasks {
 		if t.drv == nil {

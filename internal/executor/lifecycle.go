@@ -18,12 +18,15 @@ import (
 func (p *pod) run(ctx, startCtx context.Context, adopted []driver.State) {
 	defer close(p.done)
 	if adopted == nil {
+		p.update(func(*v4.TaskGroupStatus) {}) // Staging, as newPod set it
 		if !p.launch(ctx, startCtx) {
 			return
 		}
 	} else if i, st, ok := firstEnded(adopted); ok {
 		p.failExit(ctx, i, st)
 		return
+	} else {
+		p.update(func(*v4.TaskGroupStatus) {}) // Running, as Adopt set it
 	}
 	hc := p.startHealth(ctx)
 	end := p.monitor(ctx)
@@ -91,6 +94,11 @@ func (p *pod) startTasks(ctx context.Context, tasks []*driver.Task) error {
 		tp := &p.plan.tasks[i]
 		st, err := tp.drv.Start(ctx, t)
 		if err != nil {
+			if st.ID != "" {
+				// The driver says how the failed start ended (exit code, message).
+				info := p.decorate(i, st.Info)
+				p.update(func(s *v4.TaskGroupStatus) { s.Tasks[i].Info = info })
+			}
 			return fmt.Errorf("start task %s: %w", t.Name, err)
 		}
 		p.setStarted(i)

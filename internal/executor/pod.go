@@ -47,6 +47,7 @@ func (e *Executor) newPod(tg *v4.TaskGroup) *pod {
 		done:       make(chan struct{}),
 	}
 	p.status.HostIP = e.cfg.HostIP
+	p.status.Phase = v4.StatusStaging
 	for _, t := range plan.tasks {
 		p.status.Tasks = append(p.status.Tasks, v4.TaskStatus{Name: t.name, Status: v4.StatusStaging})
 	}
