@@ -1,0 +1,189 @@
+// Package agent is berth's node agent (docs/agent.md): it registers its node, heartbeats,
+// watches the task groups the server binds to the node, makes them real with the
+// executor, reports their status, and serves their logs and actions to the server. It
+// never decides placement, and it never stops a workload because it restarts or because
+// the server cannot be reached: after a restart it adopts what still runs.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/process"
+	"github.com/berthhq/berth/internal/executor"
+)
+
+// Agent is one node's agent. Create it with New and call Run once.
+type Agent struct {
+	cfg      Config
+	log      *slog.Logger
+	servers  *servers
+	reporter *reporter
+
+	// Set by Run before any goroutine starts.
+	runCtx  context.Context
+	drivers map[string]driver.Driver
+	exec    *executor.Executor
+	ckpt    *checkpoint
+	addr    string // advertised agent address
+
+	mu sync.Mutex
+	// desired are the task groups the server binds to the node, as last seen.
+	desired map[string]*v4.TaskGroup
+	// ops are the kills and removals in progress, run by goroutines counted in opsWG.
+	ops   map[string]*op
+	opsWG sync.WaitGroup
+
+	ran   bool
+	ready chan struct{} // closed once Run serves (Ready)
+}
+
+// New checks cfg and returns an agent; nothing runs until Run.
+func New(cfg Config) (*Agent, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
+		ready: make(chan struct{})}
+	a.servers, err = newServers(cfg.ServerURLs, cfg.Token, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
+	return a, nil
+}
+
+// Ready is closed once Run has started the executor and listens; Addr is valid then.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
+
+// Addr is the address the agent advertises for logs and actions (valid after Ready).
+func (a *Agent) Addr() string { return a.addr }
+
+// NodeName is the name the agent registers its node under.
+func (a *Agent) NodeName() string { return a.cfg.NodeName }
+
+// shutdownGrace bounds how long Run waits for the agent's HTTP requests (log streams) to
+// end once it stops.
+const shutdownGrace = 2 * time.Second
+
+// Run runs the agent until ctx ends, then stops its own goroutines and returns. The
+// workloads keep running: the next Run (or agent) adopts them. It returns an error only
+// when it cannot start (data directory, checkpoint, drivers, listen address); an
+// unreachable server is retried for ever.
+func (a *Agent) Run(ctx context.Context) (err error) {
+	a.mu.Lock()
+	if a.ran {
+		a.mu.Unlock()
+		return errors.New("agent: Run called twice")
+	}
+	a.ran = true
+	a.mu.Unlock()
+
+	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("agent: create data dir: %w", err)
+	}
+	if a.ckpt, err = loadCheckpoint(filepath.Join(a.cfg.DataDir, "checkpoint.json"), a.cfg.NodeName); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if err := a.ckpt.save(); err != nil { // fail now on an unwritable data dir, not at the first change
+		return fmt.Errorf("agent: %w", err)
+	}
+	closeDrivers, err := a.openDrivers()
+	if err != nil {
+		return err
+	}
+	defer closeDrivers()
+	ln, err := net.Listen("tcp", a.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("agent: listen on %s: %w", a.cfg.Listen, err)
+	}
+	a.addr = advertiseAddr(a.cfg.Advertise, ln.Addr(), a.cfg.IP)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.runCtx = ctx
+	ecfg := executor.Config{
+		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
+		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
+		Report: a.reporter.enqueue,
+	}
+	if a.cfg.TuneExecutor != nil {
+		a.cfg.TuneExecutor(&ecfg)
+	}
+	a.exec = executor.New(ecfg)
+
+	httpSrv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	var loops sync.WaitGroup
+	loops.Go(func() {
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("agent endpoint stopped", "err", err)
+		}
+	})
+	loops.Go(func() { a.reporter.run(ctx, a.log) })
+	loops.Go(func() { a.connect(ctx) })
+	close(a.ready)
+	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir)
+
+	<-ctx.Done()
+	shutCtx, stop := context.WithTimeout(context.Background(), shutdownGrace)
+	defer stop()
+	if err := httpSrv.Shutdown(shutCtx); err != nil {
+		httpSrv.Close() // a log stream with follow=true does not end by itself
+	}
+	loops.Wait()
+	// Closing the executor ends its monitoring (not the tasks) and releases kills that
+	// wait for a pod; unfinished removals stay in the checkpoint for the next start.
+	a.exec.Close()
+	a.opsWG.Wait()
+	a.log.Info("berth agent stopped; workloads keep running")
+	return nil
+}
+
+// connect registers the node, then runs heartbeats, full reports and the sync loop.
+func (a *Agent) connect(ctx context.Context) {
+	if !a.register(ctx) {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { a.heartbeatLoop(ctx) })
+	wg.Go(func() { a.reportLoop(ctx) })
+	a.syncLoop(ctx)
+	wg.Wait()
+}
+
+// openDrivers uses the configured drivers, or opens the process driver under
+// DataDir/process; the returned func closes what was opened here.
+func (a *Agent) openDrivers() (func(), error) {
+	if a.cfg.Drivers != nil {
+		a.drivers = a.cfg.Drivers
+		return func() {}, nil
+	}
+	d, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent})
+	if err != nil {
+		return nil, fmt.Errorf("agent: process driver: %w", err)
+	}
+	a.drivers = map[string]driver.Driver{d.Name(): d}
+	return func() {
+		if err := d.Close(); err != nil {
+			a.log.Warn("close the process driver", "err", err)
+		}
+	}, nil
+}
+
+// putStatus sends one status report (the reporter's send).
+func (a *Agent) putStatus(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error {
+	return a.servers.do(ctx, func(c *client.Client) error { return c.AgentPutStatus(ctx, ns, name, st) })
+}

@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// The checkpoint is the agent's local memory of what it runs, so that after a restart it
+// can clean up after task groups deleted while it was down (their grace period and pod
+// directory), even when their processes are already gone. It is rewritten after every
+// change with write-to-temp + fsync + rename (+ fsync of the directory), so a crash leaves
+// either the old or the new file, never a torn one.
+
+// checkpointVersion is the file format; a file of another version is ignored (and
+// replaced), which only costs the cleanup of what it listed.
+const checkpointVersion = 1
+
+// checkpointData is the file's content.
+type checkpointData struct {
+	Version    int                         `json:"version"`
+	Node       string                      `json:"node"`
+	TaskGroups map[string]*checkpointEntry `json:"taskGroups"` // by namespace/name
+}
+
+// checkpointEntry is one task group the agent runs, and what it holds on the node.
+type checkpointEntry struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// KillGracePeriod (seconds) stops its tasks if it is gone after a restart.
+	KillGracePeriod int                `json:"killGracePeriod,omitempty"`
+	Ports           []v4.AllocatedPort `json:"ports,omitempty"`
+	PodDir          string             `json:"podDir"`
+	Since           time.Time          `json:"since"`
+}
+
+// checkpoint is the file and its content in memory. Its methods are safe for concurrent use.
+type checkpoint struct {
+	path string
+	mu   sync.Mutex
+	data checkpointData
+}
+
+// loadCheckpoint reads the file at path; a missing file is an empty checkpoint. A file
+// that cannot be decoded is an error: silently dropping it could leave workloads running
+// that nobody stops.
+func loadCheckpoint(path, node string) (*checkpoint, error) {
+	c := &checkpoint{path: path, data: checkpointData{Version: checkpointVersion, Node: node, TaskGroups: map[string]*checkpointEntry{}}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read checkpoint: %w", err)
+	}
+	var d checkpointData
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("read checkpoint %s: %w (move it away to start from the running tasks alone)", path, err)
+	}
+	if d.Version == checkpointVersion && d.TaskGroups != nil {
+		c.data.TaskGroups = d.TaskGroups
+	}
+	return c, nil
+}
+
+// put records a task group the agent runs.
+func (c *checkpoint) put(tg *v4.TaskGroup, podDir string) error {
+	key := tgKey(tg.Metadata.Namespace, tg.Metadata.Name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.data.TaskGroups[key]; ok {
+		return nil
+	}
+	c.data.TaskGroups[key] = &checkpointEntry{
+		Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name,
+		KillGracePeriod: tg.Spec.KillGracePeriod, Ports: tg.Spec.Ports,
+		PodDir: podDir, Since: time.Now().UTC(),
+	}
+	return c.saveLocked()
+}
+
+// remove forgets a task group once its tasks and directory are gone.
+func (c *checkpoint) remove(key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.data.TaskGroups[key]; !ok {
+		return nil
+	}
+	delete(c.data.TaskGroups, key)
+	return c.saveLocked()
+}
+
+// get returns a copy of one entry.
+func (c *checkpoint) get(key string) (checkpointEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.data.TaskGroups[key]
+	if !ok {
+		return checkpointEntry{}, false
+	}
+	return *e, true
+}
+
+// keys returns the task groups recorded, sorted.
+func (c *checkpoint) keys() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Sorted(maps.Keys(c.data.TaskGroups))
+}
+
+// save writes the file now (after a load, so the file exists from the start).
+func (c *checkpoint) save() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.saveLocked()
+}
+
+func (c *checkpoint) saveLocked() error {
+	b, err := json.MarshalIndent(c.data, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode checkpoint: %w", err)
+	}
+	return writeFileAtomic(c.path, append(b, '\n'), 0o600)
+}
+
+// writeFileAtomic replaces path with data: a temporary file in the same directory is
+// written and synced, renamed over path, and the directory is synced so the rename
+// itself survives a crash.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		derr = d.Sync()
+		d.Close()
+		if derr != nil {
+			return fmt.Errorf("sync %s: %w", dir, derr)
+		}
+	}
+	return nil
+}
+
+func tgKey(ns, name string) string { return ns + "/" + name }

@@ -1,0 +1,109 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/executor"
+)
+
+// Defaults of Config.
+const (
+	DefaultListen            = "0.0.0.0:7471"
+	DefaultHeartbeatInterval = 3 * time.Second
+	DefaultReportInterval    = 30 * time.Second
+	// defaultKillGrace stops leftover tasks whose task group's grace is not known.
+	defaultKillGrace = 10 * time.Second
+)
+
+// Version is the agent version reported in heartbeats; the CLI sets it to the binary's.
+var Version = "dev"
+
+// Config configures an agent. ServerURLs, Token and DataDir are required.
+type Config struct {
+	// ServerURLs are the API servers, tried in order; the agent fails over to the next
+	// when one cannot be reached and stays with the one that answers.
+	ServerURLs []string
+	// Token is the cluster's join token.
+	Token string
+	// NodeName is the node's name (default: the host name, lowercased).
+	NodeName string
+	// IP is the node's address (default: that of the default route's interface, else
+	// the first non-loopback one, else 127.0.0.1).
+	IP string
+	// DataDir holds the checkpoint, the pods' directories and the process driver's state.
+	DataDir string
+	// Listen is where the agent serves logs and actions to the server (default
+	// 0.0.0.0:7471; port 0 picks one). Advertise is the address the server uses to reach
+	// it (default: the listen address, with IP when it listens on every interface).
+	Listen    string
+	Advertise string
+	// Labels and Attributes are the node's, as the agent gives them (operators may add
+	// their own with berth node label|attr: the server keeps both).
+	Labels     map[string]string
+	Attributes v4.NodeAttributes
+	// PortRanges are the host ports given to random ports (default 31000-32000).
+	PortRanges []v4.PortRange
+	// HeartbeatInterval (default 3 s) and ReportInterval (full report, default 30 s).
+	HeartbeatInterval time.Duration
+	ReportInterval    time.Duration
+	// CgroupParent is where the process driver puts its tasks' cgroups ("" for its default).
+	CgroupParent string
+	// Drivers replaces the default drivers (the process driver under DataDir/process);
+	// the caller owns them. Tests inject fake drivers here.
+	Drivers map[string]driver.Driver
+	// TuneExecutor, if set, adjusts the executor's config before it is created (tests
+	// shorten its poll interval).
+	TuneExecutor func(*executor.Config)
+	// Logger receives the agent's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// withDefaults fills in what the config leaves out and checks what it must have.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if len(c.ServerURLs) == 0 {
+		errs = append(errs, errors.New("no server address"))
+	}
+	if c.Token == "" {
+		errs = append(errs, errors.New("no join token"))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("no data directory"))
+	}
+	if len(errs) > 0 {
+		return c, fmt.Errorf("agent config: %w", errors.Join(errs...))
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.NodeName == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return c, fmt.Errorf("agent config: no node name and no host name: %w", err)
+		}
+		c.NodeName = strings.ToLower(h)
+	}
+	if c.IP == "" {
+		c.IP = detectIP()
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if len(c.PortRanges) == 0 {
+		c.PortRanges = []v4.PortRange{v4.DefaultPortRange}
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.ReportInterval <= 0 {
+		c.ReportInterval = DefaultReportInterval
+	}
+	return c, nil
+}

@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/executor"
+)
+
+// The agent's own endpoint (docs/agent.md, Routes on the agent): the server forwards
+// users' logs and actions here with the join token. Errors use the API's JSON envelope so
+// the server can pass them through unchanged.
+
+func (a *Agent) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/taskgroups/{ns}/{name}/logs", a.auth(a.handleLogs))
+	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/actions/{action}", a.auth(a.handleAction))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
+	})
+	return mux
+}
+
+// auth requires the join token, compared in constant time.
+func (a *Agent) auth(next http.HandlerFunc) http.HandlerFunc {
+	want := []byte(a.cfg.Token)
+	return func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="berth-agent"`)
+			writeError(w, http.StatusUnauthorized, "a valid join token is required")
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var opts driver.LogOptions
+	if v := q.Get("follow"); v != "" {
+		f, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "query parameter follow=%q is not a boolean", v)
+			return
+		}
+		opts.Follow = f
+	}
+	if v := q.Get("tail"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeError(w, http.StatusBadRequest, "query parameter tail=%q is not a non-negative integer", v)
+			return
+		}
+		opts.Tail = n
+	}
+	rc, err := a.exec.Logs(r.Context(), r.PathValue("ns"), r.PathValue("name"), q.Get("task"), opts)
+	if err != nil {
+		writeExecError(w, err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	rcl := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := rc.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil || rcl.Flush() != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (a *Agent) handleAction(w http.ResponseWriter, r *http.Request) {
+	action := r.PathValue("action")
+	if action != v4.ActionReload && action != v4.ActionRestart {
+		writeError(w, http.StatusNotFound, "unknown action %q: use %s or %s", action, v4.ActionReload, v4.ActionRestart)
+		return
+	}
+	err := a.exec.Action(r.Context(), r.PathValue("ns"), r.PathValue("name"), r.URL.Query().Get("task"), action)
+	if err != nil {
+		writeExecError(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeExecError maps the executor's errors: an unknown pod or task is a 404, anything
+// else (a command that failed) a 500 with its message.
+func writeExecError(w http.ResponseWriter, err error) {
+	if errors.Is(err, executor.ErrUnknownPod) || errors.Is(err, driver.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "%v", err)
+		return
+	}
+	writeError(w, http.StatusInternalServerError, "%v", err)
+}
+
+// writeError writes the API's error envelope.
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	body := map[string]any{"error": map[string]any{
+		"code": code, "reason": reason(code), "message": fmt.Sprintf(format, args...),
+	}}
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+func reason(code int) string {
+	switch code {
+	case http.StatusBadRequest:
+		return "BadRequest"
+	case http.StatusUnauthorized:
+		return "Unauthorized"
+	case http.StatusNotFound:
+		return "NotFound"
+	}
+	return "Internal"
+}

@@ -1,0 +1,235 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/fake"
+	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/server"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+var testStore *store.Store
+
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
+
+const (
+	testToken = "join-token-for-tests"
+	testNode  = "node-1"
+	testNS    = "ns-a"
+)
+
+// cluster is a real API server over the test store, on an address that stays the same
+// when the server is taken down and brought back (down closes the listener: connections
+// are refused, as with a dead server).
+type cluster struct {
+	t    *testing.T
+	addr string
+
+	mu  sync.Mutex
+	srv *server.Server
+	ts  *httptest.Server
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	storetest.Reset(t, testStore)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, addr: l.Addr().String()}
+	c.serve(l)
+	t.Cleanup(c.down)
+	return c
+}
+
+func (c *cluster) url() string { return "http://" + c.addr }
+
+func (c *cluster) serve(l net.Listener) {
+	srv := server.New(server.Config{JoinToken: testToken, Logger: storetest.QuietLogger()}, testStore)
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Listener.Close()
+	ts.Listener = l
+	ts.Start()
+	c.mu.Lock()
+	c.srv, c.ts = srv, ts
+	c.mu.Unlock()
+}
+
+// down stops the server: watch streams end and new connections are refused.
+func (c *cluster) down() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ts == nil {
+		return
+	}
+	c.srv.Close()
+	c.ts.CloseClientConnections()
+	c.ts.Close()
+	c.srv, c.ts = nil, nil
+}
+
+// up serves again on the same address.
+func (c *cluster) up() {
+	c.t.Helper()
+	var l net.Listener
+	var err error
+	for range 50 { // the port may linger for a moment
+		if l, err = net.Listen("tcp", c.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.serve(l)
+}
+
+// runningAgent is an agent whose Run goroutine the test owns.
+type runningAgent struct {
+	a      *Agent
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+}
+
+// startAgent runs an agent of testNode on dir with the fake process driver drv.
+func startAgent(t *testing.T, c *cluster, dir string, drv *fake.Driver, mod ...func(*Config)) *runningAgent {
+	t.Helper()
+	cfg := Config{
+		ServerURLs: []string{c.url()}, Token: testToken, NodeName: testNode, IP: "127.0.0.1",
+		DataDir: dir, Listen: "127.0.0.1:0",
+		Labels:            map[string]string{"zone": "z1"},
+		Attributes:        v4.NodeAttributes{Text: map[string]string{"rack": "r1"}},
+		HeartbeatInterval: 50 * time.Millisecond, ReportInterval: 200 * time.Millisecond,
+		Drivers: map[string]driver.Driver{"process": drv},
+		TuneExecutor: func(ec *executor.Config) {
+			ec.PollInterval = 5 * time.Millisecond
+			ec.ForceGrace = 100 * time.Millisecond
+		},
+		Logger: storetest.QuietLogger(),
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ra := &runningAgent{a: a, cancel: cancel, done: make(chan error, 1)}
+	go func() { ra.done <- a.Run(ctx) }()
+	t.Cleanup(ra.stop)
+	return ra
+}
+
+// stop ends Run and waits for it; later calls do nothing.
+func (ra *runningAgent) stop() {
+	ra.once.Do(func() {
+		ra.cancel()
+		select {
+		case err := <-ra.done:
+			if err != nil {
+				panic("agent Run: " + err.Error())
+			}
+		case <-time.After(20 * time.Second):
+			panic("agent Run did not return within 20s")
+		}
+	})
+}
+
+// processTG is a task group of one process, bound to testNode.
+func processTG(name string) *v4.TaskGroup {
+	return &v4.TaskGroup{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Namespace: testNS, Name: name},
+		Spec: v4.TaskGroupSpec{
+			Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: "web"}, Node: testNode, KillGracePeriod: 1,
+			Template: v4.PodTemplate{Spec: v4.PodSpec{Processes: []v4.ProcessTask{{ProcName: "web", StartCmd: "./web", StartGracePeriod: 1}}}},
+		},
+	}
+}
+
+func tgs() store.TypedStore[*v4.TaskGroup] {
+	return store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup)
+}
+
+func createTG(t *testing.T, tg *v4.TaskGroup) {
+	t.Helper()
+	if err := tgs().Create(context.Background(), tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editTG changes a stored task group (as a controller would), retrying lost races with
+// the agent's status writes.
+func editTG(t *testing.T, name string, edit func(*v4.TaskGroup)) {
+	t.Helper()
+	for range 20 {
+		tg, err := tgs().Get(context.Background(), testNS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(tg)
+		err = tgs().Update(context.Background(), tg, store.Raw{})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatal("could not edit the task group")
+}
+
+// waitFor polls cond for up to 15 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// waitPhase waits until the stored task group has phase and returns it.
+func waitPhase(t *testing.T, name, phase string) *v4.TaskGroup {
+	t.Helper()
+	var tg *v4.TaskGroup
+	waitFor(t, name+" "+phase+" in the store", func() bool {
+		var err error
+		tg, err = tgs().Get(context.Background(), testNS, name)
+		return err == nil && tg.Status.Phase == phase
+	})
+	return tg
+}
+
+func taskID(name string) string { return executor.TaskID(testNS, name, "web") }
+
+// statusCode returns the HTTP status of GET url.
+func statusCode(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

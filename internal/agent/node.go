@@ -1,0 +1,97 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// Registration and heartbeats: the node as the agent sees it.
+
+// nodeObject is the node the agent registers: the machine's resources, its addresses,
+// and the labels and attributes it was given.
+func (a *Agent) nodeObject() *v4.Node {
+	c, err := capacity(a.cfg.DataDir)
+	if err != nil {
+		a.log.Warn("node resources are incomplete", "err", err)
+	}
+	return &v4.Node{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
+		Metadata: v4.ObjectMeta{Name: a.cfg.NodeName, Labels: a.cfg.Labels},
+		Spec: v4.NodeSpec{
+			Hostname: a.cfg.NodeName, IP: a.cfg.IP,
+			Capacity: c, Allocatable: allocatable(c),
+			PortRanges: a.cfg.PortRanges, Attributes: a.cfg.Attributes,
+		},
+		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr},
+	}
+}
+
+// register registers the node, retrying with backoff until it succeeds or ctx ends
+// (false). A refusal that will not change (a bad node name) is retried too, slowly, and
+// logged as an error: the agent has nothing else to do until an operator fixes it.
+func (a *Agent) register(ctx context.Context) bool {
+	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	for {
+		n := a.nodeObject()
+		err := a.servers.do(ctx, func(c *client.Client) error {
+			_, err := c.AgentRegister(ctx, n)
+			return err
+		})
+		if err == nil {
+			a.log.Info("node registered", "node", n.Metadata.Name, "ip", n.Spec.IP, "agentAddress", a.addr,
+				"cpu", n.Spec.Allocatable.CPU, "memoryMB", n.Spec.Allocatable.MemoryMB)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		d := bo.next()
+		if failover(err) {
+			a.log.Warn("cannot register the node; will retry", "in", d.Round(time.Millisecond), "err", err)
+		} else {
+			a.log.Error("the server refused the node's registration; will retry", "in", d.Round(time.Millisecond), "err", err)
+		}
+		if !sleep(ctx, d) {
+			return false
+		}
+	}
+}
+
+// heartbeatLoop sends a heartbeat every HeartbeatInterval. A 404 means an operator
+// deleted the node: the agent registers it again.
+func (a *Agent) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(a.cfg.HeartbeatInterval)
+	defer t.Stop()
+	hb := v4.AgentHeartbeat{AgentVersion: Version, AgentAddress: a.addr}
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := a.servers.do(ctx, func(c *client.Client) error { return c.AgentHeartbeat(ctx, a.cfg.NodeName, hb) })
+		switch {
+		case err == nil:
+			if failing {
+				a.log.Info("heartbeats go through again")
+			}
+			failing = false
+		case ctx.Err() != nil:
+			return
+		case client.IsNotFound(err):
+			a.log.Warn("the node was deleted on the server; registering it again")
+			if !a.register(ctx) {
+				return
+			}
+		default:
+			if !failing {
+				a.log.Warn("heartbeat failed; workloads keep running", "err", err)
+			}
+			failing = true
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// reporter sends status changes to the server at once, without ever blocking the
+// executor: enqueue only records the latest status of a task group, and one goroutine
+// (run) sends the pending ones in the order they first became pending, retrying with
+// backoff while the server is unreachable. Coalescing keeps the order of one task group's
+// statuses (a later one replaces an unsent earlier one, never the reverse) and bounds
+// memory to one status per task group.
+type reporter struct {
+	send func(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error
+	// gone is called when the server answers 404: the task group was deleted.
+	gone func(ns, name string)
+
+	mu      sync.Mutex
+	pending map[string]pendingStatus
+	order   []string // keys with a pending status, oldest first
+	seq     uint64
+	wake    chan struct{}
+}
+
+type pendingStatus struct {
+	ns, name string
+	status   v4.TaskGroupStatus
+	seq      uint64
+}
+
+func newReporter(send func(context.Context, string, string, v4.TaskGroupStatus) error, gone func(ns, name string)) *reporter {
+	return &reporter{send: send, gone: gone, pending: map[string]pendingStatus{}, wake: make(chan struct{}, 1)}
+}
+
+// enqueue records st as the status to send for ns/name. It never blocks.
+func (r *reporter) enqueue(ns, name string, st v4.TaskGroupStatus) {
+	key := tgKey(ns, name)
+	r.mu.Lock()
+	if _, ok := r.pending[key]; !ok {
+		r.order = append(r.order, key)
+	}
+	r.seq++
+	r.pending[key] = pendingStatus{ns: ns, name: name, status: st, seq: r.seq}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forget drops what is pending for a task group the agent removed.
+func (r *reporter) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dropLocked(key)
+}
+
+func (r *reporter) dropLocked(key string) {
+	delete(r.pending, key)
+	for i, k := range r.order {
+		if k == key {
+			r.order = append(r.order[:i], r.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// head returns the oldest pending status.
+func (r *reporter) head() (string, pendingStatus, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.order) == 0 {
+		return "", pendingStatus{}, false
+	}
+	key := r.order[0]
+	return key, r.pending[key], true
+}
+
+// sent drops key unless a newer status came in while the old one was being sent.
+func (r *reporter) sent(key string, seq uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.pending[key]; ok && p.seq == seq {
+		r.dropLocked(key)
+	}
+}
+
+// run sends pending statuses until ctx ends.
+func (r *reporter) run(ctx context.Context, log logger) {
+	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	for {
+		key, p, ok := r.head()
+		if !ok {
+			select {
+			case <-r.wake:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		err := r.send(ctx, p.ns, p.name, p.status)
+		switch {
+		case err == nil:
+			bo.reset()
+			r.sent(key, p.seq)
+		case client.StatusOf(err) == http.StatusNotFound:
+			bo.reset()
+			r.forget(key)
+			r.gone(p.ns, p.name)
+		case ctx.Err() != nil:
+			return
+		case client.StatusOf(err) == http.StatusBadRequest || client.StatusOf(err) == http.StatusUnprocessableEntity:
+			// The server will never take it: retrying would block every other report.
+			log.Error("status report refused", "namespace", p.ns, "name", p.name, "err", err)
+			r.sent(key, p.seq)
+		default:
+			d := bo.next()
+			log.Warn("cannot report status; will retry", "namespace", p.ns, "name", p.name, "in", d.Round(time.Millisecond), "err", err)
+			if !sleep(ctx, d) {
+				return
+			}
+		}
+	}
+}
+
+// logger is the part of *slog.Logger the loops use.
+type logger interface {
+	Info(msg string, args ...any)
+	Warn(msg string, args ...any)
+	Error(msg string, args ...any)
+}
+
+// fullReport sends the status of every pod the executor knows and stops and removes the
+// ones the server does not have.
+func (a *Agent) fullReport(ctx context.Context) error {
+	pods := a.exec.List()
+	rep := v4.AgentReport{TaskGroups: make([]v4.TaskGroupReport, 0, len(pods))}
+	for _, p := range pods {
+		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.Namespace, Name: p.Name, Status: p.Status})
+	}
+	var res v4.AgentReportResult
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		res, err = c.AgentReport(ctx, a.cfg.NodeName, rep)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, u := range res.Unknown {
+		a.removeLater(u.Namespace, u.Name, "the server does not know it")
+	}
+	return nil
+}
+
+// reportLoop sends the full report every ReportInterval.
+func (a *Agent) reportLoop(ctx context.Context) {
+	t := time.NewTicker(a.cfg.ReportInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := a.fullReport(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("full report failed", "err", err)
+		}
+	}
+}

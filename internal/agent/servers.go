@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/berthhq/berth/internal/client"
+)
+
+// servers are the API servers the agent may talk to. Calls go to the current one; when
+// it cannot be reached (or answers that it cannot serve: 502, 503, 504) the next one is
+// tried, and the first that answers becomes current.
+type servers struct {
+	log     *slog.Logger
+	clients []*client.Client
+
+	mu  sync.Mutex
+	cur int
+}
+
+func newServers(urls []string, token string, log *slog.Logger) (*servers, error) {
+	s := &servers{log: log}
+	for _, u := range urls {
+		c, err := client.New(u, client.WithHTTPClient(agentHTTPClient()), client.WithBearerToken(token),
+			client.WithUserAgent("berth-agent/"+Version))
+		if err != nil {
+			return nil, fmt.Errorf("agent config: server %q: %w", u, err)
+		}
+		s.clients = append(s.clients, c)
+	}
+	return s, nil
+}
+
+// agentHTTPClient has no overall timeout (watches last); the dial and the wait for an
+// answer's headers are bounded so a dead server is noticed.
+func agentHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 30 * time.Second
+	return &http.Client{Transport: t}
+}
+
+// do calls fn with the current server's client, failing over to the others in order.
+func (s *servers) do(ctx context.Context, fn func(*client.Client) error) error {
+	s.mu.Lock()
+	start := s.cur
+	s.mu.Unlock()
+	var err error
+	for i := range s.clients {
+		idx := (start + i) % len(s.clients)
+		err = fn(s.clients[idx])
+		if ctx.Err() != nil {
+			return err
+		}
+		if !failover(err) {
+			if i > 0 {
+				s.mu.Lock()
+				s.cur = idx
+				s.mu.Unlock()
+				s.log.Info("switched to server", "server", s.clients[idx].Server())
+			}
+			return err
+		}
+	}
+	return err
+}
+
+// failover reports whether err means "this server cannot help now": no answer at all,
+// or a gateway or unavailable answer.
+func failover(err error) bool {
+	if err == nil {
+		return false
+	}
+	switch client.StatusOf(err) {
+	case 0, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// backoff gives exponentially growing waits with jitter, from min up to max.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func newBackoff(lo, hi time.Duration) *backoff { return &backoff{min: lo, max: hi} }
+
+// next returns the wait before the next attempt.
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(b.cur*2, b.max)
+	}
+	// ±20% jitter, so agents that lost the same server do not all come back at once.
+	return time.Duration(float64(b.cur) * (0.8 + 0.4*rand.Float64()))
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// sleep waits d or until ctx ends; it reports whether the wait was complete.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// The sync loop: list the node's task groups, reconcile them with what runs, then follow
+// the watch. Any break (server down, watch compacted) lists and reconciles again after a
+// backoff; nothing is ever stopped because the server cannot be reached.
+
+// stableWatch is how long a watch must have lasted for the backoff to start over.
+const stableWatch = time.Minute
+
+func (a *Agent) syncLoop(ctx context.Context) {
+	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := a.syncOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > stableWatch {
+			bo.reset()
+		}
+		d := bo.next()
+		a.log.Warn("lost the task group watch; workloads keep running, reconnecting", "in", d.Round(time.Millisecond), "err", err)
+		if !sleep(ctx, d) {
+			return
+		}
+	}
+}
+
+// syncOnce lists, reconciles and watches until the watch breaks.
+func (a *Agent) syncOnce(ctx context.Context) error {
+	var tgs []*v4.TaskGroup
+	var rv string
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		tgs, rv, err = c.AgentTaskGroups(ctx, a.cfg.NodeName)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("list task groups: %w", err)
+	}
+	if err := a.reconcile(ctx, tgs); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watch's reader goroutine
+	var ch <-chan client.WatchEvent
+	err = a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		ch, err = c.AgentWatchTaskGroups(wctx, a.cfg.NodeName, rv)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("watch task groups: %w", err)
+	}
+	for ev := range ch {
+		if ev.Type == client.EventError {
+			return ev.Err
+		}
+		tg, ok := ev.Object.(*v4.TaskGroup)
+		if !ok {
+			continue
+		}
+		if ev.Type == client.EventDeleted || tg.Spec.Node != a.cfg.NodeName {
+			a.setDesired(tg, false)
+			a.removeLater(tg.Metadata.Namespace, tg.Metadata.Name, "deleted on the server")
+			continue
+		}
+		a.setDesired(tg, true)
+		a.handle(ctx, tg, nil)
+	}
+	return errors.New("the watch ended")
+}
+
+// reconcile makes what runs match tgs, the full list of the node's task groups
+// (docs/agent.md, The agent's loop, 2): it adopts running tasks of wanted task groups,
+// starts wanted ones with nothing running and no terminal status, and stops and removes
+// everything else, including the tasks and directories of task groups deleted while the
+// agent was down (the checkpoint remembers those).
+func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
+	states, err := a.driverStates(ctx)
+	if err != nil {
+		// Without knowing what runs, starting anything could run a second copy.
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	desired := make(map[string]*v4.TaskGroup, len(tgs))
+	for _, tg := range tgs {
+		desired[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)] = tg
+	}
+	a.mu.Lock()
+	a.desired = desired
+	a.mu.Unlock()
+
+	for _, tg := range tgs {
+		a.handle(ctx, tg, states[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)])
+	}
+	known := map[string]bool{}
+	for _, p := range a.exec.List() {
+		key := tgKey(p.Namespace, p.Name)
+		known[key] = true
+		if desired[key] == nil {
+			a.removeLater(p.Namespace, p.Name, "no longer bound to this node")
+		}
+	}
+	for key, sts := range states {
+		if desired[key] == nil && !known[key] {
+			a.stopOrphans(key, sts)
+		}
+	}
+	for _, key := range a.ckpt.keys() {
+		if desired[key] == nil && !known[key] && states[key] == nil {
+			e, _ := a.ckpt.get(key)
+			a.removeLater(e.Namespace, e.Name, "deleted while the agent was away")
+		}
+	}
+	return nil
+}
+
+// ownedState is a task a driver runs, with that driver.
+type ownedState struct {
+	drv   driver.Driver
+	state driver.State
+}
+
+// driverStates lists what every driver runs for this node, by task group key.
+func (a *Agent) driverStates(ctx context.Context) (map[string][]ownedState, error) {
+	out := map[string][]ownedState{}
+	for _, name := range sortedKeys(a.drivers) {
+		d := a.drivers[name]
+		sts, err := d.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list the tasks of the %s driver: %w", name, err)
+		}
+		for _, s := range sts {
+			key := s.Labels[driver.LabelTaskGroup]
+			if key == "" {
+				continue // not berth's
+			}
+			if n := s.Labels[driver.LabelNode]; n != "" && n != a.cfg.NodeName {
+				continue // another agent's (a renamed node's tasks are left to an operator)
+			}
+			out[key] = append(out[key], ownedState{drv: d, state: s})
+		}
+	}
+	return out, nil
+}
+
+// setDesired records or forgets a task group the server binds to this node.
+func (a *Agent) setDesired(tg *v4.TaskGroup, present bool) {
+	key := tgKey(tg.Metadata.Namespace, tg.Metadata.Name)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if present {
+		a.desired[key] = tg
+	} else {
+		delete(a.desired, key)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
