@@ -32,7 +32,9 @@ type Config struct {
 	Data    DataSource
 	Logger  *slog.Logger
 	// Report receives every status change of a task group, at once and in order per
-	// group. It must not block for long.
+	// group, from the executor's goroutines (never from Run or Adopt). It must not block
+	// for long, and must not call Kill or Remove (which wait for the pod's goroutine);
+	// Status and List are fine.
 	Report func(namespace, name string, status v4.TaskGroupStatus)
 
 	// PollInterval is how often running tasks are inspected (default 1 s, as BCS).

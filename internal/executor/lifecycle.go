@@ -203,5 +203,5 @@ func firstEnded(states []driver.State) (int, driver.State, bool) {
 	return 0, driver.State{}, false
 }
 
-// errNotFound reports a task the driver no longer has.
+// isGone reports an error for a task the driver no longer has.
 func isGone(err error) bool { return errors.Is(err, driver.ErrNotFound) }

@@ -362,3 +362,40 @@ func TestLogsAndActions(t *testing.T) {
 		t.Errorf("actions of two = %v", got)
 	}
 }
+
+func TestCloseDuringStartFailsPod(t *testing.T) {
+	h := newHarness(t)
+	h.docker.SetStartHook(func(ctx context.Context, tk *driver.Task) error {
+		if tk.Name == "b" {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	h.run(containerTG("web", "a", "b"))
+	h.rec.wait(t, "web", "task a started", func(st v4.TaskGroupStatus) bool { return st.Tasks[0].Info.Pid != 0 })
+	h.e.Close()
+	st, _ := h.e.Status(testNS, "web")
+	if st.Phase != v4.StatusFailed {
+		t.Errorf("phase = %s, want Failed: half a pod cannot be adopted", st.Phase)
+	}
+	if _, ok := h.docker.Stopped(id("web", "a")); !ok {
+		t.Error("the started task was not stopped")
+	}
+	if err := h.e.Remove(context.Background(), testNS, "web"); err != nil {
+		t.Errorf("Remove of the ended pod after Close: %v", err)
+	}
+}
+
+func TestRemoveRefusedAfterCloseWhileRunning(t *testing.T) {
+	h := newHarness(t)
+	h.run(containerTG("web", "a"))
+	h.rec.waitPhase(t, "web", v4.StatusRunning)
+	h.e.Close()
+	if err := h.e.Remove(context.Background(), testNS, "web"); err == nil {
+		t.Error("Remove of a running pod after Close succeeded")
+	}
+	if !h.docker.Running(id("web", "a")) {
+		t.Error("the task stopped")
+	}
+}
