@@ -7,10 +7,18 @@ import (
 )
 
 // Inspect returns the task's current state, looking at /proc (and reaping the driver's
-// own child) for a task recorded as running.
+// own child) for a task recorded as running. While the task is busy in Start, Stop or
+// Action, it returns the state last recorded rather than wait for them (Stop may take
+// the whole grace period).
 func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 	mu := d.lock(id)
-	mu.Lock()
+	if !mu.TryLock() {
+		st, err := d.load(id)
+		if err != nil {
+			return driver.State{}, err
+		}
+		return st.public(), nil
+	}
 	defer mu.Unlock()
 	st, err := d.load(id)
 	if err != nil {

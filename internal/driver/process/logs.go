@@ -104,6 +104,11 @@ type follower struct {
 
 func (r *follower) Read(p []byte) (int, error) {
 	for {
+		select {
+		case <-r.closed:
+			return 0, io.EOF
+		default:
+		}
 		n, err := r.f.Read(p)
 		if n > 0 {
 			return n, nil

@@ -157,6 +157,10 @@ func (d *Driver) newState(t *driver.Task) *taskState {
 	if logDir == "" {
 		logDir = filepath.Join(d.dataDir, "logs")
 	}
+	pidFile := p.PidFile
+	if pidFile != "" && !filepath.IsAbs(pidFile) {
+		pidFile = filepath.Join(workDir, pidFile)
+	}
 	grace := time.Duration(p.StartGracePeriod) * time.Second
 	if grace <= 0 {
 		grace = defaultStartGrace
@@ -168,7 +172,7 @@ func (d *Driver) newState(t *driver.Task) *taskState {
 	}
 	return &taskState{
 		ID: t.ID, Name: name, Labels: labels,
-		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: p.PidFile, User: p.User,
+		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: p.User,
 		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"),
 		Env:     taskEnv(t.Env, cred),
 		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,

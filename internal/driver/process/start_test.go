@@ -277,3 +277,33 @@ func TestStartWithPackage(t *testing.T) {
 		t.Fatalf("Start with a bad password: %v", err)
 	}
 }
+
+func TestNoCgroups(t *testing.T) {
+	d := newTestDriver(t, "")
+	d.cgroups = cgroupNone // as for an agent that is not root
+	if cg, err := d.createCgroup("ns.nocg.a", 0, 0); cg != nil || err != nil {
+		t.Fatalf("without limits: %v %v, want to run without a cgroup", cg, err)
+	}
+	for _, lim := range [][2]float64{{1, 0}, {0, 128}} {
+		_, err := d.createCgroup("ns.nocg.b", lim[0], lim[1])
+		if err == nil || !strings.Contains(err.Error(), "cgroups are unavailable") {
+			t.Fatalf("limits %v without cgroups: %v", lim, err)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return // starting needs nothing more than a shell; the rest is covered above
+	}
+	task := testTask(t, "ns.nocg.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 30"})
+	st := mustStart(t, d, task)
+	if err := d.Stop(context.Background(), task.ID, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if alive(st.Info.Pid, 0) {
+		t.Fatal("process without a cgroup survived Stop")
+	}
+	task.CPULimit = 1
+	task.ID = "ns.nocg.limited"
+	if _, err := d.Start(context.Background(), task); err == nil || !strings.Contains(err.Error(), "cgroups are unavailable") {
+		t.Fatalf("Start with limits and no cgroups: %v", err)
+	}
+}
