@@ -171,6 +171,19 @@ func TestFetchPullPolicy(t *testing.T) {
 		t.Errorf("concurrent IfNotPresent: %d requests, want 1", n)
 	}
 
+	local := filepath.Join(t.TempDir(), "local.tgz")
+	os.WriteFile(local, pkg, 0o644)
+	dir := t.TempDir()
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + local}}, dir, nil); err != nil {
+		t.Fatalf("file:// package: %v", err)
+	}
+	if got := readFile(t, filepath.Join(dir, "a.txt")); got != "a" {
+		t.Fatalf("file:// package unpacked %q", got)
+	}
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file:///nonexistent/x.tgz"}}, dir, nil); err == nil {
+		t.Fatal("missing file:// package accepted")
+	}
+
 	if err := d.fetchAll(context.Background(), []v4.URI{{Value: srv.URL + "/p/a.tgz", PullPolicy: "Sometimes"}}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "pullPolicy") {
 		t.Errorf("unknown pullPolicy: %v", err)
 	}

@@ -146,8 +146,8 @@ func (d *Driver) newState(t *driver.Task) *taskState {
 	if name == "" {
 		name = p.ProcName
 	}
-	if name == "" {
-		name = t.ID
+	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+		name = t.ID // the log file is named after it: it must stay one file in LogDir
 	}
 	workDir := p.WorkPath
 	if workDir == "" {
