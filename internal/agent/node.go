@@ -41,7 +41,7 @@ func (a *Agent) register(ctx context.Context) bool {
 			return err
 		})
 		if err == nil {
-			a.log.Info("node registered", "node", n.Metadata.Name, "ip", n.Spec.IP, "agentAddress", a.addr,
+			a.log.Info("node registered", "ip", n.Spec.IP, "agentAddress", a.addr,
 				"cpu", n.Spec.Allocatable.CPU, "memoryMB", n.Spec.Allocatable.MemoryMB)
 			return true
 		}

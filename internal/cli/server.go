@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,6 +22,9 @@ type serverFlags struct {
 	etcdEndpoints []string
 	logLevel      string
 	placement     string
+	joinToken     string
+	joinTokenFile string
+	agent         bool // berth dev: run an agent in the process
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
@@ -45,13 +48,20 @@ func newServerCommand(o *options) *cobra.Command {
 			if f.dataDir == "" && len(f.etcdEndpoints) == 0 {
 				return fmt.Errorf("give --data-dir (embedded etcd) or --etcd-endpoints (external etcd)")
 			}
-			return runServer(cmd, o, f, func(addr string) {
+			token, err := f.readJoinToken()
+			if err != nil {
+				return err
+			}
+			return runServer(cmd, o, f, token, func(addr string) {
 				fmt.Fprintf(o.out(), "berth server listening on %s\n", addr)
 			})
 		},
 	}
 	f.register(cmd, "directory of the embedded etcd's data")
 	cmd.Flags().StringSliceVar(&f.etcdEndpoints, "etcd-endpoints", nil, "external etcd endpoints, comma separated (instead of the embedded etcd)")
+	cmd.Flags().StringVar(&f.joinToken, "join-token", "", "token agents join with (prefer --join-token-file); without one, agents cannot join")
+	cmd.Flags().StringVar(&f.joinTokenFile, "join-token-file", "", "file holding the token agents join with")
+	cmd.MarkFlagsMutuallyExclusive("join-token", "join-token-file")
 	return cmd
 }
 
@@ -60,8 +70,10 @@ func newDevCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Run a local single-node berth with its data in one directory",
-		Long: "Run a local berth for development: a server with an embedded etcd, its data in\n" +
-			"--data-dir (default $HOME/.berth/dev). Stop it with Ctrl-C; the data stays.",
+		Long: "Run a local berth for development: a server with an embedded etcd and a node agent\n" +
+			"for this machine in one process, its data in --data-dir (default $HOME/.berth/dev).\n" +
+			"Stop it with Ctrl-C (the agent stops first; workloads keep running and are adopted\n" +
+			"at the next start); the data stays.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dataDir == "" {
@@ -75,51 +87,76 @@ func newDevCommand(o *options) *cobra.Command {
 			if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
 				return fmt.Errorf("create data dir: %w", err)
 			}
-			return runServer(cmd, o, f, func(addr string) {
-				devBanner(o.out(), addr, f.dataDir)
-			})
+			return runDev(cmd, o, f)
 		},
 	}
 	f.register(cmd, "data directory (default $HOME/.berth/dev)")
+	cmd.Flags().BoolVar(&f.agent, "agent", true, "run a node agent for this machine in the process (false: the server alone)")
 	return cmd
 }
 
 // runServer runs server.Run until SIGINT or SIGTERM, logging to stderr.
-func runServer(cmd *cobra.Command, o *options, f serverFlags, onReady func(addr string)) error {
+func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, onReady func(addr string)) error {
+	cfg, err := f.serverConfig(o, joinToken, onReady)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return server.Run(ctx, cfg)
+}
+
+// serverConfig checks the flags and builds the server's config, logging to stderr.
+func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(addr string)) (server.Config, error) {
 	if f.placement != "spread" && f.placement != "binpack" {
-		return fmt.Errorf("--placement %q: use spread or binpack", f.placement)
+		return server.Config{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
+		return server.Config{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
-	logger := slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return server.Run(ctx, server.Config{
+	return server.Config{
 		Listen:        f.listen,
 		DataDir:       f.dataDir,
 		EtcdEndpoints: f.etcdEndpoints,
-		Logger:        logger,
+		Logger:        slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level})),
 		OnReady:       onReady,
 		Placement:     f.placement,
-	})
+		JoinToken:     joinToken,
+	}, nil
 }
 
-// devBanner tells a new user where berth runs and what to try first.
-func devBanner(w io.Writer, addr, dataDir string) {
+// readJoinToken returns --join-token, or the trimmed content of --join-token-file.
+func (f serverFlags) readJoinToken() (string, error) {
+	if f.joinTokenFile == "" {
+		return f.joinToken, nil
+	}
+	b, err := os.ReadFile(f.joinTokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--join-token-file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("--join-token-file %s is empty", f.joinTokenFile)
+	}
+	return t, nil
+}
+
+// devBanner tells a new user where berth runs and what to try first. node is the name
+// of the in-process agent's node ("" without one).
+func devBanner(w io.Writer, addr, dataDir, node string) {
 	url := "http://" + addr
 	env := ""
 	if addr != server.DefaultListen { // clients find the default address by themselves
 		env = fmt.Sprintf("  (other shells: export BERTH_SERVER=%s)\n", url)
 	}
+	if node == "" {
+		node = "none (--agent=false)"
+	}
 	fmt.Fprintf(w, `
 berth dev is running.
   API:      %s
+  node:     %s
   data dir: %s
 %s
 Try:
@@ -129,5 +166,5 @@ Try:
 
 Stop with Ctrl-C (the data stays in the data dir).
 
-`, url, dataDir, env)
+`, url, node, dataDir, env)
 }

@@ -7,9 +7,9 @@ import (
 
 func TestDevBanner(t *testing.T) {
 	var b strings.Builder
-	devBanner(&b, "127.0.0.1:7470", "/home/u/.berth/dev")
+	devBanner(&b, "127.0.0.1:7470", "/home/u/.berth/dev", "host-1")
 	out := b.String()
-	for _, want := range []string{"http://127.0.0.1:7470", "/home/u/.berth/dev", "berth apply -f examples/", "berth get apps -A", "berth events -w"} {
+	for _, want := range []string{"http://127.0.0.1:7470", "node:     host-1", "/home/u/.berth/dev", "berth apply -f examples/", "berth get apps -A", "berth events -w"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("banner lacks %q:\n%s", want, out)
 		}
@@ -18,7 +18,7 @@ func TestDevBanner(t *testing.T) {
 		t.Error("default address needs no BERTH_SERVER hint")
 	}
 	b.Reset()
-	devBanner(&b, "127.0.0.1:9999", "/d")
+	devBanner(&b, "127.0.0.1:9999", "/d", "")
 	if !strings.Contains(b.String(), "export BERTH_SERVER=http://127.0.0.1:9999") {
 		t.Errorf("banner for another port:\n%s", b.String())
 	}

@@ -56,13 +56,13 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// startDev runs `berth dev` on a free port with its data in dataDir and waits until
-// /readyz answers 200.
-func startDev(t *testing.T, dataDir string) *devServer {
+// startDev runs `berth dev` on a free port with its data in dataDir (and the extra
+// flags) and waits until /readyz answers 200.
+func startDev(t *testing.T, dataDir string, flags ...string) *devServer {
 	t.Helper()
 	addr := freeAddr(t)
 	s := &devServer{t: t, url: "http://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(berthBin, "dev", "--listen", addr, "--data-dir", dataDir)
+	s.cmd = exec.Command(berthBin, append([]string{"dev", "--listen", addr, "--data-dir", dataDir}, flags...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,8 @@ func registerNode(t *testing.T, s *devServer, name, ip string) {
 }
 
 func TestNodesAndPlan(t *testing.T) {
-	s := startDev(t, t.TempDir())
+	// Without the dev agent, so the cluster has exactly the two nodes registered here.
+	s := startDev(t, t.TempDir(), "--agent=false")
 	registerNode(t, s, "node-1", "10.0.0.1")
 	registerNode(t, s, "node-2", "10.0.0.2")
 

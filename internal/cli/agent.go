@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/agent"
+)
+
+// agentFlags are the flags of `berth agent`.
+type agentFlags struct {
+	servers      []string
+	token        string
+	tokenFile    string
+	dataDir      string
+	listen       string
+	advertise    string
+	nodeName     string
+	ip           string
+	labels       []string
+	attrText     []string
+	attrScalar   []string
+	attrSet      []string
+	portRanges   []string
+	heartbeat    time.Duration
+	report       time.Duration
+	cgroupParent string
+	config       string
+	logLevel     string
+}
+
+const defaultAgentDataDir = "/var/lib/berth/agent"
+
+func newAgentCommand(o *options) *cobra.Command {
+	f := &agentFlags{}
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the node agent: register this machine and run its task groups",
+		Long: "Run the berth agent of this machine (docs/agent.md). It registers the node with the\n" +
+			"servers, runs the task groups they bind to it and reports their status. Stopping the\n" +
+			"agent (SIGINT, SIGTERM) leaves the workloads running; the next start adopts them.\n\n" +
+			"The join token comes from --token, --token-file or $BERTH_JOIN_TOKEN. --config reads\n" +
+			"a YAML file whose keys are the flags' names (label, attr-text, attr-scalar and\n" +
+			"attr-set are maps there); flags on the command line win.",
+		Example: "  berth agent --server http://10.0.0.1:7470 --token-file /etc/berth/token\n" +
+			"  berth agent --server 10.0.0.1:7470,10.0.0.2:7470 --token-file /etc/berth/token \\\n" +
+			"      --label zone=a --attr-text rack=r1 --attr-scalar cpus=8 --attr-set idc=sh,bj\n" +
+			"  berth agent --config /etc/berth/agent.yaml",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, level, err := f.agentConfig(cmd, o)
+			if err != nil {
+				return err
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
+			agent.Version = Version
+			a, err := agent.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.Run(ctx)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func (f *agentFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.servers, "server", nil, "API server address; repeat it or give a comma list to fail over in order")
+	fl.StringVar(&f.token, "token", "", "join token (prefer --token-file: command lines are visible to other users)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the join token")
+	fl.StringVar(&f.dataDir, "data-dir", defaultAgentDataDir, "directory of the checkpoint, the pods and the process driver's state")
+	fl.StringVar(&f.listen, "listen", agent.DefaultListen, "address to serve logs and actions to the server on")
+	fl.StringVar(&f.advertise, "advertise", "", "address the server reaches the agent at (default: the listen address with --ip)")
+	fl.StringVar(&f.nodeName, "node-name", "", "node name (default: the host name)")
+	fl.StringVar(&f.ip, "ip", "", "node IP (default: the address of the default route's interface)")
+	fl.StringArrayVar(&f.labels, "label", nil, "node label KEY=VALUE (repeatable)")
+	fl.StringArrayVar(&f.attrText, "attr-text", nil, "text attribute KEY=VALUE for constraints (repeatable)")
+	fl.StringArrayVar(&f.attrScalar, "attr-scalar", nil, "scalar attribute KEY=NUMBER (repeatable)")
+	fl.StringArrayVar(&f.attrSet, "attr-set", nil, "set attribute KEY=A,B,... (repeatable)")
+	fl.StringSliceVar(&f.portRanges, "port-range", nil, "host ports for random ports, BEGIN-END (default 31000-32000)")
+	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeatInterval, "heartbeat interval")
+	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "full status report interval")
+	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup under which the process driver puts tasks (default: the driver's)")
+	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+}
+
+// agentConfig merges the config file (when given) under the flags and checks the result.
+func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, slog.Level, error) {
+	var level slog.Level
+	file := &agentFile{}
+	if f.config != "" {
+		var err error
+		if file, err = readAgentFile(f.config); err != nil {
+			return agent.Config{}, level, err
+		}
+	}
+	changed := cmd.Flags().Changed
+	pick := func(flag, flagVal, fileVal string) string {
+		if !changed(flag) && fileVal != "" {
+			return fileVal
+		}
+		return flagVal
+	}
+	cfg := agent.Config{
+		DataDir:      pick("data-dir", f.dataDir, file.DataDir),
+		Listen:       pick("listen", f.listen, file.Listen),
+		Advertise:    pick("advertise", f.advertise, file.Advertise),
+		NodeName:     pick("node-name", f.nodeName, file.NodeName),
+		IP:           pick("ip", f.ip, file.IP),
+		CgroupParent: pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
+	}
+	cfg.ServerURLs = f.servers
+	if !changed("server") {
+		cfg.ServerURLs = file.Server
+	}
+	if len(cfg.ServerURLs) == 0 {
+		return cfg, level, fmt.Errorf("give the API servers with --server (or server: in --config)")
+	}
+	cfg.HeartbeatInterval, cfg.ReportInterval = f.heartbeat, f.report
+	if !changed("heartbeat") && file.Heartbeat > 0 {
+		cfg.HeartbeatInterval = file.Heartbeat
+	}
+	if !changed("report") && file.Report > 0 {
+		cfg.ReportInterval = file.Report
+	}
+	token, err := f.joinToken(file, changed, o)
+	if err != nil {
+		return cfg, level, err
+	}
+	cfg.Token = token
+	cfg.Labels = maps.Clone(file.Label)
+	if cfg.Labels, err = parsePairs("--label", f.labels, cfg.Labels); err != nil {
+		return cfg, level, err
+	}
+	cfg.Attributes.Text, cfg.Attributes.Scalar = maps.Clone(file.AttrText), maps.Clone(file.AttrScalar)
+	cfg.Attributes.Set = maps.Clone(file.AttrSet)
+	if err := parseAttributes(&cfg.Attributes, f.attrText, f.attrScalar, f.attrSet); err != nil {
+		return cfg, level, err
+	}
+	ranges := f.portRanges
+	if !changed("port-range") {
+		ranges = file.PortRange
+	}
+	if cfg.PortRanges, err = parsePortRanges(ranges); err != nil {
+		return cfg, level, err
+	}
+	lvl := pick("log-level", f.logLevel, file.LogLevel)
+	if err := level.UnmarshalText([]byte(lvl)); err != nil {
+		return cfg, level, fmt.Errorf("--log-level %q: use debug, info, warn or error", lvl)
+	}
+	return cfg, level, nil
+}
+
+// joinToken takes --token, else --token-file, else the file's token or token-file, else
+// $BERTH_JOIN_TOKEN.
+func (f agentFlags) joinToken(file *agentFile, changed func(string) bool, o *options) (string, error) {
+	fromFile := func(path string) (string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("join token: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("join token: %s is empty", path)
+		}
+		return t, nil
+	}
+	switch {
+	case changed("token") && f.token != "":
+		return f.token, nil
+	case changed("token-file"):
+		return fromFile(f.tokenFile)
+	case file.Token != "":
+		return file.Token, nil
+	case file.TokenFile != "":
+		return fromFile(file.TokenFile)
+	case o.env.getenv("BERTH_JOIN_TOKEN") != "":
+		return o.env.getenv("BERTH_JOIN_TOKEN"), nil
+	}
+	return "", fmt.Errorf("give the join token with --token-file, --token or $BERTH_JOIN_TOKEN")
+}

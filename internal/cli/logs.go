@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+type logsFlags struct {
+	task   string
+	follow bool
+	tail   int
+}
+
+func newLogsCommand(o *options) *cobra.Command {
+	var f logsFlags
+	cmd := &cobra.Command{
+		Use:   "logs TASKGROUP",
+		Short: "Print the output of a task of a task group",
+		Long: "Print the stdout and stderr of a task of a task group (the first task unless -t\n" +
+			"names one), read from the agent of the task group's node through the server.\n" +
+			"Task group names are listed by `berth get taskgroups`.",
+		Example: "  berth logs 0.gamesvc.ns-a.cluster.1700000000 -n ns-a\n" +
+			"  berth logs 0.gamesvc.ns-a.cluster.1700000000 -n ns-a -t gamesvc -f --tail 100",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.tail < 0 {
+				return fmt.Errorf("--tail %d: give a number of lines (0 for all)", f.tail)
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			// A followed stream lasts until the user stops it: no request timeout.
+			ctx, cancel := o.requestContext(cmd)
+			if f.follow {
+				cancel()
+				ctx, cancel = context.WithCancel(cmdContext(cmd))
+			}
+			defer cancel()
+			rc, err := c.Logs(ctx, o.namespace, args[0], f.task, f.follow, f.tail)
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			if _, err := io.Copy(o.out(), rc); err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("read the logs: %w", err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&f.task, "task", "t", "", "task (container or process) name; default the first")
+	cmd.Flags().BoolVarP(&f.follow, "follow", "f", false, "keep streaming new output")
+	cmd.Flags().IntVar(&f.tail, "tail", 0, "only the last N lines (0: all)")
+	return cmd
+}
+
+// newActionCommand builds `berth reload` and `berth restart`: a process's reloadCmd or
+// restartCmd, run by the agent of the task group's node.
+func newActionCommand(o *options, action, short, done string) *cobra.Command {
+	var task string
+	cmd := &cobra.Command{
+		Use:   action + " TASKGROUP",
+		Short: short,
+		Long: short + ", on one task (-t) or on every task of the task group in order.\n" +
+			"The agent of the task group's node runs the command; its failure is reported.",
+		Example: fmt.Sprintf("  berth %s 0.gamesvc.ns-a.cluster.1700000000 -n ns-a -t gamesvc", action),
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := o.requestContext(cmd)
+			defer cancel()
+			if err := c.Action(ctx, o.namespace, args[0], task, action); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.out(), "taskgroup/%s %s\n", args[0], done)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&task, "task", "t", "", "task (process) name; default every task")
+	return cmd
+}
+
+// cmdContext is the command's context, or Background outside Execute.
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
