@@ -34,6 +34,7 @@ var reasons = map[int]string{
 	http.StatusUnprocessableEntity:   "Invalid",
 	http.StatusLocked:                "Locked",
 	http.StatusInternalServerError:   "Internal",
+	http.StatusBadGateway:            "BadGateway",
 	http.StatusServiceUnavailable:    "Unavailable",
 }
 
