@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/driver/fake"
+)
+
+// With the real process driver (the default): a process survives an agent restart and
+// is adopted with its PID, its output is served through the server, and deleting the
+// task group kills it.
+func TestRealProcessSurvivesAgentRestart(t *testing.T) {
+	c := newCluster(t)
+	dir := t.TempDir()
+	real := func(cfg *Config) {
+		cfg.Drivers = nil // the default: the process driver under dir/process
+		cfg.CgroupParent = "berth-agent-test"
+	}
+	first := startAgent(t, c, dir, fake.New("unused"), real)
+	tg := processTG("0.sleep.ns-a.c.1")
+	tg.Spec.Template.Spec.Processes[0] = v4.ProcessTask{ProcName: "sleep", WorkPath: "${work_base_dir}/${processname}",
+		StartCmd: `echo "hello from $BCS_POD_ID"; exec sleep 120`, StartGracePeriod: 1}
+	createTG(t, tg)
+	pid := waitPhase(t, "0.sleep.ns-a.c.1", v4.StatusRunning).Status.Tasks[0].Info.Pid
+	if pid == 0 {
+		t.Fatal("no pid")
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	first.stop()
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the process died with the agent: %v", err)
+	}
+	editTG(t, "0.sleep.ns-a.c.1", func(tg *v4.TaskGroup) { tg.Status.Phase = v4.StatusLost })
+
+	startAgent(t, c, dir, fake.New("unused"), real)
+	if got := waitPhase(t, "0.sleep.ns-a.c.1", v4.StatusRunning).Status.Tasks[0].Info.Pid; got != pid {
+		t.Fatalf("adopted pid %d, want %d", got, pid)
+	}
+	cl, err := client.New(c.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	waitFor(t, "the process's output", func() bool {
+		rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", "", false, 0)
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		out = string(b)
+		return strings.Contains(out, "hello from 0.sleep.ns-a.c.1")
+	})
+
+	if _, err := testStore.Delete(context.Background(), v4.KindTaskGroup, testNS, "0.sleep.ns-a.c.1", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the process to be killed", func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
+}
+
+// isZombie reports whether pid has exited but is not reaped yet (its parent may be this
+// test process's reaper, or init).
+func isZombie(pid int) bool {
+	b, err := readProcStat(pid)
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	i := strings.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+}
+
+func readProcStat(pid int) (string, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	return string(b), err
+}
