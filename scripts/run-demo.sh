@@ -9,7 +9,7 @@ listen=${BERTH_LISTEN:-127.0.0.1:7470}
 data=${BERTH_DATA_DIR:-$PWD/.berth-dev}
 export BERTH_SERVER="http://$listen"
 
-"$berth" dev --listen "$listen" --data-dir "$data" &
+"$berth" dev --listen "$listen" --data-dir "$data" --packages-dir build/packages &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server' INT TERM
 

@@ -44,6 +44,13 @@ func newDescribeCommand(o *options) *cobra.Command {
 			}
 			d := &describer{w: o.out(), now: o.env.now()}
 			d.object(obj)
+			if kind == v4.KindApplication || kind == v4.KindProcess {
+				if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
+					d.taskGroups(tgs)
+				} else {
+					fmt.Fprintf(o.env.stderr, "warning: cannot list task groups: %v\n", err)
+				}
+			}
 			d.events(events)
 			return d.err
 		},
@@ -142,6 +149,12 @@ func (d *describer) labels(key string, m map[string]string) {
 
 func (d *describer) workload(w *v4.Workload) {
 	d.kv("Instances", "%d", w.Spec.Instance)
+	if st := w.Status; st.Phase != "" {
+		d.kv("Status", "%s (%d/%d running)", st.Phase, st.Running, w.Spec.Instance)
+		if st.Message != "" {
+			d.kv("Message", "%s", st.Message)
+		}
+	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
 	d.template(&w.Spec.Template)
 }

@@ -34,14 +34,14 @@ func TestGetTables(t *testing.T) {
 		want string
 	}{
 		{"all namespaces", []string{"get", "procs", "-A"}, `
-			NAMESPACE      NAME              INSTANCES   PROCESSES    AGE
-			defaultGroup   gamesvc           3           game,agent   5m
-			ns-a           login-long-name   10          login        2d3h
+			NAMESPACE      NAME              STATUS   RUNNING   PROCESSES    AGE
+			defaultGroup   gamesvc           <none>   0/3       game,agent   5m
+			ns-a           login-long-name   <none>   0/10      login        2d3h
 			`},
 		{"one namespace", []string{"get", "process"}, `
-			NAME              INSTANCES   PROCESSES    AGE
-			gamesvc           3           game,agent   5m
-			login-long-name   10          login        2d3h
+			NAME              STATUS   RUNNING   PROCESSES    AGE
+			gamesvc           <none>   0/3       game,agent   5m
+			login-long-name   <none>   0/10      login        2d3h
 			`},
 		{"service", []string{"get", "svc", "-n", "ns-a"}, `
 			NAME   SELECTOR          PORTS                       AGE
@@ -52,8 +52,8 @@ func TestGetTables(t *testing.T) {
 			cfg    2      <unknown>
 			`},
 		{"application", []string{"get", "apps"}, `
-			NAME    INSTANCES   IMAGES               AGE
-			nginx   1           nginx:1.27,busybox   3h
+			NAME    STATUS   RUNNING   IMAGES               AGE
+			nginx   <none>   0/1       nginx:1.27,busybox   3h
 			`},
 		{"deployment", []string{"get", "deploy"}, `
 			NAME   INSTANCES   STRATEGY        AGE

@@ -80,6 +80,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newNodesCommand(o),
 		newNodeCommand(o),
 		newPlanCommand(o),
+		newScaleCommand(o),
 		newLogsCommand(o),
 		newActionCommand(o, "reload", "Run the reloadCmd of a task group's processes", "reloaded"),
 		newActionCommand(o, "restart", "Run the restartCmd of a task group's processes", "restarted"),

@@ -22,6 +22,7 @@ type serverFlags struct {
 	etcdEndpoints []string
 	logLevel      string
 	placement     string
+	packagesDir   string
 	joinToken     string
 	joinTokenFile string
 	agent         bool // berth dev: run an agent in the process
@@ -32,6 +33,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
+	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
 }
 
 func newServerCommand(o *options) *cobra.Command {
@@ -122,6 +124,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		Logger:        slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level})),
 		OnReady:       onReady,
 		Placement:     f.placement,
+		PackagesDir:   f.packagesDir,
 		JoinToken:     joinToken,
 	}, nil
 }

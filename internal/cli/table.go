@@ -29,12 +29,13 @@ func columnsFor(kind v4.Kind) kindColumns {
 		if kind == v4.KindProcess {
 			h = "PROCESSES"
 		}
-		return kindColumns{[]string{"INSTANCES", h}, func(o v4.Object) []string {
+		return kindColumns{[]string{"STATUS", "RUNNING", h}, func(o v4.Object) []string {
 			w := workloadOf(o)
 			if w == nil {
-				return []string{"", ""}
+				return []string{"", "", ""}
 			}
-			return []string{strconv.Itoa(w.Spec.Instance), taskSummary(&w.Spec.Template.Spec)}
+			running := fmt.Sprintf("%d/%d", w.Status.Running, w.Spec.Instance)
+			return []string{orNone(w.Status.Phase), running, taskSummary(&w.Spec.Template.Spec)}
 		}}
 	case v4.KindDeployment:
 		return kindColumns{[]string{"INSTANCES", "STRATEGY"}, func(o v4.Object) []string {
@@ -79,6 +80,9 @@ func columnsFor(kind v4.Kind) kindColumns {
 	}
 	if kind == v4.KindNode {
 		return nodeColumns()
+	}
+	if kind == v4.KindTaskGroup {
+		return taskGroupColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }
@@ -200,3 +204,21 @@ func writeRow(w io.Writer, cells []string) {
 }
 
 var cellReplacer = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ")
+
+// taskGroupColumns: which instance of what, where, and how it is.
+func taskGroupColumns() kindColumns {
+	return kindColumns{[]string{"OWNER", "INDEX", "NODE", "STATUS", "HEALTHY", "RESTARTS"}, func(o v4.Object) []string {
+		tg, _ := o.(*v4.TaskGroup)
+		if tg == nil {
+			return []string{"", "", "", "", "", ""}
+		}
+		healthy := none
+		if h := tg.Status.Healthy; h != nil {
+			healthy = strconv.FormatBool(*h)
+		}
+		return []string{
+			string(tg.Spec.Owner.Kind) + "/" + tg.Spec.Owner.Name, strconv.Itoa(tg.Spec.Index), orNone(tg.Spec.Node),
+			orNone(tg.Status.Phase), healthy, strconv.Itoa(tg.Spec.ReschedTimes),
+		}
+	}}
+}

@@ -71,7 +71,7 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // term is one campaign and, if won, one term of leadership.
 func (m *Manager) term(ctx context.Context) error {
-	sess, err := concurrency.NewSession(m.store.Client(), concurrency.WithTTL(m.ttl), concurrency.WithContext(ctx))
+	sess, err := concurrency.NewSession(m.store.Client(), concurrency.WithTTL(m.ttl), concurrency.WithContext(context.WithoutCancel(ctx))) // Close revokes the lease even after ctx ended
 	if err != nil {
 		return fmt.Errorf("election session: %w", err)
 	}

@@ -59,7 +59,8 @@ func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
 	if tg.Status.Message != "" {
 		msg += ": " + tg.Status.Message
 	}
-	c.record(v4.Event{Type: typ, Reason: phase, Kind: v4.KindTaskGroup, Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name, Message: msg})
+	// The server records the task group's own event when its agent reports; this one is
+	// the application's view.
 	c.record(v4.Event{Type: typ, Reason: "Instance" + phase, Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name, Message: msg})
 }
 

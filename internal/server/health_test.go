@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,25 @@ func TestReadyzUnavailable(t *testing.T) {
 	wantStatus(t, r, http.StatusServiceUnavailable)
 	if r := call(t, http.MethodGet, ts.URL+"/healthz", ""); r.code != http.StatusOK {
 		t.Fatalf("healthz %d while etcd is gone", r.code)
+	}
+}
+
+func TestPackagesServed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "app.tgz"), []byte("package bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := newTestServer(t, Config{PackagesDir: dir})
+	r := call(t, http.MethodGet, url+"/packages/app.tgz", "")
+	if r.code != http.StatusOK || string(r.body) != "package bytes" {
+		t.Errorf("package: %d %q", r.code, r.body)
+	}
+	for _, path := range []string{"/packages/", "/packages/missing.tgz", "/packages/../health_test.go"} {
+		if r := call(t, http.MethodGet, url+path, ""); r.code != http.StatusNotFound {
+			t.Errorf("%s: want 404, got %d", path, r.code)
+		}
+	}
+	if r := call(t, http.MethodGet, newTestServer(t, Config{})+"/packages/app.tgz", ""); r.code != http.StatusNotFound {
+		t.Errorf("without a packages dir: want 404, got %d", r.code)
 	}
 }

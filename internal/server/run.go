@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
@@ -44,6 +45,11 @@ type Config struct {
 	// Placement is the cluster-wide scoring strategy, scheduler.Spread (default) or
 	// scheduler.Binpack; an application's berth.io/placement annotation overrides it.
 	Placement string
+	// Cluster is the cluster part of task group IDs (default "berth").
+	Cluster string
+	// PackagesDir, when set, is served read-only at /packages/ (a package repository for
+	// process uris, as BCS had one; `berth dev` serves the demo's package this way).
+	PackagesDir string
 	// JoinToken is the bearer token agents present on /v1/agent/... routes, and the
 	// server presents to agents when it proxies logs and actions. Empty disables the
 	// agent routes (403).
@@ -95,6 +101,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 	defer func() { stopFeed(); <-feedDone }()
+
+	// The controllers run on the leader only; every server campaigns (etcd election).
+	mgr := controller.NewManager(st, cfg.Feed, controller.AppOptions{Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger}, "")
+	mgrDone := make(chan struct{})
+	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()
+	defer func() { stopFeed(); <-mgrDone }()
 
 	srv := New(cfg, st)
 	defer srv.Close()

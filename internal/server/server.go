@@ -35,7 +35,9 @@ type Server struct {
 	// joinToken authenticates agents (agent_auth.go); agentHTTP reaches them for the
 	// logs and actions proxy.
 	joinToken string
-	agentHTTP *http.Client
+	// packagesDir is served at /packages/ when set (packages.go).
+	packagesDir string
+	agentHTTP   *http.Client
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -43,13 +45,14 @@ type Server struct {
 }
 
 // New builds a server over st (which the caller owns and closes). Only Logger,
-// MaxBodyBytes, Feed, Placement and JoinToken of cfg are used here. Without cfg.Feed,
+// MaxBodyBytes, Feed, Placement, JoinToken and PackagesDir of cfg are used here. Without cfg.Feed,
 // New creates a feed and runs it until Close.
 func New(cfg Config, st *store.Store) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	s.joinToken, s.agentHTTP = cfg.JoinToken, newAgentHTTPClient()
+	s.packagesDir = cfg.PackagesDir
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())
