@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -30,8 +31,21 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	var failing atomic.Bool // set by POST /fail: the health check then fails (for demos and tests)
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if failing.Load() {
+			http.Error(w, "failing on purpose", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("POST /fail", func(w http.ResponseWriter, _ *http.Request) { failing.Store(true) })
+	mux.HandleFunc("GET /env", func(w http.ResponseWriter, _ *http.Request) {
+		for _, kv := range os.Environ() {
+			fmt.Fprintln(w, kv)
+		}
+	})
 	mux.HandleFunc("GET /hello", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "%s (pid %d, port %d)\n", os.Getenv("GREETING"), os.Getpid(), *port)
 	})

@@ -60,9 +60,15 @@ func freeAddr(t *testing.T) string {
 // flags) and waits until /readyz answers 200.
 func startDev(t *testing.T, dataDir string, flags ...string) *devServer {
 	t.Helper()
+	return startBerth(t, dataDir, "dev", flags...)
+}
+
+// startBerth runs `berth dev` or `berth server` the same way.
+func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServer {
+	t.Helper()
 	addr := freeAddr(t)
 	s := &devServer{t: t, url: "http://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(berthBin, append([]string{"dev", "--listen", addr, "--data-dir", dataDir}, flags...)...)
+	s.cmd = exec.Command(berthBin, append([]string{command, "--listen", addr, "--data-dir", dataDir}, flags...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,242 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// requireRoot skips tests that run processes in cgroups as other users, unless CI asks
+// for them (BERTH_REQUIRE_CGROUPS=1), where skipping would hide a failure.
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("BERTH_REQUIRE_CGROUPS") == "1" {
+			t.Fatal("this test needs root (cgroups, users) and BERTH_REQUIRE_CGROUPS=1 is set")
+		}
+		t.Skip("needs root for cgroups and process users")
+	}
+}
+
+const joinToken = "e2e-join-token"
+
+// startServer runs `berth server` (embedded etcd in dataDir) with a join token, so real
+// `berth agent` processes can join.
+func startServer(t *testing.T, dataDir string) *devServer {
+	t.Helper()
+	return startBerth(t, dataDir, "server", "--join-token", joinToken)
+}
+
+// agentProc is one `berth agent` process.
+type agentProc struct {
+	t       *testing.T
+	name    string
+	dataDir string
+	args    []string
+	cmd     *exec.Cmd
+	logs    *bytes.Buffer
+	exited  chan struct{}
+}
+
+// startAgent runs a node agent named name with its own data dir and port range, so
+// several agents can share this machine as if they were different nodes.
+func startAgent(t *testing.T, s *devServer, name string, ports string) *agentProc {
+	t.Helper()
+	a := &agentProc{t: t, name: name, dataDir: filepath.Join(t.TempDir(), name)}
+	a.args = []string{"agent", "--server", s.url, "--token", joinToken, "--data-dir", a.dataDir, "--node-name", name,
+		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s"}
+	a.start()
+	t.Cleanup(func() {
+		a.kill()
+		if t.Failed() {
+			t.Logf("agent %s output:\n%s", name, a.logs.String())
+		}
+	})
+	waitUntil(t, 30*time.Second, "node "+name+" Ready", func() bool {
+		out := s.berth("", "get", "node", name, "-o", "json")
+		return out.code == 0 && strings.Contains(out.stdout, `"phase": "Ready"`)
+	})
+	return a
+}
+
+func (a *agentProc) start() {
+	a.logs, a.exited = &bytes.Buffer{}, make(chan struct{})
+	a.cmd = exec.Command(berthBin, a.args...)
+	a.cmd.Stdout, a.cmd.Stderr = a.logs, a.logs
+	if err := a.cmd.Start(); err != nil {
+		a.t.Fatal(err)
+	}
+	go func() { a.cmd.Wait(); close(a.exited) }()
+}
+
+// kill ends the agent with SIGKILL (its workloads keep running).
+func (a *agentProc) kill() {
+	if a.cmd.ProcessState == nil {
+		a.cmd.Process.Signal(syscall.SIGKILL)
+		<-a.exited
+	}
+}
+
+func waitUntil(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", limit, what)
+}
+
+// taskGroups returns the task groups of a process in ns.
+func (s *devServer) taskGroups(ns, owner string) []*v4.TaskGroup {
+	s.t.Helper()
+	r := s.berth("", "get", "taskgroups", "-n", ns, "-o", "json")
+	if r.code != 0 {
+		s.t.Fatalf("get taskgroups: %s", r.stderr)
+	}
+	var list struct{ Items []json.RawMessage }
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		s.t.Fatalf("decode task groups: %v\n%s", err, r.stdout)
+	}
+	var out []*v4.TaskGroup
+	for _, raw := range list.Items {
+		var tg v4.TaskGroup
+		if err := json.Unmarshal(raw, &tg); err != nil {
+			s.t.Fatal(err)
+		}
+		if tg.Spec.Owner.Name == owner {
+			out = append(out, &tg)
+		}
+	}
+	return out
+}
+
+// processStatus returns a process's status.
+func (s *devServer) processStatus(ns, name string) v4.WorkloadStatus {
+	s.t.Helper()
+	var p v4.Process
+	if err := json.Unmarshal([]byte(s.mustBerth("get", "process", name, "-n", ns, "-o", "json")), &p); err != nil {
+		s.t.Fatal(err)
+	}
+	return p.Status
+}
+
+// cleanupProcesses deletes every process of ns at the end of the test and waits for their
+// task groups to go, so nothing keeps running (registered before the agents' cleanup, so
+// it runs while they still do).
+func (s *devServer) cleanupProcesses(ns string) {
+	s.t.Cleanup(func() {
+		out := s.berth("", "get", "processes", "-n", ns, "-o", "name")
+		for _, line := range strings.Fields(out.stdout) {
+			if kind, name, ok := strings.Cut(line, "/"); ok {
+				s.berth("", "delete", kind, name, "-n", ns, "--ignore-not-found")
+			}
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if r := s.berth("", "get", "taskgroups", "-n", ns, "-o", "name"); strings.TrimSpace(r.stdout) == "" {
+				return
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		s.t.Errorf("task groups of %s still there 30 s after deleting their processes", ns)
+	})
+}
+
+var webDemoTarball []byte
+
+// webDemoPackage builds examples/web-demo and its start script into a tar.gz (once).
+func webDemoPackage(t *testing.T) []byte {
+	t.Helper()
+	if webDemoTarball != nil {
+		return webDemoTarball
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "web-demo"), "github.com/berthhq/berth/examples/web-demo")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build web-demo: %v\n%s", err, out)
+	}
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []string{filepath.Join(dir, "web-demo"), "../../examples/web-demo/start.sh"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw.WriteHeader(&tar.Header{Name: filepath.Base(f), Mode: 0o755, Size: int64(len(b)), Typeflag: tar.TypeReg})
+		tw.Write(b)
+	}
+	tw.Close()
+	gz.Close()
+	webDemoTarball = buf.Bytes()
+	return webDemoTarball
+}
+
+// packageServer serves the web-demo package with basic auth, like a BCS package
+// repository: /web-demo.tar.gz for user "deploy" with password "s3cret".
+func packageServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	pkg := webDemoPackage(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "deploy" || p != "s3cret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="packages"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if r.URL.Path != "/web-demo.tar.gz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(pkg)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// httpGet fetches a URL on this machine with a short timeout.
+func httpGet(url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+func fmtSpec(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// httpPost sends an empty POST to a URL on this machine.
+func httpPost(url string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
