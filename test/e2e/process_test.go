@@ -24,6 +24,7 @@ type webSpec struct {
 	procUser       string
 	startCmd       string
 	pidFile        string
+	noPidFile      bool // the started process is the task
 	memory         string
 }
 
@@ -37,7 +38,7 @@ func (w webSpec) json() string {
 	if w.startCmd == "" {
 		w.startCmd = "./start.sh ${ports.http} ${pidFile}"
 	}
-	if w.pidFile == "" {
+	if w.pidFile == "" && !w.noPidFile {
 		w.pidFile = "${run_base_dir}/web.pid"
 	}
 	if w.memory == "" {
