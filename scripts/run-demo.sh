@@ -23,10 +23,19 @@ echo
 echo "== berth apply -f examples/"
 "$berth" apply -f examples/
 echo
+echo "== waiting for the 3 instances of process demo/web to run"
+for _ in $(seq 1 120); do
+  if "$berth" get process web -n demo -o json 2>/dev/null | grep -q '"phase": "Running"'; then break; fi
+  sleep 0.5
+done
+echo
 echo "== berth get processes / configmaps / services -A"
 "$berth" get processes -A
 "$berth" get configmaps -A
 "$berth" get services -A
+echo
+echo "== berth get taskgroups -n demo"
+"$berth" get taskgroups -n demo
 echo
 echo "== berth describe process web -n demo"
 "$berth" describe process web -n demo
