@@ -56,7 +56,59 @@ type Task struct {
 
 	// KillGrace is how long Stop waits after the polite stop before SIGKILL.
 	KillGrace time.Duration
+
+	// Containers only (seed 000 pod semantics, decided by the executor):
+	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
+	// parameter) or empty when the task joins another's network (JoinTask).
+	NetworkMode string
+	// JoinTask is the ID of the task (the pod's first container) or of the pod network
+	// sandbox (CNI) whose network namespace this container shares: --net=container:<id>.
+	JoinTask string
+	// PortBindings are the pod's port mappings, all on the container that owns the network
+	// (the first one); empty for the others.
+	PortBindings []PortBinding
+	// Hostname is the container's host name (empty: Docker's default).
+	Hostname string
+	// CPURequest (cores) gives cpu-shares = request x 1024.
+	CPURequest float64
+	// Volumes are host paths mounted into the container.
+	Volumes []Mount
 }
+
+// PortBinding publishes a container port on the host.
+type PortBinding struct {
+	Name          string
+	ContainerPort int
+	HostPort      int // 0: no mapping
+	Protocol      string
+}
+
+// Mount binds a host path into a container.
+type Mount struct {
+	HostPath, ContainerPath string
+	ReadOnly                bool
+}
+
+// PodNetworks is implemented by drivers that give a pod its own network through CNI: a
+// small sandbox container is created, the CNI plugins are called on its namespace, and
+// every task joins it (JoinTask = the sandbox ID).
+type PodNetworks interface {
+	// SetupPod creates the sandbox of pod id and runs CNI ADD; it returns the sandbox ID
+	// and the pod's IP. Calling it again for a pod that has one returns the existing one.
+	SetupPod(ctx context.Context, id string, labels map[string]string, ports []PortBinding) (sandboxID, ip string, err error)
+	// TeardownPod runs CNI DEL and removes the sandbox, also when the sandbox container
+	// was killed or removed behind berth's back.
+	TeardownPod(ctx context.Context, id string) error
+}
+
+// Interactive is implemented by drivers that can attach a terminal to a command in a task
+// (berth exec -it).
+type Interactive interface {
+	ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan TermSize) (exitCode int, err error)
+}
+
+// TermSize is a terminal's size in characters.
+type TermSize struct{ Rows, Cols uint16 }
 
 // File is one file to write for a task before it starts.
 type File struct {
