@@ -41,6 +41,20 @@ func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.
 		return false
 	}
 
+	if n := p.plan.net; n != nil {
+		// The pod's IP as the drivers report it (the owner's, or any for CNI), and a
+		// CNI sandbox to tear down when the pod ends.
+		for _, s := range mine {
+			if s.Info.IPAddress != "" {
+				p.podIP = s.Info.IPAddress
+				break
+			}
+		}
+		if n.hostMode() {
+			p.podIP = e.cfg.HostIP
+		}
+		p.sandbox = n.cni
+	}
 	if _, _, ended := firstEnded(mine); !ended {
 		p.resume(mine)
 	}

@@ -14,7 +14,7 @@ import (
 const stopTimeout = 30 * time.Second
 
 // stopAll stops every started task except skip (-1: none) with grace, concurrently so the
-// pod ends within one grace period, and returns every started task's final info (index ->
+// pod ends within one grace period, tears down a CNI pod's network, and returns every started task's final info (index ->
 // info). Stops run on a context that outlives ctx: a pod must end cleanly even when the
 // agent shuts down in the middle.
 func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int) map[int]v4.ContainerInfo {
@@ -48,6 +48,10 @@ func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int) map[in
 		})
 	}
 	wg.Wait()
+	if err := p.teardownNetwork(sctx); err != nil {
+		// Remove tries again; the pod ends all the same.
+		p.e.log.Error("pod network teardown", "namespace", p.ns, "name", p.name, "err", err)
+	}
 	return infos
 }
 

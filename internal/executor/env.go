@@ -14,11 +14,13 @@ import (
 type envVar struct{ name, value string }
 
 // injectedEnv is what the executor injects before the spec's env (reference §1b
-// "Executor env injection"): PORT_<name> for every port of the pod (its host port), the
-// node IP, the pod ID (the task group name) and the container IP. In CNM mode BCS sets
-// BCS_CONTAINER_IP to the node IP; HOST (documented by BCS, never set by its code) gets
-// the same, so the documented `$HOST` copy works.
-func injectedEnv(hostIP, podID string, ports []v4.AllocatedPort) []envVar {
+// "Executor env injection"): PORT_<name> for every port of the pod, the node IP, the pod
+// ID (the task group name) and the container IP. Processes and the first container of a
+// CNM pod (whose IP is known only once it runs) get the node IP as BCS's CNM code does;
+// the containers that join it, and every container of a CNI pod, get the pod's IP. HOST
+// (documented by BCS, never set by its code) gets the same, so the documented `$HOST`
+// copy works.
+func injectedEnv(hostIP, containerIP, podID string, ports []v4.AllocatedPort) []envVar {
 	env := make([]envVar, 0, len(ports)+4)
 	for _, p := range ports {
 		env = append(env, envVar{"PORT_" + p.Name, strconv.Itoa(p.HostPort)})
@@ -26,8 +28,8 @@ func injectedEnv(hostIP, podID string, ports []v4.AllocatedPort) []envVar {
 	return append(env,
 		envVar{"BCS_NODE_IP", hostIP},
 		envVar{"BCS_POD_ID", podID},
-		envVar{"BCS_CONTAINER_IP", hostIP},
-		envVar{"HOST", hostIP},
+		envVar{"BCS_CONTAINER_IP", containerIP},
+		envVar{"HOST", containerIP},
 	)
 }
 

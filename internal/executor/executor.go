@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,6 +124,7 @@ func (e *Executor) Kill(namespace, name string) {
 func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 	p := e.pod(namespace, name)
 	if p == nil {
+		e.teardownUnknown(ctx, namespace, name)
 		return removeDir(PodDir(e.cfg.DataDir, namespace, name))
 	}
 	e.Kill(namespace, name)
@@ -131,6 +133,15 @@ func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 		return fmt.Errorf("%s/%s: executor closed while the pod runs", namespace, name)
 	}
 	var errs []error
+	if p.plan.net != nil && p.plan.net.cni {
+		// Also when the sandbox is gone: CNI DEL releases the pod's IP all the same.
+		p.mu.Lock()
+		p.sandbox = true
+		p.mu.Unlock()
+		if err := p.teardownNetwork(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, t := range p.plan.tasks {
 		if t.drv == nil {
 			continue
@@ -151,6 +162,25 @@ func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 	}
 	e.mu.Unlock()
 	return nil
+}
+
+// teardownUnknown tears down the CNI network a pod the executor does not know may have
+// left (deleted while the agent was away): its spec is gone, so every driver with pod
+// networks is asked. It is best effort: a pod that never had a sandbox is not an error
+// worth keeping the pod for.
+func (e *Executor) teardownUnknown(ctx context.Context, namespace, name string) {
+	for _, kind := range slices.Sorted(maps.Keys(e.cfg.Drivers)) {
+		pn, ok := e.cfg.Drivers[kind].(driver.PodNetworks)
+		if !ok {
+			continue
+		}
+		tctx, cancel := context.WithTimeout(ctx, teardownTimeout)
+		err := pn.TeardownPod(tctx, namespace+"."+name)
+		cancel()
+		if err != nil && !isGone(err) {
+			e.log.Warn("pod network teardown of a removed pod", "namespace", namespace, "name", name, "driver", kind, "err", err)
+		}
+	}
 }
 
 func removeDir(dir string) error {

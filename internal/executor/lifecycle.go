@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -56,14 +54,14 @@ func (p *pod) launch(ctx, startCtx context.Context) bool {
 		p.failStart(ctx, p.plan.err)
 		return false
 	}
-	tasks, err := p.prepare(sctx)
+	prep, err := p.prepare(sctx)
 	if err == nil {
 		p.update(func(st *v4.TaskGroupStatus) {
 			for i := range st.Tasks {
 				st.Tasks[i].Status = v4.StatusStarting
 			}
 		})
-		err = p.startTasks(sctx, tasks)
+		err = p.startTasks(sctx, prep)
 	}
 	switch {
 	case p.killRequested():
@@ -86,24 +84,14 @@ func (p *pod) launch(ctx, startCtx context.Context) bool {
 }
 
 // startTasks starts the tasks in order and stops at the first error or when ctx ends.
-func (p *pod) startTasks(ctx context.Context, tasks []*driver.Task) error {
-	for i, t := range tasks {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("start interrupted before task %s: %w", t.Name, context.Cause(ctx))
+func (p *pod) startTasks(ctx context.Context, prep *prepared) error {
+	if p.plan.net != nil {
+		return p.startContainers(ctx, prep)
+	}
+	for i := range prep.tasks {
+		if err := p.startTask(ctx, i, prep.tasks[i]); err != nil {
+			return err
 		}
-		tp := &p.plan.tasks[i]
-		st, err := tp.drv.Start(ctx, t)
-		if err != nil {
-			if st.ID != "" {
-				// The driver says how the failed start ended (exit code, message).
-				info := p.decorate(i, st.Info)
-				p.update(func(s *v4.TaskGroupStatus) { s.Tasks[i].Info = info })
-			}
-			return fmt.Errorf("start task %s: %w", t.Name, err)
-		}
-		p.setStarted(i)
-		info := p.decorate(i, st.Info)
-		p.update(func(s *v4.TaskGroupStatus) { s.Tasks[i].Info = info })
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("start interrupted: %w", context.Cause(ctx))
@@ -111,8 +99,35 @@ func (p *pod) startTasks(ctx context.Context, tasks []*driver.Task) error {
 	return nil
 }
 
+// startTask starts task i and records its info; an error says which task failed, with the
+// driver's info of how the failed start ended when it has some.
+func (p *pod) startTask(ctx context.Context, i int, t *driver.Task) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start interrupted before task %s: %w", t.Name, context.Cause(ctx))
+	}
+	tp := &p.plan.tasks[i]
+	st, err := tp.drv.Start(ctx, t)
+	if err != nil {
+		if st.ID != "" {
+			// The driver says how the failed start ended (exit code, message).
+			info := p.decorate(i, st.Info)
+			p.update(func(s *v4.TaskGroupStatus) { s.Tasks[i].Info = info })
+		}
+		return fmt.Errorf("start task %s: %w", t.Name, err)
+	}
+	p.setStarted(i)
+	if i == 0 && p.plan.net != nil && !p.plan.net.cni {
+		// The first container owns the network: its IP is the pod's.
+		p.setPodIP(p.ownerIP(st.Info.IPAddress))
+	}
+	info := p.decorate(i, st.Info)
+	p.update(func(s *v4.TaskGroupStatus) { s.Tasks[i].Info = info })
+	return nil
+}
+
 // decorate adds what the executor knows to a driver's container info: the node address,
-// and for processes (host network) the host IP and node name.
+// for processes (host network) the host IP and node name, and for containers that share
+// a network the pod's IP when the driver does not say it.
 func (p *pod) decorate(i int, info v4.ContainerInfo) v4.ContainerInfo {
 	cfg := &p.e.cfg
 	info.NodeAddress = cfg.HostIP
@@ -122,75 +137,17 @@ func (p *pod) decorate(i int, info v4.ContainerInfo) v4.ContainerInfo {
 		if info.NetworkMode == "" {
 			info.NetworkMode = "host"
 		}
-	} else if info.IPAddress == "" && p.plan.hostNetwork {
-		info.IPAddress = cfg.HostIP
+	} else if info.IPAddress == "" {
+		if ip := p.getPodIP(); ip != "" {
+			info.IPAddress = ip
+		} else if p.plan.hostNetwork {
+			info.IPAddress = cfg.HostIP
+		}
 	}
 	if info.Name == "" {
 		info.Name = p.plan.tasks[i].id
 	}
 	return info
-}
-
-// prepare creates the pod's directories and builds every driver.Task: env, files, limits.
-func (p *pod) prepare(ctx context.Context) ([]*driver.Task, error) {
-	dirs := map[string]string{}
-	for _, d := range []string{"work", "run", "logs"} {
-		dirs[d] = filepath.Join(p.plan.dir, d)
-		if err := os.MkdirAll(dirs[d], 0o755); err != nil {
-			return nil, fmt.Errorf("create pod directory: %w", err)
-		}
-	}
-	cfg := &p.e.cfg
-	data := newDataResolver(cfg.Data, p.ns)
-	var allPorts []v4.AllocatedPort
-	for _, t := range p.plan.tasks {
-		allPorts = append(allPorts, t.ports...)
-	}
-	out := make([]*driver.Task, 0, len(p.plan.tasks))
-	for i := range p.plan.tasks {
-		tp := &p.plan.tasks[i]
-		t, err := p.buildTask(ctx, tp, data, dirs, allPorts)
-		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", tp.name, err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, dirs map[string]string, allPorts []v4.AllocatedPort) (*driver.Task, error) {
-	env := injectedEnv(p.e.cfg.HostIP, p.name, allPorts)
-	spec, err := specEnv(tp.env(), tp.resources, p.e.log)
-	if err != nil {
-		return nil, err
-	}
-	env = append(env, spec...)
-	cms, secs := tp.dataRefs()
-	dataEnv, files, err := data.resolve(ctx, cms, secs)
-	if err != nil {
-		return nil, err
-	}
-	env = copyVars(append(env, dataEnv...))
-	cpu, mem, err := limits(tp.resources)
-	if err != nil {
-		return nil, err
-	}
-	return &driver.Task{
-		ID:          tp.id,
-		Name:        tp.name,
-		Labels:      tp.labels,
-		Process:     tp.process,
-		Container:   tp.container,
-		Env:         formatEnv(env),
-		Ports:       tp.ports,
-		Files:       files,
-		WorkBaseDir: dirs["work"],
-		RunBaseDir:  dirs["run"],
-		LogDir:      dirs["logs"],
-		CPULimit:    cpu,
-		MemoryLimit: mem,
-		KillGrace:   p.plan.grace,
-	}, nil
 }
 
 // firstEnded finds the first task of an adoption that no longer runs.

@@ -23,7 +23,9 @@ type podPlan struct {
 	tasks    []taskPlan
 	// hostNetwork: processes, or containers in HOST mode (checks probe 127.0.0.1).
 	hostNetwork bool
-	grace       time.Duration
+	// net is the network of a container pod (nil for processes).
+	net   *netPlan
+	grace time.Duration
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -74,7 +76,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		ns:          ns,
 		name:        name,
 		dir:         PodDir(e.cfg.DataDir, ns, name),
-		hostNetwork: len(spec.Processes) > 0 || strings.EqualFold(spec.NetworkMode, "HOST"),
+		hostNetwork: len(spec.Processes) > 0,
 		grace:       time.Duration(max(1, tg.Spec.KillGracePeriod)) * time.Second,
 	}
 	names := v4.TaskNames(spec)
@@ -95,6 +97,10 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 	for _, ap := range tg.Spec.Ports {
 		hostPorts[ap.Name] = ap
 		portNumbers[ap.Name] = ap.HostPort
+	}
+	if len(spec.Containers) > 0 {
+		p.net = planNetwork(tg, e.cfg.NodeName, hostPorts)
+		p.hostNetwork = p.net.hostMode()
 	}
 	vars := v4.Variables{
 		Namespace:   ns,

@@ -26,6 +26,10 @@ type pod struct {
 	final   bool   // a terminal status was reported; nothing follows it
 	started []bool // tasks the driver has, which an ending must stop
 	killing bool   // a deliberate kill was asked for
+	// podIP is a container pod's IP once known (the network owner's, or the CNI
+	// sandbox's); sandbox is set while a CNI sandbox may exist and needs a teardown.
+	podIP   string
+	sandbox bool
 	// cancelStart ends the start in progress (a kill interrupts a slow start).
 	cancelStart context.CancelFunc
 

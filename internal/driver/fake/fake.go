@@ -37,8 +37,10 @@ type Driver struct {
 	logs      map[string]string
 	actions   map[string][]string
 	startHook StartHook
-	nextPid   int
-	now       func() time.Time
+	// check, when set (Docker), refuses a Start after the hook ran.
+	check   func(t *driver.Task) error
+	nextPid int
+	now     func() time.Time
 }
 
 type task struct {
@@ -114,6 +116,11 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	}
 	if err := ctx.Err(); err != nil {
 		return driver.State{}, fmt.Errorf("start %s: %w", t.ID, err)
+	}
+	if d.check != nil {
+		if err := d.check(t); err != nil {
+			return driver.State{}, err
+		}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -1,0 +1,143 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// prepared is every task of a pod as the drivers will get it. The env is kept in parts
+// because a container's BCS_CONTAINER_IP is only known once the network owner runs.
+type prepared struct {
+	tasks []*driver.Task
+	// own is each task's spec and configmap/secret env, before the injected variables.
+	own [][]envVar
+	// ports give PORT_<name>.
+	ports []v4.AllocatedPort
+}
+
+// setEnv renders task i's env with the container IP: the injected variables, then its
+// own, then the one-level $VAR copy.
+func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
+	env := injectedEnv(p.e.cfg.HostIP, containerIP, p.name, pp.ports)
+	pp.tasks[i].Env = formatEnv(copyVars(append(env, pp.own[i]...)))
+}
+
+// prepare creates the pod's directories and builds every driver.Task: env, files, limits,
+// and for containers the request, host name and volumes (the network is decided when
+// they start).
+func (p *pod) prepare(ctx context.Context) (*prepared, error) {
+	dirs := map[string]string{}
+	for _, d := range []string{"work", "run", "logs"} {
+		dirs[d] = filepath.Join(p.plan.dir, d)
+		if err := os.MkdirAll(dirs[d], 0o755); err != nil {
+			return nil, fmt.Errorf("create pod directory: %w", err)
+		}
+	}
+	data := newDataResolver(p.e.cfg.Data, p.ns)
+	pp := &prepared{}
+	if p.plan.net != nil {
+		pp.ports = p.plan.net.portEnv
+	} else {
+		for _, t := range p.plan.tasks {
+			pp.ports = append(pp.ports, t.ports...)
+		}
+	}
+	for i := range p.plan.tasks {
+		tp := &p.plan.tasks[i]
+		t, own, err := p.buildTask(ctx, tp, data, dirs)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", tp.name, err)
+		}
+		pp.tasks = append(pp.tasks, t)
+		pp.own = append(pp.own, own)
+		pp.setEnv(p, i, p.e.cfg.HostIP)
+	}
+	return pp, nil
+}
+
+// buildTask builds task tp without its env, which it returns apart (spec env, then
+// configmap and secret env).
+func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, dirs map[string]string) (*driver.Task, []envVar, error) {
+	own, err := specEnv(tp.env(), tp.resources, p.e.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	cms, secs := tp.dataRefs()
+	dataEnv, files, err := data.resolve(ctx, cms, secs)
+	if err != nil {
+		return nil, nil, err
+	}
+	own = append(own, dataEnv...)
+	cpu, mem, err := limits(tp.resources)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := &driver.Task{
+		ID:          tp.id,
+		Name:        tp.name,
+		Labels:      tp.labels,
+		Process:     tp.process,
+		Container:   tp.container,
+		Ports:       tp.ports,
+		Files:       files,
+		WorkBaseDir: dirs["work"],
+		RunBaseDir:  dirs["run"],
+		LogDir:      dirs["logs"],
+		CPULimit:    cpu,
+		MemoryLimit: mem,
+		KillGrace:   p.plan.grace,
+	}
+	if tp.container != nil {
+		if t.CPURequest, err = cpuRequest(tp.resources); err != nil {
+			return nil, nil, err
+		}
+		if t.Volumes, err = p.volumes(tp.container); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, own, nil
+}
+
+// cpuRequest is requests.cpu in cores (cpu-shares = request x 1024); without a request
+// the limit counts, as BCS copies limits into empty requests.
+func cpuRequest(r *v4.Resources) (float64, error) {
+	if r == nil {
+		return 0, nil
+	}
+	var q v4.Quantity
+	if r.Requests != nil {
+		q = r.Requests.CPU
+	}
+	if q == "" && r.Limits != nil {
+		q = r.Limits.CPU
+	}
+	f, err := quantity(q)
+	if err != nil {
+		return 0, fmt.Errorf("requests.cpu: %w", err)
+	}
+	return max(0, f), nil
+}
+
+// volumes are a container's mounts (reference §1a "volumes"): "$BCS_POD_ID" in a host
+// path is the task group's name; an empty host path is a directory of the pod,
+// storage/<mountPath>, created here so it belongs to the pod and goes with it.
+func (p *pod) volumes(c *v4.Container) ([]driver.Mount, error) {
+	out := make([]driver.Mount, 0, len(c.Volumes))
+	for _, v := range c.Volumes {
+		host := strings.ReplaceAll(v.Volume.HostPath, "$BCS_POD_ID", p.name)
+		if host == "" {
+			host = filepath.Join(p.plan.dir, "storage", filepath.Clean("/"+v.Volume.MountPath))
+			if err := os.MkdirAll(host, 0o755); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Volume.MountPath, err)
+			}
+		}
+		out = append(out, driver.Mount{HostPath: host, ContainerPath: v.Volume.MountPath, ReadOnly: v.Volume.ReadOnly})
+	}
+	return out, nil
+}
