@@ -1,0 +1,197 @@
+// Package docker is the driver that runs a container pod's tasks as Docker containers
+// (seed 000, BCS's container executor): it pulls the image per imagePullPolicy, applies
+// BCS's command/entrypoint rules, resources, docker parameters and the cpuset/NUMA rules,
+// joins a task to the pod's first container or CNI sandbox, and reports BCS's container
+// info from docker inspect.
+//
+// The driver keeps no state of its own about tasks: everything it needs is in Docker
+// (container name berth-<task id>, berth labels), so an agent or a dockerd that restarts
+// finds every task again through List. Only what CNI DEL needs (the network config, the
+// sandbox's ID, the pod's IP) is kept in DataDir/pods/<id>.json, because Docker knows
+// nothing of CNI.
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// Labels the driver adds to its containers besides the driver.Label* ones the executor
+// gives. They are how List, the cpuset allocator and TeardownPod find containers again.
+const (
+	// LabelID holds the task ID of a task container.
+	LabelID = "berth.docker.id"
+	// LabelCPUSet holds the CPUs a task container is bound to (cpuset-cpus), so the
+	// allocator knows which CPUs are taken without any state of its own.
+	LabelCPUSet = "berth.docker.cpuset"
+	// LabelPod holds the pod ID of a CNI sandbox container.
+	LabelPod = "berth.docker.pod"
+)
+
+// Config configures a Driver.
+type Config struct {
+	// Host is the Docker daemon's address; default DOCKER_HOST, else the local socket.
+	Host string
+	// Logger receives the driver's logs; nil discards them.
+	Logger *slog.Logger
+	// DataDir holds the files bind-mounted into containers (files/<task id>/...), the
+	// CNI pods' state (pods/<id>.json) and the CNI cache. Required.
+	DataDir string
+	// CNIBinDir holds the CNI plugins; default /usr/lib/cni.
+	CNIBinDir string
+	// CNIConfDir holds the CNI network config (the first .conflist, .conf or .json in
+	// name order); default /etc/cni/net.d.
+	CNIConfDir string
+	// NetworkImage is the image of CNI sandbox containers; default DefaultNetworkImage,
+	// built by the driver from the host's static busybox when missing.
+	NetworkImage string
+}
+
+// Driver runs container tasks through the Docker API. It is safe for concurrent use.
+type Driver struct {
+	cli      *client.Client
+	host     string
+	log      *slog.Logger
+	dataDir  string
+	filesDir string
+	podsDir  string
+
+	cniBinDir, cniConfDir, cniCacheDir string
+	networkImage                       string
+	// sysfs is where the NUMA topology is read (tests point it elsewhere).
+	sysfs string
+
+	// cpusetMu serialises choosing CPUs and creating the container that binds them, so
+	// two Starts never pick the same free CPUs.
+	cpusetMu sync.Mutex
+	// podMu serialises SetupPod and TeardownPod (few and slow; no need for finer locks).
+	podMu sync.Mutex
+	// imageMu serialises building the default network image.
+	imageMu sync.Mutex
+}
+
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.PodNetworks = (*Driver)(nil)
+	_ driver.Interactive = (*Driver)(nil)
+)
+
+// New returns a driver talking to cfg.Host. It does not contact the daemon: a daemon
+// that is down makes each call fail with "docker daemon unreachable at ...", and the
+// driver works once it is back.
+func New(cfg Config) (*Driver, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("docker driver: DataDir is required")
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("docker driver: data dir: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	host := cfg.Host
+	if host == "" {
+		host = os.Getenv("DOCKER_HOST")
+	}
+	if host == "" {
+		host = client.DefaultDockerHost
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost(host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker driver: client for %s: %w", host, err)
+	}
+	d := &Driver{
+		cli:          cli,
+		host:         host,
+		log:          log.With("driver", "docker"),
+		dataDir:      dataDir,
+		filesDir:     filepath.Join(dataDir, "files"),
+		podsDir:      filepath.Join(dataDir, "pods"),
+		cniBinDir:    orDefault(cfg.CNIBinDir, "/usr/lib/cni"),
+		cniConfDir:   orDefault(cfg.CNIConfDir, "/etc/cni/net.d"),
+		cniCacheDir:  filepath.Join(dataDir, "cni-cache"),
+		networkImage: cfg.NetworkImage,
+		sysfs:        "/sys",
+	}
+	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("docker driver: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// Name returns "docker".
+func (d *Driver) Name() string { return "docker" }
+
+// Close releases the client's connections. Containers keep running.
+func (d *Driver) Close() error { return d.cli.Close() }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// containerName is the Docker name of a task's container.
+func containerName(id string) string { return "berth-" + id }
+
+// validID refuses IDs that would not make a Docker container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*)
+// or one directory under files/ and pods/.
+func validID(id string) bool {
+	if id == "" || id == "." || id == ".." {
+		return false
+	}
+	for i, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			i > 0 && (r == '_' || r == '.' || r == '-')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// wrap gives a daemon error its context, and turns the two errors callers act on into
+// recognisable ones: the daemon being unreachable and an unknown object.
+func (d *Driver) wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	switch {
+	case client.IsErrConnectionFailed(err):
+		return fmt.Errorf("%s: docker daemon unreachable at %s: %w", what, d.host, err)
+	case cerrdefs.IsNotFound(err):
+		return fmt.Errorf("%s: %w (%v)", what, driver.ErrNotFound, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// checkID refuses an invalid task ID as unknown.
+func checkID(id string) error {
+	if !validID(id) {
+		return fmt.Errorf("task %q: %w", id, driver.ErrNotFound)
+	}
+	return nil
+}
+
+// background is for cleanup that must happen even when the caller's ctx has ended.
+func background() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), cleanupTimeout)
+}

@@ -1,0 +1,80 @@
+package docker
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// taskFilesDir holds the configmap and secret files of one task on the host.
+func (d *Driver) taskFilesDir(id string) string { return filepath.Join(d.filesDir, id) }
+
+// writeFiles writes the task's files under DataDir/files/<id>/<path> and returns their
+// bind mounts: one per file, so a file lands beside what the image has in that
+// directory. A relative path is taken from the working dir (or /). Files are 0444 when
+// read-only (and mounted read-only), 0644 otherwise; File.User names a user of the host,
+// which means nothing inside the image, so it is not applied.
+func (d *Driver) writeFiles(t *driver.Task, workingDir string) ([]mount.Mount, error) {
+	if len(t.Files) == 0 {
+		return nil, nil
+	}
+	base := d.taskFilesDir(t.ID)
+	if err := os.RemoveAll(base); err != nil {
+		return nil, fmt.Errorf("files of task %s: %w", t.ID, err)
+	}
+	var mounts []mount.Mount
+	for _, f := range t.Files {
+		if f.Path == "" {
+			return nil, fmt.Errorf("file with an empty path")
+		}
+		target := f.Path
+		if !path.IsAbs(target) {
+			target = path.Join("/", workingDir, target)
+		}
+		target = path.Clean(target)
+		if target == "/" {
+			return nil, fmt.Errorf("file %s: not a file path", f.Path)
+		}
+		host := filepath.Join(base, filepath.FromSlash(strings.TrimPrefix(target, "/")))
+		mode := os.FileMode(0o644)
+		if f.ReadOnly {
+			mode = 0o444
+		}
+		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
+			return nil, fmt.Errorf("file %s: %w", target, err)
+		}
+		if err := os.WriteFile(host, f.Content, mode); err != nil {
+			return nil, fmt.Errorf("file %s: %w", target, err)
+		}
+		// WriteFile's mode is cut by the umask.
+		if err := os.Chmod(host, mode); err != nil {
+			return nil, fmt.Errorf("file %s: %w", target, err)
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: host, Target: target, ReadOnly: f.ReadOnly})
+	}
+	return mounts, nil
+}
+
+// volumeMounts binds the task's volumes. A missing host directory is created, as
+// docker run -v does (the mount API would refuse it).
+func volumeMounts(vols []driver.Mount) ([]mount.Mount, error) {
+	var mounts []mount.Mount
+	for _, v := range vols {
+		if !filepath.IsAbs(v.HostPath) || !path.IsAbs(v.ContainerPath) {
+			return nil, fmt.Errorf("volume %s:%s: both paths must be absolute", v.HostPath, v.ContainerPath)
+		}
+		if _, err := os.Stat(v.HostPath); os.IsNotExist(err) {
+			if err := os.MkdirAll(v.HostPath, 0o755); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.HostPath, err)
+			}
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: v.HostPath, Target: v.ContainerPath, ReadOnly: v.ReadOnly})
+	}
+	return mounts, nil
+}

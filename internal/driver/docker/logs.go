@@ -1,0 +1,56 @@
+package docker
+
+import (
+	"context"
+	"io"
+	"strconv"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// Logs streams the container's output as docker logs does, stdout and stderr
+// interleaved; with Follow it goes on until the container ends or ctx ends (or the
+// reader is closed).
+func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (io.ReadCloser, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	c, err := d.cli.ContainerInspect(ctx, containerName(id))
+	if err != nil {
+		return nil, d.wrap(err, "logs of task %s", id)
+	}
+	lo := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: opts.Follow, Tail: "all"}
+	if opts.Tail > 0 {
+		lo.Tail = strconv.Itoa(opts.Tail)
+	}
+	rc, err := d.cli.ContainerLogs(ctx, c.ID, lo)
+	if err != nil {
+		return nil, d.wrap(err, "logs of task %s", id)
+	}
+	if c.Config != nil && c.Config.Tty {
+		return rc, nil // a tty's output is one raw stream
+	}
+	// Docker frames each chunk with its stream; the copier strips the frames. It ends
+	// when the source ends or the reader is closed (which closes the source too).
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(pw, pw, rc)
+		rc.Close()
+		pw.CloseWithError(err)
+	}()
+	return &demuxReader{PipeReader: pr, src: rc}, nil
+}
+
+// demuxReader is the reading end of the demultiplexed logs; Close stops the copier.
+type demuxReader struct {
+	*io.PipeReader
+	src io.Closer
+}
+
+func (r *demuxReader) Close() error {
+	r.src.Close()
+	return r.PipeReader.Close()
+}

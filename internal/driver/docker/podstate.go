@@ -1,0 +1,94 @@
+package docker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/berthhq/berth/internal/driver/docker/cni"
+)
+
+// podState is what CNI DEL needs and Docker does not know, in DataDir/pods/<id>.json.
+// It is written before ADD, so a crash in the middle still lets a later DEL release
+// what ADD took.
+type podState struct {
+	ID        string            `json:"id"`
+	SandboxID string            `json:"sandboxID"`
+	Network   string            `json:"network"`
+	Config    json.RawMessage   `json:"config"` // the network config of the ADD, self-contained
+	Ports     []cni.PortMapping `json:"ports,omitempty"`
+	IP        string            `json:"ip,omitempty"` // set once ADD succeeded
+}
+
+func (d *Driver) podPath(id string) string { return filepath.Join(d.podsDir, id+".json") }
+
+// loadPod reads a pod's state; nil when it has none.
+func (d *Driver) loadPod(id string) (*podState, error) {
+	if !validID(id) {
+		return nil, nil
+	}
+	b, err := os.ReadFile(d.podPath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("pod %s: read state: %w", id, err)
+	}
+	var p podState
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("pod %s: decode state %s: %w", id, d.podPath(id), err)
+	}
+	return &p, nil
+}
+
+// savePod writes a pod's state atomically (temp file, fsync, rename).
+func (d *Driver) savePod(p *podState) error {
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("pod %s: encode state: %w", p.ID, err)
+	}
+	f, err := os.CreateTemp(d.podsDir, ".pod-*.json")
+	if err != nil {
+		return fmt.Errorf("pod %s: save state: %w", p.ID, err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), d.podPath(p.ID))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("pod %s: save state: %w", p.ID, err)
+	}
+	return nil
+}
+
+func (d *Driver) removePod(id string) error {
+	if err := os.Remove(d.podPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("pod %s: remove state: %w", id, err)
+	}
+	return nil
+}
+
+// podIDsFromFiles lists the pods with a state file.
+func (d *Driver) podIDsFromFiles() ([]string, error) {
+	ents, err := os.ReadDir(d.podsDir)
+	if err != nil {
+		return nil, fmt.Errorf("list pods: %w", err)
+	}
+	var ids []string
+	for _, e := range ents {
+		if n := e.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".json") {
+			ids = append(ids, strings.TrimSuffix(n, ".json"))
+		}
+	}
+	return ids, nil
+}

@@ -1,0 +1,181 @@
+package docker
+
+import (
+	"context"
+
+	"fmt"
+	"maps"
+	"os"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// cleanupTimeout bounds the removals done after a failure, when the caller's ctx may
+// already have ended.
+const cleanupTimeout = 30 * time.Second
+
+// Start pulls the image per the pull policy, writes the task's files, creates the
+// container berth-<id> and starts it. It returns once Docker says the container runs.
+// A container that was created but did not run (its command missing, exited at once)
+// is kept, and its state is returned with the error, so the executor can report how it
+// ended before removing it.
+func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
+	if t.Container == nil {
+		return driver.State{}, fmt.Errorf("task %s: not a container task", t.ID)
+	}
+	if !validID(t.ID) {
+		return driver.State{}, fmt.Errorf("task %q: invalid ID for a container name", t.ID)
+	}
+	name := containerName(t.ID)
+	_, err := d.cli.ContainerInspect(ctx, name)
+	if err == nil {
+		return driver.State{}, fmt.Errorf("task %s: container %s already exists", t.ID, name)
+	}
+	if !cerrdefs.IsNotFound(err) {
+		return driver.State{}, d.wrap(err, "start task %s", t.ID)
+	}
+	spec, err := d.buildSpec(ctx, t)
+	if err != nil {
+		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
+	}
+	id, err := d.create(ctx, t, spec, name)
+	if err != nil {
+		os.RemoveAll(d.taskFilesDir(t.ID))
+		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
+	}
+	d.log.Info("starting container", "task", t.ID, "container", id[:12], "image", t.Container.Image, "network", spec.hc.NetworkMode)
+	startErr := d.cli.ContainerStart(ctx, id, container.StartOptions{})
+	// Inspect even after an error: the exit code and Docker's message are the report.
+	ictx, cancel := background()
+	defer cancel()
+	st, ierr := d.Inspect(ictx, t.ID)
+	if startErr != nil {
+		return st, d.wrap(startErr, "start task %s (image %s)", t.ID, t.Container.Image)
+	}
+	if ierr != nil {
+		return st, fmt.Errorf("start task %s: %w", t.ID, ierr)
+	}
+	if !st.Running {
+		return st, fmt.Errorf("start task %s: container %s is %s right after its start (exit code %d, oom killed %v)%s",
+			t.ID, name, st.Info.Status, st.Info.ExitCode, st.Info.OOMKilled, suffix(st.Info.Message))
+	}
+	return st, nil
+}
+
+// containerSpec is everything ContainerCreate takes, plus what the create step resolves.
+type containerSpec struct {
+	cfg   *container.Config
+	hc    *container.HostConfig
+	nc    *network.NetworkingConfig
+	extra paramExtras
+}
+
+// buildSpec turns a task into Docker's container settings: image and command line,
+// environment, labels, resources, parameters, network, files and volumes.
+func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, error) {
+	c := t.Container
+	img, err := d.ensureImage(ctx, c)
+	if err != nil {
+		return containerSpec{}, err
+	}
+	var imgEntrypoint []string
+	if img.Config != nil {
+		imgEntrypoint = img.Config.Entrypoint
+	}
+	entrypoint, cmd, err := commandLine(c.Image, imgEntrypoint, c.Command, c.Args)
+	if err != nil {
+		return containerSpec{}, err
+	}
+	cfg := &container.Config{
+		Image:      c.Image,
+		Entrypoint: entrypoint,
+		Cmd:        cmd,
+		Env:        t.Env,
+		WorkingDir: c.WorkingDir,
+	}
+	hc := &container.HostConfig{Privileged: c.Privileged}
+	applyResources(t, hc)
+	x, err := applyParameters(c.Parameters, cfg, hc, d.log.With("task", t.ID))
+	if err != nil {
+		return containerSpec{}, err
+	}
+	if x.memorySwap != nil {
+		hc.MemorySwap = *x.memorySwap
+	}
+	labels := map[string]string{}
+	maps.Copy(labels, cfg.Labels)
+	maps.Copy(labels, t.Labels)
+	labels[LabelID] = t.ID
+	cfg.Labels = labels
+	nc, err := d.setupNetwork(ctx, t, x, cfg, hc)
+	if err != nil {
+		return containerSpec{}, err
+	}
+	vols, err := volumeMounts(t.Volumes)
+	if err != nil {
+		return containerSpec{}, err
+	}
+	files, err := d.writeFiles(t, c.WorkingDir)
+	if err != nil {
+		return containerSpec{}, err
+	}
+	hc.Mounts = append(vols, files...)
+	return containerSpec{cfg: cfg, hc: hc, nc: nc, extra: x}, nil
+}
+
+// create binds CPUs when asked and creates the container. The cpuset lock is held from
+// choosing the CPUs until the container (and its label) exists.
+func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, name string) (string, error) {
+	if s.extra.cpusetBind || s.extra.cpusetCPUs != "" {
+		d.cpusetMu.Lock()
+		defer d.cpusetMu.Unlock()
+	}
+	b, err := d.resolveCPUSet(ctx, s.extra, t.CPURequest)
+	if err != nil {
+		return "", err
+	}
+	s.hc.CpusetCpus, s.hc.CpusetMems = b.cpus, b.mems
+	if b.cpus != "" {
+		s.cfg.Labels[LabelCPUSet] = b.cpus
+		d.log.Info("binding cpus", "task", t.ID, "cpus", b.cpus, "mems", b.mems)
+	}
+	resp, err := d.cli.ContainerCreate(ctx, s.cfg, s.hc, s.nc, nil, name)
+	if err != nil {
+		return "", d.wrap(err, "create container %s", name)
+	}
+	for _, w := range resp.Warnings {
+		d.log.Warn("docker warning", "task", t.ID, "warning", w)
+	}
+	return resp.ID, nil
+}
+
+// applyResources sets BCS's container resources: cpu-shares = request x 1024 (1024
+// when there is no request), a CFS quota of limit x 100000 per 100000 us when limited,
+// and the memory limit (at least 4 MB, Docker's minimum) with no swap beyond it.
+func applyResources(t *driver.Task, hc *container.HostConfig) {
+	shares := int64(t.CPURequest * 1024)
+	if shares <= 0 {
+		shares = 1024
+	}
+	hc.CPUShares = max(shares, 2) // the kernel's minimum
+	if t.CPULimit > 0 {
+		hc.CPUPeriod = 100000
+		hc.CPUQuota = max(int64(t.CPULimit*100000), 1000) // 1 ms: the kernel's minimum
+	}
+	if t.MemoryLimit >= 4 {
+		hc.Memory = int64(t.MemoryLimit * (1 << 20))
+		hc.MemorySwap = hc.Memory
+	}
+}
+
+func suffix(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + msg
+}
