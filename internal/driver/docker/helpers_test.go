@@ -1,0 +1,271 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// Test images, built locally since nothing can be pulled. test/busybox:1 is shared with
+// other packages (no entrypoint); the entrypoint image is this package's.
+const (
+	imgPlain = "test/busybox:1"
+	imgEntry = "test/berth-docker-ep:1"
+)
+
+// testLabel marks this package's containers so a run can sweep what it left.
+const testLabel = "berth.test.docker"
+
+var (
+	dockerMissing string // why the Docker tests skip; empty when dockerd answers
+	rawCli        *client.Client
+	runTag        = strconv.Itoa(os.Getpid())
+)
+
+func TestMain(m *testing.M) {
+	if err := setupDocker(); err != nil {
+		if os.Getenv("BERTH_REQUIRE_DOCKER") == "1" {
+			fmt.Fprintln(os.Stderr, "BERTH_REQUIRE_DOCKER=1 but:", err)
+			os.Exit(1)
+		}
+		dockerMissing = err.Error()
+	}
+	code := m.Run()
+	if rawCli != nil {
+		sweep()
+		rawCli.Close()
+	}
+	os.Exit(code)
+}
+
+// setupDocker connects to dockerd and builds the test images when they are missing.
+func setupDocker() error {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
+	defer pcancel()
+	if _, err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return fmt.Errorf("docker is not available: %w", err)
+	}
+	rawCli = cli
+	if err := ensureImage(ctx, imgPlain, importBusybox); err != nil {
+		return err
+	}
+	return ensureImage(ctx, imgEntry, buildEntrypointImage)
+}
+
+func ensureImage(ctx context.Context, ref string, build func(context.Context) error) error {
+	if _, err := rawCli.ImageInspect(ctx, ref); err == nil {
+		return nil
+	} else if !cerrdefs.IsNotFound(err) {
+		return err
+	}
+	if err := build(ctx); err != nil {
+		return fmt.Errorf("build test image %s: %w", ref, err)
+	}
+	return nil
+}
+
+// importBusybox is machine.md's recipe: a rootfs of the static busybox, imported.
+func importBusybox(ctx context.Context) error {
+	bin, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, d := range []string{"bin/", "tmp/", "etc/"} {
+		tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o1777})
+	}
+	tw.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
+	tw.Write(bin)
+	for _, a := range strings.Fields("sh sleep wget nc httpd cat echo ls ps env mkdir") {
+		tw.WriteHeader(&tar.Header{Name: "bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777})
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	rc, err := rawCli.ImageImport(ctx, image.ImportSource{Source: &buf, SourceName: "-"}, imgPlain, image.ImportOptions{})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	return streamError(rc)
+}
+
+// buildEntrypointImage builds FROM test/busybox:1 with ENTRYPOINT ["/bin/sh","-c"],
+// with the legacy builder (BuildKit is not available through this daemon's API).
+func buildEntrypointImage(ctx context.Context) error {
+	df := "FROM " + imgPlain + "\nENTRYPOINT [\"/bin/sh\",\"-c\"]\n"
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(df))})
+	tw.Write([]byte(df))
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	resp, err := rawCli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{imgEntry}, Version: build.BuilderV1, Remove: true, ForceRemove: true})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return streamError(resp.Body)
+}
+
+// sweep removes every container this run created, whatever a failed test left.
+func sweep() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := rawCli.ContainerList(ctx, container.ListOptions{All: true})
+	if err != nil {
+		return
+	}
+	for _, c := range list {
+		if c.Labels[testLabel] == runTag {
+			rawCli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
+		}
+	}
+}
+
+// needDocker skips a test when dockerd is not there (BERTH_REQUIRE_DOCKER=1 fails the
+// run in TestMain instead).
+func needDocker(t *testing.T) {
+	t.Helper()
+	if dockerMissing != "" {
+		t.Skip("skipping: " + dockerMissing + " (set BERTH_REQUIRE_DOCKER=1 to fail instead)")
+	}
+}
+
+func newDriver(t *testing.T) *Driver {
+	t.Helper()
+	d, err := New(Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// newTask is a container task with a run-unique ID, removed when the test ends.
+func newTask(t *testing.T, d *Driver, name, img, command string, args ...string) *driver.Task {
+	t.Helper()
+	id := "test." + runTag + "." + strings.ReplaceAll(t.Name(), "/", "-") + "." + name
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		d.Remove(ctx, id)
+	})
+	return &driver.Task{
+		ID:     id,
+		Name:   name,
+		Labels: map[string]string{driver.LabelTaskGroup: "test/" + t.Name(), driver.LabelTask: name, testLabel: runTag},
+		Container: &v4.Container{
+			Image:           img,
+			ImagePullPolicy: v4.PullIfNotPresent,
+			Command:         command,
+			Args:            args,
+		},
+		NetworkMode: "BRIDGE",
+	}
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func mustStart(t *testing.T, d *Driver, task *driver.Task) driver.State {
+	t.Helper()
+	st, err := d.Start(ctxT(t, 30*time.Second), task)
+	if err != nil {
+		t.Fatalf("start %s: %v", task.ID, err)
+	}
+	return st
+}
+
+// waitEnded polls until the task is not running.
+func waitEnded(t *testing.T, d *Driver, id string, within time.Duration) driver.State {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		st, err := d.Inspect(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Running {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s still running after %v", id, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitLog follows the task's logs until want appears.
+func waitLog(t *testing.T, d *Driver, id, want string) string {
+	t.Helper()
+	ctx := ctxT(t, 10*time.Second)
+	rc, err := d.Logs(ctx, id, driver.LogOptions{Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var got []byte
+	buf := make([]byte, 4096)
+	for !strings.Contains(string(got), want) {
+		n, err := rc.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("logs of %s: %q so far, want %q: %v", id, got, want, err)
+		}
+	}
+	return string(got)
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// rawInspect is docker inspect without the driver, to check what it asked Docker for.
+func rawInspect(t *testing.T, id string) container.InspectResponse {
+	t.Helper()
+	c, err := rawCli.ContainerInspect(context.Background(), containerName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func isNotFound(err error) bool { return errors.Is(err, driver.ErrNotFound) }

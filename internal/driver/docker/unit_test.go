@@ -1,0 +1,202 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+func TestCommandLine(t *testing.T) {
+	ep := []string{"/bin/sh", "-c"}
+	cases := []struct {
+		name          string
+		entry         []string
+		cmd           string
+		args          []string
+		wantEP, wantC []string
+		wantErr       string
+	}{
+		{"entrypoint, command replaces it", ep, "/bin/echo", []string{"a"}, []string{"/bin/echo"}, []string{"a"}, ""},
+		{"entrypoint, args go to it", ep, "", []string{"echo hi"}, nil, []string{"echo hi"}, ""},
+		{"entrypoint, nothing: image's own", ep, "", nil, nil, nil, ""},
+		{"no entrypoint, command + args as CMD", nil, "/bin/sh", []string{"-c", "x"}, nil, []string{"/bin/sh", "-c", "x"}, ""},
+		{"no entrypoint, no command", nil, "", []string{"x"}, nil, nil, "has no entrypoint and the task has no command"},
+	}
+	for _, c := range cases {
+		e, cmd, err := commandLine("img", c.entry, c.cmd, c.args)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "img") {
+				t.Errorf("%s: err %v, want %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(e, c.wantEP) || !slices.Equal(cmd, c.wantC) {
+			t.Errorf("%s: got %q %q %v, want %q %q", c.name, e, cmd, err, c.wantEP, c.wantC)
+		}
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	cpus, err := parseCPUList("0-3,6,7\n")
+	if err != nil || !slices.Equal(cpus, []int{0, 1, 2, 3, 6, 7}) {
+		t.Fatalf("parse: %v %v", cpus, err)
+	}
+	if s := formatCPUList(cpus); s != "0-3,6-7" {
+		t.Fatalf("format: %q", s)
+	}
+	for _, bad := range []string{"a", "3-1", "1,,2", "-1"} {
+		if _, err := parseCPUList(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestChooseCPUs(t *testing.T) {
+	one := []numaNode{{0, []int{0, 1, 2, 3}}}
+	two := []numaNode{{0, []int{0, 1, 2, 3}}, {1, []int{4, 5, 6, 7}}}
+	first := func(int) int { return 0 }
+	last := func(n int) int { return n - 1 }
+
+	if _, err := chooseCPUs(one, nil, 5, first); err == nil || err.Error() != "cpuset: 5 cpus requested, the machine has 4" {
+		t.Fatalf("too many: %v", err)
+	}
+	b, err := chooseCPUs(one, map[int]bool{0: true}, 2, first)
+	if err != nil || b.cpus != "1-2" || b.mems != "" {
+		t.Fatalf("one node: %+v %v (one node binds no memory node)", b, err)
+	}
+	if _, err := chooseCPUs(one, map[int]bool{0: true, 1: true}, 3, first); err == nil {
+		t.Fatal("not enough free cpus accepted")
+	}
+	b, err = chooseCPUs(two, nil, 2, last)
+	if err != nil || b.cpus != "4-5" || b.mems != "1" {
+		t.Fatalf("random node: %+v %v", b, err)
+	}
+	// Node 1 is half bound: 3 CPUs fit only on node 0, whatever the draw.
+	b, err = chooseCPUs(two, map[int]bool{4: true, 5: true}, 3, last)
+	if err != nil || b.cpus != "0-2" || b.mems != "0" {
+		t.Fatalf("fitting node: %+v %v", b, err)
+	}
+	// 3 free on each node: 5 fit on the machine but never across nodes.
+	_, err = chooseCPUs(two, map[int]bool{0: true, 4: true}, 5, first)
+	if err == nil || !strings.Contains(err.Error(), "never spans nodes") {
+		t.Fatalf("across nodes: %v", err)
+	}
+}
+
+func TestReadTopology(t *testing.T) {
+	root := t.TempDir()
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		os.WriteFile(filepath.Join(root, p), []byte(s), 0o644)
+	}
+	write("devices/system/cpu/online", "0-3\n")
+	nodes, err := readTopology(root)
+	if err != nil || len(nodes) != 1 || len(nodes[0].cpus) != 4 {
+		t.Fatalf("no node entries: %+v %v", nodes, err)
+	}
+	write("devices/system/node/node1/cpulist", "2-3\n")
+	write("devices/system/node/node0/cpulist", "0-1\n")
+	write("devices/system/node/node2/cpulist", "\n") // memory only
+	nodes, err = readTopology(root)
+	if err != nil || len(nodes) != 2 || nodes[1].id != 1 || !slices.Equal(nodes[1].cpus, []int{2, 3}) {
+		t.Fatalf("nodes: %+v %v", nodes, err)
+	}
+	d := &Driver{sysfs: root}
+	_, err = d.resolveCPUSet(context.Background(), paramExtras{cpusetCPUs: "0-7"}, 0)
+	if err == nil || err.Error() != "cpuset: 8 cpus requested, the machine has 4" {
+		t.Fatalf("explicit too large: %v", err)
+	}
+}
+
+func TestApplyParameters(t *testing.T) {
+	params := []v4.Parameter{
+		{Key: "net", Value: "mynet"}, {Key: "ip", Value: "10.1.0.5"}, {Key: "P", Value: "true"},
+		{Key: "oom-kill-disable", Value: "true"}, {Key: "rm", Value: "false"},
+		{Key: "ulimit", Value: "nofile=1024"}, {Key: "ulimit", Value: "nproc=10:20"},
+		{Key: "shm-size", Value: "64"}, {Key: "ipc", Value: "host"}, {Key: "memory-swap", Value: "-1"},
+		{Key: "memory-swappiness", Value: "0"}, {Key: "cpuset", Value: "true"},
+		{Key: "device-read-bps", Value: "/dev/sda:1mb"}, {Key: "device-write-iops", Value: "/dev/sda:100"},
+		{Key: "--cap-add", Value: "NET_ADMIN,SYS_PTRACE"}, {Key: "label", Value: "team=a"},
+		{Key: "log-opt", Value: "max-size=10m"}, {Key: "sysctl", Value: "net.core.somaxconn=1024"},
+		{Key: "tmpfs", Value: "/scratch:size=1m"}, {Key: "device", Value: "/dev/fuse"},
+		{Key: "user", Value: "nobody"}, {Key: "stop-signal", Value: "SIGINT"}, {Key: "init", Value: ""},
+		{Key: "no-such-option", Value: "x"},
+	}
+	cfg, hc := &container.Config{}, &container.HostConfig{}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	x, err := applyParameters(params, cfg, hc, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.net != "mynet" || x.ip != "10.1.0.5" || !x.cpusetBind || x.memorySwap == nil || *x.memorySwap != -1 {
+		t.Errorf("extras: %+v", x)
+	}
+	if !hc.PublishAllPorts || !*hc.OomKillDisable || len(hc.Ulimits) != 2 || hc.Ulimits[1].Hard != 20 || hc.Ulimits[0].Hard != 1024 {
+		t.Errorf("hostconfig: %+v", hc)
+	}
+	if hc.ShmSize != 64<<20 || hc.IpcMode != "host" || *hc.MemorySwappiness != 0 || hc.BlkioDeviceReadBps[0].Rate != 1<<20 ||
+		hc.BlkioDeviceWriteIOps[0].Rate != 100 || len(hc.CapAdd) != 2 || hc.Sysctls["net.core.somaxconn"] != "1024" ||
+		hc.Tmpfs["/scratch"] != "size=1m" || hc.Devices[0].PathInContainer != "/dev/fuse" || !*hc.Init {
+		t.Errorf("hostconfig: %+v", hc)
+	}
+	if cfg.Labels["team"] != "a" || cfg.User != "nobody" || cfg.StopSignal != "SIGINT" || hc.LogConfig.Config["max-size"] != "10m" {
+		t.Errorf("config: %+v", cfg)
+	}
+	for _, bad := range []v4.Parameter{
+		{Key: "ulimit", Value: "nofile"}, {Key: "shm-size", Value: "lots"}, {Key: "memory-swappiness", Value: "101"},
+		{Key: "device-read-bps", Value: "sda:1mb"}, {Key: "label", Value: "berth.task=x"}, {Key: "oom-kill-disable", Value: "maybe"},
+	} {
+		_, err := applyParameters([]v4.Parameter{bad}, &container.Config{}, &container.HostConfig{}, log)
+		if err == nil || !strings.Contains(err.Error(), bad.Key) {
+			t.Errorf("%s=%s: %v", bad.Key, bad.Value, err)
+		}
+	}
+}
+
+func TestApplyResources(t *testing.T) {
+	hc := &container.HostConfig{}
+	applyResources(&driver.Task{CPURequest: 0.5, CPULimit: 1.5, MemoryLimit: 64}, hc)
+	if hc.CPUShares != 512 || hc.CPUQuota != 150000 || hc.CPUPeriod != 100000 || hc.Memory != 64<<20 || hc.MemorySwap != 64<<20 {
+		t.Fatalf("%+v", hc)
+	}
+	hc = &container.HostConfig{}
+	applyResources(&driver.Task{MemoryLimit: 3}, hc)
+	if hc.CPUShares != 1024 || hc.CPUQuota != 0 || hc.Memory != 0 {
+		t.Fatalf("defaults: %+v", hc)
+	}
+}
+
+// TestUnreachable needs no daemon: every call names the address it could not reach.
+func TestUnreachable(t *testing.T) {
+	d, err := New(Config{Host: "unix:///nonexistent/docker.sock", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	task := &driver.Task{ID: "ns.tg.c", Container: &v4.Container{Image: "x"}}
+	_, err1 := d.Start(ctx, task)
+	_, err2 := d.Inspect(ctx, "ns.tg.c")
+	_, err3 := d.List(ctx)
+	err4 := d.Stop(ctx, "ns.tg.c", 0)
+	_, _, err5 := d.SetupPod(ctx, "ns.tg", nil, nil)
+	for i, err := range []error{err1, err2, err3, err4, err5} {
+		if err == nil || !strings.Contains(err.Error(), "docker daemon unreachable at unix:///nonexistent/docker.sock: ") {
+			t.Errorf("call %d: %v", i+1, err)
+		}
+		if errors.Is(err, driver.ErrNotFound) {
+			t.Errorf("call %d: unreachable reported as not found", i+1)
+		}
+	}
+}
