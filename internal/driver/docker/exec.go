@@ -52,7 +52,8 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 }
 
 // ExecInteractive runs cmd in the task's container with its streams attached (berth
-// exec -it): stdin is copied in until it ends, the output (one stream with a tty,
+// exec -it): stdin is copied in until it ends (its end is passed on as EOF without a
+// tty; with one, the terminal's ^D does that), the output (one stream with a tty,
 // stdout and stderr interleaved without) goes to stdout, and terminal sizes from resize
 // are applied. It returns the command's exit code once its output ends.
 //
@@ -104,7 +105,11 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 	if stdin != nil {
 		go func() {
 			io.Copy(hj.Conn, stdin)
-			hj.CloseWrite() // the command sees EOF
+			// Without a tty the command sees EOF. A tty's end of input is the ^D the
+			// terminal sends; half-closing makes the daemon drop the tty's last output.
+			if !tty {
+				hj.CloseWrite()
+			}
 		}()
 	}
 	if tty {

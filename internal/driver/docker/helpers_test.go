@@ -49,9 +49,14 @@ func TestMain(m *testing.M) {
 		}
 		dockerMissing = err.Error()
 	}
+	// The driver builds its sandbox image when missing; a run that built it removes it.
+	hadSandboxImage := rawCli != nil && imagePresent(DefaultNetworkImage)
 	code := m.Run()
 	if rawCli != nil {
 		sweep()
+		if !hadSandboxImage && imagePresent(DefaultNetworkImage) {
+			rawCli.ImageRemove(context.Background(), DefaultNetworkImage, image.RemoveOptions{})
+		}
 		rawCli.Close()
 	}
 	os.Exit(code)
@@ -269,3 +274,8 @@ func rawInspect(t *testing.T, id string) container.InspectResponse {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, driver.ErrNotFound) }
+
+func imagePresent(ref string) bool {
+	_, err := rawCli.ImageInspect(context.Background(), ref)
+	return err == nil
+}
