@@ -79,6 +79,11 @@ type Driver struct {
 	podMu sync.Mutex
 	// imageMu serialises building the default network image.
 	imageMu sync.Mutex
+
+	// startingMu guards starting: the IDs whose Start runs, so a second Start of the
+	// same ID fails at once instead of rewriting the first one's files.
+	startingMu sync.Mutex
+	starting   map[string]bool
 }
 
 var (
@@ -125,6 +130,7 @@ func New(cfg Config) (*Driver, error) {
 		cniCacheDir:  filepath.Join(dataDir, "cni-cache"),
 		networkImage: cfg.NetworkImage,
 		sysfs:        "/sys",
+		starting:     map[string]bool{},
 	}
 	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -194,4 +200,21 @@ func checkID(id string) error {
 // background is for cleanup that must happen even when the caller's ctx has ended.
 func background() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), cleanupTimeout)
+}
+
+// beginStart marks id as starting; false when a Start of it already runs.
+func (d *Driver) beginStart(id string) bool {
+	d.startingMu.Lock()
+	defer d.startingMu.Unlock()
+	if d.starting[id] {
+		return false
+	}
+	d.starting[id] = true
+	return true
+}
+
+func (d *Driver) endStart(id string) {
+	d.startingMu.Lock()
+	defer d.startingMu.Unlock()
+	delete(d.starting, id)
 }

@@ -31,6 +31,10 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if !validID(t.ID) {
 		return driver.State{}, fmt.Errorf("task %q: invalid ID for a container name", t.ID)
 	}
+	if !d.beginStart(t.ID) {
+		return driver.State{}, fmt.Errorf("task %s: already being started", t.ID)
+	}
+	defer d.endStart(t.ID)
 	name := containerName(t.ID)
 	_, err := d.cli.ContainerInspect(ctx, name)
 	if err == nil {
