@@ -75,7 +75,7 @@ var kindsObjects = []string{
 }
 
 func TestApplyDirectoryCreatesThenReportsUnchanged(t *testing.T) {
-	s := startDev(t, t.TempDir())
+	s := startDev(t, t.TempDir(), "--agent=false") // specs only: nothing should run
 	dir := writeFiles(t, kindsDir)
 
 	out := s.mustBerth("apply", "-f", dir)
@@ -125,7 +125,7 @@ func TestApplyDirectoryCreatesThenReportsUnchanged(t *testing.T) {
 }
 
 func TestApplyBadFileChangesNothingAndListsEveryError(t *testing.T) {
-	s := startDev(t, t.TempDir())
+	s := startDev(t, t.TempDir(), "--agent=false") // specs only: nothing should run
 	files := map[string]string{
 		"good.json": kindsDir["configmap.json"],
 		"seed.json": mustRead(t, "testdata/seed001_process.json"),
@@ -161,7 +161,7 @@ func TestApplyBadFileChangesNothingAndListsEveryError(t *testing.T) {
 }
 
 func TestApplyFromStdin(t *testing.T) {
-	s := startDev(t, t.TempDir())
+	s := startDev(t, t.TempDir(), "--agent=false") // specs only: nothing should run
 	r := s.berth(kindsDir["secret.json"], "apply", "-f", "-")
 	if r.code != 0 || !strings.Contains(r.stdout, "secret e2e/db-pass created") {
 		t.Fatalf("apply -f -: %+v", r)
