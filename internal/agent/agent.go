@@ -44,6 +44,8 @@ type Agent struct {
 	// ops are the kills and removals in progress, run by goroutines counted in opsWG.
 	ops   map[string]*op
 	opsWG sync.WaitGroup
+	// execWG counts the exec sessions (hijacked connections), which Run ends and waits for.
+	execWG sync.WaitGroup
 
 	ran   bool
 	ready chan struct{} // closed once Run serves (Ready)
@@ -144,6 +146,11 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		httpSrv.Close() // a log stream with follow=true does not end by itself
 	}
 	loops.Wait()
+	// Exec sessions end with ctx. One that saw the agent running counted itself under
+	// a.mu, so taking a.mu once orders its Add before this Wait.
+	a.mu.Lock()
+	a.mu.Unlock() //nolint:staticcheck // an empty critical section on purpose
+	a.execWG.Wait()
 	// Closing the executor ends its monitoring (not the tasks) and releases kills that
 	// wait for a pod; unfinished removals stay in the checkpoint for the next start.
 	a.exec.Close()

@@ -16,13 +16,14 @@ import (
 )
 
 // The agent's own endpoint (docs/agent.md, Routes on the agent): the server forwards
-// users' logs and actions here with the join token. Errors use the API's JSON envelope so
+// users' logs, actions and exec sessions here with the join token. Errors use the API's JSON envelope so
 // the server can pass them through unchanged.
 
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/taskgroups/{ns}/{name}/logs", a.auth(a.handleLogs))
 	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/actions/{action}", a.auth(a.handleAction))
+	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/exec", a.auth(a.handleExec))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)

@@ -82,6 +82,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newLogsCommand(o),
+		newExecCommand(o),
 		newActionCommand(o, "reload", "Run the reloadCmd of a task group's processes", "reloaded"),
 		newActionCommand(o, "restart", "Run the restartCmd of a task group's processes", "restarted"),
 		newAgentCommand(o),

@@ -11,7 +11,7 @@ import (
 // credential of the agent protocol, so it is compared in constant time and never logged.
 
 // agentRoutes registers the routes agents call, each behind the token check, and the
-// users' logs and actions routes the server proxies to agents.
+// users' logs, actions and exec routes the server proxies to agents.
 func (s *Server) agentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/agent/register", s.agentAuth(s.handleAgentRegister))
 	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.agentAuth(s.handleAgentHeartbeat))
@@ -23,6 +23,7 @@ func (s *Server) agentRoutes(mux *http.ServeMux) {
 
 	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)
+	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", s.handleTaskGroupExec)
 }
 
 // agentAuth lets a request through only with the join token. A server started without

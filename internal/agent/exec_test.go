@@ -1,0 +1,69 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/fake"
+)
+
+// containerTG is a task group of two containers, bound to testNode.
+func containerTG(name string) *v4.TaskGroup {
+	tg := processTG(name)
+	tg.Spec.Owner.Kind = v4.KindApplication
+	tg.Spec.Template.Spec = v4.PodSpec{NetworkMode: "BRIDGE", NetworkType: "cnm",
+		Containers: []v4.Container{{Name: "web", Image: "busybox"}, {Name: "side", Image: "busybox"}}}
+	return tg
+}
+
+// berth exec through the server's proxy and the agent's endpoint: input, output, exit
+// code, the task flag, a terminal, and the errors before and after the upgrade.
+func TestExecThroughServerAndAgent(t *testing.T) {
+	c := newCluster(t)
+	docker := fake.NewDocker("10.88.0.2")
+	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) {
+		cfg.Drivers["docker"] = docker
+	})
+	createTG(t, containerTG("0.web.ns-a.c.1"))
+	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	var gotTask string
+	var gotSize driver.TermSize
+	docker.SetInteractive(func(_ context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+		gotTask = id
+		if tty {
+			gotSize = <-resize
+		}
+		b, _ := io.ReadAll(stdin)
+		io.WriteString(stdout, strings.Join(cmd, "|")+":"+string(b))
+		return 3, nil
+	})
+	cl, err := client.New(c.url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	resize := make(chan driver.TermSize, 1)
+	resize <- driver.TermSize{Rows: 30, Cols: 100}
+	code, err := cl.Exec(context.Background(), testNS, "0.web.ns-a.c.1", client.ExecOptions{
+		Task: "side", Cmd: []string{"sh", "-c", "cat"}, TTY: true, Stdin: strings.NewReader("typed"), Stdout: &out, Resize: resize})
+	if err != nil || code != 3 || out.String() != "sh|-c|cat:typed" {
+		t.Fatalf("exec = %d %v %q", code, err, out.String())
+	}
+	if gotTask != testNS+".0.web.ns-a.c.1.side" || gotSize != (driver.TermSize{Rows: 30, Cols: 100}) {
+		t.Errorf("task %q size %+v", gotTask, gotSize)
+	}
+
+	// Errors: an unknown task group (404 before the upgrade), an unknown task (after it).
+	if _, err := cl.Exec(context.Background(), testNS, "nope", client.ExecOptions{Cmd: []string{"true"}, Stdout: io.Discard}); client.StatusOf(err) != 404 {
+		t.Errorf("unknown task group: %v", err)
+	}
+	if _, err := cl.Exec(context.Background(), testNS, "0.web.ns-a.c.1", client.ExecOptions{Task: "nope", Cmd: []string{"true"}, Stdout: io.Discard}); err == nil || !strings.Contains(err.Error(), `no task "nope"`) {
+		t.Errorf("unknown task: %v", err)
+	}
+}

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/berthhq/berth/internal/execstream"
+)
+
+// handleTaskGroupExec proxies `berth exec` to the agent of the task group's node: the
+// client's upgrade request goes to POST /v1/taskgroups/{ns}/{name}/exec with the join
+// token, and once the agent switches protocols the connection is spliced through as it
+// is (httputil.ReverseProxy handles the 101), so the server never reads the frames.
+func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), execstream.Protocol) {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "exec needs the headers Connection: Upgrade and Upgrade: %s (use berth exec)", execstream.Protocol))
+		return
+	}
+	if len(r.URL.Query()["cmd"]) == 0 {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "no command: give it as cmd=ARG, once per argument"))
+		return
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	addr, err := s.agentAddressOf(ctx, ns, name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	fwd := url.Values{}
+	for _, k := range []string{"task", "tty", "cmd"} {
+		if v, ok := r.URL.Query()[k]; ok {
+			fwd[k] = v
+		}
+	}
+	target := &url.URL{Scheme: "http", Host: addr,
+		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/exec",
+		RawQuery: fwd.Encode()}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = target
+			pr.Out.Host = addr
+			pr.Out.Header.Set("Authorization", "Bearer "+s.joinToken) // never the user's credentials
+		},
+		Transport: s.agentHTTP.Transport,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client went away
+			}
+			s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, err))
+		},
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	proxy.ServeHTTP(w, r.WithContext(ctx))
+}
