@@ -20,7 +20,6 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver"
-	"github.com/berthhq/berth/internal/driver/process"
 	"github.com/berthhq/berth/internal/executor"
 )
 
@@ -102,7 +101,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if err := a.ckpt.save(); err != nil { // fail now on an unwritable data dir, not at the first change
 		return fmt.Errorf("agent: %w", err)
 	}
-	closeDrivers, err := a.openDrivers()
+	closeDrivers, err := a.openDrivers(ctx)
 	if err != nil {
 		return err
 	}
@@ -169,25 +168,6 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.reportLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()
-}
-
-// openDrivers uses the configured drivers, or opens the process driver under
-// DataDir/process; the returned func closes what was opened here.
-func (a *Agent) openDrivers() (func(), error) {
-	if a.cfg.Drivers != nil {
-		a.drivers = a.cfg.Drivers
-		return func() {}, nil
-	}
-	d, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent})
-	if err != nil {
-		return nil, fmt.Errorf("agent: process driver: %w", err)
-	}
-	a.drivers = map[string]driver.Driver{d.Name(): d}
-	return func() {
-		if err := d.Close(); err != nil {
-			a.log.Warn("close the process driver", "err", err)
-		}
-	}, nil
 }
 
 // putStatus sends one status report (the reporter's send).

@@ -55,6 +55,15 @@ type Config struct {
 	ReportInterval    time.Duration
 	// CgroupParent is where the process driver puts its tasks' cgroups ("" for its default).
 	CgroupParent string
+	// Docker is DockerAuto (default), DockerOn or DockerOff: whether container task
+	// groups run here. DockerHost is the daemon (default $DOCKER_HOST, else the local
+	// socket); CNIBinDir and CNIConfDir are the CNI plugins and network config of
+	// networktype: cni pods; NetworkImage is their sandbox's image ("" for the driver's).
+	Docker       string
+	DockerHost   string
+	CNIBinDir    string
+	CNIConfDir   string
+	NetworkImage string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -79,6 +88,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("agent config: %w", errors.Join(errs...))
+	}
+	switch c.Docker {
+	case "":
+		c.Docker = DockerAuto
+	case DockerAuto, DockerOn, DockerOff:
+	default:
+		return c, fmt.Errorf("agent config: docker mode %q: use %s, %s or %s", c.Docker, DockerAuto, DockerOn, DockerOff)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -67,3 +67,16 @@ func TestExecThroughServerAndAgent(t *testing.T) {
 		t.Errorf("unknown task: %v", err)
 	}
 }
+
+// A CNI sandbox left by a task group deleted while the agent was away is torn down.
+func TestReconcileTearsDownOrphanPodNetworks(t *testing.T) {
+	c := newCluster(t)
+	docker := fake.NewDocker("10.88.0.2")
+	if _, _, err := docker.SetupPod(context.Background(), testNS+".0.gone.ns-a.c.1", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) {
+		cfg.Drivers["docker"] = docker
+	})
+	waitFor(t, "the orphan sandbox to be torn down", func() bool { return !docker.Sandbox(testNS + ".0.gone.ns-a.c.1") })
+}

@@ -124,6 +124,14 @@ func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
 			a.removeLater(e.Namespace, e.Name, "deleted while the agent was away")
 		}
 	}
+	for _, key := range a.podNetworkKeys(ctx) {
+		if desired[key] == nil && !known[key] && states[key] == nil {
+			// Its tasks are gone but its CNI sandbox is not: removing the unknown pod
+			// tears the network down.
+			ns, name := splitKey(key)
+			a.removeLater(ns, name, "its pod network outlived it")
+		}
+	}
 	return nil
 }
 

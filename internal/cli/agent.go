@@ -33,6 +33,11 @@ type agentFlags struct {
 	heartbeat    time.Duration
 	report       time.Duration
 	cgroupParent string
+	docker       string
+	dockerHost   string
+	cniBinDir    string
+	cniConfDir   string
+	networkImage string
 	config       string
 	logLevel     string
 }
@@ -46,7 +51,10 @@ func newAgentCommand(o *options) *cobra.Command {
 		Short: "Run the node agent: register this machine and run its task groups",
 		Long: "Run the berth agent of this machine (docs/agent.md). It registers the node with the\n" +
 			"servers, runs the task groups they bind to it and reports their status. Stopping the\n" +
-			"agent (SIGINT, SIGTERM) leaves the workloads running; the next start adopts them.\n\n" +
+			"agent (SIGINT, SIGTERM) leaves the workloads running; the next start adopts them.\n" +
+			"Container task groups run with Docker (--docker auto: when the daemon answers at\n" +
+			"start); networktype: cni pods use the CNI plugins of --cni-bin-dir and the network\n" +
+			"config of --cni-conf-dir.\n\n" +
 			"The join token comes from --token, --token-file or $BERTH_JOIN_TOKEN. --config reads\n" +
 			"a YAML file whose keys are the flags' names (label, attr-text, attr-scalar and\n" +
 			"attr-set are maps there); flags on the command line win.",
@@ -93,6 +101,11 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeatInterval, "heartbeat interval")
 	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "full status report interval")
 	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup under which the process driver puts tasks (default: the driver's)")
+	fl.StringVar(&f.docker, "docker", agent.DockerAuto, "run container task groups with Docker: auto (when the daemon answers at start), on or off")
+	fl.StringVar(&f.dockerHost, "docker-host", "", "Docker daemon address (default $DOCKER_HOST, else unix:///var/run/docker.sock)")
+	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
+	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
+	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 }
@@ -121,6 +134,16 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		NodeName:     pick("node-name", f.nodeName, file.NodeName),
 		IP:           pick("ip", f.ip, file.IP),
 		CgroupParent: pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
+		Docker:       pick("docker", f.docker, file.Docker),
+		DockerHost:   pick("docker-host", f.dockerHost, file.DockerHost),
+		CNIBinDir:    pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
+		CNIConfDir:   pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
+		NetworkImage: pick("network-image", f.networkImage, file.NetworkImage),
+	}
+	switch cfg.Docker {
+	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
+	default:
+		return cfg, level, fmt.Errorf("--docker %q: use %s, %s or %s", cfg.Docker, agent.DockerAuto, agent.DockerOn, agent.DockerOff)
 	}
 	cfg.ServerURLs = f.servers
 	if !changed("server") {

@@ -34,6 +34,11 @@ type agentFile struct {
 	Heartbeat    time.Duration       `yaml:"heartbeat"`
 	Report       time.Duration       `yaml:"report"`
 	CgroupParent string              `yaml:"cgroup-parent"`
+	Docker       string              `yaml:"docker"`
+	DockerHost   string              `yaml:"docker-host"`
+	CNIBinDir    string              `yaml:"cni-bin-dir"`
+	CNIConfDir   string              `yaml:"cni-conf-dir"`
+	NetworkImage string              `yaml:"network-image"`
 	LogLevel     string              `yaml:"log-level"`
 }
 

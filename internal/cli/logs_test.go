@@ -87,6 +87,8 @@ attr-set: {idc: [sh, bj]}
 port-range: [30000-30100]
 heartbeat: 5s
 log-level: debug
+docker: "off"
+cni-conf-dir: /etc/cni/berth
 `), 0o600)
 	f, cmd, o, err := agentConfigOf(t, nil, "--config", conf, "--node-name", "from-flag", "--label", "zone=b",
 		"--attr-text", "os=linux", "--attr-set", "gpu=a100,h100")
@@ -110,11 +112,14 @@ log-level: debug
 	if len(cfg.PortRanges) != 1 || cfg.PortRanges[0] != (v4.PortRange{Begin: 30000, End: 30100}) {
 		t.Fatalf("port ranges: %+v", cfg.PortRanges)
 	}
+	if cfg.Docker != "off" || cfg.CNIConfDir != "/etc/cni/berth" || cfg.CNIBinDir != "/usr/lib/cni" || cfg.DockerHost != "" {
+		t.Fatalf("docker: %q %q %q %q", cfg.Docker, cfg.CNIConfDir, cfg.CNIBinDir, cfg.DockerHost)
+	}
 
 	// Flags alone, the token from the environment.
 	f, cmd, o, _ = agentConfigOf(t, map[string]string{"BERTH_JOIN_TOKEN": "env-tok"}, "--server", "s1:7470", "--server", "s2:7470")
 	cfg, _, err = f.agentConfig(cmd, o)
-	if err != nil || cfg.Token != "env-tok" || len(cfg.ServerURLs) != 2 || cfg.DataDir != defaultAgentDataDir {
+	if err != nil || cfg.Token != "env-tok" || len(cfg.ServerURLs) != 2 || cfg.DataDir != defaultAgentDataDir || cfg.Docker != "auto" {
 		t.Fatalf("flags only: %+v %v", cfg, err)
 	}
 
@@ -128,6 +133,7 @@ log-level: debug
 		{[]string{"--server", "s", "--token", "t", "--attr-scalar", "cpus=many"}, "not a number"},
 		{[]string{"--server", "s", "--token", "t", "--port-range", "32000-31000"}, "BEGIN-END"},
 		{[]string{"--server", "s", "--token", "t", "--log-level", "loud"}, "--log-level"},
+		{[]string{"--server", "s", "--token", "t", "--docker", "maybe"}, "--docker"},
 		{[]string{"--server", "s", "--token-file", filepath.Join(dir, "missing")}, "join token"},
 	}
 	for _, b := range bad {

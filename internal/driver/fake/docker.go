@@ -138,6 +138,18 @@ func (d *Docker) Sandbox(id string) bool {
 	return d.sandboxes["sandbox-"+id]
 }
 
+// PodIDs lists the pods that have a sandbox, as the Docker driver's PodIDs.
+func (d *Docker) PodIDs(ctx context.Context) ([]string, error) {
+	d.nmu.Lock()
+	defer d.nmu.Unlock()
+	var out []string
+	for s := range d.sandboxes {
+		out = append(out, strings.TrimPrefix(s, "sandbox-"))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // SetInteractive makes ExecInteractive call fn.
 func (d *Docker) SetInteractive(fn InteractiveFunc) {
 	d.nmu.Lock()
