@@ -54,12 +54,14 @@ type agentProc struct {
 }
 
 // startAgent runs a node agent named name with its own data dir and port range, so
-// several agents can share this machine as if they were different nodes.
-func startAgent(t *testing.T, s *devServer, name string, ports string) *agentProc {
+// several agents can share this machine as if they were different nodes; extra are more
+// flags (startDockerAgent gives --docker on).
+func startAgent(t *testing.T, s *devServer, name string, ports string, extra ...string) *agentProc {
 	t.Helper()
 	a := &agentProc{t: t, name: name, dataDir: filepath.Join(t.TempDir(), name)}
 	a.args = []string{"agent", "--server", s.url, "--token", joinToken, "--data-dir", a.dataDir, "--node-name", name,
 		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s"}
+	a.args = append(a.args, extra...)
 	a.start()
 	t.Cleanup(func() {
 		a.kill()
