@@ -111,6 +111,7 @@ var dockerParameters = map[string]func(string) error{
 	"memory-swap":        nonEmpty,
 	"memory-swappiness":  intRange(0, 100),
 	"cpuset-cpus":        nonEmpty,
+	"cpuset":             boolValue, // true: bind ceil(requests.cpu) CPUs (seed 000 cpuset/NUMA rules)
 	"cpuset-mems":        nonEmpty,
 	"device-read-bps":    deviceLimit,
 	"device-write-bps":   deviceLimit,

@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
+	"github.com/berthhq/berth/internal/executor"
 )
 
 // containerTG is a task group of two containers, bound to testNode.
@@ -79,4 +81,38 @@ func TestReconcileTearsDownOrphanPodNetworks(t *testing.T) {
 		cfg.Drivers["docker"] = docker
 	})
 	waitFor(t, "the orphan sandbox to be torn down", func() bool { return !docker.Sandbox(testNS + ".0.gone.ns-a.c.1") })
+}
+
+// While the Docker driver cannot list its tasks, a container task group no agent ever
+// reported fails with the driver's reason, one that may run is left alone, and process
+// task groups run as usual; once the daemon answers, the left one is adopted or started.
+func TestReconcileWithAnUnreachableDaemon(t *testing.T) {
+	c := newCluster(t)
+	docker := fake.NewDocker("10.88.0.2")
+	down := errors.New("docker daemon unreachable at unix:///x.sock")
+	docker.SetDown(down)
+	maybe := containerTG("0.maybe.ns-a.c.1")
+	maybe.Status.Phase = v4.StatusRunning // reported by an agent before: it may run
+	createTG(t, maybe)
+	fresh := containerTG("0.fresh.ns-a.c.1")
+	fresh.Status.Phase = v4.StatusStaging // as the controller creates it
+	createTG(t, fresh)
+	createTG(t, processTG("0.proc.ns-a.c.1"))
+	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) {
+		cfg.Drivers["docker"] = docker
+	})
+	tg := waitPhase(t, "0.fresh.ns-a.c.1", v4.StatusFailed)
+	if !strings.Contains(tg.Status.Message, down.Error()) {
+		t.Errorf("message = %q", tg.Status.Message)
+	}
+	waitPhase(t, "0.proc.ns-a.c.1", v4.StatusRunning)
+	if got, _ := tgs().Get(context.Background(), testNS, "0.maybe.ns-a.c.1"); got.Status.Phase != v4.StatusRunning || len(docker.Started()) != 0 {
+		t.Fatalf("the task group that may run: %s, started %v", got.Status.Phase, docker.Started())
+	}
+	// Back: nothing of it runs, so the next reconcile starts it (after the sync loop's
+	// backoff).
+	docker.SetDown(nil)
+	waitFor(t, "the task group to start once the daemon answers", func() bool {
+		return docker.Running(executor.TaskID(testNS, "0.maybe.ns-a.c.1", "side"))
+	})
 }

@@ -88,12 +88,14 @@ func (a *Agent) syncOnce(ctx context.Context) error {
 // starts wanted ones with nothing running and no terminal status, and stops and removes
 // everything else, including the tasks and directories of task groups deleted while the
 // agent was down (the checkpoint remembers those).
+//
+// A driver that cannot list its tasks (dockerd down) is blind: its task groups that may
+// run somewhere are left alone, since starting them could run a second copy, while the
+// ones no agent ever reported are started, so they fail at once with the driver's reason
+// (the daemon is unreachable) instead of waiting unseen. The error that follows makes the
+// sync loop reconcile again after its backoff, until the driver answers.
 func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
-	states, err := a.driverStates(ctx)
-	if err != nil {
-		// Without knowing what runs, starting anything could run a second copy.
-		return fmt.Errorf("reconcile: %w", err)
-	}
+	states, blind, listErr := a.driverStates(ctx)
 	desired := make(map[string]*v4.TaskGroup, len(tgs))
 	for _, tg := range tgs {
 		desired[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)] = tg
@@ -103,6 +105,9 @@ func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
 	a.mu.Unlock()
 
 	for _, tg := range tgs {
+		if blind[driverKind(tg)] && !a.safeWhileBlind(tg) {
+			continue
+		}
 		a.handle(ctx, tg, states[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)])
 	}
 	known := map[string]bool{}
@@ -132,7 +137,30 @@ func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
 			a.removeLater(ns, name, "its pod network outlived it")
 		}
 	}
+	if listErr != nil {
+		return fmt.Errorf("reconcile: %w", listErr)
+	}
 	return nil
+}
+
+// driverKind is the driver a task group's tasks run on.
+func driverKind(tg *v4.TaskGroup) string {
+	if len(tg.Spec.Template.Spec.Processes) > 0 {
+		return "process"
+	}
+	return "docker"
+}
+
+// safeWhileBlind reports whether a task group can be handled while its driver cannot
+// list its tasks: the executor runs it already, or no agent ever reported it (so nothing
+// of it can be running) and it is not to be stopped.
+func (a *Agent) safeWhileBlind(tg *v4.TaskGroup) bool {
+	if _, known := a.exec.Status(tg.Metadata.Namespace, tg.Metadata.Name); known {
+		return true
+	}
+	// The controller creates task groups Staging; every agent report carries the host IP.
+	fresh := tg.Status.Phase == "" || tg.Status.Phase == v4.StatusStaging && tg.Status.HostIP == ""
+	return fresh && tg.Spec.Desired != v4.DesiredStopped
 }
 
 // ownedState is a task a driver runs, with that driver.
@@ -141,14 +169,19 @@ type ownedState struct {
 	state driver.State
 }
 
-// driverStates lists what every driver runs for this node, by task group key.
-func (a *Agent) driverStates(ctx context.Context) (map[string][]ownedState, error) {
+// driverStates lists what every driver runs for this node, by task group key. The
+// drivers that cannot list are returned as blind, with their errors joined.
+func (a *Agent) driverStates(ctx context.Context) (map[string][]ownedState, map[string]bool, error) {
 	out := map[string][]ownedState{}
+	blind := map[string]bool{}
+	var errs []error
 	for _, name := range sortedKeys(a.drivers) {
 		d := a.drivers[name]
 		sts, err := d.List(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list the tasks of the %s driver: %w", name, err)
+			blind[name] = true
+			errs = append(errs, fmt.Errorf("list the tasks of the %s driver: %w", name, err))
+			continue
 		}
 		for _, s := range sts {
 			key := s.Labels[driver.LabelTaskGroup]
@@ -161,7 +194,7 @@ func (a *Agent) driverStates(ctx context.Context) (map[string][]ownedState, erro
 			out[key] = append(out[key], ownedState{drv: d, state: s})
 		}
 	}
-	return out, nil
+	return out, blind, errors.Join(errs...)
 }
 
 // setDesired records or forgets a task group the server binds to this node.

@@ -39,6 +39,7 @@ type Driver struct {
 	startHook StartHook
 	// check, when set (Docker), refuses a Start after the hook ran.
 	check   func(t *driver.Task) error
+	down    error // SetDown: every Start and List fails with it
 	nextPid int
 	now     func() time.Time
 }
@@ -83,6 +84,14 @@ func (d *Driver) FailNextStart(name string, err error) {
 	d.failNext[name] = err
 }
 
+// SetDown makes every Start and List fail with err, like a daemon that does not answer
+// (nil brings it back).
+func (d *Driver) SetDown(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.down = err
+}
+
 // SetStartHook installs a hook run at the start of every Start (nil removes it).
 func (d *Driver) SetStartHook(h StartHook) {
 	d.mu.Lock()
@@ -107,8 +116,11 @@ func (d *Driver) SetLogs(id, text string) {
 // Start records the task and makes it run, unless FailNextStart or the hook says otherwise.
 func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
 	d.mu.Lock()
-	hook := d.startHook
+	hook, down := d.startHook, d.down
 	d.mu.Unlock()
+	if down != nil {
+		return driver.State{}, down
+	}
 	if hook != nil {
 		if err := hook(ctx, t); err != nil {
 			return driver.State{}, err
@@ -241,6 +253,9 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.down != nil {
+		return nil, d.down
+	}
 	out := make([]driver.State, 0, len(d.tasks))
 	for _, tk := range d.tasks {
 		out = append(out, copyState(tk.state))
