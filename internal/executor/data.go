@@ -94,39 +94,35 @@ func (r *dataResolver) resolve(ctx context.Context, cms []v4.ConfigMapRef, secs 
 }
 
 func (r *dataResolver) configMap(ctx context.Context, name string) (*v4.ConfigMap, error) {
-	if cm, ok := r.configs[name]; ok {
-		return cm, nil
-	}
-	if r.src == nil {
-		return nil, fmt.Errorf("configmap %q: no data source on this node", name)
-	}
-	cm, err := r.src.ConfigMap(ctx, r.ns, name)
-	if err != nil {
-		return nil, fmt.Errorf("configmap %q: %w", name, err)
-	}
-	if cm == nil {
-		return nil, fmt.Errorf("configmap %q: not found", name)
-	}
-	r.configs[name] = cm
-	return cm, nil
+	return cached(r.configs, "configmap", name, r.src != nil, func() (*v4.ConfigMap, error) {
+		return r.src.ConfigMap(ctx, r.ns, name)
+	})
 }
 
 func (r *dataResolver) secret(ctx context.Context, name string) (*v4.Secret, error) {
-	if s, ok := r.secrets[name]; ok {
-		return s, nil
+	return cached(r.secrets, "secret", name, r.src != nil, func() (*v4.Secret, error) {
+		return r.src.Secret(ctx, r.ns, name)
+	})
+}
+
+// cached returns cache[name], fetching and keeping it the first time; a pod that refers
+// to one object several times asks the server once. kind names the object in errors.
+func cached[T any](cache map[string]*T, kind, name string, haveSource bool, fetch func() (*T, error)) (*T, error) {
+	if v, ok := cache[name]; ok {
+		return v, nil
 	}
-	if r.src == nil {
-		return nil, fmt.Errorf("secret %q: no data source on this node", name)
+	if !haveSource {
+		return nil, fmt.Errorf("%s %q: no data source on this node", kind, name)
 	}
-	s, err := r.src.Secret(ctx, r.ns, name)
+	v, err := fetch()
 	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", name, err)
+		return nil, fmt.Errorf("%s %q: %w", kind, name, err)
 	}
-	if s == nil {
-		return nil, fmt.Errorf("secret %q: not found", name)
+	if v == nil {
+		return nil, fmt.Errorf("%s %q: not found", kind, name)
 	}
-	r.secrets[name] = s
-	return s, nil
+	cache[name] = v
+	return v, nil
 }
 
 // configContent is a configmap item's bytes: base64 content for "file" items, the body of
