@@ -37,13 +37,6 @@ func newTestServer(t *testing.T, cfg Config) string {
 	return ts.URL
 }
 
-// realParser reports whether v4.Parse is the real decoder (it rejects unknown fields)
-// rather than the stub that decodes one JSON document without validation.
-var realParser = func() bool {
-	_, err := v4.Parse([]byte(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"x"},"datas":{},"bogus":1}`))
-	return err != nil
-}()
-
 func cmJSON(ns, name, content string) string {
 	return fmt.Sprintf(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":%q,"namespace":%q},"datas":{"k":{"type":"file","content":%q}}}`,
 		name, ns, content)

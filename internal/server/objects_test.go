@@ -110,40 +110,36 @@ func TestErrors(t *testing.T) {
 	wantStatus(t, call(t, http.MethodPost, coll, cmJSON(ns, "exists", "eA==")), http.StatusCreated)
 
 	tests := []struct {
-		name      string
-		method    string
-		url       string
-		body      string
-		code      int
-		field     string // a detail that must be present
-		needsReal bool   // holds only with the real v4.Parse (the stub neither validates nor tells syntax from content)
+		name   string
+		method string
+		url    string
+		body   string
+		code   int
+		field  string // a detail that must be present
 	}{
-		{"kind mismatch", "POST", base + "/v1/namespaces/errs/processes", cmJSON(ns, "a", "eA=="), 400, "kind", false},
-		{"namespace mismatch", "POST", coll, cmJSON("elsewhere", "a", "eA=="), 400, "metadata.namespace", false},
-		{"default namespace mismatch", "POST", coll, `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"datas":{}}`, 400, "metadata.namespace", false},
-		{"name mismatch", "PUT", coll + "/exists", cmJSON(ns, "other", "eA=="), 400, "metadata.name", false},
-		{"unreadable body", "POST", coll, "{ this is not", 400, "", true},
-		{"unknown field", "POST", coll, strings.TrimSuffix(cmJSON(ns, "a", "eA=="), "}") + `,"bogus":1}`, 422, "bogus", true},
-		{"too large", "POST", coll, strings.Repeat(" ", 5000) + cmJSON(ns, "a", "eA=="), 413, "", false},
-		{"unknown kind", "GET", base + "/v1/namespaces/errs/widgets", "", 404, "", false},
-		{"unknown kind all namespaces", "GET", base + "/v1/widgets", "", 404, "", false},
-		{"unknown object", "GET", coll + "/nope", "", 404, "", false},
-		{"unknown route", "GET", base + "/v2/things", "", 404, "", false},
-		{"method not allowed", "PATCH", coll + "/exists", "", 405, "", false},
-		{"get on apply", "GET", base + "/v1/apply", "", 405, "", false},
-		{"already exists", "POST", coll, cmJSON(ns, "exists", "eA=="), 409, "", false},
-		{"bad watch parameter", "GET", coll + "?watch=maybe", "", 400, "", false},
-		{"bad watch resourceVersion", "GET", coll + "?watch=true&resourceVersion=x", "", 400, "", false},
-		{"bad delete resourceVersion", "DELETE", coll + "/exists?resourceVersion=-3", "", 400, "", false},
-		{"bad event kind", "GET", base + "/v1/events?kind=widget", "", 400, "", false},
-		{"empty body", "POST", coll, "", 400, "", true},
-		{"escaped slash in name", "GET", coll + "/a%2Fb", "", 400, "", false},
+		{"kind mismatch", "POST", base + "/v1/namespaces/errs/processes", cmJSON(ns, "a", "eA=="), 400, "kind"},
+		{"namespace mismatch", "POST", coll, cmJSON("elsewhere", "a", "eA=="), 400, "metadata.namespace"},
+		{"default namespace mismatch", "POST", coll, `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"datas":{}}`, 400, "metadata.namespace"},
+		{"name mismatch", "PUT", coll + "/exists", cmJSON(ns, "other", "eA=="), 400, "metadata.name"},
+		{"unreadable body", "POST", coll, "{ this is not", 400, ""},
+		{"unknown field", "POST", coll, strings.TrimSuffix(cmJSON(ns, "a", "eA=="), "}") + `,"bogus":1}`, 422, "bogus"},
+		{"too large", "POST", coll, strings.Repeat(" ", 5000) + cmJSON(ns, "a", "eA=="), 413, ""},
+		{"unknown kind", "GET", base + "/v1/namespaces/errs/widgets", "", 404, ""},
+		{"unknown kind all namespaces", "GET", base + "/v1/widgets", "", 404, ""},
+		{"unknown object", "GET", coll + "/nope", "", 404, ""},
+		{"unknown route", "GET", base + "/v2/things", "", 404, ""},
+		{"method not allowed", "PATCH", coll + "/exists", "", 405, ""},
+		{"get on apply", "GET", base + "/v1/apply", "", 405, ""},
+		{"already exists", "POST", coll, cmJSON(ns, "exists", "eA=="), 409, ""},
+		{"bad watch parameter", "GET", coll + "?watch=maybe", "", 400, ""},
+		{"bad watch resourceVersion", "GET", coll + "?watch=true&resourceVersion=x", "", 400, ""},
+		{"bad delete resourceVersion", "DELETE", coll + "/exists?resourceVersion=-3", "", 400, ""},
+		{"bad event kind", "GET", base + "/v1/events?kind=widget", "", 400, ""},
+		{"empty body", "POST", coll, "", 400, ""},
+		{"escaped slash in name", "GET", coll + "/a%2Fb", "", 400, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.needsReal && !realParser {
-				t.Skip("v4.Parse is still the stub")
-			}
 			r := call(t, tt.method, tt.url, tt.body)
 			wantStatus(t, r, tt.code)
 			if tt.field == "" {
