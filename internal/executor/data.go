@@ -56,13 +56,8 @@ func (r *dataResolver) resolve(ctx context.Context, cms []v4.ConfigMapRef, secs 
 			if err != nil {
 				return nil, nil, fmt.Errorf("configmap %q key %q: %w", ref.Name, it.DataKey, err)
 			}
-			switch it.Type {
-			case v4.InjectEnv:
-				env = append(env, envVar{it.KeyOrPath, string(content)})
-			case v4.InjectFile:
-				files = append(files, driver.File{Path: it.KeyOrPath, Content: content, ReadOnly: it.ReadOnly, User: it.User})
-			default:
-				return nil, nil, fmt.Errorf("configmap %q key %q: unknown item type %q", ref.Name, it.DataKey, it.Type)
+			if err := inject(&env, &files, it.Type, it.KeyOrPath, content, it.ReadOnly, it.User); err != nil {
+				return nil, nil, fmt.Errorf("configmap %q key %q: %w", ref.Name, it.DataKey, err)
 			}
 		}
 	}
@@ -80,17 +75,25 @@ func (r *dataResolver) resolve(ctx context.Context, cms []v4.ConfigMapRef, secs 
 			if err != nil {
 				return nil, nil, fmt.Errorf("secret %q key %q: content is not base64: %w", ref.SecretName, it.DataKey, err)
 			}
-			switch it.Type {
-			case v4.InjectEnv:
-				env = append(env, envVar{it.KeyOrPath, string(content)})
-			case v4.InjectFile:
-				files = append(files, driver.File{Path: it.KeyOrPath, Content: content, ReadOnly: it.ReadOnly, User: it.User})
-			default:
-				return nil, nil, fmt.Errorf("secret %q key %q: unknown item type %q", ref.SecretName, it.DataKey, it.Type)
+			if err := inject(&env, &files, it.Type, it.KeyOrPath, content, it.ReadOnly, it.User); err != nil {
+				return nil, nil, fmt.Errorf("secret %q key %q: %w", ref.SecretName, it.DataKey, err)
 			}
 		}
 	}
 	return env, files, nil
+}
+
+// inject adds one configmap or secret item as an env variable or a file.
+func inject(env *[]envVar, files *[]driver.File, typ, keyOrPath string, content []byte, readOnly bool, user string) error {
+	switch typ {
+	case v4.InjectEnv:
+		*env = append(*env, envVar{keyOrPath, string(content)})
+	case v4.InjectFile:
+		*files = append(*files, driver.File{Path: keyOrPath, Content: content, ReadOnly: readOnly, User: user})
+	default:
+		return fmt.Errorf("unknown item type %q", typ)
+	}
+	return nil
 }
 
 func (r *dataResolver) configMap(ctx context.Context, name string) (*v4.ConfigMap, error) {
