@@ -29,16 +29,27 @@ func newCluster(d *v4.ConstraintData) entry {
 }
 
 func (e *clusterEntry) ok(n *nodeState, _ *reqState) bool {
-	v, found := n.attr(e.name)
-	switch {
-	case !found:
-		return false
-	case e.any || v.kind != attrText:
-		return true
+	text, decided, result := textAttr(n, e.name, e.any)
+	if decided {
+		return result
 	}
-	_, in := e.set[v.text]
+	_, in := e.set[text]
 	return in
 }
 
 func (e *clusterEntry) dynamic() bool  { return false }
 func (e *clusterEntry) String() string { return e.name + " CLUSTER " + setString(e.items) }
+
+// textAttr applies what CLUSTER, LIKE and UNLIKE share (BCS): a node without the
+// attribute fails; a non-text attribute, or a constraint whose type takes no value
+// (anyValue), passes. Otherwise decided is false and text is the value to compare.
+func textAttr(n *nodeState, name string, anyValue bool) (text string, decided, result bool) {
+	v, found := n.attr(name)
+	switch {
+	case !found:
+		return "", true, false
+	case anyValue || v.kind != attrText:
+		return "", true, true
+	}
+	return v.text, false, false
+}

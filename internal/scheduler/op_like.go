@@ -53,15 +53,12 @@ func newLike(d *v4.ConstraintData) entry {
 }
 
 func (e *likeEntry) ok(n *nodeState, _ *reqState) bool {
-	v, found := n.attr(e.name)
-	switch {
-	case !found:
-		return false
-	case e.any || v.kind != attrText:
-		return true
+	text, decided, result := textAttr(n, e.name, e.any)
+	if decided {
+		return result
 	}
 	for _, p := range e.patterns {
-		if p.match(v.text) {
+		if p.match(text) {
 			return !e.negate
 		}
 	}
