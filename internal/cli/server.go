@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/server"
 )
 
@@ -26,6 +28,8 @@ type serverFlags struct {
 	joinToken     string
 	joinTokenFile string
 	agent         bool // berth dev: run an agent in the process
+	nodeTTL       time.Duration
+	dependencyGC  time.Duration
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
@@ -34,6 +38,8 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
+	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", controller.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
+	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", controller.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
 }
 
 func newServerCommand(o *options) *cobra.Command {
@@ -126,6 +132,8 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		Placement:     f.placement,
 		PackagesDir:   f.packagesDir,
 		JoinToken:     joinToken,
+		NodeTTL:       f.nodeTTL,
+		DependencyGC:  f.dependencyGC,
 	}, nil
 }
 

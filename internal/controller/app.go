@@ -25,33 +25,22 @@ const (
 	stopTimeout = 30 * time.Second
 )
 
-// AppOptions configure the application controller.
-type AppOptions struct {
-	Placement string // cluster-wide scheduler strategy
-	Cluster   string // cluster part of task group IDs
-	Logger    *slog.Logger
-}
-
 // AppController keeps applications and processes at their instance count.
 type AppController struct {
 	store *store.Store
 	feed  *feed.Feed
-	opts  AppOptions
+	opts  Options
 	log   *slog.Logger
 	queue *queue[scheduler.AppKey]
-
-	mu       sync.Mutex
-	reported map[string]string // task group -> last event reason recorded, to record once
+	*recorder
 }
 
 // NewAppController builds the controller; Run drives it.
-func NewAppController(st *store.Store, f *feed.Feed, opts AppOptions) *AppController {
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	return &AppController{store: st, feed: f, opts: opts, log: log.With("controller", "application"),
-		queue: newQueue[scheduler.AppKey](), reported: map[string]string{}}
+func NewAppController(st *store.Store, f *feed.Feed, opts Options) *AppController {
+	opts = opts.withDefaults()
+	log := opts.Logger.With("controller", "application")
+	return &AppController{store: st, feed: f, opts: opts, log: log,
+		queue: newQueue[scheduler.AppKey](), recorder: newRecorder(st, log)}
 }
 
 // appKinds are the kinds this controller owns.

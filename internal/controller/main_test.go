@@ -34,7 +34,7 @@ func newEnv(t *testing.T, nodes ...string) *env {
 	}
 	done := make(chan struct{}, 2)
 	go func() { e.feed.Run(ctx); done <- struct{}{} }()
-	c := NewAppController(testStore, e.feed, AppOptions{Logger: storetest.QuietLogger()})
+	c := NewAppController(testStore, e.feed, Options{Logger: storetest.QuietLogger()})
 	go func() { c.Run(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return e

@@ -23,7 +23,7 @@ const electionPrefix = "/berth/v1/leader"
 type Manager struct {
 	store *store.Store
 	feed  *feed.Feed
-	opts  AppOptions
+	opts  Options
 	log   *slog.Logger
 	id    string
 	ttl   int // session TTL in seconds
@@ -33,16 +33,13 @@ type Manager struct {
 }
 
 // NewManager builds a manager; id names this server in the election (host:pid by default).
-func NewManager(st *store.Store, f *feed.Feed, opts AppOptions, id string) *Manager {
+func NewManager(st *store.Store, f *feed.Feed, opts Options, id string) *Manager {
 	if id == "" {
 		host, _ := os.Hostname()
 		id = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Manager{store: st, feed: f, opts: opts, log: log, id: id, ttl: 10}
+	opts = opts.withDefaults()
+	return &Manager{store: st, feed: f, opts: opts, log: opts.Logger, id: id, ttl: 10}
 }
 
 // Leader reports whether this server currently runs the controllers.
@@ -92,7 +89,7 @@ func (m *Manager) term(ctx context.Context) error {
 		case <-lead.Done():
 		}
 	}()
-	err = NewAppController(m.store, m.feed, m.opts).Run(lead)
+	err = m.runControllers(lead)
 	resignCtx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer rcancel()
 	_ = el.Resign(resignCtx) // let another server take over at once
@@ -100,4 +97,40 @@ func (m *Manager) term(ctx context.Context) error {
 		return fmt.Errorf("lost the election session")
 	}
 	return err
+}
+
+// runner is one controller loop; it returns when ctx ends.
+type runner interface {
+	Run(ctx context.Context) error
+}
+
+// controllers builds a fresh set of controllers for one term of leadership, so no state
+// of an earlier term (remembered events, timers) carries over.
+func (m *Manager) controllers() map[string]runner {
+	return map[string]runner{
+		"application": NewAppController(m.store, m.feed, m.opts),
+	}
+}
+
+// runControllers runs every controller until ctx ends; when one fails, the term ends so
+// that a server in a bad state gives leadership up instead of leading half-blind.
+func (m *Manager) runControllers(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+	)
+	for name, c := range m.controllers() {
+		wg.Go(func() {
+			err := c.Run(ctx)
+			if err != nil && ctx.Err() == nil {
+				errOnce.Do(func() { firstErr = fmt.Errorf("%s controller: %w", name, err) })
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
 }

@@ -19,7 +19,7 @@ func TestManagerElection(t *testing.T) {
 	defer func() { fcancel(); <-fdone }()
 
 	start := func(id string) (*Manager, context.CancelFunc, chan struct{}) {
-		m := NewManager(testStore, f, AppOptions{Logger: storetest.QuietLogger()}, id)
+		m := NewManager(testStore, f, Options{Logger: storetest.QuietLogger()}, id)
 		m.ttl = 2
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

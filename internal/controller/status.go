@@ -43,11 +43,9 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 
 // observe records an event when a task group's phase changed since last seen.
 func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
-	c.mu.Lock()
 	key := phaseKey(tg)
-	prev, seen := c.reported[key]
-	c.reported[key] = phase
-	c.mu.Unlock()
+	prev, seen := c.lookup(key)
+	c.swap(key, phase)
 	if seen && prev == phase || !seen && phase == v4.StatusStaging {
 		return
 	}
@@ -69,34 +67,9 @@ func (c *AppController) event(key scheduler.AppKey, typ, reason, msg string) {
 	c.record(v4.Event{Type: typ, Reason: reason, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name, Message: msg})
 }
 
-// eventOnce records an event unless the same dedup value was recorded for id already
-// (a back-off or an unplaceable instance is reported once, not on every look).
+// eventOnce records an event unless the same dedup value was recorded for id already.
 func (c *AppController) eventOnce(id, dedup string, key scheduler.AppKey, typ, reason, msg string) {
-	c.mu.Lock()
-	if c.reported[id] == dedup {
-		c.mu.Unlock()
-		return
-	}
-	c.reported[id] = dedup
-	c.mu.Unlock()
-	c.event(key, typ, reason, msg)
-}
-
-func (c *AppController) forget(ids ...string) {
-	c.mu.Lock()
-	for _, id := range ids {
-		delete(c.reported, id)
-	}
-	c.mu.Unlock()
-}
-
-func (c *AppController) record(e v4.Event) {
-	e.Time = time.Now().UTC()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.store.RecordEvent(ctx, e); err != nil {
-		c.log.Warn("record event", "reason", e.Reason, "err", err)
-	}
+	c.recordOnce(id, dedup, v4.Event{Type: typ, Reason: reason, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name, Message: msg})
 }
 
 func phaseKey(tg *v4.TaskGroup) string {

@@ -54,6 +54,10 @@ type Config struct {
 	// server presents to agents when it proxies logs and actions. Empty disables the
 	// agent routes (403).
 	JoinToken string
+	// NodeTTL is how long an agent may stay silent before its node is Lost (default 10 s).
+	NodeTTL time.Duration
+	// DependencyGC is how long an unused dependency pod is kept (default 5 minutes).
+	DependencyGC time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -103,7 +107,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	defer func() { stopFeed(); <-feedDone }()
 
 	// The controllers run on the leader only; every server campaigns (etcd election).
-	mgr := controller.NewManager(st, cfg.Feed, controller.AppOptions{Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger}, "")
+	mgr := controller.NewManager(st, cfg.Feed, controller.Options{
+		Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger,
+		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC,
+	}, "")
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()
 	defer func() { stopFeed(); <-mgrDone }()

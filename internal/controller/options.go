@@ -1,0 +1,38 @@
+package controller
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configure the controllers the leader runs.
+type Options struct {
+	Placement string // cluster-wide scheduler strategy
+	Cluster   string // cluster part of task group IDs
+	Logger    *slog.Logger
+	// NodeTTL is how long a node's agent may stay silent before the node is Lost
+	// (default 10 s). A new leader waits one TTL before it declares any loss.
+	NodeTTL time.Duration
+	// DependencyGC is how long a dependency pod without dependents is kept (default
+	// 5 minutes); no pod is collected in the first DependencyGC of a leader's term.
+	DependencyGC time.Duration
+}
+
+// Defaults for Options.
+const (
+	DefaultNodeTTL      = 10 * time.Second
+	DefaultDependencyGC = 5 * time.Minute
+)
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.NodeTTL <= 0 {
+		o.NodeTTL = DefaultNodeTTL
+	}
+	if o.DependencyGC <= 0 {
+		o.DependencyGC = DefaultDependencyGC
+	}
+	return o
+}
