@@ -19,7 +19,9 @@ const readyTimeout = 60 * time.Second
 
 // startEmbedded runs a single-member etcd on loopback with its data in dataDir/etcd.
 // etcd refuses port 0, so free ports are found by listening on :0 and closing; another
-// process may grab them in between, so a bind failure is retried with new ports.
+// process may grab them in between, so a bind failure is retried with new ports. The
+// ports change on every start: nothing outside the process uses them (a member of a
+// cluster has stable ones, see member.go).
 func startEmbedded(ctx context.Context, dataDir string, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
 	var lastErr error
 	for attempt := range 5 {
@@ -45,15 +47,20 @@ func tryStartEmbedded(ctx context.Context, dataDir string, zl *zap.Logger) (*emb
 	}
 	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
 	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	cfg := embedConfig(dataDir, "berth", clientURL, peerURL, zl)
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	return runEmbedded(ctx, cfg)
+}
 
+// embedConfig is the configuration every embedded member shares.
+func embedConfig(dataDir, name string, clientURL, peerURL url.URL, zl *zap.Logger) *embed.Config {
 	cfg := embed.NewConfig()
-	cfg.Name = "berth"
+	cfg.Name = name
 	cfg.Dir = filepath.Join(dataDir, "etcd")
 	cfg.ListenClientUrls = []url.URL{clientURL}
 	cfg.AdvertiseClientUrls = []url.URL{clientURL}
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.LogLevel = "warn"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zl)
 	cfg.MaxRequestBytes = maxRequestBytes
@@ -62,7 +69,12 @@ func tryStartEmbedded(ctx context.Context, dataDir string, zl *zap.Logger) (*emb
 	// Keep an hour of history so watches can resume after short disconnects.
 	cfg.AutoCompactionMode = embed.CompactorModePeriodic
 	cfg.AutoCompactionRetention = "1h"
+	return cfg
+}
 
+// runEmbedded starts etcd and waits until it serves (for a learner: until it has caught
+// up enough to publish itself).
+func runEmbedded(ctx context.Context, cfg *embed.Config) (*embed.Etcd, error) {
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start embedded etcd in %s: %w", cfg.Dir, err)
@@ -75,9 +87,12 @@ func tryStartEmbedded(ctx context.Context, dataDir string, zl *zap.Logger) (*emb
 	case err := <-e.Err():
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd failed: %w", err)
+	case <-e.Server.StopNotify():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd in %s stopped while starting (see its log above)", cfg.Dir)
 	case <-timer.C:
 		e.Close()
-		return nil, fmt.Errorf("embedded etcd not ready after %s", readyTimeout)
+		return nil, fmt.Errorf("embedded etcd not ready after %s (are the other members reachable?)", readyTimeout)
 	case <-ctx.Done():
 		e.Close()
 		return nil, fmt.Errorf("start embedded etcd: %w", ctx.Err())

@@ -22,6 +22,9 @@ type Config struct {
 	DataDir string
 	// Endpoints of an external etcd cluster; empty means run an embedded single member.
 	Endpoints []string
+	// Member, with DataDir, makes the embedded etcd a member of a cluster of servers with
+	// stable URLs (member.go); nil runs a single member on random loopback ports.
+	Member *MemberConfig
 	// Logger receives berth's own messages about the store (etcd's are kept at error level).
 	Logger *slog.Logger
 }
@@ -29,7 +32,8 @@ type Config struct {
 // Store is a handle on etcd. It is safe for concurrent use.
 type Store struct {
 	client *clientv3.Client
-	etcd   *embed.Etcd // nil with an external cluster
+	etcd   *embed.Etcd   // nil with an external cluster
+	member *memberRecord // the embedded member's identity; nil unless started with Config.Member
 	log    *slog.Logger
 	events eventLease
 	// closing demotes etcd's shutdown noise (see slogCore).
@@ -52,7 +56,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if cfg.DataDir == "" {
 			return nil, errors.New("open store: a data directory is required for embedded etcd")
 		}
-		e, err := startEmbedded(ctx, cfg.DataDir, log, newEtcdLogger(log, &s.closing))
+		e, err := s.startEtcd(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
@@ -78,8 +82,38 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("open store: %w", err)
 	}
+	if s.member != nil {
+		if err := s.adoptPeerURL(readyCtx); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
 	log.Info("store open", "endpoints", endpoints, "embedded", s.etcd != nil)
 	return s, nil
+}
+
+// startEtcd starts the embedded member: a member of a cluster with its recorded identity
+// when cfg.Member is set, else a single member on random ports.
+func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) {
+	zl := newEtcdLogger(s.log, &s.closing)
+	mc := cfg.Member
+	if mc == nil {
+		// A member of a cluster restarted without its flags is still that member.
+		rec, err := loadMember(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
+			return startEmbedded(ctx, cfg.DataDir, s.log, zl)
+		}
+		mc = &MemberConfig{}
+	}
+	rec, err := resolveMember(ctx, cfg.DataDir, *mc)
+	if err != nil {
+		return nil, err
+	}
+	s.member = rec
+	return startMember(ctx, cfg.DataDir, rec, s.log, zl)
 }
 
 // Client gives direct access to etcd for things the store does not wrap (elections, leases).

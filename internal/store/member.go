@@ -1,0 +1,251 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
+	"go.uber.org/zap"
+)
+
+// MemberConfig makes the embedded etcd one member of a cluster of berth servers, with
+// URLs that stay the same across restarts (docs/ha.md).
+type MemberConfig struct {
+	// Name is the member's name, unique in the cluster (default: the host name).
+	Name string
+	// PeerListen is the host:port the other members reach this one on; ClientListen the
+	// host:port etcd clients use. Both are listened on and advertised as given, so the
+	// host must be an address the other servers can reach (not 0.0.0.0).
+	PeerListen   string
+	ClientListen string
+	// Join, when set, is called on the first start (no data yet) to have the running
+	// cluster add this member; it returns the initial-cluster string. A member that has
+	// data restarts without it.
+	Join JoinFunc
+}
+
+// JoinFunc asks a running cluster to add the member name with peerURL (as a learner) and
+// returns the initial cluster ("name=peerURL,...") to start with.
+type JoinFunc func(ctx context.Context, name, peerURL string) (initialCluster string, err error)
+
+// memberFile records what a member was first started with, in the data directory, so
+// that a restart without flags comes back as the same member.
+const memberFile = "etcd-member.json"
+
+type memberRecord struct {
+	Name           string `json:"name"`
+	PeerURL        string `json:"peerURL"`
+	ClientURL      string `json:"clientURL"`
+	InitialCluster string `json:"initialCluster"`
+	ClusterState   string `json:"clusterState"` // "new" or "existing"
+}
+
+// namePattern is what berth accepts as a member name (etcd itself takes anything, but
+// the name ends up in initial-cluster strings split on "," and "=").
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
+
+// ValidMemberName says what is wrong with a member name, or returns nil.
+func ValidMemberName(name string) error {
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("member name %q: use 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// listenURL turns a host:port flag into the http URL that is listened on and advertised.
+func listenURL(flag, value string) (string, error) {
+	host, port, err := net.SplitHostPort(value)
+	if err != nil {
+		return "", fmt.Errorf("%s %q: want host:port: %w", flag, value, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%s %q: port must be 1-65535", flag, value)
+	}
+	if host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
+		return "", fmt.Errorf("%s %q: give an address the other servers can reach, not an unspecified one", flag, value)
+	}
+	return (&url.URL{Scheme: "http", Host: net.JoinHostPort(host, port)}).String(), nil
+}
+
+// ParsePeerURL checks a peer URL sent by a joining server.
+func ParsePeerURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
+		return "", fmt.Errorf("peer URL %q: want http://host:port", s)
+	}
+	return listenURL("peer URL", u.Host)
+}
+
+func loadMember(dataDir string) (*memberRecord, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, memberFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read member record: %w", err)
+	}
+	var rec memberRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("member record %s: %w", filepath.Join(dataDir, memberFile), err)
+	}
+	return &rec, nil
+}
+
+// saveMember writes the record atomically (temporary file, then rename).
+func saveMember(dataDir string, rec *memberRecord) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode member record: %w", err)
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	tmp := filepath.Join(dataDir, memberFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write member record: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dataDir, memberFile)); err != nil {
+		return fmt.Errorf("write member record: %w", err)
+	}
+	return nil
+}
+
+// hasEtcdData reports whether the data dir already holds an etcd member's data.
+func hasEtcdData(dataDir string) bool {
+	_, err := os.Stat(filepath.Join(dataDir, "etcd", "member", "wal"))
+	return err == nil
+}
+
+// resolveMember decides what this member starts as: what its record says when it has one
+// (flags, when given, must agree), else what the flags say, joining through cfg.Join on
+// a first start. The record is written before etcd starts, so a crash in between
+// restarts the same join.
+func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memberRecord, error) {
+	rec, err := loadMember(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	var peer, client string
+	if cfg.PeerListen != "" {
+		if peer, err = listenURL("--etcd-peer-listen", cfg.PeerListen); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ClientListen != "" {
+		if client, err = listenURL("--etcd-client-listen", cfg.ClientListen); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Name != "" {
+		if err := ValidMemberName(cfg.Name); err != nil {
+			return nil, fmt.Errorf("--etcd-name: %w", err)
+		}
+	}
+	if rec != nil {
+		for _, c := range []struct{ flag, given, was string }{
+			{"--etcd-name", cfg.Name, rec.Name}, {"--etcd-peer-listen", peer, rec.PeerURL}, {"--etcd-client-listen", client, rec.ClientURL},
+		} {
+			if c.given != "" && c.given != c.was {
+				return nil, fmt.Errorf("%s gives %s but this member was first started with %s (%s); a member keeps its name and URLs: "+
+					"start it without the flag, or remove it from the cluster and join with an empty data dir", c.flag, c.given, c.was, filepath.Join(dataDir, memberFile))
+			}
+		}
+		return rec, nil
+	}
+	if peer == "" || client == "" {
+		return nil, errors.New("--etcd-peer-listen and --etcd-client-listen go together")
+	}
+	rec = &memberRecord{Name: cfg.Name, PeerURL: peer, ClientURL: client, ClusterState: "new"}
+	if rec.Name == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return nil, fmt.Errorf("no host name for the member name; give --etcd-name: %w", err)
+		}
+		rec.Name = strings.ToLower(host)
+		if err := ValidMemberName(rec.Name); err != nil {
+			return nil, fmt.Errorf("the host name cannot be the member name; give --etcd-name: %w", err)
+		}
+	}
+	rec.InitialCluster = rec.Name + "=" + rec.PeerURL
+	if cfg.Join != nil && !hasEtcdData(dataDir) {
+		ic, err := cfg.Join(ctx, rec.Name, rec.PeerURL)
+		if err != nil {
+			return nil, fmt.Errorf("join: %w", err)
+		}
+		rec.InitialCluster, rec.ClusterState = ic, "existing"
+	}
+	if err := saveMember(dataDir, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// startMember runs the embedded etcd as the recorded member. A member that joined as a
+// learner is promoted to a voting member once it has caught up.
+func startMember(ctx context.Context, dataDir string, rec *memberRecord, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
+	peer, err := url.Parse(rec.PeerURL)
+	if err != nil {
+		return nil, fmt.Errorf("member record: peer URL: %w", err)
+	}
+	client, err := url.Parse(rec.ClientURL)
+	if err != nil {
+		return nil, fmt.Errorf("member record: client URL: %w", err)
+	}
+	cfg := embedConfig(dataDir, rec.Name, *client, *peer, zl)
+	cfg.InitialCluster = rec.InitialCluster
+	cfg.ClusterState = rec.ClusterState
+	// Check that the configured members agree with the running cluster before joining it.
+	cfg.StrictReconfigCheck = true
+	e, err := runEmbedded(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if e.Server.IsLearner() {
+		log.Info("joined the etcd cluster as a learner; promoting once caught up", "member", rec.Name)
+		if err := promote(ctx, e); err != nil {
+			e.Close()
+			return nil, err
+		}
+		log.Info("promoted to a voting etcd member", "member", rec.Name)
+	}
+	return e, nil
+}
+
+// promoteTimeout bounds how long a learner may take to catch up with the leader.
+const promoteTimeout = 2 * time.Minute
+
+// promote asks the raft leader (etcd forwards it) to make this learner a voter, until the
+// learner has caught up; it returns once this member has applied its promotion (until
+// then it refuses client requests).
+func promote(ctx context.Context, e *embed.Etcd) error {
+	ctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	id := uint64(e.Server.MemberID())
+	for e.Server.IsLearner() {
+		_, err := e.Server.PromoteMember(ctx, id)
+		switch {
+		case err == nil, errors.Is(err, membership.ErrMemberNotLearner):
+			err = fmt.Errorf("promoted, not yet applied here")
+		case errors.Is(err, membership.ErrIDNotFound):
+			return fmt.Errorf("promote this learner: the cluster removed it: %w", err)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("promote this learner to a voting member: %w (last error: %v)", ctx.Err(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return nil
+}
