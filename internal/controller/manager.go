@@ -68,7 +68,15 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // term is one campaign and, if won, one term of leadership.
 func (m *Manager) term(ctx context.Context) error {
-	sess, err := concurrency.NewSession(m.store.Client(), concurrency.WithTTL(m.ttl), concurrency.WithContext(context.WithoutCancel(ctx))) // Close revokes the lease even after ctx ended
+	// The lease is granted with ctx, so a server shutting down while etcd has no quorum
+	// does not wait for the grant; the session's own context outlives ctx, so that Close
+	// still revokes the lease (within the TTL) and another server takes over at once.
+	lease, err := m.store.Client().Grant(ctx, int64(m.ttl))
+	if err != nil {
+		return fmt.Errorf("election lease: %w", err)
+	}
+	sess, err := concurrency.NewSession(m.store.Client(), concurrency.WithLease(lease.ID), concurrency.WithTTL(m.ttl),
+		concurrency.WithContext(context.WithoutCancel(ctx)))
 	if err != nil {
 		return fmt.Errorf("election session: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Member is one etcd member as GET /v1/cluster shows it.
@@ -34,9 +35,10 @@ type Member struct {
 const memberStatusTimeout = 2 * time.Second
 
 // Members lists the etcd cluster's members with their health, the same for an embedded
-// cluster and an external one.
+// cluster and an external one. The list is this member's view (a serializable read), so
+// it answers without quorum too: that is when it is most needed.
 func (s *Store) Members(ctx context.Context) ([]Member, error) {
-	resp, err := s.client.MemberList(ctx)
+	resp, err := s.client.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
 		return nil, fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}

@@ -4,11 +4,15 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/berthhq/berth/internal/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -44,3 +48,63 @@ func Reset(t testing.TB, s *store.Store) {
 
 // QuietLogger discards logs.
 func QuietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// Cluster opens n stores, each the embedded etcd member of one "server", joined into one
+// cluster through AddMember as the join route does. Their fixed ports come from
+// [portLo, portLo+100), the band of the calling test package. Close them in the test.
+func Cluster(t testing.TB, n, portLo int) []*store.Store {
+	t.Helper()
+	ports := bandPorts(t, 2*n, portLo)
+	var out []*store.Store
+	for i := range n {
+		mc := &store.MemberConfig{Name: fmt.Sprintf("m%d", i),
+			PeerListen: fmt.Sprintf("127.0.0.1:%d", ports[2*i]), ClientListen: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])}
+		if i > 0 {
+			mc.Join = joinThrough(out[0])
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		s, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: QuietLogger(), Member: mc})
+		cancel()
+		if err != nil {
+			for _, s := range out {
+				s.Close()
+			}
+			t.Fatalf("open member %d: %v", i, err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// joinThrough adds members through s, retrying while etcd says "not now".
+func joinThrough(s *store.Store) store.JoinFunc {
+	return func(ctx context.Context, name, peerURL string) (string, error) {
+		for {
+			ic, err := s.AddMember(ctx, name, peerURL)
+			if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
+				return ic, err
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+}
+
+// bandPorts finds n free loopback ports in [lo, lo+100).
+func bandPorts(t testing.TB, n, lo int) []int {
+	t.Helper()
+	var ports []int
+	start := rand.IntN(100)
+	for i := 0; i < 100 && len(ports) < n; i++ {
+		p := lo + (start+i)%100
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
+	}
+	if len(ports) < n {
+		t.Fatalf("only %d free ports in %d-%d", len(ports), lo, lo+99)
+	}
+	return ports
+}
