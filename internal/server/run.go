@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/berthhq/berth/internal/controller"
@@ -58,6 +59,11 @@ type Config struct {
 	NodeTTL time.Duration
 	// DependencyGC is how long an unused dependency pod is kept (default 5 minutes).
 	DependencyGC time.Duration
+	// Member, when set, makes the embedded etcd a member of a cluster of servers with
+	// stable URLs, joining one with Member.Join (docs/ha.md).
+	Member *store.MemberConfig
+	// ID names this server in the leader election (default host:pid).
+	ID string
 }
 
 func (c Config) withDefaults() Config {
@@ -80,7 +86,11 @@ func (c Config) withDefaults() Config {
 // (gracefully, up to 5 s) and closes the store.
 func Run(ctx context.Context, cfg Config) (err error) {
 	cfg = cfg.withDefaults()
-	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Logger: cfg.Logger})
+	if cfg.ID == "" {
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Member: cfg.Member, Logger: cfg.Logger})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
@@ -110,7 +120,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	mgr := controller.NewManager(st, cfg.Feed, controller.Options{
 		Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger,
 		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC,
-	}, "")
+	}, cfg.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()
 	defer func() { stopFeed(); <-mgrDone }()

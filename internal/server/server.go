@@ -32,6 +32,8 @@ type Server struct {
 	planSyncWait time.Duration
 	placement    string
 
+	// id names this server in the leader election (GET /v1/cluster).
+	id string
 	// joinToken authenticates agents (agent_auth.go); agentHTTP reaches them for the
 	// logs and actions proxy.
 	joinToken string
@@ -53,6 +55,7 @@ func New(cfg Config, st *store.Store) *Server {
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	s.joinToken, s.agentHTTP = cfg.JoinToken, newAgentHTTPClient()
 	s.packagesDir = cfg.PackagesDir
+	s.id = cfg.ID
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())

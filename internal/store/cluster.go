@@ -166,6 +166,7 @@ func (s *Store) AddMember(ctx context.Context, name, peerURL string) (initialClu
 			parts = append(parts, n+"="+u)
 		}
 	}
+	slices.Sort(parts)
 	return strings.Join(parts, ","), nil
 }
 

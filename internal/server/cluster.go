@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Cluster routes (docs/ha.md): GET /v1/cluster shows the etcd members, their health and
+// which server leads the controllers; POST /v1/cluster/members is how a new server with
+// --join gets its etcd member added. Joining takes the join token, like an agent.
+func (s *Server) clusterRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
+	mux.HandleFunc("POST /v1/cluster/members", s.joinAuth(s.handleMemberAdd))
+}
+
+// clusterView is the answer of GET /v1/cluster.
+type clusterView struct {
+	// Self is this server: its id in the leader election and its etcd member's name
+	// ("" with an external etcd or a single member on random ports).
+	Self struct {
+		ID     string `json:"id"`
+		Member string `json:"member,omitempty"`
+	} `json:"self"`
+	// Leader is the id of the server running the scheduler and controllers ("" while
+	// none does); LeaderError says why it could not be read (no quorum).
+	Leader      string `json:"leader"`
+	LeaderError string `json:"leaderError,omitempty"`
+	// Etcd is "embedded" or "external".
+	Etcd    string         `json:"etcd"`
+	Members []store.Member `json:"members"`
+	// MembersError says why the members could not be listed.
+	MembersError string `json:"membersError,omitempty"`
+}
+
+// handleCluster answers even without etcd quorum (with what this server can see and the
+// errors), since that is when an operator needs it most.
+func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	var v clusterView
+	v.Self.ID, v.Self.Member = s.id, s.store.MemberName()
+	v.Etcd = "external"
+	if s.store.Embedded() {
+		v.Etcd = "embedded"
+	}
+	members, err := s.store.Members(ctx)
+	if err != nil {
+		v.MembersError = err.Error()
+	}
+	v.Members = members
+	if v.Members == nil {
+		v.Members = []store.Member{}
+	}
+	lctx, lcancel := context.WithTimeout(ctx, readyTimeout)
+	defer lcancel()
+	if v.Leader, err = controller.LeaderID(lctx, s.store); err != nil {
+		v.LeaderError = err.Error()
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// memberAdd is the body of POST /v1/cluster/members.
+type memberAdd struct {
+	Name    string `json:"name"`
+	PeerURL string `json:"peerURL"`
+}
+
+// memberAdded is its answer: what the new member starts etcd with.
+type memberAdded struct {
+	Name           string `json:"name"`
+	PeerURL        string `json:"peerURL"`
+	InitialCluster string `json:"initialCluster"`
+}
+
+func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var req memberAdd
+	if err := decodeStrict(body, &req); err != nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "decode the member: %v", err))
+		return
+	}
+	bad := errorf(http.StatusUnprocessableEntity, "the member is invalid")
+	if err := store.ValidMemberName(req.Name); err != nil {
+		bad.withDetail("name", err.Error())
+	}
+	peer, err := store.ParsePeerURL(req.PeerURL)
+	if err != nil {
+		bad.withDetail("peerURL", err.Error())
+	}
+	if len(bad.Details) > 0 {
+		s.writeError(w, r, bad)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	ic, err := s.store.AddMember(ctx, req.Name, peer)
+	switch {
+	case errors.Is(err, store.ErrNotJoinable), errors.Is(err, store.ErrAlreadyExists):
+		s.writeError(w, r, errorf(http.StatusConflict, "%v", err))
+		return
+	case err != nil:
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, memberAdded{Name: req.Name, PeerURL: peer, InitialCluster: ic})
+}
+
+// joinAuth lets a join through only with the cluster's join token.
+func (s *Server) joinAuth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.joinToken == "" {
+			s.writeError(w, r, errorf(http.StatusForbidden, "joining is disabled: this server was started without --join-token"))
+			return
+		}
+		if !tokenMatches(r, s.joinToken) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
+			s.writeError(w, r, errorf(http.StatusUnauthorized, "a valid join token is required to join (the new server's --join-token must be this cluster's)"))
+			return
+		}
+		next(w, r)
+	}
+}

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+func clusterOf(t *testing.T, url string) clusterView {
+	t.Helper()
+	r := call(t, http.MethodGet, url+"/v1/cluster", "")
+	wantStatus(t, r, http.StatusOK)
+	var v clusterView
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// GET /v1/cluster shows this server, its member's health and the controllers' leader;
+// joins are refused without the token, with bad fields, and by a member on random ports.
+func TestClusterViewAndJoinErrors(t *testing.T) {
+	url := newTestServer(t, Config{JoinToken: testToken, ID: "server-1"})
+	v := clusterOf(t, url)
+	if v.Self.ID != "server-1" || v.Etcd != "embedded" || v.Leader != "" || len(v.Members) != 1 || !v.Members[0].Healthy || !v.Members[0].RaftLeader {
+		t.Fatalf("cluster view %+v", v)
+	}
+
+	// With a manager campaigning, the view names it.
+	f := feed.New(testStore, quietLogger())
+	m := controller.NewManager(testStore, f, controller.Options{Logger: quietLogger()}, "server-1")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	go func() { f.Run(ctx); done <- struct{}{} }()
+	go func() { m.Run(ctx); done <- struct{}{} }()
+	defer func() { cancel(); <-done; <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for clusterOf(t, url).Leader != "server-1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader never shows")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	join := url + "/v1/cluster/members"
+	for _, tc := range []struct {
+		token, body string
+		code        int
+		want        string
+	}{
+		{"", `{"name":"b","peerURL":"http://127.0.0.1:41999"}`, 401, "join token"},
+		{"wrong", `{"name":"b","peerURL":"http://127.0.0.1:41999"}`, 401, "join token"},
+		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:41999","x":1}`, 400, "unknown field"},
+		{testToken, `{"name":"-b","peerURL":"nope"}`, 422, "is invalid"},
+		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:41999"}`, 409, "random loopback ports"},
+	} {
+		r := callWithToken(t, http.MethodPost, join, tc.body, tc.token)
+		wantStatus(t, r, tc.code)
+		if e := decodeError(t, r); !strings.Contains(e.Message, tc.want) {
+			t.Errorf("%s: message %q, want %q", tc.body, e.Message, tc.want)
+		}
+		if tc.code == 422 {
+			if e := decodeError(t, r); len(e.Details) != 2 || e.Details[0].Field != "name" || e.Details[1].Field != "peerURL" {
+				t.Errorf("details %+v, want name and peerURL", e.Details)
+			}
+		}
+	}
+	if len(clusterOf(t, url).Members) != 1 {
+		t.Fatal("a refused join changed the members")
+	}
+
+	noToken := newTestServer(t, Config{})
+	wantStatus(t, callWithToken(t, http.MethodPost, noToken+"/v1/cluster/members", `{}`, testToken), http.StatusForbidden)
+}
+
+// A server whose member has stable URLs adds a joining member as a learner and answers
+// the initial cluster; the same join again gets the same answer; a clash is a 409.
+func TestClusterJoin(t *testing.T) {
+	st := storetest.Cluster(t, 1, 41600)[0]
+	defer st.Close()
+	srv := New(Config{JoinToken: testToken, Logger: quietLogger()}, st)
+	ts := httptest.NewServer(srv.Handler())
+	defer func() { srv.Close(); ts.Close() }()
+
+	self := clusterOf(t, ts.URL).Members[0]
+	body := `{"name":"joiner","peerURL":"http://127.0.0.1:41698"}`
+	want := "joiner=http://127.0.0.1:41698,m0=" + self.PeerURLs[0] // sorted
+	for range 2 {
+		r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", body, testToken)
+		wantStatus(t, r, http.StatusCreated)
+		var got memberAdded
+		if err := json.Unmarshal(r.body, &got); err != nil || got.InitialCluster != want {
+			t.Fatalf("answer %s (%v), want initial cluster %s", r.body, err, want)
+		}
+	}
+	v := clusterOf(t, ts.URL)
+	if len(v.Members) != 2 {
+		t.Fatalf("members %+v", v.Members)
+	}
+	for _, m := range v.Members {
+		if m.Name == "" && (!m.Learner || m.Started || m.Healthy) {
+			t.Errorf("the added member: %+v, want a learner not yet started", m)
+		}
+	}
+	r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", `{"name":"m0","peerURL":"http://127.0.0.1:41697"}`, testToken)
+	wantStatus(t, r, http.StatusConflict)
+	if e := decodeError(t, r); !strings.Contains(e.Message, `a member named "m0" already exists`) {
+		t.Errorf("name clash: %s", e.Message)
+	}
+}
