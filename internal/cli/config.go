@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -20,18 +21,23 @@ type fileConfig struct {
 
 // resolveServer finds the server address: --server, then $BERTH_SERVER, then `server:` in
 // the config file ($BERTH_CONFIG, else ~/.config/berth/config.yaml), then the default.
-// The address is normalised (a bare host:port gets http://); a bad one is reported with
-// where it came from.
+// Each may list several servers, comma separated, for failover (docs/ha.md). Every
+// address is normalised (a bare host:port gets http://); a bad one is reported with where
+// it came from.
 func resolveServer(flag string, e *env) (string, error) {
 	addr, from, err := lookupServer(flag, e)
 	if err != nil {
 		return "", err
 	}
-	u, err := client.ParseServerURL(addr)
-	if err != nil {
-		return "", fmt.Errorf("server address from %s: %w", from, err)
+	var out []string
+	for _, part := range strings.Split(addr, ",") {
+		u, err := client.ParseServerURL(part)
+		if err != nil {
+			return "", fmt.Errorf("server address from %s: %w", from, err)
+		}
+		out = append(out, u.String())
 	}
-	return u.String(), nil
+	return strings.Join(out, ","), nil
 }
 
 func lookupServer(flag string, e *env) (addr, from string, err error) {

@@ -48,6 +48,9 @@ func TestResolveServer(t *testing.T) {
 		{name: "missing BERTH_CONFIG", vars: map[string]string{"BERTH_CONFIG": filepath.Join(dir, "nope.yaml")}, wantErr: "nope.yaml"},
 		{name: "bad file", vars: map[string]string{"BERTH_CONFIG": badCfg}, wantErr: "bad.yaml"},
 		{name: "bad env address", vars: map[string]string{"BERTH_SERVER": "ftp://x"}, wantErr: "$BERTH_SERVER"},
+		{name: "several servers", flag: "a:1, http://b:2/,https://c", want: "http://a:1,http://b:2,https://c"},
+		{name: "several from env", vars: map[string]string{"BERTH_SERVER": "a:1,b:2"}, want: "http://a:1,http://b:2"},
+		{name: "one bad of several", flag: "a:1,,b:2", wantErr: "--server"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

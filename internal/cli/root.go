@@ -66,7 +66,7 @@ func newRootCommand(e *env) *cobra.Command {
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	pf := root.PersistentFlags()
-	pf.StringVar(&o.server, "server", "", "server address (default: $BERTH_SERVER, the config file's server:, or "+client.DefaultServer+")")
+	pf.StringVar(&o.server, "server", "", "server address, or several comma separated to fail over in order (default: $BERTH_SERVER, the config file's server:, or "+client.DefaultServer+")")
 	pf.StringVarP(&o.namespace, "namespace", "n", v4.DefaultNamespace, "namespace of the objects")
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json, yaml or name")
 	pf.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long one request may take (watches are not limited)")

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -20,9 +21,11 @@ import (
 // DefaultServer is the address clients use when nothing else names one.
 const DefaultServer = "http://127.0.0.1:7470"
 
-// Client talks to one berth server. It is safe for concurrent use.
+// Client talks to one berth server, or to the first that answers of several (failover.go).
+// It is safe for concurrent use.
 type Client struct {
-	base      *url.URL
+	bases     []*url.URL
+	cur       atomic.Int32 // index in bases of the server that answered last
 	http      *http.Client
 	userAgent string
 }
@@ -41,13 +44,18 @@ func WithUserAgent(ua string) Option {
 }
 
 // New returns a client of the server at baseURL ("http://host:port"; a bare "host:port"
-// is taken as http).
+// is taken as http). baseURL may list several servers, comma separated: the client then
+// fails over from one to the next (see failover.go).
 func New(baseURL string, opts ...Option) (*Client, error) {
-	u, err := ParseServerURL(baseURL)
-	if err != nil {
-		return nil, err
+	var bases []*url.URL
+	for _, part := range strings.Split(baseURL, ",") {
+		u, err := ParseServerURL(part)
+		if err != nil {
+			return nil, err
+		}
+		bases = append(bases, u)
 	}
-	c := &Client{base: u, http: http.DefaultClient, userAgent: "berth-client"}
+	c := &Client{bases: bases, http: http.DefaultClient, userAgent: "berth-client"}
 	for _, o := range opts {
 		o(c)
 	}
@@ -79,8 +87,19 @@ func ParseServerURL(s string) (*url.URL, error) {
 	return u, nil
 }
 
-// Server returns the base URL the client talks to.
-func (c *Client) Server() string { return c.base.String() }
+// Server returns the base URL the client talks to now (the one that answered last).
+func (c *Client) Server() string { return c.current().String() }
+
+// Servers returns every server the client may talk to, in failover order.
+func (c *Client) Servers() []string {
+	out := make([]string, len(c.bases))
+	for i, b := range c.bases {
+		out[i] = b.String()
+	}
+	return out
+}
+
+func (c *Client) current() *url.URL { return c.bases[c.cur.Load()] }
 
 // objectPath builds /v1/namespaces/{ns}/{plural}[/{name}[/{sub}]], or /v1/{plural} when
 // ns is empty (every namespace). Cluster-scoped kinds (nodes) ignore ns:
@@ -127,29 +146,30 @@ type request struct {
 // do sends r and returns the response when its status is 2xx; otherwise it decodes the
 // error body into an *APIError. The caller closes the body.
 func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
-	u := *c.base
-	u.Path = c.base.Path + r.path
-	u.RawQuery = r.query.Encode()
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", r.method, r.path, err)
-	}
-	if r.body != nil {
-		ct := r.contentType
-		if ct == "" {
-			ct = "application/json"
+	resp, err := c.roundTrip(ctx, r.method, r.path, func(base *url.URL) (*http.Request, error) {
+		u := *base
+		u.Path = base.Path + r.path
+		u.RawQuery = r.query.Encode()
+		var body io.Reader
+		if r.body != nil {
+			body = bytes.NewReader(r.body)
 		}
-		req.Header.Set("Content-Type", ct)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	resp, err := c.http.Do(req)
+		req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
+		if err != nil {
+			return nil, err
+		}
+		if r.body != nil {
+			ct := r.contentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			req.Header.Set("Content-Type", ct)
+		}
+		req.Header.Set("Accept", "application/json")
+		return req, nil
+	})
 	if err != nil {
-		return nil, c.transportError(r.method, r.path, err)
+		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()

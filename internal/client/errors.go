@@ -136,15 +136,15 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // transportError wraps a failed round trip. Refused connections and unknown hosts become
 // an *UnreachableError; context cancellation and deadlines stay recognisable with errors.Is.
-func (c *Client) transportError(method, path string, err error) error {
+func transportError(base *url.URL, method, path string, err error) error {
 	var dnsErr *net.DNSError
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return &UnreachableError{Server: c.base.String(), Err: syscall.ECONNREFUSED}
+		return &UnreachableError{Server: base.String(), Err: syscall.ECONNREFUSED}
 	}
 	if errors.As(err, &dnsErr) {
-		return &UnreachableError{Server: c.base.String(), Err: dnsErr}
+		return &UnreachableError{Server: base.String(), Err: dnsErr}
 	}
-	return fmt.Errorf("%s %s%s: %w", method, c.base.String(), path, unwrapURLError(err))
+	return fmt.Errorf("%s %s%s: %w", method, base.String(), path, unwrapURLError(err))
 }
 
 // unwrapURLError drops *url.Error's own prefix (it repeats method and URL).

@@ -38,19 +38,20 @@ func (c *Client) Exec(ctx context.Context, ns, name string, o ExecOptions) (int,
 	if o.TTY {
 		q.Set("tty", "true")
 	}
-	u := *c.base
-	u.Path = c.base.Path + path
-	u.RawQuery = q.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+	resp, err := c.roundTrip(ctx, http.MethodPost, path, func(base *url.URL) (*http.Request, error) {
+		u := *base
+		u.Path = base.Path + path
+		u.RawQuery = q.Encode()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", execstream.Protocol)
+		return req, nil
+	})
 	if err != nil {
-		return 0, fmt.Errorf("POST %s: %w", path, err)
-	}
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", execstream.Protocol)
-	req.Header.Set("User-Agent", c.userAgent)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return 0, c.transportError(http.MethodPost, path, err)
+		return 0, err
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		defer resp.Body.Close()
