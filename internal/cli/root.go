@@ -79,6 +79,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newEventsCommand(o),
 		newNodesCommand(o),
 		newNodeCommand(o),
+		newClusterCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newLogsCommand(o),

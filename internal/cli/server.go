@@ -28,6 +28,7 @@ type serverFlags struct {
 	joinToken     string
 	joinTokenFile string
 	agent         bool // berth dev: run an agent in the process
+	member        memberFlags
 	nodeTTL       time.Duration
 	dependencyGC  time.Duration
 }
@@ -50,7 +51,10 @@ func newServerCommand(o *options) *cobra.Command {
 		Long: "Run a berth API server. State is kept in an embedded etcd under --data-dir,\n" +
 			"or in an external etcd cluster given with --etcd-endpoints.",
 		Example: "  berth server --data-dir /var/lib/berth\n" +
-			"  berth server --listen 0.0.0.0:7470 --etcd-endpoints http://etcd-0:2379,http://etcd-1:2379",
+			"  berth server --listen 0.0.0.0:7470 --etcd-endpoints http://etcd-0:2379,http://etcd-1:2379\n" +
+			"  # three servers with one embedded etcd cluster (docs/ha.md):\n" +
+			"  berth server --data-dir /var/lib/berth --etcd-name s1 --etcd-peer-listen 10.0.0.1:2380 --etcd-client-listen 10.0.0.1:2379 --join-token-file /etc/berth/token\n" +
+			"  berth server --data-dir /var/lib/berth --etcd-name s2 --etcd-peer-listen 10.0.0.2:2380 --etcd-client-listen 10.0.0.2:2379 --join-token-file /etc/berth/token --join http://10.0.0.1:7470",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dataDir == "" && len(f.etcdEndpoints) == 0 {
@@ -70,6 +74,7 @@ func newServerCommand(o *options) *cobra.Command {
 	cmd.Flags().StringVar(&f.joinToken, "join-token", "", "token agents join with (prefer --join-token-file); without one, agents cannot join")
 	cmd.Flags().StringVar(&f.joinTokenFile, "join-token-file", "", "file holding the token agents join with")
 	cmd.MarkFlagsMutuallyExclusive("join-token", "join-token-file")
+	f.member.register(cmd)
 	return cmd
 }
 
@@ -123,11 +128,17 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return server.Config{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
+	log := slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
+	member, err := f.member.config(f, joinToken, log)
+	if err != nil {
+		return server.Config{}, err
+	}
 	return server.Config{
+		Member:        member,
 		Listen:        f.listen,
 		DataDir:       f.dataDir,
 		EtcdEndpoints: f.etcdEndpoints,
-		Logger:        slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level})),
+		Logger:        log,
 		OnReady:       onReady,
 		Placement:     f.placement,
 		PackagesDir:   f.packagesDir,

@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/client"
 )
 
 func TestDevBanner(t *testing.T) {
@@ -31,6 +36,12 @@ func TestServerFlagErrors(t *testing.T) {
 	}{
 		{[]string{"server"}, "--data-dir"},
 		{[]string{"dev", "--log-level", "loud", "--data-dir", "DIR"}, "--log-level"},
+		{[]string{"server", "--etcd-endpoints", "http://127.0.0.1:1", "--join", "http://127.0.0.1:2"}, "for the embedded etcd"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:41901", "--etcd-client-listen", "127.0.0.1:41902",
+			"--join", "http://127.0.0.1:2"}, "--join needs the cluster's join token"},
+		{[]string{"server", "--data-dir", "DIR", "--join", "http://127.0.0.1:2", "--join-token", "t"}, "needs --etcd-peer-listen and --etcd-client-listen"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "0.0.0.0:41901", "--etcd-client-listen", "127.0.0.1:41902"}, "not an unspecified one"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:41901"}, "go together"},
 	}
 	for _, tt := range tests {
 		args := tt.args
@@ -43,5 +54,33 @@ func TestServerFlagErrors(t *testing.T) {
 		if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
 			t.Errorf("%v: err = %v, want %q", tt.args, r.err, tt.want)
 		}
+	}
+}
+
+// A join target that does not answer is retried until the budget runs out, then named;
+// one that refuses the token is final at once.
+func TestJoinClusterErrors(t *testing.T) {
+	dead, err := client.New("http://127.0.0.1:1", client.WithBearerToken("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = joinCluster(context.Background(), dead, "s2", "http://127.0.0.1:41903", time.Second, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "no answer from the server to join at http://127.0.0.1:1") {
+		t.Errorf("unreachable: %v", err)
+	}
+	api, url := newFakeAPI(t)
+	api.json("POST /v1/cluster/members", 401, `{"error":{"code":401,"reason":"Unauthorized","message":"a valid join token is required to join"}}`)
+	c, err := client.New(url, client.WithBearerToken("wrong"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:41903", time.Minute, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "refused the join token") {
+		t.Errorf("bad token: %v", err)
+	}
+	api.json("POST /v1/cluster/members", 409, `{"error":{"code":409,"reason":"Conflict","message":"a member named \"s2\" already exists"}}`)
+	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:41903", time.Minute, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), `refused the join: a member named "s2" already exists`) {
+		t.Errorf("name clash: %v", err)
 	}
 }

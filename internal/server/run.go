@@ -86,13 +86,16 @@ func (c Config) withDefaults() Config {
 // (gracefully, up to 5 s) and closes the store.
 func Run(ctx context.Context, cfg Config) (err error) {
 	cfg = cfg.withDefaults()
-	if cfg.ID == "" {
-		host, _ := os.Hostname()
-		cfg.ID = fmt.Sprintf("%s:%d", host, os.Getpid())
-	}
 	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Member: cfg.Member, Logger: cfg.Logger})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
+	}
+	if cfg.ID == "" { // member@host:pid: which server, and which process of it
+		host, _ := os.Hostname()
+		cfg.ID = fmt.Sprintf("%s:%d", host, os.Getpid())
+		if name := st.MemberName(); name != "" {
+			cfg.ID = name + "@" + cfg.ID
+		}
 	}
 	defer func() {
 		if cerr := st.Close(); cerr != nil && err == nil {

@@ -165,7 +165,10 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 		}
 		return rec, nil
 	}
-	if peer == "" || client == "" {
+	switch {
+	case peer == "" && client == "":
+		return nil, errors.New("a member of an etcd cluster needs --etcd-peer-listen and --etcd-client-listen on its first start")
+	case peer == "" || client == "":
 		return nil, errors.New("--etcd-peer-listen and --etcd-client-listen go together")
 	}
 	rec = &memberRecord{Name: cfg.Name, PeerURL: peer, ClientURL: client, ClusterState: "new"}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// memberFlags make `berth server`'s embedded etcd a member of a cluster (docs/ha.md).
+type memberFlags struct {
+	name, peerListen, clientListen string
+	join                           string
+}
+
+func (m *memberFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&m.name, "etcd-name", "", "name of this server's etcd member, unique in the cluster (default: the host name)")
+	fl.StringVar(&m.peerListen, "etcd-peer-listen", "", "host:port the other servers' etcd members reach this one on (forms a cluster; kept in the data dir)")
+	fl.StringVar(&m.clientListen, "etcd-client-listen", "", "host:port of this member's etcd client URL (with --etcd-peer-listen)")
+	fl.StringVar(&m.join, "join", "", "address of a running berth server whose cluster this server joins on its first start (needs the cluster's --join-token)")
+}
+
+// joinBudget bounds how long a first start keeps asking the join target (it may be
+// starting too, or another server may still be joining).
+const joinBudget = 2 * time.Minute
+
+// config builds the store's member config, nil when no flag asks for one (a data dir that
+// holds a member's record still restarts as that member).
+func (m memberFlags) config(f serverFlags, joinToken string, log *slog.Logger) (*store.MemberConfig, error) {
+	if m == (memberFlags{}) {
+		return nil, nil
+	}
+	if len(f.etcdEndpoints) > 0 {
+		return nil, errors.New("--etcd-name, --etcd-peer-listen, --etcd-client-listen and --join are for the embedded etcd; " +
+			"with --etcd-endpoints every server simply uses the same etcd")
+	}
+	mc := &store.MemberConfig{Name: m.name, PeerListen: m.peerListen, ClientListen: m.clientListen}
+	if m.join == "" {
+		return mc, nil
+	}
+	if joinToken == "" {
+		return nil, errors.New("--join needs the cluster's join token (--join-token or --join-token-file)")
+	}
+	target, err := client.ParseServerURL(m.join)
+	if err != nil {
+		return nil, fmt.Errorf("--join: %w", err)
+	}
+	c, err := client.New(target.String(), client.WithBearerToken(joinToken), client.WithUserAgent("berth-server/"+Version))
+	if err != nil {
+		return nil, fmt.Errorf("--join: %w", err)
+	}
+	mc.Join = func(ctx context.Context, name, peerURL string) (string, error) {
+		return joinCluster(ctx, c, name, peerURL, joinBudget, log)
+	}
+	return mc, nil
+}
+
+// joinCluster asks the join target to add this member, retrying while it cannot be
+// reached or answers 503 (no quorum yet, another server joining); other answers are final.
+func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, budget time.Duration, log *slog.Logger) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 20*time.Second)
+		ic, err := c.JoinCluster(rctx, name, peerURL)
+		rcancel()
+		status := client.StatusOf(err)
+		switch {
+		case err == nil:
+			return ic, nil
+		case status == http.StatusUnauthorized:
+			return "", fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
+		case status != 0 && status != http.StatusServiceUnavailable:
+			return "", fmt.Errorf("the server at %s refused the join: %w", c.Server(), err)
+		}
+		log.Warn("cannot join yet; retrying", "server", c.Server(), "err", err)
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("no answer from the server to join at %s within %s: %w", c.Server(), budget, err)
+		case <-time.After(time.Second):
+		}
+	}
+}
