@@ -126,7 +126,19 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}, cfg.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()
-	defer func() { stopFeed(); <-mgrDone }()
+	defer func() {
+		stopFeed()
+		select {
+		case <-mgrDone:
+		case <-time.After(shutdownGrace):
+			// Without etcd quorum the election library's resign waits on the client
+			// (concurrency.Election.Campaign resigns with the client's context); closing
+			// the store ends that wait. The deferred Close above is then a no-op.
+			cfg.Logger.Warn("the leader election did not stop in time (no etcd quorum?); closing the store")
+			st.Close()
+			<-mgrDone
+		}
+	}()
 
 	srv := New(cfg, st)
 	defer srv.Close()

@@ -131,8 +131,11 @@ func (s *Store) Ready(ctx context.Context) error {
 }
 
 // Close closes the client, then stops the embedded member cleanly (its data stays on disk).
+// Later calls do nothing and return nil.
 func (s *Store) Close() error {
-	s.closing.Store(true)
+	if s.closing.Swap(true) {
+		return nil
+	}
 	var err error
 	if s.client != nil {
 		if cerr := s.client.Close(); cerr != nil && !errors.Is(cerr, context.Canceled) {

@@ -20,10 +20,14 @@ type slogCore struct {
 }
 
 // expectedWarnings are etcd warnings about choices berth makes on purpose for a
-// single-member etcd on loopback; they would only alarm users of `berth dev`.
+// single-member etcd on loopback, or passing states of a joining member; they would only
+// alarm users.
 var expectedWarnings = map[string]bool{
 	"Running http and grpc server on single port. This is not recommended for production.": true,
 	"simple token is not cryptographically signed":                                         true,
+	// A member joining a cluster logs these once, before its first raft term is known.
+	"Failed to detect schema version":  true,
+	"failed to update storage version": true,
 }
 
 func newEtcdLogger(log *slog.Logger, closing *atomic.Bool) *zap.Logger {
