@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,11 +22,29 @@ import (
 
 // The HA tests keep their fixed ports in 41700-41999: etcd members in 41700-41899, the
 // agents' host ports in 41900-41999.
-const (
-	haEtcdPorts   = 41700
-	haAgentPortsA = "41900-41949"
-	haAgentPortsB = "41950-41999"
-)
+const haEtcdPorts = 41700
+
+// haPortRange finds n consecutive ports in [lo, hi] that can be listened on now, for an
+// agent's --port-range. The band lies in the kernel's ephemeral range, and the etcd
+// members' many connections take source ports there: a process given a port that one
+// of them holds fails to listen, again and again.
+func haPortRange(t *testing.T, lo, hi, n int) string {
+	t.Helper()
+	run := 0
+	for p := lo; p <= hi; p++ {
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", p))
+		if err != nil {
+			run = 0
+			continue
+		}
+		l.Close()
+		if run++; run == n {
+			return fmt.Sprintf("%d-%d", p-n+1, p)
+		}
+	}
+	t.Fatalf("no %d free consecutive ports in %d-%d", n, lo, hi)
+	return ""
+}
 
 // haPorts returns n free loopback ports from [haEtcdPorts, haEtcdPorts+200).
 func haPorts(t *testing.T, n int) []int {
@@ -65,17 +84,22 @@ func memberFlags(name string, peer, clientPort int, join string) []string {
 
 // startCluster starts three servers: the first alone, then two that join it one after
 // the other (each waits for /readyz, so a member is promoted before the next joins).
+//
+// The ports are picked just before each server starts, after etcd's 5 s of "every voter
+// connected" that a join needs: the band lies in the kernel's ephemeral range, and a
+// port free at the check may be some connection's source port a few seconds later.
 func startCluster(t *testing.T) []*haServer {
 	t.Helper()
-	ports := haPorts(t, 6)
 	var out []*haServer
 	for i := range 3 {
 		join := ""
 		if i > 0 {
 			join = out[i-1].url // any member takes a join
+			time.Sleep(5500 * time.Millisecond)
 		}
 		name := fmt.Sprintf("s%d", i+1)
-		s := startBerth(t, t.TempDir(), "server", memberFlags(name, ports[2*i], ports[2*i+1], join)...)
+		ports := haPorts(t, 2)
+		s := startBerth(t, t.TempDir(), "server", memberFlags(name, ports[0], ports[1], join)...)
 		out = append(out, &haServer{devServer: s, name: name})
 	}
 	return out
@@ -218,8 +242,8 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	}
 	pkgs := packageServer(t)
 	others := []string{"--server", servers[1].url + "," + servers[2].url}
-	a := startAgent(t, servers[0].devServer, "ha-a", haAgentPortsA, others...)
-	b := startAgent(t, servers[0].devServer, "ha-b", haAgentPortsB, others...)
+	a := startAgent(t, servers[0].devServer, "ha-a", haPortRange(t, 41900, 41949, 10), others...)
+	b := startAgent(t, servers[0].devServer, "ha-b", haPortRange(t, 41950, 41999, 10), others...)
 	const ns = "ha"
 	cl.cleanupProcesses(ns)
 	cl.applySpec(t, webSpec{name: "web", ns: ns, instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}.json())
@@ -233,21 +257,28 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	time.Sleep(2 * time.Second)
 
 	leader, oldID := leaderOf(t, servers)
-	t.Logf("leader %s (%s); killing it during a scale 3 -> 5 and an agent restart", leader.name, oldID)
-	wait := scaleChange(t, cl, ns, "web", 5)
-	killedAt := time.Now()
-	leader.cmd.Process.Kill()
-	<-leader.exited
-	b.kill()
-	t.Logf("at the kill: %d task groups of web", len(cl.taskGroups(ns, "web")))
-	b.start()
-
 	var survivors []*haServer
 	for _, s := range servers {
 		if s != leader {
 			survivors = append(survivors, s)
 		}
 	}
+	// The leader is frozen first, so it cannot act on the change: the new leader must do
+	// all of it. The change goes through the survivors (a frozen server accepts
+	// connections and never answers, which no client can tell from a slow one).
+	t.Logf("leader %s (%s); freezing, then killing it during a scale 3 -> 5 and an agent restart", leader.name, oldID)
+	killedAt := time.Now()
+	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	wait := scaleChange(t, &devServer{t: t, url: allURLs(survivors)}, ns, "web", 5)
+	b.kill()
+	time.Sleep(time.Second)
+	leader.cmd.Process.Kill()
+	<-leader.exited
+	t.Logf("at the kill: %d task groups of web", len(cl.taskGroups(ns, "web")))
+	b.start()
+
 	newLeader, newID := leaderOf(t, survivors)
 	if newID == oldID {
 		t.Fatalf("the killed server %s still leads", oldID)
