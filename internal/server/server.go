@@ -47,8 +47,8 @@ type Server struct {
 }
 
 // New builds a server over st (which the caller owns and closes). Only Logger,
-// MaxBodyBytes, Feed, Placement, JoinToken and PackagesDir of cfg are used here. Without cfg.Feed,
-// New creates a feed and runs it until Close.
+// MaxBodyBytes, Feed, Placement, JoinToken, PackagesDir and ID of cfg are used here.
+// Without cfg.Feed, New creates a feed and runs it until Close.
 func New(cfg Config, st *store.Store) *Server {
 	cfg = cfg.withDefaults()
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}

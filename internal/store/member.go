@@ -131,8 +131,8 @@ func hasEtcdData(dataDir string) bool {
 
 // resolveMember decides what this member starts as: what its record says when it has one
 // (flags, when given, must agree), else what the flags say, joining through cfg.Join on
-// a first start. The record is written before etcd starts, so a crash in between
-// restarts the same join.
+// a first start. A joining member's record is written before etcd starts, so a crash in
+// between restarts the same join; a first member's once etcd ran.
 func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memberRecord, error) {
 	rec, err := loadMember(dataDir)
 	if err != nil {
@@ -163,6 +163,11 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 					"start it without the flag, or remove it from the cluster and join with an empty data dir", c.flag, c.given, c.was, filepath.Join(dataDir, memberFile))
 			}
 		}
+		if rec.ClusterState == "new" && !hasEtcdData(dataDir) {
+			// The record of a first member is written once its etcd ran: its data is gone.
+			return nil, fmt.Errorf("%s records member %s but %s holds no etcd data: starting it would make a second cluster "+
+				"of one; remove the record to start afresh, or restore the data", filepath.Join(dataDir, memberFile), rec.Name, filepath.Join(dataDir, "etcd"))
+		}
 		return rec, nil
 	}
 	switch {
@@ -183,13 +188,16 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 		}
 	}
 	rec.InitialCluster = rec.Name + "=" + rec.PeerURL
-	if cfg.Join != nil && !hasEtcdData(dataDir) {
-		ic, err := cfg.Join(ctx, rec.Name, rec.PeerURL)
-		if err != nil {
-			return nil, fmt.Errorf("join: %w", err)
-		}
-		rec.InitialCluster, rec.ClusterState = ic, "existing"
+	if cfg.Join == nil || hasEtcdData(dataDir) {
+		return rec, nil // recorded once etcd runs (Store.startEtcd)
 	}
+	ic, err := cfg.Join(ctx, rec.Name, rec.PeerURL)
+	if err != nil {
+		return nil, fmt.Errorf("join: %w", err)
+	}
+	rec.InitialCluster, rec.ClusterState = ic, "existing"
+	// Recorded before etcd starts: the cluster now expects this member, so a restart
+	// after a failed start must start it again, not join once more.
 	if err := saveMember(dataDir, rec); err != nil {
 		return nil, err
 	}

@@ -197,6 +197,13 @@ func TestMemberErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--etcd-peer-listen gives") {
 		t.Errorf("restart with another peer URL: %v", err)
 	}
+	// A first member whose etcd data is gone does not silently start a new cluster.
+	if err := os.RemoveAll(filepath.Join(ms[0].dir, "etcd")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, Config{DataDir: ms[0].dir, Logger: quietLogger()}); err == nil || !strings.Contains(err.Error(), "holds no etcd data") {
+		t.Errorf("restart without the etcd data: %v", err)
+	}
 	// Flag problems.
 	for _, mc := range []MemberConfig{
 		{Name: "x", PeerListen: ms[1].peer},

@@ -1,7 +1,8 @@
-// Package store is berth's only state store: etcd, embedded (single member, data in the
-// server's data directory) or external. It owns the key layout (docs/store.md) and gives
-// typed access to v4 objects, optimistic concurrency on etcd mod revisions, multi-object
-// apply in one transaction, watches, and berth's own event records.
+// Package store is berth's only state store: etcd, embedded (data in the server's data
+// directory: a single member, or one member of a cluster of servers, member.go) or
+// external. It owns the key layout (docs/store.md) and gives typed access to v4 objects,
+// optimistic concurrency on etcd mod revisions, multi-object apply in one transaction,
+// watches, and berth's own event records.
 package store
 
 import (
@@ -113,7 +114,15 @@ func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) 
 		return nil, err
 	}
 	s.member = rec
-	return startMember(ctx, cfg.DataDir, rec, s.log, zl)
+	e, err := startMember(ctx, cfg.DataDir, rec, s.log, zl)
+	if err != nil {
+		return nil, err
+	}
+	if err := saveMember(cfg.DataDir, rec); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
 }
 
 // Client gives direct access to etcd for things the store does not wrap (elections, leases).
