@@ -106,6 +106,13 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrNotJoinable), errors.Is(err, store.ErrAlreadyExists):
 		s.writeError(w, r, errorf(http.StatusConflict, "%v", err))
 		return
+	case errors.Is(err, store.ErrUnavailable):
+		// The joining server retries: the usual course of a join, not a server error.
+		s.log.Info("join deferred", "member", req.Name, "reason", err)
+		writeJSON(w, http.StatusServiceUnavailable, struct {
+			Error *apiError `json:"error"`
+		}{errorf(http.StatusServiceUnavailable, "%v", err)})
+		return
 	case err != nil:
 		s.writeError(w, r, err)
 		return
