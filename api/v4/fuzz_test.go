@@ -64,6 +64,7 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("kind: configmap\n---\nkind: secret\nmetadata: {name: s}\ndatas: {k: {content: aGk=}}\n...\n"))
 	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
+	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {stepDeadline: -1, rollingManually: true}}}\nstatus: {phase: Running, history: [{revision: 1}]}\n"))
 	f.Fuzz(checkParse)
 }
 
