@@ -79,3 +79,11 @@ func (s *DeploymentStatus) RevisionOf(n int) *DeploymentRevision {
 }
 
 func (s *DeploymentStatus) isZero() bool { return reflect.ValueOf(*s).IsZero() }
+
+// DeploymentHistory is the answer of GET .../deployments/{name}/history: the kept
+// revisions, oldest first, and which one spec.template is.
+type DeploymentHistory struct {
+	Kind    string               `json:"kind"` // "DeploymentHistory"
+	Current int                  `json:"current"`
+	Items   []DeploymentRevision `json:"items"`
+}
