@@ -21,17 +21,26 @@ type deployEnv struct {
 	*env
 	mu      sync.Mutex
 	minSeen int // fewest available instances seen while sampling
+	stop    func()
 }
 
 func newDeployEnv(t *testing.T) *deployEnv {
 	e := &deployEnv{env: newEnv(t, "node-1", "node-2"), minSeen: -1}
 	ctx, cancel := context.WithCancel(e.ctx)
-	c := NewDeploymentController(testStore, Options{Logger: storetest.QuietLogger()})
 	var wg sync.WaitGroup
-	wg.Go(func() { c.Run(ctx) })
 	wg.Go(func() { e.fakeAgent(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	e.startController()
+	t.Cleanup(func() { cancel(); wg.Wait(); e.stop() })
 	return e
+}
+
+// startController runs a fresh deployment controller, as a new leader would.
+func (e *deployEnv) startController() {
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	c := NewDeploymentController(testStore, Options{Logger: storetest.QuietLogger()})
+	go func() { c.Run(ctx); close(done) }()
+	e.stop = func() { cancel(); <-done }
 }
 
 func (e *deployEnv) fakeAgent(ctx context.Context) {
@@ -58,6 +67,12 @@ func (e *deployEnv) fakeAgent(ctx context.Context) {
 		}
 		sleep(ctx, 30*time.Millisecond)
 	}
+}
+
+func (e *deployEnv) resetMin() {
+	e.mu.Lock()
+	e.minSeen = -1
+	e.mu.Unlock()
 }
 
 // sample counts the available instances of every revision as the rollout sees them.
@@ -154,9 +169,7 @@ func TestDeploymentRollsOutSuspendsOnFailureAndUndoes(t *testing.T) {
 	}
 
 	// A new template rolls over with at most 5 wanted and at least 3 available.
-	e.mu.Lock()
-	e.minSeen = -1
-	e.mu.Unlock()
+	e.resetMin()
 	e.applyDeployment("two", "")
 	e.waitSampling("the rollout to begin", func() bool {
 		op, _ := testStore.Operation(ctx, v4.KindDeployment, "ctl", "web")
@@ -206,6 +219,20 @@ func TestDeploymentRollsOutSuspendsOnFailureAndUndoes(t *testing.T) {
 		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && d.Status.CurrentAvailable == 4 && instancesOf("web-v3") == -1
 	})
 
+	// Without a rollout, a scale sets the current application's count and ends the operation.
+	if err := testStore.BeginOperation(ctx, "ctl", "web", v4.Operation{Type: v4.OpScale, Kind: v4.KindDeployment, Name: "ctl/web"}); err != nil {
+		t.Fatal(err)
+	}
+	d = e.deployment()
+	d.Spec.Instance = 5
+	if err := testStore.Update(ctx, d, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitSampling("scaled to 5 with the operation ended", func() bool {
+		op, _ := testStore.Operation(ctx, v4.KindDeployment, "ctl", "web")
+		return instancesOf("web-v2") == 5 && e.deployment().Status.CurrentAvailable == 5 && op == nil
+	})
+
 	// Deleting the deployment deletes its applications.
 	if _, err := testStore.Delete(ctx, v4.KindDeployment, "ctl", "web", ""); err != nil {
 		t.Fatal(err)
@@ -246,6 +273,27 @@ func TestDeploymentRollingManuallyPauses(t *testing.T) {
 		d := e.deployment()
 		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && instancesOf("web-v1") == -1
 	})
+}
+
+// A rollout survives a change of leader: the new controller knows only what is stored.
+func TestDeploymentRolloutResumesUnderANewController(t *testing.T) {
+	e := newDeployEnv(t)
+	e.applyDeployment("one", "")
+	e.waitSampling("revision 1 running", func() bool {
+		return e.deployment().Status.Phase == v4.DeploymentRunning && e.deployment().Status.Available == 4
+	})
+	e.resetMin()
+	e.applyDeployment("two", `,"upgradeDuration":1`)
+	e.waitSampling("the rollout under way", func() bool { return instancesOf("web-v2") >= 1 && instancesOf("web-v1") >= 3 })
+	e.stop()
+	e.startController()
+	e.waitSampling("revision 2 running", func() bool {
+		d := e.deployment()
+		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && instancesOf("web-v1") == -1 && instancesOf("web-v2") == 4
+	})
+	if e.minSeen < 3 {
+		t.Errorf("only %d instances available at one point", e.minSeen)
+	}
 }
 
 func hasReason(events []v4.Event, reason string) bool {
