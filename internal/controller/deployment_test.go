@@ -190,9 +190,10 @@ func TestDeploymentRollsOutSuspendsOnFailureAndUndoes(t *testing.T) {
 	if e.minSeen < 3 {
 		t.Errorf("only %d instances available at one point, want at least 4 - maxUnavailable 1", e.minSeen)
 	}
-	if op, _ := testStore.Operation(ctx, v4.KindDeployment, "ctl", "web"); op != nil {
-		t.Errorf("operation %+v still in progress", op)
-	}
+	e.eventually("the rollout operation ended", func() bool {
+		op, _ := testStore.Operation(ctx, v4.KindDeployment, "ctl", "web")
+		return op == nil
+	})
 
 	// A failing revision suspends the rollout; undo goes back to revision 2.
 	e.applyDeployment("FAIL", "")
@@ -216,7 +217,8 @@ func TestDeploymentRollsOutSuspendsOnFailureAndUndoes(t *testing.T) {
 	}
 	e.waitSampling("back on revision 2", func() bool {
 		d := e.deployment()
-		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && d.Status.CurrentAvailable == 4 && instancesOf("web-v3") == -1
+		op, _ := testStore.Operation(ctx, v4.KindDeployment, "ctl", "web")
+		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && d.Status.CurrentAvailable == 4 && instancesOf("web-v3") == -1 && op == nil
 	})
 
 	// Without a rollout, a scale sets the current application's count and ends the operation.
