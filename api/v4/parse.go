@@ -132,6 +132,11 @@ func contentJSON(o Object) []byte {
 		saved, w.Status = w.Status, WorkloadStatus{}
 		defer func() { w.Status = saved }()
 	}
+	if n, ok := o.(*Notify); ok {
+		savedNotify := n.Status
+		n.Status = NotifyStatus{}
+		defer func() { n.Status = savedNotify }()
+	}
 	b, err := json.Marshal(o)
 	m.ResourceVersion, m.CreationTimestamp = rv, ct
 	if err != nil {
@@ -155,6 +160,9 @@ func clearStatus(o Object) {
 	if w := workloadOf(o); w != nil {
 		w.Status = WorkloadStatus{}
 	}
+	if n, ok := o.(*Notify); ok {
+		n.Status = NotifyStatus{}
+	}
 }
 
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
@@ -163,5 +171,10 @@ func CarryStatus(updated, stored Object) {
 	u, s := workloadOf(updated), workloadOf(stored)
 	if u != nil && s != nil && u.Status == (WorkloadStatus{}) {
 		u.Status = s.Status
+	}
+	un, _ := updated.(*Notify)
+	sn, _ := stored.(*Notify)
+	if un != nil && sn != nil && un.Status == (NotifyStatus{}) {
+		un.Status = sn.Status
 	}
 }
