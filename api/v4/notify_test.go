@@ -79,7 +79,10 @@ func TestNotifyValidExamples(t *testing.T) {
 			zero := 0
 			n.Spec.MaxRetries = &zero
 		}).(*Notify),
-		notifyWith(func(n *Notify) { n.Spec.Namespaces = []string{DefaultNamespace, "ns-b"}; n.Spec.URL = "http://[::1]:8080/x" }).(*Notify),
+		notifyWith(func(n *Notify) {
+			n.Spec.Namespaces = []string{DefaultNamespace, "ns-b"}
+			n.Spec.URL = "http://[::1]:8080/x"
+		}).(*Notify),
 	} {
 		if errs := Validate(n); len(errs) > 0 {
 			t.Errorf("%+v: %v", n.Spec, errs)
