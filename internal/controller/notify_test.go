@@ -350,3 +350,26 @@ func TestNotifyFollowsItsObject(t *testing.T) {
 		t.Errorf("a deleted notify still delivered: %v %v", first.received(), second.received())
 	}
 }
+
+// A full queue drops new messages, counts them as failed and says so once per overflow.
+func TestNotifyQueueIsBounded(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger()})
+	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "ops", Namespace: "ctl"}, Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x"}}
+	s := &sender{c: c, key: "ctl/ops", queue: make(chan v4.NotifyMessage, notifyQueueSize), notify: n} // no run loop: nothing drains
+	msg := notifyMessage(n, v4.NotifyTaskGroupFailed, failedEvent("ctl", "0.web.ctl.c.1"))
+	for range notifyQueueSize + 3 {
+		s.enqueue(msg)
+	}
+	if len(s.queue) != notifyQueueSize || s.pending.failed != 3 || s.pending.lastFailure == nil ||
+		!strings.Contains(s.pending.lastFailure.Error, "dropped") {
+		t.Fatalf("queue %d, pending %+v", len(s.queue), s.pending)
+	}
+	evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ctl", Kind: v4.KindNotify, Name: "ops"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Reason != "NotifyFailed" || !strings.Contains(evs[0].Message, "dropping messages") {
+		t.Errorf("want one NotifyFailed about dropping, got %+v", evs)
+	}
+}
