@@ -373,3 +373,25 @@ func TestNotifyQueueIsBounded(t *testing.T) {
 		t.Errorf("want one NotifyFailed about dropping, got %+v", evs)
 	}
 }
+
+// An event seen twice (by the watch and by the list that catches up) is queued once;
+// one from before the term not at all.
+func TestNotifyHandlesAnEventOncePerTerm(t *testing.T) {
+	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger()})
+	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "ops", Namespace: "ctl"}, Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x"}}
+	s := &sender{c: c, key: "ctl/ops", queue: make(chan v4.NotifyMessage, notifyQueueSize), notify: n}
+	c.senders[s.key] = s
+	e := failedEvent("ctl", "0.web.ctl.c.1")
+	e.Time = time.Now()
+	c.handle(e)
+	c.handle(e)
+	old := failedEvent("ctl", "0.web.ctl.c.0")
+	old.Time = c.started.Add(-time.Millisecond)
+	c.handle(old)
+	if len(s.queue) != 1 {
+		t.Fatalf("queued %d messages, want 1", len(s.queue))
+	}
+	if m := <-s.queue; m.TaskGroup != "0.web.ctl.c.1" || m.ID != eventID(e) {
+		t.Errorf("queued %+v", m)
+	}
+}
