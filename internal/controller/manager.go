@@ -108,8 +108,10 @@ type runner interface {
 // of an earlier term (remembered events, timers) carries over.
 func (m *Manager) controllers() map[string]runner {
 	return map[string]runner{
-		"application": NewAppController(m.store, m.feed, m.opts),
-		"deployment":  NewDeploymentController(m.store, m.opts),
+		"application":    NewAppController(m.store, m.feed, m.opts),
+		"deployment":     NewDeploymentController(m.store, m.opts),
+		"node-lifecycle": NewNodeLifecycle(m.store, m.opts),
+		"notify":         NewNotifyController(m.store, m.opts),
 	}
 }
 
