@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
 )
+
+// nameTakenRetry is how often a deployment whose application name is taken looks again.
+const nameTakenRetry = 10 * time.Second
 
 // rollout is one reconcile of one deployment.
 type rollout struct {
@@ -106,7 +110,12 @@ func (r *rollout) run(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	changes := describeChanges(cur, old, p, create)
-	if err := r.apply(ctx, cur, old, p, create); err != nil {
+	if err := r.apply(ctx, cur, old, p, create); errors.Is(err, store.ErrAlreadyExists) {
+		// The name is taken by an application that is not this deployment's.
+		r.st.Message = fmt.Sprintf("cannot create %s: an application or process of that name exists and is not this deployment's; delete or rename it", cur.name())
+		r.c.recordOnce("exists/"+r.key.String(), r.st.Message, r.c.eventFor(r.key, v4.EventWarning, "FailedCreate", r.st.Message))
+		return nameTakenRetry, r.c.writeStatus(ctx, r.d, r.st)
+	} else if err != nil {
 		return 0, err
 	}
 	r.events(wasRolling, create, len(old) > 0, cur, old, p, changes)

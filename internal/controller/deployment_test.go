@@ -306,3 +306,18 @@ func hasReason(events []v4.Event, reason string) bool {
 	}
 	return false
 }
+
+// An application that is not the deployment's holds the name of its first revision: the
+// deployment says so and leaves it alone.
+func TestDeploymentNameTaken(t *testing.T) {
+	e := newDeployEnv(t)
+	e.apply("web-v1", 1, `{"policy":"Never"}`)
+	e.applyDeployment("one", "")
+	e.eventually("the status names the problem", func() bool {
+		return strings.Contains(e.deployment().Status.Message, "cannot create web-v1")
+	})
+	o, err := testStore.Get(context.Background(), v4.KindProcess, "ctl", "web-v1")
+	if err != nil || o.GetMeta().Annotations[v4.ControlledByAnnotation] != "" || o.(*v4.Process).Spec.Instance != 1 {
+		t.Errorf("the user's web-v1 was changed: %+v (%v)", o, err)
+	}
+}
