@@ -132,6 +132,11 @@ func contentJSON(o Object) []byte {
 		saved, w.Status = w.Status, WorkloadStatus{}
 		defer func() { w.Status = saved }()
 	}
+	if d, ok := o.(*Dependency); ok {
+		savedDep := d.Status
+		d.Status = DependencyStatus{}
+		defer func() { d.Status = savedDep }()
+	}
 	b, err := json.Marshal(o)
 	m.ResourceVersion, m.CreationTimestamp = rv, ct
 	if err != nil {
@@ -155,6 +160,9 @@ func clearStatus(o Object) {
 	if w := workloadOf(o); w != nil {
 		w.Status = WorkloadStatus{}
 	}
+	if d, ok := o.(*Dependency); ok {
+		d.Status = DependencyStatus{}
+	}
 }
 
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
@@ -163,5 +171,10 @@ func CarryStatus(updated, stored Object) {
 	u, s := workloadOf(updated), workloadOf(stored)
 	if u != nil && s != nil && u.Status == (WorkloadStatus{}) {
 		u.Status = s.Status
+	}
+	ud, uok := updated.(*Dependency)
+	sd, sok := stored.(*Dependency)
+	if uok && sok && ud.Status.IsZero() {
+		ud.Status = sd.Status
 	}
 }

@@ -36,7 +36,7 @@ type Request struct {
 }
 
 // RequestFor builds the request that places the given instance indexes of an
-// application, process, deployment (with a template) or daemonset.
+// application, process, deployment (with a template), daemonset or dependency.
 func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	meta := obj.GetMeta()
 	req := &Request{
@@ -57,6 +57,8 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		tmpl, req.Constraint = o.Spec.Template, o.Constraint
 	case *v4.Daemonset:
 		tmpl, req.Constraint = &o.Spec.Template, oneper(o.Constraint)
+	case *v4.Dependency: // the dependency controller pins each pod to its node
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
 	default:
 		return nil, fmt.Errorf("%s objects are not placed", obj.GetKind())
 	}
