@@ -33,6 +33,9 @@ type Request struct {
 	RandomPorts []v4.AllocatedPort
 	// Strategy overrides Options.Strategy when set.
 	Strategy string
+	// Node, when set, is the only node considered: a dependency pod must run on the node
+	// of its dependents. Every other check still applies.
+	Node string
 }
 
 // RequestFor builds the request that places the given instance indexes of an
