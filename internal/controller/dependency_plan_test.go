@@ -24,7 +24,7 @@ func planDep(policy string) *v4.Dependency {
 func depPod(name, node, scope, phase, desired string, created time.Time, tmpl v4.PodTemplate) *v4.TaskGroup {
 	tg := &v4.TaskGroup{Metadata: v4.ObjectMeta{Name: name, Namespace: "infra", CreationTimestamp: created,
 		Annotations: map[string]string{}},
-		Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindDependency, Name: "logagent"}, Node: node, Desired: desired, Template: tmpl},
+		Spec:   v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindDependency, Name: "logagent"}, Node: node, Desired: desired, Template: tmpl},
 		Status: v4.TaskGroupStatus{Phase: phase, FinishedAt: created.Add(time.Minute)}}
 	if scope != "" {
 		tg.Metadata.Annotations[depScopeAnnotation] = scope
