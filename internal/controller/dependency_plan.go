@@ -274,3 +274,14 @@ func sameTemplate(a, b v4.PodTemplate) bool {
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
+
+// DependentsOf counts the live task groups that declare dependency namespace/name and
+// lists their owners: the server refuses to delete a dependency that has any.
+func DependentsOf(namespace, name string, tgs []*v4.TaskGroup) (int, []scheduler.AppKey) {
+	counts, owners := dependents(depKey{namespace, name}, tgs)
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n, owners
+}
