@@ -95,8 +95,12 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 	for _, ns := range []string{"dep-a", "dep-b", "dep-c"} {
 		s.cleanupProcesses(ns)
 	}
-	t.Cleanup(func() {
+	t.Cleanup(func() { // stop the dependency's pods while the agent still runs
 		s.berth("", "delete", "dependency", "sidecar", "-n", "dep-infra", "--force", "--ignore-not-found")
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) && len(s.taskGroups("dep-infra", "sidecar")) > 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
 	})
 
 	web := func(name, ns string) webSpec {
