@@ -177,6 +177,25 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 	}
 	waitUntil(t, 30*time.Second, "the collected pod's process ended", func() bool { return !alive(pidOf(nodePod)) })
 	t.Logf("node pod collected %s after it was last used (--dependency-gc %s)", removed.Sub(lastUsed).Round(10*time.Millisecond), gc)
+	// The server's own record: the Collected event, GC after lastUsed (the test's polls
+	// through the CLI add their latency to `removed`).
+	var events struct{ Items []v4.Event }
+	if err := json.Unmarshal([]byte(s.mustBerth("events", "-n", "dep-infra", "--for", "dependency/sidecar", "-o", "json")), &events); err != nil {
+		t.Fatal(err)
+	}
+	collected := 0
+	for _, ev := range events.Items {
+		if ev.Reason != "Collected" {
+			continue
+		}
+		collected++
+		if d := ev.Time.Sub(lastUsed); d < gc || d > gc+2*time.Second {
+			t.Errorf("Collected event %s after lastUsed, want within 2 s after %s: %s", d, gc, ev.Message)
+		}
+	}
+	if collected != 1 {
+		t.Errorf("%d Collected events, want 1", collected)
+	}
 
 	nsPod := depPod(s.taskGroups("dep-infra", "sidecar"), node, "dep-c")
 	dep.memory = "80" // a spec change
