@@ -123,10 +123,10 @@ type podPlan struct {
 	key  podKey
 	refs int
 	cur  *v4.TaskGroup // the pod that serves the key (nil when none)
-	// remove are stopped gracefully and deleted; reason says why, for the event ("" for
-	// pods already being stopped).
-	remove []*v4.TaskGroup
-	reason string
+	// remove are stopped gracefully and deleted; why is the event's reason ("Collected",
+	// "Replacing", ...) and reason its message ("" for pods already being stopped).
+	remove      []*v4.TaskGroup
+	why, reason string
 	// create starts a pod on the node; attempt is its reschedTimes (restarts).
 	create  bool
 	attempt int
@@ -189,13 +189,13 @@ func planPod(in planInput, k podKey) podPlan {
 	if in.dep == nil {
 		p.remove = append(p.remove, active...)
 		if len(active) > 0 {
-			p.reason = "the dependency was deleted"
+			p.why, p.reason = "Removing", "the dependency was deleted"
 		}
 		return p
 	}
 	if len(active) > 1 { // duplicates (a write raced a leader change): keep the newest
 		p.remove = append(p.remove, active[:len(active)-1]...)
-		p.reason = "duplicate pod"
+		p.why, p.reason = "Removing", "duplicate pod"
 		active = active[len(active)-1:]
 	}
 	if len(active) == 1 {
@@ -211,7 +211,7 @@ func planPod(in planInput, k podKey) podPlan {
 		p.create = len(p.remove) == 0
 	case !sameTemplate(p.cur.Spec.Template, in.dep.Spec.Template):
 		p.remove = append(p.remove, p.cur)
-		p.reason = "the dependency's spec changed: replacing the pod in place"
+		p.why, p.reason = "Replacing", "the dependency's spec changed: replacing the pod in place"
 		p.cur = nil
 	case v4.Terminal(p.cur.Status.Phase):
 		planEnded(in, &p)
@@ -228,7 +228,7 @@ func planUnused(in planInput, p *podPlan) {
 	}
 	if v4.Terminal(p.cur.Status.Phase) {
 		p.remove = append(p.remove, p.cur)
-		p.reason = fmt.Sprintf("the pod is %s and nothing depends on it", p.cur.Status.Phase)
+		p.why, p.reason = "Removing", fmt.Sprintf("the pod is %s and nothing depends on it", p.cur.Status.Phase)
 		p.cur = nil
 		return
 	}
@@ -245,7 +245,7 @@ func planUnused(in planInput, p *podPlan) {
 		return
 	}
 	p.remove = append(p.remove, p.cur)
-	p.reason = fmt.Sprintf("unused since %s (for %s)", p.unused.UTC().Format(time.RFC3339), in.now.Sub(p.unused).Round(time.Second))
+	p.why, p.reason = "Collected", fmt.Sprintf("unused since %s (for %s)", p.unused.UTC().Format(time.RFC3339), in.now.Sub(p.unused).Round(time.Second))
 	p.cur = nil
 }
 
@@ -262,7 +262,7 @@ func planEnded(in planInput, p *podPlan) {
 		p.wake = wait
 	default:
 		p.remove = append(p.remove, tg)
-		p.reason = fmt.Sprintf("restarting: the pod is %s (restart %d)", tg.Status.Phase, plan.attempt)
+		p.why, p.reason = "Restarting", fmt.Sprintf("the pod is %s (restart %d)", tg.Status.Phase, plan.attempt)
 		p.cur = nil
 		p.create, p.attempt = true, plan.attempt
 	}

@@ -36,19 +36,6 @@ func (r *depPass) wake(d time.Duration) {
 	}
 }
 
-// removalReason names the event of each kind of removal.
-func removalReason(p podPlan) string {
-	switch {
-	case strings.HasPrefix(p.reason, "unused"):
-		return "Collected"
-	case strings.HasPrefix(p.reason, "restarting"):
-		return "Restarting"
-	case strings.HasPrefix(p.reason, "the dependency's spec changed"):
-		return "Replacing"
-	}
-	return "Removing"
-}
-
 // apply carries out one pod plan.
 func (r *depPass) apply(ctx context.Context, p podPlan) error {
 	c := r.c
@@ -67,7 +54,7 @@ func (r *depPass) apply(ctx context.Context, p podPlan) error {
 			}
 		}
 		if len(names) > 0 {
-			c.event(r.key, v4.EventNormal, removalReason(p), fmt.Sprintf("pod for %s (%s): %s", p.key, strings.Join(names, ", "), p.reason))
+			c.event(r.key, v4.EventNormal, p.why, fmt.Sprintf("pod for %s (%s): %s", p.key, strings.Join(names, ", "), p.reason))
 		}
 	}
 	wait := c.pods.removeAll(ctx, p.remove)
