@@ -137,6 +137,11 @@ func contentJSON(o Object) []byte {
 		d.Status = DependencyStatus{}
 		defer func() { d.Status = savedDep }()
 	}
+	if n, ok := o.(*Notify); ok {
+		savedNotify := n.Status
+		n.Status = NotifyStatus{}
+		defer func() { n.Status = savedNotify }()
+	}
 	b, err := json.Marshal(o)
 	m.ResourceVersion, m.CreationTimestamp = rv, ct
 	if err != nil {
@@ -163,6 +168,9 @@ func clearStatus(o Object) {
 	if d, ok := o.(*Dependency); ok {
 		d.Status = DependencyStatus{}
 	}
+	if n, ok := o.(*Notify); ok {
+		n.Status = NotifyStatus{}
+	}
 }
 
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
@@ -176,5 +184,10 @@ func CarryStatus(updated, stored Object) {
 	sd, sok := stored.(*Dependency)
 	if uok && sok && ud.Status.IsZero() {
 		ud.Status = sd.Status
+	}
+	un, _ := updated.(*Notify)
+	sn, _ := stored.(*Notify)
+	if un != nil && sn != nil && un.Status == (NotifyStatus{}) {
+		un.Status = sn.Status
 	}
 }

@@ -35,6 +35,8 @@ func Validate(obj Object) FieldErrors {
 		validateSecret(o, &errs)
 	case *Dependency:
 		validateDependency(o, &errs)
+	case *Notify:
+		validateNotify(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

@@ -115,6 +115,8 @@ func (d *describer) object(obj v4.Object) {
 		d.node(o)
 	case *v4.Dependency:
 		d.dependency(o)
+	case *v4.Notify:
+		d.notify(o)
 	}
 }
 

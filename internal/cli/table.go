@@ -87,6 +87,9 @@ func columnsFor(kind v4.Kind) kindColumns {
 	if kind == v4.KindDependency {
 		return dependencyColumns()
 	}
+	if kind == v4.KindNotify {
+		return notifyColumns()
+	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }
 
