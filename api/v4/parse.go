@@ -137,6 +137,11 @@ func contentJSON(o Object) []byte {
 		d.Status = DeploymentStatus{}
 		defer func() { d.Status = saved }()
 	}
+	if d, ok := o.(*Dependency); ok {
+		savedDep := d.Status
+		d.Status = DependencyStatus{}
+		defer func() { d.Status = savedDep }()
+	}
 	if n, ok := o.(*Notify); ok {
 		savedNotify := n.Status
 		n.Status = NotifyStatus{}
@@ -168,6 +173,9 @@ func clearStatus(o Object) {
 	if d, ok := o.(*Deployment); ok {
 		d.Status = DeploymentStatus{}
 	}
+	if d, ok := o.(*Dependency); ok {
+		d.Status = DependencyStatus{}
+	}
 	if n, ok := o.(*Notify); ok {
 		n.Status = NotifyStatus{}
 	}
@@ -184,6 +192,11 @@ func CarryStatus(updated, stored Object) {
 	sd, ok2 := stored.(*Deployment)
 	if ok1 && ok2 && ud.Status.isZero() {
 		ud.Status = sd.Status
+	}
+	dd, uok := updated.(*Dependency)
+	sdd, sok := stored.(*Dependency)
+	if uok && sok && dd.Status.IsZero() {
+		dd.Status = sdd.Status
 	}
 	un, _ := updated.(*Notify)
 	sn, _ := stored.(*Notify)
