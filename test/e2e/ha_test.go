@@ -193,15 +193,6 @@ func (w *ackedWrites) run(ctx context.Context, t *testing.T, urls, ns string) {
 	}
 }
 
-// scaleChange is "the change in progress" of the HA test: a scale-up of the process. It
-// returns the wait for the change to complete (every instance Running). Once deployments
-// are in, this may become a rolling update: start it, return its wait.
-func scaleChange(t *testing.T, cl *devServer, ns, name string, to int) func() []*v4.TaskGroup {
-	t.Helper()
-	cl.mustBerth("scale", "process", name, fmt.Sprint(to), "-n", ns)
-	return func() []*v4.TaskGroup { return cl.running(t, ns, name, to) }
-}
-
 // Servers that must not join are refused with a clear message and start nothing.
 func TestJoinRefusals(t *testing.T) {
 	ports := haPorts(t, 4)
@@ -224,9 +215,86 @@ func TestJoinRefusals(t *testing.T) {
 	}
 }
 
-// Kill the leader of a 3-server cluster while a change rolls and an agent restarts: a
-// new leader finishes the change, no task group is lost or duplicated, and every API
-// write acknowledged before the kill (and after it) is still there on every server.
+// replaceLeader kills the leader of servers while change runs through the others and
+// agent b restarts, and waits for one of the others to lead. With freeze the leader is
+// stopped (SIGSTOP) before the change, so it cannot act on it and the new leader does all
+// of it; without, change itself waits until the change is under way, then the leader is
+// killed. A frozen server accepts connections and never answers, which no client can
+// tell from a slow one, so the change goes through the others only. It returns them.
+func replaceLeader(t *testing.T, servers []*haServer, b *agentProc, freeze bool, change func(others *devServer)) []*haServer {
+	t.Helper()
+	leader, oldID := leaderOf(t, servers)
+	var others []*haServer
+	for _, s := range servers {
+		if s != leader {
+			others = append(others, s)
+		}
+	}
+	t.Logf("leader %s (%s); killing it (frozen first: %v) during a change and an agent restart", leader.name, oldID, freeze)
+	at := time.Now()
+	if freeze {
+		if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change(&devServer{t: t, url: allURLs(others)})
+	if !freeze {
+		at = time.Now()
+	}
+	b.kill()
+	if freeze {
+		time.Sleep(time.Second)
+	}
+	leader.cmd.Process.Kill()
+	<-leader.exited
+	b.start()
+	newLeader, newID := leaderOf(t, others)
+	if newID == oldID {
+		t.Fatalf("the killed server %s still leads", oldID)
+	}
+	took := time.Since(at)
+	t.Logf("new leader %s (%s) after %s", newLeader.name, newID, took.Round(100*time.Millisecond))
+	if took > 30*time.Second {
+		t.Errorf("the new leader took %s; want about the 10 s session TTL", took)
+	}
+	return others
+}
+
+// deploymentDone waits until the deployment runs revision rev with n available instances
+// and no older revision's task group is left, then checks its instances, one per index,
+// and that exactly n processes run on the agents.
+func deploymentDone(t *testing.T, cl, live *devServer, ns string, rev, n int, agents ...*agentProc) {
+	t.Helper()
+	current := fmt.Sprintf("web-v%d", rev)
+	waitUntil(t, 2*time.Minute, fmt.Sprintf("revision %d with %d available instances", rev, n), func() bool {
+		d := live.deployment(ns, "web")
+		if d.Status.Phase != v4.DeploymentRunning || d.Status.Revision != rev || d.Status.Available != n {
+			return false
+		}
+		for r := 1; r < rev; r++ {
+			if len(cl.taskGroups(ns, fmt.Sprintf("web-v%d", r))) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	checkInstances(t, cl.running(t, ns, current, n), n)
+	time.Sleep(5 * time.Second) // a duplicate would be started by now
+	checkInstances(t, cl.running(t, ns, current, n), n)
+	count := 0
+	for _, a := range agents {
+		count += webDemoProcesses(a.dataDir)
+	}
+	if count != n {
+		t.Errorf("%d web-demo processes run on the agents, want exactly %d", count, n)
+	}
+}
+
+// Kill the leader of a 3-server cluster while a deployment rolls and an agent restarts:
+// a new leader finishes the rollout, no task group is lost or duplicated, and every API
+// write acknowledged before the kill (and after it) is still there on every server. The
+// killed server then rejoins from its data dir alone; and the next leader, frozen and
+// killed while the deployment scales up, is replaced the same way.
 func TestLeaderKilledDuringChange(t *testing.T) {
 	requireRoot(t)
 	servers := startCluster(t)
@@ -245,9 +313,12 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	a := startAgent(t, servers[0].devServer, "ha-a", haPortRange(t, 41900, 41949, 10), others...)
 	b := startAgent(t, servers[0].devServer, "ha-b", haPortRange(t, 41950, 41999, 10), others...)
 	const ns = "ha"
-	cl.cleanupProcesses(ns)
-	cl.applySpec(t, webSpec{name: "web", ns: ns, instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}.json())
-	cl.running(t, ns, "web", 3)
+	cl.cleanupDeployments(ns)
+	web := webSpec{name: "web", ns: ns, instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
+	// Steps 2 s apart, so that a rollout of 3 instances lasts long enough to be killed in.
+	const strategy = `{"type":"RollingUpdate","rollingupdate":{"maxUnavailable":1,"maxSurge":1,"upgradeDuration":2,"stepDeadline":120}}`
+	cl.applySpec(t, deploymentSpec(t, web, "one", strategy))
+	cl.running(t, ns, "web-v1", 3)
 
 	var writes ackedWrites
 	wctx, stopWrites := context.WithCancel(context.Background())
@@ -256,46 +327,48 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	defer func() { stopWrites(); <-wdone }()
 	time.Sleep(2 * time.Second)
 
-	leader, oldID := leaderOf(t, servers)
-	var survivors []*haServer
-	for _, s := range servers {
-		if s != leader {
-			survivors = append(survivors, s)
+	// 1. A rollout to version two is under way (its first instance exists) when the
+	// leader is killed.
+	var killedAt time.Time
+	first := servers
+	servers = replaceLeader(t, servers, b, false, func(via *devServer) {
+		via.applySpec(t, deploymentSpec(t, web, "two", strategy))
+		waitUntil(t, 30*time.Second, "the rollout under way", func() bool { return len(via.taskGroups(ns, "web-v2")) > 0 })
+		killedAt = time.Now()
+		t.Logf("at the kill: %d task groups of version one, %d of version two", len(via.taskGroups(ns, "web-v1")), len(via.taskGroups(ns, "web-v2")))
+	})
+	deploymentDone(t, cl, servers[0].devServer, ns, 2, 3, a, b)
+
+	// 2. The killed server comes back from its data dir alone, without any etcd flag or
+	// --join, as the same member.
+	var killed *haServer
+	for _, s := range first {
+		if !slices.Contains(servers, s) {
+			killed = s
 		}
 	}
-	// The leader is frozen first, so it cannot act on the change: the new leader must do
-	// all of it. The change goes through the survivors (a frozen server accepts
-	// connections and never answers, which no client can tell from a slow one).
-	t.Logf("leader %s (%s); freezing, then killing it during a scale 3 -> 5 and an agent restart", leader.name, oldID)
-	killedAt := time.Now()
-	if err := leader.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	wait := scaleChange(t, &devServer{t: t, url: allURLs(survivors)}, ns, "web", 5)
-	b.kill()
-	time.Sleep(time.Second)
-	leader.cmd.Process.Kill()
-	<-leader.exited
-	t.Logf("at the kill: %d task groups of web", len(cl.taskGroups(ns, "web")))
-	b.start()
+	back := &haServer{devServer: startBerth(t, killed.dataDir, "server", "--join-token", joinToken), name: killed.name}
+	servers = append(servers, back)
+	waitUntil(t, 30*time.Second, "three healthy members again", func() bool {
+		info := clusterOf(back.url)
+		if info == nil || info.Self.Member != killed.name || len(info.Members) != 3 {
+			return false
+		}
+		for _, m := range info.Members {
+			if !m.Healthy {
+				return false
+			}
+		}
+		return true
+	})
 
-	newLeader, newID := leaderOf(t, survivors)
-	if newID == oldID {
-		t.Fatalf("the killed server %s still leads", oldID)
-	}
-	took := time.Since(killedAt)
-	t.Logf("new leader %s (%s) after %s", newLeader.name, newID, took.Round(100*time.Millisecond))
-	if took > 30*time.Second {
-		t.Errorf("the new leader took %s; want about the 10 s session TTL", took)
-	}
-
-	tgs := wait()
-	checkInstances(t, tgs, 5)
-	time.Sleep(5 * time.Second) // a duplicate would be started by now
-	checkInstances(t, cl.running(t, ns, "web", 5), 5)
-	if n := webDemoProcesses(a.dataDir) + webDemoProcesses(b.dataDir); n != 5 {
-		t.Errorf("%d web-demo processes run on the agents, want exactly 5", n)
-	}
+	// 3. The next leader is frozen, the deployment scaled 3 -> 5 through the others, and
+	// the leader killed: the new one does the whole scale-up.
+	servers = replaceLeader(t, servers, b, true, func(via *devServer) {
+		via.mustBerth("scale", "deployment", "web", "5", "-n", ns)
+	})
+	cl = &devServer{t: t, url: allURLs(servers)}
+	deploymentDone(t, cl, servers[0].devServer, ns, 2, 5, a, b)
 
 	stopWrites()
 	<-wdone
@@ -310,28 +383,11 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 		}
 	}
 	if before < 10 || len(names)-before < 10 {
-		t.Fatalf("%d writes acknowledged before the kill and %d after; want at least 10 each", before, len(names)-before)
+		t.Fatalf("%d writes acknowledged before the first kill and %d after; want at least 10 each", before, len(names)-before)
 	}
-	for _, s := range survivors {
+	for _, s := range servers { // the restarted server included
 		checkWrites(t, s.devServer, ns, names)
 	}
-
-	// The killed server comes back from its data dir alone, without any etcd flag or
-	// --join, as the same member, and has every acknowledged write.
-	back := startBerth(t, leader.dataDir, "server", "--join-token", joinToken)
-	checkWrites(t, back, ns, names)
-	waitUntil(t, 30*time.Second, "three healthy members again", func() bool {
-		info := clusterOf(back.url)
-		if info == nil || info.Self.Member != leader.name || len(info.Members) != 3 {
-			return false
-		}
-		for _, m := range info.Members {
-			if !m.Healthy {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // checkInstances requires n Running task groups, one for each index 0..n-1.
