@@ -12,6 +12,9 @@ type NodeFit struct {
 	// accept it. A node that is eligible but got no placement lacks room (resources,
 	// ports, counts), which may clear later.
 	Eligible bool
+	// Ready says the snapshot has the node, ready and enabled. A caller that read the
+	// node from the store as ready sees here whether the snapshot caught up with it.
+	Ready bool
 }
 
 // PlaceOn places instance req.Indexes[i] on nodes[i] and nowhere else, updating the
@@ -30,9 +33,9 @@ func (s *Snapshot) PlaceOn(req *Request, nodes []string, opts Options) []NodeFit
 		case n == nil:
 			fit.Reason = "node not found"
 		default:
-			ok, _ := checkNode(n)
+			fit.Ready, _ = checkNode(n)
 			_, bad := st.tol.untolerated(n)
-			fit.Eligible = ok && !bad && st.staticItemsOK(n)
+			fit.Eligible = fit.Ready && !bad && st.staticItemsOK(n)
 			if why := st.firstFailure(n); why != "" {
 				fit.Reason = why
 			} else {

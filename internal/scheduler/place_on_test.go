@@ -43,6 +43,9 @@ func TestPlaceOn(t *testing.T) {
 				t.Fatalf("%d answers", len(fits))
 			}
 			f := fits[0]
+			if f.Ready != (tt.node.Status.Phase == v4.NodeReady && !tt.node.Spec.Disabled) {
+				t.Errorf("ready %v", f.Ready)
+			}
 			if (f.Placement != nil) != tt.placed || f.Eligible != tt.eligible || !strings.HasPrefix(f.Reason, tt.reason) {
 				t.Fatalf("got %+v", f)
 			}
@@ -61,7 +64,7 @@ func TestPlaceOnUnknownNodeAndOnePerNode(t *testing.T) {
 	s := snapshotOf([]*v4.Node{node("n1"), node("n2")})
 	req := request(ds, and(data("hostname", v4.OpUnique, 0, nil)), 3)
 	fits := s.PlaceOn(req, []string{"n1", "gone", "n1"}, Options{})
-	if fits[0].Placement == nil || fits[1].Reason != "node not found" || fits[1].Eligible || fits[2].Placement != nil {
+	if fits[0].Placement == nil || fits[1].Reason != "node not found" || fits[1].Eligible || fits[1].Ready || fits[2].Placement != nil {
 		t.Errorf("got %+v", fits)
 	}
 	if fits := s.PlaceOn(request(ds, nil, 0), []string{"n2"}, Options{}); len(fits) != 0 {
