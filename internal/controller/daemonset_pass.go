@@ -96,8 +96,11 @@ func (p *daemonPass) run(ctx context.Context) error {
 			p.missing = append(p.missing, name)
 		}
 	}
-	p.rollout(ctx)
-	return p.placeMissing(ctx)
+	if err := p.placeMissing(ctx); err != nil {
+		return err
+	}
+	p.rollout(ctx) // after placing: a node that just got its task group is not running yet
+	return nil
 }
 
 // nodeGone deletes the task groups of a deleted node at once: no agent is left to stop
@@ -283,6 +286,7 @@ func (p *daemonPass) create(ctx context.Context, req *scheduler.Request, pl sche
 	p.c.event(p.key, v4.EventNormal, "Scheduled", fmt.Sprintf("node %s: placed %s", pl.Node, pl.Name))
 	p.st.Current++
 	p.st.UpToDate++
+	p.unavailable++
 	p.count(v4.StatusStaging)
 	return nil
 }
