@@ -2,5 +2,7 @@
 // application controller keeps every application and process at its instance count:
 // it places missing instances through the scheduler and writes their task groups, applies
 // the restart policy to task groups that end, scales, tears down deleted applications and
-// aggregates their status. Only the server elected leader through etcd runs them.
+// aggregates their status. The daemonset controller keeps one task group of every
+// daemonset on each eligible node, following node joins and leaves. Only the server
+// elected leader through etcd runs them.
 package controller
