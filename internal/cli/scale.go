@@ -1,14 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/client"
 )
 
 func newScaleCommand(o *options) *cobra.Command {
@@ -34,43 +32,16 @@ func newScaleCommand(o *options) *cobra.Command {
 			}
 			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
-			// Read, change, write with the version read; retry when someone else wrote.
-			for range 5 {
-				obj, err := c.Get(ctx, kind, o.namespace, args[1])
-				if err != nil {
-					return err
-				}
-				old, err := setInstances(obj, n)
-				if err != nil {
-					return err
-				}
-				if _, err := c.Update(ctx, obj); client.IsConflict(err) {
-					continue
-				} else if err != nil {
-					return err
-				}
-				fmt.Fprintf(o.out(), "%s/%s scaled from %d to %d\n", kind, args[1], old, n)
-				return nil
+			res, err := c.Operate(ctx, kind, o.namespace, args[1], "scale", nil, map[string]int{"instances": n})
+			if err != nil {
+				return err
 			}
-			return errors.New("the object kept changing; try again")
+			msg := fmt.Sprintf("scaled to %d", n)
+			if res.Operation != nil && res.Operation.Message != "" {
+				msg = res.Operation.Message
+			}
+			fmt.Fprintf(o.out(), "%s/%s: %s (watch: %s)\n", kind, args[1], msg, res.Watch)
+			return nil
 		},
 	}
-}
-
-// setInstances sets spec.instance and returns the previous value.
-func setInstances(obj v4.Object, n int) (int, error) {
-	var p *int
-	switch o := obj.(type) {
-	case *v4.Application:
-		p = &o.Spec.Instance
-	case *v4.Process:
-		p = &o.Spec.Instance
-	case *v4.Deployment:
-		p = &o.Spec.Instance
-	default:
-		return 0, fmt.Errorf("%s objects have no instance count", obj.GetKind())
-	}
-	old := *p
-	*p = n
-	return old, nil
 }

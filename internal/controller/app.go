@@ -139,6 +139,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		for _, tgs := range byIndex {
 			all = append(all, tgs...)
 		}
+		c.endOperation(ctx, key, v4.OpScale)
 		return c.removeAll(ctx, all), nil
 	}
 	w := workload(obj)
@@ -146,6 +147,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		tgs := byIndex[idx]
 		if idx >= w.Spec.Instance { // scaled down: the highest indexes go
+			r.surplus = true
 			r.wake(c.removeAll(ctx, tgs))
 			continue
 		}
@@ -163,8 +165,12 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := r.placeMissing(ctx); err != nil {
 		return 0, err
 	}
-	if err := c.updateStatus(ctx, key, r.status()); err != nil {
+	st := r.status()
+	if err := c.updateStatus(ctx, key, st); err != nil {
 		return 0, err
+	}
+	if st.Running == w.Spec.Instance && !r.surplus {
+		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}
 	return r.next, nil
 }
@@ -178,4 +184,11 @@ func workload(o v4.Object) *v4.Workload {
 		return &w.Workload
 	}
 	panic(fmt.Sprintf("controller: %T is not a workload", o)) // only appKinds are queued
+}
+
+// endOperation ends the application's operation of type typ, if one is in progress.
+func (c *AppController) endOperation(ctx context.Context, key scheduler.AppKey, typ string) {
+	if err := c.store.EndOperation(ctx, key.Kind, key.Namespace, key.Name, typ); err != nil {
+		c.log.Warn("end operation", "app", key.String(), "operation", typ, "err", err)
+	}
 }

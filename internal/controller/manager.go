@@ -108,8 +108,9 @@ type runner interface {
 // of an earlier term (remembered events, timers) carries over.
 func (m *Manager) controllers() map[string]runner {
 	return map[string]runner{
-		"application": NewAppController(m.store, m.feed, m.opts),
-		"daemonset":   NewDaemonsetController(m.store, m.feed, m.opts),
+		"application":    NewAppController(m.store, m.feed, m.opts),
+		"daemonset":      NewDaemonsetController(m.store, m.feed, m.opts),
+		"node-lifecycle": NewNodeLifecycle(m.store, m.opts),
 	}
 }
 

@@ -22,6 +22,7 @@ type pass struct {
 	next     time.Duration       // when to look again (0: only on events)
 	phases   []string            // current phase of every wanted index
 	message  string
+	surplus  bool // task groups of indexes beyond spec.instance are still there
 }
 
 type restartInfo struct{ attempt int }

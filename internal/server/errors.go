@@ -60,6 +60,8 @@ func fromError(err error) *apiError {
 		code = http.StatusNotFound
 	case errors.Is(err, store.ErrAlreadyExists), errors.Is(err, store.ErrConflict):
 		code = http.StatusConflict
+	case errors.Is(err, store.ErrLocked):
+		code = http.StatusLocked
 	case errors.Is(err, store.ErrCompacted):
 		code = http.StatusGone
 	case errors.Is(err, store.ErrInvalid):

@@ -41,7 +41,30 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		s.writeError(w, r, err)
 		return
 	}
+	if name := r.URL.Query().Get("name"); name != "" {
+		ch = onlyNamed(ctx, ch, name)
+	}
 	stream(ctx, w, ch, func(ev store.Event) any { return watchLine{Type: ev.Type, Object: ev.Object} })
+}
+
+// onlyNamed passes on the events of the object called name (the watch URL of an
+// operation); it ends with the watch (ctx) or when in ends.
+func onlyNamed(ctx context.Context, in <-chan store.Event, name string) <-chan store.Event {
+	out := make(chan store.Event)
+	go func() {
+		defer close(out)
+		for ev := range in {
+			if ev.Object == nil || ev.Object.GetMeta().Name != name {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // stream writes every value of ch as one JSON line until ch closes, ctx ends or a write

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Operations (docs/api.md, Operations): a request that starts work berth carries out in
+// the background answers 202 Accepted with the object, the operation and a watch URL; a
+// request that conflicts with the operation in progress on the object answers 423.
+
+// writeAccepted answers 202 with obj, op and where to watch obj change.
+func writeAccepted(w http.ResponseWriter, obj v4.Object, op *v4.Operation) {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorf(http.StatusInternalServerError, "encode %s: %v", obj.GetKind(), err))
+		return
+	}
+	watch := watchURL(obj)
+	w.Header().Set("Location", watch)
+	writeJSON(w, http.StatusAccepted, v4.Accepted{Object: body, Operation: op, Watch: watch})
+}
+
+// watchURL streams the changes of obj's kind filtered to its name.
+func watchURL(obj v4.Object) string {
+	k, m := obj.GetKind(), obj.GetMeta()
+	q := url.Values{"watch": {"true"}, "name": {m.Name}}
+	if !k.Namespaced() {
+		return "/v1/" + k.Plural() + "?" + q.Encode()
+	}
+	return "/v1/namespaces/" + url.PathEscape(m.Namespace) + "/" + k.Plural() + "?" + q.Encode()
+}
+
+// refuseControlled answers 423 for an object a controller owns (a deployment's
+// application): changing it directly would fight the controller.
+func refuseControlled(obj v4.Object) error {
+	if owner := obj.GetMeta().Annotations[v4.ControlledByAnnotation]; owner != "" {
+		return fmt.Errorf("%s %s/%s is controlled by %s; change that instead: %w",
+			obj.GetKind(), obj.GetMeta().Namespace, obj.GetMeta().Name, owner, store.ErrLocked)
+	}
+	return nil
+}
+
+// scaleRequest is the body of POST .../{plural}/{name}/scale.
+type scaleRequest struct {
+	Instances *int `json:"instances"`
+}
+
+// handleScale sets spec.instance of an application, process or deployment as an
+// operation: the application controller ends it when the instances run.
+func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) {
+	kind, err := writableKindOf(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if kind != v4.KindApplication && kind != v4.KindProcess && kind != v4.KindDeployment {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "%s cannot be scaled: only applications, processes and deployments have instances", kind.Plural()))
+		return
+	}
+	var req scaleRequest
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
+	if err == nil {
+		err = decodeStrict(body, &req)
+	}
+	switch {
+	case err != nil:
+		s.writeError(w, r, errorf(http.StatusBadRequest, "scale body: %v", err).withDetail("instances", "send {\"instances\": N}"))
+		return
+	case req.Instances == nil || *req.Instances < 1:
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").withDetail("instances", "must be at least 1"))
+		return
+	}
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	obj, op, err := s.scale(ctx, kind, ns, name, *req.Instances)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.record(ctx, obj, "Scaled", "scaled")
+	writeAccepted(w, obj, op)
+}
+
+// scale begins the operation and writes the new count, retrying on concurrent writes.
+func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int) (v4.Object, *v4.Operation, error) {
+	for range 5 {
+		obj, err := s.store.Get(ctx, kind, ns, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := refuseControlled(obj); err != nil {
+			return nil, nil, err
+		}
+		p := instancesOf(obj)
+		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", *p, n)}
+		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.
+		if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpScale); err != nil {
+			return nil, nil, err
+		}
+		*p = n
+		err = s.store.Update(ctx, obj, store.Raw{})
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			_ = s.store.EndOperation(context.WithoutCancel(ctx), kind, ns, name, v4.OpScale)
+			return nil, nil, err
+		}
+		return obj, op, nil
+	}
+	return nil, nil, fmt.Errorf("scale %s %s/%s: %w", kind, ns, name, store.ErrConflict)
+}
+
+// instancesOf points at the instance count of a scalable object.
+func instancesOf(obj v4.Object) *int {
+	switch o := obj.(type) {
+	case *v4.Application:
+		return &o.Spec.Instance
+	case *v4.Process:
+		return &o.Spec.Instance
+	case *v4.Deployment:
+		return &o.Spec.Instance
+	}
+	return new(int)
+}
