@@ -293,3 +293,33 @@ func TestDaemonsetPlacementChecksAndDelete(t *testing.T) {
 	}
 	e.eventually("none left", func() bool { return len(e.taskGroups("agent")) == 0 })
 }
+
+func TestNodeShapeIgnoresHeartbeats(t *testing.T) {
+	base := func() *v4.Node {
+		return &v4.Node{Metadata: v4.ObjectMeta{Name: "n", Labels: map[string]string{"zone": "a"}},
+			Spec: v4.NodeSpec{Hostname: "n", Allocatable: v4.NodeResources{CPU: 4}}, Status: v4.NodeStatus{Phase: v4.NodeReady}}
+	}
+	tests := []struct {
+		name   string
+		change func(*v4.Node)
+		same   bool
+	}{
+		{"heartbeat", func(n *v4.Node) { n.Status.LastHeartbeat = time.Now() }, true},
+		{"agent address", func(n *v4.Node) { n.Status.AgentAddress, n.Status.AgentVersion = "127.0.0.1:1", "v2" }, true},
+		{"resource version", func(n *v4.Node) { n.Metadata.ResourceVersion = "9" }, true},
+		{"disabled", func(n *v4.Node) { n.Spec.Disabled = true }, false},
+		{"lost", func(n *v4.Node) { n.Status.Phase = v4.NodeLost }, false},
+		{"taint", func(n *v4.Node) { n.Spec.Taints = []v4.Taint{{Key: "k", Value: "v", Effect: v4.TaintNoSchedule}} }, false},
+		{"label", func(n *v4.Node) { n.Metadata.Labels["zone"] = "b" }, false},
+		{"room", func(n *v4.Node) { n.Spec.Allocatable.CPU = 8 }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := base()
+			tt.change(n)
+			if got := nodeShape(n) == nodeShape(base()); got != tt.same {
+				t.Errorf("same shape = %v, want %v", got, tt.same)
+			}
+		})
+	}
+}
