@@ -48,7 +48,11 @@ func TestDaemonsetFollowsNodes(t *testing.T) {
 	requireRoot(t)
 	s := startServer(t, t.TempDir())
 	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "47100-47199")
+	// Port ranges start odd: 47xxx lies in the kernel's ephemeral range, where connect()
+	// prefers even ports, and an agent's own keep-alive connection (the package download)
+	// on the first port of its range would keep the pod from binding it.
+	startAgent(t, s, "node-a", "47101-47199")
+	s.cleanupDaemonset("e2e-ds", "shipper")
 	spec := webSpec{name: "shipper", ns: "e2e-ds", uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
 		restart: `{"policy":"Always","interval":1}`}
 	s.applySpec(t, daemonSpec(spec))
@@ -58,7 +62,7 @@ func TestDaemonsetFollowsNodes(t *testing.T) {
 	}
 
 	// A second agent joins: its task group runs within seconds of the registration.
-	b := startAgent(t, s, "node-b", "47200-47299")
+	b := startAgent(t, s, "node-b", "47201-47299")
 	var node v4.Node
 	if err := json.Unmarshal([]byte(s.mustBerth("get", "node", "node-b", "-o", "json")), &node); err != nil {
 		t.Fatal(err)
@@ -72,7 +76,6 @@ func TestDaemonsetFollowsNodes(t *testing.T) {
 		t.Logf("node-b's task group ran within %s of its registration", took.Round(100*time.Millisecond))
 	}
 	orphanPid := pidOf(onB)
-	t.Cleanup(func() { syscall.Kill(orphanPid, syscall.SIGKILL) }) // in case the test fails before killing it
 	waitUntil(t, 15*time.Second, "Running 2/2", func() bool {
 		st := s.daemonsetStatus("e2e-ds", "shipper")
 		return st.Phase == v4.AppRunning && st.Desired == 2 && st.Running == 2
@@ -122,6 +125,28 @@ func TestDaemonsetFollowsNodes(t *testing.T) {
 	s.mustBerth("delete", "daemonset", "shipper", "-n", "e2e-ds")
 	waitUntil(t, 30*time.Second, "no task groups left", func() bool { return len(s.taskGroups("e2e-ds", "shipper")) == 0 })
 	waitUntil(t, 10*time.Second, "the process on node-a stopped", func() bool { return !alive(lastA) })
+}
+
+// cleanupDaemonset deletes the daemonset at the end of the test and waits for its task
+// groups to go; processes of agents that were killed are killed here, so nothing keeps
+// running after a failure.
+func (s *devServer) cleanupDaemonset(ns, name string) {
+	s.t.Cleanup(func() {
+		var pids []int
+		for _, tg := range s.taskGroups(ns, name) {
+			pids = append(pids, pidOf(tg))
+		}
+		s.berth("", "delete", "daemonset", name, "-n", ns, "--ignore-not-found")
+		deadline := time.Now().Add(40 * time.Second)
+		for time.Now().Before(deadline) && len(s.taskGroups(ns, name)) > 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 }
 
 func deleteNode(t *testing.T, s *devServer, name string) {
