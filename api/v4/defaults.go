@@ -42,6 +42,8 @@ func Default(obj Object) {
 		for i := range o.Spec.Ports {
 			o.Spec.Ports[i].Protocol = strings.ToLower(o.Spec.Ports[i].Protocol)
 		}
+	case *Notify:
+		defaultNotify(o)
 	case *ConfigMap:
 		for k, d := range o.Datas {
 			d.Type = strings.ToLower(d.Type)

@@ -18,6 +18,10 @@ func addSeeds(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"datas":{"k":{"type":"file","content":"aGk="}}}`))
 	f.Add([]byte(`[{"kind":"service","spec":{"ports":[{"servicePort":1e9}]}}]`))
+	f.Add([]byte(`{"apiVersion":"v4","kind":"notify","metadata":{"name":"ops"},"spec":{"url":"https://h:8443/cb?a=1",` +
+		`"events":["taskgroup.failed","Node.Lost"],"namespaces":["*"],"headers":{"Authorization":"Bearer x"},"timeoutSeconds":3,"maxRetries":0},` +
+		`"status":{"delivered":1}}`))
+	f.Add([]byte(`{"kind":"notify","spec":{"url":"http://u:p@h/#f","events":["x","x"],"namespaces":["a","*"],"maxRetries":-1}}`))
 }
 
 // checkParse is what every fuzz target asserts: no panic; an error is either a plain

@@ -132,6 +132,11 @@ func contentJSON(o Object) []byte {
 		st.SetZero()
 		defer st.Set(saved)
 	}
+	if n, ok := o.(*Notify); ok {
+		savedNotify := n.Status
+		n.Status = NotifyStatus{}
+		defer func() { n.Status = savedNotify }()
+	}
 	b, err := json.Marshal(o)
 	m.ResourceVersion, m.CreationTimestamp = rv, ct
 	if err != nil {
@@ -158,6 +163,9 @@ func clearStatus(o Object) {
 	if st := statusOf(o); st.IsValid() {
 		st.SetZero()
 	}
+	if n, ok := o.(*Notify); ok {
+		n.Status = NotifyStatus{}
+	}
 }
 
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
@@ -166,5 +174,10 @@ func CarryStatus(updated, stored Object) {
 	u, s := statusOf(updated), statusOf(stored)
 	if u.IsValid() && s.IsValid() && u.Type() == s.Type() && u.IsZero() {
 		u.Set(s)
+	}
+	un, _ := updated.(*Notify)
+	sn, _ := stored.(*Notify)
+	if un != nil && sn != nil && un.Status == (NotifyStatus{}) {
+		un.Status = sn.Status
 	}
 }

@@ -112,6 +112,8 @@ func (d *describer) object(obj v4.Object) {
 		d.secret(o)
 	case *v4.Node:
 		d.node(o)
+	case *v4.Notify:
+		d.notify(o)
 	}
 }
 

@@ -3,6 +3,7 @@
 // it places missing instances through the scheduler and writes their task groups, applies
 // the restart policy to task groups that end, scales, tears down deleted applications and
 // aggregates their status. The daemonset controller keeps one task group of every
-// daemonset on each eligible node, following node joins and leaves. Only the server
-// elected leader through etcd runs them.
+// daemonset on each eligible node, following node joins and leaves. The notify controller
+// POSTs callbacks for the warnings notify objects subscribe to. Only the server elected
+// leader through etcd runs them.
 package controller
