@@ -42,8 +42,12 @@ type daemonPass struct {
 	next   time.Duration
 }
 
-// restart is the replacement of a node's ended task group: same index, one more restart.
-type restart struct{ index, attempt int }
+// restart is the replacement of a node's ended task group: same index, one more restart,
+// and the restarts within the storm window.
+type restart struct {
+	index, attempt int
+	recent         []time.Time
+}
 
 func newDaemonPass(c *DaemonsetController, key scheduler.AppKey, ds *v4.Daemonset, nodes []*v4.Node, byNode map[string][]*v4.TaskGroup) *daemonPass {
 	p := &daemonPass{c: c, key: key, ds: ds, byNode: byNode, now: time.Now(), nodes: map[string]*v4.Node{},
@@ -180,7 +184,11 @@ func (p *daemonPass) ended(ctx context.Context, node *v4.Node, cur *v4.TaskGroup
 		}
 		p.c.event(p.key, v4.EventNormal, "Restarting", fmt.Sprintf("node %s: replacing %s (%s), restart %d", name, cur.Metadata.Name, phase, plan.attempt))
 		p.st.Current--
-		p.restarts[name] = restart{index: cur.Spec.Index, attempt: plan.attempt}
+		recent := recentRestarts(cur, p.now)
+		if stormStarts(recent) {
+			p.c.record(stormEvent(p.key, cur, recent))
+		}
+		p.restarts[name] = restart{index: cur.Spec.Index, attempt: plan.attempt, recent: recent}
 		p.missing = append(p.missing, name)
 	}
 	return nil
@@ -278,7 +286,7 @@ func (p *daemonPass) placeMissing(ctx context.Context) error {
 func (p *daemonPass) create(ctx context.Context, req *scheduler.Request, pl scheduler.Placement) error {
 	tg := newTaskGroup(p.ds, p.ds.KillPolicy, &p.ds.Spec.Template, req, pl, p.now)
 	if r, ok := p.restarts[pl.Node]; ok {
-		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled = r.attempt, p.now
+		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = r.attempt, p.now, r.recent
 	}
 	if err := p.c.create(ctx, tg); err != nil {
 		return err

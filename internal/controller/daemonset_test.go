@@ -323,3 +323,34 @@ func TestNodeShapeIgnoresHeartbeats(t *testing.T) {
 		})
 	}
 }
+
+// A daemon that keeps crashing on its node restarts there each time and gives one
+// RestartStorm warning, as an application's instance does.
+func TestDaemonsetCrashLoopStaysOnItsNode(t *testing.T) {
+	e := newDSEnv(t, "node-1", "node-2")
+	e.applyDS("./agent", "")
+	for run := range stormRestarts + 2 {
+		var cur *v4.TaskGroup
+		e.eventually(fmt.Sprintf("run %d on node-1", run), func() bool {
+			cur = e.onNodes()["node-1"]
+			return cur != nil && cur.Spec.ReschedTimes == run && len(e.taskGroups("agent")) == 2
+		})
+		e.report(cur, v4.StatusFailed, time.Now().Add(-time.Second), time.Now())
+	}
+	e.eventually("the last restart", func() bool {
+		tg := e.onNodes()["node-1"]
+		return tg != nil && tg.Spec.ReschedTimes == stormRestarts+2
+	})
+	if got := e.nodesWith(anyTG); !slices.Equal(got, []string{"node-1", "node-2"}) {
+		t.Errorf("task groups on %v", got)
+	}
+	storms := 0
+	for _, r := range e.reasons(v4.KindDaemonset, "agent") {
+		if r == "RestartStorm" {
+			storms++
+		}
+	}
+	if storms != 1 {
+		t.Errorf("%d RestartStorm events, want 1", storms)
+	}
+}
