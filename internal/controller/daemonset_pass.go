@@ -59,7 +59,9 @@ func newDaemonPass(c *DaemonsetController, key scheduler.AppKey, ds *v4.Daemonse
 	if ds.RestartPolicy != nil && ds.RestartPolicy.Policy != "" {
 		p.policy = ds.RestartPolicy
 	}
-	p.tmpl, _ = json.Marshal(ds.Spec.Template)
+	if b, err := json.Marshal(ds.Spec.Template); err == nil {
+		p.tmpl = b
+	} // else nil: every task group counts as up to date, so nothing is rolled in a loop
 	for _, tgs := range byNode {
 		for _, tg := range tgs {
 			p.used[tg.Spec.Index] = true
@@ -212,6 +214,9 @@ func (p *daemonPass) note(msg string) {
 
 // upToDate says whether a task group runs the daemonset's current template.
 func (p *daemonPass) upToDate(tg *v4.TaskGroup) bool {
+	if p.tmpl == nil {
+		return true
+	}
 	b, err := json.Marshal(tg.Spec.Template)
 	return err == nil && bytes.Equal(b, p.tmpl)
 }
