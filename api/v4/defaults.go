@@ -49,7 +49,10 @@ func Default(obj Object) {
 			d.Type = strings.ToLower(d.Type)
 			o.Datas[k] = d
 		}
+	case *Dependency:
+		defaultDependency(o)
 	}
+	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }
 
 // podKind says which kind a pod template belongs to, judged by what it holds.

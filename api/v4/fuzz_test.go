@@ -67,6 +67,8 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("apiVersion: v4\nkind: process\nmetadata: {name: a}\nspec:\n  instance: 1\n  template:\n    spec:\n      processes:\n      - {procName: a, startCmd: ./a}\n"))
 	f.Add([]byte("kind: configmap\n---\nkind: secret\nmetadata: {name: s}\ndatas: {k: {content: aGk=}}\n...\n"))
 	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
+	f.Add([]byte("kind: dependency\nmetadata: {name: d, namespace: infra}\nspec: {template: {spec: {processes: [{procName: a, startCmd: ./a}]}}}\n---\n" +
+		"kind: process\nmetadata: {name: p}\nspec: {instance: 1, template: {spec: {processes: [{procName: a, startCmd: ./a}], dependencies: [{name: d, namespace: infra, policy: NODE}]}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
 	f.Fuzz(checkParse)
 }

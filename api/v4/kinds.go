@@ -40,6 +40,7 @@ var kinds = map[Kind]kindInfo{
 	KindSecret:      {"secrets", nil, func() Object { return &Secret{} }, false},
 	KindNode:        {"nodes", []string{"no"}, func() Object { return &Node{} }, true},
 	KindTaskGroup:   {"taskgroups", []string{"tg", "tgs"}, func() Object { return &TaskGroup{} }, true},
+	KindDependency:  {"dependencies", []string{"dep", "deps"}, func() Object { return &Dependency{} }, false},
 	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
 }
 
@@ -120,6 +121,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Node:
 		return &o.TypeMeta
 	case *TaskGroup:
+		return &o.TypeMeta
+	case *Dependency:
 		return &o.TypeMeta
 	case *Notify:
 		return &o.TypeMeta

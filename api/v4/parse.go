@@ -132,6 +132,11 @@ func contentJSON(o Object) []byte {
 		st.SetZero()
 		defer st.Set(saved)
 	}
+	if d, ok := o.(*Dependency); ok {
+		savedDep := d.Status
+		d.Status = DependencyStatus{}
+		defer func() { d.Status = savedDep }()
+	}
 	if n, ok := o.(*Notify); ok {
 		savedNotify := n.Status
 		n.Status = NotifyStatus{}
@@ -163,6 +168,9 @@ func clearStatus(o Object) {
 	if st := statusOf(o); st.IsValid() {
 		st.SetZero()
 	}
+	if d, ok := o.(*Dependency); ok {
+		d.Status = DependencyStatus{}
+	}
 	if n, ok := o.(*Notify); ok {
 		n.Status = NotifyStatus{}
 	}
@@ -174,6 +182,11 @@ func CarryStatus(updated, stored Object) {
 	u, s := statusOf(updated), statusOf(stored)
 	if u.IsValid() && s.IsValid() && u.Type() == s.Type() && u.IsZero() {
 		u.Set(s)
+	}
+	ud, uok := updated.(*Dependency)
+	sd, sok := stored.(*Dependency)
+	if uok && sok && ud.Status.IsZero() {
+		ud.Status = sd.Status
 	}
 	un, _ := updated.(*Notify)
 	sn, _ := stored.(*Notify)

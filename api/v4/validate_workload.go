@@ -74,6 +74,7 @@ func validatePod(path string, p *PodSpec, kind Kind, objName string, errs *Field
 	for i := range p.Processes {
 		validateProcessTask(fmt.Sprintf("%s.processes[%d]", path, i), &p.Processes[i], ports, hostPorts, errs)
 	}
+	validateDependencyRefs(path+".dependencies", p.Dependencies, errs)
 }
 
 func hasParameter(containers []Container, key string) bool {

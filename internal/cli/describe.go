@@ -44,7 +44,7 @@ func newDescribeCommand(o *options) *cobra.Command {
 			}
 			d := &describer{w: o.out(), now: o.env.now()}
 			d.object(obj)
-			if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset {
+			if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
 				if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
 					d.taskGroups(tgs)
 				} else {
@@ -112,6 +112,8 @@ func (d *describer) object(obj v4.Object) {
 		d.secret(o)
 	case *v4.Node:
 		d.node(o)
+	case *v4.Dependency:
+		d.dependency(o)
 	case *v4.Notify:
 		d.notify(o)
 	}

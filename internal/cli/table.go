@@ -86,6 +86,9 @@ func columnsFor(kind v4.Kind) kindColumns {
 	if kind == v4.KindTaskGroup {
 		return taskGroupColumns()
 	}
+	if kind == v4.KindDependency {
+		return dependencyColumns()
+	}
 	if kind == v4.KindNotify {
 		return notifyColumns()
 	}

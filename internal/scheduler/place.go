@@ -129,6 +129,9 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 	out := make([]*candidate, 0, len(nodes))
 	cs := make([]candidate, len(nodes)) // one allocation for all candidates
 	for i, n := range nodes {
+		if !st.wanted(n) {
+			continue
+		}
 		if ok, _ := checkNode(n); !ok {
 			continue
 		}
@@ -143,6 +146,9 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 	}
 	return out
 }
+
+// wanted reports whether the request may use the node at all (Request.Node).
+func (st *reqState) wanted(n *nodeState) bool { return st.req.Node == "" || st.req.Node == n.name }
 
 func (st *reqState) staticItemsOK(n *nodeState) bool {
 	for _, it := range st.items {
@@ -288,6 +294,9 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 func (s *Snapshot) explain(st *reqState) *Reason {
 	c := reasonCounter{}
 	for _, n := range s.sortedNodes() {
+		if !st.wanted(n) {
+			continue // a request pinned to one node is explained by that node alone
+		}
 		c.nodes++
 		if why := st.firstFailure(n); why != "" {
 			c.add(why)
@@ -299,6 +308,9 @@ func (s *Snapshot) explain(st *reqState) *Reason {
 }
 
 func (st *reqState) firstFailure(n *nodeState) string {
+	if !st.wanted(n) {
+		return "not node " + st.req.Node
+	}
 	if ok, why := checkNode(n); !ok {
 		return why
 	}

@@ -33,10 +33,13 @@ type Request struct {
 	RandomPorts []v4.AllocatedPort
 	// Strategy overrides Options.Strategy when set.
 	Strategy string
+	// Node, when set, is the only node considered: a dependency pod must run on the node
+	// of its dependents. Every other check still applies.
+	Node string
 }
 
 // RequestFor builds the request that places the given instance indexes of an
-// application, process, deployment (with a template) or daemonset.
+// application, process, deployment (with a template), daemonset or dependency.
 func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	meta := obj.GetMeta()
 	req := &Request{
@@ -57,6 +60,8 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		tmpl, req.Constraint = o.Spec.Template, o.Constraint
 	case *v4.Daemonset:
 		tmpl, req.Constraint = &o.Spec.Template, oneper(o.Constraint)
+	case *v4.Dependency: // the dependency controller pins each pod to its node
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
 	default:
 		return nil, fmt.Errorf("%s objects are not placed", obj.GetKind())
 	}
