@@ -242,6 +242,9 @@ func defaultStrategy(s *DeploymentStrategy) {
 	if ru.RollingOrder == "" {
 		ru.RollingOrder = RollingCreateFirst
 	}
+	if ru.StepDeadline == 0 {
+		ru.StepDeadline = DefaultStepDeadline
+	}
 }
 
 // canon returns the allowed value equal to v ignoring case and surrounding space, or v.

@@ -70,6 +70,7 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("kind: dependency\nmetadata: {name: d, namespace: infra}\nspec: {template: {spec: {processes: [{procName: a, startCmd: ./a}]}}}\n---\n" +
 		"kind: process\nmetadata: {name: p}\nspec: {instance: 1, template: {spec: {processes: [{procName: a, startCmd: ./a}], dependencies: [{name: d, namespace: infra, policy: NODE}]}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
+	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {stepDeadline: -1, rollingManually: true}}}\nstatus: {phase: Running, history: [{revision: 1}]}\n"))
 	f.Fuzz(checkParse)
 }
 

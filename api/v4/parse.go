@@ -132,6 +132,11 @@ func contentJSON(o Object) []byte {
 		st.SetZero()
 		defer st.Set(saved)
 	}
+	if d, ok := o.(*Deployment); ok {
+		saved := d.Status
+		d.Status = DeploymentStatus{}
+		defer func() { d.Status = saved }()
+	}
 	if d, ok := o.(*Dependency); ok {
 		savedDep := d.Status
 		d.Status = DependencyStatus{}
@@ -168,6 +173,9 @@ func clearStatus(o Object) {
 	if st := statusOf(o); st.IsValid() {
 		st.SetZero()
 	}
+	if d, ok := o.(*Deployment); ok {
+		d.Status = DeploymentStatus{}
+	}
 	if d, ok := o.(*Dependency); ok {
 		d.Status = DependencyStatus{}
 	}
@@ -183,10 +191,15 @@ func CarryStatus(updated, stored Object) {
 	if u.IsValid() && s.IsValid() && u.Type() == s.Type() && u.IsZero() {
 		u.Set(s)
 	}
-	ud, uok := updated.(*Dependency)
-	sd, sok := stored.(*Dependency)
-	if uok && sok && ud.Status.IsZero() {
+	ud, ok1 := updated.(*Deployment)
+	sd, ok2 := stored.(*Deployment)
+	if ok1 && ok2 && ud.Status.isZero() {
 		ud.Status = sd.Status
+	}
+	dd, uok := updated.(*Dependency)
+	sdd, sok := stored.(*Dependency)
+	if uok && sok && dd.Status.IsZero() {
+		dd.Status = sdd.Status
 	}
 	un, _ := updated.(*Notify)
 	sn, _ := stored.(*Notify)

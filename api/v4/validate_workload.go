@@ -88,6 +88,9 @@ func hasParameter(containers []Container, key string) bool {
 	return false
 }
 
+// maxStepDeadline bounds rollingupdate.stepDeadline (one day).
+const maxStepDeadline = 86400
+
 func validateDeployment(d *Deployment, errs *FieldErrors) {
 	validatePolicies(d.RestartPolicy, d.KillPolicy, errs)
 	validateConstraint("constraint", d.Constraint, errs)
@@ -112,5 +115,8 @@ func validateDeployment(d *Deployment, errs *FieldErrors) {
 		nonNegative(p+".maxSurge", ru.MaxSurge, errs)
 		nonNegative(p+".upgradeDuration", ru.UpgradeDuration, errs)
 		oneOf(p+".rollingOrder", ru.RollingOrder, errs, RollingCreateFirst, RollingDeleteFirst)
+		if ru.StepDeadline < 0 || ru.StepDeadline > maxStepDeadline { // 0 is the default
+			errs.add(p+".stepDeadline", "must be between 1 and %d seconds, got %d", maxStepDeadline, ru.StepDeadline)
+		}
 	}
 }

@@ -81,6 +81,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newNodeCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
+		newRolloutCommand(o),
 		newLogsCommand(o),
 		newExecCommand(o),
 		newActionCommand(o, "reload", "Run the reloadCmd of a task group's processes", "reloaded"),
