@@ -349,6 +349,9 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	}
 	back := &haServer{devServer: startBerth(t, killed.dataDir, "server", "--join-token", joinToken), name: killed.name}
 	servers = append(servers, back)
+	// Cleanups run last-registered first: this one runs before back is killed, while the
+	// cluster still has its quorum (the first one, after two kills, would find none).
+	(&devServer{t: t, url: allURLs(servers)}).cleanupDeployments(ns)
 	waitUntil(t, 30*time.Second, "three healthy members again", func() bool {
 		info := clusterOf(back.url)
 		if info == nil || info.Self.Member != killed.name || len(info.Members) != 3 {
