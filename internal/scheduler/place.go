@@ -129,6 +129,9 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 	out := make([]*candidate, 0, len(nodes))
 	cs := make([]candidate, len(nodes)) // one allocation for all candidates
 	for i, n := range nodes {
+		if !st.req.allowsNode(n.name) {
+			continue
+		}
 		if ok, _ := checkNode(n); !ok {
 			continue
 		}
@@ -288,6 +291,9 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 func (s *Snapshot) explain(st *reqState) *Reason {
 	c := reasonCounter{}
 	for _, n := range s.sortedNodes() {
+		if !st.req.allowsNode(n.name) { // only the nodes the request may use explain it
+			continue
+		}
 		c.nodes++
 		if why := st.firstFailure(n); why != "" {
 			c.add(why)

@@ -33,6 +33,9 @@ type Request struct {
 	RandomPorts []v4.AllocatedPort
 	// Strategy overrides Options.Strategy when set.
 	Strategy string
+	// OnlyNode, when set, is the one node the request may use; AvoidNode is a node it
+	// must not use. Moves set them by node name: hostnames may be shared by machines.
+	OnlyNode, AvoidNode string
 }
 
 // RequestFor builds the request that places the given instance indexes of an
@@ -168,4 +171,9 @@ func (r *Request) addResources(res *v4.Resources) error {
 		r.Resources.Extended[e.Name] += e.Value
 	}
 	return nil
+}
+
+// allowsNode applies OnlyNode and AvoidNode.
+func (r *Request) allowsNode(name string) bool {
+	return (r.OnlyNode == "" || r.OnlyNode == name) && r.AvoidNode != name
 }
