@@ -32,6 +32,7 @@ type Store struct {
 	etcd   *embed.Etcd // nil with an external cluster
 	log    *slog.Logger
 	events eventLease
+	engine engineCache // maintenance mode, read often (engine.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 }
