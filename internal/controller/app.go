@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -157,7 +158,10 @@ func (c *AppController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) 
 			if a.Spec.ReschedTimes != b.Spec.ReschedTimes {
 				return a.Spec.ReschedTimes - b.Spec.ReschedTimes
 			}
-			return a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp)
+			if c := a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp); c != 0 {
+				return c
+			}
+			return cmp.Compare(placedStamp(a.Metadata.Name), placedStamp(b.Metadata.Name))
 		})
 	}
 	return out, nil
@@ -179,6 +183,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			all = append(all, tgs...)
 		}
 		c.endOperation(ctx, key, v4.OpScale)
+		c.endOperation(ctx, key, v4.OpMove)
 		return c.removeAll(ctx, all), nil
 	}
 	w := workload(obj)
@@ -190,9 +195,10 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			r.wake(c.removeAll(ctx, tgs))
 			continue
 		}
-		cur := tgs[len(tgs)-1]
-		r.wake(c.removeAll(ctx, tgs[:len(tgs)-1])) // older runs of the index
-		if err := r.instance(ctx, idx, cur); err != nil {
+		rs := splitRuns(tgs)
+		r.wake(c.removeAll(ctx, rs.old)) // older runs of the index
+		r.handleMove(ctx, rs)
+		if err := r.instance(ctx, idx, rs.cur); err != nil {
 			return 0, err
 		}
 	}
@@ -204,6 +210,9 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := r.placeMissing(ctx); err != nil {
 		return 0, err
 	}
+	if err := r.placeMoves(ctx); err != nil {
+		return 0, err
+	}
 	st := r.status()
 	if err := c.updateStatus(ctx, key, st); err != nil {
 		return 0, err
@@ -211,6 +220,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if st.Running == w.Spec.Instance && !r.surplus {
 		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}
+	c.endMove(ctx, key, byIndex, r.now)
 	return r.next, nil
 }
 
