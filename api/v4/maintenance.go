@@ -44,3 +44,12 @@ type Engine struct {
 
 // MaxEngineReason bounds Engine.Reason.
 const MaxEngineReason = 512
+
+// DrainAnnotation on a node records a drain in progress (POST /v1/nodes/{name}/drain):
+// DrainNormal, or DrainForce to move stateful instances too. The drain controller removes
+// it when the drain ends; it lives in the store so a new leader carries the drain on.
+const (
+	DrainAnnotation = "berth.io/drain"
+	DrainNormal     = "true"
+	DrainForce      = "force"
+)

@@ -109,6 +109,7 @@ type runner interface {
 func (m *Manager) controllers() map[string]runner {
 	return map[string]runner{
 		"application": NewAppController(m.store, m.feed, m.opts),
+		"drain":       NewDrainController(m.store, m.feed, m.opts),
 	}
 }
 
