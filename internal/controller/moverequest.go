@@ -16,19 +16,23 @@ import (
 // request at fault ("node", "force", or "" for the task group itself).
 type MoveError struct {
 	NotFound bool // the task group or the node does not exist
+	Stateful bool // the workload is stateful and the move was not forced
 	Field    string
 	Message  string
 }
 
 func (e *MoveError) Error() string { return e.Message }
 
+// Unwrap makes a refusal of a stateful workload match ErrStateful.
+func (e *MoveError) Unwrap() error {
+	if e.Stateful {
+		return ErrStateful
+	}
+	return nil
+}
+
 // ErrStateful marks a refusal because the workload is stateful and force was not given.
 var ErrStateful = errors.New("stateful workload")
-
-// statefulError wraps ErrStateful in a MoveError.
-type statefulError struct{ MoveError }
-
-func (e *statefulError) Unwrap() error { return ErrStateful }
 
 // RequestMove asks for task group ns/name to be moved to req.Node (any other node when
 // empty): it checks the request, begins an OpMove on the owner (a *store.LockedError
@@ -95,7 +99,7 @@ func moveSubject(ctx context.Context, st *store.Store, ns, name string, req v4.M
 		return nil, nil, err
 	}
 	if v4.Stateful(owner.GetMeta()) && !req.Force {
-		return nil, nil, &statefulError{MoveError{Field: "force", Message: fmt.Sprintf("%s %s/%s is stateful (annotation %s: \"true\"): its instances stay where they are unless the move is forced", own.Kind, ns, own.Name, v4.StatefulAnnotation)}}
+		return nil, nil, &MoveError{Stateful: true, Field: "force", Message: fmt.Sprintf("%s %s/%s is stateful (annotation %s: \"true\"): its instances stay where they are unless the move is forced", own.Kind, ns, own.Name, v4.StatefulAnnotation)}
 	}
 	return tg, owner, nil
 }
