@@ -25,6 +25,7 @@ import (
 const (
 	drainResync = 10 * time.Second // look at draining nodes again
 	drainRetry  = 15 * time.Second // retry an instance that could not move
+	lockedRetry = 2 * time.Second  // retry an instance whose application has an operation under way
 )
 
 // DrainController drains the nodes annotated v4.DrainAnnotation.
@@ -177,18 +178,30 @@ func (c *DrainController) reconcile(ctx context.Context, name string) (time.Dura
 
 // moveNext starts the move of the first candidate that can go now.
 func (c *DrainController) moveNext(ctx context.Context, name string, plan drainPlan, force bool) (time.Duration, error) {
+	after := drainRetry
 	for _, tg := range plan.candidates {
 		key := tg.Metadata.Namespace + "/" + tg.Metadata.Name
 		_, _, err := RequestMove(ctx, c.store, c.feed, tg.Metadata.Namespace, tg.Metadata.Name,
 			v4.MoveRequest{Force: force}, "drain "+name)
-		var me *MoveError
+		var (
+			me     *MoveError
+			locked *store.LockedError
+		)
 		switch {
 		case err == nil:
 			c.forget(drainID(name, "failure/"+key))
 			c.nodeEvent(name, v4.EventNormal, "DrainMoving", fmt.Sprintf("moving %s (%s %s/%s instance %d) off node %s; %d more to move after it",
 				tg.Metadata.Name, tg.Spec.Owner.Kind, tg.Metadata.Namespace, tg.Spec.Owner.Name, tg.Spec.Index, name, len(plan.candidates)-1+plan.waiting))
 			return drainResync, nil
-		case errors.Is(err, store.ErrLocked), errors.As(err, &me):
+		case errors.As(err, &locked):
+			// Usually the move just done, ending within a reconcile; a scale or rollout
+			// of the application is worth saying.
+			if locked.Current.Type != v4.OpMove {
+				c.nodeEventOnce(name, "locked/"+key, v4.EventNormal, "DrainWaiting", fmt.Sprintf("%s waits for the %s of %s %s to end",
+					tg.Metadata.Name, locked.Current.Type, locked.Current.Kind, locked.Current.Name))
+			}
+			after = lockedRetry
+		case errors.As(err, &me):
 			c.nodeEventOnce(name, "blocked/"+key, v4.EventWarning, "DrainBlocked",
 				fmt.Sprintf("cannot move %s off node %s yet (retrying every %s): %v", tg.Metadata.Name, name, drainRetry, err))
 			c.setBackoff(name, key, time.Now().Add(drainRetry))
@@ -196,7 +209,7 @@ func (c *DrainController) moveNext(ctx context.Context, name string, plan drainP
 			return 0, err
 		}
 	}
-	return drainRetry, nil
+	return after, nil
 }
 
 // finish removes the drain annotation (the node stays disabled) and ends the OpDrain.

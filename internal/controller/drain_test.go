@@ -130,6 +130,14 @@ func TestDrainMovesOneAtATimeAndLeavesStateful(t *testing.T) {
 		t.Fatal("spread put no web instance on node-1")
 	}
 	e.drain("node-1", false)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("events of node-1:\n%s", strings.Join(e.nodeEvents("node-1"), "\n"))
+			for _, tg := range append(e.taskGroups("web"), e.taskGroups("db")...) {
+				t.Logf("%s on %s: %s %s %v", tg.Metadata.Name, tg.Spec.Node, tg.Status.Phase, tg.Spec.Desired, tg.Metadata.Annotations)
+			}
+		}
+	})
 	e.eventually("Drained", func() bool {
 		return slices.ContainsFunc(e.nodeEvents("node-1"), func(s string) bool { return strings.HasPrefix(s, "Drained") })
 	})
@@ -189,5 +197,22 @@ func TestEnablingANodeCancelsItsDrain(t *testing.T) {
 	})
 	if got := e.onNode("web", "node-1"); len(got) != 1 {
 		t.Errorf("web %v, want it still on node-1", got)
+	}
+}
+
+// A drain recorded in the store before this leader's term (the previous leader died) is
+// carried on: the controller finds it from its first list.
+func TestDrainStartedByAnEarlierLeaderIsCarriedOn(t *testing.T) {
+	e := newEnv(t, "node-1", "node-2")
+	e.fakeAgents()
+	e.apply("web", 2, `{"policy":"Always"}`)
+	e.eventually("web running", func() bool { return e.status("web").Running == 2 })
+	e.drain("node-1", false)
+	e.startDrain()
+	e.eventually("Drained", func() bool {
+		return slices.ContainsFunc(e.nodeEvents("node-1"), func(s string) bool { return strings.HasPrefix(s, "Drained") })
+	})
+	if got := e.onNode("web", "node-1"); len(got) != 0 {
+		t.Errorf("web left on node-1: %v", got)
 	}
 }

@@ -205,6 +205,6 @@ func (c *AppController) deleteTG(ctx context.Context, tg *v4.TaskGroup) error {
 		return fmt.Errorf("delete task group %s: %w", tg.Metadata.Name, err)
 	}
 	c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
-	c.forget(tg.Metadata.Name, phaseKey(tg))
+	c.forget(tg.Metadata.Name, phaseKey(tg), "moved/"+tg.Metadata.Name, "movefailed/"+tg.Metadata.Name)
 	return nil
 }
