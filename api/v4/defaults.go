@@ -35,12 +35,17 @@ func Default(obj Object) {
 		for i := range o.Spec.Ports {
 			o.Spec.Ports[i].Protocol = strings.ToLower(o.Spec.Ports[i].Protocol)
 		}
+	case *Notify:
+		defaultNotify(o)
 	case *ConfigMap:
 		for k, d := range o.Datas {
 			d.Type = strings.ToLower(d.Type)
 			o.Datas[k] = d
 		}
+	case *Dependency:
+		defaultDependency(o)
 	}
+	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }
 
 // podKind says which kind a pod template belongs to, judged by what it holds.
@@ -229,6 +234,9 @@ func defaultStrategy(s *DeploymentStrategy) {
 	ru.RollingOrder = canon(ru.RollingOrder, RollingCreateFirst, RollingDeleteFirst)
 	if ru.RollingOrder == "" {
 		ru.RollingOrder = RollingCreateFirst
+	}
+	if ru.StepDeadline == 0 {
+		ru.StepDeadline = DefaultStepDeadline
 	}
 }
 

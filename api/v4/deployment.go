@@ -8,6 +8,9 @@ type Deployment struct {
 	KillPolicy    *KillPolicy    `json:"killPolicy,omitempty"`
 	Constraint    *Constraint    `json:"constraint,omitempty"`
 	Spec          DeploymentSpec `json:"spec"`
+	// Status is written by berth (the deployment controller and the rollout endpoints);
+	// what users send is ignored.
+	Status DeploymentStatus `json:"status,omitzero"`
 }
 
 // GetMeta returns the object's metadata.
@@ -43,4 +46,10 @@ type RollingUpdate struct {
 	UpgradeDuration int    `json:"upgradeDuration,omitempty"`
 	RollingOrder    string `json:"rollingOrder,omitempty"`
 	RollingManually bool   `json:"rollingManually,omitempty"`
+	// StepDeadline (berth) is how many seconds one step may wait for its new instances to
+	// become available before the rollout is suspended (default 360: BCS's 300 + 60).
+	StepDeadline int `json:"stepDeadline,omitempty"`
 }
+
+// DefaultStepDeadline is RollingUpdate.StepDeadline when left out (seconds).
+const DefaultStepDeadline = 360

@@ -18,6 +18,10 @@ func addSeeds(f *testing.F) {
 	}
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"datas":{"k":{"type":"file","content":"aGk="}}}`))
 	f.Add([]byte(`[{"kind":"service","spec":{"ports":[{"servicePort":1e9}]}}]`))
+	f.Add([]byte(`{"apiVersion":"v4","kind":"notify","metadata":{"name":"ops"},"spec":{"url":"https://h:8443/cb?a=1",` +
+		`"events":["taskgroup.failed","Node.Lost"],"namespaces":["*"],"headers":{"Authorization":"Bearer x"},"timeoutSeconds":3,"maxRetries":0},` +
+		`"status":{"delivered":1}}`))
+	f.Add([]byte(`{"kind":"notify","spec":{"url":"http://u:p@h/#f","events":["x","x"],"namespaces":["a","*"],"maxRetries":-1}}`))
 }
 
 // checkParse is what every fuzz target asserts: no panic; an error is either a plain
@@ -63,7 +67,10 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("apiVersion: v4\nkind: process\nmetadata: {name: a}\nspec:\n  instance: 1\n  template:\n    spec:\n      processes:\n      - {procName: a, startCmd: ./a}\n"))
 	f.Add([]byte("kind: configmap\n---\nkind: secret\nmetadata: {name: s}\ndatas: {k: {content: aGk=}}\n...\n"))
 	f.Add([]byte("a: &x [1, 2]\nb: *x\n"))
+	f.Add([]byte("kind: dependency\nmetadata: {name: d, namespace: infra}\nspec: {template: {spec: {processes: [{procName: a, startCmd: ./a}]}}}\n---\n" +
+		"kind: process\nmetadata: {name: p}\nspec: {instance: 1, template: {spec: {processes: [{procName: a, startCmd: ./a}], dependencies: [{name: d, namespace: infra, policy: NODE}]}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
+	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {stepDeadline: -1, rollingManually: true}}}\nstatus: {phase: Running, history: [{revision: 1}]}\n"))
 	f.Fuzz(checkParse)
 }
 

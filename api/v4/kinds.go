@@ -40,6 +40,8 @@ var kinds = map[Kind]kindInfo{
 	KindSecret:      {"secrets", nil, func() Object { return &Secret{} }, false},
 	KindNode:        {"nodes", []string{"no"}, func() Object { return &Node{} }, true},
 	KindTaskGroup:   {"taskgroups", []string{"tg", "tgs"}, func() Object { return &TaskGroup{} }, true},
+	KindDependency:  {"dependencies", []string{"dep", "deps"}, func() Object { return &Dependency{} }, false},
+	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -119,6 +121,10 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Node:
 		return &o.TypeMeta
 	case *TaskGroup:
+		return &o.TypeMeta
+	case *Dependency:
+		return &o.TypeMeta
+	case *Notify:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

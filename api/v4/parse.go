@@ -132,6 +132,21 @@ func contentJSON(o Object) []byte {
 		saved, w.Status = w.Status, WorkloadStatus{}
 		defer func() { w.Status = saved }()
 	}
+	if d, ok := o.(*Deployment); ok {
+		saved := d.Status
+		d.Status = DeploymentStatus{}
+		defer func() { d.Status = saved }()
+	}
+	if d, ok := o.(*Dependency); ok {
+		savedDep := d.Status
+		d.Status = DependencyStatus{}
+		defer func() { d.Status = savedDep }()
+	}
+	if n, ok := o.(*Notify); ok {
+		savedNotify := n.Status
+		n.Status = NotifyStatus{}
+		defer func() { n.Status = savedNotify }()
+	}
 	b, err := json.Marshal(o)
 	m.ResourceVersion, m.CreationTimestamp = rv, ct
 	if err != nil {
@@ -155,6 +170,15 @@ func clearStatus(o Object) {
 	if w := workloadOf(o); w != nil {
 		w.Status = WorkloadStatus{}
 	}
+	if d, ok := o.(*Deployment); ok {
+		d.Status = DeploymentStatus{}
+	}
+	if d, ok := o.(*Dependency); ok {
+		d.Status = DependencyStatus{}
+	}
+	if n, ok := o.(*Notify); ok {
+		n.Status = NotifyStatus{}
+	}
 }
 
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
@@ -163,5 +187,20 @@ func CarryStatus(updated, stored Object) {
 	u, s := workloadOf(updated), workloadOf(stored)
 	if u != nil && s != nil && u.Status == (WorkloadStatus{}) {
 		u.Status = s.Status
+	}
+	ud, ok1 := updated.(*Deployment)
+	sd, ok2 := stored.(*Deployment)
+	if ok1 && ok2 && ud.Status.isZero() {
+		ud.Status = sd.Status
+	}
+	dd, uok := updated.(*Dependency)
+	sdd, sok := stored.(*Dependency)
+	if uok && sok && dd.Status.IsZero() {
+		dd.Status = sdd.Status
+	}
+	un, _ := updated.(*Notify)
+	sn, _ := stored.(*Notify)
+	if un != nil && sn != nil && un.Status == (NotifyStatus{}) {
+		un.Status = sn.Status
 	}
 }

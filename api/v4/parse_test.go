@@ -250,10 +250,39 @@ func TestMaxUnavailableBCSSpelling(t *testing.T) {
 		t.Fatal(err)
 	}
 	ru := docs[0].Object.(*Deployment).Spec.Strategy.RollingUpdate
-	if ru.MaxUnavailable != 2 || ru.MaxSurge != 3 || ru.RollingOrder != RollingCreateFirst {
+	if ru.MaxUnavailable != 2 || ru.MaxSurge != 3 || ru.RollingOrder != RollingCreateFirst || ru.StepDeadline != DefaultStepDeadline {
 		t.Errorf("rollingupdate = %+v", ru)
 	}
 	roundTrip(t, docs[0].Object)
+}
+
+// A deployment's status is berth's: Parse drops what a document brings, SameContent
+// ignores it, and an update without one keeps the stored status.
+func TestDeploymentStatusIsBerths(t *testing.T) {
+	in := `{"apiVersion":"v4","kind":"deployment","metadata":{"name":"web"},
+		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"w","startCmd":"./w"}]}},
+		"strategy":{"rollingupdate":{"stepDeadline":30}}},
+		"status":{"phase":"Running","revision":3,"paused":true}}`
+	docs, err := Parse([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs[0].Object.(*Deployment)
+	if !d.Status.isZero() || d.Spec.Strategy.RollingUpdate.StepDeadline != 30 {
+		t.Fatalf("status %+v, rollingupdate %+v", d.Status, d.Spec.Strategy.RollingUpdate)
+	}
+	stored := *d
+	stored.Status = DeploymentStatus{Phase: DeploymentUpdating, Revision: 2, History: []DeploymentRevision{{Revision: 2}}}
+	if !SameContent(d, &stored) {
+		t.Error("SameContent must ignore the status")
+	}
+	CarryStatus(d, &stored)
+	if d.Status.Revision != 2 || d.Status.RevisionOf(2) == nil || d.Status.RevisionOf(1) != nil {
+		t.Errorf("carried status %+v", d.Status)
+	}
+	if TemplateHash(d.Spec.Template) == "" || TemplateHash(d.Spec.Template) == TemplateHash(&PodTemplate{}) {
+		t.Error("template hash must tell templates apart")
+	}
 }
 
 func TestSameContent(t *testing.T) {

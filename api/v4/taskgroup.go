@@ -54,6 +54,10 @@ type TaskGroupSpec struct {
 	// LastRescheduled is when it last was.
 	ReschedTimes    int       `json:"reschedTimes,omitempty"`
 	LastRescheduled time.Time `json:"lastRescheduled,omitzero"`
+	// RecentRestarts are the times this instance was restarted within the last 30
+	// minutes, carried from run to run: more than 3 is a restart storm. Unlike
+	// ReschedTimes it never starts over.
+	RecentRestarts []time.Time `json:"recentRestarts,omitempty"`
 }
 
 // Desired states of a task group.

@@ -34,9 +34,9 @@ func validateTaskGroup(tg *TaskGroup, errs *FieldErrors) {
 	switch s.Owner.Kind {
 	case "":
 		errs.add("spec.owner.kind", "required")
-	case KindApplication, KindProcess, KindDeployment, KindDaemonset:
+	case KindApplication, KindProcess, KindDeployment, KindDaemonset, KindDependency:
 	default:
-		errs.add("spec.owner.kind", "must be application, process, deployment or daemonset, got %q", truncate(string(s.Owner.Kind), 80))
+		errs.add("spec.owner.kind", "must be application, process, deployment, daemonset or dependency, got %q", truncate(string(s.Owner.Kind), 80))
 	}
 	checkName("spec.owner.name", s.Owner.Name, errs)
 	nonNegative("spec.index", s.Index, errs)

@@ -33,6 +33,10 @@ func Validate(obj Object) FieldErrors {
 		validateConfigMap(o, &errs)
 	case *Secret:
 		validateSecret(o, &errs)
+	case *Dependency:
+		validateDependency(o, &errs)
+	case *Notify:
+		validateNotify(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

@@ -316,6 +316,8 @@ func TestDeploymentRules(t *testing.T) {
 		{"maxSurge", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = -1 }), ru + ".maxSurge", "negative"},
 		{"upgradeDuration", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.UpgradeDuration = -1 }), ru + ".upgradeDuration", "negative"},
 		{"rollingOrder", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.RollingOrder = "Random" }), ru + ".rollingOrder", "CreateFirst"},
+		{"stepDeadline negative", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.StepDeadline = -5 }), ru + ".stepDeadline", "between 1 and 86400"},
+		{"stepDeadline too long", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.StepDeadline = 86401 }), ru + ".stepDeadline", "between 1 and 86400"},
 		{"selector label", with(func(d *Deployment) { d.Spec.Selector = map[string]string{"": "x"} }), `spec.selector[""]`, "key must be"},
 	})
 }

@@ -74,6 +74,7 @@ func validatePod(path string, p *PodSpec, kind Kind, objName string, errs *Field
 	for i := range p.Processes {
 		validateProcessTask(fmt.Sprintf("%s.processes[%d]", path, i), &p.Processes[i], ports, hostPorts, errs)
 	}
+	validateDependencyRefs(path+".dependencies", p.Dependencies, errs)
 }
 
 func hasParameter(containers []Container, key string) bool {
@@ -86,6 +87,9 @@ func hasParameter(containers []Container, key string) bool {
 	}
 	return false
 }
+
+// maxStepDeadline bounds rollingupdate.stepDeadline (one day).
+const maxStepDeadline = 86400
 
 func validateDeployment(d *Deployment, errs *FieldErrors) {
 	validatePolicies(d.RestartPolicy, d.KillPolicy, errs)
@@ -111,5 +115,8 @@ func validateDeployment(d *Deployment, errs *FieldErrors) {
 		nonNegative(p+".maxSurge", ru.MaxSurge, errs)
 		nonNegative(p+".upgradeDuration", ru.UpgradeDuration, errs)
 		oneOf(p+".rollingOrder", ru.RollingOrder, errs, RollingCreateFirst, RollingDeleteFirst)
+		if ru.StepDeadline < 0 || ru.StepDeadline > maxStepDeadline { // 0 is the default
+			errs.add(p+".stepDeadline", "must be between 1 and %d seconds, got %d", maxStepDeadline, ru.StepDeadline)
+		}
 	}
 }

@@ -36,6 +36,10 @@ type Event struct {
 	Namespace string    `json:"namespace,omitempty"`
 	Name      string    `json:"name,omitempty"`
 	Message   string    `json:"message"`
+	// TaskGroup and Node name the task group and the node an event is about, when it is
+	// about one (notify callbacks carry them).
+	TaskGroup string `json:"taskgroup,omitempty"`
+	Node      string `json:"node,omitempty"`
 }
 
 // EventFilter selects events; empty fields match everything.

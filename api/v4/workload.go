@@ -63,6 +63,8 @@ type PodSpec struct {
 	// NetworkType is "cnm" (default) or "cni". BCS spells the key in lowercase.
 	NetworkType string    `json:"networktype,omitempty"`
 	NetLimit    *NetLimit `json:"netLimit,omitempty"`
+	// Dependencies are dependency pods (deployd) this pod needs on its node.
+	Dependencies []DependencyRef `json:"dependencies,omitempty"`
 }
 
 // NetLimit caps a pod's egress bandwidth in Mbit/s.

@@ -20,7 +20,7 @@ type target struct {
 
 func newDeleteCommand(o *options) *cobra.Command {
 	var f fileFlags
-	var ignoreNotFound bool
+	var ignoreNotFound, force bool
 	cmd := &cobra.Command{
 		Use:   "delete (KIND NAME... | -f FILE|DIR|-)",
 		Short: "Delete objects by name or as defined in files",
@@ -36,11 +36,16 @@ func newDeleteCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return deleteAll(cmd, o, c, targets, ignoreNotFound)
+			var opts []client.DeleteOption
+			if force {
+				opts = append(opts, client.WithForce())
+			}
+			return deleteAll(cmd, o, c, targets, ignoreNotFound, opts...)
 		},
 	}
 	f.register(cmd, "delete")
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "treat objects that do not exist as deleted")
+	cmd.Flags().BoolVar(&force, "force", false, "delete a dependency even while task groups use it (its pods are stopped)")
 	return cmd
 }
 
@@ -113,11 +118,11 @@ func docTargets(docs []document) ([]target, error) {
 
 // deleteAll deletes every target, going on after a failure (like kubectl) and returning
 // all the failures at the end.
-func deleteAll(cmd *cobra.Command, o *options, c *client.Client, targets []target, ignoreNotFound bool) error {
+func deleteAll(cmd *cobra.Command, o *options, c *client.Client, targets []target, ignoreNotFound bool, opts ...client.DeleteOption) error {
 	var errs []error
 	for _, t := range targets {
 		ctx, cancel := o.requestContext(cmd)
-		_, err := c.Delete(ctx, t.kind, t.namespace, t.name)
+		_, err := c.Delete(ctx, t.kind, t.namespace, t.name, opts...)
 		cancel()
 		ref := objectRef(t.kind, t.namespace, t.name)
 		switch {

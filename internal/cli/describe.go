@@ -44,7 +44,7 @@ func newDescribeCommand(o *options) *cobra.Command {
 			}
 			d := &describer{w: o.out(), now: o.env.now()}
 			d.object(obj)
-			if kind == v4.KindApplication || kind == v4.KindProcess {
+			if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDependency {
 				if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
 					d.taskGroups(tgs)
 				} else {
@@ -113,6 +113,10 @@ func (d *describer) object(obj v4.Object) {
 		d.secret(o)
 	case *v4.Node:
 		d.node(o)
+	case *v4.Dependency:
+		d.dependency(o)
+	case *v4.Notify:
+		d.notify(o)
 	}
 }
 
@@ -170,9 +174,35 @@ func (d *describer) deployment(dep *v4.Deployment) {
 		d.kv("Rolling Update", "maxUnavailable %d, maxSurge %d, upgradeDuration %ds, order %s, manual %t",
 			r.MaxUnavailable, r.MaxSurge, r.UpgradeDuration, orNone(r.RollingOrder), r.RollingManually)
 	}
+	d.rolloutStatus(dep)
 	d.policies(dep.RestartPolicy, dep.KillPolicy, dep.Constraint)
 	if dep.Spec.Template != nil {
 		d.template(dep.Spec.Template)
+	}
+}
+
+// rolloutStatus shows where a deployment's rollout stands and its revisions.
+func (d *describer) rolloutStatus(dep *v4.Deployment) {
+	st := dep.Status
+	if st.Phase == "" && st.Revision == 0 {
+		return
+	}
+	phase := orNone(st.Phase)
+	if st.Paused {
+		phase += " (paused)"
+	}
+	d.kv("Status", "%s", phase)
+	d.kv("Revision", "%d", st.Revision)
+	d.kv("Rollout", "%d updated (%d available), %d old, %d of %d available", st.Current, st.CurrentAvailable, st.Old, st.Available, dep.Spec.Instance)
+	if st.Message != "" {
+		d.kv("Message", "%s", st.Message)
+	}
+	var revs []string
+	for _, h := range st.History {
+		revs = append(revs, fmt.Sprintf("%d (%s)", h.Revision, orNone(h.Cause)))
+	}
+	if len(revs) > 0 {
+		d.kv("History", "%s", strings.Join(revs, ", "))
 	}
 }
 

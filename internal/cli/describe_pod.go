@@ -61,6 +61,7 @@ func (d *describer) template(t *v4.PodTemplate) {
 		if p.NetLimit != nil {
 			d.kv("Egress Limit", "%d Mbit/s", p.NetLimit.EgressLimit)
 		}
+		d.dependencyRefs(p.Dependencies)
 		if len(p.Containers) > 0 {
 			d.section("Containers", func() {
 				for i := range p.Containers {

@@ -56,8 +56,8 @@ func TestGetTables(t *testing.T) {
 			nginx   <none>   0/1       nginx:1.27,busybox   3h
 			`},
 		{"deployment", []string{"get", "deploy"}, `
-			NAME   INSTANCES   STRATEGY        AGE
-			d1     2           RollingUpdate   2s
+			NAME   STATUS   REVISION   UPDATED   AVAILABLE   STRATEGY        AGE
+			d1     <none>   <none>     0/2       0/2         RollingUpdate   2s
 			`},
 		{"names", []string{"get", "procs", "-o", "name"}, `
 			process/gamesvc

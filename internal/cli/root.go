@@ -81,6 +81,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newNodeCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
+		newRolloutCommand(o),
 		newMoveCommand(o),
 		newDrainCommand(o),
 		newMaintenanceCommand(o),

@@ -38,12 +38,21 @@ func columnsFor(kind v4.Kind) kindColumns {
 			return []string{orNone(w.Status.Phase), running, taskSummary(&w.Spec.Template.Spec)}
 		}}
 	case v4.KindDeployment:
-		return kindColumns{[]string{"INSTANCES", "STRATEGY"}, func(o v4.Object) []string {
+		return kindColumns{[]string{"STATUS", "REVISION", "UPDATED", "AVAILABLE", "STRATEGY"}, func(o v4.Object) []string {
 			d, _ := o.(*v4.Deployment)
 			if d == nil {
-				return []string{"", ""}
+				return []string{"", "", "", "", ""}
 			}
-			return []string{strconv.Itoa(d.Spec.Instance), orNone(d.Spec.Strategy.Type)}
+			st, n := d.Status, d.Spec.Instance
+			rev := none
+			if st.Revision > 0 {
+				rev = strconv.Itoa(st.Revision)
+			}
+			phase := orNone(st.Phase)
+			if st.Paused {
+				phase += ",paused"
+			}
+			return []string{phase, rev, fmt.Sprintf("%d/%d", st.CurrentAvailable, n), fmt.Sprintf("%d/%d", st.Available, n), orNone(d.Spec.Strategy.Type)}
 		}}
 	case v4.KindDaemonset:
 		return kindColumns{[]string{"TASKS"}, func(o v4.Object) []string {
@@ -83,6 +92,12 @@ func columnsFor(kind v4.Kind) kindColumns {
 	}
 	if kind == v4.KindTaskGroup {
 		return taskGroupColumns()
+	}
+	if kind == v4.KindDependency {
+		return dependencyColumns()
+	}
+	if kind == v4.KindNotify {
+		return notifyColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }

@@ -92,6 +92,11 @@ func WithPrecondition(rv string) DeleteOption {
 	return func(q url.Values) { q.Set("resourceVersion", rv) }
 }
 
+// WithForce deletes a dependency even while task groups use it (its pods are stopped).
+func WithForce() DeleteOption {
+	return func(q url.Values) { q.Set("force", "true") }
+}
+
 // Delete removes an object and returns its last stored state.
 func (c *Client) Delete(ctx context.Context, kind v4.Kind, ns, name string, opts ...DeleteOption) (v4.Object, error) {
 	path, err := objectPath(kind, ns, name, "")

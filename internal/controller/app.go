@@ -34,6 +34,7 @@ type AppController struct {
 	log   *slog.Logger
 	queue *queue[scheduler.AppKey]
 	*recorder
+	started time.Time // the term's start: phases reached before were reported already
 }
 
 // NewAppController builds the controller; Run drives it.
@@ -41,7 +42,7 @@ func NewAppController(st *store.Store, f *feed.Feed, opts Options) *AppControlle
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "application")
 	return &AppController{store: st, feed: f, opts: opts, log: log,
-		queue: newQueue[scheduler.AppKey](), recorder: newRecorder(st, log)}
+		queue: newQueue[scheduler.AppKey](), recorder: newRecorder(st, log), started: time.Now()}
 }
 
 // appKinds are the kinds this controller owns.

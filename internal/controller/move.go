@@ -92,29 +92,6 @@ func ready(tg *v4.TaskGroup) bool {
 	return tg.Status.Healthy != nil && *tg.Status.Healthy
 }
 
-func hasLocalChecks(p *v4.PodSpec) bool {
-	local := func(checks []v4.HealthCheck) bool {
-		for _, c := range checks {
-			switch strings.ToUpper(c.Type) {
-			case v4.CheckHTTP, v4.CheckTCP, v4.CheckCommand:
-				return true
-			}
-		}
-		return false
-	}
-	for _, c := range p.Containers {
-		if local(c.HealthChecks) {
-			return true
-		}
-	}
-	for _, t := range p.Processes {
-		if local(t.HealthChecks) {
-			return true
-		}
-	}
-	return false
-}
-
 // moveReq is a move the pass places: a replacement of src's index.
 type moveReq struct {
 	src    *v4.TaskGroup
@@ -163,7 +140,9 @@ func (r *pass) placeMoves(ctx context.Context) error {
 		}
 		p := res.Placements[0]
 		tg := r.newTaskGroup(req, p)
+		// A move is not a restart: the instance keeps its restart history.
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled = m.src.Spec.ReschedTimes, m.src.Spec.LastRescheduled
+		tg.Spec.RecentRestarts = m.src.Spec.RecentRestarts
 		tg.Metadata.Annotations = map[string]string{v4.MovedFromAnnotation: m.src.Metadata.Name}
 		if err := r.c.store.Create(ctx, tg, store.Raw{}); err != nil {
 			r.c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
@@ -181,7 +160,7 @@ func pinMove(req *scheduler.Request, src *v4.TaskGroup, target string) {
 		req.AvoidNode = src.Spec.Node
 		return
 	}
-	req.OnlyNode = target
+	req.Node = target
 }
 
 // MoveUnplaceable says why no node takes a moved instance, with the scheduler's reason.

@@ -28,7 +28,10 @@ type pass struct {
 	surplus  bool // task groups of indexes beyond spec.instance are still there
 }
 
-type restartInfo struct{ attempt int }
+type restartInfo struct {
+	attempt int
+	recent  []time.Time // the instance's restarts within the storm window, this one last
+}
 
 func (r *pass) wake(d time.Duration) {
 	if d > 0 && (r.next == 0 || d < r.next) {
@@ -82,7 +85,11 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		return err
 	}
 	r.c.event(r.key, v4.EventNormal, "Restarting", fmt.Sprintf("instance %d: replacing %s (%s), restart %d", idx, cur.Metadata.Name, phase, plan.attempt))
-	r.attempts[idx] = restartInfo{attempt: plan.attempt}
+	recent := recentRestarts(cur, r.now)
+	if stormStarts(recent) {
+		r.c.record(stormEvent(r.key, cur, recent))
+	}
+	r.attempts[idx] = restartInfo{attempt: plan.attempt, recent: recent}
 	r.missing = append(r.missing, idx)
 	return nil
 }
@@ -138,7 +145,7 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 		Status: v4.TaskGroupStatus{Phase: v4.StatusStaging, Updated: r.now},
 	}
 	if a, ok := r.attempts[p.Index]; ok {
-		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled = a.attempt, r.now
+		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = a.attempt, r.now, a.recent
 	}
 	return tg
 }

@@ -49,6 +49,9 @@ func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
 	if seen && prev == phase || !seen && phase == v4.StatusStaging {
 		return
 	}
+	if !seen && tg.Status.Updated.Before(c.started) {
+		return // reported by the leader of the term in which it happened (no duplicate callbacks)
+	}
 	typ := v4.EventNormal
 	msg := fmt.Sprintf("instance %d (%s) on %s is %s", tg.Spec.Index, tg.Metadata.Name, tg.Spec.Node, phase)
 	if phase == v4.StatusFailed || phase == v4.StatusLost || phase == v4.StatusError {
@@ -59,7 +62,8 @@ func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
 	}
 	// The server records the task group's own event when its agent reports; this one is
 	// the application's view.
-	c.record(v4.Event{Type: typ, Reason: "Instance" + phase, Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name, Message: msg})
+	c.record(v4.Event{Type: typ, Reason: "Instance" + phase, Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name,
+		TaskGroup: tg.Metadata.Name, Node: tg.Spec.Node, Message: msg})
 }
 
 // event records an event about the application.

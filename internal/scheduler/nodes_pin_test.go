@@ -6,7 +6,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-func TestOnlyNodeAndAvoidNode(t *testing.T) {
+func TestNodeAndAvoidNode(t *testing.T) {
 	nodes := []*v4.Node{node("a"), node("b", capacity(0.5, 16000, 100000)), node("c")}
 	tests := []struct {
 		name        string
@@ -26,7 +26,7 @@ func TestOnlyNodeAndAvoidNode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := snapshotOf(nodes)
 			req := request(webApp, nil, 1)
-			req.OnlyNode, req.AvoidNode = tc.only, tc.avoid
+			req.Node, req.AvoidNode = tc.only, tc.avoid
 			res := s.Place(req, Options{})
 			if tc.wantNode != "" {
 				if len(res.Placements) != 1 || res.Placements[0].Node != tc.wantNode {

@@ -129,7 +129,7 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 	out := make([]*candidate, 0, len(nodes))
 	cs := make([]candidate, len(nodes)) // one allocation for all candidates
 	for i, n := range nodes {
-		if !st.req.allowsNode(n.name) {
+		if !st.wanted(n) {
 			continue
 		}
 		if ok, _ := checkNode(n); !ok {
@@ -145,6 +145,11 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 		out = append(out, &cs[i])
 	}
 	return out
+}
+
+// wanted reports whether the request may use the node at all (Request.Node).
+func (st *reqState) wanted(n *nodeState) bool {
+	return (st.req.Node == "" || st.req.Node == n.name) && st.req.AvoidNode != n.name
 }
 
 func (st *reqState) staticItemsOK(n *nodeState) bool {
@@ -291,8 +296,8 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 func (s *Snapshot) explain(st *reqState) *Reason {
 	c := reasonCounter{}
 	for _, n := range s.sortedNodes() {
-		if !st.req.allowsNode(n.name) { // only the nodes the request may use explain it
-			continue
+		if !st.wanted(n) {
+			continue // a request pinned to one node (or kept off one) is explained by the others
 		}
 		c.nodes++
 		if why := st.firstFailure(n); why != "" {
@@ -305,6 +310,9 @@ func (s *Snapshot) explain(st *reqState) *Reason {
 }
 
 func (st *reqState) firstFailure(n *nodeState) string {
+	if !st.wanted(n) {
+		return "not node " + st.req.Node
+	}
 	if ok, why := checkNode(n); !ok {
 		return why
 	}

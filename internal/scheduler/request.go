@@ -33,13 +33,16 @@ type Request struct {
 	RandomPorts []v4.AllocatedPort
 	// Strategy overrides Options.Strategy when set.
 	Strategy string
-	// OnlyNode, when set, is the one node the request may use; AvoidNode is a node it
-	// must not use. Moves set them by node name: hostnames may be shared by machines.
-	OnlyNode, AvoidNode string
+	// Node, when set, is the only node considered: a dependency pod must run on the node
+	// of its dependents, a move may name its target. Every other check still applies.
+	Node string
+	// AvoidNode is a node the request must not use: a move off a node. Both are node
+	// names, not hostnames, which machines may share.
+	AvoidNode string
 }
 
 // RequestFor builds the request that places the given instance indexes of an
-// application, process, deployment (with a template) or daemonset.
+// application, process, deployment (with a template), daemonset or dependency.
 func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	meta := obj.GetMeta()
 	req := &Request{
@@ -60,6 +63,8 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		tmpl, req.Constraint = o.Spec.Template, o.Constraint
 	case *v4.Daemonset:
 		tmpl, req.Constraint = &o.Spec.Template, oneper(o.Constraint)
+	case *v4.Dependency: // the dependency controller pins each pod to its node
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
 	default:
 		return nil, fmt.Errorf("%s objects are not placed", obj.GetKind())
 	}
@@ -171,9 +176,4 @@ func (r *Request) addResources(res *v4.Resources) error {
 		r.Resources.Extended[e.Name] += e.Value
 	}
 	return nil
-}
-
-// allowsNode applies OnlyNode and AvoidNode.
-func (r *Request) allowsNode(name string) bool {
-	return (r.OnlyNode == "" || r.OnlyNode == name) && r.AvoidNode != name
 }

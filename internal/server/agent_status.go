@@ -71,6 +71,9 @@ func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.T
 		}
 		if st.Phase != old && st.Phase != "" {
 			s.recordPhase(ctx, tg)
+			if st.Phase == v4.StatusRunning {
+				s.checkIPs(ctx, tg)
+			}
 		}
 		return tg, nil
 	}

@@ -178,6 +178,12 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	if kind == v4.KindDependency {
+		if err := s.checkDependencyDelete(ctx, r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	obj, err := s.store.Delete(ctx, kind, r.PathValue("ns"), r.PathValue("name"), rv)
 	if err != nil {
 		s.writeError(w, r, err)

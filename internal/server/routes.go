@@ -16,6 +16,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("DELETE /v1/namespaces/{ns}/{plural}/{name}", s.handleDelete)
 	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}/{name}/definition", s.handleDefinition)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/{plural}/{name}/scale", s.handleScale)
+	mux.HandleFunc("POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", s.handleRollout)
+	mux.HandleFunc("GET /v1/namespaces/{ns}/deployments/{name}/history", s.handleHistory)
 	mux.HandleFunc("GET /v1/{plural}", s.handleList)
 	mux.HandleFunc("GET /v1/nodes", s.handleNodeList)
 	mux.HandleFunc("POST /v1/nodes", s.handleNodeRegister)

@@ -1,0 +1,222 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// DependencyController runs dependency pods in the manner of Lain deployd: a pod of a
+// dependency starts on a node when the first task group that declares it lands there,
+// is shared by every dependent on that node (policy node) or by those of one namespace
+// (policy namespace), and is collected Options.DependencyGC after its last dependent went.
+//
+// Unlike deployd, which counted references up and down from add/remove events (so a lost
+// remove left a pod referenced forever), the reference count is recomputed from the live
+// task groups on every reconcile.
+type DependencyController struct {
+	store *store.Store
+	feed  *feed.Feed
+	opts  Options
+	log   *slog.Logger
+	queue *queue[depKey]
+	// pods reuses the application controller's graceful stop and delete of task groups.
+	pods *AppController
+	*recorder
+
+	// Only the queue's single worker touches what follows.
+	termStart time.Time
+	// unused holds, per dependency and pod, when the pod was first seen without dependents.
+	unused map[depKey]map[podKey]time.Time
+	// missing lists the event ids recorded for dependents of a dependency that does not
+	// exist, forgotten when it appears so that a later deletion is reported again.
+	missing map[depKey][]string
+}
+
+// NewDependencyController builds the controller; Run drives it.
+func NewDependencyController(st *store.Store, f *feed.Feed, opts Options) *DependencyController {
+	opts = opts.withDefaults()
+	log := opts.Logger.With("controller", "dependency")
+	rec := newRecorder(st, log)
+	return &DependencyController{store: st, feed: f, opts: opts, log: log, queue: newQueue[depKey](),
+		pods:     &AppController{store: st, feed: f, opts: opts, log: log, recorder: rec},
+		recorder: rec, unused: map[depKey]map[podKey]time.Time{}, missing: map[depKey][]string{}}
+}
+
+// Run watches dependencies and task groups and reconciles until ctx ends. The term starts
+// when Run is called: no pod is collected in the first DependencyGC after it.
+func (c *DependencyController) Run(ctx context.Context) error {
+	c.termStart = time.Now()
+	select {
+	case <-c.feed.Synced():
+	case <-ctx.Done():
+		return nil
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindDependency, c.enqueueDependency) })
+	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindTaskGroup, c.enqueueTaskGroup) })
+	wg.Go(func() { c.resync(ctx) })
+	for {
+		key, ok := c.queue.Get(ctx)
+		if !ok {
+			return nil
+		}
+		after, err := c.reconcile(ctx, key)
+		c.queue.Done(key)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			c.log.Warn("reconcile failed; retrying", "dependency", key.String(), "err", err)
+			c.queue.AddAfter(key, 2*time.Second)
+		case after > 0:
+			c.queue.AddAfter(key, after)
+		}
+	}
+}
+
+func (c *DependencyController) enqueueDependency(o v4.Object) {
+	m := o.GetMeta()
+	c.queue.Add(depKey{m.Namespace, m.Name})
+}
+
+// enqueueTaskGroup queues the owner of a dependency pod, or every dependency a dependent
+// declares.
+func (c *DependencyController) enqueueTaskGroup(o v4.Object) {
+	tg, ok := o.(*v4.TaskGroup)
+	if !ok {
+		return
+	}
+	if tg.Spec.Owner.Kind == v4.KindDependency {
+		c.queue.Add(depKey{tg.Metadata.Namespace, tg.Spec.Owner.Name})
+		return
+	}
+	for _, r := range refsOf(tg) {
+		c.queue.Add(r.dep)
+	}
+}
+
+// resync queues every dependency, and every one a task group names, periodically: a
+// safety net for missed events, and how missing dependencies are reported again.
+func (c *DependencyController) resync(ctx context.Context) {
+	t := time.NewTicker(resyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, k := range []v4.Kind{v4.KindDependency, v4.KindTaskGroup} {
+			objs, _, err := c.store.List(ctx, k, "")
+			if err != nil {
+				c.log.Warn("resync: list failed", "kind", k, "err", err)
+				continue
+			}
+			for _, o := range objs {
+				if k == v4.KindDependency {
+					c.enqueueDependency(o)
+				} else {
+					c.enqueueTaskGroup(o)
+				}
+			}
+		}
+	}
+}
+
+// reconcile brings one dependency's pods in line with its dependents and returns when to
+// look again.
+func (c *DependencyController) reconcile(ctx context.Context, key depKey) (time.Duration, error) {
+	var dep *v4.Dependency
+	obj, err := c.store.Get(ctx, v4.KindDependency, key.Namespace, key.Name)
+	switch {
+	case err == nil:
+		dep = obj.(*v4.Dependency)
+	case !errors.Is(err, store.ErrNotFound):
+		return 0, fmt.Errorf("get dependency %s: %w", key, err)
+	}
+	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, "")
+	if err != nil {
+		return 0, fmt.Errorf("list task groups for dependency %s: %w", key, err)
+	}
+	tgs := make([]*v4.TaskGroup, 0, len(objs))
+	for _, o := range objs {
+		tgs = append(tgs, o.(*v4.TaskGroup))
+	}
+	refs, owners := dependents(key, tgs)
+	c.reportMissing(key, dep, owners)
+	in := planInput{dep: dep, refs: refs, pods: podsOf(key, tgs), unused: c.unusedOf(key, dep),
+		now: time.Now(), termStart: c.termStart, gc: c.opts.DependencyGC}
+	r := &depPass{c: c, key: key, dep: dep, tgs: tgs, now: in.now, unused: map[podKey]time.Time{}}
+	for _, p := range planPods(in) {
+		if err := r.apply(ctx, p); err != nil {
+			return 0, err
+		}
+	}
+	c.unused[key] = r.unused
+	if dep == nil {
+		delete(c.unused, key)
+		return r.next, nil
+	}
+	if err := c.updateStatus(ctx, key, r.status()); err != nil {
+		return 0, err
+	}
+	return r.next, nil
+}
+
+// unusedOf returns the dependency's unused-since times. A new term starts from what the
+// last leader wrote in the status; the term guard still holds collections back.
+func (c *DependencyController) unusedOf(key depKey, dep *v4.Dependency) map[podKey]time.Time {
+	m := c.unused[key]
+	if m != nil {
+		return m
+	}
+	m = map[podKey]time.Time{}
+	if dep != nil {
+		for _, p := range dep.Status.Pods {
+			if !p.LastUsed.IsZero() && p.RefCount == 0 {
+				m[podKey{node: p.Node, scope: p.Scope}] = p.LastUsed
+			}
+		}
+	}
+	c.unused[key] = m
+	return m
+}
+
+// reportMissing warns the dependents of a dependency that does not exist: they run
+// without it (deployd's weak reference), which is not an error.
+func (c *DependencyController) reportMissing(key depKey, dep *v4.Dependency, owners []scheduler.AppKey) {
+	if dep != nil {
+		c.forget(c.missing[key]...)
+		delete(c.missing, key)
+		return
+	}
+	for _, o := range owners {
+		id := "missing/" + key.String() + "/" + o.String()
+		if _, seen := c.lookup(id); !seen {
+			c.missing[key] = append(c.missing[key], id)
+		}
+		c.recordOnce(id, "missing", v4.Event{Type: v4.EventWarning, Reason: "DependencyMissing", Kind: o.Kind, Namespace: o.Namespace, Name: o.Name,
+			Message: fmt.Sprintf("%s %s/%s declares dependency %s, which does not exist: it runs without it", o.Kind, o.Namespace, o.Name, key)})
+	}
+}
+
+// event records an event about the dependency.
+func (c *DependencyController) event(key depKey, typ, reason, msg string) {
+	c.record(v4.Event{Type: typ, Reason: reason, Kind: v4.KindDependency, Namespace: key.Namespace, Name: key.Name, Message: msg})
+}
+
+// eventOnce records an event about the dependency unless dedup was the last value
+// recorded for id.
+func (c *DependencyController) eventOnce(id, dedup string, key depKey, typ, reason, msg string) {
+	c.recordOnce(id, dedup, v4.Event{Type: typ, Reason: reason, Kind: v4.KindDependency, Namespace: key.Namespace, Name: key.Name, Message: msg})
+}

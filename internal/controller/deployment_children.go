@@ -1,0 +1,220 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Annotations on a deployment's applications.
+const (
+	// revisionAnnotation is the revision an application runs; hashAnnotation the
+	// v4.TemplateHash of its template.
+	revisionAnnotation = "berth.io/revision"
+	hashAnnotation     = "berth.io/template-hash"
+)
+
+// child is one application (or process) of a deployment, with its task groups.
+type child struct {
+	obj      v4.Object
+	w        *v4.Workload
+	revision int
+	hash     string
+	byIndex  map[int][]*v4.TaskGroup // oldest run first
+}
+
+func (ch *child) name() string { return ch.w.Metadata.Name }
+
+// ownerDeployment returns the deployment an application belongs to.
+func ownerDeployment(m *v4.ObjectMeta) (string, bool) {
+	return strings.CutPrefix(m.Annotations[v4.ControlledByAnnotation], "deployment/")
+}
+
+// children lists the deployment's applications and processes, oldest revision first.
+func (c *DeploymentController) children(ctx context.Context, key scheduler.AppKey) ([]*child, error) {
+	var out []*child
+	for _, kind := range appKinds {
+		objs, _, err := c.store.List(ctx, kind, key.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("list %s of deployment %s: %w", kind.Plural(), key, err)
+		}
+		for _, o := range objs {
+			m := o.GetMeta()
+			if owner, ok := ownerDeployment(m); !ok || owner != key.Name {
+				continue
+			}
+			rev, _ := strconv.Atoi(m.Annotations[revisionAnnotation])
+			out = append(out, &child{obj: o, w: workload(o), revision: rev, hash: m.Annotations[hashAnnotation], byIndex: map[int][]*v4.TaskGroup{}})
+		}
+	}
+	slices.SortFunc(out, func(a, b *child) int { return a.revision - b.revision })
+	return out, nil
+}
+
+// loadTaskGroups reads the task groups of the children in one list.
+func (c *DeploymentController) loadTaskGroups(ctx context.Context, ns string, children []*child) error {
+	if len(children) == 0 {
+		return nil
+	}
+	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, ns)
+	if err != nil {
+		return fmt.Errorf("list task groups of %s: %w", ns, err)
+	}
+	byName := map[string]*child{}
+	for _, ch := range children {
+		byName[string(ch.obj.GetKind())+"/"+ch.name()] = ch
+	}
+	for _, o := range objs {
+		tg := o.(*v4.TaskGroup)
+		if ch := byName[string(tg.Spec.Owner.Kind)+"/"+tg.Spec.Owner.Name]; ch != nil {
+			ch.byIndex[tg.Spec.Index] = append(ch.byIndex[tg.Spec.Index], tg)
+		}
+	}
+	for _, ch := range children {
+		for _, tgs := range ch.byIndex {
+			slices.SortFunc(tgs, func(a, b *v4.TaskGroup) int {
+				if a.Spec.ReschedTimes != b.Spec.ReschedTimes {
+					return a.Spec.ReschedTimes - b.Spec.ReschedTimes
+				}
+				return a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp)
+			})
+		}
+	}
+	return nil
+}
+
+// state is the child as the step arithmetic sees it: each wanted index is available when
+// its current run is Running and, with local health checks, healthy.
+func (ch *child) state() revision {
+	r := revision{desired: ch.w.Spec.Instance, available: make([]bool, ch.w.Spec.Instance)}
+	for i := range r.available {
+		tgs := ch.byIndex[i]
+		if len(tgs) == 0 {
+			continue
+		}
+		r.available[i] = available(tgs[len(tgs)-1])
+	}
+	return r
+}
+
+func available(tg *v4.TaskGroup) bool {
+	if tg.Status.Phase != v4.StatusRunning || tg.Spec.Desired == v4.DesiredStopped {
+		return false
+	}
+	if !hasLocalChecks(&tg.Spec.Template.Spec) {
+		return true
+	}
+	return tg.Status.Healthy != nil && *tg.Status.Healthy
+}
+
+// hasLocalChecks reports whether a task of the pod has a health check the agent runs.
+func hasLocalChecks(p *v4.PodSpec) bool {
+	local := func(hcs []v4.HealthCheck) bool {
+		return slices.ContainsFunc(hcs, func(h v4.HealthCheck) bool {
+			return h.Type == v4.CheckHTTP || h.Type == v4.CheckTCP || h.Type == v4.CheckCommand
+		})
+	}
+	for _, c := range p.Containers {
+		if local(c.HealthChecks) {
+			return true
+		}
+	}
+	for _, t := range p.Processes {
+		if local(t.HealthChecks) {
+			return true
+		}
+	}
+	return false
+}
+
+// failure describes an instance of the child that failed since the rollout's last step
+// ("" when none): Failed or Error, killed by its health checks, or already replaced
+// after such an end. A lost node is not the revision's fault and does not count.
+func (ch *child) failure(since time.Time) string {
+	for idx := range ch.w.Spec.Instance {
+		for _, tg := range ch.byIndex[idx] {
+			st := tg.Status
+			ended := st.FinishedAt.IsZero() || st.FinishedAt.After(since)
+			switch {
+			case (st.Phase == v4.StatusFailed || st.Phase == v4.StatusError || st.HealthKilled) && ended:
+				msg := fmt.Sprintf("instance %d of revision %d (%s) is %s", idx, ch.revision, tg.Metadata.Name, st.Phase)
+				if st.Message != "" {
+					msg += ": " + st.Message
+				}
+				return msg
+			case tg.Spec.ReschedTimes > 0 && tg.Spec.LastRescheduled.After(since):
+				return fmt.Sprintf("instance %d of revision %d was restarted after a failure (%s)", idx, ch.revision, tg.Metadata.Name)
+			}
+		}
+	}
+	return ""
+}
+
+// newChild builds the application (or process) of a revision of d.
+func newChild(d *v4.Deployment, rev int, hash string, instances int) v4.Object {
+	kind := v4.KindApplication
+	if len(d.Spec.Template.Spec.Processes) > 0 {
+		kind = v4.KindProcess
+	}
+	obj, _ := v4.New(kind) // both kinds are registered
+	w := workload(obj)
+	w.Metadata = v4.ObjectMeta{
+		Name: fmt.Sprintf("%s-v%d", d.Metadata.Name, rev), Namespace: d.Metadata.Namespace,
+		Annotations: map[string]string{
+			v4.ControlledByAnnotation: "deployment/" + d.Metadata.Name,
+			revisionAnnotation:        strconv.Itoa(rev),
+			hashAnnotation:            hash,
+		},
+	}
+	copyPolicies(d, w)
+	w.Spec = v4.WorkloadSpec{Instance: instances, Template: *d.Spec.Template}
+	return obj
+}
+
+// copyPolicies gives an application the deployment's labels and policies; it reports
+// whether anything changed.
+func copyPolicies(d *v4.Deployment, w *v4.Workload) bool {
+	changed := !maps.Equal(w.Metadata.Labels, d.Metadata.Labels) ||
+		!reflect.DeepEqual(w.RestartPolicy, d.RestartPolicy) || !reflect.DeepEqual(w.KillPolicy, d.KillPolicy) ||
+		!reflect.DeepEqual(w.Constraint, d.Constraint)
+	w.Metadata.Labels = maps.Clone(d.Metadata.Labels)
+	w.RestartPolicy, w.KillPolicy, w.Constraint = d.RestartPolicy, d.KillPolicy, d.Constraint
+	return changed
+}
+
+// setInstances writes a child's instance count (and the deployment's current policies).
+func (c *DeploymentController) setInstances(ctx context.Context, d *v4.Deployment, ch *child, n int) error {
+	changed := copyPolicies(d, ch.w)
+	if ch.w.Spec.Instance == n && !changed {
+		return nil
+	}
+	ch.w.Spec.Instance = n
+	// Written without a resourceVersion and without a status, so the application
+	// controller's status writes neither conflict with this one nor get overwritten
+	// (the store keeps the stored status); only berth changes these applications.
+	ch.w.Metadata.ResourceVersion, ch.w.Status = "", v4.WorkloadStatus{}
+	if err := c.store.Update(ctx, ch.obj, store.Raw{}); err != nil {
+		return fmt.Errorf("set %s %s/%s to %d instances: %w", ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), n, err)
+	}
+	return nil
+}
+
+// deleteChild deletes an application of the deployment; the application controller then
+// stops its instances gracefully.
+func (c *DeploymentController) deleteChild(ctx context.Context, ch *child) error {
+	_, err := c.store.Delete(ctx, ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), "")
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("delete %s %s/%s: %w", ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), err)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// NodeLifecycle declares nodes Lost when their agents stay silent past the TTL, and their
+// task groups Lost with them; the application controller then reschedules per
+// restartPolicy (Always reschedules Lost, OnFailure does not).
+//
+// BCS marked a task group Lost only after 720 s without a report, checked every 1200 s;
+// berth looks every quarter TTL. A leader that has just been elected waits one TTL before
+// it declares any loss: the heartbeats it reads may have been written while no server led
+// (or while this one was partitioned), and every live agent heartbeats within a TTL.
+//
+// A Lost node's agent may still run its pods (a partition). When it reconnects, the
+// heartbeat makes the node Ready again; the agent then stops the pods whose task groups
+// were replaced (deleted from the store) and reports the others, which turns them from
+// Lost back to Running.
+type NodeLifecycle struct {
+	store *store.Store
+	ttl   time.Duration
+	log   *slog.Logger
+	*recorder
+
+	// handled remembers, per node, the heartbeat time of the loss already acted on, so
+	// the task groups of a Lost node are scanned once per loss, not on every look.
+	handled map[string]time.Time
+}
+
+// NewNodeLifecycle builds the controller; Run drives it.
+func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
+	opts = opts.withDefaults()
+	log := opts.Logger.With("controller", "node-lifecycle")
+	return &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), handled: map[string]time.Time{}}
+}
+
+// Run checks the nodes every quarter TTL until ctx ends.
+func (c *NodeLifecycle) Run(ctx context.Context) error {
+	termStart := time.Now()
+	t := time.NewTicker(max(c.ttl/4, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			if now.Sub(termStart) < c.ttl {
+				continue // grace after the election
+			}
+			if err := c.check(ctx, now); err != nil && ctx.Err() == nil {
+				c.log.Warn("node check failed", "err", err)
+			}
+		}
+	}
+}
+
+// check marks silent nodes Lost and the task groups of Lost nodes Lost.
+func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
+	nodes, _, err := c.store.List(ctx, v4.KindNode, "")
+	if err != nil {
+		return fmt.Errorf("list nodes: %w", err)
+	}
+	var lost []*v4.Node
+	for _, o := range nodes {
+		n := o.(*v4.Node)
+		switch {
+		case n.Status.Phase == v4.NodeLost:
+		case now.Sub(n.Status.LastHeartbeat) > c.ttl:
+			if err := c.markLost(ctx, n, now); err != nil {
+				return err
+			}
+		default:
+			delete(c.handled, n.Metadata.Name)
+			continue
+		}
+		if n.Status.Phase == v4.NodeLost && !c.handled[n.Metadata.Name].Equal(n.Status.LastHeartbeat) {
+			lost = append(lost, n)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return c.loseTaskGroups(ctx, lost, now)
+}
+
+// markLost writes the node Lost unless a heartbeat got in first (the write is
+// conditional on the version read).
+func (c *NodeLifecycle) markLost(ctx context.Context, n *v4.Node, now time.Time) error {
+	silent := now.Sub(n.Status.LastHeartbeat).Round(time.Second)
+	n.Status.Phase = v4.NodeLost
+	err := c.store.Update(ctx, n, store.Raw{})
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		n.Status.Phase = "" // it changed meanwhile: look again next time
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark node %s lost: %w", n.Metadata.Name, err)
+	}
+	msg := fmt.Sprintf("node %s is lost: no heartbeat for %s (ttl %s)", n.Metadata.Name, silent, c.ttl)
+	if n.Status.LastHeartbeat.IsZero() {
+		msg = fmt.Sprintf("node %s is lost: its agent never sent a heartbeat (ttl %s)", n.Metadata.Name, c.ttl)
+	}
+	c.log.Warn("node lost", "node", n.Metadata.Name, "silent", silent)
+	c.record(v4.Event{Type: v4.EventWarning, Reason: "NodeLost", Kind: v4.KindNode, Name: n.Metadata.Name, Message: msg})
+	return nil
+}
+
+// loseTaskGroups marks every live task group bound to a lost node Lost.
+func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now time.Time) error {
+	byName := map[string]*v4.Node{}
+	for _, n := range lost {
+		byName[n.Metadata.Name] = n
+	}
+	tgs, _, err := c.store.List(ctx, v4.KindTaskGroup, "")
+	if err != nil {
+		return fmt.Errorf("list task groups: %w", err)
+	}
+	for _, o := range tgs {
+		tg := o.(*v4.TaskGroup)
+		n, ok := byName[tg.Spec.Node]
+		if !ok || v4.Terminal(tg.Status.Phase) || tg.Status.Phase == v4.StatusLost {
+			continue
+		}
+		if err := c.loseTaskGroup(ctx, tg, n, now); err != nil {
+			return err
+		}
+	}
+	for _, n := range lost {
+		c.handled[n.Metadata.Name] = n.Status.LastHeartbeat
+	}
+	return nil
+}
+
+// loseTaskGroup writes one task group Lost, conditional on the version read: a report
+// that arrived meanwhile (the agent is back) wins.
+func (c *NodeLifecycle) loseTaskGroup(ctx context.Context, tg *v4.TaskGroup, n *v4.Node, now time.Time) error {
+	st := &tg.Status
+	st.Phase = v4.StatusLost
+	st.Message = fmt.Sprintf("node %s is lost (no heartbeat since %s)", n.Metadata.Name, n.Status.LastHeartbeat.Format(time.RFC3339))
+	st.Updated = now.UTC()
+	for i := range st.Tasks {
+		if !v4.Terminal(st.Tasks[i].Status) {
+			st.Tasks[i].Status = v4.StatusLost
+		}
+	}
+	err := c.store.Update(ctx, tg, store.Raw{})
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mark task group %s lost: %w", tg.Metadata.Name, err)
+	}
+	c.log.Info("task group lost with its node", "taskgroup", tg.Metadata.Name, "node", n.Metadata.Name)
+	return nil
+}

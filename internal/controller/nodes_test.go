@@ -1,0 +1,128 @@
+package controller
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+// heartbeat sets a node's last heartbeat as the server's heartbeat handler does.
+func (e *env) heartbeat(name string, at time.Time) {
+	e.t.Helper()
+	o, err := testStore.Get(context.Background(), v4.KindNode, "", name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := o.(*v4.Node)
+	n.Status.Phase, n.Status.LastHeartbeat = v4.NodeReady, at
+	if err := testStore.Update(context.Background(), n, store.Raw{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) nodePhase(name string) string {
+	e.t.Helper()
+	o, err := testStore.Get(context.Background(), v4.KindNode, "", name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o.(*v4.Node).Status.Phase
+}
+
+func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
+	e := newEnv(t, "node-a", "node-b")
+	now := time.Now()
+	e.heartbeat("node-a", now)
+	e.heartbeat("node-b", now)
+	e.apply("always", 2, `{"policy":"Always"}`)
+	e.apply("onfail", 2, `{"policy":"OnFailure"}`)
+	e.eventually("4 task groups", func() bool { return len(e.taskGroups("always"))+len(e.taskGroups("onfail")) == 4 })
+	onA := map[string]string{} // task group -> owner, for those on node-a
+	for _, owner := range []string{"always", "onfail"} {
+		for _, tg := range e.taskGroups(owner) {
+			e.report(tg, v4.StatusRunning, now, time.Time{})
+			if tg.Spec.Node == "node-a" {
+				onA[tg.Metadata.Name] = owner
+			}
+		}
+	}
+	if len(onA) != 2 {
+		t.Fatalf("spread placement must put one instance of each on node-a, got %v", onA)
+	}
+
+	nl := NewNodeLifecycle(testStore, Options{NodeTTL: 10 * time.Second, Logger: storetest.QuietLogger()})
+	e.heartbeat("node-a", now.Add(-11*time.Second))
+	if err := nl.check(e.ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.nodePhase("node-a"); got != v4.NodeLost {
+		t.Fatalf("node-a silent 11 s with ttl 10 s: phase %q, want Lost", got)
+	}
+	if got := e.nodePhase("node-b"); got != v4.NodeReady {
+		t.Fatalf("node-b heartbeats: phase %q, want Ready", got)
+	}
+	evs, err := testStore.ListEvents(e.ctx, v4.EventFilter{Kind: v4.KindNode, Name: "node-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Reason != "NodeLost" || !strings.Contains(evs[0].Message, "no heartbeat for 11s") {
+		t.Fatalf("events of node-a: %+v", evs)
+	}
+
+	// Always replaces its lost instance on node-b; OnFailure leaves it Lost.
+	e.eventually("the Always instance replaced on node-b", func() bool {
+		for _, tg := range e.taskGroups("always") {
+			if tg.Spec.Node == "node-a" {
+				return false
+			}
+		}
+		return len(e.taskGroups("always")) == 2
+	})
+	for _, tg := range e.taskGroups("onfail") {
+		if _, ok := onA[tg.Metadata.Name]; ok {
+			if tg.Status.Phase != v4.StatusLost || !strings.Contains(tg.Status.Message, "node node-a is lost") {
+				t.Fatalf("OnFailure instance on the lost node: phase %q message %q", tg.Status.Phase, tg.Status.Message)
+			}
+			continue
+		}
+		if tg.Status.Phase != v4.StatusRunning {
+			t.Fatalf("instance %s on node-b: phase %q, want Running", tg.Metadata.Name, tg.Status.Phase)
+		}
+	}
+	e.eventually("onfail Abnormal with a lost instance", func() bool { return e.status("onfail").Phase == v4.AppAbnormal })
+
+	// The agent comes back: its heartbeat makes the node Ready, its report the instance Running.
+	e.heartbeat("node-a", time.Now())
+	if err := nl.check(e.ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range e.taskGroups("onfail") {
+		if _, ok := onA[tg.Metadata.Name]; ok {
+			e.report(tg, v4.StatusRunning, now, time.Time{})
+		}
+	}
+	e.eventually("onfail Running again", func() bool { return e.status("onfail").Phase == v4.AppRunning })
+	if got := e.nodePhase("node-a"); got != v4.NodeReady {
+		t.Fatalf("node-a after its heartbeat: %q", got)
+	}
+}
+
+func TestNewLeaderWaitsOneTTLBeforeDeclaringLoss(t *testing.T) {
+	e := newEnv(t, "node-a")
+	e.heartbeat("node-a", time.Now().Add(-time.Hour)) // stale: written before this term
+	nl := NewNodeLifecycle(testStore, Options{NodeTTL: 2 * time.Second, Logger: storetest.QuietLogger()})
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() { nl.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(time.Second) // half the grace: quarter-TTL ticks have run
+	if got := e.nodePhase("node-a"); got != v4.NodeReady {
+		t.Fatalf("inside the grace period: phase %q, want Ready", got)
+	}
+	e.eventually("node-a Lost after the grace", func() bool { return e.nodePhase("node-a") == v4.NodeLost })
+}

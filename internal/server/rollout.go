@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Rollout endpoints (docs/deployments.md): pause, resume and undo change the
+// deployment's stored state (status.paused, status.phase, spec.template); the deployment
+// controller acts on it, so they answer 202 with the rollout operation, if any.
+
+// handleRollout serves POST .../deployments/{name}/rollout/{pause|resume|undo}.
+func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
+	action := r.PathValue("action")
+	if action != "pause" && action != "resume" && action != "undo" {
+		s.writeError(w, r, errorf(http.StatusNotFound, "unknown rollout action %q (pause, resume or undo)", action))
+		return
+	}
+	to := 0
+	if v := r.URL.Query().Get("revision"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || action != "undo" {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "bad query parameter revision=%q", v).
+				withDetail("revision", "only undo takes a revision, a whole number of at least 1"))
+			return
+		}
+		to = n
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	switch action {
+	case "pause":
+		s.record(ctx, d, "RolloutPaused", "rollout paused")
+	case "resume":
+		s.record(ctx, d, "RolloutResumed", "rollout resumed")
+	case "undo":
+		s.record(ctx, d, "RolledBack", "rollout: "+op.Message)
+	}
+	writeAccepted(w, d, op)
+}
+
+// rollout writes the action into the deployment, retrying when the controller writes in
+// between (the write carries the resourceVersion it read). It returns the stored
+// deployment and the operation in progress.
+func (s *Server) rollout(ctx context.Context, ns, name, action string, to int) (*v4.Deployment, *v4.Operation, error) {
+	for range 5 {
+		obj, err := s.store.Get(ctx, v4.KindDeployment, ns, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		d := obj.(*v4.Deployment)
+		var op *v4.Operation
+		switch action {
+		case "pause":
+			d.Status.Paused = true
+		case "resume":
+			resume(d)
+		case "undo":
+			if op, err = s.beginUndo(ctx, d, to); err != nil {
+				return nil, nil, err
+			}
+		}
+		err = s.store.Update(ctx, d, store.Raw{}) // keeps the definition as the user sent it
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			if op != nil {
+				_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, ns, name, v4.OpUndo)
+			}
+			return nil, nil, err
+		}
+		if op == nil {
+			if op, err = s.store.Operation(ctx, v4.KindDeployment, ns, name); err != nil {
+				return nil, nil, err
+			}
+		}
+		return d, op, nil
+	}
+	return nil, nil, fmt.Errorf("%s the rollout of deployment %s/%s: %w", action, ns, name, store.ErrConflict)
+}
+
+// resume clears a pause and a suspension; the step deadline counts from now.
+func resume(d *v4.Deployment) {
+	d.Status.Paused = false
+	if d.Status.Phase == v4.DeploymentUpdateSuspend || d.Status.Phase == v4.DeploymentUpdatePaused {
+		d.Status.Phase = v4.DeploymentUpdating
+	}
+	d.Status.LastStep = time.Now().UTC()
+}
+
+// beginUndo sets spec.template to revision to's (0: the one before the current) and
+// begins the undo operation, which replaces a rollout in progress (BCS's cancel).
+func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int) (*v4.Operation, error) {
+	ns, name := d.Metadata.Namespace, d.Metadata.Name
+	if d.Spec.Template == nil {
+		return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no template to roll back", ns, name)
+	}
+	hist := d.Status.History
+	if to == 0 {
+		for _, h := range hist {
+			if h.Revision < d.Status.Revision && h.Revision > to {
+				to = h.Revision
+			}
+		}
+		if to == 0 {
+			return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no revision before %d to go back to", ns, name, d.Status.Revision).
+				withDetail("revision", "see `berth rollout history`")
+		}
+	}
+	i := slices.IndexFunc(hist, func(h v4.DeploymentRevision) bool { return h.Revision == to })
+	if i < 0 {
+		return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no revision %d", ns, name, to).
+			withDetail("revision", fmt.Sprintf("kept revisions: %v", revisionsOf(hist)))
+	}
+	if hist[i].Hash == v4.TemplateHash(d.Spec.Template) {
+		return nil, errorf(http.StatusBadRequest, "deployment %s/%s already has the template of revision %d", ns, name, to).
+			withDetail("revision", "pick another revision")
+	}
+	op := &v4.Operation{Type: v4.OpUndo, Kind: v4.KindDeployment, Name: ns + "/" + name,
+		Message: fmt.Sprintf("undo to the template of revision %d", to)}
+	if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpRollout, v4.OpUndo, v4.OpScale); err != nil {
+		return nil, err
+	}
+	tmpl := hist[i].Template
+	d.Spec.Template = &tmpl
+	resume(d)
+	return op, nil
+}
+
+func revisionsOf(hist []v4.DeploymentRevision) []int {
+	out := make([]int, len(hist))
+	for i, h := range hist {
+		out[i] = h.Revision
+	}
+	return out
+}
+
+// handleHistory serves GET .../deployments/{name}/history.
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	obj, err := s.store.Get(ctx, v4.KindDeployment, r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	d := obj.(*v4.Deployment)
+	h := v4.DeploymentHistory{Kind: "DeploymentHistory", Current: d.Status.Revision, Items: d.Status.History}
+	if h.Items == nil {
+		h.Items = []v4.DeploymentRevision{}
+	}
+	writeJSON(w, http.StatusOK, h)
+}
