@@ -24,6 +24,13 @@ func Default(obj Object) {
 		}
 		defaultStrategy(&o.Spec.Strategy)
 	case *Daemonset:
+		// A daemon is kept running on its node: Always unless the spec says otherwise.
+		if o.RestartPolicy == nil {
+			o.RestartPolicy = &RestartPolicy{}
+		}
+		if o.RestartPolicy.Policy == "" {
+			o.RestartPolicy.Policy = RestartAlways
+		}
 		o.RestartPolicy, o.KillPolicy = defaultPolicies(o.RestartPolicy, o.KillPolicy)
 		defaultConstraint(o.Constraint)
 		defaultPod(&o.Spec.Template.Spec, podKind(&o.Spec.Template.Spec))

@@ -91,3 +91,22 @@ func TestKinds(t *testing.T) {
 		t.Error("New(pod) must fail")
 	}
 }
+
+func TestDaemonsetRestartPolicyDefaultsToAlways(t *testing.T) {
+	for _, tt := range []struct {
+		in   *RestartPolicy
+		want string
+	}{
+		{nil, RestartAlways},
+		{&RestartPolicy{Interval: 3}, RestartAlways},
+		{&RestartPolicy{Policy: "never"}, RestartNever},
+		{&RestartPolicy{Policy: "OnFailure"}, RestartOnFailure},
+	} {
+		d := &Daemonset{TypeMeta: TypeMeta{"v4", KindDaemonset}, Metadata: ObjectMeta{Name: "d"}, RestartPolicy: tt.in,
+			Spec: DaemonsetSpec{Template: PodTemplate{Spec: PodSpec{Processes: []ProcessTask{{ProcName: "a", StartCmd: "./a"}}}}}}
+		Default(d)
+		if d.RestartPolicy.Policy != tt.want {
+			t.Errorf("%+v: policy %q, want %q", tt.in, d.RestartPolicy.Policy, tt.want)
+		}
+	}
+}

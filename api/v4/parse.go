@@ -127,10 +127,10 @@ func contentJSON(o Object) []byte {
 	m := o.GetMeta()
 	rv, ct := m.ResourceVersion, m.CreationTimestamp
 	m.ResourceVersion, m.CreationTimestamp = "", time.Time{}
-	var saved WorkloadStatus
-	if w := workloadOf(o); w != nil {
-		saved, w.Status = w.Status, WorkloadStatus{}
-		defer func() { w.Status = saved }()
+	if st := statusOf(o); st.IsValid() {
+		saved := reflect.ValueOf(st.Interface())
+		st.SetZero()
+		defer st.Set(saved)
 	}
 	if d, ok := o.(*Deployment); ok {
 		saved := d.Status
@@ -155,20 +155,23 @@ func contentJSON(o Object) []byte {
 	return b
 }
 
-// workloadOf returns the workload part of applications and processes, else nil.
-func workloadOf(o Object) *Workload {
+// statusOf returns the settable status of the kinds whose status berth's controllers
+// write (applications, processes, daemonsets), else the zero Value.
+func statusOf(o Object) reflect.Value {
 	switch w := o.(type) {
 	case *Application:
-		return &w.Workload
+		return reflect.ValueOf(&w.Status).Elem()
 	case *Process:
-		return &w.Workload
+		return reflect.ValueOf(&w.Status).Elem()
+	case *Daemonset:
+		return reflect.ValueOf(&w.Status).Elem()
 	}
-	return nil
+	return reflect.Value{}
 }
 
 func clearStatus(o Object) {
-	if w := workloadOf(o); w != nil {
-		w.Status = WorkloadStatus{}
+	if st := statusOf(o); st.IsValid() {
+		st.SetZero()
 	}
 	if d, ok := o.(*Deployment); ok {
 		d.Status = DeploymentStatus{}
@@ -184,9 +187,9 @@ func clearStatus(o Object) {
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
 // is cleared) brings none: status belongs to the controllers.
 func CarryStatus(updated, stored Object) {
-	u, s := workloadOf(updated), workloadOf(stored)
-	if u != nil && s != nil && u.Status == (WorkloadStatus{}) {
-		u.Status = s.Status
+	u, s := statusOf(updated), statusOf(stored)
+	if u.IsValid() && s.IsValid() && u.Type() == s.Type() && u.IsZero() {
+		u.Set(s)
 	}
 	ud, ok1 := updated.(*Deployment)
 	sd, ok2 := stored.(*Deployment)

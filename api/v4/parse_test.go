@@ -333,3 +333,29 @@ func TestStatusIsBerths(t *testing.T) {
 		t.Error("CarryStatus must not override a status the writer set")
 	}
 }
+
+func TestDaemonsetStatusIsBerths(t *testing.T) {
+	in := `{"apiVersion":"v4","kind":"daemonset","metadata":{"name":"a"},"status":{"phase":"Running","desired":3},
+	"spec":{"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`
+	docs, err := Parse([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs[0].Object.(*Daemonset)
+	if d.Status != (DaemonsetStatus{}) {
+		t.Errorf("submitted status must be dropped, got %+v", d.Status)
+	}
+	stored := *d
+	stored.Status = DaemonsetStatus{Phase: AppRunning, Desired: 2, Running: 2}
+	if !SameContent(d, &stored) || d.Status != (DaemonsetStatus{}) || stored.Status.Desired != 2 {
+		t.Error("status must not count as content, and SameContent must not change its arguments")
+	}
+	CarryStatus(d, &stored)
+	if d.Status.Desired != 2 {
+		t.Errorf("CarryStatus: %+v", d.Status)
+	}
+	CarryStatus(d, baseApp())
+	if d.Status.Desired != 2 {
+		t.Error("CarryStatus across kinds must do nothing")
+	}
+}

@@ -102,6 +102,24 @@ type Daemonset struct {
 	KillPolicy    *KillPolicy    `json:"killPolicy,omitempty"`
 	Constraint    *Constraint    `json:"constraint,omitempty"`
 	Spec          DaemonsetSpec  `json:"spec"`
+	// Status is written by berth's daemonset controller; what users send is ignored.
+	Status DaemonsetStatus `json:"status,omitzero"`
+}
+
+// DaemonsetStatus aggregates a daemonset's task groups, one per node.
+type DaemonsetStatus struct {
+	// Phase is the application phase vocabulary (Deploying, Running, Abnormal, ...).
+	Phase string `json:"phase,omitempty"`
+	// Desired counts the nodes that run or should run a task group; Current those that
+	// have one; Running those whose task group runs; UpToDate those whose task group
+	// runs the current template.
+	Desired  int    `json:"desired"`
+	Current  int    `json:"current"`
+	Running  int    `json:"running"`
+	UpToDate int    `json:"upToDate"`
+	Message  string `json:"message,omitempty"`
+	// Updated is when the phase or counts last changed.
+	Updated time.Time `json:"updated,omitzero"`
 }
 
 // GetMeta returns the object's metadata.

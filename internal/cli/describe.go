@@ -44,7 +44,7 @@ func newDescribeCommand(o *options) *cobra.Command {
 			}
 			d := &describer{w: o.out(), now: o.env.now()}
 			d.object(obj)
-			if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDependency {
+			if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
 				if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
 					d.taskGroups(tgs)
 				} else {
@@ -103,8 +103,7 @@ func (d *describer) object(obj v4.Object) {
 	case *v4.Deployment:
 		d.deployment(o)
 	case *v4.Daemonset:
-		d.policies(o.RestartPolicy, o.KillPolicy, o.Constraint)
-		d.template(&o.Spec.Template)
+		d.daemonset(o)
 	case *v4.Service:
 		d.service(o)
 	case *v4.ConfigMap:
@@ -161,6 +160,18 @@ func (d *describer) workload(w *v4.Workload) {
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
 	d.template(&w.Spec.Template)
+}
+
+func (d *describer) daemonset(ds *v4.Daemonset) {
+	if st := ds.Status; st.Phase != "" {
+		d.kv("Status", "%s (%d/%d nodes running)", st.Phase, st.Running, st.Desired)
+		d.kv("Nodes", "%d desired, %d current, %d running, %d up to date", st.Desired, st.Current, st.Running, st.UpToDate)
+		if st.Message != "" {
+			d.kv("Message", "%s", st.Message)
+		}
+	}
+	d.policies(ds.RestartPolicy, ds.KillPolicy, ds.Constraint)
+	d.template(&ds.Spec.Template)
 }
 
 func (d *describer) deployment(dep *v4.Deployment) {

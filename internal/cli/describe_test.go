@@ -94,3 +94,40 @@ func TestDescribeEventsUnavailable(t *testing.T) {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
+
+func TestDescribeDaemonset(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/ns-a/daemonsets/logs", 200, `{"apiVersion":"v4","kind":"daemonset",
+		"metadata":{"name":"logs","namespace":"ns-a","creationTimestamp":"2026-11-22T11:55:00Z"},
+		"restartPolicy":{"policy":"Always"},
+		"spec":{"template":{"spec":{"processes":[{"procName":"shipper","startCmd":"./ship"}]}}},
+		"status":{"phase":"Abnormal","desired":2,"current":2,"running":1,"upToDate":2,"message":"node node-2 is disabled"}}`)
+	api.json("GET /v1/namespaces/ns-a/taskgroups", 200, `{"kind":"List","items":[
+		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"1.logs.ns-a.berth.2","namespace":"ns-a"},
+		 "spec":{"owner":{"kind":"daemonset","name":"logs"},"index":1,"node":"node-2","template":{"spec":{}}},"status":{"phase":"Failed"}},
+		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"0.logs.ns-a.berth.1","namespace":"ns-a"},
+		 "spec":{"owner":{"kind":"daemonset","name":"logs"},"index":0,"node":"node-1","template":{"spec":{}}},"status":{"phase":"Running"}},
+		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"0.other.ns-a.berth.1","namespace":"ns-a"},
+		 "spec":{"owner":{"kind":"process","name":"logs"},"index":0,"node":"node-1","template":{"spec":{}}},"status":{"phase":"Running"}}]}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[
+		{"time":"2026-11-22T11:55:00Z","type":"Normal","reason":"Scheduled","kind":"daemonset","namespace":"ns-a","name":"logs","message":"node node-1: placed 0.logs.ns-a.berth.1"}]}`)
+	r := runCLI(t, url, "", "describe", "ds", "logs", "-n", "ns-a")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	for _, want := range []string{
+		"Status:           Abnormal (1/2 nodes running)\n",
+		"Nodes:            2 desired, 2 current, 1 running, 2 up to date\n",
+		"Message:          node node-2 is disabled\n",
+		"Task Groups:\n  0  0.logs.ns-a.berth.1  Running on node-1\n",
+		"  1  1.logs.ns-a.berth.2  Failed on node-2\n",
+		"Scheduled   node node-1: placed 0.logs.ns-a.berth.1\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "0.other") {
+		t.Error("a process's task group is not the daemonset's")
+	}
+}

@@ -27,6 +27,10 @@ func TestGetTables(t *testing.T) {
 	api.json("GET /v1/namespaces/defaultGroup/deployments", 200, `{"kind":"List","items":[
 		{"apiVersion":"v4","kind":"deployment","metadata":{"name":"d1","namespace":"defaultGroup","creationTimestamp":"2026-11-22T11:59:58Z"},
 		 "spec":{"instance":2,"strategy":{"type":"RollingUpdate"}}}]}`)
+	api.json("GET /v1/namespaces/defaultGroup/daemonsets", 200, `{"kind":"List","items":[
+		{"apiVersion":"v4","kind":"daemonset","metadata":{"name":"logs","namespace":"defaultGroup","creationTimestamp":"2026-11-22T11:00:00Z"},
+		 "spec":{"template":{"spec":{"processes":[{"procName":"shipper","startCmd":"./s"}]}}},
+		 "status":{"phase":"Deploying","desired":3,"current":3,"running":2,"upToDate":1}}]}`)
 
 	tests := []struct {
 		name string
@@ -58,6 +62,10 @@ func TestGetTables(t *testing.T) {
 		{"deployment", []string{"get", "deploy"}, `
 			NAME   STATUS   REVISION   UPDATED   AVAILABLE   STRATEGY        AGE
 			d1     <none>   <none>     0/2       0/2         RollingUpdate   2s
+			`},
+		{"daemonset", []string{"get", "ds"}, `
+			NAME   STATUS      DESIRED   RUNNING   UP-TO-DATE   TASKS     AGE
+			logs   Deploying   3         2         1            shipper   60m
 			`},
 		{"names", []string{"get", "procs", "-o", "name"}, `
 			process/gamesvc

@@ -55,12 +55,14 @@ func columnsFor(kind v4.Kind) kindColumns {
 			return []string{phase, rev, fmt.Sprintf("%d/%d", st.CurrentAvailable, n), fmt.Sprintf("%d/%d", st.Available, n), orNone(d.Spec.Strategy.Type)}
 		}}
 	case v4.KindDaemonset:
-		return kindColumns{[]string{"TASKS"}, func(o v4.Object) []string {
+		return kindColumns{[]string{"STATUS", "DESIRED", "RUNNING", "UP-TO-DATE", "TASKS"}, func(o v4.Object) []string {
 			d, _ := o.(*v4.Daemonset)
 			if d == nil {
-				return []string{""}
+				return []string{"", "", "", "", ""}
 			}
-			return []string{taskSummary(&d.Spec.Template.Spec)}
+			st := d.Status
+			return []string{orNone(st.Phase), strconv.Itoa(st.Desired), strconv.Itoa(st.Running), strconv.Itoa(st.UpToDate),
+				taskSummary(&d.Spec.Template.Spec)}
 		}}
 	case v4.KindService:
 		return kindColumns{[]string{"SELECTOR", "PORTS"}, func(o v4.Object) []string {

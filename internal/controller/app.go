@@ -1,11 +1,9 @@
 package controller
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -28,21 +26,16 @@ const (
 
 // AppController keeps applications and processes at their instance count.
 type AppController struct {
-	store *store.Store
-	feed  *feed.Feed
+	base
 	opts  Options
-	log   *slog.Logger
 	queue *queue[scheduler.AppKey]
-	*recorder
-	started time.Time // the term's start: phases reached before were reported already
 }
 
 // NewAppController builds the controller; Run drives it.
 func NewAppController(st *store.Store, f *feed.Feed, opts Options) *AppController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "application")
-	return &AppController{store: st, feed: f, opts: opts, log: log,
-		queue: newQueue[scheduler.AppKey](), recorder: newRecorder(st, log), started: time.Now()}
+	return &AppController{base: newBase(st, f, log), opts: opts, queue: newQueue[scheduler.AppKey]()}
 }
 
 // appKinds are the kinds this controller owns.
@@ -64,37 +57,8 @@ func (c *AppController) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
 	wg.Go(func() { c.resync(ctx) })
-	for {
-		key, ok := c.queue.Get(ctx)
-		if !ok {
-			return nil
-		}
-		after, err := c.reconcile(ctx, key)
-		c.queue.Done(key)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			c.log.Warn("reconcile failed; retrying", "app", key.String(), "err", err)
-			c.queue.AddAfter(key, 2*time.Second)
-		case after > 0:
-			c.queue.AddAfter(key, after)
-		}
-	}
-}
-
-// watchLoop feeds events of one kind to handle, watching again (from a fresh list) when
-// a watch ends, for instance after etcd compacted its history.
-func (c *AppController) watchLoop(ctx context.Context, kind v4.Kind, handle func(v4.Object)) {
-	for ctx.Err() == nil {
-		ch, err := c.store.Watch(ctx, kind, "", 0)
-		if err != nil {
-			c.log.Warn("watch failed; retrying", "kind", kind, "err", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		for ev := range ch {
-			handle(ev.Object)
-		}
-	}
+	work(ctx, c.queue, c.log, c.reconcile)
+	return nil
 }
 
 func (c *AppController) enqueueObject(o v4.Object) {
@@ -155,15 +119,7 @@ func (c *AppController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) 
 		}
 	}
 	for _, tgs := range out { // newest run of an index last
-		slices.SortFunc(tgs, func(a, b *v4.TaskGroup) int {
-			if a.Spec.ReschedTimes != b.Spec.ReschedTimes {
-				return a.Spec.ReschedTimes - b.Spec.ReschedTimes
-			}
-			if c := a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp); c != 0 {
-				return c
-			}
-			return cmp.Compare(placedStamp(a.Metadata.Name), placedStamp(b.Metadata.Name))
-		})
+		slices.SortFunc(tgs, byRun)
 	}
 	return out, nil
 }

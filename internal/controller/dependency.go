@@ -28,8 +28,8 @@ type DependencyController struct {
 	opts  Options
 	log   *slog.Logger
 	queue *queue[depKey]
-	// pods reuses the application controller's graceful stop and delete of task groups.
-	pods *AppController
+	// pods reuses the controllers' shared graceful stop and delete of task groups.
+	pods base
 	*recorder
 
 	// Only the queue's single worker touches what follows.
@@ -47,7 +47,7 @@ func NewDependencyController(st *store.Store, f *feed.Feed, opts Options) *Depen
 	log := opts.Logger.With("controller", "dependency")
 	rec := newRecorder(st, log)
 	return &DependencyController{store: st, feed: f, opts: opts, log: log, queue: newQueue[depKey](),
-		pods:     &AppController{store: st, feed: f, opts: opts, log: log, recorder: rec},
+		pods:     base{store: st, feed: f, log: log, recorder: rec, started: time.Now()},
 		recorder: rec, unused: map[depKey]map[podKey]time.Time{}, missing: map[depKey][]string{}}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -30,11 +29,8 @@ const (
 
 // DrainController drains the nodes annotated v4.DrainAnnotation.
 type DrainController struct {
-	store *store.Store
-	feed  *feed.Feed
-	log   *slog.Logger
+	base
 	queue *queue[string]
-	*recorder
 
 	mu       sync.Mutex
 	draining map[string]bool      // nodes with the annotation, from the node watch
@@ -45,7 +41,7 @@ type DrainController struct {
 func NewDrainController(st *store.Store, f *feed.Feed, opts Options) *DrainController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "drain")
-	return &DrainController{store: st, feed: f, log: log, queue: newQueue[string](), recorder: newRecorder(st, log),
+	return &DrainController{base: newBase(st, f, log), queue: newQueue[string](),
 		draining: map[string]bool{}, backoff: map[string]time.Time{}}
 }
 
@@ -60,8 +56,8 @@ func (c *DrainController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wg.Go(func() { watchKind(ctx, c.store, c.log, v4.KindNode, c.onNode) })
-	wg.Go(func() { watchKind(ctx, c.store, c.log, v4.KindTaskGroup, c.onTaskGroup) })
+	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, nil, c.onNode) })
+	wg.Go(func() { c.watchEvents(ctx, v4.KindTaskGroup, nil, c.onTaskGroup) })
 	for {
 		name, ok := c.queue.Get(ctx)
 		if !ok {
@@ -75,22 +71,6 @@ func (c *DrainController) Run(ctx context.Context) error {
 			c.queue.AddAfter(name, 2*time.Second)
 		case after > 0:
 			c.queue.AddAfter(name, after)
-		}
-	}
-}
-
-// watchKind feeds the events of one kind to handle, watching again from a fresh list
-// when a watch ends.
-func watchKind(ctx context.Context, st *store.Store, log *slog.Logger, kind v4.Kind, handle func(store.Event)) {
-	for ctx.Err() == nil {
-		ch, err := st.Watch(ctx, kind, "", 0)
-		if err != nil {
-			log.Warn("watch failed; retrying", "kind", kind, "err", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		for ev := range ch {
-			handle(ev)
 		}
 	}
 }

@@ -26,6 +26,14 @@ type env struct {
 
 func newEnv(t *testing.T, nodes ...string) *env {
 	t.Helper()
+	return startEnv(t, func(f *feed.Feed) runner {
+		return NewAppController(testStore, f, Options{Logger: storetest.QuietLogger()})
+	}, nodes...)
+}
+
+// startEnv registers the nodes, then runs a feed and the controller newController builds.
+func startEnv(t *testing.T, newController func(*feed.Feed) runner, nodes ...string) *env {
+	t.Helper()
 	storetest.Reset(t, testStore)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{t: t, ctx: ctx, feed: feed.New(testStore, storetest.QuietLogger())}
@@ -34,18 +42,22 @@ func newEnv(t *testing.T, nodes ...string) *env {
 	}
 	done := make(chan struct{}, 2)
 	go func() { e.feed.Run(ctx); done <- struct{}{} }()
-	c := NewAppController(testStore, e.feed, Options{Logger: storetest.QuietLogger()})
+	c := newController(e.feed)
 	go func() { c.Run(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return e
 }
 
-func (e *env) node(name string) {
+// node registers a ready node with 8 cpus, changed by changes after the defaults.
+func (e *env) node(name string, changes ...func(*v4.Node)) {
 	e.t.Helper()
 	n := &v4.Node{TypeMeta: v4.TypeMeta{APIVersion: "v4", Kind: v4.KindNode}, Metadata: v4.ObjectMeta{Name: name},
 		Spec:   v4.NodeSpec{Capacity: v4.NodeResources{CPU: 8, MemoryMB: 16000, DiskMB: 100000}},
 		Status: v4.NodeStatus{Phase: v4.NodeReady}}
 	v4.DefaultNode(n)
+	for _, c := range changes {
+		c(n)
+	}
 	if err := testStore.Create(context.Background(), n, store.Raw{}); err != nil {
 		e.t.Fatal(err)
 	}

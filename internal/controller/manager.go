@@ -109,6 +109,7 @@ type runner interface {
 func (m *Manager) controllers() map[string]runner {
 	return map[string]runner{
 		"application":    NewAppController(m.store, m.feed, m.opts),
+		"daemonset":      NewDaemonsetController(m.store, m.feed, m.opts),
 		"deployment":     NewDeploymentController(m.store, m.opts),
 		"node-lifecycle": NewNodeLifecycle(m.store, m.opts),
 		"dependency":     NewDependencyController(m.store, m.feed, m.opts),

@@ -2,14 +2,12 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // pass is one reconcile of one application.
@@ -111,9 +109,8 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	r.c.feed.With(func(s *scheduler.Snapshot) { res = s.Place(req, opts) })
 	for _, p := range res.Placements {
 		tg := r.newTaskGroup(req, p)
-		if err := r.c.store.Create(ctx, tg, store.Raw{}); err != nil {
-			r.c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
-			return fmt.Errorf("create task group %s: %w", tg.Metadata.Name, err)
+		if err := r.c.create(ctx, tg); err != nil {
+			return err
 		}
 		r.c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name))
 		r.phases = append(r.phases, v4.StatusStaging)
@@ -129,21 +126,7 @@ func (r *pass) placeMissing(ctx context.Context) error {
 }
 
 func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.TaskGroup {
-	grace := 1
-	if r.w.KillPolicy != nil && r.w.KillPolicy.GracePeriod > 1 {
-		grace = r.w.KillPolicy.GracePeriod
-	}
-	tg := &v4.TaskGroup{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
-		Metadata: v4.ObjectMeta{Name: p.Name, Namespace: r.key.Namespace, Labels: req.Labels},
-		Spec: v4.TaskGroupSpec{
-			Owner: v4.OwnerRef{Kind: r.key.Kind, Name: r.key.Name}, Index: p.Index, Node: p.Node,
-			Labels: req.Labels, Resources: p.Resources, Ports: p.Ports, Attributes: p.Attributes,
-			Template: r.w.Spec.Template, KillGracePeriod: grace, OwnerVersion: r.w.Metadata.ResourceVersion,
-			Desired: v4.DesiredRunning,
-		},
-		Status: v4.TaskGroupStatus{Phase: v4.StatusStaging, Updated: r.now},
-	}
+	tg := newTaskGroup(r.obj, r.w.KillPolicy, &r.w.Spec.Template, req, p, r.now)
 	if a, ok := r.attempts[p.Index]; ok {
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = a.attempt, r.now, a.recent
 	}
@@ -159,59 +142,4 @@ func (r *pass) status() v4.WorkloadStatus {
 		}
 	}
 	return st
-}
-
-// stopRequestedAnnotation records when a task group was asked to stop.
-const stopRequestedAnnotation = "berth.io/stop-requested"
-
-// removeAll stops task groups that still run (a deliberate kill through the agent) and
-// deletes those that ended, or that took too long to stop. It returns when to look again.
-func (c *AppController) removeAll(ctx context.Context, tgs []*v4.TaskGroup) time.Duration {
-	var next time.Duration
-	for _, tg := range tgs {
-		d, err := c.remove(ctx, tg)
-		if err != nil {
-			c.log.Warn("remove task group", "taskgroup", tg.Metadata.Name, "err", err)
-			d = 2 * time.Second
-		}
-		if d > 0 && (next == 0 || d < next) {
-			next = d
-		}
-	}
-	return next
-}
-
-func (c *AppController) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, error) {
-	phase := tg.Status.Phase
-	if v4.Terminal(phase) || phase == v4.StatusLost {
-		return 0, c.deleteTG(ctx, tg)
-	}
-	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
-	if tg.Spec.Desired != v4.DesiredStopped {
-		tg.Spec.Desired = v4.DesiredStopped
-		if tg.Metadata.Annotations == nil {
-			tg.Metadata.Annotations = map[string]string{}
-		}
-		tg.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
-		if err := c.store.Update(ctx, tg, store.Raw{}); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return 0, fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
-		}
-		return limit, nil
-	}
-	asked, _ := time.Parse(time.RFC3339, tg.Metadata.Annotations[stopRequestedAnnotation])
-	if phase == v4.StatusStaging || time.Since(asked) > limit {
-		return 0, c.deleteTG(ctx, tg) // never started, or its agent is not answering
-	}
-	return limit - time.Since(asked), nil
-}
-
-// deleteTG deletes a task group and drops it from the scheduler's snapshot at once, so the
-// replacement placed next does not count it.
-func (c *AppController) deleteTG(ctx context.Context, tg *v4.TaskGroup) error {
-	if _, err := c.store.Delete(ctx, v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name, ""); err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("delete task group %s: %w", tg.Metadata.Name, err)
-	}
-	c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
-	c.forget(tg.Metadata.Name, phaseKey(tg), "moved/"+tg.Metadata.Name, "movefailed/"+tg.Metadata.Name)
-	return nil
 }

@@ -42,7 +42,7 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 }
 
 // observe records an event when a task group's phase changed since last seen.
-func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
+func (c *base) observe(tg *v4.TaskGroup, phase string) {
 	key := phaseKey(tg)
 	prev, seen := c.lookup(key)
 	c.swap(key, phase)
@@ -67,12 +67,12 @@ func (c *AppController) observe(tg *v4.TaskGroup, phase string) {
 }
 
 // event records an event about the application.
-func (c *AppController) event(key scheduler.AppKey, typ, reason, msg string) {
+func (c *base) event(key scheduler.AppKey, typ, reason, msg string) {
 	c.record(v4.Event{Type: typ, Reason: reason, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name, Message: msg})
 }
 
 // eventOnce records an event unless the same dedup value was recorded for id already.
-func (c *AppController) eventOnce(id, dedup string, key scheduler.AppKey, typ, reason, msg string) {
+func (c *base) eventOnce(id, dedup string, key scheduler.AppKey, typ, reason, msg string) {
 	c.recordOnce(id, dedup, v4.Event{Type: typ, Reason: reason, Kind: key.Kind, Namespace: key.Namespace, Name: key.Name, Message: msg})
 }
 

@@ -21,6 +21,13 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	for _, d := range docs {
+		m := d.Object.GetMeta()
+		if err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	results, err := s.store.Apply(ctx, docs)
 	if err != nil {
 		s.writeError(w, r, err)

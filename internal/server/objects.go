@@ -155,6 +155,12 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	if name != "" {
+		if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), name); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -183,6 +189,10 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
+	}
+	if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), r.PathValue("name")); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	obj, err := s.store.Delete(ctx, kind, r.PathValue("ns"), r.PathValue("name"), rv)
 	if err != nil {

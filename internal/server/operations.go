@@ -49,6 +49,22 @@ func refuseControlled(obj v4.Object) error {
 	return nil
 }
 
+// refuseIfControlled answers 423 when the stored object ns/name is owned by a controller;
+// an object that does not exist yet is not.
+func (s *Server) refuseIfControlled(ctx context.Context, kind v4.Kind, ns, name string) error {
+	if kind != v4.KindApplication && kind != v4.KindProcess {
+		return nil // only deployments own objects, and those are applications or processes
+	}
+	obj, err := s.store.Get(ctx, kind, ns, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return refuseControlled(obj)
+}
+
 // scaleRequest is the body of POST .../{plural}/{name}/scale.
 type scaleRequest struct {
 	Instances *int `json:"instances"`

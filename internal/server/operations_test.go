@@ -75,3 +75,30 @@ func TestScaleRefusals(t *testing.T) {
 		})
 	}
 }
+
+func TestControlledObjectsRefuseDirectWrites(t *testing.T) {
+	base := newTestServer(t, Config{})
+	procs := base + "/v1/namespaces/ops/processes"
+	owned := strings.Replace(procJSON("ops", "child", 2), `"namespace":"ops"`,
+		`"namespace":"ops","annotations":{"berth.io/controlled-by":"deployment/web"}`, 1)
+	wantStatus(t, call(t, http.MethodPost, procs, owned), http.StatusCreated)
+	for _, tc := range []struct {
+		name, method, url, body string
+	}{
+		{"replace", http.MethodPut, procs + "/child", procJSON("ops", "child", 5)},
+		{"delete", http.MethodDelete, procs + "/child", ""},
+		{"apply", http.MethodPost, base + "/v1/apply", procJSON("ops", "child", 5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, tc.method, tc.url, tc.body)
+			wantStatus(t, r, http.StatusLocked)
+			if msg := decodeError(t, r).Message; !strings.Contains(msg, "controlled by deployment/web") {
+				t.Fatalf("message %q must name the owner", msg)
+			}
+		})
+	}
+	var p v4.Process
+	if err := json.Unmarshal(call(t, http.MethodGet, procs+"/child", "").body, &p); err != nil || p.Spec.Instance != 2 {
+		t.Fatalf("the refused writes changed the object: %+v (%v)", p.Spec, err)
+	}
+}

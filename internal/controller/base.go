@@ -1,0 +1,153 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// base is what the controllers that own task groups share: the store, the scheduler's
+// feed, a logger, an event recorder, and the task group writes they all make (create from
+// a placement, stop, delete).
+type base struct {
+	store *store.Store
+	feed  *feed.Feed
+	log   *slog.Logger
+	*recorder
+	started time.Time // the term's start: phases reached before were reported already
+}
+
+func newBase(st *store.Store, f *feed.Feed, log *slog.Logger) base {
+	return base{store: st, feed: f, log: log, recorder: newRecorder(st, log), started: time.Now()}
+}
+
+// watchLoop feeds events of one kind to handle, watching again (from a fresh list) when
+// a watch ends, for instance after etcd compacted its history. fresh, when set, is
+// called before each new watch's events.
+func (c *base) watchLoop(ctx context.Context, kind v4.Kind, handle func(v4.Object)) {
+	c.watchEvents(ctx, kind, nil, func(ev store.Event) { handle(ev.Object) })
+}
+
+// watchEvents is watchLoop with the event type; fresh, when not nil, runs before each
+// new watch (its first events list every object again).
+func (c *base) watchEvents(ctx context.Context, kind v4.Kind, fresh func(), handle func(store.Event)) {
+	for ctx.Err() == nil {
+		ch, err := c.store.Watch(ctx, kind, "", 0)
+		if err != nil {
+			c.log.Warn("watch failed; retrying", "kind", kind, "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		if fresh != nil {
+			fresh()
+		}
+		for ev := range ch {
+			handle(ev)
+		}
+	}
+}
+
+// newTaskGroup builds the task group of one placement of owner, running tmpl, bound to
+// its node and wanted Running.
+func newTaskGroup(owner v4.Object, kp *v4.KillPolicy, tmpl *v4.PodTemplate, req *scheduler.Request, p scheduler.Placement, now time.Time) *v4.TaskGroup {
+	grace := 1
+	if kp != nil && kp.GracePeriod > 1 {
+		grace = kp.GracePeriod
+	}
+	m := owner.GetMeta()
+	return &v4.TaskGroup{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Name: p.Name, Namespace: m.Namespace, Labels: req.Labels},
+		Spec: v4.TaskGroupSpec{
+			Owner: v4.OwnerRef{Kind: owner.GetKind(), Name: m.Name}, Index: p.Index, Node: p.Node,
+			Labels: req.Labels, Resources: p.Resources, Ports: p.Ports, Attributes: p.Attributes,
+			Template: *tmpl, KillGracePeriod: grace, OwnerVersion: m.ResourceVersion,
+			Desired: v4.DesiredRunning,
+		},
+		Status: v4.TaskGroupStatus{Phase: v4.StatusStaging, Updated: now},
+	}
+}
+
+// create writes a placed task group; on failure the placement is taken back from the
+// scheduler's snapshot.
+func (c *base) create(ctx context.Context, tg *v4.TaskGroup) error {
+	if err := c.store.Create(ctx, tg, store.Raw{}); err != nil {
+		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+		return fmt.Errorf("create task group %s: %w", tg.Metadata.Name, err)
+	}
+	return nil
+}
+
+// byRun orders runs of one instance oldest first: by restart count, then creation.
+func byRun(a, b *v4.TaskGroup) int {
+	if a.Spec.ReschedTimes != b.Spec.ReschedTimes {
+		return a.Spec.ReschedTimes - b.Spec.ReschedTimes
+	}
+	if c := a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp); c != 0 {
+		return c
+	}
+	return cmp.Compare(placedStamp(a.Metadata.Name), placedStamp(b.Metadata.Name)) // same second (move.go)
+}
+
+// stopRequestedAnnotation records when a task group was asked to stop.
+const stopRequestedAnnotation = "berth.io/stop-requested"
+
+// removeAll stops task groups that still run (a deliberate kill through the agent) and
+// deletes those that ended, or that took too long to stop. It returns when to look again.
+func (c *base) removeAll(ctx context.Context, tgs []*v4.TaskGroup) time.Duration {
+	var next time.Duration
+	for _, tg := range tgs {
+		d, err := c.remove(ctx, tg)
+		if err != nil {
+			c.log.Warn("remove task group", "taskgroup", tg.Metadata.Name, "err", err)
+			d = 2 * time.Second
+		}
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	return next
+}
+
+func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, error) {
+	phase := tg.Status.Phase
+	if v4.Terminal(phase) || phase == v4.StatusLost {
+		return 0, c.deleteTG(ctx, tg)
+	}
+	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
+	if tg.Spec.Desired != v4.DesiredStopped {
+		tg.Spec.Desired = v4.DesiredStopped
+		if tg.Metadata.Annotations == nil {
+			tg.Metadata.Annotations = map[string]string{}
+		}
+		tg.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
+		if err := c.store.Update(ctx, tg, store.Raw{}); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
+		}
+		return limit, nil
+	}
+	asked, _ := time.Parse(time.RFC3339, tg.Metadata.Annotations[stopRequestedAnnotation])
+	if phase == v4.StatusStaging || time.Since(asked) > limit {
+		return 0, c.deleteTG(ctx, tg) // never started, or its agent is not answering
+	}
+	return limit - time.Since(asked), nil
+}
+
+// deleteTG deletes a task group and drops it from the scheduler's snapshot at once, so the
+// replacement placed next does not count it.
+func (c *base) deleteTG(ctx context.Context, tg *v4.TaskGroup) error {
+	if _, err := c.store.Delete(ctx, v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name, ""); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("delete task group %s: %w", tg.Metadata.Name, err)
+	}
+	c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+	c.forget(tg.Metadata.Name, phaseKey(tg), "moved/"+tg.Metadata.Name, "movefailed/"+tg.Metadata.Name)
+	return nil
+}

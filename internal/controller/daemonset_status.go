@@ -1,0 +1,41 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// updateStatus writes the daemonset's status when it changed, retrying on conflicts with
+// users' writes.
+func (c *DaemonsetController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.DaemonsetStatus) error {
+	for range 5 {
+		ds, err := store.Typed[*v4.Daemonset](c.store, v4.KindDaemonset).Get(ctx, key.Namespace, key.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		old := ds.Status
+		old.Updated = time.Time{}
+		if old == st {
+			return nil
+		}
+		if ds.Status.Phase != st.Phase {
+			c.event(key, v4.EventNormal, "Status", fmt.Sprintf("daemonset %s/%s is %s (%d/%d nodes running)", key.Namespace, key.Name, st.Phase, st.Running, st.Desired))
+		}
+		st.Updated = time.Now().UTC()
+		ds.Status = st
+		err = c.store.Update(ctx, ds, store.Raw{})
+		if !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+	return fmt.Errorf("update status of %s: too many concurrent writes", key)
+}
