@@ -49,7 +49,7 @@ func TestContainerOOMAndCpuset(t *testing.T) {
 func TestBadContainersFailWithTheirReason(t *testing.T) {
 	requireDocker(t)
 	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-bad", "32800-32899")
+	startDockerAgent(t, s, "dk-bad", "28800-28899")
 	s.cleanupApps("e2e")
 	nproc := strconv.Itoa(numCPU())
 	cases := []struct {
@@ -95,7 +95,7 @@ func TestBadContainersFailWithTheirReason(t *testing.T) {
 
 	// A daemon that does not answer (an agent pointed at a socket with no dockerd).
 	s2 := startServer(t, t.TempDir())
-	startDockerAgent(t, s2, "dk-nodaemon", "32900-32999", "--docker-host", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
+	startDockerAgent(t, s2, "dk-nodaemon", "28900-28999", "--docker-host", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
 	s2.cleanupApps("e2e")
 	s2.applySpec(t, appSpec{name: "nodaemon", ns: "e2e", containers: []string{container("c", "exec sleep 100000", "")}}.json())
 	tg := s2.failedWith(t, "e2e", "nodaemon")
@@ -141,7 +141,7 @@ func TestContainerCNIPod(t *testing.T) {
 		os.RemoveAll(filepath.Join("/var/lib/cni/networks", network))
 	})
 	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-cni", "33000-33099", "--cni-conf-dir", confDir)
+	startDockerAgent(t, s, "dk-cni", "29000-29099", "--cni-conf-dir", confDir)
 	s.cleanupApps("e2e")
 	s.applySpec(t, appSpec{name: "cnipod", ns: "e2e", netType: "cni", containers: []string{
 		webContainer("web", "8080", `,"ports":[{"name":"http","containerPort":8080,"hostPort":0,"protocol":"http"}]`),

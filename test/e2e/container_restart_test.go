@@ -30,7 +30,7 @@ func containerIDs(tg *v4.TaskGroup) []string {
 func TestContainerPodsSurviveAgentAndDockerdRestarts(t *testing.T) {
 	requireDocker(t)
 	s := startServer(t, t.TempDir())
-	a := startDockerAgent(t, s, "dk-restart", "33100-33199")
+	a := startDockerAgent(t, s, "dk-restart", "29100-29199")
 	s.cleanupApps("e2e")
 	s.applySpec(t, appSpec{name: "keep", ns: "e2e", instances: 2, restart: `{"policy":"OnFailure","interval":1}`, containers: []string{
 		container("web", "exec sleep 100000", ""),

@@ -51,7 +51,7 @@ func TestDaemonsetFollowsNodes(t *testing.T) {
 	// Port ranges start odd: 47xxx lies in the kernel's ephemeral range, where connect()
 	// prefers even ports, and an agent's own keep-alive connection (the package download)
 	// on the first port of its range would keep the pod from binding it.
-	startAgent(t, s, "node-a", "47101-47199")
+	startAgent(t, s, "node-a", "27101-27199")
 	s.cleanupDaemonset("e2e-ds", "shipper")
 	spec := webSpec{name: "shipper", ns: "e2e-ds", uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
 		restart: `{"policy":"Always","interval":1}`}
@@ -62,7 +62,7 @@ func TestDaemonsetFollowsNodes(t *testing.T) {
 	}
 
 	// A second agent joins: its task group runs within seconds of the registration.
-	b := startAgent(t, s, "node-b", "47201-47299")
+	b := startAgent(t, s, "node-b", "27201-27299")
 	var node v4.Node
 	if err := json.Unmarshal([]byte(s.mustBerth("get", "node", "node-b", "-o", "json")), &node); err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 	s := startBerth(t, t.TempDir(), "server", "--join-token", joinToken, "--dependency-gc", gc.String())
 	pkgs := packageServer(t)
 	const node = "dep-node"
-	startAgent(t, s, node, "42100-42199")
+	startAgent(t, s, node, "22100-22199")
 	for _, ns := range []string{"dep-a", "dep-b", "dep-c"} {
 		s.cleanupProcesses(ns)
 	}

@@ -108,9 +108,9 @@ func TestDeploymentRollingUpdateAndUndo(t *testing.T) {
 	requireRoot(t)
 	s := startServer(t, t.TempDir())
 	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "44100-44199")
-	startAgent(t, s, "node-b", "44200-44299")
-	startAgent(t, s, "node-c", "44300-44399")
+	startAgent(t, s, "node-a", "24100-24199")
+	startAgent(t, s, "node-b", "24200-24299")
+	startAgent(t, s, "node-c", "24300-24399")
 	const ns = "e2e-deploy"
 	s.cleanupDeployments(ns)
 	check := func(path string) string {

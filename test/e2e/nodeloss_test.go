@@ -19,8 +19,8 @@ func TestLostNodeIsReplacedAndItsStaleCopiesStopped(t *testing.T) {
 	const ttl = 3 * time.Second
 	s := startBerth(t, t.TempDir(), "server", "--join-token", joinToken, "--node-ttl", ttl.String())
 	pkgs := packageServer(t)
-	a := startAgent(t, s, "lost-a", "46000-46199")
-	b := startAgent(t, s, "lost-b", "46200-46399")
+	a := startAgent(t, s, "lost-a", "26000-26199")
+	b := startAgent(t, s, "lost-b", "26200-26399")
 	const ns = "nodeloss"
 	s.cleanupProcesses(ns)
 	uri := pkgs.URL + "/web-demo.tar.gz"

@@ -95,7 +95,7 @@ func TestNotifyCallbacksForCrashLoopAndNodeLoss(t *testing.T) {
 	s := startBerth(t, t.TempDir(), "server", "--join-token", joinToken, "--node-ttl", ttl.String())
 	pkgs := packageServer(t)
 	cb := newCallbackServer(t, 2)
-	agent := startAgent(t, s, "notify-a", "43000-43099")
+	agent := startAgent(t, s, "notify-a", "23000-23099")
 	const ns = "notify"
 	s.cleanupProcesses(ns)
 

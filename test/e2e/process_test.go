@@ -124,7 +124,7 @@ func TestProcessApplicationRunsHealthy(t *testing.T) {
 	startAgent(t, s, "node-c", "32300-32399")
 	s.cleanupProcesses("e2e")
 	spec := webSpec{name: "web", ns: "e2e", instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
-		extraPorts: `,{"name":"admin","hostPort":39123,"protocol":"tcp"}`,
+		extraPorts: `,{"name":"admin","hostPort":29323,"protocol":"tcp"}`,
 		health:     `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gracePeriodSeconds":5,"consecutiveFailures":3,"http":{"portName":"http","path":"/healthz"}}]`}
 	s.applySpec(t, spec.json())
 	tgs := s.running(t, "e2e", "web", 3)
@@ -144,7 +144,7 @@ func TestProcessApplicationRunsHealthy(t *testing.T) {
 			t.Fatalf("instance %d: GET /env: %d %v", tg.Spec.Index, code, err)
 		}
 		want := []string{
-			"PORT_http=" + strconv.Itoa(httpPort), "PORT_admin=39123", "BCS_NODE_IP=127.0.0.1", "BCS_POD_ID=" + tg.Metadata.Name,
+			"PORT_http=" + strconv.Itoa(httpPort), "PORT_admin=29323", "BCS_NODE_IP=127.0.0.1", "BCS_POD_ID=" + tg.Metadata.Name,
 			"GREETING=hi from web." + strconv.Itoa(tg.Spec.Index) + " on 127.0.0.1",
 			filepath.Join("/pods", "e2e."+tg.Metadata.Name, "work", "e2e.web."+strconv.Itoa(tg.Spec.Index)) + "\n", // WORK=${workPath}
 		}
@@ -155,7 +155,7 @@ func TestProcessApplicationRunsHealthy(t *testing.T) {
 		}
 	}
 	if len(nodes) != 3 {
-		t.Errorf("the fixed port 39123 allows one instance per node: got nodes %v", nodes)
+		t.Errorf("the fixed port 29323 allows one instance per node: got nodes %v", nodes)
 	}
 	waitUntil(t, 30*time.Second, "all healthy and the process Running", func() bool {
 		for _, tg := range s.taskGroups("e2e", "web") {
