@@ -29,8 +29,8 @@ func TestDrainKeepsTheServiceUp(t *testing.T) {
 	requireRoot(t)
 	s := startServer(t, t.TempDir())
 	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "45100-45199")
-	startAgent(t, s, "node-b", "45200-45299")
+	startAgent(t, s, "node-a", "25100-25199")
+	startAgent(t, s, "node-b", "25200-25299")
 	s.cleanupProcesses("drain")
 	t.Cleanup(func() { s.berth("", "maintenance", "off") }) // or the cleanup's deletes are refused
 	uri := pkgs.URL + "/web-demo.tar.gz"
