@@ -25,6 +25,9 @@ type Operation struct {
 	Started time.Time `json:"started"`
 	// Message says what the operation does ("scale from 3 to 5").
 	Message string `json:"message,omitempty"`
+	// Target names the part of the object the operation is about: the task group a
+	// move moves.
+	Target string `json:"target,omitempty"`
 }
 
 // Accepted is the answer to a request that started an operation (HTTP 202): the object as

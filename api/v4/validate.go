@@ -114,6 +114,9 @@ func validateMeta(path string, kind Kind, m *ObjectMeta, errs *FieldErrors) {
 	if v, ok := m.Annotations[PlacementAnnotation]; ok {
 		oneOf(joinKey(path+".annotations", PlacementAnnotation), v, errs, "spread", "binpack")
 	}
+	if v, ok := m.Annotations[StatefulAnnotation]; ok {
+		oneOf(joinKey(path+".annotations", StatefulAnnotation), v, errs, "true", "false")
+	}
 }
 
 // PlacementAnnotation chooses how the scheduler scores nodes for one application:

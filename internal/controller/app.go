@@ -140,6 +140,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			all = append(all, tgs...)
 		}
 		c.endOperation(ctx, key, v4.OpScale)
+		c.endOperation(ctx, key, v4.OpMove)
 		return c.removeAll(ctx, all), nil
 	}
 	w := workload(obj)
@@ -151,9 +152,10 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			r.wake(c.removeAll(ctx, tgs))
 			continue
 		}
-		cur := tgs[len(tgs)-1]
-		r.wake(c.removeAll(ctx, tgs[:len(tgs)-1])) // older runs of the index
-		if err := r.instance(ctx, idx, cur); err != nil {
+		rs := splitRuns(tgs)
+		r.wake(c.removeAll(ctx, rs.old)) // older runs of the index
+		r.handleMove(ctx, rs)
+		if err := r.instance(ctx, idx, rs.cur); err != nil {
 			return 0, err
 		}
 	}
@@ -165,6 +167,9 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := r.placeMissing(ctx); err != nil {
 		return 0, err
 	}
+	if err := r.placeMoves(ctx); err != nil {
+		return 0, err
+	}
 	st := r.status()
 	if err := c.updateStatus(ctx, key, st); err != nil {
 		return 0, err
@@ -172,6 +177,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if st.Running == w.Spec.Instance && !r.surplus {
 		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}
+	c.endMove(ctx, key, byIndex, r.now)
 	return r.next, nil
 }
 

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,7 +91,10 @@ func byRun(a, b *v4.TaskGroup) int {
 	if a.Spec.ReschedTimes != b.Spec.ReschedTimes {
 		return a.Spec.ReschedTimes - b.Spec.ReschedTimes
 	}
-	return a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp)
+	if c := a.Metadata.CreationTimestamp.Compare(b.Metadata.CreationTimestamp); c != 0 {
+		return c
+	}
+	return cmp.Compare(placedStamp(a.Metadata.Name), placedStamp(b.Metadata.Name)) // same second (move.go)
 }
 
 // stopRequestedAnnotation records when a task group was asked to stop.
@@ -144,6 +148,6 @@ func (c *base) deleteTG(ctx context.Context, tg *v4.TaskGroup) error {
 		return fmt.Errorf("delete task group %s: %w", tg.Metadata.Name, err)
 	}
 	c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
-	c.forget(tg.Metadata.Name, phaseKey(tg))
+	c.forget(tg.Metadata.Name, phaseKey(tg), "moved/"+tg.Metadata.Name, "movefailed/"+tg.Metadata.Name)
 	return nil
 }

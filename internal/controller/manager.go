@@ -122,6 +122,7 @@ func (m *Manager) controllers() map[string]runner {
 		"node-lifecycle": NewNodeLifecycle(m.store, m.opts),
 		"dependency":     NewDependencyController(m.store, m.feed, m.opts),
 		"notify":         NewNotifyController(m.store, m.opts),
+		"drain":          NewDrainController(m.store, m.feed, m.opts),
 	}
 }
 

@@ -18,6 +18,7 @@ type pass struct {
 	w        *v4.Workload
 	now      time.Time
 	missing  []int               // indexes to place now
+	moves    []moveReq           // moves to start now (move.go)
 	attempts map[int]restartInfo // replacements: their reschedTimes
 	next     time.Duration       // when to look again (0: only on events)
 	phases   []string            // current phase of every wanted index
@@ -68,6 +69,14 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		r.c.eventOnce(cur.Metadata.Name, "BackOff", r.key, v4.EventNormal, "BackOff",
 			fmt.Sprintf("instance %d (%s) is %s; restarting in %s (restart %d)", idx, cur.Metadata.Name, phase, wait.Round(time.Second), plan.attempt))
 		r.wake(wait)
+		return nil
+	}
+	if e, on := r.c.store.InMaintenance(ctx); on {
+		r.phases = append(r.phases, phase)
+		r.c.eventOnce(cur.Metadata.Name, "RestartHeld", r.key, v4.EventWarning, "RestartHeld",
+			fmt.Sprintf("instance %d (%s) is %s and is not restarted while the engine is in maintenance (%s); `berth maintenance off` resumes restarts",
+				idx, cur.Metadata.Name, phase, maintenanceReason(e)))
+		r.wake(maintenanceRecheck)
 		return nil
 	}
 	if err := r.c.deleteTG(ctx, cur); err != nil {

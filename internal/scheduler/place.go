@@ -148,7 +148,9 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 }
 
 // wanted reports whether the request may use the node at all (Request.Node).
-func (st *reqState) wanted(n *nodeState) bool { return st.req.Node == "" || st.req.Node == n.name }
+func (st *reqState) wanted(n *nodeState) bool {
+	return (st.req.Node == "" || st.req.Node == n.name) && st.req.AvoidNode != n.name
+}
 
 func (st *reqState) staticItemsOK(n *nodeState) bool {
 	for _, it := range st.items {
@@ -295,7 +297,7 @@ func (s *Snapshot) explain(st *reqState) *Reason {
 	c := reasonCounter{}
 	for _, n := range s.sortedNodes() {
 		if !st.wanted(n) {
-			continue // a request pinned to one node is explained by that node alone
+			continue // a request pinned to one node (or kept off one) is explained by the others
 		}
 		c.nodes++
 		if why := st.firstFailure(n); why != "" {

@@ -34,8 +34,11 @@ type Request struct {
 	// Strategy overrides Options.Strategy when set.
 	Strategy string
 	// Node, when set, is the only node considered: a dependency pod must run on the node
-	// of its dependents. Every other check still applies.
+	// of its dependents, a move may name its target. Every other check still applies.
 	Node string
+	// AvoidNode is a node the request must not use: a move off a node. Both are node
+	// names, not hostnames, which machines may share.
+	AvoidNode string
 }
 
 // RequestFor builds the request that places the given instance indexes of an

@@ -70,7 +70,7 @@ func New(cfg Config, st *store.Store) *Server {
 	}
 	s.metrics = newMetrics(st)
 	s.mux = s.routes()
-	s.handler = s.instrument(s.mux)
+	s.handler = s.instrument(s.maintenanceGuard(s.mux))
 	return s
 }
 

@@ -37,6 +37,7 @@ type Store struct {
 	member *memberRecord // the embedded member's identity; nil unless started with Config.Member
 	log    *slog.Logger
 	events eventLease
+	engine engineCache // maintenance mode, read often (engine.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 }

@@ -1,0 +1,55 @@
+package v4
+
+import "time"
+
+// Moves and drains (docs/maintenance.md). A move of one instance is asked by annotating
+// its task group; the application controller places a replacement of the same index,
+// waits for it to run (and pass its health checks), then stops the old one.
+const (
+	// MoveToAnnotation on a task group asks for it to be moved: a node name pins the
+	// replacement there, MoveAnywhere lets the scheduler pick any node but the current one.
+	MoveToAnnotation = "berth.io/move-to"
+	// MovedFromAnnotation on a replacement names the task group it replaces.
+	MovedFromAnnotation = "berth.io/moved-from"
+	// MoveFailedAnnotation on a task group says why its last move failed (the
+	// replacement could not be placed or ended before it was ready).
+	MoveFailedAnnotation = "berth.io/move-failed"
+	// MoveAnywhere is the MoveToAnnotation value for "any node but this one".
+	MoveAnywhere = "*"
+	// StatefulAnnotation "true" on an application or process keeps its instances where
+	// they are: moves and drains leave them unless forced.
+	StatefulAnnotation = "berth.io/stateful"
+)
+
+// Stateful reports whether meta marks a workload stateful.
+func Stateful(meta *ObjectMeta) bool { return meta.Annotations[StatefulAnnotation] == "true" }
+
+// MoveRequest is the body of POST .../taskgroups/{name}/move.
+type MoveRequest struct {
+	// Node is the target node; empty means any node but the current one.
+	Node string `json:"node,omitempty"`
+	// Force moves the instance of a stateful workload too.
+	Force bool `json:"force,omitempty"`
+}
+
+// Engine is the cluster-wide engine state (GET/PUT /v1/engine).
+type Engine struct {
+	// Maintenance on: the server refuses writes (423) and the controllers restart
+	// nothing, so operators can work on the cluster without berth reacting to it.
+	Maintenance bool   `json:"maintenance"`
+	Reason      string `json:"reason,omitempty"`
+	// Since is when maintenance was last turned on or off.
+	Since time.Time `json:"since,omitzero"`
+}
+
+// MaxEngineReason bounds Engine.Reason.
+const MaxEngineReason = 512
+
+// DrainAnnotation on a node records a drain in progress (POST /v1/nodes/{name}/drain):
+// DrainNormal, or DrainForce to move stateful instances too. The drain controller removes
+// it when the drain ends; it lives in the store so a new leader carries the drain on.
+const (
+	DrainAnnotation = "berth.io/drain"
+	DrainNormal     = "true"
+	DrainForce      = "force"
+)
