@@ -37,11 +37,11 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"server"}, "--data-dir"},
 		{[]string{"dev", "--log-level", "loud", "--data-dir", "DIR"}, "--log-level"},
 		{[]string{"server", "--etcd-endpoints", "http://127.0.0.1:1", "--join", "http://127.0.0.1:2"}, "for the embedded etcd"},
-		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:41901", "--etcd-client-listen", "127.0.0.1:41902",
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901", "--etcd-client-listen", "127.0.0.1:21902",
 			"--join", "http://127.0.0.1:2"}, "--join needs the cluster's join token"},
 		{[]string{"server", "--data-dir", "DIR", "--join", "http://127.0.0.1:2", "--join-token", "t"}, "needs --etcd-peer-listen and --etcd-client-listen"},
-		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "0.0.0.0:41901", "--etcd-client-listen", "127.0.0.1:41902"}, "not an unspecified one"},
-		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:41901"}, "go together"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "0.0.0.0:21901", "--etcd-client-listen", "127.0.0.1:21902"}, "not an unspecified one"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901"}, "go together"},
 	}
 	for _, tt := range tests {
 		args := tt.args
@@ -64,7 +64,7 @@ func TestJoinClusterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = joinCluster(context.Background(), dead, "s2", "http://127.0.0.1:41903", time.Second, slog.New(slog.DiscardHandler))
+	_, err = joinCluster(context.Background(), dead, "s2", "http://127.0.0.1:21903", time.Second, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "no answer from the server to join at http://127.0.0.1:1") {
 		t.Errorf("unreachable: %v", err)
 	}
@@ -74,12 +74,12 @@ func TestJoinClusterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:41903", time.Minute, slog.New(slog.DiscardHandler))
+	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:21903", time.Minute, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "refused the join token") {
 		t.Errorf("bad token: %v", err)
 	}
 	api.json("POST /v1/cluster/members", 409, `{"error":{"code":409,"reason":"Conflict","message":"a member named \"s2\" already exists"}}`)
-	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:41903", time.Minute, slog.New(slog.DiscardHandler))
+	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:21903", time.Minute, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), `refused the join: a member named "s2" already exists`) {
 		t.Errorf("name clash: %v", err)
 	}

@@ -87,7 +87,7 @@ func TestManagersOnSharedEtcd(t *testing.T) {
 // goes away without resigning (as when its process is killed): one of the two others
 // leads once the lease expires, on the quorum the two remaining members keep.
 func TestManagerHandoverAfterMemberLoss(t *testing.T) {
-	stores := storetest.Cluster(t, 3, 41500)
+	stores := storetest.Cluster(t, 3, 21500)
 	var servers []*server
 	for i, st := range stores {
 		t.Cleanup(func() { st.Close() })

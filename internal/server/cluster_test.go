@@ -56,11 +56,11 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 		code        int
 		want        string
 	}{
-		{"", `{"name":"b","peerURL":"http://127.0.0.1:41999"}`, 401, "join token"},
-		{"wrong", `{"name":"b","peerURL":"http://127.0.0.1:41999"}`, 401, "join token"},
-		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:41999","x":1}`, 400, "unknown field"},
+		{"", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "join token"},
+		{"wrong", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "join token"},
+		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:21999","x":1}`, 400, "unknown field"},
 		{testToken, `{"name":"-b","peerURL":"nope"}`, 422, "is invalid"},
-		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:41999"}`, 409, "random loopback ports"},
+		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 409, "random loopback ports"},
 	} {
 		r := callWithToken(t, http.MethodPost, join, tc.body, tc.token)
 		wantStatus(t, r, tc.code)
@@ -84,15 +84,15 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 // A server whose member has stable URLs adds a joining member as a learner and answers
 // the initial cluster; the same join again gets the same answer; a clash is a 409.
 func TestClusterJoin(t *testing.T) {
-	st := storetest.Cluster(t, 1, 41600)[0]
+	st := storetest.Cluster(t, 1, 21600)[0]
 	defer st.Close()
 	srv := New(Config{JoinToken: testToken, Logger: quietLogger()}, st)
 	ts := httptest.NewServer(srv.Handler())
 	defer func() { srv.Close(); ts.Close() }()
 
 	self := clusterOf(t, ts.URL).Members[0]
-	body := `{"name":"joiner","peerURL":"http://127.0.0.1:41698"}`
-	want := "joiner=http://127.0.0.1:41698,m0=" + self.PeerURLs[0] // sorted
+	body := `{"name":"joiner","peerURL":"http://127.0.0.1:21698"}`
+	want := "joiner=http://127.0.0.1:21698,m0=" + self.PeerURLs[0] // sorted
 	for range 2 {
 		r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", body, testToken)
 		wantStatus(t, r, http.StatusCreated)
@@ -110,7 +110,7 @@ func TestClusterJoin(t *testing.T) {
 			t.Errorf("the added member: %+v, want a learner not yet started", m)
 		}
 	}
-	r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", `{"name":"m0","peerURL":"http://127.0.0.1:41697"}`, testToken)
+	r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", `{"name":"m0","peerURL":"http://127.0.0.1:21697"}`, testToken)
 	wantStatus(t, r, http.StatusConflict)
 	if e := decodeError(t, r); !strings.Contains(e.Message, `a member named "m0" already exists`) {
 		t.Errorf("name clash: %s", e.Message)

@@ -15,14 +15,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// bandPorts returns n free loopback ports from 41000-41499, the band these tests may
-// use for fixed ports (a member's ports must stay the same across its restarts).
+// bandPorts returns n free loopback ports from 21000-21499, the band these tests may
+// use for fixed ports (a member's ports must stay the same across its restarts; the band
+// lies below the kernel's ephemeral range, so no outgoing connection takes them).
 func bandPorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
 	start := rand.IntN(500)
 	for i := 0; i < 500 && len(ports) < n; i++ {
-		p := 41000 + (start+i)%500
+		p := 21000 + (start+i)%500
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
 			continue
@@ -31,7 +32,7 @@ func bandPorts(t *testing.T, n int) []int {
 		ports = append(ports, p)
 	}
 	if len(ports) < n {
-		t.Fatalf("only %d free ports in 41000-41499", len(ports))
+		t.Fatalf("only %d free ports in 21000-21499", len(ports))
 	}
 	return ports
 }
@@ -169,12 +170,12 @@ func TestMemberErrors(t *testing.T) {
 		want       error
 		msg        string
 	}{
-		{"m0", "http://127.0.0.1:41999", ErrAlreadyExists, `a member named "m0" already exists`},
+		{"m0", "http://127.0.0.1:21999", ErrAlreadyExists, `a member named "m0" already exists`},
 		{"other", "http://" + ms[0].peer, ErrAlreadyExists, `belongs to member "m0"`},
 		{"m0", "http://" + ms[0].peer, ErrAlreadyExists, "restart it without --join"},
-		{"bad name!", "http://127.0.0.1:41999", ErrInvalid, "member name"},
+		{"bad name!", "http://127.0.0.1:21999", ErrInvalid, "member name"},
 		{"ok", "ftp://x", ErrInvalid, "peer URL"},
-		{"ok", "http://0.0.0.0:41999", ErrInvalid, "not an unspecified one"},
+		{"ok", "http://0.0.0.0:21999", ErrInvalid, "not an unspecified one"},
 	} {
 		_, err := a.AddMember(ctx, tc.name, tc.peer)
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
@@ -186,7 +187,7 @@ func TestMemberErrors(t *testing.T) {
 	}
 
 	// A store without a stable member cannot be joined.
-	if _, err := testStore.AddMember(ctx, "x", "http://127.0.0.1:41999"); !errors.Is(err, ErrNotJoinable) {
+	if _, err := testStore.AddMember(ctx, "x", "http://127.0.0.1:21999"); !errors.Is(err, ErrNotJoinable) {
 		t.Errorf("join a random-port member: %v", err)
 	}
 

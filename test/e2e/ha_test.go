@@ -20,14 +20,13 @@ import (
 	"github.com/berthhq/berth/internal/client"
 )
 
-// The HA tests keep their fixed ports in 41700-41999: etcd members in 41700-41899, the
-// agents' host ports in 41900-41999.
-const haEtcdPorts = 41700
+// The HA tests keep their fixed ports in 21700-21999 (below the kernel's ephemeral range,
+// as every e2e band): etcd members in 21700-21899, the agents' host ports in 21900-21999.
+const haEtcdPorts = 21700
 
 // haPortRange finds n consecutive ports in [lo, hi] that can be listened on now, for an
-// agent's --port-range. The band lies in the kernel's ephemeral range, and the etcd
-// members' many connections take source ports there: a process given a port that one
-// of them holds fails to listen, again and again.
+// agent's --port-range: a process given a port that something holds fails to listen,
+// again and again.
 func haPortRange(t *testing.T, lo, hi, n int) string {
 	t.Helper()
 	run := 0
@@ -86,8 +85,8 @@ func memberFlags(name string, peer, clientPort int, join string) []string {
 // the other (each waits for /readyz, so a member is promoted before the next joins).
 //
 // The ports are picked just before each server starts, after etcd's 5 s of "every voter
-// connected" that a join needs: the band lies in the kernel's ephemeral range, and a
-// port free at the check may be some connection's source port a few seconds later.
+// connected" that a join needs, so that a join goes through at once and a port free at
+// the check is still free when etcd binds it.
 func startCluster(t *testing.T) []*haServer {
 	t.Helper()
 	var out []*haServer
@@ -310,8 +309,8 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	}
 	pkgs := packageServer(t)
 	others := []string{"--server", servers[1].url + "," + servers[2].url}
-	a := startAgent(t, servers[0].devServer, "ha-a", haPortRange(t, 41900, 41949, 10), others...)
-	b := startAgent(t, servers[0].devServer, "ha-b", haPortRange(t, 41950, 41999, 10), others...)
+	a := startAgent(t, servers[0].devServer, "ha-a", haPortRange(t, 21900, 21949, 10), others...)
+	b := startAgent(t, servers[0].devServer, "ha-b", haPortRange(t, 21950, 21999, 10), others...)
 	const ns = "ha"
 	cl.cleanupDeployments(ns)
 	web := webSpec{name: "web", ns: ns, instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
