@@ -56,7 +56,7 @@ func (c *AppController) Run(ctx context.Context) error {
 		wg.Go(func() { c.watchLoop(ctx, k, c.enqueueObject) })
 	}
 	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
-	wg.Go(func() { c.resync(ctx) })
+	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
 	work(ctx, c.queue, c.log, c.reconcile)
 	return nil
 }
@@ -72,28 +72,6 @@ func (c *AppController) enqueueOwner(o v4.Object) {
 		return
 	}
 	c.queue.Add(scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
-}
-
-// resync queues every application periodically: a safety net for missed events.
-func (c *AppController) resync(ctx context.Context) {
-	t := time.NewTicker(resyncEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, k := range appKinds {
-			objs, _, err := c.store.List(ctx, k, "")
-			if err != nil {
-				continue
-			}
-			for _, o := range objs {
-				c.enqueueObject(o)
-			}
-		}
-	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -55,6 +55,30 @@ func (c *base) watchEvents(ctx context.Context, kind v4.Kind, fresh func(), hand
 	}
 }
 
+// resyncLoop hands every object of kinds to handle every resyncEvery until ctx ends: the
+// safety net for missed events, and the clock of the controllers' deadlines.
+func (c *base) resyncLoop(ctx context.Context, kinds []v4.Kind, handle func(v4.Object)) {
+	t := time.NewTicker(resyncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, k := range kinds {
+			objs, _, err := c.store.List(ctx, k, "")
+			if err != nil {
+				c.log.Warn("resync: list failed", "kind", k, "err", err)
+				continue
+			}
+			for _, o := range objs {
+				handle(o)
+			}
+		}
+	}
+}
+
 // newTaskGroup builds the task group of one placement of owner, running tmpl, bound to
 // its node and wanted Running.
 func newTaskGroup(owner v4.Object, kp *v4.KillPolicy, tmpl *v4.PodTemplate, req *scheduler.Request, p scheduler.Placement, now time.Time) *v4.TaskGroup {

@@ -53,7 +53,7 @@ func (c *DaemonsetController) Run(ctx context.Context) error {
 	wg.Go(func() { c.watchLoop(ctx, v4.KindDaemonset, c.enqueueObject) })
 	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
 	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, c.forgetNodes, c.nodeEvent) })
-	wg.Go(func() { c.resync(ctx) })
+	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDaemonset}, c.enqueueObject) })
 	work(ctx, c.queue, c.log, c.reconcile)
 	return nil
 }
@@ -119,26 +119,6 @@ func nodeShape(n *v4.Node) string {
 		return fmt.Sprint(time.Now().UnixNano())
 	}
 	return string(b)
-}
-
-// resync queues every daemonset periodically: a safety net for missed events.
-func (c *DaemonsetController) resync(ctx context.Context) {
-	t := time.NewTicker(resyncEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		objs, _, err := c.store.List(ctx, v4.KindDaemonset, "")
-		if err != nil {
-			continue
-		}
-		for _, o := range objs {
-			c.enqueueObject(o)
-		}
-	}
 }
 
 // reconcile brings one daemonset to its spec on every node and returns when to look again.

@@ -66,22 +66,11 @@ func (c *DependencyController) Run(ctx context.Context) error {
 	defer cancel()
 	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindDependency, c.enqueueDependency) })
 	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindTaskGroup, c.enqueueTaskGroup) })
-	wg.Go(func() { c.resync(ctx) })
-	for {
-		key, ok := c.queue.Get(ctx)
-		if !ok {
-			return nil
-		}
-		after, err := c.reconcile(ctx, key)
-		c.queue.Done(key)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			c.log.Warn("reconcile failed; retrying", "dependency", key.String(), "err", err)
-			c.queue.AddAfter(key, 2*time.Second)
-		case after > 0:
-			c.queue.AddAfter(key, after)
-		}
-	}
+	// The resync also reports missing dependencies again.
+	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindDependency}, c.enqueueDependency) })
+	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindTaskGroup}, c.enqueueTaskGroup) })
+	work(ctx, c.queue, c.log, c.reconcile)
+	return nil
 }
 
 func (c *DependencyController) enqueueDependency(o v4.Object) {
@@ -102,34 +91,6 @@ func (c *DependencyController) enqueueTaskGroup(o v4.Object) {
 	}
 	for _, r := range refsOf(tg) {
 		c.queue.Add(r.dep)
-	}
-}
-
-// resync queues every dependency, and every one a task group names, periodically: a
-// safety net for missed events, and how missing dependencies are reported again.
-func (c *DependencyController) resync(ctx context.Context) {
-	t := time.NewTicker(resyncEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, k := range []v4.Kind{v4.KindDependency, v4.KindTaskGroup} {
-			objs, _, err := c.store.List(ctx, k, "")
-			if err != nil {
-				c.log.Warn("resync: list failed", "kind", k, "err", err)
-				continue
-			}
-			for _, o := range objs {
-				if k == v4.KindDependency {
-					c.enqueueDependency(o)
-				} else {
-					c.enqueueTaskGroup(o)
-				}
-			}
-		}
 	}
 }
 

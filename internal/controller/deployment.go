@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"sync"
 	"time"
@@ -22,19 +21,16 @@ import (
 // instance counts. Every decision is taken from stored state (the deployment's status,
 // its applications, their task groups), so a new leader carries a rollout on.
 type DeploymentController struct {
-	store *store.Store
-	log   *slog.Logger
+	base
 	queue *queue[scheduler.AppKey]
 	now   func() time.Time
-	*recorder
 }
 
 // NewDeploymentController builds the controller; Run drives it.
 func NewDeploymentController(st *store.Store, opts Options) *DeploymentController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "deployment")
-	return &DeploymentController{store: st, log: log, queue: newQueue[scheduler.AppKey](),
-		now: time.Now, recorder: newRecorder(st, log)}
+	return &DeploymentController{base: newBase(st, nil, log), queue: newQueue[scheduler.AppKey](), now: time.Now}
 }
 
 // Run watches deployments, their applications and task groups, and reconciles until ctx ends.
@@ -44,42 +40,18 @@ func (c *DeploymentController) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, k := range []v4.Kind{v4.KindDeployment, v4.KindApplication, v4.KindProcess, v4.KindTaskGroup} {
-		wg.Go(func() { c.watchLoop(ctx, k) })
+		wg.Go(func() { c.watchLoop(ctx, k, c.enqueue) })
 	}
-	wg.Go(func() { c.resync(ctx) })
-	for {
-		key, ok := c.queue.Get(ctx)
-		if !ok {
-			return nil
-		}
-		after, err := c.reconcile(ctx, key)
-		c.queue.Done(key)
-		switch {
-		case errors.Is(err, store.ErrConflict): // a user or the API wrote in between: look again now
-			c.queue.Add(key)
-		case err != nil && ctx.Err() == nil:
-			c.log.Warn("reconcile failed; retrying", "deployment", key.String(), "err", err)
-			c.queue.AddAfter(key, 2*time.Second)
-		case after > 0:
-			c.queue.AddAfter(key, after)
-		}
-	}
+	// The resync is also the clock that lets step deadlines expire.
+	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDeployment}, c.enqueue) })
+	work(ctx, c.queue, c.log, c.reconcile)
+	return nil
 }
 
-// watchLoop queues the deployment each event concerns, watching again after a watch ends.
-func (c *DeploymentController) watchLoop(ctx context.Context, kind v4.Kind) {
-	for ctx.Err() == nil {
-		ch, err := c.store.Watch(ctx, kind, "", 0)
-		if err != nil {
-			c.log.Warn("watch failed; retrying", "kind", kind, "err", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		for ev := range ch {
-			if key, ok := deploymentOf(ev.Object); ok {
-				c.queue.Add(key)
-			}
-		}
+// enqueue queues the deployment an object concerns, if any.
+func (c *DeploymentController) enqueue(o v4.Object) {
+	if key, ok := deploymentOf(o); ok {
+		c.queue.Add(key)
 	}
 }
 
@@ -108,26 +80,6 @@ func deploymentOf(o v4.Object) (scheduler.AppKey, bool) {
 		key.Name = owner
 	}
 	return key, true
-}
-
-// resync queues every deployment periodically: a safety net for missed events and the
-// clock that lets deadlines expire.
-func (c *DeploymentController) resync(ctx context.Context) {
-	t := time.NewTicker(resyncEvery)
-	defer t.Stop()
-	for {
-		objs, _, err := c.store.List(ctx, v4.KindDeployment, "")
-		if err == nil {
-			for _, o := range objs {
-				c.queue.Add(scheduler.AppKey{Kind: v4.KindDeployment, Namespace: o.GetMeta().Namespace, Name: o.GetMeta().Name})
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // reconcile brings one deployment one step closer to its spec and returns when to look again.

@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/berthhq/berth/internal/store"
 )
 
 // queue is a deduplicating work queue with delayed adds: a key waiting (or due later) is
@@ -99,8 +102,9 @@ func (q *queue[K]) Done(key K) {
 	}
 }
 
-// work takes due keys from q and reconciles them one at a time until ctx ends: a failure
-// is retried after 2 s; a delay reconcile asks for queues the key again after it.
+// work takes due keys from q and reconciles them one at a time until ctx ends: a write
+// that lost a race (ErrConflict) is looked at again at once, another failure after 2 s; a
+// delay reconcile asks for queues the key again after it.
 func work[K interface {
 	comparable
 	fmt.Stringer
@@ -113,6 +117,8 @@ func work[K interface {
 		after, err := reconcile(ctx, key)
 		q.Done(key)
 		switch {
+		case errors.Is(err, store.ErrConflict):
+			q.Add(key)
 		case err != nil && ctx.Err() == nil:
 			log.Warn("reconcile failed; retrying", "key", key.String(), "err", err)
 			q.AddAfter(key, 2*time.Second)
