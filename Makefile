@@ -34,10 +34,10 @@ vet:
 
 # Unit and end-to-end tests (test/e2e builds the berth binary itself).
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 e2e:
-	$(GO) test -race -count=1 -v ./test/e2e/
+	$(GO) test -race -count=1 -timeout 30m -v ./test/e2e/
 
 # Scheduler benchmarks (the shapes of docs/benchmarks.md); BENCH narrows them.
 BENCH ?= .
