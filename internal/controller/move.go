@@ -116,6 +116,15 @@ func (r *pass) handleMove(ctx context.Context, rs runs) {
 			phase = v4.StatusStaging
 		}
 		r.c.observe(rs.pending, phase)
+		deadline := rs.pending.Metadata.CreationTimestamp.Add(r.c.opts.MoveDeadline)
+		if wait := deadline.Sub(r.now); wait > 0 {
+			r.wake(wait)
+			return
+		}
+		// Not ready in time: the source stays; the replacement goes.
+		r.wake(r.c.removeAll(ctx, []*v4.TaskGroup{rs.pending}))
+		r.moveFailed(ctx, rs.cur, fmt.Sprintf("the replacement %s on %s was not ready within %s (%s)",
+			rs.pending.Metadata.Name, rs.pending.Spec.Node, r.c.opts.MoveDeadline, phase))
 	case alive(rs.cur) && rs.cur.Metadata.Annotations[v4.MoveToAnnotation] != "":
 		r.moves = append(r.moves, moveReq{src: rs.cur, target: rs.cur.Metadata.Annotations[v4.MoveToAnnotation]})
 	}

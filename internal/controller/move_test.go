@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // run builds a task group for splitRuns.
@@ -243,5 +246,36 @@ func TestScaleDownDuringAMoveRemovesBothRuns(t *testing.T) {
 			}
 		}
 		return slices.Equal(indexes(e.taskGroups("web"), v4.DesiredRunning), []int{0})
+	})
+}
+
+func TestMoveFailsWhenTheReplacementIsNotReadyInTime(t *testing.T) {
+	e := startEnv(t, func(f *feed.Feed) runner {
+		return NewAppController(testStore, f, Options{Logger: storetest.QuietLogger(), MoveDeadline: 2 * time.Second})
+	}, "node-1", "node-2")
+	src := e.runningProcess("web", 1)[0]
+	if _, _, err := RequestMove(e.ctx, testStore, e.feed, "ctl", src.Metadata.Name, v4.MoveRequest{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	var repl *v4.TaskGroup
+	e.eventually("a replacement", func() bool {
+		for _, tg := range e.taskGroups("web") {
+			if tg.Metadata.Name != src.Metadata.Name {
+				repl = tg
+			}
+		}
+		return repl != nil
+	})
+	// The replacement starts but never runs: after the deadline it is stopped, the source stays.
+	e.report(repl, v4.StatusStarting, time.Now(), time.Time{})
+	e.eventually("the replacement stopped and the move failed", func() bool {
+		cur, r := e.tgByName(src.Metadata.Name), e.tgByName(repl.Metadata.Name)
+		return cur != nil && cur.Spec.Desired != v4.DesiredStopped && cur.Metadata.Annotations[v4.MoveToAnnotation] == "" &&
+			strings.Contains(cur.Metadata.Annotations[v4.MoveFailedAnnotation], "not ready within 2s") &&
+			(r == nil || r.Spec.Desired == v4.DesiredStopped)
+	})
+	e.eventually("the operation ended", func() bool {
+		op, _ := testStore.Operation(e.ctx, v4.KindProcess, "ctl", "web")
+		return op == nil
 	})
 }

@@ -16,12 +16,18 @@ type Options struct {
 	// DependencyGC is how long a dependency pod without dependents is kept (default
 	// 5 minutes); no pod is collected in the first DependencyGC of a leader's term.
 	DependencyGC time.Duration
+	// MoveDeadline is how long a move's replacement may take to become ready (Running,
+	// and healthy with health checks) before the move fails and the replacement is
+	// stopped (default 5 minutes), so a drain is never stuck on a replacement that never
+	// gets healthy.
+	MoveDeadline time.Duration
 }
 
 // Defaults for Options.
 const (
 	DefaultNodeTTL      = 10 * time.Second
 	DefaultDependencyGC = 5 * time.Minute
+	DefaultMoveDeadline = 5 * time.Minute
 )
 
 func (o Options) withDefaults() Options {
@@ -33,6 +39,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DependencyGC <= 0 {
 		o.DependencyGC = DefaultDependencyGC
+	}
+	if o.MoveDeadline <= 0 {
+		o.MoveDeadline = DefaultMoveDeadline
 	}
 	return o
 }
