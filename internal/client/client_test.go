@@ -218,6 +218,19 @@ func TestWriteCalls(t *testing.T) {
 	}
 }
 
+func TestUpdateThatStartsAnOperation(t *testing.T) {
+	obj := &v4.Deployment{TypeMeta: v4.TypeMeta{APIVersion: "v4", Kind: v4.KindDeployment}, Metadata: v4.ObjectMeta{Name: "web"}}
+	_, c := newFake(t, 202, `{"object":{"apiVersion":"v4","kind":"deployment","metadata":{"name":"web","namespace":"defaultGroup","resourceVersion":"9"},"spec":{"instance":3,"strategy":{"type":"RollingUpdate"}}},
+		"operation":{"type":"rollout","kind":"deployment","name":"defaultGroup/web"},"watch":"/v1/namespaces/defaultGroup/deployments?name=web&watch=true"}`)
+	got, err := c.Update(context.Background(), obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := got.(*v4.Deployment); !ok || d.Metadata.ResourceVersion != "9" || d.Spec.Instance != 3 {
+		t.Fatalf("the object of a 202 answer: %#v", got)
+	}
+}
+
 func TestDefinition(t *testing.T) {
 	f, c := newFake(t, 200, "kind: process\nmetadata: {name: x}\n")
 	f.contentType = "application/yaml"

@@ -129,11 +129,24 @@ func (c *Client) Definition(ctx context.Context, kind v4.Kind, ns, name string) 
 	return data, resp.Header.Get("Content-Type"), nil
 }
 
-// objectCall sends r and decodes a single-object answer.
+// objectCall sends r and decodes a single-object answer, or the object of a 202 answer
+// (an update that started an operation, such as a deployment's rollout).
 func (c *Client) objectCall(ctx context.Context, r request, kind v4.Kind) (v4.Object, error) {
-	var raw json.RawMessage
-	if err := c.doJSON(ctx, r, &raw); err != nil {
+	resp, err := c.do(ctx, r)
+	if err != nil {
 		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: read answer: %w", r.method, r.path, err)
+	}
+	if resp.StatusCode == http.StatusAccepted {
+		var acc v4.Accepted
+		if err := json.Unmarshal(raw, &acc); err != nil {
+			return nil, fmt.Errorf("%s %s: decode answer: %w", r.method, r.path, err)
+		}
+		raw = acc.Object
 	}
 	return decodeObject(raw, kind)
 }

@@ -155,17 +155,29 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	var rollout *v4.Operation
 	if name != "" {
 		if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), name); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		if rollout, err = s.beginRollout(ctx, doc.Object); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
+		if rollout != nil {
+			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, r.PathValue("ns"), name, v4.OpRollout)
+		}
 		s.writeError(w, r, err)
 		return
 	}
 	s.record(ctx, doc.Object, reason, strings.ToLower(reason))
+	if rollout != nil {
+		writeAccepted(w, doc.Object, rollout) // the rollout goes on in the background
+		return
+	}
 	writeJSON(w, status, doc.Object)
 }
 

@@ -13,6 +13,32 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
+// beginRollout begins the rollout operation when obj, a replaced deployment, changes the
+// stored template: the update then answers 202 with the operation, which the deployment
+// controller ends when every instance of the new revision is available. A newer template
+// supersedes the rollout (or undo, or scale) in progress, as deployd let a new upgrade
+// replace the running one. Other objects and unchanged templates begin nothing.
+func (s *Server) beginRollout(ctx context.Context, obj v4.Object) (*v4.Operation, error) {
+	d, ok := obj.(*v4.Deployment)
+	if !ok || d.Spec.Template == nil {
+		return nil, nil
+	}
+	ns, name := d.Metadata.Namespace, d.Metadata.Name
+	stored, err := s.store.Get(ctx, v4.KindDeployment, ns, name)
+	if err != nil {
+		return nil, nil // the write reports a missing object
+	}
+	old := stored.(*v4.Deployment).Spec.Template
+	if old != nil && v4.TemplateHash(old) == v4.TemplateHash(d.Spec.Template) {
+		return nil, nil
+	}
+	op := &v4.Operation{Type: v4.OpRollout, Kind: v4.KindDeployment, Name: ns + "/" + name, Message: "rollout to the new template"}
+	if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpRollout, v4.OpUndo, v4.OpScale); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
 // Rollout endpoints (docs/deployments.md): pause, resume and undo change the
 // deployment's stored state (status.paused, status.phase, spec.template); the deployment
 // controller acts on it, so they answer 202 with the rollout operation, if any.

@@ -127,3 +127,39 @@ func TestRolloutPauseResumeUndoAndHistory(t *testing.T) {
 	}
 	wantStatus(t, call(t, http.MethodGet, deps+"/nope/history", ""), http.StatusNotFound)
 }
+
+func TestDeploymentUpdateThatChangesTheTemplateIsARollout(t *testing.T) {
+	base := newTestServer(t, Config{})
+	deps := base + "/v1/namespaces/ops/deployments"
+	wantStatus(t, call(t, http.MethodPost, deps, deployJSON("ops", "web", "one")), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodPut, deps+"/web", deployJSON("ops", "web", "one")), http.StatusOK)
+
+	acc := accepted(t, call(t, http.MethodPut, deps+"/web", deployJSON("ops", "web", "two")))
+	if acc.Operation == nil || acc.Operation.Type != v4.OpRollout || acc.Watch != "/v1/namespaces/ops/deployments?name=web&watch=true" {
+		t.Fatalf("update with a new template: %+v", acc)
+	}
+	var d v4.Deployment
+	if err := json.Unmarshal(acc.Object, &d); err != nil || !strings.Contains(string(acc.Object), "two") {
+		t.Fatalf("object in the answer: %s (%v)", acc.Object, err)
+	}
+	wantStatus(t, call(t, http.MethodPost, deps+"/web/scale", `{"instances": 5}`), http.StatusLocked)
+	// A newer template replaces the rollout in progress.
+	accepted(t, call(t, http.MethodPut, deps+"/web", deployJSON("ops", "web", "three")))
+	if op, _ := testStore.Operation(context.Background(), v4.KindDeployment, "ops", "web"); op == nil || op.Type != v4.OpRollout {
+		t.Fatalf("operation in progress %+v", op)
+	}
+	// A refused write begins nothing new and changes nothing.
+	wantStatus(t, call(t, http.MethodPut, deps+"/web", strings.Replace(deployJSON("ops", "web", "four"), `"instance"`, `"instances"`, 1)), http.StatusUnprocessableEntity)
+	if d := getDeployment(t, "ops", "web"); !strings.Contains(string(mustJSON(t, d.Spec.Template)), "three") {
+		t.Fatalf("template after a refused write: %+v", d.Spec.Template)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
