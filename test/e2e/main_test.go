@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -46,14 +47,23 @@ type devServer struct {
 	exited  chan struct{}
 }
 
+// freeAddr returns a loopback address free now for a server's --listen. It is taken from
+// 10000-19999, below the kernel's ephemeral range (32768-60999) and the agents' port
+// bands: a port from ":0" is free only until the server binds it, and the server's own
+// embedded etcd, which binds ":0" ports first, could be handed the same one.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(10000))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port in 10000-19999")
+	return ""
 }
 
 // startDev runs `berth dev` on a free port with its data in dataDir (and the extra
