@@ -29,6 +29,10 @@ type pass struct {
 type restartInfo struct {
 	attempt int
 	recent  []time.Time // the instance's restarts within the storm window, this one last
+	// prev is the ended run, kept until its replacement is placed when hostRetainTime
+	// pins the replacement to prev's node until retainUntil.
+	prev        *v4.TaskGroup
+	retainUntil time.Time
 }
 
 func (r *pass) wake(d time.Duration) {
@@ -79,17 +83,31 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		r.wake(maintenanceRecheck)
 		return nil
 	}
-	if err := r.c.deleteTG(ctx, cur); err != nil {
+	info := restartInfo{attempt: plan.attempt, recent: recentRestarts(cur, r.now)}
+	if until := retainUntil(r.w.RestartPolicy, plan); r.now.Before(until) {
+		// The old run stays (it records the node) until the replacement is placed there.
+		info.prev, info.retainUntil = cur, until
+	} else if err := r.c.deleteTG(ctx, cur); err != nil {
 		return err
 	}
-	r.c.event(r.key, v4.EventNormal, "Restarting", fmt.Sprintf("instance %d: replacing %s (%s), restart %d", idx, cur.Metadata.Name, phase, plan.attempt))
-	recent := recentRestarts(cur, r.now)
-	if stormStarts(recent) {
-		r.c.record(stormEvent(r.key, cur, recent))
+	// With hostRetainTime the old run may wait here for several passes: report once.
+	r.c.eventOnce(cur.Metadata.Name, "Restarting", r.key, v4.EventNormal, "Restarting",
+		fmt.Sprintf("instance %d: replacing %s (%s), restart %d", idx, cur.Metadata.Name, phase, plan.attempt))
+	if stormStarts(info.recent) {
+		r.c.recordOnce("storm/"+cur.Metadata.Name, "storm", stormEvent(r.key, cur, info.recent))
 	}
-	r.attempts[idx] = restartInfo{attempt: plan.attempt, recent: recent}
+	r.attempts[idx] = info
 	r.missing = append(r.missing, idx)
 	return nil
+}
+
+// retainUntil is when a restart's replacement may leave the old node: BCS's
+// hostRetainTime (seconds) from the moment the restart may start.
+func retainUntil(p *v4.RestartPolicy, plan restartPlan) time.Time {
+	if p == nil || p.HostRetainTime <= 0 {
+		return time.Time{}
+	}
+	return plan.at.Add(time.Duration(p.HostRetainTime) * time.Second)
 }
 
 // placeMissing places the missing indexes through the scheduler and writes their task
@@ -99,21 +117,27 @@ func (r *pass) placeMissing(ctx context.Context) error {
 		return nil
 	}
 	slices.Sort(r.missing)
-	req, err := scheduler.RequestFor(r.obj, r.missing)
+	var free []int
+	for _, idx := range r.missing {
+		if a := r.attempts[idx]; a.prev != nil {
+			if err := r.placeRetained(ctx, idx, a); err != nil {
+				return err
+			}
+			continue
+		}
+		free = append(free, idx)
+	}
+	if len(free) == 0 {
+		return nil
+	}
+	req, err := scheduler.RequestFor(r.obj, free)
 	if err != nil {
 		r.message = err.Error()
 		return nil
 	}
-	var res scheduler.Result
-	opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
-	r.c.feed.With(func(s *scheduler.Snapshot) { res = s.Place(req, opts) })
-	for _, p := range res.Placements {
-		tg := r.newTaskGroup(req, p)
-		if err := r.c.create(ctx, tg); err != nil {
-			return err
-		}
-		r.c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name))
-		r.phases = append(r.phases, v4.StatusStaging)
+	res, err := r.place(ctx, req, nil)
+	if err != nil {
+		return err
 	}
 	if len(res.Unplaced) > 0 {
 		r.message = fmt.Sprintf("%d of %d instances cannot be placed: %s", len(res.Unplaced), r.w.Spec.Instance, res.Reason)
@@ -122,6 +146,60 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	} else {
 		r.c.forget(r.key.String())
 	}
+	return nil
+}
+
+// place runs the scheduler for req and writes the task groups of what it placed. prev,
+// when set, is an ended run the placement replaces: it holds nothing any more (its ports
+// and resources are free for its replacement), and is accounted again if nothing fits.
+func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskGroup) (scheduler.Result, error) {
+	var res scheduler.Result
+	opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
+	r.c.feed.With(func(s *scheduler.Snapshot) {
+		if prev != nil {
+			s.RemoveTaskGroup(prev.Metadata.Namespace, prev.Metadata.Name)
+		}
+		res = s.Place(req, opts)
+		if prev != nil && len(res.Placements) == 0 {
+			s.SetTaskGroup(prev)
+		}
+	})
+	for _, p := range res.Placements {
+		tg := r.newTaskGroup(req, p)
+		if err := r.c.create(ctx, tg); err != nil {
+			return res, err
+		}
+		r.c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name))
+		r.phases = append(r.phases, v4.StatusStaging)
+	}
+	return res, nil
+}
+
+// placeRetained places a restart's replacement on the old run's node (hostRetainTime):
+// once it is placed, the old run goes; while that node cannot take it, the instance
+// waits, and is placed anywhere when the time is up.
+func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error {
+	req, err := scheduler.RequestFor(r.obj, []int{idx})
+	if err != nil {
+		r.message = err.Error()
+		return nil
+	}
+	req.Node = a.prev.Spec.Node
+	res, err := r.place(ctx, req, a.prev)
+	if err != nil {
+		return err
+	}
+	if len(res.Placements) > 0 {
+		return r.c.deleteTG(ctx, a.prev)
+	}
+	r.phases = append(r.phases, a.prev.Status.Phase)
+	wait := a.retainUntil.Sub(r.now)
+	msg := fmt.Sprintf("instance %d waits for node %s (hostRetainTime, %s left): %s", idx, req.Node, wait.Round(time.Second), res.Reason)
+	r.c.eventOnce("retain/"+a.prev.Metadata.Name, "waiting", r.key, v4.EventNormal, "WaitingForHost", msg)
+	if r.message == "" {
+		r.message = msg
+	}
+	r.wake(min(unplacedRetry, wait))
 	return nil
 }
 
