@@ -113,10 +113,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		return 0, err
 	}
 	if obj == nil { // deleted: stop and remove everything it had
-		var all []*v4.TaskGroup
-		for _, tgs := range byIndex {
-			all = append(all, tgs...)
-		}
+		all := flatten(byIndex)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		return c.removeAll(ctx, all), nil

@@ -79,6 +79,15 @@ func (c *base) resyncLoop(ctx context.Context, kinds []v4.Kind, handle func(v4.O
 	}
 }
 
+// flatten lists the task groups of an owner grouped by index or by node.
+func flatten[K comparable](groups map[K][]*v4.TaskGroup) []*v4.TaskGroup {
+	var all []*v4.TaskGroup
+	for _, tgs := range groups {
+		all = append(all, tgs...)
+	}
+	return all
+}
+
 // newTaskGroup builds the task group of one placement of owner, running tmpl, bound to
 // its node and wanted Running.
 func newTaskGroup(owner v4.Object, kp *v4.KillPolicy, tmpl *v4.PodTemplate, req *scheduler.Request, p scheduler.Placement, now time.Time) *v4.TaskGroup {

@@ -132,10 +132,7 @@ func (c *DaemonsetController) reconcile(ctx context.Context, key scheduler.AppKe
 		return 0, err
 	}
 	if obj == nil { // deleted: stop and remove everything it had
-		var all []*v4.TaskGroup
-		for _, tgs := range byNode {
-			all = append(all, tgs...)
-		}
+		all := flatten(byNode)
 		if len(all) == 0 {
 			c.mu.Lock()
 			delete(c.known, key)

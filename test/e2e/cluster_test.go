@@ -143,22 +143,26 @@ func (s *devServer) processStatus(ns, name string) v4.WorkloadStatus {
 // cleanupProcesses deletes every process of ns at the end of the test and waits for their
 // task groups to go, so nothing keeps running (registered before the agents' cleanup, so
 // it runs while they still do).
-func (s *devServer) cleanupProcesses(ns string) {
+func (s *devServer) cleanupProcesses(ns string) { s.cleanupOwners(ns, "processes", 30*time.Second) }
+
+// cleanupOwners deletes every object of plural (applications or processes) in ns when the
+// test ends and waits up to limit for their task groups to go.
+func (s *devServer) cleanupOwners(ns, plural string, limit time.Duration) {
 	s.t.Cleanup(func() {
-		out := s.berth("", "get", "processes", "-n", ns, "-o", "name")
+		out := s.berth("", "get", plural, "-n", ns, "-o", "name")
 		for _, line := range strings.Fields(out.stdout) {
 			if kind, name, ok := strings.Cut(line, "/"); ok {
 				s.berth("", "delete", kind, name, "-n", ns, "--ignore-not-found")
 			}
 		}
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(limit)
 		for time.Now().Before(deadline) {
 			if r := s.berth("", "get", "taskgroups", "-n", ns, "-o", "name"); strings.TrimSpace(r.stdout) == "" {
 				return
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
-		s.t.Errorf("task groups of %s still there 30 s after deleting their processes", ns)
+		s.t.Errorf("task groups of %s still there %s after deleting their %s", ns, limit, plural)
 	})
 }
 

@@ -158,24 +158,7 @@ func withResources(extra string) string {
 
 // cleanupApps deletes every application of ns when the test ends and waits for their task
 // groups to go (registered after the agents, so it runs while they still do).
-func (s *devServer) cleanupApps(ns string) {
-	s.t.Cleanup(func() {
-		out := s.berth("", "get", "applications", "-n", ns, "-o", "name")
-		for _, line := range strings.Fields(out.stdout) {
-			if kind, name, ok := strings.Cut(line, "/"); ok {
-				s.berth("", "delete", kind, name, "-n", ns, "--ignore-not-found")
-			}
-		}
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			if r := s.berth("", "get", "taskgroups", "-n", ns, "-o", "name"); strings.TrimSpace(r.stdout) == "" {
-				return
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
-		s.t.Errorf("task groups of %s still there 60 s after deleting their applications", ns)
-	})
-}
+func (s *devServer) cleanupApps(ns string) { s.cleanupOwners(ns, "applications", 60*time.Second) }
 
 // execIn runs berth exec in a task and returns its output and exit status.
 func (s *devServer) execIn(ns, tg, task string, cmd ...string) cliResult {
