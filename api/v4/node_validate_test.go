@@ -3,6 +3,7 @@ package v4
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func baseNode() *Node {
@@ -123,6 +124,12 @@ func TestValidateTaskGroup(t *testing.T) {
 		{"negative index", func(tg *TaskGroup) { tg.Spec.Index = -1; tg.Metadata.Name = "-1.web" }, "spec.index"},
 		{"no node", func(tg *TaskGroup) { tg.Spec.Node = "" }, "spec.node"},
 		{"port", func(tg *TaskGroup) { tg.Spec.Ports[0].HostPort = 0 }, "spec.ports[0].hostPort"},
+		{"unknown phase", func(tg *TaskGroup) { tg.Status.Phase = "Exploded" }, "status.phase"},
+		{"long message", func(tg *TaskGroup) { tg.Status.Message = strings.Repeat("x", maxStatusMessageLen+1) }, "status.message"},
+		{"too many tasks", func(tg *TaskGroup) { tg.Status.Tasks = make([]TaskStatus, maxStatusTasks+1) }, "status.tasks"},
+		{"long health message", func(tg *TaskGroup) {
+			tg.Status.Tasks = []TaskStatus{{Name: "t", HealthMessage: strings.Repeat("é", maxStatusMessageLen)}}
+		}, "status.tasks[0].healthMessage"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,6 +142,20 @@ func TestValidateTaskGroup(t *testing.T) {
 			}
 			t.Errorf("want an error on %s, got %v", tt.field, Validate(tg))
 		})
+	}
+}
+
+func TestClampStatus(t *testing.T) {
+	st := TaskGroupStatus{Message: strings.Repeat("é", maxStatusMessageLen),
+		Tasks: []TaskStatus{{Message: "short", HealthMessage: strings.Repeat("x", 3*maxStatusMessageLen)}}}
+	ClampStatus(&st)
+	var errs FieldErrors
+	validateTaskGroupStatus(&st, &errs)
+	if len(errs) != 0 {
+		t.Fatalf("clamped status still invalid: %v", errs)
+	}
+	if !utf8.ValidString(st.Message) || !strings.HasSuffix(st.Message, "…") || st.Tasks[0].Message != "short" {
+		t.Fatalf("clamped: message %d bytes valid=%v, task message %q", len(st.Message), utf8.ValidString(st.Message), st.Tasks[0].Message)
 	}
 }
 

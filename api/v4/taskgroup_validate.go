@@ -52,4 +52,62 @@ func validateTaskGroup(tg *TaskGroup, errs *FieldErrors) {
 			errs.add(indexPath("spec.ports", i)+".hostPort", "must be a port number 1-65535, got %d", p.HostPort)
 		}
 	}
+	validateTaskGroupStatus(&tg.Status, errs)
+}
+
+// Bounds of what an agent may report about one task group: the status is stored with
+// every change, so its size must not follow whatever a task prints.
+const (
+	maxStatusTasks      = 256
+	maxStatusMessageLen = 4096
+)
+
+// ValidateTaskGroupStatus checks a status an agent reports, alone: the stored task group
+// it lands on was validated when berth wrote it.
+func ValidateTaskGroupStatus(st *TaskGroupStatus) FieldErrors {
+	var errs FieldErrors
+	validateTaskGroupStatus(st, &errs)
+	return errs
+}
+
+// validateTaskGroupStatus checks a reported status: a known phase, a bounded number of
+// tasks and bounded messages.
+func validateTaskGroupStatus(st *TaskGroupStatus, errs *FieldErrors) {
+	if st.Phase != "" {
+		oneOf("status.phase", st.Phase, errs, StatusStaging, StatusStarting, StatusRunning, StatusFinish,
+			StatusError, StatusKilling, StatusKilled, StatusFailed, StatusLost, StatusRestarting)
+	}
+	boundedText("status.message", st.Message, errs)
+	if len(st.Tasks) > maxStatusTasks {
+		errs.add("status.tasks", "must list at most %d tasks, got %d", maxStatusTasks, len(st.Tasks))
+		return
+	}
+	for i, t := range st.Tasks {
+		p := indexPath("status.tasks", i)
+		boundedText(p+".message", t.Message, errs)
+		boundedText(p+".healthMessage", t.HealthMessage, errs)
+	}
+}
+
+// ClampStatus cuts a status's messages to the bounds validation allows, so a long error
+// or health check output is stored shortened instead of refused.
+func ClampStatus(st *TaskGroupStatus) {
+	st.Message = clampText(st.Message)
+	for i := range st.Tasks {
+		st.Tasks[i].Message = clampText(st.Tasks[i].Message)
+		st.Tasks[i].HealthMessage = clampText(st.Tasks[i].HealthMessage)
+	}
+}
+
+func clampText(s string) string {
+	if len(s) <= maxStatusMessageLen {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxStatusMessageLen-len("…")], "") + "…"
+}
+
+func boundedText(path, s string, errs *FieldErrors) {
+	if len(s) > maxStatusMessageLen {
+		errs.add(path, "must be at most %d bytes, got %d", maxStatusMessageLen, len(s))
+	}
 }

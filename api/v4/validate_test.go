@@ -133,7 +133,7 @@ func TestMetadataRules(t *testing.T) {
 func TestWorkloadRules(t *testing.T) {
 	runRules(t, []ruleCase{
 		{"instance zero", appWith(func(a *Application) { a.Spec.Instance = 0 }), "spec.instance", "greater than 0"},
-		{"instance too many", appWith(func(a *Application) { a.Spec.Instance = maxInstances + 1 }), "spec.instance", "at most"},
+		{"instance too many", appWith(func(a *Application) { a.Spec.Instance = MaxInstances + 1 }), "spec.instance", "at most"},
 		{"both task kinds", appWith(func(a *Application) { a.Spec.Template.Spec.Processes = proc(baseProc()).asList() }), "spec.template.spec", "cannot coexist"},
 		{"app with processes", appWith(func(a *Application) {
 			a.Spec.Template.Spec.Containers = nil

@@ -2,8 +2,9 @@ package v4
 
 import "fmt"
 
-// maxInstances bounds spec.instance (BCS issue #549 was an overflow of instance counts).
-const maxInstances = 100000
+// MaxInstances bounds spec.instance of applications, processes and deployments (BCS
+// issue #549 was an overflow of instance counts); scale requests are held to it too.
+const MaxInstances = 100000
 
 func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
 	validatePolicies(w.RestartPolicy, w.KillPolicy, errs)
@@ -19,8 +20,8 @@ func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
 func validateInstances(path string, n int, errs *FieldErrors) {
 	if n <= 0 {
 		errs.add(path, "must be greater than 0, got %d", n)
-	} else if n > maxInstances {
-		errs.add(path, "must be at most %d, got %d", maxInstances, n)
+	} else if n > MaxInstances {
+		errs.add(path, "must be at most %d, got %d", MaxInstances, n)
 	}
 }
 

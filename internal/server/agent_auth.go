@@ -12,7 +12,7 @@ import (
 
 // agentRoutes registers the routes agents call, each behind the token check, and the
 // users' logs, actions and exec routes the server proxies to agents.
-func (s *Server) agentRoutes(mux *http.ServeMux) {
+func (s *Server) agentRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /v1/agent/register", s.agentAuth(s.handleAgentRegister))
 	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.agentAuth(s.handleAgentHeartbeat))
 	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.agentAuth(s.handleAgentTaskGroups))

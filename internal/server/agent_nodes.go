@@ -58,6 +58,10 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		merged := mergeRegistration(cur, n, s.previousRegistration(ctx, n.Metadata.Name))
+		if err := admit(merged); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		err = s.nodes().Update(ctx, merged, raw)
 		if errors.Is(err, store.ErrConflict) {
 			continue
@@ -151,7 +155,7 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 		if hb.AgentAddress != "" {
 			n.Status.AgentAddress = hb.AgentAddress
 		}
-		err = s.nodes().Update(ctx, n, store.Raw{})
+		err = s.update(ctx, n)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -46,6 +46,12 @@ var errOtherNode = errors.New("bound to another node")
 // between. node, when set, must be the task group's node (errOtherNode otherwise). It
 // returns the stored task group, unchanged when the report is ignored.
 func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, error) {
+	v4.ClampStatus(&st)
+	if fe := v4.ValidateTaskGroupStatus(&st); len(fe) > 0 {
+		ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(fmt.Sprintf("the status of task group %s/%s", ns, name), fe))
+		ae.Details = fe
+		return nil, ae
+	}
 	for range agentWriteAttempts {
 		tg, err := s.taskGroups().Get(ctx, ns, name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -62,7 +68,7 @@ func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.T
 		}
 		old := tg.Status.Phase
 		tg.Status = st
-		err = s.taskGroups().Update(ctx, tg, store.Raw{})
+		err = s.store.Update(ctx, tg, store.Raw{})
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 // Cluster routes (docs/ha.md): GET /v1/cluster shows the etcd members, their health and
 // which server leads the controllers; POST /v1/cluster/members is how a new server with
 // --join gets its etcd member added. Joining takes the join token, like an agent.
-func (s *Server) clusterRoutes(mux *http.ServeMux) {
+func (s *Server) clusterRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
 	mux.HandleFunc("POST /v1/cluster/members", s.joinAuth(s.handleMemberAdd))
 }

@@ -59,7 +59,7 @@ func (s *Server) markDraining(ctx context.Context, name, mode string) (*v4.Node,
 			n.Metadata.Annotations = map[string]string{}
 		}
 		n.Metadata.Annotations[v4.DrainAnnotation] = mode
-		err = s.nodes().Update(ctx, n, store.Raw{})
+		err = s.update(ctx, n)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}

@@ -26,6 +26,13 @@ func quietLogger() *slog.Logger { return storetest.QuietLogger() }
 // newTestServer serves a fresh Server over the shared store.
 func newTestServer(t *testing.T, cfg Config) string {
 	t.Helper()
+	_, url := newTestServerOf(t, cfg)
+	return url
+}
+
+// newTestServerOf is newTestServer that also returns the Server.
+func newTestServerOf(t *testing.T, cfg Config) (*Server, string) {
+	t.Helper()
 	storetest.Reset(t, testStore) // start clean, also under go test -count=N
 	cfg.Logger = quietLogger()
 	srv := New(cfg, testStore)
@@ -34,7 +41,7 @@ func newTestServer(t *testing.T, cfg Config) string {
 		srv.Close() // end watch streams, or ts.Close waits for them
 		ts.Close()
 	})
-	return ts.URL
+	return srv, ts.URL
 }
 
 func cmJSON(ns, name, content string) string {

@@ -132,7 +132,7 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, err)
 			return
 		}
-		err = s.nodes().Update(ctx, n, store.Raw{})
+		err = s.update(ctx, n)
 		if errors.Is(err, store.ErrConflict) && !pinned {
 			continue
 		}

@@ -94,6 +94,10 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) {
 	case req.Instances == nil || *req.Instances < 1:
 		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").withDetail("instances", "must be at least 1"))
 		return
+	case *req.Instances > v4.MaxInstances:
+		msg := fmt.Sprintf("must be at most %d, got %d", v4.MaxInstances, *req.Instances)
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).withDetail("instances", msg))
+		return
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
@@ -119,11 +123,14 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		}
 		p := instancesOf(obj)
 		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", *p, n)}
+		*p = n
+		if err := admit(obj); err != nil {
+			return nil, nil, err
+		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.
 		if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpScale); err != nil {
 			return nil, nil, err
 		}
-		*p = n
 		err = s.store.Update(ctx, obj, store.Raw{})
 		if errors.Is(err, store.ErrConflict) {
 			continue

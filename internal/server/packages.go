@@ -8,7 +8,7 @@ import (
 // packageRoutes serves PackagesDir at /packages/: a read-only package repository that
 // process uris can download from (BCS kept packages in its own repository). Directory
 // listings are not served.
-func (s *Server) packageRoutes(mux *http.ServeMux) {
+func (s *Server) packageRoutes(mux *routeMux) {
 	if s.packagesDir == "" {
 		return
 	}

@@ -99,7 +99,7 @@ func (s *Server) rollout(ctx context.Context, ns, name, action string, to int) (
 				return nil, nil, err
 			}
 		}
-		err = s.store.Update(ctx, d, store.Raw{}) // keeps the definition as the user sent it
+		err = s.update(ctx, d) // keeps the definition as the user sent it
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
@@ -158,12 +158,15 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int) (*v4.O
 	}
 	op := &v4.Operation{Type: v4.OpUndo, Kind: v4.KindDeployment, Name: ns + "/" + name,
 		Message: fmt.Sprintf("undo to the template of revision %d", to)}
-	if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpRollout, v4.OpUndo, v4.OpScale); err != nil {
-		return nil, err
-	}
 	tmpl := hist[i].Template
 	d.Spec.Template = &tmpl
 	resume(d)
+	if err := admit(d); err != nil { // a revision kept from an older berth may no longer pass
+		return nil, err
+	}
+	if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpRollout, v4.OpUndo, v4.OpScale); err != nil {
+		return nil, err
+	}
 	return op, nil
 }
 

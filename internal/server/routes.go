@@ -7,8 +7,8 @@ import (
 
 // routes registers every route of docs/api.md. The catch-all "/" turns the mux's plain
 // text 404 and 405 into the API's JSON errors.
-func (s *Server) routes() *http.ServeMux {
-	mux := http.NewServeMux()
+func (s *Server) routes() *routeMux {
+	mux := &routeMux{ServeMux: http.NewServeMux()}
 	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}", s.handleList)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/{plural}", s.handleCreate)
 	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}/{name}", s.handleGet)
@@ -40,6 +40,23 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", s.handleFallback)
 	return mux
+}
+
+// routeMux is the server's ServeMux that remembers the patterns registered on it, so
+// tests can walk every route (admit_test.go checks that every write route validates).
+type routeMux struct {
+	*http.ServeMux
+	patterns []string
+}
+
+func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.HandleFunc(pattern, h)
+}
+
+func (m *routeMux) Handle(pattern string, h http.Handler) {
+	m.patterns = append(m.patterns, pattern)
+	m.ServeMux.Handle(pattern, h)
 }
 
 // probeMethods are the methods the API uses; the fallback asks the mux which of them a

@@ -22,7 +22,7 @@ type Server struct {
 	maxBody int64
 	metrics *metrics
 	handler http.Handler
-	mux     *http.ServeMux
+	mux     *routeMux
 
 	// feed keeps the scheduler's snapshot for plans. stopFeed ends the feed New started
 	// when the config had none (nil otherwise: the caller owns its feed).

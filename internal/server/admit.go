@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// One validation path (docs/operations.md, Validation limits): a body a user sends is
+// parsed by v4.Parse or v4.DecodeNode, which default and validate it; an object the server
+// changes on a user's behalf (scale, rollout, drain, a node patch) goes through admit
+// before it is written; a status an agent reports is checked by v4.ValidateTaskGroupStatus.
+// Either way the spec library, with the same limits as `berth apply`, is the last word
+// before etcd, so a route cannot store what apply would refuse. TestEveryWriteRouteValidates
+// (admit_test.go) walks every registered write route with an invalid request.
+
+// admit validates obj as the spec library does for apply: a problem is a 422 listing
+// every field at fault.
+func admit(obj v4.Object) error {
+	fe := v4.Validate(obj)
+	if len(fe) == 0 {
+		return nil
+	}
+	m := obj.GetMeta()
+	subject := fmt.Sprintf("%s %s", obj.GetKind(), m.Name)
+	if m.Namespace != "" {
+		subject = fmt.Sprintf("%s %s/%s", obj.GetKind(), m.Namespace, m.Name)
+	}
+	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))
+	ae.Details = fe
+	return ae
+}
+
+// update admits obj and writes it with its resourceVersion as the precondition, keeping
+// the definition the user sent.
+func (s *Server) update(ctx context.Context, obj v4.Object) error {
+	if err := admit(obj); err != nil {
+		return err
+	}
+	return s.store.Update(ctx, obj, store.Raw{})
+}

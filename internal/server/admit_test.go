@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// writeRouteCase is one invalid request to a write route.
+type writeRouteCase struct {
+	pattern string // the route as registered (routes.go)
+	method  string
+	path    string
+	body    string
+	code    int    // the 4xx expected
+	field   string // a detail that must name this field ("" for none)
+}
+
+// invalidWrites is an invalid request for every write route of the API. A route added
+// later without a case here fails TestEveryWriteRouteValidates.
+func invalidWrites() []writeRouteCase {
+	const ns = "/v1/namespaces/adm"
+	huge := `{"instances": 1000000000000000}`
+	return []writeRouteCase{
+		{"POST /v1/namespaces/{ns}/{plural}", "POST", ns + "/processes", procJSON("adm", "other", 0), 422, "spec.instance"},
+		{"POST /v1/namespaces/{ns}/{plural}", "POST", ns + "/processes", procJSON("adm", "other", v4.MaxInstances+1), 422, "spec.instance"},
+		{"PUT /v1/namespaces/{ns}/{plural}/{name}", "PUT", ns + "/processes/web", procJSON("adm", "web", 1e9), 422, "spec.instance"},
+		{"DELETE /v1/namespaces/{ns}/{plural}/{name}", "DELETE", ns + "/processes/web?resourceVersion=x", "", 400, ""},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", huge, 422, "instances"},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/deployments/dep/scale", huge, 422, "instances"},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", `{"instances": 0}`, 422, "instances"},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", `{"instances": 1e30}`, 400, "instances"},
+		{"POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", "POST", ns + "/deployments/dep/rollout/undo?revision=-1", "", 400, "revision"},
+		{"POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", "POST", ns + "/deployments/dep/rollout/explode", "", 404, ""},
+		{"POST /v1/nodes", "POST", "/v1/nodes", strings.Replace(nodeJSON("n2", ""), "10.0.0.1", "10.0.0.999", 1), 422, "spec.ip"},
+		{"PUT /v1/nodes/{name}", "PUT", "/v1/nodes/n1", strings.Replace(nodeJSON("n1", ""), `"cpu":8`, `"cpu":-8`, 1), 422, "spec.capacity.cpu"},
+		{"PATCH /v1/nodes/{name}", "PATCH", "/v1/nodes/n1", `{"spec":{"portRanges":[{"begin":500,"end":100}]}}`, 422, "spec.portRanges[0]"},
+		{"PATCH /v1/nodes/{name}", "PATCH", "/v1/nodes/n1", `{"status":{"phase":"Dancing"}}`, 422, "status.phase"},
+		{"DELETE /v1/nodes/{name}", "DELETE", "/v1/nodes/n1?resourceVersion=-1", "", 400, ""},
+		{"POST /v1/namespaces/{ns}/taskgroups/{name}/move", "POST", ns + "/taskgroups/0.web.adm.c.1/move", `{"node": 7}`, 400, "node"},
+		{"POST /v1/nodes/{name}/drain", "POST", "/v1/nodes/n1/drain?force=perhaps", "", 400, ""},
+		{"PUT /v1/engine", "PUT", "/v1/engine", `{"maintenance": "yes"}`, 400, ""},
+		{"POST /v1/apply", "POST", "/v1/apply", cmJSON("adm", "fine", "eA==") + "\n" + procJSON("adm", "bad", 1e9), 422, "spec.instance"},
+		{"POST /v1/plan", "POST", "/v1/plan", procJSON("adm", "bad", -1), 422, "spec.instance"},
+		{"POST /v1/agent/register", "POST", "/v1/agent/register", strings.Replace(nodeJSON("n1", ""), `"memoryMB":16384`, `"memoryMB":-1`, 1), 422, "spec.capacity.memoryMB"},
+		{"PUT /v1/agent/nodes/{name}/heartbeat", "PUT", "/v1/agent/nodes/n1/heartbeat", `{"agentVersion": 3}`, 400, ""},
+		{"POST /v1/agent/nodes/{name}/report", "POST", "/v1/agent/nodes/n1/report", `{"taskGroups":[{"namespace":"adm","name":"0.web.adm.c.1","status":{"phase":"Exploded"}}]}`, 422, "status.phase"},
+		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Exploded"}`, 422, "status.phase"},
+		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Running","tasks":[` + strings.Repeat(`{"name":"t","status":"Running","info":{}},`, 300) + `{"name":"t","status":"Running","info":{}}]}`, 422, "status.tasks"},
+		{"POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", "POST", ns + "/taskgroups/0.web.adm.c.1/actions/explode", "", 404, ""},
+		{"POST /v1/namespaces/{ns}/taskgroups/{name}/exec", "POST", ns + "/taskgroups/0.web.adm.c.1/exec?command=", "", 400, ""},
+		{"POST /v1/cluster/members", "POST", "/v1/cluster/members", `{"name": 5}`, 400, ""},
+	}
+}
+
+// TestEveryWriteRouteValidates walks every route that writes (POST, PUT, PATCH, DELETE)
+// with an invalid request: each answers its 4xx naming the field, and etcd's revision
+// does not move (nothing stored, not even an event).
+func TestEveryWriteRouteValidates(t *testing.T) {
+	srv, url := newTestServerOf(t, Config{JoinToken: testToken})
+	ctx := context.Background()
+	for _, body := range []string{procJSON("adm", "web", 2), deployJSON("adm", "dep", "one")} {
+		wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", body), http.StatusOK)
+	}
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
+	putTaskGroup(t, "adm", "0.web.adm.c.1", "n1", nil)
+
+	cases := invalidWrites()
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.pattern] = true
+	}
+	for _, p := range srv.mux.patterns {
+		method, _, _ := strings.Cut(p, " ")
+		if slices.Contains([]string{"POST", "PUT", "PATCH", "DELETE"}, method) && !covered[p] {
+			t.Errorf("write route %q has no invalid-request case in invalidWrites", p)
+		}
+		delete(covered, p)
+	}
+	for p := range covered {
+		t.Errorf("invalidWrites names %q, which is not a route", p)
+	}
+
+	for _, c := range cases {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			before := revision(t, ctx)
+			r := callWithToken(t, c.method, url+c.path, c.body, testToken)
+			if r.code != c.code {
+				t.Fatalf("status %d, want %d: %s", r.code, c.code, r.body)
+			}
+			e := decodeError(t, r)
+			if c.field != "" && !slices.ContainsFunc(e.Details, func(d v4.FieldError) bool { return strings.Contains(d.Field, c.field) }) {
+				t.Errorf("details %+v name no field %q", e.Details, c.field)
+			}
+			if after := revision(t, ctx); after != before {
+				t.Errorf("etcd revision moved from %d to %d: the refused request stored something", before, after)
+			}
+		})
+	}
+}
+
+// TestScaleLimitMessage checks scale's 422 names instances and the limit, as the crash
+// reproduced with a deployment scaled to 10^15 instances needs.
+func TestScaleLimitMessage(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", deployJSON("adm", "dep", "one")), http.StatusOK)
+	r := call(t, http.MethodPost, url+"/v1/namespaces/adm/deployments/dep/scale", `{"instances": 1000000000000000}`)
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	e := decodeError(t, r)
+	limit := fmt.Sprint(v4.MaxInstances)
+	if !strings.Contains(e.Message, "instances") || !strings.Contains(e.Message, limit) {
+		t.Fatalf("message %q must name instances and the limit %s", e.Message, limit)
+	}
+	d := getDeployment(t, "adm", "dep")
+	if d.Spec.Instance != 3 {
+		t.Fatalf("stored instances %d, want 3", d.Spec.Instance)
+	}
+	if op, err := testStore.Operation(context.Background(), v4.KindDeployment, "adm", "dep"); err != nil || op != nil {
+		t.Fatalf("operation %+v (%v) left by a refused scale", op, err)
+	}
+}
+
+// revision is etcd's current revision.
+func revision(t *testing.T, ctx context.Context) int64 {
+	t.Helper()
+	resp, err := testStore.Client().Get(ctx, "/berth/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
