@@ -57,7 +57,7 @@ func (c *AppController) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
 	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
-	work(ctx, c.queue, c.log, c.reconcile)
+	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 
@@ -114,11 +114,17 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	}
 	if obj == nil { // deleted: stop and remove everything it had
 		all := flatten(byIndex)
+		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		return c.removeAll(ctx, all), nil
 	}
 	w := workload(obj)
+	if msg := c.guard.check(obj); msg != "" { // what runs stays; nothing is placed or restarted
+		st := w.Status
+		st.Updated, st.Message = time.Time{}, msg
+		return 0, c.updateStatus(ctx, key, st)
+	}
 	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		tgs := byIndex[idx]

@@ -22,11 +22,13 @@ type base struct {
 	feed  *feed.Feed
 	log   *slog.Logger
 	*recorder
+	guard   *specGuard
 	started time.Time // the term's start: phases reached before were reported already
 }
 
 func newBase(st *store.Store, f *feed.Feed, log *slog.Logger) base {
-	return base{store: st, feed: f, log: log, recorder: newRecorder(st, log), started: time.Now()}
+	rec := newRecorder(st, log)
+	return base{store: st, feed: f, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now()}
 }
 
 // watchLoop feeds events of one kind to handle, watching again (from a fresh list) when

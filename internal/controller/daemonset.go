@@ -54,7 +54,7 @@ func (c *DaemonsetController) Run(ctx context.Context) error {
 	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
 	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, c.forgetNodes, c.nodeEvent) })
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDaemonset}, c.enqueueObject) })
-	work(ctx, c.queue, c.log, c.reconcile)
+	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 
@@ -133,6 +133,7 @@ func (c *DaemonsetController) reconcile(ctx context.Context, key scheduler.AppKe
 	}
 	if obj == nil { // deleted: stop and remove everything it had
 		all := flatten(byNode)
+		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		if len(all) == 0 {
 			c.mu.Lock()
 			delete(c.known, key)
@@ -148,7 +149,13 @@ func (c *DaemonsetController) reconcile(ctx context.Context, key scheduler.AppKe
 	if err != nil {
 		return 0, fmt.Errorf("list nodes: %w", err)
 	}
-	p := newDaemonPass(c, key, obj.(*v4.Daemonset), nodes, byNode)
+	ds := obj.(*v4.Daemonset)
+	if msg := c.guard.check(ds); msg != "" { // what runs stays; no node gets a new one
+		st := ds.Status
+		st.Updated, st.Message = time.Time{}, msg
+		return 0, c.updateStatus(ctx, key, st)
+	}
+	p := newDaemonPass(c, key, ds, nodes, byNode)
 	if err := p.run(ctx); err != nil {
 		return 0, err
 	}

@@ -47,7 +47,7 @@ func NewDependencyController(st *store.Store, f *feed.Feed, opts Options) *Depen
 	log := opts.Logger.With("controller", "dependency")
 	rec := newRecorder(st, log)
 	return &DependencyController{store: st, feed: f, opts: opts, log: log, queue: newQueue[depKey](),
-		pods:     base{store: st, feed: f, log: log, recorder: rec, started: time.Now()},
+		pods:     base{store: st, feed: f, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now()},
 		recorder: rec, unused: map[depKey]map[podKey]time.Time{}, missing: map[depKey][]string{}}
 }
 
@@ -69,7 +69,7 @@ func (c *DependencyController) Run(ctx context.Context) error {
 	// The resync also reports missing dependencies again.
 	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindDependency}, c.enqueueDependency) })
 	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindTaskGroup}, c.enqueueTaskGroup) })
-	work(ctx, c.queue, c.log, c.reconcile)
+	work(ctx, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
 	return nil
 }
 
@@ -102,8 +102,14 @@ func (c *DependencyController) reconcile(ctx context.Context, key depKey) (time.
 	switch {
 	case err == nil:
 		dep = obj.(*v4.Dependency)
+		if msg := c.pods.guard.check(dep); msg != "" { // its pods stay as they are
+			c.log.Warn("dependency left as it is", "dependency", key.String(), "reason", msg)
+			return 0, nil
+		}
 	case !errors.Is(err, store.ErrNotFound):
 		return 0, fmt.Errorf("get dependency %s: %w", key, err)
+	default:
+		c.pods.guard.forget(v4.KindDependency, key.Namespace, key.Name)
 	}
 	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, "")
 	if err != nil {

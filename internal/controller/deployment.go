@@ -44,7 +44,7 @@ func (c *DeploymentController) Run(ctx context.Context) error {
 	}
 	// The resync is also the clock that lets step deadlines expire.
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDeployment}, c.enqueue) })
-	work(ctx, c.queue, c.log, c.reconcile)
+	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 
@@ -93,6 +93,7 @@ func (c *DeploymentController) reconcile(ctx context.Context, key scheduler.AppK
 		return 0, err
 	}
 	if obj == nil { // deleted: its applications go too (the application controller stops their instances)
+		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		for _, ch := range children {
 			if err := c.deleteChild(ctx, ch); err != nil {
 				return 0, err
@@ -104,6 +105,11 @@ func (c *DeploymentController) reconcile(ctx context.Context, key scheduler.AppK
 		return 0, nil
 	}
 	d := obj.(*v4.Deployment)
+	if msg := c.guard.check(d); msg != "" { // its applications stay as they are
+		st := d.Status
+		st.Message = msg
+		return 0, c.writeStatus(ctx, d, st)
+	}
 	if d.Spec.Template == nil {
 		msg := "deployments without a template (binding an existing application by selector, as BCS did) are not supported: give spec.template"
 		c.recordOnce(key.String(), msg, c.eventFor(key, v4.EventWarning, "Unsupported", msg))

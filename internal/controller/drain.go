@@ -30,7 +30,7 @@ const (
 // DrainController drains the nodes annotated v4.DrainAnnotation.
 type DrainController struct {
 	base
-	queue *queue[string]
+	queue *queue[nodeName]
 
 	mu       sync.Mutex
 	draining map[string]bool      // nodes with the annotation, from the node watch
@@ -41,7 +41,7 @@ type DrainController struct {
 func NewDrainController(st *store.Store, f *feed.Feed, opts Options) *DrainController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "drain")
-	return &DrainController{base: newBase(st, f, log), queue: newQueue[string](),
+	return &DrainController{base: newBase(st, f, log), queue: newQueue[nodeName](),
 		draining: map[string]bool{}, backoff: map[string]time.Time{}}
 }
 
@@ -58,21 +58,8 @@ func (c *DrainController) Run(ctx context.Context) error {
 	defer cancel()
 	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, nil, c.onNode) })
 	wg.Go(func() { c.watchEvents(ctx, v4.KindTaskGroup, nil, c.onTaskGroup) })
-	for {
-		name, ok := c.queue.Get(ctx)
-		if !ok {
-			return nil
-		}
-		after, err := c.reconcile(ctx, name)
-		c.queue.Done(name)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			c.log.Warn("drain step failed; retrying", "node", name, "err", err)
-			c.queue.AddAfter(name, 2*time.Second)
-		case after > 0:
-			c.queue.AddAfter(name, after)
-		}
-	}
+	work(ctx, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
+	return nil
 }
 
 func (c *DrainController) onNode(ev store.Event) {
@@ -91,7 +78,7 @@ func (c *DrainController) onNode(ev store.Event) {
 	}
 	c.mu.Unlock()
 	if annotated || was {
-		c.queue.Add(name)
+		c.queue.Add(nodeName(name))
 	}
 }
 
@@ -106,12 +93,13 @@ func (c *DrainController) onTaskGroup(ev store.Event) {
 	draining := c.draining[tg.Spec.Node]
 	c.mu.Unlock()
 	if draining {
-		c.queue.Add(tg.Spec.Node)
+		c.queue.Add(nodeName(tg.Spec.Node))
 	}
 }
 
 // reconcile takes one step of a node's drain and returns when to look again.
-func (c *DrainController) reconcile(ctx context.Context, name string) (time.Duration, error) {
+func (c *DrainController) reconcile(ctx context.Context, key nodeName) (time.Duration, error) {
+	name := string(key)
 	obj, err := c.store.Get(ctx, v4.KindNode, "", name)
 	if errors.Is(err, store.ErrNotFound) {
 		c.end(ctx, name)

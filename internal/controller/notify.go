@@ -27,6 +27,7 @@ type NotifyController struct {
 	started time.Time
 	backoff func(attempt int) time.Duration // delay after failed attempt n (from 1)
 	*recorder
+	guard *specGuard
 
 	mu        sync.Mutex
 	senders   map[string]*sender // by namespace/name
@@ -39,7 +40,8 @@ type NotifyController struct {
 func NewNotifyController(st *store.Store, opts Options) *NotifyController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "notify")
-	return &NotifyController{store: st, log: log, recorder: newRecorder(st, log), started: time.Now(),
+	rec := newRecorder(st, log)
+	return &NotifyController{store: st, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now(),
 		client:  &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		backoff: doublingBackoff(time.Second), senders: map[string]*sender{}, sent: map[string]time.Time{}}
 }
@@ -118,6 +120,7 @@ func (c *NotifyController) watchNotifies(ctx context.Context, rev int64) {
 			rev = ev.Revision
 			if ev.Type == store.Deleted {
 				c.remove(notifyKey(n))
+				c.guard.forget(v4.KindNotify, n.Metadata.Namespace, n.Metadata.Name)
 			} else {
 				c.upsert(ctx, n)
 			}
@@ -129,9 +132,13 @@ func notifyKey(n *v4.Notify) string { return n.Metadata.Namespace + "/" + n.Meta
 
 // upsert starts a sender for a new notify, or gives an existing one the new spec.
 func (c *NotifyController) upsert(ctx context.Context, n *v4.Notify) {
+	key := notifyKey(n)
+	if c.guard.check(n) != "" { // stored past validation: it sends nothing until fixed
+		c.remove(key)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := notifyKey(n)
 	if s, ok := c.senders[key]; ok {
 		s.setSpec(n)
 		return

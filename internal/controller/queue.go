@@ -2,13 +2,8 @@ package controller
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/berthhq/berth/internal/store"
 )
 
 // queue is a deduplicating work queue with delayed adds: a key waiting (or due later) is
@@ -98,32 +93,6 @@ func (q *queue[K]) Done(key K) {
 		select {
 		case q.wake <- struct{}{}:
 		default:
-		}
-	}
-}
-
-// work takes due keys from q and reconciles them one at a time until ctx ends: a write
-// that lost a race (ErrConflict) is looked at again at once, another failure after 2 s; a
-// delay reconcile asks for queues the key again after it.
-func work[K interface {
-	comparable
-	fmt.Stringer
-}](ctx context.Context, q *queue[K], log *slog.Logger, reconcile func(context.Context, K) (time.Duration, error)) {
-	for {
-		key, ok := q.Get(ctx)
-		if !ok {
-			return
-		}
-		after, err := reconcile(ctx, key)
-		q.Done(key)
-		switch {
-		case errors.Is(err, store.ErrConflict):
-			q.Add(key)
-		case err != nil && ctx.Err() == nil:
-			log.Warn("reconcile failed; retrying", "key", key.String(), "err", err)
-			q.AddAfter(key, 2*time.Second)
-		case after > 0:
-			q.AddAfter(key, after)
 		}
 	}
 }

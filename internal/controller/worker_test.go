@@ -1,0 +1,133 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+func TestFailureDelayDoublesToFiveMinutes(t *testing.T) {
+	for _, tt := range []struct {
+		failures int
+		want     time.Duration
+	}{
+		{1, time.Second}, {2, 2 * time.Second}, {3, 4 * time.Second}, {9, 256 * time.Second},
+		{10, 5 * time.Minute}, {11, 5 * time.Minute}, {1000, 5 * time.Minute},
+	} {
+		if got := failureDelay(tt.failures); got != tt.want {
+			t.Errorf("failureDelay(%d) = %s, want %s", tt.failures, got, tt.want)
+		}
+	}
+}
+
+// dueIn is how long until key is due in q (false: not queued).
+func dueIn[K comparable](q *queue[K], key K) (time.Duration, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at, ok := q.due[key]
+	return time.Until(at), ok
+}
+
+// TestWorkerSettle checks where each outcome puts a key: back off on failures and panics
+// (with a Warning event once it persists), retry a lost race at once a few times, and
+// forget the failures on success.
+func TestWorkerSettle(t *testing.T) {
+	storetest.Reset(t, testStore)
+	q := newQueue[nodeName]()
+	w := &worker[nodeName]{queue: q, log: storetest.QuietLogger(), rec: newRecorder(testStore, storetest.QuietLogger()),
+		about: aboutNode, failures: map[nodeName]int{}}
+	key := nodeName("n1")
+	broken := errors.New("etcd said no")
+	for i, want := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second} {
+		w.settle(key, 0, broken)
+		got, ok := dueIn(q, key)
+		if !ok || got > want || got < want-time.Second {
+			t.Fatalf("failure %d: due in %s (queued %v), want about %s", i+1, got, ok, want)
+		}
+		delete(q.due, key)
+	}
+	warnings := func(reason string) int {
+		evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Kind: v4.KindNode, Name: "n1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range evs {
+			if e.Reason == reason && e.Type == v4.EventWarning {
+				n++
+			}
+		}
+		return n
+	}
+	if n := warnings("ReconcileFailed"); n != 1 {
+		t.Fatalf("%d ReconcileFailed events after 4 failures of one error, want 1", n)
+	}
+	w.settle(key, 30*time.Second, nil) // success: failures forgotten, its own delay kept
+	if got, _ := dueIn(q, key); got < 29*time.Second || w.failures[key] != 0 {
+		t.Fatalf("after success: due in %s, failures %d", got, w.failures[key])
+	}
+	delete(q.due, key)
+
+	conflict := fmt.Errorf("update: %w", store.ErrConflict)
+	for i := range conflictRetries {
+		w.settle(key, 0, conflict)
+		if got, ok := dueIn(q, key); !ok || got > 0 {
+			t.Fatalf("conflict %d: due in %s, want at once", i+1, got)
+		}
+		delete(q.due, key)
+	}
+	w.settle(key, 0, conflict)
+	if got, _ := dueIn(q, key); got <= 0 {
+		t.Fatalf("conflict %d in a row retried at once; it must back off", conflictRetries+1)
+	}
+	delete(q.due, key)
+
+	w.settle(key, 0, &panicError{value: "boom"}) // a panic is reported at once
+	if n := warnings("ReconcilePanic"); n != 1 {
+		t.Fatalf("%d ReconcilePanic events, want 1", n)
+	}
+}
+
+// TestWorkerSurvivesPanics runs the worker loop with one key whose reconcile panics:
+// the loop goes on with the other keys.
+func TestWorkerSurvivesPanics(t *testing.T) {
+	storetest.Reset(t, testStore)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := newQueue[nodeName]()
+	good := make(chan struct{}, 100)
+	reconcile := func(_ context.Context, k nodeName) (time.Duration, error) {
+		if k == "bad" {
+			var m map[string]int
+			m["x"]++ // a nil map write: a real runtime panic
+		}
+		good <- struct{}{}
+		return 0, nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		work(ctx, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
+	}()
+	q.Add("bad")
+	for i := range 3 {
+		time.Sleep(10 * time.Millisecond) // let "bad" run first
+		q.Add(nodeName(fmt.Sprint("good-", i)))
+		select {
+		case <-good:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("key good-%d not reconciled after another key panicked", i)
+		}
+	}
+	if d, ok := dueIn(q, "bad"); !ok || d <= 0 {
+		t.Fatalf("the panicking key is due in %s (queued %v), want backed off", d, ok)
+	}
+	cancel()
+	<-done
+}
