@@ -312,7 +312,7 @@ func TestStatusIsBerths(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := docs[0].Object.(*Process)
-	if p.Status != (WorkloadStatus{}) {
+	if !p.Status.Equal(WorkloadStatus{}) || !p.Status.Updated.IsZero() {
 		t.Errorf("submitted status must be dropped, got %+v", p.Status)
 	}
 	stored := *p
@@ -320,7 +320,7 @@ func TestStatusIsBerths(t *testing.T) {
 	if !SameContent(p, &stored) {
 		t.Error("status must not count as content")
 	}
-	if p.Status != (WorkloadStatus{}) {
+	if !p.Status.Equal(WorkloadStatus{}) || !p.Status.Updated.IsZero() {
 		t.Error("SameContent must not change its arguments")
 	}
 	CarryStatus(p, &stored)

@@ -58,6 +58,10 @@ type TaskGroupSpec struct {
 	// minutes, carried from run to run: more than 3 is a restart storm. Unlike
 	// ReschedTimes it never starts over.
 	RecentRestarts []time.Time `json:"recentRestarts,omitempty"`
+	// CrashLoops counts the runs of this instance before this one that ended soon after
+	// starting, in a row (docs/operations.md, Crash-loop backoff): the floor of the next
+	// restart delay doubles with it. A run that lasts 10 minutes starts it over.
+	CrashLoops int `json:"crashLoops,omitempty"`
 }
 
 // Desired states of a task group.

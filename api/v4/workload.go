@@ -25,8 +25,45 @@ type WorkloadStatus struct {
 	Instances int    `json:"instances"`
 	Running   int    `json:"running"`
 	Message   string `json:"message,omitempty"`
+	// BackOff lists the instances whose ended run waits for its restart, lowest indexes
+	// first (at most MaxBackOffListed of them).
+	BackOff []InstanceBackOff `json:"backOff,omitempty"`
 	// Updated is when the phase or counts last changed.
 	Updated time.Time `json:"updated,omitzero"`
+}
+
+// MaxBackOffListed bounds WorkloadStatus.BackOff, so the status of a large application
+// in a crash loop stays small.
+const MaxBackOffListed = 20
+
+// InstanceBackOff is an instance waiting to be restarted.
+type InstanceBackOff struct {
+	Index     int    `json:"index"`
+	TaskGroup string `json:"taskgroup"`
+	// Reason is CrashLoopBackOff when the run ended soon after starting and the crash-loop
+	// floor set the delay, BackOff when the restart policy's interval and backoff did.
+	Reason    string    `json:"reason"`
+	RestartAt time.Time `json:"restartAt"`
+	// Restart is the number of the coming restart (the replacement's reschedTimes).
+	Restart int `json:"restart"`
+	// LastExit says how the ended run ended ("task web exited with code 1").
+	LastExit string `json:"lastExit,omitempty"`
+}
+
+// Equal reports whether two statuses say the same, Updated aside.
+func (s WorkloadStatus) Equal(o WorkloadStatus) bool {
+	if s.Phase != o.Phase || s.Instances != o.Instances || s.Running != o.Running || s.Message != o.Message ||
+		len(s.BackOff) != len(o.BackOff) {
+		return false
+	}
+	for i, b := range s.BackOff {
+		c := o.BackOff[i]
+		if b.Index != c.Index || b.TaskGroup != c.TaskGroup || b.Reason != c.Reason || !b.RestartAt.Equal(c.RestartAt) ||
+			b.Restart != c.Restart || b.LastExit != c.LastExit {
+			return false
+		}
+	}
+	return true
 }
 
 // Application runs containers (spec.template.spec.containers).

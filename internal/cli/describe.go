@@ -157,6 +157,7 @@ func (d *describer) workload(w *v4.Workload) {
 		if st.Message != "" {
 			d.kv("Message", "%s", st.Message)
 		}
+		d.backOff(st.BackOff)
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
 	d.template(&w.Spec.Template)
@@ -255,6 +256,24 @@ func (d *describer) events(events []v4.Event) {
 		_ = writeTable(&b, []string{"LAST SEEN", "TYPE", "REASON", "MESSAGE"}, rows)
 		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
 			d.line(l)
+		}
+	})
+}
+
+// backOff lists the instances waiting for their restart: why, when, and how the last run
+// ended.
+func (d *describer) backOff(waiting []v4.InstanceBackOff) {
+	if len(waiting) == 0 {
+		return
+	}
+	d.section("Waiting to Restart", func() {
+		for _, b := range waiting {
+			when := "now"
+			if left := b.RestartAt.Sub(d.now); left > 0 {
+				when = "in " + left.Round(time.Second).String()
+			}
+			d.line(fmt.Sprintf("%d  %s  %s: restart %d %s (at %s); last run: %s",
+				b.Index, b.TaskGroup, b.Reason, b.Restart, when, b.RestartAt.Local().Format(time.TimeOnly), orNone(b.LastExit)))
 		}
 	})
 }

@@ -131,3 +131,21 @@ func TestDescribeDaemonset(t *testing.T) {
 		t.Error("a process's task group is not the daemonset's")
 	}
 }
+
+func TestDescribeProcessInCrashLoop(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/ns-a/processes/crashy", 200, `{"apiVersion":"v4","kind":"process",
+		"metadata":{"name":"crashy","namespace":"ns-a","resourceVersion":"17","creationTimestamp":"2026-11-22T11:55:00Z"},
+		"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web"}]}}},
+		"status":{"phase":"Abnormal","instances":1,"running":0,"message":"instance 0: CrashLoopBackOff, restart 4 at 12:00:40 (task web exited with code 1)",
+			"backOff":[{"index":0,"taskgroup":"0.crashy.ns-a.c.1","reason":"CrashLoopBackOff","restartAt":"2026-11-22T12:00:40Z","restart":4,"lastExit":"task web exited with code 1"}]}}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
+	r := runCLI(t, url, "", "describe", "process", "crashy", "-n", "ns-a")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := "Waiting to Restart:\n  0  0.crashy.ns-a.c.1  CrashLoopBackOff: restart 4 in 40s"
+	if !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "last run: task web exited with code 1") {
+		t.Errorf("output lacks %q and the last exit:\n%s", want, r.stdout)
+	}
+}

@@ -23,12 +23,14 @@ type pass struct {
 	next     time.Duration       // when to look again (0: only on events)
 	phases   []string            // current phase of every wanted index
 	message  string
-	surplus  bool // task groups of indexes beyond spec.instance are still there
+	surplus  bool                 // task groups of indexes beyond spec.instance are still there
+	backOff  []v4.InstanceBackOff // instances waiting for their restart
 }
 
 type restartInfo struct {
-	attempt int
-	recent  []time.Time // the instance's restarts within the storm window, this one last
+	attempt    int
+	crashLoops int
+	recent     []time.Time // the instance's restarts within the storm window, this one last
 	// prev is the ended run, kept until its replacement is placed when hostRetainTime
 	// pins the replacement to prev's node until retainUntil.
 	prev        *v4.TaskGroup
@@ -70,9 +72,7 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 	}
 	if wait := plan.at.Sub(r.now); wait > 0 {
 		r.phases = append(r.phases, phase)
-		r.c.eventOnce(cur.Metadata.Name, "BackOff", r.key, v4.EventNormal, "BackOff",
-			fmt.Sprintf("instance %d (%s) is %s; restarting in %s (restart %d)", idx, cur.Metadata.Name, phase, wait.Round(time.Second), plan.attempt))
-		r.wake(wait)
+		r.waitForRestart(idx, cur, plan, wait)
 		return nil
 	}
 	if e, on := r.c.store.InMaintenance(ctx); on {
@@ -83,7 +83,7 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		r.wake(maintenanceRecheck)
 		return nil
 	}
-	info := restartInfo{attempt: plan.attempt, recent: recentRestarts(cur, r.now)}
+	info := restartInfo{attempt: plan.attempt, crashLoops: plan.crashLoops, recent: recentRestarts(cur, r.now)}
 	if until := retainUntil(r.w.RestartPolicy, plan); r.now.Before(until) {
 		// The old run stays (it records the node) until the replacement is placed there.
 		info.prev, info.retainUntil = cur, until
@@ -207,6 +207,7 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 	tg := newTaskGroup(r.obj, r.w.KillPolicy, &r.w.Spec.Template, req, p, r.now)
 	if a, ok := r.attempts[p.Index]; ok {
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = a.attempt, r.now, a.recent
+		tg.Spec.CrashLoops = a.crashLoops
 	}
 	return tg
 }
@@ -214,10 +215,47 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 // status aggregates the wanted instances with BCS's precedence.
 func (r *pass) status() v4.WorkloadStatus {
 	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message}
+	if len(r.backOff) > 0 {
+		st.BackOff = r.backOff[:min(len(r.backOff), v4.MaxBackOffListed)]
+		if st.Message == "" {
+			b := r.backOff[0]
+			st.Message = fmt.Sprintf("instance %d: %s, restart %d at %s (%s)", b.Index, b.Reason, b.Restart,
+				b.RestartAt.UTC().Format(time.TimeOnly), b.LastExit)
+			if n := len(r.backOff); n > 1 {
+				st.Message += fmt.Sprintf("; %d instances wait to restart", n)
+			}
+		}
+	}
 	for _, p := range r.phases {
 		if p == v4.StatusRunning || p == v4.StatusRestarting {
 			st.Running++
 		}
 	}
 	return st
+}
+
+// waitForRestart records that instance idx waits wait before its restart: in the status,
+// and once per run as an event (a Warning in a crash loop).
+func (r *pass) waitForRestart(idx int, cur *v4.TaskGroup, plan restartPlan, wait time.Duration) {
+	b := v4.InstanceBackOff{Index: idx, TaskGroup: cur.Metadata.Name, Reason: "BackOff", RestartAt: plan.at.UTC(),
+		Restart: plan.attempt, LastExit: lastExit(cur)}
+	typ, msg := v4.EventNormal, fmt.Sprintf("instance %d (%s) is %s (%s); restarting in %s (restart %d)",
+		idx, cur.Metadata.Name, cur.Status.Phase, b.LastExit, wait.Round(time.Second), plan.attempt)
+	if plan.crashLoop {
+		b.Reason, typ = "CrashLoopBackOff", v4.EventWarning
+		msg = fmt.Sprintf("instance %d (%s) ended %s after it started, %d times in a row (%s); restarting in %s (restart %d)",
+			idx, cur.Metadata.Name, runTime(cur), plan.crashLoops, b.LastExit, wait.Round(time.Second), plan.attempt)
+	}
+	r.c.eventOnce(cur.Metadata.Name, b.Reason, r.key, typ, b.Reason, msg)
+	r.backOff = append(r.backOff, b)
+	r.wake(wait)
+}
+
+// runTime is how long an ended run ran ("at once" when it never started).
+func runTime(tg *v4.TaskGroup) string {
+	st := tg.Status
+	if st.StartedAt.IsZero() || st.FinishedAt.Before(st.StartedAt) {
+		return "at once"
+	}
+	return st.FinishedAt.Sub(st.StartedAt).Round(time.Second).String()
 }

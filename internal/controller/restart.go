@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -15,12 +16,27 @@ const (
 	healthyReset    = 30 * time.Minute
 )
 
+// Crash-loop backoff (docs/operations.md): a run that ends within crashLoopReset of its
+// start is restarted no sooner than a floor that starts at crashLoopFloor and doubles with
+// each such run in a row, up to maxCrashLoopFloor, whatever the restart policy's own
+// delay. Without it a command that exits at once, with BCS's default interval 0, restarts
+// several times a second forever and fills etcd with task groups and events.
+const (
+	crashLoopFloor    = 2 * time.Second
+	maxCrashLoopFloor = 5 * time.Minute
+	crashLoopReset    = 10 * time.Minute
+)
+
 // restartPlan says whether and when an ended task group is replaced.
 type restartPlan struct {
 	restart bool
 	at      time.Time // when the replacement may start
 	attempt int       // the replacement's reschedTimes
 	reason  string    // why not, when restart is false
+	// crashLoops is the replacement's CrashLoops; crashLoop is set when the crash-loop
+	// floor, not the policy, set the delay.
+	crashLoops int
+	crashLoop  bool
 }
 
 // planRestart applies the restart policy to a task group in phase phase. BCS bug fixed:
@@ -59,5 +75,52 @@ func planRestart(p *v4.RestartPolicy, tg *v4.TaskGroup, now time.Time) restartPl
 	if ended.IsZero() {
 		ended = now
 	}
-	return restartPlan{restart: true, at: ended.Add(delay), attempt: n + 1}
+	plan := restartPlan{restart: true, attempt: n + 1, crashLoops: tg.Spec.CrashLoops}
+	if phase != v4.StatusLost { // a lost node says nothing about the run itself
+		plan.crashLoops = 0
+		if st.StartedAt.IsZero() || ended.Sub(st.StartedAt) < crashLoopReset {
+			floor := crashLoopDelay(tg.Spec.CrashLoops)
+			plan.crashLoops = tg.Spec.CrashLoops + 1
+			if floor > delay {
+				delay, plan.crashLoop = floor, true
+			}
+		}
+	}
+	plan.at = ended.Add(delay)
+	return plan
+}
+
+// crashLoopDelay is the floor of the restart delay after a quick exit that follows n
+// quick exits in a row.
+func crashLoopDelay(n int) time.Duration {
+	d := crashLoopFloor
+	for range n {
+		if d >= maxCrashLoopFloor {
+			break
+		}
+		d *= 2
+	}
+	return min(d, maxCrashLoopFloor)
+}
+
+// lastExit says how an ended run ended, from its tasks' container info.
+func lastExit(tg *v4.TaskGroup) string {
+	for _, t := range tg.Status.Tasks {
+		switch {
+		case t.Info.OOMKilled:
+			return fmt.Sprintf("task %s was killed for lack of memory (OOM)", t.Name)
+		case t.Info.ExitCode != 0:
+			return fmt.Sprintf("task %s exited with code %d", t.Name, t.Info.ExitCode)
+		}
+	}
+	if tg.Status.HealthKilled {
+		return "killed after failing its health checks"
+	}
+	if m := tg.Status.Message; m != "" {
+		if len(m) > 200 {
+			m = strings.ToValidUTF8(m[:200], "") + "…"
+		}
+		return m
+	}
+	return tg.Status.Phase
 }

@@ -23,9 +23,7 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 			return err
 		}
 		w := workload(obj)
-		old := w.Status
-		old.Updated = time.Time{}
-		if old == st {
+		if w.Status.Equal(st) {
 			return nil
 		}
 		if w.Status.Phase != st.Phase {
