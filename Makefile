@@ -5,7 +5,7 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e fuzz bench clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench clean
 
 all: build
 
@@ -38,6 +38,13 @@ unit:
 
 e2e:
 	$(GO) test -race -count=1 -timeout 30m -v ./test/e2e/
+
+# The soak test (docs/operations.md, Soak test): a crash loop, slow watchers, a flood of
+# applies and a scale to the instance limit against a real server and agent for SOAK
+# (`make test` runs it for a minute).
+SOAK ?= 3m
+soak:
+	$(GO) test -count=1 -timeout 90m -v -run '^TestSoak$$' ./test/e2e/ -soak=$(SOAK)
 
 # Scheduler benchmarks (the shapes of docs/benchmarks.md); BENCH narrows them.
 BENCH ?= .

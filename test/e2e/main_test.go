@@ -76,9 +76,16 @@ func startDev(t *testing.T, dataDir string, flags ...string) *devServer {
 // startBerth runs `berth dev` or `berth server` the same way.
 func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
+	return startBerthBinary(t, berthBin, dataDir, command, flags...)
+}
+
+// startBerthBinary is startBerth with another build of berth (the soak test measures one
+// built without the race detector).
+func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...string) *devServer {
+	t.Helper()
 	addr := freeAddr(t)
 	s := &devServer{t: t, url: "http://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(berthBin, append([]string{command, "--listen", addr, "--data-dir", dataDir}, flags...)...)
+	s.cmd = exec.Command(bin, append([]string{command, "--listen", addr, "--data-dir", dataDir}, flags...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
