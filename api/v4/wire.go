@@ -40,7 +40,17 @@ type Event struct {
 	// about one (notify callbacks carry them).
 	TaskGroup string `json:"taskgroup,omitempty"`
 	Node      string `json:"node,omitempty"`
+	// Count is how many times this event happened; repeats of one event (same object,
+	// type, reason, message, task group and node) merge into one record. FirstTime and
+	// LastTime bound them (LastTime equals Time). Records written before merging existed
+	// have none of the three: they stand for one occurrence at Time.
+	Count     int       `json:"count,omitempty"`
+	FirstTime time.Time `json:"firstTime,omitzero"`
+	LastTime  time.Time `json:"lastTime,omitzero"`
 }
+
+// Occurrences is how many times e happened: Count, or 1 for a record without one.
+func (e Event) Occurrences() int { return max(e.Count, 1) }
 
 // EventFilter selects events; empty fields match everything.
 type EventFilter struct {

@@ -242,6 +242,15 @@ func (d *describer) policies(rp *v4.RestartPolicy, kp *v4.KillPolicy, c *v4.Cons
 	d.constraints(c)
 }
 
+// lastSeen is an event's age, with its repeats when it has some: "30s (x5 over 3m)", as
+// kubectl describe writes them.
+func lastSeen(e v4.Event, now time.Time) string {
+	if e.Occurrences() < 2 || e.FirstTime.IsZero() {
+		return age(e.Time, now)
+	}
+	return fmt.Sprintf("%s (x%d over %s)", age(e.Time, now), e.Count, age(e.FirstTime, now))
+}
+
 func (d *describer) events(events []v4.Event) {
 	if len(events) == 0 {
 		d.kv("Events", "%s", none)
@@ -250,7 +259,7 @@ func (d *describer) events(events []v4.Event) {
 	d.section("Events", func() {
 		rows := make([][]string, 0, len(events))
 		for _, e := range events {
-			rows = append(rows, []string{age(e.Time, d.now), e.Type, e.Reason, e.Message})
+			rows = append(rows, []string{lastSeen(e, d.now), e.Type, e.Reason, e.Message})
 		}
 		var b strings.Builder
 		_ = writeTable(&b, []string{"LAST SEEN", "TYPE", "REASON", "MESSAGE"}, rows)

@@ -24,7 +24,9 @@ func TestDescribeProcess(t *testing.T) {
 			"configmaps":[{"name":"cfg","items":[{"type":"file","dataKey":"conf","keyOrPath":"/etc/game.conf"}]}],
 			"secrets":[{"secretName":"creds","items":[{"type":"env","dataKey":"pw","keyOrPath":"DB_PW"}]}]}]}}}}`)
 	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[
-		{"time":"2026-11-22T11:55:00Z","type":"Normal","reason":"Created","kind":"process","namespace":"ns-a","name":"gamesvc","message":"process ns-a/gamesvc created"}]}`)
+		{"time":"2026-11-22T11:55:00Z","type":"Normal","reason":"Created","kind":"process","namespace":"ns-a","name":"gamesvc","message":"process ns-a/gamesvc created"},
+		{"time":"2026-11-22T11:59:30Z","type":"Warning","reason":"InstanceFailed","kind":"process","namespace":"ns-a","name":"gamesvc","message":"exit 1",
+		 "count":5,"firstTime":"2026-11-22T11:57:00Z","lastTime":"2026-11-22T11:59:30Z"}]}`)
 	r := runCLI(t, url, "", "describe", "proc", "gamesvc", "-n", "ns-a")
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -46,7 +48,9 @@ func TestDescribeProcess(t *testing.T) {
 		"Env:        MODE=prod\n",
 		"ConfigMap:  cfg[conf] as file /etc/game.conf\n",
 		"Secret:     creds[pw] as env DB_PW\n",
-		"Events:\n  LAST SEEN   TYPE     REASON    MESSAGE\n  5m          Normal   Created   process ns-a/gamesvc created\n",
+		"Events:\n  LAST SEEN          TYPE      REASON           MESSAGE\n" +
+			"  5m                 Normal    Created          process ns-a/gamesvc created\n" +
+			"  30s (x5 over 3m)   Warning   InstanceFailed   exit 1\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
@@ -55,7 +59,7 @@ func TestDescribeProcess(t *testing.T) {
 	if strings.Contains(r.stdout, "hunter2") {
 		t.Error("package password printed")
 	}
-	if got := api.got(); got[1] != "GET /v1/events?kind=process&name=gamesvc&namespace=ns-a" {
+	if got := api.got(); got[1] != "GET /v1/events?kind=process&limit=1000&name=gamesvc&namespace=ns-a" {
 		t.Errorf("requests = %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +18,12 @@ type eventsFlags struct {
 	allNamespaces bool
 	watch         bool
 	forObject     string
+	limit         int
 }
+
+// defaultEventsLimit is how many events berth events prints unless told otherwise: the
+// most recent ones, as a terminal shows the last lines.
+const defaultEventsLimit = 500
 
 func newEventsCommand(o *options) *cobra.Command {
 	var f eventsFlags
@@ -25,6 +31,7 @@ func newEventsCommand(o *options) *cobra.Command {
 		Use:   "events",
 		Short: "List recent events (creates, updates, deletes, failures)",
 		Example: "  berth events -A\n" +
+			"  berth events -A --limit 0   # every event the server keeps\n" +
 			"  berth events -n ns-a --for process/gamesvc\n" +
 			"  berth events -w",
 		Args: cobra.NoArgs,
@@ -35,6 +42,7 @@ func newEventsCommand(o *options) *cobra.Command {
 	cmd.Flags().BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "events of every namespace")
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "after listing, stream new events")
 	cmd.Flags().StringVar(&f.forObject, "for", "", "only events of one object, as KIND/NAME")
+	cmd.Flags().IntVar(&f.limit, "limit", defaultEventsLimit, "print the N most recently seen events at most (0: all)")
 	return cmd
 }
 
@@ -85,11 +93,17 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 			return err
 		}
 	}
+	if f.limit < 0 {
+		return fmt.Errorf("--limit %d: want 0 (all) or more", f.limit)
+	}
 	lctx, lcancel := o.requestContext(cmd)
-	events, err := c.Events(lctx, filter)
+	events, total, err := recentEvents(lctx, c, filter, f.limit)
 	lcancel()
 	if err != nil {
 		return err
+	}
+	if len(events) < total {
+		fmt.Fprintf(o.env.stderr, "Showing the %d most recent of %d events (--limit 0 shows all).\n", len(events), total)
 	}
 	p := eventPrinter{w: o.out(), format: format, allNS: filter.Namespace == "", now: o.env.now}
 	if !f.watch {
@@ -125,8 +139,25 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 	return nil
 }
 
-// eventPrinter prints events as a table (LAST SEEN TYPE REASON OBJECT MESSAGE) or as
-// JSON/YAML.
+// recentEvents reads every page of the events matching filter and keeps the last limit
+// of them (the most recently seen; all with 0); total counts them all.
+func recentEvents(ctx context.Context, c *client.Client, filter v4.EventFilter, limit int) (kept []v4.Event, total int, err error) {
+	err = c.EachEventPage(ctx, filter, func(p client.EventPage) error {
+		total += len(p.Items)
+		kept = append(kept, p.Items...)
+		if limit > 0 && len(kept) > 2*limit { // drop the oldest now and then, not at every page
+			kept = append(kept[:0], kept[len(kept)-limit:]...)
+		}
+		return nil
+	})
+	if limit > 0 && len(kept) > limit {
+		kept = kept[len(kept)-limit:]
+	}
+	return kept, total, err
+}
+
+// eventPrinter prints events as a table (LAST SEEN TYPE REASON OBJECT COUNT MESSAGE) or
+// as JSON/YAML.
 type eventPrinter struct {
 	w      io.Writer
 	st     *streamTable // set while watching
@@ -156,7 +187,7 @@ func (p eventPrinter) list(events []v4.Event) error {
 }
 
 func (p eventPrinter) headerCells() []string {
-	h := []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}
+	h := []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"}
 	if p.allNS {
 		h = append([]string{"NAMESPACE"}, h...)
 	}
@@ -164,7 +195,7 @@ func (p eventPrinter) headerCells() []string {
 }
 
 func (p eventPrinter) row(e v4.Event) []string {
-	r := []string{age(e.Time, p.now()), e.Type, e.Reason, objectName(e.Kind, e.Name), e.Message}
+	r := []string{age(e.Time, p.now()), e.Type, e.Reason, objectName(e.Kind, e.Name), strconv.Itoa(e.Occurrences()), e.Message}
 	if p.allNS {
 		r = append([]string{e.Namespace}, r...)
 	}

@@ -81,7 +81,7 @@ func TestGetAndDescribeNode(t *testing.T) {
 	if strings.Contains(r.stdout, "Namespace:") {
 		t.Errorf("describe shows a namespace for a node:\n%s", r.stdout)
 	}
-	if got := api.got(); got[len(got)-1] != "GET /v1/events?kind=node&name=node-1" {
+	if got := api.got(); got[len(got)-1] != "GET /v1/events?kind=node&limit=1000&name=node-1" {
 		t.Errorf("requests %v", got)
 	}
 }

@@ -126,7 +126,7 @@ func TestEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.path != "/v1/events" || f.query != "kind=process&name=gamesvc&namespace=ns-a" {
+	if f.path != "/v1/events" || f.query != "kind=process&limit=1000&name=gamesvc&namespace=ns-a" {
 		t.Errorf("request %s?%s", f.path, f.query)
 	}
 	if len(evs) != 1 || evs[0].Reason != "Created" || evs[0].Time.Hour() != 10 || evs[0].Kind != v4.KindProcess {

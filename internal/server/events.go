@@ -2,15 +2,22 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
 )
 
+// eventListBody is one page of GET /v1/events: Continue asks for the next one, every
+// page of a list reads ResourceVersion (docs/api.md, "Events").
 type eventListBody struct {
-	Kind  string     `json:"kind"`
-	Items []v4.Event `json:"items"`
+	Kind            string     `json:"kind"`
+	ResourceVersion string     `json:"resourceVersion"`
+	Continue        string     `json:"continue,omitempty"`
+	Items           []v4.Event `json:"items"`
 }
 
 // record writes an event about obj ("process ns-a/web created"). A failure is logged and
@@ -35,7 +42,8 @@ func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string)
 	}
 }
 
-// handleEvents lists event records, or streams new ones as NDJSON with watch=true.
+// handleEvents lists event records a page at a time, or streams new ones as NDJSON with
+// watch=true.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := v4.EventFilter{Namespace: q.Get("namespace"), Name: q.Get("name")}
@@ -56,14 +64,39 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		s.watchEvents(w, r, f)
 		return
 	}
-	ctx, cancel := requestContext(r)
-	defer cancel()
-	recs, err := s.store.ListEvents(ctx, f)
+	limit, err := limitParam(q.Get("limit"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, eventListBody{Kind: "EventList", Items: recs})
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	page, err := s.store.ListEventsPage(ctx, f, limit, q.Get("continue"))
+	if errors.Is(err, store.ErrCompacted) {
+		err = errorf(http.StatusGone, "query parameter continue: the list's revision was compacted: list again from the start (%v)", err)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	items := page.Items
+	if items == nil {
+		items = []v4.Event{}
+	}
+	writeJSON(w, http.StatusOK, eventListBody{Kind: "EventList", ResourceVersion: strconv.FormatInt(page.Revision, 10),
+		Continue: page.Continue, Items: items})
+}
+
+// limitParam parses the page size of a list: absent means the default.
+func limitParam(v string) (int, error) {
+	if v == "" {
+		return store.DefaultEventLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > store.MaxEventLimit {
+		return 0, errorf(http.StatusBadRequest, "query parameter limit=%q: want a whole number from 1 to %d", v, store.MaxEventLimit)
+	}
+	return n, nil
 }
 
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) {

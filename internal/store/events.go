@@ -1,53 +1,110 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Records live one hour. One lease is shared by the records of a minute, so recording does
-// not cost a lease grant each time; a record thus lives between 1 h and 1 h + 1 min.
+// Records live one hour after they were last seen. One lease is shared by the records of
+// a minute, so recording does not cost a lease grant each time; a record thus lives between
+// 1 h and 1 h + 1 min after its last repeat.
 const (
 	recordTTL        = time.Hour
 	leaseShareWindow = time.Minute
 )
 
-// eventLease caches the lease shared by recent records.
-type eventLease struct {
+// maxEventMessage bounds a message (bytes): a longer one is cut, on a rune boundary, and
+// ends with "...". Repeats are merged on the cut message.
+const maxEventMessage = 1024
+
+// eventLimits bound the records kept (docs/operations.md, "Events"). Tests lower them.
+type eventLimits struct {
+	perObject    int    // distinct records of one object; the least recently seen go first
+	perNamespace int    // records of one namespace
+	total        int    // records of the whole cluster
+	totalEvery   uint64 // new records between two checks of total (a count of every key)
+}
+
+var defaultEventLimits = eventLimits{perObject: 100, perNamespace: 10_000, total: 50_000, totalEvery: 100}
+
+// eventState is the store's event bookkeeping: the shared lease, the limits and a cache
+// of the index values this store last wrote.
+type eventState struct {
 	mu      sync.Mutex
-	id      clientv3.LeaseID
+	lease   clientv3.LeaseID
 	granted time.Time
-	seq     atomic.Uint64
+	index   map[string]string // index key -> its value as last written or read here
+	limits  eventLimits
+	created atomic.Uint64 // new records, for limits.totalEvery
+}
+
+// maxIndexCache bounds eventState.index; when full it starts over (a miss costs one more
+// round trip, never a wrong count: every write compares the stored value).
+const maxIndexCache = 4096
+
+// eventIndex is the value of an index key: where the record is, and what a repeat needs
+// to update it without reading it.
+type eventIndex struct {
+	Key   string    `json:"key"`
+	Count int       `json:"count"`
+	First time.Time `json:"firstTime"`
+	Last  time.Time `json:"lastTime"`
 }
 
 func (s *Store) recordLease(ctx context.Context, fresh bool) (clientv3.LeaseID, error) {
 	l := &s.events
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !fresh && l.id != 0 && time.Since(l.granted) < leaseShareWindow {
-		return l.id, nil
+	if !fresh && l.lease != 0 && time.Since(l.granted) < leaseShareWindow {
+		return l.lease, nil
 	}
 	resp, err := s.client.Grant(ctx, int64((recordTTL + leaseShareWindow).Seconds()))
 	if err != nil {
 		return 0, wrapEtcd(err)
 	}
-	l.id, l.granted = resp.ID, time.Now()
-	return l.id, nil
+	l.lease, l.granted = resp.ID, time.Now()
+	return l.lease, nil
 }
 
-// RecordEvent stores a record. A zero Time means now; an empty Type means Normal.
-func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
+func (s *Store) cachedIndex(key string) (string, bool) {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	v, ok := s.events.index[key]
+	return v, ok
+}
+
+func (s *Store) cacheIndex(key, value string) {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	if s.events.index == nil || len(s.events.index) >= maxIndexCache {
+		s.events.index = make(map[string]string)
+	}
+	s.events.index[key] = value
+}
+
+func (s *Store) eventLimits() eventLimits {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	if s.events.limits == (eventLimits{}) {
+		return defaultEventLimits
+	}
+	return s.events.limits
+}
+
+// normalizeEvent fills the defaults of a record to be written: a zero Time means now, an
+// empty Type means Normal; the message is cut to maxEventMessage.
+func normalizeEvent(r v4.Event) (v4.Event, error) {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
@@ -57,85 +114,164 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 	}
 	if r.Namespace != "" {
 		if err := checkName("namespace", r.Namespace); err != nil {
-			return fmt.Errorf("record event: %w: %w", ErrInvalid, err)
+			return r, fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
-	val, err := json.Marshal(r)
+	r.Message = truncateMessage(r.Message)
+	r.Count, r.FirstTime, r.LastTime = 0, time.Time{}, time.Time{}
+	return r, nil
+}
+
+func truncateMessage(m string) string {
+	if len(m) <= maxEventMessage {
+		return m
+	}
+	const ellipsis = "..."
+	cut := maxEventMessage - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(m[cut]) {
+		cut--
+	}
+	return m[:cut] + ellipsis
+}
+
+// maxRecordAttempts bounds the compare-and-swap retries of one record when several
+// writers (servers) merge the same event at once. Every lost race is another writer's
+// success, so they all progress; this only keeps one from looping forever.
+const maxRecordAttempts = 100
+
+// RecordEvent stores a record, or merges it into the record of the same event (same
+// object, type, reason, message, task group and node): its count goes up, its first time
+// stays, its time becomes this one. A repeat this store recorded before costs one etcd
+// transaction; watchers see every merge (docs/store.md, "Event records").
+func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
+	r, err := normalizeEvent(r)
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)
 	}
-	key := eventKey(r.Namespace, r.Time.UnixNano(), s.events.seq.Add(1))
-	for attempt := range 2 {
-		lease, err := s.recordLease(ctx, attempt > 0)
+	id := identityOf(r)
+	key := id.indexKey()
+	current, known := s.cachedIndex(key) // a guess: every write below compares it
+	freshLease, lostMerge := false, false
+	for attempt := range maxRecordAttempts {
+		if attempt >= 2 && lostMerge {
+			// Writers of one event keep racing: spread them out, then read afresh (the
+			// value read before sleeping would be stale by then).
+			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
+			if err := sleepCtx(ctx, pause); err != nil {
+				return fmt.Errorf("record event %s: %w", key, err)
+			}
+			known, lostMerge = false, false // createEvent reads the index when it exists
+		}
+		lease, err := s.recordLease(ctx, freshLease)
 		if err != nil {
 			return fmt.Errorf("record event: %w", err)
 		}
-		_, err = s.client.Put(ctx, key, string(val), clientv3.WithLease(lease))
+		var resp *clientv3.TxnResponse
+		if known {
+			resp, err = s.mergeEvent(ctx, id, r, current, lease)
+		} else {
+			resp, err = s.createEvent(ctx, id, r, lease)
+		}
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-			continue // the shared lease expired or was revoked: take a fresh one
-		}
-		if err != nil {
-			return fmt.Errorf("record event: %w", wrapEtcd(err))
-		}
-		return nil
-	}
-	return fmt.Errorf("record event: lease lost twice")
-}
-
-// ListEvents returns the records matching f, oldest first.
-func (s *Store) ListEvents(ctx context.Context, f v4.EventFilter) ([]v4.Event, error) {
-	resp, err := s.client.Get(ctx, eventPrefix(f.Namespace), clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", wrapEtcd(err))
-	}
-	out := make([]v4.Event, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var r v4.Event
-		if err := json.Unmarshal(kv.Value, &r); err != nil {
-			s.log.Warn("skipping undecodable event", "key", string(kv.Key), "err", err)
+			freshLease = true // the shared lease expired or was revoked
 			continue
 		}
-		if f.Match(r) {
-			out = append(out, r)
+		if err != nil {
+			return fmt.Errorf("record event %s: %w", key, wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			if !known {
+				s.boundEvents(ctx, id, resp)
+			}
+			return nil
+		}
+		// Lost a race, or the cache was stale: start from what is stored.
+		lostMerge = known
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		known = len(kvs) > 0
+		if known {
+			current = string(kvs[0].Value)
 		}
 	}
-	// Keys are time-ordered within a namespace; across namespaces sort by time.
-	slices.SortStableFunc(out, func(a, b v4.Event) int { return cmp.Compare(a.Time.UnixNano(), b.Time.UnixNano()) })
-	return out, nil
+	return fmt.Errorf("record event %s: too many concurrent writers", key)
 }
 
-// WatchEvents streams records matching f that are written from now on. The channel is
-// closed when ctx is done or the etcd watch ends.
-func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter) (<-chan v4.Event, error) {
-	// Start from the current revision so nothing recorded after the call is missed.
-	resp, err := s.client.Get(ctx, eventPrefix(f.Namespace), clientv3.WithPrefix(), clientv3.WithCountOnly())
+// createEvent writes a new record and its index, unless the index exists (then the
+// transaction fails and reads it). It also counts the object's and the namespace's
+// records, for their bounds.
+func (s *Store) createEvent(ctx context.Context, id eventIdentity, r v4.Event, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
+	r.Count, r.FirstTime, r.LastTime = 1, r.Time, r.Time
+	idx := eventIndex{Key: id.logKey(r.Time.UnixNano()), Count: 1, First: r.Time, Last: r.Time}
+	rec, idxVal, err := marshalEvent(r, idx)
 	if err != nil {
-		return nil, fmt.Errorf("watch events: %w", wrapEtcd(err))
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), eventPrefix(f.Namespace),
-		clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1), clientv3.WithFilterDelete())
-	out := make(chan v4.Event, watchBuffer)
-	go func() {
-		defer close(out)
-		defer cancel()
-		for wr := range wch {
-			if err := wr.Err(); err != nil {
-				s.log.Debug("event watch ended", "err", err)
-				return
-			}
-			for _, ev := range wr.Events {
-				var r v4.Event
-				if err := json.Unmarshal(ev.Kv.Value, &r); err != nil || !f.Match(r) {
-					continue
-				}
-				select {
-				case out <- r:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return out, nil
+	key := id.indexKey()
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, idxVal, clientv3.WithLease(lease)),
+			clientv3.OpPut(idx.Key, rec, clientv3.WithLease(lease)),
+			clientv3.OpGet(eventIndexPrefix+id.ns+"/"+id.obj+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()),
+			clientv3.OpGet(eventIndexPrefix+id.ns+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())).
+		Else(clientv3.OpGet(key)).Commit()
+	if err == nil && resp.Succeeded {
+		s.cacheIndex(key, idxVal)
+	}
+	return resp, err
+}
+
+// mergeEvent moves the record to r's time with one more occurrence, if the index still
+// holds current; otherwise the transaction fails and reads the index.
+func (s *Store) mergeEvent(ctx context.Context, id eventIdentity, r v4.Event, current string, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
+	var prev eventIndex
+	if err := json.Unmarshal([]byte(current), &prev); err != nil || prev.Key == "" {
+		return nil, fmt.Errorf("decode event index %s: %q: %v", id.indexKey(), current, err)
+	}
+	last := r.Time
+	if last.Before(prev.Last) { // a late report of an older repeat: the record keeps its place
+		last = prev.Last
+	}
+	r.Time, r.Count, r.FirstTime, r.LastTime = last, prev.Count+1, prev.First, last
+	idx := eventIndex{Key: id.logKey(last.UnixNano()), Count: r.Count, First: prev.First, Last: last}
+	rec, idxVal, err := marshalEvent(r, idx)
+	if err != nil {
+		return nil, err
+	}
+	key := id.indexKey()
+	ops := []clientv3.Op{clientv3.OpPut(key, idxVal, clientv3.WithLease(lease))}
+	if prev.Key != idx.Key { // etcd refuses two operations on one key in a transaction
+		ops = append(ops, clientv3.OpDelete(prev.Key))
+	}
+	ops = append(ops, clientv3.OpPut(idx.Key, rec, clientv3.WithLease(lease)))
+	resp, err := s.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.Value(key), "=", current)).
+		Then(ops...).
+		Else(clientv3.OpGet(key)).Commit()
+	if err == nil && resp.Succeeded {
+		s.cacheIndex(key, idxVal)
+	}
+	return resp, err
+}
+
+func marshalEvent(r v4.Event, idx eventIndex) (rec, idxVal string, err error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", "", fmt.Errorf("encode event: %w", err)
+	}
+	ib, err := json.Marshal(idx)
+	if err != nil {
+		return "", "", fmt.Errorf("encode event index: %w", err)
+	}
+	return string(b), string(ib), nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -74,8 +74,10 @@ func TestEvents(t *testing.T) {
 			t.Fatalf("watch: no record %q", want)
 		}
 	}
-	resp, err := s.Client().Get(ctx, eventPrefix("ev-a"), clientv3.WithPrefix())
-	if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
-		t.Fatalf("records must carry a lease: %v", err)
+	for _, p := range []string{eventLogPrefix, eventIndexPrefix + "ev-a/"} {
+		resp, err := s.Client().Get(ctx, p, clientv3.WithPrefix())
+		if err != nil || len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
+			t.Fatalf("records and their index must carry a lease: %s: %v", p, err)
+		}
 	}
 }

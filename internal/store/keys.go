@@ -15,7 +15,8 @@ const prefix = "/berth/v1/"
 //	/berth/v1/objects/{kind}/{namespace}/{name}   canonical JSON of the object
 //	/berth/v1/objects/{kind}/{name}               the same for cluster-scoped kinds (nodes)
 //	/berth/v1/raw/{kind}/{namespace}/{name}       content type, "\n", submitted bytes
-//	/berth/v1/events/{namespace}/{unixnano}-{seq} an event record (1-hour lease)
+//	/berth/v1/eventlog/{lastnano}/{ns}/{obj}/{id} an event record (events_keys.go)
+//	/berth/v1/eventids/{ns}/{obj}/{id}            where that record is, and its count
 //
 // Names and namespaces cannot contain "/" (v4 validation), so prefixes never overlap.
 
@@ -47,21 +48,6 @@ func objectPrefix(kind v4.Kind, ns string) string {
 // clusterEventNS stands in for an empty namespace in event keys; "_" cannot appear in
 // namespaces, so it never clashes with a real one.
 const clusterEventNS = "_"
-
-func eventPrefix(ns string) string {
-	if ns == "" {
-		return prefix + "events/"
-	}
-	return prefix + "events/" + ns + "/"
-}
-
-func eventKey(ns string, unixNano int64, seq uint64) string {
-	if ns == "" {
-		ns = clusterEventNS
-	}
-	// Zero-padded so that key order is time order.
-	return fmt.Sprintf("%sevents/%s/%020d-%010d", prefix, ns, unixNano, seq)
-}
 
 // checkName rejects identifiers that would break the key layout. Full validation is
 // api/v4's job; this only keeps a bad caller from writing outside its key range.

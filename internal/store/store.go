@@ -36,7 +36,7 @@ type Store struct {
 	etcd   *embed.Etcd   // nil with an external cluster
 	member *memberRecord // the embedded member's identity; nil unless started with Config.Member
 	log    *slog.Logger
-	events eventLease
+	events eventState  // records: lease, limits, index cache (events.go)
 	engine engineCache // maintenance mode, read often (engine.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
