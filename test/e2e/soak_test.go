@@ -46,8 +46,8 @@ func TestSoak(t *testing.T) {
 	s.applySpec(t, soakProcess("crashy", `"exit 3"`, "0.05"))
 	s.applySpec(t, soakProcess("big", `"sleep 3600"`, "1"))
 	s.running(t, "soak", "big", 1)
-	if code, err := httpPost(s.url+"/v1/namespaces/soak/processes/big/scale", fmt.Sprintf(`{"instances": %d}`, v4.MaxInstances)); err != nil || code != http.StatusAccepted {
-		t.Fatalf("scale to the limit: %d %v", code, err)
+	if out := s.mustBerth("scale", "process", "big", fmt.Sprint(v4.MaxInstances), "-n", "soak"); !strings.Contains(out, "big") {
+		t.Fatalf("scale to the limit: %s", out)
 	}
 
 	var slow []net.Conn
