@@ -168,3 +168,17 @@ func TestNoSpaceRecoversByItself(t *testing.T) {
 		t.Fatalf("member %+v: the file did not shrink", v.Members[0])
 	}
 }
+
+// Turning maintenance off is a write, which a full etcd refuses: recovery must get
+// through engine maintenance.
+func TestRecoverInMaintenance(t *testing.T) {
+	base, _ := newSpaceServer(t)
+	wantStatus(t, call(t, http.MethodPut, base+"/v1/engine", `{"maintenance": true, "reason": "test"}`), http.StatusOK)
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/ns-space/configmaps", cmJSON("ns-space", "locked", "eA==")), http.StatusLocked)
+	r := call(t, http.MethodPost, base+"/v1/cluster/recover", "")
+	wantStatus(t, r, http.StatusOK)
+	var rec store.Recovery
+	if err := json.Unmarshal(r.body, &rec); err != nil || rec.AlarmBefore || rec.Disarmed || len(rec.Members) != 1 || rec.Message == "" {
+		t.Fatalf("recovery without an alarm: %s (%v)", r.body, err)
+	}
+}

@@ -166,13 +166,14 @@ func (s *Store) maybeDefragment(ctx context.Context) {
 	if !worthDefragmenting(statusSizes(st), last, time.Now()) {
 		return
 	}
-	if _, _, err := s.defragment(ctx, s.self); err != nil {
+	if _, _, err := s.defragment(ctx, s.self, true); err != nil {
 		s.log.Warn("defragmentation failed", "err", err)
 	}
 }
 
-// defragment defragments the member at endpoint and returns its sizes before and after.
-func (s *Store) defragment(ctx context.Context, endpoint string) (before, after memberSizes, err error) {
+// defragment defragments the member at endpoint (self: this server's embedded one) and
+// returns its sizes before and after.
+func (s *Store) defragment(ctx context.Context, endpoint string, self bool) (before, after memberSizes, err error) {
 	s.space.defragMu.Lock()
 	defer s.space.defragMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, defragTimeout)
@@ -187,7 +188,7 @@ func (s *Store) defragment(ctx context.Context, endpoint string) (before, after 
 		return before, after, fmt.Errorf("defragment etcd member %s: %w", endpoint, wrapEtcd(err))
 	}
 	took := time.Since(start)
-	if endpoint == s.self {
+	if self {
 		s.space.mu.Lock()
 		s.space.lastDefrag = time.Now()
 		s.space.mu.Unlock()

@@ -48,6 +48,7 @@ type MemberRecovery struct {
 	Quota        int64  `json:"quota"`
 	Defragmented bool   `json:"defragmented"`
 	Error        string `json:"error,omitempty"`
+	id           uint64
 }
 
 // recoverTimeout bounds a whole recovery: a compaction and one defragmentation per member.
@@ -78,7 +79,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Rec
 	}
 	for _, m := range list.Members {
 		if len(m.ClientURLs) > 0 {
-			r.Members = append(r.Members, MemberRecovery{Name: m.Name, Endpoint: m.ClientURLs[0]})
+			r.Members = append(r.Members, MemberRecovery{Name: m.Name, Endpoint: m.ClientURLs[0], id: m.ID})
 		}
 	}
 	slices.SortFunc(r.Members, func(a, b MemberRecovery) int { return strings.Compare(a.Name, b.Name) })
@@ -93,8 +94,9 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Rec
 		if m.Error != "" {
 			continue
 		}
-		if all || s.isSelf(m.Endpoint) || s.self == "" {
-			if _, _, err := s.defragment(ctx, m.Endpoint); err != nil {
+		self := s.etcd != nil && m.id == uint64(s.etcd.Server.MemberID())
+		if all || self || s.etcd == nil {
+			if _, _, err := s.defragment(ctx, m.Endpoint, self); err != nil {
 				m.Error = err.Error()
 				continue
 			}
@@ -187,11 +189,6 @@ func (s *Store) memberSizes(ctx context.Context, m *MemberRecovery, after bool) 
 	} else {
 		m.SizeBefore, m.InUseBefore = z.Size, z.InUse
 	}
-}
-
-// isSelf tells whether a member client URL is this server's embedded member.
-func (s *Store) isSelf(clientURL string) bool {
-	return s.self != "" && strings.TrimPrefix(strings.TrimPrefix(clientURL, "http://"), "https://") == s.self
 }
 
 // The NOSPACE watch: how often it looks, and how long it waits after an attempt that
