@@ -10,14 +10,16 @@ import (
 )
 
 func newClusterCommand(o *options) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Show the servers' etcd members and which server leads",
 		Long: "Show the cluster as the server asked sees it (GET /v1/cluster): which server leads\n" +
 			"the scheduler and controllers, and every etcd member with its health. It answers\n" +
 			"without etcd quorum too, with the errors, to help find out why.\n\n" +
 			"STATUS is healthy, or why not (unreachable, no raft leader, not started);\n" +
-			"RAFT says which member is the etcd leader and which are learners (joining).",
+			"RAFT says which member is the etcd leader and which are learners (joining);\n" +
+			"DB SIZE is the member's database file, which QUOTA bounds (past it etcd refuses\n" +
+			"writes: see `berth cluster recover`), IN USE the part not yet free pages.",
 		Example: "  berth cluster\n  berth cluster --server http://s1:7470,http://s2:7470 -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,6 +43,8 @@ func newClusterCommand(o *options) *cobra.Command {
 			return printCluster(o, c.Server(), info)
 		},
 	}
+	cmd.AddCommand(newClusterRecoverCommand(o))
+	return cmd
 }
 
 func printCluster(o *options, server string, info *client.ClusterInfo) error {
@@ -55,6 +59,7 @@ func printCluster(o *options, server string, info *client.ClusterInfo) error {
 		leader += " (the server answering)"
 	}
 	fmt.Fprintf(w, "Leader:  %s\nServer:  %s at %s\nEtcd:    %s\n", leader, info.Self.ID, server, info.Etcd)
+	printSpace(w, info.Space)
 	if info.MembersError != "" {
 		fmt.Fprintf(w, "Members: unknown: %s\n", info.MembersError)
 		return nil
@@ -81,7 +86,8 @@ func printCluster(o *options, server string, info *client.ClusterInfo) error {
 			name += "*"
 		}
 		rows = append(rows, []string{name, m.ID, status, orNone(strings.Join(raft, ",")),
+			sizeOrNone(m.DBSize), sizeOrNone(m.DBSizeInUse), sizeOrNone(m.DBQuota),
 			orNone(strings.Join(m.PeerURLs, ",")), orNone(strings.Join(m.ClientURLs, ","))})
 	}
-	return writeTable(w, []string{"MEMBER", "ID", "STATUS", "RAFT", "PEER URL", "CLIENT URL"}, rows)
+	return writeTable(w, []string{"MEMBER", "ID", "STATUS", "RAFT", "DB SIZE", "IN USE", "QUOTA", "PEER URL", "CLIENT URL"}, rows)
 }

@@ -31,6 +31,7 @@ type serverFlags struct {
 	member        memberFlags
 	nodeTTL       time.Duration
 	dependencyGC  time.Duration
+	etcd          etcdSpaceFlags
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
@@ -41,6 +42,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", controller.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
 	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", controller.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
+	f.etcd.register(cmd)
 }
 
 func newServerCommand(o *options) *cobra.Command {
@@ -129,22 +131,31 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		return server.Config{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
+	quota, err := f.etcd.quotaBytes(len(f.etcdEndpoints) > 0)
+	if err != nil {
+		return server.Config{}, err
+	}
+	if err := f.etcd.checkInterval(); err != nil {
+		return server.Config{}, err
+	}
 	member, err := f.member.config(f, joinToken, log)
 	if err != nil {
 		return server.Config{}, err
 	}
 	return server.Config{
-		Member:        member,
-		Listen:        f.listen,
-		DataDir:       f.dataDir,
-		EtcdEndpoints: f.etcdEndpoints,
-		Logger:        log,
-		OnReady:       onReady,
-		Placement:     f.placement,
-		PackagesDir:   f.packagesDir,
-		JoinToken:     joinToken,
-		NodeTTL:       f.nodeTTL,
-		DependencyGC:  f.dependencyGC,
+		EtcdQuotaBytes:         quota,
+		EtcdCompactionInterval: f.etcd.compactionInterval,
+		Member:                 member,
+		Listen:                 f.listen,
+		DataDir:                f.dataDir,
+		EtcdEndpoints:          f.etcdEndpoints,
+		Logger:                 log,
+		OnReady:                onReady,
+		Placement:              f.placement,
+		PackagesDir:            f.packagesDir,
+		JoinToken:              joinToken,
+		NodeTTL:                f.nodeTTL,
+		DependencyGC:           f.dependencyGC,
 	}, nil
 }
 

@@ -42,6 +42,12 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"server", "--data-dir", "DIR", "--join", "http://127.0.0.1:2", "--join-token", "t"}, "needs --etcd-peer-listen and --etcd-client-listen"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "0.0.0.0:21901", "--etcd-client-listen", "127.0.0.1:21902"}, "not an unspecified one"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901"}, "go together"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-quota-bytes", "lots"}, `--etcd-quota-bytes "lots": not a size`},
+		{[]string{"dev", "--data-dir", "DIR", "--etcd-quota-bytes", "1MiB"}, `--etcd-quota-bytes "1MiB": must be between 16.0 MiB and 64.0 GiB`},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-quota-bytes", "-5"}, `--etcd-quota-bytes "-5": not a size`},
+		{[]string{"server", "--etcd-endpoints", "http://127.0.0.1:1", "--etcd-quota-bytes", "1GiB"}, "--etcd-quota-bytes is for the embedded etcd"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-compaction-interval", "1s"}, "--etcd-compaction-interval 1s: use 0 (never compact) or at least 10s"},
+		{[]string{"dev", "--data-dir", "DIR", "--etcd-compaction-interval", "-1m"}, "--etcd-compaction-interval -1m0s"},
 	}
 	for _, tt := range tests {
 		args := tt.args
@@ -82,5 +88,30 @@ func TestJoinClusterErrors(t *testing.T) {
 	_, err = joinCluster(context.Background(), c, "s2", "http://127.0.0.1:21903", time.Minute, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), `refused the join: a member named "s2" already exists`) {
 		t.Errorf("name clash: %v", err)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"8589934592", 8 << 30, true},
+		{"8GiB", 8 << 30, true},
+		{"512 MiB", 512 << 20, true},
+		{"64kib", 64 << 10, true},
+		{"100B", 100, true},
+		{"8GB", 0, false},
+		{"1.5GiB", 0, false},
+		{"", 0, false},
+		{"-1", 0, false},
+		{"99999999999GiB", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parseBytes(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // ClusterInfo is GET /v1/cluster: the etcd members and which server leads (docs/ha.md).
@@ -18,6 +19,22 @@ type ClusterInfo struct {
 	Etcd         string          `json:"etcd"`
 	Members      []ClusterMember `json:"members"`
 	MembersError string          `json:"membersError,omitempty"`
+	Space        ClusterSpace    `json:"space"`
+}
+
+// ClusterSpace is etcd's space in GET /v1/cluster (docs/operations.md).
+type ClusterSpace struct {
+	NoSpace bool `json:"noSpace"`
+	Alarms  []struct {
+		Member string `json:"member"`
+		Type   string `json:"type"`
+	} `json:"alarms,omitempty"`
+	AlarmsError    string `json:"alarmsError,omitempty"`
+	Advice         string `json:"advice,omitempty"`
+	LastCompaction *struct {
+		Revision int64     `json:"revision"`
+		Time     time.Time `json:"time"`
+	} `json:"lastCompaction,omitempty"`
 }
 
 // ClusterMember is one etcd member.
@@ -31,6 +48,10 @@ type ClusterMember struct {
 	Healthy    bool     `json:"healthy"`
 	RaftLeader bool     `json:"raftLeader,omitempty"`
 	Error      string   `json:"error,omitempty"`
+	// Its database: file size (what the quota bounds), the part in use, the quota.
+	DBSize      int64 `json:"dbSize,omitempty"`
+	DBSizeInUse int64 `json:"dbSizeInUse,omitempty"`
+	DBQuota     int64 `json:"dbQuota,omitempty"`
 }
 
 // Cluster reads GET /v1/cluster from the current server.
@@ -60,4 +81,35 @@ func (c *Client) JoinCluster(ctx context.Context, name, peerURL string) (string,
 		return "", fmt.Errorf("POST /v1/cluster/members: the answer has no initial cluster")
 	}
 	return out.InitialCluster, nil
+}
+
+// Recovery is the answer of POST /v1/cluster/recover.
+type Recovery struct {
+	CompactedTo int64 `json:"compactedTo"`
+	Members     []struct {
+		Name         string `json:"name"`
+		Endpoint     string `json:"endpoint"`
+		SizeBefore   int64  `json:"sizeBefore"`
+		InUseBefore  int64  `json:"inUseBefore"`
+		SizeAfter    int64  `json:"sizeAfter"`
+		InUseAfter   int64  `json:"inUseAfter"`
+		Quota        int64  `json:"quota"`
+		Defragmented bool   `json:"defragmented"`
+		Error        string `json:"error,omitempty"`
+	} `json:"members"`
+	AlarmBefore bool   `json:"alarmBefore"`
+	Disarmed    bool   `json:"disarmed"`
+	LiveData    bool   `json:"liveData"`
+	Message     string `json:"message"`
+}
+
+// RecoverSpace asks the server to free etcd's space (POST /v1/cluster/recover): compact
+// the history, defragment the members, disarm the NOSPACE alarm. It may take minutes on
+// a large database.
+func (c *Client) RecoverSpace(ctx context.Context) (*Recovery, error) {
+	var out Recovery
+	if err := c.doJSON(ctx, request{method: http.MethodPost, path: "/v1/cluster/recover"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

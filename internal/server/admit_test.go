@@ -56,6 +56,7 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", "POST", ns + "/taskgroups/0.web.adm.c.1/actions/explode", "", 404, ""},
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/exec", "POST", ns + "/taskgroups/0.web.adm.c.1/exec?command=", "", 400, ""},
 		{"POST /v1/cluster/members", "POST", "/v1/cluster/members", `{"name": 5}`, 400, ""},
+		{"POST /v1/cluster/recover", "POST", "/v1/cluster/recover", `{"compact": "everything"}`, 400, ""},
 	}
 }
 

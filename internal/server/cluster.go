@@ -1,20 +1,26 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // Cluster routes (docs/ha.md): GET /v1/cluster shows the etcd members, their health and
-// which server leads the controllers; POST /v1/cluster/members is how a new server with
-// --join gets its etcd member added. Joining takes the join token, like an agent.
+// space, and which server leads the controllers; POST /v1/cluster/members is how a new
+// server with --join gets its etcd member added (joining takes the join token, like an
+// agent); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
 func (s *Server) clusterRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
 	mux.HandleFunc("POST /v1/cluster/members", s.joinAuth(s.handleMemberAdd))
+	mux.HandleFunc("POST /v1/cluster/recover", s.handleRecover)
 }
 
 // clusterView is the answer of GET /v1/cluster.
@@ -34,6 +40,8 @@ type clusterView struct {
 	Members []store.Member `json:"members"`
 	// MembersError says why the members could not be listed.
 	MembersError string `json:"membersError,omitempty"`
+	// Space: etcd's alarms and what to do when it is full (the sizes are the members').
+	Space store.Space `json:"space"`
 }
 
 // handleCluster answers even without etcd quorum (with what this server can see and the
@@ -60,7 +68,33 @@ func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
 	if v.Leader, err = controller.LeaderID(lctx, s.store); err != nil {
 		v.LeaderError = err.Error()
 	}
+	sctx, scancel := context.WithTimeout(ctx, readyTimeout)
+	defer scancel()
+	v.Space = s.store.Space(sctx)
 	writeJSON(w, http.StatusOK, v)
+}
+
+// recoverTimeout bounds POST /v1/cluster/recover: one defragmentation per member may
+// take a while on a large database, longer than requestTimeout.
+const recoverTimeout = 10 * time.Minute
+
+// handleRecover compacts etcd's history, defragments every member this server reaches
+// and disarms the NOSPACE alarm when they are back under their quota; it answers what
+// it did, sizes before and after.
+func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
+	if body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1024)); err != nil || len(bytes.TrimSpace(body)) > 0 {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "POST /v1/cluster/recover takes no body"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), recoverTimeout)
+	defer cancel()
+	s.log.Info("etcd space recovery requested", "remote", r.RemoteAddr)
+	rec, err := s.store.Recover(ctx)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("recover etcd space: %w", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
 }
 
 // memberAdd is the body of POST /v1/cluster/members.

@@ -120,6 +120,9 @@ func mutating(r *http.Request) bool {
 	switch {
 	case p == "/v1/engine", strings.HasPrefix(p, "/v1/agent/"), p == "/v1/plan":
 		return false
+	case p == "/v1/cluster/recover":
+		// Frees etcd's space: with etcd full, maintenance cannot be turned off (a write).
+		return false
 	case r.Method == http.MethodPost && strings.HasPrefix(p, "/v1/namespaces/") && strings.HasSuffix(p, "/exec"):
 		return false
 	}

@@ -36,6 +36,7 @@ var reasons = map[int]string{
 	http.StatusInternalServerError:   "Internal",
 	http.StatusBadGateway:            "BadGateway",
 	http.StatusServiceUnavailable:    "Unavailable",
+	http.StatusInsufficientStorage:   "InsufficientStorage",
 }
 
 func errorf(code int, format string, args ...any) *apiError {
@@ -68,6 +69,8 @@ func fromError(err error) *apiError {
 		code = http.StatusBadRequest
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusServiceUnavailable
+	case errors.Is(err, store.ErrNoSpace):
+		code = http.StatusInsufficientStorage
 	}
 	return &apiError{Code: code, Reason: reasons[code], Message: err.Error()}
 }
@@ -75,6 +78,10 @@ func fromError(err error) *apiError {
 // writeError writes err as the JSON error envelope.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := fromError(err)
+	if ae.Code == http.StatusInsufficientStorage {
+		// What the server does about it and what the operator must do (store/space.go).
+		ae = &apiError{Code: ae.Code, Reason: ae.Reason, Message: ae.Message + ". " + s.store.SpaceAdvice(), Details: ae.Details}
+	}
 	if ae.Code >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
 	}

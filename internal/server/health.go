@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/berthhq/berth/internal/store"
 )
 
 // readyTimeout is how long /readyz waits for etcd (docs/api.md: a read within 2 s).
@@ -14,6 +16,16 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if err := s.store.Ready(ctx); err != nil {
 		s.writeError(w, r, errorf(http.StatusServiceUnavailable, "%v", err))
+		return
+	}
+	// A full etcd answers reads but refuses every write: not ready (docs/operations.md).
+	noSpace, err := s.store.NoSpace(ctx)
+	switch {
+	case err != nil:
+		s.writeError(w, r, errorf(http.StatusServiceUnavailable, "%v", err))
+		return
+	case noSpace:
+		s.writeError(w, r, errorf(http.StatusServiceUnavailable, "%v. %s", store.ErrNoSpace, s.store.SpaceAdvice()))
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -34,6 +34,11 @@ type Config struct {
 	DataDir string
 	// EtcdEndpoints selects an external etcd cluster instead of the embedded one.
 	EtcdEndpoints []string
+	// EtcdQuotaBytes is the embedded etcd's space quota (0: store.DefaultQuotaBytes).
+	EtcdQuotaBytes int64
+	// EtcdCompactionInterval is how often etcd's history is compacted (0: never); see
+	// store.Config.CompactionInterval.
+	EtcdCompactionInterval time.Duration
 	// MaxBodyBytes limits request bodies (default 2 MiB); larger ones get 413.
 	MaxBodyBytes int64
 	// Logger receives access logs (debug) and errors; default slog.Default().
@@ -86,7 +91,8 @@ func (c Config) withDefaults() Config {
 // (gracefully, up to 5 s) and closes the store.
 func Run(ctx context.Context, cfg Config) (err error) {
 	cfg = cfg.withDefaults()
-	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Member: cfg.Member, Logger: cfg.Logger})
+	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Member: cfg.Member, Logger: cfg.Logger,
+		QuotaBytes: cfg.EtcdQuotaBytes, CompactionInterval: cfg.EtcdCompactionInterval})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

@@ -29,6 +29,12 @@ type Member struct {
 	Healthy    bool   `json:"healthy"`
 	RaftLeader bool   `json:"raftLeader,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// DBSize is the size of its database file, which its quota DBQuota bounds (past it
+	// etcd refuses writes: space.go); DBSizeInUse the part of it that is not free pages
+	// (a defragmentation gives the rest back). Zero when it did not answer.
+	DBSize      int64 `json:"dbSize,omitempty"`
+	DBSizeInUse int64 `json:"dbSizeInUse,omitempty"`
+	DBQuota     int64 `json:"dbQuota,omitempty"`
 }
 
 // memberStatusTimeout bounds the status request to each member.
@@ -70,9 +76,11 @@ func (s *Store) memberHealth(ctx context.Context, m *etcdserverpb.Member, out *M
 			continue
 		}
 		out.RaftLeader = st.Leader == m.ID
+		z := statusSizes(st)
+		out.DBSize, out.DBSizeInUse, out.DBQuota = z.Size, z.InUse, z.Quota
 		switch {
 		case len(st.Errors) > 0:
-			out.Error = strings.Join(st.Errors, "; ")
+			out.Error = memberErrors(st.Errors)
 		case st.Leader == 0:
 			out.Error = "no raft leader (no quorum)"
 		default:
@@ -81,6 +89,22 @@ func (s *Store) memberHealth(ctx context.Context, m *etcdserverpb.Member, out *M
 		return
 	}
 	out.Error = fmt.Sprintf("unreachable: %v", lastErr)
+}
+
+// memberErrors joins the errors of a member's status. The alarms among them, which
+// etcd writes as protobuf text ("memberID:1234 alarm:NOSPACE"), are named by their
+// meaning: every member reports every alarm of the cluster.
+func memberErrors(errs []string) string {
+	var out []string
+	for _, e := range errs {
+		if strings.Contains(e, "alarm") && strings.Contains(e, "NOSPACE") {
+			e = "database space exceeded (NOSPACE alarm)"
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // MemberName is the embedded member's name, "" when not a member of a cluster.

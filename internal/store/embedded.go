@@ -22,13 +22,13 @@ const readyTimeout = 60 * time.Second
 // process may grab them in between, so a bind failure is retried with new ports. The
 // ports change on every start: nothing outside the process uses them (a member of a
 // cluster has stable ones, see member.go).
-func startEmbedded(ctx context.Context, dataDir string, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
+func startEmbedded(ctx context.Context, dataDir string, quota int64, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
 	var lastErr error
 	for attempt := range 5 {
 		if attempt > 0 {
 			log.Debug("retrying embedded etcd start", "attempt", attempt, "err", lastErr)
 		}
-		e, err := tryStartEmbedded(ctx, dataDir, zl)
+		e, err := tryStartEmbedded(ctx, dataDir, quota, zl)
 		if err == nil {
 			return e, nil
 		}
@@ -40,20 +40,20 @@ func startEmbedded(ctx context.Context, dataDir string, log *slog.Logger, zl *za
 	return nil, lastErr
 }
 
-func tryStartEmbedded(ctx context.Context, dataDir string, zl *zap.Logger) (*embed.Etcd, error) {
+func tryStartEmbedded(ctx context.Context, dataDir string, quota int64, zl *zap.Logger) (*embed.Etcd, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
 	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
 	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
-	cfg := embedConfig(dataDir, "berth", clientURL, peerURL, zl)
+	cfg := embedConfig(dataDir, "berth", quota, clientURL, peerURL, zl)
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	return runEmbedded(ctx, cfg)
 }
 
 // embedConfig is the configuration every embedded member shares.
-func embedConfig(dataDir, name string, clientURL, peerURL url.URL, zl *zap.Logger) *embed.Config {
+func embedConfig(dataDir, name string, quota int64, clientURL, peerURL url.URL, zl *zap.Logger) *embed.Config {
 	cfg := embed.NewConfig()
 	cfg.Name = name
 	cfg.Dir = filepath.Join(dataDir, "etcd")
@@ -66,9 +66,9 @@ func embedConfig(dataDir, name string, clientURL, peerURL url.URL, zl *zap.Logge
 	cfg.MaxRequestBytes = maxRequestBytes
 	// Apply writes every document of a stream in one transaction (two puts each).
 	cfg.MaxTxnOps = 4096
-	// Keep an hour of history so watches can resume after short disconnects.
-	cfg.AutoCompactionMode = embed.CompactorModePeriodic
-	cfg.AutoCompactionRetention = "1h"
+	cfg.QuotaBackendBytes = quota
+	// No etcd auto-compaction: the store's compactor (compact.go) compacts embedded and
+	// external etcd alike, once per interval across the servers.
 	return cfg
 }
 

@@ -22,12 +22,20 @@ var (
 	// ErrUnavailable wraps failures to reach etcd (no leader, connection refused, timeout),
 	// so the API can answer 503 rather than 500.
 	ErrUnavailable = errors.New("etcd unavailable")
+	// ErrNoSpace means etcd's database reached its space quota: etcd raised its NOSPACE
+	// alarm and refuses every write (reads and deletes still work) until space is freed
+	// and the alarm disarmed (space.go, docs/operations.md). The API answers 507.
+	ErrNoSpace = errors.New("etcd database space exceeded (NOSPACE alarm): writes are refused until space is freed")
 )
 
-// wrapEtcd marks errors that mean "etcd cannot be reached right now" with ErrUnavailable.
+// wrapEtcd marks errors that mean "etcd cannot be reached right now" with ErrUnavailable,
+// and etcd's own compaction and quota errors with ErrCompacted and ErrNoSpace.
 func wrapEtcd(err error) error {
 	if err == nil {
 		return nil
+	}
+	if errors.Is(err, rpctypes.ErrNoSpace) {
+		return fmt.Errorf("%w: %v", ErrNoSpace, err)
 	}
 	if errors.Is(err, rpctypes.ErrCompacted) {
 		return fmt.Errorf("%w: %v", ErrCompacted, err)

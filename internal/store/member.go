@@ -206,7 +206,7 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 
 // startMember runs the embedded etcd as the recorded member. A member that joined as a
 // learner is promoted to a voting member once it has caught up.
-func startMember(ctx context.Context, dataDir string, rec *memberRecord, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
+func startMember(ctx context.Context, dataDir string, quota int64, rec *memberRecord, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
 	peer, err := url.Parse(rec.PeerURL)
 	if err != nil {
 		return nil, fmt.Errorf("member record: peer URL: %w", err)
@@ -215,7 +215,7 @@ func startMember(ctx context.Context, dataDir string, rec *memberRecord, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("member record: client URL: %w", err)
 	}
-	cfg := embedConfig(dataDir, rec.Name, *client, *peer, zl)
+	cfg := embedConfig(dataDir, rec.Name, quota, *client, *peer, zl)
 	cfg.InitialCluster = rec.InitialCluster
 	cfg.ClusterState = rec.ClusterState
 	// Check that the configured members agree with the running cluster before joining it.

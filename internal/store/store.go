@@ -28,18 +28,31 @@ type Config struct {
 	Member *MemberConfig
 	// Logger receives berth's own messages about the store (etcd's are kept at error level).
 	Logger *slog.Logger
+	// QuotaBytes is the embedded etcd's space quota: past it etcd raises its NOSPACE
+	// alarm and refuses writes (space.go). 0 means DefaultQuotaBytes; see CheckQuotaBytes
+	// for the range. Unused with Endpoints: an external cluster has its own quota.
+	QuotaBytes int64
+	// CompactionInterval is how often etcd's history is compacted, to the revision seen
+	// one interval earlier, by one of the servers sharing the etcd (compact.go); 0
+	// compacts nothing.
+	CompactionInterval time.Duration
 }
 
 // Store is a handle on etcd. It is safe for concurrent use.
 type Store struct {
 	client *clientv3.Client
 	etcd   *embed.Etcd   // nil with an external cluster
+	self   string        // the embedded member's client endpoint; "" with an external cluster
 	member *memberRecord // the embedded member's identity; nil unless started with Config.Member
 	log    *slog.Logger
 	events eventState  // records: lease, limits, index cache (events.go)
 	engine engineCache // maintenance mode, read often (engine.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
+	// space is what the store knows of etcd's space (alarm cache, last defragmentation,
+	// last recovery); background runs the compactor and the NOSPACE watch (space.go).
+	space      spaceState
+	background background
 }
 
 // maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and
@@ -52,18 +65,28 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.CompactionInterval < 0 {
+		return nil, fmt.Errorf("open store: %w: compaction interval %s is negative", ErrInvalid, cfg.CompactionInterval)
+	}
 	s := &Store{log: log}
 	endpoints := cfg.Endpoints
 	if len(endpoints) == 0 {
 		if cfg.DataDir == "" {
 			return nil, errors.New("open store: a data directory is required for embedded etcd")
 		}
+		if cfg.QuotaBytes == 0 {
+			cfg.QuotaBytes = DefaultQuotaBytes
+		}
+		if err := CheckQuotaBytes(cfg.QuotaBytes); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
 		e, err := s.startEtcd(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 		s.etcd = e
-		endpoints = []string{e.Clients[0].Addr().String()}
+		s.self = e.Clients[0].Addr().String()
+		endpoints = []string{s.self}
 	}
 	client, err := clientv3.New(clientv3.Config{
 		Endpoints:          endpoints,
@@ -90,7 +113,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 	}
-	log.Info("store open", "endpoints", endpoints, "embedded", s.etcd != nil)
+	s.startBackground(cfg.CompactionInterval)
+	log.Info("store open", "endpoints", endpoints, "embedded", s.etcd != nil, "compactionInterval", cfg.CompactionInterval)
 	return s, nil
 }
 
@@ -106,7 +130,7 @@ func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) 
 			return nil, err
 		}
 		if rec == nil {
-			return startEmbedded(ctx, cfg.DataDir, s.log, zl)
+			return startEmbedded(ctx, cfg.DataDir, cfg.QuotaBytes, s.log, zl)
 		}
 		mc = &MemberConfig{}
 	}
@@ -115,7 +139,7 @@ func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) 
 		return nil, err
 	}
 	s.member = rec
-	e, err := startMember(ctx, cfg.DataDir, rec, s.log, zl)
+	e, err := startMember(ctx, cfg.DataDir, cfg.QuotaBytes, rec, s.log, zl)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +170,7 @@ func (s *Store) Close() error {
 	if s.closing.Swap(true) {
 		return nil
 	}
+	s.background.stop() // before the client closes: they use it
 	var err error
 	if s.client != nil {
 		if cerr := s.client.Close(); cerr != nil && !errors.Is(cerr, context.Canceled) {
