@@ -39,7 +39,9 @@ func TestSoak(t *testing.T) {
 	requireRoot(t)
 	bin := buildPlain(t)
 	dataDir := t.TempDir()
-	s := startBerthBinary(t, bin, dataDir, "server", "--join-token", joinToken)
+	// History is compacted every 30 s: the flood writes about 2 MB/s of configmaps, which
+	// the default 5-minute interval would keep as history for a while.
+	s := startBerthBinary(t, bin, dataDir, "server", "--join-token", joinToken, "--etcd-compaction-interval", "30s")
 	startAgent(t, s, "soak-a", "23500-23599")
 	defer s.cleanupProcesses("soak")
 
