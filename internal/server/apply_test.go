@@ -1,9 +1,13 @@
 package server
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -88,4 +92,48 @@ datas: {k: {type: file, content: eQ==}}
 	stale := strings.Replace(cmJSON("apply-many", "a", "eg=="), `"namespace"`, `"resourceVersion":"1","namespace"`, 1)
 	wantStatus(t, call(t, http.MethodPost, url, cmJSON("apply-many", "new", "eA==")+"\n"+stale), http.StatusConflict)
 	wantStatus(t, call(t, http.MethodGet, base+"/v1/namespaces/apply-many/configmaps/new", ""), http.StatusNotFound)
+}
+
+// TestApplyConcurrentSameObject posts 50 applies of one configmap with different contents
+// at once. Apply is last-writer-wins (docs/api.md): every request answers 200, one
+// "created" and the others "updated" or "unchanged", however often they collide in etcd.
+func TestApplyConcurrentSameObject(t *testing.T) {
+	base := newTestServer(t, Config{})
+	const writers = 50
+	codes := make([]int, writers)
+	actions := make([]string, writers)
+	bodies := make([]string, writers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			<-start
+			body := cmJSON("apply-race", "cm", base64.StdEncoding.EncodeToString([]byte(strconv.Itoa(i))))
+			resp, err := http.Post(base+"/v1/apply", "application/json", strings.NewReader(body))
+			if err != nil {
+				bodies[i] = err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			codes[i], bodies[i] = resp.StatusCode, string(b)
+			var out applyBody
+			if json.Unmarshal(b, &out) == nil && len(out.Results) == 1 {
+				actions[i] = out.Results[0].Action
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	count := map[string]int{}
+	for i := range writers {
+		if codes[i] != http.StatusOK {
+			t.Errorf("apply %d: status %d: %s", i, codes[i], bodies[i])
+			continue
+		}
+		count[actions[i]]++
+	}
+	if count[v4.ActionCreated] != 1 || count[v4.ActionCreated]+count[v4.ActionUpdated]+count[v4.ActionUnchanged] != writers {
+		t.Errorf("actions %v, want one created and the rest updated or unchanged", count)
+	}
 }

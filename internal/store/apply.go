@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -16,10 +17,11 @@ const readChunk = 100
 // or none do. Documents whose content equals the stored object (v4.SameContent) are left
 // alone and reported "unchanged". The transaction compares every key's mod revision with
 // the one read just before; if a concurrent writer got in between, the whole apply is
-// recomputed, a few times at most. Results are in input order. A document that carries a
-// metadata.resourceVersion makes it a precondition, as for Update: when it differs from the
-// stored mod revision (or the object does not exist) the whole apply fails with ErrConflict
-// and nothing is written. Documents without one are last-writer-wins.
+// recomputed after a jittered backoff (retryApply). Results are in input order. A document
+// that carries a metadata.resourceVersion makes it a precondition, as for Update: when it
+// differs from the stored mod revision (or the object does not exist) the whole apply
+// fails with ErrConflict and nothing is written. Documents without one are
+// last-writer-wins, so losing a race to another writer is not an error (docs/store.md).
 func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult, error) {
 	if len(docs) == 0 {
 		return []v4.ApplyResult{}, nil
@@ -37,7 +39,29 @@ func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult
 		}
 		seen[key] = i
 	}
-	for range maxRetries {
+	return s.retryApply(ctx, docs)
+}
+
+// Apply's retry of a lost race. Last-writer-wins means every apply must land eventually,
+// even when many clients apply the same object at once (docs/api.md), so a lost race is
+// retried for as long as the request lasts, up to applyRetryFor, rather than a fixed
+// number of times. The wait before each retry is drawn at random up to a cap that doubles
+// from applyBackoffMin to applyBackoffMax ("full jitter"), so the losers of one round do
+// not all come back together and collide again.
+const (
+	applyRetryFor   = 10 * time.Second
+	applyBackoffMin = 2 * time.Millisecond
+	applyBackoffMax = 250 * time.Millisecond
+)
+
+func (s *Store) retryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult, error) {
+	start := time.Now()
+	deadline := start.Add(applyRetryFor)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	backoff := applyBackoffMin
+	for attempt := 1; ; attempt++ {
 		results, ok, err := s.tryApply(ctx, docs)
 		if err != nil {
 			return nil, fmt.Errorf("apply: %w", err)
@@ -45,9 +69,26 @@ func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult
 		if ok {
 			return results, nil
 		}
-		s.log.Debug("apply raced with a concurrent write, retrying")
+		wait := jitter(backoff)
+		if time.Now().Add(wait).After(deadline) {
+			return nil, fmt.Errorf("apply: %w (gave up after %d concurrent writes in %s)",
+				ErrConflict, attempt, time.Since(start).Round(time.Millisecond))
+		}
+		s.log.Debug("apply raced with a concurrent write, retrying", "attempt", attempt, "wait", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("apply: %w (%d concurrent writes, then %w)", ErrConflict, attempt, ctx.Err())
+		case <-t.C:
+		}
+		backoff = min(2*backoff, applyBackoffMax)
 	}
-	return nil, fmt.Errorf("apply: %w (gave up after %d concurrent writes)", ErrConflict, maxRetries)
+}
+
+// jitter draws a wait in [1ns, limit]: "full jitter" backoff.
+func jitter(limit time.Duration) time.Duration {
+	return 1 + rand.N(limit)
 }
 
 type applyCurrent struct {

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -114,6 +117,65 @@ func TestApplyRawContentType(t *testing.T) {
 		raw, err := testStore.GetRaw(ctx, v4.KindConfigMap, "apply-raw", name)
 		if err != nil || raw.ContentType != want.ContentType || string(raw.Data) != string(want.Data) {
 			t.Errorf("%s: raw %+v %v, want %+v", name, raw, err, want)
+		}
+	}
+}
+
+// TestApplyConcurrentOneObject applies one object from 50 goroutines at once. Apply
+// without resourceVersion is last-writer-wins (docs/store.md), so every apply must
+// succeed however often it loses the race: exactly one creates, the others update (or
+// find their content already stored), and the object ends with one of their contents.
+func TestApplyConcurrentOneObject(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	const writers = 50
+	type outcome struct {
+		res []v4.ApplyResult
+		err error
+	}
+	out := make([]outcome, writers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			<-start
+			res, err := testStore.Apply(ctx, docs(configMap("apply-race", "cm", strconv.Itoa(i))))
+			out[i] = outcome{res, err}
+		})
+	}
+	close(start)
+	wg.Wait()
+	actions := map[string]int{}
+	contents := map[string]bool{}
+	for i, o := range out {
+		if o.err != nil {
+			t.Errorf("apply %d: %v", i, o.err)
+			continue
+		}
+		if len(o.res) != 1 {
+			t.Fatalf("apply %d: %d results", i, len(o.res))
+		}
+		actions[o.res[0].Action]++
+		contents[strconv.Itoa(i)] = true
+	}
+	if actions[v4.ActionCreated] != 1 || actions[v4.ActionCreated]+actions[v4.ActionUpdated]+actions[v4.ActionUnchanged] != writers {
+		t.Errorf("actions %v, want one created and the rest updated or unchanged", actions)
+	}
+	got, err := testStore.Get(ctx, v4.KindConfigMap, "apply-race", "cm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !contents[content(t, got)] {
+		t.Errorf("stored content %q was not applied by anyone", content(t, got))
+	}
+}
+
+func TestJitterStaysWithinItsCap(t *testing.T) {
+	for _, limit := range []time.Duration{1, applyBackoffMin, applyBackoffMax} {
+		for range 1000 {
+			if d := jitter(limit); d < 1 || d > limit {
+				t.Fatalf("jitter(%s) = %s, want within [1ns, %s]", limit, d, limit)
+			}
 		}
 	}
 }
