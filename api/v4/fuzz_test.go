@@ -22,6 +22,9 @@ func addSeeds(f *testing.F) {
 		`"events":["taskgroup.failed","Node.Lost"],"namespaces":["*"],"headers":{"Authorization":"Bearer x"},"timeoutSeconds":3,"maxRetries":0},` +
 		`"status":{"delivered":1}}`))
 	f.Add([]byte(`{"kind":"notify","spec":{"url":"http://u:p@h/#f","events":["x","x"],"namespaces":["a","*"],"maxRetries":-1}}`))
+	// Duplicate keys are refused at any depth (docs/spec.md "Streams").
+	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))
+	f.Add([]byte(`[{"kind":"configmap","metadata":{"name":"a"},"datas":{}},{"kind":"configmap","metadata":{"name":"b","labels":{"x":"1","x":"2"}}}]`))
 }
 
 // checkParse is what every fuzz target asserts: no panic; an error is either a plain
@@ -118,6 +121,7 @@ func FuzzDecodeNode(f *testing.F) {
 		"portRanges":[{"begin":31000,"end":32000}],"attributes":{"text":{"rack":"r1"},"scalar":{"cpus":8},"set":{"zone":["a","b"]}},"taints":[{"key":"k","value":"v","effect":"NoSchedule"}]},"status":{"phase":"Ready"}}`))
 	f.Add([]byte(`{"metadata":{"name":"n1"},"spec":{"cpus":4}}`))
 	f.Add([]byte(`[1]`))
+	f.Add([]byte(`{"metadata":{"name":"n1","name":"n2"},"spec":{"ip":"10.0.0.1"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := DecodeNode(data)
 		if err != nil {

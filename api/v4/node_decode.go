@@ -23,6 +23,9 @@ func DecodeNode(data []byte) (*Node, error) {
 	if dec.More() {
 		return nil, errors.New("invalid JSON: data after the node object")
 	}
+	if err := CheckDuplicateKeys(data); err != nil {
+		return nil, err
+	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("a node must be a JSON object, got %s", describe(v))

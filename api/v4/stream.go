@@ -44,6 +44,7 @@ func splitJSON(data []byte) ([]rawDocument, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var docs []rawDocument
+	var values []jsonValue
 	for {
 		start := dec.InputOffset()
 		var v any
@@ -55,7 +56,9 @@ func splitJSON(data []byte) ([]rawDocument, error) {
 			return nil, jsonSyntaxError(data, err)
 		}
 		raw := bytes.TrimSpace(data[start:dec.InputOffset()])
-		if arr, ok := v.([]any); ok {
+		arr, isArray := v.([]any)
+		values = append(values, jsonValue{start: start, end: dec.InputOffset(), first: len(docs), array: isArray})
+		if isArray {
 			for _, el := range arr {
 				b, _ := json.Marshal(el) // re-encoding a decoded value cannot fail
 				docs = append(docs, rawDocument{value: el, raw: b})
@@ -69,6 +72,9 @@ func splitJSON(data []byte) ([]rawDocument, error) {
 	}
 	if len(docs) == 0 {
 		return nil, errors.New("no document in input")
+	}
+	if err := checkStreamKeys(data, values, len(docs) > 1); err != nil {
+		return nil, err
 	}
 	return docs, nil
 }

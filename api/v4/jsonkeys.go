@@ -1,0 +1,124 @@
+package v4
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// encoding/json keeps the last of two equal keys without a word, so
+// {"kind":"configmap","kind":"secret"} would be applied as a secret. YAML duplicates are
+// refused by splitYAML; JSON input gets the same rule from one extra token pass over
+// text that already decoded (docs/spec.md "Streams"). Keys that differ only in case are
+// a field error of the decoder instead (decodeStruct).
+
+// CheckDuplicateKeys refuses JSON text in which an object holds the same key twice, at
+// any depth, naming the key's path and position: `invalid JSON at line 1, column 40:
+// metadata.name: duplicate key "name"`. It is meant for text that decoded already (it
+// stops at the first value it cannot read, leaving syntax errors to the decoder). The
+// server runs it on the JSON bodies that do not go through Parse or DecodeNode (merge
+// patches, agent and operation requests).
+func CheckDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
+		if err := walkKeys(dec, data, 0, ""); err != nil {
+			if errors.Is(err, errDuplicateKey) {
+				return err
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonValue is one top-level value of a JSON stream: where it lies in the input, and the
+// index of the first document it gives (a top-level array gives one per element).
+type jsonValue struct {
+	start, end int64
+	first      int
+	array      bool
+}
+
+// checkStreamKeys runs the duplicate-key pass over the values splitJSON found. Paths start
+// with "documents[i]." when the stream holds several documents, as Parse's field errors do.
+func checkStreamKeys(data []byte, values []jsonValue, multi bool) error {
+	docPath := func(i int) string {
+		if !multi {
+			return ""
+		}
+		return fmt.Sprintf("documents[%d]", i)
+	}
+	for _, v := range values {
+		dec := json.NewDecoder(bytes.NewReader(data[v.start:v.end]))
+		if !v.array {
+			if err := walkKeys(dec, data, v.start, docPath(v.first)); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := dec.Token(); err != nil { // the '[' that holds the documents
+			return jsonSyntaxError(data, err)
+		}
+		for i := v.first; dec.More(); i++ {
+			if err := walkKeys(dec, data, v.start, docPath(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// errDuplicateKey marks the error of walkKeys that is a duplicate, not a syntax error.
+var errDuplicateKey = errors.New("duplicate key")
+
+// walkKeys reads one value from dec, whose input starts at base in data, and returns an
+// error naming the first key found twice in one object.
+func walkKeys(dec *json.Decoder, data []byte, base int64, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return jsonSyntaxError(data, err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]struct{}{}
+		for dec.More() {
+			before := dec.InputOffset()
+			kt, err := dec.Token()
+			if err != nil {
+				return jsonSyntaxError(data, err)
+			}
+			key, _ := kt.(string) // More and Token guarantee a string key here
+			if _, dup := seen[key]; dup {
+				line, col := lineCol(data, keyStart(data, base+before))
+				return fmt.Errorf("invalid JSON at line %d, column %d: %s: %w %q",
+					line, col, joinKey(path, key), errDuplicateKey, truncate(key, 60))
+			}
+			seen[key] = struct{}{}
+			if err := walkKeys(dec, data, base, joinKey(path, key)); err != nil {
+				return err
+			}
+		}
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if err := walkKeys(dec, data, base, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil // a scalar
+	}
+	_, err = dec.Token() // the closing delimiter
+	if err != nil {
+		return jsonSyntaxError(data, err)
+	}
+	return nil
+}
+
+// keyStart skips the blanks and the ',' between the previous token and a key's quote.
+func keyStart(data []byte, off int64) int64 {
+	for off < int64(len(data)) && data[off] != '"' {
+		off++
+	}
+	return off
+}

@@ -1,0 +1,105 @@
+package v4
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const cmHead = `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"}`
+
+// A key given twice in one JSON object is refused wherever it is, naming its path and
+// position, as duplicate YAML keys are (docs/spec.md "Streams").
+func TestParseJSONDuplicateKeys(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string // "" when the input is accepted
+	}{
+		{"kind twice", `{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{}}`,
+			`line 1, column 39: kind: duplicate key "kind"`},
+		{"nested", `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a","name":"b"},"datas":{}}`,
+			`metadata.name: duplicate key "name"`},
+		{"map key", cmHead + `,"datas":{"k":{"type":"file","content":"aGk="},"k":{"type":"file","content":"aGk="}}}`,
+			`datas.k: duplicate key "k"`},
+		{"odd map key", cmHead[:len(cmHead)-1] + `,"labels":{"a.b/c":"1","a.b/c":"2"}},"datas":{}}`,
+			`metadata.labels["a.b/c"]: duplicate key "a.b/c"`},
+		{"in a list", `{"apiVersion":"v4","kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"template":{"spec":{"processes":[` +
+			`{"procName":"a","startCmd":"./a"},{"procName":"a","startCmd":"./a","startCmd":"./b"}]}}}}`,
+			`spec.template.spec.processes[1].startCmd: duplicate key "startCmd"`},
+		{"second of a stream", cmHead + `,"datas":{}}` + "\n" + cmHead + `,"datas":{},"datas":{}}`,
+			`line 2, column 74: documents[1].datas: duplicate key "datas"`},
+		{"in an array of documents", `[` + cmHead + `,"datas":{}},` + "\n" + cmHead + `,"datas":{},"datas":{}}]`,
+			`documents[1].datas: duplicate key "datas"`},
+		{"blanks before the key", "{\"kind\":\"secret\",\n  \"kind\" : \"secret\"}", `line 2, column 3: kind: duplicate key "kind"`},
+		{"escaped spelling", `{"apiVersion":"v4","kind":"configmap","k\u0069nd":"secret","metadata":{"name":"a"},"datas":{}}`,
+			`kind: duplicate key "kind"`},
+		{"same key in two objects", cmHead + `,"datas":{"k":{"type":"file","content":"aGk="},"j":{"type":"file","content":"aGk="}}}`, ""},
+		{"same key in two documents", cmHead + `,"datas":{}}` + cmHead[:len(cmHead)-2] + `x"},"datas":{}}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var fe FieldErrors
+			if errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, errDuplicateKey) {
+				t.Fatalf("want a plain error with %q, got %T %v", tc.want, err, err)
+			}
+		})
+	}
+}
+
+// Keys that differ only in case stay a field error of the decoder.
+func TestParseJSONCaseDuplicateIsAFieldError(t *testing.T) {
+	_, err := Parse([]byte(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a","Name":"a"},"datas":{}}`))
+	if fe := fieldErrors(t, err); !hasError(fe, "metadata.name", "duplicate") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestDecodeNodeDuplicateKeys(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"top", `{"kind":"node","metadata":{"name":"n1"},"metadata":{"name":"n2"}}`, `metadata: duplicate key "metadata"`},
+		{"deep", `{"metadata":{"name":"n1"},"spec":{"ip":"10.0.0.1","attributes":{"text":{"rack":"r1","rack":"r2"}}}}`,
+			`spec.attributes.text.rack: duplicate key "rack"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeNode([]byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+func TestCheckDuplicateKeys(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"none", `{"a":{"b":1},"c":[{"b":1},{"b":2}]}`, ""},
+		{"deep in a list", `{"a":[{"b":1},{"b":1,"b":2}]}`, `a[1].b: duplicate key "b"`},
+		{"top-level list", `[{"x":1,"x":1}]`, `[0].x: duplicate key "x"`},
+		{"invalid JSON is the decoder's", `{"a":1,"a":`, `a: duplicate key "a"`},
+		{"invalid before a duplicate", `{"a":}`, ""},
+		{"empty", ``, ""},
+		{"scalar", `3`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckDuplicateKeys([]byte(tc.in))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("got %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("want %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
