@@ -169,7 +169,8 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts))
 }
 
-// decodeStrict decodes one JSON value, refusing unknown fields and trailing data.
+// decodeStrict decodes one JSON value, refusing unknown fields, trailing data and keys
+// given twice in one object (encoding/json would keep the last; docs/api.md).
 func decodeStrict(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -179,5 +180,5 @@ func decodeStrict(data []byte, v any) error {
 	if dec.More() {
 		return errors.New("data after the JSON value")
 	}
-	return nil
+	return v4.CheckDuplicateKeys(data)
 }

@@ -123,6 +123,12 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusBadRequest, "the body must be a JSON merge patch object (RFC 7386)"))
 		return
 	}
+	// json.Unmarshal keeps the last of two equal keys; a patch must say one thing
+	// (docs/api.md).
+	if err := v4.CheckDuplicateKeys(body); err != nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the merge patch is not valid: %v", err))
+		return
+	}
 	pinned := patchResourceVersion(patch) != ""
 	ctx, cancel := requestContext(r)
 	defer cancel()
