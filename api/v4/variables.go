@@ -157,6 +157,9 @@ type Variables struct {
 
 // RenderProcess returns a copy of t with every ${...} replaced: workPath first, then
 // pidFile (which may use ${workPath}), then every other string, map values included.
+// ${workPath} is the directory the task runs in: the rendered workPath, or WorkBaseDir
+// when workPath is empty, as the process driver then runs the task there
+// (docs/process.md). The returned workPath itself stays empty in that case.
 func (vars Variables) RenderProcess(t ProcessTask) (ProcessTask, error) {
 	out, err := deepCopyTask(t)
 	if err != nil {
@@ -166,10 +169,14 @@ func (vars Variables) RenderProcess(t ProcessTask) (ProcessTask, error) {
 	if out.WorkPath, err = RenderString(out.WorkPath, lookup); err != nil {
 		return ProcessTask{}, fmt.Errorf("workPath: %w", err)
 	}
-	if out.PidFile, err = RenderString(out.PidFile, vars.lookup(out.WorkPath, "")); err != nil {
+	workDir := out.WorkPath
+	if workDir == "" {
+		workDir = vars.WorkBaseDir
+	}
+	if out.PidFile, err = RenderString(out.PidFile, vars.lookup(workDir, "")); err != nil {
 		return ProcessTask{}, fmt.Errorf("pidFile: %w", err)
 	}
-	lookup = vars.lookup(out.WorkPath, out.PidFile)
+	lookup = vars.lookup(workDir, out.PidFile)
 	var firstErr error
 	renderStrings("", reflect.ValueOf(&out).Elem(), func(p, s string) string {
 		r, err := RenderString(s, lookup)

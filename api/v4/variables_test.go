@@ -87,6 +87,40 @@ func TestRenderProcessMissingPort(t *testing.T) {
 	}
 }
 
+// ${workPath} is where the task runs: without a workPath that is WorkBaseDir, never "",
+// which would turn "${workPath}/x" into /x on the host.
+func TestRenderProcessWorkPathDefault(t *testing.T) {
+	vars := Variables{Namespace: "ns-a", ProcessName: "gamesvc", WorkBaseDir: "/data/pods/ns-a.g/work", RunBaseDir: "/data/pods/ns-a.g/run"}
+	tests := []struct {
+		name                      string
+		workPath, pidFile         string
+		wantWorkPath, wantPidFile string
+		wantStartCmd              string
+	}{
+		{"no workPath", "", "${workPath}/app.pid", "", "/data/pods/ns-a.g/work/app.pid",
+			"echo hi > /data/pods/ns-a.g/work/x; cat /data/pods/ns-a.g/work/app.pid"},
+		{"workPath set", "${work_base_dir}/${processname}", "${workPath}/app.pid",
+			"/data/pods/ns-a.g/work/gamesvc", "/data/pods/ns-a.g/work/gamesvc/app.pid",
+			"echo hi > /data/pods/ns-a.g/work/gamesvc/x; cat /data/pods/ns-a.g/work/gamesvc/app.pid"},
+		{"pidFile elsewhere", "", "${run_base_dir}/app.pid", "", "/data/pods/ns-a.g/run/app.pid",
+			"echo hi > /data/pods/ns-a.g/work/x; cat /data/pods/ns-a.g/run/app.pid"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			task := ProcessTask{ProcName: "g", WorkPath: tc.workPath, PidFile: tc.pidFile,
+				StartCmd: "echo hi > ${workPath}/x; cat ${pidFile}"}
+			out, err := vars.RenderProcess(task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.WorkPath != tc.wantWorkPath || out.PidFile != tc.wantPidFile || out.StartCmd != tc.wantStartCmd {
+				t.Errorf("workPath %q, pidFile %q, startCmd %q; want %q, %q, %q",
+					out.WorkPath, out.PidFile, out.StartCmd, tc.wantWorkPath, tc.wantPidFile, tc.wantStartCmd)
+			}
+		})
+	}
+}
+
 func TestStripVariables(t *testing.T) {
 	if got := stripVariables("http://${hostip}:80/${a}.tgz"); got != "http://x:80/x.tgz" {
 		t.Errorf("got %q", got)

@@ -68,6 +68,14 @@ func (t *taskPlan) specPorts() []v4.Port {
 	return t.container.Ports
 }
 
+// podSubdirs are the directories prepare creates in the pod's directory.
+var podSubdirs = []string{"work", "run", "logs"}
+
+// subdir is one of the pod's directories (work, run, logs). The driver
+// gets work as the task's WorkBaseDir and runs a task without workPath there, so
+// ${work_base_dir} and a default ${workPath} render to this same path.
+func (p *podPlan) subdir(name string) string { return filepath.Join(p.dir, name) }
+
 // planPod derives the plan of tg on this node.
 func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 	ns, name := tg.Metadata.Namespace, tg.Metadata.Name
@@ -108,8 +116,8 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		InstanceID:  tg.Spec.Index,
 		HostIP:      e.cfg.HostIP,
 		Ports:       portNumbers,
-		WorkBaseDir: filepath.Join(p.dir, "work"),
-		RunBaseDir:  filepath.Join(p.dir, "run"),
+		WorkBaseDir: p.subdir("work"),
+		RunBaseDir:  p.subdir("run"),
 	}
 	for i, n := range names {
 		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n)}

@@ -2,10 +2,12 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,5 +96,70 @@ func TestProcessPodIntegration(t *testing.T) {
 	}
 	if states, _ := drv.List(context.Background()); len(states) != 0 {
 		t.Errorf("driver still has %d tasks", len(states))
+	}
+}
+
+// ${workPath} and a pidFile under it render to the directory the process runs in, also
+// when workPath is not set (the pod's work dir): "${workPath}/x" must never become /x.
+func TestProcessWorkPathVariable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	marker := fmt.Sprintf("berth-workpath-test-%d", os.Getpid())
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir := t.TempDir()
+	drv, err := process.New(process.Config{DataDir: filepath.Join(dir, "driver"), Logger: quiet, CgroupParent: "berth-executor-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close()
+	rec := &recorder{reports: map[string][]v4.TaskGroupStatus{}}
+	e := New(Config{
+		NodeName: testNode, HostIP: "127.0.0.1", DataDir: dir,
+		Drivers: map[string]driver.Driver{"process": drv}, Logger: quiet, Report: rec.report,
+		PollInterval: 50 * time.Millisecond,
+	})
+	defer e.Close()
+
+	tests := []struct {
+		name, workPath string
+		wantDir        string // relative to the pod's directory
+	}{
+		{"no workPath", "", "work"},
+		{"workPath set", "${work_base_dir}/${processname}", "work/gamesvc"},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name := fmt.Sprintf("wp%d", i)
+			tg := processTG(name, v4.ProcessTask{
+				ProcName: "sleep", WorkPath: tc.workPath, StartGracePeriod: 1,
+				PidFile:  "${workPath}/" + marker + ".pid",
+				StartCmd: "echo hi > ${workPath}/" + marker + "; echo $$ > ${pidFile}; exec sleep 60",
+			})
+			tg.Spec.KillGracePeriod = 1
+			e.Run(context.Background(), tg)
+			defer func() {
+				e.Kill(testNS, name)
+				if err := e.Remove(context.Background(), testNS, name); err != nil {
+					t.Errorf("remove: %v", err)
+				}
+			}()
+			st := rec.waitPhase(t, name, v4.StatusRunning)
+			wd := filepath.Join(PodDir(dir, testNS, name), tc.wantDir)
+			b, err := os.ReadFile(filepath.Join(wd, marker))
+			if err != nil || strings.TrimSpace(string(b)) != "hi" {
+				t.Errorf("${workPath}/%s in the work dir %s: %q, %v", marker, wd, b, err)
+			}
+			b, err = os.ReadFile(filepath.Join(wd, marker+".pid"))
+			if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(st.Tasks[0].Info.Pid) {
+				t.Errorf("pid file in the work dir: %q, %v; task pid %d", b, err, st.Tasks[0].Info.Pid)
+			}
+			for _, f := range []string{marker, marker + ".pid"} {
+				if _, err := os.Stat("/" + f); err == nil {
+					t.Errorf("/%s written on the host's root", f)
+					os.Remove("/" + f)
+				}
+			}
+		})
 	}
 }
