@@ -54,7 +54,7 @@ type ResourceFieldRef struct {
 
 // Port is a container or process port. For containers in HOST mode containerPort 0 means
 // a random port; in BRIDGE mode hostPort 0 means a random host port. For processes hostPort
-// 0 means random.
+// 0 means random and -1 no host port (docs/spec.md "Ports").
 type Port struct {
 	Name          string `json:"name"`
 	ContainerPort int    `json:"containerPort,omitempty"`

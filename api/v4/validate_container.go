@@ -233,6 +233,11 @@ func validateEnv(p string, env []EnvVar, errs *FieldErrors) {
 			errs.add(ep+".name", "%q is set twice", e.Name)
 		}
 		seen[e.Name] = true
+		if i := strings.IndexByte(e.Value, 0); i >= 0 {
+			// The kernel takes the environment as C strings: a NUL would end the value
+			// there, or the start fails (docs/spec.md, "Env").
+			errs.add(ep+".value", "must not contain a NUL byte (at byte %d)", i)
+		}
 		if e.ValueFrom != nil {
 			if e.Value != "" {
 				errs.add(ep, "value and valueFrom cannot both be set")

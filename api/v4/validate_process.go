@@ -3,6 +3,7 @@ package v4
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -23,16 +24,20 @@ func validateProcessTask(p string, t *ProcessTask, ports map[string]string, host
 	}
 	nonNegative(p+".startGracePeriod", t.StartGracePeriod, errs)
 	taskPorts := map[string]bool{}
+	noHostPort := map[string]string{} // port name -> path, for hostPort -1
 	for i := range t.Ports {
 		pp := fmt.Sprintf("%s.ports[%d]", p, i)
 		port := &t.Ports[i]
 		validatePortCommon(pp, port, ports, errs)
 		taskPorts[port.Name] = true
 		if port.ContainerPort != 0 {
-			errs.add(pp+".containerPort", "processes use the host network: set hostPort (0 for a random port)")
+			errs.add(pp+".containerPort", "processes use the host network: set hostPort (0 for a random port, -1 for none)")
 		}
 		portInRange(pp+".hostPort", port.HostPort, errs)
 		claimHostPort(pp, port.HostPort, hostPorts, errs)
+		if port.HostPort == -1 && port.Name != "" {
+			noHostPort[port.Name] = pp
+		}
 	}
 	for i, u := range t.URIs {
 		up := fmt.Sprintf("%s.uris[%d]", p, i)
@@ -48,6 +53,40 @@ func validateProcessTask(p string, t *ProcessTask, ports map[string]string, host
 	validateConfigMapRefs(p+".configmaps", t.ConfigMaps, errs)
 	validateSecretRefs(p+".secrets", t.Secrets, errs)
 	checkProcessVariables(p, t, taskPorts, errs)
+	checkNoHostPortRefs(p, t, noHostPort, errs)
+}
+
+// checkNoHostPortRefs reports uses of a port whose hostPort is -1: it takes no host port
+// (docs/spec.md "Ports"), so it has no number for ${ports.<name>} and nothing a health
+// check could probe, and the task would fail to start or never pass its check.
+func checkNoHostPortRefs(p string, t *ProcessTask, noHost map[string]string, errs *FieldErrors) {
+	if len(noHost) == 0 {
+		return
+	}
+	eachString(p, reflect.ValueOf(t).Elem(), func(fp, s string) {
+		refs, _ := scanVariables(s) // a scan error is checkProcessVariables' to report
+		for _, r := range refs {
+			if name, ok := strings.CutPrefix(r.name, varPortsPrefix); ok && noHost[name] != "" {
+				errs.add(fp, "${%s}: port %q has no host port (%s.hostPort is -1)", r.name, name, noHost[name])
+			}
+		}
+	})
+	for i, h := range t.HealthChecks {
+		hp := fmt.Sprintf("%s.healthChecks[%d]", p, i)
+		var port int
+		var name string
+		switch {
+		case (h.Type == CheckHTTP || h.Type == CheckRemoteHTTP) && h.HTTP != nil:
+			hp, port, name = hp+".http", h.HTTP.Port, h.HTTP.PortName
+		case (h.Type == CheckTCP || h.Type == CheckRemoteTCP) && h.TCP != nil:
+			hp, port, name = hp+".tcp", h.TCP.Port, h.TCP.PortName
+		default:
+			continue
+		}
+		if port <= 0 && noHost[name] != "" {
+			errs.add(hp+".portName", "port %q has no host port to check (%s.hostPort is -1)", name, noHost[name])
+		}
+	}
 }
 
 // validateURI accepts http, https and file URLs; ${...} variables may appear anywhere and
