@@ -110,11 +110,7 @@ func (r *Request) addTasks(pod *v4.PodSpec) error {
 			return err
 		}
 		for _, p := range t.Ports {
-			hp := p.HostPort
-			if hp < 0 { // BCS: processes treat hostPort <= 0 as random
-				hp = 0
-			}
-			r.addPort(p.Name, p.Protocol, hp)
+			r.addPort(p.Name, p.Protocol, processHostPort(p))
 		}
 	}
 	return nil
@@ -140,6 +136,16 @@ func containerHostPort(mode string, p v4.Port) int {
 		return p.HostPort
 	}
 	return noHostPort
+}
+
+// processHostPort is the host port a process port needs: 0 random, a fixed one as given,
+// -1 none (docs/spec.md "Ports"): the port is declared but takes no host port, so it gets
+// no PORT_<name> and ${ports.<name>} is refused at validation.
+func processHostPort(p v4.Port) int {
+	if p.HostPort < 0 {
+		return noHostPort
+	}
+	return p.HostPort
 }
 
 func (r *Request) addPort(name, protocol string, hostPort int) {
