@@ -31,8 +31,10 @@ var httpClient = func() *http.Client {
 	return &http.Client{Transport: tr}
 }()
 
-// fetchAll downloads every package and unpacks it into its outputDir (default dir).
-func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string, cred *credential) error {
+// fetchAll downloads every package and unpacks it into its outputDir (default dir),
+// which is created for the user when missing, or given to them when it is one of the
+// pod's directories.
+func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string, cred *credential, pod podDirs) error {
 	for _, u := range uris {
 		dest := u.OutputDir
 		if dest == "" {
@@ -41,6 +43,9 @@ func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string,
 		src, name, err := d.obtain(ctx, u)
 		if err != nil {
 			return err
+		}
+		if err := prepareDir(dest, cred, pod); err != nil {
+			return fmt.Errorf("outputDir %s: %w", dest, err)
 		}
 		if err := unpack(src, name, dest, cred); err != nil {
 			return fmt.Errorf("unpack %s: %w", redact(u.Value), err)

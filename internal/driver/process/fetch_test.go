@@ -83,7 +83,7 @@ func TestFetch(t *testing.T) {
 			d := newTestDriver(t, "")
 			dir := t.TempDir()
 			u := v4.URI{Value: srv.URL + tc.path, User: tc.user, Pwd: tc.pwd}
-			err := d.fetchAll(context.Background(), []v4.URI{u}, dir, nil)
+			err := d.fetchAll(context.Background(), []v4.URI{u}, dir, nil, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
@@ -130,7 +130,7 @@ func TestFetchPullPolicy(t *testing.T) {
 	fetch := func(path, policy string) {
 		t.Helper()
 		u := v4.URI{Value: srv.URL + path, User: "repo", Pwd: "s3cret", PullPolicy: policy}
-		if err := d.fetchAll(context.Background(), []v4.URI{u}, t.TempDir(), nil); err != nil {
+		if err := d.fetchAll(context.Background(), []v4.URI{u}, t.TempDir(), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestFetchPullPolicy(t *testing.T) {
 		dir := t.TempDir()
 		wg.Go(func() {
 			u := v4.URI{Value: srv.URL + "/p/c.tgz", User: "repo", Pwd: "s3cret"}
-			if err := d.fetchAll(context.Background(), []v4.URI{u}, dir, nil); err != nil {
+			if err := d.fetchAll(context.Background(), []v4.URI{u}, dir, nil, nil); err != nil {
 				errs <- err
 				return
 			}
@@ -174,17 +174,17 @@ func TestFetchPullPolicy(t *testing.T) {
 	local := filepath.Join(t.TempDir(), "local.tgz")
 	os.WriteFile(local, pkg, 0o644)
 	dir := t.TempDir()
-	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + local}}, dir, nil); err != nil {
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + local}}, dir, nil, nil); err != nil {
 		t.Fatalf("file:// package: %v", err)
 	}
 	if got := readFile(t, filepath.Join(dir, "a.txt")); got != "a" {
 		t.Fatalf("file:// package unpacked %q", got)
 	}
-	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file:///nonexistent/x.tgz"}}, dir, nil); err == nil {
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file:///nonexistent/x.tgz"}}, dir, nil, nil); err == nil {
 		t.Fatal("missing file:// package accepted")
 	}
 
-	if err := d.fetchAll(context.Background(), []v4.URI{{Value: srv.URL + "/p/a.tgz", PullPolicy: "Sometimes"}}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "pullPolicy") {
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: srv.URL + "/p/a.tgz", PullPolicy: "Sometimes"}}, t.TempDir(), nil, nil); err == nil || !strings.Contains(err.Error(), "pullPolicy") {
 		t.Errorf("unknown pullPolicy: %v", err)
 	}
 }

@@ -9,11 +9,13 @@ import (
 )
 
 // writeFiles writes the task's configmap and secret files before it starts: parent
-// directories are created, the mode is 0444 when read-only and 0644 otherwise, and the
-// file belongs to its User when set. A relative path is taken from the work dir.
-// Each file is written to a temporary name and renamed, so a running process that
+// directories are created, the file belongs to its User when set and else to the task's
+// user (taskCred, nil for the agent's own), and only that owner may read it: 0600, or
+// 0400 when read-only. A secret must not be readable by every user of the host
+// (docs/process.md, "Files and permissions"). A relative path is taken from the work
+// dir. Each file is written to a temporary name and renamed, so a running process that
 // re-reads it never sees half of it.
-func writeFiles(files []driver.File, workDir string) error {
+func writeFiles(files []driver.File, workDir string, taskCred *credential) error {
 	for _, f := range files {
 		if f.Path == "" {
 			return fmt.Errorf("file with an empty path")
@@ -22,13 +24,16 @@ func writeFiles(files []driver.File, workDir string) error {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(workDir, p)
 		}
-		cred, err := lookupUser(f.User)
-		if err != nil {
-			return fmt.Errorf("file %s: %w", p, err)
+		cred := taskCred
+		if f.User != "" {
+			var err error
+			if cred, err = lookupUser(f.User); err != nil {
+				return fmt.Errorf("file %s: %w", p, err)
+			}
 		}
-		mode := os.FileMode(0o644)
+		mode := os.FileMode(0o600)
 		if f.ReadOnly {
-			mode = 0o444
+			mode = 0o400
 		}
 		if err := writeFileAtomic(p, f.Content, mode, cred); err != nil {
 			return fmt.Errorf("file %s: %w", p, err)

@@ -63,17 +63,20 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		return st.public(), fmt.Errorf("task %s: %w", t.ID, err)
 	}
 
-	if err := d.fetchAll(ctx, p.URIs, st.WorkDir, cred); err != nil {
-		return fail(err)
-	}
-	if err := writeFiles(t.Files, st.WorkDir); err != nil {
-		return fail(err)
-	}
-	if err := mkdirOwned(st.WorkDir, cred); err != nil {
+	// The work dir first: packages and files may go into it, and a directory created by
+	// them would not get its mode.
+	if err := makeWorkDir(st.WorkDir, st.WorkDir == t.WorkBaseDir, cred); err != nil {
 		return fail(fmt.Errorf("workPath: %w", err))
 	}
+	pod := podDirs{t.WorkBaseDir, t.RunBaseDir}
+	if err := d.fetchAll(ctx, p.URIs, st.WorkDir, cred, pod); err != nil {
+		return fail(err)
+	}
+	if err := writeFiles(t.Files, st.WorkDir, cred); err != nil {
+		return fail(err)
+	}
 	if st.PidFile != "" {
-		if err := mkdirOwned(filepath.Dir(st.PidFile), cred); err != nil {
+		if err := prepareDir(filepath.Dir(st.PidFile), cred, pod); err != nil {
 			return fail(fmt.Errorf("pidFile: %w", err))
 		}
 		// A pid file left by an earlier run would name a dead, or worse a reused, pid.
@@ -82,7 +85,20 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		}
 	}
 	logf, logOffset, err := openLog(st.LogPath)
+	if err == nil {
+		// The user's process may open its own output again (/dev/stdout), which the
+		// kernel checks against the file's owner and mode.
+		if err = logf.Chmod(0o640); err == nil { // a log of an earlier version was 0644
+			err = cred.chownFile(logf)
+		}
+		if err != nil {
+			err = fmt.Errorf("log: %w", err)
+		}
+	}
 	if err != nil {
+		if logf != nil {
+			logf.Close()
+		}
 		return fail(err)
 	}
 	d.removeLeftoverCgroup(t.ID)
@@ -264,19 +280,13 @@ func (d *Driver) removeLeftoverCgroup(id string) {
 	cg.Delete()
 }
 
-func mkdirOwned(dir string, cred *credential) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return cred.chown(dir)
-}
-
 // openLog opens the task's log for appending and returns where this run starts in it.
 func openLog(path string) (*os.File, int64, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o711); err != nil {
 		return nil, 0, fmt.Errorf("log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	// 0640: the log is the task's, not every user's (docs/process.md).
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, 0, fmt.Errorf("log: %w", err)
 	}

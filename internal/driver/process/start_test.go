@@ -163,9 +163,14 @@ func TestStartEnvWorkDirAndFiles(t *testing.T) {
 	if got := strings.TrimSpace(readFile(t, filepath.Join(wd, "uid.txt"))); got != "0" {
 		t.Errorf("uid %s, want 0 (no user)", got)
 	}
-	fi, err := os.Stat(filepath.Join(task.WorkBaseDir, "conf", "app.conf"))
-	if err != nil || fi.Mode().Perm() != 0o444 {
-		t.Errorf("read-only file: %v %v", fi, err)
+	// Configmap and secret files are their owner's only (docs/process.md).
+	for path, want := range map[string]os.FileMode{
+		filepath.Join(task.WorkBaseDir, "conf", "app.conf"): 0o400,
+		filepath.Join(wd, "rel", "secret.txt"):              0o600,
+	} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want mode %v", path, fi, err, want)
+		}
 	}
 	if got := readFile(t, filepath.Join(wd, "rel", "secret.txt")); got != "s3cret" {
 		t.Errorf("relative file: %q", got)

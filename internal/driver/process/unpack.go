@@ -17,12 +17,10 @@ import (
 // file is copied as dest/name (executable, as a package of one program is meant to run).
 // Every write goes through an os.Root on dest, so no entry (.., absolute, or through a
 // symlink) lands outside it; symlinks pointing outside are refused as well. Permission
-// bits are kept (not setuid/setgid); with a user, what is written becomes theirs.
+// bits are kept (not setuid/setgid); with a user, what is written becomes theirs, dest
+// itself excepted (fetchAll decides about it).
 func unpack(src, name, dest string, cred *credential) error {
-	if err := os.MkdirAll(dest, 0o755); err != nil {
-		return err
-	}
-	if err := cred.chown(dest); err != nil {
+	if err := os.MkdirAll(dest, workDirMode); err != nil {
 		return err
 	}
 	root, err := os.OpenRoot(dest)
@@ -181,9 +179,29 @@ func (w *extractor) dir(name string, perm fs.FileMode) error {
 	return w.chown(name)
 }
 
+// parent creates the directories above an entry that the archive does not list, one
+// level at a time so that each one created becomes the user's like the entries.
 func (w *extractor) parent(name string) error {
-	if dir := filepath.Dir(name); dir != "." {
+	dir := filepath.Dir(name)
+	if dir == "." {
+		return nil
+	}
+	if w.cred == nil {
 		return w.root.MkdirAll(dir, 0o755)
+	}
+	p := ""
+	for part := range strings.SplitSeq(dir, string(filepath.Separator)) {
+		p = filepath.Join(p, part)
+		err := w.root.Mkdir(p, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := w.chown(p); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -69,6 +69,17 @@ func (c *credential) chown(path string) error {
 	return nil
 }
 
+// chownFile gives an open file to the user; a no-op for the agent's own user.
+func (c *credential) chownFile(f *os.File) error {
+	if c == nil {
+		return nil
+	}
+	if err := f.Chown(int(c.UID), int(c.GID)); err != nil {
+		return fmt.Errorf("chown %s to %s: %w", f.Name(), c.Name, err)
+	}
+	return nil
+}
+
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // taskEnv completes the task's environment with what a login would give when the spec
