@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -92,8 +91,8 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.ran = true
 	a.mu.Unlock()
 
-	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("agent: create data dir: %w", err)
+	if err := prepareDataDir(a.cfg.DataDir, a.log); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	if a.ckpt, err = loadCheckpoint(filepath.Join(a.cfg.DataDir, "checkpoint.json"), a.cfg.NodeName); err != nil {
 		return fmt.Errorf("agent: %w", err)

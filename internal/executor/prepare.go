@@ -32,12 +32,9 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 // and for containers the request, host name and volumes (the network is decided when
 // they start).
 func (p *pod) prepare(ctx context.Context) (*prepared, error) {
-	dirs := map[string]string{}
-	for _, d := range []string{"work", "run", "logs"} {
-		dirs[d] = filepath.Join(p.plan.dir, d)
-		if err := os.MkdirAll(dirs[d], 0o755); err != nil {
-			return nil, fmt.Errorf("create pod directory: %w", err)
-		}
+	dirs, err := p.plan.makeDirs()
+	if err != nil {
+		return nil, err
 	}
 	data := newDataResolver(p.e.cfg.Data, p.ns)
 	pp := &prepared{}
@@ -59,6 +56,42 @@ func (p *pod) prepare(ctx context.Context) (*prepared, error) {
 		pp.setEnv(p, i, p.e.cfg.HostIP)
 	}
 	return pp, nil
+}
+
+// podDirMode is the mode of the pod's directory and of its work, run and logs
+// directories: a process running as another user (the spec's user) must pass through
+// them to its own work dir and log, but nobody else may list them; what is private
+// inside (secret files, the work dir itself) has its own owner and mode
+// (docs/process.md, "Files and permissions").
+const podDirMode = 0o711
+
+// makeDirs creates the pods directory, the pod's and its work, run and logs directories,
+// and sets their mode when an earlier start (or version) created them (MkdirAll keeps an
+// existing directory's mode). It returns the pod's subdirectories by name.
+func (p *podPlan) makeDirs() (map[string]string, error) {
+	dirs := map[string]string{}
+	for _, dir := range []string{filepath.Dir(p.dir), p.dir} {
+		if err := mkdirMode(dir, podDirMode); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range podSubdirs {
+		dirs[d] = p.subdir(d)
+		if err := mkdirMode(dirs[d], podDirMode); err != nil {
+			return nil, err
+		}
+	}
+	return dirs, nil
+}
+
+func mkdirMode(dir string, mode os.FileMode) error {
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return fmt.Errorf("create pod directory: %w", err)
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		return fmt.Errorf("pod directory: %w", err)
+	}
+	return nil
 }
 
 // buildTask builds task tp without its env, which it returns apart (spec env, then
