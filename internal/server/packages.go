@@ -1,8 +1,11 @@
 package server
 
 import (
+	"errors"
+	"io/fs"
 	"net/http"
 	"os"
+	"strings"
 )
 
 // packageRoutes serves PackagesDir at /packages/: a read-only package repository that
@@ -12,19 +15,39 @@ func (s *Server) packageRoutes(mux *routeMux) {
 	if s.packagesDir == "" {
 		return
 	}
-	files := http.StripPrefix("/packages/", http.FileServer(noListing{http.Dir(s.packagesDir)}))
+	files := http.StripPrefix("/packages/", http.FileServer(packageFS{s.packagesDir}))
 	mux.Handle("GET /packages/", files)
 }
 
-// noListing hides directories, so only known file names can be fetched.
-type noListing struct{ fs http.FileSystem }
+// packageFS opens files of dir through an os.Root, so that no name and no symlink
+// inside dir can reach a file outside it: a link to /etc/passwd or to ../outside is
+// "not found", while a relative link that stays inside is served (docs/operations.md).
+// Directories are hidden, so only known file names can be fetched. The root is opened
+// per request, so a packages dir created or replaced after the server started is served
+// as it is now.
+type packageFS struct{ dir string }
 
-func (n noListing) Open(name string) (http.File, error) {
-	f, err := n.fs.Open(name)
+func (p packageFS) Open(name string) (http.File, error) {
+	root, err := os.OpenRoot(p.dir)
 	if err != nil {
-		return nil, err
+		return nil, os.ErrNotExist
 	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
+	defer root.Close() // the file opened through it stays open
+	// http.FileServer gives a cleaned name starting with "/".
+	rel := strings.TrimPrefix(name, "/")
+	if rel == "" {
+		return nil, os.ErrNotExist
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, os.ErrPermission
+		}
+		// Escaping the root (a link out, an absolute link) is no different from a
+		// missing file to the client; http.FileServer would answer 500 for it.
+		return nil, os.ErrNotExist
+	}
+	if st, err := f.Stat(); err != nil || st.IsDir() {
 		f.Close()
 		return nil, os.ErrNotExist
 	}
