@@ -14,10 +14,13 @@ import (
 	"github.com/berthhq/berth/internal/client"
 )
 
-// fileFlags are the -f and -R flags shared by apply and delete.
+// fileFlags are the -f and -R flags shared by apply, plan and delete.
 type fileFlags struct {
 	files     []string
 	recursive bool
+	// oneRequest is set by apply, which sends every document in one request body: the
+	// files together must then fit the server's limit, not only each one.
+	oneRequest bool
 }
 
 func (f *fileFlags) register(cmd *cobra.Command, verb string) {
@@ -25,28 +28,27 @@ func (f *fileFlags) register(cmd *cobra.Command, verb string) {
 	cmd.Flags().BoolVarP(&f.recursive, "recursive", "R", false, "descend into subdirectories of directories given with -f")
 }
 
-// documents reads and splits every input of the -f flags.
+// documents reads, splits and checks every input of the -f flags (files.go, manifest.go).
 func (f *fileFlags) documents(stdin io.Reader) ([]document, error) {
 	files, err := collectFiles(f.files, f.recursive)
 	if err != nil {
 		return nil, err
 	}
-	srcs, err := readSources(files, stdin)
-	if err != nil {
-		return nil, err
-	}
-	return splitSources(srcs)
+	return readDocuments(files, stdin, maxRequestBytes, f.oneRequest)
 }
 
 func newApplyCommand(o *options) *cobra.Command {
-	var f fileFlags
+	f := fileFlags{oneRequest: true}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|-",
 		Short: "Create or update the objects of files, all at once",
 		Long: "Create or update every object defined in the files, in one request: if any\n" +
 			"document is invalid, every problem is listed and nothing is changed.\n\n" +
-			"Files are JSON (BCS v4) or YAML, one or more documents each. A directory contributes\n" +
-			"its *.json, *.yaml and *.yml files in name order (subdirectories with -R).\n" +
+			"Files are JSON (BCS v4) or YAML, one or more documents each: *.json files are read\n" +
+			"as strict JSON, *.yaml and *.yml as YAML, anything else and - as JSON when it starts\n" +
+			"with { or [. A syntax error names the file, the document and the line. A directory\n" +
+			"contributes its *.json, *.yaml and *.yml files in name order (subdirectories with\n" +
+			"-R). The files must fit in one request to the server (2 MiB).\n" +
 			"Namespaces come from the documents' metadata.namespace (default defaultGroup).",
 		Example: "  berth apply -f examples/\n" +
 			"  berth apply -f app.json -f cfg.yaml\n" +
@@ -64,13 +66,18 @@ func newApplyCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// documents counted the documents' bytes; the stream adds the lines that join them.
+			body := buildStream(docs)
+			if int64(len(body)) > maxRequestBytes {
+				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
+			}
 			c, err := o.client()
 			if err != nil {
 				return err
 			}
 			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
-			results, err := c.Apply(ctx, buildStream(docs))
+			results, err := c.Apply(ctx, body)
 			if err != nil {
 				return applyError(err, docs)
 			}
@@ -137,10 +144,7 @@ func locateFieldError(fe v4.FieldError, docs []document) string {
 	if doc == nil {
 		return fe.Error()
 	}
-	where := doc.file
-	if doc.count > 1 {
-		where += fmt.Sprintf(" (document %d)", doc.index+1)
-	}
+	where := doc.where()
 	if field == "" {
 		return where + ": " + fe.Message
 	}

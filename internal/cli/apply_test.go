@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,7 +77,7 @@ func TestApplyInvalidNamesFiles(t *testing.T) {
 		t.Fatal("no error on 422")
 	}
 	want := "nothing was applied: 2 of 3 documents are invalid: 3 problems\n" +
-		"  - " + filepath.Join(dir, "app.yaml") + " (document 2): datas: required\n" +
+		"  - " + filepath.Join(dir, "app.yaml") + " (document 2, line 3): datas: required\n" +
 		"  - " + filepath.Join(dir, "svc.json") + ": spec.ports[0].name: must be unique\n" +
 		"  - something general"
 	if r.err.Error() != want {
@@ -124,5 +125,98 @@ func TestApplyClientSideErrors(t *testing.T) {
 				t.Errorf("%d requests sent on a client-side error", n)
 			}
 		})
+	}
+}
+
+// TestApplyFileErrors checks what apply refuses before sending anything: every syntax
+// error names the file, the document and the line (docs/cli.md), a .json file is strict
+// JSON, and a file over the server's body limit is refused from its size, unread.
+func TestApplyFileErrors(t *testing.T) {
+	cm := func(name string) string {
+		return "kind: configmap\nmetadata:\n  name: " + name + "\ndatas: {k: {type: file, content: eA==}}\n"
+	}
+	dir := writeTree(t, map[string]string{
+		"comma.json":  "{\"kind\": \"configmap\",\n \"metadata\": {\"name\": \"a\"},\n}\n",
+		"second.json": "{\"kind\": \"configmap\"}\n[{\"kind\": \"secret\"},\n {\"kind\": \"configmap\"},\n]\n",
+		"short.json":  "{\"kind\": \"configmap\",\n  \"metadata\": {",
+		"yaml.json":   "kind: configmap\n",
+		"bad.yaml":    cm("a") + "---\nkind: configmap\nmetadata:\n  name: b\n bad: indent\n",
+		"flow.yaml":   cm("a") + "---\nkind: configmap\nmetadata: {name: b\n",
+		"colon.yaml":  cm("a") + "---\nkind: configmap\nmetadata:\n  name: b: c\n",
+		"dup.yml":     "# header\n---\n" + cm("a") + "---\nkind: configmap\nmetadata:\n  name: b\n  name: c\n",
+		"tab.yaml":    "kind: configmap\n\tmetadata: {}\n",
+		"dir/a.yaml":  cm("a"),
+		"dir/b.json":  `{"kind": "configmap",}`,
+	})
+	at := func(name string) string { return filepath.Join(dir, name) }
+	// A sparse file one byte over the limit: its size is known without writing 2 MiB.
+	big := at("big.yaml")
+	if err := os.WriteFile(big, []byte(cm("big")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, maxRequestBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		stdin string
+		file  string
+		want  string
+	}{
+		{name: "trailing comma in a .json file", file: at("comma.json"),
+			want: at("comma.json") + " (document 1): invalid JSON at line 3, column 1: invalid character '}' looking for beginning of object key string"},
+		{name: "trailing comma in an array of a JSON stream", file: at("second.json"),
+			want: at("second.json") + " (document 2): invalid JSON at line 4, column 1: invalid character ']' looking for beginning of value"},
+		{name: "truncated JSON", file: at("short.json"),
+			want: at("short.json") + " (document 1): invalid JSON at line 2, column 16: unexpected end of input"},
+		{name: "YAML in a .json file", file: at("yaml.json"),
+			want: at("yaml.json") + " (document 1): invalid JSON at line 1, column 1: invalid character 'k' looking for beginning of value"},
+		{name: "bad second YAML document", file: at("bad.yaml"),
+			want: at("bad.yaml") + " (document 2): invalid YAML at line 9: did not find expected key"},
+		{name: "unclosed flow mapping", file: at("flow.yaml"),
+			want: at("flow.yaml") + " (document 2): invalid YAML at line 7: did not find expected ',' or '}'"},
+		{name: "colon in a value", file: at("colon.yaml"),
+			want: at("colon.yaml") + " (document 2): invalid YAML at line 8: mapping values are not allowed in this context"},
+		{name: "key twice in a YAML document", file: at("dup.yml"),
+			want: at("dup.yml") + " (document 2): invalid YAML at line 11: mapping key \"name\" already defined at line 10"},
+		{name: "tab in YAML", file: at("tab.yaml"),
+			want: at("tab.yaml") + " (document 1): invalid YAML at line 2: found a tab character that violates indentation"},
+		{name: "stdin sniffed as JSON", stdin: "\n  {\"kind\": \"configmap\",}", file: "-",
+			want: "<stdin> (document 1): invalid JSON at line 2, column 24: invalid character '}' looking for beginning of object key string"},
+		{name: "stdin sniffed as YAML", stdin: cm("a") + "---\n" + cm("b") + "  x: [1\n", file: "-",
+			want: "<stdin> (document 2): invalid YAML at line"},
+		{name: "file in a directory", file: at("dir"),
+			want: at("dir/b.json") + " (document 1): invalid JSON at line 1, column 22: invalid character '}' looking for beginning of object key string"},
+		{name: "file over the limit", file: big,
+			want: big + " is 2097153 bytes, over the server's limit of 2097152 bytes per request: split it into smaller files"},
+		{name: "stdin over the limit", stdin: strings.Repeat("#", maxRequestBytes+1), file: "-",
+			want: "<stdin> is over the server's limit of 2.0 MiB per request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api, url := newFakeAPI(t)
+			r := runCLI(t, url, tt.stdin, "apply", "-f", tt.file)
+			if r.err == nil || !strings.HasPrefix(r.err.Error(), tt.want) {
+				t.Fatalf("err =\n%v\nwant\n%s", r.err, tt.want)
+			}
+			if n := len(api.got()); n != 0 {
+				t.Errorf("%d requests sent on a client-side error", n)
+			}
+		})
+	}
+}
+
+// TestApplyFilesOverTheLimitTogether: files that fit one by one but not in one request.
+func TestApplyFilesOverTheLimitTogether(t *testing.T) {
+	half := "kind: configmap\nmetadata: {name: x}\n# " + strings.Repeat("x", maxRequestBytes/2) + "\n"
+	dir := writeTree(t, map[string]string{"a.yaml": half, "b.yaml": half})
+	api, url := newFakeAPI(t)
+	r := runCLI(t, url, "", "apply", "-f", dir)
+	want := "the documents of the files up to " + filepath.Join(dir, "b.yaml") + " add up to more than the server's limit of 2.0 MiB per request"
+	if r.err == nil || !strings.HasPrefix(r.err.Error(), want) {
+		t.Fatalf("err = %v, want %s", r.err, want)
+	}
+	if n := len(api.got()); n != 0 {
+		t.Errorf("%d requests sent", n)
 	}
 }

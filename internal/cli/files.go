@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/berthhq/berth/internal/server"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // stdinName names standard input in messages.
@@ -90,158 +92,108 @@ func dirFiles(dir string, recursive bool) ([]string, error) {
 	return out, nil
 }
 
+// maxRequestBytes is the server's limit on a request body (server.DefaultMaxBodyBytes,
+// 413 past it: docs/api.md). apply sends every document in one request, so a file larger
+// than that could never be applied: it is refused from its size, before it is read.
+const maxRequestBytes = server.DefaultMaxBodyBytes
+
 // source is one input file and its content.
 type source struct {
-	name string
-	data []byte
+	name   string
+	data   []byte
+	format inputFormat
 }
 
-// readSources reads every file collectFiles names ("-" from stdin).
-func readSources(files []string, stdin io.Reader) ([]source, error) {
-	out := make([]source, 0, len(files))
-	for _, f := range files {
-		var data []byte
-		var err error
-		name := f
-		if f == "-" {
-			name = stdinName
-			data, err = io.ReadAll(stdin)
-		} else {
-			data, err = os.ReadFile(f)
-		}
+// readSource reads one file collectFiles names ("-" from stdin), refusing one over limit
+// bytes from its size before reading it, or once limit bytes are read where the size is
+// not known in advance (standard input, a pipe, a file that grows).
+func readSource(path string, stdin io.Reader, limit int64) (source, error) {
+	if path == "-" {
+		data, err := io.ReadAll(io.LimitReader(stdin, limit+1))
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return source{}, fmt.Errorf("read %s: %w", stdinName, err)
 		}
-		out = append(out, source{name: name, data: data})
+		if int64(len(data)) > limit {
+			return source{}, tooLarge(stdinName, 0, limit)
+		}
+		return source{name: stdinName, data: data, format: formatSniff}, nil
 	}
-	return out, nil
+	f, err := os.Open(path)
+	if err != nil {
+		return source{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+		return source{}, tooLarge(path, info.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return source{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(data)) > limit {
+		return source{}, tooLarge(path, 0, limit)
+	}
+	return source{name: path, data: data, format: formatOf(path)}, nil
 }
 
-// document is one object's document, with where it came from so server errors about it
-// can name the file.
-type document struct {
-	file  string
-	index int // position in its file, from 0
-	count int // documents in its file
-	raw   []byte
-	json  bool
+// tooLarge is the error for a file over the request limit; size is 0 when unknown.
+func tooLarge(name string, size, limit int64) error {
+	have, allowed := store.FormatBytes(size), store.FormatBytes(limit)
+	if have == allowed { // just over: rounded, both would read the same
+		have, allowed = fmt.Sprintf("%d bytes", size), fmt.Sprintf("%d bytes", limit)
+	}
+	what := name + " is over"
+	if size > 0 {
+		what = fmt.Sprintf("%s is %s, over", name, have)
+	}
+	return fmt.Errorf("%s the server's limit of %s per request: split it into smaller files", what, allowed)
 }
 
-// splitSources cuts every source into documents, in order. Empty input is an error.
-func splitSources(srcs []source) ([]document, error) {
+// readDocuments reads and splits every file, in order. With oneRequest (apply: every
+// document goes in one request body) it stops as soon as the documents read so far are
+// over limit, rather than reading a whole directory the server would refuse. Input with
+// no document at all is an error.
+func readDocuments(files []string, stdin io.Reader, limit int64, oneRequest bool) ([]document, error) {
 	var docs []document
-	for _, s := range srcs {
-		raws, isJSON := splitDocuments(s.data)
-		for i, r := range raws {
-			docs = append(docs, document{file: s.name, index: i, count: len(raws), raw: r, json: isJSON})
-		}
-	}
-	if len(docs) == 0 {
-		names := make([]string, len(srcs))
-		for i, s := range srcs {
-			names[i] = s.name
-		}
-		if len(names) == 0 {
-			return nil, errors.New("no objects found: no .json, .yaml or .yml files")
-		}
-		return nil, fmt.Errorf("no objects found in %s", strings.Join(names, ", "))
-	}
-	return docs, nil
-}
-
-// splitDocuments cuts a file into its documents, keeping each one's exact bytes (the
-// server stores them as the object's definition). JSON input (objects one after another,
-// or an array of objects) splits into its values; anything else is YAML, split at `---`
-// lines. Empty documents are dropped, so document i of the stream sent is known.
-func splitDocuments(data []byte) (docs [][]byte, isJSON bool) {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, false
-	}
-	if trimmed[0] == '{' || trimmed[0] == '[' {
-		if docs, ok := splitJSON(trimmed); ok {
-			return docs, true
-		}
-		// Not valid JSON: send it as YAML (flow style) and let the server say what is wrong.
-	}
-	return splitYAML(data), false
-}
-
-func splitJSON(data []byte) ([][]byte, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var docs [][]byte
-	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return docs, true
-		}
+	var total int64
+	for _, f := range files {
+		src, err := readSource(f, stdin, limit)
 		if err != nil {
-			return nil, false
+			return nil, err
 		}
-		if raw[0] != '[' {
-			docs = append(docs, raw)
-			continue
+		fileDocs, err := splitSource(src)
+		if err != nil {
+			return nil, err
 		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, false
+		for _, d := range fileDocs {
+			total += int64(len(d.raw))
 		}
-		for _, it := range items {
-			docs = append(docs, it)
+		if oneRequest && total > limit {
+			return nil, streamTooLarge(src.name, limit)
+		}
+		docs = append(docs, fileDocs...)
+	}
+	if len(docs) > 0 {
+		return docs, nil
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no objects found: no .json, .yaml or .yml files")
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f
+		if f == "-" {
+			names[i] = stdinName
 		}
 	}
+	return nil, fmt.Errorf("no objects found in %s", strings.Join(names, ", "))
 }
 
-// splitYAML splits at document markers (`---` at the start of a line) and end markers
-// (`...`). Markers inside block scalars are indented, so they are never mistaken.
-func splitYAML(data []byte) [][]byte {
-	var docs [][]byte
-	var cur []byte
-	flush := func() {
-		if hasContent(cur) {
-			docs = append(docs, cur)
-		}
-		cur = nil
-	}
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		body := bytes.TrimRight(line, "\r\n")
-		switch {
-		case isMarker(body, "---"):
-			flush()
-			// Content after the marker ("--- {a: 1}") belongs to the new document.
-			if rest := bytes.TrimSpace(body[3:]); len(rest) > 0 {
-				cur = append(cur, rest...)
-				cur = append(cur, '\n')
-			}
-		case isMarker(body, "..."):
-			flush()
-		default:
-			cur = append(cur, line...)
-		}
-	}
-	flush()
-	return docs
-}
-
-func isMarker(line []byte, marker string) bool {
-	if !bytes.HasPrefix(line, []byte(marker)) {
-		return false
-	}
-	rest := line[len(marker):]
-	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t'
-}
-
-// hasContent reports whether a YAML document holds more than blank lines, comments and
-// directives.
-func hasContent(doc []byte) bool {
-	for _, line := range bytes.Split(doc, []byte("\n")) {
-		l := bytes.TrimSpace(line)
-		if len(l) > 0 && l[0] != '#' && l[0] != '%' {
-			return true
-		}
-	}
-	return false
+// streamTooLarge is the error for files that fit the request limit one by one but not
+// together; last is the file that went over.
+func streamTooLarge(last string, limit int64) error {
+	return fmt.Errorf("the documents of the files up to %s add up to more than the server's limit of %s per request: apply fewer files at once",
+		last, store.FormatBytes(limit))
 }
 
 // buildStream joins documents into one apply body. When every document is JSON the body

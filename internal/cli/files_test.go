@@ -76,37 +76,48 @@ func TestCollectFiles(t *testing.T) {
 	}
 }
 
-func TestSplitDocuments(t *testing.T) {
+func TestSplitSource(t *testing.T) {
 	tests := []struct {
-		name     string
-		in       string
-		want     []string
-		wantJSON bool
+		name      string
+		format    inputFormat
+		in        string
+		want      []string
+		wantLines []int
+		wantJSON  bool
 	}{
-		{name: "one json", in: " {\"a\": 1}\n", want: []string{`{"a": 1}`}, wantJSON: true},
-		{name: "json stream", in: "{\"a\":1}\n{\"b\":2}", want: []string{`{"a":1}`, `{"b":2}`}, wantJSON: true},
-		{name: "json array", in: "[{\"a\":1}, {\"b\":2}]", want: []string{`{"a":1}`, `{"b":2}`}, wantJSON: true},
-		{name: "broken json is sent as yaml", in: "{\"a\":", want: []string{"{\"a\":"}},
-		{name: "yaml one", in: "a: 1\n", want: []string{"a: 1\n"}},
+		{name: "one json", in: " {\"a\": 1}\n", want: []string{`{"a": 1}`}, wantLines: []int{1}, wantJSON: true},
+		{name: "json stream", in: "{\"a\":1}\n\n{\"b\":2}", want: []string{`{"a":1}`, `{"b":2}`}, wantLines: []int{1, 3}, wantJSON: true},
+		{name: "json array", in: "[{\"a\":1},\n {\"b\":2}]", want: []string{`{"a":1}`, `{"b":2}`}, wantLines: []int{1, 2}, wantJSON: true},
+		{name: "json by extension", format: formatJSON, in: "\n{\"a\":1}", want: []string{`{"a":1}`}, wantLines: []int{2}, wantJSON: true},
+		{name: "yaml flow mapping by extension", format: formatYAML, in: "{a: 1}\n", want: []string{"{a: 1}\n"}, wantLines: []int{1}},
+		{name: "yaml one", in: "a: 1\n", want: []string{"a: 1\n"}, wantLines: []int{1}},
 		{
-			name: "yaml stream with empty and comment-only documents",
-			in:   "# header\n---\na: 1\n---\n\n---\n# only a comment\n---\nb: |\n  ---\n  text\n...\n--- c: 3\n",
-			want: []string{"a: 1\n", "b: |\n  ---\n  text\n", "c: 3\n"},
+			name:      "yaml stream with empty and comment-only documents",
+			in:        "# header\n---\na: 1\n---\n\n---\n# only a comment\n---\nb: |\n  ---\n  text\n...\n--- c: 3\n",
+			want:      []string{"a: 1\n", "b: |\n  ---\n  text\n", "c: 3\n"},
+			wantLines: []int{3, 9, 13},
 		},
-		{name: "crlf", in: "a: 1\r\n---\r\nb: 2\r\n", want: []string{"a: 1\r\n", "b: 2\r\n"}},
-		{name: "directive", in: "%YAML 1.2\n---\na: 1\n", want: []string{"a: 1\n"}},
+		{name: "crlf", in: "a: 1\r\n---\r\nb: 2\r\n", want: []string{"a: 1\r\n", "b: 2\r\n"}, wantLines: []int{1, 3}},
+		{name: "directive", in: "%YAML 1.2\n---\na: 1\n", want: []string{"a: 1\n"}, wantLines: []int{3}},
 		{name: "empty", in: " \n\n", want: nil},
-		{name: "---not a marker", in: "---x: 1\n", want: []string{"---x: 1\n"}},
+		{name: "---not a marker", in: "---x: 1\n", want: []string{"---x: 1\n"}, wantLines: []int{1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			docs, isJSON := splitDocuments([]byte(tt.in))
-			var got []string
-			for _, d := range docs {
-				got = append(got, string(d))
+			docs, err := splitSource(source{name: "f", data: []byte(tt.in), format: tt.format})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(got, tt.want) || isJSON != tt.wantJSON {
-				t.Errorf("got %q (json %v), want %q (json %v)", got, isJSON, tt.want, tt.wantJSON)
+			var got []string
+			var lines []int
+			for i, d := range docs {
+				got, lines = append(got, string(d.raw)), append(lines, d.line)
+				if d.json != tt.wantJSON || d.index != i || d.count != len(docs) || d.file != "f" {
+					t.Errorf("document %d: %+v", i, d)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) || !reflect.DeepEqual(lines, tt.wantLines) {
+				t.Errorf("got %q on lines %v, want %q on lines %v", got, lines, tt.want, tt.wantLines)
 			}
 		})
 	}
@@ -124,21 +135,41 @@ func TestBuildStream(t *testing.T) {
 	}
 }
 
-func TestSplitSourcesEmpty(t *testing.T) {
-	_, err := splitSources([]source{{name: "a.yaml", data: []byte("# nothing\n")}, {name: "b.json", data: nil}})
-	if err == nil || !strings.Contains(err.Error(), "no objects found in a.yaml, b.json") {
-		t.Fatalf("err = %v", err)
+func TestReadDocuments(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"a.yaml":  "# nothing\n",
+		"b.json":  "",
+		"c.yaml":  "x: 1\n---\ny: 2\n",
+		"d.json":  `{"z":1}`,
+		"e.yml":   "{z: 1,}\n", // YAML allows the trailing comma JSON refuses
+		"f.txt":   " [{\"z\":1}]",
+		"big.yml": "a: " + strings.Repeat("x", 100) + "\n",
+	})
+	at := func(name string) string { return filepath.Join(dir, name) }
+	_, err := readDocuments([]string{at("a.yaml"), at("b.json"), "-"}, strings.NewReader(""), 1000, false)
+	if want := "no objects found in " + at("a.yaml") + ", " + at("b.json") + ", <stdin>"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
 	}
-	docs, err := splitSources([]source{{name: "a.yaml", data: []byte("x: 1\n---\ny: 2\n")}, {name: "b.json", data: []byte(`{"z":1}`)}})
+	docs, err := readDocuments([]string{at("c.yaml"), at("d.json"), at("e.yml"), at("f.txt")}, nil, 1000, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []document{
-		{file: "a.yaml", index: 0, count: 2, raw: []byte("x: 1\n")},
-		{file: "a.yaml", index: 1, count: 2, raw: []byte("y: 2\n")},
-		{file: "b.json", index: 0, count: 1, raw: []byte(`{"z":1}`), json: true},
+		{file: at("c.yaml"), index: 0, count: 2, line: 1, raw: []byte("x: 1\n")},
+		{file: at("c.yaml"), index: 1, count: 2, line: 3, raw: []byte("y: 2\n")},
+		{file: at("d.json"), index: 0, count: 1, line: 1, raw: []byte(`{"z":1}`), json: true},
+		{file: at("e.yml"), index: 0, count: 1, line: 1, raw: []byte("{z: 1,}\n")},
+		{file: at("f.txt"), index: 0, count: 1, line: 1, raw: []byte(`{"z":1}`), json: true},
 	}
 	if !reflect.DeepEqual(docs, want) {
 		t.Errorf("docs = %+v", docs)
+	}
+	// Each file fits the limit, but not together, and only apply sends them together.
+	files := []string{at("big.yml"), at("big.yml")}
+	if _, err := readDocuments(files, nil, 150, true); err == nil || !strings.Contains(err.Error(), "add up to more than") {
+		t.Errorf("apply of files over the limit together: %v", err)
+	}
+	if _, err := readDocuments(files, nil, 150, false); err != nil {
+		t.Errorf("delete of files over the limit together: %v", err)
 	}
 }
