@@ -173,7 +173,7 @@ func (c *NotifyController) watchEvents(ctx context.Context) {
 		}
 		c.catchUp(ctx)
 		for e := range ch {
-			c.handle(e)
+			c.handle(e.Event)
 		}
 	}
 }

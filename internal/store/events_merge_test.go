@@ -84,7 +84,8 @@ func TestEventsMergeRepeats(t *testing.T) {
 	// The watch saw every merge, in order, and no delete of a record's previous place.
 	for i := range n {
 		select {
-		case r := <-w:
+		case it := <-w:
+			r := it.Event
 			if r.Count != i+1 {
 				t.Fatalf("watch event %d: count %d, want %d", i, r.Count, i+1)
 			}

@@ -66,7 +66,8 @@ func TestEvents(t *testing.T) {
 	}
 	for _, want := range []string{"process ev-a/web created", "boom"} {
 		select {
-		case r := <-w:
+		case it := <-w:
+			r := it.Event
 			if r.Message != want {
 				t.Fatalf("watch: got %q, want %q", r.Message, want)
 			}

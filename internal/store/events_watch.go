@@ -8,38 +8,42 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
+// WatchedEvent is one item of WatchEvents: a record, or, last in a bounded watch whose
+// consumer fell behind, Err (a *FellBehindError).
+type WatchedEvent struct {
+	Event v4.Event
+	Err   error
+}
+
 // WatchEvents streams records matching f that are written from now on: new ones and every
 // merge of a repeat (a put of the record at its new place in the log). The deletes that
 // moves and bounds cause are not sent. The channel is closed when ctx is done or the etcd
-// watch ends.
-func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter) (<-chan v4.Event, error) {
+// watch ends. With Bounded, a consumer that falls behind gets one item with Err last
+// instead of making etcd wait.
+func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter, opts ...WatchOption) (<-chan WatchedEvent, error) {
 	// Start from the current revision so nothing recorded after the call is missed.
 	resp, err := s.client.Get(ctx, eventLogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return nil, fmt.Errorf("watch events: %w", wrapEtcd(err))
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), eventLogPrefix,
+	wctx, stopWatch := context.WithCancel(ctx)
+	wch := s.client.Watch(clientv3.WithRequireLeader(wctx), eventLogPrefix,
 		clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1), clientv3.WithFilterDelete())
-	out := make(chan v4.Event, watchBuffer)
+	limit := watchLimit(opts)
+	out := make(chan WatchedEvent, bufferFor(limit))
 	go func() {
 		defer close(out)
-		defer cancel()
-		for wr := range wch {
-			if err := wr.Err(); err != nil {
-				s.log.Debug("event watch ended", "err", err)
-				return
-			}
-			for _, ev := range wr.Events {
-				r, ok := s.decodeRecord(ev.Kv)
-				if !ok || !f.Match(r) {
-					continue
-				}
-				select {
-				case out <- r:
-				case <-ctx.Done():
-					return
-				}
+		defer stopWatch()
+		behind := forward(ctx, s.log, wch, out, limit, resp.Header.Revision, func(ev *clientv3.Event) (WatchedEvent, bool) {
+			r, ok := s.decodeRecord(ev.Kv)
+			return WatchedEvent{Event: r}, ok && f.Match(r)
+		})
+		if behind != nil {
+			stopWatch()
+			s.log.Info("event watch fell behind; ending it", "events", behind.Events, "bytes", behind.Bytes)
+			select {
+			case out <- WatchedEvent{Err: behind}:
+			case <-ctx.Done():
 			}
 		}
 	}()

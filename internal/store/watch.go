@@ -18,6 +18,9 @@ const (
 	Added    EventType = "ADDED"
 	Modified EventType = "MODIFIED"
 	Deleted  EventType = "DELETED"
+	// Error is the last event of a bounded watch whose consumer fell behind: Object is
+	// nil, Err is a *FellBehindError and Revision the last revision given before it.
+	Error EventType = "ERROR"
 )
 
 // Event is one change seen by Watch. For Deleted, Object is the last stored state, with
@@ -27,6 +30,7 @@ type Event struct {
 	Type     EventType `json:"type"`
 	Object   v4.Object `json:"object"`
 	Revision int64     `json:"-"`
+	Err      error     `json:"-"`
 }
 
 // watchBuffer lets the producer run a little ahead of a slow consumer.
@@ -37,8 +41,11 @@ const watchBuffer = 64
 // the changes after R; fromRev N sends the changes after revision N, or fails with
 // ErrCompacted when etcd no longer has them. The channel is closed when ctx is done or the
 // etcd watch ends (for instance when it is compacted mid-stream); the consumer then
-// re-watches from the last revision it saw.
-func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int64) (<-chan Event, error) {
+// re-watches from the last revision it saw. With Bounded, a consumer that falls behind
+// the live changes gets one Error event last instead of making etcd wait (the initial
+// ADDED events are read already and never count against the limit).
+func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int64, opts ...WatchOption) (<-chan Event, error) {
+	limit := watchLimit(opts)
 	if err := checkKey(kind, ns, ""); err != nil {
 		return nil, fmt.Errorf("watch %s: %w", kind, err)
 	}
@@ -55,13 +62,13 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 	} else if err := s.checkCompacted(ctx, objectPrefix(kind, ns), fromRev+1); err != nil {
 		return nil, fmt.Errorf("watch %s from %d: %w", kind, fromRev, err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	wch := s.client.Watch(clientv3.WithRequireLeader(ctx), objectPrefix(kind, ns),
+	wctx, stopWatch := context.WithCancel(ctx)
+	wch := s.client.Watch(clientv3.WithRequireLeader(wctx), objectPrefix(kind, ns),
 		clientv3.WithPrefix(), clientv3.WithRev(fromRev+1), clientv3.WithPrevKV())
-	out := make(chan Event, watchBuffer)
+	out := make(chan Event, bufferFor(limit))
 	go func() {
 		defer close(out)
-		defer cancel()
+		defer stopWatch()
 		send := func(ev Event) bool {
 			select {
 			case out <- ev:
@@ -76,20 +83,20 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 				return
 			}
 		}
-		for resp := range wch {
-			if err := resp.Err(); err != nil {
-				s.log.Debug("watch ended", "kind", kind, "namespace", ns, "err", err)
-				return
+		behind := forward(ctx, s.log, wch, out, limit, fromRev, func(ev *clientv3.Event) (Event, bool) {
+			e, err := convertEvent(kind, ev)
+			if err != nil {
+				s.log.Warn("watch: skipping undecodable object", "err", err)
+				return Event{}, false
 			}
-			for _, ev := range resp.Events {
-				e, err := convertEvent(kind, ev)
-				if err != nil {
-					s.log.Warn("watch: skipping undecodable object", "err", err)
-					continue
-				}
-				if !send(e) {
-					return
-				}
+			return e, true
+		})
+		if behind != nil {
+			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
+			s.log.Info("watch fell behind; ending it", "kind", kind, "namespace", ns, "events", behind.Events, "bytes", behind.Bytes)
+			select {
+			case out <- Event{Type: Error, Revision: behind.Revision, Err: behind}:
+			case <-ctx.Done():
 			}
 		}
 	}()
