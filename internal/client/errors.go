@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -154,4 +155,24 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// streamErrorLine is the last line of a stream the server ends (docs/api.md, Watch).
+type streamErrorLine struct {
+	Type            string `json:"type"`
+	ResourceVersion string `json:"resourceVersion"`
+	errorBody
+}
+
+// streamError returns the *APIError that an ERROR line of a watch stream carries (a 410
+// when the client fell behind), or nil when line is an ordinary event.
+func streamError(line []byte) error {
+	if !bytes.Contains(line, []byte(`"ERROR"`)) {
+		return nil
+	}
+	var l streamErrorLine
+	if json.Unmarshal(line, &l) != nil || l.Type != EventError || l.Error == nil {
+		return nil
+	}
+	return &APIError{Status: l.Error.Code, Reason: l.Error.Reason, Message: l.Error.Message, Details: l.Error.Details}
 }

@@ -106,6 +106,9 @@ func (c *Client) WatchEvents(ctx context.Context, f v4.EventFilter) (<-chan Even
 		defer close(ch)
 		defer resp.Body.Close()
 		err := readLines(ctx, resp.Body, func(line []byte) error {
+			if err := streamError(line); err != nil {
+				return err
+			}
 			var ev v4.Event
 			if err := json.Unmarshal(line, &ev); err != nil {
 				return fmt.Errorf("decode event: %w", err)

@@ -71,8 +71,12 @@ func (c *Client) Watch(ctx context.Context, kind v4.Kind, ns, rv string) (<-chan
 	return ch, nil
 }
 
-// decodeWatchEvent decodes one NDJSON line {"type": ..., "object": {...}}.
+// decodeWatchEvent decodes one NDJSON line {"type": ..., "object": {...}}; the ERROR line
+// that ends a stream comes back as the error.
 func decodeWatchEvent(line []byte, kind v4.Kind) (WatchEvent, error) {
+	if err := streamError(line); err != nil {
+		return WatchEvent{}, err
+	}
 	var raw struct {
 		Type   string          `json:"type"`
 		Object json.RawMessage `json:"object"`

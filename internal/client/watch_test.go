@@ -161,3 +161,45 @@ func TestWatchEvents(t *testing.T) {
 		t.Error("channel open after cancel")
 	}
 }
+
+// TestWatchFellBehind: the ERROR line a server ends a stream with comes back as the
+// stream's last item, a 410 *APIError, from object and event watches alike.
+func TestWatchFellBehind(t *testing.T) {
+	const errLine = `{"type":"ERROR","error":{"code":410,"reason":"Gone","message":"watch fell behind: watch again with resourceVersion=7"},"resourceVersion":"7"}`
+	added := `{"type":"ADDED","object":{"apiVersion":"v4","kind":"service","metadata":{"name":"a","namespace":"n"},"spec":{"selector":{},"ports":[]}}}`
+	event := `{"time":"2026-11-25T10:00:00Z","type":"Normal","reason":"Created","message":"m"}`
+	var seen string
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		if StatusOf(err) != http.StatusGone || !strings.Contains(err.Error(), "resourceVersion=7") {
+			t.Fatalf("last item's error %v, want the server's 410", err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	c, _ := New(streamServer(t, []string{added, errLine}, true, &seen).URL)
+	ch, err := c.Watch(ctx, v4.KindService, "n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, _ := recv(t, ch); ev.Type != EventAdded {
+		t.Fatalf("first: %+v", ev)
+	}
+	ev, _ := recv(t, ch)
+	if ev.Type != EventError {
+		t.Fatalf("second: %+v, want the error", ev)
+	}
+	check(t, ev.Err)
+
+	c, _ = New(streamServer(t, []string{event, errLine}, true, &seen).URL)
+	evs, err := c.WatchEvents(ctx, v4.EventFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it, _ := recv(t, evs); it.Err != nil || it.Event.Reason != "Created" {
+		t.Fatalf("first: %+v", it)
+	}
+	it, _ := recv(t, evs)
+	check(t, it.Err)
+}

@@ -76,14 +76,14 @@ func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, nod
 			}
 		}
 	}
-	in, err := s.store.Watch(ctx, v4.KindTaskGroup, "", from)
+	in, err := s.store.Watch(ctx, v4.KindTaskGroup, "", from, store.Bounded(s.watchLimit))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	out := make(chan store.Event, cap(in))
 	go filterNode(ctx, in, out, node, mine)
-	stream(ctx, w, out, func(ev store.Event) any { return watchLine{Type: ev.Type, Object: ev.Object} })
+	stream(ctx, w, out, objectLine)
 }
 
 // filterNode forwards the events of node's task groups from in to out, and closes out
@@ -93,6 +93,9 @@ func filterNode(ctx context.Context, in <-chan store.Event, out chan<- store.Eve
 	for ev := range in {
 		tg, ok := ev.Object.(*v4.TaskGroup)
 		if !ok {
+			if ev.Type == store.Error { // the stream's last word: the agent re-lists
+				send(ctx, out, ev)
+			}
 			continue
 		}
 		key := tg.Metadata.Namespace + "/" + tg.Metadata.Name
@@ -109,10 +112,14 @@ func filterNode(ctx context.Context, in <-chan store.Event, out chan<- store.Eve
 		default:
 			continue
 		}
-		select {
-		case out <- ev:
-		case <-ctx.Done():
-			// Keep draining in: it closes shortly after ctx ends.
-		}
+		send(ctx, out, ev) // after ctx ends, keep draining in: it closes shortly after
+	}
+}
+
+// send puts ev on out unless ctx ends first.
+func send(ctx context.Context, out chan<- store.Event, ev store.Event) {
+	select {
+	case out <- ev:
+	case <-ctx.Done():
 	}
 }

@@ -63,7 +63,7 @@ func fromError(err error) *apiError {
 		code = http.StatusConflict
 	case errors.Is(err, store.ErrLocked):
 		code = http.StatusLocked
-	case errors.Is(err, store.ErrCompacted):
+	case errors.Is(err, store.ErrCompacted), errors.Is(err, store.ErrFellBehind):
 		code = http.StatusGone
 	case errors.Is(err, store.ErrInvalid):
 		code = http.StatusBadRequest

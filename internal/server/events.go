@@ -102,10 +102,15 @@ func limitParam(v string) (int, error) {
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) {
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	ch, err := s.store.WatchEvents(ctx, f)
+	ch, err := s.store.WatchEvents(ctx, f, store.Bounded(s.watchLimit))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	stream(ctx, w, ch, func(rec v4.Event) any { return rec })
+	stream(ctx, w, ch, func(it store.WatchedEvent) any {
+		if it.Err != nil {
+			return newErrorLine(it.Err, 0)
+		}
+		return it.Event
+	})
 }

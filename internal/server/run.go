@@ -41,6 +41,9 @@ type Config struct {
 	EtcdCompactionInterval time.Duration
 	// MaxBodyBytes limits request bodies (default 2 MiB); larger ones get 413.
 	MaxBodyBytes int64
+	// WatchLimit bounds what one watch stream holds for a client that falls behind
+	// (default store.StreamWatchLimit); past it the stream ends with a 410 line.
+	WatchLimit store.WatchLimit
 	// Logger receives access logs (debug) and errors; default slog.Default().
 	Logger *slog.Logger
 	// OnReady, if set, is called with the bound address once the server accepts connections.
@@ -83,6 +86,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.WatchLimit == (store.WatchLimit{}) {
+		c.WatchLimit = store.StreamWatchLimit
 	}
 	return c
 }

@@ -20,9 +20,11 @@ type Server struct {
 	store   *store.Store
 	log     *slog.Logger
 	maxBody int64
-	metrics *metrics
-	handler http.Handler
-	mux     *routeMux
+	// watchLimit bounds each watch stream (Config.WatchLimit).
+	watchLimit store.WatchLimit
+	metrics    *metrics
+	handler    http.Handler
+	mux        *routeMux
 
 	// feed keeps the scheduler's snapshot for plans. stopFeed ends the feed New started
 	// when the config had none (nil otherwise: the caller owns its feed).
@@ -47,7 +49,7 @@ type Server struct {
 }
 
 // New builds a server over st (which the caller owns and closes). Only Logger,
-// MaxBodyBytes, Feed, Placement, JoinToken, PackagesDir and ID of cfg are used here.
+// MaxBodyBytes, WatchLimit, Feed, Placement, JoinToken, PackagesDir and ID of cfg are used here.
 // Without cfg.Feed, New creates a feed and runs it until Close.
 func New(cfg Config, st *store.Store) *Server {
 	cfg = cfg.withDefaults()
@@ -55,6 +57,7 @@ func New(cfg Config, st *store.Store) *Server {
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
 	s.joinToken, s.agentHTTP = cfg.JoinToken, newAgentHTTPClient()
 	s.packagesDir = cfg.PackagesDir
+	s.watchLimit = cfg.WatchLimit
 	s.id = cfg.ID
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -14,6 +15,34 @@ import (
 type watchLine struct {
 	Type   store.EventType `json:"type"`
 	Object v4.Object       `json:"object"`
+}
+
+// errorLine is the last line of a stream the server ends (docs/api.md, Watch): a client
+// that fell behind gets 410 with the resourceVersion to watch again from.
+type errorLine struct {
+	Type            store.EventType `json:"type"`
+	Error           *apiError       `json:"error"`
+	ResourceVersion string          `json:"resourceVersion,omitempty"`
+}
+
+// streamWriteTimeout is how long one write of a stream may wait for its client: a
+// client that stops reading for longer is cut off, which frees what its stream holds.
+const streamWriteTimeout = 30 * time.Second
+
+// objectLine is the stream line of one store event.
+func objectLine(ev store.Event) any {
+	if ev.Type == store.Error {
+		return newErrorLine(ev.Err, ev.Revision)
+	}
+	return watchLine{Type: ev.Type, Object: ev.Object}
+}
+
+func newErrorLine(err error, rev int64) errorLine {
+	l := errorLine{Type: store.Error, Error: fromError(err)}
+	if rev > 0 {
+		l.ResourceVersion = strconv.FormatInt(rev, 10)
+	}
+	return l
 }
 
 // streamContext ends when the client goes away or the server closes its streams.
@@ -36,7 +65,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	ch, err := s.store.Watch(ctx, kind, ns, from)
+	ch, err := s.store.Watch(ctx, kind, ns, from, store.Bounded(s.watchLimit))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -44,17 +73,18 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	if name := r.URL.Query().Get("name"); name != "" {
 		ch = onlyNamed(ctx, ch, name)
 	}
-	stream(ctx, w, ch, func(ev store.Event) any { return watchLine{Type: ev.Type, Object: ev.Object} })
+	stream(ctx, w, ch, objectLine)
 }
 
 // onlyNamed passes on the events of the object called name (the watch URL of an
-// operation); it ends with the watch (ctx) or when in ends.
+// operation), and the error that ends a watch; it ends with the watch (ctx) or when in
+// ends.
 func onlyNamed(ctx context.Context, in <-chan store.Event, name string) <-chan store.Event {
 	out := make(chan store.Event)
 	go func() {
 		defer close(out)
 		for ev := range in {
-			if ev.Object == nil || ev.Object.GetMeta().Name != name {
+			if ev.Type != store.Error && (ev.Object == nil || ev.Object.GetMeta().Name != name) {
 				continue
 			}
 			select {
@@ -69,7 +99,8 @@ func onlyNamed(ctx context.Context, in <-chan store.Event, name string) <-chan s
 
 // stream writes every value of ch as one JSON line until ch closes, ctx ends or a write
 // fails. It flushes whenever it has caught up, so a burst (the initial ADDED events) goes
-// out in few writes while live events go out at once.
+// out in few writes while live events go out at once. A write that waits on its client
+// longer than streamWriteTimeout fails and ends the stream.
 func stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line func(T) any) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -86,6 +117,9 @@ func stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 			return
 		case v, ok := <-ch:
 			if !ok {
+				return
+			}
+			if rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) != nil {
 				return
 			}
 			if enc.Encode(line(v)) != nil {

@@ -37,6 +37,7 @@ func openStream(t *testing.T, url string) <-chan []byte {
 		defer close(done)
 		defer close(out)
 		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20) // lines of large objects
 		for sc.Scan() {
 			out <- append([]byte(nil), sc.Bytes()...)
 		}
