@@ -52,6 +52,12 @@ func tryStartEmbedded(ctx context.Context, dataDir string, quota int64, zl *zap.
 	return runEmbedded(ctx, cfg)
 }
 
+// The raft log an embedded member keeps in memory (embedConfig).
+const (
+	embeddedSnapshotCount  = 1000
+	embeddedCatchUpEntries = 500
+)
+
 // embedConfig is the configuration every embedded member shares.
 func embedConfig(dataDir, name string, quota int64, clientURL, peerURL url.URL, zl *zap.Logger) *embed.Config {
 	cfg := embed.NewConfig()
@@ -67,6 +73,12 @@ func embedConfig(dataDir, name string, quota int64, clientURL, peerURL url.URL, 
 	// Apply writes every document of a stream in one transaction (two puts each).
 	cfg.MaxTxnOps = 4096
 	cfg.QuotaBackendBytes = quota
+	// etcd keeps every raft entry since its last snapshot in memory, plus the catch-up
+	// entries it keeps after one: with its defaults (10,000 and 5,000) a flood of 100 KB
+	// objects holds 1.5 GB. These keep at most about 1,500 entries (docs/operations.md,
+	// Memory); a follower further behind gets a snapshot of the database instead.
+	cfg.SnapshotCount = embeddedSnapshotCount
+	cfg.SnapshotCatchUpEntries = embeddedCatchUpEntries
 	// No etcd auto-compaction: the store's compactor (compact.go) compacts embedded and
 	// external etcd alike, once per interval across the servers.
 	return cfg
