@@ -98,9 +98,14 @@ func newDevCommand(o *options) *cobra.Command {
 				}
 				f.dataDir = filepath.Join(home, ".berth", "dev")
 			}
-			// 0700: the data dir holds every secret of the cluster.
-			if err := os.MkdirAll(f.dataDir, 0o700); err != nil {
+			// 0711: the agent's data dir is inside, and processes with a user must pass
+			// through to their work dirs (docs/agent.md, "Data directory"); nobody else can
+			// list it, and what holds secrets is closed itself (etcd/ 0700, files 0600).
+			if err := os.MkdirAll(f.dataDir, devDataDirMode); err != nil {
 				return fmt.Errorf("create data dir: %w", err)
+			}
+			if err := os.Chmod(f.dataDir, devDataDirMode); err != nil {
+				return fmt.Errorf("data dir: %w", err)
 			}
 			return runDev(cmd, o, f)
 		},
@@ -109,6 +114,10 @@ func newDevCommand(o *options) *cobra.Command {
 	cmd.Flags().BoolVar(&f.agent, "agent", true, "run a node agent for this machine in the process (false: the server alone)")
 	return cmd
 }
+
+// devDataDirMode is the mode of berth dev's data dir, which holds the server's and the
+// agent's.
+const devDataDirMode = 0o711
 
 // runServer runs server.Run until SIGINT or SIGTERM, logging to stderr.
 func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, onReady func(addr string)) error {
