@@ -18,10 +18,10 @@ import (
 	"github.com/berthhq/berth/internal/driver/process"
 )
 
-// TestProcessPodIntegration runs real /bin/sh processes through the process driver: the
-// env reaches the process, a process killed from outside fails the pod, and a deliberate
-// kill ends another pod Finish with its process gone.
-func TestProcessPodIntegration(t *testing.T) {
+// newProcessExecutor is an executor over a real process driver in a temporary data dir,
+// closed with the test; it skips without root (users and cgroups) and under -short.
+func newProcessExecutor(t *testing.T) (*Executor, *process.Driver, *recorder) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (the process driver sets users and cgroups)")
 	}
@@ -34,14 +34,22 @@ func TestProcessPodIntegration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer drv.Close()
+	t.Cleanup(func() { drv.Close() })
 	rec := &recorder{reports: map[string][]v4.TaskGroupStatus{}}
 	e := New(Config{
 		NodeName: testNode, HostIP: "127.0.0.1", DataDir: dir,
 		Drivers: map[string]driver.Driver{"process": drv}, Logger: quiet, Report: rec.report,
 		PollInterval: 50 * time.Millisecond,
 	})
-	defer e.Close()
+	t.Cleanup(e.Close)
+	return e, drv, rec
+}
+
+// TestProcessPodIntegration runs real /bin/sh processes through the process driver: the
+// env reaches the process, a process killed from outside fails the pod, and a deliberate
+// kill ends another pod Finish with its process gone.
+func TestProcessPodIntegration(t *testing.T) {
+	e, drv, rec := newProcessExecutor(t)
 
 	pod := func(name string) *v4.TaskGroup {
 		tg := processTG(name, v4.ProcessTask{
@@ -64,7 +72,7 @@ func TestProcessPodIntegration(t *testing.T) {
 	if pid == 0 {
 		t.Fatalf("no pid: %+v", st.Tasks[0].Info)
 	}
-	b, err := os.ReadFile(filepath.Join(PodDir(dir, testNS, "one"), "work", "gamesvc", "env.txt"))
+	b, err := os.ReadFile(filepath.Join(PodDir(e.cfg.DataDir, testNS, "one"), "work", "gamesvc", "env.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,24 +110,8 @@ func TestProcessPodIntegration(t *testing.T) {
 // ${workPath} and a pidFile under it render to the directory the process runs in, also
 // when workPath is not set (the pod's work dir): "${workPath}/x" must never become /x.
 func TestProcessWorkPathVariable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts real processes")
-	}
+	e, _, rec := newProcessExecutor(t)
 	marker := fmt.Sprintf("berth-workpath-test-%d", os.Getpid())
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	dir := t.TempDir()
-	drv, err := process.New(process.Config{DataDir: filepath.Join(dir, "driver"), Logger: quiet, CgroupParent: "berth-executor-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer drv.Close()
-	rec := &recorder{reports: map[string][]v4.TaskGroupStatus{}}
-	e := New(Config{
-		NodeName: testNode, HostIP: "127.0.0.1", DataDir: dir,
-		Drivers: map[string]driver.Driver{"process": drv}, Logger: quiet, Report: rec.report,
-		PollInterval: 50 * time.Millisecond,
-	})
-	defer e.Close()
 
 	tests := []struct {
 		name, workPath string
@@ -145,7 +137,7 @@ func TestProcessWorkPathVariable(t *testing.T) {
 				}
 			}()
 			st := rec.waitPhase(t, name, v4.StatusRunning)
-			wd := filepath.Join(PodDir(dir, testNS, name), tc.wantDir)
+			wd := filepath.Join(PodDir(e.cfg.DataDir, testNS, name), tc.wantDir)
 			b, err := os.ReadFile(filepath.Join(wd, marker))
 			if err != nil || strings.TrimSpace(string(b)) != "hi" {
 				t.Errorf("${workPath}/%s in the work dir %s: %q, %v", marker, wd, b, err)

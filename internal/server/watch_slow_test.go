@@ -35,6 +35,9 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer slow.Close()
+	// A fixed receive window (no autotuning, which could take all 16 MB) that still lets
+	// the client read fast once it does.
+	slow.(*net.TCPConn).SetReadBuffer(64 << 10)
 	fmt.Fprintf(slow, "GET /v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", ns, u.Host)
 	reading := openStream(t, coll)
 
