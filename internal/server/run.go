@@ -42,7 +42,8 @@ type Config struct {
 	// MaxBodyBytes limits request bodies (default 2 MiB); larger ones get 413.
 	MaxBodyBytes int64
 	// WatchLimit bounds what one watch stream holds for a client that falls behind
-	// (default store.StreamWatchLimit); past it the stream ends with a 410 line.
+	// (default store.StreamWatchLimit), and with its Budget what all of them hold
+	// together (default store.DefaultWatchBudget); past it a stream ends with a 410 line.
 	WatchLimit store.WatchLimit
 	// Logger receives access logs (debug) and errors; default slog.Default().
 	Logger *slog.Logger

@@ -58,6 +58,9 @@ func New(cfg Config, st *store.Store) *Server {
 	s.joinToken, s.agentHTTP = cfg.JoinToken, newAgentHTTPClient()
 	s.packagesDir = cfg.PackagesDir
 	s.watchLimit = cfg.WatchLimit
+	if s.watchLimit.Budget == nil { // this server's streams share one
+		s.watchLimit.Budget = store.NewWatchBudget(store.DefaultWatchBudget)
+	}
 	s.id = cfg.ID
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)

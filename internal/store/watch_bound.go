@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -17,17 +18,45 @@ import (
 type WatchLimit struct {
 	Events int
 	Bytes  int
+	// Budget, when set, is shared by many watches (a server's streams): while their
+	// queues hold more than it together, every one of them that has a change waiting is
+	// behind and ends, so many stuck clients cannot add up past it either.
+	Budget *WatchBudget
 }
 
 // StreamWatchLimit bounds every watch the API streams to a client: about 8 s of a flood
 // of 100 KB objects at 1 MB/s, and far more than a reading client ever has waiting.
 var StreamWatchLimit = WatchLimit{Events: 1000, Bytes: 8 << 20}
 
-func (l WatchLimit) bounded() bool { return l.Events > 0 || l.Bytes > 0 }
+// DefaultWatchBudget is what the streams of one server may hold together.
+const DefaultWatchBudget = 256 << 20
+
+func (l WatchLimit) bounded() bool { return l.Events > 0 || l.Bytes > 0 || l.Budget != nil }
 
 func (l WatchLimit) exceeded(events, bytes int) bool {
-	return (l.Events > 0 && events > l.Events) || (l.Bytes > 0 && bytes > l.Bytes)
+	return (l.Events > 0 && events > l.Events) || (l.Bytes > 0 && bytes > l.Bytes) ||
+		(events > 0 && l.Budget.exceeded())
 }
+
+// WatchBudget counts the bytes that the queues of several bounded watches hold.
+type WatchBudget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewWatchBudget returns a budget of max bytes.
+func NewWatchBudget(max int64) *WatchBudget { return &WatchBudget{max: max} }
+
+// Used is the bytes held now.
+func (b *WatchBudget) Used() int64 { return b.used.Load() }
+
+func (b *WatchBudget) add(n int) {
+	if b != nil {
+		b.used.Add(int64(n))
+	}
+}
+
+func (b *WatchBudget) exceeded() bool { return b != nil && b.used.Load() > b.max }
 
 // ErrFellBehind ends a bounded watch whose consumer fell behind; errors.Is finds it in a
 // *FellBehindError.
@@ -91,10 +120,9 @@ type queuedChange[T any] struct {
 // so a slow consumer slows the etcd watch down as before; with one it never stops reading,
 // so etcd's client holds nothing for a slow consumer and the queue is all there is.
 func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchChan, out chan<- T, limit WatchLimit, sent int64, convert func(*clientv3.Event) (T, bool)) *FellBehindError {
-	var (
-		q     changeQueue[T]
-		ended bool
-	)
+	q := changeQueue[T]{budget: limit.Budget}
+	defer q.clear()
+	var ended bool
 	for {
 		var (
 			to   chan<- T
@@ -150,10 +178,12 @@ func trySend[T any](out chan<- T, v T) bool {
 	}
 }
 
-// changeQueue holds converted changes in order, with their revisions and stored sizes.
+// changeQueue holds converted changes in order, with their revisions and stored sizes,
+// counted in budget too when there is one.
 type changeQueue[T any] struct {
-	items []queuedChange[T]
-	bytes int
+	items  []queuedChange[T]
+	bytes  int
+	budget *WatchBudget
 }
 
 func (q *changeQueue[T]) len() int { return len(q.items) }
@@ -165,6 +195,13 @@ func (q *changeQueue[T]) push(v T, ev *clientv3.Event) {
 	}
 	q.items = append(q.items, queuedChange[T]{value: v, rev: ev.Kv.ModRevision, size: size})
 	q.bytes += size
+	q.budget.add(size)
+}
+
+// clear drops every change, giving their bytes back to the budget.
+func (q *changeQueue[T]) clear() {
+	q.budget.add(-q.bytes)
+	q.items, q.bytes = nil, 0
 }
 
 // pop drops the first change and returns its revision.
@@ -173,5 +210,6 @@ func (q *changeQueue[T]) pop() int64 {
 	q.items[0] = queuedChange[T]{} // let the value be collected
 	q.items = q.items[1:]
 	q.bytes -= first.size
+	q.budget.add(-first.size)
 	return first.rev
 }

@@ -180,3 +180,67 @@ func TestBoundedEventWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchBudgetBoundsManyWatches: watches sharing a budget end, when they hold more than
+// it together, if they have a change waiting (the stopped consumer), while one whose
+// consumer reads goes on; their queues' bytes go back to the budget when they end.
+func TestWatchBudgetBoundsManyWatches(t *testing.T) {
+	resetStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	budget := NewWatchBudget(20 << 10)
+	limit := WatchLimit{Events: 1000, Bytes: 1 << 20, Budget: budget} // alone, neither would end
+	stopped, err := testStore.Watch(ctx, v4.KindConfigMap, "bound", 0, Bounded(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reading, err := testStore.Watch(ctx, v4.KindConfigMap, "bound", 0, Bounded(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writes = 80
+	got := make(chan []Event, 1)
+	go func() { // reads as changes come; the test goroutine checks what it got
+		var evs []Event
+		timeout := time.After(30 * time.Second)
+		for len(evs) < writes {
+			select {
+			case ev, ok := <-reading:
+				if !ok {
+					got <- evs
+					return
+				}
+				evs = append(evs, ev)
+			case <-timeout:
+				got <- evs
+				return
+			}
+		}
+		got <- evs
+	}()
+	writeConfigMaps(t, writes, 1<<10)
+	evs := drain(t, stopped)
+	if last := evs[len(evs)-1]; last.Type != Error || !errors.Is(last.Err, ErrFellBehind) {
+		t.Fatalf("the stopped watch ended with %s (%v), want ERROR", last.Type, last.Err)
+	}
+	read := <-got
+	if len(read) != writes {
+		t.Fatalf("the reading watch got %d of %d changes", len(read), writes)
+	}
+	for i, ev := range read {
+		if ev.Type != Added {
+			t.Fatalf("the reading watch's change %d: %s (%v)", i, ev.Type, ev.Err)
+		}
+	}
+	cancel()
+	waitFor(t, func() bool { return budget.Used() == 0 }, "the budget is given back")
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 10 s: %s", what)
+		}
+	}
+}
