@@ -31,6 +31,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		`berth_http_request_duration_seconds_bucket{method="GET",route="/healthz"`,
 		`berth_objects{kind="configmap"}`,
 		`berth_objects{kind="secret"}`,
+		`berth_watch_queued_bytes 0`,
 		"go_goroutines",
 		"process_cpu_seconds_total",
 	} {

@@ -23,7 +23,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(st *store.Store) *metrics {
+func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -36,7 +36,11 @@ func newMetrics(st *store.Store) *metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration, &objectCollector{store: st},
+	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "berth_watch_queued_bytes",
+		Help: "Bytes of changes waiting in the watch streams of this server for their clients (docs/operations.md, Watch streams and slow clients).",
+	}, func() float64 { return float64(watches.Used()) })
+	m.registry.MustRegister(m.requests, m.duration, queued, &objectCollector{store: st},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -74,7 +74,7 @@ func New(cfg Config, st *store.Store) *Server {
 		}()
 		s.stopFeed = func() { cancel(); <-done }
 	}
-	s.metrics = newMetrics(st)
+	s.metrics = newMetrics(st, s.watchLimit.Budget)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.maintenanceGuard(s.mux))
 	return s
