@@ -54,8 +54,8 @@ func tryStartEmbedded(ctx context.Context, dataDir string, quota int64, zl *zap.
 
 // The raft log an embedded member keeps in memory (embedConfig).
 const (
-	embeddedSnapshotCount  = 1000
-	embeddedCatchUpEntries = 500
+	embeddedSnapshotCount  = 500
+	embeddedCatchUpEntries = 250
 )
 
 // embedConfig is the configuration every embedded member shares.
@@ -75,7 +75,7 @@ func embedConfig(dataDir, name string, quota int64, clientURL, peerURL url.URL, 
 	cfg.QuotaBackendBytes = quota
 	// etcd keeps every raft entry since its last snapshot in memory, plus the catch-up
 	// entries it keeps after one: with its defaults (10,000 and 5,000) a flood of 100 KB
-	// objects holds 1.5 GB. These keep at most about 1,500 entries (docs/operations.md,
+	// objects holds 1.5 GB. These keep at most about 750 entries (docs/operations.md,
 	// Memory); a follower further behind gets a snapshot of the database instead.
 	cfg.SnapshotCount = embeddedSnapshotCount
 	cfg.SnapshotCatchUpEntries = embeddedCatchUpEntries

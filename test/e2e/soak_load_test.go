@@ -157,14 +157,21 @@ func readWatch(ctx context.Context, s *devServer, lines *atomic.Int64) error {
 	return fmt.Errorf("a reading watcher's stream ended: %v", sc.Err())
 }
 
-// rssMB is the resident memory of process pid in MB.
-func rssMB(pid int) float64 {
+// rssMB is the resident memory of process pid in MB: its heap and stacks (anonMB) and
+// the pages of files it maps, etcd's database among them.
+func rssMB(pid int) float64 { return statusMB(pid, "VmRSS:") }
+
+// anonMB is the anonymous resident memory of process pid in MB: what the Go heap holds.
+func anonMB(pid int) float64 { return statusMB(pid, "RssAnon:") }
+
+// statusMB reads a size field of /proc/pid/status in MB (-1 when absent).
+func statusMB(pid int, field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
 	}
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			kb, _ := strconv.ParseFloat(f[1], 64)
 			return kb / 1024
 		}

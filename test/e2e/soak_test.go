@@ -78,7 +78,7 @@ func TestSoak(t *testing.T) {
 		wg.Go(func() { floodApplies(ctx, s, w, 100<<10, 200*time.Millisecond, &lat, &failed, &lastErr) })
 	}
 
-	t.Logf("%-6s %8s %8s %7s %6s %9s %9s", "t", "rss MB", "db MB", "events", "apps", "p50 ms", "p99 ms")
+	t.Logf("%-6s %8s %8s %8s %7s %6s %9s %9s", "t", "rss MB", "heap MB", "db MB", "events", "apps", "p50 ms", "p99 ms")
 	start := time.Now()
 	tick := time.NewTicker(soakSample)
 	for done := false; !done; {
@@ -87,14 +87,14 @@ func TestSoak(t *testing.T) {
 			done = true
 		case <-tick.C:
 		}
-		rss, db := rssMB(s.cmd.Process.Pid), dbMB(dataDir)
+		rss, heap, db := rssMB(s.cmd.Process.Pid), anonMB(s.cmd.Process.Pid), dbMB(dataDir)
 		events, err := countEvents(s)
 		if err != nil {
 			violation = append(violation, err.Error())
 		}
 		ds := lat.take()
 		p50, p99 := percentile(ds, 0.5), percentile(ds, 0.99)
-		t.Logf("%-6s %8.0f %8.1f %7d %6d %9d %9d", time.Since(start).Round(time.Second), rss, db, events, len(ds), p50.Milliseconds(), p99.Milliseconds())
+		t.Logf("%-6s %8.0f %8.0f %8.1f %7d %6d %9d %9d", time.Since(start).Round(time.Second), rss, heap, db, events, len(ds), p50.Milliseconds(), p99.Milliseconds())
 		switch {
 		case rss > soakMaxRSSMB:
 			violation = append(violation, fmt.Sprintf("server RSS %.0f MB > %d MB", rss, soakMaxRSSMB))
