@@ -39,12 +39,9 @@ func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter, opts ...Watch
 			return WatchedEvent{Event: r}, ok && f.Match(r)
 		})
 		if behind != nil {
-			stopWatch()
+			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
 			s.log.Info("event watch fell behind; ending it", "events", behind.Events, "bytes", behind.Bytes)
-			select {
-			case out <- WatchedEvent{Err: behind}:
-			case <-ctx.Done():
-			}
+			sendLast(ctx, out, WatchedEvent{Err: behind})
 		}
 	}()
 	return out, nil

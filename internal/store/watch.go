@@ -94,10 +94,7 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 		if behind != nil {
 			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
 			s.log.Info("watch fell behind; ending it", "kind", kind, "namespace", ns, "events", behind.Events, "bytes", behind.Bytes)
-			select {
-			case out <- Event{Type: Error, Revision: behind.Revision, Err: behind}:
-			case <-ctx.Done():
-			}
+			sendLast(ctx, out, Event{Type: Error, Revision: behind.Revision, Err: behind})
 		}
 	}()
 	return out, nil

@@ -169,6 +169,14 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 	}
 }
 
+// sendLast gives the consumer v, the last item of a watch, unless ctx ends first.
+func sendLast[T any](ctx context.Context, out chan<- T, v T) {
+	select {
+	case out <- v:
+	case <-ctx.Done():
+	}
+}
+
 func trySend[T any](out chan<- T, v T) bool {
 	select {
 	case out <- v:
