@@ -18,7 +18,7 @@ import (
 type fileFlags struct {
 	files     []string
 	recursive bool
-	// oneRequest is set by apply, which sends every document in one request body: the
+	// oneRequest is set by apply and plan, which send every document in one request body: the
 	// files together must then fit the server's limit, not only each one.
 	oneRequest bool
 }

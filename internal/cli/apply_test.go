@@ -206,17 +206,22 @@ func TestApplyFileErrors(t *testing.T) {
 	}
 }
 
-// TestApplyFilesOverTheLimitTogether: files that fit one by one but not in one request.
+// TestApplyFilesOverTheLimitTogether: files that fit one by one but not in one request,
+// for apply and plan, which both send every document in one body.
 func TestApplyFilesOverTheLimitTogether(t *testing.T) {
 	half := "kind: configmap\nmetadata: {name: x}\n# " + strings.Repeat("x", maxRequestBytes/2) + "\n"
 	dir := writeTree(t, map[string]string{"a.yaml": half, "b.yaml": half})
-	api, url := newFakeAPI(t)
-	r := runCLI(t, url, "", "apply", "-f", dir)
-	want := "the documents of the files up to " + filepath.Join(dir, "b.yaml") + " add up to more than the server's limit of 2.0 MiB per request"
-	if r.err == nil || !strings.HasPrefix(r.err.Error(), want) {
-		t.Fatalf("err = %v, want %s", r.err, want)
-	}
-	if n := len(api.got()); n != 0 {
-		t.Errorf("%d requests sent", n)
+	for _, command := range []string{"apply", "plan"} {
+		t.Run(command, func(t *testing.T) {
+			api, url := newFakeAPI(t)
+			r := runCLI(t, url, "", command, "-f", dir)
+			want := "the documents of the files up to " + filepath.Join(dir, "b.yaml") + " add up to more than the server's limit of 2.0 MiB per request"
+			if r.err == nil || !strings.HasPrefix(r.err.Error(), want) {
+				t.Fatalf("err = %v, want %s", r.err, want)
+			}
+			if n := len(api.got()); n != 0 {
+				t.Errorf("%d requests sent", n)
+			}
+		})
 	}
 }

@@ -17,7 +17,7 @@ import (
 const ExitUnplaced = 2
 
 func newPlanCommand(o *options) *cobra.Command {
-	var f fileFlags
+	f := fileFlags{oneRequest: true} // one request body, as apply
 	cmd := &cobra.Command{
 		Use:   "plan -f FILE|DIR|-",
 		Short: "Show where the instances of files' objects would be placed, changing nothing",
