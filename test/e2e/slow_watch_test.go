@@ -46,13 +46,8 @@ func TestSlowWatchersHoldNoMemory(t *testing.T) {
 
 	var slow []net.Conn
 	for range 10 {
-		c, err := net.Dial("tcp", strings.TrimPrefix(s.url, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := slowWatcher(t, s)
 		defer c.Close()
-		c.(*net.TCPConn).SetReadBuffer(64 << 10) // a fixed window: the kernel cannot hold it all
-		fmt.Fprintf(c, "GET /v1/namespaces/soak/configmaps?watch=true HTTP/1.1\r\nHost: berth\r\n\r\n")
 		slow = append(slow, c)
 	}
 	var watched atomic.Int64

@@ -115,7 +115,8 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // slowWatcher opens a watch of the soak namespace's configmaps and never reads it, with
-// a small receive buffer, as a stuck client would.
+// a fixed receive buffer (the kernel cannot grow it to hold the flood), as a stuck
+// client would.
 func slowWatcher(t *testing.T, s *devServer) net.Conn {
 	t.Helper()
 	u, err := url.Parse(s.url)
@@ -126,7 +127,7 @@ func slowWatcher(t *testing.T, s *devServer) net.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.(*net.TCPConn).SetReadBuffer(4096)
+	c.(*net.TCPConn).SetReadBuffer(64 << 10)
 	fmt.Fprintf(c, "GET /v1/namespaces/soak/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
 	return c
 }

@@ -133,6 +133,13 @@ func TestSoak(t *testing.T) {
 		violation = append(violation, fmt.Sprintf("the reading watcher got %d lines for %d applies", watched.Load(), len(all)))
 	}
 	violation = append(violation, checkCrashLoop(s, time.Since(start))...)
+	// The server has ended every stream of the clients that never read (at the latest
+	// 30 s after a write waited on them).
+	for i, c := range slow {
+		if last := lastLine(c); !strings.Contains(last, "EOF") && !strings.Contains(last, `"type":"ERROR"`) {
+			violation = append(violation, fmt.Sprintf("slow watcher %d is still connected: %.200s", i, last))
+		}
+	}
 	if len(violation) > 0 {
 		t.Fatalf("soak bounds broken:\n  %s", strings.Join(violation, "\n  "))
 	}
