@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -24,7 +25,7 @@ func newSpaceServer(t *testing.T) (string, *store.Store) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: quietLogger(), QuotaBytes: spaceQuota})
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: quietLogger(), QuotaBytes: spaceQuota, Keyring: storetest.Keyring()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func newSpaceServer(t *testing.T) (string, *store.Store) {
 
 const fillPrefix = "/berth/v1/fill/"
 
-// fillEtcd writes 256 KiB values until etcd refuses: under one key (history fills etcd)
+// fillEtcd writes 64 KiB values until etcd refuses: under one key (history fills etcd)
 // or a key each (live data does).
 func fillEtcd(t *testing.T, st *store.Store, history bool) {
 	t.Helper()
@@ -62,8 +63,10 @@ func fillEtcd(t *testing.T, st *store.Store, history bool) {
 }
 
 // fillValue is small enough that the values of a full etcd leave few free pages between
-// them (1 MiB ones leave up to a fifth of the file free): live data then fills the quota.
-const fillValue = 256 << 10
+// them (1 MiB ones leave up to a fifth of the file free, 256 KiB ones up to 21% when the
+// machine is busy): live data then fills the quota well past the 80% that recovery counts
+// as live data.
+const fillValue = 64 << 10
 
 type spaceView struct {
 	Members []store.Member `json:"members"`

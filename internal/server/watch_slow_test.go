@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,14 +32,19 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := net.Dial("tcp", u.Host)
+	// A fixed receive window, set before connecting so the window scale is negotiated
+	// for it (autotuning could take all 16 MB), that still lets the client read fast once
+	// it does.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10) })
+		return errors.Join(err, serr)
+	}}
+	slow, err := d.Dial("tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	// A fixed receive window (no autotuning, which could take all 16 MB) that still lets
-	// the client read fast once it does.
-	slow.(*net.TCPConn).SetReadBuffer(64 << 10)
 	fmt.Fprintf(slow, "GET /v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", ns, u.Host)
 	reading := openStream(t, coll)
 

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -123,11 +125,17 @@ func slowWatcher(t *testing.T, s *devServer) net.Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("tcp", u.Host)
+	// The receive buffer is set before connecting, so the window scale is negotiated for
+	// it and the kernel cannot grow it to hold the flood.
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10) })
+		return errors.Join(err, serr)
+	}}
+	c, err := d.Dial("tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.(*net.TCPConn).SetReadBuffer(64 << 10)
 	fmt.Fprintf(c, "GET /v1/namespaces/soak/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
 	return c
 }
