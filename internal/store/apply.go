@@ -141,8 +141,7 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 		if len(d.Raw) == 0 {
 			raw = Raw{ContentType: ContentTypeJSON, Data: val}
 		}
-		ops = append(ops, clientv3.OpPut(key, string(val)),
-			clientv3.OpPut(rawKey(kind, meta.Namespace, meta.Name), encodeRaw(raw)))
+		ops = append(ops, s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw))
 		results[i] = res
 	}
 	if len(ops) == 0 {
@@ -194,7 +193,7 @@ func (s *Store) readCurrent(ctx context.Context, docs []v4.Document) ([]applyCur
 			if len(kvs) == 0 {
 				continue
 			}
-			obj, err := decodeObject(docs[start+j].Object.GetKind(), kvs[0])
+			obj, err := s.decodeObject(docs[start+j].Object.GetKind(), kvs[0])
 			if err != nil {
 				return nil, err
 			}

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/seal"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -27,7 +29,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	testStore, err = Open(context.Background(), Config{DataDir: dir, Logger: quietLogger()})
+	testStore, err = Open(context.Background(), Config{DataDir: dir, Logger: quietLogger(), Keyring: testKeyring(seal.NewKey(time.Now()))})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

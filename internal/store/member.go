@@ -32,14 +32,19 @@ type MemberConfig struct {
 	PeerListen   string
 	ClientListen string
 	// Join, when set, is called on the first start (no data yet) to have the running
-	// cluster add this member; it returns the initial-cluster string. A member that has
-	// data restarts without it.
+	// cluster add this member. A member that has data restarts without it.
 	Join JoinFunc
 }
 
-// JoinFunc asks a running cluster to add the member name with peerURL (as a learner) and
-// returns the initial cluster ("name=peerURL,...") to start with.
-type JoinFunc func(ctx context.Context, name, peerURL string) (initialCluster string, err error)
+// JoinFunc asks a running cluster to add the member name with peerURL (as a learner).
+type JoinFunc func(ctx context.Context, name, peerURL string) (JoinAnswer, error)
+
+// JoinAnswer is what a new member starts with: the initial cluster ("name=peerURL,...")
+// and the cluster's encryption key file (sealing.go), which it keeps as its own.
+type JoinAnswer struct {
+	InitialCluster string
+	EncryptionKeys []byte
+}
 
 // memberFile records what a member was first started with, in the data directory, so
 // that a restart without flags comes back as the same member.
@@ -51,6 +56,9 @@ type memberRecord struct {
 	ClientURL      string `json:"clientURL"`
 	InitialCluster string `json:"initialCluster"`
 	ClusterState   string `json:"clusterState"` // "new" or "existing"
+	// joinedKeys are the encryption keys of the join answer, for Open to keep (never
+	// written to the record).
+	joinedKeys []byte
 }
 
 // namePattern is what berth accepts as a member name (etcd itself takes anything, but
@@ -191,11 +199,11 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 	if cfg.Join == nil || hasEtcdData(dataDir) {
 		return rec, nil // recorded once etcd runs (Store.startEtcd)
 	}
-	ic, err := cfg.Join(ctx, rec.Name, rec.PeerURL)
+	ans, err := cfg.Join(ctx, rec.Name, rec.PeerURL)
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
-	rec.InitialCluster, rec.ClusterState = ic, "existing"
+	rec.InitialCluster, rec.ClusterState, rec.joinedKeys = ans.InitialCluster, "existing", ans.EncryptionKeys
 	// Recorded before etcd starts: the cluster now expects this member, so a restart
 	// after a failed start must start it again, not join once more.
 	if err := saveMember(dataDir, rec); err != nil {

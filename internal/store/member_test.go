@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -57,7 +58,7 @@ func openMember(t *testing.T, m member, join JoinFunc) *Store {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	s, err := Open(ctx, Config{DataDir: m.dir, Logger: quietLogger(),
+	s, err := Open(ctx, Config{DataDir: m.dir, Logger: quietLogger(), KeyFile: filepath.Join(m.dir, "encryption.key"),
 		Member: &MemberConfig{Name: m.name, PeerListen: m.peer, ClientListen: m.client, Join: join}})
 	if err != nil {
 		t.Fatalf("open member %s: %v", m.name, err)
@@ -67,11 +68,11 @@ func openMember(t *testing.T, m member, join JoinFunc) *Store {
 
 // joinThrough joins by calling AddMember on a running store, as the join route does.
 func joinThrough(s *Store) JoinFunc {
-	return func(ctx context.Context, name, peerURL string) (string, error) {
+	return func(ctx context.Context, name, peerURL string) (JoinAnswer, error) {
 		for {
 			ic, err := s.AddMember(ctx, name, peerURL)
 			if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
-				return ic, err
+				return JoinAnswer{InitialCluster: ic, EncryptionKeys: s.Keyring().Format()}, err
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -124,6 +125,23 @@ func TestEmbeddedClusterJoinAndRestart(t *testing.T) {
 		resp, err := s.Client().Get(ctx, prefix+"ha-test")
 		if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "written on a" {
 			t.Fatalf("read on another member: %v %v", resp, err)
+		}
+	}
+	// The joined servers got the first one's encryption key file: a secret sealed on
+	// one opens on every other.
+	if err := a.Create(ctx, secretObj("ha", "db", "sealed-on-a"), Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*Store{b, c} {
+		if s.Keyring().Primary() != a.Keyring().Primary() {
+			t.Fatalf("member %d seals with %q, the cluster with %q", i+1, s.Keyring().Primary(), a.Keyring().Primary())
+		}
+		if obj, err := s.Get(ctx, v4.KindSecret, "ha", "db"); err != nil || obj.(*v4.Secret).Datas["password"].Content != "sealed-on-a" {
+			t.Fatalf("member %d reads the secret sealed on the first: %v", i+1, err)
+		}
+		fi, err := os.Stat(filepath.Join(ms[i+1].dir, "encryption.key"))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("member %d's key file: %v %v, want 0600", i+1, fi, err)
 		}
 	}
 
@@ -222,7 +240,7 @@ func TestMemberErrors(t *testing.T) {
 	// A failed join writes nothing either: the next try starts afresh.
 	dir := t.TempDir()
 	_, err = Open(ctx, Config{DataDir: dir, Logger: quietLogger(), Member: &MemberConfig{Name: "m1", PeerListen: ms[1].peer, ClientListen: ms[1].client,
-		Join: func(context.Context, string, string) (string, error) { return "", errors.New("refused") }}})
+		Join: func(context.Context, string, string) (JoinAnswer, error) { return JoinAnswer{}, errors.New("refused") }}})
 	if err == nil || !strings.Contains(err.Error(), "join: refused") {
 		t.Errorf("failed join: %v", err)
 	}

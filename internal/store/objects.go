@@ -49,7 +49,7 @@ func (s *Store) Create(ctx context.Context, obj v4.Object, raw Raw) error {
 	}
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(val)), clientv3.OpPut(rawKey(kind, meta.Namespace, meta.Name), encodeRaw(raw))).
+		Then(s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw)).
 		Commit()
 	if err != nil {
 		return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, wrapEtcd(err))
@@ -86,7 +86,7 @@ func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Obje
 	if len(resp.Kvs) == 0 {
 		return nil, 0, ErrNotFound
 	}
-	obj, err := decodeObject(kind, resp.Kvs[0])
+	obj, err := s.decodeObject(kind, resp.Kvs[0])
 	if err != nil {
 		return nil, 0, err
 	}
@@ -105,7 +105,11 @@ func (s *Store) GetRaw(ctx context.Context, kind v4.Kind, ns, name string) (Raw,
 	if len(resp.Kvs) == 0 {
 		return Raw{}, fmt.Errorf("get definition of %s %s/%s: %w", kind, ns, name, ErrNotFound)
 	}
-	return decodeRaw(resp.Kvs[0].Value), nil
+	val, err := s.openValue(resp.Kvs[0].Key, resp.Kvs[0].Value)
+	if err != nil {
+		return Raw{}, fmt.Errorf("get definition of %s %s/%s: %w", kind, ns, name, err)
+	}
+	return decodeRaw(val), nil
 }
 
 // List returns the objects of a kind in namespace ns ("" for all namespaces), sorted by
@@ -118,7 +122,7 @@ func (s *Store) List(ctx context.Context, kind v4.Kind, ns string) ([]v4.Object,
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s in %q: %w", kind, ns, wrapEtcd(err))
 	}
-	objs, err := decodeAll(kind, resp.Kvs)
+	objs, err := s.decodeAll(kind, resp.Kvs)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s in %q: %w", kind, ns, err)
 	}
@@ -127,10 +131,10 @@ func (s *Store) List(ctx context.Context, kind v4.Kind, ns string) ([]v4.Object,
 
 // decodeAll decodes kvs and sorts them by namespace then name (key order differs, since
 // "-" sorts before "/").
-func decodeAll(kind v4.Kind, kvs []*mvccpb.KeyValue) ([]v4.Object, error) {
+func (s *Store) decodeAll(kind v4.Kind, kvs []*mvccpb.KeyValue) ([]v4.Object, error) {
 	objs := make([]v4.Object, 0, len(kvs))
 	for _, kv := range kvs {
-		obj, err := decodeObject(kind, kv)
+		obj, err := s.decodeObject(kind, kv)
 		if err != nil {
 			return nil, err
 		}
@@ -171,9 +175,9 @@ func (s *Store) Update(ctx context.Context, obj v4.Object, raw Raw) error {
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 		}
-		ops := []clientv3.Op{clientv3.OpPut(key, string(val))}
+		ops := []clientv3.Op{s.putObject(kind, ns, name, val)}
 		if len(raw.Data) > 0 {
-			ops = append(ops, clientv3.OpPut(rawKey(kind, ns, name), encodeRaw(raw)))
+			ops = append(ops, s.putRaw(kind, ns, name, raw))
 		}
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).Then(ops...).Commit()
@@ -239,13 +243,30 @@ func encodeObject(obj v4.Object, created time.Time) ([]byte, error) {
 	return b, nil
 }
 
-// decodeObject decodes a stored object and sets its resourceVersion from the key's mod revision.
-func decodeObject(kind v4.Kind, kv *mvccpb.KeyValue) (v4.Object, error) {
+// putObject writes an object's stored form, sealed for a sealed kind (sealing.go).
+func (s *Store) putObject(kind v4.Kind, ns, name string, val []byte) clientv3.Op {
+	key := objectKey(kind, ns, name)
+	return clientv3.OpPut(key, string(s.sealFor(kind, key, val)))
+}
+
+// putRaw writes an object's submitted document, sealed for a sealed kind.
+func (s *Store) putRaw(kind v4.Kind, ns, name string, raw Raw) clientv3.Op {
+	key := rawKey(kind, ns, name)
+	return clientv3.OpPut(key, string(s.sealFor(kind, key, []byte(encodeRaw(raw)))))
+}
+
+// decodeObject decodes a stored object (opening a sealed one) and sets its resourceVersion
+// from the key's mod revision.
+func (s *Store) decodeObject(kind v4.Kind, kv *mvccpb.KeyValue) (v4.Object, error) {
 	obj, err := v4.New(kind)
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(kv.Value, obj); err != nil {
+	val, err := s.openValue(kv.Key, kv.Value)
+	if err != nil {
+		return nil, fmt.Errorf("decode stored %s: %w", kind, err)
+	}
+	if err := json.Unmarshal(val, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s at %s: %w", kind, kv.Key, err)
 	}
 	obj.GetMeta().ResourceVersion = formatRev(kv.ModRevision)

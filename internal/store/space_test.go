@@ -15,7 +15,7 @@ import (
 // (the quota counts the file's high-water mark, not what it pre-allocates).
 const testQuota = 32 << 20
 
-// fill writes 256 KiB values until etcd refuses with ErrNoSpace: under one key (history
+// fill writes 64 KiB values until etcd refuses with ErrNoSpace: under one key (history
 // fills etcd) or under a key each (live data does). It fails the test if etcd never does.
 func fill(t *testing.T, s *Store, history bool) {
 	t.Helper()

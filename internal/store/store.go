@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/berthhq/berth/internal/seal"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -36,6 +37,13 @@ type Config struct {
 	// one interval earlier, by one of the servers sharing the etcd (compact.go); 0
 	// compacts nothing.
 	CompactionInterval time.Duration
+	// Keyring seals secrets at rest (sealing.go). Open refuses a keyring that cannot open
+	// what the cluster sealed before.
+	Keyring *seal.Keyring
+	// KeyFile, used when Keyring is nil, is the encryption key file: read when it exists,
+	// else written with the keys of the cluster this member joins, or a new key. With
+	// neither, secrets are stored in plaintext.
+	KeyFile string
 }
 
 // Store is a handle on etcd. It is safe for concurrent use.
@@ -45,8 +53,10 @@ type Store struct {
 	self   string        // the embedded member's client endpoint; "" with an external cluster
 	member *memberRecord // the embedded member's identity; nil unless started with Config.Member
 	log    *slog.Logger
-	events eventState  // records: lease, limits, index cache (events.go)
-	engine engineCache // maintenance mode, read often (engine.go)
+	// keyring seals secrets (sealing.go); nil when encryption is off.
+	keyring *seal.Keyring
+	events  eventState  // records: lease, limits, index cache (events.go)
+	engine  engineCache // maintenance mode, read often (engine.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 	// space is what the store knows of etcd's space (alarm cache, last defragmentation,
@@ -68,7 +78,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.CompactionInterval < 0 {
 		return nil, fmt.Errorf("open store: %w: compaction interval %s is negative", ErrInvalid, cfg.CompactionInterval)
 	}
-	s := &Store{log: log}
+	s := &Store{log: log, keyring: cfg.Keyring}
 	endpoints := cfg.Endpoints
 	if len(endpoints) == 0 {
 		if cfg.DataDir == "" {
@@ -112,6 +122,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			s.Close()
 			return nil, fmt.Errorf("open store: %w", err)
 		}
+	}
+	if s.keyring == nil && cfg.KeyFile != "" {
+		if s.keyring, err = s.loadKeyFile(cfg.KeyFile); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
+	if err := s.checkKeyring(readyCtx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.startBackground(cfg.CompactionInterval)
 	log.Info("store open", "endpoints", endpoints, "embedded", s.etcd != nil, "compactionInterval", cfg.CompactionInterval)

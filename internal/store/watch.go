@@ -84,7 +84,7 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 			}
 		}
 		behind := forward(ctx, s.log, wch, out, limit, fromRev, func(ev *clientv3.Event) (Event, bool) {
-			e, err := convertEvent(kind, ev)
+			e, err := s.convertEvent(kind, ev)
 			if err != nil {
 				s.log.Warn("watch: skipping undecodable object", "err", err)
 				return Event{}, false
@@ -100,20 +100,20 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 	return out, nil
 }
 
-func convertEvent(kind v4.Kind, ev *clientv3.Event) (Event, error) {
+func (s *Store) convertEvent(kind v4.Kind, ev *clientv3.Event) (Event, error) {
 	switch {
 	case ev.Type == clientv3.EventTypeDelete:
 		if ev.PrevKv == nil {
 			return Event{}, fmt.Errorf("delete of %s without its previous value", ev.Kv.Key)
 		}
-		obj, err := decodeObject(kind, ev.PrevKv)
+		obj, err := s.decodeObject(kind, ev.PrevKv)
 		if err != nil {
 			return Event{}, err
 		}
 		obj.GetMeta().ResourceVersion = formatRev(ev.Kv.ModRevision)
 		return Event{Type: Deleted, Object: obj, Revision: ev.Kv.ModRevision}, nil
 	default:
-		obj, err := decodeObject(kind, ev.Kv)
+		obj, err := s.decodeObject(kind, ev.Kv)
 		if err != nil {
 			return Event{}, err
 		}

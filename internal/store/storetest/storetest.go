@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/seal"
 	"github.com/berthhq/berth/internal/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -27,7 +28,8 @@ func Run(m *testing.M, st **store.Store) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	s, err := store.Open(context.Background(), store.Config{DataDir: dir, Logger: QuietLogger()})
+	// Secrets are sealed in tests as in production (docs/security.md).
+	s, err := store.Open(context.Background(), store.Config{DataDir: dir, Logger: QuietLogger(), Keyring: Keyring()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -44,6 +46,15 @@ func Reset(t testing.TB, s *store.Store) {
 	if _, err := s.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Keyring is a new ring of one key, for a test store.
+func Keyring() *seal.Keyring {
+	r, err := seal.NewKeyring(seal.NewKey(time.Now()))
+	if err != nil {
+		panic(err) // a fresh key of the right size cannot be refused
+	}
+	return r
 }
 
 // QuietLogger discards logs.
@@ -78,11 +89,15 @@ func Cluster(t testing.TB, n, portLo int) []*store.Store {
 
 // joinThrough adds members through s, retrying while etcd says "not now".
 func joinThrough(s *store.Store) store.JoinFunc {
-	return func(ctx context.Context, name, peerURL string) (string, error) {
+	return func(ctx context.Context, name, peerURL string) (store.JoinAnswer, error) {
 		for {
 			ic, err := s.AddMember(ctx, name, peerURL)
 			if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
-				return ic, err
+				ans := store.JoinAnswer{InitialCluster: ic}
+				if r := s.Keyring(); r != nil {
+					ans.EncryptionKeys = r.Format()
+				}
+				return ans, err
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
