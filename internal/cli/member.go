@@ -57,7 +57,7 @@ func (m memberFlags) config(f serverFlags, joinToken string, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("--join: %w", err)
 	}
-	mc.Join = func(ctx context.Context, name, peerURL string) (string, error) {
+	mc.Join = func(ctx context.Context, name, peerURL string) (store.JoinAnswer, error) {
 		return joinCluster(ctx, c, name, peerURL, joinBudget, log)
 	}
 	return mc, nil
@@ -65,26 +65,26 @@ func (m memberFlags) config(f serverFlags, joinToken string, log *slog.Logger) (
 
 // joinCluster asks the join target to add this member, retrying while it cannot be
 // reached or answers 503 (no quorum yet, another server joining); other answers are final.
-func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, budget time.Duration, log *slog.Logger) (string, error) {
+func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, budget time.Duration, log *slog.Logger) (store.JoinAnswer, error) {
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	for {
 		rctx, rcancel := context.WithTimeout(ctx, 20*time.Second)
-		ic, err := c.JoinCluster(rctx, name, peerURL)
+		joined, err := c.JoinCluster(rctx, name, peerURL)
 		rcancel()
 		status := client.StatusOf(err)
 		switch {
 		case err == nil:
-			return ic, nil
+			return store.JoinAnswer{InitialCluster: joined.InitialCluster, EncryptionKeys: []byte(joined.EncryptionKeys)}, nil
 		case status == http.StatusUnauthorized:
-			return "", fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
+			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
 		case status != 0 && status != http.StatusServiceUnavailable:
-			return "", fmt.Errorf("the server at %s refused the join: %w", c.Server(), err)
+			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join: %w", c.Server(), err)
 		}
 		log.Warn("cannot join yet; retrying", "server", c.Server(), "err", err)
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("no answer from the server to join at %s within %s: %w", c.Server(), budget, err)
+			return store.JoinAnswer{}, fmt.Errorf("no answer from the server to join at %s within %s: %w", c.Server(), budget, err)
 		case <-time.After(time.Second):
 		}
 	}

@@ -21,6 +21,7 @@ import (
 type serverFlags struct {
 	listen        string
 	dataDir       string
+	keyFile       string
 	etcdEndpoints []string
 	logLevel      string
 	placement     string
@@ -37,6 +38,7 @@ type serverFlags struct {
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.listen, "listen", server.DefaultListen, "address to serve the API on")
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", dataDirHelp)
+	cmd.Flags().StringVar(&f.keyFile, "encryption-key-file", "", "the keys that encrypt secrets at rest, NAME:BASE64 a line, the first encrypting (default: DATA-DIR/encryption.key, created on the first start or received when joining; docs/security.md)")
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
@@ -157,6 +159,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		Member:                 member,
 		Listen:                 f.listen,
 		DataDir:                f.dataDir,
+		EncryptionKeyFile:      f.keyFile,
 		EtcdEndpoints:          f.etcdEndpoints,
 		Logger:                 log,
 		OnReady:                onReady,

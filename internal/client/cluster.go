@@ -63,24 +63,28 @@ func (c *Client) Cluster(ctx context.Context) (*ClusterInfo, error) {
 	return &info, nil
 }
 
-// JoinCluster asks the server to add an etcd member (POST /v1/cluster/members) and
-// returns the initial cluster the new member starts with. The client must carry the
-// cluster's join token (WithBearerToken).
-func (c *Client) JoinCluster(ctx context.Context, name, peerURL string) (string, error) {
+// Joined is the answer of POST /v1/cluster/members: what the new member starts with.
+type Joined struct {
+	InitialCluster string `json:"initialCluster"`
+	// EncryptionKeys is the cluster's encryption key file, which the new server keeps.
+	EncryptionKeys string `json:"encryptionKeys"`
+}
+
+// JoinCluster asks the server to add an etcd member (POST /v1/cluster/members). The
+// client must carry the cluster's join token (WithBearerToken).
+func (c *Client) JoinCluster(ctx context.Context, name, peerURL string) (Joined, error) {
 	body, err := json.Marshal(map[string]string{"name": name, "peerURL": peerURL})
 	if err != nil {
-		return "", fmt.Errorf("encode the member: %w", err)
+		return Joined{}, fmt.Errorf("encode the member: %w", err)
 	}
-	var out struct {
-		InitialCluster string `json:"initialCluster"`
-	}
+	var out Joined
 	if err := c.doJSON(ctx, request{method: http.MethodPost, path: "/v1/cluster/members", body: body}, &out); err != nil {
-		return "", err
+		return Joined{}, err
 	}
 	if out.InitialCluster == "" {
-		return "", fmt.Errorf("POST /v1/cluster/members: the answer has no initial cluster")
+		return Joined{}, fmt.Errorf("POST /v1/cluster/members: the answer has no initial cluster")
 	}
-	return out.InitialCluster, nil
+	return out, nil
 }
 
 // Recovery is the answer of POST /v1/cluster/recover.

@@ -108,6 +108,9 @@ type memberAdded struct {
 	Name           string `json:"name"`
 	PeerURL        string `json:"peerURL"`
 	InitialCluster string `json:"initialCluster"`
+	// EncryptionKeys is the cluster's encryption key file: every server seals and opens
+	// secrets with the same keys (docs/security.md).
+	EncryptionKeys string `json:"encryptionKeys,omitempty"`
 }
 
 func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +154,11 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, memberAdded{Name: req.Name, PeerURL: peer, InitialCluster: ic})
+	added := memberAdded{Name: req.Name, PeerURL: peer, InitialCluster: ic}
+	if r := s.store.Keyring(); r != nil {
+		added.EncryptionKeys = string(r.Format())
+	}
+	writeJSON(w, http.StatusCreated, added)
 }
 
 // joinAuth lets a join through only with the cluster's join token.

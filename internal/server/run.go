@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/berthhq/berth/internal/controller"
@@ -30,8 +31,12 @@ const (
 type Config struct {
 	// Listen is the TCP address to serve on (default 127.0.0.1:7470; port 0 picks one).
 	Listen string
-	// DataDir holds the embedded etcd's data (unused with EtcdEndpoints).
+	// DataDir holds the embedded etcd's data (unused with EtcdEndpoints) and, by default,
+	// the encryption key file.
 	DataDir string
+	// EncryptionKeyFile holds the keys that seal secrets at rest (default
+	// DataDir/encryption.key, written on the first start or when joining; docs/security.md).
+	EncryptionKeyFile string
 	// EtcdEndpoints selects an external etcd cluster instead of the embedded one.
 	EtcdEndpoints []string
 	// EtcdQuotaBytes is the embedded etcd's space quota (0: store.DefaultQuotaBytes).
@@ -98,8 +103,15 @@ func (c Config) withDefaults() Config {
 // (gracefully, up to 5 s) and closes the store.
 func Run(ctx context.Context, cfg Config) (err error) {
 	cfg = cfg.withDefaults()
+	keyFile := cfg.EncryptionKeyFile
+	if keyFile == "" {
+		if cfg.DataDir == "" {
+			return errors.New("server: give --encryption-key-file (the same file on every server) or --data-dir to keep it in")
+		}
+		keyFile = filepath.Join(cfg.DataDir, "encryption.key")
+	}
 	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Member: cfg.Member, Logger: cfg.Logger,
-		QuotaBytes: cfg.EtcdQuotaBytes, CompactionInterval: cfg.EtcdCompactionInterval})
+		QuotaBytes: cfg.EtcdQuotaBytes, CompactionInterval: cfg.EtcdCompactionInterval, KeyFile: keyFile})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
