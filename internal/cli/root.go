@@ -80,6 +80,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newNodesCommand(o),
 		newNodeCommand(o),
 		newClusterCommand(o),
+		newSecretsCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newRolloutCommand(o),

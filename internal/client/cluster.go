@@ -117,3 +117,19 @@ func (c *Client) RecoverSpace(ctx context.Context) (*Recovery, error) {
 	}
 	return &out, nil
 }
+
+// Rewrapped is the answer of POST /v1/encryption/rewrap.
+type Rewrapped struct {
+	Key       string `json:"key"`
+	Rewrapped int    `json:"rewrapped"`
+}
+
+// RewrapSecrets asks the server to seal every secret again with the first key of the
+// encryption key file (POST /v1/encryption/rewrap; docs/security.md).
+func (c *Client) RewrapSecrets(ctx context.Context) (*Rewrapped, error) {
+	var out Rewrapped
+	if err := c.doJSON(ctx, request{method: http.MethodPost, path: "/v1/encryption/rewrap"}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -65,11 +65,14 @@ func (r *Keyring) Format() []byte {
 	return b.Bytes()
 }
 
-// NewKey draws a new key named after the time (k20261125T101500).
+// NewKey draws a new key named after the time and a random tag (k20261125T101500-3fa2),
+// so two keys made in one second still differ.
 func NewKey(now time.Time) Key {
 	secret := make([]byte, KeySize)
 	rand.Read(secret)
-	return Key{Name: "k" + now.UTC().Format("20060102T150405"), Secret: secret}
+	tag := make([]byte, 2)
+	rand.Read(tag)
+	return Key{Name: fmt.Sprintf("k%s-%x", now.UTC().Format("20060102T150405"), tag), Secret: secret}
 }
 
 // LoadKeyFile reads the key file at path. The file must not be readable by others than

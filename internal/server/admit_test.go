@@ -57,6 +57,7 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/exec", "POST", ns + "/taskgroups/0.web.adm.c.1/exec?command=", "", 400, ""},
 		{"POST /v1/cluster/members", "POST", "/v1/cluster/members", `{"name": 5}`, 400, ""},
 		{"POST /v1/cluster/recover", "POST", "/v1/cluster/recover", `{"compact": "everything"}`, 400, ""},
+		{"POST /v1/encryption/rewrap", "POST", "/v1/encryption/rewrap", `{"key": "k2"}`, 400, ""},
 	}
 }
 

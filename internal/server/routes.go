@@ -34,6 +34,7 @@ func (s *Server) routes() *routeMux {
 	mux.HandleFunc("GET /v1/events", s.handleEvents)
 	s.agentRoutes(mux)
 	s.clusterRoutes(mux)
+	s.encryptionRoutes(mux)
 	s.packageRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)

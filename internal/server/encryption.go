@@ -1,0 +1,47 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// encryptionRoutes: POST /v1/encryption/rewrap seals every secret again with the first
+// key of the servers' encryption key file, so an old key can be dropped
+// (docs/security.md, Rotating the key).
+func (s *Server) encryptionRoutes(mux *routeMux) {
+	mux.HandleFunc("POST /v1/encryption/rewrap", s.handleRewrap)
+}
+
+// rewrapTimeout bounds one rewrap: one conditional write per secret value.
+const rewrapTimeout = 5 * time.Minute
+
+// rewrapped is the answer of POST /v1/encryption/rewrap.
+type rewrapped struct {
+	Key       string `json:"key"`
+	Rewrapped int    `json:"rewrapped"`
+}
+
+func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) {
+	if body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1024)); err != nil || len(bytes.TrimSpace(body)) > 0 {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "POST /v1/encryption/rewrap takes no body"))
+		return
+	}
+	kr := s.store.Keyring()
+	if kr == nil {
+		s.writeError(w, r, errorf(http.StatusConflict, "this server encrypts nothing: it has no encryption key file"))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), rewrapTimeout)
+	defer cancel()
+	n, err := s.store.Rewrap(ctx)
+	if err != nil {
+		s.writeError(w, r, fmt.Errorf("rewrap secrets after %d: %w", n, err))
+		return
+	}
+	s.log.Info("secrets rewrapped", "key", kr.Primary(), "values", n, "remote", r.RemoteAddr)
+	writeJSON(w, http.StatusOK, rewrapped{Key: kr.Primary(), Rewrapped: n})
+}
