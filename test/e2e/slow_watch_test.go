@@ -63,6 +63,9 @@ func TestSlowWatchersHoldNoMemory(t *testing.T) {
 			most = max(most, anonMB(s.cmd.Process.Pid))
 		}
 		if n == 150 {
+			// Once the reading client has these changes, so have the slow clients' streams
+			// (etcd's watch can lag the writes on a busy machine).
+			waitUntil(t, 20*time.Second, "the reading client saw 150 updates", func() bool { return watched.Load() >= 151 })
 			for _, c := range slow {
 				go func() { ends <- lastLine(c) }()
 			}
