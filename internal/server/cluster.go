@@ -1,11 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -82,8 +80,7 @@ const recoverTimeout = 10 * time.Minute
 // and disarms the NOSPACE alarm when they are back under their quota; it answers what
 // it did, sizes before and after.
 func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
-	if body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1024)); err != nil || len(bytes.TrimSpace(body)) > 0 {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "POST /v1/cluster/recover takes no body"))
+	if s.refuseBody(w, r) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), recoverTimeout)

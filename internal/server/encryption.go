@@ -16,6 +16,17 @@ func (s *Server) encryptionRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /v1/encryption/rewrap", s.handleRewrap)
 }
 
+// refuseBody answers 400 to a request with a body on a route that takes none (a body
+// there is a client that means something else), and reports whether it did.
+func (s *Server) refuseBody(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1024))
+	if err == nil && len(bytes.TrimSpace(body)) == 0 {
+		return false
+	}
+	s.writeError(w, r, errorf(http.StatusBadRequest, "%s %s takes no body", r.Method, r.URL.Path))
+	return true
+}
+
 // rewrapTimeout bounds one rewrap: one conditional write per secret value.
 const rewrapTimeout = 5 * time.Minute
 
@@ -26,8 +37,7 @@ type rewrapped struct {
 }
 
 func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) {
-	if body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1024)); err != nil || len(bytes.TrimSpace(body)) > 0 {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "POST /v1/encryption/rewrap takes no body"))
+	if s.refuseBody(w, r) {
 		return
 	}
 	kr := s.store.Keyring()
