@@ -165,9 +165,10 @@ type streamErrorLine struct {
 }
 
 // streamError returns the *APIError that an ERROR line of a watch stream carries (a 410
-// when the client fell behind), or nil when line is an ordinary event.
+// when the client fell behind), or nil when line is an ordinary event. The server writes
+// the type first, so every other line, however large, is told apart by its first bytes.
 func streamError(line []byte) error {
-	if !bytes.Contains(line, []byte(`"ERROR"`)) {
+	if !bytes.HasPrefix(line, []byte(`{"type":"ERROR"`)) {
 		return nil
 	}
 	var l streamErrorLine

@@ -45,6 +45,13 @@ func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusConflict, "this server encrypts nothing: it has no encryption key file"))
 		return
 	}
+	// One rewrap at a time: each reads every secret, so callers repeating it must not
+	// multiply that.
+	if !s.rewrapping.TryLock() {
+		s.writeError(w, r, errorf(http.StatusConflict, "a rewrap is already running on this server; try again when it ends"))
+		return
+	}
+	defer s.rewrapping.Unlock()
 	ctx, cancel := context.WithTimeout(r.Context(), rewrapTimeout)
 	defer cancel()
 	n, err := s.store.Rewrap(ctx)

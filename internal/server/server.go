@@ -22,6 +22,8 @@ type Server struct {
 	maxBody int64
 	// watchLimit bounds each watch stream (Config.WatchLimit).
 	watchLimit store.WatchLimit
+	// rewrapping is held while POST /v1/encryption/rewrap runs (encryption.go).
+	rewrapping sync.Mutex
 	metrics    *metrics
 	handler    http.Handler
 	mux        *routeMux

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/seal"
@@ -107,14 +108,11 @@ func (s *Store) checkKeyring(ctx context.Context) error {
 }
 
 func keyNames(r *seal.Keyring) string {
-	var names string
-	for i, k := range r.Keys() {
-		if i > 0 {
-			names += ", "
-		}
-		names += k.Name
+	var names []string
+	for _, k := range r.Keys() {
+		names = append(names, k.Name)
 	}
-	return names
+	return strings.Join(names, ", ")
 }
 
 // Rewrap seals every secret (object and submitted document) and the canary again with the
