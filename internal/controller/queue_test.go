@@ -10,11 +10,11 @@ func TestQueueDedupAndDelay(t *testing.T) {
 	q := newQueue[string]()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	start := time.Now() // before AddAfter: "late" is due 150 ms after it was added
 	q.AddAfter("late", 150*time.Millisecond)
 	q.Add("a")
 	q.Add("a")
 	q.AddAfter("a", time.Hour) // an earlier due time wins
-	start := time.Now()
 	if k, _ := q.Get(ctx); k != "a" {
 		t.Fatalf("got %q first", k)
 	}
