@@ -115,7 +115,7 @@ func keyNames(r *seal.Keyring) string {
 	return strings.Join(names, ", ")
 }
 
-// Rewrap seals every secret (object and submitted document) and the canary again with the
+// Rewrap seals every secret (object and submitted document), the CA key and the canary again with the
 // keyring's first key, so an old key can be dropped from the key files afterwards. Each
 // write is conditional on the value it read, so a concurrent change is never undone (it
 // was sealed with the first key already). It returns how many values it rewrote.
@@ -124,7 +124,7 @@ func (s *Store) Rewrap(ctx context.Context) (int, error) {
 		return 0, errors.New("rewrap: this server has no encryption key")
 	}
 	n := 0
-	for _, pfx := range []string{objectPrefix(v4.KindSecret, ""), prefix + "raw/" + string(v4.KindSecret) + "/", canaryKey} {
+	for _, pfx := range []string{objectPrefix(v4.KindSecret, ""), prefix + "raw/" + string(v4.KindSecret) + "/", canaryKey, caKey} {
 		resp, err := s.client.Get(ctx, pfx, clientv3.WithPrefix())
 		if err != nil {
 			return n, fmt.Errorf("rewrap: %w", wrapEtcd(err))
