@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 berth=./bin/berth
 listen=${BERTH_LISTEN:-127.0.0.1:7470}
 data=${BERTH_DATA_DIR:-$PWD/.berth-dev}
-export BERTH_SERVER="http://$listen"
+export BERTH_SERVER="https://$listen"
+# The server writes its cluster's CA certificate here on its first start; the CLI trusts it.
+export BERTH_CA_CERT="$data/ca.crt"
 
 "$berth" dev --listen "$listen" --data-dir "$data" --packages-dir build/packages &
 server=$!

@@ -40,3 +40,18 @@ const (
 	ActionReload  = "reload"
 	ActionRestart = "restart"
 )
+
+// AgentCertificateRequest is the body of POST /v1/agent/certificate (with the join token)
+// and of POST /v1/agent/certificate/renew (with the node's current certificate): a PEM
+// certificate signing request for the node's new key. The renewal's node is the one its
+// current certificate names.
+type AgentCertificateRequest struct {
+	NodeName string `json:"nodeName,omitempty"`
+	CSR      string `json:"csr"`
+}
+
+// AgentCertificate answers it: the node's certificate and the cluster CA, in PEM.
+type AgentCertificate struct {
+	Certificate string `json:"certificate"`
+	CA          string `json:"ca"`
+}

@@ -192,3 +192,13 @@ func validateNodeAttributes(path string, a *NodeAttributes, errs *FieldErrors) {
 }
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// CheckNodeName says why name cannot be a node's name, or returns nil.
+func CheckNodeName(name string) error {
+	var errs FieldErrors
+	checkHostName("nodeName", name, &errs)
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,7 +35,8 @@ type Agent struct {
 	drivers map[string]driver.Driver
 	exec    *executor.Executor
 	ckpt    *checkpoint
-	addr    string // advertised agent address
+	addr    string    // advertised agent address
+	id      *identity // the node's certificate (identity.go)
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -57,9 +59,10 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
 		ready: make(chan struct{})}
-	a.servers, err = newServers(cfg.ServerURLs, cfg.Token, a.log)
-	if err != nil {
-		return nil, err
+	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
+		if _, err := client.ParseServerURL(u); err != nil {
+			return nil, fmt.Errorf("agent config: server %q: %w", u, err)
+		}
 	}
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
 	return a, nil
@@ -80,8 +83,8 @@ const shutdownGrace = 2 * time.Second
 
 // Run runs the agent until ctx ends, then stops its own goroutines and returns. The
 // workloads keep running: the next Run (or agent) adopts them. It returns an error only
-// when it cannot start (data directory, checkpoint, drivers, listen address); an
-// unreachable server is retried for ever.
+// when it cannot start (data directory, checkpoint, node certificate, drivers, listen
+// address); an unreachable server is retried for ever.
 func (a *Agent) Run(ctx context.Context) (err error) {
 	a.mu.Lock()
 	if a.ran {
@@ -100,6 +103,12 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if err := a.ckpt.save(); err != nil { // fail now on an unwritable data dir, not at the first change
 		return fmt.Errorf("agent: %w", err)
 	}
+	if a.id, err = a.loadIdentity(ctx); err != nil {
+		return err
+	}
+	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", a.log); err != nil {
+		return err
+	}
 	closeDrivers, err := a.openDrivers(ctx)
 	if err != nil {
 		return err
@@ -109,6 +118,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("agent: listen on %s: %w", a.cfg.Listen, err)
 	}
+	tlsLn := tls.NewListener(ln, a.id.serverTLS())
 	a.addr = advertiseAddr(a.cfg.Advertise, ln.Addr(), a.cfg.IP)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -128,11 +138,12 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	var loops sync.WaitGroup
 	loops.Go(func() {
-		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("agent endpoint stopped", "err", err)
 		}
 	})
 	loops.Go(func() { a.reporter.run(ctx, a.log) })
+	loops.Go(func() { a.id.cert.Run(ctx) })
 	loops.Go(func() { a.connect(ctx) })
 	close(a.ready)
 	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir)

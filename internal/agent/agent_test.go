@@ -113,10 +113,7 @@ func TestRunsReportsStopsAndRemoves(t *testing.T) {
 
 	// Logs through the server's proxy and the agent's endpoint.
 	drv.SetLogs(taskID("0.web.ns-a.c.1"), "hello from web\n")
-	cl, err := client.New(c.url())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.client()
 	rc, err := cl.Logs(context.Background(), testNS, "0.web.ns-a.c.1", "", false, 0)
 	if err != nil {
 		t.Fatal(err)

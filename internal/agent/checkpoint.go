@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/atomicfile"
 )
 
 // The checkpoint is the agent's local memory of what it runs, so that after a restart it
@@ -129,47 +129,7 @@ func (c *checkpoint) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	return writeFileAtomic(c.path, append(b, '\n'), 0o600)
-}
-
-// writeFileAtomic replaces path with data: a temporary file in the same directory is
-// written and synced, renamed over path, and the directory is synced so the rename
-// itself survives a crash.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		derr = d.Sync()
-		d.Close()
-		if derr != nil {
-			return fmt.Errorf("sync %s: %w", dir, derr)
-		}
-	}
-	return nil
+	return atomicfile.Write(c.path, append(b, '\n'), 0o600)
 }
 
 func tgKey(ns, name string) string { return ns + "/" + name }

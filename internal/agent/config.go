@@ -25,13 +25,18 @@ const (
 // Version is the agent version reported in heartbeats; the CLI sets it to the binary's.
 var Version = "dev"
 
-// Config configures an agent. ServerURLs, Token and DataDir are required.
+// Config configures an agent. ServerURLs and DataDir are required, and Token until the
+// node has its certificate.
 type Config struct {
 	// ServerURLs are the API servers, tried in order; the agent fails over to the next
 	// when one cannot be reached and stays with the one that answers.
 	ServerURLs []string
-	// Token is the cluster's join token.
+	// Token is a join token ("berth-<id>.<secret>::sha256:<CA hash>"), exchanged on the
+	// first start for the node's certificate (identity.go); later starts need none.
 	Token string
+	// CACertFile, when set, is the CA that verifies the servers (an operator's, when they
+	// serve their own certificates; else the cluster CA), instead of the token's CA hash.
+	CACertFile string
 	// NodeName is the node's name (default: the host name, lowercased).
 	NodeName string
 	// IP is the node's address (default: that of the default route's interface, else
@@ -79,9 +84,6 @@ func (c Config) withDefaults() (Config, error) {
 	var errs []error
 	if len(c.ServerURLs) == 0 {
 		errs = append(errs, errors.New("no server address"))
-	}
-	if c.Token == "" {
-		errs = append(errs, errors.New("no join token"))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("no data directory"))

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,8 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 		a.drivers = a.cfg.Drivers
 		return func() {}, nil
 	}
-	p, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent})
+	p, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent,
+		RootCAs: []*x509.Certificate{a.id.ca}})
 	if err != nil {
 		return nil, fmt.Errorf("agent: process driver: %w", err)
 	}

@@ -45,10 +45,7 @@ func TestExecThroughServerAndAgent(t *testing.T) {
 		io.WriteString(stdout, strings.Join(cmd, "|")+":"+string(b))
 		return 3, nil
 	})
-	cl, err := client.New(c.url())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.client()
 	var out bytes.Buffer
 	resize := make(chan driver.TermSize, 1)
 	resize <- driver.TermSize{Rows: 30, Cols: 100}

@@ -1,23 +1,23 @@
 package agent
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/pki"
 )
 
 // The agent's own endpoint (docs/agent.md, Routes on the agent): the server forwards
-// users' logs, actions and exec sessions here with the join token. Errors use the API's JSON envelope so
-// the server can pass them through unchanged.
+// users' logs, actions and exec sessions here over mutual TLS, and only a berth server's
+// certificate from the cluster CA is let in. Errors use the API's JSON envelope so the
+// server can pass them through unchanged.
 
 func (a *Agent) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -31,14 +31,12 @@ func (a *Agent) handler() http.Handler {
 	return mux
 }
 
-// auth requires the join token, compared in constant time.
+// auth requires a berth server's client certificate (the TLS handshake verified it
+// against the cluster CA): a node's certificate, or any other, is refused.
 func (a *Agent) auth(next http.HandlerFunc) http.HandlerFunc {
-	want := []byte(a.cfg.Token)
 	return func(w http.ResponseWriter, r *http.Request) {
-		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="berth-agent"`)
-			writeError(w, http.StatusUnauthorized, "a valid join token is required")
+		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 || !pki.IsServer(r.TLS.PeerCertificates[0]) {
+			writeError(w, http.StatusForbidden, "only the cluster's servers may call the agent")
 			return
 		}
 		next(w, r)
@@ -129,6 +127,8 @@ func reason(code int) string {
 		return "BadRequest"
 	case http.StatusUnauthorized:
 		return "Unauthorized"
+	case http.StatusForbidden:
+		return "Forbidden"
 	case http.StatusNotFound:
 		return "NotFound"
 	}

@@ -2,9 +2,9 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
@@ -12,9 +12,12 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/jointoken"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
@@ -25,9 +28,8 @@ var testStore *store.Store
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 
 const (
-	testToken = "join-token-for-tests"
-	testNode  = "node-1"
-	testNS    = "ns-a"
+	testNode = "node-1"
+	testNS   = "ns-a"
 )
 
 // cluster is a real API server over the test store, on an address that stays the same
@@ -36,6 +38,9 @@ const (
 type cluster struct {
 	t    *testing.T
 	addr string
+	// ca is the cluster's CA; token a join token with its hash, as agents are given it.
+	ca    *pki.CA
+	token string
 
 	mu  sync.Mutex
 	srv *server.Server
@@ -50,18 +55,43 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, addr: l.Addr().String()}
+	if c.ca, err = pki.NewCA("agent test CA", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jointoken.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(),
+		Role: store.JoinRoleAgent, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c.token = tok.WithPin(c.ca.Hash())
 	c.serve(l)
 	t.Cleanup(c.down)
 	return c
 }
 
-func (c *cluster) url() string { return "http://" + c.addr }
+func (c *cluster) url() string { return "https://" + c.addr }
+
+// client is a user's client of the cluster.
+func (c *cluster) client() *client.Client {
+	c.t.Helper()
+	cl, err := client.New(c.url(), client.WithHTTPClient(client.HTTPClient(c.ca.Pool(), nil)))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}
 
 func (c *cluster) serve(l net.Listener) {
-	srv := server.New(server.Config{JoinToken: testToken, Logger: storetest.QuietLogger()}, testStore)
+	srv, err := server.New(server.Config{CA: c.ca, Logger: storetest.QuietLogger()}, testStore)
+	if err != nil {
+		c.t.Fatal(err)
+	}
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.Listener.Close()
-	ts.Listener = l
+	ts.Listener = tls.NewListener(l, srv.TLSConfig())
 	ts.Start()
 	c.mu.Lock()
 	c.srv, c.ts = srv, ts
@@ -110,7 +140,7 @@ type runningAgent struct {
 func startAgent(t *testing.T, c *cluster, dir string, drv *fake.Driver, mod ...func(*Config)) *runningAgent {
 	t.Helper()
 	cfg := Config{
-		ServerURLs: []string{c.url()}, Token: testToken, NodeName: testNode, IP: "127.0.0.1",
+		ServerURLs: []string{c.url()}, Token: c.token, NodeName: testNode, IP: "127.0.0.1",
 		DataDir: dir, Listen: "127.0.0.1:0",
 		Labels:            map[string]string{"zone": "z1"},
 		Attributes:        v4.NodeAttributes{Text: map[string]string{"rack": "r1"}},
@@ -222,14 +252,3 @@ func waitPhase(t *testing.T, name, phase string) *v4.TaskGroup {
 }
 
 func taskID(name string) string { return executor.TaskID(testNS, name, "web") }
-
-// statusCode returns the HTTP status of GET url.
-func statusCode(t *testing.T, url string) int {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}

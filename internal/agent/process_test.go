@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver/fake"
 )
 
@@ -44,10 +43,7 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 	if got := waitPhase(t, "0.sleep.ns-a.c.1", v4.StatusRunning).Status.Tasks[0].Info.Pid; got != pid {
 		t.Fatalf("adopted pid %d, want %d", got, pid)
 	}
-	cl, err := client.New(c.url())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := c.client()
 	var out string
 	waitFor(t, "the process's output", func() bool {
 		rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", "", false, 0)

@@ -121,7 +121,7 @@ func TestFailsOverToTheNextServer(t *testing.T) {
 	c := newCluster(t)
 	drv := fake.New("process")
 	startAgent(t, c, t.TempDir(), drv, func(cfg *Config) {
-		cfg.ServerURLs = []string{"http://" + deadAddr(t), c.url()}
+		cfg.ServerURLs = []string{"https://" + deadAddr(t), c.url()}
 	})
 	createTG(t, processTG("0.web.ns-a.c.1"))
 	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
@@ -154,7 +154,7 @@ func TestBadCheckpointStopsTheStart(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "checkpoint.json"), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(Config{ServerURLs: []string{"http://127.0.0.1:1"}, Token: "t", DataDir: dir, NodeName: testNode,
+	a, err := New(Config{ServerURLs: []string{"https://127.0.0.1:1"}, DataDir: dir, NodeName: testNode,
 		Listen: "127.0.0.1:0", Drivers: map[string]driver.Driver{"process": fake.New("process")}})
 	if err != nil {
 		t.Fatal(err)

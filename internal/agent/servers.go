@@ -23,25 +23,25 @@ type servers struct {
 	cur int
 }
 
-func newServers(urls []string, token string, log *slog.Logger) (*servers, error) {
+// newServers makes a client of each server over hc; token, when set, is sent as a bearer
+// token (joining).
+func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) (*servers, error) {
 	s := &servers{log: log}
+	// No overall timeout (watches last); the wait for an answer's headers is bounded so a
+	// dead server is noticed.
+	hc.Transport.(*http.Transport).ResponseHeaderTimeout = 30 * time.Second
 	for _, u := range urls {
-		c, err := client.New(u, client.WithHTTPClient(agentHTTPClient()), client.WithBearerToken(token),
-			client.WithUserAgent("berth-agent/"+Version))
+		opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth-agent/" + Version)}
+		if token != "" {
+			opts = append(opts, client.WithBearerToken(token))
+		}
+		c, err := client.New(u, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("agent config: server %q: %w", u, err)
 		}
 		s.clients = append(s.clients, c)
 	}
 	return s, nil
-}
-
-// agentHTTPClient has no overall timeout (watches last); the dial and the wait for an
-// answer's headers are bounded so a dead server is noticed.
-func agentHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = 30 * time.Second
-	return &http.Client{Transport: t}
 }
 
 // do calls fn with the current server's client, failing over to the others in order.

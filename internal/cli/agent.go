@@ -55,11 +55,13 @@ func newAgentCommand(o *options) *cobra.Command {
 			"Container task groups run with Docker (--docker auto: when the daemon answers at\n" +
 			"start); networktype: cni pods use the CNI plugins of --cni-bin-dir and the network\n" +
 			"config of --cni-conf-dir.\n\n" +
-			"The join token comes from --token, --token-file or $BERTH_JOIN_TOKEN. --config reads\n" +
+			"The first start joins the cluster: it exchanges the join token (--token, --token-file or\n" +
+			"$BERTH_JOIN_TOKEN; a server's DATA-DIR/join-token, or `berth token create`) for the\n" +
+			"node's certificate, kept in DATA-DIR/tls; later starts need no token. --config reads\n" +
 			"a YAML file whose keys are the flags' names (label, attr-text, attr-scalar and\n" +
 			"attr-set are maps there); flags on the command line win.",
-		Example: "  berth agent --server http://10.0.0.1:7470 --token-file /etc/berth/token\n" +
-			"  berth agent --server 10.0.0.1:7470,10.0.0.2:7470 --token-file /etc/berth/token \\\n" +
+		Example: "  berth agent --server 10.0.0.1:7470 --token-file /etc/berth/join-token\n" +
+			"  berth agent --server 10.0.0.1:7470,10.0.0.2:7470 --token-file /etc/berth/join-token \\\n" +
 			"      --label zone=a --attr-text rack=r1 --attr-scalar cpus=8 --attr-set idc=sh,bj\n" +
 			"  berth agent --config /etc/berth/agent.yaml",
 		Args: cobra.NoArgs,
@@ -164,6 +166,10 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		return cfg, level, err
 	}
 	cfg.Token = token
+	cfg.CACertFile = o.caCert
+	if !changed("ca-cert") && file.CACert != "" {
+		cfg.CACertFile = file.CACert
+	}
 	cfg.Labels = maps.Clone(file.Label)
 	if cfg.Labels, err = parsePairs("--label", f.labels, cfg.Labels); err != nil {
 		return cfg, level, err
@@ -188,7 +194,7 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 }
 
 // joinToken takes --token, else --token-file, else the file's token or token-file, else
-// $BERTH_JOIN_TOKEN.
+// $BERTH_JOIN_TOKEN, else none.
 func (f agentFlags) joinToken(file *agentFile, changed func(string) bool, o *options) (string, error) {
 	fromFile := func(path string) (string, error) {
 		b, err := os.ReadFile(path)
@@ -213,5 +219,5 @@ func (f agentFlags) joinToken(file *agentFile, changed func(string) bool, o *opt
 	case o.env.getenv("BERTH_JOIN_TOKEN") != "":
 		return o.env.getenv("BERTH_JOIN_TOKEN"), nil
 	}
-	return "", fmt.Errorf("give the join token with --token-file, --token or $BERTH_JOIN_TOKEN")
+	return "", nil // the node may have its certificate already; the agent says when it needs one
 }

@@ -21,6 +21,7 @@ type agentFile struct {
 	Server       stringList          `yaml:"server"`
 	Token        string              `yaml:"token"`
 	TokenFile    string              `yaml:"token-file"`
+	CACert       string              `yaml:"ca-cert"`
 	DataDir      string              `yaml:"data-dir"`
 	Listen       string              `yaml:"listen"`
 	Advertise    string              `yaml:"advertise"`

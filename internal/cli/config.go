@@ -17,6 +17,8 @@ import (
 // working with older binaries.
 type fileConfig struct {
 	Server string `yaml:"server"`
+	// CACert is the CA certificate file that verifies the servers (docs/security.md).
+	CACert string `yaml:"ca-cert"`
 }
 
 // resolveServer finds the server address: --server, then $BERTH_SERVER, then `server:` in
@@ -89,4 +91,27 @@ func readConfig(path string, mustExist bool) (fileConfig, error) {
 		return cfg, fmt.Errorf("config file %s: %w", path, err)
 	}
 	return cfg, nil
+}
+
+// resolveCACert finds the CA certificate that verifies the servers: --ca-cert, then
+// $BERTH_CA_CERT, then `ca-cert:` in the config file; "" trusts the system's roots.
+func resolveCACert(flag string, e *env) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v := e.getenv("BERTH_CA_CERT"); v != "" {
+		return v, nil
+	}
+	path, explicit, err := configPath(e)
+	if err != nil || path == "" {
+		return "", err
+	}
+	cfg, err := readConfig(path, explicit)
+	if err != nil {
+		return "", err
+	}
+	if cfg.CACert != "" && !filepath.IsAbs(cfg.CACert) { // relative to the config file
+		return filepath.Join(filepath.Dir(path), cfg.CACert), nil
+	}
+	return cfg.CACert, nil
 }

@@ -38,18 +38,18 @@ func TestResolveServer(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{name: "flag wins", flag: "flag-host:1", vars: map[string]string{"BERTH_SERVER": "env-host:2", "BERTH_CONFIG": cfgFile}, want: "http://flag-host:1"},
+		{name: "flag wins", flag: "flag-host:1", vars: map[string]string{"BERTH_SERVER": "env-host:2", "BERTH_CONFIG": cfgFile}, want: "https://flag-host:1"},
 		{name: "env over file", vars: map[string]string{"BERTH_SERVER": "http://env-host:2", "BERTH_CONFIG": cfgFile}, want: "http://env-host:2"},
-		{name: "file named by BERTH_CONFIG", vars: map[string]string{"BERTH_CONFIG": cfgFile}, want: "http://cfg-host:7000"},
+		{name: "file named by BERTH_CONFIG", vars: map[string]string{"BERTH_CONFIG": cfgFile}, want: "https://cfg-host:7000"},
 		{name: "file in home", home: homeWithCfg, want: "https://home-host"},
-		{name: "file without server", vars: map[string]string{"BERTH_CONFIG": emptyCfg}, want: "http://127.0.0.1:7470"},
-		{name: "default", home: t.TempDir(), want: "http://127.0.0.1:7470"},
-		{name: "no home", want: "http://127.0.0.1:7470"},
+		{name: "file without server", vars: map[string]string{"BERTH_CONFIG": emptyCfg}, want: "https://127.0.0.1:7470"},
+		{name: "default", home: t.TempDir(), want: "https://127.0.0.1:7470"},
+		{name: "no home", want: "https://127.0.0.1:7470"},
 		{name: "missing BERTH_CONFIG", vars: map[string]string{"BERTH_CONFIG": filepath.Join(dir, "nope.yaml")}, wantErr: "nope.yaml"},
 		{name: "bad file", vars: map[string]string{"BERTH_CONFIG": badCfg}, wantErr: "bad.yaml"},
 		{name: "bad env address", vars: map[string]string{"BERTH_SERVER": "ftp://x"}, wantErr: "$BERTH_SERVER"},
-		{name: "several servers", flag: "a:1, http://b:2/,https://c", want: "http://a:1,http://b:2,https://c"},
-		{name: "several from env", vars: map[string]string{"BERTH_SERVER": "a:1,b:2"}, want: "http://a:1,http://b:2"},
+		{name: "several servers", flag: "a:1, http://b:2/,https://c", want: "https://a:1,http://b:2,https://c"},
+		{name: "several from env", vars: map[string]string{"BERTH_SERVER": "a:1,b:2"}, want: "https://a:1,https://b:2"},
 		{name: "one bad of several", flag: "a:1,,b:2", wantErr: "--server"},
 	}
 	for _, tt := range tests {
@@ -81,7 +81,7 @@ func TestServerFlagReachesClient(t *testing.T) {
 	api, url := newFakeAPI(t)
 	api.json("GET /v1/namespaces/defaultGroup/configmaps", 200, `{"kind":"List","items":[]}`)
 	// $BERTH_SERVER points nowhere; --server must win.
-	r := runCLIEnv(t, map[string]string{"BERTH_SERVER": "127.0.0.1:1"}, "", "get", "cm", "--server", strings.TrimPrefix(url, "http://"))
+	r := runCLIEnv(t, map[string]string{"BERTH_SERVER": "127.0.0.1:1"}, "", "get", "cm", "--server", strings.TrimPrefix(url, "https://"))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -2,30 +2,27 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/server"
 )
 
 // runDev runs the server and, once it serves, an agent of this machine in the same
-// process, speaking the agent protocol over loopback with a join token made for this run.
-// On SIGINT or SIGTERM the agent stops first (its workloads keep running), then the server.
+// process, speaking the agent protocol over loopback: the agent joins with the join token
+// the server keeps in the data dir, as any agent would. On SIGINT or SIGTERM the agent
+// stops first (its workloads keep running), then the server.
 func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
-	token, err := randomToken()
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The server outlives the agent: it stops only once the agent has.
@@ -34,7 +31,7 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	agentCtx, stopAgent := context.WithCancel(ctx)
 	defer stopAgent()
 
-	cfg, err := f.serverConfig(o, token, nil)
+	cfg, err := f.serverConfig(o, "", nil)
 	if err != nil {
 		return err
 	}
@@ -46,8 +43,12 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	cfg.OnReady = func(addr string) {
 		node := ""
 		if f.agent {
+			token, err := os.ReadFile(filepath.Join(f.dataDir, server.JoinTokenFile))
+			if err != nil {
+				log.Error("no join token for the agent", "err", err)
+			}
 			a, err := agent.New(agent.Config{
-				ServerURLs: []string{"http://" + addr}, Token: token,
+				ServerURLs: []string{"https://" + addr}, Token: strings.TrimSpace(string(token)),
 				DataDir: filepath.Join(f.dataDir, "agent"), Listen: "127.0.0.1:0",
 				Logger: log.With("component", "agent"),
 			})
@@ -63,7 +64,11 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 				mu.Unlock()
 			}
 		}
-		devBanner(o.out(), addr, f.dataDir, node)
+		config, err := writeDevConfig(o.env, "https://"+addr, filepath.Join(f.dataDir, server.CAFile))
+		if err != nil {
+			log.Warn("the CLI config file was not written", "err", err)
+		}
+		devBanner(o.out(), addr, f.dataDir, node, config)
 	}
 	agent.Version = Version
 
@@ -101,11 +106,29 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	return errors.Join(err, agentErr)
 }
 
-// randomToken is a join token for one `berth dev` run: 32 random bytes in hex.
-func randomToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("make a join token: %w", err)
+// devConfigMark starts a CLI config file berth dev wrote; berth dev rewrites only such a
+// file, never one the user wrote.
+const devConfigMark = "# written by berth dev:"
+
+// writeDevConfig points the CLI config file at this berth dev (its server and CA), so that
+// other shells need no flags. It returns the file's path, or "" when a config file of the
+// user's own is there (left alone).
+func writeDevConfig(e *env, server, caFile string) (string, error) {
+	path, _, err := configPath(e)
+	if err != nil || path == "" {
+		return "", err
 	}
-	return hex.EncodeToString(b), nil
+	old, err := os.ReadFile(path)
+	if err == nil && !strings.HasPrefix(string(old), devConfigMark) {
+		return "", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	body := fmt.Sprintf("%s berth dev rewrites this file at each start while this line is first\nserver: %s\nca-cert: %s\n",
+		devConfigMark, server, caFile)
+	if err := atomicfile.Write(path, []byte(body), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
 }

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,10 +31,16 @@ type fakeAPI struct {
 func newFakeAPI(t *testing.T) (*fakeAPI, string) {
 	t.Helper()
 	f := &fakeAPI{routes: map[string]http.HandlerFunc{}, bodies: map[string][]byte{}}
-	srv := httptest.NewServer(f)
+	srv := httptest.NewTLSServer(f)
 	t.Cleanup(srv.Close)
+	// Every httptest TLS server has the same certificate: the CLI trusts it as the
+	// cluster's CA (runCLIEnv).
+	fakeAPICert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	return f, srv.URL
 }
+
+// fakeAPICert is the fake APIs' certificate in PEM, once one was made.
+var fakeAPICert []byte
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.Method + " " + r.URL.Path
@@ -109,6 +119,14 @@ func runCLIEnv(t *testing.T, vars map[string]string, stdin string, args ...strin
 	t.Helper()
 	var out, errOut bytes.Buffer
 	home := t.TempDir()
+	if _, ok := vars["BERTH_CA_CERT"]; !ok && fakeAPICert != nil {
+		ca := filepath.Join(home, "ca.crt")
+		if err := os.WriteFile(ca, fakeAPICert, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		vars = maps.Clone(vars)
+		vars["BERTH_CA_CERT"] = ca
+	}
 	e := &env{
 		getenv: func(k string) string { return vars[k] },
 		home:   func() (string, error) { return home, nil },

@@ -128,7 +128,6 @@ cni-conf-dir: /etc/cni/berth
 		want string
 	}{
 		{[]string{"--token", "t"}, "--server"},
-		{[]string{"--server", "s"}, "join token"},
 		{[]string{"--server", "s", "--token", "t", "--label", "novalue"}, "KEY=VALUE"},
 		{[]string{"--server", "s", "--token", "t", "--attr-scalar", "cpus=many"}, "not a number"},
 		{[]string{"--server", "s", "--token", "t", "--port-range", "32000-31000"}, "BEGIN-END"},

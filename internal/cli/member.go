@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/jointoken"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -28,13 +30,33 @@ func (m *memberFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&m.join, "join", "", "address of a running berth server whose cluster this server joins on its first start (needs the cluster's --join-token)")
 }
 
+// joinHTTPClient trusts the server to join as an agent does: by the CA hash the token
+// carries, or the CA of --ca-cert.
+func joinHTTPClient(joinToken string, o *options) (*http.Client, error) {
+	tok, err := jointoken.Parse(joinToken)
+	if err != nil {
+		return nil, fmt.Errorf("--join-token: %w", err)
+	}
+	if o.caCert != "" {
+		roots, err := client.LoadCAFile(o.caCert)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-cert: %w", err)
+		}
+		return client.HTTPClient(roots, nil), nil
+	}
+	if tok.CAHash == "" {
+		return nil, errors.New("--join needs a join token with the cluster's CA hash (berth-<id>.<secret>::sha256:<hex>: the first server's DATA-DIR/join-token) or --ca-cert")
+	}
+	return client.HTTPClientTLS(pki.PinnedConfig(tok.CAHash, nil)), nil
+}
+
 // joinBudget bounds how long a first start keeps asking the join target (it may be
 // starting too, or another server may still be joining).
 const joinBudget = 2 * time.Minute
 
 // config builds the store's member config, nil when no flag asks for one (a data dir that
 // holds a member's record still restarts as that member).
-func (m memberFlags) config(f serverFlags, joinToken string, log *slog.Logger) (*store.MemberConfig, error) {
+func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *slog.Logger) (*store.MemberConfig, error) {
 	if m == (memberFlags{}) {
 		return nil, nil
 	}
@@ -53,7 +75,11 @@ func (m memberFlags) config(f serverFlags, joinToken string, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("--join: %w", err)
 	}
-	c, err := client.New(target.String(), client.WithBearerToken(joinToken), client.WithUserAgent("berth-server/"+Version))
+	hc, err := joinHTTPClient(joinToken, o)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(target.String(), client.WithHTTPClient(hc), client.WithBearerToken(joinToken), client.WithUserAgent("berth-server/"+Version))
 	if err != nil {
 		return nil, fmt.Errorf("--join: %w", err)
 	}
@@ -78,6 +104,8 @@ func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, bu
 			return store.JoinAnswer{InitialCluster: joined.InitialCluster, EncryptionKeys: []byte(joined.EncryptionKeys)}, nil
 		case status == http.StatusUnauthorized:
 			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
+		case isUntrusted(err):
+			return store.JoinAnswer{}, fmt.Errorf("the server to join is not the cluster of the token's CA hash: %w", err)
 		case status != 0 && status != http.StatusServiceUnavailable:
 			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join: %w", c.Server(), err)
 		}
@@ -88,4 +116,9 @@ func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, bu
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+func isUntrusted(err error) bool {
+	_, ok := errors.AsType[*client.UntrustedError](err)
+	return ok
 }

@@ -4,8 +4,10 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"time"
 
@@ -41,6 +43,7 @@ func processEnv() *env {
 type options struct {
 	env       *env
 	server    string
+	caCert    string
 	namespace string
 	output    string
 	timeout   time.Duration
@@ -67,6 +70,7 @@ func newRootCommand(e *env) *cobra.Command {
 	root.SetErr(e.stderr)
 	pf := root.PersistentFlags()
 	pf.StringVar(&o.server, "server", "", "server address, or several comma separated to fail over in order (default: $BERTH_SERVER, the config file's server:, or "+client.DefaultServer+")")
+	pf.StringVar(&o.caCert, "ca-cert", "", "CA certificate file that verifies the servers (default: $BERTH_CA_CERT, the config file's ca-cert:, else the system's roots); a server keeps its cluster's in DATA-DIR/ca.crt")
 	pf.StringVarP(&o.namespace, "namespace", "n", v4.DefaultNamespace, "namespace of the objects")
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json, yaml or name")
 	pf.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long one request may take (watches are not limited)")
@@ -81,6 +85,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newNodeCommand(o),
 		newClusterCommand(o),
 		newSecretsCommand(o),
+		newTokenCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newRolloutCommand(o),
@@ -99,13 +104,33 @@ func newRootCommand(e *env) *cobra.Command {
 	return root
 }
 
-// client builds an API client for the resolved server address.
+// client builds an API client for the resolved server address, trusting the resolved CA.
 func (o *options) client() (*client.Client, error) {
 	addr, err := resolveServer(o.server, o.env)
 	if err != nil {
 		return nil, err
 	}
-	return client.New(addr, client.WithUserAgent("berth/"+Version))
+	hc, err := o.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(addr, client.WithHTTPClient(hc), client.WithUserAgent("berth/"+Version))
+}
+
+// httpClient is the HTTP client of API calls: TLS verified with the resolved CA
+// certificate, or the system's roots without one.
+func (o *options) httpClient() (*http.Client, error) {
+	ca, err := resolveCACert(o.caCert, o.env)
+	if err != nil {
+		return nil, err
+	}
+	var roots *x509.CertPool
+	if ca != "" {
+		if roots, err = client.LoadCAFile(ca); err != nil {
+			return nil, fmt.Errorf("%w (from --ca-cert, $BERTH_CA_CERT or the config file)", err)
+		}
+	}
+	return client.HTTPClient(roots, nil), nil
 }
 
 // requestContext bounds one request with --request-timeout.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
 )
 
@@ -28,6 +29,11 @@ type serverFlags struct {
 	packagesDir   string
 	joinToken     string
 	joinTokenFile string
+	tlsCert       string
+	tlsKey        string
+	tlsSANs       []string
+	insecure      string
+	certLifetime  time.Duration
 	agent         bool // berth dev: run an agent in the process
 	member        memberFlags
 	nodeTTL       time.Duration
@@ -44,6 +50,11 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", controller.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
 	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", controller.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
+	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serving certificate file (PEM) instead of one from the cluster CA; read again when it changes")
+	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the serving certificate's key file (with --tls-cert)")
+	cmd.Flags().StringSliceVar(&f.tlsSANs, "tls-san", nil, "more names and addresses the server's certificate is valid for (the listen address, host name and loopback always are)")
+	cmd.Flags().StringVar(&f.insecure, "insecure-listen", "", "also serve the API over plain HTTP on this loopback address (development only)")
+	cmd.Flags().DurationVar(&f.certLifetime, "cert-lifetime", pki.CertLifetime, "how long the certificates the server issues (its own, the nodes') are valid; each is renewed two thirds into it")
 	f.etcd.register(cmd)
 }
 
@@ -55,10 +66,11 @@ func newServerCommand(o *options) *cobra.Command {
 		Long: "Run a berth API server. State is kept in an embedded etcd under --data-dir,\n" +
 			"or in an external etcd cluster given with --etcd-endpoints.",
 		Example: "  berth server --data-dir /var/lib/berth\n" +
-			"  berth server --listen 0.0.0.0:7470 --etcd-endpoints http://etcd-0:2379,http://etcd-1:2379\n" +
+			"  berth server --listen 0.0.0.0:7470 --etcd-endpoints http://etcd-0:2379,http://etcd-1:2379 --data-dir /var/lib/berth\n" +
 			"  # three servers with one embedded etcd cluster (docs/ha.md):\n" +
-			"  berth server --data-dir /var/lib/berth --etcd-name s1 --etcd-peer-listen 10.0.0.1:2380 --etcd-client-listen 10.0.0.1:2379 --join-token-file /etc/berth/token\n" +
-			"  berth server --data-dir /var/lib/berth --etcd-name s2 --etcd-peer-listen 10.0.0.2:2380 --etcd-client-listen 10.0.0.2:2379 --join-token-file /etc/berth/token --join http://10.0.0.1:7470",
+			"  berth server --data-dir /var/lib/berth --listen 10.0.0.1:7470 --etcd-name s1 --etcd-peer-listen 10.0.0.1:2380 --etcd-client-listen 10.0.0.1:2379\n" +
+			"  berth server --data-dir /var/lib/berth --listen 10.0.0.2:7470 --etcd-name s2 --etcd-peer-listen 10.0.0.2:2380 --etcd-client-listen 10.0.0.2:2379 \\\n" +
+			"      --join-token-file /etc/berth/join-token --join 10.0.0.1:7470   # the file: s1's DATA-DIR/join-token",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dataDir == "" && len(f.etcdEndpoints) == 0 {
@@ -75,8 +87,8 @@ func newServerCommand(o *options) *cobra.Command {
 	}
 	f.register(cmd, "directory of the embedded etcd's data")
 	cmd.Flags().StringSliceVar(&f.etcdEndpoints, "etcd-endpoints", nil, "external etcd endpoints, comma separated (instead of the embedded etcd)")
-	cmd.Flags().StringVar(&f.joinToken, "join-token", "", "token agents join with (prefer --join-token-file); without one, agents cannot join")
-	cmd.Flags().StringVar(&f.joinTokenFile, "join-token-file", "", "file holding the token agents join with")
+	cmd.Flags().StringVar(&f.joinToken, "join-token", "", "a server join token berth-<id>.<secret> the cluster should know (prefer --join-token-file); with --join, the token to join with. Without one, the first start writes one to DATA-DIR/join-token")
+	cmd.Flags().StringVar(&f.joinTokenFile, "join-token-file", "", "file holding the join token (a server's DATA-DIR/join-token is one)")
 	cmd.MarkFlagsMutuallyExclusive("join-token", "join-token-file")
 	f.member.register(cmd)
 	return cmd
@@ -134,6 +146,9 @@ func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, 
 
 // serverConfig checks the flags and builds the server's config, logging to stderr.
 func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(addr string)) (server.Config, error) {
+	if f.certLifetime < time.Minute {
+		return server.Config{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
+	}
 	if f.placement != "spread" && f.placement != "binpack" {
 		return server.Config{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
 	}
@@ -149,7 +164,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if err := f.etcd.checkInterval(); err != nil {
 		return server.Config{}, err
 	}
-	member, err := f.member.config(f, joinToken, log)
+	member, err := f.member.config(f, joinToken, o, log)
 	if err != nil {
 		return server.Config{}, err
 	}
@@ -166,6 +181,11 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		Placement:              f.placement,
 		PackagesDir:            f.packagesDir,
 		JoinToken:              joinToken,
+		TLSCertFile:            f.tlsCert,
+		TLSKeyFile:             f.tlsKey,
+		TLSSANs:                f.tlsSANs,
+		InsecureListen:         f.insecure,
+		CertLifetime:           f.certLifetime,
 		NodeTTL:                f.nodeTTL,
 		DependencyGC:           f.dependencyGC,
 	}, nil
@@ -188,12 +208,15 @@ func (f serverFlags) readJoinToken() (string, error) {
 }
 
 // devBanner tells a new user where berth runs and what to try first. node is the name
-// of the in-process agent's node ("" without one).
-func devBanner(w io.Writer, addr, dataDir, node string) {
-	url := "http://" + addr
+// of the in-process agent's node ("" without one); config is the CLI config file berth
+// dev wrote ("" when it left the user's alone).
+func devBanner(w io.Writer, addr, dataDir, node, config string) {
+	url := "https://" + addr
 	env := ""
-	if addr != server.DefaultListen { // clients find the default address by themselves
-		env = fmt.Sprintf("  (other shells: export BERTH_SERVER=%s)\n", url)
+	if config != "" {
+		env = fmt.Sprintf("  CLI config: %s (other shells find the server and its CA there)\n", config)
+	} else {
+		env = fmt.Sprintf("  (other shells: export BERTH_SERVER=%s BERTH_CA_CERT=%s)\n", url, filepath.Join(dataDir, server.CAFile))
 	}
 	if node == "" {
 		node = "none (--agent=false)"

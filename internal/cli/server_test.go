@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/x509"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,20 +13,22 @@ import (
 
 func TestDevBanner(t *testing.T) {
 	var b strings.Builder
-	devBanner(&b, "127.0.0.1:7470", "/home/u/.berth/dev", "host-1")
+	devBanner(&b, "127.0.0.1:7470", "/home/u/.berth/dev", "host-1", "/home/u/.config/berth/config.yaml")
 	out := b.String()
-	for _, want := range []string{"http://127.0.0.1:7470", "node:     host-1", "/home/u/.berth/dev", "berth apply -f examples/", "berth get apps -A", "berth events -w"} {
+	for _, want := range []string{"https://127.0.0.1:7470", "node:     host-1", "/home/u/.berth/dev", "CLI config: /home/u/.config/berth/config.yaml",
+		"berth apply -f examples/", "berth get apps -A", "berth events -w"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("banner lacks %q:\n%s", want, out)
 		}
 	}
 	if strings.Contains(out, "BERTH_SERVER") {
-		t.Error("default address needs no BERTH_SERVER hint")
+		t.Error("a written CLI config needs no BERTH_SERVER hint")
 	}
 	b.Reset()
-	devBanner(&b, "127.0.0.1:9999", "/d", "")
-	if !strings.Contains(b.String(), "export BERTH_SERVER=http://127.0.0.1:9999") {
-		t.Errorf("banner for another port:\n%s", b.String())
+	// Without the config file (the user has their own), the banner says what to export.
+	devBanner(&b, "127.0.0.1:9999", "/d", "", "")
+	if !strings.Contains(b.String(), "export BERTH_SERVER=https://127.0.0.1:9999 BERTH_CA_CERT=/d/ca.crt") {
+		t.Errorf("banner without a config file:\n%s", b.String())
 	}
 }
 
@@ -39,7 +42,12 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"server", "--etcd-endpoints", "http://127.0.0.1:1", "--join", "http://127.0.0.1:2"}, "for the embedded etcd"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901", "--etcd-client-listen", "127.0.0.1:21902",
 			"--join", "http://127.0.0.1:2"}, "--join needs the cluster's join token"},
-		{[]string{"server", "--data-dir", "DIR", "--join", "http://127.0.0.1:2", "--join-token", "t"}, "needs --etcd-peer-listen and --etcd-client-listen"},
+		{[]string{"server", "--data-dir", "DIR", "--join", "https://127.0.0.1:2", "--join-token", "berth-abcdef.0123456789abcdef::sha256:" + strings.Repeat("0", 64)}, "needs --etcd-peer-listen and --etcd-client-listen"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901", "--etcd-client-listen", "127.0.0.1:21902",
+			"--join", "https://127.0.0.1:2", "--join-token", "t"}, "--join-token: join token: want berth-<id>.<secret>"},
+		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901", "--etcd-client-listen", "127.0.0.1:21902",
+			"--join", "https://127.0.0.1:2", "--join-token", "berth-abcdef.0123456789abcdef"}, "with the cluster's CA hash"},
+		{[]string{"server", "--data-dir", "DIR", "--cert-lifetime", "10s"}, "--cert-lifetime 10s: at least 1m"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "0.0.0.0:21901", "--etcd-client-listen", "127.0.0.1:21902"}, "not an unspecified one"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901"}, "go together"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-quota-bytes", "lots"}, `--etcd-quota-bytes "lots": not a size`},
@@ -75,8 +83,19 @@ func TestJoinClusterErrors(t *testing.T) {
 		t.Errorf("unreachable: %v", err)
 	}
 	api, url := newFakeAPI(t)
+	// A server whose certificate cannot be verified is final too: it is not the cluster.
+	untrusted, err := client.New(url, client.WithBearerToken("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = joinCluster(context.Background(), untrusted, "s2", "http://127.0.0.1:21903", time.Minute, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "cannot verify the berth server") || len(api.got()) != 0 {
+		t.Errorf("untrusted: %v", err)
+	}
 	api.json("POST /v1/cluster/members", 401, `{"error":{"code":401,"reason":"Unauthorized","message":"a valid join token is required to join"}}`)
-	c, err := client.New(url, client.WithBearerToken("wrong"))
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(fakeAPICert)
+	c, err := client.New(url, client.WithHTTPClient(client.HTTPClient(pool, nil)), client.WithBearerToken("wrong"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,9 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// The agent protocol (docs/agent.md): the calls a berth agent makes. They need the join
-// token (WithBearerToken).
+// The agent protocol (docs/agent.md): the calls a berth agent makes. They need the node's
+// client certificate (HTTPClient with getCert), except AgentCertificate, which takes the
+// join token (WithBearerToken).
 
 // AgentRegister creates the agent's node or updates what the agent owns, and returns the
 // stored node.
@@ -139,3 +140,27 @@ func (c *Client) AgentSecret(ctx context.Context, ns, name, node, taskGroup stri
 }
 
 func agentNodePath(node string) string { return "/v1/agent/nodes/" + url.PathEscape(node) }
+
+// AgentCertificate exchanges the join token (WithBearerToken) and a CSR for the node's
+// certificate and the cluster CA.
+func (c *Client) AgentCertificate(ctx context.Context, node string, csrPEM []byte) (*v4.AgentCertificate, error) {
+	return c.agentCert(ctx, "/v1/agent/certificate", v4.AgentCertificateRequest{NodeName: node, CSR: string(csrPEM)})
+}
+
+// AgentRenewCertificate asks for a new certificate for the node the client's current
+// certificate names.
+func (c *Client) AgentRenewCertificate(ctx context.Context, csrPEM []byte) (*v4.AgentCertificate, error) {
+	return c.agentCert(ctx, "/v1/agent/certificate/renew", v4.AgentCertificateRequest{CSR: string(csrPEM)})
+}
+
+func (c *Client) agentCert(ctx context.Context, path string, req v4.AgentCertificateRequest) (*v4.AgentCertificate, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode certificate request: %w", err)
+	}
+	var out v4.AgentCertificate
+	if err := c.doJSON(ctx, request{method: http.MethodPost, path: path, body: body}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

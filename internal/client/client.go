@@ -19,7 +19,7 @@ import (
 )
 
 // DefaultServer is the address clients use when nothing else names one.
-const DefaultServer = "http://127.0.0.1:7470"
+const DefaultServer = "https://127.0.0.1:7470"
 
 // Client talks to one berth server, or to the first that answers of several (failover.go).
 // It is safe for concurrent use.
@@ -43,8 +43,8 @@ func WithUserAgent(ua string) Option {
 	return func(c *Client) { c.userAgent = ua }
 }
 
-// New returns a client of the server at baseURL ("http://host:port"; a bare "host:port"
-// is taken as http). baseURL may list several servers, comma separated: the client then
+// New returns a client of the server at baseURL ("https://host:port"; a bare "host:port"
+// is taken as https). baseURL may list several servers, comma separated: the client then
 // fails over from one to the next (see failover.go).
 func New(baseURL string, opts ...Option) (*Client, error) {
 	var bases []*url.URL
@@ -62,7 +62,7 @@ func New(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// ParseServerURL normalises a server address: it adds "http://" when the scheme is
+// ParseServerURL normalises a server address: it adds "https://" when the scheme is
 // missing, requires a host, and drops a trailing slash.
 func ParseServerURL(s string) (*url.URL, error) {
 	s = strings.TrimSpace(s)
@@ -70,7 +70,7 @@ func ParseServerURL(s string) (*url.URL, error) {
 		return nil, fmt.Errorf("empty server address")
 	}
 	if !strings.Contains(s, "://") {
-		s = "http://" + s
+		s = "https://" + s
 	}
 	u, err := url.Parse(s)
 	if err != nil {

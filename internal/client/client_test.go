@@ -55,10 +55,10 @@ func TestParseServerURL(t *testing.T) {
 		wantErr  bool
 	}{
 		{in: "http://127.0.0.1:7470", want: "http://127.0.0.1:7470"},
-		{in: "127.0.0.1:7470", want: "http://127.0.0.1:7470"},
-		{in: "localhost:1/", want: "http://localhost:1"},
+		{in: "127.0.0.1:7470", want: "https://127.0.0.1:7470"},
+		{in: "localhost:1/", want: "https://localhost:1"},
 		{in: "https://berth.example.com/prefix/", want: "https://berth.example.com/prefix"},
-		{in: " host:9 ", want: "http://host:9"},
+		{in: " host:9 ", want: "https://host:9"},
 		{in: "", wantErr: true},
 		{in: "ftp://x", wantErr: true},
 		{in: "http://", wantErr: true},
@@ -302,7 +302,7 @@ func TestUnreachable(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("err = %v (%T), want *UnreachableError", err, err)
 	}
-	for _, want := range []string{"http://" + addr, "is the server running?", "berth dev", "BERTH_SERVER"} {
+	for _, want := range []string{"https://" + addr, "is the server running?", "berth dev", "BERTH_SERVER"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/pki"
 )
 
 // APIError is an error answer of the server (docs/api.md, "Errors").
@@ -145,8 +147,35 @@ func transportError(base *url.URL, method, path string, err error) error {
 	if errors.As(err, &dnsErr) {
 		return &UnreachableError{Server: base.String(), Err: dnsErr}
 	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return &UntrustedError{Server: base.String(), Err: unwrapURLError(err)}
+	}
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return &UntrustedError{Server: base.String(), Err: unwrapURLError(err)}
+	}
+	if _, ok := errors.AsType[*pki.PinError](err); ok {
+		return &UntrustedError{Server: base.String(), Err: unwrapURLError(err)}
+	}
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return fmt.Errorf("%s %s%s: the server answered plain HTTP: use an http:// address only for a server's --insecure-listen: %w", method, base.String(), path, unwrapURLError(err))
+	}
 	return fmt.Errorf("%s %s%s: %w", method, base.String(), path, unwrapURLError(err))
 }
+
+// UntrustedError is a server whose certificate this client cannot verify.
+type UntrustedError struct {
+	Server string
+	Err    error
+}
+
+func (e *UntrustedError) Error() string {
+	return fmt.Sprintf("cannot verify the berth server at %s: %v\n"+
+		"give the cluster's CA certificate (a server keeps it in DATA-DIR/ca.crt) with --ca-cert, "+
+		"$BERTH_CA_CERT or ca-cert: in the config file; for another name or address, start the servers with --tls-san",
+		e.Server, e.Err)
+}
+
+func (e *UntrustedError) Unwrap() error { return e.Err }
 
 // unwrapURLError drops *url.Error's own prefix (it repeats method and URL).
 func unwrapURLError(err error) error {

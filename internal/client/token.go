@@ -2,8 +2,8 @@ package client
 
 import "net/http"
 
-// WithBearerToken sends "Authorization: Bearer <token>" with every request: the join
-// token of the agent protocol. It wraps the HTTP client set so far, so give it after
+// WithBearerToken sends "Authorization: Bearer <token>" with every request: a join token
+// when an agent or server joins. It wraps the HTTP client set so far, so give it after
 // WithHTTPClient.
 func WithBearerToken(token string) Option {
 	return func(c *Client) {

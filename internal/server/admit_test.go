@@ -7,9 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	clientv3 "go.etcd.io/etcd/client/v3"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // writeRouteCase is one invalid request to a write route.
@@ -58,6 +61,10 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/cluster/members", "POST", "/v1/cluster/members", `{"name": 5}`, 400, ""},
 		{"POST /v1/cluster/recover", "POST", "/v1/cluster/recover", `{"compact": "everything"}`, 400, ""},
 		{"POST /v1/encryption/rewrap", "POST", "/v1/encryption/rewrap", `{"key": "k2"}`, 400, ""},
+		{"POST /v1/agent/certificate", "POST", "/v1/agent/certificate", `{"nodeName":"Bad_Name","csr":""}`, 400, "nodeName"},
+		{"POST /v1/agent/certificate/renew", "POST", "/v1/agent/certificate/renew", `{"csr":"junk"}`, 400, "csr"},
+		{"POST /v1/jointokens", "POST", "/v1/jointokens", `{"role":"king"}`, 422, "role"},
+		{"DELETE /v1/jointokens/{id}", "DELETE", "/v1/jointokens/berth-nope00", "", 404, ""},
 	}
 }
 
@@ -65,13 +72,16 @@ func invalidWrites() []writeRouteCase {
 // with an invalid request: each answers its 4xx naming the field, and etcd's revision
 // does not move (nothing stored, not even an event).
 func TestEveryWriteRouteValidates(t *testing.T) {
-	srv, url := newTestServerOf(t, Config{JoinToken: testToken})
+	srv, url := newTestServerOf(t, Config{})
 	ctx := context.Background()
 	for _, body := range []string{procJSON("adm", "web", 2), deployJSON("adm", "dep", "one")} {
 		wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", body), http.StatusOK)
 	}
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
 	putTaskGroup(t, "adm", "0.web.adm.c.1", "n1", nil)
+	// Every call comes from node n1's agent with a server join token, so each reaches the
+	// validation its route does after authentication.
+	token := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{}).String()
 
 	cases := invalidWrites()
 	covered := map[string]bool{}
@@ -92,7 +102,7 @@ func TestEveryWriteRouteValidates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
 			before := revision(t, ctx)
-			r := callWithToken(t, c.method, url+c.path, c.body, testToken)
+			r := callAs(t, "n1", c.method, url+c.path, c.body, token)
 			if r.code != c.code {
 				t.Fatalf("status %d, want %d: %s", r.code, c.code, r.body)
 			}

@@ -1,58 +1,66 @@
 package server
 
 import (
-	"crypto/subtle"
+	"context"
 	"net/http"
-	"strings"
+
+	"github.com/berthhq/berth/internal/pki"
 )
 
-// Agents authenticate with the cluster's join token as a bearer token (docs/agent.md,
-// Authentication). Until agents get certificates (DESIGN §7) the token is the only
-// credential of the agent protocol, so it is compared in constant time and never logged.
+// Agents authenticate with their node's client certificate (docs/agent.md,
+// Authentication), issued by the cluster CA in exchange for a join token
+// (agent_certs.go). The certificate names the node, and a node may read and write only
+// what is its own: its node, the task groups bound to it, and the configmaps and secrets
+// those use. The join token itself is good for nothing but getting a certificate.
 
-// agentRoutes registers the routes agents call, each behind the token check, and the
+// agentRoutes registers the routes agents call, each behind the certificate check, and the
 // users' logs, actions and exec routes the server proxies to agents.
 func (s *Server) agentRoutes(mux *routeMux) {
-	mux.HandleFunc("POST /v1/agent/register", s.agentAuth(s.handleAgentRegister))
-	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.agentAuth(s.handleAgentHeartbeat))
-	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.agentAuth(s.handleAgentTaskGroups))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/report", s.agentAuth(s.handleAgentReport))
-	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.agentAuth(s.handleAgentStatus))
-	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.agentAuth(s.handleAgentConfigMap))
-	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.agentAuth(s.handleAgentSecret))
+	mux.HandleFunc("POST /v1/agent/certificate", s.handleAgentCertificate)
+	mux.HandleFunc("POST /v1/agent/certificate/renew", s.nodeAuth(s.handleAgentRenew))
+	mux.HandleFunc("POST /v1/agent/register", s.nodeAuth(s.handleAgentRegister))
+	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.ownNode(s.handleAgentHeartbeat))
+	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.ownNode(s.handleAgentTaskGroups))
+	mux.HandleFunc("POST /v1/agent/nodes/{name}/report", s.ownNode(s.handleAgentReport))
+	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))
+	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.nodeAuth(s.handleAgentConfigMap))
+	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.nodeAuth(s.handleAgentSecret))
 
 	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", s.handleTaskGroupExec)
 }
 
-// agentAuth lets a request through only with the join token. A server started without
-// one has no agents: the routes answer 403 with what to do.
-func (s *Server) agentAuth(next http.HandlerFunc) http.HandlerFunc {
+type nodeKey struct{}
+
+// nodeAuth lets a request through only with a node's certificate from the cluster CA
+// (verified in the TLS handshake) and puts the node's name in its context.
+func (s *Server) nodeAuth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.joinToken == "" {
-			s.writeError(w, r, errorf(http.StatusForbidden, "agent routes are disabled: start the server with --join-token"))
+		node, ok := pki.NodeOf(peerCert(r.TLS))
+		if !ok {
+			s.writeError(w, r, errorf(http.StatusUnauthorized,
+				"agent routes need the node's client certificate from this cluster's CA (an agent gets one with a join token: berth agent --token)"))
 			return
 		}
-		if !tokenMatches(r, s.joinToken) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="berth-agent"`)
-			s.writeError(w, r, errorf(http.StatusUnauthorized, "a valid join token is required (Authorization: Bearer <token>)"))
-			return
-		}
-		next(w, r)
+		next(w, r.WithContext(context.WithValue(r.Context(), nodeKey{}, node)))
 	}
 }
 
-// tokenMatches reports whether r carries "Authorization: Bearer <token>", comparing in
-// constant time. An empty token never matches.
-func tokenMatches(r *http.Request, token string) bool {
-	if token == "" {
-		return false
-	}
-	h := r.Header.Get("Authorization")
-	scheme, got, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
+// ownNode is nodeAuth for the routes of one node, /v1/agent/nodes/{name}/...: the
+// certificate must name that node.
+func (s *Server) ownNode(next http.HandlerFunc) http.HandlerFunc {
+	return s.nodeAuth(func(w http.ResponseWriter, r *http.Request) {
+		if node, name := agentNode(r), r.PathValue("name"); node != name {
+			s.writeError(w, r, errorf(http.StatusForbidden, "this agent's certificate is for node %s; it cannot act for node %s", node, name))
+			return
+		}
+		next(w, r)
+	})
+}
+
+// agentNode is the node whose agent made the request (set by nodeAuth).
+func agentNode(r *http.Request) string {
+	n, _ := r.Context().Value(nodeKey{}).(string)
+	return n
 }

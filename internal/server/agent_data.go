@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -9,13 +10,17 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// What task groups inject: configmaps for any agent, secrets only for the agent of a node
-// that runs a task group using them (DESIGN §7).
+// What task groups inject: a configmap or a secret goes only to the agent of a node that
+// runs a task group using it (DESIGN §7), the node being the one its certificate names.
 
 func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	if err := s.nodeUses(ctx, r, "configmap", func(p *v4.PodSpec) bool { return usesConfigMap(p, name) }); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	cm, err := store.Typed[*v4.ConfigMap](s.store, v4.KindConfigMap).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		err = errorf(http.StatusNotFound, "configmap %s/%s not found", ns, name)
@@ -27,29 +32,16 @@ func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, cm)
 }
 
-// handleAgentSecret answers a secret to the agent of node (?node=, required) when a task
-// group of that node in the secret's namespace refers to it: the one named by
-// ?taskgroup= when given, else any. Otherwise 403, whether or not the secret exists, so
-// an agent cannot probe other nodes' secrets.
+// handleAgentSecret answers a secret to the agent of a node when a task group of that node
+// in the secret's namespace refers to it: the one named by ?taskgroup= when given, else
+// any. Otherwise 403, whether or not the secret exists, so an agent cannot probe other
+// nodes' secrets.
 func (s *Server) handleAgentSecret(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	node, only := r.URL.Query().Get("node"), r.URL.Query().Get("taskgroup")
-	if node == "" {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "query parameter node is required: the node whose task group uses secret %s/%s", ns, name))
-		return
-	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	tgs, _, err := s.taskGroups().List(ctx, ns)
-	if err != nil {
+	if err := s.nodeUses(ctx, r, "secret", func(p *v4.PodSpec) bool { return usesSecret(p, name) }); err != nil {
 		s.writeError(w, r, err)
-		return
-	}
-	allowed := slices.ContainsFunc(tgs, func(tg *v4.TaskGroup) bool {
-		return tg.Spec.Node == node && (only == "" || tg.Metadata.Name == only) && usesSecret(&tg.Spec.Template.Spec, name)
-	})
-	if !allowed {
-		s.writeError(w, r, errorf(http.StatusForbidden, "no task group of node %s uses secret %s/%s", node, ns, name))
 		return
 	}
 	sec, err := store.Typed[*v4.Secret](s.store, v4.KindSecret).Get(ctx, ns, name)
@@ -63,6 +55,27 @@ func (s *Server) handleAgentSecret(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sec)
 }
 
+// nodeUses checks that a task group of the requesting agent's node, in the path's
+// namespace (the one named by ?taskgroup= when given), uses the object: 403 otherwise.
+// ?node=, which older agents send, must name the certificate's node when present.
+func (s *Server) nodeUses(ctx context.Context, r *http.Request, what string, uses func(*v4.PodSpec) bool) error {
+	ns, name, node := r.PathValue("ns"), r.PathValue("name"), agentNode(r)
+	if q := r.URL.Query().Get("node"); q != "" && q != node {
+		return errorf(http.StatusForbidden, "this agent's certificate is for node %s, not %s", node, q)
+	}
+	only := r.URL.Query().Get("taskgroup")
+	tgs, _, err := s.taskGroups().List(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(tgs, func(tg *v4.TaskGroup) bool {
+		return tg.Spec.Node == node && (only == "" || tg.Metadata.Name == only) && uses(&tg.Spec.Template.Spec)
+	}) {
+		return errorf(http.StatusForbidden, "no task group of node %s uses %s %s/%s", node, what, ns, name)
+	}
+	return nil
+}
+
 // usesSecret reports whether a container or process of the pod refers to secret name.
 func usesSecret(p *v4.PodSpec, name string) bool {
 	ref := func(r v4.SecretRef) bool { return r.SecretName == name }
@@ -73,6 +86,22 @@ func usesSecret(p *v4.PodSpec, name string) bool {
 	}
 	for _, t := range p.Processes {
 		if slices.ContainsFunc(t.Secrets, ref) {
+			return true
+		}
+	}
+	return false
+}
+
+// usesConfigMap reports whether a container or process of the pod refers to configmap name.
+func usesConfigMap(p *v4.PodSpec, name string) bool {
+	ref := func(r v4.ConfigMapRef) bool { return r.Name == name }
+	for _, c := range p.Containers {
+		if slices.ContainsFunc(c.ConfigMaps, ref) {
+			return true
+		}
+	}
+	for _, t := range p.Processes {
+		if slices.ContainsFunc(t.ConfigMaps, ref) {
 			return true
 		}
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // handleTaskGroupExec proxies `berth exec` to the agent of the task group's node: the
-// client's upgrade request goes to POST /v1/taskgroups/{ns}/{name}/exec with the join
-// token, and once the agent switches protocols the connection is spliced through as it
+// client's upgrade request goes to POST /v1/taskgroups/{ns}/{name}/exec over TLS as the
+// server (agent_proxy.go), and once the agent switches protocols the connection is spliced through as it
 // is (httputil.ReverseProxy handles the 101), so the server never reads the frames.
 func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), execstream.Protocol) {
@@ -26,25 +26,26 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	addr, err := s.agentAddressOf(ctx, ns, name)
+	addr, node, err := s.agentAddressOf(ctx, ns, name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	ctx = toAgent(ctx, node)
 	fwd := url.Values{}
 	for _, k := range []string{"task", "tty", "cmd"} {
 		if v, ok := r.URL.Query()[k]; ok {
 			fwd[k] = v
 		}
 	}
-	target := &url.URL{Scheme: "http", Host: addr,
+	target := &url.URL{Scheme: "https", Host: addr,
 		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/exec",
 		RawQuery: fwd.Encode()}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target
 			pr.Out.Host = addr
-			pr.Out.Header.Set("Authorization", "Bearer "+s.joinToken) // never the user's credentials
+			pr.Out.Header.Del("Authorization") // never the user's credentials: the server's certificate speaks
 		},
 		Transport: s.agentHTTP.Transport,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

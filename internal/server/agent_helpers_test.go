@@ -6,45 +6,32 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/store"
 )
 
-const testToken = "s3cret-join-token"
-
-// agentCall is call with the join token.
+// agentCall is call as the agent of node n1.
 func agentCall(t *testing.T, method, url, body string) response {
 	t.Helper()
-	return callWithToken(t, method, url, body, testToken)
+	return callAs(t, "n1", method, url, body, "")
 }
 
-func callWithToken(t *testing.T, method, url, body, token string) response {
+// newJoinToken stores a join token of role in the test store and returns it.
+func newJoinToken(t *testing.T, st *store.Store, role string, expires time.Time) jointoken.Token {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
+	tok, err := jointoken.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := st.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: role,
+		Created: time.Now(), Expires: expires}); err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{resp.StatusCode, resp.Header, b}
+	return tok
 }
 
 // putTaskGroup stores a task group of a process bound to node, as a controller would.
@@ -107,8 +94,7 @@ func openWatch(t *testing.T, url string) *ndjson {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClientAs(t, "n1").Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

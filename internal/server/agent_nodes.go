@@ -32,6 +32,10 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if node := agentNode(r); n.Metadata.Name != node {
+		s.writeError(w, r, errorf(http.StatusForbidden, "metadata.name: this agent's certificate is for node %s; it cannot register node %q (a node's name is fixed when its agent joins)", node, n.Metadata.Name))
+		return
+	}
 	// The agent is alive right now: registering counts as a heartbeat (server clock).
 	n.Status.Phase = v4.NodeReady
 	n.Status.LastHeartbeat = time.Now().UTC()

@@ -37,7 +37,7 @@ func TestTasksWithoutIP(t *testing.T) {
 // A task group that becomes Running with a task without an IP gets one NoIP warning,
 // naming its owner, task group and node; one with IPs gets none.
 func TestAgentStatusRecordsNoIP(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	report := func(name, ip string) {
 		putTaskGroup(t, "ns", name, "n1", nil)
 		st := v4.TaskGroupStatus{Phase: v4.StatusRunning, Tasks: []v4.TaskStatus{{Name: "web", Status: v4.StatusRunning,

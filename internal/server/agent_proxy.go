@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,24 +13,81 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // Users' logs and actions of a task group are served by the agent of its node: the
-// server finds the node's agent address and forwards the request with the join token
-// (docs/agent.md, Routes on the agent).
+// server finds the node's agent address and forwards the request over TLS, presenting its
+// own client certificate and accepting only the certificate of that node's agent
+// (docs/agent.md, Routes on the agent). A node whose address was changed to point
+// elsewhere gets nothing: the other end cannot prove it is the node's agent.
 
 // actionTimeout bounds a reload or restart command run by the agent.
 const actionTimeout = 2 * time.Minute
 
-func newAgentHTTPClient() *http.Client {
+type agentNodeKey struct{}
+
+// toAgent marks a context with the node whose agent a request must reach.
+func toAgent(ctx context.Context, node string) context.Context {
+	return context.WithValue(ctx, agentNodeKey{}, node)
+}
+
+// newAgentHTTPClient reaches agents. Each connection is verified against the node of its
+// request's context, so connections are not kept for reuse: a kept one would be reused for
+// whatever node is at that address next.
+func newAgentHTTPClient(ca *pki.CA, id *pki.Rotating) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	roots := ca.Pool()
 	return &http.Client{Transport: &http.Transport{
 		Proxy:                 nil, // agents are reached directly, never through $HTTP_PROXY
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DisableKeepAlives:     true,
 		ResponseHeaderTimeout: actionTimeout,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
+		DialTLSContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			node, _ := ctx.Value(agentNodeKey{}).(string)
+			if node == "" {
+				return nil, errors.New("no node to check the agent's certificate against")
+			}
+			raw, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			conn := tls.Client(raw, &tls.Config{
+				MinVersion: tls.VersionTLS12,
+				NextProtos: []string{"http/1.1"},
+				// Agents are verified by the node their certificate names, not by a host
+				// name: VerifyConnection does the whole check.
+				InsecureSkipVerify:   true,
+				GetClientCertificate: id.GetClientCertificate,
+				VerifyConnection:     func(cs tls.ConnectionState) error { return verifyAgent(cs.PeerCertificates, roots, node) },
+			})
+			if err := conn.HandshakeContext(ctx); err != nil {
+				raw.Close()
+				return nil, err
+			}
+			return conn, nil
+		},
 	}}
+}
+
+// verifyAgent accepts the certificate of node's agent from the cluster CA, nothing else.
+func verifyAgent(certs []*x509.Certificate, roots *x509.CertPool, node string) error {
+	if len(certs) == 0 {
+		return errors.New("the agent sent no certificate")
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		return fmt.Errorf("the agent's certificate is not from this cluster's CA: %w", err)
+	}
+	got, ok := pki.NodeOf(certs[0])
+	if !ok || got != node {
+		return fmt.Errorf("the certificate there is for %q, not node %s's agent", certs[0].Subject.CommonName, node)
+	}
+	return nil
 }
 
 // handleTaskGroupLogs streams a task's output from the agent (?task=&follow=&tail=).
@@ -68,12 +128,13 @@ func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) {
 // copies the answer back, flushing as it arrives (logs with follow=true stream).
 func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, method, sub string, q url.Values) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	addr, err := s.agentAddressOf(ctx, ns, name)
+	addr, node, err := s.agentAddressOf(ctx, ns, name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	u := url.URL{Scheme: "http", Host: addr,
+	ctx = toAgent(ctx, node)
+	u := url.URL{Scheme: "https", Host: addr,
 		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/" + sub,
 		RawQuery: q.Encode()}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
@@ -81,7 +142,6 @@ func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *htt
 		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q for task group %s/%s: %v", addr, ns, name, err))
 		return
 	}
-	req.Header.Set("Authorization", "Bearer "+s.joinToken)
 	resp, err := s.agentHTTP.Do(req)
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -100,33 +160,31 @@ func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *htt
 	copyFlushing(w, resp.Body)
 }
 
-// agentAddressOf finds where the agent running task group ns/name serves: 404 for an
-// unknown task group, 409 when it is not placed yet, 502 when its node has no agent.
-func (s *Server) agentAddressOf(ctx context.Context, ns, name string) (string, error) {
-	if s.joinToken == "" {
-		return "", errorf(http.StatusServiceUnavailable, "the server has no join token, so it has no agents to ask: start it with --join-token")
-	}
+// agentAddressOf finds where the agent running task group ns/name serves, and its node:
+// 404 for an unknown task group, 409 when it is not placed yet, 502 when its node has no
+// agent.
+func (s *Server) agentAddressOf(ctx context.Context, ns, name string) (addr, node string, err error) {
 	tg, err := s.taskGroups().Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
+		return "", "", errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if tg.Spec.Node == "" {
-		return "", errorf(http.StatusConflict, "task group %s/%s has no node yet", ns, name)
+		return "", "", errorf(http.StatusConflict, "task group %s/%s has no node yet", ns, name)
 	}
 	n, err := s.nodes().Get(ctx, "", tg.Spec.Node)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", errorf(http.StatusBadGateway, "node %s of task group %s/%s is not registered", tg.Spec.Node, ns, name)
+		return "", "", errorf(http.StatusBadGateway, "node %s of task group %s/%s is not registered", tg.Spec.Node, ns, name)
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if n.Status.AgentAddress == "" {
-		return "", errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", n.Metadata.Name)
+		return "", "", errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", n.Metadata.Name)
 	}
-	return n.Status.AgentAddress, nil
+	return n.Status.AgentAddress, n.Metadata.Name, nil
 }
 
 // copyFlushing copies src to w, flushing after every read so streamed logs reach the

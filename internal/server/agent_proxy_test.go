@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/pki"
 )
 
 // fakeAgent serves the agent's routes: logs stream two lines, wait, then a third; the
@@ -24,12 +26,16 @@ type fakeAgent struct {
 }
 
 func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	who := "anonymous"
+	if c := peerCert(r.TLS); c != nil && pki.IsServer(c) {
+		who = "server"
+	}
 	f.mu.Lock()
-	f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization"))
+	f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI()+" "+who+" "+r.Header.Get("Authorization"))
 	f.mu.Unlock()
 	switch {
-	case r.Header.Get("Authorization") != "Bearer "+testToken:
-		http.Error(w, "no", http.StatusUnauthorized)
+	case who != "server":
+		http.Error(w, "no", http.StatusForbidden)
 	case r.URL.Query().Get("task") == "nope":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -53,14 +59,38 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// serveFakeAgent serves fa over TLS with a certificate of ca naming node, asking for the
+// client's certificate as a real agent does.
+func serveFakeAgent(t *testing.T, fa http.Handler, ca *pki.CA, node string) string {
+	t.Helper()
+	kp, err := ca.Issue(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(fa)
+	ts.Listener = tls.NewListener(ts.Listener, &tls.Config{Certificates: []tls.Certificate{cert},
+		ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: testCA(t).Pool()})
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts.Listener.Addr().String()
+}
+
+// heartbeatAt has node's agent say it serves at addr.
+func heartbeatAt(t *testing.T, url, node, addr string) {
+	t.Helper()
+	wantStatus(t, callAs(t, node, http.MethodPut, url+"/v1/agent/nodes/"+node+"/heartbeat", `{"agentAddress":"`+addr+`"}`, ""), http.StatusNoContent)
+}
+
 func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	fa := &fakeAgent{release: make(chan struct{})}
-	agentSrv := httptest.NewServer(fa)
-	t.Cleanup(agentSrv.Close)
-	url := newTestServer(t, Config{JoinToken: testToken})
-	addr := strings.TrimPrefix(agentSrv.URL, "http://")
-	node := strings.Replace(nodeJSON("n1", ""), `"status":{"phase":"Ready"}`, `"status":{"phase":"Ready","agentAddress":"`+addr+`"}`, 1)
-	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", node), http.StatusCreated)
+	addr := serveFakeAgent(t, fa, testCA(t), "n1")
+	url := newTestServer(t, Config{})
+	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
+	heartbeatAt(t, url, "n1", addr)
 	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
 	logs := url + "/v1/namespaces/ns/taskgroups/0.web.ns.c.1/logs"
 
@@ -69,7 +99,8 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 		t.Fatalf("logs: %d %q %v", r.code, r.body, r.header)
 	}
 	fa.mu.Lock()
-	if got := fa.requests[0]; got != "GET /v1/taskgroups/ns/0.web.ns.c.1/logs?tail=5&task=web Bearer "+testToken {
+	// The server presents its own certificate and no token: never the user's credentials.
+	if got := fa.requests[0]; got != "GET /v1/taskgroups/ns/0.web.ns.c.1/logs?tail=5&task=web server " {
 		t.Errorf("agent got %q", got)
 	}
 	fa.mu.Unlock()
@@ -78,7 +109,7 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, logs+"?follow=true", nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClientAs(t, "").Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +143,7 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	}
 	dead := l.Addr().String()
 	l.Close()
-	patch := `{"status":{"agentAddress":"` + dead + `"}}`
-	wantStatus(t, call(t, http.MethodPatch, url+"/v1/nodes/n1", patch), http.StatusOK)
+	heartbeatAt(t, url, "n1", dead)
 	r = call(t, http.MethodGet, logs, "")
 	wantStatus(t, r, http.StatusBadGateway)
 	if !strings.Contains(decodeError(t, r).Message, "cannot reach the agent") {
@@ -123,8 +153,62 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/2.web.ns.c.1/logs", ""), http.StatusBadGateway)
 }
 
-func TestTaskGroupLogsWithoutToken(t *testing.T) {
+func TestTaskGroupLogsWithoutAgentAddress(t *testing.T) {
 	url := newTestServer(t, Config{})
+	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
 	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", func(tg *v4.TaskGroup) {})
-	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/0.web.ns.c.1/logs", ""), http.StatusServiceUnavailable)
+	r := call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/0.web.ns.c.1/logs", "")
+	wantStatus(t, r, http.StatusBadGateway)
+	if !strings.Contains(decodeError(t, r).Message, "has not said where it serves") {
+		t.Fatalf("502 message: %s", r.body)
+	}
+}
+
+// The server reaches a node's agent only: a user cannot point the node elsewhere, and
+// whatever answers at the node's address must hold that node's certificate from the
+// cluster CA, or the server sends it nothing.
+func TestAgentProxyVerifiesTheAgent(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
+	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	logs := url + "/v1/namespaces/ns/taskgroups/0.web.ns.c.1/logs"
+
+	impostor := &fakeAgent{release: make(chan struct{})}
+	other, err := pki.NewCA("another CA", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, addr, want string
+	}{
+		{"another node's agent", serveFakeAgent(t, impostor, testCA(t), "n2"), `for "n2", not node n1's agent`},
+		{"a certificate of another CA", serveFakeAgent(t, impostor, other, "n1"), "not from this cluster's CA"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A user's patch or replacement of the address is refused, naming the field.
+			for _, method := range []string{http.MethodPatch, http.MethodPut} {
+				body := `{"status":{"agentAddress":"` + tc.addr + `"}}`
+				if method == http.MethodPut {
+					body = strings.Replace(nodeJSON("n1", ""), `"status":{"phase":"Ready"}`, `"status":{"phase":"Ready","agentAddress":"`+tc.addr+`"}`, 1)
+				}
+				r := call(t, method, url+"/v1/nodes/n1", body)
+				wantStatus(t, r, http.StatusForbidden)
+				if e := decodeError(t, r); len(e.Details) != 1 || e.Details[0].Field != "status.agentAddress" {
+					t.Fatalf("%s: details %+v", method, e.Details)
+				}
+			}
+			// Even with the address pointing there, the server refuses the other end.
+			heartbeatAt(t, url, "n1", tc.addr)
+			r := call(t, http.MethodGet, logs, "")
+			wantStatus(t, r, http.StatusBadGateway)
+			if !strings.Contains(decodeError(t, r).Message, tc.want) {
+				t.Fatalf("502 message %s, want %q", r.body, tc.want)
+			}
+		})
+	}
+	impostor.mu.Lock()
+	defer impostor.mu.Unlock()
+	if len(impostor.requests) != 0 {
+		t.Fatalf("the impostor received %q", impostor.requests)
+	}
 }

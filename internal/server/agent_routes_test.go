@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -8,53 +9,99 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/pki"
+	"github.com/berthhq/berth/internal/store"
 )
 
+// agentRoutes are the routes only a node's agent may call.
+var agentRoutes = []struct{ method, path string }{
+	{http.MethodPost, "/v1/agent/certificate/renew"},
+	{http.MethodPost, "/v1/agent/register"},
+	{http.MethodPut, "/v1/agent/nodes/n1/heartbeat"},
+	{http.MethodGet, "/v1/agent/nodes/n1/taskgroups"},
+	{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true"},
+	{http.MethodPost, "/v1/agent/nodes/n1/report"},
+	{http.MethodPut, "/v1/agent/taskgroups/ns/tg/status"},
+	{http.MethodGet, "/v1/agent/configmaps/ns/cm"},
+	{http.MethodGet, "/v1/agent/secrets/ns/s"},
+}
+
+// Agents authenticate with their node's certificate: no certificate, or a join token
+// alone, gets 401 on every agent route; a certificate of another CA is refused in the
+// TLS handshake.
 func TestAgentRoutesAuth(t *testing.T) {
 	url := newTestServer(t, Config{})
-	r := agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", ""))
-	wantStatus(t, r, http.StatusForbidden)
-	if !strings.Contains(decodeError(t, r).Message, "--join-token") {
-		t.Fatalf("403 does not say what to do: %s", r.body)
-	}
-
-	url = newTestServer(t, Config{JoinToken: testToken})
-	routes := []struct{ method, path string }{
-		{http.MethodPost, "/v1/agent/register"},
-		{http.MethodPut, "/v1/agent/nodes/n1/heartbeat"},
-		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups"},
-		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true"},
-		{http.MethodPost, "/v1/agent/nodes/n1/report"},
-		{http.MethodPut, "/v1/agent/taskgroups/ns/tg/status"},
-		{http.MethodGet, "/v1/agent/configmaps/ns/cm"},
-		{http.MethodGet, "/v1/agent/secrets/ns/s?node=n1"},
-	}
-	for _, rt := range routes {
-		for _, tok := range []string{"", "wrong", testToken + "x"} {
-			r := callWithToken(t, rt.method, url+rt.path, "{}", tok)
+	token := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{})
+	for _, rt := range agentRoutes {
+		for _, tok := range []string{"", token.String()} {
+			r := callAs(t, "", rt.method, url+rt.path, "{}", tok)
 			wantStatus(t, r, http.StatusUnauthorized)
-			if r.header.Get("WWW-Authenticate") == "" {
-				t.Errorf("%s %s: 401 without WWW-Authenticate", rt.method, rt.path)
+			if !strings.Contains(decodeError(t, r).Message, "client certificate") {
+				t.Errorf("%s %s: 401 does not say what is missing: %s", rt.method, rt.path, r.body)
 			}
 		}
 	}
-	// "bearer" is case-insensitive (RFC 6750).
-	r = callWithToken(t, http.MethodGet, url+"/v1/agent/nodes/n1/taskgroups", "", "")
-	wantStatus(t, r, http.StatusUnauthorized)
-	req, _ := http.NewRequest(http.MethodGet, url+"/v1/agent/nodes/n1/taskgroups", nil)
-	req.Header.Set("Authorization", "bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
+	other, err := pki.NewCA("another CA", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("lowercase bearer: %d", resp.StatusCode)
+	kp, err := other.Issue(pki.Request{CommonName: "n1", Organization: pki.OrgNodes, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := client.HTTPClient(testCA(t).Pool(), func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil })
+	if resp, err := hc.Get(url + "/v1/agent/nodes/n1/taskgroups"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a certificate of another CA got %d", resp.StatusCode)
 	}
 }
 
+// A node's certificate is good for that node only: node n2's agent cannot register,
+// heartbeat, list, watch, report or set status as n1, nor read what n1's task groups use.
+func TestAgentCannotActForAnotherNode(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
+	uses := func(tg *v4.TaskGroup) {
+		tg.Spec.Template.Spec.Processes[0].Secrets = []v4.SecretRef{{SecretName: "pw", Items: []v4.SecretItem{{Type: "env", DataKey: "k", KeyOrPath: "PW"}}}}
+		tg.Spec.Template.Spec.Processes[0].ConfigMaps = []v4.ConfigMapRef{{Name: "cfg"}}
+	}
+	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", uses)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ns/configmaps", cmJSON("ns", "cfg", "aGk=")), http.StatusCreated)
+	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"ns"},"datas":{"k":{"content":"c2VjcmV0"}}}`
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ns/secrets", secret), http.StatusCreated)
+	report, _ := json.Marshal(v4.AgentReport{})
+	for _, c := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/v1/agent/register", nodeJSON("n1", ""), "cannot register node \"n1\""},
+		{http.MethodPut, "/v1/agent/nodes/n1/heartbeat", `{"agentAddress":"127.0.0.1:9"}`, "cannot act for node n1"},
+		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups", "", "cannot act for node n1"},
+		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true", "", "cannot act for node n1"},
+		{http.MethodPost, "/v1/agent/nodes/n1/report", string(report), "cannot act for node n1"},
+		{http.MethodPut, "/v1/agent/taskgroups/ns/0.web.ns.c.1/status", statusJSON(t, v4.StatusFailed, 1), "certificate is for node n2"},
+		{http.MethodGet, "/v1/agent/secrets/ns/pw", "", "no task group of node n2"},
+		{http.MethodGet, "/v1/agent/secrets/ns/pw?node=n1", "", "not n1"},
+		{http.MethodGet, "/v1/agent/configmaps/ns/cfg", "", "no task group of node n2"},
+	} {
+		r := callAs(t, "n2", c.method, url+c.path, c.body, "")
+		wantStatus(t, r, http.StatusForbidden)
+		if msg := decodeError(t, r).Message; !strings.Contains(msg, c.want) {
+			t.Errorf("%s %s: %q, want %q", c.method, c.path, msg, c.want)
+		}
+	}
+	if tg := getTaskGroup(t, "ns", "0.web.ns.c.1"); tg.Status.Phase != "" {
+		t.Fatalf("n2 set the status of n1's task group: %+v", tg.Status)
+	}
+	// n1 itself reads both.
+	wantStatus(t, agentCall(t, http.MethodGet, url+"/v1/agent/secrets/ns/pw", ""), http.StatusOK)
+	wantStatus(t, agentCall(t, http.MethodGet, url+"/v1/agent/configmaps/ns/cfg", ""), http.StatusOK)
+}
+
 func TestAgentRegisterKeepsOperatorFields(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	reg := `{"metadata":{"name":"n1","labels":{"agent":"yes","old":"1"}},
 		"spec":{"ip":"10.0.0.1","capacity":{"cpu":4,"memoryMB":8000,"diskMB":1000},
 			"attributes":{"text":{"rack":"r1"}}},
@@ -91,7 +138,7 @@ func TestAgentRegisterKeepsOperatorFields(t *testing.T) {
 }
 
 func TestAgentHeartbeat(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{}`), http.StatusNotFound)
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", strings.Replace(nodeJSON("n1", ""), `"Ready"`, `"NotReady"`, 1)), http.StatusCreated)
 	before := time.Now().UTC().Add(-time.Second)
@@ -107,7 +154,7 @@ func TestAgentHeartbeat(t *testing.T) {
 }
 
 func TestAgentTaskGroupListAndWatch(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	putTaskGroup(t, "ns-a", "0.web.ns-a.c.1", "n1", nil)
 	putTaskGroup(t, "ns-b", "0.api.ns-b.c.1", "n1", nil)
 	putTaskGroup(t, "ns-a", "1.web.ns-a.c.1", "n2", nil)
@@ -162,7 +209,7 @@ func TestAgentTaskGroupListAndWatch(t *testing.T) {
 }
 
 func TestAgentStatus(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	put := func(name, body string) response {
 		return agentCall(t, http.MethodPut, url+"/v1/agent/taskgroups/ns/"+name+"/status", body)
 	}
@@ -201,7 +248,7 @@ func TestAgentStatus(t *testing.T) {
 }
 
 func TestAgentReport(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
 	putTaskGroup(t, "ns", "1.web.ns.c.1", "n2", nil)
 	rep := v4.AgentReport{TaskGroups: []v4.TaskGroupReport{
@@ -233,21 +280,27 @@ func TestAgentReport(t *testing.T) {
 }
 
 func TestAgentConfigMapsAndSecrets(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken})
+	url := newTestServer(t, Config{})
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ns/configmaps", cmJSON("ns", "cfg", "aGk=")), http.StatusCreated)
 	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"ns"},"datas":{"k":{"content":"c2VjcmV0"}}}`
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ns/secrets", secret), http.StatusCreated)
 
-	r := agentCall(t, http.MethodGet, url+"/v1/agent/configmaps/ns/cfg", "")
+	cm := func(name string) response {
+		return agentCall(t, http.MethodGet, url+"/v1/agent/configmaps/ns/"+name, "")
+	}
+	wantStatus(t, cm("cfg"), http.StatusForbidden) // nothing on n1 uses it
+	putTaskGroup(t, "ns", "9.web.ns.c.1", "n1", func(tg *v4.TaskGroup) {
+		tg.Spec.Template.Spec.Processes[0].ConfigMaps = []v4.ConfigMapRef{{Name: "cfg"}, {Name: "nope"}}
+	})
+	r := cm("cfg")
 	wantStatus(t, r, http.StatusOK)
 	if !strings.Contains(string(r.body), "aGk=") {
 		t.Fatalf("configmap: %s", r.body)
 	}
-	wantStatus(t, agentCall(t, http.MethodGet, url+"/v1/agent/configmaps/ns/nope", ""), http.StatusNotFound)
+	wantStatus(t, cm("nope"), http.StatusNotFound)
 
 	get := func(q string) response { return agentCall(t, http.MethodGet, url+"/v1/agent/secrets/ns/pw"+q, "") }
-	wantStatus(t, get(""), http.StatusBadRequest)
-	wantStatus(t, get("?node=n1"), http.StatusForbidden) // nothing on n1 uses it
+	wantStatus(t, get(""), http.StatusForbidden) // nothing on n1 uses it
 	uses := func(tg *v4.TaskGroup) {
 		tg.Spec.Template.Spec.Processes[0].Secrets = []v4.SecretRef{{SecretName: "pw", Items: []v4.SecretItem{{Type: "env", DataKey: "k", KeyOrPath: "PW"}}}}
 	}

@@ -30,7 +30,10 @@ func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	tg, err := s.writeStatus(ctx, ns, name, "", st)
+	tg, err := s.writeStatus(ctx, ns, name, agentNode(r), st)
+	if errors.Is(err, errOtherNode) {
+		err = errorf(http.StatusForbidden, "this agent's certificate is for node %s: %v", agentNode(r), err)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -109,7 +109,7 @@ func TestApplyConcurrentSameObject(t *testing.T) {
 		wg.Go(func() {
 			<-start
 			body := cmJSON("apply-race", "cm", base64.StdEncoding.EncodeToString([]byte(strconv.Itoa(i))))
-			resp, err := http.Post(base+"/v1/apply", "application/json", strings.NewReader(body))
+			resp, err := httpClientAs(t, "").Post(base+"/v1/apply", "application/json", strings.NewReader(body))
 			if err != nil {
 				bodies[i] = err.Error()
 				return

@@ -14,7 +14,7 @@ import (
 // Cluster routes (docs/ha.md): GET /v1/cluster shows the etcd members, their health and
 // space, and which server leads the controllers; POST /v1/cluster/members is how a new
 // server with --join gets its etcd member added (joining takes the join token, like an
-// agent); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
+// agent, but a server token); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
 func (s *Server) clusterRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
 	mux.HandleFunc("POST /v1/cluster/members", s.joinAuth(s.handleMemberAdd))
@@ -158,16 +158,17 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, added)
 }
 
-// joinAuth lets a join through only with the cluster's join token.
+// joinAuth lets a join through only with a server join token: a joining server receives
+// the cluster's encryption keys and, as an etcd member, its CA.
 func (s *Server) joinAuth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.joinToken == "" {
-			s.writeError(w, r, errorf(http.StatusForbidden, "joining is disabled: this server was started without --join-token"))
-			return
-		}
-		if !tokenMatches(r, s.joinToken) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
-			s.writeError(w, r, errorf(http.StatusUnauthorized, "a valid join token is required to join (the new server's --join-token must be this cluster's)"))
+		ctx, cancel := requestContext(r)
+		defer cancel()
+		if _, err := s.joinTokenOf(ctx, r, store.JoinRoleServer); err != nil {
+			if ae, ok := errors.AsType[*apiError](err); ok && ae.Code == http.StatusUnauthorized {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
+			}
+			s.writeError(w, r, err)
 			return
 		}
 		next(w, r)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -28,7 +28,7 @@ func clusterOf(t *testing.T, url string) clusterView {
 // GET /v1/cluster shows this server, its member's health and the controllers' leader;
 // joins are refused without the token, with bad fields, and by a member on random ports.
 func TestClusterViewAndJoinErrors(t *testing.T) {
-	url := newTestServer(t, Config{JoinToken: testToken, ID: "server-1"})
+	url := newTestServer(t, Config{ID: "server-1"})
 	v := clusterOf(t, url)
 	if v.Self.ID != "server-1" || v.Etcd != "embedded" || v.Leader != "" || len(v.Members) != 1 || !v.Members[0].Healthy || !v.Members[0].RaftLeader {
 		t.Fatalf("cluster view %+v", v)
@@ -51,6 +51,10 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 	}
 
 	join := url + "/v1/cluster/members"
+	server := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{}).String()
+	agentTok := newJoinToken(t, testStore, store.JoinRoleAgent, time.Time{}).String()
+	expired := newJoinToken(t, testStore, store.JoinRoleServer, time.Now().Add(-time.Minute)).String()
+	unknown := "berth-zzzzzz.0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct {
 		token, body string
 		code        int
@@ -58,11 +62,15 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 	}{
 		{"", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "join token"},
 		{"wrong", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "join token"},
-		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:21999","x":1}`, 400, "unknown field"},
-		{testToken, `{"name":"-b","peerURL":"nope"}`, 422, "is invalid"},
-		{testToken, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 409, "random loopback ports"},
+		{unknown, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
+		{server[:len(server)-1] + "x", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
+		{agentTok, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 403, "needs a server token"},
+		{expired, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 403, "expired"},
+		{server, `{"name":"b","peerURL":"http://127.0.0.1:21999","x":1}`, 400, "unknown field"},
+		{server, `{"name":"-b","peerURL":"nope"}`, 422, "is invalid"},
+		{server, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 409, "random loopback ports"},
 	} {
-		r := callWithToken(t, http.MethodPost, join, tc.body, tc.token)
+		r := callAs(t, "", http.MethodPost, join, tc.body, tc.token)
 		wantStatus(t, r, tc.code)
 		if e := decodeError(t, r); !strings.Contains(e.Message, tc.want) {
 			t.Errorf("%s: message %q, want %q", tc.body, e.Message, tc.want)
@@ -76,9 +84,6 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 	if len(clusterOf(t, url).Members) != 1 {
 		t.Fatal("a refused join changed the members")
 	}
-
-	noToken := newTestServer(t, Config{})
-	wantStatus(t, callWithToken(t, http.MethodPost, noToken+"/v1/cluster/members", `{}`, testToken), http.StatusForbidden)
 }
 
 // A server whose member has stable URLs adds a joining member as a learner and answers
@@ -86,22 +91,21 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 func TestClusterJoin(t *testing.T) {
 	st := storetest.Cluster(t, 1, 21600)[0]
 	defer st.Close()
-	srv := New(Config{JoinToken: testToken, Logger: quietLogger()}, st)
-	ts := httptest.NewServer(srv.Handler())
-	defer func() { srv.Close(); ts.Close() }()
+	_, url := startTestServer(t, Config{}, st)
+	token := newJoinToken(t, st, store.JoinRoleServer, time.Time{}).String()
 
-	self := clusterOf(t, ts.URL).Members[0]
+	self := clusterOf(t, url).Members[0]
 	body := `{"name":"joiner","peerURL":"http://127.0.0.1:21698"}`
 	want := "joiner=http://127.0.0.1:21698,m0=" + self.PeerURLs[0] // sorted
 	for range 2 {
-		r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", body, testToken)
+		r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", body, token)
 		wantStatus(t, r, http.StatusCreated)
 		var got memberAdded
 		if err := json.Unmarshal(r.body, &got); err != nil || got.InitialCluster != want {
 			t.Fatalf("answer %s (%v), want initial cluster %s", r.body, err, want)
 		}
 	}
-	v := clusterOf(t, ts.URL)
+	v := clusterOf(t, url)
 	if len(v.Members) != 2 {
 		t.Fatalf("members %+v", v.Members)
 	}
@@ -110,7 +114,7 @@ func TestClusterJoin(t *testing.T) {
 			t.Errorf("the added member: %+v, want a learner not yet started", m)
 		}
 	}
-	r := callWithToken(t, http.MethodPost, ts.URL+"/v1/cluster/members", `{"name":"m0","peerURL":"http://127.0.0.1:21697"}`, testToken)
+	r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", `{"name":"m0","peerURL":"http://127.0.0.1:21697"}`, token)
 	wantStatus(t, r, http.StatusConflict)
 	if e := decodeError(t, r); !strings.Contains(e.Message, `a member named "m0" already exists`) {
 		t.Errorf("name clash: %s", e.Message)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +32,8 @@ func TestRewrapRoute(t *testing.T) {
 	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/rw/secrets",
 		`{"apiVersion":"v4","kind":"secret","metadata":{"name":"db","namespace":"rw"},"datas":{"p":{"content":"czNjcjN0"}}}`), http.StatusCreated)
 
-	srv := New(Config{Logger: quietLogger()}, st)
-	ts := httptest.NewServer(srv.Handler())
-	defer func() { srv.Close(); ts.Close() }()
-	r := call(t, http.MethodPost, ts.URL+"/v1/encryption/rewrap", "")
+	_, url := startTestServer(t, Config{}, st)
+	r := call(t, http.MethodPost, url+"/v1/encryption/rewrap", "")
 	wantStatus(t, r, http.StatusOK)
 	var got rewrapped
 	// The secret's object and document (the test reset removed the canary).

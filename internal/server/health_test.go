@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +62,8 @@ func TestRun(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("not ready within 60s")
 	}
-	base := "http://" + addr
+	trustCAFile(t, filepath.Join(dir, CAFile))
+	base := "https://" + addr
 	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/run/configmaps", cmJSON("run", "cfg", "eA==")), http.StatusCreated)
 	// An open watch must not hold up the shutdown.
 	w := openStream(t, base+"/v1/configmaps?watch=true")
@@ -85,12 +85,10 @@ func TestReadyzUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close() // the etcd client is gone: readiness must fail
-	srv := New(Config{Logger: quietLogger()}, st)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	r := call(t, http.MethodGet, ts.URL+"/readyz", "")
+	_, url := startTestServer(t, Config{}, st)
+	r := call(t, http.MethodGet, url+"/readyz", "")
 	wantStatus(t, r, http.StatusServiceUnavailable)
-	if r := call(t, http.MethodGet, ts.URL+"/healthz", ""); r.code != http.StatusOK {
+	if r := call(t, http.MethodGet, url+"/healthz", ""); r.code != http.StatusOK {
 		t.Fatalf("healthz %d while etcd is gone", r.code)
 	}
 }

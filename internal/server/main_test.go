@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,9 +11,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
@@ -34,14 +40,103 @@ func newTestServer(t *testing.T, cfg Config) string {
 func newTestServerOf(t *testing.T, cfg Config) (*Server, string) {
 	t.Helper()
 	storetest.Reset(t, testStore) // start clean, also under go test -count=N
-	cfg.Logger = quietLogger()
-	srv := New(cfg, testStore)
-	ts := httptest.NewServer(srv.Handler())
+	return startTestServer(t, cfg, testStore)
+}
+
+// startTestServer serves a new Server over st with TLS, as Run does, with the package's
+// test CA unless cfg has one; the URL is https.
+func startTestServer(t *testing.T, cfg Config, st *store.Store) (*Server, string) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger()
+	}
+	if cfg.CA == nil {
+		cfg.CA = testCA(t)
+	}
+	srv, err := New(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.Listener = tls.NewListener(ts.Listener, srv.TLSConfig())
+	ts.Start()
 	t.Cleanup(func() {
 		srv.Close() // end watch streams, or ts.Close waits for them
 		ts.Close()
 	})
-	return srv, ts.URL
+	return srv, "https://" + ts.Listener.Addr().String()
+}
+
+// The package's tests share one CA: users' calls trust it, agents' calls present a node
+// certificate from it.
+var (
+	testCAOnce sync.Once
+	testCAVal  *pki.CA
+	testCAErr  error
+	clientsMu  sync.Mutex
+	clients    = map[string]*http.Client{}
+	// roots are the CAs the test clients trust: the test CA, and the CAs of servers a test
+	// runs with Run (trustCAFile).
+	roots *x509.CertPool
+)
+
+func testCA(t *testing.T) *pki.CA {
+	t.Helper()
+	testCAOnce.Do(func() {
+		testCAVal, testCAErr = pki.NewCA("berth test CA", time.Now())
+		if testCAErr == nil {
+			roots = testCAVal.Pool()
+		}
+	})
+	if testCAErr != nil {
+		t.Fatal(testCAErr)
+	}
+	return testCAVal
+}
+
+// trustCAFile makes the test clients trust the CA certificate in path as well (the
+// tests do not run in parallel).
+func trustCAFile(t *testing.T, path string) {
+	t.Helper()
+	testCA(t)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pki.ParseCertificate(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientsMu.Lock()
+	roots.AddCert(cert)
+	clientsMu.Unlock()
+}
+
+// httpClientAs is a client trusting the test CA that presents a node's certificate (""
+// for a user's call, which presents none).
+func httpClientAs(t *testing.T, node string) *http.Client {
+	t.Helper()
+	ca := testCA(t)
+	clientsMu.Lock()
+	defer clientsMu.Unlock()
+	if c, ok := clients[node]; ok {
+		return c
+	}
+	var getCert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
+	if node != "" {
+		kp, err := ca.Issue(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		getCert = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+	}
+	c := client.HTTPClient(roots, getCert)
+	clients[node] = c
+	return c
 }
 
 func cmJSON(ns, name, content string) string {
@@ -62,6 +157,12 @@ type response struct {
 
 func call(t *testing.T, method, url, body string) response {
 	t.Helper()
+	return callAs(t, "", method, url, body, "")
+}
+
+// callAs calls as node's agent ("" for a user), with a bearer token when given.
+func callAs(t *testing.T, node, method, url, body, token string) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -70,7 +171,10 @@ func call(t *testing.T, method, url, body string) response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := httpClientAs(t, node).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,4 +222,9 @@ func objectMeta(t *testing.T, body []byte) v4.ObjectMeta {
 		t.Fatalf("decode object %s: %v", body, err)
 	}
 	return o.Metadata
+}
+
+// verifyAsClient are the options that accept a client certificate of ca.
+func verifyAsClient(ca *pki.CA) x509.VerifyOptions {
+	return x509.VerifyOptions{Roots: ca.Pool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 }

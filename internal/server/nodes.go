@@ -68,6 +68,10 @@ func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if err := agentAddressUnchanged(n, ""); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.nodes().Create(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
@@ -98,6 +102,15 @@ func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	cur, err := s.nodes().Get(ctx, "", name)
+	if err != nil {
+		s.writeError(w, r, nodeError(name, err))
+		return
+	}
+	if err := agentAddressUnchanged(n, cur.Status.AgentAddress); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.nodes().Update(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
 		s.writeError(w, r, nodeError(name, err))
 		return
@@ -180,7 +193,21 @@ func (s *Server) patchNode(ctx context.Context, name string, patch map[string]an
 		return nil, errorf(http.StatusBadRequest, "a patch cannot rename node %s", name).
 			withDetail("metadata.name", "cannot be changed")
 	}
+	if err := agentAddressUnchanged(n, cur.Status.AgentAddress); err != nil {
+		return nil, err
+	}
 	return n, nil
+}
+
+// agentAddressUnchanged refuses a user's write that sets status.agentAddress: only the
+// node's own agent, authenticated by its certificate, says where it serves (the server
+// sends users' logs and exec sessions there).
+func agentAddressUnchanged(n *v4.Node, cur string) error {
+	if n.Status.AgentAddress == cur {
+		return nil
+	}
+	return errorf(http.StatusForbidden, "status.agentAddress of node %s is set by the node's agent only", n.Metadata.Name).
+		withDetail("status.agentAddress", "cannot be changed through the API")
 }
 
 // patchResourceVersion returns metadata.resourceVersion of a patch, or "".

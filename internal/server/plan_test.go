@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -167,11 +166,9 @@ func TestPlanBadInput(t *testing.T) {
 func TestPlanBeforeSync(t *testing.T) {
 	newTestServer(t, Config{}) // clean keyspace
 	f := feed.New(testStore, quietLogger())
-	srv := New(Config{Logger: quietLogger(), Feed: f}, testStore) // never run: never synced
+	srv, url := startTestServer(t, Config{Feed: f}, testStore) // never run: never synced
 	srv.planSyncWait = 50 * time.Millisecond
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { srv.Close(); ts.Close() })
-	r := call(t, http.MethodPost, ts.URL+"/v1/plan", procJSON("plan", "web", 1))
+	r := call(t, http.MethodPost, url+"/v1/plan", procJSON("plan", "web", 1))
 	wantStatus(t, r, http.StatusServiceUnavailable)
 	if !strings.Contains(decodeError(t, r).Message, "not loaded") {
 		t.Fatalf("503 message: %s", r.body)

@@ -35,6 +35,7 @@ func (s *Server) routes() *routeMux {
 	s.agentRoutes(mux)
 	s.clusterRoutes(mux)
 	s.encryptionRoutes(mux)
+	s.joinTokenRoutes(mux)
 	s.packageRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
@@ -65,10 +67,24 @@ type Config struct {
 	// PackagesDir, when set, is served read-only at /packages/ (a package repository for
 	// process uris, as BCS had one; `berth dev` serves the demo's package this way).
 	PackagesDir string
-	// JoinToken is the bearer token agents present on /v1/agent/... routes, and the
-	// server presents to agents when it proxies logs and actions. Empty disables the
-	// agent routes (403).
+	// JoinToken, when set, is a server join token ("berth-<id>.<secret>") Run makes sure the
+	// cluster knows: agents and servers can join with it (docs/security.md, Join tokens).
+	// Without it, the first start with a data dir creates one.
 	JoinToken string
+	// CA is the cluster CA; Run reads it from etcd, or creates it on the cluster's first
+	// start. New requires it.
+	CA *pki.CA
+	// TLSCertFile and TLSKeyFile are the operator's serving certificate and key (read again
+	// when they change); without them the cluster CA issues the server's certificate for
+	// TLSSANs, the listen address, the host name and loopback, renewed before it expires.
+	TLSCertFile, TLSKeyFile string
+	TLSSANs                 []string
+	// CertLifetime is how long the certificates the server issues are valid (default
+	// pki.CertLifetime); each is renewed two thirds into it.
+	CertLifetime time.Duration
+	// InsecureListen, when set, also serves the API over plain HTTP on this loopback
+	// address (development only; agents cannot use it).
+	InsecureListen string
 	// NodeTTL is how long an agent may stay silent before its node is Lost (default 10 s).
 	NodeTTL time.Duration
 	// DependencyGC is how long an unused dependency pod is kept (default 5 minutes).
@@ -165,7 +181,21 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 
-	srv := New(cfg, st)
+	if cfg.CA, err = ensureCA(ctx, st, cfg.Logger); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if err := bootstrapFiles(ctx, st, cfg); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if cfg.InsecureListen != "" {
+		if err := checkLoopback(cfg.InsecureListen); err != nil {
+			return fmt.Errorf("server: --insecure-listen: %w", err)
+		}
+	}
+	srv, err := New(cfg, st)
+	if err != nil {
+		return err
+	}
 	defer srv.Close()
 	httpSrv := &http.Server{
 		Handler:           srv.Handler(),
@@ -174,10 +204,21 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		IdleTimeout: 2 * time.Minute,
 		ErrorLog:    slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	serveErr := make(chan error, 2)
+	serving := 1 // listeners served, each ending with one value on serveErr
+	go func() { serveErr <- httpSrv.Serve(tls.NewListener(ln, srv.TLSConfig())) }()
 	addr := ln.Addr().String()
-	cfg.Logger.Info("berth server listening", "addr", addr)
+	cfg.Logger.Info("berth server listening", "addr", "https://"+addr, "caHash", cfg.CA.Hash())
+	if cfg.InsecureListen != "" {
+		pln, err := net.Listen("tcp", cfg.InsecureListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("server: --insecure-listen %s: %w", cfg.InsecureListen, err)
+		}
+		serving++
+		go func() { serveErr <- httpSrv.Serve(pln) }()
+		cfg.Logger.Warn("serving the API without TLS on loopback (--insecure-listen): for development only", "addr", "http://"+pln.Addr().String())
+	}
 	if cfg.OnReady != nil {
 		cfg.OnReady(addr)
 	}
@@ -195,8 +236,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		cfg.Logger.Warn("graceful shutdown incomplete", "err", err)
 		httpSrv.Close()
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("server: serve: %w", err)
+	for range serving {
+		if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("server: serve: %w", err)
+		}
 	}
 	cfg.Logger.Info("berth server stopped")
 	return nil

@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -38,12 +41,20 @@ type Server struct {
 
 	// id names this server in the leader election (GET /v1/cluster).
 	id string
-	// joinToken authenticates agents (agent_auth.go); agentHTTP reaches them for the
-	// logs and actions proxy.
-	joinToken string
+	// ca signs node certificates (agent_certs.go) and is the root agents are verified
+	// against; serving is the API's certificate and identity the client certificate the
+	// server presents to agents (tls.go); agentHTTP reaches agents for the logs, actions
+	// and exec proxy.
+	ca           *pki.CA
+	serving      servingCert
+	identity     *pki.Rotating
+	certLifetime time.Duration
+	agentHTTP    *http.Client
+	// stopRenewal ends the renewal of the server's certificates; renewals counts them.
+	stopRenewal context.CancelFunc
+	renewals    sync.WaitGroup
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
-	agentHTTP   *http.Client
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -51,13 +62,32 @@ type Server struct {
 }
 
 // New builds a server over st (which the caller owns and closes). Only Logger,
-// MaxBodyBytes, WatchLimit, Feed, Placement, JoinToken, PackagesDir and ID of cfg are used here.
-// Without cfg.Feed, New creates a feed and runs it until Close.
-func New(cfg Config, st *store.Store) *Server {
+// MaxBodyBytes, WatchLimit, Feed, Placement, CA, the TLS fields, PackagesDir and ID of cfg
+// are used here. cfg.CA is required. Without cfg.Feed, New creates a feed and runs it
+// until Close.
+func New(cfg Config, st *store.Store) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if cfg.CA == nil {
+		return nil, errors.New("server: no cluster CA")
+	}
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
+	s.ca, s.certLifetime = cfg.CA, cfg.CertLifetime
+	serving, rotating, err := newServingCert(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if s.identity, err = newIdentity(cfg); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.serving, s.agentHTTP = serving, newAgentHTTPClient(s.ca, s.identity)
+	renewCtx, stopRenewal := context.WithCancel(context.Background())
+	s.stopRenewal = stopRenewal
+	for _, r := range []*pki.Rotating{rotating, s.identity} {
+		if r != nil {
+			s.renewals.Go(func() { r.Run(renewCtx) })
+		}
+	}
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
-	s.joinToken, s.agentHTTP = cfg.JoinToken, newAgentHTTPClient()
 	s.packagesDir = cfg.PackagesDir
 	s.watchLimit = cfg.WatchLimit
 	if s.watchLimit.Budget == nil { // this server's streams share one
@@ -79,7 +109,7 @@ func New(cfg Config, st *store.Store) *Server {
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.maintenanceGuard(s.mux))
-	return s
+	return s, nil
 }
 
 // Handler returns the HTTP handler of the whole API.
@@ -92,6 +122,8 @@ func (s *Server) Metrics() http.Handler { return s.metrics.handler() }
 // stops the feed New started. The store is not closed. Close may be called several times.
 func (s *Server) Close() {
 	s.cancelStreams()
+	s.stopRenewal()
+	s.renewals.Wait()
 	if s.stopFeed != nil {
 		s.stopFeedOnce.Do(s.stopFeed)
 	}

@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // spaceQuota is small enough to fill in a second (etcd's quota counts the pages bbolt
@@ -29,14 +29,9 @@ func newSpaceServer(t *testing.T) (string, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Config{Logger: quietLogger()}, st)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		srv.Close()
-		ts.Close()
-		st.Close()
-	})
-	return ts.URL, st
+	t.Cleanup(func() { st.Close() }) // after the server's cleanup, which runs first
+	_, url := startTestServer(t, Config{}, st)
+	return url, st
 }
 
 const fillPrefix = "/berth/v1/fill/"

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,10 +41,11 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10) })
 		return errors.Join(err, serr)
 	}}
-	slow, err := d.Dial("tcp", u.Host)
+	raw, err := d.Dial("tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
+	slow := tls.Client(raw, &tls.Config{RootCAs: testCA(t).Pool(), ServerName: u.Hostname()})
 	defer slow.Close()
 	fmt.Fprintf(slow, "GET /v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", ns, u.Host)
 	reading := openStream(t, coll)

@@ -24,7 +24,7 @@ func openStream(t *testing.T, url string) <-chan []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClientAs(t, "").Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,12 @@
 package process
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -33,6 +35,9 @@ type Config struct {
 	// CgroupParent is the cgroup under which every task gets /{CgroupParent}/{task id};
 	// default "berth".
 	CgroupParent string
+	// RootCAs are trusted for package downloads over HTTPS besides the system's roots: the
+	// agent passes the cluster CA, so packages served by berth's own servers download.
+	RootCAs []*x509.Certificate
 }
 
 // Driver runs process tasks. It is safe for concurrent use. Close stops its reaper.
@@ -47,6 +52,7 @@ type Driver struct {
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per task ID: serialises state.json read-modify-write
 
+	http       *http.Client // package downloads (fetch.go)
 	fetchMu    sync.Mutex
 	fetchLocks map[string]*sync.Mutex // per cache key: one download of a URL at a time
 
@@ -88,6 +94,7 @@ func New(cfg Config) (*Driver, error) {
 		cgroups:      detectCgroups(),
 		locks:        map[string]*sync.Mutex{},
 		fetchLocks:   map[string]*sync.Mutex{},
+		http:         newHTTPClient(cfg.RootCAs),
 	}
 	for _, dir := range []string{d.cacheDir, d.tasksDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -3,6 +3,8 @@ package process
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,13 +25,24 @@ const (
 	PullIfNotPresent = "IfNotPresent"
 )
 
-// httpClient fetches packages. A stalled server must not hold a start forever; the
-// body itself is bounded by the Start context only (packages can be large).
-var httpClient = func() *http.Client {
+// newHTTPClient fetches packages, trusting the system's roots and extra. A stalled server
+// must not hold a start forever; the body itself is bounded by the Start context only
+// (packages can be large).
+func newHTTPClient(extra []*x509.Certificate) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = time.Minute
+	if len(extra) > 0 {
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			roots = x509.NewCertPool()
+		}
+		for _, c := range extra {
+			roots.AddCert(c)
+		}
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots}
+	}
 	return &http.Client{Transport: tr}
-}()
+}
 
 // fetchAll downloads every package and unpacks it into its outputDir (default dir),
 // which is created for the user when missing, or given to them when it is one of the
@@ -101,7 +114,7 @@ func (d *Driver) obtain(ctx context.Context, u v4.URI) (file, name string, err e
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", fmt.Errorf("package cache: %w", err)
 	}
-	if err := download(ctx, u, dir, cached); err != nil {
+	if err := d.download(ctx, u, dir, cached); err != nil {
 		return "", "", err
 	}
 	d.log.Info("package downloaded", "uri", redact(u.Value))
@@ -110,7 +123,7 @@ func (d *Driver) obtain(ctx context.Context, u v4.URI) (file, name string, err e
 
 // download fetches u into a temporary file of dir and renames it to dest, so readers of
 // dest always see a whole package.
-func download(ctx context.Context, u v4.URI, dir, dest string) error {
+func (d *Driver) download(ctx context.Context, u v4.URI, dir, dest string) error {
 	shown := redact(u.Value)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.Value, nil)
 	if err != nil {
@@ -119,7 +132,7 @@ func download(ctx context.Context, u v4.URI, dir, dest string) error {
 	if u.User != "" || u.Pwd != "" {
 		req.SetBasicAuth(u.User, u.Pwd)
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := d.http.Do(req)
 	if err != nil {
 		// url.Error repeats the URL as given, password included: keep only the cause.
 		var ue *url.Error

@@ -1,0 +1,24 @@
+package v4
+
+import "time"
+
+// JoinTokenRequest is the body of POST /v1/jointokens (docs/security.md, Join tokens).
+type JoinTokenRequest struct {
+	// Role is "agent" (default: joins nodes) or "server" (also joins servers).
+	Role string `json:"role,omitempty"`
+	// TTL is how long the token works, a Go duration ("24h"); "" or "0" never expires.
+	TTL         string `json:"ttl,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// JoinTokenInfo describes a join token. Token, the whole token with the CA's hash, is
+// set only in the answer that creates it: the cluster keeps no copy of the secret.
+type JoinTokenInfo struct {
+	ID          string    `json:"id"`
+	Role        string    `json:"role"`
+	Description string    `json:"description,omitempty"`
+	Created     time.Time `json:"created"`
+	Expires     time.Time `json:"expires,omitzero"`
+	Expired     bool      `json:"expired,omitempty"`
+	Token       string    `json:"token,omitempty"`
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// newTokenCommand manages join tokens (docs/security.md, Join tokens).
+func newTokenCommand(o *options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Create, list and revoke the join tokens agents and servers join with",
+		Args:  cobra.NoArgs,
+	}
+	var req v4.JoinTokenRequest
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a join token and print it (once: the cluster keeps only its hash)",
+		Long: "Create a join token. The printed token carries the cluster CA's hash, so an agent\n" +
+			"given it verifies the servers on first contact. An agent token joins nodes; a server\n" +
+			"token also joins servers, which receive the cluster's CA and encryption keys.",
+		Example: "  berth token create --ttl 24h --description 'rack 12'\n" +
+			"  berth agent --server 10.0.0.1:7470 --token \"$(berth token create -o name)\"",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			c, ctx, cancel, err := o.connect(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			t, err := c.CreateJoinToken(ctx, req)
+			if err != nil {
+				return err
+			}
+			switch format {
+			case outJSON, outYAML:
+				return printStructured(o.out(), format, t)
+			case outName:
+				fmt.Fprintln(o.out(), t.Token)
+				return nil
+			}
+			expires := "never expires"
+			if !t.Expires.IsZero() {
+				expires = "expires " + t.Expires.Local().Format(time.RFC3339)
+			}
+			fmt.Fprintf(o.out(), "%s\n\n%s token %s, %s. It is shown once: keep it secret.\n", t.Token, t.Role, t.ID, expires)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&req.TTL, "ttl", "24h", "how long the token works (0: never expires)")
+	create.Flags().StringVar(&req.Role, "role", "agent", "agent (joins nodes) or server (joins nodes and servers)")
+	create.Flags().StringVar(&req.Description, "description", "", "what the token is for")
+
+	list := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the join tokens with their role and expiry (never their secrets)",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
+			c, ctx, cancel, err := o.connect(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			toks, err := c.JoinTokens(ctx)
+			if err != nil {
+				return err
+			}
+			if format == outJSON || format == outYAML {
+				return printStructured(o.out(), format, toks)
+			}
+			now := o.env.now()
+			rows := make([][]string, 0, len(toks))
+			for _, t := range toks {
+				expires := "never"
+				switch {
+				case t.Expired:
+					expires = "expired"
+				case !t.Expires.IsZero():
+					expires = "in " + humanDuration(t.Expires.Sub(now))
+				}
+				rows = append(rows, []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)})
+			}
+			return writeTable(o.out(), []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, rows)
+		},
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke ID...",
+		Short: "Revoke join tokens: nothing can join with them any more (joined nodes keep their certificates)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ctx, cancel, err := o.connect(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			for _, id := range args {
+				if err := c.RevokeJoinToken(ctx, id); err != nil {
+					return err
+				}
+				fmt.Fprintf(o.out(), "join token %s revoked\n", id)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke)
+	return cmd
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/berthhq/berth/internal/atomicfile"
+	"github.com/berthhq/berth/internal/jointoken"
+	"github.com/berthhq/berth/internal/pki"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// A server's first start (docs/security.md, Bootstrap): the cluster CA is created in etcd
+// by the first server and read by every later one; the data dir gets the CA certificate
+// (ca.crt, for local clients) and a join token (join-token, 0600) that carries the CA's
+// hash, which is all an agent needs to join.
+
+// Files a server keeps in its data dir.
+const (
+	CAFile        = "ca.crt"
+	JoinTokenFile = "join-token"
+)
+
+// ensureCA reads the cluster's CA, creating it on the cluster's first start.
+func ensureCA(ctx context.Context, st *store.Store, log *slog.Logger) (*pki.CA, error) {
+	ca, created, err := st.EnsureCA(ctx, func() (*pki.CA, error) { return pki.NewCA("berth cluster CA", time.Now()) })
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		log.Info("cluster CA created", "caHash", ca.Hash())
+	}
+	return ca, nil
+}
+
+// bootstrapFiles makes sure the cluster knows cfg.JoinToken and writes the data dir's CA
+// certificate and join token file.
+func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
+	var given *jointoken.Token
+	if cfg.JoinToken != "" {
+		tok, err := jointoken.Parse(cfg.JoinToken)
+		if err != nil {
+			return fmt.Errorf("--join-token: %w", err)
+		}
+		if tok.CAHash != "" && tok.CAHash != cfg.CA.Hash() {
+			return fmt.Errorf("--join-token carries CA hash %s, but this cluster's CA is %s", tok.CAHash, cfg.CA.Hash())
+		}
+		if err := ensureJoinToken(ctx, st, tok); err != nil {
+			return err
+		}
+		given = &tok
+	}
+	if cfg.DataDir == "" {
+		return nil
+	}
+	if err := atomicfile.Write(filepath.Join(cfg.DataDir, CAFile), cfg.CA.CertPEM, 0o644); err != nil {
+		return fmt.Errorf("write the CA certificate: %w", err)
+	}
+	path := filepath.Join(cfg.DataDir, JoinTokenFile)
+	if given == nil {
+		if _, err := os.Stat(path); err == nil {
+			return nil // made on an earlier start
+		}
+		tok, err := jointoken.New()
+		if err != nil {
+			return err
+		}
+		if err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: store.JoinRoleServer,
+			Description: "made at the first start of " + cfg.ID, Created: time.Now().UTC()}); err != nil {
+			return fmt.Errorf("create the bootstrap join token: %w", err)
+		}
+		given = &tok
+		cfg.Logger.Info("join token created: agents and servers join with the token in "+path, "id", "berth-"+tok.ID)
+	}
+	if err := atomicfile.Write(path, []byte(given.WithPin(cfg.CA.Hash())+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write the join token file: %w", err)
+	}
+	return nil
+}
+
+// ensureJoinToken stores a server join token given on the command line, unless the cluster
+// has it already; the same id with another secret is an error.
+func ensureJoinToken(ctx context.Context, st *store.Store, tok jointoken.Token) error {
+	err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: store.JoinRoleServer,
+		Description: "--join-token", Created: time.Now().UTC()})
+	if !errors.Is(err, store.ErrAlreadyExists) {
+		return err
+	}
+	cur, err := st.JoinToken(ctx, tok.ID)
+	if err != nil {
+		return err
+	}
+	if !tok.Matches(cur.SecretHash) {
+		return fmt.Errorf("--join-token: the cluster has a token berth-%s with another secret", tok.ID)
+	}
+	if cur.Role != store.JoinRoleServer {
+		return fmt.Errorf("--join-token: berth-%s is an %s token; a server's must be a server token", tok.ID, cur.Role)
+	}
+	return nil
+}
+
+// checkLoopback requires a host:port on a loopback address.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port: %w", err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%s is not a loopback address: plain HTTP is for local development only (use 127.0.0.1:PORT)", addr)
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/jointoken"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Join tokens (docs/security.md, Join tokens): created, listed with their expiry, and
+// revoked. The whole token is shown once, in the answer that creates it.
+
+// maxJoinTokenTTL bounds a token's lifetime when one is given.
+const maxJoinTokenTTL = 10 * 365 * 24 * time.Hour
+
+func (s *Server) joinTokenRoutes(mux *routeMux) {
+	mux.HandleFunc("POST /v1/jointokens", s.handleJoinTokenCreate)
+	mux.HandleFunc("GET /v1/jointokens", s.handleJoinTokenList)
+	mux.HandleFunc("DELETE /v1/jointokens/{id}", s.handleJoinTokenRevoke)
+}
+
+func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
+	var req v4.JoinTokenRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	now := time.Now().UTC()
+	rec := &store.JoinToken{Role: req.Role, Description: req.Description, Created: now}
+	if rec.Role == "" {
+		rec.Role = store.JoinRoleAgent
+	}
+	if rec.Role != store.JoinRoleAgent && rec.Role != store.JoinRoleServer {
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, store.JoinRoleAgent, store.JoinRoleServer).
+			withDetail("role", "must be agent or server"))
+		return
+	}
+	if len(req.Description) > 256 {
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "description: at most 256 characters, got %d", len(req.Description)).
+			withDetail("description", "too long"))
+		return
+	}
+	if req.TTL != "" {
+		ttl, err := time.ParseDuration(req.TTL)
+		if err != nil || ttl < 0 || ttl > maxJoinTokenTTL {
+			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
+				withDetail("ttl", "not a duration in range"))
+			return
+		}
+		if ttl > 0 {
+			rec.Expires = now.Add(ttl)
+		}
+	}
+	tok, err := jointoken.New()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	rec.ID, rec.SecretHash = tok.ID, tok.SecretHash()
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.store.CreateJoinToken(ctx, rec); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	info := tokenInfo(rec, now)
+	info.Token = tok.WithPin(s.ca.Hash())
+	writeJSON(w, http.StatusCreated, info)
+}
+
+func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	toks, err := s.store.JoinTokens(ctx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	now := time.Now()
+	out := make([]v4.JoinTokenInfo, 0, len(toks))
+	for _, t := range toks {
+		out = append(out, tokenInfo(t, now))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+}
+
+// handleJoinTokenRevoke deletes a token by id ("abc123" or "berth-abc123"). Certificates
+// issued with it stay valid: revoking stops new joins.
+func (s *Server) handleJoinTokenRevoke(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.PathValue("id"), "berth-")
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	err := s.store.DeleteJoinToken(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = errorf(http.StatusNotFound, "join token berth-%s not found", id)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func tokenInfo(t *store.JoinToken, now time.Time) v4.JoinTokenInfo {
+	return v4.JoinTokenInfo{ID: "berth-" + t.ID, Role: t.Role, Description: t.Description, Created: t.Created,
+		Expires: t.Expires, Expired: t.Expired(now)}
+}
