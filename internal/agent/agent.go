@@ -60,8 +60,12 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
 		ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
-		if _, err := client.ParseServerURL(u); err != nil {
+		pu, err := client.ParseServerURL(u)
+		if err != nil {
 			return nil, fmt.Errorf("agent config: server %q: %w", u, err)
+		}
+		if pu.Scheme != "https" {
+			return nil, fmt.Errorf("agent config: server %q: agents reach servers over https only (the join token and the node's traffic never cross the network in the clear)", u)
 		}
 	}
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })

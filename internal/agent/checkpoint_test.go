@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -100,5 +101,9 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if _, err := New(Config{ServerURLs: []string{"ftp://x"}, Token: "t", DataDir: "d"}); err == nil {
 		t.Fatal("bad server URL accepted")
+	}
+	// The join token never travels in the clear.
+	if _, err := New(Config{ServerURLs: []string{"https://a:1", "http://b:2"}, Token: "t", DataDir: "d"}); err == nil || !strings.Contains(err.Error(), "https only") {
+		t.Fatalf("an http server: %v", err)
 	}
 }

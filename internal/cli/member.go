@@ -32,11 +32,7 @@ func (m *memberFlags) register(cmd *cobra.Command) {
 
 // joinHTTPClient trusts the server to join as an agent does: by the CA hash the token
 // carries, or the CA of --ca-cert.
-func joinHTTPClient(joinToken string, o *options) (*http.Client, error) {
-	tok, err := jointoken.Parse(joinToken)
-	if err != nil {
-		return nil, fmt.Errorf("--join-token: %w", err)
-	}
+func joinHTTPClient(tok jointoken.Token, o *options) (*http.Client, error) {
 	if o.caCert != "" {
 		roots, err := client.LoadCAFile(o.caCert)
 		if err != nil {
@@ -75,11 +71,18 @@ func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("--join: %w", err)
 	}
-	hc, err := joinHTTPClient(joinToken, o)
+	if target.Scheme != "https" {
+		return nil, fmt.Errorf("--join %s: servers join over https only (the join token must not cross the network in the clear)", m.join)
+	}
+	tok, err := jointoken.Parse(joinToken)
+	if err != nil {
+		return nil, fmt.Errorf("--join-token: %w", err)
+	}
+	hc, err := joinHTTPClient(tok, o)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(target.String(), client.WithHTTPClient(hc), client.WithBearerToken(joinToken), client.WithUserAgent("berth-server/"+Version))
+	c, err := client.New(target.String(), client.WithHTTPClient(hc), client.WithBearerToken(tok.String()), client.WithUserAgent("berth-server/"+Version))
 	if err != nil {
 		return nil, fmt.Errorf("--join: %w", err)
 	}
@@ -101,7 +104,8 @@ func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, bu
 		status := client.StatusOf(err)
 		switch {
 		case err == nil:
-			return store.JoinAnswer{InitialCluster: joined.InitialCluster, EncryptionKeys: []byte(joined.EncryptionKeys)}, nil
+			return store.JoinAnswer{InitialCluster: joined.InitialCluster, EncryptionKeys: []byte(joined.EncryptionKeys),
+				CACert: []byte(joined.CACert), CAKey: []byte(joined.CAKey)}, nil
 		case status == http.StatusUnauthorized:
 			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
 		case isUntrusted(err):
@@ -112,6 +116,9 @@ func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, bu
 		log.Warn("cannot join yet; retrying", "server", c.Server(), "err", err)
 		select {
 		case <-ctx.Done():
+			if context.Cause(ctx) != context.DeadlineExceeded {
+				return store.JoinAnswer{}, fmt.Errorf("join canceled: %w", context.Cause(ctx))
+			}
 			return store.JoinAnswer{}, fmt.Errorf("no answer from the server to join at %s within %s: %w", c.Server(), budget, err)
 		case <-time.After(time.Second):
 		}

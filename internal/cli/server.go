@@ -29,6 +29,9 @@ type serverFlags struct {
 	packagesDir   string
 	joinToken     string
 	joinTokenFile string
+	etcdCA        string
+	etcdCert      string
+	etcdKey       string
 	tlsCert       string
 	tlsKey        string
 	tlsSANs       []string
@@ -87,6 +90,9 @@ func newServerCommand(o *options) *cobra.Command {
 	}
 	f.register(cmd, "directory of the embedded etcd's data")
 	cmd.Flags().StringSliceVar(&f.etcdEndpoints, "etcd-endpoints", nil, "external etcd endpoints, comma separated (instead of the embedded etcd)")
+	cmd.Flags().StringVar(&f.etcdCA, "etcd-cacert", "", "CA certificate that verifies the external etcd (https:// endpoints)")
+	cmd.Flags().StringVar(&f.etcdCert, "etcd-cert", "", "client certificate berth presents to the external etcd")
+	cmd.Flags().StringVar(&f.etcdKey, "etcd-key", "", "the key of --etcd-cert")
 	cmd.Flags().StringVar(&f.joinToken, "join-token", "", "a server join token berth-<id>.<secret> the cluster should know (prefer --join-token-file); with --join, the token to join with. Without one, the first start writes one to DATA-DIR/join-token")
 	cmd.Flags().StringVar(&f.joinTokenFile, "join-token-file", "", "file holding the join token (a server's DATA-DIR/join-token is one)")
 	cmd.MarkFlagsMutuallyExclusive("join-token", "join-token-file")
@@ -181,6 +187,9 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		Placement:              f.placement,
 		PackagesDir:            f.packagesDir,
 		JoinToken:              joinToken,
+		EtcdCAFile:             f.etcdCA,
+		EtcdCertFile:           f.etcdCert,
+		EtcdKeyFile:            f.etcdKey,
 		TLSCertFile:            f.tlsCert,
 		TLSKeyFile:             f.tlsKey,
 		TLSSANs:                f.tlsSANs,

@@ -68,6 +68,9 @@ type Joined struct {
 	InitialCluster string `json:"initialCluster"`
 	// EncryptionKeys is the cluster's encryption key file, which the new server keeps.
 	EncryptionKeys string `json:"encryptionKeys"`
+	// CACert and CAKey are the cluster CA (PEM), which the new server keeps.
+	CACert string `json:"caCert"`
+	CAKey  string `json:"caKey"`
 }
 
 // JoinCluster asks the server to add an etcd member (POST /v1/cluster/members). The

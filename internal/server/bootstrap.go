@@ -27,13 +27,23 @@ const (
 	JoinTokenFile = "join-token"
 )
 
-// ensureCA reads the cluster's CA, creating it on the cluster's first start.
+// ensureCA reads the cluster's CA, creating it on the cluster's first start: the
+// embedded member's own (which its etcd already uses), else a new one.
 func ensureCA(ctx context.Context, st *store.Store, log *slog.Logger) (*pki.CA, error) {
-	ca, created, err := st.EnsureCA(ctx, func() (*pki.CA, error) { return pki.NewCA("berth cluster CA", time.Now()) })
+	local := st.LocalCA()
+	ca, created, err := st.EnsureCA(ctx, func() (*pki.CA, error) {
+		if local != nil {
+			return local, nil
+		}
+		return pki.NewCA("berth cluster CA", time.Now())
+	})
 	if err != nil {
 		return nil, err
 	}
-	if created {
+	if local != nil && local.Hash() != ca.Hash() {
+		return nil, fmt.Errorf("the cluster's CA (%s) is not the one of this member's data dir (%s)", ca.Hash(), local.Hash())
+	}
+	if created && local == nil {
 		log.Info("cluster CA created", "caHash", ca.Hash())
 	}
 	return ca, nil

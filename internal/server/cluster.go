@@ -108,6 +108,10 @@ type memberAdded struct {
 	// EncryptionKeys is the cluster's encryption key file: every server seals and opens
 	// secrets with the same keys (docs/security.md).
 	EncryptionKeys string `json:"encryptionKeys,omitempty"`
+	// CACert and CAKey are the cluster CA: the new member's etcd speaks TLS with
+	// certificates of it before it can read the cluster's copy.
+	CACert string `json:"caCert"`
+	CAKey  string `json:"caKey"`
 }
 
 func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +155,13 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	added := memberAdded{Name: req.Name, PeerURL: peer, InitialCluster: ic}
+	added := memberAdded{Name: req.Name, PeerURL: peer, InitialCluster: ic, CACert: string(s.ca.CertPEM)}
+	key, err := s.ca.KeyPEM()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	added.CAKey = string(key)
 	if r := s.store.Keyring(); r != nil {
 		added.EncryptionKeys = string(r.Format())
 	}

@@ -60,15 +60,15 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 		code        int
 		want        string
 	}{
-		{"", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "join token"},
-		{"wrong", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "join token"},
-		{unknown, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
-		{server[:len(server)-1] + "x", `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
-		{agentTok, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 403, "needs a server token"},
-		{expired, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 403, "expired"},
-		{server, `{"name":"b","peerURL":"http://127.0.0.1:21999","x":1}`, 400, "unknown field"},
+		{"", `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "join token"},
+		{"wrong", `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "join token"},
+		{unknown, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
+		{server[:len(server)-1] + "x", `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
+		{agentTok, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 403, "needs a server token"},
+		{expired, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 403, "expired"},
+		{server, `{"name":"b","peerURL":"https://127.0.0.1:21999","x":1}`, 400, "unknown field"},
 		{server, `{"name":"-b","peerURL":"nope"}`, 422, "is invalid"},
-		{server, `{"name":"b","peerURL":"http://127.0.0.1:21999"}`, 409, "random loopback ports"},
+		{server, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 409, "random loopback ports"},
 	} {
 		r := callAs(t, "", http.MethodPost, join, tc.body, tc.token)
 		wantStatus(t, r, tc.code)
@@ -95,8 +95,8 @@ func TestClusterJoin(t *testing.T) {
 	token := newJoinToken(t, st, store.JoinRoleServer, time.Time{}).String()
 
 	self := clusterOf(t, url).Members[0]
-	body := `{"name":"joiner","peerURL":"http://127.0.0.1:21698"}`
-	want := "joiner=http://127.0.0.1:21698,m0=" + self.PeerURLs[0] // sorted
+	body := `{"name":"joiner","peerURL":"https://127.0.0.1:21698"}`
+	want := "joiner=https://127.0.0.1:21698,m0=" + self.PeerURLs[0] // sorted
 	for range 2 {
 		r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", body, token)
 		wantStatus(t, r, http.StatusCreated)
@@ -114,7 +114,7 @@ func TestClusterJoin(t *testing.T) {
 			t.Errorf("the added member: %+v, want a learner not yet started", m)
 		}
 	}
-	r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", `{"name":"m0","peerURL":"http://127.0.0.1:21697"}`, token)
+	r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", `{"name":"m0","peerURL":"https://127.0.0.1:21697"}`, token)
 	wantStatus(t, r, http.StatusConflict)
 	if e := decodeError(t, r); !strings.Contains(e.Message, `a member named "m0" already exists`) {
 		t.Errorf("name clash: %s", e.Message)

@@ -23,7 +23,7 @@ func TestRewrapRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, store.Config{Endpoints: testStore.Endpoints(), Logger: quietLogger(), Keyring: rotated})
+	st, err := store.Open(ctx, store.Config{Endpoints: testStore.Endpoints(), EtcdTLS: testStore.ClientTLS(), Logger: quietLogger(), Keyring: rotated})
 	if err != nil {
 		t.Fatal(err)
 	}

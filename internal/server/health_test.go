@@ -80,7 +80,7 @@ func TestRun(t *testing.T) {
 }
 
 func TestReadyzUnavailable(t *testing.T) {
-	st, err := store.Open(context.Background(), store.Config{Endpoints: testStore.Endpoints(), Logger: quietLogger(), Keyring: testStore.Keyring()})
+	st, err := store.Open(context.Background(), store.Config{Endpoints: testStore.Endpoints(), EtcdTLS: testStore.ClientTLS(), Logger: quietLogger(), Keyring: testStore.Keyring()})
 	if err != nil {
 		t.Fatal(err)
 	}

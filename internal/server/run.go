@@ -41,6 +41,9 @@ type Config struct {
 	EncryptionKeyFile string
 	// EtcdEndpoints selects an external etcd cluster instead of the embedded one.
 	EtcdEndpoints []string
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the TLS of an external etcd: the CA
+	// that verifies it, and the client certificate and key berth presents.
+	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
 	// EtcdQuotaBytes is the embedded etcd's space quota (0: store.DefaultQuotaBytes).
 	EtcdQuotaBytes int64
 	// EtcdCompactionInterval is how often etcd's history is compacted (0: never); see
@@ -126,8 +129,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		keyFile = filepath.Join(cfg.DataDir, "encryption.key")
 	}
+	etcdTLS, err := externalEtcdTLS(cfg)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	st, err := store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.EtcdEndpoints, Member: cfg.Member, Logger: cfg.Logger,
-		QuotaBytes: cfg.EtcdQuotaBytes, CompactionInterval: cfg.EtcdCompactionInterval, KeyFile: keyFile})
+		QuotaBytes: cfg.EtcdQuotaBytes, CompactionInterval: cfg.EtcdCompactionInterval, KeyFile: keyFile, EtcdTLS: etcdTLS})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
 	}

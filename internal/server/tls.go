@@ -172,3 +172,40 @@ func peerCert(cs *tls.ConnectionState) *x509.Certificate {
 	}
 	return cs.PeerCertificates[0]
 }
+
+// externalEtcdTLS is the client TLS of an external etcd from --etcd-cacert, --etcd-cert
+// and --etcd-key; nil without them.
+func externalEtcdTLS(cfg Config) (*tls.Config, error) {
+	if cfg.EtcdCAFile == "" && cfg.EtcdCertFile == "" && cfg.EtcdKeyFile == "" {
+		return nil, nil
+	}
+	if len(cfg.EtcdEndpoints) == 0 {
+		return nil, errors.New("--etcd-cacert, --etcd-cert and --etcd-key are for an external etcd (--etcd-endpoints): the embedded one always uses the cluster CA")
+	}
+	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.EtcdCAFile != "" {
+		data, err := os.ReadFile(cfg.EtcdCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cacert: %w", err)
+		}
+		certs, err := pki.ParseCertificates(data)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cacert %s: %w", cfg.EtcdCAFile, err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		for _, c := range certs {
+			conf.RootCAs.AddCert(c)
+		}
+	}
+	if (cfg.EtcdCertFile == "") != (cfg.EtcdKeyFile == "") {
+		return nil, errors.New("give both --etcd-cert and --etcd-key")
+	}
+	if cfg.EtcdCertFile != "" {
+		c, err := tls.LoadX509KeyPair(cfg.EtcdCertFile, cfg.EtcdKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cert/--etcd-key: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{c}
+	}
+	return conf, nil
+}

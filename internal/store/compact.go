@@ -217,6 +217,9 @@ func (s *Store) startBackground(interval time.Duration) {
 		s.background.wg.Go(func() { s.runCompactor(ctx, interval) })
 	}
 	s.background.wg.Go(func() { s.watchSpace(ctx) })
+	if s.tls != nil {
+		s.background.wg.Go(func() { s.tls.run(ctx) })
+	}
 }
 
 // stop ends the goroutines and waits for them; it does nothing when none was started.

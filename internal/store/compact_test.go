@@ -39,7 +39,7 @@ func getAt(s *Store, key string, rev int64) error {
 // round earlier; when it stops, the other takes over.
 func TestCompactionOncePerInterval(t *testing.T) {
 	a := openOwnStore(t, Config{})
-	b := openOwnStore(t, Config{Endpoints: []string{a.self}})
+	b := openOwnStore(t, Config{Endpoints: []string{a.self}, EtcdTLS: a.ClientTLS()})
 	ctx := context.Background()
 	key := prefix + "compact-test"
 	var ca, cb compactor

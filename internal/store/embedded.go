@@ -12,43 +12,52 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/berthhq/berth/internal/pki"
 )
 
 // readyTimeout bounds how long the embedded member may take to become ready.
 const readyTimeout = 60 * time.Second
 
-// startEmbedded runs a single-member etcd on loopback with its data in dataDir/etcd.
+// startEmbedded runs a single-member etcd on loopback with its data in dataDir/etcd, over
+// TLS with certificates of ca (etcdtls.go).
 // etcd refuses port 0, so free ports are found by listening on :0 and closing; another
 // process may grab them in between, so a bind failure is retried with new ports. The
 // ports change on every start: nothing outside the process uses them (a member of a
 // cluster has stable ones, see member.go).
-func startEmbedded(ctx context.Context, dataDir string, quota int64, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
+func startEmbedded(ctx context.Context, dataDir string, quota int64, ca *pki.CA, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, *etcdTLS, error) {
+	// Loopback alone: the certificate is the same whatever the ports.
+	mt, err := newEtcdTLS(dataDir, ca, nil, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	var lastErr error
 	for attempt := range 5 {
 		if attempt > 0 {
 			log.Debug("retrying embedded etcd start", "attempt", attempt, "err", lastErr)
 		}
-		e, err := tryStartEmbedded(ctx, dataDir, quota, zl)
+		e, err := tryStartEmbedded(ctx, dataDir, quota, mt, zl)
 		if err == nil {
-			return e, nil
+			return e, mt, nil
 		}
 		lastErr = err
 		if !strings.Contains(err.Error(), "address already in use") {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return nil, lastErr
+	return nil, nil, lastErr
 }
 
-func tryStartEmbedded(ctx context.Context, dataDir string, quota int64, zl *zap.Logger) (*embed.Etcd, error) {
+func tryStartEmbedded(ctx context.Context, dataDir string, quota int64, mt *etcdTLS, zl *zap.Logger) (*embed.Etcd, error) {
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	clientURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
-	peerURL := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	clientURL := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	peerURL := url.URL{Scheme: "https", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
 	cfg := embedConfig(dataDir, "berth", quota, clientURL, peerURL, zl)
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	mt.apply(cfg)
 	return runEmbedded(ctx, cfg)
 }
 

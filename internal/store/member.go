@@ -19,6 +19,8 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
 	"go.uber.org/zap"
+
+	"github.com/berthhq/berth/internal/pki"
 )
 
 // MemberConfig makes the embedded etcd one member of a cluster of berth servers, with
@@ -39,11 +41,13 @@ type MemberConfig struct {
 // JoinFunc asks a running cluster to add the member name with peerURL (as a learner).
 type JoinFunc func(ctx context.Context, name, peerURL string) (JoinAnswer, error)
 
-// JoinAnswer is what a new member starts with: the initial cluster ("name=peerURL,...")
-// and the cluster's encryption key file (sealing.go), which it keeps as its own.
+// JoinAnswer is what a new member starts with: the initial cluster ("name=peerURL,..."),
+// the cluster's encryption key file (sealing.go) and its CA (etcdtls.go), which it keeps
+// as its own.
 type JoinAnswer struct {
 	InitialCluster string
 	EncryptionKeys []byte
+	CACert, CAKey  []byte
 }
 
 // memberFile records what a member was first started with, in the data directory, so
@@ -56,9 +60,9 @@ type memberRecord struct {
 	ClientURL      string `json:"clientURL"`
 	InitialCluster string `json:"initialCluster"`
 	ClusterState   string `json:"clusterState"` // "new" or "existing"
-	// joinedKeys are the encryption keys of the join answer, for Open to keep (never
-	// written to the record).
-	joinedKeys []byte
+	// joined is the join answer (encryption keys and CA), for Open to keep (never written
+	// to the record).
+	joined *JoinAnswer
 }
 
 // namePattern is what berth accepts as a member name (etcd itself takes anything, but
@@ -73,7 +77,8 @@ func ValidMemberName(name string) error {
 	return nil
 }
 
-// listenURL turns a host:port flag into the http URL that is listened on and advertised.
+// listenURL turns a host:port flag into the https URL that is listened on and advertised
+// (etcdtls.go: members speak TLS only).
 func listenURL(flag, value string) (string, error) {
 	host, port, err := net.SplitHostPort(value)
 	if err != nil {
@@ -85,14 +90,14 @@ func listenURL(flag, value string) (string, error) {
 	if host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
 		return "", fmt.Errorf("%s %q: give an address the other servers can reach, not an unspecified one", flag, value)
 	}
-	return (&url.URL{Scheme: "http", Host: net.JoinHostPort(host, port)}).String(), nil
+	return (&url.URL{Scheme: "https", Host: net.JoinHostPort(host, port)}).String(), nil
 }
 
 // ParsePeerURL checks a peer URL sent by a joining server.
 func ParsePeerURL(s string) (string, error) {
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" && u.Path != "/" {
-		return "", fmt.Errorf("peer URL %q: want http://host:port", s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.Path != "" && u.Path != "/" {
+		return "", fmt.Errorf("peer URL %q: want https://host:port", s)
 	}
 	return listenURL("peer URL", u.Host)
 }
@@ -203,7 +208,7 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 	if err != nil {
 		return nil, fmt.Errorf("join: %w", err)
 	}
-	rec.InitialCluster, rec.ClusterState, rec.joinedKeys = ans.InitialCluster, "existing", ans.EncryptionKeys
+	rec.InitialCluster, rec.ClusterState, rec.joined = ans.InitialCluster, "existing", &ans
 	// Recorded before etcd starts: the cluster now expects this member, so a restart
 	// after a failed start must start it again, not join once more.
 	if err := saveMember(dataDir, rec); err != nil {
@@ -214,33 +219,42 @@ func resolveMember(ctx context.Context, dataDir string, cfg MemberConfig) (*memb
 
 // startMember runs the embedded etcd as the recorded member. A member that joined as a
 // learner is promoted to a voting member once it has caught up.
-func startMember(ctx context.Context, dataDir string, quota int64, rec *memberRecord, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, error) {
+func startMember(ctx context.Context, dataDir string, quota int64, rec *memberRecord, ca *pki.CA, log *slog.Logger, zl *zap.Logger) (*embed.Etcd, *etcdTLS, error) {
 	peer, err := url.Parse(rec.PeerURL)
 	if err != nil {
-		return nil, fmt.Errorf("member record: peer URL: %w", err)
+		return nil, nil, fmt.Errorf("member record: peer URL: %w", err)
 	}
 	client, err := url.Parse(rec.ClientURL)
 	if err != nil {
-		return nil, fmt.Errorf("member record: client URL: %w", err)
+		return nil, nil, fmt.Errorf("member record: client URL: %w", err)
+	}
+	if peer.Scheme != "https" || client.Scheme != "https" {
+		return nil, nil, fmt.Errorf("%s: this member was made by a berth without TLS (%s, %s): re-create the cluster's members with empty data dirs (docs/security.md, Upgrading)",
+			filepath.Join(dataDir, memberFile), rec.PeerURL, rec.ClientURL)
+	}
+	mt, err := newEtcdTLS(dataDir, ca, []url.URL{*peer, *client}, log)
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg := embedConfig(dataDir, rec.Name, quota, *client, *peer, zl)
+	mt.apply(cfg)
 	cfg.InitialCluster = rec.InitialCluster
 	cfg.ClusterState = rec.ClusterState
 	// Check that the configured members agree with the running cluster before joining it.
 	cfg.StrictReconfigCheck = true
 	e, err := runEmbedded(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if e.Server.IsLearner() {
 		log.Info("joined the etcd cluster as a learner; promoting once caught up", "member", rec.Name)
 		if err := promote(ctx, e); err != nil {
 			e.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		log.Info("promoted to a voting etcd member", "member", rec.Name)
 	}
-	return e, nil
+	return e, mt, nil
 }
 
 // promoteTimeout bounds how long a learner may take to catch up with the leader.

@@ -72,7 +72,8 @@ func joinThrough(s *Store) JoinFunc {
 		for {
 			ic, err := s.AddMember(ctx, name, peerURL)
 			if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
-				return JoinAnswer{InitialCluster: ic, EncryptionKeys: s.Keyring().Format()}, err
+				cert, key, caErr := s.JoinCA()
+				return JoinAnswer{InitialCluster: ic, EncryptionKeys: s.Keyring().Format(), CACert: cert, CAKey: key}, errors.Join(err, caErr)
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -108,7 +109,7 @@ func TestEmbeddedClusterJoinAndRestart(t *testing.T) {
 	}
 	leaders := 0
 	for i, m := range list {
-		if m.Name != ms[i].name || m.Learner || !m.Healthy || m.PeerURLs[0] != "http://"+ms[i].peer || m.ClientURLs[0] != "http://"+ms[i].client {
+		if m.Name != ms[i].name || m.Learner || !m.Healthy || m.PeerURLs[0] != "https://"+ms[i].peer || m.ClientURLs[0] != "https://"+ms[i].client {
 			t.Errorf("member %d: %+v, want %s, voting, healthy, with its URLs", i, m, ms[i].name)
 		}
 		if m.RaftLeader {
@@ -188,12 +189,13 @@ func TestMemberErrors(t *testing.T) {
 		want       error
 		msg        string
 	}{
-		{"m0", "http://127.0.0.1:21999", ErrAlreadyExists, `a member named "m0" already exists`},
-		{"other", "http://" + ms[0].peer, ErrAlreadyExists, `belongs to member "m0"`},
-		{"m0", "http://" + ms[0].peer, ErrAlreadyExists, "restart it without --join"},
-		{"bad name!", "http://127.0.0.1:21999", ErrInvalid, "member name"},
+		{"m0", "https://127.0.0.1:21999", ErrAlreadyExists, `a member named "m0" already exists`},
+		{"other", "https://" + ms[0].peer, ErrAlreadyExists, `belongs to member "m0"`},
+		{"m0", "https://" + ms[0].peer, ErrAlreadyExists, "restart it without --join"},
+		{"bad name!", "https://127.0.0.1:21999", ErrInvalid, "member name"},
 		{"ok", "ftp://x", ErrInvalid, "peer URL"},
-		{"ok", "http://0.0.0.0:21999", ErrInvalid, "not an unspecified one"},
+		{"ok", "http://127.0.0.1:21999", ErrInvalid, "want https://host:port"},
+		{"ok", "https://0.0.0.0:21999", ErrInvalid, "not an unspecified one"},
 	} {
 		_, err := a.AddMember(ctx, tc.name, tc.peer)
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
@@ -205,7 +207,7 @@ func TestMemberErrors(t *testing.T) {
 	}
 
 	// A store without a stable member cannot be joined.
-	if _, err := testStore.AddMember(ctx, "x", "http://127.0.0.1:21999"); !errors.Is(err, ErrNotJoinable) {
+	if _, err := testStore.AddMember(ctx, "x", "https://127.0.0.1:21999"); !errors.Is(err, ErrNotJoinable) {
 		t.Errorf("join a random-port member: %v", err)
 	}
 

@@ -277,7 +277,7 @@ func TestExternalEndpoints(t *testing.T) {
 	if err := testStore.Create(ctx, configMap("external", "cfg", "shared"), Raw{}); err != nil {
 		t.Fatal(err)
 	}
-	ext, err := Open(ctx, Config{Endpoints: testStore.Endpoints(), Logger: quietLogger()})
+	ext, err := Open(ctx, Config{Endpoints: testStore.Endpoints(), EtcdTLS: testStore.ClientTLS(), Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/seal"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Secrets are encrypted at rest (docs/security.md, Encryption at rest): the stored object
@@ -47,8 +48,8 @@ func (s *Store) openValue(key, val []byte) ([]byte, error) {
 // member just joined, else with a new key (the first server of a cluster).
 func (s *Store) loadKeyFile(path string) (*seal.Keyring, error) {
 	var joined *seal.Keyring
-	if s.member != nil && len(s.member.joinedKeys) > 0 {
-		r, err := seal.ParseKeyFile(s.member.joinedKeys)
+	if s.member != nil && s.member.joined != nil && len(s.member.joined.EncryptionKeys) > 0 {
+		r, err := seal.ParseKeyFile(s.member.joined.EncryptionKeys)
 		if err != nil {
 			return nil, fmt.Errorf("the encryption keys of the join answer: %w", err)
 		}

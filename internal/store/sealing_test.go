@@ -103,12 +103,12 @@ func TestKeyRotation(t *testing.T) {
 	}
 	endpoints := []string{first.self}
 
-	_, err := Open(ctx, Config{Endpoints: endpoints, Logger: quietLogger(), Keyring: testKeyring(cur)})
+	_, err := Open(ctx, Config{Endpoints: endpoints, EtcdTLS: first.ClientTLS(), Logger: quietLogger(), Keyring: testKeyring(cur)})
 	if err == nil || !strings.Contains(err.Error(), `encrypted with key "`+old.Name+`"`) {
 		t.Fatalf("a server without the cluster's key: %v, want refused naming the key", err)
 	}
 
-	rotated := openOwnStore(t, Config{Endpoints: endpoints, Keyring: testKeyring(cur, old)})
+	rotated := openOwnStore(t, Config{Endpoints: endpoints, EtcdTLS: first.ClientTLS(), Keyring: testKeyring(cur, old)})
 	if obj, err := rotated.Get(ctx, v4.KindSecret, "rot", "db"); err != nil || obj.(*v4.Secret).Datas["password"].Content != "old-secret" {
 		t.Fatalf("the rotated ring reads the old key's secret: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestKeyRotation(t *testing.T) {
 	if n, err := rotated.Rewrap(ctx); err != nil || n != 0 {
 		t.Fatalf("a second rewrap: %d, %v; want nothing to do", n, err)
 	}
-	newOnly := openOwnStore(t, Config{Endpoints: endpoints, Keyring: testKeyring(cur)})
+	newOnly := openOwnStore(t, Config{Endpoints: endpoints, EtcdTLS: first.ClientTLS(), Keyring: testKeyring(cur)})
 	for _, name := range []string{"db", "new"} {
 		if _, err := newOnly.Get(ctx, v4.KindSecret, "rot", name); err != nil {
 			t.Fatalf("after rewrap, the new key alone reads %s: %v", name, err)

@@ -7,15 +7,17 @@ package store
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
-	"github.com/berthhq/berth/internal/seal"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/berthhq/berth/internal/seal"
 )
 
 // Config says where the state lives.
@@ -40,6 +42,9 @@ type Config struct {
 	// Keyring seals secrets at rest (sealing.go). Open refuses a keyring that cannot open
 	// what the cluster sealed before.
 	Keyring *seal.Keyring
+	// EtcdTLS is the client TLS of an external etcd (--etcd-cacert, --etcd-cert,
+	// --etcd-key); nil connects without TLS. The embedded member always uses TLS.
+	EtcdTLS *tls.Config
 	// KeyFile, used when Keyring is nil, is the encryption key file: read when it exists,
 	// else written with the keys of the cluster this member joins, or a new key. With
 	// neither, secrets are stored in plaintext.
@@ -50,6 +55,7 @@ type Config struct {
 type Store struct {
 	client *clientv3.Client
 	etcd   *embed.Etcd   // nil with an external cluster
+	tls    *etcdTLS      // the embedded member's certificates; nil with an external cluster
 	self   string        // the embedded member's client endpoint; "" with an external cluster
 	member *memberRecord // the embedded member's identity; nil unless started with Config.Member
 	log    *slog.Logger
@@ -95,10 +101,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 		s.etcd = e
-		s.self = e.Clients[0].Addr().String()
+		s.self = "https://" + e.Clients[0].Addr().String()
 		endpoints = []string{s.self}
 	}
+	clientTLS := cfg.EtcdTLS
+	if s.tls != nil {
+		clientTLS = s.tls.clientConfig()
+	}
 	client, err := clientv3.New(clientv3.Config{
+		TLS:                clientTLS,
 		Endpoints:          endpoints,
 		DialTimeout:        5 * time.Second,
 		MaxCallSendMsgSize: maxRequestBytes + 1024*1024,
@@ -150,7 +161,13 @@ func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) 
 			return nil, err
 		}
 		if rec == nil {
-			return startEmbedded(ctx, cfg.DataDir, cfg.QuotaBytes, s.log, zl)
+			ca, err := loadOrCreateCA(cfg.DataDir, nil, s.log)
+			if err != nil {
+				return nil, err
+			}
+			e, mt, err := startEmbedded(ctx, cfg.DataDir, cfg.QuotaBytes, ca, s.log, zl)
+			s.tls = mt
+			return e, err
 		}
 		mc = &MemberConfig{}
 	}
@@ -159,10 +176,15 @@ func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) 
 		return nil, err
 	}
 	s.member = rec
-	e, err := startMember(ctx, cfg.DataDir, cfg.QuotaBytes, rec, s.log, zl)
+	ca, err := loadOrCreateCA(cfg.DataDir, rec.joined, s.log)
 	if err != nil {
 		return nil, err
 	}
+	e, mt, err := startMember(ctx, cfg.DataDir, cfg.QuotaBytes, rec, ca, s.log, zl)
+	if err != nil {
+		return nil, err
+	}
+	s.tls = mt
 	if err := saveMember(cfg.DataDir, rec); err != nil {
 		e.Close()
 		return nil, err

@@ -94,6 +94,10 @@ func joinThrough(s *store.Store) store.JoinFunc {
 			ic, err := s.AddMember(ctx, name, peerURL)
 			if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
 				ans := store.JoinAnswer{InitialCluster: ic}
+				var caErr error
+				if ans.CACert, ans.CAKey, caErr = s.JoinCA(); caErr != nil {
+					return ans, caErr
+				}
 				if r := s.Keyring(); r != nil {
 					ans.EncryptionKeys = r.Format()
 				}
