@@ -33,7 +33,9 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-const joinToken = "e2e-join-token"
+// joinToken is the servers' --join-token (berth-<id>.<secret>); agents and joining servers
+// are given it with the cluster CA's hash, as the server writes it to DATA-DIR/join-token.
+const joinToken = "berth-e2etst.0123456789abcdef0123456789abcdef"
 
 // startServer runs `berth server` (embedded etcd in dataDir) with a join token, so real
 // `berth agent` processes can join.
@@ -59,7 +61,7 @@ type agentProc struct {
 func startAgent(t *testing.T, s *devServer, name string, ports string, extra ...string) *agentProc {
 	t.Helper()
 	a := &agentProc{t: t, name: name, dataDir: filepath.Join(t.TempDir(), name)}
-	a.args = []string{"agent", "--server", s.url, "--token", joinToken, "--data-dir", a.dataDir, "--node-name", name,
+	a.args = []string{"agent", "--server", s.url, "--token", joinTokenOf(t, s.dataDir), "--data-dir", a.dataDir, "--node-name", name,
 		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s"}
 	a.args = append(a.args, extra...)
 	a.start()
@@ -218,12 +220,17 @@ func packageServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// httpGet fetches a URL on this machine with a short timeout.
-func httpGet(url string) (int, string, error) {
+// httpGet fetches a URL of a workload on this machine (plain HTTP) with a short timeout.
+func httpGet(url string) (int, string, error) { return httpGetWith(http.DefaultClient, url) }
+
+// httpGet fetches a URL of the server (HTTPS, trusting its CA) with a short timeout.
+func (s *devServer) httpGet(url string) (int, string, error) { return httpGetWith(s.http, url) }
+
+func httpGetWith(hc *http.Client, url string) (int, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, "", err
 	}
@@ -234,7 +241,7 @@ func httpGet(url string) (int, string, error) {
 
 func fmtSpec(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
-// httpPost sends an empty POST to a URL on this machine.
+// httpPost sends an empty POST to a URL of a workload on this machine (plain HTTP).
 func httpPost(url string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +33,7 @@ func deploymentSpec(t *testing.T, w webSpec, version, strategy string) string {
 
 // apiGet decodes a GET of the server's API (faster than the CLI for sampling).
 func (s *devServer) apiGet(path string, out any) error {
-	resp, err := http.Get(s.url + path)
+	resp, err := s.http.Get(s.url + path)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -186,7 +185,7 @@ func (s *devServer) longBerth(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, berthBin, args...)
-	cmd.Env = append(os.Environ(), "BERTH_SERVER="+s.url, "BERTH_CONFIG=", "HOME="+t.TempDir())
+	cmd.Env = s.cliEnv(t)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -230,7 +229,7 @@ func (s *devServer) servingNow(ns, owner string) (int, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/v1/namespaces/"+ns+"/taskgroups", nil)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		return 0, false
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -71,9 +72,14 @@ type haServer struct {
 	name string
 }
 
-// memberFlags are a new member's flags; join is "" for the first server.
-func memberFlags(name string, peer, clientPort int, join string) []string {
-	f := []string{"--join-token", joinToken, "--etcd-name", name,
+// memberFlags are a new member's flags; join is "" for the first server, which is given
+// joinToken; a joining server is given token, the first one's DATA-DIR/join-token (with the
+// cluster CA's hash, which pins the TLS of the join).
+func memberFlags(name string, peer, clientPort int, join, token string) []string {
+	if join == "" {
+		token = joinToken
+	}
+	f := []string{"--join-token", token, "--etcd-name", name,
 		"--etcd-peer-listen", fmt.Sprintf("127.0.0.1:%d", peer), "--etcd-client-listen", fmt.Sprintf("127.0.0.1:%d", clientPort)}
 	if join != "" {
 		f = append(f, "--join", join)
@@ -91,14 +97,15 @@ func startCluster(t *testing.T) []*haServer {
 	t.Helper()
 	var out []*haServer
 	for i := range 3 {
-		join := ""
+		join, token := "", ""
 		if i > 0 {
 			join = out[i-1].url // any member takes a join
+			token = joinTokenOf(t, out[0].dataDir)
 			time.Sleep(5500 * time.Millisecond)
 		}
 		name := fmt.Sprintf("s%d", i+1)
 		ports := haPorts(t, 2)
-		s := startBerth(t, t.TempDir(), "server", memberFlags(name, ports[0], ports[1], join)...)
+		s := startBerth(t, t.TempDir(), "server", memberFlags(name, ports[0], ports[1], join, token)...)
 		out = append(out, &haServer{devServer: s, name: name})
 	}
 	return out
@@ -113,9 +120,15 @@ func allURLs(servers []*haServer) string {
 	return strings.Join(urls, ",")
 }
 
+// allOf is a CLI and HTTPS target of every server in servers (they share one CA, so the
+// first one's ca.crt verifies them all).
+func allOf(t *testing.T, servers []*haServer) *devServer {
+	return servers[0].via(t, allURLs(servers))
+}
+
 // clusterOf reads GET /v1/cluster from one server, nil when it does not answer.
-func clusterOf(url string) *client.ClusterInfo {
-	c, err := client.New(url)
+func clusterOf(s *devServer) *client.ClusterInfo {
+	c, err := client.New(s.url, client.WithHTTPClient(s.http))
 	if err != nil {
 		return nil
 	}
@@ -136,7 +149,7 @@ func leaderOf(t *testing.T, servers []*haServer) (*haServer, string) {
 	waitUntil(t, 30*time.Second, "a leader", func() bool {
 		ids := map[string]*haServer{}
 		for _, s := range servers {
-			if info := clusterOf(s.url); info != nil {
+			if info := clusterOf(s.devServer); info != nil {
 				ids[info.Self.ID] = s
 				id = info.Leader
 			}
@@ -153,6 +166,7 @@ func berthServer(t *testing.T, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, berthBin, append([]string{"server", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -168,8 +182,8 @@ type ackedWrites struct {
 	tries int
 }
 
-func (w *ackedWrites) run(ctx context.Context, t *testing.T, urls, ns string) {
-	c, err := client.New(urls)
+func (w *ackedWrites) run(ctx context.Context, t *testing.T, cl *devServer, ns string) {
+	c, err := client.New(cl.url, client.WithHTTPClient(cl.http))
 	if err != nil {
 		t.Error(err)
 		return
@@ -195,21 +209,30 @@ func (w *ackedWrites) run(ctx context.Context, t *testing.T, urls, ns string) {
 // Servers that must not join are refused with a clear message and start nothing.
 func TestJoinRefusals(t *testing.T) {
 	ports := haPorts(t, 4)
-	s1 := startBerth(t, t.TempDir(), "server", memberFlags("s1", ports[0], ports[1], "")...)
+	s1 := startBerth(t, t.TempDir(), "server", memberFlags("s1", ports[0], ports[1], "", "")...)
+	token := joinTokenOf(t, s1.dataDir)
+	_, caHash, ok := strings.Cut(token, "::")
+	if !ok {
+		t.Fatalf("the join token %q has no CA hash", token)
+	}
+	// Well formed, with the right CA hash (so TLS is pinned and the server answers), but a
+	// token the cluster does not know.
+	unknown := "berth-zzzzzz.0123456789abcdef0123456789abcdef::" + caHash
 	for _, tc := range []struct {
 		name  string
 		flags []string
 		want  string
 	}{
-		{"bad token", append(memberFlags("s2", ports[2], ports[3], s1.url)[2:], "--join-token", "wrong"), "refused the join token"},
-		{"name clash", memberFlags("s1", ports[2], ports[3], s1.url), `a member named "s1" already exists`},
+		{"bad token", memberFlags("s2", ports[2], ports[3], s1.url, unknown), "refused the join token"},
+		{"malformed token", memberFlags("s2", ports[2], ports[3], s1.url, "wrong"), "--join-token: join token:"},
+		{"name clash", memberFlags("s1", ports[2], ports[3], s1.url, token), `a member named "s1" already exists`},
 	} {
 		out, err := berthServer(t, tc.flags...)
 		if err == nil || !strings.Contains(out, tc.want) {
 			t.Errorf("%s: err %v, output:\n%s\nwant %q", tc.name, err, out, tc.want)
 		}
 	}
-	if info := clusterOf(s1.url); info == nil || len(info.Members) != 1 || !info.Members[0].Healthy {
+	if info := clusterOf(s1); info == nil || len(info.Members) != 1 || !info.Members[0].Healthy {
 		t.Fatalf("refused joins changed the cluster: %+v", info)
 	}
 }
@@ -236,7 +259,7 @@ func replaceLeader(t *testing.T, servers []*haServer, b *agentProc, freeze bool,
 			t.Fatal(err)
 		}
 	}
-	change(&devServer{t: t, url: allURLs(others)})
+	change(allOf(t, others))
 	if !freeze {
 		at = time.Now()
 	}
@@ -297,8 +320,8 @@ func deploymentDone(t *testing.T, cl, live *devServer, ns string, rev, n int, ag
 func TestLeaderKilledDuringChange(t *testing.T) {
 	requireRoot(t)
 	servers := startCluster(t)
-	cl := &devServer{t: t, url: allURLs(servers)} // the CLI with every server
-	if info := clusterOf(servers[2].url); info == nil || len(info.Members) != 3 {
+	cl := allOf(t, servers) // the CLI with every server
+	if info := clusterOf(servers[2].devServer); info == nil || len(info.Members) != 3 {
 		t.Fatalf("cluster: %+v", info)
 	} else {
 		for _, m := range info.Members {
@@ -322,7 +345,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	var writes ackedWrites
 	wctx, stopWrites := context.WithCancel(context.Background())
 	wdone := make(chan struct{})
-	go func() { defer close(wdone); writes.run(wctx, t, cl.url, ns) }()
+	go func() { defer close(wdone); writes.run(wctx, t, cl, ns) }()
 	defer func() { stopWrites(); <-wdone }()
 	time.Sleep(2 * time.Second)
 
@@ -350,9 +373,9 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	servers = append(servers, back)
 	// Cleanups run last-registered first: this one runs before back is killed, while the
 	// cluster still has its quorum (the first one, after two kills, would find none).
-	(&devServer{t: t, url: allURLs(servers)}).cleanupDeployments(ns)
+	allOf(t, servers).cleanupDeployments(ns)
 	waitUntil(t, 30*time.Second, "three healthy members again", func() bool {
-		info := clusterOf(back.url)
+		info := clusterOf(back.devServer)
 		if info == nil || info.Self.Member != killed.name || len(info.Members) != 3 {
 			return false
 		}
@@ -369,7 +392,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	servers = replaceLeader(t, servers, b, true, func(via *devServer) {
 		via.mustBerth("scale", "deployment", "web", "5", "-n", ns)
 	})
-	cl = &devServer{t: t, url: allURLs(servers)}
+	cl = allOf(t, servers)
 	deploymentDone(t, cl, servers[0].devServer, ns, 2, 5, a, b)
 
 	stopWrites()
@@ -417,7 +440,7 @@ func checkWrites(t *testing.T, s *devServer, ns string, names []string) {
 	t.Helper()
 	missing := 0
 	for _, name := range names {
-		code, body, err := httpGet(s.url + "/v1/namespaces/" + ns + "/configmaps/" + name)
+		code, body, err := s.httpGet(s.url + "/v1/namespaces/" + ns + "/configmaps/" + name)
 		if err != nil || code != http.StatusOK {
 			missing++
 			if missing <= 3 {

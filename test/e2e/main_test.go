@@ -1,10 +1,12 @@
 // Package e2e runs the real berth binary: `berth dev` with its embedded etcd in a temporary
-// data directory, driven through the CLI and plain HTTP, as a user would.
+// data directory, driven through the CLI and HTTPS (trusting the cluster CA the server
+// writes to its data dir), as a user would.
 package e2e
 
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -12,9 +14,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/client"
 )
 
 var berthBin string
@@ -37,7 +42,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// devServer is one running `berth dev` process.
+// devServer is one running `berth dev` process (or, with cmd nil, a CLI target of
+// several servers: url is then a comma list).
 type devServer struct {
 	t       *testing.T
 	cmd     *exec.Cmd
@@ -45,6 +51,44 @@ type devServer struct {
 	dataDir string
 	logs    *bytes.Buffer
 	exited  chan struct{}
+	// caFile is the cluster CA certificate (DATA-DIR/ca.crt) that verifies the server,
+	// roots the same CA as a pool, and http an HTTPS client trusting it.
+	caFile string
+	roots  *x509.CertPool
+	http   *http.Client
+}
+
+// caFileOf is where a server keeps its cluster's CA certificate.
+func caFileOf(dataDir string) string { return filepath.Join(dataDir, "ca.crt") }
+
+// joinTokenOf reads the join token (with the CA hash) a server wrote to its data dir.
+func joinTokenOf(t *testing.T, dataDir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dataDir, "join-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		t.Fatalf("%s/join-token is empty", dataDir)
+	}
+	return tok
+}
+
+// trust sets s's CA from caFile (the server's, or another of the same cluster).
+func (s *devServer) trust(caFile string) error {
+	pool, err := client.LoadCAFile(caFile)
+	if err != nil {
+		return err
+	}
+	s.caFile, s.roots, s.http = caFile, pool, client.HTTPClient(pool, nil)
+	return nil
+}
+
+// via is a CLI and HTTPS target of the comma list urls, trusting s's CA (every server of
+// one cluster has the same).
+func (s *devServer) via(t *testing.T, urls string) *devServer {
+	return &devServer{t: t, url: urls, caFile: s.caFile, roots: s.roots, http: s.http}
 }
 
 // freeAddr returns a loopback address free now for a server's --listen. It is taken from
@@ -84,8 +128,10 @@ func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServ
 func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
 	addr := freeAddr(t)
-	s := &devServer{t: t, url: "http://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
+	s := &devServer{t: t, url: "https://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{command, "--listen", addr, "--data-dir", dataDir}, flags...)...)
+	// berth dev writes a CLI config into $HOME: never the real one.
+	s.cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -107,7 +153,15 @@ func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...strin
 			t.Fatalf("berth dev exited early:\n%s", s.logs.String())
 		default:
 		}
-		resp, err := http.Get(s.url + "/readyz")
+		// The CA certificate is written once the server has started (a restarted
+		// server's may be there before it listens: it is the same CA).
+		if s.http == nil {
+			if _, err := os.Stat(caFileOf(dataDir)); err != nil || s.trust(caFileOf(dataDir)) != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+		}
+		resp, err := s.http.Get(s.url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -148,7 +202,7 @@ func (s *devServer) berth(stdin string, args ...string) cliResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, berthBin, args...)
-	cmd.Env = append(os.Environ(), "BERTH_SERVER="+s.url, "BERTH_CONFIG=", "HOME="+s.t.TempDir())
+	cmd.Env = s.cliEnv(s.t)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if stdin != "" {
@@ -164,6 +218,11 @@ func (s *devServer) berth(stdin string, args ...string) cliResult {
 		code = exitErr.ExitCode()
 	}
 	return cliResult{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// cliEnv is the environment of a CLI run against s: its servers, its CA, no config file.
+func (s *devServer) cliEnv(t *testing.T) []string {
+	return append(os.Environ(), "BERTH_SERVER="+s.url, "BERTH_CA_CERT="+s.caFile, "BERTH_CONFIG=", "HOME="+t.TempDir())
 }
 
 // mustBerth runs the CLI and fails the test on a non-zero exit.

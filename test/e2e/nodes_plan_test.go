@@ -19,7 +19,7 @@ func registerNode(t *testing.T, s *devServer, name, ip string) {
 	body := `{"apiVersion":"v4","kind":"node","metadata":{"name":"` + name + `"},
 		"spec":{"ip":"` + ip + `","capacity":{"cpu":4,"memoryMB":8192,"diskMB":50000}},
 		"status":{"phase":"Ready"}}`
-	resp, err := http.Post(s.url+"/v1/nodes", "application/json", strings.NewReader(body))
+	resp, err := s.http.Post(s.url+"/v1/nodes", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

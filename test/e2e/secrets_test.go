@@ -27,7 +27,7 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 	s.applySpec(t, secret)
 	readBack := func(s *devServer) {
 		t.Helper()
-		code, body, err := httpGet(s.url + "/v1/namespaces/atrest/secrets/db-pass")
+		code, body, err := s.httpGet(s.url + "/v1/namespaces/atrest/secrets/db-pass")
 		if err != nil || code != 200 || !strings.Contains(body, marker) {
 			t.Fatalf("GET the secret: %d %v %.200s", code, err, body)
 		}

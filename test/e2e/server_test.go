@@ -19,13 +19,13 @@ func mustRead(t *testing.T, name string) string {
 	return string(b)
 }
 
-func do(t *testing.T, method, url, body string) (int, []byte) {
+func (s *devServer) do(t *testing.T, method, url, body string) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func do(t *testing.T, method, url, body string) (int, []byte) {
 func TestSeedOverHTTP(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--agent=false")
 	base := s.url + "/v1/namespaces/ns-a/processes"
-	code, body := do(t, http.MethodPost, base, mustRead(t, "testdata/seed001_process.json"))
+	code, body := s.do(t, http.MethodPost, base, mustRead(t, "testdata/seed001_process.json"))
 	if code != http.StatusUnprocessableEntity {
 		t.Fatalf("want 422, got %d: %s", code, body)
 	}
@@ -57,13 +57,13 @@ func TestSeedOverHTTP(t *testing.T) {
 	}
 
 	fixed := mustRead(t, "testdata/seed001_process_fixed.json")
-	if code, body = do(t, http.MethodPost, base, fixed); code != http.StatusCreated {
+	if code, body = s.do(t, http.MethodPost, base, fixed); code != http.StatusCreated {
 		t.Fatalf("fixed seed: %d %s", code, body)
 	}
-	if code, body = do(t, http.MethodGet, base+"/gamesvc/definition", ""); code != 200 || string(body) != fixed {
+	if code, body = s.do(t, http.MethodGet, base+"/gamesvc/definition", ""); code != 200 || string(body) != fixed {
 		t.Errorf("definition: %d, equal=%v", code, string(body) == fixed)
 	}
-	if code, _ = do(t, http.MethodPost, base, fixed); code != http.StatusConflict {
+	if code, _ = s.do(t, http.MethodPost, base, fixed); code != http.StatusConflict {
 		t.Errorf("second create: want 409, got %d", code)
 	}
 
@@ -72,12 +72,12 @@ func TestSeedOverHTTP(t *testing.T) {
 	// time it is sent: retry those (each retry is itself a 409 that must not be lost).
 	var upd []byte
 	for attempt := 0; ; attempt++ {
-		_, body = do(t, http.MethodGet, base+"/gamesvc", "")
+		_, body = s.do(t, http.MethodGet, base+"/gamesvc", "")
 		var obj map[string]any
 		json.Unmarshal(body, &obj)
 		obj["spec"].(map[string]any)["instance"] = 5
 		upd, _ = json.Marshal(obj)
-		code, body = do(t, http.MethodPut, base+"/gamesvc", string(upd))
+		code, body = s.do(t, http.MethodPut, base+"/gamesvc", string(upd))
 		if code == 200 {
 			break
 		}
@@ -85,15 +85,15 @@ func TestSeedOverHTTP(t *testing.T) {
 			t.Fatalf("update: %d %s", code, body)
 		}
 	}
-	if code, _ = do(t, http.MethodPut, base+"/gamesvc", string(upd)); code != http.StatusConflict {
+	if code, _ = s.do(t, http.MethodPut, base+"/gamesvc", string(upd)); code != http.StatusConflict {
 		t.Errorf("stale update: want 409, got %d", code)
 	}
 	big := bytes.Repeat([]byte(" "), 3<<20)
-	if code, _ = do(t, http.MethodPost, s.url+"/v1/apply", string(big)); code != http.StatusRequestEntityTooLarge {
+	if code, _ = s.do(t, http.MethodPost, s.url+"/v1/apply", string(big)); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("3 MiB body: want 413, got %d", code)
 	}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics"} {
-		if code, body = do(t, http.MethodGet, s.url+path, ""); code != 200 {
+		if code, body = s.do(t, http.MethodGet, s.url+path, ""); code != 200 {
 			t.Errorf("%s: %d %s", path, code, body)
 		}
 	}

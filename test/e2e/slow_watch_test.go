@@ -32,7 +32,7 @@ func TestSlowWatchersHoldNoMemory(t *testing.T) {
 	put := func(n int) {
 		t.Helper()
 		doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"big","namespace":"soak","labels":{"n":"%d"}},"datas":{"k":{"type":"file","content":%q}}}`, n, content)
-		resp, err := http.Post(s.url+"/v1/apply", "application/json", strings.NewReader(doc))
+		resp, err := s.http.Post(s.url+"/v1/apply", "application/json", strings.NewReader(doc))
 		if err != nil {
 			t.Fatal(err)
 		}

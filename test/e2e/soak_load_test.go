@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,7 @@ func floodApplies(ctx context.Context, s *devServer, worker, size int, pace time
 	blob := make([]byte, size*3/4)
 	rand.Read(blob)
 	content := base64.StdEncoding.EncodeToString(blob)
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Transport: s.http.Transport, Timeout: 30 * time.Second}
 	for n := 0; ctx.Err() == nil; n++ {
 		doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"cm-%d-%d","namespace":"soak","labels":{"n":"%d"}},"datas":{"k":{"type":"file","content":%q}}}`,
 			worker, n%5, n, content)
@@ -118,7 +119,7 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // slowWatcher opens a watch of the soak namespace's configmaps and never reads it, with
 // a fixed receive buffer (the kernel cannot grow it to hold the flood), as a stuck
-// client would.
+// client would. It speaks TLS over that TCP connection, trusting the server's CA.
 func slowWatcher(t *testing.T, s *devServer) net.Conn {
 	t.Helper()
 	u, err := url.Parse(s.url)
@@ -132,8 +133,15 @@ func slowWatcher(t *testing.T, s *devServer) net.Conn {
 		err := rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10) })
 		return errors.Join(err, serr)
 	}}
-	c, err := d.Dial("tcp", u.Host)
+	raw, err := d.Dial("tcp", u.Host)
 	if err != nil {
+		t.Fatal(err)
+	}
+	c := tls.Client(raw, &tls.Config{RootCAs: s.roots, ServerName: u.Hostname(), MinVersion: tls.VersionTLS12})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.HandshakeContext(ctx); err != nil {
+		raw.Close()
 		t.Fatal(err)
 	}
 	fmt.Fprintf(c, "GET /v1/namespaces/soak/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
@@ -147,7 +155,7 @@ func readWatch(ctx context.Context, s *devServer, lines *atomic.Int64) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		return err
 	}
@@ -205,7 +213,7 @@ func countEvents(s *devServer) (int, error) {
 		if cont != "" {
 			q.Set("continue", cont)
 		}
-		resp, err := http.Get(s.url + "/v1/events?" + q.Encode())
+		resp, err := s.http.Get(s.url + "/v1/events?" + q.Encode())
 		if err != nil {
 			return 0, err
 		}

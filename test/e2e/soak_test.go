@@ -113,7 +113,7 @@ func TestSoak(t *testing.T) {
 		case p99 > soakMaxApplyMs*time.Millisecond:
 			violation = append(violation, fmt.Sprintf("apply p99 %s > %d ms", p99, soakMaxApplyMs))
 		}
-		if code, _, err := httpGet(s.url + "/v1/namespaces/soak/processes/big"); err != nil || code != http.StatusOK {
+		if code, _, err := s.httpGet(s.url + "/v1/namespaces/soak/processes/big"); err != nil || code != http.StatusOK {
 			violation = append(violation, fmt.Sprintf("GET of the scaled process: %d %v", code, err))
 		}
 	}
