@@ -241,7 +241,4 @@ func TestJoinTokensAndCertificateRotation(t *testing.T) {
 	})
 	s.mustBerth("scale", "process", "web", "2", "-n", "rot")
 	s.running(t, "rot", "web", 2)
-	if !strings.Contains(a.logs.String(), "certificate renewed") {
-		t.Errorf("the agent did not log the renewal:\n%s", a.logs.String())
-	}
 }
