@@ -55,7 +55,7 @@ func TestManagersOnSharedEtcd(t *testing.T) {
 	storetest.Reset(t, testStore)
 	var servers []*server
 	for _, id := range []string{"server-a", "server-b"} {
-		st, err := store.Open(context.Background(), store.Config{Endpoints: testStore.Endpoints(), Logger: storetest.QuietLogger(), Keyring: testStore.Keyring()})
+		st, err := store.Open(context.Background(), store.Config{Endpoints: testStore.Endpoints(), EtcdTLS: testStore.ClientTLS(), Logger: storetest.QuietLogger(), Keyring: testStore.Keyring()})
 		if err != nil {
 			t.Fatal(err)
 		}
