@@ -16,6 +16,9 @@ server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server' INT TERM
 
 for _ in $(seq 1 100); do
+  # The management token, made at the first start (berth dev also puts it in the CLI
+  # config file, unless you have a config file of your own).
+  if [ -s "$data/admin-token" ]; then BERTH_TOKEN=$(cat "$data/admin-token"); export BERTH_TOKEN; fi
   if "$berth" get configmaps -A >/dev/null 2>&1; then break; fi
   if ! kill -0 "$server" 2>/dev/null; then echo "berth dev exited" >&2; exit 1; fi
   sleep 0.2

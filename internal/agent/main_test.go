@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
@@ -41,6 +42,8 @@ type cluster struct {
 	// ca is the cluster's CA; token a join token with its hash, as agents are given it.
 	ca    *pki.CA
 	token string
+	// admin is a management token, for the tests' own calls as a user.
+	admin string
 
 	mu  sync.Mutex
 	srv *server.Server
@@ -67,6 +70,14 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	c.token = tok.WithPin(c.ca.Hash())
+	admin, err := acl.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.CreateACLToken(context.Background(), &acl.Token{ID: admin.ID, SecretHash: acl.HashOf(admin), Management: true, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c.admin = admin.String()
 	c.serve(l)
 	t.Cleanup(c.down)
 	return c
@@ -77,7 +88,7 @@ func (c *cluster) url() string { return "https://" + c.addr }
 // client is a user's client of the cluster.
 func (c *cluster) client() *client.Client {
 	c.t.Helper()
-	cl, err := client.New(c.url(), client.WithHTTPClient(client.HTTPClient(c.ca.Pool(), nil)))
+	cl, err := client.New(c.url(), client.WithHTTPClient(client.HTTPClient(c.ca.Pool(), nil)), client.WithBearerToken(c.admin))
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ type fileConfig struct {
 	Server string `yaml:"server"`
 	// CACert is the CA certificate file that verifies the servers (docs/security.md).
 	CACert string `yaml:"ca-cert"`
+	// Token is the user's token (docs/security.md, Users and policies).
+	Token string `yaml:"token"`
 }
 
 // resolveServer finds the server address: --server, then $BERTH_SERVER, then `server:` in
@@ -114,4 +116,21 @@ func resolveCACert(flag string, e *env) (string, error) {
 		return filepath.Join(filepath.Dir(path), cfg.CACert), nil
 	}
 	return cfg.CACert, nil
+}
+
+// resolveToken finds the user's token: --token, then $BERTH_TOKEN, then `token:` in the
+// config file; "" calls as anonymous.
+func resolveToken(flag string, e *env) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if v := e.getenv("BERTH_TOKEN"); v != "" {
+		return v, nil
+	}
+	path, explicit, err := configPath(e)
+	if err != nil || path == "" {
+		return "", err
+	}
+	cfg, err := readConfig(path, explicit)
+	return cfg.Token, err
 }

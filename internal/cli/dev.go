@@ -64,7 +64,11 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 				mu.Unlock()
 			}
 		}
-		config, err := writeDevConfig(o.env, "https://"+addr, filepath.Join(f.dataDir, server.CAFile))
+		admin, err := os.ReadFile(filepath.Join(f.dataDir, server.AdminTokenFile))
+		if err != nil {
+			log.Warn("no management token for the CLI config", "err", err)
+		}
+		config, err := writeDevConfig(o.env, "https://"+addr, filepath.Join(f.dataDir, server.CAFile), strings.TrimSpace(string(admin)))
 		if err != nil {
 			log.Warn("the CLI config file was not written", "err", err)
 		}
@@ -110,10 +114,10 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 // file, never one the user wrote.
 const devConfigMark = "# written by berth dev:"
 
-// writeDevConfig points the CLI config file at this berth dev (its server and CA), so that
-// other shells need no flags. It returns the file's path, or "" when a config file of the
-// user's own is there (left alone).
-func writeDevConfig(e *env, server, caFile string) (string, error) {
+// writeDevConfig points the CLI config file at this berth dev (its server, CA and
+// management token), so that other shells need no flags. It returns the file's path, or ""
+// when a config file of the user's own is there (left alone).
+func writeDevConfig(e *env, server, caFile, token string) (string, error) {
 	path, _, err := configPath(e)
 	if err != nil || path == "" {
 		return "", err
@@ -127,6 +131,9 @@ func writeDevConfig(e *env, server, caFile string) (string, error) {
 	}
 	body := fmt.Sprintf("%s berth dev rewrites this file at each start while this line is first\nserver: %s\nca-cert: %s\n",
 		devConfigMark, server, caFile)
+	if token != "" {
+		body += "token: " + token + "\n"
+	}
 	if err := atomicfile.Write(path, []byte(body), 0o600); err != nil {
 		return "", err
 	}

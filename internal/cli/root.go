@@ -44,6 +44,7 @@ type options struct {
 	env       *env
 	server    string
 	caCert    string
+	token     string
 	namespace string
 	output    string
 	timeout   time.Duration
@@ -71,6 +72,7 @@ func newRootCommand(e *env) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&o.server, "server", "", "server address, or several comma separated to fail over in order (default: $BERTH_SERVER, the config file's server:, or "+client.DefaultServer+")")
 	pf.StringVar(&o.caCert, "ca-cert", "", "CA certificate file that verifies the servers (default: $BERTH_CA_CERT, the config file's ca-cert:, else the system's roots); a server keeps its cluster's in DATA-DIR/ca.crt")
+	pf.StringVar(&o.token, "token", "", "your token, berth-acl-<id>.<secret> (default: $BERTH_TOKEN, the config file's token:, which berth dev writes)")
 	pf.StringVarP(&o.namespace, "namespace", "n", v4.DefaultNamespace, "namespace of the objects")
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json, yaml or name")
 	pf.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long one request may take (watches are not limited)")
@@ -86,6 +88,9 @@ func newRootCommand(e *env) *cobra.Command {
 		newClusterCommand(o),
 		newSecretsCommand(o),
 		newTokenCommand(o),
+		newACLCommand(o),
+		newWhoamiCommand(o),
+		newAuthCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newRolloutCommand(o),
@@ -114,7 +119,15 @@ func (o *options) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(addr, client.WithHTTPClient(hc), client.WithUserAgent("berth/"+Version))
+	opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth/" + Version)}
+	token, err := resolveToken(o.token, o.env)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		opts = append(opts, client.WithBearerToken(token))
+	}
+	return client.New(addr, opts...)
 }
 
 // httpClient is the HTTP client of API calls: TLS verified with the resolved CA

@@ -145,6 +145,9 @@ func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, 
 	if err != nil {
 		return err
 	}
+	cfg.OnManagementToken = func(token string) {
+		fmt.Fprintf(o.out(), "\nThe cluster's management token (every right; shown once, also in DATA-DIR/%s):\n  %s\n\n", server.AdminTokenFile, token)
+	}
 	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return server.Run(ctx, cfg)

@@ -65,6 +65,11 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/agent/certificate/renew", "POST", "/v1/agent/certificate/renew", `{"csr":"junk"}`, 400, "csr"},
 		{"POST /v1/jointokens", "POST", "/v1/jointokens", `{"role":"king"}`, 422, "role"},
 		{"DELETE /v1/jointokens/{id}", "DELETE", "/v1/jointokens/berth-nope00", "", 404, ""},
+		{"POST /v1/acl/can-i", "POST", "/v1/acl/can-i", `{"verb":"fly","kind":"process"}`, 422, "verb"},
+		{"POST /v1/acl/tokens", "POST", "/v1/acl/tokens", `{"policies":["nope"]}`, 422, "policies[0]"},
+		{"DELETE /v1/acl/tokens/{id}", "DELETE", "/v1/acl/tokens/berth-acl-nope00", "", 404, ""},
+		{"PUT /v1/acl/policies/{name}", "PUT", "/v1/acl/policies/bad", "kind: acl-policy\nmetadata: {name: bad}\nrules: []\n", 422, "rules"},
+		{"DELETE /v1/acl/policies/{name}", "DELETE", "/v1/acl/policies/nope", "", 404, ""},
 	}
 }
 
@@ -79,9 +84,18 @@ func TestEveryWriteRouteValidates(t *testing.T) {
 	}
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
 	putTaskGroup(t, "adm", "0.web.adm.c.1", "n1", nil)
-	// Every call comes from node n1's agent with a server join token, so each reaches the
-	// validation its route does after authentication.
+	// Each call is authenticated as its route wants (node n1's certificate, a server join
+	// token, or the management token), so it reaches the validation after authentication.
 	token := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{}).String()
+	as := func(path string) (node, tok string) {
+		switch {
+		case strings.HasPrefix(path, "/v1/agent/certificate"), path == "/v1/cluster/members":
+			return "n1", token
+		case strings.HasPrefix(path, "/v1/agent/"):
+			return "n1", ""
+		}
+		return "", ""
+	}
 
 	cases := invalidWrites()
 	covered := map[string]bool{}
@@ -102,7 +116,8 @@ func TestEveryWriteRouteValidates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
 			before := revision(t, ctx)
-			r := callAs(t, "n1", c.method, url+c.path, c.body, token)
+			node, tok := as(c.path)
+			r := callAs(t, node, c.method, url+c.path, c.body, tok)
 			if r.code != c.code {
 				t.Fatalf("status %d, want %d: %s", r.code, c.code, r.body)
 			}

@@ -37,7 +37,7 @@ func TestAgentCertificateExchange(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"", http.StatusUnauthorized, "a join token is required"},
+		{anonymous, http.StatusUnauthorized, "a join token is required"},
 		{"berth-nope", http.StatusUnauthorized, "join token"},
 		{revoked.String(), http.StatusUnauthorized, "unknown or revoked"},
 		{good[:len(good)-1] + "0", http.StatusUnauthorized, "unknown or revoked"},
@@ -45,7 +45,7 @@ func TestAgentCertificateExchange(t *testing.T) {
 	} {
 		r := callAs(t, "", http.MethodPost, url+"/v1/agent/certificate", body, c.token)
 		wantStatus(t, r, c.code)
-		if msg := decodeError(t, r).Message; !strings.Contains(msg, c.want) || (c.token != "" && strings.Contains(msg, c.token[strings.Index(c.token, ".")+1:])) {
+		if msg := decodeError(t, r).Message; !strings.Contains(msg, c.want) || (c.token != anonymous && strings.Contains(msg, c.token[strings.Index(c.token, ".")+1:])) {
 			t.Errorf("token %q: %q, want %q and no secret", c.token, msg, c.want)
 		}
 	}

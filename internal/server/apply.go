@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 
+	"github.com/berthhq/berth/internal/acl"
+
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
@@ -15,6 +17,9 @@ type applyBody struct {
 // documents in one transaction.
 func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	docs, err := s.readDocuments(w, r, "the apply stream")
+	if err == nil {
+		err = s.checkDocuments(r, acl.VerbWrite, docs)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -25,6 +25,9 @@ import (
 const (
 	CAFile        = "ca.crt"
 	JoinTokenFile = "join-token"
+	// AdminTokenFile holds the management token made at the cluster's first start (0600),
+	// as k3s keeps its admin kubeconfig: whoever is root on the server owns the cluster.
+	AdminTokenFile = "admin-token"
 )
 
 // ensureCA reads the cluster's CA, creating it on the cluster's first start: the
@@ -66,6 +69,9 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 		}
 		given = &tok
 	}
+	if err := bootstrapACL(ctx, st, cfg); err != nil {
+		return err
+	}
 	if cfg.DataDir == "" {
 		return nil
 	}
@@ -90,6 +96,26 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 	}
 	if err := atomicfile.Write(path, []byte(given.WithPin(cfg.CA.Hash())+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write the join token file: %w", err)
+	}
+	return nil
+}
+
+// bootstrapACL makes the cluster's management token at its first start: written to
+// DATA-DIR/admin-token, and handed to cfg.OnManagementToken to show once. Never logged.
+func bootstrapACL(ctx context.Context, st *store.Store, cfg Config) error {
+	sec, created, err := st.BootstrapACL(ctx, time.Now())
+	if err != nil || !created {
+		return err
+	}
+	if cfg.DataDir != "" {
+		path := filepath.Join(cfg.DataDir, AdminTokenFile)
+		if err := atomicfile.Write(path, []byte(sec.String()+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write the management token: %w", err)
+		}
+		cfg.Logger.Info("management token created: the cluster's first administrator token is in "+path, "id", "berth-acl-"+sec.ID)
+	}
+	if cfg.OnManagementToken != nil {
+		cfg.OnManagementToken(sec.String())
 	}
 	return nil
 }

@@ -95,8 +95,8 @@ func TestClusterJoin(t *testing.T) {
 	token := newJoinToken(t, st, store.JoinRoleServer, time.Time{}).String()
 
 	self := clusterOf(t, url).Members[0]
-	body := `{"name":"joiner","peerURL":"https://127.0.0.1:21698"}`
-	want := "joiner=https://127.0.0.1:21698,m0=" + self.PeerURLs[0] // sorted
+	body := `{"name":"joiner","peerURL":"https://127.0.0.1:21798"}`
+	want := "joiner=https://127.0.0.1:21798,m0=" + self.PeerURLs[0] // sorted
 	for range 2 {
 		r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", body, token)
 		wantStatus(t, r, http.StatusCreated)
@@ -114,7 +114,7 @@ func TestClusterJoin(t *testing.T) {
 			t.Errorf("the added member: %+v, want a learner not yet started", m)
 		}
 	}
-	r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", `{"name":"m0","peerURL":"https://127.0.0.1:21697"}`, token)
+	r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", `{"name":"m0","peerURL":"https://127.0.0.1:21797"}`, token)
 	wantStatus(t, r, http.StatusConflict)
 	if e := decodeError(t, r); !strings.Contains(e.Message, `a member named "m0" already exists`) {
 		t.Errorf("name clash: %s", e.Message)

@@ -63,6 +63,11 @@ func TestRun(t *testing.T) {
 		t.Fatal("not ready within 60s")
 	}
 	trustCAFile(t, filepath.Join(dir, CAFile))
+	admin, err := os.ReadFile(filepath.Join(dir, AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminToken = strings.TrimSpace(string(admin))
 	base := "https://" + addr
 	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/run/configmaps", cmJSON("run", "cfg", "eA==")), http.StatusCreated)
 	// An open watch must not hold up the shutdown.

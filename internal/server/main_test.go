@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
@@ -57,6 +59,7 @@ func startTestServer(t *testing.T, cfg Config, st *store.Store) (*Server, string
 	if err != nil {
 		t.Fatal(err)
 	}
+	adminToken = newManagementToken(t, st)
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.Listener = tls.NewListener(ts.Listener, srv.TLSConfig())
 	ts.Start()
@@ -135,8 +138,48 @@ func httpClientAs(t *testing.T, node string) *http.Client {
 		getCert = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	c := client.HTTPClient(roots, getCert)
+	if node == "" { // a user's calls carry the test's management token
+		c.Transport = &adminTransport{next: c.Transport}
+	}
 	clients[node] = c
 	return c
+}
+
+// adminToken is the management token of the last test server; a user's calls send it
+// unless they carry a token of their own, or ask to be anonymous (anonymousHeader).
+var adminToken string
+
+const anonymousHeader = "X-Test-Anonymous"
+
+// anonymous, as callAs's token, calls without any token.
+const anonymous = "<anonymous>"
+
+type adminTransport struct{ next http.RoundTripper }
+
+func (a *adminTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	switch {
+	case r.Header.Get(anonymousHeader) != "":
+		r.Header.Del(anonymousHeader)
+	case r.Header.Get("Authorization") == "" && adminToken != "":
+		r.Header.Set("Authorization", "Bearer "+adminToken)
+	}
+	return a.next.RoundTrip(r)
+}
+
+// newManagementToken stores a management token in st; "" when st cannot (a test of a
+// closed store calls only the open routes).
+func newManagementToken(t *testing.T, st *store.Store) string {
+	t.Helper()
+	sec, err := acl.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateACLToken(context.Background(), &acl.Token{ID: sec.ID, SecretHash: acl.HashOf(sec), Management: true, Name: "test admin", Created: time.Now()}); err != nil {
+		t.Logf("no management token: %v", err)
+		return ""
+	}
+	return sec.String()
 }
 
 func cmJSON(ns, name, content string) string {
@@ -171,7 +214,11 @@ func callAs(t *testing.T, node, method, url, body, token string) response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if token != "" {
+	switch token {
+	case "":
+	case anonymous:
+		req.Header.Set(anonymousHeader, "1")
+	default:
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := httpClientAs(t, node).Do(req)

@@ -28,11 +28,13 @@ func runningTG(t *testing.T, ns, owner, node string) *v4.TaskGroup {
 
 // eventuallyStatus repeats a request until it answers code: the server's scheduler view
 // follows the store a moment behind the writes the test makes directly.
-func eventuallyStatus(t *testing.T, method, url, body string, code int) response {
+func eventuallyStatus(t *testing.T, method, url, body string, code int, contains ...string) response {
 	t.Helper()
 	var r response
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if r = call(t, method, url, body); r.code == code {
+		// The plan reads the scheduler's snapshot, which follows etcd a moment later: wait
+		// for the answer that names what the test set up.
+		if r = call(t, method, url, body); r.code == code && (len(contains) == 0 || strings.Contains(string(r.body), contains[0])) {
 			return r
 		}
 	}
@@ -72,7 +74,7 @@ func TestMoveEndpoint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := eventuallyStatus(t, http.MethodPost, tc.url, tc.body, tc.code)
+			r := eventuallyStatus(t, http.MethodPost, tc.url, tc.body, tc.code, tc.contains)
 			e := decodeError(t, r)
 			if !strings.Contains(e.Message, tc.contains) {
 				t.Errorf("message %q, want it to contain %q", e.Message, tc.contains)

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/berthhq/berth/internal/acl"
+
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 )
@@ -20,6 +22,9 @@ const defaultPlanSyncWait = 5 * time.Second
 // stream order, so later documents see the placements of earlier ones.
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 	docs, err := s.readDocuments(w, r, "the plan stream")
+	if err == nil {
+		err = s.checkDocuments(r, acl.VerbRead, docs)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

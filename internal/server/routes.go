@@ -8,7 +8,7 @@ import (
 // routes registers every route of docs/api.md. The catch-all "/" turns the mux's plain
 // text 404 and 405 into the API's JSON errors.
 func (s *Server) routes() *routeMux {
-	mux := &routeMux{ServeMux: http.NewServeMux()}
+	mux := &routeMux{ServeMux: http.NewServeMux(), guard: s.guard}
 	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}", s.handleList)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/{plural}", s.handleCreate)
 	mux.HandleFunc("GET /v1/namespaces/{ns}/{plural}/{name}", s.handleGet)
@@ -36,6 +36,7 @@ func (s *Server) routes() *routeMux {
 	s.clusterRoutes(mux)
 	s.encryptionRoutes(mux)
 	s.joinTokenRoutes(mux)
+	s.aclRoutes(mux)
 	s.packageRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
@@ -49,16 +50,17 @@ func (s *Server) routes() *routeMux {
 type routeMux struct {
 	*http.ServeMux
 	patterns []string
+	// guard wraps each route with its authorization (authz_routes.go).
+	guard func(pattern string, h http.HandlerFunc) http.HandlerFunc
 }
 
 func (m *routeMux) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
 	m.patterns = append(m.patterns, pattern)
-	m.ServeMux.HandleFunc(pattern, h)
+	m.ServeMux.HandleFunc(pattern, m.guard(pattern, h))
 }
 
 func (m *routeMux) Handle(pattern string, h http.Handler) {
-	m.patterns = append(m.patterns, pattern)
-	m.ServeMux.Handle(pattern, h)
+	m.HandleFunc(pattern, h.ServeHTTP)
 }
 
 // probeMethods are the methods the API uses; the fallback asks the mux which of them a

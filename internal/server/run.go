@@ -59,6 +59,9 @@ type Config struct {
 	Logger *slog.Logger
 	// OnReady, if set, is called with the bound address once the server accepts connections.
 	OnReady func(addr string)
+	// OnManagementToken, if set, receives the management token made at the cluster's
+	// first start, the one time it is made (`berth server` prints it).
+	OnManagementToken func(token string)
 	// Feed, if set, is the scheduler snapshot feed plans read; its owner runs it. Run
 	// always runs its own; New starts one when this is nil.
 	Feed *feed.Feed

@@ -53,6 +53,8 @@ type Server struct {
 	// stopRenewal ends the renewal of the server's certificates; renewals counts them.
 	stopRenewal context.CancelFunc
 	renewals    sync.WaitGroup
+	// aclCache keeps users' tokens and policies for a moment (authz.go).
+	aclCache aclCache
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
 

@@ -47,7 +47,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	}
 	slow := tls.Client(raw, &tls.Config{RootCAs: testCA(t).Pool(), ServerName: u.Hostname()})
 	defer slow.Close()
-	fmt.Fprintf(slow, "GET /v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", ns, u.Host)
+	fmt.Fprintf(slow, "GET /v1/namespaces/%s/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", ns, u.Host, adminToken)
 	reading := openStream(t, coll)
 
 	// The reading client reads all along: every change, and never an error.

@@ -106,6 +106,9 @@ func startCluster(t *testing.T) []*haServer {
 		name := fmt.Sprintf("s%d", i+1)
 		ports := haPorts(t, 2)
 		s := startBerth(t, t.TempDir(), "server", memberFlags(name, ports[0], ports[1], join, token)...)
+		if i > 0 { // the management token is the cluster's, in the first server's data dir
+			s.useToken(out[0].token)
+		}
 		out = append(out, &haServer{devServer: s, name: name})
 	}
 	return out
@@ -370,6 +373,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 		}
 	}
 	back := &haServer{devServer: startBerth(t, killed.dataDir, "server", "--join-token", joinToken), name: killed.name}
+	back.useToken(servers[0].token)
 	servers = append(servers, back)
 	// Cleanups run last-registered first: this one runs before back is killed, while the
 	// cluster still has its quorum (the first one, after two kills, would find none).

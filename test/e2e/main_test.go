@@ -56,6 +56,9 @@ type devServer struct {
 	caFile string
 	roots  *x509.CertPool
 	http   *http.Client
+	// token is the cluster's management token (DATA-DIR/admin-token of the first
+	// server): the CLI and http send it.
+	token string
 }
 
 // caFileOf is where a server keeps its cluster's CA certificate.
@@ -81,14 +84,49 @@ func (s *devServer) trust(caFile string) error {
 	if err != nil {
 		return err
 	}
-	s.caFile, s.roots, s.http = caFile, pool, client.HTTPClient(pool, nil)
+	s.caFile, s.roots = caFile, pool
+	s.useToken(s.token)
 	return nil
+}
+
+// useToken makes s's CLI runs and HTTP calls send token.
+func (s *devServer) useToken(token string) {
+	s.token = token
+	s.http = client.HTTPClient(s.roots, nil)
+	if token != "" {
+		s.http.Transport = &bearer{token: token, next: s.http.Transport}
+	}
+}
+
+// adminTokenOf reads the management token a server wrote at the cluster's first start
+// ("" for a server that joined a cluster: it has none).
+func adminTokenOf(dataDir string) string {
+	b, err := os.ReadFile(filepath.Join(dataDir, "admin-token"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// bearer adds a token to requests that carry none.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") != "" {
+		return b.next.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
 
 // via is a CLI and HTTPS target of the comma list urls, trusting s's CA (every server of
 // one cluster has the same).
 func (s *devServer) via(t *testing.T, urls string) *devServer {
-	return &devServer{t: t, url: urls, caFile: s.caFile, roots: s.roots, http: s.http}
+	return &devServer{t: t, url: urls, caFile: s.caFile, roots: s.roots, http: s.http, token: s.token}
 }
 
 // freeAddr returns a loopback address free now for a server's --listen. It is taken from
@@ -156,6 +194,7 @@ func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...strin
 		// The CA certificate is written once the server has started (a restarted
 		// server's may be there before it listens: it is the same CA).
 		if s.http == nil {
+			s.token = adminTokenOf(dataDir)
 			if _, err := os.Stat(caFileOf(dataDir)); err != nil || s.trust(caFileOf(dataDir)) != nil {
 				time.Sleep(100 * time.Millisecond)
 				continue
@@ -222,7 +261,7 @@ func (s *devServer) berth(stdin string, args ...string) cliResult {
 
 // cliEnv is the environment of a CLI run against s: its servers, its CA, no config file.
 func (s *devServer) cliEnv(t *testing.T) []string {
-	return append(os.Environ(), "BERTH_SERVER="+s.url, "BERTH_CA_CERT="+s.caFile, "BERTH_CONFIG=", "HOME="+t.TempDir())
+	return append(os.Environ(), "BERTH_SERVER="+s.url, "BERTH_CA_CERT="+s.caFile, "BERTH_TOKEN="+s.token, "BERTH_CONFIG=", "HOME="+t.TempDir())
 }
 
 // mustBerth runs the CLI and fails the test on a non-zero exit.

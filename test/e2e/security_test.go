@@ -242,3 +242,79 @@ func TestJoinTokensAndCertificateRotation(t *testing.T) {
 	s.mustBerth("scale", "process", "web", "2", "-n", "rot")
 	s.running(t, "rot", "web", 2)
 }
+
+// as is a CLI and HTTPS target of s's servers with another token ("" for none).
+func (s *devServer) as(token string) *devServer {
+	other := *s
+	other.useToken(token)
+	return &other
+}
+
+// TestUsersAndPolicies: without a token nothing is allowed, not even berth exec; a
+// read-only token reads, and cannot write, exec, read logs or secrets; a revoked token
+// stops working at once. Each refusal names what is missing.
+func TestUsersAndPolicies(t *testing.T) {
+	requireRoot(t)
+	s := startDev(t, t.TempDir())
+	defer s.cleanupProcesses("acl")
+	s.applySpec(t, `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"acl"},"datas":{"k":{"content":"aHVudGVyMg=="}}}`)
+	s.applySpec(t, `{"apiVersion":"v4","kind":"process","metadata":{"name":"web","namespace":"acl"},
+	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep","startCmd":"echo hi; exec sleep 3600",
+		"resources":{"limits":{"cpu":"0.1","memory":"16"}}}]}}}}`)
+	tg := s.running(t, "acl", "web", 1)[0].Metadata.Name
+
+	anon := s.as("")
+	for _, args := range [][]string{
+		{"exec", "-n", "acl", tg, "--", "id"},
+		{"get", "secrets", "-A"},
+		{"get", "secret", "pw", "-n", "acl", "-o", "json"},
+		{"apply", "-f", "-"},
+	} {
+		r := anon.berth(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"x","namespace":"acl"},"datas":{}}`, args...)
+		if r.code == 0 || !strings.Contains(r.stderr, "401: no token") || !strings.Contains(r.stderr, "BERTH_TOKEN") || strings.Contains(r.stdout+r.stderr, "aHVudGVyMg==") {
+			t.Errorf("anonymous berth %v: %d %s %s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+
+	policy := filepath.Join(t.TempDir(), "ro.yaml")
+	os.WriteFile(policy, []byte("kind: acl-policy\nmetadata: {name: readonly}\nrules:\n  - {namespaces: [\"*\"], kinds: [\"*\"], verbs: [read]}\n"), 0o644)
+	s.mustBerth("acl", "policy", "apply", "-f", policy)
+	ro := s.as(strings.TrimSpace(s.mustBerth("acl", "token", "create", "--policy", "readonly", "--name", "reader", "-o", "name")))
+	if out := ro.mustBerth("get", "processes", "-n", "acl"); !strings.Contains(out, "web") {
+		t.Fatalf("the read-only token cannot read: %s", out)
+	}
+	if out := ro.mustBerth("whoami"); !strings.Contains(out, "policies readonly") {
+		t.Errorf("whoami: %s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scale", "process", "web", "2", "-n", "acl"}, "may not scale process in namespace acl"},
+		{[]string{"delete", "process", "web", "-n", "acl"}, "may not write process in namespace acl"},
+		{[]string{"exec", "-n", "acl", tg, "--", "id"}, "may not exec taskgroup in namespace acl"},
+		{[]string{"logs", "-n", "acl", tg}, "may not logs taskgroup in namespace acl"},
+		{[]string{"get", "secret", "pw", "-n", "acl", "-o", "json"}, "may not read secret in namespace acl"},
+		{[]string{"token", "create"}, "may not admin cluster"},
+	} {
+		r := ro.berth("", c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "aHVudGVyMg==") {
+			t.Errorf("read-only berth %v: %d %s %s, want %q", c.args, r.code, r.stdout, r.stderr, c.want)
+		}
+	}
+	if r := ro.berth("", "auth", "can-i", "exec", "taskgroup", "-n", "acl"); r.code != 1 || strings.TrimSpace(r.stdout) != "no" {
+		t.Errorf("can-i exec: %d %q", r.code, r.stdout)
+	}
+	if r := ro.berth("", "auth", "can-i", "read", "process", "-n", "acl"); r.code != 0 || strings.TrimSpace(r.stdout) != "yes" {
+		t.Errorf("can-i read: %d %q", r.code, r.stdout)
+	}
+	// The management token still does all of it.
+	if out := s.mustBerth("exec", "-n", "acl", tg, "--", "echo", "allowed"); !strings.Contains(out, "allowed") {
+		t.Errorf("management exec: %q", out)
+	}
+	id, _, _ := strings.Cut(ro.token, ".")
+	s.mustBerth("acl", "token", "revoke", id)
+	if r := ro.berth("", "get", "processes", "-n", "acl"); r.code == 0 || !strings.Contains(r.stderr, "unknown or revoked") {
+		t.Errorf("a revoked token: %d %s", r.code, r.stderr)
+	}
+}

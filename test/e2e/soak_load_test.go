@@ -144,7 +144,7 @@ func slowWatcher(t *testing.T, s *devServer) net.Conn {
 		raw.Close()
 		t.Fatal(err)
 	}
-	fmt.Fprintf(c, "GET /v1/namespaces/soak/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\n\r\n", u.Host)
+	fmt.Fprintf(c, "GET /v1/namespaces/soak/configmaps?watch=true HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", u.Host, s.token)
 	return c
 }
 

@@ -1,0 +1,44 @@
+package v4
+
+import "time"
+
+// Users and policies (docs/security.md): the bodies of /v1/acl/... The policies
+// themselves are documents of kind acl-policy (internal/acl).
+
+// Whoami answers GET /v1/acl/whoami.
+type Whoami struct {
+	Token      string   `json:"token,omitempty"`
+	Name       string   `json:"name,omitempty"`
+	Anonymous  bool     `json:"anonymous,omitempty"`
+	Management bool     `json:"management,omitempty"`
+	Policies   []string `json:"policies"`
+}
+
+// CanI is the body and the answer of POST /v1/acl/can-i.
+type CanI struct {
+	Verb      string `json:"verb"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Allowed   bool   `json:"allowed"`
+}
+
+// ACLTokenRequest is the body of POST /v1/acl/tokens.
+type ACLTokenRequest struct {
+	Name       string   `json:"name,omitempty"`
+	Policies   []string `json:"policies,omitempty"`
+	Management bool     `json:"management,omitempty"`
+	// TTL is how long the token works, a Go duration ("720h"); "" or "0" never expires.
+	TTL string `json:"ttl,omitempty"`
+}
+
+// ACLTokenInfo describes a user's token; Secret, the token itself, is set only in the
+// answer that creates it.
+type ACLTokenInfo struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name,omitempty"`
+	Policies   []string  `json:"policies"`
+	Management bool      `json:"management,omitempty"`
+	Created    time.Time `json:"created"`
+	Expires    time.Time `json:"expires,omitzero"`
+	Secret     string    `json:"secret,omitempty"`
+}

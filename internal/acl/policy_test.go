@@ -1,0 +1,43 @@
+package acl
+
+import (
+	"strings"
+	"testing"
+)
+
+// Namespace globs and a secret named by its kind.
+func TestPolicyRules(t *testing.T) {
+	p := &Policy{Kind: KindPolicy, Metadata: PolicyMeta{Name: "dev"}, Rules: []Rule{
+		{Namespaces: []string{"dev-*"}, Kinds: []string{"*"}, Verbs: []string{"read", "write"}},
+		{Namespaces: []string{"dev-a"}, Kinds: []string{"secret"}, Verbs: []string{"read"}},
+		{Kinds: []string{"node"}, Verbs: []string{"read"}},
+	}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		req  Request
+		want bool
+	}{
+		{Request{Verb: "write", Kind: "process", Namespace: "dev-b"}, true},
+		{Request{Verb: "scale", Kind: "process", Namespace: "dev-b"}, true}, // write implies scale
+		{Request{Verb: "exec", Kind: "taskgroup", Namespace: "dev-b"}, false},
+		{Request{Verb: "write", Kind: "process", Namespace: "prod"}, false},
+		{Request{Verb: "read", Kind: "process", Namespace: "*"}, false}, // every namespace needs "*"
+		{Request{Verb: "read", Kind: "secret", Namespace: "dev-b"}, false},
+		{Request{Verb: "read", Kind: "secret", Namespace: "dev-a"}, true},
+		{Request{Verb: "read", Kind: "node"}, true},
+		{Request{Verb: "write", Kind: "node"}, false},
+	} {
+		if got := p.Allows(c.req); got != c.want {
+			t.Errorf("%s: %v, want %v", c.req, got, c.want)
+		}
+	}
+	bad := &Policy{Kind: "policy", Metadata: PolicyMeta{Name: "Bad"}, Rules: []Rule{{Kinds: []string{"process"}, Verbs: []string{"fly"}, Namespaces: []string{"[x"}}}}
+	err := bad.Validate()
+	for _, field := range []string{"kind", "metadata.name", "rules[0].verbs[0]", "rules[0].namespaces[0]"} {
+		if err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("validation %v does not name %s", err, field)
+		}
+	}
+}

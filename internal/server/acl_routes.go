@@ -1,0 +1,235 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Users' tokens and policies (docs/security.md, Users and policies), whoami and can-i.
+
+func (s *Server) aclRoutes(mux *routeMux) {
+	mux.HandleFunc("GET /v1/acl/whoami", s.handleWhoami)
+	mux.HandleFunc("POST /v1/acl/can-i", s.handleCanI)
+	mux.HandleFunc("POST /v1/acl/tokens", s.handleACLTokenCreate)
+	mux.HandleFunc("GET /v1/acl/tokens", s.handleACLTokenList)
+	mux.HandleFunc("DELETE /v1/acl/tokens/{id}", s.handleACLTokenRevoke)
+	mux.HandleFunc("PUT /v1/acl/policies/{name}", s.handleACLPolicyPut)
+	mux.HandleFunc("GET /v1/acl/policies", s.handleACLPolicyList)
+	mux.HandleFunc("GET /v1/acl/policies/{name}", s.handleACLPolicyGet)
+	mux.HandleFunc("DELETE /v1/acl/policies/{name}", s.handleACLPolicyDelete)
+}
+
+func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
+	id := identityOf(r)
+	out := v4.Whoami{Name: id.Name, Anonymous: id.Anonymous(), Management: id.Management, Policies: []string{}}
+	if !id.Anonymous() {
+		out.Token = "berth-acl-" + id.TokenID
+	}
+	for _, p := range id.Policies {
+		out.Policies = append(out.Policies, p.Metadata.Name)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) {
+	var q v4.CanI
+	if err := s.decodeBody(w, r, &q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !slices.Contains(acl.Verbs, q.Verb) {
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).withDetail("verb", "unknown"))
+		return
+	}
+	if q.Kind == "" {
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "kind is required").withDetail("kind", "required"))
+		return
+	}
+	if acl.ClusterKind(q.Kind) {
+		q.Namespace = ""
+	} else if q.Namespace == "" {
+		q.Namespace = "*"
+	}
+	q.Allowed = identityOf(r).Allowed(acl.Request{Verb: q.Verb, Kind: q.Kind, Namespace: q.Namespace})
+	writeJSON(w, http.StatusOK, q)
+}
+
+func tokenView(t *acl.Token) v4.ACLTokenInfo {
+	return v4.ACLTokenInfo{ID: "berth-acl-" + t.ID, Name: t.Name, Policies: append([]string{}, t.Policies...), Management: t.Management,
+		Created: t.Created, Expires: t.Expires}
+}
+
+func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) {
+	var req v4.ACLTokenRequest
+	if err := s.decodeBody(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	now := time.Now().UTC()
+	t := &acl.Token{Name: req.Name, Policies: req.Policies, Management: req.Management, Created: now}
+	bad := errorf(http.StatusUnprocessableEntity, "the token is invalid")
+	if len(req.Name) > 128 {
+		bad.withDetail("name", "at most 128 characters")
+	}
+	if len(req.Policies) == 0 && !req.Management {
+		bad.withDetail("policies", "give at least one policy (or management: true)")
+	}
+	if len(req.Policies) > 32 {
+		bad.withDetail("policies", "at most 32")
+	}
+	if req.TTL != "" {
+		ttl, err := time.ParseDuration(req.TTL)
+		if err != nil || ttl < 0 || ttl > maxJoinTokenTTL {
+			bad.withDetail("ttl", "want a duration such as 720h, up to 10 years (0: never expires)")
+		} else if ttl > 0 {
+			t.Expires = now.Add(ttl)
+		}
+	}
+	if len(bad.Details) > 0 {
+		s.writeError(w, r, bad)
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	for i, name := range req.Policies { // a token naming a policy that does not exist is a typo
+		if _, err := s.store.ACLPolicy(ctx, name); errors.Is(err, store.ErrNotFound) {
+			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).withDetail("policies["+strconv.Itoa(i)+"]", "no such policy"))
+			return
+		} else if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	sec, err := acl.NewSecret()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	t.ID, t.SecretHash = sec.ID, acl.HashOf(sec)
+	if err := s.store.CreateACLToken(ctx, t); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := tokenView(t)
+	out.Secret = sec.String()
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) handleACLTokenList(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	toks, err := s.store.ACLTokens(ctx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	out := make([]v4.ACLTokenInfo, 0, len(toks))
+	for _, t := range toks {
+		out = append(out, tokenView(t))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+}
+
+func (s *Server) handleACLTokenRevoke(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.PathValue("id"), "berth-acl-")
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.store.DeleteACLToken(ctx, id); errors.Is(err, store.ErrNotFound) {
+		s.writeError(w, r, errorf(http.StatusNotFound, "token berth-acl-%s not found", id))
+		return
+	} else if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.aclCache.forget()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleACLPolicyPut creates or replaces a policy from a JSON or YAML document of kind
+// acl-policy, named as the path.
+func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var p acl.Policy
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not an acl-policy document: %v", err))
+		return
+	}
+	if err := p.Validate(); err != nil {
+		ae := errorf(http.StatusUnprocessableEntity, "policy %q is invalid: %v", r.PathValue("name"), err)
+		if fes, ok := errors.AsType[v4.FieldErrors](err); ok {
+			ae.Details = fes
+		}
+		s.writeError(w, r, ae)
+		return
+	}
+	if p.Metadata.Name != r.PathValue("name") {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the policy is named %q, the path %q", p.Metadata.Name, r.PathValue("name")).
+			withDetail("metadata.name", "must be "+r.PathValue("name")))
+		return
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	if err := s.store.PutACLPolicy(ctx, &p); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.aclCache.forget()
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) handleACLPolicyList(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	ps, err := s.store.ACLPolicies(ctx)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": ps})
+}
+
+func (s *Server) handleACLPolicyGet(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	p, err := s.store.ACLPolicy(ctx, r.PathValue("name"))
+	if errors.Is(err, store.ErrNotFound) {
+		err = errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) handleACLPolicyDelete(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	err := s.store.DeleteACLPolicy(ctx, r.PathValue("name"))
+	if errors.Is(err, store.ErrNotFound) {
+		err = errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.aclCache.forget()
+	w.WriteHeader(http.StatusNoContent)
+}

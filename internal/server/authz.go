@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Users (docs/security.md, Users and policies): every user route needs a token whose
+// policies grant the route's verb on its kind and namespace (authz_routes.go), or, without
+// a token, the policy named "anonymous". Agents' routes take node certificates instead
+// (agent_auth.go); /healthz, /readyz and /packages/ are open.
+
+// aclCacheTTL is how long a token or a policy read from etcd is used before it is read
+// again: a revocation or a policy change takes effect within it.
+const aclCacheTTL = time.Second
+
+type identityKey struct{}
+
+// identityOf is who made the request (set by authorize).
+func identityOf(r *http.Request) *acl.Identity {
+	id, _ := r.Context().Value(identityKey{}).(*acl.Identity)
+	if id == nil {
+		return &acl.Identity{}
+	}
+	return id
+}
+
+// authorize checks perm before the handler runs: 401 without a usable token (when
+// anonymous access does not allow it), 403 naming the missing right.
+func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		id, err := s.identify(ctx, r)
+		cancel()
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+		if perm != nil {
+			if err := s.check(id, perm(r)); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		next(w, r)
+	}
+}
+
+// check answers whether id may do req: nil, or the 401 or 403 to send.
+func (s *Server) check(id *acl.Identity, req acl.Request) error {
+	if id.Allowed(req) {
+		return nil
+	}
+	if id.Anonymous() {
+		return errorf(http.StatusUnauthorized, "401: no token, and anonymous access does not allow %s; give --token or set BERTH_TOKEN (a token of `berth acl token create`)", req)
+	}
+	return errorf(http.StatusForbidden, "%s may not %s: no policy of the token grants it", id, req)
+}
+
+// identify reads the bearer token and its policies; no token is the anonymous identity.
+func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		anon := &acl.Identity{}
+		if p, err := s.aclCache.policy(ctx, s.store, acl.AnonymousPolicy); err == nil {
+			anon.Policies = []*acl.Policy{p}
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+		return anon, nil
+	}
+	scheme, raw, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, errorf(http.StatusUnauthorized, "401: the Authorization header must be Bearer <token>")
+	}
+	sec, err := acl.ParseSecret(raw)
+	if err != nil {
+		return nil, errorf(http.StatusUnauthorized, "401: %v", err)
+	}
+	t, err := s.aclCache.token(ctx, s.store, sec.ID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !t.Matches(sec)) {
+		return nil, errorf(http.StatusUnauthorized, "401: token berth-acl-%s is unknown or revoked; run `berth acl token create` for a new one", sec.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.Expired(time.Now()) {
+		return nil, errorf(http.StatusUnauthorized, "401: token berth-acl-%s expired at %s", t.ID, t.Expires.Format(time.RFC3339))
+	}
+	id := &acl.Identity{TokenID: t.ID, Name: t.Name, Management: t.Management}
+	for _, name := range t.Policies {
+		p, err := s.aclCache.policy(ctx, s.store, name)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // a deleted policy grants nothing
+		}
+		if err != nil {
+			return nil, err
+		}
+		id.Policies = append(id.Policies, p)
+	}
+	return id, nil
+}
+
+// aclCache keeps tokens and policies read from etcd for aclCacheTTL, so a request does not
+// cost reads of its own. It holds at most aclCacheMax entries of each.
+type aclCache struct {
+	mu       sync.Mutex
+	tokens   map[string]cached[*acl.Token]
+	policies map[string]cached[*acl.Policy]
+}
+
+type cached[T any] struct {
+	v   T
+	err error
+	at  time.Time
+}
+
+const aclCacheMax = 10000
+
+func (c *aclCache) token(ctx context.Context, st *store.Store, id string) (*acl.Token, error) {
+	return lookup(c, &c.tokens, id, func() (*acl.Token, error) { return st.ACLToken(ctx, id) })
+}
+
+func (c *aclCache) policy(ctx context.Context, st *store.Store, name string) (*acl.Policy, error) {
+	return lookup(c, &c.policies, name, func() (*acl.Policy, error) { return st.ACLPolicy(ctx, name) })
+}
+
+// lookup answers from m when fresh, else reads and remembers the answer (a not-found
+// too, so unknown tokens cost one read a second, not one per request).
+func lookup[T any](c *aclCache, m *map[string]cached[T], key string, read func() (T, error)) (T, error) {
+	c.mu.Lock()
+	if e, ok := (*m)[key]; ok && time.Since(e.at) < aclCacheTTL {
+		c.mu.Unlock()
+		return e.v, e.err
+	}
+	c.mu.Unlock()
+	v, err := read()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return v, err // etcd trouble is not remembered
+	}
+	c.mu.Lock()
+	if *m == nil || len(*m) >= aclCacheMax {
+		*m = map[string]cached[T]{}
+	}
+	(*m)[key] = cached[T]{v: v, err: err, at: time.Now()}
+	c.mu.Unlock()
+	return v, err
+}
+
+// forget drops what the cache holds, after a change made through this server.
+func (c *aclCache) forget() {
+	c.mu.Lock()
+	c.tokens, c.policies = nil, nil
+	c.mu.Unlock()
+}
+
+// checkDocuments authorizes every document of an apply (verb write) or a plan (read).
+func (s *Server) checkDocuments(r *http.Request, verb string, docs []v4.Document) error {
+	id := identityOf(r)
+	for _, d := range docs {
+		m := d.Object.GetMeta()
+		if err := s.check(id, acl.Request{Verb: verb, Kind: string(d.Object.GetKind()), Namespace: m.Namespace}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Every route says what it needs: open, or a rule of routePerms.
+func TestEveryRouteHasAnAuthorizationRule(t *testing.T) {
+	srv, _ := newTestServerOf(t, Config{})
+	for _, p := range srv.mux.patterns {
+		if _, ok := routePerms[p]; !ok && !openRoutes[p] {
+			t.Errorf("route %q has no authorization rule", p)
+		}
+	}
+}
+
+// putPolicy stores a policy through the API and returns a token carrying it.
+func tokenWithPolicy(t *testing.T, url, doc string, policy string, ttl string) string {
+	t.Helper()
+	wantStatus(t, call(t, http.MethodPut, url+"/v1/acl/policies/"+policy, doc), http.StatusOK)
+	body, _ := json.Marshal(v4.ACLTokenRequest{Name: "t", Policies: []string{policy}, TTL: ttl})
+	r := call(t, http.MethodPost, url+"/v1/acl/tokens", string(body))
+	wantStatus(t, r, http.StatusCreated)
+	var info v4.ACLTokenInfo
+	if err := json.Unmarshal(r.body, &info); err != nil {
+		t.Fatal(err)
+	}
+	return info.Secret
+}
+
+const readOnly = `kind: acl-policy
+metadata: {name: readonly}
+rules:
+  - namespaces: ["*"]
+    kinds: ["*"]
+    verbs: [read]
+`
+
+// A read-only token reads, and cannot write, scale, exec, read logs or read secrets; each
+// refusal names the right it lacks. A token without policies for a namespace gets nothing
+// there.
+func TestReadOnlyToken(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("ro", "web", 1)), http.StatusOK)
+	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"ro"},"datas":{"k":{"content":"c2VjcmV0"}}}`
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ro/secrets", secret), http.StatusCreated)
+	putTaskGroup(t, "ro", "0.web.ro.c.1", "n1", nil)
+	ro := tokenWithPolicy(t, url, readOnly, "readonly", "")
+
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "/v1/namespaces/ro/processes/web", ""},
+		{http.MethodGet, "/v1/processes", ""},
+		{http.MethodGet, "/v1/events?namespace=ro", ""},
+		{http.MethodPost, "/v1/plan", procJSON("ro", "web", 2)},
+	} {
+		if r := callAs(t, "", c.method, url+c.path, c.body, ro); r.code != http.StatusOK {
+			t.Errorf("read-only %s %s: %d %s", c.method, c.path, r.code, r.body)
+		}
+	}
+	for _, c := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/v1/apply", procJSON("ro", "web", 2), "may not write process in namespace ro"},
+		{http.MethodDelete, "/v1/namespaces/ro/processes/web", "", "may not write process in namespace ro"},
+		{http.MethodPost, "/v1/namespaces/ro/processes/web/scale", `{"instance":2}`, "may not scale process"},
+		{http.MethodPost, "/v1/namespaces/ro/taskgroups/0.web.ro.c.1/exec?cmd=id", "", "may not exec taskgroup"},
+		{http.MethodGet, "/v1/namespaces/ro/taskgroups/0.web.ro.c.1/logs", "", "may not logs taskgroup"},
+		{http.MethodGet, "/v1/namespaces/ro/secrets/pw", "", "may not read secret in namespace ro"},
+		{http.MethodGet, "/v1/secrets", "", "may not read secret in every namespace"},
+		{http.MethodPost, "/v1/jointokens", `{}`, "may not admin cluster"},
+		{http.MethodPost, "/v1/acl/tokens", `{"management":true}`, "may not admin cluster"},
+		{http.MethodPatch, "/v1/nodes/n1", `{}`, "may not write node"},
+	} {
+		r := callAs(t, "", c.method, url+c.path, c.body, ro)
+		wantStatus(t, r, http.StatusForbidden)
+		if msg := decodeError(t, r).Message; !strings.Contains(msg, c.want) {
+			t.Errorf("%s %s: %q, want %q", c.method, c.path, msg, c.want)
+		}
+	}
+	// whoami and can-i answer for the token.
+	r := callAs(t, "", http.MethodGet, url+"/v1/acl/whoami", "", ro)
+	wantStatus(t, r, http.StatusOK)
+	if !strings.Contains(string(r.body), `"policies":["readonly"]`) {
+		t.Fatalf("whoami: %s", r.body)
+	}
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{`{"verb":"read","kind":"process","namespace":"ro"}`, true},
+		{`{"verb":"read","kind":"secret","namespace":"ro"}`, false},
+		{`{"verb":"exec","kind":"taskgroup","namespace":"ro"}`, false},
+		{`{"verb":"read","kind":"node"}`, false}, // the cluster's kinds are named, never globbed
+	} {
+		r := callAs(t, "", http.MethodPost, url+"/v1/acl/can-i", c.q, ro)
+		var ans v4.CanI
+		if err := json.Unmarshal(r.body, &ans); err != nil || ans.Allowed != c.want {
+			t.Errorf("can-i %s: %s, want %v", c.q, r.body, c.want)
+		}
+	}
+}
+
+// Without a token nothing is allowed (401 saying what to do), unless a policy named
+// anonymous grants it; a revoked, expired, unknown or malformed token is a 401.
+func TestAnonymousAndBadTokens(t *testing.T) {
+	url := newTestServer(t, Config{})
+	r := callAs(t, "", http.MethodGet, url+"/v1/namespaces/pub/configmaps", "", anonymous)
+	wantStatus(t, r, http.StatusUnauthorized)
+	if msg := decodeError(t, r).Message; !strings.Contains(msg, "no token") || !strings.Contains(msg, "BERTH_TOKEN") {
+		t.Fatalf("anonymous: %s", msg)
+	}
+	// Probes and packages stay open.
+	if r := callAs(t, "", http.MethodGet, url+"/healthz", "", anonymous); r.code != http.StatusOK {
+		t.Fatalf("healthz: %d", r.code)
+	}
+	wantStatus(t, call(t, http.MethodPut, url+"/v1/acl/policies/anonymous", `kind: acl-policy
+metadata: {name: anonymous}
+rules: [{namespaces: [pub], kinds: [configmap], verbs: [read]}]
+`), http.StatusOK)
+	if r := callAs(t, "", http.MethodGet, url+"/v1/namespaces/pub/configmaps", "", anonymous); r.code != http.StatusOK {
+		t.Fatalf("anonymous read granted by the anonymous policy: %d %s", r.code, r.body)
+	}
+	wantStatus(t, callAs(t, "", http.MethodGet, url+"/v1/namespaces/other/configmaps", "", anonymous), http.StatusUnauthorized)
+
+	ro := tokenWithPolicy(t, url, readOnly, "readonly", "")
+	short := tokenWithPolicy(t, url, readOnly, "readonly", "1s")
+	id := strings.SplitN(strings.TrimPrefix(ro, "berth-acl-"), ".", 2)[0]
+	wantStatus(t, call(t, http.MethodDelete, url+"/v1/acl/tokens/berth-acl-"+id, ""), http.StatusNoContent)
+	time.Sleep(1100 * time.Millisecond)
+	for _, c := range []struct{ token, want string }{
+		{ro, "unknown or revoked"},
+		{short, "expired"},
+		{ro[:len(ro)-1] + "0", "unknown or revoked"},
+		{"berth-acl-zzzzzz.0123456789abcdef", "unknown or revoked"},
+		{"berth-abcdef.0123456789abcdef", "a join token is not a user's token"},
+		{"hunter2", "not a berth token"},
+	} {
+		r := callAs(t, "", http.MethodGet, url+"/v1/namespaces/pub/configmaps", "", c.token)
+		wantStatus(t, r, http.StatusUnauthorized)
+		if msg := decodeError(t, r).Message; !strings.Contains(msg, c.want) || strings.Contains(msg, "0123456789abcdef") {
+			t.Errorf("token %.20q: %q, want %q without the secret", c.token, msg, c.want)
+		}
+	}
+}
