@@ -64,23 +64,31 @@ type Rule struct {
 	Namespaces []string `json:"namespaces,omitempty" yaml:"namespaces,omitempty"`
 	Kinds      []string `json:"kinds" yaml:"kinds"`
 	Verbs      []string `json:"verbs" yaml:"verbs"`
+	// Privileges are what workloads written under this rule may do to their node
+	// (privilege.go); none by default.
+	Privileges []string `json:"privileges,omitempty" yaml:"privileges,omitempty"`
 }
 
 // Request is what one API call needs: a verb on a kind in a namespace ("*": every
-// namespace; "" for cluster-wide kinds).
+// namespace; "" for cluster-wide kinds), and for a workload one of its privileges.
 type Request struct {
 	Verb, Kind, Namespace string
+	Privilege             string
 }
 
 func (r Request) String() string {
+	what := fmt.Sprintf("%s %s", r.Verb, r.Kind)
+	if r.Privilege != "" {
+		what = fmt.Sprintf("%s %s with the privilege %q", r.Verb, r.Kind, r.Privilege)
+	}
 	if r.Namespace == "" {
-		return fmt.Sprintf("%s %s", r.Verb, r.Kind)
+		return what
 	}
 	ns := "namespace " + r.Namespace
 	if r.Namespace == "*" {
 		ns = "every namespace"
 	}
-	return fmt.Sprintf("%s %s in %s", r.Verb, r.Kind, ns)
+	return fmt.Sprintf("%s in %s", what, ns)
 }
 
 // ClusterKind reports whether kind has no namespace.
@@ -98,6 +106,9 @@ func (p *Policy) Allows(req Request) bool {
 }
 
 func (r Rule) allows(req Request) bool {
+	if req.Privilege != "" && !slices.Contains(r.Privileges, req.Privilege) && !slices.Contains(r.Privileges, "*") {
+		return false
+	}
 	if !slices.ContainsFunc(r.Verbs, func(v string) bool { return v == req.Verb || v == "*" || (v == VerbWrite && req.Verb == VerbScale) }) {
 		return false
 	}
@@ -166,6 +177,11 @@ func (p *Policy) Validate() error {
 		}
 		for j, ns := range r.Namespaces {
 			checkGlob(fmt.Sprintf("%s.namespaces[%d]", f, j), ns, add)
+		}
+		for j, pr := range r.Privileges {
+			if pr != "*" && !slices.Contains(Privileges, pr) {
+				add(fmt.Sprintf("%s.privileges[%d]", f, j), "unknown privilege %q: use %s, or *", truncate(pr), strings.Join(Privileges, ", "))
+			}
 		}
 	}
 	if len(errs) == 0 {

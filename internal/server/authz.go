@@ -163,7 +163,8 @@ func (c *aclCache) forget() {
 	c.mu.Unlock()
 }
 
-// checkDocuments authorizes every document of an apply (verb write) or a plan (read).
+// checkDocuments authorizes every document of an apply (verb write, with the privileges
+// of each workload) or a plan (read).
 func (s *Server) checkDocuments(r *http.Request, verb string, docs []v4.Document) error {
 	id := identityOf(r)
 	for _, d := range docs {
@@ -171,6 +172,27 @@ func (s *Server) checkDocuments(r *http.Request, verb string, docs []v4.Document
 		if err := s.check(id, acl.Request{Verb: verb, Kind: string(d.Object.GetKind()), Namespace: m.Namespace}); err != nil {
 			return err
 		}
+		if verb == acl.VerbWrite {
+			if err := s.checkPrivileges(r, d.Object); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPrivileges refuses a workload that asks for a privilege (acl.Needs) no policy of
+// the request's identity grants in its namespace: 403 naming the field and the privilege.
+func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
+	id := identityOf(r)
+	kind, ns := string(obj.GetKind()), obj.GetMeta().Namespace
+	for _, need := range acl.Needs("spec.template.spec", v4.PodSpecOf(obj)) {
+		req := acl.Request{Verb: acl.VerbWrite, Kind: kind, Namespace: ns, Privilege: need.Privilege}
+		if id.Allowed(req) {
+			continue
+		}
+		return errorf(http.StatusForbidden, "%s: %s may not %s: no policy grants the privilege (a rule's privileges: [%s])",
+			need.Field, id, req, need.Privilege).withDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
 	return nil
 }

@@ -146,3 +146,42 @@ rules: [{namespaces: [pub], kinds: [configmap], verbs: [read]}]
 		}
 	}
 }
+
+// A workload's privileges are rights of their own: a token that may write processes
+// cannot run one as root, nor a container with host networking, unless a rule grants
+// that privilege; the refusal names the field. The management token may.
+func TestWorkloadPrivilege(t *testing.T) {
+	url := newTestServer(t, Config{})
+	deployer := tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: deployer}
+rules:
+  - {namespaces: ["pv"], kinds: ["*"], verbs: [read, write]}
+`, "deployer", "")
+	root := strings.Replace(procJSON("pv", "web", 1), `"procName":"web"`, `"procName":"web","user":"root"`, 1)
+	hostNet := `{"apiVersion":"v4","kind":"application","metadata":{"name":"app","namespace":"pv"},"spec":{"instance":1,"template":{"spec":{"networkMode":"HOST","containers":[{"image":"busybox","privileged":true}]}}}}`
+	for _, c := range []struct{ method, path, body, field, priv string }{
+		{http.MethodPost, "/v1/apply", root, "spec.template.spec.processes[0].user", "root"},
+		{http.MethodPost, "/v1/namespaces/pv/processes", root, "spec.template.spec.processes[0].user", "root"},
+		{http.MethodPost, "/v1/apply", hostNet, "spec.template.spec.networkMode", "host-network"},
+	} {
+		r := callAs(t, "", c.method, url+c.path, c.body, deployer)
+		wantStatus(t, r, http.StatusForbidden)
+		e := decodeError(t, r)
+		if len(e.Details) != 1 || e.Details[0].Field != c.field || !strings.Contains(e.Message, `privilege "`+c.priv+`"`) {
+			t.Errorf("%s %s: %+v", c.method, c.path, e)
+		}
+	}
+	// An update cannot add the privilege either.
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", procJSON("pv", "web", 1), deployer), http.StatusOK)
+	r := callAs(t, "", http.MethodPut, url+"/v1/namespaces/pv/processes/web", root, deployer)
+	wantStatus(t, r, http.StatusForbidden)
+
+	infra := tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: infra}
+rules:
+  - {namespaces: ["pv"], kinds: [process], verbs: [write], privileges: [root]}
+`, "infra", "")
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", root, infra), http.StatusOK)
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", hostNet, infra), http.StatusForbidden)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", hostNet), http.StatusOK) // management
+}

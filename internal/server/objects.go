@@ -149,6 +149,9 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 		return
 	}
 	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), name)
+	if err == nil {
+		err = s.checkPrivileges(r, doc.Object)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -312,6 +312,33 @@ func TestUsersAndPolicies(t *testing.T) {
 	if out := s.mustBerth("exec", "-n", "acl", tg, "--", "echo", "allowed"); !strings.Contains(out, "allowed") {
 		t.Errorf("management exec: %q", out)
 	}
+	// A token that may deploy in the namespace still cannot take the node: root processes,
+	// privileged containers, the host's root file system, its pid namespace, capabilities
+	// or devices are privileges a policy must grant by name.
+	os.WriteFile(policy, []byte("kind: acl-policy\nmetadata: {name: deployer}\nrules:\n  - {namespaces: [acl], kinds: [\"*\"], verbs: [read, write]}\n"), 0o644)
+	s.mustBerth("acl", "policy", "apply", "-f", policy)
+	dep := s.as(strings.TrimSpace(s.mustBerth("acl", "token", "create", "--policy", "deployer", "-o", "name")))
+	app := func(extra string) string {
+		return `{"apiVersion":"v4","kind":"application","metadata":{"name":"evil","namespace":"acl"},"spec":{"instance":1,"template":{"spec":{"networkMode":"BRIDGE","containers":[{"image":"busybox",` + extra + `}]}}}}`
+	}
+	for _, c := range []struct{ spec, field, priv string }{
+		{`{"apiVersion":"v4","kind":"process","metadata":{"name":"evil","namespace":"acl"},"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sh","user":"root","startCmd":"cat /etc/shadow"}]}}}}`,
+			"spec.template.spec.processes[0].user", "root"},
+		{app(`"privileged":true`), "spec.template.spec.containers[0].privileged", "privileged"},
+		{app(`"volumes":[{"volume":{"hostPath":"/","mountPath":"/host"}}]`), "spec.template.spec.containers[0].volumes[0].volume.hostPath", "host-path"},
+		{app(`"parameters":[{"key":"pid","value":"host"}]`), "spec.template.spec.containers[0].parameters[0]", "host-pid"},
+		{app(`"parameters":[{"key":"cap-add","value":"SYS_ADMIN"}]`), "spec.template.spec.containers[0].parameters[0]", "cap-add"},
+		{app(`"parameters":[{"key":"device","value":"/dev/vda"}]`), "spec.template.spec.containers[0].parameters[0]", "devices"},
+	} {
+		r := dep.berth(c.spec, "apply", "-f", "-")
+		if r.code == 0 || !strings.Contains(r.stderr, c.field) || !strings.Contains(r.stderr, `privilege "`+c.priv+`"`) {
+			t.Errorf("deployer applies %s: %d %s %s, want refused naming %s and %s", c.priv, r.code, r.stdout, r.stderr, c.field, c.priv)
+		}
+	}
+	if out := s.mustBerth("get", "apps", "-n", "acl"); strings.Contains(out, "evil") {
+		t.Fatalf("a refused application was stored: %s", out)
+	}
+
 	id, _, _ := strings.Cut(ro.token, ".")
 	s.mustBerth("acl", "token", "revoke", id)
 	if r := ro.berth("", "get", "processes", "-n", "acl"); r.code == 0 || !strings.Contains(r.stderr, "unknown or revoked") {

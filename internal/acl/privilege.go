@@ -1,0 +1,114 @@
+package acl
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Workload privilege (docs/security.md, Workload privilege): what a workload may do to
+// its node beyond its own sandbox is a right of its own. A rule grants privileges with
+// its verbs (write), kinds and namespaces: `privileges: [host-network]`.
+const (
+	PrivPrivileged   = "privileged"    // containers[].privileged
+	PrivHostNetwork  = "host-network"  // networkMode HOST, --net=host
+	PrivHostPID      = "host-pid"      // --pid=host
+	PrivHostIPC      = "host-ipc"      // --ipc=host
+	PrivHostUTS      = "host-uts"      // --uts=host
+	PrivHostUserns   = "host-userns"   // --userns=host
+	PrivHostCgroupns = "host-cgroupns" // --cgroupns=host
+	PrivCapAdd       = "cap-add"       // --cap-add
+	PrivDevices      = "devices"       // --device
+	PrivUnconfined   = "unconfined"    // --security-opt that turns seccomp, AppArmor or SELinux off
+	PrivSysctl       = "sysctl"        // --sysctl
+	PrivHostPath     = "host-path"     // a container volume from the host; a process file outside its work dir
+	PrivRoot         = "root"          // a process running as root
+)
+
+// Privileges lists every privilege.
+var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
+	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot}
+
+// Need is one privilege a workload asks for, and the field that asks.
+type Need struct {
+	Field, Privilege string
+}
+
+// hostModes are the docker parameters whose value "host" shares a namespace of the node.
+var hostModes = map[string]string{"net": PrivHostNetwork, "pid": PrivHostPID, "ipc": PrivHostIPC, "uts": PrivHostUTS,
+	"userns": PrivHostUserns, "cgroupns": PrivHostCgroupns}
+
+// Needs lists the privileges of a pod spec, with the paths of the fields below base
+// ("spec.template.spec").
+func Needs(base string, p *v4.PodSpec) []Need {
+	if p == nil {
+		return nil
+	}
+	var out []Need
+	add := func(field, priv string) { out = append(out, Need{Field: base + "." + field, Privilege: priv}) }
+	// Processes run in the node's network by nature (their defaults say HOST): only a
+	// container pod leaves its own network namespace for the node's.
+	if strings.EqualFold(p.NetworkMode, "HOST") && len(p.Containers) > 0 {
+		add("networkMode", PrivHostNetwork)
+	}
+	for i, c := range p.Containers {
+		cp := fmt.Sprintf("containers[%d]", i)
+		if c.Privileged {
+			add(cp+".privileged", PrivPrivileged)
+		}
+		for j, prm := range c.Parameters {
+			f := fmt.Sprintf("%s.parameters[%d]", cp, j)
+			val := strings.ToLower(strings.TrimSpace(prm.Value))
+			switch key := strings.TrimLeft(prm.Key, "-"); {
+			case hostModes[key] != "" && (val == "host" || strings.HasPrefix(val, "container:") && key == "pid"):
+				add(f, hostModes[key])
+			case key == "cap-add":
+				add(f, PrivCapAdd)
+			case key == "device":
+				add(f, PrivDevices)
+			case key == "sysctl":
+				add(f, PrivSysctl)
+			case key == "security-opt" && unconfines(val):
+				add(f, PrivUnconfined)
+			}
+		}
+		for j, v := range c.Volumes {
+			if v.Volume.HostPath != "" {
+				add(fmt.Sprintf("%s.volumes[%d].volume.hostPath", cp, j), PrivHostPath)
+			}
+		}
+	}
+	for i, t := range p.Processes {
+		tp := fmt.Sprintf("processes[%d]", i)
+		if u := strings.TrimSpace(t.User); u == "root" || u == "0" {
+			add(tp+".user", PrivRoot)
+		}
+		for j, cm := range t.ConfigMaps {
+			for k, it := range cm.Items {
+				if it.Type == "file" && path.IsAbs(it.KeyOrPath) {
+					add(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", tp, j, k), PrivHostPath)
+				}
+			}
+		}
+		for j, sec := range t.Secrets {
+			for k, it := range sec.Items {
+				if it.Type == "file" && path.IsAbs(it.KeyOrPath) {
+					add(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", tp, j, k), PrivHostPath)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// unconfines reports whether a --security-opt value turns a confinement off.
+func unconfines(v string) bool {
+	for _, s := range []string{"unconfined", "label=disable", "label:disable", "no-new-privileges=false", "no-new-privileges:false"} {
+		if strings.Contains(v, s) {
+			return true
+		}
+	}
+	return false
+}
