@@ -113,8 +113,9 @@ func (a *Agent) readIdentity(dir string) (pki.KeyPair, *x509.Certificate, error)
 	return kp, ca, nil
 }
 
-// checkNodeCert verifies that certPEM is this node's certificate from ca. An agent keeps
-// its node's name: a data dir whose certificate names another node is refused outright.
+// checkNodeCert verifies that certPEM is this node's certificate from ca. A data dir whose
+// certificate names another node is not used: the agent joins again, with a token, under
+// its own name.
 func (a *Agent) checkNodeCert(certPEM []byte, ca *x509.Certificate) (*x509.Certificate, error) {
 	cert, err := pki.ParseCertificate(certPEM)
 	if err != nil {

@@ -20,7 +20,7 @@ func newClusterCommand(o *options) *cobra.Command {
 			"RAFT says which member is the etcd leader and which are learners (joining);\n" +
 			"DB SIZE is the member's database file, which QUOTA bounds (past it etcd refuses\n" +
 			"writes: see `berth cluster recover`), IN USE the part not yet free pages.",
-		Example: "  berth cluster\n  berth cluster --server http://s1:7470,http://s2:7470 -o yaml",
+		Example: "  berth cluster\n  berth cluster --server s1:7470,s2:7470 -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := o.format()

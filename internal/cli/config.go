@@ -26,7 +26,7 @@ type fileConfig struct {
 // resolveServer finds the server address: --server, then $BERTH_SERVER, then `server:` in
 // the config file ($BERTH_CONFIG, else ~/.config/berth/config.yaml), then the default.
 // Each may list several servers, comma separated, for failover (docs/ha.md). Every
-// address is normalised (a bare host:port gets http://); a bad one is reported with where
+// address is normalised (a bare host:port gets https://); a bad one is reported with where
 // it came from.
 func resolveServer(flag string, e *env) (string, error) {
 	addr, from, err := lookupServer(flag, e)

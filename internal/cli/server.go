@@ -37,6 +37,9 @@ type serverFlags struct {
 	tlsSANs       []string
 	insecure      string
 	certLifetime  time.Duration
+	auditLog      string
+	auditMaxSize  string
+	auditMaxFiles int
 	agent         bool // berth dev: run an agent in the process
 	member        memberFlags
 	nodeTTL       time.Duration
@@ -57,6 +60,9 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the serving certificate's key file (with --tls-cert)")
 	cmd.Flags().StringSliceVar(&f.tlsSANs, "tls-san", nil, "more names and addresses the server's certificate is valid for (the listen address, host name and loopback always are)")
 	cmd.Flags().StringVar(&f.insecure, "insecure-listen", "", "also serve the API over plain HTTP on this loopback address (development only)")
+	cmd.Flags().StringVar(&f.auditLog, "audit-log", "", "file of the audit log, a JSON line per write, exec, logs and secret read (default DATA-DIR/audit.log; off for none)")
+	cmd.Flags().StringVar(&f.auditMaxSize, "audit-log-max-size", "100MiB", "size past which the audit log is rotated")
+	cmd.Flags().IntVar(&f.auditMaxFiles, "audit-log-max-files", 5, "rotated audit log files kept")
 	cmd.Flags().DurationVar(&f.certLifetime, "cert-lifetime", pki.CertLifetime, "how long the certificates the server issues (its own, the nodes') are valid; each is renewed two thirds into it")
 	f.etcd.register(cmd)
 }
@@ -155,6 +161,13 @@ func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, 
 
 // serverConfig checks the flags and builds the server's config, logging to stderr.
 func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(addr string)) (server.Config, error) {
+	auditMax, err := parseBytes(f.auditMaxSize)
+	if err != nil || auditMax < 1<<20 {
+		return server.Config{}, fmt.Errorf("--audit-log-max-size %q: a size of at least 1MiB", f.auditMaxSize)
+	}
+	if f.auditMaxFiles < 1 || f.auditMaxFiles > 1000 {
+		return server.Config{}, fmt.Errorf("--audit-log-max-files %d: 1 to 1000", f.auditMaxFiles)
+	}
 	if f.certLifetime < time.Minute {
 		return server.Config{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
 	}
@@ -197,6 +210,9 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		TLSKeyFile:             f.tlsKey,
 		TLSSANs:                f.tlsSANs,
 		InsecureListen:         f.insecure,
+		AuditLogFile:           f.auditLog,
+		AuditLogMaxBytes:       auditMax,
+		AuditLogMaxFiles:       f.auditMaxFiles,
 		CertLifetime:           f.certLifetime,
 		NodeTTL:                f.nodeTTL,
 		DependencyGC:           f.dependencyGC,

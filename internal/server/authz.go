@@ -10,6 +10,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -45,13 +46,43 @@ func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFun
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+		var req acl.Request
 		if perm != nil {
-			if err := s.check(id, perm(r)); err != nil {
-				s.writeError(w, r, err)
+			req = perm(r)
+		}
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		defer s.audit(r, id, req, sw)
+		if perm != nil {
+			if err := s.check(id, req); err != nil {
+				s.writeError(sw, r, err)
 				return
 			}
 		}
-		next(w, r)
+		next(sw, r)
+	}
+}
+
+// audit records writes, exec sessions, log reads and secret reads, allowed or refused
+// (docs/security.md, Audit log).
+func (s *Server) audit(r *http.Request, id *acl.Identity, req acl.Request, sw *statusWriter) {
+	if s.auditLog == nil {
+		return
+	}
+	write := r.Method != http.MethodGet && r.Method != http.MethodHead
+	if !write && req.Verb != acl.VerbExec && req.Verb != acl.VerbLogs && req.Kind != string(v4.KindSecret) {
+		return
+	}
+	verb := req.Verb
+	if verb == "" {
+		verb = acl.VerbWrite // apply, plan, whoami, can-i: the documents say the rest
+		if !write {
+			verb = acl.VerbRead
+		}
+	}
+	e := audit.Entry{Time: time.Now().UTC(), Who: id.String(), Verb: verb, Kind: req.Kind, Namespace: req.Namespace,
+		Name: r.PathValue("name"), Method: r.Method, Path: r.URL.Path, Status: sw.code, Remote: r.RemoteAddr}
+	if err := s.auditLog.Record(e); err != nil {
+		s.log.Error("audit record lost", "err", err, "who", e.Who, "path", e.Path)
 	}
 }
 

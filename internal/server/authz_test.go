@@ -2,12 +2,16 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/audit"
 )
 
 // Every route says what it needs: open, or a rule of routePerms.
@@ -184,4 +188,57 @@ rules:
 	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", root, infra), http.StatusOK)
 	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", hostNet, infra), http.StatusForbidden)
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", hostNet), http.StatusOK) // management
+}
+
+// Writes, secret reads, exec and logs are audited, allowed or refused, with who did
+// them; plain reads are not.
+func TestAuditLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	log, err := audit.Open(path, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	url := newTestServer(t, Config{AuditLog: log})
+	ro := tokenWithPolicy(t, url, readOnly, "readonly", "")
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("au", "web", 1)), http.StatusOK)
+	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"au"},"datas":{"k":{"content":"c2VjcmV0"}}}`
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/au/secrets", secret), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/au/secrets/pw", ""), http.StatusOK)
+	wantStatus(t, callAs(t, "", http.MethodGet, url+"/v1/namespaces/au/secrets/pw", "", ro), http.StatusForbidden)
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/namespaces/au/taskgroups/x/exec?cmd=id", "", ro), http.StatusForbidden)
+	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/au/processes/web", ""), http.StatusOK) // not audited
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e audit.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if strings.Contains(e.Path, "/v1/acl/") {
+			continue // the test's own policy and token
+		}
+		who := "admin"
+		if strings.Contains(e.Who, "(t)") {
+			who = "reader"
+		}
+		got = append(got, fmt.Sprintf("%s %s %s %s/%s %d", who, e.Verb, e.Kind, e.Namespace, e.Name, e.Status))
+	}
+	want := []string{
+		"admin write  / 200",
+		"admin write secret au/ 201",
+		"admin read secret au/pw 200",
+		"reader read secret au/pw 403",
+		"reader exec taskgroup au/x 403",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("audit log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if strings.Contains(string(data), "c2VjcmV0") {
+		t.Fatal("the audit log holds a secret value")
+	}
 }

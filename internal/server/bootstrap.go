@@ -56,6 +56,7 @@ func ensureCA(ctx context.Context, st *store.Store, log *slog.Logger) (*pki.CA, 
 // certificate and join token file.
 func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 	var given *jointoken.Token
+	path := filepath.Join(cfg.DataDir, JoinTokenFile)
 	if cfg.JoinToken != "" {
 		tok, err := jointoken.Parse(cfg.JoinToken)
 		if err != nil {
@@ -64,8 +65,12 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 		if tok.CAHash != "" && tok.CAHash != cfg.CA.Hash() {
 			return fmt.Errorf("--join-token carries CA hash %s, but this cluster's CA is %s", tok.CAHash, cfg.CA.Hash())
 		}
-		if err := ensureJoinToken(ctx, st, tok); err != nil {
-			return err
+		// Only a server's first start teaches the cluster its token: a restart with the
+		// same flag must not bring back a token revoked since.
+		if _, err := os.Stat(path); cfg.DataDir == "" || err != nil {
+			if err := ensureJoinToken(ctx, st, tok); err != nil {
+				return err
+			}
 		}
 		given = &tok
 	}
@@ -78,7 +83,6 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 	if err := atomicfile.Write(filepath.Join(cfg.DataDir, CAFile), cfg.CA.CertPEM, 0o644); err != nil {
 		return fmt.Errorf("write the CA certificate: %w", err)
 	}
-	path := filepath.Join(cfg.DataDir, JoinTokenFile)
 	if given == nil {
 		if _, err := os.Stat(path); err == nil {
 			return nil // made on an earlier start

@@ -107,6 +107,9 @@ func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, nodeError(name, err))
 		return
 	}
+	if n.Status.AgentAddress == "" { // a replacement that leaves it out keeps the agent's
+		n.Status.AgentAddress = cur.Status.AgentAddress
+	}
 	if err := agentAddressUnchanged(n, cur.Status.AgentAddress); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler"
@@ -88,6 +89,13 @@ type Config struct {
 	// CertLifetime is how long the certificates the server issues are valid (default
 	// pki.CertLifetime); each is renewed two thirds into it.
 	CertLifetime time.Duration
+	// AuditLog receives audited requests (New); Run opens it from AuditLogFile (default
+	// DataDir/audit.log, "off" for none), rotated past AuditLogMaxBytes keeping
+	// AuditLogMaxFiles old files.
+	AuditLog         *audit.Log
+	AuditLogFile     string
+	AuditLogMaxBytes int64
+	AuditLogMaxFiles int
 	// InsecureListen, when set, also serves the API over plain HTTP on this loopback
 	// address (development only; agents cannot use it).
 	InsecureListen string
@@ -131,6 +139,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			return errors.New("server: give --encryption-key-file (the same file on every server) or --data-dir to keep it in")
 		}
 		keyFile = filepath.Join(cfg.DataDir, "encryption.key")
+	}
+	if cfg.InsecureListen != "" {
+		if err := checkLoopback(cfg.InsecureListen); err != nil {
+			return fmt.Errorf("server: --insecure-listen: %w", err)
+		}
 	}
 	etcdTLS, err := externalEtcdTLS(cfg)
 	if err != nil {
@@ -197,10 +210,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err := bootstrapFiles(ctx, st, cfg); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	if cfg.InsecureListen != "" {
-		if err := checkLoopback(cfg.InsecureListen); err != nil {
-			return fmt.Errorf("server: --insecure-listen: %w", err)
-		}
+	if cfg.AuditLog, err = openAuditLog(cfg); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if cfg.AuditLog != nil {
+		defer cfg.AuditLog.Close()
 	}
 	srv, err := New(cfg, st)
 	if err != nil {
@@ -253,4 +267,20 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	cfg.Logger.Info("berth server stopped")
 	return nil
+}
+
+// openAuditLog opens the audit log of cfg: --audit-log, else DATA-DIR/audit.log; none
+// for "off" or without a data dir.
+func openAuditLog(cfg Config) (*audit.Log, error) {
+	path := cfg.AuditLogFile
+	switch {
+	case path == "off":
+		return nil, nil
+	case path == "" && cfg.DataDir == "":
+		cfg.Logger.Warn("no audit log: give --audit-log FILE (there is no data dir to keep it in)")
+		return nil, nil
+	case path == "":
+		path = filepath.Join(cfg.DataDir, "audit.log")
+	}
+	return audit.Open(path, cfg.AuditLogMaxBytes, cfg.AuditLogMaxFiles)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
@@ -55,6 +56,8 @@ type Server struct {
 	renewals    sync.WaitGroup
 	// aclCache keeps users' tokens and policies for a moment (authz.go).
 	aclCache aclCache
+	// auditLog receives the audited requests (nil: off); its owner closes it.
+	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
 
@@ -73,7 +76,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, errors.New("server: no cluster CA")
 	}
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
-	s.ca, s.certLifetime = cfg.CA, cfg.CertLifetime
+	s.ca, s.certLifetime, s.auditLog = cfg.CA, cfg.CertLifetime, cfg.AuditLog
 	serving, rotating, err := newServingCert(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
