@@ -31,9 +31,10 @@ const (
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
 	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot}
 
-// Need is one privilege a workload asks for, and the field that asks.
+// Need is one privilege a workload asks for, and the field that asks (Hint says why when
+// the field does not show it).
 type Need struct {
-	Field, Privilege string
+	Field, Privilege, Hint string
 }
 
 // hostModes are the docker parameters whose value "host" shares a namespace of the node.
@@ -82,8 +83,13 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	}
 	for i, t := range p.Processes {
 		tp := fmt.Sprintf("processes[%d]", i)
-		if u := strings.TrimSpace(t.User); u == "root" || u == "0" {
+		switch u := strings.TrimSpace(t.User); u {
+		case "root", "0":
 			add(tp+".user", PrivRoot)
+		case "":
+			// The agent runs a process without a user as itself: root.
+			out = append(out, Need{Field: base + "." + tp + ".user", Privilege: PrivRoot,
+				Hint: "without a user the process runs as the agent's user, root; give a user such as nobody"})
 		}
 		for j, cm := range t.ConfigMaps {
 			for k, it := range cm.Items {

@@ -56,7 +56,7 @@ func TestNeeds(t *testing.T) {
 		fields = append(fields, n.Field+"="+n.Privilege)
 	}
 	wantProc := []string{"spec.processes[0].user=root", "spec.processes[0].configmaps[0].items[0].keyOrPath=host-path",
-		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path"}
+		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path", "spec.processes[2].user=root"}
 	if !slices.Equal(fields, wantProc) {
 		t.Errorf("process needs %v, want %v", fields, wantProc)
 	}

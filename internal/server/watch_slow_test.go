@@ -26,7 +26,9 @@ import (
 // at the same time gets every change and no error.
 func TestSlowWatcherIsCutOff(t *testing.T) {
 	const writes, size = 160, 100 << 10
-	base := newTestServer(t, Config{WatchLimit: store.WatchLimit{Events: 8}})
+	// 32 changes of 100 KB: far below the 160 the slow client misses, and room enough for
+	// the reading client to decrypt TLS on a busy machine.
+	base := newTestServer(t, Config{WatchLimit: store.WatchLimit{Events: 32}})
 	ns := "slow-watch"
 	coll := base + "/v1/namespaces/" + ns + "/configmaps?watch=true"
 	u, err := url.Parse(base)
