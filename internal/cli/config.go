@@ -14,13 +14,27 @@ import (
 )
 
 // fileConfig is the client config file. Unknown keys are ignored so newer files keep
-// working with older binaries.
+// working with older binaries. Its top-level server, ca-cert and token are used unless a
+// context is chosen (--context, $BERTH_CONTEXT, current-context:), whose keys then are.
 type fileConfig struct {
+	clusterSettings `yaml:",inline"`
+	CurrentContext  string        `yaml:"current-context"`
+	Contexts        []fileContext `yaml:"contexts"`
+}
+
+// clusterSettings say how to reach one cluster.
+type clusterSettings struct {
 	Server string `yaml:"server"`
 	// CACert is the CA certificate file that verifies the servers (docs/security.md).
 	CACert string `yaml:"ca-cert"`
 	// Token is the user's token (docs/security.md, Users and policies).
 	Token string `yaml:"token"`
+}
+
+// fileContext is one named cluster of the config file, as kubeconfig contexts are.
+type fileContext struct {
+	Name            string `yaml:"name"`
+	clusterSettings `yaml:",inline"`
 }
 
 // resolveServer finds the server address: --server, then $BERTH_SERVER, then `server:` in
@@ -56,7 +70,7 @@ func lookupServer(flag string, e *env) (addr, from string, err error) {
 		return "", "", err
 	}
 	if path != "" {
-		cfg, err := readConfig(path, explicit)
+		cfg, err := readConfig(path, explicit, e)
 		if err != nil {
 			return "", "", err
 		}
@@ -80,19 +94,37 @@ func configPath(e *env) (string, bool, error) {
 	return filepath.Join(home, ".config", "berth", "config.yaml"), false, nil
 }
 
-func readConfig(path string, mustExist bool) (fileConfig, error) {
+// readConfig reads the config file and returns the settings of its chosen context
+// ($BERTH_CONTEXT, which --context sets, else current-context:), or its top-level ones.
+func readConfig(path string, mustExist bool, e *env) (clusterSettings, error) {
 	var cfg fileConfig
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && !mustExist {
-		return cfg, nil
+		return clusterSettings{}, nil
 	}
 	if err != nil {
-		return cfg, fmt.Errorf("read config file: %w", err)
+		return clusterSettings{}, fmt.Errorf("read config file: %w", err)
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("config file %s: %w", path, err)
+		return clusterSettings{}, fmt.Errorf("config file %s: %w", path, err)
 	}
-	return cfg, nil
+	name := e.getenv("BERTH_CONTEXT")
+	if name == "" {
+		name = cfg.CurrentContext
+	}
+	if name == "" {
+		return cfg.clusterSettings, nil
+	}
+	for _, c := range cfg.Contexts {
+		if c.Name == name {
+			return c.clusterSettings, nil
+		}
+	}
+	var names []string
+	for _, c := range cfg.Contexts {
+		names = append(names, c.Name)
+	}
+	return clusterSettings{}, fmt.Errorf("config file %s has no context %q (it has: %s)", path, name, orNone(strings.Join(names, ", ")))
 }
 
 // resolveCACert finds the CA certificate that verifies the servers: --ca-cert, then
@@ -108,7 +140,7 @@ func resolveCACert(flag string, e *env) (string, error) {
 	if err != nil || path == "" {
 		return "", err
 	}
-	cfg, err := readConfig(path, explicit)
+	cfg, err := readConfig(path, explicit, e)
 	if err != nil {
 		return "", err
 	}
@@ -131,6 +163,6 @@ func resolveToken(flag string, e *env) (string, error) {
 	if err != nil || path == "" {
 		return "", err
 	}
-	cfg, err := readConfig(path, explicit)
+	cfg, err := readConfig(path, explicit, e)
 	return cfg.Token, err
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -90,5 +91,69 @@ func TestServerFlagReachesClient(t *testing.T) {
 	}
 	if r.stderr != "No configmaps found in namespace defaultGroup.\n" {
 		t.Errorf("stderr = %q", r.stderr)
+	}
+}
+
+// A config file with contexts: the current one is used; --context or $BERTH_CONTEXT choose
+// another; an unknown one is an error naming those there are; use-context switches.
+func TestContexts(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfgFile, []byte(`# my clusters
+current-context: prod
+contexts:
+  - name: prod
+    server: prod-1:7470,prod-2:7470
+    ca-cert: prod-ca.crt
+    token: berth-acl-prod00.0123456789abcdef
+  - name: dev
+    server: https://127.0.0.1:7470
+    token: berth-acl-dev000.0123456789abcdef
+`), 0o600)
+	e := func(vars map[string]string) *env {
+		return &env{getenv: func(k string) string { return vars[k] }, home: func() (string, error) { return "", errors.New("none") }}
+	}
+	base := map[string]string{"BERTH_CONFIG": cfgFile}
+	if got, err := resolveServer("", e(base)); err != nil || got != "https://prod-1:7470,https://prod-2:7470" {
+		t.Fatalf("current context server: %q %v", got, err)
+	}
+	if got, _ := resolveCACert("", e(base)); got != filepath.Join(dir, "prod-ca.crt") {
+		t.Fatalf("current context CA: %q", got)
+	}
+	dev := map[string]string{"BERTH_CONFIG": cfgFile, "BERTH_CONTEXT": "dev"}
+	if got, _ := resolveToken("", e(dev)); got != "berth-acl-dev000.0123456789abcdef" {
+		t.Fatalf("dev token: %q", got)
+	}
+	// Flags and variables still win over the file.
+	if got, _ := resolveToken("", e(map[string]string{"BERTH_CONFIG": cfgFile, "BERTH_TOKEN": "x"})); got != "x" {
+		t.Fatalf("BERTH_TOKEN over the context: %q", got)
+	}
+	if _, err := resolveServer("", e(map[string]string{"BERTH_CONFIG": cfgFile, "BERTH_CONTEXT": "qa"})); err == nil || !strings.Contains(err.Error(), `no context "qa" (it has: prod, dev)`) {
+		t.Fatalf("unknown context: %v", err)
+	}
+
+	r := runCLIEnv(t, base, "", "config", "use-context", "dev")
+	if r.err != nil || !strings.Contains(r.stdout, "current context: dev") {
+		t.Fatalf("use-context: %v %s", r.err, r.stdout)
+	}
+	data, _ := os.ReadFile(cfgFile)
+	if !strings.Contains(string(data), "current-context: dev") || !strings.Contains(string(data), "# my clusters") {
+		t.Fatalf("rewritten file:\n%s", data)
+	}
+	r = runCLIEnv(t, base, "", "config", "get-contexts")
+	if r.err != nil || !strings.Contains(r.stdout, "*         dev") {
+		t.Fatalf("get-contexts: %v\n%s", r.err, r.stdout)
+	}
+	if r := runCLIEnv(t, base, "", "config", "use-context", "qa"); r.err == nil {
+		t.Fatal("use-context of an unknown context")
+	}
+
+	// --context chooses a context for one command, its server and token included.
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/defaultGroup/configmaps", 200, `{"kind":"List","items":[]}`)
+	fake := filepath.Join(dir, "fake.yaml")
+	os.WriteFile(fake, []byte(fmt.Sprintf("current-context: none\ncontexts:\n  - {name: none, server: 127.0.0.1:1}\n  - {name: fake, server: %s}\n", url)), 0o600)
+	if r := runCLIEnv(t, map[string]string{"BERTH_CONFIG": fake}, "", "get", "cm", "--context", "fake"); r.err != nil || len(api.got()) != 1 {
+		t.Fatalf("--context fake: %v, requests %v", r.err, api.got())
 	}
 }

@@ -45,6 +45,7 @@ type options struct {
 	server    string
 	caCert    string
 	token     string
+	context   string
 	namespace string
 	output    string
 	timeout   time.Duration
@@ -73,6 +74,7 @@ func newRootCommand(e *env) *cobra.Command {
 	pf.StringVar(&o.server, "server", "", "server address, or several comma separated to fail over in order (default: $BERTH_SERVER, the config file's server:, or "+client.DefaultServer+")")
 	pf.StringVar(&o.caCert, "ca-cert", "", "CA certificate file that verifies the servers (default: $BERTH_CA_CERT, the config file's ca-cert:, else the system's roots); a server keeps its cluster's in DATA-DIR/ca.crt")
 	pf.StringVar(&o.token, "token", "", "your token, berth-acl-<id>.<secret> (default: $BERTH_TOKEN, the config file's token:, which berth dev writes)")
+	pf.StringVar(&o.context, "context", "", "the config file's context to use (default: $BERTH_CONTEXT, then its current-context:)")
 	pf.StringVarP(&o.namespace, "namespace", "n", v4.DefaultNamespace, "namespace of the objects")
 	pf.StringVarP(&o.output, "output", "o", "table", "output format: table, json, yaml or name")
 	pf.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long one request may take (watches are not limited)")
@@ -91,6 +93,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newACLCommand(o),
 		newWhoamiCommand(o),
 		newAuthCommand(o),
+		newConfigCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newRolloutCommand(o),
@@ -109,9 +112,25 @@ func newRootCommand(e *env) *cobra.Command {
 	return root
 }
 
+// settingsEnv is the environment the config file is read with: --context stands for
+// $BERTH_CONTEXT.
+func (o *options) settingsEnv() *env {
+	if o.context == "" {
+		return o.env
+	}
+	e := *o.env
+	e.getenv = func(k string) string {
+		if k == "BERTH_CONTEXT" {
+			return o.context
+		}
+		return o.env.getenv(k)
+	}
+	return &e
+}
+
 // client builds an API client for the resolved server address, trusting the resolved CA.
 func (o *options) client() (*client.Client, error) {
-	addr, err := resolveServer(o.server, o.env)
+	addr, err := resolveServer(o.server, o.settingsEnv())
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +139,7 @@ func (o *options) client() (*client.Client, error) {
 		return nil, err
 	}
 	opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth/" + Version)}
-	token, err := resolveToken(o.token, o.env)
+	token, err := resolveToken(o.token, o.settingsEnv())
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +152,7 @@ func (o *options) client() (*client.Client, error) {
 // httpClient is the HTTP client of API calls: TLS verified with the resolved CA
 // certificate, or the system's roots without one.
 func (o *options) httpClient() (*http.Client, error) {
-	ca, err := resolveCACert(o.caCert, o.env)
+	ca, err := resolveCACert(o.caCert, o.settingsEnv())
 	if err != nil {
 		return nil, err
 	}
