@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/client"
 )
 
 // newACLCommand manages users' tokens and policies (docs/security.md, Users and policies).
@@ -29,28 +31,21 @@ func newACLTokenCommand(o *options) *cobra.Command {
 		Example: "  berth acl token create --name ci --policy deployer --ttl 720h",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			t, err := c.CreateACLToken(ctx, req)
-			if err != nil {
-				return err
-			}
-			switch format {
-			case outJSON, outYAML:
-				return printStructured(o.out(), format, t)
-			case outName:
-				fmt.Fprintln(o.out(), t.Secret)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				t, err := c.CreateACLToken(ctx, req)
+				if err != nil {
+					return err
+				}
+				switch format {
+				case outJSON, outYAML:
+					return printStructured(o.out(), format, t)
+				case outName:
+					fmt.Fprintln(o.out(), t.Secret)
+					return nil
+				}
+				fmt.Fprintf(o.out(), "%s\n\ntoken %s (%s). It is shown once: keep it secret.\n", t.Secret, t.ID, grants(t))
 				return nil
-			}
-			fmt.Fprintf(o.out(), "%s\n\ntoken %s (%s). It is shown once: keep it secret.\n", t.Secret, t.ID, grants(t))
-			return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&req.Name, "name", "", "what the token is for")
@@ -60,52 +55,42 @@ func newACLTokenCommand(o *options) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List the tokens (never their secrets)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			toks, err := c.ACLTokens(ctx)
-			if err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, toks)
-			}
-			now := o.env.now()
-			rows := make([][]string, 0, len(toks))
-			for _, t := range toks {
-				expires := "never"
-				if !t.Expires.IsZero() {
-					expires = humanDuration(t.Expires.Sub(now))
-					if !t.Expires.After(now) {
-						expires = "expired"
-					}
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				toks, err := c.ACLTokens(ctx)
+				if err != nil {
+					return err
 				}
-				rows = append(rows, []string{t.ID, orNone(t.Name), grants(&t), expires, age(t.Created, now)})
-			}
-			return writeTable(o.out(), []string{"ID", "NAME", "GRANTS", "EXPIRES", "AGE"}, rows)
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, toks)
+				}
+				now := o.env.now()
+				rows := make([][]string, 0, len(toks))
+				for _, t := range toks {
+					expires := "never"
+					if !t.Expires.IsZero() {
+						expires = humanDuration(t.Expires.Sub(now))
+						if !t.Expires.After(now) {
+							expires = "expired"
+						}
+					}
+					rows = append(rows, []string{t.ID, orNone(t.Name), grants(&t), expires, age(t.Created, now)})
+				}
+				return writeTable(o.out(), []string{"ID", "NAME", "GRANTS", "EXPIRES", "AGE"}, rows)
+			})
 		},
 	}
 	revoke := &cobra.Command{
 		Use: "revoke ID...", Short: "Revoke tokens: they stop working within a second", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			for _, id := range args {
-				if err := c.RevokeACLToken(ctx, id); err != nil {
-					return err
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+				for _, id := range args {
+					if err := c.RevokeACLToken(ctx, id); err != nil {
+						return err
+					}
+					fmt.Fprintf(o.out(), "token %s revoked\n", id)
 				}
-				fmt.Fprintf(o.out(), "token %s revoked\n", id)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.AddCommand(create, list, revoke)
@@ -152,52 +137,42 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List the policies", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			raw, err := c.ACLPolicies(ctx)
-			if err != nil {
-				return err
-			}
-			var ps []acl.Policy
-			for _, r := range raw {
-				var p acl.Policy
-				if err := yaml.Unmarshal(r, &p); err != nil {
-					return fmt.Errorf("decode policy: %w", err)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				raw, err := c.ACLPolicies(ctx)
+				if err != nil {
+					return err
 				}
-				ps = append(ps, p)
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, ps)
-			}
-			rows := make([][]string, 0, len(ps))
-			for _, p := range ps {
-				rows = append(rows, []string{p.Metadata.Name, fmt.Sprint(len(p.Rules)), orNone(p.Metadata.Description)})
-			}
-			return writeTable(o.out(), []string{"NAME", "RULES", "DESCRIPTION"}, rows)
+				var ps []acl.Policy
+				for _, r := range raw {
+					var p acl.Policy
+					if err := yaml.Unmarshal(r, &p); err != nil {
+						return fmt.Errorf("decode policy: %w", err)
+					}
+					ps = append(ps, p)
+				}
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, ps)
+				}
+				rows := make([][]string, 0, len(ps))
+				for _, p := range ps {
+					rows = append(rows, []string{p.Metadata.Name, fmt.Sprint(len(p.Rules)), orNone(p.Metadata.Description)})
+				}
+				return writeTable(o.out(), []string{"NAME", "RULES", "DESCRIPTION"}, rows)
+			})
 		},
 	}
 	del := &cobra.Command{
 		Use: "delete NAME...", Short: "Delete policies (tokens carrying them lose what they granted)", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			for _, name := range args {
-				if err := c.DeleteACLPolicy(ctx, name); err != nil {
-					return err
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+				for _, name := range args {
+					if err := c.DeleteACLPolicy(ctx, name); err != nil {
+						return err
+					}
+					fmt.Fprintf(o.out(), "acl-policy %s deleted\n", name)
 				}
-				fmt.Fprintf(o.out(), "acl-policy %s deleted\n", name)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.AddCommand(apply, list, del)
@@ -262,31 +237,24 @@ func newWhoamiCommand(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use: "whoami", Short: "Show who your token is and the policies it carries", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			me, err := c.Whoami(ctx)
-			if err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, me)
-			}
-			switch {
-			case me.Anonymous:
-				fmt.Fprintf(o.out(), "anonymous (no token): policies %s\n", orNone(strings.Join(me.Policies, ",")))
-			case me.Management:
-				fmt.Fprintf(o.out(), "%s %s: management token (every right)\n", me.Token, me.Name)
-			default:
-				fmt.Fprintf(o.out(), "%s %s: policies %s\n", me.Token, me.Name, strings.Join(me.Policies, ","))
-			}
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				me, err := c.Whoami(ctx)
+				if err != nil {
+					return err
+				}
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, me)
+				}
+				switch {
+				case me.Anonymous:
+					fmt.Fprintf(o.out(), "anonymous (no token): policies %s\n", orNone(strings.Join(me.Policies, ",")))
+				case me.Management:
+					fmt.Fprintf(o.out(), "%s %s: management token (every right)\n", me.Token, me.Name)
+				default:
+					fmt.Fprintf(o.out(), "%s %s: policies %s\n", me.Token, me.Name, strings.Join(me.Policies, ","))
+				}
+				return nil
+			})
 		},
 	}
 }
@@ -300,29 +268,26 @@ func newAuthCommand(o *options) *cobra.Command {
 		Example: "  berth auth can-i exec taskgroup -n dev\n  berth auth can-i read secret -n prod",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			kind := args[1]
-			if k, err := v4.ParseKind(kind); err == nil {
-				kind = string(k)
-			}
-			ns := o.namespace
-			if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
-				ns = "*"
-			}
-			ans, err := c.CanI(ctx, v4.CanI{Verb: args[0], Kind: kind, Namespace: ns})
-			if err != nil {
-				return err
-			}
-			if !ans.Allowed {
-				fmt.Fprintln(o.out(), "no")
-				return &ExitError{Code: 1}
-			}
-			fmt.Fprintln(o.out(), "yes")
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+				kind := args[1]
+				if k, err := v4.ParseKind(kind); err == nil {
+					kind = string(k)
+				}
+				ns := o.namespace
+				if all, _ := cmd.Flags().GetBool("all-namespaces"); all {
+					ns = "*"
+				}
+				ans, err := c.CanI(ctx, v4.CanI{Verb: args[0], Kind: kind, Namespace: ns})
+				if err != nil {
+					return err
+				}
+				if !ans.Allowed {
+					fmt.Fprintln(o.out(), "no")
+					return &ExitError{Code: 1}
+				}
+				fmt.Fprintln(o.out(), "yes")
+				return nil
+			})
 		},
 	})
 	cmd.Commands()[0].Flags().BoolP("all-namespaces", "A", false, "in every namespace")

@@ -18,3 +18,18 @@ func (o *options) connect(cmd *cobra.Command) (*client.Client, context.Context, 
 	ctx, cancel := o.requestContext(cmd)
 	return c, ctx, cancel, nil
 }
+
+// withClient runs fn with the parsed -o format, the client and its request context: the
+// opening every command that calls the servers shares.
+func (o *options) withClient(cmd *cobra.Command, fn func(ctx context.Context, c *client.Client, format outputFormat) error) error {
+	format, err := o.format()
+	if err != nil {
+		return err
+	}
+	c, ctx, cancel, err := o.connect(cmd)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return fn(ctx, c, format)
+}

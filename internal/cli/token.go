@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 // newTokenCommand manages join tokens (docs/security.md, Join tokens).
@@ -27,32 +29,25 @@ func newTokenCommand(o *options) *cobra.Command {
 			"  berth agent --server 10.0.0.1:7470 --token \"$(berth token create -o name)\"",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			t, err := c.CreateJoinToken(ctx, req)
-			if err != nil {
-				return err
-			}
-			switch format {
-			case outJSON, outYAML:
-				return printStructured(o.out(), format, t)
-			case outName:
-				fmt.Fprintln(o.out(), t.Token)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				t, err := c.CreateJoinToken(ctx, req)
+				if err != nil {
+					return err
+				}
+				switch format {
+				case outJSON, outYAML:
+					return printStructured(o.out(), format, t)
+				case outName:
+					fmt.Fprintln(o.out(), t.Token)
+					return nil
+				}
+				expires := "never expires"
+				if !t.Expires.IsZero() {
+					expires = "expires " + t.Expires.Local().Format(time.RFC3339)
+				}
+				fmt.Fprintf(o.out(), "%s\n\n%s token %s, %s. It is shown once: keep it secret.\n", t.Token, t.Role, t.ID, expires)
 				return nil
-			}
-			expires := "never expires"
-			if !t.Expires.IsZero() {
-				expires = "expires " + t.Expires.Local().Format(time.RFC3339)
-			}
-			fmt.Fprintf(o.out(), "%s\n\n%s token %s, %s. It is shown once: keep it secret.\n", t.Token, t.Role, t.ID, expires)
-			return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&req.TTL, "ttl", "24h", "how long the token works (0: never expires)")
@@ -65,35 +60,28 @@ func newTokenCommand(o *options) *cobra.Command {
 		Short:   "List the join tokens with their role and expiry (never their secrets)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			toks, err := c.JoinTokens(ctx)
-			if err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, toks)
-			}
-			now := o.env.now()
-			rows := make([][]string, 0, len(toks))
-			for _, t := range toks {
-				expires := "never"
-				switch {
-				case t.Expired:
-					expires = "expired"
-				case !t.Expires.IsZero():
-					expires = "in " + humanDuration(t.Expires.Sub(now))
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				toks, err := c.JoinTokens(ctx)
+				if err != nil {
+					return err
 				}
-				rows = append(rows, []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)})
-			}
-			return writeTable(o.out(), []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, rows)
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, toks)
+				}
+				now := o.env.now()
+				rows := make([][]string, 0, len(toks))
+				for _, t := range toks {
+					expires := "never"
+					switch {
+					case t.Expired:
+						expires = "expired"
+					case !t.Expires.IsZero():
+						expires = "in " + humanDuration(t.Expires.Sub(now))
+					}
+					rows = append(rows, []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)})
+				}
+				return writeTable(o.out(), []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, rows)
+			})
 		},
 	}
 	revoke := &cobra.Command{
@@ -101,18 +89,15 @@ func newTokenCommand(o *options) *cobra.Command {
 		Short: "Revoke join tokens: nothing can join with them any more (joined nodes keep their certificates)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			for _, id := range args {
-				if err := c.RevokeJoinToken(ctx, id); err != nil {
-					return err
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+				for _, id := range args {
+					if err := c.RevokeJoinToken(ctx, id); err != nil {
+						return err
+					}
+					fmt.Fprintf(o.out(), "join token %s revoked\n", id)
 				}
-				fmt.Fprintf(o.out(), "join token %s revoked\n", id)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	cmd.AddCommand(create, list, revoke)
