@@ -54,7 +54,7 @@ func (s *Store) CreateACLToken(ctx context.Context, t *acl.Token) error {
 	if err := acl.ValidID(t.ID); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return s.createBounded(ctx, aclTokenPrefix, t.ID, t, MaxACLTokens, "tokens")
+	return s.createBounded(ctx, aclTokenPrefix, t.ID, t, MaxACLTokens, "token")
 }
 
 // ACLToken reads a token by id.
@@ -124,10 +124,10 @@ func (s *Store) DeleteACLPolicy(ctx context.Context, name string) error {
 func (s *Store) createBounded(ctx context.Context, prefix, id string, v any, max int64, what string) error {
 	count, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		return fmt.Errorf("count %s: %w", what, wrapEtcd(err))
+		return fmt.Errorf("count %ss: %w", what, wrapEtcd(err))
 	}
 	if count.Count >= max {
-		return fmt.Errorf("%w: the cluster holds %d %s, the most it keeps: revoke some first", ErrInvalid, count.Count, what)
+		return fmt.Errorf("%w: the cluster holds %d %ss, the most it keeps: revoke some first", ErrInvalid, count.Count, what)
 	}
 	val, err := json.Marshal(v)
 	if err != nil {

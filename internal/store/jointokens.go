@@ -2,14 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/berthhq/berth/internal/jointoken"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Join tokens (docs/security.md, Join tokens) are kept by id; the cluster stores only the
@@ -54,29 +52,7 @@ func (s *Store) CreateJoinToken(ctx context.Context, t *JoinToken) error {
 	if t.Role != JoinRoleAgent && t.Role != JoinRoleServer {
 		return fmt.Errorf("%w: join token role %q: use %s or %s", ErrInvalid, t.Role, JoinRoleAgent, JoinRoleServer)
 	}
-	count, err := s.client.Get(ctx, joinTokenPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return fmt.Errorf("count join tokens: %w", wrapEtcd(err))
-	}
-	if count.Count >= MaxJoinTokens {
-		return fmt.Errorf("%w: the cluster holds %d join tokens, the most it keeps: revoke some first", ErrInvalid, count.Count)
-	}
-	val, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("encode join token: %w", err)
-	}
-	key := joinTokenPrefix + t.ID
-	txn, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, string(val))).
-		Commit()
-	if err != nil {
-		return fmt.Errorf("store join token %s: %w", t.ID, wrapEtcd(err))
-	}
-	if !txn.Succeeded {
-		return fmt.Errorf("join token %s: %w", t.ID, ErrAlreadyExists)
-	}
-	return nil
+	return s.createBounded(ctx, joinTokenPrefix, t.ID, t, MaxJoinTokens, "join token")
 }
 
 // JoinToken reads one token by id.
@@ -84,36 +60,15 @@ func (s *Store) JoinToken(ctx context.Context, id string) (*JoinToken, error) {
 	if jointoken.ValidID(id) != nil {
 		return nil, fmt.Errorf("join token %q: %w", id, ErrNotFound)
 	}
-	resp, err := s.client.Get(ctx, joinTokenPrefix+id)
-	if err != nil {
-		return nil, fmt.Errorf("read join token %s: %w", id, wrapEtcd(err))
-	}
-	if len(resp.Kvs) == 0 {
-		return nil, fmt.Errorf("join token %s: %w", id, ErrNotFound)
-	}
 	var t JoinToken
-	if err := json.Unmarshal(resp.Kvs[0].Value, &t); err != nil {
-		return nil, fmt.Errorf("decode join token %s: %w", id, err)
-	}
-	return &t, nil
+	return &t, s.getJSON(ctx, joinTokenPrefix+id, "join token "+id, &t)
 }
 
 // JoinTokens lists every token, oldest first.
 func (s *Store) JoinTokens(ctx context.Context) ([]*JoinToken, error) {
-	resp, err := s.client.Get(ctx, joinTokenPrefix, clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("list join tokens: %w", wrapEtcd(err))
-	}
-	out := make([]*JoinToken, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var t JoinToken
-		if err := json.Unmarshal(kv.Value, &t); err != nil {
-			return nil, fmt.Errorf("decode join token %s: %w", kv.Key, err)
-		}
-		out = append(out, &t)
-	}
+	out, err := listJSON[JoinToken](ctx, s, joinTokenPrefix)
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	return out, nil
+	return out, err
 }
 
 // DeleteJoinToken revokes a token; an unknown id is ErrNotFound.
@@ -121,14 +76,7 @@ func (s *Store) DeleteJoinToken(ctx context.Context, id string) error {
 	if jointoken.ValidID(id) != nil {
 		return fmt.Errorf("join token %q: %w", id, ErrNotFound)
 	}
-	resp, err := s.client.Delete(ctx, joinTokenPrefix+id)
-	if err != nil {
-		return fmt.Errorf("revoke join token %s: %w", id, wrapEtcd(err))
-	}
-	if resp.Deleted == 0 {
-		return fmt.Errorf("join token %s: %w", id, ErrNotFound)
-	}
-	return nil
+	return s.deleteKey(ctx, joinTokenPrefix+id, "join token "+id)
 }
 
 // CheckJoinToken authenticates a presented token for role: it must exist, match, not be
