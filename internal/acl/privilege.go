@@ -23,7 +23,7 @@ const (
 	PrivDevices      = "devices"       // --device
 	PrivUnconfined   = "unconfined"    // --security-opt that turns seccomp, AppArmor or SELinux off
 	PrivSysctl       = "sysctl"        // --sysctl
-	PrivHostPath     = "host-path"     // a container volume from the host; a process file outside its work dir
+	PrivHostPath     = "host-path"     // a container volume from the host; a process's workPath, package outputDir or file at a literal path
 	PrivRoot         = "root"          // a process running as root
 )
 
@@ -91,16 +91,26 @@ func Needs(base string, p *v4.PodSpec) []Need {
 			out = append(out, Need{Field: base + "." + tp + ".user", Privilege: PrivRoot,
 				Hint: "without a user the process runs as the agent's user, root; give a user such as nobody"})
 		}
+		// A literal absolute path is the node's file system; ${workPath}/... stays in the
+		// pod's work dir.
+		if onHost(t.WorkPath) {
+			add(tp+".workPath", PrivHostPath)
+		}
+		for j, u := range t.URIs {
+			if onHost(u.OutputDir) {
+				add(fmt.Sprintf("%s.uris[%d].outputDir", tp, j), PrivHostPath)
+			}
+		}
 		for j, cm := range t.ConfigMaps {
 			for k, it := range cm.Items {
-				if it.Type == "file" && path.IsAbs(it.KeyOrPath) {
+				if it.Type == "file" && onHost(it.KeyOrPath) {
 					add(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", tp, j, k), PrivHostPath)
 				}
 			}
 		}
 		for j, sec := range t.Secrets {
 			for k, it := range sec.Items {
-				if it.Type == "file" && path.IsAbs(it.KeyOrPath) {
+				if it.Type == "file" && onHost(it.KeyOrPath) {
 					add(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", tp, j, k), PrivHostPath)
 				}
 			}
@@ -108,6 +118,10 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	}
 	return out
 }
+
+// onHost reports whether a process's path is a literal place on the node ("/data/x"),
+// rather than one under its pod's directories ("${workPath}/x", or a relative one).
+func onHost(p string) bool { return path.IsAbs(p) }
 
 // unconfines reports whether a --security-opt value turns a confinement off.
 func unconfines(v string) bool {

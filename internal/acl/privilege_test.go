@@ -47,16 +47,18 @@ func TestNeeds(t *testing.T) {
 	}
 
 	proc := &v4.PodSpec{Processes: []v4.ProcessTask{
-		{User: "root", ConfigMaps: []v4.ConfigMapRef{{Name: "c", Items: []v4.ConfigMapItem{{Type: "file", KeyOrPath: "/etc/cron.d/x"}, {Type: "file", KeyOrPath: "conf/x"}}}}},
+		{User: "root", ConfigMaps: []v4.ConfigMapRef{{Name: "c", Items: []v4.ConfigMapItem{{Type: "file", KeyOrPath: "/etc/cron.d/x"}, {Type: "file", KeyOrPath: "${workPath}/conf/x"}}}}},
 		{User: "nobody", Secrets: []v4.SecretRef{{SecretName: "s", Items: []v4.SecretItem{{Type: "file", KeyOrPath: "/root/.ssh/authorized_keys"}, {Type: "env", KeyOrPath: "PW"}}}}},
 		{},
+		{User: "nobody", WorkPath: "/etc", URIs: []v4.URI{{Value: "https://x/p.tgz", OutputDir: "/usr/bin"}, {Value: "https://x/q.tgz", OutputDir: "${workPath}/bin"}}},
 	}}
 	var fields []string
 	for _, n := range Needs("spec", proc) {
 		fields = append(fields, n.Field+"="+n.Privilege)
 	}
 	wantProc := []string{"spec.processes[0].user=root", "spec.processes[0].configmaps[0].items[0].keyOrPath=host-path",
-		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path", "spec.processes[2].user=root"}
+		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path", "spec.processes[2].user=root",
+		"spec.processes[3].workPath=host-path", "spec.processes[3].uris[0].outputDir=host-path"}
 	if !slices.Equal(fields, wantProc) {
 		t.Errorf("process needs %v, want %v", fields, wantProc)
 	}

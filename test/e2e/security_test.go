@@ -260,8 +260,17 @@ func TestUsersAndPolicies(t *testing.T) {
 	s.applySpec(t, `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"acl"},"datas":{"k":{"content":"aHVudGVyMg=="}}}`)
 	s.applySpec(t, `{"apiVersion":"v4","kind":"process","metadata":{"name":"web","namespace":"acl"},
 	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep","startCmd":"echo hi; exec sleep 3600",
+		"secrets":[{"secretName":"pw","items":[{"type":"file","dataKey":"k","keyOrPath":"${workPath}/pw.txt"}]}],
 		"resources":{"limits":{"cpu":"0.1","memory":"16"}}}]}}}}`)
 	tg := s.running(t, "acl", "web", 1)[0].Metadata.Name
+	// The secret's file is the task user's alone.
+	files, _ := filepath.Glob(filepath.Join(s.dataDir, "agent", "pods", "*", "work", "pw.txt"))
+	if len(files) != 1 {
+		t.Fatalf("secret files %v", files)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("secret file %s: %v %v, want mode 0600", files[0], fi.Mode(), err)
+	}
 
 	anon := s.as("")
 	for _, args := range [][]string{
