@@ -354,3 +354,47 @@ func TestUsersAndPolicies(t *testing.T) {
 		t.Errorf("a revoked token: %d %s", r.code, r.stderr)
 	}
 }
+
+// TestSecretValuesStayOutOfSight: a secret a process takes as an environment variable and
+// as a file reaches the process, and its value appears in no event, no description, no
+// object, no audit line and no line of the server's log.
+func TestSecretValuesStayOutOfSight(t *testing.T) {
+	requireRoot(t)
+	const value = "s3cr3t-value-for-the-test" // base64 below
+	s := startDev(t, t.TempDir())
+	s.applySpec(t, `{"apiVersion":"v4","kind":"secret","metadata":{"name":"db","namespace":"hush"},"datas":{"pw":{"content":"czNjcjN0LXZhbHVlLWZvci10aGUtdGVzdA=="}}}`)
+	s.applySpec(t, `{"apiVersion":"v4","kind":"process","metadata":{"name":"app","namespace":"hush"},
+	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep",
+		"startCmd":"test -n \"$DB_PW\" && test \"$DB_PW\" = \"$(cat ${workPath}/pw)\" && exec sleep 3600",
+		"secrets":[{"secretName":"db","items":[{"type":"env","dataKey":"pw","keyOrPath":"DB_PW"},{"type":"file","dataKey":"pw","keyOrPath":"${workPath}/pw"}]}],
+		"resources":{"limits":{"cpu":"0.1","memory":"16"}}}]}}}}`)
+	tg := s.running(t, "hush", "app", 1)[0].Metadata.Name
+	var seen []string
+	for _, args := range [][]string{
+		{"describe", "process", "app", "-n", "hush"},
+		{"describe", "taskgroup", tg, "-n", "hush"},
+		{"get", "process", "app", "-n", "hush", "-o", "json"},
+		{"get", "taskgroup", tg, "-n", "hush", "-o", "json"},
+		{"events", "-n", "hush"},
+		{"logs", "-n", "hush", tg},
+	} {
+		out := s.mustBerth(args...)
+		if strings.Contains(out, value) {
+			seen = append(seen, strings.Join(args, " "))
+		}
+	}
+	s.mustBerth("delete", "process", "app", "-n", "hush")
+	waitUntil(t, 30*time.Second, "the process gone", func() bool {
+		return strings.TrimSpace(s.berth("", "get", "taskgroups", "-n", "hush", "-o", "name").stdout) == ""
+	})
+	s.stop() // the log is complete, and safe to read, once the process exited
+	if strings.Contains(s.logs.String(), value) {
+		seen = append(seen, "the server's log")
+	}
+	if audit, err := os.ReadFile(filepath.Join(s.dataDir, "audit.log")); err != nil || strings.Contains(string(audit), value) || len(audit) == 0 {
+		seen = append(seen, "the audit log (or it is missing)")
+	}
+	if len(seen) > 0 {
+		t.Fatalf("the secret's value shows in: %s", strings.Join(seen, ", "))
+	}
+}
