@@ -157,3 +157,48 @@ contexts:
 		t.Fatalf("--context fake: %v, requests %v", r.err, api.got())
 	}
 }
+
+// berth login checks the token with the server, then keeps it: in a context (made
+// current) or in the top-level keys, keeping the rest of the file.
+func TestLogin(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/acl/whoami", 200, `{"token":"berth-acl-abc123","name":"ci","policies":["dev"]}`)
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfgFile, []byte("# mine\ncontexts:\n  - {name: dev, server: 127.0.0.1:1}\n"), 0o644)
+	vars := map[string]string{"BERTH_CONFIG": cfgFile}
+	r := runCLIEnv(t, vars, "", "login", "--context", "prod", "--server", url, "--token", "berth-acl-abc123.0123456789abcdef")
+	if r.err != nil || !strings.Contains(r.stdout, "as berth-acl-abc123 (ci)") {
+		t.Fatalf("login: %v %s", r.err, r.stdout)
+	}
+	data, _ := os.ReadFile(cfgFile)
+	for _, want := range []string{"# mine", "current-context: prod", "name: prod", "token: berth-acl-abc123.0123456789abcdef", "name: dev"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("config lacks %q:\n%s", want, data)
+		}
+	}
+	if fi, _ := os.Stat(cfgFile); fi.Mode().Perm() != 0o600 {
+		t.Errorf("config mode %v", fi.Mode())
+	}
+	if got, _ := resolveToken("", &env{getenv: func(k string) string { return vars[k] }}); got != "berth-acl-abc123.0123456789abcdef" {
+		t.Errorf("the saved token is not used: %q", got)
+	}
+	// From standard input, into the top-level keys of a new file.
+	fresh := map[string]string{"BERTH_CONFIG": filepath.Join(dir, "new.yaml")}
+	if r := runCLIEnv(t, fresh, "berth-acl-abc123.0123456789abcdef\n", "login", "--server", url); r.err != nil {
+		t.Fatalf("login from stdin: %v", r.err)
+	}
+	data, _ = os.ReadFile(fresh["BERTH_CONFIG"])
+	if !strings.Contains(string(data), "token: berth-acl-abc123.0123456789abcdef") || strings.Contains(string(data), "contexts") {
+		t.Errorf("new config:\n%s", data)
+	}
+	// A token the server refuses is not saved.
+	api.json("GET /v1/acl/whoami", 401, `{"error":{"code":401,"reason":"Unauthorized","message":"401: token berth-acl-zzzzzz is unknown or revoked"}}`)
+	bad := map[string]string{"BERTH_CONFIG": filepath.Join(dir, "bad.yaml")}
+	if r := runCLIEnv(t, bad, "", "login", "--server", url, "--token", "berth-acl-zzzzzz.0123456789abcdef"); r.err == nil || !strings.Contains(r.err.Error(), "unknown or revoked") {
+		t.Fatalf("refused login: %v", r.err)
+	}
+	if _, err := os.Stat(bad["BERTH_CONFIG"]); err == nil {
+		t.Fatal("a refused token was saved")
+	}
+}

@@ -94,6 +94,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newWhoamiCommand(o),
 		newAuthCommand(o),
 		newConfigCommand(o),
+		newLoginCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
 		newRolloutCommand(o),

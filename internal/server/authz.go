@@ -92,7 +92,7 @@ func (s *Server) check(id *acl.Identity, req acl.Request) error {
 		return nil
 	}
 	if id.Anonymous() {
-		return errorf(http.StatusUnauthorized, "401: no token, and anonymous access does not allow %s; give --token or set BERTH_TOKEN (a token of `berth acl token create`)", req)
+		return errorf(http.StatusUnauthorized, "401: no token, and anonymous access does not allow %s; run `berth login` or set BERTH_TOKEN (a token of `berth acl token create`)", req)
 	}
 	return errorf(http.StatusForbidden, "%s may not %s: no policy of the token grants it", id, req)
 }
