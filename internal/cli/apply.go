@@ -71,11 +71,10 @@ func newApplyCommand(o *options) *cobra.Command {
 			if int64(len(body)) > maxRequestBytes {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			results, err := c.Apply(ctx, body)
 			if err != nil {

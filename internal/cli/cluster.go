@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -23,24 +24,16 @@ func newClusterCommand(o *options) *cobra.Command {
 		Example: "  berth cluster\n  berth cluster --server s1:7470,s2:7470 -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			info, err := c.Cluster(ctx)
-			if err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, info)
-			}
-			return printCluster(o, c.Server(), info)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				info, err := c.Cluster(ctx)
+				if err != nil {
+					return err
+				}
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, info)
+				}
+				return printCluster(o, c.Server(), info)
+			})
 		},
 	}
 	cmd.AddCommand(newClusterRecoverCommand(o))

@@ -25,11 +25,10 @@ func newDescribeCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			obj, err := c.Get(ctx, kind, o.namespace, args[1])
 			if err != nil {

@@ -70,11 +70,10 @@ func newActionCommand(o *options, action, short, done string) *cobra.Command {
 		Example: fmt.Sprintf("  berth %s 0.gamesvc.ns-a.cluster.1700000000 -n ns-a -t gamesvc", action),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			if err := c.Action(ctx, o.namespace, args[0], task, action); err != nil {
 				return err

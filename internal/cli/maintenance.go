@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 func newMaintenanceCommand(o *options) *cobra.Command {
@@ -38,21 +40,13 @@ func newMaintenanceCommand(o *options) *cobra.Command {
 		Short: "Show whether the engine is in maintenance",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			e, err := c.Engine(ctx)
-			if err != nil {
-				return err
-			}
-			return printEngine(o, format, e)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				e, err := c.Engine(ctx)
+				if err != nil {
+					return err
+				}
+				return printEngine(o, format, e)
+			})
 		},
 	}
 	cmd.AddCommand(on, off, status)
@@ -64,11 +58,10 @@ func setMaintenance(cmd *cobra.Command, o *options, on bool, reason string) erro
 	if err != nil {
 		return err
 	}
-	c, err := o.client()
+	c, ctx, cancel, err := o.connect(cmd)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.requestContext(cmd)
 	defer cancel()
 	e, err := c.SetMaintenance(ctx, on, reason)
 	if err != nil {

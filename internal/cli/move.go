@@ -23,11 +23,10 @@ func newMoveCommand(o *options) *cobra.Command {
 			"  berth move 2.db.defaultGroup.berth.1732240000000000000 --force",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			res, err := c.MoveTaskGroup(ctx, o.namespace, args[0], to, force)
 			if err != nil {

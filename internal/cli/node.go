@@ -175,11 +175,10 @@ func patchNode(cmd *cobra.Command, o *options, name, done string, patch map[stri
 	if err != nil {
 		return fmt.Errorf("encode patch: %w", err)
 	}
-	c, err := o.client()
+	c, ctx, cancel, err := o.connect(cmd)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.requestContext(cmd)
 	defer cancel()
 	n, err := c.PatchNode(ctx, name, body)
 	if err != nil {
@@ -221,11 +220,10 @@ func newNodeTaintCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			n, err := retaint(ctx, c, args[0], edits)
 			if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 func newNodesCommand(o *options) *cobra.Command {
@@ -20,29 +22,21 @@ func newNodesCommand(o *options) *cobra.Command {
 		Example: "  berth nodes\n  berth nodes -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			nodes, err := c.Nodes(ctx)
-			if err != nil {
-				return err
-			}
-			if len(nodes) == 0 && format == outTable {
-				fmt.Fprintln(o.env.stderr, "No nodes found.")
-				return nil
-			}
-			objs := make([]v4.Object, len(nodes))
-			for i, n := range nodes {
-				objs[i] = n
-			}
-			return printObjects(o, v4.KindNode, format, objs, false, false)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				nodes, err := c.Nodes(ctx)
+				if err != nil {
+					return err
+				}
+				if len(nodes) == 0 && format == outTable {
+					fmt.Fprintln(o.env.stderr, "No nodes found.")
+					return nil
+				}
+				objs := make([]v4.Object, len(nodes))
+				for i, n := range nodes {
+					objs[i] = n
+				}
+				return printObjects(o, v4.KindNode, format, objs, false, false)
+			})
 		},
 	}
 }

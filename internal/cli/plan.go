@@ -45,11 +45,10 @@ func newPlanCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			res, err := c.Plan(ctx, buildStream(docs))
 			if err != nil {

@@ -213,11 +213,10 @@ func newRolloutHistoryCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			h, err := c.DeploymentHistory(ctx, o.namespace, name)
 			if err != nil {

@@ -26,11 +26,10 @@ func newScaleCommand(o *options) *cobra.Command {
 			if err != nil || n < 1 {
 				return fmt.Errorf("INSTANCES must be a whole number of at least 1, got %q", args[2])
 			}
-			c, err := o.client()
+			c, ctx, cancel, err := o.connect(cmd)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := o.requestContext(cmd)
 			defer cancel()
 			res, err := c.Operate(ctx, kind, o.namespace, args[1], "scale", nil, map[string]int{"instances": n})
 			if err != nil {

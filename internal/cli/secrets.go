@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/client"
 )
 
 func newSecretsCommand(o *options) *cobra.Command {
@@ -23,25 +26,17 @@ func newSecretsCommand(o *options) *cobra.Command {
 		Example: "  berth secrets rewrap",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			res, err := c.RewrapSecrets(ctx)
-			if err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, res)
-			}
-			fmt.Fprintf(o.out(), "%d values encrypted again with key %s.\n", res.Rewrapped, res.Key)
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				res, err := c.RewrapSecrets(ctx)
+				if err != nil {
+					return err
+				}
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, res)
+				}
+				fmt.Fprintf(o.out(), "%d values encrypted again with key %s.\n", res.Rewrapped, res.Key)
+				return nil
+			})
 		},
 	})
 	return cmd
