@@ -82,15 +82,7 @@ func newACLTokenCommand(o *options) *cobra.Command {
 	revoke := &cobra.Command{
 		Use: "revoke ID...", Short: "Revoke tokens: they stop working within a second", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
-				for _, id := range args {
-					if err := c.RevokeACLToken(ctx, id); err != nil {
-						return err
-					}
-					fmt.Fprintf(o.out(), "token %s revoked\n", id)
-				}
-				return nil
-			})
+			return o.eachArg(cmd, args, "token", "revoked", func(ctx context.Context, c *client.Client, a string) error { return c.RevokeACLToken(ctx, a) })
 		},
 	}
 	cmd.AddCommand(create, list, revoke)
@@ -164,15 +156,7 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 	del := &cobra.Command{
 		Use: "delete NAME...", Short: "Delete policies (tokens carrying them lose what they granted)", Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
-				for _, name := range args {
-					if err := c.DeleteACLPolicy(ctx, name); err != nil {
-						return err
-					}
-					fmt.Fprintf(o.out(), "acl-policy %s deleted\n", name)
-				}
-				return nil
-			})
+			return o.eachArg(cmd, args, "acl-policy", "deleted", func(ctx context.Context, c *client.Client, a string) error { return c.DeleteACLPolicy(ctx, a) })
 		},
 	}
 	cmd.AddCommand(apply, list, del)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -32,4 +33,18 @@ func (o *options) withClient(cmd *cobra.Command, fn func(ctx context.Context, c 
 	}
 	defer cancel()
 	return fn(ctx, c, format)
+}
+
+// eachArg calls do for every argument in turn, printing "<what> <arg> <done>" after each:
+// the revoke and delete commands of tokens and policies.
+func (o *options) eachArg(cmd *cobra.Command, args []string, what, done string, do func(context.Context, *client.Client, string) error) error {
+	return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+		for _, a := range args {
+			if err := do(ctx, c, a); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.out(), "%s %s %s\n", what, a, done)
+		}
+		return nil
+	})
 }

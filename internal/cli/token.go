@@ -89,15 +89,7 @@ func newTokenCommand(o *options) *cobra.Command {
 		Short: "Revoke join tokens: nothing can join with them any more (joined nodes keep their certificates)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
-				for _, id := range args {
-					if err := c.RevokeJoinToken(ctx, id); err != nil {
-						return err
-					}
-					fmt.Fprintf(o.out(), "join token %s revoked\n", id)
-				}
-				return nil
-			})
+			return o.eachArg(cmd, args, "join token", "revoked", func(ctx context.Context, c *client.Client, a string) error { return c.RevokeJoinToken(ctx, a) })
 		},
 	}
 	cmd.AddCommand(create, list, revoke)
