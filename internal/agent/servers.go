@@ -29,7 +29,9 @@ func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) 
 	s := &servers{log: log}
 	// No overall timeout (watches last); the wait for an answer's headers is bounded so a
 	// dead server is noticed.
-	hc.Transport.(*http.Transport).ResponseHeaderTimeout = 30 * time.Second
+	if t, ok := hc.Transport.(*http.Transport); ok {
+		t.ResponseHeaderTimeout = 30 * time.Second
+	}
 	for _, u := range urls {
 		opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth-agent/" + Version)}
 		if token != "" {

@@ -88,13 +88,10 @@ func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) {
 	if len(req.Policies) > 32 {
 		bad.withDetail("policies", "at most 32")
 	}
-	if req.TTL != "" {
-		ttl, err := time.ParseDuration(req.TTL)
-		if err != nil || ttl < 0 || ttl > maxJoinTokenTTL {
-			bad.withDetail("ttl", "want a duration such as 720h, up to 10 years (0: never expires)")
-		} else if ttl > 0 {
-			t.Expires = now.Add(ttl)
-		}
+	if expires, ok := expiry(req.TTL, now); ok {
+		t.Expires = expires
+	} else {
+		bad.withDetail("ttl", "want a duration such as 720h, up to 10 years (0: never expires)")
 	}
 	if len(bad.Details) > 0 {
 		s.writeError(w, r, bad)

@@ -44,17 +44,13 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 			withDetail("description", "too long"))
 		return
 	}
-	if req.TTL != "" {
-		ttl, err := time.ParseDuration(req.TTL)
-		if err != nil || ttl < 0 || ttl > maxJoinTokenTTL {
-			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
-				withDetail("ttl", "not a duration in range"))
-			return
-		}
-		if ttl > 0 {
-			rec.Expires = now.Add(ttl)
-		}
+	expires, ok := expiry(req.TTL, now)
+	if !ok {
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
+			withDetail("ttl", "not a duration in range"))
+		return
 	}
+	rec.Expires = expires
 	tok, err := jointoken.New()
 	if err != nil {
 		s.writeError(w, r, err)
@@ -103,6 +99,22 @@ func (s *Server) handleJoinTokenRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// expiry is when a token given ttl at now expires: zero for "" or "0" (never); false for
+// a ttl that is not a duration from 0 to 10 years.
+func expiry(ttl string, now time.Time) (time.Time, bool) {
+	if ttl == "" {
+		return time.Time{}, true
+	}
+	d, err := time.ParseDuration(ttl)
+	if err != nil || d < 0 || d > maxJoinTokenTTL {
+		return time.Time{}, false
+	}
+	if d == 0 {
+		return time.Time{}, true
+	}
+	return now.Add(d), true
 }
 
 func tokenInfo(t *store.JoinToken, now time.Time) v4.JoinTokenInfo {
