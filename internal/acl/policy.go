@@ -135,6 +135,9 @@ func kindMatches(glob, kind string) bool {
 	return ok
 }
 
+// maxRuleList bounds each list of a rule.
+const maxRuleList = 64
+
 var policyNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,62}$`)
 
 // Validate says what is wrong with a policy, naming each field.
@@ -157,6 +160,12 @@ func (p *Policy) Validate() error {
 	}
 	for i, r := range p.Rules {
 		f := fmt.Sprintf("rules[%d]", i)
+		// Bounded lists keep a policy small: a cluster keeps up to 1,000 of them.
+		for name, n := range map[string]int{"namespaces": len(r.Namespaces), "kinds": len(r.Kinds), "verbs": len(r.Verbs), "privileges": len(r.Privileges)} {
+			if n > maxRuleList {
+				add(f+"."+name, "at most %d entries, got %d", maxRuleList, n)
+			}
+		}
 		if len(r.Verbs) == 0 {
 			add(f+".verbs", "required: some of %s, or *", strings.Join(Verbs, ", "))
 		}

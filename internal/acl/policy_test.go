@@ -40,4 +40,11 @@ func TestPolicyRules(t *testing.T) {
 			t.Errorf("validation %v does not name %s", err, field)
 		}
 	}
+	long := &Policy{Kind: KindPolicy, Metadata: PolicyMeta{Name: "long"}, Rules: []Rule{{Namespaces: []string{"*"}, Kinds: make([]string, 65), Verbs: []string{"read"}}}}
+	for i := range long.Rules[0].Kinds {
+		long.Rules[0].Kinds[i] = "process"
+	}
+	if err := long.Validate(); err == nil || !strings.Contains(err.Error(), "rules[0].kinds: at most 64 entries") {
+		t.Errorf("a rule of 65 kinds: %v", err)
+	}
 }

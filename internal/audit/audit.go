@@ -33,8 +33,9 @@ type Entry struct {
 const (
 	DefaultMaxBytes = 100 << 20
 	DefaultMaxFiles = 5
-	// maxLine bounds one entry: paths come from clients.
-	maxLine = 8 << 10
+	// maxField bounds what of a request's path and name an entry keeps: they come from
+	// clients.
+	maxField = 1024
 )
 
 // Log is an audit log file. Its methods are safe for concurrent use.
@@ -84,15 +85,10 @@ func (l *Log) open() error {
 // Record appends e. An entry that cannot be written is an error for the caller to log:
 // the request it describes has happened already.
 func (l *Log) Record(e Entry) error {
-	if len(e.Path) > 1024 {
-		e.Path = e.Path[:1024] + "…"
-	}
+	e.Path, e.Name, e.Who = clip(e.Path), clip(e.Name), clip(e.Who)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
-	}
-	if len(b) > maxLine {
-		b = b[:maxLine]
 	}
 	b = append(b, '\n')
 	l.mu.Lock()
@@ -111,6 +107,14 @@ func (l *Log) Record(e Entry) error {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil
+}
+
+// clip shortens a client's string, so every entry stays one bounded, valid JSON line.
+func clip(s string) string {
+	if len(s) > maxField {
+		return s[:maxField] + "…"
+	}
+	return s
 }
 
 // rotate shifts path.N-1 to path.N (dropping the oldest), path to path.1, and starts a new

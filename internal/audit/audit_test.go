@@ -50,4 +50,19 @@ func TestRecordAndRotate(t *testing.T) {
 	if err := l.Record(Entry{}); err == nil {
 		t.Error("a closed log recorded")
 	}
+
+	// A client's long path is clipped; the line stays valid JSON.
+	l2, err := Open(filepath.Join(dir, "long.log"), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if err := l2.Record(Entry{Who: "anonymous", Path: strings.Repeat("x", 100000), Name: strings.Repeat("n", 100000)}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "long.log"))
+	var e Entry
+	if err := json.Unmarshal(b, &e); err != nil || len(b) > 3*maxField || len(e.Path) > maxField+4 {
+		t.Fatalf("long entry: %d bytes, %v", len(b), err)
+	}
 }

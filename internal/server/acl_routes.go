@@ -153,10 +153,17 @@ func (s *Server) handleACLTokenRevoke(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// maxPolicyBytes bounds a policy document: with at most 1,000 policies, they cannot fill
+// etcd.
+const maxPolicyBytes = 64 << 10
+
 // handleACLPolicyPut creates or replaces a policy from a JSON or YAML document of kind
 // acl-policy, named as the path.
 func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
+	if err == nil && len(body) > maxPolicyBytes {
+		err = errorf(http.StatusRequestEntityTooLarge, "a policy document is at most %d bytes, got %d", maxPolicyBytes, len(body))
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -130,6 +130,10 @@ rules: [{namespaces: [pub], kinds: [configmap], verbs: [read]}]
 	}
 	wantStatus(t, callAs(t, "", http.MethodGet, url+"/v1/namespaces/other/configmaps", "", anonymous), http.StatusUnauthorized)
 
+	// A policy document is bounded (a cluster keeps up to 1,000 of them).
+	huge := "kind: acl-policy\nmetadata: {name: huge, description: \"" + strings.Repeat("x", 70000) + "\"}\nrules: []\n"
+	wantStatus(t, call(t, http.MethodPut, url+"/v1/acl/policies/huge", huge), http.StatusRequestEntityTooLarge)
+
 	ro := tokenWithPolicy(t, url, readOnly, "readonly", "")
 	short := tokenWithPolicy(t, url, readOnly, "readonly", "1s")
 	id := strings.SplitN(strings.TrimPrefix(ro, "berth-acl-"), ".", 2)[0]
