@@ -31,10 +31,13 @@ const (
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
 	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot}
 
-// Need is one privilege a workload asks for, and the field that asks (Hint says why when
-// the field does not show it).
+// Need is one privilege a workload asks for, and the field that asks. A host-path need
+// carries the path on the node, and whether it is only read, so that a node's own
+// allow-list can judge it too.
 type Need struct {
-	Field, Privilege, Hint string
+	Field, Privilege string
+	Path             string
+	ReadOnly         bool
 }
 
 // hostModes are the docker parameters whose value "host" shares a namespace of the node.
@@ -49,6 +52,9 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	}
 	var out []Need
 	add := func(field, priv string) { out = append(out, Need{Field: base + "." + field, Privilege: priv}) }
+	addPath := func(field, p string, readOnly bool) {
+		out = append(out, Need{Field: base + "." + field, Privilege: PrivHostPath, Path: p, ReadOnly: readOnly})
+	}
 	// Processes run in the node's network by nature (their defaults say HOST): only a
 	// container pod leaves its own network namespace for the node's.
 	if strings.EqualFold(p.NetworkMode, "HOST") && len(p.Containers) > 0 {
@@ -77,41 +83,38 @@ func Needs(base string, p *v4.PodSpec) []Need {
 		}
 		for j, v := range c.Volumes {
 			if v.Volume.HostPath != "" {
-				add(fmt.Sprintf("%s.volumes[%d].volume.hostPath", cp, j), PrivHostPath)
+				addPath(fmt.Sprintf("%s.volumes[%d].volume.hostPath", cp, j), v.Volume.HostPath, v.Volume.ReadOnly)
 			}
 		}
 	}
 	for i, t := range p.Processes {
 		tp := fmt.Sprintf("processes[%d]", i)
-		switch u := strings.TrimSpace(t.User); u {
-		case "root", "0":
+		// A process without a user runs as its agent's --default-user, an unprivileged one
+		// unless the node's operator chose otherwise (docs/agent.md, Workload privilege).
+		if u := strings.TrimSpace(t.User); u == "root" || u == "0" {
 			add(tp+".user", PrivRoot)
-		case "":
-			// The agent runs a process without a user as itself: root.
-			out = append(out, Need{Field: base + "." + tp + ".user", Privilege: PrivRoot,
-				Hint: "without a user the process runs as the agent's user, root; give a user such as nobody"})
 		}
 		// A literal absolute path is the node's file system; ${workPath}/... stays in the
 		// pod's work dir.
 		if onHost(t.WorkPath) {
-			add(tp+".workPath", PrivHostPath)
+			addPath(tp+".workPath", t.WorkPath, false)
 		}
 		for j, u := range t.URIs {
 			if onHost(u.OutputDir) {
-				add(fmt.Sprintf("%s.uris[%d].outputDir", tp, j), PrivHostPath)
+				addPath(fmt.Sprintf("%s.uris[%d].outputDir", tp, j), u.OutputDir, false)
 			}
 		}
 		for j, cm := range t.ConfigMaps {
 			for k, it := range cm.Items {
 				if it.Type == "file" && onHost(it.KeyOrPath) {
-					add(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", tp, j, k), PrivHostPath)
+					addPath(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", tp, j, k), it.KeyOrPath, false)
 				}
 			}
 		}
 		for j, sec := range t.Secrets {
 			for k, it := range sec.Items {
 				if it.Type == "file" && onHost(it.KeyOrPath) {
-					add(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", tp, j, k), PrivHostPath)
+					addPath(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", tp, j, k), it.KeyOrPath, false)
 				}
 			}
 		}

@@ -57,10 +57,19 @@ func TestNeeds(t *testing.T) {
 		fields = append(fields, n.Field+"="+n.Privilege)
 	}
 	wantProc := []string{"spec.processes[0].user=root", "spec.processes[0].configmaps[0].items[0].keyOrPath=host-path",
-		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path", "spec.processes[2].user=root",
+		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path",
 		"spec.processes[3].workPath=host-path", "spec.processes[3].uris[0].outputDir=host-path"}
 	if !slices.Equal(fields, wantProc) {
 		t.Errorf("process needs %v, want %v", fields, wantProc)
+	}
+	var paths []string
+	for _, n := range Needs("spec", proc) {
+		if n.Privilege == PrivHostPath {
+			paths = append(paths, n.Path)
+		}
+	}
+	if want := []string{"/etc/cron.d/x", "/root/.ssh/authorized_keys", "/etc", "/usr/bin"}; !slices.Equal(paths, want) {
+		t.Errorf("host paths %v, want %v", paths, want)
 	}
 }
 

@@ -37,6 +37,7 @@ type Agent struct {
 	ckpt    *checkpoint
 	addr    string    // advertised agent address
 	id      *identity // the node's certificate (identity.go)
+	guard   guard     // what the node's operator allows workloads (guard.go)
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -57,8 +58,12 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	volumes, err := parseHostVolumes(cfg.HostVolumes)
+	if err != nil {
+		return nil, fmt.Errorf("agent config: --host-volumes: %w", err)
+	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
-		ready: make(chan struct{})}
+		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
 		if err != nil {
@@ -131,7 +136,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reporter.enqueue,
+		Report: a.reporter.enqueue, Admit: a.guard.admit,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)

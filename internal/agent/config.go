@@ -69,6 +69,15 @@ type Config struct {
 	CNIBinDir    string
 	CNIConfDir   string
 	NetworkImage string
+	// AllowPrivileged lets this node run workloads that need a privilege other than host
+	// paths (privileged containers, host namespaces, capabilities, devices, unconfined
+	// profiles, sysctls, root processes) once the server admitted them; HostVolumes are
+	// the host directories workloads may use ("DIR" or "DIR:ro"). Both default to none.
+	AllowPrivileged bool
+	HostVolumes     []string
+	// DefaultUser runs the processes whose spec names no user (default: DefaultTaskUser,
+	// created when missing, for an agent running as root; else the agent's own user).
+	DefaultUser string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver

@@ -31,8 +31,12 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 		a.drivers = a.cfg.Drivers
 		return func() {}, nil
 	}
+	user, err := a.taskUser()
+	if err != nil {
+		return nil, err
+	}
 	p, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent,
-		RootCAs: []*x509.Certificate{a.id.ca}})
+		RootCAs: []*x509.Certificate{a.id.ca}, DefaultUser: user})
 	if err != nil {
 		return nil, fmt.Errorf("agent: process driver: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,12 +15,28 @@ import (
 	"github.com/berthhq/berth/internal/driver/fake"
 )
 
-// With the real process driver (the default): a process survives an agent restart and
+// With the real process driver (the default): a process without a user runs as the
+// default user (berth-task for an agent running as root), survives an agent restart and
 // is adopted with its PID, its output is served through the server, and deleting the
 // task group kills it.
 func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 	c := newCluster(t)
 	dir := t.TempDir()
+	// t.TempDir's folders are 0700: the default user must pass through them, as it does
+	// through /var/lib.
+	for p := filepath.Dir(dir); p != os.TempDir(); p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantUser := DefaultTaskUser
+	if os.Geteuid() != 0 {
+		me, err := user.Current()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantUser = me.Username
+	}
 	real := func(cfg *Config) {
 		cfg.Drivers = nil // the default: the process driver under dir/process
 		cfg.CgroupParent = "berth-agent-test"
@@ -26,7 +44,7 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 	first := startAgent(t, c, dir, fake.New("unused"), real)
 	tg := processTG("0.sleep.ns-a.c.1")
 	tg.Spec.Template.Spec.Processes[0] = v4.ProcessTask{ProcName: "sleep", WorkPath: "${work_base_dir}/${processname}",
-		StartCmd: `echo "hello from $BCS_POD_ID"; exec sleep 120`, StartGracePeriod: 1}
+		StartCmd: `echo "hello from $BCS_POD_ID as $(id -un)"; exec sleep 120`, StartGracePeriod: 1}
 	createTG(t, tg)
 	pid := waitPhase(t, "0.sleep.ns-a.c.1", v4.StatusRunning).Status.Tasks[0].Info.Pid
 	if pid == 0 {
@@ -53,13 +71,39 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 		b, _ := io.ReadAll(rc)
 		rc.Close()
 		out = string(b)
-		return strings.Contains(out, "hello from 0.sleep.ns-a.c.1")
+		return strings.Contains(out, "hello from 0.sleep.ns-a.c.1 as "+wantUser)
 	})
 
 	if _, err := testStore.Delete(context.Background(), v4.KindTaskGroup, testNS, "0.sleep.ns-a.c.1", ""); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the process to be killed", func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
+}
+
+// A task group the node's own policy refuses fails at start, naming the field and the
+// agent's flag, even though the server admitted it; the same agent runs it once its
+// operator allows it.
+func TestNodePolicyRefusesPrivilegedWork(t *testing.T) {
+	c := newCluster(t)
+	drv := fake.New("process")
+	ra := startAgent(t, c, t.TempDir(), drv)
+	tg := processTG("0.root.ns-a.c.1")
+	tg.Spec.Template.Spec.Processes[0].User = "root"
+	createTG(t, tg)
+	got := waitPhase(t, "0.root.ns-a.c.1", v4.StatusFailed)
+	if msg := got.Status.Message; !strings.Contains(msg, "spec.template.spec.processes[0].user") || !strings.Contains(msg, "--allow-privileged") {
+		t.Fatalf("message %q", msg)
+	}
+	if len(drv.Started()) != 0 {
+		t.Fatalf("the driver started %v", drv.Started())
+	}
+	ra.stop()
+
+	startAgent(t, c, t.TempDir(), drv, func(cfg *Config) { cfg.AllowPrivileged = true })
+	tg = processTG("0.root2.ns-a.c.1")
+	tg.Spec.Template.Spec.Processes[0].User = "root"
+	createTG(t, tg)
+	waitPhase(t, "0.root2.ns-a.c.1", v4.StatusRunning)
 }
 
 // isZombie reports whether pid has exited but is not reaped yet (its parent may be this

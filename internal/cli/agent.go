@@ -38,6 +38,7 @@ type agentFlags struct {
 	cniBinDir    string
 	cniConfDir   string
 	networkImage string
+	guard        agentGuardFlags
 	config       string
 	logLevel     string
 }
@@ -108,6 +109,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
+	f.guard.register(cmd)
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 }
@@ -141,6 +143,15 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		CNIBinDir:    pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
 		CNIConfDir:   pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
 		NetworkImage: pick("network-image", f.networkImage, file.NetworkImage),
+		DefaultUser:  pick("default-user", f.guard.defaultUser, file.DefaultUser),
+	}
+	cfg.AllowPrivileged = f.guard.allowPrivileged
+	if !changed("allow-privileged") && file.AllowPrivileged {
+		cfg.AllowPrivileged = true
+	}
+	cfg.HostVolumes = f.guard.hostVolumes
+	if !changed("host-volumes") {
+		cfg.HostVolumes = file.HostVolumes
 	}
 	switch cfg.Docker {
 	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:

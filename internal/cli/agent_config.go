@@ -40,7 +40,11 @@ type agentFile struct {
 	CNIBinDir    string              `yaml:"cni-bin-dir"`
 	CNIConfDir   string              `yaml:"cni-conf-dir"`
 	NetworkImage string              `yaml:"network-image"`
-	LogLevel     string              `yaml:"log-level"`
+	// The node's guard (agent_guard.go).
+	AllowPrivileged bool       `yaml:"allow-privileged"`
+	HostVolumes     stringList `yaml:"host-volumes"`
+	DefaultUser     string     `yaml:"default-user"`
+	LogLevel        string     `yaml:"log-level"`
 }
 
 // stringList accepts a YAML list or one comma-separated string.

@@ -47,11 +47,13 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 			if err != nil {
 				log.Error("no join token for the agent", "err", err)
 			}
-			a, err := agent.New(agent.Config{
+			acfg := agent.Config{
 				ServerURLs: []string{"https://" + addr}, Token: strings.TrimSpace(string(token)),
 				DataDir: filepath.Join(f.dataDir, "agent"), Listen: "127.0.0.1:0",
 				Logger: log.With("component", "agent"),
-			})
+			}
+			f.agentGuard.apply(&acfg)
+			a, err := agent.New(acfg)
 			if err != nil {
 				log.Error("the agent cannot start; the server runs without it", "err", err)
 			} else {
@@ -59,7 +61,13 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 				mu.Lock()
 				if agentCtx.Err() == nil {
 					agentDone = make(chan error, 1)
-					go func() { agentDone <- a.Run(agentCtx) }()
+					go func() {
+						err := a.Run(agentCtx)
+						if err != nil {
+							log.Error("the agent stopped; the server runs without it", "err", err)
+						}
+						agentDone <- err
+					}()
 				}
 				mu.Unlock()
 			}

@@ -40,7 +40,8 @@ type serverFlags struct {
 	auditLog      string
 	auditMaxSize  string
 	auditMaxFiles int
-	agent         bool // berth dev: run an agent in the process
+	agent         bool            // berth dev: run an agent in the process
+	agentGuard    agentGuardFlags // berth dev: what its agent allows workloads
 	member        memberFlags
 	nodeTTL       time.Duration
 	dependencyGC  time.Duration
@@ -112,17 +113,18 @@ func newDevCommand(o *options) *cobra.Command {
 		Use:   "dev",
 		Short: "Run a local single-node berth with its data in one directory",
 		Long: "Run a local berth for development: a server with an embedded etcd and a node agent\n" +
-			"for this machine in one process, its data in --data-dir (default $HOME/.berth/dev).\n" +
+			"for this machine in one process, its data in --data-dir (default $HOME/.berth/dev, or\n" +
+			rootDevDataDir + " for root).\n" +
 			"Stop it with Ctrl-C (the agent stops first; workloads keep running and are adopted\n" +
 			"at the next start); the data stays.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.dataDir == "" {
-				home, err := o.env.home()
+				dir, err := defaultDevDataDir(o.env)
 				if err != nil {
-					return fmt.Errorf("no home directory for the default data dir; give --data-dir: %w", err)
+					return err
 				}
-				f.dataDir = filepath.Join(home, ".berth", "dev")
+				f.dataDir = dir
 			}
 			// 0711: the agent's data dir is inside, and processes with a user must pass
 			// through to their work dirs (docs/agent.md, "Data directory"); nobody else can
@@ -136,8 +138,9 @@ func newDevCommand(o *options) *cobra.Command {
 			return runDev(cmd, o, f)
 		},
 	}
-	f.register(cmd, "data directory (default $HOME/.berth/dev)")
+	f.register(cmd, "data directory (default $HOME/.berth/dev; "+rootDevDataDir+" for root)")
 	cmd.Flags().BoolVar(&f.agent, "agent", true, "run a node agent for this machine in the process (false: the server alone)")
+	f.agentGuard.register(cmd)
 	return cmd
 }
 
@@ -263,4 +266,21 @@ Try:
 Stop with Ctrl-C (the data stays in the data dir).
 
 `, url, node, dataDir, env)
+}
+
+// rootDevDataDir is berth dev's data dir for root. Root's home is closed to other users
+// (0700), and the agent runs processes without a user as an unprivileged one, which must
+// pass through to their work dirs.
+const rootDevDataDir = "/var/lib/berth/dev"
+
+// defaultDevDataDir is berth dev's data dir when --data-dir is not given.
+func defaultDevDataDir(e *env) (string, error) {
+	if os.Geteuid() == 0 {
+		return rootDevDataDir, nil
+	}
+	home, err := e.home()
+	if err != nil {
+		return "", fmt.Errorf("no home directory for the default data dir; give --data-dir: %w", err)
+	}
+	return filepath.Join(home, ".berth", "dev"), nil
 }

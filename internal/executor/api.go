@@ -36,6 +36,9 @@ type Config struct {
 	// for long, and must not call Kill or Remove (which wait for the pod's goroutine);
 	// Status and List are fine.
 	Report func(namespace, name string, status v4.TaskGroupStatus)
+	// Admit, when set, is the node's own policy: a task group it refuses fails at start
+	// with its error, and running tasks of one are not adopted.
+	Admit func(*v4.TaskGroup) error
 
 	// PollInterval is how often running tasks are inspected (default 1 s, as BCS).
 	PollInterval time.Duration

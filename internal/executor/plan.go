@@ -100,6 +100,9 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 	if drv == nil {
 		p.err = fmt.Errorf("no %s driver on this node", kind)
 	}
+	if e.cfg.Admit != nil && p.err == nil {
+		p.err = e.cfg.Admit(tg)
+	}
 	hostPorts := map[string]v4.AllocatedPort{}
 	portNumbers := map[string]int{}
 	for _, ap := range tg.Spec.Ports {

@@ -222,12 +222,8 @@ func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 		if id.Allowed(req) {
 			continue
 		}
-		hint := ""
-		if need.Hint != "" {
-			hint = " (" + need.Hint + ")"
-		}
-		return errorf(http.StatusForbidden, "%s: %s may not %s: no policy grants the privilege (a rule's privileges: [%s])%s",
-			need.Field, id, req, need.Privilege, hint).withDetail(need.Field, "needs the privilege "+need.Privilege)
+		return errorf(http.StatusForbidden, "%s: %s may not %s: no policy grants the privilege (a rule's privileges: [%s])",
+			need.Field, id, req, need.Privilege).withDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
 	return nil
 }

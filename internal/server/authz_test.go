@@ -179,16 +179,13 @@ rules:
 			t.Errorf("%s %s: %+v", c.method, c.path, e)
 		}
 	}
-	// A process without a user would run as root; one with a user needs nothing.
-	r := callAs(t, "", http.MethodPost, url+"/v1/apply", procJSON("pv", "web", 1), deployer)
-	wantStatus(t, r, http.StatusForbidden)
-	if e := decodeError(t, r); !strings.Contains(e.Message, "give a user such as nobody") {
-		t.Errorf("no user: %s", e.Message)
-	}
+	// A process without a user runs as its agent's unprivileged default user: it needs
+	// nothing, and neither does one with a user other than root.
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", procJSON("pv", "web", 1), deployer), http.StatusOK)
 	nobody := strings.Replace(procJSON("pv", "web", 1), `"procName":"web"`, `"procName":"web","user":"nobody"`, 1)
 	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", nobody, deployer), http.StatusOK)
 	// An update cannot add the privilege either.
-	r = callAs(t, "", http.MethodPut, url+"/v1/namespaces/pv/processes/web", root, deployer)
+	r := callAs(t, "", http.MethodPut, url+"/v1/namespaces/pv/processes/web", root, deployer)
 	wantStatus(t, r, http.StatusForbidden)
 
 	infra := tokenWithPolicy(t, url, `kind: acl-policy

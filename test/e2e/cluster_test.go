@@ -61,6 +61,7 @@ type agentProc struct {
 func startAgent(t *testing.T, s *devServer, name string, ports string, extra ...string) *agentProc {
 	t.Helper()
 	a := &agentProc{t: t, name: name, dataDir: filepath.Join(t.TempDir(), name)}
+	passable(t, a.dataDir)
 	a.args = []string{"agent", "--server", s.url, "--token", joinTokenOf(t, s.dataDir), "--data-dir", a.dataDir, "--node-name", name,
 		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s"}
 	a.args = append(a.args, extra...)

@@ -86,7 +86,8 @@ func TestContainerPodSharesTheFirstContainersNetwork(t *testing.T) {
 func TestContainerHostMode(t *testing.T) {
 	requireDocker(t)
 	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-host", "32500-32599")
+	// The host's network is a privilege the node's operator grants.
+	startDockerAgent(t, s, "dk-host", "32500-32599", "--allow-privileged")
 	s.cleanupApps("e2e")
 	s.applySpec(t, appSpec{name: "hostweb", ns: "e2e", mode: "HOST", containers: []string{
 		webContainer("web", "$PORT_http", `,"ports":[{"name":"http","containerPort":0,"protocol":"http"}]`),

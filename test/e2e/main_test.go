@@ -155,6 +155,19 @@ func startDev(t *testing.T, dataDir string, flags ...string) *devServer {
 	return startBerth(t, dataDir, "dev", flags...)
 }
 
+// passable opens the test's temporary directories above dir to other users' searches
+// (0711; t.TempDir makes them 0700), as /var/lib is: the agent runs processes without a
+// user as an unprivileged one, which must pass through to their work dirs.
+func passable(t *testing.T, dir string) {
+	t.Helper()
+	tmp := filepath.Clean(os.TempDir())
+	for p := filepath.Dir(filepath.Clean(dir)); strings.HasPrefix(p, tmp+"/"); p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // startBerth runs `berth dev` or `berth server` the same way.
 func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
@@ -165,6 +178,7 @@ func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServ
 // built without the race detector).
 func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
+	passable(t, dataDir)
 	addr := freeAddr(t)
 	s := &devServer{t: t, url: "https://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{command, "--listen", addr, "--data-dir", dataDir}, flags...)...)

@@ -38,6 +38,10 @@ type Config struct {
 	// RootCAs are trusted for package downloads over HTTPS besides the system's roots: the
 	// agent passes the cluster CA, so packages served by berth's own servers download.
 	RootCAs []*x509.Certificate
+	// DefaultUser runs the tasks whose spec names no user ("" for the driver's own user).
+	// The agent gives its --default-user, an unprivileged one: a spec without a user must
+	// not run as root.
+	DefaultUser string
 }
 
 // Driver runs process tasks. It is safe for concurrent use. Close stops its reaper.
@@ -48,6 +52,7 @@ type Driver struct {
 	log          *slog.Logger
 	cgroupParent string
 	cgroups      cgroupSystem
+	defaultUser  string
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per task ID: serialises state.json read-modify-write
@@ -92,6 +97,7 @@ func New(cfg Config) (*Driver, error) {
 		log:          log.With("driver", "process"),
 		cgroupParent: parent,
 		cgroups:      detectCgroups(),
+		defaultUser:  cfg.DefaultUser,
 		locks:        map[string]*sync.Mutex{},
 		fetchLocks:   map[string]*sync.Mutex{},
 		http:         newHTTPClient(cfg.RootCAs),

@@ -41,10 +41,17 @@ func requireCgroups(t *testing.T) {
 
 func newTestDriver(t *testing.T, dataDir string) *Driver {
 	t.Helper()
-	if dataDir == "" {
-		dataDir = t.TempDir()
+	return newTestDriverWith(t, Config{DataDir: dataDir})
+}
+
+// newTestDriverWith is newTestDriver with more of the config (DataDir "": a temp dir).
+func newTestDriverWith(t *testing.T, cfg Config) *Driver {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
 	}
-	d, err := New(Config{DataDir: dataDir, CgroupParent: testCgroupParent})
+	cfg.CgroupParent = testCgroupParent
+	d, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

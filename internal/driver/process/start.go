@@ -40,11 +40,15 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		return driver.State{}, fmt.Errorf("task %s already exists", t.ID)
 	}
 
-	cred, err := lookupUser(p.User)
+	user := p.User
+	if user == "" {
+		user = d.defaultUser
+	}
+	cred, err := lookupUser(user)
 	if err != nil {
 		return driver.State{}, fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	st := d.newState(t)
+	st := d.newState(t, user)
 	if st.WorkDir == "" {
 		return driver.State{}, fmt.Errorf("task %s: no workPath and no work base dir", t.ID)
 	}
@@ -155,8 +159,9 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	return st.public(), nil
 }
 
-// newState is the record of a task about to start.
-func (d *Driver) newState(t *driver.Task) *taskState {
+// newState is the record of a task about to start as user (the spec's, else the
+// default user): stops, reloads and execs run as the user it started as.
+func (d *Driver) newState(t *driver.Task, user string) *taskState {
 	p := t.Process
 	name := t.Name
 	if name == "" {
@@ -181,14 +186,14 @@ func (d *Driver) newState(t *driver.Task) *taskState {
 	if grace <= 0 {
 		grace = defaultStartGrace
 	}
-	cred, _ := lookupUser(p.User)
+	cred, _ := lookupUser(user)
 	labels := make(map[string]string, len(t.Labels))
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
 	return &taskState{
 		ID: t.ID, Name: name, Labels: labels,
-		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: p.User,
+		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: user,
 		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"),
 		Env:     taskEnv(t.Env, cred),
 		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,

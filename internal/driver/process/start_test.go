@@ -177,36 +177,45 @@ func TestStartEnvWorkDirAndFiles(t *testing.T) {
 	}
 }
 
+// A task runs as its spec's user, else as the driver's default user; its files, its
+// work and its execs are that user's.
 func TestStartAsUser(t *testing.T) {
 	requireCgroups(t)
-	t.Parallel()
 	u := testUser(t)
-	d := newTestDriver(t, "")
-	task := testTask(t, "ns.user.sleep", &v4.ProcessTask{
-		ProcName: "sleep", User: u.Name, StartGracePeriod: 1,
-		StartCmd: `id -u > ids.txt; id -g >> ids.txt; touch mine; exec sleep 30`,
-	})
-	// t.TempDir is private to root; the user must reach its work dir.
-	for dir := task.WorkBaseDir; dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
-		os.Chmod(dir, 0o755)
+	for i, c := range []struct{ name, specUser, defaultUser string }{
+		{"spec", u.Name, ""},
+		{"default", "", u.Name},
+		{"spec over default", u.Name, "nobody"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := newTestDriverWith(t, Config{DefaultUser: c.defaultUser})
+			task := testTask(t, fmt.Sprintf("ns.user%d.sleep", i), &v4.ProcessTask{
+				ProcName: "sleep", User: c.specUser, StartGracePeriod: 1,
+				StartCmd: `id -u > ids.txt; id -g >> ids.txt; touch mine; exec sleep 30`,
+			})
+			// t.TempDir is private to root; the user must reach its work dir.
+			for dir := task.WorkBaseDir; dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
+				os.Chmod(dir, 0o755)
+			}
+			task.Files = []driver.File{{Path: filepath.Join(task.WorkBaseDir, "owned.conf"), Content: []byte("x")}}
+			mustStart(t, d, task)
+			ids := strings.Fields(readFile(t, filepath.Join(task.WorkBaseDir, "ids.txt")))
+			if len(ids) != 2 || ids[0] != strconv.Itoa(int(u.UID)) || ids[1] != strconv.Itoa(int(u.GID)) {
+				t.Fatalf("ran as uid/gid %v, want %d/%d", ids, u.UID, u.GID)
+			}
+			for _, f := range []string{"mine", "owned.conf"} {
+				if uid := fileUID(t, filepath.Join(task.WorkBaseDir, f)); uid != u.UID {
+					t.Errorf("%s owned by %d, want %d", f, uid, u.UID)
+				}
+			}
+			// Exec runs as the task's user too.
+			res, err := d.Exec(context.Background(), task.ID, "id -u")
+			if err != nil || strings.TrimSpace(string(res.Output)) != strconv.Itoa(int(u.UID)) {
+				t.Fatalf("Exec id -u: %q %v", res.Output, err)
+			}
+		})
 	}
-	task.Files = []driver.File{{Path: filepath.Join(task.WorkBaseDir, "owned.conf"), Content: []byte("x"), User: u.Name}}
-	st := mustStart(t, d, task)
-	ids := strings.Fields(readFile(t, filepath.Join(task.WorkBaseDir, "ids.txt")))
-	if len(ids) != 2 || ids[0] != strconv.Itoa(int(u.UID)) || ids[1] != strconv.Itoa(int(u.GID)) {
-		t.Fatalf("ran as uid/gid %v, want %d/%d", ids, u.UID, u.GID)
-	}
-	for _, f := range []string{"mine", "owned.conf"} {
-		if uid := fileUID(t, filepath.Join(task.WorkBaseDir, f)); uid != u.UID {
-			t.Errorf("%s owned by %d, want %d", f, uid, u.UID)
-		}
-	}
-	// Exec runs as the task's user too.
-	res, err := d.Exec(context.Background(), task.ID, "id -u")
-	if err != nil || strings.TrimSpace(string(res.Output)) != strconv.Itoa(int(u.UID)) {
-		t.Fatalf("Exec id -u: %q %v", res.Output, err)
-	}
-	_ = st
 }
 
 func TestExitCodeAndFinishAt(t *testing.T) {

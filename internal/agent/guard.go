@@ -1,0 +1,141 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
+)
+
+// The node's own guard (docs/agent.md, "Workload privilege"): the server admits a
+// privileged workload only when a policy of its writer allows it, and the agent runs it
+// only when its operator allows it too, as a Nomad client's plugin config does. A task
+// group the node refuses fails at start, its message naming the field and the flag.
+
+// guard is what the agent's operator allows workloads on this node.
+type guard struct {
+	// privileged allows every privilege but host paths: privileged containers, host
+	// namespaces, capabilities, devices, unconfined profiles, sysctls, root processes.
+	privileged bool
+	// volumes are the host directories workloads may use; a path is allowed when it is
+	// one of them or below one.
+	volumes []hostVolume
+}
+
+// hostVolume is one entry of --host-volumes: DIR, or DIR:ro for read-only mounts only.
+type hostVolume struct {
+	dir      string
+	readOnly bool
+}
+
+// parseHostVolumes checks --host-volumes entries: absolute directories, each optionally
+// followed by ":ro".
+func parseHostVolumes(entries []string) ([]hostVolume, error) {
+	var out []hostVolume
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		dir, ro := strings.CutSuffix(e, ":ro")
+		if !filepath.IsAbs(dir) {
+			return nil, fmt.Errorf("host volume %q: must be an absolute directory, optionally with :ro", e)
+		}
+		out = append(out, hostVolume{dir: filepath.Clean(dir), readOnly: ro})
+	}
+	return out, nil
+}
+
+// admit returns why the node refuses tg, or nil. Every refusal names its field.
+func (g guard) admit(tg *v4.TaskGroup) error {
+	spec := &tg.Spec.Template.Spec
+	var errs []error
+	for _, need := range acl.Needs("spec.template.spec", spec) {
+		if need.Privilege == acl.PrivHostPath {
+			if err := g.allowPath(need); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if !g.privileged {
+			errs = append(errs, fmt.Errorf("%s: this node does not run workloads that need %q (its agent runs without --allow-privileged)",
+				need.Field, need.Privilege))
+		}
+	}
+	if !g.privileged {
+		// "root" and "0" are in the needs; another name of uid 0 is caught here.
+		for i, p := range spec.Processes {
+			if u := strings.TrimSpace(p.User); u != "" && u != "root" && u != "0" && isRoot(u) {
+				errs = append(errs, fmt.Errorf("spec.template.spec.processes[%d].user: %s is root on this node, which does not run root processes (its agent runs without --allow-privileged)", i, u))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("refused by node policy: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// allowPath checks a host path against the allow-list. The path is cleaned first, so
+// ".." cannot climb out of an allowed directory, and its existing part is resolved, so a
+// symlink inside an allowed directory cannot point the mount elsewhere.
+func (g guard) allowPath(need acl.Need) error {
+	p := resolveExisting(filepath.Clean(need.Path))
+	for _, v := range g.volumes {
+		if !within(p, v.dir) {
+			continue
+		}
+		if v.readOnly && !need.ReadOnly {
+			return fmt.Errorf("%s: %s is allowed read-only on this node (--host-volumes %s:ro); mount it readOnly", need.Field, need.Path, v.dir)
+		}
+		return nil
+	}
+	allowed := "none"
+	if len(g.volumes) > 0 {
+		var dirs []string
+		for _, v := range g.volumes {
+			dirs = append(dirs, v.dir)
+		}
+		allowed = strings.Join(dirs, ",")
+	}
+	return fmt.Errorf("%s: %s is not among this node's host volumes (its agent's --host-volumes: %s)", need.Field, need.Path, allowed)
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	if dir == "/" || p == dir {
+		return true
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+// resolveExisting resolves the symlinks of the longest existing prefix of the clean
+// absolute path p and appends the rest, which does not exist yet.
+func resolveExisting(p string) string {
+	rest := ""
+	for cur := p; ; cur = filepath.Dir(cur) {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if cur == filepath.Dir(cur) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+	}
+}
+
+// isRoot reports whether a user name or number is uid 0 on this node; an unknown user is
+// not (its start fails with "user does not exist").
+func isRoot(name string) bool {
+	u, err := user.Lookup(name)
+	if err != nil {
+		if u, err = user.LookupId(name); err != nil {
+			return false
+		}
+	}
+	return u.Uid == "0"
+}

@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/agent"
+)
+
+// agentGuardFlags are what a node's operator allows workloads, for `berth agent` and the
+// agent of `berth dev` (docs/agent.md, "Workload privilege").
+type agentGuardFlags struct {
+	allowPrivileged bool
+	hostVolumes     []string
+	defaultUser     string
+}
+
+func (f *agentGuardFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.allowPrivileged, "allow-privileged", false,
+		"run workloads that need privileges (privileged containers, host namespaces, cap-add, devices, unconfined, sysctl, root processes) once a policy admitted them")
+	fl.StringSliceVar(&f.hostVolumes, "host-volumes", nil,
+		"host directories workloads may use as volumes, work dirs or file paths: DIR or DIR:ro, comma list (default: none)")
+	fl.StringVar(&f.defaultUser, "default-user", "",
+		"user of processes whose spec names none (default: "+agent.DefaultTaskUser+", created when missing, for an agent running as root)")
+}
+
+// apply sets the guard of an agent config.
+func (f *agentGuardFlags) apply(cfg *agent.Config) {
+	cfg.AllowPrivileged, cfg.HostVolumes, cfg.DefaultUser = f.allowPrivileged, f.hostVolumes, f.defaultUser
+}
