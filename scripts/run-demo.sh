@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Starts `berth dev` with its data in .berth-dev/, applies examples/, shows the result and
-# keeps the server in the foreground until Ctrl-C (which shuts it down cleanly).
+# Starts `berth dev` with its data in .berth-dev/ (/var/lib/berth/demo for root), applies
+# examples/, shows the result and keeps the server in the foreground until Ctrl-C (which
+# shuts it down cleanly).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 berth=./bin/berth
 listen=${BERTH_LISTEN:-127.0.0.1:7470}
-data=${BERTH_DATA_DIR:-$PWD/.berth-dev}
+# Root's agent runs the demo's processes as its unprivileged user berth-task, which must
+# pass through to their work dirs: a checkout under /root (0700) is closed to it.
+default_data=$PWD/.berth-dev
+if [ "$(id -u)" = 0 ]; then default_data=/var/lib/berth/demo; fi
+data=${BERTH_DATA_DIR:-$default_data}
 export BERTH_SERVER="https://$listen"
 # The server writes its cluster's CA certificate here on its first start; the CLI trusts it.
 export BERTH_CA_CERT="$data/ca.crt"
