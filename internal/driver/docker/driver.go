@@ -65,6 +65,11 @@ type Driver struct {
 	log      *slog.Logger
 	dataDir  string
 	filesDir string
+
+	// remap is whether the daemon remaps user namespaces (fileowner.go), once known.
+	remapMu    sync.Mutex
+	remap      bool
+	remapKnown bool
 	podsDir  string
 
 	cniBinDir, cniConfDir, cniCacheDir string

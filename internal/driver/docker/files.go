@@ -17,9 +17,10 @@ func (d *Driver) taskFilesDir(id string) string { return filepath.Join(d.filesDi
 
 // writeFiles writes the task's files under DataDir/files/<id>/<path> and returns their
 // bind mounts: one per file, so a file lands beside what the image has in that
-// directory. A relative path is taken from the working dir (or /). Files are 0444 when
-// read-only (and mounted read-only), 0644 otherwise; File.User names a user of the host,
-// which means nothing inside the image, so it is not applied.
+// directory. A relative path is taken from the working dir (or /). Files are 0400 when
+// read-only (and mounted read-only), 0600 otherwise, root's until ownFiles gives them to
+// the container's user; File.User names a user of the host, which means nothing inside
+// the image, so it is not applied.
 func (d *Driver) writeFiles(t *driver.Task, workingDir string) ([]mount.Mount, error) {
 	if len(t.Files) == 0 {
 		return nil, nil
@@ -42,9 +43,9 @@ func (d *Driver) writeFiles(t *driver.Task, workingDir string) ([]mount.Mount, e
 			return nil, fmt.Errorf("file %s: not a file path", f.Path)
 		}
 		host := filepath.Join(base, filepath.FromSlash(strings.TrimPrefix(target, "/")))
-		mode := os.FileMode(0o644)
+		mode := os.FileMode(0o600)
 		if f.ReadOnly {
-			mode = 0o444
+			mode = 0o400
 		}
 		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
 			return nil, fmt.Errorf("file %s: %w", target, err)
@@ -77,4 +78,17 @@ func volumeMounts(vols []driver.Mount) ([]mount.Mount, error) {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: v.HostPath, Target: v.ContainerPath, ReadOnly: v.ReadOnly})
 	}
 	return mounts, nil
+}
+
+// fileSources are the host paths of the file mounts among mounts (those under the task's
+// files dir).
+func (d *Driver) fileSources(id string, mounts []mount.Mount) []string {
+	base := d.taskFilesDir(id) + string(filepath.Separator)
+	var out []string
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Source, base) {
+			out = append(out, m.Source)
+		}
+	}
+	return out
 }

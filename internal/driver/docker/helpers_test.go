@@ -30,6 +30,7 @@ import (
 const (
 	imgPlain = "test/busybox:1"
 	imgEntry = "test/berth-docker-ep:1"
+	imgUser  = "test/berth-docker-user:1"
 )
 
 // testLabel marks this package's containers so a run can sweep what it left.
@@ -80,7 +81,10 @@ func setupDocker() error {
 	if err := ensureImage(ctx, imgPlain, importBusybox); err != nil {
 		return err
 	}
-	return ensureImage(ctx, imgEntry, buildEntrypointImage)
+	if err := ensureImage(ctx, imgEntry, buildEntrypointImage); err != nil {
+		return err
+	}
+	return ensureImage(ctx, imgUser, buildUserImage)
 }
 
 func ensureImage(ctx context.Context, ref string, build func(context.Context) error) error {
@@ -122,18 +126,37 @@ func importBusybox(ctx context.Context) error {
 	return streamError(rc)
 }
 
-// buildEntrypointImage builds FROM test/busybox:1 with ENTRYPOINT ["/bin/sh","-c"],
-// with the legacy builder (BuildKit is not available through this daemon's API).
+// buildEntrypointImage builds FROM test/busybox:1 with ENTRYPOINT ["/bin/sh","-c"].
 func buildEntrypointImage(ctx context.Context) error {
-	df := "FROM " + imgPlain + "\nENTRYPOINT [\"/bin/sh\",\"-c\"]\n"
+	return buildImage(ctx, imgEntry, "FROM "+imgPlain+"\nENTRYPOINT [\"/bin/sh\",\"-c\"]\n", nil)
+}
+
+// buildUserImage builds FROM test/busybox:1 with an /etc/passwd and /etc/group that
+// name the user app (4321) of the group apps (4322), and USER app.
+func buildUserImage(ctx context.Context) error {
+	return buildImage(ctx, imgUser, "FROM "+imgPlain+"\nCOPY passwd group /etc/\nUSER app\n", map[string]string{
+		"passwd": "root:x:0:0:root:/root:/bin/sh\n# a comment\nbroken\napp:x:4321:4322:app:/tmp:/bin/sh\n",
+		"group":  "root:x:0:\napps:x:4322:\nother:x:5000:\n",
+	})
+}
+
+// buildImage builds tag from a Dockerfile and files of its context, with the legacy
+// builder (BuildKit is not available through this daemon's API).
+func buildImage(ctx context.Context, tag, dockerfile string, files map[string]string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	tw.WriteHeader(&tar.Header{Name: "Dockerfile", Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(df))})
-	tw.Write([]byte(df))
+	add := func(name, body string) {
+		tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))})
+		tw.Write([]byte(body))
+	}
+	add("Dockerfile", dockerfile)
+	for name, body := range files {
+		add(name, body)
+	}
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	resp, err := rawCli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{imgEntry}, Version: build.BuilderV1, Remove: true, ForceRemove: true})
+	resp, err := rawCli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{tag}, Version: build.BuilderV1, Remove: true, ForceRemove: true})
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/mount"
+
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -194,10 +198,74 @@ func TestFilesAndVolumes(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(vol, "new", "s")); err != nil {
 		t.Errorf("created volume: %v", err)
 	}
+	// The container runs as root: the files are root's alone.
+	files := d.fileSources(task.ID, mustInspectMounts(t, task.ID))
+	if len(files) != 2 {
+		t.Fatalf("file mounts %v", files)
+	}
+	for _, f := range files {
+		want := os.FileMode(0o600)
+		if strings.HasSuffix(f, "conf.txt") {
+			want = 0o400
+		}
+		wantFileOwner(t, f, 0, 0, want)
+	}
 	if err := d.Remove(context.Background(), task.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(d.taskFilesDir(task.ID)); !os.IsNotExist(err) {
 		t.Errorf("files left after Remove: %v", err)
+	}
+}
+
+// A secret or configmap file belongs to the user the container runs as: the image's USER
+// (resolved in the image's /etc/passwd), or the user parameter, by name or by number.
+func TestFilesBelongToTheContainerUser(t *testing.T) {
+	needDocker(t)
+	t.Parallel()
+	d := newDriver(t)
+	for _, c := range []struct {
+		name, user string
+		uid, gid   int
+	}{
+		{"image-user", "", 4321, 4322},
+		{"by-name", "app:other", 4321, 5000},
+		{"by-number", "2345:2346", 2345, 2346},
+		{"number-in-passwd", "4321", 4321, 4322},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			task := newTask(t, d, "owner-"+c.name, imgUser, "/bin/sleep", "30")
+			if c.user != "" {
+				task.Container.Parameters = []v4.Parameter{{Key: "user", Value: c.user}}
+			}
+			task.Files = []driver.File{{Path: "/tmp/secret.txt", Content: []byte("pw\n")}}
+			mustStart(t, d, task)
+			r, err := d.Exec(ctxT(t, 10*time.Second), task.ID, "cat /tmp/secret.txt")
+			if err != nil || r.ExitCode != 0 || string(r.Output) != "pw\n" {
+				t.Fatalf("the container's user cannot read its file: %q %d %v", r.Output, r.ExitCode, err)
+			}
+			wantFileOwner(t, filepath.Join(d.taskFilesDir(task.ID), "tmp", "secret.txt"), c.uid, c.gid, 0o600)
+		})
+	}
+}
+
+func mustInspectMounts(t *testing.T, id string) []mount.Mount {
+	t.Helper()
+	ci, err := rawCli.ContainerInspect(context.Background(), containerName(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ci.HostConfig.Mounts
+}
+
+func wantFileOwner(t *testing.T, path string, uid, gid int, mode os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if int(st.Uid) != uid || int(st.Gid) != gid || fi.Mode().Perm() != mode {
+		t.Errorf("%s: %d:%d %v, want %d:%d %v", path, st.Uid, st.Gid, fi.Mode().Perm(), uid, gid, mode)
 	}
 }

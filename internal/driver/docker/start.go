@@ -48,6 +48,13 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
 	}
 	id, err := d.create(ctx, t, spec, name)
+	if err == nil {
+		if err = d.ownFiles(ctx, id, d.fileSources(t.ID, spec.hc.Mounts)); err != nil {
+			rctx, cancel := background()
+			d.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true})
+			cancel()
+		}
+	}
 	if err != nil {
 		os.RemoveAll(d.taskFilesDir(t.ID))
 		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)

@@ -1,0 +1,64 @@
+package docker
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+func TestResolveUser(t *testing.T) {
+	image := map[string]string{
+		"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\n#app:x:1:1::/:/bin/sh\nshort:x:7\nbad:x:abc:1::/:/bin/sh\napp:x:4321:4322:app:/tmp:/bin/sh\n",
+		"/etc/group":  "root:x:0:\napps:x:4322:\nother:x:5000:app\n",
+	}
+	open := func(files map[string]string) func(string) (io.Reader, error) {
+		return func(p string) (io.Reader, error) {
+			if s, ok := files[p]; ok {
+				return strings.NewReader(s), nil
+			}
+			return nil, fs.ErrNotExist
+		}
+	}
+	for _, c := range []struct {
+		spec     string
+		noPasswd bool
+		uid, gid int
+		err      string
+	}{
+		{spec: "", uid: 0, gid: 0},
+		{spec: "root", uid: 0, gid: 0},
+		{spec: "app", uid: 4321, gid: 4322},
+		{spec: "4321", uid: 4321, gid: 4322},
+		{spec: "app:other", uid: 4321, gid: 5000},
+		{spec: "app:77", uid: 4321, gid: 77},
+		{spec: "999", uid: 999, gid: 0},
+		{spec: "999:998", uid: 999, gid: 998},
+		{spec: "999", noPasswd: true, uid: 999, gid: 0},
+		{spec: "0:0", noPasswd: true, uid: 0, gid: 0},
+		{spec: "ghost", err: `no user "ghost"`},
+		{spec: "bad", err: `no user "bad"`},
+		{spec: "short", err: `no user "short"`},
+		{spec: "app:ghosts", err: `no group "ghosts"`},
+		{spec: "app", noPasswd: true, err: "/etc/passwd"},
+	} {
+		files := image
+		if c.noPasswd {
+			files = nil
+		}
+		uid, gid, err := resolveUser(c.spec, open(files))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %d:%d %v, want error %q", c.spec, uid, gid, err, c.err)
+			}
+			continue
+		}
+		if err != nil || uid != c.uid || gid != c.gid {
+			t.Errorf("%q: %d:%d %v, want %d:%d", c.spec, uid, gid, err, c.uid, c.gid)
+		}
+	}
+	if _, _, err := resolveUser("app", func(string) (io.Reader, error) { return nil, errors.New("boom") }); err == nil {
+		t.Error("a read error is not reported")
+	}
+}
