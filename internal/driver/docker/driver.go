@@ -70,7 +70,7 @@ type Driver struct {
 	remapMu    sync.Mutex
 	remap      bool
 	remapKnown bool
-	podsDir  string
+	podsDir    string
 
 	cniBinDir, cniConfDir, cniCacheDir string
 	networkImage                       string
