@@ -89,9 +89,12 @@ heartbeat: 5s
 log-level: debug
 docker: "off"
 cni-conf-dir: /etc/cni/berth
+allow-privileged: true
+host-volumes: [/data, /logs:ro]
+default-user: from-file
 `), 0o600)
 	f, cmd, o, err := agentConfigOf(t, nil, "--config", conf, "--node-name", "from-flag", "--label", "zone=b",
-		"--attr-text", "os=linux", "--attr-set", "gpu=a100,h100")
+		"--attr-text", "os=linux", "--attr-set", "gpu=a100,h100", "--host-volumes", "/srv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,10 +119,15 @@ cni-conf-dir: /etc/cni/berth
 		t.Fatalf("docker: %q %q %q %q", cfg.Docker, cfg.CNIConfDir, cfg.CNIBinDir, cfg.DockerHost)
 	}
 
+	if !cfg.AllowPrivileged || !slices.Equal(cfg.HostVolumes, []string{"/srv"}) || cfg.DefaultUser != "from-file" {
+		t.Fatalf("guard: %v %v %q", cfg.AllowPrivileged, cfg.HostVolumes, cfg.DefaultUser)
+	}
+
 	// Flags alone, the token from the environment.
 	f, cmd, o, _ = agentConfigOf(t, map[string]string{"BERTH_JOIN_TOKEN": "env-tok"}, "--server", "s1:7470", "--server", "s2:7470")
 	cfg, _, err = f.agentConfig(cmd, o)
-	if err != nil || cfg.Token != "env-tok" || len(cfg.ServerURLs) != 2 || cfg.DataDir != defaultAgentDataDir || cfg.Docker != "auto" {
+	if err != nil || cfg.Token != "env-tok" || len(cfg.ServerURLs) != 2 || cfg.DataDir != defaultAgentDataDir || cfg.Docker != "auto" ||
+		cfg.AllowPrivileged || cfg.HostVolumes != nil || cfg.DefaultUser != "" {
 		t.Fatalf("flags only: %+v %v", cfg, err)
 	}
 

@@ -117,10 +117,10 @@ func resolveUser(spec string, open func(path string) (io.Reader, error)) (int, i
 	}
 	uid, gid := 0, 0
 	entry, found, err := lookupEntry(open, "/etc/passwd", name)
-	if n, nerr := strconv.Atoi(name); nerr == nil && n >= 0 {
+	if n, ok := parseID(name); ok {
 		uid = n
 		if found {
-			gid, _ = strconv.Atoi(entry[3])
+			gid, _ = parseID(entry[3])
 		}
 	} else {
 		if err != nil {
@@ -129,13 +129,13 @@ func resolveUser(spec string, open func(path string) (io.Reader, error)) (int, i
 		if !found {
 			return 0, 0, fmt.Errorf("no user %q in the image's /etc/passwd", name)
 		}
-		uid, _ = strconv.Atoi(entry[2])
-		gid, _ = strconv.Atoi(entry[3])
+		uid, _ = parseID(entry[2])
+		gid, _ = parseID(entry[3])
 	}
 	if !hasGroup || group == "" {
 		return uid, gid, nil
 	}
-	if n, nerr := strconv.Atoi(group); nerr == nil && n >= 0 {
+	if n, ok := parseID(group); ok {
 		return uid, n, nil
 	}
 	g, found, err := lookupEntry(open, "/etc/group", group)
@@ -145,8 +145,14 @@ func resolveUser(spec string, open func(path string) (io.Reader, error)) (int, i
 	if !found {
 		return 0, 0, fmt.Errorf("no group %q in the image's /etc/group", group)
 	}
-	gid, _ = strconv.Atoi(g[2])
+	gid, _ = parseID(g[2])
 	return uid, gid, nil
+}
+
+// parseID parses a uid or gid: a decimal number of 32 bits.
+func parseID(s string) (int, bool) {
+	n, err := strconv.ParseUint(s, 10, 32)
+	return int(n), err == nil
 }
 
 // lookupEntry finds the line of /etc/passwd or /etc/group whose name (first field) is
@@ -161,17 +167,17 @@ func lookupEntry(open func(string) (io.Reader, error), path, key string) ([]stri
 	if path == "/etc/passwd" {
 		minFields = 4
 	}
-	_, numErr := strconv.Atoi(key)
+	_, numeric := parseID(key)
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), ":")
 		if len(f) < minFields || strings.HasPrefix(f[0], "#") {
 			continue
 		}
-		if _, err := strconv.Atoi(f[2]); err != nil {
+		if _, ok := parseID(f[2]); !ok {
 			continue
 		}
-		if f[0] == key || numErr == nil && f[2] == key {
+		if f[0] == key || numeric && f[2] == key {
 			return f, true, nil
 		}
 	}

@@ -40,6 +40,7 @@ func TestResolveUser(t *testing.T) {
 		{spec: "ghost", err: `no user "ghost"`},
 		{spec: "bad", err: `no user "bad"`},
 		{spec: "short", err: `no user "short"`},
+		{spec: "-1", err: `no user "-1"`},
 		{spec: "app:ghosts", err: `no group "ghosts"`},
 		{spec: "app", noPasswd: true, err: "/etc/passwd"},
 	} {
@@ -61,4 +62,25 @@ func TestResolveUser(t *testing.T) {
 	if _, _, err := resolveUser("app", func(string) (io.Reader, error) { return nil, errors.New("boom") }); err == nil {
 		t.Error("a read error is not reported")
 	}
+}
+
+// An image's /etc/passwd and /etc/group are the image author's: no content may crash the
+// agent, and a resolved id is never negative.
+func FuzzResolveUser(f *testing.F) {
+	f.Add("app:other", "root:x:0:0::/:/bin/sh\napp:x:4321:4322::/:/bin/sh\n", "other:x:5000:\n")
+	f.Add("4321", "app:x:4321:4322\n", "")
+	f.Add(":", "::::\n", ":::\n")
+	f.Add("neg:neg", "neg:x:-5:-6\n", "neg:x:-7:\n")
+	f.Fuzz(func(t *testing.T, spec, passwd, group string) {
+		open := func(p string) (io.Reader, error) {
+			if p == "/etc/passwd" {
+				return strings.NewReader(passwd), nil
+			}
+			return strings.NewReader(group), nil
+		}
+		uid, gid, err := resolveUser(spec, open)
+		if err == nil && (uid < 0 || gid < 0) {
+			t.Fatalf("%q: %d:%d", spec, uid, gid)
+		}
+	})
 }
