@@ -47,11 +47,22 @@ func TestRegistersAndHeartbeats(t *testing.T) {
 	if n.Status.Phase != v4.NodeReady || n.Status.AgentVersion != Version {
 		t.Errorf("node status: %+v", n.Status)
 	}
+	// Heartbeats renew the node's lease; the node itself is not written again.
 	first := n.Status.LastHeartbeat
-	waitFor(t, "a later heartbeat", func() bool { return getNode(t).Status.LastHeartbeat.After(first) })
+	waitFor(t, "a later heartbeat", func() bool {
+		last, err := testStore.LastBeat(context.Background(), testNode)
+		return err == nil && last.After(first)
+	})
+	if got := getNode(t); got.Metadata.ResourceVersion != n.Metadata.ResourceVersion {
+		t.Errorf("heartbeats wrote the node: version %s, then %s", n.Metadata.ResourceVersion, got.Metadata.ResourceVersion)
+	}
 
-	// An operator deletes the node: the agent registers it again.
+	// An operator deletes the node (as DELETE /v1/nodes/{name} does): the agent registers
+	// it again.
 	if _, err := testStore.Delete(context.Background(), v4.KindNode, "", testNode, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.ForgetNode(context.Background(), testNode); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the node to come back", func() bool {

@@ -15,6 +15,12 @@ import (
 // task groups Lost with them; the application controller then reschedules per
 // restartPolicy (Always reschedules Lost, OnFailure does not).
 //
+// A node is silent when its liveness lease expired (the store's Beat: heartbeats renew
+// an etcd lease and write nothing) and its stored lastHeartbeat is older than the TTL
+// too (a node that just registered, or one whose beats go through a server of an earlier
+// version, which writes lastHeartbeat instead). The write is conditional on the node
+// still having no lease, so a beat that arrives in between wins.
+//
 // BCS marked a task group Lost only after 720 s without a report, checked every 1200 s;
 // berth looks every quarter TTL. A leader that has just been elected waits one TTL before
 // it declares any loss: the heartbeats it reads may have been written while no server led
@@ -64,6 +70,10 @@ func (c *NodeLifecycle) Run(ctx context.Context) error {
 
 // check marks silent nodes Lost and the task groups of Lost nodes Lost.
 func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
+	alive, err := c.store.AliveNodes(ctx)
+	if err != nil {
+		return err
+	}
 	nodes, _, err := c.store.List(ctx, v4.KindNode, "")
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
@@ -73,7 +83,7 @@ func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
 		n := o.(*v4.Node)
 		switch {
 		case n.Status.Phase == v4.NodeLost:
-		case now.Sub(n.Status.LastHeartbeat) > c.ttl:
+		case !alive[n.Metadata.Name] && now.Sub(n.Status.LastHeartbeat) > c.ttl:
 			if err := c.markLost(ctx, n, now); err != nil {
 				return err
 			}
@@ -92,11 +102,10 @@ func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
 }
 
 // markLost writes the node Lost unless a heartbeat got in first (the write is
-// conditional on the version read).
+// conditional on the version read, and on the node still having no lease).
 func (c *NodeLifecycle) markLost(ctx context.Context, n *v4.Node, now time.Time) error {
-	silent := now.Sub(n.Status.LastHeartbeat).Round(time.Second)
 	n.Status.Phase = v4.NodeLost
-	err := c.store.Update(ctx, n, store.Raw{})
+	err := c.store.UpdateUnlessAlive(ctx, n)
 	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 		n.Status.Phase = "" // it changed meanwhile: look again next time
 		return nil
@@ -104,11 +113,11 @@ func (c *NodeLifecycle) markLost(ctx context.Context, n *v4.Node, now time.Time)
 	if err != nil {
 		return fmt.Errorf("mark node %s lost: %w", n.Metadata.Name, err)
 	}
-	msg := fmt.Sprintf("node %s is lost: no heartbeat for %s (ttl %s)", n.Metadata.Name, silent, c.ttl)
+	msg := fmt.Sprintf("node %s is lost: no heartbeat within the ttl (%s)", n.Metadata.Name, c.ttl)
 	if n.Status.LastHeartbeat.IsZero() {
 		msg = fmt.Sprintf("node %s is lost: its agent never sent a heartbeat (ttl %s)", n.Metadata.Name, c.ttl)
 	}
-	c.log.Warn("node lost", "node", n.Metadata.Name, "silent", silent)
+	c.log.Warn("node lost", "node", n.Metadata.Name, "ttl", c.ttl)
 	c.record(v4.Event{Type: v4.EventWarning, Reason: "NodeLost", Kind: v4.KindNode, Name: n.Metadata.Name, Message: msg})
 	return nil
 }
@@ -144,7 +153,7 @@ func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now
 func (c *NodeLifecycle) loseTaskGroup(ctx context.Context, tg *v4.TaskGroup, n *v4.Node, now time.Time) error {
 	st := &tg.Status
 	st.Phase = v4.StatusLost
-	st.Message = fmt.Sprintf("node %s is lost (no heartbeat since %s)", n.Metadata.Name, n.Status.LastHeartbeat.Format(time.RFC3339))
+	st.Message = fmt.Sprintf("node %s is lost (no heartbeat within the ttl of %s)", n.Metadata.Name, c.ttl)
 	st.Updated = now.UTC()
 	for i := range st.Tasks {
 		if !v4.Terminal(st.Tasks[i].Status) {

@@ -34,6 +34,33 @@ func (e *env) nodePhase(name string) string {
 	return o.(*v4.Node).Status.Phase
 }
 
+// Heartbeats renew the node's lease and leave lastHeartbeat as it was: a node whose
+// lease lives is not lost however old its lastHeartbeat, and is once the lease is gone.
+func TestLiveLeaseKeepsNodeReady(t *testing.T) {
+	e := newEnv(t, "node-l")
+	now := time.Now()
+	e.heartbeat("node-l", now.Add(-time.Hour))
+	if _, err := testStore.Beat(e.ctx, "node-l", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	nl := NewNodeLifecycle(testStore, Options{NodeTTL: 10 * time.Second, Logger: storetest.QuietLogger()})
+	if err := nl.check(e.ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.nodePhase("node-l"); got != v4.NodeReady {
+		t.Fatalf("a node with a live lease: phase %q, want Ready", got)
+	}
+	if err := testStore.ForgetNode(e.ctx, "node-l"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nl.check(e.ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.nodePhase("node-l"); got != v4.NodeLost {
+		t.Fatalf("a node whose lease is gone: phase %q, want Lost", got)
+	}
+}
+
 func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 	e := newEnv(t, "node-a", "node-b")
 	now := time.Now()
@@ -70,7 +97,7 @@ func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Reason != "NodeLost" || !strings.Contains(evs[0].Message, "no heartbeat for 11s") {
+	if len(evs) != 1 || evs[0].Reason != "NodeLost" || !strings.Contains(evs[0].Message, "no heartbeat within the ttl (10s)") {
 		t.Fatalf("events of node-a: %+v", evs)
 	}
 

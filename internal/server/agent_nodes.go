@@ -42,6 +42,11 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 	raw := store.Raw{ContentType: store.ContentTypeJSON, Data: body}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	s.beats.forget(n.Metadata.Name) // the next beat compares with what this writes
+	if _, err := s.store.Beat(ctx, n.Metadata.Name, s.nodeTTL); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	for range agentWriteAttempts {
 		cur, err := s.nodes().Get(ctx, "", n.Metadata.Name)
 		if errors.Is(err, store.ErrNotFound) {
@@ -127,8 +132,10 @@ func mergeOwned[V any](cur, prev, reg map[string]V) map[string]V {
 	return out
 }
 
-// handleAgentHeartbeat marks the node Ready with the server's clock and records where
-// the agent serves. A node deleted by an operator answers 404: the agent registers again.
+// handleAgentHeartbeat keeps the node alive (its etcd lease, liveness.go of the store:
+// no write) and writes the node only when it changes: it becomes Ready again (its lease
+// had expired, or it was Lost), or its agent's version or address changed. A node
+// deleted by an operator answers 404: the agent registers again.
 func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	body, err := s.readBody(w, r)
@@ -145,10 +152,24 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	fresh, err := s.store.Beat(ctx, name, s.nodeTTL)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !fresh && s.beats.same(name, hb) {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	for range agentWriteAttempts {
 		n, err := s.nodes().Get(ctx, "", name)
 		if err != nil {
 			s.writeError(w, r, nodeError(name, err))
+			return
+		}
+		if !heartbeatChanges(n, hb) {
+			s.beats.remember(name, hb)
+			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		n.Status.Phase = v4.NodeReady
@@ -167,10 +188,19 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, nodeError(name, err))
 			return
 		}
+		s.beats.remember(name, hb)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts))
+}
+
+// heartbeatChanges reports whether a beat changes the stored node: it is not Ready, or
+// the agent's version or address differ.
+func heartbeatChanges(n *v4.Node, hb v4.AgentHeartbeat) bool {
+	return n.Status.Phase != v4.NodeReady ||
+		hb.AgentVersion != "" && hb.AgentVersion != n.Status.AgentVersion ||
+		hb.AgentAddress != "" && hb.AgentAddress != n.Status.AgentAddress
 }
 
 // decodeStrict decodes one JSON value, refusing unknown fields, trailing data and keys

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"net/http"
@@ -149,6 +150,27 @@ func TestAgentHeartbeat(t *testing.T) {
 	n := decodeNodeBody(t, call(t, http.MethodGet, url+"/v1/nodes/n1", "").body)
 	if n.Status.Phase != v4.NodeReady || n.Status.LastHeartbeat.Before(before) || n.Status.AgentVersion != "v9" || n.Status.AgentAddress != "127.0.0.1:9" {
 		t.Fatalf("after heartbeat: %+v", n.Status)
+	}
+	// Beats that change nothing renew the node's lease and write nothing: etcd's revision
+	// stays, and the node read through the API shows the latest beat.
+	rev := func() int64 {
+		resp, err := testStore.Client().Get(context.Background(), "/none")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	start := rev()
+	for range 10 {
+		wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{"agentVersion":"v9","agentAddress":"127.0.0.1:9"}`), http.StatusNoContent)
+	}
+	if end := rev(); end != start {
+		t.Errorf("10 unchanged heartbeats moved etcd's revision from %d to %d", start, end)
+	}
+	// A new agent address is written at once.
+	wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{"agentAddress":"127.0.0.1:10"}`), http.StatusNoContent)
+	if n := decodeNodeBody(t, call(t, http.MethodGet, url+"/v1/nodes/n1", "").body); n.Status.AgentAddress != "127.0.0.1:10" || n.Status.AgentVersion != "v9" {
+		t.Errorf("after a new address: %+v", n.Status)
 	}
 	wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{"nope":1}`), http.StatusBadRequest)
 }

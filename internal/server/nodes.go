@@ -53,6 +53,11 @@ func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, nodeError(r.PathValue("name"), err))
 		return
 	}
+	// Beats renew the node's lease without writing the node: its last one is read from
+	// the lease (lists show the time stored when the node last became Ready).
+	if last, err := s.store.LastBeat(ctx, n.Metadata.Name); err == nil && last.After(n.Status.LastHeartbeat) {
+		n.Status.LastHeartbeat = last
+	}
 	writeJSON(w, http.StatusOK, n)
 }
 
@@ -235,6 +240,10 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(w, r, nodeError(name, err))
 		return
+	}
+	s.beats.forget(name)
+	if err := s.store.ForgetNode(ctx, name); err != nil {
+		s.log.Warn("the deleted node's lease stays until it expires", "node", name, "err", err)
 	}
 	s.record(ctx, n, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, n)

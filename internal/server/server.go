@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/audit"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
@@ -26,6 +28,10 @@ type Server struct {
 	maxBody int64
 	// watchLimit bounds each watch stream (Config.WatchLimit).
 	watchLimit store.WatchLimit
+	// nodeTTL is how long a node stays alive after a heartbeat; beats caches what the
+	// heartbeats wrote (agent_beats.go).
+	nodeTTL time.Duration
+	beats   beatCache
 	// rewrapping is held while POST /v1/encryption/rewrap runs (encryption.go).
 	rewrapping sync.Mutex
 	metrics    *metrics
@@ -99,6 +105,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		s.watchLimit.Budget = store.NewWatchBudget(store.DefaultWatchBudget)
 	}
 	s.id = cfg.ID
+	s.nodeTTL = cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -45,6 +45,7 @@ func resetStore(t *testing.T) {
 	if _, err := testStore.Client().Delete(context.Background(), prefix, clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
+	testStore.alive.reset()
 }
 
 func quietLogger() *slog.Logger {

@@ -151,6 +151,12 @@ func (s *Store) decodeAll(kind v4.Kind, kvs []*mvccpb.KeyValue) ([]v4.Object, er
 // mod revision (else ErrConflict); without one the last writer wins. creationTimestamp is
 // kept from the stored object. An empty raw keeps the stored definition.
 func (s *Store) Update(ctx context.Context, obj v4.Object, raw Raw) error {
+	return s.update(ctx, obj, raw)
+}
+
+// update is Update, with more conditions the write needs (all must hold, else
+// ErrConflict when a version was given, else a retry).
+func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...clientv3.Cmp) error {
 	kind, meta := obj.GetKind(), obj.GetMeta()
 	if err := checkObject(obj); err != nil {
 		return fmt.Errorf("update %s: %w", kind, err)
@@ -180,7 +186,7 @@ func (s *Store) Update(ctx context.Context, obj v4.Object, raw Raw) error {
 			ops = append(ops, s.putRaw(kind, ns, name, raw))
 		}
 		resp, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).Then(ops...).Commit()
+			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", curRev)}, conds...)...).Then(ops...).Commit()
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
 		}

@@ -63,6 +63,7 @@ type Store struct {
 	keyring *seal.Keyring
 	events  eventState  // records: lease, limits, index cache (events.go)
 	engine  engineCache // maintenance mode, read often (engine.go)
+	alive   liveness    // the node leases this server renews (liveness.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 	// space is what the store knows of etcd's space (alarm cache, last defragmentation,

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Node liveness (docs/store.md, "Node liveness"). An agent's heartbeat renews an etcd
+// lease that holds its node's alive key, /berth/v1/alive/{node}, instead of writing the
+// node: a lease renewal is no write to the keyspace (no revision, nothing in etcd's
+// history or against its space quota), so thousands of nodes beating every few seconds
+// cost etcd no space. The key is written only when a node becomes alive (its first beat,
+// or one after its lease expired), and goes away by itself one TTL after the last beat.
+// Leases live in etcd, not in a server: a beat through any server counts, and a change of
+// berth's leader loses nothing (etcd extends every lease when its own leader changes).
+
+const alivePrefix = prefix + "alive/"
+
+func aliveKey(node string) string { return alivePrefix + node }
+
+// liveness is what this server knows of the leases it renews, so that a beat is one
+// renewal and no read. An entry is checked against etcd again after aliveRecheck: a key
+// deleted by hand while its lease lived would otherwise leave a beating node not alive.
+type liveness struct {
+	mu     sync.Mutex
+	leases map[string]knownLease
+}
+
+type knownLease struct {
+	id      clientv3.LeaseID
+	checked time.Time
+}
+
+// aliveRecheck is how long a beat trusts that a renewed lease still holds its key.
+const aliveRecheck = time.Minute
+
+func (l *liveness) lease(node string, now time.Time) (clientv3.LeaseID, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, ok := l.leases[node]
+	if !ok || now.Sub(k.checked) > aliveRecheck {
+		return 0, false
+	}
+	return k.id, true
+}
+
+func (l *liveness) remember(node string, id clientv3.LeaseID, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.leases == nil {
+		l.leases = map[string]knownLease{}
+	}
+	l.leases[node] = knownLease{id: id, checked: now}
+}
+
+func (l *liveness) forget(node string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.leases, node)
+}
+
+// reset forgets every lease (tests that wipe etcd).
+func (l *liveness) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.leases = nil
+}
+
+// Beat keeps node alive for ttl from now (rounded up to whole seconds, etcd's unit). It
+// reports fresh when the node was not alive before this beat: its alive key was created,
+// so the caller should make sure the node says Ready.
+func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh bool, err error) {
+	if err := checkName("node", node); err != nil {
+		return false, fmt.Errorf("heartbeat: %w", err)
+	}
+	if id, ok := s.alive.lease(node, time.Now()); ok {
+		renewed, err := s.renewLease(ctx, id)
+		if err != nil || renewed {
+			return false, err
+		}
+		s.alive.forget(node) // expired: the node was silent too long, or marked lost
+	}
+	key := aliveKey(node)
+	for range maxRetries {
+		resp, err := s.client.Get(ctx, key)
+		if err != nil {
+			return false, fmt.Errorf("heartbeat of node %s: %w", node, wrapEtcd(err))
+		}
+		cmp := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+		if len(resp.Kvs) == 1 {
+			kv := resp.Kvs[0]
+			// Another server keeps it alive (the agent moved): renew that lease.
+			if kv.Lease != 0 {
+				renewed, err := s.renewLease(ctx, clientv3.LeaseID(kv.Lease))
+				if err != nil {
+					return false, err
+				}
+				if renewed {
+					s.alive.remember(node, clientv3.LeaseID(kv.Lease), time.Now())
+					return false, nil
+				}
+			}
+			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision)
+		}
+		grant, err := s.client.Grant(ctx, leaseSeconds(ttl))
+		if err != nil {
+			return false, fmt.Errorf("heartbeat of node %s: %w", node, wrapEtcd(err))
+		}
+		txn, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, "", clientv3.WithLease(grant.ID))).Commit()
+		if err != nil || !txn.Succeeded {
+			// Lost a race with another server's beat of the same node: use its lease.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			s.client.Revoke(rctx, grant.ID)
+			cancel()
+			if err != nil {
+				return false, fmt.Errorf("heartbeat of node %s: %w", node, wrapEtcd(err))
+			}
+			continue
+		}
+		s.alive.remember(node, grant.ID, time.Now())
+		return true, nil
+	}
+	return false, fmt.Errorf("heartbeat of node %s: %w (its alive key changed %d times)", node, ErrConflict, maxRetries)
+}
+
+// renewLease renews a lease once; false when it expired (or was revoked).
+func (s *Store) renewLease(ctx context.Context, id clientv3.LeaseID) (bool, error) {
+	_, err := s.client.KeepAliveOnce(ctx, id)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("renew lease %x: %w", int64(id), wrapEtcd(err))
+	}
+	return true, nil
+}
+
+// leaseSeconds is ttl in whole seconds, rounded up, at least 1.
+func leaseSeconds(ttl time.Duration) int64 {
+	return max(1, int64(math.Ceil(ttl.Seconds())))
+}
+
+// AliveNodes returns the nodes whose lease is live.
+func (s *Store) AliveNodes(ctx context.Context) (map[string]bool, error) {
+	resp, err := s.client.Get(ctx, alivePrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, fmt.Errorf("list alive nodes: %w", wrapEtcd(err))
+	}
+	out := make(map[string]bool, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		out[strings.TrimPrefix(string(kv.Key), alivePrefix)] = true
+	}
+	return out, nil
+}
+
+// LastBeat estimates when node last beat: the renewal that left its lease's remaining
+// time, or the zero time when it is not alive.
+func (s *Store) LastBeat(ctx context.Context, node string) (time.Time, error) {
+	resp, err := s.client.Get(ctx, aliveKey(node))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("liveness of node %s: %w", node, wrapEtcd(err))
+	}
+	if len(resp.Kvs) == 0 || resp.Kvs[0].Lease == 0 {
+		return time.Time{}, nil
+	}
+	ttl, err := s.client.TimeToLive(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("liveness of node %s: %w", node, wrapEtcd(err))
+	}
+	if ttl.TTL <= 0 {
+		return time.Time{}, nil
+	}
+	return time.Now().Add(-time.Duration(ttl.GrantedTTL-ttl.TTL) * time.Second).UTC(), nil
+}
+
+// ForgetNode ends a node's liveness (its node was deleted): its lease is revoked.
+func (s *Store) ForgetNode(ctx context.Context, node string) error {
+	s.alive.forget(node)
+	resp, err := s.client.Get(ctx, aliveKey(node))
+	if err != nil {
+		return fmt.Errorf("liveness of node %s: %w", node, wrapEtcd(err))
+	}
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	if id := clientv3.LeaseID(resp.Kvs[0].Lease); id != 0 {
+		if _, err := s.client.Revoke(ctx, id); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return fmt.Errorf("liveness of node %s: %w", node, wrapEtcd(err))
+		}
+	}
+	if _, err := s.client.Delete(ctx, aliveKey(node)); err != nil {
+		return fmt.Errorf("liveness of node %s: %w", node, wrapEtcd(err))
+	}
+	return nil
+}
+
+// UpdateUnlessAlive writes n (with its status, as read: ResourceVersion is required)
+// only if it did not change since and its node has no live lease. The node lifecycle
+// marks a silent node Lost with it: a beat that made the node alive again in between
+// wins, and the node is not lost. ErrConflict when either changed.
+func (s *Store) UpdateUnlessAlive(ctx context.Context, n *v4.Node) error {
+	if n.Metadata.ResourceVersion == "" {
+		return fmt.Errorf("update node %s: no resource version", n.Metadata.Name)
+	}
+	return s.update(ctx, n, Raw{}, clientv3.Compare(clientv3.CreateRevision(aliveKey(n.Metadata.Name)), "=", 0))
+}

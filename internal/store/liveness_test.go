@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// revision is etcd's current revision: it moves with every write to the keyspace.
+func revision(t *testing.T) int64 {
+	t.Helper()
+	resp, err := testStore.client.Get(context.Background(), "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
+
+// A heartbeat is a lease renewal: after the first, beats write nothing to the keyspace,
+// also when another server (which knows no lease of the node) takes them.
+func TestBeatsWriteNothing(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	fresh, err := testStore.Beat(ctx, "n1", 10*time.Second)
+	if err != nil || !fresh {
+		t.Fatalf("first beat: fresh %v, %v", fresh, err)
+	}
+	before := revision(t)
+	for i := range 20 {
+		if i == 10 {
+			testStore.alive.forget("n1") // as another server sees it
+		}
+		fresh, err := testStore.Beat(ctx, "n1", 10*time.Second)
+		if err != nil || fresh {
+			t.Fatalf("beat %d: fresh %v, %v", i, fresh, err)
+		}
+	}
+	if after := revision(t); after != before {
+		t.Fatalf("20 beats moved the revision from %d to %d", before, after)
+	}
+	alive, err := testStore.AliveNodes(ctx)
+	if err != nil || !alive["n1"] || len(alive) != 1 {
+		t.Fatalf("alive %v %v", alive, err)
+	}
+	last, err := testStore.LastBeat(ctx, "n1")
+	if err != nil || time.Since(last) > 3*time.Second {
+		t.Fatalf("last beat %v %v", last, err)
+	}
+	if last, err := testStore.LastBeat(ctx, "n2"); err != nil || !last.IsZero() {
+		t.Fatalf("a node that never beat: %v %v", last, err)
+	}
+	if _, err := testStore.Beat(ctx, "a/b", time.Second); err == nil {
+		t.Fatal("a node name with a slash was accepted")
+	}
+}
+
+// A node that stops beating is no longer alive one TTL later; its next beat makes it
+// alive again, and says so.
+func TestBeatsStopAndResume(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	if _, err := testStore.Beat(ctx, "quiet", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		alive, err := testStore.AliveNodes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !alive["quiet"] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node is still alive 15 s after its last beat with a TTL of 1 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	fresh, err := testStore.Beat(ctx, "quiet", time.Second)
+	if err != nil || !fresh {
+		t.Fatalf("beat after expiry: fresh %v, %v", fresh, err)
+	}
+}
+
+// The node lifecycle's write of a lost node fails while the node is alive, and after
+// the node changed; it succeeds once the node's liveness is gone.
+func TestUpdateUnlessAlive(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	n := testNode("n1")
+	if err := testStore.Create(ctx, n, Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testStore.Beat(ctx, "n1", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := testStore.Get(ctx, n.Kind, "", "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := *stored.(*v4.Node)
+	lost.Status.Phase = v4.NodeLost
+	if err := testStore.UpdateUnlessAlive(ctx, &lost); !errors.Is(err, ErrConflict) {
+		t.Fatalf("marked lost while alive: %v", err)
+	}
+	if err := testStore.ForgetNode(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if alive, _ := testStore.AliveNodes(ctx); alive["n1"] {
+		t.Fatal("alive after ForgetNode")
+	}
+	stale := lost.Metadata.ResourceVersion
+	if err := testStore.UpdateUnlessAlive(ctx, &lost); err != nil {
+		t.Fatalf("mark lost once silent: %v", err)
+	}
+	lost.Metadata.ResourceVersion = stale
+	if err := testStore.UpdateUnlessAlive(ctx, &lost); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a stale version was written: %v", err)
+	}
+}
