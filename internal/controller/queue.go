@@ -1,23 +1,56 @@
 package controller
 
 import (
+	"container/heap"
 	"context"
 	"sync"
 	"time"
 )
 
 // queue is a deduplicating work queue with delayed adds: a key waiting (or due later) is
-// held once, at its earliest time; one worker takes keys in due order.
+// held once, at its earliest time, in a min-heap by due time, so taking the next key costs
+// O(log n) however many keys wait. A key being processed is never handed out twice: an
+// add made meanwhile waits for its Done.
 type queue[K comparable] struct {
 	mu      sync.Mutex
-	due     map[K]time.Time
+	due     dueHeap[K]
+	index   map[K]*dueItem[K] // the keys in due
 	wake    chan struct{}
 	running map[K]bool // keys being processed; re-adds wait for them
 	redo    map[K]time.Time
 }
 
+// dueItem is a key waiting in the heap.
+type dueItem[K comparable] struct {
+	key K
+	at  time.Time
+	pos int
+}
+
+// dueHeap orders waiting keys by due time (container/heap).
+type dueHeap[K comparable] []*dueItem[K]
+
+func (h dueHeap[K]) Len() int           { return len(h) }
+func (h dueHeap[K]) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap[K]) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].pos, h[j].pos = i, j
+}
+func (h *dueHeap[K]) Push(x any) {
+	it := x.(*dueItem[K])
+	it.pos = len(*h)
+	*h = append(*h, it)
+}
+func (h *dueHeap[K]) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return it
+}
+
 func newQueue[K comparable]() *queue[K] {
-	return &queue[K]{due: map[K]time.Time{}, wake: make(chan struct{}, 1), running: map[K]bool{}, redo: map[K]time.Time{}}
+	return &queue[K]{index: map[K]*dueItem[K]{}, wake: make(chan struct{}, 1), running: map[K]bool{}, redo: map[K]time.Time{}}
 }
 
 // Add asks for key to be processed now.
@@ -30,12 +63,27 @@ func (q *queue[K]) AddAfter(key K, d time.Duration) { q.AddAt(key, time.Now().Ad
 func (q *queue[K]) AddAt(key K, t time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	target := q.due
 	if q.running[key] {
-		target = q.redo
+		if cur, ok := q.redo[key]; !ok || t.Before(cur) {
+			q.redo[key] = t
+		}
+		return // Done queues it
 	}
-	if cur, ok := target[key]; !ok || t.Before(cur) {
-		target[key] = t
+	q.schedule(key, t)
+}
+
+// schedule puts key in the heap at t, or moves it earlier; q.mu is held.
+func (q *queue[K]) schedule(key K, t time.Time) {
+	if it, ok := q.index[key]; ok {
+		if !t.Before(it.at) {
+			return
+		}
+		it.at = t
+		heap.Fix(&q.due, it.pos)
+	} else {
+		it := &dueItem[K]{key: key, at: t}
+		heap.Push(&q.due, it)
+		q.index[key] = it
 	}
 	select {
 	case q.wake <- struct{}{}:
@@ -47,26 +95,20 @@ func (q *queue[K]) AddAt(key K, t time.Time) {
 func (q *queue[K]) Get(ctx context.Context) (K, bool) {
 	for {
 		q.mu.Lock()
-		var best K
-		var bestAt time.Time
-		found := false
-		for k, t := range q.due {
-			if !found || t.Before(bestAt) {
-				best, bestAt, found = k, t, true
+		wait := time.Hour
+		if len(q.due) > 0 {
+			next := q.due[0]
+			now := time.Now()
+			if !next.at.After(now) {
+				heap.Pop(&q.due)
+				delete(q.index, next.key)
+				q.running[next.key] = true
+				q.mu.Unlock()
+				return next.key, true
 			}
-		}
-		now := time.Now()
-		if found && !bestAt.After(now) {
-			delete(q.due, best)
-			q.running[best] = true
-			q.mu.Unlock()
-			return best, true
+			wait = next.at.Sub(now)
 		}
 		q.mu.Unlock()
-		wait := time.Hour
-		if found {
-			wait = bestAt.Sub(now)
-		}
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -87,12 +129,6 @@ func (q *queue[K]) Done(key K) {
 	delete(q.running, key)
 	if t, ok := q.redo[key]; ok {
 		delete(q.redo, key)
-		if cur, ok := q.due[key]; !ok || t.Before(cur) {
-			q.due[key] = t
-		}
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+		q.schedule(key, t)
 	}
 }

@@ -2,6 +2,9 @@ package controller
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -32,4 +35,107 @@ func TestQueueDedupAndDelay(t *testing.T) {
 	if _, ok := q.Get(cctx); ok {
 		t.Fatal("Get must end with its context")
 	}
+}
+
+// Keys come out in due order however they went in, an earlier add moves a key forward,
+// and a later one does not move it back.
+func TestQueueOrder(t *testing.T) {
+	q := newQueue[int]()
+	base := time.Now().Add(-time.Hour)
+	for i := range 200 {
+		q.AddAt((i*7919)%200, base.Add(time.Duration((i*7919)%200)*time.Second))
+	}
+	q.AddAt(150, base.Add(-time.Minute)) // earlier: first
+	q.AddAt(0, base.Add(time.Hour))      // later: ignored
+	if n := len(q.due); n != 200 {
+		t.Fatalf("%d keys wait, want 200", n)
+	}
+	ctx := context.Background()
+	want := append([]int{150}, slices.DeleteFunc(slices.Collect(func(yield func(int) bool) {
+		for i := range 200 {
+			if !yield(i) {
+				return
+			}
+		}
+	}), func(i int) bool { return i == 150 })...)
+	for i, w := range want {
+		k, ok := q.Get(ctx)
+		if !ok || k != w {
+			t.Fatalf("key %d: got %d, want %d", i, k, w)
+		}
+		q.Done(k)
+	}
+}
+
+// Several workers share a queue while keys are added from other goroutines: no key is
+// processed by two workers at once, and every key added is processed after its last add.
+func TestQueueWorkersLoseNothing(t *testing.T) {
+	q := newQueue[int]()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const keys, adds = 50, 2000
+	var mu sync.Mutex
+	busy := map[int]bool{}
+	lastAdd := map[int]int{}   // key -> sequence of its last add
+	processed := map[int]int{} // key -> last add seen done when it was processed
+	var seq atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				k, ok := q.Get(ctx)
+				if !ok {
+					return
+				}
+				mu.Lock()
+				if busy[k] {
+					mu.Unlock()
+					t.Errorf("key %d handed to two workers", k)
+					return
+				}
+				busy[k] = true
+				seen := lastAdd[k]
+				mu.Unlock()
+				time.Sleep(time.Duration(k%3) * 100 * time.Microsecond)
+				mu.Lock()
+				busy[k] = false
+				processed[k] = max(processed[k], seen)
+				mu.Unlock()
+				q.Done(k)
+			}
+		})
+	}
+	var adders sync.WaitGroup
+	for a := range 4 {
+		adders.Go(func() {
+			for i := range adds / 4 {
+				k := (i*31 + a) % keys
+				mu.Lock()
+				lastAdd[k] = int(seq.Add(1))
+				mu.Unlock()
+				q.Add(k)
+			}
+		})
+	}
+	adders.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		done := true
+		for k, s := range lastAdd {
+			if processed[k] < s {
+				done = false
+			}
+		}
+		mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("some keys were not processed after their last add")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +31,21 @@ func TestFailureDelayDoublesToFiveMinutes(t *testing.T) {
 func dueIn[K comparable](q *queue[K], key K) (time.Duration, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	at, ok := q.due[key]
-	return time.Until(at), ok
+	it, ok := q.index[key]
+	if !ok {
+		return 0, false
+	}
+	return time.Until(it.at), true
+}
+
+// forgetKey drops a waiting key, so the next settle's due time can be read alone.
+func forgetKey[K comparable](q *queue[K], key K) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if it, ok := q.index[key]; ok {
+		heap.Remove(&q.due, it.pos)
+		delete(q.index, key)
+	}
 }
 
 // TestWorkerSettle checks where each outcome puts a key: back off on failures and panics
@@ -50,7 +64,7 @@ func TestWorkerSettle(t *testing.T) {
 		if !ok || got > want || got < want-time.Second {
 			t.Fatalf("failure %d: due in %s (queued %v), want about %s", i+1, got, ok, want)
 		}
-		delete(q.due, key)
+		forgetKey(q, key)
 	}
 	warnings := func(reason string) int {
 		evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Kind: v4.KindNode, Name: "n1"})
@@ -72,7 +86,7 @@ func TestWorkerSettle(t *testing.T) {
 	if got, _ := dueIn(q, key); got < 29*time.Second || w.failures[key] != 0 {
 		t.Fatalf("after success: due in %s, failures %d", got, w.failures[key])
 	}
-	delete(q.due, key)
+	forgetKey(q, key)
 
 	conflict := fmt.Errorf("update: %w", store.ErrConflict)
 	for i := range conflictRetries {
@@ -80,13 +94,13 @@ func TestWorkerSettle(t *testing.T) {
 		if got, ok := dueIn(q, key); !ok || got > 0 {
 			t.Fatalf("conflict %d: due in %s, want at once", i+1, got)
 		}
-		delete(q.due, key)
+		forgetKey(q, key)
 	}
 	w.settle(key, 0, conflict)
 	if got, _ := dueIn(q, key); got <= 0 {
 		t.Fatalf("conflict %d in a row retried at once; it must back off", conflictRetries+1)
 	}
-	delete(q.due, key)
+	forgetKey(q, key)
 
 	w.settle(key, 0, &panicError{value: "boom"}) // a panic is reported at once
 	if n := warnings("ReconcilePanic"); n != 1 {
