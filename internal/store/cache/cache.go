@@ -1,0 +1,255 @@
+// Package cache keeps one kind of object in memory from a single list and watch of the
+// store, and serves many readers from it (docs/store.md, "Shared cache"): lists by an
+// index (a task group's node, its namespace) without reading etcd or decoding anything,
+// and watches filtered by an index value, fanned out from the one etcd watch, so five
+// thousand agents watching their task groups cost one etcd watch instead of five
+// thousand, each decoding every change. It plays the part of client-go's informer and
+// the API server's watch cache.
+//
+// Objects handed out are shared by every reader: they must not be modified.
+package cache
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// IndexFunc gives the value an object is indexed under (one value per object).
+type IndexFunc func(v4.Object) string
+
+// Defaults of a Cache.
+const (
+	// DefaultHistory is how many recent changes a cache keeps, so that a watch resuming
+	// from a revision a little in the past is served from memory.
+	DefaultHistory = 16384
+	// DefaultSubscriberBuffer is how many changes may wait for one watcher before it is
+	// cut off with a fell-behind error (it lists again).
+	DefaultSubscriberBuffer = 4096
+)
+
+// Retry delays after a failed list or an ended watch.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// Config configures a Cache.
+type Config struct {
+	Kind    v4.Kind
+	Indexes map[string]IndexFunc
+	// History and SubscriberBuffer default to DefaultHistory and DefaultSubscriberBuffer.
+	History          int
+	SubscriberBuffer int
+	Logger           *slog.Logger
+}
+
+// Cache is one kind's objects, kept current. Create it with New, run it with Run; its
+// methods are safe for concurrent use.
+type Cache struct {
+	st  *store.Store
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.RWMutex
+	objs    map[string]v4.Object                      // by "namespace/name"
+	index   map[string]map[string]map[string]struct{} // index -> value -> object keys
+	rev     int64                                     // the store revision the cache reflects
+	history ring
+	subs    map[*subscriber]struct{}
+
+	synced     chan struct{}
+	syncedOnce sync.Once
+	running    sync.Mutex
+}
+
+// New returns an empty cache of cfg.Kind over st; nothing happens until Run.
+func New(st *store.Store, cfg Config) *Cache {
+	if cfg.History <= 0 {
+		cfg.History = DefaultHistory
+	}
+	if cfg.SubscriberBuffer <= 0 {
+		cfg.SubscriberBuffer = DefaultSubscriberBuffer
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[*subscriber]struct{}{}, synced: make(chan struct{})}
+	c.reset(nil, 0)
+	return c
+}
+
+// Synced is closed once the cache holds a full list.
+func (c *Cache) Synced() <-chan struct{} { return c.synced }
+
+// Run lists and watches the kind until ctx ends, listing again (after a backoff) whenever
+// the watch ends. It returns nil when ctx ends; store failures are logged and retried.
+func (c *Cache) Run(ctx context.Context) error {
+	if !c.running.TryLock() {
+		return errors.New("cache: already running")
+	}
+	defer c.running.Unlock()
+	defer c.closeAll()
+	backoff := minBackoff
+	for {
+		listed, err := c.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if listed {
+			backoff = minBackoff
+		}
+		c.log.Warn("cache: listing again", "err", err, "after", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// runOnce lists the kind, replaces the cache's content with it, then applies the watch's
+// changes until it ends. Watchers of the old content are cut off (they list again): what
+// changed while no watch ran is not known change by change.
+func (c *Cache) runOnce(ctx context.Context) (listed bool, err error) {
+	objs, rev, err := c.st.List(ctx, c.cfg.Kind, "")
+	if err != nil {
+		return false, fmt.Errorf("list %s: %w", c.cfg.Kind, err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch, err := c.st.Watch(wctx, c.cfg.Kind, "", rev)
+	if err != nil {
+		return true, fmt.Errorf("watch %s: %w", c.cfg.Kind, err)
+	}
+	c.mu.Lock()
+	c.cutAll()
+	c.reset(objs, rev)
+	c.mu.Unlock()
+	c.syncedOnce.Do(func() { close(c.synced) })
+	for ev := range ch {
+		if ev.Type == store.Error || ev.Object == nil {
+			continue
+		}
+		c.apply(ev)
+	}
+	return true, fmt.Errorf("the %s watch ended", c.cfg.Kind)
+}
+
+// reset replaces the content with objs at rev; c.mu is held (or c is new).
+func (c *Cache) reset(objs []v4.Object, rev int64) {
+	c.objs = make(map[string]v4.Object, len(objs))
+	c.index = map[string]map[string]map[string]struct{}{}
+	for name := range c.cfg.Indexes {
+		c.index[name] = map[string]map[string]struct{}{}
+	}
+	for _, o := range objs {
+		c.put(objectKey(o), o)
+	}
+	c.rev = rev
+	c.history = newRing(c.cfg.History, rev)
+}
+
+func objectKey(o v4.Object) string {
+	m := o.GetMeta()
+	return m.Namespace + "/" + m.Name
+}
+
+// put stores o under key and indexes it, replacing what was there; c.mu is held.
+func (c *Cache) put(key string, o v4.Object) {
+	c.unindex(key)
+	c.objs[key] = o
+	for name, fn := range c.cfg.Indexes {
+		v := fn(o)
+		set := c.index[name][v]
+		if set == nil {
+			set = map[string]struct{}{}
+			c.index[name][v] = set
+		}
+		set[key] = struct{}{}
+	}
+}
+
+// unindex removes key's object from the indexes; c.mu is held.
+func (c *Cache) unindex(key string) {
+	old, ok := c.objs[key]
+	if !ok {
+		return
+	}
+	for name, fn := range c.cfg.Indexes {
+		v := fn(old)
+		if set := c.index[name][v]; set != nil {
+			delete(set, key)
+			if len(set) == 0 {
+				delete(c.index[name], v)
+			}
+		}
+	}
+}
+
+// apply records one change and fans it out to the watchers.
+func (c *Cache) apply(ev store.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := objectKey(ev.Object)
+	old := c.objs[key]
+	if ev.Type == store.Deleted {
+		c.unindex(key)
+		delete(c.objs, key)
+	} else {
+		c.put(key, ev.Object)
+	}
+	if ev.Revision > c.rev {
+		c.rev = ev.Revision
+	}
+	ch := change{ev: ev, old: old}
+	c.history.add(ch)
+	for s := range c.subs {
+		c.deliver(s, ch)
+	}
+}
+
+// Rev is the store revision the cache reflects.
+func (c *Cache) Rev() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rev
+}
+
+// List returns the objects whose index value is value (index "" lists them all), sorted
+// by namespace and name, and the revision they reflect: a watch from it misses nothing.
+func (c *Cache) List(index, value string) ([]v4.Object, int64, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []v4.Object
+	if index == "" {
+		out = make([]v4.Object, 0, len(c.objs))
+		for _, o := range c.objs {
+			out = append(out, o)
+		}
+	} else {
+		byValue, ok := c.index[index]
+		if !ok {
+			return nil, 0, fmt.Errorf("cache of %s: no index %q", c.cfg.Kind, index)
+		}
+		for key := range byValue[value] {
+			out = append(out, c.objs[key])
+		}
+	}
+	slices.SortFunc(out, func(a, b v4.Object) int {
+		am, bm := a.GetMeta(), b.GetMeta()
+		return cmp.Or(strings.Compare(am.Namespace, bm.Namespace), strings.Compare(am.Name, bm.Name))
+	})
+	return out, c.rev, nil
+}

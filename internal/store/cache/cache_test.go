@@ -1,0 +1,258 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+var testStore *store.Store
+
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
+
+func byNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
+
+// startCache runs a task group cache indexed by node until the test ends (reset the store
+// first).
+func startCache(t *testing.T, history, buffer int) *Cache {
+	t.Helper()
+	c := New(testStore, Config{Kind: v4.KindTaskGroup, Indexes: map[string]IndexFunc{"node": byNode},
+		History: history, SubscriberBuffer: buffer, Logger: storetest.QuietLogger()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-c.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cache did not sync")
+	}
+	return c
+}
+
+func taskGroup(name, node string) *v4.TaskGroup {
+	return &v4.TaskGroup{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Namespace: "ns", Name: name},
+		Spec:     v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: "app"}, Node: node},
+	}
+}
+
+func tgs() store.TypedStore[*v4.TaskGroup] { return store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup) }
+
+func create(t *testing.T, name, node string) *v4.TaskGroup {
+	t.Helper()
+	tg := taskGroup(name, node)
+	if err := tgs().Create(context.Background(), tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func move(t *testing.T, name, node string) {
+	t.Helper()
+	tg, err := tgs().Get(context.Background(), "ns", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Spec.Node = node
+	if err := tgs().Update(context.Background(), tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func remove(t *testing.T, name string) {
+	t.Helper()
+	if _, err := testStore.Delete(context.Background(), v4.KindTaskGroup, "ns", name, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storeRev is etcd's current revision.
+func storeRev(t *testing.T) int64 {
+	t.Helper()
+	resp, err := testStore.Client().Get(context.Background(), "/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
+
+// caughtUp waits until the cache reflects every write made so far.
+func caughtUp(t *testing.T, c *Cache) {
+	t.Helper()
+	want := storeRev(t)
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Rev() < want {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache is at %d, the store at %d", c.Rev(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func names(objs []v4.Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetMeta().Name)
+	}
+	return out
+}
+
+// Lists by node follow creates, moves and deletes, and the index forgets emptied values.
+func TestCacheIndexes(t *testing.T) {
+	storetest.Reset(t, testStore)
+	create(t, "a", "n1") // before the cache: from its list
+	c := startCache(t, 0, 0)
+	create(t, "b", "n1")
+	create(t, "c", "n2")
+	caughtUp(t, c)
+	for _, tc := range []struct{ node, want string }{{"n1", "[a b]"}, {"n2", "[c]"}, {"n3", "[]"}} {
+		objs, _, err := c.List("node", tc.node)
+		if err != nil || fmt.Sprint(names(objs)) != tc.want {
+			t.Errorf("node %s: %v %v, want %s", tc.node, names(objs), err, tc.want)
+		}
+	}
+	move(t, "a", "n2")
+	remove(t, "b")
+	caughtUp(t, c)
+	if objs, _, _ := c.List("node", "n1"); len(objs) != 0 {
+		t.Errorf("n1 after the move and the delete: %v", names(objs))
+	}
+	if objs, _, _ := c.List("node", "n2"); fmt.Sprint(names(objs)) != "[a c]" {
+		t.Errorf("n2: %v", names(objs))
+	}
+	if all, rev, _ := c.List("", ""); len(all) != 2 || rev != storeRev(t) {
+		t.Errorf("all: %v at %d", names(all), rev)
+	}
+	if _, ok := c.index["node"]["n1"]; ok {
+		t.Error("an emptied index value is kept")
+	}
+	if _, _, err := c.List("owner", "x"); err == nil {
+		t.Error("an unknown index answers")
+	}
+}
+
+// next reads one event, or fails after a while.
+func next(t *testing.T, ch <-chan store.Event) store.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("the watch closed")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+	}
+	return store.Event{}
+}
+
+// A watch of one node gets its objects, then their changes; a move away is a DELETED; the
+// other nodes' changes never reach it.
+func TestCacheWatchByNode(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 0)
+	create(t, "a", "n1")
+	create(t, "x", "n2")
+	caughtUp(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := c.Watch(ctx, "node", "n1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, ch); ev.Type != store.Added || ev.Object.GetMeta().Name != "a" {
+		t.Fatalf("first: %s %s", ev.Type, ev.Object.GetMeta().Name)
+	}
+	create(t, "y", "n2")
+	create(t, "b", "n1")
+	move(t, "a", "n2")
+	move(t, "x", "n1")
+	remove(t, "b")
+	want := []string{"ADDED b", "DELETED a", "MODIFIED x", "DELETED b"}
+	for _, w := range want {
+		ev := next(t, ch)
+		if got := string(ev.Type) + " " + ev.Object.GetMeta().Name; got != w {
+			t.Fatalf("got %s, want %s", got, w)
+		}
+	}
+	cancel()
+	for range ch { // closed once the context ends
+	}
+}
+
+// A watch resuming from a recent revision gets exactly the changes after it; one from a
+// revision older than the cache's history is told to list again (store.ErrCompacted).
+func TestCacheWatchResumeAndGap(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 8, 0)
+	create(t, "a", "n1")
+	caughtUp(t, c)
+	from := c.Rev()
+	create(t, "b", "n1")
+	move(t, "a", "n2")
+	caughtUp(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := c.Watch(ctx, "node", "n1", from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"ADDED b", "DELETED a"} {
+		if ev := next(t, ch); string(ev.Type)+" "+ev.Object.GetMeta().Name != w {
+			t.Fatalf("got %s %s, want %s", ev.Type, ev.Object.GetMeta().Name, w)
+		}
+	}
+	for i := range 10 { // more changes than the history holds
+		create(t, fmt.Sprintf("f%d", i), "n3")
+	}
+	caughtUp(t, c)
+	if _, err := c.Watch(ctx, "node", "n1", from); !errors.Is(err, store.ErrCompacted) {
+		t.Fatalf("a watch from before the history: %v", err)
+	}
+	if _, err := c.Watch(ctx, "node", "n1", c.Rev()); err != nil {
+		t.Fatalf("a watch from now: %v", err)
+	}
+}
+
+// A watcher that does not read is cut off with a fell-behind error naming the revision
+// to resume from, and the cache goes on for everyone else.
+func TestCacheSlowWatcherIsCut(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	slow, err := c.Watch(ctx, "node", "n1", c.Rev())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := c.Watch(ctx, "", "", c.Rev())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		create(t, fmt.Sprintf("t%d", i), "n1")
+		next(t, fast)
+	}
+	var last store.Event
+	n := 0
+	for ev := range slow {
+		last = ev
+		n++
+	}
+	if last.Type != store.Error || !errors.Is(last.Err, store.ErrFellBehind) || n > 5 {
+		t.Fatalf("slow watcher: %d events, last %s %v", n, last.Type, last.Err)
+	}
+	var fb *store.FellBehindError
+	if !errors.As(last.Err, &fb) || fb.Revision == 0 {
+		t.Fatalf("no revision to resume from: %v", last.Err)
+	}
+}
