@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 
@@ -32,23 +31,25 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	tgs, rev, err := s.taskGroups().List(ctx, "")
+	if err := s.cacheSynced(ctx); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	items, rev, err := s.taskGroupCache.List(indexNode, node)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	items := []v4.Object{}
-	for _, tg := range tgs {
-		if tg.Spec.Node == node {
-			items = append(items, tg)
-		}
+	if items == nil {
+		items = []v4.Object{}
 	}
 	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items})
 }
 
-// watchNodeTaskGroups streams the task group events of one node. A task group that
-// leaves the node (its spec.node changes, which berth's own controllers never do) is sent
-// as DELETED, so the agent stops it.
+// watchNodeTaskGroups streams the task group events of one node from the shared cache. A
+// task group that leaves the node (its spec.node changes, which berth's own controllers
+// never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
+// cache's history answers 410: the agent lists again.
 func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) {
 	var from int64
 	if v := r.URL.Query().Get("resourceVersion"); v != "" {
@@ -61,65 +62,14 @@ func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, nod
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	// Which task groups are on the node now, to tell a move away from an unrelated change
-	// when resuming (without resourceVersion the ADDED events fill this in).
-	mine := map[string]bool{}
-	if from > 0 {
-		tgs, _, err := s.taskGroups().List(ctx, "")
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		for _, tg := range tgs {
-			if tg.Spec.Node == node {
-				mine[tg.Metadata.Namespace+"/"+tg.Metadata.Name] = true
-			}
-		}
+	if err := s.cacheSynced(ctx); err != nil {
+		s.writeError(w, r, err)
+		return
 	}
-	in, err := s.store.Watch(ctx, v4.KindTaskGroup, "", from, store.Bounded(s.watchLimit))
+	ch, err := s.taskGroupCache.Watch(ctx, indexNode, node, from)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	out := make(chan store.Event, cap(in))
-	go filterNode(ctx, in, out, node, mine)
-	stream(ctx, w, out, objectLine)
-}
-
-// filterNode forwards the events of node's task groups from in to out, and closes out
-// when in closes (in closes when ctx ends, so the goroutine ends with the request).
-func filterNode(ctx context.Context, in <-chan store.Event, out chan<- store.Event, node string, mine map[string]bool) {
-	defer close(out)
-	for ev := range in {
-		tg, ok := ev.Object.(*v4.TaskGroup)
-		if !ok {
-			if ev.Type == store.Error { // the stream's last word: the agent re-lists
-				send(ctx, out, ev)
-			}
-			continue
-		}
-		key := tg.Metadata.Namespace + "/" + tg.Metadata.Name
-		switch {
-		case tg.Spec.Node == node:
-			if ev.Type == store.Deleted {
-				delete(mine, key)
-			} else {
-				mine[key] = true
-			}
-		case mine[key] && ev.Type != store.Deleted:
-			delete(mine, key)
-			ev.Type = store.Deleted // moved to another node: gone from this one
-		default:
-			continue
-		}
-		send(ctx, out, ev) // after ctx ends, keep draining in: it closes shortly after
-	}
-}
-
-// send puts ev on out unless ctx ends first.
-func send(ctx context.Context, out chan<- store.Event, ev store.Event) {
-	select {
-	case out <- ev:
-	case <-ctx.Done():
-	}
+	stream(ctx, w, ch, objectLine)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // requestTimeout bounds every non-streaming request, so an unreachable etcd gives 503
@@ -45,6 +46,12 @@ type Server struct {
 	stopFeedOnce sync.Once
 	planSyncWait time.Duration
 	placement    string
+
+	// taskGroups is the shared cache of task groups that agents list and watch (by node)
+	// without one etcd watch each; stopCaches ends it (agent_taskgroups.go).
+	taskGroupCache *cache.Cache
+	stopCaches     func()
+	stopCachesOnce sync.Once
 
 	// id names this server in the leader election (GET /v1/cluster).
 	id string
@@ -118,6 +125,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		}()
 		s.stopFeed = func() { cancel(); <-done }
 	}
+	s.startCaches(st)
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.maintenanceGuard(s.mux))
@@ -139,4 +147,5 @@ func (s *Server) Close() {
 	if s.stopFeed != nil {
 		s.stopFeedOnce.Do(s.stopFeed)
 	}
+	s.stopCachesOnce.Do(s.stopCaches)
 }

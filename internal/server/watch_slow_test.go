@@ -139,16 +139,12 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	}
 }
 
-// TestFiltersPassTheEndOfAWatch: the agent's node filter and the one-object filter pass
-// on the ERROR that ends a watch, so their clients learn why the stream ends.
+// TestFiltersPassTheEndOfAWatch: the one-object filter passes on the ERROR that ends a
+// watch, so its clients learn why the stream ends (the agents' node watches come from the
+// shared cache, which ends a watch with its own ERROR).
 func TestFiltersPassTheEndOfAWatch(t *testing.T) {
 	end := store.Event{Type: store.Error, Revision: 7, Err: &store.FellBehindError{Revision: 7}}
 	filters := map[string]func(ctx context.Context, in <-chan store.Event) <-chan store.Event{
-		"node": func(ctx context.Context, in <-chan store.Event) <-chan store.Event {
-			out := make(chan store.Event, 1)
-			go filterNode(ctx, in, out, "n1", map[string]bool{})
-			return out
-		},
 		"name": func(ctx context.Context, in <-chan store.Event) <-chan store.Event { return onlyNamed(ctx, in, "web") },
 	}
 	for name, filter := range filters {
