@@ -45,7 +45,9 @@ func taskGroup(name, node string) *v4.TaskGroup {
 	}
 }
 
-func tgs() store.TypedStore[*v4.TaskGroup] { return store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup) }
+func tgs() store.TypedStore[*v4.TaskGroup] {
+	return store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup)
+}
 
 func create(t *testing.T, name, node string) *v4.TaskGroup {
 	t.Helper()
