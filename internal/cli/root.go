@@ -106,6 +106,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newActionCommand(o, "reload", "Run the reloadCmd of a task group's processes", "reloaded"),
 		newActionCommand(o, "restart", "Run the restartCmd of a task group's processes", "restarted"),
 		newAgentCommand(o),
+		newSimCommand(o),
 		newServerCommand(o),
 		newDevCommand(o),
 		newVersionCommand(o),

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/sim"
+)
+
+// simFlags are the flags of `berth sim`.
+type simFlags struct {
+	servers   []string
+	token     string
+	tokenFile string
+	nodes     int
+	prefix    string
+	dataDir   string
+	ramp      time.Duration
+	heartbeat time.Duration
+	report    time.Duration
+	minStart  time.Duration
+	maxStart  time.Duration
+}
+
+func newSimCommand(o *options) *cobra.Command {
+	f := &simFlags{}
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Simulate many nodes in one process, to measure a cluster (benchmarks)",
+		Long: "Run --nodes simulated nodes against the servers (docs/benchmarks.md). Each is a real\n" +
+			"agent (join, registration, heartbeats, task group watch, executor, status reports)\n" +
+			"over fake drivers whose tasks start after a random delay and then run until stopped.\n" +
+			"It prints how many nodes serve every few seconds, until Ctrl-C.",
+		Example: "  berth sim --server 127.0.0.1:7470 --token-file /var/lib/berth/join-token --nodes 5000 --ramp 60s",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(f.servers) == 0 {
+				return fmt.Errorf("give the API servers with --server")
+			}
+			token, err := agentFlags{token: f.token, tokenFile: f.tokenFile}.joinToken(&agentFile{}, cmd.Flags().Changed, o)
+			if err != nil {
+				return err
+			}
+			dir := f.dataDir
+			if dir == "" {
+				if dir, err = os.MkdirTemp("", "berth-sim-"); err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+			}
+			log := slog.New(slog.NewTextHandler(o.env.stderr, nil))
+			agent.Version = Version
+			s, err := sim.New(sim.Config{ServerURLs: f.servers, Token: token, CACertFile: o.caCert, Nodes: f.nodes, Prefix: f.prefix,
+				DataDir: dir, Ramp: f.ramp, HeartbeatInterval: f.heartbeat, ReportInterval: f.report,
+				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, Logger: log})
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			done := make(chan error, 1)
+			go func() { done <- s.Run(ctx) }()
+			tick := time.NewTicker(5 * time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case err := <-done:
+					return err
+				case <-tick.C:
+					fmt.Fprintf(o.out(), "%s nodes serving: %d/%d, failed: %d\n", time.Now().Format(time.TimeOnly), s.Ready(), f.nodes, s.Failed())
+				}
+			}
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&f.servers, "server", nil, "API server address; repeat it or give a comma list")
+	fl.StringVar(&f.token, "token", "", "join token (agent role)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the join token")
+	fl.IntVar(&f.nodes, "nodes", 100, fmt.Sprintf("how many nodes to simulate (at most %d)", sim.MaxNodes))
+	fl.StringVar(&f.prefix, "prefix", sim.DefaultPrefix, "node names are PREFIX-00000, PREFIX-00001, ...")
+	fl.StringVar(&f.dataDir, "data-dir", "", "directory of the nodes' data dirs (default: a temporary one, removed at the end)")
+	fl.DurationVar(&f.ramp, "ramp", 0, "spread the nodes' starts over this time")
+	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeatInterval, "heartbeat interval")
+	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "full status report interval")
+	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
+	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
+	return cmd
+}

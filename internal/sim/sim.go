@@ -1,0 +1,192 @@
+// Package sim runs many simulated nodes in one process, to measure a cluster at a scale
+// no test machine has (docs/benchmarks.md, "Cluster benchmark"). Each node is a real
+// agent with all of its code paths: it joins with a join token, registers, heartbeats,
+// watches its task groups, runs them with the executor and reports their status. Only the
+// drivers are fake: a task "starts" after a random delay in [MinStartDelay,
+// MaxStartDelay] (an image or a package being fetched) and then runs until it is stopped.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/fake"
+)
+
+// Defaults of Config.
+const (
+	DefaultPrefix        = "sim"
+	DefaultMinStartDelay = 100 * time.Millisecond
+	DefaultMaxStartDelay = 500 * time.Millisecond
+	// MaxNodes bounds one simulator: each node holds a listener and a few connections.
+	MaxNodes = 50000
+)
+
+// Config configures a simulation.
+type Config struct {
+	// ServerURLs, Token and CACertFile are those of `berth agent`.
+	ServerURLs []string
+	Token      string
+	CACertFile string
+	// Nodes is how many nodes to run; they are named Prefix-00000, Prefix-00001, ...
+	Nodes  int
+	Prefix string
+	// DataDir holds each node's data dir (DataDir/{name}). Required.
+	DataDir string
+	// Ramp spreads the nodes' starts over this time, so that thousands of joins do not
+	// arrive in the same instant (0: all at once).
+	Ramp time.Duration
+	// HeartbeatInterval and ReportInterval are the agents' (0: theirs by default).
+	HeartbeatInterval time.Duration
+	ReportInterval    time.Duration
+	MinStartDelay     time.Duration
+	MaxStartDelay     time.Duration
+	// Logger receives the simulator's own messages; the agents' are dropped below Error.
+	Logger *slog.Logger
+}
+
+// Sim is a running simulation. Create it with New, run it with Run.
+type Sim struct {
+	cfg    Config
+	log    *slog.Logger
+	agents []*agent.Agent
+	ready  atomic.Int64
+	failed atomic.Int64
+}
+
+// New checks cfg and builds every node's agent; nothing runs until Run.
+func New(cfg Config) (*Sim, error) {
+	switch {
+	case cfg.Nodes <= 0 || cfg.Nodes > MaxNodes:
+		return nil, fmt.Errorf("sim: nodes %d: give 1 to %d", cfg.Nodes, MaxNodes)
+	case cfg.DataDir == "":
+		return nil, errors.New("sim: no data directory")
+	case len(cfg.ServerURLs) == 0:
+		return nil, errors.New("sim: no server address")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if cfg.MinStartDelay <= 0 && cfg.MaxStartDelay <= 0 {
+		cfg.MinStartDelay, cfg.MaxStartDelay = DefaultMinStartDelay, DefaultMaxStartDelay
+	}
+	if cfg.MaxStartDelay < cfg.MinStartDelay {
+		return nil, fmt.Errorf("sim: the start delay's maximum %s is below its minimum %s", cfg.MaxStartDelay, cfg.MinStartDelay)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Sim{cfg: cfg, log: cfg.Logger}
+	agentLog := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger.Enabled(context.Background(), slog.LevelError) {
+		agentLog = slog.New(levelFloor{cfg.Logger.Handler(), slog.LevelError})
+	}
+	for i := range cfg.Nodes {
+		name := fmt.Sprintf("%s-%05d", cfg.Prefix, i)
+		a, err := agent.New(agent.Config{
+			ServerURLs: cfg.ServerURLs, Token: cfg.Token, CACertFile: cfg.CACertFile,
+			NodeName: name, IP: "127.0.0.1", DataDir: filepath.Join(cfg.DataDir, name), Listen: "127.0.0.1:0",
+			HeartbeatInterval: cfg.HeartbeatInterval, ReportInterval: cfg.ReportInterval,
+			Drivers: s.drivers(), Logger: agentLog.With("node", name),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sim: node %s: %w", name, err)
+		}
+		s.agents = append(s.agents, a)
+	}
+	return s, nil
+}
+
+// drivers are one node's fake drivers, whose starts take the configured delay.
+func (s *Sim) drivers() map[string]driver.Driver {
+	hook := func(ctx context.Context, _ *driver.Task) error {
+		d := s.cfg.MinStartDelay
+		if span := s.cfg.MaxStartDelay - s.cfg.MinStartDelay; span > 0 {
+			d += rand.N(span)
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p, d := fake.New("process"), fake.NewDocker("10.88.0.2")
+	p.SetStartHook(hook)
+	d.SetStartHook(hook)
+	return map[string]driver.Driver{"process": p, "docker": d}
+}
+
+// Ready is how many nodes' agents serve; Failed how many stopped with an error.
+func (s *Sim) Ready() int  { return int(s.ready.Load()) }
+func (s *Sim) Failed() int { return int(s.failed.Load()) }
+
+// Run starts every node (spread over Ramp) and runs them until ctx ends; it returns once
+// every agent stopped. An agent that fails is logged and counted, and the others go on.
+func (s *Sim) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	step := time.Duration(0)
+	if len(s.agents) > 1 {
+		step = s.cfg.Ramp / time.Duration(len(s.agents))
+	}
+	start := time.Now()
+	for i, a := range s.agents {
+		if step > 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * step)); wait > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(wait):
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			readyDone := make(chan struct{})
+			go func() {
+				defer close(readyDone)
+				select {
+				case <-a.Ready():
+					s.ready.Add(1)
+				case <-ctx.Done():
+				}
+			}()
+			if err := a.Run(ctx); err != nil {
+				s.failed.Add(1)
+				s.log.Error("a simulated node stopped", "node", a.NodeName(), "err", err)
+			}
+			<-readyDone
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// levelFloor passes on only the records at or above its level.
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(a), h.min}
+}
+func (h levelFloor) WithGroup(n string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(n), h.min}
+}

@@ -1,0 +1,145 @@
+package sim
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/jointoken"
+	"github.com/berthhq/berth/internal/pki"
+	"github.com/berthhq/berth/internal/server"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+var testStore *store.Store
+
+func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
+
+// serve runs a real API server over the test store and returns its URL and a join token.
+func serve(t *testing.T) (string, string) {
+	t.Helper()
+	storetest.Reset(t, testStore)
+	ca, err := pki.NewCA("sim test CA", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jointoken.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(),
+		Role: store.JoinRoleAgent, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger()}, testStore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's own TLS config (httptest's StartTLS would put its own certificate first).
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	l := ts.Listener
+	ts.Listener = tls.NewListener(l, srv.TLSConfig())
+	ts.Start()
+	t.Cleanup(func() { srv.Close(); ts.CloseClientConnections(); ts.Close() })
+	return "https://" + l.Addr().String(), tok.WithPin(ca.Hash())
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Simulated nodes join, register, heartbeat (their leases live) and run the task groups
+// bound to them through the agent's real paths, reporting them Running.
+func TestSimulatedNodesRunTaskGroups(t *testing.T) {
+	url, token := serve(t)
+	const nodes = 20
+	s, err := New(Config{ServerURLs: []string{url}, Token: token, Nodes: nodes, Prefix: "t", DataDir: t.TempDir(),
+		Ramp: 200 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, ReportInterval: time.Second,
+		MinStartDelay: 10 * time.Millisecond, MaxStartDelay: 50 * time.Millisecond, Logger: storetest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	nodeStore := store.Typed[*v4.Node](testStore, v4.KindNode)
+	waitFor(t, "every node Ready and alive", func() bool {
+		list, _, err := nodeStore.List(context.Background(), "")
+		alive, aerr := testStore.AliveNodes(context.Background())
+		if err != nil || aerr != nil || len(list) != nodes || len(alive) != nodes {
+			return false
+		}
+		for _, n := range list {
+			if n.Status.Phase != v4.NodeReady {
+				return false
+			}
+		}
+		return true
+	})
+	if s.Ready() != nodes || s.Failed() != 0 {
+		t.Fatalf("ready %d, failed %d", s.Ready(), s.Failed())
+	}
+
+	tgStore := store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup)
+	for i := range 2 * nodes {
+		tg := &v4.TaskGroup{
+			TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+			Metadata: v4.ObjectMeta{Namespace: "sim", Name: fmt.Sprintf("%d.web.sim.c.1", i)},
+			Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: "web"}, Index: i, Node: fmt.Sprintf("t-%05d", i%nodes),
+				Template: v4.PodTemplate{Spec: v4.PodSpec{Processes: []v4.ProcessTask{{ProcName: "web", StartCmd: "./web", StartGracePeriod: 1}}}}},
+		}
+		if err := tgStore.Create(context.Background(), tg, store.Raw{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every task group Running", func() bool {
+		list, _, err := tgStore.List(context.Background(), "sim")
+		if err != nil {
+			return false
+		}
+		running := 0
+		for _, tg := range list {
+			if tg.Status.Phase == v4.StatusRunning {
+				running++
+			}
+		}
+		return running == 2*nodes
+	})
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Nodes: 0, DataDir: "/x", ServerURLs: []string{"https://a"}}, "nodes 0"},
+		{Config{Nodes: MaxNodes + 1, DataDir: "/x", ServerURLs: []string{"https://a"}}, "nodes"},
+		{Config{Nodes: 1, ServerURLs: []string{"https://a"}}, "data directory"},
+		{Config{Nodes: 1, DataDir: "/x"}, "server"},
+		{Config{Nodes: 1, DataDir: "/x", ServerURLs: []string{"https://a"}, MinStartDelay: time.Second, MaxStartDelay: time.Millisecond}, "start delay"},
+	} {
+		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
