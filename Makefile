@@ -5,7 +5,7 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster clean
 
 all: build
 
@@ -50,6 +50,12 @@ soak:
 BENCH ?= .
 bench:
 	$(GO) test -run XXX -bench '$(BENCH)' -benchmem ./internal/scheduler/
+
+# The cluster benchmark (docs/benchmarks.md, Cluster benchmark): a server and NODES
+# simulated nodes on this machine; it reports the cost of their heartbeats.
+NODES ?= 1000
+bench-cluster: build
+	NODES=$(NODES) ./scripts/bench-cluster.sh
 
 # Runs every fuzz target for FUZZTIME each. Minimisation is capped so large seeds don't
 # stall the run.

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Cluster benchmark (docs/benchmarks.md, "Cluster benchmark"): a real `berth server`
+# (embedded etcd) and `berth sim --nodes NODES` on this machine. It waits until every
+# simulated node is Ready, then measures the cost of their heartbeats for MEASURE seconds:
+# the server's CPU (user+system, from /proc), its RSS, how far etcd's revision and its
+# database moved, and how many nodes were ever marked Lost.
+#
+#   NODES=5000 RAMP=60 MEASURE=60 ./scripts/bench-cluster.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+nodes=${NODES:-1000}
+ramp=${RAMP:-30}
+measure=${MEASURE:-60}
+heartbeat=${HEARTBEAT:-3s}
+listen=${BENCH_LISTEN:-127.0.0.1:7490}
+berth=${BERTH_BIN:-./bin/berth}
+
+work=$(mktemp -d /tmp/berth-bench-XXXXXX)
+export BERTH_SERVER="https://$listen" BERTH_CA_CERT="$work/server/ca.crt" BERTH_CONFIG=/dev/null HOME="$work"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$berth" server --data-dir "$work/server" --listen "$listen" --log-level warn 2>"$work/server.log" &
+server=$!
+pids+=("$server")
+for _ in $(seq 1 300); do
+  [ -s "$work/server/admin-token" ] && [ -s "$work/server/join-token" ] && break
+  sleep 0.1
+done
+BERTH_TOKEN=$(cat "$work/server/admin-token")
+export BERTH_TOKEN
+
+"$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$nodes" --ramp "${ramp}s" \
+  --heartbeat "$heartbeat" --data-dir "$work/sim" >"$work/sim.log" 2>&1 &
+pids+=("$!")
+
+ready() { "$berth" get nodes -o json 2>/dev/null | grep -c '"phase": "Ready"' || true; }
+start=$(date +%s)
+while :; do
+  n=$(ready)
+  [ "$n" -ge "$nodes" ] && break
+  if [ $(( $(date +%s) - start )) -gt $(( ramp + 300 )) ]; then
+    echo "only $n of $nodes nodes became Ready" >&2
+    tail -20 "$work/sim.log" >&2
+    exit 1
+  fi
+  sleep 2
+done
+echo "$nodes nodes Ready after $(( $(date +%s) - start )) s"
+sleep 5 # the last registrations settle
+
+tck=$(getconf CLK_TCK)
+cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$server/status"; }
+rev() { "$berth" get nodes -o json | awk -F'"' '/"resourceVersion"/ {print $4; exit}'; }
+dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
+
+c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
+sleep "$measure"
+c1=$(cpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
+lost=$("$berth" events -A 2>/dev/null | grep -c NodeLost || true)
+
+awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
+  -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" 'BEGIN {
+  secs = t1 - t0
+  printf "nodes %d, heartbeat %s, measured %.0f s\n", n, hb, secs
+  printf "server CPU: %.1f%% of one core\n", 100 * (c1 - c0) / tck / secs
+  printf "server RSS: %d MB\n", rss
+  printf "etcd revisions: %d (%.2f per second)\n", r1 - r0, (r1 - r0) / secs
+  printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
+  printf "NodeLost events: %d\n", lost
+}'
