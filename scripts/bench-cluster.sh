@@ -58,7 +58,11 @@ sleep 5 # the last registrations settle
 tck=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$server/status"; }
-rev() { "$berth" get nodes -o json | awk -F'"' '/"resourceVersion"/ {print $4; exit}'; }
+# etcd's revision: the resourceVersion of a list (the API writes it before the items).
+rev() {
+  curl -sf --cacert "$BERTH_CA_CERT" -H "Authorization: Bearer $BERTH_TOKEN" "https://$listen/v1/nodes" |
+    grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9
+}
 dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
 
 c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
@@ -72,7 +76,7 @@ awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" 
   printf "nodes %d, heartbeat %s, measured %.0f s\n", n, hb, secs
   printf "server CPU: %.1f%% of one core\n", 100 * (c1 - c0) / tck / secs
   printf "server RSS: %d MB\n", rss
-  printf "etcd revisions: %d (%.2f per second)\n", r1 - r0, (r1 - r0) / secs
+  printf "etcd revisions: %d (%.2f per second; revision %d to %d)\n", r1 - r0, (r1 - r0) / secs, r0, r1
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
   printf "NodeLost events: %d\n", lost
 }'

@@ -133,16 +133,10 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 	return false, fmt.Errorf("heartbeat of node %s: %w (its alive key changed %d times)", node, ErrConflict, maxRetries)
 }
 
-// renewLease renews a lease once; false when it expired (or was revoked).
+// renewLease renews a lease once (liveness_renew.go); false when it expired (or was
+// revoked).
 func (s *Store) renewLease(ctx context.Context, id clientv3.LeaseID) (bool, error) {
-	_, err := s.client.KeepAliveOnce(ctx, id)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("renew lease %x: %w", int64(id), wrapEtcd(err))
-	}
-	return true, nil
+	return s.renewer.renew(ctx, s.client, id)
 }
 
 // leaseSeconds is ttl in whole seconds, rounded up, at least 1.

@@ -121,3 +121,16 @@ func TestUpdateUnlessAlive(t *testing.T) {
 		t.Fatalf("a stale version was written: %v", err)
 	}
 }
+
+// BenchmarkBeat is one heartbeat of a node that is alive: a lease renewal.
+func BenchmarkBeat(b *testing.B) {
+	ctx := context.Background()
+	if _, err := testStore.Beat(ctx, "bench", 10*time.Second); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := testStore.Beat(ctx, "bench", 10*time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

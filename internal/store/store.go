@@ -64,6 +64,7 @@ type Store struct {
 	events  eventState  // records: lease, limits, index cache (events.go)
 	engine  engineCache // maintenance mode, read often (engine.go)
 	alive   liveness    // the node leases this server renews (liveness.go)
+	renewer renewer     // their renewals, over one stream (liveness_renew.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 	// space is what the store knows of etcd's space (alarm cache, last defragmentation,

@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// renewer renews leases over one long-lived LeaseKeepAlive stream. clientv3's
+// KeepAliveOnce opens a new gRPC stream for every renewal, which at thousands of
+// heartbeats a second costs more than the renewal; here a beat is one message on the
+// stream and one answer. etcd answers a stream's requests in order, so the answers of
+// one lease come back in the order of its requests. The stream lives with the client
+// (its context): a broken stream fails the waiting renewals and the next one opens
+// another.
+type renewer struct {
+	mu      sync.Mutex
+	stream  pb.Lease_LeaseKeepAliveClient
+	waiting map[int64][]chan renewal
+}
+
+// renewal is the answer to one renewal: the lease's new TTL (0: it does not exist).
+type renewal struct {
+	ttl int64
+	err error
+}
+
+// renew renews a lease once and reports whether it still exists.
+func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
+	ch := make(chan renewal, 1)
+	r.mu.Lock()
+	if r.stream == nil {
+		stream, err := pb.NewLeaseClient(c.ActiveConnection()).LeaseKeepAlive(c.Ctx())
+		if err != nil {
+			r.mu.Unlock()
+			return false, fmt.Errorf("open the lease stream: %w", wrapEtcd(err))
+		}
+		r.stream, r.waiting = stream, map[int64][]chan renewal{}
+		go r.read(stream) // ends when the stream does (at the latest when the client closes)
+	}
+	stream := r.stream
+	r.waiting[int64(id)] = append(r.waiting[int64(id)], ch)
+	err := stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
+	if err != nil {
+		r.failLocked(stream, err)
+	}
+	r.mu.Unlock()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return false, fmt.Errorf("renew lease %x: %w", int64(id), wrapEtcd(res.err))
+		}
+		return res.ttl > 0, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("renew lease %x: %w", int64(id), ctx.Err())
+	}
+}
+
+// read hands the stream's answers to their waiters until it breaks.
+func (r *renewer) read(stream pb.Lease_LeaseKeepAliveClient) {
+	for {
+		resp, err := stream.Recv()
+		r.mu.Lock()
+		if err != nil {
+			r.failLocked(stream, err)
+			r.mu.Unlock()
+			return
+		}
+		if q := r.waiting[resp.ID]; len(q) > 0 {
+			q[0] <- renewal{ttl: resp.TTL}
+			if len(q) == 1 {
+				delete(r.waiting, resp.ID)
+			} else {
+				r.waiting[resp.ID] = q[1:]
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// failLocked ends a broken stream: its waiters get err, the next renewal opens another.
+// r.mu is held.
+func (r *renewer) failLocked(stream pb.Lease_LeaseKeepAliveClient, err error) {
+	if r.stream != stream {
+		return
+	}
+	for _, q := range r.waiting {
+		for _, ch := range q {
+			ch <- renewal{err: err}
+		}
+	}
+	r.stream, r.waiting = nil, nil
+	stream.CloseSend()
+}
