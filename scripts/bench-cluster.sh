@@ -22,6 +22,9 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  # The logs outlive the run, for the failures they explain.
+  cp "$work/sim.log" "${TMPDIR:-/tmp}/berth-bench-sim.log" 2>/dev/null || true
+  cp "$work/server.log" "${TMPDIR:-/tmp}/berth-bench-server.log" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -36,16 +39,24 @@ done
 BERTH_TOKEN=$(cat "$work/server/admin-token")
 export BERTH_TOKEN
 
-"$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$nodes" --ramp "${ramp}s" \
-  --heartbeat "$heartbeat" --data-dir "$work/sim" >"$work/sim.log" 2>&1 &
-pids+=("$!")
+# A simulated node holds about four file descriptors (its listener, its connections to the
+# server): simulators of at most PER_SIM nodes each stay under a 20,000 descriptor limit.
+per_sim=${PER_SIM:-2500}
+left=$nodes i=0
+while [ "$left" -gt 0 ]; do
+  n=$(( left < per_sim ? left : per_sim ))
+  "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
+    --heartbeat "$heartbeat" --data-dir "$work/sim$i" >>"$work/sim.log" 2>&1 &
+  pids+=("$!")
+  left=$(( left - n )) i=$(( i + 1 ))
+done
 
 ready() { "$berth" get nodes -o json 2>/dev/null | grep -c '"phase": "Ready"' || true; }
 start=$(date +%s)
 while :; do
   n=$(ready)
   [ "$n" -ge "$nodes" ] && break
-  if [ $(( $(date +%s) - start )) -gt $(( ramp + 300 )) ]; then
+  if [ $(( $(date +%s) - start )) -gt $(( ramp + 120 )) ]; then
     echo "only $n of $nodes nodes became Ready" >&2
     tail -20 "$work/sim.log" >&2
     exit 1
