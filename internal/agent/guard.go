@@ -3,7 +3,6 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -131,11 +130,6 @@ func resolveExisting(p string) string {
 // isRoot reports whether a user name or number is uid 0 on this node; an unknown user is
 // not (its start fails with "user does not exist").
 func isRoot(name string) bool {
-	u, err := user.Lookup(name)
-	if err != nil {
-		if u, err = user.LookupId(name); err != nil {
-			return false
-		}
-	}
-	return u.Uid == "0"
+	u, err := lookupUser(name)
+	return err == nil && u.Uid == "0"
 }

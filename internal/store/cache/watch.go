@@ -89,9 +89,17 @@ func (c *Cache) Watch(ctx context.Context, index, value string, from int64) (<-c
 	s := &subscriber{index: index, value: value, after: max(from, c.rev), buffer: c.cfg.SubscriberBuffer, done: make(chan struct{})}
 	var backlog []store.Event
 	if from == 0 {
-		for _, o := range c.objs {
-			if s.matches(c, o) {
-				backlog = append(backlog, store.Event{Type: store.Added, Object: o, Revision: c.rev})
+		// Only the value's objects, from the index: a node's agent does not scan them all.
+		add := func(o v4.Object) {
+			backlog = append(backlog, store.Event{Type: store.Added, Object: o, Revision: c.rev})
+		}
+		if index == "" {
+			for _, o := range c.objs {
+				add(o)
+			}
+		} else {
+			for key := range c.index[index][value] {
+				add(c.objs[key])
 			}
 		}
 	} else {
