@@ -196,14 +196,14 @@ func TestDaemonsetRestartsOnItsNode(t *testing.T) {
 	e.report(onTwo, v4.StatusFinish, time.Now().Add(-time.Second), time.Now())
 	e.eventually("the reason in the status", func() bool { return strings.Contains(e.dsStatus().Message, "node node-2 is disabled") })
 	time.Sleep(1500 * time.Millisecond)
-	if tg := e.onNodes()["node-2"]; tg.Metadata.Name != onTwo.Metadata.Name {
-		t.Fatal("a disabled node got a new task group")
+	if tg := e.onNodes()["node-2"]; tg == nil || tg.Metadata.Name != onTwo.Metadata.Name {
+		t.Fatal("a disabled node lost its ended task group or got a new one")
 	}
 	// Enabled again: restarted there.
 	e.setNode("node-2", func(n *v4.Node) { n.Spec.Disabled = false })
 	e.eventually("restarted on node-2", func() bool {
-		tg := e.onNodes()["node-2"]
-		return tg.Metadata.Name != onTwo.Metadata.Name && tg.Spec.Index == onTwo.Spec.Index
+		tg := e.onNodes()["node-2"] // nil between the ended one's removal and its replacement
+		return tg != nil && tg.Metadata.Name != onTwo.Metadata.Name && tg.Spec.Index == onTwo.Spec.Index
 	})
 
 	// Never: an ended task group stays.
@@ -212,7 +212,7 @@ func TestDaemonsetRestartsOnItsNode(t *testing.T) {
 	last := e.onNodes()["node-1"]
 	e.report(last, v4.StatusFailed, time.Now().Add(-time.Second), time.Now())
 	e.eventually("NotRestarted", func() bool { return strings.Contains(e.dsStatus().Message, "restartPolicy Never") })
-	if tg := e.onNodes()["node-1"]; tg.Metadata.Name != last.Metadata.Name {
+	if tg := e.onNodes()["node-1"]; tg == nil || tg.Metadata.Name != last.Metadata.Name {
 		t.Error("restartPolicy Never restarted")
 	}
 }
