@@ -65,7 +65,7 @@ type Cache struct {
 	index   map[string]map[string]map[string]struct{} // index -> value -> object keys
 	rev     int64                                     // the store revision the cache reflects
 	history ring
-	subs    map[*subscriber]struct{}
+	subs    map[subKey]map[*subscriber]struct{}
 
 	synced     chan struct{}
 	syncedOnce sync.Once
@@ -84,7 +84,7 @@ func New(st *store.Store, cfg Config) *Cache {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[*subscriber]struct{}{}, synced: make(chan struct{})}
+	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[subKey]map[*subscriber]struct{}{}, synced: make(chan struct{})}
 	c.reset(nil, 0)
 	return c
 }
@@ -215,9 +215,7 @@ func (c *Cache) apply(ev store.Event) {
 	}
 	ch := change{ev: ev, old: old}
 	c.history.add(ch)
-	for s := range c.subs {
-		c.deliver(s, ch)
-	}
+	c.fanOut(ch)
 }
 
 // Rev is the store revision the cache reflects.

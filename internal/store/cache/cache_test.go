@@ -250,11 +250,35 @@ func TestCacheSlowWatcherIsCut(t *testing.T) {
 		last = ev
 		n++
 	}
-	if last.Type != store.Error || !errors.Is(last.Err, store.ErrFellBehind) || n > 5 {
+	// At most the 4 queued, the one its pump holds, and the error.
+	if last.Type != store.Error || !errors.Is(last.Err, store.ErrFellBehind) || n > 6 {
 		t.Fatalf("slow watcher: %d events, last %s %v", n, last.Type, last.Err)
 	}
 	var fb *store.FellBehindError
 	if !errors.As(last.Err, &fb) || fb.Revision == 0 {
 		t.Fatalf("no revision to resume from: %v", last.Err)
+	}
+}
+
+// A watch from 0 gets every object even when they outnumber the subscriber buffer: only
+// changes that pile up beyond the buffer cut a watcher off.
+func TestCacheBacklogBeyondBuffer(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 2)
+	for i := range 6 {
+		create(t, fmt.Sprintf("t%d", i), "n1")
+	}
+	caughtUp(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := c.Watch(ctx, "node", "n1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, "t6", "n1")
+	for i := range 7 {
+		if ev := next(t, ch); ev.Type == store.Error {
+			t.Fatalf("event %d: cut off: %v", i, ev.Err)
+		}
 	}
 }

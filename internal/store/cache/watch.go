@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -52,15 +53,26 @@ func (r *ring) since(rev int64, fn func(change)) {
 }
 
 // subscriber is one watch: the changes of the objects whose index value is value (all of
-// them for index ""), after revision after.
+// them for index ""), after revision after. Its queue grows as changes wait for the
+// watcher, up to buffer, and is released as it drains: thousands of idle agents' watches
+// hold no preallocated buffer each. A goroutine of its own (pump) hands the queue to the
+// watcher's channel.
 type subscriber struct {
-	index, value string
-	after        int64
-	ch           chan store.Event
-	buffer       int
-	closed       bool
-	done         chan struct{}
+	key    subKey
+	after  int64 // c.mu is held to read or write it
+	buffer int
+	limit  int // the queue's bound: buffer, plus the initial backlog until it is sent
+	out    chan store.Event
+	wake   chan struct{} // a change was queued, or the subscriber was closed
+
+	mu     sync.Mutex
+	queue  []store.Event
+	last   *store.Event // sent after the queue, when it was cut off
+	closed bool         // nothing more is queued: the pump closes out once the queue is sent
 }
+
+// subKey is what a subscriber listens to: one value of one index ("" for all objects).
+type subKey struct{ index, value string }
 
 // Watch streams the changes of the objects whose index value is value (index "": all),
 // as store.Watch does: from 0 it first sends an ADDED event for each of them, then the
@@ -74,24 +86,25 @@ func (c *Cache) Watch(ctx context.Context, index, value string, from int64) (<-c
 	if from < 0 {
 		return nil, fmt.Errorf("watch %s: %w: negative revision %d", c.cfg.Kind, store.ErrInvalid, from)
 	}
+	if index == "" {
+		value = ""
+	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if index != "" {
 		if _, ok := c.index[index]; !ok {
-			c.mu.Unlock()
 			return nil, fmt.Errorf("watch %s: no index %q", c.cfg.Kind, index)
 		}
 	}
 	if from > 0 && from < c.history.start {
-		start := c.history.start
-		c.mu.Unlock()
-		return nil, fmt.Errorf("watch %s from %d: %w (this server keeps the changes since %d)", c.cfg.Kind, from, store.ErrCompacted, start)
+		return nil, fmt.Errorf("watch %s from %d: %w (this server keeps the changes since %d)", c.cfg.Kind, from, store.ErrCompacted, c.history.start)
 	}
-	s := &subscriber{index: index, value: value, after: max(from, c.rev), buffer: c.cfg.SubscriberBuffer, done: make(chan struct{})}
-	var backlog []store.Event
+	s := &subscriber{key: subKey{index, value}, after: max(from, c.rev), buffer: c.cfg.SubscriberBuffer,
+		out: make(chan store.Event), wake: make(chan struct{}, 1)}
 	if from == 0 {
 		// Only the value's objects, from the index: a node's agent does not scan them all.
 		add := func(o v4.Object) {
-			backlog = append(backlog, store.Event{Type: store.Added, Object: o, Revision: c.rev})
+			s.queue = append(s.queue, store.Event{Type: store.Added, Object: o, Revision: c.rev})
 		}
 		if index == "" {
 			for _, o := range c.objs {
@@ -105,31 +118,91 @@ func (c *Cache) Watch(ctx context.Context, index, value string, from int64) (<-c
 	} else {
 		c.history.since(from, func(ch change) {
 			if ev, ok := s.filter(c, ch); ok {
-				backlog = append(backlog, ev)
+				s.queue = append(s.queue, ev)
 			}
 		})
 	}
-	s.ch = make(chan store.Event, len(backlog)+s.buffer+1)
-	for _, ev := range backlog {
-		s.ch <- ev
+	s.limit = len(s.queue) + s.buffer
+	set := c.subs[s.key]
+	if set == nil {
+		set = map[*subscriber]struct{}{}
+		c.subs[s.key] = set
 	}
-	c.subs[s] = struct{}{}
-	c.mu.Unlock()
-	go func() {
+	set[s] = struct{}{}
+	go c.pump(ctx, s)
+	return s.out, nil
+}
+
+// pump sends the subscriber's queue to its channel until the subscriber is closed and
+// its queue sent, or ctx ends.
+func (c *Cache) pump(ctx context.Context, s *subscriber) {
+	defer close(s.out)
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.queue = nil // the backing array of a burst goes
+			s.limit = s.buffer
+			if s.closed {
+				last := s.last
+				s.mu.Unlock()
+				if last != nil {
+					select {
+					case s.out <- *last:
+					case <-ctx.Done():
+					}
+				}
+				return
+			}
+			s.mu.Unlock()
+			select {
+			case <-s.wake:
+				continue
+			case <-ctx.Done():
+				c.mu.Lock()
+				c.drop(s)
+				c.mu.Unlock()
+				return
+			}
+		}
+		ev := s.queue[0]
+		s.queue[0] = store.Event{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
 		select {
+		case s.out <- ev:
 		case <-ctx.Done():
 			c.mu.Lock()
 			c.drop(s)
 			c.mu.Unlock()
-		case <-s.done:
+			return
 		}
-	}()
-	return s.ch, nil
+	}
+}
+
+// push queues an event for the subscriber; false when its queue is full.
+func (s *subscriber) push(ev store.Event) bool {
+	s.mu.Lock()
+	if len(s.queue) >= s.limit {
+		s.mu.Unlock()
+		return false
+	}
+	s.queue = append(s.queue, ev)
+	s.mu.Unlock()
+	s.poke()
+	return true
+}
+
+// poke wakes the pump without ever blocking.
+func (s *subscriber) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // matches reports whether o has the subscriber's index value; c.mu is held.
 func (s *subscriber) matches(c *Cache, o v4.Object) bool {
-	return o != nil && (s.index == "" || c.cfg.Indexes[s.index](o) == s.value)
+	return o != nil && (s.key.index == "" || c.cfg.Indexes[s.key.index](o) == s.key.value)
 }
 
 // filter turns a change into the subscriber's event: as it is when the object has the
@@ -146,7 +219,33 @@ func (s *subscriber) filter(c *Cache, ch change) (store.Event, bool) {
 	return store.Event{}, false
 }
 
-// deliver sends a change to a subscriber without ever blocking the cache; c.mu is held.
+// fanOut hands a change to the subscribers it may concern: those of every object, and
+// those of its index values before and after the change (a change scans no other
+// subscriber: five thousand agents' watches cost nothing to a change of another node's
+// task group). c.mu is held.
+func (c *Cache) fanOut(ch change) {
+	for s := range c.subs[subKey{}] {
+		c.deliver(s, ch)
+	}
+	for name, fn := range c.cfg.Indexes {
+		var now, before string
+		if ch.ev.Object != nil {
+			now = fn(ch.ev.Object)
+			for s := range c.subs[subKey{name, now}] {
+				c.deliver(s, ch)
+			}
+		}
+		if ch.old != nil {
+			if before = fn(ch.old); before != now {
+				for s := range c.subs[subKey{name, before}] {
+					c.deliver(s, ch)
+				}
+			}
+		}
+	}
+}
+
+// deliver queues a change for a subscriber without ever blocking the cache; c.mu is held.
 func (c *Cache) deliver(s *subscriber, ch change) {
 	if ch.ev.Revision <= s.after {
 		return
@@ -155,38 +254,45 @@ func (c *Cache) deliver(s *subscriber, ch change) {
 	if !ok {
 		return
 	}
-	if len(s.ch) >= cap(s.ch)-1 {
-		c.cut(s, &store.FellBehindError{Revision: s.after, Events: len(s.ch)})
+	if !s.push(ev) {
+		c.cut(s, &store.FellBehindError{Revision: s.after, Events: s.buffer})
 		return
 	}
-	s.ch <- ev
 	s.after = ev.Revision
 }
 
-// cut ends a subscriber with an error event; c.mu is held.
+// cut ends a subscriber with an error event, sent after what it has queued; c.mu is held.
 func (c *Cache) cut(s *subscriber, err error) {
+	s.mu.Lock()
 	if !s.closed {
-		s.ch <- store.Event{Type: store.Error, Err: err, Revision: s.after}
+		s.last = &store.Event{Type: store.Error, Err: err, Revision: s.after}
 	}
+	s.mu.Unlock()
 	c.drop(s)
 }
 
-// drop closes a subscriber's channel and forgets it; c.mu is held.
+// drop closes a subscriber (its pump sends what is queued, then closes its channel) and
+// forgets it; c.mu is held.
 func (c *Cache) drop(s *subscriber) {
-	if s.closed {
-		return
-	}
+	s.mu.Lock()
 	s.closed = true
-	close(s.ch)
-	close(s.done)
-	delete(c.subs, s)
+	s.mu.Unlock()
+	s.poke()
+	if set := c.subs[s.key]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(c.subs, s.key)
+		}
+	}
 }
 
 // cutAll ends every watcher: the cache lists afresh and cannot tell them what changed
 // while its watch was down; they list again. c.mu is held.
 func (c *Cache) cutAll() {
-	for s := range c.subs {
-		c.cut(s, &store.FellBehindError{Revision: s.after})
+	for _, set := range c.subs {
+		for s := range set {
+			c.cut(s, &store.FellBehindError{Revision: s.after})
+		}
 	}
 }
 
@@ -194,7 +300,9 @@ func (c *Cache) cutAll() {
 func (c *Cache) closeAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for s := range c.subs {
-		c.drop(s)
+	for _, set := range c.subs {
+		for s := range set {
+			c.drop(s)
+		}
 	}
 }
