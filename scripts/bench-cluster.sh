@@ -6,6 +6,9 @@
 # database moved, and how many nodes were ever marked Lost.
 #
 #   NODES=5000 RAMP=60 MEASURE=60 ./scripts/bench-cluster.sh
+#
+# PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
+# at the end in DIR (go tool pprof DIR/cpu.pprof).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,13 +60,14 @@ while :; do
   n=$(ready)
   [ "$n" -ge "$nodes" ] && break
   if [ $(( $(date +%s) - start )) -gt $(( ramp + 120 )) ]; then
-    echo "only $n of $nodes nodes became Ready" >&2
-    tail -20 "$work/sim.log" >&2
-    exit 1
+    # Measured all the same: an overloaded server is what a profile should show.
+    echo "only $n of $nodes nodes Ready after $(( ramp + 120 )) s; measuring anyway" >&2
+    tail -5 "$work/sim.log" >&2
+    break
   fi
   sleep 2
 done
-echo "$nodes nodes Ready after $(( $(date +%s) - start )) s"
+echo "$n of $nodes nodes Ready after $(( $(date +%s) - start )) s"
 sleep 5 # the last registrations settle
 
 tck=$(getconf CLK_TCK)
@@ -76,8 +80,16 @@ rev() {
 }
 dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
 
+pprof() { curl -sf --cacert "$BERTH_CA_CERT" -H "Authorization: Bearer $BERTH_TOKEN" -o "$2" "https://$listen/v1/debug/pprof/$1"; }
+
 c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
-sleep "$measure"
+if [ -n "${PROFILE:-}" ]; then
+  mkdir -p "$PROFILE"
+  pprof "profile?seconds=$measure" "$PROFILE/cpu.pprof"
+  pprof heap "$PROFILE/heap.pprof"
+else
+  sleep "$measure"
+fi
 c1=$(cpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
 lost=$("$berth" events -A 2>/dev/null | grep -c NodeLost || true)
 

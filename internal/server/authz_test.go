@@ -78,6 +78,7 @@ func TestReadOnlyToken(t *testing.T) {
 		{http.MethodPost, "/v1/jointokens", `{}`, "may not admin cluster"},
 		{http.MethodPost, "/v1/acl/tokens", `{"management":true}`, "may not admin cluster"},
 		{http.MethodPatch, "/v1/nodes/n1", `{}`, "may not write node"},
+		{http.MethodGet, "/v1/debug/pprof/heap", "", "may not admin cluster"},
 	} {
 		r := callAs(t, "", c.method, url+c.path, c.body, ro)
 		wantStatus(t, r, http.StatusForbidden)

@@ -38,6 +38,7 @@ func (s *Server) routes() *routeMux {
 	s.joinTokenRoutes(mux)
 	s.aclRoutes(mux)
 	s.packageRoutes(mux)
+	s.debugRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
 	mux.Handle("GET /metrics", s.metrics.handler())

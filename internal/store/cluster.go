@@ -44,7 +44,7 @@ const memberStatusTimeout = 2 * time.Second
 // cluster and an external one. The list is this member's view (a serializable read), so
 // it answers without quorum too: that is when it is most needed.
 func (s *Store) Members(ctx context.Context) ([]Member, error) {
-	resp, err := s.client.MemberList(ctx, clientv3.WithSerializable())
+	resp, err := s.admin.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
 		return nil, fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}
@@ -69,7 +69,7 @@ func (s *Store) memberHealth(ctx context.Context, m *etcdserverpb.Member, out *M
 	var lastErr error
 	for _, u := range m.ClientURLs {
 		sctx, cancel := context.WithTimeout(ctx, memberStatusTimeout)
-		st, err := s.client.Status(sctx, u)
+		st, err := s.admin.Status(sctx, u)
 		cancel()
 		if err != nil {
 			lastErr = err
@@ -145,7 +145,7 @@ func (s *Store) AddMember(ctx context.Context, name, peerURL string) (initialClu
 	case s.member == nil:
 		return "", fmt.Errorf("%w: this server's etcd listens on random loopback ports; restart it with --etcd-peer-listen and --etcd-client-listen first", ErrNotJoinable)
 	}
-	list, err := s.client.MemberList(ctx)
+	list, err := s.admin.MemberList(ctx)
 	if err != nil {
 		return "", fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}
@@ -165,7 +165,7 @@ func (s *Store) AddMember(ctx context.Context, name, peerURL string) (initialClu
 	}
 	members := list.Members
 	if newID == 0 {
-		resp, err := s.client.MemberAddAsLearner(ctx, []string{peer})
+		resp, err := s.admin.MemberAddAsLearner(ctx, []string{peer})
 		if err != nil {
 			switch {
 			case errors.Is(err, rpctypes.ErrTooManyLearners):
@@ -199,7 +199,7 @@ func (s *Store) AddMember(ctx context.Context, name, peerURL string) (initialClu
 // can join it.
 func (s *Store) adoptPeerURL(ctx context.Context) error {
 	id := uint64(s.etcd.Server.MemberID())
-	list, err := s.client.MemberList(ctx)
+	list, err := s.admin.MemberList(ctx)
 	if err != nil {
 		return fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}
@@ -211,7 +211,7 @@ func (s *Store) adoptPeerURL(ctx context.Context) error {
 			s.log.Warn("this member's peer URL differs from the cluster's record of it", "recorded", m.PeerURLs, "listen", s.member.PeerURL)
 			return nil
 		}
-		if _, err := s.client.MemberUpdate(ctx, id, []string{s.member.PeerURL}); err != nil {
+		if _, err := s.admin.MemberUpdate(ctx, id, []string{s.member.PeerURL}); err != nil {
 			return fmt.Errorf("update this member's peer URL to %s: %w", s.member.PeerURL, wrapEtcd(err))
 		}
 		s.log.Info("updated this member's peer URL", "peer", s.member.PeerURL)

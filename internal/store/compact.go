@@ -154,7 +154,7 @@ func (s *Store) maybeDefragment(ctx context.Context) {
 		return // an external cluster is its operator's to defragment (or berth cluster recover)
 	}
 	sctx, cancel := context.WithTimeout(ctx, memberStatusTimeout)
-	st, err := s.client.Status(sctx, s.self)
+	st, err := s.admin.Status(sctx, s.self)
 	cancel()
 	if err != nil {
 		s.log.Warn("cannot read this etcd member's status", "err", err)
@@ -178,13 +178,13 @@ func (s *Store) defragment(ctx context.Context, endpoint string, self bool) (bef
 	defer s.space.defragMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, defragTimeout)
 	defer cancel()
-	st, err := s.client.Status(ctx, endpoint)
+	st, err := s.admin.Status(ctx, endpoint)
 	if err != nil {
 		return before, after, fmt.Errorf("status of etcd member %s: %w", endpoint, wrapEtcd(err))
 	}
 	before = statusSizes(st)
 	start := time.Now()
-	if _, err := s.client.Defragment(ctx, endpoint); err != nil {
+	if _, err := s.admin.Defragment(ctx, endpoint); err != nil {
 		return before, after, fmt.Errorf("defragment etcd member %s: %w", endpoint, wrapEtcd(err))
 	}
 	took := time.Since(start)
@@ -193,7 +193,7 @@ func (s *Store) defragment(ctx context.Context, endpoint string, self bool) (bef
 		s.space.lastDefrag = time.Now()
 		s.space.mu.Unlock()
 	}
-	st, err = s.client.Status(ctx, endpoint)
+	st, err = s.admin.Status(ctx, endpoint)
 	if err != nil {
 		return before, after, fmt.Errorf("status of etcd member %s: %w", endpoint, wrapEtcd(err))
 	}

@@ -17,6 +17,9 @@ import (
 // (its context): a broken stream fails the waiting renewals and the next one opens
 // another.
 type renewer struct {
+	// leases opens the stream: the embedded member's lease service in-process, or the
+	// network client's (set by Open).
+	leases  func() pb.LeaseClient
 	mu      sync.Mutex
 	stream  pb.Lease_LeaseKeepAliveClient
 	waiting map[int64][]chan renewal
@@ -33,7 +36,7 @@ func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.Lea
 	ch := make(chan renewal, 1)
 	r.mu.Lock()
 	if r.stream == nil {
-		stream, err := pb.NewLeaseClient(c.ActiveConnection()).LeaseKeepAlive(c.Ctx())
+		stream, err := r.leases().LeaseKeepAlive(c.Ctx())
 		if err != nil {
 			r.mu.Unlock()
 			return false, fmt.Errorf("open the lease stream: %w", wrapEtcd(err))

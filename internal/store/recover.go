@@ -73,7 +73,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Rec
 		return r, err
 	}
 	r.AlarmBefore = slices.ContainsFunc(alarms, func(a Alarm) bool { return a.Type == "NOSPACE" })
-	list, err := s.client.MemberList(ctx, clientv3.WithSerializable())
+	list, err := s.admin.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
 		return r, fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}
@@ -119,7 +119,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Rec
 		return r, fmt.Errorf("%w: no etcd member could be reached", ErrUnavailable)
 	}
 	if r.AlarmBefore && fits {
-		resp, err := s.client.AlarmDisarm(ctx, &clientv3.AlarmMember{})
+		resp, err := s.admin.AlarmDisarm(ctx, &clientv3.AlarmMember{})
 		if err != nil {
 			return r, fmt.Errorf("disarm the NOSPACE alarm: %w", wrapEtcd(err))
 		}
@@ -176,7 +176,7 @@ func (s *Store) compactAll(ctx context.Context) (int64, error) {
 // memberSizes fills the sizes before or after from the member's status.
 func (s *Store) memberSizes(ctx context.Context, m *MemberRecovery, after bool) {
 	sctx, cancel := context.WithTimeout(ctx, memberStatusTimeout)
-	st, err := s.client.Status(sctx, m.Endpoint)
+	st, err := s.admin.Status(sctx, m.Endpoint)
 	cancel()
 	if err != nil {
 		m.Error = fmt.Sprintf("unreachable: %v", err)

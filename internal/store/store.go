@@ -14,8 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
+	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 
 	"github.com/berthhq/berth/internal/seal"
 )
@@ -53,7 +57,13 @@ type Config struct {
 
 // Store is a handle on etcd. It is safe for concurrent use.
 type Store struct {
+	// client is the data path: with the embedded member, calls into it in-process
+	// (no TLS, HTTP/2 or protobuf between the store and its own member); with an external
+	// cluster, the network client. admin is always the network client: member and
+	// maintenance calls name the endpoint of one member, which an in-process client
+	// cannot reach.
 	client *clientv3.Client
+	admin  *clientv3.Client
 	etcd   *embed.Etcd   // nil with an external cluster
 	tls    *etcdTLS      // the embedded member's certificates; nil with an external cluster
 	self   string        // the embedded member's client endpoint; "" with an external cluster
@@ -122,7 +132,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.closeEmbedded()
 		return nil, fmt.Errorf("open store: connect to etcd %v: %w", endpoints, err)
 	}
-	s.client = client
+	s.client, s.admin = client, client
+	s.renewer.leases = func() pb.LeaseClient { return pb.NewLeaseClient(client.ActiveConnection()) }
+	if s.etcd != nil {
+		s.client = v3client.New(s.etcd.Server)
+		inProcess := adapter.LeaseServerToLeaseClient(v3rpc.NewQuotaLeaseServer(s.etcd.Server))
+		s.renewer.leases = func() pb.LeaseClient { return inProcess }
+	}
 	// Fail fast on an unreachable external cluster instead of at the first request.
 	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -198,7 +214,7 @@ func (s *Store) startEtcd(ctx context.Context, cfg Config) (*embed.Etcd, error) 
 func (s *Store) Client() *clientv3.Client { return s.client }
 
 // Endpoints returns the etcd client URLs in use (the embedded member's when embedded).
-func (s *Store) Endpoints() []string { return s.client.Endpoints() }
+func (s *Store) Endpoints() []string { return s.admin.Endpoints() }
 
 // Ready performs a quick linearizable read; it fails when etcd has no quorum or is unreachable.
 func (s *Store) Ready(ctx context.Context) error {
@@ -216,8 +232,15 @@ func (s *Store) Close() error {
 	}
 	s.background.stop() // before the client closes: they use it
 	var err error
-	if s.client != nil {
-		if cerr := s.client.Close(); cerr != nil && !errors.Is(cerr, context.Canceled) {
+	clients := []*clientv3.Client{s.client}
+	if s.admin != s.client {
+		clients = append(clients, s.admin)
+	}
+	for _, c := range clients {
+		if c == nil {
+			continue
+		}
+		if cerr := c.Close(); cerr != nil && !errors.Is(cerr, context.Canceled) {
 			err = fmt.Errorf("close etcd client: %w", cerr)
 		}
 	}
