@@ -23,6 +23,9 @@ type servers struct {
 	cur int
 }
 
+// agentMaxConns is how many connections an agent opens to one server at most.
+const agentMaxConns = 4
+
 // newServers makes a client of each server over hc; token, when set, is sent as a bearer
 // token (joining).
 func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) (*servers, error) {
@@ -31,6 +34,10 @@ func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) 
 	// dead server is noticed.
 	if t, ok := hc.Transport.(*http.Transport); ok {
 		t.ResponseHeaderTimeout = 30 * time.Second
+		// The task group watch holds one connection; the calls share the rest. A slow
+		// server makes calls wait instead of each opening one more connection (at
+		// thousands of agents, the server's file descriptors run out).
+		t.MaxConnsPerHost = agentMaxConns
 	}
 	for _, u := range urls {
 		opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth-agent/" + Version)}

@@ -36,6 +36,7 @@ type serverFlags struct {
 	tlsKey        string
 	tlsSANs       []string
 	insecure      string
+	maxConns      int
 	certLifetime  time.Duration
 	auditLog      string
 	auditMaxSize  string
@@ -61,6 +62,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the serving certificate's key file (with --tls-cert)")
 	cmd.Flags().StringSliceVar(&f.tlsSANs, "tls-san", nil, "more names and addresses the server's certificate is valid for (the listen address, host name and loopback always are)")
 	cmd.Flags().StringVar(&f.insecure, "insecure-listen", "", "also serve the API over plain HTTP on this loopback address (development only)")
+	cmd.Flags().IntVar(&f.maxConns, "max-connections", 0, "most API connections open at once; more wait (0: the file descriptor limit less 1024)")
 	cmd.Flags().StringVar(&f.auditLog, "audit-log", "", "file of the audit log, a JSON line per write, exec, logs and secret read (default DATA-DIR/audit.log; off for none)")
 	cmd.Flags().StringVar(&f.auditMaxSize, "audit-log-max-size", "100MiB", "size past which the audit log is rotated")
 	cmd.Flags().IntVar(&f.auditMaxFiles, "audit-log-max-files", 5, "rotated audit log files kept")
@@ -213,6 +215,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		TLSKeyFile:             f.tlsKey,
 		TLSSANs:                f.tlsSANs,
 		InsecureListen:         f.insecure,
+		MaxConnections:         f.maxConns,
 		AuditLogFile:           f.auditLog,
 		AuditLogMaxBytes:       auditMax,
 		AuditLogMaxFiles:       f.auditMaxFiles,

@@ -99,6 +99,9 @@ type Config struct {
 	// InsecureListen, when set, also serves the API over plain HTTP on this loopback
 	// address (development only; agents cannot use it).
 	InsecureListen string
+	// MaxConnections bounds the API's open connections (0: the file descriptor limit
+	// less a reserve for the server's own files; connlimit.go).
+	MaxConnections int
 	// NodeTTL is how long an agent may stay silent before its node is Lost (default 10 s).
 	NodeTTL time.Duration
 	// DependencyGC is how long an unused dependency pod is kept (default 5 minutes).
@@ -230,7 +233,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	serveErr := make(chan error, 2)
 	serving := 1 // listeners served, each ending with one value on serveErr
-	go func() { serveErr <- httpSrv.Serve(tls.NewListener(ln, srv.TLSConfig())) }()
+	maxConns := cfg.MaxConnections
+	if maxConns <= 0 {
+		maxConns = defaultMaxConnections()
+	}
+	limited := newLimitListener(ln, maxConns, cfg.Logger)
+	go func() { serveErr <- httpSrv.Serve(tls.NewListener(limited, srv.TLSConfig())) }()
 	addr := ln.Addr().String()
 	cfg.Logger.Info("berth server listening", "addr", "https://"+addr, "caHash", cfg.CA.Hash())
 	if cfg.InsecureListen != "" {
