@@ -52,10 +52,13 @@ func (c *AppController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !c.startView(ctx, &wg, c.opts) {
+		return nil
+	}
 	for _, k := range appKinds {
 		wg.Go(func() { c.watchLoop(ctx, k, c.enqueueObject) })
 	}
-	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
+	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
 	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
 	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
@@ -85,16 +88,13 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // taskGroupsOf lists the application's task groups by index.
 func (c *AppController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) (map[int][]*v4.TaskGroup, error) {
-	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, key.Namespace)
+	tgs, err := c.tgs.ofOwner(ctx, key.Namespace, key.Kind, key.Name)
 	if err != nil {
 		return nil, fmt.Errorf("list task groups of %s: %w", key, err)
 	}
 	out := map[int][]*v4.TaskGroup{}
-	for _, o := range objs {
-		tg := o.(*v4.TaskGroup)
-		if tg.Spec.Owner.Kind == key.Kind && tg.Spec.Owner.Name == key.Name {
-			out[tg.Spec.Index] = append(out[tg.Spec.Index], tg)
-		}
+	for _, tg := range tgs {
+		out[tg.Spec.Index] = append(out[tg.Spec.Index], tg)
 	}
 	for _, tgs := range out { // newest run of an index last
 		slices.SortFunc(tgs, byRun)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -24,6 +26,9 @@ type base struct {
 	*recorder
 	guard   *specGuard
 	started time.Time // the term's start: phases reached before were reported already
+	// tgs is the controller's read of task groups (taskgroups.go); set by the controllers
+	// that read them from the shared cache, whose writes it then records.
+	tgs *taskGroupView
 }
 
 func newBase(st *store.Store, f *feed.Feed, log *slog.Logger) base {
@@ -118,6 +123,7 @@ func (c *base) create(ctx context.Context, tg *v4.TaskGroup) error {
 		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
 		return fmt.Errorf("create task group %s: %w", tg.Metadata.Name, err)
 	}
+	c.wrote(tg)
 	return nil
 }
 
@@ -160,6 +166,8 @@ func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, err
 	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
 	if tg.Spec.Desired != v4.DesiredStopped {
 		tg.Spec.Desired = v4.DesiredStopped
+		// A new map: tg may share its maps with the shared cache's object.
+		tg.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
 		if tg.Metadata.Annotations == nil {
 			tg.Metadata.Annotations = map[string]string{}
 		}
@@ -167,6 +175,7 @@ func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, err
 		if err := c.store.Update(ctx, tg, store.Raw{}); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return 0, fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
 		}
+		c.wrote(tg)
 		return limit, nil
 	}
 	asked, _ := time.Parse(time.RFC3339, tg.Metadata.Annotations[stopRequestedAnnotation])
@@ -174,6 +183,30 @@ func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, err
 		return 0, c.deleteTG(ctx, tg) // never started, or its agent is not answering
 	}
 	return limit - time.Since(asked), nil
+}
+
+// wrote records a task group write for the controller's reads (taskGroupView).
+func (c *base) wrote(tg *v4.TaskGroup) {
+	if c.tgs != nil {
+		c.tgs.wrote(tg.Metadata.ResourceVersion)
+	}
+}
+
+// startView makes the controller read task groups from the shared cache of opts, or from
+// a cache of its own run under wg until ctx ends (a controller run alone, in tests), and
+// waits until it is synced.
+func (c *base) startView(ctx context.Context, wg *sync.WaitGroup, opts Options) bool {
+	c.tgs = &taskGroupView{cache: opts.TaskGroups}
+	if c.tgs.cache == nil {
+		c.tgs.cache = NewTaskGroupCache(c.store, c.log, nil)
+		wg.Go(func() { c.tgs.cache.Run(ctx) })
+	}
+	select {
+	case <-c.tgs.cache.Synced():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // deleteTG deletes a task group and drops it from the scheduler's snapshot at once, so the

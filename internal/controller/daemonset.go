@@ -50,8 +50,11 @@ func (c *DaemonsetController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !c.startView(ctx, &wg, c.opts) {
+		return nil
+	}
 	wg.Go(func() { c.watchLoop(ctx, v4.KindDaemonset, c.enqueueObject) })
-	wg.Go(func() { c.watchLoop(ctx, v4.KindTaskGroup, c.enqueueOwner) })
+	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
 	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, c.forgetNodes, c.nodeEvent) })
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDaemonset}, c.enqueueObject) })
 	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
@@ -167,16 +170,13 @@ func (c *DaemonsetController) reconcile(ctx context.Context, key scheduler.AppKe
 
 // taskGroupsOf lists the daemonset's task groups by node, the newest run of a node last.
 func (c *DaemonsetController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) (map[string][]*v4.TaskGroup, error) {
-	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, key.Namespace)
+	tgs, err := c.tgs.ofOwner(ctx, key.Namespace, key.Kind, key.Name)
 	if err != nil {
 		return nil, fmt.Errorf("list task groups of %s: %w", key, err)
 	}
 	out := map[string][]*v4.TaskGroup{}
-	for _, o := range objs {
-		tg := o.(*v4.TaskGroup)
-		if tg.Spec.Owner.Kind == key.Kind && tg.Spec.Owner.Name == key.Name {
-			out[tg.Spec.Node] = append(out[tg.Spec.Node], tg)
-		}
+	for _, tg := range tgs {
+		out[tg.Spec.Node] = append(out[tg.Spec.Node], tg)
 	}
 	for _, tgs := range out {
 		slices.SortFunc(tgs, byRun)

@@ -114,15 +114,15 @@ type runner interface {
 
 // controllers builds a fresh set of controllers for one term of leadership, so no state
 // of an earlier term (remembered events, timers) carries over.
-func (m *Manager) controllers() map[string]runner {
+func (m *Manager) controllers(opts Options) map[string]runner {
 	return map[string]runner{
-		"application":    NewAppController(m.store, m.feed, m.opts),
-		"daemonset":      NewDaemonsetController(m.store, m.feed, m.opts),
-		"deployment":     NewDeploymentController(m.store, m.opts),
-		"node-lifecycle": NewNodeLifecycle(m.store, m.opts),
-		"dependency":     NewDependencyController(m.store, m.feed, m.opts),
-		"notify":         NewNotifyController(m.store, m.opts),
-		"drain":          NewDrainController(m.store, m.feed, m.opts),
+		"application":    NewAppController(m.store, m.feed, opts),
+		"daemonset":      NewDaemonsetController(m.store, m.feed, opts),
+		"deployment":     NewDeploymentController(m.store, opts),
+		"node-lifecycle": NewNodeLifecycle(m.store, opts),
+		"dependency":     NewDependencyController(m.store, m.feed, opts),
+		"notify":         NewNotifyController(m.store, opts),
+		"drain":          NewDrainController(m.store, m.feed, opts),
 	}
 }
 
@@ -136,7 +136,12 @@ func (m *Manager) runControllers(ctx context.Context) error {
 		errOnce  sync.Once
 		firstErr error
 	)
-	for name, c := range m.controllers() {
+	opts := m.opts
+	if opts.TaskGroups == nil { // the term's own shared cache
+		opts.TaskGroups = NewTaskGroupCache(m.store, m.log, nil)
+		wg.Go(func() { opts.TaskGroups.Run(ctx) })
+	}
+	for name, c := range m.controllers(opts) {
 		wg.Go(func() {
 			err := c.Run(ctx)
 			if err != nil && ctx.Err() == nil {

@@ -157,6 +157,7 @@ func (r *pass) placeMoves(ctx context.Context) error {
 			r.c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
 			return fmt.Errorf("create the replacement of %s: %w", m.src.Metadata.Name, err)
 		}
+		r.c.wrote(tg)
 		r.c.event(r.key, v4.EventNormal, "Moving", fmt.Sprintf("instance %d: moving %s from %s to %s as %s; the old run serves until the new one is ready",
 			m.src.Spec.Index, m.src.Metadata.Name, m.src.Spec.Node, p.Node, p.Name))
 	}

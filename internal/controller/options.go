@@ -3,6 +3,8 @@ package controller
 import (
 	"log/slog"
 	"time"
+
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Options configure the controllers the leader runs.
@@ -21,6 +23,9 @@ type Options struct {
 	// stopped (default 5 minutes), so a drain is never stuck on a replacement that never
 	// gets healthy.
 	MoveDeadline time.Duration
+	// TaskGroups is the shared cache of task groups (NewTaskGroupCache), run by the
+	// caller; nil: the manager runs one per term (a controller run alone runs its own).
+	TaskGroups *cache.Cache
 }
 
 // Defaults for Options.

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
 )
@@ -14,11 +16,20 @@ const indexNode = "node"
 
 func taskGroupNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
 
-// startCaches starts the server's shared caches (docs/store.md, "Shared cache"); Close
-// stops them.
-func (s *Server) startCaches(st *store.Store) {
-	s.taskGroupCache = cache.New(st, cache.Config{Kind: v4.KindTaskGroup,
-		Indexes: map[string]cache.IndexFunc{indexNode: taskGroupNode}, Logger: s.log})
+// newTaskGroupCache is the shared cache of task groups: the controllers' indexes and the
+// agents' (by node).
+func newTaskGroupCache(st *store.Store, log *slog.Logger) *cache.Cache {
+	return controller.NewTaskGroupCache(st, log, map[string]cache.IndexFunc{indexNode: taskGroupNode})
+}
+
+// startCaches starts the server's shared caches (docs/store.md, "Shared cache"), or uses
+// the one its caller runs (Config.TaskGroupCache); Close stops those it started.
+func (s *Server) startCaches(st *store.Store, shared *cache.Cache) {
+	if shared != nil {
+		s.taskGroupCache, s.stopCaches = shared, func() {}
+		return
+	}
+	s.taskGroupCache = newTaskGroupCache(st, s.log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Defaults of Config.
@@ -66,6 +67,10 @@ type Config struct {
 	// Feed, if set, is the scheduler snapshot feed plans read; its owner runs it. Run
 	// always runs its own; New starts one when this is nil.
 	Feed *feed.Feed
+	// TaskGroupCache is the shared cache of task groups (controller.NewTaskGroupCache,
+	// with the node index), read by the agents' routes and the controllers; nil: New
+	// runs one of its own. Run sets it.
+	TaskGroupCache *cache.Cache
 	// Placement is the cluster-wide scoring strategy, scheduler.Spread (default) or
 	// scheduler.Binpack; an application's berth.io/placement annotation overrides it.
 	Placement string
@@ -186,10 +191,16 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}()
 	defer func() { stopFeed(); <-feedDone }()
 
+	// One cache of task groups serves the agents' watches and the controllers.
+	cfg.TaskGroupCache = newTaskGroupCache(st, cfg.Logger)
+	cacheDone := make(chan struct{})
+	go func() { defer close(cacheDone); cfg.TaskGroupCache.Run(feedCtx) }()
+	defer func() { stopFeed(); <-cacheDone }()
+
 	// The controllers run on the leader only; every server campaigns (etcd election).
 	mgr := controller.NewManager(st, cfg.Feed, controller.Options{
 		Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger,
-		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC,
+		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC, TaskGroups: cfg.TaskGroupCache,
 	}, cfg.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()

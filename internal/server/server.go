@@ -125,7 +125,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		}()
 		s.stopFeed = func() { cancel(); <-done }
 	}
-	s.startCaches(st)
+	s.startCaches(st, cfg.TaskGroupCache)
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.maintenanceGuard(s.mux))

@@ -66,6 +66,8 @@ type Cache struct {
 	rev     int64                                     // the store revision the cache reflects
 	history ring
 	subs    map[subKey]map[*subscriber]struct{}
+	// advanced is closed and replaced whenever rev moves (WaitFor).
+	advanced chan struct{}
 
 	synced     chan struct{}
 	syncedOnce sync.Once
@@ -84,7 +86,7 @@ func New(st *store.Store, cfg Config) *Cache {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[subKey]map[*subscriber]struct{}{}, synced: make(chan struct{})}
+	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[subKey]map[*subscriber]struct{}{}, synced: make(chan struct{}), advanced: make(chan struct{})}
 	c.reset(nil, 0)
 	return c
 }
@@ -159,6 +161,15 @@ func (c *Cache) reset(objs []v4.Object, rev int64) {
 	}
 	c.rev = rev
 	c.history = newRing(c.cfg.History, rev)
+	c.advance()
+}
+
+// advance wakes the waiters of WaitFor; c.mu is held.
+func (c *Cache) advance() {
+	if c.advanced != nil {
+		close(c.advanced)
+	}
+	c.advanced = make(chan struct{})
 }
 
 func objectKey(o v4.Object) string {
@@ -212,10 +223,29 @@ func (c *Cache) apply(ev store.Event) {
 	}
 	if ev.Revision > c.rev {
 		c.rev = ev.Revision
+		c.advance()
 	}
 	ch := change{ev: ev, old: old}
 	c.history.add(ch)
 	c.fanOut(ch)
+}
+
+// WaitFor returns once the cache reflects store revision rev (a reader then sees its own
+// write of rev), or with ctx's error.
+func (c *Cache) WaitFor(ctx context.Context, rev int64) error {
+	for {
+		c.mu.RLock()
+		at, advanced := c.rev, c.advanced
+		c.mu.RUnlock()
+		if at >= rev {
+			return nil
+		}
+		select {
+		case <-advanced:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for the %s cache to reach revision %d (it is at %d): %w", c.cfg.Kind, rev, at, ctx.Err())
+		}
+	}
 }
 
 // Rev is the store revision the cache reflects.

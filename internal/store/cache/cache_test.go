@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -280,5 +281,29 @@ func TestCacheBacklogBeyondBuffer(t *testing.T) {
 		if ev := next(t, ch); ev.Type == store.Error {
 			t.Fatalf("event %d: cut off: %v", i, ev.Err)
 		}
+	}
+}
+
+// WaitFor returns once the cache holds a write, so a writer reads its own writes.
+func TestCacheWaitFor(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 0)
+	for i := range 20 {
+		tg := create(t, fmt.Sprintf("t%d", i), "n1")
+		rev, _ := strconv.ParseInt(tg.Metadata.ResourceVersion, 10, 64)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := c.WaitFor(ctx, rev)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if objs, _, _ := c.List("node", "n1"); len(objs) != i+1 {
+			t.Fatalf("after waiting for %s: %d objects, want %d", tg.Metadata.ResourceVersion, len(objs), i+1)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.WaitFor(ctx, c.Rev()+1000); err == nil {
+		t.Fatal("waiting for a revision never written returned")
 	}
 }

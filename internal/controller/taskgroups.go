@@ -1,0 +1,113 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
+)
+
+// IndexOwner indexes task groups by their owner (ownerKey); the controllers read an
+// application's task groups through it.
+const IndexOwner = "owner"
+
+// ownerKey is the owner index value of the task groups of one workload.
+func ownerKey(ns string, kind v4.Kind, name string) string {
+	return ns + "/" + string(kind) + "/" + name
+}
+
+// TaskGroupOwner is the IndexFunc of IndexOwner.
+func TaskGroupOwner(o v4.Object) string {
+	tg := o.(*v4.TaskGroup)
+	return ownerKey(tg.Metadata.Namespace, tg.Spec.Owner.Kind, tg.Spec.Owner.Name)
+}
+
+// NewTaskGroupCache is a shared cache of task groups with the indexes the controllers
+// need, and extra ones of the caller's (the server's agents read theirs by node).
+func NewTaskGroupCache(st *store.Store, log *slog.Logger, extra map[string]cache.IndexFunc) *cache.Cache {
+	idx := map[string]cache.IndexFunc{IndexOwner: TaskGroupOwner}
+	for k, fn := range extra {
+		idx[k] = fn
+	}
+	return cache.New(st, cache.Config{Kind: v4.KindTaskGroup, Indexes: idx, Logger: log})
+}
+
+// catchUpTimeout bounds a reconcile's wait for the cache to reflect its controller's
+// writes; beyond it the reconcile fails and backs off.
+const catchUpTimeout = 10 * time.Second
+
+// taskGroupView is how a controller reads task groups: from the shared cache
+// (docs/store.md, "Shared cache"), by owner, without reading or decoding anything from
+// etcd. A controller reads its own writes: each task group it creates or updates records
+// the write's revision, and a read first waits until the cache reflects it, so an instance
+// just placed is never placed twice. (A deletion not yet seen only delays a replacement
+// until the deletion's event, which queues the owner again.)
+type taskGroupView struct {
+	cache   *cache.Cache
+	written atomic.Int64
+}
+
+// wrote records a task group write at resourceVersion rv.
+func (v *taskGroupView) wrote(rv string) {
+	rev, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	for {
+		cur := v.written.Load()
+		if rev <= cur || v.written.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
+}
+
+// caughtUp waits until the cache holds every write recorded.
+func (v *taskGroupView) caughtUp(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
+	defer cancel()
+	return v.cache.WaitFor(ctx, v.written.Load())
+}
+
+// ofOwner returns the task groups of one workload. They are copies of the cached ones (a
+// caller may set their fields and write them), sharing their maps and slices, which
+// must not be modified in place.
+func (v *taskGroupView) ofOwner(ctx context.Context, ns string, kind v4.Kind, name string) ([]*v4.TaskGroup, error) {
+	if err := v.caughtUp(ctx); err != nil {
+		return nil, err
+	}
+	objs, _, err := v.cache.List(IndexOwner, ownerKey(ns, kind, name))
+	if err != nil {
+		return nil, fmt.Errorf("task groups of %s %s/%s: %w", kind, ns, name, err)
+	}
+	out := make([]*v4.TaskGroup, 0, len(objs))
+	for _, o := range objs {
+		cp := *o.(*v4.TaskGroup)
+		out = append(out, &cp)
+	}
+	return out, nil
+}
+
+// watch hands every task group change to handle (an ADDED for each existing one first,
+// and again each time the cache lists afresh) until ctx ends. The cache holds a change
+// before its event arrives, so a reconcile it queues reads it.
+func (v *taskGroupView) watch(ctx context.Context, log *slog.Logger, handle func(v4.Object)) {
+	for ctx.Err() == nil {
+		ch, err := v.cache.Watch(ctx, "", "", 0)
+		if err != nil {
+			log.Warn("task group cache watch failed; retrying", "err", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		for ev := range ch {
+			if ev.Object != nil {
+				handle(ev.Object)
+			}
+		}
+	}
+}
