@@ -17,10 +17,13 @@ ramp=${RAMP:-30}
 measure=${MEASURE:-60}
 heartbeat=${HEARTBEAT:-3s}
 listen=${BENCH_LISTEN:-127.0.0.1:7490}
+# The benchmark's own reads (readiness, revision, profiles) go to a loopback listener
+# without TLS, outside the API's connection limit, so they answer while agents saturate it.
+probe=${BENCH_PROBE:-127.0.0.1:7491}
 berth=${BERTH_BIN:-./bin/berth}
 
 work=$(mktemp -d /tmp/berth-bench-XXXXXX)
-export BERTH_SERVER="https://$listen" BERTH_CA_CERT="$work/server/ca.crt" BERTH_CONFIG=/dev/null HOME="$work"
+export BERTH_SERVER="http://$probe" BERTH_CA_CERT="$work/server/ca.crt" BERTH_CONFIG=/dev/null HOME="$work"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -32,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$berth" server --data-dir "$work/server" --listen "$listen" --log-level warn 2>"$work/server.log" &
+"$berth" server --data-dir "$work/server" --listen "$listen" --insecure-listen "$probe" --log-level warn 2>"$work/server.log" &
 server=$!
 pids+=("$server")
 for _ in $(seq 1 300); do
@@ -54,7 +57,8 @@ while [ "$left" -gt 0 ]; do
   left=$(( left - n )) i=$(( i + 1 ))
 done
 
-ready() { "$berth" get nodes -o json 2>/dev/null | grep -c '"phase": "Ready"' || true; }
+api() { curl -sf -H "Authorization: Bearer $BERTH_TOKEN" "http://$probe/$1"; }
+ready() { api v1/nodes | grep -o '"phase":"Ready"' | wc -l || true; }
 start=$(date +%s)
 while :; do
   n=$(ready)
@@ -74,19 +78,17 @@ tck=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$server/status"; }
 # etcd's revision: the resourceVersion of a list (the API writes it before the items).
-rev() {
-  curl -sf --cacert "$BERTH_CA_CERT" -H "Authorization: Bearer $BERTH_TOKEN" "https://$listen/v1/nodes" |
-    grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9
-}
+rev() { api v1/nodes | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9; }
 dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
 
-pprof() { curl -sf --cacert "$BERTH_CA_CERT" -H "Authorization: Bearer $BERTH_TOKEN" -o "$2" "https://$listen/v1/debug/pprof/$1"; }
+pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
 
 c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
   mkdir -p "$PROFILE"
   pprof "profile?seconds=$measure" "$PROFILE/cpu.pprof"
   pprof heap "$PROFILE/heap.pprof"
+  pprof "goroutine?debug=1" "$PROFILE/goroutines.txt"
 else
   sleep "$measure"
 fi

@@ -47,6 +47,9 @@ type eventState struct {
 	index   map[string]string // index key -> its value as last written or read here
 	limits  eventLimits
 	created atomic.Uint64 // new records, for limits.totalEvery
+	// nsCreated counts the new records of each namespace since its count was last read
+	// (events_bound.go); mu guards it.
+	nsCreated map[string]int
 }
 
 // maxIndexCache bounds eventState.index; when full it starts over (a miss costs one more
@@ -197,8 +200,8 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 }
 
 // createEvent writes a new record and its index, unless the index exists (then the
-// transaction fails and reads it). It also counts the object's and the namespace's
-// records, for their bounds.
+// transaction fails and reads it). It also counts the object's records, for their bound
+// (a few keys; the namespace's are counted outside the transaction, events_bound.go).
 func (s *Store) createEvent(ctx context.Context, id eventIdentity, r v4.Event, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
 	r.Count, r.FirstTime, r.LastTime = 1, r.Time, r.Time
 	idx := eventIndex{Key: id.logKey(r.Time.UnixNano()), Count: 1, First: r.Time, Last: r.Time}
@@ -211,8 +214,7 @@ func (s *Store) createEvent(ctx context.Context, id eventIdentity, r v4.Event, l
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, idxVal, clientv3.WithLease(lease)),
 			clientv3.OpPut(idx.Key, rec, clientv3.WithLease(lease)),
-			clientv3.OpGet(eventIndexPrefix+id.ns+"/"+id.obj+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()),
-			clientv3.OpGet(eventIndexPrefix+id.ns+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())).
+			clientv3.OpGet(eventIndexPrefix+id.ns+"/"+id.obj+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())).
 		Else(clientv3.OpGet(key)).Commit()
 	if err == nil && resp.Succeeded {
 		s.cacheIndex(key, idxVal)

@@ -10,23 +10,56 @@ import (
 )
 
 // boundEvents enforces the limits after a new record was written (resp is createEvent's
-// answer, whose third and fourth results count the object's and the namespace's
-// records). Trimming is best effort: a failure is logged, the record stays written.
+// answer, whose third result counts the object's records). Trimming is best effort: a
+// failure is logged, the record stays written.
+//
+// The namespace's records are counted apart from the write, and only once every 1% of
+// its bound of new records here: a count inside the transaction ran in etcd's apply loop,
+// which every write waits for, and cost as many steps as the namespace has records (five
+// thousand nodes registering stalled etcd counting the cluster's node events). A
+// namespace may so exceed its bound by 1% (and by what other servers add) until the next
+// count.
 func (s *Store) boundEvents(ctx context.Context, id eventIdentity, resp *clientv3.TxnResponse) {
 	lim := s.eventLimits()
 	objCount := resp.Responses[2].GetResponseRange().GetCount()
-	nsCount := resp.Responses[3].GetResponseRange().GetCount()
 	if over := int(objCount) - lim.perObject; over > 0 {
 		s.trimIndexed(ctx, eventIndexPrefix+id.ns+"/"+id.obj+"/", over)
 	}
-	// A namespace trims 1% more than its excess, so that a namespace at its bound does
-	// not read its whole index for every new record.
-	if over := int(nsCount) - lim.perNamespace; over > 0 {
-		s.trimIndexed(ctx, eventIndexPrefix+id.ns+"/", over+lim.perNamespace/100)
+	if s.namespaceCountDue(id.ns, max(lim.perNamespace/100, 1)) {
+		prefix := eventIndexPrefix + id.ns + "/"
+		count, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			s.log.Warn("bound events: count the namespace's records", "namespace", id.ns, "err", wrapEtcd(err))
+		} else if over := int(count.Count) - lim.perNamespace; over > 0 {
+			// 1% more than the excess, so that a namespace at its bound does not read its
+			// whole index for every new record.
+			s.trimIndexed(ctx, prefix, over+lim.perNamespace/100)
+		}
 	}
 	if s.events.created.Add(1)%max(lim.totalEvery, 1) == 0 {
 		s.trimTotal(ctx, lim.total)
 	}
+}
+
+// maxNamespaceCounters bounds eventState.nsCreated; when full it starts over (the
+// namespaces are then counted at their next record).
+const maxNamespaceCounters = 10_000
+
+// namespaceCountDue counts a new record of namespace ns and reports whether its records
+// should be counted now: every few new records, and at its first here.
+func (s *Store) namespaceCountDue(ns string, every int) bool {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	if s.events.nsCreated == nil || len(s.events.nsCreated) >= maxNamespaceCounters {
+		s.events.nsCreated = map[string]int{}
+	}
+	n, seen := s.events.nsCreated[ns]
+	if seen && n+1 < every {
+		s.events.nsCreated[ns] = n + 1
+		return false
+	}
+	s.events.nsCreated[ns] = 0
+	return true
 }
 
 // trimIndexed deletes the n least recently seen records under an index prefix.
