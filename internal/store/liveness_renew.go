@@ -20,7 +20,8 @@ type renewer struct {
 	// leases opens the stream: the embedded member's lease service in-process, or the
 	// network client's (set by Open).
 	leases  func() pb.LeaseClient
-	mu      sync.Mutex
+	sendMu  sync.Mutex // held across a Send (renew)
+	mu      sync.Mutex // guards stream and waiting
 	stream  pb.Lease_LeaseKeepAliveClient
 	waiting map[int64][]chan renewal
 }
@@ -32,13 +33,20 @@ type renewal struct {
 }
 
 // renew renews a lease once and reports whether it still exists.
+//
+// No lock is held across Send that read needs: on the embedded member's in-process stream
+// a Send waits until etcd takes the request, and etcd waits until read takes its last
+// answer, so a Send under r.mu deadlocked every renewal. sendMu keeps a waiter's place in
+// its lease's queue in the order of the sends.
 func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
 	ch := make(chan renewal, 1)
+	r.sendMu.Lock()
 	r.mu.Lock()
 	if r.stream == nil {
 		stream, err := r.leases().LeaseKeepAlive(c.Ctx())
 		if err != nil {
 			r.mu.Unlock()
+			r.sendMu.Unlock()
 			return false, fmt.Errorf("open the lease stream: %w", wrapEtcd(err))
 		}
 		r.stream, r.waiting = stream, map[int64][]chan renewal{}
@@ -46,11 +54,14 @@ func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.Lea
 	}
 	stream := r.stream
 	r.waiting[int64(id)] = append(r.waiting[int64(id)], ch)
-	err := stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
-	if err != nil {
-		r.failLocked(stream, err)
-	}
 	r.mu.Unlock()
+	err := stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
+	r.sendMu.Unlock()
+	if err != nil {
+		r.mu.Lock()
+		r.failLocked(stream, err)
+		r.mu.Unlock()
+	}
 	select {
 	case res := <-ch:
 		if res.err != nil {

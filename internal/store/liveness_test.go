@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -131,6 +132,33 @@ func BenchmarkBeat(b *testing.B) {
 	for b.Loop() {
 		if _, err := testStore.Beat(ctx, "bench", 10*time.Second); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Many beats at once over the one renewal stream all get their answer: a send that held
+// the lock the answers need deadlocked the embedded member's in-process stream.
+func TestConcurrentBeats(t *testing.T) {
+	resetStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const nodes, beats = 100, 20
+	errs := make(chan error, nodes)
+	for i := range nodes {
+		go func() {
+			name := fmt.Sprintf("c%d", i)
+			for range beats {
+				if _, err := testStore.Beat(ctx, name, 10*time.Second); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range nodes {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
