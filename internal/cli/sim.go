@@ -91,5 +91,6 @@ func newSimCommand(o *options) *cobra.Command {
 	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "full status report interval")
 	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
 	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
+	cmd.AddCommand(newSimLoadCommand(o))
 	return cmd
 }

@@ -22,8 +22,9 @@ var testStore *store.Store
 
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 
-// serve runs a real API server over the test store and returns its URL and a join token.
-func serve(t *testing.T) (string, string) {
+// serve runs a real API server over the test store and returns its URL, a join token
+// and the cluster CA.
+func serve(t *testing.T) (string, string, *pki.CA) {
 	t.Helper()
 	storetest.Reset(t, testStore)
 	ca, err := pki.NewCA("sim test CA", time.Now())
@@ -48,7 +49,7 @@ func serve(t *testing.T) (string, string) {
 	ts.Listener = tls.NewListener(l, srv.TLSConfig())
 	ts.Start()
 	t.Cleanup(func() { srv.Close(); ts.CloseClientConnections(); ts.Close() })
-	return "https://" + l.Addr().String(), tok.WithPin(ca.Hash())
+	return "https://" + l.Addr().String(), tok.WithPin(ca.Hash()), ca
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -65,7 +66,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // Simulated nodes join, register, heartbeat (their leases live) and run the task groups
 // bound to them through the agent's real paths, reporting them Running.
 func TestSimulatedNodesRunTaskGroups(t *testing.T) {
-	url, token := serve(t)
+	url, token, _ := serve(t)
 	const nodes = 20
 	s, err := New(Config{ServerURLs: []string{url}, Token: token, Nodes: nodes, Prefix: "t", DataDir: t.TempDir(),
 		Ramp: 200 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, ReportInterval: time.Second,

@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+
+	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+// A burst submitted through the API is placed by the leader's controllers and run by the
+// simulated nodes; Load measures every instance from submission to Running.
+func TestLoadRunsEveryInstance(t *testing.T) {
+	url, token, ca := serve(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := feed.New(testStore, storetest.QuietLogger())
+	mgr := controller.NewManager(testStore, f, controller.Options{Logger: storetest.QuietLogger()}, "load-test")
+	done := make(chan struct{}, 3)
+	go func() { f.Run(ctx); done <- struct{}{} }()
+	go func() { mgr.Run(ctx); done <- struct{}{} }()
+	s, err := New(Config{ServerURLs: []string{url}, Token: token, Nodes: 5, Prefix: "l", DataDir: t.TempDir(),
+		HeartbeatInterval: 200 * time.Millisecond, ReportInterval: time.Second,
+		MinStartDelay: 10 * time.Millisecond, MaxStartDelay: 50 * time.Millisecond, Logger: storetest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.Run(ctx); done <- struct{}{} }()
+	defer func() {
+		cancel()
+		for range 3 {
+			<-done
+		}
+	}()
+	waitFor(t, "every node serving", func() bool { return s.Ready() == 5 })
+
+	sec, err := acl.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.CreateACLToken(ctx, &acl.Token{ID: sec.ID, SecretHash: acl.HashOf(sec), Management: true, Name: "load", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(url, client.WithHTTPClient(client.HTTPClient(ca.Pool(), nil)), client.WithBearerToken(sec.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Load(ctx, c, LoadConfig{Apps: 3, Instances: 4, Namespaces: 2, Timeout: time.Minute, ProbeEvery: 20 * time.Millisecond})
+	if err != nil {
+		procs, _, _ := testStore.List(ctx, v4.KindProcess, "")
+		for _, p := range procs {
+			t.Logf("%s/%s: %+v", p.GetMeta().Namespace, p.GetMeta().Name, p.(*v4.Process).Status)
+		}
+		t.Fatalf("%v (%v)", err, res)
+	}
+	if res.Placed != 12 || res.Running != 12 || res.PlacementsPerSec <= 0 || res.RunningP50 <= 0 || res.RunningP99 < res.RunningP50 ||
+		res.Applies != 3 || res.ApplyErrs != 0 || res.Gets == 0 || res.GetErrs != 0 {
+		t.Fatalf("result: %+v", res)
+	}
+	if _, err := Load(ctx, c, LoadConfig{Apps: 1, Instances: MaxLoadInstances + 1}); err == nil {
+		t.Fatal("a burst beyond the bound was accepted")
+	}
+}
