@@ -7,6 +7,11 @@
 #
 #   NODES=5000 RAMP=60 MEASURE=60 ./scripts/bench-cluster.sh
 #
+# Then, unless LOAD=none, it submits LOAD (APPSxINSTANCES, default 100x100) through the API
+# with `berth sim load` (placements/s, submit -> Running p50/p99, API p99 during the burst;
+# LOAD_NAMESPACES, default 1), and measures the server idle for IDLE seconds (default 60)
+# with those task groups: CPU, RSS and etcd growth.
+#
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof).
 set -euo pipefail
@@ -104,4 +109,34 @@ awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" 
   printf "etcd revisions: %d (%.2f per second; revision %d to %d)\n", r1 - r0, (r1 - r0) / secs, r0, r1
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
   printf "NodeLost events: %d\n", lost
+}'
+
+load=${LOAD:-100x100}
+[ "$load" = none ] && exit 0
+apps=${load%x*} instances=${load#*x}
+echo
+echo "burst: $apps x $instances instances"
+c0=$(cpu) t0=$(date +%s.%N)
+BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
+  --namespaces "${LOAD_NAMESPACES:-1}" || echo "the burst did not complete" >&2
+c1=$(cpu) t1=$(date +%s.%N)
+awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" 'BEGIN {
+  printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss
+}'
+
+idle=${IDLE:-60}
+sleep 10 # the last reports settle
+c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
+if [ -n "${PROFILE:-}" ]; then
+  pprof "profile?seconds=$idle" "$PROFILE/idle-cpu.pprof"
+  pprof heap "$PROFILE/idle-heap.pprof"
+else
+  sleep "$idle"
+fi
+c1=$(cpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
+awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" \
+  -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" 'BEGIN {
+  secs = t1 - t0
+  printf "idle with the burst'"'"'s task groups, %.0f s: CPU %.1f%% of one core, RSS %d MB, %d etcd revisions, database %+.1f MB (%.1f MB per hour)\n",
+    secs, 100 * (c1 - c0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
 }'

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -164,15 +165,51 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 			s.SetTaskGroup(prev)
 		}
 	})
-	for _, p := range res.Placements {
-		tg := r.newTaskGroup(req, p)
-		if err := r.c.create(ctx, tg); err != nil {
-			return res, err
-		}
-		r.c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name))
-		r.phases = append(r.phases, v4.StatusStaging)
+	if len(res.Placements) == 0 {
+		return res, nil
 	}
-	return res, nil
+	tgs := make([]*v4.TaskGroup, len(res.Placements))
+	for i, p := range res.Placements {
+		tgs[i] = r.newTaskGroup(req, p)
+	}
+	// One transaction and one event for the pass's placements, however many.
+	created, err := r.c.createAll(ctx, tgs)
+	var placed []scheduler.Placement
+	for i, p := range res.Placements {
+		if created[i] {
+			placed = append(placed, p)
+			r.phases = append(r.phases, v4.StatusStaging)
+		}
+	}
+	if len(placed) > 0 {
+		r.c.event(r.key, v4.EventNormal, "Scheduled", scheduledMessage(placed))
+	}
+	return res, err
+}
+
+// maxPlacementsNamed bounds the placements one Scheduled event lists.
+const maxPlacementsNamed = 10
+
+// scheduledMessage says where a pass placed instances: each of them when few, else how
+// many, on how many nodes, and the first few.
+func scheduledMessage(placed []scheduler.Placement) string {
+	if len(placed) == 1 {
+		p := placed[0]
+		return fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name)
+	}
+	nodes := map[string]bool{}
+	var named []string
+	for _, p := range placed {
+		nodes[p.Node] = true
+		if len(named) < maxPlacementsNamed {
+			named = append(named, fmt.Sprintf("%d on %s", p.Index, p.Node))
+		}
+	}
+	more := ""
+	if len(placed) > maxPlacementsNamed {
+		more = fmt.Sprintf(", and %d more", len(placed)-maxPlacementsNamed)
+	}
+	return fmt.Sprintf("%d instances placed on %d nodes: %s%s", len(placed), len(nodes), strings.Join(named, ", "), more)
 }
 
 // placeRetained places a restart's replacement on the old run's node (hostRetainTime):

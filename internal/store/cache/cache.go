@@ -248,6 +248,15 @@ func (c *Cache) WaitFor(ctx context.Context, rev int64) error {
 	}
 }
 
+// Get returns the cached object ns/name, if the cache holds it (shared: not to be
+// modified).
+func (c *Cache) Get(ns, name string) (v4.Object, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	o, ok := c.objs[ns+"/"+name]
+	return o, ok
+}
+
 // Rev is the store revision the cache reflects.
 func (c *Cache) Rev() int64 {
 	c.mu.RLock()

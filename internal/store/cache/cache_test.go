@@ -307,3 +307,17 @@ func TestCacheWaitFor(t *testing.T) {
 		t.Fatal("waiting for a revision never written returned")
 	}
 }
+
+// Get answers from memory, with what the cache holds.
+func TestCacheGet(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 0)
+	create(t, "a", "n1")
+	caughtUp(t, c)
+	if o, ok := c.Get("ns", "a"); !ok || o.(*v4.TaskGroup).Spec.Node != "n1" {
+		t.Fatalf("get a: %v %v", o, ok)
+	}
+	if _, ok := c.Get("ns", "none"); ok {
+		t.Fatal("got an object never created")
+	}
+}
