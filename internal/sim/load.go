@@ -103,7 +103,8 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 		placed: map[string]bool{}, running: map[string]bool{}, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { b.follow(events, run) })
+	watchEnded := make(chan struct{})
+	wg.Go(func() { defer close(watchEnded); b.follow(events, run) })
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
 	wg.Go(func() { b.probe(probeCtx, c, nsOf(0), cfg.ProbeEvery) })
@@ -122,16 +123,20 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	b.mu.Lock()
 	b.res.Submitted = time.Since(b.start)
 	b.mu.Unlock()
+	ended := ""
 	select {
 	case <-b.done:
 	case <-ctx.Done():
+		ended = fmt.Sprintf("after %s", cfg.Timeout)
+	case <-watchEnded:
+		ended = "when the task group watch ended (the server went away?)"
 	}
 	stopProbe()
 	cancel()
 	wg.Wait()
 	res := b.result()
 	if res.Running < res.Instances {
-		return res, fmt.Errorf("load: %d of %d instances running after %s", res.Running, res.Instances, cfg.Timeout)
+		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)
 	}
 	return res, nil
 }
