@@ -143,7 +143,7 @@ rules: [{namespaces: [pub], kinds: [configmap], verbs: [read]}]
 	for _, c := range []struct{ token, want string }{
 		{ro, "unknown or revoked"},
 		{short, "expired"},
-		{ro[:len(ro)-1] + "0", "unknown or revoked"},
+		{wrongLast(ro), "unknown or revoked"},
 		{"berth-acl-zzzzzz.0123456789abcdef", "unknown or revoked"},
 		{"berth-abcdef.0123456789abcdef", "a join token is not a user's token"},
 		{"hunter2", "not a berth token"},
