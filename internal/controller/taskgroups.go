@@ -13,17 +13,17 @@ import (
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
-// IndexOwner indexes task groups by their owner (ownerKey); the controllers read an
+// indexOwner indexes task groups by their owner (ownerKey); the controllers read an
 // application's task groups through it.
-const IndexOwner = "owner"
+const indexOwner = "owner"
 
 // ownerKey is the owner index value of the task groups of one workload.
 func ownerKey(ns string, kind v4.Kind, name string) string {
 	return ns + "/" + string(kind) + "/" + name
 }
 
-// TaskGroupOwner is the IndexFunc of IndexOwner.
-func TaskGroupOwner(o v4.Object) string {
+// taskGroupOwner is the IndexFunc of indexOwner.
+func taskGroupOwner(o v4.Object) string {
 	tg := o.(*v4.TaskGroup)
 	return ownerKey(tg.Metadata.Namespace, tg.Spec.Owner.Kind, tg.Spec.Owner.Name)
 }
@@ -31,7 +31,7 @@ func TaskGroupOwner(o v4.Object) string {
 // NewTaskGroupCache is a shared cache of task groups with the indexes the controllers
 // need, and extra ones of the caller's (the server's agents read theirs by node).
 func NewTaskGroupCache(st *store.Store, log *slog.Logger, extra map[string]cache.IndexFunc) *cache.Cache {
-	idx := map[string]cache.IndexFunc{IndexOwner: TaskGroupOwner}
+	idx := map[string]cache.IndexFunc{indexOwner: taskGroupOwner}
 	for k, fn := range extra {
 		idx[k] = fn
 	}
@@ -81,7 +81,7 @@ func (v *taskGroupView) ofOwner(ctx context.Context, ns string, kind v4.Kind, na
 	if err := v.caughtUp(ctx); err != nil {
 		return nil, err
 	}
-	objs, _, err := v.cache.List(IndexOwner, ownerKey(ns, kind, name))
+	objs, _, err := v.cache.List(indexOwner, ownerKey(ns, kind, name))
 	if err != nil {
 		return nil, fmt.Errorf("task groups of %s %s/%s: %w", kind, ns, name, err)
 	}
