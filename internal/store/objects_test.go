@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -294,5 +296,41 @@ func TestExternalEndpoints(t *testing.T) {
 	// Closing an external client leaves the cluster running.
 	if err := testStore.Ready(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// CreateAll writes many objects in one revision; when one exists the others are still
+// written one by one, and the error names the one that was not.
+func TestCreateAll(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	mk := func(name string) v4.Object {
+		return &v4.ConfigMap{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindConfigMap},
+			Metadata: v4.ObjectMeta{Namespace: "ns", Name: name}}
+	}
+	var objs []v4.Object
+	for i := range createBatch + 3 {
+		objs = append(objs, mk(fmt.Sprintf("c%d", i)))
+	}
+	created, err := testStore.CreateAll(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ok := range created {
+		if !ok || objs[i].GetMeta().ResourceVersion == "" {
+			t.Fatalf("object %d: created %v, version %q", i, ok, objs[i].GetMeta().ResourceVersion)
+		}
+	}
+	if a, b := objs[0].GetMeta().ResourceVersion, objs[createBatch-1].GetMeta().ResourceVersion; a != b {
+		t.Fatalf("one batch, two revisions: %s, %s", a, b)
+	}
+	again := []v4.Object{mk("new-1"), mk("c0"), mk("new-2")}
+	created, err = testStore.CreateAll(ctx, again)
+	if !errors.Is(err, ErrAlreadyExists) || !strings.Contains(err.Error(), "c0") || !created[0] || created[1] || !created[2] {
+		t.Fatalf("created %v, err %v", created, err)
+	}
+	list, _, err := testStore.List(ctx, v4.KindConfigMap, "ns")
+	if err != nil || len(list) != createBatch+5 {
+		t.Fatalf("%d objects stored, %v", len(list), err)
 	}
 }

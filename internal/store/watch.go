@@ -31,6 +31,11 @@ type Event struct {
 	Object   v4.Object `json:"object"`
 	Revision int64     `json:"-"`
 	Err      error     `json:"-"`
+	// RevisionEnd marks the last change of its revision (of one transaction, which may
+	// write several objects): a reader that applies changes a revision at a time, as the
+	// shared cache does, never shows half of a transaction. The initial ADDED events of a
+	// watch from 0 do not carry it.
+	RevisionEnd bool `json:"-"`
 }
 
 // watchBuffer lets the producer run a little ahead of a slow consumer.
@@ -90,7 +95,7 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 				return Event{}, false
 			}
 			return e, true
-		})
+		}, func(e *Event) { e.RevisionEnd = true })
 		if behind != nil {
 			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
 			s.log.Info("watch fell behind; ending it", "kind", kind, "namespace", ns, "events", behind.Events, "bytes", behind.Bytes)

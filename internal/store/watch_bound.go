@@ -119,7 +119,8 @@ type queuedChange[T any] struct {
 // dropped with the etcd watch. Without a limit it reads etcd only when the queue is empty,
 // so a slow consumer slows the etcd watch down as before; with one it never stops reading,
 // so etcd's client holds nothing for a slow consumer and the queue is all there is.
-func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchChan, out chan<- T, limit WatchLimit, sent int64, convert func(*clientv3.Event) (T, bool)) *FellBehindError {
+// markEnd, when set, is called on the last converted change of each revision.
+func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchChan, out chan<- T, limit WatchLimit, sent int64, convert func(*clientv3.Event) (T, bool), markEnd func(*T)) *FellBehindError {
 	q := changeQueue[T]{budget: limit.Budget}
 	defer q.clear()
 	var ended bool
@@ -150,10 +151,14 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 				ended = true
 				continue
 			}
+			first := q.len()
 			for _, ev := range resp.Events {
 				if v, ok := convert(ev); ok {
 					q.push(v, ev)
 				}
+			}
+			if markEnd != nil {
+				q.markRevisionEnds(first, markEnd)
 			}
 			if !limit.bounded() {
 				continue
@@ -204,6 +209,18 @@ func (q *changeQueue[T]) push(v T, ev *clientv3.Event) {
 	q.items = append(q.items, queuedChange[T]{value: v, rev: ev.Kv.ModRevision, size: size})
 	q.bytes += size
 	q.budget.add(size)
+}
+
+// markRevisionEnds calls mark on the last change of each revision among those queued from
+// index first on, one watch response's. etcd never splits a revision's changes (one
+// transaction's) over two responses of a watch without fragments, so the last of a
+// revision in a response is the last of that revision.
+func (q *changeQueue[T]) markRevisionEnds(first int, mark func(*T)) {
+	for i := first; i < len(q.items); i++ {
+		if i+1 == len(q.items) || q.items[i+1].rev != q.items[i].rev {
+			mark(&q.items[i].value)
+		}
+	}
 }
 
 // clear drops every change, giving their bytes back to the budget.

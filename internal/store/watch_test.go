@@ -175,3 +175,38 @@ func TestTyped(t *testing.T) {
 		t.Fatalf("kind mismatch: got %v, want ErrInvalid", err)
 	}
 }
+
+// The changes of one transaction share a revision, and only the last of them is marked as
+// its end, so a reader can apply a transaction whole.
+func TestWatchMarksRevisionEnds(t *testing.T) {
+	resetStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := testStore
+	ch, err := s.Watch(ctx, v4.KindConfigMap, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(ctx, configMap("ends", "alone", "0"), Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateAll(ctx, []v4.Object{configMap("ends", "a", "1"), configMap("ends", "b", "1"), configMap("ends", "c", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name string
+		end  bool
+	}{{"alone", true}, {"a", false}, {"b", false}, {"c", true}}
+	var txnRev int64
+	for i, w := range want {
+		ev := next(t, ch)
+		if ev.Object.GetMeta().Name != w.name || ev.RevisionEnd != w.end {
+			t.Fatalf("event %d: %s (end %v), want %s (end %v)", i, ev.Object.GetMeta().Name, ev.RevisionEnd, w.name, w.end)
+		}
+		if i == 1 {
+			txnRev = ev.Revision
+		} else if i > 1 && ev.Revision != txnRev {
+			t.Fatalf("event %d at revision %d, the transaction's is %d", i, ev.Revision, txnRev)
+		}
+	}
+}

@@ -140,11 +140,22 @@ func (c *Cache) runOnce(ctx context.Context) (listed bool, err error) {
 	c.reset(objs, rev)
 	c.mu.Unlock()
 	c.syncedOnce.Do(func() { close(c.synced) })
+	// A revision's changes (one transaction's) are applied together: a reader never sees
+	// half of a transaction, and a watcher gets all of it or is cut off before it.
+	var pending []store.Event
 	for ev := range ch {
 		if ev.Type == store.Error || ev.Object == nil {
 			continue
 		}
-		c.apply(ev)
+		if len(pending) > 0 && ev.Revision != pending[0].Revision {
+			c.apply(pending) // not marked as ended (it always is): never hold it back
+			pending = pending[:0]
+		}
+		pending = append(pending, ev)
+		if ev.RevisionEnd {
+			c.apply(pending)
+			pending = pending[:0]
+		}
 	}
 	return true, fmt.Errorf("the %s watch ended", c.cfg.Kind)
 }
@@ -209,25 +220,27 @@ func (c *Cache) unindex(key string) {
 	}
 }
 
-// apply records one change and fans it out to the watchers.
-func (c *Cache) apply(ev store.Event) {
+// apply records the changes of one revision and fans them out to the watchers.
+func (c *Cache) apply(evs []store.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := objectKey(ev.Object)
-	old := c.objs[key]
-	if ev.Type == store.Deleted {
-		c.unindex(key)
-		delete(c.objs, key)
-	} else {
-		c.put(key, ev.Object)
+	for _, ev := range evs {
+		key := objectKey(ev.Object)
+		old := c.objs[key]
+		if ev.Type == store.Deleted {
+			c.unindex(key)
+			delete(c.objs, key)
+		} else {
+			c.put(key, ev.Object)
+		}
+		ch := change{ev: ev, old: old}
+		c.history.add(ch)
+		c.fanOut(ch)
 	}
-	if ev.Revision > c.rev {
-		c.rev = ev.Revision
+	if rev := evs[len(evs)-1].Revision; rev > c.rev {
+		c.rev = rev
 		c.advance()
 	}
-	ch := change{ev: ev, old: old}
-	c.history.add(ch)
-	c.fanOut(ch)
 }
 
 // WaitFor returns once the cache reflects store revision rev (a reader then sees its own

@@ -321,3 +321,99 @@ func TestCacheGet(t *testing.T) {
 		t.Fatal("got an object never created")
 	}
 }
+
+// createAll writes the task groups in one transaction (one revision) and returns it.
+func createAll(t *testing.T, groups ...*v4.TaskGroup) int64 {
+	t.Helper()
+	objs := make([]v4.Object, len(groups))
+	for i, tg := range groups {
+		objs[i] = tg
+	}
+	if _, err := testStore.CreateAll(context.Background(), objs); err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := strconv.ParseInt(groups[0].Metadata.ResourceVersion, 10, 64)
+	return rev
+}
+
+// The objects of one transaction reach a reader together: every watcher of their node gets
+// all of them, and WaitFor of their revision sees all of them.
+func TestCacheAppliesATransactionWhole(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watches := map[string]<-chan store.Event{}
+	for _, node := range []string{"n1", "n2"} {
+		ch, err := c.Watch(ctx, "node", node, c.Rev())
+		if err != nil {
+			t.Fatal(err)
+		}
+		watches[node] = ch
+	}
+	rev := createAll(t, taskGroup("a", "n1"), taskGroup("b", "n2"), taskGroup("c", "n1"), taskGroup("d", "n1"), taskGroup("e", "n2"))
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	if err := c.WaitFor(wctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if objs, _, _ := c.List("node", "n1"); len(objs) != 3 {
+		t.Fatalf("at the transaction's revision the cache lists %d of n1's 3", len(objs))
+	}
+	for node, want := range map[string][]string{"n1": {"a", "c", "d"}, "n2": {"b", "e"}} {
+		for _, name := range want {
+			ev := next(t, watches[node])
+			if ev.Type != store.Added || ev.Object.GetMeta().Name != name || ev.Revision != rev {
+				t.Fatalf("%s: got %s %s at %d, want ADDED %s at %d", node, ev.Type, ev.Object.GetMeta().Name, ev.Revision, name, rev)
+			}
+		}
+	}
+}
+
+// A watcher cut off in the middle of a transaction's changes resumes before it, so it
+// misses none of them.
+func TestCacheCutMidTransactionResumesBeforeIt(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	before := create(t, "first", "n1")
+	caughtUp(t, c)
+	ch, err := c.Watch(ctx, "node", "n1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var groups []*v4.TaskGroup
+	for i := range 6 {
+		groups = append(groups, taskGroup(fmt.Sprintf("t%d", i), "n1"))
+	}
+	rev := createAll(t, groups...)
+	var last store.Event
+	for last.Type != store.Error {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatal("the watch closed without an error")
+			}
+			last = ev
+		case <-time.After(5 * time.Second):
+			t.Fatal("not cut off: the watch went quiet")
+		}
+	}
+	var fb *store.FellBehindError
+	if !errors.As(last.Err, &fb) {
+		t.Fatalf("not cut off: last event %s %v", last.Type, last.Err)
+	}
+	if want, _ := strconv.ParseInt(before.Metadata.ResourceVersion, 10, 64); fb.Revision >= rev || fb.Revision < want {
+		t.Fatalf("resume from %d: the transaction is at %d, the whole one before at %d", fb.Revision, rev, want)
+	}
+	again, err := c.Watch(ctx, "node", "n1", fb.Revision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range groups {
+		if ev := next(t, again); ev.Object.GetMeta().Name != groups[i].Metadata.Name {
+			t.Fatalf("resumed watch: event %d is %s", i, ev.Object.GetMeta().Name)
+		}
+	}
+}

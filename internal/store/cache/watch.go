@@ -58,16 +58,20 @@ func (r *ring) since(rev int64, fn func(change)) {
 // hold no preallocated buffer each. A goroutine of its own (pump) hands the queue to the
 // watcher's channel.
 type subscriber struct {
-	key    subKey
-	after  int64 // c.mu is held to read or write it
-	buffer int
+	key subKey
+	// from: changes up to it are not the watcher's (it asked for those after it, or has
+	// them in its initial backlog). last is the revision of the last change queued, whole
+	// the last revision queued whole, where a watcher cut off resumes. c.mu is held to
+	// read or write them.
+	from, last, whole int64
+	buffer            int
 	limit  int // the queue's bound: buffer, plus the initial backlog until it is sent
 	out    chan store.Event
 	wake   chan struct{} // a change was queued, or the subscriber was closed
 
 	mu     sync.Mutex
 	queue  []store.Event
-	last   *store.Event // sent after the queue, when it was cut off
+	end    *store.Event // sent after the queue, when it was cut off
 	closed bool         // nothing more is queued: the pump closes out once the queue is sent
 }
 
@@ -99,7 +103,8 @@ func (c *Cache) Watch(ctx context.Context, index, value string, from int64) (<-c
 	if from > 0 && from < c.history.start {
 		return nil, fmt.Errorf("watch %s from %d: %w (this server keeps the changes since %d)", c.cfg.Kind, from, store.ErrCompacted, c.history.start)
 	}
-	s := &subscriber{key: subKey{index, value}, after: max(from, c.rev), buffer: c.cfg.SubscriberBuffer,
+	after := max(from, c.rev)
+	s := &subscriber{key: subKey{index, value}, from: after, last: after, whole: after, buffer: c.cfg.SubscriberBuffer,
 		out: make(chan store.Event), wake: make(chan struct{}, 1)}
 	if from == 0 {
 		// Only the value's objects, from the index: a node's agent does not scan them all.
@@ -143,11 +148,11 @@ func (c *Cache) pump(ctx context.Context, s *subscriber) {
 			s.queue = nil // the backing array of a burst goes
 			s.limit = s.buffer
 			if s.closed {
-				last := s.last
+				end := s.end
 				s.mu.Unlock()
-				if last != nil {
+				if end != nil {
 					select {
-					case s.out <- *last:
+					case s.out <- *end:
 					case <-ctx.Done():
 					}
 				}
@@ -247,25 +252,28 @@ func (c *Cache) fanOut(ch change) {
 
 // deliver queues a change for a subscriber without ever blocking the cache; c.mu is held.
 func (c *Cache) deliver(s *subscriber, ch change) {
-	if ch.ev.Revision <= s.after {
+	if ch.ev.Revision <= s.from {
 		return
 	}
 	ev, ok := s.filter(c, ch)
 	if !ok {
 		return
 	}
+	if ev.Revision > s.last {
+		s.whole = s.last // the changes of a revision come together: the one before is whole
+	}
 	if !s.push(ev) {
-		c.cut(s, &store.FellBehindError{Revision: s.after, Events: s.buffer})
+		c.cut(s, &store.FellBehindError{Revision: s.whole, Events: s.buffer})
 		return
 	}
-	s.after = ev.Revision
+	s.last = ev.Revision
 }
 
 // cut ends a subscriber with an error event, sent after what it has queued; c.mu is held.
 func (c *Cache) cut(s *subscriber, err error) {
 	s.mu.Lock()
 	if !s.closed {
-		s.last = &store.Event{Type: store.Error, Err: err, Revision: s.after}
+		s.end = &store.Event{Type: store.Error, Err: err, Revision: s.whole}
 	}
 	s.mu.Unlock()
 	c.drop(s)
@@ -291,7 +299,8 @@ func (c *Cache) drop(s *subscriber) {
 func (c *Cache) cutAll() {
 	for _, set := range c.subs {
 		for s := range set {
-			c.cut(s, &store.FellBehindError{Revision: s.after})
+			s.whole = s.last // changes are applied a revision at a time: all it has is whole
+			c.cut(s, &store.FellBehindError{Revision: s.last})
 		}
 	}
 }
