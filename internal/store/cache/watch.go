@@ -65,9 +65,9 @@ type subscriber struct {
 	// read or write them.
 	from, last, whole int64
 	buffer            int
-	limit  int // the queue's bound: buffer, plus the initial backlog until it is sent
-	out    chan store.Event
-	wake   chan struct{} // a change was queued, or the subscriber was closed
+	limit             int // the queue's bound: buffer, plus the initial backlog until it is sent
+	out               chan store.Event
+	wake              chan struct{} // a change was queued, or the subscriber was closed
 
 	mu     sync.Mutex
 	queue  []store.Event
