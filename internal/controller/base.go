@@ -185,6 +185,28 @@ func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, err
 	return limit - time.Since(asked), nil
 }
 
+// createAll writes placed task groups in as few transactions as the store allows; those
+// not written are taken back from the scheduler's snapshot. It returns how many were
+// written (the first ones are not necessarily the written ones: created says which).
+func (c *base) createAll(ctx context.Context, tgs []*v4.TaskGroup) ([]bool, error) {
+	objs := make([]v4.Object, len(tgs))
+	for i, tg := range tgs {
+		objs[i] = tg
+	}
+	created, err := c.store.CreateAll(ctx, objs)
+	for i, tg := range tgs {
+		if created[i] {
+			c.wrote(tg)
+			continue
+		}
+		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+	}
+	if err != nil {
+		return created, fmt.Errorf("create task groups: %w", err)
+	}
+	return created, nil
+}
+
 // wrote records a task group write for the controller's reads (taskGroupView).
 func (c *base) wrote(tg *v4.TaskGroup) {
 	if c.tgs != nil {

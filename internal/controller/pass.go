@@ -168,18 +168,18 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 	if len(res.Placements) == 0 {
 		return res, nil
 	}
-	// One task group per transaction: the shared cache advances its revision with each
-	// event, so several task groups written at one revision would reach a reader (and
-	// the agents' watches) partly (docs/benchmarks.md). One event for the pass.
+	tgs := make([]*v4.TaskGroup, len(res.Placements))
+	for i, p := range res.Placements {
+		tgs[i] = r.newTaskGroup(req, p)
+	}
+	// One transaction and one event for the pass's placements, however many.
+	created, err := r.c.createAll(ctx, tgs)
 	var placed []scheduler.Placement
-	var err error
-	for _, p := range res.Placements {
-		tg := r.newTaskGroup(req, p)
-		if err = r.c.create(ctx, tg); err != nil {
-			break
+	for i, p := range res.Placements {
+		if created[i] {
+			placed = append(placed, p)
+			r.phases = append(r.phases, v4.StatusStaging)
 		}
-		placed = append(placed, p)
-		r.phases = append(r.phases, v4.StatusStaging)
 	}
 	if len(placed) > 0 {
 		r.c.event(r.key, v4.EventNormal, "Scheduled", scheduledMessage(placed))
