@@ -1,11 +1,14 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
+	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -55,19 +58,41 @@ func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.T
 		ae.Details = fe
 		return nil, ae
 	}
+	res, err := s.statuses.submit(ctx, &statusWrite{ns: ns, name: name, node: node, st: st})
+	if err != nil {
+		return nil, fmt.Errorf("write the status of task group %s/%s: %w", ns, name, err)
+	}
+	if res.alone {
+		res.tg, res.changed, res.err = s.writeStatusAlone(ctx, ns, name, node, st)
+	}
+	if res.err != nil {
+		return nil, res.err
+	}
+	if res.changed {
+		s.recordPhase(ctx, res.tg)
+		if res.tg.Status.Phase == v4.StatusRunning {
+			s.checkIPs(ctx, res.tg)
+		}
+	}
+	return res.tg, nil
+}
+
+// writeStatusAlone is writeStatus in a transaction of its own, reading etcd: for what a
+// batch cannot take (status_batch.go). changed says whether the phase changed.
+func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, bool, error) {
 	for range agentWriteAttempts {
 		tg, err := s.taskGroups().Get(ctx, ns, name)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
+			return nil, false, errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if node != "" && tg.Spec.Node != node {
-			return nil, fmt.Errorf("task group %s/%s: %w %q", ns, name, errOtherNode, tg.Spec.Node)
+			return nil, false, fmt.Errorf("task group %s/%s: %w %q", ns, name, errOtherNode, tg.Spec.Node)
 		}
 		if !statusWanted(tg.Status, st) {
-			return tg, nil
+			return tg, false, nil
 		}
 		old := tg.Status.Phase
 		tg.Status = st
@@ -76,17 +101,11 @@ func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.T
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if st.Phase != old && st.Phase != "" {
-			s.recordPhase(ctx, tg)
-			if st.Phase == v4.StatusRunning {
-				s.checkIPs(ctx, tg)
-			}
-		}
-		return tg, nil
+		return tg, st.Phase != old && st.Phase != "", nil
 	}
-	return nil, errorf(http.StatusConflict, "task group %s/%s changed %d times while its status was written", ns, name, agentWriteAttempts)
+	return nil, false, errorf(http.StatusConflict, "task group %s/%s changed %d times while its status was written", ns, name, agentWriteAttempts)
 }
 
 // statusWanted applies BCS's rule that a task group's terminal status is final: a later
@@ -165,26 +184,50 @@ func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a report: %v", err))
 		return
 	}
-	ctx, cancel := requestContext(r)
-	defer cancel()
-	out := v4.AgentReportResult{Unknown: []v4.TaskGroupRef{}}
 	for i, tr := range rep.TaskGroups {
 		if tr.Namespace == "" || tr.Name == "" {
 			s.writeError(w, r, errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i))
 			return
 		}
+	}
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	// The writes go together, so they share the status batches instead of waiting for one
+	// each (at most reportWriters at once).
+	var (
+		mu       sync.Mutex
+		unknown  = []v4.TaskGroupRef{}
+		firstErr error
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, reportWriters)
+	)
+	for _, tr := range rep.TaskGroups {
 		if s.reportUnchanged(tr.Namespace, tr.Name, node, tr.Status) {
 			continue
 		}
-		_, err := s.writeStatus(ctx, tr.Namespace, tr.Name, node, tr.Status)
-		if ae, ok := errors.AsType[*apiError](err); (ok && ae.Code == http.StatusNotFound) || errors.Is(err, errOtherNode) {
-			out.Unknown = append(out.Unknown, v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name})
-			continue
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			_, err := s.writeStatus(ctx, tr.Namespace, tr.Name, node, tr.Status)
+			mu.Lock()
+			defer mu.Unlock()
+			if ae, ok := errors.AsType[*apiError](err); (ok && ae.Code == http.StatusNotFound) || errors.Is(err, errOtherNode) {
+				unknown = append(unknown, v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name})
+			} else if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		})
 	}
-	writeJSON(w, http.StatusOK, out)
+	wg.Wait()
+	if firstErr != nil {
+		s.writeError(w, r, firstErr)
+		return
+	}
+	slices.SortFunc(unknown, func(a, b v4.TaskGroupRef) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	writeJSON(w, http.StatusOK, v4.AgentReportResult{Unknown: unknown})
 }
+
+// reportWriters bounds the status writes one full report has in flight.
+const reportWriters = 64

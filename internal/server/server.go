@@ -52,6 +52,9 @@ type Server struct {
 	taskGroupCache *cache.Cache
 	stopCaches     func()
 	stopCachesOnce sync.Once
+	// statuses batches the agents' status writes (status_batch.go); stopStatuses ends it.
+	statuses     *statusBatcher
+	stopStatuses func()
 
 	// id names this server in the leader election (GET /v1/cluster).
 	id string
@@ -126,6 +129,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		s.stopFeed = func() { cancel(); <-done }
 	}
 	s.startCaches(st, cfg.TaskGroupCache)
+	s.statuses = newStatusBatcher(st, s.taskGroupCache, s.log)
+	statusCtx, stopStatuses := context.WithCancel(context.Background())
+	s.stopStatuses = func() { stopStatuses(); <-s.statuses.stopped }
+	go s.statuses.run(statusCtx)
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.maintenanceGuard(s.mux))
@@ -147,5 +154,6 @@ func (s *Server) Close() {
 	if s.stopFeed != nil {
 		s.stopFeedOnce.Do(s.stopFeed)
 	}
+	s.stopStatuses()
 	s.stopCachesOnce.Do(s.stopCaches)
 }

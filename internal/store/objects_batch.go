@@ -82,3 +82,63 @@ func (s *Store) createBatch(ctx context.Context, objs []v4.Object, created []boo
 	}
 	return nil
 }
+
+// How many objects one UpdateAll transaction writes (one put and one compare each).
+const (
+	updateBatch         = 1000
+	updateBatchExternal = 120
+)
+
+// UpdateAll writes objects that each carry the resourceVersion they were read at, many in
+// one transaction, as the server's batched status writes need: a transaction writes its
+// objects only if none of them changed since (no status is carried over, no definition
+// is written). updated reports, per object, whether it was written (its resourceVersion is
+// then the transaction's); a batch in which one object changed, or is gone, is written not
+// at all, and the caller writes those objects one by one. err is a failure of etcd.
+func (s *Store) UpdateAll(ctx context.Context, objs []v4.Object) (updated []bool, err error) {
+	updated = make([]bool, len(objs))
+	batch := updateBatch
+	if s.etcd == nil {
+		batch = updateBatchExternal
+	}
+	for start := 0; start < len(objs); start += batch {
+		end := min(start+batch, len(objs))
+		if err := s.updateBatch(ctx, objs[start:end], updated[start:end]); err != nil {
+			return updated, err
+		}
+	}
+	return updated, nil
+}
+
+func (s *Store) updateBatch(ctx context.Context, objs []v4.Object, updated []bool) error {
+	cmps := make([]clientv3.Cmp, 0, len(objs))
+	ops := make([]clientv3.Op, 0, len(objs))
+	for _, obj := range objs {
+		kind, meta := obj.GetKind(), obj.GetMeta()
+		if err := checkObject(obj); err != nil {
+			return fmt.Errorf("update %s: %w", kind, err)
+		}
+		rev, err := parseRev(meta.ResourceVersion)
+		if err != nil || rev == 0 {
+			return fmt.Errorf("update %s %s/%s: %w: a batched update needs the resourceVersion read", kind, meta.Namespace, meta.Name, ErrInvalid)
+		}
+		val, err := encodeObject(obj, meta.CreationTimestamp)
+		if err != nil {
+			return fmt.Errorf("update %s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+		}
+		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(objectKey(kind, meta.Namespace, meta.Name)), "=", rev))
+		ops = append(ops, s.putObject(kind, meta.Namespace, meta.Name, val))
+	}
+	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("update %d objects: %w", len(objs), wrapEtcd(err))
+	}
+	if !resp.Succeeded {
+		return nil
+	}
+	for i, obj := range objs {
+		obj.GetMeta().ResourceVersion = formatRev(resp.Header.Revision)
+		updated[i] = true
+	}
+	return nil
+}

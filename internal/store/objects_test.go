@@ -334,3 +334,49 @@ func TestCreateAll(t *testing.T) {
 		t.Fatalf("%d objects stored, %v", len(list), err)
 	}
 }
+
+// UpdateAll writes objects read at their versions in one revision, and nothing when one
+// of them changed or is gone since it was read.
+func TestUpdateAll(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	var objs []v4.Object
+	for _, name := range []string{"a", "b", "c"} {
+		cm := configMap("upd", name, "1")
+		if err := testStore.Create(ctx, cm, Raw{}); err != nil {
+			t.Fatal(err)
+		}
+		cm.Datas["k"] = v4.ConfigMapData{Type: "file", Content: "2"}
+		objs = append(objs, cm)
+	}
+	updated, err := testStore.UpdateAll(ctx, objs)
+	if err != nil || !updated[0] || !updated[1] || !updated[2] {
+		t.Fatalf("updated %v, %v", updated, err)
+	}
+	if a, c := objs[0].GetMeta().ResourceVersion, objs[2].GetMeta().ResourceVersion; a != c {
+		t.Fatalf("one transaction, two revisions: %s, %s", a, c)
+	}
+	for _, o := range objs {
+		got, err := testStore.Get(ctx, v4.KindConfigMap, "upd", o.GetMeta().Name)
+		if err != nil || content(t, got) != "2" || got.GetMeta().ResourceVersion != o.GetMeta().ResourceVersion {
+			t.Fatalf("%s: %v %v", o.GetMeta().Name, got, err)
+		}
+	}
+	// b changes behind the batch's back: nothing of the batch is written.
+	if err := testStore.Update(ctx, configMap("upd", "b", "other"), Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		o.(*v4.ConfigMap).Datas["k"] = v4.ConfigMapData{Type: "file", Content: "3"}
+	}
+	updated, err = testStore.UpdateAll(ctx, objs)
+	if err != nil || updated[0] || updated[1] || updated[2] {
+		t.Fatalf("a stale batch: updated %v, %v", updated, err)
+	}
+	if got, _ := testStore.Get(ctx, v4.KindConfigMap, "upd", "a"); content(t, got) != "2" {
+		t.Fatalf("a stale batch wrote a: %q", content(t, got))
+	}
+	if _, err := testStore.UpdateAll(ctx, []v4.Object{configMap("upd", "a", "x")}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("an object without its version: %v", err)
+	}
+}
