@@ -365,6 +365,7 @@ func TestNotifyQueueIsBounded(t *testing.T) {
 		!strings.Contains(s.pending.lastFailure.Error, "dropped") {
 		t.Fatalf("queue %d, pending %+v", len(s.queue), s.pending)
 	}
+	storetest.FlushEvents(t, testStore)
 	evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ctl", Kind: v4.KindNotify, Name: "ops"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"context"
 	"log/slog"
 	"sync"
 	"time"
@@ -24,14 +23,11 @@ func newRecorder(st *store.Store, log *slog.Logger) *recorder {
 	return &recorder{store: st, log: log, reported: map[string]string{}}
 }
 
-// record writes one event; a failure is logged, never returned: events are a view.
+// record queues one event for the store's event writer (store.QueueEvent): the
+// controller never waits for it, and a failure is the writer's to log: events are a view.
 func (r *recorder) record(e v4.Event) {
 	e.Time = time.Now().UTC()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.store.RecordEvent(ctx, e); err != nil {
-		r.log.Warn("record event", "reason", e.Reason, "err", err)
-	}
+	r.store.QueueEvent(e)
 }
 
 // recordOnce records e unless dedup was the last value recorded for id.

@@ -67,6 +67,7 @@ func TestWorkerSettle(t *testing.T) {
 		forgetKey(q, key)
 	}
 	warnings := func(reason string) int {
+		storetest.FlushEvents(t, testStore)
 		evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Kind: v4.KindNode, Name: "n1"})
 		if err != nil {
 			t.Fatal(err)

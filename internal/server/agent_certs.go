@@ -79,7 +79,7 @@ func (s *Server) issueNodeCertificate(ctx context.Context, w http.ResponseWriter
 // recordNode records an event on a node, which may not be registered yet.
 func (s *Server) recordNode(ctx context.Context, node, reason, verb string) {
 	n := &v4.Node{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode}, Metadata: v4.ObjectMeta{Name: node}}
-	s.record(ctx, n, reason, verb)
+	s.record(n, reason, verb)
 }
 
 // joinTokenOf authenticates the request's bearer join token for role: 401 without a token

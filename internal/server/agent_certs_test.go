@@ -10,6 +10,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func certRequest(t *testing.T, node string) (string, []byte) {
@@ -78,6 +79,7 @@ func TestAgentCertificateExchange(t *testing.T) {
 	if ans.CA != string(testCA(t).CertPEM) {
 		t.Fatal("the answer's CA is not the cluster's")
 	}
+	storetest.FlushEvents(t, testStore)
 	if !strings.Contains(string(call(t, http.MethodGet, url+"/v1/events?kind=node", "").body), "joined with a join token") {
 		t.Error("no NodeJoined event")
 	}

@@ -58,7 +58,7 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 				s.writeError(w, r, nodeError(n.Metadata.Name, err))
 				return
 			}
-			s.record(ctx, n, "Registered", "registered by its agent")
+			s.record(n, "Registered", "registered by its agent")
 			writeJSON(w, http.StatusCreated, n)
 			return
 		}
@@ -79,7 +79,7 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, nodeError(n.Metadata.Name, err))
 			return
 		}
-		s.record(ctx, merged, "Registered", "re-registered by its agent")
+		s.record(merged, "Registered", "re-registered by its agent")
 		writeJSON(w, http.StatusOK, merged)
 		return
 	}

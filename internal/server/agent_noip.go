@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 // checkIPs records a NoIP warning when a task group that just became Running has a task
 // without an IP address (Lain deployd's "pod IP lost"): its service endpoints and health
 // checks cannot reach it. Tasks on network mode none have no IP on purpose.
-func (s *Server) checkIPs(ctx context.Context, tg *v4.TaskGroup) {
+func (s *Server) checkIPs(tg *v4.TaskGroup) {
 	missing := tasksWithoutIP(tg.Status.Tasks)
 	if len(missing) == 0 {
 		return
@@ -20,9 +19,7 @@ func (s *Server) checkIPs(ctx context.Context, tg *v4.TaskGroup) {
 		Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name, TaskGroup: tg.Metadata.Name, Node: tg.Spec.Node,
 		Message: fmt.Sprintf("taskgroup %s/%s is Running on node %s without an IP address for task %s",
 			tg.Metadata.Namespace, tg.Metadata.Name, tg.Spec.Node, strings.Join(missing, ", "))}
-	if err := s.store.RecordEvent(context.WithoutCancel(ctx), rec); err != nil {
-		s.log.Warn("cannot record event", "reason", rec.Reason, "namespace", rec.Namespace, "name", rec.Name, "err", err)
-	}
+	s.store.QueueEvent(rec)
 }
 
 // tasksWithoutIP names the running tasks that report no IP address, except those on

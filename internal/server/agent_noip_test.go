@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func TestTasksWithoutIP(t *testing.T) {
@@ -49,6 +50,7 @@ func TestAgentStatusRecordsNoIP(t *testing.T) {
 	}
 	report("0.web.ns.c.1", "")
 	report("1.web.ns.c.1", "10.0.0.7")
+	storetest.FlushEvents(t, testStore)
 	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ns"})
 	if err != nil {
 		t.Fatal(err)

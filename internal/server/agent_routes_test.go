@@ -13,6 +13,7 @@ import (
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // agentRoutes are the routes only a node's agent may call.
@@ -263,6 +264,7 @@ func TestAgentStatus(t *testing.T) {
 		t.Fatalf("new run ignored: %+v", tg.Status)
 	}
 	// Phase changes are recorded as events.
+	storetest.FlushEvents(t, testStore)
 	r = call(t, http.MethodGet, url+"/v1/events?kind=taskgroup", "")
 	if !strings.Contains(string(r.body), "is Failed on node n1") {
 		t.Fatalf("no phase event: %s", r.body)

@@ -69,9 +69,9 @@ func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.T
 		return nil, res.err
 	}
 	if res.changed {
-		s.recordPhase(ctx, res.tg)
+		s.recordPhase(res.tg)
 		if res.tg.Status.Phase == v4.StatusRunning {
-			s.checkIPs(ctx, res.tg)
+			s.checkIPs(res.tg)
 		}
 	}
 	return res.tg, nil
@@ -136,7 +136,7 @@ func pids(st v4.TaskGroupStatus) []int {
 
 // recordPhase records a task group's phase change as an event (a warning when it failed
 // or was lost), so `berth events` shows the life of each instance.
-func (s *Server) recordPhase(ctx context.Context, tg *v4.TaskGroup) {
+func (s *Server) recordPhase(tg *v4.TaskGroup) {
 	typ := v4.EventNormal
 	switch tg.Status.Phase {
 	case v4.StatusFailed, v4.StatusLost, v4.StatusError:
@@ -148,9 +148,7 @@ func (s *Server) recordPhase(ctx context.Context, tg *v4.TaskGroup) {
 	}
 	rec := v4.Event{Type: typ, Reason: tg.Status.Phase, Kind: v4.KindTaskGroup,
 		Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name, Message: msg}
-	if err := s.store.RecordEvent(context.WithoutCancel(ctx), rec); err != nil {
-		s.log.Warn("cannot record event", "reason", rec.Reason, "namespace", rec.Namespace, "name", rec.Name, "err", err)
-	}
+	s.store.QueueEvent(rec)
 }
 
 // handleAgentReport writes every status of a full report and answers the task groups

@@ -41,9 +41,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	for i, res := range results {
 		switch res.Action {
 		case v4.ActionCreated:
-			s.record(ctx, docs[i].Object, "Created", "created")
+			s.record(docs[i].Object, "Created", "created")
 		case v4.ActionUpdated:
-			s.record(ctx, docs[i].Object, "Updated", "updated")
+			s.record(docs[i].Object, "Updated", "updated")
 		}
 	}
 	writeJSON(w, http.StatusOK, applyBody{Results: results})

@@ -42,7 +42,7 @@ func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, nodeError(name, err))
 		return
 	}
-	s.record(ctx, n, "DrainRequested", "disabled and being drained")
+	s.record(n, "DrainRequested", "disabled and being drained")
 	writeAccepted(w, n, op)
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -22,7 +21,7 @@ type eventListBody struct {
 
 // record writes an event about obj ("process ns-a/web created"). A failure is logged and
 // never fails the request: the object change itself has succeeded.
-func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string) {
+func (s *Server) record(obj v4.Object, reason, verb string) {
 	m := obj.GetMeta()
 	ref := m.Name // cluster-scoped objects (nodes) have no namespace
 	if m.Namespace != "" {
@@ -36,10 +35,7 @@ func (s *Server) record(ctx context.Context, obj v4.Object, reason, verb string)
 		Name:      m.Name,
 		Message:   fmt.Sprintf("%s %s %s", obj.GetKind(), ref, verb),
 	}
-	if err := s.store.RecordEvent(context.WithoutCancel(ctx), rec); err != nil {
-		s.log.Warn("cannot record event", "reason", reason, "kind", rec.Kind,
-			"namespace", rec.Namespace, "name", rec.Name, "err", err)
-	}
+	s.store.QueueEvent(rec) // recorded a moment later, with others: the request does not wait
 }
 
 // handleEvents lists event records a page at a time, or streams new ones as NDJSON with

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func TestEventsRoute(t *testing.T) {
@@ -23,6 +24,7 @@ func TestEventsRoute(t *testing.T) {
 		{"Created", "cfg"}, {"Updated", "cfg"}, {"Created", "applied"}, {"Deleted", "cfg"},
 	}
 
+	storetest.FlushEvents(t, testStore)
 	r := call(t, http.MethodGet, base+"/v1/events?namespace="+ns+"&kind=cm", "")
 	wantStatus(t, r, http.StatusOK)
 	var list struct {
@@ -44,6 +46,7 @@ func TestEventsRoute(t *testing.T) {
 		t.Errorf("message %q", e.Message)
 	}
 
+	storetest.FlushEvents(t, testStore)
 	r = call(t, http.MethodGet, base+"/v1/events?namespace="+ns+"&name=applied", "")
 	if err := json.Unmarshal(r.body, &list); err != nil || len(list.Items) != 1 {
 		t.Fatalf("filter by name: %s", r.body)

@@ -32,7 +32,7 @@ func (s *Server) handleMove(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, moveError(err))
 		return
 	}
-	s.record(ctx, tg, "MoveRequested", "asked to move to "+tg.Metadata.Annotations[v4.MoveToAnnotation])
+	s.record(tg, "MoveRequested", "asked to move to "+tg.Metadata.Annotations[v4.MoveToAnnotation])
 	writeAccepted(w, tg, op)
 }
 

@@ -83,7 +83,7 @@ func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, nodeError(n.Metadata.Name, err))
 		return
 	}
-	s.record(ctx, n, "Registered", "registered")
+	s.record(n, "Registered", "registered")
 	writeJSON(w, http.StatusCreated, n)
 }
 
@@ -123,7 +123,7 @@ func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, nodeError(name, err))
 		return
 	}
-	s.record(ctx, n, "Updated", "updated")
+	s.record(n, "Updated", "updated")
 	writeJSON(w, http.StatusOK, n)
 }
 
@@ -167,7 +167,7 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, nodeError(name, err))
 			return
 		}
-		s.record(ctx, n, "Patched", "patched")
+		s.record(n, "Patched", "patched")
 		writeJSON(w, http.StatusOK, n)
 		return
 	}
@@ -245,7 +245,7 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.ForgetNode(ctx, name); err != nil {
 		s.log.Warn("the deleted node's lease stays until it expires", "node", name, "err", err)
 	}
-	s.record(ctx, n, "Deleted", "deleted")
+	s.record(n, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, n)
 }
 

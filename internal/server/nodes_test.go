@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func nodeJSON(name string, extra string) string {
@@ -157,6 +158,7 @@ func TestNodePatch(t *testing.T) {
 	}
 
 	// Every change is an event of kind node.
+	storetest.FlushEvents(t, testStore)
 	r = call(t, http.MethodGet, url+"/v1/events?kind=node&name=n1", "")
 	wantStatus(t, r, http.StatusOK)
 	var events eventListBody

@@ -176,7 +176,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(ctx, doc.Object, reason, strings.ToLower(reason))
+	s.record(doc.Object, reason, strings.ToLower(reason))
 	if rollout != nil {
 		writeAccepted(w, doc.Object, rollout) // the rollout goes on in the background
 		return
@@ -214,7 +214,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(ctx, obj, "Deleted", "deleted")
+	s.record(obj, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, obj)
 }
 

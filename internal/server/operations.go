@@ -107,7 +107,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.record(ctx, obj, "Scaled", "scaled")
+	s.record(obj, "Scaled", "scaled")
 	writeAccepted(w, obj, op)
 }
 

@@ -69,11 +69,11 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action {
 	case "pause":
-		s.record(ctx, d, "RolloutPaused", "rollout paused")
+		s.record(d, "RolloutPaused", "rollout paused")
 	case "resume":
-		s.record(ctx, d, "RolloutResumed", "rollout resumed")
+		s.record(d, "RolloutResumed", "rollout resumed")
 	case "undo":
-		s.record(ctx, d, "RolledBack", "rollout: "+op.Message)
+		s.record(d, "RolledBack", "rollout: "+op.Message)
 	}
 	writeAccepted(w, d, op)
 }

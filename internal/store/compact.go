@@ -203,13 +203,15 @@ func (s *Store) defragment(ctx context.Context, endpoint string, self bool) (bef
 	return before, after, nil
 }
 
-// background owns the store's goroutines: the compactor and the NOSPACE watch.
+// background owns the store's goroutines: the compactor, the NOSPACE watch, the event
+// writer and the renewal of the embedded member's certificates.
 type background struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// startBackground starts the compactor (when interval > 0) and the NOSPACE watch.
+// startBackground starts the compactor (when interval > 0), the NOSPACE watch and the
+// event writer.
 func (s *Store) startBackground(interval time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.background.cancel = cancel
@@ -217,6 +219,7 @@ func (s *Store) startBackground(interval time.Duration) {
 		s.background.wg.Go(func() { s.runCompactor(ctx, interval) })
 	}
 	s.background.wg.Go(func() { s.watchSpace(ctx) })
+	s.background.wg.Go(func() { s.writeQueuedEvents(ctx) })
 	if s.tls != nil {
 		s.background.wg.Go(func() { s.tls.run(ctx) })
 	}

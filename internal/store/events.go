@@ -184,7 +184,7 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 		}
 		if resp.Succeeded {
 			if !known {
-				s.boundEvents(ctx, id, resp)
+				s.boundEvents(ctx, id, resp.Responses[2].GetResponseRange().GetCount())
 			}
 			return nil
 		}

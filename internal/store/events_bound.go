@@ -19,12 +19,22 @@ import (
 // thousand nodes registering stalled etcd counting the cluster's node events). A
 // namespace may so exceed its bound by 1% (and by what other servers add) until the next
 // count.
-func (s *Store) boundEvents(ctx context.Context, id eventIdentity, resp *clientv3.TxnResponse) {
-	lim := s.eventLimits()
-	objCount := resp.Responses[2].GetResponseRange().GetCount()
-	if over := int(objCount) - lim.perObject; over > 0 {
+func (s *Store) boundEvents(ctx context.Context, id eventIdentity, objCount int64) {
+	s.boundObject(ctx, id, objCount)
+	s.boundScopes(ctx, id)
+}
+
+// boundObject trims the object's records to its bound, given their count.
+func (s *Store) boundObject(ctx context.Context, id eventIdentity, objCount int64) {
+	if over := int(objCount) - s.eventLimits().perObject; over > 0 {
 		s.trimIndexed(ctx, eventIndexPrefix+id.ns+"/"+id.obj+"/", over)
 	}
+}
+
+// boundScopes counts a new record against its namespace's bound and the cluster's, and
+// trims them when due.
+func (s *Store) boundScopes(ctx context.Context, id eventIdentity) {
+	lim := s.eventLimits()
 	if s.namespaceCountDue(id.ns, max(lim.perNamespace/100, 1)) {
 		prefix := eventIndexPrefix + id.ns + "/"
 		count, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())

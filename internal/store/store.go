@@ -21,6 +21,7 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
 	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/seal"
 )
 
@@ -81,6 +82,12 @@ type Store struct {
 	// last recovery); background runs the compactor and the NOSPACE watch (space.go).
 	space      spaceState
 	background background
+	// eventQueue holds the records QueueEvent hands to the event writer (events_batch.go);
+	// droppedEvents counts those it dropped because the queue was full; eventsQueued and
+	// eventsDone count those queued and those written, failed or dropped (FlushEvents).
+	eventQueue               chan v4.Event
+	droppedEvents            atomic.Uint64
+	eventsQueued, eventsDone atomic.Uint64
 }
 
 // maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and
@@ -96,7 +103,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.CompactionInterval < 0 {
 		return nil, fmt.Errorf("open store: %w: compaction interval %s is negative", ErrInvalid, cfg.CompactionInterval)
 	}
-	s := &Store{log: log, keyring: cfg.Keyring}
+	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize)}
 	endpoints := cfg.Endpoints
 	if len(endpoints) == 0 {
 		if cfg.DataDir == "" {

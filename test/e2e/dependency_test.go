@@ -180,7 +180,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 	// The server's own record: the Collected event, GC after lastUsed (the test's polls
 	// through the CLI add their latency to `removed`).
 	var events struct{ Items []v4.Event }
-	if err := json.Unmarshal([]byte(s.mustBerth("events", "-n", "dep-infra", "--for", "dependency/sidecar", "-o", "json")), &events); err != nil {
+	if err := json.Unmarshal([]byte(s.eventsSay(`"Collected"`, "-n", "dep-infra", "--for", "dependency/sidecar", "-o", "json")), &events); err != nil {
 		t.Fatal(err)
 	}
 	collected := 0

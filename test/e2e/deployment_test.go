@@ -162,9 +162,7 @@ func TestDeploymentRollingUpdateAndUndo(t *testing.T) {
 	if !strings.Contains(status.stdout, "revision 3, UpdateSuspend") {
 		t.Errorf("rollout status:\n%s%s", status.stdout, status.stderr)
 	}
-	if !strings.Contains(s.mustBerth("events", "-n", ns), "RolloutSuspended") {
-		t.Error("no RolloutSuspended event")
-	}
+	s.eventsSay("RolloutSuspended", "-n", ns)
 	if r := s.berth("", "scale", "deployment", "web", "7", "-n", ns); r.code == 0 || !strings.Contains(r.stderr, "rollout operation") {
 		t.Errorf("scale during the rollout: exit %d, %s", r.code, r.stderr)
 	}

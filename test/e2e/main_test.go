@@ -298,3 +298,23 @@ func writeFiles(t *testing.T, files map[string]string) string {
 	}
 	return dir
 }
+
+// eventsSay runs `berth events ARGS` until its output contains want (events are recorded
+// a moment after what they tell of), and returns the last output; it fails the test
+// after 10 s.
+func (s *devServer) eventsSay(want string, args ...string) string {
+	s.t.Helper()
+	var out string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out = s.mustBerth(append([]string{"events"}, args...)...)
+		if strings.Contains(out, want) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			s.t.Errorf("events do not say %q:\n%s", want, out)
+			return out
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

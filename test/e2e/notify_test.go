@@ -130,7 +130,7 @@ func TestNotifyCallbacksForCrashLoopAndNodeLoss(t *testing.T) {
 	}
 
 	// (b) The first two attempts got 500: retried, and visible as NotifyFailed events.
-	events := s.mustBerth("events", "-n", ns, "--for", "notify/hooks")
+	events := s.eventsSay("retrying in", "-n", ns, "--for", "notify/hooks")
 	if strings.Count(events, "NotifyFailed") < 2 || !strings.Contains(events, "HTTP 500") || !strings.Contains(events, "retrying in") {
 		t.Errorf("berth events does not show the failed attempts:\n%s", events)
 	}

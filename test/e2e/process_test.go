@@ -248,10 +248,7 @@ func TestFailingHealthCheckRestarts(t *testing.T) {
 	if alive(pidOf(tg)) {
 		t.Errorf("the unhealthy process %d still runs", pidOf(tg))
 	}
-	events := s.mustBerth("events", "-n", "e2e")
-	if !strings.Contains(events, "health check failed 2 times") {
-		t.Errorf("events do not say why:\n%s", events)
-	}
+	s.eventsSay("health check failed 2 times", "-n", "e2e")
 }
 
 // Scale 3 -> 5 -> 2 keeps the lowest indexes; delete leaves no process, cgroup or port.

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/berthhq/berth/internal/seal"
 	"github.com/berthhq/berth/internal/store"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Run opens an embedded store in a temporary directory, sets *st to it, runs the tests
@@ -43,6 +44,7 @@ func Run(m *testing.M, st **store.Store) int {
 // tests run several times in one process (go test -count=N).
 func Reset(t testing.TB, s *store.Store) {
 	t.Helper()
+	FlushEvents(t, s) // an earlier test's queued records land before, not after
 	if _, err := s.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
@@ -126,4 +128,15 @@ func bandPorts(t testing.TB, n, lo int) []int {
 		t.Fatalf("only %d free ports in %d-%d", len(ports), lo, lo+99)
 	}
 	return ports
+}
+
+// FlushEvents waits until the event records queued in s so far are written
+// (store.QueueEvent records them a moment later).
+func FlushEvents(t testing.TB, s *store.Store) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.FlushEvents(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
