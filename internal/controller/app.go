@@ -22,6 +22,10 @@ const (
 	// stopTimeout is how long a task group asked to stop may take beyond its grace
 	// period before it is deleted anyway (the agent then kills what is left).
 	stopTimeout = 30 * time.Second
+	// appWorkers reconcile applications (and daemonsets) at once: a reconcile mostly
+	// waits for etcd (its placements' transaction, its status write), and the
+	// scheduler's snapshot serializes the placements themselves.
+	appWorkers = 4
 )
 
 // AppController keeps applications and processes at their instance count.
@@ -60,7 +64,7 @@ func (c *AppController) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
 	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
-	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+	work(ctx, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 

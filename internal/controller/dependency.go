@@ -69,7 +69,7 @@ func (c *DependencyController) Run(ctx context.Context) error {
 	// The resync also reports missing dependencies again.
 	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindDependency}, c.enqueueDependency) })
 	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindTaskGroup}, c.enqueueTaskGroup) })
-	work(ctx, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
+	work(ctx, 1, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
 	return nil
 }
 

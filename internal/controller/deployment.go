@@ -44,7 +44,7 @@ func (c *DeploymentController) Run(ctx context.Context) error {
 	}
 	// The resync is also the clock that lets step deadlines expire.
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDeployment}, c.enqueue) })
-	work(ctx, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+	work(ctx, 1, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 

@@ -58,7 +58,7 @@ func (c *DrainController) Run(ctx context.Context) error {
 	defer cancel()
 	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, nil, c.onNode) })
 	wg.Go(func() { c.watchEvents(ctx, v4.KindTaskGroup, nil, c.onTaskGroup) })
-	work(ctx, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
+	work(ctx, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
 	return nil
 }
 

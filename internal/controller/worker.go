@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -33,26 +34,34 @@ type workKey interface {
 	fmt.Stringer
 }
 
-// worker takes due keys from a queue and reconciles them one at a time, so one object's
-// panic or persistent error costs only that object's progress: it is recovered, logged
-// with the key, recorded as a Warning event on the object, and the key backs off while
-// every other key goes on.
+// worker takes due keys from a queue and reconciles them, on one goroutine or several
+// (the queue never hands out a key being reconciled, so one object is reconciled by one
+// goroutine at a time), so one object's panic or persistent error costs only that
+// object's progress: it is recovered, logged with the key, recorded as a Warning event on
+// the object, and the key backs off while every other key goes on.
 type worker[K workKey] struct {
 	queue     *queue[K]
 	log       *slog.Logger
 	rec       *recorder
 	about     func(K) v4.Event // the object a key is about (Kind, Namespace, Name)
 	reconcile func(context.Context, K) (time.Duration, error)
-	// failures counts the consecutive failures of a key; only the worker's goroutine
-	// touches it, and a key's entry goes with its first success.
+	// failures counts the consecutive failures of a key; a key's entry goes with its
+	// first success. mu guards it.
+	mu       sync.Mutex
 	failures map[K]int
 }
 
-// work runs a worker until ctx ends.
-func work[K workKey](ctx context.Context, q *queue[K], log *slog.Logger, rec *recorder, about func(K) v4.Event,
+// work runs a worker on n goroutines (at least one) until ctx ends. A controller whose
+// reconciles of different keys are independent of each other runs several, so one
+// reconcile waiting for etcd does not hold up the others.
+func work[K workKey](ctx context.Context, n int, q *queue[K], log *slog.Logger, rec *recorder, about func(K) v4.Event,
 	reconcile func(context.Context, K) (time.Duration, error)) {
 	w := &worker[K]{queue: q, log: log, rec: rec, about: about, reconcile: reconcile, failures: map[K]int{}}
-	w.run(ctx)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Go(func() { w.run(ctx) })
+	}
+	wg.Wait()
 }
 
 func (w *worker[K]) run(ctx context.Context) {
@@ -90,9 +99,17 @@ func (w *worker[K]) safeReconcile(ctx context.Context, key K) (after time.Durati
 
 // settle queues key again according to the outcome of its reconcile.
 func (w *worker[K]) settle(key K, after time.Duration, err error) {
+	w.mu.Lock()
+	n := w.failures[key]
 	if err == nil {
-		if w.failures[key] > 0 {
-			delete(w.failures, key)
+		delete(w.failures, key)
+	} else {
+		n++
+		w.failures[key] = n
+	}
+	w.mu.Unlock()
+	if err == nil {
+		if n > 0 {
 			w.rec.forget(failureEventID(key))
 		}
 		if after > 0 {
@@ -100,8 +117,6 @@ func (w *worker[K]) settle(key K, after time.Duration, err error) {
 		}
 		return
 	}
-	n := w.failures[key] + 1
-	w.failures[key] = n
 	_, panicked := errors.AsType[*panicError](err)
 	if errors.Is(err, store.ErrConflict) && n <= conflictRetries {
 		w.queue.Add(key)

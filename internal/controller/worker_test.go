@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,7 +129,7 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		work(ctx, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
+		work(ctx, 1, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
 	}()
 	q.Add("bad")
 	for i := range 3 {
@@ -145,4 +146,62 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestWorkersShareTheQueue runs four workers: they reconcile different keys at once,
+// never one key twice at once, and every key added is reconciled.
+func TestWorkersShareTheQueue(t *testing.T) {
+	storetest.Reset(t, testStore)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := newQueue[nodeName]()
+	var (
+		mu                 sync.Mutex
+		inFlight           = map[nodeName]bool{}
+		most, twice, total int
+		seen               = map[nodeName]int{}
+	)
+	reconcile := func(_ context.Context, k nodeName) (time.Duration, error) {
+		mu.Lock()
+		if inFlight[k] {
+			twice++
+		}
+		inFlight[k] = true
+		most = max(most, len(inFlight))
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // waiting for etcd, say
+		mu.Lock()
+		delete(inFlight, k)
+		seen[k]++
+		total++
+		mu.Unlock()
+		return 0, nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		work(ctx, 4, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
+	}()
+	for i := range 40 {
+		k := nodeName(fmt.Sprint("n", i%10))
+		q.Add(k) // each key again and again, while it may be in flight
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n == 10 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // re-adds of keys in flight run after them
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 10 || twice != 0 || most < 2 {
+		t.Fatalf("keys reconciled %d of 10, one key twice at once %d times, at most %d at once (want 2 or more)", len(seen), twice, most)
+	}
 }
