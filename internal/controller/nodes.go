@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // NodeLifecycle declares nodes Lost when their agents stay silent past the TTL, and their
@@ -35,6 +38,13 @@ type NodeLifecycle struct {
 	ttl   time.Duration
 	log   *slog.Logger
 	*recorder
+	// nodes is the term's cache of nodes, and tgs the shared cache of task groups (by
+	// node): a look reads them instead of listing and decoding every node (and, after a
+	// loss, every task group) from etcd. Run runs nodes, and tgs when it is the
+	// controller's own (ownTaskGroups: it runs alone, without Options.TaskGroups).
+	nodes         *cache.Cache
+	tgs           *cache.Cache
+	ownTaskGroups bool
 
 	// handled remembers, per node, the heartbeat time of the loss already acted on, so
 	// the task groups of a Lost node are scanned once per loss, not on every look.
@@ -45,12 +55,30 @@ type NodeLifecycle struct {
 func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "node-lifecycle")
-	return &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), handled: map[string]time.Time{}}
+	c := &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), handled: map[string]time.Time{},
+		nodes: cache.New(st, cache.Config{Kind: v4.KindNode, Logger: log}), tgs: opts.TaskGroups}
+	if c.tgs == nil {
+		c.tgs, c.ownTaskGroups = NewTaskGroupCache(st, log, nil), true
+	}
+	return c
+}
+
+// runCaches runs the controller's own caches until ctx ends.
+func (c *NodeLifecycle) runCaches(ctx context.Context, wg *sync.WaitGroup) {
+	wg.Go(func() { c.nodes.Run(ctx) })
+	if c.ownTaskGroups {
+		wg.Go(func() { c.tgs.Run(ctx) })
+	}
 }
 
 // Run checks the nodes every quarter TTL until ctx ends.
 func (c *NodeLifecycle) Run(ctx context.Context) error {
 	termStart := time.Now()
+	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel: the caches end with ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.runCaches(ctx, &wg)
 	t := time.NewTicker(max(c.ttl/4, 100*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -70,17 +98,23 @@ func (c *NodeLifecycle) Run(ctx context.Context) error {
 
 // check marks silent nodes Lost and the task groups of Lost nodes Lost.
 func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
-	alive, err := c.store.AliveNodes(ctx)
+	alive, rev, err := c.store.AliveNodesAt(ctx)
 	if err != nil {
 		return err
 	}
-	nodes, _, err := c.store.List(ctx, v4.KindNode, "")
+	// The nodes as of the liveness read, or later: a cache behind it could show a node
+	// that registered meanwhile without its first beat.
+	if err := waitForCache(ctx, c.nodes, rev); err != nil {
+		return fmt.Errorf("nodes: %w", err)
+	}
+	nodes, _, err := c.nodes.List("", "")
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
 	var lost []*v4.Node
 	for _, o := range nodes {
-		n := o.(*v4.Node)
+		cp := *o.(*v4.Node) // the cached node is shared: markLost writes a copy
+		n := &cp
 		switch {
 		case n.Status.Phase == v4.NodeLost:
 		case !alive[n.Metadata.Name] && now.Sub(n.Status.LastHeartbeat) > c.ttl:
@@ -98,7 +132,14 @@ func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
 	if len(lost) == 0 {
 		return nil
 	}
-	return c.loseTaskGroups(ctx, lost, now)
+	return c.loseTaskGroups(ctx, lost, rev, now)
+}
+
+// waitForCache waits, for at most a TTL-independent few seconds, until c reflects rev.
+func waitForCache(ctx context.Context, c *cache.Cache, rev int64) error {
+	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
+	defer cancel()
+	return c.WaitFor(ctx, rev)
 }
 
 // markLost writes the node Lost unless a heartbeat got in first (the write is
@@ -123,17 +164,16 @@ func (c *NodeLifecycle) markLost(ctx context.Context, n *v4.Node, now time.Time)
 }
 
 // loseTaskGroups marks every live task group bound to a lost node Lost.
-func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now time.Time) error {
+func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, rev int64, now time.Time) error {
 	byName := map[string]*v4.Node{}
 	for _, n := range lost {
 		byName[n.Metadata.Name] = n
 	}
-	tgs, _, err := c.store.List(ctx, v4.KindTaskGroup, "")
+	tgs, err := c.taskGroupsOn(ctx, lost, rev)
 	if err != nil {
-		return fmt.Errorf("list task groups: %w", err)
+		return err
 	}
-	for _, o := range tgs {
-		tg := o.(*v4.TaskGroup)
+	for _, tg := range tgs {
 		n, ok := byName[tg.Spec.Node]
 		if !ok || v4.Terminal(tg.Status.Phase) || tg.Status.Phase == v4.StatusLost {
 			continue
@@ -146,6 +186,28 @@ func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now
 		c.handled[n.Metadata.Name] = n.Status.LastHeartbeat
 	}
 	return nil
+}
+
+// taskGroupsOn returns the task groups bound to the nodes from the shared cache, by node,
+// as of revision rev or later (a write conditional on a version older than the stored one
+// would fail, and the task group stay as it is). They are copies, to be written.
+func (c *NodeLifecycle) taskGroupsOn(ctx context.Context, nodes []*v4.Node, rev int64) ([]*v4.TaskGroup, error) {
+	var out []*v4.TaskGroup
+	if err := waitForCache(ctx, c.tgs, rev); err != nil {
+		return nil, fmt.Errorf("task groups: %w", err)
+	}
+	for _, n := range nodes {
+		objs, _, err := c.tgs.List(IndexNode, n.Metadata.Name)
+		if err != nil {
+			return nil, fmt.Errorf("task groups of node %s: %w", n.Metadata.Name, err)
+		}
+		for _, o := range objs {
+			cp := *o.(*v4.TaskGroup)
+			cp.Status.Tasks = slices.Clone(cp.Status.Tasks) // loseTaskGroup sets their status
+			out = append(out, &cp)
+		}
+	}
+	return out, nil
 }
 
 // loseTaskGroup writes one task group Lost, conditional on the version read: a report

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,23 @@ func (e *env) heartbeat(name string, at time.Time) {
 	}
 }
 
+// nodeLifecycle is a node lifecycle controller whose checks the test calls, with its node
+// cache running until the test ends (Run would run it).
+func (e *env) nodeLifecycle(ttl time.Duration) *NodeLifecycle {
+	e.t.Helper()
+	nl := NewNodeLifecycle(testStore, Options{NodeTTL: ttl, Logger: storetest.QuietLogger()})
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		nl.runCaches(ctx, &wg)
+		wg.Wait()
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+	return nl
+}
+
 func (e *env) nodePhase(name string) string {
 	e.t.Helper()
 	o, err := testStore.Get(context.Background(), v4.KindNode, "", name)
@@ -43,7 +61,7 @@ func TestLiveLeaseKeepsNodeReady(t *testing.T) {
 	if _, err := testStore.Beat(e.ctx, "node-l", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	nl := NewNodeLifecycle(testStore, Options{NodeTTL: 10 * time.Second, Logger: storetest.QuietLogger()})
+	nl := e.nodeLifecycle(10 * time.Second)
 	if err := nl.check(e.ctx, now); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +100,7 @@ func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 		t.Fatalf("spread placement must put one instance of each on node-a, got %v", onA)
 	}
 
-	nl := NewNodeLifecycle(testStore, Options{NodeTTL: 10 * time.Second, Logger: storetest.QuietLogger()})
+	nl := e.nodeLifecycle(10 * time.Second)
 	e.heartbeat("node-a", now.Add(-11*time.Second))
 	if err := nl.check(e.ctx, now); err != nil {
 		t.Fatal(err)
@@ -93,6 +111,7 @@ func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 	if got := e.nodePhase("node-b"); got != v4.NodeReady {
 		t.Fatalf("node-b heartbeats: phase %q, want Ready", got)
 	}
+	storetest.FlushEvents(t, testStore)
 	evs, err := testStore.ListEvents(e.ctx, v4.EventFilter{Kind: v4.KindNode, Name: "node-a"})
 	if err != nil {
 		t.Fatal(err)

@@ -28,10 +28,16 @@ func taskGroupOwner(o v4.Object) string {
 	return ownerKey(tg.Metadata.Namespace, tg.Spec.Owner.Kind, tg.Spec.Owner.Name)
 }
 
+// IndexNode indexes a task group cache by the node the task groups are bound to (the
+// node lifecycle's losses, the agents' lists and watches).
+const IndexNode = "node"
+
+func taskGroupNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
+
 // NewTaskGroupCache is a shared cache of task groups with the indexes the controllers
 // need, and extra ones of the caller's (the server's agents read theirs by node).
 func NewTaskGroupCache(st *store.Store, log *slog.Logger, extra map[string]cache.IndexFunc) *cache.Cache {
-	idx := map[string]cache.IndexFunc{indexOwner: taskGroupOwner}
+	idx := map[string]cache.IndexFunc{indexOwner: taskGroupOwner, IndexNode: taskGroupNode}
 	for k, fn := range extra {
 		idx[k] = fn
 	}

@@ -5,21 +5,18 @@ import (
 	"log/slog"
 	"net/http"
 
-	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
-// indexNode indexes task groups by the node they are bound to.
-const indexNode = "node"
+// indexNode indexes task groups by the node they are bound to (the agents' reads).
+const indexNode = controller.IndexNode
 
-func taskGroupNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
-
-// newTaskGroupCache is the shared cache of task groups: the controllers' indexes and the
-// agents' (by node).
+// newTaskGroupCache is the shared cache of task groups, with the controllers' indexes
+// and the agents' (by node).
 func newTaskGroupCache(st *store.Store, log *slog.Logger) *cache.Cache {
-	return controller.NewTaskGroupCache(st, log, map[string]cache.IndexFunc{indexNode: taskGroupNode})
+	return controller.NewTaskGroupCache(st, log, nil)
 }
 
 // startCaches starts the server's shared caches (docs/store.md, "Shared cache"), or uses
