@@ -37,7 +37,7 @@ func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter, opts ...Watch
 		behind := forward(ctx, s.log, wch, out, limit, resp.Header.Revision, func(ev *clientv3.Event) (WatchedEvent, bool) {
 			r, ok := s.decodeRecord(ev.Kv)
 			return WatchedEvent{Event: r}, ok && f.Match(r)
-		}, nil)
+		}, nil, nil)
 		if behind != nil {
 			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
 			s.log.Info("event watch fell behind; ending it", "events", behind.Events, "bytes", behind.Bytes)

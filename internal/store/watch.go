@@ -21,7 +21,27 @@ const (
 	// Error is the last event of a bounded watch whose consumer fell behind: Object is
 	// nil, Err is a *FellBehindError and Revision the last revision given before it.
 	Error EventType = "ERROR"
+	// Progress (only for a watch made WithProgress): every change up to Revision has been
+	// sent; Object is nil.
+	Progress EventType = "PROGRESS"
 )
+
+// progressOf makes a watch's Progress events, when it asked for them.
+func progressOf(l WatchLimit) func(int64) Event {
+	if !l.progress {
+		return nil
+	}
+	return func(rev int64) Event { return Event{Type: Progress, Revision: rev} }
+}
+
+// RequestProgress asks etcd to tell every watch of this store how far it is: those made
+// WithProgress then get a Progress event, once they have been sent every change.
+func (s *Store) RequestProgress(ctx context.Context) error {
+	if err := s.client.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
+		return fmt.Errorf("request watch progress: %w", wrapEtcd(err))
+	}
+	return nil
+}
 
 // Event is one change seen by Watch. For Deleted, Object is the last stored state, with
 // its resourceVersion set to the revision of the deletion (as Kubernetes does), so a client
@@ -95,7 +115,7 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 				return Event{}, false
 			}
 			return e, true
-		}, func(e *Event) { e.RevisionEnd = true })
+		}, func(e *Event) { e.RevisionEnd = true }, progressOf(limit))
 		if behind != nil {
 			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
 			s.log.Info("watch fell behind; ending it", "kind", kind, "namespace", ns, "events", behind.Events, "bytes", behind.Bytes)

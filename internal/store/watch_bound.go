@@ -22,6 +22,8 @@ type WatchLimit struct {
 	// queues hold more than it together, every one of them that has a change waiting is
 	// behind and ends, so many stuck clients cannot add up past it either.
 	Budget *WatchBudget
+	// progress: the watch also sends Progress events (WithProgress).
+	progress bool
 }
 
 // StreamWatchLimit bounds every watch the API streams to a client: about 8 s of a flood
@@ -83,7 +85,15 @@ type WatchOption func(*WatchLimit)
 
 // Bounded makes a watch end with a *FellBehindError once more than l waits for its
 // consumer, instead of making etcd wait.
-func Bounded(l WatchLimit) WatchOption { return func(w *WatchLimit) { *w = l } }
+func Bounded(l WatchLimit) WatchOption {
+	return func(w *WatchLimit) { progress := w.progress; *w = l; w.progress = progress }
+}
+
+// WithProgress makes a watch also send a Progress event whenever etcd tells how far it
+// is (after RequestProgress): every change up to its Revision has been sent. A reader
+// that keeps a kind in memory can then tell it is current at a revision that changed
+// nothing of that kind.
+func WithProgress() WatchOption { return func(w *WatchLimit) { w.progress = true } }
 
 func watchLimit(opts []WatchOption) WatchLimit {
 	var l WatchLimit
@@ -119,8 +129,10 @@ type queuedChange[T any] struct {
 // dropped with the etcd watch. Without a limit it reads etcd only when the queue is empty,
 // so a slow consumer slows the etcd watch down as before; with one it never stops reading,
 // so etcd's client holds nothing for a slow consumer and the queue is all there is.
-// markEnd, when set, is called on the last converted change of each revision.
-func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchChan, out chan<- T, limit WatchLimit, sent int64, convert func(*clientv3.Event) (T, bool), markEnd func(*T)) *FellBehindError {
+// markEnd, when set, is called on the last converted change of each revision; progress,
+// when set, makes the value sent for a progress notification of etcd's.
+func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchChan, out chan<- T, limit WatchLimit, sent int64,
+	convert func(*clientv3.Event) (T, bool), markEnd func(*T), progress func(rev int64) T) *FellBehindError {
 	q := changeQueue[T]{budget: limit.Budget}
 	defer q.clear()
 	var ended bool
@@ -150,6 +162,9 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 				}
 				ended = true
 				continue
+			}
+			if resp.IsProgressNotify() && progress != nil {
+				q.items = append(q.items, queuedChange[T]{value: progress(resp.Header.Revision), rev: resp.Header.Revision})
 			}
 			first := q.len()
 			for _, ev := range resp.Events {

@@ -131,7 +131,7 @@ func (c *Cache) runOnce(ctx context.Context) (listed bool, err error) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := c.st.Watch(wctx, c.cfg.Kind, "", rev)
+	ch, err := c.st.Watch(wctx, c.cfg.Kind, "", rev, store.WithProgress())
 	if err != nil {
 		return true, fmt.Errorf("watch %s: %w", c.cfg.Kind, err)
 	}
@@ -144,6 +144,14 @@ func (c *Cache) runOnce(ctx context.Context) (listed bool, err error) {
 	// half of a transaction, and a watcher gets all of it or is cut off before it.
 	var pending []store.Event
 	for ev := range ch {
+		if ev.Type == store.Progress { // every change up to ev.Revision is here
+			if len(pending) > 0 {
+				c.apply(pending)
+				pending = pending[:0]
+			}
+			c.progressed(ev.Revision)
+			continue
+		}
 		if ev.Type == store.Error || ev.Object == nil {
 			continue
 		}
@@ -243,9 +251,32 @@ func (c *Cache) apply(evs []store.Event) {
 	}
 }
 
+// progressed records that every change up to rev has been applied (etcd's progress
+// notification): the cache reflects rev even when rev changed nothing of its kind.
+func (c *Cache) progressed(rev int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev > c.rev {
+		c.rev = rev
+		c.advance()
+	}
+}
+
+// A WaitFor not answered by a change within progressAfter asks etcd how far the watch is,
+// and again every progressEvery: a reader waiting for its own write (the common case)
+// is answered by the change itself.
+const (
+	progressAfter = 5 * time.Millisecond
+	progressEvery = 50 * time.Millisecond
+)
+
 // WaitFor returns once the cache reflects store revision rev (a reader then sees its own
-// write of rev), or with ctx's error.
+// write of rev, or anything written before rev was read elsewhere), or with ctx's error.
+// A revision that changed nothing of the cache's kind is reached through etcd's progress
+// notification, which WaitFor asks for when no change comes.
 func (c *Cache) WaitFor(ctx context.Context, rev int64) error {
+	tick := time.NewTimer(progressAfter)
+	defer tick.Stop()
 	for {
 		c.mu.RLock()
 		at, advanced := c.rev, c.advanced
@@ -255,6 +286,11 @@ func (c *Cache) WaitFor(ctx context.Context, rev int64) error {
 		}
 		select {
 		case <-advanced:
+		case <-tick.C:
+			if err := c.st.RequestProgress(ctx); err != nil {
+				c.log.Debug("cache: request progress", "err", err)
+			}
+			tick.Reset(progressEvery)
 		case <-ctx.Done():
 			return fmt.Errorf("wait for the %s cache to reach revision %d (it is at %d): %w", c.cfg.Kind, rev, at, ctx.Err())
 		}

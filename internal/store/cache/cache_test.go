@@ -417,3 +417,25 @@ func TestCacheCutMidTransactionResumesBeforeIt(t *testing.T) {
 		}
 	}
 }
+
+// WaitFor reaches a revision that changed nothing of the cache's kind (etcd's progress
+// notification tells the cache it is there).
+func TestCacheWaitForOtherKindsRevision(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := startCache(t, 0, 0)
+	create(t, "a", "n1")
+	cm := &v4.ConfigMap{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindConfigMap},
+		Metadata: v4.ObjectMeta{Namespace: "ns", Name: "other"}}
+	if err := testStore.Create(context.Background(), cm, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := strconv.ParseInt(cm.Metadata.ResourceVersion, 10, 64)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.WaitFor(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	if objs, _, _ := c.List("node", "n1"); len(objs) != 1 {
+		t.Fatalf("at revision %d the cache lists %d task groups of n1, want 1", rev, len(objs))
+	}
+}
