@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -17,7 +19,7 @@ import (
 // Status reports: the agent writes only a task group's status, never its spec.
 
 // handleAgentStatus writes one task group's status; 404 when the task group is gone (the
-// agent then stops it). An ignored report (see statusWanted) answers 200 as well, with
+// agent then stops it). An ignored report (see statusNeeded) answers 200 as well, with
 // the stored task group, so the agent does not retry it.
 func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
@@ -91,7 +93,7 @@ func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st
 		if node != "" && tg.Spec.Node != node {
 			return nil, false, fmt.Errorf("task group %s/%s: %w %q", ns, name, errOtherNode, tg.Spec.Node)
 		}
-		if !statusWanted(tg.Status, st) {
+		if !statusNeeded(tg.Status, st) {
 			return tg, false, nil
 		}
 		old := tg.Status.Phase
@@ -106,6 +108,23 @@ func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st
 		return tg, st.Phase != old && st.Phase != "", nil
 	}
 	return nil, false, errorf(http.StatusConflict, "task group %s/%s changed %d times while its status was written", ns, name, agentWriteAttempts)
+}
+
+// statusNeeded reports whether a reported status is to be written: statusWanted, and not
+// what is stored already (an agent's full report repeats every status it reported; a
+// task group's status is written when it changes, not every report).
+func statusNeeded(stored, reported v4.TaskGroupStatus) bool {
+	return statusWanted(stored, reported) && !sameStatus(stored, reported)
+}
+
+// sameStatus compares two statuses as they are stored: by their JSON.
+func sameStatus(a, b v4.TaskGroupStatus) bool {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false
+	}
+	jb, err := json.Marshal(b)
+	return err == nil && bytes.Equal(ja, jb)
 }
 
 // statusWanted applies BCS's rule that a task group's terminal status is final: a later
@@ -167,7 +186,7 @@ func (s *Server) reportUnchanged(ns, name, node string, st v4.TaskGroupStatus) b
 		return false // writeStatus tells the agent
 	}
 	v4.ClampStatus(&st)
-	return !statusWanted(tg.Status, st)
+	return !statusNeeded(tg.Status, st)
 }
 
 func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {

@@ -126,7 +126,7 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 			w.done <- statusResult{alone: true} // alone, it reads etcd and says whose it is
 			continue
 		}
-		if !statusWanted(tg.Status, w.st) {
+		if !statusNeeded(tg.Status, w.st) {
 			w.done <- statusResult{tg: tg}
 			continue
 		}
