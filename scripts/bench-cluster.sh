@@ -13,7 +13,8 @@
 # with those task groups: CPU, RSS and etcd growth.
 #
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
-# at the end in DIR (go tool pprof DIR/cpu.pprof).
+# at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
+# BURST_PROFILE seconds (default 30) and of the idle phase.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -98,7 +99,7 @@ else
   sleep "$measure"
 fi
 c1=$(cpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
-lost=$("$berth" events -A 2>/dev/null | grep -c NodeLost || true)
+lost=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
 
 awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
   -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" 'BEGIN {
@@ -116,12 +117,19 @@ load=${LOAD:-100x100}
 apps=${load%x*} instances=${load#*x}
 echo
 echo "burst: $apps x $instances instances"
-c0=$(cpu) t0=$(date +%s.%N)
+c0=$(cpu) t0=$(date +%s.%N) lost0=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
+burst_profile=
+if [ -n "${PROFILE:-}" ]; then
+  pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst-cpu.pprof" &
+  burst_profile=$!
+fi
 BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
   --namespaces "${LOAD_NAMESPACES:-1}" || echo "the burst did not complete" >&2
 c1=$(cpu) t1=$(date +%s.%N)
-awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" 'BEGIN {
-  printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss
+[ -n "$burst_profile" ] && wait "$burst_profile"
+lost1=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
+awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) 'BEGIN {
+  printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, NodeLost events %d\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost
 }'
 
 idle=${IDLE:-60}

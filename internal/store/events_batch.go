@@ -12,10 +12,11 @@ import (
 )
 
 // How many new records one RecordEvents transaction writes (three operations each: the
-// index, the record, the object's count): within the embedded member's 4,096 operations,
-// and an external cluster's default of 128.
+// index, the record, the object's count): small enough that one transaction does not
+// hold etcd's apply loop for long, and within an external cluster's default of 128
+// operations.
 const (
-	eventBatch         = 1000
+	eventBatch         = 250
 	eventBatchExternal = 40
 )
 
@@ -205,8 +206,13 @@ func (s *Store) writeQueuedEvents(ctx context.Context) {
 		}
 		take()
 		// Not canceled with ctx: a batch taken is written even while the store closes.
+		start := time.Now()
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		write(wctx)
 		cancel()
+		// Events are a view: they take at most about half of etcd's time, so a burst's
+		// records never starve the writes they describe, or the nodes' lease renewals
+		// (which wait for etcd to apply what it committed). What cannot wait is dropped.
+		sleepCtx(ctx, min(time.Since(start), time.Second))
 	}
 }

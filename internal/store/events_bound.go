@@ -41,9 +41,9 @@ func (s *Store) boundScopes(ctx context.Context, id eventIdentity) {
 		if err != nil {
 			s.log.Warn("bound events: count the namespace's records", "namespace", id.ns, "err", wrapEtcd(err))
 		} else if over := int(count.Count) - lim.perNamespace; over > 0 {
-			// 1% more than the excess, so that a namespace at its bound does not read its
-			// whole index for every new record.
-			s.trimIndexed(ctx, prefix, over+lim.perNamespace/100)
+			// A tenth of the bound more than the excess, so that a namespace at its bound
+			// reads its whole index once per thousand new records, not every hundred.
+			s.trimIndexed(ctx, prefix, over+lim.perNamespace/trimSlack)
 		}
 	}
 	if s.events.created.Add(1)%max(lim.totalEvery, 1) == 0 {
@@ -91,19 +91,64 @@ func (s *Store) trimIndexed(ctx context.Context, indexPrefix string, n int) {
 	}
 	// Log keys start with the time last seen, zero-padded: their order is that time's.
 	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.logKey, b.logKey) })
+	var dels []recordDelete
 	for _, e := range entries[:min(n, len(entries))] {
 		// Only if it was not repeated meanwhile (which moved it to the end).
-		_, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.Value(e.key), "=", e.value)).
-			Then(clientv3.OpDelete(e.key), clientv3.OpDelete(e.logKey)).Commit()
+		dels = append(dels, recordDelete{clientv3.Compare(clientv3.Value(e.key), "=", e.value), e.key, e.logKey})
+	}
+	s.deleteRecords(ctx, dels)
+}
+
+// trimSlack: a trim deletes a trimSlack-th of the bound beyond the excess.
+const trimSlack = 10
+
+// recordDelete deletes a record and its index key if cond still holds.
+type recordDelete struct {
+	cond             clientv3.Cmp
+	indexKey, logKey string
+}
+
+// How many records one trim transaction deletes (three operations each).
+const (
+	deleteBatch         = 500
+	deleteBatchExternal = 40
+)
+
+// deleteRecords deletes records in few transactions: each deletes its records if every
+// one's condition holds, else they are deleted one by one (a record repeated meanwhile
+// stays).
+func (s *Store) deleteRecords(ctx context.Context, dels []recordDelete) {
+	batch := deleteBatch
+	if s.etcd == nil {
+		batch = deleteBatchExternal
+	}
+	for start := 0; start < len(dels); start += batch {
+		part := dels[start:min(start+batch, len(dels))]
+		cmps := make([]clientv3.Cmp, 0, len(part))
+		ops := make([]clientv3.Op, 0, 2*len(part))
+		for _, d := range part {
+			cmps = append(cmps, d.cond)
+			ops = append(ops, clientv3.OpDelete(d.indexKey), clientv3.OpDelete(d.logKey))
+		}
+		resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
 		if err != nil {
-			s.log.Warn("trim events: delete", "key", e.logKey, "err", wrapEtcd(err))
+			s.log.Warn("trim events: delete", "records", len(part), "err", wrapEtcd(err))
 			return
+		}
+		if resp.Succeeded {
+			continue
+		}
+		for _, d := range part {
+			if _, err := s.client.Txn(ctx).If(d.cond).Then(clientv3.OpDelete(d.indexKey), clientv3.OpDelete(d.logKey)).Commit(); err != nil {
+				s.log.Warn("trim events: delete", "key", d.logKey, "err", wrapEtcd(err))
+				return
+			}
 		}
 	}
 }
 
-// trimTotal deletes the least recently seen records beyond total, and 1% more.
+// trimTotal deletes the least recently seen records beyond total, and a tenth of total
+// more.
 func (s *Store) trimTotal(ctx context.Context, total int) {
 	resp, err := s.client.Get(ctx, eventLogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
@@ -114,13 +159,14 @@ func (s *Store) trimTotal(ctx context.Context, total int) {
 	if over <= 0 {
 		return
 	}
-	over += total / 100
+	over += total / trimSlack
 	s.log.Info("event records over the cluster bound; deleting the oldest", "records", resp.Count, "bound", total, "deleting", over)
 	old, err := s.client.Get(ctx, eventLogPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(int64(over)))
 	if err != nil {
 		s.log.Warn("trim events: list oldest", "err", wrapEtcd(err))
 		return
 	}
+	var dels []recordDelete
 	for _, kv := range old.Kvs {
 		logKey := string(kv.Key)
 		indexKey, err := indexKeyOfLog(logKey)
@@ -129,12 +175,7 @@ func (s *Store) trimTotal(ctx context.Context, total int) {
 			continue
 		}
 		// A record unchanged since the read is still the one its index points to.
-		_, err = s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(logKey), "=", kv.ModRevision)).
-			Then(clientv3.OpDelete(logKey), clientv3.OpDelete(indexKey)).Commit()
-		if err != nil {
-			s.log.Warn("trim events: delete", "key", logKey, "err", wrapEtcd(err))
-			return
-		}
+		dels = append(dels, recordDelete{clientv3.Compare(clientv3.ModRevision(logKey), "=", kv.ModRevision), indexKey, logKey})
 	}
+	s.deleteRecords(ctx, dels)
 }
