@@ -26,6 +26,30 @@ type renewer struct {
 	waiting map[int64][]chan renewal
 }
 
+// renewLanes is how many LeaseKeepAlive streams a store renews over, each lease always on
+// the same one. etcd answers one stream's renewals one after another, and a renewal waits
+// for a linearizable read when etcd's raft loop is late (a write burst on a busy machine):
+// one stream then renews a few leases a second, and thousands of nodes go Lost. Several
+// streams wait together (etcd serves their reads with one), and answer in order per lease.
+const renewLanes = 16
+
+// renewers spreads renewals over renewLanes streams, by lease.
+type renewers struct {
+	lanes [renewLanes]renewer
+}
+
+// setLeases sets how every lane opens its stream.
+func (r *renewers) setLeases(leases func() pb.LeaseClient) {
+	for i := range r.lanes {
+		r.lanes[i].leases = leases
+	}
+}
+
+// renew renews a lease once, on its lane, and reports whether it still exists.
+func (r *renewers) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
+	return r.lanes[uint64(id)%renewLanes].renew(ctx, c, id)
+}
+
 // renewal is the answer to one renewal: the lease's new TTL (0: it does not exist).
 type renewal struct {
 	ttl int64

@@ -75,7 +75,7 @@ type Store struct {
 	events  eventState  // records: lease, limits, index cache (events.go)
 	engine  engineCache // maintenance mode, read often (engine.go)
 	alive   liveness    // the node leases this server renews (liveness.go)
-	renewer renewer     // their renewals, over one stream (liveness_renew.go)
+	renewer renewers    // their renewals, over a few long-lived streams (liveness_renew.go)
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 	// space is what the store knows of etcd's space (alarm cache, last defragmentation,
@@ -140,11 +140,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open store: connect to etcd %v: %w", endpoints, err)
 	}
 	s.client, s.admin = client, client
-	s.renewer.leases = func() pb.LeaseClient { return pb.NewLeaseClient(client.ActiveConnection()) }
+	s.renewer.setLeases(func() pb.LeaseClient { return pb.NewLeaseClient(client.ActiveConnection()) })
 	if s.etcd != nil {
 		s.client = v3client.New(s.etcd.Server)
 		inProcess := adapter.LeaseServerToLeaseClient(v3rpc.NewQuotaLeaseServer(s.etcd.Server))
-		s.renewer.leases = func() pb.LeaseClient { return inProcess }
+		s.renewer.setLeases(func() pb.LeaseClient { return inProcess })
 	}
 	// Fail fast on an unreachable external cluster instead of at the first request.
 	readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
