@@ -29,6 +29,10 @@ type Agent struct {
 	log      *slog.Logger
 	servers  *servers
 	reporter *reporter
+	// reports makes status writes and full reports take turns: with the task group watch
+	// they hold at most two of the agent's connections to a server (agentMaxConns), and a
+	// heartbeat always finds the third, however slowly the server writes statuses.
+	reports sync.Mutex
 
 	// Set by Run before any goroutine starts.
 	runCtx  context.Context
@@ -74,6 +78,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
+	a.reporter.sendMany = a.reportStatuses
 	return a, nil
 }
 
@@ -191,5 +196,7 @@ func (a *Agent) connect(ctx context.Context) {
 
 // putStatus sends one status report (the reporter's send).
 func (a *Agent) putStatus(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error {
+	a.reports.Lock()
+	defer a.reports.Unlock()
 	return a.servers.do(ctx, func(c *client.Client) error { return c.AgentPutStatus(ctx, ns, name, st) })
 }

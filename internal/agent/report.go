@@ -18,6 +18,10 @@ import (
 // memory to one status per task group.
 type reporter struct {
 	send func(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error
+	// sendMany, when set, sends several pending statuses in one request (a report) and
+	// returns those the server does not have (their keys): a burst of changes on a
+	// node costs one request instead of one each.
+	sendMany func(ctx context.Context, ps []pendingStatus) (unknown []string, err error)
 	// gone is called when the server answers 404: the task group was deleted.
 	gone func(ns, name string)
 
@@ -82,6 +86,50 @@ func (r *reporter) head() (string, pendingStatus, bool) {
 	return key, r.pending[key], true
 }
 
+// maxStatusBatch bounds the statuses one batched report sends.
+const maxStatusBatch = 100
+
+// oldest returns up to maxStatusBatch pending statuses, oldest first.
+func (r *reporter) oldest() []pendingStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]pendingStatus, 0, min(len(r.order), maxStatusBatch))
+	for _, key := range r.order[:min(len(r.order), maxStatusBatch)] {
+		out = append(out, r.pending[key])
+	}
+	return out
+}
+
+// sendBatch sends several pending statuses in one report; false when it could not (they
+// then go one by one).
+func (r *reporter) sendBatch(ctx context.Context) bool {
+	if r.sendMany == nil {
+		return false
+	}
+	ps := r.oldest()
+	if len(ps) < 2 {
+		return false
+	}
+	unknown, err := r.sendMany(ctx, ps)
+	if err != nil {
+		return false
+	}
+	gone := make(map[string]bool, len(unknown))
+	for _, key := range unknown {
+		gone[key] = true
+	}
+	for _, p := range ps {
+		key := tgKey(p.ns, p.name)
+		if gone[key] {
+			r.forget(key)
+			r.gone(p.ns, p.name)
+			continue
+		}
+		r.sent(key, p.seq)
+	}
+	return true
+}
+
 // sent drops key unless a newer status came in while the old one was being sent.
 func (r *reporter) sent(key string, seq uint64) {
 	r.mu.Lock()
@@ -103,6 +151,10 @@ func (r *reporter) run(ctx context.Context, log logger) {
 			case <-ctx.Done():
 				return
 			}
+		}
+		if r.sendBatch(ctx) {
+			bo.reset()
+			continue
 		}
 		err := r.send(ctx, p.ns, p.name, p.status)
 		switch {
@@ -136,6 +188,31 @@ type logger interface {
 	Error(msg string, args ...any)
 }
 
+// reportStatuses sends several task groups' statuses in one report (the reporter's
+// sendMany) and returns the keys of those the server does not have.
+func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]string, error) {
+	rep := v4.AgentReport{TaskGroups: make([]v4.TaskGroupReport, 0, len(ps))}
+	for _, p := range ps {
+		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.ns, Name: p.name, Status: p.status})
+	}
+	var res v4.AgentReportResult
+	a.reports.Lock()
+	defer a.reports.Unlock()
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		res, err = c.AgentReport(ctx, a.cfg.NodeName, rep)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	unknown := make([]string, 0, len(res.Unknown))
+	for _, u := range res.Unknown {
+		unknown = append(unknown, tgKey(u.Namespace, u.Name))
+	}
+	return unknown, nil
+}
+
 // fullReport sends the status of every pod the executor knows and stops and removes the
 // ones the server does not have.
 func (a *Agent) fullReport(ctx context.Context) error {
@@ -145,6 +222,8 @@ func (a *Agent) fullReport(ctx context.Context) error {
 		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.Namespace, Name: p.Name, Status: p.Status})
 	}
 	var res v4.AgentReportResult
+	a.reports.Lock()
+	defer a.reports.Unlock()
 	err := a.servers.do(ctx, func(c *client.Client) error {
 		var err error
 		res, err = c.AgentReport(ctx, a.cfg.NodeName, rep)

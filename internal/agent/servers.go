@@ -24,8 +24,9 @@ type servers struct {
 }
 
 // agentMaxConns is how many connections an agent opens to one server at most: its task
-// group watch and two for its calls (a heartbeat is not held up by a slow report). A
-// server's connection limit must cover three per node (15,000 at 5,000 nodes).
+// group watch and two for its calls. Status writes and full reports take turns on one
+// (Agent.reports), so a heartbeat is not held up by a slow report. A server's connection
+// limit must cover three per node (15,000 at 5,000 nodes).
 const agentMaxConns = 3
 
 // newServers makes a client of each server over hc; token, when set, is sent as a bearer
