@@ -31,7 +31,7 @@ type renewer struct {
 // for a linearizable read when etcd's raft loop is late (a write burst on a busy machine):
 // one stream then renews a few leases a second, and thousands of nodes go Lost. Several
 // streams wait together (etcd serves their reads with one), and answer in order per lease.
-const renewLanes = 16
+const renewLanes = 64
 
 // renewers spreads renewals over renewLanes streams, by lease.
 type renewers struct {
