@@ -188,6 +188,19 @@ type logger interface {
 	Error(msg string, args ...any)
 }
 
+// sendReport sends a report, taking its turn with the status writes (Agent.reports).
+func (a *Agent) sendReport(ctx context.Context, rep v4.AgentReport) (v4.AgentReportResult, error) {
+	a.reports.Lock()
+	defer a.reports.Unlock()
+	var res v4.AgentReportResult
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		res, err = c.AgentReport(ctx, a.cfg.NodeName, rep)
+		return err
+	})
+	return res, err
+}
+
 // reportStatuses sends several task groups' statuses in one report (the reporter's
 // sendMany) and returns the keys of those the server does not have.
 func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]string, error) {
@@ -195,14 +208,7 @@ func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]strin
 	for _, p := range ps {
 		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.ns, Name: p.name, Status: p.status})
 	}
-	var res v4.AgentReportResult
-	a.reports.Lock()
-	defer a.reports.Unlock()
-	err := a.servers.do(ctx, func(c *client.Client) error {
-		var err error
-		res, err = c.AgentReport(ctx, a.cfg.NodeName, rep)
-		return err
-	})
+	res, err := a.sendReport(ctx, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -221,14 +227,7 @@ func (a *Agent) fullReport(ctx context.Context) error {
 	for _, p := range pods {
 		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.Namespace, Name: p.Name, Status: p.Status})
 	}
-	var res v4.AgentReportResult
-	a.reports.Lock()
-	defer a.reports.Unlock()
-	err := a.servers.do(ctx, func(c *client.Client) error {
-		var err error
-		res, err = c.AgentReport(ctx, a.cfg.NodeName, rep)
-		return err
-	})
+	res, err := a.sendReport(ctx, rep)
 	if err != nil {
 		return err
 	}
