@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func indexes(tgs []*v4.TaskGroup, desired string) []int {
@@ -131,6 +132,7 @@ func TestUnplaceableReportsReason(t *testing.T) {
 	})
 	e.node("late")
 	e.eventually("placed once a node comes", func() bool { return len(e.taskGroups("web")) == 2 })
+	storetest.FlushEvents(t, testStore)
 	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Kind: v4.KindProcess, Namespace: "ctl", Name: "web"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // crashingAgent fails every task group of the process at once, as an agent would report a
@@ -77,6 +78,7 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	if len(tgs) != 1 || tgs[0].Spec.CrashLoops != runs-1 {
 		t.Fatalf("task groups %d, crashLoops of the last %d, want 1 and %d", len(tgs), tgs[0].Spec.CrashLoops, runs-1)
 	}
+	storetest.FlushEvents(t, testStore)
 	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ctl", Name: "crashy"})
 	if err != nil {
 		t.Fatal(err)

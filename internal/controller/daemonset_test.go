@@ -93,6 +93,7 @@ func (e *env) setNode(name string, change func(*v4.Node)) {
 
 func (e *env) reasons(kind v4.Kind, name string) []string {
 	e.t.Helper()
+	storetest.FlushEvents(e.t, testStore)
 	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Kind: kind, Namespace: "ctl", Name: name})
 	if err != nil {
 		e.t.Fatal(err)

@@ -154,6 +154,7 @@ func TestDependencyPodSharedAndCollected(t *testing.T) {
 		return len(st.Pods) == 2 && st.Pods[0].RefCount == 0 && !st.Pods[0].LastUsed.IsZero() || len(e.depPods()) == 0
 	})
 	e.eventually("both pods collected", func() bool { return len(e.depPods()) == 0 })
+	storetest.FlushEvents(t, testStore)
 	evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "infra", Kind: v4.KindDependency, Name: "logagent"})
 	if err != nil {
 		t.Fatal(err)

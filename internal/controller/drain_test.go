@@ -103,6 +103,7 @@ func (e *env) onNode(owner, node string) []string {
 }
 
 func (e *env) nodeEvents(node string) []string {
+	storetest.FlushEvents(e.t, testStore)
 	events, _ := testStore.ListEvents(e.ctx, v4.EventFilter{Kind: v4.KindNode, Name: node})
 	var out []string
 	for _, ev := range events {

@@ -46,17 +46,13 @@ type NodeLifecycle struct {
 	tgs           *cache.Cache
 	ownTaskGroups bool
 
-	// handled remembers, per node, the heartbeat time of the loss already acted on, so
-	// the task groups of a Lost node are scanned once per loss, not on every look.
-	handled map[string]time.Time
 }
 
 // NewNodeLifecycle builds the controller; Run drives it.
 func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "node-lifecycle")
-	c := &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), handled: map[string]time.Time{},
-		nodes: cache.New(st, cache.Config{Kind: v4.KindNode, Logger: log}), tgs: opts.TaskGroups}
+	c := &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), nodes: cache.New(st, cache.Config{Kind: v4.KindNode, Logger: log}), tgs: opts.TaskGroups}
 	if c.tgs == nil {
 		c.tgs, c.ownTaskGroups = NewTaskGroupCache(st, log, nil), true
 	}
@@ -96,16 +92,14 @@ func (c *NodeLifecycle) Run(ctx context.Context) error {
 	}
 }
 
-// check marks silent nodes Lost and the task groups of Lost nodes Lost.
+// check marks silent nodes Lost and the task groups of Lost nodes Lost. It reads the
+// caches as they are: a node or task group a moment behind is written conditionally on
+// the version read, so a stale one fails the write and is looked at again next time
+// (a lost node's task groups are looked up by node at every look: an index lookup).
 func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
-	alive, rev, err := c.store.AliveNodesAt(ctx)
+	alive, err := c.store.AliveNodes(ctx)
 	if err != nil {
 		return err
-	}
-	// The nodes as of the liveness read, or later: a cache behind it could show a node
-	// that registered meanwhile without its first beat.
-	if err := waitForCache(ctx, c.nodes, rev); err != nil {
-		return fmt.Errorf("nodes: %w", err)
 	}
 	nodes, _, err := c.nodes.List("", "")
 	if err != nil {
@@ -122,24 +116,16 @@ func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
 				return err
 			}
 		default:
-			delete(c.handled, n.Metadata.Name)
 			continue
 		}
-		if n.Status.Phase == v4.NodeLost && !c.handled[n.Metadata.Name].Equal(n.Status.LastHeartbeat) {
+		if n.Status.Phase == v4.NodeLost {
 			lost = append(lost, n)
 		}
 	}
 	if len(lost) == 0 {
 		return nil
 	}
-	return c.loseTaskGroups(ctx, lost, rev, now)
-}
-
-// waitForCache waits, for at most a TTL-independent few seconds, until c reflects rev.
-func waitForCache(ctx context.Context, c *cache.Cache, rev int64) error {
-	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
-	defer cancel()
-	return c.WaitFor(ctx, rev)
+	return c.loseTaskGroups(ctx, lost, now)
 }
 
 // markLost writes the node Lost unless a heartbeat got in first (the write is
@@ -164,50 +150,25 @@ func (c *NodeLifecycle) markLost(ctx context.Context, n *v4.Node, now time.Time)
 }
 
 // loseTaskGroups marks every live task group bound to a lost node Lost.
-func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, rev int64, now time.Time) error {
-	byName := map[string]*v4.Node{}
+func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now time.Time) error {
 	for _, n := range lost {
-		byName[n.Metadata.Name] = n
-	}
-	tgs, err := c.taskGroupsOn(ctx, lost, rev)
-	if err != nil {
-		return err
-	}
-	for _, tg := range tgs {
-		n, ok := byName[tg.Spec.Node]
-		if !ok || v4.Terminal(tg.Status.Phase) || tg.Status.Phase == v4.StatusLost {
-			continue
-		}
-		if err := c.loseTaskGroup(ctx, tg, n, now); err != nil {
-			return err
-		}
-	}
-	for _, n := range lost {
-		c.handled[n.Metadata.Name] = n.Status.LastHeartbeat
-	}
-	return nil
-}
-
-// taskGroupsOn returns the task groups bound to the nodes from the shared cache, by node,
-// as of revision rev or later (a write conditional on a version older than the stored one
-// would fail, and the task group stay as it is). They are copies, to be written.
-func (c *NodeLifecycle) taskGroupsOn(ctx context.Context, nodes []*v4.Node, rev int64) ([]*v4.TaskGroup, error) {
-	var out []*v4.TaskGroup
-	if err := waitForCache(ctx, c.tgs, rev); err != nil {
-		return nil, fmt.Errorf("task groups: %w", err)
-	}
-	for _, n := range nodes {
 		objs, _, err := c.tgs.List(IndexNode, n.Metadata.Name)
 		if err != nil {
-			return nil, fmt.Errorf("task groups of node %s: %w", n.Metadata.Name, err)
+			return fmt.Errorf("task groups of node %s: %w", n.Metadata.Name, err)
 		}
 		for _, o := range objs {
-			cp := *o.(*v4.TaskGroup)
-			cp.Status.Tasks = slices.Clone(cp.Status.Tasks) // loseTaskGroup sets their status
-			out = append(out, &cp)
+			cached := o.(*v4.TaskGroup)
+			if v4.Terminal(cached.Status.Phase) || cached.Status.Phase == v4.StatusLost {
+				continue
+			}
+			tg := *cached // shared: write a copy
+			tg.Status.Tasks = slices.Clone(tg.Status.Tasks)
+			if err := c.loseTaskGroup(ctx, &tg, n, now); err != nil {
+				return err
+			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // loseTaskGroup writes one task group Lost, conditional on the version read: a report

@@ -9,6 +9,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -43,6 +44,34 @@ func (e *env) nodeLifecycle(ttl time.Duration) *NodeLifecycle {
 	return nl
 }
 
+// check runs one look of the node lifecycle once its caches hold every node and task
+// group as stored (the test's writes just before).
+func (e *env) check(nl *NodeLifecycle, now time.Time) error {
+	e.t.Helper()
+	same := func(c *cache.Cache, kind v4.Kind) bool {
+		stored, _, err := testStore.List(e.ctx, kind, "")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		cached, _, _ := c.List("", "")
+		if len(cached) != len(stored) {
+			return false
+		}
+		for _, o := range stored {
+			m := o.GetMeta()
+			got, ok := c.Get(m.Namespace, m.Name)
+			if !ok || got.GetMeta().ResourceVersion != m.ResourceVersion {
+				return false
+			}
+		}
+		return true
+	}
+	e.eventually("the node lifecycle's caches hold the store", func() bool {
+		return same(nl.nodes, v4.KindNode) && same(nl.tgs, v4.KindTaskGroup)
+	})
+	return nl.check(e.ctx, now)
+}
+
 func (e *env) nodePhase(name string) string {
 	e.t.Helper()
 	o, err := testStore.Get(context.Background(), v4.KindNode, "", name)
@@ -62,7 +91,7 @@ func TestLiveLeaseKeepsNodeReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	nl := e.nodeLifecycle(10 * time.Second)
-	if err := nl.check(e.ctx, now); err != nil {
+	if err := e.check(nl, now); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.nodePhase("node-l"); got != v4.NodeReady {
@@ -71,7 +100,7 @@ func TestLiveLeaseKeepsNodeReady(t *testing.T) {
 	if err := testStore.ForgetNode(e.ctx, "node-l"); err != nil {
 		t.Fatal(err)
 	}
-	if err := nl.check(e.ctx, now); err != nil {
+	if err := e.check(nl, now); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.nodePhase("node-l"); got != v4.NodeLost {
@@ -102,7 +131,7 @@ func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 
 	nl := e.nodeLifecycle(10 * time.Second)
 	e.heartbeat("node-a", now.Add(-11*time.Second))
-	if err := nl.check(e.ctx, now); err != nil {
+	if err := e.check(nl, now); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.nodePhase("node-a"); got != v4.NodeLost {
@@ -144,7 +173,7 @@ func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 
 	// The agent comes back: its heartbeat makes the node Ready, its report the instance Running.
 	e.heartbeat("node-a", time.Now())
-	if err := nl.check(e.ctx, time.Now()); err != nil {
+	if err := e.check(nl, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for _, tg := range e.taskGroups("onfail") {

@@ -192,6 +192,7 @@ func (e *notifyEnv) notifyStatus(name string) v4.NotifyStatus {
 
 func (e *notifyEnv) failures(name string) []string {
 	e.t.Helper()
+	storetest.FlushEvents(e.t, testStore)
 	evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ctl", Kind: v4.KindNotify, Name: name})
 	if err != nil {
 		e.t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func TestRestartStormWindow(t *testing.T) {
@@ -71,6 +72,7 @@ func TestCrashLoopRecordsOneRestartStorm(t *testing.T) {
 		tgs := e.taskGroups("web")
 		return len(tgs) == 1 && tgs[0].Spec.ReschedTimes == 6
 	})
+	storetest.FlushEvents(t, testStore)
 	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ctl", Kind: v4.KindProcess, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
