@@ -176,7 +176,7 @@ func (s *Store) writeQueuedEvents(ctx context.Context) {
 	batch := make([]v4.Event, 0, eventBatch)
 	write := func(wctx context.Context) {
 		if err := s.RecordEvents(wctx, batch); err != nil {
-			s.log.Warn("record queued events", "events", len(batch), "err", err)
+			s.log.Warn("record queued events", "events", len(batch), "err", truncateMessage(err.Error()))
 		}
 		s.eventsDone.Add(uint64(len(batch)))
 		clear(batch)
