@@ -45,7 +45,6 @@ type NodeLifecycle struct {
 	nodes         *cache.Cache
 	tgs           *cache.Cache
 	ownTaskGroups bool
-
 }
 
 // NewNodeLifecycle builds the controller; Run drives it.
