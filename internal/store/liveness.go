@@ -146,22 +146,15 @@ func leaseSeconds(ttl time.Duration) int64 {
 
 // AliveNodes returns the nodes whose lease is live.
 func (s *Store) AliveNodes(ctx context.Context) (map[string]bool, error) {
-	alive, _, err := s.AliveNodesAt(ctx)
-	return alive, err
-}
-
-// AliveNodesAt is AliveNodes with the store revision it was read at: a cache that
-// reflects that revision is as current as the answer.
-func (s *Store) AliveNodesAt(ctx context.Context) (map[string]bool, int64, error) {
 	resp, err := s.client.Get(ctx, alivePrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	if err != nil {
-		return nil, 0, fmt.Errorf("list alive nodes: %w", wrapEtcd(err))
+		return nil, fmt.Errorf("list alive nodes: %w", wrapEtcd(err))
 	}
 	out := make(map[string]bool, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
 		out[strings.TrimPrefix(string(kv.Key), alivePrefix)] = true
 	}
-	return out, resp.Header.Revision, nil
+	return out, nil
 }
 
 // LastBeat estimates when node last beat: the renewal that left its lease's remaining
