@@ -1,13 +1,22 @@
 package v4
 
+import "time"
+
 // Types of the agent protocol (docs/agent.md), shared by the server and the agent.
 
-// AgentHeartbeat is the body of PUT /v1/agent/nodes/{name}/heartbeat.
+// AgentHeartbeat is the body of PUT /v1/agent/nodes/{name}/heartbeat, and one line of
+// the body of the heartbeat stream, POST /v1/agent/nodes/{name}/heartbeats.
 type AgentHeartbeat struct {
 	AgentVersion string `json:"agentVersion,omitempty"`
 	// AgentAddress is where the agent serves logs and actions ("host:port").
 	AgentAddress string `json:"agentAddress,omitempty"`
 }
+
+// HeartbeatAckEvery is how often a server acknowledges the beats of a heartbeat stream:
+// the first beat, and then the first beat that comes at least this long after the last
+// acknowledgement. An agent that gets none for a beat that was due one takes the server
+// for gone.
+const HeartbeatAckEvery = 10 * time.Second
 
 // TaskGroupRef names one task group.
 type TaskGroupRef struct {

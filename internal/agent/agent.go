@@ -29,9 +29,9 @@ type Agent struct {
 	log      *slog.Logger
 	servers  *servers
 	reporter *reporter
-	// reports makes status writes and full reports take turns: with the task group watch
-	// they hold at most two of the agent's connections to a server (agentMaxConns), and a
-	// heartbeat always finds the third, however slowly the server writes statuses.
+	// reports makes status writes and full reports take turns on the one connection the
+	// agent keeps for its calls besides its task group watch and its heartbeat stream
+	// (agentMaxConns).
 	reports sync.Mutex
 
 	// Set by Run before any goroutine starts.

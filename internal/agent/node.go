@@ -60,12 +60,15 @@ func (a *Agent) register(ctx context.Context) bool {
 	}
 }
 
-// heartbeatLoop sends a heartbeat every HeartbeatInterval. A 404 means an operator
-// deleted the node: the agent registers it again.
+// heartbeatLoop sends a heartbeat every HeartbeatInterval, on a heartbeat stream to the
+// current server (the client's AgentHeartbeats): one connection and a line per beat. A
+// stream that ends is opened again at the next beat, on the next server when this one
+// cannot serve. A 404 means an operator deleted the node: the agent registers it again.
 func (a *Agent) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(a.cfg.HeartbeatInterval)
 	defer t.Stop()
-	hb := v4.AgentHeartbeat{AgentVersion: Version, AgentAddress: a.addr}
+	var beats *beatStream
+	defer func() { beats.close() }()
 	failing := false
 	for {
 		select {
@@ -73,7 +76,8 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		err := a.servers.do(ctx, func(c *client.Client) error { return c.AgentHeartbeat(ctx, a.cfg.NodeName, hb) })
+		var err error
+		beats, err = a.beat(ctx, beats)
 		switch {
 		case err == nil:
 			if failing {
@@ -94,4 +98,45 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 			failing = true
 		}
 	}
+}
+
+// beatStream is an open heartbeat stream and the server it goes to.
+type beatStream struct {
+	to     *client.Client
+	stream *client.HeartbeatStream
+}
+
+func (b *beatStream) close() {
+	if b != nil {
+		b.stream.Close()
+	}
+}
+
+// beat sends one beat on b, opening a stream first when there is none, and returns the
+// stream to use next time (nil after a failure: the next beat opens another). The first
+// beat of a stream says the agent's version and address; the server writes them when
+// they changed.
+func (a *Agent) beat(ctx context.Context, b *beatStream) (*beatStream, error) {
+	hb := v4.AgentHeartbeat{}
+	if b == nil {
+		err := a.servers.do(ctx, func(c *client.Client) error {
+			s, err := c.AgentHeartbeats(ctx, a.cfg.NodeName)
+			if err == nil {
+				b = &beatStream{to: c, stream: s}
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		hb = v4.AgentHeartbeat{AgentVersion: Version, AgentAddress: a.addr}
+	}
+	if err := b.stream.Beat(hb); err != nil {
+		b.close()
+		if failover(err) {
+			a.servers.moveOn(b.to)
+		}
+		return nil, err
+	}
+	return b, nil
 }

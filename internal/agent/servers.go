@@ -24,9 +24,9 @@ type servers struct {
 }
 
 // agentMaxConns is how many connections an agent opens to one server at most: its task
-// group watch and two for its calls. Status writes and full reports take turns on one
-// (Agent.reports), so a heartbeat is not held up by a slow report. A server's connection
-// limit must cover three per node (15,000 at 5,000 nodes).
+// group watch, its heartbeat stream, and one for its calls (status writes and full
+// reports take turns, Agent.reports). A server's connection limit must cover three per
+// node (15,000 at 5,000 nodes).
 const agentMaxConns = 3
 
 // newServers makes a client of each server over hc; token, when set, is sent as a bearer
@@ -37,7 +37,8 @@ func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) 
 	// dead server is noticed.
 	if t, ok := hc.Transport.(*http.Transport); ok {
 		t.ResponseHeaderTimeout = 30 * time.Second
-		// The task group watch holds one connection; the calls share the rest. A slow
+		// The task group watch and the heartbeat stream hold one connection each; the
+		// calls share the rest. A slow
 		// server makes calls wait instead of each opening one more connection (at
 		// thousands of agents, the server's file descriptors run out).
 		t.MaxConnsPerHost = agentMaxConns
@@ -79,6 +80,17 @@ func (s *servers) do(ctx context.Context, fn func(*client.Client) error) error {
 		}
 	}
 	return err
+}
+
+// moveOn makes the server after c current, if c is current: c failed in a way that
+// another server may not (a stream it ended because it cannot serve).
+func (s *servers) moveOn(c *client.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.clients) > 1 && s.clients[s.cur] == c {
+		s.cur = (s.cur + 1) % len(s.clients)
+		s.log.Info("switched to server", "server", s.clients[s.cur].Server())
+	}
 }
 
 // failover reports whether err means "this server cannot help now": no answer at all,

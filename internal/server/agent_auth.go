@@ -20,6 +20,7 @@ func (s *Server) agentRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /v1/agent/certificate/renew", s.nodeAuth(s.handleAgentRenew))
 	mux.HandleFunc("POST /v1/agent/register", s.nodeAuth(s.handleAgentRegister))
 	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.ownNode(s.handleAgentHeartbeat))
+	mux.HandleFunc("POST /v1/agent/nodes/{name}/heartbeats", s.ownNode(s.handleAgentHeartbeats))
 	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.ownNode(s.handleAgentTaskGroups))
 	mux.HandleFunc("POST /v1/agent/nodes/{name}/report", s.ownNode(s.handleAgentReport))
 	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))

@@ -132,12 +132,9 @@ func mergeOwned[V any](cur, prev, reg map[string]V) map[string]V {
 	return out
 }
 
-// handleAgentHeartbeat keeps the node alive (its etcd lease, liveness.go of the store:
-// no write) and writes the node only when it changes: it becomes Ready again (its lease
-// had expired, or it was Lost), or its agent's version or address changed. A node
-// deleted by an operator answers 404: the agent registers again.
+// handleAgentHeartbeat takes one beat (PUT /v1/agent/nodes/{name}/heartbeat). Agents
+// send their beats on a stream (agent_beatstream.go); this route stays for other clients.
 func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
 	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -152,25 +149,34 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	fresh, err := s.store.Beat(ctx, name, s.nodeTTL)
-	if err != nil {
+	if err := s.beat(ctx, r.PathValue("name"), hb); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// beat keeps the node alive (its etcd lease, the store's liveness.go: no write) and
+// writes the node only when it changes: it becomes Ready again (its lease had expired,
+// or it was Lost), or its agent's version or address changed. Most beats change nothing
+// and return as soon as the store queued the lease's renewal. A node deleted by an
+// operator is a 404: the agent registers again.
+func (s *Server) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) error {
+	fresh, err := s.store.Beat(ctx, name, s.nodeTTL)
+	if err != nil {
+		return err
+	}
 	if !fresh && s.beats.same(name, hb) {
-		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	for range agentWriteAttempts {
 		n, err := s.nodes().Get(ctx, "", name)
 		if err != nil {
-			s.writeError(w, r, nodeError(name, err))
-			return
+			return nodeError(name, err)
 		}
 		if !heartbeatChanges(n, hb) {
 			s.beats.remember(name, hb)
-			w.WriteHeader(http.StatusNoContent)
-			return
+			return nil
 		}
 		n.Status.Phase = v4.NodeReady
 		n.Status.LastHeartbeat = time.Now().UTC()
@@ -185,14 +191,12 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err != nil {
-			s.writeError(w, r, nodeError(name, err))
-			return
+			return nodeError(name, err)
 		}
 		s.beats.remember(name, hb)
-		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
-	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts))
+	return errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts)
 }
 
 // heartbeatChanges reports whether a beat changes the stored node: it is not Ready, or

@@ -21,6 +21,7 @@ var agentRoutes = []struct{ method, path string }{
 	{http.MethodPost, "/v1/agent/certificate/renew"},
 	{http.MethodPost, "/v1/agent/register"},
 	{http.MethodPut, "/v1/agent/nodes/n1/heartbeat"},
+	{http.MethodPost, "/v1/agent/nodes/n1/heartbeats"},
 	{http.MethodGet, "/v1/agent/nodes/n1/taskgroups"},
 	{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true"},
 	{http.MethodPost, "/v1/agent/nodes/n1/report"},
@@ -80,6 +81,7 @@ func TestAgentCannotActForAnotherNode(t *testing.T) {
 	for _, c := range []struct{ method, path, body, want string }{
 		{http.MethodPost, "/v1/agent/register", nodeJSON("n1", ""), "cannot register node \"n1\""},
 		{http.MethodPut, "/v1/agent/nodes/n1/heartbeat", `{"agentAddress":"127.0.0.1:9"}`, "cannot act for node n1"},
+		{http.MethodPost, "/v1/agent/nodes/n1/heartbeats", `{"agentAddress":"127.0.0.1:9"}`, "cannot act for node n1"},
 		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups", "", "cannot act for node n1"},
 		{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true", "", "cannot act for node n1"},
 		{http.MethodPost, "/v1/agent/nodes/n1/report", string(report), "cannot act for node n1"},

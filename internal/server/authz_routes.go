@@ -17,8 +17,9 @@ type permFunc func(r *http.Request) acl.Request
 var openRoutes = map[string]bool{
 	"GET /healthz": true, "GET /readyz": true, "GET /packages/": true, "/": true,
 	"POST /v1/agent/certificate": true, "POST /v1/agent/certificate/renew": true, "POST /v1/agent/register": true,
-	"PUT /v1/agent/nodes/{name}/heartbeat": true, "GET /v1/agent/nodes/{name}/taskgroups": true,
-	"POST /v1/agent/nodes/{name}/report": true, "PUT /v1/agent/taskgroups/{ns}/{name}/status": true,
+	"PUT /v1/agent/nodes/{name}/heartbeat": true, "POST /v1/agent/nodes/{name}/heartbeats": true,
+	"GET /v1/agent/nodes/{name}/taskgroups": true,
+	"POST /v1/agent/nodes/{name}/report":    true, "PUT /v1/agent/taskgroups/{ns}/{name}/status": true,
 	"GET /v1/agent/configmaps/{ns}/{name}": true, "GET /v1/agent/secrets/{ns}/{name}": true,
 	"POST /v1/cluster/members": true,
 }

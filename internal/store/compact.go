@@ -210,8 +210,8 @@ type background struct {
 	wg     sync.WaitGroup
 }
 
-// startBackground starts the compactor (when interval > 0), the NOSPACE watch and the
-// event writer.
+// startBackground starts the compactor (when interval > 0), the NOSPACE watch, the
+// event writer and the lease renewal rounds.
 func (s *Store) startBackground(interval time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.background.cancel = cancel
@@ -220,6 +220,7 @@ func (s *Store) startBackground(interval time.Duration) {
 	}
 	s.background.wg.Go(func() { s.watchSpace(ctx) })
 	s.background.wg.Go(func() { s.writeQueuedEvents(ctx) })
+	s.background.wg.Go(func() { s.renewAsked(ctx) })
 	if s.tls != nil {
 		s.background.wg.Go(func() { s.tls.run(ctx) })
 	}

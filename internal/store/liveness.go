@@ -38,17 +38,20 @@ type liveness struct {
 
 type knownLease struct {
 	id      clientv3.LeaseID
-	checked time.Time
+	checked time.Time // when the key was last read, or written
+	renewed time.Time // when the last renewal that etcd answered was sent
 }
 
 // aliveRecheck is how long a beat trusts that a renewed lease still holds its key.
 const aliveRecheck = time.Minute
 
-func (l *liveness) lease(node string, now time.Time) (clientv3.LeaseID, bool) {
+// lease returns node's lease if this server renewed it within ttl (less one renewal
+// round: it cannot have expired since) and read its key within aliveRecheck.
+func (l *liveness) lease(node string, now time.Time, ttl time.Duration) (clientv3.LeaseID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k, ok := l.leases[node]
-	if !ok || now.Sub(k.checked) > aliveRecheck {
+	if !ok || now.Sub(k.checked) > aliveRecheck || now.Sub(k.renewed) >= ttl-renewRound {
 		return 0, false
 	}
 	return k.id, true
@@ -60,7 +63,26 @@ func (l *liveness) remember(node string, id clientv3.LeaseID, now time.Time) {
 	if l.leases == nil {
 		l.leases = map[string]knownLease{}
 	}
-	l.leases[node] = knownLease{id: id, checked: now}
+	l.leases[node] = knownLease{id: id, checked: now, renewed: now}
+}
+
+// renewed records that a renewal of node's lease sent at sent was answered.
+func (l *liveness) renewed(node string, id clientv3.LeaseID, sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k, ok := l.leases[node]; ok && k.id == id && sent.After(k.renewed) {
+		k.renewed = sent
+		l.leases[node] = k
+	}
+}
+
+// forgetLease forgets node's lease if it is still id (a newer one stays).
+func (l *liveness) forgetLease(node string, id clientv3.LeaseID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k, ok := l.leases[node]; ok && k.id == id {
+		delete(l.leases, node)
+	}
 }
 
 func (l *liveness) forget(node string) {
@@ -79,16 +101,20 @@ func (l *liveness) reset() {
 // Beat keeps node alive for ttl from now (rounded up to whole seconds, etcd's unit). It
 // reports fresh when the node was not alive before this beat: its alive key was created,
 // so the caller should make sure the node says Ready.
+//
+// A beat of a node whose lease this server renewed less than a TTL ago returns at once:
+// the renewal goes in the next round (liveness_batch.go). Otherwise (the node was silent
+// that long, or the round found its lease gone) the beat checks etcd itself, and makes
+// the node alive again if it was not.
 func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh bool, err error) {
 	if err := checkName("node", node); err != nil {
 		return false, fmt.Errorf("heartbeat: %w", err)
 	}
-	if id, ok := s.alive.lease(node, time.Now()); ok {
-		renewed, err := s.renewLease(ctx, id)
-		if err != nil || renewed {
-			return false, err
+	if id, ok := s.alive.lease(node, time.Now(), ttl); ok {
+		if err := s.renewals.ask(node, id); err != nil {
+			return false, fmt.Errorf("heartbeat of node %s: %w", node, err)
 		}
-		s.alive.forget(node) // expired: the node was silent too long, or marked lost
+		return false, nil
 	}
 	key := aliveKey(node)
 	for range maxRetries {

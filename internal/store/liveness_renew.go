@@ -52,6 +52,7 @@ func (r *renewers) renew(ctx context.Context, c *clientv3.Client, id clientv3.Le
 
 // renewal is the answer to one renewal: the lease's new TTL (0: it does not exist).
 type renewal struct {
+	id  int64
 	ttl int64
 	err error
 }
@@ -97,6 +98,55 @@ func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.Lea
 	}
 }
 
+// renewAll renews leases once each, their requests sent together, and returns the TTL
+// etcd answered for each (0: it no longer exists). On error, what was answered before it
+// is returned with it. Every lease must be another.
+func (r *renewer) renewAll(ctx context.Context, c *clientv3.Client, ids []clientv3.LeaseID) (map[clientv3.LeaseID]int64, error) {
+	answers := make(chan renewal, len(ids)) // every waiter of this call answers here, once
+	r.sendMu.Lock()
+	r.mu.Lock()
+	if r.stream == nil {
+		stream, err := r.leases().LeaseKeepAlive(c.Ctx())
+		if err != nil {
+			r.mu.Unlock()
+			r.sendMu.Unlock()
+			return nil, fmt.Errorf("open the lease stream: %w", wrapEtcd(err))
+		}
+		r.stream, r.waiting = stream, map[int64][]chan renewal{}
+		go r.read(stream) // ends when the stream does (at the latest when the client closes)
+	}
+	stream := r.stream
+	for _, id := range ids {
+		r.waiting[int64(id)] = append(r.waiting[int64(id)], answers)
+	}
+	r.mu.Unlock()
+	var sendErr error
+	for _, id := range ids {
+		if sendErr = stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)}); sendErr != nil {
+			break
+		}
+	}
+	r.sendMu.Unlock()
+	if sendErr != nil {
+		r.mu.Lock()
+		r.failLocked(stream, sendErr)
+		r.mu.Unlock()
+	}
+	out := make(map[clientv3.LeaseID]int64, len(ids))
+	for range ids {
+		select {
+		case res := <-answers:
+			if res.err != nil {
+				return out, wrapEtcd(res.err)
+			}
+			out[clientv3.LeaseID(res.id)] = res.ttl
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	return out, nil
+}
+
 // read hands the stream's answers to their waiters until it breaks.
 func (r *renewer) read(stream pb.Lease_LeaseKeepAliveClient) {
 	for {
@@ -108,7 +158,7 @@ func (r *renewer) read(stream pb.Lease_LeaseKeepAliveClient) {
 			return
 		}
 		if q := r.waiting[resp.ID]; len(q) > 0 {
-			q[0] <- renewal{ttl: resp.TTL}
+			q[0] <- renewal{id: resp.ID, ttl: resp.TTL}
 			if len(q) == 1 {
 				delete(r.waiting, resp.ID)
 			} else {

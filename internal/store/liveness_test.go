@@ -86,6 +86,30 @@ func TestBeatsStopAndResume(t *testing.T) {
 	}
 }
 
+// Beats that return without waiting for etcd still keep the node alive: the renewal
+// rounds renew its lease, long past one TTL.
+func TestQueuedRenewalsKeepANodeAlive(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	const ttl = 2 * time.Second
+	if fresh, err := testStore.Beat(ctx, "steady", ttl); err != nil || !fresh {
+		t.Fatalf("first beat: fresh %v, %v", fresh, err)
+	}
+	for end := time.Now().Add(3 * ttl); time.Now().Before(end); {
+		time.Sleep(300 * time.Millisecond)
+		fresh, err := testStore.Beat(ctx, "steady", ttl)
+		if err != nil || fresh {
+			t.Fatalf("beat: fresh %v, %v", fresh, err)
+		}
+		if alive, err := testStore.AliveNodes(ctx); err != nil || !alive["steady"] {
+			t.Fatalf("a node beating every 300 ms is not alive with a TTL of %s: %v", ttl, err)
+		}
+	}
+	if len(testStore.renewals.take()) > 1 {
+		t.Fatal("renewals of one node pile up")
+	}
+}
+
 // The node lifecycle's write of a lost node fails while the node is alive, and after
 // the node changed; it succeeds once the node's liveness is gone.
 func TestUpdateUnlessAlive(t *testing.T) {

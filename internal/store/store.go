@@ -76,6 +76,8 @@ type Store struct {
 	engine  engineCache // maintenance mode, read often (engine.go)
 	alive   liveness    // the node leases this server renews (liveness.go)
 	renewer renewers    // their renewals, over a few long-lived streams (liveness_renew.go)
+	// renewals are the renewals beats asked for, sent in rounds (liveness_batch.go).
+	renewals renewQueue
 	// closing demotes etcd's shutdown noise (see slogCore).
 	closing atomic.Bool
 	// space is what the store knows of etcd's space (alarm cache, last defragmentation,

@@ -1,0 +1,151 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// heartbeatAckWait is how long a beat that was due an acknowledgement waits for it
+// before the stream is taken for dead (a server whose machine froze sends no FIN).
+const heartbeatAckWait = 15 * time.Second
+
+// HeartbeatStream is an agent's open heartbeat stream to one server (AgentHeartbeats).
+// Beat is called from one goroutine; Close from any.
+type HeartbeatStream struct {
+	body   *io.PipeWriter
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the answer ended; err says why
+
+	mu      sync.Mutex
+	err     error
+	lastAck time.Time // when the last acknowledgement came
+	owed    time.Time // when a beat was sent that must be acknowledged; zero: none owed
+}
+
+// AgentHeartbeats opens node's heartbeat stream. Its errors are those of a call: a 404
+// when the node was deleted, a transport error or 502-504 when the server cannot serve.
+func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatStream, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	var pw *io.PipeWriter
+	resp, err := c.roundTrip(sctx, http.MethodPost, agentNodePath(node)+"/heartbeats", func(base *url.URL) (*http.Request, error) {
+		u := *base
+		u.Path = base.Path + agentNodePath(node) + "/heartbeats"
+		pr, w := io.Pipe()
+		pw = w
+		req, err := http.NewRequestWithContext(sctx, http.MethodPost, u.String(), pr)
+		if err != nil {
+			return nil, err
+		}
+		req.ContentLength = -1 // a stream: chunked, headers sent at once
+		// The connection ends with the stream. It also keeps a server that answers an
+		// error before reading the body from waiting for the body's end first.
+		req.Close = true
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		req.Header.Set("Accept", "application/x-ndjson")
+		return req, nil
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		cancel()
+		pw.Close()
+		return nil, decodeError(resp)
+	}
+	s := &HeartbeatStream{body: pw, cancel: cancel, done: make(chan struct{}), lastAck: time.Now()}
+	go s.readAcks(resp) // ends when the answer does: at the latest when Close cancels it
+	return s, nil
+}
+
+// readAcks takes the acknowledgements until the answer ends; an error line ends it.
+func (s *HeartbeatStream) readAcks(resp *http.Response) {
+	defer close(s.done)
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 0, 256), maxErrorBody)
+	for lines.Scan() {
+		var line errorBody
+		if err := json.Unmarshal(lines.Bytes(), &line); err != nil {
+			s.end(fmt.Errorf("heartbeat stream: an answer line is not JSON: %w", err))
+			return
+		}
+		if e := line.Error; e != nil {
+			s.end(&APIError{Status: e.Code, Reason: e.Reason, Message: e.Message, Details: e.Details})
+			return
+		}
+		s.mu.Lock()
+		s.lastAck, s.owed = time.Now(), time.Time{}
+		s.mu.Unlock()
+	}
+	err := lines.Err()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	s.end(fmt.Errorf("heartbeat stream ended: %w", err))
+}
+
+// end records why the stream ended (the first reason wins).
+func (s *HeartbeatStream) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Beat sends one beat. It fails with the reason the stream ended, or when the server
+// owes an acknowledgement for longer than it may; the stream is then of no more use.
+func (s *HeartbeatStream) Beat(hb v4.AgentHeartbeat) error {
+	now := time.Now()
+	s.mu.Lock()
+	err := s.err
+	if err == nil && !s.owed.IsZero() && now.Sub(s.owed) > heartbeatAckWait {
+		err = fmt.Errorf("heartbeat stream: no acknowledgement from the server for %s", now.Sub(s.lastAck).Round(time.Second))
+	}
+	// A beat this long after the last acknowledgement is due one (a second of slack
+	// for the two clocks' views of when that acknowledgement was sent).
+	if err == nil && s.owed.IsZero() && now.Sub(s.lastAck) > v4.HeartbeatAckEvery+time.Second {
+		s.owed = now
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	line, err := json.Marshal(hb)
+	if err != nil {
+		return fmt.Errorf("encode heartbeat: %w", err)
+	}
+	if _, err := s.body.Write(append(line, '\n')); err != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.err != nil {
+			return s.err
+		}
+		return fmt.Errorf("heartbeat stream: %w", err)
+	}
+	return nil
+}
+
+// Close ends the stream and waits for its reader.
+func (s *HeartbeatStream) Close() error {
+	s.end(errStreamClosed)
+	s.body.Close()
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+// errStreamClosed is what Beat returns after Close.
+var errStreamClosed = errors.New("heartbeat stream closed")

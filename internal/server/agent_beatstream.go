@@ -1,0 +1,130 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// An agent sends its heartbeats on one long-lived request (docs/agent.md, Heartbeats):
+// POST /v1/agent/nodes/{name}/heartbeats, whose body is a line of JSON per beat (an
+// AgentHeartbeat) and whose answer is a line per acknowledgement. A beat on the stream
+// costs the server one read and a map update; a beat as its own HTTPS request cost a
+// request's parsing, routing, authentication and answer each time, which at 5,000
+// nodes was most of the server's idle CPU.
+//
+// The server acknowledges the first beat and then at most one beat every beatAckEvery,
+// so the agent knows the server still listens without a write per beat. An error ends
+// the stream with one line in the shape of an error answer ({"error": {...}}), and the
+// agent opens another stream, to another server if this one cannot serve.
+
+const (
+	// beatAckEvery is how long the server waits before acknowledging another beat.
+	beatAckEvery = v4.HeartbeatAckEvery
+	// beatStreamIdle ends a stream on which no beat came for that long.
+	beatStreamIdle = 2 * time.Minute
+	// maxBeatLine bounds one beat's line.
+	maxBeatLine = 4 << 10
+	// minBeatGap is the least time between two beats the server takes from one stream:
+	// an agent sending faster is slowed down, not served.
+	minBeatGap = 250 * time.Millisecond
+)
+
+// handleAgentHeartbeats serves a node's heartbeat stream.
+func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	rc := http.NewResponseController(w)
+	// The answer streams while the body is read (HTTP/1.1 would otherwise end the body
+	// at the first write).
+	if err := rc.EnableFullDuplex(); err != nil {
+		s.writeError(w, r, errorf(http.StatusInternalServerError, "heartbeat stream: %v", err))
+		return
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	// The body's reads wait for the agent: the end of the stream (the server closing)
+	// ends them too.
+	stop := context.AfterFunc(ctx, func() { rc.SetReadDeadline(time.Now()) })
+	defer stop()
+
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	lines := bufio.NewScanner(r.Body)
+	lines.Buffer(make([]byte, 0, 256), maxBeatLine)
+	var lastAck, lastBeat time.Time
+	for {
+		if rc.SetReadDeadline(time.Now().Add(beatStreamIdle)) != nil {
+			return
+		}
+		if !lines.Scan() {
+			if errors.Is(lines.Err(), bufio.ErrTooLong) {
+				s.endBeatStream(w, r, rc, errorf(http.StatusRequestEntityTooLarge, "a heartbeat is over the limit of %d bytes", maxBeatLine))
+			}
+			return // the agent closed the stream, went silent, or the server is closing
+		}
+		if wait := minBeatGap - time.Since(lastBeat); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return
+			}
+		}
+		lastBeat = time.Now()
+		var hb v4.AgentHeartbeat
+		if len(lines.Bytes()) > 0 {
+			if err := decodeStrict(lines.Bytes(), &hb); err != nil {
+				s.endBeatStream(w, r, rc, errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
+				return
+			}
+		}
+		bctx, bcancel := context.WithTimeout(ctx, requestTimeout)
+		err := s.beat(bctx, name, hb)
+		bcancel()
+		if err != nil {
+			s.endBeatStream(w, r, rc, err)
+			return
+		}
+		if time.Since(lastAck) < beatAckEvery {
+			continue
+		}
+		lastAck = time.Now()
+		if !writeBeatLine(w, rc, struct{}{}) {
+			return
+		}
+	}
+}
+
+// endBeatStream writes err as the stream's last line.
+func (s *Server) endBeatStream(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, err error) {
+	ae := fromError(err)
+	if ae.Code >= 500 {
+		s.log.Error("heartbeat stream failed", "node", r.PathValue("name"), "code", ae.Code, "err", err)
+	}
+	writeBeatLine(w, rc, struct {
+		Error *apiError `json:"error"`
+	}{ae})
+}
+
+// writeBeatLine writes one line of the answer and flushes it; false when it failed.
+func writeBeatLine(w http.ResponseWriter, rc *http.ResponseController, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false
+	}
+	if rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) != nil {
+		return false
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}

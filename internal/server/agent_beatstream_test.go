@@ -1,0 +1,109 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// beatUntilError beats on s every 300 ms until a beat fails, and returns that error.
+func beatUntilError(t *testing.T, s *client.HeartbeatStream) error {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+		if err := s.Beat(v4.AgentHeartbeat{}); err != nil {
+			return err
+		}
+	}
+	t.Fatal("the heartbeat stream did not end in 10 s")
+	return nil
+}
+
+// An agent's beats on its stream keep its node alive: the first makes it Ready with the
+// agent's version and address, the next write nothing. A deleted node ends the stream
+// with a 404, as the single heartbeat does.
+func TestAgentHeartbeatStream(t *testing.T) {
+	url := newTestServer(t, Config{})
+	ctx := context.Background()
+	c, err := client.New(url, client.WithHTTPClient(httpClientAs(t, "n1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.AgentHeartbeats(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := beatUntilError(t, s); !client.IsNotFound(err) {
+		t.Fatalf("beats of a node that does not exist: %v", err)
+	}
+	s.Close()
+
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", strings.Replace(nodeJSON("n1", ""), `"Ready"`, `"NotReady"`, 1)), http.StatusCreated)
+	if s, err = c.AgentHeartbeats(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Beat(v4.AgentHeartbeat{AgentVersion: "v9", AgentAddress: "127.0.0.1:9"}); err != nil {
+		t.Fatal(err)
+	}
+	var n v4.Node
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		n = decodeNodeBody(t, call(t, http.MethodGet, url+"/v1/nodes/n1", "").body)
+		if n.Status.Phase == v4.NodeReady {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the node is not Ready 10 s after a beat: %+v", n.Status)
+		}
+	}
+	if n.Status.AgentVersion != "v9" || n.Status.AgentAddress != "127.0.0.1:9" {
+		t.Fatalf("after the first beat: %+v", n.Status)
+	}
+	rev := func() int64 {
+		resp, err := testStore.Client().Get(ctx, "/none")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	start := rev()
+	for range 5 {
+		time.Sleep(minBeatGap)
+		if err := s.Beat(v4.AgentHeartbeat{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(minBeatGap)
+	if end := rev(); end != start {
+		t.Errorf("5 beats that change nothing moved etcd's revision from %d to %d", start, end)
+	}
+	wantStatus(t, call(t, http.MethodDelete, url+"/v1/nodes/n1", ""), http.StatusOK)
+	if err := beatUntilError(t, s); !client.IsNotFound(err) {
+		t.Fatalf("beats after the node was deleted: %v", err)
+	}
+}
+
+// The server acknowledges a stream's first beat; a line that is not a heartbeat, or is
+// too long, ends the stream with an error line that names the problem.
+func TestAgentHeartbeatStreamLines(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
+	for _, c := range []struct{ name, body, want string }{
+		{"acknowledged", "{}\n{}\n", "{}\n"},
+		{"empty line", "\n", "{}\n"},
+		{"unknown field", `{"nope":1}` + "\n", `"code":400`},
+		{"not JSON", "beat\n", "not a heartbeat"},
+		{"too long", strings.Repeat("x", maxBeatLine+1), `"code":413`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := agentCall(t, http.MethodPost, url+"/v1/agent/nodes/n1/heartbeats", c.body)
+			if r.code != http.StatusOK || !strings.Contains(string(r.body), c.want) {
+				t.Fatalf("got %d %q, want 200 with %q", r.code, r.body, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// A beat of a node whose lease this server knows does not wait for etcd: it asks for a
+// renewal, and one goroutine renews every lease asked for since its last round, each
+// lane's renewals sent together on its stream. At thousands of nodes a beat that waited
+// for its own renewal cost a goroutine hand-off and a wait on etcd per beat, and a beat
+// that came while etcd wrote a large transaction waited for it. A renewal lands at most
+// renewRound after its beat, so a node's lease ends at most that much later than its
+// last beat's; beats come every few seconds against a TTL of several.
+
+// renewRound is how often the asked-for renewals are sent.
+const renewRound = 250 * time.Millisecond
+
+// renewTimeout bounds one round's wait for etcd's answers.
+const renewTimeout = 5 * time.Second
+
+// renewQueue holds the renewals asked for since the last round, by node, and whether
+// the last round failed: while renewals fail, beats fail too, so agents go to a server
+// that can keep them alive.
+type renewQueue struct {
+	mu      sync.Mutex
+	pending map[string]clientv3.LeaseID
+	failed  error
+}
+
+// ask queues a renewal of node's lease and returns the error of the last round. The
+// renewal is queued even then: the next round tries etcd again, and clears the error
+// when it works.
+func (q *renewQueue) ask(node string, id clientv3.LeaseID) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending == nil {
+		q.pending = map[string]clientv3.LeaseID{}
+	}
+	q.pending[node] = id
+	return q.failed
+}
+
+// take returns the queued renewals and empties the queue.
+func (q *renewQueue) take() map[string]clientv3.LeaseID {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	p := q.pending
+	q.pending = nil
+	return p
+}
+
+// putBack queues again the renewals a failed round could not make (unless a newer beat
+// asked for them meanwhile) and records the failure.
+func (q *renewQueue) putBack(left map[string]clientv3.LeaseID, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.failed = err
+	if len(left) == 0 {
+		return
+	}
+	if q.pending == nil {
+		q.pending = map[string]clientv3.LeaseID{}
+	}
+	for node, id := range left {
+		if _, ok := q.pending[node]; !ok {
+			q.pending[node] = id
+		}
+	}
+}
+
+// renewAsked runs the renewal rounds until ctx ends.
+func (s *Store) renewAsked(ctx context.Context) {
+	t := time.NewTicker(renewRound)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.renewRoundOnce(ctx)
+	}
+}
+
+// renewRoundOnce renews the queued leases. A lease that expired (the node was silent for
+// a TTL, or was marked Lost and its lease revoked) is forgotten, so the node's next beat
+// makes it alive again and Ready.
+func (s *Store) renewRoundOnce(ctx context.Context) {
+	asked := s.renewals.take()
+	if len(asked) == 0 {
+		return
+	}
+	var lanes [renewLanes][]clientv3.LeaseID
+	for _, id := range asked {
+		lane := uint64(id) % renewLanes
+		lanes[lane] = append(lanes[lane], id)
+	}
+	sent := time.Now()
+	rctx, cancel := context.WithTimeout(ctx, renewTimeout)
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		ttls    = make(map[clientv3.LeaseID]int64, len(asked))
+		lastErr error
+	)
+	for i := range lanes {
+		if len(lanes[i]) == 0 {
+			continue
+		}
+		wg.Go(func() {
+			got, err := s.renewer.lanes[i].renewAll(rctx, s.client, lanes[i])
+			mu.Lock()
+			defer mu.Unlock()
+			for id, ttl := range got {
+				ttls[id] = ttl
+			}
+			if err != nil {
+				lastErr = err
+			}
+		})
+	}
+	wg.Wait()
+	var left map[string]clientv3.LeaseID
+	for node, id := range asked {
+		ttl, ok := ttls[id]
+		switch {
+		case !ok:
+			if left == nil {
+				left = map[string]clientv3.LeaseID{}
+			}
+			left[node] = id
+		case ttl <= 0:
+			s.alive.forgetLease(node, id)
+		default:
+			s.alive.renewed(node, id, sent)
+		}
+	}
+	if lastErr != nil {
+		lastErr = fmt.Errorf("renew node leases: %w", lastErr)
+		s.log.Warn("node lease renewals failed; heartbeats through this server fail until they work again",
+			"unanswered", len(left), "err", lastErr)
+	}
+	s.renewals.putBack(left, lastErr)
+}
