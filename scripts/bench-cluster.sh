@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cluster benchmark (docs/benchmarks.md, "Cluster benchmark"): a real `berth server`
 # (embedded etcd) and `berth sim --nodes NODES` on this machine. It waits until every
-# simulated node is Ready, then measures the cost of their heartbeats for MEASURE seconds:
+# simulated node is Ready and SETTLE seconds more (default 35: every agent has sent its
+# first report), then measures the cost of their heartbeats for MEASURE seconds:
 # the server's CPU (user+system, from /proc), its RSS, how far etcd's revision and its
 # database moved, and how many nodes were ever marked Lost.
 #
@@ -78,7 +79,9 @@ while :; do
   sleep 2
 done
 echo "$n of $nodes nodes Ready after $(( $(date +%s) - start )) s"
-sleep 5 # the last registrations settle
+# The last registrations settle, and every agent sends its first periodic report (each
+# opens its connection for calls then): the measurement is of the steady state.
+sleep "${SETTLE:-35}"
 
 tck=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }

@@ -1,7 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -219,36 +222,68 @@ func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]strin
 	return unknown, nil
 }
 
-// fullReport sends the status of every pod the executor knows and stops and removes the
-// ones the server does not have.
-func (a *Agent) fullReport(ctx context.Context) error {
+// fullReportEvery is how many periodic reports there are to one that carries every pod.
+// The others carry only the pods whose status differs from the last report the server
+// took, and are not sent when none does: a status change is sent at once anyway (the
+// reporter), so at thousands of nodes a report of every unchanged pod every 30 s was
+// most of the server's idle work. The full one catches what went astray (a write the
+// server lost with a restored backup) and the pods the server no longer has.
+const fullReportEvery = 10
+
+// periodicReports is what the report loop remembers between its reports.
+type periodicReports struct {
+	// last is each pod's status (as JSON) in the last report the server took.
+	last map[string][]byte
+	sent int // periodic reports the server took
+}
+
+// periodicReport sends the periodic report (every pod's status, or only the changed
+// ones; fullReportEvery) and stops and removes the pods the server does not have.
+func (a *Agent) periodicReport(ctx context.Context, p *periodicReports) error {
 	pods := a.exec.List()
+	full := p.sent%fullReportEvery == 0
 	rep := v4.AgentReport{TaskGroups: make([]v4.TaskGroupReport, 0, len(pods))}
-	for _, p := range pods {
-		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.Namespace, Name: p.Name, Status: p.Status})
+	now := make(map[string][]byte, len(pods))
+	for _, pod := range pods {
+		key := tgKey(pod.Namespace, pod.Name)
+		st, err := json.Marshal(pod.Status)
+		if err != nil {
+			return fmt.Errorf("report: encode the status of %s: %w", key, err)
+		}
+		now[key] = st
+		if full || !bytes.Equal(p.last[key], st) {
+			rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: pod.Namespace, Name: pod.Name, Status: pod.Status})
+		}
+	}
+	if !full && len(rep.TaskGroups) == 0 {
+		p.sent++
+		return nil
 	}
 	res, err := a.sendReport(ctx, rep)
 	if err != nil {
 		return err
 	}
+	p.last = now
+	p.sent++
 	for _, u := range res.Unknown {
 		a.removeLater(u.Namespace, u.Name, "the server does not know it")
 	}
 	return nil
 }
 
-// reportLoop sends the full report every ReportInterval.
+// reportLoop sends the periodic report every ReportInterval.
 func (a *Agent) reportLoop(ctx context.Context) {
 	t := time.NewTicker(a.cfg.ReportInterval)
 	defer t.Stop()
+	var p periodicReports
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		if err := a.fullReport(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("full report failed", "err", err)
+		if err := a.periodicReport(ctx, &p); err != nil && ctx.Err() == nil {
+			a.log.Warn("periodic report failed", "err", err)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.attrSet, "attr-set", nil, "set attribute KEY=A,B,... (repeatable)")
 	fl.StringSliceVar(&f.portRanges, "port-range", nil, "host ports for random ports, BEGIN-END (default 31000-32000)")
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeatInterval, "heartbeat interval")
-	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "full status report interval")
+	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "periodic status report interval (every tenth report carries every task group, the others what changed)")
 	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup under which the process driver puts tasks (default: the driver's)")
 	fl.StringVar(&f.docker, "docker", agent.DockerAuto, "run container task groups with Docker: auto (when the daemon answers at start), on or off")
 	fl.StringVar(&f.dockerHost, "docker-host", "", "Docker daemon address (default $DOCKER_HOST, else unix:///var/run/docker.sock)")

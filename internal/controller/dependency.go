@@ -64,11 +64,15 @@ func (c *DependencyController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !c.pods.startView(ctx, &wg, c.opts) {
+		return nil
+	}
 	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindDependency, c.enqueueDependency) })
-	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindTaskGroup, c.enqueueTaskGroup) })
+	// Task groups come from the shared cache, which lists again after any gap in its
+	// watch (its watchers get every task group again): no resync of them is needed.
+	wg.Go(func() { c.pods.tgs.watch(ctx, c.log, c.enqueueTaskGroup) })
 	// The resync also reports missing dependencies again.
 	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindDependency}, c.enqueueDependency) })
-	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindTaskGroup}, c.enqueueTaskGroup) })
 	work(ctx, 1, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
 	return nil
 }
@@ -111,13 +115,9 @@ func (c *DependencyController) reconcile(ctx context.Context, key depKey) (time.
 	default:
 		c.pods.guard.forget(v4.KindDependency, key.Namespace, key.Name)
 	}
-	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, "")
+	tgs, err := c.pods.tgs.forDependency(ctx, key.Namespace, key.Name)
 	if err != nil {
-		return 0, fmt.Errorf("list task groups for dependency %s: %w", key, err)
-	}
-	tgs := make([]*v4.TaskGroup, 0, len(objs))
-	for _, o := range objs {
-		tgs = append(tgs, o.(*v4.TaskGroup))
+		return 0, fmt.Errorf("task groups for dependency %s: %w", key, err)
 	}
 	refs, owners := dependents(key, tgs)
 	c.reportMissing(key, dep, owners)

@@ -99,6 +99,30 @@ func (v *taskGroupView) ofOwner(ctx context.Context, ns string, kind v4.Kind, na
 	return out, nil
 }
 
+// forDependency returns every task group, for the dependency ns/name's pass: which task
+// groups depend on it, and which are its pods. Its pods are copies, as ofOwner's (the
+// pass stops them by writing them); the others are the cached objects themselves, to be
+// read only.
+func (v *taskGroupView) forDependency(ctx context.Context, ns, name string) ([]*v4.TaskGroup, error) {
+	if err := v.caughtUp(ctx); err != nil {
+		return nil, err
+	}
+	objs, _, err := v.cache.List("", "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*v4.TaskGroup, 0, len(objs))
+	for _, o := range objs {
+		tg := o.(*v4.TaskGroup)
+		if tg.Spec.Owner.Kind == v4.KindDependency && tg.Metadata.Namespace == ns && tg.Spec.Owner.Name == name {
+			cp := *tg
+			tg = &cp
+		}
+		out = append(out, tg)
+	}
+	return out, nil
+}
+
 // watch hands every task group change to handle (an ADDED for each existing one first,
 // and again each time the cache lists afresh) until ctx ends. The cache holds a change
 // before its event arrives, so a reconcile it queues reads it.

@@ -38,32 +38,44 @@ type liveness struct {
 
 type knownLease struct {
 	id      clientv3.LeaseID
-	checked time.Time // when the key was last read, or written
-	renewed time.Time // when the last renewal that etcd answered was sent
+	checked time.Time     // when the key was last read, or written
+	renewed time.Time     // when the last renewal that etcd answered was sent
+	ttl     time.Duration // the lease's TTL
 }
 
 // aliveRecheck is how long a beat trusts that a renewed lease still holds its key.
 const aliveRecheck = time.Minute
 
-// lease returns node's lease if this server renewed it within ttl (less one renewal
-// round: it cannot have expired since) and read its key within aliveRecheck.
+// lease returns node's lease if this server renewed it recently enough that the next
+// renewal round can still renew it (liveness_batch.go) and read its key within
+// aliveRecheck.
 func (l *liveness) lease(node string, now time.Time, ttl time.Duration) (clientv3.LeaseID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k, ok := l.leases[node]
-	if !ok || now.Sub(k.checked) > aliveRecheck || now.Sub(k.renewed) >= ttl-renewRound {
+	if !ok || now.Sub(k.checked) > aliveRecheck || now.Sub(k.renewed) >= ttl-renewMargin-renewRound {
 		return 0, false
 	}
 	return k.id, true
 }
 
-func (l *liveness) remember(node string, id clientv3.LeaseID, now time.Time) {
+func (l *liveness) remember(node string, id clientv3.LeaseID, ttl time.Duration, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.leases == nil {
 		l.leases = map[string]knownLease{}
 	}
-	l.leases[node] = knownLease{id: id, checked: now, renewed: now}
+	l.leases[node] = knownLease{id: id, checked: now, renewed: now, ttl: ttl}
+}
+
+// fresh reports whether node's lease is still id and, renewed when this server last saw,
+// cannot have expired by before (etcd counts a TTL from when it got the renewal, after it
+// was sent).
+func (l *liveness) fresh(node string, id clientv3.LeaseID, before time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k, ok := l.leases[node]
+	return ok && k.id == id && before.Before(k.renewed.Add(k.ttl))
 }
 
 // renewed records that a renewal of node's lease sent at sent was answered.
@@ -125,14 +137,17 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 		cmp := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
 		if len(resp.Kvs) == 1 {
 			kv := resp.Kvs[0]
-			// Another server keeps it alive (the agent moved): renew that lease.
-			if kv.Lease != 0 {
+			// Another server keeps it alive (the agent moved), or this one did until the
+			// node paused: renew that lease, unless it has (almost) run out. etcd answers
+			// the renewal of an expired lease only once it revoked it, and the renewals
+			// behind it wait as long.
+			if kv.Lease != 0 && s.leaseLeft(ctx, clientv3.LeaseID(kv.Lease)) {
 				renewed, err := s.renewLease(ctx, clientv3.LeaseID(kv.Lease))
 				if err != nil {
 					return false, err
 				}
 				if renewed {
-					s.alive.remember(node, clientv3.LeaseID(kv.Lease), time.Now())
+					s.alive.remember(node, clientv3.LeaseID(kv.Lease), ttl, time.Now())
 					return false, nil
 				}
 			}
@@ -153,7 +168,7 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 			}
 			continue
 		}
-		s.alive.remember(node, grant.ID, time.Now())
+		s.alive.remember(node, grant.ID, ttl, time.Now())
 		return true, nil
 	}
 	return false, fmt.Errorf("heartbeat of node %s: %w (its alive key changed %d times)", node, ErrConflict, maxRetries)
@@ -163,6 +178,13 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 // revoked).
 func (s *Store) renewLease(ctx context.Context, id clientv3.LeaseID) (bool, error) {
 	return s.renewer.renew(ctx, s.client, id)
+}
+
+// leaseLeft reports whether a lease has at least a second left (a failed look counts as
+// none: the caller then makes a new lease).
+func (s *Store) leaseLeft(ctx context.Context, id clientv3.LeaseID) bool {
+	resp, err := s.client.TimeToLive(ctx, id)
+	return err == nil && resp.TTL >= 1
 }
 
 // leaseSeconds is ttl in whole seconds, rounded up, at least 1.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,7 +22,11 @@ import (
 const renewRound = 250 * time.Millisecond
 
 // renewTimeout bounds one round's wait for etcd's answers.
-const renewTimeout = 5 * time.Second
+const renewTimeout = 3 * time.Second
+
+// renewMargin is how long before its possible expiry a lease is last renewed: the time a
+// renewal may take to reach etcd.
+const renewMargin = time.Second
 
 // renewQueue holds the renewals asked for since the last round, by node, and whether
 // the last round failed: while renewals fail, beats fail too, so agents go to a server
@@ -95,12 +100,20 @@ func (s *Store) renewRoundOnce(ctx context.Context) {
 	if len(asked) == 0 {
 		return
 	}
+	// A lease that may have expired is not renewed: etcd would answer only once it
+	// revoked the lease, and hold up the renewals behind it. The node's next beat reads
+	// etcd instead.
+	sent := time.Now()
 	var lanes [renewLanes][]clientv3.LeaseID
-	for _, id := range asked {
+	for node, id := range asked {
+		if !s.alive.fresh(node, id, sent.Add(renewMargin)) {
+			s.alive.forgetLease(node, id)
+			delete(asked, node)
+			continue
+		}
 		lane := uint64(id) % renewLanes
 		lanes[lane] = append(lanes[lane], id)
 	}
-	sent := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
 	var (
@@ -141,7 +154,14 @@ func (s *Store) renewRoundOnce(ctx context.Context) {
 			s.alive.renewed(node, id, sent)
 		}
 	}
-	if lastErr != nil {
+	switch {
+	case lastErr == nil:
+	case errors.Is(lastErr, context.DeadlineExceeded):
+		// etcd is slow, or a lane waited on an expired lease (renewAll ended its stream):
+		// the unanswered renewals go in the next round.
+		s.log.Warn("node lease renewals took too long; trying again", "unanswered", len(left), "after", renewTimeout)
+		lastErr = nil
+	default:
 		lastErr = fmt.Errorf("renew node leases: %w", lastErr)
 		s.log.Warn("node lease renewals failed; heartbeats through this server fail until they work again",
 			"unanswered", len(left), "err", lastErr)

@@ -21,9 +21,13 @@ type renewer struct {
 	// network client's (set by Open).
 	leases  func() pb.LeaseClient
 	sendMu  sync.Mutex // held across a Send (renew)
-	mu      sync.Mutex // guards stream and waiting
+	mu      sync.Mutex // guards stream, cancel and waiting
 	stream  pb.Lease_LeaseKeepAliveClient
+	cancel  context.CancelFunc // ends stream
 	waiting map[int64][]chan renewal
+	// answered counts the stream's answers: a call that saw none while it waited takes
+	// the stream for stuck.
+	answered uint64
 }
 
 // renewLanes is how many LeaseKeepAlive streams a store renews over, each lease always on
@@ -31,7 +35,7 @@ type renewer struct {
 // for a linearizable read when etcd's raft loop is late (a write burst on a busy machine):
 // one stream then renews a few leases a second, and thousands of nodes go Lost. Several
 // streams wait together (etcd serves their reads with one), and answer in order per lease.
-const renewLanes = 64
+const renewLanes = 128
 
 // renewers spreads renewals over renewLanes streams, by lease.
 type renewers struct {
@@ -58,68 +62,59 @@ type renewal struct {
 }
 
 // renew renews a lease once and reports whether it still exists.
-//
-// No lock is held across Send that read needs: on the embedded member's in-process stream
-// a Send waits until etcd takes the request, and etcd waits until read takes its last
-// answer, so a Send under r.mu deadlocked every renewal. sendMu keeps a waiter's place in
-// its lease's queue in the order of the sends.
 func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
-	ch := make(chan renewal, 1)
-	r.sendMu.Lock()
-	r.mu.Lock()
-	if r.stream == nil {
-		stream, err := r.leases().LeaseKeepAlive(c.Ctx())
-		if err != nil {
-			r.mu.Unlock()
-			r.sendMu.Unlock()
-			return false, fmt.Errorf("open the lease stream: %w", wrapEtcd(err))
-		}
-		r.stream, r.waiting = stream, map[int64][]chan renewal{}
-		go r.read(stream) // ends when the stream does (at the latest when the client closes)
-	}
-	stream := r.stream
-	r.waiting[int64(id)] = append(r.waiting[int64(id)], ch)
-	r.mu.Unlock()
-	err := stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)})
-	r.sendMu.Unlock()
+	got, err := r.renewAll(ctx, c, []clientv3.LeaseID{id})
 	if err != nil {
-		r.mu.Lock()
-		r.failLocked(stream, err)
-		r.mu.Unlock()
+		return false, fmt.Errorf("renew lease %x: %w", int64(id), err)
 	}
-	select {
-	case res := <-ch:
-		if res.err != nil {
-			return false, fmt.Errorf("renew lease %x: %w", int64(id), wrapEtcd(res.err))
-		}
-		return res.ttl > 0, nil
-	case <-ctx.Done():
-		return false, fmt.Errorf("renew lease %x: %w", int64(id), ctx.Err())
-	}
+	return got[id] > 0, nil
 }
 
 // renewAll renews leases once each, their requests sent together, and returns the TTL
 // etcd answered for each (0: it no longer exists). On error, what was answered before it
 // is returned with it. Every lease must be another.
+//
+// No lock is held across Send that read needs: on the embedded member's in-process stream
+// a Send waits until etcd takes the request, and etcd waits until read takes its last
+// answer, so a Send under r.mu deadlocked every renewal. sendMu keeps a waiter's place in
+// its lease's queue in the order of the sends.
+//
+// etcd answers a renewal of a lease that expired only once it revoked it, and the
+// renewals behind it on the stream wait as long: when ctx ends before the stream
+// answered anything at all, the stream is ended (its waiters fail) and the next renewal
+// opens another, so one such lease cannot hold up a lane for good. A stream that is slow
+// but answers is left alone: what it answers later is dropped, and the caller asks
+// again.
 func (r *renewer) renewAll(ctx context.Context, c *clientv3.Client, ids []clientv3.LeaseID) (map[clientv3.LeaseID]int64, error) {
 	answers := make(chan renewal, len(ids)) // every waiter of this call answers here, once
 	r.sendMu.Lock()
 	r.mu.Lock()
 	if r.stream == nil {
-		stream, err := r.leases().LeaseKeepAlive(c.Ctx())
+		sctx, cancel := context.WithCancel(c.Ctx())
+		stream, err := r.leases().LeaseKeepAlive(sctx)
 		if err != nil {
+			cancel()
 			r.mu.Unlock()
 			r.sendMu.Unlock()
 			return nil, fmt.Errorf("open the lease stream: %w", wrapEtcd(err))
 		}
-		r.stream, r.waiting = stream, map[int64][]chan renewal{}
+		r.stream, r.cancel, r.waiting = stream, cancel, map[int64][]chan renewal{}
 		go r.read(stream) // ends when the stream does (at the latest when the client closes)
 	}
 	stream := r.stream
 	for _, id := range ids {
 		r.waiting[int64(id)] = append(r.waiting[int64(id)], answers)
 	}
+	answeredBefore := r.answered
 	r.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.stream == stream && r.answered == answeredBefore {
+			r.failLocked(stream, ctx.Err())
+		}
+	})
+	defer stop()
 	var sendErr error
 	for _, id := range ids {
 		if sendErr = stream.Send(&pb.LeaseKeepAliveRequest{ID: int64(id)}); sendErr != nil {
@@ -135,8 +130,11 @@ func (r *renewer) renewAll(ctx context.Context, c *clientv3.Client, ids []client
 	out := make(map[clientv3.LeaseID]int64, len(ids))
 	for range ids {
 		select {
-		case res := <-answers:
+		case res := <-answers: // an answer, or the error of the stream's end
 			if res.err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
 				return out, wrapEtcd(res.err)
 			}
 			out[clientv3.LeaseID(res.id)] = res.ttl
@@ -157,6 +155,7 @@ func (r *renewer) read(stream pb.Lease_LeaseKeepAliveClient) {
 			r.mu.Unlock()
 			return
 		}
+		r.answered++
 		if q := r.waiting[resp.ID]; len(q) > 0 {
 			q[0] <- renewal{id: resp.ID, ttl: resp.TTL}
 			if len(q) == 1 {
@@ -180,6 +179,7 @@ func (r *renewer) failLocked(stream pb.Lease_LeaseKeepAliveClient, err error) {
 			ch <- renewal{err: err}
 		}
 	}
-	r.stream, r.waiting = nil, nil
+	r.cancel()
+	r.stream, r.cancel, r.waiting = nil, nil, nil
 	stream.CloseSend()
 }

@@ -186,3 +186,34 @@ func TestConcurrentBeats(t *testing.T) {
 		}
 	}
 }
+
+// A lease is renewed only while it cannot have expired at etcd, and a beat skips etcd
+// only while the next renewal round can still renew the lease.
+func TestKnownLeaseFreshness(t *testing.T) {
+	var l liveness
+	t0 := time.Now()
+	l.remember("n", 7, 4*time.Second, t0)
+	for _, c := range []struct {
+		at         time.Duration
+		fresh, obs bool
+	}{
+		{0, true, true},
+		{2 * time.Second, true, true},
+		{3 * time.Second, true, false},
+		{4 * time.Second, false, false},
+	} {
+		if got := l.fresh("n", 7, t0.Add(c.at)); got != c.fresh {
+			t.Errorf("fresh at %s = %v, want %v", c.at, got, c.fresh)
+		}
+		if _, got := l.lease("n", t0.Add(c.at), 4*time.Second); got != c.obs {
+			t.Errorf("beat at %s skips etcd = %v, want %v", c.at, got, c.obs)
+		}
+	}
+	if l.fresh("n", 8, t0) {
+		t.Error("another lease of the node counts as fresh")
+	}
+	l.renewed("n", 7, t0.Add(3*time.Second))
+	if !l.fresh("n", 7, t0.Add(6*time.Second)) {
+		t.Error("a renewal did not extend the lease")
+	}
+}
