@@ -11,7 +11,9 @@
 # Then, unless LOAD=none, it submits LOAD (APPSxINSTANCES, default 100x100) through the API
 # with `berth sim load` (placements/s, submit -> Running p50/p99, API p99 during the burst;
 # LOAD_NAMESPACES, default 1), and measures the server idle for IDLE seconds (default 60)
-# with those task groups: CPU, RSS and etcd growth.
+# with those task groups: CPU, RSS and etcd growth. In between, it freezes one simulated
+# node (NODELOSS_NODE, default the one that runs the most instances) and measures until its instances run elsewhere
+# (`berth sim nodeloss`; the burst's processes restart Always).
 #
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
@@ -59,7 +61,7 @@ left=$nodes i=0
 while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
   "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
-    --heartbeat "$heartbeat" --data-dir "$work/sim$i" >>"$work/sim.log" 2>&1 &
+    --heartbeat "$heartbeat" --data-dir "$work/sim$i" --freeze-file "$work/freeze" >>"$work/sim.log" 2>&1 &
   pids+=("$!")
   left=$(( left - n )) i=$(( i + 1 ))
 done
@@ -127,7 +129,7 @@ if [ -n "${PROFILE:-}" ]; then
   burst_profile=$!
 fi
 BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
-  --namespaces "${LOAD_NAMESPACES:-1}" || echo "the burst did not complete" >&2
+  --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always || echo "the burst did not complete" >&2
 c1=$(cpu) t1=$(date +%s.%N)
 [ -n "$burst_profile" ] && wait "$burst_profile"
 lost1=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
@@ -137,6 +139,11 @@ awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_
 
 idle=${IDLE:-60}
 sleep 10 # the last reports settle
+# Node loss: one node (with the burst's instances) stops dead; the time until it is Lost
+# and until its instances run on other nodes.
+BERTH_SERVER="https://$listen" "$berth" sim nodeloss --node "${NODELOSS_NODE:-}" --freeze-file "$work/freeze" \
+  || echo "the node loss did not complete" >&2
+sleep 5
 c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
   pprof "profile?seconds=$idle" "$PROFILE/idle-cpu.pprof"

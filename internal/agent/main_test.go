@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +50,8 @@ type cluster struct {
 	mu  sync.Mutex
 	srv *server.Server
 	ts  *httptest.Server
+	// seen, when set, is shown every request before the server serves it.
+	seen atomic.Pointer[func(*http.Request)]
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -100,7 +104,13 @@ func (c *cluster) serve(l net.Listener) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(srv.Handler())
+	h := srv.Handler()
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen := c.seen.Load(); seen != nil {
+			(*seen)(r)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	ts.Listener.Close()
 	ts.Listener = tls.NewListener(l, srv.TLSConfig())
 	ts.Start()

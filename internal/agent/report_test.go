@@ -4,11 +4,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver/fake"
 )
 
 // Statuses that wait together go in one report; one the server does not have is handed
@@ -67,5 +71,33 @@ func TestReporterBatchesWaitingStatuses(t *testing.T) {
 	}
 	if len(gone) != 1 || gone[0] != "gone" {
 		t.Fatalf("gone: %v", gone)
+	}
+}
+
+// Periodic reports carry what changed: with one pod Running and nothing changing, only
+// every tenth report is sent (and carries the pod); the others are skipped.
+func TestPeriodicReportsCarryChanges(t *testing.T) {
+	c := newCluster(t)
+	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) { cfg.ReportInterval = 100 * time.Millisecond })
+	createTG(t, processTG("0.web.ns-a.c.1"))
+	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	time.Sleep(time.Second) // the reports of the start have gone
+
+	var reports atomic.Int32
+	count := func(r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/report") {
+			reports.Add(1)
+		}
+	}
+	c.seen.Store(&count)
+	defer c.seen.Store(nil)
+	start := time.Now()
+	waitFor(t, "a full report", func() bool { return reports.Load() >= 1 })
+	time.Sleep(3 * time.Second)
+	intervals := int32(time.Since(start) / (100 * time.Millisecond))
+	// One report in fullReportEvery intervals, give or take the one in progress; every
+	// interval would have sent one before.
+	if got, most := reports.Load(), intervals/fullReportEvery+2; got > most {
+		t.Fatalf("%d reports in %d intervals with nothing changing, want at most %d", got, intervals, most)
 	}
 }

@@ -27,6 +27,8 @@ type simFlags struct {
 	report    time.Duration
 	minStart  time.Duration
 	maxStart  time.Duration
+	// freezeFile names nodes to freeze, a line each (sim_nodeloss.go).
+	freezeFile string
 }
 
 func newSimCommand(o *options) *cobra.Command {
@@ -67,6 +69,9 @@ func newSimCommand(o *options) *cobra.Command {
 			defer stop()
 			done := make(chan error, 1)
 			go func() { done <- s.Run(ctx) }()
+			if f.freezeFile != "" {
+				go watchFreezeFile(ctx, f.freezeFile, s, log) // ends with ctx
+			}
 			tick := time.NewTicker(5 * time.Second)
 			defer tick.Stop()
 			for {
@@ -88,9 +93,10 @@ func newSimCommand(o *options) *cobra.Command {
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory of the nodes' data dirs (default: a temporary one, removed at the end)")
 	fl.DurationVar(&f.ramp, "ramp", 0, "spread the nodes' starts over this time")
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeatInterval, "heartbeat interval")
-	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "full status report interval")
+	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "periodic status report interval")
+	fl.StringVar(&f.freezeFile, "freeze-file", "", "freeze each node named on a line of this file, as if its machine died (berth sim nodeloss writes it)")
 	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
 	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
-	cmd.AddCommand(newSimLoadCommand(o))
+	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o))
 	return cmd
 }

@@ -45,5 +45,6 @@ func newSimLoadCommand(o *options) *cobra.Command {
 	fl.IntVar(&cfg.Namespaces, "namespaces", 1, "spread the processes over this many namespaces (0: one each)")
 	fl.IntVar(&cfg.Concurrency, "concurrency", 4, "applies in flight")
 	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up when not every instance runs by then")
+	fl.StringVar(&cfg.RestartPolicy, "restart-policy", "", "the processes' restart policy (Always replaces the instances of a lost node; default OnFailure)")
 	return cmd
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,4 +107,33 @@ func TestAgentHeartbeatStreamLines(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzHeartbeatStreamLine sends one line of any bytes as a beat: the stream answers 200
+// and lines that are each an acknowledgement or an error answer, and the server lives on.
+func FuzzHeartbeatStreamLine(f *testing.F) {
+	for _, seed := range []string{"{}", "", `{"agentVersion":"v1","agentAddress":"127.0.0.1:9"}`, `{"agentVersion":3}`,
+		`{"nope":1}`, `{"agentVersion":"a","agentVersion":"b"}`, "[]", "null", `{} {}`, "\xff"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		url := newTestServer(t, Config{})
+		wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
+		body := strings.ReplaceAll(string(line), "\n", " ") + "\n"
+		r := agentCall(t, http.MethodPost, url+"/v1/agent/nodes/n1/heartbeats", body)
+		if r.code != http.StatusOK {
+			t.Fatalf("status %d: %s", r.code, r.body)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n") {
+			var answer struct {
+				Error *apiError `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(l), &answer); err != nil {
+				t.Fatalf("answer line %q is not JSON: %v", l, err)
+			}
+			if answer.Error != nil && (answer.Error.Code < 400 || answer.Error.Message == "") {
+				t.Fatalf("error line without a code or message: %q", l)
+			}
+		}
+	})
 }

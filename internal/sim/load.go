@@ -30,6 +30,9 @@ type LoadConfig struct {
 	// ProbeEvery is how often a GET of one process measures the API's latency during the
 	// burst (default 50 ms).
 	ProbeEvery time.Duration
+	// RestartPolicy is the processes' restart policy ("": the default, OnFailure; Always
+	// replaces the instances of a lost node, which NodeLoss measures).
+	RestartPolicy string
 }
 
 // Load limits: the burst is bounded in count and in time.
@@ -99,7 +102,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	if err != nil {
 		return nil, fmt.Errorf("load: watch task groups: %w", err)
 	}
-	b := &burst{total: cfg.Apps * cfg.Instances, submitted: map[string]time.Time{},
+	b := &burst{total: cfg.Apps * cfg.Instances, restartPolicy: cfg.RestartPolicy, submitted: map[string]time.Time{},
 		placed: map[string]bool{}, running: map[string]bool{}, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -143,9 +146,10 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 
 // burst is the state of one Load.
 type burst struct {
-	total int
-	start time.Time
-	done  chan struct{}
+	total         int
+	restartPolicy string
+	start         time.Time
+	done          chan struct{}
 
 	mu        sync.Mutex
 	submitted map[string]time.Time // "ns/app" -> when its apply was sent
@@ -158,10 +162,14 @@ type burst struct {
 }
 
 func (b *burst) apply(ctx context.Context, c *client.Client, ns, name string, instances int) {
-	doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},`+
+	policy := ""
+	if b.restartPolicy != "" {
+		policy = fmt.Sprintf(`"restartPolicy":{"policy":%q},`, b.restartPolicy)
+	}
+	doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},%s`+
 		`"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"bench","startCmd":"./bench",`+
 		`"resources":{"requests":{"cpu":"0.01","memory":"8"},"limits":{"cpu":"0.01","memory":"8"}}}]}}}}`,
-		name, ns, instances)
+		name, ns, policy, instances)
 	b.mu.Lock()
 	b.submitted[ns+"/"+name] = time.Now()
 	b.mu.Unlock()

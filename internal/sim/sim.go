@@ -62,6 +62,9 @@ type Sim struct {
 	agents []*agent.Agent
 	ready  atomic.Int64
 	failed atomic.Int64
+
+	mu     sync.Mutex
+	freeze map[string]context.CancelFunc // stops a running node's agent (Freeze)
 }
 
 // New checks cfg and builds every node's agent; nothing runs until Run.
@@ -154,17 +157,25 @@ func (s *Sim) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			break
 		}
+		actx, freeze := context.WithCancel(ctx)
+		s.mu.Lock()
+		if s.freeze == nil {
+			s.freeze = map[string]context.CancelFunc{}
+		}
+		s.freeze[a.NodeName()] = freeze
+		s.mu.Unlock()
 		wg.Go(func() {
+			defer freeze()
 			readyDone := make(chan struct{})
 			go func() {
 				defer close(readyDone)
 				select {
 				case <-a.Ready():
 					s.ready.Add(1)
-				case <-ctx.Done():
+				case <-actx.Done():
 				}
 			}()
-			if err := a.Run(ctx); err != nil {
+			if err := a.Run(actx); err != nil {
 				s.failed.Add(1)
 				s.log.Error("a simulated node stopped", "node", a.NodeName(), "err", err)
 			}
@@ -173,6 +184,19 @@ func (s *Sim) Run(ctx context.Context) error {
 	}
 	wg.Wait()
 	return nil
+}
+
+// Freeze stops a node's agent at once, as if its machine died: it beats, reports and
+// watches no more (its tasks are left as they are). It reports whether the node runs.
+func (s *Sim) Freeze(node string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	freeze, ok := s.freeze[node]
+	if ok {
+		freeze()
+		delete(s.freeze, node)
+	}
+	return ok
 }
 
 // levelFloor passes on only the records at or above its level.

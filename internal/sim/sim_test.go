@@ -26,6 +26,12 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 // and the cluster CA.
 func serve(t *testing.T) (string, string, *pki.CA) {
 	t.Helper()
+	return serveTTL(t, 0)
+}
+
+// serveTTL is serve with the server's node TTL (0: the default).
+func serveTTL(t *testing.T, ttl time.Duration) (string, string, *pki.CA) {
+	t.Helper()
 	storetest.Reset(t, testStore)
 	ca, err := pki.NewCA("sim test CA", time.Now())
 	if err != nil {
@@ -39,7 +45,7 @@ func serve(t *testing.T) (string, string, *pki.CA) {
 		Role: store.JoinRoleAgent, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger()}, testStore)
+	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger(), NodeTTL: ttl}, testStore)
 	if err != nil {
 		t.Fatal(err)
 	}
