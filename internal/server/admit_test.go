@@ -13,6 +13,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // writeRouteCase is one invalid request to a write route.
@@ -85,6 +86,7 @@ func TestEveryWriteRouteValidates(t *testing.T) {
 	}
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
 	putTaskGroup(t, "adm", "0.web.adm.c.1", "n1", nil)
+	storetest.FlushEvents(t, testStore) // the setup's queued events land before the first case
 	// Each call is authenticated as its route wants (node n1's certificate, a server join
 	// token, or the management token), so it reaches the validation after authentication.
 	token := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{}).String()

@@ -46,14 +46,13 @@ type knownLease struct {
 // aliveRecheck is how long a beat trusts that a renewed lease still holds its key.
 const aliveRecheck = time.Minute
 
-// lease returns node's lease if this server renewed it recently enough that the next
-// renewal round can still renew it (liveness_batch.go) and read its key within
+// lease returns node's lease if this server knows it and read its key within
 // aliveRecheck.
-func (l *liveness) lease(node string, now time.Time, ttl time.Duration) (clientv3.LeaseID, bool) {
+func (l *liveness) lease(node string, now time.Time) (clientv3.LeaseID, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	k, ok := l.leases[node]
-	if !ok || now.Sub(k.checked) > aliveRecheck || now.Sub(k.renewed) >= ttl-renewMargin-renewRound {
+	if !ok || now.Sub(k.checked) > aliveRecheck {
 		return 0, false
 	}
 	return k.id, true
@@ -114,15 +113,15 @@ func (l *liveness) reset() {
 // reports fresh when the node was not alive before this beat: its alive key was created,
 // so the caller should make sure the node says Ready.
 //
-// A beat of a node whose lease this server renewed less than a TTL ago returns at once:
-// the renewal goes in the next round (liveness_batch.go). Otherwise (the node was silent
-// that long, or the round found its lease gone) the beat checks etcd itself, and makes
-// the node alive again if it was not.
+// A beat of a node whose lease this server knows returns at once: the renewal goes in
+// the next round (liveness_batch.go). When the round finds the lease gone (the node was
+// silent a TTL, or was marked Lost), it forgets it, and the node's next beat checks etcd
+// itself and makes the node alive again.
 func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh bool, err error) {
 	if err := checkName("node", node); err != nil {
 		return false, fmt.Errorf("heartbeat: %w", err)
 	}
-	if id, ok := s.alive.lease(node, time.Now(), ttl); ok {
+	if id, ok := s.alive.lease(node, time.Now()); ok {
 		if err := s.renewals.ask(node, id); err != nil {
 			return false, fmt.Errorf("heartbeat of node %s: %w", node, err)
 		}
@@ -137,12 +136,11 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 		cmp := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
 		if len(resp.Kvs) == 1 {
 			kv := resp.Kvs[0]
-			// Another server keeps it alive (the agent moved), or this one did until the
-			// node paused: renew that lease, unless it has (almost) run out. etcd answers
-			// the renewal of an expired lease only once it revoked it, and the renewals
-			// behind it wait as long.
-			if kv.Lease != 0 && s.leaseLeft(ctx, clientv3.LeaseID(kv.Lease)) {
-				renewed, err := s.renewLease(ctx, clientv3.LeaseID(kv.Lease))
+			// Another server keeps it alive (the agent moved), or this one did until it
+			// checked the key again: renew that lease (on the stream for leases that may
+			// have expired).
+			if kv.Lease != 0 {
+				renewed, err := s.renewer.renewRisky(ctx, s.client, clientv3.LeaseID(kv.Lease))
 				if err != nil {
 					return false, err
 				}
@@ -172,19 +170,6 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 		return true, nil
 	}
 	return false, fmt.Errorf("heartbeat of node %s: %w (its alive key changed %d times)", node, ErrConflict, maxRetries)
-}
-
-// renewLease renews a lease once (liveness_renew.go); false when it expired (or was
-// revoked).
-func (s *Store) renewLease(ctx context.Context, id clientv3.LeaseID) (bool, error) {
-	return s.renewer.renew(ctx, s.client, id)
-}
-
-// leaseLeft reports whether a lease has at least a second left (a failed look counts as
-// none: the caller then makes a new lease).
-func (s *Store) leaseLeft(ctx context.Context, id clientv3.LeaseID) bool {
-	resp, err := s.client.TimeToLive(ctx, id)
-	return err == nil && resp.TTL >= 1
 }
 
 // leaseSeconds is ttl in whole seconds, rounded up, at least 1.

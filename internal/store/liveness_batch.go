@@ -100,15 +100,15 @@ func (s *Store) renewRoundOnce(ctx context.Context) {
 	if len(asked) == 0 {
 		return
 	}
-	// A lease that may have expired is not renewed: etcd would answer only once it
-	// revoked the lease, and hold up the renewals behind it. The node's next beat reads
-	// etcd instead.
+	// A lease that may have expired goes on the stream kept for those (renewers.risky):
+	// etcd would answer it only once it revoked the lease, and hold up the renewals
+	// behind it.
 	sent := time.Now()
 	var lanes [renewLanes][]clientv3.LeaseID
+	var risky []clientv3.LeaseID
 	for node, id := range asked {
 		if !s.alive.fresh(node, id, sent.Add(renewMargin)) {
-			s.alive.forgetLease(node, id)
-			delete(asked, node)
+			risky = append(risky, id)
 			continue
 		}
 		lane := uint64(id) % renewLanes
@@ -122,12 +122,16 @@ func (s *Store) renewRoundOnce(ctx context.Context) {
 		ttls    = make(map[clientv3.LeaseID]int64, len(asked))
 		lastErr error
 	)
-	for i := range lanes {
-		if len(lanes[i]) == 0 {
+	for i := range renewLanes + 1 {
+		r, ids := &s.renewer.risky, risky
+		if i < renewLanes {
+			r, ids = &s.renewer.lanes[i], lanes[i]
+		}
+		if len(ids) == 0 {
 			continue
 		}
 		wg.Go(func() {
-			got, err := s.renewer.lanes[i].renewAll(rctx, s.client, lanes[i])
+			got, err := r.renewAll(rctx, s.client, ids)
 			mu.Lock()
 			defer mu.Unlock()
 			for id, ttl := range got {

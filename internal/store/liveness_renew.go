@@ -37,9 +37,13 @@ type renewer struct {
 // streams wait together (etcd serves their reads with one), and answer in order per lease.
 const renewLanes = 128
 
-// renewers spreads renewals over renewLanes streams, by lease.
+// renewers spreads renewals over renewLanes streams, by lease, and keeps one more stream
+// for the leases that may have expired: etcd answers the renewal of an expired lease only
+// once it revoked it, which under load takes seconds, and every renewal behind it on its
+// stream waits as long. Those wait on their own stream.
 type renewers struct {
 	lanes [renewLanes]renewer
+	risky renewer
 }
 
 // setLeases sets how every lane opens its stream.
@@ -47,11 +51,13 @@ func (r *renewers) setLeases(leases func() pb.LeaseClient) {
 	for i := range r.lanes {
 		r.lanes[i].leases = leases
 	}
+	r.risky.leases = leases
 }
 
-// renew renews a lease once, on its lane, and reports whether it still exists.
-func (r *renewers) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
-	return r.lanes[uint64(id)%renewLanes].renew(ctx, c, id)
+// renewRisky renews a lease that may have expired, once, on the stream kept for those,
+// and reports whether it still exists.
+func (r *renewers) renewRisky(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
+	return r.risky.renew(ctx, c, id)
 }
 
 // renewal is the answer to one renewal: the lease's new TTL (0: it does not exist).
