@@ -29,6 +29,10 @@ type servers struct {
 // node (15,000 at 5,000 nodes).
 const agentMaxConns = 3
 
+// agentIdleConn is how long the agent keeps an idle connection to a server: longer than
+// the time between two full reports at the default report interval.
+const agentIdleConn = 6 * time.Minute
+
 // newServers makes a client of each server over hc; token, when set, is sent as a bearer
 // token (joining).
 func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) (*servers, error) {
@@ -42,6 +46,10 @@ func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) 
 		// server makes calls wait instead of each opening one more connection (at
 		// thousands of agents, the server's file descriptors run out).
 		t.MaxConnsPerHost = agentMaxConns
+		// The connection for calls stays open between full reports (every tenth periodic
+		// report), so a burst of status writes does not handshake again; the server keeps
+		// idle connections a little longer than this.
+		t.IdleConnTimeout = agentIdleConn
 	}
 	for _, u := range urls {
 		opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth-agent/" + Version)}
