@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -102,12 +103,14 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	if err != nil {
 		return nil, fmt.Errorf("load: watch task groups: %w", err)
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
 	b := &burst{total: cfg.Apps * cfg.Instances, restartPolicy: cfg.RestartPolicy, submitted: map[string]time.Time{},
 		placed: map[string]bool{}, running: map[string]bool{}, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	watchEnded := make(chan struct{})
-	wg.Go(func() { defer close(watchEnded); b.follow(events, run) })
+	wg.Go(func() { defer close(watchEnded); b.followAll(watchCtx, c, events, run) })
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
 	wg.Go(func() { b.probe(probeCtx, c, nsOf(0), cfg.ProbeEvery) })
@@ -135,6 +138,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 		ended = "when the task group watch ended (the server went away?)"
 	}
 	stopProbe()
+	stopWatch()
 	cancel()
 	wg.Wait()
 	res := b.result()
@@ -184,10 +188,51 @@ func (b *burst) apply(ctx context.Context, c *client.Client, ns, name string, in
 	}
 }
 
+// followAll follows the task groups from events, and watches again when that watch ends
+// (the server cuts a watcher that falls behind, as this one may on a busy machine): from
+// the last revision seen, or from the start (every task group again) when that one is
+// gone. It returns when ctx ends.
+func (b *burst) followAll(ctx context.Context, c *client.Client, events <-chan client.WatchEvent, run string) {
+	for {
+		rv := b.follow(events, run)
+		if ctx.Err() != nil {
+			return
+		}
+		var err error
+		if events, err = c.Watch(ctx, v4.KindTaskGroup, "", rv); err != nil {
+			if events, err = c.Watch(ctx, v4.KindTaskGroup, "", ""); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+				events = closedWatch()
+			}
+		}
+	}
+}
+
+// closedWatch is a watch that has ended (followAll then watches again).
+func closedWatch() <-chan client.WatchEvent {
+	ch := make(chan client.WatchEvent)
+	close(ch)
+	return ch
+}
+
 // follow records when each task group of the run is first seen (placed) and first seen
-// Running, until the watch ends (Load cancels it).
-func (b *burst) follow(events <-chan client.WatchEvent, run string) {
+// Running, until the watch ends, and returns the last revision it saw ("" when it ended
+// with an error that makes that revision useless).
+func (b *burst) follow(events <-chan client.WatchEvent, run string) string {
+	rv := ""
 	for ev := range events {
+		if ev.Err != nil {
+			if client.StatusOf(ev.Err) == http.StatusGone {
+				rv = ""
+			}
+			continue
+		}
+		if ev.Object != nil {
+			rv = ev.Object.GetMeta().ResourceVersion
+		}
 		tg, ok := ev.Object.(*v4.TaskGroup)
 		if !ok || !strings.HasPrefix(tg.Metadata.Namespace, run) || ev.Type == "DELETED" {
 			continue
@@ -213,6 +258,7 @@ func (b *burst) follow(events <-chan client.WatchEvent, run string) {
 		}
 		b.mu.Unlock()
 	}
+	return rv
 }
 
 // probe GETs one process now and then, measuring the API's read latency under the burst.

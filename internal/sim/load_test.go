@@ -14,43 +14,53 @@ import (
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
-// A burst submitted through the API is placed by the leader's controllers and run by the
-// simulated nodes; Load measures every instance from submission to Running.
-func TestLoadRunsEveryInstance(t *testing.T) {
-	url, token, ca := serve(t)
+// simCluster is a real API server over the test store with the leader's controllers, and
+// nodes simulated nodes serving, named PREFIX-00000...; it returns the simulation, a
+// management client and a context that the test's cleanup ends (and waits for). Each test
+// takes its own prefix: the store's tests share one process, and a server remembers the
+// node leases it renewed across a wipe of etcd.
+func simCluster(t *testing.T, prefix string, nodes int, ttl time.Duration) (*Sim, *client.Client, context.Context) {
+	t.Helper()
+	url, token, ca := serveTTL(t, ttl)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	f := feed.New(testStore, storetest.QuietLogger())
-	mgr := controller.NewManager(testStore, f, controller.Options{Logger: storetest.QuietLogger()}, "load-test")
+	mgr := controller.NewManager(testStore, f, controller.Options{Logger: storetest.QuietLogger(), NodeTTL: ttl}, "sim-test")
 	done := make(chan struct{}, 3)
 	go func() { f.Run(ctx); done <- struct{}{} }()
 	go func() { mgr.Run(ctx); done <- struct{}{} }()
-	s, err := New(Config{ServerURLs: []string{url}, Token: token, Nodes: 5, Prefix: "l", DataDir: t.TempDir(),
+	t.Cleanup(func() {
+		cancel()
+		for range 3 {
+			<-done
+		}
+	})
+	s, err := New(Config{ServerURLs: []string{url}, Token: token, Nodes: nodes, Prefix: prefix, DataDir: t.TempDir(),
 		HeartbeatInterval: 200 * time.Millisecond, ReportInterval: time.Second,
 		MinStartDelay: 10 * time.Millisecond, MaxStartDelay: 50 * time.Millisecond, Logger: storetest.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { s.Run(ctx); done <- struct{}{} }()
-	defer func() {
-		cancel()
-		for range 3 {
-			<-done
-		}
-	}()
-	waitFor(t, "every node serving", func() bool { return s.Ready() == 5 })
+	waitFor(t, "every node serving", func() bool { return s.Ready() == nodes })
 
 	sec, err := acl.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testStore.CreateACLToken(ctx, &acl.Token{ID: sec.ID, SecretHash: acl.HashOf(sec), Management: true, Name: "load", Created: time.Now()}); err != nil {
+	if err := testStore.CreateACLToken(ctx, &acl.Token{ID: sec.ID, SecretHash: acl.HashOf(sec), Management: true, Name: "sim", Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(url, client.WithHTTPClient(client.HTTPClient(ca.Pool(), nil)), client.WithBearerToken(sec.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, c, ctx
+}
+
+// A burst submitted through the API is placed by the leader's controllers and run by the
+// simulated nodes; Load measures every instance from submission to Running.
+func TestLoadRunsEveryInstance(t *testing.T) {
+	_, c, ctx := simCluster(t, "l", 5, 0)
 	res, err := Load(ctx, c, LoadConfig{Apps: 3, Instances: 4, Namespaces: 2, Timeout: time.Minute, ProbeEvery: 20 * time.Millisecond})
 	if err != nil {
 		procs, _, _ := testStore.List(ctx, v4.KindProcess, "")

@@ -59,23 +59,11 @@ func (q *renewQueue) take() map[string]clientv3.LeaseID {
 	return p
 }
 
-// putBack queues again the renewals a failed round could not make (unless a newer beat
-// asked for them meanwhile) and records the failure.
-func (q *renewQueue) putBack(left map[string]clientv3.LeaseID, err error) {
+// failing records the error of the last round (nil: it renewed what it was asked).
+func (q *renewQueue) failing(err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.failed = err
-	if len(left) == 0 {
-		return
-	}
-	if q.pending == nil {
-		q.pending = map[string]clientv3.LeaseID{}
-	}
-	for node, id := range left {
-		if _, ok := q.pending[node]; !ok {
-			q.pending[node] = id
-		}
-	}
 }
 
 // renewAsked runs the renewal rounds until ctx ends.
@@ -143,15 +131,14 @@ func (s *Store) renewRoundOnce(ctx context.Context) {
 		})
 	}
 	wg.Wait()
-	var left map[string]clientv3.LeaseID
+	// A renewal left unanswered is not sent again: the node's next beat asks again, and
+	// a dead node's lease must not be kept alive by retries.
+	unanswered := 0
 	for node, id := range asked {
 		ttl, ok := ttls[id]
 		switch {
 		case !ok:
-			if left == nil {
-				left = map[string]clientv3.LeaseID{}
-			}
-			left[node] = id
+			unanswered++
 		case ttl <= 0:
 			s.alive.forgetLease(node, id)
 		default:
@@ -161,14 +148,13 @@ func (s *Store) renewRoundOnce(ctx context.Context) {
 	switch {
 	case lastErr == nil:
 	case errors.Is(lastErr, context.DeadlineExceeded):
-		// etcd is slow, or a lane waited on an expired lease (renewAll ended its stream):
-		// the unanswered renewals go in the next round.
-		s.log.Warn("node lease renewals took too long; trying again", "unanswered", len(left), "after", renewTimeout)
+		// etcd is slow, or a lane waited on an expired lease (renewAll ended its stream).
+		s.log.Warn("node lease renewals took too long; the next beats ask again", "unanswered", unanswered, "after", renewTimeout)
 		lastErr = nil
 	default:
 		lastErr = fmt.Errorf("renew node leases: %w", lastErr)
 		s.log.Warn("node lease renewals failed; heartbeats through this server fail until they work again",
-			"unanswered", len(left), "err", lastErr)
+			"unanswered", unanswered, "err", lastErr)
 	}
-	s.renewals.putBack(left, lastErr)
+	s.renewals.failing(lastErr)
 }
