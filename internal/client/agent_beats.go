@@ -20,11 +20,16 @@ import (
 const heartbeatAckWait = 15 * time.Second
 
 // HeartbeatStream is an agent's open heartbeat stream to one server (AgentHeartbeats).
-// Beat is called from one goroutine; Close from any.
+// Beat and Close are called from one goroutine.
 type HeartbeatStream struct {
 	body   *io.PipeWriter
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the answer ended; err says why
+	// lines go to the request body through writeLines, so that a beat never waits for
+	// the transport: a body write blocks while the connection does not take it.
+	lines     chan []byte
+	writeDone chan struct{}
+	closeOnce sync.Once
 
 	mu      sync.Mutex
 	err     error
@@ -64,9 +69,24 @@ func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatSt
 		pw.Close()
 		return nil, decodeError(resp)
 	}
-	s := &HeartbeatStream{body: pw, cancel: cancel, done: make(chan struct{}), lastAck: time.Now()}
+	s := &HeartbeatStream{body: pw, cancel: cancel, done: make(chan struct{}), lastAck: time.Now(),
+		lines: make(chan []byte, 1), writeDone: make(chan struct{})}
 	go s.readAcks(resp) // ends when the answer does: at the latest when Close cancels it
+	go s.writeLines()   // ends when Close closes lines and the body
 	return s, nil
+}
+
+// writeLines writes the beats to the request body until Close.
+func (s *HeartbeatStream) writeLines() {
+	defer close(s.writeDone)
+	for line := range s.lines {
+		if _, err := s.body.Write(line); err != nil {
+			s.end(fmt.Errorf("heartbeat stream: %w", err))
+			for range s.lines { // drop the rest until Close
+			}
+			return
+		}
+	}
 }
 
 // readAcks takes the acknowledgements until the answer ends; an error line ends it.
@@ -105,8 +125,9 @@ func (s *HeartbeatStream) end(err error) {
 	}
 }
 
-// Beat sends one beat. It fails with the reason the stream ended, or when the server
-// owes an acknowledgement for longer than it may; the stream is then of no more use.
+// Beat sends one beat; it never waits on the network. It fails with the reason the
+// stream ended, when the server owes an acknowledgement for longer than it may, or when
+// the last beat is still unwritten; the stream is then of no more use (Close it).
 func (s *HeartbeatStream) Beat(hb v4.AgentHeartbeat) error {
 	now := time.Now()
 	s.mu.Lock()
@@ -127,22 +148,24 @@ func (s *HeartbeatStream) Beat(hb v4.AgentHeartbeat) error {
 	if err != nil {
 		return fmt.Errorf("encode heartbeat: %w", err)
 	}
-	if _, err := s.body.Write(append(line, '\n')); err != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.err != nil {
-			return s.err
-		}
-		return fmt.Errorf("heartbeat stream: %w", err)
+	select {
+	case s.lines <- append(line, '\n'):
+		return nil
+	default:
+		// The last beat is still not written: the connection takes nothing.
+		return errors.New("heartbeat stream: the connection takes no more beats")
 	}
-	return nil
 }
 
-// Close ends the stream and waits for its reader.
+// Close ends the stream and waits for its reader and writer.
 func (s *HeartbeatStream) Close() error {
-	s.end(errStreamClosed)
-	s.body.Close()
-	s.cancel()
+	s.closeOnce.Do(func() {
+		s.end(errStreamClosed)
+		s.body.Close() // a write in progress fails now
+		close(s.lines)
+		s.cancel()
+	})
+	<-s.writeDone
 	<-s.done
 	return nil
 }

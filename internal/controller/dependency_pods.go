@@ -148,6 +148,7 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
 		return nil, fmt.Errorf("create dependency pod %s: %w", tg.Metadata.Name, err)
 	}
+	c.pods.wrote(tg) // the next pass reads it from the shared cache, not a cache behind it
 	r.created = append(r.created, idx)
 	c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("pod for %s started as %s (%d dependent task groups)", p.key, tg.Metadata.Name, p.refs))
 	return tg, nil

@@ -102,6 +102,10 @@ func (l *liveness) forget(node string) {
 	delete(l.leases, node)
 }
 
+// ForgetLeases forgets every node lease this store renews, for a caller that wiped etcd's
+// keys behind its back (tests): the next beat of each node reads etcd again.
+func (s *Store) ForgetLeases() { s.alive.reset() }
+
 // reset forgets every lease (tests that wipe etcd).
 func (l *liveness) reset() {
 	l.mu.Lock()

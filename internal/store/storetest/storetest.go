@@ -48,6 +48,7 @@ func Reset(t testing.TB, s *store.Store) {
 	if _, err := s.Client().Delete(context.Background(), "/berth/v1/", clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
+	s.ForgetLeases() // their alive keys went with the rest
 }
 
 // Keyring is a new ring of one key, for a test store.
