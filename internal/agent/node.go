@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -112,31 +113,44 @@ func (b *beatStream) close() {
 	}
 }
 
-// beat sends one beat on b, opening a stream first when there is none, and returns the
-// stream to use next time (nil after a failure: the next beat opens another). The first
-// beat of a stream says the agent's version and address; the server writes them when
-// they changed.
+// beat sends one beat on b, opening a stream first when there is none or b failed, and
+// returns the stream to use next time (nil after a failure). A new stream's first beat
+// says the agent's version and address (the server writes them when they changed) and
+// is awaited: a server that cannot serve it is left for the next at once, as a beat's
+// call would be.
 func (a *Agent) beat(ctx context.Context, b *beatStream) (*beatStream, error) {
-	hb := v4.AgentHeartbeat{}
-	if b == nil {
-		err := a.servers.do(ctx, func(c *client.Client) error {
-			s, err := c.AgentHeartbeats(ctx, a.cfg.NodeName)
-			if err == nil {
-				b = &beatStream{to: c, stream: s}
-			}
-			return err
-		})
-		if err != nil {
-			return nil, err
+	if b != nil {
+		err := b.stream.Beat(v4.AgentHeartbeat{})
+		if err == nil {
+			return b, nil
 		}
-		hb = v4.AgentHeartbeat{AgentVersion: Version, AgentAddress: a.addr}
-	}
-	if err := b.stream.Beat(hb); err != nil {
 		b.close()
 		if failover(err) {
 			a.servers.moveOn(b.to)
+		} else if !errors.Is(err, client.ErrHeartbeatStreamStuck) {
+			return nil, err // 404 (the node was deleted), 400, ...
 		}
+	}
+	hb := v4.AgentHeartbeat{AgentVersion: Version, AgentAddress: a.addr}
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		s, err := c.AgentHeartbeats(ctx, a.cfg.NodeName)
+		if err != nil {
+			return err
+		}
+		wctx, cancel := context.WithTimeout(ctx, firstBeatWait)
+		defer cancel()
+		if err := s.BeatAndWait(wctx, hb); err != nil {
+			s.Close()
+			return err
+		}
+		b = &beatStream{to: c, stream: s}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return b, nil
 }
+
+// firstBeatWait bounds the wait for the acknowledgement of a stream's first beat.
+const firstBeatWait = 5 * time.Second

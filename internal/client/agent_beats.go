@@ -30,6 +30,7 @@ type HeartbeatStream struct {
 	lines     chan []byte
 	writeDone chan struct{}
 	closeOnce sync.Once
+	acks      chan struct{} // one per acknowledgement, dropped when nobody waits
 
 	mu      sync.Mutex
 	err     error
@@ -70,7 +71,7 @@ func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatSt
 		return nil, decodeError(resp)
 	}
 	s := &HeartbeatStream{body: pw, cancel: cancel, done: make(chan struct{}), lastAck: time.Now(),
-		lines: make(chan []byte, 1), writeDone: make(chan struct{})}
+		lines: make(chan []byte, 1), writeDone: make(chan struct{}), acks: make(chan struct{}, 1)}
 	go s.readAcks(resp) // ends when the answer does: at the latest when Close cancels it
 	go s.writeLines()   // ends when Close closes lines and the body
 	return s, nil
@@ -108,6 +109,10 @@ func (s *HeartbeatStream) readAcks(resp *http.Response) {
 		s.mu.Lock()
 		s.lastAck, s.owed = time.Now(), time.Time{}
 		s.mu.Unlock()
+		select {
+		case s.acks <- struct{}{}:
+		default:
+		}
 	}
 	err := lines.Err()
 	if err == nil {
@@ -153,7 +158,25 @@ func (s *HeartbeatStream) Beat(hb v4.AgentHeartbeat) error {
 		return nil
 	default:
 		// The last beat is still not written: the connection takes nothing.
-		return errors.New("heartbeat stream: the connection takes no more beats")
+		return ErrHeartbeatStreamStuck
+	}
+}
+
+// BeatAndWait sends a beat the server acknowledges (a stream's first) and waits for the
+// acknowledgement, or the stream's end (its error), or ctx.
+func (s *HeartbeatStream) BeatAndWait(ctx context.Context, hb v4.AgentHeartbeat) error {
+	if err := s.Beat(hb); err != nil {
+		return err
+	}
+	select {
+	case <-s.acks:
+		return nil
+	case <-s.done:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.err
+	case <-ctx.Done():
+		return fmt.Errorf("heartbeat stream: no acknowledgement of the first beat: %w", ctx.Err())
 	}
 }
 
@@ -169,6 +192,9 @@ func (s *HeartbeatStream) Close() error {
 	<-s.done
 	return nil
 }
+
+// ErrHeartbeatStreamStuck is Beat's error when the last beat is still unwritten.
+var ErrHeartbeatStreamStuck = errors.New("heartbeat stream: the connection takes no more beats")
 
 // errStreamClosed is what Beat returns after Close.
 var errStreamClosed = errors.New("heartbeat stream closed")
