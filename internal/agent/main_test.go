@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -197,6 +198,9 @@ func (ra *runningAgent) stop() {
 				panic("agent Run: " + err.Error())
 			}
 		case <-time.After(20 * time.Second):
+			// Every goroutine's stack says what Run waits for.
+			buf := make([]byte, 1<<22)
+			os.Stderr.Write(buf[:runtime.Stack(buf, true)])
 			panic("agent Run did not return within 20s")
 		}
 	})

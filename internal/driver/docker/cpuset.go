@@ -151,7 +151,7 @@ func (d *Driver) resolveCPUSet(ctx context.Context, x paramExtras, request float
 // boundCPUs is every CPU that a berth container which has not ended is bound to,
 // read from their labels: Docker is the only record, so it survives agent restarts.
 func (d *Driver) boundCPUs(ctx context.Context) (map[int]bool, error) {
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelCPUSet))})
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", d.cpusetLabel))})
 	if err != nil {
 		return nil, d.wrap(err, "cpuset: list bound containers")
 	}
@@ -160,7 +160,7 @@ func (d *Driver) boundCPUs(ctx context.Context) (map[int]bool, error) {
 		if c.State == container.StateExited || c.State == container.StateDead {
 			continue
 		}
-		cpus, _ := parseCPUList(c.Labels[LabelCPUSet])
+		cpus, _ := parseCPUList(c.Labels[d.cpusetLabel])
 		for _, cpu := range cpus {
 			bound[cpu] = true
 		}

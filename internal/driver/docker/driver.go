@@ -76,6 +76,10 @@ type Driver struct {
 	networkImage                       string
 	// sysfs is where the NUMA topology is read (tests point it elsewhere).
 	sysfs string
+	// cpusetLabel is the label that records a container's bound CPUs: LabelCPUSet. A
+	// test sharing its Docker daemon with other tests gives it a name of its own, so
+	// the CPUs their containers bind do not count against it.
+	cpusetLabel string
 
 	// cpusetMu serialises choosing CPUs and creating the container that binds them, so
 	// two Starts never pick the same free CPUs.
@@ -135,6 +139,7 @@ func New(cfg Config) (*Driver, error) {
 		cniCacheDir:  filepath.Join(dataDir, "cni-cache"),
 		networkImage: cfg.NetworkImage,
 		sysfs:        "/sys",
+		cpusetLabel:  LabelCPUSet,
 		starting:     map[string]bool{},
 	}
 	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {

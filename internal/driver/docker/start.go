@@ -152,7 +152,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 	}
 	s.hc.CpusetCpus, s.hc.CpusetMems = b.cpus, b.mems
 	if b.cpus != "" {
-		s.cfg.Labels[LabelCPUSet] = b.cpus
+		s.cfg.Labels[d.cpusetLabel] = b.cpus
 		d.log.Info("binding cpus", "task", t.ID, "cpus", b.cpus, "mems", b.mems)
 	}
 	resp, err := d.cli.ContainerCreate(ctx, s.cfg, s.hc, s.nc, nil, name)
