@@ -60,10 +60,16 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 	}
 	lines := bufio.NewScanner(r.Body)
 	lines.Buffer(make([]byte, 0, 256), maxBeatLine)
-	var lastAck, lastBeat time.Time
+	var lastAck, lastBeat, armed time.Time
 	for {
-		if rc.SetReadDeadline(time.Now().Add(beatStreamIdle)) != nil {
-			return
+		// The idle deadline moves every quarter of it, not at each beat (a timer
+		// change per beat): a silent stream ends after 1.5 to 2 minutes.
+		if now := time.Now(); now.Sub(armed) > beatStreamIdle/4 {
+			// The server closing sets a past deadline (above): never move it back.
+			if rc.SetReadDeadline(now.Add(beatStreamIdle)) != nil || ctx.Err() != nil {
+				return
+			}
+			armed = now
 		}
 		if !lines.Scan() {
 			if errors.Is(lines.Err(), bufio.ErrTooLong) {
@@ -80,16 +86,14 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 		}
 		lastBeat = time.Now()
 		var hb v4.AgentHeartbeat
-		if len(lines.Bytes()) > 0 {
-			if err := decodeStrict(lines.Bytes(), &hb); err != nil {
+		// Most beats say nothing but that the agent lives: "{}" needs no decoder.
+		if line := lines.Bytes(); len(line) > 0 && string(line) != "{}" {
+			if err := decodeStrict(line, &hb); err != nil {
 				s.endBeatStream(w, r, rc, errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
 				return
 			}
 		}
-		bctx, bcancel := context.WithTimeout(ctx, requestTimeout)
-		err := s.beat(bctx, name, hb)
-		bcancel()
-		if err != nil {
+		if err := s.beat(ctx, name, hb); err != nil {
 			s.endBeatStream(w, r, rc, err)
 			return
 		}

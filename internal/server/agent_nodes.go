@@ -162,9 +162,20 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
 // and return as soon as the store queued the lease's renewal. A node deleted by an
 // operator is a 404: the agent registers again.
 func (s *Server) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) error {
-	fresh, err := s.store.Beat(ctx, name, s.nodeTTL)
+	known, err := s.store.RenewKnown(name)
 	if err != nil {
 		return err
+	}
+	if known && s.beats.same(name, hb) {
+		return nil // most beats: no context, no timer, no read
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	fresh := false
+	if !known {
+		if fresh, err = s.store.Beat(ctx, name, s.nodeTTL); err != nil {
+			return err
+		}
 	}
 	if !fresh && s.beats.same(name, hb) {
 		return nil
