@@ -93,8 +93,10 @@ rev() { api v1/nodes | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0
 dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
 
 pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
+# Connections the API accepted so far: each costs the server a TLS handshake.
+conns() { api metrics | awk '/^berth_http_connections_opened_total / {printf "%d", $2}'; }
 
-c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
+c0=$(cpu) r0=$(rev) d0=$(dbsize) k0=$(conns) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
   mkdir -p "$PROFILE"
   pprof "profile?seconds=$measure" "$PROFILE/cpu.pprof"
@@ -103,11 +105,11 @@ if [ -n "${PROFILE:-}" ]; then
 else
   sleep "$measure"
 fi
-c1=$(cpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
+c1=$(cpu) r1=$(rev) d1=$(dbsize) k1=$(conns) t1=$(date +%s.%N)
 lost=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
 
 awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
-  -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" 'BEGIN {
+  -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" -v k0="${k0:-0}" -v k1="${k1:-0}" 'BEGIN {
   secs = t1 - t0
   printf "nodes %d, heartbeat %s, measured %.0f s\n", n, hb, secs
   printf "server CPU: %.1f%% of one core\n", 100 * (c1 - c0) / tck / secs
@@ -115,6 +117,7 @@ awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" 
   printf "etcd revisions: %d (%.2f per second; revision %d to %d)\n", r1 - r0, (r1 - r0) / secs, r0, r1
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
   printf "NodeLost events: %d\n", lost
+  printf "connections opened: %d\n", k1 - k0
 }'
 
 load=${LOAD:-100x100}
@@ -122,7 +125,7 @@ load=${LOAD:-100x100}
 apps=${load%x*} instances=${load#*x}
 echo
 echo "burst: $apps x $instances instances"
-c0=$(cpu) t0=$(date +%s.%N) lost0=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
+c0=$(cpu) k0=$(conns) t0=$(date +%s.%N) lost0=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
 burst_profile=
 if [ -n "${PROFILE:-}" ]; then
   pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst-cpu.pprof" &
@@ -130,11 +133,11 @@ if [ -n "${PROFILE:-}" ]; then
 fi
 BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
   --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always || echo "the burst did not complete" >&2
-c1=$(cpu) t1=$(date +%s.%N)
+c1=$(cpu) k1=$(conns) t1=$(date +%s.%N)
 [ -n "$burst_profile" ] && wait "$burst_profile"
 lost1=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
-awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) 'BEGIN {
-  printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, NodeLost events %d\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost
+awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
+  printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, NodeLost events %d, connections opened %d\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k
 }'
 
 idle=${IDLE:-60}

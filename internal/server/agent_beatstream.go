@@ -47,6 +47,8 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
+	live, unregister := s.beatStreams.open(name, cancel)
+	defer unregister()
 	// The body's reads wait for the agent: the end of the stream (the server closing)
 	// ends them too.
 	stop := context.AfterFunc(ctx, func() { rc.SetReadDeadline(time.Now()) })
@@ -74,6 +76,9 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 		if !lines.Scan() {
 			if errors.Is(lines.Err(), bufio.ErrTooLong) {
 				s.endBeatStream(w, r, rc, errorf(http.StatusRequestEntityTooLarge, "a heartbeat is over the limit of %d bytes", maxBeatLine))
+			}
+			if live.replaced.Load() {
+				s.endBeatStream(w, r, rc, errorf(http.StatusConflict, "another heartbeat stream of node %s replaced this one", name))
 			}
 			return // the agent closed the stream, went silent, or the server is closing
 		}

@@ -137,3 +137,48 @@ func FuzzHeartbeatStreamLine(f *testing.F) {
 		}
 	})
 }
+
+// A node has one heartbeat stream: a second one ends the first with a 409 line, and an
+// agent opening stream after stream holds one at a time.
+func TestAgentHeartbeatStreamReplaced(t *testing.T) {
+	srv, url := newTestServerOf(t, Config{})
+	ctx := context.Background()
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
+	c, err := client.New(url, client.WithHTTPClient(httpClientAs(t, "n1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.AgentHeartbeats(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if err := first.BeatAndWait(ctx, v4.AgentHeartbeat{}); err != nil {
+		t.Fatal(err)
+	}
+	var streams []*client.HeartbeatStream
+	for range 5 {
+		s, err := c.AgentHeartbeats(ctx, "n1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		streams = append(streams, s)
+	}
+	last := streams[len(streams)-1]
+	if err := last.BeatAndWait(ctx, v4.AgentHeartbeat{}); err != nil {
+		t.Fatalf("the newest stream: %v", err)
+	}
+	err = beatUntilError(t, first)
+	if client.StatusOf(err) != http.StatusConflict || !strings.Contains(err.Error(), "replaced") {
+		t.Fatalf("the first stream after others opened: %v", err)
+	}
+	for end := time.Now().Add(5 * time.Second); srv.beatStreams.count() != 1; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("%d live streams of one node", srv.beatStreams.count())
+		}
+	}
+	if err := last.Beat(v4.AgentHeartbeat{}); err != nil {
+		t.Fatalf("the newest stream after the others ended: %v", err)
+	}
+}

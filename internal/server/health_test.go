@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,12 @@ func TestHealthAndMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(string(r.body), want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+	// This call's connection is open, and was opened.
+	for _, re := range []string{`(?m)^berth_http_connections_opened_total [1-9]`, `(?m)^berth_http_connections_open [1-9]`} {
+		if !regexp.MustCompile(re).Match(r.body) {
+			t.Errorf("metrics lack %s", re)
 		}
 	}
 }

@@ -62,6 +62,7 @@ func startTestServer(t *testing.T, cfg Config, st *store.Store) (*Server, string
 	adminToken = newManagementToken(t, st)
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	ts.Listener = tls.NewListener(ts.Listener, srv.TLSConfig())
+	ts.Config.ConnState = srv.ConnState // as Run does
 	ts.Start()
 	t.Cleanup(func() {
 		srv.Close() // end watch streams, or ts.Close waits for them

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +23,10 @@ type metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// connsOpened and connsOpen count the API's connections (ConnState): each new one
+	// costs a TLS handshake, which at thousands of agents is most of a busy server's CPU.
+	connsOpened prometheus.Counter
+	connsOpen   prometheus.Gauge
 }
 
 func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
@@ -36,15 +41,34 @@ func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
 			Help:    "Time to serve HTTP requests (watch streams: their whole life), by method and route.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route"}),
+		connsOpened: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "berth_http_connections_opened_total",
+			Help: "Connections the API accepted (each a TLS handshake on the TLS listener).",
+		}),
+		connsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "berth_http_connections_open",
+			Help: "Connections to the API open now.",
+		}),
 	}
 	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "berth_watch_queued_bytes",
 		Help: "Bytes of changes waiting in the watch streams of this server for their clients (docs/operations.md, Watch streams and slow clients).",
 	}, func() float64 { return float64(watches.Used()) })
-	m.registry.MustRegister(m.requests, m.duration, queued, &objectCollector{store: st},
+	m.registry.MustRegister(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, &objectCollector{store: st},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// connState counts a connection's changes of state (http.Server.ConnState).
+func (m *metrics) connState(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		m.connsOpened.Inc()
+		m.connsOpen.Inc()
+	case http.StateClosed, http.StateHijacked:
+		m.connsOpen.Dec()
+	}
 }
 
 func (m *metrics) handler() http.Handler {

@@ -247,6 +247,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		// No WriteTimeout: watch streams last as long as the client stays.
 		IdleTimeout: idleTimeout,
+		ConnState:   srv.ConnState,
 		ErrorLog:    slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 2)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -33,6 +34,8 @@ type Server struct {
 	// heartbeats wrote (agent_beats.go).
 	nodeTTL time.Duration
 	beats   beatCache
+	// beatStreams is each node's live heartbeat stream (agent_beatstreams.go).
+	beatStreams beatStreams
 	// rewrapping is held while POST /v1/encryption/rewrap runs (encryption.go).
 	rewrapping sync.Mutex
 	metrics    *metrics
@@ -144,6 +147,10 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Metrics returns the handler of /metrics (also mounted in Handler).
 func (s *Server) Metrics() http.Handler { return s.metrics.handler() }
+
+// ConnState counts the connections of an http.Server serving this Server's API (its
+// ConnState hook) for the metrics.
+func (s *Server) ConnState(c net.Conn, st http.ConnState) { s.metrics.connState(c, st) }
 
 // Close ends open watch streams, so an HTTP server shutdown does not wait for them, and
 // stops the feed New started. The store is not closed. Close may be called several times.
