@@ -17,7 +17,8 @@
 #
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
-# BURST_PROFILE seconds (default 30) and of the idle phase.
+# BURST_PROFILE seconds (default 30) and of the idle phase. AGENT_LOG_LEVEL=warn logs the
+# simulated agents' warnings too (to the sim log kept at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,7 +62,7 @@ left=$nodes i=0
 while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
   "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
-    --heartbeat "$heartbeat" --data-dir "$work/sim$i" --freeze-file "$work/freeze" >>"$work/sim.log" 2>&1 &
+    --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" >>"$work/sim.log" 2>&1 &
   pids+=("$!")
   left=$(( left - n )) i=$(( i + 1 ))
 done

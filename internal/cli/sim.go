@@ -29,6 +29,8 @@ type simFlags struct {
 	maxStart  time.Duration
 	// freezeFile names nodes to freeze, a line each (sim_nodeloss.go).
 	freezeFile string
+	// agentLogLevel is the level from which the agents' own messages are logged.
+	agentLogLevel string
 }
 
 func newSimCommand(o *options) *cobra.Command {
@@ -57,11 +59,16 @@ func newSimCommand(o *options) *cobra.Command {
 				}
 				defer os.RemoveAll(dir)
 			}
-			log := slog.New(slog.NewTextHandler(o.env.stderr, nil))
+			var agentLevel slog.Level
+			if err := agentLevel.UnmarshalText([]byte(f.agentLogLevel)); err != nil {
+				return fmt.Errorf("--agent-log-level %q: use debug, info, warn or error", f.agentLogLevel)
+			}
+			log := slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: min(agentLevel, slog.LevelInfo)}))
 			agent.Version = Version
 			s, err := sim.New(sim.Config{ServerURLs: f.servers, Token: token, CACertFile: o.caCert, Nodes: f.nodes, Prefix: f.prefix,
 				DataDir: dir, Ramp: f.ramp, HeartbeatInterval: f.heartbeat, ReportInterval: f.report,
-				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, Logger: log})
+				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, Logger: log,
+				AgentLogLevel: agentLevel, AgentLogLevelSet: true})
 			if err != nil {
 				return err
 			}
@@ -95,6 +102,7 @@ func newSimCommand(o *options) *cobra.Command {
 	fl.DurationVar(&f.heartbeat, "heartbeat", agent.DefaultHeartbeatInterval, "heartbeat interval")
 	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "periodic status report interval")
 	fl.StringVar(&f.freezeFile, "freeze-file", "", "freeze each node named on a line of this file, as if its machine died (berth sim nodeloss writes it)")
+	fl.StringVar(&f.agentLogLevel, "agent-log-level", "error", "log the agents' messages from this level: debug, info, warn or error")
 	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
 	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
 	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o))

@@ -51,8 +51,11 @@ type Config struct {
 	ReportInterval    time.Duration
 	MinStartDelay     time.Duration
 	MaxStartDelay     time.Duration
-	// Logger receives the simulator's own messages; the agents' are dropped below Error.
-	Logger *slog.Logger
+	// Logger receives the simulator's own messages, and the agents' from AgentLogLevel
+	// (the zero value is Info; New makes it Error unless AgentLogLevelSet).
+	Logger           *slog.Logger
+	AgentLogLevel    slog.Level
+	AgentLogLevelSet bool
 }
 
 // Sim is a running simulation. Create it with New, run it with Run.
@@ -90,9 +93,12 @@ func New(cfg Config) (*Sim, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Sim{cfg: cfg, log: cfg.Logger}
+	if !cfg.AgentLogLevelSet {
+		cfg.AgentLogLevel = slog.LevelError // thousands of agents: their errors only
+	}
 	agentLog := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if cfg.Logger.Enabled(context.Background(), slog.LevelError) {
-		agentLog = slog.New(levelFloor{cfg.Logger.Handler(), slog.LevelError})
+	if cfg.Logger.Enabled(context.Background(), cfg.AgentLogLevel) {
+		agentLog = slog.New(levelFloor{cfg.Logger.Handler(), cfg.AgentLogLevel})
 	}
 	for i := range cfg.Nodes {
 		name := fmt.Sprintf("%s-%05d", cfg.Prefix, i)
