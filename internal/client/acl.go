@@ -50,7 +50,7 @@ func (c *Client) PutACLPolicy(ctx context.Context, name string, doc []byte) erro
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	discardBody(resp)
 	return nil
 }
 
@@ -80,6 +80,6 @@ func (c *Client) deletePath(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	discardBody(resp)
 	return nil
 }

@@ -34,7 +34,7 @@ func (c *Client) AgentHeartbeat(ctx context.Context, node string, hb v4.AgentHea
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	discardBody(resp)
 	return nil
 }
 
@@ -96,7 +96,7 @@ func (c *Client) AgentPutStatus(ctx context.Context, ns, name string, st v4.Task
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	discardBody(resp)
 	return nil
 }
 

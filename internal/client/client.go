@@ -172,7 +172,7 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
+		defer discardBody(resp)
 		return nil, decodeError(resp)
 	}
 	return resp, nil
@@ -184,11 +184,23 @@ func (c *Client) doJSON(ctx context.Context, r request, out any) error {
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer discardBody(resp) // the decoder may stop before the body's end
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		return fmt.Errorf("%s %s: decode answer: %w", r.method, r.path, err)
 	}
 	return nil
+}
+
+// maxDiscard bounds what discardBody reads of an answer nobody wants.
+const maxDiscard = 256 << 10
+
+// discardBody reads what is left of an answer's body (up to maxDiscard) and closes it.
+// A body closed before its end closes its connection too, and the next call pays a new
+// one and its TLS handshake: at thousands of agents reporting statuses, that was most
+// of the server's CPU.
+func discardBody(resp *http.Response) {
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxDiscard)) //nolint:errcheck // best effort: the body is closed next
+	resp.Body.Close()
 }
 
 // decodeObject turns one JSON object into the typed value of its kind. want, when set, is

@@ -41,7 +41,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, build func(
 			continue
 		case failoverStatus(resp.StatusCode) && i < len(c.bases)-1:
 			lastErr = decodeError(resp)
-			resp.Body.Close()
+			discardBody(resp)
 			continue
 		}
 		if idx != start && !failoverStatus(resp.StatusCode) {

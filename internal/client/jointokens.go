@@ -40,6 +40,6 @@ func (c *Client) RevokeJoinToken(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	discardBody(resp)
 	return nil
 }

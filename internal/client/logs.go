@@ -50,6 +50,6 @@ func (c *Client) Action(ctx context.Context, ns, name, task, action string) erro
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	discardBody(resp)
 	return nil
 }
