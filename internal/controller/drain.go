@@ -30,6 +30,7 @@ const (
 // DrainController drains the nodes annotated v4.DrainAnnotation.
 type DrainController struct {
 	base
+	opts  Options
 	queue *queue[nodeName]
 
 	mu       sync.Mutex
@@ -41,7 +42,7 @@ type DrainController struct {
 func NewDrainController(st *store.Store, f *feed.Feed, opts Options) *DrainController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "drain")
-	return &DrainController{base: newBase(st, f, log), queue: newQueue[nodeName](),
+	return &DrainController{base: newBase(st, f, log), opts: opts, queue: newQueue[nodeName](),
 		draining: map[string]bool{}, backoff: map[string]time.Time{}}
 }
 
@@ -56,8 +57,12 @@ func (c *DrainController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Task groups come from the shared cache: no watch and no decoding of its own.
+	if !c.startView(ctx, &wg, c.opts) {
+		return nil
+	}
 	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, nil, c.onNode) })
-	wg.Go(func() { c.watchEvents(ctx, v4.KindTaskGroup, nil, c.onTaskGroup) })
+	wg.Go(func() { c.tgs.watch(ctx, c.log, c.onTaskGroup) })
 	work(ctx, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
 	return nil
 }
@@ -84,8 +89,8 @@ func (c *DrainController) onNode(ev store.Event) {
 
 // onTaskGroup wakes the drain of the task group's node: a move's source changing (its
 // replacement became ready, it failed) is what lets the drain go on.
-func (c *DrainController) onTaskGroup(ev store.Event) {
-	tg, ok := ev.Object.(*v4.TaskGroup)
+func (c *DrainController) onTaskGroup(o v4.Object) {
+	tg, ok := o.(*v4.TaskGroup)
 	if !ok {
 		return
 	}

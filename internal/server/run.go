@@ -186,9 +186,18 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", cfg.Listen, err)
 	}
-	// The feed lives exactly as long as Run: canceled and waited for on every return.
+	// The feed and the cache live exactly as long as Run: canceled and waited for on
+	// every return.
 	feedCtx, stopFeed := context.WithCancel(ctx)
+	// One cache of task groups serves the agents' watches, the controllers and the
+	// scheduler's feed.
+	cfg.TaskGroupCache = newTaskGroupCache(st, cfg.Logger)
+	cacheDone := make(chan struct{})
+	go func() { defer close(cacheDone); cfg.TaskGroupCache.Run(feedCtx) }()
+	defer func() { stopFeed(); <-cacheDone }()
+
 	cfg.Feed = feed.New(st, cfg.Logger)
+	cfg.Feed.UseTaskGroups(cfg.TaskGroupCache)
 	feedDone := make(chan struct{})
 	go func() {
 		defer close(feedDone)
@@ -197,12 +206,6 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 	defer func() { stopFeed(); <-feedDone }()
-
-	// One cache of task groups serves the agents' watches and the controllers.
-	cfg.TaskGroupCache = newTaskGroupCache(st, cfg.Logger)
-	cacheDone := make(chan struct{})
-	go func() { defer close(cacheDone); cfg.TaskGroupCache.Run(feedCtx) }()
-	defer func() { stopFeed(); <-cacheDone }()
 
 	// The controllers run on the leader only; every server campaigns (etcd election).
 	mgr := controller.NewManager(st, cfg.Feed, controller.Options{

@@ -119,8 +119,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.id = cfg.ID
 	s.nodeTTL = cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)
+	s.startCaches(st, cfg.TaskGroupCache)
 	if s.feed == nil {
 		s.feed = feed.New(st, cfg.Logger)
+		s.feed.UseTaskGroups(s.taskGroupCache)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -131,7 +133,6 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		}()
 		s.stopFeed = func() { cancel(); <-done }
 	}
-	s.startCaches(st, cfg.TaskGroupCache)
 	s.statuses = newStatusBatcher(st, s.taskGroupCache, s.log)
 	statusCtx, stopStatuses := context.WithCancel(context.Background())
 	s.stopStatuses = func() { stopStatuses(); <-s.statuses.stopped }

@@ -33,6 +33,9 @@ type Feed struct {
 	mu   sync.Mutex
 	snap *scheduler.Snapshot
 
+	// tgs, when set, is where task groups come from instead of the store (UseTaskGroups).
+	tgs TaskGroupSource
+
 	synced     chan struct{}
 	syncedOnce sync.Once
 
@@ -46,6 +49,19 @@ func New(st *store.Store, log *slog.Logger) *Feed {
 	}
 	return &Feed{st: st, log: log, snap: scheduler.NewSnapshot(), synced: make(chan struct{})}
 }
+
+// TaskGroupSource is a shared cache of task groups (internal/store/cache): one etcd watch
+// and one decoding of each change for every reader, where the feed's own watch decoded
+// each change once more.
+type TaskGroupSource interface {
+	Synced() <-chan struct{}
+	List(index, value string) ([]v4.Object, int64, error)
+	Watch(ctx context.Context, index, value string, from int64) (<-chan store.Event, error)
+}
+
+// UseTaskGroups makes the feed read task groups from src instead of the store; call it
+// before Run. The objects src hands out are shared: the snapshot copies what it keeps.
+func (f *Feed) UseTaskGroups(src TaskGroupSource) { f.tgs = src }
 
 // Synced is closed once the snapshot holds a full list of nodes and task groups.
 func (f *Feed) Synced() <-chan struct{} { return f.synced }
@@ -101,18 +117,14 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("list nodes: %w", err)
 	}
-	tgs, tgRev, err := store.Typed[*v4.TaskGroup](f.st, v4.KindTaskGroup).List(ctx, "")
+	tgs, tgCh, err := f.taskGroups(ctx)
 	if err != nil {
-		return false, fmt.Errorf("list task groups: %w", err)
+		return false, err
 	}
-	// Watch from each list's revision, so nothing between the list and the watch is lost.
+	// Watch from the list's revision, so nothing between the list and the watch is lost.
 	nodeCh, err := store.Typed[*v4.Node](f.st, v4.KindNode).Watch(ctx, "", nodeRev)
 	if err != nil {
 		return true, fmt.Errorf("watch nodes: %w", err)
-	}
-	tgCh, err := store.Typed[*v4.TaskGroup](f.st, v4.KindTaskGroup).Watch(ctx, "", tgRev)
-	if err != nil {
-		return true, fmt.Errorf("watch task groups: %w", err)
 	}
 
 	snap := scheduler.NewSnapshot()
@@ -141,9 +153,48 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 			if !ok {
 				return true, errors.New("task group watch ended")
 			}
+			if ev.Type == store.Error {
+				return true, fmt.Errorf("task group watch: %w", ev.Err)
+			}
 			f.applyTaskGroup(ev)
 		}
 	}
+}
+
+// taskGroups lists the task groups and watches them from the list's revision, through
+// the shared cache when the feed has one (once it synced), else from the store.
+func (f *Feed) taskGroups(ctx context.Context) ([]*v4.TaskGroup, <-chan store.Event, error) {
+	if f.tgs == nil {
+		tgs, rev, err := store.Typed[*v4.TaskGroup](f.st, v4.KindTaskGroup).List(ctx, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("list task groups: %w", err)
+		}
+		ch, err := f.st.Watch(ctx, v4.KindTaskGroup, "", rev)
+		if err != nil {
+			return nil, nil, fmt.Errorf("watch task groups: %w", err)
+		}
+		return tgs, ch, nil
+	}
+	select {
+	case <-f.tgs.Synced():
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	}
+	objs, rev, err := f.tgs.List("", "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("list task groups: %w", err)
+	}
+	ch, err := f.tgs.Watch(ctx, "", "", rev)
+	if err != nil {
+		return nil, nil, fmt.Errorf("watch task groups: %w", err)
+	}
+	tgs := make([]*v4.TaskGroup, 0, len(objs))
+	for _, o := range objs {
+		if tg, ok := o.(*v4.TaskGroup); ok {
+			tgs = append(tgs, tg)
+		}
+	}
+	return tgs, ch, nil
 }
 
 func (f *Feed) applyNode(ev store.TypedEvent[*v4.Node]) {
@@ -156,13 +207,17 @@ func (f *Feed) applyNode(ev store.TypedEvent[*v4.Node]) {
 	f.snap.SetNode(ev.Object)
 }
 
-func (f *Feed) applyTaskGroup(ev store.TypedEvent[*v4.TaskGroup]) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m := ev.Object.Metadata
-	if ev.Type == store.Deleted {
-		f.snap.RemoveTaskGroup(m.Namespace, m.Name)
+func (f *Feed) applyTaskGroup(ev store.Event) {
+	tg, ok := ev.Object.(*v4.TaskGroup)
+	if !ok {
+		f.log.Warn("scheduler feed: a task group change without a task group", "type", ev.Type)
 		return
 	}
-	f.snap.SetTaskGroup(ev.Object)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ev.Type == store.Deleted {
+		f.snap.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name)
+		return
+	}
+	f.snap.SetTaskGroup(tg)
 }

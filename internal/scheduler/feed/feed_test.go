@@ -9,14 +9,33 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
+// The feed reads task groups from the store, or from a shared cache (as the server's).
 func TestFeedListsThenWatches(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cache bool
+	}{{"store", false}, {"shared cache", true}} {
+		t.Run(tc.name, func(t *testing.T) { testFeedListsThenWatches(t, tc.cache) })
+	}
+}
+
+func testFeedListsThenWatches(t *testing.T, shared bool) {
 	resetStore(t)
 	createNode(t, "node-1")
 	createTaskGroup(t, "web", 0, "node-1", v4.StatusRunning)
 
 	f := New(testStore, quietLogger())
+	if shared {
+		c := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: quietLogger()})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); c.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		f.UseTaskGroups(c)
+	}
 	select {
 	case <-f.Synced():
 		t.Fatal("synced before Run")
