@@ -8,7 +8,8 @@
 #
 #   NODES=5000 RAMP=60 MEASURE=60 ./scripts/bench-cluster.sh
 #
-# Then, unless LOAD=none, it submits LOAD (APPSxINSTANCES, default 100x100) through the API
+# Then, unless LOAD=none, it submits LOAD (APPSxINSTANCES, default 100x100; several, space
+# separated, run one after the other) through the API
 # with `berth sim load` (placements/s, submit -> Running p50/p99, API p99 during the burst;
 # LOAD_NAMESPACES, default 1), and measures the server idle for IDLE seconds (default 60)
 # with those task groups: CPU, RSS and etcd growth. In between, it freezes one simulated
@@ -94,6 +95,8 @@ rev() { api v1/nodes | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0
 dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
 
 pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
+# Nodes marked Lost so far, from the server's log: events may be dropped in a burst.
+lost_nodes() { grep -c 'msg="node lost"' "$work/server.log" || true; }
 # Connections the API accepted so far: each costs the server a TLS handshake.
 conns() { api metrics | awk '/^berth_http_connections_opened_total / {printf "%d", $2}'; }
 
@@ -107,7 +110,7 @@ else
   sleep "$measure"
 fi
 c1=$(cpu) r1=$(rev) d1=$(dbsize) k1=$(conns) t1=$(date +%s.%N)
-lost=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
+lost=$(lost_nodes)
 
 awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
   -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" -v k0="${k0:-0}" -v k1="${k1:-0}" 'BEGIN {
@@ -117,32 +120,36 @@ awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" 
   printf "server RSS: %d MB\n", rss
   printf "etcd revisions: %d (%.2f per second; revision %d to %d)\n", r1 - r0, (r1 - r0) / secs, r0, r1
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
-  printf "NodeLost events: %d\n", lost
+  printf "nodes marked Lost (the ramp included): %d\n", lost
   printf "connections opened: %d\n", k1 - k0
 }'
 
-load=${LOAD:-100x100}
-[ "$load" = none ] && exit 0
-apps=${load%x*} instances=${load#*x}
-echo
-echo "burst: $apps x $instances instances"
-c0=$(cpu) k0=$(conns) t0=$(date +%s.%N) lost0=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
-burst_profile=
-if [ -n "${PROFILE:-}" ]; then
-  pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst-cpu.pprof" &
-  burst_profile=$!
-fi
-BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
-  --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always || echo "the burst did not complete" >&2
-c1=$(cpu) k1=$(conns) t1=$(date +%s.%N)
-[ -n "$burst_profile" ] && wait "$burst_profile"
-lost1=$("$berth" events -A --limit 0 2>/dev/null | grep -c NodeLost || true)
-awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
-  printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, NodeLost events %d, connections opened %d\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k
-}'
+loads=${LOAD:-100x100}
+[ "$loads" = none ] && exit 0
+n=0
+for load in $loads; do
+  n=$(( n + 1 ))
+  apps=${load%x*} instances=${load#*x}
+  echo
+  echo "burst: $apps x $instances instances"
+  c0=$(cpu) k0=$(conns) t0=$(date +%s.%N) lost0=$(lost_nodes)
+  burst_profile=
+  if [ -n "${PROFILE:-}" ]; then
+    pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst$n-cpu.pprof" &
+    burst_profile=$!
+  fi
+  BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
+    --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always || echo "the burst did not complete" >&2
+  c1=$(cpu) k1=$(conns) t1=$(date +%s.%N)
+  [ -n "$burst_profile" ] && wait "$burst_profile"
+  lost1=$(lost_nodes)
+  awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
+    printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, nodes marked Lost %d, connections opened %d\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k
+  }'
+  sleep 10 # the last reports settle
+done
 
 idle=${IDLE:-60}
-sleep 10 # the last reports settle
 # Node loss: one node (with the burst's instances) stops dead; the time until it is Lost
 # and until its instances run on other nodes.
 BERTH_SERVER="https://$listen" "$berth" sim nodeloss --node "${NODELOSS_NODE:-}" --freeze-file "$work/freeze" \
