@@ -44,13 +44,13 @@ const (
 
 // LoadResult is what a burst measured, all times from the first submission.
 type LoadResult struct {
-	Instances          int
-	Placed, Running    int
-	Submitted          time.Duration // the last apply answered
-	AllPlaced          time.Duration
+	Instances       int
+	Placed, Running int
+	Submitted       time.Duration // the last apply answered
+	AllPlaced       time.Duration
 	// LastCommitted is when the last task group was written, by the server's creation
 	// timestamps (whole seconds): AllPlaced much later means the watch lagged behind.
-	LastCommitted time.Duration
+	LastCommitted      time.Duration
 	AllRunning         time.Duration
 	PlacementsPerSec   float64
 	RunningP50         time.Duration // submit -> Running, per instance
