@@ -58,15 +58,29 @@ type LoadResult struct {
 	ApplyP99, GetP99   time.Duration
 	Applies, Gets      int
 	ApplyErrs, GetErrs int
+	// WatchRestarts counts the tool's own watch ending during the burst (the server cuts
+	// a watcher that falls behind); Relists those that started over from every task group.
+	// Each makes the times above later than the server's.
+	WatchRestarts, Relists int
+	LastWatchEnd           string // why the last one ended
 }
 
 func (r *LoadResult) String() string {
 	return fmt.Sprintf("instances %d: placed %d in %s (%.0f placements/s; the last written at about %s), running %d in %s; submitted in %s\n"+
 		"submit -> Running: p50 %s, p99 %s\n"+
-		"API during the burst: apply p99 %s (%d, %d failed), GET p99 %s (%d, %d failed)",
+		"API during the burst: apply p99 %s (%d, %d failed), GET p99 %s (%d, %d failed)%s",
 		r.Instances, r.Placed, r.AllPlaced.Round(time.Millisecond), r.PlacementsPerSec, r.LastCommitted.Round(time.Second), r.Running, r.AllRunning.Round(time.Millisecond),
 		r.Submitted.Round(time.Millisecond), r.RunningP50.Round(time.Millisecond), r.RunningP99.Round(time.Millisecond),
-		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs)
+		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs, r.watchNote())
+}
+
+// watchNote says how often the tool's watch ended, when it did.
+func (r *LoadResult) watchNote() string {
+	if r.WatchRestarts == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nthis tool's watch ended %d times (%d of them listing every task group again; the last: %s)",
+		r.WatchRestarts, r.Relists, r.LastWatchEnd)
 }
 
 // Load submits the burst through c and follows its task groups with a watch until every
@@ -201,8 +215,17 @@ func (b *burst) followAll(ctx context.Context, c *client.Client, events <-chan c
 		if ctx.Err() != nil {
 			return
 		}
+		b.mu.Lock()
+		b.res.WatchRestarts++
+		if rv == "" {
+			b.res.Relists++
+		}
+		b.mu.Unlock()
 		var err error
 		if events, err = c.Watch(ctx, v4.KindTaskGroup, "", rv); err != nil {
+			b.mu.Lock()
+			b.res.Relists++
+			b.mu.Unlock()
 			if events, err = c.Watch(ctx, v4.KindTaskGroup, "", ""); err != nil {
 				if ctx.Err() != nil {
 					return
@@ -228,6 +251,9 @@ func (b *burst) follow(events <-chan client.WatchEvent, run string) string {
 	rv := ""
 	for ev := range events {
 		if ev.Err != nil {
+			b.mu.Lock()
+			b.res.LastWatchEnd = ev.Err.Error()
+			b.mu.Unlock()
 			if client.StatusOf(ev.Err) == http.StatusGone {
 				rv = ""
 			}
