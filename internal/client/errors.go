@@ -23,6 +23,10 @@ type APIError struct {
 	Reason  string
 	Message string
 	Details []v4.FieldError
+	// ResourceVersion, on the error that ended a watch stream, is the revision up to
+	// which every change was sent: a watch from it loses nothing (when it is not
+	// compacted). Empty otherwise.
+	ResourceVersion string
 }
 
 // Error prints the message and then every detail on its own line, so a user sees all the
@@ -204,5 +208,16 @@ func streamError(line []byte) error {
 	if json.Unmarshal(line, &l) != nil || l.Type != EventError || l.Error == nil {
 		return nil
 	}
-	return &APIError{Status: l.Error.Code, Reason: l.Error.Reason, Message: l.Error.Message, Details: l.Error.Details}
+	return &APIError{Status: l.Error.Code, Reason: l.Error.Reason, Message: l.Error.Message, Details: l.Error.Details,
+		ResourceVersion: l.ResourceVersion}
+}
+
+// ResumeVersion is where a watch that ended with err can start again without a list: the
+// revision its ERROR line gave (a watcher that fell behind), or "" (list again).
+func ResumeVersion(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.ResourceVersion
+	}
+	return ""
 }

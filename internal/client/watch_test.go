@@ -174,6 +174,9 @@ func TestWatchFellBehind(t *testing.T) {
 		if StatusOf(err) != http.StatusGone || !strings.Contains(err.Error(), "resourceVersion=7") {
 			t.Fatalf("last item's error %v, want the server's 410", err)
 		}
+		if rv := ResumeVersion(err); rv != "7" {
+			t.Fatalf("resume from %q, want the ERROR line's 7", rv)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -255,7 +255,7 @@ func (b *burst) follow(events <-chan client.WatchEvent, run string) string {
 			b.res.LastWatchEnd = ev.Err.Error()
 			b.mu.Unlock()
 			if client.StatusOf(ev.Err) == http.StatusGone {
-				rv = ""
+				rv = client.ResumeVersion(ev.Err) // fell behind: resume; compacted: list again
 			}
 			continue
 		}
