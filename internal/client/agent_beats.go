@@ -43,11 +43,22 @@ type HeartbeatStream struct {
 func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatStream, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	var pw *io.PipeWriter
+	// Go's transport does not return from a failed round trip until it stopped reading
+	// the request body, and this body is a pipe that gets its first line only once the
+	// answer came: a connection that breaks before the answer (a server that stops)
+	// would hold the call, and the agent's shutdown, forever. The pipes are closed when
+	// ctx ends, and when no answer came within beatStreamAnswerWait.
+	unblock := &pipeCloser{}
+	defer context.AfterFunc(sctx, func() { unblock.closeAll(context.Cause(sctx)) })()
+	noAnswer := time.AfterFunc(beatStreamAnswerWait, func() {
+		unblock.closeAll(fmt.Errorf("heartbeat stream: no answer from the server within %s", beatStreamAnswerWait))
+	})
 	resp, err := c.roundTrip(sctx, http.MethodPost, agentNodePath(node)+"/heartbeats", func(base *url.URL) (*http.Request, error) {
 		u := *base
 		u.Path = base.Path + agentNodePath(node) + "/heartbeats"
 		pr, w := io.Pipe()
 		pw = w
+		unblock.add(w)
 		req, err := http.NewRequestWithContext(sctx, http.MethodPost, u.String(), pr)
 		if err != nil {
 			return nil, err
@@ -60,9 +71,15 @@ func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatSt
 		req.Header.Set("Accept", "application/x-ndjson")
 		return req, nil
 	})
+	answered := noAnswer.Stop() && unblock.answered()
 	if err != nil {
 		cancel()
 		return nil, err
+	}
+	if !answered { // the pipe was closed as the answer came: this stream is of no use
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("heartbeat stream: no answer from the server within %s", beatStreamAnswerWait)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
@@ -177,6 +194,44 @@ func (s *HeartbeatStream) BeatAndWait(ctx context.Context, hb v4.AgentHeartbeat)
 		return s.err
 	case <-ctx.Done():
 		return fmt.Errorf("heartbeat stream: no acknowledgement of the first beat: %w", ctx.Err())
+	}
+}
+
+// beatStreamAnswerWait bounds the wait for the answer's headers when a stream opens (a
+// var for tests).
+var beatStreamAnswerWait = 15 * time.Second
+
+// pipeCloser closes the request body pipes of a stream's attempts, once: when the
+// stream's context ends (its Close included), or when the answer is late.
+type pipeCloser struct {
+	mu     sync.Mutex
+	pipes  []*io.PipeWriter
+	closed bool
+}
+
+func (p *pipeCloser) add(w *io.PipeWriter) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		w.CloseWithError(errStreamClosed)
+		return
+	}
+	p.pipes = append(p.pipes, w)
+}
+
+// answered reports whether the pipes are still open now that the answer came.
+func (p *pipeCloser) answered() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.closed
+}
+
+func (p *pipeCloser) closeAll(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, w := range p.pipes {
+		w.CloseWithError(err)
 	}
 }
 
