@@ -210,11 +210,18 @@ func (b *burst) apply(ctx context.Context, c *client.Client, ns, name string, in
 // the last revision seen, or from the start (every task group again) when that one is
 // gone. It returns when ctx ends.
 func (b *burst) followAll(ctx context.Context, c *client.Client, events <-chan client.WatchEvent, run string) {
+	resumed := ""
 	for {
 		rv := b.follow(events, run)
 		if ctx.Err() != nil {
 			return
 		}
+		// A watch resumed from a revision that ends again there made no progress: the
+		// changes since are more than the server lets wait for one watcher. List again.
+		if rv != "" && rv == resumed {
+			rv = ""
+		}
+		resumed = rv
 		b.mu.Lock()
 		b.res.WatchRestarts++
 		if rv == "" {

@@ -183,7 +183,15 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 				sent = q.pop()
 			}
 			if limit.exceeded(q.len(), q.bytes) {
-				return &FellBehindError{Revision: sent, Events: q.len(), Bytes: q.bytes}
+				// Name the last revision sent whole: when part of the last one sent is
+				// still queued (a transaction that wrote many objects), a watch resumed
+				// after it would miss the rest, so name the one before (the consumer
+				// gets that revision's first changes twice).
+				whole := sent
+				if q.len() > 0 && q.items[0].rev == sent {
+					whole = sent - 1
+				}
+				return &FellBehindError{Revision: whole, Events: q.len(), Bytes: q.bytes}
 			}
 		}
 	}

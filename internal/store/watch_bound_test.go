@@ -108,6 +108,46 @@ func TestBoundedWatchEndsForAConsumerThatFellBehind(t *testing.T) {
 	}
 }
 
+// A consumer cut off in the middle of a transaction's changes is told to resume before
+// that transaction: a watch from the named revision gives every object it wrote.
+func TestBoundedWatchResumesAWholeRevision(t *testing.T) {
+	resetStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := testStore.Watch(ctx, v4.KindConfigMap, "bound", 0, Bounded(WatchLimit{Events: 5}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	objs := make([]v4.Object, n)
+	for i := range objs {
+		objs[i] = configMap("bound", fmt.Sprintf("cm-%d", i), "x")
+	}
+	if _, err := testStore.CreateAll(ctx, objs); err != nil { // one revision
+		t.Fatal(err)
+	}
+	got := drain(t, ch) // nobody read meanwhile
+	last := got[len(got)-1]
+	if last.Type != Error || len(got) < 2 || len(got)-1 >= n {
+		t.Fatalf("got %d events ending with %s, want part of the transaction and an error", len(got), last.Type)
+	}
+	txnRev := got[0].Revision
+	if last.Revision != txnRev-1 {
+		t.Fatalf("the error names revision %d, want %d: the transaction at %d was only partly sent", last.Revision, txnRev-1, txnRev)
+	}
+	rest, err := testStore.Watch(ctx, v4.KindConfigMap, "bound", last.Revision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for range n {
+		seen[next(t, rest).Object.GetMeta().Name] = true
+	}
+	if len(seen) != n {
+		t.Fatalf("resumed watch gave %d of the transaction's %d objects", len(seen), n)
+	}
+}
+
 // TestBoundedWatchKeepsAReadingConsumer: a consumer that reads as changes come never
 // falls behind, however many there are, and the initial ADDED events of a large list do
 // not count against the limit.
