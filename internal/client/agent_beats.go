@@ -51,8 +51,9 @@ func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatSt
 	unblock := &pipeCloser{}
 	defer context.AfterFunc(sctx, func() { unblock.closeAll(context.Cause(sctx)) })()
 	noAnswer := time.AfterFunc(beatStreamAnswerWait, func() {
-		unblock.closeAll(fmt.Errorf("heartbeat stream: no answer from the server within %s", beatStreamAnswerWait))
+		unblock.expire(fmt.Errorf("heartbeat stream: no answer from the server within %s", beatStreamAnswerWait))
 	})
+	defer noAnswer.Stop()
 	resp, err := c.roundTrip(sctx, http.MethodPost, agentNodePath(node)+"/heartbeats", func(base *url.URL) (*http.Request, error) {
 		u := *base
 		u.Path = base.Path + agentNodePath(node) + "/heartbeats"
@@ -71,7 +72,7 @@ func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatSt
 		req.Header.Set("Accept", "application/x-ndjson")
 		return req, nil
 	})
-	answered := noAnswer.Stop() && unblock.answered()
+	answered := unblock.answer()
 	if err != nil {
 		cancel()
 		return nil, err
@@ -204,9 +205,10 @@ var beatStreamAnswerWait = 15 * time.Second
 // pipeCloser closes the request body pipes of a stream's attempts, once: when the
 // stream's context ends (its Close included), or when the answer is late.
 type pipeCloser struct {
-	mu     sync.Mutex
-	pipes  []*io.PipeWriter
-	closed bool
+	mu       sync.Mutex
+	pipes    []*io.PipeWriter
+	closed   bool
+	answered bool // the answer came: a late expire closes nothing
 }
 
 func (p *pipeCloser) add(w *io.PipeWriter) {
@@ -219,16 +221,31 @@ func (p *pipeCloser) add(w *io.PipeWriter) {
 	p.pipes = append(p.pipes, w)
 }
 
-// answered reports whether the pipes are still open now that the answer came.
-func (p *pipeCloser) answered() bool {
+// answer records that the answer came and reports whether the pipes are still open.
+func (p *pipeCloser) answer() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.answered = true
 	return !p.closed
 }
 
+// expire closes the pipes unless the answer came first (the late-answer timer).
+func (p *pipeCloser) expire(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.answered {
+		p.closeLocked(err)
+	}
+}
+
+// closeAll closes the pipes (the stream's context ended).
 func (p *pipeCloser) closeAll(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closeLocked(err)
+}
+
+func (p *pipeCloser) closeLocked(err error) {
 	p.closed = true
 	for _, w := range p.pipes {
 		w.CloseWithError(err)
