@@ -8,7 +8,6 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func indexes(tgs []*v4.TaskGroup, desired string) []int {
@@ -132,17 +131,12 @@ func TestUnplaceableReportsReason(t *testing.T) {
 	})
 	e.node("late")
 	e.eventually("placed once a node comes", func() bool { return len(e.taskGroups("web")) == 2 })
-	storetest.FlushEvents(t, testStore)
-	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Kind: v4.KindProcess, Namespace: "ctl", Name: "web"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reasons []string
-	for _, ev := range events {
-		reasons = append(reasons, ev.Reason)
-	}
-	if !slices.Contains(reasons, "FailedScheduling") || !slices.Contains(reasons, "Scheduled") {
-		t.Errorf("events %v", reasons)
+	events := eventsEventually(t, "scheduling events", v4.EventFilter{Kind: v4.KindProcess, Namespace: "ctl", Name: "web"},
+		func(events []v4.Event) bool {
+			return hasReason(events, "FailedScheduling") && hasReason(events, "Scheduled")
+		})
+	if !hasReason(events, "FailedScheduling") || !hasReason(events, "Scheduled") {
+		t.Errorf("events %+v", events)
 	}
 }
 

@@ -154,15 +154,14 @@ func TestDependencyPodSharedAndCollected(t *testing.T) {
 		return len(st.Pods) == 2 && st.Pods[0].RefCount == 0 && !st.Pods[0].LastUsed.IsZero() || len(e.depPods()) == 0
 	})
 	e.eventually("both pods collected", func() bool { return len(e.depPods()) == 0 })
-	storetest.FlushEvents(t, testStore)
-	evs, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "infra", Kind: v4.KindDependency, Name: "logagent"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	reasons := map[string]int{}
-	for _, ev := range evs {
-		reasons[ev.Reason]++
-	}
+	eventsEventually(t, "pod events", v4.EventFilter{Namespace: "infra", Kind: v4.KindDependency, Name: "logagent"}, func(evs []v4.Event) bool {
+		clear(reasons)
+		for _, ev := range evs {
+			reasons[ev.Reason]++
+		}
+		return reasons["Collected"] >= 2
+	})
 	if reasons["Scheduled"] != 2 || reasons["Collected"] != 2 || reasons["References"] == 0 {
 		t.Errorf("events by reason %v", reasons)
 	}

@@ -202,8 +202,8 @@ func TestDeploymentRollsOutSuspendsOnFailureAndUndoes(t *testing.T) {
 	if !strings.Contains(d.Status.Message, "revision 3") || d.Status.Revision != 3 || len(d.Status.History) != 3 {
 		t.Errorf("status %+v", d.Status)
 	}
-	storetest.FlushEvents(t, testStore)
-	events, _ := testStore.ListEvents(ctx, v4.EventFilter{Namespace: "ctl", Kind: v4.KindDeployment, Name: "web"})
+	events := eventsEventually(t, "rollout events", v4.EventFilter{Namespace: "ctl", Kind: v4.KindDeployment, Name: "web"},
+		func(events []v4.Event) bool { return hasReason(events, "RolloutSuspended") })
 	if !hasReason(events, "RolloutSuspended") || !hasReason(events, "RolloutStarted") || !hasReason(events, "RolloutComplete") {
 		t.Errorf("events %+v", events)
 	}

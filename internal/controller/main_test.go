@@ -133,3 +133,23 @@ func (e *env) status(name string) v4.WorkloadStatus {
 	}
 	return o.(*v4.Process).Status
 }
+
+// eventsEventually waits until the stored events matching filter satisfy ok and returns
+// them. Controllers queue an event just after the write that a test waits for, so a test
+// that reads events once could read before the queue has them.
+func eventsEventually(t *testing.T, what string, filter v4.EventFilter, ok func([]v4.Event) bool) []v4.Event {
+	t.Helper()
+	var events []v4.Event
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		storetest.FlushEvents(t, testStore)
+		var err error
+		if events, err = testStore.ListEvents(context.Background(), filter); err != nil {
+			t.Fatal(err)
+		}
+		if ok(events) || time.Now().After(deadline) {
+			return events
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

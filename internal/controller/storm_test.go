@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func TestRestartStormWindow(t *testing.T) {
@@ -72,11 +70,8 @@ func TestCrashLoopRecordsOneRestartStorm(t *testing.T) {
 		tgs := e.taskGroups("web")
 		return len(tgs) == 1 && tgs[0].Spec.ReschedTimes == 6
 	})
-	storetest.FlushEvents(t, testStore)
-	events, err := testStore.ListEvents(context.Background(), v4.EventFilter{Namespace: "ctl", Kind: v4.KindProcess, Name: "web"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := eventsEventually(t, "the storm event", v4.EventFilter{Namespace: "ctl", Kind: v4.KindProcess, Name: "web"},
+		func(events []v4.Event) bool { return hasReason(events, "RestartStorm") })
 	var storms []v4.Event
 	for _, ev := range events {
 		if ev.Reason == "RestartStorm" {
