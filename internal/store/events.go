@@ -151,8 +151,12 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)
 	}
-	id := identityOf(r)
-	key := id.indexKey()
+	return s.recordEvent(ctx, pendingEvent{r: r, id: identityOf(r), n: 1, first: r.Time})
+}
+
+// recordEvent creates p's record, or merges its occurrences into it.
+func (s *Store) recordEvent(ctx context.Context, p pendingEvent) error {
+	key := p.id.indexKey()
 	current, known := s.cachedIndex(key) // a guess: every write below compares it
 	freshLease, lostMerge := false, false
 	for attempt := range maxRecordAttempts {
@@ -171,9 +175,9 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 		}
 		var resp *clientv3.TxnResponse
 		if known {
-			resp, err = s.mergeEvent(ctx, id, r, current, lease)
+			resp, err = s.mergeEvent(ctx, p, current, lease)
 		} else {
-			resp, err = s.createEvent(ctx, id, r, lease)
+			resp, err = s.createEvent(ctx, p, lease)
 		}
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			freshLease = true // the shared lease expired or was revoked
@@ -184,7 +188,7 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 		}
 		if resp.Succeeded {
 			if !known {
-				s.boundEvents(ctx, id, resp.Responses[2].GetResponseRange().GetCount())
+				s.boundEvents(ctx, p.id, resp.Responses[2].GetResponseRange().GetCount())
 			}
 			return nil
 		}
@@ -202,9 +206,10 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 // createEvent writes a new record and its index, unless the index exists (then the
 // transaction fails and reads it). It also counts the object's records, for their bound
 // (a few keys; the namespace's are counted outside the transaction, events_bound.go).
-func (s *Store) createEvent(ctx context.Context, id eventIdentity, r v4.Event, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
-	r.Count, r.FirstTime, r.LastTime = 1, r.Time, r.Time
-	idx := eventIndex{Key: id.logKey(r.Time.UnixNano()), Count: 1, First: r.Time, Last: r.Time}
+func (s *Store) createEvent(ctx context.Context, p pendingEvent, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
+	r, id := p.r, p.id
+	r.Count, r.FirstTime, r.LastTime = p.n, p.first, r.Time
+	idx := eventIndex{Key: id.logKey(r.Time.UnixNano()), Count: p.n, First: p.first, Last: r.Time}
 	rec, idxVal, err := marshalEvent(r, idx)
 	if err != nil {
 		return nil, err
@@ -222,9 +227,10 @@ func (s *Store) createEvent(ctx context.Context, id eventIdentity, r v4.Event, l
 	return resp, err
 }
 
-// mergeEvent moves the record to r's time with one more occurrence, if the index still
+// mergeEvent moves the record to p's time with p's occurrences added, if the index still
 // holds current; otherwise the transaction fails and reads the index.
-func (s *Store) mergeEvent(ctx context.Context, id eventIdentity, r v4.Event, current string, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
+func (s *Store) mergeEvent(ctx context.Context, p pendingEvent, current string, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
+	r, id := p.r, p.id
 	var prev eventIndex
 	if err := json.Unmarshal([]byte(current), &prev); err != nil || prev.Key == "" {
 		return nil, fmt.Errorf("decode event index %s: %q: %v", id.indexKey(), current, err)
@@ -233,7 +239,7 @@ func (s *Store) mergeEvent(ctx context.Context, id eventIdentity, r v4.Event, cu
 	if last.Before(prev.Last) { // a late report of an older repeat: the record keeps its place
 		last = prev.Last
 	}
-	r.Time, r.Count, r.FirstTime, r.LastTime = last, prev.Count+1, prev.First, last
+	r.Time, r.Count, r.FirstTime, r.LastTime = last, prev.Count+p.n, prev.First, last
 	idx := eventIndex{Key: id.logKey(last.UnixNano()), Count: r.Count, First: prev.First, Last: last}
 	rec, idxVal, err := marshalEvent(r, idx)
 	if err != nil {

@@ -22,15 +22,17 @@ const (
 
 // RecordEvents records each event as RecordEvent does, the new records together, in few
 // transactions (one raft entry and one fsync for a burst's "instance N is Running"
-// records instead of one each). A repeat of a record (one this store knows, or two of
-// one event in evs) is merged on its own, as RecordEvent does. Bad events are skipped and
-// named in the error; the others are still recorded.
+// records instead of one each). The occurrences of one event in evs count as one write
+// (its count goes up by how many there were). A repeat of a record this store knows is
+// merged on its own, as RecordEvent does. Bad events are skipped and named in the error;
+// the others are still recorded.
 func (s *Store) RecordEvents(ctx context.Context, evs []v4.Event) error {
 	var (
-		errs  []error
-		fresh []pendingEvent
-		alone []v4.Event
-		seen  = make(map[string]bool, len(evs))
+		errs   []error
+		fresh  []pendingEvent
+		alone  []pendingEvent
+		groups []pendingEvent
+		at     = make(map[string]int, len(evs)) // index key -> its place in groups
 	)
 	for _, e := range evs {
 		r, err := normalizeEvent(e)
@@ -40,12 +42,19 @@ func (s *Store) RecordEvents(ctx context.Context, evs []v4.Event) error {
 		}
 		id := identityOf(r)
 		key := id.indexKey()
-		if _, known := s.cachedIndex(key); known || seen[key] {
-			alone = append(alone, r)
+		if i, ok := at[key]; ok {
+			groups[i].add(r)
 			continue
 		}
-		seen[key] = true
-		fresh = append(fresh, pendingEvent{r, id})
+		at[key] = len(groups)
+		groups = append(groups, pendingEvent{r: r, id: id, n: 1, first: r.Time})
+	}
+	for _, g := range groups {
+		if _, known := s.cachedIndex(g.id.indexKey()); known {
+			alone = append(alone, g)
+		} else {
+			fresh = append(fresh, g)
+		}
 	}
 	batch := eventBatch
 	if s.etcd == nil {
@@ -58,31 +67,41 @@ func (s *Store) RecordEvents(ctx context.Context, evs []v4.Event) error {
 		}
 		alone = append(alone, left...)
 	}
-	for _, r := range alone {
-		if err := s.RecordEvent(ctx, r); err != nil {
+	for _, p := range alone {
+		if err := s.recordEvent(ctx, p); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// pendingEvent is a new record waiting for its batch.
+// pendingEvent is an event waiting to be written: its last occurrence r, how many there
+// were, and when the first was.
 type pendingEvent struct {
-	r  v4.Event
-	id eventIdentity
+	r     v4.Event
+	id    eventIdentity
+	n     int
+	first time.Time
+}
+
+// add counts one more occurrence of the event.
+func (p *pendingEvent) add(r v4.Event) {
+	p.n++
+	if r.Time.Before(p.first) {
+		p.first = r.Time
+	}
+	if r.Time.After(p.r.Time) {
+		p.r.Time = r.Time
+	}
 }
 
 // createEvents writes new records in one transaction, if none of their indexes exists
 // (another server recorded one meanwhile); otherwise it writes nothing and returns them
-// all, for RecordEvent to merge or create one by one.
-func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []v4.Event, err error) {
+// all, for recordEvent to merge or create one by one.
+func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []pendingEvent, err error) {
 	cmps := make([]clientv3.Cmp, 0, len(evs))
 	ops := make([]clientv3.Op, 0, 3*len(evs))
 	idxVals := make([]string, len(evs))
-	all := make([]v4.Event, len(evs))
-	for i, p := range evs {
-		all[i] = p.r
-	}
 	for fresh := false; ; fresh = true {
 		lease, err := s.recordLease(ctx, fresh)
 		if err != nil {
@@ -91,8 +110,8 @@ func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []v4
 		cmps, ops = cmps[:0], ops[:0]
 		for i, p := range evs {
 			r := p.r
-			r.Count, r.FirstTime, r.LastTime = 1, r.Time, r.Time
-			idx := eventIndex{Key: p.id.logKey(r.Time.UnixNano()), Count: 1, First: r.Time, Last: r.Time}
+			r.Count, r.FirstTime, r.LastTime = p.n, p.first, r.Time
+			idx := eventIndex{Key: p.id.logKey(r.Time.UnixNano()), Count: p.n, First: p.first, Last: r.Time}
 			rec, idxVal, err := marshalEvent(r, idx)
 			if err != nil {
 				return nil, err
@@ -112,7 +131,7 @@ func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []v4
 			return nil, fmt.Errorf("record %d events: %w", len(evs), wrapEtcd(err))
 		}
 		if !resp.Succeeded {
-			return all, nil
+			return evs, nil
 		}
 		// An object's records are trimmed once, to its count after the last of them (the
 		// counts are read in order within the transaction).
@@ -138,11 +157,13 @@ const eventQueueSize = 10_000
 // write never waits for its event. Its time is now unless set. When more than
 // eventQueueSize records wait, it is dropped: events are a view, and a flood of them must
 // not hold up the writes they describe or grow the server's memory (the drops are logged
-// and counted, DroppedEvents).
+// and counted, DroppedEvents). Similar Normal events beyond a few are combined into one
+// record (events_aggregate.go).
 func (s *Store) QueueEvent(r v4.Event) {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
+	r = s.similar.combine(r)
 	s.eventsQueued.Add(1) // before it can be written: FlushEvents counts it
 	select {
 	case s.eventQueue <- r:

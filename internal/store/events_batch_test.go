@@ -76,8 +76,8 @@ func TestRecordEvents(t *testing.T) {
 func TestQueueEvent(t *testing.T) {
 	resetStore(t)
 	s := testStore
-	for i := range 50 {
-		s.QueueEvent(v4.Event{Reason: "Queued", Kind: v4.KindProcess, Namespace: "queued", Name: "web", Message: fmt.Sprint("q", i)})
+	for i := range 50 { // of 50 objects: none is combined with another
+		s.QueueEvent(v4.Event{Reason: "Queued", Kind: v4.KindProcess, Namespace: "queued", Name: fmt.Sprint("web", i), Message: fmt.Sprint("q", i)})
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -90,6 +90,8 @@ type Store struct {
 	eventQueue               chan v4.Event
 	droppedEvents            atomic.Uint64
 	eventsQueued, eventsDone atomic.Uint64
+	// similar combines the similar Normal events QueueEvent takes (events_aggregate.go).
+	similar *aggregator
 }
 
 // maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and
@@ -105,7 +107,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.CompactionInterval < 0 {
 		return nil, fmt.Errorf("open store: %w: compaction interval %s is negative", ErrInvalid, cfg.CompactionInterval)
 	}
-	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize)}
+	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize), similar: newAggregator()}
 	endpoints := cfg.Endpoints
 	if len(endpoints) == 0 {
 		if cfg.DataDir == "" {
