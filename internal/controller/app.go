@@ -18,7 +18,10 @@ import (
 // Timing of the application controller.
 const (
 	unplacedRetry = 10 * time.Second // retry placing instances that fit nowhere
-	resyncEvery   = 30 * time.Second // look at every application again
+	// resyncEvery is how often every workload is looked at again: only a safety net.
+	// Changes come through watches that list afresh after any gap, and a reconcile
+	// returns when its next deadline is due (a backoff, a rollout step, a retry).
+	resyncEvery = 5 * time.Minute
 	// stopTimeout is how long a task group asked to stop may take beyond its grace
 	// period before it is deleted anyway (the agent then kills what is left).
 	stopTimeout = 30 * time.Second

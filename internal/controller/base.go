@@ -218,7 +218,7 @@ func (c *base) wrote(tg *v4.TaskGroup) {
 // a cache of its own run under wg until ctx ends (a controller run alone, in tests), and
 // waits until it is synced.
 func (c *base) startView(ctx context.Context, wg *sync.WaitGroup, opts Options) bool {
-	c.tgs = &taskGroupView{cache: opts.TaskGroups}
+	c.tgs = &taskGroupView{cacheView{cache: opts.TaskGroups}}
 	if c.tgs.cache == nil {
 		c.tgs.cache = NewTaskGroupCache(c.store, c.log, nil)
 		wg.Go(func() { c.tgs.cache.Run(ctx) })

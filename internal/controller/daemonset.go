@@ -14,6 +14,7 @@ import (
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // DaemonsetController keeps one task group of every daemonset on each eligible node. It
@@ -29,6 +30,8 @@ type DaemonsetController struct {
 	mu    sync.Mutex
 	known map[scheduler.AppKey]bool // daemonsets seen, queued again when nodes change
 	nodes map[string]string         // node name -> nodeShape, to skip heartbeats
+	// nodeCache is the shared cache of nodes (Options.Nodes, or the controller's own).
+	nodeCache *cache.Cache
 }
 
 // NewDaemonsetController builds the controller; Run drives it.
@@ -53,9 +56,13 @@ func (c *DaemonsetController) Run(ctx context.Context) error {
 	if !c.startView(ctx, &wg, c.opts) {
 		return nil
 	}
+	var ok bool
+	if c.nodeCache, ok = c.startNodeCache(ctx, &wg, c.opts); !ok {
+		return nil
+	}
 	wg.Go(func() { c.watchLoop(ctx, v4.KindDaemonset, c.enqueueObject) })
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
-	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, c.forgetNodes, c.nodeEvent) })
+	wg.Go(func() { watchCache(ctx, c.nodeCache, c.log, c.forgetNodes, c.nodeEvent) })
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDaemonset}, c.enqueueObject) })
 	work(ctx, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
@@ -148,9 +155,9 @@ func (c *DaemonsetController) reconcile(ctx context.Context, key scheduler.AppKe
 			fmt.Sprintf("daemonset deleted: stopping and removing its %d task groups", len(all)))
 		return c.removeAll(ctx, all), nil
 	}
-	nodes, _, err := store.Typed[*v4.Node](c.store, v4.KindNode).List(ctx, "")
+	nodes, err := c.listNodes()
 	if err != nil {
-		return 0, fmt.Errorf("list nodes: %w", err)
+		return 0, err
 	}
 	ds := obj.(*v4.Daemonset)
 	if msg := c.guard.check(ds); msg != "" { // what runs stays; no node gets a new one
@@ -166,6 +173,19 @@ func (c *DaemonsetController) reconcile(ctx context.Context, key scheduler.AppKe
 		return 0, err
 	}
 	return p.next, nil
+}
+
+// listNodes returns the cached nodes (shared: read only).
+func (c *DaemonsetController) listNodes() ([]*v4.Node, error) {
+	objs, _, err := c.nodeCache.List("", "")
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	nodes := make([]*v4.Node, 0, len(objs))
+	for _, o := range objs {
+		nodes = append(nodes, o.(*v4.Node))
+	}
+	return nodes, nil
 }
 
 // taskGroupsOf lists the daemonset's task groups by node, the newest run of a node last.

@@ -22,15 +22,19 @@ import (
 // its applications, their task groups), so a new leader carries a rollout on.
 type DeploymentController struct {
 	base
+	opts  Options
 	queue *queue[scheduler.AppKey]
 	now   func() time.Time
+	// kids are the term's caches of applications and processes, by owning deployment
+	// (deployment_children.go); task groups come from the shared cache (base.tgs).
+	kids map[v4.Kind]*cacheView
 }
 
 // NewDeploymentController builds the controller; Run drives it.
 func NewDeploymentController(st *store.Store, opts Options) *DeploymentController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "deployment")
-	return &DeploymentController{base: newBase(st, nil, log), queue: newQueue[scheduler.AppKey](), now: time.Now}
+	return &DeploymentController{base: newBase(st, nil, log), opts: opts, queue: newQueue[scheduler.AppKey](), now: time.Now}
 }
 
 // Run watches deployments, their applications and task groups, and reconciles until ctx ends.
@@ -39,10 +43,16 @@ func (c *DeploymentController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, k := range []v4.Kind{v4.KindDeployment, v4.KindApplication, v4.KindProcess, v4.KindTaskGroup} {
-		wg.Go(func() { c.watchLoop(ctx, k, c.enqueue) })
+	if !c.startView(ctx, &wg, c.opts) || !c.startChildCaches(ctx, &wg) {
+		return nil
 	}
-	// The resync is also the clock that lets step deadlines expire.
+	wg.Go(func() { c.watchLoop(ctx, v4.KindDeployment, c.enqueue) })
+	for _, v := range c.kids {
+		wg.Go(func() { v.watch(ctx, c.log, c.enqueue) })
+	}
+	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueue) })
+	// A step's deadline comes back through the queue (the plan's wait); the resync is a
+	// safety net only.
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDeployment}, c.enqueue) })
 	work(ctx, 1, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
@@ -117,7 +127,7 @@ func (c *DeploymentController) reconcile(ctx context.Context, key scheduler.AppK
 		st.Message = msg
 		return 0, c.writeStatus(ctx, d, st)
 	}
-	if err := c.loadTaskGroups(ctx, key.Namespace, children); err != nil {
+	if err := c.loadTaskGroups(ctx, children); err != nil {
 		return 0, err
 	}
 	r := &rollout{c: c, key: key, d: d, st: d.Status, children: children, now: c.now().UTC()}

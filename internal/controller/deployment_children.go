@@ -9,11 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Annotations on a deployment's applications.
@@ -40,19 +42,56 @@ func ownerDeployment(m *v4.ObjectMeta) (string, bool) {
 	return strings.CutPrefix(m.Annotations[v4.ControlledByAnnotation], "deployment/")
 }
 
+// indexDeployment indexes applications and processes by the deployment that owns them
+// ("namespace/name"; "" for those of none).
+const indexDeployment = "deployment"
+
+func childOf(o v4.Object) string {
+	m := o.GetMeta()
+	owner, ok := ownerDeployment(m)
+	if !ok {
+		return ""
+	}
+	return m.Namespace + "/" + owner
+}
+
+// startChildCaches runs the term's caches of applications and processes under wg until
+// ctx ends, and waits until they are synced: a reconcile reads a deployment's children
+// from them instead of listing its namespace from etcd.
+func (c *DeploymentController) startChildCaches(ctx context.Context, wg *sync.WaitGroup) bool {
+	c.kids = map[v4.Kind]*cacheView{}
+	for _, kind := range appKinds {
+		v := &cacheView{cache: cache.New(c.store, cache.Config{Kind: kind, Indexes: map[string]cache.IndexFunc{indexDeployment: childOf}, Logger: c.log})}
+		c.kids[kind] = v
+		wg.Go(func() { v.cache.Run(ctx) })
+	}
+	for _, v := range c.kids {
+		select {
+		case <-v.cache.Synced():
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
 // children lists the deployment's applications and processes, oldest revision first.
+// They are copies of the cached objects whose fields the rollout sets (their maps and
+// pointers are shared: replaced, never modified in place).
 func (c *DeploymentController) children(ctx context.Context, key scheduler.AppKey) ([]*child, error) {
 	var out []*child
 	for _, kind := range appKinds {
-		objs, _, err := c.store.List(ctx, kind, key.Namespace)
+		v := c.kids[kind]
+		if err := v.caughtUp(ctx); err != nil {
+			return nil, fmt.Errorf("%s of deployment %s: %w", kind.Plural(), key, err)
+		}
+		objs, _, err := v.cache.List(indexDeployment, key.Namespace+"/"+key.Name)
 		if err != nil {
-			return nil, fmt.Errorf("list %s of deployment %s: %w", kind.Plural(), key, err)
+			return nil, fmt.Errorf("%s of deployment %s: %w", kind.Plural(), key, err)
 		}
 		for _, o := range objs {
+			o = copyWorkload(o)
 			m := o.GetMeta()
-			if owner, ok := ownerDeployment(m); !ok || owner != key.Name {
-				continue
-			}
 			rev, _ := strconv.Atoi(m.Annotations[revisionAnnotation])
 			out = append(out, &child{obj: o, w: workload(o), revision: rev, hash: m.Annotations[hashAnnotation], byIndex: map[int][]*v4.TaskGroup{}})
 		}
@@ -61,22 +100,34 @@ func (c *DeploymentController) children(ctx context.Context, key scheduler.AppKe
 	return out, nil
 }
 
-// loadTaskGroups reads the task groups of the children in one list.
-func (c *DeploymentController) loadTaskGroups(ctx context.Context, ns string, children []*child) error {
-	if len(children) == 0 {
-		return nil
+// copyWorkload is a copy of an application or process whose fields can be set.
+func copyWorkload(o v4.Object) v4.Object {
+	switch w := o.(type) {
+	case *v4.Application:
+		cp := *w
+		return &cp
+	case *v4.Process:
+		cp := *w
+		return &cp
 	}
-	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, ns)
-	if err != nil {
-		return fmt.Errorf("list task groups of %s: %w", ns, err)
+	return o
+}
+
+// wroteChild records a write of a child for the next reads (cacheView).
+func (c *DeploymentController) wroteChild(ch *child) {
+	if v := c.kids[ch.obj.GetKind()]; v != nil {
+		v.wrote(ch.w.Metadata.ResourceVersion)
 	}
-	byName := map[string]*child{}
+}
+
+// loadTaskGroups reads the task groups of the children from the shared cache.
+func (c *DeploymentController) loadTaskGroups(ctx context.Context, children []*child) error {
 	for _, ch := range children {
-		byName[string(ch.obj.GetKind())+"/"+ch.name()] = ch
-	}
-	for _, o := range objs {
-		tg := o.(*v4.TaskGroup)
-		if ch := byName[string(tg.Spec.Owner.Kind)+"/"+tg.Spec.Owner.Name]; ch != nil {
+		tgs, err := c.tgs.ofOwner(ctx, ch.w.Metadata.Namespace, ch.obj.GetKind(), ch.name())
+		if err != nil {
+			return err
+		}
+		for _, tg := range tgs {
 			ch.byIndex[tg.Spec.Index] = append(ch.byIndex[tg.Spec.Index], tg)
 		}
 	}
@@ -206,6 +257,7 @@ func (c *DeploymentController) setInstances(ctx context.Context, d *v4.Deploymen
 	if err := c.store.Update(ctx, ch.obj, store.Raw{}); err != nil {
 		return fmt.Errorf("set %s %s/%s to %d instances: %w", ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), n, err)
 	}
+	c.wroteChild(ch)
 	return nil
 }
 

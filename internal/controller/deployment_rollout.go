@@ -206,6 +206,7 @@ func (r *rollout) apply(ctx context.Context, cur *child, old []*child, p stepPla
 		if err := r.c.store.Create(ctx, cur.obj, store.Raw{}); err != nil {
 			return fmt.Errorf("create %s %s/%s: %w", cur.obj.GetKind(), r.key.Namespace, cur.name(), err)
 		}
+		r.c.wroteChild(cur)
 	} else if err := r.c.setInstances(ctx, r.d, cur, p.current); err != nil {
 		return err
 	}

@@ -61,7 +61,11 @@ func (c *DrainController) Run(ctx context.Context) error {
 	if !c.startView(ctx, &wg, c.opts) {
 		return nil
 	}
-	wg.Go(func() { c.watchEvents(ctx, v4.KindNode, nil, c.onNode) })
+	nodes, ok := c.startNodeCache(ctx, &wg, c.opts)
+	if !ok {
+		return nil
+	}
+	wg.Go(func() { watchCache(ctx, nodes, c.log, nil, c.onNode) })
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.onTaskGroup) })
 	work(ctx, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
 	return nil

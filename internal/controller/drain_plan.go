@@ -34,15 +34,14 @@ func (p drainPlan) skippedNames() []string {
 // a daemonset's belong to the node, a dependency's are collected when its dependents
 // have left. Task groups being stopped or already ended go away by themselves.
 func (c *DrainController) plan(ctx context.Context, node string, force bool) (drainPlan, error) {
-	objs, _, err := c.store.List(ctx, v4.KindTaskGroup, "")
+	tgs, err := c.tgs.onNode(ctx, node)
 	if err != nil {
 		return drainPlan{}, fmt.Errorf("drain %s: %w", node, err)
 	}
 	var p drainPlan
 	owners := map[scheduler.AppKey]v4.Object{}
 	now := time.Now()
-	for _, o := range objs {
-		tg := o.(*v4.TaskGroup)
+	for _, tg := range tgs {
 		if tg.Spec.Node != node || !slices.Contains(appKinds, tg.Spec.Owner.Kind) || !alive(tg) {
 			continue
 		}

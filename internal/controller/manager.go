@@ -141,6 +141,10 @@ func (m *Manager) runControllers(ctx context.Context) error {
 		opts.TaskGroups = NewTaskGroupCache(m.store, m.log, nil)
 		wg.Go(func() { opts.TaskGroups.Run(ctx) })
 	}
+	if opts.Nodes == nil {
+		opts.Nodes = NewNodeCache(m.store, m.log)
+		wg.Go(func() { opts.Nodes.Run(ctx) })
+	}
 	for name, c := range m.controllers(opts) {
 		wg.Go(func() {
 			err := c.Run(ctx)

@@ -38,20 +38,22 @@ type NodeLifecycle struct {
 	ttl   time.Duration
 	log   *slog.Logger
 	*recorder
-	// nodes is the term's cache of nodes, and tgs the shared cache of task groups (by
-	// node): a look reads them instead of listing and decoding every node (and, after a
-	// loss, every task group) from etcd. Run runs nodes, and tgs when it is the
-	// controller's own (ownTaskGroups: it runs alone, without Options.TaskGroups).
-	nodes         *cache.Cache
-	tgs           *cache.Cache
-	ownTaskGroups bool
+	// nodes and tgs are the shared caches of nodes and task groups (by node): a look
+	// reads them instead of listing and decoding every node (and, after a loss, every
+	// task group) from etcd. Run runs those that are the controller's own (it runs
+	// alone, without Options.Nodes or Options.TaskGroups).
+	nodes, tgs              *cache.Cache
+	ownNodes, ownTaskGroups bool
 }
 
 // NewNodeLifecycle builds the controller; Run drives it.
 func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "node-lifecycle")
-	c := &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), nodes: cache.New(st, cache.Config{Kind: v4.KindNode, Logger: log}), tgs: opts.TaskGroups}
+	c := &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), nodes: opts.Nodes, tgs: opts.TaskGroups}
+	if c.nodes == nil {
+		c.nodes, c.ownNodes = NewNodeCache(st, log), true
+	}
 	if c.tgs == nil {
 		c.tgs, c.ownTaskGroups = NewTaskGroupCache(st, log, nil), true
 	}
@@ -60,7 +62,9 @@ func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
 
 // runCaches runs the controller's own caches until ctx ends.
 func (c *NodeLifecycle) runCaches(ctx context.Context, wg *sync.WaitGroup) {
-	wg.Go(func() { c.nodes.Run(ctx) })
+	if c.ownNodes {
+		wg.Go(func() { c.nodes.Run(ctx) })
+	}
 	if c.ownTaskGroups {
 		wg.Go(func() { c.tgs.Run(ctx) })
 	}

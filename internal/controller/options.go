@@ -26,6 +26,9 @@ type Options struct {
 	// TaskGroups is the shared cache of task groups (NewTaskGroupCache), run by the
 	// caller; nil: the manager runs one per term (a controller run alone runs its own).
 	TaskGroups *cache.Cache
+	// Nodes is the shared cache of nodes (NewNodeCache), run by the caller; nil: the
+	// manager runs one per term (a controller run alone runs its own).
+	Nodes *cache.Cache
 }
 
 // Defaults for Options.

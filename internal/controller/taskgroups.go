@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,19 +49,24 @@ func NewTaskGroupCache(st *store.Store, log *slog.Logger, extra map[string]cache
 // writes; beyond it the reconcile fails and backs off.
 const catchUpTimeout = 10 * time.Second
 
-// taskGroupView is how a controller reads task groups: from the shared cache
-// (docs/store.md, "Shared cache"), by owner, without reading or decoding anything from
-// etcd. A controller reads its own writes: each task group it creates or updates records
-// the write's revision, and a read first waits until the cache reflects it, so an instance
-// just placed is never placed twice. (A deletion not yet seen only delays a replacement
-// until the deletion's event, which queues the owner again.)
-type taskGroupView struct {
+// cacheView is how a controller reads one kind from a cache (docs/store.md, "Shared
+// cache") without reading or decoding anything from etcd, and still reads its own
+// writes: each object it creates or updates records the write's revision, and a read
+// first waits until the cache reflects it.
+type cacheView struct {
 	cache   *cache.Cache
 	written atomic.Int64
 }
 
-// wrote records a task group write at resourceVersion rv.
-func (v *taskGroupView) wrote(rv string) {
+// taskGroupView is how a controller reads task groups: by owner, from the shared cache,
+// so that an instance just placed is never placed twice. (A deletion not yet seen only
+// delays a replacement until the deletion's event, which queues the owner again.)
+type taskGroupView struct {
+	cacheView
+}
+
+// wrote records a write at resourceVersion rv.
+func (v *cacheView) wrote(rv string) {
 	rev, err := strconv.ParseInt(rv, 10, 64)
 	if err != nil {
 		return
@@ -74,7 +80,7 @@ func (v *taskGroupView) wrote(rv string) {
 }
 
 // caughtUp waits until the cache holds every write recorded.
-func (v *taskGroupView) caughtUp(ctx context.Context) error {
+func (v *cacheView) caughtUp(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
 	defer cancel()
 	return v.cache.WaitFor(ctx, v.written.Load())
@@ -123,21 +129,71 @@ func (v *taskGroupView) forDependency(ctx context.Context, ns, name string) ([]*
 	return out, nil
 }
 
-// watch hands every task group change to handle (an ADDED for each existing one first,
-// and again each time the cache lists afresh) until ctx ends. The cache holds a change
-// before its event arrives, so a reconcile it queues reads it.
-func (v *taskGroupView) watch(ctx context.Context, log *slog.Logger, handle func(v4.Object)) {
+// watch hands every change of the cache to handle (an ADDED for each existing object
+// first, and again each time the cache lists afresh) until ctx ends. The cache holds a
+// change before its event arrives, so a reconcile it queues reads it.
+func (v *cacheView) watch(ctx context.Context, log *slog.Logger, handle func(v4.Object)) {
+	watchCache(ctx, v.cache, log, nil, func(ev store.Event) { handle(ev.Object) })
+}
+
+// watchCache hands every change of c to handle, with its type, until ctx ends; fresh,
+// when not nil, runs before each new watch (whose first events add every object again).
+func watchCache(ctx context.Context, c *cache.Cache, log *slog.Logger, fresh func(), handle func(store.Event)) {
 	for ctx.Err() == nil {
-		ch, err := v.cache.Watch(ctx, "", "", 0)
+		ch, err := c.Watch(ctx, "", "", 0)
 		if err != nil {
-			log.Warn("task group cache watch failed; retrying", "err", err)
+			log.Warn("cache watch failed; retrying", "err", err)
 			sleep(ctx, time.Second)
 			continue
 		}
+		if fresh != nil {
+			fresh()
+		}
 		for ev := range ch {
 			if ev.Object != nil {
-				handle(ev.Object)
+				handle(ev)
 			}
 		}
 	}
+}
+
+// NewNodeCache is a shared cache of nodes (the node lifecycle's looks, the daemonsets'
+// placements, the drains).
+func NewNodeCache(st *store.Store, log *slog.Logger) *cache.Cache {
+	return cache.New(st, cache.Config{Kind: v4.KindNode, Logger: log})
+}
+
+// startNodeCache returns the shared node cache of opts, or a cache of the controller's
+// own run under wg until ctx ends (a controller run alone), once it is synced; false
+// when ctx ended first.
+func (c *base) startNodeCache(ctx context.Context, wg *sync.WaitGroup, opts Options) (*cache.Cache, bool) {
+	nodes := opts.Nodes
+	if nodes == nil {
+		nodes = NewNodeCache(c.store, c.log)
+		wg.Go(func() { nodes.Run(ctx) })
+	}
+	select {
+	case <-nodes.Synced():
+		return nodes, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// onNode returns the live task groups bound to node: copies of the cached ones, as
+// ofOwner's.
+func (v *taskGroupView) onNode(ctx context.Context, node string) ([]*v4.TaskGroup, error) {
+	if err := v.caughtUp(ctx); err != nil {
+		return nil, err
+	}
+	objs, _, err := v.cache.List(IndexNode, node)
+	if err != nil {
+		return nil, fmt.Errorf("task groups of node %s: %w", node, err)
+	}
+	out := make([]*v4.TaskGroup, 0, len(objs))
+	for _, o := range objs {
+		cp := *o.(*v4.TaskGroup)
+		out = append(out, &cp)
+	}
+	return out, nil
 }
