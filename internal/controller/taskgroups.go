@@ -35,10 +35,16 @@ const IndexNode = "node"
 
 func taskGroupNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
 
+// IndexNamespace indexes a task group cache by namespace (the API's watches of a
+// namespace's task groups).
+const IndexNamespace = "namespace"
+
+func taskGroupNamespace(o v4.Object) string { return o.GetMeta().Namespace }
+
 // NewTaskGroupCache is a shared cache of task groups with the indexes the controllers
 // need, and extra ones of the caller's (the server's agents read theirs by node).
 func NewTaskGroupCache(st *store.Store, log *slog.Logger, extra map[string]cache.IndexFunc) *cache.Cache {
-	idx := map[string]cache.IndexFunc{indexOwner: taskGroupOwner, IndexNode: taskGroupNode}
+	idx := map[string]cache.IndexFunc{indexOwner: taskGroupOwner, IndexNode: taskGroupNode, IndexNamespace: taskGroupNamespace}
 	for k, fn := range extra {
 		idx[k] = fn
 	}

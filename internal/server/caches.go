@@ -13,6 +13,9 @@ import (
 // indexNode indexes task groups by the node they are bound to (the agents' reads).
 const indexNode = controller.IndexNode
 
+// indexNamespace indexes task groups by namespace (the API's watches).
+const indexNamespace = controller.IndexNamespace
+
 // newTaskGroupCache is the shared cache of task groups, with the controllers' indexes
 // and the agents' (by node).
 func newTaskGroupCache(st *store.Store, log *slog.Logger) *cache.Cache {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -65,7 +66,13 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	ch, err := s.store.Watch(ctx, kind, ns, from, store.Bounded(s.watchLimit))
+	var ch <-chan store.Event
+	var err error
+	if kind == v4.KindTaskGroup {
+		ch, err = s.watchTaskGroups(ctx, ns, from)
+	} else {
+		ch, err = s.store.Watch(ctx, kind, ns, from, store.Bounded(s.watchLimit))
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -75,6 +82,31 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	}
 	stream(ctx, w, ch, objectLine)
 }
+
+// watchTaskGroups watches task groups from the shared cache: no etcd watch and no
+// decoding per watcher, which in a burst of placements cost more than the placements.
+// The cache keeps the last changes (docs/store.md, "Shared cache"): a watch from before
+// them fails with 410 (list again), and a watcher that falls too far behind is cut off
+// with 410 naming the revision to watch again from, as a bounded store watch is.
+func (s *Server) watchTaskGroups(ctx context.Context, ns string, from int64) (<-chan store.Event, error) {
+	sctx, cancel := context.WithTimeout(ctx, cacheSyncWait)
+	defer cancel()
+	if err := s.cacheSynced(sctx); err != nil {
+		return nil, err
+	}
+	index, value := indexNamespace, ns
+	if ns == "" {
+		index = ""
+	}
+	ch, err := s.taskGroupCache.Watch(ctx, index, value, from)
+	if err != nil {
+		return nil, fmt.Errorf("watch task groups: %w", err)
+	}
+	return ch, nil
+}
+
+// cacheSyncWait is how long a request waits for the shared cache's first list.
+const cacheSyncWait = 10 * time.Second
 
 // onlyNamed passes on the events of the object called name (the watch URL of an
 // operation), and the error that ends a watch; it ends with the watch (ctx) or when in

@@ -136,3 +136,50 @@ func TestWatchCompacted(t *testing.T) {
 	}
 	wantStatus(t, call(t, http.MethodGet, coll+"?watch=true&resourceVersion="+old, ""), http.StatusGone)
 }
+
+// Task groups are watched from the shared cache: a namespace's watch lists its own in
+// name order and then their changes; a watch from a revision the cache no longer holds
+// is told to list again (410).
+func TestWatchTaskGroupsFromTheCache(t *testing.T) {
+	s, base := newTestServerOf(t, Config{})
+	ns := "tg-watch"
+	putTaskGroup(t, ns, "1.web."+ns+".c.1", "n1", nil)
+	first := putTaskGroup(t, ns, "0.web."+ns+".c.1", "n1", nil)
+	putTaskGroup(t, "tg-watch-other", "0.web.tg-watch-other.c.1", "n1", nil)
+	cacheHolds(t, s, first)
+	coll := base + "/v1/namespaces/" + ns + "/taskgroups"
+	w := openStream(t, coll+"?watch=true")
+	expectLines(t, w, [2]string{"ADDED", "0.web." + ns + ".c.1"}, [2]string{"ADDED", "1.web." + ns + ".c.1"})
+	from := first.Metadata.ResourceVersion
+	putTaskGroup(t, "tg-watch-other", "1.web.tg-watch-other.c.1", "n1", nil)
+	putTaskGroup(t, ns, "0.web."+ns+".c.1", "n2", nil)
+	expectLines(t, w, [2]string{"MODIFIED", "0.web." + ns + ".c.1"})
+	if rv := objectMeta(t, nextLineOrNone(t, w)).ResourceVersion; rv != "" {
+		t.Fatalf("a change of another namespace reached the watch (rv %s)", rv)
+	}
+
+	// From a revision: the changes after it, this namespace's only.
+	resumed := openStream(t, coll+"?watch=true&resourceVersion="+from)
+	expectLines(t, resumed, [2]string{"MODIFIED", "0.web." + ns + ".c.1"})
+	if got := objectMeta(t, nextLineOrNone(t, resumed)).ResourceVersion; got != "" {
+		t.Fatalf("a resumed watch got more than the changes after %s (rv %s)", from, got)
+	}
+
+	// From before the cache's history: 410, list again.
+	wantStatus(t, call(t, http.MethodGet, coll+"?watch=true&resourceVersion=1", ""), http.StatusGone)
+}
+
+// nextLineOrNone is the next line's object within 300 ms, or nil.
+func nextLineOrNone(t *testing.T, ch <-chan []byte) json.RawMessage {
+	t.Helper()
+	select {
+	case b := <-ch:
+		var l line
+		if err := json.Unmarshal(b, &l); err != nil {
+			t.Fatalf("bad line %q: %v", b, err)
+		}
+		return l.Object
+	case <-time.After(300 * time.Millisecond):
+		return json.RawMessage(`{}`)
+	}
+}

@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -108,17 +110,17 @@ func (c *Cache) Watch(ctx context.Context, index, value string, from int64) (<-c
 		out: make(chan store.Event), wake: make(chan struct{}, 1)}
 	if from == 0 {
 		// Only the value's objects, from the index: a node's agent does not scan them all.
-		add := func(o v4.Object) {
-			s.queue = append(s.queue, store.Event{Type: store.Added, Object: o, Revision: c.rev})
-		}
+		// In key order, as a store watch lists them.
+		var keys []string
 		if index == "" {
-			for _, o := range c.objs {
-				add(o)
-			}
+			keys = slices.Collect(maps.Keys(c.objs))
 		} else {
-			for key := range c.index[index][value] {
-				add(c.objs[key])
-			}
+			keys = slices.Collect(maps.Keys(c.index[index][value]))
+		}
+		slices.Sort(keys)
+		s.queue = make([]store.Event, 0, len(keys))
+		for _, key := range keys {
+			s.queue = append(s.queue, store.Event{Type: store.Added, Object: c.objs[key], Revision: c.rev})
 		}
 	} else {
 		c.history.since(from, func(ch change) {
