@@ -165,8 +165,10 @@ func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, err
 	}
 	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
 	if tg.Spec.Desired != v4.DesiredStopped {
+		cp := *tg // tg may be the shared cache's object: write a copy
+		tg = &cp
 		tg.Spec.Desired = v4.DesiredStopped
-		// A new map: tg may share its maps with the shared cache's object.
+		// A new map: the copy shares its maps with the cached object.
 		tg.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
 		if tg.Metadata.Annotations == nil {
 			tg.Metadata.Annotations = map[string]string{}

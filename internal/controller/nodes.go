@@ -110,11 +110,12 @@ func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
 	}
 	var lost []*v4.Node
 	for _, o := range nodes {
-		cp := *o.(*v4.Node) // the cached node is shared: markLost writes a copy
-		n := &cp
+		n := o.(*v4.Node)
 		switch {
 		case n.Status.Phase == v4.NodeLost:
 		case !alive[n.Metadata.Name] && now.Sub(n.Status.LastHeartbeat) > c.ttl:
+			cp := *n // the cached node is shared: markLost writes a copy
+			n = &cp
 			if err := c.markLost(ctx, n, now); err != nil {
 				return err
 			}

@@ -92,9 +92,10 @@ func (v *cacheView) caughtUp(ctx context.Context) error {
 	return v.cache.WaitFor(ctx, v.written.Load())
 }
 
-// ofOwner returns the task groups of one workload. They are copies of the cached ones (a
-// caller may set their fields and write them), sharing their maps and slices, which
-// must not be modified in place.
+// ofOwner returns the task groups of one workload: the cached objects themselves, to be
+// read only (a writer copies one first, as remove does). A pass over an application of
+// 10,000 instances copied 10,000 task groups at each status change of one of them, most
+// of the controller's time and garbage in such a burst.
 func (v *taskGroupView) ofOwner(ctx context.Context, ns string, kind v4.Kind, name string) ([]*v4.TaskGroup, error) {
 	if err := v.caughtUp(ctx); err != nil {
 		return nil, err
@@ -105,14 +106,13 @@ func (v *taskGroupView) ofOwner(ctx context.Context, ns string, kind v4.Kind, na
 	}
 	out := make([]*v4.TaskGroup, 0, len(objs))
 	for _, o := range objs {
-		cp := *o.(*v4.TaskGroup)
-		out = append(out, &cp)
+		out = append(out, o.(*v4.TaskGroup))
 	}
 	return out, nil
 }
 
 // forDependency returns every task group, for the dependency ns/name's pass: which task
-// groups depend on it, and which are its pods. Its pods are copies, as ofOwner's (the
+// groups depend on it, and which are its pods. Its pods are copies, as onNode's (the
 // pass stops them by writing them); the others are the cached objects themselves, to be
 // read only.
 func (v *taskGroupView) forDependency(ctx context.Context, ns, name string) ([]*v4.TaskGroup, error) {
@@ -186,8 +186,9 @@ func (c *base) startNodeCache(ctx context.Context, wg *sync.WaitGroup, opts Opti
 	}
 }
 
-// onNode returns the live task groups bound to node: copies of the cached ones, as
-// ofOwner's.
+// onNode returns the task groups bound to node: copies of the cached ones (a caller may
+// set their fields and write them), sharing their maps and slices, which must not be
+// modified in place.
 func (v *taskGroupView) onNode(ctx context.Context, node string) ([]*v4.TaskGroup, error) {
 	if err := v.caughtUp(ctx); err != nil {
 		return nil, err
