@@ -20,6 +20,14 @@ import (
 // server runs it on the JSON bodies that do not go through Parse or DecodeNode (merge
 // patches, agent and operation requests).
 func CheckDuplicateKeys(data []byte) error {
+	if surelyNoDuplicateKeys(data) { // jsonkeys_scan.go
+		return nil
+	}
+	return duplicateKeysByTokens(data)
+}
+
+// duplicateKeysByTokens is CheckDuplicateKeys's token pass, which names the duplicate.
+func duplicateKeysByTokens(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for dec.More() {
 		if err := walkKeys(dec, data, 0, ""); err != nil {
@@ -50,6 +58,9 @@ func checkStreamKeys(data []byte, values []jsonValue, multi bool) error {
 		return fmt.Sprintf("documents[%d]", i)
 	}
 	for _, v := range values {
+		if surelyNoDuplicateKeys(data[v.start:v.end]) {
+			continue
+		}
 		dec := json.NewDecoder(bytes.NewReader(data[v.start:v.end]))
 		if !v.array {
 			if err := walkKeys(dec, data, v.start, docPath(v.first)); err != nil {
