@@ -36,6 +36,10 @@ type AppController struct {
 	base
 	opts  Options
 	queue *queue[scheduler.AppKey]
+	// apps are the shared caches of applications and processes: a reconcile reads its
+	// workload there instead of etcd (a linearizable read each, which in a burst of a
+	// thousand applications waited behind every write).
+	apps map[v4.Kind]*cacheView
 }
 
 // NewAppController builds the controller; Run drives it.
@@ -62,8 +66,12 @@ func (c *AppController) Run(ctx context.Context) error {
 	if !c.startView(ctx, &wg, c.opts) {
 		return nil
 	}
-	for _, k := range appKinds {
-		wg.Go(func() { c.watchLoop(ctx, k, c.enqueueObject) })
+	var ok bool
+	if c.apps, ok = c.startWorkloadCaches(ctx, &wg, c.opts); !ok {
+		return nil
+	}
+	for _, v := range c.apps {
+		wg.Go(func() { v.watch(ctx, c.log, c.enqueueObject) })
 	}
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
 	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
@@ -93,6 +101,24 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
+// workloadOf returns the application or process of key from the shared cache, as a copy
+// whose fields can be set. What the cache does not hold is read from etcd before it is
+// taken for deleted: a workload just created may not have reached the cache yet, and a
+// reconcile that took it for deleted would stop its instances.
+func (c *AppController) workloadOf(ctx context.Context, key scheduler.AppKey) (v4.Object, error) {
+	v := c.apps[key.Kind]
+	if v == nil {
+		return nil, fmt.Errorf("%s is not a workload kind", key.Kind)
+	}
+	if err := v.caughtUp(ctx); err != nil {
+		return nil, err
+	}
+	if o, ok := v.cache.Get(key.Namespace, key.Name); ok {
+		return copyWorkload(o), nil
+	}
+	return c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+}
+
 // taskGroupsOf lists the application's task groups by index.
 func (c *AppController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) (map[int][]*v4.TaskGroup, error) {
 	tgs, err := c.tgs.ofOwner(ctx, key.Namespace, key.Kind, key.Name)
@@ -111,7 +137,7 @@ func (c *AppController) taskGroupsOf(ctx context.Context, key scheduler.AppKey) 
 
 // reconcile brings one application to its spec and returns when to look again.
 func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (time.Duration, error) {
-	obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+	obj, err := c.workloadOf(ctx, key)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return 0, err
 	}

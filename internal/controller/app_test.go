@@ -2,12 +2,16 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func indexes(tgs []*v4.TaskGroup, desired string) []int {
@@ -151,5 +155,45 @@ func TestUserUpdateKeepsStatus(t *testing.T) {
 	}
 	if p := o.(*v4.Process); p.Status.Phase == "" || p.RestartPolicy.Policy != v4.RestartNever {
 		t.Errorf("status lost or update not applied: %+v %+v", p.Status, p.RestartPolicy)
+	}
+}
+
+// A workload the cache does not hold yet is read from etcd, not taken for deleted (which
+// would stop its instances); one the cache holds is a copy the pass may change.
+func TestWorkloadOfFallsBackToTheStore(t *testing.T) {
+	e := newEnv(t)
+	c := NewAppController(testStore, nil, Options{Logger: storetest.QuietLogger()})
+	idle := NewWorkloadCache(testStore, storetest.QuietLogger(), v4.KindProcess) // never run: holds nothing
+	c.apps = map[v4.Kind]*cacheView{v4.KindProcess: {cache: idle}}
+	key := scheduler.AppKey{Kind: v4.KindProcess, Namespace: "ctl", Name: "late"}
+	e.apply("late", 1, `{"policy":"Always"}`)
+	o, err := c.workloadOf(context.Background(), key)
+	if err != nil || o.GetMeta().Name != "late" {
+		t.Fatalf("a workload missing from the cache: %v, %v", o, err)
+	}
+	if _, err := testStore.Delete(context.Background(), v4.KindProcess, "ctl", "late", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.workloadOf(context.Background(), key); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a deleted workload: %v", err)
+	}
+
+	running := NewWorkloadCache(testStore, storetest.QuietLogger(), v4.KindProcess)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { running.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	<-running.Synced()
+	c.apps[v4.KindProcess] = &cacheView{cache: running}
+	e.apply("cached", 2, `{"policy":"Always"}`)
+	key.Name = "cached"
+	e.eventually("the cache holds it", func() bool { _, ok := running.Get("ctl", "cached"); return ok })
+	o, err = c.workloadOf(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workload(o).Spec.Instance = 7
+	if cached, _ := running.Get("ctl", "cached"); workload(cached).Spec.Instance != 2 {
+		t.Fatalf("changing the workload read changed the cached one")
 	}
 }

@@ -43,7 +43,11 @@ func (c *DeploymentController) Run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if !c.startView(ctx, &wg, c.opts) || !c.startChildCaches(ctx, &wg) {
+	if !c.startView(ctx, &wg, c.opts) {
+		return nil
+	}
+	var ok bool
+	if c.kids, ok = c.startWorkloadCaches(ctx, &wg, c.opts); !ok {
 		return nil
 	}
 	wg.Go(func() { c.watchLoop(ctx, v4.KindDeployment, c.enqueue) })

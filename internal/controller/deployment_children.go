@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
@@ -55,24 +56,33 @@ func childOf(o v4.Object) string {
 	return m.Namespace + "/" + owner
 }
 
-// startChildCaches runs the term's caches of applications and processes under wg until
-// ctx ends, and waits until they are synced: a reconcile reads a deployment's children
-// from them instead of listing its namespace from etcd.
-func (c *DeploymentController) startChildCaches(ctx context.Context, wg *sync.WaitGroup) bool {
-	c.kids = map[v4.Kind]*cacheView{}
+// NewWorkloadCache is a shared cache of applications or processes (kind), indexed by
+// the deployment that owns them.
+func NewWorkloadCache(st *store.Store, log *slog.Logger, kind v4.Kind) *cache.Cache {
+	return cache.New(st, cache.Config{Kind: kind, Indexes: map[string]cache.IndexFunc{indexDeployment: childOf}, Logger: log})
+}
+
+// startWorkloadCaches returns views of the shared caches of applications and processes
+// of opts, or of caches of the controller's own run under wg until ctx ends (a controller
+// run alone), once they are synced; false when ctx ended first.
+func (c *base) startWorkloadCaches(ctx context.Context, wg *sync.WaitGroup, opts Options) (map[v4.Kind]*cacheView, bool) {
+	views := map[v4.Kind]*cacheView{}
 	for _, kind := range appKinds {
-		v := &cacheView{cache: cache.New(c.store, cache.Config{Kind: kind, Indexes: map[string]cache.IndexFunc{indexDeployment: childOf}, Logger: c.log})}
-		c.kids[kind] = v
-		wg.Go(func() { v.cache.Run(ctx) })
+		wc := opts.Workloads[kind]
+		if wc == nil {
+			wc = NewWorkloadCache(c.store, c.log, kind)
+			wg.Go(func() { wc.Run(ctx) })
+		}
+		views[kind] = &cacheView{cache: wc}
 	}
-	for _, v := range c.kids {
+	for _, v := range views {
 		select {
 		case <-v.cache.Synced():
 		case <-ctx.Done():
-			return false
+			return nil, false
 		}
 	}
-	return true
+	return views, true
 }
 
 // children lists the deployment's applications and processes, oldest revision first.

@@ -10,8 +10,10 @@ import (
 
 	"go.etcd.io/etcd/client/v3/concurrency"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // electionPrefix is where servers campaign for leadership (etcd election).
@@ -144,6 +146,14 @@ func (m *Manager) runControllers(ctx context.Context) error {
 	if opts.Nodes == nil {
 		opts.Nodes = NewNodeCache(m.store, m.log)
 		wg.Go(func() { opts.Nodes.Run(ctx) })
+	}
+	if opts.Workloads == nil {
+		opts.Workloads = map[v4.Kind]*cache.Cache{}
+		for _, kind := range appKinds {
+			wc := NewWorkloadCache(m.store, m.log, kind)
+			opts.Workloads[kind] = wc
+			wg.Go(func() { wc.Run(ctx) })
+		}
 	}
 	for name, c := range m.controllers(opts) {
 		wg.Go(func() {

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
+
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
@@ -29,6 +31,10 @@ type Options struct {
 	// Nodes is the shared cache of nodes (NewNodeCache), run by the caller; nil: the
 	// manager runs one per term (a controller run alone runs its own).
 	Nodes *cache.Cache
+	// Workloads are the shared caches of applications and processes by kind
+	// (NewWorkloadCache), run by the caller; nil: the manager runs them per term (a
+	// controller run alone runs its own).
+	Workloads map[v4.Kind]*cache.Cache
 }
 
 // Defaults for Options.

@@ -32,6 +32,11 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 		st.Updated = time.Now().UTC()
 		w.Status = st
 		err = c.store.Update(ctx, obj, store.Raw{})
+		if err == nil {
+			if v := c.apps[key.Kind]; v != nil {
+				v.wrote(w.Metadata.ResourceVersion) // the next reconcile reads this status
+			}
+		}
 		if !errors.Is(err, store.ErrConflict) {
 			return err
 		}
