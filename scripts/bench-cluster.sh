@@ -89,6 +89,9 @@ sleep "${SETTLE:-35}"
 
 tck=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+# The simulators' CPU: they share the machine with the server, and agents starved of it
+# beat late.
+simcpu() { for p in "${pids[@]}"; do cat "/proc/$p/stat"; done | awk '{s += $14 + $15} END {print s + 0}'; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$server/status"; }
 # etcd's revision: the resourceVersion of a list (the API writes it before the items).
 rev() { api v1/nodes | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9; }
@@ -100,7 +103,7 @@ lost_nodes() { grep -c 'msg="node lost"' "$work/server.log" || true; }
 # Connections the API accepted so far: each costs the server a TLS handshake.
 conns() { api metrics | awk '/^berth_http_connections_opened_total / {printf "%d", $2}'; }
 
-c0=$(cpu) r0=$(rev) d0=$(dbsize) k0=$(conns) t0=$(date +%s.%N)
+c0=$(cpu) s0=$(simcpu) r0=$(rev) d0=$(dbsize) k0=$(conns) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
   mkdir -p "$PROFILE"
   pprof "profile?seconds=$measure" "$PROFILE/cpu.pprof"
@@ -109,14 +112,15 @@ if [ -n "${PROFILE:-}" ]; then
 else
   sleep "$measure"
 fi
-c1=$(cpu) r1=$(rev) d1=$(dbsize) k1=$(conns) t1=$(date +%s.%N)
+c1=$(cpu) s1=$(simcpu) r1=$(rev) d1=$(dbsize) k1=$(conns) t1=$(date +%s.%N)
 lost=$(lost_nodes)
 
-awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
+awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
   -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" -v k0="${k0:-0}" -v k1="${k1:-0}" 'BEGIN {
   secs = t1 - t0
   printf "nodes %d, heartbeat %s, measured %.0f s\n", n, hb, secs
   printf "server CPU: %.1f%% of one core\n", 100 * (c1 - c0) / tck / secs
+  printf "simulators CPU: %.1f%% of one core\n", 100 * (s1 - s0) / tck / secs
   printf "server RSS: %d MB\n", rss
   printf "etcd revisions: %d (%.2f per second; revision %d to %d)\n", r1 - r0, (r1 - r0) / secs, r0, r1
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
@@ -132,7 +136,7 @@ for load in $loads; do
   apps=${load%x*} instances=${load#*x}
   echo
   echo "burst: $apps x $instances instances"
-  c0=$(cpu) k0=$(conns) t0=$(date +%s.%N) lost0=$(lost_nodes)
+  c0=$(cpu) s0=$(simcpu) k0=$(conns) t0=$(date +%s.%N) lost0=$(lost_nodes)
   burst_profile=
   if [ -n "${PROFILE:-}" ]; then
     pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst$n-cpu.pprof" &
@@ -140,11 +144,11 @@ for load in $loads; do
   fi
   BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
     --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always || echo "the burst did not complete" >&2
-  c1=$(cpu) k1=$(conns) t1=$(date +%s.%N)
+  c1=$(cpu) s1=$(simcpu) k1=$(conns) t1=$(date +%s.%N)
   [ -n "$burst_profile" ] && wait "$burst_profile"
   lost1=$(lost_nodes)
-  awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
-    printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, nodes marked Lost %d, connections opened %d\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k
+  awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
+    printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, nodes marked Lost %d, connections opened %d; simulators %.1f%% of one core\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k, 100 * (s1 - s0) / tck / (t1 - t0)
   }'
   sleep 10 # the last reports settle
 done
@@ -155,17 +159,17 @@ idle=${IDLE:-60}
 BERTH_SERVER="https://$listen" "$berth" sim nodeloss --node "${NODELOSS_NODE:-}" --freeze-file "$work/freeze" \
   || echo "the node loss did not complete" >&2
 sleep 5
-c0=$(cpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
+c0=$(cpu) s0=$(simcpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
   pprof "profile?seconds=$idle" "$PROFILE/idle-cpu.pprof"
   pprof heap "$PROFILE/idle-heap.pprof"
 else
   sleep "$idle"
 fi
-c1=$(cpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
-awk -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" \
+c1=$(cpu) s1=$(simcpu) r1=$(rev) d1=$(dbsize) t1=$(date +%s.%N)
+awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" \
   -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" 'BEGIN {
   secs = t1 - t0
-  printf "idle with the burst'"'"'s task groups, %.0f s: CPU %.1f%% of one core, RSS %d MB, %d etcd revisions, database %+.1f MB (%.1f MB per hour)\n",
-    secs, 100 * (c1 - c0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
+  printf "idle with the burst'"'"'s task groups, %.0f s: CPU %.1f%% of one core, RSS %d MB, %d etcd revisions, database %+.1f MB (%.1f MB per hour); simulators %.1f%% of one core\n",
+    secs, 100 * (c1 - c0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs, 100 * (s1 - s0) / tck / secs
 }'
