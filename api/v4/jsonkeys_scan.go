@@ -78,12 +78,9 @@ func (s *keyScan) value(depth int) bool {
 }
 
 func (s *keyScan) object(depth int) bool {
-	s.pos++ // '{'
 	base := len(s.keys)
 	defer func() { s.keys = s.keys[:base] }()
-	s.space()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
+	if s.empty('}') {
 		return true
 	}
 	for {
@@ -109,47 +106,54 @@ func (s *keyScan) object(depth int) bool {
 		if !s.value(depth + 1) {
 			return false
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return false
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return true
-		default:
-			return false
+		if more, ok := s.after('}'); !more {
+			return ok
 		}
 	}
 }
 
 func (s *keyScan) array(depth int) bool {
-	s.pos++ // '['
-	s.space()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
-		s.pos++
+	if s.empty(']') {
 		return true
 	}
 	for {
 		if !s.value(depth + 1) {
 			return false
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return false
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return true
-		default:
-			return false
+		if more, ok := s.after(']'); !more {
+			return ok
 		}
 	}
+}
+
+// empty takes the opening delimiter of an object or array, and its closer when nothing
+// is between them.
+func (s *keyScan) empty(closer byte) bool {
+	s.pos++
+	s.space()
+	if s.pos < len(s.data) && s.data[s.pos] == closer {
+		s.pos++
+		return true
+	}
+	return false
+}
+
+// after takes what follows a member or an element: ',' (more follow) or the closer (the
+// object or array ended, ok); anything else is not JSON (not ok).
+func (s *keyScan) after(closer byte) (more, ok bool) {
+	s.space()
+	if s.pos >= len(s.data) {
+		return false, false
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return true, true
+	case closer:
+		s.pos++
+		return false, true
+	}
+	return false, false
 }
 
 // str scans a string and returns its content as keys compare: the raw bytes, or, when it

@@ -25,8 +25,9 @@ type DeploymentController struct {
 	opts  Options
 	queue *queue[scheduler.AppKey]
 	now   func() time.Time
-	// kids are the term's caches of applications and processes, by owning deployment
-	// (deployment_children.go); task groups come from the shared cache (base.tgs).
+	// kids read the shared caches of applications and processes, indexed by owning
+	// deployment (deployment_children.go); task groups come from the shared cache
+	// (base.tgs).
 	kids map[v4.Kind]*cacheView
 }
 
