@@ -59,6 +59,8 @@ type Cache struct {
 	st  *store.Store
 	cfg Config
 	log *slog.Logger
+	// watch is the store's watch of the kind from a revision (tests break it).
+	watch func(ctx context.Context, from int64) (<-chan store.Event, error)
 
 	mu      sync.RWMutex
 	objs    map[string]v4.Object                      // by "namespace/name"
@@ -87,6 +89,9 @@ func New(st *store.Store, cfg Config) *Cache {
 		log = slog.Default()
 	}
 	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[subKey]map[*subscriber]struct{}{}, synced: make(chan struct{}), advanced: make(chan struct{})}
+	c.watch = func(ctx context.Context, from int64) (<-chan store.Event, error) {
+		return st.Watch(ctx, cfg.Kind, "", from, store.WithProgress())
+	}
 	c.reset(nil, 0)
 	return c
 }
@@ -131,7 +136,7 @@ func (c *Cache) runOnce(ctx context.Context) (listed bool, err error) {
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ch, err := c.st.Watch(wctx, c.cfg.Kind, "", rev, store.WithProgress())
+	ch, err := c.watch(wctx, rev)
 	if err != nil {
 		return true, fmt.Errorf("watch %s: %w", c.cfg.Kind, err)
 	}

@@ -439,3 +439,86 @@ func TestCacheWaitForOtherKindsRevision(t *testing.T) {
 		t.Fatalf("at revision %d the cache lists %d task groups of n1, want 1", rev, len(objs))
 	}
 }
+
+// When its own watch of etcd breaks, the cache lists again: what changed meanwhile is
+// there, what was deleted is gone, its watchers are cut off (410: they list again), and
+// a watch from before the new list is told to list again.
+func TestCacheListsAgainAfterItsWatchBreaks(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := New(testStore, Config{Kind: v4.KindTaskGroup, Indexes: map[string]IndexFunc{"node": byNode}, Logger: storetest.QuietLogger()})
+	breakIt := make(chan struct{})
+	real := c.watch
+	c.watch = func(ctx context.Context, from int64) (<-chan store.Event, error) {
+		in, err := real(ctx, from)
+		if err != nil {
+			return nil, err
+		}
+		out := make(chan store.Event)
+		go func() {
+			defer close(out)
+			for {
+				select {
+				case ev, ok := <-in:
+					if !ok {
+						return
+					}
+					select {
+					case out <- ev:
+					case <-breakIt:
+						return
+					}
+				case <-breakIt:
+					return
+				}
+			}
+		}()
+		return out, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-c.Synced()
+
+	a := create(t, "a", "n1")
+	caughtUp(t, c)
+	before := c.Rev()
+	w, err := c.Watch(ctx, "node", "n1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, w); ev.Object.GetMeta().Name != "a" {
+		t.Fatalf("first event %s", ev.Object.GetMeta().Name)
+	}
+	close(breakIt) // every watch from now on breaks at its first change
+	if _, err := tgs().Delete(context.Background(), "ns", a.Metadata.Name, ""); err != nil {
+		t.Fatal(err)
+	}
+	create(t, "b", "n1")
+	for ev := range w {
+		if ev.Type == store.Error {
+			var fb *store.FellBehindError
+			if !errors.As(ev.Err, &fb) {
+				t.Fatalf("the watcher ended with %v", ev.Err)
+			}
+			break
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		objs, _, err := c.List("", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(objs) == 1 && objs[0].GetMeta().Name == "b" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the broken watch the cache holds %d objects", len(objs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Watch(ctx, "node", "n1", before); !errors.Is(err, store.ErrCompacted) {
+		t.Fatalf("a watch from before the new list: %v", err)
+	}
+}
