@@ -51,8 +51,8 @@ func TestSoak(t *testing.T) {
 	startAgent(t, s, "soak-a", "23500-23599")
 	defer s.cleanupProcesses("soak")
 
-	s.applySpec(t, soakProcess("crashy", `"exit 3"`, "0.05"))
-	s.applySpec(t, soakProcess("big", `"sleep 3600"`, "1"))
+	s.applySpec(t, soakProcess("crashy", "sh", `"exit 3"`, "0.05"))
+	s.applySpec(t, soakProcess("big", "sleep", `"sleep 3600"`, "1"))
 	s.running(t, "soak", "big", 1)
 	if out := s.mustBerth("scale", "process", "big", fmt.Sprint(v4.MaxInstances), "-n", "soak"); !strings.Contains(out, "big") {
 		t.Fatalf("scale to the limit: %s", out)
@@ -145,12 +145,13 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// soakProcess is a process of the soak namespace that runs cmd with no restart policy
-// (BCS's default: OnFailure, interval 0) and cpu cpus.
-func soakProcess(name, cmd, cpu string) string {
+// soakProcess is a process of the soak namespace that runs cmd (a single command runs
+// as procName, a shell builtin as "sh") with no restart policy (BCS's default:
+// OnFailure, interval 0) and cpu cpus.
+func soakProcess(name, procName, cmd, cpu string) string {
 	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":"soak"},
-	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sh","startCmd":%s,
-		"resources":{"limits":{"cpu":%q,"memory":"16"}}}]}}}}`, name, cmd, cpu)
+	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":%q,"startCmd":%s,
+		"resources":{"limits":{"cpu":%q,"memory":"16"}}}]}}}}`, name, procName, cmd, cpu)
 }
 
 // checkCrashLoop checks the crash-looping process restarted no faster than the

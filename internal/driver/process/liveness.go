@@ -129,7 +129,7 @@ func checkProcess(pid int, procName string) error {
 		return fmt.Errorf("process %d has exited", pid)
 	}
 	if ok, name := nameMatches(pid, procName); !ok {
-		return fmt.Errorf("process %d is %q, not %q", pid, name, procName)
+		return fmt.Errorf("process %d is %q, not %q: %s", pid, name, procName, nameHint(name, procName))
 	}
 	return nil
 }

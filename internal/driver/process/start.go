@@ -114,7 +114,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if cg != nil {
 		st.Cgroup, st.CgroupMode = d.cgroupPath(t.ID), string(d.cgroups)
 	}
-	cmd, err := startShell(nil, shellSpec{Cmd: p.StartCmd, Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: logf, Cgroup: cg})
+	cmd, err := startShell(nil, shellSpec{Cmd: execIfSimple(p.StartCmd), Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: logf, Cgroup: cg})
 	logf.Close()
 	if err != nil {
 		return fail(err)

@@ -69,7 +69,10 @@ func TestStartFailures(t *testing.T) {
 		{"procName mismatch", func(t *testing.T, task *driver.Task) {
 			task.Process.ProcName = "gamesvr"
 			task.Process.StartCmd = "exec sleep 30"
-		}, []string{`is "sleep", not "gamesvr"`}},
+		}, []string{`is "sleep", not "gamesvr"`, "set procName to sleep"}},
+		{"the shell stays for a list", func(t *testing.T, task *driver.Task) {
+			task.Process.StartCmd = "sleep 0.1; sleep 30"
+		}, []string{`not "sleep"`, "the task's process is the shell running startCmd", "exec sleep"}},
 		{"pid file never written", func(t *testing.T, task *driver.Task) {
 			task.Process.PidFile = filepath.Join(task.RunBaseDir, "pid", "never.pid")
 			task.Process.StartCmd = "sleep 30 &"

@@ -1,0 +1,60 @@
+package process
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// execIfSimple returns a startCmd as the shell is to run it: prefixed with "exec " when
+// it is one simple command, so that the shell replaces itself with the program. The
+// task's process is then the program itself: procName names it (BCS users write
+// `startCmd: sleep 3600` with `procName: sleep`, which with the shell left in between
+// failed the name check and restarted for ever), and stop signals reach it.
+//
+// Anything the shell has to stay for runs as written: lists and pipelines (; && || |),
+// a command sent to the background with & (a daemon that writes pidFile), subshells and
+// compound commands, here-documents, leading variable assignments, and shell builtins
+// and keywords. Quotes and escapes also keep the command as written: the check does not
+// parse them, and leaving the shell costs only the name check's convenience.
+func execIfSimple(cmd string) string {
+	trimmed := strings.TrimSpace(cmd)
+	if trimmed == "" || strings.ContainsAny(trimmed, ";|()`{}'\"\\\n\r") || strings.Contains(trimmed, "$(") ||
+		strings.Contains(trimmed, "<<") {
+		return cmd
+	}
+	// ">&" and "<&" duplicate descriptors (2>&1); any other & ends a command.
+	if strings.Contains(strings.NewReplacer(">&", "", "<&", "").Replace(trimmed), "&") {
+		return cmd
+	}
+	first := strings.Fields(trimmed)[0]
+	if strings.Contains(first, "=") || shellWords[first] || strings.ContainsAny(first[:1], "<>0123456789") && strings.ContainsAny(first, "<>") {
+		return cmd
+	}
+	return "exec " + trimmed
+}
+
+// shellWords are the keywords and builtins a startCmd may begin with that must run in
+// the shell itself (exec would fail, or change their meaning).
+var shellWords = map[string]bool{
+	"!": true, ".": true, ":": true, "[": true, "[[": true, "alias": true, "bg": true, "break": true, "case": true,
+	"cd": true, "command": true, "continue": true, "do": true, "done": true, "elif": true, "else": true, "esac": true,
+	"eval": true, "exec": true, "exit": true, "export": true, "false": true, "fg": true, "fi": true, "for": true,
+	"function": true, "getopts": true, "hash": true, "if": true, "jobs": true, "local": true, "read": true,
+	"readonly": true, "return": true, "select": true, "set": true, "shift": true, "source": true, "then": true,
+	"time": true, "times": true, "trap": true, "true": true, "type": true, "ulimit": true, "umask": true,
+	"unalias": true, "unset": true, "until": true, "wait": true, "while": true,
+}
+
+// shells are the names a startCmd's shell process has: a process found under one of them
+// is the shell, not the program.
+var shells = map[string]bool{"sh": true, "dash": true, "bash": true, "ash": true, "busybox": true}
+
+// nameHint says how to fix a spec whose process, found under name, does not match
+// procName.
+func nameHint(found, procName string) string {
+	if shells[filepath.Base(found)] {
+		return "the task's process is the shell running startCmd: start the program with exec (`exec " + procName +
+			" ...`), write its pid to pidFile, or set procName to " + found
+	}
+	return "set procName to " + found + " (the name of the program startCmd runs, as in /proc/PID/comm), or have startCmd write the program's pid to pidFile"
+}
