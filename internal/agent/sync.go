@@ -144,12 +144,7 @@ func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
 }
 
 // driverKind is the driver a task group's tasks run on.
-func driverKind(tg *v4.TaskGroup) string {
-	if len(tg.Spec.Template.Spec.Processes) > 0 {
-		return "process"
-	}
-	return "docker"
-}
+func driverKind(tg *v4.TaskGroup) string { return driver.KindOf(&tg.Spec.Template.Spec) }
 
 // safeWhileBlind reports whether a task group can be handled while its driver cannot
 // list its tasks: the executor runs it already, or no agent ever reported it (so nothing

@@ -27,7 +27,8 @@ type Config struct {
 	HostIP   string
 	// DataDir holds the pods' directories: DataDir/pods/{namespace}.{name}/{work,run,logs}.
 	DataDir string
-	// Drivers by kind: "process" runs process pods, "docker" container pods.
+	// Drivers by kind (driver.KindProcess runs process pods, driver.KindDocker container
+	// pods; driver.KindOf decides).
 	Drivers map[string]driver.Driver
 	Data    DataSource
 	Logger  *slog.Logger

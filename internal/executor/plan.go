@@ -92,10 +92,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		p.err = errors.New("the pod template has no containers and no processes")
 		return p
 	}
-	kind := "docker"
-	if len(spec.Processes) > 0 {
-		kind = "process"
-	}
+	kind := driver.KindOf(spec)
 	drv := e.cfg.Drivers[kind]
 	if drv == nil {
 		p.err = fmt.Errorf("no %s driver on this node", kind)

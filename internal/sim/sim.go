@@ -132,10 +132,10 @@ func (s *Sim) drivers() map[string]driver.Driver {
 			return ctx.Err()
 		}
 	}
-	p, d := fake.New("process"), fake.NewDocker("10.88.0.2")
+	p, d := fake.New(driver.KindProcess), fake.NewDocker("10.88.0.2")
 	p.SetStartHook(hook)
 	d.SetStartHook(hook)
-	return map[string]driver.Driver{"process": p, "docker": d}
+	return map[string]driver.Driver{driver.KindProcess: p, driver.KindDocker: d}
 }
 
 // Ready is how many nodes' agents serve; Failed how many stopped with an error.

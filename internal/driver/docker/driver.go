@@ -152,7 +152,7 @@ func New(cfg Config) (*Driver, error) {
 }
 
 // Name returns "docker".
-func (d *Driver) Name() string { return "docker" }
+func (d *Driver) Name() string { return driver.KindDocker }
 
 // Close releases the client's connections. Containers keep running.
 func (d *Driver) Close() error { return d.cli.Close() }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docker/docker/api/types/mount"
 
+	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -50,11 +51,8 @@ func (d *Driver) writeFiles(t *driver.Task, workingDir string) ([]mount.Mount, e
 		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
 			return nil, fmt.Errorf("file %s: %w", target, err)
 		}
-		if err := os.WriteFile(host, f.Content, mode); err != nil {
-			return nil, fmt.Errorf("file %s: %w", target, err)
-		}
-		// WriteFile's mode is cut by the umask.
-		if err := os.Chmod(host, mode); err != nil {
+		// Replaced whole: a container restarted meanwhile never reads half a file.
+		if err := atomicfile.Write(host, f.Content, mode); err != nil {
 			return nil, fmt.Errorf("file %s: %w", target, err)
 		}
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: host, Target: target, ReadOnly: f.ReadOnly})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver/docker/cni"
 )
 
@@ -44,28 +45,14 @@ func (d *Driver) loadPod(id string) (*podState, error) {
 	return &p, nil
 }
 
-// savePod writes a pod's state atomically (temp file, fsync, rename).
+// savePod writes a pod's state atomically (temp file, fsync, rename, fsync of the
+// directory).
 func (d *Driver) savePod(p *podState) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("pod %s: encode state: %w", p.ID, err)
 	}
-	f, err := os.CreateTemp(d.podsDir, ".pod-*.json")
-	if err != nil {
-		return fmt.Errorf("pod %s: save state: %w", p.ID, err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), d.podPath(p.ID))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := atomicfile.Write(d.podPath(p.ID), b, 0o600); err != nil {
 		return fmt.Errorf("pod %s: save state: %w", p.ID, err)
 	}
 	return nil

@@ -124,7 +124,7 @@ func New(cfg Config) (*Driver, error) {
 }
 
 // Name returns "process".
-func (d *Driver) Name() string { return "process" }
+func (d *Driver) Name() string { return driver.KindProcess }
 
 // Close stops the driver's reaper goroutine. The tasks keep running; a later New on the
 // same DataDir adopts them.

@@ -1,16 +1,13 @@
 package process
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -74,7 +71,8 @@ func fileTarget(p, workDir string) (base, rel string, err error) {
 }
 
 // writeFileIn writes rel inside base through an os.Root: missing parents are created
-// (0755, the agent's), the content goes to a temporary name and is renamed over rel.
+// (0755, the agent's), the content goes to a temporary name owned by the task's user and
+// is renamed over rel (atomicfile).
 func writeFileIn(base, rel string, content []byte, mode os.FileMode, cred *credential) error {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return err
@@ -90,38 +88,5 @@ func writeFileIn(base, rel string, content []byte, mode os.FileMode, cred *crede
 			return err
 		}
 	}
-	tmp, f, err := createTemp(root, filepath.Join(dir, "."+filepath.Base(rel)+"."))
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Chmod(mode) // the umask must not apply
-	}
-	if err == nil {
-		err = cred.chownFile(f)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Rename(tmp, rel)
-	}
-	if err != nil {
-		root.Remove(tmp)
-	}
-	return err
-}
-
-// createTemp creates a new file prefix+random in root, readable by the agent only.
-func createTemp(root *os.Root, prefix string) (string, *os.File, error) {
-	for range 100 {
-		name := prefix + strconv.FormatUint(uint64(rand.Uint32()), 36)
-		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return name, f, err
-	}
-	return "", nil, fmt.Errorf("no free temporary name for %s", prefix)
+	return atomicfile.WriteIn(root, rel, content, mode, cred.chownFile)
 }

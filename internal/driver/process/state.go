@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -98,23 +99,7 @@ func (d *Driver) save(st *taskState) error {
 	if err != nil {
 		return fmt.Errorf("encode state of task %q: %w", st.ID, err)
 	}
-	f, err := os.CreateTemp(dir, ".state-*.json")
-	if err != nil {
-		return fmt.Errorf("save state of task %q: %w", st.ID, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, d.statePath(st.ID))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(d.statePath(st.ID), b, 0o600); err != nil {
 		return fmt.Errorf("save state of task %q: %w", st.ID, err)
 	}
 	return nil

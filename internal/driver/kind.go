@@ -1,0 +1,18 @@
+package driver
+
+import v4 "github.com/berthhq/berth/api/v4"
+
+// The kinds of drivers: the names the executor finds its drivers under (Driver.Name).
+const (
+	KindProcess = "process" // plain processes (internal/driver/process)
+	KindDocker  = "docker"  // Docker containers (internal/driver/docker)
+)
+
+// KindOf is the kind of driver that runs a pod template's tasks: processes when it has
+// any (validation refuses a template with both), else containers.
+func KindOf(spec *v4.PodSpec) string {
+	if len(spec.Processes) > 0 {
+		return KindProcess
+	}
+	return KindDocker
+}
