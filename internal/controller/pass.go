@@ -105,7 +105,7 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 // retainUntil is when a restart's replacement may leave the old node: BCS's
 // hostRetainTime (seconds) from the moment the restart may start.
 func retainUntil(p *v4.RestartPolicy, plan restartPlan) time.Time {
-	if p == nil || p.HostRetainTime <= 0 {
+	if p == nil || p.HostRetainTime <= 0 || plan.lostGrace {
 		return time.Time{}
 	}
 	return plan.at.Add(time.Duration(p.HostRetainTime) * time.Second)
@@ -278,6 +278,10 @@ func (r *pass) waitForRestart(idx int, cur *v4.TaskGroup, plan restartPlan, wait
 		Restart: plan.attempt, LastExit: lastExit(cur)}
 	typ, msg := v4.EventNormal, fmt.Sprintf("instance %d (%s) is %s (%s); restarting in %s (restart %d)",
 		idx, cur.Metadata.Name, cur.Status.Phase, b.LastExit, wait.Round(time.Second), plan.attempt)
+	if plan.lostGrace {
+		msg = fmt.Sprintf("instance %d (%s) is Lost with its node; replaced elsewhere in %s unless the node comes back (restart %d)",
+			idx, cur.Metadata.Name, wait.Round(time.Second), plan.attempt)
+	}
 	if plan.crashLoop {
 		b.Reason, typ = "CrashLoopBackOff", v4.EventWarning
 		msg = fmt.Sprintf("instance %d (%s) ended %s after it started, %d times in a row (%s); restarting in %s (restart %d)",

@@ -27,6 +27,20 @@ const (
 	crashLoopReset    = 10 * time.Minute
 )
 
+// defaultLostGrace is how long an instance Lost under OnFailure waits for its node to
+// come back before it is replaced elsewhere; hostRetainTime, when set, is the wait
+// instead. BCS's OnFailure never replaced a Lost instance, so a node that never came back
+// left its application short for good (docs/lifecycle.md).
+const defaultLostGrace = 5 * time.Minute
+
+// lostGrace is that wait under rp.
+func lostGrace(rp v4.RestartPolicy) time.Duration {
+	if rp.HostRetainTime > 0 {
+		return time.Duration(rp.HostRetainTime) * time.Second
+	}
+	return defaultLostGrace
+}
+
 // restartPlan says whether and when an ended task group is replaced.
 type restartPlan struct {
 	restart bool
@@ -37,6 +51,9 @@ type restartPlan struct {
 	// floor, not the policy, set the delay.
 	crashLoops int
 	crashLoop  bool
+	// lostGrace is set when the wait was the grace of an instance Lost under OnFailure:
+	// it waited for its node already, and its replacement goes anywhere.
+	lostGrace bool
 }
 
 // planRestart applies the restart policy to a task group in phase phase. BCS bug fixed:
@@ -51,10 +68,11 @@ func planRestart(p *v4.RestartPolicy, tg *v4.TaskGroup, now time.Time) restartPl
 		}
 	}
 	phase := tg.Status.Phase
+	lostOnFailure := policy == v4.RestartOnFailure && phase == v4.StatusLost
 	switch {
 	case policy == v4.RestartNever:
 		return restartPlan{reason: "restartPolicy Never"}
-	case policy == v4.RestartOnFailure && phase != v4.StatusFailed:
+	case policy == v4.RestartOnFailure && phase != v4.StatusFailed && !lostOnFailure:
 		return restartPlan{reason: fmt.Sprintf("restartPolicy OnFailure does not restart %s", phase)}
 	case policy == v4.RestartAlways && phase != v4.StatusFailed && phase != v4.StatusLost && phase != v4.StatusFinish:
 		return restartPlan{reason: fmt.Sprintf("restartPolicy Always does not restart %s", phase)}
@@ -85,6 +103,9 @@ func planRestart(p *v4.RestartPolicy, tg *v4.TaskGroup, now time.Time) restartPl
 				delay, plan.crashLoop = floor, true
 			}
 		}
+	}
+	if lostOnFailure {
+		delay, plan.lostGrace = max(delay, lostGrace(rp)), true
 	}
 	plan.at = ended.Add(delay)
 	return plan

@@ -1,11 +1,13 @@
 package controller
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
 )
 
 func TestPlanRestart(t *testing.T) {
@@ -31,7 +33,11 @@ func TestPlanRestart(t *testing.T) {
 	}{
 		{"never", pol(v4.RestartNever), tg(v4.StatusFailed, 0, time.Second), false, 0, 0, "Never"},
 		{"onfailure failed", pol(v4.RestartOnFailure), tg(v4.StatusFailed, 0, time.Second), true, 5 * time.Second, 1, ""},
-		{"onfailure lost", pol(v4.RestartOnFailure), tg(v4.StatusLost, 0, time.Second), false, 0, 0, "does not restart Lost"},
+		{"onfailure lost: after the grace", pol(v4.RestartOnFailure), tg(v4.StatusLost, 0, time.Second), true, defaultLostGrace, 1, ""},
+		{"onfailure lost: hostRetainTime is the grace", &v4.RestartPolicy{Policy: v4.RestartOnFailure, HostRetainTime: 30},
+			tg(v4.StatusLost, 0, time.Second), true, 30 * time.Second, 1, ""},
+		{"default policy lost", nil, tg(v4.StatusLost, 0, time.Second), true, defaultLostGrace, 1, ""},
+		{"onfailure lost: maxtimes", pol(v4.RestartOnFailure), tg(v4.StatusLost, 3, time.Second), false, 0, 0, "maxtimes 3 reached"},
 		{"onfailure finish", pol(v4.RestartOnFailure), tg(v4.StatusFinish, 0, time.Second), false, 0, 0, "does not restart Finish"},
 		{"always lost", pol(v4.RestartAlways), tg(v4.StatusLost, 0, time.Second), true, 5 * time.Second, 1, ""},
 		{"always finish", pol(v4.RestartAlways), tg(v4.StatusFinish, 1, time.Second), true, 15 * time.Second, 2, ""},
@@ -111,5 +117,35 @@ func TestLastExit(t *testing.T) {
 		if got := lastExit(&v4.TaskGroup{Status: tt.st}); got != tt.want {
 			t.Errorf("lastExit(%+v) = %q, want %q", tt.st, got, tt.want)
 		}
+	}
+}
+
+// An instance Lost under OnFailure is kept while its node may come back, then replaced
+// on another node once hostRetainTime (the grace) has passed: not pinned to the lost node
+// for another hostRetainTime.
+func TestLostOnFailureReplacedAfterTheGrace(t *testing.T) {
+	e := newEnv(t, "node-a")
+	e.apply("keep", 1, `{"policy":"OnFailure","hostRetainTime":2}`)
+	e.eventually("placed", func() bool { return len(e.taskGroups("keep")) == 1 })
+	first := e.taskGroups("keep")[0]
+	e.report(first, v4.StatusRunning, time.Now(), time.Time{})
+	// node-a is lost with its instance; node-b can take the replacement.
+	n, err := testStore.Get(context.Background(), v4.KindNode, "", "node-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.(*v4.Node).Status.Phase = v4.NodeLost
+	if err := testStore.Update(context.Background(), n, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	e.node("node-b")
+	lostAt := time.Now()
+	e.report(first, v4.StatusLost, first.Status.StartedAt, time.Time{})
+	e.eventually("replaced on node-b", func() bool {
+		tgs := e.taskGroups("keep")
+		return len(tgs) == 1 && tgs[0].Spec.Node == "node-b"
+	})
+	if waited := time.Since(lostAt); waited < 2*time.Second {
+		t.Fatalf("replaced %s after the loss, before the 2 s grace", waited)
 	}
 }
