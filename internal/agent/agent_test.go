@@ -210,3 +210,25 @@ func containsAll(s string, subs ...string) bool {
 	}
 	return true
 }
+
+// A task group the server marked Lost (its agent was unreachable for a TTL) that still
+// runs here is reported Running again at once: its status did not change here, so no
+// status change and no periodic report of changes would carry it.
+func TestLostTaskGroupStillRunningIsReportedAgain(t *testing.T) {
+	c := newCluster(t)
+	drv := fake.New("process")
+	// No periodic report within the test: only the agent's reaction can bring it back.
+	startAgent(t, c, t.TempDir(), drv, func(cfg *Config) { cfg.ReportInterval = time.Hour })
+	createTG(t, processTG("0.web.ns-a.c.1"))
+	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	editTG(t, "0.web.ns-a.c.1", func(tg *v4.TaskGroup) {
+		tg.Status.Phase, tg.Status.Message = v4.StatusLost, "node is lost (the test)"
+	})
+	tg := waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	if len(drv.Started()) != 1 {
+		t.Fatalf("the task was started again: %v", drv.Started())
+	}
+	if tg.Status.Message == "node is lost (the test)" {
+		t.Fatalf("the Lost status stayed: %+v", tg.Status)
+	}
+}

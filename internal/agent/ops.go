@@ -32,6 +32,13 @@ func (a *Agent) handle(ctx context.Context, tg *v4.TaskGroup, states []ownedStat
 		if stopped && !v4.Terminal(st.Phase) {
 			a.killLater(ns, name)
 		}
+		// The server marked it Lost while this agent was unreachable, and it still runs
+		// here: say so at once. Its status has not changed here, so neither a status
+		// change nor a periodic report (which carries only changes, but every tenth)
+		// would tell the server soon.
+		if tg.Status.Phase == v4.StatusLost && !stopped && st.Phase != v4.StatusLost && !v4.Terminal(st.Phase) {
+			a.reporter.enqueue(ns, name, st)
+		}
 		return
 	}
 	if len(states) > 0 {
