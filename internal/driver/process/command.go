@@ -1,8 +1,10 @@
 package process
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // execIfSimple returns a startCmd as the shell is to run it: prefixed with "exec " when
@@ -48,6 +50,32 @@ var shellWords = map[string]bool{
 // shells are the names a startCmd's shell process has: a process found under one of them
 // is the shell, not the program.
 var shells = map[string]bool{"sh": true, "dash": true, "bash": true, "ash": true, "busybox": true}
+
+// execWait is how long, after the start grace period, a task's process that is still the
+// shell starting it may take to become the program: on a loaded node (a hundred tasks
+// starting at once) the held shell may not have run its exec yet when the grace period
+// ends, and the name check failed 42 of 100 starts in one run.
+const execWait = 5 * time.Second
+
+// awaitName checks pid against procName (checkProcess); while pid is still a shell
+// whose exec may be on its way, it looks again for up to execWait.
+func awaitName(ctx context.Context, pid int, procName string) error {
+	deadline := time.Now().Add(execWait)
+	for {
+		err := checkProcess(pid, procName)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		if _, name := nameMatches(pid, procName); !shells[filepath.Base(name)] {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
 
 // nameHint says how to fix a spec whose process, found under name, does not match
 // procName.

@@ -141,7 +141,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 			return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
 		}
 	}
-	if err := checkProcess(target, st.ProcName); err != nil {
+	if err := awaitName(ctx, target, st.ProcName); err != nil {
 		if e, ok := d.reaper.status(pid); ok && target == pid {
 			d.applyChildExit(st, pid, e) // it ended right at the end of the grace period
 			return fail(d.exitError(st, logOffset))
