@@ -52,9 +52,10 @@ var shellWords = map[string]bool{
 var shells = map[string]bool{"sh": true, "dash": true, "bash": true, "ash": true, "busybox": true}
 
 // execWait is how long, after the start grace period, a task's process that is still the
-// shell starting it may take to become the program: on a loaded node (a hundred tasks
-// starting at once) the held shell may not have run its exec yet when the grace period
-// ends, and the name check failed 42 of 100 starts in one run.
+// shell starting it may take to become the program: on a loaded node, or in a small
+// memory cgroup, the held shell may not have run its exec yet when the grace period ends
+// (a hundred tasks of 8 MB started at once on this project's 2-core VM failed the name
+// check 42 times; with this wait, once).
 const execWait = 5 * time.Second
 
 // awaitName checks pid against procName (checkProcess); while pid is still a shell
