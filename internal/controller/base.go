@@ -14,6 +14,7 @@ import (
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // base is what the controllers that own task groups share: the store, the scheduler's
@@ -225,12 +226,19 @@ func (c *base) startView(ctx context.Context, wg *sync.WaitGroup, opts Options) 
 		c.tgs.cache = NewTaskGroupCache(c.store, c.log, nil)
 		wg.Go(func() { c.tgs.cache.Run(ctx) })
 	}
-	select {
-	case <-c.tgs.cache.Synced():
-		return true
-	case <-ctx.Done():
-		return false
+	return synced(ctx, c.tgs.cache)
+}
+
+// synced waits until every cache holds a full list; false when ctx ended first.
+func synced(ctx context.Context, caches ...*cache.Cache) bool {
+	for _, c := range caches {
+		select {
+		case <-c.Synced():
+		case <-ctx.Done():
+			return false
+		}
 	}
+	return true
 }
 
 // deleteTG deletes a task group and drops it from the scheduler's snapshot at once, so the

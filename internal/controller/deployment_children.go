@@ -76,9 +76,7 @@ func (c *base) startWorkloadCaches(ctx context.Context, wg *sync.WaitGroup, opts
 		views[kind] = &cacheView{cache: wc}
 	}
 	for _, v := range views {
-		select {
-		case <-v.cache.Synced():
-		case <-ctx.Done():
+		if !synced(ctx, v.cache) {
 			return nil, false
 		}
 	}

@@ -178,12 +178,7 @@ func (c *base) startNodeCache(ctx context.Context, wg *sync.WaitGroup, opts Opti
 		nodes = NewNodeCache(c.store, c.log)
 		wg.Go(func() { nodes.Run(ctx) })
 	}
-	select {
-	case <-nodes.Synced():
-		return nodes, true
-	case <-ctx.Done():
-		return nil, false
-	}
+	return nodes, synced(ctx, nodes)
 }
 
 // onNode returns the task groups bound to node: copies of the cached ones (a caller may
