@@ -23,13 +23,17 @@ import (
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
+	"github.com/berthhq/berth/internal/shim"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 var testStore *store.Store
 
-func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
+func TestMain(m *testing.M) {
+	shim.RunIfCalled() // the process driver starts this test binary as its tasks' shim
+	os.Exit(storetest.Run(m, &testStore))
+}
 
 const (
 	testNode = "node-1"

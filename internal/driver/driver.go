@@ -153,6 +153,12 @@ type Driver interface {
 	Start(ctx context.Context, t *Task) (State, error)
 	// Inspect returns the task's current state (ErrNotFound when unknown).
 	Inspect(ctx context.Context, id string) (State, error)
+	// Wait returns a channel that receives the task's state once it has ended (Running
+	// false, with how it ended) and is then closed; a task that has already ended is
+	// delivered at once. The end is learnt as it happens (Docker's event stream, a pidfd),
+	// not by polling. When ctx ends first the channel is closed without a value; a task
+	// removed meanwhile is delivered as Gone(). ErrNotFound when unknown.
+	Wait(ctx context.Context, id string) (<-chan State, error)
 	// Stop stops the task deliberately: the polite way first (stopCmd, docker stop),
 	// then SIGKILL after grace. Stopping an ended task is not an error.
 	Stop(ctx context.Context, id string, grace time.Duration) error

@@ -41,7 +41,9 @@ type Config struct {
 	// with its error, and running tasks of one are not adopted.
 	Admit func(*v4.TaskGroup) error
 
-	// PollInterval is how often running tasks are inspected (default 1 s, as BCS).
+	// PollInterval is how often running tasks are inspected besides being waited for
+	// (driver.Wait), a safety net for an end a driver missed (default 30 s; BCS polled
+	// every second, which is what a pod gets while its driver cannot wait).
 	PollInterval time.Duration
 	// HealthTimeUnit is the length of one second of a health check's settings (interval,
 	// timeout, grace): 1 s by default; tests scale it down.

@@ -48,7 +48,7 @@ func New(cfg Config) *Executor {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = time.Second
+		cfg.PollInterval = 30 * time.Second
 	}
 	if cfg.HealthTimeUnit <= 0 {
 		cfg.HealthTimeUnit = time.Second

@@ -12,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/fake"
 )
 
 func TestStartInOrderReachesRunning(t *testing.T) {
@@ -118,58 +119,79 @@ func TestGroupFailsWhenItCannotRun(t *testing.T) {
 	}
 }
 
+// exitCase is a way for a task to end, and how the executor must report it.
+type exitCase struct {
+	name     string
+	end      func(h *harness)
+	msg      string
+	exitCode int
+	oom      bool
+}
+
 func TestExitFailsGroup(t *testing.T) {
-	tests := []struct {
-		name     string
-		end      func(h *harness)
-		msg      string
-		exitCode int
-		oom      bool
-	}{
+	tests := []exitCase{
 		{"exit code", func(h *harness) { h.docker.Exit(id("web", "b"), 2) }, "exited with code 2", 2, false},
 		{"exit zero", func(h *harness) { h.docker.Exit(id("web", "b"), 0) }, "exited with code 0", 0, false},
 		{"oom", func(h *harness) { h.docker.OOM(id("web", "b")) }, "killed: out of memory", 137, true},
 		{"gone", func(h *harness) { _ = h.docker.Remove(context.Background(), id("web", "b")) }, "is gone: the driver no longer has it", 0, false},
 	}
+	// Each end is seen through the driver's Wait (no polling: the safety net is an hour
+	// away), and through polling alone for a driver that cannot wait.
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.run(containerTG("web", "a", "b", "c"))
-			h.rec.waitPhase(t, "web", v4.StatusRunning)
-			tt.end(h)
-			st := h.rec.waitPhase(t, "web", v4.StatusFailed)
+		for _, how := range []string{"waited", "polled"} {
+			t.Run(tt.name+"/"+how, func(t *testing.T) { testExitFailsGroup(t, tt, how == "polled") })
+		}
+	}
+}
 
-			for _, other := range []string{"a", "c"} {
-				if grace, ok := h.docker.Stopped(id("web", other)); !ok || grace != time.Second {
-					t.Errorf("task %s stopped = %v %v, want a force stop", other, grace, ok)
-				}
+// noWait is a driver that cannot wait for its tasks.
+type noWait struct{ *fake.Driver }
+
+func (noWait) Wait(context.Context, string) (<-chan driver.State, error) {
+	return nil, errors.New("this driver cannot wait")
+}
+
+func testExitFailsGroup(t *testing.T, tt exitCase, polled bool) {
+	h := newHarness(t, func(c *Config) {
+		c.PollInterval = time.Hour
+		if polled {
+			c.Drivers["docker"] = noWait{c.Drivers["docker"].(*fake.Driver)}
+		}
+	})
+	h.run(containerTG("web", "a", "b", "c"))
+	h.rec.waitPhase(t, "web", v4.StatusRunning)
+	tt.end(h)
+	st := h.rec.waitPhase(t, "web", v4.StatusFailed)
+
+	for _, other := range []string{"a", "c"} {
+		if grace, ok := h.docker.Stopped(id("web", other)); !ok || grace != time.Second {
+			t.Errorf("task %s stopped = %v %v, want a force stop", other, grace, ok)
+		}
+	}
+	if _, ok := h.docker.Stopped(id("web", "b")); ok {
+		t.Error("the ended task was stopped again")
+	}
+	if !slices.Equal(taskStatuses(st), []string{v4.StatusFailed, v4.StatusFailed, v4.StatusFailed}) {
+		t.Errorf("statuses = %v", taskStatuses(st))
+	}
+	if b := st.Tasks[1]; b.Message != tt.msg || b.Info.ExitCode != tt.exitCode || b.Info.OOMKilled != tt.oom {
+		t.Errorf("ended task = %q %+v", b.Message, b.Info)
+	}
+	if st.Message != "task b "+tt.msg || st.Tasks[0].Message != "stopped: task b "+tt.msg {
+		t.Errorf("messages = %q, %q", st.Message, st.Tasks[0].Message)
+	}
+	for _, ts := range st.Tasks {
+		if tt.name != "gone" || ts.Name != "b" {
+			if ts.Info.FinishAt.IsZero() || ts.Info.Pid == 0 {
+				t.Errorf("task %s info = %+v", ts.Name, ts.Info)
 			}
-			if _, ok := h.docker.Stopped(id("web", "b")); ok {
-				t.Error("the ended task was stopped again")
-			}
-			if !slices.Equal(taskStatuses(st), []string{v4.StatusFailed, v4.StatusFailed, v4.StatusFailed}) {
-				t.Errorf("statuses = %v", taskStatuses(st))
-			}
-			if b := st.Tasks[1]; b.Message != tt.msg || b.Info.ExitCode != tt.exitCode || b.Info.OOMKilled != tt.oom {
-				t.Errorf("ended task = %q %+v", b.Message, b.Info)
-			}
-			if st.Message != "task b "+tt.msg || st.Tasks[0].Message != "stopped: task b "+tt.msg {
-				t.Errorf("messages = %q, %q", st.Message, st.Tasks[0].Message)
-			}
-			for _, ts := range st.Tasks {
-				if tt.name != "gone" || ts.Name != "b" {
-					if ts.Info.FinishAt.IsZero() || ts.Info.Pid == 0 {
-						t.Errorf("task %s info = %+v", ts.Name, ts.Info)
-					}
-				}
-			}
-			// Terminal is final: nothing more is reported.
-			n := len(h.rec.all("web"))
-			time.Sleep(30 * time.Millisecond)
-			if len(h.rec.all("web")) != n {
-				t.Error("reports after Failed")
-			}
-		})
+		}
+	}
+	// Terminal is final: nothing more is reported.
+	n := len(h.rec.all("web"))
+	time.Sleep(30 * time.Millisecond)
+	if len(h.rec.all("web")) != n {
+		t.Error("reports after Failed")
 	}
 }
 

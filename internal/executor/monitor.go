@@ -2,17 +2,41 @@ package executor
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// monitor watches a running pod: every poll interval it inspects each task (BCS
-// containerCheck), and it waits for a kill or a health failure. It returns how the pod
-// ends, to be run once the health checks are stopped; when the executor closes it returns
-// a no-op, since tasks outlive the agent.
+// fallbackPoll is how often a pod is inspected when a driver could not wait for one of
+// its tasks (Docker down when the pod started): the BCS executor's interval.
+const fallbackPoll = time.Second
+
+// taskEnd is a task that ended, as its driver's Wait delivered it.
+type taskEnd struct {
+	task int
+	st   driver.State
+}
+
+// monitor watches a running pod until a task ends, a kill is requested or a health check
+// fails. Tasks are waited for (driver.Wait: Docker's events, pidfds), so an end is seen
+// as it happens and an idle pod costs nothing; every PollInterval each task is also
+// inspected, a safety net for an end a driver could not report. It returns how the pod
+// ends, to be run once the health checks are stopped; when the executor closes it
+// returns a no-op, since tasks outlive the agent.
 func (p *pod) monitor(ctx context.Context) func(context.Context) {
-	ticker := time.NewTicker(p.e.cfg.PollInterval)
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	ended := make(chan taskEnd, len(p.plan.tasks))
+	interval := p.e.cfg.PollInterval
+	if !p.waitTasks(wctx, &wg, ended) {
+		interval = min(interval, fallbackPoll)
+	}
+	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
 		select {
@@ -25,21 +49,62 @@ func (p *pod) monitor(ctx context.Context) func(context.Context) {
 				return p.kill
 			}
 			return func(ctx context.Context) { p.failHealth(ctx, hf) }
+		case e := <-ended:
+			return p.taskEnded(e.task, e.st)
 		case <-ticker.C:
 			i, st, ended := p.inspect(ctx)
 			if ctx.Err() != nil {
 				return func(context.Context) {}
 			}
-			if !ended {
-				continue
+			if ended {
+				return p.taskEnded(i, st)
 			}
-			// A task that stops during a deliberate kill is part of the kill: Finish.
-			if p.killRequested() {
-				return p.kill
-			}
-			return func(ctx context.Context) { p.failExit(ctx, i, st) }
 		}
 	}
+}
+
+// taskEnded is how the pod ends when task i stopped: Finish when a kill was requested
+// (the stop is part of it), else Failed.
+func (p *pod) taskEnded(i int, st driver.State) func(context.Context) {
+	if p.killRequested() {
+		return p.kill
+	}
+	return func(ctx context.Context) { p.failExit(ctx, i, st) }
+}
+
+// waitTasks waits for every task of the pod in goroutines that stop with ctx (wg counts
+// them) and sends the first ends to ended. A task its driver no longer has is sent at
+// once. It reports false when a driver could not wait for a task, which the monitor
+// then covers by polling.
+func (p *pod) waitTasks(ctx context.Context, wg *sync.WaitGroup, ended chan<- taskEnd) bool {
+	ok := true
+	for i := range p.plan.tasks {
+		tp := &p.plan.tasks[i]
+		ch, err := tp.drv.Wait(ctx, tp.id)
+		switch {
+		case isGone(err):
+			ended <- taskEnd{task: i, st: driver.Gone()}
+			continue
+		case err != nil:
+			if ctx.Err() == nil {
+				p.e.log.Warn("cannot wait for task: polling it", "task", tp.id, "err", err)
+			}
+			ok = false
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case st, got := <-ch:
+				if got {
+					ended <- taskEnd{task: i, st: st} // buffered: one slot per task
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ok
 }
 
 // inspect returns the first task that no longer runs. A task the driver does not know any

@@ -93,6 +93,14 @@ type Driver struct {
 	// same ID fails at once instead of rewriting the first one's files.
 	startingMu sync.Mutex
 	starting   map[string]bool
+
+	// waiters are the Wait calls; one event stream (wait.go), started by the first Wait
+	// and stopped by Close, serves them all.
+	waiters      driver.Waiters
+	eventsOnce   sync.Once
+	eventsCtx    context.Context
+	eventsCancel context.CancelFunc
+	eventsWG     sync.WaitGroup
 }
 
 var (
@@ -142,6 +150,7 @@ func New(cfg Config) (*Driver, error) {
 		cpusetLabel:  LabelCPUSet,
 		starting:     map[string]bool{},
 	}
+	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
 	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			cli.Close()
@@ -154,8 +163,13 @@ func New(cfg Config) (*Driver, error) {
 // Name returns "docker".
 func (d *Driver) Name() string { return driver.KindDocker }
 
-// Close releases the client's connections. Containers keep running.
-func (d *Driver) Close() error { return d.cli.Close() }
+// Close stops the event stream and releases the client's connections. Containers keep
+// running.
+func (d *Driver) Close() error {
+	d.eventsCancel()
+	d.eventsWG.Wait()
+	return d.cli.Close()
+}
 
 func orDefault(s, def string) string {
 	if s == "" {

@@ -42,6 +42,7 @@ type Driver struct {
 	down    error // SetDown: every Start and List fails with it
 	nextPid int
 	now     func() time.Time
+	waiters driver.Waiters
 }
 
 type task struct {
@@ -205,6 +206,23 @@ func (d *Driver) end(id string, set func(*driver.State)) {
 	tk.state.Info.Status = "exited"
 	tk.state.Info.FinishAt = d.now()
 	set(&tk.state)
+	d.waiters.Notify(id, copyState(tk.state))
+}
+
+// Wait delivers the task's state when it ends (Exit, OOM, Stop or Remove).
+func (d *Driver) Wait(ctx context.Context, id string) (<-chan driver.State, error) {
+	ch, cancel := d.waiters.Add(ctx, id)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tk, ok := d.tasks[id]
+	if !ok {
+		cancel()
+		return nil, fmt.Errorf("wait %s: %w", id, driver.ErrNotFound)
+	}
+	if !tk.state.Running {
+		d.waiters.Notify(id, copyState(tk.state))
+	}
+	return ch, nil
 }
 
 // Inspect returns the task's state.
@@ -234,6 +252,7 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 		tk.state.Info.Status = "exited"
 		tk.state.Info.FinishAt = d.now()
 		tk.state.Info.Message = "stopped"
+		d.waiters.Notify(id, copyState(tk.state))
 	}
 	return nil
 }
@@ -246,6 +265,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		return fmt.Errorf("remove %s: %w", id, driver.ErrNotFound)
 	}
 	delete(d.tasks, id)
+	d.waiters.Notify(id, driver.Gone())
 	return nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/shim"
 )
 
 // Config configures a Driver.
@@ -42,6 +43,10 @@ type Config struct {
 	// The agent gives its --default-user, an unprivileged one: a spec without a user must
 	// not run as root.
 	DefaultUser string
+	// Shim is the command that runs a task's shim (package shim); the task ID is added
+	// to it. Default: this very executable with the argument "shim" (the berth binary;
+	// a test binary calls shim.RunIfCalled in its TestMain).
+	Shim []string
 }
 
 // Driver runs process tasks. It is safe for concurrent use. Close stops its reaper.
@@ -61,7 +66,8 @@ type Driver struct {
 	fetchMu    sync.Mutex
 	fetchLocks map[string]*sync.Mutex // per cache key: one download of a URL at a time
 
-	reaper *reaper
+	reaper  *reaper
+	shimCmd []string
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -101,6 +107,14 @@ func New(cfg Config) (*Driver, error) {
 		locks:        map[string]*sync.Mutex{},
 		fetchLocks:   map[string]*sync.Mutex{},
 		http:         newHTTPClient(cfg.RootCAs),
+		shimCmd:      cfg.Shim,
+	}
+	if len(d.shimCmd) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("process driver: the shim is this executable: %w", err)
+		}
+		d.shimCmd = []string{exe, shim.Arg}
 	}
 	for _, dir := range []string{d.cacheDir, d.tasksDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -118,6 +132,9 @@ func New(cfg Config) (*Driver, error) {
 	for _, st := range states {
 		if !st.Exited && st.ChildPid > 0 && isOwnChild(st.ChildPid, st.ChildStartTicks) {
 			d.reaper.watch(st.ID, st.ChildPid)
+		}
+		if st.ShimPid > 0 && isOwnChild(st.ShimPid, st.ShimStartTicks) {
+			d.reaper.watch(st.ID, st.ShimPid)
 		}
 	}
 	return d, nil

@@ -162,6 +162,11 @@ func (d *Driver) refresh(st *taskState) bool {
 			return true
 		}
 	}
+	// The shim may be about to record it: it reaps the process and writes at once.
+	if e, ok := d.awaitRecordedExit(st, st.Pid); ok {
+		d.applyExit(st, e)
+		return true
+	}
 	msg := fmt.Sprintf("process %d is gone", st.Pid)
 	if st.Stopping {
 		msg = "stopped"
@@ -171,9 +176,14 @@ func (d *Driver) refresh(st *taskState) bool {
 	return true
 }
 
-// takeChildExit records the exit of the task's process when it is the driver's child
-// and has ended (reaping it if the reaper has not yet).
+// takeChildExit records the exit of the task's process when its shim has recorded it,
+// or, for a task started without a shim, when it is the driver's child and has ended
+// (reaping it if the reaper has not yet).
 func (d *Driver) takeChildExit(st *taskState) bool {
+	if st.ShimPid > 0 {
+		e, ok := d.recordedExit(st, st.Pid)
+		return ok && d.applyExit(st, e)
+	}
 	if st.Pid != st.ChildPid || !d.reaper.owns(st.ChildPid) {
 		return false
 	}

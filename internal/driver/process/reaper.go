@@ -3,6 +3,8 @@ package process
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sync"
 	"syscall"
 	"time"
@@ -26,10 +28,13 @@ func exitOf(ws syscall.WaitStatus, at time.Time) childExit {
 	return childExit{Code: -1, At: at}
 }
 
-// reaper reaps the processes the driver started (its children) and records how they
-// ended. It polls with wait4(WNOHANG) rather than blocking in cmd.Wait so that Close can
-// stop it while the tasks keep running, and so it never waits for a child it does not
-// own (the executor runs commands of its own in the same process).
+// reaper reaps the processes the driver started (its children: the tasks' shims, and
+// the processes of tasks an older agent started without one) and records how the latter
+// ended. It looks on every SIGCHLD (and every reapSafety, in case a signal went to
+// another subscriber first) with wait4(WNOHANG) on its own pids rather than blocking in
+// cmd.Wait, so that Close can stop it while the tasks keep running, and so it never
+// waits for a child it does not own (the executor runs commands of its own in the same
+// process).
 type reaper struct {
 	d        *Driver
 	mu       sync.Mutex
@@ -48,9 +53,14 @@ func newReaper(d *Driver) *reaper {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	go r.loop()
+	sigchld := make(chan os.Signal, 1)
+	signal.Notify(sigchld, syscall.SIGCHLD)
+	go r.loop(sigchld)
 	return r
 }
+
+// reapSafety is how often the reaper looks without a SIGCHLD.
+const reapSafety = 5 * time.Second
 
 // watch makes pid (a child of this process, started for task id) the reaper's.
 func (r *reaper) watch(id string, pid int) {
@@ -116,14 +126,16 @@ func (r *reaper) close() {
 	<-r.done
 }
 
-func (r *reaper) loop() {
+func (r *reaper) loop(sigchld chan os.Signal) {
 	defer close(r.done)
-	t := time.NewTicker(pollInterval)
+	defer signal.Stop(sigchld)
+	t := time.NewTicker(reapSafety)
 	defer t.Stop()
 	for {
 		select {
 		case <-r.stop:
 			return
+		case <-sigchld:
 		case <-t.C:
 		}
 		r.mu.Lock()
@@ -170,16 +182,23 @@ func (r *reaper) record(pid int) {
 }
 
 // applyChildExit records the exit of the driver's child pid in st when that child is
-// the task's process (without a pid file, or while the pid file is not read yet). An
-// exit already recorded as unknown (-1, seen gone before it was reaped) is corrected.
+// the task's process (a task started without a shim by an older agent, without a pid
+// file). A shim, the child of a newer task, is only reaped: its task's exits are in its
+// record.
 func (d *Driver) applyChildExit(st *taskState, pid int, e childExit) bool {
-	if st.ChildPid != pid {
+	if st.ChildPid != pid || st.ShimPid > 0 {
 		return false
 	}
 	if st.Pid != pid {
 		d.log.Debug("start command exited", "task", st.ID, "pid", pid, "code", e.Code)
 		return false
 	}
+	return d.applyExit(st, e)
+}
+
+// applyExit records how the task's process ended. An exit already recorded as unknown
+// (-1, seen gone before its end was known) is corrected.
+func (d *Driver) applyExit(st *taskState, e childExit) bool {
 	if st.Exited && st.ExitCode != -1 {
 		return false
 	}

@@ -114,17 +114,16 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if cg != nil {
 		st.Cgroup, st.CgroupMode = d.cgroupPath(t.ID), string(d.cgroups)
 	}
-	cmd, err := startShell(nil, shellSpec{Cmd: execIfSimple(p.StartCmd), Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: logf, Cgroup: cg})
+	procs, err := d.startShim(st, shellSpec{Cmd: execIfSimple(p.StartCmd), Dir: st.WorkDir, Cred: cred, Env: st.Env, Cgroup: cg}, logf)
 	logf.Close()
 	if err != nil {
 		return fail(err)
 	}
-	pid := cmd.Process.Pid
-	d.reaper.watch(t.ID, pid)
-	cmd.Process.Release() // the reaper waits for it, not os/exec
+	pid := procs.child
 	ps, _ := readStat(pid)
-	st.Pid, st.ChildPid = pid, pid
-	st.PidStartTicks, st.ChildStartTicks = ps.StartTicks, ps.StartTicks
+	shimStat, _ := readStat(procs.shim)
+	st.Pid, st.ChildPid, st.ShimPid = pid, pid, procs.shim
+	st.PidStartTicks, st.ChildStartTicks, st.ShimStartTicks = ps.StartTicks, ps.StartTicks, shimStat.StartTicks
 	st.StartAt = time.Now()
 	// Recorded before the grace period, so an agent that dies now still finds the task.
 	if err := d.save(st); err != nil {
@@ -142,8 +141,8 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		}
 	}
 	if err := awaitName(ctx, target, st.ProcName); err != nil {
-		if e, ok := d.reaper.status(pid); ok && target == pid {
-			d.applyChildExit(st, pid, e) // it ended right at the end of the grace period
+		if e, ok := d.startExit(st); ok && target == pid {
+			d.applyExit(st, e) // it ended right at the end of the grace period
 			return fail(d.exitError(st, logOffset))
 		}
 		return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
@@ -212,10 +211,10 @@ func (d *Driver) waitGrace(ctx context.Context, st *taskState, logOffset int64) 
 	childDone := false
 	for {
 		if !childDone {
-			if e, ok := d.reaper.status(st.ChildPid); ok {
+			if e, ok := d.startExit(st); ok {
 				childDone = true
 				if st.PidFile == "" || e.Code != 0 {
-					d.applyChildExit(st, st.ChildPid, e)
+					d.applyExit(st, e)
 					return d.exitError(st, logOffset)
 				}
 			}
@@ -252,9 +251,9 @@ func (d *Driver) abort(st *taskState) {
 		d.killAll(st, syscall.SIGKILL)
 		d.waitGone(st, 5*time.Second)
 	}
-	if st.ChildPid > 0 {
-		d.reaper.status(st.ChildPid)
-		d.reaper.forget(st.ChildPid)
+	if st.ShimPid > 0 && alive(st.ShimPid, st.ShimStartTicks) {
+		// Its task is gone, so it exits by itself; one that does not is of no use.
+		syscall.Kill(st.ShimPid, syscall.SIGKILL)
 	}
 	if cg := d.loadCgroup(st); cg != nil {
 		if err := cg.Delete(); err != nil {

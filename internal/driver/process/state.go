@@ -29,10 +29,15 @@ type taskState struct {
 	Pid           int       `json:"pid"`
 	PidStartTicks uint64    `json:"pidStartTicks"`
 	StartAt       time.Time `json:"startAt"`
-	// ChildPid is the process berth started (the shell running startCmd); it is the
-	// driver's child, reaped by the driver while the agent lives.
+	// ChildPid is the process berth started (the shell running startCmd, or the program
+	// it became through exec): the shim's child.
 	ChildPid        int    `json:"childPid"`
 	ChildStartTicks uint64 `json:"childStartTicks"`
+	// ShimPid is the task's shim (package shim), which records how ChildPid and the pid
+	// file's process end in exit.json. Zero for a task an older agent started without
+	// one: its ChildPid is then the agent's own child, reaped by the driver.
+	ShimPid        int    `json:"shimPid,omitempty"`
+	ShimStartTicks uint64 `json:"shimStartTicks,omitempty"`
 
 	StartCmd   string        `json:"startCmd"`
 	ProcName   string        `json:"procName,omitempty"`

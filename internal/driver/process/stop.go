@@ -120,6 +120,11 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		}
 	}
 	d.reaper.forget(st.ChildPid)
+	if st.ShimPid > 0 && alive(st.ShimPid, st.ShimStartTicks) {
+		// Its task is over; a shim still waiting for a process a pid file named, which
+		// will never be its child, has nothing left to record.
+		syscall.Kill(st.ShimPid, syscall.SIGKILL)
+	}
 	if err := os.RemoveAll(d.taskDir(id)); err != nil {
 		return fmt.Errorf("task %s: remove state: %w", id, err)
 	}

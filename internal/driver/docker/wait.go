@@ -1,0 +1,115 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// eventsRetryMax bounds the pause before the event stream is opened again after it broke
+// (the daemon restarted or is down).
+const eventsRetryMax = 10 * time.Second
+
+// Wait delivers the task's state once its container has stopped. One stream of Docker's
+// container "die" events serves every waiter of the driver (one connection to the daemon,
+// not one ContainerWait or inspect per container); when the stream breaks, every waited
+// task is inspected again once it is back, so an end during the gap is not missed.
+func (d *Driver) Wait(ctx context.Context, id string) (<-chan driver.State, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	ch, cancel := d.waiters.Add(ctx, id)
+	d.startEvents()
+	st, err := d.Inspect(ctx, id)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if !st.Running {
+		d.waiters.Notify(id, st)
+	}
+	return ch, nil
+}
+
+// startEvents starts the event stream's goroutine once; Close stops it.
+func (d *Driver) startEvents() {
+	d.eventsOnce.Do(func() {
+		d.eventsWG.Add(1)
+		go func() {
+			defer d.eventsWG.Done()
+			d.followEvents(d.eventsCtx)
+		}()
+	})
+}
+
+// followEvents reads container "die" events of berth's task containers until ctx ends,
+// reconnecting with a growing pause while the daemon is away.
+func (d *Driver) followEvents(ctx context.Context) {
+	opts := events.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)),
+		filters.Arg("event", string(events.ActionDie)),
+		filters.Arg("label", LabelID),
+	)}
+	pause := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		msgs, errs := d.cli.Events(ctx, opts)
+		// The stream is open (or failed): ends while it was not are found by looking.
+		d.recheckWaiting(ctx)
+		err := d.readEvents(ctx, msgs, errs)
+		if ctx.Err() != nil {
+			return
+		}
+		d.log.Warn("docker event stream broke; waiting tasks are checked again when it is back", "err", err, "retry", pause)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, eventsRetryMax)
+	}
+}
+
+// readEvents hands each die event to the container's waiters until the stream fails.
+func (d *Driver) readEvents(ctx context.Context, msgs <-chan events.Message, errs <-chan error) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-errs:
+			return err
+		case m := <-msgs:
+			if id := m.Actor.Attributes[LabelID]; id != "" {
+				d.notifyIfEnded(ctx, id)
+			}
+		}
+	}
+}
+
+// recheckWaiting inspects every waited task and notifies the waiters of those that ended.
+func (d *Driver) recheckWaiting(ctx context.Context) {
+	for _, id := range d.waiters.Waiting() {
+		if ctx.Err() != nil {
+			return
+		}
+		d.notifyIfEnded(ctx, id)
+	}
+}
+
+// notifyIfEnded inspects one task and, when it no longer runs or is gone, hands its
+// state to its waiters.
+func (d *Driver) notifyIfEnded(ctx context.Context, id string) {
+	st, err := d.Inspect(ctx, id)
+	switch {
+	case err == nil && !st.Running:
+		d.waiters.Notify(id, st)
+	case errors.Is(err, driver.ErrNotFound):
+		d.waiters.Notify(id, driver.Gone())
+	case err != nil && ctx.Err() == nil:
+		d.log.Warn("inspect a container after its die event", "task", id, "err", err)
+	}
+}

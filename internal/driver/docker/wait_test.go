@@ -1,0 +1,94 @@
+package docker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// Wait delivers a container's end from Docker's event stream, several waiters of one
+// task alike, and closes an abandoned wait without a value.
+func TestWaitDeliversTheExit(t *testing.T) {
+	needDocker(t)
+	t.Parallel()
+	d := newDriver(t)
+	task := newTask(t, d, "w", imgPlain, "/bin/sh", "-c", `while [ ! -f /tmp/go ]; do sleep 0.05; done; exit 4`)
+	mustStart(t, d, task)
+	ctx := ctxT(t, 60*time.Second)
+
+	cctx, cancel := context.WithCancel(ctx)
+	abandoned, err := d.Wait(cctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if st, got := <-abandoned; got {
+		t.Fatalf("an abandoned wait delivered %+v", st)
+	}
+
+	first, err := d.Wait(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := d.Wait(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	execTouch(t, d, task.ID)
+	for _, ch := range []<-chan driver.State{first, second} {
+		select {
+		case st := <-ch:
+			if st.Running || st.Info.ExitCode != 4 {
+				t.Fatalf("Wait delivered %+v, want exit code 4", st.Info)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("Wait delivered nothing after the container exited")
+		}
+	}
+
+	// A removed container: an unknown task.
+	if err := d.Remove(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Wait(ctx, task.ID); !isNotFound(err) {
+		t.Fatalf("Wait on a removed task: %v", err)
+	}
+}
+
+// A container removed behind berth's back ends its waiters (with the exit Docker
+// reports while it removes it, or as gone).
+func TestWaitEndsWhenTheContainerIsRemoved(t *testing.T) {
+	needDocker(t)
+	t.Parallel()
+	d := newDriver(t)
+	task := newTask(t, d, "r", imgPlain, "/bin/sleep", "60")
+	mustStart(t, d, task)
+	ctx := ctxT(t, 60*time.Second)
+	ch, err := d.Wait(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.cli.ContainerRemove(ctx, containerName(task.ID), container.RemoveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case st := <-ch:
+		if st.Running {
+			t.Fatalf("Wait delivered %+v, want an ended state", st)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Wait delivered nothing after the container was removed")
+	}
+}
+
+// execTouch creates /tmp/go in the task's container.
+func execTouch(t *testing.T, d *Driver, id string) {
+	t.Helper()
+	if _, err := d.Exec(ctxT(t, 20*time.Second), id, "touch /tmp/go"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,90 @@
+package driver
+
+import (
+	"context"
+	"sync"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Waiters holds the Wait calls of a driver that learns of task ends from events (the
+// Docker event stream, the fake driver's own changes): Add registers one, Notify hands a
+// task's final state to every waiter of it. The zero value is ready to use.
+type Waiters struct {
+	mu sync.Mutex
+	m  map[string]map[*waiter]struct{}
+}
+
+type waiter struct {
+	ch   chan State // buffered: Notify never blocks
+	once sync.Once
+}
+
+// Add registers a waiter for task id and returns its channel, which receives one State
+// from Notify and is then closed, or is closed without a value when ctx ends or cancel
+// is called. The caller registers before it looks at the task's current state, so that
+// an end between the look and the registration is not missed; it then calls Notify
+// itself when the task had already ended, or cancel when the look failed.
+func (w *Waiters) Add(ctx context.Context, id string) (ch <-chan State, cancel func()) {
+	wt := &waiter{ch: make(chan State, 1)}
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = map[string]map[*waiter]struct{}{}
+	}
+	if w.m[id] == nil {
+		w.m[id] = map[*waiter]struct{}{}
+	}
+	w.m[id][wt] = struct{}{}
+	w.mu.Unlock()
+	// The waiter is dropped as soon as ctx ends, so abandoned Waits hold nothing.
+	drop := func() {
+		w.mu.Lock()
+		if ws := w.m[id]; ws != nil {
+			if _, ok := ws[wt]; ok {
+				delete(ws, wt)
+				if len(ws) == 0 {
+					delete(w.m, id)
+				}
+				wt.once.Do(func() { close(wt.ch) })
+			}
+		}
+		w.mu.Unlock()
+	}
+	stop := context.AfterFunc(ctx, drop)
+	return wt.ch, func() {
+		stop()
+		drop()
+	}
+}
+
+// Notify delivers st (an ended task's state) to every waiter of task id and forgets them.
+func (w *Waiters) Notify(id string, st State) {
+	w.mu.Lock()
+	ws := w.m[id]
+	delete(w.m, id)
+	w.mu.Unlock()
+	for wt := range ws {
+		wt.once.Do(func() {
+			wt.ch <- st
+			close(wt.ch)
+		})
+	}
+}
+
+// Waiting returns the IDs of the tasks that have waiters, for a driver that must look
+// at them again (its event stream broke, and ends may have been missed).
+func (w *Waiters) Waiting() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]string, 0, len(w.m))
+	for id := range w.m {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Gone is the state Wait delivers for a task the driver no longer has (removed, or its
+// container deleted behind berth's back): no ID, not running, exit code -1.
+func Gone() State {
+	return State{Info: v4.ContainerInfo{Status: "exited", ExitCode: -1, Message: "the driver no longer has the task"}}
+}
