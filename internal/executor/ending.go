@@ -94,17 +94,24 @@ func (p *pod) failStart(ctx context.Context, err error) {
 }
 
 // failExit ends a running pod because task i stopped running: the others are stopped by
-// force (BCS 强杀) and every task is reported Failed with its info.
+// force (BCS 强杀) and every task is reported with its info, Finish when task i exited
+// with code 0 and Failed otherwise. (BCS's container executor reported every exit as
+// Failed, so OnFailure restarted a run that had succeeded; its process executor and Mesos
+// report TASK_FINISHED for a clean exit, as Kubernetes' OnFailure does not restart one.)
 func (p *pod) failExit(ctx context.Context, i int, st driver.State) {
 	tp := &p.plan.tasks[i]
 	why := exitReason(st)
-	p.e.log.Warn("task ended: failing the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why)
+	phase := v4.StatusFailed
+	if st.ID != "" && !st.Info.OOMKilled && st.Info.ExitCode == 0 {
+		phase = v4.StatusFinish
+	}
+	p.e.log.Warn("task ended: ending the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why, "phase", phase)
 	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, i)
 	if _, ok := infos[i]; !ok && st.ID != "" {
 		infos[i] = p.decorate(i, st.Info)
 	}
 	groupMsg := fmt.Sprintf("task %s %s", tp.name, why)
-	p.endAll(v4.StatusFailed, "stopped: "+groupMsg, infos, map[int]string{i: why}, func(s *v4.TaskGroupStatus) {
+	p.endAll(phase, "stopped: "+groupMsg, infos, map[int]string{i: why}, func(s *v4.TaskGroupStatus) {
 		s.Message = groupMsg
 	})
 }

@@ -126,20 +126,21 @@ type exitCase struct {
 	msg      string
 	exitCode int
 	oom      bool
+	phase    string // of the task group: Finish for a clean exit, else Failed
 }
 
-func TestExitFailsGroup(t *testing.T) {
+func TestExitEndsGroup(t *testing.T) {
 	tests := []exitCase{
-		{"exit code", func(h *harness) { h.docker.Exit(id("web", "b"), 2) }, "exited with code 2", 2, false},
-		{"exit zero", func(h *harness) { h.docker.Exit(id("web", "b"), 0) }, "exited with code 0", 0, false},
-		{"oom", func(h *harness) { h.docker.OOM(id("web", "b")) }, "killed: out of memory", 137, true},
-		{"gone", func(h *harness) { _ = h.docker.Remove(context.Background(), id("web", "b")) }, "is gone: the driver no longer has it", 0, false},
+		{"exit code", func(h *harness) { h.docker.Exit(id("web", "b"), 2) }, "exited with code 2", 2, false, v4.StatusFailed},
+		{"exit zero", func(h *harness) { h.docker.Exit(id("web", "b"), 0) }, "exited with code 0", 0, false, v4.StatusFinish},
+		{"oom", func(h *harness) { h.docker.OOM(id("web", "b")) }, "killed: out of memory", 137, true, v4.StatusFailed},
+		{"gone", func(h *harness) { _ = h.docker.Remove(context.Background(), id("web", "b")) }, "is gone: the driver no longer has it", 0, false, v4.StatusFailed},
 	}
 	// Each end is seen through the driver's Wait (no polling: the safety net is an hour
 	// away), and through polling alone for a driver that cannot wait.
 	for _, tt := range tests {
 		for _, how := range []string{"waited", "polled"} {
-			t.Run(tt.name+"/"+how, func(t *testing.T) { testExitFailsGroup(t, tt, how == "polled") })
+			t.Run(tt.name+"/"+how, func(t *testing.T) { testExitEndsGroup(t, tt, how == "polled") })
 		}
 	}
 }
@@ -151,7 +152,7 @@ func (noWait) Wait(context.Context, string) (<-chan driver.State, error) {
 	return nil, errors.New("this driver cannot wait")
 }
 
-func testExitFailsGroup(t *testing.T, tt exitCase, polled bool) {
+func testExitEndsGroup(t *testing.T, tt exitCase, polled bool) {
 	h := newHarness(t, func(c *Config) {
 		c.PollInterval = time.Hour
 		if polled {
@@ -161,7 +162,7 @@ func testExitFailsGroup(t *testing.T, tt exitCase, polled bool) {
 	h.run(containerTG("web", "a", "b", "c"))
 	h.rec.waitPhase(t, "web", v4.StatusRunning)
 	tt.end(h)
-	st := h.rec.waitPhase(t, "web", v4.StatusFailed)
+	st := h.rec.waitPhase(t, "web", tt.phase)
 
 	for _, other := range []string{"a", "c"} {
 		if grace, ok := h.docker.Stopped(id("web", other)); !ok || grace != time.Second {
@@ -171,7 +172,7 @@ func testExitFailsGroup(t *testing.T, tt exitCase, polled bool) {
 	if _, ok := h.docker.Stopped(id("web", "b")); ok {
 		t.Error("the ended task was stopped again")
 	}
-	if !slices.Equal(taskStatuses(st), []string{v4.StatusFailed, v4.StatusFailed, v4.StatusFailed}) {
+	if !slices.Equal(taskStatuses(st), []string{tt.phase, tt.phase, tt.phase}) {
 		t.Errorf("statuses = %v", taskStatuses(st))
 	}
 	if b := st.Tasks[1]; b.Message != tt.msg || b.Info.ExitCode != tt.exitCode || b.Info.OOMKilled != tt.oom {
