@@ -5,7 +5,7 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent clean
 
 all: build
 
@@ -56,6 +56,11 @@ bench:
 NODES ?= 1000
 bench-cluster: build
 	NODES=$(NODES) ./scripts/bench-cluster.sh
+
+# The agent benchmark (docs/benchmarks.md, Agent): one server and one agent running 100
+# idle processes, then 100 idle containers; needs root and Docker.
+bench-agent: build
+	./scripts/bench-agent.sh
 
 # Runs every fuzz target for FUZZTIME each. Minimisation is capped so large seeds don't
 # stall the run.

@@ -81,12 +81,12 @@ spec() {
     printf '{"apiVersion":"v4","kind":"process","metadata":{"name":"idle","namespace":"bench"},
       "restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
       "spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"sleep","startCmd":"sleep 3600",
-      "resources":{"limits":{"cpu":"0.01","memory":"32"}}}]}}}}' "$tasks"
+      "resources":{"limits":{"cpu":"0.005","memory":"32"}}}]}}}}' "$tasks"
   else
     printf '{"apiVersion":"v4","kind":"application","metadata":{"name":"idle","namespace":"bench"},
       "restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
       "spec":{"instance":%d,"template":{"spec":{"networkMode":"NONE","containers":[{"name":"main","image":"%s",
-      "command":"/bin/sleep","args":["3600"],"resources":{"limits":{"cpu":"0.01","memory":"32"}}}]}}}}' "$tasks" "$image"
+      "command":"/bin/sleep","args":["3600"],"resources":{"limits":{"cpu":"0.005","memory":"32"}}}]}}}}' "$tasks" "$image"
   fi
 }
 
@@ -129,12 +129,13 @@ for tg in json.load(sys.stdin)["items"]:
 
 ensure_image
 for kind in $kinds; do
-  echo "== $tasks idle ${kind}s"
+  echo "== $tasks idle tasks: $kind"
   spec "$kind" | "$berth" apply -f - >/dev/null
   start=$(date +%s)
   until [ "$(running)" -ge "$tasks" ]; do
     if [ $(($(date +%s) - start)) -gt 300 ]; then
-      echo "only $(running) of $tasks running after 300 s" >&2
+      echo "only $(running) of $tasks running after 300 s:" >&2
+      "$berth" describe "$( [ "$kind" = process ] && echo process || echo application)" idle -n bench >&2 || true
       exit 1
     fi
     sleep 1

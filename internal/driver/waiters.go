@@ -71,6 +71,13 @@ func (w *Waiters) Notify(id string, st State) {
 	}
 }
 
+// Has reports whether task id has waiters.
+func (w *Waiters) Has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.m[id]) > 0
+}
+
 // Waiting returns the IDs of the tasks that have waiters, for a driver that must look
 // at them again (its event stream broke, and ends may have been missed).
 func (w *Waiters) Waiting() []string {

@@ -83,7 +83,9 @@ func (d *Driver) readEvents(ctx context.Context, msgs <-chan events.Message, err
 		case err := <-errs:
 			return err
 		case m := <-msgs:
-			if id := m.Actor.Attributes[LabelID]; id != "" {
+			// Containers nobody waits for (being removed, another agent's in tests) are
+			// not inspected.
+			if id := m.Actor.Attributes[LabelID]; id != "" && d.waiters.Has(id) {
 				d.notifyIfEnded(ctx, id)
 			}
 		}

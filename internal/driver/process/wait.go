@@ -12,9 +12,13 @@ import (
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// waitRetry is the pause before a task is looked at again when its process could not be
-// watched (it ended between the look and the pidfd, or Stop holds the task's record).
-const waitRetry = 50 * time.Millisecond
+// waitRetry is the first pause before a task is looked at again when its process could
+// not be watched (it ended between the look and the pidfd, or Stop holds the task's
+// record); it doubles up to waitRetryMax while that goes on.
+const (
+	waitRetry    = 50 * time.Millisecond
+	waitRetryMax = 5 * time.Second
+)
 
 // Wait delivers the task's state once it has ended. It watches the task's process
 // through a pidfd, which the kernel makes readable when the process exits: Go's network
@@ -29,6 +33,7 @@ func (d *Driver) Wait(ctx context.Context, id string) (<-chan driver.State, erro
 	ch := make(chan driver.State, 1)
 	go func() {
 		defer close(ch)
+		pause := waitRetry
 		for st.Running {
 			err := waitPidExit(ctx, st.Info.Pid)
 			if ctx.Err() != nil {
@@ -39,8 +44,11 @@ func (d *Driver) Wait(ctx context.Context, id string) (<-chan driver.State, erro
 				select {
 				case <-ctx.Done():
 					return
-				case <-time.After(waitRetry):
+				case <-time.After(pause):
 				}
+				pause = min(2*pause, waitRetryMax)
+			} else {
+				pause = waitRetry
 			}
 			st, err = d.Inspect(ctx, id)
 			if errors.Is(err, driver.ErrNotFound) {
