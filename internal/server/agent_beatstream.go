@@ -45,6 +45,9 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusInternalServerError, "heartbeat stream: %v", err))
 		return
 	}
+	// A full-duplex handler that returns with the body unread makes net/http's next
+	// read of the connection panic (golang/go#68560): the body is closed first.
+	defer r.Body.Close()
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	live, unregister := s.beatStreams.open(name, cancel)

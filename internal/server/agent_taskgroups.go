@@ -31,7 +31,7 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if err := s.cacheSynced(ctx); err != nil {
+	if err := s.cacheCurrent(ctx); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

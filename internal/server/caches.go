@@ -50,3 +50,19 @@ func (s *Server) cacheSynced(ctx context.Context) error {
 		return errorf(http.StatusServiceUnavailable, "the task group cache is not synced yet: %v", ctx.Err())
 	}
 }
+
+// cacheCurrent waits until the task group cache reflects every write that completed
+// before the call (a list must not miss a task group just written), or ctx ends (503).
+func (s *Server) cacheCurrent(ctx context.Context) error {
+	if err := s.cacheSynced(ctx); err != nil {
+		return err
+	}
+	rev, err := s.store.Revision(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.taskGroupCache.WaitFor(ctx, rev); err != nil {
+		return errorf(http.StatusServiceUnavailable, "the task group cache is behind etcd: %v", err)
+	}
+	return nil
+}

@@ -361,3 +361,14 @@ func (s *Store) Count(ctx context.Context, kind v4.Kind) (int64, error) {
 	}
 	return resp.Count, nil
 }
+
+// Revision returns etcd's current revision, read through a quorum: a cache that has
+// reached it reflects every write that completed before the call (a consistent read from
+// a cache, as the Kubernetes API server's).
+func (s *Store) Revision(ctx context.Context) (int64, error) {
+	resp, err := s.client.Get(ctx, objectPrefix(v4.KindNode, "")+"\x00revision", clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("read the current revision: %w", wrapEtcd(err))
+	}
+	return resp.Header.Revision, nil
+}
