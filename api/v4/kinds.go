@@ -21,7 +21,7 @@ const (
 )
 
 // kindInfo describes one kind: its REST plural and how to make an empty value.
-// System kinds (nodes, task groups) are written by berth itself, not applied by users;
+// System kinds (nodes, task groups, endpoints) are written by berth itself, not applied by users;
 // nodes are also not namespaced.
 type kindInfo struct {
 	plural string
@@ -42,6 +42,7 @@ var kinds = map[Kind]kindInfo{
 	KindTaskGroup:   {"taskgroups", []string{"tg", "tgs"}, func() Object { return &TaskGroup{} }, true},
 	KindDependency:  {"dependencies", []string{"dep", "deps"}, func() Object { return &Dependency{} }, false},
 	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
+	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -125,6 +126,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Dependency:
 		return &o.TypeMeta
 	case *Notify:
+		return &o.TypeMeta
+	case *Endpoints:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

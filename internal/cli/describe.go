@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 func newDescribeCommand(o *options) *cobra.Command {
@@ -48,6 +49,17 @@ func newDescribeCommand(o *options) *cobra.Command {
 					d.taskGroups(tgs)
 				} else {
 					fmt.Fprintf(o.env.stderr, "warning: cannot list task groups: %v\n", err)
+				}
+			}
+			if kind == v4.KindService {
+				ep, err := c.Get(ctx, v4.KindEndpoint, m.Namespace, m.Name)
+				switch {
+				case err == nil:
+					d.endpoints(ep.(*v4.Endpoints))
+				case client.IsNotFound(err):
+					d.endpoints(nil)
+				default:
+					fmt.Fprintf(o.env.stderr, "warning: cannot read the endpoints: %v\n", err)
 				}
 			}
 			d.events(events)
@@ -115,6 +127,8 @@ func (d *describer) object(obj v4.Object) {
 		d.dependency(o)
 	case *v4.Notify:
 		d.notify(o)
+	case *v4.Endpoints:
+		d.endpoints(o)
 	}
 }
 

@@ -153,3 +153,33 @@ func TestDescribeProcessInCrashLoop(t *testing.T) {
 		t.Errorf("output lacks %q and the last exit:\n%s", want, r.stdout)
 	}
 }
+
+func TestDescribeServiceShowsEndpoints(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/demo/services/web", 200, `{"apiVersion":"v4","kind":"service",
+		"metadata":{"name":"web","namespace":"demo"},
+		"spec":{"selector":{"app":"web"},"type":"ClusterIP","ports":[{"name":"http","protocol":"http","servicePort":80}]}}`)
+	api.json("GET /v1/namespaces/demo/endpoints/web", 200, `{"apiVersion":"v4","kind":"endpoint",
+		"metadata":{"name":"web","namespace":"demo"},
+		"eps":[{"networkMode":"BRIDGE","nodeIP":"10.0.0.1","containerIP":"172.17.0.2","node":"n1",
+			"targetRef":{"kind":"application","id":"0.web.demo.c.1","name":"web","namespace":"demo","index":0},
+			"ports":[{"name":"http","protocol":"http","containerPort":8080,"ip":"172.17.0.2","port":8080}]}],
+		"notReady":[{"networkMode":"BRIDGE","nodeIP":"10.0.0.2","containerIP":"172.17.0.3","node":"n2",
+			"targetRef":{"kind":"application","id":"1.web.demo.c.1","name":"web","namespace":"demo","index":1},
+			"ports":[{"name":"http","protocol":"http","containerPort":8080,"ip":"172.17.0.3","port":8080}],
+			"reason":"health check failing: GET /healthz: 503"}]}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
+	r := runCLI(t, url, "", "describe", "svc", "web", "-n", "demo")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	for _, want := range []string{
+		"Selector:         app=web\n",
+		"Endpoints:\n  0.web.demo.c.1 on n1  http=172.17.0.2:8080\n",
+		"Not Ready:\n  1.web.demo.c.1 on n2  http=172.17.0.3:8080: health check failing: GET /healthz: 503\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

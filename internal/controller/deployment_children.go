@@ -166,34 +166,10 @@ func (ch *child) state() revision {
 	return r
 }
 
+// available: ready for traffic (Running, not stopping, passing its health checks).
 func available(tg *v4.TaskGroup) bool {
-	if tg.Status.Phase != v4.StatusRunning || tg.Spec.Desired == v4.DesiredStopped {
-		return false
-	}
-	if !hasLocalChecks(&tg.Spec.Template.Spec) {
-		return true
-	}
-	return tg.Status.Healthy != nil && *tg.Status.Healthy
-}
-
-// hasLocalChecks reports whether a task of the pod has a health check the agent runs.
-func hasLocalChecks(p *v4.PodSpec) bool {
-	local := func(hcs []v4.HealthCheck) bool {
-		return slices.ContainsFunc(hcs, func(h v4.HealthCheck) bool {
-			return h.Type == v4.CheckHTTP || h.Type == v4.CheckTCP || h.Type == v4.CheckCommand
-		})
-	}
-	for _, c := range p.Containers {
-		if local(c.HealthChecks) {
-			return true
-		}
-	}
-	for _, t := range p.Processes {
-		if local(t.HealthChecks) {
-			return true
-		}
-	}
-	return false
+	ok, _ := tg.Readiness()
+	return ok
 }
 
 // failure describes an instance of the child that failed since the rollout's last step

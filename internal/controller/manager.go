@@ -125,6 +125,7 @@ func (m *Manager) controllers(opts Options) map[string]runner {
 		"dependency":     NewDependencyController(m.store, m.feed, opts),
 		"notify":         NewNotifyController(m.store, opts),
 		"drain":          NewDrainController(m.store, m.feed, opts),
+		"service":        NewServiceController(m.store, opts),
 	}
 }
 

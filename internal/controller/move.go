@@ -83,13 +83,8 @@ func alive(tg *v4.TaskGroup) bool { return !stopping(tg) && !ended(tg) }
 // ready is what a move waits for: Running, and Healthy when the pod has checks the agent
 // runs (Healthy stays nil during their grace period, which is not yet healthy).
 func ready(tg *v4.TaskGroup) bool {
-	if tg.Status.Phase != v4.StatusRunning {
-		return false
-	}
-	if !hasLocalChecks(&tg.Spec.Template.Spec) {
-		return true
-	}
-	return tg.Status.Healthy != nil && *tg.Status.Healthy
+	ok, _ := tg.Readiness()
+	return ok
 }
 
 // moveReq is a move the pass places: a replacement of src's index.
