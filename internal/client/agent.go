@@ -59,30 +59,19 @@ func (c *Client) AgentTaskGroups(ctx context.Context, node string) ([]*v4.TaskGr
 // AgentWatchTaskGroups streams the changes of node's task groups after revision rv (with
 // rv "", an ADDED per existing one first). The channel behaves like Watch's.
 func (c *Client) AgentWatchTaskGroups(ctx context.Context, node, rv string) (<-chan WatchEvent, error) {
-	q := url.Values{"watch": {"true"}}
-	if rv != "" {
-		q.Set("resourceVersion", rv)
-	}
-	resp, err := c.do(ctx, request{method: http.MethodGet, path: agentNodePath(node) + "/taskgroups", query: q})
-	if err != nil {
-		return nil, err
-	}
-	ch := make(chan WatchEvent)
-	go func() {
-		defer close(ch)
-		defer resp.Body.Close()
-		err := readLines(ctx, resp.Body, func(line []byte) error {
-			ev, err := decodeWatchEvent(line, v4.KindTaskGroup)
-			if err != nil {
-				return err
-			}
-			return send(ctx, ch, ev)
-		})
-		if err != nil && ctx.Err() == nil {
-			_ = send(ctx, ch, WatchEvent{Type: EventError, Err: fmt.Errorf("watch task groups of node %s: %w", node, err)})
-		}
-	}()
-	return ch, nil
+	return c.watchPath(ctx, agentNodePath(node)+"/taskgroups", v4.KindTaskGroup, rv, "watch task groups of node "+node)
+}
+
+// AgentCatalog lists every object of kind (services or endpoints) for an agent, and the
+// revision of the read.
+func (c *Client) AgentCatalog(ctx context.Context, kind v4.Kind) (*ObjectList, error) {
+	return c.listPath(ctx, "/v1/agent/"+kind.Plural(), kind)
+}
+
+// AgentWatchCatalog streams the changes of every object of kind (services or endpoints)
+// after revision rv. The channel behaves like Watch's.
+func (c *Client) AgentWatchCatalog(ctx context.Context, kind v4.Kind, rv string) (<-chan WatchEvent, error) {
+	return c.watchPath(ctx, "/v1/agent/"+kind.Plural(), kind, rv, "watch "+kind.Plural())
 }
 
 // AgentPutStatus writes a task group's status (404 when the task group is gone).

@@ -40,6 +40,11 @@ func (c *Client) List(ctx context.Context, kind v4.Kind, ns string) (*ObjectList
 	if err != nil {
 		return nil, err
 	}
+	return c.listPath(ctx, path, kind)
+}
+
+// listPath lists the objects of kind at path.
+func (c *Client) listPath(ctx context.Context, path string, kind v4.Kind) (*ObjectList, error) {
 	var body listBody
 	if err := c.doJSON(ctx, request{method: http.MethodGet, path: path}, &body); err != nil {
 		return nil, err

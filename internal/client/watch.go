@@ -45,6 +45,12 @@ func (c *Client) Watch(ctx context.Context, kind v4.Kind, ns, rv string) (<-chan
 	if err != nil {
 		return nil, err
 	}
+	return c.watchPath(ctx, path, kind, rv, "watch "+kind.Plural())
+}
+
+// watchPath streams the changes of the objects of kind at path after revision rv, as
+// Watch; what names the watch in its error.
+func (c *Client) watchPath(ctx context.Context, path string, kind v4.Kind, rv, what string) (<-chan WatchEvent, error) {
 	q := url.Values{"watch": {"true"}}
 	if rv != "" {
 		q.Set("resourceVersion", rv)
@@ -65,7 +71,7 @@ func (c *Client) Watch(ctx context.Context, kind v4.Kind, ns, rv string) (<-chan
 			return send(ctx, ch, ev)
 		})
 		if err != nil && ctx.Err() == nil {
-			_ = send(ctx, ch, WatchEvent{Type: EventError, Err: fmt.Errorf("watch %s: %w", kind.Plural(), err)})
+			_ = send(ctx, ch, WatchEvent{Type: EventError, Err: fmt.Errorf("%s: %w", what, err)})
 		}
 	}()
 	return ch, nil

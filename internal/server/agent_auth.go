@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -11,7 +12,8 @@ import (
 // Authentication), issued by the cluster CA in exchange for a join token
 // (agent_certs.go). The certificate names the node, and a node may read and write only
 // what is its own: its node, the task groups bound to it, and the configmaps and secrets
-// those use. The join token itself is good for nothing but getting a certificate.
+// those use; and it reads every service and endpoints object (its DNS server and service
+// proxy serve them all). The join token itself is good for nothing but getting a certificate.
 
 // agentRoutes registers the routes agents call, each behind the certificate check, and the
 // users' logs, actions and exec routes the server proxies to agents.
@@ -26,6 +28,8 @@ func (s *Server) agentRoutes(mux *routeMux) {
 	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))
 	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.nodeAuth(s.handleAgentConfigMap))
 	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.nodeAuth(s.handleAgentSecret))
+	mux.HandleFunc("GET /v1/agent/services", s.nodeAuth(s.handleAgentCatalog(v4.KindService)))
+	mux.HandleFunc("GET /v1/agent/endpoints", s.nodeAuth(s.handleAgentCatalog(v4.KindEndpoint)))
 
 	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)

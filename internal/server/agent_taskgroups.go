@@ -31,7 +31,7 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if err := s.cacheCurrent(ctx); err != nil {
+	if err := s.cacheCurrent(ctx, s.taskGroupCache); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -51,14 +51,10 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) {
 // never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
 // cache's history answers 410: the agent lists again.
 func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) {
-	var from int64
-	if v := r.URL.Query().Get("resourceVersion"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v))
-			return
-		}
-		from = n
+	from, err := resourceVersionParam(r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
@@ -22,47 +24,63 @@ func newTaskGroupCache(st *store.Store, log *slog.Logger) *cache.Cache {
 	return controller.NewTaskGroupCache(st, log, nil)
 }
 
-// startCaches starts the server's shared caches (docs/store.md, "Shared cache"), or uses
-// the one its caller runs (Config.TaskGroupCache); Close stops those it started.
+// catalogKinds are the kinds every agent follows whole (docs/services.md): its DNS
+// server and service proxy answer for every service of the cluster.
+var catalogKinds = []v4.Kind{v4.KindService, v4.KindEndpoint}
+
+// startCaches starts the server's shared caches (docs/store.md, "Shared cache"): task
+// groups, or the one its caller runs (Config.TaskGroupCache), and the catalog kinds;
+// Close stops those it started.
 func (s *Server) startCaches(st *store.Store, shared *cache.Cache) {
-	if shared != nil {
-		s.taskGroupCache, s.stopCaches = shared, func() {}
-		return
-	}
-	s.taskGroupCache = newTaskGroupCache(st, s.log)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := s.taskGroupCache.Run(ctx); err != nil {
-			s.log.Error("task group cache stopped", "err", err)
-		}
-	}()
-	s.stopCaches = func() { cancel(); <-done }
+	var wg sync.WaitGroup
+	run := func(name string, c *cache.Cache) {
+		wg.Go(func() {
+			if err := c.Run(ctx); err != nil {
+				s.log.Error("cache stopped", "cache", name, "err", err)
+			}
+		})
+	}
+	s.taskGroupCache = shared
+	if shared == nil {
+		s.taskGroupCache = newTaskGroupCache(st, s.log)
+		run("taskgroups", s.taskGroupCache)
+	}
+	s.catalog = map[v4.Kind]*cache.Cache{}
+	for _, k := range catalogKinds {
+		s.catalog[k] = cache.New(st, cache.Config{Kind: k, Logger: s.log})
+		run(k.Plural(), s.catalog[k])
+	}
+	s.stopCaches = func() { cancel(); wg.Wait() }
 }
 
 // cacheSynced waits until the task group cache holds a full list, or ctx ends (503).
 func (s *Server) cacheSynced(ctx context.Context) error {
+	return synced(ctx, s.taskGroupCache)
+}
+
+// synced waits until c holds a full list, or ctx ends (503).
+func synced(ctx context.Context, c *cache.Cache) error {
 	select {
-	case <-s.taskGroupCache.Synced():
+	case <-c.Synced():
 		return nil
 	case <-ctx.Done():
-		return errorf(http.StatusServiceUnavailable, "the task group cache is not synced yet: %v", ctx.Err())
+		return errorf(http.StatusServiceUnavailable, "the %s cache is not synced yet: %v", c.Kind(), ctx.Err())
 	}
 }
 
-// cacheCurrent waits until the task group cache reflects every write that completed
-// before the call (a list must not miss a task group just written), or ctx ends (503).
-func (s *Server) cacheCurrent(ctx context.Context) error {
-	if err := s.cacheSynced(ctx); err != nil {
+// cacheCurrent waits until c reflects every write that completed before the call (a list
+// must not miss an object just written), or ctx ends (503).
+func (s *Server) cacheCurrent(ctx context.Context, c *cache.Cache) error {
+	if err := synced(ctx, c); err != nil {
 		return err
 	}
 	rev, err := s.store.Revision(ctx)
 	if err != nil {
 		return err
 	}
-	if err := s.taskGroupCache.WaitFor(ctx, rev); err != nil {
-		return errorf(http.StatusServiceUnavailable, "the task group cache is behind etcd: %v", err)
+	if err := c.WaitFor(ctx, rev); err != nil {
+		return errorf(http.StatusServiceUnavailable, "the %s cache is behind etcd: %v", c.Kind(), err)
 	}
 	return nil
 }

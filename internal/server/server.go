@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/pki"
@@ -53,6 +54,8 @@ type Server struct {
 	// taskGroups is the shared cache of task groups that agents list and watch (by node)
 	// without one etcd watch each; stopCaches ends it (agent_taskgroups.go).
 	taskGroupCache *cache.Cache
+	// catalog are the shared caches of the kinds every agent follows (catalogKinds).
+	catalog        map[v4.Kind]*cache.Cache
 	stopCaches     func()
 	stopCachesOnce sync.Once
 	// statuses batches the agents' status writes (status_batch.go); stopStatuses ends it.

@@ -311,6 +311,9 @@ func (c *Cache) Get(ns, name string) (v4.Object, bool) {
 	return o, ok
 }
 
+// Kind is the kind the cache holds.
+func (c *Cache) Kind() v4.Kind { return c.cfg.Kind }
+
 // Rev is the store revision the cache reflects.
 func (c *Cache) Rev() int64 {
 	c.mu.RLock()
