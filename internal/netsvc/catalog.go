@@ -1,0 +1,102 @@
+package netsvc
+
+import (
+	"sync"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Catalog is the agent's copy of every service and endpoints object of the cluster,
+// fed by its list and watch of them, and the names they make (the zone the DNS server
+// answers from). It is safe for concurrent use.
+type Catalog struct {
+	zone *zone
+
+	mu        sync.Mutex
+	services  map[string]*v4.Service
+	endpoints map[string]*v4.Endpoints
+}
+
+// NewCatalog returns an empty catalog whose names end in domain ("cluster.local").
+func NewCatalog(domain string) *Catalog {
+	return &Catalog{zone: newZone(fqdn(domain)), services: map[string]*v4.Service{}, endpoints: map[string]*v4.Endpoints{}}
+}
+
+func key(m *v4.ObjectMeta) string { return m.Namespace + "/" + m.Name }
+
+// Put adds or replaces a service or an endpoints object.
+func (c *Catalog) Put(obj v4.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch o := obj.(type) {
+	case *v4.Service:
+		c.services[key(&o.Metadata)] = o
+		c.refresh(key(&o.Metadata))
+	case *v4.Endpoints:
+		c.endpoints[key(&o.Metadata)] = o
+		c.refresh(key(&o.Metadata))
+	}
+}
+
+// Delete removes a service or an endpoints object.
+func (c *Catalog) Delete(obj v4.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := key(obj.GetMeta())
+	switch obj.(type) {
+	case *v4.Service:
+		delete(c.services, k)
+	case *v4.Endpoints:
+		delete(c.endpoints, k)
+	default:
+		return
+	}
+	c.refresh(k)
+}
+
+// Replace makes the objects of kind exactly objs (a fresh list after a broken watch:
+// what went meanwhile is dropped).
+func (c *Catalog) Replace(kind v4.Kind, objs []v4.Object) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keep := make(map[string]bool, len(objs))
+	for _, o := range objs {
+		k := key(o.GetMeta())
+		keep[k] = true
+		switch o := o.(type) {
+		case *v4.Service:
+			c.services[k] = o
+		case *v4.Endpoints:
+			c.endpoints[k] = o
+		}
+		c.refresh(k)
+	}
+	switch kind {
+	case v4.KindService:
+		for k := range c.services {
+			if !keep[k] {
+				delete(c.services, k)
+				c.refresh(k)
+			}
+		}
+	case v4.KindEndpoint:
+		for k := range c.endpoints {
+			if !keep[k] {
+				delete(c.endpoints, k)
+				c.refresh(k)
+			}
+		}
+	}
+}
+
+// refresh rebuilds the names of service k; c.mu is held.
+func (c *Catalog) refresh(k string) {
+	c.zone.set(k, c.services[k], c.endpoints[k])
+}
+
+// Len returns how many services the catalog holds.
+func (c *Catalog) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.services)
+}
