@@ -21,6 +21,7 @@ import (
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/netsvc"
 )
 
 // Agent is one node's agent. Create it with New and call Run once.
@@ -38,6 +39,10 @@ type Agent struct {
 	runCtx  context.Context
 	drivers map[string]driver.Driver
 	exec    *executor.Executor
+	// catalog is every service and its endpoints, when the node runs the cluster DNS
+	// server (netsvc.go); nil otherwise.
+	catalog *netsvc.Catalog
+	dnsAddr string // guarded by mu
 	ckpt    *checkpoint
 	addr    string    // advertised agent address
 	id      *identity // the node's certificate (identity.go)
@@ -135,13 +140,20 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	tlsLn := tls.NewListener(ln, a.id.serverTLS())
 	a.addr = advertiseAddr(a.cfg.Advertise, ln.Addr(), a.cfg.IP)
 
+	dnsCfg, closeDNS, err := a.startDNS()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closeDNS()
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.runCtx = ctx
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reporter.enqueue, Admit: a.guard.admit,
+		Report: a.reporter.enqueue, Admit: a.guard.admit, DNS: dnsCfg,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
@@ -190,6 +202,7 @@ func (a *Agent) connect(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.heartbeatLoop(ctx) })
 	wg.Go(func() { a.reportLoop(ctx) })
+	wg.Go(func() { a.followCatalog(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -21,6 +22,9 @@ const (
 	// defaultKillGrace stops leftover tasks whose task group's grace is not known.
 	defaultKillGrace = 10 * time.Second
 )
+
+// DNSAuto as Config.DNSAddr puts the cluster DNS server on port 53 of the node's IP.
+const DNSAuto = "auto"
 
 // Version is the agent version reported in heartbeats; the CLI sets it to the binary's.
 var Version = "dev"
@@ -78,6 +82,14 @@ type Config struct {
 	// DefaultUser runs the processes whose spec names no user (default: DefaultTaskUser,
 	// created when missing, for an agent running as root; else the agent's own user).
 	DefaultUser string
+	// DNSAddr is where the node-local cluster DNS server listens, UDP and TCP
+	// (docs/services.md, "Names"); DNSAuto is port 53 of IP; "" runs none. Containers reach it only on port 53 of
+	// an address their network can reach (the node's IP). DNSUpstreams are the resolvers
+	// it forwards other names to (default: those of /etc/resolv.conf); ClusterDomain ends
+	// the services' names (default DefaultClusterDomain).
+	DNSAddr       string
+	DNSUpstreams  []string
+	ClusterDomain string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -125,6 +137,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if len(c.PortRanges) == 0 {
 		c.PortRanges = []v4.PortRange{v4.DefaultPortRange}
+	}
+	if c.DNSAddr == DNSAuto {
+		c.DNSAddr = net.JoinHostPort(c.IP, "53")
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = DefaultClusterDomain
 	}
 	if c.HeartbeatInterval <= 0 {
 		c.HeartbeatInterval = DefaultHeartbeatInterval

@@ -40,6 +40,10 @@ type agentFile struct {
 	CNIBinDir    string              `yaml:"cni-bin-dir"`
 	CNIConfDir   string              `yaml:"cni-conf-dir"`
 	NetworkImage string              `yaml:"network-image"`
+	// The cluster DNS server (agent_dns.go).
+	DNSAddr       string     `yaml:"dns-addr"`
+	DNSUpstream   stringList `yaml:"dns-upstream"`
+	ClusterDomain string     `yaml:"cluster-domain"`
 	// The node's guard (agent_guard.go).
 	AllowPrivileged bool       `yaml:"allow-privileged"`
 	HostVolumes     stringList `yaml:"host-volumes"`

@@ -73,6 +73,15 @@ type Task struct {
 	CPURequest float64
 	// Volumes are host paths mounted into the container.
 	Volumes []Mount
+	// DNS, when set, is the container's resolver (the node's cluster DNS server); the
+	// spec's own dns parameters win over it.
+	DNS *DNS
+}
+
+// DNS is a container's resolver configuration.
+type DNS struct {
+	Servers []string
+	Search  []string
 }
 
 // PortBinding publishes a container port on the host.

@@ -21,6 +21,12 @@ type DataSource interface {
 	Secret(ctx context.Context, namespace, name string) (*v4.Secret, error)
 }
 
+// DNS is the node's cluster DNS server: its address (host:port) and the cluster domain.
+type DNS struct {
+	Addr   string
+	Domain string
+}
+
 // Config wires an executor.
 type Config struct {
 	NodeName string
@@ -40,6 +46,10 @@ type Config struct {
 	// Admit, when set, is the node's own policy: a task group it refuses fails at start
 	// with its error, and running tasks of one are not adopted.
 	Admit func(*v4.TaskGroup) error
+
+	// DNS, when set, is the node's cluster DNS server, given to every task: processes
+	// in BERTH_DNS and BCS_DNS, containers as their resolver.
+	DNS *DNS
 
 	// PollInterval is how often running tasks are inspected besides being waited for
 	// (driver.Wait), a safety net for an end a driver missed (default 30 s; BCS polled

@@ -25,6 +25,9 @@ type prepared struct {
 // own, then the one-level $VAR copy.
 func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 	env := injectedEnv(p.e.cfg.HostIP, containerIP, p.name, pp.ports)
+	if d := p.e.cfg.DNS; d != nil {
+		env = append(env, envVar{"BERTH_DNS", d.Addr}, envVar{"BCS_DNS", d.Addr})
+	}
 	pp.tasks[i].Env = formatEnv(copyVars(append(env, pp.own[i]...)))
 }
 
@@ -133,6 +136,7 @@ func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, d
 		if t.Volumes, err = p.volumes(tp.container); err != nil {
 			return nil, nil, err
 		}
+		t.DNS = p.containerDNS()
 	}
 	return t, own, nil
 }

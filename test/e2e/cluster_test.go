@@ -63,7 +63,8 @@ func startAgent(t *testing.T, s *devServer, name string, ports string, extra ...
 	a := &agentProc{t: t, name: name, dataDir: filepath.Join(t.TempDir(), name)}
 	passable(t, a.dataDir)
 	a.args = []string{"agent", "--server", s.url, "--token", joinTokenOf(t, s.dataDir), "--data-dir", a.dataDir, "--node-name", name,
-		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s"}
+		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s",
+		"--dns-addr", "off"} // agents share 127.0.0.1: a test that needs DNS gives each its own address
 	a.args = append(a.args, extra...)
 	a.start()
 	t.Cleanup(func() {

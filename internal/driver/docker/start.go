@@ -2,6 +2,8 @@ package docker
 
 import (
 	"context"
+	"net"
+	"strings"
 
 	"fmt"
 	"maps"
@@ -118,6 +120,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	if x.memorySwap != nil {
 		hc.MemorySwap = *x.memorySwap
 	}
+	applyDNS(t, hc)
 	labels := map[string]string{}
 	maps.Copy(labels, cfg.Labels)
 	maps.Copy(labels, t.Labels)
@@ -189,4 +192,23 @@ func suffix(msg string) string {
 		return ""
 	}
 	return ": " + msg
+}
+
+// applyDNS makes the node's cluster DNS server the container's resolver, unless the
+// spec's parameters set one. A server on a loopback address is out of reach of a
+// container with a network of its own, which then keeps Docker's default; a container
+// that joins another's network has that one's resolver (Docker refuses both).
+func applyDNS(t *driver.Task, hc *container.HostConfig) {
+	if t.DNS == nil || len(hc.DNS) > 0 || t.JoinTask != "" {
+		return
+	}
+	for _, s := range t.DNS.Servers {
+		if ip := net.ParseIP(s); ip == nil || (ip.IsLoopback() && !strings.EqualFold(t.NetworkMode, "HOST")) {
+			return
+		}
+	}
+	hc.DNS = t.DNS.Servers
+	if len(hc.DNSSearch) == 0 {
+		hc.DNSSearch = t.DNS.Search
+	}
 }

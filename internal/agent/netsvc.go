@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/miekg/dns"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/netsvc"
+)
+
+// DefaultClusterDomain is the domain of the cluster's service names.
+const DefaultClusterDomain = "cluster.local"
+
+// resolvConf is where the node's own resolvers are read from.
+const resolvConf = "/etc/resolv.conf"
+
+// startDNS starts the node-local DNS server when the config asks for one
+// (docs/services.md, "Names"): it answers for every service of the cluster from the
+// agent's catalog, which followCatalog keeps, and forwards the rest to the node's
+// resolvers. It returns what the executor tells the tasks, and the server's Close.
+func (a *Agent) startDNS() (*executor.DNS, func(), error) {
+	if a.cfg.DNSAddr == "" {
+		return nil, func() {}, nil
+	}
+	ups := a.cfg.DNSUpstreams
+	if len(ups) == 0 {
+		cc, err := dns.ClientConfigFromFile(resolvConf)
+		if err != nil {
+			a.log.Warn("no upstream resolvers: names outside the cluster will be refused", "file", resolvConf, "err", err)
+		} else {
+			for _, s := range cc.Servers {
+				ups = append(ups, net.JoinHostPort(s, cc.Port))
+			}
+		}
+	}
+	a.catalog = netsvc.NewCatalog(a.cfg.ClusterDomain)
+	srv, err := netsvc.NewDNSServer(a.catalog, netsvc.DNSConfig{Addr: a.cfg.DNSAddr, Upstreams: ups, Logger: a.log})
+	if err != nil {
+		return nil, nil, fmt.Errorf("agent: the cluster DNS server (--dns-addr %s, or off): %w", a.cfg.DNSAddr, err)
+	}
+	a.log.Info("cluster DNS server started", "addr", srv.Addr(), "domain", a.cfg.ClusterDomain, "upstreams", ups)
+	a.mu.Lock()
+	a.dnsAddr = srv.Addr()
+	a.mu.Unlock()
+	return &executor.DNS{Addr: srv.Addr(), Domain: a.cfg.ClusterDomain}, func() { srv.Close() }, nil
+}
+
+// followCatalog keeps the catalog of services and endpoints current: for each kind, a
+// list, then a watch from its revision, and again from a list after any break. A
+// server out of reach leaves the last catalog answering.
+func (a *Agent) followCatalog(ctx context.Context) {
+	if a.catalog == nil {
+		return
+	}
+	done := make(chan struct{}, 2)
+	for _, kind := range []v4.Kind{v4.KindService, v4.KindEndpoint} {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			bo := newBackoff(500*time.Millisecond, 30*time.Second)
+			for ctx.Err() == nil {
+				start := time.Now()
+				err := a.followKind(ctx, kind)
+				if ctx.Err() != nil {
+					return
+				}
+				if time.Since(start) > stableWatch {
+					bo.reset()
+				}
+				d := bo.next()
+				a.log.Warn("lost the watch of "+kind.Plural()+"; names keep their last answers, reconnecting",
+					"in", d.Round(time.Millisecond), "err", err)
+				if !sleep(ctx, d) {
+					return
+				}
+			}
+		}()
+	}
+	<-done
+	<-done
+}
+
+// followKind lists one kind into the catalog and follows its watch until it breaks.
+func (a *Agent) followKind(ctx context.Context, kind v4.Kind) error {
+	var list *client.ObjectList
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		list, err = c.AgentCatalog(ctx, kind)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("list %s: %w", kind.Plural(), err)
+	}
+	a.catalog.Replace(kind, list.Items)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ch <-chan client.WatchEvent
+	err = a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		ch, err = c.AgentWatchCatalog(wctx, kind, list.ResourceVersion)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", kind.Plural(), err)
+	}
+	for ev := range ch {
+		switch ev.Type {
+		case client.EventError:
+			return ev.Err
+		case client.EventDeleted:
+			a.catalog.Delete(ev.Object)
+		default:
+			if ev.Object != nil {
+				a.catalog.Put(ev.Object)
+			}
+		}
+	}
+	return errors.New("the watch ended")
+}
+
+// DNSAddr is where the node's cluster DNS server listens ("" when it runs none or has
+// not started yet).
+func (a *Agent) DNSAddr() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dnsAddr
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/berthhq/berth/internal/agent"
+)
+
+// agentDNSFlags configure the node's cluster DNS server (docs/services.md, "Names").
+type agentDNSFlags struct {
+	addr      string
+	upstreams []string
+	domain    string
+}
+
+func (f *agentDNSFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "dns-addr", agent.DNSAuto, "where the node's cluster DNS server listens (UDP and TCP): auto (port 53 of --ip), HOST:PORT, or off")
+	fl.StringSliceVar(&f.upstreams, "dns-upstream", nil, "resolvers, HOST:PORT, that other names are forwarded to (default: those of /etc/resolv.conf)")
+	fl.StringVar(&f.domain, "cluster-domain", agent.DefaultClusterDomain, "the domain of the services' names")
+}
+
+// apply puts the flags (or the config file's keys) into cfg.
+func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(string) bool) error {
+	addr, domain, ups := f.addr, f.domain, f.upstreams
+	if !changed("dns-addr") && file.DNSAddr != "" {
+		addr = file.DNSAddr
+	}
+	if !changed("cluster-domain") && file.ClusterDomain != "" {
+		domain = file.ClusterDomain
+	}
+	if !changed("dns-upstream") && len(file.DNSUpstream) > 0 {
+		ups = file.DNSUpstream
+	}
+	switch addr {
+	case "off", "":
+		addr = ""
+	case agent.DNSAuto:
+	default:
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("--dns-addr %q: give HOST:PORT, auto or off", addr)
+		}
+	}
+	for _, u := range ups {
+		if _, _, err := net.SplitHostPort(u); err != nil {
+			return fmt.Errorf("--dns-upstream %q: give HOST:PORT", u)
+		}
+	}
+	if d := strings.Trim(domain, "."); d == "" || strings.ContainsAny(d, " /:") {
+		return fmt.Errorf("--cluster-domain %q: give a domain such as %s", domain, agent.DefaultClusterDomain)
+	}
+	cfg.DNSAddr, cfg.DNSUpstreams, cfg.ClusterDomain = addr, ups, strings.Trim(domain, ".")
+	return nil
+}
