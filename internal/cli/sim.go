@@ -105,6 +105,6 @@ func newSimCommand(o *options) *cobra.Command {
 	fl.StringVar(&f.agentLogLevel, "agent-log-level", "error", "log the agents' messages from this level: debug, info, warn or error")
 	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
 	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
-	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o))
+	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimDNSCommand(o))
 	return cmd
 }
