@@ -125,7 +125,11 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if a.id, err = a.loadIdentity(ctx); err != nil {
 		return err
 	}
-	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", a.log); err != nil {
+	conns := agentMaxConns
+	if a.cfg.DNSAddr != "" {
+		conns = agentMaxConnsDNS
+	}
+	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log); err != nil {
 		return err
 	}
 	closeDrivers, err := a.openDrivers(ctx)

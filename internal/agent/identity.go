@@ -158,7 +158,7 @@ func (a *Agent) join(ctx context.Context, dir string, operatorRoots *x509.CertPo
 	// idle, it would hold one of the server's connections for minutes (a fourth per
 	// agent, 5,000 at 5,000 nodes).
 	defer hc.CloseIdleConnections()
-	joiners, err := newServers(a.cfg.ServerURLs, hc, tok.String(), a.log)
+	joiners, err := newServers(a.cfg.ServerURLs, hc, tok.String(), agentMaxConns, a.log)
 	if err != nil {
 		return pki.KeyPair{}, nil, err
 	}

@@ -52,62 +52,54 @@ func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 	return &executor.DNS{Addr: srv.Addr(), Domain: a.cfg.ClusterDomain}, func() { srv.Close() }, nil
 }
 
-// followCatalog keeps the catalog of services and endpoints current: for each kind, a
-// list, then a watch from its revision, and again from a list after any break. A
-// server out of reach leaves the last catalog answering.
+// followCatalog keeps the catalog of services and endpoints current: a list, then one
+// watch of both from its revisions, and again from a list after any break. A server out
+// of reach leaves the last catalog answering.
 func (a *Agent) followCatalog(ctx context.Context) {
 	if a.catalog == nil {
 		return
 	}
-	done := make(chan struct{}, 2)
-	for _, kind := range []v4.Kind{v4.KindService, v4.KindEndpoint} {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			bo := newBackoff(500*time.Millisecond, 30*time.Second)
-			for ctx.Err() == nil {
-				start := time.Now()
-				err := a.followKind(ctx, kind)
-				if ctx.Err() != nil {
-					return
-				}
-				if time.Since(start) > stableWatch {
-					bo.reset()
-				}
-				d := bo.next()
-				a.log.Warn("lost the watch of "+kind.Plural()+"; names keep their last answers, reconnecting",
-					"in", d.Round(time.Millisecond), "err", err)
-				if !sleep(ctx, d) {
-					return
-				}
-			}
-		}()
+	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := a.followOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > stableWatch {
+			bo.reset()
+		}
+		d := bo.next()
+		a.log.Warn("lost the watch of services; names keep their last answers, reconnecting", "in", d.Round(time.Millisecond), "err", err)
+		if !sleep(ctx, d) {
+			return
+		}
 	}
-	<-done
-	<-done
 }
 
-// followKind lists one kind into the catalog and follows its watch until it breaks.
-func (a *Agent) followKind(ctx context.Context, kind v4.Kind) error {
-	var list *client.ObjectList
+// followOnce lists the catalog and follows its watch until it breaks.
+func (a *Agent) followOnce(ctx context.Context) error {
+	var cat *client.Catalog
 	err := a.servers.do(ctx, func(c *client.Client) error {
 		var err error
-		list, err = c.AgentCatalog(ctx, kind)
+		cat, err = c.AgentCatalog(ctx)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("list %s: %w", kind.Plural(), err)
+		return fmt.Errorf("list services: %w", err)
 	}
-	a.catalog.Replace(kind, list.Items)
+	a.catalog.Replace(v4.KindService, cat.Services.Items)
+	a.catalog.Replace(v4.KindEndpoint, cat.Endpoints.Items)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ch <-chan client.WatchEvent
 	err = a.servers.do(ctx, func(c *client.Client) error {
 		var err error
-		ch, err = c.AgentWatchCatalog(wctx, kind, list.ResourceVersion)
+		ch, err = c.AgentWatchCatalog(wctx, cat)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", kind.Plural(), err)
+		return fmt.Errorf("watch services: %w", err)
 	}
 	for ev := range ch {
 		switch ev.Type {

@@ -25,9 +25,13 @@ type servers struct {
 
 // agentMaxConns is how many connections an agent opens to one server at most: its task
 // group watch, its heartbeat stream, and one for its calls (status writes and full
-// reports take turns, Agent.reports). A server's connection limit must cover three per
-// node (15,000 at 5,000 nodes).
-const agentMaxConns = 3
+// reports take turns, Agent.reports); an agent that runs the cluster DNS server holds
+// one more, for its watch of services (agentMaxConnsDNS). A server's connection limit
+// must cover three or four per node (20,000 at 5,000 nodes).
+const (
+	agentMaxConns    = 3
+	agentMaxConnsDNS = 4
+)
 
 // agentIdleConn is how long the agent keeps an idle connection to a server: longer than
 // the time between two full reports at the default report interval.
@@ -35,7 +39,7 @@ const agentIdleConn = 6 * time.Minute
 
 // newServers makes a client of each server over hc; token, when set, is sent as a bearer
 // token (joining).
-func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) (*servers, error) {
+func newServers(urls []string, hc *http.Client, token string, maxConns int, log *slog.Logger) (*servers, error) {
 	s := &servers{log: log}
 	// No overall timeout (watches last); the wait for an answer's headers is bounded so a
 	// dead server is noticed.
@@ -45,7 +49,7 @@ func newServers(urls []string, hc *http.Client, token string, log *slog.Logger) 
 		// calls share the rest. A slow
 		// server makes calls wait instead of each opening one more connection (at
 		// thousands of agents, the server's file descriptors run out).
-		t.MaxConnsPerHost = agentMaxConns
+		t.MaxConnsPerHost = maxConns
 		// The connection for calls stays open between full reports (every tenth periodic
 		// report), so a burst of status writes does not handshake again; the server keeps
 		// idle connections a little longer than this.

@@ -62,16 +62,48 @@ func (c *Client) AgentWatchTaskGroups(ctx context.Context, node, rv string) (<-c
 	return c.watchPath(ctx, agentNodePath(node)+"/taskgroups", v4.KindTaskGroup, rv, "watch task groups of node "+node)
 }
 
-// AgentCatalog lists every object of kind (services or endpoints) for an agent, and the
-// revision of the read.
-func (c *Client) AgentCatalog(ctx context.Context, kind v4.Kind) (*ObjectList, error) {
-	return c.listPath(ctx, "/v1/agent/"+kind.Plural(), kind)
+// Catalog is every service and endpoints object of the cluster, as an agent lists them.
+type Catalog struct {
+	Services, Endpoints *ObjectList
 }
 
-// AgentWatchCatalog streams the changes of every object of kind (services or endpoints)
-// after revision rv. The channel behaves like Watch's.
-func (c *Client) AgentWatchCatalog(ctx context.Context, kind v4.Kind, rv string) (<-chan WatchEvent, error) {
-	return c.watchPath(ctx, "/v1/agent/"+kind.Plural(), kind, rv, "watch "+kind.Plural())
+// AgentCatalog lists every service and endpoints object for an agent, with the revision
+// of each kind's read.
+func (c *Client) AgentCatalog(ctx context.Context) (*Catalog, error) {
+	var body struct {
+		Services, Endpoints listBody
+	}
+	if err := c.doJSON(ctx, request{method: http.MethodGet, path: agentCatalogPath}, &body); err != nil {
+		return nil, err
+	}
+	out := &Catalog{}
+	for _, l := range []struct {
+		body listBody
+		kind v4.Kind
+		dst  **ObjectList
+	}{{body.Services, v4.KindService, &out.Services}, {body.Endpoints, v4.KindEndpoint, &out.Endpoints}} {
+		list := &ObjectList{ResourceVersion: l.body.ResourceVersion, Items: make([]v4.Object, 0, len(l.body.Items))}
+		for i, raw := range l.body.Items {
+			obj, err := decodeObject(raw, l.kind)
+			if err != nil {
+				return nil, fmt.Errorf("list the catalog: %s %d: %w", l.kind.Plural(), i, err)
+			}
+			list.Items = append(list.Items, obj)
+		}
+		*l.dst = list
+	}
+	return out, nil
+}
+
+// agentCatalogPath is where agents read the catalog.
+const agentCatalogPath = "/v1/agent/catalog"
+
+// AgentWatchCatalog streams the changes of every service and endpoints object after the
+// revisions of a list (both kinds interleaved: after a break, list again). The channel
+// behaves like Watch's.
+func (c *Client) AgentWatchCatalog(ctx context.Context, cat *Catalog) (<-chan WatchEvent, error) {
+	q := url.Values{"watch": {"true"}, "services": {cat.Services.ResourceVersion}, "endpoints": {cat.Endpoints.ResourceVersion}}
+	return c.streamEvents(ctx, request{method: http.MethodGet, path: agentCatalogPath, query: q}, v4.KindService, "watch the catalog")
 }
 
 // AgentPutStatus writes a task group's status (404 when the task group is gone).

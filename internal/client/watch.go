@@ -55,7 +55,13 @@ func (c *Client) watchPath(ctx context.Context, path string, kind v4.Kind, rv, w
 	if rv != "" {
 		q.Set("resourceVersion", rv)
 	}
-	resp, err := c.do(ctx, request{method: http.MethodGet, path: path, query: q})
+	return c.streamEvents(ctx, request{method: http.MethodGet, path: path, query: q}, kind, what)
+}
+
+// streamEvents sends req and streams the watch events of its answer, as Watch; objects
+// without a kind of their own are decoded as kind.
+func (c *Client) streamEvents(ctx context.Context, req request, kind v4.Kind, what string) (<-chan WatchEvent, error) {
+	resp, err := c.do(ctx, req)
 	if err != nil {
 		return nil, err
 	}

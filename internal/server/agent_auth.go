@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -28,8 +27,7 @@ func (s *Server) agentRoutes(mux *routeMux) {
 	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))
 	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.nodeAuth(s.handleAgentConfigMap))
 	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.nodeAuth(s.handleAgentSecret))
-	mux.HandleFunc("GET /v1/agent/services", s.nodeAuth(s.handleAgentCatalog(v4.KindService)))
-	mux.HandleFunc("GET /v1/agent/endpoints", s.nodeAuth(s.handleAgentCatalog(v4.KindEndpoint)))
+	mux.HandleFunc("GET /v1/agent/catalog", s.nodeAuth(s.handleAgentCatalog))
 
 	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)

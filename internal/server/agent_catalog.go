@@ -1,71 +1,128 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
+	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
 )
 
-// handleAgentCatalog lists or watches (?watch=true, from ?resourceVersion=) every
-// service or every endpoints object of the cluster for an agent, from the server's shared
-// caches: five thousand agents following them cost no etcd watch each. A
-// resourceVersion older than the cache's history answers 410: the agent lists again.
-func (s *Server) handleAgentCatalog(kind v4.Kind) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c := s.catalog[kind]
-		q := r.URL.Query()
-		watch, err := boolParam(q.Get("watch"), "watch")
-		if err != nil {
+// catalogBody is the answer to an agent's list of the catalog: every service and every
+// endpoints object, each kind with the revision to watch it from.
+type catalogBody struct {
+	Kind      string   `json:"kind"`
+	Services  listBody `json:"services"`
+	Endpoints listBody `json:"endpoints"`
+}
+
+// handleAgentCatalog lists, or watches (?watch=true), every service and endpoints object
+// of the cluster for an agent, from the server's shared caches: five thousand agents
+// following them cost no etcd watch each, and one connection each (an agent holds
+// few). The watch starts from ?services= and ?endpoints= (the revisions of a list) and
+// interleaves both kinds, so an agent whose stream breaks lists again rather than
+// resuming. A revision older than a cache's history answers 410.
+func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	watch, err := boolParam(q.Get("watch"), "watch")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if !watch {
+		s.listCatalog(w, r)
+		return
+	}
+	from := map[v4.Kind]int64{}
+	for _, k := range catalogKinds {
+		if from[k], err = resourceVersionParam(k.Plural(), q.Get(k.Plural())); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		if !watch {
-			ctx, cancel := requestContext(r)
-			defer cancel()
-			if err := s.cacheCurrent(ctx, c); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			items, rev, err := c.List("", "")
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			if items == nil {
-				items = []v4.Object{}
-			}
-			writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items})
-			return
-		}
-		from, err := resourceVersionParam(q.Get("resourceVersion"))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		ctx, cancel := s.streamContext(r)
-		defer cancel()
+	}
+	ctx, cancel := s.streamContext(r)
+	defer cancel()
+	var chans []<-chan store.Event
+	for _, k := range catalogKinds {
+		c := s.catalog[k]
 		if err := synced(ctx, c); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		ch, err := c.Watch(ctx, "", "", from)
+		ch, err := c.Watch(ctx, "", "", from[k])
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		stream(ctx, w, ch, objectLine)
+		chans = append(chans, ch)
 	}
+	stream(ctx, w, mergeEvents(ctx, chans), objectLine)
 }
 
-// resourceVersionParam parses ?resourceVersion= (0 when absent).
-func resourceVersionParam(v string) (int64, error) {
+// listCatalog answers the list of the catalog.
+func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	lists := map[v4.Kind]listBody{}
+	for _, k := range catalogKinds {
+		c := s.catalog[k]
+		if err := s.cacheCurrent(ctx, c); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		items, rev, err := c.List("", "")
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if items == nil {
+			items = []v4.Object{}
+		}
+		lists[k] = listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items}
+	}
+	writeJSON(w, http.StatusOK, catalogBody{Kind: "Catalog", Services: lists[v4.KindService], Endpoints: lists[v4.KindEndpoint]})
+}
+
+// mergeEvents interleaves the events of several watches into one channel, closed when
+// ctx ends or any of them ends (its error event passed on first): the stream ends with
+// its first broken watch. Its goroutines end with ctx.
+func mergeEvents(ctx context.Context, chans []<-chan store.Event) <-chan store.Event {
+	out := make(chan store.Event)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, ch := range chans {
+		wg.Go(func() {
+			defer cancel()
+			for ev := range ch {
+				select {
+				case out <- ev:
+				case <-ctx.Done():
+					return
+				}
+				if ev.Type == store.Error {
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		cancel()
+		close(out)
+	}()
+	return out
+}
+
+// resourceVersionParam parses a revision parameter (0 when absent).
+func resourceVersionParam(name, v string) (int64, error) {
 	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v)
+		return 0, errorf(http.StatusBadRequest, "%s %q is not a non-negative integer (a resourceVersion)", name, v)
 	}
 	return n, nil
 }

@@ -51,7 +51,7 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) {
 // never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
 // cache's history answers 410: the agent lists again.
 func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) {
-	from, err := resourceVersionParam(r.URL.Query().Get("resourceVersion"))
+	from, err := resourceVersionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -21,7 +21,7 @@ var openRoutes = map[string]bool{
 	"GET /v1/agent/nodes/{name}/taskgroups": true,
 	"POST /v1/agent/nodes/{name}/report":    true, "PUT /v1/agent/taskgroups/{ns}/{name}/status": true,
 	"GET /v1/agent/configmaps/{ns}/{name}": true, "GET /v1/agent/secrets/{ns}/{name}": true,
-	"GET /v1/agent/services": true, "GET /v1/agent/endpoints": true,
+	"GET /v1/agent/catalog":    true,
 	"POST /v1/cluster/members": true,
 }
 
