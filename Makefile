@@ -5,7 +5,7 @@ VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent bench-dns clean
 
 all: build
 
@@ -61,6 +61,11 @@ bench-cluster: build
 # idle processes, then 100 idle containers; needs root and Docker.
 bench-agent: build
 	./scripts/bench-agent.sh
+
+# The cluster DNS benchmark (docs/benchmarks.md, Cluster DNS): dnsperf against the
+# node's DNS server over 1,000 made-up services of 10 instances, on loopback.
+bench-dns: build
+	./scripts/bench-dns.sh
 
 # Runs every fuzz target for FUZZTIME each. Minimisation is capped so large seeds don't
 # stall the run.
