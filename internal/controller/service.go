@@ -112,7 +112,7 @@ func (c *ServiceController) enqueueTaskGroup(o v4.Object) {
 	}
 	for _, so := range svcs {
 		svc := so.(*v4.Service)
-		if selects(svc.Spec.Selector, tg.Spec.Labels) {
+		if v4.Selects(svc.Spec.Selector, tg.Spec.Labels) {
 			c.queue.AddAfter(svcKey{svc.Metadata.Namespace, svc.Metadata.Name}, endpointsDelay)
 		}
 	}

@@ -9,19 +9,6 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// selects reports whether every label of selector is among labels (BCS ANDs them).
-func selects(selector, labels map[string]string) bool {
-	if len(selector) == 0 {
-		return false
-	}
-	for k, v := range selector {
-		if got, ok := labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
-}
-
 // endpointsFor builds the endpoints of svc from the task groups of its namespace: those
 // its selector matches and that have not ended, ready ones in Endpoints, the others in
 // NotReady with the reason. A Lost instance is never ready: its node is silent, so it
@@ -32,7 +19,7 @@ func endpointsFor(svc *v4.Service, tgs []*v4.TaskGroup) *v4.Endpoints {
 		Metadata: v4.ObjectMeta{Name: svc.Metadata.Name, Namespace: svc.Metadata.Namespace, Labels: svc.Metadata.Labels},
 	}
 	for _, tg := range tgs {
-		if !selects(svc.Spec.Selector, tg.Spec.Labels) || v4.Terminal(tg.Status.Phase) {
+		if !v4.Selects(svc.Spec.Selector, tg.Spec.Labels) || v4.Terminal(tg.Status.Phase) {
 			continue
 		}
 		e := endpointOf(svc, tg)

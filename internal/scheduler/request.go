@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"maps"
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -71,14 +70,7 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	if req.Strategy != "" && req.Strategy != Spread && req.Strategy != Binpack {
 		return nil, fmt.Errorf("annotation %s: %q is neither %q nor %q", StrategyAnnotation, req.Strategy, Spread, Binpack)
 	}
-	// Template labels win over the object's (BCS merges without overwriting pod keys).
-	req.Labels = maps.Clone(meta.Labels)
-	if tmpl.Metadata != nil && len(tmpl.Metadata.Labels) > 0 {
-		if req.Labels == nil {
-			req.Labels = map[string]string{}
-		}
-		maps.Copy(req.Labels, tmpl.Metadata.Labels)
-	}
+	req.Labels = v4.InstanceLabels(meta, tmpl)
 	if err := req.addTasks(&tmpl.Spec); err != nil {
 		return nil, fmt.Errorf("%s: %w", req.App, err)
 	}

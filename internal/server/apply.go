@@ -28,7 +28,11 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	for _, d := range docs {
 		m := d.Object.GetMeta()
-		if err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name); err != nil {
+		err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name)
+		if svc, ok := d.Object.(*v4.Service); ok && err == nil {
+			err = s.checkServicePorts(ctx, svc, docs)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -158,6 +158,12 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	if svc, ok := doc.Object.(*v4.Service); ok {
+		if err := s.checkServicePorts(ctx, svc, nil); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	var rollout *v4.Operation
 	if name != "" {
 		if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), name); err != nil {
