@@ -1,5 +1,7 @@
 package v4
 
+import "slices"
+
 // Readiness says whether a task group should get a service's traffic, and why not: it
 // must be Running, not asked to stop, and pass its health checks. A group whose checks
 // have not answered yet (their delay or grace period) is not ready, as Kubernetes treats
@@ -21,29 +23,35 @@ func (t *TaskGroup) Readiness() (ready bool, reason string) {
 			}
 		}
 		return false, "health check failing"
-	case t.Status.Healthy == nil && hasLocalChecks(&t.Spec.Template.Spec):
+	case t.Status.Healthy == nil && hasChecks(&t.Spec.Template.Spec, localCheck):
 		return false, "health not checked yet"
+	case t.Status.Remote != nil && !t.Status.Remote.Healthy:
+		return false, "remote health check failing: " + t.Status.Remote.Message
+	case t.Status.Remote == nil && hasChecks(&t.Spec.Template.Spec, RemoteCheck):
+		return false, "remote health not checked yet"
 	}
 	return true, ""
 }
 
-// hasLocalChecks reports whether a pod has health checks its agent runs.
-func hasLocalChecks(p *PodSpec) bool {
-	local := func(hs []HealthCheck) bool {
-		for _, h := range hs {
-			if h.Type == CheckHTTP || h.Type == CheckTCP || h.Type == CheckCommand {
-				return true
-			}
-		}
-		return false
-	}
+// localCheck reports whether a check runs on the agent.
+func localCheck(h HealthCheck) bool {
+	return h.Type == CheckHTTP || h.Type == CheckTCP || h.Type == CheckCommand
+}
+
+// RemoteCheck reports whether a check runs on the server (REMOTE_HTTP, REMOTE_TCP).
+func RemoteCheck(h HealthCheck) bool {
+	return h.Type == CheckRemoteHTTP || h.Type == CheckRemoteTCP
+}
+
+// hasChecks reports whether a task of the pod has a check that kind accepts.
+func hasChecks(p *PodSpec, kind func(HealthCheck) bool) bool {
 	for _, c := range p.Containers {
-		if local(c.HealthChecks) {
+		if slices.ContainsFunc(c.HealthChecks, kind) {
 			return true
 		}
 	}
 	for _, t := range p.Processes {
-		if local(t.HealthChecks) {
+		if slices.ContainsFunc(t.HealthChecks, kind) {
 			return true
 		}
 	}

@@ -108,6 +108,18 @@ type TaskGroupStatus struct {
 	// HealthKilled is set when the executor killed the group after consecutive health
 	// check failures (the restart policy counts it as a failure).
 	HealthKilled bool `json:"healthKilled,omitempty"`
+	// Remote is the result of the REMOTE_HTTP and REMOTE_TCP checks, which the leader
+	// runs (nil until they answer, or without such checks). The server owns it: what an
+	// agent reports in its place is ignored.
+	Remote *RemoteHealth `json:"remote,omitempty"`
+}
+
+// RemoteHealth is the state of a task group's remote checks: healthy when every one
+// passed its last probe.
+type RemoteHealth struct {
+	Healthy bool      `json:"healthy"`
+	Message string    `json:"message,omitempty"`
+	Since   time.Time `json:"since"`
 }
 
 // TaskStatus is one task (container or process) of a task group.

@@ -126,6 +126,7 @@ func (m *Manager) controllers(opts Options) map[string]runner {
 		"notify":         NewNotifyController(m.store, opts),
 		"drain":          NewDrainController(m.store, m.feed, opts),
 		"service":        NewServiceController(m.store, opts),
+		"remote-check":   NewRemoteCheckController(m.store, opts),
 	}
 }
 

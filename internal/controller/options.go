@@ -25,6 +25,9 @@ type Options struct {
 	// stopped (default 5 minutes), so a drain is never stuck on a replacement that never
 	// gets healthy.
 	MoveDeadline time.Duration
+	// HealthTimeUnit is the length of one second of a remote health check's settings
+	// (interval, timeout, grace): 1 s by default; tests scale it down.
+	HealthTimeUnit time.Duration
 	// TaskGroups is the shared cache of task groups (NewTaskGroupCache), run by the
 	// caller; nil: the manager runs one per term (a controller run alone runs its own).
 	TaskGroups *cache.Cache

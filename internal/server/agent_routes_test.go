@@ -344,3 +344,22 @@ func TestAgentConfigMapsAndSecrets(t *testing.T) {
 	// A missing secret is a 403 for an unrelated node (no probing), 404 for a user.
 	wantStatus(t, agentCall(t, http.MethodGet, url+"/v1/agent/secrets/ns/other?node=n1", ""), http.StatusForbidden)
 }
+
+// The remote health is the server's: an agent's status write keeps the stored one and
+// cannot set its own, alone or batched.
+func TestAgentStatusKeepsRemoteHealth(t *testing.T) {
+	url := newTestServer(t, Config{})
+	putTaskGroup(t, "ns", "0.rh.ns.c.1", "n1", func(tg *v4.TaskGroup) {
+		tg.Status = v4.TaskGroupStatus{Phase: v4.StatusRunning, Remote: &v4.RemoteHealth{Healthy: false, Message: "tcp 10.0.0.1:80: refused"}}
+	})
+	for pid, body := range map[int]string{
+		10: statusJSON(t, v4.StatusRunning, 10),
+		11: strings.Replace(statusJSON(t, v4.StatusRunning, 11), `"phase"`, `"remote":{"healthy":true,"since":"2026-01-01T00:00:00Z"},"phase"`, 1),
+	} {
+		wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/taskgroups/ns/0.rh.ns.c.1/status", body), http.StatusOK)
+		tg := getTaskGroup(t, "ns", "0.rh.ns.c.1")
+		if tg.Status.Tasks[0].Info.Pid != pid || tg.Status.Remote == nil || tg.Status.Remote.Healthy || tg.Status.Remote.Message != "tcp 10.0.0.1:80: refused" {
+			t.Fatalf("after a report of pid %d: %+v", pid, tg.Status)
+		}
+	}
+}

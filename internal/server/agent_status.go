@@ -93,6 +93,7 @@ func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st
 		if node != "" && tg.Spec.Node != node {
 			return nil, false, fmt.Errorf("task group %s/%s: %w %q", ns, name, errOtherNode, tg.Spec.Node)
 		}
+		st.Remote = tg.Status.Remote // the server's own
 		if !statusNeeded(tg.Status, st) {
 			return tg, false, nil
 		}

@@ -126,6 +126,7 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 			w.done <- statusResult{alone: true} // alone, it reads etcd and says whose it is
 			continue
 		}
+		w.st.Remote = tg.Status.Remote // the server's own (remote checks)
 		if !statusNeeded(tg.Status, w.st) {
 			w.done <- statusResult{tg: tg}
 			continue
