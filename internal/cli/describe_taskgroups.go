@@ -46,6 +46,13 @@ func (d *describer) taskGroups(tgs []*v4.TaskGroup) {
 			for _, t := range tg.Status.Tasks {
 				d.line("   " + taskLine(t))
 			}
+			if r := tg.Status.Remote; r != nil {
+				state := "passing"
+				if !r.Healthy {
+					state = "failing: " + r.Message
+				}
+				d.line("   remote checks " + state)
+			}
 		}
 	})
 }
