@@ -108,15 +108,37 @@ func hasDotDot(p string) bool {
 	return false
 }
 
+// maxClusterIPs bounds a service's clusterIP entries: the DNS server resolves the names
+// among them at each query.
+const maxClusterIPs = 16
+
+// dnsNamePattern is a DNS name: dot-separated labels of letters, digits and inner
+// hyphens, each at most 63 characters, with an optional final dot (253 in all, checked
+// apart).
+var dnsNamePattern = regexp.MustCompile(`^(?i:[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.(?i:[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?))*\.?$`)
+
+// isDNSName reports whether s is a DNS name whose last label is not all digits (so a
+// mistyped address such as 10.0.0.300 is not taken for a name).
+func isDNSName(s string) bool {
+	if len(s) > 253 || !dnsNamePattern.MatchString(s) {
+		return false
+	}
+	labels := strings.Split(strings.TrimSuffix(s, "."), ".")
+	return strings.Trim(labels[len(labels)-1], "0123456789") != ""
+}
+
 func validateService(s *Service, errs *FieldErrors) {
 	if len(s.Spec.Selector) == 0 {
 		errs.add("spec.selector", "required: at least one label")
 	}
 	validateLabels("spec.selector", s.Spec.Selector, errs)
 	oneOf("spec.type", s.Spec.Type, errs, "ClusterIP", "None")
+	if len(s.Spec.ClusterIP) > maxClusterIPs {
+		errs.add("spec.clusterIP", "at most %d entries, got %d", maxClusterIPs, len(s.Spec.ClusterIP))
+	}
 	for i, ip := range s.Spec.ClusterIP {
-		if net.ParseIP(ip) == nil {
-			errs.add(fmt.Sprintf("spec.clusterIP[%d]", i), "must be an IP address, got %q", truncate(ip, 60))
+		if net.ParseIP(ip) == nil && !isDNSName(ip) {
+			errs.add(fmt.Sprintf("spec.clusterIP[%d]", i), "must be an IP address or a DNS name (www.example.com), got %q", truncate(ip, 60))
 		}
 	}
 	if len(s.Spec.Ports) == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -160,9 +161,13 @@ func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
 	hdr := func(t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: q.Name, Rrtype: t, Class: dns.ClassINET, Ttl: answerTTL}
 	}
+	v4s, v6s := rs.v4, rs.v6
+	if len(rs.aliases) > 0 && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA || q.Qtype == dns.TypeANY) {
+		v4s, v6s = s.withAliases(rs, q.Qtype)
+	}
 	switch q.Qtype {
 	case dns.TypeA, dns.TypeANY:
-		for _, ip := range rs.v4 {
+		for _, ip := range v4s {
 			m.Answer = append(m.Answer, &dns.A{Hdr: hdr(dns.TypeA), A: ip})
 		}
 		if q.Qtype == dns.TypeA {
@@ -170,7 +175,7 @@ func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
 		}
 		fallthrough
 	case dns.TypeAAAA:
-		for _, ip := range rs.v6 {
+		for _, ip := range v6s {
 			m.Answer = append(m.Answer, &dns.AAAA{Hdr: hdr(dns.TypeAAAA), AAAA: ip})
 		}
 	case dns.TypeSRV:
@@ -187,6 +192,41 @@ func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
 		m.Ns = []dns.RR{s.soa()} // no data: the name exists, not with that type
 	}
 	return m
+}
+
+// withAliases returns the addresses of rs with those of its alias names merged in: a name
+// of the cluster is looked up in the zone (one level: its own aliases are not followed),
+// any other through the forwarder and its cache. An alias that does not resolve adds
+// nothing.
+func (s *DNSServer) withAliases(rs *rrset, qtype uint16) (v4s, v6s []net.IP) {
+	out := &rrset{v4: slices.Clone(rs.v4), v6: slices.Clone(rs.v6)}
+	for _, name := range rs.aliases {
+		if local, ok := s.cat.zone.lookup(name); ok {
+			for _, ip := range local.v4 {
+				out.add(ip)
+			}
+			for _, ip := range local.v6 {
+				out.add(ip)
+			}
+			continue
+		}
+		for _, t := range []uint16{dns.TypeA, dns.TypeAAAA} {
+			if qtype != dns.TypeANY && qtype != t {
+				continue
+			}
+			req := new(dns.Msg)
+			req.SetQuestion(name, t)
+			for _, rr := range s.fwd.forward(req, true).Answer {
+				switch r := rr.(type) {
+				case *dns.A:
+					out.add(r.A)
+				case *dns.AAAA:
+					out.add(r.AAAA)
+				}
+			}
+		}
+	}
+	return out.v4, out.v6
 }
 
 // soa is the zone's SOA record, for negative answers (its minimum is their TTL).

@@ -205,3 +205,23 @@ func TestForwardingAndItsCache(t *testing.T) {
 		t.Errorf("with a silent upstream: %s, want SERVFAIL", dns.RcodeToString[m.Rcode])
 	}
 }
+
+// A service's clusterIP entries that are names are resolved at each query, through the
+// cluster's own names or the upstreams, and merged into the answer.
+func TestClusterIPNamesAreMerged(t *testing.T) {
+	up, _ := upstream(t)
+	cat := NewCatalog("cluster.local")
+	api := &v4.Service{Metadata: v4.ObjectMeta{Name: "api", Namespace: "demo"},
+		Spec: v4.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []v4.ServicePort{{Name: "http", ServicePort: 80}}}}
+	cat.Put(api)
+	cat.Put(&v4.Endpoints{Metadata: v4.ObjectMeta{Name: "api", Namespace: "demo"}, Endpoints: []v4.Endpoint{{ContainerIP: "172.17.0.9",
+		Target: v4.TargetRef{Name: "api"}, Ports: []v4.EndpointPort{{Name: "http", IP: "172.17.0.9", Port: 80}}}}})
+	web := webService()
+	web.Spec.ClusterIP = []string{"10.9.0.1", "db.example.org", "api.demo.svc.cluster.local"}
+	cat.Put(web)
+	addr := startDNS(t, cat, up).Addr()
+	want := []string{"10.9.0.1", "172.17.0.9", "192.0.2.1"}
+	if got := ips(query(t, addr, "web.demo", dns.TypeA, "udp")); !slices.Equal(got, want) {
+		t.Errorf("web.demo with names among its cluster IPs: %v, want %v", got, want)
+	}
+}

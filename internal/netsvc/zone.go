@@ -14,6 +14,9 @@ import (
 type rrset struct {
 	v4, v6 []net.IP
 	srv    []srvTarget
+	// aliases are the service's clusterIP entries that are names: their addresses are
+	// looked up at each query and merged into the answer (bcs-dns did so).
+	aliases []string
 	// exists is set for a service's own name even when it has no address: the answer is
 	// then "no data", not "no such name".
 	exists bool
@@ -83,7 +86,11 @@ func (z *zone) serviceNames(svc *v4.Service, ep *v4.Endpoints) map[string]*rrset
 	own := &rrset{exists: true}
 	names := map[string]*rrset{base: own}
 	for _, s := range svc.Spec.ClusterIP {
-		own.add(net.ParseIP(s))
+		if ip := net.ParseIP(s); ip != nil {
+			own.add(ip)
+		} else {
+			own.aliases = append(own.aliases, fqdn(s))
+		}
 	}
 	srvs := map[string]*rrset{}
 	for _, sp := range svc.Spec.Ports {
