@@ -16,6 +16,10 @@ type Endpoints struct {
 	Endpoints []Endpoint `json:"eps"`
 	// NotReady are the instances that match but get no traffic.
 	NotReady []Endpoint `json:"notReady,omitempty"`
+	// VIP is the service's virtual IP, from the servers' service range (a service of
+	// type ClusterIP; none for type None): every node forwards VIP:servicePort to the
+	// ready instances (docs/services.md).
+	VIP string `json:"vip,omitempty"`
 }
 
 // GetMeta returns the object's metadata.

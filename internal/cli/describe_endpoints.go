@@ -15,6 +15,9 @@ func (d *describer) endpoints(ep *v4.Endpoints) {
 		d.kv("Endpoints", "%s (not computed yet)", none)
 		return
 	}
+	if ep.VIP != "" {
+		d.kv("VIP", "%s", ep.VIP)
+	}
 	if len(ep.Endpoints) == 0 {
 		d.kv("Endpoints", "%s", none)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -45,6 +46,7 @@ type serverFlags struct {
 	agentGuard    agentGuardFlags // berth dev: what its agent allows workloads
 	member        memberFlags
 	nodeTTL       time.Duration
+	serviceCIDR   string
 	dependencyGC  time.Duration
 	etcd          etcdSpaceFlags
 }
@@ -57,6 +59,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", controller.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
+	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", controller.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
 	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", controller.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serving certificate file (PEM) instead of one from the cluster CA; read again when it changes")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the serving certificate's key file (with --tls-cert)")
@@ -195,6 +198,10 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if err != nil {
 		return server.Config{}, err
 	}
+	cidr, err := netip.ParsePrefix(f.serviceCIDR)
+	if err != nil || !cidr.Addr().Is4() || cidr.Bits() > 30 {
+		return server.Config{}, fmt.Errorf("--service-cidr %q: give an IPv4 range such as %s (a /30 or larger)", f.serviceCIDR, controller.DefaultServiceCIDR)
+	}
 	return server.Config{
 		EtcdQuotaBytes:         quota,
 		EtcdCompactionInterval: f.etcd.compactionInterval,
@@ -222,6 +229,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		CertLifetime:           f.certLifetime,
 		NodeTTL:                f.nodeTTL,
 		DependencyGC:           f.dependencyGC,
+		ServiceCIDR:            cidr,
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"log/slog"
+	"net/netip"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -25,6 +26,9 @@ type Options struct {
 	// stopped (default 5 minutes), so a drain is never stuck on a replacement that never
 	// gets healthy.
 	MoveDeadline time.Duration
+	// ServiceCIDR is the range services' virtual IPs come from (default
+	// DefaultServiceCIDR).
+	ServiceCIDR netip.Prefix
 	// HealthTimeUnit is the length of one second of a remote health check's settings
 	// (interval, timeout, grace): 1 s by default; tests scale it down.
 	HealthTimeUnit time.Duration

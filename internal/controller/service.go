@@ -48,9 +48,12 @@ type ServiceController struct {
 	services  *cache.Cache
 	endpoints cacheView // its own writes are waited for, as the task groups' are
 	tgs       *taskGroupView
+	vips      *vipAllocator
 
 	mu        sync.Mutex
 	lastWrite map[svcKey]time.Time // of big endpoints objects only
+	clearVIP  map[svcKey]bool      // endpoints whose VIP cannot be kept (set before the workers run)
+	noVIP     map[svcKey]bool      // services waiting for a VIP to be given back
 }
 
 // NewServiceController builds the controller; Run drives it.
@@ -58,7 +61,8 @@ func NewServiceController(st *store.Store, opts Options) *ServiceController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "service")
 	return &ServiceController{store: st, log: log, recorder: newRecorder(st, log), opts: opts,
-		queue: newQueue[svcKey](), lastWrite: map[svcKey]time.Time{}}
+		queue: newQueue[svcKey](), lastWrite: map[svcKey]time.Time{}, clearVIP: map[svcKey]bool{},
+		noVIP: map[svcKey]bool{}}
 }
 
 // Run keeps the endpoints until ctx ends.
@@ -80,11 +84,27 @@ func (c *ServiceController) Run(ctx context.Context) error {
 	if !synced(ctx, c.services, c.endpoints.cache, c.tgs.cache) {
 		return nil
 	}
-	// Endpoints whose service went while no leader ran are removed.
-	if objs, _, err := c.endpoints.cache.List("", ""); err == nil {
-		for _, o := range objs {
-			c.enqueue(o)
+	cidr := c.opts.ServiceCIDR
+	if !cidr.IsValid() {
+		cidr = DefaultServiceCIDR
+	}
+	vips, err := newVIPAllocator(cidr)
+	if err != nil {
+		return err
+	}
+	c.vips = vips
+	// The VIPs given are those the endpoints hold; endpoints whose service went while no
+	// leader ran are removed.
+	objs, _, err := c.endpoints.cache.List("", "")
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if ip := o.(*v4.Endpoints).VIP; ip != "" && !c.vips.reserve(ip) {
+			c.log.Warn("endpoints hold a VIP outside the service range or taken twice; it is replaced", "service", objKey(o), "vip", ip)
+			c.clearVIP[svcKey{o.GetMeta().Namespace, o.GetMeta().Name}] = true
 		}
+		c.enqueue(o)
 	}
 	wg.Go(func() { watchCache(ctx, c.services, c.log, nil, func(ev store.Event) { c.enqueue(ev.Object) }) })
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueTaskGroup) })
@@ -127,9 +147,10 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 	cur, _ := c.endpoints.cache.Get(key.Namespace, key.Name)
 	so, ok := c.services.Get(key.Namespace, key.Name)
 	if !ok {
-		c.forget("noendpoints/" + key.String())
+		c.forget("noendpoints/"+key.String(), "novip/"+key.String())
 		c.mu.Lock()
 		delete(c.lastWrite, key)
+		delete(c.noVIP, key)
 		c.mu.Unlock()
 		if cur == nil {
 			return 0, nil
@@ -137,6 +158,7 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 		if _, err := c.store.Delete(ctx, v4.KindEndpoint, key.Namespace, key.Name, ""); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return 0, fmt.Errorf("delete endpoints of %s: %w", key, err)
 		}
+		c.releaseVIP(key, cur.(*v4.Endpoints).VIP)
 		return 0, nil
 	}
 	svc := so.(*v4.Service)
@@ -156,11 +178,13 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 	var have *v4.Endpoints
 	if cur != nil {
 		have = cur.(*v4.Endpoints)
-		if sameEndpoints(have, want) {
-			return 0, nil
-		}
+	}
+	allocated := c.assignVIP(key, svc, have, want)
+	if have != nil && sameEndpoints(have, want) {
+		return 0, nil
 	}
 	if wait := c.writeWait(key, want); wait > 0 {
+		c.releaseVIP(key, allocated)
 		return wait, nil
 	}
 	if have == nil {
@@ -174,7 +198,11 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 		err = c.store.Update(ctx, want, store.Raw{})
 	}
 	if err != nil {
+		c.releaseVIP(key, allocated)
 		return 0, fmt.Errorf("write endpoints of %s: %w", key, err)
+	}
+	if have != nil && have.VIP != "" && have.VIP != want.VIP {
+		c.releaseVIP(key, have.VIP)
 	}
 	c.endpoints.wrote(want.Metadata.ResourceVersion)
 	return 0, nil
@@ -182,7 +210,7 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 
 // sameEndpoints reports whether two endpoints objects say the same.
 func sameEndpoints(a, b *v4.Endpoints) bool {
-	return reflect.DeepEqual(a.Endpoints, b.Endpoints) && reflect.DeepEqual(a.NotReady, b.NotReady) &&
+	return a.VIP == b.VIP && reflect.DeepEqual(a.Endpoints, b.Endpoints) && reflect.DeepEqual(a.NotReady, b.NotReady) &&
 		reflect.DeepEqual(a.Metadata.Labels, b.Metadata.Labels)
 }
 
@@ -214,3 +242,56 @@ func (c *ServiceController) warnEmpty(key svcKey, svc *v4.Service, ep *v4.Endpoi
 		Kind: v4.KindService, Namespace: key.Namespace, Name: key.Name,
 		Message: fmt.Sprintf("the selector %s matches no instance in namespace %s", labelSelector(svc.Spec.Selector), key.Namespace)})
 }
+
+// assignVIP gives want the service's virtual IP: the one its endpoints hold, a new one
+// for a ClusterIP service without one, none for type None. It returns a VIP it
+// allocated now ("" when none), which the caller releases if the write fails. An
+// exhausted range is a Warning event on the service, which then has no VIP (its names
+// still resolve to its instances).
+func (c *ServiceController) assignVIP(key svcKey, svc *v4.Service, have, want *v4.Endpoints) string {
+	if svc.Spec.Type == "None" {
+		return ""
+	}
+	c.mu.Lock()
+	drop := c.clearVIP[key]
+	delete(c.clearVIP, key)
+	c.mu.Unlock()
+	if have != nil && have.VIP != "" && !drop {
+		want.VIP = have.VIP
+		return ""
+	}
+	ip, err := c.vips.allocate()
+	c.mu.Lock()
+	if err != nil {
+		c.noVIP[key] = true
+	} else {
+		delete(c.noVIP, key)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		c.recordOnce("novip/"+key.String(), err.Error(), v4.Event{Type: v4.EventWarning, Reason: "NoVIP",
+			Kind: v4.KindService, Namespace: key.Namespace, Name: key.Name,
+			Message: fmt.Sprintf("no virtual IP for the service: %v; widen --service-cidr or delete unused services", err)})
+		return ""
+	}
+	c.forget("novip/" + key.String())
+	want.VIP = ip
+	return ip
+}
+
+// releaseVIP gives a VIP back to the range, and looks again at the services waiting for
+// one.
+func (c *ServiceController) releaseVIP(key svcKey, ip string) {
+	if ip == "" {
+		return
+	}
+	c.vips.release(ip)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.noVIP {
+		c.queue.Add(k)
+	}
+}
+
+// key names an object's service.
+func objKey(o v4.Object) string { m := o.GetMeta(); return m.Namespace + "/" + m.Name }

@@ -3,7 +3,9 @@ package controller
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -143,4 +145,68 @@ func endpointWrites(t *testing.T, rv string) int {
 		}
 	}
 	return n
+}
+
+// ClusterIP services get a virtual IP of the range, kept across changes, none for type
+// None; an exhausted range is a Warning event and no VIP; a deleted service's VIP is
+// given back.
+func TestServiceVIPs(t *testing.T) {
+	e := startEnv(t, func(*feed.Feed) runner {
+		return NewServiceController(testStore, Options{Logger: storetest.QuietLogger(), ServiceCIDR: netip.MustParsePrefix("10.9.0.0/30")})
+	})
+	apply := func(name, typ string) {
+		t.Helper()
+		docs, err := v4.Parse([]byte(`{"apiVersion":"v4","kind":"service","metadata":{"name":"` + name + `","namespace":"demo"},
+			"spec":{"type":"` + typ + `","selector":{"app":"web"},"ports":[{"name":"http","protocol":"http","servicePort":80}]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := testStore.Apply(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vipOf := func(name string) (string, bool) {
+		o, err := testStore.Get(context.Background(), v4.KindEndpoint, "demo", name)
+		if err != nil {
+			return "", false
+		}
+		return o.(*v4.Endpoints).VIP, true
+	}
+	apply("a", "ClusterIP")
+	apply("headless", "None")
+	apply("b", "ClusterIP")
+	var a, b string
+	e.eventually("VIPs for a and b", func() bool {
+		a, _ = vipOf("a")
+		b, _ = vipOf("b")
+		return a != "" && b != ""
+	})
+	if a == b || !netip.MustParsePrefix("10.9.0.0/30").Contains(netip.MustParseAddr(a)) {
+		t.Fatalf("VIPs %s and %s", a, b)
+	}
+	if vip, ok := vipOf("headless"); !ok || vip != "" {
+		t.Errorf("a service of type None: VIP %q (endpoints %v)", vip, ok)
+	}
+	putTG(t, svcTG(0, nil))
+	e.eventually("a's endpoints to change", func() bool {
+		o, err := testStore.Get(context.Background(), v4.KindEndpoint, "demo", "a")
+		return err == nil && len(o.(*v4.Endpoints).Endpoints) == 1
+	})
+	if got, _ := vipOf("a"); got != a {
+		t.Errorf("a's VIP moved from %s to %s", a, got)
+	}
+
+	apply("c", "ClusterIP") // the /30 has two
+	eventsEventually(t, "a NoVIP warning", v4.EventFilter{Kind: v4.KindService, Namespace: "demo", Name: "c"}, func(evs []v4.Event) bool {
+		for _, ev := range evs {
+			if ev.Reason == "NoVIP" && strings.Contains(ev.Message, "--service-cidr") {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := testStore.Delete(context.Background(), v4.KindService, "demo", "a", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually("c to get a's VIP", func() bool { vip, _ := vipOf("c"); return vip == a })
 }

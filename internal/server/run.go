@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -116,6 +117,9 @@ type Config struct {
 	MaxConnections int
 	// NodeTTL is how long an agent may stay silent before its node is Lost (default 10 s).
 	NodeTTL time.Duration
+	// ServiceCIDR is the range of the services' virtual IPs (default
+	// controller.DefaultServiceCIDR).
+	ServiceCIDR netip.Prefix
 	// DependencyGC is how long an unused dependency pod is kept (default 5 minutes).
 	DependencyGC time.Duration
 	// Member, when set, makes the embedded etcd a member of a cluster of servers with
@@ -211,6 +215,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	mgr := controller.NewManager(st, cfg.Feed, controller.Options{
 		Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger,
 		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC, TaskGroups: cfg.TaskGroupCache,
+		ServiceCIDR: cfg.ServiceCIDR,
 	}, cfg.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()
