@@ -1,6 +1,8 @@
 package netsvc
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -11,6 +13,8 @@ import (
 // answers from). It is safe for concurrent use.
 type Catalog struct {
 	zone *zone
+	// changed is signalled (without blocking) after every change, for the service proxy.
+	changed chan struct{}
 
 	mu        sync.Mutex
 	services  map[string]*v4.Service
@@ -19,7 +23,8 @@ type Catalog struct {
 
 // NewCatalog returns an empty catalog whose names end in domain ("cluster.local").
 func NewCatalog(domain string) *Catalog {
-	return &Catalog{zone: newZone(fqdn(domain)), services: map[string]*v4.Service{}, endpoints: map[string]*v4.Endpoints{}}
+	return &Catalog{zone: newZone(fqdn(domain)), changed: make(chan struct{}, 1),
+		services: map[string]*v4.Service{}, endpoints: map[string]*v4.Endpoints{}}
 }
 
 func key(m *v4.ObjectMeta) string { return m.Namespace + "/" + m.Name }
@@ -89,9 +94,33 @@ func (c *Catalog) Replace(kind v4.Kind, objs []v4.Object) {
 	}
 }
 
-// refresh rebuilds the names of service k; c.mu is held.
+// refresh rebuilds the names of service k and signals the change; c.mu is held.
 func (c *Catalog) refresh(k string) {
 	c.zone.set(k, c.services[k], c.endpoints[k])
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Changed is signalled after changes (several may be signalled once).
+func (c *Catalog) Changed() <-chan struct{} { return c.changed }
+
+// ServiceView is a service with its endpoints (nil when none are known yet).
+type ServiceView struct {
+	Service   *v4.Service
+	Endpoints *v4.Endpoints
+}
+
+// Services returns every service with its endpoints, ordered by namespace and name.
+func (c *Catalog) Services() []ServiceView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]ServiceView, 0, len(c.services))
+	for _, k := range slices.Sorted(maps.Keys(c.services)) {
+		out = append(out, ServiceView{Service: c.services[k], Endpoints: c.endpoints[k]})
+	}
+	return out
 }
 
 // Len returns how many services the catalog holds.

@@ -1,0 +1,111 @@
+package netsvc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// proxyDelay coalesces a burst of catalog changes into one ruleset update.
+const proxyDelay = 20 * time.Millisecond
+
+// ProxyConfig configures a service proxy.
+type ProxyConfig struct {
+	// NFT is the command that reads a ruleset on its standard input (default
+	// ["nft", "-f", "-"]; tests run it in a network namespace of their own).
+	NFT    []string
+	Logger *slog.Logger
+}
+
+// Proxy forwards every service's VIP:port to its ready instances with the kernel's
+// NAT (nftables), on the node it runs on (docs/services.md, "Virtual IPs"). It rewrites
+// its whole table in one transaction whenever the catalog changes: an instance that
+// leaves the endpoints gets no new connection from then on (established ones keep
+// their translation). The table outlives the agent, so forwarding goes on while it
+// restarts.
+type Proxy struct {
+	cat *Catalog
+	nft []string
+	log *slog.Logger
+}
+
+// NewProxy returns a proxy of cat's services; Run drives it.
+func NewProxy(cat *Catalog, cfg ProxyConfig) *Proxy {
+	if len(cfg.NFT) == 0 {
+		cfg.NFT = []string{"nft", "-f", "-"}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Proxy{cat: cat, nft: cfg.NFT, log: cfg.Logger}
+}
+
+// Run writes the table at once and after every change of the catalog until ctx ends. A
+// failed update is retried at the next change, and after a second at the latest.
+func (p *Proxy) Run(ctx context.Context) {
+	var failed bool
+	for {
+		if err := p.Sync(ctx); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if !failed {
+				p.log.Error("service proxy: the ruleset update failed; retrying", "err", err)
+			}
+			failed = true
+		} else if failed {
+			p.log.Info("service proxy: the ruleset is up to date again")
+			failed = false
+		}
+		var retry <-chan time.Time
+		if failed {
+			retry = time.After(time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.cat.Changed():
+		case <-retry:
+		}
+		select { // let a burst of changes land
+		case <-ctx.Done():
+			return
+		case <-time.After(proxyDelay):
+		}
+	}
+}
+
+// Sync writes the table for the catalog as it is now.
+func (p *Proxy) Sync(ctx context.Context) error {
+	return applyRuleset(ctx, p.nft, renderRuleset(p.cat.Services()))
+}
+
+// applyRuleset hands a ruleset to nft in one transaction.
+func applyRuleset(ctx context.Context, nft []string, ruleset string) error {
+	cmd := exec.CommandContext(ctx, nft[0], nft[1:]...)
+	cmd.Stdin = strings.NewReader(ruleset)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "..."
+		}
+		return fmt.Errorf("%s: %w: %s", strings.Join(nft, " "), err, msg)
+	}
+	return nil
+}
+
+// RemoveTable deletes the proxy's table (a node whose proxy is turned off): no VIP is
+// forwarded there any more. A table that is not there is no error.
+func RemoveTable(ctx context.Context, nft []string) error {
+	if len(nft) == 0 {
+		nft = []string{"nft", "-f", "-"}
+	}
+	// Adding first makes the delete succeed whether or not the table was there.
+	return applyRuleset(ctx, nft, fmt.Sprintf("add table ip %s\ndelete table ip %s\n", TableName, TableName))
+}

@@ -1,0 +1,238 @@
+package netsvc
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"golang.org/x/sys/unix"
+)
+
+// requireNetAdmin skips a test that needs root, nft and ip, unless BERTH_REQUIRE_NFT=1
+// (CI), which makes their absence a failure.
+func requireNetAdmin(t testing.TB) {
+	t.Helper()
+	var missing string
+	switch {
+	case os.Geteuid() != 0:
+		missing = "root"
+	default:
+		for _, tool := range []string{"nft", "ip"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				missing = tool + " (apt-get install nftables iproute2)"
+			}
+		}
+	}
+	if missing == "" {
+		return
+	}
+	if os.Getenv("BERTH_REQUIRE_NFT") == "1" {
+		t.Fatalf("this test needs %s (BERTH_REQUIRE_NFT=1)", missing)
+	}
+	t.Skipf("this test needs %s", missing)
+}
+
+func run(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// testNetns makes a network namespace joined to this one by a veth pair: the host side
+// is hostIP/24, the namespace side nsIP/24, its default route. It is removed when the
+// test ends.
+func testNetns(t testing.TB, subnet int) (ns, hostIP, nsIP string) {
+	t.Helper()
+	ns = fmt.Sprintf("berth-px-%d-%d", os.Getpid(), subnet)
+	host, peer := fmt.Sprintf("bpx%dh%d", os.Getpid()%10000, subnet), fmt.Sprintf("bpx%dn%d", os.Getpid()%10000, subnet)
+	hostIP, nsIP = fmt.Sprintf("10.201.%d.1", subnet), fmt.Sprintf("10.201.%d.2", subnet)
+	run(t, "ip", "netns", "add", ns)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	run(t, "ip", "link", "add", host, "type", "veth", "peer", "name", peer)
+	t.Cleanup(func() { exec.Command("ip", "link", "del", host).Run() })
+	run(t, "ip", "link", "set", peer, "netns", ns)
+	run(t, "ip", "addr", "add", hostIP+"/24", "dev", host)
+	run(t, "ip", "link", "set", host, "up")
+	run(t, "ip", "netns", "exec", ns, "ip", "addr", "add", nsIP+"/24", "dev", peer)
+	run(t, "ip", "netns", "exec", ns, "ip", "link", "set", peer, "up")
+	run(t, "ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+	// A VIP needs a route, as on any node (the default route): the NAT of locally sent
+	// packets happens after their route is found.
+	run(t, "ip", "netns", "exec", ns, "ip", "route", "add", "default", "via", hostIP)
+	return ns, hostIP, nsIP
+}
+
+// backend serves its name over HTTP on ip, on a port of its own.
+func backend(t *testing.T, ip, name string) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, name) })}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// getInNetns sends GET / to addr from network namespace ns and returns the body. The
+// socket is made on a thread that joined ns (locked to it, and gone with the goroutine).
+func getInNetns(ns, addr string) (string, error) {
+	type result struct {
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		f, err := os.Open("/var/run/netns/" + ns)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			done <- result{err: fmt.Errorf("setns: %w", err)}
+			return
+		}
+		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer conn.Close()
+		conn.SetDeadline(time.Now().Add(2 * time.Second))
+		fmt.Fprintf(conn, "GET / HTTP/1.0\r\nHost: %s\r\n\r\n", addr)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		done <- result{body: string(b), err: err}
+	}()
+	r := <-done
+	return r.body, r.err
+}
+
+// vipEndpoints is service web's endpoints at vip, one instance per "ip:port".
+func vipEndpoints(vip string, backends ...string) *v4.Endpoints {
+	ep := &v4.Endpoints{Metadata: v4.ObjectMeta{Name: "web", Namespace: "demo"}, VIP: vip}
+	for i, b := range backends {
+		host, port, _ := net.SplitHostPort(b)
+		var p int
+		fmt.Sscan(port, &p)
+		ep.Endpoints = append(ep.Endpoints, v4.Endpoint{ContainerIP: host, Target: v4.TargetRef{Name: "web", Index: i},
+			Ports: []v4.EndpointPort{{Name: "http", Protocol: "http", IP: host, Port: p}}})
+	}
+	return ep
+}
+
+// The proxy forwards a VIP to the ready instances, round robin or by source, and an
+// instance that leaves gets no new connection: real nftables in a network namespace of
+// the test's own, a client there, and backends on this side of a veth pair.
+func TestProxyForwardsVIPs(t *testing.T) {
+	requireNetAdmin(t)
+	ns, hostIP, _ := testNetns(t, 77)
+	a, b := backend(t, hostIP, "a"), backend(t, hostIP, "b")
+	cat := NewCatalog("cluster.local")
+	cat.Put(webService())
+	cat.Put(vipEndpoints("10.254.77.1", fmt.Sprintf("%s:%d", hostIP, a), fmt.Sprintf("%s:%d", hostIP, b)))
+	p := NewProxy(cat, ProxyConfig{NFT: []string{"ip", "netns", "exec", ns, "nft", "-f", "-"}})
+	sync := func() {
+		t.Helper()
+		if err := p.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fetch := func(n int) map[string]int {
+		t.Helper()
+		got := map[string]int{}
+		for range n {
+			body, err := getInNetns(ns, "10.254.77.1:80")
+			if err != nil {
+				rs, _ := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName).CombinedOutput()
+				t.Fatalf("GET the VIP from the namespace: %v\nthe table:\n%s", err, rs)
+			}
+			got[body]++
+		}
+		return got
+	}
+	sync()
+	if got := fetch(6); got["a"] != 3 || got["b"] != 3 {
+		t.Errorf("round robin over a and b: %v", got)
+	}
+
+	cat.Put(vipEndpoints("10.254.77.1", fmt.Sprintf("%s:%d", hostIP, b)))
+	sync()
+	if got := fetch(4); got["b"] != 4 {
+		t.Errorf("after a left: %v, want only b", got)
+	}
+
+	svc := webService()
+	svc.Metadata.Labels = map[string]string{BalanceLabel: "source"}
+	cat.Put(svc)
+	cat.Put(vipEndpoints("10.254.77.1", fmt.Sprintf("%s:%d", hostIP, a), fmt.Sprintf("%s:%d", hostIP, b)))
+	sync()
+	if got := fetch(6); len(got) != 1 {
+		t.Errorf("by source, one client went to %v, want one instance", got)
+	}
+
+	if err := RemoveTable(context.Background(), p.nft); err != nil {
+		t.Fatal(err)
+	}
+	if out := run(t, "ip", "netns", "exec", ns, "nft", "list", "tables"); strings.Contains(out, TableName) {
+		t.Errorf("the table is still there: %s", out)
+	}
+}
+
+// bigCatalog is services x instances ready instances, each service with a VIP.
+func bigCatalog(services, instances int) *Catalog {
+	cat := NewCatalog("cluster.local")
+	for i := range services {
+		name := fmt.Sprintf("svc%d", i)
+		cat.Put(&v4.Service{Metadata: v4.ObjectMeta{Name: name, Namespace: "bench"},
+			Spec: v4.ServiceSpec{Selector: map[string]string{"app": name}, Ports: []v4.ServicePort{{Name: "http", ServicePort: 80}}}})
+		ep := &v4.Endpoints{Metadata: v4.ObjectMeta{Name: name, Namespace: "bench"}, VIP: fmt.Sprintf("10.254.%d.%d", i/250, i%250+1)}
+		for j := range instances {
+			n := i*instances + j
+			ip := fmt.Sprintf("10.%d.%d.%d", 100+n>>16&63, n>>8&255, n&255)
+			ep.Endpoints = append(ep.Endpoints, v4.Endpoint{ContainerIP: ip, Target: v4.TargetRef{Name: name, Index: j},
+				Ports: []v4.EndpointPort{{Name: "http", IP: ip, Port: 8080}}})
+		}
+		cat.Put(ep)
+	}
+	return cat
+}
+
+// BenchmarkRulesetUpdate times one whole update of the proxy's table (render and nft's
+// transaction) with 10,000 instances, in a network namespace of its own.
+func BenchmarkRulesetUpdate(b *testing.B) {
+	requireNetAdmin(b)
+	ns, _, _ := testNetns(b, 90)
+	nft := []string{"ip", "netns", "exec", ns, "nft", "-f", "-"}
+	for _, shape := range []struct{ services, instances int }{{1000, 10}, {1, 10000}, {10000, 1}} {
+		b.Run(fmt.Sprintf("%dx%d", shape.services, shape.instances), func(b *testing.B) {
+			p := NewProxy(bigCatalog(shape.services, shape.instances), ProxyConfig{NFT: nft})
+			for b.Loop() {
+				if err := p.Sync(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
