@@ -175,6 +175,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.reporter.run(ctx, a.log) })
 	loops.Go(func() { a.id.cert.Run(ctx) })
 	loops.Go(func() { a.connect(ctx) })
+	loops.Go(func() { a.runProxy(ctx) })
 	close(a.ready)
 	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir)
 

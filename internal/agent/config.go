@@ -90,6 +90,10 @@ type Config struct {
 	DNSAddr       string
 	DNSUpstreams  []string
 	ClusterDomain string
+	// ServiceProxy forwards the services' virtual IPs on this node with nftables
+	// (docs/services.md, "Virtual IPs"); it needs the cluster DNS server's catalog
+	// (DNSAddr) and root. Off, the agent removes the proxy's table at start.
+	ServiceProxy bool
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver

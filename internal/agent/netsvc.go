@@ -52,6 +52,22 @@ func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 	return &executor.DNS{Addr: srv.Addr(), Domain: a.cfg.ClusterDomain}, func() { srv.Close() }, nil
 }
 
+// runProxy runs the node's service proxy over the catalog until ctx ends, or removes a
+// table an earlier run left when the proxy is off.
+func (a *Agent) runProxy(ctx context.Context) {
+	if a.catalog == nil {
+		return // no catalog (no DNS server): nothing to forward, nothing to clean
+	}
+	if !a.cfg.ServiceProxy {
+		if err := netsvc.RemoveTable(ctx, nil); err != nil {
+			a.log.Debug("service proxy off; no table removed", "err", err)
+		}
+		return
+	}
+	a.log.Info("service proxy started", "table", netsvc.TableName)
+	netsvc.NewProxy(a.catalog, netsvc.ProxyConfig{Logger: a.log}).Run(ctx)
+}
+
 // followCatalog keeps the catalog of services and endpoints current: a list, then one
 // watch of both from its revisions, and again from a list after any break. A server out
 // of reach leaves the last catalog answering.

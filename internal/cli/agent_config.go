@@ -44,6 +44,7 @@ type agentFile struct {
 	DNSAddr       string     `yaml:"dns-addr"`
 	DNSUpstream   stringList `yaml:"dns-upstream"`
 	ClusterDomain string     `yaml:"cluster-domain"`
+	ServiceProxy  string     `yaml:"service-proxy"`
 	// The node's guard (agent_guard.go).
 	AllowPrivileged bool       `yaml:"allow-privileged"`
 	HostVolumes     stringList `yaml:"host-volumes"`

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,7 @@ type agentDNSFlags struct {
 	addr      string
 	upstreams []string
 	domain    string
+	proxy     string
 }
 
 func (f *agentDNSFlags) register(cmd *cobra.Command) {
@@ -22,6 +25,7 @@ func (f *agentDNSFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.addr, "dns-addr", agent.DNSAuto, "where the node's cluster DNS server listens (UDP and TCP): auto (port 53 of --ip), HOST:PORT, or off")
 	fl.StringSliceVar(&f.upstreams, "dns-upstream", nil, "resolvers, HOST:PORT, that other names are forwarded to (default: those of /etc/resolv.conf)")
 	fl.StringVar(&f.domain, "cluster-domain", agent.DefaultClusterDomain, "the domain of the services' names")
+	fl.StringVar(&f.proxy, "service-proxy", "auto", "forward the services' virtual IPs with nftables: auto (as root with nft installed and the DNS server on), on or off")
 }
 
 // apply puts the flags (or the config file's keys) into cfg.
@@ -54,5 +58,25 @@ func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(s
 		return fmt.Errorf("--cluster-domain %q: give a domain such as %s", domain, agent.DefaultClusterDomain)
 	}
 	cfg.DNSAddr, cfg.DNSUpstreams, cfg.ClusterDomain = addr, ups, strings.Trim(domain, ".")
+	proxy := f.proxy
+	if !changed("service-proxy") && file.ServiceProxy != "" {
+		proxy = file.ServiceProxy
+	}
+	_, nftErr := exec.LookPath("nft")
+	switch proxy {
+	case "auto":
+		cfg.ServiceProxy = addr != "" && os.Geteuid() == 0 && nftErr == nil
+	case "on":
+		if addr == "" {
+			return fmt.Errorf("--service-proxy on needs the cluster DNS server (--dns-addr): it follows the same services")
+		}
+		if nftErr != nil {
+			return fmt.Errorf("--service-proxy on needs nft (apt-get install nftables): %w", nftErr)
+		}
+		cfg.ServiceProxy = true
+	case "off":
+	default:
+		return fmt.Errorf("--service-proxy %q: use auto, on or off", proxy)
+	}
 	return nil
 }

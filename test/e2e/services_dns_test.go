@@ -46,7 +46,7 @@ func TestServicesByName(t *testing.T) {
 	requireDocker(t)
 	ip := dockerBridgeIP(t)
 	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dns", "29400-29499", "--ip", ip, "--dns-addr", "auto")
+	startDockerAgent(t, s, "dns", "29400-29499", "--ip", ip, "--dns-addr", "auto", "--service-proxy", "off")
 	const ns = "dnse2e"
 	s.cleanupProcesses(ns)
 	s.cleanupApps(ns)
