@@ -22,15 +22,19 @@ type ProxyConfig struct {
 }
 
 // Proxy forwards every service's VIP:port to its ready instances with the kernel's
-// NAT (nftables), on the node it runs on (docs/services.md, "Virtual IPs"). It rewrites
-// its whole table in one transaction whenever the catalog changes: an instance that
-// leaves the endpoints gets no new connection from then on (established ones keep
-// their translation). The table outlives the agent, so forwarding goes on while it
-// restarts.
+// NAT (nftables), on the node it runs on (docs/services.md, "Virtual IPs"). It writes its
+// whole table at the start, then, in one transaction at each change of the catalog, the
+// services that changed: an instance that leaves the endpoints gets no new connection
+// from then on (established ones keep their translation). The table outlives the
+// agent, so forwarding goes on while it restarts.
 type Proxy struct {
 	cat *Catalog
 	nft []string
 	log *slog.Logger
+	// state is what the last update left in the kernel; nil until a whole table is
+	// written (at the start, and after a failed update, since the kernel's table is then
+	// not known).
+	state *tableState
 }
 
 // NewProxy returns a proxy of cat's services; Run drives it.
@@ -79,9 +83,28 @@ func (p *Proxy) Run(ctx context.Context) {
 	}
 }
 
-// Sync writes the table for the catalog as it is now.
+// Sync brings the table in line with the catalog as it is now: the whole table the first
+// time (and after a failure), then only what changed, each in one transaction. Run calls
+// it; a caller of Sync must not run Run too.
 func (p *Proxy) Sync(ctx context.Context) error {
-	return applyRuleset(ctx, p.nft, renderRuleset(p.cat.Services()))
+	fws := forwards(p.cat.Services())
+	if p.state == nil {
+		text, st := renderFull(fws)
+		if err := applyRuleset(ctx, p.nft, text); err != nil {
+			return err
+		}
+		p.state = st
+		return nil
+	}
+	text := renderDelta(p.state, fws)
+	if text == "" {
+		return nil
+	}
+	if err := applyRuleset(ctx, p.nft, text); err != nil {
+		p.state = nil // the next update writes the whole table
+		return err
+	}
+	return nil
 }
 
 // applyRuleset hands a ruleset to nft in one transaction.

@@ -192,6 +192,17 @@ func TestProxyForwardsVIPs(t *testing.T) {
 		t.Errorf("by source, one client went to %v, want one instance", got)
 	}
 
+	// Each sync after the first changes only what changed; a service that goes takes
+	// its chain and element along.
+	cat.Delete(vipEndpoints("10.254.77.1"))
+	sync()
+	if out := run(t, "ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName); strings.Contains(out, "svc_") || strings.Contains(out, "10.254.77.1") {
+		t.Errorf("the service's chain or element is left:\n%s", out)
+	}
+	if body, err := getInNetns(ns, "10.254.77.1:80"); err == nil {
+		t.Errorf("a service without endpoints answered: %q", body)
+	}
+
 	if err := RemoveTable(context.Background(), p.nft); err != nil {
 		t.Fatal(err)
 	}
@@ -219,20 +230,50 @@ func bigCatalog(services, instances int) *Catalog {
 	return cat
 }
 
-// BenchmarkRulesetUpdate times one whole update of the proxy's table (render and nft's
-// transaction) with 10,000 instances, in a network namespace of its own.
+// BenchmarkRulesetUpdate times the proxy's updates, in a network namespace of its own
+// holding the table: the whole table (the agent's start), and the one transaction that
+// follows a change of one service's instances (every one of them moved), with 10,000
+// instances in the cluster in several shapes.
 func BenchmarkRulesetUpdate(b *testing.B) {
 	requireNetAdmin(b)
 	ns, _, _ := testNetns(b, 90)
 	nft := []string{"ip", "netns", "exec", ns, "nft", "-f", "-"}
 	for _, shape := range []struct{ services, instances int }{{1000, 10}, {1, 10000}, {10000, 1}} {
-		b.Run(fmt.Sprintf("%dx%d", shape.services, shape.instances), func(b *testing.B) {
-			p := NewProxy(bigCatalog(shape.services, shape.instances), ProxyConfig{NFT: nft})
+		cat := bigCatalog(shape.services, shape.instances)
+		name := fmt.Sprintf("%dx%d", shape.services, shape.instances)
+		b.Run("whole/"+name, func(b *testing.B) {
 			for b.Loop() {
+				p := NewProxy(cat, ProxyConfig{NFT: nft})
 				if err := p.Sync(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
+		})
+		b.Run("change/"+name, func(b *testing.B) {
+			p := NewProxy(cat, ProxyConfig{NFT: nft})
+			if err := p.Sync(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			svc0 := cat.Services()[0].Endpoints
+			moved := *svc0
+			moved.Endpoints = nil
+			for _, e := range svc0.Endpoints {
+				e.Ports = []v4.EndpointPort{{Name: "http", IP: e.Ports[0].IP, Port: 9090}}
+				moved.Endpoints = append(moved.Endpoints, e)
+			}
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					cat.Put(&moved)
+				} else {
+					cat.Put(svc0)
+				}
+				i++
+				if err := p.Sync(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cat.Put(svc0)
 		})
 	}
 }
