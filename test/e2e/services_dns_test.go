@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"slices"
@@ -46,7 +48,9 @@ func TestServicesByName(t *testing.T) {
 	requireDocker(t)
 	ip := dockerBridgeIP(t)
 	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dns", "29400-29499", "--ip", ip, "--dns-addr", "auto", "--service-proxy", "off")
+	startDockerAgent(t, s, "dns", "29400-29499", "--ip", ip, "--dns-addr", "auto", "--service-proxy", "on")
+	// The proxy's table outlives its agent, by design: the test removes it.
+	t.Cleanup(func() { exec.Command("nft", "delete", "table", "ip", "berth").Run() })
 	const ns = "dnse2e"
 	s.cleanupProcesses(ns)
 	s.cleanupApps(ns)
@@ -104,6 +108,32 @@ func TestServicesByName(t *testing.T) {
 		return err == nil && strings.TrimSpace(string(b)) != ""
 	})
 
+	// The service's VIP, from a container: round robin over both instances.
+	var vip string
+	waitUntil(t, 30*time.Second, "cweb's VIP", func() bool {
+		r := s.berth("", "get", "endpoints", "cweb", "-n", ns, "-o", "json")
+		var ep v4.Endpoints
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ep) != nil {
+			return false
+		}
+		vip = ep.VIP
+		return vip != ""
+	})
+	hosts := func(n int) map[string]int {
+		got := map[string]int{}
+		for range n {
+			// No wget -T: that busybox's wget crashes with it.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			out, err := exec.CommandContext(ctx, "docker", "exec", client, "wget", "-qO-", "http://"+vip+"/").CombinedOutput()
+			cancel()
+			if err == nil {
+				got[strings.TrimSpace(string(out))]++
+			}
+		}
+		return got
+	}
+	waitUntil(t, 30*time.Second, "the VIP to reach both instances", func() bool { return len(hosts(6)) == 2 })
+
 	// A failing health check takes an instance out of the answer; it comes back when
 	// the check passes again.
 	first := containerIDs(webs[0])[0]
@@ -132,6 +162,9 @@ func TestServicesByName(t *testing.T) {
 	waitUntil(t, 30*time.Second, "the killed instance to leave the answer", func() bool {
 		return slices.Equal(nslookup(client, "cweb."+ns), others)
 	})
+	if got := hosts(4); len(got) != 1 || got[containerHostname(t, containerIDs(webs[1])[0])] != 4 {
+		t.Errorf("the VIP after an instance was killed: %v, want only the other", got)
+	}
 	if tg := s.taskGroupOf(ns, "cweb", webs[0].Metadata.Name); tg == nil || tg.Status.Phase != v4.StatusFailed {
 		t.Errorf("the killed instance: %+v", tg)
 	}
@@ -145,4 +178,14 @@ func TestServicesByName(t *testing.T) {
 	for _, name := range []string{"cweb", "cclient"} {
 		s.mustBerth("delete", "application", name, "-n", ns)
 	}
+}
+
+// containerHostname is a container's host name (what cweb serves).
+func containerHostname(t *testing.T, id string) string {
+	t.Helper()
+	out, err := exec.Command("docker", "inspect", "-f", "{{.Config.Hostname}}", id).Output()
+	if err != nil {
+		t.Fatalf("docker inspect %s: %v", id, err)
+	}
+	return strings.TrimSpace(string(out))
 }
