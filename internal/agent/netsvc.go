@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/miekg/dns"
 
@@ -75,22 +74,7 @@ func (a *Agent) followCatalog(ctx context.Context) {
 	if a.catalog == nil {
 		return
 	}
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
-	for ctx.Err() == nil {
-		start := time.Now()
-		err := a.followOnce(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(start) > stableWatch {
-			bo.reset()
-		}
-		d := bo.next()
-		a.log.Warn("lost the watch of services; names keep their last answers, reconnecting", "in", d.Round(time.Millisecond), "err", err)
-		if !sleep(ctx, d) {
-			return
-		}
-	}
+	a.watchLoop(ctx, "lost the watch of services; names keep their last answers, reconnecting", a.followOnce)
 }
 
 // followOnce lists the catalog and follows its watch until it breaks.

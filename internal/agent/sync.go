@@ -20,10 +20,17 @@ import (
 const stableWatch = time.Minute
 
 func (a *Agent) syncLoop(ctx context.Context) {
+	a.watchLoop(ctx, "lost the task group watch; workloads keep running, reconnecting", a.syncOnce)
+}
+
+// watchLoop runs once (a list and the watch that follows it) again and again until ctx
+// ends, after a backoff that starts over once a watch lasted stableWatch; lost is logged
+// at each break.
+func (a *Agent) watchLoop(ctx context.Context, lost string, once func(context.Context) error) {
 	bo := newBackoff(500*time.Millisecond, 30*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
-		err := a.syncOnce(ctx)
+		err := once(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -31,7 +38,7 @@ func (a *Agent) syncLoop(ctx context.Context) {
 			bo.reset()
 		}
 		d := bo.next()
-		a.log.Warn("lost the task group watch; workloads keep running, reconnecting", "in", d.Round(time.Millisecond), "err", err)
+		a.log.Warn(lost, "in", d.Round(time.Millisecond), "err", err)
 		if !sleep(ctx, d) {
 			return
 		}

@@ -156,15 +156,7 @@ func remoteProbes(tg *v4.TaskGroup) []remoteProbe {
 			rp.target = "unresolved " + err.Error()
 			rp.probe = func(context.Context) error { return err }
 		case h.Type == v4.CheckRemoteHTTP:
-			scheme := strings.ToLower(h.HTTP.Scheme)
-			if scheme == "" {
-				scheme = "http"
-			}
-			path := h.HTTP.Path
-			if !strings.HasPrefix(path, "/") {
-				path = "/" + path
-			}
-			rp.target = scheme + "://" + net.JoinHostPort(ip, strconv.Itoa(p)) + path
+			rp.target = health.URL(h.HTTP, ip, p)
 			rp.probe = health.HTTP(rp.target, h.HTTP.Headers)
 		default:
 			rp.target = "tcp " + net.JoinHostPort(ip, strconv.Itoa(p))

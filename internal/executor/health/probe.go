@@ -36,16 +36,7 @@ func NewProbe(c v4.HealthCheck, t Target) (Probe, error) {
 		if err != nil {
 			return nil, err
 		}
-		scheme := strings.ToLower(c.HTTP.Scheme)
-		if scheme == "" {
-			scheme = "http"
-		}
-		path := c.HTTP.Path
-		if !strings.HasPrefix(path, "/") {
-			path = "/" + path
-		}
-		url := scheme + "://" + net.JoinHostPort(t.Host, strconv.Itoa(port)) + path
-		return HTTP(url, c.HTTP.Headers), nil
+		return HTTP(URL(c.HTTP, t.Host, port), c.HTTP.Headers), nil
 	case v4.CheckTCP:
 		if c.TCP == nil {
 			return nil, errors.New("TCP check without tcp settings")
@@ -65,6 +56,19 @@ func NewProbe(c v4.HealthCheck, t Target) (Probe, error) {
 		return Command(t.Exec, c.Command.Value), nil
 	}
 	return nil, fmt.Errorf("health check type %q does not run on the agent", c.Type)
+}
+
+// URL is what an HTTP check gets on host and port: its scheme (http by default) and path.
+func URL(c *v4.HTTPCheck, host string, port int) string {
+	scheme := strings.ToLower(c.Scheme)
+	if scheme == "" {
+		scheme = "http"
+	}
+	path := c.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port)) + path
 }
 
 func (t Target) port(port int, name string) (int, error) {
