@@ -108,9 +108,7 @@ func (s *DNSServer) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		return
 	}
 	m := s.answer(req, q, name)
-	if !isTCP(w) {
-		m.Truncate(udpSize(req))
-	}
+	fit(m, req, isTCP(w))
 	w.WriteMsg(m)
 }
 
@@ -242,6 +240,17 @@ func fqdn(d string) string { return dns.Fqdn(strings.ToLower(strings.Trim(d, "."
 func isTCP(w dns.ResponseWriter) bool {
 	_, ok := w.RemoteAddr().(*net.TCPAddr)
 	return ok
+}
+
+// fit cuts an answer to what the client takes: its UDP size (the client then asks again
+// over TCP), and over TCP a DNS message's limit of 64 KiB (a service of thousands of
+// instances answers with as many as fit).
+func fit(m, req *dns.Msg, overTCP bool) {
+	if overTCP {
+		m.Truncate(dns.MaxMsgSize)
+		return
+	}
+	m.Truncate(udpSize(req))
 }
 
 // udpSize is the largest answer a UDP client takes: its EDNS0 buffer, else 512.

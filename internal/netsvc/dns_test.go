@@ -225,3 +225,27 @@ func TestClusterIPNamesAreMerged(t *testing.T) {
 		t.Errorf("web.demo with names among its cluster IPs: %v, want %v", got, want)
 	}
 }
+
+// A service of 10,000 instances answers over TCP with as many as a DNS message holds,
+// and over UDP with a truncated answer (the client asks again over TCP).
+func TestHugeServiceAnswers(t *testing.T) {
+	cat := NewCatalog("cluster.local")
+	cat.Put(webService())
+	var addrs []string
+	for i := range 10000 {
+		addrs = append(addrs, fmt.Sprintf("10.%d.%d.%d", 100+i>>16, i>>8&255, i&255))
+	}
+	cat.Put(webEndpoints(addrs...))
+	addr := startDNS(t, cat).Addr()
+	m := query(t, addr, "web.demo.svc.cluster.local", dns.TypeA, "tcp")
+	if m.Rcode != dns.RcodeSuccess || len(m.Answer) < 1000 || len(m.Answer) > 10001 {
+		t.Errorf("over TCP: %s with %d answers", dns.RcodeToString[m.Rcode], len(m.Answer))
+	}
+	c := &dns.Client{Net: "udp"}
+	req := new(dns.Msg)
+	req.SetQuestion("web.demo.svc.cluster.local.", dns.TypeA)
+	resp, _, err := c.Exchange(req, addr)
+	if err != nil || !resp.Truncated {
+		t.Errorf("over UDP: truncated %v, err %v", resp != nil && resp.Truncated, err)
+	}
+}

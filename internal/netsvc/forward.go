@@ -68,9 +68,7 @@ func (f *forwarder) forward(req *dns.Msg, overTCP bool) *dns.Msg {
 	k := cacheKey{name: strings.ToLower(q.Name), qtype: q.Qtype, qclass: q.Qclass, do: o != nil && o.Do()}
 	if m := f.cached(k); m != nil {
 		m.Id = req.Id
-		if !overTCP {
-			m.Truncate(udpSize(req))
-		}
+		fit(m, req, overTCP)
 		return m
 	}
 	fail := new(dns.Msg)
@@ -86,9 +84,7 @@ func (f *forwarder) forward(req *dns.Msg, overTCP bool) *dns.Msg {
 			continue
 		}
 		f.store(k, resp)
-		if !overTCP {
-			resp.Truncate(udpSize(req))
-		}
+		fit(resp, req, overTCP)
 		return resp
 	}
 	return fail.SetRcode(req, dns.RcodeServerFailure)
