@@ -183,3 +183,21 @@ func TestDescribeServiceShowsEndpoints(t *testing.T) {
 		}
 	}
 }
+
+func TestGetEndpoints(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/demo/endpoints", 200, `{"kind":"List","items":[{"apiVersion":"v4","kind":"endpoint",
+		"metadata":{"name":"web","namespace":"demo"},"vip":"10.254.0.7",
+		"eps":[{"targetRef":{"id":"0.web"},"ports":[{"name":"http","ip":"172.17.0.2","port":8080}]},
+			{"targetRef":{"id":"1.web"},"ports":[{"name":"http","ip":"172.17.0.3","port":8080}]}],
+		"notReady":[{"targetRef":{"id":"2.web"},"reason":"Staging"}]}]}`)
+	r := runCLI(t, url, "", "get", "endpoints", "-n", "demo")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	for _, want := range []string{"VIP", "NOT READY", "10.254.0.7", "172.17.0.2:8080,172.17.0.3:8080"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -73,12 +73,12 @@ func columnsFor(kind v4.Kind) kindColumns {
 			return []string{labelString(s.Spec.Selector), servicePorts(s.Spec.Ports)}
 		}}
 	case v4.KindEndpoint:
-		return kindColumns{[]string{"READY", "NOT READY", "ENDPOINTS"}, func(o v4.Object) []string {
+		return kindColumns{[]string{"VIP", "READY", "NOT READY", "ENDPOINTS"}, func(o v4.Object) []string {
 			e, _ := o.(*v4.Endpoints)
 			if e == nil {
-				return []string{"", "", ""}
+				return []string{"", "", "", ""}
 			}
-			return []string{strconv.Itoa(len(e.Endpoints)), strconv.Itoa(len(e.NotReady)), endpointAddresses(e, 3)}
+			return []string{orNone(e.VIP), strconv.Itoa(len(e.Endpoints)), strconv.Itoa(len(e.NotReady)), endpointAddresses(e, 3)}
 		}}
 	case v4.KindConfigMap:
 		return kindColumns{[]string{"DATA"}, func(o v4.Object) []string {
