@@ -126,7 +126,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		return err
 	}
 	conns := agentMaxConns
-	if a.cfg.DNSAddr != "" {
+	if a.cfg.DNSAddr != "" || a.cfg.OnCatalog != nil {
 		conns = agentMaxConnsDNS
 	}
 	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log); err != nil {

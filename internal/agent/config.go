@@ -90,6 +90,10 @@ type Config struct {
 	DNSAddr       string
 	DNSUpstreams  []string
 	ClusterDomain string
+	// OnCatalog, when set, is called with every service and endpoints object the agent
+	// receives, and makes it follow them even without a DNS server (berth sim measures
+	// how soon an instance reaches every node's catalog with it).
+	OnCatalog func(v4.Object)
 	// ServiceProxy forwards the services' virtual IPs on this node with nftables
 	// (docs/services.md, "Virtual IPs"); it needs the cluster DNS server's catalog
 	// (DNSAddr) and root. Off, the agent removes the proxy's table at start.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 
 	"github.com/miekg/dns"
 
@@ -26,6 +27,9 @@ const resolvConf = "/etc/resolv.conf"
 // resolvers. It returns what the executor tells the tasks, and the server's Close.
 func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 	if a.cfg.DNSAddr == "" {
+		if a.cfg.OnCatalog != nil {
+			a.catalog = netsvc.NewCatalog(a.cfg.ClusterDomain)
+		}
 		return nil, func() {}, nil
 	}
 	ups := a.cfg.DNSUpstreams
@@ -54,8 +58,8 @@ func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 // runProxy runs the node's service proxy over the catalog until ctx ends, or removes a
 // table an earlier run left when the proxy is off.
 func (a *Agent) runProxy(ctx context.Context) {
-	if a.catalog == nil {
-		return // no catalog (no DNS server): nothing to forward, nothing to clean
+	if a.cfg.DNSAddr == "" {
+		return // no DNS server: no proxy, nothing to clean
 	}
 	if !a.cfg.ServiceProxy {
 		if err := netsvc.RemoveTable(ctx, nil); err != nil {
@@ -90,6 +94,11 @@ func (a *Agent) followOnce(ctx context.Context) error {
 	}
 	a.catalog.Replace(v4.KindService, cat.Services.Items)
 	a.catalog.Replace(v4.KindEndpoint, cat.Endpoints.Items)
+	if a.cfg.OnCatalog != nil {
+		for _, o := range append(slices.Clip(cat.Services.Items), cat.Endpoints.Items...) {
+			a.cfg.OnCatalog(o)
+		}
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ch <-chan client.WatchEvent
@@ -110,6 +119,9 @@ func (a *Agent) followOnce(ctx context.Context) error {
 		default:
 			if ev.Object != nil {
 				a.catalog.Put(ev.Object)
+				if a.cfg.OnCatalog != nil {
+					a.cfg.OnCatalog(ev.Object)
+				}
 			}
 		}
 	}

@@ -16,17 +16,18 @@ import (
 
 // simFlags are the flags of `berth sim`.
 type simFlags struct {
-	servers   []string
-	token     string
-	tokenFile string
-	nodes     int
-	prefix    string
-	dataDir   string
-	ramp      time.Duration
-	heartbeat time.Duration
-	report    time.Duration
-	minStart  time.Duration
-	maxStart  time.Duration
+	servers        []string
+	token          string
+	tokenFile      string
+	nodes          int
+	prefix         string
+	dataDir        string
+	ramp           time.Duration
+	heartbeat      time.Duration
+	report         time.Duration
+	minStart       time.Duration
+	maxStart       time.Duration
+	followServices bool
 	// freezeFile names nodes to freeze, a line each (sim_nodeloss.go).
 	freezeFile string
 	// agentLogLevel is the level from which the agents' own messages are logged.
@@ -68,7 +69,7 @@ func newSimCommand(o *options) *cobra.Command {
 			s, err := sim.New(sim.Config{ServerURLs: f.servers, Token: token, CACertFile: o.caCert, Nodes: f.nodes, Prefix: f.prefix,
 				DataDir: dir, Ramp: f.ramp, HeartbeatInterval: f.heartbeat, ReportInterval: f.report,
 				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, Logger: log,
-				AgentLogLevel: agentLevel, AgentLogLevelSet: true})
+				AgentLogLevel: agentLevel, AgentLogLevelSet: true, FollowServices: f.followServices})
 			if err != nil {
 				return err
 			}
@@ -105,6 +106,7 @@ func newSimCommand(o *options) *cobra.Command {
 	fl.StringVar(&f.agentLogLevel, "agent-log-level", "error", "log the agents' messages from this level: debug, info, warn or error")
 	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
 	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
+	fl.BoolVar(&f.followServices, "follow-services", false, "every node follows the services and endpoints, as with the DNS server on, and the simulator logs how soon a ready instance reaches every node")
 	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimDNSCommand(o))
 	return cmd
 }

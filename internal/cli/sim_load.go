@@ -46,5 +46,6 @@ func newSimLoadCommand(o *options) *cobra.Command {
 	fl.IntVar(&cfg.Concurrency, "concurrency", 4, "applies in flight")
 	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up when not every instance runs by then")
 	fl.StringVar(&cfg.RestartPolicy, "restart-policy", "", "the processes' restart policy (Always replaces the instances of a lost node; default OnFailure)")
+	fl.BoolVar(&cfg.Services, "services", false, "apply a service with each process, selecting its instances (berth sim --follow-services measures how soon they reach every node)")
 	return cmd
 }

@@ -34,6 +34,9 @@ type LoadConfig struct {
 	// RestartPolicy is the processes' restart policy ("": the default, OnFailure; Always
 	// replaces the instances of a lost node, which NodeLoss measures).
 	RestartPolicy string
+	// Services adds a service of the same name selecting each process's instances (its
+	// port 80 to their port 8080), applied with it.
+	Services bool
 }
 
 // Load limits: the burst is bounded in count and in time.
@@ -122,7 +125,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	b := &burst{total: cfg.Apps * cfg.Instances, restartPolicy: cfg.RestartPolicy, submitted: map[string]time.Time{},
+	b := &burst{total: cfg.Apps * cfg.Instances, restartPolicy: cfg.RestartPolicy, services: cfg.Services, submitted: map[string]time.Time{},
 		placed: map[string]bool{}, running: map[string]bool{}, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -169,6 +172,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 type burst struct {
 	total         int
 	restartPolicy string
+	services      bool
 	start         time.Time
 	done          chan struct{}
 
@@ -187,10 +191,14 @@ func (b *burst) apply(ctx context.Context, c *client.Client, ns, name string, in
 	if b.restartPolicy != "" {
 		policy = fmt.Sprintf(`"restartPolicy":{"policy":%q},`, b.restartPolicy)
 	}
-	doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},%s`+
+	doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q,"labels":{"app":%q}},%s`+
 		`"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"bench","startCmd":"./bench",`+
 		`"resources":{"requests":{"cpu":"0.01","memory":"8"},"limits":{"cpu":"0.01","memory":"8"}}}]}}}}`,
-		name, ns, policy, instances)
+		name, ns, name, policy, instances)
+	if b.services {
+		doc += fmt.Sprintf("\n"+`{"apiVersion":"v4","kind":"service","metadata":{"name":%q,"namespace":%q},`+
+			`"spec":{"selector":{"app":%q},"ports":[{"name":"http","protocol":"tcp","servicePort":80,"targetPort":8080}]}}`, name, ns, name)
+	}
 	b.mu.Lock()
 	b.submitted[ns+"/"+name] = time.Now()
 	b.mu.Unlock()

@@ -18,9 +18,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
+	"github.com/berthhq/berth/internal/executor"
 )
 
 // Defaults of Config.
@@ -56,6 +58,10 @@ type Config struct {
 	Logger           *slog.Logger
 	AgentLogLevel    slog.Level
 	AgentLogLevelSet bool
+	// FollowServices makes every node follow the catalog of services and endpoints, as
+	// an agent with the DNS server does, and measures how soon a ready instance reaches
+	// each (CatalogStats).
+	FollowServices bool
 }
 
 // Sim is a running simulation. Create it with New, run it with Run.
@@ -65,6 +71,8 @@ type Sim struct {
 	agents []*agent.Agent
 	ready  atomic.Int64
 	failed atomic.Int64
+
+	catalog *catalogLatency // with FollowServices
 
 	mu     sync.Mutex
 	freeze map[string]context.CancelFunc // stops a running node's agent (Freeze)
@@ -93,6 +101,9 @@ func New(cfg Config) (*Sim, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Sim{cfg: cfg, log: cfg.Logger}
+	if cfg.FollowServices {
+		s.catalog = newCatalogLatency()
+	}
 	if !cfg.AgentLogLevelSet {
 		cfg.AgentLogLevel = slog.LevelError // thousands of agents: their errors only
 	}
@@ -102,12 +113,23 @@ func New(cfg Config) (*Sim, error) {
 	}
 	for i := range cfg.Nodes {
 		name := fmt.Sprintf("%s-%05d", cfg.Prefix, i)
-		a, err := agent.New(agent.Config{
+		acfg := agent.Config{
 			ServerURLs: cfg.ServerURLs, Token: cfg.Token, CACertFile: cfg.CACertFile,
 			NodeName: name, IP: "127.0.0.1", DataDir: filepath.Join(cfg.DataDir, name), Listen: "127.0.0.1:0",
 			HeartbeatInterval: cfg.HeartbeatInterval, ReportInterval: cfg.ReportInterval,
 			Drivers: s.drivers(), Logger: agentLog.With("node", name),
-		})
+		}
+		if s.catalog != nil {
+			acfg.OnCatalog = func(o v4.Object) { s.catalog.observe(name, o) }
+			acfg.TuneExecutor = func(ec *executor.Config) {
+				report := ec.Report
+				ec.Report = func(ns, tg string, st v4.TaskGroupStatus) {
+					s.catalog.reported(ns, tg, st)
+					report(ns, tg, st)
+				}
+			}
+		}
+		a, err := agent.New(acfg)
 		if err != nil {
 			return nil, fmt.Errorf("sim: node %s: %w", name, err)
 		}
@@ -146,6 +168,9 @@ func (s *Sim) Failed() int { return int(s.failed.Load()) }
 // every agent stopped. An agent that fails is logged and counted, and the others go on.
 func (s *Sim) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
+	if s.catalog != nil {
+		wg.Go(func() { s.logCatalog(ctx) })
+	}
 	step := time.Duration(0)
 	if len(s.agents) > 1 {
 		step = s.cfg.Ramp / time.Duration(len(s.agents))
