@@ -16,6 +16,11 @@
 # node (NODELOSS_NODE, default the one that runs the most instances) and measures until its instances run elsewhere
 # (`berth sim nodeloss`; the burst's processes restart Always).
 #
+# SERVICES=1 applies a service with each process of the bursts and has every simulated
+# node follow the services, as agents with the cluster DNS server do: the simulators then
+# log how soon a ready instance reaches every node's catalog (docs/benchmarks.md,
+# "Service catalog"), printed after each burst.
+#
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
 # BURST_PROFILE seconds (default 30) and of the idle phase. AGENT_LOG_LEVEL=warn logs the
@@ -63,7 +68,8 @@ left=$nodes i=0
 while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
   "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
-    --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" >>"$work/sim.log" 2>&1 &
+    --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" \
+    ${SERVICES:+--follow-services} >>"$work/sim.log" 2>&1 &
   pids+=("$!")
   left=$(( left - n )) i=$(( i + 1 ))
 done
@@ -143,7 +149,7 @@ for load in $loads; do
     burst_profile=$!
   fi
   BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
-    --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always || echo "the burst did not complete" >&2
+    --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always ${SERVICES:+--services} || echo "the burst did not complete" >&2
   c1=$(cpu) s1=$(simcpu) k1=$(conns) t1=$(date +%s.%N)
   [ -n "$burst_profile" ] && wait "$burst_profile"
   lost1=$(lost_nodes)
@@ -151,6 +157,10 @@ for load in $loads; do
     printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, nodes marked Lost %d, connections opened %d; simulators %.1f%% of one core\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k, 100 * (s1 - s0) / tck / (t1 - t0)
   }'
   sleep 10 # the last reports settle
+  if [ -n "${SERVICES:-}" ]; then
+    sleep 10 # the simulators log every 10 s
+    grep "every node's service catalog" "$work/sim.log" | tail -"$i" || true
+  fi
 done
 
 idle=${IDLE:-60}
