@@ -99,17 +99,22 @@ func TestReadyWaitsForHealthChecks(t *testing.T) {
 		pod     v4.PodSpec
 		phase   string
 		healthy *bool
+		remote  *v4.RemoteHealth
 		want    bool
 	}{
-		{"no checks, running", v4.PodSpec{}, v4.StatusRunning, nil, true},
-		{"no checks, starting", v4.PodSpec{}, v4.StatusStarting, nil, false},
-		{"checks, result unknown", checked, v4.StatusRunning, nil, false},
-		{"checks, unhealthy", checked, v4.StatusRunning, new(false), false},
-		{"checks, healthy", checked, v4.StatusRunning, new(true), true},
-		{"remote checks only are the server's", remote, v4.StatusRunning, nil, true},
+		{"no checks, running", v4.PodSpec{}, v4.StatusRunning, nil, nil, true},
+		{"no checks, starting", v4.PodSpec{}, v4.StatusStarting, nil, nil, false},
+		{"checks, result unknown", checked, v4.StatusRunning, nil, nil, false},
+		{"checks, unhealthy", checked, v4.StatusRunning, new(false), nil, false},
+		{"checks, healthy", checked, v4.StatusRunning, new(true), nil, true},
+		// Remote checks are run by the leader (remotecheck.go), into status.remote.
+		{"remote checks, not answered yet", remote, v4.StatusRunning, nil, nil, false},
+		{"remote checks, failing", remote, v4.StatusRunning, nil, &v4.RemoteHealth{Healthy: false}, false},
+		{"remote checks, passing", remote, v4.StatusRunning, nil, &v4.RemoteHealth{Healthy: true}, true},
 	}
 	for _, tc := range tests {
-		tg := &v4.TaskGroup{Spec: v4.TaskGroupSpec{Template: v4.PodTemplate{Spec: tc.pod}}, Status: v4.TaskGroupStatus{Phase: tc.phase, Healthy: tc.healthy}}
+		tg := &v4.TaskGroup{Spec: v4.TaskGroupSpec{Template: v4.PodTemplate{Spec: tc.pod}},
+			Status: v4.TaskGroupStatus{Phase: tc.phase, Healthy: tc.healthy, Remote: tc.remote}}
 		if got := ready(tg); got != tc.want {
 			t.Errorf("%s: ready = %v, want %v", tc.name, got, tc.want)
 		}
