@@ -48,6 +48,7 @@ type ServiceController struct {
 	services  *cache.Cache
 	endpoints cacheView // its own writes are waited for, as the task groups' are
 	tgs       *taskGroupView
+	labels    *labelIndex // the task groups by label, from tgs' watch
 	vips      *vipAllocator
 
 	mu        sync.Mutex
@@ -61,7 +62,7 @@ func NewServiceController(st *store.Store, opts Options) *ServiceController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "service")
 	return &ServiceController{store: st, log: log, recorder: newRecorder(st, log), opts: opts,
-		queue: newQueue[svcKey](), lastWrite: map[svcKey]time.Time{}, clearVIP: map[svcKey]bool{},
+		queue: newQueue[svcKey](), labels: newLabelIndex(), lastWrite: map[svcKey]time.Time{}, clearVIP: map[svcKey]bool{},
 		noVIP: map[svcKey]bool{}}
 }
 
@@ -107,7 +108,12 @@ func (c *ServiceController) Run(ctx context.Context) error {
 		c.enqueue(o)
 	}
 	wg.Go(func() { watchCache(ctx, c.services, c.log, nil, func(ev store.Event) { c.enqueue(ev.Object) }) })
-	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueTaskGroup) })
+	wg.Go(func() {
+		watchCache(ctx, c.tgs.cache, c.log, c.labels.reset, func(ev store.Event) {
+			c.labels.apply(ev)
+			c.enqueueTaskGroup(ev.Object)
+		})
+	})
 	work(ctx, serviceWorkers, c.queue, c.log, c.recorder, aboutService, c.reconcile)
 	return nil
 }
@@ -165,15 +171,7 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 	if err := c.tgs.caughtUp(ctx); err != nil {
 		return 0, err
 	}
-	tgs, _, err := c.tgs.cache.List(IndexNamespace, key.Namespace)
-	if err != nil {
-		return 0, err
-	}
-	list := make([]*v4.TaskGroup, 0, len(tgs))
-	for _, o := range tgs {
-		list = append(list, o.(*v4.TaskGroup))
-	}
-	want := endpointsFor(svc, list)
+	want := endpointsFor(svc, c.labels.matching(key.Namespace, svc.Spec.Selector))
 	c.warnEmpty(key, svc, want)
 	var have *v4.Endpoints
 	if cur != nil {
@@ -187,6 +185,7 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 		c.releaseVIP(key, allocated)
 		return wait, nil
 	}
+	var err error
 	if have == nil {
 		err = c.store.Create(ctx, want, store.Raw{})
 		if errors.Is(err, store.ErrAlreadyExists) {
