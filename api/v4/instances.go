@@ -33,18 +33,36 @@ func InstanceLabels(meta *ObjectMeta, tmpl *PodTemplate) map[string]string {
 	return labels
 }
 
-// PortNames lists the names of a pod's ports, containers' and processes'.
-func PortNames(p *PodSpec) []string {
-	var names []string
+// Ports lists every port of a pod's tasks, containers' then processes'.
+func (p *PodSpec) Ports() []Port {
+	var out []Port
 	for _, c := range p.Containers {
-		for _, pt := range c.Ports {
-			names = append(names, pt.Name)
-		}
+		out = append(out, c.Ports...)
 	}
 	for _, t := range p.Processes {
-		for _, pt := range t.Ports {
-			names = append(names, pt.Name)
-		}
+		out = append(out, t.Ports...)
+	}
+	return out
+}
+
+// HealthChecks lists every health check of a pod's tasks, containers' then processes'.
+func (p *PodSpec) HealthChecks() []HealthCheck {
+	var out []HealthCheck
+	for _, c := range p.Containers {
+		out = append(out, c.HealthChecks...)
+	}
+	for _, t := range p.Processes {
+		out = append(out, t.HealthChecks...)
+	}
+	return out
+}
+
+// PortNames lists the names of a pod's ports.
+func PortNames(p *PodSpec) []string {
+	ports := p.Ports()
+	names := make([]string, len(ports))
+	for i, pt := range ports {
+		names[i] = pt.Name
 	}
 	return names
 }

@@ -45,15 +45,5 @@ func RemoteCheck(h HealthCheck) bool {
 
 // hasChecks reports whether a task of the pod has a check that kind accepts.
 func hasChecks(p *PodSpec, kind func(HealthCheck) bool) bool {
-	for _, c := range p.Containers {
-		if slices.ContainsFunc(c.HealthChecks, kind) {
-			return true
-		}
-	}
-	for _, t := range p.Processes {
-		if slices.ContainsFunc(t.HealthChecks, kind) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.HealthChecks(), kind)
 }

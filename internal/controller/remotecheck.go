@@ -126,16 +126,8 @@ func probeTargets(ps []remoteProbe) string {
 // remoteProbes resolves the remote checks of a task group's tasks. A check whose port
 // cannot be resolved yet (no address reported) is a probe that fails, saying so.
 func remoteProbes(tg *v4.TaskGroup) []remoteProbe {
-	spec := &tg.Spec.Template.Spec
-	var checks []v4.HealthCheck
-	for _, ct := range spec.Containers {
-		checks = append(checks, ct.HealthChecks...)
-	}
-	for _, t := range spec.Processes {
-		checks = append(checks, t.HealthChecks...)
-	}
 	var out []remoteProbe
-	for _, h := range checks {
+	for _, h := range tg.Spec.Template.Spec.HealthChecks() {
 		if !v4.RemoteCheck(h) {
 			continue
 		}

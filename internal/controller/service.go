@@ -46,9 +46,9 @@ type ServiceController struct {
 	queue *queue[svcKey]
 
 	services  *cache.Cache
-	endpoints cacheView // its own writes are waited for, as the task groups' are
-	tgs       *taskGroupView
-	labels    *labelIndex // the task groups by label, from tgs' watch
+	endpoints cacheView    // its own writes are waited for, as the task groups' are
+	tgs       *cache.Cache // the shared task group cache, followed into labels
+	labels    *labelIndex  // the task groups by label
 	vips      *vipAllocator
 
 	mu        sync.Mutex
@@ -77,12 +77,12 @@ func (c *ServiceController) Run(ctx context.Context) error {
 	c.endpoints.cache = cache.New(c.store, cache.Config{Kind: v4.KindEndpoint, Logger: c.log})
 	wg.Go(func() { c.services.Run(ctx) })
 	wg.Go(func() { c.endpoints.cache.Run(ctx) })
-	c.tgs = &taskGroupView{cacheView{cache: c.opts.TaskGroups}}
-	if c.tgs.cache == nil {
-		c.tgs.cache = NewTaskGroupCache(c.store, c.log, nil)
-		wg.Go(func() { c.tgs.cache.Run(ctx) })
+	c.tgs = c.opts.TaskGroups
+	if c.tgs == nil {
+		c.tgs = NewTaskGroupCache(c.store, c.log, nil)
+		wg.Go(func() { c.tgs.Run(ctx) })
 	}
-	if !synced(ctx, c.services, c.endpoints.cache, c.tgs.cache) {
+	if !synced(ctx, c.services, c.endpoints.cache, c.tgs) {
 		return nil
 	}
 	cidr := c.opts.ServiceCIDR
@@ -109,7 +109,7 @@ func (c *ServiceController) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { watchCache(ctx, c.services, c.log, nil, func(ev store.Event) { c.enqueue(ev.Object) }) })
 	wg.Go(func() {
-		watchCache(ctx, c.tgs.cache, c.log, c.labels.reset, func(ev store.Event) {
+		watchCache(ctx, c.tgs, c.log, c.labels.reset, func(ev store.Event) {
 			c.labels.apply(ev)
 			c.enqueueTaskGroup(ev.Object)
 		})
@@ -168,9 +168,6 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 		return 0, nil
 	}
 	svc := so.(*v4.Service)
-	if err := c.tgs.caughtUp(ctx); err != nil {
-		return 0, err
-	}
 	want := endpointsFor(svc, c.labels.matching(key.Namespace, svc.Spec.Selector))
 	c.warnEmpty(key, svc, want)
 	var have *v4.Endpoints

@@ -111,19 +111,9 @@ func resolvePort(sp v4.ServicePort, mode, nodeIP, containerIP string, spec *v4.P
 
 // taskPort finds the port called name among a pod's tasks.
 func taskPort(spec *v4.PodSpec, name string) (v4.Port, bool) {
-	for _, c := range spec.Containers {
-		for _, p := range c.Ports {
-			if p.Name == name {
-				return p, true
-			}
-		}
-	}
-	for _, t := range spec.Processes {
-		for _, p := range t.Ports {
-			if p.Name == name {
-				return p, true
-			}
-		}
+	ports := spec.Ports()
+	if i := slices.IndexFunc(ports, func(p v4.Port) bool { return p.Name == name }); i >= 0 {
+		return ports[i], true
 	}
 	return v4.Port{}, false
 }

@@ -122,10 +122,3 @@ func (c *Catalog) Services() []ServiceView {
 	}
 	return out
 }
-
-// Len returns how many services the catalog holds.
-func (c *Catalog) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.services)
-}

@@ -162,12 +162,6 @@ func renderDelta(st *tableState, fws []forward) string {
 	return b.String()
 }
 
-// renderRuleset writes the whole table for services (renderFull of their forwards).
-func renderRuleset(services []ServiceView) string {
-	text, _ := renderFull(forwards(services))
-	return text
-}
-
 // backendsOf lists "ip . port" of the ready instances for service port name (IPv4 only:
 // the table is of family ip).
 func backendsOf(ep *v4.Endpoints, name string) []string {
