@@ -108,6 +108,10 @@ func hasDotDot(p string) bool {
 	return false
 }
 
+// maxServicePorts bounds a service's ports: each is a rule of every node's service proxy
+// and a set of names of its DNS server (as many as a Kubernetes EndpointSlice holds).
+const maxServicePorts = 100
+
 // maxClusterIPs bounds a service's clusterIP entries: the DNS server resolves the names
 // among them at each query.
 const maxClusterIPs = 16
@@ -143,6 +147,9 @@ func validateService(s *Service, errs *FieldErrors) {
 	}
 	if len(s.Spec.Ports) == 0 {
 		errs.add("spec.ports", "required: at least one port")
+	}
+	if len(s.Spec.Ports) > maxServicePorts {
+		errs.add("spec.ports", "at most %d ports, got %d", maxServicePorts, len(s.Spec.Ports))
 	}
 	names := map[string]bool{}
 	for i, pt := range s.Spec.Ports {

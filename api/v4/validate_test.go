@@ -1,6 +1,7 @@
 package v4
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -328,6 +329,11 @@ func TestServiceRules(t *testing.T) {
 		{"selector", with(func(s *Service) { s.Spec.Selector = nil }), "spec.selector", "at least one label"},
 		{"type", with(func(s *Service) { s.Spec.Type = "NodePort" }), "spec.type", `"ClusterIP", "None"`},
 		{"clusterIP", with(func(s *Service) { s.Spec.ClusterIP = []string{"10.0.0.300"} }), "spec.clusterIP[0]", "IP address"},
+		{"too many ports", with(func(s *Service) {
+			for i := range 101 {
+				s.Spec.Ports = append(s.Spec.Ports, ServicePort{Name: fmt.Sprintf("p%d", i), Protocol: "tcp", ServicePort: 1000 + i})
+			}
+		}), "spec.ports", "at most 100"},
 		{"clusterIP name", with(func(s *Service) { s.Spec.ClusterIP = []string{"10.0.0.1", "db.example.com", "bad_name.example"} }), "spec.clusterIP[2]", "DNS name"},
 		{"ports", with(func(s *Service) { s.Spec.Ports = nil }), "spec.ports", "at least one port"},
 		{"port name", with(func(s *Service) { s.Spec.Ports[0].Name = "" }), "spec.ports[0].name", "required"},
