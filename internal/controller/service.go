@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,7 +75,7 @@ func (c *ServiceController) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	c.services = cache.New(c.store, cache.Config{Kind: v4.KindService, Logger: c.log,
-		Indexes: map[string]cache.IndexFunc{IndexNamespace: taskGroupNamespace}})
+		Indexes: map[string]cache.IndexFunc{indexSelector: serviceSelectorKey}})
 	c.endpoints.cache = cache.New(c.store, cache.Config{Kind: v4.KindEndpoint, Logger: c.log})
 	wg.Go(func() { c.services.Run(ctx) })
 	wg.Go(func() { c.endpoints.cache.Run(ctx) })
@@ -126,22 +128,41 @@ func (c *ServiceController) enqueue(o v4.Object) {
 
 // enqueueTaskGroup queues, after endpointsDelay, every service whose selector matches the
 // task group. A task group's labels never change, so its deletion (the last state, with
-// its labels) reaches the services that held it.
+// its labels) reaches the services that held it. Services are found by the first label
+// of their selector (indexSelector): one lookup per label of the task group, not a look
+// at every service of its namespace for each status change of each instance.
 func (c *ServiceController) enqueueTaskGroup(o v4.Object) {
 	tg, ok := o.(*v4.TaskGroup)
 	if !ok {
 		return
 	}
-	svcs, _, err := c.services.List(IndexNamespace, tg.Metadata.Namespace)
-	if err != nil {
-		return
-	}
-	for _, so := range svcs {
-		svc := so.(*v4.Service)
-		if v4.Selects(svc.Spec.Selector, tg.Spec.Labels) {
-			c.queue.AddAfter(svcKey{svc.Metadata.Namespace, svc.Metadata.Name}, endpointsDelay)
+	ns := tg.Metadata.Namespace
+	for k, v := range tg.Spec.Labels {
+		svcs, _, err := c.services.List(indexSelector, labelKey(ns, k, v))
+		if err != nil {
+			return
+		}
+		for _, so := range svcs {
+			svc := so.(*v4.Service)
+			if v4.Selects(svc.Spec.Selector, tg.Spec.Labels) {
+				c.queue.AddAfter(svcKey{ns, svc.Metadata.Name}, endpointsDelay)
+			}
 		}
 	}
+}
+
+// indexSelector indexes services by the first label (in key order) of their selector, in
+// their namespace (labelKey): a task group's services are among those indexed under one
+// of its labels.
+const indexSelector = "selector"
+
+func serviceSelectorKey(o v4.Object) string {
+	svc := o.(*v4.Service)
+	keys := slices.Sorted(maps.Keys(svc.Spec.Selector))
+	if len(keys) == 0 {
+		return "" // selects nothing
+	}
+	return labelKey(svc.Metadata.Namespace, keys[0], svc.Spec.Selector[keys[0]])
 }
 
 // reconcile writes the endpoints of one service when they changed, and deletes those of
