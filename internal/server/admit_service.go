@@ -19,21 +19,19 @@ var workloadKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindDeploym
 // (docs, the rest of an apply stream): a typo would leave every instance without that
 // port, not ready, and nothing would say why. A selector that matches no workload yet is
 // accepted: the workload may come later (the service controller then warns NoEndpoints).
-func (s *Server) checkServicePorts(ctx context.Context, svc *v4.Service, docs []v4.Document) error {
+//
+// seen holds the workloads of the namespaces read for earlier services of the same
+// request (nil: none), so an apply stream of many services reads each namespace once.
+func (s *Server) checkServicePorts(ctx context.Context, svc *v4.Service, docs []v4.Document, seen map[string]map[string]v4.Object) error {
 	ns := svc.Metadata.Namespace
-	workloads := map[string]v4.Object{}
-	for _, k := range workloadKinds {
-		objs, _, err := s.store.List(ctx, k, ns)
-		if err != nil {
+	workloads, ok := seen[ns]
+	if !ok {
+		var err error
+		if workloads, err = s.workloadsOf(ctx, ns, docs); err != nil {
 			return err
 		}
-		for _, o := range objs {
-			workloads[string(k)+"/"+o.GetMeta().Name] = o
-		}
-	}
-	for _, d := range docs {
-		if m := d.Object.GetMeta(); m.Namespace == ns && slices.Contains(workloadKinds, d.Object.GetKind()) {
-			workloads[string(d.Object.GetKind())+"/"+m.Name] = d.Object
+		if seen != nil {
+			seen[ns] = workloads
 		}
 	}
 	var matched []string
@@ -71,4 +69,25 @@ func (s *Server) checkServicePorts(ctx context.Context, svc *v4.Service, docs []
 	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage("service "+ns+"/"+svc.Metadata.Name, fe))
 	ae.Details = fe
 	return ae
+}
+
+// workloadsOf returns the workloads of namespace ns by "kind/name": those stored, with
+// those of docs (the same request) in their place.
+func (s *Server) workloadsOf(ctx context.Context, ns string, docs []v4.Document) (map[string]v4.Object, error) {
+	workloads := map[string]v4.Object{}
+	for _, k := range workloadKinds {
+		objs, _, err := s.store.List(ctx, k, ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			workloads[string(k)+"/"+o.GetMeta().Name] = o
+		}
+	}
+	for _, d := range docs {
+		if m := d.Object.GetMeta(); m.Namespace == ns && slices.Contains(workloadKinds, d.Object.GetKind()) {
+			workloads[string(d.Object.GetKind())+"/"+m.Name] = d.Object
+		}
+	}
+	return workloads, nil
 }

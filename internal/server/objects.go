@@ -159,7 +159,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if svc, ok := doc.Object.(*v4.Service); ok {
-		if err := s.checkServicePorts(ctx, svc, nil); err != nil {
+		if err := s.checkServicePorts(ctx, svc, nil, nil); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
