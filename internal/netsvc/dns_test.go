@@ -249,3 +249,26 @@ func TestHugeServiceAnswers(t *testing.T) {
 		t.Errorf("over UDP: truncated %v, err %v", resp != nil && resp.Truncated, err)
 	}
 }
+
+// Forwarded queries waiting for an upstream are bounded: beyond maxInflight, SERVFAIL
+// at once; cached answers are still served.
+func TestForwardingIsBounded(t *testing.T) {
+	up, _ := upstream(t)
+	s := startDNS(t, NewCatalog("cluster.local"), up)
+	query(t, s.Addr(), "cached.example.org", dns.TypeA, "udp")
+	for range maxInflight { // as many queries as allowed wait on the upstream
+		s.fwd.inflight <- struct{}{}
+	}
+	if m := query(t, s.Addr(), "new.example.org", dns.TypeA, "udp"); m.Rcode != dns.RcodeServerFailure {
+		t.Errorf("a query beyond the bound: %s, want SERVFAIL", dns.RcodeToString[m.Rcode])
+	}
+	if got := ips(query(t, s.Addr(), "cached.example.org", dns.TypeA, "udp")); !slices.Equal(got, []string{"192.0.2.1"}) {
+		t.Errorf("a cached name while full: %v", got)
+	}
+	for range maxInflight {
+		<-s.fwd.inflight
+	}
+	if got := ips(query(t, s.Addr(), "new.example.org", dns.TypeA, "udp")); !slices.Equal(got, []string{"192.0.2.1"}) {
+		t.Errorf("after the flood: %v", got)
+	}
+}

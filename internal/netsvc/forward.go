@@ -16,6 +16,10 @@ const (
 	// answers (no TTL of their own here) are kept negativeTTL.
 	maxCacheTTL = 5 * time.Minute
 	negativeTTL = 5 * time.Second
+	// maxInflight bounds the forwarded queries waiting for an upstream at once: a
+	// workload sending a flood of new names gets SERVFAIL beyond it, instead of growing
+	// the agent by a goroutine per query for the upstream's timeout.
+	maxInflight = 1024
 )
 
 // forwarder sends the queries for names outside the cluster to the node's upstream
@@ -25,6 +29,7 @@ const (
 type forwarder struct {
 	upstreams []string
 	udp, tcp  *dns.Client
+	inflight  chan struct{} // a slot per forwarded query waiting for an upstream
 
 	mu    sync.Mutex
 	cache map[cacheKey]cached
@@ -55,7 +60,7 @@ func newForwarder(upstreams []string, timeout time.Duration, size int, self stri
 			ups = append(ups, u)
 		}
 	}
-	return &forwarder{upstreams: ups, limit: size, cache: map[cacheKey]cached{},
+	return &forwarder{upstreams: ups, limit: size, cache: map[cacheKey]cached{}, inflight: make(chan struct{}, maxInflight),
 		udp: &dns.Client{Net: "udp", Timeout: timeout, UDPSize: dns.DefaultMsgSize},
 		tcp: &dns.Client{Net: "tcp", Timeout: timeout}}
 }
@@ -74,6 +79,12 @@ func (f *forwarder) forward(req *dns.Msg, overTCP bool) *dns.Msg {
 	fail := new(dns.Msg)
 	if len(f.upstreams) == 0 {
 		return fail.SetRcode(req, dns.RcodeRefused)
+	}
+	select {
+	case f.inflight <- struct{}{}:
+		defer func() { <-f.inflight }()
+	default:
+		return fail.SetRcode(req, dns.RcodeServerFailure)
 	}
 	for _, up := range f.upstreams {
 		resp, _, err := f.udp.Exchange(req, up)
