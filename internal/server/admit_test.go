@@ -162,9 +162,12 @@ func TestScaleLimitMessage(t *testing.T) {
 	}
 }
 
-// revision is etcd's current revision.
+// revision is etcd's revision once the event records queued so far have landed: they
+// are written in the background, so a test that checks that a call wrote nothing would
+// otherwise see an earlier call's record land during it.
 func revision(t *testing.T, ctx context.Context) int64 {
 	t.Helper()
+	storetest.FlushEvents(t, testStore)
 	resp, err := testStore.Client().Get(ctx, "/berth/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		t.Fatal(err)

@@ -64,14 +64,7 @@ func TestAgentHeartbeatStream(t *testing.T) {
 	if n.Status.AgentVersion != "v9" || n.Status.AgentAddress != "127.0.0.1:9" {
 		t.Fatalf("after the first beat: %+v", n.Status)
 	}
-	rev := func() int64 {
-		resp, err := testStore.Client().Get(ctx, "/none")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Header.Revision
-	}
-	start := rev()
+	start := revision(t, context.Background())
 	for range 5 {
 		time.Sleep(minBeatGap)
 		if err := s.Beat(v4.AgentHeartbeat{}); err != nil {
@@ -79,7 +72,7 @@ func TestAgentHeartbeatStream(t *testing.T) {
 		}
 	}
 	time.Sleep(minBeatGap)
-	if end := rev(); end != start {
+	if end := revision(t, context.Background()); end != start {
 		t.Errorf("5 beats that change nothing moved etcd's revision from %d to %d", start, end)
 	}
 	wantStatus(t, call(t, http.MethodDelete, url+"/v1/nodes/n1", ""), http.StatusOK)

@@ -156,18 +156,11 @@ func TestAgentHeartbeat(t *testing.T) {
 	}
 	// Beats that change nothing renew the node's lease and write nothing: etcd's revision
 	// stays, and the node read through the API shows the latest beat.
-	rev := func() int64 {
-		resp, err := testStore.Client().Get(context.Background(), "/none")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Header.Revision
-	}
-	start := rev()
+	start := revision(t, context.Background())
 	for range 10 {
 		wantStatus(t, agentCall(t, http.MethodPut, url+"/v1/agent/nodes/n1/heartbeat", `{"agentVersion":"v9","agentAddress":"127.0.0.1:9"}`), http.StatusNoContent)
 	}
-	if end := rev(); end != start {
+	if end := revision(t, context.Background()); end != start {
 		t.Errorf("10 unchanged heartbeats moved etcd's revision from %d to %d", start, end)
 	}
 	// A new agent address is written at once.
