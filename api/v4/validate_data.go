@@ -177,4 +177,5 @@ func validateService(s *Service, errs *FieldErrors) {
 			errs.add(pp+".path", "must start with '/', got %q", truncate(pt.Path, 80))
 		}
 	}
+	validateLoadBalance(s, errs)
 }

@@ -2,6 +2,7 @@ package v4
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -344,7 +345,30 @@ func TestServiceRules(t *testing.T) {
 		{"targetPort", with(func(s *Service) { s.Spec.Ports[0].TargetPort = 70000 }), "spec.ports[0].targetPort", "0-65535"},
 		{"nodePort", with(func(s *Service) { s.Spec.Ports[0].NodePort = -1 }), "spec.ports[0].nodePort", "0-65535"},
 		{"path", with(func(s *Service) { s.Spec.Ports[0].Path = "api" }), "spec.ports[0].path", "start with '/'"},
+		{"path chars", with(func(s *Service) { s.Spec.Ports[0].Path = "/a b" }), "spec.ports[0].path", "without spaces or quotes"},
+		{"path quote", with(func(s *Service) { s.Spec.Ports[0].Path = `/a"` }), "spec.ports[0].path", "without spaces or quotes"},
+		{"domainName", with(func(s *Service) { s.Spec.Ports[0].DomainName = "www.example.com }" }), "spec.ports[0].domainName", "DNS name"},
+		{"group", with(func(s *Service) { s.Metadata.Labels = map[string]string{GroupLabel: "ext,Bad_G"} }), "metadata.labels.BCSGROUP", `"Bad_G"`},
+		{"group empty", with(func(s *Service) { s.Metadata.Labels = map[string]string{GroupLabel: " , "} }), "metadata.labels.BCSGROUP", "at least one group"},
+		{"balance", with(func(s *Service) { s.Metadata.Labels = map[string]string{BalanceLabel: "random"} }), "metadata.labels.BCSBALANCE", `"leastconn"`},
+		{"weight", with(func(s *Service) { s.Metadata.Labels = map[string]string{WeightLabelPrefix + "web": "300"} }), "metadata.labels.BCS-WEIGHT-web", "0-256"},
+		{"maxconn", with(func(s *Service) { s.Metadata.Labels = map[string]string{MaxConnLabel: "-1"} }), "metadata.labels.BCSMAXCONN", "1-1000000"},
 	})
+}
+
+func TestServiceLoadBalanceLabels(t *testing.T) {
+	s := baseService()
+	s.Metadata.Labels = map[string]string{GroupLabel: "external, internal,external", BalanceLabel: "LeastConn",
+		WeightLabelPrefix + "canary": "0", MaxConnLabel: "500"}
+	if g := s.LBGroups(); !slices.Equal(g, []string{"external", "internal"}) || !s.InLBGroup("internal") || s.InLBGroup("other") {
+		t.Errorf("groups %v", g)
+	}
+	if s.Balance() != BalanceLeastConn || s.Weight("canary") != 0 || s.Weight("web") != DefaultWeight || s.MaxConn() != 500 {
+		t.Errorf("balance %q, weights %d %d, maxconn %d", s.Balance(), s.Weight("canary"), s.Weight("web"), s.MaxConn())
+	}
+	if errs := Validate(s); errs != nil {
+		t.Errorf("valid labels refused: %v", errs)
+	}
 }
 
 func TestConfigDataRules(t *testing.T) {

@@ -13,17 +13,18 @@ import (
 // answers from). It is safe for concurrent use.
 type Catalog struct {
 	zone *zone
-	// changed is signalled (without blocking) after every change, for the service proxy.
-	changed chan struct{}
 
-	mu        sync.Mutex
-	services  map[string]*v4.Service
-	endpoints map[string]*v4.Endpoints
+	mu sync.Mutex
+	// subscribers are signalled (without blocking) after every change: the service
+	// proxy, a load-balancer group.
+	subscribers []chan struct{}
+	services    map[string]*v4.Service
+	endpoints   map[string]*v4.Endpoints
 }
 
 // NewCatalog returns an empty catalog whose names end in domain ("cluster.local").
 func NewCatalog(domain string) *Catalog {
-	return &Catalog{zone: newZone(fqdn(domain)), changed: make(chan struct{}, 1),
+	return &Catalog{zone: newZone(fqdn(domain)),
 		services: map[string]*v4.Service{}, endpoints: map[string]*v4.Endpoints{}}
 }
 
@@ -97,14 +98,23 @@ func (c *Catalog) Replace(kind v4.Kind, objs []v4.Object) {
 // refresh rebuilds the names of service k and signals the change; c.mu is held.
 func (c *Catalog) refresh(k string) {
 	c.zone.set(k, c.services[k], c.endpoints[k])
-	select {
-	case c.changed <- struct{}{}:
-	default:
+	for _, ch := range c.subscribers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// Changed is signalled after changes (several may be signalled once).
-func (c *Catalog) Changed() <-chan struct{} { return c.changed }
+// Subscribe returns a channel signalled after changes (several may be signalled
+// once), for one reader.
+func (c *Catalog) Subscribe() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan struct{}, 1)
+	c.subscribers = append(c.subscribers, ch)
+	return ch
+}
 
 // ServiceView is a service with its endpoints (nil when none are known yet).
 type ServiceView struct {

@@ -28,9 +28,10 @@ type ProxyConfig struct {
 // from then on (established ones keep their translation). The table outlives the
 // agent, so forwarding goes on while it restarts.
 type Proxy struct {
-	cat *Catalog
-	nft []string
-	log *slog.Logger
+	cat     *Catalog
+	changed <-chan struct{}
+	nft     []string
+	log     *slog.Logger
 	// state is what the last update left in the kernel; nil until a whole table is
 	// written (at the start, and after a failed update, since the kernel's table is then
 	// not known).
@@ -45,7 +46,7 @@ func NewProxy(cat *Catalog, cfg ProxyConfig) *Proxy {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Proxy{cat: cat, nft: cfg.NFT, log: cfg.Logger}
+	return &Proxy{cat: cat, changed: cat.Subscribe(), nft: cfg.NFT, log: cfg.Logger}
 }
 
 // Run writes the table at once and after every change of the catalog until ctx ends. A
@@ -72,7 +73,7 @@ func (p *Proxy) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.cat.Changed():
+		case <-p.changed:
 		case <-retry:
 		}
 		select { // let a burst of changes land

@@ -184,7 +184,7 @@ func TestProxyForwardsVIPs(t *testing.T) {
 	}
 
 	svc := webService()
-	svc.Metadata.Labels = map[string]string{BalanceLabel: "source"}
+	svc.Metadata.Labels = map[string]string{v4.BalanceLabel: "source"}
 	cat.Put(svc)
 	cat.Put(vipEndpoints("10.254.77.1", fmt.Sprintf("%s:%d", hostIP, a), fmt.Sprintf("%s:%d", hostIP, b)))
 	sync()

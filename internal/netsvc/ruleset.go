@@ -19,10 +19,6 @@ const TableName = "berth"
 // otherwise answer it directly, past the translation.
 const proxyMark = "0x62657274" // "bert"
 
-// BalanceLabel is BCS's service label choosing how connections are spread:
-// roundrobin (default) or source (by client address); others fall back to roundrobin.
-const BalanceLabel = "BCSBALANCE"
-
 // forward is one VIP:port of a service and the rule that picks its instance: the
 // element of the services map and its chain's only rule.
 type forward struct {
@@ -46,7 +42,7 @@ func forwards(services []ServiceView) []forward {
 			continue
 		}
 		hash := "numgen inc"
-		if strings.EqualFold(sv.Service.Metadata.Labels[BalanceLabel], "source") {
+		if sv.Service.Balance() == v4.BalanceSource { // leastconn: round robin (docs/services.md)
 			hash = "jhash ip saddr"
 		}
 		for _, sp := range sv.Service.Spec.Ports {

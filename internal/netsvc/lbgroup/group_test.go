@@ -1,0 +1,351 @@
+package lbgroup
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/netsvc"
+)
+
+// requireHAProxy skips a test without the haproxy command, unless
+// BERTH_REQUIRE_HAPROXY=1 (CI), which makes its absence a failure.
+func requireHAProxy(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("haproxy")
+	if err == nil {
+		return bin
+	}
+	if os.Getenv("BERTH_REQUIRE_HAPROXY") == "1" {
+		t.Fatalf("this test needs haproxy (apt-get install haproxy; BERTH_REQUIRE_HAPROXY=1)")
+	}
+	t.Skip("this test needs haproxy (apt-get install haproxy)")
+	return ""
+}
+
+// freePort is a loopback TCP port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// httpBackend serves its name on loopback and returns its address and its end.
+func httpBackend(t *testing.T, name string) (string, func()) {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, name) }))
+	t.Cleanup(s.Close)
+	return strings.TrimPrefix(s.URL, "http://"), s.Close
+}
+
+// echoBackend echoes one line per connection, prefixed with its name.
+func echoBackend(t *testing.T, name string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				io.WriteString(c, name+":"+line)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// stopHAProxy ends the group's HAProxy processes when the test ends.
+func stopHAProxy(t *testing.T, dir string) {
+	t.Cleanup(func() {
+		for _, pid := range (haproxy{dir: dir}).running() {
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
+	})
+}
+
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) add(reason, msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, reason+": "+msg)
+}
+
+func (w *warnings) get() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.list)
+}
+
+// get asks the group's HTTP port for host's page.
+func get(client *http.Client, port int, host string) (string, error) {
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
+	if err != nil {
+		return "", err
+	}
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	return string(body), err
+}
+
+// seen asks at least n times, and on until it has seen want answers (at most 100
+// times: other clients share the round robin), and returns the distinct answers.
+func seen(t *testing.T, port, n, want int) []string {
+	t.Helper()
+	var out []string
+	for i := 0; i < 100 && (i < n || len(out) < want); i++ {
+		body, err := get(http.DefaultClient, port, "web.example.com")
+		if err != nil {
+			t.Fatalf("GET web.example.com: %v", err)
+		}
+		if !slices.Contains(out, body) {
+			out = append(out, body)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// webEndpoints are web's endpoints at addrs ("IP:port").
+func webEndpoints(addrs ...string) *v4.Endpoints {
+	var in []string
+	for _, a := range addrs {
+		in = append(in, "web@"+a)
+	}
+	return eps("web", "http", in...)
+}
+
+func TestGroupServesThroughHAProxy(t *testing.T) {
+	requireHAProxy(t)
+	ctx := context.Background()
+	b1, end1 := httpBackend(t, "b1")
+	b2, _ := httpBackend(t, "b2")
+	b3, _ := httpBackend(t, "b3")
+	b4, _ := httpBackend(t, "b4")
+	echo := echoBackend(t, "echo")
+	httpPort, tcpPort := freePort(t), freePort(t)
+
+	cat := netsvc.NewCatalog("cluster.local")
+	cat.Put(svc("web", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "web.example.com"}))
+	cat.Put(webEndpoints(b1, b2))
+	cat.Put(svc("echo", nil, v4.ServicePort{Name: "line", Protocol: "tcp", ServicePort: tcpPort}))
+	cat.Put(eps("echo", "line", "echo@"+echo))
+
+	dir := t.TempDir()
+	stopHAProxy(t, dir)
+	var warned warnings
+	g, err := New(cat, Config{Group: "g1", Dir: dir, BindAddr: "127.0.0.1", HTTPPort: httpPort, Warn: warned.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pids := g.proc.running()
+	if len(pids) != 1 {
+		t.Fatalf("haproxy pids %v", pids)
+	}
+	if got := seen(t, httpPort, 10, 2); !slices.Equal(got, []string{"b1", "b2"}) {
+		t.Errorf("web.example.com answered by %v", got)
+	}
+	if _, err := get(http.DefaultClient, httpPort, "other.example.com"); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("an unknown host: %v, want 503", err)
+	}
+	c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", tcpPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(c, "hello")
+	if line, _ := bufio.NewReader(c).ReadString('\n'); line != "echo:hello\n" {
+		t.Errorf("tcp port answered %q", line)
+	}
+	c.Close()
+
+	// Continuous load while instances come and go and the group reloads: no request
+	// fails. Bounded in count and time.
+	var sent, failed atomic.Int64
+	var firstErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			client := &http.Client{Timeout: 5 * time.Second}
+			for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && sent.Load() < 50_000; {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sent.Add(1)
+				if _, err := get(client, httpPort, "web.example.com"); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	step := func(what string, want []string, reload bool) {
+		t.Helper()
+		if err := g.Sync(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if now := g.proc.running(); reload == slices.Equal(now, pids) {
+			t.Errorf("%s: haproxy %v before, %v after (reload %v)", what, pids, now, reload)
+		}
+		pids = g.proc.running()
+		if got := seen(t, httpPort, 12, len(want)); !slices.Equal(got, want) {
+			t.Errorf("%s: answered by %v, want %v", what, got, want)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	cat.Put(webEndpoints(b1, b2, b3))
+	step("b3 added", []string{"b1", "b2", "b3"}, false)
+	cat.Put(webEndpoints(b2, b3))
+	step("b1 removed", []string{"b2", "b3"}, false)
+	end1() // as an instance that left its endpoints ends: HAProxy's idle connections to it break
+	cat.Put(svc("api", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "api.example.com"}))
+	step("a service added", []string{"b2", "b3"}, true)
+	cat.Put(webEndpoints(b3, b4))
+	step("b2 replaced by b4", []string{"b3", "b4"}, false)
+	close(stop)
+	wg.Wait()
+	if failed.Load() > 0 || sent.Load() < 100 {
+		t.Errorf("%d of %d requests failed during the changes (first: %v)", failed.Load(), sent.Load(), firstErr.Load())
+	}
+	t.Logf("%d requests during the changes, %d failed", sent.Load(), failed.Load())
+	if w := warned.get(); len(w) > 0 {
+		t.Errorf("warnings: %q", w)
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(dir, configFile)); !strings.Contains(string(cfg), b4) || strings.Contains(string(cfg), b2) {
+		t.Errorf("the configuration file does not say what runs:\n%s", cfg)
+	}
+}
+
+// TestRefusedConfigurationKeepsTheRunningOne: a configuration HAProxy refuses (here
+// an HAProxy that does not know a keyword, as an older version would not) and one it
+// cannot start (a port another program holds) leave the running HAProxy and its
+// configuration in place, and are reported once each.
+func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
+	real := requireHAProxy(t)
+	ctx := context.Background()
+	dir, tools := t.TempDir(), t.TempDir()
+	stopHAProxy(t, dir)
+	// The wrapper checks with a file of an unknown keyword added while "old" exists.
+	bad := filepath.Join(tools, "bad.cfg")
+	if err := os.WriteFile(bad, []byte("frontend extra\n    no-such-keyword on\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(tools, "old")
+	wrapper := filepath.Join(tools, "haproxy")
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = -c ] && [ -e %s ]; then exec %s \"$@\" -f %s; fi\nexec %s \"$@\"\n", old, real, bad, real)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := httpBackend(t, "b1")
+	httpPort := freePort(t)
+	cat := netsvc.NewCatalog("cluster.local")
+	cat.Put(svc("web", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "web.example.com"}))
+	cat.Put(webEndpoints(b1))
+	var warned warnings
+	g, err := New(cat, Config{Group: "g1", Dir: dir, HAProxy: wrapper, BindAddr: "127.0.0.1", HTTPPort: httpPort, Warn: warned.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pids, cfg := g.proc.running(), g.Config()
+	if len(pids) != 1 {
+		t.Fatalf("haproxy pids %v", pids)
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		if now := g.proc.running(); !slices.Equal(now, pids) || g.Config() != cfg {
+			t.Errorf("%s: haproxy %v -> %v, configuration changed %v", what, pids, now, g.Config() != cfg)
+		}
+		if got := seen(t, httpPort, 4, 1); !slices.Equal(got, []string{"b1"}) {
+			t.Errorf("%s: answered by %v", what, got)
+		}
+	}
+
+	if err := os.WriteFile(old, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cat.Put(svc("api", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "api.example.com"}))
+	for range 2 { // the second sync does not try again
+		if err := g.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unchanged("refused")
+	if w := warned.get(); len(w) != 1 || !strings.HasPrefix(w[0], "LoadBalancerConfigRefused") || !strings.Contains(w[0], "no-such-keyword") {
+		t.Fatalf("warnings %q", w)
+	}
+	os.Remove(old)
+
+	// A port another program holds: HAProxy does not start, the old one serves on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	cat.Put(svc("db", nil, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: taken}))
+	cat.Put(eps("db", "pg", "db@"+b1))
+	if err := g.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("port taken")
+	if w := warned.get(); len(w) != 2 || !strings.HasPrefix(w[1], "LoadBalancerStartFailed") || !strings.Contains(w[1], fmt.Sprint(taken)) {
+		t.Fatalf("warnings %q", w)
+	}
+	// Once the port is free, the next change applies.
+	l.Close()
+	cat.Put(webEndpoints(b1))
+	cat.Put(svc("db", map[string]string{v4.MaxConnLabel: "100"}, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: taken}))
+	if err := g.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if now := g.proc.running(); len(now) != 1 || slices.Equal(now, pids) || !strings.Contains(g.Config(), fmt.Sprintf("tcp-%d", taken)) {
+		t.Errorf("after the port was freed: haproxy %v (was %v)", now, pids)
+	}
+}
