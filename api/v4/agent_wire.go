@@ -1,6 +1,9 @@
 package v4
 
-import "time"
+import (
+	"regexp"
+	"time"
+)
 
 // Types of the agent protocol (docs/agent.md), shared by the server and the agent.
 
@@ -63,4 +66,31 @@ type AgentCertificateRequest struct {
 type AgentCertificate struct {
 	Certificate string `json:"certificate"`
 	CA          string `json:"ca"`
+}
+
+// AgentEvent is the body of POST /v1/agent/nodes/{name}/events: something about the
+// node an operator must see (its load-balancer group's HAProxy refused a
+// configuration), recorded as an event of the node.
+type AgentEvent struct {
+	Type    string `json:"type"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// maxAgentEventMessage bounds an agent event's message.
+const maxAgentEventMessage = 4096
+
+var agentEventReason = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,63}$`)
+
+// Validate checks an agent event, naming the fields at fault.
+func (e AgentEvent) Validate() error {
+	var errs FieldErrors
+	oneOf("type", e.Type, &errs, EventNormal, EventWarning)
+	if !agentEventReason.MatchString(e.Reason) {
+		errs.add("reason", "must be a word in CamelCase of at most 64 letters and digits, got %q", truncate(e.Reason, 80))
+	}
+	if e.Message == "" || len(e.Message) > maxAgentEventMessage {
+		errs.add("message", "required, at most %d bytes, got %d", maxAgentEventMessage, len(e.Message))
+	}
+	return errs.OrNil()
 }

@@ -185,3 +185,17 @@ func (c *Client) agentCert(ctx context.Context, path string, req v4.AgentCertifi
 	}
 	return &out, nil
 }
+
+// AgentEvent records an event of the agent's node (a Warning an operator must see).
+func (c *Client) AgentEvent(ctx context.Context, node string, ev v4.AgentEvent) error {
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode event: %w", err)
+	}
+	resp, err := c.do(ctx, request{method: http.MethodPost, path: agentNodePath(node) + "/events", body: body})
+	if err != nil {
+		return err
+	}
+	discardBody(resp)
+	return nil
+}

@@ -27,11 +27,15 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	seen := map[string]map[string]v4.Object{}
+	var services []v4.Object
 	for _, d := range docs {
 		m := d.Object.GetMeta()
 		err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name)
 		if svc, ok := d.Object.(*v4.Service); ok && err == nil {
 			err = s.checkServicePorts(ctx, svc, docs, seen)
+			if err == nil {
+				err = s.checkLBClaims(ctx, svc, docs, &services)
+			}
 		}
 		if err != nil {
 			s.writeError(w, r, err)

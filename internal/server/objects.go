@@ -159,7 +159,11 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if svc, ok := doc.Object.(*v4.Service); ok {
-		if err := s.checkServicePorts(ctx, svc, nil, nil); err != nil {
+		err := s.checkServicePorts(ctx, svc, nil, nil)
+		if err == nil {
+			err = s.checkLBClaims(ctx, svc, nil, new([]v4.Object))
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}

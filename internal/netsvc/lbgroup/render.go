@@ -78,7 +78,10 @@ func newPlan(exports []ExportService, s Settings, prev *plan) *plan {
 		for _, ep := range es.Ports {
 			name := fmt.Sprintf("%s.%s.%s", es.Namespace, es.Name, ep.Name)
 			if ep.Protocol == "http" {
-				route := ep.VHost + ep.Path
+				if ep.Path == "/" {
+					ep.Path = "" // every path, as none
+				}
+				route := ep.VHost + " " + ep.Path
 				if other, ok := routes[route]; ok {
 					p.conflicts = append(p.conflicts, fmt.Sprintf("%s: host %q path %q is %s's", name, ep.VHost, ep.Path, other))
 					continue
