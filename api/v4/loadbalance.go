@@ -48,6 +48,9 @@ const maxLBGroups = 16
 // lbGroupPattern is a group's name: a DNS label.
 var lbGroupPattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
+// ValidLBGroup reports whether name can name a load-balancer group.
+func ValidLBGroup(name string) bool { return lbGroupPattern.MatchString(name) }
+
 // LBGroups returns the load-balancer groups the service is exported to (none when it
 // has no GroupLabel).
 func (s *Service) LBGroups() []string {

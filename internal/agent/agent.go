@@ -126,7 +126,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		return err
 	}
 	conns := agentMaxConns
-	if a.cfg.DNSAddr != "" || a.cfg.OnCatalog != nil {
+	if a.cfg.followsCatalog() {
 		conns = agentMaxConnsDNS
 	}
 	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log); err != nil {
@@ -150,6 +150,11 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeDNS()
+	lb, err := a.newLBGroup()
+	if err != nil {
+		ln.Close()
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -176,6 +181,9 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.id.cert.Run(ctx) })
 	loops.Go(func() { a.connect(ctx) })
 	loops.Go(func() { a.runProxy(ctx) })
+	if lb != nil {
+		loops.Go(func() { lb.Run(ctx) })
+	}
 	close(a.ready)
 	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir)
 

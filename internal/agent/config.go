@@ -98,6 +98,14 @@ type Config struct {
 	// (docs/services.md, "Virtual IPs"); it needs the cluster DNS server's catalog
 	// (DNSAddr) and root. Off, the agent removes the proxy's table at start.
 	ServiceProxy bool
+	// LBGroup, when set, makes this node serve the services exported to that BCS
+	// load-balancer group with HAProxy (docs/services.md, "Load-balancer groups"), on
+	// LBBind (every address when "") with HTTP ports on LBHTTPPort (default 80). HAProxy
+	// is the haproxy command (default "haproxy").
+	LBGroup    string
+	LBBind     string
+	LBHTTPPort int
+	HAProxy    string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -107,6 +115,11 @@ type Config struct {
 	// Logger receives the agent's logs (default slog.Default()).
 	Logger *slog.Logger
 }
+
+// followsCatalog reports whether the agent keeps a catalog of the cluster's services:
+// for its DNS server (and service proxy), its load-balancer group, or OnCatalog. Its
+// watch then takes a connection of its own (agentMaxConnsDNS).
+func (c Config) followsCatalog() bool { return c.DNSAddr != "" || c.OnCatalog != nil || c.LBGroup != "" }
 
 // withDefaults fills in what the config leaves out and checks what it must have.
 func (c Config) withDefaults() (Config, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -27,7 +28,7 @@ const resolvConf = "/etc/resolv.conf"
 // resolvers. It returns what the executor tells the tasks, and the server's Close.
 func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 	if a.cfg.DNSAddr == "" {
-		if a.cfg.OnCatalog != nil {
+		if a.cfg.followsCatalog() {
 			a.catalog = netsvc.NewCatalog(a.cfg.ClusterDomain)
 		}
 		return nil, func() {}, nil
@@ -134,4 +135,44 @@ func (a *Agent) DNSAddr() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.dnsAddr
+}
+
+// An instance that is a ready endpoint of a service leaves it before it is stopped: the
+// agent waits until the node's catalog no longer lists it (the server's service
+// controller saw it stop), and a margin for the node's proxy, load-balancer group and
+// the other nodes to apply that, at most leaveWait in all (docs/services.md, "Stopping
+// instances"). Nomad's shutdown_delay and Kubernetes' preStop sleep do the same by hand.
+const (
+	leaveWait   = 3 * time.Second
+	leaveMargin = 250 * time.Millisecond
+	leavePoll   = 20 * time.Millisecond
+)
+
+// leaveServices waits until task group ns/name has left the services it was a ready
+// endpoint of (see leaveWait).
+func (a *Agent) leaveServices(ns, name string) {
+	if a.catalog == nil || !a.catalog.Serves(ns, name) {
+		return
+	}
+	start := time.Now()
+	deadline := start.Add(leaveWait - leaveMargin)
+	for a.catalog.Serves(ns, name) && time.Now().Before(deadline) {
+		if sleepCtx(a.runCtx, leavePoll) != nil {
+			return
+		}
+	}
+	sleepCtx(a.runCtx, leaveMargin)
+	a.log.Debug("task group left its services before its stop", "namespace", ns, "name", name, "after", time.Since(start))
+}
+
+// sleepCtx sleeps for d, or until ctx ends (its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -121,6 +121,7 @@ func (a *Agent) startOp(ns, name string, remove bool, why string) {
 	}
 	go func() {
 		defer a.opsWG.Done()
+		a.leaveServices(ns, name)
 		a.exec.Kill(ns, name) // returns once the pod ended, or the executor closed
 		for {
 			a.mu.Lock()

@@ -26,7 +26,7 @@ type servers struct {
 // agentMaxConns is how many connections an agent opens to one server at most: its task
 // group watch, its heartbeat stream, and one for its calls (status writes and full
 // reports take turns, Agent.reports); an agent that runs the cluster DNS server holds
-// one more, for its watch of services (agentMaxConnsDNS). A server's connection limit
+// one more, for its watch of services (agentMaxConnsDNS; Config.followsCatalog). A server's connection limit
 // must cover three or four per node (20,000 at 5,000 nodes).
 const (
 	agentMaxConns    = 3

@@ -39,6 +39,7 @@ type agentFlags struct {
 	cniConfDir   string
 	networkImage string
 	dns          agentDNSFlags
+	lb           agentLBFlags
 	guard        agentGuardFlags
 	config       string
 	logLevel     string
@@ -111,6 +112,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
 	f.dns.register(cmd)
+	f.lb.register(cmd)
 	f.guard.register(cmd)
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -152,6 +154,9 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		cfg.AllowPrivileged = true
 	}
 	if err := f.dns.apply(&cfg, file, changed); err != nil {
+		return cfg, level, err
+	}
+	if err := f.lb.apply(&cfg, file, changed); err != nil {
 		return cfg, level, err
 	}
 	cfg.HostVolumes = f.guard.hostVolumes

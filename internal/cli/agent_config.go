@@ -45,6 +45,11 @@ type agentFile struct {
 	DNSUpstream   stringList `yaml:"dns-upstream"`
 	ClusterDomain string     `yaml:"cluster-domain"`
 	ServiceProxy  string     `yaml:"service-proxy"`
+	// The load-balancer group (agent_lb.go).
+	LBGroup    string `yaml:"lb-group"`
+	LBBind     string `yaml:"lb-bind"`
+	LBHTTPPort int    `yaml:"lb-http-port"`
+	HAProxy    string `yaml:"haproxy"`
 	// The node's guard (agent_guard.go).
 	AllowPrivileged bool       `yaml:"allow-privileged"`
 	HostVolumes     stringList `yaml:"host-volumes"`

@@ -18,13 +18,19 @@ type Catalog struct {
 	// subscribers are signalled (without blocking) after every change: the service
 	// proxy, a load-balancer group.
 	subscribers []chan struct{}
-	services    map[string]*v4.Service
-	endpoints   map[string]*v4.Endpoints
+	// listed holds the kinds Replace has filled; synced is closed once it has both.
+	listed    map[v4.Kind]bool
+	synced    chan struct{}
+	services  map[string]*v4.Service
+	endpoints map[string]*v4.Endpoints
+	// ready counts, by "namespace/task group", the endpoints that list the instance
+	// ready (Serves).
+	ready map[string]int
 }
 
 // NewCatalog returns an empty catalog whose names end in domain ("cluster.local").
 func NewCatalog(domain string) *Catalog {
-	return &Catalog{zone: newZone(fqdn(domain)),
+	return &Catalog{zone: newZone(fqdn(domain)), listed: map[v4.Kind]bool{}, synced: make(chan struct{}), ready: map[string]int{},
 		services: map[string]*v4.Service{}, endpoints: map[string]*v4.Endpoints{}}
 }
 
@@ -39,7 +45,7 @@ func (c *Catalog) Put(obj v4.Object) {
 		c.services[key(&o.Metadata)] = o
 		c.refresh(key(&o.Metadata))
 	case *v4.Endpoints:
-		c.endpoints[key(&o.Metadata)] = o
+		c.setEndpoints(key(&o.Metadata), o)
 		c.refresh(key(&o.Metadata))
 	}
 }
@@ -53,7 +59,7 @@ func (c *Catalog) Delete(obj v4.Object) {
 	case *v4.Service:
 		delete(c.services, k)
 	case *v4.Endpoints:
-		delete(c.endpoints, k)
+		c.setEndpoints(k, nil)
 	default:
 		return
 	}
@@ -73,9 +79,15 @@ func (c *Catalog) Replace(kind v4.Kind, objs []v4.Object) {
 		case *v4.Service:
 			c.services[k] = o
 		case *v4.Endpoints:
-			c.endpoints[k] = o
+			c.setEndpoints(k, o)
 		}
 		c.refresh(k)
+	}
+	if !c.listed[v4.KindService] || !c.listed[v4.KindEndpoint] {
+		c.listed[kind] = true
+		if c.listed[v4.KindService] && c.listed[v4.KindEndpoint] {
+			close(c.synced)
+		}
 	}
 	switch kind {
 	case v4.KindService:
@@ -88,11 +100,40 @@ func (c *Catalog) Replace(kind v4.Kind, objs []v4.Object) {
 	case v4.KindEndpoint:
 		for k := range c.endpoints {
 			if !keep[k] {
-				delete(c.endpoints, k)
+				c.setEndpoints(k, nil)
 				c.refresh(k)
 			}
 		}
 	}
+}
+
+// setEndpoints stores (nil: deletes) the endpoints of service k and counts the ready
+// instances they list; c.mu is held.
+func (c *Catalog) setEndpoints(k string, e *v4.Endpoints) {
+	if old := c.endpoints[k]; old != nil {
+		for _, ep := range old.Endpoints {
+			id := old.Metadata.Namespace + "/" + ep.Target.ID
+			if c.ready[id]--; c.ready[id] <= 0 {
+				delete(c.ready, id)
+			}
+		}
+	}
+	if e == nil {
+		delete(c.endpoints, k)
+		return
+	}
+	c.endpoints[k] = e
+	for _, ep := range e.Endpoints {
+		c.ready[e.Metadata.Namespace+"/"+ep.Target.ID]++
+	}
+}
+
+// Serves reports whether task group ns/name is a ready instance of a service: the
+// agent lets it leave before it stops it.
+func (c *Catalog) Serves(ns, name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ready[ns+"/"+name] > 0
 }
 
 // refresh rebuilds the names of service k and signals the change; c.mu is held.
@@ -105,6 +146,11 @@ func (c *Catalog) refresh(k string) {
 		}
 	}
 }
+
+// Synced is closed once the catalog holds a first list of services and of endpoints:
+// before, an empty catalog says nothing, and what forwards traffic on the node must not
+// take it for "no service" (an agent that restarts would cut what it serves).
+func (c *Catalog) Synced() <-chan struct{} { return c.synced }
 
 // Subscribe returns a channel signalled after changes (several may be signalled
 // once), for one reader.

@@ -49,9 +49,14 @@ func NewProxy(cat *Catalog, cfg ProxyConfig) *Proxy {
 	return &Proxy{cat: cat, changed: cat.Subscribe(), nft: cfg.NFT, log: cfg.Logger}
 }
 
-// Run writes the table at once and after every change of the catalog until ctx ends. A
+// Run writes the table once the catalog is first listed, and after every change of the catalog until ctx ends. A
 // failed update is retried at the next change, and after a second at the latest.
 func (p *Proxy) Run(ctx context.Context) {
+	select { // the table of an earlier run forwards until the catalog is known
+	case <-ctx.Done():
+		return
+	case <-p.cat.Synced():
+	}
 	var failed bool
 	for {
 		if err := p.Sync(ctx); err != nil {

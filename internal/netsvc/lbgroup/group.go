@@ -77,10 +77,15 @@ func New(cat *netsvc.Catalog, cfg Config) (*Group, error) {
 		set: Settings{BindAddr: cfg.BindAddr, HTTPPort: cfg.HTTPPort, Socket: h.path(socketFile)}}, nil
 }
 
-// Run updates HAProxy at once, after every change of the catalog, and when it finds
+// Run updates HAProxy once the catalog is first listed, after every change of the catalog, and when it finds
 // HAProxy gone, until ctx ends. HAProxy outlives the agent: it goes on serving while
 // the agent restarts.
 func (g *Group) Run(ctx context.Context) {
+	select { // an earlier run's HAProxy serves until the catalog is known
+	case <-ctx.Done():
+		return
+	case <-g.cat.Synced():
+	}
 	var failed bool
 	watchdog := time.NewTicker(watchdogEvery)
 	defer watchdog.Stop()

@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// requireHAProxy skips a test without haproxy, unless BERTH_REQUIRE_HAPROXY=1 (CI).
+func requireHAProxy(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("haproxy"); err == nil {
+		return
+	}
+	if os.Getenv("BERTH_REQUIRE_HAPROXY") == "1" {
+		t.Fatal("this test needs haproxy (apt-get install haproxy) and BERTH_REQUIRE_HAPROXY=1 is set")
+	}
+	t.Skip("this test needs haproxy (apt-get install haproxy)")
+}
+
+// freeLoopbackPort is a loopback TCP port nothing listens on now.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// getVia asks addr for host's page.
+func getVia(client *http.Client, addr, host string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %d: %s", resp.StatusCode, b)
+	}
+	return strings.TrimSpace(string(b)), err
+}
+
+// answers asks n times and counts the distinct answers (errors count as "error").
+func answers(addr, host string, n int) map[string]int {
+	got := map[string]int{}
+	for range n {
+		body, err := getVia(http.DefaultClient, addr, host)
+		if err != nil {
+			body = "error"
+		}
+		got[body]++
+	}
+	return got
+}
+
+// A node of load-balancer group g1 serves an HTTP service by its virtual host and a TCP
+// service on its port, from real processes, and goes on answering every request of a
+// continuous load while the application scales up and down.
+func TestLoadBalancerGroup(t *testing.T) {
+	requireRoot(t)
+	requireHAProxy(t)
+	s := startServer(t, t.TempDir())
+	httpPort, tcpPort := freeLoopbackPort(t), freeLoopbackPort(t)
+	a := startAgent(t, s, "lb", "29500-29599", "--lb-group", "g1", "--lb-bind", "127.0.0.1", "--lb-http-port", strconv.Itoa(httpPort))
+	// HAProxy outlives its agent, by design: the test stops it.
+	t.Cleanup(func() {
+		b, _ := os.ReadFile(filepath.Join(a.dataDir, "lbgroup", "haproxy.pid"))
+		for f := range strings.FieldsSeq(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
+	})
+	const ns = "lbe2e"
+	s.cleanupProcesses(ns)
+	// Each instance serves its own pid (the shell's, which httpd takes over with exec).
+	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":"lbweb","namespace":%q,"labels":{"app":"lbweb"}},
+		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
+		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
+			"startCmd":"mkdir -p www && echo $$ > www/index.html && exec busybox httpd -f -p $PORT_http -h www",
+			"ports":[{"name":"http","hostPort":0,"protocol":"http"}],
+			"resources":{"limits":{"cpu":"0.4","memory":"32"}}}]}}}}`, ns))
+	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"lbweb","namespace":%q,"labels":{"BCSGROUP":"g1"}},
+		"spec":{"selector":{"app":"lbweb"},"ports":[{"name":"http","protocol":"http","servicePort":80,"domainName":"web.example.com"}]}}
+{"apiVersion":"v4","kind":"service","metadata":{"name":"lbraw","namespace":%q,"labels":{"BCSGROUP":"g1","BCSBALANCE":"leastconn"}},
+		"spec":{"selector":{"app":"lbweb"},"ports":[{"name":"http","protocol":"tcp","servicePort":%d}]}}`, ns, ns, tcpPort))
+	// A second service claiming the TCP port in the group is refused.
+	r := s.berth(fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"clash","namespace":%q,"labels":{"BCSGROUP":"g1"}},
+		"spec":{"selector":{"app":"lbweb"},"ports":[{"name":"http","protocol":"tcp","servicePort":%d}]}}`, ns, tcpPort), "apply", "-f", "-")
+	if r.code == 0 || !strings.Contains(r.stderr+r.stdout, "is service "+ns+"/lbraw's") {
+		t.Errorf("a clashing port was not refused: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	s.running(t, ns, "lbweb", 2)
+	web := "127.0.0.1:" + strconv.Itoa(httpPort)
+	waitUntil(t, 30*time.Second, "the group to serve web.example.com from both instances", func() bool {
+		got := answers(web, "web.example.com", 8)
+		return len(got) == 2 && got["error"] == 0
+	})
+	waitUntil(t, 30*time.Second, "the group to serve the TCP port", func() bool {
+		got := answers("127.0.0.1:"+strconv.Itoa(tcpPort), "any", 4)
+		return len(got) >= 1 && got["error"] == 0
+	})
+	if got := answers(web, "other.example.com", 2); got["error"] != 2 {
+		t.Errorf("an unknown host was answered: %v", got)
+	}
+
+	// Continuous load (bounded) while instances come and go: no request fails.
+	var sent, failed atomic.Int64
+	var firstErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			client := &http.Client{}
+			for end := time.Now().Add(90 * time.Second); time.Now().Before(end) && sent.Load() < 200_000; {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				sent.Add(1)
+				if _, err := getVia(client, web, "web.example.com"); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	s.mustBerth("scale", "process", "lbweb", "3", "-n", ns)
+	waitUntil(t, 60*time.Second, "the third instance behind the group", func() bool { return len(answers(web, "web.example.com", 9)) == 3 })
+	s.mustBerth("scale", "process", "lbweb", "1", "-n", ns)
+	waitUntil(t, 60*time.Second, "one instance left behind the group", func() bool { return len(answers(web, "web.example.com", 6)) == 1 })
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d requests while the application scaled 2 -> 3 -> 1, %d failed", sent.Load(), failed.Load())
+	if failed.Load() > 0 || sent.Load() < 200 {
+		t.Errorf("%d of %d requests failed (first: %v)", failed.Load(), sent.Load(), firstErr.Load())
+	}
+}
