@@ -119,7 +119,9 @@ type Config struct {
 // followsCatalog reports whether the agent keeps a catalog of the cluster's services:
 // for its DNS server (and service proxy), its load-balancer group, or OnCatalog. Its
 // watch then takes a connection of its own (agentMaxConnsDNS).
-func (c Config) followsCatalog() bool { return c.DNSAddr != "" || c.OnCatalog != nil || c.LBGroup != "" }
+func (c Config) followsCatalog() bool {
+	return c.DNSAddr != "" || c.OnCatalog != nil || c.LBGroup != ""
+}
 
 // withDefaults fills in what the config leaves out and checks what it must have.
 func (c Config) withDefaults() (Config, error) {
