@@ -76,7 +76,7 @@ func testNetns(t testing.TB, subnet int) (ns, hostIP, nsIP string) {
 }
 
 // backend serves its name over HTTP on ip, on a port of its own.
-func backend(t *testing.T, ip, name string) int {
+func backend(t testing.TB, ip, name string) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", ip+":0")
 	if err != nil {
