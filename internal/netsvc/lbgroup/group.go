@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -196,7 +195,7 @@ func (g *Group) writeConfig(text string) error {
 
 // reportConflicts reports the ports left out of the group, once per distinct list.
 func (g *Group) reportConflicts(conflicts []string) {
-	text := strings.Join(slices.Clip(conflicts), "; ")
+	text := strings.Join(conflicts, "; ")
 	if text == g.warned {
 		return
 	}
