@@ -77,8 +77,8 @@ type AgentEvent struct {
 	Message string `json:"message"`
 }
 
-// maxAgentEventMessage bounds an agent event's message.
-const maxAgentEventMessage = 4096
+// MaxAgentEventMessage bounds an agent event's message.
+const MaxAgentEventMessage = 4096
 
 var agentEventReason = regexp.MustCompile(`^[A-Z][A-Za-z0-9]{0,63}$`)
 
@@ -89,8 +89,8 @@ func (e AgentEvent) Validate() error {
 	if !agentEventReason.MatchString(e.Reason) {
 		errs.add("reason", "must be a word in CamelCase of at most 64 letters and digits, got %q", truncate(e.Reason, 80))
 	}
-	if e.Message == "" || len(e.Message) > maxAgentEventMessage {
-		errs.add("message", "required, at most %d bytes, got %d", maxAgentEventMessage, len(e.Message))
+	if e.Message == "" || len(e.Message) > MaxAgentEventMessage {
+		errs.add("message", "required, at most %d bytes, got %d", MaxAgentEventMessage, len(e.Message))
 	}
 	return errs.OrNil()
 }

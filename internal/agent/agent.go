@@ -39,14 +39,17 @@ type Agent struct {
 	runCtx  context.Context
 	drivers map[string]driver.Driver
 	exec    *executor.Executor
-	// catalog is every service and its endpoints, when the node runs the cluster DNS
-	// server (netsvc.go); nil otherwise.
+	// catalog is every service and its endpoints, when the node follows them
+	// (Config.followsCatalog, netsvc.go); nil otherwise.
 	catalog *netsvc.Catalog
-	dnsAddr string // guarded by mu
-	ckpt    *checkpoint
-	addr    string    // advertised agent address
-	id      *identity // the node's certificate (identity.go)
-	guard   guard     // what the node's operator allows workloads (guard.go)
+	// nodeEvents queues the node's events for a server (lbgroup.go); nil without a
+	// load-balancer group.
+	nodeEvents chan v4.AgentEvent
+	dnsAddr    string // guarded by mu
+	ckpt       *checkpoint
+	addr       string    // advertised agent address
+	id         *identity // the node's certificate (identity.go)
+	guard      guard     // what the node's operator allows workloads (guard.go)
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -183,6 +186,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.runProxy(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })
+		loops.Go(func() { a.sendNodeEvents(ctx) })
 	}
 	close(a.ready)
 	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir)

@@ -24,21 +24,43 @@ func (a *Agent) newLBGroup() (*lbgroup.Group, error) {
 		}
 		return nil, nil
 	}
+	a.nodeEvents = make(chan v4.AgentEvent, nodeEventQueue)
 	return lbgroup.New(a.catalog, lbgroup.Config{Group: a.cfg.LBGroup, Dir: dir, HAProxy: a.cfg.HAProxy,
 		BindAddr: a.cfg.LBBind, HTTPPort: a.cfg.LBHTTPPort, Logger: a.log, Warn: a.warnNode})
 }
 
-// warnNode records a Warning event of this node on a server (best effort: the log has
-// it too).
+// nodeEventQueue bounds the node events waiting for a server: they are rare (a group
+// reports a refused configuration once), so a full queue means servers out of reach,
+// and the log keeps what is dropped.
+const nodeEventQueue = 16
+
+// warnNode queues a Warning event of this node for sendNodeEvents, without waiting: the
+// load-balancer group calls it from its update loop, which must not stall on a server.
 func (a *Agent) warnNode(reason, message string) {
-	ctx, cancel := context.WithTimeout(a.runCtx, 10*time.Second)
-	defer cancel()
-	ev := v4.AgentEvent{Type: v4.EventWarning, Reason: reason, Message: message}
-	if len(ev.Message) > 4000 {
-		ev.Message = ev.Message[:4000] + "..."
+	if len(message) > v4.MaxAgentEventMessage {
+		message = message[:v4.MaxAgentEventMessage-3] + "..."
 	}
-	err := a.servers.do(ctx, func(c *client.Client) error { return c.AgentEvent(ctx, a.cfg.NodeName, ev) })
-	if err != nil {
-		a.log.Warn("could not record an event of the node", "reason", reason, "err", err)
+	select {
+	case a.nodeEvents <- v4.AgentEvent{Type: v4.EventWarning, Reason: reason, Message: message}:
+	default:
+		a.log.Warn("node event dropped: too many wait for a server", "reason", reason)
+	}
+}
+
+// sendNodeEvents records the queued node events on a server (best effort: the log has
+// them too) until ctx ends.
+func (a *Agent) sendNodeEvents(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-a.nodeEvents:
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := a.servers.do(sctx, func(c *client.Client) error { return c.AgentEvent(sctx, a.cfg.NodeName, ev) })
+			cancel()
+			if err != nil {
+				a.log.Warn("could not record an event of the node", "reason", ev.Reason, "err", err)
+			}
+		}
 	}
 }

@@ -157,22 +157,10 @@ func (a *Agent) leaveServices(ns, name string) {
 	start := time.Now()
 	deadline := start.Add(leaveWait - leaveMargin)
 	for a.catalog.Serves(ns, name) && time.Now().Before(deadline) {
-		if sleepCtx(a.runCtx, leavePoll) != nil {
+		if !sleep(a.runCtx, leavePoll) {
 			return
 		}
 	}
-	sleepCtx(a.runCtx, leaveMargin)
+	sleep(a.runCtx, leaveMargin)
 	a.log.Debug("task group left its services before its stop", "namespace", ns, "name", name, "after", time.Since(start))
-}
-
-// sleepCtx sleeps for d, or until ctx ends (its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -7,11 +7,7 @@ import (
 	"log/slog"
 	"os/exec"
 	"strings"
-	"time"
 )
-
-// proxyDelay coalesces a burst of catalog changes into one ruleset update.
-const proxyDelay = 20 * time.Millisecond
 
 // ProxyConfig configures a service proxy.
 type ProxyConfig struct {
@@ -49,44 +45,10 @@ func NewProxy(cat *Catalog, cfg ProxyConfig) *Proxy {
 	return &Proxy{cat: cat, changed: cat.Subscribe(), nft: cfg.NFT, log: cfg.Logger}
 }
 
-// Run writes the table once the catalog is first listed, and after every change of the catalog until ctx ends. A
-// failed update is retried at the next change, and after a second at the latest.
+// Run writes the table once the catalog is first listed, and after every change of the
+// catalog, until ctx ends (Follow).
 func (p *Proxy) Run(ctx context.Context) {
-	select { // the table of an earlier run forwards until the catalog is known
-	case <-ctx.Done():
-		return
-	case <-p.cat.Synced():
-	}
-	var failed bool
-	for {
-		if err := p.Sync(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			if !failed {
-				p.log.Error("service proxy: the ruleset update failed; retrying", "err", err)
-			}
-			failed = true
-		} else if failed {
-			p.log.Info("service proxy: the ruleset is up to date again")
-			failed = false
-		}
-		var retry <-chan time.Time
-		if failed {
-			retry = time.After(time.Second)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-p.changed:
-		case <-retry:
-		}
-		select { // let a burst of changes land
-		case <-ctx.Done():
-			return
-		case <-time.After(proxyDelay):
-		}
-	}
+	Follow(ctx, p.cat, p.changed, nil, "service proxy", p.log, p.Sync)
 }
 
 // Sync brings the table in line with the catalog as it is now: the whole table the first

@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/netsvc"
 )
-
-// groupDelay coalesces a burst of catalog changes into one update.
-const groupDelay = 20 * time.Millisecond
 
 // watchdogEvery is how often the group checks that its HAProxy still runs.
 const watchdogEvery = 5 * time.Second
@@ -67,7 +65,7 @@ func New(cat *netsvc.Catalog, cfg Config) (*Group, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("load-balancer group %s: %w", cfg.Group, err)
 	}
-	bin, err := execLookPath(cfg.HAProxy)
+	bin, err := exec.LookPath(cfg.HAProxy)
 	if err != nil {
 		return nil, fmt.Errorf("load-balancer group %s needs HAProxy (Debian: apt-get install haproxy): %w", cfg.Group, err)
 	}
@@ -76,48 +74,13 @@ func New(cat *netsvc.Catalog, cfg Config) (*Group, error) {
 		set: Settings{BindAddr: cfg.BindAddr, HTTPPort: cfg.HTTPPort, Socket: h.path(socketFile)}}, nil
 }
 
-// Run updates HAProxy once the catalog is first listed, after every change of the catalog, and when it finds
-// HAProxy gone, until ctx ends. HAProxy outlives the agent: it goes on serving while
-// the agent restarts.
+// Run updates HAProxy once the catalog is first listed, after every change of the
+// catalog, and when it finds HAProxy gone, until ctx ends (netsvc.Follow). HAProxy
+// outlives the agent: it goes on serving while the agent restarts.
 func (g *Group) Run(ctx context.Context) {
-	select { // an earlier run's HAProxy serves until the catalog is known
-	case <-ctx.Done():
-		return
-	case <-g.cat.Synced():
-	}
-	var failed bool
 	watchdog := time.NewTicker(watchdogEvery)
 	defer watchdog.Stop()
-	for {
-		if err := g.Sync(ctx); err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			if !failed {
-				g.cfg.Logger.Error("load-balancer group: update failed; retrying", "group", g.cfg.Group, "err", err)
-			}
-			failed = true
-		} else if failed {
-			g.cfg.Logger.Info("load-balancer group: up to date again", "group", g.cfg.Group)
-			failed = false
-		}
-		var retry <-chan time.Time
-		if failed {
-			retry = time.After(time.Second)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-g.changed:
-		case <-retry:
-		case <-watchdog.C:
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(groupDelay):
-		}
-	}
+	netsvc.Follow(ctx, g.cat, g.changed, watchdog.C, "load-balancer group "+g.cfg.Group, g.cfg.Logger, g.Sync)
 }
 
 // Sync brings HAProxy in line with the catalog: through the runtime API when only

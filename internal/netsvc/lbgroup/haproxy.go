@@ -122,6 +122,3 @@ func Stop(dir, bin string) error {
 	}
 	return haproxy{bin: bin, dir: dir}.stop()
 }
-
-// execLookPath finds the haproxy command (a variable for tests).
-var execLookPath = exec.LookPath
