@@ -1,21 +1,16 @@
 package netsvc
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"golang.org/x/sys/unix"
 )
 
 // requireNetAdmin skips a test that needs root, nft and ip, unless BERTH_REQUIRE_NFT=1
@@ -88,45 +83,15 @@ func backend(t testing.TB, ip, name string) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// getInNetns sends GET / to addr from network namespace ns and returns the body. The
-// socket is made on a thread that joined ns (locked to it, and gone with the goroutine).
+// getInNetns sends GET / to addr from network namespace ns and returns the body.
 func getInNetns(ns, addr string) (string, error) {
-	type result struct {
-		body string
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		f, err := os.Open("/var/run/netns/" + ns)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer f.Close()
-		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-			done <- result{err: fmt.Errorf("setns: %w", err)}
-			return
-		}
-		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(2 * time.Second))
-		fmt.Fprintf(conn, "GET / HTTP/1.0\r\nHost: %s\r\n\r\n", addr)
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		done <- result{body: string(b), err: err}
-	}()
-	r := <-done
-	return r.body, r.err
+	var body string
+	err := inNetns(ns, func() error {
+		var err error
+		body, err = fetch(addr)
+		return err
+	})
+	return body, err
 }
 
 // vipEndpoints is service web's endpoints at vip, one instance per "ip:port".

@@ -30,7 +30,10 @@ func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.D
 		if err != nil {
 			return fmt.Errorf("read the services of load-balancer groups: %w", err)
 		}
-		*stored = append(objs, nil)[:len(objs)] // read, even when empty
+		if objs == nil {
+			objs = []v4.Object{} // read: none stored
+		}
+		*stored = objs
 	}
 	others := map[string]*v4.Service{}
 	for _, o := range *stored {
