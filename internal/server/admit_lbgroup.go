@@ -18,15 +18,15 @@ import (
 // Two requests racing past each other are caught on the nodes: the group serves the
 // first and reports the other (docs/services.md, "Load-balancer groups").
 //
-// The services are read from etcd (every namespace), once per request: stored points to
-// the request's copy (nil: not read yet).
+// The services (every namespace) come from the server's cache, once per request: stored
+// points to the request's copy (nil: not read yet).
 func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.Document, stored *[]v4.Object) error {
 	groups := svc.LBGroups()
 	if len(groups) == 0 {
 		return nil
 	}
 	if *stored == nil {
-		objs, _, err := s.store.List(ctx, v4.KindService, "")
+		objs, err := s.listCurrent(ctx, s.catalog[v4.KindService])
 		if err != nil {
 			return fmt.Errorf("read the services of load-balancer groups: %w", err)
 		}

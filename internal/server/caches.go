@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
@@ -83,4 +84,27 @@ func (s *Server) cacheCurrent(ctx context.Context, c *cache.Cache) error {
 		return errorf(http.StatusServiceUnavailable, "the %s cache is behind etcd: %v", c.Kind(), err)
 	}
 	return nil
+}
+
+// cacheWaitBeforeRead is how long listCurrent waits for a cache before it reads etcd.
+const cacheWaitBeforeRead = time.Second
+
+// listCurrent lists kind's objects of every namespace as of now: from c once it reflects
+// every write that completed before the call, or from etcd when c does not get there
+// within cacheWaitBeforeRead (it moves past writes of other kinds only on etcd's
+// progress notifications, which etcd holds back while any watch of the store catches
+// up).
+func (s *Server) listCurrent(ctx context.Context, c *cache.Cache) ([]v4.Object, error) {
+	wctx, cancel := context.WithTimeout(ctx, cacheWaitBeforeRead)
+	err := s.cacheCurrent(wctx, c)
+	cancel()
+	if err == nil {
+		objs, _, err := c.List("", "")
+		return objs, err
+	}
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	objs, _, err := s.store.List(ctx, c.Kind(), "")
+	return objs, err
 }
