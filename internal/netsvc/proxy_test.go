@@ -161,7 +161,7 @@ func TestProxyForwardsVIPs(t *testing.T) {
 	// its chain and element along.
 	cat.Delete(vipEndpoints("10.254.77.1"))
 	sync()
-	if out := run(t, "ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName); strings.Contains(out, "svc_") || strings.Contains(out, "10.254.77.1") {
+	if out := run(t, "ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName); strings.Contains(out, "_rr_") || strings.Contains(out, "10.254.77.1") {
 		t.Errorf("the service's chain or element is left:\n%s", out)
 	}
 	if body, err := getInNetns(ns, "10.254.77.1:80"); err == nil {

@@ -19,17 +19,56 @@ const TableName = "berth"
 // otherwise answer it directly, past the translation.
 const proxyMark = "0x62657274" // "bert"
 
-// forward is one VIP:port of a service and the rule that picks its instance: the
-// element of the services map and its chain's only rule.
+// The table holds no object per service, so that its size costs nothing to change: a
+// verdict map ("services") sends each VIP . protocol . port to the dispatch chain for
+// its protocol, its number of instances N and its balancing, whose one rule picks a
+// slot 0..N-1 (numgen round robin, or jhash of the client's address) and translates
+// the destination to what the protocol's backends map holds for VIP . port . slot.
+// Every change of a service is then a change of map elements, written as one
+// transaction. (One backends map per protocol, since nft cannot read back a map typed
+// by a port of either protocol.)
+const servicesMap = "services"
+
+// protocols are the transport protocols forwarded, each with its backends map.
+var protocols = []string{"tcp", "udp"}
+
+// backendsMap names the map of protocol proto's instances.
+func backendsMap(proto string) string { return "backends_" + proto }
+
+// forward is one VIP:port of a service: its key in the services map, the dispatch
+// chain that picks its instance, and where its instances have the port ("ip . port",
+// by slot), keyed by "VIP . port" in its protocol's backends map.
 type forward struct {
-	key  string // "VIP . proto . port", the map element's key
-	rule string
+	key      string
+	proto    string
+	slotKey  string
+	chain    string
+	backends []string
+}
+
+// dispatchChain names the chain that picks one of n slots for protocol proto:
+// PROTO_rr_N round robin, PROTO_sh_N by the client's address.
+func dispatchChain(proto string, bySource bool, n int) string {
+	if bySource {
+		return proto + "_sh_" + strconv.Itoa(n)
+	}
+	return proto + "_rr_" + strconv.Itoa(n)
+}
+
+// dispatchRule is the one rule of a dispatch chain named by dispatchChain.
+func dispatchRule(chain string) string {
+	proto, rest, _ := strings.Cut(chain, "_")
+	kind, n, _ := strings.Cut(rest, "_")
+	pick := "numgen inc"
+	if kind == "sh" {
+		pick = "jhash ip saddr"
+	}
+	return fmt.Sprintf("meta mark set %s dnat ip addr . port to ip daddr . %s dport . %s mod %s map @%s",
+		proxyMark, proto, pick, n, backendsMap(proto))
 }
 
 // forwards lists the VIP:ports to forward, in a stable order: each service port of a
-// service with an IPv4 VIP and ready IPv4 instances. The rule picks an instance with
-// numgen (round robin) or jhash of the client's address (source) and translates the
-// destination to where the instance has the port.
+// service with an IPv4 VIP and ready IPv4 instances.
 func forwards(services []ServiceView) []forward {
 	var out []forward
 	seen := map[string]bool{}
@@ -41,121 +80,158 @@ func forwards(services []ServiceView) []forward {
 		if err != nil || !vip.Is4() {
 			continue
 		}
-		hash := "numgen inc"
-		if sv.Service.Balance() == v4.BalanceSource { // leastconn: round robin (docs/services.md)
-			hash = "jhash ip saddr"
-		}
+		bySource := sv.Service.Balance() == v4.BalanceSource // leastconn: round robin (docs/services.md)
 		for _, sp := range sv.Service.Spec.Ports {
 			if sp.ServicePort < 1 || sp.ServicePort > 65535 {
 				continue
 			}
 			backends := backendsOf(sv.Endpoints, sp.Name)
-			key := fmt.Sprintf("%s . %s . %d", vip, l4proto(sp.Protocol), sp.ServicePort)
+			proto := l4proto(sp.Protocol)
+			key := fmt.Sprintf("%s . %s . %d", vip, proto, sp.ServicePort)
 			if len(backends) == 0 || seen[key] {
 				continue
 			}
 			seen[key] = true
-			var b strings.Builder
-			fmt.Fprintf(&b, "meta l4proto %s meta mark set %s dnat ip addr . port to %s mod %d map { ",
-				l4proto(sp.Protocol), proxyMark, hash, len(backends))
-			for i, be := range backends {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "%d : %s", i, be)
-			}
-			b.WriteString(" }")
-			out = append(out, forward{key: key, rule: b.String()})
+			out = append(out, forward{key: key, proto: proto, slotKey: fmt.Sprintf("%s . %d", vip, sp.ServicePort),
+				chain: dispatchChain(proto, bySource, len(backends)), backends: backends})
 		}
 	}
 	return out
 }
 
-// tableState is what the proxy last wrote: each forwarded key's chain and rule.
+// tableState is what the proxy last wrote: the elements of each map, by map name, and
+// how many VIP:ports each dispatch chain serves.
 type tableState struct {
-	chains map[string]string // key -> chain name
-	rules  map[string]string // key -> rule
-	next   int               // the number of the next new chain
+	maps   map[string]map[string]string // map -> key -> value
+	chains map[string]int               // dispatch chain -> VIP:ports sent to it
+}
+
+// stateOf is the table that fws make.
+func stateOf(fws []forward) *tableState {
+	st := &tableState{maps: map[string]map[string]string{servicesMap: {}}, chains: map[string]int{}}
+	for _, proto := range protocols {
+		st.maps[backendsMap(proto)] = map[string]string{}
+	}
+	for _, fw := range fws {
+		st.maps[servicesMap][fw.key] = fw.chain
+		st.chains[fw.chain]++
+		backends := st.maps[backendsMap(fw.proto)]
+		for slot, be := range fw.backends {
+			backends[fw.slotKey+" . "+strconv.Itoa(slot)] = be
+		}
+	}
+	return st
 }
 
 // renderFull writes the whole table for fws and the state it leaves: one transaction
 // that replaces the table (add, delete, define), so the kernel switches from the old
-// rules to the new at once. Each VIP:port is an element of one verdict map, found in one
-// lookup whatever the number of services, that goes to its chain.
+// rules to the new at once.
 func renderFull(fws []forward) (string, *tableState) {
-	st := &tableState{chains: map[string]string{}, rules: map[string]string{}}
-	var b, elems strings.Builder
+	st := stateOf(fws)
+	var b strings.Builder
 	fmt.Fprintf(&b, "add table ip %s\ndelete table ip %s\ntable ip %s {\n", TableName, TableName, TableName)
-	for _, fw := range fws {
-		chain := st.chainFor(fw.key)
-		st.rules[fw.key] = fw.rule
-		fmt.Fprintf(&b, "  chain %s {\n    %s\n  }\n", chain, fw.rule)
-		if elems.Len() > 0 {
-			elems.WriteString(",\n      ")
-		}
-		fmt.Fprintf(&elems, "%s : goto %s", fw.key, chain)
+	for _, proto := range protocols {
+		name := backendsMap(proto)
+		fmt.Fprintf(&b, "  map %s {\n    typeof ip daddr . %s dport . numgen inc mod 1 : ip daddr . %s dport\n", name, proto, proto)
+		writeElements(&b, st.maps[name], " : ")
+		b.WriteString("  }\n")
 	}
-	b.WriteString("  map services {\n    type ipv4_addr . inet_proto . inet_service : verdict\n")
-	if elems.Len() > 0 {
-		fmt.Fprintf(&b, "    elements = {\n      %s\n    }\n", elems.String())
+	for _, chain := range slices.Sorted(maps.Keys(st.chains)) {
+		fmt.Fprintf(&b, "  chain %s {\n    %s\n  }\n", chain, dispatchRule(chain))
 	}
+	fmt.Fprintf(&b, "  map %s {\n    type ipv4_addr . inet_proto . inet_service : verdict\n", servicesMap)
+	writeElements(&b, st.maps[servicesMap], " : goto ")
 	b.WriteString("  }\n")
 	for _, hook := range []string{"prerouting", "output"} {
-		fmt.Fprintf(&b, "  chain %s {\n    type nat hook %s priority -100; policy accept;\n    ip daddr . meta l4proto . th dport vmap @services\n  }\n", hook, hook)
+		fmt.Fprintf(&b, "  chain %s {\n    type nat hook %s priority -100; policy accept;\n    ip daddr . meta l4proto . th dport vmap @%s\n  }\n", hook, hook, servicesMap)
 	}
 	fmt.Fprintf(&b, "  chain postrouting {\n    type nat hook postrouting priority 100; policy accept;\n    meta mark %s masquerade\n  }\n}\n", proxyMark)
 	return b.String(), st
 }
 
-// chainFor names key's chain, a new one for a new key.
-func (st *tableState) chainFor(key string) string {
-	if c, ok := st.chains[key]; ok {
-		return c
+// writeElements writes a map's elements statement, key sep value, nothing for none.
+func writeElements(b *strings.Builder, elems map[string]string, sep string) {
+	if len(elems) == 0 {
+		return
 	}
-	c := "svc_" + strconv.Itoa(st.next)
-	st.next++
-	st.chains[key] = c
-	return c
+	b.WriteString("    elements = {\n")
+	for i, k := range slices.Sorted(maps.Keys(elems)) {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString("      " + k + sep + elems[k])
+	}
+	b.WriteString("\n    }\n")
 }
 
 // renderDelta writes, as one transaction, what changes the table from st to fws: the
-// chains of the VIP:ports that went, changed or came, and their map elements; nothing
-// of the others. So a change costs what changed, not the size of the cluster. It
-// returns "" when nothing changed. st becomes the new state.
+// map elements that went, changed or came, the dispatch chains that came first and
+// those left unused last; nothing of the rest. So a change costs what changed, not
+// the size of the cluster. It returns "" when nothing changed. st becomes the new
+// state.
 func renderDelta(st *tableState, fws []forward) string {
+	want := stateOf(fws)
 	var b strings.Builder
-	want := make(map[string]string, len(fws))
-	for _, fw := range fws {
-		want[fw.key] = fw.rule
+	for _, chain := range slices.Sorted(maps.Keys(want.chains)) {
+		if st.chains[chain] == 0 {
+			fmt.Fprintf(&b, "add chain ip %s %s\nadd rule ip %s %s %s\n", TableName, chain, TableName, chain, dispatchRule(chain))
+		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(st.rules)) {
-		if _, ok := want[key]; ok {
-			continue
-		}
-		chain := st.chains[key]
-		fmt.Fprintf(&b, "delete element ip %s services { %s }\nflush chain ip %s %s\ndelete chain ip %s %s\n",
-			TableName, key, TableName, chain, TableName, chain)
-		delete(st.rules, key)
-		delete(st.chains, key)
+	// An element whose value changes is deleted and added again in the same
+	// transaction (adding over a different value is an error); the services map
+	// first, so that no VIP:port is sent to slots that are not there.
+	names := []string{servicesMap}
+	for _, proto := range protocols {
+		names = append(names, backendsMap(proto))
 	}
-	for _, fw := range fws {
-		old, had := st.rules[fw.key]
-		if had && old == fw.rule {
-			continue
-		}
-		chain := st.chainFor(fw.key)
-		if had {
-			fmt.Fprintf(&b, "flush chain ip %s %s\n", TableName, chain)
-		} else {
-			fmt.Fprintf(&b, "add chain ip %s %s\n", TableName, chain)
-		}
-		fmt.Fprintf(&b, "add rule ip %s %s %s\n", TableName, chain, fw.rule)
-		if !had {
-			fmt.Fprintf(&b, "add element ip %s services { %s : goto %s }\n", TableName, fw.key, chain)
-		}
-		st.rules[fw.key] = fw.rule
+	for _, name := range names {
+		writeElementChange(&b, "delete", name, gone(st.maps[name], want.maps[name]), nil, "")
 	}
+	for _, name := range slices.Backward(names) {
+		sep := " : "
+		if name == servicesMap {
+			sep = " : goto "
+		}
+		writeElementChange(&b, "add", name, gone(want.maps[name], st.maps[name]), want.maps[name], sep)
+	}
+	for _, chain := range slices.Sorted(maps.Keys(st.chains)) {
+		if want.chains[chain] == 0 {
+			fmt.Fprintf(&b, "delete chain ip %s %s\n", TableName, chain)
+		}
+	}
+	*st = *want
 	return b.String()
+}
+
+// gone lists the keys of from that are not in to with the same value, sorted.
+func gone(from, to map[string]string) []string {
+	var out []string
+	for k, v := range from {
+		if w, ok := to[k]; !ok || w != v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writeElementChange writes one "add element" or "delete element" statement for keys
+// of map name, each with its value from values after sep when values is not nil.
+func writeElementChange(b *strings.Builder, verb, name string, keys []string, values map[string]string, sep string) {
+	if len(keys) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s element ip %s %s { ", verb, TableName, name)
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+		if values != nil {
+			b.WriteString(sep + values[k])
+		}
+	}
+	b.WriteString(" }\n")
 }
 
 // backendsOf lists "ip . port" of the ready instances for service port name (IPv4 only:
