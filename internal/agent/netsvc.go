@@ -63,7 +63,7 @@ func (a *Agent) runProxy(ctx context.Context) {
 		return // no DNS server: no proxy, nothing to clean
 	}
 	if !a.cfg.ServiceProxy {
-		if err := netsvc.RemoveTable(ctx, nil); err != nil {
+		if err := netsvc.RemoveTable(""); err != nil {
 			a.log.Debug("service proxy off; no table removed", "err", err)
 		}
 		return

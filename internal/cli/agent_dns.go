@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/netsvc"
 )
 
 // agentDNSFlags configure the node's cluster DNS server (docs/services.md, "Names").
@@ -25,7 +25,7 @@ func (f *agentDNSFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.addr, "dns-addr", agent.DNSAuto, "where the node's cluster DNS server listens (UDP and TCP): auto (port 53 of --ip), HOST:PORT, or off")
 	fl.StringSliceVar(&f.upstreams, "dns-upstream", nil, "resolvers, HOST:PORT, that other names are forwarded to (default: those of /etc/resolv.conf)")
 	fl.StringVar(&f.domain, "cluster-domain", agent.DefaultClusterDomain, "the domain of the services' names")
-	fl.StringVar(&f.proxy, "service-proxy", "auto", "forward the services' virtual IPs with nftables: auto (as root with nft installed and the DNS server on), on or off")
+	fl.StringVar(&f.proxy, "service-proxy", "auto", "forward the services' virtual IPs with nftables: auto (as root, on a kernel with nf_tables, with the DNS server on), on or off")
 }
 
 // apply puts the flags (or the config file's keys) into cfg.
@@ -62,16 +62,15 @@ func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(s
 	if !changed("service-proxy") && file.ServiceProxy != "" {
 		proxy = file.ServiceProxy
 	}
-	_, nftErr := exec.LookPath("nft")
 	switch proxy {
 	case "auto":
-		cfg.ServiceProxy = addr != "" && os.Geteuid() == 0 && nftErr == nil
+		cfg.ServiceProxy = addr != "" && os.Geteuid() == 0 && netsvc.NFTablesUsable() == nil
 	case "on":
 		if addr == "" {
 			return fmt.Errorf("--service-proxy on needs the cluster DNS server (--dns-addr): it follows the same services")
 		}
-		if nftErr != nil {
-			return fmt.Errorf("--service-proxy on needs nft (apt-get install nftables): %w", nftErr)
+		if err := netsvc.NFTablesUsable(); err != nil {
+			return fmt.Errorf("--service-proxy on: %w", err)
 		}
 		cfg.ServiceProxy = true
 	case "off":

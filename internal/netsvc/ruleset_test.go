@@ -1,50 +1,90 @@
 package netsvc
 
-import "testing"
+import (
+	"net/netip"
+	"reflect"
+	"testing"
+)
 
-// A delta touches what changed only: the elements of the VIP:ports that went, changed
-// or came, the dispatch chain that came first and the one left unused last.
-func TestRulesetDelta(t *testing.T) {
-	fw := func(vip, proto, port, chain string, backends ...string) forward {
-		return forward{key: vip + " . " + proto + " . " + port, proto: proto, slotKey: vip + " . " + port, chain: chain, backends: backends}
+// fwd is a forward of VIP:port/proto to backends ("ip:port"), by chain.
+func fwd(vipPort, proto, chain string, backends ...string) forward {
+	ap := netip.MustParseAddrPort(vipPort)
+	f := forward{key: servicesKey(ap.Addr(), proto, ap.Port()), proto: proto, vipPort: vipPortKey(ap.Addr(), ap.Port()), chain: chain}
+	for _, b := range backends {
+		f.backends = append(f.backends, backendValue(netip.MustParseAddrPort(b)))
 	}
-	a := fw("10.254.0.1", "tcp", "80", "tcp_rr_2", "10.0.0.1 . 80", "10.0.0.2 . 80")
-	b := fw("10.254.0.2", "tcp", "80", "tcp_rr_1", "10.0.0.3 . 80")
-	c := fw("10.254.0.3", "tcp", "80", "tcp_rr_2", "10.0.0.4 . 80", "10.0.0.5 . 80")
-	_, st := renderFull([]forward{a, b, c})
+	return f
+}
 
-	a2 := fw("10.254.0.1", "tcp", "80", "tcp_rr_2", "10.0.0.1 . 80", "10.0.0.9 . 80") // one instance replaced
-	d := fw("10.254.0.4", "udp", "53", "udp_sh_3", "10.0.0.6 . 53", "10.0.0.7 . 53", "10.0.0.8 . 53")
+// A change touches what changed only: the elements of the VIP:ports that went, changed
+// or came, the dispatch chain that came and the one left unused.
+func TestRulesetDiff(t *testing.T) {
+	a := fwd("10.254.0.1:80", "tcp", "tcp_rand_2", "10.0.0.1:80", "10.0.0.2:80")
+	b := fwd("10.254.0.2:80", "tcp", "tcp_rand_1", "10.0.0.3:80")
+	c := fwd("10.254.0.3:80", "tcp", "tcp_rand_2", "10.0.0.4:80", "10.0.0.5:80")
+	st := stateOf([]forward{a, b, c})
+
+	a2 := fwd("10.254.0.1:80", "tcp", "tcp_rand_2", "10.0.0.1:80", "10.0.0.9:80") // one instance replaced
+	d := fwd("10.254.0.4:53", "udp", "udp_hash_3", "10.0.0.6:53", "10.0.0.7:53", "10.0.0.8:53")
 	next := []forward{a2, c, d} // b went
-	want := "add chain ip berth udp_sh_3\nadd rule ip berth udp_sh_3 " + dispatchRule("udp_sh_3") + "\n" +
-		"delete element ip berth services { 10.254.0.2 . tcp . 80 }\n" +
-		"delete element ip berth backends_tcp { 10.254.0.1 . 80 . 1, 10.254.0.2 . 80 . 0 }\n" +
-		"add element ip berth backends_udp { 10.254.0.4 . 53 . 0 : 10.0.0.6 . 53, 10.254.0.4 . 53 . 1 : 10.0.0.7 . 53, 10.254.0.4 . 53 . 2 : 10.0.0.8 . 53 }\n" +
-		"add element ip berth backends_tcp { 10.254.0.1 . 80 . 1 : 10.0.0.9 . 80 }\n" +
-		"add element ip berth services { 10.254.0.4 . udp . 53 : goto udp_sh_3 }\n" +
-		"delete chain ip berth tcp_rr_1\n"
-	if delta := renderDelta(st, next); delta != want {
-		t.Errorf("delta:\n%s\nwant:\n%s", delta, want)
+	want := &tableChange{
+		addChains: []string{"udp_hash_3"},
+		deletes: map[string][]string{
+			servicesMap:        {b.key},
+			backendsMap("tcp"): sorted(backendKey(a.vipPort, 1), backendKey(b.vipPort, 0)),
+		},
+		adds: map[string]map[string]string{
+			servicesMap:        {d.key: "udp_hash_3"},
+			backendsMap("tcp"): {backendKey(a.vipPort, 1): a2.backends[1]},
+			backendsMap("udp"): {backendKey(d.vipPort, 0): d.backends[0], backendKey(d.vipPort, 1): d.backends[1], backendKey(d.vipPort, 2): d.backends[2]},
+		},
+		delChains: []string{"tcp_rand_1"},
 	}
-	if again := renderDelta(st, next); again != "" {
-		t.Errorf("no change gave a delta:\n%s", again)
+	if got := diff(st, next); !reflect.DeepEqual(got, want) {
+		t.Errorf("diff:\n%+v\nwant:\n%+v", got, want)
+	}
+	if again := diff(st, next); !again.empty() {
+		t.Errorf("no change gave a change: %+v", again)
 	}
 }
 
-// Each dispatch chain picks a slot of its own number, by its own means, in its
-// protocol's map.
-func TestDispatchRule(t *testing.T) {
+func sorted(keys ...string) []string {
+	if keys[0] > keys[1] {
+		keys[0], keys[1] = keys[1], keys[0]
+	}
+	return keys
+}
+
+// The elements are as the kernel holds them: addresses and ports in network order,
+// each field padded to 32 bits, the slot in the machine's order.
+func TestElementEncoding(t *testing.T) {
+	vip := netip.MustParseAddr("10.254.0.1")
+	for _, tc := range []struct{ name, got, want string }{
+		{"services key", servicesKey(vip, "udp", 53), "\x0a\xfe\x00\x01\x11\x00\x00\x00\x00\x35\x00\x00"},
+		{"backends value", backendValue(netip.MustParseAddrPort("10.0.0.2:8080")), "\x0a\x00\x00\x02\x1f\x90\x00\x00"},
+		{"backends key", backendKey(vipPortKey(vip, 80), 0), "\x0a\xfe\x00\x01\x00\x50\x00\x00\x00\x00\x00\x00"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %x, want %x", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// Each dispatch chain's name gives its protocol, balancing and number of slots back.
+func TestDispatchChainNames(t *testing.T) {
 	for _, tc := range []struct {
 		proto    string
 		bySource bool
 		n        int
-		want     string
-	}{
-		{"tcp", false, 3, "meta mark set 0x62657274 dnat ip addr . port to ip daddr . tcp dport . numgen inc mod 3 map @backends_tcp"},
-		{"udp", true, 10000, "meta mark set 0x62657274 dnat ip addr . port to ip daddr . udp dport . jhash ip saddr mod 10000 map @backends_udp"},
-	} {
-		if got := dispatchRule(dispatchChain(tc.proto, tc.bySource, tc.n)); got != tc.want {
-			t.Errorf("dispatchRule(%s, %v, %d) = %q, want %q", tc.proto, tc.bySource, tc.n, got, tc.want)
+	}{{"tcp", false, 3}, {"udp", true, 10000}} {
+		proto, bySource, n, err := parseDispatchChain(dispatchChain(tc.proto, tc.bySource, tc.n))
+		if err != nil || proto != tc.proto || bySource != tc.bySource || int(n) != tc.n {
+			t.Errorf("%s %v %d read back as %s %v %d (%v)", tc.proto, tc.bySource, tc.n, proto, bySource, n, err)
+		}
+	}
+	for _, bad := range []string{"prerouting", "tcp_rand_0", "tcp_xx_3", "tcp_rand_x"} {
+		if _, _, _, err := parseDispatchChain(bad); err == nil {
+			t.Errorf("%q read as a dispatch chain", bad)
 		}
 	}
 }

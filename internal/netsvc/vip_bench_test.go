@@ -67,7 +67,7 @@ func BenchmarkVIPPath(b *testing.B) {
 	cat := NewCatalog("cluster.local")
 	cat.Put(webService())
 	cat.Put(vipEndpoints("10.254.78.1", direct))
-	p := NewProxy(cat, ProxyConfig{NFT: []string{"ip", "netns", "exec", ns, "nft", "-f", "-"}})
+	p := NewProxy(cat, ProxyConfig{NetNS: "/run/netns/" + ns})
 	if err := p.Sync(context.Background()); err != nil {
 		b.Fatal(err)
 	}
