@@ -19,7 +19,9 @@
 # SERVICES=1 applies a service with each process of the bursts and has every simulated
 # node follow the services, as agents with the cluster DNS server do: the simulators then
 # log how soon a ready instance reaches every node's catalog (docs/benchmarks.md,
-# "Service catalog"), printed after each burst.
+# "Service catalog"), printed after each burst. After the bursts, the cluster at rest
+# gets REST_APPS more processes (default 30) of REST_INSTANCES (default 10), one every
+# REST_PACE (default 2s), each with its service: the same latency, apart from the burst's.
 #
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
@@ -162,6 +164,15 @@ for load in $loads; do
     grep "every node's service catalog" "$work/sim.log" | tail -"$i" || true
   fi
 done
+
+if [ -n "${SERVICES:-}" ] && [ "${REST_APPS:-30}" != 0 ]; then
+  echo
+  echo "at rest: ${REST_APPS:-30} processes of ${REST_INSTANCES:-10} instances, one every ${REST_PACE:-2s}"
+  BERTH_SERVER="https://$listen" "$berth" sim load --apps "${REST_APPS:-30}" --instances "${REST_INSTANCES:-10}" \
+    --pace "${REST_PACE:-2s}" --concurrency 1 --prefix rest --restart-policy Always --services || echo "the phase at rest did not complete" >&2
+  sleep 20 # the last reports settle, and the simulators log every 10 s
+  grep "every node's service catalog.*prefix=rest" "$work/sim.log" | tail -1 || true
+fi
 
 idle=${IDLE:-60}
 # Node loss: one node (with the burst's instances) stops dead; the time until it is Lost

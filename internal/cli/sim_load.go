@@ -44,6 +44,8 @@ func newSimLoadCommand(o *options) *cobra.Command {
 	fl.IntVar(&cfg.Instances, "instances", 100, fmt.Sprintf("instances of each (at most %d in all)", sim.MaxLoadInstances))
 	fl.IntVar(&cfg.Namespaces, "namespaces", 1, "spread the processes over this many namespaces (0: one each)")
 	fl.IntVar(&cfg.Concurrency, "concurrency", 4, "applies in flight")
+	fl.DurationVar(&cfg.Pace, "pace", 0, "time between two applies (a cluster at rest, one process at a time) instead of a burst")
+	fl.StringVar(&cfg.Prefix, "prefix", "bench", "the namespaces' names start with it and the time (berth sim --follow-services reports each prefix apart)")
 	fl.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up when not every instance runs by then")
 	fl.StringVar(&cfg.RestartPolicy, "restart-policy", "", "the processes' restart policy (Always replaces the instances of a lost node; default OnFailure)")
 	fl.BoolVar(&cfg.Services, "services", false, "apply a service with each process, selecting its instances (berth sim --follow-services measures how soon they reach every node)")

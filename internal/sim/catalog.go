@@ -2,7 +2,9 @@ package sim
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,15 +18,24 @@ const maxCatalogSamples = 5_000_000
 // reaches every simulated node's catalog of services (what its DNS server and service
 // proxy answer from): from its agent's report of Running to the first endpoints object,
 // on each node, that lists it as ready. The simulated agents share this process's clock.
+// Samples are kept by the prefix of the instance's namespace (before its first dash:
+// berth sim load's --prefix), so that a burst and a later phase at rest are told apart.
 type catalogLatency struct {
 	mu      sync.Mutex
 	running map[string]time.Time           // "ns/taskgroup" -> its Running report
 	seen    map[string]map[string]struct{} // node -> instances it has seen ready
-	samples []time.Duration
+	samples map[string][]time.Duration     // namespace prefix -> latencies
+	total   int
 }
 
 func newCatalogLatency() *catalogLatency {
-	return &catalogLatency{running: map[string]time.Time{}, seen: map[string]map[string]struct{}{}}
+	return &catalogLatency{running: map[string]time.Time{}, seen: map[string]map[string]struct{}{}, samples: map[string][]time.Duration{}}
+}
+
+// prefixOf is the part of a namespace before its first dash.
+func prefixOf(ns string) string {
+	p, _, _ := strings.Cut(ns, "-")
+	return p
 }
 
 // reported records a status report of task group ns/name.
@@ -60,8 +71,10 @@ func (c *catalogLatency) observe(node string, o v4.Object) {
 			continue
 		}
 		seen[k] = struct{}{}
-		if t0, ok := c.running[k]; ok && len(c.samples) < maxCatalogSamples {
-			c.samples = append(c.samples, now.Sub(t0))
+		if t0, ok := c.running[k]; ok && c.total < maxCatalogSamples {
+			p := prefixOf(ep.Metadata.Namespace)
+			c.samples[p] = append(c.samples[p], now.Sub(t0))
+			c.total++
 		}
 	}
 }
@@ -72,22 +85,27 @@ type CatalogStats struct {
 	P50, P99, Max time.Duration
 }
 
-func (c *catalogLatency) stats() CatalogStats {
+// stats summarises the latencies so far, by namespace prefix.
+func (c *catalogLatency) stats() map[string]CatalogStats {
 	c.mu.Lock()
-	s := slices.Clone(c.samples)
-	c.mu.Unlock()
-	if len(s) == 0 {
-		return CatalogStats{}
+	byPrefix := make(map[string][]time.Duration, len(c.samples))
+	for p, s := range c.samples {
+		byPrefix[p] = slices.Clone(s)
 	}
-	slices.Sort(s)
-	return CatalogStats{N: len(s), P50: s[len(s)/2], P99: s[len(s)*99/100], Max: s[len(s)-1]}
+	c.mu.Unlock()
+	out := make(map[string]CatalogStats, len(byPrefix))
+	for p, s := range byPrefix {
+		slices.Sort(s)
+		out[p] = CatalogStats{N: len(s), P50: s[len(s)/2], P99: s[len(s)*99/100], Max: s[len(s)-1]}
+	}
+	return out
 }
 
-// CatalogStats is how soon instances reached the nodes' catalogs (zero without
-// FollowServices).
-func (s *Sim) CatalogStats() CatalogStats {
+// CatalogStats is how soon instances reached the nodes' catalogs, by the prefix of
+// their namespaces (nil without FollowServices).
+func (s *Sim) CatalogStats() map[string]CatalogStats {
 	if s.catalog == nil {
-		return CatalogStats{}
+		return nil
 	}
 	return s.catalog.stats()
 }
@@ -96,19 +114,22 @@ func (s *Sim) CatalogStats() CatalogStats {
 func (s *Sim) logCatalog(ctx context.Context) {
 	t := time.NewTicker(10 * time.Second)
 	defer t.Stop()
-	last := 0
+	last := map[string]int{}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		st := s.CatalogStats()
-		if st.N == last {
-			continue
+		stats := s.CatalogStats()
+		for _, p := range slices.Sorted(maps.Keys(stats)) {
+			st := stats[p]
+			if st.N == last[p] {
+				continue
+			}
+			last[p] = st.N
+			s.log.Info("ready -> every node's service catalog", "prefix", p, "samples", st.N, "p50", st.P50.Round(time.Millisecond),
+				"p99", st.P99.Round(time.Millisecond), "max", st.Max.Round(time.Millisecond))
 		}
-		last = st.N
-		s.log.Info("ready -> every node's service catalog", "samples", st.N, "p50", st.P50.Round(time.Millisecond),
-			"p99", st.P99.Round(time.Millisecond), "max", st.Max.Round(time.Millisecond))
 	}
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // Each ready instance counts once per node, from its first Running report; an instance
-// never reported Running (another simulator's) is not counted.
+// never reported Running (another simulator's) is not counted; samples are kept by the
+// prefix of the namespace.
 func TestCatalogLatency(t *testing.T) {
 	c := newCatalogLatency()
 	c.reported("ns", "0.web", v4.TaskGroupStatus{Phase: v4.StatusStarting})
@@ -18,7 +19,14 @@ func TestCatalogLatency(t *testing.T) {
 		c.observe(node, ep)
 	}
 	c.observe("n1", &v4.Service{})
-	if st := c.stats(); st.N != 2 || st.Max < st.P50 {
-		t.Fatalf("stats %+v, want 2 samples", st)
+	c.reported("rest-2", "0.api", v4.TaskGroupStatus{Phase: v4.StatusRunning})
+	c.observe("n1", &v4.Endpoints{Metadata: v4.ObjectMeta{Name: "api", Namespace: "rest-2"},
+		Endpoints: []v4.Endpoint{{Target: v4.TargetRef{ID: "0.api"}}}})
+	stats := c.stats()
+	if st := stats["ns"]; st.N != 2 || st.Max < st.P50 {
+		t.Fatalf("stats of ns %+v, want 2 samples", st)
+	}
+	if st := stats["rest"]; st.N != 1 || len(stats) != 2 {
+		t.Fatalf("stats %+v, want 1 sample for prefix rest", stats)
 	}
 }

@@ -26,6 +26,9 @@ type LoadConfig struct {
 	Prefix     string
 	// Concurrency is how many applies are in flight (default 4).
 	Concurrency int
+	// Pace, when set, is the time between two applies' starts: a cluster at rest that
+	// gets one process at a time rather than a burst.
+	Pace time.Duration
 	// Timeout bounds the wait for every instance to run (default 10 minutes).
 	Timeout time.Duration
 	// ProbeEvery is how often a GET of one process measures the API's latency during the
@@ -92,11 +95,16 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	switch {
 	case cfg.Apps <= 0 || cfg.Instances <= 0 || cfg.Apps*cfg.Instances > MaxLoadInstances:
 		return nil, fmt.Errorf("load: %d apps of %d instances: give at least one of each, at most %d instances in all", cfg.Apps, cfg.Instances, MaxLoadInstances)
+	case cfg.Pace < 0:
+		return nil, fmt.Errorf("load: pace %s is negative", cfg.Pace)
 	case cfg.Namespaces < 0:
 		return nil, fmt.Errorf("load: namespaces %d is negative", cfg.Namespaces)
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = "bench"
+	}
+	if !validPrefix(cfg.Prefix) {
+		return nil, fmt.Errorf("load: prefix %q: give 1 to 20 lower-case letters and digits (the namespaces are PREFIX-TIME)", cfg.Prefix)
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4
@@ -138,7 +146,19 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	b.start = time.Now()
 	sem := make(chan struct{}, cfg.Concurrency)
 	var applies sync.WaitGroup
+	var pace <-chan time.Time
+	if cfg.Pace > 0 {
+		t := time.NewTicker(cfg.Pace)
+		defer t.Stop()
+		pace = t.C
+	}
 	for app := range cfg.Apps {
+		if pace != nil && app > 0 {
+			select {
+			case <-pace:
+			case <-ctx.Done():
+			}
+		}
 		sem <- struct{}{}
 		applies.Go(func() {
 			defer func() { <-sem }()
@@ -358,4 +378,18 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	i := int(q*float64(len(s))+0.5) - 1
 	return s[min(max(i, 0), len(s)-1)]
+}
+
+// validPrefix reports whether p can start namespace names and be read back from them
+// (the service catalog's latencies are kept by prefix): lower-case letters and digits, no dash.
+func validPrefix(p string) bool {
+	if p == "" || len(p) > 20 {
+		return false
+	}
+	for _, r := range p {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,24 @@ func TestLoadRunsEveryInstance(t *testing.T) {
 	}
 	if _, err := Load(ctx, c, LoadConfig{Apps: 1, Instances: MaxLoadInstances + 1}); err == nil {
 		t.Fatal("a burst beyond the bound was accepted")
+	}
+}
+
+// A load that cannot run is refused before anything is applied, naming what is wrong.
+func TestLoadRefusesBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  LoadConfig
+		want string
+	}{
+		{LoadConfig{Apps: 0, Instances: 1}, "at least one of each"},
+		{LoadConfig{Apps: 1, Instances: 1, Pace: -time.Second}, "pace -1s is negative"},
+		{LoadConfig{Apps: 1, Instances: 1, Namespaces: -1}, "namespaces -1 is negative"},
+		{LoadConfig{Apps: 1, Instances: 1, Prefix: "at-rest"}, `prefix "at-rest"`},
+		{LoadConfig{Apps: 1, Instances: 1, Prefix: "Rest"}, `prefix "Rest"`},
+	} {
+		_, err := Load(context.Background(), nil, tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%+v) = %v, want an error with %q", tc.cfg, err, tc.want)
+		}
 	}
 }

@@ -48,6 +48,7 @@ func startServer(t *testing.T, dataDir string) *devServer {
 type agentProc struct {
 	t       *testing.T
 	name    string
+	netns   string // the network namespace it runs in ("": the test's)
 	dataDir string
 	args    []string
 	cmd     *exec.Cmd
@@ -60,12 +61,21 @@ type agentProc struct {
 // flags (startDockerAgent gives --docker on).
 func startAgent(t *testing.T, s *devServer, name string, ports string, extra ...string) *agentProc {
 	t.Helper()
-	a := &agentProc{t: t, name: name, dataDir: filepath.Join(t.TempDir(), name)}
+	return runAgent(t, s, &agentProc{name: name}, ports, append([]string{"--server", s.url, "--listen", "127.0.0.1:0", "--ip", "127.0.0.1",
+		"--dns-addr", "off"}, // agents share 127.0.0.1: a test that needs DNS gives each its own address
+		extra...))
+}
+
+// runAgent starts a (its name and network namespace set) with its own data dir, port
+// range and flags, and waits until its node is Ready.
+func runAgent(t *testing.T, s *devServer, a *agentProc, ports string, flags []string) *agentProc {
+	t.Helper()
+	name := a.name
+	a.t, a.dataDir = t, filepath.Join(t.TempDir(), name)
 	passable(t, a.dataDir)
-	a.args = []string{"agent", "--server", s.url, "--token", joinTokenOf(t, s.dataDir), "--data-dir", a.dataDir, "--node-name", name,
-		"--listen", "127.0.0.1:0", "--ip", "127.0.0.1", "--port-range", ports, "--heartbeat", "1s", "--report", "5s",
-		"--dns-addr", "off"} // agents share 127.0.0.1: a test that needs DNS gives each its own address
-	a.args = append(a.args, extra...)
+	a.args = []string{"agent", "--token", joinTokenOf(t, s.dataDir), "--data-dir", a.dataDir, "--node-name", name,
+		"--port-range", ports, "--heartbeat", "1s", "--report", "5s"}
+	a.args = append(a.args, flags...)
 	a.start()
 	t.Cleanup(func() {
 		a.kill()
@@ -83,6 +93,12 @@ func startAgent(t *testing.T, s *devServer, name string, ports string, extra ...
 func (a *agentProc) start() {
 	a.logs, a.exited = &bytes.Buffer{}, make(chan struct{})
 	a.cmd = exec.Command(berthBin, a.args...)
+	if a.netns != "" {
+		// nsenter joins the network namespace only and execs berth (the process is the
+		// agent's); ip netns exec would also mount a sysfs of its own over /sys, hiding
+		// the cgroup file system.
+		a.cmd = exec.Command("nsenter", append([]string{"--net=/run/netns/" + a.netns, berthBin}, a.args...)...)
+	}
 	a.cmd.Stdout, a.cmd.Stderr = a.logs, a.logs
 	if err := a.cmd.Start(); err != nil {
 		a.t.Fatal(err)

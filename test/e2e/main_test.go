@@ -178,8 +178,13 @@ func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServ
 // built without the race detector).
 func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
+	return startBerthAt(t, bin, freeAddr(t), dataDir, command, flags...)
+}
+
+// startBerthAt is startBerthBinary listening on addr (and reached there).
+func startBerthAt(t *testing.T, bin, addr, dataDir, command string, flags ...string) *devServer {
+	t.Helper()
 	passable(t, dataDir)
-	addr := freeAddr(t)
 	s := &devServer{t: t, url: "https://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{command, "--listen", addr, "--data-dir", dataDir}, flags...)...)
 	// berth dev writes a CLI config into $HOME: never the real one.
