@@ -166,6 +166,16 @@ for load in $loads; do
 done
 
 if [ -n "${SERVICES:-}" ] && [ "${REST_APPS:-30}" != 0 ]; then
+  # The simulated nodes first take the burst's last endpoints: the phase at rest starts
+  # once no simulator has logged a new latency for 25 s (they log every 10 s while
+  # samples come), within 10 minutes.
+  last=
+  for _ in $(seq 24); do
+    now=$(grep -c "every node's service catalog" "$work/sim.log" || true)
+    [ "$now" = "$last" ] && break
+    last=$now
+    sleep 25
+  done
   echo
   echo "at rest: ${REST_APPS:-30} processes of ${REST_INSTANCES:-10} instances, one every ${REST_PACE:-2s}"
   BERTH_SERVER="https://$listen" "$berth" sim load --apps "${REST_APPS:-30}" --instances "${REST_INSTANCES:-10}" \
