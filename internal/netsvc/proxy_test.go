@@ -301,3 +301,29 @@ func BenchmarkRulesetUpdate(b *testing.B) {
 		})
 	}
 }
+
+// An update that fails (here: someone deleted the table) leaves the proxy writing the
+// whole table at its next update, and forwarding works again.
+func TestProxyRewritesTheTableAfterAFailure(t *testing.T) {
+	requireNetAdmin(t)
+	ns, hostIP, _ := testNetns(t, 76)
+	a, b := backend(t, hostIP, "a"), backend(t, hostIP, "b")
+	cat := NewCatalog("cluster.local")
+	cat.Put(webService())
+	cat.Put(vipEndpoints("10.254.76.1", fmt.Sprintf("%s:%d", hostIP, a)))
+	p := NewProxy(cat, ProxyConfig{NetNS: "/run/netns/" + ns})
+	if err := p.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "ip", "netns", "exec", ns, "nft", "delete", "table", "ip", TableName)
+	cat.Put(vipEndpoints("10.254.76.1", fmt.Sprintf("%s:%d", hostIP, b)))
+	if err := p.Sync(context.Background()); err == nil {
+		t.Fatal("an update of a table that is gone succeeded")
+	}
+	if err := p.Sync(context.Background()); err != nil {
+		t.Fatalf("the whole table after a failure: %v", err)
+	}
+	if body, err := getInNetns(ns, "10.254.76.1:80"); err != nil || body != "b" {
+		t.Errorf("the VIP after the table was written again: %q, %v; want b", body, err)
+	}
+}
