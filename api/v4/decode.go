@@ -89,8 +89,24 @@ var (
 	quantityType = reflect.TypeFor[Quantity]()
 )
 
+// decoder gathers what decoding one document found: problems (the document is refused)
+// and warnings (it is accepted, and the user is told: a key BCS declares that berth
+// ignores, docs/compat.md).
+type decoder struct {
+	errs     FieldErrors
+	warnings []Warning
+}
+
+// warn records a warning at path.
+func (d *decoder) warn(path, format string, args ...any) {
+	if len(d.warnings) < maxWarnings {
+		d.warnings = append(d.warnings, Warning{Field: path, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
 // decodeValue stores v into dst (addressable), reporting problems under path.
-func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
+func decodeValue(path string, v any, dst reflect.Value, d *decoder) {
+	errs := &d.errs
 	if v == nil {
 		return // null leaves the zero value, as encoding/json does
 	}
@@ -122,10 +138,10 @@ func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
 	switch dst.Kind() {
 	case reflect.Pointer:
 		p := reflect.New(dst.Type().Elem())
-		decodeValue(path, v, p.Elem(), errs)
+		decodeValue(path, v, p.Elem(), d)
 		dst.Set(p)
 	case reflect.Struct:
-		decodeStruct(path, v, dst, errs)
+		decodeStruct(path, v, dst, d)
 	case reflect.Slice:
 		arr, ok := v.([]any)
 		if !ok {
@@ -137,7 +153,7 @@ func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
 		}
 		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
 		for i, el := range arr {
-			decodeValue(fmt.Sprintf("%s[%d]", path, i), el, out.Index(i), errs)
+			decodeValue(fmt.Sprintf("%s[%d]", path, i), el, out.Index(i), d)
 		}
 		dst.Set(out)
 	case reflect.Map:
@@ -152,7 +168,7 @@ func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
 		out := reflect.MakeMapWithSize(dst.Type(), len(m))
 		for _, k := range sortedStringKeys(m) {
 			el := reflect.New(dst.Type().Elem()).Elem()
-			decodeValue(joinKey(path, k), m[k], el, errs)
+			decodeValue(joinKey(path, k), m[k], el, d)
 			out.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), el)
 		}
 		dst.Set(out)
@@ -199,10 +215,10 @@ func decodeValue(path string, v any, dst reflect.Value, errs *FieldErrors) {
 	}
 }
 
-func decodeStruct(path string, v any, dst reflect.Value, errs *FieldErrors) {
+func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		errs.add(path, "must be an object, got %s", describe(v))
+		d.errs.add(path, "must be an object, got %s", describe(v))
 		return
 	}
 	info := infoOf(dst.Type())
@@ -210,15 +226,19 @@ func decodeStruct(path string, v any, dst reflect.Value, errs *FieldErrors) {
 	for _, key := range sortedStringKeys(m) {
 		f, ok := info.lookup(key)
 		if !ok {
-			errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, info.names()))
+			if why, ignored := ignoredKey(dst.Type(), key); ignored {
+				d.warn(joinKey(path, key), "is ignored by berth (%s)", why)
+				continue
+			}
+			d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, info.names()))
 			continue
 		}
 		if other, dup := seen[f.name]; dup {
-			errs.add(joinKey(path, key), "duplicate of %q (keys match case-insensitively)", other)
+			d.errs.add(joinKey(path, key), "duplicate of %q (keys match case-insensitively)", other)
 			continue
 		}
 		seen[f.name] = key
-		decodeValue(joinKey(path, f.name), m[key], dst.FieldByIndex(f.index), errs)
+		decodeValue(joinKey(path, f.name), m[key], dst.FieldByIndex(f.index), d)
 	}
 }
 

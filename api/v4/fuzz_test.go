@@ -25,6 +25,9 @@ func addSeeds(f *testing.F) {
 	// Duplicate keys are refused at any depth (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))
 	f.Add([]byte(`[{"kind":"configmap","metadata":{"name":"a"},"datas":{}},{"kind":"configmap","metadata":{"name":"b","labels":{"x":"1","x":"2"}}}]`))
+	// Keys that BCS declares and berth ignores are accepted with a warning.
+	f.Add([]byte(`{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"UpdatePolicy":{"x":1},` +
+		`"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts: no panic; an error is either a plain
@@ -43,7 +46,16 @@ func checkParse(t *testing.T, data []byte) {
 		}
 		return
 	}
+	warnings := 0
 	for _, d := range docs {
+		for _, w := range d.Warnings {
+			if w.Field == "" || w.Message == "" {
+				t.Fatalf("a warning without its field or message: %+v", w)
+			}
+		}
+		if warnings += len(d.Warnings); warnings > maxWarnings {
+			t.Fatalf("%d warnings for one stream, over the bound of %d", warnings, maxWarnings)
+		}
 		if errs := Validate(d.Object); len(errs) > 0 {
 			t.Fatalf("Parse accepted an invalid object: %v", errs)
 		}
@@ -57,6 +69,9 @@ func checkParse(t *testing.T, data []byte) {
 		}
 		if !reflect.DeepEqual(d.Object, again[0].Object) {
 			t.Fatalf("round trip changed the object:\n%s", enc)
+		}
+		if len(again[0].Warnings) > 0 {
+			t.Fatalf("berth's own encoding warned: %v", again[0].Warnings)
 		}
 	}
 }
@@ -88,8 +103,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		for _, k := range Kinds() {
 			obj, _ := New(k)
-			var errs FieldErrors
-			decodeValue("", toNumbers(v), reflect.ValueOf(obj).Elem(), &errs)
+			decodeValue("", toNumbers(v), reflect.ValueOf(obj).Elem(), &decoder{})
 			_ = Validate(obj)
 			Default(obj)
 			_ = Validate(obj)

@@ -31,8 +31,9 @@ func DecodeNode(data []byte) (*Node, error) {
 		return nil, fmt.Errorf("a node must be a JSON object, got %s", describe(v))
 	}
 	n := &Node{}
-	var errs FieldErrors
-	decodeStruct("", m, reflect.ValueOf(n).Elem(), &errs)
+	var d decoder // a node is berth's own kind: BCS ignored keys are none of its
+	decodeStruct("", m, reflect.ValueOf(n).Elem(), &d)
+	errs := d.errs
 	if n.Kind != "" && !strings.EqualFold(string(n.Kind), string(KindNode)) {
 		errs.add("kind", "must be %q, got %q", KindNode, truncate(string(n.Kind), 40))
 	}

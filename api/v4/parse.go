@@ -15,6 +15,8 @@ import (
 type Document struct {
 	Object Object
 	Raw    []byte
+	// Warnings are what was accepted and the author should know (Warning).
+	Warnings []Warning
 }
 
 // Parse decodes every document in data (JSON or YAML, one or more documents), applies
@@ -28,15 +30,21 @@ func Parse(data []byte) ([]Document, error) {
 	}
 	var all FieldErrors
 	docs := make([]Document, 0, len(raws))
+	warnings := 0
 	for i, r := range raws {
-		obj, errs := decodeDocument(r.value)
+		obj, errs, warns := decodeDocument(r.value)
 		if len(raws) > 1 {
 			for j := range errs {
-				errs[j].Field = strings.TrimSuffix(fmt.Sprintf("documents[%d].%s", i, errs[j].Field), ".")
+				errs[j].Field = documentPath(i, errs[j].Field)
+			}
+			for j := range warns {
+				warns[j].Field = documentPath(i, warns[j].Field)
 			}
 		}
+		warns = warns[:min(len(warns), maxWarnings-warnings)]
+		warnings += len(warns)
 		all = append(all, errs...)
-		docs = append(docs, Document{Object: obj, Raw: r.raw})
+		docs = append(docs, Document{Object: obj, Raw: r.raw, Warnings: warns})
 	}
 	if len(all) > 0 {
 		slices.SortStableFunc(all, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
@@ -45,18 +53,25 @@ func Parse(data []byte) ([]Document, error) {
 	return docs, nil
 }
 
+// documentPath is path within document i of a stream of several.
+func documentPath(i int, path string) string {
+	return strings.TrimSuffix(fmt.Sprintf("documents[%d].%s", i, path), ".")
+}
+
 // decodeDocument types, defaults and validates one generic document.
-func decodeDocument(v any) (Object, FieldErrors) {
+func decodeDocument(v any) (Object, FieldErrors, []Warning) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, FieldErrors{{Message: fmt.Sprintf("a document must be an object, got %s", describe(v))}}
+		return nil, FieldErrors{{Message: fmt.Sprintf("a document must be an object, got %s", describe(v))}}, nil
 	}
 	kind, errs := documentKind(m)
 	if kind == "" {
-		return nil, errs
+		return nil, errs, nil
 	}
 	obj, _ := New(kind)
-	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &errs)
+	d := decoder{errs: errs}
+	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &d)
+	errs = d.errs
 	typeMetaOf(obj).Kind = kind // the decoder copied the input's spelling
 	clearStatus(obj)            // status is berth's to write (a `get -o json` re-applied keeps working)
 	Default(obj)
@@ -69,7 +84,7 @@ func decodeDocument(v any) (Object, FieldErrors) {
 			errs = append(errs, e)
 		}
 	}
-	return obj, errs
+	return obj, errs, d.warnings
 }
 
 // documentKind reads "kind" (any case), or infers it as BCS does from what the pod holds.

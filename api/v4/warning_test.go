@@ -1,0 +1,76 @@
+package v4
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const processDoc = `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},%s` +
+	`"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`
+
+// Keys that BCS declares and berth ignores are accepted with a warning naming the key
+// and why, in any case; a key that is neither berth's nor BCS's is still refused.
+func TestIgnoredBCSKeysWarn(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra string
+		warnings    []string
+		err         string
+	}{
+		{"declared by BCS", `"updatePolicy":{"updateDelay":5},`, []string{"updatePolicy is ignored by berth (BCS parsed it and never used it)"}, ""},
+		{"another case", `"UPDATEPOLICY":null,`, []string{"UPDATEPOLICY is ignored by berth (BCS parsed it and never used it)"}, ""},
+		{"a typo of it", `"updatePolice":{},`, nil, `unknown field "updatePolice"`},
+		{"none", ``, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := Parse([]byte(fmt.Sprintf(processDoc, tc.extra)))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("Parse = %v, want an error with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range docs[0].Warnings {
+				got = append(got, w.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.warnings, "\n") {
+				t.Errorf("warnings %q, want %q", got, tc.warnings)
+			}
+		})
+	}
+}
+
+// In a stream, a warning's path names its document; a stream's warnings are bounded.
+func TestWarningsOfAStream(t *testing.T) {
+	one := fmt.Sprintf(processDoc, `"updatePolicy":{},`)
+	docs, err := Parse([]byte("[" + one + "," + strings.Replace(one, `"name":"a"`, `"name":"b"`, 1) + "]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := docs[1].Warnings; len(w) != 1 || w[0].Field != "documents[1].updatePolicy" {
+		t.Errorf("the second document's warnings: %+v", w)
+	}
+
+	var stream []string
+	for i := range maxWarnings + 10 {
+		stream = append(stream, strings.Replace(one, `"name":"a"`, fmt.Sprintf(`"name":"p%d"`, i), 1))
+	}
+	docs, err = Parse([]byte("[" + strings.Join(stream, ",") + "]"))
+	if err != nil {
+		var fe FieldErrors
+		errors.As(err, &fe)
+		t.Fatal(fe)
+	}
+	n := 0
+	for _, d := range docs {
+		n += len(d.Warnings)
+	}
+	if n != maxWarnings {
+		t.Errorf("%d warnings for %d documents, want the bound %d", n, len(docs), maxWarnings)
+	}
+}
