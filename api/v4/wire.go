@@ -18,6 +18,9 @@ type ApplyResult struct {
 	Name            string `json:"name"`
 	Action          string `json:"action"`
 	ResourceVersion string `json:"resourceVersion"`
+	// Warnings are what the document's author should know (Warning): each is also a
+	// Warning header of the answer.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // Event types.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +225,27 @@ func TestApplyFilesOverTheLimitTogether(t *testing.T) {
 				t.Errorf("%d requests sent", n)
 			}
 		})
+	}
+}
+
+// The server's warnings are printed on standard error, the results as always.
+func TestApplyPrintsWarnings(t *testing.T) {
+	dir := writeTree(t, map[string]string{"a.json": `{"kind":"process","metadata":{"name":"gamesvc"}}`})
+	api, url := newFakeAPI(t)
+	api.routes["POST /v1/apply"] = func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Add("Warning", `299 berth "updatePolicy is ignored by berth (BCS parsed it and never used it)"`)
+		w.Header().Add("Warning", `299 berth "spec.x is \u00e9t\u00e9"`)
+		io.WriteString(w, `{"results":[{"kind":"process","namespace":"defaultGroup","name":"gamesvc","action":"created","resourceVersion":"17"}]}`)
+	}
+	r := runCLI(t, url, "", "apply", "-f", dir)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := "warning: updatePolicy is ignored by berth (BCS parsed it and never used it)\nwarning: spec.x is été\n"
+	if r.stderr != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, want)
+	}
+	if r.stdout != "process/gamesvc created\n" {
+		t.Errorf("stdout = %q", r.stdout)
 	}
 }

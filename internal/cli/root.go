@@ -140,7 +140,8 @@ func (o *options) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth/" + Version)}
+	opts := []client.Option{client.WithHTTPClient(hc), client.WithUserAgent("berth/" + Version),
+		client.WithWarningHandler(func(text string) { fmt.Fprintf(o.env.stderr, "warning: %s\n", text) })}
 	token, err := resolveToken(o.token, o.settingsEnv())
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -28,6 +29,7 @@ type Client struct {
 	cur       atomic.Int32 // index in bases of the server that answered last
 	http      *http.Client
 	userAgent string
+	onWarning func(string) // WithWarningHandler
 }
 
 // Option configures a Client.
@@ -36,6 +38,12 @@ type Option func(*Client)
 // WithHTTPClient replaces the underlying *http.Client (for TLS settings or tests).
 func WithHTTPClient(hc *http.Client) Option {
 	return func(c *Client) { c.http = hc }
+}
+
+// WithWarningHandler has f called with the text of each Warning header of an answer
+// (what the server accepted and the user should know, such as a key it ignores).
+func WithWarningHandler(f func(text string)) Option {
+	return func(c *Client) { c.onWarning = f }
 }
 
 // WithUserAgent sets the User-Agent header of every request.
@@ -171,11 +179,27 @@ func (c *Client) do(ctx context.Context, r request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.onWarning != nil {
+		for _, v := range resp.Header.Values("Warning") {
+			c.onWarning(warningText(v))
+		}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer discardBody(resp)
 		return nil, decodeError(resp)
 	}
 	return resp, nil
+}
+
+// warningText reads the text of a Warning header value, `299 AGENT "TEXT"`; a value of
+// another shape is given whole.
+func warningText(v string) string {
+	if i := strings.IndexByte(v, '"'); i >= 0 {
+		if text, err := strconv.Unquote(v[i:]); err == nil {
+			return text
+		}
+	}
+	return v
 }
 
 // doJSON sends r and decodes a 2xx JSON answer into out.

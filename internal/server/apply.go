@@ -48,6 +48,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for i, res := range results {
+		results[i].Warnings = docs[i].Warnings
 		switch res.Action {
 		case v4.ActionCreated:
 			s.record(docs[i].Object, "Created", "created")

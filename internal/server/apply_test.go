@@ -137,3 +137,24 @@ func TestApplyConcurrentSameObject(t *testing.T) {
 		t.Errorf("actions %v, want one created and the rest updated or unchanged", count)
 	}
 }
+
+// A key that BCS declares and berth ignores is accepted: apply's result and a Warning
+// header say so, and so does a create's header.
+func TestApplyAndCreateReturnWarnings(t *testing.T) {
+	base := newTestServer(t, Config{})
+	doc := strings.Replace(procJSON("warn", "web", 1), `"spec":`, `"updatePolicy":{"updateDelay":5},"spec":`, 1)
+	r := call(t, http.MethodPost, base+"/v1/apply", doc)
+	res := applyResults(t, r)
+	want := "updatePolicy is ignored by berth (BCS parsed it and never used it)"
+	if len(res) != 1 || len(res[0].Warnings) != 1 || res[0].Warnings[0].String() != want {
+		t.Errorf("apply's results: %+v, want the warning %q", res, want)
+	}
+	if got := r.header.Values("Warning"); len(got) != 1 || got[0] != `299 berth "`+want+`"` {
+		t.Errorf("apply's Warning headers: %q", got)
+	}
+	r = call(t, http.MethodPost, base+"/v1/namespaces/warn/processes", strings.Replace(doc, `"name":"web"`, `"name":"api"`, 1))
+	wantStatus(t, r, http.StatusCreated)
+	if got := r.header.Values("Warning"); len(got) != 1 || got[0] != `299 berth "`+want+`"` {
+		t.Errorf("create's Warning headers: %q", got)
+	}
+}

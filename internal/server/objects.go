@@ -286,7 +286,19 @@ func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject s
 	if len(docs) == 0 {
 		return nil, errorf(http.StatusBadRequest, "the body holds no document")
 	}
+	for _, d := range docs {
+		for _, warning := range d.Warnings {
+			w.Header().Add("Warning", warningHeader(warning))
+		}
+	}
 	return docs, nil
+}
+
+// warningHeader is a Warning header value (RFC 9111 syntax, code 299 "miscellaneous
+// persistent warning", as Kubernetes sends them): the text quoted in ASCII, since the
+// field path may hold any key the user wrote.
+func warningHeader(w v4.Warning) string {
+	return "299 berth " + strconv.QuoteToASCII(w.String())
 }
 
 func invalidMessage(subject string, fe v4.FieldErrors) string {
