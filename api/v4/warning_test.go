@@ -3,6 +3,8 @@ package v4
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -72,5 +74,48 @@ func TestWarningsOfAStream(t *testing.T) {
 	}
 	if n != maxWarnings {
 		t.Errorf("%d warnings for %d documents, want the bound %d", n, len(docs), maxWarnings)
+	}
+}
+
+// Every ignored key is one that berth's type lacks (else it would never warn), and
+// docs/compat.md lists it.
+func TestIgnoredKeysAreNotBerthsAndAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/compat.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for typ, keys := range bcsIgnored {
+		for key := range keys {
+			if _, ok := infoOf(typ).lookup(key); ok {
+				t.Errorf("%s.%s is berth's own field, yet listed as ignored", typ.Name(), key)
+			}
+			if !strings.Contains(string(doc), "`"+key+"`") {
+				t.Errorf("docs/compat.md does not list %s's ignored key %q", typ.Name(), key)
+			}
+		}
+	}
+}
+
+// Ignored keys deep in a document warn at their path.
+func TestIgnoredKeysDeepInADocument(t *testing.T) {
+	doc := `{"apiVersion":"v4","kind":"process","metadata":{"name":"a","clusterName":"BCS-MESOS-1"},
+		"constraint":{"nodeSelector":{"a":"b"}},
+		"spec":{"instance":1,"selector":{"app":"a"},"template":{"metadata":{"creationTimestamp":null},"spec":{"nodeSelector":{"a":"b"},
+		"processes":[{"procName":"a","startCmd":"./a","procGroup":"g","ports":[{"name":"http","hostPort":8080,"hostIP":"0.0.0.0"}],
+		"resources":{"limits":{"cpu":"1","memory":"64"},"extendedResources":[{"name":"gpu","value":1,"InnerIP":"10.0.0.1"}]}}]}}}}`
+	docs, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range docs[0].Warnings {
+		got = append(got, w.Field)
+	}
+	slices.Sort(got)
+	want := []string{"constraint.nodeSelector", "metadata.clusterName", "spec.selector", "spec.template.metadata.creationTimestamp",
+		"spec.template.spec.nodeSelector", "spec.template.spec.processes[0].ports[0].hostIP", "spec.template.spec.processes[0].procGroup",
+		"spec.template.spec.processes[0].resources.extendedResources[0].InnerIP"}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings at\n%q\nwant\n%q", got, want)
 	}
 }
