@@ -41,6 +41,9 @@ func Default(obj Object) {
 		}
 		for i := range o.Spec.Ports {
 			o.Spec.Ports[i].Protocol = strings.ToLower(o.Spec.Ports[i].Protocol)
+			if o.Spec.Ports[i].Protocol == "" { // as a pod's port, and as BCS took it
+				o.Spec.Ports[i].Protocol = "tcp"
+			}
 		}
 	case *Notify:
 		defaultNotify(o)

@@ -74,6 +74,7 @@ func decodeDocument(v any) (Object, FieldErrors, []Warning) {
 	errs = d.errs
 	typeMetaOf(obj).Kind = kind // the decoder copied the input's spelling
 	clearStatus(obj)            // status is berth's to write (a `get -o json` re-applied keeps working)
+	d.warnings = append(d.warnings, readBCSValues(obj)...)
 	Default(obj)
 	decoded := map[string]bool{}
 	for _, e := range errs {

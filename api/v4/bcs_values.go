@@ -1,0 +1,44 @@
+package v4
+
+import (
+	"fmt"
+	"strings"
+)
+
+// readBCSValues rewrites, before the defaults, the values that BCS accepted and read its
+// own way, each with a warning that says how berth reads it (docs/compat.md, "Values"):
+// a network type other than cni is cnm; a health check without a type is dropped.
+func readBCSValues(obj Object) []Warning {
+	p := PodSpecOf(obj)
+	if p == nil {
+		return nil
+	}
+	const path = "spec.template.spec"
+	var warns []Warning
+	if t := strings.ToLower(strings.TrimSpace(p.NetworkType)); t != "" && t != "cnm" && t != "cni" {
+		warns = append(warns, Warning{Field: path + ".networktype",
+			Message: fmt.Sprintf("%q is read as \"cnm\" (BCS's executor ran every network type but cni as cnm)", truncate(p.NetworkType, 40))})
+		p.NetworkType = "cnm"
+	}
+	for i := range p.Containers {
+		p.Containers[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.containers[%d].healthChecks", path, i), p.Containers[i].HealthChecks, &warns)
+	}
+	for i := range p.Processes {
+		p.Processes[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.processes[%d].healthChecks", path, i), p.Processes[i].HealthChecks, &warns)
+	}
+	return warns
+}
+
+// dropUntypedChecks leaves out the health checks without a type, as BCS's scheduler did,
+// with a warning for each.
+func dropUntypedChecks(path string, checks []HealthCheck, warns *[]Warning) []HealthCheck {
+	var kept []HealthCheck
+	for i, hc := range checks {
+		if strings.TrimSpace(hc.Type) == "" {
+			*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d]", path, i), Message: "has no type and is dropped, as BCS did"})
+			continue
+		}
+		kept = append(kept, hc)
+	}
+	return kept
+}

@@ -1,0 +1,48 @@
+package v4
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Values that BCS accepted are accepted with its meaning: a warning where berth rewrites
+// them, none where the value is a plain default.
+func TestBCSValues(t *testing.T) {
+	app := `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{%s"containers":[{"image":"x"%s}]}}}}`
+	for _, tc := range []struct {
+		name    string
+		doc     string
+		check   func(Object) string
+		want    string
+		warning string
+	}{
+		{"a network type other than cni is cnm", fmt.Sprintf(app, `"networkType":"bridge",`, ""),
+			func(o Object) string { return PodSpecOf(o).NetworkType }, "cnm", `spec.template.spec.networktype "bridge" is read as "cnm"`},
+		{"cni stays cni", fmt.Sprintf(app, `"networktype":"CNI",`, ""),
+			func(o Object) string { return PodSpecOf(o).NetworkType }, "cni", ""},
+		{"a health check without a type is dropped", fmt.Sprintf(app, "", `,"healthChecks":[{"type":"","intervalSeconds":5},{"type":"TCP","tcp":{"port":80}}]`),
+			func(o Object) string { return PodSpecOf(o).Containers[0].HealthChecks[0].Type }, "TCP",
+			"spec.template.spec.containers[0].healthChecks[0] has no type and is dropped, as BCS did"},
+		{"a service port without a protocol is tcp", `{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":""}]}}`,
+			func(o Object) string { return o.(*Service).Spec.Ports[0].Protocol }, "tcp", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := Parse([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warns []string
+			for _, w := range docs[0].Warnings {
+				warns = append(warns, w.String())
+			}
+			got := strings.Join(warns, "\n")
+			if (tc.warning == "") != (got == "") || !strings.Contains(got, tc.warning) {
+				t.Errorf("warnings %q, want %q", got, tc.warning)
+			}
+			if v := tc.check(docs[0].Object); v != tc.want {
+				t.Errorf("value %q, want %q", v, tc.want)
+			}
+		})
+	}
+}
