@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -45,7 +47,7 @@ func newDeleteCommand(o *options) *cobra.Command {
 	}
 	f.register(cmd, "delete")
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "treat objects that do not exist as deleted")
-	cmd.Flags().BoolVar(&force, "force", false, "delete a dependency even while task groups use it (its pods are stopped)")
+	cmd.Flags().BoolVar(&force, "force", false, "delete a dependency even while task groups use it (its pods are stopped), or a configmap or secret that workloads name")
 	return cmd
 }
 
@@ -113,7 +115,18 @@ func docTargets(docs []document) ([]target, error) {
 		}
 		out = append(out, target{kind: kind, namespace: ns, name: id.Metadata.Name})
 	}
+	// The server refuses to delete a configmap or a secret that a workload still names:
+	// the workloads of the files go first.
+	slices.SortStableFunc(out, func(a, b target) int { return cmp.Compare(configLast(a.kind), configLast(b.kind)) })
 	return out, nil
+}
+
+// configLast orders configmaps and secrets after every other kind.
+func configLast(k v4.Kind) int {
+	if k == v4.KindConfigMap || k == v4.KindSecret {
+		return 1
+	}
+	return 0
 }
 
 // deleteAll deletes every target, going on after a failure (like kubectl) and returning

@@ -34,11 +34,13 @@ func TestDelete(t *testing.T) {
 				"DELETE /v1/namespaces/defaultGroup/processes/gamesvc"},
 		},
 		{
+			// Configmaps and secrets go last: the server refuses them while a workload
+			// names them.
 			name:    "from files, ignore not found",
 			args:    []string{"delete", "-f", dir, "--ignore-not-found"},
 			wantOut: "process/gamesvc deleted\nconfigmap ns-a/cfg deleted\n",
 			wantDelete: []string{"DELETE /v1/namespaces/defaultGroup/processes/gamesvc",
-				"DELETE /v1/namespaces/ns-a/configmaps/cfg", "DELETE /v1/namespaces/defaultGroup/services/gone"},
+				"DELETE /v1/namespaces/defaultGroup/services/gone", "DELETE /v1/namespaces/ns-a/configmaps/cfg"},
 		},
 		{name: "no name", args: []string{"delete", "process"}, wantErr: "at least one NAME"},
 		{name: "names and files", args: []string{"delete", "process", "x", "-f", dir}, wantErr: "not both"},

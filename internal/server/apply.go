@@ -31,6 +31,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	for _, d := range docs {
 		m := d.Object.GetMeta()
 		err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name)
+		if err == nil {
+			err = s.checkReferences(ctx, d.Object, docs)
+		}
 		if svc, ok := d.Object.(*v4.Service); ok && err == nil {
 			err = s.checkServicePorts(ctx, svc, docs, seen)
 			if err == nil {

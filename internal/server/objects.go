@@ -158,6 +158,10 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
+	if err := s.checkReferences(ctx, doc.Object, nil); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if svc, ok := doc.Object.(*v4.Service); ok {
 		err := s.checkServicePorts(ctx, svc, nil, nil)
 		if err == nil {
@@ -211,6 +215,12 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	if kind == v4.KindDependency {
 		if err := s.checkDependencyDelete(ctx, r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	if kind == v4.KindConfigMap || kind == v4.KindSecret {
+		if err := s.checkConfigDelete(ctx, r, kind); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -153,8 +153,8 @@ func TestApplyBadFileChangesNothingAndListsEveryError(t *testing.T) {
 		t.Errorf("nothing may be created when one file is bad, found:\n%s", out)
 	}
 
-	// The fixed seed applies.
-	out = s.mustBerth("apply", "-f", "testdata/seed001_process_fixed.json")
+	// The fixed seed applies, with the configmap and the secret it names.
+	out = s.mustBerth("apply", "-f", "testdata/seed001_refs.json", "-f", "testdata/seed001_process_fixed.json")
 	if !strings.Contains(out, "process ns-a/gamesvc created") {
 		t.Errorf("fixed seed: %s", out)
 	}

@@ -56,7 +56,12 @@ func TestSeedOverHTTP(t *testing.T) {
 		t.Errorf("want code 422 and every problem, got %d with %d details", e.Error.Code, len(e.Error.Details))
 	}
 
+	// The configmap and the secret the seed names must exist first, as in BCS.
 	fixed := mustRead(t, "testdata/seed001_process_fixed.json")
+	if code, body = s.do(t, http.MethodPost, base, fixed); code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "does not exist") {
+		t.Fatalf("fixed seed before its configmap and secret: %d %s", code, body)
+	}
+	s.mustBerth("apply", "-f", "testdata/seed001_refs.json")
 	if code, body = s.do(t, http.MethodPost, base, fixed); code != http.StatusCreated {
 		t.Fatalf("fixed seed: %d %s", code, body)
 	}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// refProcJSON is process ns/name whose task injects configmap cm's key cmKey and secret
+// sec's key secKey.
+func refProcJSON(ns, name, cm, cmKey, sec, secKey string) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web",`+
+		`"configmaps":[{"name":%q,"items":[{"type":"env","dataKey":%q,"keyOrPath":"A"}]}],`+
+		`"secrets":[{"secretName":%q,"items":[{"type":"env","dataKey":%q,"keyOrPath":"B"}]}]}]}}}}`, name, ns, cm, cmKey, sec, secKey)
+}
+
+func secretJSON(ns, name, key string) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"secret","metadata":{"name":%q,"namespace":%q},"datas":{%q:{"content":"aGk="}}}`, name, ns, key)
+}
+
+// A workload that names a configmap, a secret or a key that does not exist is refused
+// with each path named, and nothing is written; one whose references are stored, or in
+// the same stream, is accepted.
+func TestReferencesAreCheckedAtAdmission(t *testing.T) {
+	base := newTestServer(t, Config{})
+	const ns = "refs"
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		want       []string
+	}{
+		{"nothing exists", refProcJSON(ns, "a", "cfg", "k", "sec", "password"), http.StatusUnprocessableEntity,
+			[]string{"processes[0].configmaps[0].name: configmap refs/cfg does not exist", "processes[0].secrets[0].secretName: secret refs/sec does not exist"}},
+		{"in the same stream", cmJSON(ns, "cfg", "eA==") + "\n" + secretJSON(ns, "sec", "password") + "\n" + refProcJSON(ns, "b", "cfg", "k", "sec", "password"),
+			http.StatusOK, nil},
+		{"a missing key", refProcJSON(ns, "c", "cfg", "nokey", "sec", "password"), http.StatusUnprocessableEntity,
+			[]string{`processes[0].configmaps[0].items[0].dataKey: configmap refs/cfg has no key "nokey"`}},
+		{"stored", refProcJSON(ns, "d", "cfg", "k", "sec", "password"), http.StatusOK, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, http.MethodPost, base+"/v1/apply", tc.body)
+			wantStatus(t, r, tc.status)
+			var body struct {
+				Error struct {
+					Details v4.FieldErrors `json:"details"`
+				} `json:"error"`
+			}
+			json.Unmarshal(r.body, &body)
+			said := body.Error.Details.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(said, w) {
+					t.Errorf("the answer does not say %q:\n%s", w, r.body)
+				}
+			}
+		})
+	}
+	// The create route checks the same; a refused workload was not written.
+	r := call(t, http.MethodPost, base+"/v1/namespaces/"+ns+"/processes", refProcJSON(ns, "e", "other", "k", "sec", "password"))
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	wantStatus(t, call(t, http.MethodGet, base+"/v1/namespaces/"+ns+"/processes/a", ""), http.StatusNotFound)
+}
+
+// A configmap or a secret that a workload names cannot be deleted unless forced; one
+// that none names can.
+func TestConfigInUseIsNotDeleted(t *testing.T) {
+	base := newTestServer(t, Config{})
+	const ns = "refs-del"
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/apply", cmJSON(ns, "cfg", "eA==")+"\n"+cmJSON(ns, "spare", "eA==")+"\n"+
+		secretJSON(ns, "sec", "password")+"\n"+refProcJSON(ns, "web", "cfg", "k", "sec", "password")), http.StatusOK)
+	for _, path := range []string{"/configmaps/cfg", "/secrets/sec"} {
+		r := call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+path, "")
+		wantStatus(t, r, http.StatusConflict)
+		if !strings.Contains(string(r.body), "is used by process refs-del/web") {
+			t.Errorf("delete %s: %s", path, r.body)
+		}
+	}
+	wantStatus(t, call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+"/configmaps/spare", ""), http.StatusOK)
+	wantStatus(t, call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+"/configmaps/cfg?force=true", ""), http.StatusOK)
+}
