@@ -41,6 +41,7 @@ func validateContainer(p string, c *Container, mode string, ports map[string]str
 		claimHostPort(pp, fixed, hostPorts, errs)
 	}
 	validateEnv(p+".env", c.Env, errs)
+	checkContainerVariables(p, c, errs)
 	validateResources(p+".resources", c.Resources, false, errs)
 	seen := map[string]bool{}
 	for i, v := range c.Volumes {

@@ -268,3 +268,26 @@ func TestAdoptCNIPod(t *testing.T) {
 		t.Errorf("teardowns = %v", got)
 	}
 }
+
+// A container's ${bcs.*} variables are rendered once its ports are allocated, in its
+// command, args and environment; its own ${...} are left to it.
+func TestContainerBCSVariables(t *testing.T) {
+	h, d := newDockerHarness(t)
+	tg := bridgePod("web")
+	tg.Spec.Index = 3
+	web := &tg.Spec.Template.Spec.Containers[0]
+	web.Command = "serve ${bcs.appname}"
+	web.Args = []string{"--port=${bcs.ports.http}", "--at=${bcs.hostip}", "--home=${HOME}"}
+	web.Env = append(web.Env, v4.EnvVar{Name: "POD_${bcs.instanceid}", Value: "${bcs.namespace}/${bcs.taskgroupname}/${bcs.taskgroupid}"})
+	h.run(tg)
+	h.rec.waitPhase(t, "web", v4.StatusRunning)
+	task, _ := d.Task(id("web", "web"))
+	c := task.Container
+	wantArgs := []string{"--port=31005", "--at=" + testHostIP, "--home=${HOME}"}
+	if c.Command != "serve app" || !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("command %q args %q, want %q %q", c.Command, c.Args, "serve app", wantArgs)
+	}
+	if v := envOf(task)["POD_3"]; v != testNS+"/app-3/web" {
+		t.Errorf("env POD_3 = %q (env %v)", v, task.Env)
+	}
+}

@@ -122,7 +122,10 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 	for i, n := range names {
 		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n)}
 		if i < len(spec.Containers) {
-			c := spec.Containers[i]
+			c, err := containerVariables(tg, e.cfg.HostIP, spec.Containers[i], portNumbers).RenderContainer(spec.Containers[i])
+			if err != nil && p.err == nil {
+				p.err = fmt.Errorf("container %s: %w", n, err)
+			}
 			t.container = &c
 			t.resources, t.check = c.Resources, health.Local(c.HealthChecks)
 		} else {
@@ -184,4 +187,20 @@ func quantity(q v4.Quantity) (float64, error) {
 		return 0, fmt.Errorf("%q is not a number", q)
 	}
 	return f, nil
+}
+
+// containerVariables are the values of a container's ${bcs.*} variables in task group tg:
+// a port is the host port allocated to it, else its container port.
+func containerVariables(tg *v4.TaskGroup, hostIP string, c v4.Container, hostPorts map[string]int) v4.ContainerVariables {
+	ports := map[string]int{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+		if hp, ok := hostPorts[p.Name]; ok && hp > 0 {
+			ports[p.Name] = hp
+		}
+	}
+	return v4.ContainerVariables{
+		Namespace: tg.Metadata.Namespace, AppName: tg.Spec.Owner.Name, InstanceID: tg.Spec.Index, HostIP: hostIP,
+		TaskGroupID: tg.Metadata.Name, TaskGroupName: fmt.Sprintf("%s-%d", tg.Spec.Owner.Name, tg.Spec.Index), Ports: ports,
+	}
 }
