@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -256,7 +257,7 @@ func TestApply(t *testing.T) {
 		t.Errorf("request %s %s %s %q", f.method, f.path, f.reqType, f.reqBody)
 	}
 	want := v4.ApplyResult{Kind: v4.KindProcess, Namespace: "ns-a", Name: "gamesvc", Action: v4.ActionCreated, ResourceVersion: "17"}
-	if len(res) != 2 || res[0] != want || res[1].Action != v4.ActionUnchanged {
+	if len(res) != 2 || !reflect.DeepEqual(res[0], want) || res[1].Action != v4.ActionUnchanged {
 		t.Errorf("results = %+v", res)
 	}
 }
@@ -325,5 +326,37 @@ func TestContextTimeout(t *testing.T) {
 	_, err := c.Get(ctx, v4.KindProcess, "ns", "x")
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+}
+
+// Each Warning header of an answer, success or error, reaches the warning handler as its
+// text.
+func TestWarningHandler(t *testing.T) {
+	for _, tc := range []struct{ header, want string }{
+		{`299 berth "updatePolicy is ignored by berth (BCS parsed it and never used it)"`, "updatePolicy is ignored by berth (BCS parsed it and never used it)"},
+		{`299 berth "key \"caf\u00e9\" is ignored"`, `key "café" is ignored`},
+		{`299 - unquoted text`, `299 - unquoted text`},
+	} {
+		if got := warningText(tc.header); got != tc.want {
+			t.Errorf("warningText(%q) = %q, want %q", tc.header, got, tc.want)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Warning", `299 berth "a"`)
+		w.Header().Add("Warning", `299 berth "b"`)
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		io.WriteString(w, `{"error":{"code":422,"reason":"Invalid","message":"bad"}}`)
+	}))
+	defer srv.Close()
+	var got []string
+	c, err := New(srv.URL, WithHTTPClient(srv.Client()), WithWarningHandler(func(s string) { got = append(got, s) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(context.Background(), []byte("kind: process\n")); err == nil {
+		t.Fatal("a 422 answer was taken as success")
+	}
+	if strings.Join(got, ",") != "a,b" {
+		t.Errorf("warnings %q, want a, b", got)
 	}
 }
