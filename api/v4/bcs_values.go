@@ -9,12 +9,17 @@ import (
 // own way, each with a warning that says how berth reads it (docs/compat.md, "Values"):
 // a network type other than cni is cnm; a health check without a type is dropped.
 func readBCSValues(obj Object) []Warning {
+	var warns []Warning
+	if d, ok := obj.(*Deployment); ok && strings.EqualFold(strings.TrimSpace(d.Spec.Strategy.Type), "ForceUpdate") {
+		warns = append(warns, Warning{Field: "spec.strategy.type",
+			Message: `"ForceUpdate" is read as "Recreate" (BCS honoured it only through Kubernetes' API: every old instance stops, then the new ones start)`})
+		d.Spec.Strategy.Type = StrategyRecreate
+	}
 	p := PodSpecOf(obj)
 	if p == nil {
-		return nil
+		return warns
 	}
 	const path = "spec.template.spec"
-	var warns []Warning
 	if t := strings.ToLower(strings.TrimSpace(p.NetworkType)); t != "" && t != "cnm" && t != "cni" {
 		warns = append(warns, Warning{Field: path + ".networktype",
 			Message: fmt.Sprintf("%q is read as \"cnm\" (BCS's executor ran every network type but cni as cnm)", truncate(p.NetworkType, 40))})

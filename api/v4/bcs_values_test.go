@@ -46,3 +46,28 @@ func TestBCSValues(t *testing.T) {
 		})
 	}
 }
+
+// Recreate is a strategy of its own; BCS's ForceUpdate is read as it, with a warning.
+func TestDeploymentStrategies(t *testing.T) {
+	doc := `{"apiVersion":"v4","kind":"deployment","metadata":{"name":"d"},"spec":{"instance":2,"selector":{"a":"b"},"strategy":{"type":%q},` +
+		`"template":{"spec":{"containers":[{"image":"x"}]}}}}`
+	for _, tc := range []struct{ typ, want, warning string }{
+		{"recreate", StrategyRecreate, ""},
+		{"ForceUpdate", StrategyRecreate, `spec.strategy.type "ForceUpdate" is read as "Recreate"`},
+		{"", StrategyRollingUpdate, ""},
+	} {
+		docs, err := Parse([]byte(fmt.Sprintf(doc, tc.typ)))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.typ, err)
+		}
+		d := docs[0].Object.(*Deployment)
+		var warns []string
+		for _, w := range docs[0].Warnings {
+			warns = append(warns, w.String())
+		}
+		got := strings.Join(warns, "\n")
+		if d.Spec.Strategy.Type != tc.want || (tc.warning == "") != (got == "") || !strings.Contains(got, tc.warning) {
+			t.Errorf("%q: type %q, warnings %q; want %q, %q", tc.typ, d.Spec.Strategy.Type, got, tc.want, tc.warning)
+		}
+	}
+}

@@ -227,7 +227,7 @@ func defaultRefs(cms []ConfigMapRef, secrets []SecretRef) {
 }
 
 func defaultStrategy(s *DeploymentStrategy) {
-	s.Type = canon(s.Type, StrategyRollingUpdate)
+	s.Type = canon(s.Type, StrategyRollingUpdate, StrategyRecreate)
 	if s.Type == "" {
 		s.Type = StrategyRollingUpdate
 	}

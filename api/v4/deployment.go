@@ -28,8 +28,12 @@ type DeploymentSpec struct {
 // Deployment strategy and rolling orders.
 const (
 	StrategyRollingUpdate = "RollingUpdate"
-	RollingCreateFirst    = "CreateFirst"
-	RollingDeleteFirst    = "DeleteFirst"
+	// StrategyRecreate stops every old instance, then starts the new ones: a rolling
+	// update in one step, DeleteFirst with every instance unavailable (BCS declared it;
+	// its Mesos scheduler rolled anyway).
+	StrategyRecreate   = "Recreate"
+	RollingCreateFirst = "CreateFirst"
+	RollingDeleteFirst = "DeleteFirst"
 )
 
 // DeploymentStrategy selects how a new version replaces the old one.

@@ -313,7 +313,7 @@ func TestDeploymentRules(t *testing.T) {
 		{"instance", with(func(d *Deployment) { d.Spec.Instance = -1 }), "spec.instance", "greater than 0"},
 		{"no template", with(func(d *Deployment) { d.Spec.Template = nil }), "spec.template", "a template, or a selector"},
 		{"template checked", with(func(d *Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }), "spec.template.spec.containers[0].image", "required"},
-		{"strategy", with(func(d *Deployment) { d.Spec.Strategy.Type = "Recreate" }), "spec.strategy.type", `"RollingUpdate"`},
+		{"strategy", with(func(d *Deployment) { d.Spec.Strategy.Type = "BlueGreen" }), "spec.strategy.type", `"RollingUpdate", "Recreate"`},
 		{"maxUnavailable", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.MaxUnavailable = -1 }), ru + ".maxUnavailable", "negative"},
 		{"maxSurge", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.MaxSurge = -1 }), ru + ".maxSurge", "negative"},
 		{"upgradeDuration", with(func(d *Deployment) { d.Spec.Strategy.RollingUpdate.UpgradeDuration = -1 }), ru + ".upgradeDuration", "negative"},

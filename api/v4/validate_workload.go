@@ -107,7 +107,7 @@ func validateDeployment(d *Deployment, errs *FieldErrors) {
 		validatePod("spec.template.spec", &d.Spec.Template.Spec, "", d.Metadata.Name, errs)
 	}
 	s := d.Spec.Strategy
-	oneOf("spec.strategy.type", s.Type, errs, StrategyRollingUpdate)
+	oneOf("spec.strategy.type", s.Type, errs, StrategyRollingUpdate, StrategyRecreate)
 	if ru := s.RollingUpdate; ru != nil {
 		p := "spec.strategy.rollingupdate"
 		if ru.MaxUnavailable < 0 {

@@ -27,10 +27,15 @@ type rollout struct {
 }
 
 func (r *rollout) ru() v4.RollingUpdate {
-	if ru := r.d.Spec.Strategy.RollingUpdate; ru != nil {
-		return *ru
+	ru := v4.RollingUpdate{MaxUnavailable: 1, MaxSurge: 1, RollingOrder: v4.RollingCreateFirst}
+	if r.d.Spec.Strategy.RollingUpdate != nil {
+		ru = *r.d.Spec.Strategy.RollingUpdate
 	}
-	return v4.RollingUpdate{MaxUnavailable: 1, MaxSurge: 1, RollingOrder: v4.RollingCreateFirst}
+	if r.d.Spec.Strategy.Type == v4.StrategyRecreate {
+		// One step: every old instance stops, then every new one starts.
+		ru.RollingOrder, ru.MaxUnavailable = v4.RollingDeleteFirst, max(r.d.Spec.Instance, 1)
+	}
+	return ru
 }
 
 // run finds the current revision (creating it for a new template), takes one rollout

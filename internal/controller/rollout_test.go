@@ -145,3 +145,19 @@ func TestPlanStepWholeRolloutKeepsTheBounds(t *testing.T) {
 		}
 	}
 }
+
+// A Recreate deployment rolls in one step: every old instance stops and every new one
+// starts together, whatever its rolling update says.
+func TestRecreateIsOneStep(t *testing.T) {
+	d := &v4.Deployment{Spec: v4.DeploymentSpec{Instance: 6, Strategy: v4.DeploymentStrategy{Type: v4.StrategyRecreate,
+		RollingUpdate: &v4.RollingUpdate{MaxUnavailable: 1, MaxSurge: 1, RollingOrder: v4.RollingCreateFirst}}}}
+	r := &rollout{d: d}
+	p := planStep(stepInput{instances: 6, ru: r.ru(), current: rev(0, 0), old: []revision{rev(6, 6)}, now: time.Now()})
+	if p.current != 6 || !slices.Equal(p.old, []int{0}) || !p.stepped || p.blocked != "" {
+		t.Errorf("plan %+v, want every old instance stopped and 6 new ones in one step", p)
+	}
+	d.Spec.Strategy.Type = v4.StrategyRollingUpdate
+	if p := planStep(stepInput{instances: 6, ru: r.ru(), current: rev(0, 0), old: []revision{rev(6, 6)}, now: time.Now()}); p.current != 1 {
+		t.Errorf("a rolling update's first step: %+v, want one new instance", p)
+	}
+}
