@@ -227,6 +227,11 @@ func RenderString(s string, lookup func(string) (string, bool)) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	return replaceRefs(s, refs, lookup)
+}
+
+// replaceRefs replaces refs (found in s, in order) with lookup's values.
+func replaceRefs(s string, refs []variableRef, lookup func(string) (string, bool)) (string, error) {
 	if len(refs) == 0 {
 		return s, nil
 	}

@@ -128,22 +128,10 @@ func (vars ContainerVariables) RenderContainer(c Container) (Container, error) {
 // render replaces the ${bcs.*} references of s.
 func (vars ContainerVariables) render(s string) (string, error) {
 	refs, err := bcsRefs(s)
-	if err != nil || len(refs) == 0 {
+	if err != nil {
 		return s, err
 	}
-	var b strings.Builder
-	last := 0
-	for _, r := range refs {
-		v, ok := vars.value(strings.TrimPrefix(r.name, bcsVarPrefix))
-		if !ok {
-			return "", fmt.Errorf("unknown variable ${%s}", r.name)
-		}
-		b.WriteString(s[last:r.start])
-		b.WriteString(v)
-		last = r.end
-	}
-	b.WriteString(s[last:])
-	return b.String(), nil
+	return replaceRefs(s, refs, func(name string) (string, bool) { return vars.value(strings.TrimPrefix(name, bcsVarPrefix)) })
 }
 
 func (vars ContainerVariables) value(name string) (string, bool) {

@@ -109,16 +109,7 @@ func TestServicesByName(t *testing.T) {
 	})
 
 	// The service's VIP, from a container: round robin over both instances.
-	var vip string
-	waitUntil(t, 30*time.Second, "cweb's VIP", func() bool {
-		r := s.berth("", "get", "endpoints", "cweb", "-n", ns, "-o", "json")
-		var ep v4.Endpoints
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ep) != nil {
-			return false
-		}
-		vip = ep.VIP
-		return vip != ""
-	})
+	vip := s.serviceVIP(t, ns, "cweb")
 	hosts := func(n int) map[string]int {
 		got := map[string]int{}
 		for range n {
@@ -178,6 +169,22 @@ func TestServicesByName(t *testing.T) {
 	for _, name := range []string{"cweb", "cclient"} {
 		s.mustBerth("delete", "application", name, "-n", ns)
 	}
+}
+
+// serviceVIP waits until service ns/name has a VIP in its endpoints and returns it.
+func (s *devServer) serviceVIP(t *testing.T, ns, name string) string {
+	t.Helper()
+	var vip string
+	waitUntil(t, 30*time.Second, name+"'s VIP", func() bool {
+		r := s.berth("", "get", "endpoints", name, "-n", ns, "-o", "json")
+		var ep v4.Endpoints
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ep) != nil {
+			return false
+		}
+		vip = ep.VIP
+		return vip != ""
+	})
+	return vip
 }
 
 // containerHostname is a container's host name (what cweb serves).

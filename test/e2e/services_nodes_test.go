@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"slices"
@@ -92,16 +91,7 @@ func TestServicesAcrossNodes(t *testing.T) {
 	}
 	waitUntil(t, 30*time.Second, "web.demo to resolve to both nodes' instances on every node", answers(both))
 
-	var vip string
-	waitUntil(t, 30*time.Second, "web's VIP", func() bool {
-		r := s.berth("", "get", "endpoints", "web", "-n", ns, "-o", "json")
-		var ep v4.Endpoints
-		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ep) != nil {
-			return false
-		}
-		vip = ep.VIP
-		return vip != ""
-	})
+	vip := s.serviceVIP(t, ns, "web")
 	// through counts the instances that answer GET http://VIP/ from node ns, n times.
 	through := func(nodeNS string, n int) map[string]int {
 		got := map[string]int{}
