@@ -49,6 +49,7 @@ type serverFlags struct {
 	serviceCIDR   string
 	dependencyGC  time.Duration
 	etcd          etcdSpaceFlags
+	bcsClusterID  string
 }
 
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
@@ -70,6 +71,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.auditMaxSize, "audit-log-max-size", "100MiB", "size past which the audit log is rotated")
 	cmd.Flags().IntVar(&f.auditMaxFiles, "audit-log-max-files", 5, "rotated audit log files kept")
 	cmd.Flags().DurationVar(&f.certLifetime, "cert-lifetime", pki.CertLifetime, "how long the certificates the server issues (its own, the nodes') are valid; each is renewed two thirds into it")
+	cmd.Flags().StringVar(&f.bcsClusterID, "bcs-cluster-id", "", "the BCS-ClusterID that BCS's API accepts (docs/compat.md; default: any)")
 	f.etcd.register(cmd)
 }
 
@@ -213,6 +215,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		Logger:                 log,
 		OnReady:                onReady,
 		Placement:              f.placement,
+		BCSClusterID:           f.bcsClusterID,
 		PackagesDir:            f.packagesDir,
 		JoinToken:              joinToken,
 		EtcdCAFile:             f.etcdCA,

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/berthhq/berth/internal/compat/bcs"
+
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
@@ -120,6 +122,8 @@ func mutating(r *http.Request) bool {
 	switch {
 	case p == "/v1/engine", strings.HasPrefix(p, "/v1/agent/"), p == "/v1/plan":
 		return false
+	case strings.HasPrefix(p, bcs.DriverPrefix+"/"), strings.HasPrefix(p, bcs.GatewayPrefix+"/"):
+		return false // guarded call by call (compat.go), answered in BCS's envelope
 	case p == "/v1/cluster/recover":
 		// Frees etcd's space: with etcd full, maintenance cannot be turned off (a write).
 		return false

@@ -39,6 +39,7 @@ func (s *Server) routes() *routeMux {
 	s.aclRoutes(mux)
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
+	s.compatRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
 	mux.Handle("GET /metrics", s.metrics.handler())

@@ -84,6 +84,9 @@ type Config struct {
 	Placement string
 	// Cluster is the cluster part of task group IDs (default "berth").
 	Cluster string
+	// BCSClusterID, when set, is the only BCS-ClusterID header BCS's API accepts
+	// (docs/compat.md); empty accepts any.
+	BCSClusterID string
 	// PackagesDir, when set, is served read-only at /packages/ (a package repository for
 	// process uris, as BCS had one; `berth dev` serves the demo's package this way).
 	PackagesDir string

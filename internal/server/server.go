@@ -50,6 +50,7 @@ type Server struct {
 	stopFeedOnce sync.Once
 	planSyncWait time.Duration
 	placement    string
+	bcsClusterID string // docs/compat.md
 
 	// taskGroups is the shared cache of task groups that agents list and watch (by node)
 	// without one etcd watch each; stopCaches ends it (agent_taskgroups.go).
@@ -121,6 +122,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		s.watchLimit.Budget = store.NewWatchBudget(store.DefaultWatchBudget)
 	}
 	s.id = cfg.ID
+	s.bcsClusterID = cfg.BCSClusterID
 	s.nodeTTL = cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)
 	s.startCaches(st, cfg.TaskGroupCache)
 	if s.feed == nil {

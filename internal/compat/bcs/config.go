@@ -1,0 +1,54 @@
+package bcs
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// configRoutes serves configmaps, secrets and services: BCS creates and updates them with
+// the document in the body and deletes them by name.
+func (h *Handler) configRoutes() {
+	for _, plural := range []string{"configmaps", "secrets", "services"} {
+		base := "/namespaces/{ns}/" + plural
+		h.mux.HandleFunc("POST "+base, h.create(plural))
+		h.mux.HandleFunc("PUT "+base, h.update(plural))
+		h.mux.HandleFunc("DELETE "+base+"/{name}", h.delete(plural))
+		h.mux.HandleFunc("GET "+base, h.listObjects(plural))
+		h.mux.HandleFunc("GET "+base+"/{name}", h.getObject(plural))
+	}
+}
+
+// listObjects answers the /v1 list's items as they are: configmaps, secrets, services
+// and daemonsets are BCS's own documents in berth.
+func (h *Handler) listObjects(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a := h.call(r, http.MethodGet, v1Path("namespaces", r.PathValue("ns"), plural), nil, nil)
+		if !a.ok() {
+			writeFailure(w, failureOf(a, false))
+			return
+		}
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(a.body, &list); err != nil {
+			writeFailure(w, failure{code: CodeScheduler, message: "read list: " + err.Error()})
+			return
+		}
+		if list.Items == nil {
+			list.Items = []json.RawMessage{}
+		}
+		writeSuccess(w, list.Items, nil)
+	}
+}
+
+// getObject answers one object as /v1 has it.
+func (h *Handler) getObject(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a := h.call(r, http.MethodGet, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
+		if !a.ok() {
+			writeFailure(w, failureOf(a, false))
+			return
+		}
+		writeSuccess(w, json.RawMessage(a.body), nil)
+	}
+}

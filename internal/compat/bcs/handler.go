@@ -1,0 +1,100 @@
+// Package bcs serves BCS's Mesos scheduler API (the bcs-mesos-driver's v4 routes) as a
+// second front door of berth's /v1 API: each BCS request is translated into one or more
+// /v1 requests, served by the same handler as every /v1 call (so the same admission,
+// authorization, audit and controllers apply), and the answer is wrapped in BCS's
+// {result, code, message, data} envelope with BCS's shapes (docs/compat.md).
+package bcs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Prefixes under which the API is served: the mesos driver's own, and the one clients use
+// through the BCS API gateway.
+const (
+	DriverPrefix  = "/mesosdriver/v4"
+	GatewayPrefix = "/bcsapi/v4/scheduler/mesos"
+)
+
+// ClusterHeader names the cluster a BCS client addresses.
+const ClusterHeader = "BCS-ClusterID"
+
+// maxBody bounds a BCS request body, as /v1 bounds its own.
+const maxBody = 4 << 20
+
+// Handler serves the BCS routes over an inner /v1 handler.
+type Handler struct {
+	inner     http.Handler
+	clusterID string
+	mux       *http.ServeMux
+}
+
+// New returns the BCS front door over inner, the server's /v1 handler. clusterID, when
+// set, is the only BCS-ClusterID accepted; empty accepts any (a single-cluster berth).
+func New(inner http.Handler, clusterID string) *Handler {
+	h := &Handler{inner: inner, clusterID: clusterID, mux: http.NewServeMux()}
+	h.workloadRoutes()
+	h.deploymentRoutes()
+	h.configRoutes()
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
+			message: fmt.Sprintf("no BCS route for %s %s (docs/compat.md lists them)", r.Method, r.URL.Path)})
+	})
+	return h
+}
+
+// ServeHTTP strips either prefix, checks the cluster header and serves the route.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, DriverPrefix)
+	if !ok {
+		rest, ok = strings.CutPrefix(r.URL.Path, GatewayPrefix)
+	}
+	if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound, message: "no BCS route for " + r.URL.Path})
+		return
+	}
+	id := r.Header.Get(ClusterHeader)
+	switch {
+	case id == "":
+		writeFailure(w, failure{status: http.StatusBadRequest, code: CodeHeaderCheck,
+			message: "the " + ClusterHeader + " header is required (the cluster's ID, e.g. BCS-MESOS-10001)"})
+		return
+	case h.clusterID != "" && id != h.clusterID:
+		writeFailure(w, failure{status: http.StatusBadRequest, code: CodeHeaderCheck,
+			message: fmt.Sprintf("%s %q is not this cluster (%s)", ClusterHeader, id, h.clusterID)})
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+			writeFailure(w, failure{code: CodeBadRequestData,
+				message: fmt.Sprintf("the body is over the limit of %d bytes", maxBody)})
+			return
+		}
+		writeFailure(w, failure{code: CodeBadRequestData, message: "read the body: " + err.Error()})
+		return
+	}
+	routed := r.Clone(r.Context())
+	routed.URL.Path, routed.URL.RawPath = rest, ""
+	routed.Body = io.NopCloser(bytes.NewReader(body))
+	h.mux.ServeHTTP(w, withBody(routed, body))
+}
+
+type bodyKey struct{}
+
+// withBody keeps the read body on the request, so a route can both inspect it and
+// forward it.
+func withBody(r *http.Request, body []byte) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
+}
+
+func bodyOf(r *http.Request) []byte {
+	b, _ := r.Context().Value(bodyKey{}).([]byte)
+	return b
+}

@@ -1,0 +1,231 @@
+package bcs
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Reads go through /v1 like writes, so a token reads through BCS's routes what it may
+// read through /v1 and nothing more.
+
+// listOf reads a /v1 list of plural in ns into items.
+func listOf[T any](h *Handler, r *http.Request, ns, plural string) ([]T, *failure) {
+	a := h.call(r, http.MethodGet, v1Path("namespaces", ns, plural), nil, nil)
+	if !a.ok() {
+		f := failureOf(a, false)
+		return nil, &f
+	}
+	var list struct {
+		Items []T `json:"items"`
+	}
+	if err := json.Unmarshal(a.body, &list); err != nil {
+		return nil, &failure{code: CodeScheduler, message: fmt.Sprintf("read %s: %v", plural, err)}
+	}
+	return list.Items, nil
+}
+
+// one reads a /v1 object into T.
+func one[T any](h *Handler, r *http.Request, ns, plural, name string) (*T, *failure) {
+	a := h.call(r, http.MethodGet, v1Path("namespaces", ns, plural, name), nil, nil)
+	if !a.ok() {
+		f := failureOf(a, false)
+		return nil, &f
+	}
+	var v T
+	if err := json.Unmarshal(a.body, &v); err != nil {
+		return nil, &failure{code: CodeScheduler, message: fmt.Sprintf("read %s/%s: %v", plural, name, err)}
+	}
+	return &v, nil
+}
+
+// workloadKind is the kind of an applications or processes path.
+func workloadKind(plural string) v4.Kind {
+	if plural == "processes" {
+		return v4.KindProcess
+	}
+	return v4.KindApplication
+}
+
+// taskGroupsByOwner groups a namespace's task groups by owner name, for one kind, in
+// index order.
+func (h *Handler) taskGroupsByOwner(r *http.Request, ns string, kind v4.Kind) (map[string][]*v4.TaskGroup, *failure) {
+	tgs, f := listOf[*v4.TaskGroup](h, r, ns, "taskgroups")
+	if f != nil {
+		return nil, f
+	}
+	by := map[string][]*v4.TaskGroup{}
+	for _, tg := range tgs {
+		if tg.Spec.Owner.Kind == kind {
+			by[tg.Spec.Owner.Name] = append(by[tg.Spec.Owner.Name], tg)
+		}
+	}
+	for _, list := range by {
+		sort.Slice(list, func(i, j int) bool { return list[i].Spec.Index < list[j].Spec.Index })
+	}
+	return by, nil
+}
+
+func (h *Handler) listWorkloads(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ns, kind := r.PathValue("ns"), workloadKind(plural)
+		items, f := listOf[*v4.Workload](h, r, ns, plural)
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		by, f := h.taskGroupsByOwner(r, ns, kind)
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		out := []bcsApplication{}
+		for _, wl := range items {
+			out = append(out, applicationOf(wl, kind, by[wl.Metadata.Name], h.clusterName(r)))
+		}
+		writeSuccess(w, out, nil)
+	}
+}
+
+func (h *Handler) getWorkload(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ns, name, kind := r.PathValue("ns"), r.PathValue("name"), workloadKind(plural)
+		wl, f := one[v4.Workload](h, r, ns, plural, name)
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		by, f := h.taskGroupsByOwner(r, ns, kind)
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		writeSuccess(w, applicationOf(wl, kind, by[name], h.clusterName(r)), nil)
+	}
+}
+
+func (h *Handler) taskGroups(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ns, name := r.PathValue("ns"), r.PathValue("name")
+		if _, f := one[v4.Workload](h, r, ns, plural, name); f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		out := []bcsTaskGroup{}
+		for _, tg := range by[name] {
+			out = append(out, taskGroupOf(tg, h.clusterName(r)))
+		}
+		writeSuccess(w, out, nil)
+	}
+}
+
+// versions lists the versions berth keeps of an application: the definition stored now.
+func (h *Handler) versions(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		wl, f := one[v4.Workload](h, r, r.PathValue("ns"), plural, r.PathValue("name"))
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		writeSuccess(w, []string{versionID(wl.Metadata)}, nil)
+	}
+}
+
+func (h *Handler) version(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ns, name := r.PathValue("ns"), r.PathValue("name")
+		wl, f := one[v4.Workload](h, r, ns, plural, name)
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		if id := r.PathValue("version"); id != versionID(wl.Metadata) {
+			writeFailure(w, failure{code: CodeNotFound,
+				message: fmt.Sprintf("%s %s/%s has no version %s: berth keeps the current definition only (version %s)", workloadKind(plural), ns, name, id, versionID(wl.Metadata))})
+			return
+		}
+		a := h.call(r, http.MethodGet, v1Path("namespaces", ns, plural, name, "definition"), nil, nil)
+		if !a.ok() {
+			writeFailure(w, failureOf(a, false))
+			return
+		}
+		v := bcsVersion{ID: versionID(wl.Metadata), Name: versionID(wl.Metadata), ObjectMeta: metaOf(wl.Metadata, h.clusterName(r)),
+			Instances: wl.Spec.Instance, RunAs: ns, Kind: string(workloadKind(plural))}
+		if json.Valid(a.body) {
+			v.RawJSON = a.body
+		}
+		writeSuccess(w, v, nil)
+	}
+}
+
+func (h *Handler) listDeployments(w http.ResponseWriter, r *http.Request) {
+	ns := r.PathValue("ns")
+	ds, f := listOf[*v4.Deployment](h, r, ns, "deployments")
+	if f != nil {
+		writeFailure(w, *f)
+		return
+	}
+	children, f := h.deploymentChildren(r, ns)
+	if f != nil {
+		writeFailure(w, *f)
+		return
+	}
+	out := []bcsDeployment{}
+	for _, d := range ds {
+		out = append(out, deploymentOf(d, children[d.Metadata.Name], h.clusterName(r)))
+	}
+	writeSuccess(w, out, nil)
+}
+
+func (h *Handler) getDeployment(w http.ResponseWriter, r *http.Request) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	d, f := h.deployment(r, ns, name)
+	if f != nil {
+		writeFailure(w, *f)
+		return
+	}
+	children, f := h.deploymentChildren(r, ns)
+	if f != nil {
+		writeFailure(w, *f)
+		return
+	}
+	writeSuccess(w, deploymentOf(d, children[name], h.clusterName(r)), nil)
+}
+
+// deploymentChildren are the applications and processes of ns that deployments control,
+// by deployment name.
+func (h *Handler) deploymentChildren(r *http.Request, ns string) (map[string][]*v4.Workload, *failure) {
+	by := map[string][]*v4.Workload{}
+	for _, plural := range []string{"applications", "processes"} {
+		items, f := listOf[*v4.Workload](h, r, ns, plural)
+		if f != nil {
+			return nil, f
+		}
+		for _, wl := range items {
+			if owner, ok := controllingDeployment(wl.Metadata); ok {
+				by[owner] = append(by[owner], wl)
+			}
+		}
+	}
+	return by, nil
+}
+
+func controllingDeployment(m v4.ObjectMeta) (string, bool) {
+	const prefix = "deployment/"
+	v := m.Annotations[v4.ControlledByAnnotation]
+	if len(v) > len(prefix) && v[:len(prefix)] == prefix {
+		return v[len(prefix):], true
+	}
+	return "", false
+}
+
+// clusterName is the cluster the client addressed.
+func (h *Handler) clusterName(r *http.Request) string { return r.Header.Get(ClusterHeader) }

@@ -1,0 +1,187 @@
+package bcs
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// workloadRoutes serves applications and processes: BCS's routes are the same for both
+// but for the plural.
+func (h *Handler) workloadRoutes() {
+	for _, plural := range []string{"applications", "processes"} {
+		base := "/namespaces/{ns}/" + plural
+		h.mux.HandleFunc("POST "+base, h.create(plural))
+		h.mux.HandleFunc("PUT "+base, h.update(plural))
+		h.mux.HandleFunc("PUT "+base+"/rollback", h.update(plural))
+		h.mux.HandleFunc("GET "+base, h.listWorkloads(plural))
+		h.mux.HandleFunc("GET "+base+"/{name}", h.getWorkload(plural))
+		h.mux.HandleFunc("DELETE "+base+"/{name}", h.delete(plural))
+		h.mux.HandleFunc("PUT "+base+"/{name}/scale/{n}", h.scale(plural))
+		h.mux.HandleFunc("GET "+base+"/{name}/taskgroups", h.taskGroups(plural))
+		h.mux.HandleFunc("GET "+base+"/{name}/versions", h.versions(plural))
+		h.mux.HandleFunc("GET "+base+"/{name}/versions/{version}", h.version(plural))
+		h.mux.HandleFunc("PUT "+base+"/{name}/taskgroups/{tg}/rescheduler", h.reschedule)
+		h.mux.HandleFunc("POST "+base+"/{name}/taskgroups/{tg}/{action}", h.taskGroupAction)
+		h.mux.HandleFunc("POST "+base+"/{name}/message", refuseMessage)
+	}
+	h.mux.HandleFunc("GET /definition/{kind}/{ns}/{name}", h.definition)
+}
+
+// head is what the front door reads of a document before it forwards it: BCS's decoder
+// matched keys in any case, and so does encoding/json here.
+type head struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		Instance *int `json:"instance"`
+	} `json:"spec"`
+}
+
+func readHead(r *http.Request) (head, *failure) {
+	var hd head
+	if err := json.Unmarshal(bodyOf(r), &hd); err != nil {
+		return hd, &failure{code: CodeJSONDecode, message: "the body is not a JSON document: " + err.Error()}
+	}
+	if hd.Metadata.Name == "" {
+		return hd, &failure{code: CodeBadRequestData, message: "metadata.name: required"}
+	}
+	return hd, nil
+}
+
+// create forwards a POST of a new object.
+func (h *Handler) create(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), plural), nil, bodyOf(r))
+		h.finish(w, a, true, nil)
+	}
+}
+
+// update forwards a PUT of an object named by its body: BCS's update and rollback routes
+// carry no name in the path. BCS's ?instances=N replaced the first N instances only and
+// ?args=resource changed resources in place; berth replaces every instance, and says so.
+func (h *Handler) update(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		hd, f := readHead(r)
+		if f != nil {
+			writeFailure(w, *f)
+			return
+		}
+		q := r.URL.Query()
+		var warnings []string
+		if v := q.Get("instances"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				writeFailure(w, failure{code: CodeDriverParameter,
+					message: fmt.Sprintf("query parameter instances=%q is not a whole number", v)})
+				return
+			}
+			if hd.Spec.Instance != nil && n != *hd.Spec.Instance {
+				warnings = append(warnings, warning(fmt.Sprintf(
+					"instances=%d is ignored by berth: an update replaces every instance (BCS: the first %d)", n, n)))
+			}
+		}
+		if q.Get("args") == "resource" {
+			warnings = append(warnings, warning(
+				"args=resource: berth replaces the instances to change their resources (BCS: in place)"))
+		}
+		a := h.call(r, http.MethodPut, v1Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, bodyOf(r))
+		h.finish(w, a, false, warnings)
+	}
+}
+
+// delete forwards a DELETE. BCS's ?enforce deleted an application in a rolling update;
+// berth deletes the deployment, which owns it, instead.
+func (h *Handler) delete(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a := h.call(r, http.MethodDelete, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
+		h.finish(w, a, false, nil)
+	}
+}
+
+// scale forwards BCS's PUT .../scale/{n}.
+func (h *Handler) scale(plural string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.PathValue("n"))
+		if err != nil {
+			writeFailure(w, failure{code: CodeDriverParameter,
+				message: fmt.Sprintf("instances %q in the path is not a whole number", r.PathValue("n"))})
+			return
+		}
+		body := mustJSON(map[string]int{"instances": n})
+		a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "scale"), nil, body)
+		h.finish(w, a, false, nil)
+	}
+}
+
+// reschedule is BCS's manual reschedule of one task group: berth moves it, forced, to
+// whichever node the scheduler picks.
+func (h *Handler) reschedule(w http.ResponseWriter, r *http.Request) {
+	var warnings []string
+	if r.URL.Query().Get("hostRetainTime") != "" {
+		warnings = append(warnings, warning("hostRetainTime is ignored by berth: the scheduler picks the node at once"))
+	}
+	body := mustJSON(map[string]bool{"force": true})
+	a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "move"), nil, body)
+	h.finish(w, a, false, warnings)
+}
+
+// taskGroupAction serves restart and reload (a process's restartCmd and reloadCmd) and
+// message (BCS's framework messages to an executor, which berth does not have).
+func (h *Handler) taskGroupAction(w http.ResponseWriter, r *http.Request) {
+	action := r.PathValue("action")
+	switch action {
+	case "restart", "reload":
+		a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "actions", action), nil, nil)
+		h.finish(w, a, false, nil)
+	case "message":
+		refuseMessage(w, r)
+	default:
+		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
+			message: fmt.Sprintf("no task group action %q (restart, reload or message)", action)})
+	}
+}
+
+// refuseMessage answers BCS's executor messages, which berth does not carry: files and
+// environment come from configmaps and secrets at start, and restart and reload are
+// actions of their own.
+func refuseMessage(w http.ResponseWriter, _ *http.Request) {
+	writeFailure(w, failure{code: CodeUnknownMessage,
+		message: "berth does not send messages to executors: give files and environment through configmaps and secrets, " +
+			"and use the taskgroups' restart and reload routes (docs/compat.md)"})
+}
+
+// definition serves the document as it was written, as BCS's /definition route did.
+func (h *Handler) definition(w http.ResponseWriter, r *http.Request) {
+	plural := r.PathValue("kind")
+	if !strings.HasSuffix(plural, "s") {
+		plural += "s"
+	}
+	a := h.call(r, http.MethodGet, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "definition"), nil, nil)
+	if !a.ok() {
+		writeFailure(w, failureOf(a, false))
+		return
+	}
+	var doc any
+	if err := json.Unmarshal(a.body, &doc); err != nil {
+		doc = string(a.body) // a YAML definition, written through /v1
+	}
+	writeSuccess(w, doc, a.warnings)
+}
+
+// finish answers a forwarded write: BCS's success carries no data.
+func (h *Handler) finish(w http.ResponseWriter, a answer, create bool, warnings []string) {
+	if !a.ok() {
+		writeFailure(w, failureOf(a, create))
+		return
+	}
+	writeSuccess(w, nil, append(warnings, a.warnings...))
+}
+
+// warning is a Warning header value of the front door's own.
+func warning(text string) string { return "299 berth " + strconv.QuoteToASCII(text) }

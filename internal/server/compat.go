@@ -1,0 +1,20 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/berthhq/berth/internal/compat/bcs"
+)
+
+// compatRoutes mounts the other front doors of the API (docs/compat.md): BCS's scheduler
+// API under the mesos driver's prefix and the BCS gateway's. They translate each request
+// into /v1 calls served by the same mux, maintenance guard included, so every call is
+// admitted and authorized as if the client had made it on /v1.
+func (s *Server) compatRoutes(mux *routeMux) {
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.maintenanceGuard(s.mux).ServeHTTP(w, r)
+	})
+	door := bcs.New(inner, s.bcsClusterID)
+	mux.Handle(bcs.DriverPrefix+"/", door)
+	mux.Handle(bcs.GatewayPrefix+"/", door)
+}

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/compat/bcs"
+)
+
+// Every BCS route family answers in BCS's envelope with BCS's codes, through /v1's
+// admission: creates, updates and deletes of each kind, the deployment's update
+// controls, reads in BCS's shapes, and the failures BCS clients handle.
+func TestBCSRoutes(t *testing.T) {
+	url := newTestServer(t, Config{})
+	base := url + bcs.GatewayPrefix + "/namespaces/bc"
+	steps := []struct {
+		name, method, path, body string
+		code                     int
+		msg                      string // part of the message, for failures
+	}{
+		{"configmap create", "POST", "/configmaps", cmJSON("bc", "cfg", "aGk="), 0, ""},
+		{"configmap exists", "POST", "/configmaps", cmJSON("bc", "cfg", "aGk="), bcs.CodeAlreadyExists, "already exists"},
+		{"configmap update", "PUT", "/configmaps", cmJSON("bc", "cfg", "aG8="), 0, ""},
+		{"configmap update missing", "PUT", "/configmaps", cmJSON("bc", "nope", "aG8="), bcs.CodeNotFound, "not found"},
+		{"secret create", "POST", "/secrets", secretJSON("bc", "pw", "k"), 0, ""},
+		{"service create", "POST", "/services", `{"apiVersion":"v4","kind":"service","metadata":{"name":"web","namespace":"bc"},"spec":{"selector":{"app":"web"},"ports":[{"name":"http","servicePort":80}]}}`, 0, ""},
+		{"process with refs", "POST", "/processes", refProcJSON("bc", "web", "cfg", "k", "pw", "k"), 0, ""},
+		{"process missing ref", "POST", "/processes", refProcJSON("bc", "web2", "cfg", "zz", "pw", "k"), bcs.CodeBadRequestData, `has no key "zz"`},
+		{"wrong kind for the path", "POST", "/applications", procJSON("bc", "p", 1), bcs.CodeBadRequestData, "the document is a process"},
+		{"not JSON", "PUT", "/applications", "{", bcs.CodeJSONDecode, "not a JSON document"},
+		{"no name", "PUT", "/applications", `{"kind":"application"}`, bcs.CodeBadRequestData, "metadata.name"},
+		{"typo refused", "POST", "/processes", strings.Replace(procJSON("bc", "p", 1), `"instance"`, `"instanse"`, 1), bcs.CodeBadRequestData, "instance"},
+		{"scale", "PUT", "/processes/web/scale/2", "", 0, ""},
+		{"scale not a number", "PUT", "/processes/web/scale/two", "", bcs.CodeDriverParameter, "not a whole number"},
+		{"scale below 1", "PUT", "/processes/web/scale/0", "", bcs.CodeBadRequestData, "at least 1"},
+		{"scale unknown", "PUT", "/processes/nope/scale/2", "", bcs.CodeNotFound, "not found"},
+		{"configmap in use", "DELETE", "/configmaps/cfg", "", bcs.CodeScheduler, "bc/web"},
+		{"deployment create", "POST", "/deployments", deployJSON("bc", "dep", "one"), 0, ""},
+		{"deployment pause", "PUT", "/deployments/dep/pauseupdate", "", 0, ""},
+		{"deployment resume", "PUT", "/deployments/dep/resumeupdate", "", 0, ""},
+		{"deployment cancel without update", "PUT", "/deployments/dep/cancelupdate", "", bcs.CodeScheduler, "not updating"},
+		{"deployment unknown action", "PUT", "/deployments/dep/explode", "", bcs.CodeNotFound, "cancelupdate"},
+		{"deployment scale", "PUT", "/deployments/dep/scale/4", "", 0, ""},
+		{"deployment read", "GET", "/deployments/dep", "", 0, ""},
+		{"deployment update", "PUT", "/deployments?args=resource", deployJSON("bc", "dep", "two"), 0, ""},
+		{"daemonset create", "POST", "/daemonset", daemonsetJSON("bc", "agent"), 0, ""},
+		{"daemonset delete", "DELETE", "/daemonset/agent?enforce=1", "", 0, ""},
+		{"message refused", "POST", "/processes/web/message", `{"msgtype":"signal","msgdata":{"signal":10}}`, bcs.CodeUnknownMessage, "does not send messages"},
+		{"restart of a task group without node", "POST", "/processes/web/taskgroups/0.web.bc.c.1/restart", "", bcs.CodeNotFound, ""},
+		{"delete", "DELETE", "/processes/web?enforce=0", "", 0, ""},
+		{"delete again", "DELETE", "/processes/web", "", bcs.CodeNotFound, "not found"},
+		{"service delete", "DELETE", "/services/web", "", 0, ""},
+	}
+	for _, s := range steps {
+		a := bcsCall(t, s.method, base+s.path, s.body, "")
+		if a.status != http.StatusOK || a.Code != s.code || (s.code == 0) != a.Result || !strings.Contains(a.Message, s.msg) {
+			t.Errorf("%s: %s %s: HTTP %d %+v, want code %d with %q", s.name, s.method, s.path, a.status, a, s.code, s.msg)
+		}
+		if s.code == 0 && s.method != http.MethodGet && string(a.Data) != "null" {
+			t.Errorf("%s: data %s, BCS answers writes with null", s.name, a.Data)
+		}
+	}
+	d := getDeployment(t, "bc", "dep")
+	if d.Spec.Instance != 3 || d.Spec.Template.Spec.Processes[0].Env[0].Value != "two" {
+		t.Errorf("deployment after BCS's update (3 instances, V=two): %+v", d.Spec)
+	}
+}
+
+// What BCS's gateway and driver refused before the scheduler keeps its HTTP status.
+func TestBCSRefusals(t *testing.T) {
+	url := newTestServer(t, Config{BCSClusterID: "BCS-MESOS-10001"})
+	for _, c := range []struct {
+		name, path, cluster string
+		status, code        int
+	}{
+		{"no header", "/mesosdriver/v4/namespaces/x/applications", "", http.StatusBadRequest, bcs.CodeHeaderCheck},
+		{"another cluster", "/mesosdriver/v4/namespaces/x/applications", "BCS-MESOS-2", http.StatusBadRequest, bcs.CodeHeaderCheck},
+		{"unknown route", "/mesosdriver/v4/nothing/here", "BCS-MESOS-10001", http.StatusNotFound, bcs.CodeNotFound},
+		{"listed", "/mesosdriver/v4/namespaces/x/applications", "BCS-MESOS-10001", http.StatusOK, 0},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, url+c.path, nil)
+		if c.cluster != "" {
+			req.Header.Set(bcs.ClusterHeader, c.cluster)
+		}
+		resp, err := httpClientAs(t, "").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Code int             `json:"code"`
+			Data json.RawMessage `json:"data"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != c.status || e.Code != c.code {
+			t.Errorf("%s: HTTP %d code %d (%v), want %d and %d", c.name, resp.StatusCode, e.Code, err, c.status, c.code)
+		}
+		if c.code == 0 && string(e.Data) != "[]" {
+			t.Errorf("%s: data %s, want an empty list", c.name, e.Data)
+		}
+	}
+}
+
+// BCS's routes grant what /v1's do: a read-only token reads through them and cannot
+// write, and the refusal keeps its 403 with BCS's envelope.
+func TestBCSAuthorization(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("ro", "web", 1)), http.StatusOK)
+	ro := tokenWithPolicy(t, url, readOnly, "readonly", "")
+	base := url + bcs.DriverPrefix + "/namespaces/ro/processes"
+	wantBCS(t, bcsCall(t, http.MethodGet, base+"/web", "", ro), 0)
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPost, "", procJSON("ro", "other", 1)},
+		{http.MethodPut, "/web/scale/3", ""},
+		{http.MethodDelete, "/web", ""},
+	} {
+		a := bcsCall(t, c.method, base+c.path, c.body, ro)
+		if a.status != http.StatusForbidden || a.Code != bcs.CodeScheduler || !strings.Contains(a.Message, "may not") {
+			t.Errorf("read-only %s %s: HTTP %d %+v", c.method, c.path, a.status, a)
+		}
+	}
+	a := bcsCall(t, http.MethodGet, base+"/web", "", "berth-acl-nobody.secret")
+	if a.status != http.StatusUnauthorized {
+		t.Errorf("unknown token: HTTP %d %+v", a.status, a)
+	}
+	p, err := testStore.Get(t.Context(), v4.KindProcess, "ro", "web")
+	if err != nil || p.(*v4.Process).Spec.Instance != 1 {
+		t.Errorf("the read-only token changed the process: %v %+v", err, p)
+	}
+}
