@@ -3,6 +3,8 @@ package bcs
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
 // configRoutes serves configmaps, secrets and services: BCS creates and updates them with
@@ -22,15 +24,15 @@ func (h *Handler) configRoutes() {
 // and daemonsets are BCS's own documents in berth.
 func (h *Handler) listObjects(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		a := h.call(r, http.MethodGet, v1Path("namespaces", r.PathValue("ns"), plural), nil, nil)
-		if !a.ok() {
+		a := h.v1.Call(r, http.MethodGet, v1call.Path("namespaces", r.PathValue("ns"), plural), nil, nil)
+		if !a.OK() {
 			writeFailure(w, failureOf(a, false))
 			return
 		}
 		var list struct {
 			Items []json.RawMessage `json:"items"`
 		}
-		if err := json.Unmarshal(a.body, &list); err != nil {
+		if err := json.Unmarshal(a.Body, &list); err != nil {
 			writeFailure(w, failure{code: CodeScheduler, message: "read list: " + err.Error()})
 			return
 		}
@@ -44,11 +46,11 @@ func (h *Handler) listObjects(plural string) http.HandlerFunc {
 // getObject answers one object as /v1 has it.
 func (h *Handler) getObject(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		a := h.call(r, http.MethodGet, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
-		if !a.ok() {
+		a := h.v1.Call(r, http.MethodGet, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
+		if !a.OK() {
 			writeFailure(w, failureOf(a, false))
 			return
 		}
-		writeSuccess(w, json.RawMessage(a.body), nil)
+		writeSuccess(w, json.RawMessage(a.Body), nil)
 	}
 }

@@ -1,11 +1,11 @@
 package bcs
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
 // deploymentRoutes serves deployments and daemonsets.
@@ -57,20 +57,11 @@ func (h *Handler) rolloutAction(w http.ResponseWriter, r *http.Request) {
 			message: fmt.Sprintf("no deployment action %q (cancelupdate, pauseupdate, resumeupdate or scale/N)", r.PathValue("action"))})
 		return
 	}
-	a := h.call(r, http.MethodPost, v1Path("namespaces", ns, "deployments", name, "rollout", action), nil, nil)
+	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", ns, "deployments", name, "rollout", action), nil, nil)
 	h.finish(w, a, false, nil)
 }
 
 // deployment reads one deployment through /v1.
 func (h *Handler) deployment(r *http.Request, ns, name string) (*v4.Deployment, *failure) {
-	a := h.call(r, http.MethodGet, v1Path("namespaces", ns, "deployments", name), nil, nil)
-	if !a.ok() {
-		f := failureOf(a, false)
-		return nil, &f
-	}
-	var d v4.Deployment
-	if err := json.Unmarshal(a.body, &d); err != nil {
-		return nil, &failure{code: CodeScheduler, message: "read deployment: " + err.Error()}
-	}
-	return &d, nil
+	return one[v4.Deployment](h, r, ns, "deployments", name)
 }

@@ -3,8 +3,8 @@ package bcs
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
-	"strings"
+
+	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
 // BCS's error codes (bcs-common's error code table, the scheduler's and the mesos
@@ -66,38 +66,16 @@ func writeSuccess(w http.ResponseWriter, data any, warnings []string) {
 	for _, v := range warnings {
 		w.Header().Add("Warning", v)
 	}
-	writeEnvelope(w, http.StatusOK, envelope{Result: true, Code: CodeSuccess, Message: "success", Data: data, Warnings: warningTexts(warnings)})
+	writeEnvelope(w, http.StatusOK, envelope{Result: true, Code: CodeSuccess, Message: "success", Data: data, Warnings: v1call.WarningTexts(warnings)})
 }
 
 // failureOf turns a /v1 error answer into BCS's: the nearest BCS code, HTTP 200 but for
 // 401 and 403, which a client must see whatever it reads. exists says that a 409 means
 // "already exists" (a create).
-func failureOf(a answer, exists bool) failure {
-	var e struct {
-		Error struct {
-			Message string `json:"message"`
-			Details []struct {
-				Field   string `json:"field"`
-				Message string `json:"message"`
-			} `json:"details"`
-		} `json:"error"`
-	}
-	msg := strings.TrimSpace(string(a.body))
-	if json.Unmarshal(a.body, &e) == nil && e.Error.Message != "" {
-		msg = e.Error.Message
-		if len(e.Error.Details) > 1 {
-			var parts []string
-			for _, d := range e.Error.Details {
-				parts = append(parts, d.Field+": "+d.Message)
-			}
-			msg += ": " + strings.Join(parts, "; ")
-		}
-	}
-	if msg == "" {
-		msg = http.StatusText(a.status)
-	}
+func failureOf(a v1call.Answer, exists bool) failure {
+	msg := a.Message()
 	code := CodeScheduler
-	switch a.status {
+	switch a.Status {
 	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusRequestEntityTooLarge:
 		code = CodeBadRequestData
 	case http.StatusNotFound:
@@ -108,23 +86,8 @@ func failureOf(a answer, exists bool) failure {
 		}
 	}
 	f := failure{code: code, message: msg}
-	if a.status == http.StatusUnauthorized || a.status == http.StatusForbidden {
-		f.status = a.status
+	if a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden {
+		f.status = a.Status
 	}
 	return f
-}
-
-// warningTexts are the texts of Warning header values (`299 berth "text"`).
-func warningTexts(values []string) []string {
-	var out []string
-	for _, v := range values {
-		if i := strings.IndexByte(v, '"'); i >= 0 {
-			if t, err := strconv.Unquote(v[i:]); err == nil {
-				out = append(out, t)
-				continue
-			}
-		}
-		out = append(out, v)
-	}
-	return out
 }

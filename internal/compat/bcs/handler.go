@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+
+	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
 // Prefixes under which the API is served: the mesos driver's own, and the one clients use
@@ -30,7 +33,7 @@ const maxBody = 4 << 20
 
 // Handler serves the BCS routes over an inner /v1 handler.
 type Handler struct {
-	inner     http.Handler
+	v1        v1call.Caller
 	clusterID string
 	mux       *http.ServeMux
 }
@@ -38,7 +41,7 @@ type Handler struct {
 // New returns the BCS front door over inner, the server's /v1 handler. clusterID, when
 // set, is the only BCS-ClusterID accepted; empty accepts any (a single-cluster berth).
 func New(inner http.Handler, clusterID string) *Handler {
-	h := &Handler{inner: inner, clusterID: clusterID, mux: http.NewServeMux()}
+	h := &Handler{v1: v1call.Caller{Inner: inner}, clusterID: clusterID, mux: http.NewServeMux()}
 	h.workloadRoutes()
 	h.deploymentRoutes()
 	h.configRoutes()
@@ -51,9 +54,10 @@ func New(inner http.Handler, clusterID string) *Handler {
 
 // ServeHTTP strips either prefix, checks the cluster header and serves the route.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rest, ok := strings.CutPrefix(r.URL.Path, DriverPrefix)
+	escaped := r.URL.EscapedPath() // a %2F in a name stays inside its segment
+	rest, ok := strings.CutPrefix(escaped, DriverPrefix)
 	if !ok {
-		rest, ok = strings.CutPrefix(r.URL.Path, GatewayPrefix)
+		rest, ok = strings.CutPrefix(escaped, GatewayPrefix)
 	}
 	if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound, message: "no BCS route for " + r.URL.Path})
@@ -81,7 +85,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	routed := r.Clone(r.Context())
-	routed.URL.Path, routed.URL.RawPath = rest, ""
+	u, err := url.Parse(rest)
+	if err != nil {
+		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound, message: "bad path: " + err.Error()})
+		return
+	}
+	routed.URL.Path, routed.URL.RawPath = u.Path, u.RawPath
 	routed.Body = io.NopCloser(bytes.NewReader(body))
 	h.mux.ServeHTTP(w, withBody(routed, body))
 }

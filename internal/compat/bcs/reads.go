@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
 // Reads go through /v1 like writes, so a token reads through BCS's routes what it may
@@ -14,32 +15,22 @@ import (
 
 // listOf reads a /v1 list of plural in ns into items.
 func listOf[T any](h *Handler, r *http.Request, ns, plural string) ([]T, *failure) {
-	a := h.call(r, http.MethodGet, v1Path("namespaces", ns, plural), nil, nil)
-	if !a.ok() {
-		f := failureOf(a, false)
+	items, a := v1call.List[T](h.v1, r, v1call.Path("namespaces", ns, plural))
+	if a != nil {
+		f := failureOf(*a, false)
 		return nil, &f
 	}
-	var list struct {
-		Items []T `json:"items"`
-	}
-	if err := json.Unmarshal(a.body, &list); err != nil {
-		return nil, &failure{code: CodeScheduler, message: fmt.Sprintf("read %s: %v", plural, err)}
-	}
-	return list.Items, nil
+	return items, nil
 }
 
 // one reads a /v1 object into T.
 func one[T any](h *Handler, r *http.Request, ns, plural, name string) (*T, *failure) {
-	a := h.call(r, http.MethodGet, v1Path("namespaces", ns, plural, name), nil, nil)
-	if !a.ok() {
-		f := failureOf(a, false)
+	v, a := v1call.Get[T](h.v1, r, v1call.Path("namespaces", ns, plural, name))
+	if a != nil {
+		f := failureOf(*a, false)
 		return nil, &f
 	}
-	var v T
-	if err := json.Unmarshal(a.body, &v); err != nil {
-		return nil, &failure{code: CodeScheduler, message: fmt.Sprintf("read %s/%s: %v", plural, name, err)}
-	}
-	return &v, nil
+	return v, nil
 }
 
 // workloadKind is the kind of an applications or processes path.
@@ -152,15 +143,15 @@ func (h *Handler) version(plural string) http.HandlerFunc {
 				message: fmt.Sprintf("%s %s/%s has no version %s: berth keeps the current definition only (version %s)", workloadKind(plural), ns, name, id, versionID(wl.Metadata))})
 			return
 		}
-		a := h.call(r, http.MethodGet, v1Path("namespaces", ns, plural, name, "definition"), nil, nil)
-		if !a.ok() {
+		a := h.v1.Call(r, http.MethodGet, v1call.Path("namespaces", ns, plural, name, "definition"), nil, nil)
+		if !a.OK() {
 			writeFailure(w, failureOf(a, false))
 			return
 		}
 		v := bcsVersion{ID: versionID(wl.Metadata), Name: versionID(wl.Metadata), ObjectMeta: metaOf(wl.Metadata, h.clusterName(r)),
 			Instances: wl.Spec.Instance, RunAs: ns, Kind: string(workloadKind(plural))}
-		if json.Valid(a.body) {
-			v.RawJSON = a.body
+		if json.Valid(a.Body) {
+			v.RawJSON = a.Body
 		}
 		writeSuccess(w, v, nil)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
 // workloadRoutes serves applications and processes: BCS's routes are the same for both
@@ -57,7 +59,7 @@ func readHead(r *http.Request) (head, *failure) {
 // create forwards a POST of a new object.
 func (h *Handler) create(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), plural), nil, bodyOf(r))
+		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural), nil, bodyOf(r))
 		h.finish(w, a, true, nil)
 	}
 }
@@ -82,15 +84,15 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 				return
 			}
 			if hd.Spec.Instance != nil && n != *hd.Spec.Instance {
-				warnings = append(warnings, warning(fmt.Sprintf(
+				warnings = append(warnings, v1call.Warning(fmt.Sprintf(
 					"instances=%d is ignored by berth: an update replaces every instance (BCS: the first %d)", n, n)))
 			}
 		}
 		if q.Get("args") == "resource" {
-			warnings = append(warnings, warning(
+			warnings = append(warnings, v1call.Warning(
 				"args=resource: berth replaces the instances to change their resources (BCS: in place)"))
 		}
-		a := h.call(r, http.MethodPut, v1Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, bodyOf(r))
+		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, bodyOf(r))
 		h.finish(w, a, false, warnings)
 	}
 }
@@ -99,7 +101,7 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 // berth deletes the deployment, which owns it, instead.
 func (h *Handler) delete(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		a := h.call(r, http.MethodDelete, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
+		a := h.v1.Call(r, http.MethodDelete, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
 		h.finish(w, a, false, nil)
 	}
 }
@@ -113,8 +115,8 @@ func (h *Handler) scale(plural string) http.HandlerFunc {
 				message: fmt.Sprintf("instances %q in the path is not a whole number", r.PathValue("n"))})
 			return
 		}
-		body := mustJSON(map[string]int{"instances": n})
-		a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "scale"), nil, body)
+		body, _ := json.Marshal(map[string]int{"instances": n})
+		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "scale"), nil, body)
 		h.finish(w, a, false, nil)
 	}
 }
@@ -124,10 +126,10 @@ func (h *Handler) scale(plural string) http.HandlerFunc {
 func (h *Handler) reschedule(w http.ResponseWriter, r *http.Request) {
 	var warnings []string
 	if r.URL.Query().Get("hostRetainTime") != "" {
-		warnings = append(warnings, warning("hostRetainTime is ignored by berth: the scheduler picks the node at once"))
+		warnings = append(warnings, v1call.Warning("hostRetainTime is ignored by berth: the scheduler picks the node at once"))
 	}
-	body := mustJSON(map[string]bool{"force": true})
-	a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "move"), nil, body)
+	body := []byte(`{"force": true}`)
+	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "move"), nil, body)
 	h.finish(w, a, false, warnings)
 }
 
@@ -137,7 +139,7 @@ func (h *Handler) taskGroupAction(w http.ResponseWriter, r *http.Request) {
 	action := r.PathValue("action")
 	switch action {
 	case "restart", "reload":
-		a := h.call(r, http.MethodPost, v1Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "actions", action), nil, nil)
+		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "actions", action), nil, nil)
 		h.finish(w, a, false, nil)
 	case "message":
 		refuseMessage(w, r)
@@ -162,26 +164,23 @@ func (h *Handler) definition(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasSuffix(plural, "s") {
 		plural += "s"
 	}
-	a := h.call(r, http.MethodGet, v1Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "definition"), nil, nil)
-	if !a.ok() {
+	a := h.v1.Call(r, http.MethodGet, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "definition"), nil, nil)
+	if !a.OK() {
 		writeFailure(w, failureOf(a, false))
 		return
 	}
 	var doc any
-	if err := json.Unmarshal(a.body, &doc); err != nil {
-		doc = string(a.body) // a YAML definition, written through /v1
+	if err := json.Unmarshal(a.Body, &doc); err != nil {
+		doc = string(a.Body) // a YAML definition, written through /v1
 	}
-	writeSuccess(w, doc, a.warnings)
+	writeSuccess(w, doc, a.Warnings)
 }
 
 // finish answers a forwarded write: BCS's success carries no data.
-func (h *Handler) finish(w http.ResponseWriter, a answer, create bool, warnings []string) {
-	if !a.ok() {
+func (h *Handler) finish(w http.ResponseWriter, a v1call.Answer, create bool, warnings []string) {
+	if !a.OK() {
 		writeFailure(w, failureOf(a, create))
 		return
 	}
-	writeSuccess(w, nil, append(warnings, a.warnings...))
+	writeSuccess(w, nil, append(warnings, a.Warnings...))
 }
-
-// warning is a Warning header value of the front door's own.
-func warning(text string) string { return "299 berth " + strconv.QuoteToASCII(text) }
