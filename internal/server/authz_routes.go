@@ -6,6 +6,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/deployd"
 )
 
 // permFunc says what a request needs. A route whose permFunc is nil takes any identity:
@@ -25,8 +26,9 @@ var openRoutes = map[string]bool{
 	"GET /v1/agent/configmaps/{ns}/{name}": true, "GET /v1/agent/secrets/{ns}/{name}": true,
 	"GET /v1/agent/catalog":    true,
 	"POST /v1/cluster/members": true,
-	// BCS's API (compat.go) is authorized call by call: each of its /v1 calls is.
-	bcs.DriverPrefix + "/": true, bcs.GatewayPrefix + "/": true,
+	// BCS's and deployd's APIs (compat.go) are authorized call by call: each of their
+	// /v1 calls is.
+	bcs.DriverPrefix + "/": true, bcs.GatewayPrefix + "/": true, deployd.Prefix: true,
 }
 
 // inNamespace is verb on the path's {plural} in its {ns} ("*" on /v1/{plural}: every

@@ -4,10 +4,12 @@ import (
 	"net/http"
 
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/deployd"
 )
 
 // compatRoutes mounts the other front doors of the API (docs/compat.md): BCS's scheduler
-// API under the mesos driver's prefix and the BCS gateway's. They translate each request
+// API under the mesos driver's prefix and the BCS gateway's, and Lain deployd's under
+// /api/. They translate each request
 // into /v1 calls served by the same mux, maintenance guard included, so every call is
 // admitted and authorized as if the client had made it on /v1.
 func (s *Server) compatRoutes(mux *routeMux) {
@@ -17,4 +19,5 @@ func (s *Server) compatRoutes(mux *routeMux) {
 	door := bcs.New(inner, s.bcsClusterID)
 	mux.Handle(bcs.DriverPrefix+"/", door)
 	mux.Handle(bcs.GatewayPrefix+"/", door)
+	mux.Handle(deployd.Prefix, deployd.New(inner))
 }

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/deployd"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -122,7 +123,7 @@ func mutating(r *http.Request) bool {
 	switch {
 	case p == "/v1/engine", strings.HasPrefix(p, "/v1/agent/"), p == "/v1/plan":
 		return false
-	case strings.HasPrefix(p, bcs.DriverPrefix+"/"), strings.HasPrefix(p, bcs.GatewayPrefix+"/"):
+	case strings.HasPrefix(p, bcs.DriverPrefix+"/"), strings.HasPrefix(p, bcs.GatewayPrefix+"/"), strings.HasPrefix(p, deployd.Prefix):
 		return false // guarded call by call (compat.go), answered in BCS's envelope
 	case p == "/v1/cluster/recover":
 		// Frees etcd's space: with etcd full, maintenance cannot be turned off (a write).
