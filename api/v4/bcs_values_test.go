@@ -24,6 +24,9 @@ func TestBCSValues(t *testing.T) {
 		{"a health check without a type is dropped", fmt.Sprintf(app, "", `,"healthChecks":[{"type":"","intervalSeconds":5},{"type":"TCP","tcp":{"port":80}}]`),
 			func(o Object) string { return PodSpecOf(o).Containers[0].HealthChecks[0].Type }, "TCP",
 			"spec.template.spec.containers[0].healthChecks[0] has no type and is dropped, as BCS did"},
+		{"a timeout not below the interval runs", fmt.Sprintf(app, "", `,"healthChecks":[{"type":"TCP","intervalSeconds":20,"timeoutSeconds":20,"tcp":{"port":80}}]`),
+			func(o Object) string { return fmt.Sprint(PodSpecOf(o).Containers[0].HealthChecks[0].TimeoutSeconds) }, "20",
+			"spec.template.spec.containers[0].healthChecks[0].timeoutSeconds 20 is not below intervalSeconds (20): BCS's executor failed every launch"},
 		{"a service port without a protocol is tcp", `{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":""}]}}`,
 			func(o Object) string { return o.(*Service).Spec.Ports[0].Protocol }, "tcp", ""},
 	} {

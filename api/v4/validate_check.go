@@ -30,9 +30,6 @@ func validateChecks(p string, checks []HealthCheck, ports []Port, errs *FieldErr
 		}{{"intervalSeconds", h.IntervalSeconds}, {"timeoutSeconds", h.TimeoutSeconds}, {"gracePeriodSeconds", h.GracePeriodSeconds}, {"delaySeconds", h.DelaySeconds}, {"consecutiveFailures", h.ConsecutiveFailures}} {
 			nonNegative(hp+"."+f.name, f.v, errs)
 		}
-		if h.TimeoutSeconds >= h.IntervalSeconds && h.IntervalSeconds > 0 {
-			errs.add(hp+".timeoutSeconds", "must be less than intervalSeconds (%d), got %d", h.IntervalSeconds, h.TimeoutSeconds)
-		}
 		if h.HTTP != nil { // checked whatever the type, so a template's placeholders show up
 			oneOf(hp+".http.scheme", h.HTTP.Scheme, errs, "http", "https")
 			if h.HTTP.Path != "" && h.HTTP.Path[0] != '/' {

@@ -293,7 +293,6 @@ func TestHealthCheckRules(t *testing.T) {
 		{"two local", with(httpCheck, HealthCheck{Type: CheckTCP, TCP: &TCPCheck{Port: 80}}), h + "[1].type", "only one of HTTP, TCP and COMMAND"},
 		{"two remote http", with(HealthCheck{Type: CheckRemoteHTTP, HTTP: &HTTPCheck{Port: 1}}, HealthCheck{Type: CheckRemoteHTTP, HTTP: &HTTPCheck{Port: 1}}), h + "[1].type", "only one REMOTE_HTTP"},
 		{"negative", with(HealthCheck{Type: CheckCommand, Command: &CommandCheck{"true"}, ConsecutiveFailures: -1}), h + "[0].consecutiveFailures", "negative"},
-		{"timeout", with(HealthCheck{Type: CheckCommand, Command: &CommandCheck{"true"}, IntervalSeconds: 10, TimeoutSeconds: 10}), h + "[0].timeoutSeconds", "less than intervalSeconds"},
 		{"http block", with(HealthCheck{Type: CheckHTTP}), h + "[0].http", "required"},
 		{"tcp block", with(HealthCheck{Type: CheckRemoteTCP}), h + "[0].tcp", "required"},
 		{"command", with(HealthCheck{Type: CheckCommand}), h + "[0].command.value", "required"},

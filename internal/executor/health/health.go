@@ -70,14 +70,16 @@ type Result struct {
 	Kill bool
 }
 
-// Run probes at once and then every interval until ctx ends or a result asks for a kill,
+// Run probes at once and then every interval until ctx ends or a result asks for a kill
+// (a probe may take up to the timeout, even past the interval: the next starts when it
+// ended, as Mesos ran checks),
 // and calls report with every result that differs from the previous one (a flip, a new
 // failure count or message), from this goroutine.
 func Run(ctx context.Context, p Policy, probe Probe, report func(Result)) {
 	if p.Interval <= 0 {
 		p.Interval = time.Second
 	}
-	if p.Timeout <= 0 || p.Timeout > p.Interval {
+	if p.Timeout <= 0 {
 		p.Timeout = p.Interval
 	}
 	start := time.Now()

@@ -1,0 +1,159 @@
+// Package compat is the conformance suite of berth's other front doors (docs/compat.md):
+// BCS's scheduler API and Lain deployd's API, driven with the requests their clients
+// send (reconstructed from BCS's and deployd's sources and documentation, in testdata)
+// against the real berth binary, `berth dev` with its agent, over HTTPS with a token.
+package compat
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/client"
+)
+
+var berthBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "berth-compat-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	berthBin = filepath.Join(dir, "berth")
+	build := exec.Command("go", "build", "-o", berthBin, "github.com/berthhq/berth/cmd/berth")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build berth:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// berth is one running `berth dev`.
+type berth struct {
+	url  string
+	http *http.Client
+	logs *bytes.Buffer
+}
+
+// startBerth runs `berth dev` (server and agent) in a temporary data directory on a free
+// loopback port and waits until it is ready.
+func startBerth(t *testing.T, flags ...string) *berth {
+	t.Helper()
+	dataDir := t.TempDir()
+	// The agent runs processes as an unprivileged user, who must pass through to them.
+	for p := filepath.Dir(dataDir); strings.HasPrefix(p, filepath.Clean(os.TempDir())+"/"); p = filepath.Dir(p) {
+		os.Chmod(p, 0o711)
+	}
+	addr := freeAddr(t)
+	b := &berth{url: "https://" + addr, logs: &bytes.Buffer{}}
+	cmd := exec.Command(berthBin, append([]string{"dev", "--listen", addr, "--data-dir", dataDir}, flags...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.Stdout, cmd.Stderr = b.logs, b.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("berth dev output:\n%s", b.logs)
+		}
+	})
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			t.Fatalf("berth dev exited:\n%s", b.logs)
+		default:
+		}
+		if b.http == nil {
+			token, err := os.ReadFile(filepath.Join(dataDir, "admin-token"))
+			roots, caErr := client.LoadCAFile(filepath.Join(dataDir, "ca.crt"))
+			if err != nil || caErr != nil {
+				continue
+			}
+			b.http = client.HTTPClient(roots, nil)
+			b.http.Transport = &bearer{token: strings.TrimSpace(string(token)), next: b.http.Transport}
+		}
+		if resp, err := b.http.Get(b.url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return b
+			}
+		}
+	}
+	t.Fatalf("berth dev not ready in 60 s:\n%s", b.logs)
+	return nil
+}
+
+// bearer sends the cluster's management token with every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// do sends one request and returns the status, the headers and the body.
+func (b *berth) do(t *testing.T, method, path string, header http.Header, body string) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, b.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
+// freeAddr is a loopback address free now, below the ephemeral range and the agent's
+// port bands (see test/e2e's freeAddr).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(10000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free port in 10000-19999")
+	return ""
+}
