@@ -23,10 +23,11 @@ type step struct {
 	Body json.RawMessage `json:"body"`
 	// Status is the HTTP status; Answer is a subset of the JSON answer (objects: these
 	// keys with these values, arrays: these elements first, in order); Contains is text
-	// the answer must hold.
+	// the answer must hold, Lacks text it must not.
 	Status   int             `json:"status"`
 	Answer   json.RawMessage `json:"answer"`
 	Contains []string        `json:"contains"`
+	Lacks    []string        `json:"lacks"`
 	// Length, when set, is the length of the array at path LengthOf of the answer
 	// ("data" for BCS's list answers, "" for the answer itself).
 	Length   *int   `json:"length"`
@@ -97,6 +98,11 @@ func (s step) check(t *testing.T, b *berth, headers map[string]string) string {
 	for _, c := range s.Contains {
 		if !strings.Contains(string(got), c) {
 			return fmt.Sprintf("answer lacks %q: %s", c, got)
+		}
+	}
+	for _, c := range s.Lacks {
+		if strings.Contains(string(got), c) {
+			return fmt.Sprintf("answer holds %q: %s", c, got)
 		}
 	}
 	var answer any

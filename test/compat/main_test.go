@@ -6,6 +6,7 @@ package compat
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -155,5 +156,23 @@ func freeAddr(t *testing.T) string {
 		}
 	}
 	t.Fatal("no free port in 10000-19999")
+	return ""
+}
+
+// node waits for the agent of berth dev to register its node and returns its name.
+func (b *berth) node(t *testing.T) string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		_, _, body := b.do(t, http.MethodGet, "/v1/nodes", nil, "")
+		var nodes struct {
+			Items []struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			} `json:"items"`
+		}
+		if json.Unmarshal(body, &nodes) == nil && len(nodes.Items) == 1 {
+			return nodes.Items[0].Metadata.Name
+		}
+	}
+	t.Fatalf("berth dev's node did not register in 30 s:\n%s", b.logs)
 	return ""
 }

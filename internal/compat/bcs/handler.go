@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/berthhq/berth/internal/compat/v1call"
@@ -59,7 +60,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		rest, ok = strings.CutPrefix(escaped, GatewayPrefix)
 	}
-	if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+	if !ok || !strings.HasPrefix(rest, "/") {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound, message: "no BCS route for " + r.URL.Path})
 		return
 	}
@@ -86,6 +87,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	routed := r.Clone(r.Context())
 	u, err := url.Parse(rest)
+	if err == nil && path.Clean(u.Path) != u.Path {
+		err = fmt.Errorf("%q is not a clean path", u.Path)
+	}
 	if err != nil {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound, message: "bad path: " + err.Error()})
 		return
