@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // Every BCS route family answers in BCS's envelope with BCS's codes, through /v1's
@@ -129,5 +131,72 @@ func TestBCSAuthorization(t *testing.T) {
 	p, err := testStore.Get(t.Context(), v4.KindProcess, "ro", "web")
 	if err != nil || p.(*v4.Process).Spec.Instance != 1 {
 		t.Errorf("the read-only token changed the process: %v %+v", err, p)
+	}
+}
+
+// BCS's agent settings are the nodes' spec, found by IP: attributes replaced whole,
+// enable and disable, NoSchedule taints; /cluster/resources sums capacity and use.
+func TestBCSAgentSettings(t *testing.T) {
+	url := newTestServer(t, Config{})
+	for i, name := range []string{"node-1", "node-2"} {
+		n := &v4.Node{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode}, Metadata: v4.ObjectMeta{Name: name},
+			Spec: v4.NodeSpec{IP: fmt.Sprintf("10.0.0.%d", i+1), Capacity: v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 1000},
+				Attributes: v4.NodeAttributes{Text: map[string]string{"old": "x"}}, Taints: []v4.Taint{{Key: "k", Value: "v", Effect: v4.TaintNoSchedule}}},
+			Status: v4.NodeStatus{Phase: v4.NodeReady}}
+		v4.DefaultNode(n)
+		if err := testStore.Create(t.Context(), n, store.Raw{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	putTaskGroup(t, "ag", "0.web.ag.c.1", "node-1", func(tg *v4.TaskGroup) {
+		tg.Spec.Resources = v4.NodeResources{CPU: 0.5, MemoryMB: 128, DiskMB: 10}
+	})
+	base := url + bcs.DriverPrefix
+	wantBCS(t, bcsCall(t, http.MethodPost, base+"/agentsettings", `[{"innerIP":"10.0.0.1","strings":{"rack":{"value":"r1"}},"scalars":{"ssd":{"value":2}}}]`, ""), 0)
+	wantBCS(t, bcsCall(t, http.MethodPost, base+"/agentsettings/disable?ips=10.0.0.2", "", ""), 0)
+	wantBCS(t, bcsCall(t, http.MethodPut, base+"/agentsettings/taint", `[{"innerIP":"10.0.0.1","noSchedule":{"dedicated":"db"}}]`, ""), 0)
+	n1 := getNode(t, "node-1")
+	if n1.Spec.Attributes.Text["rack"] != "r1" || n1.Spec.Attributes.Text["old"] != "" || n1.Spec.Attributes.Scalar["ssd"] != 2 ||
+		len(n1.Spec.Taints) != 1 || n1.Spec.Taints[0] != (v4.Taint{Key: "dedicated", Value: "db", Effect: v4.TaintNoSchedule}) || n1.Spec.Disabled {
+		t.Fatalf("node-1 after BCS's settings: %+v", n1.Spec)
+	}
+	if !getNode(t, "node-2").Spec.Disabled {
+		t.Fatal("node-2 was not disabled")
+	}
+	a := bcsCall(t, http.MethodGet, base+"/agentsettings?ips=10.0.0.1", "", "")
+	wantBCS(t, a, 0)
+	var settings []struct {
+		InnerIP    string
+		Disabled   bool
+		Strings    map[string]struct{ Value string }
+		NoSchedule map[string]string
+		Pods       []string
+	}
+	if err := json.Unmarshal(a.Data, &settings); err != nil || len(settings) != 1 || settings[0].Strings["rack"].Value != "r1" ||
+		settings[0].NoSchedule["dedicated"] != "db" || len(settings[0].Pods) != 1 {
+		t.Fatalf("settings: %v %s", err, a.Data)
+	}
+	wantBCS(t, bcsCall(t, http.MethodGet, base+"/agentsettings?ips=10.9.9.9", "", ""), bcs.CodeNotFound)
+	wantBCS(t, bcsCall(t, http.MethodPost, base+"/agentsettings/enable?ips=10.0.0.2", "", ""), 0)
+	if getNode(t, "node-2").Spec.Disabled {
+		t.Fatal("node-2 was not enabled")
+	}
+	a = bcsCall(t, http.MethodGet, base+"/cluster/resources", "", "")
+	wantBCS(t, a, 0)
+	var res struct {
+		CPUTotal float64 `json:"cputotal"`
+		CPUUsed  float64 `json:"cpuused"`
+		MemUsed  float64 `json:"memused"`
+		Agents   []struct {
+			IP      string
+			CPUUsed float64 `json:"cpuused"`
+		}
+	}
+	if err := json.Unmarshal(a.Data, &res); err != nil || res.CPUTotal != 16 || res.CPUUsed != 0.5 || res.MemUsed != 128 || len(res.Agents) != 2 || res.Agents[0].CPUUsed != 0.5 {
+		t.Fatalf("cluster resources: %v %s", err, a.Data)
+	}
+	a = bcsCall(t, http.MethodPut, base+"/agentsettings/extendedresource", `{"InnerIP":"10.0.0.1","Name":"x","Value":1}`, "")
+	if a.status != http.StatusNotFound || a.Code != bcs.CodeNotFound {
+		t.Fatalf("extendedresource: %d %+v", a.status, a)
 	}
 }

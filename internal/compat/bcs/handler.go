@@ -46,6 +46,7 @@ func New(inner http.Handler, clusterID string) *Handler {
 	h.workloadRoutes()
 	h.deploymentRoutes()
 	h.configRoutes()
+	h.nodeRoutes()
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
 			message: fmt.Sprintf("no BCS route for %s %s (docs/compat.md lists them)", r.Method, r.URL.Path)})
