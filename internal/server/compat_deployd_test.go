@@ -205,6 +205,24 @@ func TestDeploydAuthorization(t *testing.T) {
 			t.Errorf("read-only %s %s: %d %s", c.method, c.path, r.code, r.body)
 		}
 	}
+
+	// A token that writes one namespace, and may not read the engine, creates its pod
+	// groups; in maintenance mode berth's own guard refuses them, as deployd's 403.
+	hello := tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: hello}
+rules:
+  - namespaces: [hello, deployd]
+    kinds: ["*"]
+    verbs: [read, write]
+`, "hello", "")
+	if r := callAs(t, "", http.MethodPost, url+"/api/podgroups", deploydPodGroup, hello); r.code != http.StatusAccepted {
+		t.Fatalf("namespace writer: %d %s", r.code, r.body)
+	}
+	wantStatus(t, call(t, http.MethodPut, url+"/v1/engine", `{"maintenance":true,"reason":"test"}`), http.StatusOK)
+	r := callAs(t, "", http.MethodDelete, url+"/api/podgroups?name=hello.web.web", "", hello)
+	if r.code != http.StatusForbidden || !strings.Contains(string(r.body), "maintenance mode") {
+		t.Fatalf("namespace writer in maintenance: %d %s", r.code, r.body)
+	}
 }
 
 func getNode(t *testing.T, name string) *v4.Node {

@@ -52,6 +52,8 @@ func TestBCSRoutes(t *testing.T) {
 		{"daemonset delete", "DELETE", "/daemonset/agent?enforce=1", "", 0, ""},
 		{"message refused", "POST", "/processes/web/message", `{"msgtype":"signal","msgdata":{"signal":10}}`, bcs.CodeUnknownMessage, "does not send messages"},
 		{"restart of a task group without node", "POST", "/processes/web/taskgroups/0.web.bc.c.1/restart", "", bcs.CodeNotFound, ""},
+		{"restart of another application's task group", "POST", "/processes/web/taskgroups/0.other.bc.c.1/restart", "", bcs.CodeNotFound, "is not one of bc/web"},
+		{"reschedule of another application's task group", "PUT", "/processes/web/taskgroups/0.other.bc.c.1/rescheduler", "", bcs.CodeNotFound, "is not one of bc/web"},
 		{"delete", "DELETE", "/processes/web?enforce=0", "", 0, ""},
 		{"delete again", "DELETE", "/processes/web", "", bcs.CodeNotFound, "not found"},
 		{"service delete", "DELETE", "/services/web", "", 0, ""},

@@ -124,6 +124,10 @@ func (h *Handler) scale(plural string) http.HandlerFunc {
 // reschedule is BCS's manual reschedule of one task group: berth moves it, forced, to
 // whichever node the scheduler picks.
 func (h *Handler) reschedule(w http.ResponseWriter, r *http.Request) {
+	if f := checkOwner(r); f != nil {
+		writeFailure(w, *f)
+		return
+	}
 	var warnings []string
 	if r.URL.Query().Get("hostRetainTime") != "" {
 		warnings = append(warnings, v1call.Warning("hostRetainTime is ignored by berth: the scheduler picks the node at once"))
@@ -136,6 +140,10 @@ func (h *Handler) reschedule(w http.ResponseWriter, r *http.Request) {
 // taskGroupAction serves restart and reload (a process's restartCmd and reloadCmd) and
 // message (BCS's framework messages to an executor, which berth does not have).
 func (h *Handler) taskGroupAction(w http.ResponseWriter, r *http.Request) {
+	if f := checkOwner(r); f != nil {
+		writeFailure(w, *f)
+		return
+	}
 	action := r.PathValue("action")
 	switch action {
 	case "restart", "reload":
@@ -147,6 +155,16 @@ func (h *Handler) taskGroupAction(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
 			message: fmt.Sprintf("no task group action %q (restart, reload or message)", action)})
 	}
+}
+
+// checkOwner refuses a task group of another application than the path's: a task group
+// ID is "{index}.{application}.{namespace}.{cluster}.{time}".
+func checkOwner(r *http.Request) *failure {
+	tg, name := r.PathValue("tg"), r.PathValue("name")
+	if parts := strings.Split(tg, "."); len(parts) < 3 || parts[1] != name || parts[2] != r.PathValue("ns") {
+		return &failure{code: CodeNotFound, message: fmt.Sprintf("task group %s is not one of %s/%s", tg, r.PathValue("ns"), name)}
+	}
+	return nil
 }
 
 // refuseMessage answers BCS's executor messages, which berth does not carry: files and

@@ -65,12 +65,14 @@ func New(inner http.Handler) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead &&
 		!strings.HasPrefix(r.URL.Path, "/api/engine/") && r.URL.Path != "/api/status" {
+		// A token that may not read the engine still writes what it may: berth's own
+		// maintenance guard then refuses the write itself (423, answered as 403 below).
 		e, a := h.engine(r)
-		if a != nil {
+		if a != nil && a.Status != http.StatusForbidden {
 			writeAnswerError(w, *a)
 			return
 		}
-		if e.Maintenance {
+		if a == nil && e.Maintenance {
 			writeError(w, http.StatusForbidden, "deployd is in readonly or maintenance mode (berth's maintenance: "+e.Reason+
 				"): turn it off with PATCH /api/engine/config")
 			return
@@ -125,14 +127,20 @@ func writeAccepted(w http.ResponseWriter, msg, checkURL string, warnings []strin
 
 // writeAnswerError answers a failed /v1 call with deployd's status for it: 400 for bad
 // input, 405 for what exists already or is refused (in use), 423 for an operation in
-// progress; the others as /v1 answered.
+// progress, 403 for berth's maintenance mode (deployd's read-only); the others as /v1
+// answered.
 func writeAnswerError(w http.ResponseWriter, a v1call.Answer) {
-	status := a.Status
-	switch status {
-	case http.StatusUnprocessableEntity:
+	status, msg := a.Status, a.Message()
+	switch {
+	case status == http.StatusUnprocessableEntity:
 		status = http.StatusBadRequest
-	case http.StatusConflict:
+	case status == http.StatusConflict:
 		status = http.StatusMethodNotAllowed
+	case status == http.StatusLocked && strings.HasPrefix(msg, maintenancePrefix):
+		status = http.StatusForbidden
 	}
-	writeError(w, status, a.Message())
+	writeError(w, status, msg)
 }
+
+// maintenancePrefix starts berth's refusal of a write in maintenance mode.
+const maintenancePrefix = "berth is in maintenance mode"
