@@ -7,7 +7,9 @@ import (
 
 // bcsIgnored lists the keys that BCS's v4 types declare (its decoder accepts them) and
 // berth accepts without acting on them, by the type of the object that holds them, with
-// what BCS did with each: the warning says why berth ignores it. A key that is neither
+// what BCS did with each: the warning says why berth ignores it. It also lists the few
+// keys that BCS's own templates and client handbook put in documents although its types
+// lack them (its decoder dropped them, so those documents ran). A key that is neither
 // berth's nor BCS's is still an error with a suggestion. docs/compat.md lists them all.
 var bcsIgnored = map[reflect.Type]map[string]string{
 	reflect.TypeFor[ObjectMeta](): {
@@ -59,6 +61,17 @@ var bcsIgnored = map[reflect.Type]map[string]string{
 	},
 	reflect.TypeFor[Container](): {
 		"cpuset": "older BCS's flag, which its scheduler no longer read",
+	},
+	reflect.TypeFor[RollingUpdate](): {
+		"autoUpgrade": "BCS's client handbook lists it, its types do not: BCS dropped it",
+		"pause":       "BCS's client handbook lists it, its types do not: BCS dropped it; pause with berth rollout pause",
+	},
+	reflect.TypeFor[HealthCheck](): {
+		"protocol": "BCS's deployment template puts it here, its types do not: BCS dropped it; the check's type says the protocol",
+		"path":     "BCS's deployment template puts it here, its types do not: BCS dropped it; an HTTP check's path is http.path",
+	},
+	reflect.TypeFor[ServicePort](): {
+		"containerPort": "BCS's blue-green guide puts it here, its types do not: BCS dropped it; the service reaches targetPort, or the instances' port of the same name",
 	},
 	reflect.TypeFor[Resources](): {
 		"externals": "older BCS's form of extendedResources, which its scheduler replaced: use extendedResources",

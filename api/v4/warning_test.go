@@ -119,3 +119,33 @@ func TestIgnoredKeysDeepInADocument(t *testing.T) {
 		t.Errorf("warnings at\n%q\nwant\n%q", got, want)
 	}
 }
+
+// Keys that BCS's own templates and guides write although its types lack them warn too,
+// and a misspelling of one is still refused.
+func TestKeysOfBCSTemplates(t *testing.T) {
+	for _, tc := range []struct{ doc, want string }{
+		{`{"apiVersion":"v4","kind":"deployment","metadata":{"name":"d"},"spec":{"instance":1,"selector":{"a":"b"},"strategy":{"type":"RollingUpdate","rollingupdate":{"autoUpgrade":true,"pause":false}},"template":{"spec":{"containers":[{"image":"x"}]}}}}`,
+			"spec.strategy.rollingupdate.autoUpgrade spec.strategy.rollingupdate.pause"},
+		{`{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x","healthChecks":[{"type":"TCP","protocol":"tcp","path":"/p","tcp":{"port":80}}]}]}}}}`,
+			"spec.template.spec.containers[0].healthChecks[0].path spec.template.spec.containers[0].healthChecks[0].protocol"},
+		{`{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"http","protocol":"HTTP","servicePort":8080,"containerPort":8000}]}}`,
+			"spec.ports[0].containerPort"},
+	} {
+		docs, err := Parse([]byte(tc.doc))
+		if err != nil {
+			t.Fatalf("%v in %s", err, tc.doc)
+		}
+		var got []string
+		for _, w := range docs[0].Warnings {
+			got = append(got, w.Field)
+		}
+		slices.Sort(got)
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("warnings at %q, want %s", got, tc.want)
+		}
+	}
+	_, err := Parse([]byte(`{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"http","servicePort":80,"containerPrt":8000}]}}`))
+	if err == nil || !strings.Contains(err.Error(), `unknown field "containerPrt"`) {
+		t.Errorf("a misspelt key: %v", err)
+	}
+}
