@@ -47,10 +47,11 @@ type AgentReportResult struct {
 }
 
 // Task group actions (POST .../taskgroups/{name}/actions/{action}): a process's
-// reloadCmd or restartCmd.
+// reloadCmd or restartCmd, or a signal (?signal=) to each task's main process.
 const (
 	ActionReload  = "reload"
 	ActionRestart = "restart"
+	ActionSignal  = "signal"
 )
 
 // AgentCertificateRequest is the body of POST /v1/agent/certificate (with the join token)

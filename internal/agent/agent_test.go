@@ -137,8 +137,14 @@ func TestRunsReportsStopsAndRemoves(t *testing.T) {
 	if err := cl.Action(context.Background(), testNS, "0.web.ns-a.c.1", "web", v4.ActionReload); err != nil {
 		t.Fatal(err)
 	}
-	if got := drv.Actions(taskID("0.web.ns-a.c.1")); !slices.Equal(got, []string{"reload"}) {
+	if err := cl.Signal(context.Background(), testNS, "0.web.ns-a.c.1", "", "SIGHUP"); err != nil {
+		t.Fatal(err)
+	}
+	if got := drv.Actions(taskID("0.web.ns-a.c.1")); !slices.Equal(got, []string{"reload", "signal 1"}) {
 		t.Fatalf("actions: %v", got)
+	}
+	if err := cl.Signal(context.Background(), testNS, "0.web.ns-a.c.1", "", "SIGNOPE"); client.StatusOf(err) != 400 {
+		t.Fatalf("a bad signal: %v", err)
 	}
 	if _, err := cl.Logs(context.Background(), testNS, "0.web.ns-a.c.1", "nope", false, 0); client.StatusOf(err) != 404 {
 		t.Fatalf("logs of an unknown task: %v", err)

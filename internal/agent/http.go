@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"syscall"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -88,11 +89,22 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 
 func (a *Agent) handleAction(w http.ResponseWriter, r *http.Request) {
 	action := r.PathValue("action")
-	if action != v4.ActionReload && action != v4.ActionRestart {
-		writeError(w, http.StatusNotFound, "unknown action %q: use %s or %s", action, v4.ActionReload, v4.ActionRestart)
+	ns, name, task := r.PathValue("ns"), r.PathValue("name"), r.URL.Query().Get("task")
+	var err error
+	switch action {
+	case v4.ActionReload, v4.ActionRestart:
+		err = a.exec.Action(r.Context(), ns, name, task, action)
+	case v4.ActionSignal:
+		sig, perr := v4.ParseSignal(r.URL.Query().Get("signal"))
+		if perr != nil {
+			writeError(w, http.StatusBadRequest, "query parameter signal: %v", perr)
+			return
+		}
+		err = a.exec.Signal(r.Context(), ns, name, task, syscall.Signal(sig))
+	default:
+		writeError(w, http.StatusNotFound, "unknown action %q: use %s, %s or %s", action, v4.ActionReload, v4.ActionRestart, v4.ActionSignal)
 		return
 	}
-	err := a.exec.Action(r.Context(), r.PathValue("ns"), r.PathValue("name"), r.URL.Query().Get("task"), action)
 	if err != nil {
 		writeExecError(w, err)
 		return

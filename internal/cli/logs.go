@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/spf13/cobra"
 )
 
@@ -83,6 +84,37 @@ func newActionCommand(o *options, action, short, done string) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&task, "task", "t", "", "task (process) name; default every task")
+	return cmd
+}
+
+func newSignalCommand(o *options) *cobra.Command {
+	var task string
+	cmd := &cobra.Command{
+		Use:   "signal TASKGROUP SIGNAL",
+		Short: "Send a signal to the main process of a task group's tasks",
+		Long: "Send a signal (a number, or a name such as HUP, TERM, USR1) to the main process of\n" +
+			"one task (-t) or of every task of the task group in order: a container's first\n" +
+			"process, a process task's own (its pid file's).",
+		Example: "  berth signal 0.gamesvc.ns-a.cluster.1700000000 HUP -n ns-a\n" +
+			"  berth signal 0.gamesvc.ns-a.cluster.1700000000 USR1 -n ns-a -t gamesvc",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := v4.ParseSignal(args[1]); err != nil {
+				return err
+			}
+			c, ctx, cancel, err := o.connect(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			if err := c.Signal(ctx, o.namespace, args[0], task, args[1]); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.out(), "taskgroup/%s signalled\n", args[0])
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&task, "task", "t", "", "task name; default every task")
 	return cmd
 }
 

@@ -105,6 +105,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newExecCommand(o),
 		newActionCommand(o, "reload", "Run the reloadCmd of a task group's processes", "reloaded"),
 		newActionCommand(o, "restart", "Run the restartCmd of a task group's processes", "restarted"),
+		newSignalCommand(o),
 		newAgentCommand(o),
 		newSimCommand(o),
 		newServerCommand(o),

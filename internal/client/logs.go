@@ -38,11 +38,20 @@ func (c *Client) Logs(ctx context.Context, ns, name, task string, follow bool, t
 // Action runs a process's reloadCmd or restartCmd (v4.ActionReload, v4.ActionRestart) on
 // one task of task group ns/name, or on every task when task is "".
 func (c *Client) Action(ctx context.Context, ns, name, task, action string) error {
+	return c.action(ctx, ns, name, task, action, url.Values{})
+}
+
+// Signal sends a signal (a number or a name: "HUP", "SIGUSR1") to the main process of
+// one task of a task group, or of each of its tasks when task is "".
+func (c *Client) Signal(ctx context.Context, ns, name, task, signal string) error {
+	return c.action(ctx, ns, name, task, v4.ActionSignal, url.Values{"signal": {signal}})
+}
+
+func (c *Client) action(ctx context.Context, ns, name, task, action string, q url.Values) error {
 	path, err := objectPath(v4.KindTaskGroup, ns, name, "actions/"+url.PathEscape(action))
 	if err != nil {
 		return err
 	}
-	q := url.Values{}
 	if task != "" {
 		q.Set("task", task)
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"syscall"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -183,4 +184,7 @@ type Driver interface {
 	Logs(ctx context.Context, id string, opts LogOptions) (io.ReadCloser, error)
 	// Action runs "reload" or "restart" (a process's reloadCmd / restartCmd).
 	Action(ctx context.Context, id string, action string) error
+	// Signal sends sig to the task's main process: a container's first process, a
+	// process task's own (the pid file's). A task that has ended is an error.
+	Signal(ctx context.Context, id string, sig syscall.Signal) error
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -232,13 +233,25 @@ func (e *Executor) Logs(ctx context.Context, namespace, name, task string, opts 
 
 // Action runs "reload" or "restart" on a task, or on every task in order when task is "".
 func (e *Executor) Action(ctx context.Context, namespace, name, task, action string) error {
+	return e.eachTask(namespace, name, task, action, func(t *taskPlan) error { return t.drv.Action(ctx, t.id, action) })
+}
+
+// Signal sends sig to a task's main process, or to every task's in order when task is "".
+func (e *Executor) Signal(ctx context.Context, namespace, name, task string, sig syscall.Signal) error {
+	what := fmt.Sprintf("signal %d to", int(sig))
+	return e.eachTask(namespace, name, task, what, func(t *taskPlan) error { return t.drv.Signal(ctx, t.id, sig) })
+}
+
+// eachTask runs do on the named task of a known pod, or on each of its tasks in order
+// when task is "", stopping at the first error; what names the deed in errors.
+func (e *Executor) eachTask(namespace, name, task, what string, do func(*taskPlan) error) error {
 	if task != "" {
 		t, err := e.task(namespace, name, task)
 		if err != nil {
 			return err
 		}
-		if err := t.drv.Action(ctx, t.id, action); err != nil {
-			return fmt.Errorf("%s task %s: %w", action, t.name, err)
+		if err := do(t); err != nil {
+			return fmt.Errorf("%s task %s: %w", what, t.name, err)
 		}
 		return nil
 	}
@@ -249,10 +262,10 @@ func (e *Executor) Action(ctx context.Context, namespace, name, task, action str
 	for i := range p.plan.tasks {
 		t := &p.plan.tasks[i]
 		if t.drv == nil {
-			return fmt.Errorf("%s task %s: %s", action, t.name, p.plan.err)
+			return fmt.Errorf("%s task %s: %s", what, t.name, p.plan.err)
 		}
-		if err := t.drv.Action(ctx, t.id, action); err != nil {
-			return fmt.Errorf("%s task %s: %w", action, t.name, err)
+		if err := do(t); err != nil {
+			return fmt.Errorf("%s task %s: %w", what, t.name, err)
 		}
 	}
 	return nil

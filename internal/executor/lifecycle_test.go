@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -378,10 +379,16 @@ func TestLogsAndActions(t *testing.T) {
 	if err := h.e.Action(context.Background(), testNS, "p", "", "restart"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.proc.Actions(id("p", "one")); !slices.Equal(got, []string{"restart"}) {
+	if err := h.e.Signal(context.Background(), testNS, "p", "", syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Signal(context.Background(), testNS, "p", "three", syscall.SIGUSR1); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("signal to an unknown task: %v", err)
+	}
+	if got := h.proc.Actions(id("p", "one")); !slices.Equal(got, []string{"restart", "signal 10"}) {
 		t.Errorf("actions of one = %v", got)
 	}
-	if got := h.proc.Actions(id("p", "two")); !slices.Equal(got, []string{"reload", "restart"}) {
+	if got := h.proc.Actions(id("p", "two")); !slices.Equal(got, []string{"reload", "restart", "signal 10"}) {
 		t.Errorf("actions of two = %v", got)
 	}
 }

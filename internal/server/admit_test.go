@@ -60,6 +60,7 @@ func invalidWrites() []writeRouteCase {
 		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Exploded"}`, 422, "status.phase"},
 		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Running","tasks":[` + strings.Repeat(`{"name":"t","status":"Running","info":{}},`, 300) + `{"name":"t","status":"Running","info":{}}]}`, 422, "status.tasks"},
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", "POST", ns + "/taskgroups/0.web.adm.c.1/actions/explode", "", 404, ""},
+		{"POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", "POST", ns + "/taskgroups/0.web.adm.c.1/actions/signal?signal=SIGNOPE", "", 400, "signal"},
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/exec", "POST", ns + "/taskgroups/0.web.adm.c.1/exec?command=", "", 400, ""},
 		{"POST /v1/cluster/members", "POST", "/v1/cluster/members", `{"name": 5}`, 400, ""},
 		{"POST /v1/cluster/recover", "POST", "/v1/cluster/recover", `{"compact": "everything"}`, 400, ""},

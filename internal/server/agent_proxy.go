@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -111,11 +112,20 @@ func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) {
 // handleTaskGroupAction runs a process's reloadCmd or restartCmd through the agent.
 func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) {
 	action := r.PathValue("action")
-	if action != v4.ActionReload && action != v4.ActionRestart {
-		s.writeError(w, r, errorf(http.StatusNotFound, "unknown action %q: use %s or %s", action, v4.ActionReload, v4.ActionRestart))
+	fwd := url.Values{}
+	switch action {
+	case v4.ActionReload, v4.ActionRestart:
+	case v4.ActionSignal:
+		sig, err := v4.ParseSignal(r.URL.Query().Get("signal"))
+		if err != nil {
+			s.writeError(w, r, errorf(http.StatusBadRequest, "query parameter signal: %v", err).withDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)"))
+			return
+		}
+		fwd.Set("signal", strconv.Itoa(sig))
+	default:
+		s.writeError(w, r, errorf(http.StatusNotFound, "unknown action %q: use %s, %s or %s", action, v4.ActionReload, v4.ActionRestart, v4.ActionSignal))
 		return
 	}
-	fwd := url.Values{}
 	if t := r.URL.Query().Get("task"); t != "" {
 		fwd.Set("task", t)
 	}

@@ -27,7 +27,7 @@ func (h *Handler) workloadRoutes() {
 		h.mux.HandleFunc("GET "+base+"/{name}/versions/{version}", h.version(plural))
 		h.mux.HandleFunc("PUT "+base+"/{name}/taskgroups/{tg}/rescheduler", h.reschedule)
 		h.mux.HandleFunc("POST "+base+"/{name}/taskgroups/{tg}/{action}", h.taskGroupAction)
-		h.mux.HandleFunc("POST "+base+"/{name}/message", refuseMessage)
+		h.mux.HandleFunc("POST "+base+"/{name}/message", h.applicationMessage(plural))
 	}
 	h.mux.HandleFunc("GET /definition/{kind}/{ns}/{name}", h.definition)
 }
@@ -138,7 +138,7 @@ func (h *Handler) reschedule(w http.ResponseWriter, r *http.Request) {
 }
 
 // taskGroupAction serves restart and reload (a process's restartCmd and reloadCmd) and
-// message (BCS's framework messages to an executor, which berth does not have).
+// message (BCS's framework messages to the executor, messages.go).
 func (h *Handler) taskGroupAction(w http.ResponseWriter, r *http.Request) {
 	if f := checkOwner(r); f != nil {
 		writeFailure(w, *f)
@@ -150,7 +150,7 @@ func (h *Handler) taskGroupAction(w http.ResponseWriter, r *http.Request) {
 		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "actions", action), nil, nil)
 		h.finish(w, a, false, nil)
 	case "message":
-		refuseMessage(w, r)
+		h.taskGroupMessage(w, r)
 	default:
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
 			message: fmt.Sprintf("no task group action %q (restart, reload or message)", action)})
@@ -165,15 +165,6 @@ func checkOwner(r *http.Request) *failure {
 		return &failure{code: CodeNotFound, message: fmt.Sprintf("task group %s is not one of %s/%s", tg, r.PathValue("ns"), name)}
 	}
 	return nil
-}
-
-// refuseMessage answers BCS's executor messages, which berth does not carry: files and
-// environment come from configmaps and secrets at start, and restart and reload are
-// actions of their own.
-func refuseMessage(w http.ResponseWriter, _ *http.Request) {
-	writeFailure(w, failure{code: CodeUnknownMessage,
-		message: "berth does not send messages to executors: give files and environment through configmaps and secrets, " +
-			"and use the taskgroups' restart and reload routes (docs/compat.md)"})
 }
 
 // definition serves the document as it was written, as BCS's /definition route did.

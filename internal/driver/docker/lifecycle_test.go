@@ -89,6 +89,37 @@ func TestStopGrace(t *testing.T) {
 	}
 }
 
+// A signal reaches the container's first process: USR1 trapped, then an exit asked for.
+func TestSignal(t *testing.T) {
+	needDocker(t)
+	t.Parallel()
+	d := newDriver(t)
+	task := newTask(t, d, "signalled", imgPlain, "/bin/sh", "-c", `trap "exit 7" USR1; while :; do sleep 0.1; done`)
+	mustStart(t, d, task)
+	ctx := ctxT(t, 30*time.Second)
+	if err := d.Signal(ctx, task.ID, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st, err := d.Inspect(ctx, task.ID)
+		if err == nil && !st.Running {
+			if st.Info.ExitCode != 7 {
+				t.Fatalf("exit code %d, want the trap's 7", st.Info.ExitCode)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the container did not exit on SIGUSR1: %+v %v", st.Info, err)
+		}
+	}
+	if err := d.Signal(ctx, task.ID, syscall.SIGUSR1); err == nil {
+		t.Error("a signal to an ended container was accepted")
+	}
+	if err := d.Signal(ctx, "test.no.such", syscall.SIGUSR1); !isNotFound(err) {
+		t.Errorf("a signal to an unknown task: %v", err)
+	}
+}
+
 func TestExec(t *testing.T) {
 	needDocker(t)
 	t.Parallel()

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/berthhq/berth/internal/driver"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 )
@@ -50,6 +53,17 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 // under way: the container goes either way.
 func isRemovalInProgress(err error) bool {
 	return cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress")
+}
+
+// Signal sends sig to the container's first process (docker kill --signal).
+func (d *Driver) Signal(ctx context.Context, id string, sig syscall.Signal) error {
+	if err := d.cli.ContainerKill(ctx, containerName(id), strconv.Itoa(int(sig))); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("signal task %s: %w", id, driver.ErrNotFound)
+		}
+		return fmt.Errorf("signal %d to task %s: %w", sig, id, err)
+	}
+	return nil
 }
 
 // Action is not supported: reload and restart are process actions (BCS's reloadCmd and

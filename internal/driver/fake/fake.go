@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
@@ -315,6 +316,11 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 		text = strings.Join(lines[max(0, len(lines)-opts.Tail):], "")
 	}
 	return io.NopCloser(strings.NewReader(text)), nil
+}
+
+// Signal records "signal N" for Actions.
+func (d *Driver) Signal(ctx context.Context, id string, sig syscall.Signal) error {
+	return d.Action(ctx, id, fmt.Sprintf("signal %d", int(sig)))
 }
 
 // Action records the action for Actions.

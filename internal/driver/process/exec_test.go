@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,5 +186,14 @@ func TestActions(t *testing.T) {
 	}
 	if err := d.Action(ctx, plain.ID, "dance"); err == nil {
 		t.Error("unknown action accepted")
+	}
+
+	// A signal reaches the process itself: TERM ends sleep; then there is nothing to signal.
+	if err := d.Signal(ctx, plain.ID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitExited(t, d, plain.ID, 10*time.Second)
+	if err := d.Signal(ctx, plain.ID, syscall.SIGTERM); err == nil || !strings.Contains(err.Error(), "has exited") {
+		t.Errorf("signal to an ended task: %v", err)
 	}
 }
