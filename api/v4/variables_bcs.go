@@ -38,6 +38,18 @@ func containerStrings(p string, c *Container, fn func(path string, s *string)) {
 		fn(fmt.Sprintf("%s.env[%d].name", p, i), &c.Env[i].Name)
 		fn(fmt.Sprintf("%s.env[%d].value", p, i), &c.Env[i].Value)
 	}
+	// Where configmap and secret items go (a file's path, a variable's name), as BCS
+	// rendered the destinations of a process's messages.
+	for i := range c.ConfigMaps {
+		for j := range c.ConfigMaps[i].Items {
+			fn(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", p, i, j), &c.ConfigMaps[i].Items[j].KeyOrPath)
+		}
+	}
+	for i := range c.Secrets {
+		for j := range c.Secrets[i].Items {
+			fn(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", p, i, j), &c.Secrets[i].Items[j].KeyOrPath)
+		}
+	}
 }
 
 // bcsRefs lists the ${bcs.*} references of s; other ${...} are the container's own.
@@ -114,6 +126,14 @@ func (vars ContainerVariables) RenderContainer(c Container) (Container, error) {
 	out := c
 	out.Args = slices.Clone(c.Args)
 	out.Env = slices.Clone(c.Env)
+	out.ConfigMaps = slices.Clone(c.ConfigMaps)
+	for i := range out.ConfigMaps {
+		out.ConfigMaps[i].Items = slices.Clone(out.ConfigMaps[i].Items)
+	}
+	out.Secrets = slices.Clone(c.Secrets)
+	for i := range out.Secrets {
+		out.Secrets[i].Items = slices.Clone(out.Secrets[i].Items)
+	}
 	var firstErr error
 	containerStrings("", &out, func(p string, s *string) {
 		r, err := vars.render(*s)

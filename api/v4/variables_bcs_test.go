@@ -37,15 +37,19 @@ func TestRenderContainer(t *testing.T) {
 	vars := ContainerVariables{Namespace: "ns", AppName: "web", InstanceID: 2, HostIP: "10.0.0.1", TaskGroupID: "2.web.ns.berth.1", TaskGroupName: "web-2",
 		Ports: map[string]int{"http": 31000}}
 	c := Container{Command: "${bcs.appname} ${PATH}", Args: []string{"${bcs.ports.http}"}, WorkingDir: "/srv/${bcs.instanceid}",
-		Env: []EnvVar{{Name: "ID", Value: "${bcs.taskgroupid}@${bcs.hostip}"}}}
+		Env:        []EnvVar{{Name: "ID", Value: "${bcs.taskgroupid}@${bcs.hostip}"}},
+		ConfigMaps: []ConfigMapRef{{Name: "cfg", Items: []ConfigMapItem{{Type: "file", DataKey: "k", KeyOrPath: "/etc/${bcs.appname}/app.conf"}}}},
+		Secrets:    []SecretRef{{SecretName: "s", Items: []SecretItem{{Type: "file", DataKey: "k", KeyOrPath: "/run/${bcs.taskgroupname}.key"}}}}}
 	out, err := vars.RenderContainer(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Command != "web ${PATH}" || out.Args[0] != "31000" || out.WorkingDir != "/srv/2" || out.Env[0].Value != "2.web.ns.berth.1@10.0.0.1" {
+	if out.Command != "web ${PATH}" || out.Args[0] != "31000" || out.WorkingDir != "/srv/2" || out.Env[0].Value != "2.web.ns.berth.1@10.0.0.1" ||
+		out.ConfigMaps[0].Items[0].KeyOrPath != "/etc/web/app.conf" || out.Secrets[0].Items[0].KeyOrPath != "/run/web-2.key" {
 		t.Errorf("rendered %+v", out)
 	}
-	if c.Args[0] != "${bcs.ports.http}" || c.Env[0].Value != "${bcs.taskgroupid}@${bcs.hostip}" {
+	if c.Args[0] != "${bcs.ports.http}" || c.Env[0].Value != "${bcs.taskgroupid}@${bcs.hostip}" ||
+		c.ConfigMaps[0].Items[0].KeyOrPath != "/etc/${bcs.appname}/app.conf" || c.Secrets[0].Items[0].KeyOrPath != "/run/${bcs.taskgroupname}.key" {
 		t.Errorf("the original changed: %+v", c)
 	}
 	if _, err := vars.RenderContainer(Container{Args: []string{"${bcs.ports.nope}"}}); err == nil {
