@@ -123,6 +123,7 @@ func TestDeploydEngine(t *testing.T) {
 		t.Fatalf("fresh engine %+v", cfg)
 	}
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/config", `{"readonly":true}`, &cfg), http.StatusOK, "")
+	t.Cleanup(func() { call(t, http.MethodPut, strings.TrimSuffix(url, "/api")+"/v1/engine", `{"maintenance":false}`) })
 	if !cfg.ReadOnly {
 		t.Fatalf("after readonly: %+v", cfg)
 	}
@@ -219,6 +220,7 @@ rules:
 		t.Fatalf("namespace writer: %d %s", r.code, r.body)
 	}
 	wantStatus(t, call(t, http.MethodPut, url+"/v1/engine", `{"maintenance":true,"reason":"test"}`), http.StatusOK)
+	t.Cleanup(func() { call(t, http.MethodPut, url+"/v1/engine", `{"maintenance":false}`) }) // the engine outlives the test's namespaces
 	r := callAs(t, "", http.MethodDelete, url+"/api/podgroups?name=hello.web.web", "", hello)
 	if r.code != http.StatusForbidden || !strings.Contains(string(r.body), "maintenance mode") {
 		t.Fatalf("namespace writer in maintenance: %d %s", r.code, r.body)
