@@ -107,6 +107,13 @@ func TestDeploydPodGroups(t *testing.T) {
 		}
 	}
 	wantDeployd(t, deploydCall(t, "GET", url+"/podgroups?name=nope.web", "", nil), http.StatusNotFound, "not found")
+
+	// A deployment written through /v1 is a pod group too, found by its name.
+	wantStatus(t, call(t, http.MethodPost, strings.TrimSuffix(url, "/api")+"/v1/namespaces/plain/deployments", deployJSON("plain", "native", "one")), http.StatusCreated)
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/podgroups?name=native&cmd=spec", `{"Stateful":true,"Containers":[{"Image":"x"}]}`, nil), http.StatusAccepted, "upgrading")
+	if d := getDeployment(t, "plain", "native"); d.Metadata.Annotations[v4.StatefulAnnotation] != "true" || d.Spec.Template.Spec.Containers[0].Image != "x" {
+		t.Fatalf("native deployment after cmd=spec: %+v", d.Metadata)
+	}
 	wantDeployd(t, deploydCall(t, "DELETE", url+"/depends?name=rpc.portal", "", nil), http.StatusMethodNotAllowed, "is used by 1 task group")
 	wantDeployd(t, deploydCall(t, "DELETE", url+"/depends?name=rpc.portal&force=true", "", nil), http.StatusAccepted, "removing")
 	wantDeployd(t, deploydCall(t, "DELETE", url+"/podgroups?name=hello.web.web", "", nil), http.StatusAccepted, "deleting")

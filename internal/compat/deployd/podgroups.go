@@ -204,6 +204,9 @@ func (h *Handler) respec(w http.ResponseWriter, r *http.Request, d *v4.Deploymen
 	d.Spec.Template, d.Constraint, d.KillPolicy = tmpl, cons, killPolicyOf(spec.KillTimeout)
 	d.Metadata.Labels = spec.Labels
 	if spec.Stateful {
+		if d.Metadata.Annotations == nil { // a deployment written through /v1
+			d.Metadata.Annotations = map[string]string{}
+		}
 		d.Metadata.Annotations[v4.StatefulAnnotation] = "true"
 	} else {
 		delete(d.Metadata.Annotations, v4.StatefulAnnotation)
