@@ -81,6 +81,9 @@ type Driver struct {
 	// the CPUs their containers bind do not count against it.
 	cpusetLabel string
 
+	// stopped holds the tasks Stop was asked to end (until Remove): their SIGKILL is
+	// berth's, not an OOM kill Inspect should wait to hear about.
+	stopped sync.Map
 	// cpusetMu serialises choosing CPUs and creating the container that binds them, so
 	// two Starts never pick the same free CPUs.
 	cpusetMu sync.Mutex

@@ -25,7 +25,37 @@ func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 	if err != nil {
 		return driver.State{}, d.wrap(err, "inspect task %s", id)
 	}
+	// Docker records the kernel's OOM kill from an event of its own, which on a busy node
+	// may come after the exit it caused: a container with a memory limit just killed
+	// (137), not by Stop, is looked at again for a moment, so the end is reported as an
+	// OOM kill.
+	_, stopping := d.stopped.Load(id)
+	for deadline := time.Now().Add(oomFlagWait); !stopping && maybeLateOOM(c) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return d.toState(ctx, id, c), nil
+		case <-time.After(50 * time.Millisecond):
+		}
+		again, err := d.cli.ContainerInspect(ctx, containerName(id))
+		if err != nil {
+			break
+		}
+		c = again
+	}
 	return d.toState(ctx, id, c), nil
+}
+
+// oomFlagWait bounds how long Inspect waits for Docker's OOM flag after a kill.
+const oomFlagWait = 2 * time.Second
+
+// maybeLateOOM reports a container with a memory limit killed (137) in the last seconds
+// without Docker's OOM flag (yet).
+func maybeLateOOM(c container.InspectResponse) bool {
+	s := c.State
+	if s == nil || s.Running || s.OOMKilled || s.ExitCode != 137 || c.HostConfig == nil || c.HostConfig.Memory == 0 {
+		return false
+	}
+	return time.Since(parseTime(s.FinishedAt)) < oomFlagWait
 }
 
 // List returns every task container berth created (found by its label, running or

@@ -24,6 +24,7 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 		return err
 	}
 	secs := max(1, int(math.Ceil(grace.Seconds())))
+	d.stopped.Store(id, true)
 	d.log.Info("stopping container", "task", id, "grace", time.Duration(secs)*time.Second)
 	err := d.cli.ContainerStop(ctx, containerName(id), container.StopOptions{Timeout: &secs})
 	if err != nil && !cerrdefs.IsNotModified(err) {
@@ -40,6 +41,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	}
 	err := d.cli.ContainerRemove(ctx, containerName(id), container.RemoveOptions{Force: true})
 	ferr := os.RemoveAll(d.taskFilesDir(id))
+	d.stopped.Delete(id)
 	if err != nil && !isRemovalInProgress(err) {
 		return d.wrap(err, "remove task %s", id)
 	}
