@@ -281,6 +281,7 @@ func validateResources(p string, r *Resources, allowUnlimited bool, errs *FieldE
 			errs.add(ep+".value", "must be greater than 0, got %g", e.Value)
 		}
 	}
+	validateGPU(p, r, errs)
 }
 
 // quantities parses a resource list; "-1" (unlimited) is allowed only where noted.
