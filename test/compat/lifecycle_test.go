@@ -84,7 +84,7 @@ func (b *berth) settled(t *testing.T, ns string, instances, revision int) string
 		b.get(t, "/v1/namespaces/"+ns+"/processes", &apps)
 		status := b.get(t, "/v1/namespaces/"+ns+"/deployments/web", &d)
 		var lines []string
-		running := 0
+		running, appsSettled := 0, true
 		for _, tg := range tgs.Items {
 			if tg.Status.Phase == v4.StatusRunning && tg.Spec.Owner.Name == fmt.Sprintf("web-v%d", revision) {
 				running++
@@ -92,6 +92,7 @@ func (b *berth) settled(t *testing.T, ns string, instances, revision int) string
 			lines = append(lines, fmt.Sprintf("taskgroup %s/%d %s desired=%s", tg.Spec.Owner.Name, tg.Spec.Index, tg.Status.Phase, tg.Spec.Desired))
 		}
 		for _, a := range apps.Items {
+			appsSettled = appsSettled && a.Status.Phase == v4.StatusRunning && a.Status.Running == a.Spec.Instance
 			tmpl, _ := json.Marshal(a.Spec.Template)
 			lines = append(lines, fmt.Sprintf("process %s instance=%d phase=%s running=%d labels=%v template=%s",
 				a.Metadata.Name, a.Spec.Instance, a.Status.Phase, a.Status.Running, a.Metadata.Labels, tmpl))
@@ -107,7 +108,7 @@ func (b *berth) settled(t *testing.T, ns string, instances, revision int) string
 		if revision == 0 {
 			done = len(tgs.Items) == 0 && len(apps.Items) == 0 && status == http.StatusNotFound
 		} else {
-			done = done && d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == revision && len(apps.Items) == 1
+			done = done && appsSettled && d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == revision && len(apps.Items) == 1
 		}
 		if done {
 			return last

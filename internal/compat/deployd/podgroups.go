@@ -163,6 +163,7 @@ func (h *Handler) replica(w http.ResponseWriter, r *http.Request, d *v4.Deployme
 		if d.RestartPolicy == nil || d.RestartPolicy.Policy != policy {
 			d.RestartPolicy = &v4.RestartPolicy{Policy: policy}
 			d.Status = v4.DeploymentStatus{}
+			d.Metadata.ResourceVersion = "" // the controller writes the status meanwhile
 			body, _ := json.Marshal(d)
 			if a := h.v1.Call(r, http.MethodPut, path, nil, body); !a.OK() {
 				writeAnswerError(w, a)
@@ -212,6 +213,7 @@ func (h *Handler) respec(w http.ResponseWriter, r *http.Request, d *v4.Deploymen
 		delete(d.Metadata.Annotations, v4.StatefulAnnotation)
 	}
 	d.Status = v4.DeploymentStatus{}
+	d.Metadata.ResourceVersion = "" // the controller writes the status meanwhile
 	body, _ := json.Marshal(d)
 	a := h.v1.Call(r, http.MethodPut, path, nil, body)
 	if !a.OK() {
