@@ -16,8 +16,8 @@ func (s *Server) compatRoutes(mux *routeMux) {
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.maintenanceGuard(s.mux).ServeHTTP(w, r)
 	})
-	door := bcs.New(inner, s.bcsClusterID)
+	door := bcs.New(inner, s.bcsClusterID, s.maxBody)
 	mux.Handle(bcs.DriverPrefix+"/", door)
 	mux.Handle(bcs.GatewayPrefix+"/", door)
-	mux.Handle(deployd.Prefix, deployd.New(inner))
+	mux.Handle(deployd.Prefix, deployd.New(inner, s.maxBody))
 }

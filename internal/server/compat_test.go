@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -30,31 +29,11 @@ type bcsAnswer struct {
 // bcsCall calls BCS's API as bcs-client does: the cluster header, JSON, a token.
 func bcsCall(t *testing.T, method, url, body, token string) bcsAnswer {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("BCS-ClusterID", "BCS-MESOS-10001")
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := httpClientAs(t, "").Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := bcsAnswer{status: resp.StatusCode, header: resp.Header}
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatalf("%s %s: not BCS's envelope (%v): %s", method, url, err, b)
+	r := callWith(t, "", method, url, body, token,
+		http.Header{"Bcs-Clusterid": {"BCS-MESOS-10001"}, "Content-Type": {"application/json"}})
+	a := bcsAnswer{status: r.code, header: r.header}
+	if err := json.Unmarshal(r.body, &a); err != nil {
+		t.Fatalf("%s %s: not BCS's envelope (%v): %s", method, url, err, r.body)
 	}
 	return a
 }

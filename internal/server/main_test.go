@@ -207,6 +207,12 @@ func call(t *testing.T, method, url, body string) response {
 // callAs calls as node's agent ("" for a user), with a bearer token when given.
 func callAs(t *testing.T, node, method, url, body, token string) response {
 	t.Helper()
+	return callWith(t, node, method, url, body, token, nil)
+}
+
+// callWith is callAs with more request headers.
+func callWith(t *testing.T, node, method, url, body, token string, header http.Header) response {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -214,6 +220,9 @@ func callAs(t *testing.T, node, method, url, body, token string) response {
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	switch token {
 	case "":

@@ -53,9 +53,7 @@ func (h *Handler) nodes(r *http.Request) ([]*v4.Node, map[string][]*v4.TaskGroup
 		if tgs, a = v1call.List[*v4.TaskGroup](h.v1, r, "/v1/taskgroups"); a == nil {
 			on := map[string][]*v4.TaskGroup{}
 			for _, tg := range tgs {
-				switch tg.Status.Phase {
-				case v4.StatusFinish, v4.StatusFailed, v4.StatusKilled, v4.StatusError:
-				default:
+				if !v4.Terminal(tg.Status.Phase) {
 					on[tg.Spec.Node] = append(on[tg.Spec.Node], tg)
 				}
 			}
@@ -71,13 +69,30 @@ func byIP(nodes []*v4.Node, ips string) ([]*v4.Node, *failure) {
 	if ips == "" {
 		return nodes, nil
 	}
+	return indexByIP(nodes).pick(ips)
+}
+
+// ipIndex finds nodes by IP. The IP lists are the caller's, of any length: each IP is a
+// lookup, not a scan of the nodes.
+type ipIndex map[string]*v4.Node
+
+func indexByIP(nodes []*v4.Node) ipIndex {
+	index := make(ipIndex, len(nodes))
+	for _, n := range nodes {
+		index[n.Spec.IP] = n
+	}
+	return index
+}
+
+// pick returns the nodes of a comma list of IPs; an unknown IP fails.
+func (index ipIndex) pick(ips string) ([]*v4.Node, *failure) {
 	var out []*v4.Node
 	for _, ip := range strings.Split(ips, ",") {
-		i := slices.IndexFunc(nodes, func(n *v4.Node) bool { return n.Spec.IP == strings.TrimSpace(ip) })
-		if i < 0 {
+		n, ok := index[strings.TrimSpace(ip)]
+		if !ok {
 			return nil, &failure{code: CodeNotFound, message: fmt.Sprintf("no node has IP %q", ip)}
 		}
-		out = append(out, nodes[i])
+		out = append(out, n)
 	}
 	return out, nil
 }
@@ -128,12 +143,13 @@ func (h *Handler) readSettings(r *http.Request) ([]bcsAgentSetting, []*v4.Node, 
 	if f != nil {
 		return nil, nil, f
 	}
+	index := indexByIP(nodes)
 	var targets []*v4.Node
 	for i, s := range settings {
-		picked, f := byIP(nodes, s.InnerIP)
-		if f == nil && s.InnerIP == "" {
-			f = &failure{code: CodeBadRequestData, message: fmt.Sprintf("[%d].innerIP: required", i)}
+		if s.InnerIP == "" {
+			return nil, nil, &failure{code: CodeBadRequestData, message: fmt.Sprintf("[%d].innerIP: required", i)}
 		}
+		picked, f := index.pick(s.InnerIP)
 		if f != nil {
 			return nil, nil, f
 		}

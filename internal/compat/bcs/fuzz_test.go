@@ -37,7 +37,7 @@ func FuzzBCSWrite(f *testing.F) {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	door := New(inner, "")
+	door := New(inner, "", 1<<20)
 	f.Fuzz(func(t *testing.T, body []byte, method, path string) {
 		req, err := http.NewRequest(method, DriverPrefix+path, bytes.NewReader(body))
 		if err != nil {

@@ -29,20 +29,19 @@ const (
 // ClusterHeader names the cluster a BCS client addresses.
 const ClusterHeader = "BCS-ClusterID"
 
-// maxBody bounds a BCS request body, as /v1 bounds its own.
-const maxBody = 4 << 20
-
 // Handler serves the BCS routes over an inner /v1 handler.
 type Handler struct {
 	v1        v1call.Caller
 	clusterID string
+	maxBody   int64 // the server's limit of a request body
 	mux       *http.ServeMux
 }
 
 // New returns the BCS front door over inner, the server's /v1 handler. clusterID, when
 // set, is the only BCS-ClusterID accepted; empty accepts any (a single-cluster berth).
-func New(inner http.Handler, clusterID string) *Handler {
-	h := &Handler{v1: v1call.Caller{Inner: inner}, clusterID: clusterID, mux: http.NewServeMux()}
+// maxBody is the server's limit of a request body, which BCS's bodies share.
+func New(inner http.Handler, clusterID string, maxBody int64) *Handler {
+	h := &Handler{v1: v1call.Caller{Inner: inner}, clusterID: clusterID, maxBody: maxBody, mux: http.NewServeMux()}
 	h.workloadRoutes()
 	h.deploymentRoutes()
 	h.configRoutes()
@@ -76,11 +75,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			message: fmt.Sprintf("%s %q is not this cluster (%s)", ClusterHeader, id, h.clusterID)})
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
 			writeFailure(w, failure{code: CodeBadRequestData,
-				message: fmt.Sprintf("the body is over the limit of %d bytes", maxBody)})
+				message: fmt.Sprintf("the body is over the limit of %d bytes", h.maxBody)})
 			return
 		}
 		writeFailure(w, failure{code: CodeBadRequestData, message: "read the body: " + err.Error()})

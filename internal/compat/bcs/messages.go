@@ -87,19 +87,14 @@ func (h *Handler) applicationMessage(plural string) http.HandlerFunc {
 			writeFailure(w, *f)
 			return
 		}
-		ns, name := r.PathValue("ns"), r.PathValue("name")
-		if _, f := one[v4.Workload](h, r, ns, plural, name); f != nil {
-			writeFailure(w, *f)
-			return
-		}
-		by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
+		tgs, f := h.applicationTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
 		var failed []bcsSendFailure
-		for _, tg := range by[name] {
-			if a := h.signal(r, ns, tg.Metadata.Name, q); !a.OK() {
+		for _, tg := range tgs {
+			if a := h.signal(r, tg.Metadata.Namespace, tg.Metadata.Name, q); !a.OK() {
 				failed = append(failed, bcsSendFailure{ID: tg.Metadata.Name, Status: tg.Status.Phase, Err: a.Message()})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/v1call"
@@ -100,22 +101,31 @@ func (h *Handler) getWorkload(plural string) http.HandlerFunc {
 
 func (h *Handler) taskGroups(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ns, name := r.PathValue("ns"), r.PathValue("name")
-		if _, f := one[v4.Workload](h, r, ns, plural, name); f != nil {
-			writeFailure(w, *f)
-			return
-		}
-		by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
+		tgs, f := h.applicationTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
 		out := []bcsTaskGroup{}
-		for _, tg := range by[name] {
+		for _, tg := range tgs {
 			out = append(out, taskGroupOf(tg, h.clusterName(r)))
 		}
 		writeSuccess(w, out, nil)
 	}
+}
+
+// applicationTaskGroups are the task groups of the path's application or process (which
+// must exist), by index.
+func (h *Handler) applicationTaskGroups(r *http.Request, plural string) ([]*v4.TaskGroup, *failure) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	if _, f := one[v4.Workload](h, r, ns, plural, name); f != nil {
+		return nil, f
+	}
+	by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
+	if f != nil {
+		return nil, f
+	}
+	return by[name], nil
 }
 
 // versions lists the versions berth keeps of an application: the definition stored now.
@@ -210,12 +220,7 @@ func (h *Handler) deploymentChildren(r *http.Request, ns string) (map[string][]*
 }
 
 func controllingDeployment(m v4.ObjectMeta) (string, bool) {
-	const prefix = "deployment/"
-	v := m.Annotations[v4.ControlledByAnnotation]
-	if len(v) > len(prefix) && v[:len(prefix)] == prefix {
-		return v[len(prefix):], true
-	}
-	return "", false
+	return strings.CutPrefix(m.Annotations[v4.ControlledByAnnotation], "deployment/")
 }
 
 // clusterName is the cluster the client addressed.

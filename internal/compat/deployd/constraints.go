@@ -50,17 +50,27 @@ func (h *Handler) constrainedNodes(r *http.Request) ([]string, *v1call.Answer) {
 	return out, nil
 }
 
-func (h *Handler) getConstraint(w http.ResponseWriter, r *http.Request) {
+// existingConstraint answers the node constraint's nodes, or writes why there are none
+// (a type berth does not map, no constraint, a failed read) and answers nil.
+func (h *Handler) existingConstraint(w http.ResponseWriter, r *http.Request) []string {
 	if !constraintType(w, r) {
-		return
+		return nil
 	}
 	nodes, a := h.constrainedNodes(r)
 	if a != nil {
 		writeAnswerError(w, *a)
-		return
+		return nil
 	}
 	if len(nodes) == 0 {
 		writeError(w, http.StatusNotFound, "no node constraint")
+		return nil
+	}
+	return nodes
+}
+
+func (h *Handler) getConstraint(w http.ResponseWriter, r *http.Request) {
+	nodes := h.existingConstraint(w, r)
+	if nodes == nil {
 		return
 	}
 	writeJSON(w, http.StatusOK, ConstraintSpec{Type: "node", Equal: false, Value: nodes[0]})
@@ -108,16 +118,8 @@ func (h *Handler) patchConstraint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) deleteConstraint(w http.ResponseWriter, r *http.Request) {
-	if !constraintType(w, r) {
-		return
-	}
-	nodes, a := h.constrainedNodes(r)
-	if a != nil {
-		writeAnswerError(w, *a)
-		return
-	}
-	if len(nodes) == 0 {
-		writeError(w, http.StatusNotFound, "no node constraint")
+	nodes := h.existingConstraint(w, r)
+	if nodes == nil {
 		return
 	}
 	for _, n := range nodes {

@@ -20,18 +20,17 @@ import (
 // Prefix is where deployd's API is served.
 const Prefix = "/api/"
 
-// maxBody bounds a request body.
-const maxBody = 4 << 20
-
 // Handler serves deployd's routes over the /v1 handler.
 type Handler struct {
-	v1  v1call.Caller
-	mux *http.ServeMux
+	v1      v1call.Caller
+	maxBody int64 // the server's limit of a request body
+	mux     *http.ServeMux
 }
 
-// New returns deployd's API over inner, the server's /v1 handler.
-func New(inner http.Handler) *Handler {
-	h := &Handler{v1: v1call.Caller{Inner: inner}, mux: http.NewServeMux()}
+// New returns deployd's API over inner, the server's /v1 handler; maxBody is the server's
+// limit of a request body.
+func New(inner http.Handler, maxBody int64) *Handler {
+	h := &Handler{v1: v1call.Caller{Inner: inner}, maxBody: maxBody, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /api/podgroups", h.getPodGroup)
 	h.mux.HandleFunc("POST /api/podgroups", h.createPodGroup)
 	h.mux.HandleFunc("DELETE /api/podgroups", h.deletePodGroup)
@@ -78,10 +77,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over the limit of %d bytes", maxBody))
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over the limit of %d bytes", h.maxBody))
 			return
 		}
 		writeError(w, http.StatusBadRequest, "read the body: "+err.Error())

@@ -46,7 +46,7 @@ func (h *Handler) getNodes(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, tg := range tgs {
 		i, ok := index[tg.Spec.Node]
-		if !ok || ended(tg) {
+		if !ok || v4.Terminal(tg.Status.Phase) {
 			continue
 		}
 		out[i].Containers += max(1, len(tg.Spec.Template.Spec.Containers)+len(tg.Spec.Template.Spec.Processes))
@@ -54,14 +54,6 @@ func (h *Handler) getNodes(w http.ResponseWriter, r *http.Request) {
 		out[i].UsedMemory += int64(tg.Spec.Resources.MemoryMB * bytesPerMegabyte)
 	}
 	writeJSON(w, http.StatusOK, out) // deployd answered 202 to this read; 200 is what it is
-}
-
-func ended(tg *v4.TaskGroup) bool {
-	switch tg.Status.Phase {
-	case v4.StatusFinish, v4.StatusFailed, v4.StatusKilled, v4.StatusError:
-		return true
-	}
-	return false
 }
 
 // driftNodes moves instances off a node: every one on it, a pod group's, or one instance
@@ -141,7 +133,7 @@ func (h *Handler) driftTargets(r *http.Request, from, pg string, instance int) (
 	var out []*v4.TaskGroup
 	for _, tg := range tgs {
 		kind := tg.Spec.Owner.Kind
-		if tg.Spec.Node != from || ended(tg) || (kind != v4.KindApplication && kind != v4.KindProcess) ||
+		if tg.Spec.Node != from || v4.Terminal(tg.Status.Phase) || (kind != v4.KindApplication && kind != v4.KindProcess) ||
 			(instance > 0 && tg.Spec.Index != instance-1) {
 			continue
 		}

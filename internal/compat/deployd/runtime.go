@@ -17,21 +17,24 @@ import (
 // object (what berth ignored on the way in is not there), and deployd's runtime view of
 // each instance from its task group.
 
-// deployd's pod states and health states.
+// deployd's pod states (RunState) and health states (HealthState).
 const (
-	statePending      = 0
-	stateSuccess      = 2
-	stateExit         = 3
-	stateFail         = 4
-	stateMissing      = 6
-	healthNone        = 0
-	healthStarting    = 1
-	healthHealthy     = 2
-	healthUnhealthy   = 3
-	exposePortName    = "expose"
-	cpuPerLevel       = 0.5
-	bytesPerMegabyte  = 1 << 20
-	defaultDependency = 0
+	statePending    = 0
+	stateSuccess    = 2
+	stateExit       = 3
+	stateFail       = 4
+	stateMissing    = 6
+	healthNone      = 0
+	healthStarting  = 1
+	healthHealthy   = 2
+	healthUnhealthy = 3
+)
+
+// How deployd's container fields map to berth's (convert.go, containerSpecOf).
+const (
+	exposePortName   = "expose" // the port that carries Expose
+	cpuPerLevel      = 0.5      // cores per CpuLimit level
+	bytesPerMegabyte = 1 << 20
 )
 
 // PodGroupWithSpec is deployd's answer for a pod group.
@@ -229,7 +232,7 @@ func (h *Handler) podSpecOf(r *http.Request, t *v4.PodTemplate, cons *v4.Constra
 		if obj, a := v1call.Get[v4.Dependency](h.v1, r, v1call.Path("namespaces", dep.Namespace, "dependencies", dep.Name)); a == nil {
 			name = deploydName(obj.Metadata)
 		}
-		policy := defaultDependency
+		policy := 0 // namespace level
 		if dep.Policy == "node" {
 			policy = 1
 		}

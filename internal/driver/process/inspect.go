@@ -20,14 +20,9 @@ func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 		return st.public(), nil
 	}
 	defer mu.Unlock()
-	st, err := d.load(id)
+	st, err := d.loadCurrent(id)
 	if err != nil {
 		return driver.State{}, err
-	}
-	if d.refresh(st) {
-		if err := d.save(st); err != nil {
-			return driver.State{}, err
-		}
 	}
 	return st.public(), nil
 }

@@ -12,14 +12,9 @@ func (d *Driver) Signal(ctx context.Context, id string, sig syscall.Signal) erro
 	mu := d.lock(id)
 	mu.Lock()
 	defer mu.Unlock()
-	st, err := d.load(id)
+	st, err := d.loadCurrent(id)
 	if err != nil {
 		return err
-	}
-	if d.refresh(st) {
-		if err := d.save(st); err != nil {
-			return err
-		}
 	}
 	if st.Exited || st.Pid <= 0 || !alive(st.Pid, st.PidStartTicks) {
 		return fmt.Errorf("task %s has exited: cannot send it signal %d", id, sig)

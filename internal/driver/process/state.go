@@ -74,6 +74,21 @@ func validID(id string) bool {
 	return id != "" && filepath.IsLocal(id) && !strings.ContainsAny(id, "/\\\x00") && id != "."
 }
 
+// loadCurrent is load with the state brought up to date (is the process still there?) and
+// saved when that changed it. The caller holds the task's lock.
+func (d *Driver) loadCurrent(id string) (*taskState, error) {
+	st, err := d.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if d.refresh(st) {
+		if err := d.save(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
 // load reads one task's state; driver.ErrNotFound when the driver has none.
 func (d *Driver) load(id string) (*taskState, error) {
 	if !validID(id) {

@@ -22,14 +22,9 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 	mu := d.lock(id)
 	mu.Lock()
 	defer mu.Unlock()
-	st, err := d.load(id)
+	st, err := d.loadCurrent(id)
 	if err != nil {
 		return err
-	}
-	if d.refresh(st) {
-		if err := d.save(st); err != nil {
-			return err
-		}
 	}
 	if st.Exited {
 		if cg := d.loadCgroup(st); cg != nil {
