@@ -34,6 +34,9 @@ type NodeSpec struct {
 	Taints     []Taint        `json:"taints,omitempty"`
 	// Disabled nodes take no new task groups; what runs there stays.
 	Disabled bool `json:"disabled,omitempty"`
+	// GPUs are the node's cards as its agent fingerprinted them (docs/gpus.md); the
+	// scheduler places GPU requests on them card by card.
+	GPUs []NodeGPU `json:"gpus,omitempty"`
 }
 
 // NodeResources are amounts of cpu (cores), memory and disk (MB) and counted extended

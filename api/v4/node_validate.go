@@ -97,6 +97,7 @@ func validateNode(n *Node, errs *FieldErrors) {
 	validateNodeResources("spec.allocatable", &s.Allocatable, errs)
 	validatePortRanges("spec.portRanges", s.PortRanges, errs)
 	validateNodeAttributes("spec.attributes", &s.Attributes, errs)
+	validateNodeGPUs("spec.gpus", s.GPUs, errs)
 	for i, t := range s.Taints {
 		p := indexPath("spec.taints", i)
 		if t.Key == "" {

@@ -33,6 +33,8 @@ type PlanPlacement struct {
 	Index int             `json:"index"`
 	Node  string          `json:"node"`
 	Ports []AllocatedPort `json:"ports"`
+	// GPUs are the cards its tasks would get.
+	GPUs []TaskGPU `json:"gpus,omitempty"`
 }
 
 // PlanReason says, per check, how many nodes it was the first to reject.

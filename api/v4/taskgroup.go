@@ -41,6 +41,9 @@ type TaskGroupSpec struct {
 	// Attributes records, at placement, the node's value of every attribute the owner's
 	// constraints name; UNIQUE, MAXPER and GROUPBY count these (BCS semantics).
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// GPUs are the cards (or shares of one) the scheduler chose for the tasks that asked
+	// for GPUs, on Node; the agent gives each task exactly these.
+	GPUs []TaskGPU `json:"gpus,omitempty"`
 	// Template is the pod to run: the owner's template when the task group was created.
 	Template PodTemplate `json:"template"`
 	// KillGracePeriod is the owner's killPolicy.gracePeriod (seconds, at least 1).

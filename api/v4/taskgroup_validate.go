@@ -52,6 +52,7 @@ func validateTaskGroup(tg *TaskGroup, errs *FieldErrors) {
 			errs.add(indexPath("spec.ports", i)+".hostPort", "must be a port number 1-65535, got %d", p.HostPort)
 		}
 	}
+	validateTaskGPUs("spec.gpus", s.GPUs, errs)
 	validateTaskGroupStatus(&tg.Status, errs)
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -94,10 +95,19 @@ func printPlan(w io.Writer, res *client.PlanResult) error {
 		}
 		if len(r.Placements) > 0 {
 			rows := make([][]string, 0, len(r.Placements))
-			for _, p := range r.Placements {
-				rows = append(rows, []string{strconv.Itoa(p.Index), p.Node, planPorts(p.Ports)})
+			header := []string{"INDEX", "NODE", "PORTS"}
+			withGPUs := slices.ContainsFunc(r.Placements, func(p v4.PlanPlacement) bool { return len(p.GPUs) > 0 })
+			if withGPUs {
+				header = append(header, "GPUS")
 			}
-			if err := writeTable(w, []string{"INDEX", "NODE", "PORTS"}, rows); err != nil {
+			for _, p := range r.Placements {
+				row := []string{strconv.Itoa(p.Index), p.Node, planPorts(p.Ports)}
+				if withGPUs {
+					row = append(row, planGPUs(p.GPUs))
+				}
+				rows = append(rows, row)
+			}
+			if err := writeTable(w, header, rows); err != nil {
 				return err
 			}
 		}
@@ -132,6 +142,28 @@ func planPorts(ports []v4.AllocatedPort) string {
 		parts = append(parts, s)
 	}
 	return orNone(strings.Join(parts, ","))
+}
+
+// planGPUs writes the cards of one placement, "task:gpu0,gpu1" for whole cards and
+// "task:gpu2(30%,4GiB)" for a share.
+func planGPUs(gpus []v4.TaskGPU) string {
+	parts := make([]string, 0, len(gpus))
+	for _, g := range gpus {
+		s := g.Task + ":gpu" + strconv.Itoa(g.Index)
+		if !g.Whole() {
+			s += fmt.Sprintf("(%d%%,%s)", g.Cores, mib(g.MemoryMiB))
+		}
+		parts = append(parts, s)
+	}
+	return orNone(strings.Join(parts, " "))
+}
+
+// mib writes card memory in GiB when whole.
+func mib(m int) string {
+	if m >= 1024 && m%1024 == 0 {
+		return strconv.Itoa(m/1024) + "GiB"
+	}
+	return strconv.Itoa(m) + "MiB"
 }
 
 // count writes "1 instance", "3 instances".

@@ -50,6 +50,8 @@ type Placement struct {
 	Attributes map[string]string
 	// Resources is what the task group takes from the node (tasks plus overhead).
 	Resources v4.NodeResources
+	// GPUs are the cards chosen for its tasks (none on a node without a GPU inventory).
+	GPUs []v4.TaskGPU
 }
 
 // Result is the outcome of placing one request.

@@ -18,8 +18,12 @@ type reqState struct {
 	tol      tolerations
 	recorded []string
 	binpack  bool
-	cluster  string
-	stamp    int64
+	// gpus are the tasks' GPU asks, hardest first; gpuScratch is reused by fitsGPUs.
+	gpus       []TaskGPURequest
+	shares     bool // a task asks for a share of a card
+	gpuScratch []gpuUse
+	cluster    string
+	stamp      int64
 }
 
 func (st *reqState) count(name, value string) int { return st.app.counts[name][value] }
@@ -93,6 +97,8 @@ func (s *Snapshot) compile(req *Request, opts Options) *reqState {
 		tol:      tolerationsOf(req.Constraint),
 		recorded: recordedNames(req.Constraint),
 		binpack:  strategy == Binpack,
+		gpus:     gpuOrder(req.GPUs),
+		shares:   hasShare(req.GPUs),
 		cluster:  cluster,
 		stamp:    now().UnixNano(),
 	}
@@ -141,7 +147,7 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 		if !st.staticItemsOK(n) {
 			continue
 		}
-		cs[i] = candidate{node: n, order: i, score: point(n)}
+		cs[i] = candidate{node: n, order: i, score: st.point(n)}
 		out = append(out, &cs[i])
 	}
 	return out
@@ -167,6 +173,9 @@ func (st *reqState) fitsNow(n *nodeState, skip *item) bool {
 		return false
 	}
 	if ok, _ := st.fitsPorts(n); !ok {
+		return false
+	}
+	if _, why := st.fitsGPUs(n); why != "" {
 		return false
 	}
 	for _, it := range st.items {
@@ -195,7 +204,7 @@ func (s *Snapshot) placeHeap(st *reqState, cands []*candidate, res *Result) int 
 		}
 		res.Placements = append(res.Placements, s.placeOn(st, c.node, st.req.Indexes[placed]))
 		placed++
-		c.score = point(c.node)
+		c.score = st.point(c.node)
 		heap.Fix(h, 0)
 	}
 	return placed
@@ -243,7 +252,7 @@ func (s *Snapshot) placeGrouped(st *reqState, cands []*candidate, g *item, res *
 		}
 		res.Placements = append(res.Placements, s.placeOn(st, best.node, st.req.Indexes[placed]))
 		placed++
-		best.score = point(best.node)
+		best.score = st.point(best.node)
 		heap.Fix(bestHeap, 0)
 	}
 	return placed
@@ -265,13 +274,14 @@ func (s *Snapshot) placeScanning(st *reqState, cands []*candidate, res *Result) 
 		}
 		res.Placements = append(res.Placements, s.placeOn(st, best.node, st.req.Indexes[placed]))
 		placed++
-		best.score = point(best.node)
+		best.score = st.point(best.node)
 	}
 	return placed
 }
 
 // placeOn binds instance index to node n: ports, recorded attributes and the accounting.
 func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
+	gpus, _ := st.fitsGPUs(n) // the same choice fitsNow made
 	ports := st.allocatePorts(n)
 	hostPorts := make([]int, len(ports))
 	for i, p := range ports {
@@ -287,9 +297,9 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 	name := fmt.Sprintf("%d.%s.%s.%s.%d", index, app.Name, app.Namespace, st.cluster, st.stamp)
 	s.setPlaced(&placedTG{
 		key: app.Namespace + "/" + name, app: app, index: index, node: n.name,
-		res: st.need, ports: hostPorts, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
+		res: st.need, ports: hostPorts, gpus: gpus, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
 	})
-	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, Attributes: attrs, Resources: st.need}
+	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need}
 }
 
 // explain counts, over every node, the first check that rejects it now.
@@ -328,6 +338,9 @@ func (st *reqState) firstFailure(n *nodeState) string {
 		return why
 	}
 	if ok, why := st.fitsPorts(n); !ok {
+		return why
+	}
+	if _, why := st.fitsGPUs(n); why != "" {
 		return why
 	}
 	return ""

@@ -30,6 +30,9 @@ type Request struct {
 	// names of ports that get a free port from the node's ranges.
 	FixedPorts  []v4.AllocatedPort
 	RandomPorts []v4.AllocatedPort
+	// GPUs are the tasks' GPU requests (also summed in Resources.Extended, which nodes
+	// without a GPU inventory count).
+	GPUs []TaskGPURequest
 	// Strategy overrides Options.Strategy when set.
 	Strategy string
 	// Node, when set, is the only node considered: a dependency pod must run on the node
@@ -87,9 +90,11 @@ func oneper(c *v4.Constraint) *v4.Constraint {
 	return out
 }
 
-// addTasks sums the tasks' requests and collects their host ports.
+// addTasks sums the tasks' requests and collects their host ports and GPU requests.
 func (r *Request) addTasks(pod *v4.PodSpec) error {
-	for _, c := range pod.Containers {
+	names := v4.TaskNames(pod)
+	for i, c := range pod.Containers {
+		r.addGPU(names[i], c.Resources)
 		if err := r.addResources(c.Resources); err != nil {
 			return err
 		}
@@ -97,7 +102,8 @@ func (r *Request) addTasks(pod *v4.PodSpec) error {
 			r.addPort(p.Name, p.Protocol, containerHostPort(pod.NetworkMode, p))
 		}
 	}
-	for _, t := range pod.Processes {
+	for i, t := range pod.Processes {
+		r.addGPU(names[len(pod.Containers)+i], t.Resources)
 		if err := r.addResources(t.Resources); err != nil {
 			return err
 		}
@@ -138,6 +144,12 @@ func processHostPort(p v4.Port) int {
 		return noHostPort
 	}
 	return p.HostPort
+}
+
+func (r *Request) addGPU(task string, res *v4.Resources) {
+	if g := v4.GPURequestOf(res); !g.IsZero() {
+		r.GPUs = append(r.GPUs, TaskGPURequest{Task: task, GPURequest: g})
+	}
 }
 
 func (r *Request) addPort(name, protocol string, hostPort int) {

@@ -15,6 +15,9 @@ func (st *reqState) fitsResources(n *nodeState) (bool, string) {
 		return false, "insufficient disk"
 	}
 	for name, v := range need.Extended {
+		if isGPUResource(name) && (n.hasGPUInventory() || st.shares) {
+			continue // the cards account for them, and a share needs cards (fitsGPUs)
+		}
 		if n.usedExt[name]+v > n.alloc.Extended[name]+epsilon {
 			return false, "insufficient " + name
 		}

@@ -13,6 +13,17 @@ func point(n *nodeState) float64 {
 	return p
 }
 
+// point ranks a node for one request. For a request with GPUs the cards come first
+// (gpuPoint, weighted over cpu and memory, which only break ties): they are the scarce
+// resource of a GPU node.
+func (st *reqState) point(n *nodeState) float64 {
+	p := point(n)
+	if len(st.gpus) > 0 {
+		p += gpuWeight * st.gpuPoint(n)
+	}
+	return p
+}
+
 // candidate is a node that passed the static checks of one request.
 type candidate struct {
 	node  *nodeState

@@ -35,6 +35,9 @@ type nodeState struct {
 	scalar         map[string]float64
 	set            map[string][]string
 	labels         map[string]string
+	// gpus are the node's cards (empty without a GPU inventory).
+	gpus    []gpuCard
+	gpuUsed []gpuUse // per card of gpus
 	// labelApps counts the task groups on the node per "k:v" label and application,
 	// for EXCLUDE.
 	labelApps map[string]map[AppKey]int
@@ -48,6 +51,7 @@ type placedTG struct {
 	node   string
 	res    v4.NodeResources
 	ports  []int
+	gpus   []v4.TaskGPU
 	labels map[string]string
 	attrs  map[string]string
 	status string
@@ -85,6 +89,7 @@ func countsForConstraints(status string) bool {
 // SetNode adds or replaces a node, keeping what its task groups use.
 func (s *Snapshot) SetNode(n *v4.Node) {
 	ns := s.byName[n.Metadata.Name]
+	existed := ns != nil
 	if ns == nil {
 		ns = &nodeState{name: n.Metadata.Name, ports: map[int]int{}, labelApps: map[string]map[AppKey]int{}}
 		s.byName[ns.name] = ns
@@ -109,6 +114,9 @@ func (s *Snapshot) SetNode(n *v4.Node) {
 	}
 	ns.text, ns.scalar, ns.set = n.Spec.Attributes.Text, n.Spec.Attributes.Scalar, n.Spec.Attributes.Set
 	ns.labels = n.Metadata.Labels
+	if ns.setGPUs(n.Spec.GPUs) && existed {
+		s.reaccountGPUs(ns)
+	}
 }
 
 // RemoveNode forgets a node. Task groups still bound to it keep counting for their
@@ -148,6 +156,7 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		node:   tg.Spec.Node,
 		res:    tg.Spec.Resources,
 		ports:  ports,
+		gpus:   tg.Spec.GPUs,
 		labels: tg.Spec.Labels,
 		attrs:  tg.Spec.Attributes,
 		status: tg.Status.Phase,
@@ -224,6 +233,7 @@ func (s *Snapshot) account(p *placedTG, sign int) {
 		}
 		n.usedExt[name] += f * v
 	}
+	n.accountGPUs(p.gpus, sign)
 	for _, port := range p.ports {
 		n.ports[port] += sign
 		if n.ports[port] <= 0 {
@@ -256,6 +266,7 @@ func (s *Snapshot) Clone() *Snapshot {
 		cp := *n
 		cp.taints = slices.Clone(n.taints)
 		cp.usedExt = maps.Clone(n.usedExt)
+		cp.gpuUsed = slices.Clone(n.gpuUsed) // the cards themselves are never written
 		cp.ports = maps.Clone(n.ports)
 		cp.labelApps = make(map[string]map[AppKey]int, len(n.labelApps))
 		for kv, apps := range n.labelApps {

@@ -119,7 +119,7 @@ func fillPlan(p *v4.PlanObject, res scheduler.Result) {
 		if ports == nil {
 			ports = []v4.AllocatedPort{}
 		}
-		p.Placements = append(p.Placements, v4.PlanPlacement{Index: pl.Index, Node: pl.Node, Ports: ports})
+		p.Placements = append(p.Placements, v4.PlanPlacement{Index: pl.Index, Node: pl.Node, Ports: ports, GPUs: pl.GPUs})
 	}
 	if len(res.Unplaced) == 0 {
 		return
