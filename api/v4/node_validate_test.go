@@ -19,6 +19,10 @@ func baseNode() *Node {
 				Set:    map[string][]string{"zone": {"a", "b"}},
 			},
 			Taints: []Taint{{Key: "dedicated", Value: "db", Effect: "noschedule"}},
+			GPUs: []NodeGPU{
+				{UUID: "GPU-a", Index: 0, Model: "A100", MemoryMiB: 40960, NUMANode: 0, Links: []GPULink{{UUID: "GPU-b", Level: GPULinkNVLink}}},
+				{UUID: "GPU-b", Index: 1, Minor: 1, Model: "A100", MemoryMiB: 40960, NUMANode: -1},
+			},
 		},
 	}
 	DefaultNode(n)
@@ -81,6 +85,15 @@ func TestValidateNode(t *testing.T) {
 		{"taint without value", func(n *Node) { n.Spec.Taints[0].Value = "" }, "spec.taints[0].value", "required"},
 		{"taint effect", func(n *Node) { n.Spec.Taints[0].Effect = "NoExecute" }, "spec.taints[0].effect", `"NoSchedule"`},
 		{"phase", func(n *Node) { n.Status.Phase = "Up" }, "status.phase", "must be one of"},
+		{"gpu uuid", func(n *Node) { n.Spec.GPUs[0].UUID = "GPU a" }, "spec.gpus[0].uuid", "letters, digits"},
+		{"gpu uuid twice", func(n *Node) { n.Spec.GPUs[1].UUID = "GPU-a" }, "spec.gpus[1].uuid", "also spec.gpus[0]"},
+		{"gpu index twice", func(n *Node) { n.Spec.GPUs[1].Index = 0 }, "spec.gpus[1].index", "also the index of spec.gpus[0]"},
+		{"gpu memory", func(n *Node) { n.Spec.GPUs[0].MemoryMiB = 0 }, "spec.gpus[0].memoryMiB", "must be 1-"},
+		{"gpu numa", func(n *Node) { n.Spec.GPUs[0].NUMANode = -2 }, "spec.gpus[0].numaNode", "-1 (unknown)"},
+		{"gpu link to nothing", func(n *Node) { n.Spec.GPUs[0].Links[0].UUID = "GPU-z" }, "spec.gpus[0].links[0].uuid", "another card of this node"},
+		{"gpu link to itself", func(n *Node) { n.Spec.GPUs[0].Links[0].UUID = "GPU-a" }, "spec.gpus[0].links[0].uuid", "another card of this node"},
+		{"gpu link level", func(n *Node) { n.Spec.GPUs[0].Links[0].Level = "pigeon" }, "spec.gpus[0].links[0].level", "must be one of"},
+		{"too many gpus", func(n *Node) { n.Spec.GPUs = make([]NodeGPU, MaxGPUsPerNode+1) }, "spec.gpus", "at most 64 cards"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +116,8 @@ func TestValidateTaskGroup(t *testing.T) {
 			TypeMeta: TypeMeta{APIVersion: "v4", Kind: KindTaskGroup},
 			Metadata: ObjectMeta{Name: "0.web.ns-a.berth.1700000000000000000", Namespace: "ns-a"},
 			Spec: TaskGroupSpec{Owner: OwnerRef{Kind: KindProcess, Name: "web"}, Node: "node-1",
-				Ports: []AllocatedPort{{Name: "http", HostPort: 31000}}},
+				Ports: []AllocatedPort{{Name: "http", HostPort: 31000}},
+				GPUs:  []TaskGPU{{Task: "main", UUID: "GPU-a", Cores: 30, MemoryMiB: 4096}}},
 		}
 		Default(tg)
 		return tg
@@ -124,6 +138,9 @@ func TestValidateTaskGroup(t *testing.T) {
 		{"negative index", func(tg *TaskGroup) { tg.Spec.Index = -1; tg.Metadata.Name = "-1.web" }, "spec.index"},
 		{"no node", func(tg *TaskGroup) { tg.Spec.Node = "" }, "spec.node"},
 		{"port", func(tg *TaskGroup) { tg.Spec.Ports[0].HostPort = 0 }, "spec.ports[0].hostPort"},
+		{"gpu task", func(tg *TaskGroup) { tg.Spec.GPUs[0].Task = "" }, "spec.gpus[0].task"},
+		{"gpu cores", func(tg *TaskGroup) { tg.Spec.GPUs[0].Cores = 150 }, "spec.gpus[0].cores"},
+		{"gpu uuid", func(tg *TaskGroup) { tg.Spec.GPUs[0].UUID = "" }, "spec.gpus[0].uuid"},
 		{"unknown phase", func(tg *TaskGroup) { tg.Status.Phase = "Exploded" }, "status.phase"},
 		{"long message", func(tg *TaskGroup) { tg.Status.Message = strings.Repeat("x", maxStatusMessageLen+1) }, "status.message"},
 		{"too many tasks", func(tg *TaskGroup) { tg.Status.Tasks = make([]TaskStatus, maxStatusTasks+1) }, "status.tasks"},
