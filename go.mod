@@ -3,6 +3,7 @@ module github.com/berthhq/berth
 go 1.26.0
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.4-1 // GPU fingerprints and XID health through NVML, loaded at run time (internal/devices/gpu)
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/containerd/errdefs v1.0.0
 	github.com/containernetworking/cni v1.3.1
