@@ -4,6 +4,9 @@ BIN     := bin/berth
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/berthhq/berth/internal/cli.Version=$(VERSION)
 FUZZTIME ?= 30s
+# go-nvml (internal/devices/gpu) wraps every NVML function, deprecated ones included: the
+# C compiler's deprecation warnings say nothing about berth.
+export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
 .PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent bench-dns clean
 

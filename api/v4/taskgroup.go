@@ -111,6 +111,9 @@ type TaskGroupStatus struct {
 	// HealthKilled is set when the executor killed the group after consecutive health
 	// check failures (the restart policy counts it as a failure).
 	HealthKilled bool `json:"healthKilled,omitempty"`
+	// GPUProblem, when set, says which of the task group's cards are unhealthy or gone
+	// (the agent's word; the task keeps running, as the card may still serve it).
+	GPUProblem string `json:"gpuProblem,omitempty"`
 	// Remote is the result of the REMOTE_HTTP and REMOTE_TCP checks, which the leader
 	// runs (nil until they answer, or without such checks). The server owns it: what an
 	// agent reports in its place is ignored.

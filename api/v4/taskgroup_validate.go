@@ -79,6 +79,7 @@ func validateTaskGroupStatus(st *TaskGroupStatus, errs *FieldErrors) {
 			StatusError, StatusKilling, StatusKilled, StatusFailed, StatusLost, StatusRestarting)
 	}
 	boundedText("status.message", st.Message, errs)
+	boundedText("status.gpuProblem", st.GPUProblem, errs)
 	if len(st.Tasks) > maxStatusTasks {
 		errs.add("status.tasks", "must list at most %d tasks, got %d", maxStatusTasks, len(st.Tasks))
 		return
@@ -94,6 +95,7 @@ func validateTaskGroupStatus(st *TaskGroupStatus, errs *FieldErrors) {
 // or health check output is stored shortened instead of refused.
 func ClampStatus(st *TaskGroupStatus) {
 	st.Message = clampText(st.Message)
+	st.GPUProblem = clampText(st.GPUProblem)
 	for i := range st.Tasks {
 		st.Tasks[i].Message = clampText(st.Tasks[i].Message)
 		st.Tasks[i].HealthMessage = clampText(st.Tasks[i].HealthMessage)

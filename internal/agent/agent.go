@@ -50,6 +50,7 @@ type Agent struct {
 	addr       string    // advertised agent address
 	id         *identity // the node's certificate (identity.go)
 	guard      guard     // what the node's operator allows workloads (guard.go)
+	gpus       *gpuInventory
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -140,6 +141,8 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeDrivers()
+	a.gpus = openGPUs(a.cfg, a.log)
+	defer a.gpus.close(a.cfg)
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("agent: listen on %s: %w", a.cfg.Listen, err)
@@ -165,7 +168,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reporter.enqueue, Admit: a.guard.admit, DNS: dnsCfg,
+		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
@@ -184,6 +187,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.id.cert.Run(ctx) })
 	loops.Go(func() { a.connect(ctx) })
 	loops.Go(func() { a.runProxy(ctx) })
+	loops.Go(func() { a.gpuLoop(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })
 		loops.Go(func() { a.sendNodeEvents(ctx) })

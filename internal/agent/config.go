@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
 )
@@ -106,6 +107,10 @@ type Config struct {
 	LBBind     string
 	LBHTTPPort int
 	HAProxy    string
+	// GPUs is GPUAuto (default: the cards NVML finds, none without the library) or
+	// GPUOff; GPUSource, when set, replaces NVML (tests give a model of the cards).
+	GPUs      string
+	GPUSource gpu.Source
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -141,6 +146,13 @@ func (c Config) withDefaults() (Config, error) {
 	case DockerAuto, DockerOn, DockerOff:
 	default:
 		return c, fmt.Errorf("agent config: docker mode %q: use %s, %s or %s", c.Docker, DockerAuto, DockerOn, DockerOff)
+	}
+	switch c.GPUs {
+	case "":
+		c.GPUs = GPUAuto
+	case GPUAuto, GPUOff:
+	default:
+		return c, fmt.Errorf("agent config: GPU mode %q: use %s or %s", c.GPUs, GPUAuto, GPUOff)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

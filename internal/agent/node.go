@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"maps"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -18,16 +19,26 @@ func (a *Agent) nodeObject() *v4.Node {
 	if err != nil {
 		a.log.Warn("node resources are incomplete", "err", err)
 	}
-	return &v4.Node{
+	n := &v4.Node{
 		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
 		Metadata: v4.ObjectMeta{Name: a.cfg.NodeName, Labels: a.cfg.Labels},
 		Spec: v4.NodeSpec{
 			Hostname: a.cfg.NodeName, IP: a.cfg.IP,
 			Capacity: c, Allocatable: allocatable(c),
-			PortRanges: a.cfg.PortRanges, Attributes: a.cfg.Attributes,
+			PortRanges: a.cfg.PortRanges,
 		},
 		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr},
 	}
+	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
+	if a.gpus != nil {
+		a.gpus.describeNode(n)
+	}
+	return n
+}
+
+// cloneAttributes copies the configured attributes, which the registration adds to.
+func cloneAttributes(at v4.NodeAttributes) v4.NodeAttributes {
+	return v4.NodeAttributes{Text: maps.Clone(at.Text), Scalar: maps.Clone(at.Scalar), Set: maps.Clone(at.Set)}
 }
 
 // register registers the node, retrying with backoff until it succeeds or ctx ends

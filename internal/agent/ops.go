@@ -37,7 +37,7 @@ func (a *Agent) handle(ctx context.Context, tg *v4.TaskGroup, states []ownedStat
 		// change nor a periodic report (which carries only changes, but every tenth)
 		// would tell the server soon.
 		if tg.Status.Phase == v4.StatusLost && !stopped && st.Phase != v4.StatusLost && !v4.Terminal(st.Phase) {
-			a.reporter.enqueue(ns, name, st)
+			a.reportTaskGroup(ns, name, st)
 		}
 		return
 	}

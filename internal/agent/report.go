@@ -246,6 +246,7 @@ func (a *Agent) periodicReport(ctx context.Context, p *periodicReports) error {
 	now := make(map[string][]byte, len(pods))
 	for _, pod := range pods {
 		key := tgKey(pod.Namespace, pod.Name)
+		pod.Status = a.withGPUState(pod.Namespace, pod.Name, pod.Status)
 		st, err := json.Marshal(pod.Status)
 		if err != nil {
 			return fmt.Errorf("report: encode the status of %s: %w", key, err)

@@ -38,6 +38,7 @@ type agentFlags struct {
 	cniBinDir    string
 	cniConfDir   string
 	networkImage string
+	gpus         string
 	dns          agentDNSFlags
 	lb           agentLBFlags
 	guard        agentGuardFlags
@@ -111,6 +112,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
+	fl.StringVar(&f.gpus, "gpus", agent.GPUAuto, "report the node's NVIDIA GPUs: auto (the cards NVML finds; none without libnvidia-ml) or off")
 	f.dns.register(cmd)
 	f.lb.register(cmd)
 	f.guard.register(cmd)
@@ -148,6 +150,7 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		CNIConfDir:   pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
 		NetworkImage: pick("network-image", f.networkImage, file.NetworkImage),
 		DefaultUser:  pick("default-user", f.guard.defaultUser, file.DefaultUser),
+		GPUs:         pick("gpus", f.gpus, file.GPUs),
 	}
 	cfg.AllowPrivileged = f.guard.allowPrivileged
 	if !changed("allow-privileged") && file.AllowPrivileged {
@@ -167,6 +170,11 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
 	default:
 		return cfg, level, fmt.Errorf("--docker %q: use %s, %s or %s", cfg.Docker, agent.DockerAuto, agent.DockerOn, agent.DockerOff)
+	}
+	switch cfg.GPUs {
+	case agent.GPUAuto, agent.GPUOff:
+	default:
+		return cfg, level, fmt.Errorf("--gpus %q: use %s or %s", cfg.GPUs, agent.GPUAuto, agent.GPUOff)
 	}
 	cfg.ServerURLs = f.servers
 	if !changed("server") {

@@ -40,6 +40,7 @@ type agentFile struct {
 	CNIBinDir    string              `yaml:"cni-bin-dir"`
 	CNIConfDir   string              `yaml:"cni-conf-dir"`
 	NetworkImage string              `yaml:"network-image"`
+	GPUs         string              `yaml:"gpus"`
 	// The cluster DNS server (agent_dns.go).
 	DNSAddr       string     `yaml:"dns-addr"`
 	DNSUpstream   stringList `yaml:"dns-upstream"`

@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/devices/gpu"
+	"github.com/berthhq/berth/internal/driver/fake"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// TestGPUsRegisteredAndWatched: the agent registers its cards with the node (inventory,
+// nvidia.com/gpu, gpu.* attributes); a card that turns unhealthy is registered so and
+// the task group holding it says so; a card that disappears too.
+func TestGPUsRegisteredAndWatched(t *testing.T) {
+	c := newCluster(t)
+	cards := gpu.FakeCards("n", 4, "NVIDIA A100-SXM4-40GB", 40960)
+	src := gpu.NewFake(cards)
+	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) { cfg.GPUSource = src })
+	var n *v4.Node
+	waitFor(t, "the node with its cards", func() bool {
+		var err error
+		n, err = store.Typed[*v4.Node](testStore, v4.KindNode).Get(t.Context(), "", testNode)
+		return err == nil && len(n.Spec.GPUs) == 4
+	})
+	s := n.Spec
+	if s.Capacity.Extended[v4.ResourceGPU] != 4 || s.Allocatable.Extended[v4.ResourceGPU] != 4 ||
+		s.Attributes.Scalar["gpu.count"] != 4 || s.Attributes.Text["gpu.model"] != "NVIDIA A100-SXM4-40GB" ||
+		s.Attributes.Text["rack"] != "r1" || len(s.GPUs[0].Links) != 3 {
+		t.Fatalf("node spec: %+v", s)
+	}
+
+	tg := processTG("0.gpu")
+	tg.Spec.GPUs = []v4.TaskGPU{{Task: "web", UUID: cards[2].UUID, Index: 2, Cores: 30, MemoryMiB: 4096}}
+	createTG(t, tg)
+	waitPhase(t, tg.Metadata.Name, v4.StatusRunning)
+
+	src.Fail(cards[2].UUID, "XID 79")
+	waitFor(t, "the card registered unhealthy", func() bool {
+		n, err := store.Typed[*v4.Node](testStore, v4.KindNode).Get(t.Context(), "", testNode)
+		return err == nil && n.Spec.GPUs[2].Unhealthy == "XID 79" && n.Spec.Allocatable.Extended[v4.ResourceGPU] == 3
+	})
+	waitFor(t, "the task group marked", func() bool {
+		got, err := tgs().Get(t.Context(), testNS, tg.Metadata.Name)
+		return err == nil && strings.Contains(got.Status.GPUProblem, "GPU 2 ("+cards[2].UUID+") is unhealthy: XID 79")
+	})
+	if got, _ := tgs().Get(t.Context(), testNS, tg.Metadata.Name); got.Status.Phase != v4.StatusRunning {
+		t.Fatalf("the task group was %s: it keeps running on a failed card", got.Status.Phase)
+	}
+}
+
+func TestGPUProblems(t *testing.T) {
+	cards := gpu.FakeCards("n", 2, "T4", 16384)
+	inv := &gpuInventory{unhealthy: map[string]string{}, cards: cards[:1]}
+	tg := processTG("0.gpu")
+	tg.Spec.GPUs = []v4.TaskGPU{{Task: "a", UUID: cards[0].UUID, Index: 0, Cores: 100}, {Task: "b", UUID: cards[1].UUID, Index: 1, Cores: 100}}
+	if got, want := inv.problemOf(tg), "GPU 1 (GPU-n-1) is gone from the node"; got != want {
+		t.Fatalf("problem %q, want %q", got, want)
+	}
+	inv.markUnhealthy(cards[0].UUID, "XID 48")
+	if got, want := inv.problemOf(tg), "GPU 0 (GPU-n-0) is unhealthy: XID 48; GPU 1 (GPU-n-1) is gone from the node"; got != want {
+		t.Fatalf("problem %q, want %q", got, want)
+	}
+	if inv.markUnhealthy(cards[0].UUID, "XID 79") {
+		t.Fatal("a card marked twice is news")
+	}
+	n := &v4.Node{}
+	inv.cards = []v4.NodeGPU{cards[0], {UUID: "GPU-x", Index: 1, Model: "A10", MemoryMiB: 1}}
+	inv.describeNode(n)
+	if n.Spec.Attributes.Text["gpu.model"] != "" || strings.Join(n.Spec.Attributes.Set["gpu.models"], ",") != "A10,T4" ||
+		n.Spec.Allocatable.Extended[v4.ResourceGPU] != 1 || n.Spec.Capacity.Extended[v4.ResourceGPU] != 2 {
+		t.Fatalf("mixed models: %+v", n.Spec)
+	}
+}
