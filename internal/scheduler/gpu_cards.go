@@ -115,3 +115,18 @@ func isGPUResource(name string) bool {
 	}
 	return false
 }
+
+// LargestShareableGPU returns the memory of the largest card of the cluster that takes
+// shares (healthy, not in MIG mode), 0 when there is none, and whether any node reports
+// cards at all. Admission refuses a share no card could ever hold.
+func (s *Snapshot) LargestShareableGPU() (memMiB int, anyCards bool) {
+	for _, n := range s.byName {
+		for i := range n.gpus {
+			anyCards = true
+			if c := &n.gpus[i]; c.healthy && !c.mig {
+				memMiB = max(memMiB, c.memMiB)
+			}
+		}
+	}
+	return memMiB, anyCards
+}

@@ -34,6 +34,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			err = s.checkReferences(ctx, d.Object, docs)
 		}
+		if err == nil {
+			err = s.checkGPUShares(d.Object)
+		}
 		if svc, ok := d.Object.(*v4.Service); ok && err == nil {
 			err = s.checkServicePorts(ctx, svc, docs, seen)
 			if err == nil {

@@ -162,6 +162,10 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 		s.writeError(w, r, err)
 		return
 	}
+	if err := s.checkGPUShares(doc.Object); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if svc, ok := doc.Object.(*v4.Service); ok {
 		err := s.checkServicePorts(ctx, svc, nil, nil)
 		if err == nil {
