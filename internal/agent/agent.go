@@ -168,7 +168,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg,
+		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)

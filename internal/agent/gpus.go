@@ -101,6 +101,25 @@ func (g *gpuInventory) markUnhealthy(uuid, why string) bool {
 	return true
 }
 
+// Card returns the card with the UUID (for the executor: a task's cards).
+func (g *gpuInventory) Card(uuid string) (v4.NodeGPU, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.cards {
+		if c.UUID == uuid {
+			return c, true
+		}
+	}
+	return v4.NodeGPU{}, false
+}
+
+// Any reports whether the node has cards.
+func (g *gpuInventory) Any() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.cards) > 0
+}
+
 // current returns the cards as the node reports them.
 func (g *gpuInventory) current() []v4.NodeGPU {
 	g.mu.Lock()

@@ -58,6 +58,11 @@ type Task struct {
 	// KillGrace is how long Stop waits after the polite stop before SIGKILL.
 	KillGrace time.Duration
 
+	// GPUs are the cards (or shares of one) the scheduler gave the task; the executor has
+	// put them in its env (docs/gpus.md). The Docker driver also gives the container their
+	// device nodes and the driver's files.
+	GPUs []GPU
+
 	// Containers only (seed 000 pod semantics, decided by the executor):
 	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
 	// parameter) or empty when the task joins another's network (JoinTask).
@@ -77,6 +82,20 @@ type Task struct {
 	// DNS, when set, is the container's resolver (the node's cluster DNS server); the
 	// spec's own dns parameters win over it.
 	DNS *DNS
+}
+
+// GPU is one card given to a task, as the node knows it.
+type GPU struct {
+	UUID  string
+	Index int
+	// Minor names the card's device node, /dev/nvidia<minor>.
+	Minor int
+	// NUMANode is the card's NUMA node, -1 when unknown: CPUs bound to the task are taken
+	// from it when it can.
+	NUMANode int
+	// Cores (hundredths, 100 for the whole card) and MemoryMiB are the task's share.
+	Cores     int
+	MemoryMiB int
 }
 
 // DNS is a container's resolver configuration.

@@ -47,6 +47,10 @@ type Config struct {
 	// with its error, and running tasks of one are not adopted.
 	Admit func(*v4.TaskGroup) error
 
+	// Cards, when set, are the node's GPUs: a task's cards are looked up in it, and on a
+	// node with cards every task's env says which it may use (docs/gpus.md).
+	Cards Cards
+
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.
 	DNS *DNS

@@ -43,6 +43,7 @@ type taskPlan struct {
 
 	ports     []v4.AllocatedPort // the host ports of the task's own ports
 	resources *v4.Resources
+	gpus      []v4.TaskGPU    // the cards the scheduler gave the task
 	check     *v4.HealthCheck // the first local check, nil without one
 	labels    map[string]string
 }
@@ -120,7 +121,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		RunBaseDir:  p.subdir("run"),
 	}
 	for i, n := range names {
-		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n)}
+		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n), gpus: gpusOf(tg, n)}
 		if i < len(spec.Containers) {
 			c, err := containerVariables(tg, e.cfg.HostIP, spec.Containers[i], portNumbers).RenderContainer(spec.Containers[i])
 			if err != nil && p.err == nil {

@@ -28,7 +28,11 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 	if d := p.e.cfg.DNS; d != nil {
 		env = append(env, envVar{"BERTH_DNS", d.Addr}, envVar{"BCS_DNS", d.Addr})
 	}
-	pp.tasks[i].Env = formatEnv(copyVars(append(env, pp.own[i]...)))
+	env = copyVars(append(env, pp.own[i]...))
+	if c := p.e.cfg.Cards; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
+		env = withGPUEnv(env, gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs))
+	}
+	pp.tasks[i].Env = formatEnv(env)
 }
 
 // prepare creates the pod's directories and builds every driver.Task: env, files, limits,
@@ -114,6 +118,10 @@ func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, d
 	if err != nil {
 		return nil, nil, err
 	}
+	gpus, err := p.e.taskGPUs(tp.gpus)
+	if err != nil {
+		return nil, nil, err
+	}
 	t := &driver.Task{
 		ID:          tp.id,
 		Name:        tp.name,
@@ -128,6 +136,7 @@ func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, d
 		CPULimit:    cpu,
 		MemoryLimit: mem,
 		KillGrace:   p.plan.grace,
+		GPUs:        gpus,
 	}
 	if tp.container != nil {
 		if t.CPURequest, err = cpuRequest(tp.resources); err != nil {
