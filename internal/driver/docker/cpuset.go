@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"slices"
 
 	"fmt"
 	"math"
@@ -65,9 +66,10 @@ func readTopology(sysfs string) ([]numaNode, error) {
 
 // chooseCPUs applies seed 000's NUMA rules to bind n CPUs: more than the machine has is
 // an error; with one NUMA node the first free CPUs are taken and memory nodes are left
-// alone; otherwise a random node among those with n free CPUs is taken, cpus and memory
-// both from it: a container never spans nodes.
-func chooseCPUs(nodes []numaNode, bound map[int]bool, n int, rnd func(int) int) (cpuBinding, error) {
+// alone; otherwise the node prefer (that of the task's GPUs, -1 for none) when it has n
+// free CPUs, else a random node among those that have, cpus and memory both from it: a
+// container never spans nodes.
+func chooseCPUs(nodes []numaNode, bound map[int]bool, n, prefer int, rnd func(int) int) (cpuBinding, error) {
 	total := 0
 	for _, nd := range nodes {
 		total += len(nd.cpus)
@@ -100,7 +102,10 @@ func chooseCPUs(nodes []numaNode, bound map[int]bool, n int, rnd func(int) int) 
 	if len(nodes) == 1 {
 		return cpuBinding{cpus: formatCPUList(fits[0])}, nil
 	}
-	i := rnd(len(fits))
+	i := slices.Index(fitNodes, prefer)
+	if prefer < 0 || i < 0 {
+		i = rnd(len(fits))
+	}
 	return cpuBinding{cpus: formatCPUList(fits[i]), mems: strconv.Itoa(fitNodes[i])}, nil
 }
 
@@ -108,7 +113,7 @@ func chooseCPUs(nodes []numaNode, bound map[int]bool, n int, rnd func(int) int) 
 // used as given (checked against the machine's size), cpuset=true binds ceil(request)
 // CPUs by the NUMA rules, anything else binds nothing. The caller holds cpusetMu until
 // the container exists, so the free CPUs it saw are still free.
-func (d *Driver) resolveCPUSet(ctx context.Context, x paramExtras, request float64) (cpuBinding, error) {
+func (d *Driver) resolveCPUSet(ctx context.Context, x paramExtras, request float64, preferNUMA int) (cpuBinding, error) {
 	if x.cpusetCPUs == "" && !x.cpusetBind {
 		return cpuBinding{mems: x.cpusetMems}, nil
 	}
@@ -138,7 +143,7 @@ func (d *Driver) resolveCPUSet(ctx context.Context, x paramExtras, request float
 	if err != nil {
 		return cpuBinding{}, err
 	}
-	b, err := chooseCPUs(nodes, bound, n, rand.IntN)
+	b, err := chooseCPUs(nodes, bound, n, preferNUMA, rand.IntN)
 	if err != nil {
 		return cpuBinding{}, err
 	}

@@ -24,6 +24,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
 
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -56,6 +57,9 @@ type Config struct {
 	// NetworkImage is the image of CNI sandbox containers; default DefaultNetworkImage,
 	// built by the driver from the host's static busybox when missing.
 	NetworkImage string
+	// GPURoot is where the NVIDIA driver's device nodes and files are looked for
+	// (default "/"; tests give a tree of their own, and then never use the toolkit).
+	GPURoot string
 }
 
 // Driver runs container tasks through the Docker API. It is safe for concurrent use.
@@ -84,6 +88,12 @@ type Driver struct {
 	// stopped holds the tasks Stop was asked to end (until Remove): their SIGKILL is
 	// berth's, not an OOM kill Inspect should wait to hear about.
 	stopped sync.Map
+	// gpuRoot is where the driver's files are found; toolkit and hostFiles are what was
+	// found there, once known (gpus.go), under gpuMu.
+	gpuRoot   string
+	gpuMu     sync.Mutex
+	toolkit   *bool
+	hostFiles *gpu.HostFiles
 	// cpusetMu serialises choosing CPUs and creating the container that binds them, so
 	// two Starts never pick the same free CPUs.
 	cpusetMu sync.Mutex
@@ -150,6 +160,7 @@ func New(cfg Config) (*Driver, error) {
 		cniCacheDir:  filepath.Join(dataDir, "cni-cache"),
 		networkImage: cfg.NetworkImage,
 		sysfs:        "/sys",
+		gpuRoot:      orDefault(cfg.GPURoot, "/"),
 		cpusetLabel:  LabelCPUSet,
 		starting:     map[string]bool{},
 	}

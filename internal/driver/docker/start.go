@@ -121,6 +121,9 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 		hc.MemorySwap = *x.memorySwap
 	}
 	applyDNS(t, hc)
+	if err := d.applyGPUs(t, cfg, hc); err != nil {
+		return containerSpec{}, err
+	}
 	labels := map[string]string{}
 	maps.Copy(labels, cfg.Labels)
 	maps.Copy(labels, t.Labels)
@@ -138,7 +141,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	if err != nil {
 		return containerSpec{}, err
 	}
-	hc.Mounts = append(vols, files...)
+	hc.Mounts = append(append(vols, files...), hc.Mounts...) // the GPUs' mounts last
 	return containerSpec{cfg: cfg, hc: hc, nc: nc, extra: x}, nil
 }
 
@@ -149,7 +152,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 		d.cpusetMu.Lock()
 		defer d.cpusetMu.Unlock()
 	}
-	b, err := d.resolveCPUSet(ctx, s.extra, t.CPURequest)
+	b, err := d.resolveCPUSet(ctx, s.extra, t.CPURequest, preferredNUMA(t.GPUs))
 	if err != nil {
 		return "", err
 	}

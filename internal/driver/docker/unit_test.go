@@ -68,29 +68,38 @@ func TestChooseCPUs(t *testing.T) {
 	first := func(int) int { return 0 }
 	last := func(n int) int { return n - 1 }
 
-	if _, err := chooseCPUs(one, nil, 5, first); err == nil || err.Error() != "cpuset: 5 cpus requested, the machine has 4" {
+	if _, err := chooseCPUs(one, nil, 5, -1, first); err == nil || err.Error() != "cpuset: 5 cpus requested, the machine has 4" {
 		t.Fatalf("too many: %v", err)
 	}
-	b, err := chooseCPUs(one, map[int]bool{0: true}, 2, first)
+	b, err := chooseCPUs(one, map[int]bool{0: true}, 2, -1, first)
 	if err != nil || b.cpus != "1-2" || b.mems != "" {
 		t.Fatalf("one node: %+v %v (one node binds no memory node)", b, err)
 	}
-	if _, err := chooseCPUs(one, map[int]bool{0: true, 1: true}, 3, first); err == nil {
+	if _, err := chooseCPUs(one, map[int]bool{0: true, 1: true}, 3, -1, first); err == nil {
 		t.Fatal("not enough free cpus accepted")
 	}
-	b, err = chooseCPUs(two, nil, 2, last)
+	b, err = chooseCPUs(two, nil, 2, -1, last)
 	if err != nil || b.cpus != "4-5" || b.mems != "1" {
 		t.Fatalf("random node: %+v %v", b, err)
 	}
 	// Node 1 is half bound: 3 CPUs fit only on node 0, whatever the draw.
-	b, err = chooseCPUs(two, map[int]bool{4: true, 5: true}, 3, last)
+	b, err = chooseCPUs(two, map[int]bool{4: true, 5: true}, 3, -1, last)
 	if err != nil || b.cpus != "0-2" || b.mems != "0" {
 		t.Fatalf("fitting node: %+v %v", b, err)
 	}
 	// 3 free on each node: 5 fit on the machine but never across nodes.
-	_, err = chooseCPUs(two, map[int]bool{0: true, 4: true}, 5, first)
+	_, err = chooseCPUs(two, map[int]bool{0: true, 4: true}, 5, -1, first)
 	if err == nil || !strings.Contains(err.Error(), "never spans nodes") {
 		t.Fatalf("across nodes: %v", err)
+	}
+	// The task's GPUs are on node 0: it wins over the draw; when it has no room, the draw.
+	b, err = chooseCPUs(two, nil, 2, 0, last)
+	if err != nil || b.cpus != "0-1" || b.mems != "0" {
+		t.Fatalf("the GPUs' node: %+v %v", b, err)
+	}
+	b, err = chooseCPUs(two, map[int]bool{0: true, 1: true, 2: true}, 2, 0, last)
+	if err != nil || b.cpus != "4-5" || b.mems != "1" {
+		t.Fatalf("the GPUs' node full: %+v %v", b, err)
 	}
 }
 
@@ -113,7 +122,7 @@ func TestReadTopology(t *testing.T) {
 		t.Fatalf("nodes: %+v %v", nodes, err)
 	}
 	d := &Driver{sysfs: root}
-	_, err = d.resolveCPUSet(context.Background(), paramExtras{cpusetCPUs: "0-7"}, 0)
+	_, err = d.resolveCPUSet(context.Background(), paramExtras{cpusetCPUs: "0-7"}, 0, -1)
 	if err == nil || err.Error() != "cpuset: 8 cpus requested, the machine has 4" {
 		t.Fatalf("explicit too large: %v", err)
 	}

@@ -1,0 +1,114 @@
+package docker
+
+import (
+	"fmt"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/berthhq/berth/internal/devices/gpu"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// A container's cards (docs/gpus.md, "On the node"). With the NVIDIA container toolkit
+// installed, Docker's own device request gives them (as `docker run --gpus`), and the
+// toolkit's hook mounts the driver. Without it, the driver does what the hook would: the
+// cards' device nodes and the driver's control nodes go in as devices, the driver's
+// libraries and tools are bind-mounted read-only under /usr/local/nvidia.
+
+// toolkitHook is the NVIDIA container toolkit's prestart hook: Docker's "nvidia" device
+// driver needs it.
+const toolkitHook = "nvidia-container-runtime-hook"
+
+// applyGPUs gives the container its cards.
+func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.HostConfig) error {
+	if len(t.GPUs) == 0 {
+		return nil
+	}
+	uuids := make([]string, len(t.GPUs))
+	for i, g := range t.GPUs {
+		uuids[i] = g.UUID
+	}
+	if d.gpuToolkit() {
+		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{
+			Driver: "nvidia", DeviceIDs: uuids, Capabilities: [][]string{{"gpu", "compute", "utility"}},
+		})
+		return nil
+	}
+	hf, err := d.gpuHostFiles()
+	if err != nil {
+		return fmt.Errorf("GPUs %s: %w", strings.Join(uuids, ","), err)
+	}
+	devices := slices.Clone(hf.ControlDevices)
+	for _, g := range t.GPUs {
+		devices = append(devices, gpu.CardDevice(d.gpuRoot, g.Minor))
+	}
+	for _, dev := range devices {
+		hc.Devices = append(hc.Devices, container.DeviceMapping{
+			PathOnHost: dev, PathInContainer: path.Join("/dev", filepath.Base(dev)), CgroupPermissions: "rwm",
+		})
+	}
+	for _, f := range hf.Libraries {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: f, Target: path.Join(gpu.ContainerLibDir, filepath.Base(f)), ReadOnly: true})
+	}
+	for _, f := range hf.Binaries {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: f, Target: path.Join(gpu.ContainerBinDir, filepath.Base(f)), ReadOnly: true})
+	}
+	if !slices.ContainsFunc(cfg.Env, func(e string) bool { return strings.HasPrefix(e, "LD_LIBRARY_PATH=") }) {
+		// CUDA images set this very value; an image without it finds the driver this way.
+		cfg.Env = append(cfg.Env, "LD_LIBRARY_PATH="+gpu.ContainerLibDir)
+	}
+	return nil
+}
+
+// gpuToolkit reports whether the NVIDIA container toolkit's hook is installed (looked up
+// once).
+func (d *Driver) gpuToolkit() bool {
+	d.gpuMu.Lock()
+	defer d.gpuMu.Unlock()
+	if d.toolkit == nil {
+		_, err := exec.LookPath(toolkitHook)
+		found := err == nil && d.gpuRoot == "/"
+		d.toolkit = &found
+		if found {
+			d.log.Info("GPUs go to containers through the NVIDIA container toolkit")
+		}
+	}
+	return *d.toolkit
+}
+
+// gpuHostFiles finds the driver's files, once they are all there (a node whose driver is
+// installed later finds them then).
+func (d *Driver) gpuHostFiles() (gpu.HostFiles, error) {
+	d.gpuMu.Lock()
+	defer d.gpuMu.Unlock()
+	if d.hostFiles != nil {
+		return *d.hostFiles, nil
+	}
+	hf, err := gpu.FindHostFiles(d.gpuRoot)
+	if err != nil {
+		return hf, err
+	}
+	d.hostFiles = &hf
+	return hf, nil
+}
+
+// preferredNUMA is the NUMA node of the task's cards when they share one, else -1: CPUs
+// bound to the task are taken from it.
+func preferredNUMA(gpus []driver.GPU) int {
+	if len(gpus) == 0 {
+		return -1
+	}
+	n := gpus[0].NUMANode
+	for _, g := range gpus[1:] {
+		if g.NUMANode != n {
+			return -1
+		}
+	}
+	return n
+}
