@@ -22,6 +22,7 @@ require (
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.49.0 // pidfd_open and poll: waiting for a task's process without polling
 	google.golang.org/grpc v1.83.2
+	google.golang.org/protobuf v1.36.12 // gpu-manager's VCUDAService messages, read with protowire (internal/devices/gpu)
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -90,7 +91,6 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	k8s.io/utils v0.0.0-20260108192941-914a6e750570 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
