@@ -51,6 +51,7 @@ type Agent struct {
 	id         *identity // the node's certificate (identity.go)
 	guard      guard     // what the node's operator allows workloads (guard.go)
 	gpus       *gpuInventory
+	shares     *gpuShares
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -143,6 +144,9 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	defer closeDrivers()
 	a.gpus = openGPUs(a.cfg, a.log)
 	defer a.gpus.close(a.cfg)
+	a.shares = newGPUShares(a.cfg, a.drivers, a.log)
+	a.shares.resume(a.ckpt)
+	defer a.shares.close()
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("agent: listen on %s: %w", a.cfg.Listen, err)
@@ -168,7 +172,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus,
+		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)

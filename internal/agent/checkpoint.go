@@ -41,6 +41,10 @@ type checkpointEntry struct {
 	Ports           []v4.AllocatedPort `json:"ports,omitempty"`
 	PodDir          string             `json:"podDir"`
 	Since           time.Time          `json:"since"`
+	// GPUs are the cards its tasks hold, GPUSharing the mode their shares were started
+	// in: a restarted agent serves their vcuda sockets again, and removes their files.
+	GPUs       []v4.TaskGPU `json:"gpus,omitempty"`
+	GPUSharing string       `json:"gpuSharing,omitempty"`
 }
 
 // checkpoint is the file and its content in memory. Its methods are safe for concurrent use.
@@ -73,7 +77,7 @@ func loadCheckpoint(path, node string) (*checkpoint, error) {
 }
 
 // put records a task group the agent runs.
-func (c *checkpoint) put(tg *v4.TaskGroup, podDir string) error {
+func (c *checkpoint) put(tg *v4.TaskGroup, podDir, sharing string) error {
 	key := tgKey(tg.Metadata.Namespace, tg.Metadata.Name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,6 +88,10 @@ func (c *checkpoint) put(tg *v4.TaskGroup, podDir string) error {
 		Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name,
 		KillGracePeriod: tg.Spec.KillGracePeriod, Ports: tg.Spec.Ports,
 		PodDir: podDir, Since: time.Now().UTC(),
+		GPUs: tg.Spec.GPUs,
+	}
+	if len(tg.Spec.GPUs) > 0 {
+		c.data.TaskGroups[key].GPUSharing = sharing
 	}
 	return c.saveLocked()
 }

@@ -19,10 +19,10 @@ func TestCheckpointRoundTripAndAtomicWrites(t *testing.T) {
 	}
 	tg := processTG("0.web.ns-a.c.1")
 	tg.Spec.Ports = []v4.AllocatedPort{{Name: "http", HostPort: 31001}}
-	if err := c.put(tg, "/pods/x"); err != nil {
+	if err := c.put(tg, "/pods/x", GPUSharingNone); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.put(processTG("1.web.ns-a.c.1"), "/pods/y"); err != nil {
+	if err := c.put(processTG("1.web.ns-a.c.1"), "/pods/y", GPUSharingNone); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.remove("ns-a/1.web.ns-a.c.1"); err != nil {

@@ -111,6 +111,13 @@ type Config struct {
 	// GPUOff; GPUSource, when set, replaces NVML (tests give a model of the cards).
 	GPUs      string
 	GPUSource gpu.Source
+	// GPUSharing enforces shares of cards (docs/gpus.md): GPUAuto (default: mps where
+	// the MPS control daemon is installed, else none), GPUSharingMPS, GPUSharingVCUDA
+	// (with VCUDADriverDir, vcuda-controller's driver), GPUSharingHAMi (with HAMiLib,
+	// HAMi-core's libvgpu.so) or GPUSharingNone.
+	GPUSharing     string
+	VCUDADriverDir string
+	HAMiLib        string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -153,6 +160,13 @@ func (c Config) withDefaults() (Config, error) {
 	case GPUAuto, GPUOff:
 	default:
 		return c, fmt.Errorf("agent config: GPU mode %q: use %s or %s", c.GPUs, GPUAuto, GPUOff)
+	}
+	if c.GPUs == GPUOff {
+		c.GPUSharing = GPUSharingNone
+	} else if mode, err := sharingMode(c); err != nil {
+		return c, fmt.Errorf("agent config: %w", err)
+	} else {
+		c.GPUSharing = mode
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -35,7 +35,8 @@ const gpuWatchRetry = 30 * time.Second
 // gpuInventory is the node's cards as last fingerprinted, with the cards marked unhealthy
 // since.
 type gpuInventory struct {
-	src gpu.Source // nil: no cards
+	src     gpu.Source // nil: no cards
+	sharing string     // the node's GPU sharing mode (the gpu.sharing attribute)
 
 	mu        sync.Mutex
 	cards     []v4.NodeGPU
@@ -45,7 +46,7 @@ type gpuInventory struct {
 // openGPUs opens the cards' source for the mode: the configured one (tests), NVML, or
 // none. A machine without NVML has no cards; that is not an error.
 func openGPUs(cfg Config, log logger) *gpuInventory {
-	inv := &gpuInventory{unhealthy: map[string]string{}}
+	inv := &gpuInventory{unhealthy: map[string]string{}, sharing: cfg.GPUSharing}
 	switch {
 	case cfg.GPUs == GPUOff:
 		return inv
@@ -179,12 +180,13 @@ func (g *gpuInventory) describeNode(n *v4.Node) {
 	}
 	slices.Sort(models)
 	a.Set["gpu.models"] = models
+	if a.Text == nil {
+		a.Text = map[string]string{}
+	}
 	if len(models) == 1 {
-		if a.Text == nil {
-			a.Text = map[string]string{}
-		}
 		a.Text["gpu.model"] = models[0]
 	}
+	a.Text["gpu.sharing"] = g.sharing
 }
 
 func setExtended(r *v4.NodeResources, name string, v float64) {

@@ -149,6 +149,9 @@ func (a *Agent) removeNow(ns, name string) {
 		return
 	}
 	a.reporter.forget(key)
+	if e, ok := a.ckpt.get(key); ok {
+		a.shares.release(e)
+	}
 	if err := a.ckpt.remove(key); err != nil {
 		a.log.Error("cannot write the checkpoint", "err", err)
 	}
@@ -207,7 +210,7 @@ func (a *Agent) stopTasks(ctx context.Context, states []ownedState, grace time.D
 // checkpointPut records a task group the executor now runs.
 func (a *Agent) checkpointPut(tg *v4.TaskGroup) {
 	dir := executor.PodDir(a.cfg.DataDir, tg.Metadata.Namespace, tg.Metadata.Name)
-	if err := a.ckpt.put(tg, dir); err != nil {
+	if err := a.ckpt.put(tg, dir, a.cfg.GPUSharing); err != nil {
 		a.log.Error("cannot write the checkpoint", "err", err)
 	}
 }

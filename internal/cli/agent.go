@@ -39,6 +39,9 @@ type agentFlags struct {
 	cniConfDir   string
 	networkImage string
 	gpus         string
+	gpuSharing   string
+	vcudaDriver  string
+	hamiLib      string
 	dns          agentDNSFlags
 	lb           agentLBFlags
 	guard        agentGuardFlags
@@ -113,6 +116,9 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
 	fl.StringVar(&f.gpus, "gpus", agent.GPUAuto, "report the node's NVIDIA GPUs: auto (the cards NVML finds; none without libnvidia-ml) or off")
+	fl.StringVar(&f.gpuSharing, "gpu-sharing", agent.GPUAuto, "how shares of a card are enforced: auto (mps where nvidia-cuda-mps-control is installed, else none), mps, vcuda, hami or none (docs/gpus.md)")
+	fl.StringVar(&f.vcudaDriver, "vcuda-driver-dir", "", "with --gpu-sharing vcuda: vcuda-controller's driver directory (lib64/ with libcuda-control.so, bin/gpu-client), mounted at /usr/local/nvidia")
+	fl.StringVar(&f.hamiLib, "hami-lib", "", "with --gpu-sharing hami: HAMi-core's libvgpu.so")
 	f.dns.register(cmd)
 	f.lb.register(cmd)
 	f.guard.register(cmd)
@@ -138,19 +144,22 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		return flagVal
 	}
 	cfg := agent.Config{
-		DataDir:      pick("data-dir", f.dataDir, file.DataDir),
-		Listen:       pick("listen", f.listen, file.Listen),
-		Advertise:    pick("advertise", f.advertise, file.Advertise),
-		NodeName:     pick("node-name", f.nodeName, file.NodeName),
-		IP:           pick("ip", f.ip, file.IP),
-		CgroupParent: pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
-		Docker:       pick("docker", f.docker, file.Docker),
-		DockerHost:   pick("docker-host", f.dockerHost, file.DockerHost),
-		CNIBinDir:    pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
-		CNIConfDir:   pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
-		NetworkImage: pick("network-image", f.networkImage, file.NetworkImage),
-		DefaultUser:  pick("default-user", f.guard.defaultUser, file.DefaultUser),
-		GPUs:         pick("gpus", f.gpus, file.GPUs),
+		DataDir:        pick("data-dir", f.dataDir, file.DataDir),
+		Listen:         pick("listen", f.listen, file.Listen),
+		Advertise:      pick("advertise", f.advertise, file.Advertise),
+		NodeName:       pick("node-name", f.nodeName, file.NodeName),
+		IP:             pick("ip", f.ip, file.IP),
+		CgroupParent:   pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
+		Docker:         pick("docker", f.docker, file.Docker),
+		DockerHost:     pick("docker-host", f.dockerHost, file.DockerHost),
+		CNIBinDir:      pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
+		CNIConfDir:     pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
+		NetworkImage:   pick("network-image", f.networkImage, file.NetworkImage),
+		DefaultUser:    pick("default-user", f.guard.defaultUser, file.DefaultUser),
+		GPUs:           pick("gpus", f.gpus, file.GPUs),
+		GPUSharing:     pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
+		VCUDADriverDir: pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
+		HAMiLib:        pick("hami-lib", f.hamiLib, file.HAMiLib),
 	}
 	cfg.AllowPrivileged = f.guard.allowPrivileged
 	if !changed("allow-privileged") && file.AllowPrivileged {

@@ -62,6 +62,11 @@ type Task struct {
 	// put them in its env (docs/gpus.md). The Docker driver also gives the container their
 	// device nodes and the driver's files.
 	GPUs []GPU
+	// GPUDriverDir, when set, is mounted read-only at /usr/local/nvidia in place of the
+	// driver's files (the vcuda sharing mode's driver with its libcuda-control.so).
+	GPUDriverDir string
+	// IPCHost runs a container in the host's IPC namespace (an MPS client's).
+	IPCHost bool
 
 	// Containers only (seed 000 pod semantics, decided by the executor):
 	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
@@ -128,6 +133,12 @@ type PodNetworks interface {
 	// TeardownPod runs CNI DEL and removes the sandbox, also when the sandbox container
 	// was killed or removed behind berth's back.
 	TeardownPod(ctx context.Context, id string) error
+}
+
+// Processes is implemented by drivers that can list the host PIDs of a task's processes
+// (the vcuda sharing mode writes them for the library that enforces a share).
+type Processes interface {
+	PIDs(ctx context.Context, id string) ([]int, error)
 }
 
 // Interactive is implemented by drivers that can attach a terminal to a command in a task

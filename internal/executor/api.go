@@ -50,6 +50,9 @@ type Config struct {
 	// Cards, when set, are the node's GPUs: a task's cards are looked up in it, and on a
 	// node with cards every task's env says which it may use (docs/gpus.md).
 	Cards Cards
+	// ShareCard, when set, enforces a task's share of a card in the node's sharing mode
+	// (docs/gpus.md, "Enforcing shares"): it is called before the task starts.
+	ShareCard func(ctx context.Context, req ShareRequest) (ShareSetup, error)
 
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,42 @@ func (e *Executor) taskGPUs(held []v4.TaskGPU) ([]driver.GPU, error) {
 		out = append(out, driver.GPU{UUID: c.UUID, Index: c.Index, Minor: c.Minor, NUMANode: c.NUMANode, Cores: h.Cores, MemoryMiB: h.MemoryMiB})
 	}
 	return out, nil
+}
+
+// ShareRequest is one task with a share of one card.
+type ShareRequest struct {
+	Namespace, Name string // the task group
+	Task            *driver.Task
+}
+
+// ShareSetup is what a share needs besides its card: env (set over the spec's), mounts,
+// the host's IPC namespace (MPS clients of a container), and the driver directory to
+// mount at /usr/local/nvidia in place of the driver's own files (vcuda's).
+type ShareSetup struct {
+	Env       [][2]string
+	Mounts    []driver.Mount
+	IPCHost   bool
+	DriverDir string
+}
+
+// shareCard enforces the task's share of a card, when it has one and the node enforces
+// shares; it returns the share's env.
+func (p *pod) shareCard(ctx context.Context, t *driver.Task) ([]envVar, error) {
+	if len(t.GPUs) != 1 || t.GPUs[0].Cores >= v4.CoresPerGPU || p.e.cfg.ShareCard == nil {
+		return nil, nil
+	}
+	setup, err := p.e.cfg.ShareCard(ctx, ShareRequest{Namespace: p.ns, Name: p.name, Task: t})
+	if err != nil {
+		return nil, fmt.Errorf("share of GPU %s: %w", t.GPUs[0].UUID, err)
+	}
+	t.Volumes = append(t.Volumes, setup.Mounts...)
+	t.IPCHost = t.IPCHost || setup.IPCHost
+	t.GPUDriverDir = setup.DriverDir
+	env := make([]envVar, len(setup.Env))
+	for i, e := range setup.Env {
+		env[i] = envVar{e[0], e[1]}
+	}
+	return env, nil
 }
 
 // gpusOf returns the cards the task group gives the task.

@@ -1,11 +1,13 @@
 package executor
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // testCards is a node's cards for the executor.
@@ -92,5 +94,35 @@ func TestNoGPUEnvWithoutCards(t *testing.T) {
 	task, _ := h.proc.Task(id("0.plain", "web"))
 	if _, n := gpuEnvValue(task.Env, "CUDA_VISIBLE_DEVICES"); n != 0 {
 		t.Fatalf("CUDA_VISIBLE_DEVICES set on a node without cards: %v", task.Env)
+	}
+}
+
+// TestGPUShareSetup: a share's setup from the node's sharing mode reaches the driver, its
+// env over the spec's; whole cards have no share to set up.
+func TestGPUShareSetup(t *testing.T) {
+	cards := testCards{{UUID: "GPU-a", Index: 0, Minor: 0, NUMANode: 0, MemoryMiB: 40960}, {UUID: "GPU-b", Index: 1, Minor: 1, NUMANode: 0, MemoryMiB: 40960}}
+	var asked []string
+	h := newHarness(t, func(c *Config) {
+		c.Cards = cards
+		c.ShareCard = func(_ context.Context, req ShareRequest) (ShareSetup, error) {
+			asked = append(asked, req.Namespace+"/"+req.Name+" "+req.Task.Name)
+			return ShareSetup{Env: [][2]string{{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "30"}},
+				Mounts: []driver.Mount{{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}}, IPCHost: true}, nil
+		}
+	})
+	tg := containerTG("0.share", "worker", "trainer")
+	tg.Spec.Template.Spec.Containers[0].Env = []v4.EnvVar{{Name: "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", Value: "100"}}
+	tg.Spec.GPUs = []v4.TaskGPU{{Task: "worker", UUID: "GPU-a", Cores: 30, MemoryMiB: 4096}, {Task: "trainer", UUID: "GPU-b", Cores: 100, MemoryMiB: 40960}}
+	h.run(tg)
+	h.rec.waitPhase(t, "0.share", v4.StatusRunning)
+	worker, _ := h.docker.Task(id("0.share", "worker"))
+	if got, n := gpuEnvValue(worker.Env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"); got != "30" || n != 1 {
+		t.Errorf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%q (%d times), want the share's 30 once", got, n)
+	}
+	if !worker.IPCHost || !slices.Contains(worker.Volumes, driver.Mount{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}) {
+		t.Errorf("worker: IPCHost %v, volumes %v", worker.IPCHost, worker.Volumes)
+	}
+	if len(asked) != 1 || asked[0] != testNS+"/0.share worker" {
+		t.Errorf("shares set up: %q, want the worker's only", asked)
 	}
 }

@@ -17,6 +17,9 @@ type prepared struct {
 	tasks []*driver.Task
 	// own is each task's spec and configmap/secret env, before the injected variables.
 	own [][]envVar
+	// share is each task's env of its share of a card (the node's sharing mode), set
+	// after its own so the spec cannot loosen it.
+	share [][]envVar
 	// ports give PORT_<name>.
 	ports []v4.AllocatedPort
 }
@@ -30,7 +33,7 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 	}
 	env = copyVars(append(env, pp.own[i]...))
 	if c := p.e.cfg.Cards; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
-		env = withGPUEnv(env, gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs))
+		env = withGPUEnv(env, append(gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs), pp.share[i]...))
 	}
 	pp.tasks[i].Env = formatEnv(env)
 }
@@ -58,8 +61,13 @@ func (p *pod) prepare(ctx context.Context) (*prepared, error) {
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", tp.name, err)
 		}
+		share, err := p.shareCard(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", tp.name, err)
+		}
 		pp.tasks = append(pp.tasks, t)
 		pp.own = append(pp.own, own)
+		pp.share = append(pp.share, share)
 		pp.setEnv(p, i, p.e.cfg.HostIP)
 	}
 	return pp, nil

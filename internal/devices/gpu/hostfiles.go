@@ -16,8 +16,9 @@ import (
 // ContainerLibDir and ContainerBinDir are where the driver's files are mounted in a
 // container: the paths CUDA images already have in LD_LIBRARY_PATH and PATH.
 const (
-	ContainerLibDir = "/usr/local/nvidia/lib64"
-	ContainerBinDir = "/usr/local/nvidia/bin"
+	ContainerDriverDir = "/usr/local/nvidia"
+	ContainerLibDir    = ContainerDriverDir + "/lib64"
+	ContainerBinDir    = ContainerDriverDir + "/bin"
 )
 
 // controlDevices are the driver's device nodes every CUDA program opens besides its

@@ -1,11 +1,13 @@
 package docker
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/docker/docker/api/types/container"
@@ -34,6 +36,13 @@ func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.
 	for i, g := range t.GPUs {
 		uuids[i] = g.UUID
 	}
+	if t.IPCHost {
+		hc.IpcMode = container.IPCModeHost
+	}
+	if t.GPUDriverDir != "" { // a driver of the sharing mode's, over whatever the toolkit mounts
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: t.GPUDriverDir, Target: gpu.ContainerDriverDir, ReadOnly: true})
+		setLibraryPath(cfg)
+	}
 	if d.gpuToolkit() {
 		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{
 			Driver: "nvidia", DeviceIDs: uuids, Capabilities: [][]string{{"gpu", "compute", "utility"}},
@@ -43,6 +52,9 @@ func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.
 	hf, err := d.gpuHostFiles()
 	if err != nil {
 		return fmt.Errorf("GPUs %s: %w", strings.Join(uuids, ","), err)
+	}
+	if t.GPUDriverDir != "" {
+		hf.Libraries, hf.Binaries = nil, nil
 	}
 	devices := slices.Clone(hf.ControlDevices)
 	for _, g := range t.GPUs {
@@ -59,11 +71,16 @@ func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.
 	for _, f := range hf.Binaries {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: f, Target: path.Join(gpu.ContainerBinDir, filepath.Base(f)), ReadOnly: true})
 	}
+	setLibraryPath(cfg)
+	return nil
+}
+
+// setLibraryPath points the loader at the driver's libraries unless the task's env sets
+// its own path: CUDA images set this very value; an image without it finds the driver so.
+func setLibraryPath(cfg *container.Config) {
 	if !slices.ContainsFunc(cfg.Env, func(e string) bool { return strings.HasPrefix(e, "LD_LIBRARY_PATH=") }) {
-		// CUDA images set this very value; an image without it finds the driver this way.
 		cfg.Env = append(cfg.Env, "LD_LIBRARY_PATH="+gpu.ContainerLibDir)
 	}
-	return nil
 }
 
 // gpuToolkit reports whether the NVIDIA container toolkit's hook is installed (looked up
@@ -111,4 +128,25 @@ func preferredNUMA(gpus []driver.GPU) int {
 		}
 	}
 	return n
+}
+
+// PIDs returns the host PIDs of the container's processes (vcuda's pids.config).
+func (d *Driver) PIDs(ctx context.Context, id string) ([]int, error) {
+	top, err := d.cli.ContainerTop(ctx, id, nil)
+	if err != nil {
+		return nil, d.wrap(err, "processes of %s", id)
+	}
+	col := slices.Index(top.Titles, "PID")
+	if col < 0 {
+		return nil, fmt.Errorf("processes of %s: no PID column in %v", id, top.Titles)
+	}
+	pids := make([]int, 0, len(top.Processes))
+	for _, p := range top.Processes {
+		if col < len(p) {
+			if pid, err := strconv.Atoi(p[col]); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, nil
 }

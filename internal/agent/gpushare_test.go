@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/devices/gpu"
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/executor"
+)
+
+// fakeMPSControl stands in for nvidia-cuda-mps-control (see devices/gpu's test).
+const fakeMPSControl = `#!/bin/sh
+if [ "$1" = "-d" ]; then
+	sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"; exec sleep 60' </dev/null >/dev/null 2>&1 &
+	exit 0
+fi
+read cmd
+[ "$cmd" = quit ] && kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")"
+`
+
+// fakePIDs lists made-up processes of a container.
+type fakePIDs map[string][]int
+
+func (f fakePIDs) PIDs(_ context.Context, id string) ([]int, error) { return f[id], nil }
+
+func shareTask(container bool) *driver.Task {
+	t := &driver.Task{ID: "ml.0.train.worker", RunBaseDir: "/pods/run",
+		GPUs: []driver.GPU{{UUID: "GPU-a", Minor: 0, NUMANode: -1, Cores: 30, MemoryMiB: 4096}}}
+	if container {
+		t.Container = &v4.Container{Image: "cuda"}
+	} else {
+		t.Process = &v4.ProcessTask{ProcName: "worker"}
+	}
+	return t
+}
+
+func envMap(env [][2]string) map[string]string {
+	m := map[string]string{}
+	for _, e := range env {
+		m[e[0]] = e[1]
+	}
+	return m
+}
+
+func TestGPUSharingModes(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, gpu.MPSControl), []byte(fakeMPSControl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(t.TempDir(), "libvgpu.so")
+	os.WriteFile(lib, []byte("lib"), 0o644)
+	vdriver := t.TempDir()
+	ctx := context.Background()
+
+	t.Run("auto without MPS is none; explicit modes need their files", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		for _, c := range []struct {
+			cfg  Config
+			mode string
+			err  string
+		}{
+			{Config{}, GPUSharingNone, ""},
+			{Config{GPUSharing: GPUSharingMPS}, "", "nvidia-cuda-mps-control is not installed"},
+			{Config{GPUSharing: GPUSharingVCUDA}, "", "needs the directory of vcuda-controller's driver"},
+			{Config{GPUSharing: GPUSharingHAMi, HAMiLib: "/nothing"}, "", "needs HAMi-core's libvgpu.so"},
+			{Config{GPUSharing: GPUSharingHAMi, HAMiLib: lib}, GPUSharingHAMi, ""},
+			{Config{GPUSharing: "slices"}, "", `GPU sharing "slices": use auto, mps, vcuda, hami or none`},
+		} {
+			mode, err := sharingMode(c.cfg)
+			if mode != c.mode || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%+v: %q, %v; want %q, %q", c.cfg, mode, err, c.mode, c.err)
+			}
+		}
+	})
+
+	t.Run("mps", func(t *testing.T) {
+		t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+		cfg := Config{DataDir: t.TempDir()}
+		mode, err := sharingMode(cfg)
+		if err != nil || mode != GPUSharingMPS {
+			t.Fatalf("auto with MPS installed: %q %v", mode, err)
+		}
+		cfg.GPUSharing = mode
+		s := newGPUShares(cfg, nil, quiet{})
+		t.Cleanup(func() { s.mps.Stop(context.Background(), "GPU-a") })
+		setup, err := s.share(ctx, executor.ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipe := filepath.Join(cfg.DataDir, "mps", "GPU-a", "pipe")
+		env := envMap(setup.Env)
+		if env["CUDA_MPS_PIPE_DIRECTORY"] != pipe || env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] != "30" || env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"] != "0=4096M" ||
+			!setup.IPCHost || len(setup.Mounts) != 1 || setup.Mounts[0].HostPath != pipe || !s.mps.Running("GPU-a") {
+			t.Fatalf("container share: %+v", setup)
+		}
+		setup, err = s.share(ctx, executor.ShareRequest{Task: shareTask(false)})
+		if err != nil || setup.IPCHost || len(setup.Mounts) != 0 || envMap(setup.Env)["CUDA_MPS_PIPE_DIRECTORY"] != pipe {
+			t.Fatalf("process share: %+v %v", setup, err)
+		}
+	})
+
+	t.Run("hami", func(t *testing.T) {
+		s := newGPUShares(Config{DataDir: t.TempDir(), GPUSharing: GPUSharingHAMi, HAMiLib: lib}, nil, quiet{})
+		setup, err := s.share(ctx, executor.ShareRequest{Task: shareTask(true)})
+		env := envMap(setup.Env)
+		if err != nil || env["LD_PRELOAD"] != "/usr/local/vgpu/libvgpu.so" || env["CUDA_DEVICE_MEMORY_LIMIT_0"] != "4096m" || env["CUDA_DEVICE_SM_LIMIT"] != "30" ||
+			len(setup.Mounts) != 1 || setup.Mounts[0] != (driver.Mount{HostPath: lib, ContainerPath: "/usr/local/vgpu/libvgpu.so", ReadOnly: true}) {
+			t.Fatalf("container share: %+v %v", setup, err)
+		}
+		setup, _ = s.share(ctx, executor.ShareRequest{Task: shareTask(false)})
+		if env := envMap(setup.Env); env["LD_PRELOAD"] != lib || env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] != "/pods/run/cudevshr.cache" {
+			t.Fatalf("process share: %+v", setup)
+		}
+	})
+
+	t.Run("none", func(t *testing.T) {
+		s := newGPUShares(Config{DataDir: t.TempDir(), GPUSharing: GPUSharingNone}, nil, quiet{})
+		if setup, err := s.share(ctx, executor.ShareRequest{Task: shareTask(true)}); err != nil || len(setup.Env)+len(setup.Mounts) != 0 {
+			t.Fatalf("none: %+v %v", setup, err)
+		}
+	})
+
+	t.Run("vcuda", func(t *testing.T) {
+		dir := t.TempDir()
+		cfg := Config{DataDir: dir, GPUSharing: GPUSharingVCUDA, VCUDADriverDir: vdriver}
+		pids := fakePIDs{"ml.0.train.worker": {900, 12}}
+		s := newGPUShares(cfg, map[string]driver.Driver{}, quiet{})
+		s.pids = pids
+		if _, err := s.share(ctx, executor.ShareRequest{Task: shareTask(false)}); err == nil || !strings.Contains(err.Error(), "containers' shares only") {
+			t.Fatalf("process share: %v", err)
+		}
+		setup, err := s.share(ctx, executor.ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := s.shareDir("ml.0.train.worker")
+		if setup.DriverDir != vdriver || len(setup.Mounts) != 1 || setup.Mounts[0] != (driver.Mount{HostPath: share, ContainerPath: "/etc/vcuda", ReadOnly: true}) {
+			t.Fatalf("container share: %+v", setup)
+		}
+		b, _ := os.ReadFile(filepath.Join(share, "vcuda.config"))
+		if len(b) != gpu.VCUDAConfigSize || binary.LittleEndian.Uint64(b[8208:]) != 4096<<20 || binary.LittleEndian.Uint32(b[8216:]) != 30 ||
+			!strings.HasPrefix(string(b[4096:]), "ml.0.train.worker\x00") {
+			t.Fatalf("vcuda.config: %d bytes", len(b))
+		}
+		register(t, filepath.Join(share, "vcuda.sock"))
+		if p, _ := os.ReadFile(filepath.Join(share, "pids.config")); len(p) != 8 || binary.LittleEndian.Uint32(p) != 12 || binary.LittleEndian.Uint32(p[4:]) != 900 {
+			t.Fatalf("pids.config % x", p)
+		}
+		// The agent restarts: the shares it recorded are served again.
+		s.close()
+		ckpt, _ := loadCheckpoint(filepath.Join(dir, "checkpoint.json"), testNode)
+		tg := processTG("0.train")
+		tg.Metadata.Namespace = "ml"
+		tg.Spec.GPUs = []v4.TaskGPU{{Task: "worker", UUID: "GPU-a", Cores: 30, MemoryMiB: 4096}}
+		if err := ckpt.put(tg, "/pods/x", GPUSharingVCUDA); err != nil {
+			t.Fatal(err)
+		}
+		again := newGPUShares(cfg, nil, quiet{})
+		again.pids = pids
+		again.resume(ckpt)
+		pids["ml.0.train.worker"] = []int{7}
+		register(t, filepath.Join(share, "vcuda.sock"))
+		if p, _ := os.ReadFile(filepath.Join(share, "pids.config")); len(p) != 4 || binary.LittleEndian.Uint32(p) != 7 {
+			t.Fatalf("pids.config after a restart % x", p)
+		}
+		e, _ := ckpt.get("ml/0.train")
+		again.release(e)
+		if _, err := os.Stat(share); !os.IsNotExist(err) || len(again.servers) != 0 {
+			t.Fatalf("released share: %v, %d servers", err, len(again.servers))
+		}
+	})
+}
+
+// register calls RegisterVDevice as gpu-client does.
+func register(t *testing.T, socket string) {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(vcudaTestCodec{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := conn.Invoke(ctx, "/vcuda.VCUDAService/RegisterVDevice", &gpu.VDeviceRequest{ContainerName: "worker"}, &struct{}{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vcudaTestCodec sends an empty request (the server reads no field the agent uses) and
+// takes the empty answer.
+type vcudaTestCodec struct{}
+
+func (vcudaTestCodec) Name() string                    { return "proto" }
+func (vcudaTestCodec) Marshal(any) ([]byte, error)     { return nil, nil }
+func (vcudaTestCodec) Unmarshal(_ []byte, _ any) error { return nil }
+
+// quiet is a logger that drops everything.
+type quiet struct{}
+
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
