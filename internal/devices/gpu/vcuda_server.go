@@ -89,7 +89,9 @@ type vcudaRegistrar interface {
 
 type registerFunc func(ctx context.Context, req *VDeviceRequest) error
 
-func (f registerFunc) RegisterVDevice(ctx context.Context, req *VDeviceRequest) error { return f(ctx, req) }
+func (f registerFunc) RegisterVDevice(ctx context.Context, req *VDeviceRequest) error {
+	return f(ctx, req)
+}
 
 var vcudaServiceDesc = grpc.ServiceDesc{
 	ServiceName: "vcuda.VCUDAService",
