@@ -24,6 +24,7 @@ require (
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12 // gpu-manager's VCUDAService messages, read with protowire (internal/devices/gpu)
 	gopkg.in/yaml.v3 v3.0.1
+	k8s.io/kubelet v0.37.2 // the device-plugin API (v1beta1) Kubernetes' device plugins register with (internal/devices/plugin)
 )
 
 require (
@@ -92,6 +93,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
-	k8s.io/utils v0.0.0-20260108192941-914a6e750570 // indirect
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
