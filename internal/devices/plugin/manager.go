@@ -70,7 +70,9 @@ func NewManager(dir string, reserved func(string) bool, changed func(), log *slo
 }
 
 // Socket is the Registration socket's path.
-func (m *Manager) Socket() string { return filepath.Join(m.dir, filepath.Base(pluginapi.KubeletSocket)) }
+func (m *Manager) Socket() string {
+	return filepath.Join(m.dir, filepath.Base(pluginapi.KubeletSocket))
+}
 
 // Run serves the Registration API until ctx ends, then closes every plugin's connection.
 func (m *Manager) Run(ctx context.Context) error {
