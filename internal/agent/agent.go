@@ -19,6 +19,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
 	"github.com/berthhq/berth/internal/netsvc"
@@ -52,6 +53,10 @@ type Agent struct {
 	guard      guard     // what the node's operator allows workloads (guard.go)
 	gpus       *gpuInventory
 	shares     *gpuShares
+	plugins    *plugin.Manager // nil without Config.DevicePluginDir
+	// nodeChanges asks for the node to be registered again (its cards or its device
+	// plugins' resources changed); reregisterLoop serves it.
+	nodeChanges chan struct{}
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -77,7 +82,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent config: --host-volumes: %w", err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
-		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes}, ready: make(chan struct{})}
+		nodeChanges: make(chan struct{}, 1),
+		guard:       guard{privileged: cfg.AllowPrivileged, volumes: volumes}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
 		if err != nil {
@@ -147,6 +153,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.shares = newGPUShares(a.cfg, a.drivers, a.log)
 	a.shares.resume(a.ckpt)
 	defer a.shares.close()
+	a.openPlugins()
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("agent: listen on %s: %w", a.cfg.Listen, err)
@@ -172,7 +179,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share,
+		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share, PluginDevices: a.pluginDevices,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
@@ -192,6 +199,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.connect(ctx) })
 	loops.Go(func() { a.runProxy(ctx) })
 	loops.Go(func() { a.gpuLoop(ctx) })
+	loops.Go(func() { a.runPlugins(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })
 		loops.Go(func() { a.sendNodeEvents(ctx) })
@@ -228,6 +236,7 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.heartbeatLoop(ctx) })
 	wg.Go(func() { a.reportLoop(ctx) })
 	wg.Go(func() { a.followCatalog(ctx) })
+	wg.Go(func() { a.reregisterLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()
 }

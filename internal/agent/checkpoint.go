@@ -45,6 +45,8 @@ type checkpointEntry struct {
 	// in: a restarted agent serves their vcuda sockets again, and removes their files.
 	GPUs       []v4.TaskGPU `json:"gpus,omitempty"`
 	GPUSharing string       `json:"gpuSharing,omitempty"`
+	// Devices are the device plugins' devices its tasks hold: task ID -> resource -> IDs.
+	Devices map[string]map[string][]string `json:"devices,omitempty"`
 }
 
 // checkpoint is the file and its content in memory. Its methods are safe for concurrent use.
@@ -93,6 +95,21 @@ func (c *checkpoint) put(tg *v4.TaskGroup, podDir, sharing string) error {
 	if len(tg.Spec.GPUs) > 0 {
 		c.data.TaskGroups[key].GPUSharing = sharing
 	}
+	return c.saveLocked()
+}
+
+// setDevices records the device plugins' devices a task of the task group holds.
+func (c *checkpoint) setDevices(key, task string, held map[string][]string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.data.TaskGroups[key]
+	if e == nil {
+		return nil
+	}
+	if e.Devices == nil {
+		e.Devices = map[string]map[string][]string{}
+	}
+	e.Devices[task] = held
 	return c.saveLocked()
 }
 

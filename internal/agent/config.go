@@ -118,6 +118,10 @@ type Config struct {
 	GPUSharing     string
 	VCUDADriverDir string
 	HAMiLib        string
+	// DevicePluginDir, when set, is where the agent serves kubelet's device-plugin
+	// Registration API (kubelet.sock) and finds the plugins' sockets: Kubernetes' device
+	// plugins (/var/lib/kubelet/device-plugins by default) register their resources here.
+	DevicePluginDir string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver

@@ -227,7 +227,7 @@ func (a *Agent) gpuLoop(ctx context.Context) {
 	if a.gpus.src == nil {
 		return
 	}
-	changed := make(chan struct{}, 1)
+	changed := make(chan struct{}, 1) // a burst of events is one change
 	notify := func() {
 		select {
 		case changed <- struct{}{}:
@@ -270,6 +270,27 @@ func (a *Agent) gpuLoop(ctx context.Context) {
 		case <-changed:
 		}
 		a.log.Info("the node's GPUs changed; registering the node again")
+		a.nodeChanged()
+	}
+}
+
+// nodeChanged asks reregisterLoop to register the node again.
+func (a *Agent) nodeChanged() {
+	select {
+	case a.nodeChanges <- struct{}{}:
+	default: // one is pending: it reads the node as it is then
+	}
+}
+
+// reregisterLoop registers the node again after its cards or device plugins changed,
+// and marks the task groups whose cards did.
+func (a *Agent) reregisterLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.nodeChanges:
+		}
 		if !a.register(ctx) {
 			return
 		}

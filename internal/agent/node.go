@@ -33,6 +33,7 @@ func (a *Agent) nodeObject() *v4.Node {
 	if a.gpus != nil {
 		a.gpus.describeNode(n)
 	}
+	a.describePlugins(n)
 	return n
 }
 

@@ -151,6 +151,7 @@ func (a *Agent) removeNow(ns, name string) {
 	a.reporter.forget(key)
 	if e, ok := a.ckpt.get(key); ok {
 		a.shares.release(e)
+		a.releaseDevices(e)
 	}
 	if err := a.ckpt.remove(key); err != nil {
 		a.log.Error("cannot write the checkpoint", "err", err)

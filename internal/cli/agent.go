@@ -17,36 +17,37 @@ import (
 
 // agentFlags are the flags of `berth agent`.
 type agentFlags struct {
-	servers      []string
-	token        string
-	tokenFile    string
-	dataDir      string
-	listen       string
-	advertise    string
-	nodeName     string
-	ip           string
-	labels       []string
-	attrText     []string
-	attrScalar   []string
-	attrSet      []string
-	portRanges   []string
-	heartbeat    time.Duration
-	report       time.Duration
-	cgroupParent string
-	docker       string
-	dockerHost   string
-	cniBinDir    string
-	cniConfDir   string
-	networkImage string
-	gpus         string
-	gpuSharing   string
-	vcudaDriver  string
-	hamiLib      string
-	dns          agentDNSFlags
-	lb           agentLBFlags
-	guard        agentGuardFlags
-	config       string
-	logLevel     string
+	servers         []string
+	token           string
+	tokenFile       string
+	dataDir         string
+	listen          string
+	advertise       string
+	nodeName        string
+	ip              string
+	labels          []string
+	attrText        []string
+	attrScalar      []string
+	attrSet         []string
+	portRanges      []string
+	heartbeat       time.Duration
+	report          time.Duration
+	cgroupParent    string
+	docker          string
+	dockerHost      string
+	cniBinDir       string
+	cniConfDir      string
+	networkImage    string
+	gpus            string
+	gpuSharing      string
+	vcudaDriver     string
+	hamiLib         string
+	devicePluginDir string
+	dns             agentDNSFlags
+	lb              agentLBFlags
+	guard           agentGuardFlags
+	config          string
+	logLevel        string
 }
 
 const defaultAgentDataDir = "/var/lib/berth/agent"
@@ -119,6 +120,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.gpuSharing, "gpu-sharing", agent.GPUAuto, "how shares of a card are enforced: auto (mps where nvidia-cuda-mps-control is installed, else none), mps, vcuda, hami or none (docs/gpus.md)")
 	fl.StringVar(&f.vcudaDriver, "vcuda-driver-dir", "", "with --gpu-sharing vcuda: vcuda-controller's driver directory (lib64/ with libcuda-control.so, bin/gpu-client), mounted at /usr/local/nvidia")
 	fl.StringVar(&f.hamiLib, "hami-lib", "", "with --gpu-sharing hami: HAMi-core's libvgpu.so")
+	fl.StringVar(&f.devicePluginDir, "device-plugin-dir", "", "serve Kubernetes device plugins' registrations in this directory (kubelet.sock; theirs is /var/lib/kubelet/device-plugins); none when empty")
 	f.dns.register(cmd)
 	f.lb.register(cmd)
 	f.guard.register(cmd)
@@ -144,22 +146,23 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		return flagVal
 	}
 	cfg := agent.Config{
-		DataDir:        pick("data-dir", f.dataDir, file.DataDir),
-		Listen:         pick("listen", f.listen, file.Listen),
-		Advertise:      pick("advertise", f.advertise, file.Advertise),
-		NodeName:       pick("node-name", f.nodeName, file.NodeName),
-		IP:             pick("ip", f.ip, file.IP),
-		CgroupParent:   pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
-		Docker:         pick("docker", f.docker, file.Docker),
-		DockerHost:     pick("docker-host", f.dockerHost, file.DockerHost),
-		CNIBinDir:      pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
-		CNIConfDir:     pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
-		NetworkImage:   pick("network-image", f.networkImage, file.NetworkImage),
-		DefaultUser:    pick("default-user", f.guard.defaultUser, file.DefaultUser),
-		GPUs:           pick("gpus", f.gpus, file.GPUs),
-		GPUSharing:     pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
-		VCUDADriverDir: pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
-		HAMiLib:        pick("hami-lib", f.hamiLib, file.HAMiLib),
+		DataDir:         pick("data-dir", f.dataDir, file.DataDir),
+		Listen:          pick("listen", f.listen, file.Listen),
+		Advertise:       pick("advertise", f.advertise, file.Advertise),
+		NodeName:        pick("node-name", f.nodeName, file.NodeName),
+		IP:              pick("ip", f.ip, file.IP),
+		CgroupParent:    pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
+		Docker:          pick("docker", f.docker, file.Docker),
+		DockerHost:      pick("docker-host", f.dockerHost, file.DockerHost),
+		CNIBinDir:       pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
+		CNIConfDir:      pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
+		NetworkImage:    pick("network-image", f.networkImage, file.NetworkImage),
+		DefaultUser:     pick("default-user", f.guard.defaultUser, file.DefaultUser),
+		GPUs:            pick("gpus", f.gpus, file.GPUs),
+		GPUSharing:      pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
+		VCUDADriverDir:  pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
+		HAMiLib:         pick("hami-lib", f.hamiLib, file.HAMiLib),
+		DevicePluginDir: pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
 	}
 	cfg.AllowPrivileged = f.guard.allowPrivileged
 	if !changed("allow-privileged") && file.AllowPrivileged {

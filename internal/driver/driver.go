@@ -67,6 +67,10 @@ type Task struct {
 	GPUDriverDir string
 	// IPCHost runs a container in the host's IPC namespace (an MPS client's).
 	IPCHost bool
+	// Devices are device nodes given to a container (a device plugin's Allocate);
+	// CDIDevices are CDI device names, resolved by Docker's CDI support.
+	Devices    []Device
+	CDIDevices []string
 
 	// Containers only (seed 000 pod semantics, decided by the executor):
 	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
@@ -87,6 +91,13 @@ type Task struct {
 	// DNS, when set, is the container's resolver (the node's cluster DNS server); the
 	// spec's own dns parameters win over it.
 	DNS *DNS
+}
+
+// Device is a host device node given to a container.
+type Device struct {
+	HostPath, ContainerPath string
+	// Permissions are the cgroup's: "rw", "rwm", ... ("rwm" when empty).
+	Permissions string
 }
 
 // GPU is one card given to a task, as the node knows it.

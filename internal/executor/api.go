@@ -53,6 +53,9 @@ type Config struct {
 	// ShareCard, when set, enforces a task's share of a card in the node's sharing mode
 	// (docs/gpus.md, "Enforcing shares"): it is called before the task starts.
 	ShareCard func(ctx context.Context, req ShareRequest) (ShareSetup, error)
+	// PluginDevices, when set, gives a task the devices of the device-plugin resources
+	// it asks for (extended resources other than GPUs): called before the task starts.
+	PluginDevices func(ctx context.Context, req DeviceRequest) (DeviceSetup, error)
 
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.

@@ -17,8 +17,8 @@ type prepared struct {
 	tasks []*driver.Task
 	// own is each task's spec and configmap/secret env, before the injected variables.
 	own [][]envVar
-	// share is each task's env of its share of a card (the node's sharing mode), set
-	// after its own so the spec cannot loosen it.
+	// share is each task's env from its device plugins and its share of a card (the
+	// node's sharing mode), set after its own so the spec cannot loosen it.
 	share [][]envVar
 	// ports give PORT_<name>.
 	ports []v4.AllocatedPort
@@ -65,6 +65,11 @@ func (p *pod) prepare(ctx context.Context) (*prepared, error) {
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", tp.name, err)
 		}
+		devEnv, err := p.pluginDevices(ctx, t, tp.resources)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", tp.name, err)
+		}
+		share = append(devEnv, share...)
 		pp.tasks = append(pp.tasks, t)
 		pp.own = append(pp.own, own)
 		pp.share = append(pp.share, share)

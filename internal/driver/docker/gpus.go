@@ -150,3 +150,18 @@ func (d *Driver) PIDs(ctx context.Context, id string) ([]int, error) {
 	}
 	return pids, nil
 }
+
+// applyDevices gives the container the device nodes and CDI devices of its device
+// plugins' allocations.
+func applyDevices(t *driver.Task, hc *container.HostConfig) {
+	for _, dv := range t.Devices {
+		perms := dv.Permissions
+		if perms == "" {
+			perms = "rwm"
+		}
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: dv.HostPath, PathInContainer: dv.ContainerPath, CgroupPermissions: perms})
+	}
+	if len(t.CDIDevices) > 0 {
+		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{Driver: "cdi", DeviceIDs: t.CDIDevices})
+	}
+}

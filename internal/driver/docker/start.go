@@ -124,6 +124,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	if err := d.applyGPUs(t, cfg, hc); err != nil {
 		return containerSpec{}, err
 	}
+	applyDevices(t, hc)
 	labels := map[string]string{}
 	maps.Copy(labels, cfg.Labels)
 	maps.Copy(labels, t.Labels)
