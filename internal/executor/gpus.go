@@ -110,8 +110,9 @@ func gpuEnv(container bool, gpus []driver.GPU) []envVar {
 	return append(env, envVar{"CUDA_VISIBLE_DEVICES", visible})
 }
 
-// withGPUEnv replaces the spec's own values of the GPU variables with berth's: a
-// duplicate name would leave the choice to the C library (getenv takes the first).
+// withGPUEnv replaces the spec's own values of the variables of the task's cards and
+// devices with berth's: a duplicate name would leave the choice to the C library (getenv
+// takes the first).
 func withGPUEnv(env, gpu []envVar) []envVar {
 	out := env[:0:0]
 	for _, v := range env {

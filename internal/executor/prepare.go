@@ -32,10 +32,11 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 		env = append(env, envVar{"BERTH_DNS", d.Addr}, envVar{"BCS_DNS", d.Addr})
 	}
 	env = copyVars(append(env, pp.own[i]...))
+	devices := pp.share[i]
 	if c := p.e.cfg.Cards; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
-		env = withGPUEnv(env, append(gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs), pp.share[i]...))
+		devices = append(gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs), devices...)
 	}
-	pp.tasks[i].Env = formatEnv(env)
+	pp.tasks[i].Env = formatEnv(withGPUEnv(env, devices))
 }
 
 // prepare creates the pod's directories and builds every driver.Task: env, files, limits,

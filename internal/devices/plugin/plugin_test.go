@@ -7,98 +7,15 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/berthhq/berth/internal/devices/plugin/plugintest"
 )
-
-// TestPlugin is a device plugin written for the tests: it lists the devices sent on
-// updates, prefers the devices in preferred, and answers Allocate with a device node,
-// a mount and an env per device.
-type TestPlugin struct {
-	pluginapi.UnimplementedDevicePluginServer
-	Updates   chan []*pluginapi.Device
-	Preferred []string
-	DevDir    string
-	prestarts atomic.Int32
-}
-
-func (p *TestPlugin) GetDevicePluginOptions(context.Context, *pluginapi.Empty) (*pluginapi.DevicePluginOptions, error) {
-	return &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: true, PreStartRequired: true}, nil
-}
-
-func (p *TestPlugin) ListAndWatch(_ *pluginapi.Empty, s grpc.ServerStreamingServer[pluginapi.ListAndWatchResponse]) error {
-	for {
-		select {
-		case <-s.Context().Done():
-			return nil
-		case devs, ok := <-p.Updates:
-			if !ok {
-				return nil
-			}
-			if err := s.Send(&pluginapi.ListAndWatchResponse{Devices: devs}); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-func (p *TestPlugin) GetPreferredAllocation(_ context.Context, r *pluginapi.PreferredAllocationRequest) (*pluginapi.PreferredAllocationResponse, error) {
-	return &pluginapi.PreferredAllocationResponse{ContainerResponses: []*pluginapi.ContainerPreferredAllocationResponse{{DeviceIDs: p.Preferred}}}, nil
-}
-
-func (p *TestPlugin) Allocate(_ context.Context, r *pluginapi.AllocateRequest) (*pluginapi.AllocateResponse, error) {
-	ids := r.ContainerRequests[0].DevicesIds
-	c := &pluginapi.ContainerAllocateResponse{Envs: map[string]string{"TEST_DEVICES": strings.Join(ids, ",")}}
-	for _, id := range ids {
-		c.Devices = append(c.Devices, &pluginapi.DeviceSpec{HostPath: filepath.Join(p.DevDir, id), ContainerPath: "/dev/" + id, Permissions: "rw"})
-	}
-	c.Mounts = []*pluginapi.Mount{{HostPath: p.DevDir, ContainerPath: "/test-devices", ReadOnly: true}}
-	return &pluginapi.AllocateResponse{ContainerResponses: []*pluginapi.ContainerAllocateResponse{c}}, nil
-}
-
-func (p *TestPlugin) PreStartContainer(context.Context, *pluginapi.PreStartContainerRequest) (*pluginapi.PreStartContainerResponse, error) {
-	p.prestarts.Add(1)
-	return &pluginapi.PreStartContainerResponse{}, nil
-}
-
-// ServeAndRegister serves the plugin on dir/endpoint and registers it for resource with
-// the Registration socket in dir, as a device plugin does. It returns a stop function.
-func ServeAndRegister(t *testing.T, p *TestPlugin, dir, endpoint, resource string) (stop func()) {
-	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(dir, endpoint))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	pluginapi.RegisterDevicePluginServer(srv, p)
-	go srv.Serve(ln)
-	if err := Register(dir, endpoint, resource); err != nil {
-		srv.Stop()
-		t.Fatal(err)
-	}
-	return srv.Stop
-}
-
-// Register calls Registration.Register on dir's kubelet.sock.
-func Register(dir, endpoint, resource string) error {
-	conn, err := grpc.NewClient("unix://"+filepath.Join(dir, "kubelet.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err = pluginapi.NewRegistrationClient(conn).Register(ctx, &pluginapi.RegisterRequest{
-		Version: pluginapi.Version, Endpoint: endpoint, ResourceName: resource,
-		Options: &pluginapi.DevicePluginOptions{GetPreferredAllocationAvailable: true, PreStartRequired: true},
-	})
-	return err
-}
 
 func startManager(t *testing.T) (*Manager, string, chan struct{}) {
 	t.Helper()
@@ -146,9 +63,9 @@ func waitResources(t *testing.T, m *Manager, resource string, capacity, allocata
 
 func TestRegisterListAllocate(t *testing.T) {
 	m, dir, _ := startManager(t)
-	p := &TestPlugin{Updates: make(chan []*pluginapi.Device, 4), Preferred: []string{"d2", "d0"}, DevDir: "/devs"}
+	p := &plugintest.TestPlugin{Updates: make(chan []*pluginapi.Device, 4), Preferred: []string{"d2", "d0"}, DevDir: "/devs"}
 	p.Updates <- []*pluginapi.Device{{ID: "d0", Health: pluginapi.Healthy}, {ID: "d1", Health: pluginapi.Unhealthy}, {ID: "d2", Health: pluginapi.Healthy}, {ID: "d3", Health: pluginapi.Healthy}}
-	stop := ServeAndRegister(t, p, dir, "test.sock", "example.com/dev")
+	stop := plugintest.ServeAndRegister(t, p, dir, "test.sock", "example.com/dev")
 	defer stop()
 	waitResources(t, m, "example.com/dev", 4, 3)
 
@@ -157,7 +74,7 @@ func TestRegisterListAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Join(a.DeviceIDs, ",") != "d0,d2" || a.Env["TEST_DEVICES"] != "d0,d2" || len(a.Devices) != 2 ||
-		a.Devices[1] != (DeviceSpec{HostPath: "/devs/d2", ContainerPath: "/dev/d2", Permissions: "rw"}) || len(a.Mounts) != 1 || p.prestarts.Load() != 1 {
+		a.Devices[1] != (DeviceSpec{HostPath: "/devs/d2", ContainerPath: "/dev/d2", Permissions: "rw"}) || len(a.Mounts) != 1 || p.Prestarts.Load() != 1 {
 		t.Fatalf("allocation %+v (the plugin preferred d2 and d0)", a)
 	}
 	// The same task again (a restart) keeps its devices.
@@ -203,7 +120,7 @@ func TestRegisterRefusals(t *testing.T) {
 		{"x.sock", "no-domain", "must be vendor-domain/type"},
 		{"../x.sock", "example.com/dev", "must be a socket name"},
 	} {
-		if err := Register(dir, c.endpoint, c.resource); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := plugintest.Register(dir, c.endpoint, c.resource); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.endpoint, c.resource, err, c.want)
 		}
 	}
