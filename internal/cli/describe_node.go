@@ -34,6 +34,7 @@ func (d *describer) node(n *v4.Node) {
 	}
 	d.kv("Port Ranges", "%s", orNone(strings.Join(ranges, ", ")))
 	d.nodeAttributes(&n.Spec.Attributes)
+	d.nodeGPUs(n.Spec.GPUs)
 	if len(n.Spec.Taints) == 0 {
 		d.kv("Taints", "%s", none)
 	}
@@ -60,6 +61,41 @@ func (d *describer) nodeAttributes(a *v4.NodeAttributes) {
 		}
 		for _, k := range slices.Sorted(maps.Keys(a.Set)) {
 			d.kv(k, "%s (set)", strings.Join(a.Set[k], ","))
+		}
+	})
+}
+
+// nodeGPUs writes one line per card: index, model, memory, NUMA node, MIG, health, and
+// its links to the other cards by index.
+func (d *describer) nodeGPUs(gpus []v4.NodeGPU) {
+	if len(gpus) == 0 {
+		return
+	}
+	index := map[string]int{}
+	for _, g := range gpus {
+		index[g.UUID] = g.Index
+	}
+	d.section("GPUs", func() {
+		for _, g := range gpus {
+			parts := []string{fmt.Sprintf("%d  %s  %s  %s", g.Index, g.UUID, orNone(g.Model), mib(g.MemoryMiB))}
+			if g.NUMANode >= 0 {
+				parts = append(parts, fmt.Sprintf("NUMA %d", g.NUMANode))
+			}
+			if g.MIG {
+				parts = append(parts, "MIG")
+			}
+			if g.Unhealthy != "" {
+				parts = append(parts, "UNHEALTHY: "+g.Unhealthy)
+			}
+			var links []string
+			for _, l := range g.Links {
+				links = append(links, fmt.Sprintf("%d:%s", index[l.UUID], l.Level))
+			}
+			slices.Sort(links)
+			if len(links) > 0 {
+				parts = append(parts, "links "+strings.Join(links, " "))
+			}
+			d.line(strings.Join(parts, ", "))
 		}
 	})
 }

@@ -46,6 +46,12 @@ func (d *describer) taskGroups(tgs []*v4.TaskGroup) {
 			for _, t := range tg.Status.Tasks {
 				d.line("   " + taskLine(t))
 			}
+			if len(tg.Spec.GPUs) > 0 {
+				d.line("   GPUs " + planGPUs(tg.Spec.GPUs))
+			}
+			if tg.Status.GPUProblem != "" {
+				d.line("   GPU problem: " + tg.Status.GPUProblem)
+			}
 			if r := tg.Status.Remote; r != nil {
 				state := "passing"
 				if !r.Healthy {

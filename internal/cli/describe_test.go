@@ -110,7 +110,9 @@ func TestDescribeDaemonset(t *testing.T) {
 		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"1.logs.ns-a.berth.2","namespace":"ns-a"},
 		 "spec":{"owner":{"kind":"daemonset","name":"logs"},"index":1,"node":"node-2","template":{"spec":{}}},"status":{"phase":"Failed"}},
 		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"0.logs.ns-a.berth.1","namespace":"ns-a"},
-		 "spec":{"owner":{"kind":"daemonset","name":"logs"},"index":0,"node":"node-1","template":{"spec":{}}},"status":{"phase":"Running"}},
+		 "spec":{"owner":{"kind":"daemonset","name":"logs"},"index":0,"node":"node-1","template":{"spec":{}},
+		   "gpus":[{"task":"shipper","uuid":"GPU-a","index":3,"cores":30,"memoryMiB":4096}]},
+		 "status":{"phase":"Running","gpuProblem":"GPU 3 (GPU-a) is unhealthy: XID 79"}},
 		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"0.other.ns-a.berth.1","namespace":"ns-a"},
 		 "spec":{"owner":{"kind":"process","name":"logs"},"index":0,"node":"node-1","template":{"spec":{}}},"status":{"phase":"Running"}}]}`)
 	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[
@@ -123,7 +125,7 @@ func TestDescribeDaemonset(t *testing.T) {
 		"Status:           Abnormal (1/2 nodes running)\n",
 		"Nodes:            2 desired, 2 current, 1 running, 2 up to date\n",
 		"Message:          node node-2 is disabled\n",
-		"Task Groups:\n  0  0.logs.ns-a.berth.1  Running on node-1\n",
+		"Task Groups:\n  0  0.logs.ns-a.berth.1  Running on node-1\n     GPUs shipper:gpu3(30%,4GiB)\n     GPU problem: GPU 3 (GPU-a) is unhealthy: XID 79\n",
 		"  1  1.logs.ns-a.berth.2  Failed on node-2\n",
 		"Scheduled   node node-1: placed 0.logs.ns-a.berth.1\n",
 	} {

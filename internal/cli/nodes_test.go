@@ -12,7 +12,9 @@ const nodeN1 = `{"apiVersion":"v4","kind":"node","metadata":{"name":"node-1","la
 	"allocatable":{"cpu":7.5,"memoryMB":15000,"diskMB":512,"extended":{"nvidia.com/gpu":2}},
 	"portRanges":[{"begin":31000,"end":32000}],
 	"attributes":{"text":{"rack":"r1"},"set":{"zone":["a","b"]}},
-	"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"},{"key":"gpu","value":"yes","effect":"NoSchedule"}]},
+	"taints":[{"key":"dedicated","value":"db","effect":"NoSchedule"},{"key":"gpu","value":"yes","effect":"NoSchedule"}],
+	"gpus":[{"uuid":"GPU-a","index":0,"minor":0,"model":"A100","memoryMiB":40960,"numaNode":0,"links":[{"uuid":"GPU-b","level":"nvlink"}]},
+		{"uuid":"GPU-b","index":1,"minor":1,"model":"A100","memoryMiB":40960,"numaNode":-1,"mig":true,"unhealthy":"XID 79","links":[{"uuid":"GPU-a","level":"nvlink"}]}]},
 	"status":{"phase":"Ready","lastHeartbeat":"2026-11-22T11:59:55Z","agentVersion":"v0.1.0"}}`
 
 const nodeN2 = `{"apiVersion":"v4","kind":"node","metadata":{"name":"node-2","resourceVersion":"13","creationTimestamp":"2026-11-20T12:00:00Z"},
@@ -72,6 +74,7 @@ func TestGetAndDescribeNode(t *testing.T) {
 		"Port Ranges:      31000-32000\n",
 		"Attributes:\n  rack:           r1 (text)\n  zone:           a,b (set)\n",
 		"Taints:           dedicated=db:NoSchedule\n                  gpu=yes:NoSchedule\n",
+		"GPUs:\n  0  GPU-a  A100  40GiB, NUMA 0, links 1:nvlink\n  1  GPU-b  A100  40GiB, MIG, UNHEALTHY: XID 79, links 0:nvlink\n",
 		"Registered   node node-1 registered\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
