@@ -98,3 +98,21 @@ func TestPlanErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanShowsCards(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("POST /v1/plan", 200, `{"results":[{"kind":"process","namespace":"ns-a","name":"web","existing":[],
+		"placements":[{"index":0,"node":"gpu-1","ports":[],"gpus":[{"task":"train","uuid":"GPU-a","index":2,"cores":100,"memoryMiB":40960},
+			{"task":"train","uuid":"GPU-b","index":3,"cores":100,"memoryMiB":40960},{"task":"infer","uuid":"GPU-c","index":5,"cores":30,"memoryMiB":768}]},
+			{"index":1,"node":"node-1","ports":[]}],"unplaced":[]}],"skipped":[]}`)
+	r := runCLI(t, url, planSpec, "plan", "-f", "-")
+	want := dedent(`
+		process ns-a/web: 2 instances to place
+		INDEX   NODE     PORTS    GPUS
+		0       gpu-1    <none>   train:gpu2 train:gpu3 infer:gpu5(30%,768MiB)
+		1       node-1   <none>   <none>
+		`)
+	if r.err != nil || r.stdout != want {
+		t.Errorf("stdout =\n%s\nwant\n%s(%v)", r.stdout, want, r.err)
+	}
+}
