@@ -134,6 +134,8 @@ func FuzzDecodeNode(f *testing.F) {
 	f.Add([]byte(`{"kind":"node","metadata":{"name":"n1","labels":{"a":"b"}},"spec":{"ip":"10.0.0.1","capacity":{"cpu":4,"memoryMB":8192,"diskMB":1000,"extended":{"gpu":2}},
 		"portRanges":[{"begin":31000,"end":32000}],"attributes":{"text":{"rack":"r1"},"scalar":{"cpus":8},"set":{"zone":["a","b"]}},"taints":[{"key":"k","value":"v","effect":"NoSchedule"}]},"status":{"phase":"Ready"}}`))
 	f.Add([]byte(`{"metadata":{"name":"n1"},"spec":{"cpus":4}}`))
+	f.Add([]byte(`{"metadata":{"name":"g1"},"spec":{"gpus":[{"uuid":"GPU-a","index":0,"minor":0,"model":"A100","memoryMiB":40960,"numaNode":0,
+		"links":[{"uuid":"GPU-b","level":"nvlink"}]},{"uuid":"GPU-b","index":1,"minor":1,"memoryMiB":40960,"numaNode":-1,"mig":true,"unhealthy":"XID 79"}]}}`))
 	f.Add([]byte(`[1]`))
 	f.Add([]byte(`{"metadata":{"name":"n1","name":"n2"},"spec":{"ip":"10.0.0.1"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
