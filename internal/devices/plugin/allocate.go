@@ -42,24 +42,15 @@ type DeviceSpec struct {
 func (m *Manager) Allocate(ctx context.Context, task, resource string, n int) (Allocation, error) {
 	m.mu.Lock()
 	p := m.plugins[resource]
+	held := m.heldLocked(task, resource)
+	m.mu.Unlock()
 	if p == nil {
-		m.mu.Unlock()
 		return Allocation{}, fmt.Errorf("no device plugin serves %s on this node", resource)
 	}
-	held := m.heldLocked(task, resource)
-	var free []string
-	for id, health := range p.devices {
-		if health == pluginapi.Healthy && m.allocated[resource][id] == "" {
-			free = append(free, id)
-		}
-	}
-	m.mu.Unlock()
-	sort.Strings(free)
 	ids := held
 	if len(held) != n {
 		m.Release(task, resource)
-		free = append(free, held...)
-		sort.Strings(free)
+		free := m.freeDevices(p)
 		if len(free) < n {
 			return Allocation{}, fmt.Errorf("%s: %d devices asked, %d free and healthy", resource, n, len(free))
 		}
@@ -77,6 +68,20 @@ func (m *Manager) Allocate(ctx context.Context, task, resource string, n int) (A
 		return Allocation{}, err
 	}
 	return a, nil
+}
+
+// freeDevices are the plugin's healthy devices no task holds, sorted.
+func (m *Manager) freeDevices(p *registered) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var free []string
+	for id, health := range p.devices {
+		if health == pluginapi.Healthy && m.allocated[p.resource][id] == "" {
+			free = append(free, id)
+		}
+	}
+	sort.Strings(free)
+	return free
 }
 
 // preferred asks the plugin which of the free devices it would give; an answer that is
