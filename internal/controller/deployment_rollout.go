@@ -111,6 +111,9 @@ func (r *rollout) run(ctx context.Context) (time.Duration, error) {
 		r.st.LastStep = r.now
 		r.st.Paused = r.st.Paused || p.pause
 	}
+	// The operation goes before the status says so: a client that sees Running may scale
+	// at once, and one that sees Updating must find the rollout's lock.
+	r.operations(ctx, oldLeft)
 	if err := r.c.writeStatus(ctx, r.d, r.st); err != nil {
 		return 0, err
 	}
@@ -124,7 +127,6 @@ func (r *rollout) run(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	r.events(wasRolling, create, len(old) > 0, cur, old, p, changes)
-	r.operations(ctx, oldLeft)
 	return p.wait, nil
 }
 

@@ -388,6 +388,14 @@ func TestCacheCutMidTransactionResumesBeforeIt(t *testing.T) {
 		groups = append(groups, taskGroup(fmt.Sprintf("t%d", i), "n1"))
 	}
 	rev := createAll(t, groups...)
+	// Read nothing until the cache has the transaction: its six changes then meet a
+	// buffer of two whatever the machine's load (a reader as fast as the cache would
+	// never be cut off).
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer wcancel()
+	if err := c.WaitFor(wctx, rev); err != nil {
+		t.Fatal(err)
+	}
 	var last store.Event
 	for last.Type != store.Error {
 		select {
