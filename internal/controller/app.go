@@ -75,7 +75,7 @@ func (c *AppController) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
 	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
-	work(ctx, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+	work(ctx, "application", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 

@@ -64,7 +64,7 @@ func (c *DaemonsetController) Run(ctx context.Context) error {
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
 	wg.Go(func() { watchCache(ctx, c.nodeCache, c.log, c.forgetNodes, c.nodeEvent) })
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDaemonset}, c.enqueueObject) })
-	work(ctx, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+	work(ctx, "daemonset", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 

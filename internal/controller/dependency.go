@@ -73,7 +73,7 @@ func (c *DependencyController) Run(ctx context.Context) error {
 	wg.Go(func() { c.pods.tgs.watch(ctx, c.log, c.enqueueTaskGroup) })
 	// The resync also reports missing dependencies again.
 	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindDependency}, c.enqueueDependency) })
-	work(ctx, 1, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
+	work(ctx, "dependency", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
 	return nil
 }
 

@@ -133,7 +133,7 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 	req.Node = p.key.node
 	var res scheduler.Result
 	opts := scheduler.Options{Strategy: c.opts.Placement, Cluster: c.opts.Cluster}
-	c.feed.With(func(s *scheduler.Snapshot) { res = s.Place(req, opts) })
+	c.feed.With(func(s *scheduler.Snapshot) { res = c.opts.Metrics.place(s, req, opts) })
 	id := "unplaced/" + r.key.String() + "/" + p.key.String()
 	if len(res.Placements) == 0 {
 		msg := fmt.Sprintf("pod for %s cannot be placed: %s", p.key, res.Reason)

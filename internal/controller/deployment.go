@@ -59,7 +59,7 @@ func (c *DeploymentController) Run(ctx context.Context) error {
 	// A step's deadline comes back through the queue (the plan's wait); the resync is a
 	// safety net only.
 	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDeployment}, c.enqueue) })
-	work(ctx, 1, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+	work(ctx, "deployment", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
 	return nil
 }
 

@@ -67,7 +67,7 @@ func (c *DrainController) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { watchCache(ctx, nodes, c.log, nil, c.onNode) })
 	wg.Go(func() { c.tgs.watch(ctx, c.log, c.onTaskGroup) })
-	work(ctx, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
+	work(ctx, "drain", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
 	return nil
 }
 

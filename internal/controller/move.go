@@ -137,7 +137,7 @@ func (r *pass) placeMoves(ctx context.Context) error {
 		pinMove(req, m.src, m.target)
 		var res scheduler.Result
 		opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
-		r.c.feed.With(func(s *scheduler.Snapshot) { res = s.Place(req, opts) })
+		r.c.feed.With(func(s *scheduler.Snapshot) { res = r.c.opts.Metrics.place(s, req, opts) })
 		if len(res.Placements) == 0 {
 			r.moveFailed(ctx, m.src, MoveUnplaceable(m.src, m.target, res.Reason))
 			continue

@@ -42,6 +42,8 @@ type Options struct {
 	// (NewWorkloadCache), run by the caller; nil: the manager runs them per term (a
 	// controller run alone runs its own).
 	Workloads map[v4.Kind]*cache.Cache
+	// Metrics, when set, records placements and reconciles (NewMetrics).
+	Metrics *Metrics
 }
 
 // Defaults for Options.

@@ -160,7 +160,7 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 		if prev != nil {
 			s.RemoveTaskGroup(prev.Metadata.Namespace, prev.Metadata.Name)
 		}
-		res = s.Place(req, opts)
+		res = r.c.opts.Metrics.place(s, req, opts)
 		if prev != nil && len(res.Placements) == 0 {
 			s.SetTaskGroup(prev)
 		}

@@ -53,6 +53,13 @@ func newQueue[K comparable]() *queue[K] {
 	return &queue[K]{index: map[K]*dueItem[K]{}, wake: make(chan struct{}, 1), running: map[K]bool{}, redo: map[K]time.Time{}}
 }
 
+// Len is the number of keys waiting, due now or later.
+func (q *queue[K]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.due)
+}
+
 // Add asks for key to be processed now.
 func (q *queue[K]) Add(key K) { q.AddAt(key, time.Now()) }
 

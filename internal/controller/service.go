@@ -116,7 +116,7 @@ func (c *ServiceController) Run(ctx context.Context) error {
 			c.enqueueTaskGroup(ev.Object)
 		})
 	})
-	work(ctx, serviceWorkers, c.queue, c.log, c.recorder, aboutService, c.reconcile)
+	work(ctx, "service", c.opts.Metrics, serviceWorkers, c.queue, c.log, c.recorder, aboutService, c.reconcile)
 	return nil
 }
 

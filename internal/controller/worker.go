@@ -40,6 +40,8 @@ type workKey interface {
 // object's progress: it is recovered, logged with the key, recorded as a Warning event on
 // the object, and the key backs off while every other key goes on.
 type worker[K workKey] struct {
+	name      string // the controller's, for metrics
+	metrics   *Metrics
 	queue     *queue[K]
 	log       *slog.Logger
 	rec       *recorder
@@ -54,9 +56,9 @@ type worker[K workKey] struct {
 // work runs a worker on n goroutines (at least one) until ctx ends. A controller whose
 // reconciles of different keys are independent of each other runs several, so one
 // reconcile waiting for etcd does not hold up the others.
-func work[K workKey](ctx context.Context, n int, q *queue[K], log *slog.Logger, rec *recorder, about func(K) v4.Event,
+func work[K workKey](ctx context.Context, name string, m *Metrics, n int, q *queue[K], log *slog.Logger, rec *recorder, about func(K) v4.Event,
 	reconcile func(context.Context, K) (time.Duration, error)) {
-	w := &worker[K]{queue: q, log: log, rec: rec, about: about, reconcile: reconcile, failures: map[K]int{}}
+	w := &worker[K]{name: name, metrics: m, queue: q, log: log, rec: rec, about: about, reconcile: reconcile, failures: map[K]int{}}
 	var wg sync.WaitGroup
 	for range max(n, 1) {
 		wg.Go(func() { w.run(ctx) })
@@ -70,8 +72,10 @@ func (w *worker[K]) run(ctx context.Context) {
 		if !ok {
 			return
 		}
+		start := time.Now()
 		after, err := w.safeReconcile(ctx, key)
 		w.queue.Done(key)
+		w.metrics.observeReconcile(w.name, time.Since(start), err, w.queue.Len())
 		if ctx.Err() != nil {
 			return
 		}

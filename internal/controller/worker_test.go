@@ -12,6 +12,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestFailureDelayDoublesToFiveMinutes(t *testing.T) {
@@ -127,9 +128,10 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 		return 0, nil
 	}
 	done := make(chan struct{})
+	m := NewMetrics()
 	go func() {
 		defer close(done)
-		work(ctx, 1, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
+		work(ctx, "drain", m, 1, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
 	}()
 	q.Add("bad")
 	for i := range 3 {
@@ -146,6 +148,17 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 	}
 	cancel()
 	<-done
+	// The reconciles were counted: the panic as an error, the three others as ok; the
+	// backed-off key is what waits in the queue.
+	if ok, failed := testutil.ToFloat64(m.reconciles.WithLabelValues("drain", "ok")), testutil.ToFloat64(m.reconciles.WithLabelValues("drain", "error")); ok != 3 || failed != 1 {
+		t.Errorf("reconciles: %g ok, %g errors; want 3 and 1", ok, failed)
+	}
+	if n := testutil.CollectAndCount(m.reconcileDuration); n != 1 {
+		t.Errorf("%d reconcile duration series, want 1 (drain)", n)
+	}
+	if depth := testutil.ToFloat64(m.queueDepth.WithLabelValues("drain")); depth != 1 {
+		t.Errorf("queue depth %g, want 1 (the backed-off key)", depth)
+	}
 }
 
 // TestWorkersShareTheQueue runs four workers: they reconcile different keys at once,
@@ -180,7 +193,7 @@ func TestWorkersShareTheQueue(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		work(ctx, 4, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
+		work(ctx, "drain", nil, 4, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
 	}()
 	for i := range 40 {
 		k := nodeName(fmt.Sprint("n", i%10))

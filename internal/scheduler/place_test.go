@@ -220,3 +220,26 @@ func TestDaemonsetOnePerNode(t *testing.T) {
 		t.Error("RequestFor must not change the spec")
 	}
 }
+
+// TestCheckKinds sorts every check's words this package writes.
+func TestCheckKinds(t *testing.T) {
+	for check, want := range map[string]string{
+		"node not ready": CheckNode, "node disabled": CheckNode, "not node n1": CheckNode,
+		"taint dedicated=gpu not tolerated": CheckTaint,
+		"failed constraint idc MAXPER 5":    CheckConstraint,
+		"insufficient memory":               CheckResources, "insufficient example.com/dev": CheckResources,
+		"port 8080 in use": CheckPorts, "no free port in 31000-31000": CheckPorts,
+		"no card with 40 free vcuda-core and 8 GiB": CheckGPU, "no card has 80 GiB of memory": CheckGPU,
+		"no free whole GPU card": CheckGPU, "no 4 free whole GPU cards": CheckGPU,
+		"no GPU inventory (a share of a card needs the agent's card fingerprint)": CheckGPU,
+		"no healthy GPU card that takes shares (MIG cards are given out whole)":   CheckGPU,
+		"fits, but instances of a GROUPBY must wait for other groups":             CheckGroupBy,
+	} {
+		if got := CheckKind(check); got != want {
+			t.Errorf("%q: %s, want %s", check, got, want)
+		}
+	}
+	if (&Reason{}).Main() != "" || (&Reason{Nodes: 2, Checks: []CheckCount{{"insufficient cpu", 2}}}).Main() != CheckResources {
+		t.Error("Main")
+	}
+}

@@ -74,3 +74,42 @@ func thousands(n int) string {
 	}
 	return s
 }
+
+// Kinds of checks, for metrics: each check's words belong to one (CheckKind).
+const (
+	CheckNode       = "node"       // not ready, disabled, not the node asked for
+	CheckTaint      = "taint"      // a NoSchedule taint not tolerated
+	CheckConstraint = "constraint" // a constraint item failed
+	CheckResources  = "resources"  // cpu, memory, disk or an extended resource
+	CheckPorts      = "ports"      // a fixed port in use, no free random port
+	CheckGPU        = "gpu"        // no card (or set of cards) takes the request
+	CheckGroupBy    = "groupby"    // fits, but a GROUPBY's other groups come first
+)
+
+// CheckKind sorts a check's words (as Reason lists them) into one of the Check* kinds;
+// the words are this package's own, so the sort is exact.
+func CheckKind(check string) string {
+	switch {
+	case check == "node not ready" || check == "node disabled" || strings.HasPrefix(check, "not node "):
+		return CheckNode
+	case strings.HasPrefix(check, "taint "):
+		return CheckTaint
+	case strings.HasPrefix(check, "failed constraint "):
+		return CheckConstraint
+	case strings.HasPrefix(check, "insufficient "):
+		return CheckResources
+	case strings.HasPrefix(check, "port ") || strings.HasPrefix(check, "no free port"):
+		return CheckPorts
+	case strings.HasPrefix(check, "fits, but"):
+		return CheckGroupBy
+	}
+	return CheckGPU // the GPU checks' words vary most: "no card ...", "no 2 free whole GPU cards", ...
+}
+
+// Main is the kind of check that rejected the most nodes ("" without checks).
+func (r *Reason) Main() string {
+	if r == nil || len(r.Checks) == 0 {
+		return ""
+	}
+	return CheckKind(r.Checks[0].Check)
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -10,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 )
 
 func TestHealthAndMetrics(t *testing.T) {
-	base := newTestServer(t, Config{})
+	base := newTestServer(t, Config{ControllerMetrics: controller.NewMetrics()})
 	for _, p := range []string{"/healthz", "/readyz"} {
 		r := call(t, http.MethodGet, base+p, "")
 		if r.code != http.StatusOK || strings.TrimSpace(string(r.body)) != "ok" {
@@ -40,10 +44,16 @@ func TestHealthAndMetrics(t *testing.T) {
 		}
 	}
 	// This call's connection is open, and was opened.
-	for _, re := range []string{`(?m)^berth_http_connections_opened_total [1-9]`, `(?m)^berth_http_connections_open [1-9]`} {
+	for _, re := range []string{`(?m)^berth_http_connections_opened_total [1-9]`, `(?m)^berth_http_connections_open [1-9]`,
+		`(?m)^# TYPE berth_scheduler_placements_total counter`, `(?m)^# TYPE berth_scheduler_place_duration_seconds histogram`} {
 		if !regexp.MustCompile(re).Match(r.body) {
 			t.Errorf("metrics lack %s", re)
 		}
+	}
+	// What a scrape reads passes Prometheus's lint (promtool check metrics runs the same).
+	problems, err := promlint.New(bytes.NewReader(r.body)).Lint()
+	if err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
 	}
 }
 

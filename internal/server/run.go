@@ -79,6 +79,9 @@ type Config struct {
 	// with the node index), read by the agents' routes and the controllers; nil: New
 	// runs one of its own. Run sets it.
 	TaskGroupCache *cache.Cache
+	// ControllerMetrics, when set, are the controllers' and the scheduler's metrics,
+	// served on the server's /metrics. Run sets it for the controllers it runs.
+	ControllerMetrics *controller.Metrics
 	// Placement is the cluster-wide scoring strategy, scheduler.Spread (default) or
 	// scheduler.Binpack; an application's berth.io/placement annotation overrides it.
 	Placement string
@@ -215,10 +218,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	defer func() { stopFeed(); <-feedDone }()
 
 	// The controllers run on the leader only; every server campaigns (etcd election).
+	cfg.ControllerMetrics = controller.NewMetrics()
 	mgr := controller.NewManager(st, cfg.Feed, controller.Options{
 		Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger,
 		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC, TaskGroups: cfg.TaskGroupCache,
-		ServiceCIDR: cfg.ServiceCIDR,
+		ServiceCIDR: cfg.ServiceCIDR, Metrics: cfg.ControllerMetrics,
 	}, cfg.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(feedCtx) }()

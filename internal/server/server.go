@@ -143,6 +143,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	s.stopStatuses = func() { stopStatuses(); <-s.statuses.stopped }
 	go s.statuses.run(statusCtx)
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
+	if cfg.ControllerMetrics != nil {
+		s.metrics.registry.MustRegister(cfg.ControllerMetrics.Collectors()...)
+	}
 	s.mux = s.routes()
 	s.handler = s.instrument(s.maintenanceGuard(s.mux))
 	return s, nil

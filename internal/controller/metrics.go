@@ -1,0 +1,96 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/berthhq/berth/internal/scheduler"
+)
+
+// Metrics are the controllers' and the scheduler's Prometheus metrics (docs/operations.md,
+// "Metrics"). No label names an instance or an object: their number must not follow the
+// cluster's size. A nil *Metrics records nothing.
+type Metrics struct {
+	placements        prometheus.Counter
+	unplaced          *prometheus.CounterVec
+	placeDuration     prometheus.Histogram
+	reconciles        *prometheus.CounterVec
+	reconcileDuration *prometheus.HistogramVec
+	queueDepth        *prometheus.GaugeVec
+}
+
+// NewMetrics makes the metrics; register Collectors with a registry.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		placements: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "berth_scheduler_placements_total",
+			Help: "Task groups the scheduler placed on a node.",
+		}),
+		unplaced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_scheduler_unplaced_total",
+			Help: "Task groups the scheduler could place nowhere, by the kind of check that rejected the most nodes (node, taint, constraint, resources, ports, gpu, groupby).",
+		}, []string{"check"}),
+		placeDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "berth_scheduler_place_duration_seconds",
+			Help:    "Time the scheduler took to place one request (every missing instance of one workload).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 9), // 100 µs to 6.5 s
+		}),
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_controller_reconciles_total",
+			Help: "Reconciles by controller and result (ok, error).",
+		}, []string{"controller", "result"}),
+		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "berth_controller_reconcile_duration_seconds",
+			Help:    "Time one reconcile took, by controller.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9), // 500 µs to 33 s
+		}, []string{"controller"}),
+		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "berth_controller_queue_depth",
+			Help: "Keys waiting in a controller's work queue (due now or later), by controller.",
+		}, []string{"controller"}),
+	}
+}
+
+// Collectors are the metrics to register.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth}
+}
+
+// observePlace records one request's placement.
+func (m *Metrics) observePlace(res scheduler.Result, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.placeDuration.Observe(took.Seconds())
+	m.placements.Add(float64(len(res.Placements)))
+	if n := len(res.Unplaced); n > 0 {
+		kind := res.Reason.Main()
+		if kind == "" {
+			kind = scheduler.CheckNode // no node at all
+		}
+		m.unplaced.WithLabelValues(kind).Add(float64(n))
+	}
+}
+
+// place runs one placement on the snapshot and records it.
+func (m *Metrics) place(s *scheduler.Snapshot, req *scheduler.Request, opts scheduler.Options) scheduler.Result {
+	start := time.Now()
+	res := s.Place(req, opts)
+	m.observePlace(res, time.Since(start))
+	return res
+}
+
+// observeReconcile records one reconcile of a controller and its queue's depth after it.
+func (m *Metrics) observeReconcile(controller string, took time.Duration, err error, depth int) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.reconciles.WithLabelValues(controller, result).Inc()
+	m.reconcileDuration.WithLabelValues(controller).Observe(took.Seconds())
+	m.queueDepth.WithLabelValues(controller).Set(float64(depth))
+}
