@@ -54,6 +54,7 @@ type Agent struct {
 	gpus       *gpuInventory
 	shares     *gpuShares
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
+	metrics    *agentMetrics
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
@@ -82,8 +83,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent config: --host-volumes: %w", err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
-		nodeChanges: make(chan struct{}, 1),
-		guard:       guard{privileged: cfg.AllowPrivileged, volumes: volumes}, ready: make(chan struct{})}
+		nodeChanges: make(chan struct{}, 1), metrics: newAgentMetrics(),
+		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
 		if err != nil {
@@ -180,6 +181,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share, PluginDevices: a.pluginDevices,
+		Observer: a.metrics,
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)

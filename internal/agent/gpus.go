@@ -319,6 +319,7 @@ func (a *Agent) markGPUTaskGroups() {
 
 // reportTaskGroup queues a task group's status, with the state of its cards.
 func (a *Agent) reportTaskGroup(ns, name string, st v4.TaskGroupStatus) {
+	a.metrics.reported(tgKey(ns, name), st.Phase)
 	a.reporter.enqueue(ns, name, a.withGPUState(ns, name, st))
 }
 

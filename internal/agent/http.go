@@ -26,6 +26,7 @@ func (a *Agent) handler() http.Handler {
 	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/actions/{action}", a.auth(a.handleAction))
 	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/exec", a.auth(a.handleExec))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /metrics", a.auth(a.metrics.handler().ServeHTTP))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
 	})

@@ -46,7 +46,9 @@ func (a *Agent) handle(ctx context.Context, tg *v4.TaskGroup, states []ownedStat
 		for i, s := range states {
 			list[i] = s.state
 		}
-		if a.exec.Adopt(a.runCtx, tg, list) {
+		adopted := a.exec.Adopt(a.runCtx, tg, list)
+		a.metrics.adopted(adopted)
+		if adopted {
 			a.checkpointPut(tg)
 			if stopped {
 				a.killLater(ns, name)
@@ -149,6 +151,7 @@ func (a *Agent) removeNow(ns, name string) {
 		return
 	}
 	a.reporter.forget(key)
+	a.metrics.forget(key)
 	if e, ok := a.ckpt.get(key); ok {
 		a.shares.release(e)
 		a.releaseDevices(e)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -95,3 +97,21 @@ func asNode(o v4.Object) (*v4.Node, error) {
 	}
 	return n, nil
 }
+
+// NodeMetrics returns the Prometheus metrics of the node's agent, in the text format,
+// read through the server (GET /v1/nodes/{name}/metrics).
+func (c *Client) NodeMetrics(ctx context.Context, name string) ([]byte, error) {
+	resp, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/nodes/" + url.PathEscape(name) + "/metrics"})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetricsBytes))
+	if err != nil {
+		return nil, fmt.Errorf("metrics of node %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// maxMetricsBytes bounds an agent's metrics as read by the client.
+const maxMetricsBytes = 16 << 20

@@ -57,6 +57,9 @@ type Config struct {
 	// it asks for (extended resources other than GPUs): called before the task starts.
 	PluginDevices func(ctx context.Context, req DeviceRequest) (DeviceSetup, error)
 
+	// Observer, when set, is told of task starts and health check results (metrics).
+	Observer Observer
+
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.
 	DNS *DNS

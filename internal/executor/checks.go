@@ -49,7 +49,10 @@ func (p *pod) startHealth(ctx context.Context) *checks {
 		}
 		policy := health.PolicyOf(*tp.check, p.e.cfg.HealthTimeUnit)
 		c.wg.Go(func() {
-			health.Run(hctx, policy, probe, func(r health.Result) { p.onHealth(i, r) })
+			health.Run(hctx, policy, probe, func(r health.Result) {
+				p.e.observer().HealthChecked(tp.check.Type, r)
+				p.onHealth(i, r)
+			})
 		})
 	}
 	return c

@@ -106,7 +106,9 @@ func (p *pod) startTask(ctx context.Context, i int, t *driver.Task) error {
 		return fmt.Errorf("start interrupted before task %s: %w", t.Name, context.Cause(ctx))
 	}
 	tp := &p.plan.tasks[i]
+	started := time.Now()
 	st, err := tp.drv.Start(ctx, t)
+	p.e.observer().TaskStarted(tp.driverName(), time.Since(started), err)
 	if err != nil {
 		if st.ID != "" {
 			// The driver says how the failed start ended (exit code, message).

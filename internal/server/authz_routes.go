@@ -88,6 +88,7 @@ var routePerms = map[string]permFunc{
 	"GET /v1/nodes":                                                on(acl.VerbRead, node),
 	"POST /v1/nodes":                                               on(acl.VerbWrite, node),
 	"GET /v1/nodes/{name}":                                         on(acl.VerbRead, node),
+	"GET /v1/nodes/{name}/metrics":                                 on(acl.VerbRead, node),
 	"PUT /v1/nodes/{name}":                                         on(acl.VerbWrite, node),
 	"PATCH /v1/nodes/{name}":                                       on(acl.VerbWrite, node),
 	"DELETE /v1/nodes/{name}":                                      on(acl.VerbWrite, node),

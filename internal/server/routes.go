@@ -22,6 +22,7 @@ func (s *Server) routes() *routeMux {
 	mux.HandleFunc("GET /v1/nodes", s.handleNodeList)
 	mux.HandleFunc("POST /v1/nodes", s.handleNodeRegister)
 	mux.HandleFunc("GET /v1/nodes/{name}", s.handleNodeGet)
+	mux.HandleFunc("GET /v1/nodes/{name}/metrics", s.handleNodeMetrics)
 	mux.HandleFunc("PUT /v1/nodes/{name}", s.handleNodeReplace)
 	mux.HandleFunc("PATCH /v1/nodes/{name}", s.handleNodePatch)
 	mux.HandleFunc("DELETE /v1/nodes/{name}", s.handleNodeDelete)

@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/executor/health"
+)
+
+// The agent's metrics (docs/agent.md, "Metrics"): served on its endpoint to the servers,
+// which forward them at GET /v1/nodes/{name}/metrics, so a scrape needs a token like any
+// other read. No label names a task group or a task: their number must not follow the
+// node's workload.
+type agentMetrics struct {
+	registry      *prometheus.Registry
+	starts        *prometheus.CounterVec
+	startDuration *prometheus.HistogramVec
+	ends          *prometheus.CounterVec
+	checks        *prometheus.CounterVec
+	adoptions     *prometheus.CounterVec
+	running       prometheus.Gauge
+
+	mu    sync.Mutex
+	phase map[string]string // task group -> last phase reported, to count its ends once
+}
+
+func newAgentMetrics() *agentMetrics {
+	m := &agentMetrics{
+		registry: prometheus.NewRegistry(),
+		starts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_agent_task_starts_total",
+			Help: "Tasks the agent's drivers started, by driver and result (ok, error).",
+		}, []string{"driver", "result"}),
+		startDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "berth_agent_task_start_duration_seconds",
+			Help:    "Time a driver took to start a task (a container's create and start, a process's fork and exec), by driver.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9), // 1 ms to 65 s
+		}, []string{"driver"}),
+		ends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_agent_task_group_ends_total",
+			Help: "Task groups that ended on the node, by phase (Finish, Failed, Killed, Error, Lost).",
+		}, []string{"phase"}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_agent_health_checks_total",
+			Help: "Local health check results, by check type (HTTP, TCP, COMMAND) and result (healthy, unhealthy, grace: a failure still ignored).",
+		}, []string{"check", "result"}),
+		adoptions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_agent_adoptions_total",
+			Help: "Task groups found running at the agent's start, by result (adopted, stopped: nothing the executor could take over).",
+		}, []string{"result"}),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "berth_agent_task_groups",
+			Help: "Task groups the agent's executor runs now (not ended).",
+		}),
+		phase: map[string]string{},
+	}
+	m.registry.MustRegister(m.starts, m.startDuration, m.ends, m.checks, m.adoptions, m.running,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *agentMetrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// TaskStarted counts a driver's start (executor.Observer).
+func (m *agentMetrics) TaskStarted(driver string, took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.starts.WithLabelValues(driver, result).Inc()
+	m.startDuration.WithLabelValues(driver).Observe(took.Seconds())
+}
+
+// HealthChecked counts a local check's result (executor.Observer).
+func (m *agentMetrics) HealthChecked(check string, r health.Result) {
+	result := "healthy"
+	switch {
+	case !r.Checked:
+		result = "grace"
+	case !r.Healthy:
+		result = "unhealthy"
+	}
+	m.checks.WithLabelValues(check, result).Inc()
+}
+
+// adopted counts one task group found running at start.
+func (m *agentMetrics) adopted(ok bool) {
+	result := "adopted"
+	if !ok {
+		result = "stopped"
+	}
+	m.adoptions.WithLabelValues(result).Inc()
+}
+
+// reported follows a task group's phase: an end is counted once, when it is first
+// reported; running is the number of task groups not ended.
+func (m *agentMetrics) reported(key, phase string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prev, known := m.phase[key]
+	if prev == phase {
+		return
+	}
+	m.phase[key] = phase
+	switch ended, wasEnded := v4.Terminal(phase), known && v4.Terminal(prev); {
+	case ended && !wasEnded:
+		m.ends.WithLabelValues(phase).Inc()
+		if known {
+			m.running.Dec()
+		}
+	case !ended && (!known || wasEnded):
+		m.running.Inc()
+	}
+}
+
+// forget drops a removed task group.
+func (m *agentMetrics) forget(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.phase[key]; ok && !v4.Terminal(p) {
+		m.running.Dec()
+	}
+	delete(m.phase, key)
+}

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/berthhq/berth/internal/store"
+)
+
+// agentMetricsTimeout bounds one scrape of an agent through the server.
+const agentMetricsTimeout = 30 * time.Second
+
+// handleNodeMetrics serves GET /v1/nodes/{name}/metrics: the node's agent's Prometheus
+// metrics, fetched over the agent's mutual TLS (docs/agent.md, "Metrics"). Prometheus
+// scrapes each node through a server with a token that may read nodes; the agents
+// themselves answer the servers only.
+func (s *Server) handleNodeMetrics(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	ctx, cancel := context.WithTimeout(r.Context(), agentMetricsTimeout)
+	defer cancel()
+	n, err := s.nodes().Get(ctx, "", name)
+	if errors.Is(err, store.ErrNotFound) {
+		s.writeError(w, r, errorf(http.StatusNotFound, "node %s not found", name))
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	addr := n.Status.AgentAddress
+	if addr == "" {
+		s.writeError(w, r, errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name))
+		return
+	}
+	u := url.URL{Scheme: "https", Host: addr, Path: "/metrics"}
+	req, err := http.NewRequestWithContext(toAgent(ctx, name), http.MethodGet, u.String(), nil)
+	if err != nil {
+		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q of node %s: %v", addr, name, err))
+		return
+	}
+	if v := r.Header.Get("Accept"); v != "" { // Prometheus negotiates its format
+		req.Header.Set("Accept", v)
+	}
+	resp, err := s.agentHTTP.Do(req)
+	if err != nil {
+		s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of node %s at %s: %v", name, addr, unwrapURL(err)))
+		return
+	}
+	defer resp.Body.Close()
+	if v := resp.Header.Get("Content-Type"); v != "" {
+		w.Header().Set("Content-Type", v)
+	}
+	w.WriteHeader(resp.StatusCode)
+	copyFlushing(w, resp.Body)
+}
