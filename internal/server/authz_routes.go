@@ -109,6 +109,7 @@ var routePerms = map[string]permFunc{
 	"GET /v1/jointokens":                                           on(acl.VerbAdmin, acl.KindCluster),
 	"DELETE /v1/jointokens/{id}":                                   on(acl.VerbAdmin, acl.KindCluster),
 	"GET /metrics":                                                 on(acl.VerbRead, acl.KindMetrics),
+	"GET /metrics/etcd":                                            on(acl.VerbRead, acl.KindMetrics),
 	"GET /v1/acl/whoami":                                           nil,
 	"POST /v1/acl/can-i":                                           nil,
 	"POST /v1/acl/tokens":                                          on(acl.VerbAdmin, acl.KindCluster),

@@ -50,6 +50,11 @@ func TestHealthAndMetrics(t *testing.T) {
 			t.Errorf("metrics lack %s", re)
 		}
 	}
+	// The embedded etcd member's metrics, apart.
+	etcd := call(t, http.MethodGet, base+"/metrics/etcd", "")
+	if etcd.code != http.StatusOK || !strings.Contains(string(etcd.body), "etcd_server_has_leader 1") || strings.Contains(string(etcd.body), "go_goroutines") {
+		t.Errorf("etcd metrics: %d\n%.2000s", etcd.code, etcd.body)
+	}
 	// What a scrape reads passes Prometheus's lint (promtool check metrics runs the same).
 	problems, err := promlint.New(bytes.NewReader(r.body)).Lint()
 	if err != nil || len(problems) > 0 {

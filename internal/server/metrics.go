@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -143,3 +144,21 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// etcdMetrics serves the embedded etcd member's own metrics (etcd registers them with
+// the process's default registry): GET /metrics/etcd. They keep etcd's names, which
+// predate Prometheus's naming rules, so they are apart from berth's /metrics, whose names
+// pass the lint. A server on an external etcd serves none (scrape the etcd members).
+func etcdMetrics() http.Handler {
+	gather := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		mfs, err := prometheus.DefaultGatherer.Gather()
+		out := mfs[:0]
+		for _, mf := range mfs {
+			if strings.HasPrefix(mf.GetName(), "etcd_") {
+				out = append(out, mf)
+			}
+		}
+		return out, err
+	})
+	return promhttp.HandlerFor(gather, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}

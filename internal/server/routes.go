@@ -44,6 +44,7 @@ func (s *Server) routes() *routeMux {
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
 	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.Handle("GET /metrics/etcd", etcdMetrics())
 	mux.HandleFunc("/", s.handleFallback)
 	return mux
 }
