@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -55,10 +56,24 @@ func TestHealthAndMetrics(t *testing.T) {
 	if etcd.code != http.StatusOK || !strings.Contains(string(etcd.body), "etcd_server_has_leader 1") || strings.Contains(string(etcd.body), "go_goroutines") {
 		t.Errorf("etcd metrics: %d\n%.2000s", etcd.code, etcd.body)
 	}
-	// What a scrape reads passes Prometheus's lint (promtool check metrics runs the same).
+	// What a scrape reads passes Prometheus's lint, and promtool itself where it is
+	// installed (.ci/run installs it).
 	problems, err := promlint.New(bytes.NewReader(r.body)).Lint()
 	if err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %v", problems, err)
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("BERTH_REQUIRE_PROMTOOL") != "" {
+			t.Fatal("promtool is not installed and BERTH_REQUIRE_PROMTOOL is set")
+		}
+		t.Log("promtool not installed: its check skipped (promlint ran)")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(r.body)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
 

@@ -28,6 +28,12 @@ type metrics struct {
 	// costs a TLS handshake, which at thousands of agents is most of a busy server's CPU.
 	connsOpened prometheus.Counter
 	connsOpen   prometheus.Gauge
+	// watchStreams, watchEvents and watchCutOffs follow the API's watch streams: open
+	// ones and what they sent by kind, and how many were cut off for falling behind
+	// (their client then lists again), the sign of a watcher that cannot keep up.
+	watchStreams *prometheus.GaugeVec
+	watchEvents  *prometheus.CounterVec
+	watchCutOffs *prometheus.CounterVec
 }
 
 func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
@@ -50,12 +56,25 @@ func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
 			Name: "berth_http_connections_open",
 			Help: "Connections to the API open now.",
 		}),
+		watchStreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "berth_watch_streams",
+			Help: "Watch streams of the API open now, by kind.",
+		}, []string{"kind"}),
+		watchEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_watch_events_sent_total",
+			Help: "Changes the API's watch streams sent, by kind.",
+		}, []string{"kind"}),
+		watchCutOffs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_watch_cut_offs_total",
+			Help: "Watch streams ended because their client fell too far behind (it lists again), by kind.",
+		}, []string{"kind"}),
 	}
 	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "berth_watch_queued_bytes",
 		Help: "Bytes of changes waiting in the watch streams of this server for their clients (docs/operations.md, Watch streams and slow clients).",
 	}, func() float64 { return float64(watches.Used()) })
 	m.registry.MustRegister(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, &objectCollector{store: st},
+		m.watchStreams, m.watchEvents, m.watchCutOffs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -80,7 +81,20 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	if name := r.URL.Query().Get("name"); name != "" {
 		ch = onlyNamed(ctx, ch, name)
 	}
-	stream(ctx, w, ch, objectLine)
+	k := string(kind)
+	s.metrics.watchStreams.WithLabelValues(k).Inc()
+	defer s.metrics.watchStreams.WithLabelValues(k).Dec()
+	sent, cutOff := s.metrics.watchEvents.WithLabelValues(k), s.metrics.watchCutOffs.WithLabelValues(k)
+	stream(ctx, w, ch, func(ev store.Event) any {
+		if ev.Type == store.Error {
+			if _, behind := errors.AsType[*store.FellBehindError](ev.Err); behind {
+				cutOff.Inc()
+			}
+		} else {
+			sent.Inc()
+		}
+		return objectLine(ev)
+	})
 }
 
 // watchTaskGroups watches task groups from the shared cache: no etcd watch and no

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,6 +137,33 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 		if m := objectMeta(t, prev.Object); m.ResourceVersion != last.ResourceVersion {
 			t.Fatalf("the ERROR names %s, the last change sent was at %s", last.ResourceVersion, m.ResourceVersion)
 		}
+	}
+	// The metrics saw the cut-off, the changes sent, and the reading stream still open.
+	waitUntilMetrics(t, base, `berth_watch_cut_offs_total{kind="configmap"} 1`, `berth_watch_streams{kind="configmap"} 1`)
+	if m := string(call(t, http.MethodGet, base+"/metrics", "").body); !regexp.MustCompile(`berth_watch_events_sent_total\{kind="configmap"\} [1-9]`).MatchString(m) {
+		t.Errorf("no changes counted as sent:\n%s", m)
+	}
+}
+
+// waitUntilMetrics waits until the server's metrics have every line of want.
+func waitUntilMetrics(t *testing.T, base string, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		body := string(call(t, http.MethodGet, base+"/metrics", "").body)
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %s", missing)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
