@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"context"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -82,6 +84,41 @@ func TestAgentMetricsCounts(t *testing.T) {
 	} {
 		if got[key] != want {
 			t.Errorf("%s = %g, want %g (all: %v)", key, got[key], want, got)
+		}
+	}
+}
+
+// TestDashboardQueriesAgentMetrics: the agent metrics docs/grafana/berth.json queries are
+// the agent's.
+func TestDashboardQueriesAgentMetrics(t *testing.T) {
+	b, err := os.ReadFile("../../docs/grafana/berth.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newAgentMetrics() // vectors appear once they have a series
+	m.TaskStarted("process", 0, nil)
+	m.HealthChecked("HTTP", health.Result{})
+	m.adopted(true)
+	m.reported("ns/a", v4.StatusRunning)
+	m.reported("ns/a", v4.StatusFailed)
+	mfs, err := m.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, mf := range mfs {
+		served[mf.GetName()] = true
+	}
+	names := regexp.MustCompile(`berth_agent_[a-z_]+`).FindAllString(string(b), -1)
+	if len(names) < 4 {
+		t.Fatalf("the dashboard queries only %v agent metrics", names)
+	}
+	for _, name := range names {
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			name = strings.TrimSuffix(name, suffix)
+		}
+		if !served[name] {
+			t.Errorf("the dashboard queries %s, which the agent does not serve", name)
 		}
 	}
 }
