@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/atomicfile"
@@ -182,14 +183,43 @@ func (s *gpuShares) serveVCUDA(taskID, podKey string, g driver.GPU, writeConfig 
 	if s.servers[taskID] != nil {
 		return dir, nil
 	}
+	var refresh pidsRefresh
 	srv, err := gpu.ServeVCUDA(filepath.Join(dir, "vcuda.sock"), func(ctx context.Context, _ *gpu.VDeviceRequest) error {
-		return s.writePids(ctx, taskID, dir)
+		return refresh.do(ctx, func() error { return s.writePids(ctx, taskID, dir) })
 	})
 	if err != nil {
 		return "", err
 	}
 	s.servers[taskID] = srv
 	return dir, nil
+}
+
+// minPidsRefresh spaces the rewrites of one share's pids.config: the container's
+// processes can call its socket as often as they like, and each rewrite asks the Docker
+// daemon for the container's processes.
+const minPidsRefresh = 250 * time.Millisecond
+
+// pidsRefresh runs one share's rewrites one at a time, at most one per minPidsRefresh: a
+// registration waits its turn, then writes the processes as they are then.
+type pidsRefresh struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (p *pidsRefresh) do(ctx context.Context, write func() error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if wait := time.Until(p.last.Add(minPidsRefresh)); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	p.last = time.Now()
+	return write()
 }
 
 // writePids writes the container's processes to its pids.config.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -184,17 +185,21 @@ func TestGPUSharingModes(t *testing.T) {
 // register calls RegisterVDevice as gpu-client does.
 func register(t *testing.T, socket string) {
 	t.Helper()
+	if err := registerAt(socket); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func registerAt(socket string) error {
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(vcudaTestCodec{})))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := conn.Invoke(ctx, "/vcuda.VCUDAService/RegisterVDevice", &gpu.VDeviceRequest{ContainerName: "worker"}, &struct{}{}); err != nil {
-		t.Fatal(err)
-	}
+	return conn.Invoke(ctx, "/vcuda.VCUDAService/RegisterVDevice", &gpu.VDeviceRequest{ContainerName: "worker"}, &struct{}{})
 }
 
 // vcudaTestCodec sends an empty request (the server reads no field the agent uses) and
@@ -211,3 +216,49 @@ type quiet struct{}
 func (quiet) Info(string, ...any)  {}
 func (quiet) Warn(string, ...any)  {}
 func (quiet) Error(string, ...any) {}
+
+// countingPIDs lists one process and records how many lists ran at once.
+type countingPIDs struct {
+	mu             sync.Mutex
+	inFlight, most int
+	calls          int
+}
+
+func (c *countingPIDs) PIDs(context.Context, string) ([]int, error) {
+	c.mu.Lock()
+	c.inFlight++
+	c.calls++
+	c.most = max(c.most, c.inFlight)
+	c.mu.Unlock()
+	time.Sleep(5 * time.Millisecond)
+	c.mu.Lock()
+	c.inFlight--
+	c.mu.Unlock()
+	return []int{42}, nil
+}
+
+// TestVCUDARegistrationsTakeTurns: a container calling its share's socket many times at
+// once costs one process listing at a time, and every call is answered.
+func TestVCUDARegistrationsTakeTurns(t *testing.T) {
+	s := newGPUShares(Config{DataDir: t.TempDir(), GPUSharing: GPUSharingVCUDA, VCUDADriverDir: t.TempDir()}, nil, quiet{})
+	pids := &countingPIDs{}
+	s.pids = pids
+	t.Cleanup(s.close)
+	if _, err := s.share(context.Background(), executor.ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if err := registerAt(filepath.Join(s.shareDir("ml.0.train.worker"), "vcuda.sock")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	pids.mu.Lock()
+	defer pids.mu.Unlock()
+	if pids.calls != 4 || pids.most != 1 {
+		t.Fatalf("%d listings, at most %d at once; want 4, one at a time", pids.calls, pids.most)
+	}
+}

@@ -22,8 +22,15 @@ type reqState struct {
 	gpus       []TaskGPURequest
 	shares     bool // a task asks for a share of a card
 	gpuScratch []gpuUse
-	cluster    string
-	stamp      int64
+	// fit is the cards fitsNow last chose and the node it chose them on: placing on that
+	// node takes them instead of choosing again. Placing clears it (the cards' use
+	// changed).
+	fit struct {
+		node *nodeState
+		gpus []v4.TaskGPU
+	}
+	cluster string
+	stamp   int64
 }
 
 func (st *reqState) count(name, value string) int { return st.app.counts[name][value] }
@@ -175,9 +182,11 @@ func (st *reqState) fitsNow(n *nodeState, skip *item) bool {
 	if ok, _ := st.fitsPorts(n); !ok {
 		return false
 	}
-	if _, why := st.fitsGPUs(n); why != "" {
+	gpus, why := st.fitsGPUs(n)
+	if why != "" {
 		return false
 	}
+	st.fit.node, st.fit.gpus = n, gpus
 	for _, it := range st.items {
 		if it.dynamic && it != skip && !it.ok(n, st) {
 			return false
@@ -281,7 +290,11 @@ func (s *Snapshot) placeScanning(st *reqState, cands []*candidate, res *Result) 
 
 // placeOn binds instance index to node n: ports, recorded attributes and the accounting.
 func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
-	gpus, _ := st.fitsGPUs(n) // the same choice fitsNow made
+	gpus := st.fit.gpus
+	if st.fit.node != n {
+		gpus, _ = st.fitsGPUs(n) // the same choice fitsNow would make
+	}
+	st.fit.node, st.fit.gpus = nil, nil
 	ports := st.allocatePorts(n)
 	hostPorts := make([]int, len(ports))
 	for i, p := range ports {

@@ -20,7 +20,11 @@ import (
 // admit validates obj as the spec library does for apply: a problem is a 422 listing
 // every field at fault.
 func admit(obj v4.Object) error {
-	fe := v4.Validate(obj)
+	return invalidObject(obj, v4.Validate(obj))
+}
+
+// invalidObject is the 422 listing every field of obj at fault, or nil without any.
+func invalidObject(obj v4.Object, fe v4.FieldErrors) error {
 	if len(fe) == 0 {
 		return nil
 	}

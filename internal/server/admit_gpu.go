@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
@@ -60,11 +59,5 @@ func (s *Server) checkGPUShares(obj v4.Object) error {
 				"a share of one card with %d MiB of its memory: the largest card of the cluster that takes shares has %d MiB", a.mem, largest)})
 		}
 	}
-	if len(fe) == 0 {
-		return nil
-	}
-	m := obj.GetMeta()
-	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(fmt.Sprintf("%s %s/%s", obj.GetKind(), m.Namespace, m.Name), fe))
-	ae.Details = fe
-	return ae
+	return invalidObject(obj, fe)
 }

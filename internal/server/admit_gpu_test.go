@@ -8,24 +8,15 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store"
 )
 
 func createGPUNode(t *testing.T, name string, cards int, memMiB int) {
 	t.Helper()
-	n := &v4.Node{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
-		Metadata: v4.ObjectMeta{Name: name},
-		Spec:     v4.NodeSpec{Capacity: v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 100000}},
-		Status:   v4.NodeStatus{Phase: v4.NodeReady},
-	}
-	for i := range cards {
-		n.Spec.GPUs = append(n.Spec.GPUs, v4.NodeGPU{UUID: fmt.Sprintf("GPU-%s-%d", name, i), Index: i, Minor: i, Model: "T4", MemoryMiB: memMiB, NUMANode: -1})
-	}
-	v4.DefaultNode(n)
-	if err := testStore.Create(context.Background(), n, store.Raw{}); err != nil {
-		t.Fatal(err)
-	}
+	createNode(t, name, func(n *v4.Node) {
+		for i := range cards {
+			n.Spec.GPUs = append(n.Spec.GPUs, v4.NodeGPU{UUID: fmt.Sprintf("GPU-%s-%d", name, i), Index: i, Minor: i, Model: "T4", MemoryMiB: memMiB, NUMANode: -1})
+		}
+	})
 }
 
 func gpuAppJSON(name string, cores, memUnits int) string {

@@ -35,24 +35,5 @@ func (s *Server) handleNodeMetrics(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name))
 		return
 	}
-	u := url.URL{Scheme: "https", Host: addr, Path: "/metrics"}
-	req, err := http.NewRequestWithContext(toAgent(ctx, name), http.MethodGet, u.String(), nil)
-	if err != nil {
-		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q of node %s: %v", addr, name, err))
-		return
-	}
-	if v := r.Header.Get("Accept"); v != "" { // Prometheus negotiates its format
-		req.Header.Set("Accept", v)
-	}
-	resp, err := s.agentHTTP.Do(req)
-	if err != nil {
-		s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of node %s at %s: %v", name, addr, unwrapURL(err)))
-		return
-	}
-	defer resp.Body.Close()
-	if v := resp.Header.Get("Content-Type"); v != "" {
-		w.Header().Set("Content-Type", v)
-	}
-	w.WriteHeader(resp.StatusCode)
-	copyFlushing(w, resp.Body)
+	s.forwardToAgent(ctx, w, r, name, http.MethodGet, url.URL{Scheme: "https", Host: addr, Path: "/metrics"}, "node "+name)
 }

@@ -143,21 +143,30 @@ func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *htt
 		s.writeError(w, r, err)
 		return
 	}
-	ctx = toAgent(ctx, node)
 	u := url.URL{Scheme: "https", Host: addr,
 		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/" + sub,
 		RawQuery: q.Encode()}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+	s.forwardToAgent(ctx, w, r, node, method, u, "task group "+ns+"/"+name)
+}
+
+// forwardToAgent sends a request to u on node's agent (its certificate checked against
+// the node) and copies the answer back, flushing as it arrives. what names the request's
+// subject in errors.
+func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, node, method string, u url.URL, what string) {
+	req, err := http.NewRequestWithContext(toAgent(ctx, node), method, u.String(), nil)
 	if err != nil {
-		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q for task group %s/%s: %v", addr, ns, name, err))
+		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q for %s: %v", u.Host, what, err))
 		return
+	}
+	if v := r.Header.Get("Accept"); v != "" { // Prometheus negotiates its format
+		req.Header.Set("Accept", v)
 	}
 	resp, err := s.agentHTTP.Do(req)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
-		s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, unwrapURL(err)))
+		s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of %s at %s: %v", what, u.Host, unwrapURL(err)))
 		return
 	}
 	defer resp.Body.Close()

@@ -80,13 +80,7 @@ func (s *Server) checkReferences(ctx context.Context, obj v4.Object, stream []v4
 				itemKeys(ref.Items, func(it v4.SecretItem) string { return it.DataKey }))...)
 		}
 	}
-	if len(problems) == 0 {
-		return nil
-	}
-	m := obj.GetMeta()
-	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(fmt.Sprintf("%s %s/%s", obj.GetKind(), m.Namespace, m.Name), problems))
-	ae.Details = problems
-	return ae
+	return invalidObject(obj, problems)
 }
 
 // missing lists the problems of one reference at path: the object (nameField) that does
