@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -131,7 +132,8 @@ func lookupFold(m map[string]any, key string) any {
 }
 
 // SameContent reports whether two objects have the same content, ignoring what the store
-// sets (resourceVersion, creationTimestamp). Apply uses it to report "unchanged".
+// sets (resourceVersion, creationTimestamp) and the trace of the last change
+// (TraceAnnotation). Apply uses it to report "unchanged".
 func SameContent(a, b Object) bool {
 	if a.GetKind() != b.GetKind() {
 		return false
@@ -143,6 +145,15 @@ func contentJSON(o Object) []byte {
 	m := o.GetMeta()
 	rv, ct := m.ResourceVersion, m.CreationTimestamp
 	m.ResourceVersion, m.CreationTimestamp = "", time.Time{}
+	if _, ok := m.Annotations[TraceAnnotation]; ok {
+		annotations := m.Annotations
+		m.Annotations = maps.Clone(annotations)
+		delete(m.Annotations, TraceAnnotation)
+		if len(m.Annotations) == 0 {
+			m.Annotations = nil
+		}
+		defer func() { m.Annotations = annotations }()
+	}
 	if st := statusOf(o); st.IsValid() {
 		saved := reflect.ValueOf(st.Interface())
 		st.SetZero()

@@ -9,6 +9,9 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/tracing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // What the agent does for one task group. Starting and adopting return at once (the
@@ -69,9 +72,13 @@ func (a *Agent) handle(ctx context.Context, tg *v4.TaskGroup, states []ownedStat
 	case v4.Terminal(tg.Status.Phase):
 		// Ended is final (BCS): what follows is the controller's decision, not a restart here.
 	default:
+		// The start continues the trace of the placement that bound the task group here.
+		ctx, span := tracing.StartFrom(a.runCtx, tracer, &tg.Metadata, time.Now(), "agent.StartTaskGroup", trace.WithAttributes(
+			attribute.String("berth.node", a.cfg.NodeName), attribute.String("berth.namespace", ns), attribute.String("berth.name", name)))
 		a.checkpointPut(tg)
 		a.log.Info("starting task group", "namespace", ns, "name", name)
-		a.exec.Run(a.runCtx, tg)
+		a.exec.Run(ctx, tg)
+		span.End()
 	}
 }
 

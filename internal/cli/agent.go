@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/tracing"
 )
 
 // agentFlags are the flags of `berth agent`.
@@ -48,6 +49,7 @@ type agentFlags struct {
 	guard           agentGuardFlags
 	config          string
 	logLevel        string
+	otlpEndpoint    string
 }
 
 const defaultAgentDataDir = "/var/lib/berth/agent"
@@ -80,12 +82,21 @@ func newAgentCommand(o *options) *cobra.Command {
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
 			agent.Version = Version
+			endpoint, err := f.traceEndpoint(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := agent.New(cfg)
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: endpoint, Service: "berth-agent", Version: Version, Logger: cfg.Logger})
+			if err != nil {
+				return err
+			}
+			defer stopTracing()
 			return a.Run(ctx)
 		},
 	}
@@ -126,6 +137,19 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	f.guard.register(cmd)
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
+}
+
+// traceEndpoint is --otlp-endpoint, else the config file's otlp-endpoint.
+func (f agentFlags) traceEndpoint(cmd *cobra.Command) (string, error) {
+	if cmd.Flags().Changed("otlp-endpoint") || f.config == "" {
+		return f.otlpEndpoint, nil
+	}
+	file, err := readAgentFile(f.config)
+	if err != nil {
+		return "", err
+	}
+	return file.OTLPEndpoint, nil
 }
 
 // agentConfig merges the config file (when given) under the flags and checks the result.

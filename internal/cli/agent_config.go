@@ -60,6 +60,7 @@ type agentFile struct {
 	HostVolumes     stringList `yaml:"host-volumes"`
 	DefaultUser     string     `yaml:"default-user"`
 	LogLevel        string     `yaml:"log-level"`
+	OTLPEndpoint    string     `yaml:"otlp-endpoint"`
 }
 
 // stringList accepts a YAML list or one comma-separated string.

@@ -16,6 +16,7 @@ import (
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/server"
+	"github.com/berthhq/berth/internal/tracing"
 )
 
 // runDev runs the server and, once it serves, an agent of this machine in the same
@@ -36,6 +37,12 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 		return err
 	}
 	log := cfg.Logger
+	// One process, one tracer provider: the server's and the agent's spans are berth-dev's.
+	stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: f.otlpEndpoint, Service: "berth-dev", Version: Version, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	var (
 		mu        sync.Mutex
 		agentDone chan error // set once the agent runs

@@ -17,6 +17,7 @@ import (
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
+	"github.com/berthhq/berth/internal/tracing"
 )
 
 // serverFlags are the flags of `berth server` and `berth dev`.
@@ -50,7 +51,11 @@ type serverFlags struct {
 	dependencyGC  time.Duration
 	etcd          etcdSpaceFlags
 	bcsClusterID  string
+	otlpEndpoint  string
 }
+
+// otlpEndpointHelp is the help of the servers' and agents' --otlp-endpoint.
+const otlpEndpointHelp = "export traces over OTLP/gRPC to this collector (host:port, or http:// for plain text); default: the OTEL_EXPORTER_OTLP_ENDPOINT variables, else no traces (docs/tracing.md)"
 
 func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.listen, "listen", server.DefaultListen, "address to serve the API on")
@@ -72,6 +77,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().IntVar(&f.auditMaxFiles, "audit-log-max-files", 5, "rotated audit log files kept")
 	cmd.Flags().DurationVar(&f.certLifetime, "cert-lifetime", pki.CertLifetime, "how long the certificates the server issues (its own, the nodes') are valid; each is renewed two thirds into it")
 	cmd.Flags().StringVar(&f.bcsClusterID, "bcs-cluster-id", "", "the BCS-ClusterID that BCS's API accepts (docs/compat.md; default: any)")
+	cmd.Flags().StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
 	f.etcd.register(cmd)
 }
 
@@ -166,6 +172,11 @@ func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, 
 	}
 	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: f.otlpEndpoint, Service: "berth-server", Version: Version, Logger: cfg.Logger})
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	return server.Run(ctx, cfg)
 }
 

@@ -9,6 +9,9 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/tracing"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // pass is one reconcile of one application.
@@ -154,6 +157,11 @@ func (r *pass) placeMissing(ctx context.Context) error {
 // when set, is an ended run the placement replaces: it holds nothing any more (its ports
 // and resources are free for its replacement), and is accounted again if nothing fits.
 func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskGroup) (scheduler.Result, error) {
+	// The placement continues the trace of the change that asked for it (an apply).
+	ctx, span := tracing.StartFrom(ctx, tracer, r.obj.GetMeta(), r.now, "schedule", trace.WithAttributes(
+		attribute.String("berth.kind", string(r.key.Kind)), attribute.String("berth.namespace", r.key.Namespace),
+		attribute.String("berth.name", r.key.Name), attribute.Int("berth.instances", len(req.Indexes))))
+	defer span.End()
 	var res scheduler.Result
 	opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
 	r.c.feed.With(func(s *scheduler.Snapshot) {
@@ -165,12 +173,17 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 			s.SetTaskGroup(prev)
 		}
 	})
+	span.SetAttributes(attribute.Int("berth.placed", len(res.Placements)), attribute.Int("berth.unplaced", len(res.Unplaced)))
+	if len(res.Unplaced) > 0 {
+		span.SetAttributes(attribute.String("berth.unplaced_reason", res.Reason.String()))
+	}
 	if len(res.Placements) == 0 {
 		return res, nil
 	}
 	tgs := make([]*v4.TaskGroup, len(res.Placements))
 	for i, p := range res.Placements {
 		tgs[i] = r.newTaskGroup(req, p)
+		tracing.Stamp(ctx, &tgs[i].Metadata, r.now) // the agent that starts it goes on with this trace
 	}
 	// One transaction and one event for the pass's placements, however many.
 	created, err := r.c.createAll(ctx, tgs)

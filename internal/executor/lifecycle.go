@@ -8,6 +8,9 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // run is the pod's goroutine: start (unless adopted), then monitor until the pod ends or
@@ -34,9 +37,19 @@ func (p *pod) run(ctx, startCtx context.Context, adopted []driver.State) {
 
 // launch prepares and starts the tasks in order. It reports whether every task runs;
 // otherwise the pod has ended (Failed, or Finish after a kill).
-func (p *pod) launch(ctx, startCtx context.Context) bool {
+func (p *pod) launch(ctx, startCtx context.Context) (ok bool) {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The start is a span of the caller's trace (the agent's start of the task group),
+	// whose tasks' starts are its children; it ends once every task runs, or the start failed.
+	sctx, span := tracer.Start(trace.ContextWithSpan(sctx, trace.SpanFromContext(startCtx)), "executor.Launch",
+		trace.WithAttributes(attribute.String("berth.namespace", p.ns), attribute.String("berth.name", p.name)))
+	defer func() {
+		if !ok {
+			span.SetStatus(codes.Error, p.snapshot().Message)
+		}
+		span.End()
+	}()
 	defer context.AfterFunc(startCtx, cancel)()
 	p.mu.Lock()
 	p.cancelStart = cancel
@@ -107,8 +120,14 @@ func (p *pod) startTask(ctx context.Context, i int, t *driver.Task) error {
 	}
 	tp := &p.plan.tasks[i]
 	started := time.Now()
+	ctx, span := tracer.Start(ctx, "driver.Start", trace.WithAttributes(
+		attribute.String("berth.task", t.Name), attribute.String("berth.driver", tp.driverName())))
 	st, err := tp.drv.Start(ctx, t)
 	p.e.observer().TaskStarted(tp.driverName(), time.Since(started), err)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 	if err != nil {
 		if st.ID != "" {
 			// The driver says how the failed start ended (exit code, message).

@@ -124,7 +124,11 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		next.ServeHTTP(sw, r)
+		if traced(r) {
+			traceRequest(sw, r, next)
+		} else {
+			next.ServeHTTP(sw, r)
+		}
 		route := r.Pattern // set by the mux on this request
 		if _, path, ok := strings.Cut(route, " "); ok {
 			route = path

@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/tracing"
 )
 
 // listBody is the answer of a list.
@@ -85,6 +87,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	if watch {
 		s.watchObjects(w, r, kind, ns)
+		return
+	}
+	if paged(r) {
+		s.listPage(w, r, kind, ns)
 		return
 	}
 	ctx, cancel := requestContext(r)
@@ -187,6 +193,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 			return
 		}
 	}
+	tracing.Stamp(ctx, doc.Object.GetMeta(), time.Now()) // the controllers go on with this request's trace
 	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
 		if rollout != nil {
 			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, r.PathValue("ns"), name, v4.OpRollout)

@@ -7,7 +7,11 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/tracing"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // readChunk keeps each read transaction under etcd's default limit of 128 operations.
@@ -39,7 +43,13 @@ func (s *Store) Apply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult
 		}
 		seen[key] = i
 	}
-	return s.retryApply(ctx, docs)
+	ctx, span := tracer.Start(ctx, "store.Apply", trace.WithAttributes(attribute.Int("berth.documents", len(docs))))
+	defer span.End()
+	results, err := s.retryApply(ctx, docs)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return results, err
 }
 
 // Apply's retry of a lost race. Last-writer-wins means every apply must land eventually,
@@ -133,6 +143,8 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 			created = cur.obj.GetMeta().CreationTimestamp
 			v4.CarryStatus(obj, cur.obj)
 		}
+		// The change carries this trace to whoever acts on it (the controllers).
+		tracing.Stamp(ctx, meta, now)
 		val, err := encodeObject(obj, created)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)

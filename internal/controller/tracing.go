@@ -1,0 +1,6 @@
+package controller
+
+import "go.opentelemetry.io/otel"
+
+// tracer makes the controller's spans (a no-op one unless tracing is set up: internal/tracing).
+var tracer = otel.Tracer("github.com/berthhq/berth/internal/controller")

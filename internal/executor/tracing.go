@@ -1,0 +1,6 @@
+package executor
+
+import "go.opentelemetry.io/otel"
+
+// tracer makes the executor's spans (a no-op one unless tracing is set up: internal/tracing).
+var tracer = otel.Tracer("github.com/berthhq/berth/internal/executor")
