@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/NVIDIA/go-nvml v0.13.4-1 // GPU fingerprints and XID health through NVML, loaded at run time (internal/devices/gpu)
+	github.com/chromedp/cdproto v0.159.0 // key events for the console's terminal in those tests
+	github.com/chromedp/chromedp v0.23.0 // the web console's tests drive a real Chromium through the DevTools protocol (test/e2e)
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/containerd/errdefs v1.0.0
 	github.com/containernetworking/cni v1.3.1
@@ -11,6 +13,7 @@ require (
 	github.com/docker/go-connections v0.8.2
 	github.com/docker/go-units v0.5.0
 	github.com/google/nftables v0.3.0 // the service proxy's table, written over netlink in one transaction (internal/netsvc)
+	github.com/gorilla/websocket v1.5.3 // the web console's exec terminal; already in the module graph through etcd (internal/server)
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // the socket buffers and deadline of those transactions
 	github.com/miekg/dns v1.1.73 // the node-local cluster DNS server and its forwarder (internal/netsvc)
 	github.com/opencontainers/runtime-spec v1.3.0
@@ -46,6 +49,7 @@ require (
 	github.com/distribution/reference v0.6.0 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/godbus/dbus/v5 v5.1.0 // indirect
@@ -53,7 +57,6 @@ require (
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.0 // indirect
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect

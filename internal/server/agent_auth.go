@@ -33,6 +33,7 @@ func (s *Server) agentRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)
 	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", s.handleTaskGroupExec)
+	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/exec/ws", s.handleTaskGroupExecWS)
 }
 
 type nodeKey struct{}

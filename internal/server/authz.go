@@ -100,6 +100,9 @@ func (s *Server) check(id *acl.Identity, req acl.Request) error {
 // identify reads the bearer token and its policies; no token is the anonymous identity.
 func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, error) {
 	h := r.Header.Get("Authorization")
+	if tok := websocketBearer(r); h == "" && tok != "" {
+		h = "Bearer " + tok // a browser's WebSocket (exec_ws.go)
+	}
 	if h == "" {
 		anon := &acl.Identity{}
 		if p, err := s.aclCache.policy(ctx, s.store, acl.AnonymousPolicy); err == nil {

@@ -18,6 +18,8 @@ type permFunc func(r *http.Request) acl.Request
 // and the routes of agents and joining servers, which authenticate otherwise.
 var openRoutes = map[string]bool{
 	"GET /healthz": true, "GET /readyz": true, "GET /packages/": true, "/": true,
+	// The web console's files (its data comes from the API, with the user's token).
+	"GET /ui/": true, "GET /ui": true, "GET /{$}": true,
 	"POST /v1/agent/certificate": true, "POST /v1/agent/certificate/renew": true, "POST /v1/agent/register": true,
 	"PUT /v1/agent/nodes/{name}/heartbeat": true, "POST /v1/agent/nodes/{name}/heartbeats": true,
 	"GET /v1/agent/nodes/{name}/taskgroups": true,
@@ -102,6 +104,7 @@ var routePerms = map[string]permFunc{
 	"GET /v1/namespaces/{ns}/taskgroups/{name}/logs":               on(acl.VerbLogs, task),
 	"POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}":  on(acl.VerbExec, task),
 	"POST /v1/namespaces/{ns}/taskgroups/{name}/exec":              on(acl.VerbExec, task),
+	"GET /v1/namespaces/{ns}/taskgroups/{name}/exec/ws":            on(acl.VerbExec, task),
 	"GET /v1/cluster":                                              on(acl.VerbRead, acl.KindCluster),
 	"POST /v1/cluster/recover":                                     on(acl.VerbAdmin, acl.KindCluster),
 	"POST /v1/encryption/rewrap":                                   on(acl.VerbAdmin, acl.KindCluster),

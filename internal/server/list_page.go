@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -28,8 +29,7 @@ func paged(r *http.Request) bool {
 }
 
 // pageOf reads a page request: limit (default 100, at most store.MaxPageLimit), the
-// continue token of the previous page, and the filters: q (part of the name, any case),
-// phase (the status phase), and for task groups owner ("{kind}/{name}") and node.
+// continue token of the previous page, and the filters (filterOf).
 func pageOf(r *http.Request, kind v4.Kind) (store.Page, error) {
 	q := r.URL.Query()
 	p := store.Page{Limit: 100, Continue: q.Get("continue")}
@@ -40,17 +40,30 @@ func pageOf(r *http.Request, kind v4.Kind) (store.Page, error) {
 		}
 		p.Limit = n
 	}
+	match, err := filterOf(r, kind, "q", "phase", "owner", "node")
+	if err != nil {
+		return p, err
+	}
+	p.Match = match
+	return p, nil
+}
+
+// filterOf builds the filter of the request's parameters among names (nil when none is
+// given): q (part of the name, any case), phase (the status phase), and for task groups
+// owner ("{kind}/{name}") and node.
+func filterOf(r *http.Request, kind v4.Kind, names ...string) (func(v4.Object) bool, error) {
+	q := r.URL.Query()
 	var filters []func(v4.Object) bool
-	for _, name := range []string{"q", "phase", "owner", "node"} {
+	for _, name := range names {
 		v := q.Get(name)
 		if v == "" {
 			continue
 		}
 		if len(v) > maxFilterLen {
-			return p, errorf(http.StatusBadRequest, "%s is longer than %d characters", name, maxFilterLen)
+			return nil, errorf(http.StatusBadRequest, "%s is longer than %d characters", name, maxFilterLen)
 		}
 		if (name == "owner" || name == "node") && kind != v4.KindTaskGroup {
-			return p, errorf(http.StatusBadRequest, "%s filters task groups only, not %s", name, kind)
+			return nil, errorf(http.StatusBadRequest, "%s filters task groups only, not %s", name, kind)
 		}
 		switch name {
 		case "q":
@@ -61,7 +74,7 @@ func pageOf(r *http.Request, kind v4.Kind) (store.Page, error) {
 		case "owner":
 			ownerKind, ownerName, ok := strings.Cut(v, "/")
 			if !ok || ownerKind == "" || ownerName == "" {
-				return p, errorf(http.StatusBadRequest, "owner %q is not {kind}/{name}", v)
+				return nil, errorf(http.StatusBadRequest, "owner %q is not {kind}/{name}", v)
 			}
 			filters = append(filters, func(o v4.Object) bool {
 				owner := o.(*v4.TaskGroup).Spec.Owner
@@ -71,17 +84,17 @@ func pageOf(r *http.Request, kind v4.Kind) (store.Page, error) {
 			filters = append(filters, func(o v4.Object) bool { return o.(*v4.TaskGroup).Spec.Node == v })
 		}
 	}
-	if len(filters) > 0 {
-		p.Match = func(o v4.Object) bool {
-			for _, f := range filters {
-				if !f(o) {
-					return false
-				}
-			}
-			return true
-		}
+	if len(filters) == 0 {
+		return nil, nil
 	}
-	return p, nil
+	return func(o v4.Object) bool {
+		for _, f := range filters {
+			if !f(o) {
+				return false
+			}
+		}
+		return true
+	}, nil
 }
 
 // phaseOf is an object's status phase, "" for kinds without one.
@@ -109,6 +122,9 @@ type pageBody struct {
 	listBody
 	Continue string `json:"continue,omitempty"`
 	Total    *int64 `json:"total,omitempty"`
+	// Usage is, for a page of nodes, what each node's task groups hold (the scheduler's
+	// accounting), so a console shows usage beside capacity without reading task groups.
+	Usage map[string]scheduler.NodeUsage `json:"usage,omitempty"`
 }
 
 // listPage answers a paged list request.
@@ -132,6 +148,13 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 	}
 	if res.Total >= 0 {
 		body.Total = &res.Total
+	}
+	if kind == v4.KindNode && len(res.Items) > 0 {
+		names := make([]string, len(res.Items))
+		for i, o := range res.Items {
+			names[i] = o.GetMeta().Name
+		}
+		s.feed.With(func(snap *scheduler.Snapshot) { body.Usage = snap.Usage(names) })
 	}
 	writeJSON(w, http.StatusOK, body)
 }

@@ -35,6 +35,10 @@ func (s *Server) handleNodeList(w http.ResponseWriter, r *http.Request) {
 		s.watchObjects(w, r, v4.KindNode, "")
 		return
 	}
+	if paged(r) {
+		s.listPage(w, r, v4.KindNode, "")
+		return
+	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	objs, rev, err := s.store.List(ctx, v4.KindNode, "")

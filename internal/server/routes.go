@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"strings"
+
+	"github.com/berthhq/berth/internal/ui"
 )
 
 // routes registers every route of docs/api.md. The catch-all "/" turns the mux's plain
@@ -41,6 +43,9 @@ func (s *Server) routes() *routeMux {
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)
+	mux.Handle("GET "+ui.Prefix, ui.Handler())
+	mux.HandleFunc("GET /ui", redirectToUI)
+	mux.HandleFunc("GET /{$}", redirectToUI)
 	mux.HandleFunc("GET /healthz", s.handleHealthz)
 	mux.HandleFunc("GET /readyz", s.handleReadyz)
 	mux.Handle("GET /metrics", s.metrics.handler())
@@ -92,4 +97,9 @@ func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte("ok\n"))
+}
+
+// redirectToUI sends a browser at the server's root to the web console.
+func redirectToUI(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, ui.Prefix, http.StatusFound)
 }

@@ -65,10 +65,16 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		}
 		from = n
 	}
+	// A watch takes the filters that do not depend on status: one that hid objects
+	// leaving a phase would never tell the client they left.
+	match, err := filterOf(r, kind, "owner", "node")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	var ch <-chan store.Event
-	var err error
 	if kind == v4.KindTaskGroup {
 		ch, err = s.watchTaskGroups(ctx, ns, from)
 	} else {
@@ -79,7 +85,10 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		return
 	}
 	if name := r.URL.Query().Get("name"); name != "" {
-		ch = onlyNamed(ctx, ch, name)
+		ch = onlyMatching(ctx, ch, func(o v4.Object) bool { return o.GetMeta().Name == name })
+	}
+	if match != nil {
+		ch = onlyMatching(ctx, ch, match)
 	}
 	k := string(kind)
 	s.metrics.watchStreams.WithLabelValues(k).Inc()
@@ -122,15 +131,15 @@ func (s *Server) watchTaskGroups(ctx context.Context, ns string, from int64) (<-
 // cacheSyncWait is how long a request waits for the shared cache's first list.
 const cacheSyncWait = 10 * time.Second
 
-// onlyNamed passes on the events of the object called name (the watch URL of an
-// operation), and the error that ends a watch; it ends with the watch (ctx) or when in
-// ends.
-func onlyNamed(ctx context.Context, in <-chan store.Event, name string) <-chan store.Event {
+// onlyMatching passes on the events of the objects match accepts (the object named in an
+// operation's watch URL, a workload's task groups), and the error that ends a watch; it
+// ends with the watch (ctx) or when in ends.
+func onlyMatching(ctx context.Context, in <-chan store.Event, match func(v4.Object) bool) <-chan store.Event {
 	out := make(chan store.Event)
 	go func() {
 		defer close(out)
 		for ev := range in {
-			if ev.Type != store.Error && (ev.Object == nil || ev.Object.GetMeta().Name != name) {
+			if ev.Type != store.Error && (ev.Object == nil || !match(ev.Object)) {
 				continue
 			}
 			select {

@@ -173,7 +173,9 @@ func waitUntilMetrics(t *testing.T, base string, want ...string) {
 func TestFiltersPassTheEndOfAWatch(t *testing.T) {
 	end := store.Event{Type: store.Error, Revision: 7, Err: &store.FellBehindError{Revision: 7}}
 	filters := map[string]func(ctx context.Context, in <-chan store.Event) <-chan store.Event{
-		"name": func(ctx context.Context, in <-chan store.Event) <-chan store.Event { return onlyNamed(ctx, in, "web") },
+		"name": func(ctx context.Context, in <-chan store.Event) <-chan store.Event {
+			return onlyMatching(ctx, in, func(o v4.Object) bool { return o.GetMeta().Name == "web" })
+		},
 	}
 	for name, filter := range filters {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,44 @@
+package scheduler
+
+import "maps"
+
+// NodeUsage is what a node's task groups hold, as the scheduler accounts it: the
+// resources of those not ended, and how many task groups the node has.
+type NodeUsage struct {
+	CPU        float64            `json:"cpu"`
+	MemoryMB   float64            `json:"memoryMB"`
+	DiskMB     float64            `json:"diskMB"`
+	Extended   map[string]float64 `json:"extended,omitempty"`
+	TaskGroups int                `json:"taskGroups"`
+	// GPUsInUse counts the node's cards that hold a share or are given out whole.
+	GPUsInUse int `json:"gpusInUse,omitempty"`
+}
+
+// Usage is the usage of each of the named nodes the snapshot knows (one pass over the
+// task groups, whatever the number of names).
+func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
+	out := make(map[string]NodeUsage, len(names))
+	for _, name := range names {
+		n, ok := s.byName[name]
+		if !ok {
+			continue
+		}
+		u := NodeUsage{CPU: n.usedCPU, MemoryMB: n.usedMem, DiskMB: n.usedDisk}
+		if len(n.usedExt) > 0 {
+			u.Extended = maps.Clone(n.usedExt)
+		}
+		for _, g := range n.gpuUsed {
+			if g != (gpuUse{}) {
+				u.GPUsInUse++
+			}
+		}
+		out[name] = u
+	}
+	for _, p := range s.tgs {
+		if u, ok := out[p.node]; ok {
+			u.TaskGroups++
+			out[p.node] = u
+		}
+	}
+	return out
+}

@@ -1,0 +1,101 @@
+// The console's client of berth's API (docs/api.md). Every call carries the token the
+// user signed in with; the console has no rights of its own.
+
+const tokenKey = 'berth.token';
+
+export function token() { return sessionStorage.getItem(tokenKey) || ''; }
+export function setToken(t) { sessionStorage.setItem(tokenKey, t.trim()); }
+export function signOut() { sessionStorage.removeItem(tokenKey); }
+
+// APIError is an answer that is not 2xx: its status and the server's message.
+export class APIError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function headers(extra) {
+  const h = { Accept: 'application/json', ...extra };
+  if (token()) h.Authorization = 'Bearer ' + token();
+  return h;
+}
+
+async function failure(resp) {
+  let msg = resp.status + ' ' + resp.statusText;
+  try {
+    const body = await resp.json();
+    if (body && body.error && body.error.message) msg = body.error.message;
+  } catch { /* not JSON */ }
+  if (resp.status === 401) window.dispatchEvent(new CustomEvent('berth:unauthorized', { detail: msg }));
+  return new APIError(resp.status, msg);
+}
+
+// call makes one request; a JSON answer is decoded, text returned as text, 204 as null.
+// body: an object (sent as JSON) or a string (sent as YAML, as berth apply does).
+export async function call(method, path, body, { signal } = {}) {
+  const extra = {};
+  let payload;
+  if (typeof body === 'string') {
+    extra['Content-Type'] = 'application/yaml';
+    payload = body;
+  } else if (body !== undefined) {
+    extra['Content-Type'] = 'application/json';
+    payload = JSON.stringify(body);
+  }
+  const resp = await fetch(path, { method, headers: headers(extra), body: payload, signal });
+  if (!resp.ok) throw await failure(resp);
+  if (resp.status === 204) return null;
+  const type = resp.headers.get('Content-Type') || '';
+  return type.includes('json') ? resp.json() : resp.text();
+}
+
+export const get = (path, opts) => call('GET', path, undefined, opts);
+
+// lines reads a streaming answer (a watch's NDJSON, a followed log) and hands each piece
+// of text to onText as it arrives, until the stream ends or signal aborts.
+export async function stream(path, onText, signal) {
+  const resp = await fetch(path, { headers: headers({ Accept: '*/*' }), signal });
+  if (!resp.ok) throw await failure(resp);
+  const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    onText(value);
+  }
+}
+
+// watch streams the events of a watch URL (docs/api.md, Watch) to onEvent. It returns
+// when the stream ends: after an ERROR line (410: the caller lists again) or when the
+// server closed it.
+export async function watch(path, onEvent, signal) {
+  let buf = '';
+  await stream(path, (text) => {
+    buf += text;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i).trim();
+      buf = buf.slice(i + 1);
+      if (line) onEvent(JSON.parse(line));
+    }
+  }, signal);
+}
+
+// Plurals of the kinds the console lists, and their kind names.
+export const workloadKinds = {
+  applications: 'application', processes: 'process', deployments: 'deployment', daemonsets: 'daemonset',
+};
+
+export function objectPath(plural, ns, name) {
+  const base = ns ? `/v1/namespaces/${encodeURIComponent(ns)}/${plural}` : `/v1/${plural}`;
+  return name ? `${base}/${encodeURIComponent(name)}` : base;
+}
+
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  }
+  const s = q.toString();
+  return s ? '?' + s : '';
+}

@@ -1,0 +1,48 @@
+// A task's logs, followed as they are written. The page keeps the last maxLines lines,
+// so a chatty task cannot grow the tab without bound.
+import { get, stream, query } from './api.js';
+import { h, link, errorBox } from './dom.js';
+import { withParams } from './live.js';
+
+const maxLines = 5000;
+
+export async function logsPage({ main, args, params, signal }) {
+  const [ns, name] = args;
+  const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(name)}`;
+  const tg = await get(base, { signal });
+  const spec = tg.spec.template.spec || {};
+  const tasks = [...(spec.containers || []).map((c) => c.name), ...(spec.processes || []).map((p) => p.procName)].filter(Boolean);
+  const task = params.get('task') || tasks[0] || '';
+  const select = h('select', { id: 'task', onchange: () => { location.hash = withParams(params, { task: select.value }); } },
+    tasks.map((t) => h('option', { value: t, selected: t === task }, t)));
+  const out = h('pre', { class: 'log', id: 'log' });
+  const state = h('span', { class: 'muted', id: 'log-state' }, 'following…');
+  const owner = tg.spec.owner || {};
+  main.append(h('h1', {}, `Logs of ${ns}/${name}`),
+    h('div', { class: 'toolbar' }, h('label', {}, 'Task', select), state,
+      owner.name ? link(`#/w/${owner.kind === 'process' ? 'processes' : owner.kind + 's'}/${encodeURIComponent(ns)}/${encodeURIComponent(owner.name)}`, `back to ${owner.kind} ${owner.name}`) : ''),
+    out);
+  let pending = '';
+  const text = document.createTextNode('');
+  out.append(text);
+  let lines = 0;
+  try {
+    await stream(base + '/logs' + query({ task, follow: 'true', tail: 500 }), (chunk) => {
+      pending += chunk;
+      lines += (chunk.match(/\n/g) || []).length;
+      if (lines > maxLines) {
+        const all = pending.split('\n');
+        pending = all.slice(-maxLines).join('\n');
+        lines = maxLines;
+      }
+      const atBottom = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
+      text.data = pending;
+      if (atBottom) out.scrollTop = out.scrollHeight;
+    }, signal);
+    state.textContent = 'the log ended';
+  } catch (err) {
+    if (signal.aborted) return;
+    state.textContent = '';
+    main.append(errorBox(err));
+  }
+}

@@ -1,0 +1,87 @@
+// The console's router: one page per route of the URL's fragment. Leaving a page aborts
+// everything it started (its requests and watch streams).
+import { token, signOut, get } from './api.js';
+import { clear, errorBox } from './dom.js';
+import { signinPage } from './signin.js';
+import { workloadsPage } from './workloads.js';
+import { workloadPage } from './workload.js';
+import { logsPage } from './logs.js';
+import { execPage } from './exec.js';
+import { nodesPage } from './nodes.js';
+import { clusterPage } from './cluster.js';
+
+const routes = [
+  [/^#\/signin$/, signinPage, ''],
+  [/^#\/workloads$/, workloadsPage, 'workloads'],
+  [/^#\/w\/([^/]+)\/([^/]+)\/([^/]+)$/, workloadPage, 'workloads'],
+  [/^#\/logs\/([^/]+)\/([^/]+)$/, logsPage, 'workloads'],
+  [/^#\/exec\/([^/]+)\/([^/]+)$/, execPage, 'workloads'],
+  [/^#\/nodes$/, nodesPage, 'nodes'],
+  [/^#\/cluster$/, clusterPage, 'cluster'],
+];
+
+let current = null;
+
+async function showWho() {
+  const who = document.getElementById('who');
+  const out = document.getElementById('signout');
+  if (!token()) {
+    who.textContent = '';
+    out.hidden = true;
+    return;
+  }
+  out.hidden = false;
+  try {
+    const me = await get('/v1/acl/whoami');
+    who.textContent = me.management ? `${me.name || me.token} (management)` : (me.name || me.token || '');
+  } catch {
+    who.textContent = '';
+  }
+}
+
+function route() {
+  const [path, qs] = (location.hash || '#/workloads').split('?');
+  if (!token() && path !== '#/signin') {
+    location.hash = '#/signin';
+    return;
+  }
+  let page = null;
+  let args = [];
+  let section = '';
+  for (const [re, fn, sec] of routes) {
+    const m = path.match(re);
+    if (m) {
+      page = fn;
+      args = m.slice(1).map(decodeURIComponent);
+      section = sec;
+      break;
+    }
+  }
+  if (!page) {
+    location.hash = '#/workloads';
+    return;
+  }
+  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === section);
+  if (current) current.abort();
+  current = new AbortController();
+  const signal = current.signal;
+  const main = clear(document.getElementById('main'));
+  page({ main, args, params: new URLSearchParams(qs || ''), signal }).catch((err) => {
+    if (!signal.aborted && err.name !== 'AbortError') main.append(errorBox(err));
+  });
+}
+
+window.addEventListener('hashchange', route);
+window.addEventListener('berth:signed-in', showWho);
+window.addEventListener('berth:unauthorized', () => {
+  signOut();
+  showWho();
+  location.hash = '#/signin';
+});
+document.getElementById('signout').addEventListener('click', () => {
+  signOut();
+  showWho();
+  location.hash = '#/signin';
+});
+showWho();
+route();

@@ -1,0 +1,198 @@
+// One workload: its status, controls, instances (live), why instances wait, its
+// definition and its events.
+import { call, get, watch, objectPath, query, workloadKinds } from './api.js';
+import { h, badge, age, link, errorBox, clear } from './dom.js';
+import { keepWatching } from './live.js';
+import { instances } from './workloads.js';
+
+// instanceOwner is the owner of the task groups shown: the workload itself, or for a
+// deployment the application of its current revision.
+function instanceOwner(obj) {
+  if (obj.kind === 'deployment') {
+    const rev = (obj.status || {}).revision;
+    return rev ? `application/${obj.metadata.name}-v${rev}` : '';
+  }
+  return `${obj.kind}/${obj.metadata.name}`;
+}
+
+// current is the workload as stored, without what berth writes (its status, revision and
+// creation time): what the definition pane shows and what a plan is asked about.
+function current(obj) {
+  const c = structuredClone(obj);
+  delete c.status;
+  delete c.metadata.resourceVersion;
+  delete c.metadata.creationTimestamp;
+  return JSON.stringify(c, null, 2);
+}
+
+function lastExit(tg) {
+  const tasks = (tg.status || {}).tasks || [];
+  const ended = tasks.filter((t) => t.info && t.info.FinishAt);
+  if (!ended.length) return '';
+  const t = ended[ended.length - 1];
+  return `${t.name}: exit ${t.info.ExitCode}${t.message ? ' (' + t.message + ')' : ''}`;
+}
+
+function health(tg) {
+  const st = tg.status || {};
+  if (st.healthy === true) return h('span', { class: 'badge ok' }, 'healthy');
+  if (st.healthy === false) return h('span', { class: 'badge bad' }, 'unhealthy');
+  return '';
+}
+
+async function act(button, fn, problem) {
+  button.disabled = true;
+  problem.replaceChildren();
+  try {
+    await fn();
+  } catch (err) {
+    problem.replaceChildren(errorBox(err));
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function instanceRow(ns, tg, problem) {
+  const m = tg.metadata;
+  const st = tg.status || {};
+  const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(m.name)}`;
+  const restart = h('button', { type: 'button', class: 'restart', title: 'run the restart command of every task (reloadCmd/restartCmd)' }, 'Restart');
+  restart.addEventListener('click', () => act(restart, () => call('POST', base + '/actions/restart'), problem));
+  const move = h('button', { type: 'button', class: 'move', title: 'replace this instance on another node' }, 'Move');
+  move.addEventListener('click', () => act(move, () => call('POST', base + '/move', {}), problem));
+  const tgPath = `${encodeURIComponent(ns)}/${encodeURIComponent(m.name)}`;
+  return h('tr', { dataset: { key: m.name } },
+    h('td', {}, String(tg.spec.index)),
+    h('td', {}, m.name),
+    h('td', {}, tg.spec.node || h('span', { class: 'muted' }, 'not placed')),
+    h('td', {}, badge(st.phase), st.message ? h('div', { class: 'muted' }, st.message) : ''),
+    h('td', {}, health(tg)),
+    h('td', {}, String(tg.spec.reschedTimes || 0)),
+    h('td', {}, lastExit(tg)),
+    h('td', {}, link(`#/logs/${tgPath}`, 'Logs'), ' ', link(`#/exec/${tgPath}`, 'Exec'), ' ', restart, ' ', move));
+}
+
+export async function workloadPage({ main, args, signal }) {
+  const [plural, ns, name] = args;
+  if (!workloadKinds[plural]) throw new Error(`${plural} is not a kind of workload`);
+  const path = objectPath(plural, ns, name);
+  const title = h('h1', {}, `${workloadKinds[plural]} ${ns}/${name}`);
+  const summary = h('div', { class: 'card', id: 'summary' });
+  const controls = h('div', { class: 'toolbar', id: 'controls' });
+  const problem = h('div');
+  const pending = h('div', { id: 'pending' });
+  const rows = h('tbody', { id: 'instances' });
+  const definition = h('pre', { id: 'definition' });
+  const events = h('tbody', { id: 'events' });
+  main.append(title, summary, controls, problem, pending,
+    h('h2', {}, 'Instances'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['#', 'Task group', 'Node', 'Phase', 'Health', 'Restarts', 'Last exit', ''].map((x) => h('th', {}, x)))), rows),
+    h('h2', {}, 'Events'),
+    h('table', {}, h('thead', {}, h('tr', {}, ['Last seen', 'Type', 'Reason', 'Message', 'Count'].map((x) => h('th', {}, x)))), events),
+    h('h2', {}, 'Spec'), definition);
+
+  let obj = await get(path, { signal });
+  const scaleInput = h('input', { id: 'scale-to', type: 'number', min: 0, value: (obj.spec || {}).instance ?? 0, style: 'width:5rem' });
+  const scale = h('button', { type: 'button', id: 'scale', class: 'primary' }, 'Scale');
+  scale.addEventListener('click', () => act(scale, () => call('POST', path + '/scale', { instances: Number(scaleInput.value) }), problem));
+  if (plural !== 'daemonsets') controls.append(h('label', {}, 'Instances', scaleInput), scale);
+  if (plural === 'deployments') {
+    for (const action of ['pause', 'resume', 'undo']) {
+      const b = h('button', { type: 'button', id: action }, action[0].toUpperCase() + action.slice(1));
+      b.addEventListener('click', () => act(b, () => call('POST', `${path}/rollout/${action}`), problem));
+      controls.append(b);
+    }
+  }
+
+  const showSummary = () => {
+    const st = obj.status || {};
+    clear(summary).append(h('dl', { class: 'kv' },
+      h('dt', {}, 'Phase'), h('dd', { id: 'phase' }, badge(st.phase)),
+      h('dt', {}, 'Instances'), h('dd', {}, instances(obj)),
+      h('dt', {}, 'Message'), h('dd', {}, st.message || ''),
+      h('dt', {}, 'Created'), h('dd', {}, `${age(obj.metadata.creationTimestamp)} ago`),
+      plural === 'deployments' ? [h('dt', {}, 'Revision'), h('dd', {}, `${st.revision || ''}${st.paused ? ' (paused)' : ''}`)] : ''));
+    definition.textContent = current(obj);
+  };
+  showSummary();
+
+  // Why instances wait: the scheduler's answer for this workload's missing instances.
+  let planned = '';
+  const explain = async () => {
+    const st = obj.status || {};
+    const key = `${obj.metadata.resourceVersion}`;
+    const waiting = /cannot be placed|waits for node/.test(st.message || '');
+    if (!waiting) { pending.replaceChildren(); planned = ''; return; }
+    if (planned === key) return;
+    planned = key;
+    try {
+      const plan = await call('POST', '/v1/plan', current(obj), { signal });
+      const r = (plan.results || [])[0];
+      if (r && r.unplaced && r.unplaced.length) {
+        const which = r.unplaced.length === 1 ? `Instance ${r.unplaced[0]} is` : `Instances ${r.unplaced.join(', ')} are`;
+        pending.replaceChildren(h('div', { class: 'reason', id: 'pending-reason' },
+          h('strong', {}, `${which} pending: `), r.message || ''));
+      } else {
+        pending.replaceChildren(h('div', { class: 'reason', id: 'pending-reason' }, st.message));
+      }
+    } catch (err) {
+      pending.replaceChildren(h('div', { class: 'reason', id: 'pending-reason' }, st.message), errorBox(err));
+    }
+  };
+  explain();
+
+  // The workload itself, live.
+  keepWatching(signal, async () => {
+    obj = await get(path, { signal });
+    showSummary();
+    explain();
+    await watch(objectPath(plural, ns) + query({ watch: 'true', name, resourceVersion: obj.metadata.resourceVersion }), (ev) => {
+      if (!ev.object) return;
+      if (ev.type === 'DELETED') {
+        summary.prepend(h('p', { class: 'error' }, 'This workload was deleted.'));
+        return;
+      }
+      obj = ev.object;
+      showSummary();
+      explain();
+    }, signal);
+  }, (err) => problem.replaceChildren(errorBox(err)));
+
+  // Its instances, live: the task groups it owns, filtered on the server.
+  const tgPath = objectPath('taskgroups', ns);
+  keepWatching(signal, async () => {
+    const owner = instanceOwner(obj);
+    if (!owner) { rows.replaceChildren(); return; }
+    const list = await get(tgPath + query({ owner, limit: 500 }), { signal });
+    const byName = new Map(list.items.map((tg) => [tg.metadata.name, tg]));
+    const render = () => {
+      const all = [...byName.values()].sort((a, b) => a.spec.index - b.spec.index || a.metadata.name.localeCompare(b.metadata.name));
+      rows.replaceChildren(...all.map((tg) => instanceRow(ns, tg, problem)));
+      if (!all.length) rows.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No instances.')));
+    };
+    render();
+    await watch(tgPath + query({ watch: 'true', owner, resourceVersion: list.resourceVersion }), (ev) => {
+      if (!ev.object) return;
+      if (ev.type === 'DELETED') byName.delete(ev.object.metadata.name);
+      else byName.set(ev.object.metadata.name, ev.object);
+      render();
+    }, signal);
+  }, (err) => problem.replaceChildren(errorBox(err)));
+
+  // Its events: the last ones, then new ones as they are recorded.
+  const eventRow = (e) => h('tr', {},
+    h('td', { title: e.lastTime || e.time }, age(e.lastTime || e.time)),
+    h('td', {}, e.type), h('td', {}, e.reason), h('td', {}, e.message), h('td', {}, String(e.count || 1)));
+  const eventQuery = { namespace: ns, kind: workloadKinds[plural], name };
+  keepWatching(signal, async () => {
+    const list = await get('/v1/events' + query({ ...eventQuery, limit: 500 }), { signal });
+    const items = list.items.slice(-50).reverse();
+    events.replaceChildren(...items.map(eventRow));
+    await watch('/v1/events' + query({ ...eventQuery, watch: 'true' }), (ev) => {
+      if (ev.type === 'ERROR') return;
+      const e = ev.object || ev;
+      events.prepend(eventRow(e));
+      while (events.children.length > 50) events.lastChild.remove();
+    }, signal);
+  }, (err) => problem.replaceChildren(errorBox(err)));
+}

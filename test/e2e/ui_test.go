@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// jsString quotes s for a JavaScript expression.
+func jsString(s string) string { return fmt.Sprintf("%q", s) }
+
+// rowPhase is the expression of the phase badge of the workloads table's row key.
+func rowPhase(key string) string {
+	return fmt.Sprintf(`(document.querySelector('#rows tr[data-key=%s] .badge') || {}).textContent`, jsString(key))
+}
+
+// TestWebConsole drives the web console in a real Chromium against the real binary:
+// sign in with a token, watch a workload reach Running without reloading, scale it, read
+// an instance's logs, run a command in its terminal, see why an instance is pending, and
+// look at the nodes and the cluster. Each page is saved as a screenshot.
+func TestWebConsole(t *testing.T) {
+	requireDocker(t)
+	s := startDev(t, t.TempDir())
+	b := newBrowser(t, s)
+	s.cleanupApps("ui")
+
+	// Sign in: the console starts at its sign-in page.
+	b.do("open the console", 30*time.Second, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	b.screenshot("signin")
+	b.do("sign in", 30*time.Second, chromedp.SendKeys(chromedp.CSS("#token"), s.token), chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#workloads")))
+	if who := b.eval(`document.getElementById('who').textContent`); !strings.Contains(who, "management") {
+		t.Errorf("signed in as %q", who)
+	}
+
+	// A workload applied now appears and reaches Running on the open page (its watch).
+	b.do("workloads of ui", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/workloads?ns=ui"), chromedp.WaitVisible(chromedp.CSS("#workloads")))
+	b.waitJS("the first paint", `document.getElementById('main').dataset.painted === 'true'`, 10*time.Second)
+	s.applySpec(t, appSpec{name: "web", ns: "ui", containers: []string{
+		container("main", `i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done`, ""),
+	}}.json())
+	b.waitJS("web to show up live", `document.querySelector('#fresh:not([hidden])') || document.querySelector('#rows tr[data-key="ui/web"]')`, 30*time.Second)
+	b.do("reload the list", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/workloads?ns=ui&q=we"), chromedp.WaitVisible(chromedp.CSS(`#rows tr[data-key="ui/web"]`)))
+	b.waitJS("web Running without a reload", rowPhase("ui/web")+` === 'Running'`, 90*time.Second)
+	b.screenshot("workloads")
+
+	// Scale it to 2 from its page.
+	b.do("open web", 30*time.Second, chromedp.Click(chromedp.CSS(`#rows tr[data-key="ui/web"] a`)), chromedp.WaitVisible(chromedp.CSS("#scale-to")))
+	b.do("scale to 2", 30*time.Second, chromedp.SetValue(chromedp.CSS("#scale-to"), "2"), chromedp.Click(chromedp.CSS("#scale")))
+	b.waitJS("2 instances Running", `[...document.querySelectorAll('#instances tr .badge[data-phase="Running"]')].length === 2`, 90*time.Second)
+	b.waitJS("the scale event", `document.getElementById('events').textContent.length > 0`, 30*time.Second)
+	b.screenshot("workload")
+	if spec := s.mustBerth("get", "application", "web", "-n", "ui", "-o", "json"); !strings.Contains(spec, `"instance": 2`) && !strings.Contains(spec, `"instance":2`) {
+		t.Errorf("scaled application:\n%s", spec)
+	}
+
+	// Logs of instance 0, followed.
+	b.do("open the logs", 30*time.Second, chromedp.Click(chromedp.CSS(`#instances tr[data-key^="0."] a[href^="#/logs/"]`)), chromedp.WaitVisible(chromedp.CSS("#log")))
+	b.waitJS("log lines", `/tick \d+\ntick \d+/.test(document.getElementById('log').textContent)`, 30*time.Second)
+	first := b.eval(`document.getElementById('log').textContent`)
+	b.waitJS("more log lines as they come", fmt.Sprintf(`document.getElementById('log').textContent.length > %d`, len(first)), 30*time.Second)
+	b.screenshot("logs")
+
+	// A terminal in instance 0: type a command, read its output on the screen.
+	b.do("open exec", 30*time.Second, chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS("#instances")),
+		chromedp.Click(chromedp.CSS(`#instances tr[data-key^="0."] a[href^="#/exec/"]`)), chromedp.WaitVisible(chromedp.CSS("#connect")),
+		chromedp.Click(chromedp.CSS("#connect")))
+	b.waitJS("the terminal connected", `document.getElementById('exec-state').textContent === 'connected'`, 30*time.Second)
+	b.typeInto(".xterm-helper-textarea", "echo hello-$((6*7))\r")
+	screen := `(() => { const b = window.berthTerminal.buffer.active; let s = ''; for (let i = 0; i < b.length; i++) s += b.getLine(i).translateToString(true) + '\n'; return s; })()`
+	b.waitJS("the command's output", screen+`.includes('hello-42')`, 30*time.Second)
+	b.screenshot("exec")
+	b.typeInto(".xterm-helper-textarea", "exit 3\r")
+	b.waitJS("the exit code", `document.getElementById('exec-state').textContent === 'exited with code 3'`, 30*time.Second)
+
+	// An instance that fits nowhere: its page says why, in the scheduler's words.
+	s.applySpec(t, appSpec{name: "huge", ns: "ui", containers: []string{
+		container("main", "sleep 3600", `,"resources":{"requests":{"cpu":"512","memory":"32"}}`),
+	}}.json())
+	b.do("open huge", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/w/applications/ui/huge"), chromedp.WaitVisible(chromedp.CSS("#instances")))
+	b.waitJS("the pending reason", `(document.getElementById('pending-reason') || {textContent: ''}).textContent.includes('insufficient cpu')`, 60*time.Second)
+	b.screenshot("pending")
+
+	// Nodes with their usage, and the cluster.
+	b.do("nodes", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/nodes"), chromedp.WaitVisible(chromedp.CSS("#rows tr")))
+	if tgs := b.eval(`document.querySelector('#rows tr td:nth-child(6)').textContent`); tgs != "2" {
+		t.Errorf("the node's task groups: %q, want 2 (web's; huge is unplaced)", tgs)
+	}
+	b.screenshot("nodes")
+	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
+	if leader := b.eval(`document.getElementById('leader').textContent`); leader == "" {
+		t.Error("no leader on the cluster page")
+	}
+	b.screenshot("cluster")
+}
+
+// TestWebConsoleHasOnlyTheTokensRights: signed in with a read-only token, the console
+// shows the workload but its scale is refused with the server's reason, and its terminal
+// does not open: the console has no rights of its own.
+func TestWebConsoleHasOnlyTheTokensRights(t *testing.T) {
+	requireDocker(t)
+	s := startDev(t, t.TempDir())
+	b := newBrowser(t, s)
+	s.cleanupApps("uiro")
+	s.applySpec(t, appSpec{name: "web", ns: "uiro", containers: []string{container("main", "sleep 3600", "")}}.json())
+	tgs := s.running(t, "uiro", "web", 1)
+	policy := filepath.Join(t.TempDir(), "ro.yaml")
+	if err := os.WriteFile(policy, []byte("kind: acl-policy\nmetadata: {name: viewer}\nrules:\n  - {namespaces: [uiro], kinds: [\"*\"], verbs: [read]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.mustBerth("acl", "policy", "apply", "-f", policy)
+	viewer := strings.TrimSpace(s.mustBerth("acl", "token", "create", "--policy", "viewer", "--name", "viewer", "-o", "name"))
+
+	b.do("sign in as a viewer", 30*time.Second, chromedp.Navigate(s.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), viewer), chromedp.Click(chromedp.CSS("#signin")), chromedp.WaitVisible(chromedp.CSS("#workloads")))
+	// Listing every namespace needs a rule for "*": the page says so.
+	b.waitJS("the refusal to list everything", `document.getElementById('main').textContent.includes('may not read application')`, 30*time.Second)
+	b.do("open web", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/w/applications/uiro/web"), chromedp.WaitVisible(chromedp.CSS("#scale")))
+	b.waitJS("its instance", `document.querySelectorAll('#instances .badge[data-phase="Running"]').length === 1`, 30*time.Second)
+	b.do("scale", 30*time.Second, chromedp.SetValue(chromedp.CSS("#scale-to"), "3"), chromedp.Click(chromedp.CSS("#scale")))
+	b.waitJS("the refusal to scale", `document.getElementById('main').textContent.includes('may not scale application')`, 30*time.Second)
+	b.screenshot("refused")
+	if a := s.appStatus("uiro", "web"); a.Instances != 1 {
+		t.Errorf("a viewer scaled web to %d", a.Instances)
+	}
+	b.do("open exec", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/exec/uiro/"+tgs[0].Metadata.Name), chromedp.WaitVisible(chromedp.CSS("#connect")),
+		chromedp.Click(chromedp.CSS("#connect")))
+	b.waitJS("the terminal refused", `document.getElementById('exec-state').textContent.startsWith('closed')`, 30*time.Second)
+	if state := b.eval(`document.getElementById('exec-state').textContent`); state == "connected" {
+		t.Errorf("a viewer's terminal: %s", state)
+	}
+}
