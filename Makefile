@@ -8,7 +8,7 @@ FUZZTIME ?= 30s
 # C compiler's deprecation warnings say nothing about berth.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent bench-dns clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent bench-dns bench-ui clean
 
 all: build
 
@@ -69,6 +69,11 @@ bench-agent: build
 # node's DNS server over 1,000 made-up services of 10 instances, on loopback.
 bench-dns: build
 	./scripts/bench-dns.sh
+
+# The web console's first paint (docs/benchmarks.md, Web console): its workloads page in
+# headless Chromium, on a server whose 120 simulated nodes run 10,000 task groups.
+bench-ui:
+	$(GO) test -count=1 -timeout 30m -run XXX -bench '^BenchmarkWebConsoleFirstPaint$$' -benchtime 20x -v ./test/e2e/
 
 # Runs every fuzz target for FUZZTIME each. Minimisation is capped so large seeds don't
 # stall the run.

@@ -21,6 +21,9 @@ type agentMetrics struct {
 	registry      *prometheus.Registry
 	starts        *prometheus.CounterVec
 	startDuration *prometheus.HistogramVec
+	stops         *prometheus.CounterVec
+	stopDuration  *prometheus.HistogramVec
+	driverErrors  *prometheus.CounterVec
 	ends          *prometheus.CounterVec
 	checks        *prometheus.CounterVec
 	adoptions     *prometheus.CounterVec
@@ -42,6 +45,19 @@ func newAgentMetrics() *agentMetrics {
 			Help:    "Time a driver took to start a task (a container's create and start, a process's fork and exec), by driver.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9), // 1 ms to 65 s
 		}, []string{"driver"}),
+		stops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_agent_task_stops_total",
+			Help: "Tasks the agent's drivers stopped (kills, scale-downs, pods ending), by driver and result (ok, error).",
+		}, []string{"driver", "result"}),
+		stopDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "berth_agent_task_stop_duration_seconds",
+			Help:    "Time a driver took to stop a task, the kill grace period included, by driver.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+		}, []string{"driver"}),
+		driverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_agent_driver_errors_total",
+			Help: "Driver calls that failed, by driver and operation (start, stop, wait, remove).",
+		}, []string{"driver", "op"}),
 		ends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "berth_agent_task_group_ends_total",
 			Help: "Task groups that ended on the node, by phase (Finish, Failed, Killed, Error, Lost).",
@@ -60,7 +76,7 @@ func newAgentMetrics() *agentMetrics {
 		}),
 		phase: map[string]string{},
 	}
-	m.registry.MustRegister(m.starts, m.startDuration, m.ends, m.checks, m.adoptions, m.running,
+	m.registry.MustRegister(m.starts, m.startDuration, m.stops, m.stopDuration, m.driverErrors, m.ends, m.checks, m.adoptions, m.running,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -77,6 +93,25 @@ func (m *agentMetrics) TaskStarted(driver string, took time.Duration, err error)
 	}
 	m.starts.WithLabelValues(driver, result).Inc()
 	m.startDuration.WithLabelValues(driver).Observe(took.Seconds())
+	if err != nil {
+		m.driverErrors.WithLabelValues(driver, "start").Inc()
+	}
+}
+
+// TaskStopped counts a driver's stop (executor.Observer).
+func (m *agentMetrics) TaskStopped(driver string, took time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+		m.driverErrors.WithLabelValues(driver, "stop").Inc()
+	}
+	m.stops.WithLabelValues(driver, result).Inc()
+	m.stopDuration.WithLabelValues(driver).Observe(took.Seconds())
+}
+
+// DriverError counts a failed driver call (executor.Observer).
+func (m *agentMetrics) DriverError(driver, op string) {
+	m.driverErrors.WithLabelValues(driver, op).Inc()
 }
 
 // HealthChecked counts a local check's result (executor.Observer).

@@ -3,10 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
@@ -58,6 +60,10 @@ func TestAgentMetricsCounts(t *testing.T) {
 	m.HealthChecked("HTTP", health.Result{Checked: true, Healthy: false})
 	m.HealthChecked("HTTP", health.Result{Checked: false})
 	m.adopted(true)
+	m.TaskStarted("docker", time.Second, errors.New("no such image"))
+	m.TaskStopped("docker", time.Second, nil)
+	m.TaskStopped("docker", time.Second, errors.New("daemon gone"))
+	m.DriverError("process", "wait")
 	got := map[string]float64{}
 	mfs, err := m.registry.Gather()
 	if err != nil {
@@ -80,7 +86,10 @@ func TestAgentMetricsCounts(t *testing.T) {
 	for key, want := range map[string]float64{
 		"berth_agent_task_groups": 0, "berth_agent_task_group_ends_total,Failed": 1,
 		"berth_agent_health_checks_total,HTTP,unhealthy": 1, "berth_agent_health_checks_total,HTTP,grace": 1,
-		"berth_agent_adoptions_total,adopted": 1,
+		"berth_agent_adoptions_total,adopted":    1,
+		"berth_agent_task_stops_total,docker,ok": 1, "berth_agent_task_stops_total,docker,error": 1,
+		"berth_agent_driver_errors_total,docker,start": 1, "berth_agent_driver_errors_total,docker,stop": 1,
+		"berth_agent_driver_errors_total,process,wait": 1,
 	} {
 		if got[key] != want {
 			t.Errorf("%s = %g, want %g (all: %v)", key, got[key], want, got)
@@ -97,6 +106,7 @@ func TestDashboardQueriesAgentMetrics(t *testing.T) {
 	}
 	m := newAgentMetrics() // vectors appear once they have a series
 	m.TaskStarted("process", 0, nil)
+	m.TaskStopped("process", 0, errors.New("x"))
 	m.HealthChecked("HTTP", health.Result{})
 	m.adopted(true)
 	m.reported("ns/a", v4.StatusRunning)

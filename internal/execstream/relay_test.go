@@ -35,3 +35,22 @@ func TestReadFrameAndCheckClientFrame(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckClientFrame: what the check accepts is exactly one whole frame, which the
+// agent's reader reads back as it is.
+func FuzzCheckClientFrame(f *testing.F) {
+	f.Add([]byte{FrameStdin, 0, 0, 0, 1, 'x'})
+	f.Add([]byte{FrameResize, 0, 0, 0, 2, '{', '}'})
+	f.Add([]byte{FrameExit, 0, 0, 0, 0})
+	f.Add([]byte{FrameStdin, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		if CheckClientFrame(msg) != nil {
+			return
+		}
+		r := bytes.NewReader(msg)
+		got, err := ReadFrame(r)
+		if err != nil || !bytes.Equal(got, msg) || r.Len() != 0 {
+			t.Fatalf("accepted %v, read back %v %v with %d left", msg, got, err, r.Len())
+		}
+	})
+}

@@ -31,7 +31,13 @@ func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int) map[in
 		tp := &p.plan.tasks[i]
 		wg.Go(func() {
 			if i != skip {
-				if err := tp.drv.Stop(sctx, tp.id, grace); err != nil && !isGone(err) {
+				began := time.Now()
+				err := tp.drv.Stop(sctx, tp.id, grace)
+				if isGone(err) {
+					err = nil
+				}
+				p.e.observer().TaskStopped(tp.driverName(), time.Since(began), err)
+				if err != nil {
 					p.e.log.Error("stop task", "task", tp.id, "err", err)
 				}
 			}

@@ -148,6 +148,7 @@ func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 			continue
 		}
 		if err := t.drv.Remove(ctx, t.id); err != nil && !errors.Is(err, driver.ErrNotFound) {
+			e.observer().DriverError(t.driverName(), "remove")
 			errs = append(errs, fmt.Errorf("remove task %s: %w", t.id, err))
 		}
 	}

@@ -87,6 +87,7 @@ func (p *pod) waitTasks(ctx context.Context, wg *sync.WaitGroup, ended chan<- ta
 			continue
 		case err != nil:
 			if ctx.Err() == nil {
+				p.e.observer().DriverError(tp.driverName(), "wait")
 				p.e.log.Warn("cannot wait for task: polling it", "task", tp.id, "err", err)
 			}
 			ok = false

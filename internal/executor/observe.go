@@ -11,6 +11,12 @@ import (
 type Observer interface {
 	// TaskStarted is one driver start of a task: how long it took and how it ended.
 	TaskStarted(driver string, took time.Duration, err error)
+	// TaskStopped is one driver stop of a task (a kill, a scale-down, an ending pod):
+	// how long it took and how it ended (a task already gone is a stop that succeeded).
+	TaskStopped(driver string, took time.Duration, err error)
+	// DriverError is a driver call other than a start or a stop that failed: op is
+	// "wait" (the executor falls back to polling) or "remove".
+	DriverError(driver, op string)
 	// HealthChecked is one result of a task's local health check of a type (HTTP, TCP,
 	// COMMAND).
 	HealthChecked(check string, r health.Result)
@@ -20,6 +26,8 @@ type Observer interface {
 type noObserver struct{}
 
 func (noObserver) TaskStarted(string, time.Duration, error) {}
+func (noObserver) TaskStopped(string, time.Duration, error) {}
+func (noObserver) DriverError(string, string)               {}
 func (noObserver) HealthChecked(string, health.Result)      {}
 
 // observer returns the configured Observer, or one that does nothing.

@@ -61,13 +61,9 @@ func (s *Store) ListPage(ctx context.Context, kind v4.Kind, ns string, p Page) (
 	}
 	pfx := objectPrefix(kind, ns)
 	end := clientv3.GetPrefixRangeEnd(pfx)
-	from, rev := pfx, int64(0)
-	if p.Continue != "" {
-		tok, err := decodeContinue(p.Continue)
-		if err != nil || !strings.HasPrefix(tok.Key, pfx) || tok.Revision <= 0 {
-			return PageResult{}, fmt.Errorf("list %s: %w: the continue token is not one of this list's", kind, ErrInvalid)
-		}
-		from, rev = tok.Key+"\x00", tok.Revision
+	from, rev, err := startOf(p.Continue, pfx)
+	if err != nil {
+		return PageResult{}, fmt.Errorf("list %s: %w", kind, err)
 	}
 	res := PageResult{Total: -1}
 	budget := p.Limit * pageScanFactor
@@ -119,6 +115,19 @@ func (s *Store) ListPage(ctx context.Context, kind v4.Kind, ns string, p Page) (
 		res.Total = resp.Count
 	}
 	return res, nil
+}
+
+// startOf is where a page starts: the first key of the list's prefix pfx, or the key
+// after the continue token's, at its revision (0: the current one).
+func startOf(token, pfx string) (from string, rev int64, err error) {
+	if token == "" {
+		return pfx, 0, nil
+	}
+	tok, err := decodeContinue(token)
+	if err != nil || !strings.HasPrefix(tok.Key, pfx) || tok.Revision <= 0 {
+		return "", 0, fmt.Errorf("%w: the continue token is not one of this list's", ErrInvalid)
+	}
+	return tok.Key + "\x00", tok.Revision, nil
 }
 
 func encodeContinue(t continueToken) string {

@@ -131,3 +131,25 @@ func TestListPageConsistentAndHostile(t *testing.T) {
 		t.Errorf("compacted: %v, want ErrCompacted", err)
 	}
 }
+
+// FuzzContinueToken: any token is refused or starts a page inside the list's own range,
+// after the key it names, at a positive revision.
+func FuzzContinueToken(f *testing.F) {
+	pfx := objectPrefix(v4.KindConfigMap, "ns")
+	f.Add(encodeContinue(continueToken{Revision: 7, Key: pfx + "a"}))
+	f.Add(encodeContinue(continueToken{Revision: 7, Key: objectPrefix(v4.KindSecret, "ns") + "a"}))
+	f.Add("")
+	f.Add("e30")
+	f.Fuzz(func(t *testing.T, token string) {
+		from, rev, err := startOf(token, pfx)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: %v", token, err)
+			}
+			return
+		}
+		if !strings.HasPrefix(from, pfx) || (token != "" && rev <= 0) {
+			t.Fatalf("%q starts at %q rev %d", token, from, rev)
+		}
+	})
+}

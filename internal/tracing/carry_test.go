@@ -105,3 +105,16 @@ func TestEnabled(t *testing.T) {
 	}
 	stop()
 }
+
+// FuzzRecorded: any annotation value is read as a valid trace or as none, never a panic.
+func FuzzRecorded(f *testing.F) {
+	f.Add("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 2026-11-27T12:00:00Z")
+	f.Add("")
+	f.Add("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	f.Fuzz(func(t *testing.T, v string) {
+		sc, _, ok := Recorded(&v4.ObjectMeta{Annotations: map[string]string{v4.TraceAnnotation: v}})
+		if ok != sc.IsValid() {
+			t.Fatalf("%q: ok %v but valid %v", v, ok, sc.IsValid())
+		}
+	})
+}

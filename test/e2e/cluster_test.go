@@ -23,7 +23,7 @@ import (
 
 // requireRoot skips tests that run processes in cgroups as other users, unless CI asks
 // for them (BERTH_REQUIRE_CGROUPS=1), where skipping would hide a failure.
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		if os.Getenv("BERTH_REQUIRE_CGROUPS") == "1" {

@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // devServer is one running `berth dev` process (or, with cmd nil, a CLI target of
 // several servers: url is then a comma list).
 type devServer struct {
-	t       *testing.T
+	t       testing.TB
 	cmd     *exec.Cmd
 	url     string
 	dataDir string
@@ -65,7 +65,7 @@ type devServer struct {
 func caFileOf(dataDir string) string { return filepath.Join(dataDir, "ca.crt") }
 
 // joinTokenOf reads the join token (with the CA hash) a server wrote to its data dir.
-func joinTokenOf(t *testing.T, dataDir string) string {
+func joinTokenOf(t testing.TB, dataDir string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dataDir, "join-token"))
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *devServer) via(t *testing.T, urls string) *devServer {
 // 10000-19999, below the kernel's ephemeral range (32768-60999) and the agents' port
 // bands: a port from ":0" is free only until the server binds it, and the server's own
 // embedded etcd, which binds ":0" ports first, could be handed the same one.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	for range 200 {
 		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(10000))
@@ -158,7 +158,7 @@ func startDev(t *testing.T, dataDir string, flags ...string) *devServer {
 // passable opens the test's temporary directories above dir to other users' searches
 // (0711; t.TempDir makes them 0700), as /var/lib is: the agent runs processes without a
 // user as an unprivileged one, which must pass through to their work dirs.
-func passable(t *testing.T, dir string) {
+func passable(t testing.TB, dir string) {
 	t.Helper()
 	tmp := filepath.Clean(os.TempDir())
 	for p := filepath.Dir(filepath.Clean(dir)); strings.HasPrefix(p, tmp+"/"); p = filepath.Dir(p) {
@@ -176,13 +176,13 @@ func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServ
 
 // startBerthBinary is startBerth with another build of berth (the soak test measures one
 // built without the race detector).
-func startBerthBinary(t *testing.T, bin, dataDir, command string, flags ...string) *devServer {
+func startBerthBinary(t testing.TB, bin, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
 	return startBerthAt(t, bin, freeAddr(t), dataDir, command, flags...)
 }
 
 // startBerthAt is startBerthBinary listening on addr (and reached there).
-func startBerthAt(t *testing.T, bin, addr, dataDir, command string, flags ...string) *devServer {
+func startBerthAt(t testing.TB, bin, addr, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
 	passable(t, dataDir)
 	s := &devServer{t: t, url: "https://" + addr, dataDir: dataDir, logs: &bytes.Buffer{}, exited: make(chan struct{})}
@@ -279,7 +279,7 @@ func (s *devServer) berth(stdin string, args ...string) cliResult {
 }
 
 // cliEnv is the environment of a CLI run against s: its servers, its CA, no config file.
-func (s *devServer) cliEnv(t *testing.T) []string {
+func (s *devServer) cliEnv(t testing.TB) []string {
 	return append(os.Environ(), "BERTH_SERVER="+s.url, "BERTH_CA_CERT="+s.caFile, "BERTH_TOKEN="+s.token, "BERTH_CONFIG=", "HOME="+t.TempDir())
 }
 

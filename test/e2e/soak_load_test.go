@@ -33,7 +33,7 @@ import (
 
 // buildPlain builds berth without the race detector, whose memory overhead would hide
 // what the soak measures.
-func buildPlain(t *testing.T) string {
+func buildPlain(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "berth")
 	build := exec.Command("go", "build", "-o", bin, "github.com/berthhq/berth/cmd/berth")

@@ -21,7 +21,7 @@ import (
 // server's certificate by its public key (--ignore-certificate-errors-spki-list): TLS
 // stays on, and only that key is accepted besides the system's CAs.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	// shots is where screenshots go ($BERTH_UI_SCREENSHOTS, else a temporary directory).
 	shots string
@@ -29,7 +29,7 @@ type browser struct {
 
 // chromiumPath finds Debian's chromium; without one the UI tests skip, unless CI asks
 // for them (BERTH_REQUIRE_CHROMIUM=1).
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-headless-shell", "/usr/lib/chromium/headless_shell", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -44,7 +44,7 @@ func chromiumPath(t *testing.T) string {
 }
 
 // spkiOf is the base64 SHA-256 of the public key the server at url serves.
-func (s *devServer) spkiOf(t *testing.T) string {
+func (s *devServer) spkiOf(t testing.TB) string {
 	t.Helper()
 	conn, err := tls.Dial("tcp", strings.TrimPrefix(s.url, "https://"), &tls.Config{RootCAs: s.roots, ServerName: "127.0.0.1"})
 	if err != nil {
@@ -56,7 +56,7 @@ func (s *devServer) spkiOf(t *testing.T) string {
 }
 
 // newBrowser starts Chromium for the server s; it stops with the test.
-func newBrowser(t *testing.T, s *devServer) *browser {
+func newBrowser(t testing.TB, s *devServer) *browser {
 	t.Helper()
 	path := chromiumPath(t)
 	opts := []chromedp.ExecAllocatorOption{
