@@ -100,8 +100,11 @@ func (s *Server) TLSConfig() *tls.Config {
 		GetCertificate: s.serving.GetCertificate,
 		ClientAuth:     tls.VerifyClientCertIfGiven,
 		ClientCAs:      s.ca.Pool(),
-		// HTTP/1.1 only: exec sessions hijack the connection.
-		NextProtos: []string{"http/1.1"},
+		// HTTP/2 for browsers: the web console holds a watch stream or three per tab, and
+		// over HTTP/1.1 a browser's six connections to a host would soon all be held by
+		// streams. berth's own clients (the CLI, agents) offer HTTP/1.1 only, which exec
+		// sessions need (they hijack the connection), as do the console's WebSockets.
+		NextProtos: []string{"h2", "http/1.1"},
 	}
 }
 

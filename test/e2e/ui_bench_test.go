@@ -89,12 +89,17 @@ func BenchmarkWebConsoleFirstPaint(b *testing.B) {
 			b.Fatal(err)
 		}
 		paints = append(paints, ms)
+		if ms > 1000 { // what the slow load waited for
+			b.Logf("load %d painted at %.0f ms; requests:\n%s", len(paints), ms, br.eval(
+				`performance.getEntriesByType('resource').map(e => Math.round(e.startTime) + ' +' + Math.round(e.duration) + ' ' + e.name).join('\n')`))
+		}
 	}
 	b.StopTimer()
 	slices.Sort(paints)
 	b.ReportMetric(paints[len(paints)/2], "paint-p50-ms")
 	b.ReportMetric(paints[len(paints)-1], "paint-max-ms")
 	rows := br.eval(`String(document.querySelectorAll('#rows tr').length)`)
+	b.Logf("first paints (ms): %.0f", paints)
 	b.Logf("first paint over %d loads: p50 %.0f ms, max %.0f ms; %s rows shown of %s (%d task groups)",
 		len(paints), paints[len(paints)/2], paints[len(paints)-1], rows, br.eval(`document.getElementById('count').textContent`), paintProcesses*paintInstances)
 	br.screenshot("workloads-10000")

@@ -41,12 +41,15 @@ func TestWebConsole(t *testing.T) {
 	// A workload applied now appears and reaches Running on the open page (its watch).
 	b.do("workloads of ui", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/workloads?ns=ui"), chromedp.WaitVisible(chromedp.CSS("#workloads")))
 	b.waitJS("the first paint", `document.getElementById('main').dataset.painted === 'true'`, 10*time.Second)
+	b.eval(`document.getElementById('workloads').dataset.mark = 'before'`)
 	s.applySpec(t, appSpec{name: "web", ns: "ui", containers: []string{
 		container("main", `i=0; while true; do i=$((i+1)); echo "tick $i"; sleep 1; done`, ""),
 	}}.json())
-	b.waitJS("web to show up live", `document.querySelector('#fresh:not([hidden])') || document.querySelector('#rows tr[data-key="ui/web"]')`, 30*time.Second)
-	b.do("reload the list", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/workloads?ns=ui&q=we"), chromedp.WaitVisible(chromedp.CSS(`#rows tr[data-key="ui/web"]`)))
+	b.waitJS("web to show up live", `document.querySelector('#rows tr[data-key="ui/web"]') !== null`, 30*time.Second)
 	b.waitJS("web Running without a reload", rowPhase("ui/web")+` === 'Running'`, 90*time.Second)
+	if b.eval(`document.getElementById('workloads').dataset.mark || ''`) != "before" {
+		t.Error("the workloads page was drawn again: the change did not come through its watch")
+	}
 	b.screenshot("workloads")
 
 	// Scale it to 2 from its page.

@@ -88,10 +88,21 @@ export async function workloadsPage({ main, params, signal }) {
         const next = row(plural, ev.object);
         next.classList.add('changed');
         tr.replaceWith(next);
-      } else if (ev.type === 'ADDED' && matches(ev.object, q, phase)) {
-        added++;
-        fresh.hidden = false;
-        fresh.replaceChildren(`${added} more since this page was read: `, h('a', { href: '#', onclick: (e) => { e.preventDefault(); location.reload(); } }, 'reload'));
+      } else if (ev.type !== 'DELETED' && matches(ev.object, q, phase)) {
+        const key = `${m.namespace}/${m.name}`;
+        const rows = [...body.querySelectorAll('tr[data-key]')];
+        const after = rows.find((r) => r.dataset.key > key);
+        if (!cont && (after || !list.continue)) {
+          // On the first page, a new workload takes its place in name order.
+          body.querySelector('tr:not([data-key])')?.remove();
+          const next = row(plural, ev.object);
+          next.classList.add('changed');
+          body.insertBefore(next, after || null);
+        } else {
+          added++;
+          fresh.hidden = false;
+          fresh.replaceChildren(`${added} more since this page was read: `, h('a', { href: '#', onclick: (e) => { e.preventDefault(); location.reload(); } }, 'reload'));
+        }
       }
     }, signal);
   }, (err) => problem.replaceChildren(errorBox(err)));

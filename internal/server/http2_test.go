@@ -1,0 +1,44 @@
+package server
+
+import (
+	"bufio"
+	"crypto/tls"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBrowsersGetHTTP2: a client that offers HTTP/2 (a browser) gets it, and a watch
+// stream works over it; berth's own clients offer HTTP/1.1 only and keep it (exec
+// hijacks their connections).
+func TestBrowsersGetHTTP2(t *testing.T) {
+	base := newTestServer(t, Config{})
+	browser := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true,
+	}}
+	req, _ := http.NewRequest("GET", base+"/v1/namespaces/h2/configmaps?watch=true", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a browser's watch: %s %s", resp.Proto, resp.Status)
+	}
+	wantStatus(t, call(t, "POST", base+"/v1/namespaces/h2/configmaps", cmJSON("h2", "cfg", "eA==")), http.StatusCreated)
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"ADDED"`) {
+		t.Fatalf("the watch over HTTP/2: %q %v", line, err)
+	}
+
+	plain, err := httpClientAs(t, "").Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Body.Close()
+	if plain.ProtoMajor != 1 {
+		t.Errorf("berth's client got %s", plain.Proto)
+	}
+}
