@@ -138,5 +138,6 @@ func writeBeatLine(w http.ResponseWriter, rc *http.ResponseController, v any) bo
 	if _, err := w.Write(append(b, '\n')); err != nil {
 		return false
 	}
-	return rc.Flush() == nil
+	// No deadline between lines (over HTTP/2 a deadline resets the stream when it fires).
+	return rc.Flush() == nil && rc.SetWriteDeadline(time.Time{}) == nil
 }

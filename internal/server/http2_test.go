@@ -42,3 +42,29 @@ func TestBrowsersGetHTTP2(t *testing.T) {
 		t.Errorf("berth's client got %s", plain.Proto)
 	}
 }
+
+// TestIdleWatchOverHTTP2Lives: a watch that waits longer than the write timeout after
+// its last event still delivers the next (over HTTP/2 a write deadline left set resets
+// the stream when it fires).
+func TestIdleWatchOverHTTP2Lives(t *testing.T) {
+	defer func(d time.Duration) { streamWriteTimeout = d }(streamWriteTimeout)
+	streamWriteTimeout = 200 * time.Millisecond
+	base := newTestServer(t, Config{})
+	browser := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}}
+	req, _ := http.NewRequest("GET", base+"/v1/namespaces/h2idle/configmaps?watch=true", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewReader(resp.Body)
+	for i, name := range []string{"a", "b"} {
+		wantStatus(t, call(t, "POST", base+"/v1/namespaces/h2idle/configmaps", cmJSON("h2idle", name, "eA==")), http.StatusCreated)
+		line, err := lines.ReadString('\n')
+		if err != nil || !strings.Contains(line, `"name":"`+name+`"`) {
+			t.Fatalf("event %d: %q %v", i, line, err)
+		}
+		time.Sleep(3 * streamWriteTimeout) // idle past the deadline
+	}
+}

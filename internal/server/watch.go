@@ -29,7 +29,7 @@ type errorLine struct {
 
 // streamWriteTimeout is how long one write of a stream may wait for its client: a
 // client that stops reading for longer is cut off, which frees what its stream holds.
-const streamWriteTimeout = 30 * time.Second
+var streamWriteTimeout = 30 * time.Second // a variable for the tests
 
 // objectLine is the stream line of one store event.
 func objectLine(ev store.Event) any {
@@ -180,8 +180,15 @@ func stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 			if enc.Encode(line(v)) != nil {
 				return
 			}
-			if len(ch) == 0 && rc.Flush() != nil {
-				return
+			if len(ch) == 0 {
+				if rc.Flush() != nil {
+					return
+				}
+				// Caught up: no deadline while the stream waits. Over HTTP/2 a deadline
+				// is a timer that resets the stream when it fires, written to or not.
+				if rc.SetWriteDeadline(time.Time{}) != nil {
+					return
+				}
 			}
 		}
 	}

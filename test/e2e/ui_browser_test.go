@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
@@ -9,11 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -25,6 +28,10 @@ type browser struct {
 	ctx context.Context
 	// shots is where screenshots go ($BERTH_UI_SCREENSHOTS, else a temporary directory).
 	shots string
+	// failed are the page's requests that failed (not those it canceled), for the log of
+	// a failing step.
+	mu     sync.Mutex
+	failed []string
 }
 
 // chromiumPath finds Debian's chromium; without one the UI tests skip, unless CI asks
@@ -79,7 +86,17 @@ func newBrowser(t testing.TB, s *devServer) *browser {
 	} else if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &browser{t: t, ctx: ctx, shots: shots}
+	b := &browser{t: t, ctx: ctx, shots: shots}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if f, ok := ev.(*network.EventLoadingFailed); ok && !f.Canceled {
+			b.mu.Lock()
+			b.failed = append(b.failed, fmt.Sprintf("%s %s: %s", f.Type, f.RequestID, f.ErrorText))
+			b.mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // do runs steps with a time limit, failing the test with a screenshot of where it stood.
@@ -90,7 +107,10 @@ func (b *browser) do(what string, limit time.Duration, steps ...chromedp.Action[
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.screenshot("failed-" + strings.ReplaceAll(what, " ", "-"))
 		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string]("document.body.innerText"))
-		b.t.Fatalf("%s: %v\npage text:\n%s", what, err, body)
+		b.mu.Lock()
+		failed := strings.Join(b.failed, "\n")
+		b.mu.Unlock()
+		b.t.Fatalf("%s: %v\npage text:\n%s\nfailed requests:\n%s", what, err, body, failed)
 	}
 }
 

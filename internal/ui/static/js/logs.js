@@ -1,8 +1,8 @@
 // A task's logs, followed as they are written. The page keeps the last maxLines lines,
 // so a chatty task cannot grow the tab without bound.
-import { get, stream, query } from './api.js';
+import { APIError, get, stream, query } from './api.js';
 import { h, link, errorBox } from './dom.js';
-import { withParams } from './live.js';
+import { sleep, withParams } from './live.js';
 
 const maxLines = 5000;
 
@@ -26,23 +26,39 @@ export async function logsPage({ main, args, params, signal }) {
   const text = document.createTextNode('');
   out.append(text);
   let lines = 0;
-  try {
-    await stream(base + '/logs' + query({ task, follow: 'true', tail: 500 }), (chunk) => {
-      pending += chunk;
-      lines += (chunk.match(/\n/g) || []).length;
-      if (lines > maxLines) {
-        const all = pending.split('\n');
-        pending = all.slice(-maxLines).join('\n');
-        lines = maxLines;
+  const show = (chunk) => {
+    pending += chunk;
+    lines += (chunk.match(/\n/g) || []).length;
+    if (lines > maxLines) {
+      const all = pending.split('\n');
+      pending = all.slice(-maxLines).join('\n');
+      lines = maxLines;
+    }
+    const atBottom = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
+    text.data = pending;
+    if (atBottom) out.scrollTop = out.scrollHeight;
+  };
+  // A broken stream (the browser's network changed, a server restarted) is followed again
+  // from the log's end, with a mark where lines may be missing.
+  let tail = 500;
+  let wait = 500;
+  for (;;) {
+    try {
+      await stream(base + '/logs' + query({ task, follow: 'true', tail }), (chunk) => { wait = 500; show(chunk); }, signal);
+      state.textContent = 'the log ended';
+      return;
+    } catch (err) {
+      if (signal.aborted) return;
+      if (err instanceof APIError) {
+        state.textContent = '';
+        main.append(errorBox(err));
+        return;
       }
-      const atBottom = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
-      text.data = pending;
-      if (atBottom) out.scrollTop = out.scrollHeight;
-    }, signal);
-    state.textContent = 'the log ended';
-  } catch (err) {
-    if (signal.aborted) return;
-    state.textContent = '';
-    main.append(errorBox(err));
+      show(`\n[the log stream broke (${err.message}); following again]\n`);
+      tail = 0;
+      await sleep(wait, signal);
+      wait = Math.min(wait * 2, 10000);
+      if (signal.aborted) return;
+    }
   }
 }
