@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
