@@ -19,8 +19,8 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusBadRequest, "exec needs the headers Connection: Upgrade and Upgrade: %s (use berth exec)", execstream.Protocol))
 		return
 	}
-	if len(r.URL.Query()["cmd"]) == 0 {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "no command: give it as cmd=ARG, once per argument"))
+	if err := checkExecCommand(r); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	ctx, cancel := s.streamContext(r)
@@ -32,15 +32,7 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx = toAgent(ctx, node)
-	fwd := url.Values{}
-	for _, k := range []string{"task", "tty", "cmd"} {
-		if v, ok := r.URL.Query()[k]; ok {
-			fwd[k] = v
-		}
-	}
-	target := &url.URL{Scheme: "https", Host: addr,
-		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/exec",
-		RawQuery: fwd.Encode()}
+	target := agentExecURL(addr, ns, name, r.URL.Query())
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = target
@@ -57,4 +49,26 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// checkExecCommand refuses an exec without a command.
+func checkExecCommand(r *http.Request) error {
+	if len(r.URL.Query()["cmd"]) == 0 {
+		return errorf(http.StatusBadRequest, "no command: give it as cmd=ARG, once per argument")
+	}
+	return nil
+}
+
+// agentExecURL is the agent's exec route for a task group, with the user's task, tty and
+// command (and nothing else of the user's query).
+func agentExecURL(addr, ns, name string, q url.Values) *url.URL {
+	fwd := url.Values{}
+	for _, k := range []string{"task", "tty", "cmd"} {
+		if v, ok := q[k]; ok {
+			fwd[k] = v
+		}
+	}
+	return &url.URL{Scheme: "https", Host: addr,
+		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/exec",
+		RawQuery: fwd.Encode()}
 }

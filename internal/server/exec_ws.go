@@ -56,8 +56,8 @@ func (s *Server) handleTaskGroupExecWS(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(http.StatusBadRequest, "exec/ws is a WebSocket (the web console's terminal); berth exec uses POST .../exec"))
 		return
 	}
-	if len(r.URL.Query()["cmd"]) == 0 {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "no command: give it as cmd=ARG, once per argument"))
+	if err := checkExecCommand(r); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	ctx, cancel := s.streamContext(r)
@@ -101,15 +101,7 @@ func (s *Server) dialAgentExec(ctx context.Context, ns, name string, q url.Value
 	if err != nil {
 		return nil, nil, err
 	}
-	fwd := url.Values{}
-	for _, k := range []string{"task", "tty", "cmd"} {
-		if v, ok := q[k]; ok {
-			fwd[k] = v
-		}
-	}
-	target := &url.URL{Scheme: "https", Host: addr,
-		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/exec",
-		RawQuery: fwd.Encode()}
+	target := agentExecURL(addr, ns, name, q)
 	req, err := http.NewRequestWithContext(toAgent(ctx, node), http.MethodPost, target.String(), nil)
 	if err != nil {
 		return nil, nil, err

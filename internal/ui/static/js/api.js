@@ -99,3 +99,9 @@ export function query(params) {
   const s = q.toString();
   return s ? '?' + s : '';
 }
+
+// taskNames are the names of a task group's tasks: its containers', then its processes'.
+export function taskNames(tg) {
+  const spec = (tg.spec.template || {}).spec || {};
+  return [...(spec.containers || []).map((c) => c.name), ...(spec.processes || []).map((p) => p.procName)].filter(Boolean);
+}

@@ -1,7 +1,7 @@
 // A terminal in a running task: xterm.js over a WebSocket the server relays to the exec
 // stream of the task's agent (docs/ui.md). Each binary message is one frame of that stream:
 // a type byte, a big-endian uint32 length, the payload.
-import { get, token } from './api.js';
+import { get, taskNames, token } from './api.js';
 import { h, errorBox } from './dom.js';
 
 const frameStdin = 0;
@@ -28,8 +28,7 @@ export async function execPage({ main, args, params, signal }) {
   const [ns, name] = args;
   const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(name)}`;
   const tg = await get(base, { signal });
-  const spec = tg.spec.template.spec || {};
-  const tasks = [...(spec.containers || []).map((c) => c.name), ...(spec.processes || []).map((p) => p.procName)].filter(Boolean);
+  const tasks = taskNames(tg);
   const taskSelect = h('select', { id: 'task' }, tasks.map((t) => h('option', { value: t, selected: t === params.get('task') }, t)));
   const cmd = h('input', { id: 'command', value: params.get('cmd') || '/bin/sh', size: 30 });
   const connect = h('button', { type: 'button', class: 'primary', id: 'connect' }, 'Connect');

@@ -1,6 +1,6 @@
 // A task's logs, followed as they are written. The page keeps the last maxLines lines,
 // so a chatty task cannot grow the tab without bound.
-import { APIError, get, stream, query } from './api.js';
+import { APIError, get, stream, query, taskNames } from './api.js';
 import { h, link, errorBox } from './dom.js';
 import { sleep, withParams } from './live.js';
 
@@ -10,8 +10,7 @@ export async function logsPage({ main, args, params, signal }) {
   const [ns, name] = args;
   const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(name)}`;
   const tg = await get(base, { signal });
-  const spec = tg.spec.template.spec || {};
-  const tasks = [...(spec.containers || []).map((c) => c.name), ...(spec.processes || []).map((p) => p.procName)].filter(Boolean);
+  const tasks = taskNames(tg);
   const task = params.get('task') || tasks[0] || '';
   const select = h('select', { id: 'task', onchange: () => { location.hash = withParams(params, { task: select.value }); } },
     tasks.map((t) => h('option', { value: t, selected: t === task }, t)));
