@@ -123,6 +123,15 @@ func (b *browser) waitJS(what, expr string, limit time.Duration) {
 	}))
 }
 
+// click clicks the element sel once it exists, in one step of the page's own: rows of a
+// live table may be replaced between chromedp's finding a node and clicking it.
+func (b *browser) click(sel string) {
+	b.t.Helper()
+	q := fmt.Sprintf("document.querySelector(%q)", sel)
+	b.waitJS("to click "+sel, q+" !== null", 30*time.Second)
+	b.eval(fmt.Sprintf("(%s.click(), 'clicked')", q))
+}
+
 // typeInto focuses sel and types text as a keyboard does: one keyDown (with the key's
 // text) and one keyUp per key, "\r" being Enter. (chromedp.SendKeys also sends a "char"
 // event per key, which a terminal takes for a second key press.)

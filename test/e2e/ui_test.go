@@ -53,7 +53,8 @@ func TestWebConsole(t *testing.T) {
 	b.screenshot("workloads")
 
 	// Scale it to 2 from its page.
-	b.do("open web", 30*time.Second, chromedp.Click(chromedp.CSS(`#rows tr[data-key="ui/web"] a`)), chromedp.WaitVisible(chromedp.CSS("#scale-to")))
+	b.click(`#rows tr[data-key="ui/web"] a`)
+	b.do("open web", 30*time.Second, chromedp.WaitVisible(chromedp.CSS("#scale-to")))
 	b.do("scale to 2", 30*time.Second, chromedp.SetValue(chromedp.CSS("#scale-to"), "2"), chromedp.Click(chromedp.CSS("#scale")))
 	b.waitJS("2 instances Running", `[...document.querySelectorAll('#instances tr .badge[data-phase="Running"]')].length === 2`, 90*time.Second)
 	b.waitJS("the scale event", `document.getElementById('events').textContent.length > 0`, 30*time.Second)
@@ -63,16 +64,17 @@ func TestWebConsole(t *testing.T) {
 	}
 
 	// Logs of instance 0, followed.
-	b.do("open the logs", 30*time.Second, chromedp.Click(chromedp.CSS(`#instances tr[data-key^="0."] a[href^="#/logs/"]`)), chromedp.WaitVisible(chromedp.CSS("#log")))
+	b.click(`#instances tr[data-key^="0."] a[href^="#/logs/"]`)
+	b.do("open the logs", 30*time.Second, chromedp.WaitVisible(chromedp.CSS("#log")))
 	b.waitJS("log lines", `/tick \d+\ntick \d+/.test(document.getElementById('log').textContent)`, 30*time.Second)
 	first := b.eval(`document.getElementById('log').textContent`)
 	b.waitJS("more log lines as they come", fmt.Sprintf(`document.getElementById('log').textContent.length > %d`, len(first)), 30*time.Second)
 	b.screenshot("logs")
 
 	// A terminal in instance 0: type a command, read its output on the screen.
-	b.do("open exec", 30*time.Second, chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS("#instances")),
-		chromedp.Click(chromedp.CSS(`#instances tr[data-key^="0."] a[href^="#/exec/"]`)), chromedp.WaitVisible(chromedp.CSS("#connect")),
-		chromedp.Click(chromedp.CSS("#connect")))
+	b.do("back to web", 30*time.Second, chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.CSS("#instances")))
+	b.click(`#instances tr[data-key^="0."] a[href^="#/exec/"]`)
+	b.do("open exec", 30*time.Second, chromedp.WaitVisible(chromedp.CSS("#connect")), chromedp.Click(chromedp.CSS("#connect")))
 	b.waitJS("the terminal connected", `document.getElementById('exec-state').textContent === 'connected'`, 30*time.Second)
 	b.typeInto(".xterm-helper-textarea", "echo hello-$((6*7))\r")
 	screen := `(() => { const b = window.berthTerminal.buffer.active; let s = ''; for (let i = 0; i < b.length; i++) s += b.getLine(i).translateToString(true) + '\n'; return s; })()`
@@ -89,12 +91,29 @@ func TestWebConsole(t *testing.T) {
 	b.waitJS("the pending reason", `(document.getElementById('pending-reason') || {textContent: ''}).textContent.includes('insufficient cpu')`, 60*time.Second)
 	b.screenshot("pending")
 
-	// Nodes with their usage, and the cluster.
+	// A deployment's rollout controls: pause, then resume.
+	s.cleanupDeployments("uidep") // its own namespace: the cleanup waits for every task group of it
+	dep := strings.Replace(appSpec{name: "rolling", ns: "uidep", containers: []string{container("main", "sleep 3600", "")}}.json(),
+		`"kind":"application"`, `"kind":"deployment"`, 1)
+	dep = strings.Replace(dep, `"spec":{"instance":1,`, `"spec":{"instance":1,"strategy":{"type":"RollingUpdate","rollingupdate":{"maxUnavailable":1,"maxSurge":1}},`, 1)
+	s.applySpec(t, dep)
+	b.do("open the deployment", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/w/deployments/uidep/rolling"), chromedp.WaitVisible(chromedp.CSS("#pause")))
+	b.waitJS("its instance Running", `document.querySelectorAll('#instances .badge[data-phase="Running"]').length === 1`, 60*time.Second)
+	b.do("pause", 30*time.Second, chromedp.Click(chromedp.CSS("#pause")))
+	b.waitJS("paused, live", `document.getElementById('summary').textContent.includes('(paused)')`, 30*time.Second)
+	b.do("resume", 30*time.Second, chromedp.Click(chromedp.CSS("#resume")))
+	b.waitJS("resumed, live", `!document.getElementById('summary').textContent.includes('(paused)')`, 30*time.Second)
+
+	// Nodes with their usage, disabled and enabled again; and the cluster.
 	b.do("nodes", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/nodes"), chromedp.WaitVisible(chromedp.CSS("#rows tr")))
-	if tgs := b.eval(`document.querySelector('#rows tr td:nth-child(6)').textContent`); tgs != "2" {
-		t.Errorf("the node's task groups: %q, want 2 (web's; huge is unplaced)", tgs)
+	if tgs := b.eval(`document.querySelector('#rows tr td:nth-child(6)').textContent`); tgs != "3" {
+		t.Errorf("the node's task groups: %q, want 3 (web's two, rolling's; huge is unplaced)", tgs)
 	}
 	b.screenshot("nodes")
+	b.click("#rows tr .toggle")
+	b.waitJS("the node disabled, live", `document.querySelector('#rows tr').textContent.includes('disabled')`, 30*time.Second)
+	b.click("#rows tr .toggle")
+	b.waitJS("the node enabled, live", `!document.querySelector('#rows tr').textContent.includes('disabled')`, 30*time.Second)
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	if leader := b.eval(`document.getElementById('leader').textContent`); leader == "" {
 		t.Error("no leader on the cluster page")

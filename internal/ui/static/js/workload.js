@@ -164,18 +164,33 @@ export async function workloadPage({ main, args, signal }) {
     const owner = instanceOwner(obj);
     if (!owner) { rows.replaceChildren(); return; }
     const list = await get(tgPath + query({ owner, limit: 500 }), { signal });
+    const order = (a, b) => a.spec.index - b.spec.index || a.metadata.name.localeCompare(b.metadata.name);
     const byName = new Map(list.items.map((tg) => [tg.metadata.name, tg]));
-    const render = () => {
-      const all = [...byName.values()].sort((a, b) => a.spec.index - b.spec.index || a.metadata.name.localeCompare(b.metadata.name));
-      rows.replaceChildren(...all.map((tg) => instanceRow(ns, tg, problem)));
-      if (!all.length) rows.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No instances.')));
+    const empty = () => {
+      if (!byName.size) rows.replaceChildren(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No instances.')));
     };
-    render();
+    rows.replaceChildren(...[...byName.values()].sort(order).map((tg) => instanceRow(ns, tg, problem)));
+    empty();
+    // A change replaces its own row only: the others stay, and a click on them lands.
     await watch(tgPath + query({ watch: 'true', owner, resourceVersion: list.resourceVersion }), (ev) => {
       if (!ev.object) return;
-      if (ev.type === 'DELETED') byName.delete(ev.object.metadata.name);
-      else byName.set(ev.object.metadata.name, ev.object);
-      render();
+      const name = ev.object.metadata.name;
+      const tr = rows.querySelector(`tr[data-key="${CSS.escape(name)}"]`);
+      if (ev.type === 'DELETED') {
+        byName.delete(name);
+        if (tr) tr.remove();
+        empty();
+        return;
+      }
+      byName.set(name, ev.object);
+      const next = instanceRow(ns, ev.object, problem);
+      if (tr) {
+        tr.replaceWith(next);
+        return;
+      }
+      rows.querySelector('tr:not([data-key])')?.remove();
+      const after = [...rows.querySelectorAll('tr[data-key]')].find((r) => order(byName.get(r.dataset.key), ev.object) > 0);
+      rows.insertBefore(next, after || null);
     }, signal);
   }, (err) => problem.replaceChildren(errorBox(err)));
 
