@@ -32,8 +32,31 @@ async function failure(resp) {
 }
 
 // call makes one request; a JSON answer is decoded, text returned as text, 204 as null.
-// body: an object (sent as JSON) or a string (sent as YAML, as berth apply does).
-export async function call(method, path, body, { signal } = {}) {
+// body: an object (sent as JSON) or a string (sent as YAML, as berth apply does); opts:
+// signal, and idempotent for a POST that may be sent twice.
+// A request that failed before any answer (the browser's network changed, a connection
+// broke) is sent again, twice at most, when sending it twice changes nothing: GET, PUT,
+// PATCH, DELETE, or a POST its caller says is idempotent (a scale to N, a pause).
+const retries = 2;
+
+function idempotent(method, opts) {
+  return opts.idempotent || ['GET', 'PUT', 'PATCH', 'DELETE'].includes(method);
+}
+
+async function send(method, path, init, opts) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(path, init);
+    } catch (err) {
+      if (err.name === 'AbortError' || attempt >= retries || !idempotent(method, opts)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * (attempt + 1)));
+      if (init.signal && init.signal.aborted) throw err;
+    }
+  }
+}
+
+export async function call(method, path, body, opts = {}) {
+  const { signal } = opts;
   const extra = {};
   let payload;
   if (typeof body === 'string') {
@@ -43,7 +66,7 @@ export async function call(method, path, body, { signal } = {}) {
     extra['Content-Type'] = 'application/json';
     payload = JSON.stringify(body);
   }
-  const resp = await fetch(path, { method, headers: headers(extra), body: payload, signal });
+  const resp = await send(method, path, { method, headers: headers(extra), body: payload, signal }, opts);
   if (!resp.ok) throw await failure(resp);
   if (resp.status === 204) return null;
   const type = resp.headers.get('Content-Type') || '';

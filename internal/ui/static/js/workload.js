@@ -94,12 +94,13 @@ export async function workloadPage({ main, args, signal }) {
   let obj = await get(path, { signal });
   const scaleInput = h('input', { id: 'scale-to', type: 'number', min: 0, value: (obj.spec || {}).instance ?? 0, style: 'width:5rem' });
   const scale = h('button', { type: 'button', id: 'scale', class: 'primary' }, 'Scale');
-  scale.addEventListener('click', () => act(scale, () => call('POST', path + '/scale', { instances: Number(scaleInput.value) }), problem));
+  scale.addEventListener('click', () => act(scale, () => call('POST', path + '/scale', { instances: Number(scaleInput.value) }, { idempotent: true }), problem));
   if (plural !== 'daemonsets') controls.append(h('label', {}, 'Instances', scaleInput), scale);
   if (plural === 'deployments') {
     for (const action of ['pause', 'resume', 'undo']) {
       const b = h('button', { type: 'button', id: action }, action[0].toUpperCase() + action.slice(1));
-      b.addEventListener('click', () => act(b, () => call('POST', `${path}/rollout/${action}`), problem));
+      // Pausing or resuming twice is the same; an undo is not.
+      b.addEventListener('click', () => act(b, () => call('POST', `${path}/rollout/${action}`, undefined, { idempotent: action !== 'undo' }), problem));
       controls.append(b);
     }
   }
@@ -126,7 +127,7 @@ export async function workloadPage({ main, args, signal }) {
     if (planned === key) return;
     planned = key;
     try {
-      const plan = await call('POST', '/v1/plan', current(obj), { signal });
+      const plan = await call('POST', '/v1/plan', current(obj), { signal, idempotent: true }); // a plan writes nothing
       const r = (plan.results || [])[0];
       if (r && r.unplaced && r.unplaced.length) {
         const which = r.unplaced.length === 1 ? `Instance ${r.unplaced[0]} is` : `Instances ${r.unplaced.join(', ')} are`;
