@@ -38,6 +38,8 @@ type nodeState struct {
 	// gpus are the node's cards (empty without a GPU inventory).
 	gpus    []gpuCard
 	gpuUsed []gpuUse // per card of gpus
+	// taskGroups counts the task groups bound to the node, in any status (Usage).
+	taskGroups int
 	// labelApps counts the task groups on the node per "k:v" label and application,
 	// for EXCLUDE.
 	labelApps map[string]map[AppKey]int
@@ -208,6 +210,7 @@ func (s *Snapshot) account(p *placedTG, sign int) {
 	if n == nil {
 		return
 	}
+	n.taskGroups += sign
 	for k, v := range p.labels { // EXCLUDE sees task groups in any status
 		kv := k + ":" + v
 		apps := n.labelApps[kv]

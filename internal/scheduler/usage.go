@@ -14,8 +14,8 @@ type NodeUsage struct {
 	GPUsInUse int `json:"gpusInUse,omitempty"`
 }
 
-// Usage is the usage of each of the named nodes the snapshot knows (one pass over the
-// task groups, whatever the number of names).
+// Usage is the usage of each of the named nodes the snapshot knows: read off the
+// nodes' own accounting, so a page of nodes costs its size, not the cluster's.
 func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
 	out := make(map[string]NodeUsage, len(names))
 	for _, name := range names {
@@ -23,7 +23,7 @@ func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
 		if !ok {
 			continue
 		}
-		u := NodeUsage{CPU: n.usedCPU, MemoryMB: n.usedMem, DiskMB: n.usedDisk}
+		u := NodeUsage{CPU: n.usedCPU, MemoryMB: n.usedMem, DiskMB: n.usedDisk, TaskGroups: n.taskGroups}
 		if len(n.usedExt) > 0 {
 			u.Extended = maps.Clone(n.usedExt)
 		}
@@ -33,12 +33,6 @@ func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
 			}
 		}
 		out[name] = u
-	}
-	for _, p := range s.tgs {
-		if u, ok := out[p.node]; ok {
-			u.TaskGroups++
-			out[p.node] = u
-		}
 	}
 	return out
 }
