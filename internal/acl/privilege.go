@@ -25,24 +25,30 @@ const (
 	PrivSysctl       = "sysctl"        // --sysctl
 	PrivHostPath     = "host-path"     // a container volume from the host; a process's workPath, package outputDir or file at a literal path
 	PrivRoot         = "root"          // a process running as root
+	// The docker parameters of params.go beyond the namespaces, capabilities and devices.
+	PrivCgroupParent    = "cgroup-parent"    // --cgroup-parent: another cgroup than the container's own
+	PrivLogDriver       = "log-driver"       // --log-driver, --log-opt: dockerd ships the logs where the spec says
+	PrivOOMScoreAdj     = "oom-score-adj"    // a negative --oom-score-adj, --oom-kill-disable
+	PrivUlimit          = "ulimit"           // --ulimit above the defaults; an unlimited pids-limit or memory-swap
+	PrivSecurityProfile = "security-profile" // a --security-opt profile or label other than the defaults
+	PrivParameter       = "docker-parameter" // a docker parameter that is none of the above and not known harmless
 )
 
 // Privileges lists every privilege.
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
-	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot}
+	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot,
+	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter}
 
 // Need is one privilege a workload asks for, and the field that asks. A host-path need
 // carries the path on the node, and whether it is only read, so that a node's own
-// allow-list can judge it too.
+// allow-list can judge it too; a need of a docker parameter carries its key (without
+// dashes), so that a node can judge a ulimit against its own limits.
 type Need struct {
 	Field, Privilege string
 	Path             string
 	ReadOnly         bool
+	Param            string
 }
-
-// hostModes are the docker parameters whose value "host" shares a namespace of the node.
-var hostModes = map[string]string{"net": PrivHostNetwork, "pid": PrivHostPID, "ipc": PrivHostIPC, "uts": PrivHostUTS,
-	"userns": PrivHostUserns, "cgroupns": PrivHostCgroupns}
 
 // Needs lists the privileges of a pod spec, with the paths of the fields below base
 // ("spec.template.spec").
@@ -66,19 +72,8 @@ func Needs(base string, p *v4.PodSpec) []Need {
 			add(cp+".privileged", PrivPrivileged)
 		}
 		for j, prm := range c.Parameters {
-			f := fmt.Sprintf("%s.parameters[%d]", cp, j)
-			val := strings.ToLower(strings.TrimSpace(prm.Value))
-			switch key := strings.TrimLeft(prm.Key, "-"); {
-			case hostModes[key] != "" && (val == "host" || strings.HasPrefix(val, "container:") && key == "pid"):
-				add(f, hostModes[key])
-			case key == "cap-add":
-				add(f, PrivCapAdd)
-			case key == "device":
-				add(f, PrivDevices)
-			case key == "sysctl":
-				add(f, PrivSysctl)
-			case key == "security-opt" && unconfines(val):
-				add(f, PrivUnconfined)
+			if priv := ParamPrivilege(prm.Key, prm.Value); priv != "" {
+				out = append(out, Need{Field: fmt.Sprintf("%s.%s.parameters[%d]", base, cp, j), Privilege: priv, Param: ParamKey(prm.Key)})
 			}
 		}
 		for j, v := range c.Volumes {
@@ -91,7 +86,7 @@ func Needs(base string, p *v4.PodSpec) []Need {
 		tp := fmt.Sprintf("processes[%d]", i)
 		// A process without a user runs as its agent's --default-user, an unprivileged one
 		// unless the node's operator chose otherwise (docs/agent.md, Workload privilege).
-		if u := strings.TrimSpace(t.User); u == "root" || u == "0" {
+		if IsRootUser(t.User) {
 			add(tp+".user", PrivRoot)
 		}
 		// A literal absolute path is the node's file system; ${workPath}/... stays in the
@@ -109,6 +104,9 @@ func Needs(base string, p *v4.PodSpec) []Need {
 				if it.Type == "file" && onHost(it.KeyOrPath) {
 					addPath(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", tp, j, k), it.KeyOrPath, false)
 				}
+				if IsRootUser(it.User) {
+					add(fmt.Sprintf("%s.configmaps[%d].items[%d].user", tp, j, k), PrivRoot)
+				}
 			}
 		}
 		for j, sec := range t.Secrets {
@@ -116,22 +114,26 @@ func Needs(base string, p *v4.PodSpec) []Need {
 				if it.Type == "file" && onHost(it.KeyOrPath) {
 					addPath(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", tp, j, k), it.KeyOrPath, false)
 				}
+				if IsRootUser(it.User) {
+					add(fmt.Sprintf("%s.secrets[%d].items[%d].user", tp, j, k), PrivRoot)
+				}
 			}
 		}
 	}
 	return out
 }
 
+// IsRootUser reports whether a process's user is spelled as root: the name root, or a
+// number that is 0 however it is written ("0", "00"). Another name of uid 0 on some node
+// ("toor") is that node's to refuse (docs/security.md, "Users").
+func IsRootUser(u string) bool {
+	u = strings.TrimSpace(u)
+	if u == "root" {
+		return true
+	}
+	return u != "" && strings.Trim(u, "0") == ""
+}
+
 // onHost reports whether a process's path is a literal place on the node ("/data/x"),
 // rather than one under its pod's directories ("${workPath}/x", or a relative one).
 func onHost(p string) bool { return path.IsAbs(p) }
-
-// unconfines reports whether a --security-opt value turns a confinement off.
-func unconfines(v string) bool {
-	for _, s := range []string{"unconfined", "label=disable", "label:disable", "no-new-privileges=false", "no-new-privileges:false"} {
-		if strings.Contains(v, s) {
-			return true
-		}
-	}
-	return false
-}
