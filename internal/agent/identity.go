@@ -143,7 +143,7 @@ func (a *Agent) join(ctx context.Context, dir string, operatorRoots *x509.CertPo
 	var conf *tls.Config
 	switch {
 	case operatorRoots != nil:
-		conf = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: operatorRoots}
+		conf = pki.Hardened(&tls.Config{RootCAs: operatorRoots})
 	case tok.CAHash != "":
 		conf = pki.PinnedConfig(tok.CAHash, nil)
 	default:
@@ -242,7 +242,7 @@ func (a *Agent) acceptCertificate(dir string, ans *v4.AgentCertificate, keyPEM [
 // clientTLS is the TLS config of calls to the servers: the node's certificate, and the
 // servers verified against the cluster CA (or --ca-cert).
 func (id *identity) clientTLS() *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: id.serverRoots, GetClientCertificate: id.cert.GetClientCertificate}
+	return pki.Hardened(&tls.Config{RootCAs: id.serverRoots, GetClientCertificate: id.cert.GetClientCertificate})
 }
 
 // serverTLS is the TLS config of the agent's endpoint: the node's certificate, and only
@@ -250,6 +250,6 @@ func (id *identity) clientTLS() *tls.Config {
 func (id *identity) serverTLS() *tls.Config {
 	roots := x509.NewCertPool()
 	roots.AddCert(id.ca)
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: id.cert.GetCertificate,
-		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: roots, NextProtos: []string{"http/1.1"}}
+	return pki.Hardened(&tls.Config{GetCertificate: id.cert.GetCertificate,
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: roots, NextProtos: []string{"http/1.1"}})
 }

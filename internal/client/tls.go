@@ -35,7 +35,7 @@ func LoadCAFile(path string) (*x509.CertPool, error) {
 // and, when getCert is set, presents that client certificate (an agent's). It has no
 // overall timeout: calls take their deadlines from their contexts.
 func HTTPClient(roots *x509.CertPool, getCert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)) *http.Client {
-	return HTTPClientTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots, GetClientCertificate: getCert})
+	return HTTPClientTLS(pki.Hardened(&tls.Config{RootCAs: roots, GetClientCertificate: getCert}))
 }
 
 // HTTPClientTLS is HTTPClient with a whole TLS config (a pinned one, for joining).

@@ -28,8 +28,7 @@ func CheckPin(pin string) error {
 // server's handshake. onCA, if set, receives that CA once a handshake is verified, for the
 // caller to keep.
 func PinnedConfig(pin string, onCA func(*x509.Certificate)) *tls.Config {
-	return &tls.Config{
-		MinVersion: tls.VersionTLS12,
+	return Hardened(&tls.Config{
 		// The standard verification needs the roots first; VerifyConnection does the
 		// whole verification against the pinned CA instead.
 		InsecureSkipVerify: true,
@@ -43,7 +42,7 @@ func PinnedConfig(pin string, onCA func(*x509.Certificate)) *tls.Config {
 			}
 			return nil
 		},
-	}
+	})
 }
 
 // VerifyPinned finds among certs (a server's handshake: its certificate first) the CA

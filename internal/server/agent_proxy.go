@@ -53,15 +53,14 @@ func newAgentHTTPClient(ca *pki.CA, id *pki.Rotating) *http.Client {
 			if err != nil {
 				return nil, err
 			}
-			conn := tls.Client(raw, &tls.Config{
-				MinVersion: tls.VersionTLS12,
+			conn := tls.Client(raw, pki.Hardened(&tls.Config{
 				NextProtos: []string{"http/1.1"},
 				// Agents are verified by the node their certificate names, not by a host
 				// name: VerifyConnection does the whole check.
 				InsecureSkipVerify:   true,
 				GetClientCertificate: id.GetClientCertificate,
 				VerifyConnection:     func(cs tls.ConnectionState) error { return verifyAgent(cs.PeerCertificates, roots, node) },
-			})
+			}))
 			if err := conn.HandshakeContext(ctx); err != nil {
 				raw.Close()
 				return nil, err

@@ -95,8 +95,7 @@ func newIdentity(cfg Config) (*pki.Rotating, error) {
 // certificates of the cluster CA verified when given (agents present theirs; users
 // present none).
 func (s *Server) TLSConfig() *tls.Config {
-	return &tls.Config{
-		MinVersion:     tls.VersionTLS12,
+	return pki.Hardened(&tls.Config{
 		GetCertificate: s.serving.GetCertificate,
 		ClientAuth:     tls.VerifyClientCertIfGiven,
 		ClientCAs:      s.ca.Pool(),
@@ -105,7 +104,7 @@ func (s *Server) TLSConfig() *tls.Config {
 		// streams. berth's own clients (the CLI, agents) offer HTTP/1.1 only, which exec
 		// sessions need (they hijack the connection), as do the console's WebSockets.
 		NextProtos: []string{"h2", "http/1.1"},
-	}
+	})
 }
 
 // CA is the cluster CA the server trusts and signs with.
@@ -185,7 +184,7 @@ func externalEtcdTLS(cfg Config) (*tls.Config, error) {
 	if len(cfg.EtcdEndpoints) == 0 {
 		return nil, errors.New("--etcd-cacert, --etcd-cert and --etcd-key are for an external etcd (--etcd-endpoints): the embedded one always uses the cluster CA")
 	}
-	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	conf := pki.Hardened(&tls.Config{})
 	if cfg.EtcdCAFile != "" {
 		data, err := os.ReadFile(cfg.EtcdCAFile)
 		if err != nil {

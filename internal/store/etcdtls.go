@@ -157,12 +157,13 @@ func (t *etcdTLS) apply(cfg *embed.Config) {
 	cert, key, ca := filepath.Join(t.dir, etcdCertFile), filepath.Join(t.dir, etcdKeyFile), filepath.Join(t.dir, caCertFile)
 	for _, info := range []*transport.TLSInfo{&cfg.ClientTLSInfo, &cfg.PeerTLSInfo} {
 		info.CertFile, info.KeyFile, info.TrustedCAFile, info.ClientCertAuth = cert, key, ca, true
+		info.CipherSuites = pki.CipherSuites() // AEAD only at TLS 1.2, as the API (pki.Hardened)
 	}
 }
 
 // clientConfig is the store client's TLS config.
 func (t *etcdTLS) clientConfig() *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: t.ca.Pool(), GetClientCertificate: t.client.GetClientCertificate}
+	return pki.Hardened(&tls.Config{RootCAs: t.ca.Pool(), GetClientCertificate: t.client.GetClientCertificate})
 }
 
 // run renews both certificates until ctx ends.
