@@ -127,7 +127,7 @@ var dockerParameters = map[string]func(string) error{
 	"label":              nonEmpty,
 	"log-driver":         nonEmpty,
 	"log-opt":            nonEmpty,
-	"security-opt":       nonEmpty,
+	"security-opt":       securityOptValue,
 	"sysctl":             nonEmpty,
 	"tmpfs":              nonEmpty,
 	"device":             nonEmpty,
@@ -208,6 +208,30 @@ func ulimitValue(v string) error {
 		if _, err := strconv.ParseInt(part, 10, 64); err != nil {
 			return fmt.Errorf("limit %q of %s is not an integer", truncate(part, 40), name)
 		}
+	}
+	return nil
+}
+
+// seccompProfileName is the form of a node's seccomp profile's name (internal/acl's
+// ValidProfileName takes the same).
+var seccompProfileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// securityOptValue accepts what dockerd takes; a seccomp profile is unconfined, the
+// runtime's (builtin, default) or a name the node's agent resolves from its operator's
+// list (--security-profiles), never an inline profile or a path (docs/security.md,
+// "Workload privilege"): dockerd reads no path, and an inline profile is the tenant's
+// own filter.
+func securityOptValue(v string) error {
+	if err := nonEmpty(v); err != nil {
+		return err
+	}
+	v = strings.TrimSpace(v)
+	k, val, ok := strings.Cut(v, "=")
+	if !ok {
+		k, val, _ = strings.Cut(v, ":")
+	}
+	if k == "seccomp" && !seccompProfileName.MatchString(val) {
+		return fmt.Errorf("seccomp takes unconfined, builtin, default or the name of a profile the node's agent lists (--security-profiles), not an inline profile or a path; got %q", truncate(val, 40))
 	}
 	return nil
 }

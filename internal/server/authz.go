@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -215,18 +217,36 @@ func (s *Server) checkDocuments(r *http.Request, verb string, docs []v4.Document
 	return nil
 }
 
-// checkPrivileges refuses a workload that asks for a privilege (acl.Needs) no policy of
-// the request's identity grants in its namespace: 403 naming the field and the privilege.
+// checkPrivileges refuses a workload that asks for privileges (acl.Needs) no policy of
+// the request's identity grants in its namespace: one 403 naming every field and the
+// privilege it needs, so that a writer learns all that is missing at once.
 func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 	id := identityOf(r)
 	kind, ns := string(obj.GetKind()), obj.GetMeta().Namespace
+	var missing []acl.Need
 	for _, need := range acl.Needs("spec.template.spec", v4.PodSpecOf(obj)) {
-		req := acl.Request{Verb: acl.VerbWrite, Kind: kind, Namespace: ns, Privilege: need.Privilege}
-		if id.Allowed(req) {
-			continue
+		if !id.Allowed(acl.Request{Verb: acl.VerbWrite, Kind: kind, Namespace: ns, Privilege: need.Privilege}) {
+			missing = append(missing, need)
 		}
-		return errorf(http.StatusForbidden, "%s: %s may not %s: no policy grants the privilege (a rule's privileges: [%s])",
-			need.Field, id, req, need.Privilege).withDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	var lines, privs []string
+	for _, need := range missing {
+		req := acl.Request{Verb: acl.VerbWrite, Kind: kind, Namespace: ns, Privilege: need.Privilege}
+		lines = append(lines, fmt.Sprintf("%s: %s may not %s", need.Field, id, req))
+		if !slices.Contains(privs, need.Privilege) {
+			privs = append(privs, need.Privilege)
+		}
+	}
+	grants := "no policy grants the privilege"
+	if len(privs) > 1 {
+		grants = "no policy grants these privileges"
+	}
+	e := errorf(http.StatusForbidden, "%s: %s (a rule's privileges: [%s])", strings.Join(lines, "; "), grants, strings.Join(privs, ", "))
+	for _, need := range missing {
+		e = e.withDetail(need.Field, "needs the privilege "+need.Privilege)
+	}
+	return e
 }
