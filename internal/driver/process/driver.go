@@ -43,6 +43,18 @@ type Config struct {
 	// The agent gives its --default-user, an unprivileged one: a spec without a user must
 	// not run as root.
 	DefaultUser string
+	// DynamicUIDs, when set, runs the tasks whose spec names no user under a uid of their
+	// own task group's from this range (identity.go) instead of DefaultUser: the agent
+	// running as root sets it.
+	DynamicUIDs *UIDRange
+	// HostVolumes are the host directories (besides the pod's own) where a task's paths
+	// (workPath, pidFile, outputDir, files, file:// packages) may be: the node's
+	// --host-volumes, which its guard already checked the spec against. Paths elsewhere
+	// are refused (sandbox.go).
+	HostVolumes []string
+	// Protected are directories no task path may reach, even below a host volume: the
+	// agent's data dir (its keys and checkpoint), a server's data dir on the same node.
+	Protected []string
 	// Shim is the command that runs a task's shim (package shim); the task ID is added
 	// to it. Default: this very executable with the argument "shim" (the berth binary;
 	// a test binary calls shim.RunIfCalled in its TestMain).
@@ -58,6 +70,9 @@ type Driver struct {
 	cgroupParent string
 	cgroups      cgroupSystem
 	defaultUser  string
+	ids          *identities // nil: no dynamic uids
+	hostVolumes  []string
+	protected    []string
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per task ID: serialises state.json read-modify-write
@@ -108,6 +123,11 @@ func New(cfg Config) (*Driver, error) {
 		fetchLocks:   map[string]*sync.Mutex{},
 		http:         newHTTPClient(cfg.RootCAs),
 		shimCmd:      cfg.Shim,
+		protected:    append(cleanDirs(cfg.Protected), dataDir, "/proc", "/sys"),
+		hostVolumes:  cleanDirs(cfg.HostVolumes),
+	}
+	if cfg.DynamicUIDs != nil {
+		d.ids = newIdentities(*cfg.DynamicUIDs)
 	}
 	if len(d.shimCmd) == 0 {
 		exe, err := os.Executable()
@@ -130,6 +150,9 @@ func New(cfg Config) (*Driver, error) {
 		return nil, err
 	}
 	for _, st := range states {
+		if st.UID != 0 && d.ids != nil {
+			d.ids.hold(st.Group, st.UID)
+		}
 		if !st.Exited && st.ChildPid > 0 && isOwnChild(st.ChildPid, st.ChildStartTicks) {
 			d.reaper.watch(st.ID, st.ChildPid)
 		}

@@ -20,7 +20,7 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 	if err != nil {
 		return driver.ExecResult{}, err
 	}
-	cred, err := lookupUser(st.User)
+	cred, err := d.credential(st)
 	if err != nil {
 		return driver.ExecResult{}, fmt.Errorf("task %s: %w", id, err)
 	}
@@ -65,7 +65,7 @@ func (d *Driver) Action(ctx context.Context, id string, action string) error {
 	if st.Exited {
 		return fmt.Errorf("task %s has exited: cannot %s it", id, action)
 	}
-	cred, err := lookupUser(st.User)
+	cred, err := d.credential(st)
 	if err != nil {
 		return fmt.Errorf("task %s: %w", id, err)
 	}
@@ -120,14 +120,20 @@ func (d *Driver) followRestart(ctx context.Context, st *taskState, oldPid int) e
 // findRestarted returns the pid that is the task after a restart.
 func (d *Driver) findRestarted(st *taskState, oldPid int) (int, error) {
 	if st.PidFile != "" {
-		pid, err := readPidFile(st.PidFile)
+		pid, err := d.sandboxOf(st).readPidFile(st.PidFile)
 		if err != nil {
 			return 0, err
 		}
 		if pid == oldPid && !alive(pid, st.PidStartTicks) {
 			return 0, fmt.Errorf("pid file %s still names the old process %d", st.PidFile, pid)
 		}
-		return pid, checkProcess(pid, st.ProcName)
+		if err := checkProcess(pid, st.ProcName); err != nil {
+			return 0, err
+		}
+		if !d.ownsPid(st, pid) {
+			return 0, fmt.Errorf("pid file %s names process %d, which is not one of the task's", st.PidFile, pid)
+		}
+		return pid, nil
 	}
 	if alive(st.Pid, st.PidStartTicks) {
 		return st.Pid, nil

@@ -169,11 +169,11 @@ func TestActions(t *testing.T) {
 	if err != nil || !st.Running || st.Info.Pid == first.Info.Pid {
 		t.Fatalf("after restart: %+v %v (old pid %d)", st.Info, err, first.Info.Pid)
 	}
-	if want, _ := readPidFile(pidFile); st.Info.Pid != want {
+	if want := readPid(t, pidFile); st.Info.Pid != want {
 		t.Fatalf("pid %d, pid file says %d", st.Info.Pid, want)
 	}
 	rec, _ := d.load(task.ID)
-	if !d.inTaskCgroup(rec, st.Info.Pid) {
+	if !d.ownsPid(rec, st.Info.Pid) {
 		t.Fatal("restarted process is outside the task's cgroup")
 	}
 

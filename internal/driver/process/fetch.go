@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -44,58 +45,107 @@ func newHTTPClient(extra []*x509.Certificate) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// fetchAll downloads every package and unpacks it into its outputDir (default dir),
-// which is created for the user when missing, or given to them when it is one of the
-// pod's directories.
-func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string, cred *credential, pod podDirs) error {
+// fetchAll downloads every package and unpacks it into its outputDir (default dir, a
+// relative one taken from it), resolved in the task's sandbox and created for the user
+// when missing (ensureDir).
+func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string, sb sandbox, cred *credential) error {
 	for _, u := range uris {
 		dest := u.OutputDir
-		if dest == "" {
+		switch {
+		case dest == "":
 			dest = defaultDir
+		case hasDotDot(dest):
+			return fmt.Errorf("outputDir %s: a '..' segment could leave the pod's directories", dest)
+		case !filepath.IsAbs(dest):
+			dest = filepath.Join(defaultDir, dest)
 		}
-		src, name, err := d.obtain(ctx, u)
+		pl, err := sb.resolve("outputDir", dest)
 		if err != nil {
 			return err
 		}
-		if err := prepareDir(dest, cred, pod); err != nil {
-			return fmt.Errorf("outputDir %s: %w", dest, err)
+		src, name, err := d.obtain(ctx, u, sb)
+		if err != nil {
+			return err
 		}
-		if err := unpack(src, name, dest, cred); err != nil {
+		err = func() error {
+			defer src.Close()
+			root, err := ensureDir(pl, cred)
+			if err != nil {
+				return fmt.Errorf("outputDir %s: %w", dest, err)
+			}
+			defer root.Close()
+			return unpack(src, name, root, cred)
+		}()
+		if err != nil {
 			return fmt.Errorf("unpack %s: %w", redact(u.Value), err)
 		}
 	}
 	return nil
 }
 
-// obtain returns a local file holding the package and the name its type is judged by:
-// the file itself for file:// URLs, the cache entry for HTTP(S).
-func (d *Driver) obtain(ctx context.Context, u v4.URI) (file, name string, err error) {
+// obtain opens the package and returns the name its type is judged by: for file:// URLs
+// the file itself, resolved in the sandbox (a host volume of the node; the agent's data
+// dir and /proc never), for HTTP(S) the cache entry.
+func (d *Driver) obtain(ctx context.Context, u v4.URI, sb sandbox) (file *os.File, name string, err error) {
 	pu, err := url.Parse(u.Value)
 	if err != nil {
-		return "", "", fmt.Errorf("package uri %s: %w", redact(u.Value), err)
+		return nil, "", fmt.Errorf("package uri %s: %w", redact(u.Value), err)
 	}
 	policy := u.PullPolicy
 	if policy == "" {
 		policy = PullIfNotPresent
 	}
 	if policy != PullAlways && policy != PullIfNotPresent {
-		return "", "", fmt.Errorf("package uri %s: unknown pullPolicy %q (Always or IfNotPresent)", redact(u.Value), u.PullPolicy)
+		return nil, "", fmt.Errorf("package uri %s: unknown pullPolicy %q (Always or IfNotPresent)", redact(u.Value), u.PullPolicy)
 	}
 	name = path.Base(pu.Path)
-	if name == "/" || name == "." || name == "" {
+	if name == "/" || name == "." || name == ".." || name == "" {
 		name = "package"
 	}
 	switch pu.Scheme {
 	case "file":
-		if _, err := os.Stat(pu.Path); err != nil {
-			return "", "", fmt.Errorf("package %s: %w", u.Value, err)
-		}
-		return pu.Path, name, nil
+		f, err := openInSandbox(sb, "package "+u.Value, pu.Path)
+		return f, name, err
 	case "http", "https":
 	default:
-		return "", "", fmt.Errorf("package uri %s: unsupported scheme %q (http, https or file)", redact(u.Value), pu.Scheme)
+		return nil, "", fmt.Errorf("package uri %s: unsupported scheme %q (http, https or file)", redact(u.Value), pu.Scheme)
 	}
+	cached, err := d.cachedDownload(ctx, u, policy, name)
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := os.Open(cached)
+	if err != nil {
+		return nil, "", fmt.Errorf("package %s: %w", redact(u.Value), err)
+	}
+	return f, name, nil
+}
 
+// openInSandbox opens a regular file at the absolute path p through the sandbox.
+func openInSandbox(sb sandbox, what, p string) (*os.File, error) {
+	pl, err := sb.resolve(what, p)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(pl.base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(pl.rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: not a regular file", what)
+	}
+	return f, nil
+}
+
+// cachedDownload returns the cache entry of an HTTP(S) package, downloading it unless
+// the policy lets a cached copy do.
+func (d *Driver) cachedDownload(ctx context.Context, u v4.URI, policy, name string) (string, error) {
 	// The cache is keyed by the URL and the credentials: a task must not get, from the
 	// cache, a package its own credentials would not download.
 	sum := sha256.Sum256([]byte(u.User + "\x00" + u.Pwd + "\x00" + u.Value))
@@ -108,17 +158,17 @@ func (d *Driver) obtain(ctx context.Context, u v4.URI) (file, name string, err e
 	if policy == PullIfNotPresent {
 		if fi, err := os.Stat(cached); err == nil && fi.Mode().IsRegular() {
 			d.log.Debug("package from cache", "uri", redact(u.Value))
-			return cached, name, nil
+			return cached, nil
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", fmt.Errorf("package cache: %w", err)
+		return "", fmt.Errorf("package cache: %w", err)
 	}
 	if err := d.download(ctx, u, dir, cached); err != nil {
-		return "", "", err
+		return "", err
 	}
 	d.log.Info("package downloaded", "uri", redact(u.Value))
-	return cached, name, nil
+	return cached, nil
 }
 
 // download fetches u into a temporary file of dir and renames it to dest, so readers of

@@ -83,7 +83,7 @@ func TestFetch(t *testing.T) {
 			d := newTestDriver(t, "")
 			dir := t.TempDir()
 			u := v4.URI{Value: srv.URL + tc.path, User: tc.user, Pwd: tc.pwd}
-			err := d.fetchAll(context.Background(), []v4.URI{u}, dir, nil, nil)
+			err := d.fetchAll(context.Background(), []v4.URI{u}, dir, podBox(dir), nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want it to contain %q", err, tc.wantErr)
@@ -130,7 +130,8 @@ func TestFetchPullPolicy(t *testing.T) {
 	fetch := func(path, policy string) {
 		t.Helper()
 		u := v4.URI{Value: srv.URL + path, User: "repo", Pwd: "s3cret", PullPolicy: policy}
-		if err := d.fetchAll(context.Background(), []v4.URI{u}, t.TempDir(), nil, nil); err != nil {
+		dir := t.TempDir()
+		if err := d.fetchAll(context.Background(), []v4.URI{u}, dir, podBox(dir), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +154,7 @@ func TestFetchPullPolicy(t *testing.T) {
 		dir := t.TempDir()
 		wg.Go(func() {
 			u := v4.URI{Value: srv.URL + "/p/c.tgz", User: "repo", Pwd: "s3cret"}
-			if err := d.fetchAll(context.Background(), []v4.URI{u}, dir, nil, nil); err != nil {
+			if err := d.fetchAll(context.Background(), []v4.URI{u}, dir, podBox(dir), nil); err != nil {
 				errs <- err
 				return
 			}
@@ -174,17 +175,22 @@ func TestFetchPullPolicy(t *testing.T) {
 	local := filepath.Join(t.TempDir(), "local.tgz")
 	os.WriteFile(local, pkg, 0o644)
 	dir := t.TempDir()
-	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + local}}, dir, nil, nil); err != nil {
+	// A file:// package is read only from a host volume of the node.
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + local}}, dir, podBox(dir), nil); err == nil || !strings.Contains(err.Error(), "host volumes") {
+		t.Fatalf("file:// package outside the host volumes: %v", err)
+	}
+	withLocal := sandbox{pod: []string{dir}, host: []string{filepath.Dir(local)}}
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + local}}, dir, withLocal, nil); err != nil {
 		t.Fatalf("file:// package: %v", err)
 	}
 	if got := readFile(t, filepath.Join(dir, "a.txt")); got != "a" {
 		t.Fatalf("file:// package unpacked %q", got)
 	}
-	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file:///nonexistent/x.tgz"}}, dir, nil, nil); err == nil {
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: "file://" + filepath.Join(filepath.Dir(local), "x.tgz")}}, dir, withLocal, nil); err == nil {
 		t.Fatal("missing file:// package accepted")
 	}
 
-	if err := d.fetchAll(context.Background(), []v4.URI{{Value: srv.URL + "/p/a.tgz", PullPolicy: "Sometimes"}}, t.TempDir(), nil, nil); err == nil || !strings.Contains(err.Error(), "pullPolicy") {
+	if err := d.fetchAll(context.Background(), []v4.URI{{Value: srv.URL + "/p/a.tgz", PullPolicy: "Sometimes"}}, dir, podBox(dir), nil); err == nil || !strings.Contains(err.Error(), "pullPolicy") {
 		t.Errorf("unknown pullPolicy: %v", err)
 	}
 }
@@ -216,7 +222,7 @@ func TestUnpackRefusesEscapes(t *testing.T) {
 				if err := os.WriteFile(src, body, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				err := unpack(src, filepath.Base(src), dest, nil)
+				err := unpackFile(t, src, dest)
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("unpack: %v, want an error containing %q", err, tc.want)
 				}
@@ -236,10 +242,32 @@ func TestUnpackRefusesEscapes(t *testing.T) {
 	os.Symlink(base, filepath.Join(dest, "up"))
 	src := filepath.Join(base, "pkg.tgz")
 	os.WriteFile(src, buildTarGz(t, []archiveEntry{{Name: "up/evil", Body: "x"}}), 0o644)
-	if err := unpack(src, "pkg.tgz", dest, nil); err == nil {
+	if err := unpackFile(t, src, dest); err == nil {
 		t.Fatal("write through a symlink to outside succeeded")
 	}
 	if _, err := os.Lstat(filepath.Join(base, "evil")); err == nil {
 		t.Fatal("evil was written outside")
 	}
 }
+
+// unpackFile unpacks the package file src into dest, created when missing.
+func unpackFile(t *testing.T, src, dest string) error {
+	t.Helper()
+	if err := os.MkdirAll(dest, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return unpack(f, filepath.Base(src), root, nil)
+}
+
+// podBox is a sandbox of the given pod directories and no host volumes.
+func podBox(dirs ...string) sandbox { return sandbox{pod: dirs} }

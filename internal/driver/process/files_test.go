@@ -10,8 +10,9 @@ import (
 )
 
 // Files under the work dir are written through an os.Root: neither ".." nor a symlink in
-// the work dir carries a write out of it; other absolute paths are host files, as in BCS
-// (docs/spec.md "Configmaps and secrets", docs/process.md).
+// the work dir carries a write out of it; other absolute paths are host files, as in BCS,
+// written only in the node's host volumes (docs/spec.md "Configmaps and secrets",
+// docs/security.md "Paths").
 func TestWriteFilesStayInTheWorkDir(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -39,7 +40,9 @@ func TestWriteFilesStayInTheWorkDir(t *testing.T) {
 		{"deeper link out", func(t *testing.T, w, _ string) { mkdirIn(t, w, "a"); symlinkIn(t, "../../outside", w, "a", "b") },
 			func(_, _ string) string { return "a/b/app.conf" }, "", "escapes"},
 		{"the work dir itself", nil, func(w, _ string) string { return w + "/" }, "", "not a file in it"},
-		{"root", nil, func(_, _ string) string { return "/" }, "", "not a file path"},
+		{"root", nil, func(_, _ string) string { return "/" }, "", "no task may reach"},
+		{"a host path not in the host volumes", nil, func(_, o string) string { return filepath.Join(filepath.Dir(o), "elsewhere", "x") }, "", "outside the pod's directories"},
+		{"a protected dir below a host volume", nil, func(_, o string) string { return filepath.Join(o, "keys", "x") }, "", "no task may reach"},
 		{"empty", nil, func(_, _ string) string { return "" }, "", "empty path"},
 	}
 	for _, tc := range tests {
@@ -49,7 +52,8 @@ func TestWriteFilesStayInTheWorkDir(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(t, work, outside)
 			}
-			err := writeFiles([]driver.File{{Path: tc.path(work, outside), Content: []byte("item")}}, work, nil)
+			sb := sandbox{pod: []string{work}, host: []string{outside}, protected: []string{filepath.Join(outside, "keys")}}
+			err := writeFiles([]driver.File{{Path: tc.path(work, outside), Content: []byte("item")}}, work, sb, nil)
 			if tc.want == "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("want an error with %q, got %v", tc.err, err)

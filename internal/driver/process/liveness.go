@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,19 +107,6 @@ func nameMatches(pid int, procName string) (bool, string) {
 	return comm == want, comm
 }
 
-// readPidFile reads the pid a daemonising startCmd wrote.
-func readPidFile(path string) (int, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, fmt.Errorf("pid file %s: %w", path, err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0, fmt.Errorf("pid file %s: no pid in %q", path, truncate(string(b), 32))
-	}
-	return pid, nil
-}
-
 // checkProcess says why pid is not the task's process, or nil when it is.
 func checkProcess(pid int, procName string) error {
 	ps, err := readStat(pid)
@@ -155,7 +143,7 @@ func (d *Driver) refresh(st *taskState) bool {
 		return true
 	}
 	if st.PidFile != "" {
-		if pid, err := readPidFile(st.PidFile); err == nil && pid != st.Pid && checkProcess(pid, st.ProcName) == nil && d.inTaskCgroup(st, pid) {
+		if pid, err := d.sandboxOf(st).readPidFile(st.PidFile); err == nil && pid != st.Pid && checkProcess(pid, st.ProcName) == nil && d.ownsPid(st, pid) {
 			ps, _ := readStat(pid)
 			d.log.Info("task process changed", "task", st.ID, "old", st.Pid, "new", pid)
 			st.Pid, st.PidStartTicks = pid, ps.StartTicks
@@ -196,21 +184,39 @@ func (d *Driver) takeChildExit(st *taskState) bool {
 	return changed
 }
 
-// inTaskCgroup reports whether pid runs in the task's cgroup; true when the task has
-// none (nothing to check against).
-func (d *Driver) inTaskCgroup(st *taskState, pid int) bool {
-	cg := d.loadCgroup(st)
-	if cg == nil {
-		return true
+// ownsPid reports whether pid is one of the task's processes: in its cgroup, or, for a
+// task without one, below its shim (a subreaper, so daemons that detach stay below it)
+// or the process berth started.
+func (d *Driver) ownsPid(st *taskState, pid int) bool {
+	if cg := d.loadCgroup(st); cg != nil {
+		pids, err := cg.Procs()
+		return err == nil && slices.Contains(pids, pid)
 	}
-	pids, err := cg.Procs()
-	if err != nil {
-		return false
-	}
-	for _, p := range pids {
-		if p == pid {
+	for _, anc := range []struct {
+		pid   int
+		ticks uint64
+	}{{st.ShimPid, st.ShimStartTicks}, {st.ChildPid, st.ChildStartTicks}} {
+		if anc.pid > 0 && alive(anc.pid, anc.ticks) && descendantOf(pid, anc.pid) {
 			return true
 		}
+	}
+	return false
+}
+
+// descendantOf reports whether pid is ancestor or below it.
+func descendantOf(pid, ancestor int) bool {
+	for range 4096 { // a chain of parents ends at 1 long before
+		if pid == ancestor {
+			return true
+		}
+		if pid <= 1 {
+			return false
+		}
+		ps, err := readStat(pid)
+		if err != nil {
+			return false
+		}
+		pid = ps.Ppid
 	}
 	return false
 }

@@ -81,7 +81,7 @@ touch mine || exit 5
 	tests := []struct {
 		name string
 		// setup fills in the spec; it returns the work dir the process must run in, which
-		// berth creates or owns (the pod's), so it becomes the user's with mode 0750.
+		// berth creates or owns (the pod's), so it becomes the user's with mode 0700.
 		setup func(task *driver.Task) string
 	}{
 		{"default work dir", func(task *driver.Task) string {
@@ -100,7 +100,7 @@ touch mine || exit 5
 			return task.WorkBaseDir
 		}},
 	}
-	d := newTestDriver(t, "")
+	d := newTestDriverWith(t, Config{HostVolumes: []string{filepath.Dir(pkgFile)}}) // the file:// package's
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			task := nobodyTask(t, "ns.nobody"+string(rune('a'+i))+".sleep", &v4.ProcessTask{ProcName: "sleep", User: "nobody", StartGracePeriod: 1})
@@ -136,9 +136,10 @@ func readLog(task *driver.Task) string {
 }
 
 // A directory berth creates for a task (work dir, pid file's, outputDir) or one of the
-// pod's becomes the task user's; a directory of the host that exists keeps its owner
-// and mode, so a pid file in /run does not hand /run to the user.
-func TestPrepareDirOwnership(t *testing.T) {
+// pod's becomes the task user's; a directory that exists keeps its owner and mode, so a
+// pid file in a host volume does not hand the volume to the user, and a directory the
+// task made in its pod (or a link to one) is not given away again.
+func TestEnsureDirOwnership(t *testing.T) {
 	u := nobody(t)
 	t.Parallel()
 	base := t.TempDir()
@@ -152,26 +153,30 @@ func TestPrepareDirOwnership(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pod := podDirs{filepath.Join(base, "pod", "work"), run}
+	sb := sandbox{pod: []string{filepath.Join(base, "pod", "work"), run}, host: []string{filepath.Join(base, "host")}}
 	tests := []struct {
 		name     string
 		dir      string
 		wantUID  uint32
 		wantMode os.FileMode
 	}{
-		{"missing: created for the user", filepath.Join(base, "new", "pid"), u.UID, workDirMode},
-		{"the pod's run dir: given to the user", run, u.UID, 0o711},
+		{"the pod's run dir: given to the user", run, u.UID, workDirMode},
 		{"missing in the pod's run dir", filepath.Join(run, "pid"), u.UID, workDirMode},
+		{"missing in a host volume: created for the user", filepath.Join(base, "host", "new", "pid"), u.UID, workDirMode},
 		{"the host's: left alone", host, 0, 0o711},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := prepareDir(tc.dir, u, pod); err != nil {
+			pl, err := sb.resolve("dir", tc.dir)
+			if err != nil {
 				t.Fatal(err)
 			}
+			root, err := ensureDir(pl, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root.Close()
 			wantOwned(t, tc.dir, tc.wantUID, tc.wantMode)
 		})
 	}
-	// Parents it had to create stay the agent's.
-	wantOwned(t, filepath.Join(base, "new"), 0, 0o755)
 }

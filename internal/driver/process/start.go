@@ -40,17 +40,9 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		return driver.State{}, fmt.Errorf("task %s already exists", t.ID)
 	}
 
-	user := p.User
-	if user == "" {
-		user = d.defaultUser
-	}
-	cred, err := lookupUser(user)
+	st, cred, err := d.newState(t)
 	if err != nil {
 		return driver.State{}, fmt.Errorf("task %s: %w", t.ID, err)
-	}
-	st := d.newState(t, user)
-	if st.WorkDir == "" {
-		return driver.State{}, fmt.Errorf("task %s: no workPath and no work base dir", t.ID)
 	}
 	started := false
 	defer func() {
@@ -66,26 +58,28 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		st.Message = err.Error()
 		return st.public(), fmt.Errorf("task %s: %w", t.ID, err)
 	}
+	sb := d.sandboxOf(st)
 
 	// The work dir first: packages and files may go into it, and a directory created by
 	// them would not get its mode.
-	if err := makeWorkDir(st.WorkDir, st.WorkDir == t.WorkBaseDir, cred); err != nil {
-		return fail(fmt.Errorf("workPath: %w", err))
-	}
-	pod := podDirs{t.WorkBaseDir, t.RunBaseDir}
-	if err := d.fetchAll(ctx, p.URIs, st.WorkDir, cred, pod); err != nil {
+	workPlace, err := sb.resolve("workPath", st.WorkDir)
+	if err != nil {
 		return fail(err)
 	}
-	if err := writeFiles(t.Files, st.WorkDir, cred); err != nil {
+	workRoot, err := ensureDir(workPlace, cred)
+	if err != nil {
+		return fail(fmt.Errorf("workPath: %w", err))
+	}
+	workRoot.Close()
+	if err := d.fetchAll(ctx, p.URIs, st.WorkDir, sb, cred); err != nil {
+		return fail(err)
+	}
+	if err := writeFiles(t.Files, st.WorkDir, sb, cred); err != nil {
 		return fail(err)
 	}
 	if st.PidFile != "" {
-		if err := prepareDir(filepath.Dir(st.PidFile), cred, pod); err != nil {
-			return fail(fmt.Errorf("pidFile: %w", err))
-		}
-		// A pid file left by an earlier run would name a dead, or worse a reused, pid.
-		if err := os.Remove(st.PidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fail(fmt.Errorf("pidFile: %w", err))
+		if err := clearPidFile(sb, st.PidFile, cred); err != nil {
+			return fail(err)
 		}
 	}
 	logf, logOffset, err := openLog(st.LogPath)
@@ -136,8 +130,14 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	}
 	target := pid
 	if st.PidFile != "" {
-		if target, err = readPidFile(st.PidFile); err != nil {
+		if target, err = sb.readPidFile(st.PidFile); err != nil {
 			return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
+		}
+		// A pid file names the task's process only when that process is the task's: in
+		// its cgroup, or below its shim. Anything else it names is another's to keep.
+		if !d.ownsPid(st, target) {
+			return fail(fmt.Errorf("after startGracePeriod %s: pid file %s names process %d, which is not one of the task's (not in its cgroup nor below its shim)",
+				st.StartGrace, st.PidFile, target))
 		}
 	}
 	if err := awaitName(ctx, target, st.ProcName); err != nil {
@@ -158,9 +158,10 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	return st.public(), nil
 }
 
-// newState is the record of a task about to start as user (the spec's, else the
-// default user): stops, reloads and execs run as the user it started as.
-func (d *Driver) newState(t *driver.Task, user string) *taskState {
+// newState is the record of a task about to start, with the credential it runs as: the
+// spec's user, else its task group's dynamic uid (identity.go), else the default user.
+// Stops, reloads and execs run as the user it started as.
+func (d *Driver) newState(t *driver.Task) (*taskState, *credential, error) {
 	p := t.Process
 	name := t.Name
 	if name == "" {
@@ -172,6 +173,18 @@ func (d *Driver) newState(t *driver.Task, user string) *taskState {
 	workDir := p.WorkPath
 	if workDir == "" {
 		workDir = t.WorkBaseDir
+	}
+	if workDir == "" {
+		return nil, nil, errors.New("no workPath and no work base dir")
+	}
+	if hasDotDot(workDir) || hasDotDot(p.PidFile) {
+		return nil, nil, errors.New("workPath and pidFile may not have '..' segments")
+	}
+	if !filepath.IsAbs(workDir) {
+		if t.WorkBaseDir == "" {
+			return nil, nil, fmt.Errorf("workPath %s is relative and there is no work base dir", workDir)
+		}
+		workDir = filepath.Join(t.WorkBaseDir, workDir)
 	}
 	logDir := t.LogDir
 	if logDir == "" {
@@ -185,19 +198,57 @@ func (d *Driver) newState(t *driver.Task, user string) *taskState {
 	if grace <= 0 {
 		grace = defaultStartGrace
 	}
-	cred, _ := lookupUser(user)
 	labels := make(map[string]string, len(t.Labels))
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
-	return &taskState{
+	st := &taskState{
 		ID: t.ID, Name: name, Labels: labels,
-		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: user,
+		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: p.User,
 		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"),
-		Env:     taskEnv(t.Env, cred),
+		PodDirs: cleanDirs([]string{t.WorkBaseDir, t.RunBaseDir}),
 		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
 		StartGrace: grace, KillGrace: t.KillGrace,
 	}
+	if st.User == "" && d.ids == nil {
+		st.User = d.defaultUser
+	}
+	if st.User == "" && d.ids != nil {
+		st.Group = t.Labels[driver.LabelTaskGroup]
+		if st.Group == "" {
+			st.Group = t.ID
+		}
+		uid, err := d.ids.acquire(st.Group)
+		if err != nil {
+			return nil, nil, err
+		}
+		st.UID = uid
+	}
+	cred, err := d.credential(st)
+	if err != nil {
+		d.releaseIdentity(st)
+		return nil, nil, err
+	}
+	st.Env = taskEnv(t.Env, cred)
+	return st, cred, nil
+}
+
+// clearPidFile makes the pid file's directory for the task's user and removes a pid file
+// left by an earlier run, which would name a dead, or worse a reused, pid.
+func clearPidFile(sb sandbox, pidFile string, cred *credential) error {
+	pl, err := sb.resolve("pidFile", pidFile)
+	if err != nil {
+		return err
+	}
+	dir, err := ensureDir(pl.dir(), cred)
+	if err != nil {
+		return fmt.Errorf("pidFile: %w", err)
+	}
+	defer dir.Close()
+	if err := dir.Remove(filepath.Base(pl.rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("pidFile: %w", err)
+	}
+	return nil
 }
 
 // waitGrace waits startGracePeriod, returning early with an error when the process
@@ -263,6 +314,7 @@ func (d *Driver) abort(st *taskState) {
 	if err := os.RemoveAll(d.taskDir(st.ID)); err != nil {
 		d.log.Warn("removing state of failed task", "task", st.ID, "err", err)
 	}
+	d.releaseIdentity(st)
 	if st.Pid > 0 && !st.Exited {
 		st.markExited(-1, "", time.Now())
 	}

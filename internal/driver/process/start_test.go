@@ -35,7 +35,7 @@ func TestStartPidFileDaemon(t *testing.T) {
 	if st.Info.Pid == rec.ChildPid {
 		t.Fatalf("task pid %d is the start shell, not the daemon", st.Info.Pid)
 	}
-	want, _ := readPidFile(task.Process.PidFile)
+	want := readPid(t, task.Process.PidFile)
 	if st.Info.Pid != want {
 		t.Fatalf("pid %d, pid file says %d", st.Info.Pid, want)
 	}
@@ -43,7 +43,7 @@ func TestStartPidFileDaemon(t *testing.T) {
 		t.Fatalf("task process is %q", comm)
 	}
 	// The daemon was forked by the held shell, so it is in the task's cgroup.
-	if !d.inTaskCgroup(rec, st.Info.Pid) {
+	if !d.ownsPid(rec, st.Info.Pid) {
 		t.Fatal("daemon is not in the task's cgroup")
 	}
 	// The start shell exited 0 long ago; the task still runs.

@@ -39,11 +39,18 @@ type taskState struct {
 	ShimPid        int    `json:"shimPid,omitempty"`
 	ShimStartTicks uint64 `json:"shimStartTicks,omitempty"`
 
-	StartCmd   string        `json:"startCmd"`
-	ProcName   string        `json:"procName,omitempty"`
-	PidFile    string        `json:"pidFile,omitempty"`
-	User       string        `json:"user,omitempty"`
-	WorkDir    string        `json:"workDir"`
+	StartCmd string `json:"startCmd"`
+	ProcName string `json:"procName,omitempty"`
+	PidFile  string `json:"pidFile,omitempty"`
+	User     string `json:"user,omitempty"`
+	// UID is the task group's dynamic uid when the spec names no user (identity.go);
+	// Group names the task group that holds it.
+	UID     uint32 `json:"uid,omitempty"`
+	Group   string `json:"group,omitempty"`
+	WorkDir string `json:"workDir"`
+	// PodDirs are the pod's work and run dirs, where the task's paths may lead besides
+	// the node's host volumes (sandbox.go).
+	PodDirs    []string      `json:"podDirs,omitempty"`
 	LogPath    string        `json:"logPath"`
 	Env        []string      `json:"env,omitempty"`
 	StopCmd    string        `json:"stopCmd,omitempty"`

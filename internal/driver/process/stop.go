@@ -72,7 +72,7 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 }
 
 func (d *Driver) runStopCmd(ctx context.Context, st *taskState, deadline time.Time) {
-	cred, err := lookupUser(st.User)
+	cred, err := d.credential(st)
 	if err != nil {
 		d.log.Warn("not running stopCmd", "task", st.ID, "err", err)
 		return
@@ -123,6 +123,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	if err := os.RemoveAll(d.taskDir(id)); err != nil {
 		return fmt.Errorf("task %s: remove state: %w", id, err)
 	}
+	d.releaseIdentity(st)
 	return nil
 }
 

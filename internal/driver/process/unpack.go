@@ -15,49 +15,26 @@ import (
 
 // unpack puts a package into dest: .tar.gz, .tgz, .tar and .zip are extracted, any other
 // file is copied as dest/name (executable, as a package of one program is meant to run).
-// Every write goes through an os.Root on dest, so no entry (.., absolute, or through a
+// Every write goes through the os.Root dest, so no entry (.., absolute, or through a
 // symlink) lands outside it; symlinks pointing outside are refused as well. Permission
 // bits are kept (not setuid/setgid); with a user, what is written becomes theirs, dest
 // itself excepted (fetchAll decides about it).
-func unpack(src, name, dest string, cred *credential) error {
-	if err := os.MkdirAll(dest, workDirMode); err != nil {
-		return err
-	}
-	root, err := os.OpenRoot(dest)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	w := &extractor{root: root, cred: cred}
+func unpack(src *os.File, name string, dest *os.Root, cred *credential) error {
+	w := &extractor{root: dest, cred: cred}
 	lower := strings.ToLower(name)
 	switch {
 	case strings.HasSuffix(lower, ".tar.gz"), strings.HasSuffix(lower, ".tgz"):
-		f, err := os.Open(src)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		gz, err := gzip.NewReader(f)
+		gz, err := gzip.NewReader(src)
 		if err != nil {
 			return err
 		}
 		return w.tar(gz)
 	case strings.HasSuffix(lower, ".tar"):
-		f, err := os.Open(src)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return w.tar(f)
+		return w.tar(src)
 	case strings.HasSuffix(lower, ".zip"):
 		return w.zip(src)
 	}
-	f, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return w.file(name, f, 0o755)
+	return w.file(name, src, 0o755)
 }
 
 type extractor struct {
@@ -115,12 +92,15 @@ func (w *extractor) tar(r io.Reader) error {
 	}
 }
 
-func (w *extractor) zip(src string) error {
-	zr, err := zip.OpenReader(src)
+func (w *extractor) zip(src *os.File) error {
+	fi, err := src.Stat()
 	if err != nil {
 		return err
 	}
-	defer zr.Close()
+	zr, err := zip.NewReader(src, fi.Size())
+	if err != nil {
+		return err
+	}
 	for _, f := range zr.File {
 		name, err := entryName(f.Name)
 		if err != nil {
