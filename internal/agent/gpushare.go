@@ -38,8 +38,12 @@ const (
 // hamiContainerLib is where libvgpu.so is mounted in a container.
 const hamiContainerLib = "/usr/local/vgpu/libvgpu.so"
 
-// vcudaContainerDir is where a share's vcuda files are mounted: the library reads them there.
-const vcudaContainerDir = "/etc/vcuda"
+// vcudaContainerDir is where a share's vcuda files are mounted: the library reads them
+// there, and calls vcudaSocket in it.
+const (
+	vcudaContainerDir = "/etc/vcuda"
+	vcudaSocket       = "vcuda.sock"
+)
 
 // gpuShares enforces the shares of cards on this node.
 type gpuShares struct {
@@ -142,6 +146,8 @@ func (s *gpuShares) share(ctx context.Context, req executor.ShareRequest) (execu
 		return executor.ShareSetup{
 			Mounts:    []driver.Mount{{HostPath: dir, ContainerPath: vcudaContainerDir, ReadOnly: true}},
 			DriverDir: s.vcudaDriver,
+			// The socket is 0660 (gpu.ServeVCUDA): the container's user must own it.
+			Owned: []string{filepath.Join(dir, vcudaSocket)},
 		}, nil
 	}
 	return executor.ShareSetup{}, nil // none: time-slicing
@@ -184,7 +190,7 @@ func (s *gpuShares) serveVCUDA(taskID, podKey string, g driver.GPU, writeConfig 
 		return dir, nil
 	}
 	var refresh pidsRefresh
-	srv, err := gpu.ServeVCUDA(filepath.Join(dir, "vcuda.sock"), func(ctx context.Context, _ *gpu.VDeviceRequest) error {
+	srv, err := gpu.ServeVCUDA(filepath.Join(dir, vcudaSocket), func(ctx context.Context, _ *gpu.VDeviceRequest) error {
 		return refresh.do(ctx, func() error { return s.writePids(ctx, taskID, dir) })
 	})
 	if err != nil {

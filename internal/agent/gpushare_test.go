@@ -148,6 +148,11 @@ func TestGPUSharingModes(t *testing.T) {
 		if setup.DriverDir != vdriver || len(setup.Mounts) != 1 || setup.Mounts[0] != (driver.Mount{HostPath: share, ContainerPath: "/etc/vcuda", ReadOnly: true}) {
 			t.Fatalf("container share: %+v", setup)
 		}
+		// The socket is 0660, for the Docker driver to give to the container's user.
+		if fi, err := os.Stat(filepath.Join(share, "vcuda.sock")); err != nil || fi.Mode().Perm() != 0o660 ||
+			len(setup.Owned) != 1 || setup.Owned[0] != filepath.Join(share, "vcuda.sock") {
+			t.Fatalf("vcuda socket: %v %v, owned %v", fi.Mode(), err, setup.Owned)
+		}
 		b, _ := os.ReadFile(filepath.Join(share, "vcuda.config"))
 		if len(b) != gpu.VCUDAConfigSize || binary.LittleEndian.Uint64(b[8208:]) != 4096<<20 || binary.LittleEndian.Uint32(b[8216:]) != 30 ||
 			!strings.HasPrefix(string(b[4096:]), "ml.0.train.worker\x00") {

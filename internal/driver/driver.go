@@ -88,6 +88,10 @@ type Task struct {
 	CPURequest float64
 	// Volumes are host paths mounted into the container.
 	Volumes []Mount
+	// OwnedFiles are host files inside Volumes that the driver gives to the container's
+	// user, as it does the task's configmap and secret files: a vcuda share's socket,
+	// 0660, which only its owner may call.
+	OwnedFiles []string
 	// DNS, when set, is the container's resolver (the node's cluster DNS server); the
 	// spec's own dns parameters win over it.
 	DNS *DNS

@@ -45,13 +45,15 @@ type ShareRequest struct {
 }
 
 // ShareSetup is what a share needs besides its card: env (set over the spec's), mounts,
-// the host's IPC namespace (MPS clients of a container), and the driver directory to
-// mount at /usr/local/nvidia in place of the driver's own files (vcuda's).
+// the host's IPC namespace (MPS clients of a container), the driver directory to
+// mount at /usr/local/nvidia in place of the driver's own files (vcuda's), and files of
+// the mounts to give to the container's user (vcuda's socket: driver.Task.OwnedFiles).
 type ShareSetup struct {
 	Env       [][2]string
 	Mounts    []driver.Mount
 	IPCHost   bool
 	DriverDir string
+	Owned     []string
 }
 
 // shareCard enforces the task's share of a card, when it has one and the node enforces
@@ -65,6 +67,7 @@ func (p *pod) shareCard(ctx context.Context, t *driver.Task) ([]envVar, error) {
 		return nil, fmt.Errorf("share of GPU %s: %w", t.GPUs[0].UUID, err)
 	}
 	t.Volumes = append(t.Volumes, setup.Mounts...)
+	t.OwnedFiles = append(t.OwnedFiles, setup.Owned...)
 	t.IPCHost = t.IPCHost || setup.IPCHost
 	t.GPUDriverDir = setup.DriverDir
 	env := make([]envVar, len(setup.Env))

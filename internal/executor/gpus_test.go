@@ -107,7 +107,8 @@ func TestGPUShareSetup(t *testing.T) {
 		c.ShareCard = func(_ context.Context, req ShareRequest) (ShareSetup, error) {
 			asked = append(asked, req.Namespace+"/"+req.Name+" "+req.Task.Name)
 			return ShareSetup{Env: [][2]string{{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "30"}},
-				Mounts: []driver.Mount{{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}}, IPCHost: true}, nil
+				Mounts: []driver.Mount{{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}}, IPCHost: true,
+				Owned: []string{"/mps/pipe/sock"}}, nil
 		}
 	})
 	tg := containerTG("0.share", "worker", "trainer")
@@ -121,6 +122,9 @@ func TestGPUShareSetup(t *testing.T) {
 	}
 	if !worker.IPCHost || !slices.Contains(worker.Volumes, driver.Mount{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}) {
 		t.Errorf("worker: IPCHost %v, volumes %v", worker.IPCHost, worker.Volumes)
+	}
+	if !slices.Equal(worker.OwnedFiles, []string{"/mps/pipe/sock"}) { // given to the container's user
+		t.Errorf("worker: owned files %v", worker.OwnedFiles)
 	}
 	if len(asked) != 1 || asked[0] != testNS+"/0.share worker" {
 		t.Errorf("shares set up: %q, want the worker's only", asked)

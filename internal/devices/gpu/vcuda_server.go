@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"syscall"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -119,22 +121,31 @@ type VCUDAServer struct {
 	done chan struct{}
 }
 
-// ServeVCUDA listens on socket (a stale one is replaced; sun_path allows 107 bytes) and
-// calls register for each RegisterVDevice until Close.
+// maxSocketPath is what sun_path holds of a unix socket's path.
+const maxSocketPath = 107
+
+// ServeVCUDA listens on socket (sun_path allows 107 bytes) and calls register for each
+// RegisterVDevice until Close. The socket is 0660: only its owner and group may call it
+// (anyone could, at 0777, and each call makes the agent ask Docker for the container's
+// processes). A new socket is root's until the container's driver gives it to the
+// container's user with the task's files (driver.Task.OwnedFiles); a stale one (left by
+// a previous agent, whose Close keeps it) is replaced with the same owner, so a running
+// container keeps its access across agent restarts.
 func ServeVCUDA(socket string, register func(ctx context.Context, req *VDeviceRequest) error) (*VCUDAServer, error) {
-	if len(socket) > 107 {
-		return nil, fmt.Errorf("vcuda socket %s: longer than a unix socket path may be (107 bytes)", socket)
+	if len(socket) > maxSocketPath {
+		return nil, fmt.Errorf("vcuda socket %s: longer than a unix socket path may be (%d bytes)", socket, maxSocketPath)
 	}
-	if err := os.Remove(socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+	uid, gid := -1, -1
+	if fi, err := os.Lstat(socket); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode()&os.ModeSocket != 0 {
+			uid, gid = int(st.Uid), int(st.Gid)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("vcuda socket: %w", err)
 	}
-	ln, err := net.Listen("unix", socket)
+	ln, err := listenPrivate(socket, uid, gid)
 	if err != nil {
-		return nil, fmt.Errorf("vcuda socket: %w", err)
-	}
-	if err := os.Chmod(socket, 0o777); err != nil { // the container's processes run as any user
-		ln.Close()
-		return nil, fmt.Errorf("vcuda socket: %w", err)
+		return nil, fmt.Errorf("vcuda socket %s: %w", socket, err)
 	}
 	s := &VCUDAServer{srv: grpc.NewServer(grpc.ForceServerCodec(vcudaCodec{})), ln: ln, done: make(chan struct{})}
 	s.srv.RegisterService(&vcudaServiceDesc, registerFunc(register))
@@ -145,7 +156,40 @@ func ServeVCUDA(socket string, register func(ctx context.Context, req *VDeviceRe
 	return s, nil
 }
 
-// Close stops the server and waits for it.
+// listenPrivate binds socket with mode 0660 (and uid:gid unless -1) with no moment at
+// which another user could connect: the socket is bound in a private directory (0700)
+// beside it, given its mode and owner there, and renamed into place, replacing a stale
+// one (a bound socket follows its inode). Closing the listener leaves the file.
+func listenPrivate(socket string, uid, gid int) (*net.UnixListener, error) {
+	tmpDir, err := os.MkdirTemp(filepath.Dir(socket), ".s")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, "s")
+	if len(tmp) > maxSocketPath {
+		return nil, fmt.Errorf("the socket's directory is too long a path to bind in (%d bytes)", len(tmp))
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(false) // renamed below: the path Close would remove is not its own
+	err = os.Chmod(tmp, 0o660)
+	if err == nil && uid >= 0 {
+		err = os.Lchown(tmp, uid, gid)
+	}
+	if err == nil {
+		err = os.Rename(tmp, socket)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// Close stops the server and waits for it; the socket file stays (ServeVCUDA replaces it).
 func (s *VCUDAServer) Close() {
 	s.srv.Stop()
 	<-s.done

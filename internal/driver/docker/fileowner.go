@@ -15,7 +15,8 @@ import (
 
 // A task's configmap and secret files belong to the user the container runs as, and only
 // that user may read them (0600, 0400 read-only), as a process task's do: another user of
-// the image cannot read a secret mounted for its main process. The user is the container's
+// the image cannot read a secret mounted for its main process. So does a vcuda share's
+// socket (0660, driver.Task.OwnedFiles), which only that user may call. The user is the container's
 // as Docker resolves it (the user parameter, else the image's USER), looked up in the
 // image's own /etc/passwd and /etc/group. With user-namespace remapping on, uids inside
 // differ from the host's; the files are then readable by all (0644, 0444), as the
@@ -40,7 +41,7 @@ func (d *Driver) ownFiles(ctx context.Context, containerID string, files []strin
 		return d.wrap(err, "inspect container %s", containerID)
 	}
 	if remapped && (ci.HostConfig == nil || !ci.HostConfig.UsernsMode.IsHost()) {
-		return eachFile(files, func(f string, mode os.FileMode) error { return os.Chmod(f, mode|0o044) })
+		return eachFile(files, func(f string, mode os.FileMode) error { return os.Chmod(f, openToAll(mode)) })
 	}
 	user := ""
 	if ci.Config != nil {
@@ -52,21 +53,30 @@ func (d *Driver) ownFiles(ctx context.Context, containerID string, files []strin
 		return nil
 	}
 	return eachFile(files, func(f string, _ os.FileMode) error {
-		if err := os.Chown(f, uid, gid); err != nil {
+		if err := os.Lchown(f, uid, gid); err != nil {
 			return fmt.Errorf("give file %s to uid %d: %w", f, uid, err)
 		}
 		return nil
 	})
 }
 
-// eachFile calls fn with each file and its permission bits.
+// openToAll is the mode that lets every user of a remapped container use a file of
+// mode m: read a file; read and write a socket (connecting to one needs write).
+func openToAll(m os.FileMode) os.FileMode {
+	if m&os.ModeSocket != 0 {
+		return m.Perm() | 0o066
+	}
+	return m.Perm() | 0o044
+}
+
+// eachFile calls fn with each file and its mode (type and permission bits).
 func eachFile(files []string, fn func(string, os.FileMode) error) error {
 	for _, f := range files {
-		fi, err := os.Stat(f)
+		fi, err := os.Lstat(f)
 		if err != nil {
 			return err
 		}
-		if err := fn(f, fi.Mode().Perm()); err != nil {
+		if err := fn(f, fi.Mode()); err != nil {
 			return err
 		}
 	}

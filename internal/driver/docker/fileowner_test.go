@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"testing"
 )
@@ -83,4 +84,21 @@ func FuzzResolveUser(f *testing.F) {
 			t.Fatalf("%q: %d:%d", spec, uid, gid)
 		}
 	})
+}
+
+// In a remapped container every user must be able to use the task's files: read a file,
+// call a socket (vcuda's, 0660: connecting needs write).
+func TestOpenToAll(t *testing.T) {
+	cases := []struct {
+		mode, want os.FileMode
+	}{
+		{0o600, 0o644},
+		{0o400, 0o444},
+		{os.ModeSocket | 0o660, 0o666},
+	}
+	for _, tc := range cases {
+		if got := openToAll(tc.mode); got != tc.want {
+			t.Errorf("openToAll(%v) = %v, want %v", tc.mode, got, tc.want)
+		}
+	}
 }

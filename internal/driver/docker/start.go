@@ -51,7 +51,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	}
 	id, err := d.create(ctx, t, spec, name)
 	if err == nil {
-		if err = d.ownFiles(ctx, id, d.fileSources(t.ID, spec.hc.Mounts)); err != nil {
+		if err = d.ownFiles(ctx, id, append(d.fileSources(t.ID, spec.hc.Mounts), t.OwnedFiles...)); err != nil {
 			rctx, cancel := background()
 			d.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true})
 			cancel()
