@@ -60,6 +60,9 @@ type Config struct {
 	// GPURoot is where the NVIDIA driver's device nodes and files are looked for
 	// (default "/"; tests give a tree of their own, and then never use the toolkit).
 	GPURoot string
+	// SeccompProfiles are the node's seccomp profiles (Docker's JSON) by name: a
+	// container's `security-opt seccomp=NAME` runs with that profile (seccomp.go).
+	SeccompProfiles map[string]string
 }
 
 // Driver runs container tasks through the Docker API. It is safe for concurrent use.
@@ -78,6 +81,7 @@ type Driver struct {
 
 	cniBinDir, cniConfDir, cniCacheDir string
 	networkImage                       string
+	seccompProfiles                    map[string]string
 	// sysfs is where the NUMA topology is read (tests point it elsewhere).
 	sysfs string
 	// cpusetLabel is the label that records a container's bound CPUs: LabelCPUSet. A
@@ -164,6 +168,7 @@ func New(cfg Config) (*Driver, error) {
 		cpusetLabel:  LabelCPUSet,
 		starting:     map[string]bool{},
 	}
+	d.seccompProfiles = cfg.SeccompProfiles
 	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
 	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

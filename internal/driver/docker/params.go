@@ -221,9 +221,10 @@ var paramTable = map[string]paramFunc{
 }
 
 // applyParameters applies the container spec's docker parameters (reference §1a; keys
-// may carry their dashes). A bad value is an error naming the parameter; an unknown key
-// is logged and ignored, as BCS does.
-func applyParameters(params []v4.Parameter, cfg *container.Config, hc *container.HostConfig, log *slog.Logger) (paramExtras, error) {
+// may carry their dashes), a seccomp profile's name resolved from the node's profiles.
+// A bad value is an error naming the parameter; an unknown key is logged and ignored,
+// as BCS does (the node's guard runs such a spec only with --allow-privileged).
+func applyParameters(params []v4.Parameter, profiles map[string]string, cfg *container.Config, hc *container.HostConfig, log *slog.Logger) (paramExtras, error) {
 	var x paramExtras
 	for _, p := range params {
 		key := strings.TrimLeft(p.Key, "-")
@@ -232,7 +233,18 @@ func applyParameters(params []v4.Parameter, cfg *container.Config, hc *container
 			log.Warn("unknown docker parameter ignored", "key", p.Key, "value", p.Value)
 			continue
 		}
-		if err := f(strings.TrimSpace(p.Value), cfg, hc, &x); err != nil {
+		v := strings.TrimSpace(p.Value)
+		if key == "security-opt" {
+			var keep bool
+			var err error
+			if v, keep, err = resolveSeccomp(v, profiles); err != nil {
+				return x, fmt.Errorf("parameter %s=%q: %w", key, p.Value, err)
+			}
+			if !keep {
+				continue
+			}
+		}
+		if err := f(v, cfg, hc, &x); err != nil {
 			return x, fmt.Errorf("parameter %s=%q: %w", key, p.Value, err)
 		}
 	}

@@ -113,7 +113,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	}
 	hc := &container.HostConfig{Privileged: c.Privileged}
 	applyResources(t, hc)
-	x, err := applyParameters(c.Parameters, cfg, hc, d.log.With("task", t.ID))
+	x, err := applyParameters(c.Parameters, d.seccompProfiles, cfg, hc, d.log.With("task", t.ID))
 	if err != nil {
 		return containerSpec{}, err
 	}

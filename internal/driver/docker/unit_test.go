@@ -144,7 +144,7 @@ func TestApplyParameters(t *testing.T) {
 	}
 	cfg, hc := &container.Config{}, &container.HostConfig{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	x, err := applyParameters(params, cfg, hc, log)
+	x, err := applyParameters(params, nil, cfg, hc, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestApplyParameters(t *testing.T) {
 		{Key: "ulimit", Value: "nofile"}, {Key: "shm-size", Value: "lots"}, {Key: "memory-swappiness", Value: "101"},
 		{Key: "device-read-bps", Value: "sda:1mb"}, {Key: "label", Value: "berth.task=x"}, {Key: "oom-kill-disable", Value: "maybe"},
 	} {
-		_, err := applyParameters([]v4.Parameter{bad}, &container.Config{}, &container.HostConfig{}, log)
+		_, err := applyParameters([]v4.Parameter{bad}, nil, &container.Config{}, &container.HostConfig{}, log)
 		if err == nil || !strings.Contains(err.Error(), bad.Key) {
 			t.Errorf("%s=%s: %v", bad.Key, bad.Value, err)
 		}
