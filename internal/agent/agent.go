@@ -82,9 +82,13 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent config: --host-volumes: %w", err)
 	}
+	profiles, err := loadSecurityProfiles(cfg.SecurityProfiles)
+	if err != nil {
+		return nil, fmt.Errorf("agent config: --security-profiles: %w", err)
+	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
 		nodeChanges: make(chan struct{}, 1), metrics: newAgentMetrics(),
-		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes}, ready: make(chan struct{})}
+		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
 		if err != nil {

@@ -80,6 +80,9 @@ type Config struct {
 	// the host directories workloads may use ("DIR" or "DIR:ro"). Both default to none.
 	AllowPrivileged bool
 	HostVolumes     []string
+	// SecurityProfiles are the seccomp profiles workloads may name (security-opt
+	// seccomp=NAME): NAME=FILE entries, FILE a profile in Docker's JSON, read at start.
+	SecurityProfiles []string
 	// DefaultUser runs the processes whose spec names no user (default: DefaultTaskUser,
 	// created when missing, for an agent running as root; else the agent's own user).
 	DefaultUser string

@@ -72,6 +72,7 @@ func (a *Agent) openDocker(ctx context.Context) (*docker.Driver, error) {
 	d, err := docker.New(docker.Config{
 		Host: a.cfg.DockerHost, Logger: a.log.With("driver", "docker"), DataDir: filepath.Join(a.cfg.DataDir, "docker"),
 		CNIBinDir: a.cfg.CNIBinDir, CNIConfDir: a.cfg.CNIConfDir, NetworkImage: a.cfg.NetworkImage,
+		SeccompProfiles: a.guard.seccomp,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: docker driver: %w", err)

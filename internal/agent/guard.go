@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 )
@@ -18,8 +20,15 @@ import (
 // guard is what the agent's operator allows workloads on this node.
 type guard struct {
 	// privileged allows every privilege but host paths: privileged containers, host
-	// namespaces, capabilities, devices, unconfined profiles, sysctls, root processes.
+	// namespaces, capabilities, devices, unconfined and other security profiles,
+	// sysctls, cgroup parents, log drivers, OOM scores, ulimits above the agent's own,
+	// other docker parameters, root processes.
 	privileged bool
+	// seccomp are the seccomp profiles of --security-profiles, their content by name:
+	// the only ones a workload may name, privileged or not (guard_params.go).
+	seccomp map[string]string
+	// limits reads the node's own resource limits (nil: unix.Getrlimit; tests give theirs).
+	limits func(resource int) (unix.Rlimit, error)
 	// volumes are the host directories workloads may use; a path is allowed when it is
 	// one of them or below one.
 	volumes []hostVolume
@@ -54,17 +63,19 @@ func (g guard) admit(tg *v4.TaskGroup) error {
 	spec := &tg.Spec.Template.Spec
 	var errs []error
 	for _, need := range acl.Needs("spec.template.spec", spec) {
-		if need.Privilege == acl.PrivHostPath {
+		switch {
+		case need.Privilege == acl.PrivHostPath:
 			if err := g.allowPath(need); err != nil {
 				errs = append(errs, err)
 			}
-			continue
-		}
-		if !g.privileged {
+		case need.Param == "ulimit":
+			// Judged against the node's own limits rather than admission's table, below.
+		case !g.privileged:
 			errs = append(errs, fmt.Errorf("%s: this node does not run workloads that need %q (its agent runs without --allow-privileged)",
 				need.Field, need.Privilege))
 		}
 	}
+	errs = append(errs, g.admitParams(spec)...)
 	if !g.privileged {
 		// "root" and "0" are in the needs; another name of uid 0 is caught here.
 		for i, p := range spec.Processes {
