@@ -22,6 +22,11 @@ func validateProcessTask(p string, t *ProcessTask, ports map[string]string, host
 	if t.User != "" && (len(t.User) > 32 || !userPattern.MatchString(t.User)) {
 		errs.add(p+".user", "must be a user name or numeric uid, got %q", truncate(t.User, 80))
 	}
+	// The agent runs as root: a path of the spec is resolved in the pod's directories or
+	// a host volume of the node, and ".." is how a path leaves them (${work_base_dir}/..);
+	// it is never needed (docs/security.md, "Paths").
+	processPath(p+".workPath", t.WorkPath, errs)
+	processPath(p+".pidFile", t.PidFile, errs)
 	nonNegative(p+".startGracePeriod", t.StartGracePeriod, errs)
 	taskPorts := map[string]bool{}
 	noHostPort := map[string]string{} // port name -> path, for hostPort -1
@@ -42,6 +47,7 @@ func validateProcessTask(p string, t *ProcessTask, ports map[string]string, host
 	for i, u := range t.URIs {
 		up := fmt.Sprintf("%s.uris[%d]", p, i)
 		validateURI(up+".value", u.Value, errs)
+		processPath(up+".outputDir", u.OutputDir, errs)
 		oneOf(up+".pullPolicy", u.PullPolicy, errs, PullAlways, PullIfNotPresent)
 		if u.Pwd != "" && u.User == "" {
 			errs.add(up+".user", "required when pwd is set")
@@ -89,6 +95,16 @@ func checkNoHostPortRefs(p string, t *ProcessTask, noHost map[string]string, err
 	}
 }
 
+// processPath checks a path of a process spec: no ".." segment, no NUL byte.
+func processPath(p, v string, errs *FieldErrors) {
+	switch {
+	case hasDotDot(v):
+		errs.add(p, "must not contain '..' segments, got %q", truncate(v, 80))
+	case strings.IndexByte(v, 0) >= 0:
+		errs.add(p, "must not contain a NUL byte")
+	}
+}
+
 // validateURI accepts http, https and file URLs; ${...} variables may appear anywhere and
 // are checked separately.
 func validateURI(p, v string, errs *FieldErrors) {
@@ -107,6 +123,9 @@ func validateURI(p, v string, errs *FieldErrors) {
 			errs.add(p, "must name a host, got %q", truncate(v, 120))
 		}
 	case "file":
+		if hasDotDot(u.Path) {
+			errs.add(p, "must not contain '..' segments, got %q", truncate(v, 120))
+		}
 	default:
 		errs.add(p, "must be an http://, https:// or file:// URL, got %q", truncate(v, 120))
 	}

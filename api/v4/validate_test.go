@@ -279,6 +279,12 @@ func TestProcessRules(t *testing.T) {
 		{"workPath self", procWith(func(p *Process) { proc(p).WorkPath = "${workPath}/x" }), p0 + ".workPath", "cannot be used in workPath"},
 		{"pidFile self", procWith(func(p *Process) { proc(p).PidFile = "${pidFile}.x" }), p0 + ".pidFile", "pidFile itself"},
 		{"variable in uri", procWith(func(p *Process) { proc(p).URIs = []URI{{Value: "http://h/${nmespace}.tgz", PullPolicy: PullAlways}} }), p0 + ".uris[0].value", "did you mean ${namespace}"},
+		{"workPath up", procWith(func(p *Process) { proc(p).WorkPath = "${work_base_dir}/../.." }), p0 + ".workPath", "'..' segments"},
+		{"pidFile up", procWith(func(p *Process) { proc(p).PidFile = "../../x.pid" }), p0 + ".pidFile", "'..' segments"},
+		{"outputDir up", procWith(func(p *Process) {
+			proc(p).URIs = []URI{{Value: "http://h/x.tgz", OutputDir: "${workPath}/../../etc", PullPolicy: PullAlways}}
+		}), p0 + ".uris[0].outputDir", "'..' segments"},
+		{"file uri up", procWith(func(p *Process) { proc(p).URIs = []URI{{Value: "file:///data/../etc/shadow", PullPolicy: PullAlways}} }), p0 + ".uris[0].value", "'..' segments"},
 	})
 }
 

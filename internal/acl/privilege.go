@@ -2,6 +2,7 @@ package acl
 
 import (
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 
@@ -94,9 +95,16 @@ func Needs(base string, p *v4.PodSpec) []Need {
 		if onHost(t.WorkPath) {
 			addPath(tp+".workPath", t.WorkPath, false)
 		}
+		if onHost(t.PidFile) {
+			addPath(tp+".pidFile", t.PidFile, false)
+		}
 		for j, u := range t.URIs {
 			if onHost(u.OutputDir) {
 				addPath(fmt.Sprintf("%s.uris[%d].outputDir", tp, j), u.OutputDir, false)
+			}
+			// A file:// package is read by the agent, as root, from the node.
+			if p, ok := fileURIPath(u.Value); ok {
+				addPath(fmt.Sprintf("%s.uris[%d].value", tp, j), p, true)
 			}
 		}
 		for j, cm := range t.ConfigMaps {
@@ -132,6 +140,18 @@ func IsRootUser(u string) bool {
 		return true
 	}
 	return u != "" && strings.Trim(u, "0") == ""
+}
+
+// fileURIPath returns the path of a file:// URL.
+func fileURIPath(v string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil || !strings.EqualFold(u.Scheme, "file") {
+		return "", false
+	}
+	if u.Path == "" {
+		return "/", true // file:relative or file:// alone: judged as the whole node
+	}
+	return u.Path, true
 }
 
 // onHost reports whether a process's path is a literal place on the node ("/data/x"),

@@ -51,6 +51,9 @@ func TestNeeds(t *testing.T) {
 		{User: "nobody", Secrets: []v4.SecretRef{{SecretName: "s", Items: []v4.SecretItem{{Type: "file", KeyOrPath: "/root/.ssh/authorized_keys"}, {Type: "env", KeyOrPath: "PW"}}}}},
 		{},
 		{User: "nobody", WorkPath: "/etc", URIs: []v4.URI{{Value: "https://x/p.tgz", OutputDir: "/usr/bin"}, {Value: "https://x/q.tgz", OutputDir: "${workPath}/bin"}}},
+		{User: "00", PidFile: "/run/x.pid", URIs: []v4.URI{{Value: "file:///var/lib/berth/admin-token"}},
+			Secrets: []v4.SecretRef{{SecretName: "s", Items: []v4.SecretItem{{Type: "file", KeyOrPath: "${workPath}/k", User: "000"}}}}},
+		{User: "0nobody", PidFile: "${run_base_dir}/x.pid"},
 	}}
 	var fields []string
 	for _, n := range Needs("spec", proc) {
@@ -58,7 +61,9 @@ func TestNeeds(t *testing.T) {
 	}
 	wantProc := []string{"spec.processes[0].user=root", "spec.processes[0].configmaps[0].items[0].keyOrPath=host-path",
 		"spec.processes[1].secrets[0].items[0].keyOrPath=host-path",
-		"spec.processes[3].workPath=host-path", "spec.processes[3].uris[0].outputDir=host-path"}
+		"spec.processes[3].workPath=host-path", "spec.processes[3].uris[0].outputDir=host-path",
+		"spec.processes[4].user=root", "spec.processes[4].pidFile=host-path", "spec.processes[4].uris[0].value=host-path",
+		"spec.processes[4].secrets[0].items[0].user=root"}
 	if !slices.Equal(fields, wantProc) {
 		t.Errorf("process needs %v, want %v", fields, wantProc)
 	}
@@ -68,7 +73,7 @@ func TestNeeds(t *testing.T) {
 			paths = append(paths, n.Path)
 		}
 	}
-	if want := []string{"/etc/cron.d/x", "/root/.ssh/authorized_keys", "/etc", "/usr/bin"}; !slices.Equal(paths, want) {
+	if want := []string{"/etc/cron.d/x", "/root/.ssh/authorized_keys", "/etc", "/usr/bin", "/run/x.pid", "/var/lib/berth/admin-token"}; !slices.Equal(paths, want) {
 		t.Errorf("host paths %v, want %v", paths, want)
 	}
 }
@@ -99,5 +104,15 @@ func TestPrivilegeRules(t *testing.T) {
 	bad := &Policy{Kind: KindPolicy, Metadata: PolicyMeta{Name: "x"}, Rules: []Rule{{Namespaces: []string{"*"}, Kinds: []string{"*"}, Verbs: []string{"write"}, Privileges: []string{"god-mode"}}}}
 	if err := bad.Validate(); err == nil || !slices.ContainsFunc(err.(v4.FieldErrors), func(e v4.FieldError) bool { return e.Field == "rules[0].privileges[0]" }) {
 		t.Fatalf("unknown privilege: %v", err)
+	}
+}
+
+// Root is uid 0 however it is spelled; a name that only starts with zeros is not.
+func TestIsRootUser(t *testing.T) {
+	for u, want := range map[string]bool{"root": true, "0": true, "00": true, " 000 ": true, "": false,
+		"nobody": false, "0nobody": false, "10": false, "Root": false} {
+		if got := IsRootUser(u); got != want {
+			t.Errorf("IsRootUser(%q) = %v, want %v", u, got, want)
+		}
 	}
 }
