@@ -202,6 +202,10 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 	if !changed("host-volumes") {
 		cfg.HostVolumes = file.HostVolumes
 	}
+	cfg.SecurityProfiles = f.guard.secProfiles
+	if !changed("security-profiles") {
+		cfg.SecurityProfiles = file.SecurityProfiles
+	}
 	switch cfg.Docker {
 	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
 	default:

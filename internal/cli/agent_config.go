@@ -55,6 +55,8 @@ type agentFile struct {
 	LBBind     string `yaml:"lb-bind"`
 	LBHTTPPort int    `yaml:"lb-http-port"`
 	HAProxy    string `yaml:"haproxy"`
+	// The seccomp profiles workloads may name, a part of the node's guard.
+	SecurityProfiles stringList `yaml:"security-profiles"`
 	// The node's guard (agent_guard.go).
 	AllowPrivileged bool       `yaml:"allow-privileged"`
 	HostVolumes     stringList `yaml:"host-volumes"`

@@ -11,15 +11,18 @@ import (
 type agentGuardFlags struct {
 	allowPrivileged bool
 	hostVolumes     []string
+	secProfiles     []string // --security-profiles: NAME=FILE
 	defaultUser     string
 }
 
 func (f *agentGuardFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.allowPrivileged, "allow-privileged", false,
-		"run workloads that need privileges (privileged containers, host namespaces, cap-add, devices, unconfined, sysctl, root processes) once a policy admitted them")
+		"run workloads that need privileges (privileged containers, host namespaces, cap-add, devices, unconfined and other security profiles, sysctl, cgroup-parent, log drivers, OOM scores, ulimits above the agent's own, other docker parameters, root processes) once a policy admitted them")
 	fl.StringSliceVar(&f.hostVolumes, "host-volumes", nil,
 		"host directories workloads may use as volumes, work dirs or file paths: DIR or DIR:ro, comma list (default: none)")
+	fl.StringSliceVar(&f.secProfiles, "security-profiles", nil,
+		"seccomp profiles workloads may name (security-opt seccomp=NAME): NAME=FILE, FILE a profile in Docker's JSON, comma list (default: none)")
 	fl.StringVar(&f.defaultUser, "default-user", "",
 		"user of processes whose spec names none (default: "+agent.DefaultTaskUser+", created when missing, for an agent running as root)")
 }
@@ -27,4 +30,5 @@ func (f *agentGuardFlags) register(cmd *cobra.Command) {
 // apply sets the guard of an agent config.
 func (f *agentGuardFlags) apply(cfg *agent.Config) {
 	cfg.AllowPrivileged, cfg.HostVolumes, cfg.DefaultUser = f.allowPrivileged, f.hostVolumes, f.defaultUser
+	cfg.SecurityProfiles = f.secProfiles
 }
