@@ -6,9 +6,13 @@ import "time"
 type JoinTokenRequest struct {
 	// Role is "agent" (default: joins nodes) or "server" (also joins servers).
 	Role string `json:"role,omitempty"`
-	// TTL is how long the token works, a Go duration ("24h"); "" or "0" never expires.
+	// TTL is how long the token works, a Go duration ("24h"); "0" never expires; ""
+	// is 24 hours for an agent token (as kubeadm's), never for a server token.
 	TTL         string `json:"ttl,omitempty"`
 	Description string `json:"description,omitempty"`
+	// Node binds an agent token to one node name: it joins only that node, and may join
+	// it again under a new key (an agent whose data dir was lost).
+	Node string `json:"node,omitempty"`
 }
 
 // JoinTokenInfo describes a join token. Token, the whole token with the CA's hash, is
@@ -20,5 +24,6 @@ type JoinTokenInfo struct {
 	Created     time.Time `json:"created"`
 	Expires     time.Time `json:"expires,omitzero"`
 	Expired     bool      `json:"expired,omitempty"`
+	Node        string    `json:"node,omitempty"`
 	Token       string    `json:"token,omitempty"`
 }

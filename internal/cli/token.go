@@ -26,6 +26,7 @@ func newTokenCommand(o *options) *cobra.Command {
 			"given it verifies the servers on first contact. An agent token joins nodes; a server\n" +
 			"token also joins servers, which receive the cluster's CA and encryption keys.",
 		Example: "  berth token create --ttl 24h --description 'rack 12'\n" +
+			"  berth token create --node web-3   # web-3's agent lost its data dir and joins again\n" +
 			"  berth agent --server 10.0.0.1:7470 --token \"$(berth token create -o name)\"",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,6 +54,7 @@ func newTokenCommand(o *options) *cobra.Command {
 	create.Flags().StringVar(&req.TTL, "ttl", "24h", "how long the token works (0: never expires)")
 	create.Flags().StringVar(&req.Role, "role", "agent", "agent (joins nodes) or server (joins nodes and servers)")
 	create.Flags().StringVar(&req.Description, "description", "", "what the token is for")
+	create.Flags().StringVar(&req.Node, "node", "", "join only this node name, even one an existing node holds (an agent that lost its data dir joins it again)")
 
 	list := &cobra.Command{
 		Use:     "list",

@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"net/http"
@@ -19,11 +22,14 @@ import (
 // serving certificate naming that node, signed by the cluster CA. The agent renews it
 // with the certificate itself before it expires, and cannot change its name doing so.
 
-// handleAgentCertificate exchanges a join token for a node certificate.
+// handleAgentCertificate exchanges a join token for a node certificate. The node's name
+// is claimed for the key of the request: a name another key holds (an existing node) is
+// refused, unless the token is bound to that name by an administrator.
 func (s *Server) handleAgentCertificate(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if _, err := s.joinTokenOf(ctx, r, store.JoinRoleAgent); err != nil {
+	tok, err := s.joinTokenOf(ctx, r, store.JoinRoleAgent)
+	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
@@ -36,11 +42,32 @@ func (s *Server) handleAgentCertificate(w http.ResponseWriter, r *http.Request) 
 		s.writeError(w, r, errorf(http.StatusBadRequest, "%v", err).withDetail("nodeName", err.Error()))
 		return
 	}
-	s.issueNodeCertificate(ctx, w, r, req.NodeName, req.CSR, "NodeJoined", "joined with a join token")
+	if tok.Node != "" && tok.Node != req.NodeName {
+		s.writeError(w, r, errorf(http.StatusForbidden, "nodeName: join token berth-%s joins node %s only, not %q", tok.ID, tok.Node, req.NodeName).
+			withDetail("nodeName", "must be "+tok.Node))
+		return
+	}
+	csr, keyHash, err := parseNodeCSR(req.CSR)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	err = s.store.ClaimNodeName(ctx, req.NodeName, keyHash, tok.Node == req.NodeName)
+	if errors.Is(err, store.ErrNodeNameTaken) {
+		s.writeError(w, r, errorf(http.StatusConflict, "nodeName: node %s exists and joined with another key; "+
+			"to join it again, delete it (berth nodes delete %s) or use a token bound to it (berth token create --node %s)", req.NodeName, req.NodeName, req.NodeName).
+			withDetail("nodeName", "taken by another key"))
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.issueNodeCertificate(ctx, w, r, req.NodeName, csr, "NodeJoined", "joined with a join token")
 }
 
 // handleAgentRenew issues a new certificate to the node whose certificate authenticated
-// the request.
+// the request, and records its key as the name's.
 func (s *Server) handleAgentRenew(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := requestContext(r)
 	defer cancel()
@@ -55,15 +82,33 @@ func (s *Server) handleAgentRenew(w http.ResponseWriter, r *http.Request) {
 			withDetail("nodeName", "must be "+node))
 		return
 	}
-	s.issueNodeCertificate(ctx, w, r, node, req.CSR, "", "")
-}
-
-func (s *Server) issueNodeCertificate(ctx context.Context, w http.ResponseWriter, r *http.Request, node, csrPEM, reason, verb string) {
-	csr, err := pki.ParseCSR([]byte(csrPEM))
+	csr, keyHash, err := parseNodeCSR(req.CSR)
 	if err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "csr: %v", err).withDetail("csr", err.Error()))
+		s.writeError(w, r, err)
 		return
 	}
+	if err := s.store.SetNodeKey(ctx, node, keyHash); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.issueNodeCertificate(ctx, w, r, node, csr, "", "")
+}
+
+// parseNodeCSR reads a node's certificate request and the SHA-256 of its public key.
+func parseNodeCSR(csrPEM string) (*x509.CertificateRequest, string, error) {
+	csr, err := pki.ParseCSR([]byte(csrPEM))
+	if err != nil {
+		return nil, "", errorf(http.StatusBadRequest, "csr: %v", err).withDetail("csr", err.Error())
+	}
+	spki, err := x509.MarshalPKIXPublicKey(csr.PublicKey)
+	if err != nil {
+		return nil, "", errorf(http.StatusBadRequest, "csr: %v", err).withDetail("csr", err.Error())
+	}
+	sum := sha256.Sum256(spki)
+	return csr, hex.EncodeToString(sum[:]), nil
+}
+
+func (s *Server) issueNodeCertificate(ctx context.Context, w http.ResponseWriter, r *http.Request, node string, csr *x509.CertificateRequest, reason, verb string) {
 	der, err := s.ca.Sign(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true,
 		Lifetime: s.certLifetime}, csr.PublicKey, time.Now())
 	if err != nil {

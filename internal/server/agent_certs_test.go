@@ -166,3 +166,57 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A join token cannot buy a certificate for a node name another key holds: that is the
+// node's identity, and with it the node's secrets. Its own key may join again; a token
+// an administrator bound to the name may take it over; a deleted node's name is free.
+func TestJoinCannotTakeAnExistingNodeName(t *testing.T) {
+	url := newTestServer(t, Config{})
+	good := newJoinToken(t, testStore, store.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	join := func(node, body, token string) response {
+		t.Helper()
+		return callAs(t, "", http.MethodPost, url+"/v1/agent/certificate", body, token)
+	}
+	first, _ := certRequest(t, "victim")
+	wantStatus(t, join("victim", first, good), http.StatusOK)
+	wantStatus(t, join("victim", first, good), http.StatusOK) // the same key again
+	attacker, _ := certRequest(t, "victim")
+	r := join("victim", attacker, good)
+	wantStatus(t, r, http.StatusConflict)
+	if e := decodeError(t, r); len(e.Details) != 1 || e.Details[0].Field != "nodeName" || !strings.Contains(e.Message, "another key") {
+		t.Errorf("taken name: %s", r.body)
+	}
+	// A node registered before keys were recorded is taken as well.
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("legacy", "")), http.StatusCreated)
+	legacy, _ := certRequest(t, "legacy")
+	wantStatus(t, join("legacy", legacy, good), http.StatusConflict)
+
+	// A token bound to the name takes it over; it joins no other name.
+	r = call(t, http.MethodPost, url+"/v1/jointokens", `{"node":"victim","description":"rejoin"}`)
+	wantStatus(t, r, http.StatusCreated)
+	var bound v4.JoinTokenInfo
+	if err := json.Unmarshal(r.body, &bound); err != nil {
+		t.Fatal(err)
+	}
+	if bound.Node != "victim" || bound.Expires.IsZero() || bound.Expires.After(time.Now().Add(25*time.Hour)) {
+		t.Fatalf("bound token: %+v, want node victim and the 24 h default expiry", bound)
+	}
+	other, _ := certRequest(t, "other")
+	wantStatus(t, join("other", other, bound.Token), http.StatusForbidden)
+	wantStatus(t, join("victim", attacker, bound.Token), http.StatusOK)
+	wantStatus(t, join("victim", first, good), http.StatusConflict) // the old key lost it
+
+	// Deleting the node frees its name.
+	wantStatus(t, call(t, http.MethodDelete, url+"/v1/nodes/legacy", ""), http.StatusOK)
+	wantStatus(t, join("legacy", legacy, good), http.StatusOK)
+
+	// A server token still never expires by default; a bad node name is a 422.
+	r = call(t, http.MethodPost, url+"/v1/jointokens", `{"role":"server"}`)
+	wantStatus(t, r, http.StatusCreated)
+	var srv v4.JoinTokenInfo
+	if err := json.Unmarshal(r.body, &srv); err != nil || !srv.Expires.IsZero() {
+		t.Fatalf("server token: %+v %v", srv, err)
+	}
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/jointokens", `{"node":"Bad Name"}`), http.StatusUnprocessableEntity)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/jointokens", `{"role":"server","node":"n1"}`), http.StatusUnprocessableEntity)
+}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
+	"reflect"
 	"net/http"
 	"time"
 
@@ -116,16 +116,28 @@ func mergeRegistration(cur, reg, prev *v4.Node) *v4.Node {
 	return &out
 }
 
-// mergeOwned keeps the keys of cur the agent did not set before (prev), then sets the
-// agent's current ones (reg). A key the agent dropped is removed.
+// mergeOwned merges the agent's keys (reg) into the stored ones (cur). A key is the
+// agent's when it gave it last time (prev) with the value still stored; every other key
+// of cur is an operator's and is kept as it is, whatever the agent now says: a node's
+// agent cannot relabel its node (trust=quarantine stays). The agent's keys take its new
+// values, and one it dropped is removed.
 func mergeOwned[V any](cur, prev, reg map[string]V) map[string]V {
+	agents := func(k string) bool {
+		p, gave := prev[k]
+		c, stored := cur[k]
+		return gave && (!stored || reflect.DeepEqual(p, c))
+	}
 	out := make(map[string]V, len(cur)+len(reg))
 	for k, v := range cur {
-		if _, agents := prev[k]; !agents {
+		if !agents(k) {
 			out[k] = v
 		}
 	}
-	maps.Copy(out, reg)
+	for k, v := range reg {
+		if _, operators := out[k]; !operators {
+			out[k] = v
+		}
+	}
 	if len(out) == 0 {
 		return nil
 	}

@@ -136,6 +136,16 @@ func TestAgentRegisterKeepsOperatorFields(t *testing.T) {
 	if _, ok := n.Metadata.Labels["old"]; ok || n.Metadata.Labels["agent"] != "yes" || n.Spec.Attributes.Text["rack"] != "r2" {
 		t.Errorf("agent labels/attributes not replaced: %s", r.body)
 	}
+	// An operator quarantines the node; its agent cannot relabel itself back, neither by
+	// a label the operator set nor by one the agent set and the operator changed.
+	wantStatus(t, call(t, http.MethodPatch, url+"/v1/nodes/n1", `{"metadata":{"labels":{"trust":"quarantine","agent":"no"}}}`), http.StatusOK)
+	reg3 := strings.Replace(reg2, `"agent":"yes"`, `"agent":"yes","trust":"prod-db"`, 1)
+	r = agentCall(t, http.MethodPost, url+"/v1/agent/register", reg3)
+	wantStatus(t, r, http.StatusOK)
+	n = decodeNodeBody(t, r.body)
+	if n.Metadata.Labels["trust"] != "quarantine" || n.Metadata.Labels["agent"] != "no" {
+		t.Errorf("the agent overwrote the operator's labels: %v", n.Metadata.Labels)
+	}
 	// Bad bodies: 422 with details, like POST /v1/nodes.
 	r = agentCall(t, http.MethodPost, url+"/v1/agent/register", `{"metadata":{"name":"n1"},"spec":{"bogus":1}}`)
 	wantStatus(t, r, http.StatusUnprocessableEntity)

@@ -14,6 +14,9 @@ import (
 // Join tokens (docs/security.md, Join tokens): created, listed with their expiry, and
 // revoked. The whole token is shown once, in the answer that creates it.
 
+// defaultAgentTokenTTL is an agent token's lifetime when the request gives none.
+const defaultAgentTokenTTL = "24h"
+
 // maxJoinTokenTTL bounds a token's lifetime when one is given.
 const maxJoinTokenTTL = 10 * 365 * 24 * time.Hour
 
@@ -44,7 +47,22 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 			withDetail("description", "too long"))
 		return
 	}
-	expires, ok := expiry(req.TTL, now)
+	if req.Node != "" {
+		if rec.Role != store.JoinRoleAgent {
+			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").withDetail("node", "needs role agent"))
+			return
+		}
+		if err := v4.CheckNodeName(req.Node); err != nil {
+			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "node: %v", err).withDetail("node", err.Error()))
+			return
+		}
+		rec.Node = req.Node
+	}
+	ttl := req.TTL
+	if ttl == "" && rec.Role == store.JoinRoleAgent {
+		ttl = defaultAgentTokenTTL // tokens handed to agents expire, as kubeadm's
+	}
+	expires, ok := expiry(ttl, now)
 	if !ok {
 		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
 			withDetail("ttl", "not a duration in range"))
@@ -119,5 +137,5 @@ func expiry(ttl string, now time.Time) (time.Time, bool) {
 
 func tokenInfo(t *store.JoinToken, now time.Time) v4.JoinTokenInfo {
 	return v4.JoinTokenInfo{ID: "berth-" + t.ID, Role: t.Role, Description: t.Description, Created: t.Created,
-		Expires: t.Expires, Expired: t.Expired(now)}
+		Expires: t.Expires, Expired: t.Expired(now), Node: t.Node}
 }

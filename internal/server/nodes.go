@@ -249,6 +249,10 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.ForgetNode(ctx, name); err != nil {
 		s.log.Warn("the deleted node's lease stays until it expires", "node", name, "err", err)
 	}
+	// The name is free for a new join (docs/security.md, Node identity).
+	if err := s.store.ForgetNodeKey(ctx, name); err != nil {
+		s.log.Warn("the deleted node's name stays held by its key", "node", name, "err", err)
+	}
 	s.record(n, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, n)
 }

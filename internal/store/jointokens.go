@@ -34,6 +34,8 @@ type JoinToken struct {
 	Created     time.Time `json:"created"`
 	// Expires is when the token stops working; zero never.
 	Expires time.Time `json:"expires,omitzero"`
+	// Node, when set, is the one node name the token joins, even one another key held.
+	Node string `json:"node,omitempty"`
 }
 
 // Expired reports whether the token no longer works at now.
