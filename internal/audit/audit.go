@@ -5,6 +5,7 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,11 +23,23 @@ type Entry struct {
 	Kind      string `json:"kind,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
-	Method    string `json:"method"`
-	Path      string `json:"path"`
-	// Status is the HTTP status of the answer: 401 and 403 are refusals.
+	// Command is an exec session's command line, argument by argument.
+	Command []string `json:"command,omitempty"`
+	Method  string   `json:"method,omitempty"`
+	Path    string   `json:"path,omitempty"`
+	// Via is the request of another front door (BCS's, deployd's API: method and path)
+	// that made this /v1 call.
+	Via string `json:"via,omitempty"`
+	// Status is the HTTP status of the answer: 401 and 403 are refusals, 429 a source
+	// slowed down for its failed authentications.
 	Status int    `json:"status"`
 	Remote string `json:"remote,omitempty"`
+	// Count, Throttled and Tokens sum up the failed authentications of one source in one
+	// minute (AuthFailure): how many, how many of them were refused unchecked (429), and
+	// the token IDs they claimed (a few, never a secret).
+	Count     int      `json:"count,omitempty"`
+	Throttled int      `json:"throttled,omitempty"`
+	Tokens    []string `json:"tokens,omitempty"`
 }
 
 // Defaults of Config.
@@ -36,6 +49,8 @@ const (
 	// maxField bounds what of a request's path and name an entry keeps: they come from
 	// clients.
 	maxField = 1024
+	// maxList bounds how many strings of a list (a command's arguments) an entry keeps.
+	maxList = 64
 )
 
 // Log is an audit log file. Its methods are safe for concurrent use.
@@ -47,6 +62,9 @@ type Log struct {
 	mu   sync.Mutex
 	f    *os.File
 	size int64
+
+	// failures sums up failed authentications by source and minute (failures.go).
+	failures failureWindow
 }
 
 // Open opens (or creates, 0600) the log at path, rotated past maxBytes with maxFiles old
@@ -85,14 +103,38 @@ func (l *Log) open() error {
 // Record appends e. An entry that cannot be written is an error for the caller to log:
 // the request it describes has happened already.
 func (l *Log) Record(e Entry) error {
-	e.Path, e.Name, e.Who = clip(e.Path), clip(e.Name), clip(e.Who)
-	b, err := json.Marshal(e)
+	b, err := encode(e)
 	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
+		return err
 	}
-	b = append(b, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.writeLocked(b)
+}
+
+// recordLocked is Record with l.mu held.
+func (l *Log) recordLocked(e Entry) error {
+	b, err := encode(e)
+	if err != nil {
+		return err
+	}
+	return l.writeLocked(b)
+}
+
+// encode is e's line, its client strings bounded.
+func encode(e Entry) ([]byte, error) {
+	e.Path, e.Name, e.Who, e.Via = clip(e.Path), clip(e.Name), clip(e.Who), clip(e.Via)
+	e.Command = clipList(e.Command)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// writeLocked appends line b, rotating first when the file would grow past its limit
+// (l.mu held).
+func (l *Log) writeLocked(b []byte) error {
 	if l.f == nil {
 		return fmt.Errorf("audit log: closed")
 	}
@@ -117,6 +159,22 @@ func clip(s string) string {
 	return s
 }
 
+// clipList bounds a client's list of strings, and each of them.
+func clipList(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, 0, min(len(list), maxList+1))
+	for i, s := range list {
+		if i == maxList {
+			out = append(out, fmt.Sprintf("… (%d more)", len(list)-maxList))
+			break
+		}
+		out = append(out, clip(s))
+	}
+	return out
+}
+
 // rotate shifts path.N-1 to path.N (dropping the oldest), path to path.1, and starts a new
 // file.
 func (l *Log) rotate() error {
@@ -132,8 +190,10 @@ func (l *Log) rotate() error {
 	return l.open()
 }
 
-// Close closes the file; later records fail.
+// Close writes the failed authentications summed up so far, then closes the file; later
+// records fail.
 func (l *Log) Close() error {
+	flushErr := l.stopFailures()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -141,5 +201,5 @@ func (l *Log) Close() error {
 	}
 	err := l.f.Close()
 	l.f = nil
-	return err
+	return errors.Join(flushErr, err)
 }

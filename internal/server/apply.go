@@ -18,6 +18,7 @@ type applyBody struct {
 func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 	docs, err := s.readDocuments(w, r, "the apply stream")
 	if err == nil {
+		noteDocuments(r, acl.VerbWrite, docs) // an audit line per document, written or refused
 		err = s.checkDocuments(r, acl.VerbWrite, docs)
 	}
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
-	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -37,23 +36,37 @@ func identityOf(r *http.Request) *acl.Identity {
 }
 
 // authorize checks perm before the handler runs: 401 without a usable token (when
-// anonymous access does not allow it), 403 naming the missing right.
+// anonymous access does not allow it), 403 naming the missing right, 429 from a source
+// whose failed authentications are being slowed down (authlimit.go).
 func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		source, credential := sourceOf(r), credentialOf(r)
+		if wait, ok := s.authLimit.admit(source, credential); !ok {
+			s.authFailed(source, credential, true)
+			w.Header().Set("Retry-After", retryAfter(wait))
+			s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
+				source, wait.Round(time.Second)))
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		id, err := s.identify(ctx, r)
 		cancel()
 		if err != nil {
+			if fromError(err).Code == http.StatusUnauthorized {
+				s.authFailed(source, credential, false)
+			}
 			s.writeError(w, r, err)
 			return
 		}
+		s.authLimit.succeeded(source, credential)
 		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+		r, note := withAuditNote(r)
 		var req acl.Request
 		if perm != nil {
 			req = perm(r)
 		}
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-		defer s.audit(r, id, req, sw)
+		defer s.audit(r, id, req, sw, note)
 		if perm != nil {
 			if err := s.check(id, req); err != nil {
 				s.writeError(sw, r, err)
@@ -61,30 +74,6 @@ func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFun
 			}
 		}
 		next(sw, r)
-	}
-}
-
-// audit records writes, exec sessions, log reads and secret reads, allowed or refused
-// (docs/security.md, Audit log).
-func (s *Server) audit(r *http.Request, id *acl.Identity, req acl.Request, sw *statusWriter) {
-	if s.auditLog == nil {
-		return
-	}
-	write := r.Method != http.MethodGet && r.Method != http.MethodHead
-	if !write && req.Verb != acl.VerbExec && req.Verb != acl.VerbLogs && req.Kind != string(v4.KindSecret) {
-		return
-	}
-	verb := req.Verb
-	if verb == "" {
-		verb = acl.VerbWrite // apply, plan, whoami, can-i: the documents say the rest
-		if !write {
-			verb = acl.VerbRead
-		}
-	}
-	e := audit.Entry{Time: time.Now().UTC(), Who: id.String(), Verb: verb, Kind: req.Kind, Namespace: req.Namespace,
-		Name: r.PathValue("name"), Method: r.Method, Path: r.URL.Path, Status: sw.code, Remote: r.RemoteAddr}
-	if err := s.auditLog.Record(e); err != nil {
-		s.log.Error("audit record lost", "err", err, "who", e.Who, "path", e.Path)
 	}
 }
 
@@ -99,12 +88,19 @@ func (s *Server) check(id *acl.Identity, req acl.Request) error {
 	return errorf(http.StatusForbidden, "%s may not %s: no policy of the token grants it", id, req)
 }
 
-// identify reads the bearer token and its policies; no token is the anonymous identity.
-func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, error) {
+// credentialOf is what r offers to authenticate with: its Authorization header, or a
+// browser WebSocket's bearer token (exec_ws.go) as one; "" for none.
+func credentialOf(r *http.Request) string {
 	h := r.Header.Get("Authorization")
 	if tok := websocketBearer(r); h == "" && tok != "" {
-		h = "Bearer " + tok // a browser's WebSocket (exec_ws.go)
+		h = "Bearer " + tok
 	}
+	return h
+}
+
+// identify reads the bearer token and its policies; no token is the anonymous identity.
+func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, error) {
+	h := credentialOf(r)
 	if h == "" {
 		anon := &acl.Identity{}
 		if p, err := s.aclCache.policy(ctx, s.store, acl.AnonymousPolicy); err == nil {

@@ -238,8 +238,8 @@ func TestAuditLog(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s %s %s/%s %d", who, e.Verb, e.Kind, e.Namespace, e.Name, e.Status))
 	}
 	want := []string{
-		"admin write  / 200",
-		"admin write secret au/ 201",
+		"admin write process au/web 200",
+		"admin write secret au/pw 201",
 		"admin read secret au/pw 200",
 		"reader read secret au/pw 403",
 		"reader exec taskgroup au/x 403",

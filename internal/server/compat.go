@@ -16,8 +16,9 @@ func (s *Server) compatRoutes(mux *routeMux) {
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.maintenanceGuard(s.mux).ServeHTTP(w, r)
 	})
-	door := bcs.New(inner, s.bcsClusterID, s.maxBody)
+	// withVia: the audit lines of the /v1 calls name the front door's request too.
+	door := withVia(bcs.New(inner, s.bcsClusterID, s.maxBody))
 	mux.Handle(bcs.DriverPrefix+"/", door)
 	mux.Handle(bcs.GatewayPrefix+"/", door)
-	mux.Handle(deployd.Prefix, deployd.New(inner, s.maxBody))
+	mux.Handle(deployd.Prefix, withVia(deployd.New(inner, s.maxBody)))
 }

@@ -33,6 +33,7 @@ var reasons = map[int]string{
 	http.StatusRequestEntityTooLarge: "TooLarge",
 	http.StatusUnprocessableEntity:   "Invalid",
 	http.StatusLocked:                "Locked",
+	http.StatusTooManyRequests:       "TooManyRequests",
 	http.StatusInternalServerError:   "Internal",
 	http.StatusBadGateway:            "BadGateway",
 	http.StatusServiceUnavailable:    "Unavailable",

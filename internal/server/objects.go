@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/tracing"
 )
@@ -156,6 +157,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	}
 	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), name)
 	if err == nil {
+		noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
 		err = s.checkPrivileges(r, doc.Object)
 	}
 	if err != nil {

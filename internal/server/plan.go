@@ -23,6 +23,7 @@ const defaultPlanSyncWait = 5 * time.Second
 func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 	docs, err := s.readDocuments(w, r, "the plan stream")
 	if err == nil {
+		noteDocuments(r, acl.VerbRead, docs)
 		err = s.checkDocuments(r, acl.VerbRead, docs)
 	}
 	if err != nil {

@@ -79,6 +79,8 @@ type Server struct {
 	renewals    sync.WaitGroup
 	// aclCache keeps users' tokens and policies for a moment (authz.go).
 	aclCache aclCache
+	// authLimit slows down sources whose tokens fail (authlimit.go).
+	authLimit authLimiter
 	// auditLog receives the audited requests (nil: off); its owner closes it.
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
