@@ -86,9 +86,17 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent config: --security-profiles: %w", err)
 	}
+	forbidden := cfg.ForbiddenTaskGroups
+	if forbidden == nil {
+		forbidden = DefaultForbiddenGroups
+	}
+	users, err := newUserPolicy(cfg.TaskUsers, forbidden)
+	if err != nil {
+		return nil, fmt.Errorf("agent config: %w", err)
+	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
 		nodeChanges: make(chan struct{}, 1), metrics: newAgentMetrics(),
-		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles}, ready: make(chan struct{})}
+		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles, users: users, protected: protectedPaths(cfg)}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
 		if err != nil {

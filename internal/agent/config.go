@@ -83,9 +83,20 @@ type Config struct {
 	// SecurityProfiles are the seccomp profiles workloads may name (security-opt
 	// seccomp=NAME): NAME=FILE entries, FILE a profile in Docker's JSON, read at start.
 	SecurityProfiles []string
-	// DefaultUser runs the processes whose spec names no user (default: DefaultTaskUser,
-	// created when missing, for an agent running as root; else the agent's own user).
-	DefaultUser string
+	// DefaultUser runs the processes whose spec names no user. Empty (the default): an
+	// agent running as root runs each task group's under a uid of its own from
+	// TaskUIDRange (default 80000-89999); another agent runs them as itself.
+	DefaultUser  string
+	TaskUIDRange string
+	// TaskUsers are the node accounts a spec's user may name (names or uids); root is
+	// the root privilege's, with AllowPrivileged. ForbiddenTaskGroups are groups whose
+	// members never run tasks (default DefaultForbiddenGroups; gid 0 always).
+	TaskUsers           []string
+	ForbiddenTaskGroups []string
+	// ProtectedPaths are directories no workload's path may reach, even below a host
+	// volume (docs/security.md, "Paths"): the agent's data dir always; `berth dev` adds
+	// its server's.
+	ProtectedPaths []string
 	// DNSAddr is where the node-local cluster DNS server listens, UDP and TCP
 	// (docs/services.md, "Names"); DNSAuto is port 53 of IP; "" runs none. Containers reach it only on port 53 of
 	// an address their network can reach (the node's IP). DNSUpstreams are the resolvers

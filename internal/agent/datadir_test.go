@@ -101,6 +101,7 @@ func TestRealProcessAsNobody(t *testing.T) {
 		cfg.Drivers = nil // the real process driver under dir/process
 		cfg.Docker = DockerOff
 		cfg.CgroupParent = "berth-agent-test"
+		cfg.TaskUsers = []string{"nobody"}
 	})
 	const name = "0.web.ns-a.nobody.1"
 	tg := processTG(name)
@@ -131,7 +132,7 @@ exec sleep 120`,
 		}
 	}
 	nobodyUID := fileOwner(t, filepath.Join(work, "copy.txt"))
-	for path, want := range map[string]os.FileMode{dir: dataDirMode, work: 0o750, filepath.Join(work, "db.pass"): 0o400} {
+	for path, want := range map[string]os.FileMode{dir: dataDirMode, work: 0o700, filepath.Join(work, "db.pass"): 0o400} {
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: %v %v, want mode %v", path, fi, err, want)

@@ -31,12 +31,17 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 		a.drivers = a.cfg.Drivers
 		return func() {}, nil
 	}
-	user, err := a.taskUser()
+	user, uids, err := a.taskUser()
 	if err != nil {
 		return nil, err
 	}
+	var volumes []string
+	for _, v := range a.guard.volumes {
+		volumes = append(volumes, v.dir)
+	}
 	p, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent,
-		RootCAs: []*x509.Certificate{a.id.ca}, DefaultUser: user})
+		RootCAs: []*x509.Certificate{a.id.ca}, DefaultUser: user, DynamicUIDs: uids,
+		HostVolumes: volumes, Protected: a.guard.protected})
 	if err != nil {
 		return nil, fmt.Errorf("agent: process driver: %w", err)
 	}

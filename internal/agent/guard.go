@@ -32,6 +32,26 @@ type guard struct {
 	// volumes are the host directories workloads may use; a path is allowed when it is
 	// one of them or below one.
 	volumes []hostVolume
+	// users are the node accounts processes may run as (userguard.go).
+	users userPolicy
+	// protected are directories no workload path may reach, even below a host volume:
+	// the agent's data dir (its key, its checkpoint, the pods), a server's on the node,
+	// /proc and /sys.
+	protected []string
+}
+
+// protectedPaths are cfg's protected directories with the data dir, /proc and /sys.
+func protectedPaths(cfg Config) []string {
+	out := []string{"/proc", "/sys"}
+	for _, p := range append([]string{cfg.DataDir}, cfg.ProtectedPaths...) {
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
 }
 
 // hostVolume is one entry of --host-volumes: DIR, or DIR:ro for read-only mounts only.
@@ -76,14 +96,7 @@ func (g guard) admit(tg *v4.TaskGroup) error {
 		}
 	}
 	errs = append(errs, g.admitParams(spec)...)
-	if !g.privileged {
-		// "root" and "0" are in the needs; another name of uid 0 is caught here.
-		for i, p := range spec.Processes {
-			if u := strings.TrimSpace(p.User); u != "" && u != "root" && u != "0" && isRoot(u) {
-				errs = append(errs, fmt.Errorf("spec.template.spec.processes[%d].user: %s is root on this node, which does not run root processes (its agent runs without --allow-privileged)", i, u))
-			}
-		}
-	}
+	errs = append(errs, g.users.checkSpec(spec)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("refused by node policy: %w", errors.Join(errs...))
 	}
@@ -95,6 +108,11 @@ func (g guard) admit(tg *v4.TaskGroup) error {
 // symlink inside an allowed directory cannot point the mount elsewhere.
 func (g guard) allowPath(need acl.Need) error {
 	p := resolveExisting(filepath.Clean(need.Path))
+	for _, dir := range g.protected {
+		if within(p, dir) || within(dir, p) {
+			return fmt.Errorf("%s: %s reaches %s, which no workload may use on this node", need.Field, need.Path, dir)
+		}
+	}
 	for _, v := range g.volumes {
 		if !within(p, v.dir) {
 			continue
@@ -136,11 +154,4 @@ func resolveExisting(p string) string {
 		}
 		rest = filepath.Join(filepath.Base(cur), rest)
 	}
-}
-
-// isRoot reports whether a user name or number is uid 0 on this node; an unknown user is
-// not (its start fails with "user does not exist").
-func isRoot(name string) bool {
-	u, err := lookupUser(name)
-	return err == nil && u.Uid == "0"
 }

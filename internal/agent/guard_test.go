@@ -50,7 +50,8 @@ func TestGuard(t *testing.T) {
 	}{
 		{"plain container", secure, oneContainerTG(v4.Container{Image: "x"}, "BRIDGE"), "", ""},
 		{"plain process", secure, proc(v4.ProcessTask{StartCmd: "x"}), "", ""},
-		{"process as nobody", secure, proc(v4.ProcessTask{StartCmd: "x", User: "nobody"}), "", ""},
+		{"process as nobody", secure, proc(v4.ProcessTask{StartCmd: "x", User: "nobody"}), "spec.template.spec.processes[0].user", "--task-users"},
+		{"process as a listed user", guard{users: userPolicy{allowed: []uint32{nobodyUID(t)}}}, proc(v4.ProcessTask{StartCmd: "x", User: "nobody"}), "", ""},
 		{"privileged container", secure, oneContainerTG(v4.Container{Image: "x", Privileged: true}, ""),
 			"spec.template.spec.containers[0].privileged", "--allow-privileged"},
 		{"host network", secure, oneContainerTG(v4.Container{Image: "x"}, "HOST"), "spec.template.spec.networkMode", `"host-network"`},

@@ -206,6 +206,14 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 	if !changed("security-profiles") {
 		cfg.SecurityProfiles = file.SecurityProfiles
 	}
+	cfg.TaskUIDRange = pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange)
+	cfg.TaskUsers, cfg.ForbiddenTaskGroups = f.guard.taskUsers, f.guard.forbiddenGroups
+	if !changed("task-users") {
+		cfg.TaskUsers = file.TaskUsers
+	}
+	if !changed("forbidden-task-groups") {
+		cfg.ForbiddenTaskGroups = file.ForbiddenGroups
+	}
 	switch cfg.Docker {
 	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
 	default:

@@ -61,6 +61,9 @@ type agentFile struct {
 	AllowPrivileged bool       `yaml:"allow-privileged"`
 	HostVolumes     stringList `yaml:"host-volumes"`
 	DefaultUser     string     `yaml:"default-user"`
+	TaskUIDRange    string     `yaml:"task-uid-range"`
+	TaskUsers       stringList `yaml:"task-users"`
+	ForbiddenGroups stringList `yaml:"forbidden-task-groups"`
 	LogLevel        string     `yaml:"log-level"`
 	OTLPEndpoint    string     `yaml:"otlp-endpoint"`
 }

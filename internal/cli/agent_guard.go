@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/driver/process"
 )
 
 // agentGuardFlags are what a node's operator allows workloads, for `berth agent` and the
@@ -13,6 +17,9 @@ type agentGuardFlags struct {
 	hostVolumes     []string
 	secProfiles     []string // --security-profiles: NAME=FILE
 	defaultUser     string
+	taskUIDRange    string
+	taskUsers       []string
+	forbiddenGroups []string
 }
 
 func (f *agentGuardFlags) register(cmd *cobra.Command) {
@@ -24,11 +31,19 @@ func (f *agentGuardFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.secProfiles, "security-profiles", nil,
 		"seccomp profiles workloads may name (security-opt seccomp=NAME): NAME=FILE, FILE a profile in Docker's JSON, comma list (default: none)")
 	fl.StringVar(&f.defaultUser, "default-user", "",
-		"user of processes whose spec names none (default: "+agent.DefaultTaskUser+", created when missing, for an agent running as root)")
+		"user of processes whose spec names none (default: a uid of each task group's own from --task-uid-range, for an agent running as root)")
+	first, last := process.DefaultUIDRange.First, process.DefaultUIDRange.Last
+	fl.StringVar(&f.taskUIDRange, "task-uid-range", "",
+		fmt.Sprintf("uids given to task groups whose processes name no user, FIRST-LAST (default %d-%d)", first, last))
+	fl.StringSliceVar(&f.taskUsers, "task-users", nil,
+		"node accounts a process spec's user may name, comma list of names or uids (default: none; root is the root privilege's, with --allow-privileged)")
+	fl.StringSliceVar(&f.forbiddenGroups, "forbidden-task-groups", nil,
+		"groups whose members never run tasks (default "+strings.Join(agent.DefaultForbiddenGroups, ",")+"; gid 0 always)")
 }
 
 // apply sets the guard of an agent config.
 func (f *agentGuardFlags) apply(cfg *agent.Config) {
 	cfg.AllowPrivileged, cfg.HostVolumes, cfg.DefaultUser = f.allowPrivileged, f.hostVolumes, f.defaultUser
 	cfg.SecurityProfiles = f.secProfiles
+	cfg.TaskUIDRange, cfg.TaskUsers, cfg.ForbiddenTaskGroups = f.taskUIDRange, f.taskUsers, f.forbiddenGroups
 }

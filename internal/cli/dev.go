@@ -60,6 +60,8 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 				Logger: log.With("component", "agent"),
 			}
 			f.agentGuard.apply(&acfg)
+			// The server's keys and etcd share the dev data dir: no workload path reaches it.
+			acfg.ProtectedPaths = []string{f.dataDir}
 			a, err := agent.New(acfg)
 			if err != nil {
 				log.Error("the agent cannot start; the server runs without it", "err", err)

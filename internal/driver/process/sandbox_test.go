@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,4 +141,37 @@ func TestPathsCannotClimbOut(t *testing.T) {
 			}
 		}
 	}
+}
+
+// No path, however spelled, resolves outside the pod's directories and the host volumes,
+// nor into a protected directory.
+func FuzzSandboxResolve(f *testing.F) {
+	for _, s := range []string{"/pod/work/a", "/pod/work/../../etc", "/vol/keys/x", "/vol/./a//b", "/pod/workx",
+		"/pod/run/", "/", "//pod/work", "/vol/a/../../pod/work", "/pod/work/\x00", "/vol/keys"} {
+		f.Add(s)
+	}
+	sb := sandbox{pod: []string{"/pod/work", "/pod/run"}, host: []string{"/vol"}, protected: []string{"/vol/keys", "/proc"}}
+	f.Fuzz(func(t *testing.T, p string) {
+		pl, err := sb.resolve("path", p)
+		if err != nil {
+			return
+		}
+		if !filepath.IsLocal(pl.rel) && pl.rel != "." {
+			t.Fatalf("%q: rel %q leaves its base", p, pl.rel)
+		}
+		if !slices.Contains(sb.pod, pl.base) && !slices.Contains(sb.host, pl.base) {
+			t.Fatalf("%q: base %q is neither the pod's nor a host volume", p, pl.base)
+		}
+		full := filepath.Join(pl.base, pl.rel)
+		if _, ok := below(full, pl.base); !ok {
+			t.Fatalf("%q resolved to %s, outside %s", p, full, pl.base)
+		}
+		if !pl.pod {
+			for _, dir := range sb.protected {
+				if _, ok := below(full, dir); ok {
+					t.Fatalf("%q resolved to %s, in protected %s", p, full, dir)
+				}
+			}
+		}
+	})
 }
