@@ -25,6 +25,16 @@ func NotifyEvents() []string {
 // NotifyAllNamespaces in spec.namespaces subscribes to task group events of every namespace.
 const NotifyAllNamespaces = "*"
 
+// NotifySubscriberAnnotation names who subscribed: the server sets it on every write of a
+// notify to the writer's token ("berth-acl-<id>", or NotifyAnonymous), over any value the
+// writer sent, and the notify controller sends only what that token may read at the time
+// of sending (docs/notify.md, "Who receives what").
+const NotifySubscriberAnnotation = "berth.io/notify-subscriber"
+
+// NotifyAnonymous is the subscriber of a notify written without a token (with what the
+// anonymous policy grants).
+const NotifyAnonymous = "anonymous"
+
 // Notify defaults and limits.
 const (
 	DefaultNotifyTimeout    = 10 // seconds

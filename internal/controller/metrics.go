@@ -18,6 +18,7 @@ type Metrics struct {
 	reconciles        *prometheus.CounterVec
 	reconcileDuration *prometheus.HistogramVec
 	queueDepth        *prometheus.GaugeVec
+	notifyUnsent      *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics; register Collectors with a registry.
@@ -49,12 +50,24 @@ func NewMetrics() *Metrics {
 			Name: "berth_controller_queue_depth",
 			Help: "Keys waiting in a controller's work queue (due now or later), by controller.",
 		}, []string{"controller"}),
+		notifyUnsent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "berth_notify_dropped_total",
+			Help: "Notify messages dropped unsent because the subscribing token may not receive them, by reason (no-subscriber, forbidden, unchecked).",
+		}, []string{"reason"}),
 	}
 }
 
 // Collectors are the metrics to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth}
+	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent}
+}
+
+// notifyDropped counts a notify message dropped unsent (notify_access.go).
+func (m *Metrics) notifyDropped(reason string) {
+	if m == nil {
+		return
+	}
+	m.notifyUnsent.WithLabelValues(reason).Inc()
 }
 
 // observePlace records one request's placement.

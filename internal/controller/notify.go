@@ -26,6 +26,9 @@ type NotifyController struct {
 	client  *http.Client
 	started time.Time
 	backoff func(attempt int) time.Duration // delay after failed attempt n (from 1)
+	// subscribers checks what each notify's subscriber may receive (notify_access.go).
+	subscribers *subscribers
+	metrics     *Metrics
 	*recorder
 	guard *specGuard
 
@@ -42,6 +45,7 @@ func NewNotifyController(st *store.Store, opts Options) *NotifyController {
 	log := opts.Logger.With("controller", "notify")
 	rec := newRecorder(st, log)
 	return &NotifyController{store: st, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now(),
+		subscribers: &subscribers{store: st, now: time.Now}, metrics: opts.Metrics,
 		client:  &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		backoff: doublingBackoff(time.Second), senders: map[string]*sender{}, sent: map[string]time.Time{}}
 }

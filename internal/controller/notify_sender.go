@@ -36,7 +36,10 @@ type sender struct {
 	mu       sync.Mutex
 	notify   *v4.Notify // the latest spec; replaced when the object changes
 	dropping bool       // the queue overflowed and has not drained since
-	pending  statusDelta
+	// unsent is the reason messages are being dropped unsent (notify_access.go), "" while
+	// they are sent: each streak is logged once.
+	unsent  string
+	pending statusDelta
 }
 
 // statusDelta is what happened since the status was last written.
@@ -114,6 +117,9 @@ func (s *sender) deliver(ctx context.Context, m v4.NotifyMessage) {
 	}
 	for attempt := 1; ; attempt++ {
 		n := s.spec() // a changed URL or header applies from the next attempt
+		if !s.mayReceive(ctx, n, m) {
+			return
+		}
 		code, err := s.c.post(ctx, n, body)
 		if ctx.Err() != nil {
 			return // the term ended: the next leader does not resend (docs/notify.md)
@@ -226,4 +232,56 @@ func (s *sender) writeStatus(ctx context.Context) {
 		}
 	}
 	s.c.log.Warn("write notify status: too many concurrent writes", "notify", s.key)
+}
+
+// notifyCheckTries bounds how often the subscriber's rights are read again while etcd
+// does not answer, before the message is dropped unsent.
+const notifyCheckTries = 5
+
+// mayReceive checks, before an attempt, that n's subscriber may still receive m; a
+// message it may not is dropped (drop). Reading the rights is tried again while etcd
+// fails: a message is never sent unchecked.
+func (s *sender) mayReceive(ctx context.Context, n *v4.Notify, m v4.NotifyMessage) bool {
+	for try := 1; ; try++ {
+		reason, why, err := s.c.subscribers.mayReceive(ctx, n, m)
+		if err == nil && reason == "" {
+			s.mu.Lock()
+			s.unsent = ""
+			s.mu.Unlock()
+			return true
+		}
+		if err == nil {
+			s.drop(n, m, reason, why)
+			return false
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if try == notifyCheckTries {
+			s.drop(n, m, dropUnchecked, err.Error())
+			return false
+		}
+		s.c.log.Warn("notify: cannot read the subscriber's rights; trying again", "notify", s.key, "err", err)
+		sleep(ctx, s.c.backoff(try))
+	}
+}
+
+// drop discards m unsent: counted in berth_notify_dropped_total and logged once per
+// streak. The operator's log says what the subscriber may not read; the notify's events
+// and status, which the subscriber reads, never name the message's subject. A notify
+// without a working subscriber also gets one NotifyFailed event per streak saying so.
+func (s *sender) drop(n *v4.Notify, m v4.NotifyMessage, reason, why string) {
+	s.c.metrics.notifyDropped(reason)
+	s.mu.Lock()
+	first := s.unsent != reason
+	s.unsent = reason
+	s.mu.Unlock()
+	if !first {
+		return
+	}
+	s.c.log.Warn("notify messages dropped unsent: the subscriber may not receive them", "notify", s.key,
+		"reason", reason, "why", why, "event", m.Type, "subject", subject(m))
+	if reason == dropNoSubscriber {
+		s.c.failed(n, "messages are dropped unsent: "+why)
+	}
 }

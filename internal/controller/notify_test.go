@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
@@ -138,18 +139,27 @@ func (cb *callbacks) received() []v4.NotifyMessage {
 type notifyEnv struct {
 	*env
 	c *NotifyController
+	// subscriber is the token that writes the env's notifies: a management token unless
+	// a test says otherwise (notify_access_test.go).
+	subscriber string
 }
+
+// testAdminToken is the management token of the notify tests.
+const testAdminToken = "admin1"
 
 func newNotifyEnv(t *testing.T) *notifyEnv {
 	t.Helper()
 	storetest.Reset(t, testStore)
+	if err := testStore.CreateACLToken(context.Background(), &acl.Token{ID: testAdminToken, Management: true, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger()})
+	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger(), Metrics: NewMetrics()})
 	c.backoff = doublingBackoff(time.Millisecond) // the doubling is tested above; keep tests quick
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &notifyEnv{env: &env{t: t, ctx: ctx}, c: c}
+	return &notifyEnv{env: &env{t: t, ctx: ctx}, c: c, subscriber: "berth-acl-" + testAdminToken}
 }
 
 // notify creates a notify object and waits for the controller to have its sender.
@@ -157,6 +167,9 @@ func (e *notifyEnv) notify(name, url string, edit func(*v4.NotifySpec)) {
 	e.t.Helper()
 	n := &v4.Notify{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNotify},
 		Metadata: v4.ObjectMeta{Name: name, Namespace: "ctl"}, Spec: v4.NotifySpec{URL: url}}
+	if e.subscriber != "" { // as the API server stamps it (admit_notify.go)
+		n.Metadata.Annotations = map[string]string{v4.NotifySubscriberAnnotation: e.subscriber}
+	}
 	if edit != nil {
 		edit(&n.Spec)
 	}

@@ -33,6 +33,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		m := d.Object.GetMeta()
 		err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name)
 		if err == nil {
+			err = s.admitNotify(r, d.Object)
+		}
+		if err == nil {
 			err = s.checkReferences(ctx, d.Object, docs)
 		}
 		if err == nil {

@@ -160,6 +160,9 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 		noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
 		err = s.checkPrivileges(r, doc.Object)
 	}
+	if err == nil {
+		err = s.admitNotify(r, doc.Object)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return
