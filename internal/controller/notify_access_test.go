@@ -93,7 +93,9 @@ func TestNotifyDeliversOnlyWhatTheSubscriberMayRead(t *testing.T) {
 			e.record(failedEvent("ctl", "0.web.ctl.c.1"))
 			e.record(failedEvent("other", "0.web.other.c.1"))
 			e.record(v4.Event{Type: v4.EventWarning, Reason: "NodeLost", Kind: v4.KindNode, Name: "node-1", Message: "node node-1 is Lost"})
-			dropped := func(reason string) float64 { return testutil.ToFloat64(e.c.metrics.notifyUnsent.WithLabelValues(reason)) }
+			dropped := func(reason string) float64 {
+				return testutil.ToFloat64(e.c.metrics.notifyUnsent.WithLabelValues(reason))
+			}
 			e.eventually("every message sent or dropped", func() bool {
 				return float64(len(cb.received()))+dropped(dropForbidden)+dropped(dropNoSubscriber) >= 3
 			})
