@@ -148,3 +148,31 @@ func TestReadsFor(t *testing.T) {
 		}
 	}
 }
+
+// A full queue says so in the notify's status and events, which its subscriber reads:
+// an overflowing message the subscriber may not receive is dropped without a word.
+func TestNotifyOverflowNamesOnlyWhatTheSubscriberMayRead(t *testing.T) {
+	e := newNotifyEnv(t)
+	ctx := context.Background()
+	if err := testStore.PutACLPolicy(ctx, tenantPolicy("tenant", "ctl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.CreateACLToken(ctx, &acl.Token{ID: "tnt001", Policies: []string{"tenant"}, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "wide", Namespace: "ctl", Annotations: map[string]string{v4.NotifySubscriberAnnotation: "berth-acl-tnt001"}},
+		Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x", Namespaces: []string{"*"}}}
+	s := &sender{c: e.c, key: "ctl/wide", queue: make(chan v4.NotifyMessage, 1), notify: n} // no run loop: nothing drains
+	s.enqueue(notifyMessage(n, v4.NotifyTaskGroupFailed, failedEvent("ctl", "0.web.ctl.c.1")))
+	s.enqueue(notifyMessage(n, v4.NotifyTaskGroupFailed, failedEvent("other", "0.web.other.c.1")))
+	if s.pending.failed != 0 || s.pending.lastFailure != nil {
+		t.Fatalf("an unreadable message reached the status: %+v", s.pending)
+	}
+	if got := testutil.ToFloat64(e.c.metrics.notifyUnsent.WithLabelValues(dropForbidden)); got != 1 {
+		t.Fatalf("dropped for forbidden: %g, want 1", got)
+	}
+	s.enqueue(notifyMessage(n, v4.NotifyTaskGroupFailed, failedEvent("ctl", "0.web.ctl.c.2")))
+	if s.pending.failed != 1 || !strings.Contains(s.pending.lastFailure.Subject, "0.web.ctl.c.2") {
+		t.Fatalf("a readable overflow: %+v", s.pending)
+	}
+}

@@ -70,6 +70,18 @@ func (s *sender) enqueue(m v4.NotifyMessage) {
 		return
 	default:
 	}
+	// The overflow is told in the notify's status and events, which its subscriber reads:
+	// a message it may not receive is dropped without a word of its subject.
+	ctx, cancel := context.WithTimeout(context.Background(), notifyOverflowCheck)
+	reason, _, err := s.c.subscribers.mayReceive(ctx, s.spec(), m)
+	cancel()
+	if err != nil {
+		reason = dropUnchecked
+	}
+	if reason != "" {
+		s.c.metrics.notifyDropped(reason)
+		return
+	}
 	s.mu.Lock()
 	first := !s.dropping
 	s.dropping = true
@@ -233,6 +245,9 @@ func (s *sender) writeStatus(ctx context.Context) {
 	}
 	s.c.log.Warn("write notify status: too many concurrent writes", "notify", s.key)
 }
+
+// notifyOverflowCheck bounds the rights check of a message that overflows its queue.
+const notifyOverflowCheck = 5 * time.Second
 
 // notifyCheckTries bounds how often the subscriber's rights are read again while etcd
 // does not answer, before the message is dropped unsent.

@@ -368,8 +368,12 @@ func TestNotifyFollowsItsObject(t *testing.T) {
 // A full queue drops new messages, counts them as failed and says so once per overflow.
 func TestNotifyQueueIsBounded(t *testing.T) {
 	storetest.Reset(t, testStore)
+	if err := testStore.CreateACLToken(context.Background(), &acl.Token{ID: testAdminToken, Management: true, Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger()})
-	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "ops", Namespace: "ctl"}, Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x"}}
+	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "ops", Namespace: "ctl", Annotations: map[string]string{v4.NotifySubscriberAnnotation: "berth-acl-" + testAdminToken}},
+		Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x"}}
 	s := &sender{c: c, key: "ctl/ops", queue: make(chan v4.NotifyMessage, notifyQueueSize), notify: n} // no run loop: nothing drains
 	msg := notifyMessage(n, v4.NotifyTaskGroupFailed, failedEvent("ctl", "0.web.ctl.c.1"))
 	for range notifyQueueSize + 3 {
