@@ -39,6 +39,7 @@ type serverFlags struct {
 	tlsSANs       []string
 	insecure      string
 	maxConns      int
+	maxConnsSrc   int
 	certLifetime  time.Duration
 	auditLog      string
 	auditMaxSize  string
@@ -72,6 +73,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringSliceVar(&f.tlsSANs, "tls-san", nil, "more names and addresses the server's certificate is valid for (the listen address, host name and loopback always are)")
 	cmd.Flags().StringVar(&f.insecure, "insecure-listen", "", "also serve the API over plain HTTP on this loopback address (development only)")
 	cmd.Flags().IntVar(&f.maxConns, "max-connections", 0, "most API connections open at once; more wait (0: the file descriptor limit less 1024)")
+	cmd.Flags().IntVar(&f.maxConnsSrc, "max-connections-per-source", 0, "most API connections of one source address; more are closed at once (0: half of --max-connections)")
 	cmd.Flags().StringVar(&f.auditLog, "audit-log", "", "file of the audit log, a JSON line per write, exec, logs and secret read (default DATA-DIR/audit.log; off for none)")
 	cmd.Flags().StringVar(&f.auditMaxSize, "audit-log-max-size", "100MiB", "size past which the audit log is rotated")
 	cmd.Flags().IntVar(&f.auditMaxFiles, "audit-log-max-files", 5, "rotated audit log files kept")
@@ -216,34 +218,35 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		return server.Config{}, fmt.Errorf("--service-cidr %q: give an IPv4 range such as %s (a /30 or larger)", f.serviceCIDR, controller.DefaultServiceCIDR)
 	}
 	return server.Config{
-		EtcdQuotaBytes:         quota,
-		EtcdCompactionInterval: f.etcd.compactionInterval,
-		Member:                 member,
-		Listen:                 f.listen,
-		DataDir:                f.dataDir,
-		EncryptionKeyFile:      f.keyFile,
-		EtcdEndpoints:          f.etcdEndpoints,
-		Logger:                 log,
-		OnReady:                onReady,
-		Placement:              f.placement,
-		BCSClusterID:           f.bcsClusterID,
-		PackagesDir:            f.packagesDir,
-		JoinToken:              joinToken,
-		EtcdCAFile:             f.etcdCA,
-		EtcdCertFile:           f.etcdCert,
-		EtcdKeyFile:            f.etcdKey,
-		TLSCertFile:            f.tlsCert,
-		TLSKeyFile:             f.tlsKey,
-		TLSSANs:                f.tlsSANs,
-		InsecureListen:         f.insecure,
-		MaxConnections:         f.maxConns,
-		AuditLogFile:           f.auditLog,
-		AuditLogMaxBytes:       auditMax,
-		AuditLogMaxFiles:       f.auditMaxFiles,
-		CertLifetime:           f.certLifetime,
-		NodeTTL:                f.nodeTTL,
-		DependencyGC:           f.dependencyGC,
-		ServiceCIDR:            cidr,
+		EtcdQuotaBytes:          quota,
+		EtcdCompactionInterval:  f.etcd.compactionInterval,
+		Member:                  member,
+		Listen:                  f.listen,
+		DataDir:                 f.dataDir,
+		EncryptionKeyFile:       f.keyFile,
+		EtcdEndpoints:           f.etcdEndpoints,
+		Logger:                  log,
+		OnReady:                 onReady,
+		Placement:               f.placement,
+		BCSClusterID:            f.bcsClusterID,
+		PackagesDir:             f.packagesDir,
+		JoinToken:               joinToken,
+		EtcdCAFile:              f.etcdCA,
+		EtcdCertFile:            f.etcdCert,
+		EtcdKeyFile:             f.etcdKey,
+		TLSCertFile:             f.tlsCert,
+		TLSKeyFile:              f.tlsKey,
+		TLSSANs:                 f.tlsSANs,
+		InsecureListen:          f.insecure,
+		MaxConnections:          f.maxConns,
+		MaxConnectionsPerSource: f.maxConnsSrc,
+		AuditLogFile:            f.auditLog,
+		AuditLogMaxBytes:        auditMax,
+		AuditLogMaxFiles:        f.auditMaxFiles,
+		CertLifetime:            f.certLifetime,
+		NodeTTL:                 f.nodeTTL,
+		DependencyGC:            f.dependencyGC,
+		ServiceCIDR:             cidr,
 	}, nil
 }
 

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"net/http"
+	"reflect"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"

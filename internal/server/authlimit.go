@@ -167,6 +167,11 @@ func sourceOf(r *http.Request) string {
 	if err != nil {
 		host = r.RemoteAddr
 	}
+	return sourceIP(host)
+}
+
+// sourceIP is the source an address counts as: itself, or its /64 for IPv6.
+func sourceIP(host string) string {
 	ip := net.ParseIP(host)
 	if ip == nil {
 		return host

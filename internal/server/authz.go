@@ -58,6 +58,12 @@ func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFun
 			s.writeError(w, r, err)
 			return
 		}
+		if perm == nil && mustIdentify(r, id) {
+			// Its rights depend on the body (apply, plan): who asks is known first, so
+			// nobody without credentials makes the server read a body.
+			s.writeError(w, r, errorf(http.StatusUnauthorized, "401: a token is required to send a body here; run `berth login` or set BERTH_TOKEN"))
+			return
+		}
 		s.authLimit.succeeded(source, credential)
 		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 		r, note := withAuditNote(r)
@@ -245,4 +251,40 @@ func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 		e = e.withDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
 	return e
+}
+
+// mustIdentify reports whether r, which would send a body, comes from nobody the server
+// knows: no token, and no policy named anonymous.
+func mustIdentify(r *http.Request, id *acl.Identity) bool {
+	hasBody := r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch
+	return hasBody && id.Anonymous() && len(id.Policies) == 0
+}
+
+// credentialed guards a front door that authorizes call by call inside (BCS's and
+// deployd's APIs): the caller is identified from the headers before anything is read,
+// as authorize does, and a request from nobody the server knows is refused at once.
+func (s *Server) credentialed(next http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		source, credential := sourceOf(r), credentialOf(r)
+		if wait, ok := s.authLimit.admit(source, credential); !ok {
+			s.authFailed(source, credential, true)
+			w.Header().Set("Retry-After", retryAfter(wait))
+			s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s", source, wait.Round(time.Second)))
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		id, err := s.identify(ctx, r)
+		cancel()
+		if err == nil && mustIdentify(r, id) {
+			err = errorf(http.StatusUnauthorized, "401: a token is required to send a body here; run `berth login` or set BERTH_TOKEN")
+		}
+		if err != nil {
+			if fromError(err).Code == http.StatusUnauthorized {
+				s.authFailed(source, credential, false)
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	}
 }

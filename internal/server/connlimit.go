@@ -27,35 +27,83 @@ func defaultMaxConnections() int {
 }
 
 // limitListener accepts at most cap(slots) connections at a time; beyond that, Accept
-// waits for one to close and new connections wait in the kernel's backlog. It warns at
-// most once a minute while full.
+// waits for one to close and new connections wait in the kernel's backlog. One source
+// address holds at most perSource of them: its next connections are closed at once, so
+// a single client (a slowloris, a runaway script) cannot lock everyone else out. It
+// warns at most once a minute while full, or while a source is at its share.
 type limitListener struct {
 	net.Listener
-	slots  chan struct{}
-	log    *slog.Logger
-	warned atomic.Int64 // unix seconds of the last warning
+	slots     chan struct{}
+	perSource int
+	log       *slog.Logger
+	warned    atomic.Int64 // unix seconds of the last warning
+
+	mu      sync.Mutex
+	sources map[string]int
 }
 
-func newLimitListener(ln net.Listener, n int, log *slog.Logger) *limitListener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), log: log}
+func newLimitListener(ln net.Listener, n, perSource int, log *slog.Logger) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), perSource: perSource, log: log, sources: map[string]int{}}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	default:
-		if now := time.Now().Unix(); now-l.warned.Load() >= 60 {
-			l.warned.Store(now)
-			l.log.Warn("the API's connection limit is reached; new connections wait (--max-connections)", "limit", cap(l.slots))
+	for {
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.warn("the API's connection limit is reached; new connections wait (--max-connections)", "limit", cap(l.slots))
+			l.slots <- struct{}{}
 		}
-		l.slots <- struct{}{}
+		c, err := l.Listener.Accept()
+		if err != nil {
+			<-l.slots
+			return nil, err
+		}
+		src := sourceAddr(c.RemoteAddr())
+		if !l.enter(src) {
+			c.Close()
+			<-l.slots
+			l.warn("a source holds its share of the API's connections; its next ones are closed (--max-connections-per-source)",
+				"source", src, "limit", l.perSource)
+			continue
+		}
+		return &limitedConn{Conn: c, release: func() { l.leave(src); <-l.slots }}, nil
 	}
-	c, err := l.Listener.Accept()
+}
+
+func (l *limitListener) warn(msg string, args ...any) {
+	if now := time.Now().Unix(); now-l.warned.Load() >= 60 {
+		l.warned.Store(now)
+		l.log.Warn(msg, args...)
+	}
+}
+
+func (l *limitListener) enter(src string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src] >= l.perSource {
+		return false
+	}
+	l.sources[src]++
+	return true
+}
+
+func (l *limitListener) leave(src string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sources[src]--; l.sources[src] <= 0 {
+		delete(l.sources, src)
+	}
+}
+
+// sourceAddr is the host of a remote address (an IPv6 /64 counts as one source, as
+// addresses within it are one client's to pick).
+func sourceAddr(a net.Addr) string {
+	host, _, err := net.SplitHostPort(a.String())
 	if err != nil {
-		<-l.slots
-		return nil, err
+		return a.String()
 	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+	return sourceIP(host)
 }
 
 // limitedConn gives its slot back once, on its first Close.

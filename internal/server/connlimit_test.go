@@ -13,7 +13,7 @@ func TestLimitListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(ln, 1, quietLogger())
+	l := newLimitListener(ln, 1, 1, quietLogger())
 	defer l.Close()
 	accepted := make(chan net.Conn, 3)
 	go func() {
@@ -61,4 +61,56 @@ func TestLimitListener(t *testing.T) {
 	if defaultMaxConnections() < 64 {
 		t.Fatalf("default limit %d", defaultMaxConnections())
 	}
+}
+
+// One source holds at most its share: its next connection is closed at once, and another
+// source still gets in.
+func TestLimitListenerPerSource(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLimitListener(ln, 10, 2, quietLogger())
+	defer l.Close()
+	accepted := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dialFrom := func(src string) net.Conn {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		c, err := d.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	for range 2 {
+		dialFrom("127.0.0.1")
+		<-accepted
+	}
+	third := dialFrom("127.0.0.1")
+	third.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := third.Read(make([]byte, 1)); err == nil || isTimeout(err) {
+		t.Fatalf("a third connection of one source was not closed: %v", err)
+	}
+	dialFrom("127.0.0.2")
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("another source was not accepted")
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
 }

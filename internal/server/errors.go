@@ -28,6 +28,7 @@ var reasons = map[int]string{
 	http.StatusForbidden:             "Forbidden",
 	http.StatusNotFound:              "NotFound",
 	http.StatusMethodNotAllowed:      "MethodNotAllowed",
+	http.StatusRequestTimeout:        "Timeout",
 	http.StatusConflict:              "Conflict",
 	http.StatusGone:                  "Gone",
 	http.StatusRequestEntityTooLarge: "TooLarge",

@@ -20,6 +20,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, errorf(http.StatusRequestEntityTooLarge, "the body is over the limit of %d bytes", mbe.Limit)
 		}
+		if ae := bodyError(w, err); ae != nil {
+			return nil, ae
+		}
 		return nil, errorf(http.StatusBadRequest, "read the body: %v", err)
 	}
 	return body, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -94,14 +93,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		s.listPage(w, r, kind, ns)
 		return
 	}
-	ctx, cancel := requestContext(r)
-	defer cancel()
-	objs, rev, err := s.store.List(ctx, kind, ns)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: objs})
+	s.streamList(w, r, kind, ns)
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
@@ -288,12 +280,9 @@ func (s *Server) readOne(w http.ResponseWriter, r *http.Request, kind v4.Kind, n
 // FieldErrors give 422 with every problem, any other failure (not JSON or YAML) 400.
 // subject names what the body is for in the 422 message ("process ns-a/web").
 func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject string) ([]v4.Document, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody))
+	body, err := s.readBody(w, r)
 	if err != nil {
-		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, errorf(http.StatusRequestEntityTooLarge, "the body is over the limit of %d bytes", mbe.Limit)
-		}
-		return nil, errorf(http.StatusBadRequest, "read the body: %v", err)
+		return nil, err
 	}
 	docs, err := v4.Parse(body)
 	if len(docs) == 1 && err == nil {

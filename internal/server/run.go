@@ -37,6 +37,13 @@ const (
 	// burst, thousands at once (a third of the server's CPU in a 5,000-node burst). The
 	// connection limit (--max-connections) still bounds them all.
 	idleTimeout = 7 * time.Minute
+	// h2Streams, h2StreamBuffer and h2ConnBuffer bound an HTTP/2 connection: streams at
+	// once (a browser tab needs a few watches), and the bytes its client may send ahead of
+	// the server per stream and per connection (Go's defaults: 250 streams, 1 MiB a
+	// stream).
+	h2Streams      = 100
+	h2StreamBuffer = 256 << 10
+	h2ConnBuffer   = 1 << 20
 )
 
 // Config configures a server.
@@ -121,6 +128,12 @@ type Config struct {
 	// MaxConnections bounds the API's open connections (0: the file descriptor limit
 	// less a reserve for the server's own files; connlimit.go).
 	MaxConnections int
+	// MaxConnectionsPerSource bounds the connections of one source address (0: half of
+	// MaxConnections), so that one client cannot take every connection.
+	MaxConnectionsPerSource int
+	// bodyGrace replaces the time a slow body has before its minimum rate applies
+	// (tests; selfprotect.go).
+	bodyGrace time.Duration
 	// NodeTTL is how long an agent may stay silent before its node is Lost (default 10 s).
 	NodeTTL time.Duration
 	// ServiceCIDR is the range of the services' virtual IPs (default
@@ -262,8 +275,19 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		// No WriteTimeout: watch streams last as long as the client stays.
 		IdleTimeout: idleTimeout,
-		ConnState:   srv.ConnState,
-		ErrorLog:    slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		// HTTP/2 (browsers): one connection carries at most h2Streams streams, and what
+		// its client may send before the server reads is bounded per stream and per
+		// connection, so one connection cannot take the server's memory.
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          h2Streams,
+			MaxReceiveBufferPerStream:     h2StreamBuffer,
+			MaxReceiveBufferPerConnection: h2ConnBuffer,
+			MaxReadFrameSize:              1 << 14,
+			PingTimeout:                   15 * time.Second,
+			SendPingTimeout:               time.Minute,
+		},
+		ConnState: srv.ConnState,
+		ErrorLog:  slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	serveErr := make(chan error, 2)
 	serving := 1 // listeners served, each ending with one value on serveErr
@@ -271,7 +295,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if maxConns <= 0 {
 		maxConns = defaultMaxConnections()
 	}
-	limited := newLimitListener(ln, maxConns, cfg.Logger)
+	perSource := cfg.MaxConnectionsPerSource
+	if perSource <= 0 {
+		perSource = max(maxConns/2, 1)
+	}
+	limited := newLimitListener(ln, maxConns, perSource, cfg.Logger)
 	go func() { serveErr <- httpSrv.Serve(tls.NewListener(limited, srv.TLSConfig())) }()
 	addr := ln.Addr().String()
 	cfg.Logger.Info("berth server listening", "addr", "https://"+addr, "caHash", cfg.CA.Hash())

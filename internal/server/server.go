@@ -81,6 +81,10 @@ type Server struct {
 	aclCache aclCache
 	// authLimit slows down sources whose tokens fail (authlimit.go).
 	authLimit authLimiter
+	// sources and bodies bound what one source, and all of them, hold (selfprotect.go).
+	sources   *sourceLimits
+	bodies    *bodyPool
+	bodyGrace time.Duration
 	// auditLog receives the audited requests (nil: off); its owner closes it.
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
@@ -148,8 +152,9 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	if cfg.ControllerMetrics != nil {
 		s.metrics.registry.MustRegister(cfg.ControllerMetrics.Collectors()...)
 	}
+	s.sources, s.bodies, s.bodyGrace = newSourceLimits(), newBodyPool(bodyBudget), cmp.Or(cfg.bodyGrace, bodyGrace)
 	s.mux = s.routes()
-	s.handler = s.instrument(s.maintenanceGuard(s.mux))
+	s.handler = s.instrument(s.protect(s.maintenanceGuard(s.mux)))
 	return s, nil
 }
 

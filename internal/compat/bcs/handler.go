@@ -37,11 +37,15 @@ type Handler struct {
 	mux       *http.ServeMux
 }
 
+// bigLists is how many lists longer than a page this API reads at once: each holds its
+// items in memory while its answer is made.
+const bigLists = 2
+
 // New returns the BCS front door over inner, the server's /v1 handler. clusterID, when
 // set, is the only BCS-ClusterID accepted; empty accepts any (a single-cluster berth).
 // maxBody is the server's limit of a request body, which BCS's bodies share.
 func New(inner http.Handler, clusterID string, maxBody int64) *Handler {
-	h := &Handler{v1: v1call.Caller{Inner: inner}, clusterID: clusterID, maxBody: maxBody, mux: http.NewServeMux()}
+	h := &Handler{v1: v1call.Caller{Inner: inner, Big: v1call.NewGate(bigLists)}, clusterID: clusterID, maxBody: maxBody, mux: http.NewServeMux()}
 	h.workloadRoutes()
 	h.deploymentRoutes()
 	h.configRoutes()

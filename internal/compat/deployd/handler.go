@@ -27,10 +27,14 @@ type Handler struct {
 	mux     *http.ServeMux
 }
 
+// bigLists is how many lists longer than a page this API reads at once: each holds its
+// items in memory while its answer is made.
+const bigLists = 2
+
 // New returns deployd's API over inner, the server's /v1 handler; maxBody is the server's
 // limit of a request body.
 func New(inner http.Handler, maxBody int64) *Handler {
-	h := &Handler{v1: v1call.Caller{Inner: inner}, maxBody: maxBody, mux: http.NewServeMux()}
+	h := &Handler{v1: v1call.Caller{Inner: inner, Big: v1call.NewGate(bigLists)}, maxBody: maxBody, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /api/podgroups", h.getPodGroup)
 	h.mux.HandleFunc("POST /api/podgroups", h.createPodGroup)
 	h.mux.HandleFunc("DELETE /api/podgroups", h.deletePodGroup)

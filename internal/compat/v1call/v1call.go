@@ -60,7 +60,17 @@ func (a Answer) Message() string {
 }
 
 // Caller calls Inner, the /v1 handler.
-type Caller struct{ Inner http.Handler }
+type Caller struct {
+	Inner http.Handler
+	// Big, when set, bounds how many lists longer than a page (listPage items) are read
+	// at once through this Caller, each holding its items: a front door whose answers
+	// need whole lists cannot take the server's memory with concurrent large lists
+	// (docs/compat.md). Make it with NewGate.
+	Big chan struct{}
+}
+
+// NewGate returns a Caller's Big gate letting n large lists be read at once.
+func NewGate(n int) chan struct{} { return make(chan struct{}, max(n, 1)) }
 
 // Call serves one /v1 request on behalf of r. path is escaped (Path builds it); body nil
 // sends none.
@@ -118,15 +128,46 @@ func Get[T any](c Caller, r *http.Request, path string) (*T, *Answer) {
 	return &v, nil
 }
 
-// List reads the items of a /v1 list into T.
+// listPage is how many items List asks /v1 for at a time.
+const listPage = 500
+
+// List reads the items of a /v1 list into T, a page at a time: no /v1 answer holds more
+// than a page. A list longer than a page waits for the Caller's Big gate.
 func List[T any](c Caller, r *http.Request, path string) ([]T, *Answer) {
-	list, f := Get[struct {
-		Items []T `json:"items"`
-	}](c, r, path)
-	if f != nil {
-		return nil, f
+	var out []T
+	cont := ""
+	for {
+		q := url.Values{"limit": {strconv.Itoa(listPage)}}
+		if cont != "" {
+			q.Set("continue", cont)
+		}
+		a := c.Call(r, http.MethodGet, path, q, nil)
+		if !a.OK() {
+			return nil, &a
+		}
+		var page struct {
+			Items    []T    `json:"items"`
+			Continue string `json:"continue"`
+		}
+		if err := json.Unmarshal(a.Body, &page); err != nil {
+			f := Failed(http.StatusInternalServerError, fmt.Sprintf("read %s: %v", path, err))
+			return nil, &f
+		}
+		out = append(out, page.Items...)
+		if page.Continue == "" {
+			return out, nil
+		}
+		if cont == "" && c.Big != nil {
+			select {
+			case c.Big <- struct{}{}:
+				defer func() { <-c.Big }()
+			case <-r.Context().Done():
+				f := Failed(http.StatusServiceUnavailable, "the server is busy with other large lists; try again")
+				return nil, &f
+			}
+		}
+		cont = page.Continue
 	}
-	return list.Items, nil
 }
 
 // Warning is a Warning header value of a front door's own.

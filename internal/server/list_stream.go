@@ -1,0 +1,47 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// streamList answers a whole (unpaged) list object by object, as etcd gives them a chunk
+// at a time (store.ListEach): the body is the same {"kind","resourceVersion","items"}
+// document, but the server never holds the list, so lists of any size cost a bounded
+// amount of memory per request (docs/api.md, Lists). Items come in key order. An error
+// after the first byte cannot change the status any more: the connection is cut, so a
+// client never takes a truncated list for a whole one.
+func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	started, n := false, 0
+	enc := json.NewEncoder(w)
+	err := s.store.ListEach(ctx, kind, ns, func(rev int64) error {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		started = true
+		_, err := fmt.Fprintf(w, `{"kind":"List","resourceVersion":%q,"items":[`, strconv.FormatInt(rev, 10))
+		return err
+	}, func(obj v4.Object) error {
+		if n > 0 {
+			if _, err := w.Write([]byte{','}); err != nil {
+				return err
+			}
+		}
+		n++
+		return enc.Encode(obj)
+	})
+	if err != nil {
+		if !started {
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.Warn("a list was cut short", "kind", kind, "namespace", ns, "items", n, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	w.Write([]byte("]}\n"))
+}

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// eachChunk is how many keys ListEach reads from etcd at a time: a list of any size
+// holds at most this many objects in memory at once.
+const eachChunk = 256
+
+// ListEach calls fn with every object of kind in ns ("" for all namespaces), in key
+// order, as of one revision (the first read's), reading etcd a chunk at a time: a list
+// of any size is served in bounded memory. start is called once, with that revision,
+// before the first object (also for an empty list). An error of fn stops the walk and is
+// returned as it is.
+func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start func(rev int64) error, fn func(v4.Object) error) error {
+	if err := checkKey(kind, ns, ""); err != nil {
+		return fmt.Errorf("list %s in %q: %w", kind, ns, err)
+	}
+	pfx := objectPrefix(kind, ns)
+	end := clientv3.GetPrefixRangeEnd(pfx)
+	from, rev := pfx, int64(0)
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(eachChunk)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.client.Get(ctx, from, opts...)
+		if err != nil {
+			return fmt.Errorf("list %s in %q: %w", kind, ns, wrapEtcd(err))
+		}
+		if rev == 0 {
+			rev = resp.Header.Revision
+			if err := start(rev); err != nil {
+				return err
+			}
+		}
+		for _, kv := range resp.Kvs {
+			obj, err := s.decodeObject(kind, kv)
+			if err != nil {
+				return fmt.Errorf("list %s in %q: %w", kind, ns, err)
+			}
+			if err := fn(obj); err != nil {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
