@@ -14,13 +14,28 @@ import (
 // document, but the server never holds the list, so lists of any size cost a bounded
 // amount of memory per request (docs/api.md, Lists). Items come in key order. An error
 // after the first byte cannot change the status any more: the connection is cut, so a
-// client never takes a truncated list for a whole one.
+// client never takes a truncated list for a whole one (also when etcd compacted the
+// list's revision while a slow client read it).
 func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) {
-	ctx, cancel := requestContext(r)
-	defer cancel()
+	if !member(r) {
+		// Whole lists take turns (a few at once), so that many of them cannot take the
+		// server's CPU from every other request.
+		wait, cancel := requestContext(r)
+		defer cancel()
+		select {
+		case s.lists <- struct{}{}:
+			defer func() { <-s.lists }()
+		case <-wait.Done():
+			w.Header().Set("Retry-After", "1")
+			s.writeError(w, r, errorf(http.StatusServiceUnavailable, "503: the server is busy with other whole lists; retry, or list in pages (?limit=500)"))
+			return
+		}
+	}
 	started, n := false, 0
 	enc := json.NewEncoder(w)
-	err := s.store.ListEach(ctx, kind, ns, func(rev int64) error {
+	// The walk lasts as long as the client reads (a large list to a slow client takes
+	// longer than one request's timeout); it ends when the client goes away.
+	err := s.store.ListEach(r.Context(), kind, ns, func(rev int64) error {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		started = true

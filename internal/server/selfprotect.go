@@ -33,6 +33,9 @@ const (
 	bodyMinRate    = 4 << 10 // bytes per second, on average after bodyGrace, at least
 	bodyBudget     = 256 << 20
 	bodyChunk      = 64 << 10 // the budget is taken as a body is read, this much at a time
+	// wholeLists is how many unpaged lists of non-members are written at once
+	// (list_stream.go); the others wait their turn.
+	wholeLists = 2
 )
 
 // member reports whether r comes from an agent or a server of this cluster.

@@ -85,6 +85,7 @@ type Server struct {
 	sources   *sourceLimits
 	bodies    *bodyPool
 	bodyGrace time.Duration
+	lists     chan struct{} // turns of whole lists (list_stream.go)
 	// auditLog receives the audited requests (nil: off); its owner closes it.
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
@@ -153,6 +154,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		s.metrics.registry.MustRegister(cfg.ControllerMetrics.Collectors()...)
 	}
 	s.sources, s.bodies, s.bodyGrace = newSourceLimits(), newBodyPool(bodyBudget), cmp.Or(cfg.bodyGrace, bodyGrace)
+	s.lists = make(chan struct{}, wholeLists)
 	s.mux = s.routes()
 	s.handler = s.instrument(s.protect(s.maintenanceGuard(s.mux)))
 	return s, nil

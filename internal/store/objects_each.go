@@ -9,9 +9,16 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// eachChunk is how many keys ListEach reads from etcd at a time: a list of any size
-// holds at most this many objects in memory at once.
-const eachChunk = 256
+// ListEach reads etcd a chunk at a time, eachChunkBytes or so: the number of keys of the
+// next chunk follows the size of the objects read so far, between eachMinKeys and
+// eachMaxKeys, so a list of any size, of small or of large objects, holds about that
+// much in memory at once.
+const (
+	eachChunkBytes = 1 << 20
+	eachMinKeys    = 8
+	eachMaxKeys    = 512
+	eachFirstKeys  = 16
+)
 
 // ListEach calls fn with every object of kind in ns ("" for all namespaces), in key
 // order, as of one revision (the first read's), reading etcd a chunk at a time: a list
@@ -25,8 +32,9 @@ func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start fun
 	pfx := objectPrefix(kind, ns)
 	end := clientv3.GetPrefixRangeEnd(pfx)
 	from, rev := pfx, int64(0)
+	keys := int64(eachFirstKeys)
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(eachChunk)}
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(keys)}
 		if rev > 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}
@@ -40,7 +48,9 @@ func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start fun
 				return err
 			}
 		}
+		size := 0
 		for _, kv := range resp.Kvs {
+			size += len(kv.Value)
 			obj, err := s.decodeObject(kind, kv)
 			if err != nil {
 				return fmt.Errorf("list %s in %q: %w", kind, ns, err)
@@ -53,5 +63,6 @@ func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start fun
 			return nil
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		keys = min(max(int64(eachChunkBytes*len(resp.Kvs)/max(size, 1)), eachMinKeys), eachMaxKeys)
 	}
 }

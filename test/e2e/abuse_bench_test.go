@@ -163,6 +163,7 @@ func slowClient(ctx context.Context, url string, slowHeaders bool) {
 		}
 		stop()
 		c.Close()
+		sleepCtx(ctx, time.Second) // a slow client, not a flood of handshakes
 	}
 }
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,10 +10,11 @@ import (
 	"time"
 )
 
-// TestNodeGuardsItsHost: a process without a user runs as the agent's unprivileged default
-// user (berth-task, which the agent creates), who alone can read its secret file; and a
-// workload the server admits for the management token (a root process, a work dir on the
-// host) is refused by a node whose agent does not allow it, naming the field and the flag.
+// TestNodeGuardsItsHost: a process without a user runs under a uid of its task group's own
+// (from the agent's range, 80000-89999 by default), which alone can read its secret file
+// and its work dir; and a workload the server admits for the management token (a root
+// process, a work dir on the host) is refused by a node whose agent does not allow it,
+// naming the field and the flag.
 func TestNodeGuardsItsHost(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, filepath.Join(t.TempDir(), "dev"))
@@ -22,7 +22,7 @@ func TestNodeGuardsItsHost(t *testing.T) {
 	s.applySpec(t, `{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"guard"},"datas":{"k":{"content":"aHVudGVyMg=="}}}`)
 	s.applySpec(t, `{"apiVersion":"v4","kind":"process","metadata":{"name":"plain","namespace":"guard"},
 	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep",
-		"startCmd":"id -un > ${workPath}/who && exec sleep 3600",
+		"startCmd":"id -u > ${workPath}/who && exec sleep 3600",
 		"secrets":[{"secretName":"pw","items":[{"type":"file","dataKey":"k","keyOrPath":"${workPath}/pw.txt"}]}],
 		"resources":{"limits":{"cpu":"0.1","memory":"16"}}}]}}}}`)
 	s.running(t, "guard", "plain", 1)
@@ -34,19 +34,19 @@ func TestNodeGuardsItsHost(t *testing.T) {
 		}
 		return len(files) == 1
 	})
-	if b, err := os.ReadFile(filepath.Join(work, "who")); err != nil || strings.TrimSpace(string(b)) != "berth-task" {
-		t.Fatalf("the process ran as %q (%v), want berth-task", b, err)
+	b, err := os.ReadFile(filepath.Join(work, "who"))
+	uid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || uid < 80000 || uid > 89999 {
+		t.Fatalf("the process ran as uid %q (%v), want one of the agent's range 80000-89999", b, err)
 	}
-	u, err := user.Lookup("berth-task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(filepath.Join(work, "pw.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if uid := fi.Sys().(*syscall.Stat_t).Uid; strconv.Itoa(int(uid)) != u.Uid || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("secret file: uid %d mode %v, want berth-task's (%s) and 0600", uid, fi.Mode().Perm(), u.Uid)
+	for path, mode := range map[string]os.FileMode{filepath.Join(work, "pw.txt"): 0o600, work: 0o700} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if owner := fi.Sys().(*syscall.Stat_t).Uid; int(owner) != uid || fi.Mode().Perm() != mode {
+			t.Fatalf("%s: uid %d mode %v, want the task's uid %d and %v", path, owner, fi.Mode().Perm(), uid, mode)
+		}
 	}
 
 	evilDir := filepath.Join(t.TempDir(), "host-dir")

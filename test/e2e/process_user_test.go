@@ -9,14 +9,15 @@ import (
 	"time"
 )
 
-// TestProcessAsNobodyUnderDev: under `berth dev`, a process with `user: nobody` starts,
+// TestProcessAsNobodyUnderDev: under `berth dev` whose node lists nobody among its task
+// users (--task-users), a process with `user: nobody` starts,
 // writes into its work directory through ${workPath} (which renders the real directory
 // when workPath is not set), and owns what it writes; other users cannot list the data
 // dir, and the etcd data in it stays closed.
 func TestProcessAsNobodyUnderDev(t *testing.T) {
 	requireRoot(t)
 	dataDir := filepath.Join(t.TempDir(), "dev")
-	s := startDev(t, dataDir)
+	s := startDev(t, dataDir, "--task-users", "nobody")
 	defer s.cleanupProcesses("asuser")
 	s.applySpec(t, `{"apiVersion":"v4","kind":"process","metadata":{"name":"mine","namespace":"asuser"},
 	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep","user":"nobody",
