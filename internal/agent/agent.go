@@ -58,6 +58,9 @@ type Agent struct {
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
+	// owner is this node of this cluster: the drivers touch only its tasks
+	// (ownership.go). Set by Run once the identity is known.
+	owner driver.Owner
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -149,6 +152,9 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if a.id, err = a.loadIdentity(ctx); err != nil {
 		return err
 	}
+	if err := a.claimOwnership(); err != nil {
+		return err
+	}
 	conns := agentMaxConns
 	if a.cfg.followsCatalog() {
 		conns = agentMaxConnsDNS
@@ -219,7 +225,8 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		loops.Go(func() { a.sendNodeEvents(ctx) })
 	}
 	close(a.ready)
-	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir)
+	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir,
+		"cluster", a.owner.Cluster)
 
 	<-ctx.Done()
 	shutCtx, stop := context.WithTimeout(context.Background(), shutdownGrace)

@@ -27,8 +27,11 @@ const checkpointVersion = 1
 
 // checkpointData is the file's content.
 type checkpointData struct {
-	Version    int                         `json:"version"`
-	Node       string                      `json:"node"`
+	Version int    `json:"version"`
+	Node    string `json:"node"`
+	// Cluster is the ID of the cluster whose task groups these are (ownership.go);
+	// empty in a file of an agent that did not record it.
+	Cluster    string                      `json:"cluster,omitempty"`
 	TaskGroups map[string]*checkpointEntry `json:"taskGroups"` // by namespace/name
 }
 
@@ -73,7 +76,7 @@ func loadCheckpoint(path, node string) (*checkpoint, error) {
 		return nil, fmt.Errorf("read checkpoint %s: %w (move it away to start from the running tasks alone)", path, err)
 	}
 	if d.Version == checkpointVersion && d.TaskGroups != nil {
-		c.data.TaskGroups = d.TaskGroups
+		c.data.TaskGroups, c.data.Cluster = d.TaskGroups, d.Cluster
 	}
 	return c, nil
 }

@@ -171,8 +171,10 @@ type ownedState struct {
 	state driver.State
 }
 
-// driverStates lists what every driver runs for this node, by task group key. The
-// drivers that cannot list are returned as blind, with their errors joined.
+// driverStates lists what every driver runs for this node of this cluster, by task group
+// key (another cluster's tasks are never adopted nor stopped, whatever their node:
+// ownership.go). The drivers that cannot list are returned as blind, with their errors
+// joined.
 func (a *Agent) driverStates(ctx context.Context) (map[string][]ownedState, map[string]bool, error) {
 	out := map[string][]ownedState{}
 	blind := map[string]bool{}
@@ -190,8 +192,8 @@ func (a *Agent) driverStates(ctx context.Context) (map[string][]ownedState, map[
 			if key == "" {
 				continue // not berth's
 			}
-			if n := s.Labels[driver.LabelNode]; n != "" && n != a.cfg.NodeName {
-				continue // another agent's (a renamed node's tasks are left to an operator)
+			if !a.owner.Owns(s.Labels) {
+				continue // another cluster's, or another node's (a renamed node's tasks are left to an operator)
 			}
 			out[key] = append(out[key], ownedState{drv: d, state: s})
 		}

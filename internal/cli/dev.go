@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/server"
@@ -33,6 +34,12 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	defer stopAgent()
 
 	cfg, err := f.serverConfig(o, "", nil)
+	if err != nil {
+		return err
+	}
+	// Checked before anything starts: a bad flag is the user's to fix, not the agent's
+	// to fail on after the server is up.
+	devNode, err := f.devNode.config()
 	if err != nil {
 		return err
 	}
@@ -59,6 +66,7 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 				DataDir: filepath.Join(f.dataDir, "agent"), Listen: "127.0.0.1:0",
 				Logger: log.With("component", "agent"),
 			}
+			acfg.NodeName, acfg.PortRanges = devNode.NodeName, devNode.PortRanges
 			f.agentGuard.apply(&acfg)
 			// The server's keys and etcd share the dev data dir: no workload path reaches it.
 			acfg.ProtectedPaths = []string{f.dataDir}
@@ -125,6 +133,37 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 		agentErr = fmt.Errorf("agent: %w", agentErr)
 	}
 	return errors.Join(err, agentErr)
+}
+
+// devNodeFlags are berth dev's flags for its agent's node: another berth dev, or an agent
+// of another cluster, on the same machine needs other random host ports (and may want
+// another name; what each agent stops is decided by its cluster, not its node's name:
+// docs/agent.md, "Ownership").
+type devNodeFlags struct {
+	nodeName   string
+	portRanges []string
+}
+
+func (f *devNodeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.nodeName, "node-name", "", "the name of its agent's node (default: the host name)")
+	cmd.Flags().StringSliceVar(&f.portRanges, "port-range", nil, "host ports for its node's random ports, BEGIN-END (default 31000-32000)")
+}
+
+// config is the agent config's part of the flags: node name and port ranges, checked.
+func (f devNodeFlags) config() (agent.Config, error) {
+	var cfg agent.Config
+	if f.nodeName != "" {
+		if err := v4.CheckNodeName(f.nodeName); err != nil {
+			return cfg, fmt.Errorf("--node-name %q: %w", f.nodeName, err)
+		}
+		cfg.NodeName = f.nodeName
+	}
+	ranges, err := parsePortRanges(f.portRanges)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.PortRanges = ranges
+	return cfg, nil
 }
 
 // devConfigMark starts a CLI config file berth dev wrote; berth dev rewrites only such a

@@ -46,6 +46,7 @@ type serverFlags struct {
 	auditMaxFiles int
 	agent         bool            // berth dev: run an agent in the process
 	agentGuard    agentGuardFlags // berth dev: what its agent allows workloads
+	devNode       devNodeFlags    // berth dev: its agent's node name and port ranges
 	member        memberFlags
 	nodeTTL       time.Duration
 	serviceCIDR   string
@@ -156,6 +157,7 @@ func newDevCommand(o *options) *cobra.Command {
 	f.register(cmd, "data directory (default $HOME/.berth/dev; "+rootDevDataDir+" for root)")
 	cmd.Flags().BoolVar(&f.agent, "agent", true, "run a node agent for this machine in the process (false: the server alone)")
 	f.agentGuard.register(cmd)
+	f.devNode.register(cmd)
 	return cmd
 }
 

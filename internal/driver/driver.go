@@ -22,6 +22,8 @@ const (
 	LabelTask      = "berth.task"      // task name within the group
 	LabelNode      = "berth.node"      // node name
 	LabelVersion   = "berth.version"   // owner resourceVersion of the template
+	// LabelCluster is the ID of the cluster whose agent started the task (owner.go).
+	LabelCluster = "berth.cluster"
 )
 
 // Task is one task (a process or a container) as the executor asks a driver to run it.

@@ -5,10 +5,10 @@
 // info from docker inspect.
 //
 // The driver keeps no state of its own about tasks: everything it needs is in Docker
-// (container name berth-<task id>, berth labels), so an agent or a dockerd that restarts
-// finds every task again through List. Only what CNI DEL needs (the network config, the
-// sandbox's ID, the pod's IP) is kept in DataDir/pods/<id>.json, because Docker knows
-// nothing of CNI.
+// (container name berth-<cluster tag>_<task id>, berth labels: owner.go), so an agent or
+// a dockerd that restarts finds every task again through List. Only what CNI DEL needs
+// (the network config, the sandbox's ID, the pod's IP) is kept in DataDir/pods/<id>.json,
+// because Docker knows nothing of CNI.
 package docker
 
 import (
@@ -63,6 +63,10 @@ type Config struct {
 	// SeccompProfiles are the node's seccomp profiles (Docker's JSON) by name: a
 	// container's `security-opt seccomp=NAME` runs with that profile (seccomp.go).
 	SeccompProfiles map[string]string
+	// Owner is the agent's cluster and node: the driver labels and names its containers
+	// and sandboxes after the cluster, and lists, stops and removes only the owner's
+	// (owner.go). The zero Owner keeps berth's older names and labels.
+	Owner driver.Owner
 }
 
 // Driver runs container tasks through the Docker API. It is safe for concurrent use.
@@ -82,6 +86,10 @@ type Driver struct {
 	cniBinDir, cniConfDir, cniCacheDir string
 	networkImage                       string
 	seccompProfiles                    map[string]string
+	// owner is whose containers the driver touches; prefix begins their names
+	// ("berth-<cluster tag>_", or "berth-" without a cluster).
+	owner  driver.Owner
+	prefix string
 	// sysfs is where the NUMA topology is read (tests point it elsewhere).
 	sysfs string
 	// cpusetLabel is the label that records a container's bound CPUs: LabelCPUSet. A
@@ -167,6 +175,11 @@ func New(cfg Config) (*Driver, error) {
 		gpuRoot:      orDefault(cfg.GPURoot, "/"),
 		cpusetLabel:  LabelCPUSet,
 		starting:     map[string]bool{},
+		owner:        cfg.Owner,
+		prefix:       containerName(""),
+	}
+	if tag := cfg.Owner.Tag(); tag != "" {
+		d.prefix = containerName(tag + driver.TagSeparator)
 	}
 	d.seccompProfiles = cfg.SeccompProfiles
 	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
@@ -197,7 +210,9 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// containerName is the Docker name of a task's container.
+// containerName is the Docker name of a task's container without a cluster tag: every
+// container's before containers carried their cluster (a driver without an owner's
+// cluster still names them so). Driver.name is the name a driver gives.
 func containerName(id string) string { return "berth-" + id }
 
 // validID refuses IDs that would not make a Docker container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*)

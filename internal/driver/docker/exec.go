@@ -130,7 +130,12 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 }
 
 func (d *Driver) execCreate(ctx context.Context, id string, opts container.ExecOptions) (string, error) {
-	resp, err := d.cli.ContainerExecCreate(ctx, containerName(id), opts)
+	var resp container.ExecCreateResponse
+	err := d.withContainer(ctx, id, func(ref string) error {
+		var err error
+		resp, err = d.cli.ContainerExecCreate(ctx, ref, opts)
+		return err
+	})
 	if err != nil {
 		return "", d.wrap(err, "exec in task %s", id)
 	}

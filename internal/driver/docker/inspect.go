@@ -16,14 +16,14 @@ import (
 )
 
 // Inspect returns the task's container info (BCS's BcsContainerInfo) from docker
-// inspect; driver.ErrNotFound when there is no container berth-<id>.
+// inspect; driver.ErrNotFound when the owner has no container of the task (owner.go).
 func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 	if err := checkID(id); err != nil {
 		return driver.State{}, err
 	}
-	c, err := d.cli.ContainerInspect(ctx, containerName(id))
+	c, err := d.find(ctx, id)
 	if err != nil {
-		return driver.State{}, d.wrap(err, "inspect task %s", id)
+		return driver.State{}, err
 	}
 	// Docker records the kernel's OOM kill from an event of its own, which on a busy node
 	// may come after the exit it caused: a container with a memory limit just killed
@@ -36,7 +36,7 @@ func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 			return d.toState(ctx, id, c), nil
 		case <-time.After(50 * time.Millisecond):
 		}
-		again, err := d.cli.ContainerInspect(ctx, containerName(id))
+		again, err := d.cli.ContainerInspect(ctx, c.ID)
 		if err != nil {
 			break
 		}
@@ -58,9 +58,9 @@ func maybeLateOOM(c container.InspectResponse) bool {
 	return time.Since(parseTime(s.FinishedAt)) < oomFlagWait
 }
 
-// List returns every task container berth created (found by its label, running or
-// ended), for an agent that restarted to adopt them. Sandboxes are not tasks and are
-// not listed.
+// List returns every task container berth created for the driver's owner (found by its
+// labels, running or ended), for an agent that restarted to adopt them; other clusters'
+// and nodes' are not listed (owner.go). Sandboxes are not tasks and are not listed.
 func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelID))})
 	if err != nil {
@@ -68,6 +68,9 @@ func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 	}
 	var out []driver.State
 	for _, s := range list {
+		if !d.owner.Owns(s.Labels) {
+			continue
+		}
 		id := s.Labels[LabelID]
 		c, err := d.cli.ContainerInspect(ctx, s.ID)
 		if cerrdefs.IsNotFound(err) {

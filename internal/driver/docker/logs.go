@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -18,9 +19,9 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	c, err := d.cli.ContainerInspect(ctx, containerName(id))
+	c, err := d.find(ctx, id)
 	if err != nil {
-		return nil, d.wrap(err, "logs of task %s", id)
+		return nil, fmt.Errorf("logs: %w", err)
 	}
 	lo := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: opts.Follow, Tail: "all"}
 	if opts.Tail > 0 {

@@ -112,9 +112,10 @@ func bindPorts(pbs []driver.PortBinding, cfg *container.Config, hc *container.Ho
 }
 
 // resolveJoin finds the container whose network a task joins: a task (by its ID) or a
-// CNI sandbox (by the ID SetupPod returned). Only berth's containers can be joined.
+// CNI sandbox (by the ID SetupPod returned). Only berth's containers of the driver's
+// owner can be joined (owner.go).
 func (d *Driver) resolveJoin(ctx context.Context, ref string) (string, error) {
-	for _, name := range []string{containerName(ref), ref} {
+	for _, name := range []string{d.name(ref), ref} {
 		if !validID(strings.TrimPrefix(name, "berth-")) {
 			continue
 		}
@@ -125,7 +126,7 @@ func (d *Driver) resolveJoin(ctx context.Context, ref string) (string, error) {
 		if err != nil {
 			return "", d.wrap(err, "network of %s to join", ref)
 		}
-		if c.Config == nil || (c.Config.Labels[LabelID] == "" && c.Config.Labels[LabelPod] == "") {
+		if c.Config == nil || (c.Config.Labels[LabelID] == "" && c.Config.Labels[LabelPod] == "") || !d.owns(c) {
 			continue
 		}
 		if c.State == nil || !c.State.Running {

@@ -16,9 +16,6 @@ import (
 	"github.com/berthhq/berth/internal/driver/docker/cni"
 )
 
-// sandboxName is the Docker name of a pod's CNI sandbox.
-func sandboxName(podID string) string { return containerName("pod-" + podID) }
-
 // SetupPod creates the pod's sandbox (the network image with --net=none, sleeping) and
 // runs CNI ADD on its network namespace, with the pod's port mappings for portmap. It
 // returns the sandbox's container ID, which tasks join (JoinTask), and the pod's IP.
@@ -79,13 +76,14 @@ func (d *Driver) setup(ctx context.Context, id string, labels map[string]string,
 		l = map[string]string{}
 	}
 	l[LabelPod] = id
+	d.owner.Stamp(l)
 	resp, err := d.cli.ContainerCreate(ctx,
 		&container.Config{Image: img, Labels: l},
-		&container.HostConfig{NetworkMode: "none"}, nil, nil, sandboxName(id))
+		&container.HostConfig{NetworkMode: "none"}, nil, nil, d.sandboxName(id))
 	if err != nil {
 		return "", "", d.wrap(err, "create sandbox")
 	}
-	p := &podState{ID: id, SandboxID: resp.ID, Network: network.Name(), Config: conf, Ports: portMappings(ports)}
+	p := &podState{ID: id, Cluster: d.owner.Cluster, SandboxID: resp.ID, Network: network.Name(), Config: conf, Ports: portMappings(ports)}
 	if err := d.savePod(p); err != nil {
 		return "", "", err
 	}
@@ -97,7 +95,7 @@ func (d *Driver) setup(ctx context.Context, id string, labels map[string]string,
 		return "", "", d.wrap(err, "inspect sandbox")
 	}
 	if c.State == nil || !c.State.Running || c.State.Pid <= 0 {
-		return "", "", fmt.Errorf("sandbox %s is not running (%s)", sandboxName(id), stateString(c.State))
+		return "", "", fmt.Errorf("sandbox %s is not running (%s)", d.sandboxName(id), stateString(c.State))
 	}
 	ip, err := network.Add(ctx, resp.ID, netnsPath(c.State.Pid), p.Ports)
 	if err != nil {
@@ -133,14 +131,20 @@ func (d *Driver) teardown(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	ref := sandboxName(id)
+	ref := d.sandboxName(id)
 	if p != nil {
 		ref = p.SandboxID
 	}
 	var sandboxID, netns string
 	c, err := d.cli.ContainerInspect(ctx, ref)
+	if p == nil && cerrdefs.IsNotFound(err) && d.tagged() {
+		// A sandbox set up before sandboxes carried their cluster, when the owner's.
+		if old, lerr := d.legacy(ctx, containerName("pod-"+id), id, LabelPod); lerr == nil {
+			c, err = old, nil
+		}
+	}
 	switch {
-	case err == nil && c.Config != nil && c.Config.Labels[LabelPod] == id:
+	case err == nil && c.Config != nil && c.Config.Labels[LabelPod] == id && d.owns(c):
 		sandboxID = c.ID
 		if c.State != nil && c.State.Running && c.State.Pid > 0 {
 			netns = netnsPath(c.State.Pid)
@@ -194,7 +198,9 @@ func (d *Driver) PodIDs(ctx context.Context) ([]string, error) {
 		return nil, d.wrap(err, "list sandboxes")
 	}
 	for _, c := range list {
-		ids = append(ids, c.Labels[LabelPod])
+		if d.owner.Owns(c.Labels) { // another cluster's sandboxes are its agent's to tear down
+			ids = append(ids, c.Labels[LabelPod])
+		}
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil

@@ -16,7 +16,11 @@ import (
 // It is written before ADD, so a crash in the middle still lets a later DEL release
 // what ADD took.
 type podState struct {
-	ID        string            `json:"id"`
+	ID string `json:"id"`
+	// Cluster is the cluster of the agent that set the pod up (owner.go): a data dir
+	// that an agent of another cluster took over (the machine joined another cluster)
+	// does not make that agent tear down the first one's pods. Empty in older states.
+	Cluster   string            `json:"cluster,omitempty"`
 	SandboxID string            `json:"sandboxID"`
 	Network   string            `json:"network"`
 	Config    json.RawMessage   `json:"config"` // the network config of the ADD, self-contained
@@ -26,7 +30,12 @@ type podState struct {
 
 func (d *Driver) podPath(id string) string { return filepath.Join(d.podsDir, id+".json") }
 
-// loadPod reads a pod's state; nil when it has none.
+// errForeignPod is a pod state of another cluster's agent: never set up again, torn down
+// or removed by this one.
+var errForeignPod = errors.New("the pod's network state is another berth cluster's (its agent's to tear down)")
+
+// loadPod reads a pod's state; nil when it has none, errForeignPod (wrapped) when it is
+// another cluster's.
 func (d *Driver) loadPod(id string) (*podState, error) {
 	if !validID(id) {
 		return nil, nil
@@ -41,6 +50,9 @@ func (d *Driver) loadPod(id string) (*podState, error) {
 	var p podState
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("pod %s: decode state %s: %w", id, d.podPath(id), err)
+	}
+	if p.Cluster != "" && p.Cluster != d.owner.Cluster {
+		return nil, fmt.Errorf("pod %s: state %s: %w", id, d.podPath(id), errForeignPod)
 	}
 	return &p, nil
 }
@@ -65,7 +77,7 @@ func (d *Driver) removePod(id string) error {
 	return nil
 }
 
-// podIDsFromFiles lists the pods with a state file.
+// podIDsFromFiles lists the pods with a state file, but for other clusters' states.
 func (d *Driver) podIDsFromFiles() ([]string, error) {
 	ents, err := os.ReadDir(d.podsDir)
 	if err != nil {
@@ -73,9 +85,16 @@ func (d *Driver) podIDsFromFiles() ([]string, error) {
 	}
 	var ids []string
 	for _, e := range ents {
-		if n := e.Name(); !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".json") {
-			ids = append(ids, strings.TrimSuffix(n, ".json"))
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".json") {
+			continue
 		}
+		id := strings.TrimSuffix(n, ".json")
+		if _, err := d.loadPod(id); errors.Is(err, errForeignPod) {
+			continue
+		}
+		ids = append(ids, id) // an unreadable state is listed: its teardown says why
+
 	}
 	return ids, nil
 }

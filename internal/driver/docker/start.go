@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 
@@ -10,7 +11,6 @@ import (
 	"os"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 
@@ -22,7 +22,8 @@ import (
 const cleanupTimeout = 30 * time.Second
 
 // Start pulls the image per the pull policy, writes the task's files, creates the
-// container berth-<id> and starts it. It returns once Docker says the container runs.
+// container berth-<cluster tag>_<id> (owner.go) and starts it. It returns once Docker
+// says the container runs.
 // A container that was created but did not run (its command missing, exited at once)
 // is kept, and its state is returned with the error, so the executor can report how it
 // ended before removing it.
@@ -37,13 +38,15 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		return driver.State{}, fmt.Errorf("task %s: already being started", t.ID)
 	}
 	defer d.endStart(t.ID)
-	name := containerName(t.ID)
-	_, err := d.cli.ContainerInspect(ctx, name)
+	name := d.name(t.ID)
+	// An older container of the task (untagged name) counts too: two of one task would
+	// both be listed as it. Another cluster's does not exist for this driver.
+	c, err := d.find(ctx, t.ID)
 	if err == nil {
-		return driver.State{}, fmt.Errorf("task %s: container %s already exists", t.ID, name)
+		return driver.State{}, fmt.Errorf("task %s: container %s already exists", t.ID, strings.TrimPrefix(c.Name, "/"))
 	}
-	if !cerrdefs.IsNotFound(err) {
-		return driver.State{}, d.wrap(err, "start task %s", t.ID)
+	if !errors.Is(err, driver.ErrNotFound) {
+		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
 	}
 	spec, err := d.buildSpec(ctx, t)
 	if err != nil {
@@ -129,6 +132,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	maps.Copy(labels, cfg.Labels)
 	maps.Copy(labels, t.Labels)
 	labels[LabelID] = t.ID
+	d.owner.Stamp(labels)
 	cfg.Labels = labels
 	nc, err := d.setupNetwork(ctx, t, x, cfg, hc)
 	if err != nil {

@@ -26,7 +26,9 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 	secs := max(1, int(math.Ceil(grace.Seconds())))
 	d.stopped.Store(id, true)
 	d.log.Info("stopping container", "task", id, "grace", time.Duration(secs)*time.Second)
-	err := d.cli.ContainerStop(ctx, containerName(id), container.StopOptions{Timeout: &secs})
+	err := d.withContainer(ctx, id, func(ref string) error {
+		return d.cli.ContainerStop(ctx, ref, container.StopOptions{Timeout: &secs})
+	})
 	if err != nil && !cerrdefs.IsNotModified(err) {
 		return d.wrap(err, "stop task %s", id)
 	}
@@ -39,7 +41,9 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	err := d.cli.ContainerRemove(ctx, containerName(id), container.RemoveOptions{Force: true})
+	err := d.withContainer(ctx, id, func(ref string) error {
+		return d.cli.ContainerRemove(ctx, ref, container.RemoveOptions{Force: true})
+	})
 	ferr := os.RemoveAll(d.taskFilesDir(id))
 	d.stopped.Delete(id)
 	if err != nil && !isRemovalInProgress(err) {
@@ -59,7 +63,13 @@ func isRemovalInProgress(err error) bool {
 
 // Signal sends sig to the container's first process (docker kill --signal).
 func (d *Driver) Signal(ctx context.Context, id string, sig syscall.Signal) error {
-	if err := d.cli.ContainerKill(ctx, containerName(id), strconv.Itoa(int(sig))); err != nil {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	err := d.withContainer(ctx, id, func(ref string) error {
+		return d.cli.ContainerKill(ctx, ref, strconv.Itoa(int(sig)))
+	})
+	if err != nil {
 		if cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("signal task %s: %w", id, driver.ErrNotFound)
 		}

@@ -84,8 +84,9 @@ func (d *Driver) readEvents(ctx context.Context, msgs <-chan events.Message, err
 			return err
 		case m := <-msgs:
 			// Containers nobody waits for (being removed, another agent's in tests) are
-			// not inspected.
-			if id := m.Actor.Attributes[LabelID]; id != "" && d.waiters.Has(id) {
+			// not inspected, nor another cluster's or node's container of a task of the
+			// same ID (an event's attributes are the container's labels).
+			if id := m.Actor.Attributes[LabelID]; id != "" && d.owner.Owns(m.Actor.Attributes) && d.waiters.Has(id) {
 				d.notifyIfEnded(ctx, id)
 			}
 		}

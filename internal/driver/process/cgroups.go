@@ -16,6 +16,8 @@ import (
 	"github.com/containerd/cgroups/v3/cgroup1"
 	"github.com/containerd/cgroups/v3/cgroup2"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // cgroupSystem is which cgroup API the host offers the driver.
@@ -68,8 +70,16 @@ type taskCgroup interface {
 	Dir(controller string) string
 }
 
-// cgroupPath is a task's cgroup path below the hierarchies' roots.
-func (d *Driver) cgroupPath(id string) string { return "/" + d.cgroupParent + "/" + id }
+// cgroupPath is a task's cgroup path below the hierarchies' roots:
+// /{parent}/{cluster tag}_{id}, so two clusters' agents on one machine never share a
+// task's cgroup (owner.go); /{parent}/{id} without a cluster, as berth named them before.
+// A task's state records its path, so tasks started under the older names keep theirs.
+func (d *Driver) cgroupPath(id string) string {
+	if tag := d.owner.Tag(); tag != "" {
+		id = tag + driver.TagSeparator + id
+	}
+	return "/" + d.cgroupParent + "/" + id
+}
 
 // createCgroup creates the task's cgroup with its limits. It returns nil (and no error)
 // when cgroups are unavailable and no limit is asked for: the task then runs without.

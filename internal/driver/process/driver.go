@@ -59,6 +59,10 @@ type Config struct {
 	// to it. Default: this very executable with the argument "shim" (the berth binary;
 	// a test binary calls shim.RunIfCalled in its TestMain).
 	Shim []string
+	// Owner is the agent's cluster and node: tasks are labelled with the cluster, their
+	// cgroups named after it, and only the owner's tasks are listed, inspected, stopped
+	// or removed (owner.go). The zero Owner keeps berth's older cgroup names.
+	Owner driver.Owner
 }
 
 // Driver runs process tasks. It is safe for concurrent use. Close stops its reaper.
@@ -73,6 +77,7 @@ type Driver struct {
 	ids          *identities // nil: no dynamic uids
 	hostVolumes  []string
 	protected    []string
+	owner        driver.Owner
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex // per task ID: serialises state.json read-modify-write
@@ -125,6 +130,7 @@ func New(cfg Config) (*Driver, error) {
 		shimCmd:      cfg.Shim,
 		protected:    append(cleanDirs(cfg.Protected), dataDir, "/proc", "/sys"),
 		hostVolumes:  cleanDirs(cfg.HostVolumes),
+		owner:        cfg.Owner,
 	}
 	if cfg.DynamicUIDs != nil {
 		d.ids = newIdentities(*cfg.DynamicUIDs)

@@ -27,8 +27,9 @@ func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 	return st.public(), nil
 }
 
-// List returns every task recorded in DataDir, running or ended, brought up to date
-// like Inspect; the agent adopts the running ones by their labels.
+// List returns every task of the driver's owner recorded in DataDir, running or ended,
+// brought up to date like Inspect; the agent adopts the running ones by their labels.
+// Another cluster's or node's tasks are not listed (owner.go).
 func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 	states, err := d.loadAll()
 	if err != nil {
@@ -38,6 +39,9 @@ func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 	for _, s := range states {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if !d.owner.Owns(s.Labels) {
+			continue
 		}
 		st, err := d.Inspect(ctx, s.ID)
 		if err != nil {

@@ -198,10 +198,11 @@ func (d *Driver) newState(t *driver.Task) (*taskState, *credential, error) {
 	if grace <= 0 {
 		grace = defaultStartGrace
 	}
-	labels := make(map[string]string, len(t.Labels))
+	labels := make(map[string]string, len(t.Labels)+1)
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
+	d.owner.Stamp(labels)
 	st := &taskState{
 		ID: t.ID, Name: name, Labels: labels,
 		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: p.User,

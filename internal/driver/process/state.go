@@ -96,8 +96,9 @@ func (d *Driver) loadCurrent(id string) (*taskState, error) {
 	return st, nil
 }
 
-// load reads one task's state; driver.ErrNotFound when the driver has none.
-func (d *Driver) load(id string) (*taskState, error) {
+// read reads one task's state, whoever's it is (load is the owner's); driver.ErrNotFound
+// when the driver has none.
+func (d *Driver) read(id string) (*taskState, error) {
 	if !validID(id) {
 		return nil, fmt.Errorf("task %q: %w", id, driver.ErrNotFound)
 	}
@@ -132,8 +133,9 @@ func (d *Driver) save(st *taskState) error {
 	return nil
 }
 
-// loadAll reads every recorded task, sorted by ID. Unreadable entries are logged and
-// skipped so one bad file does not hide the other tasks.
+// loadAll reads every recorded task, sorted by ID, also those of another owner (List
+// leaves them out; their uids stay taken). Unreadable entries are logged and skipped so
+// one bad file does not hide the other tasks.
 func (d *Driver) loadAll() ([]*taskState, error) {
 	entries, err := os.ReadDir(d.tasksDir)
 	if err != nil {
@@ -144,7 +146,7 @@ func (d *Driver) loadAll() ([]*taskState, error) {
 		if !e.IsDir() {
 			continue
 		}
-		st, err := d.load(e.Name())
+		st, err := d.read(e.Name())
 		if err != nil {
 			if !errors.Is(err, driver.ErrNotFound) {
 				d.log.Warn("skipping unreadable task state", "task", e.Name(), "err", err)
