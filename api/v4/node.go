@@ -89,4 +89,8 @@ type NodeStatus struct {
 	// AgentAddress is where the agent serves logs and actions to the server
 	// ("host:port", authenticated with the join token).
 	AgentAddress string `json:"agentAddress,omitempty"`
+	// BusyPorts are host ports of the node's port ranges (and ports a start found taken)
+	// that programs other than berth's tasks hold, as its agent last saw them, lowest
+	// first, at most MaxBusyPorts: the scheduler gives none of them out.
+	BusyPorts []BusyPort `json:"busyPorts,omitempty"`
 }

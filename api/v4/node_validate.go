@@ -115,6 +115,7 @@ func validateNode(n *Node, errs *FieldErrors) {
 	if n.Status.Phase != "" {
 		oneOf("status.phase", n.Status.Phase, errs, NodeReady, NodeNotReady, NodeLost)
 	}
+	validateBusyPorts("status.busyPorts", n.Status.BusyPorts, errs)
 }
 
 func validateNodeResources(path string, r *NodeResources, errs *FieldErrors) {

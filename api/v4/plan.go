@@ -35,6 +35,9 @@ type PlanPlacement struct {
 	Ports []AllocatedPort `json:"ports"`
 	// GPUs are the cards its tasks would get.
 	GPUs []TaskGPU `json:"gpus,omitempty"`
+	// PassedOver are ports of the node's ranges below its random ports that it would not
+	// get because other programs hold them (the node's status.busyPorts), at most 16.
+	PassedOver []int `json:"passedOver,omitempty"`
 }
 
 // PlanReason says, per check, how many nodes it was the first to reject.

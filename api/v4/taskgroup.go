@@ -65,6 +65,11 @@ type TaskGroupSpec struct {
 	// starting, in a row (docs/operations.md, Crash-loop backoff): the floor of the next
 	// restart delay doubles with it. A run that lasts 10 minutes starts it over.
 	CrashLoops int `json:"crashLoops,omitempty"`
+	// PortRetries counts the runs of this instance before this one, in a row, that did
+	// not start because random host ports they were given were taken (ReasonPortConflict):
+	// each was placed again at once on other ports, without a restart or a crash-loop
+	// wait, up to a bound past which the restart policy takes over.
+	PortRetries int `json:"portRetries,omitempty"`
 }
 
 // Desired states of a task group.
@@ -78,6 +83,9 @@ type AllocatedPort struct {
 	Name     string `json:"name"`
 	HostPort int    `json:"hostPort"`
 	Protocol string `json:"protocol,omitempty"`
+	// Random is set when the scheduler chose the port from the node's ranges (the spec
+	// asked for any port): a run that finds it taken is placed again on another.
+	Random bool `json:"random,omitempty"`
 }
 
 // Task and task group statuses (BCS vocabulary).
@@ -118,6 +126,11 @@ type TaskGroupStatus struct {
 	// runs (nil until they answer, or without such checks). The server owns it: what an
 	// agent reports in its place is ignored.
 	Remote *RemoteHealth `json:"remote,omitempty"`
+	// Reason is the cause of a Failed run in a word, when berth knows it:
+	// ReasonPortConflict when host ports it was given were held by another program, which
+	// PortsTaken names. The controllers act on it; Message says it in words.
+	Reason     string     `json:"reason,omitempty"`
+	PortsTaken []BusyPort `json:"portsTaken,omitempty"`
 }
 
 // RemoteHealth is the state of a task group's remote checks: healthy when every one

@@ -80,6 +80,10 @@ func validateTaskGroupStatus(st *TaskGroupStatus, errs *FieldErrors) {
 	}
 	boundedText("status.message", st.Message, errs)
 	boundedText("status.gpuProblem", st.GPUProblem, errs)
+	if st.Reason != "" {
+		oneOf("status.reason", st.Reason, errs, ReasonPortConflict)
+	}
+	validateBusyPorts("status.portsTaken", st.PortsTaken, errs)
 	if len(st.Tasks) > maxStatusTasks {
 		errs.add("status.tasks", "must list at most %d tasks, got %d", maxStatusTasks, len(st.Tasks))
 		return

@@ -22,6 +22,7 @@ import (
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/hostports"
 	"github.com/berthhq/berth/internal/netsvc"
 )
 
@@ -55,6 +56,7 @@ type Agent struct {
 	shares     *gpuShares
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
+	busyPorts  *busyPorts // the node's busy ports (busyports.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
@@ -98,7 +100,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent config: %w", err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
-		nodeChanges: make(chan struct{}, 1), metrics: newAgentMetrics(),
+		nodeChanges: make(chan struct{}, 1), metrics: newAgentMetrics(), busyPorts: newBusyPorts(cfg.ProcRoot, cfg.PortRanges),
 		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles, users: users, protected: protectedPaths(cfg)}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
@@ -199,7 +201,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share, PluginDevices: a.pluginDevices,
-		Observer: a.metrics,
+		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
@@ -258,6 +260,7 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.reportLoop(ctx) })
 	wg.Go(func() { a.followCatalog(ctx) })
 	wg.Go(func() { a.reregisterLoop(ctx) })
+	wg.Go(func() { a.busyPortsLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()
 }

@@ -139,6 +139,11 @@ type Config struct {
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
+	// ProcRoot is where the node's sockets and processes are read, for its busy ports
+	// and the holders of taken ports (default "/proc"; tests give their own tables).
+	// BusyPortsInterval is how often the busy ports are read (DefaultBusyPortsInterval).
+	ProcRoot          string
+	BusyPortsInterval time.Duration
 	// TuneExecutor, if set, adjusts the executor's config before it is created (tests
 	// shorten its poll interval).
 	TuneExecutor func(*executor.Config)
@@ -216,6 +221,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReportInterval <= 0 {
 		c.ReportInterval = DefaultReportInterval
+	}
+	if c.BusyPortsInterval <= 0 {
+		c.BusyPortsInterval = DefaultBusyPortsInterval
+	}
+	if c.ProcRoot == "" {
+		c.ProcRoot = "/proc"
 	}
 	return c, nil
 }

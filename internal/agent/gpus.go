@@ -319,6 +319,9 @@ func (a *Agent) markGPUTaskGroups() {
 
 // reportTaskGroup queues a task group's status, with the state of its cards.
 func (a *Agent) reportTaskGroup(ns, name string, st v4.TaskGroupStatus) {
+	if st.Reason == v4.ReasonPortConflict {
+		a.busyPorts.taken(st.PortsTaken) // the scheduler must hear of them before the next read
+	}
 	a.metrics.reported(tgKey(ns, name), st.Phase)
 	a.reporter.enqueue(ns, name, a.withGPUState(ns, name, st))
 }

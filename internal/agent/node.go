@@ -27,7 +27,8 @@ func (a *Agent) nodeObject() *v4.Node {
 			Capacity: c, Allocatable: allocatable(c),
 			PortRanges: a.cfg.PortRanges,
 		},
-		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr},
+		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr,
+			BusyPorts: a.busyPorts.list()}, // a registration must not clear them
 	}
 	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
 	if a.gpus != nil {

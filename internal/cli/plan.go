@@ -110,6 +110,11 @@ func printPlan(w io.Writer, res *client.PlanResult) error {
 			if err := writeTable(w, header, rows); err != nil {
 				return err
 			}
+			for _, p := range r.Placements {
+				if len(p.PassedOver) > 0 {
+					fmt.Fprintf(w, "instance %d on %s passes over ports other programs hold there: %s\n", p.Index, p.Node, planPortList(p.PassedOver))
+				}
+			}
 		}
 		if len(r.Unplaced) > 0 {
 			fmt.Fprintf(w, "%s of %s %s/%s cannot be placed: %s\n",
@@ -142,6 +147,15 @@ func planPorts(ports []v4.AllocatedPort) string {
 		parts = append(parts, s)
 	}
 	return orNone(strings.Join(parts, ","))
+}
+
+// planPortList writes port numbers comma-separated.
+func planPortList(ports []int) string {
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = strconv.Itoa(p)
+	}
+	return strings.Join(parts, ",")
 }
 
 // planGPUs writes the cards of one placement, "task:gpu0,gpu1" for whole cards and

@@ -47,6 +47,9 @@ type daemonPass struct {
 type restart struct {
 	index, attempt int
 	recent         []time.Time
+	// portRetries and taken as restartInfo's (portretry.go).
+	portRetries int
+	taken       map[string][]int
 }
 
 func newDaemonPass(c *DaemonsetController, key scheduler.AppKey, ds *v4.Daemonset, nodes []*v4.Node, byNode map[string][]*v4.TaskGroup) *daemonPass {
@@ -184,13 +187,19 @@ func (p *daemonPass) ended(ctx context.Context, node *v4.Node, cur *v4.TaskGroup
 		if err := p.c.deleteTG(ctx, cur); err != nil {
 			return err
 		}
-		p.c.event(p.key, v4.EventNormal, "Restarting", fmt.Sprintf("node %s: replacing %s (%s), restart %d", name, cur.Metadata.Name, phase, plan.attempt))
 		p.st.Current--
 		recent := recentRestarts(cur, p.now)
-		if stormStarts(recent) {
-			p.c.record(stormEvent(p.key, cur, recent))
+		if plan.portRetries > 0 { // not a restart: the storm count stays
+			recent = cur.Spec.RecentRestarts
+			p.c.event(p.key, v4.EventWarning, "PortConflict", portRetryMessage("node "+name, cur, plan.portRetries))
+		} else {
+			p.c.event(p.key, v4.EventNormal, "Restarting", fmt.Sprintf("node %s: replacing %s (%s), restart %d", name, cur.Metadata.Name, phase, plan.attempt))
+			if stormStarts(recent) {
+				p.c.record(stormEvent(p.key, cur, recent))
+			}
 		}
-		p.restarts[name] = restart{index: cur.Spec.Index, attempt: plan.attempt, recent: recent}
+		p.restarts[name] = restart{index: cur.Spec.Index, attempt: plan.attempt, recent: recent,
+			portRetries: plan.portRetries, taken: takenPorts(cur)}
 		p.missing = append(p.missing, name)
 	}
 	return nil
@@ -260,6 +269,9 @@ func (p *daemonPass) placeMissing(ctx context.Context) error {
 		p.note(err.Error())
 		return nil
 	}
+	for _, node := range p.missing {
+		addTakenPorts(req, p.restarts[node].taken)
+	}
 	var fits []scheduler.NodeFit
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
 	p.c.feed.With(func(s *scheduler.Snapshot) { fits = s.PlaceOn(req, p.missing, opts) })
@@ -292,6 +304,7 @@ func (p *daemonPass) create(ctx context.Context, req *scheduler.Request, pl sche
 	tg := newTaskGroup(p.ds, p.ds.KillPolicy, &p.ds.Spec.Template, req, pl, p.now)
 	if r, ok := p.restarts[pl.Node]; ok {
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = r.attempt, p.now, r.recent
+		tg.Spec.PortRetries = r.portRetries
 	}
 	if err := p.c.create(ctx, tg); err != nil {
 		return err

@@ -130,6 +130,9 @@ type podPlan struct {
 	// create starts a pod on the node; attempt is its reschedTimes (restarts).
 	create  bool
 	attempt int
+	// portRetries and taken as restartInfo's (portretry.go).
+	portRetries int
+	taken       map[string][]int
 	// event is a notice to record once for this pod (a back-off, a refused restart).
 	event, eventReason string
 	// unused is when the key was first seen without dependents (zero while in use).
@@ -263,8 +266,12 @@ func planEnded(in planInput, p *podPlan) {
 	default:
 		p.remove = append(p.remove, tg)
 		p.why, p.reason = "Restarting", fmt.Sprintf("the pod is %s (restart %d)", tg.Status.Phase, plan.attempt)
+		if plan.portRetries > 0 {
+			p.why, p.reason = "PortConflict", portRetryMessage("pod", tg, plan.portRetries)
+		}
 		p.cur = nil
 		p.create, p.attempt = true, plan.attempt
+		p.portRetries, p.taken = plan.portRetries, takenPorts(tg)
 	}
 }
 

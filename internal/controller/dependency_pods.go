@@ -131,6 +131,7 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 		return nil, nil
 	}
 	req.Node = p.key.node
+	addTakenPorts(req, p.taken)
 	var res scheduler.Result
 	opts := scheduler.Options{Strategy: c.opts.Placement, Cluster: c.opts.Cluster}
 	c.feed.With(func(s *scheduler.Snapshot) { res = c.opts.Metrics.place(s, req, opts) })
@@ -197,6 +198,7 @@ func (r *depPass) newTaskGroup(req *scheduler.Request, pl scheduler.Placement, p
 	if p.attempt > 0 {
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled = p.attempt, r.now
 	}
+	tg.Spec.PortRetries = p.portRetries
 	return tg
 }
 

@@ -39,6 +39,10 @@ type restartInfo struct {
 	// pins the replacement to prev's node until retainUntil.
 	prev        *v4.TaskGroup
 	retainUntil time.Time
+	// portRetries is the replacement's PortRetries; taken are the ports the ended run
+	// found taken, by node, which the replacement is kept off (portretry.go).
+	portRetries int
+	taken       map[string][]int
 }
 
 func (r *pass) wake(d time.Duration) {
@@ -87,7 +91,11 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		r.wake(maintenanceRecheck)
 		return nil
 	}
-	info := restartInfo{attempt: plan.attempt, crashLoops: plan.crashLoops, recent: recentRestarts(cur, r.now)}
+	info := restartInfo{attempt: plan.attempt, crashLoops: plan.crashLoops, recent: recentRestarts(cur, r.now),
+		portRetries: plan.portRetries, taken: takenPorts(cur)}
+	if plan.portRetries > 0 { // not a restart: the storm count stays
+		info.recent = cur.Spec.RecentRestarts
+	}
 	if until := retainUntil(r.w.RestartPolicy, plan); r.now.Before(until) {
 		// The old run stays (it records the node) until the replacement is placed there.
 		info.prev, info.retainUntil = cur, until
@@ -95,9 +103,14 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		return err
 	}
 	// With hostRetainTime the old run may wait here for several passes: report once.
-	r.c.eventOnce(cur.Metadata.Name, "Restarting", r.key, v4.EventNormal, "Restarting",
-		fmt.Sprintf("instance %d: replacing %s (%s), restart %d", idx, cur.Metadata.Name, phase, plan.attempt))
-	if stormStarts(info.recent) {
+	if plan.portRetries > 0 {
+		r.c.eventOnce(cur.Metadata.Name, "PortConflict", r.key, v4.EventWarning, "PortConflict",
+			portRetryMessage(fmt.Sprintf("instance %d", idx), cur, plan.portRetries))
+	} else {
+		r.c.eventOnce(cur.Metadata.Name, "Restarting", r.key, v4.EventNormal, "Restarting",
+			fmt.Sprintf("instance %d: replacing %s (%s), restart %d", idx, cur.Metadata.Name, phase, plan.attempt))
+	}
+	if plan.portRetries == 0 && stormStarts(info.recent) {
 		r.c.recordOnce("storm/"+cur.Metadata.Name, "storm", stormEvent(r.key, cur, info.recent))
 	}
 	r.attempts[idx] = info
@@ -138,6 +151,9 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	if err != nil {
 		r.message = err.Error()
 		return nil
+	}
+	for _, idx := range free {
+		addTakenPorts(req, r.attempts[idx].taken)
 	}
 	res, err := r.place(ctx, req, nil)
 	if err != nil {
@@ -235,6 +251,7 @@ func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error 
 		return nil
 	}
 	req.Node = a.prev.Spec.Node
+	addTakenPorts(req, a.taken)
 	res, err := r.place(ctx, req, a.prev)
 	if err != nil {
 		return err
@@ -257,7 +274,7 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 	tg := newTaskGroup(r.obj, r.w.KillPolicy, &r.w.Spec.Template, req, p, r.now)
 	if a, ok := r.attempts[p.Index]; ok {
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = a.attempt, r.now, a.recent
-		tg.Spec.CrashLoops = a.crashLoops
+		tg.Spec.CrashLoops, tg.Spec.PortRetries = a.crashLoops, a.portRetries
 	}
 	return tg
 }

@@ -54,11 +54,18 @@ type restartPlan struct {
 	// lostGrace is set when the wait was the grace of an instance Lost under OnFailure:
 	// it waited for its node already, and its replacement goes anywhere.
 	lostGrace bool
+	// portRetries, when not 0, is the replacement's PortRetries: the run did not start
+	// because random host ports were taken, and is placed again now (portretry.go).
+	portRetries int
 }
 
 // planRestart applies the restart policy to a task group in phase phase. BCS bug fixed:
 // its reschedule transaction computed this delay and never waited for it.
 func planRestart(p *v4.RestartPolicy, tg *v4.TaskGroup, now time.Time) restartPlan {
+	if portRetry(tg) { // never ran: whatever the policy, it gets other ports at once
+		return restartPlan{restart: true, at: now, attempt: tg.Spec.ReschedTimes, crashLoops: tg.Spec.CrashLoops,
+			portRetries: tg.Spec.PortRetries + 1}
+	}
 	policy := v4.RestartOnFailure
 	var rp v4.RestartPolicy
 	if p != nil {

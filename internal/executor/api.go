@@ -57,6 +57,12 @@ type Config struct {
 	// it asks for (extended resources other than GPUs): called before the task starts.
 	PluginDevices func(ctx context.Context, req DeviceRequest) (DeviceSetup, error)
 
+	// Ports, when set, checks a task group's host ports before its tasks start, and
+	// names the ports of a driver's "port in use" (hostports.Checker on a node): a port
+	// another program holds fails the pod at once with ReasonPortConflict, so that the
+	// controllers place it again on other ports instead of restarting it on the same.
+	Ports PortChecker
+
 	// Observer, when set, is told of task starts and health check results (metrics).
 	Observer Observer
 

@@ -96,7 +96,11 @@ func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, ms
 func (p *pod) failStart(ctx context.Context, err error) {
 	p.e.log.Warn("task group failed to start", "namespace", p.ns, "name", p.name, "err", err)
 	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, -1)
-	p.endAll(v4.StatusFailed, err.Error(), infos, nil, nil)
+	var mark func(*v4.TaskGroupStatus)
+	if c := p.portConflict(err); c != nil {
+		mark = func(st *v4.TaskGroupStatus) { st.Reason, st.PortsTaken = v4.ReasonPortConflict, c.Ports }
+	}
+	p.endAll(v4.StatusFailed, err.Error(), infos, nil, mark)
 }
 
 // failExit ends a running pod because task i stopped running: the others are stopped by

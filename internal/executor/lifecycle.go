@@ -67,6 +67,10 @@ func (p *pod) launch(ctx, startCtx context.Context) (ok bool) {
 		p.failStart(ctx, p.plan.err)
 		return false
 	}
+	if err := p.checkPorts(); err != nil {
+		p.failStart(ctx, err)
+		return false
+	}
 	prep, err := p.prepare(sctx)
 	if err == nil {
 		p.update(func(st *v4.TaskGroupStatus) {

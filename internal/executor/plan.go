@@ -26,6 +26,9 @@ type podPlan struct {
 	// net is the network of a container pod (nil for processes).
 	net   *netPlan
 	grace time.Duration
+	// hostPorts are the host ports the scheduler gave the task group (checked before a
+	// start).
+	hostPorts []v4.AllocatedPort
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -87,6 +90,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		dir:         PodDir(e.cfg.DataDir, ns, name),
 		hostNetwork: len(spec.Processes) > 0,
 		grace:       time.Duration(max(1, tg.Spec.KillGracePeriod)) * time.Second,
+		hostPorts:   tg.Spec.Ports,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {

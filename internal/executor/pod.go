@@ -112,6 +112,7 @@ func (p *pod) ended() bool {
 
 func cloneStatus(st v4.TaskGroupStatus) v4.TaskGroupStatus {
 	st.Tasks = slices.Clone(st.Tasks)
+	st.PortsTaken = slices.Clone(st.PortsTaken)
 	for i := range st.Tasks {
 		if h := st.Tasks[i].Healthy; h != nil {
 			st.Tasks[i].Healthy = new(*h)

@@ -45,6 +45,10 @@ type Placement struct {
 	Node string
 	// Ports are the host ports it holds there (fixed and random).
 	Ports []v4.AllocatedPort
+	// PassedOver are ports of the node's ranges below its random ports that it did not
+	// get because other programs hold them (the node's busy ports, or ones a start
+	// found taken), at most 16: why it got the ports it got.
+	PassedOver []int
 	// Attributes are the node's values of the attributes the constraints name (hostname
 	// included), recorded on the task group for later UNIQUE/MAXPER/GROUPBY counts.
 	Attributes map[string]string

@@ -295,7 +295,7 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 		gpus, _ = st.fitsGPUs(n) // the same choice fitsNow would make
 	}
 	st.fit.node, st.fit.gpus = nil, nil
-	ports := st.allocatePorts(n)
+	ports, passed := st.allocatePorts(n)
 	hostPorts := make([]int, len(ports))
 	for i, p := range ports {
 		hostPorts[i] = p.HostPort
@@ -312,7 +312,7 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 		key: app.Namespace + "/" + name, app: app, index: index, node: n.name,
 		res: st.need, ports: hostPorts, gpus: gpus, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
 	})
-	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need}
+	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need, PassedOver: passed}
 }
 
 // explain counts, over every node, the first check that rejects it now.

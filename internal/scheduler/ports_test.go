@@ -18,8 +18,8 @@ func TestProcessHostPorts(t *testing.T) {
 		random   []v4.AllocatedPort
 		placed   string // the task group's ports once placed
 	}{
-		{"random", 0, nil, []v4.AllocatedPort{{Name: "p", Protocol: "tcp"}}, "[{p 31000 tcp}]"},
-		{"fixed", 8080, []v4.AllocatedPort{{Name: "p", HostPort: 8080, Protocol: "tcp"}}, nil, "[{p 8080 tcp}]"},
+		{"random", 0, nil, []v4.AllocatedPort{{Name: "p", Protocol: "tcp"}}, "[{p 31000 tcp true}]"},
+		{"fixed", 8080, []v4.AllocatedPort{{Name: "p", HostPort: 8080, Protocol: "tcp"}}, nil, "[{p 8080 tcp false}]"},
 		{"none", -1, nil, nil, "[]"},
 	}
 	for _, tc := range tests {

@@ -38,6 +38,11 @@ type Request struct {
 	// Node, when set, is the only node considered: a dependency pod must run on the node
 	// of its dependents, a move may name its target. Every other check still applies.
 	Node string
+	// TakenPorts are host ports, by node name, that the request must not get although
+	// the node does not report them busy (yet): the ports a run of the same instance
+	// found taken at its start. A random port skips them; a fixed one among them makes
+	// the node infeasible.
+	TakenPorts map[string][]int
 	// AvoidNode is a node the request must not use: a move off a node. Both are node
 	// names, not hostnames, which machines may share.
 	AvoidNode string

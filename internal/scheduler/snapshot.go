@@ -30,7 +30,8 @@ type nodeState struct {
 	usedDisk       float64
 	usedExt        map[string]float64
 	ranges         []v4.PortRange
-	ports          map[int]int // host port -> task groups holding it
+	ports          map[int]int      // host port -> task groups holding it
+	busy           map[int]busyPort // ports other programs hold (busy.go); shared by clones
 	text           map[string]string
 	scalar         map[string]float64
 	set            map[string][]string
@@ -114,6 +115,7 @@ func (s *Snapshot) SetNode(n *v4.Node) {
 	if len(ns.ranges) == 0 {
 		ns.ranges = []v4.PortRange{v4.DefaultPortRange}
 	}
+	ns.busy = busyPortsOf(n.Status.BusyPorts)
 	ns.text, ns.scalar, ns.set = n.Spec.Attributes.Text, n.Spec.Attributes.Scalar, n.Spec.Attributes.Set
 	ns.labels = n.Metadata.Labels
 	if ns.setGPUs(n.Spec.GPUs) && existed {

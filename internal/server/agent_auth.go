@@ -25,6 +25,7 @@ func (s *Server) agentRoutes(mux *routeMux) {
 	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.ownNode(s.handleAgentTaskGroups))
 	mux.HandleFunc("POST /v1/agent/nodes/{name}/report", s.ownNode(s.handleAgentReport))
 	mux.HandleFunc("POST /v1/agent/nodes/{name}/events", s.ownNode(s.handleAgentEvent))
+	mux.HandleFunc("PUT /v1/agent/nodes/{name}/busyports", s.ownNode(s.handleAgentBusyPorts))
 	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))
 	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.nodeAuth(s.handleAgentConfigMap))
 	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.nodeAuth(s.handleAgentSecret))

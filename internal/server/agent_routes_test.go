@@ -25,6 +25,7 @@ var agentRoutes = []struct{ method, path string }{
 	{http.MethodGet, "/v1/agent/nodes/n1/taskgroups"},
 	{http.MethodGet, "/v1/agent/nodes/n1/taskgroups?watch=true"},
 	{http.MethodPost, "/v1/agent/nodes/n1/report"},
+	{http.MethodPut, "/v1/agent/nodes/n1/busyports"},
 	{http.MethodPut, "/v1/agent/taskgroups/ns/tg/status"},
 	{http.MethodGet, "/v1/agent/configmaps/ns/cm"},
 	{http.MethodGet, "/v1/agent/secrets/ns/s"},

@@ -24,7 +24,7 @@ var openRoutes = map[string]bool{
 	"PUT /v1/agent/nodes/{name}/heartbeat": true, "POST /v1/agent/nodes/{name}/heartbeats": true,
 	"GET /v1/agent/nodes/{name}/taskgroups": true,
 	"POST /v1/agent/nodes/{name}/report":    true, "PUT /v1/agent/taskgroups/{ns}/{name}/status": true,
-	"POST /v1/agent/nodes/{name}/events":   true,
+	"POST /v1/agent/nodes/{name}/events": true, "PUT /v1/agent/nodes/{name}/busyports": true,
 	"GET /v1/agent/configmaps/{ns}/{name}": true, "GET /v1/agent/secrets/{ns}/{name}": true,
 	"GET /v1/agent/catalog":    true,
 	"POST /v1/cluster/members": true,

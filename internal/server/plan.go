@@ -120,7 +120,7 @@ func fillPlan(p *v4.PlanObject, res scheduler.Result) {
 		if ports == nil {
 			ports = []v4.AllocatedPort{}
 		}
-		p.Placements = append(p.Placements, v4.PlanPlacement{Index: pl.Index, Node: pl.Node, Ports: ports, GPUs: pl.GPUs})
+		p.Placements = append(p.Placements, v4.PlanPlacement{Index: pl.Index, Node: pl.Node, Ports: ports, GPUs: pl.GPUs, PassedOver: pl.PassedOver})
 	}
 	if len(res.Unplaced) == 0 {
 		return

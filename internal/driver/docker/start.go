@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/hostports"
 )
 
 // cleanupTimeout bounds the removals done after a failure, when the caller's ctx may
@@ -71,7 +72,11 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	defer cancel()
 	st, ierr := d.Inspect(ictx, t.ID)
 	if startErr != nil {
-		return st, d.wrap(startErr, "start task %s (image %s)", t.ID, t.Container.Image)
+		err := d.wrap(startErr, "start task %s (image %s)", t.ID, t.Container.Image)
+		if hostports.InUseMessage(startErr.Error()) {
+			err = driver.PortInUse(err) // the executor asks for other ports, not a restart
+		}
+		return st, err
 	}
 	if ierr != nil {
 		return st, fmt.Errorf("start task %s: %w", t.ID, ierr)

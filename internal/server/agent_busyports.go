@@ -1,0 +1,63 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// handleAgentBusyPorts sets the node's status.busyPorts (PUT
+// /v1/agent/nodes/{name}/busyports): the host ports other programs hold there, which the
+// scheduler never gives out (docs/scheduling.md, "Busy ports"). The agent sends the
+// whole list when it changed, so the node is written only then, and no event is
+// recorded: what is busy is the node's state, not news.
+func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var bp v4.AgentBusyPorts
+	if err := decodeStrict(body, &bp); err != nil {
+		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a list of busy ports: %v", err))
+		return
+	}
+	if errs := v4.ValidateBusyPorts(bp.BusyPorts); len(errs) > 0 {
+		ae := errorf(http.StatusUnprocessableEntity, "the busy ports are invalid: %v", errs)
+		ae.Details = errs
+		s.writeError(w, r, ae)
+		return
+	}
+	if len(bp.BusyPorts) == 0 {
+		bp.BusyPorts = nil // as a node without any is stored
+	}
+	name := r.PathValue("name")
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	for range agentWriteAttempts {
+		n, err := s.nodes().Get(ctx, "", name)
+		if err != nil {
+			s.writeError(w, r, nodeError(name, err))
+			return
+		}
+		if slices.Equal(n.Status.BusyPorts, bp.BusyPorts) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		n.Status.BusyPorts = bp.BusyPorts
+		err = s.update(ctx, n)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			s.writeError(w, r, nodeError(name, err))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times while its busy ports were written; try again", name, agentWriteAttempts))
+}
