@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 berth=./bin/berth
 listen=${BERTH_LISTEN:-127.0.0.1:7470}
-# Root's agent runs the demo's processes as its unprivileged user berth-task, which must
+# Root's agent runs the demo's processes under uids of their own (80000-89999), which must
 # pass through to their work dirs: a checkout under /root (0700) is closed to it.
 default_data=$PWD/.berth-dev
 if [ "$(id -u)" = 0 ]; then default_data=/var/lib/berth/demo; fi

@@ -71,11 +71,16 @@ type AgentCertificate struct {
 
 // AgentEvent is the body of POST /v1/agent/nodes/{name}/events: something about the
 // node an operator must see (its load-balancer group's HAProxy refused a
-// configuration), recorded as an event of the node.
+// configuration), recorded as an event of the node; or, with Kind, Namespace and Name,
+// about a service of the node's load-balancer group (a port of it the node cannot
+// listen on), recorded as an event of that service, which its owner sees.
 type AgentEvent struct {
-	Type    string `json:"type"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
+	Type      string `json:"type"`
+	Reason    string `json:"reason"`
+	Message   string `json:"message"`
+	Kind      Kind   `json:"kind,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
 }
 
 // MaxAgentEventMessage bounds an agent event's message.
@@ -92,6 +97,14 @@ func (e AgentEvent) Validate() error {
 	}
 	if e.Message == "" || len(e.Message) > MaxAgentEventMessage {
 		errs.add("message", "required, at most %d bytes, got %d", MaxAgentEventMessage, len(e.Message))
+	}
+	if e.Kind != "" || e.Namespace != "" || e.Name != "" {
+		// An agent speaks of its node, or of a service of its load-balancer group.
+		oneOf("kind", string(e.Kind), &errs, string(KindService))
+		if e.Namespace != DefaultNamespace {
+			checkName("namespace", e.Namespace, &errs)
+		}
+		checkName("name", e.Name, &errs)
 	}
 	return errs.OrNil()
 }

@@ -26,6 +26,14 @@ const (
 	MaxConnLabel = "BCSMAXCONN"
 )
 
+// Node attributes the agent of a load-balancer group's node registers (docs/services.md):
+// the group it serves (text) and the group's HTTP port there (scalar), so the server can
+// refuse a service whose port those nodes already use.
+const (
+	LBGroupAttribute    = "lb.group"
+	LBHTTPPortAttribute = "lb.httpPort"
+)
+
 // Balancing modes of BalanceLabel.
 const (
 	BalanceRoundRobin = "roundrobin"

@@ -35,6 +35,7 @@ func (a *Agent) nodeObject() *v4.Node {
 		a.gpus.describeNode(n)
 	}
 	a.describePlugins(n)
+	a.describeLBGroup(n)
 	return n
 }
 

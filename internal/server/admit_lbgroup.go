@@ -14,7 +14,8 @@ import (
 // checkLBClaims refuses a service (422) that claims, in a load-balancer group it is
 // exported to (BCSGROUP), what another service of that group holds: a TCP port (each
 // listens on its service port on every node of the group) or an HTTP host and path (all
-// share the group's HTTP port). Services of the same request (docs) count as stored.
+// share the group's HTTP port); or a TCP port the group's nodes already use
+// (admit_lbgroup_nodes.go). Services of the same request (docs) count as stored.
 // Two requests racing past each other are caught on the nodes: the group serves the
 // first and reports the other (docs/services.md, "Load-balancer groups").
 //
@@ -66,6 +67,15 @@ func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.D
 			fe = append(fe, v4.FieldError{Field: field, Message: fmt.Sprintf("%s in load-balancer group %s is service %s's; give another %s",
 				claim, strings.Join(shared, ", "), key, map[bool]string{true: "host or path", false: "service port"}[sp.IsHTTP()])})
 			break
+		}
+	}
+	nodeFE, err := s.lbNodePortErrors(ctx, svc, groups)
+	if err != nil {
+		return err
+	}
+	for _, e := range nodeFE {
+		if !slices.ContainsFunc(fe, func(c v4.FieldError) bool { return c.Field == e.Field }) {
+			fe = append(fe, e)
 		}
 	}
 	if len(fe) == 0 {

@@ -50,6 +50,8 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/move", "POST", ns + "/taskgroups/0.web.adm.c.1/move", `{"node": 7}`, 400, "node"},
 		{"POST /v1/nodes/{name}/drain", "POST", "/v1/nodes/n1/drain?force=perhaps", "", 400, ""},
 		{"PUT /v1/engine", "PUT", "/v1/engine", `{"maintenance": "yes"}`, 400, ""},
+		{"PUT /v1/namespaces/{ns}/quota", "PUT", ns + "/quota", `{"objects": -1}`, 422, "objects"},
+		{"DELETE /v1/namespaces/{ns}/quota", "DELETE", "/v1/namespaces/Bad_NS/quota", "", 400, "namespace"},
 		{"POST /v1/apply", "POST", "/v1/apply", cmJSON("adm", "fine", "eA==") + "\n" + procJSON("adm", "bad", 1e9), 422, "spec.instance"},
 		{"POST /v1/plan", "POST", "/v1/plan", procJSON("adm", "bad", -1), 422, "spec.instance"},
 		{"POST /v1/agent/register", "POST", "/v1/agent/register", strings.Replace(nodeJSON("n1", ""), `"memoryMB":16384`, `"memoryMB":-1`, 1), 422, "spec.capacity.memoryMB"},

@@ -2,9 +2,11 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // handleAgentEvent records an event of the agent's own node (POST
@@ -29,6 +31,36 @@ func (s *Server) handleAgentEvent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	node := r.PathValue("name")
+	if ev.Kind == v4.KindService {
+		if err := s.checkEventService(r, ev); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.store.QueueEvent(v4.Event{Type: ev.Type, Reason: ev.Reason, Kind: v4.KindService, Namespace: ev.Namespace, Name: ev.Name,
+			Node: node, Message: ev.Message})
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	s.store.QueueEvent(v4.Event{Type: ev.Type, Reason: ev.Reason, Kind: v4.KindNode, Name: node, Node: node, Message: ev.Message})
 	w.WriteHeader(http.StatusAccepted)
+}
+
+// checkEventService lets an agent write events only on services exported to a
+// load-balancer group (the only ones a node serves on its own), so a node cannot write
+// into the events of any namespace it likes. The server does not know which group a
+// node serves; the service's being in one bounds it enough.
+func (s *Server) checkEventService(r *http.Request, ev v4.AgentEvent) error {
+	ctx, cancel := requestContext(r)
+	defer cancel()
+	obj, err := s.store.Get(ctx, v4.KindService, ev.Namespace, ev.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf(http.StatusNotFound, "service %s/%s does not exist", ev.Namespace, ev.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("read service %s/%s for an agent's event: %w", ev.Namespace, ev.Name, err)
+	}
+	if svc, ok := obj.(*v4.Service); !ok || len(svc.LBGroups()) == 0 {
+		return errorf(http.StatusForbidden, "service %s/%s is in no load-balancer group: an agent records events only of its node and of load-balancer group services", ev.Namespace, ev.Name)
+	}
+	return nil
 }

@@ -65,7 +65,9 @@ func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFun
 			return
 		}
 		s.authLimit.succeeded(source, credential)
-		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+		// A user's writes are held to their namespaces' limits (store/quota.go); the
+		// controllers' and agents' are not.
+		r = r.WithContext(store.WithNamespaceLimits(context.WithValue(r.Context(), identityKey{}, id)))
 		r, note := withAuditNote(r)
 		var req acl.Request
 		if perm != nil {

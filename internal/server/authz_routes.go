@@ -123,6 +123,9 @@ var routePerms = map[string]permFunc{
 	"GET /v1/acl/policies/{name}":                                  on(acl.VerbAdmin, acl.KindCluster),
 	"DELETE /v1/acl/policies/{name}":                               on(acl.VerbAdmin, acl.KindCluster),
 	"GET /v1/debug/pprof/{profile...}":                             on(acl.VerbAdmin, acl.KindCluster),
+	"GET /v1/namespaces/{ns}/quota":                                on(acl.VerbRead, kindNamespaceQuota),
+	"PUT /v1/namespaces/{ns}/quota":                                on(acl.VerbAdmin, acl.KindCluster),
+	"DELETE /v1/namespaces/{ns}/quota":                             on(acl.VerbAdmin, acl.KindCluster),
 }
 
 // guard wraps a route's handler with its authorization (routeMux calls it for every

@@ -73,6 +73,8 @@ func fromError(err error) *apiError {
 		code = http.StatusServiceUnavailable
 	case errors.Is(err, store.ErrNoSpace):
 		code = http.StatusInsufficientStorage
+	case errors.Is(err, store.ErrQuotaExceeded):
+		code = http.StatusForbidden // the namespace's limit, as Kubernetes' ResourceQuota
 	}
 	return &apiError{Code: code, Reason: reasons[code], Message: err.Error()}
 }

@@ -40,6 +40,7 @@ func (s *Server) routes() *routeMux {
 	s.encryptionRoutes(mux)
 	s.joinTokenRoutes(mux)
 	s.aclRoutes(mux)
+	s.quotaRoutes(mux)
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)

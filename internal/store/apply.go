@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -102,8 +103,9 @@ func jitter(limit time.Duration) time.Duration {
 }
 
 type applyCurrent struct {
-	obj v4.Object // nil when absent
-	rev int64     // mod revision, 0 when absent
+	obj  v4.Object  // nil when absent
+	rev  int64      // mod revision, 0 when absent
+	size storedSize // of a counted kind (its namespace's ledger)
 }
 
 // tryApply makes one attempt; ok is false when the transaction's comparisons failed.
@@ -116,6 +118,7 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 	results := make([]v4.ApplyResult, len(docs))
 	cmps := make([]clientv3.Cmp, 0, len(docs))
 	var ops []clientv3.Op
+	var deltas usageDeltas
 	for i, d := range docs {
 		obj, meta := d.Object, d.Object.GetMeta()
 		kind := obj.GetKind()
@@ -153,19 +156,33 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 		if len(d.Raw) == 0 {
 			raw = Raw{ContentType: ContentTypeJSON, Data: val}
 		}
-		ops = append(ops, s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw))
+		put := []clientv3.Op{s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw)}
+		if cur.obj == nil {
+			deltas.add(kind, meta.Namespace, 1, opBytes(put...))
+		} else {
+			deltas.add(kind, meta.Namespace, 0, opBytes(put...)-cur.size.object-cur.size.raw)
+		}
+		ops = append(ops, put...)
 		results[i] = res
 	}
 	if len(ops) == 0 {
 		return results, true, nil
 	}
-	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	// The namespaces' ledgers go in the same transaction: a race on one of them is a lost
+	// race like any other, and retryApply recomputes everything.
+	u, err := s.planUsage(ctx, deltas)
+	if err != nil {
+		return nil, false, err
+	}
+	resp, err := s.client.Txn(ctx).If(append(cmps, u.cmps...)...).Then(append(ops, u.ops...)...).Commit()
 	if err != nil {
 		return nil, false, wrapEtcd(err)
 	}
 	if !resp.Succeeded {
+		s.usageFailed(u)
 		return nil, false, nil
 	}
+	s.usageDone(u, resp.Header.Revision)
 	// Every write of one transaction carries the transaction's revision.
 	rev := formatRev(resp.Header.Revision)
 	for i, d := range docs {
@@ -185,16 +202,23 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 	return results, true, nil
 }
 
-// readCurrent reads the stored state of every document's key, in chunks of one
-// transaction each (the comparisons of the write catch anything that moved in between).
+// readCurrent reads the stored state of every document's key, in read transactions of at
+// most readChunk operations (the comparisons of the write catch anything that moved in
+// between). A counted kind's definition is read too, for its size.
 func (s *Store) readCurrent(ctx context.Context, docs []v4.Document) ([]applyCurrent, error) {
 	out := make([]applyCurrent, len(docs))
-	for start := 0; start < len(docs); start += readChunk {
-		end := min(start+readChunk, len(docs))
-		ops := make([]clientv3.Op, 0, end-start)
-		for _, d := range docs[start:end] {
-			m := d.Object.GetMeta()
-			ops = append(ops, clientv3.OpGet(objectKey(d.Object.GetKind(), m.Namespace, m.Name)))
+	for start := 0; start < len(docs); {
+		var ops []clientv3.Op
+		var at []int // the document of each operation
+		end := start
+		for ; end < len(docs) && len(ops)+2 <= readChunk; end++ {
+			kind, m := docs[end].Object.GetKind(), docs[end].Object.GetMeta()
+			ops = append(ops, clientv3.OpGet(objectKey(kind, m.Namespace, m.Name)))
+			at = append(at, end)
+			if counted(kind) {
+				ops = append(ops, clientv3.OpGet(rawKey(kind, m.Namespace, m.Name)))
+				at = append(at, end)
+			}
 		}
 		resp, err := s.client.Txn(ctx).Then(ops...).Commit()
 		if err != nil {
@@ -205,12 +229,18 @@ func (s *Store) readCurrent(ctx context.Context, docs []v4.Document) ([]applyCur
 			if len(kvs) == 0 {
 				continue
 			}
-			obj, err := s.decodeObject(docs[start+j].Object.GetKind(), kvs[0])
+			i := at[j]
+			if strings.HasPrefix(string(kvs[0].Key), prefix+"raw/") {
+				out[i].size.raw = int64(len(kvs[0].Value))
+				continue
+			}
+			obj, err := s.decodeObject(docs[i].Object.GetKind(), kvs[0])
 			if err != nil {
 				return nil, err
 			}
-			out[start+j] = applyCurrent{obj: obj, rev: kvs[0].ModRevision}
+			out[i].obj, out[i].rev, out[i].size.object = obj, kvs[0].ModRevision, int64(len(kvs[0].Value))
 		}
+		start = end
 	}
 	return out, nil
 }

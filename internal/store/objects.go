@@ -47,19 +47,37 @@ func (s *Store) Create(ctx context.Context, obj v4.Object, raw Raw) error {
 	if len(raw.Data) == 0 {
 		raw = Raw{ContentType: ContentTypeJSON, Data: val}
 	}
-	resp, err := s.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw)).
-		Commit()
-	if err != nil {
-		return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, wrapEtcd(err))
+	ops := []clientv3.Op{s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw)}
+	var deltas usageDeltas
+	deltas.add(kind, meta.Namespace, 1, opBytes(ops...))
+	for attempt := 0; ; attempt++ {
+		u, err := s.planUsage(ctx, deltas)
+		if err != nil {
+			return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+		}
+		resp, err := s.client.Txn(ctx).
+			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(key), "=", 0)}, u.cmps...)...).
+			Then(append(ops, u.ops...)...).
+			Else(clientv3.OpGet(key, clientv3.WithCountOnly())).
+			Commit()
+		if err != nil {
+			return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			s.usageDone(u, resp.Header.Revision)
+			meta.CreationTimestamp = created
+			meta.ResourceVersion = formatRev(resp.Header.Revision)
+			return nil
+		}
+		s.usageFailed(u)
+		if resp.Responses[0].GetResponseRange().Count > 0 {
+			return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, ErrAlreadyExists)
+		}
+		// Only the namespace's ledger moved: another write of the namespace went first.
+		if err := usageWait(ctx, attempt); err != nil {
+			return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+		}
 	}
-	if !resp.Succeeded {
-		return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, ErrAlreadyExists)
-	}
-	meta.CreationTimestamp = created
-	meta.ResourceVersion = formatRev(resp.Header.Revision)
-	return nil
 }
 
 // Get returns one object with its resourceVersion set.
@@ -167,8 +185,14 @@ func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...cli
 		return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 	}
 	key := objectKey(kind, ns, name)
-	for range maxRetries {
-		cur, curRev, err := s.get(ctx, kind, ns, name)
+	// A counted kind's write also races with every write of its namespace (its ledger),
+	// which is retried as long as the object itself did not change.
+	retries := maxRetries
+	if counted(kind) {
+		retries = usageRetries
+	}
+	for attempt := range retries {
+		cur, curRev, size, err := s.getSized(ctx, kind, ns, name)
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 		}
@@ -182,24 +206,42 @@ func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...cli
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 		}
 		ops := []clientv3.Op{s.putObject(kind, ns, name, val)}
+		grown := opBytes(ops[0]) - size.object
 		if len(raw.Data) > 0 {
 			ops = append(ops, s.putRaw(kind, ns, name, raw))
+			grown += opBytes(ops[1]) - size.raw
+		}
+		var deltas usageDeltas
+		deltas.add(kind, ns, 0, grown)
+		u, err := s.planUsage(ctx, deltas)
+		if err != nil {
+			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 		}
 		resp, err := s.client.Txn(ctx).
-			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", curRev)}, conds...)...).Then(ops...).Commit()
+			If(append(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", curRev)}, conds...), u.cmps...)...).
+			Then(append(ops, u.ops...)...).Commit()
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
+			s.usageDone(u, resp.Header.Revision)
 			meta.CreationTimestamp = created
 			meta.ResourceVersion = formatRev(resp.Header.Revision)
 			return nil
 		}
-		if want != 0 {
+		s.usageFailed(u)
+		if want != 0 && len(u.cmps) == 0 {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, ErrConflict)
 		}
+		if len(u.cmps) > 0 {
+			// The next read tells a changed object (a conflict when a version was given)
+			// from a changed ledger.
+			if err := usageWait(ctx, attempt); err != nil {
+				return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
+			}
+		}
 	}
-	return fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, maxRetries)
+	return fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, retries)
 }
 
 // Delete removes an object and its definition and returns its last state. A non-empty
@@ -210,29 +252,58 @@ func (s *Store) Delete(ctx context.Context, kind v4.Kind, ns, name, resourceVers
 		return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 	}
 	key := objectKey(kind, ns, name)
-	for range maxRetries {
-		cur, curRev, err := s.get(ctx, kind, ns, name)
+	retries := maxRetries
+	if counted(kind) {
+		retries = usageRetries
+	}
+	for attempt := range retries {
+		cur, curRev, size, err := s.getSized(ctx, kind, ns, name)
 		if err != nil {
 			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 		}
 		if want != 0 && want != curRev {
 			return nil, fmt.Errorf("delete %s %s/%s: %w (given %d, stored %d)", kind, ns, name, ErrConflict, want, curRev)
 		}
+		var deltas usageDeltas
+		deltas.add(kind, ns, -1, -size.object-size.raw)
+		u, err := s.planUsage(ctx, deltas)
+		if err != nil {
+			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+		}
+		ops := []clientv3.Op{clientv3.OpDelete(key), clientv3.OpDelete(rawKey(kind, ns, name))}
 		resp, err := s.client.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).
-			Then(clientv3.OpDelete(key), clientv3.OpDelete(rawKey(kind, ns, name))).
+			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", curRev)}, u.cmps...)...).
+			Then(append(ops, u.ops...)...).
 			Commit()
+		if errors.Is(wrapEtcd(err), ErrNoSpace) && len(u.ops) > 0 {
+			// etcd's NOSPACE alarm refuses any transaction that puts, the ledger's too, and
+			// deletes must still free space: delete the ledger with the object, and the
+			// namespace's next write counts what it holds.
+			s.usageFailed(u)
+			resp, err = s.client.Txn(ctx).
+				If(clientv3.Compare(clientv3.ModRevision(key), "=", curRev)).
+				Then(append(ops, clientv3.OpDelete(usageKey(ns)))...).
+				Commit()
+			u = &usageWrite{}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
+			s.usageDone(u, resp.Header.Revision)
 			return cur, nil
 		}
-		if want != 0 {
+		s.usageFailed(u)
+		if want != 0 && len(u.cmps) == 0 {
 			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, ErrConflict)
 		}
+		if len(u.cmps) > 0 {
+			if err := usageWait(ctx, attempt); err != nil {
+				return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+			}
+		}
 	}
-	return nil, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, maxRetries)
+	return nil, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, retries)
 }
 
 // encodeObject gives the stored form: JSON without resourceVersion (etcd's mod revision is

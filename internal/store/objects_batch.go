@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -46,6 +48,7 @@ func (s *Store) createBatch(ctx context.Context, objs []v4.Object, created []boo
 	now := time.Now().UTC().Truncate(time.Second)
 	cmps := make([]clientv3.Cmp, 0, len(objs))
 	ops := make([]clientv3.Op, 0, 2*len(objs))
+	var deltas usageDeltas
 	for _, obj := range objs {
 		kind, meta := obj.GetKind(), obj.GetMeta()
 		if err := checkObject(obj); err != nil {
@@ -56,31 +59,68 @@ func (s *Store) createBatch(ctx context.Context, objs []v4.Object, created []boo
 			return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
 		}
 		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(objectKey(kind, meta.Namespace, meta.Name)), "=", 0))
-		ops = append(ops, s.putObject(kind, meta.Namespace, meta.Name, val),
-			s.putRaw(kind, meta.Namespace, meta.Name, Raw{ContentType: ContentTypeJSON, Data: val}))
+		put := []clientv3.Op{s.putObject(kind, meta.Namespace, meta.Name, val),
+			s.putRaw(kind, meta.Namespace, meta.Name, Raw{ContentType: ContentTypeJSON, Data: val})}
+		deltas.add(kind, meta.Namespace, 1, opBytes(put...))
+		ops = append(ops, put...)
 	}
-	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
-	if err != nil {
-		return fmt.Errorf("create %d objects: %w", len(objs), wrapEtcd(err))
-	}
-	if !resp.Succeeded { // one exists: each on its own
-		var errs []error
-		for i, obj := range objs {
-			if err := s.Create(ctx, obj, Raw{}); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			created[i] = true
+	for attempt := 0; ; attempt++ {
+		u, err := s.planUsage(ctx, deltas)
+		if err != nil {
+			return fmt.Errorf("create %d objects: %w", len(objs), err)
 		}
-		return errors.Join(errs...)
+		resp, err := s.client.Txn(ctx).If(append(cmps, u.cmps...)...).Then(append(ops, u.ops...)...).
+			Else(keysOf(objs, len(u.cmps) > 0)...).Commit()
+		if err != nil {
+			return fmt.Errorf("create %d objects: %w", len(objs), wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			s.usageDone(u, resp.Header.Revision)
+			for i, obj := range objs {
+				meta := obj.GetMeta()
+				meta.CreationTimestamp = now
+				meta.ResourceVersion = formatRev(resp.Header.Revision)
+				created[i] = true
+			}
+			return nil
+		}
+		s.usageFailed(u)
+		if len(u.cmps) == 0 || slices.ContainsFunc(resp.Responses, func(r *pb.ResponseOp) bool { return len(r.GetResponseRange().Kvs) > 0 }) {
+			return s.createEach(ctx, objs, created) // one exists: each on its own
+		}
+		// Only a namespace's ledger moved (quota_ledger.go): the batch is tried again.
+		if err := usageWait(ctx, attempt); err != nil {
+			return fmt.Errorf("create %d objects: %w", len(objs), err)
+		}
 	}
+}
+
+// createEach creates objs one by one, so that one that exists or is refused leaves the
+// others written.
+func (s *Store) createEach(ctx context.Context, objs []v4.Object, created []bool) error {
+	var errs []error
 	for i, obj := range objs {
-		meta := obj.GetMeta()
-		meta.CreationTimestamp = now
-		meta.ResourceVersion = formatRev(resp.Header.Revision)
+		if err := s.Create(ctx, obj, Raw{}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		created[i] = true
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// keysOf reads the keys (and mod revisions) of objs, for the Else branch of a batch that
+// must tell a changed object from a changed ledger; none when it need not.
+func keysOf(objs []v4.Object, need bool) []clientv3.Op {
+	if !need {
+		return nil
+	}
+	ops := make([]clientv3.Op, len(objs))
+	for i, obj := range objs {
+		m := obj.GetMeta()
+		ops[i] = clientv3.OpGet(objectKey(obj.GetKind(), m.Namespace, m.Name), clientv3.WithKeysOnly())
+	}
+	return ops
 }
 
 // How many objects one UpdateAll transaction writes (one put and one compare each).
@@ -113,7 +153,8 @@ func (s *Store) UpdateAll(ctx context.Context, objs []v4.Object) (updated []bool
 func (s *Store) updateBatch(ctx context.Context, objs []v4.Object, updated []bool) error {
 	cmps := make([]clientv3.Cmp, 0, len(objs))
 	ops := make([]clientv3.Op, 0, len(objs))
-	for _, obj := range objs {
+	revs := make([]int64, len(objs))
+	for i, obj := range objs {
 		kind, meta := obj.GetKind(), obj.GetMeta()
 		if err := checkObject(obj); err != nil {
 			return fmt.Errorf("update %s: %w", kind, err)
@@ -126,19 +167,83 @@ func (s *Store) updateBatch(ctx context.Context, objs []v4.Object, updated []boo
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
 		}
+		revs[i] = rev
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(objectKey(kind, meta.Namespace, meta.Name)), "=", rev))
 		ops = append(ops, s.putObject(kind, meta.Namespace, meta.Name, val))
 	}
-	resp, err := s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
-	if err != nil {
-		return fmt.Errorf("update %d objects: %w", len(objs), wrapEtcd(err))
+	deltas, current, err := s.batchDeltas(ctx, objs, ops, revs)
+	if err != nil || !current {
+		return err // an object changed since it was read: the caller writes it alone
 	}
-	if !resp.Succeeded {
-		return nil
+	for attempt := 0; ; attempt++ {
+		u, err := s.planUsage(ctx, deltas)
+		if err != nil {
+			return fmt.Errorf("update %d objects: %w", len(objs), err)
+		}
+		resp, err := s.client.Txn(ctx).If(append(cmps, u.cmps...)...).Then(append(ops, u.ops...)...).
+			Else(keysOf(objs, len(u.cmps) > 0)...).Commit()
+		if err != nil {
+			return fmt.Errorf("update %d objects: %w", len(objs), wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			s.usageDone(u, resp.Header.Revision)
+			for i, obj := range objs {
+				obj.GetMeta().ResourceVersion = formatRev(resp.Header.Revision)
+				updated[i] = true
+			}
+			return nil
+		}
+		s.usageFailed(u)
+		if len(u.cmps) == 0 || changed(resp.Responses, revs) {
+			return nil
+		}
+		if err := usageWait(ctx, attempt); err != nil {
+			return fmt.Errorf("update %d objects: %w", len(objs), err)
+		}
 	}
+}
+
+// batchDeltas reads the stored sizes of the counted objects of an UpdateAll batch (which
+// writes no definitions) and returns what the batch's puts (ops) change in their
+// namespaces. current is false when one of them is no longer at its revision (revs): the
+// batch would fail.
+func (s *Store) batchDeltas(ctx context.Context, objs []v4.Object, ops []clientv3.Op, revs []int64) (usageDeltas, bool, error) {
+	var idx []int
 	for i, obj := range objs {
-		obj.GetMeta().ResourceVersion = formatRev(resp.Header.Revision)
-		updated[i] = true
+		if counted(obj.GetKind()) {
+			idx = append(idx, i)
+		}
 	}
-	return nil
+	var deltas usageDeltas
+	for start := 0; start < len(idx); start += readChunk {
+		chunk := idx[start:min(start+readChunk, len(idx))]
+		reads := make([]clientv3.Op, len(chunk))
+		for j, i := range chunk {
+			reads[j] = clientv3.OpGet(string(ops[i].KeyBytes()))
+		}
+		resp, err := s.client.Txn(ctx).Then(reads...).Commit()
+		if err != nil {
+			return nil, false, fmt.Errorf("update %d objects: %w", len(objs), wrapEtcd(err))
+		}
+		for j, i := range chunk {
+			kvs := resp.Responses[j].GetResponseRange().Kvs
+			if len(kvs) == 0 || kvs[0].ModRevision != revs[i] {
+				return nil, false, nil
+			}
+			deltas.add(objs[i].GetKind(), objs[i].GetMeta().Namespace, 0, opBytes(ops[i])-int64(len(kvs[0].Value)))
+		}
+	}
+	return deltas, true, nil
+}
+
+// changed reports whether the Else reads of keysOf find an object gone or at another
+// revision than revs.
+func changed(reads []*pb.ResponseOp, revs []int64) bool {
+	for i, r := range reads {
+		kvs := r.GetResponseRange().Kvs
+		if len(kvs) == 0 || kvs[0].ModRevision != revs[i] {
+			return true
+		}
+	}
+	return false
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// EtcdTLS is the client TLS of an external etcd (--etcd-cacert, --etcd-cert,
 	// --etcd-key); nil connects without TLS. The embedded member always uses TLS.
 	EtcdTLS *tls.Config
+	// NamespaceLimits are the limits of a namespace an administrator set none for
+	// (quota.go); a zero field takes its default: DefaultNamespaceObjects objects, an
+	// eighth of the space quota (of etcd's default 2 GiB with Endpoints) in bytes.
+	NamespaceLimits NamespaceLimits
 	// KeyFile, used when Keyring is nil, is the encryption key file: read when it exists,
 	// else written with the keys of the cluster this member joins, or a new key. With
 	// neither, secrets are stored in plaintext.
@@ -92,6 +96,9 @@ type Store struct {
 	eventsQueued, eventsDone atomic.Uint64
 	// similar combines the similar Normal events QueueEvent takes (events_aggregate.go).
 	similar *aggregator
+	// quota holds the namespaces' default limits and what the store read or wrote of
+	// their limits and ledgers (quota.go).
+	quota quotaState
 }
 
 // maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and
@@ -109,6 +116,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize), similar: newAggregator()}
 	endpoints := cfg.Endpoints
+	s.quota.defaults = defaultLimits(cfg.NamespaceLimits, externalQuotaBytes)
 	if len(endpoints) == 0 {
 		if cfg.DataDir == "" {
 			return nil, errors.New("open store: a data directory is required for embedded etcd")
@@ -119,6 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if err := CheckQuotaBytes(cfg.QuotaBytes); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
+		s.quota.defaults = defaultLimits(cfg.NamespaceLimits, cfg.QuotaBytes)
 		e, err := s.startEtcd(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)

@@ -30,8 +30,11 @@ type Config struct {
 	HTTPPort int
 	// Warn reports what an operator must see (an event on the node): a configuration
 	// HAProxy refused, ports two services claim. It may be nil.
-	Warn   func(reason, message string)
-	Logger *slog.Logger
+	Warn func(reason, message string)
+	// WarnService reports what the owner of one service must see (an event on the
+	// service): a port of it the node cannot listen on. It may be nil.
+	WarnService func(namespace, name, reason, message string)
+	Logger      *slog.Logger
 }
 
 // Group keeps a node's HAProxy serving the services exported to its group.
@@ -46,6 +49,10 @@ type Group struct {
 	curShape string // cur's shape (render)
 	refused  string // the last configuration HAProxy refused, not tried again
 	warned   string // the last conflicts reported
+	// left are the frontends left out because their port could not be bound, each
+	// reported once while it stays out; probe tries a port (probeBind; tests replace it).
+	left  map[string]unbound
+	probe bindProbe
 }
 
 // New returns the group of cfg over cat; Run drives it.
@@ -70,7 +77,7 @@ func New(cat *netsvc.Catalog, cfg Config) (*Group, error) {
 		return nil, fmt.Errorf("load-balancer group %s needs HAProxy (Debian: apt-get install haproxy): %w", cfg.Group, err)
 	}
 	h := haproxy{bin: bin, dir: cfg.Dir}
-	return &Group{cat: cat, changed: cat.Subscribe(), cfg: cfg, proc: h,
+	return &Group{cat: cat, changed: cat.Subscribe(), cfg: cfg, proc: h, probe: probeBind,
 		set: Settings{BindAddr: cfg.BindAddr, HTTPPort: cfg.HTTPPort, Socket: h.path(socketFile)}}, nil
 }
 
@@ -83,15 +90,18 @@ func (g *Group) Run(ctx context.Context) {
 	netsvc.Follow(ctx, g.cat, g.changed, watchdog.C, "load-balancer group "+g.cfg.Group, g.cfg.Logger, g.Sync)
 }
 
+// maxStartAttempts bounds the starts of one update that HAProxy refused for a port
+// another program took after the group tried it (each attempt leaves those out).
+const maxStartAttempts = 3
+
 // Sync brings HAProxy in line with the catalog: through the runtime API when only
-// instances changed, else by a checked configuration and a reload. A configuration
-// HAProxy refuses is reported once and leaves the running one in place.
+// instances changed, else by a checked configuration and a reload. A frontend whose port
+// cannot be bound is left out and reported on its service; the rest is served. A
+// configuration HAProxy refuses is reported once and leaves the running one in place.
 func (g *Group) Sync(ctx context.Context) error {
 	exports := Export(g.cat.Services(), g.cfg.Group)
-	next := newPlan(exports, g.set, g.cur)
-	g.reportConflicts(next.conflicts)
-	text, shape := render(next, g.set)
 	pids := g.proc.running()
+	next, text, shape := g.plan(exports, pids, nil)
 
 	if len(next.listeners) == 0 && len(next.routes) == 0 {
 		// Nothing to serve: HAProxy refuses to run without a listener.
@@ -128,10 +138,29 @@ func (g *Group) Sync(ctx context.Context) error {
 		return nil
 	}
 	previous, _ := os.ReadFile(g.proc.path(configFile))
-	if err := g.writeConfig(text); err != nil {
-		return err
-	}
-	if err := g.proc.start(ctx, pids); err != nil {
+	failed := map[int]error{}
+	for attempt := 1; ; attempt++ {
+		if err := g.writeConfig(text); err != nil {
+			return err
+		}
+		err := g.proc.start(ctx, pids)
+		if err == nil {
+			break
+		}
+		// A port taken between the probe and the start: the others still start.
+		more := failedBinds(err.Error(), g.set)
+		grew := false
+		for port, why := range more {
+			if _, ok := failed[port]; !ok {
+				failed[port], grew = why, true
+			}
+		}
+		if grew && attempt < maxStartAttempts {
+			next, text, shape = g.plan(exports, pids, failed)
+			if len(next.listeners) > 0 || len(next.routes) > 0 {
+				continue
+			}
+		}
 		g.refused = text
 		if len(pids) > 0 && previous != nil {
 			// The file says again what runs, for a reload or a restart of HAProxy.
@@ -147,6 +176,48 @@ func (g *Group) Sync(ctx context.Context) error {
 	g.cfg.Logger.Info("load-balancer group: HAProxy (re)loaded", "group", g.cfg.Group,
 		"backends", len(next.backends), "replaced", pids)
 	return nil
+}
+
+// plan makes the plan of exports and its configuration, without the frontends whose
+// port cannot be bound (tried now, or failed: refused by HAProxy's last start), and
+// reports what it left out. Ports the running HAProxy (pids) serves are not tried: a
+// reload hands them over.
+func (g *Group) plan(exports []ExportService, pids []int, failed map[int]error) (*plan, string, string) {
+	next := newPlan(exports, g.set, g.cur)
+	g.reportConflicts(next.conflicts)
+	served := map[int]bool{}
+	if len(pids) > 0 {
+		served = servedPorts(g.cur, g.set)
+	}
+	g.reportUnbound(next.leaveOut(g.set, served, g.probe, failed))
+	text, shape := render(next, g.set)
+	return next, text, shape
+}
+
+// reportUnbound reports each frontend left out once, on its service (the group's HTTP
+// port on the node), and forgets those served again, so a port lost again is reported
+// again.
+func (g *Group) reportUnbound(list []unbound) {
+	now := make(map[string]unbound, len(list))
+	for _, u := range list {
+		now[u.key()] = u
+		if _, reported := g.left[u.key()]; reported {
+			continue
+		}
+		if u.service == "" {
+			g.warn("LoadBalancerPortUnavailable", fmt.Sprintf("group %s: the HTTP port %d cannot be bound (%v): the group's HTTP routes are not served on this node until it is free; its other ports are",
+				g.cfg.Group, u.port, u.err))
+			continue
+		}
+		msg := fmt.Sprintf("load-balancer group %s cannot listen on port %d on this node (%v): the port is left out until it is free; the group serves its other ports and services",
+			g.cfg.Group, u.port, u.err)
+		g.cfg.Logger.Warn("load-balancer group: a port is left out", "group", g.cfg.Group,
+			"service", u.namespace+"/"+u.service, "port", u.port, "err", u.err)
+		if g.cfg.WarnService != nil {
+			g.cfg.WarnService(u.namespace, u.service, "LoadBalancerPortUnavailable", msg)
+		}
+	}
+	g.left = now
 }
 
 func (g *Group) writeConfig(text string) error {

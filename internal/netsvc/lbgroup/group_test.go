@@ -262,8 +262,9 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 
 // TestRefusedConfigurationKeepsTheRunningOne: a configuration HAProxy refuses (here
 // an HAProxy that does not know a keyword, as an older version would not) and one it
-// cannot start (a port another program holds) leave the running HAProxy and its
-// configuration in place, and are reported once each.
+// cannot start (here a start that fails) leave the running HAProxy and its
+// configuration in place, and are reported once each. (A port another program holds
+// leaves only its frontend out: group_ports_test.go.)
 func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 	real := requireHAProxy(t)
 	ctx := context.Background()
@@ -276,7 +277,10 @@ func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 	}
 	old := filepath.Join(tools, "old")
 	wrapper := filepath.Join(tools, "haproxy")
-	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = -c ] && [ -e %s ]; then exec %s \"$@\" -f %s; fi\nexec %s \"$@\"\n", old, real, bad, real)
+	// It fails to start (-D) while "nostart" exists.
+	nostart := filepath.Join(tools, "nostart")
+	script := fmt.Sprintf("#!/bin/sh\nif [ \"$1\" = -c ] && [ -e %s ]; then exec %s \"$@\" -f %s; fi\n"+
+		"if [ \"$1\" = -D ] && [ -e %s ]; then echo '[ALERT] no start today' >&2; exit 1; fi\nexec %s \"$@\"\n", old, real, bad, nostart, real)
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -322,30 +326,28 @@ func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 	}
 	os.Remove(old)
 
-	// A port another program holds: HAProxy does not start, the old one serves on.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	// A start that fails: the old HAProxy serves on.
+	if err := os.WriteFile(nostart, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	taken := l.Addr().(*net.TCPAddr).Port
-	cat.Put(svc("db", nil, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: taken}))
+	db := freePort(t)
+	cat.Put(svc("db", nil, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: db}))
 	cat.Put(eps("db", "pg", "db@"+b1))
 	if err := g.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	unchanged("port taken")
-	if w := warned.get(); len(w) != 2 || !strings.HasPrefix(w[1], "LoadBalancerStartFailed") || !strings.Contains(w[1], fmt.Sprint(taken)) {
+	unchanged("start failed")
+	if w := warned.get(); len(w) != 2 || !strings.HasPrefix(w[1], "LoadBalancerStartFailed") || !strings.Contains(w[1], "no start today") {
 		t.Fatalf("warnings %q", w)
 	}
-	// Once the port is free, the next change applies.
-	l.Close()
+	// Once HAProxy starts again, the next change applies.
+	os.Remove(nostart)
 	cat.Put(webEndpoints(b1))
-	cat.Put(svc("db", map[string]string{v4.MaxConnLabel: "100"}, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: taken}))
+	cat.Put(svc("db", map[string]string{v4.MaxConnLabel: "100"}, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: db}))
 	if err := g.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if now := g.proc.running(); len(now) != 1 || slices.Equal(now, pids) || !strings.Contains(g.Config(), fmt.Sprintf("tcp-%d", taken)) {
-		t.Errorf("after the port was freed: haproxy %v (was %v)", now, pids)
+	if now := g.proc.running(); len(now) != 1 || slices.Equal(now, pids) || !strings.Contains(g.Config(), fmt.Sprintf("tcp-%d", db)) {
+		t.Errorf("after HAProxy could start again: haproxy %v (was %v)", now, pids)
 	}
 }

@@ -45,10 +45,11 @@ type httpRoute struct {
 	vhost, path, backend string
 }
 
-// tcpListener forwards port to backend.
+// tcpListener forwards port to backend, a port of service namespace/service.
 type tcpListener struct {
-	port    int
-	backend string
+	port               int
+	backend            string
+	namespace, service string
 }
 
 // plan is what the group's HAProxy runs: its backends, HTTP routes and TCP listeners.
@@ -97,7 +98,7 @@ func newPlan(exports []ExportService, s Settings, prev *plan) *plan {
 					continue
 				}
 				ports[ep.ServicePort] = name
-				p.listeners = append(p.listeners, tcpListener{port: ep.ServicePort, backend: name})
+				p.listeners = append(p.listeners, tcpListener{port: ep.ServicePort, backend: name, namespace: es.Namespace, service: es.Name})
 			}
 			b := &backend{name: name, mode: ep.Protocol, balance: es.Balance, maxconn: es.MaxConn}
 			b.slots = placeBackends(old[name], ep.Backends)

@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// A namespace's ledger (/berth/v1/nsusage/{ns}) holds its usage. Every write of a counted
+// kind puts the new usage in the same transaction, compared on the ledger's mod revision
+// (or on its absence): a write that raced with another of the same namespace fails as a
+// whole and is tried again with the ledger as it now is. The limit is therefore checked
+// against exactly the usage the write replaces, whichever server writes. A namespace
+// without a ledger (one that never had a counted write since this layout) is counted from
+// what it holds, at one revision, and its first write creates the ledger.
+
+// ledger is a namespace's usage with its ledger key's mod revision (0: none stored yet).
+type ledger struct {
+	rev   int64
+	usage NamespaceUsage
+}
+
+// usageDeltas is what one write changes, per namespace; nil when it writes no counted kind.
+type usageDeltas map[string]NamespaceUsage
+
+// add records that a write of kind in ns changes it by objects and bytes. A write that
+// changes neither (a status of the same length) leaves the ledger alone, and so races
+// with no other write of the namespace.
+func (d *usageDeltas) add(kind v4.Kind, ns string, objects, bytes int64) {
+	if !counted(kind) || objects == 0 && bytes == 0 {
+		return
+	}
+	if *d == nil {
+		*d = usageDeltas{}
+	}
+	u := (*d)[ns]
+	u.Objects += objects
+	u.Bytes += bytes
+	(*d)[ns] = u
+}
+
+// opBytes is what ops store: the bytes of their values (sealed, for a secret).
+func opBytes(ops ...clientv3.Op) int64 {
+	var n int64
+	for _, op := range ops {
+		n += int64(len(op.ValueBytes()))
+	}
+	return n
+}
+
+// usageWrite is what a write adds to its transaction for the namespaces it changes: the
+// comparisons on their ledgers, the puts of their new usage, and that usage, remembered
+// once the transaction committed.
+type usageWrite struct {
+	cmps []clientv3.Cmp
+	ops  []clientv3.Op
+	next map[string]NamespaceUsage
+}
+
+// planUsage prepares the ledger writes of deltas. In a user's request
+// (WithNamespaceLimits), a namespace the write grows past one of its limits refuses it
+// with ErrQuotaExceeded; a write that shrinks a namespace, or holds it level, always
+// passes, so deletes work and an object can be made smaller at the limit.
+func (s *Store) planUsage(ctx context.Context, deltas usageDeltas) (*usageWrite, error) {
+	w := &usageWrite{}
+	if len(deltas) == 0 {
+		return w, nil
+	}
+	enforce := limitsEnforced(ctx)
+	w.next = make(map[string]NamespaceUsage, len(deltas))
+	for _, ns := range slices.Sorted(maps.Keys(deltas)) {
+		d := deltas[ns]
+		l, err := s.cachedLedger(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		if enforce && (d.Objects > 0 || d.Bytes > 0) {
+			limits, _, err := s.limitsFor(ctx, ns)
+			if err != nil {
+				return nil, err
+			}
+			if err := quotaError(ns, l.usage, d, limits); err != nil {
+				return nil, err
+			}
+		}
+		next := NamespaceUsage{Objects: max(l.usage.Objects+d.Objects, 0), Bytes: max(l.usage.Bytes+d.Bytes, 0)}
+		val, err := json.Marshal(next)
+		if err != nil {
+			return nil, fmt.Errorf("encode the usage of namespace %s: %w", ns, err)
+		}
+		key := usageKey(ns)
+		if l.rev == 0 {
+			w.cmps = append(w.cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
+		} else {
+			w.cmps = append(w.cmps, clientv3.Compare(clientv3.ModRevision(key), "=", l.rev))
+		}
+		w.ops = append(w.ops, clientv3.OpPut(key, string(val)))
+		w.next[ns] = next
+	}
+	return w, nil
+}
+
+// usageDone remembers the ledgers a committed transaction (at rev) wrote, so this
+// store's next write of those namespaces reads nothing first.
+func (s *Store) usageDone(w *usageWrite, rev int64) {
+	if len(w.next) == 0 {
+		return
+	}
+	s.quota.mu.Lock()
+	defer s.quota.mu.Unlock()
+	if s.quota.ledgers == nil || len(s.quota.ledgers)+len(w.next) > quotaCacheSize {
+		s.quota.ledgers = make(map[string]ledger, len(w.next))
+	}
+	for ns, u := range w.next {
+		s.quota.ledgers[ns] = ledger{rev: rev, usage: u}
+	}
+}
+
+// usageFailed forgets the ledgers of a transaction that failed: another write may have
+// changed them, and the next attempt reads them again.
+func (s *Store) usageFailed(w *usageWrite) {
+	if len(w.next) == 0 {
+		return
+	}
+	s.quota.mu.Lock()
+	defer s.quota.mu.Unlock()
+	for ns := range w.next {
+		delete(s.quota.ledgers, ns)
+	}
+}
+
+// cachedLedger is the ledger of ns as this store last wrote or read it, else as etcd has
+// it. A stale one only costs a failed transaction.
+func (s *Store) cachedLedger(ctx context.Context, ns string) (ledger, error) {
+	s.quota.mu.Lock()
+	l, ok := s.quota.ledgers[ns]
+	s.quota.mu.Unlock()
+	if ok {
+		return l, nil
+	}
+	return s.readLedger(ctx, ns)
+}
+
+// readLedger reads ns's ledger; without one, it counts what ns holds.
+func (s *Store) readLedger(ctx context.Context, ns string) (ledger, error) {
+	resp, err := s.client.Get(ctx, usageKey(ns))
+	if err != nil {
+		return ledger{}, fmt.Errorf("read the usage of namespace %s: %w", ns, wrapEtcd(err))
+	}
+	if len(resp.Kvs) > 0 {
+		return decodeLedger(ns, resp.Kvs[0].Value, resp.Kvs[0].ModRevision)
+	}
+	counted, stored, err := s.scanNamespace(ctx, ns)
+	if err != nil {
+		return ledger{}, err
+	}
+	if stored.rev != 0 { // written meanwhile
+		return stored, nil
+	}
+	return ledger{usage: counted}, nil
+}
+
+func decodeLedger(ns string, val []byte, rev int64) (ledger, error) {
+	l := ledger{rev: rev}
+	if err := json.Unmarshal(val, &l.usage); err != nil {
+		return ledger{}, fmt.Errorf("decode the usage of namespace %s: %w", ns, err)
+	}
+	return l, nil
+}
+
+// scanNamespace counts what ns holds of the counted kinds, and reads its ledger, in one
+// read transaction (one revision): 1 + 2 ranges per kind, within etcd's default limit of
+// 128 operations. It reads the values, to size them: it runs once per namespace (its
+// first counted write) and when an administrator sets the namespace's limits.
+func (s *Store) scanNamespace(ctx context.Context, ns string) (NamespaceUsage, ledger, error) {
+	kinds := v4.Kinds()
+	ops := []clientv3.Op{clientv3.OpGet(usageKey(ns))}
+	for _, k := range kinds {
+		ops = append(ops, clientv3.OpGet(objectPrefix(k, ns), clientv3.WithPrefix()),
+			clientv3.OpGet(rawKey(k, ns, ""), clientv3.WithPrefix()))
+	}
+	resp, err := s.client.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return NamespaceUsage{}, ledger{}, fmt.Errorf("count namespace %s: %w", ns, wrapEtcd(err))
+	}
+	var stored ledger
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+		if stored, err = decodeLedger(ns, kvs[0].Value, kvs[0].ModRevision); err != nil {
+			return NamespaceUsage{}, ledger{}, err
+		}
+	}
+	var u NamespaceUsage
+	for i, r := range resp.Responses[1:] {
+		kvs := r.GetResponseRange().Kvs
+		if i%2 == 0 {
+			u.Objects += int64(len(kvs))
+		}
+		for _, kv := range kvs {
+			u.Bytes += int64(len(kv.Value))
+		}
+	}
+	return u, stored, nil
+}
+
+// recount replaces ns's ledger with a count of what it holds: it repairs a ledger that
+// drifted (objects written by a server of an earlier version, sealed values rewrapped
+// under a key of another name's length).
+func (s *Store) recount(ctx context.Context, ns string) error {
+	for attempt := 0; ; attempt++ {
+		u, stored, err := s.scanNamespace(ctx, ns)
+		if err != nil {
+			return err
+		}
+		w := &usageWrite{next: map[string]NamespaceUsage{ns: u}}
+		cmp := clientv3.Compare(clientv3.ModRevision(usageKey(ns)), "=", stored.rev)
+		if stored.rev == 0 {
+			cmp = clientv3.Compare(clientv3.CreateRevision(usageKey(ns)), "=", 0)
+		}
+		val, err := json.Marshal(u)
+		if err != nil {
+			return fmt.Errorf("encode the usage of namespace %s: %w", ns, err)
+		}
+		resp, err := s.client.Txn(ctx).If(cmp).Then(clientv3.OpPut(usageKey(ns), string(val))).Commit()
+		if err != nil {
+			return fmt.Errorf("count namespace %s: %w", ns, wrapEtcd(err))
+		}
+		if resp.Succeeded {
+			s.usageDone(w, resp.Header.Revision)
+			return nil
+		}
+		s.usageFailed(w)
+		if err := usageWait(ctx, attempt); err != nil {
+			return fmt.Errorf("count namespace %s: %w", ns, err)
+		}
+	}
+}
+
+// usageRetries bounds the attempts of one write that keeps losing its namespace's ledger
+// to other writes of that namespace. Writes of one namespace take turns on its ledger,
+// so many clients writing one namespace at once each wait a little, as apply's retries
+// do (apply.go), and never fail while the request lasts.
+const usageRetries = 100
+
+// usageWait waits before attempt+1 of a write whose ledger changed under it: a random
+// wait up to a cap that doubles from 2 ms to 250 ms ("full jitter").
+func usageWait(ctx context.Context, attempt int) error {
+	if attempt+1 >= usageRetries {
+		return fmt.Errorf("%w (gave up after %d concurrent writes of the namespace)", ErrConflict, attempt+1)
+	}
+	t := time.NewTimer(jitter(min(applyBackoffMin<<min(attempt, 7), applyBackoffMax)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("%w (%d concurrent writes of the namespace, then %w)", ErrConflict, attempt+1, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}
+
+// storedSize is what an object's two keys hold: its stored value and its definition.
+type storedSize struct{ object, raw int64 }
+
+// getSized is get, with the stored sizes of the object and of its definition, which the
+// ledger of a counted kind needs (read in one transaction); for other kinds it is get.
+func (s *Store) getSized(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, int64, storedSize, error) {
+	if !counted(kind) {
+		obj, rev, err := s.get(ctx, kind, ns, name)
+		return obj, rev, storedSize{}, err
+	}
+	if err := checkKey(kind, ns, name); err != nil {
+		return nil, 0, storedSize{}, err
+	}
+	if name == "" {
+		return nil, 0, storedSize{}, fmt.Errorf("%w: name is empty", ErrInvalid)
+	}
+	resp, err := s.client.Txn(ctx).Then(clientv3.OpGet(objectKey(kind, ns, name)), clientv3.OpGet(rawKey(kind, ns, name))).Commit()
+	if err != nil {
+		return nil, 0, storedSize{}, wrapEtcd(err)
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return nil, 0, storedSize{}, ErrNotFound
+	}
+	obj, err := s.decodeObject(kind, kvs[0])
+	if err != nil {
+		return nil, 0, storedSize{}, err
+	}
+	size := storedSize{object: int64(len(kvs[0].Value))}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		size.raw += int64(len(kv.Value))
+	}
+	return obj, kvs[0].ModRevision, size, nil
+}
