@@ -55,7 +55,7 @@ func (s *Server) handleAgentCertificate(w http.ResponseWriter, r *http.Request) 
 	err = s.store.ClaimNodeName(ctx, req.NodeName, keyHash, tok.Node == req.NodeName)
 	if errors.Is(err, store.ErrNodeNameTaken) {
 		s.writeError(w, r, errorf(http.StatusConflict, "nodeName: node %s exists and joined with another key; "+
-			"to join it again, delete it (berth nodes delete %s) or use a token bound to it (berth token create --node %s)", req.NodeName, req.NodeName, req.NodeName).
+			"to join it again, delete it (berth delete node %s) or use a token bound to it (berth token create --node %s)", req.NodeName, req.NodeName, req.NodeName).
 			withDetail("nodeName", "taken by another key"))
 		return
 	}

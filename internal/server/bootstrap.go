@@ -96,7 +96,7 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 			return fmt.Errorf("create the bootstrap join token: %w", err)
 		}
 		given = &tok
-		cfg.Logger.Info("join token created: agents and servers join with the token in "+path, "id", "berth-"+tok.ID)
+		cfg.Logger.Info("join token created: servers join with the token in "+path+"; give agents their own (berth token create)", "id", "berth-"+tok.ID)
 	}
 	if err := atomicfile.Write(path, []byte(given.WithPin(cfg.CA.Hash())+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write the join token file: %w", err)
