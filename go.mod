@@ -29,6 +29,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.45.0
 	go.opentelemetry.io/proto/otlp v1.11.0 // the collector service a test exports to
 	go.uber.org/zap v1.28.0
+	golang.org/x/net v0.61.0 // HTTP/2 frames: a test reads the limits the server announces (internal/server); already in the module graph
 	golang.org/x/sys v0.49.0 // pidfd_open and poll: waiting for a task's process without polling
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12 // gpu-manager's VCUDAService messages, read with protowire (internal/devices/gpu)
@@ -90,7 +91,6 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20241108190413-2d47ceb2692f // indirect
-	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect

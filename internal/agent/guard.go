@@ -10,6 +10,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/driver/process"
 )
 
 // The node's own guard (docs/agent.md, "Workload privilege"): the server admits a
@@ -107,7 +108,7 @@ func (g guard) admit(tg *v4.TaskGroup) error {
 // ".." cannot climb out of an allowed directory, and its existing part is resolved, so a
 // symlink inside an allowed directory cannot point the mount elsewhere.
 func (g guard) allowPath(need acl.Need) error {
-	p := resolveExisting(filepath.Clean(need.Path))
+	p := process.ResolveExisting(filepath.Clean(need.Path))
 	for _, dir := range g.protected {
 		if within(p, dir) || within(dir, p) {
 			return fmt.Errorf("%s: %s reaches %s, which no workload may use on this node", need.Field, need.Path, dir)
@@ -139,19 +140,4 @@ func within(p, dir string) bool {
 		return true
 	}
 	return strings.HasPrefix(p, dir+"/")
-}
-
-// resolveExisting resolves the symlinks of the longest existing prefix of the clean
-// absolute path p and appends the rest, which does not exist yet.
-func resolveExisting(p string) string {
-	rest := ""
-	for cur := p; ; cur = filepath.Dir(cur) {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if cur == filepath.Dir(cur) {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-	}
 }

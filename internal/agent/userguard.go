@@ -135,7 +135,7 @@ func (p userPolicy) forbiddenGroup(u resolvedUser) (string, bool) {
 func (p userPolicy) check(field, spelled string) error {
 	u, err := resolveUser(spelled)
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", field, spelled, err)
+		return fmt.Errorf("%s: user %q: %w", field, spelled, err)
 	}
 	if u.uid == 0 {
 		// Admission asked for the root privilege only for the spellings it knows

@@ -61,7 +61,7 @@ func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFun
 		if perm == nil && mustIdentify(r, id) {
 			// Its rights depend on the body (apply, plan): who asks is known first, so
 			// nobody without credentials makes the server read a body.
-			s.writeError(w, r, errorf(http.StatusUnauthorized, "401: a token is required to send a body here; run `berth login` or set BERTH_TOKEN"))
+			s.writeError(w, r, errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN"))
 			return
 		}
 		s.authLimit.succeeded(source, credential)
@@ -278,7 +278,7 @@ func (s *Server) credentialed(next http.Handler) http.HandlerFunc {
 		id, err := s.identify(ctx, r)
 		cancel()
 		if err == nil && mustIdentify(r, id) {
-			err = errorf(http.StatusUnauthorized, "401: a token is required to send a body here; run `berth login` or set BERTH_TOKEN")
+			err = errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
 		}
 		if err != nil {
 			if fromError(err).Code == http.StatusUnauthorized {

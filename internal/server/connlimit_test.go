@@ -13,18 +13,7 @@ func TestLimitListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(ln, 1, 1, quietLogger())
-	defer l.Close()
-	accepted := make(chan net.Conn, 3)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(t, newLimitListener(ln, 1, 1, quietLogger()))
 	for range 2 {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
@@ -70,18 +59,7 @@ func TestLimitListenerPerSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLimitListener(ln, 10, 2, quietLogger())
-	defer l.Close()
-	accepted := make(chan net.Conn, 10)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(t, newLimitListener(ln, 10, 2, quietLogger()))
 	dialFrom := func(src string) net.Conn {
 		t.Helper()
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
@@ -113,4 +91,22 @@ func TestLimitListenerPerSource(t *testing.T) {
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
+}
+
+// acceptAll accepts l's connections until the test ends, handing them over on the
+// returned channel.
+func acceptAll(t *testing.T, l *limitListener) chan net.Conn {
+	t.Helper()
+	t.Cleanup(func() { l.Close() })
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	return accepted
 }

@@ -270,25 +270,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	defer srv.Close()
-	httpSrv := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		// No WriteTimeout: watch streams last as long as the client stays.
-		IdleTimeout: idleTimeout,
-		// HTTP/2 (browsers): one connection carries at most h2Streams streams, and what
-		// its client may send before the server reads is bounded per stream and per
-		// connection, so one connection cannot take the server's memory.
-		HTTP2: &http.HTTP2Config{
-			MaxConcurrentStreams:          h2Streams,
-			MaxReceiveBufferPerStream:     h2StreamBuffer,
-			MaxReceiveBufferPerConnection: h2ConnBuffer,
-			MaxReadFrameSize:              1 << 14,
-			PingTimeout:                   15 * time.Second,
-			SendPingTimeout:               time.Minute,
-		},
-		ConnState: srv.ConnState,
-		ErrorLog:  slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
-	}
+	httpSrv := srv.httpServer(cfg.Logger)
 	serveErr := make(chan error, 2)
 	serving := 1 // listeners served, each ending with one value on serveErr
 	maxConns := cfg.MaxConnections
@@ -353,4 +335,28 @@ func openAuditLog(cfg Config) (*audit.Log, error) {
 		path = filepath.Join(cfg.DataDir, "audit.log")
 	}
 	return audit.Open(path, cfg.AuditLogMaxBytes, cfg.AuditLogMaxFiles)
+}
+
+// httpServer is the http.Server that serves srv's API: headers within ReadHeaderTimeout
+// (which bounds the TLS handshake too), no WriteTimeout (watch streams last as long as
+// the client stays), kept-alive connections closed after idleTimeout, and HTTP/2
+// (browsers) bounded: one connection carries at most h2Streams streams, and what its
+// client may send before the server reads is bounded per stream and per connection, so
+// one connection cannot take the server's memory.
+func (srv *Server) httpServer(log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       idleTimeout,
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          h2Streams,
+			MaxReceiveBufferPerStream:     h2StreamBuffer,
+			MaxReceiveBufferPerConnection: h2ConnBuffer,
+			MaxReadFrameSize:              1 << 14,
+			PingTimeout:                   15 * time.Second,
+			SendPingTimeout:               time.Minute,
+		},
+		ConnState: srv.ConnState,
+		ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }

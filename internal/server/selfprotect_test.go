@@ -5,11 +5,14 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
 )
 
 // rawRequest opens a TLS connection to the server at url and sends the request line and
@@ -137,5 +140,51 @@ func TestStreamedList(t *testing.T) {
 	r = call(t, http.MethodGet, url+"/v1/namespaces/empty/configmaps", "")
 	if !strings.HasSuffix(strings.TrimSpace(string(r.body)), `"items":[]}`) {
 		t.Fatalf("empty list: %s", r.body)
+	}
+}
+
+// An HTTP/2 connection is bounded as the server announces it: at most h2Streams streams,
+// and h2StreamBuffer bytes a stream may send before the server reads them (Go's
+// defaults are 250 and 1 MiB: a connection of 240 streams could make it hold 240 MiB).
+func TestHTTP2ConnectionsAreBounded(t *testing.T) {
+	srv, _ := newTestServerOf(t, Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.httpServer(quietLogger())
+	go hs.Serve(tls.NewListener(ln, srv.TLSConfig()))
+	t.Cleanup(func() { hs.Close() })
+	c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{RootCAs: roots, NextProtos: []string{"h2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if p := c.ConnectionState().NegotiatedProtocol; p != "h2" {
+		t.Fatalf("negotiated %q, want h2", p)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, http2.ClientPreface); err != nil {
+		t.Fatal(err)
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf, ok := f.(*http2.SettingsFrame)
+		if !ok || sf.IsAck() {
+			continue
+		}
+		streams, _ := sf.Value(http2.SettingMaxConcurrentStreams)
+		window, _ := sf.Value(http2.SettingInitialWindowSize)
+		if streams != h2Streams || window != h2StreamBuffer {
+			t.Fatalf("the server announces %d streams and a %d-byte window, want %d and %d", streams, window, h2Streams, h2StreamBuffer)
+		}
+		return
 	}
 }

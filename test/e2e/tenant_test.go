@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,7 +38,7 @@ import (
 // signalled, and team B's secret reached team A by no way: env, files, events, notify.
 func TestTenantIsolation(t *testing.T) {
 	requireRoot(t)
-	s := startDev(t, filepath.Join(t.TempDir(), "dev"))
+	s := startDev(t, filepath.Join(t.TempDir(), "dev"), "--max-connections", "96", "--max-connections-per-source", "40")
 	defer s.cleanupProcesses("team-a")
 	defer s.cleanupProcesses("team-b")
 	canary := filepath.Join(t.TempDir(), "canary")
@@ -200,6 +201,68 @@ func TestTenantIsolation(t *testing.T) {
 		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(msg), "another key") {
 			t.Fatalf("join as the existing node: %d %s, want 409", resp.StatusCode, msg)
 		}
+	})
+
+	t.Run("filling the cluster's etcd", func(t *testing.T) {
+		status, body := call(t, s.http, http.MethodPut, s.url+"/v1/namespaces/team-a/quota", `{"objects":12}`)
+		if status != http.StatusOK {
+			t.Fatalf("set team A's limit: %d %s", status, body)
+		}
+		var last cliResult
+		for i := range 20 {
+			last = a.berth(`{"apiVersion":"v4","kind":"configmap","metadata":{"name":"fill`+strconv.Itoa(i)+`","namespace":"team-a"},"datas":{"k":{"type":"file","content":"eA=="}}}`, "apply", "-f", "-")
+			if last.code != 0 {
+				break
+			}
+		}
+		if last.code == 0 || !strings.Contains(last.stderr, "namespace team-a") || !strings.Contains(last.stderr, "limit") {
+			t.Fatalf("team A filled its namespace past its limit: %d %s", last.code, last.stderr)
+		}
+		b.applySpec(t, `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"still","namespace":"team-b"},"datas":{"k":{"type":"file","content":"eA=="}}}`)
+	})
+	t.Run("taking every connection", func(t *testing.T) {
+		// From another source address, as many connections as the server has: one source
+		// gets its share (--max-connections-per-source), the others are closed at once,
+		// and the administrator still gets in.
+		host := strings.TrimPrefix(s.url, "https://")
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
+		for range 120 {
+			c, err := d.Dial("tcp", host)
+			if err != nil {
+				continue
+			}
+			defer c.Close()
+		}
+		start := time.Now()
+		if out := s.mustBerth("get", "processes", "-n", "team-b"); !strings.Contains(out, "vault") {
+			t.Fatalf("the administrator's read: %s", out)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("the administrator waited %s", d)
+		}
+	})
+	t.Run("TLS 1.2 without AEAD", func(t *testing.T) {
+		host := strings.TrimPrefix(s.url, "https://")
+		c, err := tls.Dial("tcp", host, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12,
+			CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA}})
+		if err == nil {
+			c.Close()
+			t.Fatal("a CBC-SHA1 suite was accepted")
+		}
+	})
+	t.Run("the audit log names what happened", func(t *testing.T) {
+		a.berth("", "get", "processes", "-n", "team-a") // one more line of team A's
+		s.as("berth-acl-nope00.0000000000000000000000000000000000000000000").berth("", "get", "processes", "-n", "team-a")
+		snoop := a.taskGroups("team-a", "snoop")
+		if len(snoop) > 0 {
+			a.berth("", "exec", "-n", "team-a", snoop[0].Metadata.Name, "--", "echo", "audited-command")
+		}
+		waitUntil(t, 20*time.Second, "the audit lines", func() bool {
+			b, _ := os.ReadFile(filepath.Join(s.dataDir, "audit.log"))
+			log := string(b)
+			return strings.Contains(log, `"kind":"process"`) && strings.Contains(log, `"name":"snoop"`) &&
+				(len(snoop) == 0 || strings.Contains(log, "audited-command"))
+		})
 	})
 
 	// Team B's process fails: team A's notify must not hear of it.

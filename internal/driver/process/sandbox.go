@@ -68,7 +68,7 @@ func (s sandbox) resolve(what, p string) (place, error) {
 			return place{base: base, rel: rel, pod: true}, nil
 		}
 	}
-	real := resolveExisting(p)
+	real := ResolveExisting(p)
 	for _, dir := range s.protected {
 		if _, ok := below(real, dir); ok {
 			return place{}, fmt.Errorf("%s %s: in %s, which no task may reach", what, p, dir)
@@ -94,9 +94,10 @@ func below(p, dir string) (string, bool) {
 	return rel, true
 }
 
-// resolveExisting resolves the symlinks of the longest existing prefix of the clean
-// absolute path p and appends the rest.
-func resolveExisting(p string) string {
+// ResolveExisting resolves the symlinks of the longest existing prefix of the clean
+// absolute path p and appends the rest, which does not exist yet: where p would lead
+// today (the agent's guard judges host paths by it too).
+func ResolveExisting(p string) string {
 	rest := ""
 	for cur := p; ; cur = filepath.Dir(cur) {
 		if real, err := filepath.EvalSymlinks(cur); err == nil {
