@@ -63,7 +63,7 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 		{"", `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "join token"},
 		{"wrong", `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "join token"},
 		{unknown, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
-		{server[:len(server)-1] + "x", `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
+		{wrongLast(server), `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 401, "unknown or revoked join token"},
 		{agentTok, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 403, "needs a server token"},
 		{expired, `{"name":"b","peerURL":"https://127.0.0.1:21999"}`, 403, "expired"},
 		{server, `{"name":"b","peerURL":"https://127.0.0.1:21999","x":1}`, 400, "unknown field"},
