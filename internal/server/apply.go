@@ -36,6 +36,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 			err = s.admitNotify(r, d.Object)
 		}
 		if err == nil {
+			err = s.admitDependencies(r, d.Object)
+		}
+		if err == nil {
 			err = s.checkReferences(ctx, d.Object, docs)
 		}
 		if err == nil {

@@ -155,6 +155,9 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	if err == nil {
 		err = s.admitNotify(r, doc.Object)
 	}
+	if err == nil {
+		err = s.admitDependencies(r, doc.Object)
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

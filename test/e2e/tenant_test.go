@@ -155,6 +155,11 @@ func TestTenantIsolation(t *testing.T) {
 		refused(t, app("params", `"parameters":[{"key":"cgroup-parent","value":"/team-b"},{"key":"log-driver","value":"syslog"},{"key":"log-opt","value":"syslog-address=tcp://127.0.0.1:1"},{"key":"oom-score-adj","value":"-1000"},{"key":"ulimit","value":"memlock=-1"}]`),
 			"parameters[0]", `"cgroup-parent"`, "parameters[1]", `"log-driver"`, "parameters[2]", "parameters[3]", `"oom-score-adj"`, "parameters[4]", `"ulimit"`)
 	})
+	t.Run("a dependency of another namespace", func(t *testing.T) {
+		refused(t, `{"apiVersion":"v4","kind":"process","metadata":{"name":"leech","namespace":"team-a"},
+		"spec":{"instance":1,"template":{"spec":{"dependencies":[{"name":"vault","namespace":"team-b"}],
+		"processes":[{"procName":"sleep","startCmd":"exec sleep 60"}]}}}}`, "spec.template.spec.dependencies[0].namespace", "may not read dependency")
+	})
 	t.Run("notify of every namespace", func(t *testing.T) {
 		refused(t, `{"apiVersion":"v4","kind":"notify","metadata":{"name":"all","namespace":"team-a"},"spec":{"url":"`+recv.URL+`","namespaces":["*"]}}`,
 			"spec.namespaces[0]")

@@ -1,0 +1,39 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
+)
+
+// A workload's dependencies (docs/dependencies.md) are pods of their own namespace, which
+// the dependency controller starts on the nodes where the dependents land and keeps while
+// they live. A dependency of another namespace is that namespace's: depending on it starts
+// its pods where the writer's workloads go, so the writer must be able to read it there,
+// as sharing one (a team's log agent used by others) means.
+
+// admitDependencies refuses, with a 403 naming the field, a dependency in a namespace
+// other than the workload's own that the writer may not read.
+func (s *Server) admitDependencies(r *http.Request, obj v4.Object) error {
+	spec := v4.PodSpecOf(obj)
+	if spec == nil {
+		return nil
+	}
+	id := identityOf(r)
+	own := obj.GetMeta().Namespace
+	for i, dep := range spec.Dependencies {
+		if dep.Namespace == "" || dep.Namespace == own {
+			continue
+		}
+		req := acl.Request{Verb: acl.VerbRead, Kind: string(v4.KindDependency), Namespace: dep.Namespace}
+		if id.Allowed(req) {
+			continue
+		}
+		field := fmt.Sprintf("spec.template.spec.dependencies[%d].namespace", i)
+		return errorf(http.StatusForbidden, "%s: %s may not depend on what it may not read: it may not %s", field, id, req).
+			withDetail(field, "needs "+req.String())
+	}
+	return nil
+}
