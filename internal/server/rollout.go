@@ -62,7 +62,10 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to)
+	// An undo writes a template someone else may have written: its privileges are the
+	// requester's to hold, as for any write of it.
+	allow := func(d *v4.Deployment) error { return s.checkPrivileges(r, d) }
+	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to, allow)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -81,7 +84,7 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
 // rollout writes the action into the deployment, retrying when the controller writes in
 // between (the write carries the resourceVersion it read). It returns the stored
 // deployment and the operation in progress.
-func (s *Server) rollout(ctx context.Context, ns, name, action string, to int) (*v4.Deployment, *v4.Operation, error) {
+func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, allow func(*v4.Deployment) error) (*v4.Deployment, *v4.Operation, error) {
 	for range 5 {
 		obj, err := s.store.Get(ctx, v4.KindDeployment, ns, name)
 		if err != nil {
@@ -95,7 +98,7 @@ func (s *Server) rollout(ctx context.Context, ns, name, action string, to int) (
 		case "resume":
 			resume(d)
 		case "undo":
-			if op, err = s.beginUndo(ctx, d, to); err != nil {
+			if op, err = s.beginUndo(ctx, d, to, allow); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -129,8 +132,9 @@ func resume(d *v4.Deployment) {
 }
 
 // beginUndo sets spec.template to revision to's (0: the one before the current) and
-// begins the undo operation, which replaces a rollout in progress (BCS's cancel).
-func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int) (*v4.Operation, error) {
+// begins the undo operation, which replaces a rollout in progress (BCS's cancel). allow
+// judges the deployment with that template, as a write of it would be.
+func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow func(*v4.Deployment) error) (*v4.Operation, error) {
 	ns, name := d.Metadata.Namespace, d.Metadata.Name
 	if d.Spec.Template == nil {
 		return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no template to roll back", ns, name)
@@ -162,6 +166,9 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int) (*v4.O
 	d.Spec.Template = &tmpl
 	resume(d)
 	if err := admit(d); err != nil { // a revision kept from an older berth may no longer pass
+		return nil, err
+	}
+	if err := allow(d); err != nil {
 		return nil, err
 	}
 	if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpRollout, v4.OpUndo, v4.OpScale); err != nil {

@@ -163,3 +163,37 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// An undo writes a template: one that asks for a privilege (an administrator's earlier
+// revision, root) is restored only by a requester holding it, and a token that may roll
+// out without it gets the 403 naming the field.
+func TestUndoToAPrivilegedRevisionNeedsThePrivilege(t *testing.T) {
+	base := newTestServer(t, Config{})
+	deps := base + "/v1/namespaces/ops/deployments"
+	wantStatus(t, call(t, http.MethodPost, deps, deployJSON("ops", "web", "two")), http.StatusCreated)
+	d := getDeployment(t, "ops", "web")
+	rooted := *d.Spec.Template
+	rooted.Spec.Processes = append([]v4.ProcessTask(nil), rooted.Spec.Processes...)
+	rooted.Spec.Processes[0].User = "root"
+	d.Status = v4.DeploymentStatus{Phase: v4.DeploymentUpdateSuspend, Revision: 2, History: []v4.DeploymentRevision{
+		{Revision: 1, Hash: v4.TemplateHash(&rooted), Template: rooted},
+		{Revision: 2, Hash: v4.TemplateHash(d.Spec.Template), Template: *d.Spec.Template},
+	}}
+	if err := testStore.Update(context.Background(), d, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	deployer := tokenWithPolicy(t, base, `kind: acl-policy
+metadata: {name: deployer}
+rules:
+  - {namespaces: [ops], kinds: ["*"], verbs: [read, write]}
+`, "deployer", "")
+	r := callAs(t, "", http.MethodPost, deps+"/web/rollout/undo", "", deployer)
+	wantStatus(t, r, http.StatusForbidden)
+	if e := decodeError(t, r); len(e.Details) != 1 || e.Details[0].Field != "spec.template.spec.processes[0].user" {
+		t.Fatalf("undo to a root revision: %s", r.body)
+	}
+	if got := getDeployment(t, "ops", "web"); got.Spec.Template.Spec.Processes[0].User != "" {
+		t.Fatal("the refused undo changed the template")
+	}
+	accepted(t, call(t, http.MethodPost, deps+"/web/rollout/undo", "")) // the management token holds it
+}
