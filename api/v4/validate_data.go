@@ -87,7 +87,7 @@ func validateItem(p, typ, dataKey, keyOrPath string, errs *FieldErrors) {
 		errs.add(p+".keyOrPath", "must be an environment variable name, got %q", truncate(keyOrPath, 80))
 	case typ == InjectFile && !path.IsAbs(keyOrPath) && !strings.HasPrefix(keyOrPath, "${"):
 		errs.add(p+".keyOrPath", "must be an absolute file path, got %q", truncate(keyOrPath, 80))
-	case typ == InjectFile && hasDotDot(keyOrPath):
+	case typ == InjectFile && HasDotDot(keyOrPath):
 		// A file path is where the agent writes the item: for a process on the host, for a
 		// container under the task's files dir. ".." is never needed to name it and is how
 		// a path leaves the directory it is relative to (${workPath}/../..), so it is
@@ -98,8 +98,9 @@ func validateItem(p, typ, dataKey, keyOrPath string, errs *FieldErrors) {
 	}
 }
 
-// hasDotDot reports whether a slash-separated path has a ".." segment.
-func hasDotDot(p string) bool {
+// HasDotDot reports whether a slash-separated path has a ".." segment: the way a path
+// leaves the directory it is meant to stay in (${work_base_dir}/../..).
+func HasDotDot(p string) bool {
 	for seg := range strings.SplitSeq(p, "/") {
 		if seg == ".." {
 			return true

@@ -98,7 +98,7 @@ func checkNoHostPortRefs(p string, t *ProcessTask, noHost map[string]string, err
 // processPath checks a path of a process spec: no ".." segment, no NUL byte.
 func processPath(p, v string, errs *FieldErrors) {
 	switch {
-	case hasDotDot(v):
+	case HasDotDot(v):
 		errs.add(p, "must not contain '..' segments, got %q", truncate(v, 80))
 	case strings.IndexByte(v, 0) >= 0:
 		errs.add(p, "must not contain a NUL byte")
@@ -123,7 +123,7 @@ func validateURI(p, v string, errs *FieldErrors) {
 			errs.add(p, "must name a host, got %q", truncate(v, 120))
 		}
 	case "file":
-		if hasDotDot(u.Path) {
+		if HasDotDot(u.Path) {
 			errs.add(p, "must not contain '..' segments, got %q", truncate(v, 120))
 		}
 	default:

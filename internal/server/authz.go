@@ -40,31 +40,12 @@ func identityOf(r *http.Request) *acl.Identity {
 // whose failed authentications are being slowed down (authlimit.go).
 func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		source, credential := sourceOf(r), credentialOf(r)
-		if wait, ok := s.authLimit.admit(source, credential); !ok {
-			s.authFailed(source, credential, true)
-			w.Header().Set("Retry-After", retryAfter(wait))
-			s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
-				source, wait.Round(time.Second)))
+		// A route without a right of its own (apply, plan) decides by its body: who
+		// asks is known first, so nobody without credentials makes the server read one.
+		id, ok := s.authenticate(w, r, perm == nil)
+		if !ok {
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-		id, err := s.identify(ctx, r)
-		cancel()
-		if err != nil {
-			if fromError(err).Code == http.StatusUnauthorized {
-				s.authFailed(source, credential, false)
-			}
-			s.writeError(w, r, err)
-			return
-		}
-		if perm == nil && mustIdentify(r, id) {
-			// Its rights depend on the body (apply, plan): who asks is known first, so
-			// nobody without credentials makes the server read a body.
-			s.writeError(w, r, errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN"))
-			return
-		}
-		s.authLimit.succeeded(source, credential)
 		// A user's writes are held to their namespaces' limits (store/quota.go); the
 		// controllers' and agents' are not.
 		r = r.WithContext(store.WithNamespaceLimits(context.WithValue(r.Context(), identityKey{}, id)))
@@ -262,31 +243,43 @@ func mustIdentify(r *http.Request, id *acl.Identity) bool {
 	return hasBody && id.Anonymous() && len(id.Policies) == 0
 }
 
+// authenticate identifies r's caller from the headers alone: 429 from a source whose
+// failed authentications are being slowed down (authlimit.go), 401 for a token that does
+// not authenticate, and, when the body decides the rights (bodyRights), 401 for a body
+// from nobody the server knows (mustIdentify). It answers r itself when it fails.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights bool) (*acl.Identity, bool) {
+	source, credential := sourceOf(r), credentialOf(r)
+	if wait, ok := s.authLimit.admit(source, credential); !ok {
+		s.authFailed(source, credential, true)
+		w.Header().Set("Retry-After", retryAfter(wait))
+		s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
+			source, wait.Round(time.Second)))
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	id, err := s.identify(ctx, r)
+	cancel()
+	if err == nil && bodyRights && mustIdentify(r, id) {
+		err = errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
+	}
+	if err != nil {
+		if fromError(err).Code == http.StatusUnauthorized {
+			s.authFailed(source, credential, false)
+		}
+		s.writeError(w, r, err)
+		return nil, false
+	}
+	s.authLimit.succeeded(source, credential)
+	return id, true
+}
+
 // credentialed guards a front door that authorizes call by call inside (BCS's and
 // deployd's APIs): the caller is identified from the headers before anything is read,
 // as authorize does, and a request from nobody the server knows is refused at once.
 func (s *Server) credentialed(next http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		source, credential := sourceOf(r), credentialOf(r)
-		if wait, ok := s.authLimit.admit(source, credential); !ok {
-			s.authFailed(source, credential, true)
-			w.Header().Set("Retry-After", retryAfter(wait))
-			s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s", source, wait.Round(time.Second)))
-			return
+		if _, ok := s.authenticate(w, r, true); ok {
+			next.ServeHTTP(w, r)
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-		id, err := s.identify(ctx, r)
-		cancel()
-		if err == nil && mustIdentify(r, id) {
-			err = errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
-		}
-		if err != nil {
-			if fromError(err).Code == http.StatusUnauthorized {
-				s.authFailed(source, credential, false)
-			}
-			s.writeError(w, r, err)
-			return
-		}
-		next.ServeHTTP(w, r)
 	}
 }

@@ -54,7 +54,7 @@ func (d *Driver) fetchAll(ctx context.Context, uris []v4.URI, defaultDir string,
 		switch {
 		case dest == "":
 			dest = defaultDir
-		case hasDotDot(dest):
+		case v4.HasDotDot(dest):
 			return fmt.Errorf("outputDir %s: a '..' segment could leave the pod's directories", dest)
 		case !filepath.IsAbs(dest):
 			dest = filepath.Join(defaultDir, dest)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver"
 )
@@ -46,7 +47,7 @@ func fileTarget(p, workDir string, sb sandbox) (place, error) {
 	switch {
 	case p == "":
 		return place{}, fmt.Errorf("file with an empty path")
-	case hasDotDot(p):
+	case v4.HasDotDot(p):
 		return place{}, fmt.Errorf("file %s: a '..' segment could leave the work dir", p)
 	case !filepath.IsAbs(p):
 		p = filepath.Join(workDir, p)

@@ -57,9 +57,9 @@ type identities struct {
 	next    uint32            // where the search for a free uid starts (next fit)
 	byGroup map[string]uint32 // task group -> its uid
 	refs    map[string]int    // task group -> tasks holding its uid
-	// taken reports uids that are not free (an account of the node, a process running
-	// as it); a field so tests can pretend.
-	taken func(uid uint32) bool
+	// taken returns what tells the uids that are not free now (an account of the node,
+	// a process running as it), read once per acquire; a field so tests can pretend.
+	taken func() func(uid uint32) bool
 }
 
 func newIdentities(r UIDRange) *identities {
@@ -86,10 +86,11 @@ func (ids *identities) acquire(group string) (uint32, error) {
 	for _, uid := range ids.byGroup {
 		used[uid] = true
 	}
+	taken := ids.taken()
 	size := uint64(ids.r.Last-ids.r.First) + 1
 	for i := uint64(0); i < size; i++ {
 		uid := ids.r.First + uint32((uint64(ids.next-ids.r.First)+i)%size)
-		if used[uid] || ids.taken(uid) {
+		if used[uid] || taken(uid) {
 			continue
 		}
 		ids.next = uid + 1
@@ -119,27 +120,30 @@ func (ids *identities) release(group string) (uint32, bool) {
 	return uid, true
 }
 
-// uidTaken reports whether uid names an account of the node or owns a running process
-// (left by an earlier agent whose data dir is gone): giving it out would share it.
-func uidTaken(uid uint32) bool {
-	if _, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
-		return true
-	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return false
-	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join("/proc", e.Name())); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
-				return true
+// uidTaken returns what tells whether a uid names an account of the node or owns a
+// running process (left by an earlier agent whose data dir is gone): giving it out would
+// share it. The processes are read once, when it is called.
+func uidTaken() func(uint32) bool {
+	running := map[uint32]bool{}
+	if entries, err := os.ReadDir("/proc"); err == nil {
+		for _, e := range entries {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			if fi, err := os.Stat(filepath.Join("/proc", e.Name())); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					running[st.Uid] = true
+				}
 			}
 		}
 	}
-	return false
+	return func(uid uint32) bool {
+		if running[uid] {
+			return true
+		}
+		_, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+		return err == nil
+	}
 }
 
 // dynamicCredential is the credential of a dynamic uid: a group of the same number, no

@@ -43,7 +43,7 @@ func TestParseUIDRange(t *testing.T) {
 // processes is skipped; a freed uid is handed out again only after the rest of the range.
 func TestIdentitiesAcquireRelease(t *testing.T) {
 	ids := newIdentities(UIDRange{First: 100, Last: 103})
-	ids.taken = func(uid uint32) bool { return uid == 101 }
+	ids.taken = func() func(uint32) bool { return func(uid uint32) bool { return uid == 101 } }
 	a, err := ids.acquire("ns/a")
 	if err != nil || a != 100 {
 		t.Fatalf("first: %d %v", a, err)

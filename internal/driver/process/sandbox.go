@@ -7,10 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // Every path of a process spec is the tenant's (docs/security.md, "Paths"): workPath,
@@ -44,20 +45,13 @@ func (pl place) dir() place {
 	return pl
 }
 
-// hasDotDot reports whether a path has a ".." segment: the way a path leaves the
-// directory it is meant to stay in (${work_base_dir}/../..). Admission refuses it; the
-// driver again.
-func hasDotDot(p string) bool {
-	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..")
-}
-
 // resolve places the absolute path p (a relative one is the caller's to join to the work
 // dir first); what names it in errors.
 func (s sandbox) resolve(what, p string) (place, error) {
 	switch {
 	case p == "":
 		return place{}, fmt.Errorf("%s: empty path", what)
-	case hasDotDot(p):
+	case v4.HasDotDot(p):
 		return place{}, fmt.Errorf("%s %s: a '..' segment could leave the pod's directories", what, p)
 	case !filepath.IsAbs(p):
 		return place{}, fmt.Errorf("%s %s: not an absolute path", what, p)

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -177,7 +178,7 @@ func (d *Driver) newState(t *driver.Task) (*taskState, *credential, error) {
 	if workDir == "" {
 		return nil, nil, errors.New("no workPath and no work base dir")
 	}
-	if hasDotDot(workDir) || hasDotDot(p.PidFile) {
+	if v4.HasDotDot(workDir) || v4.HasDotDot(p.PidFile) {
 		return nil, nil, errors.New("workPath and pidFile may not have '..' segments")
 	}
 	if !filepath.IsAbs(workDir) {
