@@ -50,9 +50,8 @@ func holderName(h string) string {
 // busyFixed says why fixed port p cannot be had on n, "" when nothing but berth's own
 // accounting (fitsPorts) stands in its way.
 func (st *reqState) busyFixed(n *nodeState, p v4.AllocatedPort) string {
-	port := strconv.Itoa(p.HostPort)
 	if st.taken(n, p.HostPort) {
-		return "port " + port + " taken at the last start"
+		return "port " + strconv.Itoa(p.HostPort) + " taken at the last start"
 	}
 	b, ok := n.busy[p.HostPort]
 	if !ok || (v4.Transport(p.Protocol) == "udp" && !b.udp) || (v4.Transport(p.Protocol) == "tcp" && !b.tcp) {
@@ -62,7 +61,7 @@ func (st *reqState) busyFixed(n *nodeState, p v4.AllocatedPort) string {
 	if b.holder != "" {
 		who = b.holder
 	}
-	return "port " + port + "/" + v4.Transport(p.Protocol) + " held by " + who
+	return "port " + strconv.Itoa(p.HostPort) + "/" + v4.Transport(p.Protocol) + " held by " + who
 }
 
 // taken reports a port the request must not get on n although n reports it free.

@@ -35,8 +35,11 @@ func (s *Server) lbNodePortErrors(ctx context.Context, svc *v4.Service, groups [
 		}
 		for _, o := range nodes {
 			n, ok := o.(*v4.Node)
+			if !ok {
+				continue
+			}
 			group := n.Spec.Attributes.Text[v4.LBGroupAttribute]
-			if !ok || !slices.Contains(groups, group) {
+			if !slices.Contains(groups, group) {
 				continue
 			}
 			if use := nodePortUse(n, sp.ServicePort); use != "" {

@@ -174,38 +174,57 @@ func decodeLedger(ns string, val []byte, rev int64) (ledger, error) {
 	return l, nil
 }
 
-// scanNamespace counts what ns holds of the counted kinds, and reads its ledger, in one
-// read transaction (one revision): 1 + 2 ranges per kind, within etcd's default limit of
-// 128 operations. It reads the values, to size them: it runs once per namespace (its
-// first counted write) and when an administrator sets the namespace's limits.
+// scanNamespace counts what ns holds of the counted kinds, and reads its ledger, as of
+// one revision (the ledger's read's). It reads the values, to size them, a chunk at a
+// time (eachMaxKeys keys), so a namespace of any size is counted in bounded memory: it runs
+// when a namespace has no ledger yet (its first counted write, a read of its quota) and
+// when an administrator sets the namespace's limits.
 func (s *Store) scanNamespace(ctx context.Context, ns string) (NamespaceUsage, ledger, error) {
-	kinds := v4.Kinds()
-	ops := []clientv3.Op{clientv3.OpGet(usageKey(ns))}
-	for _, k := range kinds {
-		ops = append(ops, clientv3.OpGet(objectPrefix(k, ns), clientv3.WithPrefix()),
-			clientv3.OpGet(rawKey(k, ns, ""), clientv3.WithPrefix()))
-	}
-	resp, err := s.client.Txn(ctx).Then(ops...).Commit()
+	resp, err := s.client.Get(ctx, usageKey(ns))
 	if err != nil {
 		return NamespaceUsage{}, ledger{}, fmt.Errorf("count namespace %s: %w", ns, wrapEtcd(err))
 	}
 	var stored ledger
-	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-		if stored, err = decodeLedger(ns, kvs[0].Value, kvs[0].ModRevision); err != nil {
+	if len(resp.Kvs) > 0 {
+		if stored, err = decodeLedger(ns, resp.Kvs[0].Value, resp.Kvs[0].ModRevision); err != nil {
 			return NamespaceUsage{}, ledger{}, err
 		}
 	}
+	rev := resp.Header.Revision
 	var u NamespaceUsage
-	for i, r := range resp.Responses[1:] {
-		kvs := r.GetResponseRange().Kvs
-		if i%2 == 0 {
-			u.Objects += int64(len(kvs))
-		}
-		for _, kv := range kvs {
-			u.Bytes += int64(len(kv.Value))
+	for _, k := range v4.Kinds() {
+		for i, pfx := range []string{objectPrefix(k, ns), rawKey(k, ns, "")} {
+			n, size, err := s.sizeRange(ctx, pfx, rev)
+			if err != nil {
+				return NamespaceUsage{}, ledger{}, fmt.Errorf("count namespace %s: %w", ns, err)
+			}
+			if i == 0 {
+				u.Objects += n
+			}
+			u.Bytes += size
 		}
 	}
 	return u, stored, nil
+}
+
+// sizeRange counts the keys under pfx at rev and adds up their values' lengths, a chunk
+// at a time.
+func (s *Store) sizeRange(ctx context.Context, pfx string, rev int64) (n, size int64, err error) {
+	end := clientv3.GetPrefixRangeEnd(pfx)
+	for from := pfx; ; {
+		resp, err := s.client.Get(ctx, from, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(eachMaxKeys))
+		if err != nil {
+			return 0, 0, wrapEtcd(err)
+		}
+		for _, kv := range resp.Kvs {
+			n++
+			size += int64(len(kv.Value))
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return n, size, nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
 }
 
 // recount replaces ns's ledger with a count of what it holds: it repairs a ledger that
