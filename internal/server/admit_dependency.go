@@ -14,6 +14,16 @@ import (
 // its pods where the writer's workloads go, so the writer must be able to read it there,
 // as sharing one (a team's log agent used by others) means.
 
+// admitReads checks what a written object would let its writer reach in other
+// namespaces: a notify's subscriptions (admit_notify.go) and a workload's dependencies.
+// Every write of an object calls it, a rollout's undo included.
+func (s *Server) admitReads(r *http.Request, obj v4.Object) error {
+	if err := s.admitNotify(r, obj); err != nil {
+		return err
+	}
+	return s.admitDependencies(r, obj)
+}
+
 // admitDependencies refuses, with a 403 naming the field, a dependency in a namespace
 // other than the workload's own that the writer may not read.
 func (s *Server) admitDependencies(r *http.Request, obj v4.Object) error {

@@ -33,10 +33,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		m := d.Object.GetMeta()
 		err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name)
 		if err == nil {
-			err = s.admitNotify(r, d.Object)
-		}
-		if err == nil {
-			err = s.admitDependencies(r, d.Object)
+			err = s.admitReads(r, d.Object)
 		}
 		if err == nil {
 			err = s.checkReferences(ctx, d.Object, docs)

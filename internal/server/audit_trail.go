@@ -119,7 +119,9 @@ func (s *Server) audit(r *http.Request, id *acl.Identity, req acl.Request, sw *s
 // authFailed counts a failed authentication from source: its bucket (authlimit.go) and
 // the audit log's sum for the minute. tokenID is the token the request claimed, if any.
 func (s *Server) authFailed(source, credential string, throttled bool) {
-	if !throttled {
+	if !throttled && credential != "" {
+		// Only a token can be guessed: requests without one are not held back
+		// (authlimit.go), nor do they use up the source's allowance.
 		s.authLimit.failed(source)
 	}
 	if s.auditLog == nil {

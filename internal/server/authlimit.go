@@ -148,7 +148,8 @@ func (l *authLimiter) succeeded(source, credential string) {
 }
 
 // sweepSources drops the buckets that refilled (l.mu held); if every one is still in use,
-// it drops them all rather than grow without bound.
+// it drops the fullest rather than grow without bound: dropping them all would let a
+// guesser with many addresses (an IPv6 /48 holds 65,536 sources) clear its own buckets.
 func (l *authLimiter) sweepSources(rate, burst float64, now time.Time) {
 	for src, b := range l.sources {
 		if refill(b, rate, burst, now); b.tokens >= burst {
@@ -156,7 +157,13 @@ func (l *authLimiter) sweepSources(rate, burst float64, now time.Time) {
 		}
 	}
 	if len(l.sources) >= maxLimited {
-		l.sources = nil
+		fullest, most := "", -burst-1
+		for src, b := range l.sources {
+			if b.tokens > most {
+				fullest, most = src, b.tokens
+			}
+		}
+		delete(l.sources, fullest)
 	}
 }
 

@@ -153,10 +153,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 		err = s.checkPrivileges(r, doc.Object)
 	}
 	if err == nil {
-		err = s.admitNotify(r, doc.Object)
-	}
-	if err == nil {
-		err = s.admitDependencies(r, doc.Object)
+		err = s.admitReads(r, doc.Object)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

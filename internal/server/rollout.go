@@ -62,9 +62,14 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	// An undo writes a template someone else may have written: its privileges are the
-	// requester's to hold, as for any write of it.
-	allow := func(d *v4.Deployment) error { return s.checkPrivileges(r, d) }
+	// An undo writes a template someone else may have written: its privileges and what it
+	// reaches in other namespaces are the requester's to hold, as for any write of it.
+	allow := func(d *v4.Deployment) error {
+		if err := s.checkPrivileges(r, d); err != nil {
+			return err
+		}
+		return s.admitReads(r, d)
+	}
 	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to, allow)
 	if err != nil {
 		s.writeError(w, r, err)
