@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/berthhq/berth/internal/driver"
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/execstream"
 	"github.com/berthhq/berth/internal/executor"
 )
@@ -70,7 +70,7 @@ func (a *Agent) handleExec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	task := q.Get("task")
-	err = execstream.Serve(ctx, conn, brw.Reader, func(ctx context.Context, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+	err = execstream.Serve(ctx, conn, brw.Reader, func(ctx context.Context, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error) {
 		a.log.Info("exec", "namespace", ns, "name", name, "task", task, "tty", tty, "cmd", cmd[0])
 		return a.exec.Exec(ctx, ns, name, executor.ExecRequest{Task: task, Cmd: cmd, TTY: tty, Stdin: stdin, Stdout: stdout, Resize: resize})
 	})

@@ -10,7 +10,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
-	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
 )
@@ -35,8 +34,8 @@ func TestExecThroughServerAndAgent(t *testing.T) {
 	createTG(t, containerTG("0.web.ns-a.c.1"))
 	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
 	var gotTask string
-	var gotSize driver.TermSize
-	docker.SetInteractive(func(_ context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+	var gotSize v4.TermSize
+	docker.SetInteractive(func(_ context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error) {
 		gotTask = id
 		if tty {
 			gotSize = <-resize
@@ -47,14 +46,14 @@ func TestExecThroughServerAndAgent(t *testing.T) {
 	})
 	cl := c.client()
 	var out bytes.Buffer
-	resize := make(chan driver.TermSize, 1)
-	resize <- driver.TermSize{Rows: 30, Cols: 100}
+	resize := make(chan v4.TermSize, 1)
+	resize <- v4.TermSize{Rows: 30, Cols: 100}
 	code, err := cl.Exec(context.Background(), testNS, "0.web.ns-a.c.1", client.ExecOptions{
 		Task: "side", Cmd: []string{"sh", "-c", "cat"}, TTY: true, Stdin: strings.NewReader("typed"), Stdout: &out, Resize: resize})
 	if err != nil || code != 3 || out.String() != "sh|-c|cat:typed" {
 		t.Fatalf("exec = %d %v %q", code, err, out.String())
 	}
-	if gotTask != testNS+".0.web.ns-a.c.1.side" || gotSize != (driver.TermSize{Rows: 30, Cols: 100}) {
+	if gotTask != testNS+".0.web.ns-a.c.1.side" || gotSize != (v4.TermSize{Rows: 30, Cols: 100}) {
 		t.Errorf("task %q size %+v", gotTask, gotSize)
 	}
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/berthhq/berth/internal/driver"
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/execstream"
 )
 
@@ -29,7 +29,7 @@ func serveExec(run execstream.RunFunc) http.HandlerFunc {
 func TestExecCommand(t *testing.T) {
 	f, url := newFakeAPI(t)
 	const route = "POST /v1/namespaces/ns-a/taskgroups/0.web/exec"
-	f.routes[route] = serveExec(func(_ context.Context, stdin io.Reader, stdout io.Writer, _ <-chan driver.TermSize) (int, error) {
+	f.routes[route] = serveExec(func(_ context.Context, stdin io.Reader, stdout io.Writer, _ <-chan v4.TermSize) (int, error) {
 		b, _ := io.ReadAll(stdin)
 		io.WriteString(stdout, "got "+string(b))
 		return 3, nil
@@ -46,7 +46,7 @@ func TestExecCommand(t *testing.T) {
 
 	// Without -i no input is sent; exit 0 is success.
 	f.reset()
-	f.routes[route] = serveExec(func(_ context.Context, stdin io.Reader, stdout io.Writer, _ <-chan driver.TermSize) (int, error) {
+	f.routes[route] = serveExec(func(_ context.Context, stdin io.Reader, stdout io.Writer, _ <-chan v4.TermSize) (int, error) {
 		b, _ := io.ReadAll(stdin)
 		io.WriteString(stdout, "input:"+string(b))
 		return 0, nil
@@ -60,7 +60,7 @@ func TestExecCommand(t *testing.T) {
 	}
 
 	// A command that cannot run, and API errors before the upgrade.
-	f.routes[route] = serveExec(func(context.Context, io.Reader, io.Writer, <-chan driver.TermSize) (int, error) {
+	f.routes[route] = serveExec(func(context.Context, io.Reader, io.Writer, <-chan v4.TermSize) (int, error) {
 		return 0, errors.New("task nope: not found")
 	})
 	if r := runCLI(t, url, "", "exec", "0.web", "-n", "ns-a", "--", "true"); r.err == nil || r.err.Error() != "task nope: not found" {

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/berthhq/berth/internal/driver"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // The local terminal of `berth exec --tty`, with termios through x/sys/unix (already a
@@ -40,15 +40,15 @@ func makeRaw(f *os.File) (func(), error) {
 }
 
 // watchSize sends the terminal's size now and on every SIGWINCH until stop is called.
-func watchSize(f *os.File) (<-chan driver.TermSize, func()) {
-	out := make(chan driver.TermSize, 1)
+func watchSize(f *os.File) (<-chan v4.TermSize, func()) {
+	out := make(chan v4.TermSize, 1)
 	send := func() {
 		ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
 		if err != nil {
 			return
 		}
 		select {
-		case out <- driver.TermSize{Rows: ws.Row, Cols: ws.Col}:
+		case out <- v4.TermSize{Rows: ws.Row, Cols: ws.Col}:
 		default: // the previous size is not sent yet; this one follows at the next signal
 		}
 	}

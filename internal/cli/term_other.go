@@ -6,7 +6,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/berthhq/berth/internal/driver"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // Terminals are only handled on Linux; elsewhere exec runs without raw mode.
@@ -15,4 +15,4 @@ func isTerminal(*os.File) bool { return false }
 
 func makeRaw(*os.File) (func(), error) { return nil, errors.New("raw terminals need Linux") }
 
-func watchSize(*os.File) (<-chan driver.TermSize, func()) { return nil, func() {} }
+func watchSize(*os.File) (<-chan v4.TermSize, func()) { return nil, func() {} }

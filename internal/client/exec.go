@@ -8,7 +8,6 @@ import (
 	"net/url"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/execstream"
 )
 
@@ -20,7 +19,7 @@ type ExecOptions struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	// Resize carries the local terminal's size (with TTY), first the initial one.
-	Resize <-chan driver.TermSize
+	Resize <-chan v4.TermSize
 }
 
 // Exec runs a command in a task of task group ns/name, through the server and the agent

@@ -161,11 +161,8 @@ type Processes interface {
 // Interactive is implemented by drivers that can attach a terminal to a command in a task
 // (berth exec -it).
 type Interactive interface {
-	ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan TermSize) (exitCode int, err error)
+	ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (exitCode int, err error)
 }
-
-// TermSize is a terminal's size in characters.
-type TermSize struct{ Rows, Cols uint16 }
 
 // File is one file to write for a task before it starts.
 type File struct {

@@ -21,9 +21,9 @@ const Protocol = "berth-exec.v1"
 const (
 	FrameStdin    byte = 0 // client -> agent: input bytes
 	FrameStdout   byte = 1 // agent -> client: output bytes
-	FrameResize   byte = 2 // client -> agent: JSON {"rows":R,"cols":C}
+	FrameResize   byte = 2 // client -> agent: JSON v4.TermSize {"rows":R,"cols":C}
 	FrameStdinEOF byte = 3 // client -> agent: no more input
-	FrameExit     byte = 4 // agent -> client: JSON Exit, the last frame
+	FrameExit     byte = 4 // agent -> client: JSON v4.ExecExit, the last frame
 )
 
 // maxFrame bounds a frame's payload, so a peer cannot make the other allocate at will.
@@ -31,18 +31,6 @@ const maxFrame = 1 << 20
 
 // chunk is the most bytes of input or output one frame carries.
 const chunk = 32 << 10
-
-// Exit ends a session: the command's exit code, or why it could not run.
-type Exit struct {
-	Code  int    `json:"code"`
-	Error string `json:"error,omitempty"`
-}
-
-// size is the JSON of a resize frame.
-type size struct {
-	Rows uint16 `json:"rows"`
-	Cols uint16 `json:"cols"`
-}
 
 // frameWriter writes whole frames; it is safe for concurrent use.
 type frameWriter struct {

@@ -8,12 +8,12 @@ import (
 	"io"
 	"sync"
 
-	"github.com/berthhq/berth/internal/driver"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // RunFunc runs the command of a session with its input, output and terminal sizes, and
 // returns its exit code. ctx ends when the client goes away.
-type RunFunc func(ctx context.Context, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error)
+type RunFunc func(ctx context.Context, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error)
 
 // inputQueue is how many input frames wait for a command that does not read them.
 const inputQueue = 64
@@ -31,7 +31,7 @@ func Serve(ctx context.Context, conn io.ReadWriteCloser, r io.Reader, run RunFun
 
 	fw := &frameWriter{w: conn}
 	stdinR, stdinW := io.Pipe()
-	resize := make(chan driver.TermSize, 8)
+	resize := make(chan v4.TermSize, 8)
 	// Input goes through a queue to its own writer, so a command that does not read
 	// its input yet (it waits for the terminal size) does not hold up the resizes.
 	input := make(chan []byte, inputQueue)
@@ -58,7 +58,7 @@ func Serve(ctx context.Context, conn io.ReadWriteCloser, r io.Reader, run RunFun
 	code, runErr := run(ctx, stdinR, streamWriter{fw: fw, typ: FrameStdout}, resize)
 	// A command that did not read all its input must not keep the reader blocked.
 	stdinR.CloseWithError(errors.New("the command ended"))
-	exit := Exit{Code: code}
+	exit := v4.ExecExit{Code: code}
 	if runErr != nil {
 		exit.Error = runErr.Error()
 	}
@@ -71,7 +71,7 @@ func Serve(ctx context.Context, conn io.ReadWriteCloser, r io.Reader, run RunFun
 // pumpIn feeds the client's frames to the command until the connection ends, which it
 // returns as an error (a client that leaves before the command ends stops it). input
 // gets the input bytes, and nil for its end; pumpIn closes it.
-func pumpIn(r io.Reader, input chan<- []byte, resize chan<- driver.TermSize) error {
+func pumpIn(r io.Reader, input chan<- []byte, resize chan<- v4.TermSize) error {
 	defer close(input)
 	for {
 		typ, p, err := readFrame(r)
@@ -84,10 +84,10 @@ func pumpIn(r io.Reader, input chan<- []byte, resize chan<- driver.TermSize) err
 		case FrameStdinEOF:
 			input <- nil
 		case FrameResize:
-			var s size
+			var s v4.TermSize
 			if json.Unmarshal(p, &s) == nil && s.Rows > 0 && s.Cols > 0 {
 				select {
-				case resize <- driver.TermSize{Rows: s.Rows, Cols: s.Cols}:
+				case resize <- s:
 				default: // the command is behind; a later size follows
 				}
 			}
@@ -103,7 +103,7 @@ func pumpIn(r io.Reader, input chan<- []byte, resize chan<- driver.TermSize) err
 // Reading stdin cannot be interrupted (a terminal blocks until a key is pressed), so the
 // goroutine that copies it is the only one Attach does not wait for: it ends at the next
 // read once the connection is closed, or with the process.
-func Attach(ctx context.Context, conn io.ReadWriteCloser, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+func Attach(ctx context.Context, conn io.ReadWriteCloser, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error) {
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	defer conn.Close()
@@ -135,7 +135,7 @@ func Attach(ctx context.Context, conn io.ReadWriteCloser, stdin io.Reader, stdou
 					if !ok {
 						return
 					}
-					if fw.writeJSON(FrameResize, size{Rows: s.Rows, Cols: s.Cols}) != nil {
+					if fw.writeJSON(FrameResize, s) != nil {
 						return
 					}
 				}
@@ -156,7 +156,7 @@ func Attach(ctx context.Context, conn io.ReadWriteCloser, stdin io.Reader, stdou
 				return 0, fmt.Errorf("write the output: %w", err)
 			}
 		case FrameExit:
-			var e Exit
+			var e v4.ExecExit
 			if err := json.Unmarshal(p, &e); err != nil {
 				return 0, fmt.Errorf("decode the exit status: %w", err)
 			}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/berthhq/berth/internal/driver"
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // pair runs Serve with run on one end of a pipe and returns the other end.
@@ -25,8 +25,8 @@ func pair(t *testing.T, run RunFunc) (net.Conn, chan error) {
 }
 
 func TestSessionCopiesInputOutputAndExit(t *testing.T) {
-	gotSize := make(chan driver.TermSize, 1)
-	client, served := pair(t, func(_ context.Context, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+	gotSize := make(chan v4.TermSize, 1)
+	client, served := pair(t, func(_ context.Context, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error) {
 		// Input frames come first and block on a command that does not read them, as
 		// with any pipe: read the input, then the size that followed.
 		b, err := io.ReadAll(stdin)
@@ -37,8 +37,8 @@ func TestSessionCopiesInputOutputAndExit(t *testing.T) {
 		io.WriteString(stdout, strings.ToUpper(string(b)))
 		return 42, nil
 	})
-	resize := make(chan driver.TermSize, 1)
-	resize <- driver.TermSize{Rows: 24, Cols: 80}
+	resize := make(chan v4.TermSize, 1)
+	resize <- v4.TermSize{Rows: 24, Cols: 80}
 	var out bytes.Buffer
 	code, err := Attach(context.Background(), client, strings.NewReader(strings.Repeat("ab", 40000)), &out, resize)
 	if err != nil || code != 42 {
@@ -58,7 +58,7 @@ func TestSessionCopiesInputOutputAndExit(t *testing.T) {
 }
 
 func TestSessionReportsRunError(t *testing.T) {
-	client, _ := pair(t, func(context.Context, io.Reader, io.Writer, <-chan driver.TermSize) (int, error) {
+	client, _ := pair(t, func(context.Context, io.Reader, io.Writer, <-chan v4.TermSize) (int, error) {
 		return 0, errors.New("task side: not found")
 	})
 	code, err := Attach(context.Background(), client, nil, io.Discard, nil)
@@ -69,7 +69,7 @@ func TestSessionReportsRunError(t *testing.T) {
 
 func TestClientLeavingEndsTheCommand(t *testing.T) {
 	ended := make(chan struct{})
-	client, served := pair(t, func(ctx context.Context, _ io.Reader, stdout io.Writer, _ <-chan driver.TermSize) (int, error) {
+	client, served := pair(t, func(ctx context.Context, _ io.Reader, stdout io.Writer, _ <-chan v4.TermSize) (int, error) {
 		io.WriteString(stdout, "started\n")
 		<-ctx.Done()
 		close(ended)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -20,7 +21,7 @@ type ExecRequest struct {
 	TTY    bool
 	Stdin  io.Reader // nil: no input
 	Stdout io.Writer // stdout and stderr (interleaved without a terminal)
-	Resize <-chan driver.TermSize
+	Resize <-chan v4.TermSize
 }
 
 // Exec runs a command in a task and returns its exit code. Drivers that attach terminals

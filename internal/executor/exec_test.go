@@ -24,7 +24,7 @@ func TestExecInteractive(t *testing.T) {
 	}
 	var gotID string
 	var gotTTY bool
-	d.SetInteractive(func(_ context.Context, id string, cmd []string, tty bool, _ io.Reader, _ io.Writer, _ <-chan driver.TermSize) (int, error) {
+	d.SetInteractive(func(_ context.Context, id string, cmd []string, tty bool, _ io.Reader, _ io.Writer, _ <-chan v4.TermSize) (int, error) {
 		gotID, gotTTY = id, tty
 		return 7, nil
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -60,7 +61,7 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 // The stdin copier ends when stdin returns EOF or an error; a Read blocked on stdin
 // cannot be interrupted, so a caller that keeps stdin open after the call ends should
 // close it.
-func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error) {
 	if err := checkID(id); err != nil {
 		return -1, err
 	}

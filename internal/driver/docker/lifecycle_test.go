@@ -162,8 +162,8 @@ func TestExecInteractive(t *testing.T) {
 	}
 
 	out.Reset()
-	resize := make(chan driver.TermSize, 1)
-	resize <- driver.TermSize{Rows: 40, Cols: 100}
+	resize := make(chan v4.TermSize, 1)
+	resize <- v4.TermSize{Rows: 40, Cols: 100}
 	code, err = d.ExecInteractive(ctxT(t, 10*time.Second), task.ID, []string{"sh", "-c", "read x; echo got-$x; exit 4"}, true,
 		strings.NewReader("abc\n"), &out, resize)
 	if err != nil || code != 4 || !strings.Contains(out.String(), "got-abc") {

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"sync"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 )
 
 // InteractiveFunc answers an ExecInteractive.
-type InteractiveFunc func(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error)
+type InteractiveFunc func(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error)
 
 // Docker is a fake container driver: the fake Driver plus pod networks (CNI sandboxes)
 // and interactive exec, with Docker's network rules. A container in a network of its
@@ -159,7 +160,7 @@ func (d *Docker) SetInteractive(fn InteractiveFunc) {
 
 // ExecInteractive calls the function set with SetInteractive; without one it echoes: it
 // writes the command line, then copies stdin to stdout, and exits 0.
-func (d *Docker) ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan driver.TermSize) (int, error) {
+func (d *Docker) ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (int, error) {
 	if !d.Running(id) {
 		return 0, fmt.Errorf("exec in %s: %w", id, driver.ErrNotFound)
 	}
