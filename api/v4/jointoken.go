@@ -2,6 +2,13 @@ package v4
 
 import "time"
 
+// Roles of a join token: an agent token joins nodes; a server token also joins servers
+// (which receive the cluster's CA and encryption keys), so it is the more powerful.
+const (
+	JoinRoleAgent  = "agent"
+	JoinRoleServer = "server"
+)
+
 // JoinTokenRequest is the body of POST /v1/jointokens (docs/security.md, Join tokens).
 type JoinTokenRequest struct {
 	// Role is "agent" (default: joins nodes) or "server" (also joins servers).

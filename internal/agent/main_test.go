@@ -75,7 +75,7 @@ func newCluster(t *testing.T) *cluster {
 		t.Fatal(err)
 	}
 	if err := testStore.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(),
-		Role: store.JoinRoleAgent, Created: time.Now()}); err != nil {
+		Role: v4.JoinRoleAgent, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	c.token = tok.WithPin(c.ca.Hash())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/client"
 )
 
@@ -40,7 +41,7 @@ func newClusterCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-func printCluster(o *options, server string, info *client.ClusterInfo) error {
+func printCluster(o *options, server string, info *cluster.Info) error {
 	w := o.out()
 	leader := info.Leader
 	switch {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -60,7 +60,7 @@ func newClusterRecoverCommand(o *options) *cobra.Command {
 	}
 }
 
-func printRecovery(w io.Writer, rec *client.Recovery) error {
+func printRecovery(w io.Writer, rec *cluster.Recovery) error {
 	if rec.CompactedTo > 0 {
 		fmt.Fprintf(w, "History compacted to revision %d.\n\n", rec.CompactedTo)
 	} else {
@@ -87,7 +87,7 @@ func printRecovery(w io.Writer, rec *client.Recovery) error {
 
 // printSpace writes the Space line of `berth cluster`: the alarms, what to do, the last
 // compaction.
-func printSpace(w io.Writer, sp client.ClusterSpace) {
+func printSpace(w io.Writer, sp cluster.Space) {
 	var other []string
 	for _, a := range sp.Alarms {
 		if a.Type != "NOSPACE" {

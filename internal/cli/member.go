@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
@@ -86,7 +87,7 @@ func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *sl
 	if err != nil {
 		return nil, fmt.Errorf("--join: %w", err)
 	}
-	mc.Join = func(ctx context.Context, name, peerURL string) (store.JoinAnswer, error) {
+	mc.Join = func(ctx context.Context, name, peerURL string) (cluster.Joined, error) {
 		return joinCluster(ctx, c, name, peerURL, joinBudget, log)
 	}
 	return mc, nil
@@ -94,7 +95,7 @@ func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *sl
 
 // joinCluster asks the join target to add this member, retrying while it cannot be
 // reached or answers 503 (no quorum yet, another server joining); other answers are final.
-func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, budget time.Duration, log *slog.Logger) (store.JoinAnswer, error) {
+func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, budget time.Duration, log *slog.Logger) (cluster.Joined, error) {
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	for {
@@ -104,22 +105,21 @@ func joinCluster(ctx context.Context, c *client.Client, name, peerURL string, bu
 		status := client.StatusOf(err)
 		switch {
 		case err == nil:
-			return store.JoinAnswer{InitialCluster: joined.InitialCluster, EncryptionKeys: []byte(joined.EncryptionKeys),
-				CACert: []byte(joined.CACert), CAKey: []byte(joined.CAKey)}, nil
+			return joined, nil
 		case status == http.StatusUnauthorized:
-			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
+			return cluster.Joined{}, fmt.Errorf("the server at %s refused the join token: %w", c.Server(), err)
 		case isUntrusted(err):
-			return store.JoinAnswer{}, fmt.Errorf("the server to join is not the cluster of the token's CA hash: %w", err)
+			return cluster.Joined{}, fmt.Errorf("the server to join is not the cluster of the token's CA hash: %w", err)
 		case status != 0 && status != http.StatusServiceUnavailable:
-			return store.JoinAnswer{}, fmt.Errorf("the server at %s refused the join: %w", c.Server(), err)
+			return cluster.Joined{}, fmt.Errorf("the server at %s refused the join: %w", c.Server(), err)
 		}
 		log.Warn("cannot join yet; retrying", "server", c.Server(), "err", err)
 		select {
 		case <-ctx.Done():
 			if context.Cause(ctx) != context.DeadlineExceeded {
-				return store.JoinAnswer{}, fmt.Errorf("join canceled: %w", context.Cause(ctx))
+				return cluster.Joined{}, fmt.Errorf("join canceled: %w", context.Cause(ctx))
 			}
-			return store.JoinAnswer{}, fmt.Errorf("no answer from the server to join at %s within %s: %w", c.Server(), budget, err)
+			return cluster.Joined{}, fmt.Errorf("no answer from the server to join at %s within %s: %w", c.Server(), budget, err)
 		case <-time.After(time.Second):
 		}
 	}

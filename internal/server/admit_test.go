@@ -12,7 +12,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -94,7 +93,7 @@ func TestEveryWriteRouteValidates(t *testing.T) {
 	storetest.FlushEvents(t, testStore) // the setup's queued events land before the first case
 	// Each call is authenticated as its route wants (node n1's certificate, a server join
 	// token, or the management token), so it reaches the validation after authentication.
-	token := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{}).String()
+	token := newJoinToken(t, testStore, v4.JoinRoleServer, time.Time{}).String()
 	as := func(path string) (node, tok string) {
 		switch {
 		case strings.HasPrefix(path, "/v1/agent/certificate"), path == "/v1/cluster/members":

@@ -28,7 +28,7 @@ import (
 func (s *Server) handleAgentCertificate(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	tok, err := s.joinTokenOf(ctx, r, store.JoinRoleAgent)
+	tok, err := s.joinTokenOf(ctx, r, v4.JoinRoleAgent)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -9,7 +9,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/pki"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -36,9 +35,9 @@ func wrongLast(token string) string {
 // is unknown, revoked, expired or wrong buys nothing.
 func TestAgentCertificateExchange(t *testing.T) {
 	url := newTestServer(t, Config{})
-	good := newJoinToken(t, testStore, store.JoinRoleAgent, time.Now().Add(time.Hour)).String()
-	expired := newJoinToken(t, testStore, store.JoinRoleAgent, time.Now().Add(-time.Second)).String()
-	revoked := newJoinToken(t, testStore, store.JoinRoleAgent, time.Time{})
+	good := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	expired := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(-time.Second)).String()
+	revoked := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Time{})
 	wantStatus(t, call(t, http.MethodDelete, url+"/v1/jointokens/berth-"+revoked.ID, ""), http.StatusNoContent)
 
 	body, _ := certRequest(t, "n7")
@@ -133,7 +132,7 @@ func TestJoinTokenRoutes(t *testing.T) {
 	if err := json.Unmarshal(r.body, &created); err != nil {
 		t.Fatal(err)
 	}
-	if created.Role != store.JoinRoleAgent || !strings.HasSuffix(created.Token, "::"+testCA(t).Hash()) ||
+	if created.Role != v4.JoinRoleAgent || !strings.HasSuffix(created.Token, "::"+testCA(t).Hash()) ||
 		created.Expires.Sub(created.Created) != 2*time.Hour {
 		t.Fatalf("created %+v", created)
 	}
@@ -172,7 +171,7 @@ func jsonString(s string) string {
 // an administrator bound to the name may take it over; a deleted node's name is free.
 func TestJoinCannotTakeAnExistingNodeName(t *testing.T) {
 	url := newTestServer(t, Config{})
-	good := newJoinToken(t, testStore, store.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	good := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
 	join := func(node, body, token string) response {
 		t.Helper()
 		return callAs(t, "", http.MethodPost, url+"/v1/agent/certificate", body, token)

@@ -12,7 +12,6 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/pki"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -36,7 +35,7 @@ var agentRoutes = []struct{ method, path string }{
 // TLS handshake.
 func TestAgentRoutesAuth(t *testing.T) {
 	url := newTestServer(t, Config{})
-	token := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{})
+	token := newJoinToken(t, testStore, v4.JoinRoleServer, time.Time{})
 	for _, rt := range agentRoutes {
 		for _, tok := range []string{"", token.String()} {
 			r := callAs(t, "", rt.method, url+rt.path, "{}", tok)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
@@ -91,7 +92,7 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		if err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: store.JoinRoleServer,
+		if err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: v4.JoinRoleServer,
 			Description: "made at the first start of " + cfg.ID, Created: time.Now().UTC()}); err != nil {
 			return fmt.Errorf("create the bootstrap join token: %w", err)
 		}
@@ -127,7 +128,7 @@ func bootstrapACL(ctx context.Context, st *store.Store, cfg Config) error {
 // ensureJoinToken stores a server join token given on the command line, unless the cluster
 // has it already; the same id with another secret is an error.
 func ensureJoinToken(ctx context.Context, st *store.Store, tok jointoken.Token) error {
-	err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: store.JoinRoleServer,
+	err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: v4.JoinRoleServer,
 		Description: "--join-token", Created: time.Now().UTC()})
 	if !errors.Is(err, store.ErrAlreadyExists) {
 		return err
@@ -139,7 +140,7 @@ func ensureJoinToken(ctx context.Context, st *store.Store, tok jointoken.Token) 
 	if !tok.Matches(cur.SecretHash) {
 		return fmt.Errorf("--join-token: the cluster has a token berth-%s with another secret", tok.ID)
 	}
-	if cur.Role != store.JoinRoleServer {
+	if cur.Role != v4.JoinRoleServer {
 		return fmt.Errorf("--join-token: berth-%s is an %s token; a server's must be a server token", tok.ID, cur.Role)
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berthhq/berth/api/cluster"
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -21,33 +23,12 @@ func (s *Server) clusterRoutes(mux *routeMux) {
 	mux.HandleFunc("POST /v1/cluster/recover", s.handleRecover)
 }
 
-// clusterView is the answer of GET /v1/cluster.
-type clusterView struct {
-	// Self is this server: its id in the leader election and its etcd member's name
-	// ("" with an external etcd or a single member on random ports).
-	Self struct {
-		ID     string `json:"id"`
-		Member string `json:"member,omitempty"`
-	} `json:"self"`
-	// Leader is the id of the server running the scheduler and controllers ("" while
-	// none does); LeaderError says why it could not be read (no quorum).
-	Leader      string `json:"leader"`
-	LeaderError string `json:"leaderError,omitempty"`
-	// Etcd is "embedded" or "external".
-	Etcd    string         `json:"etcd"`
-	Members []store.Member `json:"members"`
-	// MembersError says why the members could not be listed.
-	MembersError string `json:"membersError,omitempty"`
-	// Space: etcd's alarms and what to do when it is full (the sizes are the members').
-	Space store.Space `json:"space"`
-}
-
 // handleCluster answers even without etcd quorum (with what this server can see and the
 // errors), since that is when an operator needs it most.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	var v clusterView
+	var v cluster.Info
 	v.Self.ID, v.Self.Member = s.id, s.store.MemberName()
 	v.Etcd = "external"
 	if s.store.Embedded() {
@@ -59,7 +40,7 @@ func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Members = members
 	if v.Members == nil {
-		v.Members = []store.Member{}
+		v.Members = []cluster.Member{}
 	}
 	lctx, lcancel := context.WithTimeout(ctx, readyTimeout)
 	defer lcancel()
@@ -94,33 +75,13 @@ func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rec)
 }
 
-// memberAdd is the body of POST /v1/cluster/members.
-type memberAdd struct {
-	Name    string `json:"name"`
-	PeerURL string `json:"peerURL"`
-}
-
-// memberAdded is its answer: what the new member starts etcd with.
-type memberAdded struct {
-	Name           string `json:"name"`
-	PeerURL        string `json:"peerURL"`
-	InitialCluster string `json:"initialCluster"`
-	// EncryptionKeys is the cluster's encryption key file: every server seals and opens
-	// secrets with the same keys (docs/security.md).
-	EncryptionKeys string `json:"encryptionKeys,omitempty"`
-	// CACert and CAKey are the cluster CA: the new member's etcd speaks TLS with
-	// certificates of it before it can read the cluster's copy.
-	CACert string `json:"caCert"`
-	CAKey  string `json:"caKey"`
-}
-
 func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 	body, err := s.readBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	var req memberAdd
+	var req cluster.MemberAdd
 	if err := decodeStrict(body, &req); err != nil {
 		s.writeError(w, r, errorf(http.StatusBadRequest, "decode the member: %v", err))
 		return
@@ -155,7 +116,7 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	added := memberAdded{Name: req.Name, PeerURL: peer, InitialCluster: ic, CACert: string(s.ca.CertPEM)}
+	added := cluster.Joined{Name: req.Name, PeerURL: peer, InitialCluster: ic, CACert: string(s.ca.CertPEM)}
 	key, err := s.ca.KeyPEM()
 	if err != nil {
 		s.writeError(w, r, err)
@@ -174,7 +135,7 @@ func (s *Server) joinAuth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := requestContext(r)
 		defer cancel()
-		if _, err := s.joinTokenOf(ctx, r, store.JoinRoleServer); err != nil {
+		if _, err := s.joinTokenOf(ctx, r, v4.JoinRoleServer); err != nil {
 			if ae, ok := errors.AsType[*apiError](err); ok && ae.Code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
 			}

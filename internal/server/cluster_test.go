@@ -8,17 +8,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/api/cluster"
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler/feed"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
-func clusterOf(t *testing.T, url string) clusterView {
+func clusterOf(t *testing.T, url string) cluster.Info {
 	t.Helper()
 	r := call(t, http.MethodGet, url+"/v1/cluster", "")
 	wantStatus(t, r, http.StatusOK)
-	var v clusterView
+	var v cluster.Info
 	if err := json.Unmarshal(r.body, &v); err != nil {
 		t.Fatal(err)
 	}
@@ -51,9 +52,9 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 	}
 
 	join := url + "/v1/cluster/members"
-	server := newJoinToken(t, testStore, store.JoinRoleServer, time.Time{}).String()
-	agentTok := newJoinToken(t, testStore, store.JoinRoleAgent, time.Time{}).String()
-	expired := newJoinToken(t, testStore, store.JoinRoleServer, time.Now().Add(-time.Minute)).String()
+	server := newJoinToken(t, testStore, v4.JoinRoleServer, time.Time{}).String()
+	agentTok := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Time{}).String()
+	expired := newJoinToken(t, testStore, v4.JoinRoleServer, time.Now().Add(-time.Minute)).String()
 	unknown := "berth-zzzzzz.0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct {
 		token, body string
@@ -92,7 +93,7 @@ func TestClusterJoin(t *testing.T) {
 	st := storetest.Cluster(t, 1, 21600)[0]
 	defer st.Close()
 	_, url := startTestServer(t, Config{}, st)
-	token := newJoinToken(t, st, store.JoinRoleServer, time.Time{}).String()
+	token := newJoinToken(t, st, v4.JoinRoleServer, time.Time{}).String()
 
 	self := clusterOf(t, url).Members[0]
 	body := `{"name":"joiner","peerURL":"https://127.0.0.1:21798"}`
@@ -100,7 +101,7 @@ func TestClusterJoin(t *testing.T) {
 	for range 2 {
 		r := callAs(t, "", http.MethodPost, url+"/v1/cluster/members", body, token)
 		wantStatus(t, r, http.StatusCreated)
-		var got memberAdded
+		var got cluster.Joined
 		if err := json.Unmarshal(r.body, &got); err != nil || got.InitialCluster != want {
 			t.Fatalf("answer %s (%v), want initial cluster %s", r.body, err, want)
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/berthhq/berth/api/cluster"
 )
 
 // encryptionRoutes: POST /v1/encryption/rewrap seals every secret again with the first
@@ -29,12 +31,6 @@ func (s *Server) refuseBody(w http.ResponseWriter, r *http.Request) bool {
 
 // rewrapTimeout bounds one rewrap: one conditional write per secret value.
 const rewrapTimeout = 5 * time.Minute
-
-// rewrapped is the answer of POST /v1/encryption/rewrap.
-type rewrapped struct {
-	Key       string `json:"key"`
-	Rewrapped int    `json:"rewrapped"`
-}
 
 func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) {
 	if s.refuseBody(w, r) {
@@ -60,5 +56,5 @@ func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("secrets rewrapped", "key", kr.Primary(), "values", n, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, rewrapped{Key: kr.Primary(), Rewrapped: n})
+	writeJSON(w, http.StatusOK, cluster.Rewrapped{Key: kr.Primary(), Rewrapped: n})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/seal"
 	"github.com/berthhq/berth/internal/store"
@@ -35,7 +36,7 @@ func TestRewrapRoute(t *testing.T) {
 	_, url := startTestServer(t, Config{}, st)
 	r := call(t, http.MethodPost, url+"/v1/encryption/rewrap", "")
 	wantStatus(t, r, http.StatusOK)
-	var got rewrapped
+	var got cluster.Rewrapped
 	// The secret's object and document (the test reset removed the canary).
 	if err := json.Unmarshal(r.body, &got); err != nil || got.Key != cur.Name || got.Rewrapped != 2 {
 		t.Fatalf("rewrap answered %s, want key %s and 2 values", r.body, cur.Name)

@@ -35,10 +35,10 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 	now := time.Now().UTC()
 	rec := &store.JoinToken{Role: req.Role, Description: req.Description, Created: now}
 	if rec.Role == "" {
-		rec.Role = store.JoinRoleAgent
+		rec.Role = v4.JoinRoleAgent
 	}
-	if rec.Role != store.JoinRoleAgent && rec.Role != store.JoinRoleServer {
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, store.JoinRoleAgent, store.JoinRoleServer).
+	if rec.Role != v4.JoinRoleAgent && rec.Role != v4.JoinRoleServer {
+		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, v4.JoinRoleAgent, v4.JoinRoleServer).
 			withDetail("role", "must be agent or server"))
 		return
 	}
@@ -48,7 +48,7 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Node != "" {
-		if rec.Role != store.JoinRoleAgent {
+		if rec.Role != v4.JoinRoleAgent {
 			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").withDetail("node", "needs role agent"))
 			return
 		}
@@ -59,7 +59,7 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 		rec.Node = req.Node
 	}
 	ttl := req.TTL
-	if ttl == "" && rec.Role == store.JoinRoleAgent {
+	if ttl == "" && rec.Role == v4.JoinRoleAgent {
 		ttl = defaultAgentTokenTTL // tokens handed to agents expire, as kubeadm's
 	}
 	expires, ok := expiry(ttl, now)

@@ -11,6 +11,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
@@ -63,16 +64,11 @@ func fillEtcd(t *testing.T, st *store.Store, history bool) {
 // as live data.
 const fillValue = 64 << 10
 
-type spaceView struct {
-	Members []store.Member `json:"members"`
-	Space   store.Space    `json:"space"`
-}
-
-func getSpace(t *testing.T, base string) spaceView {
+func getSpace(t *testing.T, base string) cluster.Info {
 	t.Helper()
 	r := call(t, http.MethodGet, base+"/v1/cluster", "")
 	wantStatus(t, r, http.StatusOK)
-	var v spaceView
+	var v cluster.Info
 	if err := json.Unmarshal(r.body, &v); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +126,7 @@ func TestNoSpaceLiveData(t *testing.T) {
 	}
 	r = call(t, http.MethodPost, base+"/v1/cluster/recover", "")
 	wantStatus(t, r, http.StatusOK)
-	var rec store.Recovery
+	var rec cluster.Recovery
 	if err := json.Unmarshal(r.body, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +175,7 @@ func TestRecoverInMaintenance(t *testing.T) {
 	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/ns-space/configmaps", cmJSON("ns-space", "locked", "eA==")), http.StatusLocked)
 	r := call(t, http.MethodPost, base+"/v1/cluster/recover", "")
 	wantStatus(t, r, http.StatusOK)
-	var rec store.Recovery
+	var rec cluster.Recovery
 	if err := json.Unmarshal(r.body, &rec); err != nil || rec.AlarmBefore || rec.Disarmed || len(rec.Members) != 1 || rec.Message == "" {
 		t.Fatalf("recovery without an alarm: %s (%v)", r.body, err)
 	}

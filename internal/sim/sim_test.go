@@ -42,7 +42,7 @@ func serveTTL(t *testing.T, ttl time.Duration) (string, string, *pki.CA) {
 		t.Fatal(err)
 	}
 	if err := testStore.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(),
-		Role: store.JoinRoleAgent, Created: time.Now()}); err != nil {
+		Role: v4.JoinRoleAgent, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger(), NodeTTL: ttl}, testStore)

@@ -12,30 +12,9 @@ import (
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-)
 
-// Member is one etcd member as GET /v1/cluster shows it.
-type Member struct {
-	ID         string   `json:"id"` // hexadecimal, as etcdctl prints it
-	Name       string   `json:"name"`
-	PeerURLs   []string `json:"peerURLs"`
-	ClientURLs []string `json:"clientURLs"`
-	// Learner: added, not yet a voter (a server still joining). Started: it has run and
-	// published its name (false between the add and its first start).
-	Learner bool `json:"learner,omitempty"`
-	Started bool `json:"started"`
-	// Healthy: its client URL answered a status request in time and it knows a raft
-	// leader. RaftLeader: it is the etcd (raft) leader.
-	Healthy    bool   `json:"healthy"`
-	RaftLeader bool   `json:"raftLeader,omitempty"`
-	Error      string `json:"error,omitempty"`
-	// DBSize is the size of its database file, which its quota DBQuota bounds (past it
-	// etcd refuses writes: space.go); DBSizeInUse the part of it that is not free pages
-	// (a defragmentation gives the rest back). Zero when it did not answer.
-	DBSize      int64 `json:"dbSize,omitempty"`
-	DBSizeInUse int64 `json:"dbSizeInUse,omitempty"`
-	DBQuota     int64 `json:"dbQuota,omitempty"`
-}
+	"github.com/berthhq/berth/api/cluster"
+)
 
 // memberStatusTimeout bounds the status request to each member.
 const memberStatusTimeout = 2 * time.Second
@@ -43,15 +22,15 @@ const memberStatusTimeout = 2 * time.Second
 // Members lists the etcd cluster's members with their health, the same for an embedded
 // cluster and an external one. The list is this member's view (a serializable read), so
 // it answers without quorum too: that is when it is most needed.
-func (s *Store) Members(ctx context.Context) ([]Member, error) {
+func (s *Store) Members(ctx context.Context) ([]cluster.Member, error) {
 	resp, err := s.admin.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
 		return nil, fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}
-	out := make([]Member, len(resp.Members))
+	out := make([]cluster.Member, len(resp.Members))
 	var wg sync.WaitGroup
 	for i, m := range resp.Members {
-		out[i] = Member{ID: fmt.Sprintf("%x", m.ID), Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs,
+		out[i] = cluster.Member{ID: fmt.Sprintf("%x", m.ID), Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs,
 			Learner: m.IsLearner, Started: m.Name != ""}
 		if len(m.ClientURLs) == 0 {
 			out[i].Error = "not started"
@@ -60,12 +39,12 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 		wg.Go(func() { s.memberHealth(ctx, m, &out[i]) })
 	}
 	wg.Wait()
-	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b cluster.Member) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // memberHealth asks each of the member's client URLs for its status until one answers.
-func (s *Store) memberHealth(ctx context.Context, m *etcdserverpb.Member, out *Member) {
+func (s *Store) memberHealth(ctx context.Context, m *etcdserverpb.Member, out *cluster.Member) {
 	var lastErr error
 	for _, u := range m.ClientURLs {
 		sctx, cancel := context.WithTimeout(ctx, memberStatusTimeout)

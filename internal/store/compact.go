@@ -10,6 +10,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/berthhq/berth/api/cluster"
 )
 
 // Periodic compaction, as kube-apiserver does it: every interval each server tries a
@@ -20,14 +22,8 @@ import (
 // One compaction per interval, whatever the number of servers, and when the winner stops
 // another takes over at its next attempt.
 
-// compactKey holds the last periodic compaction (a Compaction as JSON).
+// compactKey holds the last periodic compaction (a cluster.Compaction as JSON).
 const compactKey = prefix + "compaction"
-
-// Compaction is the value of compactKey: the revision compacted to and when.
-type Compaction struct {
-	Revision int64     `json:"revision"`
-	Time     time.Time `json:"time"`
-}
 
 // compactor is one server's view of the shared clock.
 type compactor struct {
@@ -42,7 +38,7 @@ const compactTimeout = time.Minute
 // this server's turn or nothing was seen an interval ago.
 func (s *Store) compactTick(ctx context.Context, c *compactor) (int64, error) {
 	target := c.rev
-	val, err := json.Marshal(Compaction{Revision: target, Time: time.Now().UTC().Truncate(time.Second)})
+	val, err := json.Marshal(cluster.Compaction{Revision: target, Time: time.Now().UTC().Truncate(time.Second)})
 	if err != nil {
 		return 0, fmt.Errorf("encode compaction: %w", err)
 	}
@@ -75,7 +71,7 @@ func (s *Store) compactTick(ctx context.Context, c *compactor) (int64, error) {
 }
 
 // lastCompaction reads compactKey; nil when no server has compacted yet.
-func (s *Store) lastCompaction(ctx context.Context) (*Compaction, error) {
+func (s *Store) lastCompaction(ctx context.Context) (*cluster.Compaction, error) {
 	resp, err := s.client.Get(ctx, compactKey)
 	if err != nil {
 		return nil, fmt.Errorf("read the last compaction: %w", wrapEtcd(err))
@@ -83,7 +79,7 @@ func (s *Store) lastCompaction(ctx context.Context) (*Compaction, error) {
 	if len(resp.Kvs) == 0 {
 		return nil, nil
 	}
-	var c Compaction
+	var c cluster.Compaction
 	if err := json.Unmarshal(resp.Kvs[0].Value, &c); err != nil {
 		return nil, fmt.Errorf("decode the last compaction: %w", err)
 	}

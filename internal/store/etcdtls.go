@@ -16,6 +16,7 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/pki"
 )
@@ -39,14 +40,14 @@ const (
 
 // loadOrCreateCA reads the member's CA from DATA-DIR/tls, or keeps the one of the join
 // answer, or creates the cluster's first.
-func loadOrCreateCA(dataDir string, joined *JoinAnswer, log *slog.Logger) (*pki.CA, error) {
+func loadOrCreateCA(dataDir string, joined *cluster.Joined, log *slog.Logger) (*pki.CA, error) {
 	dir := filepath.Join(dataDir, tlsDirName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("certificate dir: %w", err)
 	}
 	certPath, keyPath := filepath.Join(dir, caCertFile), filepath.Join(dir, caKeyFile)
 	if joined != nil && len(joined.CACert) > 0 {
-		ca, err := pki.ParseCA(joined.CACert, joined.CAKey)
+		ca, err := pki.ParseCA([]byte(joined.CACert), []byte(joined.CAKey))
 		if err != nil {
 			return nil, fmt.Errorf("the CA of the join answer: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/jointoken"
 )
 
@@ -18,18 +19,11 @@ const joinTokenPrefix = prefix + "jointokens/"
 // create` cannot fill etcd.
 const MaxJoinTokens = 1000
 
-// Roles of a join token: an agent token joins nodes; a server token also joins servers
-// (which receive the cluster's CA and encryption keys), so it is the more powerful.
-const (
-	JoinRoleAgent  = "agent"
-	JoinRoleServer = "server"
-)
-
 // JoinToken is what the cluster keeps of a join token.
 type JoinToken struct {
 	ID          string    `json:"id"`
 	SecretHash  string    `json:"secretHash"`
-	Role        string    `json:"role"`
+	Role        string    `json:"role"` // v4.JoinRoleAgent or v4.JoinRoleServer
 	Description string    `json:"description,omitempty"`
 	Created     time.Time `json:"created"`
 	// Expires is when the token stops working; zero never.
@@ -43,7 +37,7 @@ func (t *JoinToken) Expired(now time.Time) bool { return !t.Expires.IsZero() && 
 
 // Allows reports whether the token may join in role.
 func (t *JoinToken) Allows(role string) bool {
-	return t.Role == JoinRoleServer || t.Role == role
+	return t.Role == v4.JoinRoleServer || t.Role == role
 }
 
 // CreateJoinToken stores a new token; an id in use is ErrAlreadyExists.
@@ -51,8 +45,8 @@ func (s *Store) CreateJoinToken(ctx context.Context, t *JoinToken) error {
 	if err := jointoken.ValidID(t.ID); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if t.Role != JoinRoleAgent && t.Role != JoinRoleServer {
-		return fmt.Errorf("%w: join token role %q: use %s or %s", ErrInvalid, t.Role, JoinRoleAgent, JoinRoleServer)
+	if t.Role != v4.JoinRoleAgent && t.Role != v4.JoinRoleServer {
+		return fmt.Errorf("%w: join token role %q: use %s or %s", ErrInvalid, t.Role, v4.JoinRoleAgent, v4.JoinRoleServer)
 	}
 	return s.createBounded(ctx, joinTokenPrefix, t.ID, t, MaxJoinTokens, "join token")
 }
@@ -97,7 +91,7 @@ func (s *Store) CheckJoinToken(ctx context.Context, tok jointoken.Token, role st
 	case t.Expired(now):
 		return nil, fmt.Errorf("%w: join token berth-%s expired at %s", ErrJoinTokenRefused, t.ID, t.Expires.Format(time.RFC3339))
 	case !t.Allows(role):
-		return nil, fmt.Errorf("%w: join token berth-%s is an %s token; joining a %s needs a %s token", ErrJoinTokenRefused, t.ID, t.Role, role, JoinRoleServer)
+		return nil, fmt.Errorf("%w: join token berth-%s is an %s token; joining a %s needs a %s token", ErrJoinTokenRefused, t.ID, t.Role, role, v4.JoinRoleServer)
 	}
 	return t, nil
 }

@@ -20,6 +20,7 @@ import (
 	"go.etcd.io/etcd/server/v3/etcdserver/api/membership"
 	"go.uber.org/zap"
 
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -39,16 +40,9 @@ type MemberConfig struct {
 }
 
 // JoinFunc asks a running cluster to add the member name with peerURL (as a learner).
-type JoinFunc func(ctx context.Context, name, peerURL string) (JoinAnswer, error)
-
-// JoinAnswer is what a new member starts with: the initial cluster ("name=peerURL,..."),
-// the cluster's encryption key file (sealing.go) and its CA (etcdtls.go), which it keeps
-// as its own.
-type JoinAnswer struct {
-	InitialCluster string
-	EncryptionKeys []byte
-	CACert, CAKey  []byte
-}
+// Its answer is what the new member starts with: the initial cluster, the cluster's
+// encryption key file (sealing.go) and its CA (etcdtls.go), which it keeps as its own.
+type JoinFunc func(ctx context.Context, name, peerURL string) (cluster.Joined, error)
 
 // memberFile records what a member was first started with, in the data directory, so
 // that a restart without flags comes back as the same member.
@@ -62,7 +56,7 @@ type memberRecord struct {
 	ClusterState   string `json:"clusterState"` // "new" or "existing"
 	// joined is the join answer (encryption keys and CA), for Open to keep (never written
 	// to the record).
-	joined *JoinAnswer
+	joined *cluster.Joined
 }
 
 // namePattern is what berth accepts as a member name (etcd itself takes anything, but

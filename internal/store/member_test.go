@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -68,12 +69,13 @@ func openMember(t *testing.T, m member, join JoinFunc) *Store {
 
 // joinThrough joins by calling AddMember on a running store, as the join route does.
 func joinThrough(s *Store) JoinFunc {
-	return func(ctx context.Context, name, peerURL string) (JoinAnswer, error) {
+	return func(ctx context.Context, name, peerURL string) (cluster.Joined, error) {
 		for {
 			ic, err := s.AddMember(ctx, name, peerURL)
 			if !errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
 				cert, key, caErr := s.JoinCA()
-				return JoinAnswer{InitialCluster: ic, EncryptionKeys: s.Keyring().Format(), CACert: cert, CAKey: key}, errors.Join(err, caErr)
+				return cluster.Joined{InitialCluster: ic, EncryptionKeys: string(s.Keyring().Format()), CACert: string(cert), CAKey: string(key)},
+					errors.Join(err, caErr)
 			}
 			time.Sleep(300 * time.Millisecond)
 		}
@@ -242,7 +244,9 @@ func TestMemberErrors(t *testing.T) {
 	// A failed join writes nothing either: the next try starts afresh.
 	dir := t.TempDir()
 	_, err = Open(ctx, Config{DataDir: dir, Logger: quietLogger(), Member: &MemberConfig{Name: "m1", PeerListen: ms[1].peer, ClientListen: ms[1].client,
-		Join: func(context.Context, string, string) (JoinAnswer, error) { return JoinAnswer{}, errors.New("refused") }}})
+		Join: func(context.Context, string, string) (cluster.Joined, error) {
+			return cluster.Joined{}, errors.New("refused")
+		}}})
 	if err == nil || !strings.Contains(err.Error(), "join: refused") {
 		t.Errorf("failed join: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 )
@@ -71,9 +72,9 @@ func TestJoinTokens(t *testing.T) {
 		}
 		return tok
 	}
-	agent, server := add(JoinRoleAgent, time.Time{}), add(JoinRoleServer, now.Add(time.Hour))
-	expired := add(JoinRoleServer, now.Add(-time.Second))
-	if err := testStore.CreateJoinToken(ctx, &JoinToken{ID: agent.ID, SecretHash: "x", Role: JoinRoleAgent}); !errors.Is(err, ErrAlreadyExists) {
+	agent, server := add(v4.JoinRoleAgent, time.Time{}), add(v4.JoinRoleServer, now.Add(time.Hour))
+	expired := add(v4.JoinRoleServer, now.Add(-time.Second))
+	if err := testStore.CreateJoinToken(ctx, &JoinToken{ID: agent.ID, SecretHash: "x", Role: v4.JoinRoleAgent}); !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("duplicate id: %v", err)
 	}
 	if err := testStore.CreateJoinToken(ctx, &JoinToken{ID: "abcdef", Role: "root"}); err == nil {
@@ -86,13 +87,13 @@ func TestJoinTokens(t *testing.T) {
 		role string
 		want string
 	}{
-		{agent, JoinRoleAgent, ""},
-		{server, JoinRoleAgent, ""},
-		{server, JoinRoleServer, ""},
-		{agent, JoinRoleServer, "needs a server token"},
-		{expired, JoinRoleAgent, "expired"},
-		{wrong, JoinRoleAgent, "unknown or revoked"},
-		{jointoken.Token{ID: "zzzzzz", Secret: "0123456789abcdef"}, JoinRoleAgent, "unknown or revoked"},
+		{agent, v4.JoinRoleAgent, ""},
+		{server, v4.JoinRoleAgent, ""},
+		{server, v4.JoinRoleServer, ""},
+		{agent, v4.JoinRoleServer, "needs a server token"},
+		{expired, v4.JoinRoleAgent, "expired"},
+		{wrong, v4.JoinRoleAgent, "unknown or revoked"},
+		{jointoken.Token{ID: "zzzzzz", Secret: "0123456789abcdef"}, v4.JoinRoleAgent, "unknown or revoked"},
 	} {
 		_, err := testStore.CheckJoinToken(ctx, c.tok, c.role, now)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
@@ -106,7 +107,7 @@ func TestJoinTokens(t *testing.T) {
 	if err := testStore.DeleteJoinToken(ctx, agent.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := testStore.CheckJoinToken(ctx, agent, JoinRoleAgent, now); err == nil {
+	if _, err := testStore.CheckJoinToken(ctx, agent, v4.JoinRoleAgent, now); err == nil {
 		t.Fatal("a revoked token still works")
 	}
 	if err := testStore.DeleteJoinToken(ctx, agent.ID); !errors.Is(err, ErrNotFound) {

@@ -11,45 +11,15 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// Recovery from a full etcd, as etcd's operations guide describes it: compact the whole
+// Recovery from a full etcd takes three steps, in this order: compact the whole
 // history (to the current revision), defragment the members so their files shrink, then
 // disarm the NOSPACE alarm, which etcd never lifts by itself (not even on a restart).
 // Recover does it on request (POST /v1/cluster/recover) for every member it reaches;
 // watchSpace does it by itself when it sees the alarm.
-
-// Recovery is what a recovery did, the answer of POST /v1/cluster/recover.
-type Recovery struct {
-	// CompactedTo is the revision the history was compacted to (0: nothing to compact).
-	CompactedTo int64            `json:"compactedTo"`
-	Members     []MemberRecovery `json:"members"`
-	// AlarmBefore: the NOSPACE alarm was raised when the recovery began. Disarmed: this
-	// recovery disarmed it.
-	AlarmBefore bool `json:"alarmBefore"`
-	Disarmed    bool `json:"disarmed"`
-	// LiveData: after compaction, a member still uses more than 80% of its quota: the
-	// space holds live data, and only deleting objects or a larger quota helps.
-	LiveData bool `json:"liveData"`
-	// Message says the outcome in a sentence.
-	Message string `json:"message"`
-}
-
-// MemberRecovery is one member's sizes before and after the recovery.
-type MemberRecovery struct {
-	Name     string `json:"name"`
-	Endpoint string `json:"endpoint"`
-	// Sizes in bytes: the file (what the quota counts), the part in use, the quota.
-	SizeBefore   int64  `json:"sizeBefore"`
-	InUseBefore  int64  `json:"inUseBefore"`
-	SizeAfter    int64  `json:"sizeAfter"`
-	InUseAfter   int64  `json:"inUseAfter"`
-	Quota        int64  `json:"quota"`
-	Defragmented bool   `json:"defragmented"`
-	Error        string `json:"error,omitempty"`
-	id           uint64
-}
 
 // recoverTimeout bounds a whole recovery: a compaction and one defragmentation per member.
 const recoverTimeout = 10 * time.Minute
@@ -57,32 +27,34 @@ const recoverTimeout = 10 * time.Minute
 // Recover compacts etcd to its current revision, defragments every member it can reach,
 // one at a time, and disarms the NOSPACE alarm when every member it reached is back
 // under its quota.
-func (s *Store) Recover(ctx context.Context) (Recovery, error) {
+func (s *Store) Recover(ctx context.Context) (cluster.Recovery, error) {
 	return s.recoverSpace(ctx, true, 1)
 }
 
 // recoverSpace is Recover; all=false defragments only this server's embedded member (each
 // server defragments its own), and disarming needs every member's use below maxUse of its
 // quota.
-func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Recovery, error) {
+func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (cluster.Recovery, error) {
 	ctx, cancel := context.WithTimeout(ctx, recoverTimeout)
 	defer cancel()
-	var r Recovery
+	var r cluster.Recovery
 	alarms, err := s.Alarms(ctx)
 	if err != nil {
 		return r, err
 	}
-	r.AlarmBefore = slices.ContainsFunc(alarms, func(a Alarm) bool { return a.Type == "NOSPACE" })
+	r.AlarmBefore = slices.ContainsFunc(alarms, func(a cluster.Alarm) bool { return a.Type == "NOSPACE" })
 	list, err := s.admin.MemberList(ctx, clientv3.WithSerializable())
 	if err != nil {
 		return r, fmt.Errorf("list etcd members: %w", wrapEtcd(err))
 	}
+	ids := make(map[string]uint64) // member IDs by endpoint, to find this server's own
 	for _, m := range list.Members {
 		if len(m.ClientURLs) > 0 {
-			r.Members = append(r.Members, MemberRecovery{Name: m.Name, Endpoint: m.ClientURLs[0], id: m.ID})
+			r.Members = append(r.Members, cluster.MemberRecovery{Name: m.Name, Endpoint: m.ClientURLs[0]})
+			ids[m.ClientURLs[0]] = m.ID
 		}
 	}
-	slices.SortFunc(r.Members, func(a, b MemberRecovery) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(r.Members, func(a, b cluster.MemberRecovery) int { return strings.Compare(a.Name, b.Name) })
 	for i := range r.Members {
 		s.memberSizes(ctx, &r.Members[i], false)
 	}
@@ -94,7 +66,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Rec
 		if m.Error != "" {
 			continue
 		}
-		self := s.etcd != nil && m.id == uint64(s.etcd.Server.MemberID())
+		self := s.etcd != nil && ids[m.Endpoint] == uint64(s.etcd.Server.MemberID())
 		if all || self || s.etcd == nil {
 			if _, _, err := s.defragment(ctx, m.Endpoint, self); err != nil {
 				m.Error = err.Error()
@@ -141,7 +113,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (Rec
 	return r, nil
 }
 
-func recoveryMessage(r Recovery, fullest MemberRecovery) string {
+func recoveryMessage(r cluster.Recovery, fullest cluster.MemberRecovery) string {
 	use := fmt.Sprintf("%s of the %s quota in use", FormatBytes(fullest.InUseAfter), FormatBytes(fullest.Quota))
 	switch {
 	case r.Disarmed && r.LiveData:
@@ -174,7 +146,7 @@ func (s *Store) compactAll(ctx context.Context) (int64, error) {
 }
 
 // memberSizes fills the sizes before or after from the member's status.
-func (s *Store) memberSizes(ctx context.Context, m *MemberRecovery, after bool) {
+func (s *Store) memberSizes(ctx context.Context, m *cluster.MemberRecovery, after bool) {
 	sctx, cancel := context.WithTimeout(ctx, memberStatusTimeout)
 	st, err := s.admin.Status(sctx, m.Endpoint)
 	cancel()

@@ -49,7 +49,7 @@ func (s *Store) openValue(key, val []byte) ([]byte, error) {
 func (s *Store) loadKeyFile(path string) (*seal.Keyring, error) {
 	var joined *seal.Keyring
 	if s.member != nil && s.member.joined != nil && len(s.member.joined.EncryptionKeys) > 0 {
-		r, err := seal.ParseKeyFile(s.member.joined.EncryptionKeys)
+		r, err := seal.ParseKeyFile([]byte(s.member.joined.EncryptionKeys))
 		if err != nil {
 			return nil, fmt.Errorf("the encryption keys of the join answer: %w", err)
 		}

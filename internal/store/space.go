@@ -8,6 +8,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/berthhq/berth/api/cluster"
 )
 
 // etcd's space (docs/operations.md): etcd refuses writes once its database file reaches
@@ -46,25 +48,6 @@ const (
 	liveDataShare = 0.8
 )
 
-// Alarm is one raised etcd alarm, as GET /v1/cluster shows it.
-type Alarm struct {
-	Member string `json:"member"` // hexadecimal member ID
-	Type   string `json:"type"`   // NOSPACE, CORRUPT
-}
-
-// Space is etcd's space as GET /v1/cluster shows it; the sizes are on each Member.
-type Space struct {
-	// NoSpace: the NOSPACE alarm is raised and etcd refuses writes.
-	NoSpace bool    `json:"noSpace"`
-	Alarms  []Alarm `json:"alarms,omitempty"`
-	// AlarmsError says why the alarms could not be listed (no quorum).
-	AlarmsError string `json:"alarmsError,omitempty"`
-	// Advice says what happens and what to do while NoSpace.
-	Advice string `json:"advice,omitempty"`
-	// LastCompaction is the last periodic compaction by any server.
-	LastCompaction *Compaction `json:"lastCompaction,omitempty"`
-}
-
 // spaceState is what this store knows of etcd's space between calls.
 type spaceState struct {
 	mu sync.Mutex
@@ -88,20 +71,20 @@ type recoveryVerdict struct {
 }
 
 // Alarms lists etcd's raised alarms (uncached).
-func (s *Store) Alarms(ctx context.Context) ([]Alarm, error) {
+func (s *Store) Alarms(ctx context.Context) ([]cluster.Alarm, error) {
 	resp, err := s.client.AlarmList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list etcd alarms: %w", wrapEtcd(err))
 	}
-	out := make([]Alarm, 0, len(resp.Alarms))
+	out := make([]cluster.Alarm, 0, len(resp.Alarms))
 	for _, a := range resp.Alarms {
-		out = append(out, Alarm{Member: fmt.Sprintf("%x", a.MemberID), Type: a.Alarm.String()})
+		out = append(out, cluster.Alarm{Member: fmt.Sprintf("%x", a.MemberID), Type: a.Alarm.String()})
 	}
 	s.rememberAlarms(out, nil)
 	return out, nil
 }
 
-func (s *Store) rememberAlarms(alarms []Alarm, err error) {
+func (s *Store) rememberAlarms(alarms []cluster.Alarm, err error) {
 	noSpace := false
 	for _, a := range alarms {
 		noSpace = noSpace || a.Type == etcdserverpb.AlarmType_NOSPACE.String()
@@ -161,8 +144,8 @@ func (s *Store) SpaceAdvice() string {
 }
 
 // Space reports the alarms, the advice and the last periodic compaction.
-func (s *Store) Space(ctx context.Context) Space {
-	var sp Space
+func (s *Store) Space(ctx context.Context) cluster.Space {
+	var sp cluster.Space
 	alarms, err := s.Alarms(ctx)
 	if err != nil {
 		sp.AlarmsError = err.Error()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -68,7 +69,7 @@ func TestRecoverSpace(t *testing.T) {
 			if !errors.Is(err, ErrNoSpace) {
 				t.Fatalf("create with etcd full: %v, want ErrNoSpace", err)
 			}
-			var r Recovery
+			var r cluster.Recovery
 			if tt.automatic {
 				r, err = s.recoverSpace(ctx, false, liveDataShare)
 			} else {

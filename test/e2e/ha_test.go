@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
 )
@@ -130,7 +131,7 @@ func allOf(t *testing.T, servers []*haServer) *devServer {
 }
 
 // clusterOf reads GET /v1/cluster from one server, nil when it does not answer.
-func clusterOf(s *devServer) *client.ClusterInfo {
+func clusterOf(s *devServer) *cluster.Info {
 	c, err := client.New(s.url, client.WithHTTPClient(s.http))
 	if err != nil {
 		return nil

@@ -16,6 +16,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/seal"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -92,17 +93,18 @@ func Cluster(t testing.TB, n, portLo int) []*store.Store {
 
 // joinThrough adds members through s, retrying while etcd says "not now".
 func joinThrough(s *store.Store) store.JoinFunc {
-	return func(ctx context.Context, name, peerURL string) (store.JoinAnswer, error) {
+	return func(ctx context.Context, name, peerURL string) (cluster.Joined, error) {
 		for {
 			ic, err := s.AddMember(ctx, name, peerURL)
 			if !errors.Is(err, store.ErrUnavailable) || ctx.Err() != nil {
-				ans := store.JoinAnswer{InitialCluster: ic}
-				var caErr error
-				if ans.CACert, ans.CAKey, caErr = s.JoinCA(); caErr != nil {
+				ans := cluster.Joined{InitialCluster: ic}
+				cert, key, caErr := s.JoinCA()
+				if caErr != nil {
 					return ans, caErr
 				}
+				ans.CACert, ans.CAKey = string(cert), string(key)
 				if r := s.Keyring(); r != nil {
-					ans.EncryptionKeys = r.Format()
+					ans.EncryptionKeys = string(r.Format())
 				}
 				return ans, err
 			}
