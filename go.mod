@@ -29,11 +29,11 @@ require (
 	go.opentelemetry.io/otel/trace v1.45.0
 	go.opentelemetry.io/proto/otlp v1.11.0 // the collector service a test exports to
 	go.uber.org/zap v1.28.0
+	go.yaml.in/yaml/v3 v3.0.5 // manifests, config files and -o yaml; the maintained home of gopkg.in/yaml.v3, same API
 	golang.org/x/net v0.61.0 // HTTP/2 frames: a test reads the limits the server announces (internal/server); already in the module graph
 	golang.org/x/sys v0.49.0 // pidfd_open and poll: waiting for a task's process without polling
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12 // gpu-manager's VCUDAService messages, read with protowire (internal/devices/gpu)
-	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/kubelet v0.37.2 // the device-plugin API (v1beta1) Kubernetes' device plugins register with (internal/devices/plugin)
 )
 

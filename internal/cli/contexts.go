@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/berthhq/berth/internal/atomicfile"
 )

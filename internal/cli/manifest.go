@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The CLI splits each file into its documents and checks their syntax itself, before
