@@ -1,6 +1,7 @@
 // Package atomicfile writes files so that a crash leaves either the old content or the
 // new, never a mix: the agent's checkpoint and certificates, the drivers' task and pod
-// state, the files injected into tasks, the server's CA and join token files.
+// state, the files injected into tasks, the server's CA, join token files, etcd member
+// record and encryption key file.
 package atomicfile
 
 import (

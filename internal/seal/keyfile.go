@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/berthhq/berth/internal/atomicfile"
 )
 
 // A key file holds one key a line, `NAME:BASE64`, the sealing key first; blank lines and
@@ -119,23 +121,9 @@ func WriteKeyFile(path string, r *Keyring) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("encryption key file: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".keys-*")
-	if err != nil {
-		return fmt.Errorf("encryption key file: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	if _, err := tmp.Write(r.Format()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("encryption key file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("encryption key file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("encryption key file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	// Synced, directory included: a server that lost its keys after a crash could not
+	// open the secrets it sealed.
+	if err := atomicfile.Write(path, r.Format(), 0o600); err != nil {
 		return fmt.Errorf("encryption key file: %w", err)
 	}
 	return nil

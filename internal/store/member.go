@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/berthhq/berth/api/cluster"
+	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -111,7 +112,8 @@ func loadMember(dataDir string) (*memberRecord, error) {
 	return &rec, nil
 }
 
-// saveMember writes the record atomically (temporary file, then rename).
+// saveMember writes the record so that a crash leaves the old one or the new one, synced
+// to disk: a member that comes back without it would join the cluster a second time.
 func saveMember(dataDir string, rec *memberRecord) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
@@ -120,11 +122,7 @@ func saveMember(dataDir string, rec *memberRecord) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	tmp := filepath.Join(dataDir, memberFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write member record: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dataDir, memberFile)); err != nil {
+	if err := atomicfile.Write(filepath.Join(dataDir, memberFile), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write member record: %w", err)
 	}
 	return nil
