@@ -108,7 +108,7 @@ func defaultPod(p *PodSpec, kind Kind) {
 	}
 	p.NetworkMode = canon(p.NetworkMode, "HOST", "BRIDGE", "NONE", "USER")
 	if p.NetworkMode == "" {
-		// Processes share the host's network (seed 001). For containers BCS falls back to
+		// Processes share the host's network (docs/spec.md, Defaults). For containers BCS falls back to
 		// Docker's "none", which silently drops every port; berth uses Docker's default.
 		p.NetworkMode = "BRIDGE"
 		if kind == KindProcess {

@@ -36,8 +36,8 @@ func hasError(errs FieldErrors, field, msg string) bool {
 	return false
 }
 
-// The process example of seed 001, exactly as written, is rejected with one error that
-// lists every problem.
+// The process example in testdata/seed001_process.json, exactly as BCS users wrote it, is
+// rejected with one error that lists every problem.
 func TestSeed001AsWrittenIsRejected(t *testing.T) {
 	docs, err := Parse(mustRead(t, "seed001_process.json"))
 	if err == nil {
@@ -66,7 +66,8 @@ func TestSeed001AsWrittenIsRejected(t *testing.T) {
 	}
 }
 
-// With those problems fixed the seed validates and round-trips.
+// With those problems fixed (testdata/seed001_process_fixed.json) the example validates
+// and round-trips.
 func TestSeed001FixedValidatesAndRoundTrips(t *testing.T) {
 	docs, err := Parse(mustRead(t, "seed001_process_fixed.json"))
 	if err != nil {

@@ -1,6 +1,7 @@
 package v4
 
-// ProcessTask is one process of a process pod (seed 001), run on the host by the process driver.
+// ProcessTask is one process of a process pod, run on the host by the process driver
+// (docs/process.md).
 type ProcessTask struct {
 	ProcName         string         `json:"procName"`
 	User             string         `json:"user,omitempty"`

@@ -151,11 +151,12 @@ type TaskStatus struct {
 	Healthy             *bool  `json:"healthy,omitempty"`
 	ConsecutiveFailures int    `json:"consecutiveFailures,omitempty"`
 	HealthMessage       string `json:"healthMessage,omitempty"`
-	// Info is seed 000's container info (BcsContainerInfo), with its CamelCase keys.
+	// Info is BCS's container info (BcsContainerInfo), with its CamelCase keys.
 	Info ContainerInfo `json:"info"`
 }
 
-// ContainerInfo is BCS's BcsContainerInfo (seed 000): the JSON keys are BCS's own.
+// ContainerInfo is BCS's BcsContainerInfo: the JSON keys are BCS's own, so clients written
+// for BCS read it unchanged.
 type ContainerInfo struct {
 	ID                      string    `json:"ID,omitempty"`
 	Name                    string    `json:"Name,omitempty"`

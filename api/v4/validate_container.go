@@ -98,8 +98,8 @@ func checkHostname(p, h string, errs *FieldErrors) {
 	}
 }
 
-// dockerParameters are the docker run options berth passes through (reference §1a),
-// with a check of their value.
+// dockerParameters are the docker run options berth passes through (docs/docker.md,
+// Start), with a check of their value.
 var dockerParameters = map[string]func(string) error{
 	"net":                nonEmpty,
 	"P":                  boolValue,
@@ -112,7 +112,7 @@ var dockerParameters = map[string]func(string) error{
 	"memory-swap":        nonEmpty,
 	"memory-swappiness":  intRange(0, 100),
 	"cpuset-cpus":        nonEmpty,
-	"cpuset":             boolValue, // true: bind ceil(requests.cpu) CPUs (seed 000 cpuset/NUMA rules)
+	"cpuset":             boolValue, // true: bind ceil(requests.cpu) CPUs, NUMA-aware (internal/driver/docker/cpuset.go)
 	"cpuset-mems":        nonEmpty,
 	"device-read-bps":    deviceLimit,
 	"device-write-bps":   deviceLimit,

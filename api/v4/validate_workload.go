@@ -2,8 +2,9 @@ package v4
 
 import "fmt"
 
-// MaxInstances bounds spec.instance of applications, processes and deployments (BCS
-// issue #549 was an overflow of instance counts); scale requests are held to it too.
+// MaxInstances bounds spec.instance of applications, processes and deployments, so an
+// instance count cannot overflow what is computed from it (task group indexes, totals);
+// scale requests are held to it too.
 const MaxInstances = 100000
 
 func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {

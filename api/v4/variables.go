@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// The ${...} variables of process specs (seed 001). They may appear in every string of a
+// The ${...} variables of process specs (docs/spec.md). They may appear in every string of a
 // process task; workPath and pidFile are rendered first so the others can use them.
 const (
 	VarNamespace   = "namespace"

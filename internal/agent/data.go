@@ -27,7 +27,8 @@ func (d dataSource) ConfigMap(ctx context.Context, ns, name string) (*v4.ConfigM
 }
 
 // Secret asks for the secret on behalf of a task group of this node that uses it: the
-// server gives a secret only to the node of such a task group (DESIGN §7).
+// server gives a secret only to the node of such a task group (docs/security.md, Node
+// identity).
 func (d dataSource) Secret(ctx context.Context, ns, name string) (*v4.Secret, error) {
 	user := d.a.secretUser(ns, name)
 	var s *v4.Secret

@@ -74,7 +74,8 @@ type Task struct {
 	Devices    []Device
 	CDIDevices []string
 
-	// Containers only (seed 000 pod semantics, decided by the executor):
+	// Containers only (BCS's pod semantics, decided by the executor; docs/agent.md,
+	// Container pods):
 	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
 	// parameter) or empty when the task joins another's network (JoinTask).
 	NetworkMode string

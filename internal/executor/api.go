@@ -1,5 +1,5 @@
 // Package executor runs task groups as pods on a node with BCS's executor semantics
-// (seed 000): tasks start in order, any task that fails to start or exits fails the whole
+// (docs/agent.md, Container pods): tasks start in order, any task that fails to start or exits fails the whole
 // group and stops the others, a deliberate kill stops every task within the grace period
 // and ends Finish; health checks (HTTP, TCP, COMMAND) run against the tasks; every change
 // is reported at once. Drivers do the running; the agent decides what to run.

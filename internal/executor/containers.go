@@ -15,7 +15,7 @@ var ErrNoPodNetworks = errors.New("CNI mode needs a driver with pod networks")
 // teardownTimeout bounds the CNI DEL and sandbox removal of one pod.
 const teardownTimeout = time.Minute
 
-// startContainers starts a container pod (seed 000, reference §1c "Executor launch").
+// startContainers starts a container pod (docs/agent.md, Container pods).
 // CNM: the first container starts first with the pod's network mode and every port
 // binding; the others join its network, so if it died they cannot start and the group
 // fails. CNI: the driver sets up the pod's sandbox first and every container joins it.

@@ -13,8 +13,8 @@ import (
 // $VAR copy can look names up.
 type envVar struct{ name, value string }
 
-// injectedEnv is what the executor injects before the spec's env (reference §1b
-// "Executor env injection"): PORT_<name> for every port of the pod, the node IP, the pod
+// injectedEnv is what the executor injects before the spec's env (docs/agent.md,
+// Container pods): PORT_<name> for every port of the pod, the node IP, the pod
 // ID (the task group name) and the container IP. Processes and the first container of a
 // CNM pod (whose IP is known only once it runs) get the node IP as BCS's CNM code does;
 // the containers that join it, and every container of a CNI pod, get the pod's IP. HOST

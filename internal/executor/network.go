@@ -8,7 +8,7 @@ import (
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// netPlan is how a container pod is networked (seed 000). In CNM mode the first container
+// netPlan is how a container pod is networked (docs/agent.md, Container pods). In CNM mode the first container
 // owns the network: it gets the mode and every port binding of the pod, and the others
 // join it. In CNI mode the driver sets up a sandbox (driver.PodNetworks) that every
 // container joins, and the bindings go to the CNI plugins (portmap) instead.
@@ -55,7 +55,7 @@ func planNetwork(tg *v4.TaskGroup, node string, allocated map[string]v4.Allocate
 	for _, c := range spec.Containers {
 		for _, sp := range c.Ports {
 			ap, ok := allocated[sp.Name]
-			// PORT_<name> (reference §1b "Port env"): the host port berth chose or was
+			// PORT_<name> (docs/agent.md, Container pods): the host port berth chose or was
 			// given (HOST: the container port or the random one; BRIDGE: the host port),
 			// else the container port (USER and custom networks, hostPort < 0).
 			env := v4.AllocatedPort{Name: sp.Name, HostPort: sp.ContainerPort, Protocol: sp.Protocol}

@@ -184,7 +184,7 @@ func cpuRequest(r *v4.Resources) (float64, error) {
 	return max(0, f), nil
 }
 
-// volumes are a container's mounts (reference §1a "volumes"): "$BCS_POD_ID" in a host
+// volumes are a container's mounts (docs/agent.md, Container pods): "$BCS_POD_ID" in a host
 // path is the task group's name; an empty host path is a directory of the pod,
 // storage/<mountPath>, created here so it belongs to the pod and goes with it.
 func (p *pod) volumes(c *v4.Container) ([]driver.Mount, error) {

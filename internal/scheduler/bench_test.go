@@ -7,10 +7,10 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// The benchmark shape of issue 3, fixed so results compare with other schedulers:
-// N nodes of 4 cpu, 32,000 MB, 100 GB with text attribute rack = r{i mod 75}; one
-// application of M instances of 1.7 cpu and 6,000 MB (two fit on a node) constrained to
-// rack CLUSTER r0..r36 (about half the nodes); binpack scoring, and the same plus rack
+// The benchmark shape of docs/benchmarks.md, fixed so results compare with other
+// schedulers: N nodes of 4 cpu, 32,000 MB, 100 GB with text attribute rack = r{i mod 75};
+// one application of M instances of 1.7 cpu and 6,000 MB (two fit on a node) constrained
+// to rack CLUSTER r0..r36 (about half the nodes); binpack scoring, and the same plus rack
 // GROUPBY r0..r36. One op places all M instances into an empty snapshot (the clone of the
 // empty snapshot is outside the timer).
 

@@ -1,4 +1,4 @@
-// Package scheduler decides where task groups run (DESIGN.md §3). It keeps an in-memory
+// Package scheduler decides where task groups run (docs/scheduling.md). It keeps an in-memory
 // Snapshot of nodes and placed task groups and places the instances of applications in
 // batches with BCS's semantics: node readiness and taints, constraints (AND over
 // intersectionItem, OR over unionData; UNIQUE, MAXPER, CLUSTER, LIKE, UNLIKE, GROUPBY,

@@ -122,7 +122,8 @@ func (r *Request) addTasks(pod *v4.PodSpec) error {
 // noHostPort marks a port that takes no host port.
 const noHostPort = -1
 
-// containerHostPort is the host port a container port needs (reference §1b): in HOST mode
+// containerHostPort is the host port a container port needs (docs/agent.md, Container
+// pods): in HOST mode
 // the container port itself (0 random, < 0 none); in BRIDGE mode the host port (0 random,
 // < 0 no mapping); other modes publish nothing on the host.
 func containerHostPort(mode string, p v4.Port) int {

@@ -11,7 +11,8 @@ import (
 )
 
 // What task groups inject: a configmap or a secret goes only to the agent of a node that
-// runs a task group using it (DESIGN §7), the node being the one its certificate names.
+// runs a task group using it (docs/security.md, Node identity), the node being the one its
+// certificate names.
 
 func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")

@@ -34,8 +34,9 @@ func (s *devServer) do(t *testing.T, method, url, body string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// The seed as written is refused by the API with 422 and one detail per problem; the
-// fixed seed is created and its definition is kept byte for byte.
+// BCS's process example (testdata/seed001_process.json) as written is refused by the API
+// with 422 and one detail per problem; the fixed one is created and its definition is kept
+// byte for byte.
 func TestSeedOverHTTP(t *testing.T) {
 	s := startDev(t, t.TempDir(), "--agent=false")
 	base := s.url + "/v1/namespaces/ns-a/processes"
@@ -56,7 +57,7 @@ func TestSeedOverHTTP(t *testing.T) {
 		t.Errorf("want code 422 and every problem, got %d with %d details", e.Error.Code, len(e.Error.Details))
 	}
 
-	// The configmap and the secret the seed names must exist first, as in BCS.
+	// The configmap and the secret the example names must exist first, as in BCS.
 	fixed := mustRead(t, "testdata/seed001_process_fixed.json")
 	if code, body = s.do(t, http.MethodPost, base, fixed); code != http.StatusUnprocessableEntity || !strings.Contains(string(body), "does not exist") {
 		t.Fatalf("fixed seed before its configmap and secret: %d %s", code, body)

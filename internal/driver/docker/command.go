@@ -6,7 +6,7 @@ import (
 	"github.com/docker/docker/api/types/strslice"
 )
 
-// commandLine applies seed 000's rules for command (BCS's Value) and args (Arguments):
+// commandLine applies BCS's rules for command (BCS's Value) and args (Arguments):
 //   - the image has an entrypoint: a command replaces it and args are its arguments;
 //     without a command args alone go to the image's entrypoint;
 //   - the image has none: command + args run as the CMD, and no command is an error

@@ -64,7 +64,7 @@ func readTopology(sysfs string) ([]numaNode, error) {
 	return []numaNode{{id: 0, cpus: cpus}}, nil
 }
 
-// chooseCPUs applies seed 000's NUMA rules to bind n CPUs: more than the machine has is
+// chooseCPUs applies BCS's NUMA rules to bind n CPUs (docs/docker.md, Start): more than the machine has is
 // an error; with one NUMA node the first free CPUs are taken and memory nodes are left
 // alone; otherwise the node prefer (that of the task's GPUs, -1 for none) when it has n
 // free CPUs, else a random node among those that have, cpus and memory both from it: a

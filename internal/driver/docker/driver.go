@@ -1,8 +1,8 @@
 // Package docker is the driver that runs a container pod's tasks as Docker containers
-// (seed 000, BCS's container executor): it pulls the image per imagePullPolicy, applies
-// BCS's command/entrypoint rules, resources, docker parameters and the cpuset/NUMA rules,
-// joins a task to the pod's first container or CNI sandbox, and reports BCS's container
-// info from docker inspect.
+// with the semantics of BCS's container executor (docs/docker.md): it pulls the image per
+// imagePullPolicy, applies BCS's command/entrypoint rules, resources, docker parameters
+// and the cpuset/NUMA rules, joins a task to the pod's first container or CNI sandbox,
+// and reports BCS's container info from docker inspect.
 //
 // The driver keeps no state of its own about tasks: everything it needs is in Docker
 // (container name berth-<cluster tag>_<task id>, berth labels: owner.go), so an agent or

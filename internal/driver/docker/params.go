@@ -220,8 +220,8 @@ var paramTable = map[string]paramFunc{
 	},
 }
 
-// applyParameters applies the container spec's docker parameters (reference §1a; keys
-// may carry their dashes), a seccomp profile's name resolved from the node's profiles.
+// applyParameters applies the container spec's docker parameters (docs/docker.md, Start;
+// keys may carry their dashes), a seccomp profile's name resolved from the node's profiles.
 // A bad value is an error naming the parameter; an unknown key is logged and ignored,
 // as BCS does (the node's guard runs such a spec only with --allow-privileged).
 func applyParameters(params []v4.Parameter, profiles map[string]string, cfg *container.Config, hc *container.HostConfig, log *slog.Logger) (paramExtras, error) {

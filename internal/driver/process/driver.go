@@ -1,5 +1,5 @@
 // Package process is the driver that runs a process pod's tasks as plain host processes
-// (seed 001): it fetches the packages listed in uris, writes configmap and secret files,
+// (docs/process.md): it fetches the packages listed in uris, writes configmap and secret files,
 // runs startCmd with /bin/sh in workPath as the task's user inside the task's cgroups,
 // follows the process through pidFile and procName, and stops it with stopCmd, SIGTERM
 // and finally SIGKILL of everything left in its cgroup.

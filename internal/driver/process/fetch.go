@@ -20,7 +20,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// Pull policies of a uri (seed 001); IfNotPresent is the default.
+// Pull policies of a uri (docs/process.md); IfNotPresent is the default.
 const (
 	PullAlways       = "Always"
 	PullIfNotPresent = "IfNotPresent"

@@ -15,7 +15,8 @@ import (
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// defaultStartGrace is seed 001's default startGracePeriod.
+// defaultStartGrace is the default startGracePeriod, as BCS's process executor had it
+// (docs/spec.md, Defaults).
 const defaultStartGrace = time.Second
 
 // Start prepares and starts a process task: packages, files, work dir, cgroup, then

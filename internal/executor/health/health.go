@@ -1,5 +1,5 @@
 // Package health runs a task's local health check (HTTP, TCP or COMMAND) on a schedule
-// with BCS's semantics (reference §1c "Local health checks"): a probe every interval,
+// with BCS's semantics (the defaults are in docs/spec.md): a probe every interval,
 // each bounded by the timeout; failures during the grace period are not counted until the
 // first success; consecutive failures are counted and, once they reach the limit, the
 // check asks for the task to be killed. The executor decides what a result means for the
