@@ -3,7 +3,6 @@ package v4
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -106,33 +105,15 @@ func (d *decoder) warn(path, format string, args ...any) {
 
 // decodeValue stores v into dst (addressable), reporting problems under path.
 func decodeValue(path string, v any, dst reflect.Value, d *decoder) {
-	errs := &d.errs
 	if v == nil {
 		return // null leaves the zero value, as encoding/json does
 	}
-	switch {
-	case dst.Type() == timeType:
-		s, ok := v.(string)
-		if !ok {
-			errs.add(path, "must be an RFC 3339 time string")
-			return
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			errs.add(path, "must be an RFC 3339 time: %v", err)
-			return
-		}
-		dst.Set(reflect.ValueOf(t))
+	switch dst.Type() {
+	case timeType:
+		decodeTime(path, v, dst, d)
 		return
-	case dst.Type() == quantityType:
-		switch q := v.(type) {
-		case string:
-			dst.SetString(q)
-		case json.Number:
-			dst.SetString(q.String())
-		default:
-			errs.add(path, "must be a number or a string holding one, got %s", describe(v))
-		}
+	case quantityType:
+		decodeQuantity(path, v, dst, d)
 		return
 	}
 	switch dst.Kind() {
@@ -143,75 +124,19 @@ func decodeValue(path string, v any, dst reflect.Value, d *decoder) {
 	case reflect.Struct:
 		decodeStruct(path, v, dst, d)
 	case reflect.Slice:
-		arr, ok := v.([]any)
-		if !ok {
-			errs.add(path, "must be a list, got %s", describe(v))
-			return
-		}
-		if len(arr) == 0 {
-			return // an empty list is the zero value, so decode(encode(x)) == x with omitempty
-		}
-		out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
-		for i, el := range arr {
-			decodeValue(fmt.Sprintf("%s[%d]", path, i), el, out.Index(i), d)
-		}
-		dst.Set(out)
+		decodeSlice(path, v, dst, d)
 	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			errs.add(path, "must be an object, got %s", describe(v))
-			return
-		}
-		if len(m) == 0 {
-			return // as for lists: an empty object is the zero value
-		}
-		out := reflect.MakeMapWithSize(dst.Type(), len(m))
-		for _, k := range sortedStringKeys(m) {
-			el := reflect.New(dst.Type().Elem()).Elem()
-			decodeValue(joinKey(path, k), m[k], el, d)
-			out.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), el)
-		}
-		dst.Set(out)
+		decodeMap(path, v, dst, d)
 	case reflect.String:
-		s, ok := v.(string)
-		if !ok {
-			errs.add(path, "must be a string, got %s", describe(v))
-			return
-		}
-		dst.SetString(s)
+		decodeAs(path, v, d, "a string", dst.SetString)
 	case reflect.Bool:
-		b, ok := v.(bool)
-		if !ok {
-			errs.add(path, "must be true or false, got %s", describe(v))
-			return
-		}
-		dst.SetBool(b)
+		decodeAs(path, v, d, "true or false", dst.SetBool)
 	case reflect.Int, reflect.Int64:
-		n, ok := v.(json.Number)
-		if !ok {
-			errs.add(path, "must be an integer, got %s", describe(v))
-			return
-		}
-		i, err := strconv.ParseInt(n.String(), 10, 64)
-		if err != nil || dst.OverflowInt(i) {
-			errs.add(path, "must be an integer in range, got %s", n)
-			return
-		}
-		dst.SetInt(i)
+		decodeInt(path, v, dst, d)
 	case reflect.Float64:
-		n, ok := v.(json.Number)
-		if !ok {
-			errs.add(path, "must be a number, got %s", describe(v))
-			return
-		}
-		f, err := strconv.ParseFloat(n.String(), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			errs.add(path, "must be a finite number, got %s", n)
-			return
-		}
-		dst.SetFloat(f)
+		decodeFloat(path, v, dst, d)
 	default:
-		errs.add(path, "cannot be decoded (unsupported type %s)", dst.Type())
+		d.errs.add(path, "cannot be decoded (unsupported type %s)", dst.Type())
 	}
 }
 

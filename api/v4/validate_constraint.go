@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// validateConstraint checks the shape every operator needs (reference §1b): the value
-// type it takes and that the value for that type is present.
+// validateConstraint checks the shape every operator needs (docs/spec.md, Validation
+// rules): the value type it takes and that the value for that type is present.
 func validateConstraint(p string, c *Constraint, errs *FieldErrors) {
 	if c == nil {
 		return
@@ -25,6 +26,8 @@ func validateConstraint(p string, c *Constraint, errs *FieldErrors) {
 	}
 }
 
+// validateConstraintData checks one entry of a constraint: its name and value type, the
+// value its type needs, and the type and value its operator needs.
 func validateConstraintData(p string, d *ConstraintData, errs *FieldErrors) {
 	if d.Name == "" {
 		errs.add(p+".name", "required")
@@ -32,7 +35,13 @@ func validateConstraintData(p string, d *ConstraintData, errs *FieldErrors) {
 	if d.Type < 0 || d.Type > ValueSet {
 		errs.add(p+".type", "must be 1 (scalar), 2 (ranges), 3 (text) or 4 (set), got %d", d.Type)
 	}
-	// BCS checks at create time that the value for the declared type is there.
+	validateConstraintValue(p, d, errs)
+	validateConstraintOperator(p, d, errs)
+}
+
+// validateConstraintValue checks that the value for the declared type is there, as BCS
+// checks it at create time.
+func validateConstraintValue(p string, d *ConstraintData, errs *FieldErrors) {
 	switch d.Type {
 	case ValueScalar:
 		if d.Scalar == nil {
@@ -56,36 +65,24 @@ func validateConstraintData(p string, d *ConstraintData, errs *FieldErrors) {
 			errs.add(p+".set.item", "required for type 4: at least one item")
 		}
 	}
-	needType := func(types ...int) bool {
-		for _, t := range types {
-			if d.Type == t {
-				return true
-			}
-		}
-		names := map[int]string{1: "1 (scalar)", 2: "2 (ranges)", 3: "3 (text)", 4: "4 (set)"}
-		want := make([]string, len(types))
-		for i, t := range types {
-			want[i] = names[t]
-		}
-		errs.add(p+".type", "%s needs type %s, got %d", d.Operate, strings.Join(want, " or "), d.Type)
-		return false
-	}
+}
+
+// validateConstraintOperator checks what the operator needs of the entry's type and value.
+func validateConstraintOperator(p string, d *ConstraintData, errs *FieldErrors) {
 	switch d.Operate {
 	case OpUnique:
 	case OpMaxPer:
-		if needType(ValueText) && d.Text != nil {
+		if needValueType(p, d, errs, ValueText) && d.Text != nil {
 			if n, err := strconv.Atoi(strings.TrimSpace(d.Text.Value)); err != nil || n <= 0 {
 				errs.add(p+".text.value", "MAXPER needs a positive integer, got %q", truncate(d.Text.Value, 40))
 			}
 		}
-	case OpCluster, OpGroupBy:
-		types := []int{ValueText, ValueSet}
-		if d.Operate == OpGroupBy {
-			types = []int{ValueSet}
-		}
-		needType(types...)
+	case OpCluster:
+		needValueType(p, d, errs, ValueText, ValueSet)
+	case OpGroupBy:
+		needValueType(p, d, errs, ValueSet)
 	case OpLike, OpUnlike:
-		if needType(ValueText, ValueSet) {
+		if needValueType(p, d, errs, ValueText, ValueSet) {
 			for k, pat := range patterns(d) {
 				if err := checkPattern(pat); err != nil {
 					errs.add(p+k, "%v", err)
@@ -93,25 +90,48 @@ func validateConstraintData(p string, d *ConstraintData, errs *FieldErrors) {
 			}
 		}
 	case OpExclude:
-		if d.Name != "" && d.Name != "label" {
-			errs.add(p+".name", "EXCLUDE matches application labels: name must be \"label\", got %q", truncate(d.Name, 40))
-		}
-		if needType(ValueSet) && d.Set != nil {
-			for k, it := range d.Set.Item {
-				if key, _, ok := strings.Cut(it, ":"); !ok || key == "" {
-					errs.add(fmt.Sprintf("%s.set.item[%d]", p, k), "must be a label as \"key:value\", got %q", truncate(it, 80))
-				}
-			}
-		}
+		validateExclude(p, d, errs)
 	case OpGreater:
-		needType(ValueScalar)
+		needValueType(p, d, errs, ValueScalar)
 	case OpToleration:
-		if needType(ValueText) && d.Text != nil && d.Text.Value == "" {
+		if needValueType(p, d, errs, ValueText) && d.Text != nil && d.Text.Value == "" {
 			errs.add(p+".text.value", "TOLERATION needs the taint value to tolerate")
 		}
 	default:
 		oneOf(p+".operate", d.Operate, errs, OpUnique, OpMaxPer, OpCluster, OpLike, OpUnlike, OpGroupBy, OpExclude, OpGreater, OpToleration)
 	}
+}
+
+// validateExclude checks an EXCLUDE entry: it matches application labels, given as a set
+// of "key:value" items.
+func validateExclude(p string, d *ConstraintData, errs *FieldErrors) {
+	if d.Name != "" && d.Name != "label" {
+		errs.add(p+".name", "EXCLUDE matches application labels: name must be \"label\", got %q", truncate(d.Name, 40))
+	}
+	if needValueType(p, d, errs, ValueSet) && d.Set != nil {
+		for k, it := range d.Set.Item {
+			if key, _, ok := strings.Cut(it, ":"); !ok || key == "" {
+				errs.add(fmt.Sprintf("%s.set.item[%d]", p, k), "must be a label as \"key:value\", got %q", truncate(it, 80))
+			}
+		}
+	}
+}
+
+// valueTypeNames names the value types in messages.
+var valueTypeNames = map[int]string{ValueScalar: "1 (scalar)", ValueRanges: "2 (ranges)", ValueText: "3 (text)", ValueSet: "4 (set)"}
+
+// needValueType reports whether the entry's type is one of types, and says which the
+// operator needs when it is not.
+func needValueType(p string, d *ConstraintData, errs *FieldErrors, types ...int) bool {
+	if slices.Contains(types, d.Type) {
+		return true
+	}
+	want := make([]string, len(types))
+	for i, t := range types {
+		want[i] = valueTypeNames[t]
+	}
+	errs.add(p+".type", "%s needs type %s, got %d", d.Operate, strings.Join(want, " or "), d.Type)
+	return false
 }
 
 // patterns returns the LIKE/UNLIKE patterns keyed by their path suffix.
