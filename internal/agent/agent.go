@@ -19,6 +19,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
@@ -52,8 +53,7 @@ type Agent struct {
 	addr       string    // advertised agent address
 	id         *identity // the node's certificate (identity.go)
 	guard      guard     // what the node's operator allows workloads (guard.go)
-	gpus       *gpuInventory
-	shares     *gpuShares
+	gpus       *gpu.Manager
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
 	busyPorts  *busyPorts // the node's busy ports (busyports.go)
@@ -169,11 +169,8 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeDrivers()
-	a.gpus = openGPUs(a.cfg, a.log)
-	defer a.gpus.close(a.cfg)
-	a.shares = newGPUShares(a.cfg, a.drivers, a.log)
-	a.shares.resume(a.ckpt)
-	defer a.shares.close()
+	a.gpus = a.openGPUs()
+	defer a.gpus.Close()
 	a.openPlugins()
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -200,8 +197,11 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share, PluginDevices: a.pluginDevices,
+		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
+	}
+	if a.plugins != nil {
+		ecfg.Devices = a.plugins
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
@@ -220,7 +220,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.id.cert.Run(ctx) })
 	loops.Go(func() { a.connect(ctx) })
 	loops.Go(func() { a.runProxy(ctx) })
-	loops.Go(func() { a.gpuLoop(ctx) })
+	loops.Go(func() { a.runGPUs(ctx) })
 	loops.Go(func() { a.runPlugins(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })

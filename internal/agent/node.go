@@ -32,7 +32,7 @@ func (a *Agent) nodeObject() *v4.Node {
 	}
 	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
 	if a.gpus != nil {
-		a.gpus.describeNode(n)
+		a.gpus.Describe(n)
 	}
 	a.describePlugins(n)
 	a.describeLBGroup(n)

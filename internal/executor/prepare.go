@@ -33,7 +33,7 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 	}
 	env = copyVars(append(env, pp.own[i]...))
 	devices := pp.share[i]
-	if c := p.e.cfg.Cards; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
+	if c := p.e.cfg.GPUs; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
 		devices = append(gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs), devices...)
 	}
 	pp.tasks[i].Env = formatEnv(withGPUEnv(env, devices))

@@ -21,8 +21,8 @@ func startManager(t *testing.T) (*Manager, string, chan struct{}) {
 	t.Helper()
 	dir := t.TempDir()
 	changed := make(chan struct{}, 64)
-	m := NewManager(dir, func(r string) bool { return r == "nvidia.com/gpu" }, func() { changed <- struct{}{} },
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := NewManager(Options{Dir: dir, Reserved: func(r string) bool { return r == "nvidia.com/gpu" },
+		Changed: func() { changed <- struct{}{} }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
