@@ -34,9 +34,8 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if strings.TrimSpace(p.StartCmd) == "" {
 		return driver.State{}, fmt.Errorf("task %s: startCmd is empty", t.ID)
 	}
-	mu := d.lock(t.ID)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(t.ID)
+	defer d.locks.Unlock(t.ID)
 	if _, err := os.Stat(d.statePath(t.ID)); err == nil {
 		return driver.State{}, fmt.Errorf("task %s already exists", t.ID)
 	}
