@@ -47,13 +47,15 @@ func (p *pod) pluginDevices(ctx context.Context, t *driver.Task, res *v4.Resourc
 	if err != nil {
 		return nil, fmt.Errorf("devices: %w", err)
 	}
-	for _, m := range setup.Mounts {
-		t.Volumes = append(t.Volumes, driver.Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+	if c := t.Setup; c != nil { // a process gets the env alone
+		for _, m := range setup.Mounts {
+			c.Volumes = append(c.Volumes, driver.Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+		}
+		for _, d := range setup.Devices {
+			c.Devices = append(c.Devices, driver.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Permissions: d.Permissions})
+		}
+		c.CDIDevices = append(c.CDIDevices, setup.CDIDevices...)
 	}
-	for _, d := range setup.Devices {
-		t.Devices = append(t.Devices, driver.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Permissions: d.Permissions})
-	}
-	t.CDIDevices = append(t.CDIDevices, setup.CDIDevices...)
 	env := make([]envVar, 0, len(setup.Env))
 	for _, k := range sortedKeys(setup.Env) {
 		env = append(env, envVar{k, setup.Env[k]})

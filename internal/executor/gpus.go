@@ -52,10 +52,12 @@ func (p *pod) shareCard(ctx context.Context, t *driver.Task) ([]envVar, error) {
 	if err != nil {
 		return nil, fmt.Errorf("share of GPU %s: %w", t.GPUs[0].UUID, err)
 	}
-	t.Volumes = append(t.Volumes, setup.Mounts...)
-	t.OwnedFiles = append(t.OwnedFiles, setup.Owned...)
-	t.IPCHost = t.IPCHost || setup.IPCHost
-	t.GPUDriverDir = setup.DriverDir
+	if c := t.Setup; c != nil { // a process's share is its env alone
+		c.Volumes = append(c.Volumes, setup.Mounts...)
+		c.OwnedFiles = append(c.OwnedFiles, setup.Owned...)
+		c.IPCHost = c.IPCHost || setup.IPCHost
+		c.GPUDriverDir = setup.DriverDir
+	}
 	env := make([]envVar, len(setup.Env))
 	for i, e := range setup.Env {
 		env[i] = envVar{e[0], e[1]}

@@ -135,11 +135,11 @@ func TestGPUShareSetup(t *testing.T) {
 	if got, n := gpuEnvValue(worker.Env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"); got != "30" || n != 1 {
 		t.Errorf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%q (%d times), want the share's 30 once", got, n)
 	}
-	if !worker.IPCHost || !slices.Contains(worker.Volumes, driver.Mount{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}) {
-		t.Errorf("worker: IPCHost %v, volumes %v", worker.IPCHost, worker.Volumes)
+	if !worker.Setup.IPCHost || !slices.Contains(worker.Setup.Volumes, driver.Mount{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}) {
+		t.Errorf("worker: IPCHost %v, volumes %v", worker.Setup.IPCHost, worker.Setup.Volumes)
 	}
-	if !slices.Equal(worker.OwnedFiles, []string{"/mps/pipe/sock"}) { // given to the container's user
-		t.Errorf("worker: owned files %v", worker.OwnedFiles)
+	if !slices.Equal(worker.Setup.OwnedFiles, []string{"/mps/pipe/sock"}) { // given to the container's user
+		t.Errorf("worker: owned files %v", worker.Setup.OwnedFiles)
 	}
 	if len(asked) != 1 || asked[0] != testNS+"/0.share worker" {
 		t.Errorf("shares set up: %q, want the worker's only", asked)

@@ -153,13 +153,14 @@ func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, d
 		GPUs:        gpus,
 	}
 	if tp.container != nil {
-		if t.CPURequest, err = cpuRequest(tp.resources); err != nil {
+		t.Setup = &driver.ContainerSetup{}
+		if t.Setup.CPURequest, err = cpuRequest(tp.resources); err != nil {
 			return nil, nil, err
 		}
-		if t.Volumes, err = p.volumes(tp.container); err != nil {
+		if t.Setup.Volumes, err = p.volumes(tp.container); err != nil {
 			return nil, nil, err
 		}
-		t.DNS = p.containerDNS()
+		t.Setup.DNS = p.containerDNS()
 	}
 	return t, own, nil
 }

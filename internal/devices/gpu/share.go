@@ -81,7 +81,7 @@ type ShareRequest struct {
 // ShareSetup is what a share needs besides its card: env (set over the spec's), mounts,
 // the host's IPC namespace (MPS clients of a container), the driver directory to
 // mount at /usr/local/nvidia in place of the driver's own files (vcuda's), and files of
-// the mounts to give to the container's user (vcuda's socket: driver.Task.OwnedFiles).
+// the mounts to give to the container's user (vcuda's socket: driver.ContainerSetup.OwnedFiles).
 type ShareSetup struct {
 	Env       [][2]string
 	Mounts    []driver.Mount
