@@ -25,6 +25,7 @@ import (
 	"github.com/berthhq/berth/internal/executor"
 	"github.com/berthhq/berth/internal/hostports"
 	"github.com/berthhq/berth/internal/netsvc"
+	"github.com/berthhq/berth/internal/netsvc/lbgroup"
 )
 
 // Agent is one node's agent. Create it with New and call Run once.
@@ -142,26 +143,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.ran = true
 	a.mu.Unlock()
 
-	if err := prepareDataDir(a.cfg.DataDir, a.log); err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	if a.ckpt, err = loadCheckpoint(filepath.Join(a.cfg.DataDir, "checkpoint.json"), a.cfg.NodeName); err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	if err := a.ckpt.save(); err != nil { // fail now on an unwritable data dir, not at the first change
-		return fmt.Errorf("agent: %w", err)
-	}
-	if a.id, err = a.loadIdentity(ctx); err != nil {
-		return err
-	}
-	if err := a.claimOwnership(); err != nil {
-		return err
-	}
-	conns := agentMaxConns
-	if a.cfg.followsCatalog() {
-		conns = agentMaxConnsDNS
-	}
-	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log); err != nil {
+	if err := a.openState(ctx); err != nil {
 		return err
 	}
 	closeDrivers, err := a.openDrivers(ctx)
@@ -194,6 +176,50 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.runCtx = ctx
+	a.exec = executor.New(a.executorConfig(dnsCfg))
+
+	httpSrv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	loops := a.startLoops(ctx, httpSrv, tlsLn, lb)
+	close(a.ready)
+	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir,
+		"cluster", a.owner.Cluster)
+
+	<-ctx.Done()
+	a.shutdown(httpSrv, loops)
+	return nil
+}
+
+// openState prepares the data directory, loads the checkpoint (and writes it, to fail
+// now on an unwritable data dir, not at the first change), loads the node's identity,
+// claims the node's tasks and makes the clients of the servers.
+func (a *Agent) openState(ctx context.Context) (err error) {
+	if err := prepareDataDir(a.cfg.DataDir, a.log); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if a.ckpt, err = loadCheckpoint(filepath.Join(a.cfg.DataDir, "checkpoint.json"), a.cfg.NodeName); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if err := a.ckpt.save(); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if a.id, err = a.loadIdentity(ctx); err != nil {
+		return err
+	}
+	if err := a.claimOwnership(); err != nil {
+		return err
+	}
+	conns := agentMaxConns
+	if a.cfg.followsCatalog() {
+		conns = agentMaxConnsDNS
+	}
+	a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log)
+	return err
+}
+
+// executorConfig wires the executor to the node: its drivers, the server's data, the
+// agent's reports and policy, and the device managers.
+func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
@@ -206,13 +232,16 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
 	}
-	a.exec = executor.New(ecfg)
+	return ecfg
+}
 
-	httpSrv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+// startLoops starts the agent's goroutines: its endpoint, the reporter, the node
+// certificate's renewal, the connection to the servers, the proxy, the devices and the
+// load-balancer group. They end with ctx (the endpoint with shutdown).
+func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Listener, lb *lbgroup.Group) *sync.WaitGroup {
 	var loops sync.WaitGroup
 	loops.Go(func() {
-		if err := httpSrv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("agent endpoint stopped", "err", err)
 		}
 	})
@@ -226,11 +255,12 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		loops.Go(func() { lb.Run(ctx) })
 		loops.Go(func() { a.sendNodeEvents(ctx) })
 	}
-	close(a.ready)
-	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir,
-		"cluster", a.owner.Cluster)
+	return &loops
+}
 
-	<-ctx.Done()
+// shutdown stops the endpoint and waits for the loops, the exec sessions, the executor's
+// monitoring and the kills and removals in progress.
+func (a *Agent) shutdown(httpSrv *http.Server, loops *sync.WaitGroup) {
 	shutCtx, stop := context.WithTimeout(context.Background(), shutdownGrace)
 	defer stop()
 	if err := httpSrv.Shutdown(shutCtx); err != nil {
@@ -247,7 +277,6 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.exec.Close()
 	a.opsWG.Wait()
 	a.log.Info("berth agent stopped; workloads keep running")
-	return nil
 }
 
 // connect registers the node, then runs heartbeats, full reports and the sync loop.
