@@ -1,6 +1,12 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,5 +53,43 @@ func TestGPUsRegisteredAndWatched(t *testing.T) {
 	})
 	if got, _ := tgs().Get(t.Context(), testNS, tg.Metadata.Name); got.Status.Phase != v4.StatusRunning {
 		t.Fatalf("the task group was %s: it keeps running on a failed card", got.Status.Phase)
+	}
+}
+
+// TestGPUSharesRestoredFromCheckpoint: an agent started on the checkpoint an earlier
+// agent wrote serves again the vcuda sockets of the shares it records, and releasing a
+// removed task group's share removes its files.
+func TestGPUSharesRestoredFromCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"version": 1, "node": "n", "taskGroups": {"ml/0.train": {"namespace": "ml", "name": "0.train",
+		"podDir": "/pods/x", "since": "2026-01-01T00:00:00Z", "gpuSharing": "vcuda",
+		"gpus": [{"task": "worker", "uuid": "GPU-a", "index": 0, "cores": 30, "memoryMiB": 4096},
+			{"task": "whole", "uuid": "GPU-b", "index": 1, "cores": 100, "memoryMiB": 40960}]}}}`
+	path := filepath.Join(dir, "checkpoint.json")
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ckpt, err := loadCheckpoint(path, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{cfg: Config{DataDir: dir, GPUs: GPUOff, GPUSharing: GPUSharingVCUDA, VCUDADriverDir: t.TempDir()},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), ckpt: ckpt}
+	a.gpus = a.openGPUs()
+	t.Cleanup(a.gpus.Close)
+	shareDir := func(task string) string {
+		sum := sha256.Sum256([]byte(task))
+		return filepath.Join(dir, "vcuda", hex.EncodeToString(sum[:8]))
+	}
+	if fi, err := os.Stat(filepath.Join(shareDir("ml.0.train.worker"), "vcuda.sock")); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("the share's socket is not served again: %v", err)
+	}
+	if _, err := os.Stat(shareDir("ml.0.train.whole")); !os.IsNotExist(err) {
+		t.Fatalf("a whole card has no share to serve: %v", err)
+	}
+	e, _ := ckpt.get("ml/0.train")
+	a.releaseGPUs(e)
+	if _, err := os.Stat(shareDir("ml.0.train.worker")); !os.IsNotExist(err) {
+		t.Fatalf("the released share's files stay: %v", err)
 	}
 }
