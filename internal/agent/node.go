@@ -34,7 +34,9 @@ func (a *Agent) nodeObject() *v4.Node {
 	if a.gpus != nil {
 		a.gpus.Describe(n)
 	}
-	a.describePlugins(n)
+	if a.plugins != nil {
+		a.plugins.Describe(n)
+	}
 	a.describeLBGroup(n)
 	return n
 }

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"log/slog"
-	"maps"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/devices/plugin"
@@ -54,26 +53,6 @@ func isGPUResourceName(name string) bool {
 		return true
 	}
 	return false
-}
-
-// describePlugins adds the plugins' resources to the node.
-func (a *Agent) describePlugins(n *v4.Node) {
-	if a.plugins == nil {
-		return
-	}
-	capacity, allocatable := a.plugins.Resources()
-	for _, r := range []struct {
-		res  *v4.NodeResources
-		from map[string]float64
-	}{{&n.Spec.Capacity, capacity}, {&n.Spec.Allocatable, allocatable}} {
-		if len(r.from) == 0 {
-			continue
-		}
-		if r.res.Extended == nil {
-			r.res.Extended = map[string]float64{}
-		}
-		maps.Copy(r.res.Extended, r.from)
-	}
 }
 
 // releaseDevices frees the devices of a removed task group's tasks.

@@ -4,7 +4,27 @@ import (
 	"context"
 	"maps"
 	"slices"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
+
+// Describe adds the plugins' resources to the node the agent registers: every device
+// to its capacity, the healthy ones to what it can allocate.
+func (m *Manager) Describe(n *v4.Node) {
+	capacity, allocatable := m.Resources()
+	for _, r := range []struct {
+		res  *v4.NodeResources
+		from map[string]float64
+	}{{&n.Spec.Capacity, capacity}, {&n.Spec.Allocatable, allocatable}} {
+		if len(r.from) == 0 {
+			continue
+		}
+		if r.res.Extended == nil {
+			r.res.Extended = map[string]float64{}
+		}
+		maps.Copy(r.res.Extended, r.from)
+	}
+}
 
 // TaskDevices are what a task's devices of every plugin need: env (set over the spec's),
 // mounts, device nodes and CDI devices.
