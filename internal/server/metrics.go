@@ -119,8 +119,8 @@ func (c *objectCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // storeWatchCollector reports the store's open watches per kind at scrape time: one per
-// kind the process caches (docs/store.md, "Shared cache"), plus the API's watches of
-// kinds it does not.
+// kind the process caches (docs/store.md, "Shared cache"), plus one per API watch stream
+// of a kind other than task groups.
 type storeWatchCollector struct {
 	store *store.Store
 }
