@@ -127,6 +127,9 @@ func follow(c *cache.Cache, log *slog.Logger, handle func(v4.Object)) func(conte
 // list them by; the process calls it before it starts r. On a started registry it
 // fails if an index is missing from a cache already running.
 func RegisterCaches(r *cache.Registry) error {
+	if r == nil {
+		return errors.New("no cache registry (Options.Caches)")
+	}
 	return errors.Join(
 		r.Indexes(v4.KindTaskGroup, map[string]cache.IndexFunc{indexOwner: taskGroupOwner, IndexNode: taskGroupNode, IndexNamespace: taskGroupNamespace}),
 		r.Index(v4.KindApplication, indexDeployment, childOf),
