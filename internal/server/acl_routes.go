@@ -19,15 +19,15 @@ import (
 // Users' tokens and policies (docs/security.md, Users and policies), whoami and can-i.
 
 func (s *Server) aclRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/acl/whoami", s.handleWhoami)
-	mux.HandleFunc("POST /v1/acl/can-i", s.handleCanI)
-	mux.HandleFunc("POST /v1/acl/tokens", s.handleACLTokenCreate)
-	mux.HandleFunc("GET /v1/acl/tokens", s.handleACLTokenList)
-	mux.HandleFunc("DELETE /v1/acl/tokens/{id}", s.handleACLTokenRevoke)
-	mux.HandleFunc("PUT /v1/acl/policies/{name}", s.handleACLPolicyPut)
-	mux.HandleFunc("GET /v1/acl/policies", s.handleACLPolicyList)
-	mux.HandleFunc("GET /v1/acl/policies/{name}", s.handleACLPolicyGet)
-	mux.HandleFunc("DELETE /v1/acl/policies/{name}", s.handleACLPolicyDelete)
+	mux.handle("GET /v1/acl/whoami", anyUser, s.handleWhoami)
+	mux.handle("POST /v1/acl/can-i", anyUser, s.handleCanI)
+	mux.handle("POST /v1/acl/tokens", adminCluster, s.handleACLTokenCreate)
+	mux.handle("GET /v1/acl/tokens", adminCluster, s.handleACLTokenList)
+	mux.handle("DELETE /v1/acl/tokens/{id}", adminCluster, s.handleACLTokenRevoke)
+	mux.handle("PUT /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyPut)
+	mux.handle("GET /v1/acl/policies", adminCluster, s.handleACLPolicyList)
+	mux.handle("GET /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyGet)
+	mux.handle("DELETE /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyDelete)
 }
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {

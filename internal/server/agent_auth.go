@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -17,24 +18,24 @@ import (
 // agentRoutes registers the routes agents call, each behind the certificate check, and the
 // users' logs, actions and exec routes the server proxies to agents.
 func (s *Server) agentRoutes(mux *routeMux) {
-	mux.HandleFunc("POST /v1/agent/certificate", s.handleAgentCertificate)
-	mux.HandleFunc("POST /v1/agent/certificate/renew", s.nodeAuth(s.handleAgentRenew))
-	mux.HandleFunc("POST /v1/agent/register", s.nodeAuth(s.handleAgentRegister))
-	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.ownNode(s.handleAgentHeartbeat))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/heartbeats", s.ownNode(s.handleAgentHeartbeats))
-	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.ownNode(s.handleAgentTaskGroups))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/report", s.ownNode(s.handleAgentReport))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/events", s.ownNode(s.handleAgentEvent))
-	mux.HandleFunc("PUT /v1/agent/nodes/{name}/busyports", s.ownNode(s.handleAgentBusyPorts))
-	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))
-	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.nodeAuth(s.handleAgentConfigMap))
-	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.nodeAuth(s.handleAgentSecret))
-	mux.HandleFunc("GET /v1/agent/catalog", s.nodeAuth(s.handleAgentCatalog))
+	mux.handle("POST /v1/agent/certificate", open, s.handleAgentCertificate)
+	mux.handle("POST /v1/agent/certificate/renew", nodeCert, s.handleAgentRenew)
+	mux.handle("POST /v1/agent/register", nodeCert, s.handleAgentRegister)
+	mux.handle("PUT /v1/agent/nodes/{name}/heartbeat", ownNodeCert, s.handleAgentHeartbeat)
+	mux.handle("POST /v1/agent/nodes/{name}/heartbeats", ownNodeCert, s.handleAgentHeartbeats)
+	mux.handle("GET /v1/agent/nodes/{name}/taskgroups", ownNodeCert, s.handleAgentTaskGroups)
+	mux.handle("POST /v1/agent/nodes/{name}/report", ownNodeCert, s.handleAgentReport)
+	mux.handle("POST /v1/agent/nodes/{name}/events", ownNodeCert, s.handleAgentEvent)
+	mux.handle("PUT /v1/agent/nodes/{name}/busyports", ownNodeCert, s.handleAgentBusyPorts)
+	mux.handle("PUT /v1/agent/taskgroups/{ns}/{name}/status", nodeCert, s.handleAgentStatus)
+	mux.handle("GET /v1/agent/configmaps/{ns}/{name}", nodeCert, s.handleAgentConfigMap)
+	mux.handle("GET /v1/agent/secrets/{ns}/{name}", nodeCert, s.handleAgentSecret)
+	mux.handle("GET /v1/agent/catalog", nodeCert, s.handleAgentCatalog)
 
-	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
-	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)
-	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", s.handleTaskGroupExec)
-	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/exec/ws", s.handleTaskGroupExecWS)
+	mux.handle("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", on(acl.VerbLogs, task), s.handleTaskGroupLogs)
+	mux.handle("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", on(acl.VerbExec, task), s.handleTaskGroupAction)
+	mux.handle("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", on(acl.VerbExec, task), s.handleTaskGroupExec)
+	mux.handle("GET /v1/namespaces/{ns}/taskgroups/{name}/exec/ws", on(acl.VerbExec, task), s.handleTaskGroupExecWS)
 }
 
 type nodeKey struct{}

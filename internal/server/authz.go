@@ -16,7 +16,7 @@ import (
 )
 
 // Users (docs/security.md, Users and policies): every user route needs a token whose
-// policies grant the route's verb on its kind and namespace (authz_routes.go), or, without
+// policies grant the route's verb on its kind and namespace (its access, authz_routes.go), or, without
 // a token, the policy named "anonymous". Agents' routes take node certificates instead
 // (agent_auth.go); /healthz, /readyz and /packages/ are open.
 
@@ -276,10 +276,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 // credentialed guards a front door that authorizes call by call inside (BCS's and
 // deployd's APIs): the caller is identified from the headers before anything is read,
 // as authorize does, and a request from nobody the server knows is refused at once.
-func (s *Server) credentialed(next http.Handler) http.HandlerFunc {
+func (s *Server) credentialed(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := s.authenticate(w, r, true); ok {
-			next.ServeHTTP(w, r)
+			next(w, r)
 		}
 	}
 }

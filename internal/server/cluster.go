@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -16,9 +17,9 @@ import (
 // server with --join gets its etcd member added (joining takes the join token, like an
 // agent, but a server token); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
 func (s *Server) clusterRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
-	mux.HandleFunc("POST /v1/cluster/members", s.joinAuth(s.handleMemberAdd))
-	mux.HandleFunc("POST /v1/cluster/recover", s.handleRecover)
+	mux.handle("GET /v1/cluster", on(acl.VerbRead, acl.KindCluster), s.handleCluster)
+	mux.handle("POST /v1/cluster/members", serverJoin, s.handleMemberAdd)
+	mux.handle("POST /v1/cluster/recover", adminCluster, s.handleRecover)
 }
 
 // clusterView is the answer of GET /v1/cluster.

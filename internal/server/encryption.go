@@ -13,7 +13,7 @@ import (
 // key of the servers' encryption key file, so an old key can be dropped
 // (docs/security.md, Rotating the key).
 func (s *Server) encryptionRoutes(mux *routeMux) {
-	mux.HandleFunc("POST /v1/encryption/rewrap", s.handleRewrap)
+	mux.handle("POST /v1/encryption/rewrap", adminCluster, s.handleRewrap)
 }
 
 // refuseBody answers 400 to a request with a body on a route that takes none (a body

@@ -21,9 +21,9 @@ const defaultAgentTokenTTL = "24h"
 const maxJoinTokenTTL = 10 * 365 * 24 * time.Hour
 
 func (s *Server) joinTokenRoutes(mux *routeMux) {
-	mux.HandleFunc("POST /v1/jointokens", s.handleJoinTokenCreate)
-	mux.HandleFunc("GET /v1/jointokens", s.handleJoinTokenList)
-	mux.HandleFunc("DELETE /v1/jointokens/{id}", s.handleJoinTokenRevoke)
+	mux.handle("POST /v1/jointokens", adminCluster, s.handleJoinTokenCreate)
+	mux.handle("GET /v1/jointokens", adminCluster, s.handleJoinTokenList)
+	mux.handle("DELETE /v1/jointokens/{id}", adminCluster, s.handleJoinTokenRevoke)
 }
 
 func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {

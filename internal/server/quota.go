@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -14,9 +15,9 @@ import (
 // etcd's space quota for the others. Users read their namespace's limits and usage; only
 // an administrator (admin on cluster) sets them.
 func (s *Server) quotaRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/namespaces/{ns}/quota", s.handleQuotaGet)
-	mux.HandleFunc("PUT /v1/namespaces/{ns}/quota", s.handleQuotaPut)
-	mux.HandleFunc("DELETE /v1/namespaces/{ns}/quota", s.handleQuotaDelete)
+	mux.handle("GET /v1/namespaces/{ns}/quota", on(acl.VerbRead, kindNamespaceQuota), s.handleQuotaGet)
+	mux.handle("PUT /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaPut)
+	mux.handle("DELETE /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaDelete)
 }
 
 // kindNamespaceQuota is what reading a namespace's limits needs (read, like the kinds of
