@@ -42,27 +42,25 @@ type nodeKey struct{}
 
 // nodeAuth lets a request through only with a node's certificate from the cluster CA
 // (verified in the TLS handshake) and puts the node's name in its context.
-func (s *Server) nodeAuth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) nodeAuth(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		node, ok := pki.NodeOf(peerCert(r.TLS))
 		if !ok {
-			s.writeError(w, r, errorf(http.StatusUnauthorized,
-				"agent routes need the node's client certificate from this cluster's CA (an agent gets one with a join token: berth agent --token)"))
-			return
+			return errorf(http.StatusUnauthorized,
+				"agent routes need the node's client certificate from this cluster's CA (an agent gets one with a join token: berth agent --token)")
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), nodeKey{}, node)))
+		return next(w, r.WithContext(context.WithValue(r.Context(), nodeKey{}, node)))
 	}
 }
 
 // ownNode is nodeAuth for the routes of one node, /v1/agent/nodes/{name}/...: the
 // certificate must name that node.
-func (s *Server) ownNode(next http.HandlerFunc) http.HandlerFunc {
-	return s.nodeAuth(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ownNode(next handlerFunc) handlerFunc {
+	return s.nodeAuth(func(w http.ResponseWriter, r *http.Request) error {
 		if node, name := agentNode(r), r.PathValue("name"); node != name {
-			s.writeError(w, r, errorf(http.StatusForbidden, "this agent's certificate is for node %s; it cannot act for node %s", node, name))
-			return
+			return errorf(http.StatusForbidden, "this agent's certificate is for node %s; it cannot act for node %s", node, name)
 		}
-		next(w, r)
+		return next(w, r)
 	})
 }
 

@@ -15,15 +15,14 @@ type applyBody struct {
 // handleApply creates or updates every document of the body. The whole stream is parsed
 // and validated first, so a bad document changes nothing; the store then writes all
 // documents in one transaction.
-func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 	docs, err := s.readDocuments(w, r, "the apply stream")
 	if err == nil {
 		noteDocuments(r, acl.VerbWrite, docs) // an audit line per document, written or refused
 		err = s.checkDocuments(r, acl.VerbWrite, docs)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
@@ -48,14 +47,12 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 	}
 	results, err := s.store.Apply(ctx, docs)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	for i, res := range results {
 		results[i].Warnings = docs[i].Warnings
@@ -67,4 +64,5 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, applyBody{Results: results})
+	return nil
 }

@@ -99,7 +99,7 @@ var adminCluster = on(acl.VerbAdmin, acl.KindCluster)
 
 // guard wraps a route's handler with its authentication and authorization (routeMux
 // calls it for every route). A route without a valid access is a programming error.
-func (s *Server) guard(pattern string, a access, h http.HandlerFunc) http.HandlerFunc {
+func (s *Server) guard(pattern string, a access, h handlerFunc) handlerFunc {
 	switch a.guard {
 	case guardOpen:
 		return h

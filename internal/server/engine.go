@@ -22,39 +22,35 @@ type engineRequest struct {
 	Reason      string `json:"reason"`
 }
 
-func (s *Server) handleEngineGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEngineGet(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	e, err := s.store.Engine(ctx)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, e)
+	return nil
 }
 
-func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var req engineRequest
 	if err := decodeStrict(body, &req); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "engine body: %v", err).
-			withDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`))
-		return
+		return errorf(http.StatusBadRequest, "engine body: %v", err).
+			withDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
 	}
 	if ae := checkEngineRequest(req); ae != nil {
-		s.writeError(w, r, ae)
-		return
+		return ae
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	e, err := s.store.SetEngine(ctx, v4.Engine{Maintenance: *req.Maintenance, Reason: req.Reason})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	reason, msg := "MaintenanceOff", "engine maintenance off: writes and restarts resume"
 	if e.Maintenance {
@@ -64,6 +60,7 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("cannot record event", "reason", reason, "err", err)
 	}
 	writeJSON(w, http.StatusOK, e)
+	return nil
 }
 
 // checkEngineRequest names the field at fault in a bad engine request.

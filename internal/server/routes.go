@@ -11,7 +11,7 @@ import (
 // routes registers every route of docs/api.md. The catch-all "/" turns the mux's plain
 // text 404 and 405 into the API's JSON errors.
 func (s *Server) routes() *routeMux {
-	mux := &routeMux{mux: http.NewServeMux(), guard: s.guard, access: map[string]access{}}
+	mux := &routeMux{mux: http.NewServeMux(), srv: s, access: map[string]access{}}
 	mux.handle("GET /v1/namespaces/{ns}/{plural}", inNamespace(acl.VerbRead), s.handleList)
 	mux.handle("POST /v1/namespaces/{ns}/{plural}", inNamespace(acl.VerbWrite), s.handleCreate)
 	mux.handle("GET /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbRead), s.handleGet)
@@ -64,20 +64,23 @@ type routeMux struct {
 	mux      *http.ServeMux
 	patterns []string
 	access   map[string]access
-	// guard wraps each route with its authentication and authorization (authz_routes.go).
-	guard func(pattern string, a access, h http.HandlerFunc) http.HandlerFunc
+	srv      *Server
 }
 
-// handle registers h for pattern behind what a says the route needs.
-func (m *routeMux) handle(pattern string, a access, h http.HandlerFunc) {
+// handle registers h for pattern behind what a says the route needs: the guard of its
+// access (authz_routes.go), then h, whose error serve answers.
+func (m *routeMux) handle(pattern string, a access, h handlerFunc) {
 	m.patterns = append(m.patterns, pattern)
 	m.access[pattern] = a
-	m.mux.HandleFunc(pattern, m.guard(pattern, a, h))
+	m.mux.HandleFunc(pattern, m.srv.serve(m.srv.guard(pattern, a, h)))
 }
 
 // handleHTTP is handle for a plain http.Handler (files, metrics, the other front doors).
 func (m *routeMux) handleHTTP(pattern string, a access, h http.Handler) {
-	m.handle(pattern, a, h.ServeHTTP)
+	m.handle(pattern, a, func(w http.ResponseWriter, r *http.Request) error {
+		h.ServeHTTP(w, r)
+		return nil
+	})
 }
 
 func (m *routeMux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
@@ -86,7 +89,7 @@ func (m *routeMux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.Ser
 // path accepts to tell 405 from 404.
 var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
-func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) error {
 	var allow []string
 	for _, m := range probeMethods {
 		probe := *r
@@ -97,19 +100,20 @@ func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path))
-		return
+		return errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path)
 	}
-	s.writeError(w, r, errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path))
+	return errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
 }
 
 // handleHealthz answers while the process serves; it does not look at etcd (see /readyz).
-func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleHealthz(w http.ResponseWriter, _ *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte("ok\n"))
+	return nil
 }
 
 // redirectToUI sends a browser at the server's root to the web console.
-func redirectToUI(w http.ResponseWriter, r *http.Request) {
+func redirectToUI(w http.ResponseWriter, r *http.Request) error {
 	http.Redirect(w, r, ui.Prefix, http.StatusFound)
+	return nil
 }
