@@ -27,7 +27,8 @@ const (
 	// guardUser needs a user identity (a token, or the anonymous policy) granting perm.
 	guardUser = "user"
 	// guardAnyUser needs a user identity and no right of its own: whoami and can-i, and
-	// an apply or a plan, which checks each of its documents itself (checkDocuments).
+	// an apply, whose documents pass the admission chain (admission.go), and a plan,
+	// which checks the read of each (checkReads).
 	guardAnyUser = "any-user"
 	// guardNode needs a node's client certificate (agent_auth.go).
 	guardNode = "node"

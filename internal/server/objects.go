@@ -124,54 +124,34 @@ func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) error {
-	return s.writeOne(w, r, "", s.store.Create, "Created", http.StatusCreated)
+	return s.writeOne(w, r, opCreate, s.store.Create, "Created", http.StatusCreated)
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) error {
-	return s.writeOne(w, r, r.PathValue("name"), s.store.Update, "Updated", http.StatusOK)
+	return s.writeOne(w, r, opUpdate, s.store.Update, "Updated", http.StatusOK)
 }
 
-// writeOne reads one document addressed by the path (name is "" for a create), writes it
-// with write, records the event reason and answers with the stored object.
-func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
+// writeOne reads one document addressed by the path (a create's names no object), admits
+// it, writes it with write, records the event reason and answers with the stored object.
+func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 	write func(context.Context, v4.Object, store.Raw) error, reason string, status int) error {
 	kind, err := writableKindOf(w, r)
 	if err != nil {
 		return err
 	}
-	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), name)
-	if err == nil {
-		noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
-		err = s.checkPrivileges(r, doc.Object)
-	}
-	if err == nil {
-		err = s.admitReads(r, doc.Object)
-	}
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	doc, err := s.readOne(w, r, kind, ns, name)
 	if err != nil {
 		return err
 	}
+	noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if err := s.checkReferences(ctx, doc.Object, nil); err != nil {
+	if err := s.newAdmission(r, op, []v4.Document{doc}).admit(ctx, targetOf(doc.Object)); err != nil {
 		return err
-	}
-	if err := s.checkGPUShares(doc.Object); err != nil {
-		return err
-	}
-	if svc, ok := doc.Object.(*v4.Service); ok {
-		err := s.checkServicePorts(ctx, svc, nil, nil)
-		if err == nil {
-			err = s.checkLBClaims(ctx, svc, nil, new([]v4.Object))
-		}
-		if err != nil {
-			return err
-		}
 	}
 	var rollout *v4.Operation
-	if name != "" {
-		if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), name); err != nil {
-			return err
-		}
+	if op == opUpdate {
 		if rollout, err = s.beginRollout(ctx, doc.Object); err != nil {
 			return err
 		}
@@ -179,7 +159,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
 	tracing.Stamp(ctx, doc.Object.GetMeta(), time.Now()) // the controllers go on with this request's trace
 	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
 		if rollout != nil {
-			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, r.PathValue("ns"), name, v4.OpRollout)
+			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, ns, name, v4.OpRollout)
 		}
 		return err
 	}
@@ -203,22 +183,13 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 			return errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
 		}
 	}
+	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if kind == v4.KindDependency {
-		if err := s.checkDependencyDelete(ctx, r); err != nil {
-			return err
-		}
-	}
-	if kind == v4.KindConfigMap || kind == v4.KindSecret {
-		if err := s.checkConfigDelete(ctx, r, kind); err != nil {
-			return err
-		}
-	}
-	if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), r.PathValue("name")); err != nil {
+	if err := s.newAdmission(r, opDelete, nil).admit(ctx, target{kind: kind, ns: ns, name: name}); err != nil {
 		return err
 	}
-	obj, err := s.store.Delete(ctx, kind, r.PathValue("ns"), r.PathValue("name"), rv)
+	obj, err := s.store.Delete(ctx, kind, ns, name, rv)
 	if err != nil {
 		return err
 	}

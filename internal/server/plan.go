@@ -24,7 +24,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	docs, err := s.readDocuments(w, r, "the plan stream")
 	if err == nil {
 		noteDocuments(r, acl.VerbRead, docs)
-		err = s.checkDocuments(r, acl.VerbRead, docs)
+		err = s.checkReads(r, docs)
 	}
 	if err != nil {
 		return err

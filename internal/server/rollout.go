@@ -62,12 +62,8 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	// An undo writes a template someone else may have written: its privileges and what it
 	// reaches in other namespaces are the requester's to hold, as for any write of it.
-	allow := func(d *v4.Deployment) error {
-		if err := s.checkPrivileges(r, d); err != nil {
-			return err
-		}
-		return s.admitReads(r, d)
-	}
+	a := s.newAdmission(r, opUpdate, nil)
+	allow := func(d *v4.Deployment) error { return a.authorize(ctx, d) }
 	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to, allow)
 	if err != nil {
 		return err
