@@ -90,23 +90,22 @@ func reasonText(e v4.Engine) string {
 // (agents keep reporting what runs) and requests that only read: dry-run plans and exec
 // sessions into running task groups, which operators need while they work.
 func (s *Server) maintenanceGuard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.serve(func(w http.ResponseWriter, r *http.Request) error {
 		if !mutating(r) {
 			next.ServeHTTP(w, r)
-			return
+			return nil
 		}
 		e, err := s.store.Engine(r.Context())
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if e.Maintenance {
-			s.writeError(w, r, errorf(http.StatusLocked,
+			return errorf(http.StatusLocked,
 				"berth is in maintenance mode since %s (%s): writes are refused; turn it off with `berth maintenance off` (PUT /v1/engine {\"maintenance\": false})",
-				e.Since.Format("2006-01-02 15:04:05 MST"), reasonText(e)))
-			return
+				e.Since.Format("2006-01-02 15:04:05 MST"), reasonText(e))
 		}
 		next.ServeHTTP(w, r)
+		return nil
 	})
 }
 
