@@ -22,11 +22,7 @@ const agentWriteAttempts = 5
 // read from the node's definition (the stored registration body), so an operator's own
 // labels survive and a label the agent stopped sending goes away.
 func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	n, err := decodeNode(body, "the node")
+	n, body, err := s.readNode(w, r, "the node")
 	if err != nil {
 		return err
 	}

@@ -64,11 +64,7 @@ func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) error {
 
 // handleNodeRegister creates a node (the agent's registration); 409 if it exists.
 func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	n, err := decodeNode(body, "the node")
+	n, body, err := s.readNode(w, r, "the node")
 	if err != nil {
 		return err
 	}
@@ -88,11 +84,7 @@ func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) erro
 // handleNodeReplace replaces a node; a resourceVersion in the body is a precondition.
 func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	n, err := decodeNode(body, nodeSubject(name))
+	n, body, err := s.readNode(w, r, nodeSubject(name))
 	if err != nil {
 		return err
 	}
@@ -215,11 +207,9 @@ func patchResourceVersion(patch map[string]any) string {
 
 func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	rv := r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
-			return errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
-		}
+	rv, err := deleteVersion(r)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()

@@ -177,11 +177,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rv := r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
-			return errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
-		}
+	rv, err := deleteVersion(r)
+	if err != nil {
+		return err
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
@@ -196,6 +194,18 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	s.record(obj, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, obj)
 	return nil
+}
+
+// deleteVersion is a delete's ?resourceVersion= precondition ("" for none): a positive
+// integer, 400 otherwise.
+func deleteVersion(r *http.Request) (string, error) {
+	rv := r.URL.Query().Get("resourceVersion")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
+			return "", errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
+		}
+	}
+	return rv, nil
 }
 
 // readOne reads and parses a body holding exactly one document, and checks it against the
