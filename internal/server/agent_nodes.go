@@ -57,7 +57,7 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) err
 			return nodeError(n.Metadata.Name, err)
 		}
 		merged := mergeRegistration(cur, n, s.previousRegistration(ctx, n.Metadata.Name))
-		if err := admit(merged); err != nil {
+		if err := validate(merged); err != nil {
 			return err
 		}
 		err = s.nodes().Update(ctx, merged, raw)

@@ -119,7 +119,7 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		p := instancesOf(obj)
 		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", *p, n)}
 		*p = n
-		if err := admit(obj); err != nil {
+		if err := validate(obj); err != nil {
 			return nil, nil, err
 		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.

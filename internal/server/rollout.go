@@ -164,7 +164,7 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 	tmpl := hist[i].Template
 	d.Spec.Template = &tmpl
 	resume(d)
-	if err := admit(d); err != nil { // a revision kept from an older berth may no longer pass
+	if err := validate(d); err != nil { // a revision kept from an older berth may no longer pass
 		return nil, err
 	}
 	if err := allow(d); err != nil {
