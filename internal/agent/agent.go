@@ -19,11 +19,13 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
 	"github.com/berthhq/berth/internal/hostports"
 	"github.com/berthhq/berth/internal/netsvc"
+	"github.com/berthhq/berth/internal/netsvc/lbgroup"
 )
 
 // Agent is one node's agent. Create it with New and call Run once.
@@ -52,8 +54,7 @@ type Agent struct {
 	addr       string    // advertised agent address
 	id         *identity // the node's certificate (identity.go)
 	guard      guard     // what the node's operator allows workloads (guard.go)
-	gpus       *gpuInventory
-	shares     *gpuShares
+	gpus       *gpu.Manager
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
 	busyPorts  *busyPorts // the node's busy ports (busyports.go)
@@ -142,26 +143,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.ran = true
 	a.mu.Unlock()
 
-	if err := prepareDataDir(a.cfg.DataDir, a.log); err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	if a.ckpt, err = loadCheckpoint(filepath.Join(a.cfg.DataDir, "checkpoint.json"), a.cfg.NodeName); err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	if err := a.ckpt.save(); err != nil { // fail now on an unwritable data dir, not at the first change
-		return fmt.Errorf("agent: %w", err)
-	}
-	if a.id, err = a.loadIdentity(ctx); err != nil {
-		return err
-	}
-	if err := a.claimOwnership(); err != nil {
-		return err
-	}
-	conns := agentMaxConns
-	if a.cfg.followsCatalog() {
-		conns = agentMaxConnsDNS
-	}
-	if a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log); err != nil {
+	if err := a.openState(ctx); err != nil {
 		return err
 	}
 	closeDrivers, err := a.openDrivers(ctx)
@@ -169,11 +151,8 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer closeDrivers()
-	a.gpus = openGPUs(a.cfg, a.log)
-	defer a.gpus.close(a.cfg)
-	a.shares = newGPUShares(a.cfg, a.drivers, a.log)
-	a.shares.resume(a.ckpt)
-	defer a.shares.close()
+	a.gpus = a.openGPUs()
+	defer a.gpus.Close()
 	a.openPlugins()
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -197,22 +176,72 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.runCtx = ctx
+	a.exec = executor.New(a.executorConfig(dnsCfg))
+
+	httpSrv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	loops := a.startLoops(ctx, httpSrv, tlsLn, lb)
+	close(a.ready)
+	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir,
+		"cluster", a.owner.Cluster)
+
+	<-ctx.Done()
+	a.shutdown(httpSrv, loops)
+	return nil
+}
+
+// openState prepares the data directory, loads the checkpoint (and writes it, to fail
+// now on an unwritable data dir, not at the first change), loads the node's identity,
+// claims the node's tasks and makes the clients of the servers.
+func (a *Agent) openState(ctx context.Context) (err error) {
+	if err := prepareDataDir(a.cfg.DataDir, a.log); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if a.ckpt, err = loadCheckpoint(filepath.Join(a.cfg.DataDir, "checkpoint.json"), a.cfg.NodeName); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if err := a.ckpt.save(); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if a.id, err = a.loadIdentity(ctx); err != nil {
+		return err
+	}
+	if err := a.claimOwnership(); err != nil {
+		return err
+	}
+	conns := agentMaxConns
+	if a.cfg.followsCatalog() {
+		conns = agentMaxConnsDNS
+	}
+	a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log)
+	return err
+}
+
+// executorConfig wires the executor to the node: its drivers, the server's data, the
+// agent's reports and policy, and the device managers.
+func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 	ecfg := executor.Config{
 		NodeName: a.cfg.NodeName, HostIP: a.cfg.IP, DataDir: a.cfg.DataDir,
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
-		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, Cards: a.gpus, ShareCard: a.shares.share, PluginDevices: a.pluginDevices,
+		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
+	}
+	if a.plugins != nil {
+		ecfg.Devices = a.plugins
 	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
 	}
-	a.exec = executor.New(ecfg)
+	return ecfg
+}
 
-	httpSrv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+// startLoops starts the agent's goroutines: its endpoint, the reporter, the node
+// certificate's renewal, the connection to the servers, the proxy, the devices and the
+// load-balancer group. They end with ctx (the endpoint with shutdown).
+func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Listener, lb *lbgroup.Group) *sync.WaitGroup {
 	var loops sync.WaitGroup
 	loops.Go(func() {
-		if err := httpSrv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("agent endpoint stopped", "err", err)
 		}
 	})
@@ -220,17 +249,18 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	loops.Go(func() { a.id.cert.Run(ctx) })
 	loops.Go(func() { a.connect(ctx) })
 	loops.Go(func() { a.runProxy(ctx) })
-	loops.Go(func() { a.gpuLoop(ctx) })
+	loops.Go(func() { a.runGPUs(ctx) })
 	loops.Go(func() { a.runPlugins(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })
 		loops.Go(func() { a.sendNodeEvents(ctx) })
 	}
-	close(a.ready)
-	a.log.Info("berth agent started", "servers", a.cfg.ServerURLs, "listen", ln.Addr().String(), "advertise", a.addr, "dataDir", a.cfg.DataDir,
-		"cluster", a.owner.Cluster)
+	return &loops
+}
 
-	<-ctx.Done()
+// shutdown stops the endpoint and waits for the loops, the exec sessions, the executor's
+// monitoring and the kills and removals in progress.
+func (a *Agent) shutdown(httpSrv *http.Server, loops *sync.WaitGroup) {
 	shutCtx, stop := context.WithTimeout(context.Background(), shutdownGrace)
 	defer stop()
 	if err := httpSrv.Shutdown(shutCtx); err != nil {
@@ -247,7 +277,6 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.exec.Close()
 	a.opsWG.Wait()
 	a.log.Info("berth agent stopped; workloads keep running")
-	return nil
 }
 
 // connect registers the node, then runs heartbeats, full reports and the sync loop.

@@ -186,7 +186,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.GPUs == GPUOff {
 		c.GPUSharing = GPUSharingNone
-	} else if mode, err := sharingMode(c); err != nil {
+	} else if mode, err := gpu.SharingMode(c.GPUSharing, c.VCUDADriverDir, c.HAMiLib); err != nil {
 		return c, fmt.Errorf("agent config: %w", err)
 	} else {
 		c.GPUSharing = mode

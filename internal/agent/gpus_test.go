@@ -1,6 +1,12 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,26 +56,40 @@ func TestGPUsRegisteredAndWatched(t *testing.T) {
 	}
 }
 
-func TestGPUProblems(t *testing.T) {
-	cards := gpu.FakeCards("n", 2, "T4", 16384)
-	inv := &gpuInventory{unhealthy: map[string]string{}, cards: cards[:1]}
-	tg := processTG("0.gpu")
-	tg.Spec.GPUs = []v4.TaskGPU{{Task: "a", UUID: cards[0].UUID, Index: 0, Cores: 100}, {Task: "b", UUID: cards[1].UUID, Index: 1, Cores: 100}}
-	if got, want := inv.problemOf(tg), "GPU 1 (GPU-n-1) is gone from the node"; got != want {
-		t.Fatalf("problem %q, want %q", got, want)
+// TestGPUSharesRestoredFromCheckpoint: an agent started on the checkpoint an earlier
+// agent wrote serves again the vcuda sockets of the shares it records, and releasing a
+// removed task group's share removes its files.
+func TestGPUSharesRestoredFromCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"version": 1, "node": "n", "taskGroups": {"ml/0.train": {"namespace": "ml", "name": "0.train",
+		"podDir": "/pods/x", "since": "2026-01-01T00:00:00Z", "gpuSharing": "vcuda",
+		"gpus": [{"task": "worker", "uuid": "GPU-a", "index": 0, "cores": 30, "memoryMiB": 4096},
+			{"task": "whole", "uuid": "GPU-b", "index": 1, "cores": 100, "memoryMiB": 40960}]}}}`
+	path := filepath.Join(dir, "checkpoint.json")
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	inv.markUnhealthy(cards[0].UUID, "XID 48")
-	if got, want := inv.problemOf(tg), "GPU 0 (GPU-n-0) is unhealthy: XID 48; GPU 1 (GPU-n-1) is gone from the node"; got != want {
-		t.Fatalf("problem %q, want %q", got, want)
+	ckpt, err := loadCheckpoint(path, "n")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if inv.markUnhealthy(cards[0].UUID, "XID 79") {
-		t.Fatal("a card marked twice is news")
+	a := &Agent{cfg: Config{DataDir: dir, GPUs: GPUOff, GPUSharing: GPUSharingVCUDA, VCUDADriverDir: t.TempDir()},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), ckpt: ckpt}
+	a.gpus = a.openGPUs()
+	t.Cleanup(a.gpus.Close)
+	shareDir := func(task string) string {
+		sum := sha256.Sum256([]byte(task))
+		return filepath.Join(dir, "vcuda", hex.EncodeToString(sum[:8]))
 	}
-	n := &v4.Node{}
-	inv.cards = []v4.NodeGPU{cards[0], {UUID: "GPU-x", Index: 1, Model: "A10", MemoryMiB: 1}}
-	inv.describeNode(n)
-	if n.Spec.Attributes.Text["gpu.model"] != "" || strings.Join(n.Spec.Attributes.Set["gpu.models"], ",") != "A10,T4" ||
-		n.Spec.Allocatable.Extended[v4.ResourceGPU] != 1 || n.Spec.Capacity.Extended[v4.ResourceGPU] != 2 {
-		t.Fatalf("mixed models: %+v", n.Spec)
+	if fi, err := os.Stat(filepath.Join(shareDir("ml.0.train.worker"), "vcuda.sock")); err != nil || fi.Mode()&os.ModeSocket == 0 {
+		t.Fatalf("the share's socket is not served again: %v", err)
+	}
+	if _, err := os.Stat(shareDir("ml.0.train.whole")); !os.IsNotExist(err) {
+		t.Fatalf("a whole card has no share to serve: %v", err)
+	}
+	e, _ := ckpt.get("ml/0.train")
+	a.releaseGPUs(e)
+	if _, err := os.Stat(shareDir("ml.0.train.worker")); !os.IsNotExist(err) {
+		t.Fatalf("the released share's files stay: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
@@ -25,6 +26,7 @@ import (
 	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/shim"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -105,7 +107,8 @@ func (c *cluster) client() *client.Client {
 }
 
 func (c *cluster) serve(l net.Listener) {
-	srv, err := server.New(server.Config{CA: c.ca, Logger: storetest.QuietLogger()}, testStore)
+	srv, err := server.New(server.Config{CA: c.ca, Logger: storetest.QuietLogger(),
+		Caches: cachetest.Registry(c.t, testStore, controller.RegisterCaches)}, testStore)
 	if err != nil {
 		c.t.Fatal(err)
 	}

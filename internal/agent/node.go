@@ -32,9 +32,11 @@ func (a *Agent) nodeObject() *v4.Node {
 	}
 	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
 	if a.gpus != nil {
-		a.gpus.describeNode(n)
+		a.gpus.Describe(n)
 	}
-	a.describePlugins(n)
+	if a.plugins != nil {
+		a.plugins.Describe(n)
+	}
 	a.describeLBGroup(n)
 	return n
 }

@@ -160,7 +160,7 @@ func (a *Agent) removeNow(ns, name string) {
 	a.reporter.forget(key)
 	a.metrics.forget(key)
 	if e, ok := a.ckpt.get(key); ok {
-		a.shares.release(e)
+		a.releaseGPUs(e)
 		a.releaseDevices(e)
 	}
 	if err := a.ckpt.remove(key); err != nil {

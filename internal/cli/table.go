@@ -25,91 +25,104 @@ type kindColumns struct {
 func columnsFor(kind v4.Kind) kindColumns {
 	switch kind {
 	case v4.KindApplication, v4.KindProcess:
-		h := "IMAGES"
-		if kind == v4.KindProcess {
-			h = "PROCESSES"
-		}
-		return kindColumns{[]string{"STATUS", "RUNNING", h}, func(o v4.Object) []string {
-			w := workloadOf(o)
-			if w == nil {
-				return []string{"", "", ""}
-			}
-			running := fmt.Sprintf("%d/%d", w.Status.Running, w.Spec.Instance)
-			return []string{orNone(w.Status.Phase), running, taskSummary(&w.Spec.Template.Spec)}
-		}}
+		return workloadColumns(kind)
 	case v4.KindDeployment:
-		return kindColumns{[]string{"STATUS", "REVISION", "UPDATED", "AVAILABLE", "STRATEGY"}, func(o v4.Object) []string {
-			d, _ := o.(*v4.Deployment)
-			if d == nil {
-				return []string{"", "", "", "", ""}
-			}
-			st, n := d.Status, d.Spec.Instance
-			rev := none
-			if st.Revision > 0 {
-				rev = strconv.Itoa(st.Revision)
-			}
-			phase := orNone(st.Phase)
-			if st.Paused {
-				phase += ",paused"
-			}
-			return []string{phase, rev, fmt.Sprintf("%d/%d", st.CurrentAvailable, n), fmt.Sprintf("%d/%d", st.Available, n), orNone(d.Spec.Strategy.Type)}
-		}}
+		return deploymentColumns()
 	case v4.KindDaemonset:
-		return kindColumns{[]string{"STATUS", "DESIRED", "RUNNING", "UP-TO-DATE", "TASKS"}, func(o v4.Object) []string {
-			d, _ := o.(*v4.Daemonset)
-			if d == nil {
-				return []string{"", "", "", "", ""}
-			}
-			st := d.Status
-			return []string{orNone(st.Phase), strconv.Itoa(st.Desired), strconv.Itoa(st.Running), strconv.Itoa(st.UpToDate),
-				taskSummary(&d.Spec.Template.Spec)}
-		}}
+		return daemonsetColumns()
 	case v4.KindService:
-		return kindColumns{[]string{"SELECTOR", "PORTS"}, func(o v4.Object) []string {
-			s, _ := o.(*v4.Service)
-			if s == nil {
-				return []string{"", ""}
-			}
-			return []string{labelString(s.Spec.Selector), servicePorts(s.Spec.Ports)}
-		}}
+		return serviceColumns()
 	case v4.KindEndpoint:
-		return kindColumns{[]string{"VIP", "READY", "NOT READY", "ENDPOINTS"}, func(o v4.Object) []string {
-			e, _ := o.(*v4.Endpoints)
-			if e == nil {
-				return []string{"", "", "", ""}
-			}
-			return []string{orNone(e.VIP), strconv.Itoa(len(e.Endpoints)), strconv.Itoa(len(e.NotReady)), endpointAddresses(e, 3)}
-		}}
-	case v4.KindConfigMap:
-		return kindColumns{[]string{"DATA"}, func(o v4.Object) []string {
-			c, _ := o.(*v4.ConfigMap)
-			if c == nil {
-				return []string{""}
-			}
-			return []string{strconv.Itoa(len(c.Datas))}
-		}}
-	case v4.KindSecret:
-		return kindColumns{[]string{"DATA"}, func(o v4.Object) []string {
-			s, _ := o.(*v4.Secret)
-			if s == nil {
-				return []string{""}
-			}
-			return []string{strconv.Itoa(len(s.Datas))}
-		}}
-	}
-	if kind == v4.KindNode {
+		return endpointColumns()
+	case v4.KindConfigMap, v4.KindSecret:
+		return kindColumns{[]string{"DATA"}, func(o v4.Object) []string { return []string{dataCount(o)} }}
+	case v4.KindNode:
 		return nodeColumns()
-	}
-	if kind == v4.KindTaskGroup {
+	case v4.KindTaskGroup:
 		return taskGroupColumns()
-	}
-	if kind == v4.KindDependency {
+	case v4.KindDependency:
 		return dependencyColumns()
-	}
-	if kind == v4.KindNotify {
+	case v4.KindNotify:
 		return notifyColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
+}
+
+func workloadColumns(kind v4.Kind) kindColumns {
+	h := "IMAGES"
+	if kind == v4.KindProcess {
+		h = "PROCESSES"
+	}
+	return kindColumns{[]string{"STATUS", "RUNNING", h}, func(o v4.Object) []string {
+		w := workloadOf(o)
+		if w == nil {
+			return []string{"", "", ""}
+		}
+		running := fmt.Sprintf("%d/%d", w.Status.Running, w.Spec.Instance)
+		return []string{orNone(w.Status.Phase), running, taskSummary(&w.Spec.Template.Spec)}
+	}}
+}
+
+func deploymentColumns() kindColumns {
+	return kindColumns{[]string{"STATUS", "REVISION", "UPDATED", "AVAILABLE", "STRATEGY"}, func(o v4.Object) []string {
+		d, _ := o.(*v4.Deployment)
+		if d == nil {
+			return []string{"", "", "", "", ""}
+		}
+		st, n := d.Status, d.Spec.Instance
+		rev := none
+		if st.Revision > 0 {
+			rev = strconv.Itoa(st.Revision)
+		}
+		phase := orNone(st.Phase)
+		if st.Paused {
+			phase += ",paused"
+		}
+		return []string{phase, rev, fmt.Sprintf("%d/%d", st.CurrentAvailable, n), fmt.Sprintf("%d/%d", st.Available, n), orNone(d.Spec.Strategy.Type)}
+	}}
+}
+
+func daemonsetColumns() kindColumns {
+	return kindColumns{[]string{"STATUS", "DESIRED", "RUNNING", "UP-TO-DATE", "TASKS"}, func(o v4.Object) []string {
+		d, _ := o.(*v4.Daemonset)
+		if d == nil {
+			return []string{"", "", "", "", ""}
+		}
+		st := d.Status
+		return []string{orNone(st.Phase), strconv.Itoa(st.Desired), strconv.Itoa(st.Running), strconv.Itoa(st.UpToDate),
+			taskSummary(&d.Spec.Template.Spec)}
+	}}
+}
+
+func serviceColumns() kindColumns {
+	return kindColumns{[]string{"SELECTOR", "PORTS"}, func(o v4.Object) []string {
+		s, _ := o.(*v4.Service)
+		if s == nil {
+			return []string{"", ""}
+		}
+		return []string{labelString(s.Spec.Selector), servicePorts(s.Spec.Ports)}
+	}}
+}
+
+func endpointColumns() kindColumns {
+	return kindColumns{[]string{"VIP", "READY", "NOT READY", "ENDPOINTS"}, func(o v4.Object) []string {
+		e, _ := o.(*v4.Endpoints)
+		if e == nil {
+			return []string{"", "", "", ""}
+		}
+		return []string{orNone(e.VIP), strconv.Itoa(len(e.Endpoints)), strconv.Itoa(len(e.NotReady)), endpointAddresses(e, 3)}
+	}}
+}
+
+// dataCount is how many entries a config map or a secret holds ("" for any other object).
+func dataCount(o v4.Object) string {
+	switch d := o.(type) {
+	case *v4.ConfigMap:
+		return strconv.Itoa(len(d.Datas))
+	case *v4.Secret:
+		return strconv.Itoa(len(d.Datas))
+	}
+	return ""
 }
 
 // workloadOf returns the shared shape of applications and processes.

@@ -18,6 +18,11 @@ func newTokenCommand(o *options) *cobra.Command {
 		Short: "Create, list and revoke the join tokens agents and servers join with",
 		Args:  cobra.NoArgs,
 	}
+	cmd.AddCommand(newTokenCreateCommand(o), newTokenListCommand(o), newTokenRevokeCommand(o))
+	return cmd
+}
+
+func newTokenCreateCommand(o *options) *cobra.Command {
 	var req v4.JoinTokenRequest
 	create := &cobra.Command{
 		Use:   "create",
@@ -55,8 +60,11 @@ func newTokenCommand(o *options) *cobra.Command {
 	create.Flags().StringVar(&req.Role, "role", "agent", "agent (joins nodes) or server (joins nodes and servers)")
 	create.Flags().StringVar(&req.Description, "description", "", "what the token is for")
 	create.Flags().StringVar(&req.Node, "node", "", "join only this node name, even one an existing node holds (an agent that lost its data dir joins it again)")
+	return create
+}
 
-	list := &cobra.Command{
+func newTokenListCommand(o *options) *cobra.Command {
+	return &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the join tokens with their role and expiry (never their secrets)",
@@ -86,7 +94,10 @@ func newTokenCommand(o *options) *cobra.Command {
 			})
 		},
 	}
-	revoke := &cobra.Command{
+}
+
+func newTokenRevokeCommand(o *options) *cobra.Command {
+	return &cobra.Command{
 		Use:   "revoke ID...",
 		Short: "Revoke join tokens: nothing can join with them any more (joined nodes keep their certificates)",
 		Args:  cobra.MinimumNArgs(1),
@@ -94,6 +105,4 @@ func newTokenCommand(o *options) *cobra.Command {
 			return o.eachArg(cmd, args, "join token", "revoked", func(ctx context.Context, c *client.Client, a string) error { return c.RevokeJoinToken(ctx, a) })
 		},
 	}
-	cmd.AddCommand(create, list, revoke)
-	return cmd
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Timing of the application controller.
@@ -46,7 +46,8 @@ type AppController struct {
 func NewAppController(st *store.Store, f *feed.Feed, opts Options) *AppController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "application")
-	return &AppController{base: newBase(st, f, log), opts: opts, queue: newQueue[scheduler.AppKey]()}
+	b := newBase(st, f, opts, log)
+	return &AppController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](), apps: b.workloads()}
 }
 
 // appKinds are the kinds this controller owns.
@@ -54,29 +55,18 @@ var appKinds = []v4.Kind{v4.KindApplication, v4.KindProcess}
 
 // Run watches applications, processes and task groups and reconciles until ctx ends.
 func (c *AppController) Run(ctx context.Context) error {
-	select {
-	case <-c.feed.Synced():
-	case <-ctx.Done():
-		return nil
+	l := loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache}, resync: c.enqueueObject,
+		follow: []func(context.Context){follow(c.tgs.cache, c.log, c.enqueueOwner)},
+		work: func(ctx context.Context) {
+			work(ctx, "application", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+		}}
+	for _, kind := range appKinds {
+		v := c.apps[kind]
+		l.caches = append(l.caches, v.cache)
+		l.resyncFrom = append(l.resyncFrom, v.cache)
+		l.follow = append(l.follow, follow(v.cache, c.log, c.enqueueObject))
 	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if !c.startView(ctx, &wg, c.opts) {
-		return nil
-	}
-	var ok bool
-	if c.apps, ok = c.startWorkloadCaches(ctx, &wg, c.opts); !ok {
-		return nil
-	}
-	for _, v := range c.apps {
-		wg.Go(func() { v.watch(ctx, c.log, c.enqueueObject) })
-	}
-	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
-	wg.Go(func() { c.resyncLoop(ctx, appKinds, c.enqueueObject) })
-	work(ctx, "application", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
-	return nil
+	return l.run(ctx)
 }
 
 func (c *AppController) enqueueObject(o v4.Object) {

@@ -11,7 +11,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/storetest"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 func indexes(tgs []*v4.TaskGroup, desired string) []int {
@@ -162,8 +162,8 @@ func TestUserUpdateKeepsStatus(t *testing.T) {
 // would stop its instances); one the cache holds is a copy the pass may change.
 func TestWorkloadOfFallsBackToTheStore(t *testing.T) {
 	e := newEnv(t)
-	c := NewAppController(testStore, nil, Options{Logger: storetest.QuietLogger()})
-	idle := NewWorkloadCache(testStore, storetest.QuietLogger(), v4.KindProcess) // never run: holds nothing
+	c := NewAppController(testStore, nil, e.opts())
+	idle := cache.New(testStore, cache.Config{Kind: v4.KindProcess}) // never run: holds nothing
 	c.apps = map[v4.Kind]*cacheView{v4.KindProcess: {cache: idle}}
 	key := scheduler.AppKey{Kind: v4.KindProcess, Namespace: "ctl", Name: "late"}
 	e.apply("late", 1, `{"policy":"Always"}`)
@@ -178,11 +178,7 @@ func TestWorkloadOfFallsBackToTheStore(t *testing.T) {
 		t.Fatalf("a deleted workload: %v", err)
 	}
 
-	running := NewWorkloadCache(testStore, storetest.QuietLogger(), v4.KindProcess)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { running.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	running := e.caches.For(v4.KindProcess)
 	<-running.Synced()
 	c.apps[v4.KindProcess] = &cacheView{cache: running}
 	e.apply("cached", 2, `{"policy":"Always"}`)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -21,71 +20,30 @@ import (
 // feed, a logger, an event recorder, and the task group writes they all make (create from
 // a placement, stop, delete).
 type base struct {
-	store *store.Store
-	feed  *feed.Feed
-	log   *slog.Logger
+	store  *store.Store
+	feed   *feed.Feed
+	caches *cache.Registry
+	log    *slog.Logger
 	*recorder
 	guard   *specGuard
 	started time.Time // the term's start: phases reached before were reported already
-	// tgs is the controller's read of task groups (taskgroups.go); set by the controllers
-	// that read them from the shared cache, whose writes it then records.
+	// tgs is the controller's read of task groups from the shared cache (taskgroups.go),
+	// which records its writes.
 	tgs *taskGroupView
 }
 
-func newBase(st *store.Store, f *feed.Feed, log *slog.Logger) base {
-	rec := newRecorder(st, log)
-	return base{store: st, feed: f, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now()}
+func newBase(st *store.Store, f *feed.Feed, opts Options, log *slog.Logger) base {
+	return newBaseOf(st, f, opts, log, newRecorder(st, log))
 }
 
-// watchLoop feeds events of one kind to handle, watching again (from a fresh list) when
-// a watch ends, for instance after etcd compacted its history. fresh, when set, is
-// called before each new watch's events.
-func (c *base) watchLoop(ctx context.Context, kind v4.Kind, handle func(v4.Object)) {
-	c.watchEvents(ctx, kind, nil, func(ev store.Event) { handle(ev.Object) })
+// newBaseOf is newBase with the controller's recorder.
+func newBaseOf(st *store.Store, f *feed.Feed, opts Options, log *slog.Logger, rec *recorder) base {
+	return base{store: st, feed: f, caches: opts.Caches, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now(),
+		tgs: &taskGroupView{cacheView{cache: opts.Caches.For(v4.KindTaskGroup)}}}
 }
 
-// watchEvents is watchLoop with the event type; fresh, when not nil, runs before each
-// new watch (its first events list every object again).
-func (c *base) watchEvents(ctx context.Context, kind v4.Kind, fresh func(), handle func(store.Event)) {
-	for ctx.Err() == nil {
-		ch, err := c.store.Watch(ctx, kind, "", 0)
-		if err != nil {
-			c.log.Warn("watch failed; retrying", "kind", kind, "err", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		if fresh != nil {
-			fresh()
-		}
-		for ev := range ch {
-			handle(ev)
-		}
-	}
-}
-
-// resyncLoop hands every object of kinds to handle every resyncEvery until ctx ends: the
-// safety net for missed events, and the clock of the controllers' deadlines.
-func (c *base) resyncLoop(ctx context.Context, kinds []v4.Kind, handle func(v4.Object)) {
-	t := time.NewTicker(resyncEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		for _, k := range kinds {
-			objs, _, err := c.store.List(ctx, k, "")
-			if err != nil {
-				c.log.Warn("resync: list failed", "kind", k, "err", err)
-				continue
-			}
-			for _, o := range objs {
-				handle(o)
-			}
-		}
-	}
-}
+// cache returns the process's cache of kind.
+func (c *base) cache(kind v4.Kind) *cache.Cache { return c.caches.For(kind) }
 
 // flatten lists the task groups of an owner grouped by index or by node.
 func flatten[K comparable](groups map[K][]*v4.TaskGroup) []*v4.TaskGroup {
@@ -211,35 +169,7 @@ func (c *base) createAll(ctx context.Context, tgs []*v4.TaskGroup) ([]bool, erro
 }
 
 // wrote records a task group write for the controller's reads (taskGroupView).
-func (c *base) wrote(tg *v4.TaskGroup) {
-	if c.tgs != nil {
-		c.tgs.wrote(tg.Metadata.ResourceVersion)
-	}
-}
-
-// startView makes the controller read task groups from the shared cache of opts, or from
-// a cache of its own run under wg until ctx ends (a controller run alone, in tests), and
-// waits until it is synced.
-func (c *base) startView(ctx context.Context, wg *sync.WaitGroup, opts Options) bool {
-	c.tgs = &taskGroupView{cacheView{cache: opts.TaskGroups}}
-	if c.tgs.cache == nil {
-		c.tgs.cache = NewTaskGroupCache(c.store, c.log, nil)
-		wg.Go(func() { c.tgs.cache.Run(ctx) })
-	}
-	return synced(ctx, c.tgs.cache)
-}
-
-// synced waits until every cache holds a full list; false when ctx ended first.
-func synced(ctx context.Context, caches ...*cache.Cache) bool {
-	for _, c := range caches {
-		select {
-		case <-c.Synced():
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
-}
+func (c *base) wrote(tg *v4.TaskGroup) { c.tgs.wrote(tg.Metadata.ResourceVersion) }
 
 // deleteTG deletes a task group and drops it from the scheduler's snapshot at once, so the
 // replacement placed next does not count it.

@@ -30,7 +30,7 @@ type DaemonsetController struct {
 	mu    sync.Mutex
 	known map[scheduler.AppKey]bool // daemonsets seen, queued again when nodes change
 	nodes map[string]string         // node name -> nodeShape, to skip heartbeats
-	// nodeCache is the shared cache of nodes (Options.Nodes, or the controller's own).
+	// nodeCache is the shared cache of nodes.
 	nodeCache *cache.Cache
 }
 
@@ -38,34 +38,24 @@ type DaemonsetController struct {
 func NewDaemonsetController(st *store.Store, f *feed.Feed, opts Options) *DaemonsetController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "daemonset")
-	return &DaemonsetController{base: newBase(st, f, log), opts: opts, queue: newQueue[scheduler.AppKey](),
-		known: map[scheduler.AppKey]bool{}, nodes: map[string]string{}}
+	b := newBase(st, f, opts, log)
+	return &DaemonsetController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
+		known: map[scheduler.AppKey]bool{}, nodes: map[string]string{}, nodeCache: b.cache(v4.KindNode)}
 }
 
 // Run watches daemonsets, task groups and nodes and reconciles until ctx ends.
 func (c *DaemonsetController) Run(ctx context.Context) error {
-	select {
-	case <-c.feed.Synced():
-	case <-ctx.Done():
-		return nil
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if !c.startView(ctx, &wg, c.opts) {
-		return nil
-	}
-	var ok bool
-	if c.nodeCache, ok = c.startNodeCache(ctx, &wg, c.opts); !ok {
-		return nil
-	}
-	wg.Go(func() { c.watchLoop(ctx, v4.KindDaemonset, c.enqueueObject) })
-	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueueOwner) })
-	wg.Go(func() { watchCache(ctx, c.nodeCache, c.log, c.forgetNodes, c.nodeEvent) })
-	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDaemonset}, c.enqueueObject) })
-	work(ctx, "daemonset", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
-	return nil
+	daemonsets := c.cache(v4.KindDaemonset)
+	return loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache, c.nodeCache, daemonsets},
+		follow: []func(context.Context){
+			follow(daemonsets, c.log, c.enqueueObject),
+			follow(c.tgs.cache, c.log, c.enqueueOwner),
+			func(ctx context.Context) { watchCache(ctx, c.nodeCache, c.log, c.forgetNodes, c.nodeEvent) },
+		},
+		resync: c.enqueueObject, resyncFrom: []*cache.Cache{daemonsets},
+		work: func(ctx context.Context) {
+			work(ctx, "daemonset", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+		}}.run(ctx)
 }
 
 func (c *DaemonsetController) enqueueObject(o v4.Object) {

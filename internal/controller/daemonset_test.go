@@ -9,15 +9,14 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func newDSEnv(t *testing.T, nodes ...string) *env {
 	t.Helper()
-	return startEnv(t, func(f *feed.Feed) runner {
-		return NewDaemonsetController(testStore, f, Options{Logger: storetest.QuietLogger()})
+	return startEnv(t, func(e *env) runner {
+		return NewDaemonsetController(testStore, e.feed, e.opts())
 	}, nodes...)
 }
 

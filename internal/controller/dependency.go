@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // DependencyController runs dependency pods in the manner of Lain deployd: a pod of a
@@ -47,7 +47,7 @@ func NewDependencyController(st *store.Store, f *feed.Feed, opts Options) *Depen
 	log := opts.Logger.With("controller", "dependency")
 	rec := newRecorder(st, log)
 	return &DependencyController{store: st, feed: f, opts: opts, log: log, queue: newQueue[depKey](),
-		pods:     base{store: st, feed: f, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now()},
+		pods:     newBaseOf(st, f, opts, log, rec),
 		recorder: rec, unused: map[depKey]map[podKey]time.Time{}, missing: map[depKey][]string{}}
 }
 
@@ -55,26 +55,20 @@ func NewDependencyController(st *store.Store, f *feed.Feed, opts Options) *Depen
 // when Run is called: no pod is collected in the first DependencyGC after it.
 func (c *DependencyController) Run(ctx context.Context) error {
 	c.termStart = time.Now()
-	select {
-	case <-c.feed.Synced():
-	case <-ctx.Done():
-		return nil
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if !c.pods.startView(ctx, &wg, c.opts) {
-		return nil
-	}
-	wg.Go(func() { c.pods.watchLoop(ctx, v4.KindDependency, c.enqueueDependency) })
-	// Task groups come from the shared cache, which lists again after any gap in its
-	// watch (its watchers get every task group again): no resync of them is needed.
-	wg.Go(func() { c.pods.tgs.watch(ctx, c.log, c.enqueueTaskGroup) })
-	// The resync also reports missing dependencies again.
-	wg.Go(func() { c.pods.resyncLoop(ctx, []v4.Kind{v4.KindDependency}, c.enqueueDependency) })
-	work(ctx, "dependency", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
-	return nil
+	deps := c.pods.cache(v4.KindDependency)
+	return loop{feed: c.feed, caches: []*cache.Cache{c.pods.tgs.cache, deps},
+		follow: []func(context.Context){
+			follow(deps, c.log, c.enqueueDependency),
+			// Task groups come from the shared cache, which lists again after any gap in
+			// its watch (its watchers get every task group again): no resync of them is
+			// needed.
+			follow(c.pods.tgs.cache, c.log, c.enqueueTaskGroup),
+		},
+		// The resync also reports missing dependencies again.
+		resync: c.enqueueDependency, resyncFrom: []*cache.Cache{deps},
+		work: func(ctx context.Context) {
+			work(ctx, "dependency", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutDependency, c.reconcile)
+		}}.run(ctx)
 }
 
 func (c *DependencyController) enqueueDependency(o v4.Object) {

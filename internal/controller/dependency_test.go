@@ -7,24 +7,24 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // newDepEnv runs the feed and a dependency controller against the shared etcd. The
 // dependents are task groups the test writes itself, as the application controller would.
 func newDepEnv(t *testing.T, gc time.Duration, nodes ...string) *env {
 	t.Helper()
-	storetest.Reset(t, testStore)
+	e := newTestEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, ctx: ctx, feed: feed.New(testStore, storetest.QuietLogger())}
+	e.ctx = ctx
 	for _, n := range nodes {
 		e.node(n)
 	}
 	done := make(chan struct{}, 2)
 	go func() { e.feed.Run(ctx); done <- struct{}{} }()
-	c := NewDependencyController(testStore, e.feed, Options{Logger: storetest.QuietLogger(), DependencyGC: gc})
+	opts := e.opts()
+	opts.DependencyGC = gc
+	c := NewDependencyController(testStore, e.feed, opts)
 	go func() { c.Run(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return e

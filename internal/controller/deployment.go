@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // DeploymentController rolls deployments between revisions (docs/deployments.md). A
@@ -35,32 +35,27 @@ type DeploymentController struct {
 func NewDeploymentController(st *store.Store, opts Options) *DeploymentController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "deployment")
-	return &DeploymentController{base: newBase(st, nil, log), opts: opts, queue: newQueue[scheduler.AppKey](), now: time.Now}
+	b := newBase(st, nil, opts, log)
+	return &DeploymentController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](), now: time.Now, kids: b.workloads()}
 }
 
 // Run watches deployments, their applications and task groups, and reconciles until ctx ends.
 func (c *DeploymentController) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if !c.startView(ctx, &wg, c.opts) {
-		return nil
+	deployments := c.cache(v4.KindDeployment)
+	l := loop{caches: []*cache.Cache{c.tgs.cache, deployments},
+		follow: []func(context.Context){follow(deployments, c.log, c.enqueue)},
+		// A step's deadline comes back through the queue (the plan's wait); the resync is
+		// a safety net only.
+		resync: c.enqueue, resyncFrom: []*cache.Cache{deployments},
+		work: func(ctx context.Context) {
+			work(ctx, "deployment", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+		}}
+	for _, kind := range appKinds {
+		l.caches = append(l.caches, c.kids[kind].cache)
+		l.follow = append(l.follow, follow(c.kids[kind].cache, c.log, c.enqueue))
 	}
-	var ok bool
-	if c.kids, ok = c.startWorkloadCaches(ctx, &wg, c.opts); !ok {
-		return nil
-	}
-	wg.Go(func() { c.watchLoop(ctx, v4.KindDeployment, c.enqueue) })
-	for _, v := range c.kids {
-		wg.Go(func() { v.watch(ctx, c.log, c.enqueue) })
-	}
-	wg.Go(func() { c.tgs.watch(ctx, c.log, c.enqueue) })
-	// A step's deadline comes back through the queue (the plan's wait); the resync is a
-	// safety net only.
-	wg.Go(func() { c.resyncLoop(ctx, []v4.Kind{v4.KindDeployment}, c.enqueue) })
-	work(ctx, "deployment", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
-	return nil
+	l.follow = append(l.follow, follow(c.tgs.cache, c.log, c.enqueue))
+	return l.run(ctx)
 }
 
 // enqueue queues the deployment an object concerns, if any.

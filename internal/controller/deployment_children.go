@@ -4,19 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Annotations on a deployment's applications.
@@ -56,31 +53,13 @@ func childOf(o v4.Object) string {
 	return m.Namespace + "/" + owner
 }
 
-// NewWorkloadCache is a shared cache of applications or processes (kind), indexed by
-// the deployment that owns them.
-func NewWorkloadCache(st *store.Store, log *slog.Logger, kind v4.Kind) *cache.Cache {
-	return cache.New(st, cache.Config{Kind: kind, Indexes: map[string]cache.IndexFunc{indexDeployment: childOf}, Logger: log})
-}
-
-// startWorkloadCaches returns views of the shared caches of applications and processes
-// of opts, or of caches of the controller's own run under wg until ctx ends (a controller
-// run alone), once they are synced; false when ctx ended first.
-func (c *base) startWorkloadCaches(ctx context.Context, wg *sync.WaitGroup, opts Options) (map[v4.Kind]*cacheView, bool) {
+// workloads returns views of the shared caches of applications and processes.
+func (c *base) workloads() map[v4.Kind]*cacheView {
 	views := map[v4.Kind]*cacheView{}
 	for _, kind := range appKinds {
-		wc := opts.Workloads[kind]
-		if wc == nil {
-			wc = NewWorkloadCache(c.store, c.log, kind)
-			wg.Go(func() { wc.Run(ctx) })
-		}
-		views[kind] = &cacheView{cache: wc}
+		views[kind] = &cacheView{cache: c.cache(kind)}
 	}
-	for _, v := range views {
-		if !synced(ctx, v.cache) {
-			return nil, false
-		}
-	}
-	return views, true
+	return views
 }
 
 // children lists the deployment's applications and processes, oldest revision first.

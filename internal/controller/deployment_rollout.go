@@ -44,18 +44,7 @@ func (r *rollout) ru() v4.RollingUpdate {
 // and takes the same step again.
 func (r *rollout) run(ctx context.Context) (time.Duration, error) {
 	hash := v4.TemplateHash(r.d.Spec.Template)
-	var cur *child
-	var old []*child
-	for _, ch := range r.children {
-		if ch.hash == hash && (cur == nil || ch.revision > cur.revision) {
-			if cur != nil {
-				old = append(old, cur)
-			}
-			cur = ch
-			continue
-		}
-		old = append(old, ch)
-	}
+	cur, old := r.splitChildren(hash)
 	wasRolling := r.rolling()
 	if cur == nil && len(old) > 0 && r.st.Paused {
 		r.st.Phase = v4.DeploymentUpdatePaused
@@ -73,47 +62,31 @@ func (r *rollout) run(ctx context.Context) (time.Duration, error) {
 	for _, o := range old {
 		in.old = append(in.old, o.state())
 	}
-	var p stepPlan
-	suspended := r.st.Phase == v4.DeploymentUpdateSuspend && len(old) > 0 && !create
-	failure := ""
+	ph := rolloutPhase{suspended: r.st.Phase == v4.DeploymentUpdateSuspend && len(old) > 0 && !create,
+		hasOld: len(old) > 0, wasRolling: wasRolling, revision: cur.revision}
 	if len(old) > 0 && !create {
-		failure = cur.failure(r.st.LastStep)
+		ph.failure = cur.failure(r.st.LastStep)
 	}
-	switch {
-	case len(old) > 0 && (suspended || r.st.Paused || failure != ""):
+	var p stepPlan
+	if ph.hasOld && (ph.suspended || r.st.Paused || ph.failure != "") {
+		// Held: every child keeps what it wants now.
 		p = stepPlan{current: in.current.desired}
 		for _, o := range in.old {
 			p.old = append(p.old, o.desired)
 		}
-	default:
+	} else {
 		p = planStep(in)
 	}
 	r.counts(in, p)
-	oldLeft := slices.ContainsFunc(p.old, func(n int) bool { return n > 0 })
-	switch {
-	case suspended:
-	case len(old) > 0 && failure != "":
-		r.suspend(failure)
-	case len(old) > 0 && r.st.Paused:
-		r.st.Phase, r.st.Message = v4.DeploymentUpdatePaused, "paused by a user; resume with `berth rollout resume`"
-	case p.expired:
-		r.suspend(p.blocked)
-	case oldLeft || wasRolling && r.st.CurrentAvailable < r.d.Spec.Instance:
-		r.st.Phase = v4.DeploymentUpdating
-		r.st.Message = cmpStr(p.blocked, fmt.Sprintf("rolling to revision %d: %d of %d instances updated, %d available", cur.revision, r.st.Current, r.st.Instances, r.st.Available))
-	case r.st.CurrentAvailable >= r.d.Spec.Instance:
-		r.st.Phase, r.st.Message = v4.DeploymentRunning, ""
-	default:
-		r.st.Phase = v4.DeploymentDeploying
-		r.st.Message = fmt.Sprintf("%d of %d instances available", r.st.CurrentAvailable, r.d.Spec.Instance)
-	}
+	ph.oldLeft = slices.ContainsFunc(p.old, func(n int) bool { return n > 0 })
+	r.setPhase(ph, p)
 	if p.stepped {
 		r.st.LastStep = r.now
 		r.st.Paused = r.st.Paused || p.pause
 	}
 	// The operation goes before the status says so: a client that sees Running may scale
 	// at once, and one that sees Updating must find the rollout's lock.
-	r.operations(ctx, oldLeft)
+	r.operations(ctx, ph.oldLeft)
 	if err := r.c.writeStatus(ctx, r.d, r.st); err != nil {
 		return 0, err
 	}
@@ -128,6 +101,53 @@ func (r *rollout) run(ctx context.Context) (time.Duration, error) {
 	}
 	r.events(wasRolling, create, len(old) > 0, cur, old, p, changes)
 	return p.wait, nil
+}
+
+// splitChildren finds the current child, the newest whose template hash is hash (nil
+// when none is), and the old ones, every other.
+func (r *rollout) splitChildren(hash string) (cur *child, old []*child) {
+	for _, ch := range r.children {
+		if ch.hash == hash && (cur == nil || ch.revision > cur.revision) {
+			if cur != nil {
+				old = append(old, cur)
+			}
+			cur = ch
+			continue
+		}
+		old = append(old, ch)
+	}
+	return cur, old
+}
+
+// rolloutPhase is what a pass knows when it sets the deployment's phase.
+type rolloutPhase struct {
+	suspended  bool   // suspended before this pass, with old children left
+	hasOld     bool   // old children exist
+	wasRolling bool   // the stored status showed a rollout under way
+	oldLeft    bool   // old children still want instances after this step
+	failure    string // why the current revision failed, "" when it did not
+	revision   int    // the current child's revision
+}
+
+// setPhase sets the status's phase and message after the step p.
+func (r *rollout) setPhase(ph rolloutPhase, p stepPlan) {
+	switch {
+	case ph.suspended:
+	case ph.hasOld && ph.failure != "":
+		r.suspend(ph.failure)
+	case ph.hasOld && r.st.Paused:
+		r.st.Phase, r.st.Message = v4.DeploymentUpdatePaused, "paused by a user; resume with `berth rollout resume`"
+	case p.expired:
+		r.suspend(p.blocked)
+	case ph.oldLeft || ph.wasRolling && r.st.CurrentAvailable < r.d.Spec.Instance:
+		r.st.Phase = v4.DeploymentUpdating
+		r.st.Message = cmpStr(p.blocked, fmt.Sprintf("rolling to revision %d: %d of %d instances updated, %d available", ph.revision, r.st.Current, r.st.Instances, r.st.Available))
+	case r.st.CurrentAvailable >= r.d.Spec.Instance:
+		r.st.Phase, r.st.Message = v4.DeploymentRunning, ""
+	default:
+		r.st.Phase = v4.DeploymentDeploying
+		r.st.Message = fmt.Sprintf("%d of %d instances available", r.st.CurrentAvailable, r.d.Spec.Instance)
+	}
 }
 
 // rolling reports whether the stored status shows a rollout under way.

@@ -11,7 +11,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // deployEnv runs the application and deployment controllers plus a fake agent that
@@ -38,7 +37,7 @@ func newDeployEnv(t *testing.T) *deployEnv {
 func (e *deployEnv) startController() {
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
-	c := NewDeploymentController(testStore, Options{Logger: storetest.QuietLogger()})
+	c := NewDeploymentController(testStore, e.opts())
 	go func() { c.Run(ctx); close(done) }()
 	e.stop = func() { cancel(); <-done }
 }

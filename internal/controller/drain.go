@@ -11,6 +11,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Drains (docs/maintenance.md). POST /v1/nodes/{name}/drain disables the node, begins an
@@ -42,33 +43,22 @@ type DrainController struct {
 func NewDrainController(st *store.Store, f *feed.Feed, opts Options) *DrainController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "drain")
-	return &DrainController{base: newBase(st, f, log), opts: opts, queue: newQueue[nodeName](),
+	return &DrainController{base: newBase(st, f, opts, log), opts: opts, queue: newQueue[nodeName](),
 		draining: map[string]bool{}, backoff: map[string]time.Time{}}
 }
 
 // Run watches nodes and task groups and drains until ctx ends.
 func (c *DrainController) Run(ctx context.Context) error {
-	select {
-	case <-c.feed.Synced():
-	case <-ctx.Done():
-		return nil
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	nodes := c.cache(v4.KindNode)
 	// Task groups come from the shared cache: no watch and no decoding of its own.
-	if !c.startView(ctx, &wg, c.opts) {
-		return nil
-	}
-	nodes, ok := c.startNodeCache(ctx, &wg, c.opts)
-	if !ok {
-		return nil
-	}
-	wg.Go(func() { watchCache(ctx, nodes, c.log, nil, c.onNode) })
-	wg.Go(func() { c.tgs.watch(ctx, c.log, c.onTaskGroup) })
-	work(ctx, "drain", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
-	return nil
+	return loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache, nodes},
+		follow: []func(context.Context){
+			func(ctx context.Context) { watchCache(ctx, nodes, c.log, nil, c.onNode) },
+			follow(c.tgs.cache, c.log, c.onTaskGroup),
+		},
+		work: func(ctx context.Context) {
+			work(ctx, "drain", c.opts.Metrics, 1, c.queue, c.log, c.recorder, aboutNode, c.reconcile)
+		}}.run(ctx)
 }
 
 func (c *DrainController) onNode(ev store.Event) {

@@ -17,7 +17,7 @@ import (
 func (e *env) startDrain() {
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
-	c := NewDrainController(testStore, e.feed, Options{Logger: storetest.QuietLogger()})
+	c := NewDrainController(testStore, e.feed, e.opts())
 	go func() { c.Run(ctx); close(done) }()
 	e.t.Cleanup(func() { cancel(); <-done })
 }

@@ -9,7 +9,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // storeDirect writes obj straight into etcd, past the API's validation, as a hand edit or
@@ -42,7 +41,7 @@ func TestInvalidObjectsStoredPastValidation(t *testing.T) {
 	e := newEnv(t, "node-1")
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
-	dc := NewDeploymentController(testStore, Options{Logger: storetest.QuietLogger()})
+	dc := NewDeploymentController(testStore, e.opts())
 	go func() { dc.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 

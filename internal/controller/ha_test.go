@@ -7,6 +7,7 @@ import (
 
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -24,8 +25,9 @@ func startServer(t *testing.T, st *store.Store, id string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{id: id, store: st, stop: cancel, done: make(chan struct{})}
-	f := feed.New(st, storetest.QuietLogger())
-	s.mgr = NewManager(st, f, Options{Logger: storetest.QuietLogger()}, id)
+	caches := cachetest.Registry(t, st, RegisterCaches)
+	f := feed.New(caches, storetest.QuietLogger())
+	s.mgr = NewManager(st, f, Options{Logger: storetest.QuietLogger(), Caches: caches}, id)
 	s.mgr.ttl = 2
 	go func() {
 		defer close(s.done)

@@ -10,6 +10,8 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -22,27 +24,38 @@ type env struct {
 	t    *testing.T
 	ctx  context.Context
 	feed *feed.Feed
+	// caches is the test's cache registry, as a server process has one.
+	caches *cache.Registry
+}
+
+// opts are the Options of a controller of the env.
+func (e *env) opts() Options { return Options{Logger: storetest.QuietLogger(), Caches: e.caches} }
+
+// newTestEnv starts a test on an empty store with its own cache registry and feed.
+func newTestEnv(t *testing.T) *env {
+	t.Helper()
+	storetest.Reset(t, testStore)
+	caches := cachetest.Registry(t, testStore, RegisterCaches)
+	return &env{t: t, ctx: context.Background(), feed: feed.New(caches, storetest.QuietLogger()), caches: caches}
 }
 
 func newEnv(t *testing.T, nodes ...string) *env {
 	t.Helper()
-	return startEnv(t, func(f *feed.Feed) runner {
-		return NewAppController(testStore, f, Options{Logger: storetest.QuietLogger()})
-	}, nodes...)
+	return startEnv(t, func(e *env) runner { return NewAppController(testStore, e.feed, e.opts()) }, nodes...)
 }
 
 // startEnv registers the nodes, then runs a feed and the controller newController builds.
-func startEnv(t *testing.T, newController func(*feed.Feed) runner, nodes ...string) *env {
+func startEnv(t *testing.T, newController func(*env) runner, nodes ...string) *env {
 	t.Helper()
-	storetest.Reset(t, testStore)
+	e := newTestEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	e := &env{t: t, ctx: ctx, feed: feed.New(testStore, storetest.QuietLogger())}
+	e.ctx = ctx
 	for _, n := range nodes {
 		e.node(n)
 	}
 	done := make(chan struct{}, 2)
 	go func() { e.feed.Run(ctx); done <- struct{}{} }()
-	c := newController(e.feed)
+	c := newController(e)
 	go func() { c.Run(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { cancel(); <-done; <-done })
 	return e

@@ -10,10 +10,8 @@ import (
 
 	"go.etcd.io/etcd/client/v3/concurrency"
 
-	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // electionPrefix is where servers campaign for leadership (etcd election).
@@ -140,24 +138,12 @@ func (m *Manager) runControllers(ctx context.Context) error {
 		errOnce  sync.Once
 		firstErr error
 	)
-	opts := m.opts
-	if opts.TaskGroups == nil { // the term's own shared cache
-		opts.TaskGroups = NewTaskGroupCache(m.store, m.log, nil)
-		wg.Go(func() { opts.TaskGroups.Run(ctx) })
+	// The process declared the controllers' indexes before its caches ran: a cache
+	// started without one fails the term here rather than answering lists with nothing.
+	if err := RegisterCaches(m.opts.Caches); err != nil {
+		return fmt.Errorf("controllers' caches: %w", err)
 	}
-	if opts.Nodes == nil {
-		opts.Nodes = NewNodeCache(m.store, m.log)
-		wg.Go(func() { opts.Nodes.Run(ctx) })
-	}
-	if opts.Workloads == nil {
-		opts.Workloads = map[v4.Kind]*cache.Cache{}
-		for _, kind := range appKinds {
-			wc := NewWorkloadCache(m.store, m.log, kind)
-			opts.Workloads[kind] = wc
-			wg.Go(func() { wc.Run(ctx) })
-		}
-	}
-	for name, c := range m.controllers(opts) {
+	for name, c := range m.controllers(m.opts) {
 		wg.Go(func() {
 			err := c.Run(ctx)
 			if err != nil && ctx.Err() == nil {

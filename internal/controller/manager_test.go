@@ -6,20 +6,22 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // Two servers campaign; one leads, and when it stops the other takes over.
 func TestManagerElection(t *testing.T) {
 	storetest.Reset(t, testStore)
-	f := feed.New(testStore, storetest.QuietLogger())
+	caches := cachetest.Registry(t, testStore, RegisterCaches)
+	f := feed.New(caches, storetest.QuietLogger())
 	fctx, fcancel := context.WithCancel(context.Background())
 	fdone := make(chan struct{})
 	go func() { f.Run(fctx); close(fdone) }()
 	defer func() { fcancel(); <-fdone }()
 
 	start := func(id string) (*Manager, context.CancelFunc, chan struct{}) {
-		m := NewManager(testStore, f, Options{Logger: storetest.QuietLogger()}, id)
+		m := NewManager(testStore, f, Options{Logger: storetest.QuietLogger(), Caches: caches}, id)
 		m.ttl = 2
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

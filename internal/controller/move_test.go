@@ -9,9 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // run builds a task group for splitRuns.
@@ -255,8 +253,10 @@ func TestScaleDownDuringAMoveRemovesBothRuns(t *testing.T) {
 }
 
 func TestMoveFailsWhenTheReplacementIsNotReadyInTime(t *testing.T) {
-	e := startEnv(t, func(f *feed.Feed) runner {
-		return NewAppController(testStore, f, Options{Logger: storetest.QuietLogger(), MoveDeadline: 2 * time.Second})
+	e := startEnv(t, func(e *env) runner {
+		opts := e.opts()
+		opts.MoveDeadline = 2 * time.Second
+		return NewAppController(testStore, e.feed, opts)
 	}, "node-1", "node-2")
 	src := e.runningProcess("web", 1)[0]
 	if _, _, err := RequestMove(e.ctx, testStore, e.feed, "ctl", src.Metadata.Name, v4.MoveRequest{}, ""); err != nil {

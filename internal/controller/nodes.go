@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -40,50 +39,32 @@ type NodeLifecycle struct {
 	*recorder
 	// nodes and tgs are the shared caches of nodes and task groups (by node): a look
 	// reads them instead of listing and decoding every node (and, after a loss, every
-	// task group) from etcd. Run runs those that are the controller's own (it runs
-	// alone, without Options.Nodes or Options.TaskGroups).
-	nodes, tgs              *cache.Cache
-	ownNodes, ownTaskGroups bool
+	// task group) from etcd.
+	nodes, tgs *cache.Cache
 }
 
 // NewNodeLifecycle builds the controller; Run drives it.
 func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "node-lifecycle")
-	c := &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log), nodes: opts.Nodes, tgs: opts.TaskGroups}
-	if c.nodes == nil {
-		c.nodes, c.ownNodes = NewNodeCache(st, log), true
-	}
-	if c.tgs == nil {
-		c.tgs, c.ownTaskGroups = NewTaskGroupCache(st, log, nil), true
-	}
-	return c
-}
-
-// runCaches runs the controller's own caches until ctx ends.
-func (c *NodeLifecycle) runCaches(ctx context.Context, wg *sync.WaitGroup) {
-	if c.ownNodes {
-		wg.Go(func() { c.nodes.Run(ctx) })
-	}
-	if c.ownTaskGroups {
-		wg.Go(func() { c.tgs.Run(ctx) })
-	}
+	return &NodeLifecycle{store: st, ttl: opts.NodeTTL, log: log, recorder: newRecorder(st, log),
+		nodes: opts.Caches.For(v4.KindNode), tgs: opts.Caches.For(v4.KindTaskGroup)}
 }
 
 // Run checks the nodes every quarter TTL until ctx ends.
 func (c *NodeLifecycle) Run(ctx context.Context) error {
 	termStart := time.Now()
-	var wg sync.WaitGroup
-	defer wg.Wait() // after cancel: the caches end with ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.runCaches(ctx, &wg)
+	return loop{caches: []*cache.Cache{c.nodes, c.tgs}, work: func(ctx context.Context) { c.look(ctx, termStart) }}.run(ctx)
+}
+
+// look checks the nodes every quarter TTL until ctx ends, from a TTL after termStart.
+func (c *NodeLifecycle) look(ctx context.Context, termStart time.Time) {
 	t := time.NewTicker(max(c.ttl/4, 100*time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case now := <-t.C:
 			if now.Sub(termStart) < c.ttl {
 				continue // grace after the election

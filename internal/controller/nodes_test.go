@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,21 +26,13 @@ func (e *env) heartbeat(name string, at time.Time) {
 	}
 }
 
-// nodeLifecycle is a node lifecycle controller whose checks the test calls, with its node
-// cache running until the test ends (Run would run it).
+// nodeLifecycle is a node lifecycle controller whose checks the test calls, over the
+// env's caches.
 func (e *env) nodeLifecycle(ttl time.Duration) *NodeLifecycle {
 	e.t.Helper()
-	nl := NewNodeLifecycle(testStore, Options{NodeTTL: ttl, Logger: storetest.QuietLogger()})
-	ctx, cancel := context.WithCancel(e.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var wg sync.WaitGroup
-		nl.runCaches(ctx, &wg)
-		wg.Wait()
-	}()
-	e.t.Cleanup(func() { cancel(); <-done })
-	return nl
+	opts := e.opts()
+	opts.NodeTTL = ttl
+	return NewNodeLifecycle(testStore, opts)
 }
 
 // check runs one look of the node lifecycle once its caches hold every node and task
@@ -190,7 +181,9 @@ func TestSilentNodeIsLostWithItsTaskGroups(t *testing.T) {
 func TestNewLeaderWaitsOneTTLBeforeDeclaringLoss(t *testing.T) {
 	e := newEnv(t, "node-a")
 	e.heartbeat("node-a", time.Now().Add(-time.Hour)) // stale: written before this term
-	nl := NewNodeLifecycle(testStore, Options{NodeTTL: 2 * time.Second, Logger: storetest.QuietLogger()})
+	opts := e.opts()
+	opts.NodeTTL = 2 * time.Second
+	nl := NewNodeLifecycle(testStore, opts)
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() { nl.Run(ctx); close(done) }()

@@ -9,6 +9,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // sentMemory is how long the IDs of handled events are kept: longer than events live in
@@ -21,11 +22,13 @@ const sentMemory = 62 * time.Minute
 // of its term: each is sent at most once per term, and events older than the term are
 // never sent, so a new leader does not replay what its predecessor sent.
 type NotifyController struct {
-	store   *store.Store
-	log     *slog.Logger
-	client  *http.Client
-	started time.Time
-	backoff func(attempt int) time.Duration // delay after failed attempt n (from 1)
+	store *store.Store
+	// notifies is the shared cache of notify objects.
+	notifies *cache.Cache
+	log      *slog.Logger
+	client   *http.Client
+	started  time.Time
+	backoff  func(attempt int) time.Duration // delay after failed attempt n (from 1)
 	// subscribers checks what each notify's subscriber may receive (notify_access.go).
 	subscribers *subscribers
 	metrics     *Metrics
@@ -45,7 +48,7 @@ func NewNotifyController(st *store.Store, opts Options) *NotifyController {
 	log := opts.Logger.With("controller", "notify")
 	rec := newRecorder(st, log)
 	return &NotifyController{store: st, log: log, recorder: rec, guard: newSpecGuard(rec), started: time.Now(),
-		subscribers: &subscribers{store: st, now: time.Now}, metrics: opts.Metrics,
+		subscribers: &subscribers{store: st, now: time.Now}, metrics: opts.Metrics, notifies: opts.Caches.For(v4.KindNotify),
 		client:  &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		backoff: doublingBackoff(time.Second), senders: map[string]*sender{}, sent: map[string]time.Time{}}
 }
@@ -63,30 +66,23 @@ func doublingBackoff(base time.Duration) func(int) time.Duration {
 
 // Run follows notify objects and recorded events until ctx ends.
 func (c *NotifyController) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.mu.Lock()
-	c.spawn = wg.Go
-	c.mu.Unlock()
-
-	rev := c.syncNotifies(ctx) // senders exist before the first event is matched
-	wg.Go(func() { c.watchNotifies(ctx, rev) })
-	c.watchEvents(ctx)
-	return nil
+	var rev int64
+	return loop{caches: []*cache.Cache{c.notifies},
+		start: func(ctx context.Context, spawn func(func())) error {
+			c.mu.Lock()
+			c.spawn = spawn
+			c.mu.Unlock()
+			rev = c.syncNotifies(ctx) // senders exist before the first event is matched
+			return nil
+		},
+		follow: []func(context.Context){func(ctx context.Context) { c.watchNotifies(ctx, rev) }},
+		work:   c.watchEvents}.run(ctx)
 }
 
-// syncNotifies lists the notify objects and makes the senders match them; it returns the
-// list's revision (0 when listing failed: watching then starts with a fresh list).
+// syncNotifies lists the notify objects from the shared cache and makes the senders
+// match them; it returns the list's revision.
 func (c *NotifyController) syncNotifies(ctx context.Context) int64 {
-	objs, rev, err := c.store.List(ctx, v4.KindNotify, "")
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.Warn("list notifies", "err", err)
-		}
-		return 0
-	}
+	objs, rev, _ := c.notifies.List("", "") // index "" always answers
 	keep := map[string]bool{}
 	for _, o := range objs {
 		n := o.(*v4.Notify)
@@ -107,8 +103,8 @@ func (c *NotifyController) syncNotifies(ctx context.Context) int64 {
 // watchNotifies keeps the senders in step with the notify objects.
 func (c *NotifyController) watchNotifies(ctx context.Context, rev int64) {
 	for ctx.Err() == nil {
-		ch, err := c.store.Watch(ctx, v4.KindNotify, "", rev)
-		if err != nil { // compacted, or etcd unreachable: start over from a list
+		ch, err := c.notifies.Watch(ctx, "", "", rev)
+		if err != nil { // the cache no longer holds the changes: start over from a list
 			if ctx.Err() == nil {
 				c.log.Debug("watch notifies; listing again", "err", err)
 				sleep(ctx, time.Second)

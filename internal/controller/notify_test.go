@@ -13,6 +13,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -153,8 +154,9 @@ func newNotifyEnv(t *testing.T) *notifyEnv {
 	if err := testStore.CreateACLToken(context.Background(), &acl.Token{ID: testAdminToken, Management: true, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
+	caches := cachetest.Registry(t, testStore, RegisterCaches)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger(), Metrics: NewMetrics()})
+	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger(), Metrics: NewMetrics(), Caches: caches})
 	c.backoff = doublingBackoff(time.Millisecond) // the doubling is tested above; keep tests quick
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
@@ -371,7 +373,7 @@ func TestNotifyQueueIsBounded(t *testing.T) {
 	if err := testStore.CreateACLToken(context.Background(), &acl.Token{ID: testAdminToken, Management: true, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger()})
+	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger(), Caches: cachetest.Registry(t, testStore)})
 	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "ops", Namespace: "ctl", Annotations: map[string]string{v4.NotifySubscriberAnnotation: "berth-acl-" + testAdminToken}},
 		Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x"}}
 	s := &sender{c: c, key: "ctl/ops", queue: make(chan v4.NotifyMessage, notifyQueueSize), notify: n} // no run loop: nothing drains
@@ -396,7 +398,7 @@ func TestNotifyQueueIsBounded(t *testing.T) {
 // An event seen twice (by the watch and by the list that catches up) is queued once;
 // one from before the term not at all.
 func TestNotifyHandlesAnEventOncePerTerm(t *testing.T) {
-	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger()})
+	c := NewNotifyController(testStore, Options{Logger: storetest.QuietLogger(), Caches: cachetest.Registry(t, testStore)})
 	n := &v4.Notify{Metadata: v4.ObjectMeta{Name: "ops", Namespace: "ctl"}, Spec: v4.NotifySpec{URL: "http://127.0.0.1:9/x"}}
 	s := &sender{c: c, key: "ctl/ops", queue: make(chan v4.NotifyMessage, notifyQueueSize), notify: n}
 	c.senders[s.key] = s

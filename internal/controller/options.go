@@ -5,8 +5,6 @@ import (
 	"net/netip"
 	"time"
 
-	v4 "github.com/berthhq/berth/api/v4"
-
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
@@ -32,16 +30,10 @@ type Options struct {
 	// HealthTimeUnit is the length of one second of a remote health check's settings
 	// (interval, timeout, grace): 1 s by default; tests scale it down.
 	HealthTimeUnit time.Duration
-	// TaskGroups is the shared cache of task groups (NewTaskGroupCache), run by the
-	// caller; nil: the manager runs one per term (a controller run alone runs its own).
-	TaskGroups *cache.Cache
-	// Nodes is the shared cache of nodes (NewNodeCache), run by the caller; nil: the
-	// manager runs one per term (a controller run alone runs its own).
-	Nodes *cache.Cache
-	// Workloads are the shared caches of applications and processes by kind
-	// (NewWorkloadCache), run by the caller; nil: the manager runs them per term (a
-	// controller run alone runs its own).
-	Workloads map[v4.Kind]*cache.Cache
+	// Caches is the process's cache registry, which every controller reads its kinds
+	// from (docs/store.md, "Shared cache"); RegisterCaches declared the controllers'
+	// indexes on it before it started. Required.
+	Caches *cache.Registry
 	// Metrics, when set, records placements and reconciles (NewMetrics).
 	Metrics *Metrics
 }

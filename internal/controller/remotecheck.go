@@ -15,6 +15,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/executor/health"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // remoteWriteAttempts bounds the retries of one remote health write that loses races with
@@ -53,28 +54,21 @@ func NewRemoteCheckController(st *store.Store, opts Options) *RemoteCheckControl
 		unit = time.Second
 	}
 	return &RemoteCheckController{store: st, log: opts.Logger.With("controller", "remote-check"), opts: opts,
-		unit: unit, checks: map[string]*remoteCheck{}}
+		unit: unit, checks: map[string]*remoteCheck{}, tgs: &taskGroupView{cacheView{cache: opts.Caches.For(v4.KindTaskGroup)}}}
 }
 
 // Run checks until ctx ends.
 func (c *RemoteCheckController) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.tgs = &taskGroupView{cacheView{cache: c.opts.TaskGroups}}
-	if c.tgs.cache == nil {
-		c.tgs.cache = NewTaskGroupCache(c.store, c.log, nil)
-		wg.Go(func() { c.tgs.cache.Run(ctx) })
-	}
-	if !synced(ctx, c.tgs.cache) {
-		return nil
-	}
-	c.mu.Lock()
-	c.spawn = wg.Go
-	c.mu.Unlock()
-	watchCache(ctx, c.tgs.cache, c.log, nil, func(ev store.Event) { c.sync(ctx, ev) })
-	return nil
+	return loop{caches: []*cache.Cache{c.tgs.cache},
+		start: func(_ context.Context, spawn func(func())) error {
+			c.mu.Lock()
+			c.spawn = spawn
+			c.mu.Unlock()
+			return nil
+		},
+		work: func(ctx context.Context) {
+			watchCache(ctx, c.tgs.cache, c.log, nil, func(ev store.Event) { c.sync(ctx, ev) })
+		}}.run(ctx)
 }
 
 // sync starts, restarts or stops the checking of the task group of one event.

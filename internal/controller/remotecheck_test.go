@@ -12,8 +12,6 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/scheduler/feed"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // remoteTG is a Running process task group on 127.0.0.1 whose port "http" is port, with
@@ -60,8 +58,10 @@ func TestRemoteChecks(t *testing.T) {
 	closed.Close()
 
 	var ctl *RemoteCheckController
-	e := startEnv(t, func(*feed.Feed) runner {
-		ctl = NewRemoteCheckController(testStore, Options{Logger: storetest.QuietLogger(), HealthTimeUnit: 20 * time.Millisecond})
+	e := startEnv(t, func(e *env) runner {
+		opts := e.opts()
+		opts.HealthTimeUnit = 20 * time.Millisecond
+		ctl = NewRemoteCheckController(testStore, opts)
 		return ctl
 	})
 	httpCheck := v4.HealthCheck{Type: v4.CheckRemoteHTTP, IntervalSeconds: 2, TimeoutSeconds: 1, HTTP: &v4.HTTPCheck{PortName: "http", Path: "/healthz"}}

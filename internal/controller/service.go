@@ -65,28 +65,30 @@ func NewServiceController(st *store.Store, opts Options) *ServiceController {
 	log := opts.Logger.With("controller", "service")
 	return &ServiceController{store: st, log: log, recorder: newRecorder(st, log), opts: opts,
 		queue: newQueue[svcKey](), labels: newLabelIndex(), lastWrite: map[svcKey]time.Time{}, clearVIP: map[svcKey]bool{},
-		noVIP: map[svcKey]bool{}}
+		noVIP: map[svcKey]bool{}, services: opts.Caches.For(v4.KindService), endpoints: cacheView{cache: opts.Caches.For(v4.KindEndpoint)},
+		tgs: opts.Caches.For(v4.KindTaskGroup)}
 }
 
 // Run keeps the endpoints until ctx ends.
 func (c *ServiceController) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c.services = cache.New(c.store, cache.Config{Kind: v4.KindService, Logger: c.log,
-		Indexes: map[string]cache.IndexFunc{indexSelector: serviceSelectorKey}})
-	c.endpoints.cache = cache.New(c.store, cache.Config{Kind: v4.KindEndpoint, Logger: c.log})
-	wg.Go(func() { c.services.Run(ctx) })
-	wg.Go(func() { c.endpoints.cache.Run(ctx) })
-	c.tgs = c.opts.TaskGroups
-	if c.tgs == nil {
-		c.tgs = NewTaskGroupCache(c.store, c.log, nil)
-		wg.Go(func() { c.tgs.Run(ctx) })
-	}
-	if !synced(ctx, c.services, c.endpoints.cache, c.tgs) {
-		return nil
-	}
+	return loop{caches: []*cache.Cache{c.services, c.endpoints.cache, c.tgs}, start: c.start,
+		follow: []func(context.Context){
+			follow(c.services, c.log, c.enqueue),
+			func(ctx context.Context) {
+				watchCache(ctx, c.tgs, c.log, c.labels.reset, func(ev store.Event) {
+					c.labels.apply(ev)
+					c.enqueueTaskGroup(ev.Object)
+				})
+			},
+		},
+		work: func(ctx context.Context) {
+			work(ctx, "service", c.opts.Metrics, serviceWorkers, c.queue, c.log, c.recorder, aboutService, c.reconcile)
+		}}.run(ctx)
+}
+
+// start takes the VIPs the endpoints hold and queues every endpoints object; endpoints
+// whose service went while no leader ran are removed.
+func (c *ServiceController) start(context.Context, func(func())) error {
 	cidr := c.opts.ServiceCIDR
 	if !cidr.IsValid() {
 		cidr = DefaultServiceCIDR
@@ -96,8 +98,6 @@ func (c *ServiceController) Run(ctx context.Context) error {
 		return err
 	}
 	c.vips = vips
-	// The VIPs given are those the endpoints hold; endpoints whose service went while no
-	// leader ran are removed.
 	objs, _, err := c.endpoints.cache.List("", "")
 	if err != nil {
 		return err
@@ -109,14 +109,6 @@ func (c *ServiceController) Run(ctx context.Context) error {
 		}
 		c.enqueue(o)
 	}
-	wg.Go(func() { watchCache(ctx, c.services, c.log, nil, func(ev store.Event) { c.enqueue(ev.Object) }) })
-	wg.Go(func() {
-		watchCache(ctx, c.tgs, c.log, c.labels.reset, func(ev store.Event) {
-			c.labels.apply(ev)
-			c.enqueueTaskGroup(ev.Object)
-		})
-	})
-	work(ctx, "service", c.opts.Metrics, serviceWorkers, c.queue, c.log, c.recorder, aboutService, c.reconcile)
 	return nil
 }
 

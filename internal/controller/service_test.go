@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // applyService creates or replaces service demo/web selecting selector.
@@ -64,8 +62,8 @@ func putTG(t *testing.T, tg *v4.TaskGroup) {
 // checks, go and come back, writes nothing while nothing changes, and removes the
 // endpoints with the service.
 func TestServiceControllerKeepsEndpoints(t *testing.T) {
-	e := startEnv(t, func(*feed.Feed) runner {
-		return NewServiceController(testStore, Options{Logger: storetest.QuietLogger()})
+	e := startEnv(t, func(e *env) runner {
+		return NewServiceController(testStore, e.opts())
 	})
 
 	applyService(t, `{"app":"nothing"}`)
@@ -151,8 +149,10 @@ func endpointWrites(t *testing.T, rv string) int {
 // None; an exhausted range is a Warning event and no VIP; a deleted service's VIP is
 // given back.
 func TestServiceVIPs(t *testing.T) {
-	e := startEnv(t, func(*feed.Feed) runner {
-		return NewServiceController(testStore, Options{Logger: storetest.QuietLogger(), ServiceCIDR: netip.MustParsePrefix("10.9.0.0/30")})
+	e := startEnv(t, func(e *env) runner {
+		opts := e.opts()
+		opts.ServiceCIDR = netip.MustParsePrefix("10.9.0.0/30")
+		return NewServiceController(testStore, opts)
 	})
 	apply := func(name, typ string) {
 		t.Helper()

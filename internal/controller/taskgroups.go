@@ -3,14 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
@@ -40,16 +37,6 @@ func taskGroupNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
 const IndexNamespace = "namespace"
 
 func taskGroupNamespace(o v4.Object) string { return o.GetMeta().Namespace }
-
-// NewTaskGroupCache is a shared cache of task groups with the indexes the controllers
-// need, and extra ones of the caller's (the server's agents read theirs by node).
-func NewTaskGroupCache(st *store.Store, log *slog.Logger, extra map[string]cache.IndexFunc) *cache.Cache {
-	idx := map[string]cache.IndexFunc{indexOwner: taskGroupOwner, IndexNode: taskGroupNode, IndexNamespace: taskGroupNamespace}
-	for k, fn := range extra {
-		idx[k] = fn
-	}
-	return cache.New(st, cache.Config{Kind: v4.KindTaskGroup, Indexes: idx, Logger: log})
-}
 
 // catchUpTimeout bounds a reconcile's wait for the cache to reflect its controller's
 // writes; beyond it the reconcile fails and backs off.
@@ -133,52 +120,6 @@ func (v *taskGroupView) forDependency(ctx context.Context, ns, name string) ([]*
 		out = append(out, tg)
 	}
 	return out, nil
-}
-
-// watch hands every change of the cache to handle (an ADDED for each existing object
-// first, and again each time the cache lists afresh) until ctx ends. The cache holds a
-// change before its event arrives, so a reconcile it queues reads it.
-func (v *cacheView) watch(ctx context.Context, log *slog.Logger, handle func(v4.Object)) {
-	watchCache(ctx, v.cache, log, nil, func(ev store.Event) { handle(ev.Object) })
-}
-
-// watchCache hands every change of c to handle, with its type, until ctx ends; fresh,
-// when not nil, runs before each new watch (whose first events add every object again).
-func watchCache(ctx context.Context, c *cache.Cache, log *slog.Logger, fresh func(), handle func(store.Event)) {
-	for ctx.Err() == nil {
-		ch, err := c.Watch(ctx, "", "", 0)
-		if err != nil {
-			log.Warn("cache watch failed; retrying", "err", err)
-			sleep(ctx, time.Second)
-			continue
-		}
-		if fresh != nil {
-			fresh()
-		}
-		for ev := range ch {
-			if ev.Object != nil {
-				handle(ev)
-			}
-		}
-	}
-}
-
-// NewNodeCache is a shared cache of nodes (the node lifecycle's looks, the daemonsets'
-// placements, the drains).
-func NewNodeCache(st *store.Store, log *slog.Logger) *cache.Cache {
-	return cache.New(st, cache.Config{Kind: v4.KindNode, Logger: log})
-}
-
-// startNodeCache returns the shared node cache of opts, or a cache of the controller's
-// own run under wg until ctx ends (a controller run alone), once it is synced; false
-// when ctx ended first.
-func (c *base) startNodeCache(ctx context.Context, wg *sync.WaitGroup, opts Options) (*cache.Cache, bool) {
-	nodes := opts.Nodes
-	if nodes == nil {
-		nodes = NewNodeCache(c.store, c.log)
-		wg.Go(func() { nodes.Run(ctx) })
-	}
-	return nodes, synced(ctx, nodes)
 }
 
 // onNode returns the task groups bound to node: copies of the cached ones (a caller may

@@ -64,18 +64,27 @@ type Task struct {
 	// put them in its env (docs/gpus.md). The Docker driver also gives the container their
 	// device nodes and the driver's files.
 	GPUs []GPU
-	// GPUDriverDir, when set, is mounted read-only at /usr/local/nvidia in place of the
-	// driver's files (the vcuda sharing mode's driver with its libcuda-control.so).
-	GPUDriverDir string
-	// IPCHost runs a container in the host's IPC namespace (an MPS client's).
-	IPCHost bool
-	// Devices are device nodes given to a container (a device plugin's Allocate);
-	// CDIDevices are CDI device names, resolved by Docker's CDI support.
-	Devices    []Device
-	CDIDevices []string
 
-	// Containers only (BCS's pod semantics, decided by the executor; docs/agent.md,
-	// Container pods):
+	// Setup is set with Container: what the executor decided for the container besides
+	// its spec. A process task has none.
+	Setup *ContainerSetup
+}
+
+// WithSetup returns t, or a copy with an empty Setup when it has none: a container the
+// executor decided nothing for gets the runtime's defaults.
+func (t *Task) WithSetup() *Task {
+	if t.Setup != nil {
+		return t
+	}
+	c := *t
+	c.Setup = &ContainerSetup{}
+	return &c
+}
+
+// ContainerSetup is what a container gets besides its spec: its network and host name
+// (BCS's pod semantics, decided by the executor: docs/agent.md, Container pods), its CPU
+// request, and the mounts, devices and namespaces its cards and devices need.
+type ContainerSetup struct {
 	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
 	// parameter) or empty when the task joins another's network (JoinTask).
 	NetworkMode string
@@ -98,6 +107,15 @@ type Task struct {
 	// DNS, when set, is the container's resolver (the node's cluster DNS server); the
 	// spec's own dns parameters win over it.
 	DNS *DNS
+	// GPUDriverDir, when set, is mounted read-only at /usr/local/nvidia in place of the
+	// driver's files (the vcuda sharing mode's driver with its libcuda-control.so).
+	GPUDriverDir string
+	// IPCHost runs the container in the host's IPC namespace (an MPS client's).
+	IPCHost bool
+	// Devices are device nodes given to the container (a device plugin's Allocate);
+	// CDIDevices are CDI device names, resolved by Docker's CDI support.
+	Devices    []Device
+	CDIDevices []string
 }
 
 // Device is a host device node given to a container.

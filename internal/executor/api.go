@@ -47,15 +47,15 @@ type Config struct {
 	// with its error, and running tasks of one are not adopted.
 	Admit func(*v4.TaskGroup) error
 
-	// Cards, when set, are the node's GPUs: a task's cards are looked up in it, and on a
-	// node with cards every task's env says which it may use (docs/gpus.md).
-	Cards Cards
-	// ShareCard, when set, enforces a task's share of a card in the node's sharing mode
-	// (docs/gpus.md, "Enforcing shares"): it is called before the task starts.
-	ShareCard func(ctx context.Context, req ShareRequest) (ShareSetup, error)
-	// PluginDevices, when set, gives a task the devices of the device-plugin resources
-	// it asks for (extended resources other than GPUs): called before the task starts.
-	PluginDevices func(ctx context.Context, req DeviceRequest) (DeviceSetup, error)
+	// GPUs, when set, are the node's cards (the agent's devices/gpu.Manager): a task's
+	// cards are looked up in it, on a node with cards every task's env says which it may
+	// use, and a task's share of a card is enforced in the node's sharing mode before the
+	// task starts (docs/gpus.md, "Enforcing shares").
+	GPUs GPUs
+	// Devices, when set, gives a task the devices of the device-plugin resources it asks
+	// for (extended resources other than GPUs) before it starts: the agent's
+	// devices/plugin.Manager.
+	Devices Devices
 
 	// Ports, when set, checks a task group's host ports before its tasks start, and
 	// names the ports of a driver's "port in use" (hostports.Checker on a node): a port

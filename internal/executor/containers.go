@@ -34,15 +34,15 @@ func (p *pod) startContainers(ctx context.Context, prep *prepared) error {
 	for i, t := range prep.tasks {
 		switch {
 		case n.cni:
-			t.JoinTask = join
+			t.Setup.JoinTask = join
 		case i == 0:
-			t.NetworkMode = n.mode
-			t.PortBindings = n.bindings
+			t.Setup.NetworkMode = n.mode
+			t.Setup.PortBindings = n.bindings
 			// Docker refuses a host name for a container that joins another's network,
 			// so only the owner gets the spec's.
-			t.Hostname = p.plan.tasks[i].container.Hostname
+			t.Setup.Hostname = p.plan.tasks[i].container.Hostname
 		default:
-			t.JoinTask = prep.tasks[0].ID
+			t.Setup.JoinTask = prep.tasks[0].ID
 		}
 		if ip := p.getPodIP(); ip != "" {
 			prep.setEnv(p, i, ip)

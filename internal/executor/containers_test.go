@@ -63,18 +63,18 @@ func TestBridgePodFirstContainerOwnsTheNetwork(t *testing.T) {
 		{Name: "http", ContainerPort: 8080, HostPort: 31005, Protocol: "tcp"},
 		{Name: "dns", ContainerPort: 53, HostPort: 39053, Protocol: "udp"},
 	}
-	if web.NetworkMode != "BRIDGE" || web.JoinTask != "" || !slices.Equal(web.PortBindings, wantBindings) || web.Hostname != "webhost" {
-		t.Errorf("owner: mode %q join %q bindings %+v hostname %q", web.NetworkMode, web.JoinTask, web.PortBindings, web.Hostname)
+	if web.Setup.NetworkMode != "BRIDGE" || web.Setup.JoinTask != "" || !slices.Equal(web.Setup.PortBindings, wantBindings) || web.Setup.Hostname != "webhost" {
+		t.Errorf("owner: mode %q join %q bindings %+v hostname %q", web.Setup.NetworkMode, web.Setup.JoinTask, web.Setup.PortBindings, web.Setup.Hostname)
 	}
-	if side.NetworkMode != "" || side.JoinTask != id("web", "web") || len(side.PortBindings) != 0 || side.Hostname != "" {
-		t.Errorf("joiner: mode %q join %q bindings %+v hostname %q", side.NetworkMode, side.JoinTask, side.PortBindings, side.Hostname)
+	if side.Setup.NetworkMode != "" || side.Setup.JoinTask != id("web", "web") || len(side.Setup.PortBindings) != 0 || side.Setup.Hostname != "" {
+		t.Errorf("joiner: mode %q join %q bindings %+v hostname %q", side.Setup.NetworkMode, side.Setup.JoinTask, side.Setup.PortBindings, side.Setup.Hostname)
 	}
-	if web.CPURequest != 0.5 || web.CPULimit != 1 || web.MemoryLimit != 64 {
-		t.Errorf("owner resources: request %v limit %v memory %v", web.CPURequest, web.CPULimit, web.MemoryLimit)
+	if web.Setup.CPURequest != 0.5 || web.CPULimit != 1 || web.MemoryLimit != 64 {
+		t.Errorf("owner resources: request %v limit %v memory %v", web.Setup.CPURequest, web.CPULimit, web.MemoryLimit)
 	}
 	wantVols := []driver.Mount{{HostPath: "/data/web/x", ContainerPath: "/x", ReadOnly: true}, {HostPath: PodDir(h.dir, testNS, "web") + "/storage/scratch", ContainerPath: "/scratch"}}
-	if !slices.Equal(side.Volumes, wantVols) {
-		t.Errorf("volumes = %+v, want %+v", side.Volumes, wantVols)
+	if !slices.Equal(side.Setup.Volumes, wantVols) {
+		t.Errorf("volumes = %+v, want %+v", side.Setup.Volumes, wantVols)
 	}
 	if _, err := os.Stat(wantVols[1].HostPath); err != nil {
 		t.Errorf("empty host path not created: %v", err)
@@ -109,8 +109,8 @@ func TestHostAndUserModes(t *testing.T) {
 	st := h.rec.waitPhase(t, "h", v4.StatusRunning)
 	a, _ := d.Task(id("h", "a"))
 	b, _ := d.Task(id("h", "b"))
-	if a.NetworkMode != "HOST" || len(a.PortBindings) != 0 || b.JoinTask != id("h", "a") {
-		t.Errorf("host mode: %q %+v join %q", a.NetworkMode, a.PortBindings, b.JoinTask)
+	if a.Setup.NetworkMode != "HOST" || len(a.Setup.PortBindings) != 0 || b.Setup.JoinTask != id("h", "a") {
+		t.Errorf("host mode: %q %+v join %q", a.Setup.NetworkMode, a.Setup.PortBindings, b.Setup.JoinTask)
 	}
 	if e := envOf(b); e["PORT_p"] != "31001" || e["PORT_q"] != "8081" || e["BCS_CONTAINER_IP"] != testHostIP {
 		t.Errorf("host mode env = %v", e)
@@ -127,8 +127,8 @@ func TestHostAndUserModes(t *testing.T) {
 	h.run(tg)
 	h.rec.waitPhase(t, "u", v4.StatusRunning)
 	u, _ := d.Task(id("u", "a"))
-	if u.NetworkMode != "backend" || len(u.PortBindings) != 0 || envOf(u)["PORT_p"] != "7000" {
-		t.Errorf("user mode: %q %+v %v", u.NetworkMode, u.PortBindings, envOf(u))
+	if u.Setup.NetworkMode != "backend" || len(u.Setup.PortBindings) != 0 || envOf(u)["PORT_p"] != "7000" {
+		t.Errorf("user mode: %q %+v %v", u.Setup.NetworkMode, u.Setup.PortBindings, envOf(u))
 	}
 }
 
@@ -185,8 +185,8 @@ func TestCNIPodJoinsTheSandbox(t *testing.T) {
 	}
 	for i, n := range []string{"web", "side"} {
 		tk, _ := d.Task(id("web", n))
-		if tk.JoinTask != "sandbox-"+podID || tk.NetworkMode != "" || len(tk.PortBindings) != 0 {
-			t.Errorf("%s: join %q mode %q bindings %v", n, tk.JoinTask, tk.NetworkMode, tk.PortBindings)
+		if tk.Setup.JoinTask != "sandbox-"+podID || tk.Setup.NetworkMode != "" || len(tk.Setup.PortBindings) != 0 {
+			t.Errorf("%s: join %q mode %q bindings %v", n, tk.Setup.JoinTask, tk.Setup.NetworkMode, tk.Setup.PortBindings)
 		}
 		if e := envOf(tk); e["BCS_CONTAINER_IP"] != testPodIP || e["MYIP"] != testPodIP {
 			t.Errorf("%s env = %v", n, e)

@@ -7,29 +7,21 @@ import (
 	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// DeviceRequest is one task and the device-plugin resources it asks for, by name.
-type DeviceRequest struct {
-	Namespace, Name string // the task group
-	Task            *driver.Task
-	Resources       map[string]int
-}
-
-// DeviceSetup is what the task's devices need: env (set over the spec's), mounts, device
-// nodes and CDI devices.
-type DeviceSetup struct {
-	Env        map[string]string
-	Mounts     []driver.Mount
-	Devices    []driver.Device
-	CDIDevices []string
+// Devices are the node's device plugins (devices/plugin.Manager).
+type Devices interface {
+	// AllocateTask gives a task of a task group (group: namespace/name) its devices of
+	// the resources it asks for, by name and count.
+	AllocateTask(ctx context.Context, group, task string, asks map[string]int) (plugin.TaskDevices, error)
 }
 
 // pluginDevices gives the task the devices of its extended resources, when the node has
 // device plugins; it returns their env.
 func (p *pod) pluginDevices(ctx context.Context, t *driver.Task, res *v4.Resources) ([]envVar, error) {
-	if p.e.cfg.PluginDevices == nil || res == nil {
+	if res == nil {
 		return nil, nil
 	}
 	asks := map[string]int{}
@@ -45,13 +37,25 @@ func (p *pod) pluginDevices(ctx context.Context, t *driver.Task, res *v4.Resourc
 	if len(asks) == 0 {
 		return nil, nil
 	}
-	setup, err := p.e.cfg.PluginDevices(ctx, DeviceRequest{Namespace: p.ns, Name: p.name, Task: t, Resources: asks})
+	if p.e.cfg.Devices == nil {
+		for _, name := range slices.Sorted(maps.Keys(asks)) {
+			p.e.log.Warn("a task asks for a resource no device plugin serves here (no --device-plugin-dir)", "task", t.ID, "resource", name)
+		}
+		return nil, nil
+	}
+	setup, err := p.e.cfg.Devices.AllocateTask(ctx, podKey(p.ns, p.name), t.ID, asks)
 	if err != nil {
 		return nil, fmt.Errorf("devices: %w", err)
 	}
-	t.Volumes = append(t.Volumes, setup.Mounts...)
-	t.Devices = append(t.Devices, setup.Devices...)
-	t.CDIDevices = append(t.CDIDevices, setup.CDIDevices...)
+	if c := t.Setup; c != nil { // a process gets the env alone
+		for _, m := range setup.Mounts {
+			c.Volumes = append(c.Volumes, driver.Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+		}
+		for _, d := range setup.Devices {
+			c.Devices = append(c.Devices, driver.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Permissions: d.Permissions})
+		}
+		c.CDIDevices = append(c.CDIDevices, setup.CDIDevices...)
+	}
 	env := make([]envVar, 0, len(setup.Env))
 	for _, k := range sortedKeys(setup.Env) {
 		env = append(env, envVar{k, setup.Env[k]})

@@ -7,15 +7,19 @@ import (
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// Cards are the node's GPUs as the agent knows them.
-type Cards interface {
+// GPUs are the node's cards and the shares of them the node enforces
+// (devices/gpu.Manager).
+type GPUs interface {
 	// Card returns the card with the UUID.
 	Card(uuid string) (v4.NodeGPU, bool)
 	// Any reports whether the node has cards at all.
 	Any() bool
+	// Share sets up one task's share of its card.
+	Share(ctx context.Context, req gpu.ShareRequest) (gpu.ShareSetup, error)
 }
 
 // taskGPUs looks up the cards the scheduler gave one task. A card the node does not have
@@ -24,12 +28,12 @@ func (e *Executor) taskGPUs(held []v4.TaskGPU) ([]driver.GPU, error) {
 	if len(held) == 0 {
 		return nil, nil
 	}
-	if e.cfg.Cards == nil {
+	if e.cfg.GPUs == nil {
 		return nil, fmt.Errorf("GPUs: this node reports no cards, the task was given %s", held[0].UUID)
 	}
 	out := make([]driver.GPU, 0, len(held))
 	for _, h := range held {
-		c, ok := e.cfg.Cards.Card(h.UUID)
+		c, ok := e.cfg.GPUs.Card(h.UUID)
 		if !ok {
 			return nil, fmt.Errorf("GPUs: card %s (index %d) is not on this node", h.UUID, h.Index)
 		}
@@ -38,38 +42,22 @@ func (e *Executor) taskGPUs(held []v4.TaskGPU) ([]driver.GPU, error) {
 	return out, nil
 }
 
-// ShareRequest is one task with a share of one card.
-type ShareRequest struct {
-	Namespace, Name string // the task group
-	Task            *driver.Task
-}
-
-// ShareSetup is what a share needs besides its card: env (set over the spec's), mounts,
-// the host's IPC namespace (MPS clients of a container), the driver directory to
-// mount at /usr/local/nvidia in place of the driver's own files (vcuda's), and files of
-// the mounts to give to the container's user (vcuda's socket: driver.Task.OwnedFiles).
-type ShareSetup struct {
-	Env       [][2]string
-	Mounts    []driver.Mount
-	IPCHost   bool
-	DriverDir string
-	Owned     []string
-}
-
 // shareCard enforces the task's share of a card, when it has one and the node enforces
 // shares; it returns the share's env.
 func (p *pod) shareCard(ctx context.Context, t *driver.Task) ([]envVar, error) {
-	if len(t.GPUs) != 1 || t.GPUs[0].Cores >= v4.CoresPerGPU || p.e.cfg.ShareCard == nil {
+	if len(t.GPUs) != 1 || t.GPUs[0].Cores >= v4.CoresPerGPU || p.e.cfg.GPUs == nil {
 		return nil, nil
 	}
-	setup, err := p.e.cfg.ShareCard(ctx, ShareRequest{Namespace: p.ns, Name: p.name, Task: t})
+	setup, err := p.e.cfg.GPUs.Share(ctx, gpu.ShareRequest{Namespace: p.ns, Name: p.name, Task: t})
 	if err != nil {
 		return nil, fmt.Errorf("share of GPU %s: %w", t.GPUs[0].UUID, err)
 	}
-	t.Volumes = append(t.Volumes, setup.Mounts...)
-	t.OwnedFiles = append(t.OwnedFiles, setup.Owned...)
-	t.IPCHost = t.IPCHost || setup.IPCHost
-	t.GPUDriverDir = setup.DriverDir
+	if c := t.Setup; c != nil { // a process's share is its env alone
+		c.Volumes = append(c.Volumes, setup.Mounts...)
+		c.OwnedFiles = append(c.OwnedFiles, setup.Owned...)
+		c.IPCHost = c.IPCHost || setup.IPCHost
+		c.GPUDriverDir = setup.DriverDir
+	}
 	env := make([]envVar, len(setup.Env))
 	for i, e := range setup.Env {
 		env[i] = envVar{e[0], e[1]}

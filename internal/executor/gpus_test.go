@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -22,6 +23,21 @@ func (c testCards) Card(uuid string) (v4.NodeGPU, bool) {
 }
 
 func (c testCards) Any() bool { return len(c) > 0 }
+
+// Share sets up nothing, as the none sharing mode does.
+func (testCards) Share(context.Context, gpu.ShareRequest) (gpu.ShareSetup, error) {
+	return gpu.ShareSetup{}, nil
+}
+
+// sharingCards are cards whose shares are set up by share.
+type sharingCards struct {
+	testCards
+	share func(context.Context, gpu.ShareRequest) (gpu.ShareSetup, error)
+}
+
+func (c sharingCards) Share(ctx context.Context, req gpu.ShareRequest) (gpu.ShareSetup, error) {
+	return c.share(ctx, req)
+}
 
 func gpuEnvValue(env []string, name string) (string, int) {
 	var val string
@@ -42,7 +58,7 @@ func TestGPUTasks(t *testing.T) {
 		{UUID: "GPU-a", Index: 0, Minor: 4, NUMANode: 1, MemoryMiB: 40960},
 		{UUID: "GPU-b", Index: 1, Minor: 5, NUMANode: 1, MemoryMiB: 40960},
 	}
-	h := newHarness(t, func(c *Config) { c.Cards = cards })
+	h := newHarness(t, func(c *Config) { c.GPUs = cards })
 	tg := containerTG("0.gpu", "train", "sidecar")
 	tg.Spec.Template.Spec.Containers[0].Env = []v4.EnvVar{{Name: "CUDA_VISIBLE_DEVICES", Value: "all"}, {Name: "KEEP", Value: "1"}}
 	tg.Spec.GPUs = []v4.TaskGPU{{Task: "train", UUID: "GPU-b", Index: 1, Cores: 30, MemoryMiB: 4096}}
@@ -103,13 +119,12 @@ func TestGPUShareSetup(t *testing.T) {
 	cards := testCards{{UUID: "GPU-a", Index: 0, Minor: 0, NUMANode: 0, MemoryMiB: 40960}, {UUID: "GPU-b", Index: 1, Minor: 1, NUMANode: 0, MemoryMiB: 40960}}
 	var asked []string
 	h := newHarness(t, func(c *Config) {
-		c.Cards = cards
-		c.ShareCard = func(_ context.Context, req ShareRequest) (ShareSetup, error) {
+		c.GPUs = sharingCards{testCards: cards, share: func(_ context.Context, req gpu.ShareRequest) (gpu.ShareSetup, error) {
 			asked = append(asked, req.Namespace+"/"+req.Name+" "+req.Task.Name)
-			return ShareSetup{Env: [][2]string{{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "30"}},
+			return gpu.ShareSetup{Env: [][2]string{{"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "30"}},
 				Mounts: []driver.Mount{{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}}, IPCHost: true,
 				Owned: []string{"/mps/pipe/sock"}}, nil
-		}
+		}}
 	})
 	tg := containerTG("0.share", "worker", "trainer")
 	tg.Spec.Template.Spec.Containers[0].Env = []v4.EnvVar{{Name: "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", Value: "100"}}
@@ -120,11 +135,11 @@ func TestGPUShareSetup(t *testing.T) {
 	if got, n := gpuEnvValue(worker.Env, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"); got != "30" || n != 1 {
 		t.Errorf("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=%q (%d times), want the share's 30 once", got, n)
 	}
-	if !worker.IPCHost || !slices.Contains(worker.Volumes, driver.Mount{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}) {
-		t.Errorf("worker: IPCHost %v, volumes %v", worker.IPCHost, worker.Volumes)
+	if !worker.Setup.IPCHost || !slices.Contains(worker.Setup.Volumes, driver.Mount{HostPath: "/mps/pipe", ContainerPath: "/mps/pipe"}) {
+		t.Errorf("worker: IPCHost %v, volumes %v", worker.Setup.IPCHost, worker.Setup.Volumes)
 	}
-	if !slices.Equal(worker.OwnedFiles, []string{"/mps/pipe/sock"}) { // given to the container's user
-		t.Errorf("worker: owned files %v", worker.OwnedFiles)
+	if !slices.Equal(worker.Setup.OwnedFiles, []string{"/mps/pipe/sock"}) { // given to the container's user
+		t.Errorf("worker: owned files %v", worker.Setup.OwnedFiles)
 	}
 	if len(asked) != 1 || asked[0] != testNS+"/0.share worker" {
 		t.Errorf("shares set up: %q, want the worker's only", asked)

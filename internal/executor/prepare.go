@@ -33,7 +33,7 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 	}
 	env = copyVars(append(env, pp.own[i]...))
 	devices := pp.share[i]
-	if c := p.e.cfg.Cards; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
+	if c := p.e.cfg.GPUs; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
 		devices = append(gpuEnv(pp.tasks[i].Container != nil, pp.tasks[i].GPUs), devices...)
 	}
 	pp.tasks[i].Env = formatEnv(withGPUEnv(env, devices))
@@ -153,13 +153,14 @@ func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, d
 		GPUs:        gpus,
 	}
 	if tp.container != nil {
-		if t.CPURequest, err = cpuRequest(tp.resources); err != nil {
+		t.Setup = &driver.ContainerSetup{}
+		if t.Setup.CPURequest, err = cpuRequest(tp.resources); err != nil {
 			return nil, nil, err
 		}
-		if t.Volumes, err = p.volumes(tp.container); err != nil {
+		if t.Setup.Volumes, err = p.volumes(tp.container); err != nil {
 			return nil, nil, err
 		}
-		t.DNS = p.containerDNS()
+		t.Setup.DNS = p.containerDNS()
 	}
 	return t, own, nil
 }

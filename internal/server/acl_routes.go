@@ -19,18 +19,18 @@ import (
 // Users' tokens and policies (docs/security.md, Users and policies), whoami and can-i.
 
 func (s *Server) aclRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/acl/whoami", s.handleWhoami)
-	mux.HandleFunc("POST /v1/acl/can-i", s.handleCanI)
-	mux.HandleFunc("POST /v1/acl/tokens", s.handleACLTokenCreate)
-	mux.HandleFunc("GET /v1/acl/tokens", s.handleACLTokenList)
-	mux.HandleFunc("DELETE /v1/acl/tokens/{id}", s.handleACLTokenRevoke)
-	mux.HandleFunc("PUT /v1/acl/policies/{name}", s.handleACLPolicyPut)
-	mux.HandleFunc("GET /v1/acl/policies", s.handleACLPolicyList)
-	mux.HandleFunc("GET /v1/acl/policies/{name}", s.handleACLPolicyGet)
-	mux.HandleFunc("DELETE /v1/acl/policies/{name}", s.handleACLPolicyDelete)
+	mux.handle("GET /v1/acl/whoami", anyUser, s.handleWhoami)
+	mux.handle("POST /v1/acl/can-i", anyUser, s.handleCanI)
+	mux.handle("POST /v1/acl/tokens", adminCluster, s.handleACLTokenCreate)
+	mux.handle("GET /v1/acl/tokens", adminCluster, s.handleACLTokenList)
+	mux.handle("DELETE /v1/acl/tokens/{id}", adminCluster, s.handleACLTokenRevoke)
+	mux.handle("PUT /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyPut)
+	mux.handle("GET /v1/acl/policies", adminCluster, s.handleACLPolicyList)
+	mux.handle("GET /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyGet)
+	mux.handle("DELETE /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyDelete)
 }
 
-func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 	id := identityOf(r)
 	out := v4.Whoami{Name: id.Name, Anonymous: id.Anonymous(), Management: id.Management, Policies: []string{}}
 	if !id.Anonymous() {
@@ -40,21 +40,19 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) {
 		out.Policies = append(out.Policies, p.Metadata.Name)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
-func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) error {
 	var q v4.CanI
 	if err := s.decodeBody(w, r, &q); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !slices.Contains(acl.Verbs, q.Verb) {
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).withDetail("verb", "unknown"))
-		return
+		return errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).withDetail("verb", "unknown")
 	}
 	if q.Kind == "" {
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "kind is required").withDetail("kind", "required"))
-		return
+		return errorf(http.StatusUnprocessableEntity, "kind is required").withDetail("kind", "required")
 	}
 	if acl.ClusterKind(q.Kind) {
 		q.Namespace = ""
@@ -63,6 +61,7 @@ func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) {
 	}
 	q.Allowed = identityOf(r).Allowed(acl.Request{Verb: q.Verb, Kind: q.Kind, Namespace: q.Namespace})
 	writeJSON(w, http.StatusOK, q)
+	return nil
 }
 
 func tokenView(t *acl.Token) v4.ACLTokenInfo {
@@ -70,11 +69,10 @@ func tokenView(t *acl.Token) v4.ACLTokenInfo {
 		Created: t.Created, Expires: t.Expires}
 }
 
-func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) error {
 	var req v4.ACLTokenRequest
 	if err := s.decodeBody(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	now := time.Now().UTC()
 	t := &acl.Token{Name: req.Name, Policies: req.Policies, Management: req.Management, Created: now}
@@ -94,63 +92,58 @@ func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) {
 		bad.withDetail("ttl", "want a duration such as 720h, up to 10 years (0: never expires)")
 	}
 	if len(bad.Details) > 0 {
-		s.writeError(w, r, bad)
-		return
+		return bad
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	for i, name := range req.Policies { // a token naming a policy that does not exist is a typo
 		if _, err := s.store.ACLPolicy(ctx, name); errors.Is(err, store.ErrNotFound) {
-			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).withDetail("policies["+strconv.Itoa(i)+"]", "no such policy"))
-			return
+			return errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).withDetail("policies["+strconv.Itoa(i)+"]", "no such policy")
 		} else if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 	}
 	sec, err := acl.NewSecret()
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	t.ID, t.SecretHash = sec.ID, acl.HashOf(sec)
 	if err := s.store.CreateACLToken(ctx, t); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := tokenView(t)
 	out.Secret = sec.String()
 	writeJSON(w, http.StatusCreated, out)
+	return nil
 }
 
-func (s *Server) handleACLTokenList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLTokenList(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	toks, err := s.store.ACLTokens(ctx)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	out := make([]v4.ACLTokenInfo, 0, len(toks))
 	for _, t := range toks {
 		out = append(out, tokenView(t))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	return nil
 }
 
-func (s *Server) handleACLTokenRevoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLTokenRevoke(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimPrefix(r.PathValue("id"), "berth-acl-")
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.store.DeleteACLToken(ctx, id); errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, errorf(http.StatusNotFound, "token berth-acl-%s not found", id))
-		return
+		return errorf(http.StatusNotFound, "token berth-acl-%s not found", id)
 	} else if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.aclCache.forget()
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // maxPolicyBytes bounds a policy document: with at most 1,000 policies, they cannot fill
@@ -159,57 +152,53 @@ const maxPolicyBytes = 64 << 10
 
 // handleACLPolicyPut creates or replaces a policy from a JSON or YAML document of kind
 // acl-policy, named as the path.
-func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err == nil && len(body) > maxPolicyBytes {
 		err = errorf(http.StatusRequestEntityTooLarge, "a policy document is at most %d bytes, got %d", maxPolicyBytes, len(body))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var p acl.Policy
 	dec := yaml.NewDecoder(bytes.NewReader(body))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not an acl-policy document: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "the body is not an acl-policy document: %v", err)
 	}
 	if err := p.Validate(); err != nil {
 		ae := errorf(http.StatusUnprocessableEntity, "policy %q is invalid: %v", r.PathValue("name"), err)
 		if fes, ok := errors.AsType[v4.FieldErrors](err); ok {
 			ae.Details = fes
 		}
-		s.writeError(w, r, ae)
-		return
+		return ae
 	}
 	if p.Metadata.Name != r.PathValue("name") {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the policy is named %q, the path %q", p.Metadata.Name, r.PathValue("name")).
-			withDetail("metadata.name", "must be "+r.PathValue("name")))
-		return
+		return errorf(http.StatusBadRequest, "the policy is named %q, the path %q", p.Metadata.Name, r.PathValue("name")).
+			withDetail("metadata.name", "must be "+r.PathValue("name"))
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.store.PutACLPolicy(ctx, &p); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.aclCache.forget()
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
-func (s *Server) handleACLPolicyList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLPolicyList(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	ps, err := s.store.ACLPolicies(ctx)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": ps})
+	return nil
 }
 
-func (s *Server) handleACLPolicyGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLPolicyGet(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	p, err := s.store.ACLPolicy(ctx, r.PathValue("name"))
@@ -217,13 +206,13 @@ func (s *Server) handleACLPolicyGet(w http.ResponseWriter, r *http.Request) {
 		err = errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
-func (s *Server) handleACLPolicyDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleACLPolicyDelete(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	err := s.store.DeleteACLPolicy(ctx, r.PathValue("name"))
@@ -231,9 +220,9 @@ func (s *Server) handleACLPolicyDelete(w http.ResponseWriter, r *http.Request) {
 		err = errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.aclCache.forget()
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

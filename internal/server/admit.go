@@ -11,15 +11,15 @@ import (
 
 // One validation path (docs/operations.md, Validation limits): a body a user sends is
 // parsed by v4.Parse or v4.DecodeNode, which default and validate it; an object the server
-// changes on a user's behalf (scale, rollout, drain, a node patch) goes through admit
+// changes on a user's behalf (scale, rollout, drain, a node patch) goes through validate
 // before it is written; a status an agent reports is checked by v4.ValidateTaskGroupStatus.
 // Either way the spec library, with the same limits as `berth apply`, is the last word
 // before etcd, so a route cannot store what apply would refuse. TestEveryWriteRouteValidates
 // (admit_test.go) walks every registered write route with an invalid request.
 
-// admit validates obj as the spec library does for apply: a problem is a 422 listing
+// validate checks obj as the spec library does for apply: a problem is a 422 listing
 // every field at fault.
-func admit(obj v4.Object) error {
+func validate(obj v4.Object) error {
 	return invalidObject(obj, v4.Validate(obj))
 }
 
@@ -41,7 +41,7 @@ func invalidObject(obj v4.Object, fe v4.FieldErrors) error {
 // update admits obj and writes it with its resourceVersion as the precondition, keeping
 // the definition the user sent.
 func (s *Server) update(ctx context.Context, obj v4.Object) error {
-	if err := admit(obj); err != nil {
+	if err := validate(obj); err != nil {
 		return err
 	}
 	return s.store.Update(ctx, obj, store.Raw{})

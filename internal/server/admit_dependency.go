@@ -16,7 +16,7 @@ import (
 
 // admitReads checks what a written object would let its writer reach in other
 // namespaces: a notify's subscriptions (admit_notify.go) and a workload's dependencies.
-// Every write of an object calls it, a rollout's undo included.
+// Every write of an object passes it (admitReach, admission.go), a rollout's undo included.
 func (s *Server) admitReads(r *http.Request, obj v4.Object) error {
 	if err := s.admitNotify(r, obj); err != nil {
 		return err

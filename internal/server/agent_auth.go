@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -17,51 +18,49 @@ import (
 // agentRoutes registers the routes agents call, each behind the certificate check, and the
 // users' logs, actions and exec routes the server proxies to agents.
 func (s *Server) agentRoutes(mux *routeMux) {
-	mux.HandleFunc("POST /v1/agent/certificate", s.handleAgentCertificate)
-	mux.HandleFunc("POST /v1/agent/certificate/renew", s.nodeAuth(s.handleAgentRenew))
-	mux.HandleFunc("POST /v1/agent/register", s.nodeAuth(s.handleAgentRegister))
-	mux.HandleFunc("PUT /v1/agent/nodes/{name}/heartbeat", s.ownNode(s.handleAgentHeartbeat))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/heartbeats", s.ownNode(s.handleAgentHeartbeats))
-	mux.HandleFunc("GET /v1/agent/nodes/{name}/taskgroups", s.ownNode(s.handleAgentTaskGroups))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/report", s.ownNode(s.handleAgentReport))
-	mux.HandleFunc("POST /v1/agent/nodes/{name}/events", s.ownNode(s.handleAgentEvent))
-	mux.HandleFunc("PUT /v1/agent/nodes/{name}/busyports", s.ownNode(s.handleAgentBusyPorts))
-	mux.HandleFunc("PUT /v1/agent/taskgroups/{ns}/{name}/status", s.nodeAuth(s.handleAgentStatus))
-	mux.HandleFunc("GET /v1/agent/configmaps/{ns}/{name}", s.nodeAuth(s.handleAgentConfigMap))
-	mux.HandleFunc("GET /v1/agent/secrets/{ns}/{name}", s.nodeAuth(s.handleAgentSecret))
-	mux.HandleFunc("GET /v1/agent/catalog", s.nodeAuth(s.handleAgentCatalog))
+	mux.handle("POST /v1/agent/certificate", open, s.handleAgentCertificate)
+	mux.handle("POST /v1/agent/certificate/renew", nodeCert, s.handleAgentRenew)
+	mux.handle("POST /v1/agent/register", nodeCert, s.handleAgentRegister)
+	mux.handle("PUT /v1/agent/nodes/{name}/heartbeat", ownNodeCert, s.handleAgentHeartbeat)
+	mux.handle("POST /v1/agent/nodes/{name}/heartbeats", ownNodeCert, s.handleAgentHeartbeats)
+	mux.handle("GET /v1/agent/nodes/{name}/taskgroups", ownNodeCert, s.handleAgentTaskGroups)
+	mux.handle("POST /v1/agent/nodes/{name}/report", ownNodeCert, s.handleAgentReport)
+	mux.handle("POST /v1/agent/nodes/{name}/events", ownNodeCert, s.handleAgentEvent)
+	mux.handle("PUT /v1/agent/nodes/{name}/busyports", ownNodeCert, s.handleAgentBusyPorts)
+	mux.handle("PUT /v1/agent/taskgroups/{ns}/{name}/status", nodeCert, s.handleAgentStatus)
+	mux.handle("GET /v1/agent/configmaps/{ns}/{name}", nodeCert, s.handleAgentConfigMap)
+	mux.handle("GET /v1/agent/secrets/{ns}/{name}", nodeCert, s.handleAgentSecret)
+	mux.handle("GET /v1/agent/catalog", nodeCert, s.handleAgentCatalog)
 
-	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", s.handleTaskGroupLogs)
-	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", s.handleTaskGroupAction)
-	mux.HandleFunc("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", s.handleTaskGroupExec)
-	mux.HandleFunc("GET /v1/namespaces/{ns}/taskgroups/{name}/exec/ws", s.handleTaskGroupExecWS)
+	mux.handle("GET /v1/namespaces/{ns}/taskgroups/{name}/logs", on(acl.VerbLogs, task), s.handleTaskGroupLogs)
+	mux.handle("POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", on(acl.VerbExec, task), s.handleTaskGroupAction)
+	mux.handle("POST /v1/namespaces/{ns}/taskgroups/{name}/exec", on(acl.VerbExec, task), s.handleTaskGroupExec)
+	mux.handle("GET /v1/namespaces/{ns}/taskgroups/{name}/exec/ws", on(acl.VerbExec, task), s.handleTaskGroupExecWS)
 }
 
 type nodeKey struct{}
 
 // nodeAuth lets a request through only with a node's certificate from the cluster CA
 // (verified in the TLS handshake) and puts the node's name in its context.
-func (s *Server) nodeAuth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) nodeAuth(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		node, ok := pki.NodeOf(peerCert(r.TLS))
 		if !ok {
-			s.writeError(w, r, errorf(http.StatusUnauthorized,
-				"agent routes need the node's client certificate from this cluster's CA (an agent gets one with a join token: berth agent --token)"))
-			return
+			return errorf(http.StatusUnauthorized,
+				"agent routes need the node's client certificate from this cluster's CA (an agent gets one with a join token: berth agent --token)")
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), nodeKey{}, node)))
+		return next(w, r.WithContext(context.WithValue(r.Context(), nodeKey{}, node)))
 	}
 }
 
 // ownNode is nodeAuth for the routes of one node, /v1/agent/nodes/{name}/...: the
 // certificate must name that node.
-func (s *Server) ownNode(next http.HandlerFunc) http.HandlerFunc {
-	return s.nodeAuth(func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ownNode(next handlerFunc) handlerFunc {
+	return s.nodeAuth(func(w http.ResponseWriter, r *http.Request) error {
 		if node, name := agentNode(r), r.PathValue("name"); node != name {
-			s.writeError(w, r, errorf(http.StatusForbidden, "this agent's certificate is for node %s; it cannot act for node %s", node, name))
-			return
+			return errorf(http.StatusForbidden, "this agent's certificate is for node %s; it cannot act for node %s", node, name)
 		}
-		next(w, r)
+		return next(w, r)
 	})
 }
 

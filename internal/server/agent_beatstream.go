@@ -36,14 +36,13 @@ const (
 )
 
 // handleAgentHeartbeats serves a node's heartbeat stream.
-func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	rc := http.NewResponseController(w)
 	// The answer streams while the body is read (HTTP/1.1 would otherwise end the body
 	// at the first write).
 	if err := rc.EnableFullDuplex(); err != nil {
-		s.writeError(w, r, errorf(http.StatusInternalServerError, "heartbeat stream: %v", err))
-		return
+		return errorf(http.StatusInternalServerError, "heartbeat stream: %v", err)
 	}
 	// A full-duplex handler that returns with the body unread makes net/http's next
 	// read of the connection panic (golang/go#68560): the body is closed first.
@@ -61,7 +60,7 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	if rc.Flush() != nil {
-		return
+		return nil
 	}
 	lines := bufio.NewScanner(r.Body)
 	lines.Buffer(make([]byte, 0, 256), maxBeatLine)
@@ -72,7 +71,7 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 		if now := time.Now(); now.Sub(armed) > beatStreamIdle/4 {
 			// The server closing sets a past deadline (above): never move it back.
 			if rc.SetReadDeadline(now.Add(beatStreamIdle)) != nil || ctx.Err() != nil {
-				return
+				return nil
 			}
 			armed = now
 		}
@@ -83,13 +82,13 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 			if live.replaced.Load() {
 				s.endBeatStream(w, r, rc, errorf(http.StatusConflict, "another heartbeat stream of node %s replaced this one", name))
 			}
-			return // the agent closed the stream, went silent, or the server is closing
+			return nil // the agent closed the stream, went silent, or the server is closing
 		}
 		if wait := minBeatGap - time.Since(lastBeat); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
-				return
+				return nil
 			}
 		}
 		lastBeat = time.Now()
@@ -98,19 +97,19 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) {
 		if line := lines.Bytes(); len(line) > 0 && string(line) != "{}" {
 			if err := decodeStrict(line, &hb); err != nil {
 				s.endBeatStream(w, r, rc, errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
-				return
+				return nil
 			}
 		}
 		if err := s.beat(ctx, name, hb); err != nil {
 			s.endBeatStream(w, r, rc, err)
-			return
+			return nil
 		}
 		if time.Since(lastAck) < beatAckEvery {
 			continue
 		}
 		lastAck = time.Now()
 		if !writeBeatLine(w, rc, struct{}{}) {
-			return
+			return nil
 		}
 	}
 }

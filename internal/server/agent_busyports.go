@@ -14,22 +14,19 @@ import (
 // scheduler never gives out (docs/scheduling.md, "Busy ports"). The agent sends the
 // whole list when it changed, so the node is written only then, and no event is
 // recorded: what is busy is the node's state, not news.
-func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var bp v4.AgentBusyPorts
 	if err := decodeStrict(body, &bp); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a list of busy ports: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "the body is not a list of busy ports: %v", err)
 	}
 	if errs := v4.ValidateBusyPorts(bp.BusyPorts); len(errs) > 0 {
 		ae := errorf(http.StatusUnprocessableEntity, "the busy ports are invalid: %v", errs)
 		ae.Details = errs
-		s.writeError(w, r, ae)
-		return
+		return ae
 	}
 	if len(bp.BusyPorts) == 0 {
 		bp.BusyPorts = nil // as a node without any is stored
@@ -40,12 +37,11 @@ func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) {
 	for range agentWriteAttempts {
 		n, err := s.nodes().Get(ctx, "", name)
 		if err != nil {
-			s.writeError(w, r, nodeError(name, err))
-			return
+			return nodeError(name, err)
 		}
 		if slices.Equal(n.Status.BusyPorts, bp.BusyPorts) {
 			w.WriteHeader(http.StatusNoContent)
-			return
+			return nil
 		}
 		n.Status.BusyPorts = bp.BusyPorts
 		err = s.update(ctx, n)
@@ -53,11 +49,10 @@ func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err != nil {
-			s.writeError(w, r, nodeError(name, err))
-			return
+			return nodeError(name, err)
 		}
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
-	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times while its busy ports were written; try again", name, agentWriteAttempts))
+	return errorf(http.StatusConflict, "node %s changed %d times while its busy ports were written; try again", name, agentWriteAttempts)
 }

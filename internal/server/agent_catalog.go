@@ -24,22 +24,19 @@ type catalogBody struct {
 // few). The watch starts from ?services= and ?endpoints= (the revisions of a list) and
 // interleaves both kinds, so an agent whose stream breaks lists again rather than
 // resuming. A revision older than a cache's history answers 410.
-func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	watch, err := boolParam(q.Get("watch"), "watch")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if !watch {
-		s.listCatalog(w, r)
-		return
+		return s.listCatalog(w, r)
 	}
 	from := map[v4.Kind]int64{}
 	for _, k := range catalogKinds {
 		if from[k], err = resourceVersionParam(k.Plural(), q.Get(k.Plural())); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 	}
 	ctx, cancel := s.streamContext(r)
@@ -48,34 +45,31 @@ func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) {
 	for _, k := range catalogKinds {
 		c := s.catalog[k]
 		if err := synced(ctx, c); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		ch, err := c.Watch(ctx, "", "", from[k])
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		chans = append(chans, ch)
 	}
 	stream(ctx, w, mergeEvents(ctx, chans), objectLine)
+	return nil
 }
 
 // listCatalog answers the list of the catalog.
-func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) {
+func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	lists := map[v4.Kind]listBody{}
 	for _, k := range catalogKinds {
 		c := s.catalog[k]
 		if err := s.cacheCurrent(ctx, c); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		items, rev, err := c.List("", "")
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if items == nil {
 			items = []v4.Object{}
@@ -83,6 +77,7 @@ func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) {
 		lists[k] = listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items}
 	}
 	writeJSON(w, http.StatusOK, catalogBody{Kind: "Catalog", Services: lists[v4.KindService], Endpoints: lists[v4.KindEndpoint]})
+	return nil
 }
 
 // mergeEvents interleaves the events of several watches into one channel, closed when

@@ -25,73 +25,62 @@ import (
 // handleAgentCertificate exchanges a join token for a node certificate. The node's name
 // is claimed for the key of the request: a name another key holds (an existing node) is
 // refused, unless the token is bound to that name by an administrator.
-func (s *Server) handleAgentCertificate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentCertificate(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	tok, err := s.joinTokenOf(ctx, r, v4.JoinRoleAgent)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var req v4.AgentCertificateRequest
 	if err := s.decodeBody(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := v4.CheckNodeName(req.NodeName); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "%v", err).withDetail("nodeName", err.Error()))
-		return
+		return errorf(http.StatusBadRequest, "%v", err).withDetail("nodeName", err.Error())
 	}
 	if tok.Node != "" && tok.Node != req.NodeName {
-		s.writeError(w, r, errorf(http.StatusForbidden, "nodeName: join token berth-%s joins node %s only, not %q", tok.ID, tok.Node, req.NodeName).
-			withDetail("nodeName", "must be "+tok.Node))
-		return
+		return errorf(http.StatusForbidden, "nodeName: join token berth-%s joins node %s only, not %q", tok.ID, tok.Node, req.NodeName).
+			withDetail("nodeName", "must be "+tok.Node)
 	}
 	csr, keyHash, err := parseNodeCSR(req.CSR)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	err = s.store.ClaimNodeName(ctx, req.NodeName, keyHash, tok.Node == req.NodeName)
 	if errors.Is(err, store.ErrNodeNameTaken) {
-		s.writeError(w, r, errorf(http.StatusConflict, "nodeName: node %s exists and joined with another key; "+
+		return errorf(http.StatusConflict, "nodeName: node %s exists and joined with another key; "+
 			"to join it again, delete it (berth delete node %s) or use a token bound to it (berth token create --node %s)", req.NodeName, req.NodeName, req.NodeName).
-			withDetail("nodeName", "taken by another key"))
-		return
+			withDetail("nodeName", "taken by another key")
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	s.issueNodeCertificate(ctx, w, r, req.NodeName, csr, "NodeJoined", "joined with a join token")
+	return s.issueNodeCertificate(ctx, w, r, req.NodeName, csr, "NodeJoined", "joined with a join token")
 }
 
 // handleAgentRenew issues a new certificate to the node whose certificate authenticated
 // the request, and records its key as the name's.
-func (s *Server) handleAgentRenew(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentRenew(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	var req v4.AgentCertificateRequest
 	if err := s.decodeBody(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	node := agentNode(r)
 	if req.NodeName != "" && req.NodeName != node {
-		s.writeError(w, r, errorf(http.StatusForbidden, "nodeName: this agent's certificate is for node %s; a renewal cannot rename it to %q", node, req.NodeName).
-			withDetail("nodeName", "must be "+node))
-		return
+		return errorf(http.StatusForbidden, "nodeName: this agent's certificate is for node %s; a renewal cannot rename it to %q", node, req.NodeName).
+			withDetail("nodeName", "must be "+node)
 	}
 	csr, keyHash, err := parseNodeCSR(req.CSR)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.store.SetNodeKey(ctx, node, keyHash); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	s.issueNodeCertificate(ctx, w, r, node, csr, "", "")
+	return s.issueNodeCertificate(ctx, w, r, node, csr, "", "")
 }
 
 // parseNodeCSR reads a node's certificate request and the SHA-256 of its public key.
@@ -108,17 +97,17 @@ func parseNodeCSR(csrPEM string) (*x509.CertificateRequest, string, error) {
 	return csr, hex.EncodeToString(sum[:]), nil
 }
 
-func (s *Server) issueNodeCertificate(ctx context.Context, w http.ResponseWriter, r *http.Request, node string, csr *x509.CertificateRequest, reason, verb string) {
+func (s *Server) issueNodeCertificate(ctx context.Context, w http.ResponseWriter, r *http.Request, node string, csr *x509.CertificateRequest, reason, verb string) error {
 	der, err := s.ca.Sign(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true,
 		Lifetime: s.certLifetime}, csr.PublicKey, time.Now())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if reason != "" {
 		s.recordNode(ctx, node, reason, verb)
 	}
 	writeJSON(w, http.StatusOK, v4.AgentCertificate{Certificate: string(pemCert(der)), CA: string(s.ca.CertPEM)})
+	return nil
 }
 
 // recordNode records an event on a node, which may not be registered yet.

@@ -14,46 +14,44 @@ import (
 // runs a task group using it (docs/security.md, Node identity), the node being the one its
 // certificate names.
 
-func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.nodeUses(ctx, r, "configmap", func(p *v4.PodSpec) bool { return usesConfigMap(p, name) }); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	cm, err := store.Typed[*v4.ConfigMap](s.store, v4.KindConfigMap).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		err = errorf(http.StatusNotFound, "configmap %s/%s not found", ns, name)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, cm)
+	return nil
 }
 
 // handleAgentSecret answers a secret to the agent of a node when a task group of that node
 // in the secret's namespace refers to it: the one named by ?taskgroup= when given, else
 // any. Otherwise 403, whether or not the secret exists, so an agent cannot probe other
 // nodes' secrets.
-func (s *Server) handleAgentSecret(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentSecret(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.nodeUses(ctx, r, "secret", func(p *v4.PodSpec) bool { return usesSecret(p, name) }); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sec, err := store.Typed[*v4.Secret](s.store, v4.KindSecret).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		err = errorf(http.StatusNotFound, "secret %s/%s not found", ns, name)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, sec)
+	return nil
 }
 
 // nodeUses checks that a task group of the requesting agent's node, in the path's

@@ -13,36 +13,33 @@ import (
 // /v1/agent/nodes/{name}/events): what the node's load-balancer group or another part of
 // the agent needs an operator to see. Events are queued and merged with their repeats,
 // so an agent that repeats itself costs one record.
-func (s *Server) handleAgentEvent(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentEvent(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var ev v4.AgentEvent
 	if err := decodeStrict(body, &ev); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not an agent event: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "the body is not an agent event: %v", err)
 	}
 	if err := ev.Validate(); err != nil {
 		ae := errorf(http.StatusUnprocessableEntity, "the agent event is invalid: %v", err)
 		ae.Details, _ = errors.AsType[v4.FieldErrors](err)
-		s.writeError(w, r, ae)
-		return
+		return ae
 	}
 	node := r.PathValue("name")
 	if ev.Kind == v4.KindService {
 		if err := s.checkEventService(r, ev); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		s.store.QueueEvent(v4.Event{Type: ev.Type, Reason: ev.Reason, Kind: v4.KindService, Namespace: ev.Namespace, Name: ev.Name,
 			Node: node, Message: ev.Message})
 		w.WriteHeader(http.StatusAccepted)
-		return
+		return nil
 	}
 	s.store.QueueEvent(v4.Event{Type: ev.Type, Reason: ev.Reason, Kind: v4.KindNode, Name: node, Node: node, Message: ev.Message})
 	w.WriteHeader(http.StatusAccepted)
+	return nil
 }
 
 // checkEventService lets an agent write events only on services exported to a

@@ -14,22 +14,19 @@ import (
 // client's upgrade request goes to POST /v1/taskgroups/{ns}/{name}/exec over TLS as the
 // server (agent_proxy.go), and once the agent switches protocols the connection is spliced through as it
 // is (httputil.ReverseProxy handles the 101), so the server never reads the frames.
-func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) error {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), execstream.Protocol) {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "exec needs the headers Connection: Upgrade and Upgrade: %s (use berth exec)", execstream.Protocol))
-		return
+		return errorf(http.StatusBadRequest, "exec needs the headers Connection: Upgrade and Upgrade: %s (use berth exec)", execstream.Protocol)
 	}
 	if err := checkExecCommand(r); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	addr, node, err := s.agentAddressOf(ctx, ns, name)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx = toAgent(ctx, node)
 	target := agentExecURL(addr, ns, name, r.URL.Query())
@@ -49,6 +46,7 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) {
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	proxy.ServeHTTP(w, r.WithContext(ctx))
+	return nil
 }
 
 // checkExecCommand refuses an exec without a command.

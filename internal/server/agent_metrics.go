@@ -17,23 +17,20 @@ const agentMetricsTimeout = 30 * time.Second
 // metrics, fetched over the agent's mutual TLS (docs/agent.md, "Metrics"). Prometheus
 // scrapes each node through a server with a token that may read nodes; the agents
 // themselves answer the servers only.
-func (s *Server) handleNodeMetrics(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodeMetrics(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	ctx, cancel := context.WithTimeout(r.Context(), agentMetricsTimeout)
 	defer cancel()
 	n, err := s.nodes().Get(ctx, "", name)
 	if errors.Is(err, store.ErrNotFound) {
-		s.writeError(w, r, errorf(http.StatusNotFound, "node %s not found", name))
-		return
+		return errorf(http.StatusNotFound, "node %s not found", name)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	addr := n.Status.AgentAddress
 	if addr == "" {
-		s.writeError(w, r, errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name))
-		return
+		return errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name)
 	}
-	s.forwardToAgent(ctx, w, r, name, http.MethodGet, url.URL{Scheme: "https", Host: addr, Path: "/metrics"}, "node "+name)
+	return s.forwardToAgent(ctx, w, r, name, http.MethodGet, url.URL{Scheme: "https", Host: addr, Path: "/metrics"}, "node "+name)
 }

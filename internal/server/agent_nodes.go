@@ -21,20 +21,13 @@ const agentWriteAttempts = 5
 // keeping what operators set. Which labels and attributes the agent gave last time is
 // read from the node's definition (the stored registration body), so an operator's own
 // labels survive and a label the agent stopped sending goes away.
-func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
+func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) error {
+	n, body, err := s.readNode(w, r, "the node")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	n, err := decodeNode(body, "the node")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if node := agentNode(r); n.Metadata.Name != node {
-		s.writeError(w, r, errorf(http.StatusForbidden, "metadata.name: this agent's certificate is for node %s; it cannot register node %q (a node's name is fixed when its agent joins)", node, n.Metadata.Name))
-		return
+		return errorf(http.StatusForbidden, "metadata.name: this agent's certificate is for node %s; it cannot register node %q (a node's name is fixed when its agent joins)", node, n.Metadata.Name)
 	}
 	// The agent is alive right now: registering counts as a heartbeat (server clock).
 	n.Status.Phase = v4.NodeReady
@@ -44,8 +37,7 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	s.beats.forget(n.Metadata.Name) // the next beat compares with what this writes
 	if _, err := s.store.Beat(ctx, n.Metadata.Name, s.nodeTTL); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	for range agentWriteAttempts {
 		cur, err := s.nodes().Get(ctx, "", n.Metadata.Name)
@@ -55,35 +47,31 @@ func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) {
 				continue // another registration won: merge with it
 			}
 			if err != nil {
-				s.writeError(w, r, nodeError(n.Metadata.Name, err))
-				return
+				return nodeError(n.Metadata.Name, err)
 			}
 			s.record(n, "Registered", "registered by its agent")
 			writeJSON(w, http.StatusCreated, n)
-			return
+			return nil
 		}
 		if err != nil {
-			s.writeError(w, r, nodeError(n.Metadata.Name, err))
-			return
+			return nodeError(n.Metadata.Name, err)
 		}
 		merged := mergeRegistration(cur, n, s.previousRegistration(ctx, n.Metadata.Name))
-		if err := admit(merged); err != nil {
-			s.writeError(w, r, err)
-			return
+		if err := validate(merged); err != nil {
+			return err
 		}
 		err = s.nodes().Update(ctx, merged, raw)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			s.writeError(w, r, nodeError(n.Metadata.Name, err))
-			return
+			return nodeError(n.Metadata.Name, err)
 		}
 		s.record(merged, "Registered", "re-registered by its agent")
 		writeJSON(w, http.StatusOK, merged)
-		return
+		return nil
 	}
-	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times during registration; try again", n.Metadata.Name, agentWriteAttempts))
+	return errorf(http.StatusConflict, "node %s changed %d times during registration; try again", n.Metadata.Name, agentWriteAttempts)
 }
 
 // previousRegistration decodes the node's stored definition loosely: it only tells which
@@ -146,26 +134,24 @@ func mergeOwned[V any](cur, prev, reg map[string]V) map[string]V {
 
 // handleAgentHeartbeat takes one beat (PUT /v1/agent/nodes/{name}/heartbeat). Agents
 // send their beats on a stream (agent_beatstream.go); this route stays for other clients.
-func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var hb v4.AgentHeartbeat
 	if len(body) > 0 {
 		if err := decodeStrict(body, &hb); err != nil {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a heartbeat: %v", err))
-			return
+			return errorf(http.StatusBadRequest, "the body is not a heartbeat: %v", err)
 		}
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.beat(ctx, r.PathValue("name"), hb); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // beat keeps the node alive (its etcd lease, the store's liveness.go: no write) and

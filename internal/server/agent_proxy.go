@@ -91,11 +91,10 @@ func verifyAgent(certs []*x509.Certificate, roots *x509.CertPool, node string) e
 }
 
 // handleTaskGroupLogs streams a task's output from the agent (?task=&follow=&tail=).
-func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if _, err := boolParam(q.Get("follow"), "follow"); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	fwd := url.Values{}
 	for _, k := range []string{"task", "follow", "tail"} {
@@ -105,11 +104,11 @@ func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	s.proxyToAgent(ctx, w, r, http.MethodGet, "logs", fwd)
+	return s.proxyToAgent(ctx, w, r, http.MethodGet, "logs", fwd)
 }
 
 // handleTaskGroupAction runs a process's reloadCmd or restartCmd through the agent.
-func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
 	fwd := url.Values{}
 	switch action {
@@ -117,45 +116,41 @@ func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) {
 	case v4.ActionSignal:
 		sig, err := v4.ParseSignal(r.URL.Query().Get("signal"))
 		if err != nil {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "query parameter signal: %v", err).withDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)"))
-			return
+			return errorf(http.StatusBadRequest, "query parameter signal: %v", err).withDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
 		}
 		fwd.Set("signal", strconv.Itoa(sig))
 	default:
-		s.writeError(w, r, errorf(http.StatusNotFound, "unknown action %q: use %s, %s or %s", action, v4.ActionReload, v4.ActionRestart, v4.ActionSignal))
-		return
+		return errorf(http.StatusNotFound, "unknown action %q: use %s, %s or %s", action, v4.ActionReload, v4.ActionRestart, v4.ActionSignal)
 	}
 	if t := r.URL.Query().Get("task"); t != "" {
 		fwd.Set("task", t)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), actionTimeout)
 	defer cancel()
-	s.proxyToAgent(ctx, w, r, http.MethodPost, "actions/"+action, fwd)
+	return s.proxyToAgent(ctx, w, r, http.MethodPost, "actions/"+action, fwd)
 }
 
 // proxyToAgent forwards to /v1/taskgroups/{ns}/{name}/{sub} on the task group's agent and
 // copies the answer back, flushing as it arrives (logs with follow=true stream).
-func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, method, sub string, q url.Values) {
+func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, method, sub string, q url.Values) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	addr, node, err := s.agentAddressOf(ctx, ns, name)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	u := url.URL{Scheme: "https", Host: addr,
 		Path:     "/v1/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/" + sub,
 		RawQuery: q.Encode()}
-	s.forwardToAgent(ctx, w, r, node, method, u, "task group "+ns+"/"+name)
+	return s.forwardToAgent(ctx, w, r, node, method, u, "task group "+ns+"/"+name)
 }
 
 // forwardToAgent sends a request to u on node's agent (its certificate checked against
 // the node) and copies the answer back, flushing as it arrives. what names the request's
 // subject in errors.
-func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, node, method string, u url.URL, what string) {
+func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, node, method string, u url.URL, what string) error {
 	req, err := http.NewRequestWithContext(toAgent(ctx, node), method, u.String(), nil)
 	if err != nil {
-		s.writeError(w, r, errorf(http.StatusBadGateway, "bad agent address %q for %s: %v", u.Host, what, err))
-		return
+		return errorf(http.StatusBadGateway, "bad agent address %q for %s: %v", u.Host, what, err)
 	}
 	if v := r.Header.Get("Accept"); v != "" { // Prometheus negotiates its format
 		req.Header.Set("Accept", v)
@@ -163,10 +158,9 @@ func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *h
 	resp, err := s.agentHTTP.Do(req)
 	if err != nil {
 		if r.Context().Err() != nil {
-			return // the client went away
+			return nil // the client went away
 		}
-		s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of %s at %s: %v", what, u.Host, unwrapURL(err)))
-		return
+		return errorf(http.StatusBadGateway, "cannot reach the agent of %s at %s: %v", what, u.Host, unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	for _, h := range []string{"Content-Type", "X-Content-Type-Options", "Cache-Control"} {
@@ -176,6 +170,7 @@ func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *h
 	}
 	w.WriteHeader(resp.StatusCode)
 	copyFlushing(w, resp.Body)
+	return nil
 }
 
 // agentAddressOf finds where the agent running task group ns/name serves, and its node:

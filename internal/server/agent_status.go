@@ -21,17 +21,15 @@ import (
 // handleAgentStatus writes one task group's status; 404 when the task group is gone (the
 // agent then stops it). An ignored report (see statusNeeded) answers 200 as well, with
 // the stored task group, so the agent does not retry it.
-func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var st v4.TaskGroupStatus
 	if err := decodeStrict(body, &st); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a task group status: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "the body is not a task group status: %v", err)
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
@@ -40,10 +38,10 @@ func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) {
 		err = errorf(http.StatusForbidden, "this agent's certificate is for node %s: %v", agentNode(r), err)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, tg)
+	return nil
 }
 
 // errOtherNode says a report came from a node the task group is not bound to.
@@ -190,22 +188,19 @@ func (s *Server) reportUnchanged(ns, name, node string, st v4.TaskGroupStatus) b
 	return !statusNeeded(tg.Status, st)
 }
 
-func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
 	node := r.PathValue("name")
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var rep v4.AgentReport
 	if err := decodeStrict(body, &rep); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not a report: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "the body is not a report: %v", err)
 	}
 	for i, tr := range rep.TaskGroups {
 		if tr.Namespace == "" || tr.Name == "" {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i))
-			return
+			return errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i)
 		}
 	}
 	ctx, cancel := requestContext(r)
@@ -238,13 +233,13 @@ func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		s.writeError(w, r, firstErr)
-		return
+		return firstErr
 	}
 	slices.SortFunc(unknown, func(a, b v4.TaskGroupRef) int {
 		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
 	writeJSON(w, http.StatusOK, v4.AgentReportResult{Unknown: unknown})
+	return nil
 }
 
 // reportWriters bounds the status writes one full report has in flight.

@@ -17,55 +17,50 @@ func (s *Server) taskGroups() store.TypedStore[*v4.TaskGroup] {
 // handleAgentTaskGroups lists the task groups bound to the node, or with watch=true
 // streams them: an ADDED per existing one (without resourceVersion), then every change.
 // The agent lists, reconciles, then watches from the list's revision.
-func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) error {
 	node := r.PathValue("name")
 	q := r.URL.Query()
 	watch, err := boolParam(q.Get("watch"), "watch")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if watch {
-		s.watchNodeTaskGroups(w, r, node)
-		return
+		return s.watchNodeTaskGroups(w, r, node)
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.cacheCurrent(ctx, s.taskGroupCache); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	items, rev, err := s.taskGroupCache.List(indexNode, node)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if items == nil {
 		items = []v4.Object{}
 	}
 	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items})
+	return nil
 }
 
 // watchNodeTaskGroups streams the task group events of one node from the shared cache. A
 // task group that leaves the node (its spec.node changes, which berth's own controllers
 // never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
 // cache's history answers 410: the agent lists again.
-func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) {
+func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) error {
 	from, err := resourceVersionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	if err := s.cacheSynced(ctx); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ch, err := s.taskGroupCache.Watch(ctx, indexNode, node, from)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	stream(ctx, w, ch, objectLine)
+	return nil
 }

@@ -15,47 +15,20 @@ type applyBody struct {
 // handleApply creates or updates every document of the body. The whole stream is parsed
 // and validated first, so a bad document changes nothing; the store then writes all
 // documents in one transaction.
-func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 	docs, err := s.readDocuments(w, r, "the apply stream")
-	if err == nil {
-		noteDocuments(r, acl.VerbWrite, docs) // an audit line per document, written or refused
-		err = s.checkDocuments(r, acl.VerbWrite, docs)
-	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
+	noteDocuments(r, acl.VerbWrite, docs) // an audit line per document, written or refused
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	seen := map[string]map[string]v4.Object{}
-	var services []v4.Object
-	for _, d := range docs {
-		m := d.Object.GetMeta()
-		err := s.refuseIfControlled(ctx, d.Object.GetKind(), m.Namespace, m.Name)
-		if err == nil {
-			err = s.admitReads(r, d.Object)
-		}
-		if err == nil {
-			err = s.checkReferences(ctx, d.Object, docs)
-		}
-		if err == nil {
-			err = s.checkGPUShares(d.Object)
-		}
-		if svc, ok := d.Object.(*v4.Service); ok && err == nil {
-			err = s.checkServicePorts(ctx, svc, docs, seen)
-			if err == nil {
-				err = s.checkLBClaims(ctx, svc, docs, &services)
-			}
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	if err := s.newAdmission(r, opApply, docs).admit(ctx, targetsOf(docs)...); err != nil {
+		return err
 	}
 	results, err := s.store.Apply(ctx, docs)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	for i, res := range results {
 		results[i].Warnings = docs[i].Warnings
@@ -67,4 +40,5 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, applyBody{Results: results})
+	return nil
 }

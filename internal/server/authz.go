@@ -16,7 +16,7 @@ import (
 )
 
 // Users (docs/security.md, Users and policies): every user route needs a token whose
-// policies grant the route's verb on its kind and namespace (authz_routes.go), or, without
+// policies grant the route's verb on its kind and namespace (its access, authz_routes.go), or, without
 // a token, the policy named "anonymous". Agents' routes take node certificates instead
 // (agent_auth.go); /healthz, /readyz and /packages/ are open.
 
@@ -38,13 +38,13 @@ func identityOf(r *http.Request) *acl.Identity {
 // authorize checks perm before the handler runs: 401 without a usable token (when
 // anonymous access does not allow it), 403 naming the missing right, 429 from a source
 // whose failed authentications are being slowed down (authlimit.go).
-func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) authorize(perm permFunc, next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		// A route without a right of its own (apply, plan) decides by its body: who
 		// asks is known first, so nobody without credentials makes the server read one.
-		id, ok := s.authenticate(w, r, perm == nil)
-		if !ok {
-			return
+		id, err := s.authenticate(w, r, perm == nil)
+		if err != nil {
+			return err
 		}
 		// A user's writes are held to their namespaces' limits (store/quota.go); the
 		// controllers' and agents' are not.
@@ -57,12 +57,16 @@ func (s *Server) authorize(perm permFunc, next http.HandlerFunc) http.HandlerFun
 		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
 		defer s.audit(r, id, req, sw, note)
 		if perm != nil {
-			if err := s.check(id, req); err != nil {
-				s.writeError(sw, r, err)
-				return
-			}
+			err = s.check(id, req)
 		}
-		next(sw, r)
+		if err == nil {
+			err = next(sw, r)
+		}
+		if err != nil {
+			// Answered here, so that the audit line has the answer's status.
+			s.writeError(sw, r, err)
+		}
+		return nil
 	}
 }
 
@@ -184,19 +188,14 @@ func (c *aclCache) forget() {
 	c.mu.Unlock()
 }
 
-// checkDocuments authorizes every document of an apply (verb write, with the privileges
-// of each workload) or a plan (read).
-func (s *Server) checkDocuments(r *http.Request, verb string, docs []v4.Document) error {
+// checkReads authorizes every document of a plan, which writes nothing: read on its
+// kind in its namespace. An apply's documents pass the admission chain (admission.go).
+func (s *Server) checkReads(r *http.Request, docs []v4.Document) error {
 	id := identityOf(r)
 	for _, d := range docs {
 		m := d.Object.GetMeta()
-		if err := s.check(id, acl.Request{Verb: verb, Kind: string(d.Object.GetKind()), Namespace: m.Namespace}); err != nil {
+		if err := s.check(id, acl.Request{Verb: acl.VerbRead, Kind: string(d.Object.GetKind()), Namespace: m.Namespace}); err != nil {
 			return err
-		}
-		if verb == acl.VerbWrite {
-			if err := s.checkPrivileges(r, d.Object); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
@@ -246,15 +245,14 @@ func mustIdentify(r *http.Request, id *acl.Identity) bool {
 // authenticate identifies r's caller from the headers alone: 429 from a source whose
 // failed authentications are being slowed down (authlimit.go), 401 for a token that does
 // not authenticate, and, when the body decides the rights (bodyRights), 401 for a body
-// from nobody the server knows (mustIdentify). It answers r itself when it fails.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights bool) (*acl.Identity, bool) {
+// from nobody the server knows (mustIdentify). A 429 sets w's Retry-After.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights bool) (*acl.Identity, error) {
 	source, credential := sourceOf(r), credentialOf(r)
 	if wait, ok := s.authLimit.admit(source, credential); !ok {
 		s.authFailed(source, credential, true)
 		w.Header().Set("Retry-After", retryAfter(wait))
-		s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
-			source, wait.Round(time.Second)))
-		return nil, false
+		return nil, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
+			source, wait.Round(time.Second))
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 	id, err := s.identify(ctx, r)
@@ -266,20 +264,20 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 		if fromError(err).Code == http.StatusUnauthorized {
 			s.authFailed(source, credential, false)
 		}
-		s.writeError(w, r, err)
-		return nil, false
+		return nil, err
 	}
 	s.authLimit.succeeded(source, credential)
-	return id, true
+	return id, nil
 }
 
 // credentialed guards a front door that authorizes call by call inside (BCS's and
 // deployd's APIs): the caller is identified from the headers before anything is read,
 // as authorize does, and a request from nobody the server knows is refused at once.
-func (s *Server) credentialed(next http.Handler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := s.authenticate(w, r, true); ok {
-			next.ServeHTTP(w, r)
+func (s *Server) credentialed(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := s.authenticate(w, r, true); err != nil {
+			return err
 		}
+		return next(w, r)
 	}
 }

@@ -12,15 +12,54 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/audit"
+	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/deployd"
 )
 
-// Every route says what it needs: open, or a rule of routePerms.
-func TestEveryRouteHasAnAuthorizationRule(t *testing.T) {
-	srv, _ := newTestServerOf(t, Config{})
+// Every route says what it needs: a user's right, or one of the other ways in, and the
+// routes that need no user right are exactly these (a route made open by mistake fails).
+func TestEveryRouteHasAccess(t *testing.T) {
+	srv, _ := newTestServerOf(t, Config{PackagesDir: t.TempDir()})
+	notUser := map[string]string{
+		"GET /healthz": guardOpen, "GET /readyz": guardOpen, "GET /packages/": guardOpen, "/": guardOpen,
+		"GET /ui/": guardOpen, "GET /ui": guardOpen, "GET /{$}": guardOpen,
+		"POST /v1/agent/certificate":                  guardOpen,
+		"POST /v1/agent/certificate/renew":            guardNode,
+		"POST /v1/agent/register":                     guardNode,
+		"PUT /v1/agent/nodes/{name}/heartbeat":        guardOwnNode,
+		"POST /v1/agent/nodes/{name}/heartbeats":      guardOwnNode,
+		"GET /v1/agent/nodes/{name}/taskgroups":       guardOwnNode,
+		"POST /v1/agent/nodes/{name}/report":          guardOwnNode,
+		"POST /v1/agent/nodes/{name}/events":          guardOwnNode,
+		"PUT /v1/agent/nodes/{name}/busyports":        guardOwnNode,
+		"PUT /v1/agent/taskgroups/{ns}/{name}/status": guardNode,
+		"GET /v1/agent/configmaps/{ns}/{name}":        guardNode,
+		"GET /v1/agent/secrets/{ns}/{name}":           guardNode,
+		"GET /v1/agent/catalog":                       guardNode,
+		"POST /v1/cluster/members":                    guardServerJoin,
+		"POST /v1/apply":                              guardAnyUser, "POST /v1/plan": guardAnyUser,
+		"GET /v1/acl/whoami": guardAnyUser, "POST /v1/acl/can-i": guardAnyUser,
+		bcs.DriverPrefix + "/": guardFrontDoor, bcs.GatewayPrefix + "/": guardFrontDoor, deployd.Prefix: guardFrontDoor,
+	}
+	if len(srv.mux.access) != len(srv.mux.patterns) {
+		t.Errorf("%d patterns, %d with access: a pattern registered twice?", len(srv.mux.patterns), len(srv.mux.access))
+	}
 	for _, p := range srv.mux.patterns {
-		if _, ok := routePerms[p]; !ok && !openRoutes[p] {
-			t.Errorf("route %q has no authorization rule", p)
+		a, ok := srv.mux.access[p]
+		switch {
+		case !ok || a.guard == "":
+			t.Errorf("route %q has no access rule", p)
+		case a.guard == guardUser && a.perm == nil:
+			t.Errorf("route %q needs a user right and names none", p)
+		case a.guard != guardUser && notUser[p] != a.guard:
+			t.Errorf("route %q is %s, want %q", p, a.guard, notUser[p])
+		case a.guard == guardUser && notUser[p] != "":
+			t.Errorf("route %q needs a user right, want %s", p, notUser[p])
 		}
+		delete(notUser, p)
+	}
+	for p := range notUser {
+		t.Errorf("%q is not a route", p)
 	}
 }
 

@@ -2,14 +2,13 @@ package server
 
 import (
 	"context"
-	"log/slog"
+	"errors"
+	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
-	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
@@ -19,40 +18,28 @@ const indexNode = controller.IndexNode
 // indexNamespace indexes task groups by namespace (the API's watches).
 const indexNamespace = controller.IndexNamespace
 
-// newTaskGroupCache is the shared cache of task groups, with the controllers' indexes
-// and the agents' (by node).
-func newTaskGroupCache(st *store.Store, log *slog.Logger) *cache.Cache {
-	return controller.NewTaskGroupCache(st, log, nil)
-}
-
 // catalogKinds are the kinds every agent follows whole (docs/services.md): its DNS
 // server and service proxy answer for every service of the cluster.
 var catalogKinds = []v4.Kind{v4.KindService, v4.KindEndpoint}
 
-// startCaches starts the server's shared caches (docs/store.md, "Shared cache"): task
-// groups, or the one its caller runs (Config.TaskGroupCache), and the catalog kinds;
-// Close stops those it started.
-func (s *Server) startCaches(st *store.Store, shared *cache.Cache) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	run := func(name string, c *cache.Cache) {
-		wg.Go(func() {
-			if err := c.Run(ctx); err != nil {
-				s.log.Error("cache stopped", "cache", name, "err", err)
-			}
-		})
+// useCaches takes the server's caches from the process's registry (docs/store.md,
+// "Shared cache"): task groups, with the indexes the agents' routes and the API's
+// watches read (controller.RegisterCaches declares them), and the catalog kinds.
+func (s *Server) useCaches(caches *cache.Registry) error {
+	if caches == nil {
+		return errors.New("server: no cache registry")
 	}
-	s.taskGroupCache = shared
-	if shared == nil {
-		s.taskGroupCache = newTaskGroupCache(st, s.log)
-		run("taskgroups", s.taskGroupCache)
+	for _, index := range []string{indexNode, indexNamespace} {
+		if !caches.For(v4.KindTaskGroup).HasIndex(index) {
+			return fmt.Errorf("server: the task group cache has no %q index (declare the controllers' caches first)", index)
+		}
 	}
+	s.taskGroupCache = caches.For(v4.KindTaskGroup)
 	s.catalog = map[v4.Kind]*cache.Cache{}
 	for _, k := range catalogKinds {
-		s.catalog[k] = cache.New(st, cache.Config{Kind: k, Logger: s.log})
-		run(k.Plural(), s.catalog[k])
+		s.catalog[k] = caches.For(k)
 	}
-	s.stopCaches = func() { cancel(); wg.Wait() }
+	return nil
 }
 
 // cacheSynced waits until the task group cache holds a full list, or ctx ends (503).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -18,14 +19,14 @@ import (
 // server with --join gets its etcd member added (joining takes the join token, like an
 // agent, but a server token); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
 func (s *Server) clusterRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/cluster", s.handleCluster)
-	mux.HandleFunc("POST /v1/cluster/members", s.joinAuth(s.handleMemberAdd))
-	mux.HandleFunc("POST /v1/cluster/recover", s.handleRecover)
+	mux.handle("GET /v1/cluster", on(acl.VerbRead, acl.KindCluster), s.handleCluster)
+	mux.handle("POST /v1/cluster/members", serverJoin, s.handleMemberAdd)
+	mux.handle("POST /v1/cluster/recover", adminCluster, s.handleRecover)
 }
 
 // handleCluster answers even without etcd quorum (with what this server can see and the
 // errors), since that is when an operator needs it most.
-func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	var v cluster.Info
@@ -51,6 +52,7 @@ func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
 	defer scancel()
 	v.Space = s.store.Space(sctx)
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // recoverTimeout bounds POST /v1/cluster/recover: one defragmentation per member may
@@ -60,31 +62,29 @@ const recoverTimeout = 10 * time.Minute
 // handleRecover compacts etcd's history, defragments every member this server reaches
 // and disarms the NOSPACE alarm when they are back under their quota; it answers what
 // it did, sizes before and after.
-func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
-	if s.refuseBody(w, r) {
-		return
+func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) error {
+	if err := refuseBody(w, r); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), recoverTimeout)
 	defer cancel()
 	s.log.Info("etcd space recovery requested", "remote", r.RemoteAddr)
 	rec, err := s.store.Recover(ctx)
 	if err != nil {
-		s.writeError(w, r, fmt.Errorf("recover etcd space: %w", err))
-		return
+		return fmt.Errorf("recover etcd space: %w", err)
 	}
 	writeJSON(w, http.StatusOK, rec)
+	return nil
 }
 
-func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var req cluster.MemberAdd
 	if err := decodeStrict(body, &req); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "decode the member: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "decode the member: %v", err)
 	}
 	bad := errorf(http.StatusUnprocessableEntity, "the member is invalid")
 	if err := store.ValidMemberName(req.Name); err != nil {
@@ -95,53 +95,49 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) {
 		bad.withDetail("peerURL", err.Error())
 	}
 	if len(bad.Details) > 0 {
-		s.writeError(w, r, bad)
-		return
+		return bad
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	ic, err := s.store.AddMember(ctx, req.Name, peer)
 	switch {
 	case errors.Is(err, store.ErrNotJoinable), errors.Is(err, store.ErrAlreadyExists):
-		s.writeError(w, r, errorf(http.StatusConflict, "%v", err))
-		return
+		return errorf(http.StatusConflict, "%v", err)
 	case errors.Is(err, store.ErrUnavailable):
 		// The joining server retries: the usual course of a join, not a server error.
 		s.log.Info("join deferred", "member", req.Name, "reason", err)
 		writeJSON(w, http.StatusServiceUnavailable, struct {
 			Error *apiError `json:"error"`
 		}{errorf(http.StatusServiceUnavailable, "%v", err)})
-		return
+		return nil
 	case err != nil:
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	added := cluster.Joined{Name: req.Name, PeerURL: peer, InitialCluster: ic, CACert: string(s.ca.CertPEM)}
 	key, err := s.ca.KeyPEM()
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	added.CAKey = string(key)
 	if r := s.store.Keyring(); r != nil {
 		added.EncryptionKeys = string(r.Format())
 	}
 	writeJSON(w, http.StatusCreated, added)
+	return nil
 }
 
 // joinAuth lets a join through only with a server join token: a joining server receives
 // the cluster's encryption keys and, as an etcd member, its CA.
-func (s *Server) joinAuth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
+func (s *Server) joinAuth(next handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := requestContext(r)
 		defer cancel()
 		if _, err := s.joinTokenOf(ctx, r, v4.JoinRoleServer); err != nil {
 			if ae, ok := errors.AsType[*apiError](err); ok && ae.Code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
 			}
-			s.writeError(w, r, err)
-			return
+			return err
 		}
-		next(w, r)
+		return next(w, r)
 	}
 }

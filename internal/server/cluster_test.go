@@ -12,6 +12,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -36,8 +37,9 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 	}
 
 	// With a manager campaigning, the view names it.
-	f := feed.New(testStore, quietLogger())
-	m := controller.NewManager(testStore, f, controller.Options{Logger: quietLogger()}, "server-1")
+	caches := cachetest.Registry(t, testStore, controller.RegisterCaches)
+	f := feed.New(caches, quietLogger())
+	m := controller.NewManager(testStore, f, controller.Options{Logger: quietLogger(), Caches: caches}, "server-1")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { f.Run(ctx); done <- struct{}{} }()

@@ -18,7 +18,7 @@ func (s *Server) compatRoutes(mux *routeMux) {
 	})
 	// withVia: the audit lines of the /v1 calls name the front door's request too.
 	door := withVia(bcs.New(inner, s.bcsClusterID, s.maxBody))
-	mux.Handle(bcs.DriverPrefix+"/", s.credentialed(door))
-	mux.Handle(bcs.GatewayPrefix+"/", s.credentialed(door))
-	mux.Handle(deployd.Prefix, s.credentialed(withVia(deployd.New(inner, s.maxBody))))
+	mux.handleHTTP(bcs.DriverPrefix+"/", frontDoor, door)
+	mux.handleHTTP(bcs.GatewayPrefix+"/", frontDoor, door)
+	mux.handleHTTP(deployd.Prefix, frontDoor, withVia(deployd.New(inner, s.maxBody)))
 }

@@ -9,7 +9,7 @@ import (
 // administrators only (docs/operations.md, Profiling): a profile shows the server's
 // code paths and memory, and a CPU or trace profile costs CPU while it runs.
 func (s *Server) debugRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/debug/pprof/{profile...}", func(w http.ResponseWriter, r *http.Request) {
+	mux.handle("GET /v1/debug/pprof/{profile...}", adminCluster, func(w http.ResponseWriter, r *http.Request) error {
 		switch r.PathValue("profile") {
 		case "profile":
 			pprof.Profile(w, r)
@@ -26,5 +26,6 @@ func (s *Server) debugRoutes(mux *routeMux) {
 			// block, mutex, threadcreate) from the last element of the path.
 			pprof.Handler(r.PathValue("profile")).ServeHTTP(w, r)
 		}
+		return nil
 	})
 }

@@ -14,18 +14,16 @@ import (
 // [?force=true]. The node is disabled and annotated; the drain controller moves its
 // instances off one at a time and ends the OpDrain with a Drained event. A second drain
 // while one runs gets 423.
-func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	force, err := boolParam(r.URL.Query().Get("force"), "force")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if _, err := s.nodes().Get(ctx, "", name); err != nil {
-		s.writeError(w, r, nodeError(name, err))
-		return
+		return nodeError(name, err)
 	}
 	mode, msg := v4.DrainNormal, "drain node "+name
 	if force {
@@ -33,17 +31,16 @@ func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) {
 	}
 	op := &v4.Operation{Type: v4.OpDrain, Kind: v4.KindNode, Name: name, Message: msg}
 	if err := s.store.BeginOperation(ctx, "", name, *op); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	n, err := s.markDraining(ctx, name, mode)
 	if err != nil {
 		_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindNode, "", name, v4.OpDrain)
-		s.writeError(w, r, nodeError(name, err))
-		return
+		return nodeError(name, err)
 	}
 	s.record(n, "DrainRequested", "disabled and being drained")
 	writeAccepted(w, n, op)
+	return nil
 }
 
 // markDraining disables the node and sets its drain annotation, retrying lost races

@@ -22,39 +22,35 @@ type engineRequest struct {
 	Reason      string `json:"reason"`
 }
 
-func (s *Server) handleEngineGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEngineGet(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	e, err := s.store.Engine(ctx)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, e)
+	return nil
 }
 
-func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var req engineRequest
 	if err := decodeStrict(body, &req); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "engine body: %v", err).
-			withDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`))
-		return
+		return errorf(http.StatusBadRequest, "engine body: %v", err).
+			withDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
 	}
 	if ae := checkEngineRequest(req); ae != nil {
-		s.writeError(w, r, ae)
-		return
+		return ae
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	e, err := s.store.SetEngine(ctx, v4.Engine{Maintenance: *req.Maintenance, Reason: req.Reason})
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	reason, msg := "MaintenanceOff", "engine maintenance off: writes and restarts resume"
 	if e.Maintenance {
@@ -64,6 +60,7 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("cannot record event", "reason", reason, "err", err)
 	}
 	writeJSON(w, http.StatusOK, e)
+	return nil
 }
 
 // checkEngineRequest names the field at fault in a bad engine request.
@@ -93,23 +90,22 @@ func reasonText(e v4.Engine) string {
 // (agents keep reporting what runs) and requests that only read: dry-run plans and exec
 // sessions into running task groups, which operators need while they work.
 func (s *Server) maintenanceGuard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.serve(func(w http.ResponseWriter, r *http.Request) error {
 		if !mutating(r) {
 			next.ServeHTTP(w, r)
-			return
+			return nil
 		}
 		e, err := s.store.Engine(r.Context())
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		if e.Maintenance {
-			s.writeError(w, r, errorf(http.StatusLocked,
+			return errorf(http.StatusLocked,
 				"berth is in maintenance mode since %s (%s): writes are refused; turn it off with `berth maintenance off` (PUT /v1/engine {\"maintenance\": false})",
-				e.Since.Format("2006-01-02 15:04:05 MST"), reasonText(e)))
-			return
+				e.Since.Format("2006-01-02 15:04:05 MST"), reasonText(e))
 		}
 		next.ServeHTTP(w, r)
+		return nil
 	})
 }
 

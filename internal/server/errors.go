@@ -79,6 +79,20 @@ func fromError(err error) *apiError {
 	return &apiError{Code: code, Reason: reasons[code], Message: err.Error()}
 }
 
+// handlerFunc is a route's handler. An error it returns is answered by serve, with its
+// status and the JSON error envelope; a stream that has already written its header
+// answers a later failure in its own way and returns nil.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// serve adapts h to net/http: the one place where a route's error becomes its answer.
+func (s *Server) serve(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
 // writeError writes err as the JSON error envelope.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ae := fromError(err)

@@ -40,30 +40,26 @@ func (s *Server) record(obj v4.Object, reason, verb string) {
 
 // handleEvents lists event records a page at a time, or streams new ones as NDJSON with
 // watch=true.
-func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	f := v4.EventFilter{Namespace: q.Get("namespace"), Name: q.Get("name")}
 	if k := q.Get("kind"); k != "" {
 		kind, err := v4.ParseKind(k)
 		if err != nil {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "query parameter kind: %v", err))
-			return
+			return errorf(http.StatusBadRequest, "query parameter kind: %v", err)
 		}
 		f.Kind = kind
 	}
 	watch, err := boolParam(q.Get("watch"), "watch")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if watch {
-		s.watchEvents(w, r, f)
-		return
+		return s.watchEvents(w, r, f)
 	}
 	limit, err := limitParam(q.Get("limit"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
@@ -72,8 +68,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		err = errorf(http.StatusGone, "query parameter continue: the list's revision was compacted: list again from the start (%v)", err)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	items := page.Items
 	if items == nil {
@@ -81,6 +76,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, eventListBody{Kind: "EventList", ResourceVersion: strconv.FormatInt(page.Revision, 10),
 		Continue: page.Continue, Items: items})
+	return nil
 }
 
 // limitParam parses the page size of a list: absent means the default.
@@ -95,13 +91,12 @@ func limitParam(v string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) {
+func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) error {
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	ch, err := s.store.WatchEvents(ctx, f, store.Bounded(s.watchLimit))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	stream(ctx, w, ch, func(it store.WatchedEvent) any {
 		if it.Err != nil {
@@ -109,4 +104,5 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventF
 		}
 		return it.Event
 	})
+	return nil
 }

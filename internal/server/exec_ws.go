@@ -51,39 +51,37 @@ func websocketBearer(r *http.Request) string {
 // browser that went away without closing.
 const wsPingEvery = 30 * time.Second
 
-func (s *Server) handleTaskGroupExecWS(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleTaskGroupExecWS(w http.ResponseWriter, r *http.Request) error {
 	if !websocket.IsWebSocketUpgrade(r) {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "exec/ws is a WebSocket (the web console's terminal); berth exec uses POST .../exec"))
-		return
+		return errorf(http.StatusBadRequest, "exec/ws is a WebSocket (the web console's terminal); berth exec uses POST .../exec")
 	}
 	if err := checkExecCommand(r); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	agentConn, refused, err := s.dialAgentExec(ctx, ns, name, r.URL.Query())
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if refused != nil { // the agent's own error (an unknown task, an ended one) passes through
 		defer refused.Body.Close()
 		w.Header().Set("Content-Type", refused.Header.Get("Content-Type"))
 		w.WriteHeader(refused.StatusCode)
 		io.Copy(w, io.LimitReader(refused.Body, 64<<10))
-		return
+		return nil
 	}
 	defer agentConn.Close()
 	up := websocket.Upgrader{Subprotocols: []string{execstream.Protocol}, HandshakeTimeout: 10 * time.Second}
 	ws, err := up.Upgrade(hijacker{w}, r, nil) // answers the browser itself on failure (a bad Origin: 403)
 	if err != nil {
-		return
+		return nil
 	}
 	defer ws.Close()
 	ws.SetReadLimit(execstream.MaxMessage)
 	relayExec(ctx, ws, agentConn)
+	return nil
 }
 
 // hijacker lets the WebSocket library take the connection through the middleware's

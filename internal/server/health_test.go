@@ -85,27 +85,7 @@ func TestRun(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLogger(),
-			OnReady: func(addr string) { ready <- addr }})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("Run: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("not ready within 60s")
-	}
-	trustCAFile(t, filepath.Join(dir, CAFile))
-	admin, err := os.ReadFile(filepath.Join(dir, AdminTokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminToken = strings.TrimSpace(string(admin))
-	base := "https://" + addr
+	base, done := startRun(t, ctx, dir)
 	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/run/configmaps", cmJSON("run", "cfg", "eA==")), http.StatusCreated)
 	// An open watch must not hold up the shutdown.
 	w := openStream(t, base+"/v1/configmaps?watch=true")
@@ -119,6 +99,34 @@ func TestRun(t *testing.T) {
 	case <-time.After(4 * time.Second):
 		t.Fatal("Run did not stop within 4s")
 	}
+}
+
+// startRun runs the server as `berth server` does, over data dir dir, until ctx ends,
+// and returns its URL, once ready, with the admin token and its CA trusted; done has Run's
+// result.
+func startRun(t *testing.T, ctx context.Context, dir string) (base string, done <-chan error) {
+	t.Helper()
+	ready := make(chan string, 1)
+	result := make(chan error, 1)
+	go func() {
+		result <- Run(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLogger(),
+			OnReady: func(addr string) { ready <- addr }})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-result:
+		t.Fatalf("Run: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("not ready within 60s")
+	}
+	trustCAFile(t, filepath.Join(dir, CAFile))
+	admin, err := os.ReadFile(filepath.Join(dir, AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminToken = strings.TrimSpace(string(admin))
+	return "https://" + addr, result
 }
 
 func TestReadyzUnavailable(t *testing.T) {

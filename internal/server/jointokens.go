@@ -21,16 +21,15 @@ const defaultAgentTokenTTL = "24h"
 const maxJoinTokenTTL = 10 * 365 * 24 * time.Hour
 
 func (s *Server) joinTokenRoutes(mux *routeMux) {
-	mux.HandleFunc("POST /v1/jointokens", s.handleJoinTokenCreate)
-	mux.HandleFunc("GET /v1/jointokens", s.handleJoinTokenList)
-	mux.HandleFunc("DELETE /v1/jointokens/{id}", s.handleJoinTokenRevoke)
+	mux.handle("POST /v1/jointokens", adminCluster, s.handleJoinTokenCreate)
+	mux.handle("GET /v1/jointokens", adminCluster, s.handleJoinTokenList)
+	mux.handle("DELETE /v1/jointokens/{id}", adminCluster, s.handleJoinTokenRevoke)
 }
 
-func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) error {
 	var req v4.JoinTokenRequest
 	if err := s.decodeBody(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	now := time.Now().UTC()
 	rec := &store.JoinToken{Role: req.Role, Description: req.Description, Created: now}
@@ -38,23 +37,19 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 		rec.Role = v4.JoinRoleAgent
 	}
 	if rec.Role != v4.JoinRoleAgent && rec.Role != v4.JoinRoleServer {
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, v4.JoinRoleAgent, v4.JoinRoleServer).
-			withDetail("role", "must be agent or server"))
-		return
+		return errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, v4.JoinRoleAgent, v4.JoinRoleServer).
+			withDetail("role", "must be agent or server")
 	}
 	if len(req.Description) > 256 {
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "description: at most 256 characters, got %d", len(req.Description)).
-			withDetail("description", "too long"))
-		return
+		return errorf(http.StatusUnprocessableEntity, "description: at most 256 characters, got %d", len(req.Description)).
+			withDetail("description", "too long")
 	}
 	if req.Node != "" {
 		if rec.Role != v4.JoinRoleAgent {
-			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").withDetail("node", "needs role agent"))
-			return
+			return errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").withDetail("node", "needs role agent")
 		}
 		if err := v4.CheckNodeName(req.Node); err != nil {
-			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "node: %v", err).withDetail("node", err.Error()))
-			return
+			return errorf(http.StatusUnprocessableEntity, "node: %v", err).withDetail("node", err.Error())
 		}
 		rec.Node = req.Node
 	}
@@ -64,35 +59,32 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	expires, ok := expiry(ttl, now)
 	if !ok {
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
-			withDetail("ttl", "not a duration in range"))
-		return
+		return errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
+			withDetail("ttl", "not a duration in range")
 	}
 	rec.Expires = expires
 	tok, err := jointoken.New()
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	rec.ID, rec.SecretHash = tok.ID, tok.SecretHash()
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.store.CreateJoinToken(ctx, rec); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	info := tokenInfo(rec, now)
 	info.Token = tok.WithPin(s.ca.Hash())
 	writeJSON(w, http.StatusCreated, info)
+	return nil
 }
 
-func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	toks, err := s.store.JoinTokens(ctx)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	now := time.Now()
 	out := make([]v4.JoinTokenInfo, 0, len(toks))
@@ -100,11 +92,12 @@ func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) {
 		out = append(out, tokenInfo(t, now))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	return nil
 }
 
 // handleJoinTokenRevoke deletes a token by id ("abc123" or "berth-abc123"). Certificates
 // issued with it stay valid: revoking stops new joins.
-func (s *Server) handleJoinTokenRevoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleJoinTokenRevoke(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimPrefix(r.PathValue("id"), "berth-")
 	ctx, cancel := requestContext(r)
 	defer cancel()
@@ -113,10 +106,10 @@ func (s *Server) handleJoinTokenRevoke(w http.ResponseWriter, r *http.Request) {
 		err = errorf(http.StatusNotFound, "join token berth-%s not found", id)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // expiry is when a token given ttl at now expires: zero for "" or "0" (never); false for

@@ -128,18 +128,16 @@ type pageBody struct {
 }
 
 // listPage answers a paged list request.
-func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) {
+func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) error {
 	p, err := pageOf(r, kind)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	res, err := s.store.ListPage(ctx, kind, ns, p)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	body := pageBody{listBody: listBody{Kind: "List", ResourceVersion: strconv.FormatInt(res.Revision, 10), Items: res.Items},
 		Continue: res.Continue}
@@ -157,4 +155,5 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 		s.feed.With(func(snap *scheduler.Snapshot) { body.Usage = snap.Usage(names) })
 	}
 	writeJSON(w, http.StatusOK, body)
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 // after the first byte cannot change the status any more: the connection is cut, so a
 // client never takes a truncated list for a whole one (also when etcd compacted the
 // list's revision while a slow client read it).
-func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) {
+func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) error {
 	if !member(r) {
 		// Whole lists take turns (a few at once), so that many of them cannot take the
 		// server's CPU from every other request.
@@ -27,8 +27,7 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind
 			defer func() { <-s.lists }()
 		case <-wait.Done():
 			w.Header().Set("Retry-After", "1")
-			s.writeError(w, r, errorf(http.StatusServiceUnavailable, "503: the server is busy with other whole lists; retry, or list in pages (?limit=500)"))
-			return
+			return errorf(http.StatusServiceUnavailable, "503: the server is busy with other whole lists; retry, or list in pages (?limit=500)")
 		}
 	}
 	started, n := false, 0
@@ -52,11 +51,11 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind
 	})
 	if err != nil {
 		if !started {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		s.log.Warn("a list was cut short", "kind", kind, "namespace", ns, "items", n, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	w.Write([]byte("]}\n"))
+	return nil
 }

@@ -19,8 +19,10 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -54,6 +56,9 @@ func startTestServer(t *testing.T, cfg Config, st *store.Store) (*Server, string
 	}
 	if cfg.CA == nil {
 		cfg.CA = testCA(t)
+	}
+	if cfg.Caches == nil {
+		cfg.Caches = cachetest.Registry(t, st, controller.RegisterCaches)
 	}
 	srv, err := New(cfg, st)
 	if err != nil {

@@ -74,7 +74,7 @@ func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
 		Help: "Bytes of changes waiting in the watch streams of this server for their clients (docs/operations.md, Watch streams and slow clients).",
 	}, func() float64 { return float64(watches.Used()) })
 	m.registry.MustRegister(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, &objectCollector{store: st},
-		m.watchStreams, m.watchEvents, m.watchCutOffs,
+		m.watchStreams, m.watchEvents, m.watchCutOffs, &storeWatchCollector{store: st},
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -115,6 +115,23 @@ func (c *objectCollector) Collect(ch chan<- prometheus.Metric) {
 			return
 		}
 		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), string(kind))
+	}
+}
+
+// storeWatchCollector reports the store's open watches per kind at scrape time: one per
+// kind the process caches (docs/store.md, "Shared cache"), plus one per API watch stream
+// of a kind other than task groups.
+type storeWatchCollector struct {
+	store *store.Store
+}
+
+var storeWatchesDesc = prometheus.NewDesc("berth_store_watches", "Open etcd watches of the store, by kind.", []string{"kind"}, nil)
+
+func (c *storeWatchCollector) Describe(ch chan<- *prometheus.Desc) { ch <- storeWatchesDesc }
+
+func (c *storeWatchCollector) Collect(ch chan<- prometheus.Metric) {
+	for kind, n := range c.store.Watches() {
+		ch <- prometheus.MustNewConstMetric(storeWatchesDesc, prometheus.GaugeValue, float64(n), string(kind))
 	}
 }
 

@@ -13,27 +13,26 @@ import (
 // /v1/namespaces/{ns}/taskgroups/{name}/move with {"node": "target", "force": false}.
 // It begins an OpMove on the owner and answers 202; the application controller starts
 // the replacement, waits for it to be ready, then stops the old run.
-func (s *Server) handleMove(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleMove(w http.ResponseWriter, r *http.Request) error {
 	var req v4.MoveRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
 	if err == nil && len(body) > 0 {
 		err = decodeStrict(body, &req)
 	}
 	if err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "move body: %v", err).
-			withDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`))
-		return
+		return errorf(http.StatusBadRequest, "move body: %v", err).
+			withDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	tg, op, err := controller.RequestMove(ctx, s.store, s.feed, ns, name, req, "")
 	if err != nil {
-		s.writeError(w, r, moveError(err))
-		return
+		return moveError(err)
 	}
 	s.record(tg, "MoveRequested", "asked to move to "+tg.Metadata.Annotations[v4.MoveToAnnotation])
 	writeAccepted(w, tg, op)
+	return nil
 }
 
 // moveError gives a refused move its status: 404 for a task group or node that does not

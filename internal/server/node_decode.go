@@ -28,6 +28,18 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return body, nil
 }
 
+// readNode reads the body and decodes it as a node (decodeNode); body is what was read,
+// the node's definition.
+func (s *Server) readNode(w http.ResponseWriter, r *http.Request, subject string) (n *v4.Node, body []byte, err error) {
+	if body, err = s.readBody(w, r); err != nil {
+		return nil, nil, err
+	}
+	if n, err = decodeNode(body, subject); err != nil {
+		return nil, nil, err
+	}
+	return n, body, nil
+}
+
 // decodeNode decodes, defaults and validates a node. subject names it in messages. A
 // body of the wrong kind is a 400 (the wrong path), other field problems are 422.
 func decodeNode(data []byte, subject string) (*v4.Node, error) {

@@ -25,37 +25,33 @@ func (s *Server) nodes() store.TypedStore[*v4.Node] {
 	return store.Typed[*v4.Node](s.store, v4.KindNode)
 }
 
-func (s *Server) handleNodeList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodeList(w http.ResponseWriter, r *http.Request) error {
 	watch, err := boolParam(r.URL.Query().Get("watch"), "watch")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if watch {
-		s.watchObjects(w, r, v4.KindNode, "")
-		return
+		return s.watchObjects(w, r, v4.KindNode, "")
 	}
 	if paged(r) {
-		s.listPage(w, r, v4.KindNode, "")
-		return
+		return s.listPage(w, r, v4.KindNode, "")
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	objs, rev, err := s.store.List(ctx, v4.KindNode, "")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: objs})
+	return nil
 }
 
-func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	n, err := s.nodes().Get(ctx, "", r.PathValue("name"))
 	if err != nil {
-		s.writeError(w, r, nodeError(r.PathValue("name"), err))
-		return
+		return nodeError(r.PathValue("name"), err)
 	}
 	// Beats renew the node's lease without writing the node: its last one is read from
 	// the lease (lists show the time stored when the node last became Ready).
@@ -63,72 +59,57 @@ func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) {
 		n.Status.LastHeartbeat = last
 	}
 	writeJSON(w, http.StatusOK, n)
+	return nil
 }
 
 // handleNodeRegister creates a node (the agent's registration); 409 if it exists.
-func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) {
-	body, err := s.readBody(w, r)
+func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) error {
+	n, body, err := s.readNode(w, r, "the node")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	n, err := decodeNode(body, "the node")
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := agentAddressUnchanged(n, ""); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	if err := s.nodes().Create(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
-		s.writeError(w, r, nodeError(n.Metadata.Name, err))
-		return
+		return nodeError(n.Metadata.Name, err)
 	}
 	s.record(n, "Registered", "registered")
 	writeJSON(w, http.StatusCreated, n)
+	return nil
 }
 
 // handleNodeReplace replaces a node; a resourceVersion in the body is a precondition.
-func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	body, err := s.readBody(w, r)
+	n, body, err := s.readNode(w, r, nodeSubject(name))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	n, err := decodeNode(body, nodeSubject(name))
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if n.Metadata.Name != name {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the node is named %q, the path %q", n.Metadata.Name, name).
-			withDetail("metadata.name", "must be "+name))
-		return
+		return errorf(http.StatusBadRequest, "the node is named %q, the path %q", n.Metadata.Name, name).
+			withDetail("metadata.name", "must be "+name)
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	cur, err := s.nodes().Get(ctx, "", name)
 	if err != nil {
-		s.writeError(w, r, nodeError(name, err))
-		return
+		return nodeError(name, err)
 	}
 	if n.Status.AgentAddress == "" { // a replacement that leaves it out keeps the agent's
 		n.Status.AgentAddress = cur.Status.AgentAddress
 	}
 	if err := agentAddressUnchanged(n, cur.Status.AgentAddress); err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if err := s.nodes().Update(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
-		s.writeError(w, r, nodeError(name, err))
-		return
+		return nodeError(name, err)
 	}
 	s.record(n, "Updated", "updated")
 	writeJSON(w, http.StatusOK, n)
+	return nil
 }
 
 // handleNodePatch applies a JSON merge patch (RFC 7386) to the stored node, then defaults,
@@ -136,23 +117,20 @@ func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) {
 // a race with another writer re-reads and re-applies the patch, unless the patch carries
 // its own metadata.resourceVersion: then the caller asked for that exact version and
 // gets 409.
-func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var patch map[string]any
 	if err := json.Unmarshal(body, &patch); err != nil || patch == nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body must be a JSON merge patch object (RFC 7386)"))
-		return
+		return errorf(http.StatusBadRequest, "the body must be a JSON merge patch object (RFC 7386)")
 	}
 	// json.Unmarshal keeps the last of two equal keys; a patch must say one thing
 	// (docs/api.md).
 	if err := v4.CheckDuplicateKeys(body); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the merge patch is not valid: %v", err))
-		return
+		return errorf(http.StatusBadRequest, "the merge patch is not valid: %v", err)
 	}
 	pinned := patchResourceVersion(patch) != ""
 	ctx, cancel := requestContext(r)
@@ -160,22 +138,20 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) {
 	for range patchAttempts {
 		n, err := s.patchNode(ctx, name, patch)
 		if err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 		err = s.update(ctx, n)
 		if errors.Is(err, store.ErrConflict) && !pinned {
 			continue
 		}
 		if err != nil {
-			s.writeError(w, r, nodeError(name, err))
-			return
+			return nodeError(name, err)
 		}
 		s.record(n, "Patched", "patched")
 		writeJSON(w, http.StatusOK, n)
-		return
+		return nil
 	}
-	s.writeError(w, r, errorf(http.StatusConflict, "node %s changed %d times while being patched; try again", name, patchAttempts))
+	return errorf(http.StatusConflict, "node %s changed %d times while being patched; try again", name, patchAttempts)
 }
 
 // patchNode reads the node and returns it with the patch applied, checked, and its
@@ -229,21 +205,17 @@ func patchResourceVersion(patch map[string]any) string {
 	return rv
 }
 
-func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	rv := r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv))
-			return
-		}
+	rv, err := deleteVersion(r)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	n, err := s.nodes().Delete(ctx, "", name, rv)
 	if err != nil {
-		s.writeError(w, r, nodeError(name, err))
-		return
+		return nodeError(name, err)
 	}
 	s.beats.forget(name)
 	if err := s.store.ForgetNode(ctx, name); err != nil {
@@ -255,6 +227,7 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	s.record(n, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, n)
+	return nil
 }
 
 // nodeError gives the store's not-found and exists errors a message that names the node

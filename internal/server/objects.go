@@ -67,183 +67,145 @@ func requestContext(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), requestTimeout)
 }
 
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	if p := r.PathValue("plural"); (p == "apply" || p == "plan") && r.PathValue("ns") == "" {
 		w.Header().Set("Allow", http.MethodPost)
-		s.writeError(w, r, errorf(http.StatusMethodNotAllowed, "use POST for /v1/%s", p))
-		return
+		return errorf(http.StatusMethodNotAllowed, "use POST for /v1/%s", p)
 	}
 	kind, err := kindOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ns := r.PathValue("ns") // "" on /v1/{plural}: all namespaces
 	q := r.URL.Query()
 	watch, err := boolParam(q.Get("watch"), "watch")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if watch {
-		s.watchObjects(w, r, kind, ns)
-		return
+		return s.watchObjects(w, r, kind, ns)
 	}
 	if paged(r) {
-		s.listPage(w, r, kind, ns)
-		return
+		return s.listPage(w, r, kind, ns)
 	}
-	s.streamList(w, r, kind, ns)
+	return s.streamList(w, r, kind, ns)
 }
 
-func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 	kind, err := kindOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	obj, err := s.store.Get(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, obj)
+	return nil
 }
 
-func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) error {
 	kind, err := kindOf(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	raw, err := s.store.GetRaw(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", raw.ContentType)
 	w.WriteHeader(http.StatusOK)
 	w.Write(raw.Data)
+	return nil
 }
 
-func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	s.writeOne(w, r, "", s.store.Create, "Created", http.StatusCreated)
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) error {
+	return s.writeOne(w, r, opCreate, s.store.Create, "Created", http.StatusCreated)
 }
 
-func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
-	s.writeOne(w, r, r.PathValue("name"), s.store.Update, "Updated", http.StatusOK)
+func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) error {
+	return s.writeOne(w, r, opUpdate, s.store.Update, "Updated", http.StatusOK)
 }
 
-// writeOne reads one document addressed by the path (name is "" for a create), writes it
-// with write, records the event reason and answers with the stored object.
-func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, name string,
-	write func(context.Context, v4.Object, store.Raw) error, reason string, status int) {
+// writeOne reads one document addressed by the path (a create's names no object), admits
+// it, writes it with write, records the event reason and answers with the stored object.
+func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
+	write func(context.Context, v4.Object, store.Raw) error, reason string, status int) error {
 	kind, err := writableKindOf(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	doc, err := s.readOne(w, r, kind, r.PathValue("ns"), name)
-	if err == nil {
-		noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
-		err = s.checkPrivileges(r, doc.Object)
-	}
-	if err == nil {
-		err = s.admitReads(r, doc.Object)
-	}
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	doc, err := s.readOne(w, r, kind, ns, name)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
+	noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if err := s.checkReferences(ctx, doc.Object, nil); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.checkGPUShares(doc.Object); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if svc, ok := doc.Object.(*v4.Service); ok {
-		err := s.checkServicePorts(ctx, svc, nil, nil)
-		if err == nil {
-			err = s.checkLBClaims(ctx, svc, nil, new([]v4.Object))
-		}
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	if err := s.newAdmission(r, op, []v4.Document{doc}).admit(ctx, targetOf(doc.Object)); err != nil {
+		return err
 	}
 	var rollout *v4.Operation
-	if name != "" {
-		if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), name); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	if op == opUpdate {
 		if rollout, err = s.beginRollout(ctx, doc.Object); err != nil {
-			s.writeError(w, r, err)
-			return
+			return err
 		}
 	}
 	tracing.Stamp(ctx, doc.Object.GetMeta(), time.Now()) // the controllers go on with this request's trace
 	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
 		if rollout != nil {
-			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, r.PathValue("ns"), name, v4.OpRollout)
+			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, ns, name, v4.OpRollout)
 		}
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.record(doc.Object, reason, strings.ToLower(reason))
 	if rollout != nil {
 		writeAccepted(w, doc.Object, rollout) // the rollout goes on in the background
-		return
+		return nil
 	}
 	writeJSON(w, status, doc.Object)
+	return nil
 }
 
-func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	kind, err := writableKindOf(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	rv := r.URL.Query().Get("resourceVersion")
-	if rv != "" {
-		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv))
-			return
-		}
+	rv, err := deleteVersion(r)
+	if err != nil {
+		return err
 	}
+	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if kind == v4.KindDependency {
-		if err := s.checkDependencyDelete(ctx, r); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
+	if err := s.newAdmission(r, opDelete, nil).admit(ctx, target{kind: kind, ns: ns, name: name}); err != nil {
+		return err
 	}
-	if kind == v4.KindConfigMap || kind == v4.KindSecret {
-		if err := s.checkConfigDelete(ctx, r, kind); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-	}
-	if err := s.refuseIfControlled(ctx, kind, r.PathValue("ns"), r.PathValue("name")); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	obj, err := s.store.Delete(ctx, kind, r.PathValue("ns"), r.PathValue("name"), rv)
+	obj, err := s.store.Delete(ctx, kind, ns, name, rv)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.record(obj, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, obj)
+	return nil
+}
+
+// deleteVersion is a delete's ?resourceVersion= precondition ("" for none): a positive
+// integer, 400 otherwise.
+func deleteVersion(r *http.Request) (string, error) {
+	rv := r.URL.Query().Get("resourceVersion")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
+			return "", errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
+		}
+	}
+	return rv, nil
 }
 
 // readOne reads and parses a body holding exactly one document, and checks it against the

@@ -72,15 +72,13 @@ type scaleRequest struct {
 
 // handleScale sets spec.instance of an application, process or deployment as an
 // operation: the application controller ends it when the instances run.
-func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	kind, err := writableKindOf(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if kind != v4.KindApplication && kind != v4.KindProcess && kind != v4.KindDeployment {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "%s cannot be scaled: only applications, processes and deployments have instances", kind.Plural()))
-		return
+		return errorf(http.StatusBadRequest, "%s cannot be scaled: only applications, processes and deployments have instances", kind.Plural())
 	}
 	var req scaleRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
@@ -89,26 +87,23 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case err != nil:
-		s.writeError(w, r, errorf(http.StatusBadRequest, "scale body: %v", err).withDetail("instances", "send {\"instances\": N}"))
-		return
+		return errorf(http.StatusBadRequest, "scale body: %v", err).withDetail("instances", "send {\"instances\": N}")
 	case req.Instances == nil || *req.Instances < 1:
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").withDetail("instances", "must be at least 1"))
-		return
+		return errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").withDetail("instances", "must be at least 1")
 	case *req.Instances > v4.MaxInstances:
 		msg := fmt.Sprintf("must be at most %d, got %d", v4.MaxInstances, *req.Instances)
-		s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).withDetail("instances", msg))
-		return
+		return errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).withDetail("instances", msg)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	obj, op, err := s.scale(ctx, kind, ns, name, *req.Instances)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.record(obj, "Scaled", "scaled")
 	writeAccepted(w, obj, op)
+	return nil
 }
 
 // scale begins the operation and writes the new count, retrying on concurrent writes.
@@ -124,7 +119,7 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		p := instancesOf(obj)
 		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", *p, n)}
 		*p = n
-		if err := admit(obj); err != nil {
+		if err := validate(obj); err != nil {
 			return nil, nil, err
 		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.

@@ -16,7 +16,7 @@ func (s *Server) packageRoutes(mux *routeMux) {
 		return
 	}
 	files := http.StripPrefix("/packages/", http.FileServer(packageFS{s.packagesDir}))
-	mux.Handle("GET /packages/", files)
+	mux.handleHTTP("GET /packages/", open, files)
 }
 
 // packageFS opens files of dir through an os.Root, so that no name and no symlink

@@ -20,26 +20,24 @@ const defaultPlanSyncWait = 5 * time.Second
 // the body (a document stream like /v1/apply) and says where the missing instances would
 // go, or why they fit nowhere. Nothing is written. All objects are placed in one pass, in
 // stream order, so later documents see the placements of earlier ones.
-func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	docs, err := s.readDocuments(w, r, "the plan stream")
 	if err == nil {
 		noteDocuments(r, acl.VerbRead, docs)
-		err = s.checkDocuments(r, acl.VerbRead, docs)
+		err = s.checkReads(r, docs)
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	timer := time.NewTimer(s.planSyncWait)
 	defer timer.Stop()
 	select {
 	case <-s.feed.Synced():
 	case <-timer.C:
-		s.writeError(w, r, errorf(http.StatusServiceUnavailable,
-			"the scheduler has not loaded the cluster's nodes and task groups yet (waited %s); try again", s.planSyncWait))
-		return
+		return errorf(http.StatusServiceUnavailable,
+			"the scheduler has not loaded the cluster's nodes and task groups yet (waited %s); try again", s.planSyncWait)
 	case <-r.Context().Done():
-		return
+		return nil
 	}
 	snap := s.feed.Clone()
 	out := v4.PlanResult{Results: []v4.PlanObject{}, Skipped: []v4.PlanSkip{}}
@@ -58,9 +56,8 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 			if len(docs) > 1 {
 				field = fmt.Sprintf("documents[%d]", i)
 			}
-			s.writeError(w, r, errorf(http.StatusUnprocessableEntity, "cannot plan %s %s/%s: %v", obj.GetKind(), m.Namespace, m.Name, err).
-				withDetail(field, err.Error()))
-			return
+			return errorf(http.StatusUnprocessableEntity, "cannot plan %s %s/%s: %v", obj.GetKind(), m.Namespace, m.Name, err).
+				withDetail(field, err.Error())
 		}
 		out.Results = append(out.Results, v4.PlanObject{
 			Kind: obj.GetKind(), Namespace: m.Namespace, Name: m.Name,
@@ -77,6 +74,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // instancesToPlace returns the indexes a plan places for obj and the ones that already

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 )
 
 func createNode(t *testing.T, name string, opts ...func(*v4.Node)) {
@@ -168,8 +170,9 @@ func TestPlanBadInput(t *testing.T) {
 // Before the feed's first list a plan waits, then answers 503.
 func TestPlanBeforeSync(t *testing.T) {
 	newTestServer(t, Config{}) // clean keyspace
-	f := feed.New(testStore, quietLogger())
-	srv, url := startTestServer(t, Config{Feed: f}, testStore) // never run: never synced
+	caches := cachetest.Registry(t, testStore, controller.RegisterCaches)
+	f := feed.New(caches, quietLogger())
+	srv, url := startTestServer(t, Config{Feed: f, Caches: caches}, testStore) // never run: never synced
 	srv.planSyncWait = 50 * time.Millisecond
 	r := call(t, http.MethodPost, url+"/v1/plan", procJSON("plan", "web", 1))
 	wantStatus(t, r, http.StatusServiceUnavailable)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -14,9 +15,9 @@ import (
 // etcd's space quota for the others. Users read their namespace's limits and usage; only
 // an administrator (admin on cluster) sets them.
 func (s *Server) quotaRoutes(mux *routeMux) {
-	mux.HandleFunc("GET /v1/namespaces/{ns}/quota", s.handleQuotaGet)
-	mux.HandleFunc("PUT /v1/namespaces/{ns}/quota", s.handleQuotaPut)
-	mux.HandleFunc("DELETE /v1/namespaces/{ns}/quota", s.handleQuotaDelete)
+	mux.handle("GET /v1/namespaces/{ns}/quota", on(acl.VerbRead, kindNamespaceQuota), s.handleQuotaGet)
+	mux.handle("PUT /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaPut)
+	mux.handle("DELETE /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaDelete)
 }
 
 // kindNamespaceQuota is what reading a namespace's limits needs (read, like the kinds of
@@ -36,40 +37,36 @@ func quotaNamespace(r *http.Request) (string, error) {
 	return ns, nil
 }
 
-func (s *Server) handleQuotaGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleQuotaGet(w http.ResponseWriter, r *http.Request) error {
 	ns, err := quotaNamespace(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	q, err := s.store.NamespaceQuota(ctx, ns)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, q)
+	return nil
 }
 
 // handleQuotaPut sets a namespace's limits: {"objects": N, "bytes": B}, a field left out
 // (or 0) keeping the cluster's default. It also counts the namespace's usage again.
-func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 	ns, err := quotaNamespace(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	var l store.NamespaceLimits
 	if err := decodeStrict(body, &l); err != nil {
-		s.writeError(w, r, errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
-			withDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`))
-		return
+		return errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
+			withDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`)
 	}
 	var fe v4.FieldErrors
 	if l.Objects < 0 {
@@ -81,34 +78,32 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) {
 	if len(fe) > 0 {
 		ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage("limits of namespace "+ns, fe))
 		ae.Details = fe
-		s.writeError(w, r, ae)
-		return
+		return ae
 	}
-	s.setLimits(w, r, ns, l)
+	return s.setLimits(w, r, ns, l)
 }
 
 // handleQuotaDelete gives a namespace the cluster's default limits again.
-func (s *Server) handleQuotaDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleQuotaDelete(w http.ResponseWriter, r *http.Request) error {
 	ns, err := quotaNamespace(r)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
-	s.setLimits(w, r, ns, store.NamespaceLimits{})
+	return s.setLimits(w, r, ns, store.NamespaceLimits{})
 }
 
-func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, ns string, l store.NamespaceLimits) {
+func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, ns string, l store.NamespaceLimits) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	q, err := s.store.SetNamespaceLimits(ctx, ns, l)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	s.store.QueueEvent(v4.Event{Type: v4.EventNormal, Reason: "NamespaceLimitsSet", Namespace: ns, Name: ns,
 		Message: fmt.Sprintf("namespace %s may hold %d objects and %s (default %v); it holds %d and %s",
 			ns, q.Limits.Objects, store.FormatBytes(q.Limits.Bytes), q.Default, q.Usage.Objects, store.FormatBytes(q.Usage.Bytes))})
 	writeJSON(w, http.StatusOK, q)
+	return nil
 }
 
 func truncateText(s string, n int) string {

@@ -44,19 +44,17 @@ func (s *Server) beginRollout(ctx context.Context, obj v4.Object) (*v4.Operation
 // controller acts on it, so they answer 202 with the rollout operation, if any.
 
 // handleRollout serves POST .../deployments/{name}/rollout/{pause|resume|undo}.
-func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
 	if action != "pause" && action != "resume" && action != "undo" {
-		s.writeError(w, r, errorf(http.StatusNotFound, "unknown rollout action %q (pause, resume or undo)", action))
-		return
+		return errorf(http.StatusNotFound, "unknown rollout action %q (pause, resume or undo)", action)
 	}
 	to := 0
 	if v := r.URL.Query().Get("revision"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || action != "undo" {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "bad query parameter revision=%q", v).
-				withDetail("revision", "only undo takes a revision, a whole number of at least 1"))
-			return
+			return errorf(http.StatusBadRequest, "bad query parameter revision=%q", v).
+				withDetail("revision", "only undo takes a revision, a whole number of at least 1")
 		}
 		to = n
 	}
@@ -64,16 +62,11 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	// An undo writes a template someone else may have written: its privileges and what it
 	// reaches in other namespaces are the requester's to hold, as for any write of it.
-	allow := func(d *v4.Deployment) error {
-		if err := s.checkPrivileges(r, d); err != nil {
-			return err
-		}
-		return s.admitReads(r, d)
-	}
+	a := s.newAdmission(r, opUpdate, nil)
+	allow := func(d *v4.Deployment) error { return a.authorize(ctx, d) }
 	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to, allow)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	switch action {
 	case "pause":
@@ -84,6 +77,7 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) {
 		s.record(d, "RolledBack", "rollout: "+op.Message)
 	}
 	writeAccepted(w, d, op)
+	return nil
 }
 
 // rollout writes the action into the deployment, retrying when the controller writes in
@@ -170,7 +164,7 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 	tmpl := hist[i].Template
 	d.Spec.Template = &tmpl
 	resume(d)
-	if err := admit(d); err != nil { // a revision kept from an older berth may no longer pass
+	if err := validate(d); err != nil { // a revision kept from an older berth may no longer pass
 		return nil, err
 	}
 	if err := allow(d); err != nil {
@@ -191,13 +185,12 @@ func revisionsOf(hist []v4.DeploymentRevision) []int {
 }
 
 // handleHistory serves GET .../deployments/{name}/history.
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := requestContext(r)
 	defer cancel()
 	obj, err := s.store.Get(ctx, v4.KindDeployment, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	d := obj.(*v4.Deployment)
 	h := v4.DeploymentHistory{Kind: "DeploymentHistory", Current: d.Status.Revision, Items: d.Status.History}
@@ -205,4 +198,5 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		h.Items = []v4.DeploymentRevision{}
 	}
 	writeJSON(w, http.StatusOK, h)
+	return nil
 }

@@ -82,10 +82,11 @@ type Config struct {
 	// Feed, if set, is the scheduler snapshot feed plans read; its owner runs it. Run
 	// always runs its own; New starts one when this is nil.
 	Feed *feed.Feed
-	// TaskGroupCache is the shared cache of task groups (controller.NewTaskGroupCache,
-	// with the node index), read by the agents' routes and the controllers; nil: New
-	// runs one of its own. Run sets it.
-	TaskGroupCache *cache.Cache
+	// Caches is the process's cache registry (docs/store.md, "Shared cache"), read by the
+	// agents' routes, the API's task group watches, the scheduler's feed and the
+	// controllers, with the controllers' indexes declared (controller.RegisterCaches).
+	// New requires it; Run makes and runs it.
+	Caches *cache.Registry
 	// ControllerMetrics, when set, are the controllers' and the scheduler's metrics,
 	// served on the server's /metrics. Run sets it for the controllers it runs.
 	ControllerMetrics *controller.Metrics
@@ -209,18 +210,19 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", cfg.Listen, err)
 	}
-	// The feed and the cache live exactly as long as Run: canceled and waited for on
-	// every return.
+	// The caches, the feed and the leader's manager live exactly as long as Run: canceled
+	// and waited for on every return. One registry of caches serves the agents' routes,
+	// the controllers and the scheduler's feed: one etcd watch per kind.
 	feedCtx, stopFeed := context.WithCancel(ctx)
-	// One cache of task groups serves the agents' watches, the controllers and the
-	// scheduler's feed.
-	cfg.TaskGroupCache = newTaskGroupCache(st, cfg.Logger)
-	cacheDone := make(chan struct{})
-	go func() { defer close(cacheDone); cfg.TaskGroupCache.Run(feedCtx) }()
-	defer func() { stopFeed(); <-cacheDone }()
+	cfg.Caches = cache.NewRegistry(st, cfg.Logger)
+	cfg.Feed = feed.New(cfg.Caches, cfg.Logger)
+	if err := controller.RegisterCaches(cfg.Caches); err != nil {
+		stopFeed()
+		return fmt.Errorf("server: %w", err)
+	}
+	cfg.Caches.Start(feedCtx)
+	defer func() { stopFeed(); cfg.Caches.Wait() }()
 
-	cfg.Feed = feed.New(st, cfg.Logger)
-	cfg.Feed.UseTaskGroups(cfg.TaskGroupCache)
 	feedDone := make(chan struct{})
 	go func() {
 		defer close(feedDone)
@@ -234,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	cfg.ControllerMetrics = controller.NewMetrics()
 	mgr := controller.NewManager(st, cfg.Feed, controller.Options{
 		Placement: cfg.Placement, Cluster: cfg.Cluster, Logger: cfg.Logger,
-		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC, TaskGroups: cfg.TaskGroupCache,
+		NodeTTL: cfg.NodeTTL, DependencyGC: cfg.DependencyGC, Caches: cfg.Caches,
 		ServiceCIDR: cfg.ServiceCIDR, Metrics: cfg.ControllerMetrics,
 	}, cfg.ID)
 	mgrDone := make(chan struct{})

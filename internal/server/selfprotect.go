@@ -169,18 +169,17 @@ func (b *guardedBody) release() {
 
 // protect applies the limits above to every request but the members'.
 func (s *Server) protect(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.serve(func(w http.ResponseWriter, r *http.Request) error {
 		if member(r) {
 			next.ServeHTTP(w, r)
-			return
+			return nil
 		}
 		src := sourceOf(r)
 		leave, ok := s.sources.enter(src, isStream(r))
 		if !ok {
 			w.Header().Set("Retry-After", "1")
-			s.writeError(w, r, errorf(http.StatusTooManyRequests, "429: %s has too many requests in flight (at most %d, and %d streams); retry when some end",
-				src, sourceRequests, sourceStreams))
-			return
+			return errorf(http.StatusTooManyRequests, "429: %s has too many requests in flight (at most %d, and %d streams); retry when some end",
+				src, sourceRequests, sourceStreams)
 		}
 		defer leave()
 		if r.Body != nil && r.Body != http.NoBody {
@@ -189,6 +188,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			r.Body = b
 		}
 		next.ServeHTTP(w, r)
+		return nil
 	})
 }
 

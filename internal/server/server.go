@@ -52,13 +52,11 @@ type Server struct {
 	placement    string
 	bcsClusterID string // docs/compat.md
 
-	// taskGroups is the shared cache of task groups that agents list and watch (by node)
-	// without one etcd watch each; stopCaches ends it (agent_taskgroups.go).
+	// taskGroupCache is the shared cache of task groups that agents list and watch (by
+	// node) without one etcd watch each (agent_taskgroups.go).
 	taskGroupCache *cache.Cache
 	// catalog are the shared caches of the kinds every agent follows (catalogKinds).
-	catalog        map[v4.Kind]*cache.Cache
-	stopCaches     func()
-	stopCachesOnce sync.Once
+	catalog map[v4.Kind]*cache.Cache
 	// statuses batches the agents' status writes (status_batch.go); stopStatuses ends it.
 	statuses     *statusBatcher
 	stopStatuses func()
@@ -97,15 +95,18 @@ type Server struct {
 }
 
 // New builds a server over st (which the caller owns and closes). Only Logger,
-// MaxBodyBytes, WatchLimit, Feed, Placement, CA, the TLS fields, PackagesDir and ID of cfg
-// are used here. cfg.CA is required. Without cfg.Feed, New creates a feed and runs it
-// until Close.
+// MaxBodyBytes, WatchLimit, Caches, Feed, Placement, CA, the TLS fields, PackagesDir and ID
+// of cfg are used here. cfg.CA and cfg.Caches are required. Without cfg.Feed, New creates
+// a feed over cfg.Caches and runs it until Close.
 func New(cfg Config, st *store.Store) (*Server, error) {
 	cfg = cfg.withDefaults()
 	if cfg.CA == nil {
 		return nil, errors.New("server: no cluster CA")
 	}
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
+	if err := s.useCaches(cfg.Caches); err != nil {
+		return nil, err
+	}
 	s.ca, s.certLifetime, s.auditLog = cfg.CA, cfg.CertLifetime, cfg.AuditLog
 	serving, rotating, err := newServingCert(cfg)
 	if err != nil {
@@ -131,10 +132,8 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	s.id = cfg.ID
 	s.bcsClusterID = cfg.BCSClusterID
 	s.nodeTTL = cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)
-	s.startCaches(st, cfg.TaskGroupCache)
 	if s.feed == nil {
-		s.feed = feed.New(st, cfg.Logger)
-		s.feed.UseTaskGroups(s.taskGroupCache)
+		s.feed = feed.New(cfg.Caches, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -180,5 +179,4 @@ func (s *Server) Close() {
 		s.stopFeedOnce.Do(s.stopFeed)
 	}
 	s.stopStatuses()
-	s.stopCachesOnce.Do(s.stopCaches)
 }

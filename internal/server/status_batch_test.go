@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 func revOf(tg *v4.TaskGroup) int64 {
@@ -89,7 +90,7 @@ func TestStatusBatch(t *testing.T) {
 
 	// A batch read from a cache behind the store is not written: its writes go alone. (A
 	// cache whose watch has stopped is behind for sure.)
-	behind := newTaskGroupCache(testStore, quietLogger())
+	behind := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: quietLogger()})
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); behind.Run(ctx) }()

@@ -55,13 +55,12 @@ func (s *Server) streamContext(r *http.Request) (context.Context, context.Cancel
 }
 
 // watchObjects streams the changes of a kind as NDJSON (docs/api.md, Watch).
-func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) {
+func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) error {
 	var from int64
 	if v := r.URL.Query().Get("resourceVersion"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			s.writeError(w, r, errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v))
-			return
+			return errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v)
 		}
 		from = n
 	}
@@ -69,8 +68,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	// leaving a phase would never tell the client they left.
 	match, err := filterOf(r, kind, "owner", "node")
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
@@ -81,8 +79,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		ch, err = s.store.Watch(ctx, kind, ns, from, store.Bounded(s.watchLimit))
 	}
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	if name := r.URL.Query().Get("name"); name != "" {
 		ch = onlyMatching(ctx, ch, func(o v4.Object) bool { return o.GetMeta().Name == name })
@@ -104,6 +101,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		}
 		return objectLine(ev)
 	})
+	return nil
 }
 
 // watchTaskGroups watches task groups from the shared cache: no etcd watch and no

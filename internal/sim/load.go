@@ -14,40 +14,6 @@ import (
 	"github.com/berthhq/berth/internal/client"
 )
 
-// LoadConfig is a burst of submissions (docs/benchmarks.md, "Cluster benchmark"): Apps
-// processes of Instances instances each, applied through the API. Each instance asks for
-// 0.01 core and 8 MB, so that a simulated node (which reports its machine's resources)
-// takes many.
-type LoadConfig struct {
-	Apps, Instances int
-	// Namespaces spreads the processes over this many namespaces (1: one for all; 0:
-	// one per process). Their names start with Prefix (default "bench") and the time.
-	Namespaces int
-	Prefix     string
-	// Concurrency is how many applies are in flight (default 4).
-	Concurrency int
-	// Pace, when set, is the time between two applies' starts: a cluster at rest that
-	// gets one process at a time rather than a burst.
-	Pace time.Duration
-	// Timeout bounds the wait for every instance to run (default 10 minutes).
-	Timeout time.Duration
-	// ProbeEvery is how often a GET of one process measures the API's latency during the
-	// burst (default 50 ms).
-	ProbeEvery time.Duration
-	// RestartPolicy is the processes' restart policy ("": the default, OnFailure; Always
-	// replaces the instances of a lost node, which NodeLoss measures).
-	RestartPolicy string
-	// Services adds a service of the same name selecting each process's instances (its
-	// port 80 to their port 8080), applied with it.
-	Services bool
-}
-
-// Load limits: the burst is bounded in count and in time.
-const (
-	MaxLoadInstances = 100_000
-	maxProbes        = 100_000
-)
-
 // LoadResult is what a burst measured, all times from the first submission.
 type LoadResult struct {
 	Instances       int
@@ -92,41 +58,12 @@ func (r *LoadResult) watchNote() string {
 // Load submits the burst through c and follows its task groups with a watch until every
 // instance runs or the timeout passes (then it returns what it measured, and an error).
 func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, error) {
-	switch {
-	case cfg.Apps <= 0 || cfg.Instances <= 0 || cfg.Apps*cfg.Instances > MaxLoadInstances:
-		return nil, fmt.Errorf("load: %d apps of %d instances: give at least one of each, at most %d instances in all", cfg.Apps, cfg.Instances, MaxLoadInstances)
-	case cfg.Pace < 0:
-		return nil, fmt.Errorf("load: pace %s is negative", cfg.Pace)
-	case cfg.Namespaces < 0:
-		return nil, fmt.Errorf("load: namespaces %d is negative", cfg.Namespaces)
-	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = "bench"
-	}
-	if !validPrefix(cfg.Prefix) {
-		return nil, fmt.Errorf("load: prefix %q: give 1 to 20 lower-case letters and digits (the namespaces are PREFIX-TIME)", cfg.Prefix)
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 10 * time.Minute
-	}
-	if cfg.ProbeEvery <= 0 {
-		cfg.ProbeEvery = 50 * time.Millisecond
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	run := fmt.Sprintf("%s-%d", cfg.Prefix, time.Now().Unix())
-	nsOf := func(app int) string {
-		switch cfg.Namespaces {
-		case 0:
-			return fmt.Sprintf("%s-%d", run, app)
-		case 1:
-			return run
-		}
-		return fmt.Sprintf("%s-%d", run, app%cfg.Namespaces)
-	}
 	events, err := c.Watch(ctx, v4.KindTaskGroup, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("load: watch task groups: %w", err)
@@ -141,8 +78,31 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	wg.Go(func() { defer close(watchEnded); b.followAll(watchCtx, c, events, run) })
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
-	wg.Go(func() { b.probe(probeCtx, c, nsOf(0), cfg.ProbeEvery) })
+	wg.Go(func() { b.probe(probeCtx, c, cfg.namespace(run, 0), cfg.ProbeEvery) })
 
+	b.submitAll(ctx, c, &cfg, run)
+	ended := ""
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		ended = fmt.Sprintf("after %s", cfg.Timeout)
+	case <-watchEnded:
+		ended = "when the task group watch ended (the server went away?)"
+	}
+	stopProbe()
+	stopWatch()
+	cancel()
+	wg.Wait()
+	res := b.result()
+	if res.Running < res.Instances {
+		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)
+	}
+	return res, nil
+}
+
+// submitAll applies every process of the run, Concurrency at a time and at the configured
+// pace, and records how long the submissions took.
+func (b *burst) submitAll(ctx context.Context, c *client.Client, cfg *LoadConfig, run string) {
 	b.start = time.Now()
 	sem := make(chan struct{}, cfg.Concurrency)
 	var applies sync.WaitGroup
@@ -162,30 +122,13 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 		sem <- struct{}{}
 		applies.Go(func() {
 			defer func() { <-sem }()
-			b.apply(ctx, c, nsOf(app), fmt.Sprintf("app-%d", app), cfg.Instances)
+			b.apply(ctx, c, cfg.namespace(run, app), fmt.Sprintf("app-%d", app), cfg.Instances)
 		})
 	}
 	applies.Wait()
 	b.mu.Lock()
 	b.res.Submitted = time.Since(b.start)
 	b.mu.Unlock()
-	ended := ""
-	select {
-	case <-b.done:
-	case <-ctx.Done():
-		ended = fmt.Sprintf("after %s", cfg.Timeout)
-	case <-watchEnded:
-		ended = "when the task group watch ended (the server went away?)"
-	}
-	stopProbe()
-	stopWatch()
-	cancel()
-	wg.Wait()
-	res := b.result()
-	if res.Running < res.Instances {
-		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)
-	}
-	return res, nil
 }
 
 // burst is the state of one Load.
@@ -378,18 +321,4 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	slices.Sort(s)
 	i := int(q*float64(len(s))+0.5) - 1
 	return s[min(max(i, 0), len(s)-1)]
-}
-
-// validPrefix reports whether p can start namespace names and be read back from them
-// (the service catalog's latencies are kept by prefix): lower-case letters and digits, no dash.
-func validPrefix(p string) bool {
-	if p == "" || len(p) > 20 {
-		return false
-	}
-	for _, r := range p {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
-			return false
-		}
-	}
-	return true
 }

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -24,8 +24,9 @@ func simCluster(t *testing.T, prefix string, nodes int, ttl time.Duration) (*Sim
 	t.Helper()
 	url, token, ca := serveTTL(t, ttl)
 	ctx, cancel := context.WithCancel(context.Background())
-	f := feed.New(testStore, storetest.QuietLogger())
-	mgr := controller.NewManager(testStore, f, controller.Options{Logger: storetest.QuietLogger(), NodeTTL: ttl}, "sim-test")
+	caches := cachetest.Registry(t, testStore, controller.RegisterCaches)
+	f := feed.New(caches, storetest.QuietLogger())
+	mgr := controller.NewManager(testStore, f, controller.Options{Logger: storetest.QuietLogger(), NodeTTL: ttl, Caches: caches}, "sim-test")
 	done := make(chan struct{}, 3)
 	go func() { f.Run(ctx); done <- struct{}{} }()
 	go func() { mgr.Run(ctx); done <- struct{}{} }()

@@ -11,10 +11,12 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -45,7 +47,8 @@ func serveTTL(t *testing.T, ttl time.Duration) (string, string, *pki.CA) {
 		Role: v4.JoinRoleAgent, Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger(), NodeTTL: ttl}, testStore)
+	caches := cachetest.Registry(t, testStore, controller.RegisterCaches)
+	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger(), NodeTTL: ttl, Caches: caches}, testStore)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,15 @@ type applyCurrent struct {
 	size storedSize // of a counted kind (its namespace's ledger)
 }
 
+// applyPlan is one attempt's transaction: a comparison per document, the writes of those
+// that change, and what they add to their namespaces' ledgers.
+type applyPlan struct {
+	results []v4.ApplyResult
+	cmps    []clientv3.Cmp
+	ops     []clientv3.Op
+	deltas  usageDeltas
+}
+
 // tryApply makes one attempt; ok is false when the transaction's comparisons failed.
 func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyResult, bool, error) {
 	current, err := s.readCurrent(ctx, docs)
@@ -115,66 +124,22 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 		return nil, false, err
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	results := make([]v4.ApplyResult, len(docs))
-	cmps := make([]clientv3.Cmp, 0, len(docs))
-	var ops []clientv3.Op
-	var deltas usageDeltas
+	p := &applyPlan{results: make([]v4.ApplyResult, len(docs)), cmps: make([]clientv3.Cmp, 0, len(docs))}
 	for i, d := range docs {
-		obj, meta := d.Object, d.Object.GetMeta()
-		kind := obj.GetKind()
-		key := objectKey(kind, meta.Namespace, meta.Name)
-		cur := current[i]
-		if want, err := parseRev(meta.ResourceVersion); err != nil {
-			return nil, false, fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
-		} else if want != 0 && want != cur.rev {
-			return nil, false, fmt.Errorf("%s %s/%s: %w (given %d, stored %d)",
-				kind, meta.Namespace, meta.Name, ErrConflict, want, cur.rev)
+		if err := s.planDocument(ctx, p, i, d, current[i], now); err != nil {
+			return nil, false, err
 		}
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev))
-		res := v4.ApplyResult{Kind: kind, Namespace: meta.Namespace, Name: meta.Name}
-		created := now
-		switch {
-		case cur.obj == nil:
-			res.Action = v4.ActionCreated
-		case v4.SameContent(cur.obj, obj):
-			res.Action = v4.ActionUnchanged
-			res.ResourceVersion = formatRev(cur.rev)
-			results[i] = res
-			continue
-		default:
-			res.Action = v4.ActionUpdated
-			created = cur.obj.GetMeta().CreationTimestamp
-			v4.CarryStatus(obj, cur.obj)
-		}
-		// The change carries this trace to whoever acts on it (the controllers).
-		tracing.Stamp(ctx, meta, now)
-		val, err := encodeObject(obj, created)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
-		}
-		raw := Raw{ContentType: ContentTypeOf(d.Raw), Data: d.Raw}
-		if len(d.Raw) == 0 {
-			raw = Raw{ContentType: ContentTypeJSON, Data: val}
-		}
-		put := []clientv3.Op{s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw)}
-		if cur.obj == nil {
-			deltas.add(kind, meta.Namespace, 1, opBytes(put...))
-		} else {
-			deltas.add(kind, meta.Namespace, 0, opBytes(put...)-cur.size.object-cur.size.raw)
-		}
-		ops = append(ops, put...)
-		results[i] = res
 	}
-	if len(ops) == 0 {
-		return results, true, nil
+	if len(p.ops) == 0 {
+		return p.results, true, nil
 	}
 	// The namespaces' ledgers go in the same transaction: a race on one of them is a lost
 	// race like any other, and retryApply recomputes everything.
-	u, err := s.planUsage(ctx, deltas)
+	u, err := s.planUsage(ctx, p.deltas)
 	if err != nil {
 		return nil, false, err
 	}
-	resp, err := s.client.Txn(ctx).If(append(cmps, u.cmps...)...).Then(append(ops, u.ops...)...).Commit()
+	resp, err := s.client.Txn(ctx).If(append(p.cmps, u.cmps...)...).Then(append(p.ops, u.ops...)...).Commit()
 	if err != nil {
 		return nil, false, wrapEtcd(err)
 	}
@@ -183,23 +148,77 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 		return nil, false, nil
 	}
 	s.usageDone(u, resp.Header.Revision)
-	// Every write of one transaction carries the transaction's revision.
-	rev := formatRev(resp.Header.Revision)
+	stampApplied(docs, p.results, current, now, formatRev(resp.Header.Revision))
+	return p.results, true, nil
+}
+
+// planDocument adds document i to the plan: its comparison always, its writes unless it
+// is unchanged.
+func (s *Store) planDocument(ctx context.Context, p *applyPlan, i int, d v4.Document, cur applyCurrent, now time.Time) error {
+	obj, meta := d.Object, d.Object.GetMeta()
+	kind := obj.GetKind()
+	key := objectKey(kind, meta.Namespace, meta.Name)
+	if want, err := parseRev(meta.ResourceVersion); err != nil {
+		return fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+	} else if want != 0 && want != cur.rev {
+		return fmt.Errorf("%s %s/%s: %w (given %d, stored %d)",
+			kind, meta.Namespace, meta.Name, ErrConflict, want, cur.rev)
+	}
+	p.cmps = append(p.cmps, clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev))
+	res := v4.ApplyResult{Kind: kind, Namespace: meta.Namespace, Name: meta.Name}
+	created := now
+	switch {
+	case cur.obj == nil:
+		res.Action = v4.ActionCreated
+	case v4.SameContent(cur.obj, obj):
+		res.Action = v4.ActionUnchanged
+		res.ResourceVersion = formatRev(cur.rev)
+		p.results[i] = res
+		return nil
+	default:
+		res.Action = v4.ActionUpdated
+		created = cur.obj.GetMeta().CreationTimestamp
+		v4.CarryStatus(obj, cur.obj)
+	}
+	// The change carries this trace to whoever acts on it (the controllers).
+	tracing.Stamp(ctx, meta, now)
+	val, err := encodeObject(obj, created)
+	if err != nil {
+		return fmt.Errorf("%s %s/%s: %w", kind, meta.Namespace, meta.Name, err)
+	}
+	raw := Raw{ContentType: ContentTypeOf(d.Raw), Data: d.Raw}
+	if len(d.Raw) == 0 {
+		raw = Raw{ContentType: ContentTypeJSON, Data: val}
+	}
+	put := []clientv3.Op{s.putObject(kind, meta.Namespace, meta.Name, val), s.putRaw(kind, meta.Namespace, meta.Name, raw)}
+	if cur.obj == nil {
+		p.deltas.add(kind, meta.Namespace, 1, opBytes(put...))
+	} else {
+		p.deltas.add(kind, meta.Namespace, 0, opBytes(put...)-cur.size.object-cur.size.raw)
+	}
+	p.ops = append(p.ops, put...)
+	p.results[i] = res
+	return nil
+}
+
+// stampApplied gives the documents their stored resource versions and creation times.
+// Every write of one transaction carries the transaction's revision rev.
+func stampApplied(docs []v4.Document, results []v4.ApplyResult, current []applyCurrent, now time.Time, rev string) {
 	for i, d := range docs {
+		meta := d.Object.GetMeta()
 		if results[i].Action == v4.ActionUnchanged {
-			d.Object.GetMeta().ResourceVersion = results[i].ResourceVersion
-			d.Object.GetMeta().CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
+			meta.ResourceVersion = results[i].ResourceVersion
+			meta.CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
 			continue
 		}
 		results[i].ResourceVersion = rev
-		d.Object.GetMeta().ResourceVersion = rev
+		meta.ResourceVersion = rev
 		if current[i].obj != nil {
-			d.Object.GetMeta().CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
+			meta.CreationTimestamp = current[i].obj.GetMeta().CreationTimestamp
 		} else {
-			d.Object.GetMeta().CreationTimestamp = now
+			meta.CreationTimestamp = now
 		}
 	}
-	return results, true, nil
 }
 
 // readCurrent reads the stored state of every document's key, in read transactions of at

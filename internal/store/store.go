@@ -99,6 +99,8 @@ type Store struct {
 	// quota holds the namespaces' default limits and what the store read or wrote of
 	// their limits and ledgers (quota.go).
 	quota quotaState
+	// watches counts the open object watches by kind (watch_count.go).
+	watches watchCount
 }
 
 // maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and

@@ -91,9 +91,11 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 	wch := s.client.Watch(clientv3.WithRequireLeader(wctx), objectPrefix(kind, ns),
 		clientv3.WithPrefix(), clientv3.WithRev(fromRev+1), clientv3.WithPrevKV())
 	out := make(chan Event, bufferFor(limit))
+	s.watches.add(kind, 1)
 	go func() {
 		defer close(out)
 		defer stopWatch()
+		defer s.watches.add(kind, -1)
 		send := func(ev Event) bool {
 			select {
 			case out <- ev:

@@ -1,7 +1,10 @@
 // Package gpu finds a node's NVIDIA cards and watches their health: per card its UUID,
 // model, memory, MIG mode, NUMA node and the links to the other cards, read through NVML
 // (github.com/NVIDIA/go-nvml, which loads libnvidia-ml at run time). A machine without
-// the library, or a build without cgo, simply has no cards.
+// the library, or a build without cgo, simply has no cards. Its Manager is the node's
+// cards for the agent and the executor, beside devices/plugin's Manager for the device
+// plugins: the inventory, the health loop, and the shares of cards it enforces (MPS,
+// vcuda, HAMi).
 package gpu
 
 import (

@@ -128,7 +128,7 @@ const maxSocketPath = 107
 // RegisterVDevice until Close. The socket is 0660: only its owner and group may call it
 // (anyone could, at 0777, and each call makes the agent ask Docker for the container's
 // processes). A new socket is root's until the container's driver gives it to the
-// container's user with the task's files (driver.Task.OwnedFiles); a stale one (left by
+// container's user with the task's files (driver.ContainerSetup.OwnedFiles); a stale one (left by
 // a previous agent, whose Close keeps it) is replaced with the same owner, so a running
 // container keeps its access across agent restarts.
 func ServeVCUDA(socket string, register func(ctx context.Context, req *VDeviceRequest) error) (*VCUDAServer, error) {

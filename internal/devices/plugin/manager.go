@@ -34,12 +34,29 @@ const (
 // resourceNamePattern is a Kubernetes extended resource name: "vendor-domain/type".
 var resourceNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
 
+// Options configure a Manager.
+type Options struct {
+	// Dir holds the Registration socket (kubelet.sock) and the plugins' sockets.
+	Dir string
+	// Reserved names resources the node owns itself (berth's GPUs): plugins may not
+	// register them.
+	Reserved func(resource string) bool
+	// Changed is called when the resources change (the node is registered again).
+	Changed func()
+	// Held, when set, is told every device a task holds after AllocateTask gives it its
+	// devices (group is the task group's namespace/name), so that the agent's
+	// checkpoint can Restore them after a restart.
+	Held   func(group, task string, held map[string][]string)
+	Logger *slog.Logger
+}
+
 // Manager serves the Registration socket and keeps the registered plugins.
 type Manager struct {
 	dir      string
 	reserved func(resource string) bool
 	log      *slog.Logger
 	changed  func()
+	held     func(group, task string, held map[string][]string)
 
 	mu      sync.Mutex
 	plugins map[string]*registered // by resource name
@@ -58,14 +75,17 @@ type registered struct {
 	cancel   context.CancelFunc
 }
 
-// NewManager makes a manager serving dir/kubelet.sock. reserved names resources the node
-// owns itself (berth's GPUs): plugins may not register them. changed is called when the
-// resources change (the node is registered again).
-func NewManager(dir string, reserved func(string) bool, changed func(), log *slog.Logger) *Manager {
+// NewManager makes a manager serving Options.Dir/kubelet.sock.
+func NewManager(opts Options) *Manager {
+	reserved := opts.Reserved
 	if reserved == nil {
 		reserved = func(string) bool { return false }
 	}
-	return &Manager{dir: dir, reserved: reserved, changed: changed, log: log,
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Manager{dir: opts.Dir, reserved: reserved, changed: opts.Changed, held: opts.Held, log: log,
 		plugins: map[string]*registered{}, allocated: map[string]map[string]string{}}
 }
 

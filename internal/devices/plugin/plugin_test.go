@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/devices/plugin/plugintest"
 )
 
@@ -21,8 +22,8 @@ func startManager(t *testing.T) (*Manager, string, chan struct{}) {
 	t.Helper()
 	dir := t.TempDir()
 	changed := make(chan struct{}, 64)
-	m := NewManager(dir, func(r string) bool { return r == "nvidia.com/gpu" }, func() { changed <- struct{}{} },
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := NewManager(Options{Dir: dir, Reserved: func(r string) bool { return r == "nvidia.com/gpu" },
+		Changed: func() { changed <- struct{}{} }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Run(ctx) }()
@@ -129,5 +130,36 @@ func TestRegisterRefusals(t *testing.T) {
 	_, err := pluginapi.NewRegistrationClient(conn).Register(context.Background(), &pluginapi.RegisterRequest{Version: "v1alpha", Endpoint: "x.sock", ResourceName: "example.com/dev"})
 	if err == nil || !strings.Contains(err.Error(), `version "v1alpha"`) {
 		t.Errorf("old version: %v", err)
+	}
+}
+
+// TestAllocateTaskAndDescribe: a task's devices of every plugin resource it asks for
+// (others skipped), recorded through Options.Held; the node described with the
+// plugins' resources beside its own.
+func TestAllocateTaskAndDescribe(t *testing.T) {
+	m, dir, _ := startManager(t)
+	var group, task string
+	var held map[string][]string
+	m.held = func(g, tk string, h map[string][]string) { group, task, held = g, tk, h }
+	p := &plugintest.TestPlugin{Updates: make(chan []*pluginapi.Device, 4), DevDir: "/devs"}
+	p.Updates <- []*pluginapi.Device{{ID: "d0", Health: pluginapi.Healthy}, {ID: "d1", Health: pluginapi.Unhealthy}, {ID: "d2", Health: pluginapi.Healthy}}
+	stop := plugintest.ServeAndRegister(t, p, dir, "test.sock", "example.com/dev")
+	defer stop()
+	waitResources(t, m, "example.com/dev", 3, 2)
+
+	n := &v4.Node{Spec: v4.NodeSpec{Capacity: v4.NodeResources{Extended: map[string]float64{"example.com/declared": 5}}}}
+	m.Describe(n)
+	if c, a := n.Spec.Capacity.Extended, n.Spec.Allocatable.Extended; c["example.com/dev"] != 3 || c["example.com/declared"] != 5 || a["example.com/dev"] != 2 {
+		t.Fatalf("described: capacity %v allocatable %v", c, a)
+	}
+	setup, err := m.AllocateTask(context.Background(), "ns/tg", "ns.tg.a", map[string]int{"example.com/dev": 2, "example.com/declared": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if setup.Env["TEST_DEVICES"] != "d0,d2" || len(setup.Devices) != 2 || len(setup.Mounts) != 1 {
+		t.Fatalf("task devices %+v", setup)
+	}
+	if group != "ns/tg" || task != "ns.tg.a" || len(held) != 1 || strings.Join(held["example.com/dev"], ",") != "d0,d2" {
+		t.Fatalf("recorded %s %s %v", group, task, held)
 	}
 }

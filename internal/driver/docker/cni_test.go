@@ -80,7 +80,7 @@ func TestCNIPod(t *testing.T) {
 	}
 
 	web := httpdTask(t, d, "web", 8080, "ok-cni")
-	web.NetworkMode, web.JoinTask = "", sandbox
+	web.Setup.NetworkMode, web.Setup.JoinTask = "", sandbox
 	st := mustStart(t, d, web)
 	if st.Info.IPAddress != ip || st.Info.NetworkMode != "user" {
 		t.Fatalf("task in the pod: %+v, want IP %s", st.Info, ip)

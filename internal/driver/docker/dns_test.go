@@ -19,12 +19,12 @@ func TestApplyDNS(t *testing.T) {
 		own  []string // the spec's dns parameter
 		want []string
 	}{
-		{"the node's server", driver.Task{DNS: dnsOf("10.0.0.5"), NetworkMode: "BRIDGE"}, nil, []string{"10.0.0.5"}},
-		{"the spec's own wins", driver.Task{DNS: dnsOf("10.0.0.5"), NetworkMode: "BRIDGE"}, []string{"8.8.8.8"}, []string{"8.8.8.8"}},
-		{"loopback is out of a bridge's reach", driver.Task{DNS: dnsOf("127.0.0.1"), NetworkMode: "BRIDGE"}, nil, nil},
-		{"loopback is the host's in host mode", driver.Task{DNS: dnsOf("127.0.0.1"), NetworkMode: "HOST"}, nil, []string{"127.0.0.1"}},
-		{"a joined container has its owner's", driver.Task{DNS: dnsOf("10.0.0.5"), JoinTask: "ns.pod.main"}, nil, nil},
-		{"no cluster DNS", driver.Task{NetworkMode: "BRIDGE"}, nil, nil},
+		{"the node's server", driver.Task{Setup: &driver.ContainerSetup{DNS: dnsOf("10.0.0.5"), NetworkMode: "BRIDGE"}}, nil, []string{"10.0.0.5"}},
+		{"the spec's own wins", driver.Task{Setup: &driver.ContainerSetup{DNS: dnsOf("10.0.0.5"), NetworkMode: "BRIDGE"}}, []string{"8.8.8.8"}, []string{"8.8.8.8"}},
+		{"loopback is out of a bridge's reach", driver.Task{Setup: &driver.ContainerSetup{DNS: dnsOf("127.0.0.1"), NetworkMode: "BRIDGE"}}, nil, nil},
+		{"loopback is the host's in host mode", driver.Task{Setup: &driver.ContainerSetup{DNS: dnsOf("127.0.0.1"), NetworkMode: "HOST"}}, nil, []string{"127.0.0.1"}},
+		{"a joined container has its owner's", driver.Task{Setup: &driver.ContainerSetup{DNS: dnsOf("10.0.0.5"), JoinTask: "ns.pod.main"}}, nil, nil},
+		{"no cluster DNS", driver.Task{Setup: &driver.ContainerSetup{NetworkMode: "BRIDGE"}}, nil, nil},
 	}
 	for _, tt := range tests {
 		hc := &container.HostConfig{DNS: tt.own}
@@ -32,7 +32,7 @@ func TestApplyDNS(t *testing.T) {
 		if !slices.Equal(hc.DNS, tt.want) {
 			t.Errorf("%s: DNS %v, want %v", tt.name, hc.DNS, tt.want)
 		}
-		if len(tt.own) == 0 && len(tt.want) > 0 && !slices.Equal(hc.DNSSearch, tt.task.DNS.Search) {
+		if len(tt.own) == 0 && len(tt.want) > 0 && !slices.Equal(hc.DNSSearch, tt.task.Setup.DNS.Search) {
 			t.Errorf("%s: search %v", tt.name, hc.DNSSearch)
 		}
 	}

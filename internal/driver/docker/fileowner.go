@@ -16,7 +16,7 @@ import (
 // A task's configmap and secret files belong to the user the container runs as, and only
 // that user may read them (0600, 0400 read-only), as a process task's do: another user of
 // the image cannot read a secret mounted for its main process. So does a vcuda share's
-// socket (0660, driver.Task.OwnedFiles), which only that user may call. The user is the container's
+// socket (0660, driver.ContainerSetup.OwnedFiles), which only that user may call. The user is the container's
 // as Docker resolves it (the user parameter, else the image's USER), looked up in the
 // image's own /etc/passwd and /etc/group. With user-namespace remapping on, uids inside
 // differ from the host's; the files are then readable by all (0644, 0444), as the

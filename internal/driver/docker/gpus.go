@@ -36,11 +36,11 @@ func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.
 	for i, g := range t.GPUs {
 		uuids[i] = g.UUID
 	}
-	if t.IPCHost {
+	if t.Setup.IPCHost {
 		hc.IpcMode = container.IPCModeHost
 	}
-	if t.GPUDriverDir != "" { // a driver of the sharing mode's, over whatever the toolkit mounts
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: t.GPUDriverDir, Target: gpu.ContainerDriverDir, ReadOnly: true})
+	if t.Setup.GPUDriverDir != "" { // a driver of the sharing mode's, over whatever the toolkit mounts
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: t.Setup.GPUDriverDir, Target: gpu.ContainerDriverDir, ReadOnly: true})
 		setLibraryPath(cfg)
 	}
 	if d.gpuToolkit() {
@@ -53,7 +53,7 @@ func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.
 	if err != nil {
 		return fmt.Errorf("GPUs %s: %w", strings.Join(uuids, ","), err)
 	}
-	if t.GPUDriverDir != "" {
+	if t.Setup.GPUDriverDir != "" {
 		hf.Libraries, hf.Binaries = nil, nil
 	}
 	devices := slices.Clone(hf.ControlDevices)
@@ -154,14 +154,14 @@ func (d *Driver) PIDs(ctx context.Context, id string) ([]int, error) {
 // applyDevices gives the container the device nodes and CDI devices of its device
 // plugins' allocations.
 func applyDevices(t *driver.Task, hc *container.HostConfig) {
-	for _, dv := range t.Devices {
+	for _, dv := range t.Setup.Devices {
 		perms := dv.Permissions
 		if perms == "" {
 			perms = "rwm"
 		}
 		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: dv.HostPath, PathInContainer: dv.ContainerPath, CgroupPermissions: perms})
 	}
-	if len(t.CDIDevices) > 0 {
-		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{Driver: "cdi", DeviceIDs: t.CDIDevices})
+	if len(t.Setup.CDIDevices) > 0 {
+		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{Driver: "cdi", DeviceIDs: t.Setup.CDIDevices})
 	}
 }

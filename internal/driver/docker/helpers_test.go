@@ -217,7 +217,7 @@ func newTask(t *testing.T, d *Driver, name, img, command string, args ...string)
 			Command:         command,
 			Args:            args,
 		},
-		NetworkMode: "BRIDGE",
+		Setup: &driver.ContainerSetup{NetworkMode: "BRIDGE"},
 	}
 }
 

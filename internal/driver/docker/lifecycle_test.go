@@ -215,7 +215,7 @@ func TestFilesAndVolumes(t *testing.T) {
 		{Path: "/etc/berth/conf.txt", Content: []byte("secret\n"), ReadOnly: true},
 		{Path: "rel.txt", Content: []byte("rel\n")},
 	}
-	task.Volumes = []driver.Mount{{HostPath: vol, ContainerPath: "/data", ReadOnly: true}, {HostPath: filepath.Join(vol, "new"), ContainerPath: "/scratch"}}
+	task.Setup.Volumes = []driver.Mount{{HostPath: vol, ContainerPath: "/data", ReadOnly: true}, {HostPath: filepath.Join(vol, "new"), ContainerPath: "/scratch"}}
 	mustStart(t, d, task)
 
 	r, err := d.Exec(ctxT(t, 10*time.Second), task.ID, "cat /etc/berth/conf.txt /work/rel.txt /data/data.txt && echo w > /work/rel.txt && echo s > /scratch/s && cat /work/rel.txt")

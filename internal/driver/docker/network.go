@@ -20,8 +20,8 @@ import (
 // bindings and hostname where the mode allows them. An unknown user network is an
 // error naming it (Docker's own message does not say which parameter was wrong).
 func (d *Driver) setupNetwork(ctx context.Context, t *driver.Task, x paramExtras, cfg *container.Config, hc *container.HostConfig) (*network.NetworkingConfig, error) {
-	if t.JoinTask != "" {
-		target, err := d.resolveJoin(ctx, t.JoinTask)
+	if t.Setup.JoinTask != "" {
+		target, err := d.resolveJoin(ctx, t.Setup.JoinTask)
 		if err != nil {
 			return nil, err
 		}
@@ -30,7 +30,7 @@ func (d *Driver) setupNetwork(ctx context.Context, t *driver.Task, x paramExtras
 		hc.NetworkMode = container.NetworkMode("container:" + target)
 		return nil, nil
 	}
-	mode := t.NetworkMode
+	mode := t.Setup.NetworkMode
 	switch strings.ToUpper(mode) {
 	case "HOST", "BRIDGE", "NONE":
 		mode = strings.ToLower(mode)
@@ -68,14 +68,14 @@ func (d *Driver) setupNetwork(ctx context.Context, t *driver.Task, x paramExtras
 		return nil, fmt.Errorf("parameter ip=%s needs a user network, not %s", x.ip, mode)
 	}
 	if mode == "host" || mode == "none" {
-		if len(t.PortBindings) > 0 {
+		if len(t.Setup.PortBindings) > 0 {
 			d.log.Debug("port bindings ignored in this network mode", "task", t.ID, "mode", mode)
 		}
-	} else if err := bindPorts(t.PortBindings, cfg, hc); err != nil {
+	} else if err := bindPorts(t.Setup.PortBindings, cfg, hc); err != nil {
 		return nil, err
 	}
 	if mode != "host" {
-		cfg.Hostname = t.Hostname
+		cfg.Hostname = t.Setup.Hostname
 	}
 	return nc, nil
 }

@@ -44,8 +44,8 @@ func TestBridgePortsAndJoin(t *testing.T) {
 	d := newDriver(t)
 	hostPort := freePort(t)
 	web := httpdTask(t, d, "web", 8080, "ok-bridge")
-	web.Hostname = "web-host"
-	web.PortBindings = []driver.PortBinding{{Name: "http", ContainerPort: 8080, HostPort: hostPort, Protocol: "tcp"}, {Name: "unmapped", ContainerPort: 9090}}
+	web.Setup.Hostname = "web-host"
+	web.Setup.PortBindings = []driver.PortBinding{{Name: "http", ContainerPort: 8080, HostPort: hostPort, Protocol: "tcp"}, {Name: "unmapped", ContainerPort: 9090}}
 	st := mustStart(t, d, web)
 	if st.Info.NetworkMode != "bridge" || st.Info.IPAddress == "" || st.Info.Hostname != "web-host" || st.Info.Pid == 0 || st.Info.StartAt.IsZero() {
 		t.Fatalf("info: %+v", st.Info)
@@ -58,7 +58,7 @@ func TestBridgePortsAndJoin(t *testing.T) {
 	}
 
 	side := newTask(t, d, "side", imgPlain, "/bin/sleep", "30")
-	side.NetworkMode, side.JoinTask = "", web.ID
+	side.Setup.NetworkMode, side.Setup.JoinTask = "", web.ID
 	sst := mustStart(t, d, side)
 	if sst.Info.NetworkMode != "user" || sst.Info.IPAddress != st.Info.IPAddress {
 		t.Fatalf("joined info: %+v, want the first's IP %s", sst.Info, st.Info.IPAddress)
@@ -69,7 +69,7 @@ func TestBridgePortsAndJoin(t *testing.T) {
 	}
 
 	gone := newTask(t, d, "gone", imgPlain, "/bin/sleep", "30")
-	gone.NetworkMode, gone.JoinTask = "", "test.no.such"
+	gone.Setup.NetworkMode, gone.Setup.JoinTask = "", "test.no.such"
 	if _, err := d.Start(ctxT(t, 10*time.Second), gone); err == nil || !strings.Contains(err.Error(), "network of test.no.such to join") {
 		t.Fatalf("joining nothing: %v", err)
 	}
@@ -81,7 +81,7 @@ func TestHostNetwork(t *testing.T) {
 	d := newDriver(t)
 	port := freePort(t)
 	web := httpdTask(t, d, "web", port, "ok-host")
-	web.NetworkMode = "HOST"
+	web.Setup.NetworkMode = "HOST"
 	st := mustStart(t, d, web)
 	if st.Info.NetworkMode != "host" {
 		t.Fatalf("info: %+v", st.Info)
@@ -90,7 +90,7 @@ func TestHostNetwork(t *testing.T) {
 		t.Fatalf("host network: %q", got)
 	}
 	none := newTask(t, d, "none", imgPlain, "/bin/sleep", "30")
-	none.NetworkMode = "NONE"
+	none.Setup.NetworkMode = "NONE"
 	if st := mustStart(t, d, none); st.Info.NetworkMode != "none" || st.Info.IPAddress != "" {
 		t.Fatalf("none: %+v", st.Info)
 	}

@@ -32,6 +32,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if t.Container == nil {
 		return driver.State{}, fmt.Errorf("task %s: not a container task", t.ID)
 	}
+	t = t.WithSetup()
 	if !validID(t.ID) {
 		return driver.State{}, fmt.Errorf("task %q: invalid ID for a container name", t.ID)
 	}
@@ -55,7 +56,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	}
 	id, err := d.create(ctx, t, spec, name)
 	if err == nil {
-		if err = d.ownFiles(ctx, id, append(d.fileSources(t.ID, spec.hc.Mounts), t.OwnedFiles...)); err != nil {
+		if err = d.ownFiles(ctx, id, append(d.fileSources(t.ID, spec.hc.Mounts), t.Setup.OwnedFiles...)); err != nil {
 			rctx, cancel := background()
 			d.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true})
 			cancel()
@@ -143,7 +144,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	if err != nil {
 		return containerSpec{}, err
 	}
-	vols, err := volumeMounts(t.Volumes)
+	vols, err := volumeMounts(t.Setup.Volumes)
 	if err != nil {
 		return containerSpec{}, err
 	}
@@ -162,7 +163,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 		d.cpusetMu.Lock()
 		defer d.cpusetMu.Unlock()
 	}
-	b, err := d.resolveCPUSet(ctx, s.extra, t.CPURequest, preferredNUMA(t.GPUs))
+	b, err := d.resolveCPUSet(ctx, s.extra, t.Setup.CPURequest, preferredNUMA(t.GPUs))
 	if err != nil {
 		return "", err
 	}
@@ -185,7 +186,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 // when there is no request), a CFS quota of limit x 100000 per 100000 us when limited,
 // and the memory limit (at least 4 MB, Docker's minimum) with no swap beyond it.
 func applyResources(t *driver.Task, hc *container.HostConfig) {
-	shares := int64(t.CPURequest * 1024)
+	shares := int64(t.Setup.CPURequest * 1024)
 	if shares <= 0 {
 		shares = 1024
 	}
@@ -212,16 +213,16 @@ func suffix(msg string) string {
 // container with a network of its own, which then keeps Docker's default; a container
 // that joins another's network has that one's resolver (Docker refuses both).
 func applyDNS(t *driver.Task, hc *container.HostConfig) {
-	if t.DNS == nil || len(hc.DNS) > 0 || t.JoinTask != "" {
+	if t.Setup.DNS == nil || len(hc.DNS) > 0 || t.Setup.JoinTask != "" {
 		return
 	}
-	for _, s := range t.DNS.Servers {
-		if ip := net.ParseIP(s); ip == nil || (ip.IsLoopback() && !strings.EqualFold(t.NetworkMode, "HOST")) {
+	for _, s := range t.Setup.DNS.Servers {
+		if ip := net.ParseIP(s); ip == nil || (ip.IsLoopback() && !strings.EqualFold(t.Setup.NetworkMode, "HOST")) {
 			return
 		}
 	}
-	hc.DNS = t.DNS.Servers
+	hc.DNS = t.Setup.DNS.Servers
 	if len(hc.DNSSearch) == 0 {
-		hc.DNSSearch = t.DNS.Search
+		hc.DNSSearch = t.Setup.DNS.Search
 	}
 }

@@ -67,7 +67,7 @@ func TestStartFailures(t *testing.T) {
 	}
 
 	net := newTask(t, d, "net", imgPlain, "/bin/sleep", "30")
-	net.NetworkMode = "berth-no-such-network"
+	net.Setup.NetworkMode = "berth-no-such-network"
 	_, err = d.Start(ctxT(t, 30*time.Second), net)
 	if err == nil || !strings.Contains(err.Error(), `network "berth-no-such-network" not found`) {
 		t.Fatalf("unknown network: %v", err)
@@ -92,7 +92,7 @@ func TestResourcesAndParameters(t *testing.T) {
 	t.Parallel()
 	d := newDriver(t)
 	task := newTask(t, d, "res", imgPlain, "/bin/sleep", "30")
-	task.CPURequest, task.CPULimit, task.MemoryLimit = 0.5, 1.5, 64
+	task.Setup.CPURequest, task.CPULimit, task.MemoryLimit = 0.5, 1.5, 64
 	task.Container.WorkingDir = "/tmp"
 	task.Container.Parameters = []v4.Parameter{
 		{Key: "ulimit", Value: "nofile=1024:2048"}, {Key: "shm-size", Value: "32"}, {Key: "cap-add", Value: "NET_ADMIN"},
@@ -134,7 +134,7 @@ func TestCPUSet(t *testing.T) {
 		total += len(n.cpus)
 	}
 	big := newTask(t, d, "big", imgPlain, "/bin/sleep", "30")
-	big.CPURequest = float64(total + 1)
+	big.Setup.CPURequest = float64(total + 1)
 	big.Container.Parameters = []v4.Parameter{{Key: "cpuset", Value: "true"}}
 	_, err = d.Start(ctxT(t, 20*time.Second), big)
 	want := "cpuset: " + itoa(total+1) + " cpus requested, the machine has " + itoa(total)
@@ -146,7 +146,7 @@ func TestCPUSet(t *testing.T) {
 	var bound []string
 	for i := range min(total, 4) {
 		task := newTask(t, d, "bind"+itoa(i), imgPlain, "/bin/sleep", "30")
-		task.CPURequest = 0.3 // ceil: one CPU
+		task.Setup.CPURequest = 0.3 // ceil: one CPU
 		task.Container.Parameters = []v4.Parameter{{Key: "cpuset", Value: "true"}}
 		mustStart(t, d, task)
 		cpus := rawInspect(t, task.ID).HostConfig.CpusetCpus

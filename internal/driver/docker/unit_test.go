@@ -175,12 +175,12 @@ func TestApplyParameters(t *testing.T) {
 
 func TestApplyResources(t *testing.T) {
 	hc := &container.HostConfig{}
-	applyResources(&driver.Task{CPURequest: 0.5, CPULimit: 1.5, MemoryLimit: 64}, hc)
+	applyResources(&driver.Task{Setup: &driver.ContainerSetup{CPURequest: 0.5}, CPULimit: 1.5, MemoryLimit: 64}, hc)
 	if hc.CPUShares != 512 || hc.CPUQuota != 150000 || hc.CPUPeriod != 100000 || hc.Memory != 64<<20 || hc.MemorySwap != 64<<20 {
 		t.Fatalf("%+v", hc)
 	}
 	hc = &container.HostConfig{}
-	applyResources(&driver.Task{MemoryLimit: 3}, hc)
+	applyResources(&driver.Task{Setup: &driver.ContainerSetup{}, MemoryLimit: 3}, hc)
 	if hc.CPUShares != 1024 || hc.CPUQuota != 0 || hc.Memory != 0 {
 		t.Fatalf("defaults: %+v", hc)
 	}

@@ -53,14 +53,14 @@ func NewDocker(podIP string) *Docker {
 
 // checkJoin refuses to join a network whose owner does not run, as Docker does.
 func (d *Docker) checkJoin(t *driver.Task) error {
-	if t.JoinTask == "" {
+	if t.Setup.JoinTask == "" {
 		return nil
 	}
 	d.nmu.Lock()
-	sandbox := d.sandboxes[t.JoinTask]
+	sandbox := d.sandboxes[t.Setup.JoinTask]
 	d.nmu.Unlock()
-	if !sandbox && !d.Running(t.JoinTask) {
-		return fmt.Errorf("start %s: cannot join the network of %s: it is not running", t.ID, t.JoinTask)
+	if !sandbox && !d.Running(t.Setup.JoinTask) {
+		return fmt.Errorf("start %s: cannot join the network of %s: it is not running", t.ID, t.Setup.JoinTask)
 	}
 	return nil
 }
@@ -68,8 +68,9 @@ func (d *Docker) checkJoin(t *driver.Task) error {
 // Start starts the task as the fake Driver does, refusing to join a network whose owner
 // does not run, and gives a container with a network of its own an IP.
 func (d *Docker) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
+	t = t.WithSetup()
 	st, err := d.Driver.Start(ctx, t)
-	if err != nil || t.JoinTask != "" || t.NetworkMode == "" || strings.EqualFold(t.NetworkMode, "HOST") || strings.EqualFold(t.NetworkMode, "NONE") {
+	if err != nil || t.Setup.JoinTask != "" || t.Setup.NetworkMode == "" || strings.EqualFold(t.Setup.NetworkMode, "HOST") || strings.EqualFold(t.Setup.NetworkMode, "NONE") {
 		return st, err
 	}
 	d.nmu.Lock()

@@ -82,13 +82,12 @@ func TestPidReuseIsNotTheTask(t *testing.T) {
 	task := testTask(t, "ns.reuse.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 60"})
 	mustStart(t, d, task)
 	// Pretend the recorded process started at another time: a pid reused by another.
-	mu := d.lock(task.ID)
-	mu.Lock()
+	d.locks.Lock(task.ID)
 	rec, _ := d.load(task.ID)
 	rec.PidStartTicks++
 	rec.ChildPid = -1 // not the driver's child either
 	d.save(rec)
-	mu.Unlock()
+	d.locks.Unlock(task.ID)
 	st, err := d.Inspect(context.Background(), task.ID)
 	if err != nil || st.Running || st.Info.ExitCode != -1 {
 		t.Fatalf("reused pid taken for the task: %+v %v", st.Info, err)

@@ -19,7 +19,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
@@ -79,12 +78,10 @@ type Driver struct {
 	protected    []string
 	owner        driver.Owner
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex // per task ID: serialises state.json read-modify-write
+	locks keyedMutex // per task ID: serialises state.json read-modify-write
 
 	http       *http.Client // package downloads (fetch.go)
-	fetchMu    sync.Mutex
-	fetchLocks map[string]*sync.Mutex // per cache key: one download of a URL at a time
+	fetchLocks keyedMutex   // per cache key: one download of a URL at a time
 
 	reaper  *reaper
 	shimCmd []string
@@ -124,8 +121,6 @@ func New(cfg Config) (*Driver, error) {
 		cgroupParent: parent,
 		cgroups:      detectCgroups(),
 		defaultUser:  cfg.DefaultUser,
-		locks:        map[string]*sync.Mutex{},
-		fetchLocks:   map[string]*sync.Mutex{},
 		http:         newHTTPClient(cfg.RootCAs),
 		shimCmd:      cfg.Shim,
 		protected:    append(cleanDirs(cfg.Protected), dataDir, "/proc", "/sys"),
@@ -177,28 +172,4 @@ func (d *Driver) Name() string { return driver.KindProcess }
 func (d *Driver) Close() error {
 	d.reaper.close()
 	return nil
-}
-
-// lock returns the mutex of one task ID.
-func (d *Driver) lock(id string) *sync.Mutex {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	m, ok := d.locks[id]
-	if !ok {
-		m = &sync.Mutex{}
-		d.locks[id] = m
-	}
-	return m
-}
-
-// fetchLock returns the mutex of one package cache key.
-func (d *Driver) fetchLock(key string) *sync.Mutex {
-	d.fetchMu.Lock()
-	defer d.fetchMu.Unlock()
-	m, ok := d.fetchLocks[key]
-	if !ok {
-		m = &sync.Mutex{}
-		d.fetchLocks[key] = m
-	}
-	return m
 }

@@ -38,9 +38,8 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 // (the service's pid may change) within startGracePeriod; without a pid file, a process
 // named procName in the task's cgroup takes over when berth's own process is gone.
 func (d *Driver) Action(ctx context.Context, id string, action string) error {
-	mu := d.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(id)
+	defer d.locks.Unlock(id)
 	st, err := d.load(id)
 	if err != nil {
 		return err
@@ -156,8 +155,7 @@ func (d *Driver) findRestarted(st *taskState, oldPid int) (int, error) {
 
 // snapshot reads a task's state for a command that does not change it.
 func (d *Driver) snapshot(id string) (*taskState, error) {
-	mu := d.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(id)
+	defer d.locks.Unlock(id)
 	return d.load(id)
 }

@@ -152,9 +152,8 @@ func (d *Driver) cachedDownload(ctx context.Context, u v4.URI, policy, name stri
 	key := hex.EncodeToString(sum[:12])
 	dir := filepath.Join(d.cacheDir, key)
 	cached := filepath.Join(dir, name)
-	mu := d.fetchLock(key)
-	mu.Lock()
-	defer mu.Unlock()
+	d.fetchLocks.Lock(key)
+	defer d.fetchLocks.Unlock(key)
 	if policy == PullIfNotPresent {
 		if fi, err := os.Stat(cached); err == nil && fi.Mode().IsRegular() {
 			d.log.Debug("package from cache", "uri", redact(u.Value))

@@ -11,15 +11,14 @@ import (
 // Action, it returns the state last recorded rather than wait for them (Stop may take
 // the whole grace period).
 func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
-	mu := d.lock(id)
-	if !mu.TryLock() {
+	if !d.locks.TryLock(id) {
 		st, err := d.load(id)
 		if err != nil {
 			return driver.State{}, err
 		}
 		return st.public(), nil
 	}
-	defer mu.Unlock()
+	defer d.locks.Unlock(id)
 	st, err := d.loadCurrent(id)
 	if err != nil {
 		return driver.State{}, err

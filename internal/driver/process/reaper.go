@@ -162,11 +162,10 @@ func (r *reaper) record(pid int) {
 		return
 	}
 	id := e.ID
-	mu := r.d.lock(id)
-	if !mu.TryLock() {
+	if !r.d.locks.TryLock(id) {
 		return
 	}
-	defer mu.Unlock()
+	defer r.d.locks.Unlock(id)
 	st, err := r.d.load(id)
 	if err != nil {
 		r.forget(pid)

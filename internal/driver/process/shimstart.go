@@ -37,6 +37,45 @@ func (d *Driver) exitPath(id string) string { return filepath.Join(d.taskDir(id)
 // exits; the task's process is the shim's child.
 func (d *Driver) startShim(st *taskState, spec shellSpec, logf *os.File) (shimProcs, error) {
 	fail := func(err error) (shimProcs, error) { return shimProcs{}, fmt.Errorf("start %q: %w", spec.Cmd, err) }
+	specJSON, err := d.shimSpec(st, spec)
+	if err != nil {
+		return fail(err)
+	}
+	pipes, err := openShimPipes()
+	if err != nil {
+		return fail(err)
+	}
+	defer pipes.close()
+	procs, err := d.spawnShim(st.ID, pipes, logf)
+	if err != nil {
+		return fail(err)
+	}
+	kill := func() {
+		syscall.Kill(procs.shim, syscall.SIGKILL)
+		if procs.child > 0 {
+			killGroup(procs.child, syscall.SIGKILL)
+		}
+	}
+	if procs.child, err = pipes.exchange(specJSON); err != nil {
+		kill()
+		return fail(err)
+	}
+	if spec.Cgroup != nil {
+		if err := spec.Cgroup.AddProc(procs.child); err != nil {
+			kill()
+			return fail(fmt.Errorf("move into cgroup: %w", err))
+		}
+	}
+	if _, err := pipes.holdW.Write([]byte("go\n")); err != nil {
+		kill()
+		return fail(fmt.Errorf("release: %w", err))
+	}
+	return procs, nil
+}
+
+// shimSpec is the shim's spec of the task's shell, encoded; the exit record left by an
+// earlier run of the task ID, which would name its pids, is removed.
+func (d *Driver) shimSpec(st *taskState, spec shellSpec) ([]byte, error) {
 	s := shim.Spec{
 		Args: []string{"/bin/sh", "-c", holdScript, "sh", spec.Cmd}, Dir: spec.Dir, Env: spec.Env,
 		PidFile: st.PidFile, ExitFile: d.exitPath(st.ID),
@@ -46,82 +85,92 @@ func (d *Driver) startShim(st *taskState, spec shellSpec, logf *os.File) (shimPr
 	}
 	specJSON, err := json.Marshal(s)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	// A record left by an earlier run of this task ID would name its pids.
 	if err := os.Remove(s.ExitFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fail(err)
+		return nil, err
 	}
-	var pipes [3][2]*os.File // spec, hold, status: read and write ends
-	for i := range pipes {
+	return specJSON, nil
+}
+
+// shimPipes are the pipes to a shim: its spec (its stdin), the hold its shell waits on
+// (descriptor 3) and its status line (descriptor 4).
+type shimPipes struct {
+	specR, specW     *os.File
+	holdR, holdW     *os.File
+	statusR, statusW *os.File
+}
+
+func openShimPipes() (*shimPipes, error) {
+	p := &shimPipes{}
+	for _, ends := range [][2]**os.File{{&p.specR, &p.specW}, {&p.holdR, &p.holdW}, {&p.statusR, &p.statusW}} {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return fail(err)
+			p.close()
+			return nil, err
 		}
-		defer r.Close()
-		defer w.Close()
-		pipes[i] = [2]*os.File{r, w}
+		*ends[0], *ends[1] = r, w
 	}
-	specR, specW := pipes[0][0], pipes[0][1]
-	holdR, holdW := pipes[1][0], pipes[1][1]
-	statusR, statusW := pipes[2][0], pipes[2][1]
-	p, err := os.StartProcess(d.shimCmd[0], append(append([]string(nil), d.shimCmd...), st.ID), &os.ProcAttr{
+	return p, nil
+}
+
+// close closes every end still open.
+func (p *shimPipes) close() {
+	for _, f := range []*os.File{p.specR, p.specW, p.holdR, p.holdW, p.statusR, p.statusW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// spawnShim starts the shim of task id, in its own session, with the shim's ends of the
+// pipes and logf for its output; the reaper waits for it.
+func (d *Driver) spawnShim(id string, pipes *shimPipes, logf *os.File) (shimProcs, error) {
+	p, err := os.StartProcess(d.shimCmd[0], append(append([]string(nil), d.shimCmd...), id), &os.ProcAttr{
 		Dir: "/", Env: shimEnv,
-		Files: []*os.File{specR, logf, logf, holdR, statusW},
+		Files: []*os.File{pipes.specR, logf, logf, pipes.holdR, pipes.statusW},
 		// Its own session: a signal to the agent's group does not reach it.
 		Sys: &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		return fail(fmt.Errorf("start shim %s: %w", d.shimCmd[0], err))
+		return shimProcs{}, fmt.Errorf("start shim %s: %w", d.shimCmd[0], err)
 	}
 	procs := shimProcs{shim: p.Pid}
 	p.Release() // the reaper waits for it
-	d.reaper.watch(st.ID, procs.shim)
-	specR.Close()
-	holdR.Close()
-	statusW.Close()
-	kill := func() {
-		syscall.Kill(procs.shim, syscall.SIGKILL)
-		if procs.child > 0 {
-			killGroup(procs.child, syscall.SIGKILL)
-		}
-	}
+	d.reaper.watch(id, procs.shim)
+	pipes.specR.Close()
+	pipes.holdR.Close()
+	pipes.statusW.Close()
+	return procs, nil
+}
+
+// exchange sends the shim its spec and reads its status line: the pid of the task's
+// process it started, or why it could not.
+func (p *shimPipes) exchange(specJSON []byte) (int, error) {
 	written := make(chan error, 1)
 	go func() {
-		_, err := specW.Write(specJSON)
-		specW.Close()
+		_, err := p.specW.Write(specJSON)
+		p.specW.Close()
 		written <- err
 	}()
-	statusR.SetReadDeadline(time.Now().Add(shimStartTimeout))
-	line, err := bufio.NewReader(statusR).ReadString('\n')
+	p.statusR.SetReadDeadline(time.Now().Add(shimStartTimeout))
+	line, err := bufio.NewReader(p.statusR).ReadString('\n')
 	if werr := <-written; err == nil && werr != nil {
 		err = werr
 	}
 	if err != nil {
-		kill()
-		return fail(fmt.Errorf("shim: %w", err))
+		return 0, fmt.Errorf("shim: %w", err)
 	}
 	line = strings.TrimSpace(line)
 	if msg, ok := strings.CutPrefix(line, "error "); ok {
-		kill()
-		return fail(errors.New(msg))
+		return 0, errors.New(msg)
 	}
 	pidText, ok := strings.CutPrefix(line, "ok ")
-	if procs.child, err = strconv.Atoi(pidText); !ok || err != nil || procs.child <= 0 {
-		kill()
-		return fail(fmt.Errorf("shim said %q", line))
+	child, err := strconv.Atoi(pidText)
+	if !ok || err != nil || child <= 0 {
+		return 0, fmt.Errorf("shim said %q", line)
 	}
-	if spec.Cgroup != nil {
-		if err := spec.Cgroup.AddProc(procs.child); err != nil {
-			kill()
-			return fail(fmt.Errorf("move into cgroup: %w", err))
-		}
-	}
-	if _, err := holdW.Write([]byte("go\n")); err != nil {
-		kill()
-		return fail(fmt.Errorf("release: %w", err))
-	}
-	return procs, nil
+	return child, nil
 }
 
 // recordedExit returns how process pid of a shim-started task ended, as its shim

@@ -9,9 +9,8 @@ import (
 // Signal sends sig to the task's process (the pid file's, when it has one), and to that
 // process only: its children are its own business, as with BCS's signal message.
 func (d *Driver) Signal(ctx context.Context, id string, sig syscall.Signal) error {
-	mu := d.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(id)
+	defer d.locks.Unlock(id)
 	st, err := d.loadCurrent(id)
 	if err != nil {
 		return err

@@ -25,19 +25,11 @@ const defaultStartGrace = time.Second
 // nothing behind: whatever it started is killed and its state removed; the returned
 // State then says how the process ended when that is known.
 func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
-	if t == nil || t.Process == nil {
-		return driver.State{}, errors.New("process driver: task has no process spec")
+	if err := checkStartable(t); err != nil {
+		return driver.State{}, err
 	}
-	if !validID(t.ID) {
-		return driver.State{}, fmt.Errorf("process driver: invalid task id %q", t.ID)
-	}
-	p := t.Process
-	if strings.TrimSpace(p.StartCmd) == "" {
-		return driver.State{}, fmt.Errorf("task %s: startCmd is empty", t.ID)
-	}
-	mu := d.lock(t.ID)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(t.ID)
+	defer d.locks.Unlock(t.ID)
 	if _, err := os.Stat(d.statePath(t.ID)); err == nil {
 		return driver.State{}, fmt.Errorf("task %s already exists", t.ID)
 	}
@@ -52,109 +44,13 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 			d.abort(st)
 		}
 	}()
-	fail := func(err error) (driver.State, error) {
+	if err := d.startSteps(ctx, t, st, cred); err != nil {
 		if !st.Exited {
 			// Whatever runs is killed by abort; how it would have ended is unknown.
 			st.markExited(-1, "", time.Now())
 		}
 		st.Message = err.Error()
 		return st.public(), fmt.Errorf("task %s: %w", t.ID, err)
-	}
-	sb := d.sandboxOf(st)
-
-	// The work dir first: packages and files may go into it, and a directory created by
-	// them would not get its mode.
-	workPlace, err := sb.resolve("workPath", st.WorkDir)
-	if err != nil {
-		return fail(err)
-	}
-	workRoot, err := ensureDir(workPlace, cred)
-	if err != nil {
-		return fail(fmt.Errorf("workPath: %w", err))
-	}
-	workRoot.Close()
-	if err := d.fetchAll(ctx, p.URIs, st.WorkDir, sb, cred); err != nil {
-		return fail(err)
-	}
-	if err := writeFiles(t.Files, st.WorkDir, sb, cred); err != nil {
-		return fail(err)
-	}
-	if st.PidFile != "" {
-		if err := clearPidFile(sb, st.PidFile, cred); err != nil {
-			return fail(err)
-		}
-	}
-	logf, logOffset, err := openLog(st.LogPath)
-	if err == nil {
-		// The user's process may open its own output again (/dev/stdout), which the
-		// kernel checks against the file's owner and mode.
-		if err = logf.Chmod(0o640); err == nil { // a log of an earlier version was 0644
-			err = cred.chownFile(logf)
-		}
-		if err != nil {
-			err = fmt.Errorf("log: %w", err)
-		}
-	}
-	if err != nil {
-		if logf != nil {
-			logf.Close()
-		}
-		return fail(err)
-	}
-	d.removeLeftoverCgroup(t.ID)
-	cg, err := d.createCgroup(t.ID, t.CPULimit, t.MemoryLimit)
-	if err != nil {
-		logf.Close()
-		return fail(err)
-	}
-	if cg != nil {
-		st.Cgroup, st.CgroupMode = d.cgroupPath(t.ID), string(d.cgroups)
-	}
-	procs, err := d.startShim(st, shellSpec{Cmd: execIfSimple(p.StartCmd), Dir: st.WorkDir, Cred: cred, Env: st.Env, Cgroup: cg}, logf)
-	logf.Close()
-	if err != nil {
-		return fail(err)
-	}
-	pid := procs.child
-	ps, _ := readStat(pid)
-	shimStat, _ := readStat(procs.shim)
-	st.Pid, st.ChildPid, st.ShimPid = pid, pid, procs.shim
-	st.PidStartTicks, st.ChildStartTicks, st.ShimStartTicks = ps.StartTicks, ps.StartTicks, shimStat.StartTicks
-	st.StartAt = time.Now()
-	// Recorded before the grace period, so an agent that dies now still finds the task.
-	if err := d.save(st); err != nil {
-		return fail(err)
-	}
-	d.log.Info("task started", "task", t.ID, "pid", pid, "cmd", p.StartCmd)
-
-	if err := d.waitGrace(ctx, st, logOffset); err != nil {
-		return fail(err)
-	}
-	target := pid
-	if st.PidFile != "" {
-		if target, err = sb.readPidFile(st.PidFile); err != nil {
-			return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
-		}
-		// A pid file names the task's process only when that process is the task's: in
-		// its cgroup, or below its shim. Anything else it names is another's to keep.
-		if !d.ownsPid(st, target) {
-			return fail(fmt.Errorf("after startGracePeriod %s: pid file %s names process %d, which is not one of the task's (not in its cgroup nor below its shim)",
-				st.StartGrace, st.PidFile, target))
-		}
-	}
-	if err := awaitName(ctx, target, st.ProcName); err != nil {
-		if e, ok := d.startExit(st); ok && target == pid {
-			d.applyExit(st, e) // it ended right at the end of the grace period
-			return fail(d.exitError(st, logOffset))
-		}
-		return fail(fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err))
-	}
-	if target != pid {
-		ps, _ := readStat(target)
-		st.Pid, st.PidStartTicks = target, ps.StartTicks
-	}
-	if err := d.save(st); err != nil {
-		return fail(err)
 	}
 	started = true
 	return st.public(), nil

@@ -19,9 +19,8 @@ const killSettle = 10 * time.Second
 // the task is killed at once (stopCmd does not run). Stopping an ended task only sweeps
 // what may be left in its cgroup.
 func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error {
-	mu := d.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(id)
+	defer d.locks.Unlock(id)
 	st, err := d.loadCurrent(id)
 	if err != nil {
 		return err
@@ -94,9 +93,8 @@ func (d *Driver) runStopCmd(ctx context.Context, st *taskState, deadline time.Ti
 // Remove forgets an ended task: it deletes its cgroup (killing strays left in it) and
 // its state. The log file stays. Removing a running task is an error: Stop it first.
 func (d *Driver) Remove(ctx context.Context, id string) error {
-	mu := d.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
+	d.locks.Lock(id)
+	defer d.locks.Unlock(id)
 	st, err := d.load(id)
 	if err != nil {
 		return err

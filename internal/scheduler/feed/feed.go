@@ -1,6 +1,7 @@
-// Package feed keeps a scheduler.Snapshot current from the store: it lists nodes and task
-// groups, then applies every change their watches report, and lists again whenever a
-// watch ends (etcd compacted it, the connection broke). The server's plan endpoint clones
+// Package feed keeps a scheduler.Snapshot current from the process's shared caches of
+// nodes and task groups (internal/store/cache): it lists both, then applies every change
+// their watches report, and lists again whenever a watch ends (the cache listed afresh,
+// or the feed fell behind). The server's plan endpoint clones
 // the snapshot; the scheduler places on it under the feed's lock.
 package feed
 
@@ -15,6 +16,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // Retry delays after a failed list or an ended watch: short at first (a compaction or a
@@ -24,17 +26,14 @@ const (
 	maxBackoff = 5 * time.Second
 )
 
-// Feed owns a snapshot and keeps it in step with the store. Create it with New and run it
-// with Run; its methods are safe for concurrent use.
+// Feed owns a snapshot and keeps it in step with the caches. Create it with New and run
+// it with Run; its methods are safe for concurrent use.
 type Feed struct {
-	st  *store.Store
-	log *slog.Logger
+	nodes, tgs *cache.Cache
+	log        *slog.Logger
 
 	mu   sync.Mutex
 	snap *scheduler.Snapshot
-
-	// tgs, when set, is where task groups come from instead of the store (UseTaskGroups).
-	tgs TaskGroupSource
 
 	synced     chan struct{}
 	syncedOnce sync.Once
@@ -42,26 +41,16 @@ type Feed struct {
 	running sync.Mutex // held by Run, so two Runs never feed one snapshot
 }
 
-// New returns a feed over st with an empty snapshot; nothing happens until Run.
-func New(st *store.Store, log *slog.Logger) *Feed {
+// New returns a feed over the caches of nodes and task groups of caches, with an empty
+// snapshot; nothing happens until Run. The objects the caches hand out are shared: the
+// snapshot copies what it keeps.
+func New(caches *cache.Registry, log *slog.Logger) *Feed {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Feed{st: st, log: log, snap: scheduler.NewSnapshot(), synced: make(chan struct{})}
+	return &Feed{nodes: caches.For(v4.KindNode), tgs: caches.For(v4.KindTaskGroup), log: log,
+		snap: scheduler.NewSnapshot(), synced: make(chan struct{})}
 }
-
-// TaskGroupSource is a shared cache of task groups (internal/store/cache): one etcd watch
-// and one decoding of each change for every reader, where the feed's own watch decoded
-// each change once more.
-type TaskGroupSource interface {
-	Synced() <-chan struct{}
-	List(index, value string) ([]v4.Object, int64, error)
-	Watch(ctx context.Context, index, value string, from int64) (<-chan store.Event, error)
-}
-
-// UseTaskGroups makes the feed read task groups from src instead of the store; call it
-// before Run. The objects src hands out are shared: the snapshot copies what it keeps.
-func (f *Feed) UseTaskGroups(src TaskGroupSource) { f.tgs = src }
 
 // Synced is closed once the snapshot holds a full list of nodes and task groups.
 func (f *Feed) Synced() <-chan struct{} { return f.synced }
@@ -113,26 +102,20 @@ func (f *Feed) Run(ctx context.Context) error {
 func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends both watches' goroutines
-	nodes, nodeRev, err := store.Typed[*v4.Node](f.st, v4.KindNode).List(ctx, "")
-	if err != nil {
-		return false, fmt.Errorf("list nodes: %w", err)
-	}
-	tgs, tgCh, err := f.taskGroups(ctx)
+	nodes, nodeCh, err := listWatch(ctx, f.nodes)
 	if err != nil {
 		return false, err
 	}
-	// Watch from the list's revision, so nothing between the list and the watch is lost.
-	nodeCh, err := store.Typed[*v4.Node](f.st, v4.KindNode).Watch(ctx, "", nodeRev)
+	tgs, tgCh, err := listWatch(ctx, f.tgs)
 	if err != nil {
-		return true, fmt.Errorf("watch nodes: %w", err)
+		return false, err
 	}
-
 	snap := scheduler.NewSnapshot()
 	for _, n := range nodes {
-		snap.SetNode(n)
+		snap.SetNode(n.(*v4.Node))
 	}
 	for _, tg := range tgs {
-		snap.SetTaskGroup(tg)
+		snap.SetTaskGroup(tg.(*v4.TaskGroup))
 	}
 	f.mu.Lock()
 	f.snap = snap
@@ -141,83 +124,61 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 	f.log.Debug("scheduler feed synced", "nodes", len(nodes), "taskgroups", len(tgs))
 
 	for {
+		var ev store.Event
+		var ok bool
 		select {
 		case <-ctx.Done():
 			return true, ctx.Err()
-		case ev, ok := <-nodeCh:
-			if !ok {
-				return true, errors.New("node watch ended")
-			}
-			f.applyNode(ev)
-		case ev, ok := <-tgCh:
-			if !ok {
-				return true, errors.New("task group watch ended")
-			}
-			if ev.Type == store.Error {
-				return true, fmt.Errorf("task group watch: %w", ev.Err)
-			}
-			f.applyTaskGroup(ev)
+		case ev, ok = <-nodeCh:
+		case ev, ok = <-tgCh:
 		}
+		switch {
+		case !ok:
+			return true, errors.New("a watch ended")
+		case ev.Type == store.Error:
+			return true, fmt.Errorf("watch: %w", ev.Err)
+		}
+		f.apply(ev)
 	}
 }
 
-// taskGroups lists the task groups and watches them from the list's revision, through
-// the shared cache when the feed has one (once it synced), else from the store.
-func (f *Feed) taskGroups(ctx context.Context) ([]*v4.TaskGroup, <-chan store.Event, error) {
-	if f.tgs == nil {
-		tgs, rev, err := store.Typed[*v4.TaskGroup](f.st, v4.KindTaskGroup).List(ctx, "")
-		if err != nil {
-			return nil, nil, fmt.Errorf("list task groups: %w", err)
-		}
-		ch, err := f.st.Watch(ctx, v4.KindTaskGroup, "", rev)
-		if err != nil {
-			return nil, nil, fmt.Errorf("watch task groups: %w", err)
-		}
-		return tgs, ch, nil
-	}
+// listWatch lists c once it is synced and watches it from the list's revision, so nothing
+// between the list and the watch is lost.
+func listWatch(ctx context.Context, c *cache.Cache) ([]v4.Object, <-chan store.Event, error) {
 	select {
-	case <-f.tgs.Synced():
+	case <-c.Synced():
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
 	}
-	objs, rev, err := f.tgs.List("", "")
+	objs, rev, err := c.List("", "")
 	if err != nil {
-		return nil, nil, fmt.Errorf("list task groups: %w", err)
+		return nil, nil, fmt.Errorf("list %s: %w", c.Kind().Plural(), err)
 	}
-	ch, err := f.tgs.Watch(ctx, "", "", rev)
+	ch, err := c.Watch(ctx, "", "", rev)
 	if err != nil {
-		return nil, nil, fmt.Errorf("watch task groups: %w", err)
+		return nil, nil, fmt.Errorf("watch %s: %w", c.Kind().Plural(), err)
 	}
-	tgs := make([]*v4.TaskGroup, 0, len(objs))
-	for _, o := range objs {
-		if tg, ok := o.(*v4.TaskGroup); ok {
-			tgs = append(tgs, tg)
+	return objs, ch, nil
+}
+
+// apply applies one change of a node or a task group to the snapshot.
+func (f *Feed) apply(ev store.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch o := ev.Object.(type) {
+	case *v4.Node:
+		if ev.Type == store.Deleted {
+			f.snap.RemoveNode(o.Metadata.Name)
+			return
 		}
+		f.snap.SetNode(o)
+	case *v4.TaskGroup:
+		if ev.Type == store.Deleted {
+			f.snap.RemoveTaskGroup(o.Metadata.Namespace, o.Metadata.Name)
+			return
+		}
+		f.snap.SetTaskGroup(o)
+	default:
+		f.log.Warn("scheduler feed: a change without a node or a task group", "type", ev.Type)
 	}
-	return tgs, ch, nil
-}
-
-func (f *Feed) applyNode(ev store.TypedEvent[*v4.Node]) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if ev.Type == store.Deleted {
-		f.snap.RemoveNode(ev.Object.Metadata.Name)
-		return
-	}
-	f.snap.SetNode(ev.Object)
-}
-
-func (f *Feed) applyTaskGroup(ev store.Event) {
-	tg, ok := ev.Object.(*v4.TaskGroup)
-	if !ok {
-		f.log.Warn("scheduler feed: a task group change without a task group", "type", ev.Type)
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if ev.Type == store.Deleted {
-		f.snap.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name)
-		return
-	}
-	f.snap.SetTaskGroup(tg)
 }

@@ -9,33 +9,16 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/store/cache/cachetest"
 )
 
-// The feed reads task groups from the store, or from a shared cache (as the server's).
+// The feed lists nodes and task groups from the shared caches, then follows them.
 func TestFeedListsThenWatches(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		cache bool
-	}{{"store", false}, {"shared cache", true}} {
-		t.Run(tc.name, func(t *testing.T) { testFeedListsThenWatches(t, tc.cache) })
-	}
-}
-
-func testFeedListsThenWatches(t *testing.T, shared bool) {
 	resetStore(t)
 	createNode(t, "node-1")
 	createTaskGroup(t, "web", 0, "node-1", v4.StatusRunning)
 
-	f := New(testStore, quietLogger())
-	if shared {
-		c := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: quietLogger()})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); c.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
-		f.UseTaskGroups(c)
-	}
+	f := New(cachetest.Registry(t, testStore), quietLogger())
 	select {
 	case <-f.Synced():
 		t.Fatal("synced before Run")
@@ -89,7 +72,8 @@ func TestFeedRestart(t *testing.T) {
 	createNode(t, "node-2")
 	createTaskGroup(t, "api", 0, "node-1", v4.StatusRunning)
 
-	f := New(testStore, quietLogger())
+	caches := cachetest.Registry(t, testStore)
+	f := New(caches, quietLogger())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
@@ -118,7 +102,7 @@ func TestFeedRestart(t *testing.T) {
 	runFeed(t, f) // the same feed again
 	eventually(t, f, "api", state{nodes: 1, indexes: "[3]"})
 
-	g := New(testStore, quietLogger()) // and a new one
+	g := New(caches, quietLogger()) // and a new one
 	runFeed(t, g)
 	if got := observe(g, "api"); got != (state{nodes: 1, indexes: "[3]"}) {
 		t.Fatalf("new feed: %+v", got)
@@ -128,7 +112,7 @@ func TestFeedRestart(t *testing.T) {
 // With serialises callers with the feed's own updates (run with -race).
 func TestFeedWithIsSerialised(t *testing.T) {
 	resetStore(t)
-	f := New(testStore, quietLogger())
+	f := New(cachetest.Registry(t, testStore), quietLogger())
 	runFeed(t, f)
 	stop := make(chan struct{})
 	readers := make(chan struct{})

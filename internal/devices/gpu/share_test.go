@@ -1,8 +1,10 @@
-package agent
+package gpu
 
 import (
 	"context"
 	"encoding/binary"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,20 +16,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
-	"github.com/berthhq/berth/internal/executor"
 )
-
-// fakeMPSControl stands in for nvidia-cuda-mps-control (see devices/gpu's test).
-const fakeMPSControl = `#!/bin/sh
-if [ "$1" = "-d" ]; then
-	sh -c 'echo $$ > "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid"; exec sleep 60' </dev/null >/dev/null 2>&1 &
-	exit 0
-fi
-read cmd
-[ "$cmd" = quit ] && kill "$(cat "$CUDA_MPS_PIPE_DIRECTORY/nvidia-cuda-mps-control.pid")"
-`
 
 // fakePIDs lists made-up processes of a container.
 type fakePIDs map[string][]int
@@ -55,7 +45,7 @@ func envMap(env [][2]string) map[string]string {
 
 func TestGPUSharingModes(t *testing.T) {
 	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, gpu.MPSControl), []byte(fakeMPSControl), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(bin, MPSControl), []byte(fakeMPSControl), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	lib := filepath.Join(t.TempDir(), "libvgpu.so")
@@ -66,18 +56,18 @@ func TestGPUSharingModes(t *testing.T) {
 	t.Run("auto without MPS is none; explicit modes need their files", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
 		for _, c := range []struct {
-			cfg  Config
+			cfg  Options
 			mode string
 			err  string
 		}{
-			{Config{}, GPUSharingNone, ""},
-			{Config{GPUSharing: GPUSharingMPS}, "", "nvidia-cuda-mps-control is not installed"},
-			{Config{GPUSharing: GPUSharingVCUDA}, "", "needs the directory of vcuda-controller's driver"},
-			{Config{GPUSharing: GPUSharingHAMi, HAMiLib: "/nothing"}, "", "needs HAMi-core's libvgpu.so"},
-			{Config{GPUSharing: GPUSharingHAMi, HAMiLib: lib}, GPUSharingHAMi, ""},
-			{Config{GPUSharing: "slices"}, "", `GPU sharing "slices": use auto, mps, vcuda, hami or none`},
+			{Options{}, SharingNone, ""},
+			{Options{Sharing: SharingMPS}, "", "nvidia-cuda-mps-control is not installed"},
+			{Options{Sharing: SharingVCUDA}, "", "needs the directory of vcuda-controller's driver"},
+			{Options{Sharing: SharingHAMi, HAMiLib: "/nothing"}, "", "needs HAMi-core's libvgpu.so"},
+			{Options{Sharing: SharingHAMi, HAMiLib: lib}, SharingHAMi, ""},
+			{Options{Sharing: "slices"}, "", `GPU sharing "slices": use auto, mps, vcuda, hami or none`},
 		} {
-			mode, err := sharingMode(c.cfg)
+			mode, err := SharingMode(c.cfg.Sharing, c.cfg.VCUDADriverDir, c.cfg.HAMiLib)
 			if mode != c.mode || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%+v: %q, %v; want %q, %q", c.cfg, mode, err, c.mode, c.err)
 			}
@@ -86,15 +76,15 @@ func TestGPUSharingModes(t *testing.T) {
 
 	t.Run("mps", func(t *testing.T) {
 		t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
-		cfg := Config{DataDir: t.TempDir()}
-		mode, err := sharingMode(cfg)
-		if err != nil || mode != GPUSharingMPS {
+		cfg := Options{DataDir: t.TempDir(), Logger: quiet}
+		mode, err := SharingMode("", "", "")
+		if err != nil || mode != SharingMPS {
 			t.Fatalf("auto with MPS installed: %q %v", mode, err)
 		}
-		cfg.GPUSharing = mode
-		s := newGPUShares(cfg, nil, quiet{})
+		cfg.Sharing = mode
+		s := newShares(cfg)
 		t.Cleanup(func() { s.mps.Stop(context.Background(), "GPU-a") })
-		setup, err := s.share(ctx, executor.ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)})
+		setup, err := s.share(ctx, ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,43 +94,42 @@ func TestGPUSharingModes(t *testing.T) {
 			!setup.IPCHost || len(setup.Mounts) != 1 || setup.Mounts[0].HostPath != pipe || !s.mps.Running("GPU-a") {
 			t.Fatalf("container share: %+v", setup)
 		}
-		setup, err = s.share(ctx, executor.ShareRequest{Task: shareTask(false)})
+		setup, err = s.share(ctx, ShareRequest{Task: shareTask(false)})
 		if err != nil || setup.IPCHost || len(setup.Mounts) != 0 || envMap(setup.Env)["CUDA_MPS_PIPE_DIRECTORY"] != pipe {
 			t.Fatalf("process share: %+v %v", setup, err)
 		}
 	})
 
 	t.Run("hami", func(t *testing.T) {
-		s := newGPUShares(Config{DataDir: t.TempDir(), GPUSharing: GPUSharingHAMi, HAMiLib: lib}, nil, quiet{})
-		setup, err := s.share(ctx, executor.ShareRequest{Task: shareTask(true)})
+		s := newShares(Options{DataDir: t.TempDir(), Sharing: SharingHAMi, HAMiLib: lib, Logger: quiet})
+		setup, err := s.share(ctx, ShareRequest{Task: shareTask(true)})
 		env := envMap(setup.Env)
 		if err != nil || env["LD_PRELOAD"] != "/usr/local/vgpu/libvgpu.so" || env["CUDA_DEVICE_MEMORY_LIMIT_0"] != "4096m" || env["CUDA_DEVICE_SM_LIMIT"] != "30" ||
 			len(setup.Mounts) != 1 || setup.Mounts[0] != (driver.Mount{HostPath: lib, ContainerPath: "/usr/local/vgpu/libvgpu.so", ReadOnly: true}) {
 			t.Fatalf("container share: %+v %v", setup, err)
 		}
-		setup, _ = s.share(ctx, executor.ShareRequest{Task: shareTask(false)})
+		setup, _ = s.share(ctx, ShareRequest{Task: shareTask(false)})
 		if env := envMap(setup.Env); env["LD_PRELOAD"] != lib || env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] != "/pods/run/cudevshr.cache" {
 			t.Fatalf("process share: %+v", setup)
 		}
 	})
 
 	t.Run("none", func(t *testing.T) {
-		s := newGPUShares(Config{DataDir: t.TempDir(), GPUSharing: GPUSharingNone}, nil, quiet{})
-		if setup, err := s.share(ctx, executor.ShareRequest{Task: shareTask(true)}); err != nil || len(setup.Env)+len(setup.Mounts) != 0 {
+		s := newShares(Options{DataDir: t.TempDir(), Sharing: SharingNone, Logger: quiet})
+		if setup, err := s.share(ctx, ShareRequest{Task: shareTask(true)}); err != nil || len(setup.Env)+len(setup.Mounts) != 0 {
 			t.Fatalf("none: %+v %v", setup, err)
 		}
 	})
 
 	t.Run("vcuda", func(t *testing.T) {
 		dir := t.TempDir()
-		cfg := Config{DataDir: dir, GPUSharing: GPUSharingVCUDA, VCUDADriverDir: vdriver}
 		pids := fakePIDs{"ml.0.train.worker": {900, 12}}
-		s := newGPUShares(cfg, map[string]driver.Driver{}, quiet{})
-		s.pids = pids
-		if _, err := s.share(ctx, executor.ShareRequest{Task: shareTask(false)}); err == nil || !strings.Contains(err.Error(), "containers' shares only") {
+		cfg := Options{Mode: ModeOff, DataDir: dir, Sharing: SharingVCUDA, VCUDADriverDir: vdriver, PIDs: pids, Logger: quiet}
+		s := newShares(cfg)
+		if _, err := s.share(ctx, ShareRequest{Task: shareTask(false)}); err == nil || !strings.Contains(err.Error(), "containers' shares only") {
 			t.Fatalf("process share: %v", err)
 		}
-		setup, err := s.share(ctx, executor.ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)})
+		setup, err := s.share(ctx, ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +143,7 @@ func TestGPUSharingModes(t *testing.T) {
 			t.Fatalf("vcuda socket: %v %v, owned %v", fi.Mode(), err, setup.Owned)
 		}
 		b, _ := os.ReadFile(filepath.Join(share, "vcuda.config"))
-		if len(b) != gpu.VCUDAConfigSize || binary.LittleEndian.Uint64(b[8208:]) != 4096<<20 || binary.LittleEndian.Uint32(b[8216:]) != 30 ||
+		if len(b) != VCUDAConfigSize || binary.LittleEndian.Uint64(b[8208:]) != 4096<<20 || binary.LittleEndian.Uint32(b[8216:]) != 30 ||
 			!strings.HasPrefix(string(b[4096:]), "ml.0.train.worker\x00") {
 			t.Fatalf("vcuda.config: %d bytes", len(b))
 		}
@@ -164,25 +153,17 @@ func TestGPUSharingModes(t *testing.T) {
 		}
 		// The agent restarts: the shares it recorded are served again.
 		s.close()
-		ckpt, _ := loadCheckpoint(filepath.Join(dir, "checkpoint.json"), testNode)
-		tg := processTG("0.train")
-		tg.Metadata.Namespace = "ml"
-		tg.Spec.GPUs = []v4.TaskGPU{{Task: "worker", UUID: "GPU-a", Cores: 30, MemoryMiB: 4096}}
-		if err := ckpt.put(tg, "/pods/x", GPUSharingVCUDA); err != nil {
-			t.Fatal(err)
-		}
-		again := newGPUShares(cfg, nil, quiet{})
-		again.pids = pids
-		again.resume(ckpt)
+		again := NewManager(cfg)
+		held := v4.TaskGPU{Task: "worker", UUID: "GPU-a", Cores: 30, MemoryMiB: 4096}
+		again.Restore("ml.0.train.worker", "ml/0.train", SharingVCUDA, held)
 		pids["ml.0.train.worker"] = []int{7}
 		register(t, filepath.Join(share, "vcuda.sock"))
 		if p, _ := os.ReadFile(filepath.Join(share, "pids.config")); len(p) != 4 || binary.LittleEndian.Uint32(p) != 7 {
 			t.Fatalf("pids.config after a restart % x", p)
 		}
-		e, _ := ckpt.get("ml/0.train")
-		again.release(e)
-		if _, err := os.Stat(share); !os.IsNotExist(err) || len(again.servers) != 0 {
-			t.Fatalf("released share: %v, %d servers", err, len(again.servers))
+		again.Release("ml.0.train.worker", SharingVCUDA)
+		if _, err := os.Stat(share); !os.IsNotExist(err) || len(again.shares.servers) != 0 {
+			t.Fatalf("released share: %v, %d servers", err, len(again.shares.servers))
 		}
 	})
 }
@@ -204,7 +185,7 @@ func registerAt(socket string) error {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return conn.Invoke(ctx, "/vcuda.VCUDAService/RegisterVDevice", &gpu.VDeviceRequest{ContainerName: "worker"}, &struct{}{})
+	return conn.Invoke(ctx, "/vcuda.VCUDAService/RegisterVDevice", &VDeviceRequest{ContainerName: "worker"}, &struct{}{})
 }
 
 // vcudaTestCodec sends an empty request (the server reads no field the agent uses) and
@@ -216,11 +197,7 @@ func (vcudaTestCodec) Marshal(any) ([]byte, error)     { return nil, nil }
 func (vcudaTestCodec) Unmarshal(_ []byte, _ any) error { return nil }
 
 // quiet is a logger that drops everything.
-type quiet struct{}
-
-func (quiet) Info(string, ...any)  {}
-func (quiet) Warn(string, ...any)  {}
-func (quiet) Error(string, ...any) {}
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // countingPIDs lists one process and records how many lists ran at once.
 type countingPIDs struct {
@@ -245,11 +222,10 @@ func (c *countingPIDs) PIDs(context.Context, string) ([]int, error) {
 // TestVCUDARegistrationsTakeTurns: a container calling its share's socket many times at
 // once costs one process listing at a time, and every call is answered.
 func TestVCUDARegistrationsTakeTurns(t *testing.T) {
-	s := newGPUShares(Config{DataDir: t.TempDir(), GPUSharing: GPUSharingVCUDA, VCUDADriverDir: t.TempDir()}, nil, quiet{})
 	pids := &countingPIDs{}
-	s.pids = pids
+	s := newShares(Options{DataDir: t.TempDir(), Sharing: SharingVCUDA, VCUDADriverDir: t.TempDir(), PIDs: pids, Logger: quiet})
 	t.Cleanup(s.close)
-	if _, err := s.share(context.Background(), executor.ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)}); err != nil {
+	if _, err := s.share(context.Background(), ShareRequest{Namespace: "ml", Name: "0.train", Task: shareTask(true)}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup

@@ -1,0 +1,65 @@
+package cache
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+func byName(o v4.Object) string { return o.GetMeta().Name }
+
+// A registry hands every reader of a kind the one cache, with the union of the indexes
+// its readers declared before it ran; an index asked for once it runs is an error unless
+// the cache has it.
+func TestRegistryOneCachePerKind(t *testing.T) {
+	storetest.Reset(t, testStore)
+	create(t, "a", "n1")
+	r := NewRegistry(testStore, storetest.QuietLogger())
+	if err := r.Index(v4.KindTaskGroup, "node", byNode); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Indexes(v4.KindTaskGroup, map[string]IndexFunc{"name": byName, "node": byName}); err != nil {
+		t.Fatal(err)
+	}
+	c := r.For(v4.KindTaskGroup)
+	if r.For(v4.KindTaskGroup) != c {
+		t.Fatal("two caches of one kind")
+	}
+	if len(r.Kinds()) != 0 {
+		t.Fatalf("caches run before Start: %v", r.Kinds())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.Start(ctx)
+	r.Start(ctx) // a second Start does nothing
+	t.Cleanup(func() { cancel(); r.Wait() })
+	waitSynced(t, c)
+	for index, value := range map[string]string{"node": "n1", "name": "a"} { // "node" kept its first function
+		if objs, _, err := c.List(index, value); err != nil || len(objs) != 1 {
+			t.Fatalf("List(%s, %s) = %d objects, %v", index, value, len(objs), err)
+		}
+	}
+	if err := r.Index(v4.KindTaskGroup, "node", byNode); err != nil {
+		t.Fatalf("an index the running cache has: %v", err)
+	}
+	if err := r.Index(v4.KindTaskGroup, "owner", byName); err == nil {
+		t.Fatal("an index asked for after the cache started was accepted")
+	}
+	// A kind first asked for after Start runs from then on.
+	nodes := r.For(v4.KindNode)
+	waitSynced(t, nodes)
+	if got := len(r.Kinds()); got != 2 {
+		t.Fatalf("%d caches run, want 2", got)
+	}
+}
+
+func waitSynced(t *testing.T, c *Cache) {
+	t.Helper()
+	select {
+	case <-c.Synced():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the %s cache did not sync", c.Kind())
+	}
+}
