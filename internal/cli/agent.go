@@ -5,15 +5,13 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/agent"
-	"github.com/berthhq/berth/internal/tracing"
+	"github.com/berthhq/berth/internal/daemon"
 )
 
 // agentFlags are the flags of `berth agent`.
@@ -90,14 +88,8 @@ func newAgentCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: endpoint, Service: "berth-agent", Version: Version, Logger: cfg.Logger})
-			if err != nil {
-				return err
-			}
-			defer stopTracing()
-			return a.Run(ctx)
+			p := daemon.Process{Service: "berth-agent", Version: Version, TraceEndpoint: endpoint, Logger: cfg.Logger}
+			return p.Run(cmdContext(cmd), a.Run)
 		},
 	}
 	f.register(cmd)
