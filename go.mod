@@ -9,6 +9,7 @@ require (
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/containerd/errdefs v1.0.0
 	github.com/containernetworking/cni v1.3.1
+	github.com/docker/go-connections v0.8.2 // the Docker client's transport, set up as the client does (internal/driver/docker/legacymac.go); the version client v0.6.3 requires
 	github.com/docker/go-units v0.5.0
 	github.com/google/nftables v0.3.0 // the service proxy's table, written over netlink in one transaction (internal/netsvc)
 	github.com/gorilla/websocket v1.5.3 // the web console's exec terminal; already in the module graph through etcd (internal/server)
@@ -49,7 +50,6 @@ require (
 	github.com/coreos/go-semver v0.3.1 // indirect
 	github.com/coreos/go-systemd/v22 v22.7.0 // indirect
 	github.com/distribution/reference v0.6.0 // indirect
-	github.com/docker/go-connections v0.8.2 // indirect
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/felixge/httpsnoop v1.0.4 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
