@@ -9,18 +9,20 @@ require (
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/containerd/errdefs v1.0.0
 	github.com/containernetworking/cni v1.3.1
-	github.com/docker/docker v28.5.2+incompatible
-	github.com/docker/go-connections v0.8.2
+	github.com/docker/go-connections v0.8.2 // the Docker client's transport, set up as the client does (internal/driver/docker/legacymac.go); the version client v0.6.3 requires
 	github.com/docker/go-units v0.5.0
 	github.com/google/nftables v0.3.0 // the service proxy's table, written over netlink in one transaction (internal/netsvc)
 	github.com/gorilla/websocket v1.5.3 // the web console's exec terminal; already in the module graph through etcd (internal/server)
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // the socket buffers and deadline of those transactions
 	github.com/miekg/dns v1.1.73 // the node-local cluster DNS server and its forwarder (internal/netsvc)
+	github.com/moby/moby/api v1.57.0 // Docker's API types; the version client v0.6.3 requires, so the two are built against each other
+	github.com/moby/moby/client v0.6.3 // the Docker driver's client (internal/driver/docker), the maintained successor of github.com/docker/docker/client; negotiates down to API 1.40, so a 20.10 daemon (1.41) works
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3 // the gathered families the etcd metrics route filters (internal/server)
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/etcd/api/v3 v3.7.3
+	go.etcd.io/etcd/client/pkg/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.etcd.io/etcd/server/v3 v3.7.3
 	go.opentelemetry.io/otel v1.45.0 // traces of a change across server, controllers and agents; the version etcd already brings (internal/tracing)
@@ -70,7 +72,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
-	github.com/pkg/errors v0.9.1 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/sirupsen/logrus v1.10.2 // indirect
@@ -79,7 +80,6 @@ require (
 	github.com/tmc/grpc-websocket-proxy v0.0.0-20220101234140-673ab2c3ae75 // indirect
 	github.com/xiang90/probing v0.0.0-20221125231312-a49e3df8f510 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
-	go.etcd.io/etcd/client/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.7.3 // indirect
 	go.etcd.io/raft/v3 v3.7.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect

@@ -5,15 +5,13 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/internal/agent"
-	"github.com/berthhq/berth/internal/tracing"
+	"github.com/berthhq/berth/internal/daemon"
 )
 
 // agentFlags are the flags of `berth agent`.
@@ -90,14 +88,8 @@ func newAgentCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: endpoint, Service: "berth-agent", Version: Version, Logger: cfg.Logger})
-			if err != nil {
-				return err
-			}
-			defer stopTracing()
-			return a.Run(ctx)
+			p := daemon.Process{Service: "berth-agent", Version: Version, TraceEndpoint: endpoint, Logger: cfg.Logger}
+			return p.Run(cmdContext(cmd), a.Run)
 		},
 	}
 	f.register(cmd)
@@ -162,112 +154,158 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 			return agent.Config{}, level, err
 		}
 	}
-	changed := cmd.Flags().Changed
-	pick := func(flag, flagVal, fileVal string) string {
-		if !changed(flag) && fileVal != "" {
-			return fileVal
-		}
-		return flagVal
-	}
-	cfg := agent.Config{
-		DataDir:         pick("data-dir", f.dataDir, file.DataDir),
-		Listen:          pick("listen", f.listen, file.Listen),
-		Advertise:       pick("advertise", f.advertise, file.Advertise),
-		NodeName:        pick("node-name", f.nodeName, file.NodeName),
-		IP:              pick("ip", f.ip, file.IP),
-		CgroupParent:    pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
-		Docker:          pick("docker", f.docker, file.Docker),
-		DockerHost:      pick("docker-host", f.dockerHost, file.DockerHost),
-		CNIBinDir:       pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
-		CNIConfDir:      pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
-		NetworkImage:    pick("network-image", f.networkImage, file.NetworkImage),
-		DefaultUser:     pick("default-user", f.guard.defaultUser, file.DefaultUser),
-		GPUs:            pick("gpus", f.gpus, file.GPUs),
-		GPUSharing:      pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
-		VCUDADriverDir:  pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
-		HAMiLib:         pick("hami-lib", f.hamiLib, file.HAMiLib),
-		DevicePluginDir: pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
-	}
-	cfg.AllowPrivileged = f.guard.allowPrivileged
-	if !changed("allow-privileged") && file.AllowPrivileged {
-		cfg.AllowPrivileged = true
-	}
-	if err := f.dns.apply(&cfg, file, changed); err != nil {
+	m := flagMerge{changed: cmd.Flags().Changed, file: file}
+	cfg := f.settings(m)
+	if err := f.dns.apply(&cfg, file, m.changed); err != nil {
 		return cfg, level, err
 	}
-	if err := f.lb.apply(&cfg, file, changed); err != nil {
+	if err := f.lb.apply(&cfg, file, m.changed); err != nil {
 		return cfg, level, err
 	}
-	cfg.HostVolumes = f.guard.hostVolumes
-	if !changed("host-volumes") {
-		cfg.HostVolumes = file.HostVolumes
-	}
-	cfg.SecurityProfiles = f.guard.secProfiles
-	if !changed("security-profiles") {
-		cfg.SecurityProfiles = file.SecurityProfiles
-	}
-	cfg.TaskUIDRange = pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange)
-	cfg.TaskUsers, cfg.ForbiddenTaskGroups = f.guard.taskUsers, f.guard.forbiddenGroups
-	if !changed("task-users") {
-		cfg.TaskUsers = file.TaskUsers
-	}
-	if !changed("forbidden-task-groups") {
-		cfg.ForbiddenTaskGroups = file.ForbiddenGroups
-	}
-	switch cfg.Docker {
-	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
-	default:
-		return cfg, level, fmt.Errorf("--docker %q: use %s, %s or %s", cfg.Docker, agent.DockerAuto, agent.DockerOn, agent.DockerOff)
-	}
-	switch cfg.GPUs {
-	case agent.GPUAuto, agent.GPUOff:
-	default:
-		return cfg, level, fmt.Errorf("--gpus %q: use %s or %s", cfg.GPUs, agent.GPUAuto, agent.GPUOff)
-	}
-	cfg.ServerURLs = f.servers
-	if !changed("server") {
-		cfg.ServerURLs = file.Server
-	}
-	if len(cfg.ServerURLs) == 0 {
-		return cfg, level, fmt.Errorf("give the API servers with --server (or server: in --config)")
-	}
-	cfg.HeartbeatInterval, cfg.ReportInterval = f.heartbeat, f.report
-	if !changed("heartbeat") && file.Heartbeat > 0 {
-		cfg.HeartbeatInterval = file.Heartbeat
-	}
-	if !changed("report") && file.Report > 0 {
-		cfg.ReportInterval = file.Report
-	}
-	token, err := f.joinToken(file, changed, o)
-	if err != nil {
+	f.guards(&cfg, m)
+	if err := checkModes(cfg); err != nil {
 		return cfg, level, err
 	}
-	cfg.Token = token
-	cfg.CACertFile = o.caCert
-	if !changed("ca-cert") && file.CACert != "" {
-		cfg.CACertFile = file.CACert
-	}
-	cfg.Labels = maps.Clone(file.Label)
-	if cfg.Labels, err = parsePairs("--label", f.labels, cfg.Labels); err != nil {
+	if err := f.connection(&cfg, m, o); err != nil {
 		return cfg, level, err
 	}
-	cfg.Attributes.Text, cfg.Attributes.Scalar = maps.Clone(file.AttrText), maps.Clone(file.AttrScalar)
-	cfg.Attributes.Set = maps.Clone(file.AttrSet)
-	if err := parseAttributes(&cfg.Attributes, f.attrText, f.attrScalar, f.attrSet); err != nil {
+	if err := f.node(&cfg, m); err != nil {
 		return cfg, level, err
 	}
-	ranges := f.portRanges
-	if !changed("port-range") {
-		ranges = file.PortRange
-	}
-	if cfg.PortRanges, err = parsePortRanges(ranges); err != nil {
-		return cfg, level, err
-	}
-	lvl := pick("log-level", f.logLevel, file.LogLevel)
+	lvl := m.pick("log-level", f.logLevel, file.LogLevel)
 	if err := level.UnmarshalText([]byte(lvl)); err != nil {
 		return cfg, level, fmt.Errorf("--log-level %q: use debug, info, warn or error", lvl)
 	}
 	return cfg, level, nil
+}
+
+// flagMerge merges the command line with the --config file: a flag given on the command
+// line wins, else the file's value when it has one, else the flag's default.
+type flagMerge struct {
+	changed func(flag string) bool
+	file    *agentFile
+}
+
+func (m flagMerge) pick(flag, flagVal, fileVal string) string {
+	if !m.changed(flag) && fileVal != "" {
+		return fileVal
+	}
+	return flagVal
+}
+
+// settings are the agent's plain string settings.
+func (f agentFlags) settings(m flagMerge) agent.Config {
+	file := m.file
+	return agent.Config{
+		DataDir:         m.pick("data-dir", f.dataDir, file.DataDir),
+		Listen:          m.pick("listen", f.listen, file.Listen),
+		Advertise:       m.pick("advertise", f.advertise, file.Advertise),
+		NodeName:        m.pick("node-name", f.nodeName, file.NodeName),
+		IP:              m.pick("ip", f.ip, file.IP),
+		CgroupParent:    m.pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
+		Docker:          m.pick("docker", f.docker, file.Docker),
+		DockerHost:      m.pick("docker-host", f.dockerHost, file.DockerHost),
+		CNIBinDir:       m.pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
+		CNIConfDir:      m.pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
+		NetworkImage:    m.pick("network-image", f.networkImage, file.NetworkImage),
+		DefaultUser:     m.pick("default-user", f.guard.defaultUser, file.DefaultUser),
+		GPUs:            m.pick("gpus", f.gpus, file.GPUs),
+		GPUSharing:      m.pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
+		VCUDADriverDir:  m.pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
+		HAMiLib:         m.pick("hami-lib", f.hamiLib, file.HAMiLib),
+		DevicePluginDir: m.pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
+		TaskUIDRange:    m.pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange),
+	}
+}
+
+// guards are what the node's operator allows its workloads (docs/security.md).
+func (f agentFlags) guards(cfg *agent.Config, m flagMerge) {
+	file := m.file
+	cfg.AllowPrivileged = f.guard.allowPrivileged
+	if !m.changed("allow-privileged") && file.AllowPrivileged {
+		cfg.AllowPrivileged = true
+	}
+	cfg.HostVolumes = f.guard.hostVolumes
+	if !m.changed("host-volumes") {
+		cfg.HostVolumes = file.HostVolumes
+	}
+	cfg.SecurityProfiles = f.guard.secProfiles
+	if !m.changed("security-profiles") {
+		cfg.SecurityProfiles = file.SecurityProfiles
+	}
+	cfg.TaskUsers, cfg.ForbiddenTaskGroups = f.guard.taskUsers, f.guard.forbiddenGroups
+	if !m.changed("task-users") {
+		cfg.TaskUsers = file.TaskUsers
+	}
+	if !m.changed("forbidden-task-groups") {
+		cfg.ForbiddenTaskGroups = file.ForbiddenGroups
+	}
+}
+
+// checkModes checks the settings that take one of a few words.
+func checkModes(cfg agent.Config) error {
+	switch cfg.Docker {
+	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
+	default:
+		return fmt.Errorf("--docker %q: use %s, %s or %s", cfg.Docker, agent.DockerAuto, agent.DockerOn, agent.DockerOff)
+	}
+	switch cfg.GPUs {
+	case agent.GPUAuto, agent.GPUOff:
+	default:
+		return fmt.Errorf("--gpus %q: use %s or %s", cfg.GPUs, agent.GPUAuto, agent.GPUOff)
+	}
+	return nil
+}
+
+// connection is how the agent reaches the servers: their URLs, how often it calls, its
+// join token and the CA it trusts.
+func (f agentFlags) connection(cfg *agent.Config, m flagMerge, o *options) error {
+	file := m.file
+	cfg.ServerURLs = f.servers
+	if !m.changed("server") {
+		cfg.ServerURLs = file.Server
+	}
+	if len(cfg.ServerURLs) == 0 {
+		return fmt.Errorf("give the API servers with --server (or server: in --config)")
+	}
+	cfg.HeartbeatInterval, cfg.ReportInterval = f.heartbeat, f.report
+	if !m.changed("heartbeat") && file.Heartbeat > 0 {
+		cfg.HeartbeatInterval = file.Heartbeat
+	}
+	if !m.changed("report") && file.Report > 0 {
+		cfg.ReportInterval = file.Report
+	}
+	token, err := f.joinToken(file, m.changed, o)
+	if err != nil {
+		return err
+	}
+	cfg.Token = token
+	cfg.CACertFile = o.caCert
+	if !m.changed("ca-cert") && file.CACert != "" {
+		cfg.CACertFile = file.CACert
+	}
+	return nil
+}
+
+// node is what the node reports of itself: labels, attributes and host port ranges.
+func (f agentFlags) node(cfg *agent.Config, m flagMerge) error {
+	file := m.file
+	var err error
+	cfg.Labels = maps.Clone(file.Label)
+	if cfg.Labels, err = parsePairs("--label", f.labels, cfg.Labels); err != nil {
+		return err
+	}
+	cfg.Attributes.Text, cfg.Attributes.Scalar = maps.Clone(file.AttrText), maps.Clone(file.AttrScalar)
+	cfg.Attributes.Set = maps.Clone(file.AttrSet)
+	if err := parseAttributes(&cfg.Attributes, f.attrText, f.attrScalar, f.attrSet); err != nil {
+		return err
+	}
+	ranges := f.portRanges
+	if !m.changed("port-range") {
+		ranges = file.PortRange
+	}
+	cfg.PortRanges, err = parsePortRanges(ranges)
+	return err
 }
 
 // joinToken takes --token, else --token-file, else the file's token or token-file, else

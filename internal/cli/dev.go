@@ -2,38 +2,25 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/atomicfile"
-	"github.com/berthhq/berth/internal/server"
-	"github.com/berthhq/berth/internal/tracing"
+	"github.com/berthhq/berth/internal/daemon"
 )
 
-// runDev runs the server and, once it serves, an agent of this machine in the same
-// process, speaking the agent protocol over loopback: the agent joins with the join token
-// the server keeps in the data dir, as any agent would. On SIGINT or SIGTERM the agent
-// stops first (its workloads keep running), then the server.
+// runDev runs `berth dev` (daemon.RunDev): the server and, once it serves, an agent of
+// this machine in the same process, until SIGINT or SIGTERM; then it writes the CLI config
+// and tells the user where berth runs.
 func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
-	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// The server outlives the agent: it stops only once the agent has.
-	serverCtx, stopServer := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopServer()
-	agentCtx, stopAgent := context.WithCancel(ctx)
-	defer stopAgent()
-
-	cfg, err := f.serverConfig(o, "", nil)
+	scfg, err := f.serverConfig(o, "", nil)
 	if err != nil {
 		return err
 	}
@@ -43,96 +30,30 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	if err != nil {
 		return err
 	}
-	log := cfg.Logger
-	// One process, one tracer provider: the server's and the agent's spans are berth-dev's.
-	stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: f.otlpEndpoint, Service: "berth-dev", Version: Version, Logger: log})
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-	var (
-		mu        sync.Mutex
-		agentDone chan error // set once the agent runs
-	)
-	cfg.OnReady = func(addr string) {
-		node := ""
-		if f.agent {
-			token, err := os.ReadFile(filepath.Join(f.dataDir, server.JoinTokenFile))
-			if err != nil {
-				log.Error("no join token for the agent", "err", err)
-			}
-			acfg := agent.Config{
-				ServerURLs: []string{"https://" + addr}, Token: strings.TrimSpace(string(token)),
-				DataDir: filepath.Join(f.dataDir, "agent"), Listen: "127.0.0.1:0",
-				Logger: log.With("component", "agent"),
-			}
-			acfg.NodeName, acfg.PortRanges = devNode.NodeName, devNode.PortRanges
-			f.agentGuard.apply(&acfg)
-			// The server's keys and etcd share the dev data dir: no workload path reaches it.
-			acfg.ProtectedPaths = []string{f.dataDir}
-			a, err := agent.New(acfg)
-			if err != nil {
-				log.Error("the agent cannot start; the server runs without it", "err", err)
-			} else {
-				node = a.NodeName()
-				mu.Lock()
-				if agentCtx.Err() == nil {
-					agentDone = make(chan error, 1)
-					go func() {
-						err := a.Run(agentCtx)
-						if err != nil {
-							log.Error("the agent stopped; the server runs without it", "err", err)
-						}
-						agentDone <- err
-					}()
-				}
-				mu.Unlock()
-			}
-		}
-		admin, err := os.ReadFile(filepath.Join(f.dataDir, server.AdminTokenFile))
-		if err != nil {
-			log.Warn("no management token for the CLI config", "err", err)
-		}
-		config, err := writeDevConfig(o.env, "https://"+addr, filepath.Join(f.dataDir, server.CAFile), strings.TrimSpace(string(admin)))
-		if err != nil {
-			log.Warn("the CLI config file was not written", "err", err)
-		}
-		devBanner(o.out(), addr, f.dataDir, node, config)
+	cfg := daemon.DevConfig{Server: scfg, OnReady: func(addr, node string) { devReady(o, f.dataDir, addr, node, scfg.API.Logger) }}
+	if f.agent {
+		acfg := agent.Config{NodeName: devNode.NodeName, PortRanges: devNode.PortRanges}
+		f.agentGuard.apply(&acfg)
+		cfg.Agent = &acfg
 	}
 	agent.Version = Version
+	// One process, one tracer provider: the server's and the agent's spans are berth-dev's.
+	p := daemon.Process{Service: "berth-dev", Version: Version, TraceEndpoint: f.otlpEndpoint, Logger: scfg.API.Logger}
+	return p.Run(cmdContext(cmd), func(ctx context.Context) error { return daemon.RunDev(ctx, cfg) })
+}
 
-	// stopBoth stops the agent, waits for it, then stops the server; it returns the
-	// agent's error.
-	var once sync.Once
-	var agentErr error
-	stopBoth := func() {
-		once.Do(func() {
-			stopAgent()
-			mu.Lock()
-			done := agentDone
-			mu.Unlock()
-			if done != nil {
-				agentErr = <-done
-			}
-			stopServer()
-		})
+// devReady points the CLI config file at the berth dev that now serves at addr, and
+// tells the user where it runs.
+func devReady(o *options, dataDir, addr, node string, log *slog.Logger) {
+	admin, err := os.ReadFile(filepath.Join(dataDir, daemon.AdminTokenFile))
+	if err != nil {
+		log.Warn("no management token for the CLI config", "err", err)
 	}
-	serverDone := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		select {
-		case <-ctx.Done():
-		case <-serverDone: // the server failed on its own
-		}
-		stopBoth()
-	})
-	err = server.Run(serverCtx, cfg)
-	close(serverDone)
-	wg.Wait()
-	if agentErr != nil {
-		agentErr = fmt.Errorf("agent: %w", agentErr)
+	config, err := writeDevConfig(o.env, "https://"+addr, filepath.Join(dataDir, daemon.CAFile), strings.TrimSpace(string(admin)))
+	if err != nil {
+		log.Warn("the CLI config file was not written", "err", err)
 	}
-	return errors.Join(err, agentErr)
+	devBanner(o.out(), addr, dataDir, node, config)
 }
 
 // devNodeFlags are berth dev's flags for its agent's node: another berth dev, or an agent

@@ -1,23 +1,21 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/daemon"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
-	"github.com/berthhq/berth/internal/tracing"
 )
 
 // serverFlags are the flags of `berth server` and `berth dev`.
@@ -66,9 +64,9 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
-	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", controller.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
-	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", controller.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
-	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", controller.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
+	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", daemon.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
+	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", daemon.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
+	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", daemon.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serving certificate file (PEM) instead of one from the cluster CA; read again when it changes")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the serving certificate's key file (with --tls-cert)")
 	cmd.Flags().StringSliceVar(&f.tlsSANs, "tls-san", nil, "more names and addresses the server's certificate is valid for (the listen address, host name and loopback always are)")
@@ -165,90 +163,88 @@ func newDevCommand(o *options) *cobra.Command {
 // agent's.
 const devDataDirMode = 0o711
 
-// runServer runs server.Run until SIGINT or SIGTERM, logging to stderr.
+// runServer runs a `berth server` until SIGINT or SIGTERM, logging to stderr.
 func runServer(cmd *cobra.Command, o *options, f serverFlags, joinToken string, onReady func(addr string)) error {
 	cfg, err := f.serverConfig(o, joinToken, onReady)
 	if err != nil {
 		return err
 	}
 	cfg.OnManagementToken = func(token string) {
-		fmt.Fprintf(o.out(), "\nThe cluster's management token (every right; shown once, also in DATA-DIR/%s):\n  %s\n\n", server.AdminTokenFile, token)
+		fmt.Fprintf(o.out(), "\nThe cluster's management token (every right; shown once, also in DATA-DIR/%s):\n  %s\n\n", daemon.AdminTokenFile, token)
 	}
-	ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	stopTracing, err := tracing.Setup(ctx, tracing.Config{Endpoint: f.otlpEndpoint, Service: "berth-server", Version: Version, Logger: cfg.Logger})
-	if err != nil {
-		return err
-	}
-	defer stopTracing()
-	return server.Run(ctx, cfg)
+	p := daemon.Process{Service: "berth-server", Version: Version, TraceEndpoint: f.otlpEndpoint, Logger: cfg.API.Logger}
+	return p.Run(cmdContext(cmd), func(ctx context.Context) error { return daemon.RunServer(ctx, cfg) })
 }
 
 // serverConfig checks the flags and builds the server's config, logging to stderr.
-func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(addr string)) (server.Config, error) {
+func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(addr string)) (daemon.ServerConfig, error) {
 	auditMax, err := parseBytes(f.auditMaxSize)
 	if err != nil || auditMax < 1<<20 {
-		return server.Config{}, fmt.Errorf("--audit-log-max-size %q: a size of at least 1MiB", f.auditMaxSize)
+		return daemon.ServerConfig{}, fmt.Errorf("--audit-log-max-size %q: a size of at least 1MiB", f.auditMaxSize)
 	}
 	if f.auditMaxFiles < 1 || f.auditMaxFiles > 1000 {
-		return server.Config{}, fmt.Errorf("--audit-log-max-files %d: 1 to 1000", f.auditMaxFiles)
+		return daemon.ServerConfig{}, fmt.Errorf("--audit-log-max-files %d: 1 to 1000", f.auditMaxFiles)
 	}
 	if f.certLifetime < time.Minute {
-		return server.Config{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
+		return daemon.ServerConfig{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
 	}
 	if f.placement != "spread" && f.placement != "binpack" {
-		return server.Config{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
+		return daemon.ServerConfig{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return server.Config{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
+		return daemon.ServerConfig{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
 	quota, err := f.etcd.quotaBytes(len(f.etcdEndpoints) > 0)
 	if err != nil {
-		return server.Config{}, err
+		return daemon.ServerConfig{}, err
 	}
 	if err := f.etcd.checkInterval(); err != nil {
-		return server.Config{}, err
+		return daemon.ServerConfig{}, err
 	}
 	member, err := f.member.config(f, joinToken, o, log)
 	if err != nil {
-		return server.Config{}, err
+		return daemon.ServerConfig{}, err
 	}
 	cidr, err := netip.ParsePrefix(f.serviceCIDR)
 	if err != nil || !cidr.Addr().Is4() || cidr.Bits() > 30 {
-		return server.Config{}, fmt.Errorf("--service-cidr %q: give an IPv4 range such as %s (a /30 or larger)", f.serviceCIDR, controller.DefaultServiceCIDR)
+		return daemon.ServerConfig{}, fmt.Errorf("--service-cidr %q: give an IPv4 range such as %s (a /30 or larger)", f.serviceCIDR, daemon.DefaultServiceCIDR)
 	}
-	return server.Config{
-		EtcdQuotaBytes:          quota,
-		EtcdCompactionInterval:  f.etcd.compactionInterval,
-		Member:                  member,
-		Listen:                  f.listen,
-		DataDir:                 f.dataDir,
-		EncryptionKeyFile:       f.keyFile,
-		EtcdEndpoints:           f.etcdEndpoints,
-		Logger:                  log,
-		OnReady:                 onReady,
-		Placement:               f.placement,
-		BCSClusterID:            f.bcsClusterID,
-		PackagesDir:             f.packagesDir,
-		JoinToken:               joinToken,
-		EtcdCAFile:              f.etcdCA,
-		EtcdCertFile:            f.etcdCert,
-		EtcdKeyFile:             f.etcdKey,
-		TLSCertFile:             f.tlsCert,
-		TLSKeyFile:              f.tlsKey,
-		TLSSANs:                 f.tlsSANs,
-		InsecureListen:          f.insecure,
-		MaxConnections:          f.maxConns,
-		MaxConnectionsPerSource: f.maxConnsSrc,
-		AuditLogFile:            f.auditLog,
-		AuditLogMaxBytes:        auditMax,
-		AuditLogMaxFiles:        f.auditMaxFiles,
-		CertLifetime:            f.certLifetime,
-		NodeTTL:                 f.nodeTTL,
-		DependencyGC:            f.dependencyGC,
-		ServiceCIDR:             cidr,
+	return daemon.ServerConfig{
+		API: server.Config{
+			Listen:                  f.listen,
+			Logger:                  log,
+			Placement:               f.placement,
+			BCSClusterID:            f.bcsClusterID,
+			PackagesDir:             f.packagesDir,
+			TLSCertFile:             f.tlsCert,
+			TLSKeyFile:              f.tlsKey,
+			TLSSANs:                 f.tlsSANs,
+			MaxConnections:          f.maxConns,
+			MaxConnectionsPerSource: f.maxConnsSrc,
+			CertLifetime:            f.certLifetime,
+			NodeTTL:                 f.nodeTTL,
+		},
+		Etcd: daemon.EtcdConfig{
+			Endpoints:          f.etcdEndpoints,
+			CAFile:             f.etcdCA,
+			CertFile:           f.etcdCert,
+			KeyFile:            f.etcdKey,
+			QuotaBytes:         quota,
+			CompactionInterval: f.etcd.compactionInterval,
+		},
+		Member:            member,
+		DataDir:           f.dataDir,
+		EncryptionKeyFile: f.keyFile,
+		OnReady:           onReady,
+		JoinToken:         joinToken,
+		InsecureListen:    f.insecure,
+		AuditLogFile:      f.auditLog,
+		AuditLogMaxBytes:  auditMax,
+		AuditLogMaxFiles:  f.auditMaxFiles,
+		DependencyGC:      f.dependencyGC,
+		ServiceCIDR:       cidr,
 	}, nil
 }
 
@@ -277,7 +273,7 @@ func devBanner(w io.Writer, addr, dataDir, node, config string) {
 	if config != "" {
 		env = fmt.Sprintf("  CLI config: %s (other shells find the server and its CA there)\n", config)
 	} else {
-		env = fmt.Sprintf("  (other shells: export BERTH_SERVER=%s BERTH_CA_CERT=%s)\n", url, filepath.Join(dataDir, server.CAFile))
+		env = fmt.Sprintf("  (other shells: export BERTH_SERVER=%s BERTH_CA_CERT=%s)\n", url, filepath.Join(dataDir, daemon.CAFile))
 	}
 	if node == "" {
 		node = "none (--agent=false)"

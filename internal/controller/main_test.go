@@ -53,6 +53,16 @@ func startEnv(t *testing.T, newController func(*env) runner, nodes ...string) *e
 	for _, n := range nodes {
 		e.node(n)
 	}
+	// The registry started before the nodes were written: the feed must find them all
+	// in the cache at its first list, as a server's feed finds the nodes of its store.
+	e.eventually("the node cache holds the env's nodes", func() bool {
+		for _, n := range nodes {
+			if _, ok := e.caches.For(v4.KindNode).Get("", n); !ok {
+				return false
+			}
+		}
+		return true
+	})
 	done := make(chan struct{}, 2)
 	go func() { e.feed.Run(ctx); done <- struct{}{} }()
 	c := newController(e)

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
@@ -75,58 +74,6 @@ func TestHealthAndMetrics(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
-}
-
-func TestRun(t *testing.T) {
-	dir, err := os.MkdirTemp("", "berth-run-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	base, done := startRun(t, ctx, dir)
-	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/run/configmaps", cmJSON("run", "cfg", "eA==")), http.StatusCreated)
-	// An open watch must not hold up the shutdown.
-	w := openStream(t, base+"/v1/configmaps?watch=true")
-	expectLines(t, w, [2]string{"ADDED", "cfg"})
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run returned %v", err)
-		}
-	case <-time.After(4 * time.Second):
-		t.Fatal("Run did not stop within 4s")
-	}
-}
-
-// startRun runs the server as `berth server` does, over data dir dir, until ctx ends,
-// and returns its URL, once ready, with the admin token and its CA trusted; done has Run's
-// result.
-func startRun(t *testing.T, ctx context.Context, dir string) (base string, done <-chan error) {
-	t.Helper()
-	ready := make(chan string, 1)
-	result := make(chan error, 1)
-	go func() {
-		result <- Run(ctx, Config{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLogger(),
-			OnReady: func(addr string) { ready <- addr }})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-result:
-		t.Fatalf("Run: %v", err)
-	case <-time.After(60 * time.Second):
-		t.Fatal("not ready within 60s")
-	}
-	trustCAFile(t, filepath.Join(dir, CAFile))
-	admin, err := os.ReadFile(filepath.Join(dir, AdminTokenFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	adminToken = strings.TrimSpace(string(admin))
-	return "https://" + addr, result
 }
 
 func TestReadyzUnavailable(t *testing.T) {

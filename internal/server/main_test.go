@@ -84,8 +84,7 @@ var (
 	testCAErr  error
 	clientsMu  sync.Mutex
 	clients    = map[string]*http.Client{}
-	// roots are the CAs the test clients trust: the test CA, and the CAs of servers a test
-	// runs with Run (trustCAFile).
+	// roots are the CAs the test clients trust: the test CA.
 	roots *x509.CertPool
 )
 
@@ -101,24 +100,6 @@ func testCA(t *testing.T) *pki.CA {
 		t.Fatal(testCAErr)
 	}
 	return testCAVal
-}
-
-// trustCAFile makes the test clients trust the CA certificate in path as well (the
-// tests do not run in parallel).
-func trustCAFile(t *testing.T, path string) {
-	t.Helper()
-	testCA(t)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := pki.ParseCertificate(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientsMu.Lock()
-	roots.AddCert(cert)
-	clientsMu.Unlock()
 }
 
 // httpClientAs is a client trusting the test CA that presents a node's certificate (""

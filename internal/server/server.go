@@ -79,6 +79,8 @@ type Server struct {
 	aclCache aclCache
 	// authLimit slows down sources whose tokens fail (authlimit.go).
 	authLimit authLimiter
+	// maxConns and maxConnsPerSource bound the connections Serve accepts (connlimit.go).
+	maxConns, maxConnsPerSource int
 	// sources and bodies bound what one source, and all of them, hold (selfprotect.go).
 	sources   *sourceLimits
 	bodies    *bodyPool
@@ -154,6 +156,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.sources, s.bodies, s.bodyGrace = newSourceLimits(), newBodyPool(bodyBudget), cmp.Or(cfg.bodyGrace, bodyGrace)
 	s.lists = make(chan struct{}, wholeLists)
+	s.maxConns, s.maxConnsPerSource = cfg.MaxConnections, cfg.MaxConnectionsPerSource
 	s.mux = s.routes()
 	s.handler = s.instrument(s.protect(s.maintenanceGuard(s.mux)))
 	return s, nil

@@ -2,13 +2,8 @@ package server
 
 import (
 	"crypto/tls"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/berthhq/berth/internal/pki"
 )
 
 // The API listener and the server's external etcd client speak TLS 1.2 with AEAD suites
@@ -44,17 +39,5 @@ func TestAPIRefusesCBCSuites(t *testing.T) {
 				t.Fatalf("dial: %v, want refused=%v", err, tc.refused)
 			}
 		})
-	}
-	// The server's client of an external etcd offers the same suites.
-	ca := filepath.Join(t.TempDir(), "ca.crt")
-	if err := os.WriteFile(ca, testCA(t).CertPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	conf, err := externalEtcdTLS(Config{EtcdEndpoints: []string{"https://etcd.test:2379"}, EtcdCAFile: ca})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(conf.CipherSuites, pki.CipherSuites()) || conf.MinVersion != tls.VersionTLS12 {
-		t.Fatalf("external etcd client: TLS %x, suites %v", conf.MinVersion, conf.CipherSuites)
 	}
 }

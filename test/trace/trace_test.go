@@ -19,9 +19,9 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/daemon"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
-	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/store/storetest"
 	"github.com/berthhq/berth/internal/tracing"
 )
@@ -124,8 +124,9 @@ func startCluster(t *testing.T) *client.Client {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- server.Run(ctx, server.Config{Listen: "127.0.0.1:0", DataDir: filepath.Join(dir, "server"),
-			Logger: storetest.QuietLogger(), OnReady: func(addr string) { ready <- addr }})
+		cfg := daemon.ServerConfig{DataDir: filepath.Join(dir, "server"), OnReady: func(addr string) { ready <- addr }}
+		cfg.API.Listen, cfg.API.Logger = "127.0.0.1:0", storetest.QuietLogger()
+		done <- daemon.RunServer(ctx, cfg)
 	}()
 	var addr string
 	select {
@@ -144,7 +145,7 @@ func startCluster(t *testing.T) *client.Client {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	a, err := agent.New(agent.Config{ServerURLs: []string{"https://" + addr}, Token: read(server.JoinTokenFile),
+	a, err := agent.New(agent.Config{ServerURLs: []string{"https://" + addr}, Token: read(daemon.JoinTokenFile),
 		NodeName: "traced-node", IP: "127.0.0.1", DataDir: filepath.Join(dir, "agent"), Listen: "127.0.0.1:0",
 		Drivers: map[string]driver.Driver{"process": fake.New("process")}, Logger: storetest.QuietLogger()})
 	if err != nil {
@@ -160,8 +161,8 @@ func startCluster(t *testing.T) *client.Client {
 		}
 	})
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM([]byte(read(server.CAFile)))
-	cl, err := client.New("https://"+addr, client.WithHTTPClient(client.HTTPClient(pool, nil)), client.WithBearerToken(read(server.AdminTokenFile)))
+	pool.AppendCertsFromPEM([]byte(read(daemon.CAFile)))
+	cl, err := client.New("https://"+addr, client.WithHTTPClient(client.HTTPClient(pool, nil)), client.WithBearerToken(read(daemon.AdminTokenFile)))
 	if err != nil {
 		t.Fatal(err)
 	}

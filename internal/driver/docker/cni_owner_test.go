@@ -36,7 +36,7 @@ func TestOtherClustersPodNetworksAreLeftAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := rawCli.ContainerInspect(ctx, sandbox)
+	c, err := rawContainer(ctx, sandbox)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestOtherClustersPodNetworksAreLeftAlone(t *testing.T) {
 	if err := takeover.TeardownPod(ctx, pod); !errors.Is(err, errForeignPod) {
 		t.Errorf("another cluster on the data dir tears the pod down: %v", err)
 	}
-	if c, err := rawCli.ContainerInspect(ctx, sandbox); err != nil || !c.State.Running || !leased(leases, ip) {
+	if c, err := rawContainer(ctx, sandbox); err != nil || !c.State.Running || !leased(leases, ip) {
 		t.Fatalf("the pod after the other cluster's teardowns: %v, leased %v", err, leased(leases, ip))
 	}
 
@@ -74,7 +74,7 @@ func TestOtherClustersPodNetworksAreLeftAlone(t *testing.T) {
 	if leased(leases, ip) {
 		t.Errorf("IP %s still leased after its cluster's teardown", ip)
 	}
-	if _, err := rawCli.ContainerInspect(ctx, sandbox); !cerrdefs.IsNotFound(err) {
+	if _, err := rawContainer(ctx, sandbox); !cerrdefs.IsNotFound(err) {
 		t.Errorf("sandbox left after its cluster's teardown: %v", err)
 	}
 }

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -108,7 +106,7 @@ func TestCNIPod(t *testing.T) {
 	if leased(leases, ip) {
 		t.Fatalf("IP %s still leased after teardown", ip)
 	}
-	if _, err := rawCli.ContainerInspect(ctx, sandbox); err == nil {
+	if _, err := rawContainer(ctx, sandbox); err == nil {
 		t.Fatal("sandbox left after teardown")
 	}
 	if err := d.TeardownPod(ctx, pod); err != nil {
@@ -127,7 +125,7 @@ func TestCNISandboxRemovedBehindOurBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rawCli.ContainerRemove(ctx, sandbox, container.RemoveOptions{Force: true}); err != nil {
+	if err := rawRemove(ctx, sandbox); err != nil {
 		t.Fatal(err)
 	}
 	if !leased(leases, ip) {
@@ -142,7 +140,7 @@ func TestCNISandboxRemovedBehindOurBack(t *testing.T) {
 		t.Fatalf("old lease %s kept after the pod was set up again as %s", ip, ip2)
 	}
 	// Kill it again, then tear down.
-	if err := rawCli.ContainerRemove(ctx, sandbox2, container.RemoveOptions{Force: true}); err != nil {
+	if err := rawRemove(ctx, sandbox2); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.TeardownPod(ctx, pod); err != nil {

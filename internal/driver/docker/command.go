@@ -1,10 +1,6 @@
 package docker
 
-import (
-	"fmt"
-
-	"github.com/docker/docker/api/types/strslice"
-)
+import "fmt"
 
 // commandLine applies BCS's rules for command (BCS's Value) and args (Arguments):
 //   - the image has an entrypoint: a command replaces it and args are its arguments;
@@ -13,18 +9,18 @@ import (
 //     (Docker would otherwise run the image's CMD, which BCS refuses).
 //
 // A nil result leaves the image's own value.
-func commandLine(image string, imageEntrypoint []string, command string, args []string) (entrypoint, cmd strslice.StrSlice, err error) {
+func commandLine(image string, imageEntrypoint []string, command string, args []string) (entrypoint, cmd []string, err error) {
 	if len(imageEntrypoint) > 0 {
 		if command != "" {
-			entrypoint = strslice.StrSlice{command}
+			entrypoint = []string{command}
 		}
 		if len(args) > 0 {
-			cmd = append(strslice.StrSlice{}, args...)
+			cmd = append([]string{}, args...)
 		}
 		return entrypoint, cmd, nil
 	}
 	if command == "" {
 		return nil, nil, fmt.Errorf("image %s has no entrypoint and the task has no command", image)
 	}
-	return nil, append(strslice.StrSlice{command}, args...), nil
+	return nil, append([]string{command}, args...), nil
 }

@@ -13,8 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
+	"github.com/moby/moby/api/types/container"
 )
 
 // numaNode is one NUMA node and its online CPUs.
@@ -156,7 +155,7 @@ func (d *Driver) resolveCPUSet(ctx context.Context, x paramExtras, request float
 // boundCPUs is every CPU that a berth container which has not ended is bound to,
 // read from their labels: Docker is the only record, so it survives agent restarts.
 func (d *Driver) boundCPUs(ctx context.Context) (map[int]bool, error) {
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", d.cpusetLabel))})
+	list, err := d.listLabelled(ctx, d.cpusetLabel)
 	if err != nil {
 		return nil, d.wrap(err, "cpuset: list bound containers")
 	}

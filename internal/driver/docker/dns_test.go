@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/moby/moby/api/types/container"
 
 	"github.com/berthhq/berth/internal/driver"
 )
@@ -27,9 +27,17 @@ func TestApplyDNS(t *testing.T) {
 		{"no cluster DNS", driver.Task{Setup: &driver.ContainerSetup{NetworkMode: "BRIDGE"}}, nil, nil},
 	}
 	for _, tt := range tests {
-		hc := &container.HostConfig{DNS: tt.own}
+		own, err := parseAddrs(tt.own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := parseAddrs(tt.want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := &container.HostConfig{DNS: own}
 		applyDNS(&tt.task, hc)
-		if !slices.Equal(hc.DNS, tt.want) {
+		if !slices.Equal(hc.DNS, want) {
 			t.Errorf("%s: DNS %v, want %v", tt.name, hc.DNS, tt.want)
 		}
 		if len(tt.own) == 0 && len(tt.want) > 0 && !slices.Equal(hc.DNSSearch, tt.task.Setup.DNS.Search) {

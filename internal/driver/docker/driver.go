@@ -17,12 +17,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
@@ -71,11 +72,13 @@ type Config struct {
 
 // Driver runs container tasks through the Docker API. It is safe for concurrent use.
 type Driver struct {
-	cli      *client.Client
-	host     string
-	log      *slog.Logger
-	dataDir  string
-	filesDir string
+	cli *client.Client
+	// transport is the client's (legacymac.go), whose idle connections Close releases.
+	transport *http.Transport
+	host      string
+	log       *slog.Logger
+	dataDir   string
+	filesDir  string
 
 	// remap is whether the daemon remaps user namespaces (fileowner.go), once known.
 	remapMu    sync.Mutex
@@ -156,12 +159,13 @@ func New(cfg Config) (*Driver, error) {
 	if host == "" {
 		host = client.DefaultDockerHost
 	}
-	cli, err := client.NewClientWithOpts(client.WithHost(host), client.WithAPIVersionNegotiation())
+	cli, transport, err := newClient(host)
 	if err != nil {
 		return nil, fmt.Errorf("docker driver: client for %s: %w", host, err)
 	}
 	d := &Driver{
 		cli:          cli,
+		transport:    transport,
 		host:         host,
 		log:          log.With("driver", "docker"),
 		dataDir:      dataDir,
@@ -185,7 +189,7 @@ func New(cfg Config) (*Driver, error) {
 	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
 	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			cli.Close()
+			d.closeClient()
 			return nil, fmt.Errorf("docker driver: %w", err)
 		}
 	}
@@ -200,6 +204,12 @@ func (d *Driver) Name() string { return driver.KindDocker }
 func (d *Driver) Close() error {
 	d.eventsCancel()
 	d.eventsWG.Wait()
+	return d.closeClient()
+}
+
+// closeClient releases the client's connections.
+func (d *Driver) closeClient() error {
+	d.transport.CloseIdleConnections()
 	return d.cli.Close()
 }
 

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -27,11 +27,11 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 	if err := checkID(id); err != nil {
 		return driver.ExecResult{}, err
 	}
-	execID, err := d.execCreate(ctx, id, container.ExecOptions{Cmd: []string{"sh", "-c", cmd}, AttachStdout: true, AttachStderr: true})
+	execID, err := d.execCreate(ctx, id, client.ExecCreateOptions{Cmd: []string{"sh", "-c", cmd}, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return driver.ExecResult{}, err
 	}
-	hj, err := d.cli.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{})
+	hj, err := d.cli.ExecAttach(ctx, execID, client.ExecAttachOptions{})
 	if err != nil {
 		return driver.ExecResult{}, d.wrap(err, "exec in task %s", id)
 	}
@@ -68,12 +68,12 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 	if len(cmd) == 0 {
 		return -1, fmt.Errorf("exec in task %s: empty command", id)
 	}
-	opts := container.ExecOptions{Cmd: cmd, Tty: tty, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true}
+	opts := client.ExecCreateOptions{Cmd: cmd, TTY: tty, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true}
 	execID, err := d.execCreate(ctx, id, opts)
 	if err != nil {
 		return -1, err
 	}
-	hj, err := d.cli.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{Tty: tty})
+	hj, err := d.cli.ExecAttach(ctx, execID, client.ExecAttachOptions{TTY: tty})
 	if err != nil {
 		return -1, d.wrap(err, "exec in task %s", id)
 	}
@@ -95,7 +95,7 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 					if !ok {
 						return
 					}
-					err := d.cli.ContainerExecResize(ctx, execID, container.ResizeOptions{Height: uint(sz.Rows), Width: uint(sz.Cols)})
+					_, err := d.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: uint(sz.Rows), Width: uint(sz.Cols)})
 					if err != nil {
 						d.log.Debug("exec resize", "task", id, "err", err)
 					}
@@ -130,11 +130,11 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 	return d.execExitCode(ctx, id, execID)
 }
 
-func (d *Driver) execCreate(ctx context.Context, id string, opts container.ExecOptions) (string, error) {
-	var resp container.ExecCreateResponse
+func (d *Driver) execCreate(ctx context.Context, id string, opts client.ExecCreateOptions) (string, error) {
+	var resp client.ExecCreateResult
 	err := d.withContainer(ctx, id, func(ref string) error {
 		var err error
-		resp, err = d.cli.ContainerExecCreate(ctx, ref, opts)
+		resp, err = d.cli.ExecCreate(ctx, ref, opts)
 		return err
 	})
 	if err != nil {
@@ -147,7 +147,7 @@ func (d *Driver) execCreate(ctx context.Context, id string, opts container.ExecO
 // output by a moment) and returns its exit code.
 func (d *Driver) execExitCode(ctx context.Context, id, execID string) (int, error) {
 	for {
-		ins, err := d.cli.ContainerExecInspect(ctx, execID)
+		ins, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{})
 		if err != nil {
 			return -1, d.wrap(err, "exec in task %s: exit code", id)
 		}
@@ -167,12 +167,12 @@ func (d *Driver) execExitCode(ctx context.Context, id, execID string) (int, erro
 func (d *Driver) killExec(execID string) {
 	ctx, cancel := background()
 	defer cancel()
-	ins, err := d.cli.ContainerExecInspect(ctx, execID)
-	if err != nil || !ins.Running || ins.Pid <= 0 || !strings.HasPrefix(d.host, "unix://") {
+	ins, err := d.cli.ExecInspect(ctx, execID, client.ExecInspectOptions{})
+	if err != nil || !ins.Running || ins.PID <= 0 || !strings.HasPrefix(d.host, "unix://") {
 		return
 	}
-	if err := syscall.Kill(ins.Pid, syscall.SIGKILL); err != nil {
-		d.log.Warn("could not kill exec after its deadline", "exec", execID, "pid", ins.Pid, "err", err)
+	if err := syscall.Kill(ins.PID, syscall.SIGKILL); err != nil {
+		d.log.Warn("could not kill exec after its deadline", "exec", execID, "pid", ins.PID, "err", err)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/moby/moby/client"
 )
 
 // A task's configmap and secret files belong to the user the container runs as, and only
@@ -36,7 +38,7 @@ func (d *Driver) ownFiles(ctx context.Context, containerID string, files []strin
 	if err != nil {
 		return err
 	}
-	ci, err := d.cli.ContainerInspect(ctx, containerID)
+	ci, err := d.inspect(ctx, containerID)
 	if err != nil {
 		return d.wrap(err, "inspect container %s", containerID)
 	}
@@ -90,23 +92,23 @@ func (d *Driver) usernsRemap(ctx context.Context) (bool, error) {
 	if d.remapKnown {
 		return d.remap, nil
 	}
-	info, err := d.cli.Info(ctx)
+	res, err := d.cli.Info(ctx, client.InfoOptions{})
 	if err != nil {
 		return false, d.wrap(err, "docker info")
 	}
-	d.remap = slices.ContainsFunc(info.SecurityOptions, func(o string) bool { return strings.Contains(o, "name=userns") })
+	d.remap = slices.ContainsFunc(res.Info.SecurityOptions, func(o string) bool { return strings.Contains(o, "name=userns") })
 	d.remapKnown = true
 	return d.remap, nil
 }
 
 // readContainerFile reads a file of a created container's file system, up to passwdMax.
 func (d *Driver) readContainerFile(ctx context.Context, containerID, path string) (io.Reader, error) {
-	rc, _, err := d.cli.CopyFromContainer(ctx, containerID, path)
+	res, err := d.cli.CopyFromContainer(ctx, containerID, client.CopyFromContainerOptions{SourcePath: path})
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
+	defer res.Content.Close()
+	tr := tar.NewReader(res.Content)
 	if _, err := tr.Next(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

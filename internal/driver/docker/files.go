@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/docker/docker/api/types/mount"
+	"github.com/moby/moby/api/types/mount"
 
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver"

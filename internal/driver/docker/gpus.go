@@ -10,8 +10,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
@@ -132,7 +133,7 @@ func preferredNUMA(gpus []driver.GPU) int {
 
 // PIDs returns the host PIDs of the container's processes (vcuda's pids.config).
 func (d *Driver) PIDs(ctx context.Context, id string) ([]int, error) {
-	top, err := d.cli.ContainerTop(ctx, id, nil)
+	top, err := d.cli.ContainerTop(ctx, id, client.ContainerTopOptions{})
 	if err != nil {
 		return nil, d.wrap(err, "processes of %s", id)
 	}

@@ -16,10 +16,9 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -56,7 +55,7 @@ func TestMain(m *testing.M) {
 	if rawCli != nil {
 		sweep()
 		if !hadSandboxImage && imagePresent(DefaultNetworkImage) {
-			rawCli.ImageRemove(context.Background(), DefaultNetworkImage, image.RemoveOptions{})
+			rawCli.ImageRemove(context.Background(), DefaultNetworkImage, client.ImageRemoveOptions{})
 		}
 		rawCli.Close()
 	}
@@ -73,7 +72,7 @@ func setupDocker() error {
 	defer cancel()
 	pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
 	defer pcancel()
-	if _, err := cli.Ping(pctx); err != nil {
+	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
 		cli.Close()
 		return fmt.Errorf("docker is not available: %w", err)
 	}
@@ -118,7 +117,7 @@ func importBusybox(ctx context.Context) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	rc, err := rawCli.ImageImport(ctx, image.ImportSource{Source: &buf, SourceName: "-"}, imgPlain, image.ImportOptions{})
+	rc, err := rawCli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, imgPlain, client.ImageImportOptions{})
 	if err != nil {
 		return err
 	}
@@ -156,7 +155,7 @@ func buildImage(ctx context.Context, tag, dockerfile string, files map[string]st
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	resp, err := rawCli.ImageBuild(ctx, &buf, build.ImageBuildOptions{Tags: []string{tag}, Version: build.BuilderV1, Remove: true, ForceRemove: true})
+	resp, err := rawCli.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Version: build.BuilderV1, Remove: true, ForceRemove: true})
 	if err != nil {
 		return err
 	}
@@ -168,15 +167,27 @@ func buildImage(ctx context.Context, tag, dockerfile string, files map[string]st
 func sweep() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	list, err := rawCli.ContainerList(ctx, container.ListOptions{All: true})
+	list, err := rawCli.ContainerList(ctx, client.ContainerListOptions{All: true})
 	if err != nil {
 		return
 	}
-	for _, c := range list {
+	for _, c := range list.Items {
 		if c.Labels[testLabel] == runTag {
-			rawCli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
+			rawRemove(ctx, c.ID)
 		}
 	}
+}
+
+// rawContainer is docker inspect without the driver.
+func rawContainer(ctx context.Context, ref string) (container.InspectResponse, error) {
+	res, err := rawCli.ContainerInspect(ctx, ref, client.ContainerInspectOptions{})
+	return res.Container, err
+}
+
+// rawRemove is docker rm -f without the driver.
+func rawRemove(ctx context.Context, ref string) error {
+	_, err := rawCli.ContainerRemove(ctx, ref, client.ContainerRemoveOptions{Force: true})
+	return err
 }
 
 // needDocker skips a test when dockerd is not there (BERTH_REQUIRE_DOCKER=1 fails the
@@ -289,7 +300,7 @@ func freePort(t *testing.T) int {
 // rawInspect is docker inspect without the driver, to check what it asked Docker for.
 func rawInspect(t *testing.T, id string) container.InspectResponse {
 	t.Helper()
-	c, err := rawCli.ContainerInspect(context.Background(), containerName(id))
+	c, err := rawContainer(context.Background(), containerName(id))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -36,7 +36,7 @@ func (d *Driver) Inspect(ctx context.Context, id string) (driver.State, error) {
 			return d.toState(ctx, id, c), nil
 		case <-time.After(50 * time.Millisecond):
 		}
-		again, err := d.cli.ContainerInspect(ctx, c.ID)
+		again, err := d.inspect(ctx, c.ID)
 		if err != nil {
 			break
 		}
@@ -62,7 +62,7 @@ func maybeLateOOM(c container.InspectResponse) bool {
 // labels, running or ended), for an agent that restarted to adopt them; other clusters'
 // and nodes' are not listed (owner.go). Sandboxes are not tasks and are not listed.
 func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelID))})
+	list, err := d.listLabelled(ctx, LabelID)
 	if err != nil {
 		return nil, d.wrap(err, "list containers")
 	}
@@ -72,7 +72,7 @@ func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 			continue
 		}
 		id := s.Labels[LabelID]
-		c, err := d.cli.ContainerInspect(ctx, s.ID)
+		c, err := d.inspect(ctx, s.ID)
 		if cerrdefs.IsNotFound(err) {
 			continue // removed meanwhile
 		}
@@ -83,6 +83,18 @@ func (d *Driver) List(ctx context.Context) ([]driver.State, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// inspect is docker inspect of one container (by name or ID).
+func (d *Driver) inspect(ctx context.Context, ref string) (container.InspectResponse, error) {
+	res, err := d.cli.ContainerInspect(ctx, ref, client.ContainerInspectOptions{})
+	return res.Container, err
+}
+
+// listLabelled lists every container carrying label, running or ended.
+func (d *Driver) listLabelled(ctx context.Context, label string) ([]container.Summary, error) {
+	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", label)})
+	return res.Items, err
 }
 
 // toState turns docker inspect into the driver's state. Running is true while the
@@ -122,7 +134,7 @@ func (d *Driver) toState(ctx context.Context, id string, c container.InspectResp
 // joinedIP is the IP of the container whose network a container shares: its bridge
 // or user network IP, or for a CNI sandbox the IP CNI gave the pod.
 func (d *Driver) joinedIP(ctx context.Context, ref string) string {
-	c, err := d.cli.ContainerInspect(ctx, ref)
+	c, err := d.inspect(ctx, ref)
 	if err != nil {
 		return ""
 	}
@@ -143,8 +155,8 @@ func containerIP(c container.InspectResponse) string {
 		return ""
 	}
 	if c.HostConfig != nil {
-		if ep := ns.Networks[string(c.HostConfig.NetworkMode)]; ep != nil && ep.IPAddress != "" {
-			return ep.IPAddress
+		if ep := ns.Networks[string(c.HostConfig.NetworkMode)]; ep != nil && ep.IPAddress.IsValid() {
+			return ep.IPAddress.String()
 		}
 	}
 	names := make([]string, 0, len(ns.Networks))
@@ -153,8 +165,8 @@ func containerIP(c container.InspectResponse) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if ep := ns.Networks[n]; ep != nil && ep.IPAddress != "" {
-			return ep.IPAddress
+		if ep := ns.Networks[n]; ep != nil && ep.IPAddress.IsValid() {
+			return ep.IPAddress.String()
 		}
 	}
 	return ""

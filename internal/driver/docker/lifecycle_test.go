@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/mount"
+	"github.com/moby/moby/api/types/mount"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -284,7 +284,7 @@ func TestFilesBelongToTheContainerUser(t *testing.T) {
 
 func mustInspectMounts(t *testing.T, id string) []mount.Mount {
 	t.Helper()
-	ci, err := rawCli.ContainerInspect(context.Background(), containerName(id))
+	ci, err := rawContainer(context.Background(), containerName(id))
 	if err != nil {
 		t.Fatal(err)
 	}

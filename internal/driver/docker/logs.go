@@ -6,8 +6,8 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
 )
@@ -23,7 +23,7 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	if err != nil {
 		return nil, fmt.Errorf("logs: %w", err)
 	}
-	lo := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: opts.Follow, Tail: "all"}
+	lo := client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: opts.Follow, Tail: "all"}
 	if opts.Tail > 0 {
 		lo.Tail = strconv.Itoa(opts.Tail)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/image"
+	"github.com/moby/moby/client"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -45,8 +45,8 @@ func (d *Driver) sandboxImage(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("build network image %s: %w (or set the network image)", DefaultNetworkImage, err)
 	}
 	d.log.Info("building the pod sandbox image", "image", DefaultNetworkImage)
-	rc, err := d.cli.ImageImport(ctx, image.ImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"}, DefaultNetworkImage,
-		image.ImportOptions{Changes: []string{`CMD ["/bin/sleep", "2147483647"]`}})
+	rc, err := d.cli.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"}, DefaultNetworkImage,
+		client.ImageImportOptions{Changes: []string{`CMD ["/bin/sleep", "2147483647"]`}})
 	if err != nil {
 		return "", d.wrap(err, "build network image %s", DefaultNetworkImage)
 	}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/network"
-	"github.com/docker/go-connections/nat"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
 )
@@ -25,8 +26,11 @@ func (d *Driver) setupNetwork(ctx context.Context, t *driver.Task, x paramExtras
 		if err != nil {
 			return nil, err
 		}
-		// Hostname, ports and IP belong to the container that owns the namespace;
+		// Hostname, ports, IP and MAC belong to the container that owns the namespace;
 		// Docker refuses them here.
+		if x.mac != nil {
+			return nil, errMACNetworkMode
+		}
 		hc.NetworkMode = container.NetworkMode("container:" + target)
 		return nil, nil
 	}
@@ -51,21 +55,17 @@ func (d *Driver) setupNetwork(ctx context.Context, t *driver.Task, x paramExtras
 	}
 	hc.NetworkMode = container.NetworkMode(mode)
 	user := mode != "host" && mode != "bridge" && mode != "none"
-	var nc *network.NetworkingConfig
 	if user {
-		if _, err := d.cli.NetworkInspect(ctx, mode, network.InspectOptions{}); err != nil {
+		if _, err := d.cli.NetworkInspect(ctx, mode, client.NetworkInspectOptions{}); err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return nil, fmt.Errorf("network %q not found (create it with docker network create, or use HOST, BRIDGE or NONE)", mode)
 			}
 			return nil, d.wrap(err, "network %q", mode)
 		}
-		if x.ip != "" {
-			nc = &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
-				mode: {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: x.ip}},
-			}}
-		}
-	} else if x.ip != "" {
-		return nil, fmt.Errorf("parameter ip=%s needs a user network, not %s", x.ip, mode)
+	}
+	nc, err := endpointConfig(mode, user, x)
+	if err != nil {
+		return nil, err
 	}
 	if mode == "host" || mode == "none" {
 		if len(t.Setup.PortBindings) > 0 {
@@ -78,6 +78,40 @@ func (d *Driver) setupNetwork(ctx context.Context, t *driver.Task, x paramExtras
 		cfg.Hostname = t.Setup.Hostname
 	}
 	return nc, nil
+}
+
+// errMACNetworkMode is Docker's refusal of a MAC address for a container that has the
+// host's or another container's network.
+var errMACNetworkMode = errors.New("conflicting options: mac-address and the network mode")
+
+// endpointConfig is the container's settings on its network mode: the static IP (ip,
+// a user network only) and the MAC address (mac-address: refused with the host's
+// network, as Docker does, and without effect with none); nil when neither applies.
+func endpointConfig(mode string, user bool, x paramExtras) (*network.NetworkingConfig, error) {
+	if mode == "host" && x.mac != nil {
+		return nil, errMACNetworkMode
+	}
+	if mode == "none" {
+		x.mac = nil
+	}
+	if x.ip == "" && x.mac == nil {
+		return nil, nil
+	}
+	var ep network.EndpointSettings
+	if x.ip != "" {
+		if !user {
+			return nil, fmt.Errorf("parameter ip=%s needs a user network, not %s", x.ip, mode)
+		}
+		ip, err := netip.ParseAddr(x.ip)
+		if err != nil {
+			return nil, fmt.Errorf("parameter ip=%s: %w", x.ip, err)
+		}
+		ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: ip}
+	}
+	if x.mac != nil {
+		ep.MacAddress = network.HardwareAddr(x.mac)
+	}
+	return &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{mode: &ep}}, nil
 }
 
 // bindPorts publishes the pod's port mappings; a mapping with host port 0 (or less) is
@@ -97,16 +131,16 @@ func bindPorts(pbs []driver.PortBinding, cfg *container.Config, hc *container.Ho
 		if pb.ContainerPort < 1 || pb.ContainerPort > 65535 || pb.HostPort > 65535 {
 			return fmt.Errorf("port %s: container port %d or host port %d out of range", pb.Name, pb.ContainerPort, pb.HostPort)
 		}
-		p, err := nat.NewPort(proto, strconv.Itoa(pb.ContainerPort))
-		if err != nil {
-			return fmt.Errorf("port %s: %w", pb.Name, err)
+		p, ok := network.PortFrom(uint16(pb.ContainerPort), network.IPProtocol(proto))
+		if !ok {
+			return fmt.Errorf("port %s: protocol %q", pb.Name, proto)
 		}
 		if cfg.ExposedPorts == nil {
-			cfg.ExposedPorts = nat.PortSet{}
-			hc.PortBindings = nat.PortMap{}
+			cfg.ExposedPorts = network.PortSet{}
+			hc.PortBindings = network.PortMap{}
 		}
 		cfg.ExposedPorts[p] = struct{}{}
-		hc.PortBindings[p] = append(hc.PortBindings[p], nat.PortBinding{HostPort: strconv.Itoa(pb.HostPort)})
+		hc.PortBindings[p] = append(hc.PortBindings[p], network.PortBinding{HostPort: strconv.Itoa(pb.HostPort)})
 	}
 	return nil
 }
@@ -119,7 +153,7 @@ func (d *Driver) resolveJoin(ctx context.Context, ref string) (string, error) {
 		if !validID(strings.TrimPrefix(name, "berth-")) {
 			continue
 		}
-		c, err := d.cli.ContainerInspect(ctx, name)
+		c, err := d.inspect(ctx, name)
 		if cerrdefs.IsNotFound(err) {
 			continue
 		}

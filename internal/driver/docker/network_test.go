@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -96,5 +97,24 @@ func TestHostNetwork(t *testing.T) {
 	}
 	if err := d.Stop(context.Background(), none.ID, 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMACAddress is the mac-address parameter on the bridge: the container's interface
+// has it, whichever API version the daemon speaks.
+func TestMACAddress(t *testing.T) {
+	needDocker(t)
+	t.Parallel()
+	d := newDriver(t)
+	task := newTask(t, d, "mac", imgPlain, "/bin/sleep", "30")
+	task.Container.Parameters = []v4.Parameter{{Key: "mac-address", Value: "02:42:ac:11:00:4d"}}
+	mustStart(t, d, task)
+	ep := rawInspect(t, task.ID).NetworkSettings.Networks["bridge"]
+	if ep == nil || ep.MacAddress.String() != "02:42:ac:11:00:4d" {
+		t.Errorf("bridge endpoint %+v, want MAC 02:42:ac:11:00:4d", ep)
+	}
+	r, err := d.Exec(ctxT(t, 10*time.Second), task.ID, "cat /sys/class/net/eth0/address")
+	if err != nil || strings.TrimSpace(string(r.Output)) != "02:42:ac:11:00:4d" {
+		t.Errorf("eth0 in the container: %q %v", r.Output, err)
 	}
 }

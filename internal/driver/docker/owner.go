@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
+	"github.com/moby/moby/api/types/container"
 
 	"github.com/berthhq/berth/internal/driver"
 )
@@ -46,7 +46,7 @@ func notOwned(ref string) error {
 // the untagged name that the owner owns. Errors are wrapped with the task; neither is
 // driver.ErrNotFound.
 func (d *Driver) find(ctx context.Context, id string) (container.InspectResponse, error) {
-	c, err := d.cli.ContainerInspect(ctx, d.name(id))
+	c, err := d.inspect(ctx, d.name(id))
 	switch {
 	case err == nil && d.owns(c):
 		return c, nil
@@ -62,7 +62,7 @@ func (d *Driver) find(ctx context.Context, id string) (container.InspectResponse
 // or sandbox id (label, LabelID or LabelPod, names id), carries no cluster, and the owner
 // owns it.
 func (d *Driver) legacy(ctx context.Context, ref, id, label string) (container.InspectResponse, error) {
-	c, err := d.cli.ContainerInspect(ctx, ref)
+	c, err := d.inspect(ctx, ref)
 	if err != nil {
 		return container.InspectResponse{}, d.wrap(err, "inspect %s", id)
 	}

@@ -130,7 +130,7 @@ func TestLegacyContainerIsTheNodes(t *testing.T) {
 	if err := mine.Remove(ctx, task.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rawCli.ContainerInspect(ctx, st.Info.ID); err == nil {
+	if _, err := rawContainer(ctx, st.Info.ID); err == nil {
 		t.Error("the legacy container is still there after its node's agent removed it")
 	}
 }

@@ -3,12 +3,13 @@ package docker
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 
-	"github.com/docker/docker/api/types/blkiodev"
-	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
+	"github.com/moby/moby/api/types/blkiodev"
+	"github.com/moby/moby/api/types/container"
 )
 
 type throttles = []*blkiodev.ThrottleDevice
@@ -118,6 +119,19 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// parseAddrs parses IP addresses, as the API carries them; a bad one is an error naming it.
+func parseAddrs(list []string) ([]netip.Addr, error) {
+	out := make([]netip.Addr, 0, len(list))
+	for _, s := range list {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // setKV adds key=value to a map, creating it.

@@ -3,11 +3,12 @@ package docker
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 
-	"github.com/docker/docker/api/types/container"
 	units "github.com/docker/go-units"
+	"github.com/moby/moby/api/types/container"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -15,11 +16,12 @@ import (
 // paramExtras are the parameters that are not plain container settings: they are
 // resolved by Start against the network and the CPU topology.
 type paramExtras struct {
-	net        string // user network (USER mode)
-	ip         string // static IP on that network
-	cpusetBind bool   // "cpuset=true": bind ceil(cpu request) CPUs
-	cpusetCPUs string // explicit cpuset-cpus
-	cpusetMems string // explicit cpuset-mems
+	net        string           // user network (USER mode)
+	ip         string           // static IP on that network
+	mac        net.HardwareAddr // MAC address on the container's network
+	cpusetBind bool             // "cpuset=true": bind ceil(cpu request) CPUs
+	cpusetCPUs string           // explicit cpuset-cpus
+	cpusetMems string           // explicit cpuset-mems
 	// memorySwap is applied after the memory limit, which otherwise sets swap = memory.
 	memorySwap *int64
 }
@@ -134,8 +136,9 @@ var paramTable = map[string]paramFunc{
 		return nil
 	},
 	"dns": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.DNS = append(hc.DNS, splitList(v)...)
-		return nil
+		servers, err := parseAddrs(splitList(v))
+		hc.DNS = append(hc.DNS, servers...)
+		return err
 	},
 	"dns-search": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		hc.DNSSearch = append(hc.DNSSearch, splitList(v)...)
@@ -206,10 +209,10 @@ var paramTable = map[string]paramFunc{
 		cfg.StopSignal = v
 		return nil
 	},
-	"mac-address": func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
-		// The daemon is API 1.41, where the container config still carries it.
-		cfg.MacAddress = v //nolint:staticcheck // see above
-		return nil
+	"mac-address": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
+		mac, err := net.ParseMAC(v)
+		x.mac = mac
+		return err
 	},
 	"label": func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
 		k, _, _ := strings.Cut(v, "=")

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/docker/cni"
@@ -32,7 +32,7 @@ func (d *Driver) SetupPod(ctx context.Context, id string, labels map[string]stri
 		return "", "", err
 	}
 	if p != nil && p.IP != "" {
-		c, err := d.cli.ContainerInspect(ctx, p.SandboxID)
+		c, err := d.inspect(ctx, p.SandboxID)
 		if err == nil && c.State != nil && c.State.Running {
 			return p.SandboxID, p.IP, nil
 		}
@@ -77,9 +77,11 @@ func (d *Driver) setup(ctx context.Context, id string, labels map[string]string,
 	}
 	l[LabelPod] = id
 	d.owner.Stamp(l)
-	resp, err := d.cli.ContainerCreate(ctx,
-		&container.Config{Image: img, Labels: l},
-		&container.HostConfig{NetworkMode: "none"}, nil, nil, d.sandboxName(id))
+	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Config:     &container.Config{Image: img, Labels: l},
+		HostConfig: &container.HostConfig{NetworkMode: "none"},
+		Name:       d.sandboxName(id),
+	})
 	if err != nil {
 		return "", "", d.wrap(err, "create sandbox")
 	}
@@ -87,10 +89,10 @@ func (d *Driver) setup(ctx context.Context, id string, labels map[string]string,
 	if err := d.savePod(p); err != nil {
 		return "", "", err
 	}
-	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		return "", "", d.wrap(err, "start sandbox")
 	}
-	c, err := d.cli.ContainerInspect(ctx, resp.ID)
+	c, err := d.inspect(ctx, resp.ID)
 	if err != nil {
 		return "", "", d.wrap(err, "inspect sandbox")
 	}
@@ -136,7 +138,7 @@ func (d *Driver) teardown(ctx context.Context, id string) error {
 		ref = p.SandboxID
 	}
 	var sandboxID, netns string
-	c, err := d.cli.ContainerInspect(ctx, ref)
+	c, err := d.inspect(ctx, ref)
 	if p == nil && cerrdefs.IsNotFound(err) && d.tagged() {
 		// A sandbox set up before sandboxes carried their cluster, when the owner's.
 		if old, lerr := d.legacy(ctx, containerName("pod-"+id), id, LabelPod); lerr == nil {
@@ -156,7 +158,7 @@ func (d *Driver) teardown(ctx context.Context, id string) error {
 		return err
 	}
 	if sandboxID != "" {
-		err := d.cli.ContainerRemove(ctx, sandboxID, container.RemoveOptions{Force: true})
+		_, err := d.cli.ContainerRemove(ctx, sandboxID, client.ContainerRemoveOptions{Force: true})
 		if err != nil && !cerrdefs.IsNotFound(err) && !isRemovalInProgress(err) {
 			return d.wrap(err, "remove sandbox")
 		}
@@ -193,7 +195,7 @@ func (d *Driver) PodIDs(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelPod))})
+	list, err := d.listLabelled(ctx, LabelPod)
 	if err != nil {
 		return nil, d.wrap(err, "list sandboxes")
 	}

@@ -8,8 +8,10 @@ import (
 	"io"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/api/types/registry"
+	"github.com/moby/moby/api/pkg/authconfig"
+	"github.com/moby/moby/api/types/image"
+	"github.com/moby/moby/api/types/registry"
+	"github.com/moby/moby/client"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -24,10 +26,10 @@ func (d *Driver) ensureImage(ctx context.Context, c *v4.Container) (image.Inspec
 	if c.ImagePullPolicy != v4.PullAlways {
 		img, err := d.cli.ImageInspect(ctx, c.Image)
 		if err == nil {
-			return img, nil
+			return img.InspectResponse, nil
 		}
 		if !cerrdefs.IsNotFound(err) {
-			return img, d.wrap(err, "image %s", c.Image)
+			return img.InspectResponse, d.wrap(err, "image %s", c.Image)
 		}
 	}
 	if err := d.pull(ctx, c.Image, c.ImagePullUser, c.ImagePullPasswd); err != nil {
@@ -35,17 +37,17 @@ func (d *Driver) ensureImage(ctx context.Context, c *v4.Container) (image.Inspec
 	}
 	img, err := d.cli.ImageInspect(ctx, c.Image)
 	if err != nil {
-		return img, d.wrap(err, "image %s after pulling it", c.Image)
+		return img.InspectResponse, d.wrap(err, "image %s after pulling it", c.Image)
 	}
-	return img, nil
+	return img.InspectResponse, nil
 }
 
 // pull pulls one image, with credentials when given. The daemon reports most failures
 // inside the progress stream, so the stream is read to its end for an error.
 func (d *Driver) pull(ctx context.Context, ref, user, passwd string) error {
-	var opts image.PullOptions
+	var opts client.ImagePullOptions
 	if user != "" || passwd != "" {
-		auth, err := registry.EncodeAuthConfig(registry.AuthConfig{Username: user, Password: passwd})
+		auth, err := authconfig.Encode(registry.AuthConfig{Username: user, Password: passwd})
 		if err != nil {
 			return fmt.Errorf("pull image %s: credentials: %w", ref, err)
 		}

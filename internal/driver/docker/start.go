@@ -3,7 +3,6 @@ package docker
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 
 	"fmt"
@@ -11,8 +10,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/network"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/hostports"
@@ -58,7 +58,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if err == nil {
 		if err = d.ownFiles(ctx, id, append(d.fileSources(t.ID, spec.hc.Mounts), t.Setup.OwnedFiles...)); err != nil {
 			rctx, cancel := background()
-			d.cli.ContainerRemove(rctx, id, container.RemoveOptions{Force: true})
+			d.cli.ContainerRemove(rctx, id, client.ContainerRemoveOptions{Force: true})
 			cancel()
 		}
 	}
@@ -67,7 +67,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
 	}
 	d.log.Info("starting container", "task", t.ID, "container", id[:12], "image", t.Container.Image, "network", spec.hc.NetworkMode)
-	startErr := d.cli.ContainerStart(ctx, id, container.StartOptions{})
+	_, startErr := d.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
 	// Inspect even after an error: the exit code and Docker's message are the report.
 	ictx, cancel := background()
 	defer cancel()
@@ -172,7 +172,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 		s.cfg.Labels[d.cpusetLabel] = b.cpus
 		d.log.Info("binding cpus", "task", t.ID, "cpus", b.cpus, "mems", b.mems)
 	}
-	resp, err := d.cli.ContainerCreate(ctx, s.cfg, s.hc, s.nc, nil, name)
+	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: s.cfg, HostConfig: s.hc, NetworkingConfig: s.nc, Name: name})
 	if err != nil {
 		return "", d.wrap(err, "create container %s", name)
 	}
@@ -216,12 +216,16 @@ func applyDNS(t *driver.Task, hc *container.HostConfig) {
 	if t.Setup.DNS == nil || len(hc.DNS) > 0 || t.Setup.JoinTask != "" {
 		return
 	}
-	for _, s := range t.Setup.DNS.Servers {
-		if ip := net.ParseIP(s); ip == nil || (ip.IsLoopback() && !strings.EqualFold(t.Setup.NetworkMode, "HOST")) {
+	servers, err := parseAddrs(t.Setup.DNS.Servers)
+	if err != nil {
+		return
+	}
+	for _, ip := range servers {
+		if ip.Zone() != "" || (ip.IsLoopback() && !strings.EqualFold(t.Setup.NetworkMode, "HOST")) {
 			return
 		}
 	}
-	hc.DNS = t.Setup.DNS.Servers
+	hc.DNS = servers
 	if len(hc.DNSSearch) == 0 {
 		hc.DNSSearch = t.Setup.DNS.Search
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/berthhq/berth/internal/driver"
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 // Stop is docker stop: the container's stop signal (SIGTERM unless the image or the
@@ -27,7 +27,8 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 	d.stopped.Store(id, true)
 	d.log.Info("stopping container", "task", id, "grace", time.Duration(secs)*time.Second)
 	err := d.withContainer(ctx, id, func(ref string) error {
-		return d.cli.ContainerStop(ctx, ref, container.StopOptions{Timeout: &secs})
+		_, err := d.cli.ContainerStop(ctx, ref, client.ContainerStopOptions{Timeout: &secs})
+		return err
 	})
 	if err != nil && !cerrdefs.IsNotModified(err) {
 		return d.wrap(err, "stop task %s", id)
@@ -42,7 +43,8 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		return err
 	}
 	err := d.withContainer(ctx, id, func(ref string) error {
-		return d.cli.ContainerRemove(ctx, ref, container.RemoveOptions{Force: true})
+		_, err := d.cli.ContainerRemove(ctx, ref, client.ContainerRemoveOptions{Force: true})
+		return err
 	})
 	ferr := os.RemoveAll(d.taskFilesDir(id))
 	d.stopped.Delete(id)
@@ -67,7 +69,8 @@ func (d *Driver) Signal(ctx context.Context, id string, sig syscall.Signal) erro
 		return err
 	}
 	err := d.withContainer(ctx, id, func(ref string) error {
-		return d.cli.ContainerKill(ctx, ref, strconv.Itoa(int(sig)))
+		_, err := d.cli.ContainerKill(ctx, ref, client.ContainerKillOptions{Signal: strconv.Itoa(int(sig))})
+		return err
 	})
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/moby/moby/api/types/container"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -207,5 +208,44 @@ func TestUnreachable(t *testing.T) {
 		if errors.Is(err, driver.ErrNotFound) {
 			t.Errorf("call %d: unreachable reported as not found", i+1)
 		}
+	}
+}
+
+func TestEndpointConfig(t *testing.T) {
+	mac, _ := net.ParseMAC("02:42:ac:11:00:09")
+	nc, err := endpointConfig("mynet", true, paramExtras{ip: "10.1.0.5", mac: mac})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := nc.EndpointsConfig["mynet"]
+	if ep == nil || ep.IPAMConfig.IPv4Address.String() != "10.1.0.5" || ep.MacAddress.String() != "02:42:ac:11:00:09" {
+		t.Errorf("user network: %+v", nc.EndpointsConfig)
+	}
+	if nc, err := endpointConfig("bridge", false, paramExtras{mac: mac}); err != nil || nc.EndpointsConfig["bridge"].MacAddress.String() != "02:42:ac:11:00:09" {
+		t.Errorf("bridge with a MAC: %+v %v", nc, err)
+	}
+	if nc, err := endpointConfig("bridge", false, paramExtras{}); nc != nil || err != nil {
+		t.Errorf("neither: %+v %v", nc, err)
+	}
+	if nc, err := endpointConfig("none", false, paramExtras{mac: mac}); nc != nil || err != nil {
+		t.Errorf("a MAC without a network: %+v %v", nc, err)
+	}
+	for _, bad := range []struct {
+		mode string
+		user bool
+		x    paramExtras
+		want string
+	}{
+		{"bridge", false, paramExtras{ip: "10.1.0.5"}, "parameter ip=10.1.0.5 needs a user network, not bridge"},
+		{"mynet", true, paramExtras{ip: "10.1.0"}, "parameter ip=10.1.0:"},
+		{"host", false, paramExtras{mac: mac}, "conflicting options: mac-address and the network mode"},
+		{"none", false, paramExtras{ip: "10.1.0.5", mac: mac}, "parameter ip=10.1.0.5 needs a user network, not none"},
+	} {
+		if _, err := endpointConfig(bad.mode, bad.user, bad.x); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s %+v: %v, want %q", bad.mode, bad.x, err, bad.want)
+		}
+	}
+	if _, err := applyParameters([]v4.Parameter{{Key: "mac-address", Value: "02:42"}}, nil, &container.Config{}, &container.HostConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "mac-address") {
+		t.Errorf("a bad MAC address: %v", err)
 	}
 }

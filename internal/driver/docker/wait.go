@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/docker/docker/api/types/events"
-	"github.com/docker/docker/api/types/filters"
+	"github.com/moby/moby/api/types/events"
+	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
 )
@@ -50,17 +50,17 @@ func (d *Driver) startEvents() {
 // followEvents reads container "die" events of berth's task containers until ctx ends,
 // reconnecting with a growing pause while the daemon is away.
 func (d *Driver) followEvents(ctx context.Context) {
-	opts := events.ListOptions{Filters: filters.NewArgs(
-		filters.Arg("type", string(events.ContainerEventType)),
-		filters.Arg("event", string(events.ActionDie)),
-		filters.Arg("label", LabelID),
-	)}
+	opts := client.EventsListOptions{Filters: make(client.Filters).
+		Add("type", string(events.ContainerEventType)).
+		Add("event", string(events.ActionDie)).
+		Add("label", LabelID),
+	}
 	pause := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		msgs, errs := d.cli.Events(ctx, opts)
+		stream := d.cli.Events(ctx, opts)
 		// The stream is open (or failed): ends while it was not are found by looking.
 		d.recheckWaiting(ctx)
-		err := d.readEvents(ctx, msgs, errs)
+		err := d.readEvents(ctx, stream.Messages, stream.Err)
 		if ctx.Err() != nil {
 			return
 		}

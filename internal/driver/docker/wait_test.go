@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -72,7 +70,7 @@ func TestWaitEndsWhenTheContainerIsRemoved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.cli.ContainerRemove(ctx, containerName(task.ID), container.RemoveOptions{Force: true}); err != nil {
+	if err := rawRemove(ctx, containerName(task.ID)); err != nil {
 		t.Fatal(err)
 	}
 	select {

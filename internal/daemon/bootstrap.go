@@ -1,4 +1,4 @@
-package server
+package daemon
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/atomicfile"
+	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
@@ -55,7 +56,7 @@ func ensureCA(ctx context.Context, st *store.Store, log *slog.Logger) (*pki.CA, 
 
 // bootstrapFiles makes sure the cluster knows cfg.JoinToken and writes the data dir's CA
 // certificate and join token file.
-func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
+func bootstrapFiles(ctx context.Context, st *store.Store, cfg ServerConfig) error {
 	var given *jointoken.Token
 	path := filepath.Join(cfg.DataDir, JoinTokenFile)
 	if cfg.JoinToken != "" {
@@ -63,8 +64,8 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 		if err != nil {
 			return fmt.Errorf("--join-token: %w", err)
 		}
-		if tok.CAHash != "" && tok.CAHash != cfg.CA.Hash() {
-			return fmt.Errorf("--join-token carries CA hash %s, but this cluster's CA is %s", tok.CAHash, cfg.CA.Hash())
+		if tok.CAHash != "" && tok.CAHash != cfg.API.CA.Hash() {
+			return fmt.Errorf("--join-token carries CA hash %s, but this cluster's CA is %s", tok.CAHash, cfg.API.CA.Hash())
 		}
 		// Only a server's first start teaches the cluster its token: a restart with the
 		// same flag must not bring back a token revoked since.
@@ -81,7 +82,7 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 	if cfg.DataDir == "" {
 		return nil
 	}
-	if err := atomicfile.Write(filepath.Join(cfg.DataDir, CAFile), cfg.CA.CertPEM, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(cfg.DataDir, CAFile), cfg.API.CA.CertPEM, 0o644); err != nil {
 		return fmt.Errorf("write the CA certificate: %w", err)
 	}
 	if given == nil {
@@ -93,13 +94,13 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 			return err
 		}
 		if err := st.CreateJoinToken(ctx, &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: v4.JoinRoleServer,
-			Description: "made at the first start of " + cfg.ID, Created: time.Now().UTC()}); err != nil {
+			Description: "made at the first start of " + cfg.API.ID, Created: time.Now().UTC()}); err != nil {
 			return fmt.Errorf("create the bootstrap join token: %w", err)
 		}
 		given = &tok
-		cfg.Logger.Info("join token created: servers join with the token in "+path+"; give agents their own (berth token create)", "id", "berth-"+tok.ID)
+		cfg.API.Logger.Info("join token created: servers join with the token in "+path+"; give agents their own (berth token create)", "id", "berth-"+tok.ID)
 	}
-	if err := atomicfile.Write(path, []byte(given.WithPin(cfg.CA.Hash())+"\n"), 0o600); err != nil {
+	if err := atomicfile.Write(path, []byte(given.WithPin(cfg.API.CA.Hash())+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write the join token file: %w", err)
 	}
 	return nil
@@ -107,7 +108,7 @@ func bootstrapFiles(ctx context.Context, st *store.Store, cfg Config) error {
 
 // bootstrapACL makes the cluster's management token at its first start: written to
 // DATA-DIR/admin-token, and handed to cfg.OnManagementToken to show once. Never logged.
-func bootstrapACL(ctx context.Context, st *store.Store, cfg Config) error {
+func bootstrapACL(ctx context.Context, st *store.Store, cfg ServerConfig) error {
 	sec, created, err := st.BootstrapACL(ctx, time.Now())
 	if err != nil || !created {
 		return err
@@ -117,7 +118,7 @@ func bootstrapACL(ctx context.Context, st *store.Store, cfg Config) error {
 		if err := atomicfile.Write(path, []byte(sec.String()+"\n"), 0o600); err != nil {
 			return fmt.Errorf("write the management token: %w", err)
 		}
-		cfg.Logger.Info("management token created: the cluster's first administrator token is in "+path, "id", "berth-acl-"+sec.ID)
+		cfg.API.Logger.Info("management token created: the cluster's first administrator token is in "+path, "id", "berth-acl-"+sec.ID)
 	}
 	if cfg.OnManagementToken != nil {
 		cfg.OnManagementToken(sec.String())
@@ -159,4 +160,20 @@ func checkLoopback(addr string) error {
 		return fmt.Errorf("%s is not a loopback address: plain HTTP is for local development only (use 127.0.0.1:PORT)", addr)
 	}
 	return nil
+}
+
+// openAuditLog opens the audit log of cfg: --audit-log, else DATA-DIR/audit.log; none
+// for "off" or without a data dir.
+func openAuditLog(cfg ServerConfig) (*audit.Log, error) {
+	path := cfg.AuditLogFile
+	switch {
+	case path == "off":
+		return nil, nil
+	case path == "" && cfg.DataDir == "":
+		cfg.API.Logger.Warn("no audit log: give --audit-log FILE (there is no data dir to keep it in)")
+		return nil, nil
+	case path == "":
+		path = filepath.Join(cfg.DataDir, "audit.log")
+	}
+	return audit.Open(path, cfg.AuditLogMaxBytes, cfg.AuditLogMaxFiles)
 }

@@ -1,0 +1,79 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
+)
+
+// Defaults of the controllers' settings, for the flags that set them.
+const (
+	DefaultNodeTTL      = controller.DefaultNodeTTL
+	DefaultDependencyGC = controller.DefaultDependencyGC
+)
+
+// DefaultServiceCIDR is the default range of the services' virtual IPs.
+var DefaultServiceCIDR = controller.DefaultServiceCIDR
+
+// controlPlane is what a server runs beside its API: one registry of caches that the
+// agents' routes, the controllers and the scheduler's feed share (one etcd watch per
+// kind), the feed, and the controllers, which run on the leader only (every server
+// campaigns in an etcd election).
+type controlPlane struct {
+	caches  *cache.Registry
+	feed    *feed.Feed
+	metrics *controller.Metrics
+	// stop cancels all of it and waits for it.
+	stop func()
+}
+
+// startControlPlane starts the caches, the feed and the leader's manager; they live until
+// stop, which a server calls on every return.
+func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (*controlPlane, error) {
+	log := cfg.API.Logger
+	ctx, cancel := context.WithCancel(ctx)
+	cp := &controlPlane{caches: cache.NewRegistry(st, log), metrics: controller.NewMetrics()}
+	cp.feed = feed.New(cp.caches, log)
+	if err := controller.RegisterCaches(cp.caches); err != nil {
+		cancel()
+		return nil, err
+	}
+	cp.caches.Start(ctx)
+	feedDone := make(chan struct{})
+	go func() {
+		defer close(feedDone)
+		if err := cp.feed.Run(ctx); err != nil {
+			log.Error("scheduler feed stopped", "err", err)
+		}
+	}()
+	mgr := controller.NewManager(st, cp.feed, controller.Options{
+		Placement: cfg.API.Placement, Cluster: cfg.Cluster, Logger: log,
+		NodeTTL: cfg.API.NodeTTL, DependencyGC: cfg.DependencyGC, Caches: cp.caches,
+		ServiceCIDR: cfg.ServiceCIDR, Metrics: cp.metrics,
+	}, cfg.API.ID)
+	mgrDone := make(chan struct{})
+	go func() { defer close(mgrDone); mgr.Run(ctx) }()
+	cp.stop = func() {
+		cancel()
+		select {
+		case <-mgrDone:
+		case <-time.After(shutdownGrace):
+			// Without etcd quorum the election library's resign waits on the client
+			// (concurrency.Election.Campaign resigns with the client's context); closing
+			// the store ends that wait. The server's own Close of the store is then a
+			// no-op.
+			log.Warn("the leader election did not stop in time (no etcd quorum?); closing the store")
+			if err := st.Close(); err != nil {
+				log.Warn("closing the store to end the leader election failed", "err", err)
+			}
+			<-mgrDone
+		}
+		<-feedDone
+		cp.caches.Wait()
+	}
+	return cp, nil
+}
