@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/berthhq/berth/api/cluster"
-	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/bytesize"
 )
 
 // recoverTimeout is the least time `berth cluster recover` waits: the server
@@ -115,5 +115,5 @@ func sizeOrNone(n int64) string {
 	if n == 0 {
 		return orNone("")
 	}
-	return strings.ReplaceAll(store.FormatBytes(n), " ", "")
+	return strings.ReplaceAll(bytesize.Format(n), " ", "")
 }

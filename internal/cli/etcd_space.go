@@ -8,7 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/bytesize"
+	"github.com/berthhq/berth/internal/daemon"
 )
 
 // etcdSpaceFlags bound etcd's space (docs/operations.md): the embedded etcd's quota and
@@ -45,9 +46,9 @@ func (e etcdSpaceFlags) quotaBytes(external bool) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("--etcd-quota-bytes %q: %w", e.quota, err)
 	}
-	if n < store.MinQuotaBytes || n > store.MaxQuotaBytes {
+	if n < daemon.MinQuotaBytes || n > daemon.MaxQuotaBytes {
 		return 0, fmt.Errorf("--etcd-quota-bytes %q: must be between %s and %s", e.quota,
-			store.FormatBytes(store.MinQuotaBytes), store.FormatBytes(store.MaxQuotaBytes))
+			bytesize.Format(daemon.MinQuotaBytes), bytesize.Format(daemon.MaxQuotaBytes))
 	}
 	return n, nil
 }

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/berthhq/berth/internal/bytesize"
 	"github.com/berthhq/berth/internal/server"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // stdinName names standard input in messages.
@@ -138,7 +138,7 @@ func readSource(path string, stdin io.Reader, limit int64) (source, error) {
 
 // tooLarge is the error for a file over the request limit; size is 0 when unknown.
 func tooLarge(name string, size, limit int64) error {
-	have, allowed := store.FormatBytes(size), store.FormatBytes(limit)
+	have, allowed := bytesize.Format(size), bytesize.Format(limit)
 	if have == allowed { // just over: rounded, both would read the same
 		have, allowed = fmt.Sprintf("%d bytes", size), fmt.Sprintf("%d bytes", limit)
 	}
@@ -193,7 +193,7 @@ func readDocuments(files []string, stdin io.Reader, limit int64, oneRequest bool
 // together; last is the file that went over.
 func streamTooLarge(last string, limit int64) error {
 	return fmt.Errorf("the documents of the files up to %s add up to more than the server's limit of %s per request: apply fewer files at once",
-		last, store.FormatBytes(limit))
+		last, bytesize.Format(limit))
 }
 
 // buildStream joins documents into one apply body. When every document is JSON the body

@@ -12,9 +12,9 @@ import (
 
 	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/daemon"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // memberFlags make `berth server`'s embedded etcd a member of a cluster (docs/ha.md).
@@ -53,7 +53,7 @@ const joinBudget = 2 * time.Minute
 
 // config builds the store's member config, nil when no flag asks for one (a data dir that
 // holds a member's record still restarts as that member).
-func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *slog.Logger) (*store.MemberConfig, error) {
+func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *slog.Logger) (*daemon.MemberConfig, error) {
 	if m == (memberFlags{}) {
 		return nil, nil
 	}
@@ -61,7 +61,7 @@ func (m memberFlags) config(f serverFlags, joinToken string, o *options, log *sl
 		return nil, errors.New("--etcd-name, --etcd-peer-listen, --etcd-client-listen and --join are for the embedded etcd; " +
 			"with --etcd-endpoints every server simply uses the same etcd")
 	}
-	mc := &store.MemberConfig{Name: m.name, PeerListen: m.peerListen, ClientListen: m.clientListen}
+	mc := &daemon.MemberConfig{Name: m.name, PeerListen: m.peerListen, ClientListen: m.clientListen}
 	if m.join == "" {
 		return mc, nil
 	}

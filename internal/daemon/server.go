@@ -85,6 +85,13 @@ type EtcdConfig struct {
 // MemberConfig makes the embedded etcd a member of a cluster of servers (docs/ha.md).
 type MemberConfig = store.MemberConfig
 
+// The bounds of EtcdConfig.QuotaBytes, which the store enforces; the CLI checks its flag
+// against them before it opens anything.
+const (
+	MinQuotaBytes = store.MinQuotaBytes
+	MaxQuotaBytes = store.MaxQuotaBytes
+)
+
 // shutdownGrace bounds how long the leader election may take to stop.
 const shutdownGrace = 5 * time.Second
 

@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/bytesize"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, ns string, l 
 	}
 	s.store.QueueEvent(v4.Event{Type: v4.EventNormal, Reason: "NamespaceLimitsSet", Namespace: ns, Name: ns,
 		Message: fmt.Sprintf("namespace %s may hold %d objects and %s (default %v); it holds %d and %s",
-			ns, q.Limits.Objects, store.FormatBytes(q.Limits.Bytes), q.Default, q.Usage.Objects, store.FormatBytes(q.Usage.Bytes))})
+			ns, q.Limits.Objects, bytesize.Format(q.Limits.Bytes), q.Default, q.Usage.Objects, bytesize.Format(q.Usage.Bytes))})
 	writeJSON(w, http.StatusOK, q)
 	return nil
 }

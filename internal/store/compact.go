@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/berthhq/berth/api/cluster"
+	"github.com/berthhq/berth/internal/bytesize"
 )
 
 // Periodic compaction, as kube-apiserver does it: every interval each server tries a
@@ -195,7 +196,7 @@ func (s *Store) defragment(ctx context.Context, endpoint string, self bool) (bef
 	}
 	after = statusSizes(st)
 	s.log.Info("defragmented etcd member", "endpoint", endpoint, "took", took.Round(time.Millisecond),
-		"sizeBefore", FormatBytes(before.Size), "sizeAfter", FormatBytes(after.Size), "inUse", FormatBytes(after.InUse))
+		"sizeBefore", bytesize.Format(before.Size), "sizeAfter", bytesize.Format(after.Size), "inUse", bytesize.Format(after.InUse))
 	return before, after, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/bytesize"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -213,7 +214,7 @@ func quotaError(ns string, held, delta NamespaceUsage, l NamespaceLimits) error 
 	}
 	if delta.Bytes > 0 && held.Bytes+delta.Bytes > l.Bytes {
 		return fmt.Errorf("%w: namespace %s holds %s and this write adds %s, past its limit of %s; delete some or ask an administrator to raise it",
-			ErrQuotaExceeded, ns, FormatBytes(held.Bytes), FormatBytes(delta.Bytes), FormatBytes(l.Bytes))
+			ErrQuotaExceeded, ns, bytesize.Format(held.Bytes), bytesize.Format(delta.Bytes), bytesize.Format(l.Bytes))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/bytesize"
 )
 
 // Recovery from a full etcd takes three steps, in this order: compact the whole
@@ -104,7 +105,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (clu
 	s.space.mu.Unlock()
 	r.Message = recoveryMessage(r, f)
 	if r.Disarmed {
-		s.log.Warn("etcd space recovered: NOSPACE alarm disarmed", "compactedTo", r.CompactedTo, "inUse", FormatBytes(f.InUseAfter), "quota", FormatBytes(f.Quota))
+		s.log.Warn("etcd space recovered: NOSPACE alarm disarmed", "compactedTo", r.CompactedTo, "inUse", bytesize.Format(f.InUseAfter), "quota", bytesize.Format(f.Quota))
 		ev := v4.Event{Type: v4.EventWarning, Reason: "EtcdSpaceRecovered", Name: "etcd", Message: r.Message}
 		if err := s.RecordEvent(ctx, ev); err != nil {
 			s.log.Warn("cannot record event", "reason", ev.Reason, "err", err)
@@ -114,7 +115,7 @@ func (s *Store) recoverSpace(ctx context.Context, all bool, maxUse float64) (clu
 }
 
 func recoveryMessage(r cluster.Recovery, fullest cluster.MemberRecovery) string {
-	use := fmt.Sprintf("%s of the %s quota in use", FormatBytes(fullest.InUseAfter), FormatBytes(fullest.Quota))
+	use := fmt.Sprintf("%s of the %s quota in use", bytesize.Format(fullest.InUseAfter), bytesize.Format(fullest.Quota))
 	switch {
 	case r.Disarmed && r.LiveData:
 		return "NOSPACE alarm disarmed, but live data fills most of etcd (" + use + " after compacting all history): delete objects or raise --etcd-quota-bytes before it fills again"

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/berthhq/berth/api/cluster"
+	"github.com/berthhq/berth/internal/bytesize"
 )
 
 // etcd's space (docs/operations.md): etcd refuses writes once its database file reaches
@@ -31,7 +32,7 @@ const (
 // CheckQuotaBytes tells whether n is a usable embedded etcd quota.
 func CheckQuotaBytes(n int64) error {
 	if n < MinQuotaBytes || n > MaxQuotaBytes {
-		return fmt.Errorf("%w: etcd quota %d bytes must be between %s and %s", ErrInvalid, n, FormatBytes(MinQuotaBytes), FormatBytes(MaxQuotaBytes))
+		return fmt.Errorf("%w: etcd quota %d bytes must be between %s and %s", ErrInvalid, n, bytesize.Format(MinQuotaBytes), bytesize.Format(MaxQuotaBytes))
 	}
 	return nil
 }
@@ -134,7 +135,7 @@ func (s *Store) SpaceAdvice() string {
 	if v.liveData {
 		return fmt.Sprintf("live data fills etcd: %s of the %s quota is still in use after compacting all history. "+
 			"Delete objects (berth delete) or restart the servers with a larger --etcd-quota-bytes, then run `berth cluster recover`",
-			FormatBytes(v.inUse), FormatBytes(v.quota))
+			bytesize.Format(v.inUse), bytesize.Format(v.quota))
 	}
 	msg := "berth is compacting and defragmenting etcd to free the space of old revisions (or run `berth cluster recover`); retry in a few seconds"
 	if v.failed != "" {
@@ -176,18 +177,4 @@ func statusSizes(st *clientv3.StatusResponse) memberSizes {
 		q = 2 << 30
 	}
 	return memberSizes{Size: st.DbSize, InUse: st.DbSizeInUse, Quota: q}
-}
-
-// FormatBytes shows a size in binary units, one decimal: 1.5 GiB, 300.0 MiB, 512 B.
-func FormatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
