@@ -1,5 +1,5 @@
-// Package controller holds the leader-only loops of the server (DESIGN.md §5). The
-// application controller keeps every application and process at its instance count:
+// Package controller holds the leader-only loops of the server (docs/ha.md, The leader).
+// The application controller keeps every application and process at its instance count:
 // it places missing instances through the scheduler and writes their task groups, applies
 // the restart policy to task groups that end, scales, tears down deleted applications and
 // aggregates their status. The daemonset controller keeps one task group of every
