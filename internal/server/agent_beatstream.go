@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/berthhq/berth/internal/httpapi"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -131,7 +133,7 @@ func writeBeatLine(w http.ResponseWriter, rc *http.ResponseController, v any) bo
 	if err != nil {
 		return false
 	}
-	if rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) != nil {
+	if rc.SetWriteDeadline(time.Now().Add(httpapi.StreamWriteTimeout)) != nil {
 		return false
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {

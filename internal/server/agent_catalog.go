@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -53,7 +54,7 @@ func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) erro
 		}
 		chans = append(chans, ch)
 	}
-	stream(ctx, w, mergeEvents(ctx, chans), objectLine)
+	httpapi.Stream(ctx, w, mergeEvents(ctx, chans), objectLine)
 	return nil
 }
 
@@ -64,7 +65,7 @@ func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) error {
 	lists := map[v4.Kind]listBody{}
 	for _, k := range catalogKinds {
 		c := s.catalog[k]
-		if err := s.cacheCurrent(ctx, c); err != nil {
+		if err := httpapi.CacheCurrent(ctx, s.store, c); err != nil {
 			return err
 		}
 		items, rev, err := c.List("", "")

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) handleAgentSecret(w http.ResponseWriter, r *http.Request) error
 // namespace (the one named by ?taskgroup= when given), uses the object: 403 otherwise.
 // ?node=, which older agents send, must name the certificate's node when present.
 func (s *Server) nodeUses(ctx context.Context, r *http.Request, what string, uses func(*v4.PodSpec) bool) error {
-	ns, name, node := r.PathValue("ns"), r.PathValue("name"), agentNode(r)
+	ns, name, node := r.PathValue("ns"), r.PathValue("name"), httpapi.NodeOf(r)
 	if q := r.URL.Query().Get("node"); q != "" && q != node {
 		return errorf(http.StatusForbidden, "this agent's certificate is for node %s, not %s", node, q)
 	}

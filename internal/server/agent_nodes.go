@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -22,11 +22,11 @@ const agentWriteAttempts = 5
 // read from the node's definition (the stored registration body), so an operator's own
 // labels survive and a label the agent stopped sending goes away.
 func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) error {
-	n, body, err := s.readNode(w, r, "the node")
+	n, body, err := s.bodyReader.ReadNode(w, r, "the node")
 	if err != nil {
 		return err
 	}
-	if node := agentNode(r); n.Metadata.Name != node {
+	if node := httpapi.NodeOf(r); n.Metadata.Name != node {
 		return errorf(http.StatusForbidden, "metadata.name: this agent's certificate is for node %s; it cannot register node %q (a node's name is fixed when its agent joins)", node, n.Metadata.Name)
 	}
 	// The agent is alive right now: registering counts as a heartbeat (server clock).
@@ -167,7 +167,7 @@ func (s *Server) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) er
 	if known && s.beats.same(name, hb) {
 		return nil // most beats: no context, no timer, no read
 	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, httpapi.RequestTimeout)
 	defer cancel()
 	fresh := false
 	if !known {
@@ -214,18 +214,4 @@ func heartbeatChanges(n *v4.Node, hb v4.AgentHeartbeat) bool {
 	return n.Status.Phase != v4.NodeReady ||
 		hb.AgentVersion != "" && hb.AgentVersion != n.Status.AgentVersion ||
 		hb.AgentAddress != "" && hb.AgentAddress != n.Status.AgentAddress
-}
-
-// decodeStrict decodes one JSON value, refusing unknown fields, trailing data and keys
-// given twice in one object (encoding/json would keep the last; docs/api.md).
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("data after the JSON value")
-	}
-	return v4.CheckDuplicateKeys(data)
 }

@@ -116,7 +116,7 @@ func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) e
 	case v4.ActionSignal:
 		sig, err := v4.ParseSignal(r.URL.Query().Get("signal"))
 		if err != nil {
-			return errorf(http.StatusBadRequest, "query parameter signal: %v", err).withDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
+			return errorf(http.StatusBadRequest, "query parameter signal: %v", err).WithDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
 		}
 		fwd.Set("signal", strconv.Itoa(sig))
 	default:

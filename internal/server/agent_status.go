@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -33,9 +34,9 @@ func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) error
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	tg, err := s.writeStatus(ctx, ns, name, agentNode(r), st)
+	tg, err := s.writeStatus(ctx, ns, name, httpapi.NodeOf(r), st)
 	if errors.Is(err, errOtherNode) {
-		err = errorf(http.StatusForbidden, "this agent's certificate is for node %s: %v", agentNode(r), err)
+		err = errorf(http.StatusForbidden, "this agent's certificate is for node %s: %v", httpapi.NodeOf(r), err)
 	}
 	if err != nil {
 		return err

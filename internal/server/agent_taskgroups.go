@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -29,7 +30,7 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) e
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
-	if err := s.cacheCurrent(ctx, s.taskGroupCache); err != nil {
+	if err := httpapi.CacheCurrent(ctx, s.store, s.taskGroupCache); err != nil {
 		return err
 	}
 	items, rev, err := s.taskGroupCache.List(indexNode, node)
@@ -61,6 +62,6 @@ func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, nod
 	if err != nil {
 		return err
 	}
-	stream(ctx, w, ch, objectLine)
+	httpapi.Stream(ctx, w, ch, objectLine)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -230,7 +231,7 @@ func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 	}
 	e := errorf(http.StatusForbidden, "%s: %s (a rule's privileges: [%s])", strings.Join(lines, "; "), grants, strings.Join(privs, ", "))
 	for _, need := range missing {
-		e = e.withDetail(need.Field, "needs the privilege "+need.Privilege)
+		e = e.WithDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
 	return e
 }
@@ -254,7 +255,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 		return nil, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
 			source, wait.Round(time.Second))
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), httpapi.RequestTimeout)
 	id, err := s.identify(ctx, r)
 	cancel()
 	if err == nil && bodyRights && mustIdentify(r, id) {

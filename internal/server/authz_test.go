@@ -41,19 +41,19 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"GET /v1/acl/whoami": guardAnyUser, "POST /v1/acl/can-i": guardAnyUser,
 		bcs.DriverPrefix + "/": guardFrontDoor, bcs.GatewayPrefix + "/": guardFrontDoor, deployd.Prefix: guardFrontDoor,
 	}
-	if len(srv.mux.access) != len(srv.mux.patterns) {
-		t.Errorf("%d patterns, %d with access: a pattern registered twice?", len(srv.mux.patterns), len(srv.mux.access))
+	if srv.mux.Routes() != len(srv.mux.Patterns()) {
+		t.Errorf("%d patterns, %d with access: a pattern registered twice?", len(srv.mux.Patterns()), srv.mux.Routes())
 	}
-	for _, p := range srv.mux.patterns {
-		a, ok := srv.mux.access[p]
+	for _, p := range srv.mux.Patterns() {
+		a, ok := srv.mux.Access(p)
 		switch {
-		case !ok || a.guard == "":
+		case !ok || a.Guard == "":
 			t.Errorf("route %q has no access rule", p)
-		case a.guard == guardUser && a.perm == nil:
+		case a.Guard == guardUser && a.Perm == nil:
 			t.Errorf("route %q needs a user right and names none", p)
-		case a.guard != guardUser && notUser[p] != a.guard:
-			t.Errorf("route %q is %s, want %q", p, a.guard, notUser[p])
-		case a.guard == guardUser && notUser[p] != "":
+		case a.Guard != guardUser && notUser[p] != a.Guard:
+			t.Errorf("route %q is %s, want %q", p, a.Guard, notUser[p])
+		case a.Guard == guardUser && notUser[p] != "":
 			t.Errorf("route %q needs a user right, want %s", p, notUser[p])
 		}
 		delete(notUser, p)

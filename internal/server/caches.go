@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
@@ -47,32 +47,6 @@ func (s *Server) cacheSynced(ctx context.Context) error {
 	return synced(ctx, s.taskGroupCache)
 }
 
-// synced waits until c holds a full list, or ctx ends (503).
-func synced(ctx context.Context, c *cache.Cache) error {
-	select {
-	case <-c.Synced():
-		return nil
-	case <-ctx.Done():
-		return errorf(http.StatusServiceUnavailable, "the %s cache is not synced yet: %v", c.Kind(), ctx.Err())
-	}
-}
-
-// cacheCurrent waits until c reflects every write that completed before the call (a list
-// must not miss an object just written), or ctx ends (503).
-func (s *Server) cacheCurrent(ctx context.Context, c *cache.Cache) error {
-	if err := synced(ctx, c); err != nil {
-		return err
-	}
-	rev, err := s.store.Revision(ctx)
-	if err != nil {
-		return err
-	}
-	if err := c.WaitFor(ctx, rev); err != nil {
-		return errorf(http.StatusServiceUnavailable, "the %s cache is behind etcd: %v", c.Kind(), err)
-	}
-	return nil
-}
-
 // cacheWaitBeforeRead is how long listCurrent waits for a cache before it reads etcd.
 const cacheWaitBeforeRead = time.Second
 
@@ -83,7 +57,7 @@ const cacheWaitBeforeRead = time.Second
 // up).
 func (s *Server) listCurrent(ctx context.Context, c *cache.Cache) ([]v4.Object, error) {
 	wctx, cancel := context.WithTimeout(ctx, cacheWaitBeforeRead)
-	err := s.cacheCurrent(wctx, c)
+	err := httpapi.CacheCurrent(wctx, s.store, c)
 	cancel()
 	if err == nil {
 		objs, _, err := c.List("", "")

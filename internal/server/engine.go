@@ -41,7 +41,7 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 	var req engineRequest
 	if err := decodeStrict(body, &req); err != nil {
 		return errorf(http.StatusBadRequest, "engine body: %v", err).
-			withDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
+			WithDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
 	}
 	if ae := checkEngineRequest(req); ae != nil {
 		return ae
@@ -67,13 +67,13 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 func checkEngineRequest(req engineRequest) *apiError {
 	switch {
 	case req.Maintenance == nil:
-		return errorf(http.StatusUnprocessableEntity, "engine: maintenance is required").withDetail("maintenance", "must be true or false")
+		return errorf(http.StatusUnprocessableEntity, "engine: maintenance is required").WithDetail("maintenance", "must be true or false")
 	case len(req.Reason) > v4.MaxEngineReason:
 		return errorf(http.StatusUnprocessableEntity, "engine: reason is too long").
-			withDetail("reason", fmt.Sprintf("must be at most %d bytes, got %d", v4.MaxEngineReason, len(req.Reason)))
+			WithDetail("reason", fmt.Sprintf("must be at most %d bytes, got %d", v4.MaxEngineReason, len(req.Reason)))
 	case strings.ContainsFunc(req.Reason, unicode.IsControl):
 		return errorf(http.StatusUnprocessableEntity, "engine: reason contains control characters").
-			withDetail("reason", "must be one line of text")
+			WithDetail("reason", "must be one line of text")
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func (s *Server) handleMove(w http.ResponseWriter, r *http.Request) error {
 	}
 	if err != nil {
 		return errorf(http.StatusBadRequest, "move body: %v", err).
-			withDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`)
+			WithDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
@@ -48,7 +48,7 @@ func moveError(err error) error {
 	}
 	ae := errorf(code, "%s", me.Message)
 	if me.Field != "" {
-		ae = ae.withDetail(me.Field, me.Message)
+		ae = ae.WithDetail(me.Field, me.Message)
 	}
 	return ae
 }

@@ -14,15 +14,12 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
 )
-
-// requestTimeout bounds every non-streaming request, so an unreachable etcd gives 503
-// instead of a request that hangs.
-const requestTimeout = 15 * time.Second
 
 // Server serves the API over one store. Create it with New.
 type Server struct {
@@ -41,7 +38,10 @@ type Server struct {
 	rewrapping sync.Mutex
 	metrics    *metrics
 	handler    http.Handler
-	mux        *routeMux
+	mux        *httpapi.Mux
+	// errs answers the routes' errors; bodyReader reads their bodies within the limits.
+	errs       httpapi.Errors
+	bodyReader httpapi.Bodies
 
 	// feed keeps the scheduler's snapshot for plans. stopFeed ends the feed New started
 	// when the config had none (nil otherwise: the caller owns its feed).
@@ -106,6 +106,8 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, errors.New("server: no cluster CA")
 	}
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
+	s.errs = httpapi.Errors{Log: cfg.Logger, SpaceAdvice: st.SpaceAdvice}
+	s.bodyReader = httpapi.Bodies{Max: cfg.MaxBodyBytes, Refused: bodyError}
 	if err := s.useCaches(cfg.Caches); err != nil {
 		return nil, err
 	}

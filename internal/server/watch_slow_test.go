@@ -72,7 +72,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 		readErr <- nil
 	}()
 	// Eight writers, so the changes pass within seconds: the slow client must still be
-	// connected (streamWriteTimeout) when it reads at last.
+	// connected (httpapi.StreamWriteTimeout) when it reads at last.
 	content := strings.Repeat("x", size)
 	var wg sync.WaitGroup
 	writeErr := make(chan error, writes)
