@@ -27,7 +27,7 @@ func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.D
 		return nil
 	}
 	if *stored == nil {
-		objs, err := s.listCurrent(ctx, s.catalog[v4.KindService])
+		objs, err := s.listCurrent(ctx, s.services)
 		if err != nil {
 			return fmt.Errorf("read the services of load-balancer groups: %w", err)
 		}

@@ -177,7 +177,7 @@ func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *h
 // 404 for an unknown task group, 409 when it is not placed yet, 502 when its node has no
 // agent.
 func (s *Server) agentAddressOf(ctx context.Context, ns, name string) (addr, node string, err error) {
-	tg, err := s.taskGroups().Get(ctx, ns, name)
+	tg, err := store.Typed[*v4.TaskGroup](s.store, v4.KindTaskGroup).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", "", errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
 	}

@@ -19,7 +19,7 @@ import (
 // Users (docs/security.md, Users and policies): every user route needs a token whose
 // policies grant the route's verb on its kind and namespace (its access, authz_routes.go), or, without
 // a token, the policy named "anonymous". Agents' routes take node certificates instead
-// (agent_auth.go); /healthz, /readyz and /packages/ are open.
+// (httpapi.NodeAuth, for internal/agentapi's routes); /healthz, /readyz and /packages/ are open.
 
 // aclCacheTTL is how long a token or a policy read from etcd is used before it is read
 // again: a revocation or a policy change takes effect within it.

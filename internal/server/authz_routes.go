@@ -54,7 +54,7 @@ var (
 // adminCluster is what the cluster's administration routes need.
 var adminCluster = on(acl.VerbAdmin, acl.KindCluster)
 
-// guard wraps a route's handler with its authentication and authorization (routeMux
+// guard wraps a route's handler with its authentication and authorization (the Mux
 // calls it for every route). A route without a valid access is a programming error.
 func (s *Server) guard(pattern string, a access, h handlerFunc) handlerFunc {
 	switch a.Guard {

@@ -18,13 +18,9 @@ const indexNode = controller.IndexNode
 // indexNamespace indexes task groups by namespace (the API's watches).
 const indexNamespace = controller.IndexNamespace
 
-// catalogKinds are the kinds every agent follows whole (docs/services.md): its DNS
-// server and service proxy answer for every service of the cluster.
-var catalogKinds = []v4.Kind{v4.KindService, v4.KindEndpoint}
-
 // useCaches takes the server's caches from the process's registry (docs/store.md,
-// "Shared cache"): task groups, with the indexes the agents' routes and the API's
-// watches read (controller.RegisterCaches declares them), and the catalog kinds.
+// "Shared cache"): task groups, with the indexes the agents' routes (internal/agentapi)
+// and the API's watches read (controller.RegisterCaches declares them), and services.
 func (s *Server) useCaches(caches *cache.Registry) error {
 	if caches == nil {
 		return errors.New("server: no cache registry")
@@ -35,10 +31,7 @@ func (s *Server) useCaches(caches *cache.Registry) error {
 		}
 	}
 	s.taskGroupCache = caches.For(v4.KindTaskGroup)
-	s.catalog = map[v4.Kind]*cache.Cache{}
-	for _, k := range catalogKinds {
-		s.catalog[k] = caches.For(k)
-	}
+	s.services = caches.For(v4.KindService)
 	return nil
 }
 

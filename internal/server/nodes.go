@@ -217,7 +217,7 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return nodeError(name, err)
 	}
-	s.beats.forget(name)
+	s.agents.ForgetNode(name)
 	if err := s.store.ForgetNode(ctx, name); err != nil {
 		s.log.Warn("the deleted node's lease stays until it expires", "node", name, "err", err)
 	}
