@@ -39,7 +39,7 @@ func identityOf(r *http.Request) *acl.Identity {
 // authorize checks perm before the handler runs: 401 without a usable token (when
 // anonymous access does not allow it), 403 naming the missing right, 429 from a source
 // whose failed authentications are being slowed down (authlimit.go).
-func (s *Server) authorize(perm permFunc, next handlerFunc) handlerFunc {
+func (s *Server) authorize(perm httpapi.PermFunc, next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		// A route without a right of its own (apply, plan) decides by its body: who
 		// asks is known first, so nobody without credentials makes the server read one.
@@ -262,7 +262,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 		err = errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
 	}
 	if err != nil {
-		if fromError(err).Code == http.StatusUnauthorized {
+		if httpapi.FromError(err).Code == http.StatusUnauthorized {
 			s.authFailed(source, credential, false)
 		}
 		return nil, err

@@ -12,7 +12,7 @@ import (
 // inNamespace is verb on the path's {plural} in its {ns} ("*" on /v1/{plural}: every
 // namespace).
 func inNamespace(verb string) access {
-	return access{Guard: guardUser, Perm: func(r *http.Request) acl.Request {
+	return access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 		ns := r.PathValue("ns")
 		if ns == "" {
 			ns = "*"
@@ -27,7 +27,7 @@ func inNamespace(verb string) access {
 
 // on is verb on a fixed kind in the path's {ns}.
 func on(verb string, kind string) access {
-	return access{Guard: guardUser, Perm: func(r *http.Request) acl.Request {
+	return access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 		ns := r.PathValue("ns")
 		if acl.ClusterKind(kind) {
 			ns = ""
@@ -37,7 +37,7 @@ func on(verb string, kind string) access {
 }
 
 // readEvents: events are read in the namespace of ?namespace=, every namespace without it.
-var readEvents = access{Guard: guardUser, Perm: func(r *http.Request) acl.Request {
+var readEvents = access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 	ns := r.URL.Query().Get("namespace")
 	if ns == "" {
 		ns = "*"
@@ -58,22 +58,22 @@ var adminCluster = on(acl.VerbAdmin, acl.KindCluster)
 // calls it for every route). A route without a valid access is a programming error.
 func (s *Server) guard(pattern string, a access, h handlerFunc) handlerFunc {
 	switch a.Guard {
-	case guardOpen:
+	case httpapi.GuardOpen:
 		return h
-	case guardUser:
+	case httpapi.GuardUser:
 		if a.Perm == nil {
 			panic(fmt.Sprintf("server: route %s needs a user right and names none", pattern))
 		}
 		return s.authorize(a.Perm, h)
-	case guardAnyUser:
+	case httpapi.GuardAnyUser:
 		return s.authorize(nil, h)
-	case guardNode:
+	case httpapi.GuardNode:
 		return httpapi.NodeAuth(h)
-	case guardOwnNode:
+	case httpapi.GuardOwnNode:
 		return httpapi.OwnNode(h)
-	case guardServerJoin:
+	case httpapi.GuardServerJoin:
 		return s.joinAuth(h)
-	case guardFrontDoor:
+	case httpapi.GuardFrontDoor:
 		return s.credentialed(h)
 	}
 	panic(fmt.Sprintf("server: route %s has no access rule", pattern))

@@ -37,7 +37,7 @@ func (s *Server) useCaches(caches *cache.Registry) error {
 
 // cacheSynced waits until the task group cache holds a full list, or ctx ends (503).
 func (s *Server) cacheSynced(ctx context.Context) error {
-	return synced(ctx, s.taskGroupCache)
+	return httpapi.Synced(ctx, s.taskGroupCache)
 }
 
 // cacheWaitBeforeRead is how long listCurrent waits for a cache before it reads etcd.

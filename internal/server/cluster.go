@@ -19,7 +19,7 @@ import (
 // agent, but a server token); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
 func (s *Server) clusterRoutes(mux *httpapi.Mux) {
 	mux.Handle("GET /v1/cluster", on(acl.VerbRead, acl.KindCluster), s.handleCluster)
-	mux.Handle("POST /v1/cluster/members", serverJoin, s.handleMemberAdd)
+	mux.Handle("POST /v1/cluster/members", httpapi.ServerJoin, s.handleMemberAdd)
 	mux.Handle("POST /v1/cluster/recover", adminCluster, s.handleRecover)
 }
 
@@ -123,7 +123,7 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req memberAdd
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return errorf(http.StatusBadRequest, "decode the member: %v", err)
 	}
 	bad := errorf(http.StatusUnprocessableEntity, "the member is invalid")

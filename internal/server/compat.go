@@ -19,7 +19,7 @@ func (s *Server) compatRoutes(mux *httpapi.Mux) {
 	})
 	// withVia: the audit lines of the /v1 calls name the front door's request too.
 	door := withVia(bcs.New(inner, s.bcsClusterID, s.maxBody))
-	mux.HandleHTTP(bcs.DriverPrefix+"/", frontDoor, door)
-	mux.HandleHTTP(bcs.GatewayPrefix+"/", frontDoor, door)
-	mux.HandleHTTP(deployd.Prefix, frontDoor, withVia(deployd.New(inner, s.maxBody)))
+	mux.HandleHTTP(bcs.DriverPrefix+"/", httpapi.FrontDoor, door)
+	mux.HandleHTTP(bcs.GatewayPrefix+"/", httpapi.FrontDoor, door)
+	mux.HandleHTTP(deployd.Prefix, httpapi.FrontDoor, withVia(deployd.New(inner, s.maxBody)))
 }

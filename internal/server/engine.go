@@ -8,6 +8,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compat/bcs"
 	"github.com/berthhq/berth/internal/compat/deployd"
+	"github.com/berthhq/berth/internal/httpapi"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -39,7 +40,7 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req engineRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return errorf(http.StatusBadRequest, "engine body: %v", err).
 			WithDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
 	}

@@ -81,7 +81,7 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventF
 	}
 	httpapi.Stream(ctx, w, ch, func(it store.WatchedEvent) any {
 		if it.Err != nil {
-			return newErrorLine(it.Err, 0)
+			return httpapi.NewErrorLine(it.Err, 0)
 		}
 		return it.Event
 	})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -173,7 +174,7 @@ func (s *Server) patchNode(ctx context.Context, name string, patch map[string]an
 	if err != nil {
 		return nil, fmt.Errorf("encode patched node %s: %w", name, err)
 	}
-	n, err := decodeNode(merged, nodeSubject(name))
+	n, err := httpapi.DecodeNode(merged, nodeSubject(name))
 	if err != nil {
 		return nil, err
 	}

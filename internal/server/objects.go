@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/tracing"
 )
@@ -243,7 +244,7 @@ func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject s
 	}
 	if err != nil {
 		if fe, ok := errors.AsType[v4.FieldErrors](err); ok {
-			ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))
+			ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(subject, fe))
 			ae.Details = fe
 			return nil, ae
 		}

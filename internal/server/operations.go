@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -83,7 +84,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	var req scaleRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
 	if err == nil {
-		err = decodeStrict(body, &req)
+		err = httpapi.DecodeStrict(body, &req)
 	}
 	switch {
 	case err != nil:

@@ -9,53 +9,25 @@ import (
 )
 
 // The HTTP plumbing the server shares with the agent protocol (internal/agentapi) is
-// httpapi's; these are the short names the server's handlers use for it.
+// httpapi's; these are the short names of what the server's handlers use most.
 
 type (
 	apiError    = httpapi.Error
 	handlerFunc = httpapi.HandlerFunc
 	access      = httpapi.Access
-	permFunc    = httpapi.PermFunc
 	listBody    = httpapi.ListBody
-	errorLine   = httpapi.ErrorLine
 )
 
 var (
 	errorf         = httpapi.Errorf
-	fromError      = httpapi.FromError
 	writeJSON      = httpapi.WriteJSON
-	decodeStrict   = httpapi.DecodeStrict
-	boolParam      = httpapi.BoolParam
 	requestContext = httpapi.RequestContext
-	objectLine     = httpapi.ObjectLine
-	newErrorLine   = httpapi.NewErrorLine
+	boolParam      = httpapi.BoolParam
 	validate       = httpapi.Validate
-	invalidObject  = httpapi.InvalidObject
-	invalidMessage = httpapi.InvalidMessage
-	decodeNode     = httpapi.DecodeNode
 	nodeError      = httpapi.NodeError
-	synced         = httpapi.Synced
-	peerCert       = httpapi.PeerCert
-)
-
-// The guards and accesses of httpapi.
-const (
-	guardOpen       = httpapi.GuardOpen
-	guardUser       = httpapi.GuardUser
-	guardAnyUser    = httpapi.GuardAnyUser
-	guardNode       = httpapi.GuardNode
-	guardOwnNode    = httpapi.GuardOwnNode
-	guardServerJoin = httpapi.GuardServerJoin
-	guardFrontDoor  = httpapi.GuardFrontDoor
-)
-
-var (
-	open        = httpapi.Open
-	anyUser     = httpapi.AnyUser
-	nodeCert    = httpapi.NodeCert
-	ownNodeCert = httpapi.OwnNodeCert
-	serverJoin  = httpapi.ServerJoin
-	frontDoor   = httpapi.FrontDoor
+	// open and anyUser are the accesses of routes anyone, or any user, may call.
+	open    = httpapi.Open
+	anyUser = httpapi.AnyUser
 )
 
 // streamContext ends when the client goes away or the server closes its streams.

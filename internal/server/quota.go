@@ -65,7 +65,7 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var l store.NamespaceLimits
-	if err := decodeStrict(body, &l); err != nil {
+	if err := httpapi.DecodeStrict(body, &l); err != nil {
 		return errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
 			WithDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`)
 	}
@@ -77,7 +77,7 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 		fe = append(fe, v4.FieldError{Field: "bytes", Message: fmt.Sprintf("must be 0 (the default) or more, got %d", l.Bytes)})
 	}
 	if len(fe) > 0 {
-		ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage("limits of namespace "+ns, fe))
+		ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("limits of namespace "+ns, fe))
 		ae.Details = fe
 		return ae
 	}

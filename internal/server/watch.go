@@ -58,7 +58,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		} else {
 			sent.Inc()
 		}
-		return objectLine(ev)
+		return httpapi.ObjectLine(ev)
 	})
 	return nil
 }

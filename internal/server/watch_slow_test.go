@@ -18,6 +18,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -121,7 +122,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	if len(lines) == 0 || len(lines) > writes {
 		t.Fatalf("the slow client got %d lines, want fewer than %d and an ERROR", len(lines), writes)
 	}
-	var last errorLine
+	var last httpapi.ErrorLine
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		t.Fatal(err)
 	}
