@@ -13,21 +13,22 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // Users' tokens and policies (docs/security.md, Users and policies), whoami and can-i.
 
-func (s *Server) aclRoutes(mux *routeMux) {
-	mux.handle("GET /v1/acl/whoami", anyUser, s.handleWhoami)
-	mux.handle("POST /v1/acl/can-i", anyUser, s.handleCanI)
-	mux.handle("POST /v1/acl/tokens", adminCluster, s.handleACLTokenCreate)
-	mux.handle("GET /v1/acl/tokens", adminCluster, s.handleACLTokenList)
-	mux.handle("DELETE /v1/acl/tokens/{id}", adminCluster, s.handleACLTokenRevoke)
-	mux.handle("PUT /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyPut)
-	mux.handle("GET /v1/acl/policies", adminCluster, s.handleACLPolicyList)
-	mux.handle("GET /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyGet)
-	mux.handle("DELETE /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyDelete)
+func (s *Server) aclRoutes(mux *httpapi.Mux) {
+	mux.Handle("GET /v1/acl/whoami", anyUser, s.handleWhoami)
+	mux.Handle("POST /v1/acl/can-i", anyUser, s.handleCanI)
+	mux.Handle("POST /v1/acl/tokens", adminCluster, s.handleACLTokenCreate)
+	mux.Handle("GET /v1/acl/tokens", adminCluster, s.handleACLTokenList)
+	mux.Handle("DELETE /v1/acl/tokens/{id}", adminCluster, s.handleACLTokenRevoke)
+	mux.Handle("PUT /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyPut)
+	mux.Handle("GET /v1/acl/policies", adminCluster, s.handleACLPolicyList)
+	mux.Handle("GET /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyGet)
+	mux.Handle("DELETE /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyDelete)
 }
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
@@ -45,14 +46,14 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) error {
 	var q v4.CanI
-	if err := s.decodeBody(w, r, &q); err != nil {
+	if err := s.bodyReader.Decode(w, r, &q); err != nil {
 		return err
 	}
 	if !slices.Contains(acl.Verbs, q.Verb) {
-		return errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).withDetail("verb", "unknown")
+		return errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).WithDetail("verb", "unknown")
 	}
 	if q.Kind == "" {
-		return errorf(http.StatusUnprocessableEntity, "kind is required").withDetail("kind", "required")
+		return errorf(http.StatusUnprocessableEntity, "kind is required").WithDetail("kind", "required")
 	}
 	if acl.ClusterKind(q.Kind) {
 		q.Namespace = ""
@@ -71,25 +72,25 @@ func tokenView(t *acl.Token) v4.ACLTokenInfo {
 
 func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) error {
 	var req v4.ACLTokenRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.bodyReader.Decode(w, r, &req); err != nil {
 		return err
 	}
 	now := time.Now().UTC()
 	t := &acl.Token{Name: req.Name, Policies: req.Policies, Management: req.Management, Created: now}
 	bad := errorf(http.StatusUnprocessableEntity, "the token is invalid")
 	if len(req.Name) > 128 {
-		bad.withDetail("name", "at most 128 characters")
+		bad.WithDetail("name", "at most 128 characters")
 	}
 	if len(req.Policies) == 0 && !req.Management {
-		bad.withDetail("policies", "give at least one policy (or management: true)")
+		bad.WithDetail("policies", "give at least one policy (or management: true)")
 	}
 	if len(req.Policies) > 32 {
-		bad.withDetail("policies", "at most 32")
+		bad.WithDetail("policies", "at most 32")
 	}
 	if expires, ok := expiry(req.TTL, now); ok {
 		t.Expires = expires
 	} else {
-		bad.withDetail("ttl", "want a duration such as 720h, up to 10 years (0: never expires)")
+		bad.WithDetail("ttl", "want a duration such as 720h, up to 10 years (0: never expires)")
 	}
 	if len(bad.Details) > 0 {
 		return bad
@@ -98,7 +99,7 @@ func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) er
 	defer cancel()
 	for i, name := range req.Policies { // a token naming a policy that does not exist is a typo
 		if _, err := s.store.ACLPolicy(ctx, name); errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).withDetail("policies["+strconv.Itoa(i)+"]", "no such policy")
+			return errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).WithDetail("policies["+strconv.Itoa(i)+"]", "no such policy")
 		} else if err != nil {
 			return err
 		}
@@ -175,7 +176,7 @@ func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) erro
 	}
 	if p.Metadata.Name != r.PathValue("name") {
 		return errorf(http.StatusBadRequest, "the policy is named %q, the path %q", p.Metadata.Name, r.PathValue("name")).
-			withDetail("metadata.name", "must be "+r.PathValue("name"))
+			WithDetail("metadata.name", "must be "+r.PathValue("name"))
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -16,27 +14,6 @@ import (
 // Either way the spec library, with the same limits as `berth apply`, is the last word
 // before etcd, so a route cannot store what apply would refuse. TestEveryWriteRouteValidates
 // (admit_test.go) walks every registered write route with an invalid request.
-
-// validate checks obj as the spec library does for apply: a problem is a 422 listing
-// every field at fault.
-func validate(obj v4.Object) error {
-	return invalidObject(obj, v4.Validate(obj))
-}
-
-// invalidObject is the 422 listing every field of obj at fault, or nil without any.
-func invalidObject(obj v4.Object, fe v4.FieldErrors) error {
-	if len(fe) == 0 {
-		return nil
-	}
-	m := obj.GetMeta()
-	subject := fmt.Sprintf("%s %s", obj.GetKind(), m.Name)
-	if m.Namespace != "" {
-		subject = fmt.Sprintf("%s %s/%s", obj.GetKind(), m.Namespace, m.Name)
-	}
-	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))
-	ae.Details = fe
-	return ae
-}
 
 // update admits obj and writes it with its resourceVersion as the precondition, keeping
 // the definition the user sent.

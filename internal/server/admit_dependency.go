@@ -43,7 +43,7 @@ func (s *Server) admitDependencies(r *http.Request, obj v4.Object) error {
 		}
 		field := fmt.Sprintf("spec.template.spec.dependencies[%d].namespace", i)
 		return errorf(http.StatusForbidden, "%s: %s may not depend on what it may not read: it may not %s", field, id, req).
-			withDetail(field, "needs "+req.String())
+			WithDetail(field, "needs "+req.String())
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/scheduler"
 )
 
@@ -59,5 +60,5 @@ func (s *Server) checkGPUShares(obj v4.Object) error {
 				"a share of one card with %d MiB of its memory: the largest card of the cluster that takes shares has %d MiB", a.mem, largest)})
 		}
 	}
-	return invalidObject(obj, fe)
+	return httpapi.InvalidObject(obj, fe)
 }

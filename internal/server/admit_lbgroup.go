@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // checkLBClaims refuses a service (422) that claims, in a load-balancer group it is
@@ -27,7 +28,7 @@ func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.D
 		return nil
 	}
 	if *stored == nil {
-		objs, err := s.listCurrent(ctx, s.catalog[v4.KindService])
+		objs, err := s.listCurrent(ctx, s.services)
 		if err != nil {
 			return fmt.Errorf("read the services of load-balancer groups: %w", err)
 		}
@@ -81,7 +82,7 @@ func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.D
 	if len(fe) == 0 {
 		return nil
 	}
-	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage("service "+self, fe))
+	ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("service "+self, fe))
 	ae.Details = fe
 	return ae
 }

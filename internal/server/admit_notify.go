@@ -58,7 +58,7 @@ func (s *Server) subscriptionAllowed(id *acl.Identity, field string, req acl.Req
 		return nil
 	}
 	return errorf(http.StatusForbidden, "%s: %s may not subscribe to what it may not read: it may not %s", field, id, req).
-		withDetail(field, "needs "+req.String())
+		WithDetail(field, "needs "+req.String())
 }
 
 // subscriberOf is the NotifySubscriberAnnotation value naming id.

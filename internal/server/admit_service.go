@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // workloadKinds are the kinds whose instances a service can select.
@@ -66,7 +67,7 @@ func (s *Server) checkServicePorts(ctx context.Context, svc *v4.Service, docs []
 	if len(fe) == 0 {
 		return nil
 	}
-	ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage("service "+ns+"/"+svc.Metadata.Name, fe))
+	ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("service "+ns+"/"+svc.Metadata.Name, fe))
 	ae.Details = fe
 	return ae
 }

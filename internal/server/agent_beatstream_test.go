@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/agentapi"
 	"github.com/berthhq/berth/internal/client"
 )
 
@@ -66,12 +67,12 @@ func TestAgentHeartbeatStream(t *testing.T) {
 	}
 	start := revision(t, context.Background())
 	for range 5 {
-		time.Sleep(minBeatGap)
+		time.Sleep(agentapi.MinBeatGap)
 		if err := s.Beat(v4.AgentHeartbeat{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(minBeatGap)
+	time.Sleep(agentapi.MinBeatGap)
 	if end := revision(t, context.Background()); end != start {
 		t.Errorf("5 beats that change nothing moved etcd's revision from %d to %d", start, end)
 	}
@@ -91,7 +92,7 @@ func TestAgentHeartbeatStreamLines(t *testing.T) {
 		{"empty line", "\n", "{}\n"},
 		{"unknown field", `{"nope":1}` + "\n", `"code":400`},
 		{"not JSON", "beat\n", "not a heartbeat"},
-		{"too long", strings.Repeat("x", maxBeatLine+1), `"code":413`},
+		{"too long", strings.Repeat("x", agentapi.MaxBeatLine+1), `"code":413`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := agentCall(t, http.MethodPost, url+"/v1/agent/nodes/n1/heartbeats", c.body)
@@ -166,9 +167,9 @@ func TestAgentHeartbeatStreamReplaced(t *testing.T) {
 	if client.StatusOf(err) != http.StatusConflict || !strings.Contains(err.Error(), "replaced") {
 		t.Fatalf("the first stream after others opened: %v", err)
 	}
-	for end := time.Now().Add(5 * time.Second); srv.beatStreams.count() != 1; time.Sleep(20 * time.Millisecond) {
+	for end := time.Now().Add(5 * time.Second); srv.agents.LiveBeatStreams() != 1; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(end) {
-			t.Fatalf("%d live streams of one node", srv.beatStreams.count())
+			t.Fatalf("%d live streams of one node", srv.agents.LiveBeatStreams())
 		}
 	}
 	if err := last.Beat(v4.AgentHeartbeat{}); err != nil {

@@ -116,7 +116,7 @@ func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) e
 	case v4.ActionSignal:
 		sig, err := v4.ParseSignal(r.URL.Query().Get("signal"))
 		if err != nil {
-			return errorf(http.StatusBadRequest, "query parameter signal: %v", err).withDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
+			return errorf(http.StatusBadRequest, "query parameter signal: %v", err).WithDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
 		}
 		fwd.Set("signal", strconv.Itoa(sig))
 	default:
@@ -177,7 +177,7 @@ func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *h
 // 404 for an unknown task group, 409 when it is not placed yet, 502 when its node has no
 // agent.
 func (s *Server) agentAddressOf(ctx context.Context, ns, name string) (addr, node string, err error) {
-	tg, err := s.taskGroups().Get(ctx, ns, name)
+	tg, err := store.Typed[*v4.TaskGroup](s.store, v4.KindTaskGroup).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", "", errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
 	}

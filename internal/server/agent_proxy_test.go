@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -27,7 +28,7 @@ type fakeAgent struct {
 
 func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	who := "anonymous"
-	if c := peerCert(r.TLS); c != nil && pki.IsServer(c) {
+	if c := httpapi.PeerCert(r.TLS); c != nil && pki.IsServer(c) {
 		who = "server"
 	}
 	f.mu.Lock()

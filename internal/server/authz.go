@@ -12,13 +12,14 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // Users (docs/security.md, Users and policies): every user route needs a token whose
 // policies grant the route's verb on its kind and namespace (its access, authz_routes.go), or, without
 // a token, the policy named "anonymous". Agents' routes take node certificates instead
-// (agent_auth.go); /healthz, /readyz and /packages/ are open.
+// (httpapi.NodeAuth, for internal/agentapi's routes); /healthz, /readyz and /packages/ are open.
 
 // aclCacheTTL is how long a token or a policy read from etcd is used before it is read
 // again: a revocation or a policy change takes effect within it.
@@ -38,7 +39,7 @@ func identityOf(r *http.Request) *acl.Identity {
 // authorize checks perm before the handler runs: 401 without a usable token (when
 // anonymous access does not allow it), 403 naming the missing right, 429 from a source
 // whose failed authentications are being slowed down (authlimit.go).
-func (s *Server) authorize(perm permFunc, next handlerFunc) handlerFunc {
+func (s *Server) authorize(perm httpapi.PermFunc, next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		// A route without a right of its own (apply, plan) decides by its body: who
 		// asks is known first, so nobody without credentials makes the server read one.
@@ -230,7 +231,7 @@ func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 	}
 	e := errorf(http.StatusForbidden, "%s: %s (a rule's privileges: [%s])", strings.Join(lines, "; "), grants, strings.Join(privs, ", "))
 	for _, need := range missing {
-		e = e.withDetail(need.Field, "needs the privilege "+need.Privilege)
+		e = e.WithDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
 	return e
 }
@@ -254,14 +255,14 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 		return nil, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
 			source, wait.Round(time.Second))
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), httpapi.RequestTimeout)
 	id, err := s.identify(ctx, r)
 	cancel()
 	if err == nil && bodyRights && mustIdentify(r, id) {
 		err = errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
 	}
 	if err != nil {
-		if fromError(err).Code == http.StatusUnauthorized {
+		if httpapi.FromError(err).Code == http.StatusUnauthorized {
 			s.authFailed(source, credential, false)
 		}
 		return nil, err

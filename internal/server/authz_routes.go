@@ -6,57 +6,13 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 )
-
-// access is what a route needs before its handler runs. Every route is registered with
-// its access in the same call (routeMux.handle), so a route cannot be added without
-// saying who may call it; TestEveryRouteHasAccess walks them all.
-type access struct {
-	// guard names how the request is authenticated (the guard* constants).
-	guard string
-	// perm is the right a user's token must grant (guardUser only).
-	perm permFunc
-}
-
-// The ways a route authenticates its caller.
-const (
-	// guardOpen needs no identity: probes, the package repository processes download
-	// from, the web console's files, and the agent's certificate request, which checks
-	// its join token itself.
-	guardOpen = "open"
-	// guardUser needs a user identity (a token, or the anonymous policy) granting perm.
-	guardUser = "user"
-	// guardAnyUser needs a user identity and no right of its own: whoami and can-i, and
-	// an apply, whose documents pass the admission chain (admission.go), and a plan,
-	// which checks the read of each (checkReads).
-	guardAnyUser = "any-user"
-	// guardNode needs a node's client certificate (agent_auth.go).
-	guardNode = "node"
-	// guardOwnNode needs the certificate of the path's node {name}.
-	guardOwnNode = "own-node"
-	// guardServerJoin needs a server join token (cluster.go).
-	guardServerJoin = "server-join"
-	// guardFrontDoor identifies the caller from the headers and authorizes each /v1
-	// call of BCS's and deployd's APIs (compat.go) as its own.
-	guardFrontDoor = "front-door"
-)
-
-var (
-	open        = access{guard: guardOpen}
-	anyUser     = access{guard: guardAnyUser}
-	nodeCert    = access{guard: guardNode}
-	ownNodeCert = access{guard: guardOwnNode}
-	serverJoin  = access{guard: guardServerJoin}
-	frontDoor   = access{guard: guardFrontDoor}
-)
-
-// permFunc says what a user's request needs.
-type permFunc func(r *http.Request) acl.Request
 
 // inNamespace is verb on the path's {plural} in its {ns} ("*" on /v1/{plural}: every
 // namespace).
 func inNamespace(verb string) access {
-	return access{guard: guardUser, perm: func(r *http.Request) acl.Request {
+	return access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 		ns := r.PathValue("ns")
 		if ns == "" {
 			ns = "*"
@@ -71,7 +27,7 @@ func inNamespace(verb string) access {
 
 // on is verb on a fixed kind in the path's {ns}.
 func on(verb string, kind string) access {
-	return access{guard: guardUser, perm: func(r *http.Request) acl.Request {
+	return access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 		ns := r.PathValue("ns")
 		if acl.ClusterKind(kind) {
 			ns = ""
@@ -81,7 +37,7 @@ func on(verb string, kind string) access {
 }
 
 // readEvents: events are read in the namespace of ?namespace=, every namespace without it.
-var readEvents = access{guard: guardUser, perm: func(r *http.Request) acl.Request {
+var readEvents = access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 	ns := r.URL.Query().Get("namespace")
 	if ns == "" {
 		ns = "*"
@@ -98,26 +54,26 @@ var (
 // adminCluster is what the cluster's administration routes need.
 var adminCluster = on(acl.VerbAdmin, acl.KindCluster)
 
-// guard wraps a route's handler with its authentication and authorization (routeMux
+// guard wraps a route's handler with its authentication and authorization (the Mux
 // calls it for every route). A route without a valid access is a programming error.
 func (s *Server) guard(pattern string, a access, h handlerFunc) handlerFunc {
-	switch a.guard {
-	case guardOpen:
+	switch a.Guard {
+	case httpapi.GuardOpen:
 		return h
-	case guardUser:
-		if a.perm == nil {
+	case httpapi.GuardUser:
+		if a.Perm == nil {
 			panic(fmt.Sprintf("server: route %s needs a user right and names none", pattern))
 		}
-		return s.authorize(a.perm, h)
-	case guardAnyUser:
+		return s.authorize(a.Perm, h)
+	case httpapi.GuardAnyUser:
 		return s.authorize(nil, h)
-	case guardNode:
-		return s.nodeAuth(h)
-	case guardOwnNode:
-		return s.ownNode(h)
-	case guardServerJoin:
+	case httpapi.GuardNode:
+		return httpapi.NodeAuth(h)
+	case httpapi.GuardOwnNode:
+		return httpapi.OwnNode(h)
+	case httpapi.GuardServerJoin:
 		return s.joinAuth(h)
-	case guardFrontDoor:
+	case httpapi.GuardFrontDoor:
 		return s.credentialed(h)
 	}
 	panic(fmt.Sprintf("server: route %s has no access rule", pattern))

@@ -14,6 +14,7 @@ import (
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/compat/bcs"
 	"github.com/berthhq/berth/internal/compat/deployd"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // Every route says what it needs: a user's right, or one of the other ways in, and the
@@ -21,39 +22,39 @@ import (
 func TestEveryRouteHasAccess(t *testing.T) {
 	srv, _ := newTestServerOf(t, Config{PackagesDir: t.TempDir()})
 	notUser := map[string]string{
-		"GET /healthz": guardOpen, "GET /readyz": guardOpen, "GET /packages/": guardOpen, "/": guardOpen,
-		"GET /ui/": guardOpen, "GET /ui": guardOpen, "GET /{$}": guardOpen,
-		"POST /v1/agent/certificate":                  guardOpen,
-		"POST /v1/agent/certificate/renew":            guardNode,
-		"POST /v1/agent/register":                     guardNode,
-		"PUT /v1/agent/nodes/{name}/heartbeat":        guardOwnNode,
-		"POST /v1/agent/nodes/{name}/heartbeats":      guardOwnNode,
-		"GET /v1/agent/nodes/{name}/taskgroups":       guardOwnNode,
-		"POST /v1/agent/nodes/{name}/report":          guardOwnNode,
-		"POST /v1/agent/nodes/{name}/events":          guardOwnNode,
-		"PUT /v1/agent/nodes/{name}/busyports":        guardOwnNode,
-		"PUT /v1/agent/taskgroups/{ns}/{name}/status": guardNode,
-		"GET /v1/agent/configmaps/{ns}/{name}":        guardNode,
-		"GET /v1/agent/secrets/{ns}/{name}":           guardNode,
-		"GET /v1/agent/catalog":                       guardNode,
-		"POST /v1/cluster/members":                    guardServerJoin,
-		"POST /v1/apply":                              guardAnyUser, "POST /v1/plan": guardAnyUser,
-		"GET /v1/acl/whoami": guardAnyUser, "POST /v1/acl/can-i": guardAnyUser,
-		bcs.DriverPrefix + "/": guardFrontDoor, bcs.GatewayPrefix + "/": guardFrontDoor, deployd.Prefix: guardFrontDoor,
+		"GET /healthz": httpapi.GuardOpen, "GET /readyz": httpapi.GuardOpen, "GET /packages/": httpapi.GuardOpen, "/": httpapi.GuardOpen,
+		"GET /ui/": httpapi.GuardOpen, "GET /ui": httpapi.GuardOpen, "GET /{$}": httpapi.GuardOpen,
+		"POST /v1/agent/certificate":                  httpapi.GuardOpen,
+		"POST /v1/agent/certificate/renew":            httpapi.GuardNode,
+		"POST /v1/agent/register":                     httpapi.GuardNode,
+		"PUT /v1/agent/nodes/{name}/heartbeat":        httpapi.GuardOwnNode,
+		"POST /v1/agent/nodes/{name}/heartbeats":      httpapi.GuardOwnNode,
+		"GET /v1/agent/nodes/{name}/taskgroups":       httpapi.GuardOwnNode,
+		"POST /v1/agent/nodes/{name}/report":          httpapi.GuardOwnNode,
+		"POST /v1/agent/nodes/{name}/events":          httpapi.GuardOwnNode,
+		"PUT /v1/agent/nodes/{name}/busyports":        httpapi.GuardOwnNode,
+		"PUT /v1/agent/taskgroups/{ns}/{name}/status": httpapi.GuardNode,
+		"GET /v1/agent/configmaps/{ns}/{name}":        httpapi.GuardNode,
+		"GET /v1/agent/secrets/{ns}/{name}":           httpapi.GuardNode,
+		"GET /v1/agent/catalog":                       httpapi.GuardNode,
+		"POST /v1/cluster/members":                    httpapi.GuardServerJoin,
+		"POST /v1/apply":                              httpapi.GuardAnyUser, "POST /v1/plan": httpapi.GuardAnyUser,
+		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser,
+		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
 	}
-	if len(srv.mux.access) != len(srv.mux.patterns) {
-		t.Errorf("%d patterns, %d with access: a pattern registered twice?", len(srv.mux.patterns), len(srv.mux.access))
+	if srv.mux.Routes() != len(srv.mux.Patterns()) {
+		t.Errorf("%d patterns, %d with access: a pattern registered twice?", len(srv.mux.Patterns()), srv.mux.Routes())
 	}
-	for _, p := range srv.mux.patterns {
-		a, ok := srv.mux.access[p]
+	for _, p := range srv.mux.Patterns() {
+		a, ok := srv.mux.Access(p)
 		switch {
-		case !ok || a.guard == "":
+		case !ok || a.Guard == "":
 			t.Errorf("route %q has no access rule", p)
-		case a.guard == guardUser && a.perm == nil:
+		case a.Guard == httpapi.GuardUser && a.Perm == nil:
 			t.Errorf("route %q needs a user right and names none", p)
-		case a.guard != guardUser && notUser[p] != a.guard:
-			t.Errorf("route %q is %s, want %q", p, a.guard, notUser[p])
-		case a.guard == guardUser && notUser[p] != "":
+		case a.Guard != httpapi.GuardUser && notUser[p] != a.Guard:
+			t.Errorf("route %q is %s, want %q", p, a.Guard, notUser[p])
+		case a.Guard == httpapi.GuardUser && notUser[p] != "":
 			t.Errorf("route %q needs a user right, want %s", p, notUser[p])
 		}
 		delete(notUser, p)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
@@ -18,13 +18,9 @@ const indexNode = controller.IndexNode
 // indexNamespace indexes task groups by namespace (the API's watches).
 const indexNamespace = controller.IndexNamespace
 
-// catalogKinds are the kinds every agent follows whole (docs/services.md): its DNS
-// server and service proxy answer for every service of the cluster.
-var catalogKinds = []v4.Kind{v4.KindService, v4.KindEndpoint}
-
 // useCaches takes the server's caches from the process's registry (docs/store.md,
-// "Shared cache"): task groups, with the indexes the agents' routes and the API's
-// watches read (controller.RegisterCaches declares them), and the catalog kinds.
+// "Shared cache"): task groups, with the indexes the agents' routes (internal/agentapi)
+// and the API's watches read (controller.RegisterCaches declares them), and services.
 func (s *Server) useCaches(caches *cache.Registry) error {
 	if caches == nil {
 		return errors.New("server: no cache registry")
@@ -35,42 +31,13 @@ func (s *Server) useCaches(caches *cache.Registry) error {
 		}
 	}
 	s.taskGroupCache = caches.For(v4.KindTaskGroup)
-	s.catalog = map[v4.Kind]*cache.Cache{}
-	for _, k := range catalogKinds {
-		s.catalog[k] = caches.For(k)
-	}
+	s.services = caches.For(v4.KindService)
 	return nil
 }
 
 // cacheSynced waits until the task group cache holds a full list, or ctx ends (503).
 func (s *Server) cacheSynced(ctx context.Context) error {
-	return synced(ctx, s.taskGroupCache)
-}
-
-// synced waits until c holds a full list, or ctx ends (503).
-func synced(ctx context.Context, c *cache.Cache) error {
-	select {
-	case <-c.Synced():
-		return nil
-	case <-ctx.Done():
-		return errorf(http.StatusServiceUnavailable, "the %s cache is not synced yet: %v", c.Kind(), ctx.Err())
-	}
-}
-
-// cacheCurrent waits until c reflects every write that completed before the call (a list
-// must not miss an object just written), or ctx ends (503).
-func (s *Server) cacheCurrent(ctx context.Context, c *cache.Cache) error {
-	if err := synced(ctx, c); err != nil {
-		return err
-	}
-	rev, err := s.store.Revision(ctx)
-	if err != nil {
-		return err
-	}
-	if err := c.WaitFor(ctx, rev); err != nil {
-		return errorf(http.StatusServiceUnavailable, "the %s cache is behind etcd: %v", c.Kind(), err)
-	}
-	return nil
+	return httpapi.Synced(ctx, s.taskGroupCache)
 }
 
 // cacheWaitBeforeRead is how long listCurrent waits for a cache before it reads etcd.
@@ -83,7 +50,7 @@ const cacheWaitBeforeRead = time.Second
 // up).
 func (s *Server) listCurrent(ctx context.Context, c *cache.Cache) ([]v4.Object, error) {
 	wctx, cancel := context.WithTimeout(ctx, cacheWaitBeforeRead)
-	err := s.cacheCurrent(wctx, c)
+	err := httpapi.CacheCurrent(wctx, s.store, c)
 	cancel()
 	if err == nil {
 		objs, _, err := c.List("", "")

@@ -11,6 +11,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -18,10 +19,10 @@ import (
 // space, and which server leads the controllers; POST /v1/cluster/members is how a new
 // server with --join gets its etcd member added (joining takes the join token, like an
 // agent, but a server token); POST /v1/cluster/recover frees etcd's space (docs/operations.md).
-func (s *Server) clusterRoutes(mux *routeMux) {
-	mux.handle("GET /v1/cluster", on(acl.VerbRead, acl.KindCluster), s.handleCluster)
-	mux.handle("POST /v1/cluster/members", serverJoin, s.handleMemberAdd)
-	mux.handle("POST /v1/cluster/recover", adminCluster, s.handleRecover)
+func (s *Server) clusterRoutes(mux *httpapi.Mux) {
+	mux.Handle("GET /v1/cluster", on(acl.VerbRead, acl.KindCluster), s.handleCluster)
+	mux.Handle("POST /v1/cluster/members", httpapi.ServerJoin, s.handleMemberAdd)
+	mux.Handle("POST /v1/cluster/recover", adminCluster, s.handleRecover)
 }
 
 // handleCluster answers even without etcd quorum (with what this server can see and the
@@ -56,7 +57,7 @@ func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) error {
 }
 
 // recoverTimeout bounds POST /v1/cluster/recover: one defragmentation per member may
-// take a while on a large database, longer than requestTimeout.
+// take a while on a large database, longer than httpapi.RequestTimeout.
 const recoverTimeout = 10 * time.Minute
 
 // handleRecover compacts etcd's history, defragments every member this server reaches
@@ -83,16 +84,16 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req cluster.MemberAdd
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return errorf(http.StatusBadRequest, "decode the member: %v", err)
 	}
 	bad := errorf(http.StatusUnprocessableEntity, "the member is invalid")
 	if err := store.ValidMemberName(req.Name); err != nil {
-		bad.withDetail("name", err.Error())
+		bad.WithDetail("name", err.Error())
 	}
 	peer, err := store.ParsePeerURL(req.PeerURL)
 	if err != nil {
-		bad.withDetail("peerURL", err.Error())
+		bad.WithDetail("peerURL", err.Error())
 	}
 	if len(bad.Details) > 0 {
 		return bad
@@ -132,7 +133,7 @@ func (s *Server) joinAuth(next handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := requestContext(r)
 		defer cancel()
-		if _, err := s.joinTokenOf(ctx, r, v4.JoinRoleServer); err != nil {
+		if _, err := httpapi.JoinTokenOf(ctx, s.store, r, v4.JoinRoleServer); err != nil {
 			if ae, ok := errors.AsType[*apiError](err); ok && ae.Code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
 			}

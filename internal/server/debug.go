@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/berthhq/berth/internal/httpapi"
+
 	"net/http"
 	"net/http/pprof"
 )
@@ -8,8 +10,8 @@ import (
 // debugRoutes serves Go's runtime profiles (net/http/pprof) under /v1/debug/pprof/, to
 // administrators only (docs/operations.md, Profiling): a profile shows the server's
 // code paths and memory, and a CPU or trace profile costs CPU while it runs.
-func (s *Server) debugRoutes(mux *routeMux) {
-	mux.handle("GET /v1/debug/pprof/{profile...}", adminCluster, func(w http.ResponseWriter, r *http.Request) error {
+func (s *Server) debugRoutes(mux *httpapi.Mux) {
+	mux.Handle("GET /v1/debug/pprof/{profile...}", adminCluster, func(w http.ResponseWriter, r *http.Request) error {
 		switch r.PathValue("profile") {
 		case "profile":
 			pprof.Profile(w, r)

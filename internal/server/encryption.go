@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/berthhq/berth/internal/httpapi"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -14,8 +16,8 @@ import (
 // encryptionRoutes: POST /v1/encryption/rewrap seals every secret again with the first
 // key of the servers' encryption key file, so an old key can be dropped
 // (docs/security.md, Rotating the key).
-func (s *Server) encryptionRoutes(mux *routeMux) {
-	mux.handle("POST /v1/encryption/rewrap", adminCluster, s.handleRewrap)
+func (s *Server) encryptionRoutes(mux *httpapi.Mux) {
+	mux.Handle("POST /v1/encryption/rewrap", adminCluster, s.handleRewrap)
 }
 
 // refuseBody is the 400 for a request with a body on a route that takes none (a body

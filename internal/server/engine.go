@@ -8,6 +8,7 @@ import (
 
 	"github.com/berthhq/berth/internal/compat/bcs"
 	"github.com/berthhq/berth/internal/compat/deployd"
+	"github.com/berthhq/berth/internal/httpapi"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -39,9 +40,9 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req engineRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		return errorf(http.StatusBadRequest, "engine body: %v", err).
-			withDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
+			WithDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
 	}
 	if ae := checkEngineRequest(req); ae != nil {
 		return ae
@@ -67,13 +68,13 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 func checkEngineRequest(req engineRequest) *apiError {
 	switch {
 	case req.Maintenance == nil:
-		return errorf(http.StatusUnprocessableEntity, "engine: maintenance is required").withDetail("maintenance", "must be true or false")
+		return errorf(http.StatusUnprocessableEntity, "engine: maintenance is required").WithDetail("maintenance", "must be true or false")
 	case len(req.Reason) > v4.MaxEngineReason:
 		return errorf(http.StatusUnprocessableEntity, "engine: reason is too long").
-			withDetail("reason", fmt.Sprintf("must be at most %d bytes, got %d", v4.MaxEngineReason, len(req.Reason)))
+			WithDetail("reason", fmt.Sprintf("must be at most %d bytes, got %d", v4.MaxEngineReason, len(req.Reason)))
 	case strings.ContainsFunc(req.Reason, unicode.IsControl):
 		return errorf(http.StatusUnprocessableEntity, "engine: reason contains control characters").
-			withDetail("reason", "must be one line of text")
+			WithDetail("reason", "must be one line of text")
 	}
 	return nil
 }

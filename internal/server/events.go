@@ -2,11 +2,11 @@ package server
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -17,25 +17,6 @@ type eventListBody struct {
 	ResourceVersion string     `json:"resourceVersion"`
 	Continue        string     `json:"continue,omitempty"`
 	Items           []v4.Event `json:"items"`
-}
-
-// record writes an event about obj ("process ns-a/web created"). A failure is logged and
-// never fails the request: the object change itself has succeeded.
-func (s *Server) record(obj v4.Object, reason, verb string) {
-	m := obj.GetMeta()
-	ref := m.Name // cluster-scoped objects (nodes) have no namespace
-	if m.Namespace != "" {
-		ref = m.Namespace + "/" + m.Name
-	}
-	rec := v4.Event{
-		Type:      v4.EventNormal,
-		Reason:    reason,
-		Kind:      obj.GetKind(),
-		Namespace: m.Namespace,
-		Name:      m.Name,
-		Message:   fmt.Sprintf("%s %s %s", obj.GetKind(), ref, verb),
-	}
-	s.store.QueueEvent(rec) // recorded a moment later, with others: the request does not wait
 }
 
 // handleEvents lists event records a page at a time, or streams new ones as NDJSON with
@@ -98,9 +79,9 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventF
 	if err != nil {
 		return err
 	}
-	stream(ctx, w, ch, func(it store.WatchedEvent) any {
+	httpapi.Stream(ctx, w, ch, func(it store.WatchedEvent) any {
 		if it.Err != nil {
-			return newErrorLine(it.Err, 0)
+			return httpapi.NewErrorLine(it.Err, 0)
 		}
 		return it.Event
 	})

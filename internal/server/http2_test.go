@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/berthhq/berth/internal/httpapi"
+
 	"bufio"
 	"crypto/tls"
 	"net/http"
@@ -47,8 +49,8 @@ func TestBrowsersGetHTTP2(t *testing.T) {
 // its last event still delivers the next (over HTTP/2 a write deadline left set resets
 // the stream when it fires).
 func TestIdleWatchOverHTTP2Lives(t *testing.T) {
-	defer func(d time.Duration) { streamWriteTimeout = d }(streamWriteTimeout)
-	streamWriteTimeout = 200 * time.Millisecond
+	defer func(d time.Duration) { httpapi.StreamWriteTimeout = d }(httpapi.StreamWriteTimeout)
+	httpapi.StreamWriteTimeout = 200 * time.Millisecond
 	base := newTestServer(t, Config{})
 	browser := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}, ForceAttemptHTTP2: true}}
 	req, _ := http.NewRequest("GET", base+"/v1/namespaces/h2idle/configmaps?watch=true", nil)
@@ -65,6 +67,6 @@ func TestIdleWatchOverHTTP2Lives(t *testing.T) {
 		if err != nil || !strings.Contains(line, `"name":"`+name+`"`) {
 			t.Fatalf("event %d: %q %v", i, line, err)
 		}
-		time.Sleep(3 * streamWriteTimeout) // idle past the deadline
+		time.Sleep(3 * httpapi.StreamWriteTimeout) // idle past the deadline
 	}
 }

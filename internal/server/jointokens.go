@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -20,15 +21,15 @@ const defaultAgentTokenTTL = "24h"
 // maxJoinTokenTTL bounds a token's lifetime when one is given.
 const maxJoinTokenTTL = 10 * 365 * 24 * time.Hour
 
-func (s *Server) joinTokenRoutes(mux *routeMux) {
-	mux.handle("POST /v1/jointokens", adminCluster, s.handleJoinTokenCreate)
-	mux.handle("GET /v1/jointokens", adminCluster, s.handleJoinTokenList)
-	mux.handle("DELETE /v1/jointokens/{id}", adminCluster, s.handleJoinTokenRevoke)
+func (s *Server) joinTokenRoutes(mux *httpapi.Mux) {
+	mux.Handle("POST /v1/jointokens", adminCluster, s.handleJoinTokenCreate)
+	mux.Handle("GET /v1/jointokens", adminCluster, s.handleJoinTokenList)
+	mux.Handle("DELETE /v1/jointokens/{id}", adminCluster, s.handleJoinTokenRevoke)
 }
 
 func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) error {
 	var req v4.JoinTokenRequest
-	if err := s.decodeBody(w, r, &req); err != nil {
+	if err := s.bodyReader.Decode(w, r, &req); err != nil {
 		return err
 	}
 	now := time.Now().UTC()
@@ -38,18 +39,18 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) e
 	}
 	if rec.Role != v4.JoinRoleAgent && rec.Role != v4.JoinRoleServer {
 		return errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, v4.JoinRoleAgent, v4.JoinRoleServer).
-			withDetail("role", "must be agent or server")
+			WithDetail("role", "must be agent or server")
 	}
 	if len(req.Description) > 256 {
 		return errorf(http.StatusUnprocessableEntity, "description: at most 256 characters, got %d", len(req.Description)).
-			withDetail("description", "too long")
+			WithDetail("description", "too long")
 	}
 	if req.Node != "" {
 		if rec.Role != v4.JoinRoleAgent {
-			return errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").withDetail("node", "needs role agent")
+			return errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").WithDetail("node", "needs role agent")
 		}
 		if err := v4.CheckNodeName(req.Node); err != nil {
-			return errorf(http.StatusUnprocessableEntity, "node: %v", err).withDetail("node", err.Error())
+			return errorf(http.StatusUnprocessableEntity, "node: %v", err).WithDetail("node", err.Error())
 		}
 		rec.Node = req.Node
 	}
@@ -60,7 +61,7 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) e
 	expires, ok := expiry(ttl, now)
 	if !ok {
 		return errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
-			withDetail("ttl", "not a duration in range")
+			WithDetail("ttl", "not a duration in range")
 	}
 	rec.Expires = expires
 	tok, err := jointoken.New()

@@ -237,7 +237,7 @@ func wantStatus(t *testing.T, r response, code int) {
 	}
 	if code >= 400 {
 		e := decodeError(t, r)
-		if e.Code != code || e.Reason != reasons[code] || e.Message == "" {
+		if e.Code != code || e.Reason != errorf(code, "").Reason || e.Message == "" {
 			t.Fatalf("error envelope %+v for status %d", e, code)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // handleMove moves one instance (docs/maintenance.md): POST
@@ -17,11 +18,11 @@ func (s *Server) handleMove(w http.ResponseWriter, r *http.Request) error {
 	var req v4.MoveRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
 	if err == nil && len(body) > 0 {
-		err = decodeStrict(body, &req)
+		err = httpapi.DecodeStrict(body, &req)
 	}
 	if err != nil {
 		return errorf(http.StatusBadRequest, "move body: %v", err).
-			withDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`)
+			WithDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)
@@ -48,7 +49,7 @@ func moveError(err error) error {
 	}
 	ae := errorf(code, "%s", me.Message)
 	if me.Field != "" {
-		ae = ae.withDetail(me.Field, me.Message)
+		ae = ae.WithDetail(me.Field, me.Message)
 	}
 	return ae
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -64,7 +65,7 @@ func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) error {
 
 // handleNodeRegister creates a node (the agent's registration); 409 if it exists.
 func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) error {
-	n, body, err := s.readNode(w, r, "the node")
+	n, body, err := s.bodyReader.ReadNode(w, r, "the node")
 	if err != nil {
 		return err
 	}
@@ -84,13 +85,13 @@ func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) erro
 // handleNodeReplace replaces a node; a resourceVersion in the body is a precondition.
 func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	n, body, err := s.readNode(w, r, nodeSubject(name))
+	n, body, err := s.bodyReader.ReadNode(w, r, nodeSubject(name))
 	if err != nil {
 		return err
 	}
 	if n.Metadata.Name != name {
 		return errorf(http.StatusBadRequest, "the node is named %q, the path %q", n.Metadata.Name, name).
-			withDetail("metadata.name", "must be "+name)
+			WithDetail("metadata.name", "must be "+name)
 	}
 	ctx, cancel := requestContext(r)
 	defer cancel()
@@ -173,13 +174,13 @@ func (s *Server) patchNode(ctx context.Context, name string, patch map[string]an
 	if err != nil {
 		return nil, fmt.Errorf("encode patched node %s: %w", name, err)
 	}
-	n, err := decodeNode(merged, nodeSubject(name))
+	n, err := httpapi.DecodeNode(merged, nodeSubject(name))
 	if err != nil {
 		return nil, err
 	}
 	if n.Metadata.Name != name {
 		return nil, errorf(http.StatusBadRequest, "a patch cannot rename node %s", name).
-			withDetail("metadata.name", "cannot be changed")
+			WithDetail("metadata.name", "cannot be changed")
 	}
 	if err := agentAddressUnchanged(n, cur.Status.AgentAddress); err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func agentAddressUnchanged(n *v4.Node, cur string) error {
 		return nil
 	}
 	return errorf(http.StatusForbidden, "status.agentAddress of node %s is set by the node's agent only", n.Metadata.Name).
-		withDetail("status.agentAddress", "cannot be changed through the API")
+		WithDetail("status.agentAddress", "cannot be changed through the API")
 }
 
 // patchResourceVersion returns metadata.resourceVersion of a patch, or "".
@@ -217,7 +218,7 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return nodeError(name, err)
 	}
-	s.beats.forget(name)
+	s.agents.ForgetNode(name)
 	if err := s.store.ForgetNode(ctx, name); err != nil {
 		s.log.Warn("the deleted node's lease stays until it expires", "node", name, "err", err)
 	}
@@ -228,16 +229,4 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error 
 	s.record(n, "Deleted", "deleted")
 	writeJSON(w, http.StatusOK, n)
 	return nil
-}
-
-// nodeError gives the store's not-found and exists errors a message that names the node
-// (the store's own reads "get node /NAME").
-func nodeError(name string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return errorf(http.StatusNotFound, "node %s not found", name)
-	case errors.Is(err, store.ErrAlreadyExists):
-		return errorf(http.StatusConflict, "node %s is already registered", name)
-	}
-	return err
 }

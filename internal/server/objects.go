@@ -11,16 +11,10 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/tracing"
 )
-
-// listBody is the answer of a list.
-type listBody struct {
-	Kind            string      `json:"kind"`
-	ResourceVersion string      `json:"resourceVersion"`
-	Items           []v4.Object `json:"items"`
-}
 
 // kindOf resolves the {plural} path value; an unknown kind is a 404 (no such collection),
 // and so are cluster-scoped kinds, which have their own routes (/v1/nodes).
@@ -61,10 +55,6 @@ func verbOf(method string) string {
 		return "deleted"
 	}
 	return "changed"
-}
-
-func requestContext(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), requestTimeout)
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
@@ -227,13 +217,13 @@ func (s *Server) readOne(w http.ResponseWriter, r *http.Request, kind v4.Kind, n
 	switch {
 	case doc.Object.GetKind() != kind:
 		return doc, errorf(http.StatusBadRequest, "the document is a %s, the path is for %s", doc.Object.GetKind(), kind.Plural()).
-			withDetail("kind", fmt.Sprintf("must be %s", kind))
+			WithDetail("kind", fmt.Sprintf("must be %s", kind))
 	case meta.Namespace != ns:
 		return doc, errorf(http.StatusBadRequest, "the document is in namespace %q, the path in %q", meta.Namespace, ns).
-			withDetail("metadata.namespace", fmt.Sprintf("must be %s", ns))
+			WithDetail("metadata.namespace", fmt.Sprintf("must be %s", ns))
 	case name != "" && meta.Name != name:
 		return doc, errorf(http.StatusBadRequest, "the document is named %q, the path %q", meta.Name, name).
-			withDetail("metadata.name", fmt.Sprintf("must be %s", name))
+			WithDetail("metadata.name", fmt.Sprintf("must be %s", name))
 	}
 	return doc, nil
 }
@@ -254,7 +244,7 @@ func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject s
 	}
 	if err != nil {
 		if fe, ok := errors.AsType[v4.FieldErrors](err); ok {
-			ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(subject, fe))
+			ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(subject, fe))
 			ae.Details = fe
 			return nil, ae
 		}
@@ -278,25 +268,6 @@ func warningHeader(w v4.Warning) string {
 	return "299 berth " + strconv.QuoteToASCII(w.String())
 }
 
-func invalidMessage(subject string, fe v4.FieldErrors) string {
-	if len(fe) == 1 {
-		return subject + " is invalid: " + fe[0].Error()
-	}
-	return fmt.Sprintf("%s is invalid: %d problems", subject, len(fe))
-}
-
 func rawOf(doc v4.Document) store.Raw {
 	return store.Raw{ContentType: store.ContentTypeOf(doc.Raw), Data: doc.Raw}
-}
-
-// boolParam reads a boolean query parameter; "" is false.
-func boolParam(v, name string) (bool, error) {
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, errorf(http.StatusBadRequest, "query parameter %s=%q is not a boolean", name, v)
-	}
-	return b, nil
 }

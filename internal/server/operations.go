@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -83,16 +84,16 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	var req scaleRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
 	if err == nil {
-		err = decodeStrict(body, &req)
+		err = httpapi.DecodeStrict(body, &req)
 	}
 	switch {
 	case err != nil:
-		return errorf(http.StatusBadRequest, "scale body: %v", err).withDetail("instances", "send {\"instances\": N}")
+		return errorf(http.StatusBadRequest, "scale body: %v", err).WithDetail("instances", "send {\"instances\": N}")
 	case req.Instances == nil || *req.Instances < 1:
-		return errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").withDetail("instances", "must be at least 1")
+		return errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").WithDetail("instances", "must be at least 1")
 	case *req.Instances > v4.MaxInstances:
 		msg := fmt.Sprintf("must be at most %d, got %d", v4.MaxInstances, *req.Instances)
-		return errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).withDetail("instances", msg)
+		return errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).WithDetail("instances", msg)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := requestContext(r)

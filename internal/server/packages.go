@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/berthhq/berth/internal/httpapi"
+
 	"errors"
 	"io/fs"
 	"net/http"
@@ -11,12 +13,12 @@ import (
 // packageRoutes serves PackagesDir at /packages/: a read-only package repository that
 // process uris can download from (BCS kept packages in its own repository). Directory
 // listings are not served.
-func (s *Server) packageRoutes(mux *routeMux) {
+func (s *Server) packageRoutes(mux *httpapi.Mux) {
 	if s.packagesDir == "" {
 		return
 	}
 	files := http.StripPrefix("/packages/", http.FileServer(packageFS{s.packagesDir}))
-	mux.handleHTTP("GET /packages/", open, files)
+	mux.HandleHTTP("GET /packages/", open, files)
 }
 
 // packageFS opens files of dir through an os.Root, so that no name and no symlink

@@ -57,7 +57,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 				field = fmt.Sprintf("documents[%d]", i)
 			}
 			return errorf(http.StatusUnprocessableEntity, "cannot plan %s %s/%s: %v", obj.GetKind(), m.Namespace, m.Name, err).
-				withDetail(field, err.Error())
+				WithDetail(field, err.Error())
 		}
 		out.Results = append(out.Results, v4.PlanObject{
 			Kind: obj.GetKind(), Namespace: m.Namespace, Name: m.Name,

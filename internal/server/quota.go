@@ -8,6 +8,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/bytesize"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -15,10 +16,10 @@ import (
 // namespace may hold a bounded number of objects and bytes, so that no tenant can fill
 // etcd's space quota for the others. Users read their namespace's limits and usage; only
 // an administrator (admin on cluster) sets them.
-func (s *Server) quotaRoutes(mux *routeMux) {
-	mux.handle("GET /v1/namespaces/{ns}/quota", on(acl.VerbRead, kindNamespaceQuota), s.handleQuotaGet)
-	mux.handle("PUT /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaPut)
-	mux.handle("DELETE /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaDelete)
+func (s *Server) quotaRoutes(mux *httpapi.Mux) {
+	mux.Handle("GET /v1/namespaces/{ns}/quota", on(acl.VerbRead, kindNamespaceQuota), s.handleQuotaGet)
+	mux.Handle("PUT /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaPut)
+	mux.Handle("DELETE /v1/namespaces/{ns}/quota", adminCluster, s.handleQuotaDelete)
 }
 
 // kindNamespaceQuota is what reading a namespace's limits needs (read, like the kinds of
@@ -33,7 +34,7 @@ func quotaNamespace(r *http.Request) (string, error) {
 	ns := r.PathValue("ns")
 	if ns != v4.DefaultNamespace && !namespacePattern.MatchString(ns) {
 		return "", errorf(http.StatusBadRequest, "%q is not a namespace", truncateText(ns, 80)).
-			withDetail("namespace", "lowercase letters, digits and '-', starting with a letter, at most 63")
+			WithDetail("namespace", "lowercase letters, digits and '-', starting with a letter, at most 63")
 	}
 	return ns, nil
 }
@@ -65,9 +66,9 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var l store.NamespaceLimits
-	if err := decodeStrict(body, &l); err != nil {
+	if err := httpapi.DecodeStrict(body, &l); err != nil {
 		return errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
-			withDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`)
+			WithDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`)
 	}
 	var fe v4.FieldErrors
 	if l.Objects < 0 {
@@ -77,7 +78,7 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 		fe = append(fe, v4.FieldError{Field: "bytes", Message: fmt.Sprintf("must be 0 (the default) or more, got %d", l.Bytes)})
 	}
 	if len(fe) > 0 {
-		ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage("limits of namespace "+ns, fe))
+		ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("limits of namespace "+ns, fe))
 		ae.Details = fe
 		return ae
 	}

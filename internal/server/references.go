@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -80,7 +81,7 @@ func (s *Server) checkReferences(ctx context.Context, obj v4.Object, stream []v4
 				itemKeys(ref.Items, func(it v4.SecretItem) string { return it.DataKey }))...)
 		}
 	}
-	return invalidObject(obj, problems)
+	return httpapi.InvalidObject(obj, problems)
 }
 
 // missing lists the problems of one reference at path: the object (nameField) that does

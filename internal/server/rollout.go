@@ -54,7 +54,7 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || action != "undo" {
 			return errorf(http.StatusBadRequest, "bad query parameter revision=%q", v).
-				withDetail("revision", "only undo takes a revision, a whole number of at least 1")
+				WithDetail("revision", "only undo takes a revision, a whole number of at least 1")
 		}
 		to = n
 	}
@@ -147,17 +147,17 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 		}
 		if to == 0 {
 			return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no revision before %d to go back to", ns, name, d.Status.Revision).
-				withDetail("revision", "see `berth rollout history`")
+				WithDetail("revision", "see `berth rollout history`")
 		}
 	}
 	i := slices.IndexFunc(hist, func(h v4.DeploymentRevision) bool { return h.Revision == to })
 	if i < 0 {
 		return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no revision %d", ns, name, to).
-			withDetail("revision", fmt.Sprintf("kept revisions: %v", revisionsOf(hist)))
+			WithDetail("revision", fmt.Sprintf("kept revisions: %v", revisionsOf(hist)))
 	}
 	if hist[i].Hash == v4.TemplateHash(d.Spec.Template) {
 		return nil, errorf(http.StatusBadRequest, "deployment %s/%s already has the template of revision %d", ns, name, to).
-			withDetail("revision", "pick another revision")
+			WithDetail("revision", "pick another revision")
 	}
 	op := &v4.Operation{Type: v4.OpUndo, Kind: v4.KindDeployment, Name: ns + "/" + name,
 		Message: fmt.Sprintf("undo to the template of revision %d", to)}

@@ -5,38 +5,40 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/ui"
 )
 
 // routes registers every route of docs/api.md. The catch-all "/" turns the mux's plain
 // text 404 and 405 into the API's JSON errors.
-func (s *Server) routes() *routeMux {
-	mux := &routeMux{mux: http.NewServeMux(), srv: s, access: map[string]access{}}
-	mux.handle("GET /v1/namespaces/{ns}/{plural}", inNamespace(acl.VerbRead), s.handleList)
-	mux.handle("POST /v1/namespaces/{ns}/{plural}", inNamespace(acl.VerbWrite), s.handleCreate)
-	mux.handle("GET /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbRead), s.handleGet)
-	mux.handle("PUT /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbWrite), s.handleUpdate)
-	mux.handle("DELETE /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbWrite), s.handleDelete)
-	mux.handle("GET /v1/namespaces/{ns}/{plural}/{name}/definition", inNamespace(acl.VerbRead), s.handleDefinition)
-	mux.handle("POST /v1/namespaces/{ns}/{plural}/{name}/scale", inNamespace(acl.VerbScale), s.handleScale)
-	mux.handle("POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", on(acl.VerbWrite, deplo), s.handleRollout)
-	mux.handle("GET /v1/namespaces/{ns}/deployments/{name}/history", on(acl.VerbRead, deplo), s.handleHistory)
-	mux.handle("GET /v1/{plural}", inNamespace(acl.VerbRead), s.handleList)
-	mux.handle("GET /v1/nodes", on(acl.VerbRead, node), s.handleNodeList)
-	mux.handle("POST /v1/nodes", on(acl.VerbWrite, node), s.handleNodeRegister)
-	mux.handle("GET /v1/nodes/{name}", on(acl.VerbRead, node), s.handleNodeGet)
-	mux.handle("GET /v1/nodes/{name}/metrics", on(acl.VerbRead, node), s.handleNodeMetrics)
-	mux.handle("PUT /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodeReplace)
-	mux.handle("PATCH /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodePatch)
-	mux.handle("DELETE /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodeDelete)
-	mux.handle("POST /v1/namespaces/{ns}/taskgroups/{name}/move", on(acl.VerbWrite, task), s.handleMove)
-	mux.handle("POST /v1/nodes/{name}/drain", on(acl.VerbWrite, node), s.handleNodeDrain)
-	mux.handle("GET /v1/engine", on(acl.VerbRead, acl.KindEngine), s.handleEngineGet)
-	mux.handle("PUT /v1/engine", on(acl.VerbAdmin, acl.KindEngine), s.handleEnginePut)
-	mux.handle("POST /v1/apply", anyUser, s.handleApply)
-	mux.handle("POST /v1/plan", anyUser, s.handlePlan)
-	mux.handle("GET /v1/events", readEvents, s.handleEvents)
-	s.agentRoutes(mux)
+func (s *Server) routes() *httpapi.Mux {
+	mux := httpapi.NewMux(s.guard, s.errs)
+	mux.Handle("GET /v1/namespaces/{ns}/{plural}", inNamespace(acl.VerbRead), s.handleList)
+	mux.Handle("POST /v1/namespaces/{ns}/{plural}", inNamespace(acl.VerbWrite), s.handleCreate)
+	mux.Handle("GET /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbRead), s.handleGet)
+	mux.Handle("PUT /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbWrite), s.handleUpdate)
+	mux.Handle("DELETE /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbWrite), s.handleDelete)
+	mux.Handle("GET /v1/namespaces/{ns}/{plural}/{name}/definition", inNamespace(acl.VerbRead), s.handleDefinition)
+	mux.Handle("POST /v1/namespaces/{ns}/{plural}/{name}/scale", inNamespace(acl.VerbScale), s.handleScale)
+	mux.Handle("POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", on(acl.VerbWrite, deplo), s.handleRollout)
+	mux.Handle("GET /v1/namespaces/{ns}/deployments/{name}/history", on(acl.VerbRead, deplo), s.handleHistory)
+	mux.Handle("GET /v1/{plural}", inNamespace(acl.VerbRead), s.handleList)
+	mux.Handle("GET /v1/nodes", on(acl.VerbRead, node), s.handleNodeList)
+	mux.Handle("POST /v1/nodes", on(acl.VerbWrite, node), s.handleNodeRegister)
+	mux.Handle("GET /v1/nodes/{name}", on(acl.VerbRead, node), s.handleNodeGet)
+	mux.Handle("GET /v1/nodes/{name}/metrics", on(acl.VerbRead, node), s.handleNodeMetrics)
+	mux.Handle("PUT /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodeReplace)
+	mux.Handle("PATCH /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodePatch)
+	mux.Handle("DELETE /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodeDelete)
+	mux.Handle("POST /v1/namespaces/{ns}/taskgroups/{name}/move", on(acl.VerbWrite, task), s.handleMove)
+	mux.Handle("POST /v1/nodes/{name}/drain", on(acl.VerbWrite, node), s.handleNodeDrain)
+	mux.Handle("GET /v1/engine", on(acl.VerbRead, acl.KindEngine), s.handleEngineGet)
+	mux.Handle("PUT /v1/engine", on(acl.VerbAdmin, acl.KindEngine), s.handleEnginePut)
+	mux.Handle("POST /v1/apply", anyUser, s.handleApply)
+	mux.Handle("POST /v1/plan", anyUser, s.handlePlan)
+	mux.Handle("GET /v1/events", readEvents, s.handleEvents)
+	s.agents.Routes(mux)
+	s.agentProxyRoutes(mux)
 	s.clusterRoutes(mux)
 	s.encryptionRoutes(mux)
 	s.joinTokenRoutes(mux)
@@ -45,45 +47,16 @@ func (s *Server) routes() *routeMux {
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)
-	mux.handleHTTP("GET "+ui.Prefix, open, ui.Handler())
-	mux.handle("GET /ui", open, redirectToUI)
-	mux.handle("GET /{$}", open, redirectToUI)
-	mux.handle("GET /healthz", open, s.handleHealthz)
-	mux.handle("GET /readyz", open, s.handleReadyz)
-	mux.handleHTTP("GET /metrics", on(acl.VerbRead, acl.KindMetrics), s.metrics.handler())
-	mux.handleHTTP("GET /metrics/etcd", on(acl.VerbRead, acl.KindMetrics), etcdMetrics())
-	mux.handle("/", open, s.handleFallback)
+	mux.HandleHTTP("GET "+ui.Prefix, open, ui.Handler())
+	mux.Handle("GET /ui", open, redirectToUI)
+	mux.Handle("GET /{$}", open, redirectToUI)
+	mux.Handle("GET /healthz", open, s.handleHealthz)
+	mux.Handle("GET /readyz", open, s.handleReadyz)
+	mux.HandleHTTP("GET /metrics", on(acl.VerbRead, acl.KindMetrics), s.metrics.handler())
+	mux.HandleHTTP("GET /metrics/etcd", on(acl.VerbRead, acl.KindMetrics), etcdMetrics())
+	mux.Handle("/", open, s.handleFallback)
 	return mux
 }
-
-// routeMux is the server's ServeMux that remembers the routes registered on it and what
-// each needs, so tests can walk every route (admit_test.go checks that every write route
-// validates, authz_test.go that every route has its access).
-type routeMux struct {
-	// mux is not embedded: a route is added only through handle, with its access.
-	mux      *http.ServeMux
-	patterns []string
-	access   map[string]access
-	srv      *Server
-}
-
-// handle registers h for pattern behind what a says the route needs: the guard of its
-// access (authz_routes.go), then h, whose error serve answers.
-func (m *routeMux) handle(pattern string, a access, h handlerFunc) {
-	m.patterns = append(m.patterns, pattern)
-	m.access[pattern] = a
-	m.mux.HandleFunc(pattern, m.srv.serve(m.srv.guard(pattern, a, h)))
-}
-
-// handleHTTP is handle for a plain http.Handler (files, metrics, the other front doors).
-func (m *routeMux) handleHTTP(pattern string, a access, h http.Handler) {
-	m.handle(pattern, a, func(w http.ResponseWriter, r *http.Request) error {
-		h.ServeHTTP(w, r)
-		return nil
-	})
-}
-
-func (m *routeMux) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.mux.ServeHTTP(w, r) }
 
 // probeMethods are the methods the API uses; the fallback asks the mux which of them a
 // path accepts to tell 405 from 404.
@@ -94,7 +67,7 @@ func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) error {
 	for _, m := range probeMethods {
 		probe := *r
 		probe.Method = m
-		if _, pattern := s.mux.mux.Handler(&probe); pattern != "" && pattern != "/" {
+		if pattern := s.mux.Pattern(&probe); pattern != "" && pattern != "/" {
 			allow = append(allow, m)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -40,7 +41,7 @@ const (
 
 // member reports whether r comes from an agent or a server of this cluster.
 func member(r *http.Request) bool {
-	cert := peerCert(r.TLS)
+	cert := httpapi.PeerCert(r.TLS)
 	if cert == nil {
 		return false
 	}

@@ -11,18 +11,15 @@ import (
 	"sync"
 	"time"
 
-	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/agentapi"
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
 )
-
-// requestTimeout bounds every non-streaming request, so an unreachable etcd gives 503
-// instead of a request that hangs.
-const requestTimeout = 15 * time.Second
 
 // Server serves the API over one store. Create it with New.
 type Server struct {
@@ -31,17 +28,16 @@ type Server struct {
 	maxBody int64
 	// watchLimit bounds each watch stream (Config.WatchLimit).
 	watchLimit store.WatchLimit
-	// nodeTTL is how long a node stays alive after a heartbeat; beats caches what the
-	// heartbeats wrote (agent_beats.go).
-	nodeTTL time.Duration
-	beats   beatCache
-	// beatStreams is each node's live heartbeat stream (agent_beatstreams.go).
-	beatStreams beatStreams
+	// agents serves the agent protocol (internal/agentapi) on the same mux.
+	agents *agentapi.API
 	// rewrapping is held while POST /v1/encryption/rewrap runs (encryption.go).
 	rewrapping sync.Mutex
 	metrics    *metrics
 	handler    http.Handler
-	mux        *routeMux
+	mux        *httpapi.Mux
+	// errs answers the routes' errors; bodyReader reads their bodies within the limits.
+	errs       httpapi.Errors
+	bodyReader httpapi.Bodies
 
 	// feed keeps the scheduler's snapshot for plans. stopFeed ends the feed New started
 	// when the config had none (nil otherwise: the caller owns its feed).
@@ -52,18 +48,14 @@ type Server struct {
 	placement    string
 	bcsClusterID string // docs/compat.md
 
-	// taskGroupCache is the shared cache of task groups that agents list and watch (by
-	// node) without one etcd watch each (agent_taskgroups.go).
+	// taskGroupCache is the shared cache of task groups the API's watches read (watch.go);
+	// services the one of services (admit_lbgroup.go).
 	taskGroupCache *cache.Cache
-	// catalog are the shared caches of the kinds every agent follows (catalogKinds).
-	catalog map[v4.Kind]*cache.Cache
-	// statuses batches the agents' status writes (status_batch.go); stopStatuses ends it.
-	statuses     *statusBatcher
-	stopStatuses func()
+	services       *cache.Cache
 
 	// id names this server in the leader election (GET /v1/cluster).
 	id string
-	// ca signs node certificates (agent_certs.go) and is the root agents are verified
+	// ca signs node certificates (internal/agentapi) and is the root agents are verified
 	// against; serving is the API's certificate and identity the client certificate the
 	// server presents to agents (tls.go); agentHTTP reaches agents for the logs, actions
 	// and exec proxy.
@@ -106,6 +98,8 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, errors.New("server: no cluster CA")
 	}
 	s := &Server{store: st, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, feed: cfg.Feed, planSyncWait: defaultPlanSyncWait, placement: cfg.Placement}
+	s.errs = httpapi.Errors{Log: cfg.Logger, SpaceAdvice: st.SpaceAdvice}
+	s.bodyReader = httpapi.Bodies{Max: cfg.MaxBodyBytes, Refused: bodyError}
 	if err := s.useCaches(cfg.Caches); err != nil {
 		return nil, err
 	}
@@ -133,7 +127,6 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.id = cfg.ID
 	s.bcsClusterID = cfg.BCSClusterID
-	s.nodeTTL = cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)
 	if s.feed == nil {
 		s.feed = feed.New(cfg.Caches, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -146,10 +139,12 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		}()
 		s.stopFeed = func() { cancel(); <-done }
 	}
-	s.statuses = newStatusBatcher(st, s.taskGroupCache, s.log)
-	statusCtx, stopStatuses := context.WithCancel(context.Background())
-	s.stopStatuses = func() { stopStatuses(); <-s.statuses.stopped }
-	go s.statuses.run(statusCtx)
+	s.agents, err = agentapi.New(agentapi.Config{Store: st, Caches: cfg.Caches, Logger: cfg.Logger, Bodies: s.bodyReader,
+		Streams: s.streams, CA: s.ca, CertLifetime: s.certLifetime, NodeTTL: cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)})
+	if err != nil {
+		s.Close() // what New started so far
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
 	if cfg.ControllerMetrics != nil {
 		s.metrics.registry.MustRegister(cfg.ControllerMetrics.Collectors()...)
@@ -181,5 +176,7 @@ func (s *Server) Close() {
 	if s.stopFeed != nil {
 		s.stopFeedOnce.Do(s.stopFeed)
 	}
-	s.stopStatuses()
+	if s.agents != nil {
+		s.agents.Close()
+	}
 }

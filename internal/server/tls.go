@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -165,12 +164,4 @@ func (f *fileCert) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error
 		}
 	}
 	return f.cert, nil
-}
-
-// peerCert is the verified client certificate of a request, nil when it gave none.
-func peerCert(cs *tls.ConnectionState) *x509.Certificate {
-	if cs == nil || len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 {
-		return nil
-	}
-	return cs.PeerCertificates[0]
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,49 +9,9 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
-
-// watchLine is one line of an object watch stream.
-type watchLine struct {
-	Type   store.EventType `json:"type"`
-	Object v4.Object       `json:"object"`
-}
-
-// errorLine is the last line of a stream the server ends (docs/api.md, Watch): a client
-// that fell behind gets 410 with the resourceVersion to watch again from.
-type errorLine struct {
-	Type            store.EventType `json:"type"`
-	Error           *apiError       `json:"error"`
-	ResourceVersion string          `json:"resourceVersion,omitempty"`
-}
-
-// streamWriteTimeout is how long one write of a stream may wait for its client: a
-// client that stops reading for longer is cut off, which frees what its stream holds.
-var streamWriteTimeout = 30 * time.Second // a variable for the tests
-
-// objectLine is the stream line of one store event.
-func objectLine(ev store.Event) any {
-	if ev.Type == store.Error {
-		return newErrorLine(ev.Err, ev.Revision)
-	}
-	return watchLine{Type: ev.Type, Object: ev.Object}
-}
-
-func newErrorLine(err error, rev int64) errorLine {
-	l := errorLine{Type: store.Error, Error: fromError(err)}
-	if rev > 0 {
-		l.ResourceVersion = strconv.FormatInt(rev, 10)
-	}
-	return l
-}
-
-// streamContext ends when the client goes away or the server closes its streams.
-func (s *Server) streamContext(r *http.Request) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(r.Context())
-	stop := context.AfterFunc(s.streams, cancel)
-	return ctx, func() { stop(); cancel() }
-}
 
 // watchObjects streams the changes of a kind as NDJSON (docs/api.md, Watch).
 func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) error {
@@ -91,7 +50,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	s.metrics.watchStreams.WithLabelValues(k).Inc()
 	defer s.metrics.watchStreams.WithLabelValues(k).Dec()
 	sent, cutOff := s.metrics.watchEvents.WithLabelValues(k), s.metrics.watchCutOffs.WithLabelValues(k)
-	stream(ctx, w, ch, func(ev store.Event) any {
+	httpapi.Stream(ctx, w, ch, func(ev store.Event) any {
 		if ev.Type == store.Error {
 			if _, behind := errors.AsType[*store.FellBehindError](ev.Err); behind {
 				cutOff.Inc()
@@ -99,7 +58,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 		} else {
 			sent.Inc()
 		}
-		return objectLine(ev)
+		return httpapi.ObjectLine(ev)
 	})
 	return nil
 }
@@ -148,46 +107,4 @@ func onlyMatching(ctx context.Context, in <-chan store.Event, match func(v4.Obje
 		}
 	}()
 	return out
-}
-
-// stream writes every value of ch as one JSON line until ch closes, ctx ends or a write
-// fails. It flushes whenever it has caught up, so a burst (the initial ADDED events) goes
-// out in few writes while live events go out at once. A write that waits on its client
-// longer than streamWriteTimeout fails and ends the stream.
-func stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line func(T) any) {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
-		return
-	}
-	enc := json.NewEncoder(w)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case v, ok := <-ch:
-			if !ok {
-				return
-			}
-			if rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) != nil {
-				return
-			}
-			if enc.Encode(line(v)) != nil {
-				return
-			}
-			if len(ch) == 0 {
-				if rc.Flush() != nil {
-					return
-				}
-				// Caught up: no deadline while the stream waits. Over HTTP/2 a deadline
-				// is a timer that resets the stream when it fires, written to or not.
-				if rc.SetWriteDeadline(time.Time{}) != nil {
-					return
-				}
-			}
-		}
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -72,7 +73,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 		readErr <- nil
 	}()
 	// Eight writers, so the changes pass within seconds: the slow client must still be
-	// connected (streamWriteTimeout) when it reads at last.
+	// connected (httpapi.StreamWriteTimeout) when it reads at last.
 	content := strings.Repeat("x", size)
 	var wg sync.WaitGroup
 	writeErr := make(chan error, writes)
@@ -121,7 +122,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	if len(lines) == 0 || len(lines) > writes {
 		t.Fatalf("the slow client got %d lines, want fewer than %d and an ERROR", len(lines), writes)
 	}
-	var last errorLine
+	var last httpapi.ErrorLine
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		t.Fatal(err)
 	}

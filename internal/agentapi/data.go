@@ -1,4 +1,4 @@
-package server
+package agentapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -14,21 +15,21 @@ import (
 // runs a task group using it (docs/security.md, Node identity), the node being the one its
 // certificate names.
 
-func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.nodeUses(ctx, r, "configmap", func(p *v4.PodSpec) bool { return usesConfigMap(p, name) }); err != nil {
+	if err := a.nodeUses(ctx, r, "configmap", func(p *v4.PodSpec) bool { return usesConfigMap(p, name) }); err != nil {
 		return err
 	}
-	cm, err := store.Typed[*v4.ConfigMap](s.store, v4.KindConfigMap).Get(ctx, ns, name)
+	cm, err := store.Typed[*v4.ConfigMap](a.store, v4.KindConfigMap).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
-		err = errorf(http.StatusNotFound, "configmap %s/%s not found", ns, name)
+		err = httpapi.Errorf(http.StatusNotFound, "configmap %s/%s not found", ns, name)
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, cm)
+	httpapi.WriteJSON(w, http.StatusOK, cm)
 	return nil
 }
 
@@ -36,41 +37,41 @@ func (s *Server) handleAgentConfigMap(w http.ResponseWriter, r *http.Request) er
 // in the secret's namespace refers to it: the one named by ?taskgroup= when given, else
 // any. Otherwise 403, whether or not the secret exists, so an agent cannot probe other
 // nodes' secrets.
-func (s *Server) handleAgentSecret(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentSecret(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.nodeUses(ctx, r, "secret", func(p *v4.PodSpec) bool { return usesSecret(p, name) }); err != nil {
+	if err := a.nodeUses(ctx, r, "secret", func(p *v4.PodSpec) bool { return usesSecret(p, name) }); err != nil {
 		return err
 	}
-	sec, err := store.Typed[*v4.Secret](s.store, v4.KindSecret).Get(ctx, ns, name)
+	sec, err := store.Typed[*v4.Secret](a.store, v4.KindSecret).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
-		err = errorf(http.StatusNotFound, "secret %s/%s not found", ns, name)
+		err = httpapi.Errorf(http.StatusNotFound, "secret %s/%s not found", ns, name)
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sec)
+	httpapi.WriteJSON(w, http.StatusOK, sec)
 	return nil
 }
 
 // nodeUses checks that a task group of the requesting agent's node, in the path's
 // namespace (the one named by ?taskgroup= when given), uses the object: 403 otherwise.
 // ?node=, which older agents send, must name the certificate's node when present.
-func (s *Server) nodeUses(ctx context.Context, r *http.Request, what string, uses func(*v4.PodSpec) bool) error {
-	ns, name, node := r.PathValue("ns"), r.PathValue("name"), agentNode(r)
+func (a *API) nodeUses(ctx context.Context, r *http.Request, what string, uses func(*v4.PodSpec) bool) error {
+	ns, name, node := r.PathValue("ns"), r.PathValue("name"), httpapi.NodeOf(r)
 	if q := r.URL.Query().Get("node"); q != "" && q != node {
-		return errorf(http.StatusForbidden, "this agent's certificate is for node %s, not %s", node, q)
+		return httpapi.Errorf(http.StatusForbidden, "this agent's certificate is for node %s, not %s", node, q)
 	}
 	only := r.URL.Query().Get("taskgroup")
-	tgs, _, err := s.taskGroups().List(ctx, ns)
+	tgs, _, err := a.taskGroups().List(ctx, ns)
 	if err != nil {
 		return err
 	}
 	if !slices.ContainsFunc(tgs, func(tg *v4.TaskGroup) bool {
 		return tg.Spec.Node == node && (only == "" || tg.Metadata.Name == only) && uses(&tg.Spec.Template.Spec)
 	}) {
-		return errorf(http.StatusForbidden, "no task group of node %s uses %s %s/%s", node, what, ns, name)
+		return httpapi.Errorf(http.StatusForbidden, "no task group of node %s uses %s %s/%s", node, what, ns, name)
 	}
 	return nil
 }

@@ -1,45 +1,47 @@
-package server
+package agentapi
 
 import (
 	"net/http"
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // The task groups of one node: the agent's desired state (docs/agent.md).
 
-func (s *Server) taskGroups() store.TypedStore[*v4.TaskGroup] {
-	return store.Typed[*v4.TaskGroup](s.store, v4.KindTaskGroup)
+func (a *API) taskGroups() store.TypedStore[*v4.TaskGroup] {
+	return store.Typed[*v4.TaskGroup](a.store, v4.KindTaskGroup)
 }
 
 // handleAgentTaskGroups lists the task groups bound to the node, or with watch=true
 // streams them: an ADDED per existing one (without resourceVersion), then every change.
 // The agent lists, reconciles, then watches from the list's revision.
-func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) error {
 	node := r.PathValue("name")
 	q := r.URL.Query()
-	watch, err := boolParam(q.Get("watch"), "watch")
+	watch, err := httpapi.BoolParam(q.Get("watch"), "watch")
 	if err != nil {
 		return err
 	}
 	if watch {
-		return s.watchNodeTaskGroups(w, r, node)
+		return a.watchNodeTaskGroups(w, r, node)
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.cacheCurrent(ctx, s.taskGroupCache); err != nil {
+	if err := httpapi.CacheCurrent(ctx, a.store, a.taskGroupCache); err != nil {
 		return err
 	}
-	items, rev, err := s.taskGroupCache.List(indexNode, node)
+	items, rev, err := a.taskGroupCache.List(controller.IndexNode, node)
 	if err != nil {
 		return err
 	}
 	if items == nil {
 		items = []v4.Object{}
 	}
-	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.ListBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items})
 	return nil
 }
 
@@ -47,20 +49,20 @@ func (s *Server) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) e
 // task group that leaves the node (its spec.node changes, which berth's own controllers
 // never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
 // cache's history answers 410: the agent lists again.
-func (s *Server) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) error {
+func (a *API) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) error {
 	from, err := resourceVersionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.streamContext(r)
+	ctx, cancel := httpapi.StreamContext(a.streams, r)
 	defer cancel()
-	if err := s.cacheSynced(ctx); err != nil {
+	if err := httpapi.Synced(ctx, a.taskGroupCache); err != nil {
 		return err
 	}
-	ch, err := s.taskGroupCache.Watch(ctx, indexNode, node, from)
+	ch, err := a.taskGroupCache.Watch(ctx, controller.IndexNode, node, from)
 	if err != nil {
 		return err
 	}
-	stream(ctx, w, ch, objectLine)
+	httpapi.Stream(ctx, w, ch, httpapi.ObjectLine)
 	return nil
 }

@@ -1,25 +1,26 @@
-package server
+package httpapi
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
 )
 
-// apiError is an error with its HTTP status, written as the JSON envelope of docs/api.md.
-type apiError struct {
+// Error is an error with its HTTP status, written as the JSON envelope of docs/api.md.
+type Error struct {
 	Code    int             `json:"code"`
 	Reason  string          `json:"reason"`
 	Message string          `json:"message"`
 	Details []v4.FieldError `json:"details,omitempty"`
 }
 
-func (e *apiError) Error() string { return e.Message }
+func (e *Error) Error() string { return e.Message }
 
 // reasons maps statuses to the reason words of docs/api.md.
 var reasons = map[int]string{
@@ -41,19 +42,20 @@ var reasons = map[int]string{
 	http.StatusInsufficientStorage:   "InsufficientStorage",
 }
 
-func errorf(code int, format string, args ...any) *apiError {
-	return &apiError{Code: code, Reason: reasons[code], Message: fmt.Sprintf(format, args...)}
+// Errorf is an Error of status code with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Reason: reasons[code], Message: fmt.Sprintf(format, args...)}
 }
 
-// withDetail adds a field detail, for the 400s of mismatched kind, namespace or name.
-func (e *apiError) withDetail(field, msg string) *apiError {
+// WithDetail adds a field detail, for the 400s of mismatched kind, namespace or name.
+func (e *Error) WithDetail(field, msg string) *Error {
 	e.Details = append(e.Details, v4.FieldError{Field: field, Message: msg})
 	return e
 }
 
-// fromError turns any error into an apiError, mapping the store's sentinels to statuses.
-func fromError(err error) *apiError {
-	var ae *apiError
+// FromError turns any error into an Error, mapping the store's sentinels to statuses.
+func FromError(err error) *Error {
+	var ae *Error
 	if errors.As(err, &ae) {
 		return ae
 	}
@@ -76,43 +78,56 @@ func fromError(err error) *apiError {
 	case errors.Is(err, store.ErrQuotaExceeded):
 		code = http.StatusForbidden // the namespace's limit, as Kubernetes' ResourceQuota
 	}
-	return &apiError{Code: code, Reason: reasons[code], Message: err.Error()}
+	return &Error{Code: code, Reason: reasons[code], Message: err.Error()}
 }
 
-// handlerFunc is a route's handler. An error it returns is answered by serve, with its
-// status and the JSON error envelope; a stream that has already written its header
+// HandlerFunc is a route's handler. An error it returns is answered by Errors.Serve, with
+// its status and the JSON error envelope; a stream that has already written its header
 // answers a later failure in its own way and returns nil.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
-// serve adapts h to net/http: the one place where a route's error becomes its answer.
-func (s *Server) serve(h handlerFunc) http.HandlerFunc {
+// Errors answers the errors of handlers: the one place where a route's error becomes
+// its answer.
+type Errors struct {
+	// Log receives the failures of 5xx answers.
+	Log *slog.Logger
+	// SpaceAdvice says what the server does about a full store and what the operator
+	// must do (store/space.go); it ends the message of a 507.
+	SpaceAdvice func() string
+}
+
+// Serve adapts h to net/http.
+func (e Errors) Serve(h HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
-			s.writeError(w, r, err)
+			e.Write(w, r, err)
 		}
 	}
 }
 
-// writeError writes err as the JSON error envelope.
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	ae := fromError(err)
+// Write writes err as the JSON error envelope.
+func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
+	ae := FromError(err)
 	if ae.Code == http.StatusInsufficientStorage {
-		// What the server does about it and what the operator must do (store/space.go).
-		ae = &apiError{Code: ae.Code, Reason: ae.Reason, Message: ae.Message + ". " + s.store.SpaceAdvice(), Details: ae.Details}
+		ae = &Error{Code: ae.Code, Reason: ae.Reason, Message: ae.Message + ". " + e.SpaceAdvice(), Details: ae.Details}
 	}
 	if ae.Code >= 500 {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
+		e.Log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", ae.Code, "err", err)
 	}
 	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
 		return // the client went away; nobody reads the answer
 	}
-	writeJSON(w, ae.Code, struct {
-		Error *apiError `json:"error"`
-	}{ae})
+	WriteJSON(w, ae.Code, ErrorBody{ae})
 }
 
-// writeJSON writes v with status code.
-func writeJSON(w http.ResponseWriter, code int, v any) {
+// ErrorBody is the envelope of an error answer, and the last line of a stream that
+// ends with an error.
+type ErrorBody struct {
+	Error *Error `json:"error"`
+}
+
+// WriteJSON writes v with status code.
+func WriteJSON(w http.ResponseWriter, code int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		code = http.StatusInternalServerError

@@ -1,7 +1,6 @@
-package server
+package agentapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -21,64 +21,64 @@ const agentWriteAttempts = 5
 // keeping what operators set. Which labels and attributes the agent gave last time is
 // read from the node's definition (the stored registration body), so an operator's own
 // labels survive and a label the agent stopped sending goes away.
-func (s *Server) handleAgentRegister(w http.ResponseWriter, r *http.Request) error {
-	n, body, err := s.readNode(w, r, "the node")
+func (a *API) handleAgentRegister(w http.ResponseWriter, r *http.Request) error {
+	n, body, err := a.bodies.ReadNode(w, r, "the node")
 	if err != nil {
 		return err
 	}
-	if node := agentNode(r); n.Metadata.Name != node {
-		return errorf(http.StatusForbidden, "metadata.name: this agent's certificate is for node %s; it cannot register node %q (a node's name is fixed when its agent joins)", node, n.Metadata.Name)
+	if node := httpapi.NodeOf(r); n.Metadata.Name != node {
+		return httpapi.Errorf(http.StatusForbidden, "metadata.name: this agent's certificate is for node %s; it cannot register node %q (a node's name is fixed when its agent joins)", node, n.Metadata.Name)
 	}
 	// The agent is alive right now: registering counts as a heartbeat (server clock).
 	n.Status.Phase = v4.NodeReady
 	n.Status.LastHeartbeat = time.Now().UTC()
 	raw := store.Raw{ContentType: store.ContentTypeJSON, Data: body}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	s.beats.forget(n.Metadata.Name) // the next beat compares with what this writes
-	if _, err := s.store.Beat(ctx, n.Metadata.Name, s.nodeTTL); err != nil {
+	a.beats.forget(n.Metadata.Name) // the next beat compares with what this writes
+	if _, err := a.store.Beat(ctx, n.Metadata.Name, a.nodeTTL); err != nil {
 		return err
 	}
 	for range agentWriteAttempts {
-		cur, err := s.nodes().Get(ctx, "", n.Metadata.Name)
+		cur, err := a.nodes().Get(ctx, "", n.Metadata.Name)
 		if errors.Is(err, store.ErrNotFound) {
-			err = s.nodes().Create(ctx, n, raw)
+			err = a.nodes().Create(ctx, n, raw)
 			if errors.Is(err, store.ErrAlreadyExists) {
 				continue // another registration won: merge with it
 			}
 			if err != nil {
-				return nodeError(n.Metadata.Name, err)
+				return httpapi.NodeError(n.Metadata.Name, err)
 			}
-			s.record(n, "Registered", "registered by its agent")
-			writeJSON(w, http.StatusCreated, n)
+			httpapi.Record(a.store, n, "Registered", "registered by its agent")
+			httpapi.WriteJSON(w, http.StatusCreated, n)
 			return nil
 		}
 		if err != nil {
-			return nodeError(n.Metadata.Name, err)
+			return httpapi.NodeError(n.Metadata.Name, err)
 		}
-		merged := mergeRegistration(cur, n, s.previousRegistration(ctx, n.Metadata.Name))
-		if err := validate(merged); err != nil {
+		merged := mergeRegistration(cur, n, a.previousRegistration(ctx, n.Metadata.Name))
+		if err := httpapi.Validate(merged); err != nil {
 			return err
 		}
-		err = s.nodes().Update(ctx, merged, raw)
+		err = a.nodes().Update(ctx, merged, raw)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return nodeError(n.Metadata.Name, err)
+			return httpapi.NodeError(n.Metadata.Name, err)
 		}
-		s.record(merged, "Registered", "re-registered by its agent")
-		writeJSON(w, http.StatusOK, merged)
+		httpapi.Record(a.store, merged, "Registered", "re-registered by its agent")
+		httpapi.WriteJSON(w, http.StatusOK, merged)
 		return nil
 	}
-	return errorf(http.StatusConflict, "node %s changed %d times during registration; try again", n.Metadata.Name, agentWriteAttempts)
+	return httpapi.Errorf(http.StatusConflict, "node %s changed %d times during registration; try again", n.Metadata.Name, agentWriteAttempts)
 }
 
 // previousRegistration decodes the node's stored definition loosely: it only tells which
 // labels and attributes were the agent's, so anything unreadable counts as none.
-func (s *Server) previousRegistration(ctx context.Context, name string) *v4.Node {
+func (a *API) previousRegistration(ctx context.Context, name string) *v4.Node {
 	prev := &v4.Node{}
-	raw, err := s.store.GetRaw(ctx, v4.KindNode, "", name)
+	raw, err := a.store.GetRaw(ctx, v4.KindNode, "", name)
 	if err == nil {
 		if json.Unmarshal(raw.Data, prev) != nil {
 			prev = &v4.Node{}
@@ -133,21 +133,21 @@ func mergeOwned[V any](cur, prev, reg map[string]V) map[string]V {
 }
 
 // handleAgentHeartbeat takes one beat (PUT /v1/agent/nodes/{name}/heartbeat). Agents
-// send their beats on a stream (agent_beatstream.go); this route stays for other clients.
-func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
+// send their beats on a stream (beatstream.go); this route stays for other clients.
+func (a *API) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) error {
+	body, err := a.bodies.Read(w, r)
 	if err != nil {
 		return err
 	}
 	var hb v4.AgentHeartbeat
 	if len(body) > 0 {
-		if err := decodeStrict(body, &hb); err != nil {
-			return errorf(http.StatusBadRequest, "the body is not a heartbeat: %v", err)
+		if err := httpapi.DecodeStrict(body, &hb); err != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "the body is not a heartbeat: %v", err)
 		}
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.beat(ctx, r.PathValue("name"), hb); err != nil {
+	if err := a.beat(ctx, r.PathValue("name"), hb); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -159,32 +159,32 @@ func (s *Server) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) er
 // or it was Lost), or its agent's version or address changed. Most beats change nothing
 // and return as soon as the store queued the lease's renewal. A node deleted by an
 // operator is a 404: the agent registers again.
-func (s *Server) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) error {
-	known, err := s.store.RenewKnown(name)
+func (a *API) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) error {
+	known, err := a.store.RenewKnown(name)
 	if err != nil {
 		return err
 	}
-	if known && s.beats.same(name, hb) {
+	if known && a.beats.same(name, hb) {
 		return nil // most beats: no context, no timer, no read
 	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, httpapi.RequestTimeout)
 	defer cancel()
 	fresh := false
 	if !known {
-		if fresh, err = s.store.Beat(ctx, name, s.nodeTTL); err != nil {
+		if fresh, err = a.store.Beat(ctx, name, a.nodeTTL); err != nil {
 			return err
 		}
 	}
-	if !fresh && s.beats.same(name, hb) {
+	if !fresh && a.beats.same(name, hb) {
 		return nil
 	}
 	for range agentWriteAttempts {
-		n, err := s.nodes().Get(ctx, "", name)
+		n, err := a.nodes().Get(ctx, "", name)
 		if err != nil {
-			return nodeError(name, err)
+			return httpapi.NodeError(name, err)
 		}
 		if !heartbeatChanges(n, hb) {
-			s.beats.remember(name, hb)
+			a.beats.remember(name, hb)
 			return nil
 		}
 		n.Status.Phase = v4.NodeReady
@@ -195,17 +195,17 @@ func (s *Server) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) er
 		if hb.AgentAddress != "" {
 			n.Status.AgentAddress = hb.AgentAddress
 		}
-		err = s.update(ctx, n)
+		err = a.update(ctx, n)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return nodeError(name, err)
+			return httpapi.NodeError(name, err)
 		}
-		s.beats.remember(name, hb)
+		a.beats.remember(name, hb)
 		return nil
 	}
-	return errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts)
+	return httpapi.Errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts)
 }
 
 // heartbeatChanges reports whether a beat changes the stored node: it is not Ready, or
@@ -214,18 +214,4 @@ func heartbeatChanges(n *v4.Node, hb v4.AgentHeartbeat) bool {
 	return n.Status.Phase != v4.NodeReady ||
 		hb.AgentVersion != "" && hb.AgentVersion != n.Status.AgentVersion ||
 		hb.AgentAddress != "" && hb.AgentAddress != n.Status.AgentAddress
-}
-
-// decodeStrict decodes one JSON value, refusing unknown fields, trailing data and keys
-// given twice in one object (encoding/json would keep the last; docs/api.md).
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("data after the JSON value")
-	}
-	return v4.CheckDuplicateKeys(data)
 }

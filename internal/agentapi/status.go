@@ -1,4 +1,4 @@
-package server
+package agentapi
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -21,26 +22,26 @@ import (
 // handleAgentStatus writes one task group's status; 404 when the task group is gone (the
 // agent then stops it). An ignored report (see statusNeeded) answers 200 as well, with
 // the stored task group, so the agent does not retry it.
-func (s *Server) handleAgentStatus(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentStatus(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	body, err := s.readBody(w, r)
+	body, err := a.bodies.Read(w, r)
 	if err != nil {
 		return err
 	}
 	var st v4.TaskGroupStatus
-	if err := decodeStrict(body, &st); err != nil {
-		return errorf(http.StatusBadRequest, "the body is not a task group status: %v", err)
+	if err := httpapi.DecodeStrict(body, &st); err != nil {
+		return httpapi.Errorf(http.StatusBadRequest, "the body is not a task group status: %v", err)
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	tg, err := s.writeStatus(ctx, ns, name, agentNode(r), st)
+	tg, err := a.writeStatus(ctx, ns, name, httpapi.NodeOf(r), st)
 	if errors.Is(err, errOtherNode) {
-		err = errorf(http.StatusForbidden, "this agent's certificate is for node %s: %v", agentNode(r), err)
+		err = httpapi.Errorf(http.StatusForbidden, "this agent's certificate is for node %s: %v", httpapi.NodeOf(r), err)
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, tg)
+	httpapi.WriteJSON(w, http.StatusOK, tg)
 	return nil
 }
 
@@ -51,27 +52,27 @@ var errOtherNode = errors.New("bound to another node")
 // resourceVersion, retried when another writer (a controller changing the spec) gets in
 // between. node, when set, must be the task group's node (errOtherNode otherwise). It
 // returns the stored task group, unchanged when the report is ignored.
-func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, error) {
+func (a *API) writeStatus(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, error) {
 	v4.ClampStatus(&st)
 	if fe := v4.ValidateTaskGroupStatus(&st); len(fe) > 0 {
-		ae := errorf(http.StatusUnprocessableEntity, "%s", invalidMessage(fmt.Sprintf("the status of task group %s/%s", ns, name), fe))
+		ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(fmt.Sprintf("the status of task group %s/%s", ns, name), fe))
 		ae.Details = fe
 		return nil, ae
 	}
-	res, err := s.statuses.submit(ctx, &statusWrite{ns: ns, name: name, node: node, st: st})
+	res, err := a.statuses.submit(ctx, &statusWrite{ns: ns, name: name, node: node, st: st})
 	if err != nil {
 		return nil, fmt.Errorf("write the status of task group %s/%s: %w", ns, name, err)
 	}
 	if res.alone {
-		res.tg, res.changed, res.err = s.writeStatusAlone(ctx, ns, name, node, st)
+		res.tg, res.changed, res.err = a.writeStatusAlone(ctx, ns, name, node, st)
 	}
 	if res.err != nil {
 		return nil, res.err
 	}
 	if res.changed {
-		s.recordPhase(res.tg)
+		a.recordPhase(res.tg)
 		if res.tg.Status.Phase == v4.StatusRunning {
-			s.checkIPs(res.tg)
+			a.checkIPs(res.tg)
 		}
 	}
 	return res.tg, nil
@@ -79,11 +80,11 @@ func (s *Server) writeStatus(ctx context.Context, ns, name, node string, st v4.T
 
 // writeStatusAlone is writeStatus in a transaction of its own, reading etcd: for what a
 // batch cannot take (status_batch.go). changed says whether the phase changed.
-func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, bool, error) {
+func (a *API) writeStatusAlone(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, bool, error) {
 	for range agentWriteAttempts {
-		tg, err := s.taskGroups().Get(ctx, ns, name)
+		tg, err := a.taskGroups().Get(ctx, ns, name)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, false, errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
+			return nil, false, httpapi.Errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
 		}
 		if err != nil {
 			return nil, false, err
@@ -97,7 +98,7 @@ func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st
 		}
 		old := tg.Status.Phase
 		tg.Status = st
-		err = s.store.Update(ctx, tg, store.Raw{})
+		err = a.store.Update(ctx, tg, store.Raw{})
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
@@ -106,7 +107,7 @@ func (s *Server) writeStatusAlone(ctx context.Context, ns, name, node string, st
 		}
 		return tg, st.Phase != old && st.Phase != "", nil
 	}
-	return nil, false, errorf(http.StatusConflict, "task group %s/%s changed %d times while its status was written", ns, name, agentWriteAttempts)
+	return nil, false, httpapi.Errorf(http.StatusConflict, "task group %s/%s changed %d times while its status was written", ns, name, agentWriteAttempts)
 }
 
 // statusNeeded reports whether a reported status is to be written: statusWanted, and not
@@ -154,7 +155,7 @@ func pids(st v4.TaskGroupStatus) []int {
 
 // recordPhase records a task group's phase change as an event (a warning when it failed
 // or was lost), so `berth events` shows the life of each instance.
-func (s *Server) recordPhase(tg *v4.TaskGroup) {
+func (a *API) recordPhase(tg *v4.TaskGroup) {
 	typ := v4.EventNormal
 	switch tg.Status.Phase {
 	case v4.StatusFailed, v4.StatusLost, v4.StatusError:
@@ -166,7 +167,7 @@ func (s *Server) recordPhase(tg *v4.TaskGroup) {
 	}
 	rec := v4.Event{Type: typ, Reason: tg.Status.Phase, Kind: v4.KindTaskGroup,
 		Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name, Message: msg}
-	s.store.QueueEvent(rec)
+	a.store.QueueEvent(rec)
 }
 
 // handleAgentReport writes every status of a full report and answers the task groups
@@ -175,8 +176,8 @@ func (s *Server) recordPhase(tg *v4.TaskGroup) {
 // with a status the report would not change: a full report then reads nothing from etcd
 // for it (most of a report, most of the time). A cache a moment behind at worst delays a
 // change to the next report or status update.
-func (s *Server) reportUnchanged(ns, name, node string, st v4.TaskGroupStatus) bool {
-	o, ok := s.taskGroupCache.Get(ns, name)
+func (a *API) reportUnchanged(ns, name, node string, st v4.TaskGroupStatus) bool {
+	o, ok := a.taskGroupCache.Get(ns, name)
 	if !ok {
 		return false
 	}
@@ -188,22 +189,22 @@ func (s *Server) reportUnchanged(ns, name, node string, st v4.TaskGroupStatus) b
 	return !statusNeeded(tg.Status, st)
 }
 
-func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
 	node := r.PathValue("name")
-	body, err := s.readBody(w, r)
+	body, err := a.bodies.Read(w, r)
 	if err != nil {
 		return err
 	}
 	var rep v4.AgentReport
-	if err := decodeStrict(body, &rep); err != nil {
-		return errorf(http.StatusBadRequest, "the body is not a report: %v", err)
+	if err := httpapi.DecodeStrict(body, &rep); err != nil {
+		return httpapi.Errorf(http.StatusBadRequest, "the body is not a report: %v", err)
 	}
 	for i, tr := range rep.TaskGroups {
 		if tr.Namespace == "" || tr.Name == "" {
-			return errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i)
+			return httpapi.Errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i)
 		}
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	// The writes go together, so they share the status batches instead of waiting for one
 	// each (at most reportWriters at once).
@@ -215,16 +216,16 @@ func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) error
 		slots    = make(chan struct{}, reportWriters)
 	)
 	for _, tr := range rep.TaskGroups {
-		if s.reportUnchanged(tr.Namespace, tr.Name, node, tr.Status) {
+		if a.reportUnchanged(tr.Namespace, tr.Name, node, tr.Status) {
 			continue
 		}
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			_, err := s.writeStatus(ctx, tr.Namespace, tr.Name, node, tr.Status)
+			_, err := a.writeStatus(ctx, tr.Namespace, tr.Name, node, tr.Status)
 			mu.Lock()
 			defer mu.Unlock()
-			if ae, ok := errors.AsType[*apiError](err); (ok && ae.Code == http.StatusNotFound) || errors.Is(err, errOtherNode) {
+			if ae, ok := errors.AsType[*httpapi.Error](err); (ok && ae.Code == http.StatusNotFound) || errors.Is(err, errOtherNode) {
 				unknown = append(unknown, v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name})
 			} else if err != nil && firstErr == nil {
 				firstErr = err
@@ -238,7 +239,7 @@ func (s *Server) handleAgentReport(w http.ResponseWriter, r *http.Request) error
 	slices.SortFunc(unknown, func(a, b v4.TaskGroupRef) int {
 		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
-	writeJSON(w, http.StatusOK, v4.AgentReportResult{Unknown: unknown})
+	httpapi.WriteJSON(w, http.StatusOK, v4.AgentReportResult{Unknown: unknown})
 	return nil
 }
 

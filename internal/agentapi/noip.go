@@ -1,4 +1,4 @@
-package server
+package agentapi
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 // checkIPs records a NoIP warning when a task group that just became Running has a task
 // without an IP address (Lain deployd's "pod IP lost"): its service endpoints and health
 // checks cannot reach it. Tasks on network mode none have no IP on purpose.
-func (s *Server) checkIPs(tg *v4.TaskGroup) {
+func (a *API) checkIPs(tg *v4.TaskGroup) {
 	missing := tasksWithoutIP(tg.Status.Tasks)
 	if len(missing) == 0 {
 		return
@@ -19,7 +19,7 @@ func (s *Server) checkIPs(tg *v4.TaskGroup) {
 		Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name, TaskGroup: tg.Metadata.Name, Node: tg.Spec.Node,
 		Message: fmt.Sprintf("taskgroup %s/%s is Running on node %s without an IP address for task %s",
 			tg.Metadata.Namespace, tg.Metadata.Name, tg.Spec.Node, strings.Join(missing, ", "))}
-	s.store.QueueEvent(rec)
+	a.store.QueueEvent(rec)
 }
 
 // tasksWithoutIP names the running tasks that report no IP address, except those on

@@ -1,4 +1,4 @@
-package server
+package agentapi
 
 import (
 	"context"
@@ -7,15 +7,16 @@ import (
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // catalogBody is the answer to an agent's list of the catalog: every service and every
 // endpoints object, each kind with the revision to watch it from.
 type catalogBody struct {
-	Kind      string   `json:"kind"`
-	Services  listBody `json:"services"`
-	Endpoints listBody `json:"endpoints"`
+	Kind      string           `json:"kind"`
+	Services  httpapi.ListBody `json:"services"`
+	Endpoints httpapi.ListBody `json:"endpoints"`
 }
 
 // handleAgentCatalog lists, or watches (?watch=true), every service and endpoints object
@@ -24,14 +25,14 @@ type catalogBody struct {
 // few). The watch starts from ?services= and ?endpoints= (the revisions of a list) and
 // interleaves both kinds, so an agent whose stream breaks lists again rather than
 // resuming. A revision older than a cache's history answers 410.
-func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentCatalog(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	watch, err := boolParam(q.Get("watch"), "watch")
+	watch, err := httpapi.BoolParam(q.Get("watch"), "watch")
 	if err != nil {
 		return err
 	}
 	if !watch {
-		return s.listCatalog(w, r)
+		return a.listCatalog(w, r)
 	}
 	from := map[v4.Kind]int64{}
 	for _, k := range catalogKinds {
@@ -39,12 +40,12 @@ func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) erro
 			return err
 		}
 	}
-	ctx, cancel := s.streamContext(r)
+	ctx, cancel := httpapi.StreamContext(a.streams, r)
 	defer cancel()
 	var chans []<-chan store.Event
 	for _, k := range catalogKinds {
-		c := s.catalog[k]
-		if err := synced(ctx, c); err != nil {
+		c := a.catalog[k]
+		if err := httpapi.Synced(ctx, c); err != nil {
 			return err
 		}
 		ch, err := c.Watch(ctx, "", "", from[k])
@@ -53,18 +54,18 @@ func (s *Server) handleAgentCatalog(w http.ResponseWriter, r *http.Request) erro
 		}
 		chans = append(chans, ch)
 	}
-	stream(ctx, w, mergeEvents(ctx, chans), objectLine)
+	httpapi.Stream(ctx, w, mergeEvents(ctx, chans), httpapi.ObjectLine)
 	return nil
 }
 
 // listCatalog answers the list of the catalog.
-func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	lists := map[v4.Kind]listBody{}
+	lists := map[v4.Kind]httpapi.ListBody{}
 	for _, k := range catalogKinds {
-		c := s.catalog[k]
-		if err := s.cacheCurrent(ctx, c); err != nil {
+		c := a.catalog[k]
+		if err := httpapi.CacheCurrent(ctx, a.store, c); err != nil {
 			return err
 		}
 		items, rev, err := c.List("", "")
@@ -74,9 +75,9 @@ func (s *Server) listCatalog(w http.ResponseWriter, r *http.Request) error {
 		if items == nil {
 			items = []v4.Object{}
 		}
-		lists[k] = listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items}
+		lists[k] = httpapi.ListBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items}
 	}
-	writeJSON(w, http.StatusOK, catalogBody{Kind: "Catalog", Services: lists[v4.KindService], Endpoints: lists[v4.KindEndpoint]})
+	httpapi.WriteJSON(w, http.StatusOK, catalogBody{Kind: "Catalog", Services: lists[v4.KindService], Endpoints: lists[v4.KindEndpoint]})
 	return nil
 }
 
@@ -117,7 +118,7 @@ func resourceVersionParam(name, v string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, errorf(http.StatusBadRequest, "%s %q is not a non-negative integer (a resourceVersion)", name, v)
+		return 0, httpapi.Errorf(http.StatusBadRequest, "%s %q is not a non-negative integer (a resourceVersion)", name, v)
 	}
 	return n, nil
 }

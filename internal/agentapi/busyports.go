@@ -1,4 +1,4 @@
-package server
+package agentapi
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -14,17 +15,17 @@ import (
 // scheduler never gives out (docs/scheduling.md, "Busy ports"). The agent sends the
 // whole list when it changed, so the node is written only then, and no event is
 // recorded: what is busy is the node's state, not news.
-func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) error {
-	body, err := s.readBody(w, r)
+func (a *API) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) error {
+	body, err := a.bodies.Read(w, r)
 	if err != nil {
 		return err
 	}
 	var bp v4.AgentBusyPorts
-	if err := decodeStrict(body, &bp); err != nil {
-		return errorf(http.StatusBadRequest, "the body is not a list of busy ports: %v", err)
+	if err := httpapi.DecodeStrict(body, &bp); err != nil {
+		return httpapi.Errorf(http.StatusBadRequest, "the body is not a list of busy ports: %v", err)
 	}
 	if errs := v4.ValidateBusyPorts(bp.BusyPorts); len(errs) > 0 {
-		ae := errorf(http.StatusUnprocessableEntity, "the busy ports are invalid: %v", errs)
+		ae := httpapi.Errorf(http.StatusUnprocessableEntity, "the busy ports are invalid: %v", errs)
 		ae.Details = errs
 		return ae
 	}
@@ -32,27 +33,27 @@ func (s *Server) handleAgentBusyPorts(w http.ResponseWriter, r *http.Request) er
 		bp.BusyPorts = nil // as a node without any is stored
 	}
 	name := r.PathValue("name")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	for range agentWriteAttempts {
-		n, err := s.nodes().Get(ctx, "", name)
+		n, err := a.nodes().Get(ctx, "", name)
 		if err != nil {
-			return nodeError(name, err)
+			return httpapi.NodeError(name, err)
 		}
 		if slices.Equal(n.Status.BusyPorts, bp.BusyPorts) {
 			w.WriteHeader(http.StatusNoContent)
 			return nil
 		}
 		n.Status.BusyPorts = bp.BusyPorts
-		err = s.update(ctx, n)
+		err = a.update(ctx, n)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return nodeError(name, err)
+			return httpapi.NodeError(name, err)
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return nil
 	}
-	return errorf(http.StatusConflict, "node %s changed %d times while its busy ports were written; try again", name, agentWriteAttempts)
+	return httpapi.Errorf(http.StatusConflict, "node %s changed %d times while its busy ports were written; try again", name, agentWriteAttempts)
 }

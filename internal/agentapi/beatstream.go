@@ -1,6 +1,8 @@
-package server
+package agentapi
 
 import (
+	"github.com/berthhq/berth/internal/httpapi"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -28,28 +30,28 @@ const (
 	beatAckEvery = v4.HeartbeatAckEvery
 	// beatStreamIdle ends a stream on which no beat came for that long.
 	beatStreamIdle = 2 * time.Minute
-	// maxBeatLine bounds one beat's line.
-	maxBeatLine = 4 << 10
-	// minBeatGap is the least time between two beats the server takes from one stream:
+	// MaxBeatLine bounds one beat's line.
+	MaxBeatLine = 4 << 10
+	// MinBeatGap is the least time between two beats the server takes from one stream:
 	// an agent sending faster is slowed down, not served.
-	minBeatGap = 250 * time.Millisecond
+	MinBeatGap = 250 * time.Millisecond
 )
 
 // handleAgentHeartbeats serves a node's heartbeat stream.
-func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) error {
+func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	rc := http.NewResponseController(w)
 	// The answer streams while the body is read (HTTP/1.1 would otherwise end the body
 	// at the first write).
 	if err := rc.EnableFullDuplex(); err != nil {
-		return errorf(http.StatusInternalServerError, "heartbeat stream: %v", err)
+		return httpapi.Errorf(http.StatusInternalServerError, "heartbeat stream: %v", err)
 	}
 	// A full-duplex handler that returns with the body unread makes net/http's next
 	// read of the connection panic (golang/go#68560): the body is closed first.
 	defer r.Body.Close()
-	ctx, cancel := s.streamContext(r)
+	ctx, cancel := httpapi.StreamContext(a.streams, r)
 	defer cancel()
-	live, unregister := s.beatStreams.open(name, cancel)
+	live, unregister := a.beatStreams.open(name, cancel)
 	defer unregister()
 	// The body's reads wait for the agent: the end of the stream (the server closing)
 	// ends them too.
@@ -63,7 +65,7 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) e
 		return nil
 	}
 	lines := bufio.NewScanner(r.Body)
-	lines.Buffer(make([]byte, 0, 256), maxBeatLine)
+	lines.Buffer(make([]byte, 0, 256), MaxBeatLine)
 	var lastAck, lastBeat, armed time.Time
 	for {
 		// The idle deadline moves every quarter of it, not at each beat (a timer
@@ -77,14 +79,14 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) e
 		}
 		if !lines.Scan() {
 			if errors.Is(lines.Err(), bufio.ErrTooLong) {
-				s.endBeatStream(w, r, rc, errorf(http.StatusRequestEntityTooLarge, "a heartbeat is over the limit of %d bytes", maxBeatLine))
+				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusRequestEntityTooLarge, "a heartbeat is over the limit of %d bytes", MaxBeatLine))
 			}
 			if live.replaced.Load() {
-				s.endBeatStream(w, r, rc, errorf(http.StatusConflict, "another heartbeat stream of node %s replaced this one", name))
+				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusConflict, "another heartbeat stream of node %s replaced this one", name))
 			}
 			return nil // the agent closed the stream, went silent, or the server is closing
 		}
-		if wait := minBeatGap - time.Since(lastBeat); wait > 0 {
+		if wait := MinBeatGap - time.Since(lastBeat); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
@@ -95,13 +97,13 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) e
 		var hb v4.AgentHeartbeat
 		// Most beats say nothing but that the agent lives: "{}" needs no decoder.
 		if line := lines.Bytes(); len(line) > 0 && string(line) != "{}" {
-			if err := decodeStrict(line, &hb); err != nil {
-				s.endBeatStream(w, r, rc, errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
+			if err := httpapi.DecodeStrict(line, &hb); err != nil {
+				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
 				return nil
 			}
 		}
-		if err := s.beat(ctx, name, hb); err != nil {
-			s.endBeatStream(w, r, rc, err)
+		if err := a.beat(ctx, name, hb); err != nil {
+			a.endBeatStream(w, r, rc, err)
 			return nil
 		}
 		if time.Since(lastAck) < beatAckEvery {
@@ -115,13 +117,13 @@ func (s *Server) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) e
 }
 
 // endBeatStream writes err as the stream's last line.
-func (s *Server) endBeatStream(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, err error) {
-	ae := fromError(err)
+func (a *API) endBeatStream(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, err error) {
+	ae := httpapi.FromError(err)
 	if ae.Code >= 500 {
-		s.log.Error("heartbeat stream failed", "node", r.PathValue("name"), "code", ae.Code, "err", err)
+		a.log.Error("heartbeat stream failed", "node", r.PathValue("name"), "code", ae.Code, "err", err)
 	}
 	writeBeatLine(w, rc, struct {
-		Error *apiError `json:"error"`
+		Error *httpapi.Error `json:"error"`
 	}{ae})
 }
 
@@ -131,7 +133,7 @@ func writeBeatLine(w http.ResponseWriter, rc *http.ResponseController, v any) bo
 	if err != nil {
 		return false
 	}
-	if rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) != nil {
+	if rc.SetWriteDeadline(time.Now().Add(httpapi.StreamWriteTimeout)) != nil {
 		return false
 	}
 	if _, err := w.Write(append(b, '\n')); err != nil {

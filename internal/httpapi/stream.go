@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// watchLine is one line of an object watch stream.
+type watchLine struct {
+	Type   store.EventType `json:"type"`
+	Object v4.Object       `json:"object"`
+}
+
+// ErrorLine is the last line of a stream the server ends (docs/api.md, Watch): a client
+// that fell behind gets 410 with the resourceVersion to watch again from.
+type ErrorLine struct {
+	Type            store.EventType `json:"type"`
+	Error           *Error          `json:"error"`
+	ResourceVersion string          `json:"resourceVersion,omitempty"`
+}
+
+// StreamWriteTimeout is how long one write of a stream may wait for its client: a
+// client that stops reading for longer is cut off, which frees what its stream holds.
+var StreamWriteTimeout = 30 * time.Second // a variable for the tests
+
+// ObjectLine is the stream line of one store event.
+func ObjectLine(ev store.Event) any {
+	if ev.Type == store.Error {
+		return NewErrorLine(ev.Err, ev.Revision)
+	}
+	return watchLine{Type: ev.Type, Object: ev.Object}
+}
+
+// NewErrorLine is the line that ends a stream with err; rev, when set, is the revision
+// to watch again from.
+func NewErrorLine(err error, rev int64) ErrorLine {
+	l := ErrorLine{Type: store.Error, Error: FromError(err)}
+	if rev > 0 {
+		l.ResourceVersion = strconv.FormatInt(rev, 10)
+	}
+	return l
+}
+
+// StreamContext ends when the client goes away or streams (the server's, ended when it
+// closes) ends.
+func StreamContext(streams context.Context, r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(streams, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// Stream writes every value of ch as one JSON line until ch closes, ctx ends or a write
+// fails. It flushes whenever it has caught up, so a burst (the initial ADDED events) goes
+// out in few writes while live events go out at once. A write that waits on its client
+// longer than StreamWriteTimeout fails and ends the stream.
+func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line func(T) any) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return
+	}
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case v, ok := <-ch:
+			if !ok {
+				return
+			}
+			if rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) != nil {
+				return
+			}
+			if enc.Encode(line(v)) != nil {
+				return
+			}
+			if len(ch) == 0 {
+				if rc.Flush() != nil {
+					return
+				}
+				// Caught up: no deadline while the stream waits. Over HTTP/2 a deadline
+				// is a timer that resets the stream when it fires, written to or not.
+				if rc.SetWriteDeadline(time.Time{}) != nil {
+					return
+				}
+			}
+		}
+	}
+}
