@@ -20,8 +20,8 @@ import (
 // Users' tokens and policies (docs/security.md, Users and policies), whoami and can-i.
 
 func (s *Server) aclRoutes(mux *httpapi.Mux) {
-	mux.Handle("GET /v1/acl/whoami", anyUser, s.handleWhoami)
-	mux.Handle("POST /v1/acl/can-i", anyUser, s.handleCanI)
+	mux.Handle("GET /v1/acl/whoami", httpapi.AnyUser, s.handleWhoami)
+	mux.Handle("POST /v1/acl/can-i", httpapi.AnyUser, s.handleCanI)
 	mux.Handle("POST /v1/acl/tokens", adminCluster, s.handleACLTokenCreate)
 	mux.Handle("GET /v1/acl/tokens", adminCluster, s.handleACLTokenList)
 	mux.Handle("DELETE /v1/acl/tokens/{id}", adminCluster, s.handleACLTokenRevoke)
@@ -40,7 +40,7 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range id.Policies {
 		out.Policies = append(out.Policies, p.Metadata.Name)
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -50,10 +50,10 @@ func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !slices.Contains(acl.Verbs, q.Verb) {
-		return errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).WithDetail("verb", "unknown")
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).WithDetail("verb", "unknown")
 	}
 	if q.Kind == "" {
-		return errorf(http.StatusUnprocessableEntity, "kind is required").WithDetail("kind", "required")
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "kind is required").WithDetail("kind", "required")
 	}
 	if acl.ClusterKind(q.Kind) {
 		q.Namespace = ""
@@ -61,7 +61,7 @@ func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) error {
 		q.Namespace = "*"
 	}
 	q.Allowed = identityOf(r).Allowed(acl.Request{Verb: q.Verb, Kind: q.Kind, Namespace: q.Namespace})
-	writeJSON(w, http.StatusOK, q)
+	httpapi.WriteJSON(w, http.StatusOK, q)
 	return nil
 }
 
@@ -77,7 +77,7 @@ func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) er
 	}
 	now := time.Now().UTC()
 	t := &acl.Token{Name: req.Name, Policies: req.Policies, Management: req.Management, Created: now}
-	bad := errorf(http.StatusUnprocessableEntity, "the token is invalid")
+	bad := httpapi.Errorf(http.StatusUnprocessableEntity, "the token is invalid")
 	if len(req.Name) > 128 {
 		bad.WithDetail("name", "at most 128 characters")
 	}
@@ -95,11 +95,11 @@ func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) er
 	if len(bad.Details) > 0 {
 		return bad
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	for i, name := range req.Policies { // a token naming a policy that does not exist is a typo
 		if _, err := s.store.ACLPolicy(ctx, name); errors.Is(err, store.ErrNotFound) {
-			return errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).WithDetail("policies["+strconv.Itoa(i)+"]", "no such policy")
+			return httpapi.Errorf(http.StatusUnprocessableEntity, "policy %q does not exist", name).WithDetail("policies["+strconv.Itoa(i)+"]", "no such policy")
 		} else if err != nil {
 			return err
 		}
@@ -114,12 +114,12 @@ func (s *Server) handleACLTokenCreate(w http.ResponseWriter, r *http.Request) er
 	}
 	out := tokenView(t)
 	out.Secret = sec.String()
-	writeJSON(w, http.StatusCreated, out)
+	httpapi.WriteJSON(w, http.StatusCreated, out)
 	return nil
 }
 
 func (s *Server) handleACLTokenList(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	toks, err := s.store.ACLTokens(ctx)
 	if err != nil {
@@ -129,16 +129,16 @@ func (s *Server) handleACLTokenList(w http.ResponseWriter, r *http.Request) erro
 	for _, t := range toks {
 		out = append(out, tokenView(t))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"items": out})
 	return nil
 }
 
 func (s *Server) handleACLTokenRevoke(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimPrefix(r.PathValue("id"), "berth-acl-")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.store.DeleteACLToken(ctx, id); errors.Is(err, store.ErrNotFound) {
-		return errorf(http.StatusNotFound, "token berth-acl-%s not found", id)
+		return httpapi.Errorf(http.StatusNotFound, "token berth-acl-%s not found", id)
 	} else if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ const maxPolicyBytes = 64 << 10
 func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) error {
 	body, err := s.readBody(w, r)
 	if err == nil && len(body) > maxPolicyBytes {
-		err = errorf(http.StatusRequestEntityTooLarge, "a policy document is at most %d bytes, got %d", maxPolicyBytes, len(body))
+		err = httpapi.Errorf(http.StatusRequestEntityTooLarge, "a policy document is at most %d bytes, got %d", maxPolicyBytes, len(body))
 	}
 	if err != nil {
 		return err
@@ -165,60 +165,60 @@ func (s *Server) handleACLPolicyPut(w http.ResponseWriter, r *http.Request) erro
 	dec := yaml.NewDecoder(bytes.NewReader(body))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
-		return errorf(http.StatusBadRequest, "the body is not an acl-policy document: %v", err)
+		return httpapi.Errorf(http.StatusBadRequest, "the body is not an acl-policy document: %v", err)
 	}
 	if err := p.Validate(); err != nil {
-		ae := errorf(http.StatusUnprocessableEntity, "policy %q is invalid: %v", r.PathValue("name"), err)
+		ae := httpapi.Errorf(http.StatusUnprocessableEntity, "policy %q is invalid: %v", r.PathValue("name"), err)
 		if fes, ok := errors.AsType[v4.FieldErrors](err); ok {
 			ae.Details = fes
 		}
 		return ae
 	}
 	if p.Metadata.Name != r.PathValue("name") {
-		return errorf(http.StatusBadRequest, "the policy is named %q, the path %q", p.Metadata.Name, r.PathValue("name")).
+		return httpapi.Errorf(http.StatusBadRequest, "the policy is named %q, the path %q", p.Metadata.Name, r.PathValue("name")).
 			WithDetail("metadata.name", "must be "+r.PathValue("name"))
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.store.PutACLPolicy(ctx, &p); err != nil {
 		return err
 	}
 	s.aclCache.forget()
-	writeJSON(w, http.StatusOK, p)
+	httpapi.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 
 func (s *Server) handleACLPolicyList(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	ps, err := s.store.ACLPolicies(ctx)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": ps})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"items": ps})
 	return nil
 }
 
 func (s *Server) handleACLPolicyGet(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	p, err := s.store.ACLPolicy(ctx, r.PathValue("name"))
 	if errors.Is(err, store.ErrNotFound) {
-		err = errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
+		err = httpapi.Errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
 	}
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, p)
+	httpapi.WriteJSON(w, http.StatusOK, p)
 	return nil
 }
 
 func (s *Server) handleACLPolicyDelete(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	err := s.store.DeleteACLPolicy(ctx, r.PathValue("name"))
 	if errors.Is(err, store.ErrNotFound) {
-		err = errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
+		err = httpapi.Errorf(http.StatusNotFound, "policy %s not found", r.PathValue("name"))
 	}
 	if err != nil {
 		return err

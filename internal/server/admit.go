@@ -4,6 +4,7 @@ import (
 	"context"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // update admits obj and writes it with its resourceVersion as the precondition, keeping
 // the definition the user sent.
 func (s *Server) update(ctx context.Context, obj v4.Object) error {
-	if err := validate(obj); err != nil {
+	if err := httpapi.Validate(obj); err != nil {
 		return err
 	}
 	return s.store.Update(ctx, obj, store.Raw{})

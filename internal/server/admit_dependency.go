@@ -6,6 +6,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // A workload's dependencies (docs/dependencies.md) are pods of their own namespace, which
@@ -42,7 +43,7 @@ func (s *Server) admitDependencies(r *http.Request, obj v4.Object) error {
 			continue
 		}
 		field := fmt.Sprintf("spec.template.spec.dependencies[%d].namespace", i)
-		return errorf(http.StatusForbidden, "%s: %s may not depend on what it may not read: it may not %s", field, id, req).
+		return httpapi.Errorf(http.StatusForbidden, "%s: %s may not depend on what it may not read: it may not %s", field, id, req).
 			WithDetail(field, "needs "+req.String())
 	}
 	return nil

@@ -82,7 +82,7 @@ func (s *Server) checkLBClaims(ctx context.Context, svc *v4.Service, docs []v4.D
 	if len(fe) == 0 {
 		return nil
 	}
-	ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("service "+self, fe))
+	ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("service "+self, fe))
 	ae.Details = fe
 	return ae
 }

@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // A notify sends its subscriber what happens in the namespaces it lists (docs/notify.md,
@@ -57,7 +58,7 @@ func (s *Server) subscriptionAllowed(id *acl.Identity, field string, req acl.Req
 	if id.Allowed(req) {
 		return nil
 	}
-	return errorf(http.StatusForbidden, "%s: %s may not subscribe to what it may not read: it may not %s", field, id, req).
+	return httpapi.Errorf(http.StatusForbidden, "%s: %s may not subscribe to what it may not read: it may not %s", field, id, req).
 		WithDetail(field, "needs "+req.String())
 }
 

@@ -67,7 +67,7 @@ func (s *Server) checkServicePorts(ctx context.Context, svc *v4.Service, docs []
 	if len(fe) == 0 {
 		return nil
 	}
-	ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("service "+ns+"/"+svc.Metadata.Name, fe))
+	ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("service "+ns+"/"+svc.Metadata.Name, fe))
 	ae.Details = fe
 	return ae
 }

@@ -11,6 +11,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agentapi"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // beatUntilError beats on s every 300 ms until a beat fails, and returns that error.
@@ -120,7 +121,7 @@ func FuzzHeartbeatStreamLine(f *testing.F) {
 		}
 		for _, l := range strings.Split(strings.TrimSuffix(string(r.body), "\n"), "\n") {
 			var answer struct {
-				Error *apiError `json:"error"`
+				Error *httpapi.Error `json:"error"`
 			}
 			if err := json.Unmarshal([]byte(l), &answer); err != nil {
 				t.Fatalf("answer line %q is not JSON: %v", l, err)

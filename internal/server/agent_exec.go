@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/internal/execstream"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // handleTaskGroupExec proxies `berth exec` to the agent of the task group's node: the
@@ -16,7 +17,7 @@ import (
 // is (httputil.ReverseProxy handles the 101), so the server never reads the frames.
 func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) error {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), execstream.Protocol) {
-		return errorf(http.StatusBadRequest, "exec needs the headers Connection: Upgrade and Upgrade: %s (use berth exec)", execstream.Protocol)
+		return httpapi.Errorf(http.StatusBadRequest, "exec needs the headers Connection: Upgrade and Upgrade: %s (use berth exec)", execstream.Protocol)
 	}
 	if err := checkExecCommand(r); err != nil {
 		return err
@@ -41,7 +42,7 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) err
 			if r.Context().Err() != nil {
 				return // the client went away
 			}
-			s.writeError(w, r, errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, err))
+			s.writeError(w, r, httpapi.Errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, err))
 		},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
@@ -52,7 +53,7 @@ func (s *Server) handleTaskGroupExec(w http.ResponseWriter, r *http.Request) err
 // checkExecCommand refuses an exec without a command.
 func checkExecCommand(r *http.Request) error {
 	if len(r.URL.Query()["cmd"]) == 0 {
-		return errorf(http.StatusBadRequest, "no command: give it as cmd=ARG, once per argument")
+		return httpapi.Errorf(http.StatusBadRequest, "no command: give it as cmd=ARG, once per argument")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -23,14 +24,14 @@ func (s *Server) handleNodeMetrics(w http.ResponseWriter, r *http.Request) error
 	defer cancel()
 	n, err := s.nodes().Get(ctx, "", name)
 	if errors.Is(err, store.ErrNotFound) {
-		return errorf(http.StatusNotFound, "node %s not found", name)
+		return httpapi.Errorf(http.StatusNotFound, "node %s not found", name)
 	}
 	if err != nil {
 		return err
 	}
 	addr := n.Status.AgentAddress
 	if addr == "" {
-		return errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name)
+		return httpapi.Errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name)
 	}
 	return s.forwardToAgent(ctx, w, r, name, http.MethodGet, url.URL{Scheme: "https", Host: addr, Path: "/metrics"}, "node "+name)
 }

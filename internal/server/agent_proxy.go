@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -93,7 +94,7 @@ func verifyAgent(certs []*x509.Certificate, roots *x509.CertPool, node string) e
 // handleTaskGroupLogs streams a task's output from the agent (?task=&follow=&tail=).
 func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if _, err := boolParam(q.Get("follow"), "follow"); err != nil {
+	if _, err := httpapi.BoolParam(q.Get("follow"), "follow"); err != nil {
 		return err
 	}
 	fwd := url.Values{}
@@ -116,11 +117,11 @@ func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) e
 	case v4.ActionSignal:
 		sig, err := v4.ParseSignal(r.URL.Query().Get("signal"))
 		if err != nil {
-			return errorf(http.StatusBadRequest, "query parameter signal: %v", err).WithDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
+			return httpapi.Errorf(http.StatusBadRequest, "query parameter signal: %v", err).WithDetail("signal", "a number (1-64) or a name (HUP, TERM, USR1, ...)")
 		}
 		fwd.Set("signal", strconv.Itoa(sig))
 	default:
-		return errorf(http.StatusNotFound, "unknown action %q: use %s, %s or %s", action, v4.ActionReload, v4.ActionRestart, v4.ActionSignal)
+		return httpapi.Errorf(http.StatusNotFound, "unknown action %q: use %s, %s or %s", action, v4.ActionReload, v4.ActionRestart, v4.ActionSignal)
 	}
 	if t := r.URL.Query().Get("task"); t != "" {
 		fwd.Set("task", t)
@@ -150,7 +151,7 @@ func (s *Server) proxyToAgent(ctx context.Context, w http.ResponseWriter, r *htt
 func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *http.Request, node, method string, u url.URL, what string) error {
 	req, err := http.NewRequestWithContext(toAgent(ctx, node), method, u.String(), nil)
 	if err != nil {
-		return errorf(http.StatusBadGateway, "bad agent address %q for %s: %v", u.Host, what, err)
+		return httpapi.Errorf(http.StatusBadGateway, "bad agent address %q for %s: %v", u.Host, what, err)
 	}
 	if v := r.Header.Get("Accept"); v != "" { // Prometheus negotiates its format
 		req.Header.Set("Accept", v)
@@ -160,7 +161,7 @@ func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *h
 		if r.Context().Err() != nil {
 			return nil // the client went away
 		}
-		return errorf(http.StatusBadGateway, "cannot reach the agent of %s at %s: %v", what, u.Host, unwrapURL(err))
+		return httpapi.Errorf(http.StatusBadGateway, "cannot reach the agent of %s at %s: %v", what, u.Host, unwrapURL(err))
 	}
 	defer resp.Body.Close()
 	for _, h := range []string{"Content-Type", "X-Content-Type-Options", "Cache-Control"} {
@@ -179,23 +180,23 @@ func (s *Server) forwardToAgent(ctx context.Context, w http.ResponseWriter, r *h
 func (s *Server) agentAddressOf(ctx context.Context, ns, name string) (addr, node string, err error) {
 	tg, err := store.Typed[*v4.TaskGroup](s.store, v4.KindTaskGroup).Get(ctx, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", "", errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
+		return "", "", httpapi.Errorf(http.StatusNotFound, "task group %s/%s not found", ns, name)
 	}
 	if err != nil {
 		return "", "", err
 	}
 	if tg.Spec.Node == "" {
-		return "", "", errorf(http.StatusConflict, "task group %s/%s has no node yet", ns, name)
+		return "", "", httpapi.Errorf(http.StatusConflict, "task group %s/%s has no node yet", ns, name)
 	}
 	n, err := s.nodes().Get(ctx, "", tg.Spec.Node)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", "", errorf(http.StatusBadGateway, "node %s of task group %s/%s is not registered", tg.Spec.Node, ns, name)
+		return "", "", httpapi.Errorf(http.StatusBadGateway, "node %s of task group %s/%s is not registered", tg.Spec.Node, ns, name)
 	}
 	if err != nil {
 		return "", "", err
 	}
 	if n.Status.AgentAddress == "" {
-		return "", "", errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", n.Metadata.Name)
+		return "", "", httpapi.Errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", n.Metadata.Name)
 	}
 	return n.Status.AgentAddress, n.Metadata.Name, nil
 }

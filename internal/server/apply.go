@@ -6,6 +6,7 @@ import (
 	"github.com/berthhq/berth/internal/acl"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 type applyBody struct {
@@ -21,7 +22,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	noteDocuments(r, acl.VerbWrite, docs) // an audit line per document, written or refused
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.newAdmission(r, opApply, docs).admit(ctx, targetsOf(docs)...); err != nil {
 		return err
@@ -39,6 +40,6 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 			s.record(docs[i].Object, "Updated", "updated")
 		}
 	}
-	writeJSON(w, http.StatusOK, applyBody{Results: results})
+	httpapi.WriteJSON(w, http.StatusOK, applyBody{Results: results})
 	return nil
 }

@@ -39,7 +39,7 @@ func identityOf(r *http.Request) *acl.Identity {
 // authorize checks perm before the handler runs: 401 without a usable token (when
 // anonymous access does not allow it), 403 naming the missing right, 429 from a source
 // whose failed authentications are being slowed down (authlimit.go).
-func (s *Server) authorize(perm httpapi.PermFunc, next handlerFunc) handlerFunc {
+func (s *Server) authorize(perm httpapi.PermFunc, next httpapi.HandlerFunc) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		// A route without a right of its own (apply, plan) decides by its body: who
 		// asks is known first, so nobody without credentials makes the server read one.
@@ -77,9 +77,9 @@ func (s *Server) check(id *acl.Identity, req acl.Request) error {
 		return nil
 	}
 	if id.Anonymous() {
-		return errorf(http.StatusUnauthorized, "401: no token, and anonymous access does not allow %s; run `berth login` or set BERTH_TOKEN (a token of `berth acl token create`)", req)
+		return httpapi.Errorf(http.StatusUnauthorized, "401: no token, and anonymous access does not allow %s; run `berth login` or set BERTH_TOKEN (a token of `berth acl token create`)", req)
 	}
-	return errorf(http.StatusForbidden, "%s may not %s: no policy of the token grants it", id, req)
+	return httpapi.Errorf(http.StatusForbidden, "%s may not %s: no policy of the token grants it", id, req)
 }
 
 // credentialOf is what r offers to authenticate with: its Authorization header, or a
@@ -106,21 +106,21 @@ func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, 
 	}
 	scheme, raw, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, errorf(http.StatusUnauthorized, "401: the Authorization header must be Bearer <token>")
+		return nil, httpapi.Errorf(http.StatusUnauthorized, "401: the Authorization header must be Bearer <token>")
 	}
 	sec, err := acl.ParseSecret(raw)
 	if err != nil {
-		return nil, errorf(http.StatusUnauthorized, "401: %v", err)
+		return nil, httpapi.Errorf(http.StatusUnauthorized, "401: %v", err)
 	}
 	t, err := s.aclCache.token(ctx, s.store, sec.ID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !t.Matches(sec)) {
-		return nil, errorf(http.StatusUnauthorized, "401: token berth-acl-%s is unknown or revoked; run `berth acl token create` for a new one", sec.ID)
+		return nil, httpapi.Errorf(http.StatusUnauthorized, "401: token berth-acl-%s is unknown or revoked; run `berth acl token create` for a new one", sec.ID)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if t.Expired(time.Now()) {
-		return nil, errorf(http.StatusUnauthorized, "401: token berth-acl-%s expired at %s", t.ID, t.Expires.Format(time.RFC3339))
+		return nil, httpapi.Errorf(http.StatusUnauthorized, "401: token berth-acl-%s expired at %s", t.ID, t.Expires.Format(time.RFC3339))
 	}
 	id := &acl.Identity{TokenID: t.ID, Name: t.Name, Management: t.Management}
 	for _, name := range t.Policies {
@@ -229,7 +229,7 @@ func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 	if len(privs) > 1 {
 		grants = "no policy grants these privileges"
 	}
-	e := errorf(http.StatusForbidden, "%s: %s (a rule's privileges: [%s])", strings.Join(lines, "; "), grants, strings.Join(privs, ", "))
+	e := httpapi.Errorf(http.StatusForbidden, "%s: %s (a rule's privileges: [%s])", strings.Join(lines, "; "), grants, strings.Join(privs, ", "))
 	for _, need := range missing {
 		e = e.WithDetail(need.Field, "needs the privilege "+need.Privilege)
 	}
@@ -252,14 +252,14 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 	if wait, ok := s.authLimit.admit(source, credential); !ok {
 		s.authFailed(source, credential, true)
 		w.Header().Set("Retry-After", retryAfter(wait))
-		return nil, errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
+		return nil, httpapi.Errorf(http.StatusTooManyRequests, "429: too many failed authentications from %s; retry in %s (a token this address used lately is not held back)",
 			source, wait.Round(time.Second))
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), httpapi.RequestTimeout)
 	id, err := s.identify(ctx, r)
 	cancel()
 	if err == nil && bodyRights && mustIdentify(r, id) {
-		err = errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
+		err = httpapi.Errorf(http.StatusUnauthorized, "401: no token, and a body is read only from someone the server knows; run `berth login` or set BERTH_TOKEN")
 	}
 	if err != nil {
 		if httpapi.FromError(err).Code == http.StatusUnauthorized {
@@ -274,7 +274,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, bodyRights
 // credentialed guards a front door that authorizes call by call inside (BCS's and
 // deployd's APIs): the caller is identified from the headers before anything is read,
 // as authorize does, and a request from nobody the server knows is refused at once.
-func (s *Server) credentialed(next handlerFunc) handlerFunc {
+func (s *Server) credentialed(next httpapi.HandlerFunc) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		if _, err := s.authenticate(w, r, true); err != nil {
 			return err

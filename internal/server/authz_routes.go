@@ -11,8 +11,8 @@ import (
 
 // inNamespace is verb on the path's {plural} in its {ns} ("*" on /v1/{plural}: every
 // namespace).
-func inNamespace(verb string) access {
-	return access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
+func inNamespace(verb string) httpapi.Access {
+	return httpapi.Access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 		ns := r.PathValue("ns")
 		if ns == "" {
 			ns = "*"
@@ -26,8 +26,8 @@ func inNamespace(verb string) access {
 }
 
 // on is verb on a fixed kind in the path's {ns}.
-func on(verb string, kind string) access {
-	return access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
+func on(verb string, kind string) httpapi.Access {
+	return httpapi.Access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 		ns := r.PathValue("ns")
 		if acl.ClusterKind(kind) {
 			ns = ""
@@ -37,7 +37,7 @@ func on(verb string, kind string) access {
 }
 
 // readEvents: events are read in the namespace of ?namespace=, every namespace without it.
-var readEvents = access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
+var readEvents = httpapi.Access{Guard: httpapi.GuardUser, Perm: func(r *http.Request) acl.Request {
 	ns := r.URL.Query().Get("namespace")
 	if ns == "" {
 		ns = "*"
@@ -56,7 +56,7 @@ var adminCluster = on(acl.VerbAdmin, acl.KindCluster)
 
 // guard wraps a route's handler with its authentication and authorization (the Mux
 // calls it for every route). A route without a valid access is a programming error.
-func (s *Server) guard(pattern string, a access, h handlerFunc) handlerFunc {
+func (s *Server) guard(pattern string, a httpapi.Access, h httpapi.HandlerFunc) httpapi.HandlerFunc {
 	switch a.Guard {
 	case httpapi.GuardOpen:
 		return h

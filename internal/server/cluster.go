@@ -28,7 +28,7 @@ func (s *Server) clusterRoutes(mux *httpapi.Mux) {
 // handleCluster answers even without etcd quorum (with what this server can see and the
 // errors), since that is when an operator needs it most.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	var v cluster.Info
 	v.Self.ID, v.Self.Member = s.id, s.store.MemberName()
@@ -52,7 +52,7 @@ func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) error {
 	sctx, scancel := context.WithTimeout(ctx, readyTimeout)
 	defer scancel()
 	v.Space = s.store.Space(sctx)
-	writeJSON(w, http.StatusOK, v)
+	httpapi.WriteJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -74,7 +74,7 @@ func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("recover etcd space: %w", err)
 	}
-	writeJSON(w, http.StatusOK, rec)
+	httpapi.WriteJSON(w, http.StatusOK, rec)
 	return nil
 }
 
@@ -85,9 +85,9 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req cluster.MemberAdd
 	if err := httpapi.DecodeStrict(body, &req); err != nil {
-		return errorf(http.StatusBadRequest, "decode the member: %v", err)
+		return httpapi.Errorf(http.StatusBadRequest, "decode the member: %v", err)
 	}
-	bad := errorf(http.StatusUnprocessableEntity, "the member is invalid")
+	bad := httpapi.Errorf(http.StatusUnprocessableEntity, "the member is invalid")
 	if err := store.ValidMemberName(req.Name); err != nil {
 		bad.WithDetail("name", err.Error())
 	}
@@ -98,18 +98,18 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) error {
 	if len(bad.Details) > 0 {
 		return bad
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	ic, err := s.store.AddMember(ctx, req.Name, peer)
 	switch {
 	case errors.Is(err, store.ErrNotJoinable), errors.Is(err, store.ErrAlreadyExists):
-		return errorf(http.StatusConflict, "%v", err)
+		return httpapi.Errorf(http.StatusConflict, "%v", err)
 	case errors.Is(err, store.ErrUnavailable):
 		// The joining server retries: the usual course of a join, not a server error.
 		s.log.Info("join deferred", "member", req.Name, "reason", err)
-		writeJSON(w, http.StatusServiceUnavailable, struct {
-			Error *apiError `json:"error"`
-		}{errorf(http.StatusServiceUnavailable, "%v", err)})
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, struct {
+			Error *httpapi.Error `json:"error"`
+		}{httpapi.Errorf(http.StatusServiceUnavailable, "%v", err)})
 		return nil
 	case err != nil:
 		return err
@@ -123,18 +123,18 @@ func (s *Server) handleMemberAdd(w http.ResponseWriter, r *http.Request) error {
 	if r := s.store.Keyring(); r != nil {
 		added.EncryptionKeys = string(r.Format())
 	}
-	writeJSON(w, http.StatusCreated, added)
+	httpapi.WriteJSON(w, http.StatusCreated, added)
 	return nil
 }
 
 // joinAuth lets a join through only with a server join token: a joining server receives
 // the cluster's encryption keys and, as an etcd member, its CA.
-func (s *Server) joinAuth(next handlerFunc) handlerFunc {
+func (s *Server) joinAuth(next httpapi.HandlerFunc) httpapi.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		ctx, cancel := requestContext(r)
+		ctx, cancel := httpapi.RequestContext(r)
 		defer cancel()
 		if _, err := httpapi.JoinTokenOf(ctx, s.store, r, v4.JoinRoleServer); err != nil {
-			if ae, ok := errors.AsType[*apiError](err); ok && ae.Code == http.StatusUnauthorized {
+			if ae, ok := errors.AsType[*httpapi.Error](err); ok && ae.Code == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="berth-join"`)
 			}
 			return err

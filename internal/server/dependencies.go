@@ -8,6 +8,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // declare, unless the request says ?force=true (deployd's RemoveSpec(force)); the
 // dependency controller then stops its pods and the dependents run without it.
 func (s *Server) checkDependencyDelete(ctx context.Context, r *http.Request) error {
-	force, err := boolParam(r.URL.Query().Get("force"), "force")
+	force, err := httpapi.BoolParam(r.URL.Query().Get("force"), "force")
 	if err != nil || force {
 		return err
 	}
@@ -39,6 +40,6 @@ func (s *Server) checkDependencyDelete(ctx context.Context, r *http.Request) err
 	if n == 1 {
 		noun = "task group"
 	}
-	return errorf(http.StatusConflict, "dependency %s/%s is used by %d %s (%s): stop them first, or delete with ?force=true (berth delete --force) to stop its pods anyway",
+	return httpapi.Errorf(http.StatusConflict, "dependency %s/%s is used by %d %s (%s): stop them first, or delete with ?force=true (berth delete --force) to stop its pods anyway",
 		ns, name, n, noun, strings.Join(names, ", "))
 }

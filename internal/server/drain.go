@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -16,14 +17,14 @@ import (
 // while one runs gets 423.
 func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
-	force, err := boolParam(r.URL.Query().Get("force"), "force")
+	force, err := httpapi.BoolParam(r.URL.Query().Get("force"), "force")
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if _, err := s.nodes().Get(ctx, "", name); err != nil {
-		return nodeError(name, err)
+		return httpapi.NodeError(name, err)
 	}
 	mode, msg := v4.DrainNormal, "drain node "+name
 	if force {
@@ -36,7 +37,7 @@ func (s *Server) handleNodeDrain(w http.ResponseWriter, r *http.Request) error {
 	n, err := s.markDraining(ctx, name, mode)
 	if err != nil {
 		_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindNode, "", name, v4.OpDrain)
-		return nodeError(name, err)
+		return httpapi.NodeError(name, err)
 	}
 	s.record(n, "DrainRequested", "disabled and being drained")
 	writeAccepted(w, n, op)

@@ -27,7 +27,7 @@ func refuseBody(w http.ResponseWriter, r *http.Request) error {
 	if err == nil && len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	return errorf(http.StatusBadRequest, "%s %s takes no body", r.Method, r.URL.Path)
+	return httpapi.Errorf(http.StatusBadRequest, "%s %s takes no body", r.Method, r.URL.Path)
 }
 
 // rewrapTimeout bounds one rewrap: one conditional write per secret value.
@@ -39,12 +39,12 @@ func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) error {
 	}
 	kr := s.store.Keyring()
 	if kr == nil {
-		return errorf(http.StatusConflict, "this server encrypts nothing: it has no encryption key file")
+		return httpapi.Errorf(http.StatusConflict, "this server encrypts nothing: it has no encryption key file")
 	}
 	// One rewrap at a time: each reads every secret, so callers repeating it must not
 	// multiply that.
 	if !s.rewrapping.TryLock() {
-		return errorf(http.StatusConflict, "a rewrap is already running on this server; try again when it ends")
+		return httpapi.Errorf(http.StatusConflict, "a rewrap is already running on this server; try again when it ends")
 	}
 	defer s.rewrapping.Unlock()
 	ctx, cancel := context.WithTimeout(r.Context(), rewrapTimeout)
@@ -54,6 +54,6 @@ func (s *Server) handleRewrap(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("rewrap secrets after %d: %w", n, err)
 	}
 	s.log.Info("secrets rewrapped", "key", kr.Primary(), "values", n, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, cluster.Rewrapped{Key: kr.Primary(), Rewrapped: n})
+	httpapi.WriteJSON(w, http.StatusOK, cluster.Rewrapped{Key: kr.Primary(), Rewrapped: n})
 	return nil
 }

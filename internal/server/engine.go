@@ -24,13 +24,13 @@ type engineRequest struct {
 }
 
 func (s *Server) handleEngineGet(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	e, err := s.store.Engine(ctx)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, e)
+	httpapi.WriteJSON(w, http.StatusOK, e)
 	return nil
 }
 
@@ -41,13 +41,13 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 	}
 	var req engineRequest
 	if err := httpapi.DecodeStrict(body, &req); err != nil {
-		return errorf(http.StatusBadRequest, "engine body: %v", err).
+		return httpapi.Errorf(http.StatusBadRequest, "engine body: %v", err).
 			WithDetail("maintenance", `send {"maintenance": true, "reason": "why"} or {"maintenance": false}`)
 	}
 	if ae := checkEngineRequest(req); ae != nil {
 		return ae
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	e, err := s.store.SetEngine(ctx, v4.Engine{Maintenance: *req.Maintenance, Reason: req.Reason})
 	if err != nil {
@@ -60,20 +60,20 @@ func (s *Server) handleEnginePut(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.RecordEvent(ctx, v4.Event{Type: v4.EventWarning, Reason: reason, Name: "engine", Message: msg}); err != nil {
 		s.log.Warn("cannot record event", "reason", reason, "err", err)
 	}
-	writeJSON(w, http.StatusOK, e)
+	httpapi.WriteJSON(w, http.StatusOK, e)
 	return nil
 }
 
 // checkEngineRequest names the field at fault in a bad engine request.
-func checkEngineRequest(req engineRequest) *apiError {
+func checkEngineRequest(req engineRequest) *httpapi.Error {
 	switch {
 	case req.Maintenance == nil:
-		return errorf(http.StatusUnprocessableEntity, "engine: maintenance is required").WithDetail("maintenance", "must be true or false")
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "engine: maintenance is required").WithDetail("maintenance", "must be true or false")
 	case len(req.Reason) > v4.MaxEngineReason:
-		return errorf(http.StatusUnprocessableEntity, "engine: reason is too long").
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "engine: reason is too long").
 			WithDetail("reason", fmt.Sprintf("must be at most %d bytes, got %d", v4.MaxEngineReason, len(req.Reason)))
 	case strings.ContainsFunc(req.Reason, unicode.IsControl):
-		return errorf(http.StatusUnprocessableEntity, "engine: reason contains control characters").
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "engine: reason contains control characters").
 			WithDetail("reason", "must be one line of text")
 	}
 	return nil
@@ -101,7 +101,7 @@ func (s *Server) maintenanceGuard(next http.Handler) http.Handler {
 			return err
 		}
 		if e.Maintenance {
-			return errorf(http.StatusLocked,
+			return httpapi.Errorf(http.StatusLocked,
 				"berth is in maintenance mode since %s (%s): writes are refused; turn it off with `berth maintenance off` (PUT /v1/engine {\"maintenance\": false})",
 				e.Since.Format("2006-01-02 15:04:05 MST"), reasonText(e))
 		}

@@ -27,11 +27,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if k := q.Get("kind"); k != "" {
 		kind, err := v4.ParseKind(k)
 		if err != nil {
-			return errorf(http.StatusBadRequest, "query parameter kind: %v", err)
+			return httpapi.Errorf(http.StatusBadRequest, "query parameter kind: %v", err)
 		}
 		f.Kind = kind
 	}
-	watch, err := boolParam(q.Get("watch"), "watch")
+	watch, err := httpapi.BoolParam(q.Get("watch"), "watch")
 	if err != nil {
 		return err
 	}
@@ -42,11 +42,11 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	page, err := s.store.ListEventsPage(ctx, f, limit, q.Get("continue"))
 	if errors.Is(err, store.ErrCompacted) {
-		err = errorf(http.StatusGone, "query parameter continue: the list's revision was compacted: list again from the start (%v)", err)
+		err = httpapi.Errorf(http.StatusGone, "query parameter continue: the list's revision was compacted: list again from the start (%v)", err)
 	}
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if items == nil {
 		items = []v4.Event{}
 	}
-	writeJSON(w, http.StatusOK, eventListBody{Kind: "EventList", ResourceVersion: strconv.FormatInt(page.Revision, 10),
+	httpapi.WriteJSON(w, http.StatusOK, eventListBody{Kind: "EventList", ResourceVersion: strconv.FormatInt(page.Revision, 10),
 		Continue: page.Continue, Items: items})
 	return nil
 }
@@ -67,7 +67,7 @@ func limitParam(v string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > store.MaxEventLimit {
-		return 0, errorf(http.StatusBadRequest, "query parameter limit=%q: want a whole number from 1 to %d", v, store.MaxEventLimit)
+		return 0, httpapi.Errorf(http.StatusBadRequest, "query parameter limit=%q: want a whole number from 1 to %d", v, store.MaxEventLimit)
 	}
 	return n, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/berthhq/berth/internal/execstream"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // The web console's exec terminal. A browser cannot make the HTTP upgrade `berth exec`
@@ -53,7 +54,7 @@ const wsPingEvery = 30 * time.Second
 
 func (s *Server) handleTaskGroupExecWS(w http.ResponseWriter, r *http.Request) error {
 	if !websocket.IsWebSocketUpgrade(r) {
-		return errorf(http.StatusBadRequest, "exec/ws is a WebSocket (the web console's terminal); berth exec uses POST .../exec")
+		return httpapi.Errorf(http.StatusBadRequest, "exec/ws is a WebSocket (the web console's terminal); berth exec uses POST .../exec")
 	}
 	if err := checkExecCommand(r); err != nil {
 		return err
@@ -108,7 +109,7 @@ func (s *Server) dialAgentExec(ctx context.Context, ns, name string, q url.Value
 	req.Header.Set("Upgrade", execstream.Protocol)
 	resp, err := s.agentHTTP.Do(req)
 	if err != nil {
-		return nil, nil, errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, err)
+		return nil, nil, httpapi.Errorf(http.StatusBadGateway, "cannot reach the agent of task group %s/%s at %s: %v", ns, name, addr, err)
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		return nil, resp, nil
@@ -116,7 +117,7 @@ func (s *Server) dialAgentExec(ctx context.Context, ns, name string, q url.Value
 	conn, ok := resp.Body.(io.ReadWriteCloser)
 	if !ok {
 		resp.Body.Close()
-		return nil, nil, errorf(http.StatusBadGateway, "the agent's exec connection is not writable")
+		return nil, nil, httpapi.Errorf(http.StatusBadGateway, "the agent's exec connection is not writable")
 	}
 	return conn, nil, nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -15,15 +16,15 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
 	if err := s.store.Ready(ctx); err != nil {
-		return errorf(http.StatusServiceUnavailable, "%v", err)
+		return httpapi.Errorf(http.StatusServiceUnavailable, "%v", err)
 	}
 	// A full etcd answers reads but refuses every write: not ready (docs/operations.md).
 	noSpace, err := s.store.NoSpace(ctx)
 	switch {
 	case err != nil:
-		return errorf(http.StatusServiceUnavailable, "%v", err)
+		return httpapi.Errorf(http.StatusServiceUnavailable, "%v", err)
 	case noSpace:
-		return errorf(http.StatusServiceUnavailable, "%v. %s", store.ErrNoSpace, s.store.SpaceAdvice())
+		return httpapi.Errorf(http.StatusServiceUnavailable, "%v. %s", store.ErrNoSpace, s.store.SpaceAdvice())
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Write([]byte("ok\n"))

@@ -38,19 +38,19 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) e
 		rec.Role = v4.JoinRoleAgent
 	}
 	if rec.Role != v4.JoinRoleAgent && rec.Role != v4.JoinRoleServer {
-		return errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, v4.JoinRoleAgent, v4.JoinRoleServer).
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "role %q: use %s or %s", req.Role, v4.JoinRoleAgent, v4.JoinRoleServer).
 			WithDetail("role", "must be agent or server")
 	}
 	if len(req.Description) > 256 {
-		return errorf(http.StatusUnprocessableEntity, "description: at most 256 characters, got %d", len(req.Description)).
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "description: at most 256 characters, got %d", len(req.Description)).
 			WithDetail("description", "too long")
 	}
 	if req.Node != "" {
 		if rec.Role != v4.JoinRoleAgent {
-			return errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").WithDetail("node", "needs role agent")
+			return httpapi.Errorf(http.StatusUnprocessableEntity, "node: only an agent token is bound to a node").WithDetail("node", "needs role agent")
 		}
 		if err := v4.CheckNodeName(req.Node); err != nil {
-			return errorf(http.StatusUnprocessableEntity, "node: %v", err).WithDetail("node", err.Error())
+			return httpapi.Errorf(http.StatusUnprocessableEntity, "node: %v", err).WithDetail("node", err.Error())
 		}
 		rec.Node = req.Node
 	}
@@ -60,7 +60,7 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) e
 	}
 	expires, ok := expiry(ttl, now)
 	if !ok {
-		return errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "ttl %q: want a duration such as 24h, up to 10 years (0: never expires)", req.TTL).
 			WithDetail("ttl", "not a duration in range")
 	}
 	rec.Expires = expires
@@ -69,19 +69,19 @@ func (s *Server) handleJoinTokenCreate(w http.ResponseWriter, r *http.Request) e
 		return err
 	}
 	rec.ID, rec.SecretHash = tok.ID, tok.SecretHash()
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.store.CreateJoinToken(ctx, rec); err != nil {
 		return err
 	}
 	info := tokenInfo(rec, now)
 	info.Token = tok.WithPin(s.ca.Hash())
-	writeJSON(w, http.StatusCreated, info)
+	httpapi.WriteJSON(w, http.StatusCreated, info)
 	return nil
 }
 
 func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	toks, err := s.store.JoinTokens(ctx)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) err
 	for _, t := range toks {
 		out = append(out, tokenInfo(t, now))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"items": out})
+	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"items": out})
 	return nil
 }
 
@@ -100,11 +100,11 @@ func (s *Server) handleJoinTokenList(w http.ResponseWriter, r *http.Request) err
 // issued with it stay valid: revoking stops new joins.
 func (s *Server) handleJoinTokenRevoke(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimPrefix(r.PathValue("id"), "berth-")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	err := s.store.DeleteJoinToken(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		err = errorf(http.StatusNotFound, "join token berth-%s not found", id)
+		err = httpapi.Errorf(http.StatusNotFound, "join token berth-%s not found", id)
 	}
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -36,7 +37,7 @@ func pageOf(r *http.Request, kind v4.Kind) (store.Page, error) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > store.MaxPageLimit {
-			return p, errorf(http.StatusBadRequest, "limit %q is not a number within 1..%d", v, store.MaxPageLimit)
+			return p, httpapi.Errorf(http.StatusBadRequest, "limit %q is not a number within 1..%d", v, store.MaxPageLimit)
 		}
 		p.Limit = n
 	}
@@ -60,10 +61,10 @@ func filterOf(r *http.Request, kind v4.Kind, names ...string) (func(v4.Object) b
 			continue
 		}
 		if len(v) > maxFilterLen {
-			return nil, errorf(http.StatusBadRequest, "%s is longer than %d characters", name, maxFilterLen)
+			return nil, httpapi.Errorf(http.StatusBadRequest, "%s is longer than %d characters", name, maxFilterLen)
 		}
 		if (name == "owner" || name == "node") && kind != v4.KindTaskGroup {
-			return nil, errorf(http.StatusBadRequest, "%s filters task groups only, not %s", name, kind)
+			return nil, httpapi.Errorf(http.StatusBadRequest, "%s filters task groups only, not %s", name, kind)
 		}
 		switch name {
 		case "q":
@@ -74,7 +75,7 @@ func filterOf(r *http.Request, kind v4.Kind, names ...string) (func(v4.Object) b
 		case "owner":
 			ownerKind, ownerName, ok := strings.Cut(v, "/")
 			if !ok || ownerKind == "" || ownerName == "" {
-				return nil, errorf(http.StatusBadRequest, "owner %q is not {kind}/{name}", v)
+				return nil, httpapi.Errorf(http.StatusBadRequest, "owner %q is not {kind}/{name}", v)
 			}
 			filters = append(filters, func(o v4.Object) bool {
 				owner := o.(*v4.TaskGroup).Spec.Owner
@@ -119,7 +120,7 @@ func phaseOf(o v4.Object) string {
 // pageBody is a page of a list: listBody with the next page's token and, unfiltered, the
 // size of the whole list.
 type pageBody struct {
-	listBody
+	httpapi.ListBody
 	Continue string `json:"continue,omitempty"`
 	Total    *int64 `json:"total,omitempty"`
 	// Usage is, for a page of nodes, what each node's task groups hold (the scheduler's
@@ -133,13 +134,13 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	res, err := s.store.ListPage(ctx, kind, ns, p)
 	if err != nil {
 		return err
 	}
-	body := pageBody{listBody: listBody{Kind: "List", ResourceVersion: strconv.FormatInt(res.Revision, 10), Items: res.Items},
+	body := pageBody{ListBody: httpapi.ListBody{Kind: "List", ResourceVersion: strconv.FormatInt(res.Revision, 10), Items: res.Items},
 		Continue: res.Continue}
 	if body.Items == nil {
 		body.Items = []v4.Object{}
@@ -154,6 +155,6 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 		}
 		s.feed.With(func(snap *scheduler.Snapshot) { body.Usage = snap.Usage(names) })
 	}
-	writeJSON(w, http.StatusOK, body)
+	httpapi.WriteJSON(w, http.StatusOK, body)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // streamList answers a whole (unpaged) list object by object, as etcd gives them a chunk
@@ -20,14 +21,14 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind
 	if !member(r) {
 		// Whole lists take turns (a few at once), so that many of them cannot take the
 		// server's CPU from every other request.
-		wait, cancel := requestContext(r)
+		wait, cancel := httpapi.RequestContext(r)
 		defer cancel()
 		select {
 		case s.lists <- struct{}{}:
 			defer func() { <-s.lists }()
 		case <-wait.Done():
 			w.Header().Set("Retry-After", "1")
-			return errorf(http.StatusServiceUnavailable, "503: the server is busy with other whole lists; retry, or list in pages (?limit=500)")
+			return httpapi.Errorf(http.StatusServiceUnavailable, "503: the server is busy with other whole lists; retry, or list in pages (?limit=500)")
 		}
 	}
 	started, n := false, 0

@@ -20,6 +20,7 @@ import (
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache/cachetest"
@@ -237,16 +238,16 @@ func wantStatus(t *testing.T, r response, code int) {
 	}
 	if code >= 400 {
 		e := decodeError(t, r)
-		if e.Code != code || e.Reason != errorf(code, "").Reason || e.Message == "" {
+		if e.Code != code || e.Reason != httpapi.Errorf(code, "").Reason || e.Message == "" {
 			t.Fatalf("error envelope %+v for status %d", e, code)
 		}
 	}
 }
 
-func decodeError(t *testing.T, r response) apiError {
+func decodeError(t *testing.T, r response) httpapi.Error {
 	t.Helper()
 	var env struct {
-		Error *apiError `json:"error"`
+		Error *httpapi.Error `json:"error"`
 	}
 	if err := json.Unmarshal(r.body, &env); err != nil || env.Error == nil {
 		t.Fatalf("not an error envelope: %s (%v)", r.body, err)

@@ -21,11 +21,11 @@ func (s *Server) handleMove(w http.ResponseWriter, r *http.Request) error {
 		err = httpapi.DecodeStrict(body, &req)
 	}
 	if err != nil {
-		return errorf(http.StatusBadRequest, "move body: %v", err).
+		return httpapi.Errorf(http.StatusBadRequest, "move body: %v", err).
 			WithDetail("node", `send {"node": "NODE", "force": false}; without node any other node will do`)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	tg, op, err := controller.RequestMove(ctx, s.store, s.feed, ns, name, req, "")
 	if err != nil {
@@ -47,7 +47,7 @@ func moveError(err error) error {
 	if me.NotFound {
 		code = http.StatusNotFound
 	}
-	ae := errorf(code, "%s", me.Message)
+	ae := httpapi.Errorf(code, "%s", me.Message)
 	if me.Field != "" {
 		ae = ae.WithDetail(me.Field, me.Message)
 	}

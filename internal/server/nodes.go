@@ -27,7 +27,7 @@ func (s *Server) nodes() store.TypedStore[*v4.Node] {
 }
 
 func (s *Server) handleNodeList(w http.ResponseWriter, r *http.Request) error {
-	watch, err := boolParam(r.URL.Query().Get("watch"), "watch")
+	watch, err := httpapi.BoolParam(r.URL.Query().Get("watch"), "watch")
 	if err != nil {
 		return err
 	}
@@ -37,29 +37,29 @@ func (s *Server) handleNodeList(w http.ResponseWriter, r *http.Request) error {
 	if paged(r) {
 		return s.listPage(w, r, v4.KindNode, "")
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	objs, rev, err := s.store.List(ctx, v4.KindNode, "")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, listBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: objs})
+	httpapi.WriteJSON(w, http.StatusOK, httpapi.ListBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: objs})
 	return nil
 }
 
 func (s *Server) handleNodeGet(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	n, err := s.nodes().Get(ctx, "", r.PathValue("name"))
 	if err != nil {
-		return nodeError(r.PathValue("name"), err)
+		return httpapi.NodeError(r.PathValue("name"), err)
 	}
 	// Beats renew the node's lease without writing the node: its last one is read from
 	// the lease (lists show the time stored when the node last became Ready).
 	if last, err := s.store.LastBeat(ctx, n.Metadata.Name); err == nil && last.After(n.Status.LastHeartbeat) {
 		n.Status.LastHeartbeat = last
 	}
-	writeJSON(w, http.StatusOK, n)
+	httpapi.WriteJSON(w, http.StatusOK, n)
 	return nil
 }
 
@@ -72,13 +72,13 @@ func (s *Server) handleNodeRegister(w http.ResponseWriter, r *http.Request) erro
 	if err := agentAddressUnchanged(n, ""); err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.nodes().Create(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
-		return nodeError(n.Metadata.Name, err)
+		return httpapi.NodeError(n.Metadata.Name, err)
 	}
 	s.record(n, "Registered", "registered")
-	writeJSON(w, http.StatusCreated, n)
+	httpapi.WriteJSON(w, http.StatusCreated, n)
 	return nil
 }
 
@@ -90,14 +90,14 @@ func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if n.Metadata.Name != name {
-		return errorf(http.StatusBadRequest, "the node is named %q, the path %q", n.Metadata.Name, name).
+		return httpapi.Errorf(http.StatusBadRequest, "the node is named %q, the path %q", n.Metadata.Name, name).
 			WithDetail("metadata.name", "must be "+name)
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	cur, err := s.nodes().Get(ctx, "", name)
 	if err != nil {
-		return nodeError(name, err)
+		return httpapi.NodeError(name, err)
 	}
 	if n.Status.AgentAddress == "" { // a replacement that leaves it out keeps the agent's
 		n.Status.AgentAddress = cur.Status.AgentAddress
@@ -106,10 +106,10 @@ func (s *Server) handleNodeReplace(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if err := s.nodes().Update(ctx, n, store.Raw{ContentType: store.ContentTypeJSON, Data: body}); err != nil {
-		return nodeError(name, err)
+		return httpapi.NodeError(name, err)
 	}
 	s.record(n, "Updated", "updated")
-	writeJSON(w, http.StatusOK, n)
+	httpapi.WriteJSON(w, http.StatusOK, n)
 	return nil
 }
 
@@ -126,15 +126,15 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var patch map[string]any
 	if err := json.Unmarshal(body, &patch); err != nil || patch == nil {
-		return errorf(http.StatusBadRequest, "the body must be a JSON merge patch object (RFC 7386)")
+		return httpapi.Errorf(http.StatusBadRequest, "the body must be a JSON merge patch object (RFC 7386)")
 	}
 	// json.Unmarshal keeps the last of two equal keys; a patch must say one thing
 	// (docs/api.md).
 	if err := v4.CheckDuplicateKeys(body); err != nil {
-		return errorf(http.StatusBadRequest, "the merge patch is not valid: %v", err)
+		return httpapi.Errorf(http.StatusBadRequest, "the merge patch is not valid: %v", err)
 	}
 	pinned := patchResourceVersion(patch) != ""
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	for range patchAttempts {
 		n, err := s.patchNode(ctx, name, patch)
@@ -146,13 +146,13 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) error {
 			continue
 		}
 		if err != nil {
-			return nodeError(name, err)
+			return httpapi.NodeError(name, err)
 		}
 		s.record(n, "Patched", "patched")
-		writeJSON(w, http.StatusOK, n)
+		httpapi.WriteJSON(w, http.StatusOK, n)
 		return nil
 	}
-	return errorf(http.StatusConflict, "node %s changed %d times while being patched; try again", name, patchAttempts)
+	return httpapi.Errorf(http.StatusConflict, "node %s changed %d times while being patched; try again", name, patchAttempts)
 }
 
 // patchNode reads the node and returns it with the patch applied, checked, and its
@@ -160,7 +160,7 @@ func (s *Server) handleNodePatch(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) patchNode(ctx context.Context, name string, patch map[string]any) (*v4.Node, error) {
 	cur, err := s.nodes().Get(ctx, "", name)
 	if err != nil {
-		return nil, nodeError(name, err)
+		return nil, httpapi.NodeError(name, err)
 	}
 	curJSON, err := json.Marshal(cur)
 	if err != nil {
@@ -179,7 +179,7 @@ func (s *Server) patchNode(ctx context.Context, name string, patch map[string]an
 		return nil, err
 	}
 	if n.Metadata.Name != name {
-		return nil, errorf(http.StatusBadRequest, "a patch cannot rename node %s", name).
+		return nil, httpapi.Errorf(http.StatusBadRequest, "a patch cannot rename node %s", name).
 			WithDetail("metadata.name", "cannot be changed")
 	}
 	if err := agentAddressUnchanged(n, cur.Status.AgentAddress); err != nil {
@@ -195,7 +195,7 @@ func agentAddressUnchanged(n *v4.Node, cur string) error {
 	if n.Status.AgentAddress == cur {
 		return nil
 	}
-	return errorf(http.StatusForbidden, "status.agentAddress of node %s is set by the node's agent only", n.Metadata.Name).
+	return httpapi.Errorf(http.StatusForbidden, "status.agentAddress of node %s is set by the node's agent only", n.Metadata.Name).
 		WithDetail("status.agentAddress", "cannot be changed through the API")
 }
 
@@ -212,11 +212,11 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	n, err := s.nodes().Delete(ctx, "", name, rv)
 	if err != nil {
-		return nodeError(name, err)
+		return httpapi.NodeError(name, err)
 	}
 	s.agents.ForgetNode(name)
 	if err := s.store.ForgetNode(ctx, name); err != nil {
@@ -227,6 +227,6 @@ func (s *Server) handleNodeDelete(w http.ResponseWriter, r *http.Request) error 
 		s.log.Warn("the deleted node's name stays held by its key", "node", name, "err", err)
 	}
 	s.record(n, "Deleted", "deleted")
-	writeJSON(w, http.StatusOK, n)
+	httpapi.WriteJSON(w, http.StatusOK, n)
 	return nil
 }

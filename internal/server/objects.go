@@ -22,10 +22,10 @@ func kindOf(r *http.Request) (v4.Kind, error) {
 	p := r.PathValue("plural")
 	k, err := v4.ParseKind(p)
 	if err != nil {
-		return "", errorf(http.StatusNotFound, "unknown kind %q", p)
+		return "", httpapi.Errorf(http.StatusNotFound, "unknown kind %q", p)
 	}
 	if !k.Namespaced() {
-		return "", errorf(http.StatusNotFound, "%s are not namespaced: use /v1/%s", k.Plural(), k.Plural())
+		return "", httpapi.Errorf(http.StatusNotFound, "%s are not namespaced: use /v1/%s", k.Plural(), k.Plural())
 	}
 	return k, nil
 }
@@ -39,7 +39,7 @@ func writableKindOf(w http.ResponseWriter, r *http.Request) (v4.Kind, error) {
 	}
 	if k.System() {
 		w.Header().Set("Allow", http.MethodGet)
-		return "", errorf(http.StatusMethodNotAllowed,
+		return "", httpapi.Errorf(http.StatusMethodNotAllowed,
 			"%s are written by berth itself (the scheduler and controllers): they can be read, not %s", k.Plural(), verbOf(r.Method))
 	}
 	return k, nil
@@ -60,7 +60,7 @@ func verbOf(method string) string {
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	if p := r.PathValue("plural"); (p == "apply" || p == "plan") && r.PathValue("ns") == "" {
 		w.Header().Set("Allow", http.MethodPost)
-		return errorf(http.StatusMethodNotAllowed, "use POST for /v1/%s", p)
+		return httpapi.Errorf(http.StatusMethodNotAllowed, "use POST for /v1/%s", p)
 	}
 	kind, err := kindOf(r)
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 	}
 	ns := r.PathValue("ns") // "" on /v1/{plural}: all namespaces
 	q := r.URL.Query()
-	watch, err := boolParam(q.Get("watch"), "watch")
+	watch, err := httpapi.BoolParam(q.Get("watch"), "watch")
 	if err != nil {
 		return err
 	}
@@ -86,13 +86,13 @@ func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	obj, err := s.store.Get(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, obj)
+	httpapi.WriteJSON(w, http.StatusOK, obj)
 	return nil
 }
 
@@ -101,7 +101,7 @@ func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	raw, err := s.store.GetRaw(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 		return err
 	}
 	noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.newAdmission(r, op, []v4.Document{doc}).admit(ctx, targetOf(doc.Object)); err != nil {
 		return err
@@ -158,7 +158,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 		writeAccepted(w, doc.Object, rollout) // the rollout goes on in the background
 		return nil
 	}
-	writeJSON(w, status, doc.Object)
+	httpapi.WriteJSON(w, status, doc.Object)
 	return nil
 }
 
@@ -172,7 +172,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if err := s.newAdmission(r, opDelete, nil).admit(ctx, target{kind: kind, ns: ns, name: name}); err != nil {
 		return err
@@ -182,7 +182,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.record(obj, "Deleted", "deleted")
-	writeJSON(w, http.StatusOK, obj)
+	httpapi.WriteJSON(w, http.StatusOK, obj)
 	return nil
 }
 
@@ -192,7 +192,7 @@ func deleteVersion(r *http.Request) (string, error) {
 	rv := r.URL.Query().Get("resourceVersion")
 	if rv != "" {
 		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n <= 0 {
-			return "", errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
+			return "", httpapi.Errorf(http.StatusBadRequest, "resourceVersion %q is not a positive integer", rv)
 		}
 	}
 	return rv, nil
@@ -210,19 +210,19 @@ func (s *Server) readOne(w http.ResponseWriter, r *http.Request, kind v4.Kind, n
 		return v4.Document{}, err
 	}
 	if len(docs) != 1 {
-		return v4.Document{}, errorf(http.StatusBadRequest, "the body must hold exactly one document, it has %d (use /v1/apply for several)", len(docs))
+		return v4.Document{}, httpapi.Errorf(http.StatusBadRequest, "the body must hold exactly one document, it has %d (use /v1/apply for several)", len(docs))
 	}
 	doc := docs[0]
 	meta := doc.Object.GetMeta()
 	switch {
 	case doc.Object.GetKind() != kind:
-		return doc, errorf(http.StatusBadRequest, "the document is a %s, the path is for %s", doc.Object.GetKind(), kind.Plural()).
+		return doc, httpapi.Errorf(http.StatusBadRequest, "the document is a %s, the path is for %s", doc.Object.GetKind(), kind.Plural()).
 			WithDetail("kind", fmt.Sprintf("must be %s", kind))
 	case meta.Namespace != ns:
-		return doc, errorf(http.StatusBadRequest, "the document is in namespace %q, the path in %q", meta.Namespace, ns).
+		return doc, httpapi.Errorf(http.StatusBadRequest, "the document is in namespace %q, the path in %q", meta.Namespace, ns).
 			WithDetail("metadata.namespace", fmt.Sprintf("must be %s", ns))
 	case name != "" && meta.Name != name:
-		return doc, errorf(http.StatusBadRequest, "the document is named %q, the path %q", meta.Name, name).
+		return doc, httpapi.Errorf(http.StatusBadRequest, "the document is named %q, the path %q", meta.Name, name).
 			WithDetail("metadata.name", fmt.Sprintf("must be %s", name))
 	}
 	return doc, nil
@@ -244,14 +244,14 @@ func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject s
 	}
 	if err != nil {
 		if fe, ok := errors.AsType[v4.FieldErrors](err); ok {
-			ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(subject, fe))
+			ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(subject, fe))
 			ae.Details = fe
 			return nil, ae
 		}
-		return nil, errorf(http.StatusBadRequest, "unreadable body: %v", err)
+		return nil, httpapi.Errorf(http.StatusBadRequest, "unreadable body: %v", err)
 	}
 	if len(docs) == 0 {
-		return nil, errorf(http.StatusBadRequest, "the body holds no document")
+		return nil, httpapi.Errorf(http.StatusBadRequest, "the body holds no document")
 	}
 	for _, d := range docs {
 		for _, warning := range d.Warnings {

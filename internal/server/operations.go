@@ -22,12 +22,12 @@ import (
 func writeAccepted(w http.ResponseWriter, obj v4.Object, op *v4.Operation) {
 	body, err := json.Marshal(obj)
 	if err != nil {
-		writeJSON(w, http.StatusInternalServerError, errorf(http.StatusInternalServerError, "encode %s: %v", obj.GetKind(), err))
+		httpapi.WriteJSON(w, http.StatusInternalServerError, httpapi.Errorf(http.StatusInternalServerError, "encode %s: %v", obj.GetKind(), err))
 		return
 	}
 	watch := watchURL(obj)
 	w.Header().Set("Location", watch)
-	writeJSON(w, http.StatusAccepted, v4.Accepted{Object: body, Operation: op, Watch: watch})
+	httpapi.WriteJSON(w, http.StatusAccepted, v4.Accepted{Object: body, Operation: op, Watch: watch})
 }
 
 // watchURL streams the changes of obj's kind filtered to its name.
@@ -79,7 +79,7 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if kind != v4.KindApplication && kind != v4.KindProcess && kind != v4.KindDeployment {
-		return errorf(http.StatusBadRequest, "%s cannot be scaled: only applications, processes and deployments have instances", kind.Plural())
+		return httpapi.Errorf(http.StatusBadRequest, "%s cannot be scaled: only applications, processes and deployments have instances", kind.Plural())
 	}
 	var req scaleRequest
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
@@ -88,15 +88,15 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch {
 	case err != nil:
-		return errorf(http.StatusBadRequest, "scale body: %v", err).WithDetail("instances", "send {\"instances\": N}")
+		return httpapi.Errorf(http.StatusBadRequest, "scale body: %v", err).WithDetail("instances", "send {\"instances\": N}")
 	case req.Instances == nil || *req.Instances < 1:
-		return errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").WithDetail("instances", "must be at least 1")
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").WithDetail("instances", "must be at least 1")
 	case *req.Instances > v4.MaxInstances:
 		msg := fmt.Sprintf("must be at most %d, got %d", v4.MaxInstances, *req.Instances)
-		return errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).WithDetail("instances", msg)
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).WithDetail("instances", msg)
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	obj, op, err := s.scale(ctx, kind, ns, name, *req.Instances)
 	if err != nil {
@@ -120,7 +120,7 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		p := instancesOf(obj)
 		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", *p, n)}
 		*p = n
-		if err := validate(obj); err != nil {
+		if err := httpapi.Validate(obj); err != nil {
 			return nil, nil, err
 		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.

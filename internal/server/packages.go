@@ -18,7 +18,7 @@ func (s *Server) packageRoutes(mux *httpapi.Mux) {
 		return
 	}
 	files := http.StripPrefix("/packages/", http.FileServer(packageFS{s.packagesDir}))
-	mux.HandleHTTP("GET /packages/", open, files)
+	mux.HandleHTTP("GET /packages/", httpapi.Open, files)
 }
 
 // packageFS opens files of dir through an os.Root, so that no name and no symlink

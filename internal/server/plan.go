@@ -9,6 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/acl"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/scheduler"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	select {
 	case <-s.feed.Synced():
 	case <-timer.C:
-		return errorf(http.StatusServiceUnavailable,
+		return httpapi.Errorf(http.StatusServiceUnavailable,
 			"the scheduler has not loaded the cluster's nodes and task groups yet (waited %s); try again", s.planSyncWait)
 	case <-r.Context().Done():
 		return nil
@@ -56,7 +57,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 			if len(docs) > 1 {
 				field = fmt.Sprintf("documents[%d]", i)
 			}
-			return errorf(http.StatusUnprocessableEntity, "cannot plan %s %s/%s: %v", obj.GetKind(), m.Namespace, m.Name, err).
+			return httpapi.Errorf(http.StatusUnprocessableEntity, "cannot plan %s %s/%s: %v", obj.GetKind(), m.Namespace, m.Name, err).
 				WithDetail(field, err.Error())
 		}
 		out.Results = append(out.Results, v4.PlanObject{
@@ -73,7 +74,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 			fillPlan(&out.Results[slots[j]], res)
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -9,26 +9,7 @@ import (
 )
 
 // The HTTP plumbing the server shares with the agent protocol (internal/agentapi) is
-// httpapi's; these are the short names of what the server's handlers use most.
-
-type (
-	apiError    = httpapi.Error
-	handlerFunc = httpapi.HandlerFunc
-	access      = httpapi.Access
-	listBody    = httpapi.ListBody
-)
-
-var (
-	errorf         = httpapi.Errorf
-	writeJSON      = httpapi.WriteJSON
-	requestContext = httpapi.RequestContext
-	boolParam      = httpapi.BoolParam
-	validate       = httpapi.Validate
-	nodeError      = httpapi.NodeError
-	// open and anyUser are the accesses of routes anyone, or any user, may call.
-	open    = httpapi.Open
-	anyUser = httpapi.AnyUser
-)
+// httpapi's; these bind the parts that hold per-server state to this server.
 
 // streamContext ends when the client goes away or the server closes its streams.
 func (s *Server) streamContext(r *http.Request) (context.Context, context.CancelFunc) {
@@ -46,7 +27,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // serve adapts h to net/http: the one place where a route's error becomes its answer.
-func (s *Server) serve(h handlerFunc) http.HandlerFunc { return s.errs.Serve(h) }
+func (s *Server) serve(h httpapi.HandlerFunc) http.HandlerFunc { return s.errs.Serve(h) }
 
 // readBody reads the whole body within the server's limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

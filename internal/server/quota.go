@@ -33,7 +33,7 @@ var namespacePattern = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,62})$`)
 func quotaNamespace(r *http.Request) (string, error) {
 	ns := r.PathValue("ns")
 	if ns != v4.DefaultNamespace && !namespacePattern.MatchString(ns) {
-		return "", errorf(http.StatusBadRequest, "%q is not a namespace", truncateText(ns, 80)).
+		return "", httpapi.Errorf(http.StatusBadRequest, "%q is not a namespace", truncateText(ns, 80)).
 			WithDetail("namespace", "lowercase letters, digits and '-', starting with a letter, at most 63")
 	}
 	return ns, nil
@@ -44,13 +44,13 @@ func (s *Server) handleQuotaGet(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	q, err := s.store.NamespaceQuota(ctx, ns)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, q)
+	httpapi.WriteJSON(w, http.StatusOK, q)
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 	}
 	var l store.NamespaceLimits
 	if err := httpapi.DecodeStrict(body, &l); err != nil {
-		return errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
+		return httpapi.Errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
 			WithDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`)
 	}
 	var fe v4.FieldErrors
@@ -78,7 +78,7 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 		fe = append(fe, v4.FieldError{Field: "bytes", Message: fmt.Sprintf("must be 0 (the default) or more, got %d", l.Bytes)})
 	}
 	if len(fe) > 0 {
-		ae := errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("limits of namespace "+ns, fe))
+		ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("limits of namespace "+ns, fe))
 		ae.Details = fe
 		return ae
 	}
@@ -95,7 +95,7 @@ func (s *Server) handleQuotaDelete(w http.ResponseWriter, r *http.Request) error
 }
 
 func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, ns string, l store.NamespaceLimits) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	q, err := s.store.SetNamespaceLimits(ctx, ns, l)
 	if err != nil {
@@ -104,7 +104,7 @@ func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, ns string, l 
 	s.store.QueueEvent(v4.Event{Type: v4.EventNormal, Reason: "NamespaceLimitsSet", Namespace: ns, Name: ns,
 		Message: fmt.Sprintf("namespace %s may hold %d objects and %s (default %v); it holds %d and %s",
 			ns, q.Limits.Objects, bytesize.Format(q.Limits.Bytes), q.Default, q.Usage.Objects, bytesize.Format(q.Usage.Bytes))})
-	writeJSON(w, http.StatusOK, q)
+	httpapi.WriteJSON(w, http.StatusOK, q)
 	return nil
 }
 

@@ -145,7 +145,7 @@ var configUserKinds = append(slices.Clone(workloadKinds), v4.KindDependency)
 // namespace names, listing them (409), unless ?force=true: their instances would fail
 // at their next start.
 func (s *Server) checkConfigDelete(ctx context.Context, r *http.Request, kind v4.Kind) error {
-	force, err := boolParam(r.URL.Query().Get("force"), "force")
+	force, err := httpapi.BoolParam(r.URL.Query().Get("force"), "force")
 	if err != nil || force {
 		return err
 	}
@@ -165,7 +165,7 @@ func (s *Server) checkConfigDelete(ctx context.Context, r *http.Request, kind v4
 	if len(users) == 0 {
 		return nil
 	}
-	return errorf(http.StatusConflict, "%s %s/%s is used by %s: change them first, or delete with ?force=true (berth delete --force)",
+	return httpapi.Errorf(http.StatusConflict, "%s %s/%s is used by %s: change them first, or delete with ?force=true (berth delete --force)",
 		kind, ns, name, strings.Join(users, ", "))
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -47,18 +48,18 @@ func (s *Server) beginRollout(ctx context.Context, obj v4.Object) (*v4.Operation
 func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
 	if action != "pause" && action != "resume" && action != "undo" {
-		return errorf(http.StatusNotFound, "unknown rollout action %q (pause, resume or undo)", action)
+		return httpapi.Errorf(http.StatusNotFound, "unknown rollout action %q (pause, resume or undo)", action)
 	}
 	to := 0
 	if v := r.URL.Query().Get("revision"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || action != "undo" {
-			return errorf(http.StatusBadRequest, "bad query parameter revision=%q", v).
+			return httpapi.Errorf(http.StatusBadRequest, "bad query parameter revision=%q", v).
 				WithDetail("revision", "only undo takes a revision, a whole number of at least 1")
 		}
 		to = n
 	}
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	// An undo writes a template someone else may have written: its privileges and what it
 	// reaches in other namespaces are the requester's to hold, as for any write of it.
@@ -136,7 +137,7 @@ func resume(d *v4.Deployment) {
 func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow func(*v4.Deployment) error) (*v4.Operation, error) {
 	ns, name := d.Metadata.Namespace, d.Metadata.Name
 	if d.Spec.Template == nil {
-		return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no template to roll back", ns, name)
+		return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no template to roll back", ns, name)
 	}
 	hist := d.Status.History
 	if to == 0 {
@@ -146,17 +147,17 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 			}
 		}
 		if to == 0 {
-			return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no revision before %d to go back to", ns, name, d.Status.Revision).
+			return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no revision before %d to go back to", ns, name, d.Status.Revision).
 				WithDetail("revision", "see `berth rollout history`")
 		}
 	}
 	i := slices.IndexFunc(hist, func(h v4.DeploymentRevision) bool { return h.Revision == to })
 	if i < 0 {
-		return nil, errorf(http.StatusBadRequest, "deployment %s/%s has no revision %d", ns, name, to).
+		return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no revision %d", ns, name, to).
 			WithDetail("revision", fmt.Sprintf("kept revisions: %v", revisionsOf(hist)))
 	}
 	if hist[i].Hash == v4.TemplateHash(d.Spec.Template) {
-		return nil, errorf(http.StatusBadRequest, "deployment %s/%s already has the template of revision %d", ns, name, to).
+		return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s already has the template of revision %d", ns, name, to).
 			WithDetail("revision", "pick another revision")
 	}
 	op := &v4.Operation{Type: v4.OpUndo, Kind: v4.KindDeployment, Name: ns + "/" + name,
@@ -164,7 +165,7 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 	tmpl := hist[i].Template
 	d.Spec.Template = &tmpl
 	resume(d)
-	if err := validate(d); err != nil { // a revision kept from an older berth may no longer pass
+	if err := httpapi.Validate(d); err != nil { // a revision kept from an older berth may no longer pass
 		return nil, err
 	}
 	if err := allow(d); err != nil {
@@ -186,7 +187,7 @@ func revisionsOf(hist []v4.DeploymentRevision) []int {
 
 // handleHistory serves GET .../deployments/{name}/history.
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) error {
-	ctx, cancel := requestContext(r)
+	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	obj, err := s.store.Get(ctx, v4.KindDeployment, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
@@ -197,6 +198,6 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) error {
 	if h.Items == nil {
 		h.Items = []v4.DeploymentRevision{}
 	}
-	writeJSON(w, http.StatusOK, h)
+	httpapi.WriteJSON(w, http.StatusOK, h)
 	return nil
 }

@@ -34,8 +34,8 @@ func (s *Server) routes() *httpapi.Mux {
 	mux.Handle("POST /v1/nodes/{name}/drain", on(acl.VerbWrite, node), s.handleNodeDrain)
 	mux.Handle("GET /v1/engine", on(acl.VerbRead, acl.KindEngine), s.handleEngineGet)
 	mux.Handle("PUT /v1/engine", on(acl.VerbAdmin, acl.KindEngine), s.handleEnginePut)
-	mux.Handle("POST /v1/apply", anyUser, s.handleApply)
-	mux.Handle("POST /v1/plan", anyUser, s.handlePlan)
+	mux.Handle("POST /v1/apply", httpapi.AnyUser, s.handleApply)
+	mux.Handle("POST /v1/plan", httpapi.AnyUser, s.handlePlan)
 	mux.Handle("GET /v1/events", readEvents, s.handleEvents)
 	s.agents.Routes(mux)
 	s.agentProxyRoutes(mux)
@@ -47,14 +47,14 @@ func (s *Server) routes() *httpapi.Mux {
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)
-	mux.HandleHTTP("GET "+ui.Prefix, open, ui.Handler())
-	mux.Handle("GET /ui", open, redirectToUI)
-	mux.Handle("GET /{$}", open, redirectToUI)
-	mux.Handle("GET /healthz", open, s.handleHealthz)
-	mux.Handle("GET /readyz", open, s.handleReadyz)
+	mux.HandleHTTP("GET "+ui.Prefix, httpapi.Open, ui.Handler())
+	mux.Handle("GET /ui", httpapi.Open, redirectToUI)
+	mux.Handle("GET /{$}", httpapi.Open, redirectToUI)
+	mux.Handle("GET /healthz", httpapi.Open, s.handleHealthz)
+	mux.Handle("GET /readyz", httpapi.Open, s.handleReadyz)
 	mux.HandleHTTP("GET /metrics", on(acl.VerbRead, acl.KindMetrics), s.metrics.handler())
 	mux.HandleHTTP("GET /metrics/etcd", on(acl.VerbRead, acl.KindMetrics), etcdMetrics())
-	mux.Handle("/", open, s.handleFallback)
+	mux.Handle("/", httpapi.Open, s.handleFallback)
 	return mux
 }
 
@@ -73,9 +73,9 @@ func (s *Server) handleFallback(w http.ResponseWriter, r *http.Request) error {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		return errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path)
+		return httpapi.Errorf(http.StatusMethodNotAllowed, "method %s not allowed on %s", r.Method, r.URL.Path)
 	}
-	return errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
+	return httpapi.Errorf(http.StatusNotFound, "no route for %s %s", r.Method, r.URL.Path)
 }
 
 // handleHealthz answers while the process serves; it does not look at etcd (see /readyz).

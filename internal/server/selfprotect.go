@@ -179,7 +179,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		leave, ok := s.sources.enter(src, isStream(r))
 		if !ok {
 			w.Header().Set("Retry-After", "1")
-			return errorf(http.StatusTooManyRequests, "429: %s has too many requests in flight (at most %d, and %d streams); retry when some end",
+			return httpapi.Errorf(http.StatusTooManyRequests, "429: %s has too many requests in flight (at most %d, and %d streams); retry when some end",
 				src, sourceRequests, sourceStreams)
 		}
 		defer leave()
@@ -195,13 +195,13 @@ func (s *Server) protect(next http.Handler) http.Handler {
 
 // bodyError turns what reading a guarded body failed with into the API's answer, or
 // returns nil when it is not one of the guard's.
-func bodyError(w http.ResponseWriter, err error) *apiError {
+func bodyError(w http.ResponseWriter, err error) *httpapi.Error {
 	switch {
 	case errors.Is(err, errBodyBudget):
 		w.Header().Set("Retry-After", "1")
-		return errorf(http.StatusServiceUnavailable, "503: %v; retry shortly", err)
+		return httpapi.Errorf(http.StatusServiceUnavailable, "503: %v; retry shortly", err)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return errorf(http.StatusRequestTimeout, "408: the body came slower than %d bytes a second", bodyMinRate)
+		return httpapi.Errorf(http.StatusRequestTimeout, "408: the body came slower than %d bytes a second", bodyMinRate)
 	}
 	return nil
 }

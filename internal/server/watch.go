@@ -19,7 +19,7 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	if v := r.URL.Query().Get("resourceVersion"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v)
+			return httpapi.Errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v)
 		}
 		from = n
 	}
