@@ -41,7 +41,7 @@ func hasError(errs FieldErrors, field, msg string) bool {
 func TestSeed001AsWrittenIsRejected(t *testing.T) {
 	docs, err := Parse(mustRead(t, "seed001_process.json"))
 	if err == nil {
-		t.Fatalf("seed 001 as written was accepted: %+v", docs)
+		t.Fatalf("the BCS process document as written was accepted: %+v", docs)
 	}
 	errs := fieldErrors(t, err)
 	const p0 = "spec.template.spec.processes[0]"
