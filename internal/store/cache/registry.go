@@ -110,9 +110,10 @@ func (r *Registry) Start(ctx context.Context) {
 }
 
 // run runs e's cache under Start's context if it is wanted, started and not yet
-// running; r.mu is held.
+// running; r.mu is held. Once that context has ended nothing more starts: a reader that
+// asks during shutdown gets a cache that never fills, and Wait is not raced by a new run.
 func (r *Registry) run(e *entry) {
-	if r.ctx == nil || !e.wanted || e.running {
+	if r.ctx == nil || r.ctx.Err() != nil || !e.wanted || e.running {
 		return
 	}
 	e.running = true

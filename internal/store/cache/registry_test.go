@@ -63,3 +63,22 @@ func waitSynced(t *testing.T, c *Cache) {
 		t.Fatalf("the %s cache did not sync", c.Kind())
 	}
 }
+
+// Once Start's context has ended, a kind asked for does not start: shutdown does not race
+// Wait with a new cache.
+func TestRegistryStartsNothingAfterItsContext(t *testing.T) {
+	r := NewRegistry(testStore, storetest.QuietLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	r.Start(ctx)
+	r.For(v4.KindNode)
+	if got := r.Kinds(); len(got) != 1 {
+		t.Fatalf("running before the end: %v, want the node cache", got)
+	}
+	cancel()
+	r.Wait()
+	r.For(v4.KindService)
+	if got := r.Kinds(); len(got) != 1 || got[0] != v4.KindNode {
+		t.Fatalf("running after the end: %v, want only the node cache that ran before", got)
+	}
+	r.Wait()
+}
