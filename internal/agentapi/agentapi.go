@@ -10,7 +10,6 @@ package agentapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -76,11 +75,12 @@ func New(cfg Config) (*API, error) {
 	if cfg.Caches == nil {
 		return nil, errors.New("no cache registry")
 	}
-	if !cfg.Caches.For(v4.KindTaskGroup).HasIndex(controller.IndexNode) {
-		return nil, fmt.Errorf("the task group cache has no %q index (declare the controllers' caches first)", controller.IndexNode)
+	tgs, err := cfg.Caches.ForIndexed(v4.KindTaskGroup, controller.IndexNode)
+	if err != nil {
+		return nil, err
 	}
 	a := &API{store: cfg.Store, log: cfg.Logger, bodies: cfg.Bodies, streams: cfg.Streams, ca: cfg.CA,
-		certLifetime: cfg.CertLifetime, nodeTTL: cfg.NodeTTL, taskGroupCache: cfg.Caches.For(v4.KindTaskGroup),
+		certLifetime: cfg.CertLifetime, nodeTTL: cfg.NodeTTL, taskGroupCache: tgs,
 		catalog: map[v4.Kind]*cache.Cache{}}
 	for _, k := range catalogKinds {
 		a.catalog[k] = cfg.Caches.For(k)

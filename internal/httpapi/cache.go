@@ -10,12 +10,10 @@ import (
 
 // Synced waits until c holds a full list, or ctx ends (503).
 func Synced(ctx context.Context, c *cache.Cache) error {
-	select {
-	case <-c.Synced():
-		return nil
-	case <-ctx.Done():
-		return Errorf(http.StatusServiceUnavailable, "the %s cache is not synced yet: %v", c.Kind(), ctx.Err())
+	if err := cache.WaitSynced(ctx, c); err != nil {
+		return Errorf(http.StatusServiceUnavailable, "the %s cache is not synced yet: %v", c.Kind(), err)
 	}
+	return nil
 }
 
 // CacheCurrent waits until c reflects every write to st that completed before the call

@@ -25,12 +25,11 @@ func (s *Server) useCaches(caches *cache.Registry) error {
 	if caches == nil {
 		return errors.New("server: no cache registry")
 	}
-	for _, index := range []string{indexNode, indexNamespace} {
-		if !caches.For(v4.KindTaskGroup).HasIndex(index) {
-			return fmt.Errorf("server: the task group cache has no %q index (declare the controllers' caches first)", index)
-		}
+	tgs, err := caches.ForIndexed(v4.KindTaskGroup, indexNode, indexNamespace)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
 	}
-	s.taskGroupCache = caches.For(v4.KindTaskGroup)
+	s.taskGroupCache = tgs
 	s.services = caches.For(v4.KindService)
 	return nil
 }

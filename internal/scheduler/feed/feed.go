@@ -145,10 +145,8 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 // listWatch lists c once it is synced and watches it from the list's revision, so nothing
 // between the list and the watch is lost.
 func listWatch(ctx context.Context, c *cache.Cache) ([]v4.Object, <-chan store.Event, error) {
-	select {
-	case <-c.Synced():
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	if err := cache.WaitSynced(ctx, c); err != nil {
+		return nil, nil, err
 	}
 	objs, rev, err := c.List("", "")
 	if err != nil {

@@ -65,7 +65,7 @@ func (r *Registry) Index(kind v4.Kind, name string, fn IndexFunc) error {
 	defer r.mu.Unlock()
 	e := r.entry(kind)
 	if e.running {
-		if !e.cache.HasIndex(name) {
+		if !e.cache.hasIndex(name) {
 			return fmt.Errorf("cache of %s: index %q asked for after the cache started", kind, name)
 		}
 		return nil
@@ -93,6 +93,35 @@ func (r *Registry) For(kind v4.Kind) *Cache {
 	e.wanted = true
 	r.run(e)
 	return e.cache
+}
+
+// ForIndexed is For of a reader that reads kind by the indexes names: an error names the
+// first the cache lacks (its declaration, such as controller.RegisterCaches, did not run
+// before this reader was wired).
+func (r *Registry) ForIndexed(kind v4.Kind, names ...string) (*Cache, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.entry(kind)
+	for _, name := range names {
+		if !e.cache.hasIndex(name) {
+			return nil, fmt.Errorf("the %s cache has no %q index (declare its readers' indexes first)", kind, name)
+		}
+	}
+	e.wanted = true
+	r.run(e)
+	return e.cache, nil
+}
+
+// WaitSynced waits until every cache of caches holds a full list, or ctx ends (its error).
+func WaitSynced(ctx context.Context, caches ...*Cache) error {
+	for _, c := range caches {
+		select {
+		case <-c.Synced():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // Start runs the caches asked for so far, and from then on those asked for later, until
@@ -128,21 +157,8 @@ func (r *Registry) run(e *entry) {
 // Wait returns once every cache Start ran has stopped (after Start's context ended).
 func (r *Registry) Wait() { r.running.Wait() }
 
-// Kinds returns the kinds whose caches run.
-func (r *Registry) Kinds() []v4.Kind {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []v4.Kind
-	for kind, e := range r.caches {
-		if e.running {
-			out = append(out, kind)
-		}
-	}
-	return out
-}
-
-// HasIndex reports whether the cache keeps index name.
-func (c *Cache) HasIndex(name string) bool {
+// hasIndex reports whether the cache keeps index name.
+func (c *Cache) hasIndex(name string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	_, ok := c.cfg.Indexes[name]

@@ -82,3 +82,16 @@ func TestRegistryStartsNothingAfterItsContext(t *testing.T) {
 	}
 	r.Wait()
 }
+
+// Kinds returns the kinds whose caches run (the tests' view of a registry).
+func (r *Registry) Kinds() []v4.Kind {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []v4.Kind
+	for kind, e := range r.caches {
+		if e.running {
+			out = append(out, kind)
+		}
+	}
+	return out
+}
