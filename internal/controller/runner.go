@@ -46,7 +46,7 @@ func (l loop) run(ctx context.Context) error {
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if !synced(ctx, l.caches...) {
+	if cache.WaitSynced(ctx, l.caches...) != nil {
 		return nil
 	}
 	if l.start != nil {
@@ -62,18 +62,6 @@ func (l loop) run(ctx context.Context) error {
 	}
 	l.work(ctx)
 	return nil
-}
-
-// synced waits until every cache holds a full list; false when ctx ended first.
-func synced(ctx context.Context, caches ...*cache.Cache) bool {
-	for _, c := range caches {
-		select {
-		case <-c.Synced():
-		case <-ctx.Done():
-			return false
-		}
-	}
-	return true
 }
 
 // resyncLoop hands every object of caches to handle every resyncEvery until ctx ends.
@@ -109,7 +97,12 @@ func watchCache(ctx context.Context, c *cache.Cache, log *slog.Logger, fresh fun
 			fresh()
 		}
 		for ev := range ch {
-			if ev.Object != nil {
+			switch {
+			case ev.Type == store.Error:
+				// The cache cut a watcher that fell behind; the next watch adds every
+				// object again.
+				log.Warn("cache watch ended; watching again", "kind", string(c.Kind()), "err", ev.Err)
+			case ev.Object != nil:
 				handle(ev)
 			}
 		}
