@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,16 +184,22 @@ func (m *Manager) Problem(tg *v4.TaskGroup) string {
 	if len(tg.Spec.GPUs) == 0 {
 		return ""
 	}
-	cards := m.Inventory()
+	// Called for every status report: the cards are read in place, not copied.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	var problems []string
 	for _, held := range tg.Spec.GPUs {
-		i := slices.IndexFunc(cards, func(c v4.NodeGPU) bool { return c.UUID == held.UUID })
+		i := slices.IndexFunc(m.cards, func(c v4.NodeGPU) bool { return c.UUID == held.UUID })
+		why := ""
+		if i >= 0 {
+			why = cmp.Or(m.cards[i].Unhealthy, m.unhealthy[held.UUID])
+		}
 		var p string
 		switch {
 		case i < 0:
 			p = fmt.Sprintf("GPU %d (%s) is gone from the node", held.Index, held.UUID)
-		case cards[i].Unhealthy != "":
-			p = fmt.Sprintf("GPU %d (%s) is unhealthy: %s", held.Index, held.UUID, cards[i].Unhealthy)
+		case why != "":
+			p = fmt.Sprintf("GPU %d (%s) is unhealthy: %s", held.Index, held.UUID, why)
 		default:
 			continue
 		}
