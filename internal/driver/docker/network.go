@@ -106,6 +106,9 @@ func endpointConfig(mode string, user bool, x paramExtras) (*network.NetworkingC
 		if err != nil {
 			return nil, fmt.Errorf("parameter ip=%s: %w", x.ip, err)
 		}
+		if !ip.Is4() {
+			return nil, fmt.Errorf("parameter ip=%s: give an IPv4 address", x.ip)
+		}
 		ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: ip}
 	}
 	if x.mac != nil {

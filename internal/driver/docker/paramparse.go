@@ -129,6 +129,9 @@ func parseAddrs(list []string) ([]netip.Addr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if a.Zone() != "" { // as the node's own servers (applyDNS): no scoped addresses
+			return nil, fmt.Errorf("%s: an address with a zone is not a resolver address", s)
+		}
 		out = append(out, a)
 	}
 	return out, nil

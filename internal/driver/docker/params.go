@@ -211,8 +211,14 @@ var paramTable = map[string]paramFunc{
 	},
 	"mac-address": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
 		mac, err := net.ParseMAC(v)
+		if err != nil {
+			return err
+		}
+		if len(mac) != 6 || mac[0]&1 != 0 { // one Ethernet interface's: 48 bits, unicast
+			return fmt.Errorf("%s: give a unicast 48-bit Ethernet address", v)
+		}
 		x.mac = mac
-		return err
+		return nil
 	},
 	"label": func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
 		k, _, _ := strings.Cut(v, "=")

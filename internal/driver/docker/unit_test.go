@@ -240,12 +240,22 @@ func TestEndpointConfig(t *testing.T) {
 		{"mynet", true, paramExtras{ip: "10.1.0"}, "parameter ip=10.1.0:"},
 		{"host", false, paramExtras{mac: mac}, "conflicting options: mac-address and the network mode"},
 		{"none", false, paramExtras{ip: "10.1.0.5", mac: mac}, "parameter ip=10.1.0.5 needs a user network, not none"},
+		{"mynet", true, paramExtras{ip: "fe80::1%eth0"}, "give an IPv4 address"},
+		{"mynet", true, paramExtras{ip: "2001:db8::5"}, "give an IPv4 address"},
 	} {
 		if _, err := endpointConfig(bad.mode, bad.user, bad.x); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s %+v: %v, want %q", bad.mode, bad.x, err, bad.want)
 		}
 	}
-	if _, err := applyParameters([]v4.Parameter{{Key: "mac-address", Value: "02:42"}}, nil, &container.Config{}, &container.HostConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "mac-address") {
-		t.Errorf("a bad MAC address: %v", err)
+	// A tenant's MAC and resolvers: one unicast Ethernet address, no scoped resolvers.
+	for _, p := range []v4.Parameter{
+		{Key: "mac-address", Value: "02:42"},
+		{Key: "mac-address", Value: "01:00:5e:00:00:01"},
+		{Key: "mac-address", Value: "02:42:ac:11:00:09:00:01"},
+		{Key: "dns", Value: "fe80::1%eth0"},
+	} {
+		if _, err := applyParameters([]v4.Parameter{p}, nil, &container.Config{}, &container.HostConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), p.Key) {
+			t.Errorf("%s=%s: %v, want an error naming it", p.Key, p.Value, err)
+		}
 	}
 }
