@@ -170,8 +170,6 @@ func (a *API) recordPhase(tg *v4.TaskGroup) {
 	a.store.QueueEvent(rec)
 }
 
-// handleAgentReport writes every status of a full report and answers the task groups
-// the server does not have, or that are bound to another node: the agent stops those.
 // reportUnchanged reports whether the shared cache already holds a task group of node
 // with a status the report would not change: a full report then reads nothing from etcd
 // for it (most of a report, most of the time). A cache a moment behind at worst delays a
@@ -189,6 +187,8 @@ func (a *API) reportUnchanged(ns, name, node string, st v4.TaskGroupStatus) bool
 	return !statusNeeded(tg.Status, st)
 }
 
+// handleAgentReport writes every status of a full report and answers the task groups
+// the server does not have, or that are bound to another node: the agent stops those.
 func (a *API) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
 	node := r.PathValue("name")
 	body, err := a.bodies.Read(w, r)

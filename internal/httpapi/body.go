@@ -38,8 +38,10 @@ func (b Bodies) Read(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, Errorf(http.StatusRequestEntityTooLarge, "the body is over the limit of %d bytes", mbe.Limit)
 		}
-		if ae := b.Refused(w, err); ae != nil {
-			return nil, ae
+		if b.Refused != nil {
+			if ae := b.Refused(w, err); ae != nil {
+				return nil, ae
+			}
 		}
 		return nil, Errorf(http.StatusBadRequest, "read the body: %v", err)
 	}
