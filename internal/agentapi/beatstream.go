@@ -122,9 +122,7 @@ func (a *API) endBeatStream(w http.ResponseWriter, r *http.Request, rc *http.Res
 	if ae.Code >= 500 {
 		a.log.Error("heartbeat stream failed", "node", r.PathValue("name"), "code", ae.Code, "err", err)
 	}
-	writeBeatLine(w, rc, struct {
-		Error *httpapi.Error `json:"error"`
-	}{ae})
+	writeBeatLine(w, rc, v4.ErrorBody{Error: (*v4.Status)(ae)})
 }
 
 // writeBeatLine writes one line of the answer and flushes it; false when it failed.

@@ -11,14 +11,6 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// catalogBody is the answer to an agent's list of the catalog: every service and every
-// endpoints object, each kind with the revision to watch it from.
-type catalogBody struct {
-	Kind      string           `json:"kind"`
-	Services  httpapi.ListBody `json:"services"`
-	Endpoints httpapi.ListBody `json:"endpoints"`
-}
-
 // handleAgentCatalog lists, or watches (?watch=true), every service and endpoints object
 // of the cluster for an agent, from the server's shared caches: five thousand agents
 // following them cost no etcd watch each, and one connection each (an agent holds
@@ -77,7 +69,7 @@ func (a *API) listCatalog(w http.ResponseWriter, r *http.Request) error {
 		}
 		lists[k] = httpapi.ListBody{Kind: "List", ResourceVersion: strconv.FormatInt(rev, 10), Items: items}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, catalogBody{Kind: "Catalog", Services: lists[v4.KindService], Endpoints: lists[v4.KindEndpoint]})
+	httpapi.WriteJSON(w, http.StatusOK, v4.Catalog[v4.Object]{Kind: "Catalog", Services: lists[v4.KindService], Endpoints: lists[v4.KindEndpoint]})
 	return nil
 }
 

@@ -70,9 +70,7 @@ type Catalog struct {
 // AgentCatalog lists every service and endpoints object for an agent, with the revision
 // of each kind's read.
 func (c *Client) AgentCatalog(ctx context.Context) (*Catalog, error) {
-	var body struct {
-		Services, Endpoints listBody
-	}
+	var body v4.Catalog[json.RawMessage]
 	if err := c.doJSON(ctx, request{method: http.MethodGet, path: agentCatalogPath}, &body); err != nil {
 		return nil, err
 	}

@@ -115,7 +115,7 @@ func (s *HeartbeatStream) readAcks(resp *http.Response) {
 	lines := bufio.NewScanner(resp.Body)
 	lines.Buffer(make([]byte, 0, 256), maxErrorBody)
 	for lines.Scan() {
-		var line errorBody
+		var line v4.ErrorBody
 		if err := json.Unmarshal(lines.Bytes(), &line); err != nil {
 			s.end(fmt.Errorf("heartbeat stream: an answer line is not JSON: %w", err))
 			return

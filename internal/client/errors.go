@@ -44,16 +44,6 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// errorBody is the JSON shape of an error answer.
-type errorBody struct {
-	Error *struct {
-		Code    int             `json:"code"`
-		Reason  string          `json:"reason"`
-		Message string          `json:"message"`
-		Details []v4.FieldError `json:"details"`
-	} `json:"error"`
-}
-
 // maxErrorBody bounds how much of an error answer is read: error bodies are small, and a
 // misbehaving proxy must not make the client buffer a huge page.
 const maxErrorBody = 1 << 20
@@ -63,7 +53,7 @@ const maxErrorBody = 1 << 20
 func decodeError(resp *http.Response) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &APIError{Status: resp.StatusCode, Reason: reasonFor(resp.StatusCode)}
-	var body errorBody
+	var body v4.ErrorBody
 	if err := json.Unmarshal(data, &body); err == nil && body.Error != nil {
 		if body.Error.Reason != "" {
 			e.Reason = body.Error.Reason
@@ -190,13 +180,6 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// streamErrorLine is the last line of a stream the server ends (docs/api.md, Watch).
-type streamErrorLine struct {
-	Type            string `json:"type"`
-	ResourceVersion string `json:"resourceVersion"`
-	errorBody
-}
-
 // streamError returns the *APIError that an ERROR line of a watch stream carries (a 410
 // when the client fell behind), or nil when line is an ordinary event. The server writes
 // the type first, so every other line, however large, is told apart by its first bytes.
@@ -204,7 +187,7 @@ func streamError(line []byte) error {
 	if !bytes.HasPrefix(line, []byte(`{"type":"ERROR"`)) {
 		return nil
 	}
-	var l streamErrorLine
+	var l v4.WatchErrorLine
 	if json.Unmarshal(line, &l) != nil || l.Type != EventError || l.Error == nil {
 		return nil
 	}

@@ -28,11 +28,7 @@ func eventQuery(f v4.EventFilter) url.Values {
 
 // EventPage is one page of GET /v1/events. Continue, when set, asks for the next page;
 // every page of one list reads the same ResourceVersion.
-type EventPage struct {
-	Items           []v4.Event `json:"items"`
-	Continue        string     `json:"continue"`
-	ResourceVersion string     `json:"resourceVersion"`
-}
+type EventPage = v4.EventList
 
 // eventPageSize is the page size Events asks for: few round trips, bounded answers.
 const eventPageSize = 1000

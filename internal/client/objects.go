@@ -18,12 +18,8 @@ type ObjectList struct {
 	Items           []v4.Object
 }
 
-// listBody is the JSON shape of a List answer.
-type listBody struct {
-	Kind            string            `json:"kind"`
-	ResourceVersion string            `json:"resourceVersion"`
-	Items           []json.RawMessage `json:"items"`
-}
+// listBody is a List answer read before its items are decoded into their kind.
+type listBody = v4.List[json.RawMessage]
 
 // Get returns one object.
 func (c *Client) Get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, error) {

@@ -20,7 +20,7 @@ const (
 	EventDeleted  = "DELETED"
 	// EventError is delivered once, last, when the stream breaks for a reason other than
 	// the caller's context ending; Err says why.
-	EventError = "ERROR"
+	EventError = v4.WatchErrorType
 )
 
 // WatchEvent is one change of one object.
@@ -89,10 +89,7 @@ func decodeWatchEvent(line []byte, kind v4.Kind) (WatchEvent, error) {
 	if err := streamError(line); err != nil {
 		return WatchEvent{}, err
 	}
-	var raw struct {
-		Type   string          `json:"type"`
-		Object json.RawMessage `json:"object"`
-	}
+	var raw v4.WatchLine[json.RawMessage]
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return WatchEvent{}, fmt.Errorf("decode event: %w", err)
 	}

@@ -12,39 +12,15 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// Error is an error with its HTTP status, written as the JSON envelope of docs/api.md.
-type Error struct {
-	Code    int             `json:"code"`
-	Reason  string          `json:"reason"`
-	Message string          `json:"message"`
-	Details []v4.FieldError `json:"details,omitempty"`
-}
+// Error is an error with its HTTP status, written as the JSON envelope of docs/api.md
+// (v4.Status on the wire).
+type Error v4.Status
 
 func (e *Error) Error() string { return e.Message }
 
-// reasons maps statuses to the reason words of docs/api.md.
-var reasons = map[int]string{
-	http.StatusBadRequest:            "BadRequest",
-	http.StatusUnauthorized:          "Unauthorized",
-	http.StatusForbidden:             "Forbidden",
-	http.StatusNotFound:              "NotFound",
-	http.StatusMethodNotAllowed:      "MethodNotAllowed",
-	http.StatusRequestTimeout:        "Timeout",
-	http.StatusConflict:              "Conflict",
-	http.StatusGone:                  "Gone",
-	http.StatusRequestEntityTooLarge: "TooLarge",
-	http.StatusUnprocessableEntity:   "Invalid",
-	http.StatusLocked:                "Locked",
-	http.StatusTooManyRequests:       "TooManyRequests",
-	http.StatusInternalServerError:   "Internal",
-	http.StatusBadGateway:            "BadGateway",
-	http.StatusServiceUnavailable:    "Unavailable",
-	http.StatusInsufficientStorage:   "InsufficientStorage",
-}
-
 // Errorf is an Error of status code with a formatted message.
 func Errorf(code int, format string, args ...any) *Error {
-	return &Error{Code: code, Reason: reasons[code], Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Reason: v4.ReasonFor(code), Message: fmt.Sprintf(format, args...)}
 }
 
 // WithDetail adds a field detail, for the 400s of mismatched kind, namespace or name.
@@ -78,7 +54,7 @@ func FromError(err error) *Error {
 	case errors.Is(err, store.ErrQuotaExceeded):
 		code = http.StatusForbidden // the namespace's limit, as Kubernetes' ResourceQuota
 	}
-	return &Error{Code: code, Reason: reasons[code], Message: err.Error()}
+	return &Error{Code: code, Reason: v4.ReasonFor(code), Message: err.Error()}
 }
 
 // HandlerFunc is a route's handler. An error it returns is answered by Errors.Serve, with
@@ -117,13 +93,7 @@ func (e Errors) Write(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Context().Err() != nil && errors.Is(err, context.Canceled) {
 		return // the client went away; nobody reads the answer
 	}
-	WriteJSON(w, ae.Code, ErrorBody{ae})
-}
-
-// ErrorBody is the envelope of an error answer, and the last line of a stream that
-// ends with an error.
-type ErrorBody struct {
-	Error *Error `json:"error"`
+	WriteJSON(w, ae.Code, v4.ErrorBody{Error: (*v4.Status)(ae)})
 }
 
 // WriteJSON writes v with status code.

@@ -10,12 +10,8 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// ListBody is the answer of a list.
-type ListBody struct {
-	Kind            string      `json:"kind"`
-	ResourceVersion string      `json:"resourceVersion"`
-	Items           []v4.Object `json:"items"`
-}
+// ListBody is the answer of a list of objects.
+type ListBody = v4.List[v4.Object]
 
 // Validate is the 422 listing every field of obj at fault (v4.Validate), or nil.
 func Validate(obj v4.Object) error {

@@ -11,20 +11,6 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// watchLine is one line of an object watch stream.
-type watchLine struct {
-	Type   store.EventType `json:"type"`
-	Object v4.Object       `json:"object"`
-}
-
-// ErrorLine is the last line of a stream the server ends (docs/api.md, Watch): a client
-// that fell behind gets 410 with the resourceVersion to watch again from.
-type ErrorLine struct {
-	Type            store.EventType `json:"type"`
-	Error           *Error          `json:"error"`
-	ResourceVersion string          `json:"resourceVersion,omitempty"`
-}
-
 // StreamWriteTimeout is how long one write of a stream may wait for its client: a
 // client that stops reading for longer is cut off, which frees what its stream holds.
 var StreamWriteTimeout = 30 * time.Second // a variable for the tests
@@ -34,13 +20,13 @@ func ObjectLine(ev store.Event) any {
 	if ev.Type == store.Error {
 		return NewErrorLine(ev.Err, ev.Revision)
 	}
-	return watchLine{Type: ev.Type, Object: ev.Object}
+	return v4.WatchLine[v4.Object]{Type: string(ev.Type), Object: ev.Object}
 }
 
 // NewErrorLine is the line that ends a stream with err; rev, when set, is the revision
 // to watch again from.
-func NewErrorLine(err error, rev int64) ErrorLine {
-	l := ErrorLine{Type: store.Error, Error: FromError(err)}
+func NewErrorLine(err error, rev int64) v4.WatchErrorLine {
+	l := v4.WatchErrorLine{Type: string(store.Error), Error: (*v4.Status)(FromError(err))}
 	if rev > 0 {
 		l.ResourceVersion = strconv.FormatInt(rev, 10)
 	}

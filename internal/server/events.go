@@ -10,15 +10,6 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// eventListBody is one page of GET /v1/events: Continue asks for the next one, every
-// page of a list reads ResourceVersion (docs/api.md, "Events").
-type eventListBody struct {
-	Kind            string     `json:"kind"`
-	ResourceVersion string     `json:"resourceVersion"`
-	Continue        string     `json:"continue,omitempty"`
-	Items           []v4.Event `json:"items"`
-}
-
 // handleEvents lists event records a page at a time, or streams new ones as NDJSON with
 // watch=true.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
@@ -55,7 +46,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if items == nil {
 		items = []v4.Event{}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, eventListBody{Kind: "EventList", ResourceVersion: strconv.FormatInt(page.Revision, 10),
+	httpapi.WriteJSON(w, http.StatusOK, v4.EventList{Kind: "EventList", ResourceVersion: strconv.FormatInt(page.Revision, 10),
 		Continue: page.Continue, Items: items})
 	return nil
 }

@@ -51,7 +51,7 @@ func TestTenantFanOutsStayInItsNamespace(t *testing.T) {
 		})
 	}
 	r := callAs(t, "", http.MethodGet, url+"/v1/events?namespace=nt", "", tenant)
-	var list eventListBody
+	var list v4.EventList
 	if err := json.Unmarshal(r.body, &list); err != nil {
 		t.Fatal(err)
 	}

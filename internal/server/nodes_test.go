@@ -161,7 +161,7 @@ func TestNodePatch(t *testing.T) {
 	storetest.FlushEvents(t, testStore)
 	r = call(t, http.MethodGet, url+"/v1/events?kind=node&name=n1", "")
 	wantStatus(t, r, http.StatusOK)
-	var events eventListBody
+	var events v4.EventList
 	if err := json.Unmarshal(r.body, &events); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -122,11 +121,11 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	if len(lines) == 0 || len(lines) > writes {
 		t.Fatalf("the slow client got %d lines, want fewer than %d and an ERROR", len(lines), writes)
 	}
-	var last httpapi.ErrorLine
+	var last v4.WatchErrorLine
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
 		t.Fatal(err)
 	}
-	if last.Type != store.Error || last.Error == nil || last.Error.Code != http.StatusGone || last.ResourceVersion == "" ||
+	if last.Type != string(store.Error) || last.Error == nil || last.Error.Code != http.StatusGone || last.ResourceVersion == "" ||
 		!strings.Contains(last.Error.Message, "resourceVersion="+last.ResourceVersion) {
 		t.Fatalf("last line %.300s, want an ERROR 410 naming the resourceVersion", lines[len(lines)-1])
 	}
