@@ -47,7 +47,8 @@ func (m *Mux) Pattern(r *http.Request) string {
 	return pattern
 }
 
-// Patterns are the registered patterns, in the order of registration.
+// Patterns are the registered patterns, in the order of registration. Each is there once:
+// http.ServeMux refuses (panics on) a pattern registered twice, at start-up.
 func (m *Mux) Patterns() []string { return m.patterns }
 
 // Access is the access pattern was registered with; false when it was not.
@@ -55,6 +56,3 @@ func (m *Mux) Access(pattern string) (Access, bool) {
 	a, ok := m.access[pattern]
 	return a, ok
 }
-
-// Routes is the number of patterns with an access (a pattern registered twice counts once).
-func (m *Mux) Routes() int { return len(m.access) }

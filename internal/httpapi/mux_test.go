@@ -27,8 +27,8 @@ func TestMuxRegistersAccess(t *testing.T) {
 	if want := []string{"GET /open open", "GET /node node"}; !slices.Equal(guarded, want) {
 		t.Fatalf("guarded %v, want %v", guarded, want)
 	}
-	if a, found := m.Access("GET /node"); !found || a.Guard != GuardNode || m.Routes() != 2 || !slices.Equal(m.Patterns(), []string{"GET /open", "GET /node"}) {
-		t.Fatalf("access %+v %v, %d routes, patterns %v", a, found, m.Routes(), m.Patterns())
+	if a, found := m.Access("GET /node"); !found || a.Guard != GuardNode || !slices.Equal(m.Patterns(), []string{"GET /open", "GET /node"}) {
+		t.Fatalf("access %+v %v, patterns %v", a, found, m.Patterns())
 	}
 	for path, code := range map[string]int{"/open": http.StatusNoContent, "/node": http.StatusUnauthorized} {
 		rec := httptest.NewRecorder()

@@ -42,9 +42,6 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser,
 		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
 	}
-	if srv.mux.Routes() != len(srv.mux.Patterns()) {
-		t.Errorf("%d patterns, %d with access: a pattern registered twice?", len(srv.mux.Patterns()), srv.mux.Routes())
-	}
 	for _, p := range srv.mux.Patterns() {
 		a, ok := srv.mux.Access(p)
 		switch {
