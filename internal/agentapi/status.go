@@ -199,10 +199,18 @@ func (a *API) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeStrict(body, &rep); err != nil {
 		return httpapi.Errorf(http.StatusBadRequest, "the body is not a report: %v", err)
 	}
+	// A task group reported twice would be written twice: an agent reports each once, and
+	// a body of one task group repeated would make the server write it thousands of times.
+	seen := make(map[v4.TaskGroupRef]bool, len(rep.TaskGroups))
 	for i, tr := range rep.TaskGroups {
-		if tr.Namespace == "" || tr.Name == "" {
+		ref := v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name}
+		switch {
+		case tr.Namespace == "" || tr.Name == "":
 			return httpapi.Errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i)
+		case seen[ref]:
+			return httpapi.Errorf(http.StatusBadRequest, "taskGroups[%d]: %s/%s is reported twice", i, tr.Namespace, tr.Name)
 		}
+		seen[ref] = true
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()

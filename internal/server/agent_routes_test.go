@@ -306,6 +306,17 @@ func TestAgentReport(t *testing.T) {
 	if strings.TrimSpace(string(r.body)) != `{"unknown":[]}` {
 		t.Fatalf("empty report: %s", r.body)
 	}
+	// One task group repeated is refused whole: nothing of the report is written.
+	twice := `{"taskGroups":[{"namespace":"ns","name":"0.web.ns.c.1","status":{"phase":"Failed"}},` +
+		`{"namespace":"ns","name":"0.web.ns.c.1","status":{"phase":"Failed"}}]}`
+	r = agentCall(t, http.MethodPost, url+"/v1/agent/nodes/n1/report", twice)
+	wantStatus(t, r, http.StatusBadRequest)
+	if !strings.Contains(string(r.body), "taskGroups[1]: ns/0.web.ns.c.1 is reported twice") {
+		t.Fatalf("repeated task group: %s", r.body)
+	}
+	if getTaskGroup(t, "ns", "0.web.ns.c.1").Status.Phase != v4.StatusRunning {
+		t.Fatal("a refused report wrote a status")
+	}
 }
 
 func TestAgentConfigMapsAndSecrets(t *testing.T) {
