@@ -48,12 +48,8 @@ func (p *pod) pluginDevices(ctx context.Context, t *driver.Task, res *v4.Resourc
 		return nil, fmt.Errorf("devices: %w", err)
 	}
 	if c := t.Setup; c != nil { // a process gets the env alone
-		for _, m := range setup.Mounts {
-			c.Volumes = append(c.Volumes, driver.Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
-		}
-		for _, d := range setup.Devices {
-			c.Devices = append(c.Devices, driver.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Permissions: d.Permissions})
-		}
+		c.Volumes = append(c.Volumes, setup.Mounts...)
+		c.Devices = append(c.Devices, setup.Devices...)
 		c.CDIDevices = append(c.CDIDevices, setup.CDIDevices...)
 	}
 	env := make([]envVar, 0, len(setup.Env))

@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	pluginapi "k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // maxAllocateItems bounds the env, mounts and devices one Allocate answer may give.
@@ -18,21 +20,10 @@ type Allocation struct {
 	Resource  string
 	DeviceIDs []string
 	Env       map[string]string
-	Mounts    []Mount
-	Devices   []DeviceSpec
+	Mounts    []driver.Mount
+	Devices   []driver.Device
 	// CDIDevices are fully qualified CDI device names, for a runtime that resolves them.
 	CDIDevices []string
-}
-
-// Mount is a host path the plugin wants in the container.
-type Mount struct {
-	HostPath, ContainerPath string
-	ReadOnly                bool
-}
-
-// DeviceSpec is a device node the plugin wants in the container.
-type DeviceSpec struct {
-	HostPath, ContainerPath, Permissions string
 }
 
 // Allocate gives task n devices of the resource: the ones it already holds (a restart),
@@ -153,10 +144,10 @@ func (m *Manager) allocate(ctx context.Context, p *registered, ids []string) (Al
 	}
 	a := Allocation{Resource: p.resource, DeviceIDs: ids, Env: maps.Clone(c.Envs)}
 	for _, mt := range c.Mounts {
-		a.Mounts = append(a.Mounts, Mount{HostPath: mt.HostPath, ContainerPath: mt.ContainerPath, ReadOnly: mt.ReadOnly})
+		a.Mounts = append(a.Mounts, driver.Mount{HostPath: mt.HostPath, ContainerPath: mt.ContainerPath, ReadOnly: mt.ReadOnly})
 	}
 	for _, d := range c.Devices {
-		a.Devices = append(a.Devices, DeviceSpec{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Permissions: d.Permissions})
+		a.Devices = append(a.Devices, driver.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Permissions: d.Permissions})
 	}
 	for _, d := range c.CdiDevices {
 		a.CDIDevices = append(a.CDIDevices, d.Name)

@@ -16,6 +16,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/devices/plugin/plugintest"
+	"github.com/berthhq/berth/internal/driver"
 )
 
 func startManager(t *testing.T) (*Manager, string, chan struct{}) {
@@ -75,7 +76,7 @@ func TestRegisterListAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Join(a.DeviceIDs, ",") != "d0,d2" || a.Env["TEST_DEVICES"] != "d0,d2" || len(a.Devices) != 2 ||
-		a.Devices[1] != (DeviceSpec{HostPath: "/devs/d2", ContainerPath: "/dev/d2", Permissions: "rw"}) || len(a.Mounts) != 1 || p.Prestarts.Load() != 1 {
+		a.Devices[1] != (driver.Device{HostPath: "/devs/d2", ContainerPath: "/dev/d2", Permissions: "rw"}) || len(a.Mounts) != 1 || p.Prestarts.Load() != 1 {
 		t.Fatalf("allocation %+v (the plugin preferred d2 and d0)", a)
 	}
 	// The same task again (a restart) keeps its devices.
@@ -134,7 +135,7 @@ func TestRegisterRefusals(t *testing.T) {
 }
 
 // TestAllocateTaskAndDescribe: a task's devices of every plugin resource it asks for
-// (others skipped), recorded through Options.Held; the node described with the
+// (others skipped), recorded through Options.Held once; the node described with the
 // plugins' resources beside its own.
 func TestAllocateTaskAndDescribe(t *testing.T) {
 	m, dir, _ := startManager(t)
@@ -161,5 +162,14 @@ func TestAllocateTaskAndDescribe(t *testing.T) {
 	}
 	if group != "ns/tg" || task != "ns.tg.a" || len(held) != 1 || strings.Join(held["example.com/dev"], ",") != "d0,d2" {
 		t.Fatalf("recorded %s %s %v", group, task, held)
+	}
+	// The task started again keeps its devices, and nothing new is recorded.
+	held = nil
+	again, err := m.AllocateTask(context.Background(), "ns/tg", "ns.tg.a", map[string]int{"example.com/dev": 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Env["TEST_DEVICES"] != "d0,d2" || held != nil {
+		t.Fatalf("started again: devices %+v, recorded %v", again, held)
 	}
 }

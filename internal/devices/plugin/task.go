@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // Describe adds the plugins' resources to the node the agent registers: every device
@@ -27,20 +28,22 @@ func (m *Manager) Describe(n *v4.Node) {
 }
 
 // TaskDevices are what a task's devices of every plugin need: env (set over the spec's),
-// mounts, device nodes and CDI devices.
+// mounts, device nodes and CDI devices, in the driver's terms.
 type TaskDevices struct {
 	Env        map[string]string
-	Mounts     []Mount
-	Devices    []DeviceSpec
+	Mounts     []driver.Mount
+	Devices    []driver.Device
 	CDIDevices []string
 }
 
 // AllocateTask gives a task of a task group (group is its namespace/name) its devices of
 // each resource it asks for, by name and count, in the order of the names; a resource no
 // plugin serves is skipped (a counted resource the operator declared, not a plugin's).
-// What the task then holds goes to Options.Held.
+// What the task then holds goes to Options.Held when it changed (a task started again
+// keeps the devices it held, and its checkpoint is not written again).
 func (m *Manager) AllocateTask(ctx context.Context, group, task string, asks map[string]int) (TaskDevices, error) {
 	var out TaskDevices
+	before := m.Held(task)
 	for _, resource := range slices.Sorted(maps.Keys(asks)) {
 		if !m.Has(resource) {
 			continue
@@ -57,8 +60,8 @@ func (m *Manager) AllocateTask(ctx context.Context, group, task string, asks map
 		out.Devices = append(out.Devices, a.Devices...)
 		out.CDIDevices = append(out.CDIDevices, a.CDIDevices...)
 	}
-	if m.held != nil {
-		m.held(group, task, m.Held(task))
+	if after := m.Held(task); m.held != nil && !maps.EqualFunc(before, after, slices.Equal) {
+		m.held(group, task, after)
 	}
 	return out, nil
 }
