@@ -28,7 +28,7 @@ func (a *API) handleAgentCatalog(w http.ResponseWriter, r *http.Request) error {
 	}
 	from := map[v4.Kind]int64{}
 	for _, k := range catalogKinds {
-		if from[k], err = resourceVersionParam(k.Plural(), q.Get(k.Plural())); err != nil {
+		if from[k], err = httpapi.RevisionParam(k.Plural(), q.Get(k.Plural())); err != nil {
 			return err
 		}
 	}
@@ -101,16 +101,4 @@ func mergeEvents(ctx context.Context, chans []<-chan store.Event) <-chan store.E
 		close(out)
 	}()
 	return out
-}
-
-// resourceVersionParam parses a revision parameter (0 when absent).
-func resourceVersionParam(name, v string) (int64, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, httpapi.Errorf(http.StatusBadRequest, "%s %q is not a non-negative integer (a resourceVersion)", name, v)
-	}
-	return n, nil
 }

@@ -50,7 +50,7 @@ func (a *API) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) erro
 // never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
 // cache's history answers 410: the agent lists again.
 func (a *API) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node string) error {
-	from, err := resourceVersionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
+	from, err := httpapi.RevisionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
 	if err != nil {
 		return err
 	}

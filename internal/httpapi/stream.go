@@ -11,6 +11,19 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
+// RevisionParam is the revision a watch starts from, given as the query parameter name
+// with value v (0 when absent).
+func RevisionParam(name, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, Errorf(http.StatusBadRequest, "%s=%q is not a resourceVersion (a non-negative integer)", name, v)
+	}
+	return n, nil
+}
+
 // StreamWriteTimeout is how long one write of a stream may wait for its client: a
 // client that stops reading for longer is cut off, which frees what its stream holds.
 var StreamWriteTimeout = 30 * time.Second // a variable for the tests

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -15,13 +14,9 @@ import (
 
 // watchObjects streams the changes of a kind as NDJSON (docs/api.md, Watch).
 func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) error {
-	var from int64
-	if v := r.URL.Query().Get("resourceVersion"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return httpapi.Errorf(http.StatusBadRequest, "resourceVersion %q is not a non-negative integer", v)
-		}
-		from = n
+	from, err := httpapi.RevisionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		return err
 	}
 	// A watch takes the filters that do not depend on status: one that hid objects
 	// leaving a phase would never tell the client they left.
