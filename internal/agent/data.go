@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
@@ -52,17 +51,8 @@ func (a *Agent) secretUser(ns, name string) string {
 		if tg.Metadata.Namespace != ns {
 			continue
 		}
-		p := &tg.Spec.Template.Spec
-		ref := func(r v4.SecretRef) bool { return r.SecretName == name }
-		for _, c := range p.Containers {
-			if slices.ContainsFunc(c.Secrets, ref) {
-				return tg.Metadata.Name
-			}
-		}
-		for _, t := range p.Processes {
-			if slices.ContainsFunc(t.Secrets, ref) {
-				return tg.Metadata.Name
-			}
+		if tg.Spec.Template.Spec.Names(v4.KindSecret, name) {
+			return tg.Metadata.Name
 		}
 	}
 	return ""

@@ -157,7 +157,7 @@ func (s *Server) checkConfigDelete(ctx context.Context, r *http.Request, kind v4
 			return fmt.Errorf("list the %s that may use %s %s/%s: %w", k.Plural(), kind, ns, name, err)
 		}
 		for _, o := range objs {
-			if pod := v4.PodSpecOf(o); pod != nil && names(pod, kind, name) {
+			if pod := v4.PodSpecOf(o); pod != nil && pod.Names(kind, name) {
 				users = append(users, fmt.Sprintf("%s %s/%s", k, ns, o.GetMeta().Name))
 			}
 		}
@@ -167,21 +167,4 @@ func (s *Server) checkConfigDelete(ctx context.Context, r *http.Request, kind v4
 	}
 	return httpapi.Errorf(http.StatusConflict, "%s %s/%s is used by %s: change them first, or delete with ?force=true (berth delete --force)",
 		kind, ns, name, strings.Join(users, ", "))
-}
-
-// names reports whether a task of pod names the configmap or secret name.
-func names(pod *v4.PodSpec, kind v4.Kind, name string) bool {
-	for _, t := range refsOf(pod) {
-		for _, ref := range t.configMaps {
-			if kind == v4.KindConfigMap && ref.Name == name {
-				return true
-			}
-		}
-		for _, ref := range t.secrets {
-			if kind == v4.KindSecret && ref.SecretName == name {
-				return true
-			}
-		}
-	}
-	return false
 }

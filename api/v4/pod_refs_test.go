@@ -1,0 +1,31 @@
+package v4
+
+import "testing"
+
+func TestPodSpecNames(t *testing.T) {
+	pod := &PodSpec{
+		Containers: []Container{{ConfigMaps: []ConfigMapRef{{Name: "c-cfg"}}, Secrets: []SecretRef{{SecretName: "c-pw"}}}},
+		Processes:  []ProcessTask{{ConfigMaps: []ConfigMapRef{{Name: "p-cfg"}}, Secrets: []SecretRef{{SecretName: "p-pw"}}}},
+	}
+	for _, tt := range []struct {
+		kind Kind
+		name string
+		want bool
+	}{
+		{KindConfigMap, "c-cfg", true},
+		{KindConfigMap, "p-cfg", true},
+		{KindSecret, "c-pw", true},
+		{KindSecret, "p-pw", true},
+		{KindConfigMap, "c-pw", false}, // a secret's name is not a configmap's
+		{KindSecret, "p-cfg", false},
+		{KindConfigMap, "other", false},
+		{KindService, "c-cfg", false},
+	} {
+		if got := pod.Names(tt.kind, tt.name); got != tt.want {
+			t.Errorf("Names(%s, %s) = %v, want %v", tt.kind, tt.name, got, tt.want)
+		}
+	}
+	if (&PodSpec{}).Names(KindSecret, "") {
+		t.Error("an empty pod names a secret")
+	}
+}
