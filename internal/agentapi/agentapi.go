@@ -109,8 +109,5 @@ func (a *API) nodes() store.TypedStore[*v4.Node] {
 
 // update validates node n and writes it with its resourceVersion as the precondition.
 func (a *API) update(ctx context.Context, n *v4.Node) error {
-	if err := httpapi.Validate(n); err != nil {
-		return err
-	}
-	return a.store.Update(ctx, n, store.Raw{})
+	return httpapi.Update(ctx, a.store, n)
 }

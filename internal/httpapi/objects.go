@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,6 +32,17 @@ func InvalidObject(obj v4.Object, fe v4.FieldErrors) error {
 	ae := Errorf(http.StatusUnprocessableEntity, "%s", InvalidMessage(subject, fe))
 	ae.Details = fe
 	return ae
+}
+
+// Update validates obj (Validate) and writes it with its resourceVersion as the
+// precondition, keeping the definition the user sent: how an object the server changes
+// on someone's behalf (a scale, a drain, a node an agent updates) reaches etcd, so that
+// nothing is stored that an apply would refuse.
+func Update(ctx context.Context, st *store.Store, obj v4.Object) error {
+	if err := Validate(obj); err != nil {
+		return err
+	}
+	return st.Update(ctx, obj, store.Raw{})
 }
 
 // InvalidMessage is the message of a 422: subject's one problem, or how many it has.

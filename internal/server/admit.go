@@ -5,7 +5,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // One validation path (docs/operations.md, Validation limits): a body a user sends is
@@ -19,8 +18,5 @@ import (
 // update admits obj and writes it with its resourceVersion as the precondition, keeping
 // the definition the user sent.
 func (s *Server) update(ctx context.Context, obj v4.Object) error {
-	if err := httpapi.Validate(obj); err != nil {
-		return err
-	}
-	return s.store.Update(ctx, obj, store.Raw{})
+	return httpapi.Update(ctx, s.store, obj)
 }
