@@ -103,9 +103,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 		}
 	})
 
-	web := func(name, ns string) webSpec {
-		return webSpec{name: name, ns: ns, instances: 1, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
-	}
+	web := func(name, ns string) webSpec { return webDemo(pkgs, ns, name, 1) }
 	dep := web("sidecar", "dep-infra")
 	s.applySpec(t, asDependency(t, dep.json()))
 	if tgs := s.taskGroups("dep-infra", "sidecar"); len(tgs) != 0 {

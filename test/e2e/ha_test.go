@@ -340,7 +340,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	b := startAgent(t, servers[0].devServer, "ha-b", haPortRange(t, 21950, 21999, 10), others...)
 	const ns = "ha"
 	cl.cleanupDeployments(ns)
-	web := webSpec{name: "web", ns: ns, instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
+	web := webDemo(pkgs, ns, "web", 3)
 	// Steps 2 s apart, so that a rollout of 3 instances lasts long enough to be killed in.
 	const strategy = `{"type":"RollingUpdate","rollingupdate":{"maxUnavailable":1,"maxSurge":1,"upgradeDuration":2,"stepDeadline":120}}`
 	cl.applySpec(t, deploymentSpec(t, web, "one", strategy))
