@@ -2,12 +2,8 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,50 +12,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testutil/loopback"
+	"github.com/berthhq/berth/internal/testutil/requires"
 )
-
-// requireHAProxy skips a test without haproxy, unless BERTH_REQUIRE_HAPROXY=1 (CI).
-func requireHAProxy(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("haproxy"); err == nil {
-		return
-	}
-	if os.Getenv("BERTH_REQUIRE_HAPROXY") == "1" {
-		t.Fatal("this test needs haproxy (apt-get install haproxy) and BERTH_REQUIRE_HAPROXY=1 is set")
-	}
-	t.Skip("this test needs haproxy (apt-get install haproxy)")
-}
-
-// freeLoopbackPort is a loopback TCP port nothing listens on now.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // getVia asks addr for host's page.
 func getVia(client *http.Client, addr, host string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-	if err != nil {
-		return "", err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %d: %s", resp.StatusCode, b)
-	}
-	return strings.TrimSpace(string(b)), err
+	body, err := loopback.GetHost(ctx, client, addr, host)
+	return strings.TrimSpace(body), err
 }
 
 // answers asks n times and counts the distinct answers (errors count as "error").
@@ -80,9 +43,9 @@ func answers(addr, host string, n int) map[string]int {
 // continuous load while the application scales up and down.
 func TestLoadBalancerGroup(t *testing.T) {
 	requireRoot(t)
-	requireHAProxy(t)
+	requires.HAProxy(t)
 	s := startServer(t, t.TempDir())
-	httpPort, tcpPort := freeLoopbackPort(t), freeLoopbackPort(t)
+	httpPort, tcpPort := loopback.FreePort(t), loopback.FreePort(t)
 	a := startAgent(t, s, "lb", "29500-29599", "--lb-group", "g1", "--lb-bind", "127.0.0.1", "--lb-http-port", strconv.Itoa(httpPort))
 	// HAProxy outlives its agent, by design: the test stops it.
 	t.Cleanup(func() {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -285,16 +284,6 @@ func waitLog(t *testing.T, d *Driver, id, want string) string {
 		}
 	}
 	return string(got)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // rawInspect is docker inspect without the driver, to check what it asked Docker for.

@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/testutil/loopback"
 )
 
 // httpdTask serves body on port with busybox httpd.
@@ -43,7 +44,7 @@ func TestBridgePortsAndJoin(t *testing.T) {
 	needDocker(t)
 	t.Parallel()
 	d := newDriver(t)
-	hostPort := freePort(t)
+	hostPort := loopback.FreePort(t)
 	web := httpdTask(t, d, "web", 8080, "ok-bridge")
 	web.Setup.Hostname = "web-host"
 	web.Setup.PortBindings = []driver.PortBinding{{Name: "http", ContainerPort: 8080, HostPort: hostPort, Protocol: "tcp"}, {Name: "unmapped", ContainerPort: 9090}}
@@ -80,7 +81,7 @@ func TestHostNetwork(t *testing.T) {
 	needDocker(t)
 	t.Parallel()
 	d := newDriver(t)
-	port := freePort(t)
+	port := loopback.FreePort(t)
 	web := httpdTask(t, d, "web", port, "ok-host")
 	web.Setup.NetworkMode = "HOST"
 	st := mustStart(t, d, web)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,33 +20,9 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/netsvc"
+	"github.com/berthhq/berth/internal/testutil/loopback"
+	"github.com/berthhq/berth/internal/testutil/requires"
 )
-
-// requireHAProxy skips a test without the haproxy command, unless
-// BERTH_REQUIRE_HAPROXY=1 (CI), which makes its absence a failure.
-func requireHAProxy(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("haproxy")
-	if err == nil {
-		return bin
-	}
-	if os.Getenv("BERTH_REQUIRE_HAPROXY") == "1" {
-		t.Fatalf("this test needs haproxy (apt-get install haproxy; BERTH_REQUIRE_HAPROXY=1)")
-	}
-	t.Skip("this test needs haproxy (apt-get install haproxy)")
-	return ""
-}
-
-// freePort is a loopback TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // httpBackend serves its name on loopback and returns its address and its end.
 func httpBackend(t *testing.T, name string) (string, func()) {
@@ -109,21 +84,7 @@ func (w *warnings) get() []string {
 
 // get asks the group's HTTP port for host's page.
 func get(client *http.Client, port int, host string) (string, error) {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
-	if err != nil {
-		return "", err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %d: %s", resp.StatusCode, body)
-	}
-	return string(body), err
+	return loopback.GetHost(context.Background(), client, fmt.Sprintf("127.0.0.1:%d", port), host)
 }
 
 // seen asks at least n times, and on until it has seen want answers (at most 100
@@ -154,14 +115,14 @@ func webEndpoints(addrs ...string) *v4.Endpoints {
 }
 
 func TestGroupServesThroughHAProxy(t *testing.T) {
-	requireHAProxy(t)
+	requires.HAProxy(t)
 	ctx := context.Background()
 	b1, end1 := httpBackend(t, "b1")
 	b2, _ := httpBackend(t, "b2")
 	b3, _ := httpBackend(t, "b3")
 	b4, _ := httpBackend(t, "b4")
 	echo := echoBackend(t, "echo")
-	httpPort, tcpPort := freePort(t), freePort(t)
+	httpPort, tcpPort := loopback.FreePort(t), loopback.FreePort(t)
 
 	cat := netsvc.NewCatalog("cluster.local")
 	cat.Put(svc("web", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "web.example.com"}))
@@ -266,7 +227,7 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 // configuration in place, and are reported once each. (A port another program holds
 // leaves only its frontend out: group_ports_test.go.)
 func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
-	real := requireHAProxy(t)
+	real := requires.HAProxy(t)
 	ctx := context.Background()
 	dir, tools := t.TempDir(), t.TempDir()
 	stopHAProxy(t, dir)
@@ -285,7 +246,7 @@ func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	b1, _ := httpBackend(t, "b1")
-	httpPort := freePort(t)
+	httpPort := loopback.FreePort(t)
 	cat := netsvc.NewCatalog("cluster.local")
 	cat.Put(svc("web", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "web.example.com"}))
 	cat.Put(webEndpoints(b1))
@@ -330,7 +291,7 @@ func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 	if err := os.WriteFile(nostart, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db := freePort(t)
+	db := loopback.FreePort(t)
 	cat.Put(svc("db", nil, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: db}))
 	cat.Put(eps("db", "pg", "db@"+b1))
 	if err := g.Sync(ctx); err != nil {

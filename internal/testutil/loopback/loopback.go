@@ -1,0 +1,44 @@
+// Package loopback is for tests that serve and ask on 127.0.0.1 (the load-balancer group's
+// unit and e2e tests, the docker driver's): a free port to bind, and a GET by virtual
+// host. Only tests import it.
+package loopback
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+)
+
+// FreePort is a loopback TCP port nothing listens on now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// GetHost asks http://addr/ for host's page (host is the request's Host): the body of a
+// 200 answer, or an error with the status and body of any other.
+func GetHost(ctx context.Context, client *http.Client, addr, host string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	return string(body), err
+}
