@@ -41,9 +41,7 @@ func httpGet(t *testing.T, url string) string {
 }
 
 func TestBridgePortsAndJoin(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	hostPort := loopback.FreePort(t)
 	web := httpdTask(t, d, "web", 8080, "ok-bridge")
 	web.Setup.Hostname = "web-host"
@@ -78,9 +76,7 @@ func TestBridgePortsAndJoin(t *testing.T) {
 }
 
 func TestHostNetwork(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	port := loopback.FreePort(t)
 	web := httpdTask(t, d, "web", port, "ok-host")
 	web.Setup.NetworkMode = "HOST"
@@ -104,9 +100,7 @@ func TestHostNetwork(t *testing.T) {
 // TestMACAddress is the mac-address parameter on the bridge: the container's interface
 // has it, whichever API version the daemon speaks.
 func TestMACAddress(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "mac", imgPlain, "/bin/sleep", "30")
 	task.Container.Parameters = []v4.Parameter{{Key: "mac-address", Value: "02:42:ac:11:00:4d"}}
 	mustStart(t, d, task)
