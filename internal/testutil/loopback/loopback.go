@@ -1,6 +1,6 @@
 // Package loopback is for tests that serve and ask on 127.0.0.1 (the load-balancer group's
-// unit and e2e tests, the docker driver's): a free port to bind, and a GET by virtual
-// host. Only tests import it.
+// unit and e2e tests, the docker driver's, the health checks'): a free port to bind, a
+// port that accepts and closes, and a GET by virtual host. Only tests import it.
 package loopback
 
 import (
@@ -41,4 +41,25 @@ func GetHost(ctx context.Context, client *http.Client, addr, host string) (strin
 		return "", fmt.Errorf("status %d: %s", resp.StatusCode, body)
 	}
 	return string(body), err
+}
+
+// ClosingPort is a loopback TCP port that accepts connections and closes them at once,
+// for a TCP check that needs an open port, until the test ends.
+func ClosingPort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
 }
