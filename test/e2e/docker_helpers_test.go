@@ -58,6 +58,18 @@ func ensureTestImage() error {
 	return nil
 }
 
+// startDockerNode starts what most container tests run (with Docker): a server and one
+// agent with the Docker driver, and deletes namespace e2e's applications when the test
+// ends.
+func startDockerNode(t *testing.T, name, ports string) (*devServer, *agentProc) {
+	t.Helper()
+	requireDocker(t)
+	s := startServer(t, t.TempDir())
+	a := startDockerAgent(t, s, name, ports)
+	s.cleanupApps("e2e")
+	return s, a
+}
+
 // startDockerAgent runs an agent with the Docker driver on (and the extra flags), and
 // removes, when the test ends, whatever containers of its node are left (after checking
 // there are none: every test deletes its applications first).
