@@ -59,12 +59,7 @@ func TestLoadBalancerGroup(t *testing.T) {
 	const ns = "lbe2e"
 	s.cleanupProcesses(ns)
 	// Each instance serves its own pid (the shell's, which httpd takes over with exec).
-	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":"lbweb","namespace":%q,"labels":{"app":"lbweb"}},
-		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
-		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
-			"startCmd":"mkdir -p www && echo $$ > www/index.html && exec busybox httpd -f -p $PORT_http -h www",
-			"ports":[{"name":"http","hostPort":0,"protocol":"http"}],
-			"resources":{"limits":{"cpu":"0.4","memory":"32"}}}]}}}}`, ns))
+	s.applySpec(t, httpdProcess{name: "lbweb", ns: ns, instances: 2, prepare: "echo $$ > www/index.html", cpu: "0.4"}.json())
 	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"lbweb","namespace":%q,"labels":{"BCSGROUP":"g1"}},
 		"spec":{"selector":{"app":"lbweb"},"ports":[{"name":"http","protocol":"http","servicePort":80,"domainName":"web.example.com"}]}}
 {"apiVersion":"v4","kind":"service","metadata":{"name":"lbraw","namespace":%q,"labels":{"BCSGROUP":"g1","BCSBALANCE":"leastconn"}},

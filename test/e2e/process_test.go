@@ -79,6 +79,36 @@ func startWebDemoNodes(t *testing.T, portRanges ...string) (*devServer, *httptes
 	return s, pkgs, agents
 }
 
+// httpdProcess is a process application of busybox httpd serving the work dir's www,
+// which prepare (a shell command run first) fills; restarts are off.
+type httpdProcess struct {
+	name, ns     string
+	instances    int
+	prepare      string
+	hostPort     int    // 0: a random one
+	cpu          string // its limit
+	constraint   string // the constraint JSON ("" for none)
+	healthChecks string // their JSON ("" for none)
+}
+
+func (p httpdProcess) json() string {
+	var constraint, health string
+	if p.constraint != "" {
+		constraint = `"constraint":` + p.constraint + ","
+	}
+	if p.healthChecks != "" {
+		health = `"healthChecks":` + p.healthChecks + ","
+	}
+	return fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q,"labels":{"app":%q}},
+		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},%s
+		"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
+			"startCmd":%q,
+			"ports":[{"name":"http","hostPort":%d,"protocol":"http"}],%s
+			"resources":{"limits":{"cpu":%q,"memory":"32"}}}]}}}}`,
+		p.name, p.ns, p.name, constraint, p.instances, "mkdir -p www && "+p.prepare+" && exec busybox httpd -f -p $PORT_http -h www",
+		p.hostPort, health, p.cpu)
+}
+
 func (s *devServer) applySpec(t *testing.T, spec string) {
 	t.Helper()
 	r := s.berth(spec, "apply", "-f", "-")
