@@ -164,6 +164,17 @@ func leaderOf(t *testing.T, servers []*haServer) (*haServer, string) {
 	return leader, id
 }
 
+// othersThan is servers without leader.
+func othersThan(servers []*haServer, leader *haServer) []*haServer {
+	var others []*haServer
+	for _, s := range servers {
+		if s != leader {
+			others = append(others, s)
+		}
+	}
+	return others
+}
+
 // berthServer runs `berth server` to its end (for servers that must refuse to start).
 func berthServer(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -250,12 +261,7 @@ func TestJoinRefusals(t *testing.T) {
 func replaceLeader(t *testing.T, servers []*haServer, b *agentProc, freeze bool, change func(others *devServer)) []*haServer {
 	t.Helper()
 	leader, oldID := leaderOf(t, servers)
-	var others []*haServer
-	for _, s := range servers {
-		if s != leader {
-			others = append(others, s)
-		}
-	}
+	others := othersThan(servers, leader)
 	t.Logf("leader %s (%s); killing it (frozen first: %v) during a change and an agent restart", leader.name, oldID, freeze)
 	at := time.Now()
 	if freeze {
@@ -373,7 +379,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 			killed = s
 		}
 	}
-	back := &haServer{devServer: startBerth(t, killed.dataDir, "server", "--join-token", joinToken), name: killed.name}
+	back := &haServer{devServer: startServer(t, killed.dataDir), name: killed.name}
 	back.useToken(servers[0].token)
 	servers = append(servers, back)
 	// Cleanups run last-registered first: this one runs before back is killed, while the
