@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -85,37 +83,20 @@ func TestLoadBalancerGroup(t *testing.T) {
 	}
 
 	// Continuous load (bounded) while instances come and go: no request fails.
-	var sent, failed atomic.Int64
-	var firstErr atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			client := &http.Client{}
-			for end := time.Now().Add(90 * time.Second); time.Now().Before(end) && sent.Load() < 200_000; {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sent.Add(1)
-				if _, err := getVia(client, web, "web.example.com"); err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}
-		})
-	}
+	client := &http.Client{}
+	load := loopback.StartLoad(2, 90*time.Second, 200_000, func() error {
+		_, err := getVia(client, web, "web.example.com")
+		return err
+	})
 	time.Sleep(time.Second)
 	s.mustBerth("scale", "process", "lbweb", "3", "-n", ns)
 	waitUntil(t, 60*time.Second, "the third instance behind the group", func() bool { return len(answers(web, "web.example.com", 9)) == 3 })
 	s.mustBerth("scale", "process", "lbweb", "1", "-n", ns)
 	waitUntil(t, 60*time.Second, "one instance left behind the group", func() bool { return len(answers(web, "web.example.com", 6)) == 1 })
 	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-	t.Logf("%d requests while the application scaled 2 -> 3 -> 1, %d failed", sent.Load(), failed.Load())
-	if failed.Load() > 0 || sent.Load() < 200 {
-		t.Errorf("%d of %d requests failed (first: %v)", failed.Load(), sent.Load(), firstErr.Load())
+	sent, failed, firstErr := load.Stop()
+	t.Logf("%d requests while the application scaled 2 -> 3 -> 1, %d failed", sent, failed)
+	if failed > 0 || sent < 200 {
+		t.Errorf("%d of %d requests failed (first: %v)", failed, sent, firstErr)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -162,27 +161,11 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 
 	// Continuous load while instances come and go and the group reloads: no request
 	// fails. Bounded in count and time.
-	var sent, failed atomic.Int64
-	var firstErr atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			client := &http.Client{Timeout: 5 * time.Second}
-			for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && sent.Load() < 50_000; {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sent.Add(1)
-				if _, err := get(client, httpPort, "web.example.com"); err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}
-		})
-	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	load := loopback.StartLoad(4, 30*time.Second, 50_000, func() error {
+		_, err := get(client, httpPort, "web.example.com")
+		return err
+	})
 	step := func(what string, want []string, reload bool) {
 		t.Helper()
 		if err := g.Sync(ctx); err != nil {
@@ -207,12 +190,11 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 	step("a service added", []string{"b2", "b3"}, true)
 	cat.Put(webEndpoints(b3, b4))
 	step("b2 replaced by b4", []string{"b3", "b4"}, false)
-	close(stop)
-	wg.Wait()
-	if failed.Load() > 0 || sent.Load() < 100 {
-		t.Errorf("%d of %d requests failed during the changes (first: %v)", failed.Load(), sent.Load(), firstErr.Load())
+	sent, failed, firstErr := load.Stop()
+	if failed > 0 || sent < 100 {
+		t.Errorf("%d of %d requests failed during the changes (first: %v)", failed, sent, firstErr)
 	}
-	t.Logf("%d requests during the changes, %d failed", sent.Load(), failed.Load())
+	t.Logf("%d requests during the changes, %d failed", sent, failed)
 	if w := warned.get(); len(w) > 0 {
 		t.Errorf("warnings: %q", w)
 	}

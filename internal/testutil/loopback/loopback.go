@@ -1,6 +1,7 @@
 // Package loopback is for tests that serve and ask on 127.0.0.1 (the load-balancer group's
 // unit and e2e tests, the docker driver's, the health checks'): a free port to bind, a
-// port that accepts and closes, and a GET by virtual host. Only tests import it.
+// port that accepts and closes, a GET by virtual host and a continuous load of them. Only
+// tests import it.
 package loopback
 
 import (
