@@ -34,25 +34,11 @@ func httpBackend(t *testing.T, name string) (string, func()) {
 // echoBackend echoes one line per connection, prefixed with its name.
 func echoBackend(t *testing.T, name string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				io.WriteString(c, name+":"+line)
-			}()
-		}
-	}()
-	return l.Addr().String()
+	return loopback.Serve(t, func(c net.Conn) {
+		defer c.Close()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		io.WriteString(c, name+":"+line)
+	}).String()
 }
 
 // stopHAProxy ends the group's HAProxy processes when the test ends.

@@ -1,7 +1,7 @@
 // Package loopback is for tests that serve and ask on 127.0.0.1 (the load-balancer group's
 // unit and e2e tests, the docker driver's, the health checks'): a free port to bind, a
-// port that accepts and closes, a GET by virtual host and a continuous load of them. Only
-// tests import it.
+// listener that serves each connection with a handler, a GET by virtual host and a
+// continuous load of them. Only tests import it.
 package loopback
 
 import (
@@ -44,9 +44,9 @@ func GetHost(ctx context.Context, client *http.Client, addr, host string) (strin
 	return string(body), err
 }
 
-// ClosingPort is a loopback TCP port that accepts connections and closes them at once,
-// for a TCP check that needs an open port, until the test ends.
-func ClosingPort(t testing.TB) int {
+// Serve runs handle, each in a goroutine of its own, on the connections to a new
+// loopback listener until the test ends, and returns the listener's address.
+func Serve(t testing.TB, handle func(net.Conn)) *net.TCPAddr {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,8 +59,15 @@ func ClosingPort(t testing.TB) int {
 			if err != nil {
 				return
 			}
-			c.Close()
+			go handle(c)
 		}
 	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr)
+}
+
+// ClosingPort is a loopback TCP port that accepts connections and closes them at once,
+// for a TCP check that needs an open port, until the test ends.
+func ClosingPort(t testing.TB) int {
+	t.Helper()
+	return Serve(t, func(c net.Conn) { c.Close() }).Port
 }
