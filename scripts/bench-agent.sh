@@ -41,14 +41,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$berth" server --data-dir "$work/server" --listen "$listen" --insecure-listen "$probe" --log-level warn 2>"$work/server.log" &
-pids+=($!)
-for _ in $(seq 1 300); do
-  [ -s "$work/server/admin-token" ] && [ -s "$work/server/join-token" ] && break
-  sleep 0.1
-done
-BERTH_TOKEN=$(cat "$work/server/admin-token")
-export BERTH_TOKEN
+# shellcheck source=scripts/lib/bench-server.sh
+. scripts/lib/bench-server.sh
+start_bench_server
 "$berth" agent --server "https://$listen" --token "$(cat "$work/server/join-token")" --data-dir "$work/agent" \
   --node-name bench --listen 127.0.0.1:0 --ip 127.0.0.1 --port-range 31000-31999 --docker on --log-level warn 2>"$work/agent.log" &
 agent=$!

@@ -53,15 +53,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$berth" server --data-dir "$work/server" --listen "$listen" --insecure-listen "$probe" --log-level warn 2>"$work/server.log" &
-server=$!
-pids+=("$server")
-for _ in $(seq 1 300); do
-  [ -s "$work/server/admin-token" ] && [ -s "$work/server/join-token" ] && break
-  sleep 0.1
-done
-BERTH_TOKEN=$(cat "$work/server/admin-token")
-export BERTH_TOKEN
+# shellcheck source=scripts/lib/bench-server.sh
+. scripts/lib/bench-server.sh
+start_bench_server
 
 # A simulated node holds about four file descriptors (its listener, its connections to the
 # server): simulators of at most PER_SIM nodes each stay under a 20,000 descriptor limit.

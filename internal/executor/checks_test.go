@@ -13,6 +13,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/testutil/loopback"
 )
 
 // healthServer answers /healthz with code, counting requests.
@@ -61,21 +62,7 @@ func unhealthy(n int) func(v4.TaskGroupStatus) bool {
 
 func TestHealthyChecks(t *testing.T) {
 	srv := newHealthServer(t, http.StatusOK)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	tcpPort := ln.Addr().(*net.TCPAddr).Port
+	tcpPort := loopback.ClosingPort(t)
 	tests := []struct {
 		name  string
 		port  int
@@ -116,9 +103,7 @@ func TestUnhealthyChecks(t *testing.T) {
 		}
 	}))
 	defer slow.Close()
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	closed := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	closed := loopback.FreePort(t)
 	tests := []struct {
 		name  string
 		port  int

@@ -151,6 +151,15 @@ func vipEndpoints(vip string, backends ...string) *v4.Endpoints {
 	return ep
 }
 
+// vipProxy is a proxy into network namespace ns, and its catalog: the web service, with
+// VIP vip on the instances at backends.
+func vipProxy(ns, vip string, backends ...string) (*Catalog, *Proxy) {
+	cat := NewCatalog("cluster.local")
+	cat.Put(webService())
+	cat.Put(vipEndpoints(vip, backends...))
+	return cat, NewProxy(cat, ProxyConfig{NetNS: "/run/netns/" + ns})
+}
+
 // The proxy forwards a VIP to the ready instances, at random or by source, and an
 // instance that leaves gets no new connection: real nftables in a network namespace of
 // the test's own, a client there, and backends on this side of a veth pair.
@@ -158,10 +167,7 @@ func TestProxyForwardsVIPs(t *testing.T) {
 	requireNetAdmin(t)
 	ns, hostIP, _ := testNetns(t, 77)
 	a, b := backend(t, hostIP, "a"), backend(t, hostIP, "b")
-	cat := NewCatalog("cluster.local")
-	cat.Put(webService())
-	cat.Put(vipEndpoints("10.254.77.1", fmt.Sprintf("%s:%d", hostIP, a), fmt.Sprintf("%s:%d", hostIP, b)))
-	p := NewProxy(cat, ProxyConfig{NetNS: "/run/netns/" + ns})
+	cat, p := vipProxy(ns, "10.254.77.1", fmt.Sprintf("%s:%d", hostIP, a), fmt.Sprintf("%s:%d", hostIP, b))
 	sync := func() {
 		t.Helper()
 		if err := p.Sync(context.Background()); err != nil {
@@ -308,10 +314,7 @@ func TestProxyRewritesTheTableAfterAFailure(t *testing.T) {
 	requireNetAdmin(t)
 	ns, hostIP, _ := testNetns(t, 76)
 	a, b := backend(t, hostIP, "a"), backend(t, hostIP, "b")
-	cat := NewCatalog("cluster.local")
-	cat.Put(webService())
-	cat.Put(vipEndpoints("10.254.76.1", fmt.Sprintf("%s:%d", hostIP, a)))
-	p := NewProxy(cat, ProxyConfig{NetNS: "/run/netns/" + ns})
+	cat, p := vipProxy(ns, "10.254.76.1", fmt.Sprintf("%s:%d", hostIP, a))
 	if err := p.Sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -66,10 +66,7 @@ func BenchmarkVIPPath(b *testing.B) {
 	ns, hostIP, _ := testNetns(b, 78)
 	port := backend(b, hostIP, "a")
 	direct := fmt.Sprintf("%s:%d", hostIP, port)
-	cat := NewCatalog("cluster.local")
-	cat.Put(webService())
-	cat.Put(vipEndpoints("10.254.78.1", direct))
-	p := NewProxy(cat, ProxyConfig{NetNS: "/run/netns/" + ns})
+	_, p := vipProxy(ns, "10.254.78.1", direct)
 	if err := p.Sync(context.Background()); err != nil {
 		b.Fatal(err)
 	}

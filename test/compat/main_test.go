@@ -7,10 +7,7 @@ package compat
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,27 +17,12 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/test/berthtest"
 )
 
 var berthBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "berth-compat-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	berthBin = filepath.Join(dir, "berth")
-	build := exec.Command("go", "build", "-o", berthBin, "github.com/berthhq/berth/cmd/berth")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build berth:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { berthtest.Main(m, &berthBin, "berth-compat-bin") }
 
 // berth is one running `berth dev`.
 type berth struct {
@@ -58,7 +40,7 @@ func startBerth(t *testing.T, flags ...string) *berth {
 	for p := filepath.Dir(dataDir); strings.HasPrefix(p, filepath.Clean(os.TempDir())+"/"); p = filepath.Dir(p) {
 		os.Chmod(p, 0o711)
 	}
-	addr := freeAddr(t)
+	addr := berthtest.FreeAddr(t)
 	b := &berth{url: "https://" + addr, logs: &bytes.Buffer{}}
 	cmd := exec.Command(berthBin, append([]string{"dev", "--listen", addr, "--data-dir", dataDir}, flags...)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
@@ -93,7 +75,7 @@ func startBerth(t *testing.T, flags ...string) *berth {
 				continue
 			}
 			b.http = client.HTTPClient(roots, nil)
-			b.http.Transport = &bearer{token: strings.TrimSpace(string(token)), next: b.http.Transport}
+			b.http.Transport = &berthtest.Bearer{Token: strings.TrimSpace(string(token)), Next: b.http.Transport}
 		}
 		if resp, err := b.http.Get(b.url + "/readyz"); err == nil {
 			resp.Body.Close()
@@ -104,18 +86,6 @@ func startBerth(t *testing.T, flags ...string) *berth {
 	}
 	t.Fatalf("berth dev not ready in 60 s:\n%s", b.logs)
 	return nil
-}
-
-// bearer sends the cluster's management token with every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
 }
 
 // do sends one request and returns the status, the headers and the body.
@@ -142,21 +112,6 @@ func (b *berth) do(t *testing.T, method, path string, header http.Header, body s
 		t.Fatal(err)
 	}
 	return resp.StatusCode, resp.Header, out
-}
-
-// freeAddr is a loopback address free now, below the ephemeral range and the agent's
-// port bands (see test/e2e's freeAddr).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	for range 200 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(10000))
-		if l, err := net.Listen("tcp", addr); err == nil {
-			l.Close()
-			return addr
-		}
-	}
-	t.Fatal("no free port in 10000-19999")
-	return ""
 }
 
 // node waits for the agent of berth dev to register its node and returns its name.

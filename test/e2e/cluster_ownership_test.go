@@ -79,6 +79,18 @@ func (d *twinDev) untouched(t *testing.T, when string) {
 	}
 }
 
+// deleteWorkloads deletes d's process and application and waits until their task
+// groups, its cluster's containers and its process are gone.
+func (d *twinDev) deleteWorkloads(t *testing.T) {
+	t.Helper()
+	d.s.mustBerth("delete", "process", "p", "-n", "e2e")
+	d.s.mustBerth("delete", "application", "c", "-n", "e2e")
+	waitUntil(t, 30*time.Second, d.name+"'s workloads to go", func() bool {
+		return len(d.s.taskGroups("e2e", "p")) == 0 && len(d.s.taskGroups("e2e", "c")) == 0 &&
+			len(clusterContainers(t, d.cluster)) == 0 && !alive(d.pid)
+	})
+}
+
 // clusterContainers lists the containers (all) labelled with cluster.
 func clusterContainers(t *testing.T, cluster string) []string {
 	t.Helper()
@@ -162,22 +174,12 @@ func TestTwoDevClustersOnOneMachineLeaveEachOtherAlone(t *testing.T) {
 	}
 
 	// Deleting dev A's workloads stops and removes A's alone.
-	a.s.mustBerth("delete", "process", "p", "-n", "e2e")
-	a.s.mustBerth("delete", "application", "c", "-n", "e2e")
-	waitUntil(t, 30*time.Second, "dev A's workloads to go", func() bool {
-		return len(a.s.taskGroups("e2e", "p")) == 0 && len(a.s.taskGroups("e2e", "c")) == 0 &&
-			len(clusterContainers(t, a.cluster)) == 0 && !alive(a.pid)
-	})
+	a.deleteWorkloads(t)
 	time.Sleep(time.Second)
 	b.untouched(t, "after dev A's workloads were deleted")
 	if pid, id := b.workloads(t); pid != b.pid || id != b.container {
 		t.Errorf("dev B: after dev A's deletions pid %d and container %.12s, want %d and %.12s", pid, id, b.pid, b.container)
 	}
 	// And dev B still removes its own.
-	b.s.mustBerth("delete", "process", "p", "-n", "e2e")
-	b.s.mustBerth("delete", "application", "c", "-n", "e2e")
-	waitUntil(t, 30*time.Second, "dev B's workloads to go", func() bool {
-		return len(b.s.taskGroups("e2e", "p")) == 0 && len(b.s.taskGroups("e2e", "c")) == 0 &&
-			len(clusterContainers(t, b.cluster)) == 0 && !alive(b.pid)
-	})
+	b.deleteWorkloads(t)
 }

@@ -38,10 +38,10 @@ func requireRoot(t testing.TB) {
 const joinToken = "berth-e2etst.0123456789abcdef0123456789abcdef"
 
 // startServer runs `berth server` (embedded etcd in dataDir) with a join token, so real
-// `berth agent` processes can join.
-func startServer(t *testing.T, dataDir string) *devServer {
+// `berth agent` processes can join, and the extra flags.
+func startServer(t *testing.T, dataDir string, flags ...string) *devServer {
 	t.Helper()
-	return startBerth(t, dataDir, "server", "--join-token", joinToken)
+	return startBerth(t, dataDir, "server", append([]string{"--join-token", joinToken}, flags...)...)
 }
 
 // agentProc is one `berth agent` process.

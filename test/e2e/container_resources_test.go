@@ -13,10 +13,7 @@ import (
 
 // A container over its memory limit is OOMKilled; cpuset-cpus is applied as given.
 func TestContainerOOMAndCpuset(t *testing.T) {
-	requireDocker(t)
-	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-res", "32700-32799")
-	s.cleanupApps("e2e")
+	s, _ := startDockerNode(t, "dk-res", "32700-32799")
 	// The shell keeps a command substitution in memory: 64 MB under a 16 MB limit.
 	s.applySpec(t, appSpec{name: "hungry", ns: "e2e", containers: []string{
 		container("eat", `sleep 1; x=$(busybox head -c 67108864 /dev/zero | busybox tr '\000' a); exec sleep 100000`,
@@ -47,10 +44,7 @@ func TestContainerOOMAndCpuset(t *testing.T) {
 // container left: an image that is not there (nothing can be pulled), an unknown user
 // network, a cpuset beyond the machine, and a Docker daemon that does not answer.
 func TestBadContainersFailWithTheirReason(t *testing.T) {
-	requireDocker(t)
-	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-bad", "28800-28899")
-	s.cleanupApps("e2e")
+	s, _ := startDockerNode(t, "dk-bad", "28800-28899")
 	nproc := strconv.Itoa(numCPU())
 	cases := []struct {
 		name   string

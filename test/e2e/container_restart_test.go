@@ -28,10 +28,7 @@ func containerIDs(tg *v4.TaskGroup) []string {
 // it) dockerd is stopped and started again: its containers exit, the executor fails the
 // pods, and the controller restarts them per their restartPolicy once dockerd answers.
 func TestContainerPodsSurviveAgentAndDockerdRestarts(t *testing.T) {
-	requireDocker(t)
-	s := startServer(t, t.TempDir())
-	a := startDockerAgent(t, s, "dk-restart", "29100-29199")
-	s.cleanupApps("e2e")
+	s, a := startDockerNode(t, "dk-restart", "29100-29199")
 	s.applySpec(t, appSpec{name: "keep", ns: "e2e", instances: 2, restart: `{"policy":"OnFailure","interval":1}`, containers: []string{
 		container("web", "exec sleep 100000", ""),
 		container("side", "exec sleep 100000", ""),

@@ -19,10 +19,7 @@ func webContainer(name, port, extra string) string {
 // injected env and the $VAR copies are right inside the containers (read through berth
 // exec), and berth exec returns the command's exit status. Deleting it leaves nothing.
 func TestContainerPodSharesTheFirstContainersNetwork(t *testing.T) {
-	requireDocker(t)
-	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-net", "32400-32499")
-	s.cleanupApps("e2e")
+	s, _ := startDockerNode(t, "dk-net", "32400-32499")
 	s.applySpec(t, appSpec{name: "pair", ns: "e2e", containers: []string{
 		webContainer("web", "8080", `,"ports":[{"name":"http","containerPort":8080,"hostPort":0,"protocol":"http"}]`),
 		container("side", "exec sleep 100000", `,"env":[{"name":"MYIP","value":"$BCS_CONTAINER_IP"},{"name":"POD","value":"$BCS_POD_ID"},{"name":"WEBPORT","value":"$PORT_http"},{"name":"KEEP","value":"x$HOST"}]`),
@@ -115,10 +112,7 @@ func TestContainerHostMode(t *testing.T) {
 // When the first container cannot start, the group fails and nothing is left running;
 // when the second exits, the first is killed and both are Failed with their exit codes.
 func TestContainerPodFailures(t *testing.T) {
-	requireDocker(t)
-	s := startServer(t, t.TempDir())
-	startDockerAgent(t, s, "dk-fail", "32600-32699")
-	s.cleanupApps("e2e")
+	s, _ := startDockerNode(t, "dk-fail", "32600-32699")
 	s.applySpec(t, appSpec{name: "nostart", ns: "e2e", containers: []string{
 		fmtSpec(`{"name":"web","image":%q,"command":"/no/such/binary"%s}`, testImage, withResources("")),
 		container("side", "exec sleep 100000", ""),

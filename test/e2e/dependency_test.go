@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -58,18 +59,6 @@ func refCounts(st v4.DependencyStatus) map[string]int {
 	return out
 }
 
-func sameCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
 // depPod returns the dependency pod on node for scope that is wanted running, or nil.
 func depPod(tgs []*v4.TaskGroup, node, scope string) *v4.TaskGroup {
 	for _, tg := range tgs {
@@ -88,7 +77,7 @@ func depPod(tgs []*v4.TaskGroup, node, scope string) *v4.TaskGroup {
 func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 	requireRoot(t)
 	const gc = 4 * time.Second
-	s := startBerth(t, t.TempDir(), "server", "--join-token", joinToken, "--dependency-gc", gc.String())
+	s := startServer(t, t.TempDir(), "--dependency-gc", gc.String())
 	pkgs := packageServer(t)
 	const node = "dep-node"
 	startAgent(t, s, node, "22100-22199")
@@ -103,9 +92,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 		}
 	})
 
-	web := func(name, ns string) webSpec {
-		return webSpec{name: name, ns: ns, instances: 1, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
-	}
+	web := func(name, ns string) webSpec { return webDemo(pkgs, ns, name, 1) }
 	dep := web("sidecar", "dep-infra")
 	s.applySpec(t, asDependency(t, dep.json()))
 	if tgs := s.taskGroups("dep-infra", "sidecar"); len(tgs) != 0 {
@@ -118,7 +105,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 	s.running(t, "dep-b", "web-b", 1)
 	nodePod := s.running(t, "dep-infra", "sidecar", 1)[0]
 	waitUntil(t, 30*time.Second, "refcount 2 on the node pod", func() bool {
-		return sameCounts(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/": 2})
+		return maps.Equal(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/": 2})
 	})
 	if nodePod.Spec.Node != node || !strings.HasPrefix(nodePod.Metadata.Name, "0.sidecar.dep-infra.") || !alive(pidOf(nodePod)) {
 		t.Fatalf("node pod %s on %s, pid %d", nodePod.Metadata.Name, nodePod.Spec.Node, pidOf(nodePod))
@@ -137,7 +124,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 		tgs := s.taskGroups("dep-infra", "sidecar")
 		p := depPod(tgs, node, "dep-c")
 		return len(tgs) == 2 && p != nil && p.Status.Phase == v4.StatusRunning &&
-			sameCounts(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/": 2, node + "/dep-c": 1})
+			maps.Equal(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/": 2, node + "/dep-c": 1})
 	})
 
 	r := s.berth("", "delete", "dependency", "sidecar", "-n", "dep-infra")
@@ -147,7 +134,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 
 	s.mustBerth("delete", "process", "web-a", "-n", "dep-a")
 	waitUntil(t, 30*time.Second, "refcount 1", func() bool {
-		return sameCounts(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/": 1, node + "/dep-c": 1})
+		return maps.Equal(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/": 1, node + "/dep-c": 1})
 	})
 	if p := depPod(s.taskGroups("dep-infra", "sidecar"), node, ""); p == nil || p.Metadata.Name != nodePod.Metadata.Name || !alive(pidOf(nodePod)) {
 		t.Fatal("the node pod must stay while web-b uses it")
@@ -213,7 +200,7 @@ func TestDependencyPodsSharedCountedCollectedAndUpdated(t *testing.T) {
 		t.Fatalf("replacement %s on %s pid %d (old pid %d alive %t)", replaced.Metadata.Name, replaced.Spec.Node, pidOf(replaced), pidOf(nsPod), alive(pidOf(nsPod)))
 	}
 	waitUntil(t, 30*time.Second, "refcount 1 on the replacement", func() bool {
-		return sameCounts(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/dep-c": 1})
+		return maps.Equal(refCounts(s.dependencyStatus("dep-infra", "sidecar")), map[string]int{node + "/dep-c": 1})
 	})
 
 	s.mustBerth("delete", "dependency", "sidecar", "-n", "dep-infra", "--force")

@@ -104,18 +104,14 @@ func (s *devServer) cleanupDeployments(ns string) {
 // probing the instances); a version whose health check fails suspends the rollout, and
 // undo brings every instance back on the old version.
 func TestDeploymentRollingUpdateAndUndo(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "24100-24199")
-	startAgent(t, s, "node-b", "24200-24299")
-	startAgent(t, s, "node-c", "24300-24399")
+	s, pkgs, _ := startWebDemoNodes(t, "24100-24199", "24200-24299", "24300-24399")
 	const ns = "e2e-deploy"
 	s.cleanupDeployments(ns)
 	check := func(path string) string {
 		return `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gracePeriodSeconds":1,"consecutiveFailures":2,"http":{"portName":"http","path":"` + path + `"}}]`
 	}
-	web := webSpec{name: "web", ns: ns, instances: 6, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret", health: check("/healthz")}
+	web := webDemo(pkgs, ns, "web", 6)
+	web.health = check("/healthz")
 	const strategy = `{"type":"RollingUpdate","rollingupdate":{"maxUnavailable":1,"maxSurge":1,"stepDeadline":120}}`
 
 	s.applySpec(t, deploymentSpec(t, web, "one", strategy))

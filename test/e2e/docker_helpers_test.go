@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,14 +12,12 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // testImage is the image of the container tests, imported from the host's static
 // busybox (nothing can be pulled here); the Docker driver's tests share it.
-const testImage = "test/busybox:1"
-
-// busyboxApplets are linked in the image's /bin (others run as `busybox APPLET`).
-var busyboxApplets = strings.Fields("sh sleep wget nc httpd cat echo ls ps env mkdir")
+const testImage = drivertest.BusyboxImage
 
 // requireDocker skips container tests without a Docker daemon, unless CI asks for them
 // (BERTH_REQUIRE_DOCKER=1), and makes sure the test image exists.
@@ -50,29 +46,28 @@ func ensureTestImage() error {
 	if exec.Command("docker", "image", "inspect", testImage).Run() == nil {
 		return nil
 	}
-	bin, err := os.ReadFile("/bin/busybox")
+	rootfs, err := drivertest.BusyboxRootfs()
 	if err != nil {
 		return fmt.Errorf("a static busybox is needed (apt-get install busybox-static): %w", err)
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, d := range []string{"bin/", "tmp/", "etc/"} {
-		tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o1777})
-	}
-	tw.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
-	tw.Write(bin)
-	for _, a := range busyboxApplets {
-		tw.WriteHeader(&tar.Header{Name: "bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777})
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
 	cmd := exec.Command("docker", "import", "-", testImage)
-	cmd.Stdin = &buf
+	cmd.Stdin = rootfs
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("docker import: %v\n%s", err, out)
 	}
 	return nil
+}
+
+// startDockerNode starts what most container tests run (with Docker): a server and one
+// agent with the Docker driver, and deletes namespace e2e's applications when the test
+// ends.
+func startDockerNode(t *testing.T, name, ports string) (*devServer, *agentProc) {
+	t.Helper()
+	requireDocker(t)
+	s := startServer(t, t.TempDir())
+	a := startDockerAgent(t, s, name, ports)
+	s.cleanupApps("e2e")
+	return s, a
 }
 
 // startDockerAgent runs an agent with the Docker driver on (and the extra flags), and

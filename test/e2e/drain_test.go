@@ -25,16 +25,11 @@ const drainHealth = `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gra
 // instance stays unless the drain is forced; `berth move` moves one instance to a named
 // node. Then engine maintenance refuses writes and holds restarts until it is off.
 func TestDrainKeepsTheServiceUp(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "25100-25199")
-	startAgent(t, s, "node-b", "25200-25299")
+	s, pkgs, _ := startWebDemoNodes(t, "25100-25199", "25200-25299")
 	s.cleanupProcesses("drain")
 	t.Cleanup(func() { s.berth("", "maintenance", "off") }) // or the cleanup's deletes are refused
-	uri := pkgs.URL + "/web-demo.tar.gz"
-	web := webSpec{name: "web", ns: "drain", instances: 4, uri: uri, user: "deploy", pwd: "s3cret", health: drainHealth}
-	db := webSpec{name: "db", ns: "drain", instances: 1, uri: uri, user: "deploy", pwd: "s3cret", health: drainHealth}
+	web, db := webDemo(pkgs, "drain", "web", 4), webDemo(pkgs, "drain", "db", 1)
+	web.health, db.health = drainHealth, drainHealth
 	s.applySpec(t, web.json())
 	s.applySpec(t, strings.Replace(db.json(), `"labels":{"app":"db"}`, `"labels":{"app":"db"},"annotations":{"berth.io/stateful":"true"}`, 1))
 	s.healthy(t, "drain", "web", 4)

@@ -25,16 +25,13 @@ func (s *devServer) failedWith(t *testing.T, ns, owner string) *v4.TaskGroup {
 
 // A process over its memory limit is killed by the kernel and reported OOMKilled.
 func TestOutOfMemoryIsReported(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "32100-32199")
+	s, pkgs, _ := startWebDemoNodes(t, "32100-32199")
 	s.cleanupProcesses("e2e")
 	// The shell is the task (no pid file); after the start grace it runs dd with a 64 MB
 	// buffer under a 16 MB limit.
-	spec := webSpec{name: "hungry", ns: "e2e", instances: 1, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
-		restart: `{"policy":"Never"}`, noPidFile: true, memory: "16",
-		startCmd: "sleep 2; dd if=/dev/zero of=/dev/null bs=64M count=1"}
+	spec := webDemo(pkgs, "e2e", "hungry", 1)
+	spec.restart, spec.noPidFile, spec.memory = `{"policy":"Never"}`, true, "16"
+	spec.startCmd = "sleep 2; dd if=/dev/zero of=/dev/null bs=64M count=1"
 	doc := strings.Replace(spec.json(), `"procName":"web-demo"`, `"procName":"sh"`, 1)
 	s.applySpec(t, doc)
 	tg := s.failedWith(t, "e2e", "hungry")
@@ -49,12 +46,10 @@ func TestOutOfMemoryIsReported(t *testing.T) {
 // Bad input fails clearly and leaves nothing half-started: each case gives a Failed task
 // group whose reason names the HTTP status, the user or the path, in describe and events.
 func TestBadProcessesFailWithTheirReason(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "32100-32199")
+	s, pkgs, _ := startWebDemoNodes(t, "32100-32199")
 	s.cleanupProcesses("e2e")
-	base := webSpec{ns: "e2e", instances: 1, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret", restart: `{"policy":"Never"}`}
+	base := webDemo(pkgs, "e2e", "", 1)
+	base.restart = `{"policy":"Never"}`
 	cases := []struct {
 		name   string
 		change func(w *webSpec)

@@ -58,12 +58,7 @@ func TestHeartbeatsSurviveLeaderKill(t *testing.T) {
 	waitUntil(t, 90*time.Second, "100 simulated nodes Ready", func() bool { return readyOn(cl) == simNodes })
 
 	leader, oldID := leaderOf(t, servers)
-	var others []*haServer
-	for _, s := range servers {
-		if s != leader {
-			others = append(others, s)
-		}
-	}
+	others := othersThan(servers, leader)
 	t.Logf("killing the leader %s (%s) under %d heartbeating nodes", leader.name, oldID, simNodes)
 	leader.cmd.Process.Kill()
 	<-leader.exited

@@ -164,6 +164,17 @@ func leaderOf(t *testing.T, servers []*haServer) (*haServer, string) {
 	return leader, id
 }
 
+// othersThan is servers without leader.
+func othersThan(servers []*haServer, leader *haServer) []*haServer {
+	var others []*haServer
+	for _, s := range servers {
+		if s != leader {
+			others = append(others, s)
+		}
+	}
+	return others
+}
+
 // berthServer runs `berth server` to its end (for servers that must refuse to start).
 func berthServer(t *testing.T, args ...string) (string, error) {
 	t.Helper()
@@ -250,12 +261,7 @@ func TestJoinRefusals(t *testing.T) {
 func replaceLeader(t *testing.T, servers []*haServer, b *agentProc, freeze bool, change func(others *devServer)) []*haServer {
 	t.Helper()
 	leader, oldID := leaderOf(t, servers)
-	var others []*haServer
-	for _, s := range servers {
-		if s != leader {
-			others = append(others, s)
-		}
-	}
+	others := othersThan(servers, leader)
 	t.Logf("leader %s (%s); killing it (frozen first: %v) during a change and an agent restart", leader.name, oldID, freeze)
 	at := time.Now()
 	if freeze {
@@ -340,7 +346,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 	b := startAgent(t, servers[0].devServer, "ha-b", haPortRange(t, 21950, 21999, 10), others...)
 	const ns = "ha"
 	cl.cleanupDeployments(ns)
-	web := webSpec{name: "web", ns: ns, instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
+	web := webDemo(pkgs, ns, "web", 3)
 	// Steps 2 s apart, so that a rollout of 3 instances lasts long enough to be killed in.
 	const strategy = `{"type":"RollingUpdate","rollingupdate":{"maxUnavailable":1,"maxSurge":1,"upgradeDuration":2,"stepDeadline":120}}`
 	cl.applySpec(t, deploymentSpec(t, web, "one", strategy))
@@ -373,7 +379,7 @@ func TestLeaderKilledDuringChange(t *testing.T) {
 			killed = s
 		}
 	}
-	back := &haServer{devServer: startBerth(t, killed.dataDir, "server", "--join-token", joinToken), name: killed.name}
+	back := &haServer{devServer: startServer(t, killed.dataDir), name: killed.name}
 	back.useToken(servers[0].token)
 	servers = append(servers, back)
 	// Cleanups run last-registered first: this one runs before back is killed, while the

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/berthhq/berth/test/berthtest"
 )
 
 // testLAN is a network of the test's own on which each node has an address of its own:
@@ -98,6 +100,6 @@ func startAgentOn(t *testing.T, s *devServer, ns, addr, name, ports string, extr
 // certificate is valid there), with a join token.
 func startServerOnLAN(t *testing.T, l *testLAN, dataDir string) *devServer {
 	t.Helper()
-	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	port := strings.TrimPrefix(berthtest.FreeAddr(t), "127.0.0.1:")
 	return startBerthAt(t, berthBin, l.hostIP+":"+port, dataDir, "server", "--join-token", joinToken)
 }

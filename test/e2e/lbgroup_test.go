@@ -2,64 +2,25 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/testutil/loopback"
+	"github.com/berthhq/berth/internal/testutil/requires"
 )
-
-// requireHAProxy skips a test without haproxy, unless BERTH_REQUIRE_HAPROXY=1 (CI).
-func requireHAProxy(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("haproxy"); err == nil {
-		return
-	}
-	if os.Getenv("BERTH_REQUIRE_HAPROXY") == "1" {
-		t.Fatal("this test needs haproxy (apt-get install haproxy) and BERTH_REQUIRE_HAPROXY=1 is set")
-	}
-	t.Skip("this test needs haproxy (apt-get install haproxy)")
-}
-
-// freeLoopbackPort is a loopback TCP port nothing listens on now.
-func freeLoopbackPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // getVia asks addr for host's page.
 func getVia(client *http.Client, addr, host string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/", nil)
-	if err != nil {
-		return "", err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %d: %s", resp.StatusCode, b)
-	}
-	return strings.TrimSpace(string(b)), err
+	body, err := loopback.GetHost(ctx, client, addr, host)
+	return strings.TrimSpace(body), err
 }
 
 // answers asks n times and counts the distinct answers (errors count as "error").
@@ -80,9 +41,9 @@ func answers(addr, host string, n int) map[string]int {
 // continuous load while the application scales up and down.
 func TestLoadBalancerGroup(t *testing.T) {
 	requireRoot(t)
-	requireHAProxy(t)
+	requires.HAProxy(t)
 	s := startServer(t, t.TempDir())
-	httpPort, tcpPort := freeLoopbackPort(t), freeLoopbackPort(t)
+	httpPort, tcpPort := loopback.FreePort(t), loopback.FreePort(t)
 	a := startAgent(t, s, "lb", "29500-29599", "--lb-group", "g1", "--lb-bind", "127.0.0.1", "--lb-http-port", strconv.Itoa(httpPort))
 	// HAProxy outlives its agent, by design: the test stops it.
 	t.Cleanup(func() {
@@ -96,12 +57,7 @@ func TestLoadBalancerGroup(t *testing.T) {
 	const ns = "lbe2e"
 	s.cleanupProcesses(ns)
 	// Each instance serves its own pid (the shell's, which httpd takes over with exec).
-	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":"lbweb","namespace":%q,"labels":{"app":"lbweb"}},
-		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
-		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
-			"startCmd":"mkdir -p www && echo $$ > www/index.html && exec busybox httpd -f -p $PORT_http -h www",
-			"ports":[{"name":"http","hostPort":0,"protocol":"http"}],
-			"resources":{"limits":{"cpu":"0.4","memory":"32"}}}]}}}}`, ns))
+	s.applySpec(t, httpdProcess{name: "lbweb", ns: ns, instances: 2, prepare: "echo $$ > www/index.html", cpu: "0.4"}.json())
 	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"lbweb","namespace":%q,"labels":{"BCSGROUP":"g1"}},
 		"spec":{"selector":{"app":"lbweb"},"ports":[{"name":"http","protocol":"http","servicePort":80,"domainName":"web.example.com"}]}}
 {"apiVersion":"v4","kind":"service","metadata":{"name":"lbraw","namespace":%q,"labels":{"BCSGROUP":"g1","BCSBALANCE":"leastconn"}},
@@ -127,37 +83,20 @@ func TestLoadBalancerGroup(t *testing.T) {
 	}
 
 	// Continuous load (bounded) while instances come and go: no request fails.
-	var sent, failed atomic.Int64
-	var firstErr atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			client := &http.Client{}
-			for end := time.Now().Add(90 * time.Second); time.Now().Before(end) && sent.Load() < 200_000; {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sent.Add(1)
-				if _, err := getVia(client, web, "web.example.com"); err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}
-		})
-	}
+	client := &http.Client{}
+	load := loopback.StartLoad(2, 90*time.Second, 200_000, func() error {
+		_, err := getVia(client, web, "web.example.com")
+		return err
+	})
 	time.Sleep(time.Second)
 	s.mustBerth("scale", "process", "lbweb", "3", "-n", ns)
 	waitUntil(t, 60*time.Second, "the third instance behind the group", func() bool { return len(answers(web, "web.example.com", 9)) == 3 })
 	s.mustBerth("scale", "process", "lbweb", "1", "-n", ns)
 	waitUntil(t, 60*time.Second, "one instance left behind the group", func() bool { return len(answers(web, "web.example.com", 6)) == 1 })
 	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-	t.Logf("%d requests while the application scaled 2 -> 3 -> 1, %d failed", sent.Load(), failed.Load())
-	if failed.Load() > 0 || sent.Load() < 200 {
-		t.Errorf("%d of %d requests failed (first: %v)", failed.Load(), sent.Load(), firstErr.Load())
+	sent, failed, firstErr := load.Stop()
+	t.Logf("%d requests while the application scaled 2 -> 3 -> 1, %d failed", sent, failed)
+	if failed > 0 || sent < 200 {
+		t.Errorf("%d of %d requests failed (first: %v)", failed, sent, firstErr)
 	}
 }

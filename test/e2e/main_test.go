@@ -7,9 +7,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,27 +17,12 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/test/berthtest"
 )
 
 var berthBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "berth-e2e-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	berthBin = filepath.Join(dir, "berth")
-	build := exec.Command("go", "build", "-race", "-o", berthBin, "github.com/berthhq/berth/cmd/berth")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build berth:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { berthtest.Main(m, &berthBin, "berth-e2e-bin", "-race") }
 
 // devServer is one running `berth dev` process (or, with cmd nil, a CLI target of
 // several servers: url is then a comma list).
@@ -94,7 +76,7 @@ func (s *devServer) useToken(token string) {
 	s.token = token
 	s.http = client.HTTPClient(s.roots, nil)
 	if token != "" {
-		s.http.Transport = &bearer{token: token, next: s.http.Transport}
+		s.http.Transport = &berthtest.Bearer{Token: token, Next: s.http.Transport}
 	}
 }
 
@@ -108,44 +90,10 @@ func adminTokenOf(dataDir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// bearer adds a token to requests that carry none.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Authorization") != "" {
-		return b.next.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // via is a CLI and HTTPS target of the comma list urls, trusting s's CA (every server of
 // one cluster has the same).
 func (s *devServer) via(t *testing.T, urls string) *devServer {
 	return &devServer{t: t, url: urls, caFile: s.caFile, roots: s.roots, http: s.http, token: s.token}
-}
-
-// freeAddr returns a loopback address free now for a server's --listen. It is taken from
-// 10000-19999, below the kernel's ephemeral range (32768-60999) and the agents' port
-// bands: a port from ":0" is free only until the server binds it, and the server's own
-// embedded etcd, which binds ":0" ports first, could be handed the same one.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	for range 200 {
-		addr := fmt.Sprintf("127.0.0.1:%d", 10000+rand.IntN(10000))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return addr
-	}
-	t.Fatal("no free port in 10000-19999")
-	return ""
 }
 
 // startDev runs `berth dev` on a free port with its data in dataDir (and the extra
@@ -178,7 +126,7 @@ func startBerth(t *testing.T, dataDir, command string, flags ...string) *devServ
 // built without the race detector).
 func startBerthBinary(t testing.TB, bin, dataDir, command string, flags ...string) *devServer {
 	t.Helper()
-	return startBerthAt(t, bin, freeAddr(t), dataDir, command, flags...)
+	return startBerthAt(t, bin, berthtest.FreeAddr(t), dataDir, command, flags...)
 }
 
 // startBerthAt is startBerthBinary listening on addr (and reached there).

@@ -19,7 +19,7 @@ import (
 func TestLostNodeIsReplacedAndItsStaleCopiesStopped(t *testing.T) {
 	requireRoot(t)
 	const ttl = 3 * time.Second
-	s := startBerth(t, t.TempDir(), "server", "--join-token", joinToken, "--node-ttl", ttl.String())
+	s := startServer(t, t.TempDir(), "--node-ttl", ttl.String())
 	pkgs := packageServer(t)
 	a := startAgent(t, s, "lost-a", "26000-26199")
 	b := startAgent(t, s, "lost-b", "26200-26399")

@@ -92,7 +92,7 @@ func (cb *callbackServer) waitCallback(t *testing.T, limit time.Duration, typ, o
 func TestNotifyCallbacksForCrashLoopAndNodeLoss(t *testing.T) {
 	requireRoot(t)
 	const ttl = 2 * time.Second
-	s := startBerth(t, t.TempDir(), "server", "--join-token", joinToken, "--node-ttl", ttl.String())
+	s := startServer(t, t.TempDir(), "--node-ttl", ttl.String())
 	pkgs := packageServer(t)
 	cb := newCallbackServer(t, 2)
 	agent := startAgent(t, s, "notify-a", "23000-23099")

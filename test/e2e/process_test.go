@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,6 +58,55 @@ func (w webSpec) json() string {
 		"healthChecks":%s,
 		"resources":{"limits":{"cpu":"0.2","memory":%q}}}]}}}}`,
 		w.name, w.ns, w.name, w.restart, w.instances, w.procUser, w.pidFile, w.uri, w.user, w.pwd, w.extraPorts, w.startCmd, w.health, w.memory)
+}
+
+// webDemo is a webSpec of instances of web-demo from pkgs, the test's package server.
+func webDemo(pkgs *httptest.Server, ns, name string, instances int) webSpec {
+	return webSpec{name: name, ns: ns, instances: instances, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
+}
+
+// startWebDemoNodes starts what the process tests run (as root): a server, the package
+// server, and an agent on each port range, node-a, node-b and so on in order.
+func startWebDemoNodes(t *testing.T, portRanges ...string) (*devServer, *httptest.Server, []*agentProc) {
+	t.Helper()
+	requireRoot(t)
+	s := startServer(t, t.TempDir())
+	pkgs := packageServer(t)
+	agents := make([]*agentProc, len(portRanges))
+	for i, ports := range portRanges {
+		agents[i] = startAgent(t, s, "node-"+string(rune('a'+i)), ports)
+	}
+	return s, pkgs, agents
+}
+
+// httpdProcess is a process application of busybox httpd serving the work dir's www,
+// which prepare (a shell command run first) fills; restarts are off.
+type httpdProcess struct {
+	name, ns     string
+	instances    int
+	prepare      string
+	hostPort     int    // 0: a random one
+	cpu          string // its limit
+	constraint   string // the constraint JSON ("" for none)
+	healthChecks string // their JSON ("" for none)
+}
+
+func (p httpdProcess) json() string {
+	var constraint, health string
+	if p.constraint != "" {
+		constraint = `"constraint":` + p.constraint + ","
+	}
+	if p.healthChecks != "" {
+		health = `"healthChecks":` + p.healthChecks + ","
+	}
+	return fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q,"labels":{"app":%q}},
+		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},%s
+		"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
+			"startCmd":%q,
+			"ports":[{"name":"http","hostPort":%d,"protocol":"http"}],%s
+			"resources":{"limits":{"cpu":%q,"memory":"32"}}}]}}}}`,
+		p.name, p.ns, p.name, constraint, p.instances, "mkdir -p www && "+p.prepare+" && exec busybox httpd -f -p $PORT_http -h www",
+		p.hostPort, health, p.cpu)
 }
 
 func (s *devServer) applySpec(t *testing.T, spec string) {
@@ -116,16 +166,11 @@ func zombie(pid int) bool {
 // server with basic auth, one port is fixed and one random, variables are rendered, and
 // an HTTP health check passes; the commands and PORT_ env reach the processes.
 func TestProcessApplicationRunsHealthy(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "32100-32199")
-	startAgent(t, s, "node-b", "32200-32299")
-	startAgent(t, s, "node-c", "32300-32399")
+	s, pkgs, _ := startWebDemoNodes(t, "32100-32199", "32200-32299", "32300-32399")
 	s.cleanupProcesses("e2e")
-	spec := webSpec{name: "web", ns: "e2e", instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
-		extraPorts: `,{"name":"admin","hostPort":29323,"protocol":"tcp"}`,
-		health:     `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gracePeriodSeconds":5,"consecutiveFailures":3,"http":{"portName":"http","path":"/healthz"}}]`}
+	spec := webDemo(pkgs, "e2e", "web", 3)
+	spec.extraPorts = `,{"name":"admin","hostPort":29323,"protocol":"tcp"}`
+	spec.health = `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gracePeriodSeconds":5,"consecutiveFailures":3,"http":{"portName":"http","path":"/healthz"}}]`
 	s.applySpec(t, spec.json())
 	tgs := s.running(t, "e2e", "web", 3)
 	nodes := map[string]bool{}
@@ -173,13 +218,10 @@ func TestProcessApplicationRunsHealthy(t *testing.T) {
 
 // SIGKILL a process: it is replaced after interval + n*backoff, and maxtimes ends it.
 func TestKilledProcessRestartsWithDelayUntilMaxTimes(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "32100-32199")
+	s, pkgs, _ := startWebDemoNodes(t, "32100-32199")
 	s.cleanupProcesses("e2e")
-	spec := webSpec{name: "crashy", ns: "e2e", instances: 1, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
-		restart: `{"policy":"OnFailure","interval":2,"backoff":2,"maxtimes":2}`}
+	spec := webDemo(pkgs, "e2e", "crashy", 1)
+	spec.restart = `{"policy":"OnFailure","interval":2,"backoff":2,"maxtimes":2}`
 	s.applySpec(t, spec.json())
 	for attempt, delay := range []time.Duration{2 * time.Second, 4 * time.Second} {
 		tg := s.running(t, "e2e", "crashy", 1)[0]
@@ -224,13 +266,10 @@ func TestKilledProcessRestartsWithDelayUntilMaxTimes(t *testing.T) {
 // A health check that starts failing kills the group after consecutiveFailures, and the
 // restart policy replaces it.
 func TestFailingHealthCheckRestarts(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	startAgent(t, s, "node-a", "32100-32199")
+	s, pkgs, _ := startWebDemoNodes(t, "32100-32199")
 	s.cleanupProcesses("e2e")
-	spec := webSpec{name: "sick", ns: "e2e", instances: 1, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret",
-		health: `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gracePeriodSeconds":1,"consecutiveFailures":2,"http":{"portName":"http","path":"/healthz"}}]`}
+	spec := webDemo(pkgs, "e2e", "sick", 1)
+	spec.health = `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"gracePeriodSeconds":1,"consecutiveFailures":2,"http":{"portName":"http","path":"/healthz"}}]`
 	s.applySpec(t, spec.json())
 	tg := s.running(t, "e2e", "sick", 1)[0]
 	waitUntil(t, 20*time.Second, "healthy", func() bool {
@@ -253,12 +292,10 @@ func TestFailingHealthCheckRestarts(t *testing.T) {
 
 // Scale 3 -> 5 -> 2 keeps the lowest indexes; delete leaves no process, cgroup or port.
 func TestScaleAndDeleteCleanUp(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	a := startAgent(t, s, "node-a", "32100-32199")
+	s, pkgs, agents := startWebDemoNodes(t, "32100-32199")
+	a := agents[0]
 	s.cleanupProcesses("e2e")
-	spec := webSpec{name: "scaled", ns: "e2e", instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}
+	spec := webDemo(pkgs, "e2e", "scaled", 3)
 	s.applySpec(t, spec.json())
 	s.running(t, "e2e", "scaled", 3)
 	s.mustBerth("scale", "process", "scaled", "5", "-n", "e2e")
@@ -300,12 +337,10 @@ func TestScaleAndDeleteCleanUp(t *testing.T) {
 // SIGKILL the agent while three instances run: when it comes back it adopts them (same
 // PIDs), starts no second copy and reports them Running.
 func TestAgentRestartAdoptsRunningProcesses(t *testing.T) {
-	requireRoot(t)
-	s := startServer(t, t.TempDir())
-	pkgs := packageServer(t)
-	a := startAgent(t, s, "node-a", "32100-32199")
+	s, pkgs, agents := startWebDemoNodes(t, "32100-32199")
+	a := agents[0]
 	s.cleanupProcesses("e2e")
-	s.applySpec(t, webSpec{name: "steady", ns: "e2e", instances: 3, uri: pkgs.URL + "/web-demo.tar.gz", user: "deploy", pwd: "s3cret"}.json())
+	s.applySpec(t, webDemo(pkgs, "e2e", "steady", 3).json())
 	before := map[string]int{}
 	for _, tg := range s.running(t, "e2e", "steady", 3) {
 		before[tg.Metadata.Name] = pidOf(tg)

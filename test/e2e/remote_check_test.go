@@ -21,13 +21,8 @@ func TestRemoteHealthChecksDecideReadiness(t *testing.T) {
 	startAgent(t, s, "rc", "29600-29699")
 	const ns = "rce2e"
 	s.cleanupProcesses(ns)
-	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":"rweb","namespace":%q,"labels":{"app":"rweb"}},
-		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
-		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
-			"startCmd":"mkdir -p www && touch www/healthz && exec busybox httpd -f -p $PORT_http -h www",
-			"ports":[{"name":"http","hostPort":0,"protocol":"http"}],
-			"healthChecks":[{"type":"REMOTE_HTTP","intervalSeconds":2,"timeoutSeconds":1,"http":{"portName":"http","path":"/healthz"}}],
-			"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}}}}`, ns))
+	s.applySpec(t, httpdProcess{name: "rweb", ns: ns, instances: 2, prepare: "touch www/healthz", cpu: "0.1",
+		healthChecks: `[{"type":"REMOTE_HTTP","intervalSeconds":2,"timeoutSeconds":1,"http":{"portName":"http","path":"/healthz"}}]`}.json())
 	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"rweb","namespace":%q},
 		"spec":{"selector":{"app":"rweb"},"ports":[{"name":"http","protocol":"http","servicePort":80}]}}`, ns))
 	tgs := s.running(t, ns, "rweb", 2)

@@ -62,12 +62,7 @@ func TestServicesByName(t *testing.T) {
 		"healthChecks":[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"consecutiveFailures":100,"gracePeriodSeconds":1,
 			"http":{"portName":"http","path":"/healthz"}}]`)}}.json())
 	// pweb: a process serving on a fixed port of the node.
-	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":"pweb","namespace":%q,"labels":{"app":"pweb"}},
-		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
-		"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
-			"startCmd":"mkdir -p www && echo process > www/index.html && exec busybox httpd -f -p $PORT_http -h www",
-			"ports":[{"name":"http","hostPort":29410,"protocol":"http"}],
-			"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}}}}`, ns))
+	s.applySpec(t, httpdProcess{name: "pweb", ns: ns, instances: 1, prepare: "echo process > www/index.html", hostPort: 29410, cpu: "0.1"}.json())
 	for _, svc := range []string{"cweb", "pweb"} {
 		s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":%q,"namespace":%q},
 			"spec":{"selector":{"app":%q},"ports":[{"name":"http","protocol":"http","servicePort":80}]}}`, svc, ns, svc))

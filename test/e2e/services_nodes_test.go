@@ -52,15 +52,10 @@ func TestServicesAcrossNodes(t *testing.T) {
 
 	// web: one instance on each node (hostname UNIQUE), serving its node's address on a
 	// fixed port of its node, ready while www/healthz exists.
-	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":"web","namespace":%q,"labels":{"app":"web"}},
-		"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
-		"constraint":{"intersectionItem":[{"unionData":[{"name":"hostname","operate":"UNIQUE"}]}]},
-		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"busybox","startGracePeriod":1,
-			"startCmd":"mkdir -p www && echo $BCS_NODE_IP > www/index.html && touch www/healthz && exec busybox httpd -f -p $PORT_http -h www",
-			"ports":[{"name":"http","hostPort":29710,"protocol":"http"}],
-			"healthChecks":[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"consecutiveFailures":100,"gracePeriodSeconds":1,
-				"http":{"portName":"http","path":"/healthz"}}],
-			"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}}}}`, ns))
+	s.applySpec(t, httpdProcess{name: "web", ns: ns, instances: 2, prepare: "echo $BCS_NODE_IP > www/index.html && touch www/healthz", hostPort: 29710, cpu: "0.1",
+		constraint: `{"intersectionItem":[{"unionData":[{"name":"hostname","operate":"UNIQUE"}]}]}`,
+		healthChecks: `[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"consecutiveFailures":100,"gracePeriodSeconds":1,
+			"http":{"portName":"http","path":"/healthz"}}]`}.json())
 	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"web","namespace":%q},
 		"spec":{"selector":{"app":"web"},"ports":[{"name":"http","protocol":"http","servicePort":80}]}}`, ns))
 	// client: an instance on node lan-a that resolves web.demo through its node's DNS

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/testutil/loopback"
 )
 
 // cniDriver is a driver with a bridge + host-local + portmap network on 10.88.7.0/24
@@ -62,7 +63,7 @@ func TestCNIPod(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	pod := "test." + runTag + ".cnipod"
 	t.Cleanup(func() { d.TeardownPod(context.Background(), pod) })
-	hostPort := freePort(t)
+	hostPort := loopback.FreePort(t)
 	labels := map[string]string{testLabel: runTag, driver.LabelTaskGroup: "test/cnipod"}
 	ports := []driver.PortBinding{{Name: "http", ContainerPort: 8080, HostPort: hostPort}}
 	sandbox, ip, err := d.SetupPod(ctx, pod, labels, ports)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -22,12 +21,13 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // Test images, built locally since nothing can be pulled. test/busybox:1 is shared with
 // other packages (no entrypoint); the entrypoint image is this package's.
 const (
-	imgPlain = "test/busybox:1"
+	imgPlain = drivertest.BusyboxImage
 	imgEntry = "test/berth-docker-ep:1"
 	imgUser  = "test/berth-docker-user:1"
 )
@@ -98,26 +98,13 @@ func ensureImage(ctx context.Context, ref string, build func(context.Context) er
 	return nil
 }
 
-// importBusybox is machine.md's recipe: a rootfs of the static busybox, imported.
+// importBusybox imports drivertest's busybox root file system as imgPlain.
 func importBusybox(ctx context.Context) error {
-	bin, err := os.ReadFile("/bin/busybox")
+	rootfs, err := drivertest.BusyboxRootfs()
 	if err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, d := range []string{"bin/", "tmp/", "etc/"} {
-		tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o1777})
-	}
-	tw.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))})
-	tw.Write(bin)
-	for _, a := range strings.Fields("sh sleep wget nc httpd cat echo ls ps env mkdir") {
-		tw.WriteHeader(&tar.Header{Name: "bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777})
-	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	rc, err := rawCli.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, imgPlain, client.ImageImportOptions{})
+	rc, err := rawCli.ImageImport(ctx, client.ImageImportSource{Source: rootfs, SourceName: "-"}, imgPlain, client.ImageImportOptions{})
 	if err != nil {
 		return err
 	}
@@ -199,6 +186,15 @@ func needDocker(t *testing.T) {
 	}
 }
 
+// parallelDriver is how most tests begin: they need Docker, run in parallel, and use a
+// driver of their own.
+func parallelDriver(t *testing.T) *Driver {
+	t.Helper()
+	needDocker(t)
+	t.Parallel()
+	return newDriver(t)
+}
+
 func newDriver(t *testing.T) *Driver {
 	t.Helper()
 	d, err := New(Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -247,25 +243,6 @@ func mustStart(t *testing.T, d *Driver, task *driver.Task) driver.State {
 	return st
 }
 
-// waitEnded polls until the task is not running.
-func waitEnded(t *testing.T, d *Driver, id string, within time.Duration) driver.State {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		st, err := d.Inspect(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !st.Running {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s still running after %v", id, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // waitLog follows the task's logs until want appears.
 func waitLog(t *testing.T, d *Driver, id, want string) string {
 	t.Helper()
@@ -285,16 +262,6 @@ func waitLog(t *testing.T, d *Driver, id, want string) string {
 		}
 	}
 	return string(got)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // rawInspect is docker inspect without the driver, to check what it asked Docker for.

@@ -16,17 +16,16 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 func TestListAdopts(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	a := newTask(t, d, "a", imgPlain, "/bin/sleep", "30")
 	b := newTask(t, d, "b", imgPlain, "/bin/sh", "-c", "sleep 0.2; exit 5")
 	mustStart(t, d, a)
 	mustStart(t, d, b)
-	waitEnded(t, d, b.ID, 10*time.Second)
+	drivertest.WaitEnded(t, d, b.ID, 10*time.Second)
 
 	// A new driver with other state (an agent that restarted) finds both by their labels.
 	d2 := newDriver(t)
@@ -48,9 +47,7 @@ func TestListAdopts(t *testing.T) {
 }
 
 func TestStopGrace(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	polite := newTask(t, d, "polite", imgPlain, "/bin/sh", "-c", `trap "exit 3" TERM; while :; do sleep 0.1; done`)
 	stubborn := newTask(t, d, "stubborn", imgPlain, "/bin/sleep", "30") // pid 1 ignores SIGTERM
 	mustStart(t, d, polite)
@@ -91,9 +88,7 @@ func TestStopGrace(t *testing.T) {
 
 // A signal reaches the container's first process: USR1 trapped, then an exit asked for.
 func TestSignal(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "signalled", imgPlain, "/bin/sh", "-c", `trap "exit 7" USR1; while :; do sleep 0.1; done`)
 	mustStart(t, d, task)
 	ctx := ctxT(t, 30*time.Second)
@@ -123,9 +118,7 @@ func TestSignal(t *testing.T) {
 }
 
 func TestExec(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "exec", imgPlain, "/bin/sleep", "30")
 	task.Env = []string{"FOO=bar"}
 	mustStart(t, d, task)
@@ -149,9 +142,7 @@ func TestExec(t *testing.T) {
 }
 
 func TestExecInteractive(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "it", imgPlain, "/bin/sleep", "30")
 	mustStart(t, d, task)
 
@@ -172,9 +163,7 @@ func TestExecInteractive(t *testing.T) {
 }
 
 func TestLogs(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "logs", imgPlain, "/bin/sh", "-c", "echo err >&2; sleep 0.2; for i in 1 2 3 4 5; do echo line$i; done; sleep 1; echo late; exec sleep 30")
 	mustStart(t, d, task)
 	waitLog(t, d, task.ID, "line5")
@@ -204,9 +193,7 @@ func TestLogs(t *testing.T) {
 }
 
 func TestFilesAndVolumes(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	vol := t.TempDir()
 	os.WriteFile(filepath.Join(vol, "data.txt"), []byte("from-host\n"), 0o644)
 	task := newTask(t, d, "files", imgPlain, "/bin/sleep", "30")
@@ -254,9 +241,7 @@ func TestFilesAndVolumes(t *testing.T) {
 // A secret or configmap file belongs to the user the container runs as: the image's USER
 // (resolved in the image's /etc/passwd), or the user parameter, by name or by number.
 func TestFilesBelongToTheContainerUser(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	for _, c := range []struct {
 		name, user string
 		uid, gid   int

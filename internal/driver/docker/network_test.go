@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/testutil/loopback"
 )
 
 // httpdTask serves body on port with busybox httpd.
@@ -40,10 +41,8 @@ func httpGet(t *testing.T, url string) string {
 }
 
 func TestBridgePortsAndJoin(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
-	hostPort := freePort(t)
+	d := parallelDriver(t)
+	hostPort := loopback.FreePort(t)
 	web := httpdTask(t, d, "web", 8080, "ok-bridge")
 	web.Setup.Hostname = "web-host"
 	web.Setup.PortBindings = []driver.PortBinding{{Name: "http", ContainerPort: 8080, HostPort: hostPort, Protocol: "tcp"}, {Name: "unmapped", ContainerPort: 9090}}
@@ -77,10 +76,8 @@ func TestBridgePortsAndJoin(t *testing.T) {
 }
 
 func TestHostNetwork(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
-	port := freePort(t)
+	d := parallelDriver(t)
+	port := loopback.FreePort(t)
 	web := httpdTask(t, d, "web", port, "ok-host")
 	web.Setup.NetworkMode = "HOST"
 	st := mustStart(t, d, web)
@@ -103,9 +100,7 @@ func TestHostNetwork(t *testing.T) {
 // TestMACAddress is the mac-address parameter on the bridge: the container's interface
 // has it, whichever API version the daemon speaks.
 func TestMACAddress(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "mac", imgPlain, "/bin/sleep", "30")
 	task.Container.Parameters = []v4.Parameter{{Key: "mac-address", Value: "02:42:ac:11:00:4d"}}
 	mustStart(t, d, task)

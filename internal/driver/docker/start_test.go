@@ -10,12 +10,11 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 func TestCommandSemantics(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 
 	// No entrypoint: command + args are the CMD; the env reaches it.
 	plain := newTask(t, d, "plain", imgPlain, "/bin/sh", "-c", "echo plain-$GREETING; exec sleep 30")
@@ -33,7 +32,7 @@ func TestCommandSemantics(t *testing.T) {
 	repl := newTask(t, d, "repl", imgEntry, "/bin/echo", "replaced", "entrypoint")
 	st, err := d.Start(ctxT(t, 20*time.Second), repl)
 	if err == nil {
-		st = waitEnded(t, d, repl.ID, 10*time.Second)
+		st = drivertest.WaitEnded(t, d, repl.ID, 10*time.Second)
 	}
 	if st.Info.ExitCode != 0 {
 		t.Fatalf("replaced entrypoint: %+v %v", st.Info, err)
@@ -56,9 +55,7 @@ func TestCommandSemantics(t *testing.T) {
 }
 
 func TestStartFailures(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 
 	missing := newTask(t, d, "missing", "127.0.0.1:1/berth/missing:1", "/bin/true")
 	_, err := d.Start(ctxT(t, 30*time.Second), missing)
@@ -88,9 +85,7 @@ func TestStartFailures(t *testing.T) {
 }
 
 func TestResourcesAndParameters(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "res", imgPlain, "/bin/sleep", "30")
 	task.Setup.CPURequest, task.CPULimit, task.MemoryLimit = 0.5, 1.5, 64
 	task.Container.WorkingDir = "/tmp"
@@ -120,9 +115,7 @@ func TestResourcesAndParameters(t *testing.T) {
 }
 
 func TestCPUSet(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	// Other packages' tests bind CPUs on the same daemon; this test counts only its own.
 	d.cpusetLabel = LabelCPUSet + "." + strings.ToLower(t.Name()) + "." + itoa(os.Getpid())
 	nodes, err := readTopology("/sys")
@@ -167,13 +160,11 @@ func TestCPUSet(t *testing.T) {
 }
 
 func TestOOMKilled(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "oom", imgPlain, "/bin/sh", "-c", "sleep 0.3; busybox dd if=/dev/zero of=/dev/null bs=64M count=1")
 	task.MemoryLimit = 8
 	mustStart(t, d, task)
-	st := waitEnded(t, d, task.ID, 20*time.Second) // Inspect waits for a late OOM flag
+	st := drivertest.WaitEnded(t, d, task.ID, 20*time.Second) // Inspect waits for a late OOM flag
 	if !st.Info.OOMKilled || st.Info.ExitCode != 137 || st.Info.Status != "exited" || st.Info.FinishAt.IsZero() {
 		t.Fatalf("want OOM kill: %+v", st.Info)
 	}

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // Wait delivers a container's end from Docker's event stream, several waiters of one
 // task alike, and closes an abandoned wait without a value.
 func TestWaitDeliversTheExit(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "w", imgPlain, "/bin/sh", "-c", `while [ ! -f /tmp/go ]; do sleep 0.05; done; exit 4`)
 	mustStart(t, d, task)
 	ctx := ctxT(t, 60*time.Second)
@@ -38,14 +37,7 @@ func TestWaitDeliversTheExit(t *testing.T) {
 	}
 	execTouch(t, d, task.ID)
 	for _, ch := range []<-chan driver.State{first, second} {
-		select {
-		case st := <-ch:
-			if st.Running || st.Info.ExitCode != 4 {
-				t.Fatalf("Wait delivered %+v, want exit code 4", st.Info)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("Wait delivered nothing after the container exited")
-		}
+		drivertest.WaitDeliversExit(t, ch, 4, 20*time.Second, "the container")
 	}
 
 	// A removed container: an unknown task.
@@ -60,9 +52,7 @@ func TestWaitDeliversTheExit(t *testing.T) {
 // A container removed behind berth's back ends its waiters (with the exit Docker
 // reports while it removes it, or as gone).
 func TestWaitEndsWhenTheContainerIsRemoved(t *testing.T) {
-	needDocker(t)
-	t.Parallel()
-	d := newDriver(t)
+	d := parallelDriver(t)
 	task := newTask(t, d, "r", imgPlain, "/bin/sleep", "60")
 	mustStart(t, d, task)
 	ctx := ctxT(t, 60*time.Second)

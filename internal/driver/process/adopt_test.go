@@ -10,6 +10,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 	"github.com/berthhq/berth/internal/shim"
 )
 
@@ -61,7 +62,7 @@ func TestAdoptAfterRestart(t *testing.T) {
 	// recorded how it ended.
 	pid := first[daemon.ID].Info.Pid
 	syscall.Kill(pid, syscall.SIGKILL)
-	st := waitExited(t, d2, daemon.ID, 5*time.Second)
+	st := drivertest.WaitEnded(t, d2, daemon.ID, 5*time.Second)
 	if st.Info.ExitCode != 128+int(syscall.SIGKILL) || st.Info.Message != "process exited with code 137" {
 		t.Fatalf("killed daemon: %+v", st.Info)
 	}
@@ -76,9 +77,7 @@ func TestAdoptAfterRestart(t *testing.T) {
 }
 
 func TestPidReuseIsNotTheTask(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.reuse.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 60"})
 	mustStart(t, d, task)
 	// Pretend the recorded process started at another time: a pid reused by another.

@@ -41,9 +41,7 @@ func TestExecIfSimple(t *testing.T) {
 // BCS's own examples write a single command with the program's name as procName: the
 // shell execs it, so the task's process is the program and the name check passes.
 func TestStartSingleCommandPassesTheNameCheck(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.single.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "sleep 3600", StartGracePeriod: 1})
 	st := mustStart(t, d, task)
 	rec, _ := d.load(task.ID)

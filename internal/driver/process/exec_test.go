@@ -13,12 +13,11 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 func TestExec(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.exec.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 60"})
 	task.Env = []string{"GREETING=hi"}
 	mustStart(t, d, task)
@@ -66,9 +65,7 @@ func TestExec(t *testing.T) {
 }
 
 func TestLogs(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.logs.sh", &v4.ProcessTask{
 		ProcName:         "sh",
 		StartCmd:         `i=0; while :; do i=$((i+1)); echo "line $i"; sleep 0.05; done`,
@@ -143,9 +140,7 @@ func TestTailOffset(t *testing.T) {
 }
 
 func TestActions(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.action.sleep", &v4.ProcessTask{ProcName: "sleep", StartGracePeriod: 1})
 	writeScript(t, filepath.Join(task.WorkBaseDir, "start.sh"), daemonScript)
 	pidFile := filepath.Join(task.RunBaseDir, "app.pid")
@@ -192,7 +187,7 @@ func TestActions(t *testing.T) {
 	if err := d.Signal(ctx, plain.ID, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitExited(t, d, plain.ID, 10*time.Second)
+	drivertest.WaitEnded(t, d, plain.ID, 10*time.Second)
 	if err := d.Signal(ctx, plain.ID, syscall.SIGTERM); err == nil || !strings.Contains(err.Error(), "has exited") {
 		t.Errorf("signal to an ended task: %v", err)
 	}

@@ -40,6 +40,15 @@ func requireCgroups(t *testing.T) {
 	t.Skipf("%s (set BERTH_REQUIRE_CGROUPS=1 to fail instead)", why)
 }
 
+// parallelTestDriver is how most tests begin: they need cgroups, run in parallel, and
+// use a driver of their own on a temporary data dir.
+func parallelTestDriver(t *testing.T) *Driver {
+	t.Helper()
+	requireCgroups(t)
+	t.Parallel()
+	return newTestDriver(t, "")
+}
+
 func newTestDriver(t *testing.T, dataDir string) *Driver {
 	t.Helper()
 	return newTestDriverWith(t, Config{DataDir: dataDir})
@@ -101,25 +110,6 @@ func mustStart(t *testing.T, d *Driver, task *driver.Task) driver.State {
 		t.Fatalf("Start returned %+v", st)
 	}
 	return st
-}
-
-// waitExited polls Inspect until the task has ended.
-func waitExited(t *testing.T, d *Driver, id string, within time.Duration) driver.State {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		st, err := d.Inspect(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !st.Running {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s still running after %s: %+v", id, within, st.Info)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func readFile(t *testing.T, path string) string {

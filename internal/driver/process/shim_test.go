@@ -10,6 +10,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // triggeredExit is a startCmd that runs until the file "go" appears in its work dir and
@@ -44,7 +45,7 @@ func TestExitCodesSurviveDriverRestart(t *testing.T) {
 
 	d2 := newTestDriver(t, dataDir)
 	for task, code := range map[*driver.Task]int{ok: 0, bad: 3} {
-		st := waitExited(t, d2, task.ID, 5*time.Second)
+		st := drivertest.WaitEnded(t, d2, task.ID, 5*time.Second)
 		if st.Info.ExitCode != code {
 			t.Errorf("%s: exit code %d (%s), want %d", task.ID, st.Info.ExitCode, st.Info.Message, code)
 		}
@@ -80,14 +81,7 @@ func TestWaitDeliversTheExit(t *testing.T) {
 		t.Fatal(err)
 	}
 	trigger(t, task, "5")
-	select {
-	case st := <-ch:
-		if st.Running || st.Info.ExitCode != 5 {
-			t.Fatalf("Wait delivered %+v, want exit code 5", st.Info)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Wait delivered nothing after the task exited")
-	}
+	drivertest.WaitDeliversExit(t, ch, 5, 10*time.Second, "the task")
 
 	// An ended task is delivered at once; an unknown one is an error.
 	ch, err = d.Wait(context.Background(), task.ID)
@@ -123,7 +117,7 @@ func TestShimForwardsSignals(t *testing.T) {
 	if err := syscall.Kill(st.ShimPid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if got := waitExited(t, d, task.ID, 5*time.Second); got.Info.ExitCode != 7 {
+	if got := drivertest.WaitEnded(t, d, task.ID, 5*time.Second); got.Info.ExitCode != 7 {
 		t.Fatalf("after SIGTERM to the shim: %+v, want exit code 7 from the task's trap", got.Info)
 	}
 	deadline := time.Now().Add(5 * time.Second)

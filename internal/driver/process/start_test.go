@@ -13,6 +13,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // daemonScript starts sleep in the background, writes its pid and exits, like the
@@ -22,9 +23,7 @@ echo $! > "$1"
 `
 
 func TestStartPidFileDaemon(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.daemon.sleep", &v4.ProcessTask{ProcName: "sleep", StartGracePeriod: 1})
 	writeScript(t, filepath.Join(task.WorkBaseDir, "start.sh"), daemonScript)
 	task.Process.PidFile = filepath.Join(task.RunBaseDir, "pid", "app.pid")
@@ -138,9 +137,7 @@ func detectCgroupRoot(t *testing.T) string {
 }
 
 func TestStartEnvWorkDirAndFiles(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.env.sleep", &v4.ProcessTask{
 		ProcName:         "sleep",
 		StartCmd:         `pwd > pwd.txt; env > env.txt; id -u > uid.txt; exec sleep 30`,
@@ -222,12 +219,10 @@ func TestStartAsUser(t *testing.T) {
 }
 
 func TestExitCodeAndFinishAt(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.exit.sh", &v4.ProcessTask{ProcName: "sh", StartCmd: "sleep 1.3; exit 3", StartGracePeriod: 1})
 	st := mustStart(t, d, task)
-	end := waitExited(t, d, task.ID, 5*time.Second)
+	end := drivertest.WaitEnded(t, d, task.ID, 5*time.Second)
 	info := end.Info
 	if info.Status != "exited" || info.ExitCode != 3 || info.OOMKilled {
 		t.Fatalf("ended with %+v", info)
@@ -253,9 +248,7 @@ func TestExitCodeAndFinishAt(t *testing.T) {
 }
 
 func TestStartTwiceAndRemoveRunning(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.twice.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 30"})
 	mustStart(t, d, task)
 	if _, err := d.Start(context.Background(), task); err == nil || !strings.Contains(err.Error(), "already exists") {

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 func TestStopEscalatesToSIGKILL(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	// The shell ignores SIGTERM and keeps forking; the stop command only leaves a mark.
 	task := testTask(t, "ns.stubborn.sh", &v4.ProcessTask{
 		ProcName:         "sh",
@@ -50,9 +49,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 }
 
 func TestStopPolite(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.polite.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 60"})
 	mustStart(t, d, task)
 	begin := time.Now()
@@ -69,9 +66,7 @@ func TestStopPolite(t *testing.T) {
 }
 
 func TestOOMKilled(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.oom.sh", &v4.ProcessTask{
 		ProcName:         "sh",
 		StartCmd:         "sleep 1.2; dd if=/dev/zero of=/dev/null bs=64M count=1; echo survived",
@@ -79,16 +74,14 @@ func TestOOMKilled(t *testing.T) {
 	})
 	task.MemoryLimit = 16
 	mustStart(t, d, task)
-	st := waitExited(t, d, task.ID, 10*time.Second)
+	st := drivertest.WaitEnded(t, d, task.ID, 10*time.Second)
 	if !st.Info.OOMKilled {
 		t.Fatalf("not OOMKilled: %+v\nlog: %s", st.Info, readFile(t, filepath.Join(task.LogDir, "sh.log")))
 	}
 }
 
 func TestCgroupLimits(t *testing.T) {
-	requireCgroups(t)
-	t.Parallel()
-	d := newTestDriver(t, "")
+	d := parallelTestDriver(t)
 	task := testTask(t, "ns.limits.sleep", &v4.ProcessTask{ProcName: "sleep", StartCmd: "exec sleep 30"})
 	task.CPULimit = 0.5
 	task.MemoryLimit = 64

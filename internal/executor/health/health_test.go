@@ -14,6 +14,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/testutil/loopback"
 )
 
 // scripted is a probe that answers from a script (true: healthy), then repeats the last.
@@ -209,24 +210,8 @@ func TestHTTPProbe(t *testing.T) {
 }
 
 func TestTCPProbe(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	open := ln.Addr().(*net.TCPAddr).Port
-	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
-	closed := ln2.Addr().(*net.TCPAddr).Port
-	ln2.Close()
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	open := loopback.ClosingPort(t)
+	closed := loopback.FreePort(t)
 	check := func(port int, name string) error {
 		probe, err := NewProbe(v4.HealthCheck{Type: v4.CheckTCP, TCP: &v4.TCPCheck{Port: port, PortName: name}},
 			Target{Host: "127.0.0.1", Ports: map[string]int{"open": open, "closed": closed}})

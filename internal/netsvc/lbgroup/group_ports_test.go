@@ -14,6 +14,8 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/netsvc"
+	"github.com/berthhq/berth/internal/testutil/loopback"
+	"github.com/berthhq/berth/internal/testutil/requires"
 )
 
 // serviceWarnings collects the warnings a group reports on services.
@@ -75,11 +77,11 @@ func echoes(port int, want string) error {
 // Warning on that service only, while the other tenant's services of the group are
 // served; once the port is free, the next update serves it too.
 func TestUnbindablePortLeavesTheRestServed(t *testing.T) {
-	requireHAProxy(t)
+	requires.HAProxy(t)
 	ctx := context.Background()
 	b1, _ := httpBackend(t, "b1")
 	echoA, echoB := echoBackend(t, "a"), echoBackend(t, "b")
-	httpPort, free := freePort(t), freePort(t)
+	httpPort, free := loopback.FreePort(t), loopback.FreePort(t)
 	taken, release := holdPort(t)
 
 	cat := netsvc.NewCatalog("cluster.local")
@@ -149,10 +151,10 @@ func TestUnbindablePortLeavesTheRestServed(t *testing.T) {
 // A port another program takes after the group tried it makes HAProxy's start fail: the
 // group starts it again without that frontend, so the others are still served.
 func TestPortTakenAfterTheProbeIsLeftOut(t *testing.T) {
-	requireHAProxy(t)
+	requires.HAProxy(t)
 	ctx := context.Background()
 	echoA, echoB := echoBackend(t, "a"), echoBackend(t, "b")
-	free := freePort(t)
+	free := loopback.FreePort(t)
 	taken, _ := holdPort(t)
 	cat := netsvc.NewCatalog("cluster.local")
 	cat.Put(svc("api", nil, v4.ServicePort{Name: "line", Protocol: "tcp", ServicePort: free}))
@@ -161,7 +163,7 @@ func TestPortTakenAfterTheProbeIsLeftOut(t *testing.T) {
 	stopHAProxy(t, dir)
 	var nodeWarned warnings
 	var svcWarned serviceWarnings
-	g, err := New(cat, Config{Group: "g1", Dir: dir, BindAddr: "127.0.0.1", HTTPPort: freePort(t), Warn: nodeWarned.add, WarnService: svcWarned.add})
+	g, err := New(cat, Config{Group: "g1", Dir: dir, BindAddr: "127.0.0.1", HTTPPort: loopback.FreePort(t), Warn: nodeWarned.add, WarnService: svcWarned.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestPortTakenAfterTheProbeIsLeftOut(t *testing.T) {
 	s, e := inNamespace("tenant-a", svc("db", nil, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: taken}), eps("db", "pg", "db@"+echoA))
 	cat.Put(s)
 	cat.Put(e)
-	s, e = inNamespace("tenant-b", svc("late", nil, v4.ServicePort{Name: "line", Protocol: "tcp", ServicePort: freePort(t)}), eps("late", "line", "late@"+echoB))
+	s, e = inNamespace("tenant-b", svc("late", nil, v4.ServicePort{Name: "line", Protocol: "tcp", ServicePort: loopback.FreePort(t)}), eps("late", "line", "late@"+echoB))
 	cat.Put(s)
 	cat.Put(e)
 	if err := g.Sync(ctx); err != nil {
@@ -249,7 +251,7 @@ func TestProbeBind(t *testing.T) {
 	if err := probeBind("127.0.0.1", taken); err == nil || !strings.Contains(err.Error(), "address already in use") {
 		t.Errorf("a held port: %v", err)
 	}
-	if err := probeBind("127.0.0.1", freePort(t)); err != nil {
+	if err := probeBind("127.0.0.1", loopback.FreePort(t)); err != nil {
 		t.Errorf("a free port: %v", err)
 	}
 	if err := probeBind("", taken); err == nil {

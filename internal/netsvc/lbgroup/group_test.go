@@ -9,45 +9,19 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/netsvc"
+	"github.com/berthhq/berth/internal/testutil/loopback"
+	"github.com/berthhq/berth/internal/testutil/requires"
 )
-
-// requireHAProxy skips a test without the haproxy command, unless
-// BERTH_REQUIRE_HAPROXY=1 (CI), which makes its absence a failure.
-func requireHAProxy(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("haproxy")
-	if err == nil {
-		return bin
-	}
-	if os.Getenv("BERTH_REQUIRE_HAPROXY") == "1" {
-		t.Fatalf("this test needs haproxy (apt-get install haproxy; BERTH_REQUIRE_HAPROXY=1)")
-	}
-	t.Skip("this test needs haproxy (apt-get install haproxy)")
-	return ""
-}
-
-// freePort is a loopback TCP port nothing listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // httpBackend serves its name on loopback and returns its address and its end.
 func httpBackend(t *testing.T, name string) (string, func()) {
@@ -60,25 +34,11 @@ func httpBackend(t *testing.T, name string) (string, func()) {
 // echoBackend echoes one line per connection, prefixed with its name.
 func echoBackend(t *testing.T, name string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				line, _ := bufio.NewReader(c).ReadString('\n')
-				io.WriteString(c, name+":"+line)
-			}()
-		}
-	}()
-	return l.Addr().String()
+	return loopback.Serve(t, func(c net.Conn) {
+		defer c.Close()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		io.WriteString(c, name+":"+line)
+	}).String()
 }
 
 // stopHAProxy ends the group's HAProxy processes when the test ends.
@@ -109,21 +69,7 @@ func (w *warnings) get() []string {
 
 // get asks the group's HTTP port for host's page.
 func get(client *http.Client, port int, host string) (string, error) {
-	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", port), nil)
-	if err != nil {
-		return "", err
-	}
-	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("status %d: %s", resp.StatusCode, body)
-	}
-	return string(body), err
+	return loopback.GetHost(context.Background(), client, fmt.Sprintf("127.0.0.1:%d", port), host)
 }
 
 // seen asks at least n times, and on until it has seen want answers (at most 100
@@ -154,14 +100,14 @@ func webEndpoints(addrs ...string) *v4.Endpoints {
 }
 
 func TestGroupServesThroughHAProxy(t *testing.T) {
-	requireHAProxy(t)
+	requires.HAProxy(t)
 	ctx := context.Background()
 	b1, end1 := httpBackend(t, "b1")
 	b2, _ := httpBackend(t, "b2")
 	b3, _ := httpBackend(t, "b3")
 	b4, _ := httpBackend(t, "b4")
 	echo := echoBackend(t, "echo")
-	httpPort, tcpPort := freePort(t), freePort(t)
+	httpPort, tcpPort := loopback.FreePort(t), loopback.FreePort(t)
 
 	cat := netsvc.NewCatalog("cluster.local")
 	cat.Put(svc("web", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "web.example.com"}))
@@ -201,27 +147,11 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 
 	// Continuous load while instances come and go and the group reloads: no request
 	// fails. Bounded in count and time.
-	var sent, failed atomic.Int64
-	var firstErr atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			client := &http.Client{Timeout: 5 * time.Second}
-			for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && sent.Load() < 50_000; {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sent.Add(1)
-				if _, err := get(client, httpPort, "web.example.com"); err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err.Error())
-				}
-			}
-		})
-	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	load := loopback.StartLoad(4, 30*time.Second, 50_000, func() error {
+		_, err := get(client, httpPort, "web.example.com")
+		return err
+	})
 	step := func(what string, want []string, reload bool) {
 		t.Helper()
 		if err := g.Sync(ctx); err != nil {
@@ -246,12 +176,11 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 	step("a service added", []string{"b2", "b3"}, true)
 	cat.Put(webEndpoints(b3, b4))
 	step("b2 replaced by b4", []string{"b3", "b4"}, false)
-	close(stop)
-	wg.Wait()
-	if failed.Load() > 0 || sent.Load() < 100 {
-		t.Errorf("%d of %d requests failed during the changes (first: %v)", failed.Load(), sent.Load(), firstErr.Load())
+	sent, failed, firstErr := load.Stop()
+	if failed > 0 || sent < 100 {
+		t.Errorf("%d of %d requests failed during the changes (first: %v)", failed, sent, firstErr)
 	}
-	t.Logf("%d requests during the changes, %d failed", sent.Load(), failed.Load())
+	t.Logf("%d requests during the changes, %d failed", sent, failed)
 	if w := warned.get(); len(w) > 0 {
 		t.Errorf("warnings: %q", w)
 	}
@@ -266,7 +195,7 @@ func TestGroupServesThroughHAProxy(t *testing.T) {
 // configuration in place, and are reported once each. (A port another program holds
 // leaves only its frontend out: group_ports_test.go.)
 func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
-	real := requireHAProxy(t)
+	real := requires.HAProxy(t)
 	ctx := context.Background()
 	dir, tools := t.TempDir(), t.TempDir()
 	stopHAProxy(t, dir)
@@ -285,7 +214,7 @@ func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	b1, _ := httpBackend(t, "b1")
-	httpPort := freePort(t)
+	httpPort := loopback.FreePort(t)
 	cat := netsvc.NewCatalog("cluster.local")
 	cat.Put(svc("web", nil, v4.ServicePort{Name: "http", Protocol: "http", ServicePort: 80, DomainName: "web.example.com"}))
 	cat.Put(webEndpoints(b1))
@@ -330,7 +259,7 @@ func TestRefusedConfigurationKeepsTheRunningOne(t *testing.T) {
 	if err := os.WriteFile(nostart, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db := freePort(t)
+	db := loopback.FreePort(t)
 	cat.Put(svc("db", nil, v4.ServicePort{Name: "pg", Protocol: "tcp", ServicePort: db}))
 	cat.Put(eps("db", "pg", "db@"+b1))
 	if err := g.Sync(ctx); err != nil {
