@@ -31,7 +31,7 @@ func newACLTokenCommand(o *options) *cobra.Command {
 		Example: "  berth acl token create --name ci --policy deployer --ttl 720h",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				t, err := c.CreateACLToken(ctx, req)
 				if err != nil {
 					return err
@@ -55,7 +55,7 @@ func newACLTokenCommand(o *options) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List the tokens (never their secrets)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				toks, err := c.ACLTokens(ctx)
 				if err != nil {
 					return err
@@ -110,18 +110,15 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			for _, doc := range data {
-				if err := c.PutACLPolicy(ctx, doc.name, doc.raw); err != nil {
-					return fmt.Errorf("policy %s: %w", doc.name, err)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				for _, doc := range data {
+					if err := c.PutACLPolicy(ctx, doc.name, doc.raw); err != nil {
+						return fmt.Errorf("policy %s: %w", doc.name, err)
+					}
+					fmt.Fprintf(o.out(), "acl-policy %s applied\n", doc.name)
 				}
-				fmt.Fprintf(o.out(), "acl-policy %s applied\n", doc.name)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	apply.Flags().StringVarP(&file, "filename", "f", "", "file of acl-policy documents (- for standard input)")
@@ -129,7 +126,7 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List the policies", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				raw, err := c.ACLPolicies(ctx)
 				if err != nil {
 					return err
@@ -221,7 +218,7 @@ func newWhoamiCommand(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use: "whoami", Short: "Show who your token is and the policies it carries", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				me, err := c.Whoami(ctx)
 				if err != nil {
 					return err
@@ -252,7 +249,7 @@ func newAuthCommand(o *options) *cobra.Command {
 		Example: "  berth auth can-i exec taskgroup -n dev\n  berth auth can-i read secret -n prod",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
 				kind := args[1]
 				if k, err := v4.ParseKind(kind); err == nil {
 					kind = string(k)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -71,16 +72,13 @@ func newApplyCommand(o *options) *cobra.Command {
 			if int64(len(body)) > maxRequestBytes {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			results, err := c.Apply(ctx, body)
-			if err != nil {
-				return applyError(err, docs)
-			}
-			return printApplyResults(o.out(), format, results)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				results, err := c.Apply(ctx, body)
+				if err != nil {
+					return applyError(err, docs)
+				}
+				return printApplyResults(o.out(), format, results)
+			})
 		},
 	}
 	f.register(cmd, "apply")

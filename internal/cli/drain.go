@@ -34,11 +34,7 @@ func newDrainCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := context.WithCancel(ctx)
+			ctx, stop := context.WithCancel(cmdContext(cmd))
 			defer stop()
 			var events <-chan client.EventWatch
 			if wait { // follow the node's events from before the drain starts: none is missed

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -46,29 +47,26 @@ func newPlanCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.Plan(ctx, buildStream(docs))
-			if err != nil {
-				return planError(err, docs)
-			}
-			if format == outJSON || format == outYAML {
-				err = printStructured(o.out(), format, res)
-			} else {
-				err = printPlan(o.out(), res)
-			}
-			if err != nil {
-				return err
-			}
-			for _, r := range res.Results {
-				if !r.Fits() {
-					return &ExitError{Code: ExitUnplaced}
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Plan(ctx, buildStream(docs))
+				if err != nil {
+					return planError(err, docs)
 				}
-			}
-			return nil
+				if format == outJSON || format == outYAML {
+					err = printStructured(o.out(), format, res)
+				} else {
+					err = printPlan(o.out(), res)
+				}
+				if err != nil {
+					return err
+				}
+				for _, r := range res.Results {
+					if !r.Fits() {
+						return &ExitError{Code: ExitUnplaced}
+					}
+				}
+				return nil
+			})
 		},
 	}
 	f.register(cmd, "plan")

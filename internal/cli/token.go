@@ -35,7 +35,7 @@ func newTokenCreateCommand(o *options) *cobra.Command {
 			"  berth agent --server 10.0.0.1:7470 --token \"$(berth token create -o name)\"",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				t, err := c.CreateJoinToken(ctx, req)
 				if err != nil {
 					return err
@@ -70,7 +70,7 @@ func newTokenListCommand(o *options) *cobra.Command {
 		Short:   "List the join tokens with their role and expiry (never their secrets)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				toks, err := c.JoinTokens(ctx)
 				if err != nil {
 					return err
