@@ -48,11 +48,7 @@ func newDrainCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			msg := "draining"
-			if res.Operation != nil && res.Operation.Message != "" {
-				msg = res.Operation.Message
-			}
-			fmt.Fprintf(o.out(), "%s: %s (watch: %s)\n", objectName(v4.KindNode, name), msg, res.Watch)
+			printStarted(o.out(), v4.KindNode, name, res, "draining")
 			if !wait {
 				return nil
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -30,11 +29,7 @@ func newMoveCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				msg := "moving"
-				if res.Operation != nil && res.Operation.Message != "" {
-					msg = res.Operation.Message
-				}
-				fmt.Fprintf(o.out(), "%s: %s (watch: %s)\n", objectName(v4.KindTaskGroup, args[0]), msg, res.Watch)
+				printStarted(o.out(), v4.KindTaskGroup, args[0], res, "moving")
 				return nil
 			})
 		},

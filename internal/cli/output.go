@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 // outputFormat is the value of -o.
@@ -95,4 +96,14 @@ func objectRef(kind v4.Kind, ns, name string) string {
 		return objectName(kind, name)
 	}
 	return string(kind) + " " + ns + "/" + name
+}
+
+// printStarted reports an operation the server accepted on kind/name (scale, move,
+// drain): its own message, or started when it has none, and the watch URL following it.
+func printStarted(w io.Writer, kind v4.Kind, name string, res *client.Operation, started string) {
+	msg := started
+	if res.Operation != nil && res.Operation.Message != "" {
+		msg = res.Operation.Message
+	}
+	fmt.Fprintf(w, "%s: %s (watch: %s)\n", objectName(kind, name), msg, res.Watch)
 }

@@ -33,11 +33,7 @@ func newScaleCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				msg := fmt.Sprintf("scaled to %d", n)
-				if res.Operation != nil && res.Operation.Message != "" {
-					msg = res.Operation.Message
-				}
-				fmt.Fprintf(o.out(), "%s/%s: %s (watch: %s)\n", kind, args[1], msg, res.Watch)
+				printStarted(o.out(), kind, args[1], res, fmt.Sprintf("scaled to %d", n))
 				return nil
 			})
 		},
