@@ -33,8 +33,8 @@ func newPlanCommand(o *options) *cobra.Command {
 			"  berth plan -f specs/ -o json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("namespace") {
-				return errors.New("plan takes namespaces from the documents' metadata.namespace; -n is not used")
+			if err := refuseNamespaceFlag(cmd, "plan"); err != nil {
+				return err
 			}
 			format, err := o.format()
 			if err != nil {
@@ -187,14 +187,4 @@ func count(n int, noun string) string {
 }
 
 // planError names files in field errors, as apply does, without apply's wording.
-func planError(err error, docs []document) error {
-	var ae *client.APIError
-	if !errors.As(err, &ae) || len(ae.Details) == 0 {
-		return err
-	}
-	lines := make([]string, 0, len(ae.Details))
-	for _, d := range ae.Details {
-		lines = append(lines, locateFieldError(d, docs))
-	}
-	return fmt.Errorf("%s\n  - %s", ae.Message, strings.Join(lines, "\n  - "))
-}
+func planError(err error, docs []document) error { return documentsError(err, docs, "") }
