@@ -36,15 +36,7 @@ func newACLTokenCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				switch format {
-				case outJSON, outYAML:
-					return printStructured(o.out(), format, t)
-				case outName:
-					fmt.Fprintln(o.out(), t.Secret)
-					return nil
-				}
-				fmt.Fprintf(o.out(), "%s\n\ntoken %s (%s). It is shown once: keep it secret.\n", t.Secret, t.ID, grants(t))
-				return nil
+				return printSecretOnce(o, format, t, t.Secret, fmt.Sprintf("token %s (%s).", t.ID, grants(t)))
 			})
 		},
 	}
@@ -60,12 +52,8 @@ func newACLTokenCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if format == outJSON || format == outYAML {
-					return printStructured(o.out(), format, toks)
-				}
 				now := o.env.now()
-				rows := make([][]string, 0, len(toks))
-				for _, t := range toks {
+				return printList(o, format, toks, []string{"ID", "NAME", "GRANTS", "EXPIRES", "AGE"}, func(t v4.ACLTokenInfo) []string {
 					expires := "never"
 					if !t.Expires.IsZero() {
 						expires = humanDuration(t.Expires.Sub(now))
@@ -73,9 +61,8 @@ func newACLTokenCommand(o *options) *cobra.Command {
 							expires = "expired"
 						}
 					}
-					rows = append(rows, []string{t.ID, orNone(t.Name), grants(&t), expires, age(t.Created, now)})
-				}
-				return writeTable(o.out(), []string{"ID", "NAME", "GRANTS", "EXPIRES", "AGE"}, rows)
+					return []string{t.ID, orNone(t.Name), grants(&t), expires, age(t.Created, now)}
+				})
 			})
 		},
 	}
@@ -139,14 +126,9 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 					}
 					ps = append(ps, p)
 				}
-				if format == outJSON || format == outYAML {
-					return printStructured(o.out(), format, ps)
-				}
-				rows := make([][]string, 0, len(ps))
-				for _, p := range ps {
-					rows = append(rows, []string{p.Metadata.Name, fmt.Sprint(len(p.Rules)), orNone(p.Metadata.Description)})
-				}
-				return writeTable(o.out(), []string{"NAME", "RULES", "DESCRIPTION"}, rows)
+				return printList(o, format, ps, []string{"NAME", "RULES", "DESCRIPTION"}, func(p acl.Policy) []string {
+					return []string{p.Metadata.Name, fmt.Sprint(len(p.Rules)), orNone(p.Metadata.Description)}
+				})
 			})
 		},
 	}

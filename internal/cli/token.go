@@ -40,19 +40,11 @@ func newTokenCreateCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				switch format {
-				case outJSON, outYAML:
-					return printStructured(o.out(), format, t)
-				case outName:
-					fmt.Fprintln(o.out(), t.Token)
-					return nil
-				}
 				expires := "never expires"
 				if !t.Expires.IsZero() {
 					expires = "expires " + t.Expires.Local().Format(time.RFC3339)
 				}
-				fmt.Fprintf(o.out(), "%s\n\n%s token %s, %s. It is shown once: keep it secret.\n", t.Token, t.Role, t.ID, expires)
-				return nil
+				return printSecretOnce(o, format, t, t.Token, fmt.Sprintf("%s token %s, %s.", t.Role, t.ID, expires))
 			})
 		},
 	}
@@ -75,12 +67,8 @@ func newTokenListCommand(o *options) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if format == outJSON || format == outYAML {
-					return printStructured(o.out(), format, toks)
-				}
 				now := o.env.now()
-				rows := make([][]string, 0, len(toks))
-				for _, t := range toks {
+				return printList(o, format, toks, []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, func(t v4.JoinTokenInfo) []string {
 					expires := "never"
 					switch {
 					case t.Expired:
@@ -88,9 +76,8 @@ func newTokenListCommand(o *options) *cobra.Command {
 					case !t.Expires.IsZero():
 						expires = "in " + humanDuration(t.Expires.Sub(now))
 					}
-					rows = append(rows, []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)})
-				}
-				return writeTable(o.out(), []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, rows)
+					return []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)}
+				})
 			})
 		},
 	}
