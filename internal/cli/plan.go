@@ -136,15 +136,7 @@ func printPlan(w io.Writer, res *client.PlanResult) error {
 
 // planPorts renders host ports as name:port, comma-separated.
 func planPorts(ports []v4.AllocatedPort) string {
-	parts := make([]string, 0, len(ports))
-	for _, p := range ports {
-		s := strconv.Itoa(p.HostPort)
-		if p.Name != "" {
-			s = p.Name + ":" + s
-		}
-		parts = append(parts, s)
-	}
-	return orNone(strings.Join(parts, ","))
+	return joinOrNone(ports, ",", func(p v4.AllocatedPort) string { return namedPort(p.Name, p.HostPort) })
 }
 
 // planPortList writes port numbers comma-separated.
@@ -159,15 +151,13 @@ func planPortList(ports []int) string {
 // planGPUs writes the cards of one placement, "task:gpu0,gpu1" for whole cards and
 // "task:gpu2(30%,4GiB)" for a share.
 func planGPUs(gpus []v4.TaskGPU) string {
-	parts := make([]string, 0, len(gpus))
-	for _, g := range gpus {
+	return joinOrNone(gpus, " ", func(g v4.TaskGPU) string {
 		s := g.Task + ":gpu" + strconv.Itoa(g.Index)
 		if !g.Whole() {
 			s += fmt.Sprintf("(%d%%,%s)", g.Cores, mib(g.MemoryMiB))
 		}
-		parts = append(parts, s)
-	}
-	return orNone(strings.Join(parts, " "))
+		return s
+	})
 }
 
 // mib writes card memory in GiB when whole.
