@@ -118,13 +118,8 @@ func TestApplyClientSideErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			api, url := newFakeAPI(t)
-			r := runCLI(t, url, tt.stdin, tt.args...)
-			if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
-				t.Fatalf("err = %v, want %q", r.err, tt.want)
-			}
-			if n := len(api.got()); n != 0 {
-				t.Errorf("%d requests sent on a client-side error", n)
+			if err := runRefusedLocally(t, tt.stdin, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
 	}
@@ -196,13 +191,8 @@ func TestApplyFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			api, url := newFakeAPI(t)
-			r := runCLI(t, url, tt.stdin, "apply", "-f", tt.file)
-			if r.err == nil || !strings.HasPrefix(r.err.Error(), tt.want) {
-				t.Fatalf("err =\n%v\nwant\n%s", r.err, tt.want)
-			}
-			if n := len(api.got()); n != 0 {
-				t.Errorf("%d requests sent on a client-side error", n)
+			if err := runRefusedLocally(t, tt.stdin, "apply", "-f", tt.file); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("err =\n%v\nwant\n%s", err, tt.want)
 			}
 		})
 	}
@@ -215,14 +205,9 @@ func TestApplyFilesOverTheLimitTogether(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.yaml": half, "b.yaml": half})
 	for _, command := range []string{"apply", "plan"} {
 		t.Run(command, func(t *testing.T) {
-			api, url := newFakeAPI(t)
-			r := runCLI(t, url, "", command, "-f", dir)
 			want := "the documents of the files up to " + filepath.Join(dir, "b.yaml") + " add up to more than the server's limit of 2.0 MiB per request"
-			if r.err == nil || !strings.HasPrefix(r.err.Error(), want) {
-				t.Fatalf("err = %v, want %s", r.err, want)
-			}
-			if n := len(api.got()); n != 0 {
-				t.Errorf("%d requests sent", n)
+			if err := runRefusedLocally(t, "", command, "-f", dir); err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("err = %v, want %s", err, want)
 			}
 		})
 	}
@@ -248,4 +233,16 @@ func TestApplyPrintsWarnings(t *testing.T) {
 	if r.stdout != "process/gamesvc created\n" {
 		t.Errorf("stdout = %q", r.stdout)
 	}
+}
+
+// runRefusedLocally runs berth against a fake API and returns its error, failing the test
+// if the command sent any request: for the errors the CLI finds before calling a server.
+func runRefusedLocally(t *testing.T, stdin string, args ...string) error {
+	t.Helper()
+	api, url := newFakeAPI(t)
+	r := runCLI(t, url, stdin, args...)
+	if n := len(api.got()); n != 0 {
+		t.Errorf("%d requests sent on a client-side error", n)
+	}
+	return r.err
 }
