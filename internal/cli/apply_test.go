@@ -22,10 +22,7 @@ func TestApplySendsOneStreamAndPrintsResults(t *testing.T) {
 	})
 	api, url := newFakeAPI(t)
 	api.json("POST /v1/apply", 200, applyOK)
-	r := runCLI(t, url, "", "apply", "-f", dir)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, "", "apply", "-f", dir)
 	wantBody := "---\n{\"kind\":\"process\",\"metadata\":{\"name\":\"gamesvc\"}}\n" +
 		"---\nkind: configmap\nmetadata: {name: cfg, namespace: ns-a}\n" +
 		"---\nkind: service\nmetadata: {name: web, namespace: ns-a}\n"
@@ -222,10 +219,7 @@ func TestApplyPrintsWarnings(t *testing.T) {
 		w.Header().Add("Warning", `299 berth "spec.x is \u00e9t\u00e9"`)
 		io.WriteString(w, `{"results":[{"kind":"process","namespace":"defaultGroup","name":"gamesvc","action":"created","resourceVersion":"17"}]}`)
 	}
-	r := runCLI(t, url, "", "apply", "-f", dir)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, "", "apply", "-f", dir)
 	want := "warning: updatePolicy is ignored by berth (BCS parsed it and never used it)\nwarning: spec.x is été\n"
 	if r.stderr != want {
 		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, want)
