@@ -31,20 +31,12 @@ func newACLTokenCommand(o *options) *cobra.Command {
 		Example: "  berth acl token create --name ci --policy deployer --ttl 720h",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				t, err := c.CreateACLToken(ctx, req)
 				if err != nil {
 					return err
 				}
-				switch format {
-				case outJSON, outYAML:
-					return printStructured(o.out(), format, t)
-				case outName:
-					fmt.Fprintln(o.out(), t.Secret)
-					return nil
-				}
-				fmt.Fprintf(o.out(), "%s\n\ntoken %s (%s). It is shown once: keep it secret.\n", t.Secret, t.ID, grants(t))
-				return nil
+				return printSecretOnce(o, format, t, t.Secret, fmt.Sprintf("token %s (%s).", t.ID, grants(t)))
 			})
 		},
 	}
@@ -55,17 +47,13 @@ func newACLTokenCommand(o *options) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List the tokens (never their secrets)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				toks, err := c.ACLTokens(ctx)
 				if err != nil {
 					return err
 				}
-				if format == outJSON || format == outYAML {
-					return printStructured(o.out(), format, toks)
-				}
 				now := o.env.now()
-				rows := make([][]string, 0, len(toks))
-				for _, t := range toks {
+				return printList(o, format, toks, []string{"ID", "NAME", "GRANTS", "EXPIRES", "AGE"}, func(t v4.ACLTokenInfo) []string {
 					expires := "never"
 					if !t.Expires.IsZero() {
 						expires = humanDuration(t.Expires.Sub(now))
@@ -73,9 +61,8 @@ func newACLTokenCommand(o *options) *cobra.Command {
 							expires = "expired"
 						}
 					}
-					rows = append(rows, []string{t.ID, orNone(t.Name), grants(&t), expires, age(t.Created, now)})
-				}
-				return writeTable(o.out(), []string{"ID", "NAME", "GRANTS", "EXPIRES", "AGE"}, rows)
+					return []string{t.ID, orNone(t.Name), grants(&t), expires, age(t.Created, now)}
+				})
 			})
 		},
 	}
@@ -110,18 +97,15 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			for _, doc := range data {
-				if err := c.PutACLPolicy(ctx, doc.name, doc.raw); err != nil {
-					return fmt.Errorf("policy %s: %w", doc.name, err)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				for _, doc := range data {
+					if err := c.PutACLPolicy(ctx, doc.name, doc.raw); err != nil {
+						return fmt.Errorf("policy %s: %w", doc.name, err)
+					}
+					fmt.Fprintf(o.out(), "acl-policy %s applied\n", doc.name)
 				}
-				fmt.Fprintf(o.out(), "acl-policy %s applied\n", doc.name)
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	apply.Flags().StringVarP(&file, "filename", "f", "", "file of acl-policy documents (- for standard input)")
@@ -129,7 +113,7 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List the policies", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				raw, err := c.ACLPolicies(ctx)
 				if err != nil {
 					return err
@@ -142,14 +126,9 @@ func newACLPolicyCommand(o *options) *cobra.Command {
 					}
 					ps = append(ps, p)
 				}
-				if format == outJSON || format == outYAML {
-					return printStructured(o.out(), format, ps)
-				}
-				rows := make([][]string, 0, len(ps))
-				for _, p := range ps {
-					rows = append(rows, []string{p.Metadata.Name, fmt.Sprint(len(p.Rules)), orNone(p.Metadata.Description)})
-				}
-				return writeTable(o.out(), []string{"NAME", "RULES", "DESCRIPTION"}, rows)
+				return printList(o, format, ps, []string{"NAME", "RULES", "DESCRIPTION"}, func(p acl.Policy) []string {
+					return []string{p.Metadata.Name, fmt.Sprint(len(p.Rules)), orNone(p.Metadata.Description)}
+				})
 			})
 		},
 	}
@@ -221,7 +200,7 @@ func newWhoamiCommand(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use: "whoami", Short: "Show who your token is and the policies it carries", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				me, err := c.Whoami(ctx)
 				if err != nil {
 					return err
@@ -252,7 +231,7 @@ func newAuthCommand(o *options) *cobra.Command {
 		Example: "  berth auth can-i exec taskgroup -n dev\n  berth auth can-i read secret -n prod",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, _ outputFormat) error {
 				kind := args[1]
 				if k, err := v4.ParseKind(kind); err == nil {
 					kind = string(k)

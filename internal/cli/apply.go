@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,8 +56,8 @@ func newApplyCommand(o *options) *cobra.Command {
 			"  cat app.yaml | berth apply -f -",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("namespace") {
-				return errors.New("apply takes namespaces from the documents' metadata.namespace; -n is not used")
+			if err := refuseNamespaceFlag(cmd, "apply"); err != nil {
+				return err
 			}
 			format, err := o.format()
 			if err != nil {
@@ -71,16 +72,13 @@ func newApplyCommand(o *options) *cobra.Command {
 			if int64(len(body)) > maxRequestBytes {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			results, err := c.Apply(ctx, body)
-			if err != nil {
-				return applyError(err, docs)
-			}
-			return printApplyResults(o.out(), format, results)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				results, err := c.Apply(ctx, body)
+				if err != nil {
+					return applyError(err, docs)
+				}
+				return printApplyResults(o.out(), format, results)
+			})
 		},
 	}
 	f.register(cmd, "apply")
@@ -113,6 +111,12 @@ var docPath = regexp.MustCompile(`^documents\[(\d+)\]\.?`)
 // applyError rewrites a 422 so every field error names the file (and the document within
 // it when the file has several) instead of the position in the combined stream.
 func applyError(err error, docs []document) error {
+	return documentsError(err, docs, "nothing was applied: ")
+}
+
+// documentsError lists the field errors of an answer about the documents sent in one
+// stream (apply, plan), each with its file; refused, when set, starts the message of a 422.
+func documentsError(err error, docs []document, refused string) error {
 	var ae *client.APIError
 	if !errors.As(err, &ae) || len(ae.Details) == 0 {
 		return err
@@ -123,9 +127,18 @@ func applyError(err error, docs []document) error {
 	}
 	msg := ae.Message
 	if ae.Status == 422 {
-		msg = "nothing was applied: " + msg
+		msg = refused + msg
 	}
 	return fmt.Errorf("%s\n  - %s", msg, strings.Join(lines, "\n  - "))
+}
+
+// refuseNamespaceFlag refuses -n in the commands that take every namespace from the
+// documents (apply, plan, delete -f), rather than ignore it.
+func refuseNamespaceFlag(cmd *cobra.Command, command string) error {
+	if cmd.Flags().Changed("namespace") {
+		return errors.New(command + " takes namespaces from the documents' metadata.namespace; -n is not used")
+	}
+	return nil
 }
 
 // locateFieldError renders one field error with its file.

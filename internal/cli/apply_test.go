@@ -22,10 +22,7 @@ func TestApplySendsOneStreamAndPrintsResults(t *testing.T) {
 	})
 	api, url := newFakeAPI(t)
 	api.json("POST /v1/apply", 200, applyOK)
-	r := runCLI(t, url, "", "apply", "-f", dir)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, "", "apply", "-f", dir)
 	wantBody := "---\n{\"kind\":\"process\",\"metadata\":{\"name\":\"gamesvc\"}}\n" +
 		"---\nkind: configmap\nmetadata: {name: cfg, namespace: ns-a}\n" +
 		"---\nkind: service\nmetadata: {name: web, namespace: ns-a}\n"
@@ -118,13 +115,8 @@ func TestApplyClientSideErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			api, url := newFakeAPI(t)
-			r := runCLI(t, url, tt.stdin, tt.args...)
-			if r.err == nil || !strings.Contains(r.err.Error(), tt.want) {
-				t.Fatalf("err = %v, want %q", r.err, tt.want)
-			}
-			if n := len(api.got()); n != 0 {
-				t.Errorf("%d requests sent on a client-side error", n)
+			if err := runRefusedLocally(t, tt.stdin, tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
 	}
@@ -196,13 +188,8 @@ func TestApplyFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			api, url := newFakeAPI(t)
-			r := runCLI(t, url, tt.stdin, "apply", "-f", tt.file)
-			if r.err == nil || !strings.HasPrefix(r.err.Error(), tt.want) {
-				t.Fatalf("err =\n%v\nwant\n%s", r.err, tt.want)
-			}
-			if n := len(api.got()); n != 0 {
-				t.Errorf("%d requests sent on a client-side error", n)
+			if err := runRefusedLocally(t, tt.stdin, "apply", "-f", tt.file); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Fatalf("err =\n%v\nwant\n%s", err, tt.want)
 			}
 		})
 	}
@@ -215,14 +202,9 @@ func TestApplyFilesOverTheLimitTogether(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.yaml": half, "b.yaml": half})
 	for _, command := range []string{"apply", "plan"} {
 		t.Run(command, func(t *testing.T) {
-			api, url := newFakeAPI(t)
-			r := runCLI(t, url, "", command, "-f", dir)
 			want := "the documents of the files up to " + filepath.Join(dir, "b.yaml") + " add up to more than the server's limit of 2.0 MiB per request"
-			if r.err == nil || !strings.HasPrefix(r.err.Error(), want) {
-				t.Fatalf("err = %v, want %s", r.err, want)
-			}
-			if n := len(api.got()); n != 0 {
-				t.Errorf("%d requests sent", n)
+			if err := runRefusedLocally(t, "", command, "-f", dir); err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("err = %v, want %s", err, want)
 			}
 		})
 	}
@@ -237,10 +219,7 @@ func TestApplyPrintsWarnings(t *testing.T) {
 		w.Header().Add("Warning", `299 berth "spec.x is \u00e9t\u00e9"`)
 		io.WriteString(w, `{"results":[{"kind":"process","namespace":"defaultGroup","name":"gamesvc","action":"created","resourceVersion":"17"}]}`)
 	}
-	r := runCLI(t, url, "", "apply", "-f", dir)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, "", "apply", "-f", dir)
 	want := "warning: updatePolicy is ignored by berth (BCS parsed it and never used it)\nwarning: spec.x is été\n"
 	if r.stderr != want {
 		t.Errorf("stderr =\n%s\nwant\n%s", r.stderr, want)
@@ -248,4 +227,16 @@ func TestApplyPrintsWarnings(t *testing.T) {
 	if r.stdout != "process/gamesvc created\n" {
 		t.Errorf("stdout = %q", r.stdout)
 	}
+}
+
+// runRefusedLocally runs berth against a fake API and returns its error, failing the test
+// if the command sent any request: for the errors the CLI finds before calling a server.
+func runRefusedLocally(t *testing.T, stdin string, args ...string) error {
+	t.Helper()
+	api, url := newFakeAPI(t)
+	r := runCLI(t, url, stdin, args...)
+	if n := len(api.got()); n != 0 {
+		t.Errorf("%d requests sent on a client-side error", n)
+	}
+	return r.err
 }

@@ -25,7 +25,7 @@ func newClusterCommand(o *options) *cobra.Command {
 		Example: "  berth cluster\n  berth cluster --server s1:7470,s2:7470 -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				info, err := c.Cluster(ctx)
 				if err != nil {
 					return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/bytesize"
+	"github.com/berthhq/berth/internal/client"
 )
 
 // recoverTimeout is the least time `berth cluster recover` waits: the server
@@ -30,32 +32,24 @@ func newClusterRecoverCommand(o *options) *cobra.Command {
 		Example: "  berth cluster recover",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
 			if o.timeout > 0 && o.timeout < recoverTimeout {
 				o.timeout = recoverTimeout
 			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			rec, err := c.RecoverSpace(ctx)
-			if err != nil {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				rec, err := c.RecoverSpace(ctx)
+				if err != nil {
+					return err
+				}
+				if format == outJSON || format == outYAML {
+					err = printStructured(o.out(), format, rec)
+				} else {
+					err = printRecovery(o.out(), rec)
+				}
+				if err == nil && rec.AlarmBefore && !rec.Disarmed {
+					err = errors.New(rec.Message)
+				}
 				return err
-			}
-			if format == outJSON || format == outYAML {
-				err = printStructured(o.out(), format, rec)
-			} else {
-				err = printRecovery(o.out(), rec)
-			}
-			if err == nil && rec.AlarmBefore && !rec.Disarmed {
-				err = errors.New(rec.Message)
-			}
-			return err
+			})
 		},
 	}
 }

@@ -172,11 +172,7 @@ func TestLogin(t *testing.T) {
 		t.Fatalf("login: %v %s", r.err, r.stdout)
 	}
 	data, _ := os.ReadFile(cfgFile)
-	for _, want := range []string{"# mine", "current-context: prod", "name: prod", "token: berth-acl-abc123.0123456789abcdef", "name: dev"} {
-		if !strings.Contains(string(data), want) {
-			t.Errorf("config lacks %q:\n%s", want, data)
-		}
-	}
+	wantContains(t, string(data), "# mine", "current-context: prod", "name: prod", "token: berth-acl-abc123.0123456789abcdef", "name: dev")
 	if fi, _ := os.Stat(cfgFile); fi.Mode().Perm() != 0o600 {
 		t.Errorf("config mode %v", fi.Mode())
 	}

@@ -57,8 +57,8 @@ func deleteTargets(cmd *cobra.Command, o *options, f *fileFlags, args []string) 
 		if len(args) > 0 {
 			return nil, errors.New("give either KIND NAME... or -f, not both")
 		}
-		if cmd.Flags().Changed("namespace") {
-			return nil, errors.New("delete -f takes namespaces from the documents' metadata.namespace; -n is not used")
+		if err := refuseNamespaceFlag(cmd, "delete -f"); err != nil {
+			return nil, err
 		}
 		docs, err := f.documents(o.env.stdin)
 		if err != nil {

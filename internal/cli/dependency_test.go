@@ -21,11 +21,8 @@ func TestDescribeDependency(t *testing.T) {
 		{"apiVersion":"v4","kind":"taskgroup","metadata":{"name":"0.logagent.infra.berth.1","namespace":"infra"},
 		 "spec":{"owner":{"kind":"dependency","name":"logagent"},"index":0,"node":"node-1","template":{"spec":{}}},
 		 "status":{"phase":"Running","tasks":[{"name":"agent","status":"Running","info":{"Pid":4242}}]}}]}`)
-	r := runCLI(t, url, "", "describe", "dep", "logagent", "-n", "infra")
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	for _, want := range []string{
+	r := runCLIOK(t, url, "", "describe", "dep", "logagent", "-n", "infra")
+	wantContains(t, r.stdout,
 		"Kind:             dependency\n",
 		"Status:           2 pods, 3 dependent task groups\n",
 		"Restart Policy:   Always",
@@ -34,20 +31,13 @@ func TestDescribeDependency(t *testing.T) {
 		"node-1   namespace shop   1.logagent.infra.berth.2   Running   0          2m ago\n",
 		"0  0.logagent.infra.berth.1  Running on node-1\n",
 		"agent, Running, pid 4242\n",
-	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("output lacks %q:\n%s", want, r.stdout)
-		}
-	}
+	)
 }
 
 func TestGetDependencies(t *testing.T) {
 	api, url := newFakeAPI(t)
 	api.json("GET /v1/namespaces/infra/dependencies", 200, `{"kind":"DependencyList","items":[`+cliDepJSON+`]}`)
-	r := runCLI(t, url, "", "get", "deps", "-n", "infra")
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, "", "get", "deps", "-n", "infra")
 	if !strings.Contains(r.stdout, "PODS") || !strings.Contains(r.stdout, "2/2") || !strings.Contains(r.stdout, "logagent") {
 		t.Errorf("get output:\n%s", r.stdout)
 	}
@@ -63,10 +53,7 @@ func TestDeleteDependencyForce(t *testing.T) {
 	} {
 		api, url := newFakeAPI(t)
 		api.json("DELETE /v1/namespaces/infra/dependencies/logagent", 200, cliDepJSON)
-		r := runCLI(t, url, "", tc.args...)
-		if r.err != nil {
-			t.Fatal(r.err)
-		}
+		runCLIOK(t, url, "", tc.args...)
 		if got := api.got(); len(got) != 1 || got[0] != tc.want {
 			t.Errorf("%v: requests %v, want %s", tc.args, got, tc.want)
 		}

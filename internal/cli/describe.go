@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -26,46 +27,49 @@ func newDescribeCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			obj, err := c.Get(ctx, kind, o.namespace, args[1])
-			if err != nil {
-				return err
-			}
-			m := obj.GetMeta()
-			events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
-			if err != nil {
-				// The object itself was found: show it and say why events are missing.
-				events = nil
-				fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
-			}
-			d := &describer{w: o.out(), now: o.env.now()}
-			d.object(obj)
-			if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
-				if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
-					d.taskGroups(tgs)
-				} else {
-					fmt.Fprintf(o.env.stderr, "warning: cannot list task groups: %v\n", err)
-				}
-			}
-			if kind == v4.KindService {
-				ep, err := c.Get(ctx, v4.KindEndpoint, m.Namespace, m.Name)
-				switch {
-				case err == nil:
-					d.endpoints(ep.(*v4.Endpoints))
-				case client.IsNotFound(err):
-					d.endpoints(nil)
-				default:
-					fmt.Fprintf(o.env.stderr, "warning: cannot read the endpoints: %v\n", err)
-				}
-			}
-			d.events(events)
-			return d.err
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				return describe(ctx, o, c, kind, args[1])
+			})
 		},
 	}
+}
+
+// describe prints the object with its task groups or endpoints, where it has them, and
+// its events; what cannot be listed besides the object itself is only warned about.
+func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, name string) error {
+	obj, err := c.Get(ctx, kind, o.namespace, name)
+	if err != nil {
+		return err
+	}
+	m := obj.GetMeta()
+	events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
+	if err != nil {
+		// The object itself was found: show it and say why events are missing.
+		events = nil
+		fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
+	}
+	d := &describer{w: o.out(), now: o.env.now()}
+	d.object(obj)
+	if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
+		if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
+			d.taskGroups(tgs)
+		} else {
+			fmt.Fprintf(o.env.stderr, "warning: cannot list task groups: %v\n", err)
+		}
+	}
+	if kind == v4.KindService {
+		ep, err := c.Get(ctx, v4.KindEndpoint, m.Namespace, m.Name)
+		switch {
+		case err == nil:
+			d.endpoints(ep.(*v4.Endpoints))
+		case client.IsNotFound(err):
+			d.endpoints(nil)
+		default:
+			fmt.Fprintf(o.env.stderr, "warning: cannot read the endpoints: %v\n", err)
+		}
+	}
+	d.events(events)
+	return d.err
 }
 
 // describer writes the human-readable view of one object. Keys are padded to one column;

@@ -34,11 +34,7 @@ func newDrainCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			ctx, stop := context.WithCancel(ctx)
+			ctx, stop := context.WithCancel(cmdContext(cmd))
 			defer stop()
 			var events <-chan client.EventWatch
 			if wait { // follow the node's events from before the drain starts: none is missed
@@ -52,11 +48,7 @@ func newDrainCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			msg := "draining"
-			if res.Operation != nil && res.Operation.Message != "" {
-				msg = res.Operation.Message
-			}
-			fmt.Fprintf(o.out(), "%s: %s (watch: %s)\n", objectName(v4.KindNode, name), msg, res.Watch)
+			printStarted(o.out(), v4.KindNode, name, res, "draining")
 			if !wait {
 				return nil
 			}

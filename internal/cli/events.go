@@ -79,11 +79,7 @@ func runEvents(cmd *cobra.Command, o *options, f eventsFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(cmdContext(cmd))
 	defer cancel() // ends the watch goroutine on every return
 	// Watch before listing, so no event falls between the two; the ones seen in
 	// both are printed once.

@@ -109,10 +109,7 @@ func TestEventsPagesLimitAndCounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api.reset()
-			r := runCLI(t, url, "", append([]string{"events", "-n", "ns-a"}, tt.args...)...)
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
+			r := runCLIOK(t, url, "", append([]string{"events", "-n", "ns-a"}, tt.args...)...)
 			if want := dedent(tt.wantOut); r.stdout != want {
 				t.Errorf("stdout =\n%s\nwant\n%s", r.stdout, want)
 			}

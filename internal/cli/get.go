@@ -61,42 +61,37 @@ func runGet(cmd *cobra.Command, o *options, f getFlags, args []string) error {
 	if f.definition && (name == "" || f.watch) {
 		return fmt.Errorf("--definition needs a NAME and cannot be combined with --watch")
 	}
-	c, err := o.client()
-	if err != nil {
-		return err
-	}
 	ns := o.namespace
 	if f.allNamespaces || !kind.Namespaced() {
 		ns = ""
 	}
-	switch {
-	case f.definition:
-		return printDefinition(cmd, o, c, kind, name)
-	case f.watch:
-		return watchObjects(cmd.Context(), o, c, kind, ns, name, format)
-	}
-	ctx, cancel := o.requestContext(cmd)
-	defer cancel()
-	if name != "" {
-		obj, err := c.Get(ctx, kind, ns, name)
+	return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+		switch {
+		case f.definition:
+			return printDefinition(ctx, o, c, kind, name)
+		case f.watch: // streamed until interrupted: not bounded by --request-timeout
+			return watchObjects(cmdContext(cmd), o, c, kind, ns, name, format)
+		case name != "":
+			obj, err := c.Get(ctx, kind, ns, name)
+			if err != nil {
+				return err
+			}
+			return printObjects(o, kind, format, []v4.Object{obj}, false, true)
+		}
+		list, err := c.List(ctx, kind, ns)
 		if err != nil {
 			return err
 		}
-		return printObjects(o, kind, format, []v4.Object{obj}, false, true)
-	}
-	list, err := c.List(ctx, kind, ns)
-	if err != nil {
-		return err
-	}
-	if len(list.Items) == 0 && format == outTable {
-		where := " in namespace " + ns
-		if ns == "" || !kind.Namespaced() {
-			where = ""
+		if len(list.Items) == 0 && format == outTable {
+			where := " in namespace " + ns
+			if ns == "" || !kind.Namespaced() {
+				where = ""
+			}
+			fmt.Fprintf(o.env.stderr, "No %s found%s.\n", kind.Plural(), where)
+			return nil
 		}
-		fmt.Fprintf(o.env.stderr, "No %s found%s.\n", kind.Plural(), where)
-		return nil
-	}
-	return printObjects(o, kind, format, list.Items, f.allNamespaces && kind.Namespaced(), false)
+		return printObjects(o, kind, format, list.Items, f.allNamespaces && kind.Namespaced(), false)
+	})
 }
 
 // printObjects prints the answer of get; single is a get by name (no List wrapper).
@@ -122,9 +117,7 @@ func printObjects(o *options, kind v4.Kind, format outputFormat, objs []v4.Objec
 	return writeTable(w, t.header(), rows)
 }
 
-func printDefinition(cmd *cobra.Command, o *options, c *client.Client, kind v4.Kind, name string) error {
-	ctx, cancel := o.requestContext(cmd)
-	defer cancel()
+func printDefinition(ctx context.Context, o *options, c *client.Client, kind v4.Kind, name string) error {
 	data, _, err := c.Definition(ctx, kind, o.namespace, name)
 	if err != nil {
 		return err
@@ -141,9 +134,6 @@ func printDefinition(cmd *cobra.Command, o *options, c *client.Client, kind v4.K
 // watchObjects streams changes until the user interrupts or the stream breaks. The watch
 // starts without a revision, so the server first sends every existing object as ADDED.
 func watchObjects(ctx context.Context, o *options, c *client.Client, kind v4.Kind, ns, name string, format outputFormat) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the client's stream goroutine when we return early
 	events, err := c.Watch(ctx, kind, ns, "")

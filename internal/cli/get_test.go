@@ -74,10 +74,7 @@ func TestGetTables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runCLI(t, url, "", tt.args...)
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
+			r := runCLIOK(t, url, "", tt.args...)
 			if want := dedent(tt.want); r.stdout != want {
 				t.Errorf("stdout =\n%s\nwant\n%s", r.stdout, want)
 			}

@@ -115,6 +115,27 @@ func runCLI(t *testing.T, url string, stdin string, args ...string) result {
 	return runCLIEnv(t, map[string]string{"BERTH_SERVER": url}, stdin, args...)
 }
 
+// runCLIOK is runCLI for a run that must succeed: its error ends the test.
+func runCLIOK(t *testing.T, url string, stdin string, args ...string) result {
+	t.Helper()
+	r := runCLI(t, url, stdin, args...)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r
+}
+
+// wantContains fails the test for every one of wants that got (an output, a file) lacks,
+// showing got.
+func wantContains(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 func runCLIEnv(t *testing.T, vars map[string]string, stdin string, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 
-	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/spf13/cobra"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 type logsFlags struct {
@@ -31,26 +33,20 @@ func newLogsCommand(o *options) *cobra.Command {
 			if f.tail < 0 {
 				return fmt.Errorf("--tail %d: give a number of lines (0 for all)", f.tail)
 			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			// A followed stream lasts until the user stops it: no request timeout.
-			ctx, cancel := o.requestContext(cmd)
-			if f.follow {
-				cancel()
-				ctx, cancel = context.WithCancel(cmdContext(cmd))
-			}
-			defer cancel()
-			rc, err := c.Logs(ctx, o.namespace, args[0], f.task, f.follow, f.tail)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			if _, err := io.Copy(o.out(), rc); err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("read the logs: %w", err)
-			}
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if f.follow { // the stream lasts until the user stops it: no request timeout
+					ctx = cmdContext(cmd)
+				}
+				rc, err := c.Logs(ctx, o.namespace, args[0], f.task, f.follow, f.tail)
+				if err != nil {
+					return err
+				}
+				defer rc.Close()
+				if _, err := io.Copy(o.out(), rc); err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+					return fmt.Errorf("read the logs: %w", err)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&f.task, "task", "t", "", "task (container or process) name; default the first")
@@ -71,16 +67,13 @@ func newActionCommand(o *options, action, short, done string) *cobra.Command {
 		Example: fmt.Sprintf("  berth %s 0.gamesvc.ns-a.cluster.1700000000 -n ns-a -t gamesvc", action),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			if err := c.Action(ctx, o.namespace, args[0], task, action); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.out(), "taskgroup/%s %s\n", args[0], done)
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if err := c.Action(ctx, o.namespace, args[0], task, action); err != nil {
+					return err
+				}
+				fmt.Fprintf(o.out(), "taskgroup/%s %s\n", args[0], done)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&task, "task", "t", "", "task (process) name; default every task")
@@ -102,26 +95,15 @@ func newSignalCommand(o *options) *cobra.Command {
 			if _, err := v4.ParseSignal(args[1]); err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			if err := c.Signal(ctx, o.namespace, args[0], task, args[1]); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.out(), "taskgroup/%s signalled\n", args[0])
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if err := c.Signal(ctx, o.namespace, args[0], task, args[1]); err != nil {
+					return err
+				}
+				fmt.Fprintf(o.out(), "taskgroup/%s signalled\n", args[0])
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&task, "task", "t", "", "task name; default every task")
 	return cmd
-}
-
-// cmdContext is the command's context, or Background outside Execute.
-func cmdContext(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
 }

@@ -40,7 +40,7 @@ func newMaintenanceCommand(o *options) *cobra.Command {
 		Short: "Show whether the engine is in maintenance",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				e, err := c.Engine(ctx)
 				if err != nil {
 					return err
@@ -54,20 +54,13 @@ func newMaintenanceCommand(o *options) *cobra.Command {
 }
 
 func setMaintenance(cmd *cobra.Command, o *options, on bool, reason string) error {
-	format, err := o.format()
-	if err != nil {
-		return err
-	}
-	c, ctx, cancel, err := o.connect(cmd)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	e, err := c.SetMaintenance(ctx, on, reason)
-	if err != nil {
-		return err
-	}
-	return printEngine(o, format, e)
+	return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+		e, err := c.SetMaintenance(ctx, on, reason)
+		if err != nil {
+			return err
+		}
+		return printEngine(o, format, e)
+	})
 }
 
 func printEngine(o *options, format outputFormat, e v4.Engine) error {

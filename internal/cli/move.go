@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"fmt"
+	"context"
 
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 func newMoveCommand(o *options) *cobra.Command {
@@ -23,21 +24,14 @@ func newMoveCommand(o *options) *cobra.Command {
 			"  berth move 2.db.defaultGroup.berth.1732240000000000000 --force",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.MoveTaskGroup(ctx, o.namespace, args[0], to, force)
-			if err != nil {
-				return err
-			}
-			msg := "moving"
-			if res.Operation != nil && res.Operation.Message != "" {
-				msg = res.Operation.Message
-			}
-			fmt.Fprintf(o.out(), "%s: %s (watch: %s)\n", objectName(v4.KindTaskGroup, args[0]), msg, res.Watch)
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				res, err := c.MoveTaskGroup(ctx, o.namespace, args[0], to, force)
+				if err != nil {
+					return err
+				}
+				printStarted(o.out(), v4.KindTaskGroup, args[0], res, "moving")
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "node to move to (default: any other node the scheduler picks)")

@@ -175,16 +175,13 @@ func patchNode(cmd *cobra.Command, o *options, name, done string, patch map[stri
 	if err != nil {
 		return fmt.Errorf("encode patch: %w", err)
 	}
-	c, ctx, cancel, err := o.connect(cmd)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	n, err := c.PatchNode(ctx, name, body)
-	if err != nil {
-		return err
-	}
-	return printNodeResult(o, format, n, done)
+	return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+		n, err := c.PatchNode(ctx, name, body)
+		if err != nil {
+			return err
+		}
+		return printNodeResult(o, format, n, done)
+	})
 }
 
 func printNodeResult(o *options, format outputFormat, n *v4.Node, done string) error {
@@ -220,22 +217,19 @@ func newNodeTaintCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			n, err := retaint(ctx, c, args[0], edits)
-			if err != nil {
-				return err
-			}
 			done := "untainted"
 			for _, e := range edits {
 				if !e.remove {
 					done = "tainted"
 				}
 			}
-			return printNodeResult(o, format, n, done)
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				n, err := retaint(ctx, c, args[0], edits)
+				if err != nil {
+					return err
+				}
+				return printNodeResult(o, format, n, done)
+			})
 		},
 	}
 }

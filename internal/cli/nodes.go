@@ -22,7 +22,7 @@ func newNodesCommand(o *options) *cobra.Command {
 		Example: "  berth nodes\n  berth nodes -o yaml",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				nodes, err := c.Nodes(ctx)
 				if err != nil {
 					return err

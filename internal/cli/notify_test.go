@@ -17,10 +17,7 @@ func TestGetAndDescribeNotify(t *testing.T) {
 	api.json("GET /v1/namespaces/defaultGroup/notifies/ops", 200, notifyJSON)
 	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
 
-	r := runCLI(t, url, "", "get", "notifies")
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, "", "get", "notifies")
 	want := dedent(`
 		NAME   URL                       EVENTS                       DELIVERED   FAILED   AGE
 		ops    https://hooks.test/berth  taskgroup.failed,node.lost   7           1        5m
@@ -29,11 +26,8 @@ func TestGetAndDescribeNotify(t *testing.T) {
 		t.Errorf("get notifies =\n%s\nwant\n%s", r.stdout, want)
 	}
 
-	r = runCLI(t, url, "", "describe", "notify", "ops")
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	for _, w := range []string{
+	r = runCLIOK(t, url, "", "describe", "notify", "ops")
+	wantContains(t, r.stdout,
 		"URL:              https://hooks.test/berth\n",
 		"Events:           taskgroup.failed,node.lost\n",
 		"Namespaces:       defaultGroup (its own)\n",
@@ -42,11 +36,7 @@ func TestGetAndDescribeNotify(t *testing.T) {
 		"Delivered:        7\n",
 		"Last delivery:    node.lost about node n1, 2 attempt(s), HTTP 200 (60s ago)\n",
 		"Last failure:     taskgroup.failed about process defaultGroup/web (0.web.defaultGroup.berth.1), 4 attempt(s): HTTP 500 (2m ago)\n",
-	} {
-		if !strings.Contains(r.stdout, w) {
-			t.Errorf("describe lacks %q:\n%s", w, r.stdout)
-		}
-	}
+	)
 	if strings.Contains(r.stdout, "hunter2") {
 		t.Error("a header value was printed")
 	}

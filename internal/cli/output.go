@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 // outputFormat is the value of -o.
@@ -95,4 +96,42 @@ func objectRef(kind v4.Kind, ns, name string) string {
 		return objectName(kind, name)
 	}
 	return string(kind) + " " + ns + "/" + name
+}
+
+// printStarted reports an operation the server accepted on kind/name (scale, move,
+// drain): its own message, or started when it has none, and the watch URL following it.
+func printStarted(w io.Writer, kind v4.Kind, name string, res *client.Operation, started string) {
+	msg := started
+	if res.Operation != nil && res.Operation.Message != "" {
+		msg = res.Operation.Message
+	}
+	fmt.Fprintf(w, "%s: %s (watch: %s)\n", objectName(kind, name), msg, res.Watch)
+}
+
+// printList prints a list answer whole with -o json or yaml, else as a table of a row
+// for each item.
+func printList[T any](o *options, format outputFormat, items []T, header []string, row func(T) []string) error {
+	if format == outJSON || format == outYAML {
+		return printStructured(o.out(), format, items)
+	}
+	rows := make([][]string, 0, len(items))
+	for _, item := range items {
+		rows = append(rows, row(item))
+	}
+	return writeTable(o.out(), header, rows)
+}
+
+// printSecretOnce prints a created token, whose secret the servers show this once: the
+// whole answer with -o json or yaml, the secret alone with -o name (for scripts), else
+// the secret and then about, a sentence on what it is.
+func printSecretOnce(o *options, format outputFormat, answer any, secret, about string) error {
+	switch format {
+	case outJSON, outYAML:
+		return printStructured(o.out(), format, answer)
+	case outName:
+		fmt.Fprintln(o.out(), secret)
+		return nil
+	}
+	fmt.Fprintf(o.out(), "%s\n\n%s It is shown once: keep it secret.\n", secret, about)
+	return nil
 }

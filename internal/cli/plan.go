@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +33,8 @@ func newPlanCommand(o *options) *cobra.Command {
 			"  berth plan -f specs/ -o json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("namespace") {
-				return errors.New("plan takes namespaces from the documents' metadata.namespace; -n is not used")
+			if err := refuseNamespaceFlag(cmd, "plan"); err != nil {
+				return err
 			}
 			format, err := o.format()
 			if err != nil {
@@ -46,29 +47,26 @@ func newPlanCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.Plan(ctx, buildStream(docs))
-			if err != nil {
-				return planError(err, docs)
-			}
-			if format == outJSON || format == outYAML {
-				err = printStructured(o.out(), format, res)
-			} else {
-				err = printPlan(o.out(), res)
-			}
-			if err != nil {
-				return err
-			}
-			for _, r := range res.Results {
-				if !r.Fits() {
-					return &ExitError{Code: ExitUnplaced}
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Plan(ctx, buildStream(docs))
+				if err != nil {
+					return planError(err, docs)
 				}
-			}
-			return nil
+				if format == outJSON || format == outYAML {
+					err = printStructured(o.out(), format, res)
+				} else {
+					err = printPlan(o.out(), res)
+				}
+				if err != nil {
+					return err
+				}
+				for _, r := range res.Results {
+					if !r.Fits() {
+						return &ExitError{Code: ExitUnplaced}
+					}
+				}
+				return nil
+			})
 		},
 	}
 	f.register(cmd, "plan")
@@ -138,15 +136,7 @@ func printPlan(w io.Writer, res *client.PlanResult) error {
 
 // planPorts renders host ports as name:port, comma-separated.
 func planPorts(ports []v4.AllocatedPort) string {
-	parts := make([]string, 0, len(ports))
-	for _, p := range ports {
-		s := strconv.Itoa(p.HostPort)
-		if p.Name != "" {
-			s = p.Name + ":" + s
-		}
-		parts = append(parts, s)
-	}
-	return orNone(strings.Join(parts, ","))
+	return joinOrNone(ports, ",", func(p v4.AllocatedPort) string { return namedPort(p.Name, p.HostPort) })
 }
 
 // planPortList writes port numbers comma-separated.
@@ -161,15 +151,13 @@ func planPortList(ports []int) string {
 // planGPUs writes the cards of one placement, "task:gpu0,gpu1" for whole cards and
 // "task:gpu2(30%,4GiB)" for a share.
 func planGPUs(gpus []v4.TaskGPU) string {
-	parts := make([]string, 0, len(gpus))
-	for _, g := range gpus {
+	return joinOrNone(gpus, " ", func(g v4.TaskGPU) string {
 		s := g.Task + ":gpu" + strconv.Itoa(g.Index)
 		if !g.Whole() {
 			s += fmt.Sprintf("(%d%%,%s)", g.Cores, mib(g.MemoryMiB))
 		}
-		parts = append(parts, s)
-	}
-	return orNone(strings.Join(parts, " "))
+		return s
+	})
 }
 
 // mib writes card memory in GiB when whole.
@@ -189,14 +177,4 @@ func count(n int, noun string) string {
 }
 
 // planError names files in field errors, as apply does, without apply's wording.
-func planError(err error, docs []document) error {
-	var ae *client.APIError
-	if !errors.As(err, &ae) || len(ae.Details) == 0 {
-		return err
-	}
-	lines := make([]string, 0, len(ae.Details))
-	for _, d := range ae.Details {
-		lines = append(lines, locateFieldError(d, docs))
-	}
-	return fmt.Errorf("%s\n  - %s", ae.Message, strings.Join(lines, "\n  - "))
-}
+func planError(err error, docs []document) error { return documentsError(err, docs, "") }

@@ -59,10 +59,7 @@ func TestPlanFitsExitsZero(t *testing.T) {
 	api, url := newFakeAPI(t)
 	api.json("POST /v1/plan", 200, `{"results":[{"kind":"process","namespace":"ns-a","name":"web","existing":[],
 		"placements":[{"index":0,"node":"node-1","ports":[]}],"unplaced":[]}],"skipped":[]}`)
-	r := runCLI(t, url, planSpec, "plan", "-f", "-")
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
+	r := runCLIOK(t, url, planSpec, "plan", "-f", "-")
 	want := dedent(`
 		process ns-a/web: 1 instance to place
 		INDEX   NODE     PORTS

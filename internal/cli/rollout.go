@@ -58,26 +58,22 @@ func newRolloutActionCommand(o *options, action, short string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
 			var q url.Values
 			if to > 0 {
 				q = url.Values{"revision": {strconv.Itoa(to)}}
 			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			res, err := c.Operate(ctx, v4.KindDeployment, o.namespace, name, "rollout/"+action, q, nil)
-			if err != nil {
-				return err
-			}
-			msg := map[string]string{"pause": "rollout paused", "resume": "rollout resumed", "undo": "rolling back"}[action]
-			if res.Operation != nil && action == "undo" {
-				msg = res.Operation.Message
-			}
-			fmt.Fprintf(o.out(), "deployment/%s: %s (follow it: berth rollout status %s -w -n %s)\n", name, msg, name, o.namespace)
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Operate(ctx, v4.KindDeployment, o.namespace, name, "rollout/"+action, q, nil)
+				if err != nil {
+					return err
+				}
+				msg := map[string]string{"pause": "rollout paused", "resume": "rollout resumed", "undo": "rolling back"}[action]
+				if res.Operation != nil && action == "undo" {
+					msg = res.Operation.Message
+				}
+				fmt.Fprintf(o.out(), "deployment/%s: %s (follow it: berth rollout status %s -w -n %s)\n", name, msg, name, o.namespace)
+				return nil
+			})
 		},
 	}
 	if action == "undo" {
@@ -100,21 +96,17 @@ func newRolloutStatusCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			if watch {
-				return followRollout(cmd.Context(), o, c, name)
-			}
-			ctx, cancel := o.requestContext(cmd)
-			defer cancel()
-			obj, err := c.Get(ctx, v4.KindDeployment, o.namespace, name)
-			if err != nil {
-				return err
-			}
-			printRollout(o.out(), obj.(*v4.Deployment))
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if watch { // followed until the rollout ends: not bounded by --request-timeout
+					return followRollout(cmdContext(cmd), o, c, name)
+				}
+				obj, err := c.Get(ctx, v4.KindDeployment, o.namespace, name)
+				if err != nil {
+					return err
+				}
+				printRollout(o.out(), obj.(*v4.Deployment))
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "follow the rollout until it is done, paused or suspended")
@@ -156,9 +148,6 @@ func rolloutDone(d *v4.Deployment) bool {
 
 // followRollout prints every change of the deployment's rollout until it ends.
 func followRollout(ctx context.Context, o *options, c *client.Client, name string) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, err := c.Watch(ctx, v4.KindDeployment, o.namespace, "")
@@ -209,31 +198,24 @@ func newRolloutHistoryCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			format, err := o.format()
-			if err != nil {
-				return err
-			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			h, err := c.DeploymentHistory(ctx, o.namespace, name)
-			if err != nil {
-				return err
-			}
-			if format == outJSON || format == outYAML {
-				return printStructured(o.out(), format, h)
-			}
-			rows := make([][]string, 0, len(h.Items))
-			for _, r := range h.Items {
-				rev := strconv.Itoa(r.Revision)
-				if r.Revision == h.Current {
-					rev += "*"
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+				h, err := c.DeploymentHistory(ctx, o.namespace, name)
+				if err != nil {
+					return err
 				}
-				rows = append(rows, []string{rev, r.Hash, orNone(r.Cause), taskSummary(&r.Template.Spec), age(r.Created, o.env.now())})
-			}
-			return writeTable(o.out(), []string{"REVISION", "HASH", "CAUSE", "TASKS", "AGE"}, rows)
+				if format == outJSON || format == outYAML {
+					return printStructured(o.out(), format, h)
+				}
+				rows := make([][]string, 0, len(h.Items))
+				for _, r := range h.Items {
+					rev := strconv.Itoa(r.Revision)
+					if r.Revision == h.Current {
+						rev += "*"
+					}
+					rows = append(rows, []string{rev, r.Hash, orNone(r.Cause), taskSummary(&r.Template.Spec), age(r.Created, o.env.now())})
+				}
+				return writeTable(o.out(), []string{"REVISION", "HASH", "CAUSE", "TASKS", "AGE"}, rows)
+			})
 		},
 	}
 }

@@ -169,12 +169,18 @@ func (o *options) httpClient() (*http.Client, error) {
 	return client.HTTPClient(roots, nil), nil
 }
 
+// cmdContext is the command's context, or Background outside Execute: what a stream
+// that lasts until the user stops it runs under.
+func cmdContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
 // requestContext bounds one request with --request-timeout.
 func (o *options) requestContext(cmd *cobra.Command) (context.Context, context.CancelFunc) {
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx := cmdContext(cmd)
 	if o.timeout <= 0 {
 		return context.WithCancel(ctx)
 	}

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 )
 
 func newScaleCommand(o *options) *cobra.Command {
@@ -26,21 +28,14 @@ func newScaleCommand(o *options) *cobra.Command {
 			if err != nil || n < 1 {
 				return fmt.Errorf("INSTANCES must be a whole number of at least 1, got %q", args[2])
 			}
-			c, ctx, cancel, err := o.connect(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			res, err := c.Operate(ctx, kind, o.namespace, args[1], "scale", nil, map[string]int{"instances": n})
-			if err != nil {
-				return err
-			}
-			msg := fmt.Sprintf("scaled to %d", n)
-			if res.Operation != nil && res.Operation.Message != "" {
-				msg = res.Operation.Message
-			}
-			fmt.Fprintf(o.out(), "%s/%s: %s (watch: %s)\n", kind, args[1], msg, res.Watch)
-			return nil
+			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				res, err := c.Operate(ctx, kind, o.namespace, args[1], "scale", nil, map[string]int{"instances": n})
+				if err != nil {
+					return err
+				}
+				printStarted(o.out(), kind, args[1], res, fmt.Sprintf("scaled to %d", n))
+				return nil
+			})
 		},
 	}
 }

@@ -26,7 +26,7 @@ func newSecretsCommand(o *options) *cobra.Command {
 		Example: "  berth secrets rewrap",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				res, err := c.RewrapSecrets(ctx)
 				if err != nil {
 					return err

@@ -15,12 +15,8 @@ func TestDevBanner(t *testing.T) {
 	var b strings.Builder
 	devBanner(&b, "127.0.0.1:7470", "/home/u/.berth/dev", "host-1", "/home/u/.config/berth/config.yaml")
 	out := b.String()
-	for _, want := range []string{"https://127.0.0.1:7470", "node:     host-1", "/home/u/.berth/dev", "CLI config: /home/u/.config/berth/config.yaml",
-		"berth apply -f examples/", "berth get apps -A", "berth events -w"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("banner lacks %q:\n%s", want, out)
-		}
-	}
+	wantContains(t, out, "https://127.0.0.1:7470", "node:     host-1", "/home/u/.berth/dev", "CLI config: /home/u/.config/berth/config.yaml",
+		"berth apply -f examples/", "berth get apps -A", "berth events -w")
 	if strings.Contains(out, "BERTH_SERVER") {
 		t.Error("a written CLI config needs no BERTH_SERVER hint")
 	}

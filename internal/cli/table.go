@@ -150,27 +150,36 @@ func taskSummary(p *v4.PodSpec) string {
 
 // labelString renders labels as sorted k=v pairs.
 func labelString(m map[string]string) string {
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return orNone(strings.Join(parts, ","))
+	return joinOrNone(slices.Sorted(maps.Keys(m)), ",", func(k string) string { return k + "=" + m[k] })
 }
 
 // servicePorts renders ports as name:port/protocol.
 func servicePorts(ports []v4.ServicePort) string {
-	parts := make([]string, 0, len(ports))
-	for _, p := range ports {
-		s := strconv.Itoa(p.ServicePort)
-		if p.Name != "" {
-			s = p.Name + ":" + s
-		}
+	return joinOrNone(ports, ",", func(p v4.ServicePort) string {
+		s := namedPort(p.Name, p.ServicePort)
 		if p.Protocol != "" {
 			s += "/" + p.Protocol
 		}
-		parts = append(parts, s)
+		return s
+	})
+}
+
+// namedPort renders a port as name:port, or its number alone when it has no name.
+func namedPort(name string, port int) string {
+	if name == "" {
+		return strconv.Itoa(port)
 	}
-	return orNone(strings.Join(parts, ","))
+	return name + ":" + strconv.Itoa(port)
+}
+
+// joinOrNone renders each item and joins them with sep, or is <none> without items:
+// the list cells of tables and descriptions.
+func joinOrNone[T any](items []T, sep string, render func(T) string) string {
+	parts := make([]string, 0, len(items))
+	for _, item := range items {
+		parts = append(parts, render(item))
+	}
+	return orNone(strings.Join(parts, sep))
 }
 
 func orNone(s string) string {

@@ -35,24 +35,16 @@ func newTokenCreateCommand(o *options) *cobra.Command {
 			"  berth agent --server 10.0.0.1:7470 --token \"$(berth token create -o name)\"",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				t, err := c.CreateJoinToken(ctx, req)
 				if err != nil {
 					return err
-				}
-				switch format {
-				case outJSON, outYAML:
-					return printStructured(o.out(), format, t)
-				case outName:
-					fmt.Fprintln(o.out(), t.Token)
-					return nil
 				}
 				expires := "never expires"
 				if !t.Expires.IsZero() {
 					expires = "expires " + t.Expires.Local().Format(time.RFC3339)
 				}
-				fmt.Fprintf(o.out(), "%s\n\n%s token %s, %s. It is shown once: keep it secret.\n", t.Token, t.Role, t.ID, expires)
-				return nil
+				return printSecretOnce(o, format, t, t.Token, fmt.Sprintf("%s token %s, %s.", t.Role, t.ID, expires))
 			})
 		},
 	}
@@ -70,17 +62,13 @@ func newTokenListCommand(o *options) *cobra.Command {
 		Short:   "List the join tokens with their role and expiry (never their secrets)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
+			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				toks, err := c.JoinTokens(ctx)
 				if err != nil {
 					return err
 				}
-				if format == outJSON || format == outYAML {
-					return printStructured(o.out(), format, toks)
-				}
 				now := o.env.now()
-				rows := make([][]string, 0, len(toks))
-				for _, t := range toks {
+				return printList(o, format, toks, []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, func(t v4.JoinTokenInfo) []string {
 					expires := "never"
 					switch {
 					case t.Expired:
@@ -88,9 +76,8 @@ func newTokenListCommand(o *options) *cobra.Command {
 					case !t.Expires.IsZero():
 						expires = "in " + humanDuration(t.Expires.Sub(now))
 					}
-					rows = append(rows, []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)})
-				}
-				return writeTable(o.out(), []string{"ID", "ROLE", "EXPIRES", "AGE", "DESCRIPTION"}, rows)
+					return []string{t.ID, t.Role, expires, age(t.Created, now), orNone(t.Description)}
+				})
 			})
 		},
 	}

@@ -33,10 +33,7 @@ func (c *Client) CreateACLToken(ctx context.Context, req v4.ACLTokenRequest) (*v
 
 // ACLTokens lists the users' tokens (without their secrets).
 func (c *Client) ACLTokens(ctx context.Context) ([]v4.ACLTokenInfo, error) {
-	var out struct {
-		Items []v4.ACLTokenInfo `json:"items"`
-	}
-	return out.Items, c.doJSON(ctx, request{method: http.MethodGet, path: "/v1/acl/tokens"}, &out)
+	return getItems[v4.ACLTokenInfo](ctx, c, "/v1/acl/tokens")
 }
 
 // RevokeACLToken deletes a user's token by id ("berth-acl-abc123").
@@ -46,20 +43,12 @@ func (c *Client) RevokeACLToken(ctx context.Context, id string) error {
 
 // PutACLPolicy creates or replaces the policy of an acl-policy document (YAML or JSON).
 func (c *Client) PutACLPolicy(ctx context.Context, name string, doc []byte) error {
-	resp, err := c.do(ctx, request{method: http.MethodPut, path: "/v1/acl/policies/" + url.PathEscape(name), body: doc, contentType: "application/yaml"})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.doNoAnswer(ctx, request{method: http.MethodPut, path: "/v1/acl/policies/" + url.PathEscape(name), body: doc, contentType: "application/yaml"})
 }
 
 // ACLPolicies lists the policies as the server stores them.
 func (c *Client) ACLPolicies(ctx context.Context) ([]json.RawMessage, error) {
-	var out struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	return out.Items, c.doJSON(ctx, request{method: http.MethodGet, path: "/v1/acl/policies"}, &out)
+	return getItems[json.RawMessage](ctx, c, "/v1/acl/policies")
 }
 
 // DeleteACLPolicy deletes a policy.
@@ -75,11 +64,17 @@ func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
 	return c.doJSON(ctx, request{method: http.MethodPost, path: path, body: body}, out)
 }
 
-func (c *Client) deletePath(ctx context.Context, path string) error {
-	resp, err := c.do(ctx, request{method: http.MethodDelete, path: path})
-	if err != nil {
-		return err
+// getItems reads the items of a list answer ({"items": [...]}) at path.
+func getItems[T any](ctx context.Context, c *Client, path string) ([]T, error) {
+	var out struct {
+		Items []T `json:"items"`
 	}
-	discardBody(resp)
-	return nil
+	if err := c.doJSON(ctx, request{method: http.MethodGet, path: path}, &out); err != nil {
+		return nil, err
+	}
+	return out.Items, nil
+}
+
+func (c *Client) deletePath(ctx context.Context, path string) error {
+	return c.doNoAnswer(ctx, request{method: http.MethodDelete, path: path})
 }

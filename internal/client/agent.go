@@ -26,16 +26,7 @@ func (c *Client) AgentRegister(ctx context.Context, n *v4.Node) (*v4.Node, error
 
 // AgentHeartbeat tells the server the node is alive (404 when the node was deleted).
 func (c *Client) AgentHeartbeat(ctx context.Context, node string, hb v4.AgentHeartbeat) error {
-	body, err := json.Marshal(hb)
-	if err != nil {
-		return fmt.Errorf("encode heartbeat: %w", err)
-	}
-	resp, err := c.do(ctx, request{method: http.MethodPut, path: agentNodePath(node) + "/heartbeat", body: body})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.doNoAnswerJSON(ctx, http.MethodPut, agentNodePath(node)+"/heartbeat", hb, "heartbeat")
 }
 
 // AgentTaskGroups lists the task groups bound to node and the revision of the read (a
@@ -106,17 +97,8 @@ func (c *Client) AgentWatchCatalog(ctx context.Context, cat *Catalog) (<-chan Wa
 
 // AgentPutStatus writes a task group's status (404 when the task group is gone).
 func (c *Client) AgentPutStatus(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error {
-	body, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encode status of %s/%s: %w", ns, name, err)
-	}
 	path := "/v1/agent/taskgroups/" + url.PathEscape(ns) + "/" + url.PathEscape(name) + "/status"
-	resp, err := c.do(ctx, request{method: http.MethodPut, path: path, body: body})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.doNoAnswerJSON(ctx, http.MethodPut, path, st, "status of "+ns+"/"+name)
 }
 
 // AgentReport sends the full report and returns the task groups the server does not know.
@@ -186,14 +168,5 @@ func (c *Client) agentCert(ctx context.Context, path string, req v4.AgentCertifi
 
 // AgentEvent records an event of the agent's node (a Warning an operator must see).
 func (c *Client) AgentEvent(ctx context.Context, node string, ev v4.AgentEvent) error {
-	body, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode event: %w", err)
-	}
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: agentNodePath(node) + "/events", body: body})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.doNoAnswerJSON(ctx, http.MethodPost, agentNodePath(node)+"/events", ev, "event")
 }

@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -15,14 +13,5 @@ func (c *Client) AgentBusyPorts(ctx context.Context, node string, ports []v4.Bus
 	if ports == nil {
 		ports = []v4.BusyPort{}
 	}
-	body, err := json.Marshal(v4.AgentBusyPorts{BusyPorts: ports})
-	if err != nil {
-		return fmt.Errorf("encode busy ports: %w", err)
-	}
-	resp, err := c.do(ctx, request{method: http.MethodPut, path: agentNodePath(node) + "/busyports", body: body})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.doNoAnswerJSON(ctx, http.MethodPut, agentNodePath(node)+"/busyports", v4.AgentBusyPorts{BusyPorts: ports}, "busy ports")
 }

@@ -215,6 +215,27 @@ func (c *Client) doJSON(ctx context.Context, r request, out any) error {
 	return nil
 }
 
+// doNoAnswer makes the call r and reads nothing of the answer but its status: the calls
+// whose success is all they answer.
+func (c *Client) doNoAnswer(ctx context.Context, r request) error {
+	resp, err := c.do(ctx, r)
+	if err != nil {
+		return err
+	}
+	discardBody(resp)
+	return nil
+}
+
+// doNoAnswerJSON is doNoAnswer with v, JSON-encoded, as the body; what names v in an
+// encoding error.
+func (c *Client) doNoAnswerJSON(ctx context.Context, method, path string, v any, what string) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", what, err)
+	}
+	return c.doNoAnswer(ctx, request{method: method, path: path, body: body})
+}
+
 // maxDiscard bounds what discardBody reads of an answer nobody wants.
 const maxDiscard = 256 << 10
 

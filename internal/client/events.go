@@ -97,23 +97,20 @@ func (c *Client) WatchEvents(ctx context.Context, f v4.EventFilter) (<-chan Even
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan EventWatch)
-	go func() {
-		defer close(ch)
-		defer resp.Body.Close()
-		err := readLines(ctx, resp.Body, func(line []byte) error {
-			if err := streamError(line); err != nil {
-				return err
-			}
-			var ev v4.Event
-			if err := json.Unmarshal(line, &ev); err != nil {
-				return fmt.Errorf("decode event: %w", err)
-			}
-			return send(ctx, ch, EventWatch{Event: ev})
-		})
-		if err != nil && ctx.Err() == nil {
-			_ = send(ctx, ch, EventWatch{Err: fmt.Errorf("watch events: %w", err)})
-		}
-	}()
-	return ch, nil
+	return streamLines(ctx, resp, decodeEventLine, func(err error) EventWatch {
+		return EventWatch{Err: fmt.Errorf("watch events: %w", err)}
+	}), nil
+}
+
+// decodeEventLine decodes one line of an event stream; the ERROR line that ends a stream
+// comes back as the error.
+func decodeEventLine(line []byte) (EventWatch, error) {
+	if err := streamError(line); err != nil {
+		return EventWatch{}, err
+	}
+	var ev v4.Event
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return EventWatch{}, fmt.Errorf("decode event: %w", err)
+	}
+	return EventWatch{Event: ev}, nil
 }

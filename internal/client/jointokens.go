@@ -25,21 +25,10 @@ func (c *Client) CreateJoinToken(ctx context.Context, req v4.JoinTokenRequest) (
 
 // JoinTokens lists the cluster's join tokens (without their secrets).
 func (c *Client) JoinTokens(ctx context.Context) ([]v4.JoinTokenInfo, error) {
-	var out struct {
-		Items []v4.JoinTokenInfo `json:"items"`
-	}
-	if err := c.doJSON(ctx, request{method: http.MethodGet, path: "/v1/jointokens"}, &out); err != nil {
-		return nil, err
-	}
-	return out.Items, nil
+	return getItems[v4.JoinTokenInfo](ctx, c, "/v1/jointokens")
 }
 
 // RevokeJoinToken deletes a join token by id ("berth-abc123").
 func (c *Client) RevokeJoinToken(ctx context.Context, id string) error {
-	resp, err := c.do(ctx, request{method: http.MethodDelete, path: "/v1/jointokens/" + url.PathEscape(id)})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.deletePath(ctx, "/v1/jointokens/"+url.PathEscape(id))
 }

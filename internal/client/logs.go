@@ -55,10 +55,5 @@ func (c *Client) action(ctx context.Context, ns, name, task, action string, q ur
 	if task != "" {
 		q.Set("task", task)
 	}
-	resp, err := c.do(ctx, request{method: http.MethodPost, path: path, query: q})
-	if err != nil {
-		return err
-	}
-	discardBody(resp)
-	return nil
+	return c.doNoAnswer(ctx, request{method: http.MethodPost, path: path, query: q})
 }

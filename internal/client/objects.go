@@ -58,23 +58,20 @@ func (c *Client) listPath(ctx context.Context, path string, kind v4.Kind) (*Obje
 
 // Create stores a new object (409 when it exists) and returns it as stored.
 func (c *Client) Create(ctx context.Context, obj v4.Object) (v4.Object, error) {
-	m := obj.GetMeta()
-	path, err := objectPath(obj.GetKind(), nsOrDefault(m.Namespace), "", "")
-	if err != nil {
-		return nil, err
-	}
-	body, err := json.Marshal(obj)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s %s: %w", obj.GetKind(), m.Name, err)
-	}
-	return c.objectCall(ctx, request{method: http.MethodPost, path: path, body: body}, obj.GetKind())
+	return c.writeObject(ctx, http.MethodPost, obj, "")
 }
 
 // Update replaces an object. When obj carries metadata.resourceVersion, the server
 // refuses the write with 409 if the stored object has changed since.
 func (c *Client) Update(ctx context.Context, obj v4.Object) (v4.Object, error) {
+	return c.writeObject(ctx, http.MethodPut, obj, obj.GetMeta().Name)
+}
+
+// writeObject sends obj to the path of its kind in its namespace, with name ("" for the
+// collection), and returns the object as stored.
+func (c *Client) writeObject(ctx context.Context, method string, obj v4.Object, name string) (v4.Object, error) {
 	m := obj.GetMeta()
-	path, err := objectPath(obj.GetKind(), nsOrDefault(m.Namespace), m.Name, "")
+	path, err := objectPath(obj.GetKind(), nsOrDefault(m.Namespace), name, "")
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +79,7 @@ func (c *Client) Update(ctx context.Context, obj v4.Object) (v4.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s %s: %w", obj.GetKind(), m.Name, err)
 	}
-	return c.objectCall(ctx, request{method: http.MethodPut, path: path, body: body}, obj.GetKind())
+	return c.objectCall(ctx, request{method: method, path: path, body: body}, obj.GetKind())
 }
 
 // DeleteOption tunes Delete.

@@ -65,22 +65,32 @@ func (c *Client) streamEvents(ctx context.Context, req request, kind v4.Kind, wh
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan WatchEvent)
+	decode := func(line []byte) (WatchEvent, error) { return decodeWatchEvent(line, kind) }
+	return streamLines(ctx, resp, decode, func(err error) WatchEvent {
+		return WatchEvent{Type: EventError, Err: fmt.Errorf("%s: %w", what, err)}
+	}), nil
+}
+
+// streamLines feeds the channel it returns with the items decode makes of the lines of
+// resp's body, and closes it when ctx is done or the stream breaks; a break (not ctx's
+// end) is told by a last item, broken(err). ctx owns the goroutine feeding the channel.
+func streamLines[T any](ctx context.Context, resp *http.Response, decode func([]byte) (T, error), broken func(error) T) <-chan T {
+	ch := make(chan T)
 	go func() {
 		defer close(ch)
 		defer resp.Body.Close()
 		err := readLines(ctx, resp.Body, func(line []byte) error {
-			ev, err := decodeWatchEvent(line, kind)
+			item, err := decode(line)
 			if err != nil {
 				return err
 			}
-			return send(ctx, ch, ev)
+			return send(ctx, ch, item)
 		})
 		if err != nil && ctx.Err() == nil {
-			_ = send(ctx, ch, WatchEvent{Type: EventError, Err: fmt.Errorf("%s: %w", what, err)})
+			_ = send(ctx, ch, broken(err))
 		}
 	}()
-	return ch, nil
+	return ch
 }
 
 // decodeWatchEvent decodes one NDJSON line {"type": ..., "object": {...}}; the ERROR line
