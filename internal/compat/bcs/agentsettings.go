@@ -136,7 +136,7 @@ func (h *Handler) getAgentSettings(w http.ResponseWriter, r *http.Request) {
 // readSettings reads a body of settings and finds each one's node.
 func (h *Handler) readSettings(r *http.Request) ([]bcsAgentSetting, []*v4.Node, *failure) {
 	var settings []bcsAgentSetting
-	if err := json.Unmarshal(bodyOf(r), &settings); err != nil {
+	if err := json.Unmarshal(v1call.Body(r), &settings); err != nil {
 		return nil, nil, &failure{code: CodeJSONDecode, message: "the body is not a list of agent settings: " + err.Error()}
 	}
 	nodes, _, f := h.nodes(r)
