@@ -62,6 +62,16 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	addPath := func(field, p string, readOnly bool) {
 		out = append(out, Need{Field: base + "." + field, Privilege: PrivHostPath, Path: p, ReadOnly: readOnly})
 	}
+	// item is one item of a process's configmap or secret: a file on the node's file
+	// system when its path is, and the user it is written for.
+	item := func(field, typ, keyOrPath, user string) {
+		if typ == "file" && onHost(keyOrPath) {
+			addPath(field+".keyOrPath", keyOrPath, false)
+		}
+		if IsRootUser(user) {
+			add(field+".user", PrivRoot)
+		}
+	}
 	// Processes run in the node's network by nature (their defaults say HOST): only a
 	// container pod leaves its own network namespace for the node's.
 	if strings.EqualFold(p.NetworkMode, "HOST") && len(p.Containers) > 0 {
@@ -109,22 +119,12 @@ func Needs(base string, p *v4.PodSpec) []Need {
 		}
 		for j, cm := range t.ConfigMaps {
 			for k, it := range cm.Items {
-				if it.Type == "file" && onHost(it.KeyOrPath) {
-					addPath(fmt.Sprintf("%s.configmaps[%d].items[%d].keyOrPath", tp, j, k), it.KeyOrPath, false)
-				}
-				if IsRootUser(it.User) {
-					add(fmt.Sprintf("%s.configmaps[%d].items[%d].user", tp, j, k), PrivRoot)
-				}
+				item(fmt.Sprintf("%s.configmaps[%d].items[%d]", tp, j, k), it.Type, it.KeyOrPath, it.User)
 			}
 		}
 		for j, sec := range t.Secrets {
 			for k, it := range sec.Items {
-				if it.Type == "file" && onHost(it.KeyOrPath) {
-					addPath(fmt.Sprintf("%s.secrets[%d].items[%d].keyOrPath", tp, j, k), it.KeyOrPath, false)
-				}
-				if IsRootUser(it.User) {
-					add(fmt.Sprintf("%s.secrets[%d].items[%d].user", tp, j, k), PrivRoot)
-				}
+				item(fmt.Sprintf("%s.secrets[%d].items[%d]", tp, j, k), it.Type, it.KeyOrPath, it.User)
 			}
 		}
 	}

@@ -6,11 +6,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/executor/health"
+	"github.com/berthhq/berth/internal/prom"
 )
 
 // The agent's metrics (docs/agent.md, "Metrics"): served on its endpoint to the servers,
@@ -35,55 +34,32 @@ type agentMetrics struct {
 
 func newAgentMetrics() *agentMetrics {
 	m := &agentMetrics{
-		registry: prometheus.NewRegistry(),
-		starts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_agent_task_starts_total",
-			Help: "Tasks the agent's drivers started, by driver and result (ok, error).",
-		}, []string{"driver", "result"}),
-		startDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "berth_agent_task_start_duration_seconds",
-			Help:    "Time a driver took to start a task (a container's create and start, a process's fork and exec), by driver.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9), // 1 ms to 65 s
-		}, []string{"driver"}),
-		stops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_agent_task_stops_total",
-			Help: "Tasks the agent's drivers stopped (kills, scale-downs, pods ending), by driver and result (ok, error).",
-		}, []string{"driver", "result"}),
-		stopDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "berth_agent_task_stop_duration_seconds",
-			Help:    "Time a driver took to stop a task, the kill grace period included, by driver.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
-		}, []string{"driver"}),
-		driverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_agent_driver_errors_total",
-			Help: "Driver calls that failed, by driver and operation (start, stop, wait, remove).",
-		}, []string{"driver", "op"}),
-		ends: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_agent_task_group_ends_total",
-			Help: "Task groups that ended on the node, by phase (Finish, Failed, Killed, Error, Lost).",
-		}, []string{"phase"}),
-		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_agent_health_checks_total",
-			Help: "Local health check results, by check type (HTTP, TCP, COMMAND) and result (healthy, unhealthy, grace: a failure still ignored).",
-		}, []string{"check", "result"}),
-		adoptions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_agent_adoptions_total",
-			Help: "Task groups found running at the agent's start, by result (adopted, stopped: nothing the executor could take over).",
-		}, []string{"result"}),
-		running: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "berth_agent_task_groups",
-			Help: "Task groups the agent's executor runs now (not ended).",
-		}),
-		phase: map[string]string{},
+		starts: prom.CounterVec("berth_agent_task_starts_total",
+			"Tasks the agent's drivers started, by driver and result (ok, error).", "driver", "result"),
+		startDuration: prom.HistogramVec("berth_agent_task_start_duration_seconds",
+			"Time a driver took to start a task (a container's create and start, a process's fork and exec), by driver.",
+			prometheus.ExponentialBuckets(0.001, 4, 9), "driver"), // 1 ms to 65 s
+		stops: prom.CounterVec("berth_agent_task_stops_total",
+			"Tasks the agent's drivers stopped (kills, scale-downs, pods ending), by driver and result (ok, error).", "driver", "result"),
+		stopDuration: prom.HistogramVec("berth_agent_task_stop_duration_seconds",
+			"Time a driver took to stop a task, the kill grace period included, by driver.",
+			prometheus.ExponentialBuckets(0.001, 4, 9), "driver"),
+		driverErrors: prom.CounterVec("berth_agent_driver_errors_total",
+			"Driver calls that failed, by driver and operation (start, stop, wait, remove).", "driver", "op"),
+		ends: prom.CounterVec("berth_agent_task_group_ends_total",
+			"Task groups that ended on the node, by phase (Finish, Failed, Killed, Error, Lost).", "phase"),
+		checks: prom.CounterVec("berth_agent_health_checks_total",
+			"Local health check results, by check type (HTTP, TCP, COMMAND) and result (healthy, unhealthy, grace: a failure still ignored).", "check", "result"),
+		adoptions: prom.CounterVec("berth_agent_adoptions_total",
+			"Task groups found running at the agent's start, by result (adopted, stopped: nothing the executor could take over).", "result"),
+		running: prom.Gauge("berth_agent_task_groups", "Task groups the agent's executor runs now (not ended)."),
+		phase:   map[string]string{},
 	}
-	m.registry.MustRegister(m.starts, m.startDuration, m.stops, m.stopDuration, m.driverErrors, m.ends, m.checks, m.adoptions, m.running,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry = prom.NewProcessRegistry(m.starts, m.startDuration, m.stops, m.stopDuration, m.driverErrors, m.ends, m.checks, m.adoptions, m.running)
 	return m
 }
 
-func (m *agentMetrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
-}
+func (m *agentMetrics) handler() http.Handler { return prom.Handler(m.registry) }
 
 // TaskStarted counts a driver's start (executor.Observer).
 func (m *agentMetrics) TaskStarted(driver string, took time.Duration, err error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // servers are the API servers the agent may talk to. Calls go to the current one; when
@@ -140,12 +141,5 @@ func (b *backoff) reset() { b.cur = 0 }
 
 // sleep waits d or until ctx ends; it reports whether the wait was complete.
 func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctxtime.Sleep(ctx, d) == nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/sim"
 )
 
@@ -26,17 +27,10 @@ const freezeFilePoll = 100 * time.Millisecond
 // watchFreezeFile freezes the nodes named in path as their names appear, until ctx ends.
 func watchFreezeFile(ctx context.Context, path string, s *sim.Sim, log *slog.Logger) {
 	frozen := map[string]bool{}
-	t := time.NewTicker(freezeFilePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ctxtime.Every(ctx, freezeFilePoll, func() {
 		f, err := os.Open(path)
 		if err != nil {
-			continue // not written yet
+			return // not written yet
 		}
 		lines := bufio.NewScanner(f)
 		for lines.Scan() {
@@ -50,7 +44,7 @@ func watchFreezeFile(ctx context.Context, path string, s *sim.Sim, log *slog.Log
 			}
 		}
 		f.Close()
-	}
+	})
 }
 
 // newSimNodeLossCommand is `berth sim nodeloss`.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
@@ -82,14 +83,8 @@ func (c *AppController) enqueueOwner(o v4.Object) {
 	c.queue.Add(scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
+// sleep waits d or until ctx ends; a loop that goes on checks ctx itself.
+func sleep(ctx context.Context, d time.Duration) { _ = ctxtime.Sleep(ctx, d) }
 
 // workloadOf returns the application or process of key from the shared cache, as a copy
 // whose fields can be set. What the cache does not hold is read from etcd before it is

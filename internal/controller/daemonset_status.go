@@ -14,7 +14,7 @@ import (
 // updateStatus writes the daemonset's status when it changed, retrying on conflicts with
 // users' writes.
 func (c *DaemonsetController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.DaemonsetStatus) error {
-	for range 5 {
+	return retryStatusWrite(key.String(), func() error {
 		ds, err := store.Typed[*v4.Daemonset](c.store, v4.KindDaemonset).Get(ctx, key.Namespace, key.Name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -32,10 +32,6 @@ func (c *DaemonsetController) updateStatus(ctx context.Context, key scheduler.Ap
 		}
 		st.Updated = time.Now().UTC()
 		ds.Status = st
-		err = c.store.Update(ctx, ds, store.Raw{})
-		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-	}
-	return fmt.Errorf("update status of %s: too many concurrent writes", key)
+		return c.store.Update(ctx, ds, store.Raw{})
+	})
 }

@@ -219,7 +219,7 @@ func (r *depPass) status() v4.DependencyStatus {
 // updateStatus writes the dependency's status when it changed, retrying on conflicts
 // with users' writes.
 func (c *DependencyController) updateStatus(ctx context.Context, key depKey, st v4.DependencyStatus) error {
-	for range 5 {
+	return retryStatusWrite("dependency "+key.String(), func() error {
 		obj, err := c.store.Get(ctx, v4.KindDependency, key.Namespace, key.Name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -233,15 +233,11 @@ func (c *DependencyController) updateStatus(ctx context.Context, key depKey, st 
 		}
 		st.Updated = time.Now().UTC()
 		dep.Status = st
-		err = c.store.Update(ctx, dep, store.Raw{})
-		if !errors.Is(err, store.ErrConflict) {
-			if err != nil {
-				return fmt.Errorf("update status of dependency %s: %w", key, err)
-			}
-			return nil
+		if err := c.store.Update(ctx, dep, store.Raw{}); err != nil {
+			return fmt.Errorf("update status of dependency %s: %w", key, err)
 		}
-	}
-	return fmt.Errorf("update status of dependency %s: too many concurrent writes", key)
+		return nil
+	})
 }
 
 // sameDependencyStatus compares statuses, ignoring when they were written.

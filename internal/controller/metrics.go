@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/berthhq/berth/internal/prom"
 	"github.com/berthhq/berth/internal/scheduler"
 )
 
@@ -24,36 +25,21 @@ type Metrics struct {
 // NewMetrics makes the metrics; register Collectors with a registry.
 func NewMetrics() *Metrics {
 	return &Metrics{
-		placements: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "berth_scheduler_placements_total",
-			Help: "Task groups the scheduler placed on a node.",
-		}),
-		unplaced: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_scheduler_unplaced_total",
-			Help: "Task groups the scheduler could place nowhere, by the kind of check that rejected the most nodes (node, taint, constraint, resources, ports, gpu, groupby).",
-		}, []string{"check"}),
-		placeDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "berth_scheduler_place_duration_seconds",
-			Help:    "Time the scheduler took to place one request (every missing instance of one workload).",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 9), // 100 µs to 6.5 s
-		}),
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_controller_reconciles_total",
-			Help: "Reconciles by controller and result (ok, error).",
-		}, []string{"controller", "result"}),
-		reconcileDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "berth_controller_reconcile_duration_seconds",
-			Help:    "Time one reconcile took, by controller.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9), // 500 µs to 33 s
-		}, []string{"controller"}),
-		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "berth_controller_queue_depth",
-			Help: "Keys waiting in a controller's work queue (due now or later), by controller.",
-		}, []string{"controller"}),
-		notifyUnsent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_notify_dropped_total",
-			Help: "Notify messages dropped unsent because the subscribing token may not receive them, by reason (no-subscriber, forbidden, unchecked).",
-		}, []string{"reason"}),
+		placements: prom.Counter("berth_scheduler_placements_total", "Task groups the scheduler placed on a node."),
+		unplaced: prom.CounterVec("berth_scheduler_unplaced_total",
+			"Task groups the scheduler could place nowhere, by the kind of check that rejected the most nodes (node, taint, constraint, resources, ports, gpu, groupby).", "check"),
+		placeDuration: prom.Histogram("berth_scheduler_place_duration_seconds",
+			"Time the scheduler took to place one request (every missing instance of one workload).",
+			prometheus.ExponentialBuckets(0.0001, 4, 9)), // 100 µs to 6.5 s
+		reconciles: prom.CounterVec("berth_controller_reconciles_total",
+			"Reconciles by controller and result (ok, error).", "controller", "result"),
+		reconcileDuration: prom.HistogramVec("berth_controller_reconcile_duration_seconds",
+			"Time one reconcile took, by controller.",
+			prometheus.ExponentialBuckets(0.0005, 4, 9), "controller"), // 500 µs to 33 s
+		queueDepth: prom.GaugeVec("berth_controller_queue_depth",
+			"Keys waiting in a controller's work queue (due now or later), by controller.", "controller"),
+		notifyUnsent: prom.CounterVec("berth_notify_dropped_total",
+			"Notify messages dropped unsent because the subscribing token may not receive them, by reason (no-subscriber, forbidden, unchecked).", "reason"),
 	}
 }
 

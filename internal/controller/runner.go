@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
@@ -66,21 +67,14 @@ func (l loop) run(ctx context.Context) error {
 
 // resyncLoop hands every object of caches to handle every resyncEvery until ctx ends.
 func resyncLoop(ctx context.Context, caches []*cache.Cache, handle func(v4.Object)) {
-	t := time.NewTicker(resyncEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ctxtime.Every(ctx, resyncEvery, func() {
 		for _, c := range caches {
 			objs, _, _ := c.List("", "") // index "" always answers
 			for _, o := range objs {
 				handle(o)
 			}
 		}
-	}
+	})
 }
 
 // watchCache hands every change of c to handle, with its type, until ctx ends; fresh,

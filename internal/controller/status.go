@@ -14,7 +14,7 @@ import (
 // updateStatus writes the application's status when it changed, retrying on conflicts
 // with users' writes.
 func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkloadStatus) error {
-	for range 5 {
+	return retryStatusWrite(key.String(), func() error {
 		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -37,11 +37,20 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 				v.wrote(w.Metadata.ResourceVersion) // the next reconcile reads this status
 			}
 		}
-		if !errors.Is(err, store.ErrConflict) {
+		return err
+	})
+}
+
+// retryStatusWrite runs write, which reads an object anew and writes its status, until
+// it ends in anything but a write conflict (another writer got in between), 5 times at
+// most; what names the object in the error when none got through.
+func retryStatusWrite(what string, write func() error) error {
+	for range 5 {
+		if err := write(); !errors.Is(err, store.ErrConflict) {
 			return err
 		}
 	}
-	return fmt.Errorf("update status of %s: too many concurrent writes", key)
+	return fmt.Errorf("update status of %s: too many concurrent writes", what)
 }
 
 // observe records an event when a task group's phase changed since last seen.

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // Rotating holds a certificate that is renewed before it expires, without a restart:
@@ -92,7 +94,7 @@ func (r *Rotating) Run(ctx context.Context) {
 		if retry > 0 {
 			wait = retry
 		}
-		if !sleepCtx(ctx, wait) {
+		if ctxtime.Sleep(ctx, wait) != nil {
 			return
 		}
 		kp, err := r.renew(ctx)
@@ -110,19 +112,5 @@ func (r *Rotating) Run(ctx context.Context) {
 		left := time.Until(r.Leaf().NotAfter)
 		retry = min(max(2*retry, time.Second), max(left/10, time.Second), 5*time.Minute)
 		r.log.Warn("certificate renewal failed; retrying", "err", err, "retryIn", retry, "expiresIn", left.Round(time.Second))
-	}
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

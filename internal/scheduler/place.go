@@ -211,12 +211,19 @@ func (s *Snapshot) placeHeap(st *reqState, cands []*candidate, res *Result) int 
 			heap.Pop(h)
 			continue
 		}
-		res.Placements = append(res.Placements, s.placeOn(st, c.node, st.req.Indexes[placed]))
+		s.placeTop(st, h, st.req.Indexes[placed], res)
 		placed++
-		c.score = st.point(c.node)
-		heap.Fix(h, 0)
 	}
 	return placed
+}
+
+// placeTop places the instance index on the best candidate, the top of h, which then
+// takes its place in h by its new score.
+func (s *Snapshot) placeTop(st *reqState, h *candHeap, index int, res *Result) {
+	c := h.items[0]
+	res.Placements = append(res.Placements, s.placeOn(st, c.node, index))
+	c.score = st.point(c.node)
+	heap.Fix(h, 0)
 }
 
 // placeGrouped spreads a single-GROUPBY request: one heap per value of the set; each
@@ -259,10 +266,8 @@ func (s *Snapshot) placeGrouped(st *reqState, cands []*candidate, g *item, res *
 		if best == nil {
 			break
 		}
-		res.Placements = append(res.Placements, s.placeOn(st, best.node, st.req.Indexes[placed]))
+		s.placeTop(st, bestHeap, st.req.Indexes[placed], res)
 		placed++
-		best.score = st.point(best.node)
-		heap.Fix(bestHeap, 0)
 	}
 	return placed
 }

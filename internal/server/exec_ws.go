@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/execstream"
 	"github.com/berthhq/berth/internal/httpapi"
 )
@@ -176,18 +177,9 @@ func relayExec(ctx context.Context, ws *websocket.Conn, agent io.ReadWriteCloser
 		}
 	})
 	wg.Go(func() {
-		t := time.NewTicker(wsPingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := send(websocket.PingMessage, nil); err != nil {
-					cancel()
-					return
-				}
-			}
+		ping := func() error { return send(websocket.PingMessage, nil) }
+		if err := ctxtime.EveryUntilError(ctx, wsPingEvery, ping); err != nil {
+			cancel()
 		}
 	})
 	wg.Wait()

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/prom"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -38,45 +38,25 @@ type metrics struct {
 
 func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
 	m := &metrics{
-		registry: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_http_requests_total",
-			Help: "HTTP requests served, by method, route pattern and status code.",
-		}, []string{"method", "route", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "berth_http_request_duration_seconds",
-			Help:    "Time to serve HTTP requests (watch streams: their whole life), by method and route.",
-			Buckets: prometheus.DefBuckets,
-		}, []string{"method", "route"}),
-		connsOpened: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "berth_http_connections_opened_total",
-			Help: "Connections the API accepted (each a TLS handshake on the TLS listener).",
-		}),
-		connsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "berth_http_connections_open",
-			Help: "Connections to the API open now.",
-		}),
-		watchStreams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "berth_watch_streams",
-			Help: "Watch streams of the API open now, by kind.",
-		}, []string{"kind"}),
-		watchEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_watch_events_sent_total",
-			Help: "Changes the API's watch streams sent, by kind.",
-		}, []string{"kind"}),
-		watchCutOffs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "berth_watch_cut_offs_total",
-			Help: "Watch streams ended because their client fell too far behind (it lists again), by kind.",
-		}, []string{"kind"}),
+		requests: prom.CounterVec("berth_http_requests_total",
+			"HTTP requests served, by method, route pattern and status code.", "method", "route", "code"),
+		duration: prom.HistogramVec("berth_http_request_duration_seconds",
+			"Time to serve HTTP requests (watch streams: their whole life), by method and route.",
+			prometheus.DefBuckets, "method", "route"),
+		connsOpened: prom.Counter("berth_http_connections_opened_total",
+			"Connections the API accepted (each a TLS handshake on the TLS listener)."),
+		connsOpen:    prom.Gauge("berth_http_connections_open", "Connections to the API open now."),
+		watchStreams: prom.GaugeVec("berth_watch_streams", "Watch streams of the API open now, by kind.", "kind"),
+		watchEvents:  prom.CounterVec("berth_watch_events_sent_total", "Changes the API's watch streams sent, by kind.", "kind"),
+		watchCutOffs: prom.CounterVec("berth_watch_cut_offs_total",
+			"Watch streams ended because their client fell too far behind (it lists again), by kind.", "kind"),
 	}
 	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "berth_watch_queued_bytes",
 		Help: "Bytes of changes waiting in the watch streams of this server for their clients (docs/operations.md, Watch streams and slow clients).",
 	}, func() float64 { return float64(watches.Used()) })
-	m.registry.MustRegister(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, &objectCollector{store: st},
-		m.watchStreams, m.watchEvents, m.watchCutOffs, &storeWatchCollector{store: st},
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry = prom.NewProcessRegistry(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, &objectCollector{store: st},
+		m.watchStreams, m.watchEvents, m.watchCutOffs, &storeWatchCollector{store: st})
 	return m
 }
 
@@ -91,9 +71,7 @@ func (m *metrics) connState(_ net.Conn, st http.ConnState) {
 	}
 }
 
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
-}
+func (m *metrics) handler() http.Handler { return prom.Handler(m.registry) }
 
 // objectCollector counts stored objects per kind at scrape time (a count-only etcd read
 // per kind), so the gauge is never stale and costs nothing between scrapes.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // maxCatalogSamples bounds the latencies kept (one per instance and node).
@@ -112,15 +113,8 @@ func (s *Sim) CatalogStats() map[string]CatalogStats {
 
 // logCatalog logs the latencies every 10 s while new ones come, until ctx ends.
 func (s *Sim) logCatalog(ctx context.Context) {
-	t := time.NewTicker(10 * time.Second)
-	defer t.Stop()
 	last := map[string]int{}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	ctxtime.Every(ctx, 10*time.Second, func() {
 		stats := s.CatalogStats()
 		for _, p := range slices.Sorted(maps.Keys(stats)) {
 			st := stats[p]
@@ -131,5 +125,5 @@ func (s *Sim) logCatalog(ctx context.Context) {
 			s.log.Info("ready -> every node's service catalog", "prefix", p, "samples", st.N, "p50", st.P50.Round(time.Millisecond),
 				"p99", st.P99.Round(time.Millisecond), "max", st.Max.Round(time.Millisecond))
 		}
-	}
+	})
 }

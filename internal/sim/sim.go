@@ -20,6 +20,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
@@ -145,14 +146,7 @@ func (s *Sim) drivers() map[string]driver.Driver {
 		if span := s.cfg.MaxStartDelay - s.cfg.MinStartDelay; span > 0 {
 			d += rand.N(span)
 		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return ctxtime.Sleep(ctx, d)
 	}
 	p, d := fake.New(driver.KindProcess), fake.NewDocker("10.88.0.2")
 	p.SetStartHook(hook)

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -164,7 +165,7 @@ func (s *Store) recordEvent(ctx context.Context, p pendingEvent) error {
 			// Writers of one event keep racing: spread them out, then read afresh (the
 			// value read before sleeping would be stale by then).
 			pause := time.Duration(rand.Int64N(int64(min(attempt, 10)) * int64(time.Millisecond)))
-			if err := sleepCtx(ctx, pause); err != nil {
+			if err := ctxtime.Sleep(ctx, pause); err != nil {
 				return fmt.Errorf("record event %s: %w", key, err)
 			}
 			known, lostMerge = false, false // createEvent reads the index when it exists
@@ -271,15 +272,4 @@ func marshalEvent(r v4.Event, idx eventIndex) (rec, idxVal string, err error) {
 		return "", "", fmt.Errorf("encode event index: %w", err)
 	}
 	return string(b), string(ib), nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -183,7 +184,7 @@ func (s *Store) DroppedEvents() uint64 { return s.droppedEvents.Load() }
 func (s *Store) FlushEvents(ctx context.Context) error {
 	target := s.eventsQueued.Load()
 	for s.eventsDone.Load() < target {
-		if err := sleepCtx(ctx, 5*time.Millisecond); err != nil {
+		if err := ctxtime.Sleep(ctx, 5*time.Millisecond); err != nil {
 			return fmt.Errorf("flush events: %w", err)
 		}
 	}
@@ -234,6 +235,6 @@ func (s *Store) writeQueuedEvents(ctx context.Context) {
 		// Events are a view: they take at most about half of etcd's time, so a burst's
 		// records never starve the writes they describe, or the nodes' lease renewals
 		// (which wait for etcd to apply what it committed). What cannot wait is dropped.
-		sleepCtx(ctx, min(time.Since(start), time.Second))
+		ctxtime.Sleep(ctx, min(time.Since(start), time.Second))
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // A beat of a node whose lease this server knows does not wait for etcd: it asks for a
@@ -68,16 +70,7 @@ func (q *renewQueue) failing(err error) {
 
 // renewAsked runs the renewal rounds until ctx ends.
 func (s *Store) renewAsked(ctx context.Context) {
-	t := time.NewTicker(renewRound)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		s.renewRoundOnce(ctx)
-	}
+	ctxtime.Every(ctx, renewRound, func() { s.renewRoundOnce(ctx) })
 }
 
 // renewRoundOnce renews the queued leases. A lease that expired (the node was silent for

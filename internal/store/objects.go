@@ -182,19 +182,11 @@ func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...cli
 		return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 	}
 	key := objectKey(kind, ns, name)
-	// A counted kind's write also races with every write of its namespace (its ledger),
-	// which is retried as long as the object itself did not change.
-	retries := maxRetries
-	if counted(kind) {
-		retries = usageRetries
-	}
+	retries := writeRetries(kind)
 	for attempt := range retries {
-		cur, curRev, size, err := s.getSized(ctx, kind, ns, name)
+		cur, curRev, size, err := s.getWanted(ctx, kind, ns, name, want)
 		if err != nil {
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
-		}
-		if want != 0 && want != curRev {
-			return fmt.Errorf("update %s %s/%s: %w (given %d, stored %d)", kind, ns, name, ErrConflict, want, curRev)
 		}
 		created := cur.GetMeta().CreationTimestamp
 		v4.CarryStatus(obj, cur)
@@ -226,16 +218,8 @@ func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...cli
 			meta.ResourceVersion = formatRev(resp.Header.Revision)
 			return nil
 		}
-		s.usageFailed(u)
-		if want != 0 && len(u.cmps) == 0 {
-			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, ErrConflict)
-		}
-		if len(u.cmps) > 0 {
-			// The next read tells a changed object (a conflict when a version was given)
-			// from a changed ledger.
-			if err := usageWait(ctx, attempt); err != nil {
-				return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
-			}
+		if err := s.lostWrite(ctx, u, want, attempt); err != nil {
+			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, err)
 		}
 	}
 	return fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, retries)
@@ -249,17 +233,11 @@ func (s *Store) Delete(ctx context.Context, kind v4.Kind, ns, name, resourceVers
 		return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 	}
 	key := objectKey(kind, ns, name)
-	retries := maxRetries
-	if counted(kind) {
-		retries = usageRetries
-	}
+	retries := writeRetries(kind)
 	for attempt := range retries {
-		cur, curRev, size, err := s.getSized(ctx, kind, ns, name)
+		cur, curRev, size, err := s.getWanted(ctx, kind, ns, name, want)
 		if err != nil {
 			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
-		}
-		if want != 0 && want != curRev {
-			return nil, fmt.Errorf("delete %s %s/%s: %w (given %d, stored %d)", kind, ns, name, ErrConflict, want, curRev)
 		}
 		var deltas usageDeltas
 		deltas.add(kind, ns, -1, -size.object-size.raw)
@@ -290,14 +268,8 @@ func (s *Store) Delete(ctx context.Context, kind v4.Kind, ns, name, resourceVers
 			s.usageDone(u, resp.Header.Revision)
 			return cur, nil
 		}
-		s.usageFailed(u)
-		if want != 0 && len(u.cmps) == 0 {
-			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, ErrConflict)
-		}
-		if len(u.cmps) > 0 {
-			if err := usageWait(ctx, attempt); err != nil {
-				return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
-			}
+		if err := s.lostWrite(ctx, u, want, attempt); err != nil {
+			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 		}
 	}
 	return nil, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, retries)

@@ -316,3 +316,38 @@ func (s *Store) getSized(ctx context.Context, kind v4.Kind, ns, name string) (v4
 	}
 	return obj, kvs[0].ModRevision, size, nil
 }
+
+// writeRetries bounds the attempts of an update or a delete of kind: a counted kind's
+// write also races with every write of its namespace (its ledger), and is retried as
+// long as the object itself did not change.
+func writeRetries(kind v4.Kind) int {
+	if counted(kind) {
+		return usageRetries
+	}
+	return maxRetries
+}
+
+// getWanted is getSized for a write whose precondition is the version want (0: none),
+// ErrConflict when the stored one differs.
+func (s *Store) getWanted(ctx context.Context, kind v4.Kind, ns, name string, want int64) (v4.Object, int64, storedSize, error) {
+	cur, curRev, size, err := s.getSized(ctx, kind, ns, name)
+	if err == nil && want != 0 && want != curRev {
+		err = fmt.Errorf("%w (given %d, stored %d)", ErrConflict, want, curRev)
+	}
+	return cur, curRev, size, err
+}
+
+// lostWrite follows an update or a delete whose transaction failed: ErrConflict when a
+// version was given and no ledger was compared (the object changed), else, when the
+// ledger was compared, a wait before the next attempt, whose read tells a changed object
+// (a conflict when a version was given) from a changed ledger.
+func (s *Store) lostWrite(ctx context.Context, u *usageWrite, want int64, attempt int) error {
+	s.usageFailed(u)
+	if want != 0 && len(u.cmps) == 0 {
+		return ErrConflict
+	}
+	if len(u.cmps) > 0 {
+		return usageWait(ctx, attempt)
+	}
+	return nil
+}

@@ -19,9 +19,9 @@ import (
 
 func (h *Handler) nodeRoutes() {
 	h.mux.HandleFunc("GET /agentsettings", h.getAgentSettings)
-	h.mux.HandleFunc("POST /agentsettings", h.setAgentAttributes)
+	h.mux.HandleFunc("POST /agentsettings", h.patchBySettings(attributesPatch))
 	h.mux.HandleFunc("POST /agentsettings/{action}", h.enableAgents)
-	h.mux.HandleFunc("PUT /agentsettings/taint", h.taintAgents)
+	h.mux.HandleFunc("PUT /agentsettings/taint", h.patchBySettings(taintsPatch))
 	h.mux.HandleFunc("GET /cluster/resources", h.clusterResources)
 }
 
@@ -136,7 +136,7 @@ func (h *Handler) getAgentSettings(w http.ResponseWriter, r *http.Request) {
 // readSettings reads a body of settings and finds each one's node.
 func (h *Handler) readSettings(r *http.Request) ([]bcsAgentSetting, []*v4.Node, *failure) {
 	var settings []bcsAgentSetting
-	if err := json.Unmarshal(bodyOf(r), &settings); err != nil {
+	if err := json.Unmarshal(v1call.Body(r), &settings); err != nil {
 		return nil, nil, &failure{code: CodeJSONDecode, message: "the body is not a list of agent settings: " + err.Error()}
 	}
 	nodes, _, f := h.nodes(r)
@@ -168,34 +168,42 @@ func (h *Handler) patchNode(r *http.Request, n *v4.Node, spec map[string]any) *f
 	return nil
 }
 
-// setAgentAttributes replaces the nodes' text and scalar attributes, as BCS replaced a
-// setting's strings and scalars (its other fields kept).
-func (h *Handler) setAgentAttributes(w http.ResponseWriter, r *http.Request) {
-	settings, nodes, f := h.readSettings(r)
-	if f != nil {
-		writeFailure(w, *f)
-		return
-	}
-	for i, s := range settings {
-		text, scalar := map[string]any{}, map[string]any{}
-		for k := range nodes[i].Spec.Attributes.Text {
-			text[k] = nil // a merge patch removes what the new map lacks
-		}
-		for k := range nodes[i].Spec.Attributes.Scalar {
-			scalar[k] = nil
-		}
-		for k, v := range s.AttrStrings {
-			text[k] = v.Value
-		}
-		for k, v := range s.AttrScalars {
-			scalar[k] = v.Value
-		}
-		if f := h.patchNode(r, nodes[i], map[string]any{"attributes": map[string]any{"text": text, "scalar": scalar}}); f != nil {
+// patchBySettings serves a body of agent settings: each setting's node is merge-patched
+// with the spec patch makes of it, in order, until one fails.
+func (h *Handler) patchBySettings(patch func(s bcsAgentSetting, n *v4.Node) map[string]any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		settings, nodes, f := h.readSettings(r)
+		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
+		for i, s := range settings {
+			if f := h.patchNode(r, nodes[i], patch(s, nodes[i])); f != nil {
+				writeFailure(w, *f)
+				return
+			}
+		}
+		writeSuccess(w, nil, nil)
 	}
-	writeSuccess(w, nil, nil)
+}
+
+// attributesPatch replaces the node's text and scalar attributes, as BCS replaced a
+// setting's strings and scalars (its other fields kept).
+func attributesPatch(s bcsAgentSetting, n *v4.Node) map[string]any {
+	text, scalar := map[string]any{}, map[string]any{}
+	for k := range n.Spec.Attributes.Text {
+		text[k] = nil // a merge patch removes what the new map lacks
+	}
+	for k := range n.Spec.Attributes.Scalar {
+		scalar[k] = nil
+	}
+	for k, v := range s.AttrStrings {
+		text[k] = v.Value
+	}
+	for k, v := range s.AttrScalars {
+		scalar[k] = v.Value
+	}
+	return map[string]any{"attributes": map[string]any{"text": text, "scalar": scalar}}
 }
 
 // enableAgents serves /agentsettings/enable and /disable?ips=.
@@ -225,29 +233,18 @@ func (h *Handler) enableAgents(w http.ResponseWriter, r *http.Request) {
 	writeSuccess(w, nil, nil)
 }
 
-// taintAgents replaces the nodes' NoSchedule taints by each setting's noSchedule map.
-func (h *Handler) taintAgents(w http.ResponseWriter, r *http.Request) {
-	settings, nodes, f := h.readSettings(r)
-	if f != nil {
-		writeFailure(w, *f)
-		return
-	}
-	for i, s := range settings {
-		taints := []v4.Taint{}
-		for _, t := range nodes[i].Spec.Taints {
-			if t.Effect != v4.TaintNoSchedule {
-				taints = append(taints, t)
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(s.NoSchedule)) {
-			taints = append(taints, v4.Taint{Key: k, Value: s.NoSchedule[k], Effect: v4.TaintNoSchedule})
-		}
-		if f := h.patchNode(r, nodes[i], map[string]any{"taints": taints}); f != nil {
-			writeFailure(w, *f)
-			return
+// taintsPatch replaces the node's NoSchedule taints by the setting's noSchedule map.
+func taintsPatch(s bcsAgentSetting, n *v4.Node) map[string]any {
+	taints := []v4.Taint{}
+	for _, t := range n.Spec.Taints {
+		if t.Effect != v4.TaintNoSchedule {
+			taints = append(taints, t)
 		}
 	}
-	writeSuccess(w, nil, nil)
+	for _, k := range slices.Sorted(maps.Keys(s.NoSchedule)) {
+		taints = append(taints, v4.Taint{Key: k, Value: s.NoSchedule[k], Effect: v4.TaintNoSchedule})
+	}
+	return map[string]any{"taints": taints}
 }
 
 // bcsClusterResource is BCS's BcsClusterResource: cores and MB.

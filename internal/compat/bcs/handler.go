@@ -7,7 +7,6 @@ package bcs
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -100,18 +99,5 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	routed.URL.Path, routed.URL.RawPath = u.Path, u.RawPath
 	routed.Body = io.NopCloser(bytes.NewReader(body))
-	h.mux.ServeHTTP(w, withBody(routed, body))
-}
-
-type bodyKey struct{}
-
-// withBody keeps the read body on the request, so a route can both inspect it and
-// forward it.
-func withBody(r *http.Request, body []byte) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
-}
-
-func bodyOf(r *http.Request) []byte {
-	b, _ := r.Context().Value(bodyKey{}).([]byte)
-	return b
+	h.mux.ServeHTTP(w, v1call.WithBody(routed, body))
 }

@@ -38,7 +38,7 @@ type bcsSendFailure struct {
 // readSignal reads a message body, which must be a signal.
 func readSignal(r *http.Request) (url.Values, *failure) {
 	var m bcsMessage
-	if err := json.Unmarshal(bodyOf(r), &m); err != nil {
+	if err := json.Unmarshal(v1call.Body(r), &m); err != nil {
 		return nil, &failure{code: CodeJSONDecode, message: "the body is not a message {msgtype, msgdata}: " + err.Error()}
 	}
 	switch m.MsgType {
@@ -87,7 +87,7 @@ func (h *Handler) applicationMessage(plural string) http.HandlerFunc {
 			writeFailure(w, *f)
 			return
 		}
-		tgs, f := h.applicationTaskGroups(r, plural)
+		_, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return

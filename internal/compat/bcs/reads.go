@@ -84,24 +84,18 @@ func (h *Handler) listWorkloads(plural string) http.HandlerFunc {
 
 func (h *Handler) getWorkload(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ns, name, kind := r.PathValue("ns"), r.PathValue("name"), workloadKind(plural)
-		wl, f := one[v4.Workload](h, r, ns, plural, name)
+		wl, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
-		by, f := h.taskGroupsByOwner(r, ns, kind)
-		if f != nil {
-			writeFailure(w, *f)
-			return
-		}
-		writeSuccess(w, applicationOf(wl, kind, by[name], h.clusterName(r)), nil)
+		writeSuccess(w, applicationOf(wl, workloadKind(plural), tgs, h.clusterName(r)), nil)
 	}
 }
 
 func (h *Handler) taskGroups(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tgs, f := h.applicationTaskGroups(r, plural)
+		_, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
@@ -114,18 +108,19 @@ func (h *Handler) taskGroups(plural string) http.HandlerFunc {
 	}
 }
 
-// applicationTaskGroups are the task groups of the path's application or process (which
-// must exist), by index.
-func (h *Handler) applicationTaskGroups(r *http.Request, plural string) ([]*v4.TaskGroup, *failure) {
+// workloadTaskGroups reads the path's application or process (which must exist) and its
+// task groups, by index.
+func (h *Handler) workloadTaskGroups(r *http.Request, plural string) (*v4.Workload, []*v4.TaskGroup, *failure) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	if _, f := one[v4.Workload](h, r, ns, plural, name); f != nil {
-		return nil, f
+	wl, f := one[v4.Workload](h, r, ns, plural, name)
+	if f != nil {
+		return nil, nil, f
 	}
 	by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
 	if f != nil {
-		return nil, f
+		return nil, nil, f
 	}
-	return by[name], nil
+	return wl, by[name], nil
 }
 
 // versions lists the versions berth keeps of an application: the definition stored now.

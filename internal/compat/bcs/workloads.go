@@ -47,7 +47,7 @@ type head struct {
 
 func readHead(r *http.Request) (head, *failure) {
 	var hd head
-	if err := json.Unmarshal(bodyOf(r), &hd); err != nil {
+	if err := json.Unmarshal(v1call.Body(r), &hd); err != nil {
 		return hd, &failure{code: CodeJSONDecode, message: "the body is not a JSON document: " + err.Error()}
 	}
 	if hd.Metadata.Name == "" {
@@ -59,7 +59,7 @@ func readHead(r *http.Request) (head, *failure) {
 // create forwards a POST of a new object.
 func (h *Handler) create(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural), nil, bodyOf(r))
+		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural), nil, v1call.Body(r))
 		h.finish(w, a, true, nil)
 	}
 }
@@ -92,7 +92,7 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 			warnings = append(warnings, v1call.Warning(
 				"args=resource: berth replaces the instances to change their resources (BCS: in place)"))
 		}
-		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, bodyOf(r))
+		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, v1call.Body(r))
 		h.finish(w, a, false, warnings)
 	}
 }

@@ -1,22 +1,9 @@
 package deployd
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 )
-
-type bodyKey struct{}
-
-// withBody keeps the read body on the request.
-func withBody(r *http.Request, body []byte) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
-}
-
-func bodyOf(r *http.Request) []byte {
-	b, _ := r.Context().Value(bodyKey{}).([]byte)
-	return b
-}
 
 // boolQuery reads a boolean query parameter ("" is def).
 func boolQuery(r *http.Request, name string, def bool) (bool, error) {

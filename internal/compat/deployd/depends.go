@@ -70,7 +70,7 @@ func (h *Handler) getDepends(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) writeDepends(method string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var spec PodSpec
-		if err := decodeStrict(bodyOf(r), &spec, "PodSpec"); err != nil {
+		if err := decodeStrict(v1call.Body(r), &spec, "PodSpec"); err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}

@@ -54,7 +54,7 @@ func (h *Handler) patchEngineConfig(w http.ResponseWriter, r *http.Request) {
 		ReadOnly    *bool `json:"readonly"`
 		Maintenance *bool `json:"maintenance"`
 	}
-	if err := decodeStrict(bodyOf(r), &patch, "engine configuration {\"readonly\", \"maintenance\"}"); err != nil {
+	if err := decodeStrict(v1call.Body(r), &patch, "engine configuration {\"readonly\", \"maintenance\"}"); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -117,7 +117,7 @@ func (h *Handler) getStatus(w http.ResponseWriter, r *http.Request) {
 // refuses writes (deployd's stopped engine took them and did nothing).
 func (h *Handler) patchStatus(w http.ResponseWriter, r *http.Request) {
 	var st engineStatus
-	if err := decodeStrict(bodyOf(r), &st, "status {\"status\": \"start\" or \"stop\"}"); err != nil {
+	if err := decodeStrict(v1call.Body(r), &st, "status {\"status\": \"start\" or \"stop\"}"); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}

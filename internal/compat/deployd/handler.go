@@ -90,7 +90,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read the body: "+err.Error())
 		return
 	}
-	h.mux.ServeHTTP(w, withBody(r, body))
+	h.mux.ServeHTTP(w, v1call.WithBody(r, body))
 }
 
 // errorBody is deployd's error answer.

@@ -80,7 +80,7 @@ func (h *Handler) getPodGroup(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) createPodGroup(w http.ResponseWriter, r *http.Request) {
 	var pg PodGroupSpec
-	if err := decodeStrict(bodyOf(r), &pg, "PodGroupSpec"); err != nil {
+	if err := decodeStrict(v1call.Body(r), &pg, "PodGroupSpec"); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
@@ -185,7 +185,7 @@ func (h *Handler) replica(w http.ResponseWriter, r *http.Request, d *v4.Deployme
 // MemoryLimit are both 0 keeps its old resources.
 func (h *Handler) respec(w http.ResponseWriter, r *http.Request, d *v4.Deployment, path, name string) {
 	var spec PodSpec
-	if err := decodeStrict(bodyOf(r), &spec, "PodSpec"); err != nil {
+	if err := decodeStrict(v1call.Body(r), &spec, "PodSpec"); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}

@@ -32,31 +32,16 @@ type paramFunc func(v string, cfg *container.Config, hc *container.HostConfig, x
 // paramTable maps a docker run option (without dashes) to how it is applied. Options
 // that can repeat (ulimit, cap-add, dns, label, ...) accumulate.
 var paramTable = map[string]paramFunc{
-	"net": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		x.net = v
-		return nil
-	},
-	"network": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		x.net = v
-		return nil
-	},
-	"ip": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		x.ip = v
-		return nil
-	},
+	"net":     extra(func(x *paramExtras) *string { return &x.net }),
+	"network": extra(func(x *paramExtras) *string { return &x.net }),
+	"ip":      extra(func(x *paramExtras) *string { return &x.ip }),
 	"cpuset": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
 		b, err := parseBool(v)
 		x.cpusetBind = b
 		return err
 	},
-	"cpuset-cpus": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		x.cpusetCPUs = v
-		return nil
-	},
-	"cpuset-mems": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		x.cpusetMems = v
-		return nil
-	},
+	"cpuset-cpus": extra(func(x *paramExtras) *string { return &x.cpusetCPUs }),
+	"cpuset-mems": extra(func(x *paramExtras) *string { return &x.cpusetMems }),
 	"memory-swap": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
 		n, err := parseMB(v, true)
 		x.memorySwap = &n
@@ -65,16 +50,8 @@ var paramTable = map[string]paramFunc{
 	// rm is BCS's AutoRemove; berth removes containers itself once it has their info.
 	"rm": func(string, *container.Config, *container.HostConfig, *paramExtras) error { return nil },
 
-	"P": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		b, err := parseBool(v)
-		hc.PublishAllPorts = b
-		return err
-	},
-	"oom-kill-disable": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		b, err := parseBool(v)
-		hc.OomKillDisable = &b
-		return err
-	},
+	"P":                flag(func(hc *container.HostConfig) *bool { return &hc.PublishAllPorts }),
+	"oom-kill-disable": optionalFlag(func(hc *container.HostConfig) **bool { return &hc.OomKillDisable }),
 	"ulimit": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		u, err := units.ParseUlimit(v)
 		if err != nil {
@@ -127,27 +104,15 @@ var paramTable = map[string]paramFunc{
 		hc.Devices = append(hc.Devices, m)
 		return err
 	},
-	"cap-add": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.CapAdd = append(hc.CapAdd, splitList(v)...)
-		return nil
-	},
-	"cap-drop": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.CapDrop = append(hc.CapDrop, splitList(v)...)
-		return nil
-	},
+	"cap-add":  list(func(hc *container.HostConfig) *[]string { return &hc.CapAdd }),
+	"cap-drop": list(func(hc *container.HostConfig) *[]string { return &hc.CapDrop }),
 	"dns": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		servers, err := parseAddrs(splitList(v))
 		hc.DNS = append(hc.DNS, servers...)
 		return err
 	},
-	"dns-search": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.DNSSearch = append(hc.DNSSearch, splitList(v)...)
-		return nil
-	},
-	"dns-option": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.DNSOptions = append(hc.DNSOptions, v)
-		return nil
-	},
+	"dns-search": list(func(hc *container.HostConfig) *[]string { return &hc.DNSSearch }),
+	"dns-option": each(func(hc *container.HostConfig) *[]string { return &hc.DNSOptions }),
 	"add-host": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		host, ip, ok := strings.Cut(v, ":")
 		if !ok || host == "" || ip == "" {
@@ -156,14 +121,8 @@ var paramTable = map[string]paramFunc{
 		hc.ExtraHosts = append(hc.ExtraHosts, v)
 		return nil
 	},
-	"group-add": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.GroupAdd = append(hc.GroupAdd, splitList(v)...)
-		return nil
-	},
-	"security-opt": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		hc.SecurityOpt = append(hc.SecurityOpt, v)
-		return nil
-	},
+	"group-add":    list(func(hc *container.HostConfig) *[]string { return &hc.GroupAdd }),
+	"security-opt": each(func(hc *container.HostConfig) *[]string { return &hc.SecurityOpt }),
 	"sysctl": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		return setKV(&hc.Sysctls, v)
 	},
@@ -185,30 +144,16 @@ var paramTable = map[string]paramFunc{
 	"log-opt": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		return setKV(&hc.LogConfig.Config, v)
 	},
-	"init": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		b, err := parseBool(v)
-		hc.Init = &b
-		return err
-	},
-	"read-only": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		b, err := parseBool(v)
-		hc.ReadonlyRootfs = b
-		return err
-	},
+	"init":          optionalFlag(func(hc *container.HostConfig) **bool { return &hc.Init }),
+	"read-only":     flag(func(hc *container.HostConfig) *bool { return &hc.ReadonlyRootfs }),
 	"ipc":           mode(func(hc *container.HostConfig, v string) { hc.IpcMode = container.IpcMode(v) }),
 	"uts":           mode(func(hc *container.HostConfig, v string) { hc.UTSMode = container.UTSMode(v) }),
 	"pid":           mode(func(hc *container.HostConfig, v string) { hc.PidMode = container.PidMode(v) }),
 	"userns":        mode(func(hc *container.HostConfig, v string) { hc.UsernsMode = container.UsernsMode(v) }),
 	"cgroupns":      mode(func(hc *container.HostConfig, v string) { hc.CgroupnsMode = container.CgroupnsMode(v) }),
 	"cgroup-parent": mode(func(hc *container.HostConfig, v string) { hc.CgroupParent = v }),
-	"user": func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
-		cfg.User = v
-		return nil
-	},
-	"stop-signal": func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
-		cfg.StopSignal = v
-		return nil
-	},
+	"user":          setting(func(cfg *container.Config) *string { return &cfg.User }),
+	"stop-signal":   setting(func(cfg *container.Config) *string { return &cfg.StopSignal }),
 	"mac-address": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
 		mac, err := net.ParseMAC(v)
 		if err != nil {
@@ -264,6 +209,59 @@ func applyParameters(params []v4.Parameter, profiles map[string]string, cfg *con
 func mode(set func(hc *container.HostConfig, v string)) paramFunc {
 	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		set(hc, v)
+		return nil
+	}
+}
+
+// extra is a parameter kept as given for Start to resolve (paramExtras).
+func extra(field func(x *paramExtras) *string) paramFunc {
+	return func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
+		*field(x) = v
+		return nil
+	}
+}
+
+// setting is a parameter that sets a container setting as given.
+func setting(field func(cfg *container.Config) *string) paramFunc {
+	return func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
+		*field(cfg) = v
+		return nil
+	}
+}
+
+// flag is a boolean parameter (parseBool) of a host setting.
+func flag(field func(hc *container.HostConfig) *bool) paramFunc {
+	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
+		b, err := parseBool(v)
+		*field(hc) = b
+		return err
+	}
+}
+
+// optionalFlag is flag for a host setting that docker leaves unset when not given.
+func optionalFlag(field func(hc *container.HostConfig) **bool) paramFunc {
+	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
+		b, err := parseBool(v)
+		*field(hc) = &b
+		return err
+	}
+}
+
+// list is a repeatable parameter whose value is a comma-separated list (splitList),
+// each item appended to a host setting.
+func list(field func(hc *container.HostConfig) *[]string) paramFunc {
+	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
+		f := field(hc)
+		*f = append(*f, splitList(v)...)
+		return nil
+	}
+}
+
+// each is a repeatable parameter whose value, whole, is appended to a host setting.
+func each(field func(hc *container.HostConfig) *[]string) paramFunc {
+	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
+		f := field(hc)
+		*f = append(*f, v)
 		return nil
 	}
 }

@@ -69,51 +69,34 @@ func New(name string) *Driver {
 
 var _ driver.Driver = (*Driver)(nil)
 
+// locked runs set under d's lock (the setters below).
+func (d *Driver) locked(set func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	set()
+}
+
 // Name returns the kind given to New.
 func (d *Driver) Name() string { return d.name }
 
 // SetClock replaces time.Now for StartAt and FinishAt.
-func (d *Driver) SetClock(now func() time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.now = now
-}
+func (d *Driver) SetClock(now func() time.Time) { d.locked(func() { d.now = now }) }
 
 // FailNextStart makes the next Start of a task whose name or ID is name fail with err.
-func (d *Driver) FailNextStart(name string, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.failNext[name] = err
-}
+func (d *Driver) FailNextStart(name string, err error) { d.locked(func() { d.failNext[name] = err }) }
 
 // SetDown makes every Start and List fail with err, like a daemon that does not answer
 // (nil brings it back).
-func (d *Driver) SetDown(err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.down = err
-}
+func (d *Driver) SetDown(err error) { d.locked(func() { d.down = err }) }
 
 // SetStartHook installs a hook run at the start of every Start (nil removes it).
-func (d *Driver) SetStartHook(h StartHook) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.startHook = h
-}
+func (d *Driver) SetStartHook(h StartHook) { d.locked(func() { d.startHook = h }) }
 
 // SetExec makes Exec on the task id call fn (COMMAND health checks).
-func (d *Driver) SetExec(id string, fn ExecFunc) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.execs[id] = fn
-}
+func (d *Driver) SetExec(id string, fn ExecFunc) { d.locked(func() { d.execs[id] = fn }) }
 
 // SetLogs sets the text Logs returns for the task id.
-func (d *Driver) SetLogs(id, text string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.logs[id] = text
-}
+func (d *Driver) SetLogs(id, text string) { d.locked(func() { d.logs[id] = text }) }
 
 // Start records the task and makes it run, unless FailNextStart or the hook says otherwise.
 func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error) {
@@ -147,18 +130,11 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if _, ok := d.tasks[t.ID]; ok {
 		return driver.State{}, fmt.Errorf("start %s: task exists", t.ID)
 	}
-	d.nextPid++
 	spec := *t
 	spec.Labels = maps.Clone(t.Labels)
 	spec.Env = slices.Clone(t.Env)
 	spec.Files = slices.Clone(t.Files)
-	tk := &task{spec: spec, state: driver.State{ID: t.ID, Labels: maps.Clone(t.Labels), Running: true}}
-	tk.state.Info.ID = t.ID
-	tk.state.Info.Name = t.Name
-	tk.state.Info.Pid = d.nextPid
-	tk.state.Info.StartAt = d.now()
-	tk.state.Info.Status = "running"
-	d.tasks[t.ID] = tk
+	tk := d.addRunning(spec)
 	d.started = append(d.started, t.ID)
 	return copyState(tk.state), nil
 }
@@ -168,15 +144,20 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 func (d *Driver) Add(t driver.Task) driver.State {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return copyState(d.addRunning(t).state)
+}
+
+// addRunning adds spec as a task running since now, with the next pid (d.mu is held).
+func (d *Driver) addRunning(spec driver.Task) *task {
 	d.nextPid++
-	tk := &task{spec: t, state: driver.State{ID: t.ID, Labels: maps.Clone(t.Labels), Running: true}}
-	tk.state.Info.ID = t.ID
-	tk.state.Info.Name = t.Name
+	tk := &task{spec: spec, state: driver.State{ID: spec.ID, Labels: maps.Clone(spec.Labels), Running: true}}
+	tk.state.Info.ID = spec.ID
+	tk.state.Info.Name = spec.Name
 	tk.state.Info.Pid = d.nextPid
 	tk.state.Info.StartAt = d.now()
 	tk.state.Info.Status = "running"
-	d.tasks[t.ID] = tk
-	return copyState(tk.state)
+	d.tasks[spec.ID] = tk
+	return tk
 }
 
 // Exit ends a running task with the exit code.
