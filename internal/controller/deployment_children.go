@@ -227,9 +227,15 @@ func (c *DeploymentController) setInstances(ctx context.Context, d *v4.Deploymen
 // deleteChild deletes an application of the deployment; the application controller then
 // stops its instances gracefully.
 func (c *DeploymentController) deleteChild(ctx context.Context, ch *child) error {
-	_, err := c.store.Delete(ctx, ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), "")
+	_, rev, err := c.store.DeleteAt(ctx, ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), "")
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("delete %s %s/%s: %w", ch.obj.GetKind(), ch.w.Metadata.Namespace, ch.name(), err)
+	}
+	// The next pass must not find the old revision still in the cache: it would take the
+	// rollout for unfinished and lock the deployment again (a scale just after the
+	// rollout's end got a 423).
+	if v := c.kids[ch.obj.GetKind()]; v != nil && rev > 0 {
+		v.wroteAt(rev)
 	}
 	return nil
 }

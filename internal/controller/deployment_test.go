@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -321,5 +322,38 @@ func TestDeploymentNameTaken(t *testing.T) {
 	o, err := testStore.Get(context.Background(), v4.KindProcess, "ctl", "web-v1")
 	if err != nil || o.GetMeta().Annotations[v4.ControlledByAnnotation] != "" || o.(*v4.Process).Spec.Instance != 1 {
 		t.Errorf("the user's web-v1 was changed: %+v (%v)", o, err)
+	}
+}
+
+// A child the controller deletes is gone from its next read of the children, however late
+// the cache's watch delivers the delete: a pass that still found the old revision took
+// the rollout for unfinished and locked the deployment again.
+func TestDeploymentDeletedChildIsNotReadAgain(t *testing.T) {
+	e := newTestEnv(t)
+	c := NewDeploymentController(testStore, e.opts())
+	key := scheduler.AppKey{Kind: v4.KindDeployment, Namespace: "ctl", Name: "api"}
+	ctx := context.Background()
+	for i := range 20 {
+		name := fmt.Sprintf("api-v%d", i)
+		e.apply(name, 1, `{"policy":"Never"}`)
+		p, err := store.Typed[*v4.Process](testStore, v4.KindProcess).Get(ctx, "ctl", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Metadata.Annotations = map[string]string{v4.ControlledByAnnotation: "deployment/api"}
+		if err := testStore.Update(ctx, p, store.Raw{}); err != nil {
+			t.Fatal(err)
+		}
+		var kids []*child
+		e.eventually("the child is read", func() bool {
+			kids, err = c.children(ctx, key)
+			return err == nil && len(kids) == 1
+		})
+		if err := c.deleteChild(ctx, kids[0]); err != nil {
+			t.Fatal(err)
+		}
+		if kids, err = c.children(ctx, key); err != nil || len(kids) != 0 {
+			t.Fatalf("round %d: %d children read after the delete (%v)", i, len(kids), err)
+		}
 	}
 }

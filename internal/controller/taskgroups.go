@@ -60,10 +60,13 @@ type taskGroupView struct {
 
 // wrote records a write at resourceVersion rv.
 func (v *cacheView) wrote(rv string) {
-	rev, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil {
-		return
+	if rev, err := strconv.ParseInt(rv, 10, 64); err == nil {
+		v.wroteAt(rev)
 	}
+}
+
+// wroteAt records a write (a delete too) at etcd revision rev.
+func (v *cacheView) wroteAt(rev int64) {
 	for {
 		cur := v.written.Load()
 		if rev <= cur || v.written.CompareAndSwap(cur, rev) {

@@ -228,22 +228,29 @@ func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...cli
 // Delete removes an object and its definition and returns its last state. A non-empty
 // resourceVersion is a precondition (ErrConflict when stale).
 func (s *Store) Delete(ctx context.Context, kind v4.Kind, ns, name, resourceVersion string) (v4.Object, error) {
+	obj, _, err := s.DeleteAt(ctx, kind, ns, name, resourceVersion)
+	return obj, err
+}
+
+// DeleteAt is Delete that also returns the revision of the delete, which a reader of a
+// cache waits for before it reads again (a controller must not find what it just deleted).
+func (s *Store) DeleteAt(ctx context.Context, kind v4.Kind, ns, name, resourceVersion string) (v4.Object, int64, error) {
 	want, err := parseRev(resourceVersion)
 	if err != nil {
-		return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+		return nil, 0, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 	}
 	key := objectKey(kind, ns, name)
 	retries := writeRetries(kind)
 	for attempt := range retries {
 		cur, curRev, size, err := s.getWanted(ctx, kind, ns, name, want)
 		if err != nil {
-			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+			return nil, 0, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 		}
 		var deltas usageDeltas
 		deltas.add(kind, ns, -1, -size.object-size.raw)
 		u, err := s.planUsage(ctx, deltas)
 		if err != nil {
-			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+			return nil, 0, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 		}
 		ops := []clientv3.Op{clientv3.OpDelete(key), clientv3.OpDelete(rawKey(kind, ns, name))}
 		resp, err := s.client.Txn(ctx).
@@ -262,17 +269,17 @@ func (s *Store) Delete(ctx context.Context, kind v4.Kind, ns, name, resourceVers
 			u = &usageWrite{}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
+			return nil, 0, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
 			s.usageDone(u, resp.Header.Revision)
-			return cur, nil
+			return cur, resp.Header.Revision, nil
 		}
 		if err := s.lostWrite(ctx, u, want, attempt); err != nil {
-			return nil, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
+			return nil, 0, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, err)
 		}
 	}
-	return nil, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, retries)
+	return nil, 0, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", kind, ns, name, ErrConflict, retries)
 }
 
 // Count returns how many objects of a kind are stored (all namespaces), reading no values.
