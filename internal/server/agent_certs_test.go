@@ -35,9 +35,9 @@ func wrongLast(token string) string {
 // is unknown, revoked, expired or wrong buys nothing.
 func TestAgentCertificateExchange(t *testing.T) {
 	url := newTestServer(t, Config{})
-	good := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
-	expired := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(-time.Second)).String()
-	revoked := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Time{})
+	good := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	expired := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(-time.Second)).String()
+	revoked := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Time{})
 	wantStatus(t, call(t, http.MethodDelete, url+"/v1/jointokens/berth-"+revoked.ID, ""), http.StatusNoContent)
 
 	body, _ := certRequest(t, "n7")
@@ -171,7 +171,7 @@ func jsonString(s string) string {
 // an administrator bound to the name may take it over; a deleted node's name is free.
 func TestJoinCannotTakeAnExistingNodeName(t *testing.T) {
 	url := newTestServer(t, Config{})
-	good := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	good := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
 	join := func(node, body, token string) response {
 		t.Helper()
 		return callAs(t, "", http.MethodPost, url+"/v1/agent/certificate", body, token)

@@ -1,5 +1,6 @@
 // Package storetest gives the tests of packages above the store one real embedded etcd
-// per test package, and a way to start each test from an empty key space.
+// per test package, a way to start each test from an empty key space, and the records
+// many of them start from.
 package storetest
 
 import (
