@@ -227,6 +227,18 @@ func createTG(t *testing.T, tg *v4.TaskGroup) {
 	}
 }
 
+// runProcessTGs creates a process task group (processTG) for each name and waits until
+// every one of them runs.
+func runProcessTGs(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		createTG(t, processTG(n))
+	}
+	for _, n := range names {
+		waitPhase(t, n, v4.StatusRunning)
+	}
+}
+
 // editTG changes a stored task group (as a controller would), retrying lost races with
 // the agent's status writes.
 func editTG(t *testing.T, name string, edit func(*v4.TaskGroup)) {
