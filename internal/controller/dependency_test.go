@@ -72,17 +72,9 @@ func (e *env) deleteTaskGroup(tg *v4.TaskGroup) {
 // depPods lists the pods of infra/logagent that are wanted running.
 func (e *env) depPods() []*v4.TaskGroup {
 	e.t.Helper()
-	objs, _, err := testStore.List(context.Background(), v4.KindTaskGroup, "infra")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []*v4.TaskGroup
-	for _, o := range objs {
-		if tg := o.(*v4.TaskGroup); tg.Spec.Owner.Kind == v4.KindDependency && tg.Spec.Desired == v4.DesiredRunning {
-			out = append(out, tg)
-		}
-	}
-	return out
+	return e.listTaskGroups("infra", func(tg *v4.TaskGroup) bool {
+		return tg.Spec.Owner.Kind == v4.KindDependency && tg.Spec.Desired == v4.DesiredRunning
+	})
 }
 
 func (e *env) depStatus() v4.DependencyStatus {
