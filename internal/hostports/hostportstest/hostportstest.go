@@ -1,8 +1,11 @@
 // Package hostportstest holds host ports for the tests of what finds taken ports
-// (internal/hostports, and the agent that reports them), as another program would.
+// (internal/hostports, and the agent that reports them), as another program would, and
+// finds free ones in a band for tests that need fixed ports (etcd members').
 package hostportstest
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"testing"
 )
@@ -29,4 +32,25 @@ func HoldUDP(t testing.TB) int {
 	}
 	t.Cleanup(func() { pc.Close() })
 	return pc.LocalAddr().(*net.UDPAddr).Port
+}
+
+// FreeInBand returns n loopback ports of [lo, lo+size) that are free now, tried from a
+// random one on, so that test packages running at once seldom pick the same.
+func FreeInBand(t testing.TB, n, lo, size int) []int {
+	t.Helper()
+	var ports []int
+	start := rand.IntN(size)
+	for i := 0; i < size && len(ports) < n; i++ {
+		p := lo + (start+i)%size
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		ports = append(ports, p)
+	}
+	if len(ports) < n {
+		t.Fatalf("only %d free ports in %d-%d", len(ports), lo, lo+size-1)
+	}
+	return ports
 }
