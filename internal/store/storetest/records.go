@@ -35,3 +35,22 @@ func ProcessTaskGroup(ns, name, node string) *v4.TaskGroup {
 			Template: v4.PodTemplate{Spec: v4.PodSpec{Processes: []v4.ProcessTask{{ProcName: "web", StartCmd: "./web"}}}}},
 	}
 }
+
+// CreateNode stores a Ready node of capacity, as its agent registers it; changes edit it
+// before v4.DefaultNode fills in what they left.
+func CreateNode(t testing.TB, s *store.Store, name string, capacity v4.NodeResources, changes ...func(*v4.Node)) {
+	t.Helper()
+	n := &v4.Node{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
+		Metadata: v4.ObjectMeta{Name: name},
+		Spec:     v4.NodeSpec{Capacity: capacity},
+		Status:   v4.NodeStatus{Phase: v4.NodeReady},
+	}
+	for _, c := range changes {
+		c(n)
+	}
+	v4.DefaultNode(n)
+	if err := s.Create(context.Background(), n, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+}
