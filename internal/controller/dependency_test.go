@@ -14,20 +14,11 @@ import (
 // dependents are task groups the test writes itself, as the application controller would.
 func newDepEnv(t *testing.T, gc time.Duration, nodes ...string) *env {
 	t.Helper()
-	e := newTestEnv(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	e.ctx = ctx
-	for _, n := range nodes {
-		e.node(n)
-	}
-	done := make(chan struct{}, 2)
-	go func() { e.feed.Run(ctx); done <- struct{}{} }()
-	opts := e.opts()
-	opts.DependencyGC = gc
-	c := NewDependencyController(testStore, e.feed, opts)
-	go func() { c.Run(ctx); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
-	return e
+	return startEnv(t, func(e *env) runner {
+		opts := e.opts()
+		opts.DependencyGC = gc
+		return NewDependencyController(testStore, e.feed, opts)
+	}, nodes...)
 }
 
 // applyDependency creates or updates dependency infra/logagent running startCmd.
