@@ -186,8 +186,7 @@ func TestDoesNotStartEndedOrStoppedTaskGroups(t *testing.T) {
 	createTG(t, stopped)
 	startAgent(t, c, t.TempDir(), drv)
 	waitPhase(t, "1.web.ns-a.c.1", v4.StatusFinish)
-	createTG(t, processTG("2.web.ns-a.c.1"))
-	waitPhase(t, "2.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "2.web.ns-a.c.1")
 	if got := drv.Started(); !slices.Equal(got, []string{taskID("2.web.ns-a.c.1")}) {
 		t.Fatalf("started %v, want only the wanted one", got)
 	}
@@ -197,8 +196,7 @@ func TestTaskExitReportsFailure(t *testing.T) {
 	c := newCluster(t)
 	drv := fake.New("process")
 	startAgent(t, c, t.TempDir(), drv)
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1")
 	drv.Exit(taskID("0.web.ns-a.c.1"), 3)
 	tg := waitPhase(t, "0.web.ns-a.c.1", v4.StatusFailed)
 	if tg.Status.Tasks[0].Info.ExitCode != 3 {
@@ -228,8 +226,7 @@ func TestLostTaskGroupStillRunningIsReportedAgain(t *testing.T) {
 	drv := fake.New("process")
 	// No periodic report within the test: only the agent's reaction can bring it back.
 	startAgent(t, c, t.TempDir(), drv, func(cfg *Config) { cfg.ReportInterval = time.Hour })
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1")
 	editTG(t, "0.web.ns-a.c.1", func(tg *v4.TaskGroup) {
 		tg.Status.Phase, tg.Status.Message = v4.StatusLost, "node is lost (the test)"
 	})

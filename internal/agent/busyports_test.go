@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver/fake"
+	"github.com/berthhq/berth/internal/hostports/hostportstest"
 )
 
 // writeSockets writes a /proc/net/tcp and udp listing the given "port/proto" sockets as
@@ -110,12 +110,7 @@ func TestBusyPortsBounded(t *testing.T) {
 // status; a task group given it fails before it starts, naming the holder, and its
 // port stays reported.
 func TestAgentReportsBusyPortsAndRefusesTakenOnes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	held := ln.Addr().(*net.TCPAddr).Port
+	held, release := hostportstest.HoldTCP(t)
 	c := newCluster(t)
 	drv := fake.New("process")
 	startAgent(t, c, t.TempDir(), drv, func(cfg *Config) {
@@ -153,6 +148,6 @@ func TestAgentReportsBusyPortsAndRefusesTakenOnes(t *testing.T) {
 		b := busy()
 		return len(b) == 1 && strings.HasSuffix(b[0].Holder, self)
 	})
-	ln.Close()
+	release()
 	waitFor(t, "the freed port off the node's busy ports", func() bool { return len(busy()) == 0 })
 }

@@ -42,13 +42,7 @@ func TestGuardParameters(t *testing.T) {
 	bare := guard{limits: fixedLimits}
 	p := func(k, v string) v4.Parameter { return v4.Parameter{Key: k, Value: v} }
 	const f0 = "spec.template.spec.containers[0].parameters[0]"
-	for _, c := range []struct {
-		name  string
-		g     guard
-		tg    *v4.TaskGroup
-		field string // "" when admitted
-		want  string
-	}{
+	runGuardCases(t, []guardCase{
 		{"harmless", secure, paramsTG(p("memory-reservation", "64"), p("label", "a=b"), p("dns", "10.0.0.2"),
 			p("security-opt", "no-new-privileges"), p("oom-score-adj", "100")), "", ""},
 		{"cgroup-parent", secure, paramsTG(p("cgroup-parent", "/other")), f0, `"cgroup-parent"`},
@@ -88,23 +82,7 @@ func TestGuardParameters(t *testing.T) {
 		{"profile path", secure, paramsTG(p("security-opt", "seccomp=/etc/x.json")), f0, "inline or from a path"},
 		{"unconfined", secure, paramsTG(p("security-opt", "seccomp=unconfined")), f0, `"unconfined"`},
 		{"unconfined, privileged", privileged, paramsTG(p("security-opt", "seccomp=unconfined")), "", ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.g.admit(c.tg)
-			if c.field == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("admitted")
-			}
-			if !strings.Contains(err.Error(), c.field+": ") || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("%v: want the field %s and %q", err, c.field, c.want)
-			}
-		})
-	}
+	})
 }
 
 func (g guard) withSeccomp(p map[string]string) guard {

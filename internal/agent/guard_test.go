@@ -15,6 +15,38 @@ func oneContainerTG(c v4.Container, networkMode string) *v4.TaskGroup {
 	return tg
 }
 
+// guardCase is one task group a guard admits or refuses.
+type guardCase struct {
+	name  string
+	g     guard
+	tg    *v4.TaskGroup
+	field string // "" when admitted
+	want  string // somewhere in the refusal
+}
+
+// runGuardCases admits each case's task group with its guard: an admitted case must pass,
+// a refused one must name its field and say want.
+func runGuardCases(t *testing.T, cases []guardCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.g.admit(c.tg)
+			if c.field == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("admitted")
+			}
+			if !strings.Contains(err.Error(), c.field+": ") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v: want the field %s and %q", err, c.field, c.want)
+			}
+		})
+	}
+}
+
 func TestGuard(t *testing.T) {
 	data := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(data, "logs"), 0o755); err != nil {
@@ -41,13 +73,7 @@ func TestGuard(t *testing.T) {
 	privileged := guard{privileged: true}
 	everything := guard{privileged: true, volumes: []hostVolume{{dir: "/"}}}
 
-	for _, c := range []struct {
-		name  string
-		g     guard
-		tg    *v4.TaskGroup
-		field string // "" when admitted
-		want  string
-	}{
+	runGuardCases(t, []guardCase{
 		{"plain container", secure, oneContainerTG(v4.Container{Image: "x"}, "BRIDGE"), "", ""},
 		{"plain process", secure, proc(v4.ProcessTask{StartCmd: "x"}), "", ""},
 		{"process as nobody", secure, proc(v4.ProcessTask{StartCmd: "x", User: "nobody"}), "spec.template.spec.processes[0].user", "--task-users"},
@@ -73,23 +99,7 @@ func TestGuard(t *testing.T) {
 		{"process workPath", withVolumes, proc(v4.ProcessTask{StartCmd: "x", WorkPath: "/opt/app"}), "spec.template.spec.processes[0].workPath", "not among"},
 		{"process workPath allowed", withVolumes, proc(v4.ProcessTask{StartCmd: "x", WorkPath: filepath.Join(data, "app")}), "", ""},
 		{"everything", everything, oneContainerTG(vol("/", false), "HOST"), "", ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.g.admit(c.tg)
-			if c.field == "" {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("admitted")
-			}
-			if !strings.Contains(err.Error(), c.field+": ") || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("%v: want the field %s and %q", err, c.field, c.want)
-			}
-		})
-	}
+	})
 }
 
 func TestParseHostVolumes(t *testing.T) {

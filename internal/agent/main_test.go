@@ -21,7 +21,6 @@ import (
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
-	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/shim"
@@ -72,15 +71,7 @@ func newCluster(t *testing.T) *cluster {
 	if c.ca, err = pki.NewCA("agent test CA", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := jointoken.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := testStore.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(),
-		Role: v4.JoinRoleAgent, Created: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	c.token = tok.WithPin(c.ca.Hash())
+	c.token = storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Time{}).WithPin(c.ca.Hash())
 	admin, err := acl.NewSecret()
 	if err != nil {
 		t.Fatal(err)
@@ -233,6 +224,18 @@ func createTG(t *testing.T, tg *v4.TaskGroup) {
 	t.Helper()
 	if err := tgs().Create(context.Background(), tg, store.Raw{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// runProcessTGs creates a process task group (processTG) for each name and waits until
+// every one of them runs.
+func runProcessTGs(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		createTG(t, processTG(n))
+	}
+	for _, n := range names {
+		waitPhase(t, n, v4.StatusRunning)
 	}
 }
 

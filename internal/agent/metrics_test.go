@@ -24,8 +24,7 @@ func TestAgentMetrics(t *testing.T) {
 	c := newCluster(t)
 	drv := fake.New("process")
 	startAgent(t, c, t.TempDir(), drv)
-	createTG(t, processTG("0.m"))
-	waitPhase(t, "0.m", v4.StatusRunning)
+	runProcessTGs(t, "0.m")
 	var body []byte
 	waitFor(t, "the agent's metrics through the server", func() bool {
 		var err error

@@ -82,8 +82,7 @@ func TestCheckpointOfAnotherClusterIsSetAside(t *testing.T) {
 	}
 	drv := fake.New("process")
 	startAgent(t, c, dir, drv)
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1")
 	time.Sleep(300 * time.Millisecond) // what reconcile would remove is gone by now
 
 	if _, err := os.Stat(podDir); err != nil {

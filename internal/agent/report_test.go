@@ -79,8 +79,7 @@ func TestReporterBatchesWaitingStatuses(t *testing.T) {
 func TestPeriodicReportsCarryChanges(t *testing.T) {
 	c := newCluster(t)
 	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) { cfg.ReportInterval = 100 * time.Millisecond })
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1")
 	time.Sleep(time.Second) // the reports of the start have gone
 
 	var reports atomic.Int32

@@ -52,12 +52,7 @@ func TestRestartRemovesWhatIsGone(t *testing.T) {
 	drv := fake.New("process")
 	dir := t.TempDir()
 	first := startAgent(t, c, dir, drv)
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	createTG(t, processTG("1.web.ns-a.c.1"))
-	createTG(t, processTG("2.web.ns-a.c.1"))
-	for _, n := range []string{"0.web.ns-a.c.1", "1.web.ns-a.c.1", "2.web.ns-a.c.1"} {
-		waitPhase(t, n, v4.StatusRunning)
-	}
+	runProcessTGs(t, "0.web.ns-a.c.1", "1.web.ns-a.c.1", "2.web.ns-a.c.1")
 	first.stop()
 	if _, err := testStore.Delete(context.Background(), v4.KindTaskGroup, testNS, "0.web.ns-a.c.1", ""); err != nil {
 		t.Fatal(err)
@@ -95,10 +90,7 @@ func TestServerUnreachable(t *testing.T) {
 	c := newCluster(t)
 	drv := fake.New("process")
 	startAgent(t, c, t.TempDir(), drv)
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	createTG(t, processTG("1.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
-	waitPhase(t, "1.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1", "1.web.ns-a.c.1")
 
 	c.down()
 	drv.Exit(taskID("1.web.ns-a.c.1"), 2) // happens while nobody can be told
@@ -112,8 +104,7 @@ func TestServerUnreachable(t *testing.T) {
 		t.Fatalf("workloads disturbed: started %v", drv.Started())
 	}
 	// The watch is back too: a new task group starts.
-	createTG(t, processTG("2.web.ns-a.c.1"))
-	waitPhase(t, "2.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "2.web.ns-a.c.1")
 }
 
 // The agent fails over to the next server when the first cannot be reached.
@@ -123,8 +114,7 @@ func TestFailsOverToTheNextServer(t *testing.T) {
 	startAgent(t, c, t.TempDir(), drv, func(cfg *Config) {
 		cfg.ServerURLs = []string{"https://" + deadAddr(t), c.url()}
 	})
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1")
 }
 
 // A pod of a task group the server does not have (its deletion missed) is removed: its
@@ -133,8 +123,7 @@ func TestUnknownTaskGroupIsRemoved(t *testing.T) {
 	c := newCluster(t)
 	drv := fake.New("process")
 	ra := startAgent(t, c, t.TempDir(), drv)
-	createTG(t, processTG("0.web.ns-a.c.1"))
-	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	runProcessTGs(t, "0.web.ns-a.c.1")
 	// Run a pod the server never had (as if its deletion event were lost).
 	<-ra.a.Ready()
 	ghost := processTG("7.ghost.ns-a.c.1")

@@ -21,13 +21,8 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 // createTaskGroup stores a task group of one process bound to node, in phase.
 func createTaskGroup(t *testing.T, ns, name, node, phase string) {
 	t.Helper()
-	tg := &v4.TaskGroup{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
-		Metadata: v4.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: "web"}, Node: node,
-			Template: v4.PodTemplate{Spec: v4.PodSpec{Processes: []v4.ProcessTask{{ProcName: "web", StartCmd: "./web"}}}}},
-		Status: v4.TaskGroupStatus{Phase: phase},
-	}
+	tg := storetest.ProcessTaskGroup(ns, name, node)
+	tg.Status.Phase = phase
 	if err := testStore.Create(context.Background(), tg, store.Raw{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,20 +14,11 @@ import (
 // dependents are task groups the test writes itself, as the application controller would.
 func newDepEnv(t *testing.T, gc time.Duration, nodes ...string) *env {
 	t.Helper()
-	e := newTestEnv(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	e.ctx = ctx
-	for _, n := range nodes {
-		e.node(n)
-	}
-	done := make(chan struct{}, 2)
-	go func() { e.feed.Run(ctx); done <- struct{}{} }()
-	opts := e.opts()
-	opts.DependencyGC = gc
-	c := NewDependencyController(testStore, e.feed, opts)
-	go func() { c.Run(ctx); done <- struct{}{} }()
-	t.Cleanup(func() { cancel(); <-done; <-done })
-	return e
+	return startEnv(t, func(e *env) runner {
+		opts := e.opts()
+		opts.DependencyGC = gc
+		return NewDependencyController(testStore, e.feed, opts)
+	}, nodes...)
 }
 
 // applyDependency creates or updates dependency infra/logagent running startCmd.
@@ -72,17 +63,9 @@ func (e *env) deleteTaskGroup(tg *v4.TaskGroup) {
 // depPods lists the pods of infra/logagent that are wanted running.
 func (e *env) depPods() []*v4.TaskGroup {
 	e.t.Helper()
-	objs, _, err := testStore.List(context.Background(), v4.KindTaskGroup, "infra")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []*v4.TaskGroup
-	for _, o := range objs {
-		if tg := o.(*v4.TaskGroup); tg.Spec.Owner.Kind == v4.KindDependency && tg.Spec.Desired == v4.DesiredRunning {
-			out = append(out, tg)
-		}
-	}
-	return out
+	return e.listTaskGroups("infra", func(tg *v4.TaskGroup) bool {
+		return tg.Spec.Owner.Kind == v4.KindDependency && tg.Spec.Desired == v4.DesiredRunning
+	})
 }
 
 func (e *env) depStatus() v4.DependencyStatus {

@@ -78,7 +78,7 @@ func (e *deployEnv) resetMin() {
 // sample counts the available instances of every revision as the rollout sees them.
 func (e *deployEnv) sample() int {
 	n := 0
-	for _, tg := range e.allTaskGroups() {
+	for _, tg := range e.listTaskGroups("ctl", nil) {
 		if tg.Status.Phase == v4.StatusRunning && tg.Spec.Desired != v4.DesiredStopped && tg.Status.Healthy != nil && *tg.Status.Healthy {
 			n++
 		}
@@ -89,18 +89,6 @@ func (e *deployEnv) sample() int {
 	}
 	e.mu.Unlock()
 	return n
-}
-
-func (e *deployEnv) allTaskGroups() []*v4.TaskGroup {
-	objs, _, err := testStore.List(context.Background(), v4.KindTaskGroup, "ctl")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	out := make([]*v4.TaskGroup, len(objs))
-	for i, o := range objs {
-		out[i] = o.(*v4.TaskGroup)
-	}
-	return out
 }
 
 func (e *deployEnv) applyDeployment(env string, extra string) {

@@ -105,13 +105,20 @@ func (e *env) apply(name string, instances int, policy string) {
 // taskGroups returns the process's task groups by name.
 func (e *env) taskGroups(name string) []*v4.TaskGroup {
 	e.t.Helper()
-	objs, _, err := testStore.List(context.Background(), v4.KindTaskGroup, "ctl")
+	return e.listTaskGroups("ctl", func(tg *v4.TaskGroup) bool { return tg.Spec.Owner.Name == name })
+}
+
+// listTaskGroups returns the stored task groups of namespace ns that keep accepts (all
+// of them when keep is nil).
+func (e *env) listTaskGroups(ns string, keep func(*v4.TaskGroup) bool) []*v4.TaskGroup {
+	e.t.Helper()
+	objs, _, err := testStore.List(context.Background(), v4.KindTaskGroup, ns)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	var out []*v4.TaskGroup
 	for _, o := range objs {
-		if tg := o.(*v4.TaskGroup); tg.Spec.Owner.Name == name {
+		if tg := o.(*v4.TaskGroup); keep == nil || keep(tg) {
 			out = append(out, tg)
 		}
 	}

@@ -144,6 +144,34 @@ func (e *env) runningProcess(name string, n int) []*v4.TaskGroup {
 	return e.taskGroups(name)
 }
 
+// moveAnywhere asks to move src of the process "web" to whichever node the scheduler
+// picks, and returns the replacement once it is stored.
+func (e *env) moveAnywhere(src *v4.TaskGroup) *v4.TaskGroup {
+	e.t.Helper()
+	if _, _, err := RequestMove(e.ctx, testStore, e.feed, "ctl", src.Metadata.Name, v4.MoveRequest{}, ""); err != nil {
+		e.t.Fatal(err)
+	}
+	var repl *v4.TaskGroup
+	e.eventually("a replacement", func() bool {
+		for _, tg := range e.taskGroups("web") {
+			if tg.Metadata.Name != src.Metadata.Name {
+				repl = tg
+			}
+		}
+		return repl != nil
+	})
+	return repl
+}
+
+// operationEnded waits until the process name has no operation left.
+func (e *env) operationEnded(name string) {
+	e.t.Helper()
+	e.eventually("the operation ended", func() bool {
+		op, _ := testStore.Operation(e.ctx, v4.KindProcess, "ctl", name)
+		return op == nil
+	})
+}
+
 func TestMoveStartsTheReplacementFirst(t *testing.T) {
 	e := newEnv(t, "node-1", "node-2")
 	tgs := e.runningProcess("web", 1)
@@ -187,10 +215,7 @@ func TestMoveStartsTheReplacementFirst(t *testing.T) {
 		cur := e.tgByName(src.Metadata.Name)
 		return cur == nil || cur.Spec.Desired == v4.DesiredStopped
 	})
-	e.eventually("the operation ended", func() bool {
-		op, _ := testStore.Operation(e.ctx, v4.KindProcess, "ctl", "web")
-		return op == nil
-	})
+	e.operationEnded("web")
 	e.report(src, v4.StatusFinish, time.Now().Add(-time.Second), time.Now())
 	e.eventually("only the replacement left", func() bool {
 		tgs := e.taskGroups("web")
@@ -201,18 +226,7 @@ func TestMoveStartsTheReplacementFirst(t *testing.T) {
 func TestMoveFailsWhenTheReplacementFails(t *testing.T) {
 	e := newEnv(t, "node-1", "node-2")
 	src := e.runningProcess("web", 1)[0]
-	if _, _, err := RequestMove(e.ctx, testStore, e.feed, "ctl", src.Metadata.Name, v4.MoveRequest{}, ""); err != nil {
-		t.Fatal(err)
-	}
-	var repl *v4.TaskGroup
-	e.eventually("a replacement", func() bool {
-		for _, tg := range e.taskGroups("web") {
-			if tg.Metadata.Name != src.Metadata.Name {
-				repl = tg
-			}
-		}
-		return repl != nil
-	})
+	repl := e.moveAnywhere(src)
 	if repl.Spec.Node == src.Spec.Node {
 		t.Fatalf("moved to anywhere but %s, got %s", src.Spec.Node, repl.Spec.Node)
 	}
@@ -222,10 +236,7 @@ func TestMoveFailsWhenTheReplacementFails(t *testing.T) {
 		return cur != nil && cur.Spec.Desired != v4.DesiredStopped && cur.Metadata.Annotations[v4.MoveToAnnotation] == "" &&
 			cur.Metadata.Annotations[v4.MoveFailedAnnotation] != "" && e.tgByName(repl.Metadata.Name) == nil
 	})
-	e.eventually("the operation ended", func() bool {
-		op, _ := testStore.Operation(e.ctx, v4.KindProcess, "ctl", "web")
-		return op == nil
-	})
+	e.operationEnded("web")
 }
 
 func TestScaleDownDuringAMoveRemovesBothRuns(t *testing.T) {
@@ -259,18 +270,7 @@ func TestMoveFailsWhenTheReplacementIsNotReadyInTime(t *testing.T) {
 		return NewAppController(testStore, e.feed, opts)
 	}, "node-1", "node-2")
 	src := e.runningProcess("web", 1)[0]
-	if _, _, err := RequestMove(e.ctx, testStore, e.feed, "ctl", src.Metadata.Name, v4.MoveRequest{}, ""); err != nil {
-		t.Fatal(err)
-	}
-	var repl *v4.TaskGroup
-	e.eventually("a replacement", func() bool {
-		for _, tg := range e.taskGroups("web") {
-			if tg.Metadata.Name != src.Metadata.Name {
-				repl = tg
-			}
-		}
-		return repl != nil
-	})
+	repl := e.moveAnywhere(src)
 	// The replacement starts but never runs: after the deadline it is stopped, the source stays.
 	e.report(repl, v4.StatusStarting, time.Now(), time.Time{})
 	e.eventually("the replacement stopped and the move failed", func() bool {
@@ -279,8 +279,5 @@ func TestMoveFailsWhenTheReplacementIsNotReadyInTime(t *testing.T) {
 			strings.Contains(cur.Metadata.Annotations[v4.MoveFailedAnnotation], "not ready within 2s") &&
 			(r == nil || r.Spec.Desired == v4.DesiredStopped)
 	})
-	e.eventually("the operation ended", func() bool {
-		op, _ := testStore.Operation(e.ctx, v4.KindProcess, "ctl", "web")
-		return op == nil
-	})
+	e.operationEnded("web")
 }

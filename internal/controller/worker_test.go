@@ -111,12 +111,25 @@ func TestWorkerSettle(t *testing.T) {
 	}
 }
 
+// runDrainWorkers runs n workers of the loop "drain" over q until stop, which returns
+// once the loop has (the test's end stops it too).
+func runDrainWorkers(t *testing.T, m *Metrics, n int, q *queue[nodeName],
+	reconcile func(context.Context, nodeName) (time.Duration, error)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		work(ctx, "drain", m, n, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
+	}()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
+}
+
 // TestWorkerSurvivesPanics runs the worker loop with one key whose reconcile panics:
 // the loop goes on with the other keys.
 func TestWorkerSurvivesPanics(t *testing.T) {
 	storetest.Reset(t, testStore)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	q := newQueue[nodeName]()
 	good := make(chan struct{}, 100)
 	reconcile := func(_ context.Context, k nodeName) (time.Duration, error) {
@@ -127,12 +140,8 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 		good <- struct{}{}
 		return 0, nil
 	}
-	done := make(chan struct{})
 	m := NewMetrics()
-	go func() {
-		defer close(done)
-		work(ctx, "drain", m, 1, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
-	}()
+	stop := runDrainWorkers(t, m, 1, q, reconcile)
 	q.Add("bad")
 	for i := range 3 {
 		time.Sleep(10 * time.Millisecond) // let "bad" run first
@@ -146,8 +155,7 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 	if d, ok := dueIn(q, "bad"); !ok || d <= 0 {
 		t.Fatalf("the panicking key is due in %s (queued %v), want backed off", d, ok)
 	}
-	cancel()
-	<-done
+	stop()
 	// The reconciles were counted: the panic as an error, the three others as ok; the
 	// backed-off key is what waits in the queue.
 	if ok, failed := testutil.ToFloat64(m.reconciles.WithLabelValues("drain", "ok")), testutil.ToFloat64(m.reconciles.WithLabelValues("drain", "error")); ok != 3 || failed != 1 {
@@ -165,8 +173,6 @@ func TestWorkerSurvivesPanics(t *testing.T) {
 // never one key twice at once, and every key added is reconciled.
 func TestWorkersShareTheQueue(t *testing.T) {
 	storetest.Reset(t, testStore)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	q := newQueue[nodeName]()
 	var (
 		mu                 sync.Mutex
@@ -190,11 +196,7 @@ func TestWorkersShareTheQueue(t *testing.T) {
 		mu.Unlock()
 		return 0, nil
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		work(ctx, "drain", nil, 4, q, storetest.QuietLogger(), newRecorder(testStore, storetest.QuietLogger()), aboutNode, reconcile)
-	}()
+	stop := runDrainWorkers(t, nil, 4, q, reconcile)
 	for i := range 40 {
 		k := nodeName(fmt.Sprint("n", i%10))
 		q.Add(k) // each key again and again, while it may be in flight
@@ -210,8 +212,7 @@ func TestWorkersShareTheQueue(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // re-adds of keys in flight run after them
-	cancel()
-	<-done
+	stop()
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 10 || twice != 0 || most < 2 {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/hostports/hostportstest"
 )
 
 // Tables as the kernel writes them: a listener on 127.0.0.1:8080 (0x1F90), a
@@ -84,25 +85,15 @@ func TestHolderFindsTheProcess(t *testing.T) {
 // Check finds a port the test holds, on its transport only, and names the test's
 // process from the real /proc.
 func TestCheckFindsTakenPorts(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	held := ln.Addr().(*net.TCPAddr).Port
-	pc, err := net.ListenPacket("udp", "0.0.0.0:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	heldUDP := pc.LocalAddr().(*net.UDPAddr).Port
+	held, _ := hostportstest.HoldTCP(t)
+	heldUDP := hostportstest.HoldUDP(t)
 	free := freePort(t)
 
 	c := &Checker{}
 	if err := c.Check([]v4.AllocatedPort{{Name: "a", HostPort: free}, {Name: "b", HostPort: held, Protocol: "udp"}}); err != nil {
 		t.Fatalf("free ports: %v", err)
 	}
-	err = c.Check([]v4.AllocatedPort{{Name: "a", HostPort: free}, {Name: "b", HostPort: held, Protocol: "http"}, {Name: "c", HostPort: heldUDP, Protocol: "udp"}})
+	err := c.Check([]v4.AllocatedPort{{Name: "a", HostPort: free}, {Name: "b", HostPort: held, Protocol: "http"}, {Name: "c", HostPort: heldUDP, Protocol: "udp"}})
 	var ce *ConflictError
 	if !errors.As(err, &ce) || len(ce.Ports) != 2 {
 		t.Fatalf("got %v, want a conflict on two ports", err)

@@ -169,6 +169,22 @@ func TestPinnedConfig(t *testing.T) {
 	}
 }
 
+// runUntilRenewed runs r until the test ends and waits up to within for its first
+// renewal; failing says so.
+func runUntilRenewed(t *testing.T, r *Rotating, within time.Duration, failing string) {
+	t.Helper()
+	changed := r.Changed()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-changed:
+	case <-time.After(within):
+		t.Fatal(failing)
+	}
+}
+
 // Rotating renews two thirds into the lifetime and serves the new certificate at once.
 func TestRotatingRenews(t *testing.T) {
 	ca := newTestCA(t)
@@ -184,16 +200,7 @@ func TestRotatingRenews(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := r.Leaf().SerialNumber
-	changed := r.Changed()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { r.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	select {
-	case <-changed:
-	case <-time.After(10 * time.Second):
-		t.Fatal("not renewed")
-	}
+	runUntilRenewed(t, r, 10*time.Second, "not renewed")
 	c, _ := r.GetClientCertificate(nil)
 	if c.Leaf.SerialNumber.Cmp(first) == 0 || r.Leaf().SerialNumber.Cmp(first) == 0 {
 		t.Fatal("the renewed certificate is not served")
@@ -219,16 +226,7 @@ func TestRotatingRetries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := r.Changed()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { r.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	select {
-	case <-changed:
-	case <-time.After(15 * time.Second):
-		t.Fatal("not renewed after failures")
-	}
+	runUntilRenewed(t, r, 15*time.Second, "not renewed after failures")
 	if fails != 0 || r.Leaf().NotAfter.Sub(time.Now()) < 30*time.Minute {
 		t.Fatalf("fails left %d, leaf until %s", fails, r.Leaf().NotAfter)
 	}

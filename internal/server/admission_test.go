@@ -15,11 +15,7 @@ import (
 func TestAdmissionOrder(t *testing.T) {
 	url := newTestServer(t, Config{})
 	const ns = "adm-order"
-	owned := func(body string) string {
-		return strings.Replace(body, `"namespace":"`+ns+`"`,
-			`"namespace":"`+ns+`","annotations":{"berth.io/controlled-by":"deployment/web"}`, 1)
-	}
-	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/"+ns+"/processes", owned(procJSON(ns, "child", 1))), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/"+ns+"/processes", controlledProcJSON(ns, "child", 1)), http.StatusCreated)
 	tenant := tokenWithPolicy(t, url, `kind: acl-policy
 metadata: {name: order}
 rules:

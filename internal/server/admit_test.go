@@ -93,7 +93,7 @@ func TestEveryWriteRouteValidates(t *testing.T) {
 	storetest.FlushEvents(t, testStore) // the setup's queued events land before the first case
 	// Each call is authenticated as its route wants (node n1's certificate, a server join
 	// token, or the management token), so it reaches the validation after authentication.
-	token := newJoinToken(t, testStore, v4.JoinRoleServer, time.Time{}).String()
+	token := storetest.JoinToken(t, testStore, v4.JoinRoleServer, time.Time{}).String()
 	as := func(path string) (node, tok string) {
 		switch {
 		case strings.HasPrefix(path, "/v1/agent/certificate"), path == "/v1/cluster/members":

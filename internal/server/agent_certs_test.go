@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -35,9 +36,9 @@ func wrongLast(token string) string {
 // is unknown, revoked, expired or wrong buys nothing.
 func TestAgentCertificateExchange(t *testing.T) {
 	url := newTestServer(t, Config{})
-	good := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
-	expired := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(-time.Second)).String()
-	revoked := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Time{})
+	good := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	expired := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(-time.Second)).String()
+	revoked := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Time{})
 	wantStatus(t, call(t, http.MethodDelete, url+"/v1/jointokens/berth-"+revoked.ID, ""), http.StatusNoContent)
 
 	body, _ := certRequest(t, "n7")
@@ -60,15 +61,7 @@ func TestAgentCertificateExchange(t *testing.T) {
 	}
 
 	r := callAs(t, "", http.MethodPost, url+"/v1/agent/certificate", body, good)
-	wantStatus(t, r, http.StatusOK)
-	var ans v4.AgentCertificate
-	if err := json.Unmarshal(r.body, &ans); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := pki.ParseCertificate([]byte(ans.Certificate))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ans, cert := issuedCertificate(t, r)
 	if node, ok := pki.NodeOf(cert); !ok || node != "n7" {
 		t.Fatalf("certificate names %v", cert.Subject)
 	}
@@ -97,14 +90,10 @@ func TestAgentCertificateExchange(t *testing.T) {
 	}
 }
 
-// A renewal is for the node the current certificate names: it cannot rename the node.
-func TestAgentRenewKeepsTheName(t *testing.T) {
-	url := newTestServer(t, Config{CertLifetime: time.Hour})
-	csr, _, err := pki.NewCSR("n1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := agentCall(t, http.MethodPost, url+"/v1/agent/certificate/renew", `{"csr":`+jsonString(string(csr))+`}`)
+// issuedCertificate reads a 200 answer of the certificate routes, and the certificate
+// it carries.
+func issuedCertificate(t *testing.T, r response) (v4.AgentCertificate, *x509.Certificate) {
+	t.Helper()
 	wantStatus(t, r, http.StatusOK)
 	var ans v4.AgentCertificate
 	if err := json.Unmarshal(r.body, &ans); err != nil {
@@ -114,6 +103,18 @@ func TestAgentRenewKeepsTheName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ans, cert
+}
+
+// A renewal is for the node the current certificate names: it cannot rename the node.
+func TestAgentRenewKeepsTheName(t *testing.T) {
+	url := newTestServer(t, Config{CertLifetime: time.Hour})
+	csr, _, err := pki.NewCSR("n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := agentCall(t, http.MethodPost, url+"/v1/agent/certificate/renew", `{"csr":`+jsonString(string(csr))+`}`)
+	_, cert := issuedCertificate(t, r)
 	if node, _ := pki.NodeOf(cert); node != "n1" || cert.NotAfter.Sub(cert.NotBefore) > 2*time.Hour {
 		t.Fatalf("renewed certificate %v valid %s", cert.Subject, cert.NotAfter.Sub(cert.NotBefore))
 	}
@@ -171,7 +172,7 @@ func jsonString(s string) string {
 // an administrator bound to the name may take it over; a deleted node's name is free.
 func TestJoinCannotTakeAnExistingNodeName(t *testing.T) {
 	url := newTestServer(t, Config{})
-	good := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
+	good := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Now().Add(time.Hour)).String()
 	join := func(node, body, token string) response {
 		t.Helper()
 		return callAs(t, "", http.MethodPost, url+"/v1/agent/certificate", body, token)

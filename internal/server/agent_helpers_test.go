@@ -10,8 +10,8 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // agentCall is call as the agent of node n1.
@@ -20,29 +20,10 @@ func agentCall(t *testing.T, method, url, body string) response {
 	return callAs(t, "n1", method, url, body, "")
 }
 
-// newJoinToken stores a join token of role in the test store and returns it.
-func newJoinToken(t *testing.T, st *store.Store, role string, expires time.Time) jointoken.Token {
-	t.Helper()
-	tok, err := jointoken.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(), Role: role,
-		Created: time.Now(), Expires: expires}); err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
 // putTaskGroup stores a task group of a process bound to node, as a controller would.
 func putTaskGroup(t *testing.T, ns, name, node string, edit func(*v4.TaskGroup)) *v4.TaskGroup {
 	t.Helper()
-	tg := &v4.TaskGroup{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
-		Metadata: v4.ObjectMeta{Name: name, Namespace: ns},
-		Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: "web"}, Node: node,
-			Template: v4.PodTemplate{Spec: v4.PodSpec{Processes: []v4.ProcessTask{{ProcName: "web", StartCmd: "./web"}}}}},
-	}
+	tg := storetest.ProcessTaskGroup(ns, name, node)
 	if edit != nil {
 		edit(tg)
 	}

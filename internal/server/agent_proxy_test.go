@@ -64,14 +64,7 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // client's certificate as a real agent does.
 func serveFakeAgent(t *testing.T, fa http.Handler, ca *pki.CA, node string) string {
 	t.Helper()
-	kp, err := ca.Issue(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := nodeCertificate(t, ca, node)
 	ts := httptest.NewUnstartedServer(fa)
 	ts.Listener = tls.NewListener(ts.Listener, &tls.Config{Certificates: []tls.Certificate{cert},
 		ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: testCA(t).Pool()})

@@ -35,7 +35,7 @@ var agentRoutes = []struct{ method, path string }{
 // TLS handshake.
 func TestAgentRoutesAuth(t *testing.T) {
 	url := newTestServer(t, Config{})
-	token := newJoinToken(t, testStore, v4.JoinRoleServer, time.Time{})
+	token := storetest.JoinToken(t, testStore, v4.JoinRoleServer, time.Time{})
 	for _, rt := range agentRoutes {
 		for _, tok := range []string{"", token.String()} {
 			r := callAs(t, "", rt.method, url+rt.path, "{}", tok)

@@ -54,9 +54,9 @@ func TestClusterViewAndJoinErrors(t *testing.T) {
 	}
 
 	join := url + "/v1/cluster/members"
-	server := newJoinToken(t, testStore, v4.JoinRoleServer, time.Time{}).String()
-	agentTok := newJoinToken(t, testStore, v4.JoinRoleAgent, time.Time{}).String()
-	expired := newJoinToken(t, testStore, v4.JoinRoleServer, time.Now().Add(-time.Minute)).String()
+	server := storetest.JoinToken(t, testStore, v4.JoinRoleServer, time.Time{}).String()
+	agentTok := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Time{}).String()
+	expired := storetest.JoinToken(t, testStore, v4.JoinRoleServer, time.Now().Add(-time.Minute)).String()
 	unknown := "berth-zzzzzz.0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct {
 		token, body string
@@ -95,7 +95,7 @@ func TestClusterJoin(t *testing.T) {
 	st := storetest.Cluster(t, 1, 21600)[0]
 	defer st.Close()
 	_, url := startTestServer(t, Config{}, st)
-	token := newJoinToken(t, st, v4.JoinRoleServer, time.Time{}).String()
+	token := storetest.JoinToken(t, st, v4.JoinRoleServer, time.Time{}).String()
 
 	self := clusterOf(t, url).Members[0]
 	body := `{"name":"joiner","peerURL":"https://127.0.0.1:21798"}`

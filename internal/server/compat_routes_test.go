@@ -9,7 +9,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/bcs"
-	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 // Every BCS route family answers in BCS's envelope with BCS's codes, through /v1's
@@ -145,14 +145,11 @@ func TestBCSAuthorization(t *testing.T) {
 func TestBCSAgentSettings(t *testing.T) {
 	url := newTestServer(t, Config{})
 	for i, name := range []string{"node-1", "node-2"} {
-		n := &v4.Node{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode}, Metadata: v4.ObjectMeta{Name: name},
-			Spec: v4.NodeSpec{IP: fmt.Sprintf("10.0.0.%d", i+1), Capacity: v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 1000},
-				Attributes: v4.NodeAttributes{Text: map[string]string{"old": "x"}}, Taints: []v4.Taint{{Key: "k", Value: "v", Effect: v4.TaintNoSchedule}}},
-			Status: v4.NodeStatus{Phase: v4.NodeReady}}
-		v4.DefaultNode(n)
-		if err := testStore.Create(t.Context(), n, store.Raw{}); err != nil {
-			t.Fatal(err)
-		}
+		storetest.CreateNode(t, testStore, name, v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 1000}, func(n *v4.Node) {
+			n.Spec.IP = fmt.Sprintf("10.0.0.%d", i+1)
+			n.Spec.Attributes = v4.NodeAttributes{Text: map[string]string{"old": "x"}}
+			n.Spec.Taints = []v4.Taint{{Key: "k", Value: "v", Effect: v4.TaintNoSchedule}}
+		})
 	}
 	putTaskGroup(t, "ag", "0.web.ag.c.1", "node-1", func(tg *v4.TaskGroup) {
 		tg.Spec.Resources = v4.NodeResources{CPU: 0.5, MemoryMB: 128, DiskMB: 10}

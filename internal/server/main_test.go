@@ -103,6 +103,21 @@ func testCA(t *testing.T) *pki.CA {
 	return testCAVal
 }
 
+// nodeCertificate is a certificate of ca for node, as its agent has: for its client
+// calls and for the server it runs.
+func nodeCertificate(t *testing.T, ca *pki.CA, node string) tls.Certificate {
+	t.Helper()
+	kp, err := ca.Issue(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
 // httpClientAs is a client trusting the test CA that presents a node's certificate (""
 // for a user's call, which presents none).
 func httpClientAs(t *testing.T, node string) *http.Client {
@@ -115,14 +130,7 @@ func httpClientAs(t *testing.T, node string) *http.Client {
 	}
 	var getCert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
 	if node != "" {
-		kp, err := ca.Issue(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true}, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cert := nodeCertificate(t, ca, node)
 		getCert = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
 	}
 	c := client.HTTPClient(roots, getCert)
@@ -178,6 +186,12 @@ func cmJSON(ns, name, content string) string {
 func procJSON(ns, name string, instances int) string {
 	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web"}]}}}}`,
 		name, ns, instances)
+}
+
+// controlledProcJSON is procJSON of a process the deployment web controls.
+func controlledProcJSON(ns, name string, instances int) string {
+	return strings.Replace(procJSON(ns, name, instances), `"namespace":"`+ns+`"`,
+		`"namespace":"`+ns+`","annotations":{"berth.io/controlled-by":"deployment/web"}`, 1)
 }
 
 type response struct {

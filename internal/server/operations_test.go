@@ -55,9 +55,7 @@ func TestScaleIsAnOperation(t *testing.T) {
 func TestScaleRefusals(t *testing.T) {
 	base := newTestServer(t, Config{})
 	procs := base + "/v1/namespaces/ops/processes"
-	owned := strings.Replace(procJSON("ops", "child", 2), `"namespace":"ops"`,
-		`"namespace":"ops","annotations":{"berth.io/controlled-by":"deployment/web"}`, 1)
-	wantStatus(t, call(t, http.MethodPost, procs, owned), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodPost, procs, controlledProcJSON("ops", "child", 2)), http.StatusCreated)
 	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/ops/configmaps", cmJSON("ops", "cm", "eA==")), http.StatusCreated)
 	for _, tc := range []struct {
 		name, url, body string
@@ -79,9 +77,7 @@ func TestScaleRefusals(t *testing.T) {
 func TestControlledObjectsRefuseDirectWrites(t *testing.T) {
 	base := newTestServer(t, Config{})
 	procs := base + "/v1/namespaces/ops/processes"
-	owned := strings.Replace(procJSON("ops", "child", 2), `"namespace":"ops"`,
-		`"namespace":"ops","annotations":{"berth.io/controlled-by":"deployment/web"}`, 1)
-	wantStatus(t, call(t, http.MethodPost, procs, owned), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodPost, procs, controlledProcJSON("ops", "child", 2)), http.StatusCreated)
 	for _, tc := range []struct {
 		name, method, url, body string
 	}{

@@ -15,23 +15,12 @@ import (
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache/cachetest"
+	"github.com/berthhq/berth/internal/store/storetest"
 )
 
 func createNode(t *testing.T, name string, opts ...func(*v4.Node)) {
 	t.Helper()
-	n := &v4.Node{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
-		Metadata: v4.ObjectMeta{Name: name},
-		Spec:     v4.NodeSpec{Capacity: v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 100000}},
-		Status:   v4.NodeStatus{Phase: v4.NodeReady},
-	}
-	for _, o := range opts {
-		o(n)
-	}
-	v4.DefaultNode(n)
-	if err := testStore.Create(context.Background(), n, store.Raw{}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.CreateNode(t, testStore, name, v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 100000}, opts...)
 }
 
 func createTaskGroup(t *testing.T, ns, app string, index int, node, phase string) {

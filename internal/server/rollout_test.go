@@ -46,6 +46,16 @@ func setHistory(t *testing.T, ns, name string) v4.PodTemplate {
 	return one
 }
 
+// serveDeployment starts a test server holding the deployment ops/web of deployJSON with
+// env, and returns the server's URL and that of ops's deployments.
+func serveDeployment(t *testing.T, env string) (base, deps string) {
+	t.Helper()
+	base = newTestServer(t, Config{})
+	deps = base + "/v1/namespaces/ops/deployments"
+	wantStatus(t, call(t, http.MethodPost, deps, deployJSON("ops", "web", env)), http.StatusCreated)
+	return base, deps
+}
+
 func accepted(t *testing.T, r response) v4.Accepted {
 	t.Helper()
 	wantStatus(t, r, http.StatusAccepted)
@@ -57,9 +67,7 @@ func accepted(t *testing.T, r response) v4.Accepted {
 }
 
 func TestRolloutPauseResumeUndoAndHistory(t *testing.T) {
-	base := newTestServer(t, Config{})
-	deps := base + "/v1/namespaces/ops/deployments"
-	wantStatus(t, call(t, http.MethodPost, deps, deployJSON("ops", "web", "two")), http.StatusCreated)
+	_, deps := serveDeployment(t, "two")
 	ctx := context.Background()
 
 	// Without history there is nothing to go back to.
@@ -129,9 +137,7 @@ func TestRolloutPauseResumeUndoAndHistory(t *testing.T) {
 }
 
 func TestDeploymentUpdateThatChangesTheTemplateIsARollout(t *testing.T) {
-	base := newTestServer(t, Config{})
-	deps := base + "/v1/namespaces/ops/deployments"
-	wantStatus(t, call(t, http.MethodPost, deps, deployJSON("ops", "web", "one")), http.StatusCreated)
+	_, deps := serveDeployment(t, "one")
 	wantStatus(t, call(t, http.MethodPut, deps+"/web", deployJSON("ops", "web", "one")), http.StatusOK)
 
 	acc := accepted(t, call(t, http.MethodPut, deps+"/web", deployJSON("ops", "web", "two")))
@@ -168,9 +174,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // revision, root) is restored only by a requester holding it, and a token that may roll
 // out without it gets the 403 naming the field.
 func TestUndoToAPrivilegedRevisionNeedsThePrivilege(t *testing.T) {
-	base := newTestServer(t, Config{})
-	deps := base + "/v1/namespaces/ops/deployments"
-	wantStatus(t, call(t, http.MethodPost, deps, deployJSON("ops", "web", "two")), http.StatusCreated)
+	base, deps := serveDeployment(t, "two")
 	d := getDeployment(t, "ops", "web")
 	rooted := *d.Spec.Template
 	rooted.Spec.Processes = append([]v4.ProcessTask(nil), rooted.Spec.Processes...)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,11 +13,8 @@ import (
 	"github.com/berthhq/berth/api/cluster"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
+	"github.com/berthhq/berth/internal/store/storetest/etcdfill"
 )
-
-// spaceQuota is small enough to fill in a second (etcd's quota counts the pages bbolt
-// wrote, not what it pre-allocates).
-const spaceQuota = 32 << 20
 
 // newSpaceServer serves a Server over an embedded etcd of its own with a small quota:
 // the package's shared etcd must not fill up.
@@ -26,53 +22,13 @@ func newSpaceServer(t *testing.T) (string, *store.Store) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: quietLogger(), QuotaBytes: spaceQuota, Keyring: storetest.Keyring()})
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: quietLogger(), QuotaBytes: etcdfill.Quota, Keyring: storetest.Keyring()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() }) // after the server's cleanup, which runs first
 	_, url := startTestServer(t, Config{}, st)
 	return url, st
-}
-
-const fillPrefix = "/berth/v1/fill/"
-
-// fillEtcd writes 64 KiB values until etcd refuses: under one key (history fills etcd)
-// or a key each (live data does).
-func fillEtcd(t *testing.T, st *store.Store, history bool) {
-	t.Helper()
-	val := strings.Repeat("x", fillValue)
-	for i := range 2 * spaceQuota / fillValue {
-		key := fillPrefix + "0"
-		if !history {
-			key = fmt.Sprintf("%s%d", fillPrefix, i)
-		}
-		_, err := st.Client().Put(context.Background(), key, val)
-		if err != nil && strings.Contains(err.Error(), "database space exceeded") {
-			return
-		}
-		if err != nil {
-			t.Fatalf("put %d: %v", i, err)
-		}
-	}
-	t.Fatalf("etcd took %d MiB under a %d MiB quota", 2*spaceQuota>>20, spaceQuota>>20)
-}
-
-// fillValue is small enough that the values of a full etcd leave few free pages between
-// them (1 MiB ones leave up to a fifth of the file free, 256 KiB ones up to 21% when the
-// machine is busy): live data then fills the quota well past the 80% that recovery counts
-// as live data.
-const fillValue = 64 << 10
-
-func getSpace(t *testing.T, base string) cluster.Info {
-	t.Helper()
-	r := call(t, http.MethodGet, base+"/v1/cluster", "")
-	wantStatus(t, r, http.StatusOK)
-	var v cluster.Info
-	if err := json.Unmarshal(r.body, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
 }
 
 // waitFor polls cond every 200 ms for up to 25 s.
@@ -89,7 +45,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // the alarm; once the operator deleted data, recover brings writes back without a restart.
 func TestNoSpaceLiveData(t *testing.T) {
 	base, st := newSpaceServer(t)
-	fillEtcd(t, st, false)
+	etcdfill.Fill(t, st.Client(), false)
 	create := func(name string) response {
 		return call(t, http.MethodPost, base+"/v1/namespaces/ns-space/configmaps", cmJSON("ns-space", name, "eA=="))
 	}
@@ -106,13 +62,13 @@ func TestNoSpaceLiveData(t *testing.T) {
 	if msg := decodeError(t, r).Message; !strings.Contains(msg, "NOSPACE") {
 		t.Fatalf("/readyz message %q: want the NOSPACE reason", msg)
 	}
-	v := getSpace(t, base)
+	v := clusterOf(t, base)
 	if !v.Space.NoSpace || len(v.Space.Alarms) != 1 || v.Space.Alarms[0].Type != "NOSPACE" || v.Space.Advice == "" {
 		t.Fatalf("GET /v1/cluster space %+v: want the NOSPACE alarm and advice", v.Space)
 	}
 	// etcd refuses a put that would take the file past the quota: it is full to within
 	// about one value.
-	if len(v.Members) != 1 || v.Members[0].DBQuota != spaceQuota || v.Members[0].DBSize < spaceQuota-2*fillValue ||
+	if len(v.Members) != 1 || v.Members[0].DBQuota != etcdfill.Quota || v.Members[0].DBSize < etcdfill.Quota-2*etcdfill.ValueSize ||
 		!strings.Contains(v.Members[0].Error, "NOSPACE alarm") {
 		t.Fatalf("members %+v: want one full member with its quota and the alarm", v.Members)
 	}
@@ -121,7 +77,7 @@ func TestNoSpaceLiveData(t *testing.T) {
 		r := create("refused")
 		return r.code == http.StatusInsufficientStorage && strings.Contains(decodeError(t, r).Message, "live data fills etcd")
 	})
-	if _, err := st.Client().Delete(context.Background(), fillPrefix, clientv3.WithPrefix()); err != nil {
+	if _, err := st.Client().Delete(context.Background(), etcdfill.Prefix, clientv3.WithPrefix()); err != nil {
 		t.Fatalf("deletes must work on a full etcd: %v", err)
 	}
 	r = call(t, http.MethodPost, base+"/v1/cluster/recover", "")
@@ -136,7 +92,7 @@ func TestNoSpaceLiveData(t *testing.T) {
 	}
 	wantStatus(t, create("accepted"), http.StatusCreated)
 	wantStatus(t, call(t, http.MethodGet, base+"/readyz", ""), http.StatusOK)
-	if v := getSpace(t, base); v.Space.NoSpace || len(v.Space.Alarms) != 0 {
+	if v := clusterOf(t, base); v.Space.NoSpace || len(v.Space.Alarms) != 0 {
 		t.Fatalf("space after the recovery %+v", v.Space)
 	}
 }
@@ -145,9 +101,9 @@ func TestNoSpaceLiveData(t *testing.T) {
 // by itself, and records a warning.
 func TestNoSpaceRecoversByItself(t *testing.T) {
 	base, st := newSpaceServer(t)
-	// etcd refused a put with NOSPACE (fillEtcd fails otherwise). The server may be
+	// etcd refused a put with NOSPACE (etcdfill.Fill fails otherwise). The server may be
 	// recovering already, so the alarm is not asked for here: the recovery's event is.
-	fillEtcd(t, st, true)
+	etcdfill.Fill(t, st.Client(), true)
 	waitFor(t, "writing again", func() bool {
 		r := call(t, http.MethodPost, base+"/v1/namespaces/ns-space/configmaps", cmJSON("ns-space", "after", "eA=="))
 		if r.code != http.StatusCreated && r.code != http.StatusInsufficientStorage {
@@ -161,8 +117,8 @@ func TestNoSpaceRecoversByItself(t *testing.T) {
 	if !strings.Contains(string(r.body), `"EtcdSpaceRecovered"`) {
 		t.Fatalf("events: %s, want an EtcdSpaceRecovered warning", r.body)
 	}
-	v := getSpace(t, base)
-	if v.Members[0].DBSize >= spaceQuota/2 {
+	v := clusterOf(t, base)
+	if v.Members[0].DBSize >= etcdfill.Quota/2 {
 		t.Fatalf("member %+v: the file did not shrink", v.Members[0])
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/controller"
-	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/store"
@@ -39,14 +38,7 @@ func serveTTL(t *testing.T, ttl time.Duration) (string, string, *pki.CA) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := jointoken.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := testStore.CreateJoinToken(context.Background(), &store.JoinToken{ID: tok.ID, SecretHash: tok.SecretHash(),
-		Role: v4.JoinRoleAgent, Created: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
+	tok := storetest.JoinToken(t, testStore, v4.JoinRoleAgent, time.Time{})
 	caches := cachetest.Registry(t, testStore, controller.RegisterCaches)
 	srv, err := server.New(server.Config{CA: ca, Logger: storetest.QuietLogger(), NodeTTL: ttl, Caches: caches}, testStore)
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/api/cluster"
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/hostports/hostportstest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -22,21 +21,7 @@ import (
 // lies below the kernel's ephemeral range, so no outgoing connection takes them).
 func bandPorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ports []int
-	start := rand.IntN(500)
-	for i := 0; i < 500 && len(ports) < n; i++ {
-		p := 21000 + (start+i)%500
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		ports = append(ports, p)
-	}
-	if len(ports) < n {
-		t.Fatalf("only %d free ports in 21000-21499", len(ports))
-	}
-	return ports
+	return hostportstest.FreeInBand(t, n, 21000, 500)
 }
 
 // member is one member's flags and data dir.

@@ -31,6 +31,15 @@ func wantUsage(t *testing.T, ns string, objects int64) NamespaceUsage {
 	return q.Usage
 }
 
+// resetForQuota empties the store and returns a context for berth's own writes, which
+// namespace limits only count, and one for a user's, which they also limit.
+func resetForQuota(t *testing.T) (bg, user context.Context) {
+	t.Helper()
+	resetStore(t)
+	bg = context.Background()
+	return bg, WithNamespaceLimits(bg)
+}
+
 func wantQuotaError(t *testing.T, err error, want string) {
 	t.Helper()
 	if !errors.Is(err, ErrQuotaExceeded) || !strings.Contains(err.Error(), want) {
@@ -42,9 +51,7 @@ func wantQuotaError(t *testing.T, err error, want string) {
 // and stores nothing of it; another namespace still writes; updates in place, the
 // system's writes and deletes go through, and a delete frees room.
 func TestNamespaceObjectLimit(t *testing.T) {
-	resetStore(t)
-	bg := context.Background()
-	user := WithNamespaceLimits(bg)
+	bg, user := resetForQuota(t)
 	s := testStore
 	if _, err := s.SetNamespaceLimits(bg, "quota-a", NamespaceLimits{Objects: 3}); err != nil {
 		t.Fatal(err)
@@ -107,9 +114,7 @@ func TestNamespaceObjectLimit(t *testing.T) {
 // The byte limit counts the stored objects and their definitions: a write that would
 // pass it is refused, one that shrinks the namespace passes.
 func TestNamespaceByteLimit(t *testing.T) {
-	resetStore(t)
-	bg := context.Background()
-	user := WithNamespaceLimits(bg)
+	bg, user := resetForQuota(t)
 	s := testStore
 	big := strings.Repeat("b", 4000)
 	if err := s.Create(user, configMap("quota-c", "big", big), Raw{}); err != nil {
@@ -137,9 +142,7 @@ func TestNamespaceByteLimit(t *testing.T) {
 // Writes racing on one namespace from two servers (two stores, each with its own cache
 // of the ledger) never pass the limit together: exactly the limit's count is created.
 func TestNamespaceLimitHoldsUnderRaces(t *testing.T) {
-	resetStore(t)
-	bg := context.Background()
-	user := WithNamespaceLimits(bg)
+	bg, user := resetForQuota(t)
 	other := &Store{client: testStore.client, log: testStore.log, keyring: testStore.keyring}
 	other.quota.defaults = testStore.quota.defaults
 	if _, err := testStore.SetNamespaceLimits(bg, "quota-race", NamespaceLimits{Objects: 20}); err != nil {

@@ -46,16 +46,7 @@ func runFeed(t *testing.T, f *Feed) {
 
 func createNode(t *testing.T, name string) {
 	t.Helper()
-	n := &v4.Node{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
-		Metadata: v4.ObjectMeta{Name: name},
-		Spec:     v4.NodeSpec{Capacity: v4.NodeResources{CPU: 4, MemoryMB: 8192, DiskMB: 10000}},
-		Status:   v4.NodeStatus{Phase: v4.NodeReady},
-	}
-	v4.DefaultNode(n)
-	if err := testStore.Create(context.Background(), n, store.Raw{}); err != nil {
-		t.Fatal(err)
-	}
+	storetest.CreateNode(t, testStore, name, v4.NodeResources{CPU: 4, MemoryMB: 8192, DiskMB: 10000})
 }
 
 func tgName(app string, index int) string {

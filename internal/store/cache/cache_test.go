@@ -101,6 +101,19 @@ func caughtUp(t *testing.T, c *Cache) {
 	}
 }
 
+// watchNode watches the task groups of node from revision from, until the test ends or
+// it calls stop.
+func watchNode(t *testing.T, c *Cache, node string, from int64) (ch <-chan store.Event, stop context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ch, err := c.Watch(ctx, "node", node, from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch, cancel
+}
+
 func names(objs []v4.Object) []string {
 	var out []string
 	for _, o := range objs {
@@ -166,12 +179,7 @@ func TestCacheWatchByNode(t *testing.T) {
 	create(t, "a", "n1")
 	create(t, "x", "n2")
 	caughtUp(t, c)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := c.Watch(ctx, "node", "n1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, stop := watchNode(t, c, "n1", 0)
 	if ev := next(t, ch); ev.Type != store.Added || ev.Object.GetMeta().Name != "a" {
 		t.Fatalf("first: %s %s", ev.Type, ev.Object.GetMeta().Name)
 	}
@@ -187,7 +195,7 @@ func TestCacheWatchByNode(t *testing.T) {
 			t.Fatalf("got %s, want %s", got, w)
 		}
 	}
-	cancel()
+	stop()
 	for range ch { // closed once the context ends
 	}
 }
@@ -270,12 +278,7 @@ func TestCacheBacklogBeyondBuffer(t *testing.T) {
 		create(t, fmt.Sprintf("t%d", i), "n1")
 	}
 	caughtUp(t, c)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch, err := c.Watch(ctx, "node", "n1", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch, _ := watchNode(t, c, "n1", 0)
 	create(t, "t6", "n1")
 	for i := range 7 {
 		if ev := next(t, ch); ev.Type == store.Error {

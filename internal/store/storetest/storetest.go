@@ -1,5 +1,6 @@
 // Package storetest gives the tests of packages above the store one real embedded etcd
-// per test package, and a way to start each test from an empty key space.
+// per test package, a way to start each test from an empty key space, and the records
+// many of them start from.
 package storetest
 
 import (
@@ -8,8 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"os"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/berthhq/berth/api/cluster"
+	"github.com/berthhq/berth/internal/hostports/hostportstest"
 	"github.com/berthhq/berth/internal/seal"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -69,7 +69,7 @@ func QuietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // [portLo, portLo+100), the band of the calling test package. Close them in the test.
 func Cluster(t testing.TB, n, portLo int) []*store.Store {
 	t.Helper()
-	ports := bandPorts(t, 2*n, portLo)
+	ports := hostportstest.FreeInBand(t, 2*n, portLo, 100)
 	var out []*store.Store
 	for i := range n {
 		mc := &store.MemberConfig{Name: fmt.Sprintf("m%d", i),
@@ -111,26 +111,6 @@ func joinThrough(s *store.Store) store.JoinFunc {
 			time.Sleep(300 * time.Millisecond)
 		}
 	}
-}
-
-// bandPorts finds n free loopback ports in [lo, lo+100).
-func bandPorts(t testing.TB, n, lo int) []int {
-	t.Helper()
-	var ports []int
-	start := rand.IntN(100)
-	for i := 0; i < 100 && len(ports) < n; i++ {
-		p := lo + (start+i)%100
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		ports = append(ports, p)
-	}
-	if len(ports) < n {
-		t.Fatalf("only %d free ports in %d-%d", len(ports), lo, lo+99)
-	}
-	return ports
 }
 
 // FlushEvents waits until the event records queued in s so far are written
