@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -18,14 +19,39 @@ import (
 // $1 is the command, run by a fresh /bin/sh -c like any startCmd.
 const holdScript = `read -r berth_go <&3 || exit 125; exec 3<&-; unset berth_go; exec /bin/sh -c "$1"`
 
+// holdExec is holdScript for a program and its arguments, run as given ($@).
+const holdExec = `read -r berth_go <&3 || exit 125; exec 3<&-; unset berth_go; exec "$@"`
+
 // shellSpec is a command to run in a task's context.
 type shellSpec struct {
-	Cmd    string
+	Cmd string
+	// Args, when set, are a program and its arguments, run as given instead of Cmd.
+	Args   []string
 	Dir    string
 	Cred   *credential
 	Env    []string
 	Out    io.Writer // stdout and stderr; an *os.File is handed over as is
+	In     io.Reader // stdin; nil for none
 	Cgroup taskCgroup
+	// TTY, when set, is a terminal's slave end: the command's stdin, stdout and stderr, and
+	// its session's controlling terminal (In and Out are then unused).
+	TTY *os.File
+}
+
+// argv is the shell's command line that runs spec once released (holdScript).
+func (spec shellSpec) argv() []string {
+	if len(spec.Args) > 0 {
+		return append([]string{"-c", holdExec, "sh"}, spec.Args...)
+	}
+	return []string{"-c", holdScript, "sh", spec.Cmd}
+}
+
+// what names the command in errors.
+func (spec shellSpec) what() string {
+	if len(spec.Args) > 0 {
+		return strings.Join(spec.Args, " ")
+	}
+	return spec.Cmd
 }
 
 // startShell starts /bin/sh -c spec.Cmd in its own session and, when the task has a
@@ -33,40 +59,45 @@ type shellSpec struct {
 func startShell(ctx context.Context, spec shellSpec) (*exec.Cmd, error) {
 	var cmd *exec.Cmd
 	if ctx != nil {
-		cmd = exec.CommandContext(ctx, "/bin/sh", "-c", holdScript, "sh", spec.Cmd)
+		cmd = exec.CommandContext(ctx, "/bin/sh", spec.argv()...)
 		cmd.Cancel = func() error { return killGroup(cmd.Process.Pid, syscall.SIGKILL) }
 		// Orphans that keep the output open must not hold Wait forever.
 		cmd.WaitDelay = time.Second
 	} else {
-		cmd = exec.Command("/bin/sh", "-c", holdScript, "sh", spec.Cmd)
+		cmd = exec.Command("/bin/sh", spec.argv()...)
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
+	cmd.Stdin = spec.In
 	cmd.Stdout = spec.Out
 	cmd.Stderr = spec.Out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: spec.Cred.sys()}
+	if spec.TTY != nil {
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.TTY, spec.TTY, spec.TTY
+		cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0 // the child's stdin
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("start %q: %w", spec.Cmd, err)
+		return nil, fmt.Errorf("start %q: %w", spec.what(), err)
 	}
 	defer w.Close()
 	cmd.ExtraFiles = []*os.File{r}
 	err = cmd.Start()
 	r.Close()
 	if err != nil {
-		return nil, fmt.Errorf("start %q in %s: %w", spec.Cmd, spec.Dir, err)
+		return nil, fmt.Errorf("start %q in %s: %w", spec.what(), spec.Dir, err)
 	}
 	if spec.Cgroup != nil {
 		if err := spec.Cgroup.AddProc(cmd.Process.Pid); err != nil {
 			killGroup(cmd.Process.Pid, syscall.SIGKILL)
 			cmd.Wait()
-			return nil, fmt.Errorf("start %q: move into cgroup: %w", spec.Cmd, err)
+			return nil, fmt.Errorf("start %q: move into cgroup: %w", spec.what(), err)
 		}
 	}
 	if _, err := w.Write([]byte("go\n")); err != nil {
 		killGroup(cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
-		return nil, fmt.Errorf("start %q: release: %w", spec.Cmd, err)
+		return nil, fmt.Errorf("start %q: release: %w", spec.what(), err)
 	}
 	return cmd, nil
 }
@@ -78,16 +109,21 @@ func runShell(ctx context.Context, spec shellSpec) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	err = cmd.Wait()
+	return waitShell(ctx, cmd, spec)
+}
+
+// waitShell waits for a command startShell started with ctx and returns its exit code.
+func waitShell(ctx context.Context, cmd *exec.Cmd, spec shellSpec) (int, error) {
+	err := cmd.Wait()
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return -1, fmt.Errorf("%q: %w", spec.Cmd, ctxErr)
+		return -1, fmt.Errorf("%q: %w", spec.what(), ctxErr)
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return exitOf(ee.Sys().(syscall.WaitStatus), time.Now()).Code, nil
 	}
 	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return -1, fmt.Errorf("%q: %w", spec.Cmd, err)
+		return -1, fmt.Errorf("%q: %w", spec.what(), err)
 	}
 	return 0, nil
 }
