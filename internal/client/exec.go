@@ -15,7 +15,7 @@ import (
 type ExecOptions struct {
 	Task   string   // "" is the task group's first task
 	Cmd    []string // the command and its arguments
-	TTY    bool     // attach a terminal (containers only)
+	TTY    bool     // attach a terminal
 	Stdin  io.Reader
 	Stdout io.Writer
 	// Resize carries the local terminal's size (with TTY), first the initial one.

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -8,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -321,6 +324,7 @@ func TestUsersAndPolicies(t *testing.T) {
 	if out := s.mustBerth("exec", "-n", "acl", tg, "--", "echo", "allowed"); !strings.Contains(out, "allowed") {
 		t.Errorf("management exec: %q", out)
 	}
+	execTerminalInProcess(t, s, "acl", tg)
 	// A token that may deploy in the namespace still cannot take the node: root processes,
 	// privileged containers, the host's root file system, its pid namespace, capabilities
 	// or devices are privileges a policy must grant by name.
@@ -396,5 +400,30 @@ func TestSecretValuesStayOutOfSight(t *testing.T) {
 	}
 	if len(seen) > 0 {
 		t.Fatalf("the secret's value shows in: %s", strings.Join(seen, ", "))
+	}
+}
+
+// execTerminalInProcess: berth exec -it in a process task gets a terminal of its own, as the
+// task's user (the agent's dynamic uid, not root), sized as the client's.
+func execTerminalInProcess(t *testing.T, s *devServer, ns, tg string) {
+	t.Helper()
+	c, err := client.New(s.url, client.WithHTTPClient(s.http))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resize := make(chan v4.TermSize, 1)
+	resize <- v4.TermSize{Rows: 33, Cols: 99}
+	var out bytes.Buffer
+	code, err := c.Exec(ctx, ns, tg, client.ExecOptions{Cmd: []string{"sh", "-c",
+		`for i in $(seq 50); do [ "$(stty size)" = "33 99" ] && break; sleep 0.1; done; id -u; tty; stty size; exit 3`},
+		TTY: true, Stdout: &out, Resize: resize})
+	lines := strings.Fields(out.String())
+	if err != nil || code != 3 || len(lines) < 4 {
+		t.Fatalf("exec -it in a process: %d %v %q", code, err, out.String())
+	}
+	if uid, _ := strconv.Atoi(lines[0]); uid < 80000 || !strings.HasPrefix(lines[1], "/dev/pts/") || lines[2] != "33" || lines[3] != "99" {
+		t.Errorf("exec -it in a process: uid, tty and size %q, want a task uid, /dev/pts/N and 33 99", lines)
 	}
 }
