@@ -20,6 +20,7 @@ func newDescribeCommand(o *options) *cobra.Command {
 		Use:   "describe KIND NAME",
 		Short: "Show one object in detail, with its recent events",
 		Example: "  berth describe process gamesvc -n ns-a\n" +
+			"  berth describe taskgroup ns-a/0.gamesvc.ns-a.berth.1700000000\n" +
 			"  berth describe secret db-creds   # keys and sizes, never values",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -37,7 +38,11 @@ func newDescribeCommand(o *options) *cobra.Command {
 // describe prints the object with its task groups or endpoints, where it has them, and
 // its events; what cannot be listed besides the object itself is only warned about.
 func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, name string) error {
-	obj, err := c.Get(ctx, kind, o.namespace, name)
+	ns := o.namespace
+	if n, rest, ok := strings.Cut(name, "/"); ok && kind.Namespaced() {
+		ns, name = n, rest // NS/NAME: names never hold a slash
+	}
+	obj, err := c.Get(ctx, kind, ns, name)
 	if err != nil {
 		return err
 	}
@@ -133,6 +138,8 @@ func (d *describer) object(obj v4.Object) {
 		d.notify(o)
 	case *v4.Endpoints:
 		d.endpoints(o)
+	case *v4.TaskGroup:
+		d.taskGroup(o)
 	}
 }
 
