@@ -47,13 +47,18 @@ func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, n
 		return err
 	}
 	m := obj.GetMeta()
+	d := &describer{w: o.out(), now: o.env.now()}
+	if kind == v4.KindNode {
+		if d.nodeUse, err = nodeTaskGroups(ctx, o, c, m.Name); err != nil {
+			fmt.Fprintf(o.env.stderr, "warning: cannot list the node's task groups: %v\n", err)
+		}
+	}
 	events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
 	if err != nil {
 		// The object itself was found: show it and say why events are missing.
 		events = nil
 		fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
 	}
-	d := &describer{w: o.out(), now: o.env.now()}
 	d.object(obj)
 	if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
 		if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
@@ -84,6 +89,8 @@ type describer struct {
 	now   time.Time
 	level int
 	err   error // the first write error; later writes are skipped
+	// nodeUse is what a described node's task groups hold (nil: not known).
+	nodeUse *nodeUse
 }
 
 const keyWidth = 18
