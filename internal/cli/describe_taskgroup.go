@@ -259,9 +259,10 @@ func (d *describer) taskState(t v4.TaskStatus) {
 	}
 }
 
-// shortID is a container ID's first 12 characters, as docker ps writes it.
+// shortID is a Docker container ID's first 12 characters, as docker ps writes it; other
+// drivers' IDs are written whole.
 func shortID(id string) string {
-	if len(id) > 12 {
+	if len(id) == 64 && strings.Trim(id, "0123456789abcdef") == "" {
 		return id[:12]
 	}
 	return id

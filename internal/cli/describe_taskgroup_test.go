@@ -27,7 +27,7 @@ func TestDescribeTaskGroup(t *testing.T) {
 			    {"name":"sidecar","image":"envoy","ports":[{"name":"stats","containerPort":15000,"hostPort":-1,"protocol":"tcp"}]}]}}},
 			"status":{"phase":"Running","hostIP":"10.0.0.1","healthy":true,"startedAt":"2026-11-22T11:58:00Z",
 			  "remote":{"healthy":true,"since":"2026-11-22T11:59:00Z"},
-			  "tasks":[{"name":"web","status":"Running","healthy":true,"info":{"ID":"0123456789abcdef0123","StartAt":"2026-11-22T11:58:00Z","IPAddress":"10.88.0.2","ExitCode":0}},
+			  "tasks":[{"name":"web","status":"Running","healthy":true,"info":{"ID":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","StartAt":"2026-11-22T11:58:00Z","IPAddress":"10.88.0.2","ExitCode":0}},
 			    {"name":"sidecar","status":"Running","info":{"IPAddress":"10.88.0.2","ExitCode":0}}]}}`,
 		want: []string{
 			"Owner:            application/web (instance 0)\n",
@@ -65,7 +65,7 @@ func TestDescribeTaskGroup(t *testing.T) {
 			  "startedAt":"2026-11-22T11:50:00Z","finishedAt":"2026-11-22T11:55:00Z",
 			  "remote":{"healthy":false,"message":"GET http://10.0.0.2:31001/: 503","since":"2026-11-22T11:54:00Z"},
 			  "tasks":[{"name":"game","status":"Failed","message":"exited with 137","healthy":false,"consecutiveFailures":3,"healthMessage":"connection refused",
-			    "info":{"Pid":4242,"StartAt":"2026-11-22T11:50:00Z","FinishAt":"2026-11-22T11:55:00Z","ExitCode":137,"OOMKilled":true}}]}}`,
+			    "info":{"Pid":4242,"ID":"ns-b.1.game.berth.1.game","StartAt":"2026-11-22T11:50:00Z","FinishAt":"2026-11-22T11:55:00Z","ExitCode":137,"OOMKilled":true}}]}}`,
 		want: []string{
 			"Owner:            process/game (instance 1)\n",
 			"Status:           Failed (asked to stop)\n",
@@ -79,7 +79,7 @@ func TestDescribeTaskGroup(t *testing.T) {
 			"Remote Checks:    failing: GET http://10.0.0.2:31001/: 503 for 6m\n",
 			"Restarts:         4 (last 10m ago), 2 in the last 30m, 2 crash loops\n",
 			"GPUs:             <none>\nGPU Problem:      GPU 3 (GPU-c) is unhealthy: XID 79\n",
-			"  game:\n    State:        Failed (pid 4242)\n",
+			"  game:\n    State:        Failed (pid 4242, id ns-b.1.game.berth.1.game)\n",
 			"    Exit Code:    137\n    Reason:       OOMKilled\n",
 			"    Health:       unhealthy (3 failures in a row): connection refused\n",
 			"    Message:      exited with 137\n",
