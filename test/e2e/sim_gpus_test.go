@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,27 @@ func TestSimGPUPlayground(t *testing.T) {
 		!strings.Contains(out, "30% of the cores, 4GiB of 40GiB: ml/"+tg.Metadata.Name+" (infer 30%, 4GiB)") ||
 		strings.Count(out, "     free") != 1 || !strings.Contains(out, "GPUs 3 of 4 in use (2 whole, 1 shared)") {
 		t.Fatalf("describe node:\n%s", out)
+	}
+	describeNodeAsTenant(t, s, tg.Spec.Node, tg.Metadata.Name)
+}
+
+// describeNodeAsTenant: a token limited to namespace web (and reading nodes) may not list
+// every namespace's task groups; describe node shows it its own namespace's holders and
+// says so, and nothing of namespace ml, whose instance holds three of the node's cards.
+func describeNodeAsTenant(t *testing.T, s *devServer, node, mlTG string) {
+	policy := filepath.Join(writeFiles(t, map[string]string{"web.yaml": "kind: acl-policy\nmetadata: {name: web}\nrules:\n" +
+		"  - {namespaces: [web], kinds: [\"*\"], verbs: [read, write]}\n  - {namespaces: [\"*\"], kinds: [node], verbs: [read]}\n"}), "web.yaml")
+	s.mustBerth("acl", "policy", "apply", "-f", policy)
+	team := s.via(t, s.url)
+	team.useToken(strings.TrimSpace(s.mustBerth("acl", "token", "create", "--policy", "web", "--name", "web", "-o", "name")))
+	if r := team.berth("", "get", "tg", "-A"); r.code == 0 {
+		t.Fatalf("the web token lists every namespace's task groups:\n%s", r.stdout)
+	}
+	r := team.berth("", "describe", "node", node, "-n", "web")
+	t.Logf("berth describe node, as namespace web:\n%s%s", r.stdout, r.stderr)
+	if r.code != 0 || strings.Contains(r.stdout, "ml/") || strings.Contains(r.stdout, mlTG) ||
+		!strings.Contains(r.stdout, "(namespace web only: you may not list the others)") ||
+		strings.Count(r.stdout, "held by no task group of namespace web") != 4 {
+		t.Fatalf("describe node as namespace web: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
