@@ -21,9 +21,10 @@ type nodeUse struct {
 	only string
 }
 
-// nodeTaskGroups lists the task groups bound to a node with the server's node filter
-// (one page per 500 of them, not the cluster's list). A caller limited to namespaces
-// gets a 403 for every namespace: it is shown its own namespace's instead, and told so.
+// nodeTaskGroups lists the task groups bound to a node with the server's node filter:
+// the server scans, only the node's cross the network (a node list's usage has sums, not
+// who holds each card). A caller limited to namespaces gets a 403 for every namespace: it
+// is shown its own namespace's instead, and told so.
 func nodeTaskGroups(ctx context.Context, o *options, c *client.Client, node string) (*nodeUse, error) {
 	f := client.ListFilter{Node: node}
 	use := &nodeUse{}
