@@ -20,6 +20,7 @@ func newDescribeCommand(o *options) *cobra.Command {
 		Use:   "describe KIND NAME",
 		Short: "Show one object in detail, with its recent events",
 		Example: "  berth describe process gamesvc -n ns-a\n" +
+			"  berth describe taskgroup ns-a/0.gamesvc.ns-a.berth.1700000000\n" +
 			"  berth describe secret db-creds   # keys and sizes, never values",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -37,18 +38,27 @@ func newDescribeCommand(o *options) *cobra.Command {
 // describe prints the object with its task groups or endpoints, where it has them, and
 // its events; what cannot be listed besides the object itself is only warned about.
 func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, name string) error {
-	obj, err := c.Get(ctx, kind, o.namespace, name)
+	ns := o.namespace
+	if n, rest, ok := strings.Cut(name, "/"); ok && kind.Namespaced() {
+		ns, name = n, rest // NS/NAME: names never hold a slash
+	}
+	obj, err := c.Get(ctx, kind, ns, name)
 	if err != nil {
 		return err
 	}
 	m := obj.GetMeta()
+	d := &describer{w: o.out(), now: o.env.now()}
+	if kind == v4.KindNode {
+		if d.nodeUse, err = nodeTaskGroups(ctx, o, c, m.Name); err != nil {
+			fmt.Fprintf(o.env.stderr, "warning: cannot list the node's task groups: %v\n", err)
+		}
+	}
 	events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
 	if err != nil {
 		// The object itself was found: show it and say why events are missing.
 		events = nil
 		fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
 	}
-	d := &describer{w: o.out(), now: o.env.now()}
 	d.object(obj)
 	if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
 		if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
@@ -79,6 +89,8 @@ type describer struct {
 	now   time.Time
 	level int
 	err   error // the first write error; later writes are skipped
+	// nodeUse is what a described node's task groups hold (nil: not known).
+	nodeUse *nodeUse
 }
 
 const keyWidth = 18
@@ -133,6 +145,8 @@ func (d *describer) object(obj v4.Object) {
 		d.notify(o)
 	case *v4.Endpoints:
 		d.endpoints(o)
+	case *v4.TaskGroup:
+		d.taskGroup(o)
 	}
 }
 

@@ -35,6 +35,9 @@ func (d *describer) node(n *v4.Node) {
 	d.kv("Port Ranges", "%s", orNone(strings.Join(ranges, ", ")))
 	d.nodeAttributes(&n.Spec.Attributes)
 	d.nodeGPUs(n.Spec.GPUs)
+	if d.nodeUse != nil {
+		d.nodeUsage(n, d.nodeUse)
+	}
 	if len(n.Spec.Taints) == 0 {
 		d.kv("Taints", "%s", none)
 	}
@@ -66,7 +69,8 @@ func (d *describer) nodeAttributes(a *v4.NodeAttributes) {
 }
 
 // nodeGPUs writes one line per card: index, model, memory, NUMA node, MIG, health, and
-// its links to the other cards by index.
+// its links to the other cards by index; under it, when the node's task groups could be
+// listed, which of them hold the card (whole, or their shares) or that it is free.
 func (d *describer) nodeGPUs(gpus []v4.NodeGPU) {
 	if len(gpus) == 0 {
 		return
@@ -74,6 +78,10 @@ func (d *describer) nodeGPUs(gpus []v4.NodeGPU) {
 	index := map[string]int{}
 	for _, g := range gpus {
 		index[g.UUID] = g.Index
+	}
+	var held map[string]*cardHolders
+	if d.nodeUse != nil {
+		held = d.nodeUse.byCard()
 	}
 	d.section("GPUs", func() {
 		for _, g := range gpus {
@@ -96,6 +104,13 @@ func (d *describer) nodeGPUs(gpus []v4.NodeGPU) {
 				parts = append(parts, "links "+strings.Join(links, " "))
 			}
 			d.line(strings.Join(parts, ", "))
+			if d.nodeUse != nil {
+				use := cardUse(g, held[g.UUID])
+				if use == "free" && d.nodeUse.only != "" {
+					use = "held by no task group of namespace " + d.nodeUse.only
+				}
+				d.line("   " + use)
+			}
 		}
 	})
 }

@@ -32,6 +32,8 @@ type simFlags struct {
 	freezeFile string
 	// agentLogLevel is the level from which the agents' own messages are logged.
 	agentLogLevel string
+	// gpus and gpuFile give every node cards (sim_gpus.go).
+	gpus, gpuFile string
 }
 
 func newSimCommand(o *options) *cobra.Command {
@@ -43,11 +45,16 @@ func newSimCommand(o *options) *cobra.Command {
 			"agent (join, registration, heartbeats, task group watch, executor, status reports)\n" +
 			"over fake drivers whose tasks start after a random delay and then run until stopped.\n" +
 			"It prints how many nodes serve every few seconds, until Ctrl-C.",
-		Example: "  berth sim --server 127.0.0.1:7470 --token-file /var/lib/berth/join-token --nodes 5000 --ramp 60s",
-		Args:    cobra.NoArgs,
+		Example: "  berth sim --server 127.0.0.1:7470 --token-file /var/lib/berth/join-token --nodes 5000 --ramp 60s\n" +
+			"  berth sim --server 127.0.0.1:7470 --token-file /var/lib/berth/join-token --nodes 4 --gpus 8:A100-80GB",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(f.servers) == 0 {
 				return fmt.Errorf("give the API servers with --server")
+			}
+			cards, err := simGPUs(f.gpus, f.gpuFile)
+			if err != nil {
+				return err
 			}
 			token, err := agentFlags{token: f.token, tokenFile: f.tokenFile}.joinToken(&agentFile{}, cmd.Flags().Changed, o)
 			if err != nil {
@@ -69,7 +76,7 @@ func newSimCommand(o *options) *cobra.Command {
 			s, err := sim.New(sim.Config{ServerURLs: f.servers, Token: token, CACertFile: o.caCert, Nodes: f.nodes, Prefix: f.prefix,
 				DataDir: dir, Ramp: f.ramp, HeartbeatInterval: f.heartbeat, ReportInterval: f.report,
 				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, Logger: log,
-				AgentLogLevel: agentLevel, AgentLogLevelSet: true, FollowServices: f.followServices})
+				AgentLogLevel: agentLevel, AgentLogLevelSet: true, FollowServices: f.followServices, GPUs: cards})
 			if err != nil {
 				return err
 			}
@@ -92,6 +99,13 @@ func newSimCommand(o *options) *cobra.Command {
 			}
 		},
 	}
+	f.register(cmd)
+	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimDNSCommand(o))
+	return cmd
+}
+
+// register declares the flags of `berth sim`.
+func (f *simFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringSliceVar(&f.servers, "server", nil, "API server address; repeat it or give a comma list")
 	fl.StringVar(&f.token, "token", "", "join token (agent role)")
@@ -107,6 +121,6 @@ func newSimCommand(o *options) *cobra.Command {
 	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
 	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
 	fl.BoolVar(&f.followServices, "follow-services", false, "every node follows the services and endpoints, as with the DNS server on, and the simulator logs how soon a ready instance reaches every node")
-	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimDNSCommand(o))
-	return cmd
+	fl.StringVar(&f.gpus, "gpus", "", "give every node COUNT cards of MODEL: COUNT:MODEL[:MEMORY], as 8:A100-80GB or 4:T4:16GiB (docs/gpus.md)")
+	fl.StringVar(&f.gpuFile, "gpu-file", "", "give every node the cards of this JSON or YAML list (model, memory, numaNode, links; docs/gpus.md)")
 }

@@ -21,6 +21,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/ctxtime"
+	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
@@ -63,6 +64,10 @@ type Config struct {
 	// an agent with the DNS server does, and measures how soon a ready instance reaches
 	// each (CatalogStats).
 	FollowServices bool
+	// GPUs are the cards every node registers (ParseGPUs, ReadGPUFile), each node's
+	// with UUIDs of its own; none when empty. Shares are not enforced (sharing mode
+	// none): the fake drivers run nothing on them.
+	GPUs []v4.NodeGPU
 }
 
 // Sim is a running simulation. Create it with New, run it with Run.
@@ -119,6 +124,9 @@ func New(cfg Config) (*Sim, error) {
 			NodeName: name, IP: "127.0.0.1", DataDir: filepath.Join(cfg.DataDir, name), Listen: "127.0.0.1:0",
 			HeartbeatInterval: cfg.HeartbeatInterval, ReportInterval: cfg.ReportInterval,
 			Drivers: s.drivers(), Logger: agentLog.With("node", name),
+		}
+		if len(cfg.GPUs) > 0 {
+			acfg.GPUSource, acfg.GPUSharing = gpu.NewFake(cardsFor(name, cfg.GPUs)), agent.GPUSharingNone
 		}
 		if s.catalog != nil {
 			acfg.OnCatalog = func(o v4.Object) { s.catalog.observe(name, o) }
