@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"syscall"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -25,6 +26,7 @@ func (a *Agent) handler() http.Handler {
 	mux.HandleFunc("GET /v1/taskgroups/{ns}/{name}/logs", a.auth(a.handleLogs))
 	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/actions/{action}", a.auth(a.handleAction))
 	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/exec", a.auth(a.handleExec))
+	mux.HandleFunc("GET /v1/taskgroups/{ns}/{name}/usage", a.auth(a.handleUsage))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /metrics", a.auth(a.metrics.handler().ServeHTTP))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -125,25 +127,27 @@ func writeExecError(w http.ResponseWriter, err error) {
 
 // writeError writes the API's error envelope.
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
-	body := map[string]any{"error": map[string]any{
-		"code": code, "reason": reason(code), "message": fmt.Sprintf(format, args...),
-	}}
-	b, _ := json.Marshal(body)
+	writeJSON(w, code, v4.ErrorBody{Error: &v4.Status{Code: code, Reason: v4.ReasonFor(code), Message: fmt.Sprintf(format, args...)}})
+}
+
+// writeJSON writes v as the answer's JSON body with status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":500,"reason":"Internal","message":"cannot encode the answer"}}`)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(append(b, '\n'))
 }
 
-func reason(code int) string {
-	switch code {
-	case http.StatusBadRequest:
-		return "BadRequest"
-	case http.StatusUnauthorized:
-		return "Unauthorized"
-	case http.StatusForbidden:
-		return "Forbidden"
-	case http.StatusNotFound:
-		return "NotFound"
+// handleUsage measures what a task group's tasks use now.
+func (a *Agent) handleUsage(w http.ResponseWriter, r *http.Request) {
+	tasks, err := a.exec.Usage(r.Context(), r.PathValue("ns"), r.PathValue("name"))
+	if err != nil {
+		writeExecError(w, err)
+		return
 	}
-	return "Internal"
+	writeJSON(w, http.StatusOK, v4.TaskGroupUsage{Time: time.Now().UTC(), Node: a.cfg.NodeName, Tasks: tasks})
 }

@@ -108,6 +108,17 @@ func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) err
 	return s.proxyToAgent(ctx, w, r, http.MethodGet, "logs", fwd)
 }
 
+// usageTimeout bounds a usage read on the agent (a cgroup read, or one sample from Docker).
+const usageTimeout = 10 * time.Second
+
+// handleTaskGroupUsage answers what the task group's tasks use now, measured on its node
+// (v4.TaskGroupUsage).
+func (s *Server) handleTaskGroupUsage(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), usageTimeout)
+	defer cancel()
+	return s.proxyToAgent(ctx, w, r, http.MethodGet, "usage", nil)
+}
+
 // handleTaskGroupAction runs a process's reloadCmd or restartCmd through the agent.
 func (s *Server) handleTaskGroupAction(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")

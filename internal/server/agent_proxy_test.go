@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -55,6 +56,9 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case strings.Contains(r.URL.Path, "/actions/"):
 		w.WriteHeader(http.StatusNoContent)
+	case strings.HasSuffix(r.URL.Path, "/usage"):
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"time":"2026-11-29T00:00:00Z","node":"n1","tasks":[{"name":"web","cpuSeconds":1.5,"memoryBytes":1048576}]}`)
 	default:
 		http.NotFound(w, r)
 	}
@@ -145,6 +149,31 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	}
 	putTaskGroup(t, "ns", "2.web.ns.c.1", "n9", nil)
 	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/2.web.ns.c.1/logs", ""), http.StatusBadGateway)
+}
+
+// A task group's usage is read from its agent; reading it is a read right in its
+// namespace, which a token of another namespace does not have.
+func TestTaskGroupUsageProxy(t *testing.T) {
+	fa := &fakeAgent{}
+	addr := serveFakeAgent(t, fa, testCA(t), "n1")
+	url := newTestServer(t, Config{})
+	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
+	heartbeatAt(t, url, "n1", addr)
+	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	usage := url + "/v1/namespaces/ns/taskgroups/0.web.ns.c.1/usage"
+	r := call(t, http.MethodGet, usage, "")
+	var u v4.TaskGroupUsage
+	if r.code != http.StatusOK || json.Unmarshal(r.body, &u) != nil || u.Node != "n1" || len(u.Tasks) != 1 || u.Tasks[0].CPUSeconds != 1.5 {
+		t.Fatalf("usage: %d %s", r.code, r.body)
+	}
+	fa.mu.Lock()
+	if got := fa.requests[0]; got != "GET /v1/taskgroups/ns/0.web.ns.c.1/usage server " {
+		t.Errorf("agent got %q", got)
+	}
+	fa.mu.Unlock()
+	other := tokenWithPolicy(t, url, `{"kind":"acl-policy","metadata":{"name":"other"},"rules":[{"namespaces":["other"],"kinds":["*"],"verbs":["read"]}]}`, "other", "")
+	wantStatus(t, callAs(t, "", http.MethodGet, usage, "", other), http.StatusForbidden)
+	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/nope/usage", ""), http.StatusNotFound)
 }
 
 func TestTaskGroupLogsWithoutAgentAddress(t *testing.T) {
