@@ -366,6 +366,11 @@ func TestProxyRefusesVIPsWithoutInstances(t *testing.T) {
 		})
 	}
 	sync()
+	table := run(t, "ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName)
+	if n := strings.Count(table, "ct state new ip daddr . meta l4proto . th dport vmap @no_endpoints"); n != 3 ||
+		!strings.Contains(table, "10.254.75.1 . tcp . 80 : goto reject") || !strings.Contains(table, "reject with tcp reset") {
+		t.Errorf("want the no_endpoints map checked on 3 hooks, the VIP:port in it and a TCP reset:\n%s", table)
+	}
 	for _, netw := range []string{"tcp", "udp"} {
 		// A datagram the node's own process sends is dropped on its way out, and its send
 		// fails at once (EPERM); one from elsewhere gets the ICMP answer.
