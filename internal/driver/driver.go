@@ -143,6 +143,8 @@ type GPU struct {
 type DNS struct {
 	Servers []string
 	Search  []string
+	// Options are resolver options ("ndots:5").
+	Options []string
 }
 
 // PortBinding publishes a container port on the host.

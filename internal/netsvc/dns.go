@@ -102,24 +102,25 @@ func (s *DNSServer) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		return
 	}
 	q := req.Question[0]
-	name, local := s.clusterName(strings.ToLower(q.Name))
+	name, short, local := s.clusterName(strings.ToLower(q.Name))
 	if !local {
 		w.WriteMsg(s.fwd.forward(req, isTCP(w)))
 		return
 	}
-	m := s.answer(req, q, name)
+	m := s.answer(req, q, name, short)
 	fit(m, req, isTCP(w))
 	w.WriteMsg(m)
 }
 
-// clusterName maps a query name to the cluster name it means, and whether it is one:
-// a name under the cluster domain, or one of BCS's short forms of a service that
-// exists (SVC.NS, SVC.NS.svc, and the SRV and instance names under them). Any other
-// name is someone else's and is forwarded.
-func (s *DNSServer) clusterName(name string) (string, bool) {
+// clusterName maps a query name to the cluster name it means, whether the query used
+// one of BCS's short forms, and whether it is a cluster name at all: a name under the
+// cluster domain, or a short form of a service that exists (SVC.NS, SVC.NS.svc, and the
+// SRV and instance names under them). Any other name is someone else's and is
+// forwarded.
+func (s *DNSServer) clusterName(name string) (full string, short, local bool) {
 	z := s.cat.zone
 	if name == z.domain || strings.HasSuffix(name, "."+z.domain) {
-		return name, true
+		return name, false, true
 	}
 	for _, suffix := range []string{"svc.", ""} {
 		if suffix != "" && !strings.HasSuffix(name, "."+suffix) {
@@ -127,10 +128,10 @@ func (s *DNSServer) clusterName(name string) (string, bool) {
 		}
 		full := strings.TrimSuffix(name, suffix) + "svc." + z.domain
 		if _, ok := z.lookup(serviceOf(full, z.domain)); ok {
-			return full, true
+			return full, true, true
 		}
 	}
-	return name, false
+	return name, false, false
 }
 
 // serviceOf returns the service name (SVC.NS.svc.DOMAIN) a name under the domain
@@ -144,8 +145,10 @@ func serviceOf(name, domain string) string {
 	return strings.Join(labels[len(labels)-2:], ".") + ".svc." + domain
 }
 
-// answer builds the authoritative answer for a cluster name.
-func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
+// answer builds the authoritative answer for a cluster name, asked by one of BCS's short
+// forms (short) or not: a service with a VIP answers the short forms with BCS's answer,
+// its instances.
+func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string, short bool) *dns.Msg {
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true
@@ -155,6 +158,9 @@ func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
 		m.Rcode = dns.RcodeNameError
 		m.Ns = []dns.RR{s.soa()}
 		return m
+	}
+	if short && rs.bcs != nil {
+		rs = rs.bcs
 	}
 	hdr := func(t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: q.Name, Rrtype: t, Class: dns.ClassINET, Ttl: answerTTL}
@@ -193,13 +199,16 @@ func (s *DNSServer) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
 }
 
 // withAliases returns the addresses of rs with those of its alias names merged in: a name
-// of the cluster is looked up in the zone (one level: its own aliases are not followed),
-// any other through the forwarder and its cache. An alias that does not resolve adds
-// nothing.
+// of the cluster is looked up in the zone, with BCS's answer (the instances, as bcs-dns;
+// one level: its own aliases are not followed), any other through the forwarder and its
+// cache. An alias that does not resolve adds nothing.
 func (s *DNSServer) withAliases(rs *rrset, qtype uint16) (v4s, v6s []net.IP) {
 	out := &rrset{v4: slices.Clone(rs.v4), v6: slices.Clone(rs.v6)}
 	for _, name := range rs.aliases {
 		if local, ok := s.cat.zone.lookup(name); ok {
+			if local.bcs != nil {
+				local = local.bcs
+			}
 			for _, ip := range local.v4 {
 				out.add(ip)
 			}

@@ -120,6 +120,86 @@ func TestClusterNames(t *testing.T) {
 	}
 }
 
+// The service's own name answers as Kubernetes: the VIP alone for a service of type
+// ClusterIP whose VIP is given, else (type None, or no VIP yet) its ready instances and
+// clusterIP entries. BCS's short forms, asked as absolute names, keep BCS's answer (the
+// instances and clusterIP entries) whatever the type; the SRV and instance names are the
+// same for all.
+func TestServiceNamesByKind(t *testing.T) {
+	withVIP := func() (*v4.Service, *v4.Endpoints) {
+		ep := webEndpoints("172.17.0.2", "172.17.0.3")
+		ep.VIP = "10.254.0.7"
+		return webService(), ep
+	}
+	noVIP := func() (*v4.Service, *v4.Endpoints) { return webService(), webEndpoints("172.17.0.2", "172.17.0.3") }
+	headless := func() (*v4.Service, *v4.Endpoints) {
+		svc, ep := withVIP() // a VIP left from an earlier type ClusterIP is not the name's
+		svc.Spec.Type = "None"
+		return svc, ep
+	}
+	vipNoInstance := func() (*v4.Service, *v4.Endpoints) {
+		svc, ep := withVIP()
+		ep.Endpoints = nil
+		return svc, ep
+	}
+	bcs := []string{"10.9.0.1", "172.17.0.2", "172.17.0.3"}
+	srv := []string{"0-web.web.demo.svc.cluster.local.:8080", "1-web.web.demo.svc.cluster.local.:8081"}
+	tests := []struct {
+		kind    string
+		objects func() (*v4.Service, *v4.Endpoints)
+		name    string
+		qtype   uint16
+		rcode   int
+		want    []string // addresses, or SRV target:port
+	}{
+		{"VIP", withVIP, "web.demo.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{"10.254.0.7"}},
+		{"VIP", withVIP, "web.demo.svc.cluster.local", dns.TypeAAAA, dns.RcodeSuccess, nil},
+		{"VIP", withVIP, "web.demo", dns.TypeA, dns.RcodeSuccess, bcs},
+		{"VIP", withVIP, "web.demo.svc", dns.TypeA, dns.RcodeSuccess, bcs},
+		{"VIP", withVIP, "1-web.web.demo.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{"172.17.0.3"}},
+		{"VIP", withVIP, "0-web.web.demo", dns.TypeA, dns.RcodeSuccess, []string{"172.17.0.2"}},
+		{"VIP", withVIP, "_http._tcp.web.demo.svc.cluster.local", dns.TypeSRV, dns.RcodeSuccess, srv},
+		{"VIP", withVIP, "_http._tcp.web.demo.svc", dns.TypeSRV, dns.RcodeSuccess, srv},
+		{"VIP", withVIP, "web.demo.demo.svc.cluster.local", dns.TypeA, dns.RcodeNameError, nil}, // a search list's first try
+		{"VIP, no instance", vipNoInstance, "web.demo.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{"10.254.0.7"}},
+		{"VIP, no instance", vipNoInstance, "web.demo", dns.TypeA, dns.RcodeSuccess, []string{"10.9.0.1"}},
+		{"no VIP yet", noVIP, "web.demo.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, bcs},
+		{"no VIP yet", noVIP, "web.demo", dns.TypeA, dns.RcodeSuccess, bcs},
+		{"type None", headless, "web.demo.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, bcs},
+		{"type None", headless, "web.demo.svc", dns.TypeA, dns.RcodeSuccess, bcs},
+		{"type None", headless, "_http._tcp.web.demo.svc.cluster.local", dns.TypeSRV, dns.RcodeSuccess, srv},
+		{"type None", headless, "1-web.web.demo.svc.cluster.local", dns.TypeA, dns.RcodeSuccess, []string{"172.17.0.3"}},
+	}
+	for _, tt := range tests {
+		cat := NewCatalog("cluster.local")
+		svc, ep := tt.objects()
+		cat.Put(svc)
+		cat.Put(ep)
+		addr := startDNS(t, cat).Addr()
+		m := query(t, addr, tt.name, tt.qtype, "udp")
+		got := ips(m)
+		if tt.qtype == dns.TypeSRV {
+			got = srvTargets(m)
+		}
+		if m.Rcode != tt.rcode || !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %s %s: rcode %s, %v; want %s, %v", tt.kind, tt.name, dns.TypeToString[tt.qtype],
+				dns.RcodeToString[m.Rcode], got, dns.RcodeToString[tt.rcode], tt.want)
+		}
+	}
+}
+
+// srvTargets returns the sorted target:port of the SRV answers.
+func srvTargets(m *dns.Msg) []string {
+	var out []string
+	for _, rr := range m.Answer {
+		if srv, ok := rr.(*dns.SRV); ok {
+			out = append(out, fmt.Sprintf("%s:%d", srv.Target, srv.Port))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Answers follow the catalog: an instance that leaves the endpoints leaves the answer,
 // and a deleted service's names go.
 func TestNamesFollowTheCatalog(t *testing.T) {
@@ -207,14 +287,15 @@ func TestForwardingAndItsCache(t *testing.T) {
 }
 
 // A service's clusterIP entries that are names are resolved at each query, through the
-// cluster's own names or the upstreams, and merged into the answer.
+// cluster's own names or the upstreams, and merged into its BCS answer.
 func TestClusterIPNamesAreMerged(t *testing.T) {
 	up, _ := upstream(t)
 	cat := NewCatalog("cluster.local")
 	api := &v4.Service{Metadata: v4.ObjectMeta{Name: "api", Namespace: "demo"},
 		Spec: v4.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []v4.ServicePort{{Name: "http", ServicePort: 80}}}}
 	cat.Put(api)
-	cat.Put(&v4.Endpoints{Metadata: v4.ObjectMeta{Name: "api", Namespace: "demo"}, Endpoints: []v4.Endpoint{{ContainerIP: "172.17.0.9",
+	// api has a VIP: a clusterIP entry naming it still merges its instances (BCS's answer).
+	cat.Put(&v4.Endpoints{Metadata: v4.ObjectMeta{Name: "api", Namespace: "demo"}, VIP: "10.254.0.9", Endpoints: []v4.Endpoint{{ContainerIP: "172.17.0.9",
 		Target: v4.TargetRef{Name: "api"}, Ports: []v4.EndpointPort{{Name: "http", IP: "172.17.0.9", Port: 80}}}}})
 	web := webService()
 	web.Spec.ClusterIP = []string{"10.9.0.1", "db.example.org", "api.demo.svc.cluster.local"}

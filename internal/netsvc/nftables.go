@@ -117,17 +117,21 @@ func (n nftTable) writeFull(st *tableState) error {
 			}
 			sets[s.Name] = s
 		}
-		svc := &nftables.Set{Table: t, Name: servicesMap, IsMap: true, KeyType: servicesKeyType, DataType: nftables.TypeVerdict}
-		if err := c.AddSet(svc, nil); err != nil {
-			return fmt.Errorf("map %s: %w", svc.Name, err)
+		for _, name := range []string{servicesMap, noEndpointsMap} {
+			s := &nftables.Set{Table: t, Name: name, IsMap: true, KeyType: servicesKeyType, DataType: nftables.TypeVerdict}
+			if err := c.AddSet(s, nil); err != nil {
+				return fmt.Errorf("map %s: %w", s.Name, err)
+			}
+			sets[name] = s
 		}
-		sets[servicesMap] = svc
+		svc := sets[servicesMap]
+		addRejectChains(c, t, sets[noEndpointsMap])
 		for chain := range st.chains {
 			if err := addDispatchChain(c, t, sets, chain); err != nil {
 				return err
 			}
 		}
-		// The services map's elements go to the chains, which must be there first.
+		// The verdict maps' elements go to the chains, which must be there first.
 		for _, name := range mapNames() {
 			if err := changeElements(c, sets[name], st.maps[name]); err != nil {
 				return err
@@ -225,6 +229,45 @@ func addDispatchChain(c *nftables.Conn, t *nftables.Table, sets map[string]*nfta
 	return nil
 }
 
+// addRejectChains queues the reject chain and the filter chains that send to it: on the
+// input, forward (a container's packets) and output (the node's processes') hooks, before
+// the NAT (-110, as kube-proxy), a connection's first packet whose VIP . protocol . port
+// is in noEndpoints goes to the reject chain, which answers a TCP reset, else an ICMP
+// port unreachable. Only the first packet: an established connection keeps its
+// translation when its service loses its last instance.
+func addRejectChains(c *nftables.Conn, t *nftables.Table, noEndpoints *nftables.Set) {
+	reject := c.AddChain(&nftables.Chain{Table: t, Name: rejectChain})
+	c.AddRule(&nftables.Rule{Table: t, Chain: reject, Exprs: []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regKey},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: regKey, Data: []byte{unix.IPPROTO_TCP}},
+		&expr.Reject{Type: unix.NFT_REJECT_TCP_RST},
+	}})
+	c.AddRule(&nftables.Rule{Table: t, Chain: reject, Exprs: []expr.Any{
+		&expr.Reject{Type: unix.NFT_REJECT_ICMP_UNREACH, Code: icmpPortUnreachable},
+	}})
+	accept := nftables.ChainPolicyAccept
+	for _, hook := range []struct {
+		name string
+		num  *nftables.ChainHook
+	}{{"filter_input", nftables.ChainHookInput}, {"filter_forward", nftables.ChainHookForward}, {"filter_output", nftables.ChainHookOutput}} {
+		ch := c.AddChain(&nftables.Chain{Table: t, Name: hook.name, Type: nftables.ChainTypeFilter,
+			Hooknum: hook.num, Priority: nftables.ChainPriorityRef(-110), Policy: &accept})
+		c.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: []expr.Any{
+			&expr.Ct{Key: expr.CtKeySTATE, Register: regKey},
+			&expr.Bitwise{SourceRegister: regKey, DestRegister: regKey, Len: 4,
+				Mask: binary.NativeEndian.AppendUint32(nil, expr.CtStateBitNEW), Xor: make([]byte, 4)},
+			&expr.Cmp{Op: expr.CmpOpNeq, Register: regKey, Data: make([]byte, 4)},
+			&expr.Payload{DestRegister: regKey, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
+			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: regField2},
+			&expr.Payload{DestRegister: regField3, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
+			&expr.Lookup{SourceRegister: regKey, DestRegister: 0, IsDestRegSet: true, SetName: noEndpoints.Name, SetID: noEndpoints.ID},
+		}})
+	}
+}
+
+// icmpPortUnreachable is ICMP's "port unreachable" code, what a closed UDP port answers.
+const icmpPortUnreachable = 3
+
 // changeElements queues elems (key -> value; a chain to go to in the services map)
 // into s, elementsPerMessage a message.
 func changeElements(c *nftables.Conn, s *nftables.Set, elems map[string]string) error {
@@ -239,7 +282,7 @@ func changeElements(c *nftables.Conn, s *nftables.Set, elems map[string]string) 
 	}
 	for k, v := range elems {
 		e := nftables.SetElement{Key: []byte(k)}
-		if s.Name == servicesMap {
+		if isVerdictMap(s.Name) {
 			e.VerdictData = &expr.Verdict{Kind: expr.VerdictGoto, Chain: v}
 		} else {
 			e.Val = []byte(v)

@@ -1,13 +1,17 @@
 package netsvc
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -328,5 +332,85 @@ func TestProxyRewritesTheTableAfterAFailure(t *testing.T) {
 	}
 	if body, err := getInNetns(ns, "10.254.76.1:80"); err != nil || body != "b" {
 		t.Errorf("the VIP after the table was written again: %q, %v; want b", body, err)
+	}
+}
+
+// A VIP:port whose service has no ready instance is refused at once: a TCP connect gets
+// a reset (ECONNREFUSED), a UDP datagram is rejected, instead of waiting for a timeout. An instance that comes is connected to; a connection made
+// before the last instance left keeps going (only a connection's first packet is
+// checked).
+func TestProxyRefusesVIPsWithoutInstances(t *testing.T) {
+	requireNetAdmin(t)
+	ns, hostIP, _ := testNetns(t, 75)
+	a := backend(t, hostIP, "a")
+	cat, p := vipProxy(ns, "10.254.75.1") // the service has its VIP, no ready instance
+	sync := func() {
+		t.Helper()
+		if err := p.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := func(netw string) error {
+		return inNetns(ns, func() error {
+			conn, err := net.DialTimeout(netw, "10.254.75.1:"+map[string]string{"tcp": "80", "udp": "9125"}[netw], 2*time.Second)
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := conn.Write([]byte("?")); err != nil {
+				return err
+			}
+			_, err = conn.Read(make([]byte, 64))
+			return err
+		})
+	}
+	sync()
+	table := run(t, "ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName)
+	if n := strings.Count(table, "ct state new ip daddr . meta l4proto . th dport vmap @no_endpoints"); n != 3 ||
+		!strings.Contains(table, "10.254.75.1 . tcp . 80 : goto reject") || !strings.Contains(table, "reject with tcp reset") {
+		t.Errorf("want the no_endpoints map checked on 3 hooks, the VIP:port in it and a TCP reset:\n%s", table)
+	}
+	for _, netw := range []string{"tcp", "udp"} {
+		// A datagram the node's own process sends is dropped on its way out, and its send
+		// fails at once (EPERM); one from elsewhere gets the ICMP answer.
+		if err := refused(netw); !errors.Is(err, syscall.ECONNREFUSED) && (netw == "tcp" || !errors.Is(err, syscall.EPERM)) {
+			table, _ := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName).CombinedOutput()
+			t.Errorf("%s to a VIP without instances: %v, want connection refused\nthe table:\n%s", netw, err, table)
+		}
+	}
+
+	cat.Put(vipEndpoints("10.254.75.1", fmt.Sprintf("%s:%d", hostIP, a)))
+	sync()
+	var conn net.Conn
+	if err := inNetns(ns, func() (err error) { conn, err = net.DialTimeout("tcp", "10.254.75.1:80", 2*time.Second); return err }); err != nil {
+		table, _ := exec.Command("ip", "netns", "exec", ns, "nft", "list", "table", "ip", TableName).CombinedOutput()
+		t.Fatalf("the VIP with an instance: %v\nthe table:\n%s", err, table)
+	}
+	defer conn.Close()
+	ask := func() (string, error) {
+		conn.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := fmt.Fprint(conn, "GET / HTTP/1.1\r\nHost: web\r\n\r\n"); err != nil {
+			return "", err
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	if body, err := ask(); err != nil || body != "a" {
+		t.Fatalf("through the VIP: %q, %v", body, err)
+	}
+
+	cat.Put(vipEndpoints("10.254.75.1")) // the last instance leaves
+	sync()
+	if err := refused("tcp"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("a new connection after the last instance left: %v, want connection refused", err)
+	}
+	if body, err := ask(); err != nil || body != "a" {
+		t.Errorf("the connection made before: %q, %v; want it to go on", body, err)
 	}
 }

@@ -28,6 +28,17 @@ const proxyMark = 0x62657274 // "bert"
 // transaction (nftables.go).
 const servicesMap = "services"
 
+// A VIP:port whose service has no ready instance is refused at once, as kube-proxy's
+// nftables mode does, rather than sent on untranslated (its client would wait for a
+// timeout): the verdict map no_endpoints sends VIP . protocol . port to the reject chain
+// (a TCP reset, an ICMP port unreachable for UDP), from filter chains that run before
+// the NAT, on a connection's first packet only. Established connections keep their
+// translation when the last instance leaves.
+const (
+	noEndpointsMap = "no_endpoints"
+	rejectChain    = "reject"
+)
+
 // protocols are the transport protocols forwarded, each with its backends map, by
 // their IP protocol numbers.
 var protocols = []struct {
@@ -40,8 +51,9 @@ func backendsMap(proto string) string { return "backends_" + proto }
 
 // forward is one VIP:port of a service: its key in the services map, the dispatch
 // chain that picks its instance, and where its instances have the port, by slot, in
-// its protocol's backends map under VIP . port . slot. Keys and values are as the
-// kernel holds them (elements.go).
+// its protocol's backends map under VIP . port . slot; without backends, the VIP:port
+// is refused (its key goes to the no_endpoints map). Keys and values are as the kernel
+// holds them (elements.go).
 type forward struct {
 	key      string // servicesKey
 	proto    string
@@ -72,8 +84,8 @@ func parseDispatchChain(chain string) (proto string, bySource bool, n uint32, er
 	return proto, kind == "hash", uint32(v), nil
 }
 
-// forwards lists the VIP:ports to forward, in a stable order: each service port of a
-// service with an IPv4 VIP and ready IPv4 instances.
+// forwards lists the VIP:ports to forward or refuse, in a stable order: each service
+// port of a service with an IPv4 VIP, with its ready IPv4 instances (none: refused).
 func forwards(services []ServiceView) []forward {
 	var out []forward
 	seen := map[string]bool{}
@@ -94,12 +106,15 @@ func forwards(services []ServiceView) []forward {
 			proto := l4proto(sp.Protocol)
 			port := uint16(sp.ServicePort)
 			key := servicesKey(vip, proto, port)
-			if len(backends) == 0 || seen[key] {
+			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			out = append(out, forward{key: key, proto: proto, vipPort: vipPortKey(vip, port),
-				chain: dispatchChain(proto, bySource, len(backends)), backends: backends})
+			fw := forward{key: key, proto: proto, vipPort: vipPortKey(vip, port), chain: rejectChain, backends: backends}
+			if len(backends) > 0 {
+				fw.chain = dispatchChain(proto, bySource, len(backends))
+			}
+			out = append(out, fw)
 		}
 	}
 	return out
@@ -108,17 +123,21 @@ func forwards(services []ServiceView) []forward {
 // tableState is what the proxy last wrote: the elements of each map, by map name, and
 // how many VIP:ports each dispatch chain serves.
 type tableState struct {
-	maps   map[string]map[string]string // map -> key -> value (a chain, in services)
+	maps   map[string]map[string]string // map -> key -> value (a chain, in the verdict maps)
 	chains map[string]int               // dispatch chain -> VIP:ports sent to it
 }
 
 // stateOf is the table that fws make.
 func stateOf(fws []forward) *tableState {
-	st := &tableState{maps: map[string]map[string]string{servicesMap: {}}, chains: map[string]int{}}
+	st := &tableState{maps: map[string]map[string]string{servicesMap: {}, noEndpointsMap: {}}, chains: map[string]int{}}
 	for _, p := range protocols {
 		st.maps[backendsMap(p.name)] = map[string]string{}
 	}
 	for _, fw := range fws {
+		if len(fw.backends) == 0 { // the reject chain is the table's own, not counted
+			st.maps[noEndpointsMap][fw.key] = rejectChain
+			continue
+		}
 		st.maps[servicesMap][fw.key] = fw.chain
 		st.chains[fw.chain]++
 		backends := st.maps[backendsMap(fw.proto)]
@@ -135,8 +154,12 @@ func mapNames() []string {
 	for _, p := range protocols {
 		names = append(names, backendsMap(p.name))
 	}
-	return names
+	return append(names, noEndpointsMap)
 }
+
+// isVerdictMap reports whether map name holds verdicts (a chain to go to) rather than
+// addresses.
+func isVerdictMap(name string) bool { return name == servicesMap || name == noEndpointsMap }
 
 // tableChange is what changes a table from one state to another: the dispatch chains
 // to add, the elements to delete and to add (by map), and the chains left unused.

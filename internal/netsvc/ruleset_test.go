@@ -3,7 +3,10 @@ package netsvc
 import (
 	"net/netip"
 	"reflect"
+	"slices"
 	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // fwd is a forward of VIP:port/proto to backends ("ip:port"), by chain.
@@ -86,5 +89,55 @@ func TestDispatchChainNames(t *testing.T) {
 		if _, _, _, err := parseDispatchChain(bad); err == nil {
 			t.Errorf("%q read as a dispatch chain", bad)
 		}
+	}
+}
+
+// Each port of a service with a VIP is forwarded to its ready instances, or, without
+// one, refused (its key in the no_endpoints map); a service without a VIP has no
+// element. An instance that comes or goes moves the VIP:port between the two maps.
+func TestRulesetRefusesWithoutInstances(t *testing.T) {
+	web := &v4.Service{Metadata: v4.ObjectMeta{Name: "web", Namespace: "demo"}, Spec: v4.ServiceSpec{
+		Ports: []v4.ServicePort{{Name: "http", Protocol: "http", ServicePort: 80}, {Name: "stats", Protocol: "udp", ServicePort: 9125}}}}
+	ep := func(vip string, backends ...string) *v4.Endpoints {
+		e := &v4.Endpoints{Metadata: web.Metadata, VIP: vip}
+		for _, b := range backends {
+			ap := netip.MustParseAddrPort(b)
+			e.Endpoints = append(e.Endpoints, v4.Endpoint{Ports: []v4.EndpointPort{{Name: "http", IP: ap.Addr().String(), Port: int(ap.Port())}}})
+		}
+		return e
+	}
+	vip := netip.MustParseAddr("10.254.0.1")
+	httpKey, statsKey := servicesKey(vip, "tcp", 80), servicesKey(vip, "udp", 9125)
+	tests := []struct {
+		name      string
+		ep        *v4.Endpoints
+		services  map[string]string
+		refused   map[string]string
+		instances int
+	}{
+		{"no instance", ep("10.254.0.1"), map[string]string{}, map[string]string{httpKey: rejectChain, statsKey: rejectChain}, 0},
+		{"one instance of one port", ep("10.254.0.1", "10.0.0.1:8080"), map[string]string{httpKey: "tcp_rand_1"}, map[string]string{statsKey: rejectChain}, 1},
+		{"no VIP", ep("", "10.0.0.1:8080"), map[string]string{}, map[string]string{}, 0},
+		{"no endpoints", nil, map[string]string{}, map[string]string{}, 0},
+	}
+	for _, tt := range tests {
+		st := stateOf(forwards([]ServiceView{{Service: web, Endpoints: tt.ep}}))
+		if !reflect.DeepEqual(st.maps[servicesMap], tt.services) || !reflect.DeepEqual(st.maps[noEndpointsMap], tt.refused) ||
+			len(st.maps[backendsMap("tcp")]) != tt.instances || st.chains[rejectChain] != 0 {
+			t.Errorf("%s: services %q, no_endpoints %q, backends %d, chains %v", tt.name, st.maps[servicesMap], st.maps[noEndpointsMap],
+				len(st.maps[backendsMap("tcp")]), st.chains)
+		}
+	}
+
+	st := stateOf(forwards([]ServiceView{{Service: web, Endpoints: ep("10.254.0.1")}}))
+	came := diff(st, forwards([]ServiceView{{Service: web, Endpoints: ep("10.254.0.1", "10.0.0.1:8080")}}))
+	if !slices.Equal(came.deletes[noEndpointsMap], []string{httpKey}) || came.adds[servicesMap][httpKey] != "tcp_rand_1" ||
+		len(came.adds[noEndpointsMap]) != 0 || !slices.Equal(came.addChains, []string{"tcp_rand_1"}) {
+		t.Errorf("an instance came: %+v", came)
+	}
+	went := diff(st, forwards([]ServiceView{{Service: web, Endpoints: ep("10.254.0.1")}}))
+	if came := went.adds[noEndpointsMap][httpKey]; came != rejectChain || !slices.Equal(went.deletes[servicesMap], []string{httpKey}) ||
+		!slices.Equal(went.delChains, []string{"tcp_rand_1"}) {
+		t.Errorf("the instance went: %+v", went)
 	}
 }

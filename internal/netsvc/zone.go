@@ -19,6 +19,11 @@ type rrset struct {
 	// exists is set for a service's own name even when it has no address: the answer is
 	// then "no data", not "no such name".
 	exists bool
+	// bcs is, on the own name of a service with a VIP, BCS's answer (its ready instances
+	// and clusterIP entries), which BCS's short forms of the name keep; the name itself
+	// answers the VIP alone, as Kubernetes' ClusterIP. nil elsewhere: the short forms
+	// answer what the name does.
+	bcs *rrset
 	// seen holds the addresses added while the set is built, so that a service of
 	// 10,000 instances is not built in 10,000² comparisons; nil once built.
 	seen map[string]struct{}
@@ -80,13 +85,18 @@ func (z *zone) set(key string, svc *v4.Service, ep *v4.Endpoints) {
 
 // serviceNames builds every name of one service (docs/services.md, "Names"):
 //
-//	SVC.NS.svc.DOMAIN               the ready instances' addresses and the clusterIP entries
+//	SVC.NS.svc.DOMAIN               the VIP; without one, the ready instances' addresses
+//	                                and the clusterIP entries (BCS's short forms: always these)
 //	INDEX-OWNER.SVC.NS.svc.DOMAIN   one instance
 //	_PORT._PROTO.SVC.NS.svc.DOMAIN  SRV: each ready instance's name and port
 func (z *zone) serviceNames(svc *v4.Service, ep *v4.Endpoints) map[string]*rrset {
 	base := strings.ToLower(svc.Metadata.Name + "." + svc.Metadata.Namespace + ".svc." + z.domain)
 	own := &rrset{exists: true}
 	names := map[string]*rrset{base: own}
+	if vip := serviceVIP(svc, ep); vip != nil {
+		names[base] = &rrset{exists: true, bcs: own}
+		names[base].add(vip)
+	}
 	for _, s := range svc.Spec.ClusterIP {
 		if ip := net.ParseIP(s); ip != nil {
 			own.add(ip)
@@ -126,7 +136,18 @@ func (z *zone) serviceNames(svc *v4.Service, ep *v4.Endpoints) map[string]*rrset
 	for _, rs := range names {
 		rs.seen = nil
 	}
+	own.seen = nil
 	return names
+}
+
+// serviceVIP is the virtual IP of a service of type ClusterIP whose VIP the leader gave
+// (in its endpoints), else nil: a service of type None, or one still waiting for its VIP,
+// is known by its instances (Kubernetes' headless services, and BCS's).
+func serviceVIP(svc *v4.Service, ep *v4.Endpoints) net.IP {
+	if ep == nil || ep.VIP == "" || strings.EqualFold(svc.Spec.Type, "None") {
+		return nil
+	}
+	return net.ParseIP(ep.VIP)
 }
 
 // add adds an address once.

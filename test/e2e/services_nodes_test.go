@@ -77,16 +77,22 @@ func TestServicesAcrossNodes(t *testing.T) {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pidOf(client)) + "/cwd/dns.txt")
 		return answerAddresses(string(b))
 	}
-	// Every node's DNS server answers with both instances, and so does the client's.
+	// Every node's DNS server answers BCS's short forms with both instances, and so does
+	// the client's.
 	answers := func(want []string) func() bool {
 		return func() bool {
 			return slices.Equal(clientAnswer(), want) && slices.Equal(nslookupIn(nsA, ipA, "web."+ns), want) &&
-				slices.Equal(nslookupIn(nsB, ipB, "web."+ns+".svc.cluster.local"), want)
+				slices.Equal(nslookupIn(nsB, ipB, "web."+ns+".svc"), want)
 		}
 	}
 	waitUntil(t, 30*time.Second, "web.demo to resolve to both nodes' instances on every node", answers(both))
 
+	// The full name is the VIP's, on every node.
 	vip := s.serviceVIP(t, ns, "web")
+	waitUntil(t, 30*time.Second, "web.demo.svc.cluster.local to resolve to the VIP on every node", func() bool {
+		return slices.Equal(nslookupIn(nsA, ipA, "web."+ns+".svc.cluster.local"), []string{vip}) &&
+			slices.Equal(nslookupIn(nsB, ipB, "web."+ns+".svc.cluster.local"), []string{vip})
+	})
 	// through counts the instances that answer GET http://VIP/ from node ns, n times.
 	through := func(nodeNS string, n int) map[string]int {
 		got := map[string]int{}

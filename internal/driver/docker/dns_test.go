@@ -11,7 +11,7 @@ import (
 
 func TestApplyDNS(t *testing.T) {
 	dnsOf := func(servers ...string) *driver.DNS {
-		return &driver.DNS{Servers: servers, Search: []string{"demo.svc.cluster.local"}}
+		return &driver.DNS{Servers: servers, Search: []string{"demo.svc.cluster.local"}, Options: []string{"ndots:5"}}
 	}
 	tests := []struct {
 		name string
@@ -43,5 +43,19 @@ func TestApplyDNS(t *testing.T) {
 		if len(tt.own) == 0 && len(tt.want) > 0 && !slices.Equal(hc.DNSSearch, tt.task.Setup.DNS.Search) {
 			t.Errorf("%s: search %v", tt.name, hc.DNSSearch)
 		}
+		if len(tt.own) == 0 && len(tt.want) > 0 && !slices.Equal(hc.DNSOptions, []string{"ndots:5"}) {
+			t.Errorf("%s: options %v, want ndots:5", tt.name, hc.DNSOptions)
+		}
+	}
+}
+
+// The spec's own dns-search and dns-option parameters win over the cluster's.
+func TestApplyDNSKeepsTheSpecsOptions(t *testing.T) {
+	task := driver.Task{Setup: &driver.ContainerSetup{NetworkMode: "BRIDGE",
+		DNS: &driver.DNS{Servers: []string{"10.0.0.5"}, Search: []string{"demo.svc.cluster.local"}, Options: []string{"ndots:5"}}}}
+	hc := &container.HostConfig{DNSSearch: []string{"example.org"}, DNSOptions: []string{"ndots:1", "timeout:2"}}
+	applyDNS(&task, hc)
+	if len(hc.DNS) != 1 || !slices.Equal(hc.DNSSearch, []string{"example.org"}) || !slices.Equal(hc.DNSOptions, []string{"ndots:1", "timeout:2"}) {
+		t.Errorf("DNS %v, search %v, options %v; want the node's server with the spec's search and options", hc.DNS, hc.DNSSearch, hc.DNSOptions)
 	}
 }

@@ -208,10 +208,12 @@ func suffix(msg string) string {
 	return ": " + msg
 }
 
-// applyDNS makes the node's cluster DNS server the container's resolver, unless the
-// spec's parameters set one. A server on a loopback address is out of reach of a
-// container with a network of its own, which then keeps Docker's default; a container
-// that joins another's network has that one's resolver (Docker refuses both).
+// applyDNS makes the node's cluster DNS server the container's resolver, with its search
+// domains and options, unless the spec's parameters set a server (then nothing of the
+// cluster's applies); the spec's own dns-search and dns-option parameters win over the
+// cluster's. A server on a loopback address is out of reach of a container with a
+// network of its own, which then keeps Docker's default; a container that joins
+// another's network has that one's resolver (Docker refuses both).
 func applyDNS(t *driver.Task, hc *container.HostConfig) {
 	if t.Setup.DNS == nil || len(hc.DNS) > 0 || t.Setup.JoinTask != "" {
 		return
@@ -228,5 +230,8 @@ func applyDNS(t *driver.Task, hc *container.HostConfig) {
 	hc.DNS = servers
 	if len(hc.DNSSearch) == 0 {
 		hc.DNSSearch = t.Setup.DNS.Search
+	}
+	if len(hc.DNSOptions) == 0 {
+		hc.DNSOptions = t.Setup.DNS.Options
 	}
 }
