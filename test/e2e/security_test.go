@@ -325,6 +325,7 @@ func TestUsersAndPolicies(t *testing.T) {
 		t.Errorf("management exec: %q", out)
 	}
 	execTerminalInProcess(t, s, "acl", tg)
+	usageOfProcess(t, s, "acl", tg)
 	// A token that may deploy in the namespace still cannot take the node: root processes,
 	// privileged containers, the host's root file system, its pid namespace, capabilities
 	// or devices are privileges a policy must grant by name.
@@ -425,5 +426,20 @@ func execTerminalInProcess(t *testing.T, s *devServer, ns, tg string) {
 	}
 	if uid, _ := strconv.Atoi(lines[0]); uid < 80000 || !strings.HasPrefix(lines[1], "/dev/pts/") || lines[2] != "33" || lines[3] != "99" {
 		t.Errorf("exec -it in a process: uid, tty and size %q, want a task uid, /dev/pts/N and 33 99", lines)
+	}
+}
+
+// usageOfProcess: a running process task's usage is measured on its node (its cgroup).
+func usageOfProcess(t *testing.T, s *devServer, ns, tg string) {
+	t.Helper()
+	c, err := client.New(s.url, client.WithHTTPClient(s.http))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u, err := c.TaskGroupUsage(ctx, ns, tg)
+	if err != nil || len(u.Tasks) != 1 || u.Tasks[0].Error != "" || u.Tasks[0].MemoryBytes == 0 || u.Tasks[0].MemoryLimitBytes != 16<<20 || u.Node == "" {
+		t.Fatalf("usage of a process task: %+v %v", u, err)
 	}
 }
