@@ -98,19 +98,27 @@ func (a *Agent) runProxy(ctx context.Context) {
 // proxyTableName is the name of this cluster's service proxy table.
 func (a *Agent) proxyTableName() string { return netsvc.ClusterTable(a.owner.Tag()) }
 
-// removeLegacyTable removes the table a berth of before per-cluster tables wrote
-// (netsvc.TableName, no cluster in its name): left in place, its chains, added first,
-// would keep answering this cluster's VIPs with the instances of then.
+// removeLegacyTable removes the table "berth" (netsvc.TableName) when this node's own
+// agent wrote it before tables were named by cluster (its checkpoint predates them):
+// left in place, its chains, added first, would keep answering this cluster's VIPs
+// with the instances of then. Another cluster's (a fresh data dir) is left alone.
 func (a *Agent) removeLegacyTable() {
+	older, err := a.ckpt.claimProxyTable(a.proxyTableName())
+	if err != nil {
+		a.log.Warn("checkpoint: the proxy table not recorded", "err", err)
+	}
+	if !older {
+		return
+	}
 	other, err := netsvc.OtherTables("", a.proxyTableName())
 	if err != nil || !slices.Contains(other, netsvc.TableName) {
 		return
 	}
 	if err := netsvc.RemoveTable("", netsvc.TableName); err != nil {
-		a.log.Warn("the service proxy table of an older berth is left", "table", netsvc.TableName, "err", err)
+		a.log.Warn("the service proxy table an older berth wrote is left", "table", netsvc.TableName, "err", err)
 		return
 	}
-	a.log.Info("removed the service proxy table of an older berth", "table", netsvc.TableName)
+	a.log.Info("removed the service proxy table an older berth of this node wrote", "table", netsvc.TableName)
 }
 
 // ProxyTable is the nftables table (family ip) of the node's service proxy, "" when it
