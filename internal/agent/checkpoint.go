@@ -33,6 +33,9 @@ type checkpointData struct {
 	// empty in a file of an agent that did not record it.
 	Cluster    string                      `json:"cluster,omitempty"`
 	TaskGroups map[string]*checkpointEntry `json:"taskGroups"` // by namespace/name
+	// ProxyTable is the service proxy's table (netsvc.ClusterTable); empty in the file
+	// of an agent from before tables were named by cluster, whose table was "berth".
+	ProxyTable string `json:"proxyTable,omitempty"`
 }
 
 // checkpointEntry is one task group the agent runs, and what it holds on the node.
@@ -57,6 +60,8 @@ type checkpoint struct {
 	path string
 	mu   sync.Mutex
 	data checkpointData
+	// existed: the file was there at the start (an agent ran on this data dir before).
+	existed bool
 }
 
 // loadCheckpoint reads the file at path; a missing file is an empty checkpoint. A file
@@ -75,10 +80,25 @@ func loadCheckpoint(path, node string) (*checkpoint, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return nil, fmt.Errorf("read checkpoint %s: %w (move it away to start from the running tasks alone)", path, err)
 	}
+	c.existed = true
 	if d.Version == checkpointVersion && d.TaskGroups != nil {
-		c.data.TaskGroups, c.data.Cluster = d.TaskGroups, d.Cluster
+		c.data.TaskGroups, c.data.Cluster, c.data.ProxyTable = d.TaskGroups, d.Cluster, d.ProxyTable
 	}
 	return c, nil
+}
+
+// claimProxyTable records table as the node's service proxy table, and reports whether
+// an agent from before tables were named by cluster ran on this data dir: the table
+// "berth" on the machine is then the one it wrote.
+func (c *checkpoint) claimProxyTable(table string) (older bool, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.data.ProxyTable == table {
+		return false, nil
+	}
+	older = c.existed && c.data.ProxyTable == ""
+	c.data.ProxyTable = table
+	return older, c.saveLocked()
 }
 
 // put records a task group the agent runs.

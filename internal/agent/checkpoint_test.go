@@ -107,3 +107,42 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatalf("an http server: %v", err)
 	}
 }
+
+// The table "berth" is the node's own to remove only where its agent ran before proxy
+// tables were named by cluster: a checkpoint that is there but names no table.
+func TestCheckpointClaimProxyTable(t *testing.T) {
+	tests := []struct {
+		name string
+		file string // "" for none
+		want bool
+	}{
+		{"fresh data dir", "", false},
+		{"older agent", `{"version":1,"node":"n","cluster":"sha256:ab","taskGroups":{}}`, true},
+		{"this cluster's table", `{"version":1,"node":"n","taskGroups":{},"proxyTable":"berth_0123456789ab"}`, false},
+		{"another table", `{"version":1,"node":"n","taskGroups":{},"proxyTable":"berth_ffffffffffff"}`, false},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(t.TempDir(), "checkpoint.json")
+		if tt.file != "" {
+			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := loadCheckpoint(path, "n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		older, err := c.claimProxyTable("berth_0123456789ab")
+		if err != nil || older != tt.want {
+			t.Errorf("%s: claim = %v, %v; want %v", tt.name, older, err, tt.want)
+		}
+		// Recorded: the next start (and the next claim) finds its own table.
+		again, err := loadCheckpoint(path, "n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if older, err := again.claimProxyTable("berth_0123456789ab"); err != nil || older {
+			t.Errorf("%s: second claim = %v, %v; want false", tt.name, older, err)
+		}
+	}
+}

@@ -105,6 +105,10 @@ type Config struct {
 	DNSAddr       string
 	DNSUpstreams  []string
 	ClusterDomain string
+	// DNSFallback, when set, is where the DNS server listens when it cannot on DNSAddr
+	// (berth dev: a free port of 127.0.0.1, when another berth dev has port 53 of the
+	// node's IP); the agent says so. Empty, that is an error at start.
+	DNSFallback string
 	// OnCatalog, when set, is called with every service and endpoints object the agent
 	// receives, and makes it follow them even without a DNS server (berth sim measures
 	// how soon an instance reaches every node's catalog with it).
@@ -113,6 +117,11 @@ type Config struct {
 	// (docs/services.md, "Virtual IPs"); it needs the cluster DNS server's catalog
 	// (DNSAddr) and root. Off, the agent removes the proxy's table at start.
 	ServiceProxy bool
+	// RemoveProxyTableAtStop removes the proxy's table when the agent stops (berth dev,
+	// whose server stops with it: left, the table would answer the VIPs of a later
+	// cluster on the machine with this one's instances). Off, the table outlives the
+	// agent, so forwarding goes on while it restarts.
+	RemoveProxyTableAtStop bool
 	// LBGroup, when set, makes this node serve the services exported to that BCS
 	// load-balancer group with HAProxy (docs/services.md, "Load-balancer groups"), on
 	// LBBind (every address when "") with HTTP ports on LBHTTPPort (default 80). HAProxy

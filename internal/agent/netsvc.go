@@ -46,6 +46,15 @@ func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 	}
 	a.catalog = netsvc.NewCatalog(a.cfg.ClusterDomain)
 	srv, err := netsvc.NewDNSServer(a.catalog, netsvc.DNSConfig{Addr: a.cfg.DNSAddr, Upstreams: ups, Logger: a.log})
+	if err != nil && a.cfg.DNSFallback != "" {
+		first := err
+		srv, err = netsvc.NewDNSServer(a.catalog, netsvc.DNSConfig{Addr: a.cfg.DNSFallback, Upstreams: ups, Logger: a.log})
+		if err == nil {
+			a.log.Warn("cluster DNS server not on port 53 of the node (taken by another berth dev or a resolver, or not root): it listens on "+srv.Addr()+
+				" instead, where processes find it in BERTH_DNS; containers keep Docker's resolver. Free the port, or give --dns-addr HOST:PORT",
+				"want", a.cfg.DNSAddr, "addr", srv.Addr(), "err", first)
+		}
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("agent: the cluster DNS server (--dns-addr %s, or off): %w", a.cfg.DNSAddr, err)
 	}
@@ -57,19 +66,68 @@ func (a *Agent) startDNS() (*executor.DNS, func(), error) {
 }
 
 // runProxy runs the node's service proxy over the catalog until ctx ends, or removes a
-// table an earlier run left when the proxy is off.
+// table an earlier run left when the proxy is off. Its table is its cluster's
+// (netsvc.ClusterTable): another cluster's agent on the machine has its own.
 func (a *Agent) runProxy(ctx context.Context) {
 	if a.cfg.DNSAddr == "" {
 		return // no DNS server: no proxy, nothing to clean
 	}
+	table := a.proxyTableName()
+	a.removeLegacyTable()
 	if !a.cfg.ServiceProxy {
-		if err := netsvc.RemoveTable(""); err != nil {
-			a.log.Debug("service proxy off; no table removed", "err", err)
+		if err := netsvc.RemoveTable("", table); err != nil {
+			a.log.Debug("service proxy off; no table removed", "table", table, "err", err)
 		}
 		return
 	}
-	a.log.Info("service proxy started", "table", netsvc.TableName)
-	netsvc.NewProxy(a.catalog, netsvc.ProxyConfig{Logger: a.log}).Run(ctx)
+	if other, err := netsvc.OtherTables("", table); err == nil && len(other) > 0 {
+		a.log.Warn("other berth clusters' service proxy tables are on this machine: where a VIP is theirs too (the same --service-cidr), the older table's instances answer it. Give each cluster its own --service-cidr, or remove a stopped cluster's table (nft delete table ip NAME)",
+			"tables", other)
+	}
+	a.log.Info("service proxy started", "table", table)
+	netsvc.NewProxy(a.catalog, netsvc.ProxyConfig{Table: table, Logger: a.log}).Run(ctx)
+	if a.cfg.RemoveProxyTableAtStop {
+		if err := netsvc.RemoveTable("", table); err != nil {
+			a.log.Warn("service proxy stopped; its table is left", "table", table, "err", err)
+		} else {
+			a.log.Info("service proxy stopped; its table removed", "table", table)
+		}
+	}
+}
+
+// proxyTableName is the name of this cluster's service proxy table.
+func (a *Agent) proxyTableName() string { return netsvc.ClusterTable(a.owner.Tag()) }
+
+// removeLegacyTable removes the table "berth" (netsvc.TableName) when this node's own
+// agent wrote it before tables were named by cluster (its checkpoint predates them):
+// left in place, its chains, added first, would keep answering this cluster's VIPs
+// with the instances of then. Another cluster's (a fresh data dir) is left alone.
+func (a *Agent) removeLegacyTable() {
+	older, err := a.ckpt.claimProxyTable(a.proxyTableName())
+	if err != nil {
+		a.log.Warn("checkpoint: the proxy table not recorded", "err", err)
+	}
+	if !older {
+		return
+	}
+	other, err := netsvc.OtherTables("", a.proxyTableName())
+	if err != nil || !slices.Contains(other, netsvc.TableName) {
+		return
+	}
+	if err := netsvc.RemoveTable("", netsvc.TableName); err != nil {
+		a.log.Warn("the service proxy table an older berth wrote is left", "table", netsvc.TableName, "err", err)
+		return
+	}
+	a.log.Info("removed the service proxy table an older berth of this node wrote", "table", netsvc.TableName)
+}
+
+// ProxyTable is the nftables table (family ip) of the node's service proxy, "" when it
+// runs none (valid after Ready).
+func (a *Agent) ProxyTable() string {
+	if !a.cfg.ServiceProxy || a.DNSAddr() == "" {
+		return ""
+	}
+	return a.proxyTableName()
 }
 
 // followCatalog keeps the catalog of services and endpoints current: a list, then one

@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"net"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -95,5 +97,55 @@ func TestClusterDNSFollowsTheCatalog(t *testing.T) {
 		if !slices.Contains(env, want) {
 			t.Errorf("the process's env lacks %s: %s", want, strings.Join(env, " "))
 		}
+	}
+}
+
+// A DNS address that is taken (another berth dev has port 53 of the node's IP) is an
+// error at the start, unless the config names a fallback (berth dev's): the server then
+// listens there, the agent runs, and its processes are told the fallback.
+func TestClusterDNSFallback(t *testing.T) {
+	taken, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.LocalAddr().String()
+	c := newCluster(t)
+	tests := []struct {
+		name     string
+		fallback string
+		wantErr  bool
+	}{
+		{"no-fallback", "", true},
+		{"fallback", "127.0.0.1:0", false},
+	}
+	for _, tt := range tests {
+		ra := startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) {
+			cfg.NodeName, cfg.DNSAddr, cfg.DNSFallback = "dns-"+tt.name, busy, tt.fallback
+		})
+		if tt.wantErr {
+			select {
+			case err := <-ra.done:
+				if err == nil || !strings.Contains(err.Error(), busy) {
+					t.Errorf("%s: Run = %v, want an error naming %s", tt.name, err, busy)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s: the agent runs with its DNS address taken", tt.name)
+			}
+			ra.done <- nil // for stop
+			continue
+		}
+		var addr string
+		waitFor(t, "the DNS server", func() bool { addr = ra.a.DNSAddr(); return addr != "" })
+		if addr == busy || !strings.HasPrefix(addr, "127.0.0.1:") {
+			t.Errorf("%s: DNS on %s, want a free port of 127.0.0.1", tt.name, addr)
+		}
+		if got := lookupA(t, addr, "nothing.demo.svc.cluster.local"); len(got) != 0 {
+			t.Errorf("%s: an unknown service answered %v", tt.name, got)
+		}
+		if table := ra.a.ProxyTable(); table != "" {
+			t.Errorf("%s: ProxyTable = %q with the proxy off", tt.name, table)
+		}
+		ra.stop()
 	}
 }

@@ -156,7 +156,7 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 	}
 	m := flagMerge{changed: cmd.Flags().Changed, file: file}
 	cfg := f.settings(m)
-	if err := f.dns.apply(&cfg, file, m.changed); err != nil {
+	if _, err := f.dns.apply(&cfg, file, m.changed); err != nil {
 		return cfg, level, err
 	}
 	if err := f.lb.apply(&cfg, file, m.changed); err != nil {

@@ -28,8 +28,9 @@ func (f *agentDNSFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.proxy, "service-proxy", "auto", "forward the services' virtual IPs with nftables: auto (as root, on a kernel with nf_tables, with the DNS server on), on or off")
 }
 
-// apply puts the flags (or the config file's keys) into cfg.
-func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(string) bool) error {
+// apply puts the flags (or the config file's keys) into cfg. When --service-proxy auto
+// leaves the proxy off, it returns why.
+func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(string) bool) (proxyOff string, err error) {
 	addr, domain, ups := f.addr, f.domain, f.upstreams
 	if !changed("dns-addr") && file.DNSAddr != "" {
 		addr = file.DNSAddr
@@ -46,16 +47,16 @@ func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(s
 	case agent.DNSAuto:
 	default:
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("--dns-addr %q: give HOST:PORT, auto or off", addr)
+			return "", fmt.Errorf("--dns-addr %q: give HOST:PORT, auto or off", addr)
 		}
 	}
 	for _, u := range ups {
 		if _, _, err := net.SplitHostPort(u); err != nil {
-			return fmt.Errorf("--dns-upstream %q: give HOST:PORT", u)
+			return "", fmt.Errorf("--dns-upstream %q: give HOST:PORT", u)
 		}
 	}
 	if d := strings.Trim(domain, "."); d == "" || strings.ContainsAny(d, " /:") {
-		return fmt.Errorf("--cluster-domain %q: give a domain such as %s", domain, agent.DefaultClusterDomain)
+		return "", fmt.Errorf("--cluster-domain %q: give a domain such as %s", domain, agent.DefaultClusterDomain)
 	}
 	cfg.DNSAddr, cfg.DNSUpstreams, cfg.ClusterDomain = addr, ups, strings.Trim(domain, ".")
 	proxy := f.proxy
@@ -64,18 +65,33 @@ func (f *agentDNSFlags) apply(cfg *agent.Config, file *agentFile, changed func(s
 	}
 	switch proxy {
 	case "auto":
-		cfg.ServiceProxy = addr != "" && os.Geteuid() == 0 && netsvc.NFTablesUsable() == nil
+		cfg.ServiceProxy, proxyOff = serviceProxyAuto(addr)
 	case "on":
 		if addr == "" {
-			return fmt.Errorf("--service-proxy on needs the cluster DNS server (--dns-addr): it follows the same services")
+			return "", fmt.Errorf("--service-proxy on needs the cluster DNS server (--dns-addr): it follows the same services")
 		}
 		if err := netsvc.NFTablesUsable(); err != nil {
-			return fmt.Errorf("--service-proxy on: %w", err)
+			return "", fmt.Errorf("--service-proxy on: %w", err)
 		}
 		cfg.ServiceProxy = true
 	case "off":
 	default:
-		return fmt.Errorf("--service-proxy %q: use auto, on or off", proxy)
+		return "", fmt.Errorf("--service-proxy %q: use auto, on or off", proxy)
 	}
-	return nil
+	return proxyOff, nil
+}
+
+// serviceProxyAuto is --service-proxy auto with the DNS server at dnsAddr ("" for none):
+// on as root, on a kernel with nf_tables, with the DNS server on; else off, and why.
+func serviceProxyAuto(dnsAddr string) (bool, string) {
+	if dnsAddr == "" {
+		return false, "the cluster DNS server is off (--dns-addr off), and the proxy follows its catalog"
+	}
+	if os.Geteuid() != 0 {
+		return false, "not running as root (nftables needs CAP_NET_ADMIN)"
+	}
+	if err := netsvc.NFTablesUsable(); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
 }

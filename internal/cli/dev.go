@@ -30,12 +30,21 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg := daemon.DevConfig{Server: scfg, OnReady: func(addr, node string) { devReady(o, f.dataDir, addr, node, scfg.API.Logger) }}
+	var acfg *agent.Config
 	if f.agent {
-		acfg := agent.Config{NodeName: devNode.NodeName, PortRanges: devNode.PortRanges}
-		f.agentGuard.apply(&acfg)
-		cfg.Agent = &acfg
+		acfg = &agent.Config{NodeName: devNode.NodeName, PortRanges: devNode.PortRanges}
+		f.agentGuard.apply(acfg)
+		if err := devServices(&f.devDNS, acfg, cmd.Flags().Changed, scfg.API.Logger); err != nil {
+			return err
+		}
 	}
+	cfg := daemon.DevConfig{Server: scfg, Agent: acfg, OnReady: func(addr string, node daemon.DevNode) {
+		domain := ""
+		if acfg != nil {
+			domain = acfg.ClusterDomain
+		}
+		devReady(o, f.dataDir, addr, node, domain, scfg.API.Logger)
+	}}
 	agent.Version = Version
 	// One process, one tracer provider: the server's and the agent's spans are berth-dev's.
 	p := daemon.Process{Service: "berth-dev", Version: Version, TraceEndpoint: f.otlpEndpoint, Logger: scfg.API.Logger}
@@ -44,7 +53,7 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 
 // devReady points the CLI config file at the berth dev that now serves at addr, and
 // tells the user where it runs.
-func devReady(o *options, dataDir, addr, node string, log *slog.Logger) {
+func devReady(o *options, dataDir, addr string, node daemon.DevNode, domain string, log *slog.Logger) {
 	admin, err := os.ReadFile(filepath.Join(dataDir, daemon.AdminTokenFile))
 	if err != nil {
 		log.Warn("no management token for the CLI config", "err", err)
@@ -53,7 +62,7 @@ func devReady(o *options, dataDir, addr, node string, log *slog.Logger) {
 	if err != nil {
 		log.Warn("the CLI config file was not written", "err", err)
 	}
-	devBanner(o.out(), addr, dataDir, node, config)
+	devBanner(o.out(), addr, dataDir, node, domain, config)
 }
 
 // devNodeFlags are berth dev's flags for its agent's node: another berth dev, or an agent

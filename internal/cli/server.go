@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -45,6 +44,7 @@ type serverFlags struct {
 	agent         bool            // berth dev: run an agent in the process
 	agentGuard    agentGuardFlags // berth dev: what its agent allows workloads
 	devNode       devNodeFlags    // berth dev: its agent's node name and port ranges
+	devDNS        agentDNSFlags   // berth dev: its agent's DNS server and service proxy
 	member        memberFlags
 	nodeTTL       time.Duration
 	serviceCIDR   string
@@ -156,6 +156,7 @@ func newDevCommand(o *options) *cobra.Command {
 	cmd.Flags().BoolVar(&f.agent, "agent", true, "run a node agent for this machine in the process (false: the server alone)")
 	f.agentGuard.register(cmd)
 	f.devNode.register(cmd)
+	f.devDNS.registerDev(cmd)
 	return cmd
 }
 
@@ -262,36 +263,6 @@ func (f serverFlags) readJoinToken() (string, error) {
 		return "", fmt.Errorf("--join-token-file %s is empty", f.joinTokenFile)
 	}
 	return t, nil
-}
-
-// devBanner tells a new user where berth runs and what to try first. node is the name
-// of the in-process agent's node ("" without one); config is the CLI config file berth
-// dev wrote ("" when it left the user's alone).
-func devBanner(w io.Writer, addr, dataDir, node, config string) {
-	url := "https://" + addr
-	env := ""
-	if config != "" {
-		env = fmt.Sprintf("  CLI config: %s (other shells find the server and its CA there)\n", config)
-	} else {
-		env = fmt.Sprintf("  (other shells: export BERTH_SERVER=%s BERTH_CA_CERT=%s)\n", url, filepath.Join(dataDir, daemon.CAFile))
-	}
-	if node == "" {
-		node = "none (--agent=false)"
-	}
-	fmt.Fprintf(w, `
-berth dev is running.
-  API:      %s
-  node:     %s
-  data dir: %s
-%s
-Try:
-  berth apply -f examples/
-  berth get apps -A
-  berth events -w
-
-Stop with Ctrl-C (the data stays in the data dir).
-
-`, url, node, dataDir, env)
 }
 
 // rootDevDataDir is berth dev's data dir for root. Root's home is closed to other users

@@ -11,23 +11,6 @@ import (
 	"github.com/berthhq/berth/internal/client"
 )
 
-func TestDevBanner(t *testing.T) {
-	var b strings.Builder
-	devBanner(&b, "127.0.0.1:7470", "/home/u/.berth/dev", "host-1", "/home/u/.config/berth/config.yaml")
-	out := b.String()
-	wantContains(t, out, "https://127.0.0.1:7470", "node:     host-1", "/home/u/.berth/dev", "CLI config: /home/u/.config/berth/config.yaml",
-		"berth apply -f examples/", "berth get apps -A", "berth events -w")
-	if strings.Contains(out, "BERTH_SERVER") {
-		t.Error("a written CLI config needs no BERTH_SERVER hint")
-	}
-	b.Reset()
-	// Without the config file (the user has their own), the banner says what to export.
-	devBanner(&b, "127.0.0.1:9999", "/d", "", "")
-	if !strings.Contains(b.String(), "export BERTH_SERVER=https://127.0.0.1:9999 BERTH_CA_CERT=/d/ca.crt") {
-		t.Errorf("banner without a config file:\n%s", b.String())
-	}
-}
-
 func TestServerFlagErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -55,6 +38,10 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"server", "--etcd-endpoints", "http://127.0.0.1:1", "--etcd-quota-bytes", "1GiB"}, "--etcd-quota-bytes is for the embedded etcd"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-compaction-interval", "1s"}, "--etcd-compaction-interval 1s: use 0 (never compact) or at least 10s"},
 		{[]string{"dev", "--data-dir", "DIR", "--etcd-compaction-interval", "-1m"}, "--etcd-compaction-interval -1m0s"},
+		{[]string{"dev", "--data-dir", "DIR", "--dns-addr", "53"}, `--dns-addr "53": give HOST:PORT, auto or off`},
+		{[]string{"dev", "--data-dir", "DIR", "--service-proxy", "maybe"}, `--service-proxy "maybe": use auto, on or off`},
+		{[]string{"dev", "--data-dir", "DIR", "--dns-addr", "off", "--service-proxy", "on"}, "--service-proxy on needs the cluster DNS server"},
+		{[]string{"dev", "--data-dir", "DIR", "--dns-upstream", "8.8.8.8"}, `--dns-upstream "8.8.8.8": give HOST:PORT`},
 	}
 	for _, tt := range tests {
 		args := tt.args

@@ -2,12 +2,14 @@ package netsvc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/miekg/dns"
@@ -51,15 +53,9 @@ func NewDNSServer(cat *Catalog, cfg DNSConfig) (*DNSServer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	pc, err := net.ListenPacket("udp", cfg.Addr)
+	pc, ln, err := listenDNS(cfg.Addr)
 	if err != nil {
-		return nil, fmt.Errorf("dns: listen udp %s: %w", cfg.Addr, err)
-	}
-	// TCP on the port UDP got (port 0 picked one).
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		pc.Close()
-		return nil, fmt.Errorf("dns: listen tcp %s: %w", pc.LocalAddr(), err)
+		return nil, err
 	}
 	s := &DNSServer{cat: cat, log: cfg.Logger, fwd: newForwarder(cfg.Upstreams, cfg.ForwardTimeout, cfg.CacheSize, pc.LocalAddr().String()),
 		addr: pc.LocalAddr().String(), done: make(chan struct{})}
@@ -76,6 +72,26 @@ func NewDNSServer(cat *Catalog, cfg DNSConfig) (*DNSServer, error) {
 	}
 	go func() { wg.Wait(); close(s.done) }()
 	return s, nil
+}
+
+// listenDNS listens on addr over UDP and TCP, on one port. With port 0 the UDP socket
+// picks it, and TCP may find it taken by another program: then another is picked.
+func listenDNS(addr string) (net.PacketConn, net.Listener, error) {
+	_, port, _ := net.SplitHostPort(addr)
+	for attempt := 0; ; attempt++ {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dns: listen udp %s: %w", addr, err)
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln, nil
+		}
+		pc.Close()
+		if port != "0" || !errors.Is(err, syscall.EADDRINUSE) || attempt == 10 {
+			return nil, nil, fmt.Errorf("dns: listen tcp %s: %w", pc.LocalAddr(), err)
+		}
+	}
 }
 
 // Addr is the address the server listens on.

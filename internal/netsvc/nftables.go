@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/nftables"
@@ -49,35 +51,58 @@ const (
 // nftTable is the proxy's table in one network namespace.
 type nftTable struct {
 	netns string // a network namespace's file (/run/netns/NAME); "" for this process's
+	name  string // the table's name; "" for TableName
+}
+
+// tableName is the table's name.
+func (n nftTable) tableName() string {
+	if n.name == "" {
+		return TableName
+	}
+	return n.name
 }
 
 // table is the proxy's table, as netlink names it.
-func (nftTable) table() *nftables.Table {
-	return &nftables.Table{Family: nftables.TableFamilyIPv4, Name: TableName}
+func (n nftTable) table() *nftables.Table {
+	return &nftables.Table{Family: nftables.TableFamilyIPv4, Name: n.tableName()}
 }
 
 // apply sends what fill queues as one transaction.
 func (n nftTable) apply(fill func(c *nftables.Conn, t *nftables.Table) error) error {
-	opts := []nftables.ConnOption{nftables.WithSockOptions(prepareSocket)}
-	if n.netns != "" {
-		f, err := os.Open(n.netns)
-		if err != nil {
-			return fmt.Errorf("network namespace: %w", err)
-		}
-		defer f.Close()
-		opts = append(opts, nftables.WithNetNSFd(int(f.Fd())))
-	}
-	c, err := nftables.New(opts...)
+	c, closeNS, err := connIn(n.netns, prepareSocket)
 	if err != nil {
-		return fmt.Errorf("nftables: %w", err)
+		return err
 	}
+	defer closeNS()
 	if err := fill(c, n.table()); err != nil {
 		return err
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables transaction on table ip %s: %w", TableName, err)
+		return fmt.Errorf("nftables transaction on table ip %s: %w", n.tableName(), err)
 	}
 	return nil
+}
+
+// connIn opens a netlink connection to nftables in network namespace netns ("" for
+// this process's), its socket prepared by prepare; the returned func closes the
+// namespace's file.
+func connIn(netns string, prepare func(*netlink.Conn) error) (*nftables.Conn, func(), error) {
+	opts := []nftables.ConnOption{nftables.WithSockOptions(prepare)}
+	closeNS := func() {}
+	if netns != "" {
+		f, err := os.Open(netns)
+		if err != nil {
+			return nil, nil, fmt.Errorf("network namespace: %w", err)
+		}
+		closeNS = func() { f.Close() }
+		opts = append(opts, nftables.WithNetNSFd(int(f.Fd())))
+	}
+	c, err := nftables.New(opts...)
+	if err != nil {
+		closeNS()
+		return nil, nil, fmt.Errorf("nftables: %w", err)
+	}
+	return c, closeNS, nil
 }
 
 // prepareSocket sizes the socket's buffers for a large transaction and bounds the
@@ -323,6 +348,32 @@ func (n nftTable) removeTable() error {
 		c.DelTable(t)
 		return nil
 	})
+}
+
+// OtherTables lists the tables of other berth clusters' proxies in network namespace
+// netns ("" for this process's): family ip, named TableName or TableName_*, other than own. Where their VIPs
+// are the same as this cluster's, the table whose chains were added first translates
+// the connection (the kernel's NAT binds once), so the clusters need ranges apart.
+func OtherTables(netns, own string) ([]string, error) {
+	c, closeNS, err := connIn(netns, func(c *netlink.Conn) error {
+		return c.SetDeadline(time.Now().Add(5 * time.Second))
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer closeNS()
+	tables, err := c.ListTablesOfFamily(nftables.TableFamilyIPv4)
+	if err != nil {
+		return nil, fmt.Errorf("nftables: list tables: %w", err)
+	}
+	var out []string
+	for _, t := range tables {
+		if t.Name != own && (t.Name == TableName || strings.HasPrefix(t.Name, TableName+"_")) {
+			out = append(out, t.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // NFTablesUsable reports why this process cannot write nftables tables (not root, a

@@ -9,7 +9,10 @@ import (
 type ProxyConfig struct {
 	// NetNS is the file of the network namespace whose table the proxy writes
 	// (/run/netns/NAME); empty for the agent's own (tests use one of their own).
-	NetNS  string
+	NetNS string
+	// Table is the name of the proxy's table (family ip); "" for TableName. An agent
+	// gives its cluster's (ClusterTable).
+	Table  string
 	Logger *slog.Logger
 }
 
@@ -35,7 +38,7 @@ func NewProxy(cat *Catalog, cfg ProxyConfig) *Proxy {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Proxy{cat: cat, changed: cat.Subscribe(), table: nftTable{netns: cfg.NetNS}, log: cfg.Logger}
+	return &Proxy{cat: cat, changed: cat.Subscribe(), table: nftTable{netns: cfg.NetNS, name: cfg.Table}, log: cfg.Logger}
 }
 
 // Run writes the table once the catalog is first listed, and after every change of the
@@ -68,9 +71,9 @@ func (p *Proxy) Sync(context.Context) error {
 	return nil
 }
 
-// RemoveTable deletes the proxy's table in network namespace netns ("" for this
-// process's: a node whose proxy is turned off): no VIP is forwarded there any more. A
-// table that is not there is no error.
-func RemoveTable(netns string) error {
-	return nftTable{netns: netns}.removeTable()
+// RemoveTable deletes the proxy's table table ("" for TableName) in network namespace
+// netns ("" for this process's: a node whose proxy is turned off): no VIP is forwarded
+// there any more. A table that is not there is no error.
+func RemoveTable(netns, table string) error {
+	return nftTable{netns: netns, name: table}.removeTable()
 }

@@ -235,7 +235,7 @@ func TestProxyForwardsVIPs(t *testing.T) {
 		t.Errorf("a service without endpoints answered: %q", body)
 	}
 
-	if err := RemoveTable(p.table.netns); err != nil {
+	if err := RemoveTable(p.table.netns, ""); err != nil {
 		t.Fatal(err)
 	}
 	if out := run(t, "ip", "netns", "exec", ns, "nft", "list", "tables"); strings.Contains(out, TableName) {
@@ -412,5 +412,57 @@ func TestProxyRefusesVIPsWithoutInstances(t *testing.T) {
 	}
 	if body, err := ask(); err != nil || body != "a" {
 		t.Errorf("the connection made before: %q, %v; want it to go on", body, err)
+	}
+}
+
+// Two clusters' proxies on one machine each write their own table (ClusterTable): both
+// forward their VIPs, a full write of one leaves the other's alone, each sees the other
+// as another cluster's table, and removing one leaves the other forwarding.
+func TestProxyTablesOfTwoClusters(t *testing.T) {
+	requireNetAdmin(t)
+	ns, hostIP, _ := testNetns(t, 74)
+	netns := "/run/netns/" + ns
+	a, b := backend(t, hostIP, "a"), backend(t, hostIP, "b")
+	tables := []string{ClusterTable("aaaaaaaaaaaa"), ClusterTable("bbbbbbbbbbbb")}
+	vips := []string{"10.254.74.1", "10.254.74.2"}
+	for i, port := range []int{a, b} {
+		cat := NewCatalog("cluster.local")
+		cat.Put(webService())
+		cat.Put(vipEndpoints(vips[i], fmt.Sprintf("%s:%d", hostIP, port)))
+		p := NewProxy(cat, ProxyConfig{NetNS: netns, Table: tables[i]})
+		if err := p.Sync(context.Background()); err != nil {
+			t.Fatalf("table %s: %v", tables[i], err)
+		}
+	}
+	for i, want := range []string{"a", "b"} {
+		if body, err := getInNetns(ns, vips[i]+":80"); err != nil || body != want {
+			t.Errorf("VIP %s with both tables: %q, %v; want %s", vips[i], body, err, want)
+		}
+	}
+	for i, table := range tables {
+		other, err := OtherTables(netns, table)
+		if err != nil || len(other) != 1 || other[0] != tables[1-i] {
+			t.Errorf("OtherTables(%s) = %v, %v; want [%s]", table, other, err, tables[1-i])
+		}
+	}
+	if err := RemoveTable(netns, tables[0]); err != nil {
+		t.Fatal(err)
+	}
+	if body, err := getInNetns(ns, vips[1]+":80"); err != nil || body != "b" {
+		t.Errorf("VIP %s once the other cluster's table is gone: %q, %v; want b", vips[1], body, err)
+	}
+	if body, err := getInNetns(ns, vips[0]+":80"); err == nil {
+		t.Errorf("VIP %s answered once its table was removed: %q", vips[0], body)
+	}
+	if other, err := OtherTables(netns, tables[1]); err != nil || len(other) != 0 {
+		t.Errorf("OtherTables after the removal: %v, %v; want none", other, err)
+	}
+}
+
+func TestClusterTable(t *testing.T) {
+	for _, c := range []struct{ tag, want string }{{"", TableName}, {"0123456789ab", "berth_0123456789ab"}} {
+		if got := ClusterTable(c.tag); got != c.want {
+			t.Errorf("ClusterTable(%q) = %q, want %q", c.tag, got, c.want)
+		}
 	}
 }

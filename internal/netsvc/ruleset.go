@@ -11,8 +11,19 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// TableName is the nftables table (family ip) the service proxy owns on every node.
+// TableName is the nftables table (family ip) of a service proxy given none, and the
+// start of the name of each cluster's (ClusterTable).
 const TableName = "berth"
+
+// ClusterTable names the table of the cluster whose tag is tag (driver.Owner.Tag):
+// agents of several clusters on one machine (two berth dev, a dev beside a node of
+// another cluster) each write and remove only their own.
+func ClusterTable(tag string) string {
+	if tag == "" {
+		return TableName
+	}
+	return TableName + "_" + tag
+}
 
 // proxyMark marks the packets the proxy sent to an instance, so they leave with the
 // node's address (masquerade): an instance answering a client on its own bridge would

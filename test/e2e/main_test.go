@@ -147,6 +147,9 @@ func startBerthAt(t testing.TB, bin, addr, dataDir, command string, flags ...str
 			s.cmd.Process.Kill()
 			<-s.exited
 		}
+		if command == "dev" { // killed, it left its service proxy's table
+			removeProxyTable(dataDir)
+		}
 		if t.Failed() {
 			t.Logf("berth dev output:\n%s", s.logs.String())
 		}

@@ -50,7 +50,7 @@ func TestServicesByName(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	startDockerAgent(t, s, "dns", "29400-29499", "--ip", ip, "--dns-addr", "auto", "--service-proxy", "on")
 	// The proxy's table outlives its agent, by design: the test removes it.
-	t.Cleanup(func() { exec.Command("nft", "delete", "table", "ip", "berth").Run() })
+	t.Cleanup(func() { removeProxyTable(s.dataDir) })
 	const ns = "dnse2e"
 	s.cleanupProcesses(ns)
 	s.cleanupApps(ns)
