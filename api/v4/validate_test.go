@@ -134,7 +134,7 @@ func TestMetadataRules(t *testing.T) {
 
 func TestWorkloadRules(t *testing.T) {
 	runRules(t, []ruleCase{
-		{"instance zero", appWith(func(a *Application) { a.Spec.Instance = 0 }), "spec.instance", "greater than 0"},
+		{"instance negative", appWith(func(a *Application) { a.Spec.Instance = -1 }), "spec.instance", "must not be negative"},
 		{"instance too many", appWith(func(a *Application) { a.Spec.Instance = MaxInstances + 1 }), "spec.instance", "at most"},
 		{"both task kinds", appWith(func(a *Application) { a.Spec.Template.Spec.Processes = proc(baseProc()).asList() }), "spec.template.spec", "cannot coexist"},
 		{"app with processes", appWith(func(a *Application) {
@@ -315,7 +315,7 @@ func TestDeploymentRules(t *testing.T) {
 	with := func(f func(d *Deployment)) Object { d := baseDeploy(); f(d); return d }
 	const ru = "spec.strategy.rollingupdate"
 	runRules(t, []ruleCase{
-		{"instance", with(func(d *Deployment) { d.Spec.Instance = -1 }), "spec.instance", "greater than 0"},
+		{"instance", with(func(d *Deployment) { d.Spec.Instance = -1 }), "spec.instance", "must not be negative"},
 		{"no template", with(func(d *Deployment) { d.Spec.Template = nil }), "spec.template", "a template, or a selector"},
 		{"template checked", with(func(d *Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }), "spec.template.spec.containers[0].image", "required"},
 		{"strategy", with(func(d *Deployment) { d.Spec.Strategy.Type = "BlueGreen" }), "spec.strategy.type", `"RollingUpdate", "Recreate"`},

@@ -282,6 +282,12 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 // status aggregates the wanted instances with BCS's precedence.
 func (r *pass) status() v4.WorkloadStatus {
 	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message}
+	if r.w.Spec.Instance == 0 { // scaled to zero: nothing is wanted, what still runs is stopping
+		st.Phase = v4.AppStopped
+		if r.surplus {
+			st.Phase = v4.AppStopping
+		}
+	}
 	if len(r.backOff) > 0 {
 		st.BackOff = r.backOff[:min(len(r.backOff), v4.MaxBackOffListed)]
 		if st.Message == "" {
