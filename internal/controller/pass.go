@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -214,31 +213,6 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 		r.c.event(r.key, v4.EventNormal, "Scheduled", scheduledMessage(placed))
 	}
 	return res, err
-}
-
-// maxPlacementsNamed bounds the placements one Scheduled event lists.
-const maxPlacementsNamed = 10
-
-// scheduledMessage says where a pass placed instances: each of them when few, else how
-// many, on how many nodes, and the first few.
-func scheduledMessage(placed []scheduler.Placement) string {
-	if len(placed) == 1 {
-		p := placed[0]
-		return fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name)
-	}
-	nodes := map[string]bool{}
-	var named []string
-	for _, p := range placed {
-		nodes[p.Node] = true
-		if len(named) < maxPlacementsNamed {
-			named = append(named, fmt.Sprintf("%d on %s", p.Index, p.Node))
-		}
-	}
-	more := ""
-	if len(placed) > maxPlacementsNamed {
-		more = fmt.Sprintf(", and %d more", len(placed)-maxPlacementsNamed)
-	}
-	return fmt.Sprintf("%d instances placed on %d nodes: %s%s", len(placed), len(nodes), strings.Join(named, ", "), more)
 }
 
 // placeRetained places a restart's replacement on the old run's node (hostRetainTime):

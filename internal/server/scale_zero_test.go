@@ -48,6 +48,11 @@ func TestScaleToZero(t *testing.T) {
 			if n := storedInstances(t, url, tc.plural); n != 2 {
 				t.Fatalf("stored spec.instance %d after a scale to 2", n)
 			}
+			storetest.FlushEvents(t, testStore)
+			evs = string(call(t, http.MethodGet, url+"/v1/events?kind="+string(tc.kind)+"&namespace=zero&name=web", "").body)
+			if !strings.Contains(evs, `"reason":"Scaled"`) || !strings.Contains(evs, `"message":"scaled from 0 to 2"`) {
+				t.Fatalf("no Scaled event from 0 to 2: %s", evs)
+			}
 			// An applied spec with instance 0 is a scale to zero too.
 			doc := strings.NewReplacer(`"instance":3`, `"instance":0`).Replace(tc.doc)
 			wantStatus(t, call(t, http.MethodPut, v1+tc.plural+"/web", doc), http.StatusOK)
