@@ -261,7 +261,9 @@ func (c *ServiceController) warnEmpty(key svcKey, svc *v4.Service, ep *v4.Endpoi
 		}
 		return v.wait
 	}
-	c.recordOnce(id, v.dedup, v4.Event{Type: v4.EventWarning, Reason: "NoEndpoints",
+	// One warning while the service has no ready instance, whichever way it is empty (a
+	// scale to zero: its instances stopping, then none left).
+	c.recordOnce(id, labelSelector(svc.Spec.Selector), v4.Event{Type: v4.EventWarning, Reason: "NoEndpoints",
 		Kind: v4.KindService, Namespace: key.Namespace, Name: key.Name, Message: v.msg})
 	return 0
 }

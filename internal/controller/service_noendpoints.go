@@ -14,10 +14,9 @@ const DefaultStartGrace = time.Minute
 
 // noEndpoints is the NoEndpoints verdict on one service at one moment.
 type noEndpoints struct {
-	warn  bool          // the warning is due now
-	wait  time.Duration // when it is not yet due: look again after this long (0: never)
-	msg   string        // the warning's message
-	dedup string        // what makes it a new warning rather than the same one
+	warn bool          // the warning is due now
+	wait time.Duration // when it is not yet due: look again after this long (0: never)
+	msg  string        // the warning's message
 }
 
 // graceTiming is what an instance's start grace is made of: the default (Options.
@@ -57,12 +56,10 @@ func judgeEmpty(svc *v4.Service, ep *v4.Endpoints, tgs []*v4.TaskGroup, g graceT
 		return noEndpoints{}
 	}
 	sel := labelSelector(svc.Spec.Selector)
-	v := noEndpoints{dedup: sel + " none",
-		msg: fmt.Sprintf("the selector %s matches no instance in namespace %s", sel, svc.Metadata.Namespace)}
+	v := noEndpoints{msg: fmt.Sprintf("the selector %s matches no instance in namespace %s", sel, svc.Metadata.Namespace)}
 	due := svc.Metadata.CreationTimestamp.Add(g.start)
 	if len(ep.NotReady) > 0 {
 		nr := ep.NotReady[0]
-		v.dedup = sel + " notready"
 		v.msg = fmt.Sprintf("none of the %d instances the selector %s matches is ready (instance %d of %s %s: %s)",
 			len(ep.NotReady), sel, nr.Target.Index, nr.Target.Kind, nr.Target.Name, nr.Reason)
 		if len(ep.NotReady) == 1 {
