@@ -15,6 +15,8 @@ const (
 	DeploymentUpdating      = "Updating"      // a rollout is in progress
 	DeploymentUpdatePaused  = "UpdatePaused"  // a rollout paused by a user or rollingManually
 	DeploymentUpdateSuspend = "UpdateSuspend" // a rollout stopped by berth: a failed instance or a step past its deadline
+	DeploymentStopping      = AppStopping     // scaled to 0: instances still stopping
+	DeploymentStopped       = AppStopped      // scaled to 0: no instance left; revisions kept
 )
 
 // MaxDeploymentHistory is how many revisions a deployment keeps (with their templates).

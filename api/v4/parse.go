@@ -72,6 +72,7 @@ func decodeDocument(v any) (Object, FieldErrors, []Warning) {
 	obj, _ := New(kind)
 	d := decoder{errs: errs}
 	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &d)
+	requireInstance(kind, m, &d.errs)
 	errs = d.errs
 	typeMetaOf(obj).Kind = kind // the decoder copied the input's spelling
 	clearStatus(obj)            // status is berth's to write (a `get -o json` re-applied keeps working)

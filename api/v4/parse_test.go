@@ -165,6 +165,9 @@ func TestParseErrors(t *testing.T) {
 		{"wrong type", `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"spec":{"instance":"3"}}`, "", "spec.instance", `must be an integer, got string "3"`},
 		{"fraction", `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"spec":{"instance":1.5}}`, "", "spec.instance", "integer in range"},
 		{"overflow", `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"spec":{"instance":99999999999999999999}}`, "", "spec.instance", "integer in range"},
+		{"instance missing", `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}}`, "", "spec.instance", "required: the instance count (0 keeps"},
+		{"instance null", `{"apiVersion":"v4","kind":"deployment","metadata":{"name":"a"},"spec":{"instance":null,"template":{"spec":{"containers":[{"image":"x"}]}}}}`, "", "spec.instance", "required"},
+		{"instance negative", `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"spec":{"instance":-1,"template":{"spec":{"processes":[{"procName":"p","startCmd":"x"}]}}}}`, "", "spec.instance", "must not be negative"},
 		{"bool", `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x","privileged":"yes"}]}}}}`, "", "spec.template.spec.containers[0].privileged", "true or false"},
 		{"list", `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":{"image":"x"}}}}}`, "", "spec.template.spec.containers", "must be a list"},
 		{"object", `{"apiVersion":"v4","kind":"configmap","metadata":"a","datas":{}}`, "", "metadata", "must be an object"},
@@ -358,5 +361,40 @@ func TestDaemonsetStatusIsBerths(t *testing.T) {
 	CarryStatus(d, baseApp())
 	if d.Status.Desired != 2 {
 		t.Error("CarryStatus across kinds must do nothing")
+	}
+}
+
+// spec.instance 0 is a workload that runs nothing (scale to zero), for every kind with
+// instances; the key in any case counts as given.
+func TestParseInstanceZero(t *testing.T) {
+	const pod = `"template":{"spec":{"containers":[{"image":"x"}]}}`
+	tests := []struct{ name, doc string }{
+		{"application", `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"instance":0,` + pod + `}}`},
+		{"process", `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"spec":{"instance":0,"template":{"spec":{"processes":[{"procName":"p","startCmd":"x"}]}}}}`},
+		{"deployment", `{"apiVersion":"v4","kind":"deployment","metadata":{"name":"a"},"spec":{"instance":0,` + pod + `}}`},
+		{"key in upper case", `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},"spec":{"Instance":0,` + pod + `}}`},
+		{"yaml", "apiVersion: v4\nkind: application\nmetadata: {name: a}\nspec:\n  instance: 0\n  template: {spec: {containers: [{image: x}]}}\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := Parse([]byte(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			switch o := docs[0].Object.(type) {
+			case *Application:
+				n = o.Spec.Instance
+			case *Process:
+				n = o.Spec.Instance
+			case *Deployment:
+				n = o.Spec.Instance
+			default:
+				t.Fatalf("decoded %T", o)
+			}
+			if n != 0 {
+				t.Fatalf("spec.instance = %d", n)
+			}
+		})
 	}
 }

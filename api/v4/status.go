@@ -9,6 +9,10 @@ const (
 	AppAbnormal  = "Abnormal"
 	AppError     = "Error"
 	AppOperating = "Operating"
+	// At spec.instance 0 (berth: scale to zero): Stopping while instances are still
+	// stopping, Stopped once none is left. The workload, its history and its services stay.
+	AppStopping = "Stopping"
+	AppStopped  = "Stopped"
 )
 
 // AggregateTaskGroup gives a task group's status from its tasks' statuses with BCS's

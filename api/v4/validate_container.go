@@ -43,6 +43,7 @@ func validateContainer(p string, c *Container, mode string, ports map[string]str
 	validateEnv(p+".env", c.Env, errs)
 	checkContainerVariables(p, c, errs)
 	validateResources(p+".resources", c.Resources, false, errs)
+	validateDockerMemory(p+".resources.limits.memory", c.Resources, errs)
 	seen := map[string]bool{}
 	for i, v := range c.Volumes {
 		vp := fmt.Sprintf("%s.volumes[%d].volume", p, i)
@@ -277,8 +278,23 @@ func validateEnv(p string, env []EnvVar, errs *FieldErrors) {
 	}
 }
 
-// minMemoryMB is Docker's smallest memory limit.
-const minMemoryMB = 4
+// MinDockerMemoryMiB is the smallest memory limit Docker starts a container with
+// (6 MiB; it refuses less when the container starts, long after the apply).
+const MinDockerMemoryMiB = 6
+
+// validateDockerMemory refuses a container memory limit Docker would refuse at start.
+// Memory is in MiB (BCS's "16"); 0 or none is no limit. Processes run in berth's own
+// cgroups, without this minimum.
+func validateDockerMemory(path string, r *Resources, errs *FieldErrors) {
+	if r == nil || r.Limits == nil || r.Limits.Memory == "" {
+		return
+	}
+	m, err := strconv.ParseFloat(strings.TrimSpace(string(r.Limits.Memory)), 64)
+	if err != nil || m <= 0 || m >= MinDockerMemoryMiB {
+		return // not a number or negative: validateResources says so; 0 is no limit
+	}
+	errs.add(path, "must be at least %d MiB (Docker's minimum; the value is in MiB), got %q", MinDockerMemoryMiB, r.Limits.Memory)
+}
 
 func validateResources(p string, r *Resources, allowUnlimited bool, errs *FieldErrors) {
 	if r == nil {
@@ -286,9 +302,6 @@ func validateResources(p string, r *Resources, allowUnlimited bool, errs *FieldE
 	}
 	req := quantities(p+".requests", r.Requests, false, errs)
 	lim := quantities(p+".limits", r.Limits, allowUnlimited, errs)
-	if m, ok := lim["memory"]; ok && m >= 0 && m < minMemoryMB && m != 0 {
-		errs.add(p+".limits.memory", "must be at least %d (MB), got %g", minMemoryMB, m)
-	}
 	for _, k := range []string{"cpu", "memory", "storage"} {
 		rq, ok1 := req[k]
 		lm, ok2 := lim[k]

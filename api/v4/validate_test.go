@@ -134,7 +134,7 @@ func TestMetadataRules(t *testing.T) {
 
 func TestWorkloadRules(t *testing.T) {
 	runRules(t, []ruleCase{
-		{"instance zero", appWith(func(a *Application) { a.Spec.Instance = 0 }), "spec.instance", "greater than 0"},
+		{"instance negative", appWith(func(a *Application) { a.Spec.Instance = -1 }), "spec.instance", "must not be negative"},
 		{"instance too many", appWith(func(a *Application) { a.Spec.Instance = MaxInstances + 1 }), "spec.instance", "at most"},
 		{"both task kinds", appWith(func(a *Application) { a.Spec.Template.Spec.Processes = proc(baseProc()).asList() }), "spec.template.spec", "cannot coexist"},
 		{"app with processes", appWith(func(a *Application) {
@@ -237,7 +237,6 @@ func TestContainerRules(t *testing.T) {
 		}), c0 + ".env[0].valueFrom.resourceFieldRef.resource", "limits.cpu"},
 		{"cpu number", appWith(func(a *Application) { container(a).Resources = &Resources{Limits: &ResourceList{CPU: "two"}} }), c0 + ".resources.limits.cpu", "must be a number"},
 		{"cpu negative", appWith(func(a *Application) { container(a).Resources = &Resources{Requests: &ResourceList{CPU: "-1"}} }), c0 + ".resources.requests.cpu", "must not be negative"},
-		{"memory minimum", appWith(func(a *Application) { container(a).Resources = &Resources{Limits: &ResourceList{Memory: "2"}} }), c0 + ".resources.limits.memory", "at least 4"},
 		{"request over limit", appWith(func(a *Application) {
 			container(a).Resources = &Resources{Requests: &ResourceList{CPU: "2"}, Limits: &ResourceList{CPU: "1"}}
 		}), c0 + ".resources.requests.cpu", "exceeds limit"},
@@ -315,7 +314,7 @@ func TestDeploymentRules(t *testing.T) {
 	with := func(f func(d *Deployment)) Object { d := baseDeploy(); f(d); return d }
 	const ru = "spec.strategy.rollingupdate"
 	runRules(t, []ruleCase{
-		{"instance", with(func(d *Deployment) { d.Spec.Instance = -1 }), "spec.instance", "greater than 0"},
+		{"instance", with(func(d *Deployment) { d.Spec.Instance = -1 }), "spec.instance", "must not be negative"},
 		{"no template", with(func(d *Deployment) { d.Spec.Template = nil }), "spec.template", "a template, or a selector"},
 		{"template checked", with(func(d *Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" }), "spec.template.spec.containers[0].image", "required"},
 		{"strategy", with(func(d *Deployment) { d.Spec.Strategy.Type = "BlueGreen" }), "spec.strategy.type", `"RollingUpdate", "Recreate"`},
@@ -410,4 +409,57 @@ func TestConfigDataRules(t *testing.T) {
 		}), c0 + ".secrets[0].secretName", "required"},
 		{"secret ref items", refs(func(c *Container) { c.Secrets = []SecretRef{{SecretName: "s"}} }), c0 + ".secrets[0].items", "at least one"},
 	})
+}
+
+// A container's memory limit below Docker's minimum (6 MiB; Docker refuses it when the
+// container starts) is refused at admission, naming the field and the minimum, wherever
+// the container is; processes (berth's cgroups) and no limit at all are not concerned.
+func TestDockerMemoryMinimum(t *testing.T) {
+	limits := func(mem Quantity) *Resources { return &Resources{Limits: &ResourceList{CPU: "0.1", Memory: mem}} }
+	app := func(mem Quantity) Object {
+		return appWith(func(a *Application) { container(a).Resources = limits(mem) })
+	}
+	const c0 = "spec.template.spec.containers[0].resources.limits.memory"
+	for _, tc := range []struct {
+		name string
+		obj  Object
+		bad  string // the field refused; "" when accepted
+	}{
+		{"2 MiB", app("2"), c0},
+		{"just below", app("5.99"), c0},
+		{"the old 4 MiB floor", app("4"), c0},
+		{"the minimum", app("6"), ""},
+		{"16 MiB", app("16"), ""},
+		{"spaces around", app(" 5 "), c0},
+		{"0 is no limit", app("0"), ""},
+		{"none", app(""), ""},
+		{"the second container", appWith(func(a *Application) {
+			c := *container(a)
+			c.Name, c.Ports, c.Resources = "side", nil, limits("1")
+			a.Spec.Template.Spec.Containers = append(a.Spec.Template.Spec.Containers, c)
+		}), "spec.template.spec.containers[1].resources.limits.memory"},
+		{"a deployment's template", func() Object {
+			d := baseDeploy()
+			d.Spec.Template.Spec.Containers[0].Resources = limits("3")
+			return d
+		}(), c0},
+		{"a process is not concerned", procWith(func(p *Process) { proc(p).Resources = limits("2") }), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := Validate(tc.obj)
+			var got []FieldError
+			for _, e := range errs {
+				if strings.HasSuffix(e.Field, ".memory") {
+					got = append(got, e)
+				}
+			}
+			switch {
+			case tc.bad == "" && len(got) > 0:
+				t.Fatalf("refused: %v", got)
+			case tc.bad != "" && (len(got) != 1 || got[0].Field != tc.bad ||
+				!strings.Contains(got[0].Message, "must be at least 6 MiB (Docker's minimum")):
+				t.Fatalf("want %s: must be at least 6 MiB (Docker's minimum ..., got %v", tc.bad, errs)
+			}
+		})
+	}
 }

@@ -1,10 +1,14 @@
 package v4
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // MaxInstances bounds spec.instance of applications, processes and deployments, so an
 // instance count cannot overflow what is computed from it (task group indexes, totals);
-// scale requests are held to it too.
+// scale requests are held to it too. 0 is allowed: the workload stays, with its
+// history and services, and runs nothing (docs/api.md, "Scale to zero").
 const MaxInstances = 100000
 
 func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
@@ -19,10 +23,29 @@ func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
 }
 
 func validateInstances(path string, n int, errs *FieldErrors) {
-	if n <= 0 {
-		errs.add(path, "must be greater than 0, got %d", n)
+	if n < 0 {
+		errs.add(path, "must not be negative (0 stops every instance), got %d", n)
 	} else if n > MaxInstances {
 		errs.add(path, "must be at most %d, got %d", MaxInstances, n)
+	}
+}
+
+// instanceKinds are the kinds whose spec.instance is required: it may be 0, so left out
+// it would stop the workload without a word (the typed field cannot tell).
+var instanceKinds = []Kind{KindApplication, KindProcess, KindDeployment}
+
+// requireInstance refuses a document of an instanceKinds kind without spec.instance.
+func requireInstance(kind Kind, doc map[string]any, errs *FieldErrors) {
+	if !slices.Contains(instanceKinds, kind) {
+		return
+	}
+	spec, ok := lookupFold(doc, "spec").(map[string]any)
+	if !ok {
+		return // a missing or wrong spec is reported by the decoder and validation
+	}
+	if lookupFold(spec, "instance") == nil { // absent or null
+
+		errs.add("spec.instance", "required: the instance count (0 keeps the %s and runs nothing)", kind)
 	}
 }
 

@@ -142,7 +142,8 @@ func rolloutLine(d *v4.Deployment) string {
 // the current revision, nothing old left.
 func rolloutDone(d *v4.Deployment) bool {
 	st := d.Status
-	return st.Phase == v4.DeploymentRunning && st.Old == 0 && st.CurrentAvailable >= d.Spec.Instance &&
+	settled := st.Phase == v4.DeploymentRunning || d.Spec.Instance == 0 && st.Phase == v4.DeploymentStopped
+	return settled && st.Old == 0 && st.CurrentAvailable >= d.Spec.Instance &&
 		st.Revision > 0 && st.RevisionOf(st.Revision) != nil && st.RevisionOf(st.Revision).Hash == v4.TemplateHash(d.Spec.Template)
 }
 

@@ -142,12 +142,28 @@ func (r *rollout) setPhase(ph rolloutPhase, p stepPlan) {
 	case ph.oldLeft || ph.wasRolling && r.st.CurrentAvailable < r.d.Spec.Instance:
 		r.st.Phase = v4.DeploymentUpdating
 		r.st.Message = cmpStr(p.blocked, fmt.Sprintf("rolling to revision %d: %d of %d instances updated, %d available", ph.revision, r.st.Current, r.st.Instances, r.st.Available))
+	case r.d.Spec.Instance == 0: // scaled to zero: the revisions stay, nothing runs
+		r.st.Phase, r.st.Message = v4.DeploymentStopped, ""
+		if n := r.instancesLeft(); n > 0 {
+			r.st.Phase, r.st.Message = v4.DeploymentStopping, fmt.Sprintf("scaled to 0: %d instances stopping", n)
+		}
 	case r.st.CurrentAvailable >= r.d.Spec.Instance:
 		r.st.Phase, r.st.Message = v4.DeploymentRunning, ""
 	default:
 		r.st.Phase = v4.DeploymentDeploying
 		r.st.Message = fmt.Sprintf("%d of %d instances available", r.st.CurrentAvailable, r.d.Spec.Instance)
 	}
+}
+
+// instancesLeft counts the task groups the deployment's applications still have.
+func (r *rollout) instancesLeft() int {
+	n := 0
+	for _, ch := range r.children {
+		for _, tgs := range ch.byIndex {
+			n += len(tgs)
+		}
+	}
+	return n
 }
 
 // rolling reports whether the stored status shows a rollout under way.
@@ -312,7 +328,9 @@ func (r *rollout) operations(ctx context.Context, oldLeft bool) {
 		}
 		return
 	}
-	if r.st.CurrentAvailable >= r.d.Spec.Instance && r.st.Current == r.d.Spec.Instance {
+	// At 0 the scale ends when the instances are gone, as an application's does.
+	stopping := r.d.Spec.Instance == 0 && r.st.Phase != v4.DeploymentStopped
+	if r.st.CurrentAvailable >= r.d.Spec.Instance && r.st.Current == r.d.Spec.Instance && !stopping {
 		for _, op := range []string{v4.OpRollout, v4.OpUndo, v4.OpScale} {
 			r.c.endOperation(ctx, r.key, op)
 		}

@@ -93,14 +93,20 @@ func (e *deployEnv) sample() int {
 
 func (e *deployEnv) applyDeployment(env string, extra string) {
 	e.t.Helper()
+	e.applyDeploymentN(env, extra, 4)
+}
+
+// applyDeploymentN is applyDeployment with n instances.
+func (e *deployEnv) applyDeploymentN(env string, extra string, n int) {
+	e.t.Helper()
 	doc := fmt.Sprintf(`{"apiVersion":"v4","kind":"deployment","metadata":{"name":"web","namespace":"ctl","labels":{"app":"web"}},
 		"restartPolicy":{"policy":"Never"},
-		"spec":{"instance":4,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web",
+		"spec":{"instance":%d,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web",
 			"env":[{"name":"V","value":%q}],
 			"ports":[{"name":"http","hostPort":0,"protocol":"http"}],
 			"healthChecks":[{"type":"HTTP","intervalSeconds":2,"timeoutSeconds":1,"http":{"portName":"http","path":"/healthz"}}],
 			"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}},
-		"strategy":{"rollingupdate":{"maxUnavailable":1,"maxSurge":1%s}}}}`, env, extra)
+		"strategy":{"rollingupdate":{"maxUnavailable":1,"maxSurge":1%s}}}}`, n, env, extra)
 	docs, err := v4.Parse([]byte(doc))
 	if err != nil {
 		e.t.Fatal(err)

@@ -30,6 +30,10 @@ type Options struct {
 	// HealthTimeUnit is the length of one second of a remote health check's settings
 	// (interval, timeout, grace): 1 s by default; tests scale it down.
 	HealthTimeUnit time.Duration
+	// StartGrace is how long a new instance has to become ready before a service that
+	// selects it and has no ready instance warns NoEndpoints, when its health checks do
+	// not give it longer (default DefaultStartGrace).
+	StartGrace time.Duration
 	// Caches is the process's cache registry, which every controller reads its kinds
 	// from (docs/store.md, "Shared cache"); RegisterCaches declared the controllers'
 	// indexes on it before it started. Required.
@@ -57,6 +61,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MoveDeadline <= 0 {
 		o.MoveDeadline = DefaultMoveDeadline
+	}
+	if o.StartGrace <= 0 {
+		o.StartGrace = DefaultStartGrace
+	}
+	if o.HealthTimeUnit <= 0 {
+		o.HealthTimeUnit = time.Second
 	}
 	return o
 }

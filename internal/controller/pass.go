@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -216,31 +215,6 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 	return res, err
 }
 
-// maxPlacementsNamed bounds the placements one Scheduled event lists.
-const maxPlacementsNamed = 10
-
-// scheduledMessage says where a pass placed instances: each of them when few, else how
-// many, on how many nodes, and the first few.
-func scheduledMessage(placed []scheduler.Placement) string {
-	if len(placed) == 1 {
-		p := placed[0]
-		return fmt.Sprintf("instance %d placed on %s as %s", p.Index, p.Node, p.Name)
-	}
-	nodes := map[string]bool{}
-	var named []string
-	for _, p := range placed {
-		nodes[p.Node] = true
-		if len(named) < maxPlacementsNamed {
-			named = append(named, fmt.Sprintf("%d on %s", p.Index, p.Node))
-		}
-	}
-	more := ""
-	if len(placed) > maxPlacementsNamed {
-		more = fmt.Sprintf(", and %d more", len(placed)-maxPlacementsNamed)
-	}
-	return fmt.Sprintf("%d instances placed on %d nodes: %s%s", len(placed), len(nodes), strings.Join(named, ", "), more)
-}
-
 // placeRetained places a restart's replacement on the old run's node (hostRetainTime):
 // once it is placed, the old run goes; while that node cannot take it, the instance
 // waits, and is placed anywhere when the time is up.
@@ -282,6 +256,12 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 // status aggregates the wanted instances with BCS's precedence.
 func (r *pass) status() v4.WorkloadStatus {
 	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message}
+	if r.w.Spec.Instance == 0 { // scaled to zero: nothing is wanted, what still runs is stopping
+		st.Phase = v4.AppStopped
+		if r.surplus {
+			st.Phase = v4.AppStopping
+		}
+	}
 	if len(r.backOff) > 0 {
 		st.BackOff = r.backOff[:min(len(r.backOff), v4.MaxBackOffListed)]
 		if st.Message == "" {

@@ -52,6 +52,7 @@ type ServiceController struct {
 	tgs       *cache.Cache // the shared task group cache, followed into labels
 	labels    *labelIndex  // the task groups by label
 	vips      *vipAllocator
+	grace     graceTiming // when an empty service warns (service_noendpoints.go)
 
 	mu        sync.Mutex
 	lastWrite map[svcKey]time.Time // of big endpoints objects only
@@ -66,7 +67,7 @@ func NewServiceController(st *store.Store, opts Options) *ServiceController {
 	return &ServiceController{store: st, log: log, recorder: newRecorder(st, log), opts: opts,
 		queue: newQueue[svcKey](), labels: newLabelIndex(), lastWrite: map[svcKey]time.Time{}, clearVIP: map[svcKey]bool{},
 		noVIP: map[svcKey]bool{}, services: opts.Caches.For(v4.KindService), endpoints: cacheView{cache: opts.Caches.For(v4.KindEndpoint)},
-		tgs: opts.Caches.For(v4.KindTaskGroup)}
+		tgs: opts.Caches.For(v4.KindTaskGroup), grace: graceTiming{start: opts.StartGrace, unit: opts.HealthTimeUnit}}
 }
 
 // Run keeps the endpoints until ctx ends.
@@ -181,19 +182,20 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 		return 0, nil
 	}
 	svc := so.(*v4.Service)
-	want := endpointsFor(svc, c.labels.matching(key.Namespace, svc.Spec.Selector))
-	c.warnEmpty(key, svc, want)
+	matched := c.labels.matching(key.Namespace, svc.Spec.Selector)
+	want := endpointsFor(svc, matched)
+	recheck := c.warnEmpty(key, svc, want, matched)
 	var have *v4.Endpoints
 	if cur != nil {
 		have = cur.(*v4.Endpoints)
 	}
 	allocated := c.assignVIP(key, svc, have, want)
 	if have != nil && sameEndpoints(have, want) {
-		return 0, nil
+		return recheck, nil
 	}
 	if wait := c.writeWait(key, want); wait > 0 {
 		c.releaseVIP(key, allocated)
-		return wait, nil
+		return soonest(wait, recheck), nil
 	}
 	var err error
 	if have == nil {
@@ -214,7 +216,15 @@ func (c *ServiceController) reconcile(ctx context.Context, key svcKey) (time.Dur
 		c.releaseVIP(key, have.VIP)
 	}
 	c.endpoints.wrote(want.Metadata.ResourceVersion)
-	return 0, nil
+	return recheck, nil
+}
+
+// soonest is the sooner of two waits, 0 meaning none.
+func soonest(a, b time.Duration) time.Duration {
+	if a == 0 || b > 0 && b < a {
+		return b
+	}
+	return a
 }
 
 // sameEndpoints reports whether two endpoints objects say the same.
@@ -239,17 +249,23 @@ func (c *ServiceController) writeWait(key svcKey, want *v4.Endpoints) time.Durat
 	return 0
 }
 
-// warnEmpty records a Warning event, once while it lasts, for a service whose selector
-// matches no instance.
-func (c *ServiceController) warnEmpty(key svcKey, svc *v4.Service, ep *v4.Endpoints) {
+// warnEmpty records a NoEndpoints Warning event, once while it lasts, for a service
+// with no ready instance once its instances had their start grace (judgeEmpty), and
+// returns when to look again for a warning not yet due (0: no need).
+func (c *ServiceController) warnEmpty(key svcKey, svc *v4.Service, ep *v4.Endpoints, matched []*v4.TaskGroup) time.Duration {
 	id := "noendpoints/" + key.String()
-	if len(ep.Endpoints)+len(ep.NotReady) > 0 {
-		c.forget(id)
-		return
+	v := judgeEmpty(svc, ep, matched, c.grace, time.Now())
+	if !v.warn {
+		if len(ep.Endpoints) > 0 {
+			c.forget(id)
+		}
+		return v.wait
 	}
+	// One warning while the service has no ready instance, whichever way it is empty (a
+	// scale to zero: its instances stopping, then none left).
 	c.recordOnce(id, labelSelector(svc.Spec.Selector), v4.Event{Type: v4.EventWarning, Reason: "NoEndpoints",
-		Kind: v4.KindService, Namespace: key.Namespace, Name: key.Name,
-		Message: fmt.Sprintf("the selector %s matches no instance in namespace %s", labelSelector(svc.Spec.Selector), key.Namespace)})
+		Kind: v4.KindService, Namespace: key.Namespace, Name: key.Name, Message: v.msg})
+	return 0
 }
 
 // assignVIP gives want the service's virtual IP: the one its endpoints hold, a new one

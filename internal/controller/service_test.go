@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
@@ -63,7 +64,9 @@ func putTG(t *testing.T, tg *v4.TaskGroup) {
 // endpoints with the service.
 func TestServiceControllerKeepsEndpoints(t *testing.T) {
 	e := startEnv(t, func(e *env) runner {
-		return NewServiceController(testStore, e.opts())
+		opts := e.opts()
+		opts.StartGrace = time.Millisecond // the empty service warns at once
+		return NewServiceController(testStore, opts)
 	})
 
 	applyService(t, `{"app":"nothing"}`)

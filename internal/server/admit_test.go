@@ -31,13 +31,13 @@ func invalidWrites() []writeRouteCase {
 	const ns = "/v1/namespaces/adm"
 	huge := `{"instances": 1000000000000000}`
 	return []writeRouteCase{
-		{"POST /v1/namespaces/{ns}/{plural}", "POST", ns + "/processes", procJSON("adm", "other", 0), 422, "spec.instance"},
+		{"POST /v1/namespaces/{ns}/{plural}", "POST", ns + "/processes", procJSON("adm", "other", -1), 422, "spec.instance"},
 		{"POST /v1/namespaces/{ns}/{plural}", "POST", ns + "/processes", procJSON("adm", "other", v4.MaxInstances+1), 422, "spec.instance"},
 		{"PUT /v1/namespaces/{ns}/{plural}/{name}", "PUT", ns + "/processes/web", procJSON("adm", "web", 1e9), 422, "spec.instance"},
 		{"DELETE /v1/namespaces/{ns}/{plural}/{name}", "DELETE", ns + "/processes/web?resourceVersion=x", "", 400, ""},
 		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", huge, 422, "instances"},
 		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/deployments/dep/scale", huge, 422, "instances"},
-		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", `{"instances": 0}`, 422, "instances"},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", `{"instances": -1}`, 422, "instances"},
 		{"POST /v1/namespaces/{ns}/{plural}/{name}/scale", "POST", ns + "/processes/web/scale", `{"instances": 1e30}`, 400, "instances"},
 		{"POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", "POST", ns + "/deployments/dep/rollout/undo?revision=-1", "", 400, "revision"},
 		{"POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", "POST", ns + "/deployments/dep/rollout/explode", "", 404, ""},

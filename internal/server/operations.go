@@ -72,7 +72,8 @@ type scaleRequest struct {
 }
 
 // handleScale sets spec.instance of an application, process or deployment as an
-// operation: the application controller ends it when the instances run.
+// operation: the application controller ends it when the instances run (at 0, when every
+// instance is gone; the object, its history and its services stay).
 func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	kind, err := writableKindOf(w, r)
 	if err != nil {
@@ -89,8 +90,11 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case err != nil:
 		return httpapi.Errorf(http.StatusBadRequest, "scale body: %v", err).WithDetail("instances", "send {\"instances\": N}")
-	case req.Instances == nil || *req.Instances < 1:
-		return httpapi.Errorf(http.StatusUnprocessableEntity, "scale: instances must be at least 1").WithDetail("instances", "must be at least 1")
+	case req.Instances == nil:
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "scale: instances is required").WithDetail("instances", "required: send {\"instances\": N}, 0 to stop every instance")
+	case *req.Instances < 0:
+		msg := fmt.Sprintf("must not be negative (0 stops every instance), got %d", *req.Instances)
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).WithDetail("instances", msg)
 	case *req.Instances > v4.MaxInstances:
 		msg := fmt.Sprintf("must be at most %d, got %d", v4.MaxInstances, *req.Instances)
 		return httpapi.Errorf(http.StatusUnprocessableEntity, "scale: instances %s", msg).WithDetail("instances", msg)
@@ -98,34 +102,38 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	obj, op, err := s.scale(ctx, kind, ns, name, *req.Instances)
+	obj, from, op, err := s.scale(ctx, kind, ns, name, *req.Instances)
 	if err != nil {
 		return err
 	}
-	s.record(obj, "Scaled", "scaled")
+	m := obj.GetMeta()
+	s.store.QueueEvent(v4.Event{Type: v4.EventNormal, Reason: "Scaled", Kind: kind, Namespace: m.Namespace, Name: m.Name,
+		Message: scaledMessage(from, *req.Instances)})
 	writeAccepted(w, obj, op)
 	return nil
 }
 
-// scale begins the operation and writes the new count, retrying on concurrent writes.
-func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int) (v4.Object, *v4.Operation, error) {
+// scale begins the operation and writes the new count, retrying on concurrent writes;
+// it returns the count it replaced.
+func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int) (v4.Object, int, *v4.Operation, error) {
 	for range 5 {
 		obj, err := s.store.Get(ctx, kind, ns, name)
 		if err != nil {
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
 		if err := refuseControlled(obj); err != nil {
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
 		p := instancesOf(obj)
-		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", *p, n)}
+		from := *p
+		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", from, n)}
 		*p = n
 		if err := httpapi.Validate(obj); err != nil {
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.
 		if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpScale); err != nil {
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
 		err = s.store.Update(ctx, obj, store.Raw{})
 		if errors.Is(err, store.ErrConflict) {
@@ -133,11 +141,20 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		}
 		if err != nil {
 			_ = s.store.EndOperation(context.WithoutCancel(ctx), kind, ns, name, v4.OpScale)
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
-		return obj, op, nil
+		return obj, from, op, nil
 	}
-	return nil, nil, fmt.Errorf("scale %s %s/%s: %w", kind, ns, name, store.ErrConflict)
+	return nil, 0, nil, fmt.Errorf("scale %s %s/%s: %w", kind, ns, name, store.ErrConflict)
+}
+
+// scaledMessage is the Scaled event's message.
+func scaledMessage(from, to int) string {
+	msg := fmt.Sprintf("scaled from %d to %d", from, to)
+	if to == 0 && from > 0 {
+		msg += ": every instance stops; the object and its history stay"
+	}
+	return msg
 }
 
 // instancesOf points at the instance count of a scalable object.

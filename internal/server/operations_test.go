@@ -63,7 +63,8 @@ func TestScaleRefusals(t *testing.T) {
 	}{
 		{"controlled by a deployment", procs + "/child/scale", `{"instances": 3}`, http.StatusLocked},
 		{"missing object", procs + "/nope/scale", `{"instances": 3}`, http.StatusNotFound},
-		{"zero instances", procs + "/child/scale", `{"instances": 0}`, http.StatusUnprocessableEntity},
+		{"zero instances of a controlled process", procs + "/child/scale", `{"instances": 0}`, http.StatusLocked},
+		{"negative instances", procs + "/child/scale", `{"instances": -1}`, http.StatusUnprocessableEntity},
 		{"no instances", procs + "/child/scale", `{}`, http.StatusUnprocessableEntity},
 		{"unknown field", procs + "/child/scale", `{"instance": 3}`, http.StatusBadRequest},
 		{"not scalable", base + "/v1/namespaces/ops/configmaps/cm/scale", `{"instances": 3}`, http.StatusBadRequest},

@@ -148,7 +148,7 @@ func TestPlan(t *testing.T) {
 func TestPlanBadInput(t *testing.T) {
 	url := newTestServer(t, Config{})
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/plan", "{"), http.StatusBadRequest)
-	wantStatus(t, call(t, http.MethodPost, url+"/v1/plan", procJSON("plan", "web", 0)), http.StatusUnprocessableEntity)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/plan", procJSON("plan", "web", -1)), http.StatusUnprocessableEntity)
 	r := call(t, http.MethodPost, url+"/v1/plan", strings.Replace(procJSON("plan", "web", 1),
 		`"namespace":"plan"`, `"namespace":"plan","annotations":{"berth.io/placement":"pack"}`, 1))
 	wantStatus(t, r, http.StatusUnprocessableEntity)

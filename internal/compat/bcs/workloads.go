@@ -115,6 +115,11 @@ func (h *Handler) scale(plural string) http.HandlerFunc {
 				message: fmt.Sprintf("instances %q in the path is not a whole number", r.PathValue("n"))})
 			return
 		}
+		if n < 1 { // BCS refused it; /v1 scales to zero, BCS's clients keep BCS's answer
+			writeFailure(w, failure{code: CodeBadRequestData,
+				message: fmt.Sprintf("instances must be at least 1, got %d (BCS cannot scale to 0; berth's /v1 scale route can)", n)})
+			return
+		}
 		body, _ := json.Marshal(map[string]int{"instances": n})
 		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "scale"), nil, body)
 		h.finish(w, a, false, nil)
