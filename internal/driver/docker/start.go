@@ -184,7 +184,9 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 
 // applyResources sets BCS's container resources: cpu-shares = request x 1024 (1024
 // when there is no request), a CFS quota of limit x 100000 per 100000 us when limited,
-// and the memory limit (at least 4 MB, Docker's minimum) with no swap beyond it.
+// and the memory limit with no swap beyond it. A limit below Docker's minimum (6 MB,
+// refused at admission) is passed on, so Docker refuses the start and says why, rather
+// than the container running without a limit.
 func applyResources(t *driver.Task, hc *container.HostConfig) {
 	shares := int64(t.Setup.CPURequest * 1024)
 	if shares <= 0 {
@@ -195,7 +197,7 @@ func applyResources(t *driver.Task, hc *container.HostConfig) {
 		hc.CPUPeriod = 100000
 		hc.CPUQuota = max(int64(t.CPULimit*100000), 1000) // 1 ms: the kernel's minimum
 	}
-	if t.MemoryLimit >= 4 {
+	if t.MemoryLimit > 0 {
 		hc.Memory = int64(t.MemoryLimit * (1 << 20))
 		hc.MemorySwap = hc.Memory
 	}

@@ -181,9 +181,15 @@ func TestApplyResources(t *testing.T) {
 		t.Fatalf("%+v", hc)
 	}
 	hc = &container.HostConfig{}
-	applyResources(&driver.Task{Setup: &driver.ContainerSetup{}, MemoryLimit: 3}, hc)
-	if hc.CPUShares != 1024 || hc.CPUQuota != 0 || hc.Memory != 0 {
+	applyResources(&driver.Task{Setup: &driver.ContainerSetup{}}, hc)
+	if hc.CPUShares != 1024 || hc.CPUQuota != 0 || hc.Memory != 0 || hc.MemorySwap != 0 {
 		t.Fatalf("defaults: %+v", hc)
+	}
+	// A limit below Docker's minimum is passed on for Docker to refuse, never dropped.
+	hc = &container.HostConfig{}
+	applyResources(&driver.Task{Setup: &driver.ContainerSetup{}, MemoryLimit: 3}, hc)
+	if hc.Memory != 3<<20 || hc.MemorySwap != 3<<20 {
+		t.Fatalf("a 3 MB limit: %+v", hc)
 	}
 }
 
