@@ -53,8 +53,8 @@ func deploymentOf(pg *PodGroupSpec) (converted, error) {
 	if err != nil {
 		return converted{}, err
 	}
-	if pg.NumInstances < 1 {
-		return converted{}, fmt.Errorf("NumInstances: berth runs at least 1 instance, got %d (delete the pod group to stop it)", pg.NumInstances)
+	if pg.NumInstances < 0 {
+		return converted{}, fmt.Errorf("NumInstances: must not be negative (0 stops every instance), got %d", pg.NumInstances)
 	}
 	var c converted
 	tmpl, cons, err := templateOf(&pg.Pod, "Pod", &c.warnings)

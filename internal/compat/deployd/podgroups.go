@@ -149,8 +149,8 @@ func (h *Handler) patchPodGroup(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) replica(w http.ResponseWriter, r *http.Request, d *v4.Deployment, path, name string) {
 	q := r.URL.Query()
 	n, err := strconv.Atoi(q.Get("num_instances"))
-	if err != nil || n < 1 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter num_instances=%q must be a whole number of at least 1", q.Get("num_instances")))
+	if err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter num_instances=%q must be a whole number, 0 or more (0 stops every instance)", q.Get("num_instances")))
 		return
 	}
 	if p := q.Get("restart_policy"); p != "" {
