@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,23 +22,7 @@ const simNodes = 100
 func TestHeartbeatsSurviveLeaderKill(t *testing.T) {
 	servers := startCluster(t)
 	cl := allOf(t, servers)
-	var logs bytes.Buffer
-	sim := exec.Command(berthBin, "sim", "--server", cl.url, "--token", joinTokenOf(t, servers[0].dataDir),
-		"--nodes", strconv.Itoa(simNodes), "--prefix", "hb", "--ramp", "5s", "--heartbeat", "3s", "--data-dir", t.TempDir())
-	sim.Env = cl.cliEnv(t)
-	sim.Stdout, sim.Stderr = &logs, &logs
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	simDone := make(chan struct{})
-	go func() { sim.Wait(); close(simDone) }()
-	t.Cleanup(func() {
-		sim.Process.Kill()
-		<-simDone
-		if t.Failed() {
-			t.Logf("berth sim output:\n%s", logs.String())
-		}
-	})
+	cl.startSim(t, servers[0].dataDir, "--nodes", strconv.Itoa(simNodes), "--prefix", "hb", "--ramp", "5s", "--heartbeat", "3s")
 	readyOn := func(cl *devServer) int {
 		var list struct{ Items []v4.Node }
 		r := cl.berth("", "get", "nodes", "-o", "json")

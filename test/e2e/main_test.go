@@ -274,3 +274,35 @@ func (s *devServer) eventsSay(want string, args ...string) string {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// startSim runs `berth sim` against s with the cluster's join token from dataDir and
+// args, until the test ends (its output is logged when the test fails).
+func (s *devServer) startSim(t *testing.T, dataDir string, args ...string) {
+	t.Helper()
+	var logs bytes.Buffer
+	sim := exec.Command(berthBin, append([]string{"sim", "--server", s.url, "--token", joinTokenOf(t, dataDir), "--data-dir", t.TempDir()}, args...)...)
+	sim.Env = s.cliEnv(t)
+	sim.Stdout, sim.Stderr = &logs, &logs
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	simDone := make(chan struct{})
+	go func() { sim.Wait(); close(simDone) }()
+	t.Cleanup(func() {
+		sim.Process.Kill()
+		<-simDone
+		if t.Failed() {
+			t.Logf("berth sim output:\n%s", logs.String())
+		}
+	})
+}
+
+// apiClient is a client of s's API with s's token and CA.
+func (s *devServer) apiClient(t *testing.T) *client.Client {
+	t.Helper()
+	c, err := client.New(s.url, client.WithHTTPClient(s.http))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -408,10 +408,7 @@ func TestSecretValuesStayOutOfSight(t *testing.T) {
 // task's user (the agent's dynamic uid, not root), sized as the client's.
 func execTerminalInProcess(t *testing.T, s *devServer, ns, tg string) {
 	t.Helper()
-	c, err := client.New(s.url, client.WithHTTPClient(s.http))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := s.apiClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resize := make(chan v4.TermSize, 1)
@@ -432,10 +429,7 @@ func execTerminalInProcess(t *testing.T, s *devServer, ns, tg string) {
 // usageOfProcess: a running process task's usage is measured on its node (its cgroup).
 func usageOfProcess(t *testing.T, s *devServer, ns, tg string) {
 	t.Helper()
-	c, err := client.New(s.url, client.WithHTTPClient(s.http))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := s.apiClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	u, err := c.TaskGroupUsage(ctx, ns, tg)

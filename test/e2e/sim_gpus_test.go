@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,23 +25,7 @@ const gpuApp = `{"apiVersion":"v4","kind":"process","metadata":{"name":"train","
 func TestSimGPUPlayground(t *testing.T) {
 	dataDir := t.TempDir()
 	s := startDev(t, dataDir, "--agent=false")
-	var logs bytes.Buffer
-	sim := exec.Command(berthBin, "sim", "--server", s.url, "--token", joinTokenOf(t, dataDir),
-		"--nodes", "2", "--prefix", "gpu", "--gpus", "4:A100-40GB", "--data-dir", t.TempDir())
-	sim.Env = s.cliEnv(t)
-	sim.Stdout, sim.Stderr = &logs, &logs
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	simDone := make(chan struct{})
-	go func() { sim.Wait(); close(simDone) }()
-	t.Cleanup(func() {
-		sim.Process.Kill()
-		<-simDone
-		if t.Failed() {
-			t.Logf("berth sim output:\n%s", logs.String())
-		}
-	})
+	s.startSim(t, dataDir, "--nodes", "2", "--prefix", "gpu", "--gpus", "4:A100-40GB")
 	waitUntil(t, 60*time.Second, "2 simulated nodes Ready with 4 cards", func() bool {
 		var list struct{ Items []v4.Node }
 		r := s.berth("", "get", "nodes", "-o", "json")
