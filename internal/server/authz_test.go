@@ -39,7 +39,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"GET /v1/agent/catalog":                       httpapi.GuardNode,
 		"POST /v1/cluster/members":                    httpapi.GuardServerJoin,
 		"POST /v1/apply":                              httpapi.GuardAnyUser, "POST /v1/plan": httpapi.GuardAnyUser,
-		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser,
+		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser, "GET /v1/namespaces": httpapi.GuardAnyUser,
 		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
 	}
 	for _, p := range srv.mux.Patterns() {
