@@ -9,6 +9,7 @@ import { logsPage } from './logs.js';
 import { execPage } from './exec.js';
 import { nodesPage } from './nodes.js';
 import { clusterPage } from './cluster.js';
+import { Rights } from './rights.js';
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],
@@ -25,6 +26,8 @@ let current = null;
 async function showWho() {
   const who = document.getElementById('who');
   const out = document.getElementById('signout');
+  // Signed out, there is nothing the tabs could show.
+  document.getElementById('nav').hidden = !token();
   if (!token()) {
     who.textContent = '';
     out.hidden = true;
@@ -66,7 +69,7 @@ function route() {
   current = new AbortController();
   const signal = current.signal;
   const main = clear(document.getElementById('main'));
-  page({ main, args, params: new URLSearchParams(qs || ''), signal }).catch((err) => {
+  page({ main, args, params: new URLSearchParams(qs || ''), signal, rights: new Rights(signal) }).catch((err) => {
     if (!signal.aborted && err.name !== 'AbortError') main.append(errorBox(err));
   });
 }
