@@ -19,6 +19,9 @@ export class Rights {
     this.asking = null;
     this.again = false;
     this.pending = false;
+    // main's data-rights says every question of the page's controls was answered (the UI tests wait on it).
+    this.main = document.getElementById('main');
+    delete this.main.dataset.rights;
     const timer = setInterval(() => this.refresh(), refreshMs);
     const onVisible = () => { if (document.visibilityState === 'visible') this.refresh(); };
     document.addEventListener('visibilitychange', onVisible);
@@ -85,6 +88,10 @@ export class Rights {
     await this.asking;
     this.asking = null;
     for (const el of this.els.keys()) this.show(el);
+    const answered = [...this.els.values()].every((v) => this.known.has(v.key));
+    if (this.signal.aborted) return;
+    if (answered) this.main.dataset.rights = 'known';
+    else delete this.main.dataset.rights;
     if (this.again) {
       this.again = false;
       this.refresh();
