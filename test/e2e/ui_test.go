@@ -181,6 +181,8 @@ func TestWebConsoleHasOnlyTheTokensRights(t *testing.T) {
 	// Listing every namespace needs a rule for "*": the console lands in the viewer's.
 	b.waitJS("the viewer's namespace picked", `location.hash.includes('ns=uiro')`, 30*time.Second)
 	b.waitJS("web listed", `document.querySelector('#rows tr[data-key="uiro/web"]') !== null`, 30*time.Second)
+	b.waitJS("no Nodes or Cluster tab for a token that may not read them",
+		`document.querySelector('#nav a[data-page="nodes"]').hidden && document.querySelector('#nav a[data-page="cluster"]').hidden`, 10*time.Second)
 	if opts := b.eval(`[...document.querySelectorAll('#ns option')].map((o) => o.value).join(',')`); opts != ",uiro" {
 		t.Errorf("the viewer's namespaces: %q, want only uiro (and all)", opts)
 	}

@@ -1,6 +1,6 @@
 // The console's router: one page per route of the URL's fragment. Leaving a page aborts
 // everything it started (its requests and watch streams).
-import { token, signOut, get } from './api.js';
+import { token, signOut, get, call } from './api.js';
 import { clear, errorBox } from './dom.js';
 import { signinPage } from './signin.js';
 import { workloadsPage } from './workloads.js';
@@ -42,6 +42,21 @@ async function showWho() {
   }
 }
 
+// The tabs a token may open: Nodes needs read on node, Cluster read on cluster. Asked
+// again at each navigation, so a policy changed meanwhile shows on the next click.
+const tabNeeds = { nodes: 'node', cluster: 'cluster' };
+
+async function showTabs() {
+  if (!token()) return;
+  const pages = Object.keys(tabNeeds);
+  try {
+    const ans = await call('POST', '/v1/acl/can-i', { checks: pages.map((p) => ({ verb: 'read', kind: tabNeeds[p] })) }, { idempotent: true });
+    ans.checks.forEach((c, i) => { document.querySelector(`#nav a[data-page="${pages[i]}"]`).hidden = !c.allowed; });
+  } catch {
+    // The tabs stay as they were; the pages say what the server refuses.
+  }
+}
+
 function route() {
   const [path, qs] = (location.hash || '#/workloads').split('?');
   if (!token() && path !== '#/signin') {
@@ -65,6 +80,7 @@ function route() {
     return;
   }
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === section);
+  showTabs();
   if (current) current.abort();
   current = new AbortController();
   const signal = current.signal;
