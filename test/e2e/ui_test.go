@@ -47,6 +47,9 @@ func TestWebConsole(t *testing.T) {
 	}}.json())
 	b.waitJS("web to show up live", `document.querySelector('#rows tr[data-key="ui/web"]') !== null`, 30*time.Second)
 	b.waitJS("web Running without a reload", rowPhase("ui/web")+` === 'Running'`, 90*time.Second)
+	if count := b.eval(`document.getElementById('count').textContent`); count != "1 of 1" {
+		t.Errorf("the count after a workload came live: %q, want 1 of 1", count)
+	}
 	if b.eval(`document.getElementById('workloads').dataset.mark || ''`) != "before" {
 		t.Error("the workloads page was drawn again: the change did not come through its watch")
 	}

@@ -94,8 +94,11 @@ export async function workloadsPage({ main, params, signal }) {
   }).catch(() => {});
   const view = {
     ns, q, phase, cont, body, showKind: !one, signal,
+    // list: the kind's list just read; null: a new workload was put on its page.
     listed: (plural, list) => {
+      const had = lists.get(plural);
       if (list) lists.set(plural, list);
+      else if (had && had.total != null) had.total++;
       refused.delete(plural);
       problem.replaceChildren();
       show();
