@@ -101,6 +101,7 @@ func TestNamespaceListFollowsRights(t *testing.T) {
 	}{
 		{"management", "", []string{"other", "team-a", "team-b"}},
 		{"team-a", tok, []string{"team-a", "team-new"}},
+		{"anonymous", anonymous, []string{}},
 	} {
 		r := callAs(t, "", http.MethodGet, url+"/v1/namespaces", "", c.token)
 		wantStatus(t, r, http.StatusOK)

@@ -15,13 +15,18 @@ import (
 // anything is in them. A namespace the token may read nothing in is not named, so a
 // tenant's token does not learn the others'.
 func (s *Server) handleNamespaces(w http.ResponseWriter, r *http.Request) error {
+	id := identityOf(r)
+	if !id.Management && len(id.Policies) == 0 {
+		// Nobody with rights (anonymous without an anonymous policy): nothing to read.
+		httpapi.WriteJSON(w, http.StatusOK, v4.NamespaceList{Items: []string{}})
+		return nil
+	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	held, err := s.store.Namespaces(ctx)
 	if err != nil {
 		return err
 	}
-	id := identityOf(r)
 	names := append(held, policyNamespaces(id)...)
 	slices.Sort(names)
 	names = slices.Compact(names)
