@@ -43,15 +43,27 @@ async function showWho() {
 }
 
 // The tabs a token may open: Nodes needs read on node, Cluster read on cluster. Asked
-// again at each navigation, so a policy changed meanwhile shows on the next click.
+// at navigation when the last answer (kept in the tab) is older than 30 s, so a policy
+// changed meanwhile shows on a later click, and a page load does not wait behind it.
 const tabNeeds = { nodes: 'node', cluster: 'cluster' };
+const tabsKey = 'berth.tabs'; // cleared with the token (api.js)
+const tabsFresh = 30000;
+
+function applyTabs(allowed) {
+  for (const [page, ok] of Object.entries(allowed)) document.querySelector(`#nav a[data-page="${page}"]`).hidden = !ok;
+}
 
 async function showTabs() {
   if (!token()) return;
+  const kept = JSON.parse(sessionStorage.getItem(tabsKey) || 'null');
+  if (kept) applyTabs(kept.allowed);
+  if (kept && Date.now() - kept.at < tabsFresh) return;
   const pages = Object.keys(tabNeeds);
   try {
     const ans = await call('POST', '/v1/acl/can-i', { checks: pages.map((p) => ({ verb: 'read', kind: tabNeeds[p] })) }, { idempotent: true });
-    ans.checks.forEach((c, i) => { document.querySelector(`#nav a[data-page="${pages[i]}"]`).hidden = !c.allowed; });
+    const allowed = Object.fromEntries(pages.map((p, i) => [p, ans.checks[i].allowed]));
+    sessionStorage.setItem(tabsKey, JSON.stringify({ at: Date.now(), allowed }));
+    applyTabs(allowed);
   } catch {
     // The tabs stay as they were; the pages say what the server refuses.
   }

@@ -14,10 +14,12 @@ const phases = ['', 'Staging', 'Deploying', 'Running', 'Operating', 'Abnormal', 
 // namespacePicker is a select of the namespaces the token may read in (GET
 // /v1/namespaces), "all namespaces" first; the namespace in the URL is kept even when the
 // list does not name it (nothing is in it yet).
-function namespacePicker(ns, names, go) {
+// The list is read once the page has painted (fill), not before: the first paint waits
+// for the workloads only.
+function namespacePicker(ns, go) {
   const select = h('select', { id: 'ns', onchange: () => go({ ns: select.value }) },
     h('option', { value: '' }, 'all namespaces'), ns ? h('option', { value: ns, selected: true }, ns) : '');
-  names.then((list) => {
+  const fill = (names) => names.then((list) => {
     for (const name of list) {
       if (name !== ns) select.append(h('option', { value: name }, name));
     }
@@ -25,7 +27,7 @@ function namespacePicker(ns, names, go) {
     select.append(...options);
     select.value = ns;
   }).catch(() => { /* the picker keeps what it has; the lists say what is wrong */ });
-  return select;
+  return { select, fill };
 }
 
 export async function workloadsPage({ main, params, signal }) {
@@ -36,7 +38,9 @@ export async function workloadsPage({ main, params, signal }) {
   const phase = params.get('phase') || '';
   const cont = one ? params.get('continue') || '' : '';
   const go = (changes) => { location.hash = withParams(params, { continue: '', ...changes }); };
-  const names = get('/v1/namespaces', { signal }).then((l) => l.items || []);
+  let namesRead = null;
+  const names = () => { namesRead ??= get('/v1/namespaces', { signal }).then((l) => l.items || []); return namesRead; };
+  const picker = namespacePicker(ns, go);
 
   const kindSelect = h('select', { id: 'kind', onchange: () => go({ kind: kindSelect.value }) },
     h('option', { value: '' }, 'all kinds'), Object.keys(workloadKinds).map((p) => h('option', { value: p, selected: p === one }, p)));
@@ -51,7 +55,7 @@ export async function workloadsPage({ main, params, signal }) {
   const problem = h('div');
   const headers = ['Name', one ? '' : 'Kind', 'Namespace', 'Phase', 'Instances', 'Message', 'Age'].filter(Boolean);
   main.append(h('h1', {}, 'Workloads'),
-    h('div', { class: 'toolbar' }, h('label', {}, 'Kind', kindSelect), h('label', {}, 'Namespace', namespacePicker(ns, names, go)),
+    h('div', { class: 'toolbar' }, h('label', {}, 'Kind', kindSelect), h('label', {}, 'Namespace', picker.select),
       h('label', {}, 'Name', qInput), h('label', {}, 'Phase', phaseSelect), count),
     fresh, problem, notShown,
     h('table', { id: 'workloads' }, h('thead', {}, h('tr', {}, headers.map((x) => h('th', {}, x)))), body),
@@ -85,11 +89,12 @@ export async function workloadsPage({ main, params, signal }) {
     painted = true;
     performance.mark('berth:workloads-painted');
     main.dataset.painted = 'true';
+    picker.fill(names());
     if (!ns && refused.size === kinds.length) pickNamespace();
   };
   // A token that may list nothing in every namespace lands in the first namespace it
   // may read in.
-  const pickNamespace = () => names.then((list) => {
+  const pickNamespace = () => names().then((list) => {
     if (list.length && !signal.aborted) location.hash = withParams(params, { ns: list[0], continue: '' });
   }).catch(() => {});
   const view = {
