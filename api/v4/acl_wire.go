@@ -22,6 +22,17 @@ type CanI struct {
 	Allowed   bool   `json:"allowed"`
 }
 
+// CanIList is POST /v1/acl/can-i with several questions ({"checks": [...]}, at most 100)
+// and its answer, in the same order.
+type CanIList struct {
+	Checks []CanI `json:"checks"`
+}
+
+// NamespaceList answers GET /v1/namespaces: the namespaces the caller may read in, sorted.
+type NamespaceList struct {
+	Items []string `json:"items"`
+}
+
 // ACLTokenRequest is the body of POST /v1/acl/tokens.
 type ACLTokenRequest struct {
 	Name       string   `json:"name,omitempty"`

@@ -76,10 +76,12 @@ type Request struct {
 	Privilege             string
 }
 
+// String says the request in words, as a refusal names it ("may not read the logs of
+// task group in namespace dev"): the verb as what it does, the kind as users say it.
 func (r Request) String() string {
-	what := fmt.Sprintf("%s %s", r.Verb, r.Kind)
+	what := verbPhrase(r.Verb, kindWords(r.Kind))
 	if r.Privilege != "" {
-		what = fmt.Sprintf("%s %s with the privilege %q", r.Verb, r.Kind, r.Privilege)
+		what = fmt.Sprintf("%s with the privilege %q", what, r.Privilege)
 	}
 	if r.Namespace == "" {
 		return what
@@ -89,6 +91,33 @@ func (r Request) String() string {
 		ns = "every namespace"
 	}
 	return fmt.Sprintf("%s in %s", what, ns)
+}
+
+// verbPhrase is verb done to kind, in words; read, write and scale read as they are.
+func verbPhrase(verb, kind string) string {
+	switch verb {
+	case VerbLogs:
+		return "read the logs of " + kind
+	case VerbExec:
+		return "run commands in " + kind
+	case VerbAdmin:
+		return "administer " + kind
+	}
+	return verb + " " + kind
+}
+
+// kindWords is how a message names kind: rules name task groups "taskgroup", users say
+// "task group"; the cluster and the engine are "the cluster" and "the engine".
+func kindWords(kind string) string {
+	switch kind {
+	case string(v4.KindTaskGroup):
+		return "task group"
+	case "namespacequota":
+		return "namespace quota"
+	case KindCluster, KindEngine:
+		return "the " + kind
+	}
+	return kind
 }
 
 // ClusterKind reports whether kind has no namespace.

@@ -48,3 +48,26 @@ func TestPolicyRules(t *testing.T) {
 		t.Errorf("a rule of 65 kinds: %v", err)
 	}
 }
+
+// A refusal names the right in words: "may not read the logs of task group ...".
+func TestRequestString(t *testing.T) {
+	cases := []struct {
+		req  Request
+		want string
+	}{
+		{Request{Verb: VerbLogs, Kind: "taskgroup", Namespace: "dev"}, "read the logs of task group in namespace dev"},
+		{Request{Verb: VerbExec, Kind: "taskgroup", Namespace: "dev"}, "run commands in task group in namespace dev"},
+		{Request{Verb: VerbRead, Kind: "taskgroup", Namespace: "*"}, "read task group in every namespace"},
+		{Request{Verb: VerbScale, Kind: "application", Namespace: "dev"}, "scale application in namespace dev"},
+		{Request{Verb: VerbWrite, Kind: "process", Namespace: "dev", Privilege: "hostNetwork"}, `write process with the privilege "hostNetwork" in namespace dev`},
+		{Request{Verb: VerbAdmin, Kind: KindCluster}, "administer the cluster"},
+		{Request{Verb: VerbAdmin, Kind: KindEngine}, "administer the engine"},
+		{Request{Verb: VerbWrite, Kind: "node"}, "write node"},
+		{Request{Verb: VerbRead, Kind: "namespacequota", Namespace: "dev"}, "read namespace quota in namespace dev"},
+	}
+	for _, tc := range cases {
+		if got := tc.req.String(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.req, got, tc.want)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func TestReadsFor(t *testing.T) {
 		m    v4.NotifyMessage
 		want string
 	}{
-		{v4.NotifyMessage{Namespace: "web", Kind: v4.KindProcess}, "read taskgroup in namespace web, read event in namespace web"},
+		{v4.NotifyMessage{Namespace: "web", Kind: v4.KindProcess}, "read task group in namespace web, read event in namespace web"},
 		{v4.NotifyMessage{Kind: v4.KindNode, Name: "n1"}, "read node"},
 	}
 	for _, tc := range cases {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,27 +40,6 @@ func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
 		out.Policies = append(out.Policies, p.Metadata.Name)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
-	return nil
-}
-
-func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request) error {
-	var q v4.CanI
-	if err := s.bodyReader.Decode(w, r, &q); err != nil {
-		return err
-	}
-	if !slices.Contains(acl.Verbs, q.Verb) {
-		return httpapi.Errorf(http.StatusUnprocessableEntity, "verb %q: use one of %v", q.Verb, acl.Verbs).WithDetail("verb", "unknown")
-	}
-	if q.Kind == "" {
-		return httpapi.Errorf(http.StatusUnprocessableEntity, "kind is required").WithDetail("kind", "required")
-	}
-	if acl.ClusterKind(q.Kind) {
-		q.Namespace = ""
-	} else if q.Namespace == "" {
-		q.Namespace = "*"
-	}
-	q.Allowed = identityOf(r).Allowed(acl.Request{Verb: q.Verb, Kind: q.Kind, Namespace: q.Namespace})
-	httpapi.WriteJSON(w, http.StatusOK, q)
 	return nil
 }
 

@@ -39,7 +39,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"GET /v1/agent/catalog":                       httpapi.GuardNode,
 		"POST /v1/cluster/members":                    httpapi.GuardServerJoin,
 		"POST /v1/apply":                              httpapi.GuardAnyUser, "POST /v1/plan": httpapi.GuardAnyUser,
-		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser,
+		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser, "GET /v1/namespaces": httpapi.GuardAnyUser,
 		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
 	}
 	for _, p := range srv.mux.Patterns() {
@@ -108,14 +108,14 @@ func TestReadOnlyToken(t *testing.T) {
 		{http.MethodPost, "/v1/apply", procJSON("ro", "web", 2), "may not write process in namespace ro"},
 		{http.MethodDelete, "/v1/namespaces/ro/processes/web", "", "may not write process in namespace ro"},
 		{http.MethodPost, "/v1/namespaces/ro/processes/web/scale", `{"instance":2}`, "may not scale process"},
-		{http.MethodPost, "/v1/namespaces/ro/taskgroups/0.web.ro.c.1/exec?cmd=id", "", "may not exec taskgroup"},
-		{http.MethodGet, "/v1/namespaces/ro/taskgroups/0.web.ro.c.1/logs", "", "may not logs taskgroup"},
+		{http.MethodPost, "/v1/namespaces/ro/taskgroups/0.web.ro.c.1/exec?cmd=id", "", "may not run commands in task group"},
+		{http.MethodGet, "/v1/namespaces/ro/taskgroups/0.web.ro.c.1/logs", "", "may not read the logs of task group"},
 		{http.MethodGet, "/v1/namespaces/ro/secrets/pw", "", "may not read secret in namespace ro"},
 		{http.MethodGet, "/v1/secrets", "", "may not read secret in every namespace"},
-		{http.MethodPost, "/v1/jointokens", `{}`, "may not admin cluster"},
-		{http.MethodPost, "/v1/acl/tokens", `{"management":true}`, "may not admin cluster"},
+		{http.MethodPost, "/v1/jointokens", `{}`, "may not administer the cluster"},
+		{http.MethodPost, "/v1/acl/tokens", `{"management":true}`, "may not administer the cluster"},
 		{http.MethodPatch, "/v1/nodes/n1", `{}`, "may not write node"},
-		{http.MethodGet, "/v1/debug/pprof/heap", "", "may not admin cluster"},
+		{http.MethodGet, "/v1/debug/pprof/heap", "", "may not administer the cluster"},
 	} {
 		r := callAs(t, "", c.method, url+c.path, c.body, ro)
 		wantStatus(t, r, http.StatusForbidden)

@@ -23,6 +23,7 @@ func (s *Server) routes() *httpapi.Mux {
 	mux.Handle("POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", on(acl.VerbWrite, deplo), s.handleRollout)
 	mux.Handle("GET /v1/namespaces/{ns}/deployments/{name}/history", on(acl.VerbRead, deplo), s.handleHistory)
 	mux.Handle("GET /v1/{plural}", inNamespace(acl.VerbRead), s.handleList)
+	mux.Handle("GET /v1/namespaces", httpapi.AnyUser, s.handleNamespaces) // filtered by the caller's rights
 	mux.Handle("GET /v1/nodes", on(acl.VerbRead, node), s.handleNodeList)
 	mux.Handle("POST /v1/nodes", on(acl.VerbWrite, node), s.handleNodeRegister)
 	mux.Handle("GET /v1/nodes/{name}", on(acl.VerbRead, node), s.handleNodeGet)

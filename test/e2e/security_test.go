@@ -304,10 +304,10 @@ func TestUsersAndPolicies(t *testing.T) {
 	}{
 		{[]string{"scale", "process", "web", "2", "-n", "acl"}, "may not scale process in namespace acl"},
 		{[]string{"delete", "process", "web", "-n", "acl"}, "may not write process in namespace acl"},
-		{[]string{"exec", "-n", "acl", tg, "--", "id"}, "may not exec taskgroup in namespace acl"},
-		{[]string{"logs", "-n", "acl", tg}, "may not logs taskgroup in namespace acl"},
+		{[]string{"exec", "-n", "acl", tg, "--", "id"}, "may not run commands in task group in namespace acl"},
+		{[]string{"logs", "-n", "acl", tg}, "may not read the logs of task group in namespace acl"},
 		{[]string{"get", "secret", "pw", "-n", "acl", "-o", "json"}, "may not read secret in namespace acl"},
-		{[]string{"token", "create"}, "may not admin cluster"},
+		{[]string{"token", "create"}, "may not administer the cluster"},
 	} {
 		r := ro.berth("", c.args...)
 		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stdout, "aHVudGVyMg==") {

@@ -4,8 +4,10 @@
 const tokenKey = 'berth.token';
 
 export function token() { return sessionStorage.getItem(tokenKey) || ''; }
-export function setToken(t) { sessionStorage.setItem(tokenKey, t.trim()); }
-export function signOut() { sessionStorage.removeItem(tokenKey); }
+// What the tab keeps about the signed-in token (main.js's tabs) goes with it.
+const tokenKept = ['berth.tabs'];
+export function setToken(t) { tokenKept.forEach((k) => sessionStorage.removeItem(k)); sessionStorage.setItem(tokenKey, t.trim()); }
+export function signOut() { [tokenKey, ...tokenKept].forEach((k) => sessionStorage.removeItem(k)); }
 
 // APIError is an answer that is not 2xx: its status and the server's message.
 export class APIError extends Error {

@@ -1,9 +1,9 @@
 // The cluster: this server, the controllers' leader, etcd's members with their health
 // and space, and the space alarms.
 import { get } from './api.js';
-import { h, badge, errorBox, table, mib } from './dom.js';
+import { h, badge, errorBox, table, bytes } from './dom.js';
 
-const mb = (bytes) => (bytes ? mib(bytes / (1 << 20)) : '');
+const mb = (n) => (n ? bytes(n) : '');
 
 export async function clusterPage({ main, signal }) {
   const body = h('div', { id: 'cluster' });

@@ -58,4 +58,16 @@ export function link(href, text) { return h('a', { href }, text); }
 
 export function mib(n) { return n >= 1024 ? (n / 1024).toFixed(1) + ' GiB' : Math.round(n) + ' MiB'; }
 
+// bytes is a size in the unit that suits it: 512 B, 20 KiB, 1.5 MiB, 2.0 GiB (a fresh
+// etcd's few hundred KiB must not read "0 MiB").
+export function bytes(n) {
+  if (!Number.isFinite(n) || n < 0) return '';
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v >= 100 ? Math.round(v) : v.toFixed(1).replace(/\.0$/, '')} ${units[i]}`;
+}
+
 export function num(n) { return Number.isInteger(n) ? String(n) : n.toFixed(2); }

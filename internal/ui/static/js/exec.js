@@ -24,19 +24,21 @@ function base64url(s) {
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-export async function execPage({ main, args, params, signal }) {
+export async function execPage({ main, args, params, signal, rights }) {
   const [ns, name] = args;
   const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(name)}`;
   const tg = await get(base, { signal });
   const tasks = taskNames(tg);
   const taskSelect = h('select', { id: 'task' }, tasks.map((t) => h('option', { value: t, selected: t === params.get('task') }, t)));
   const cmd = h('input', { id: 'command', value: params.get('cmd') || '/bin/sh', size: 30 });
-  const connect = h('button', { type: 'button', class: 'primary', id: 'connect' }, 'Connect');
+  const connect = rights.need(h('button', { type: 'button', class: 'primary', id: 'connect' }, 'Connect'), 'exec', 'taskgroup', ns);
+  const cannot = rights.need(h('span', { class: 'muted', id: 'exec-refused' }, 'This token may not run commands in this namespace\'s task groups (it lacks exec on taskgroup).'),
+    'exec', 'taskgroup', ns, { invert: true });
   const state = h('span', { class: 'muted', id: 'exec-state' });
   const screen = h('div', { id: 'terminal' });
   const problem = h('div');
   main.append(h('h1', {}, `Exec in ${ns}/${name}`),
-    h('div', { class: 'toolbar' }, h('label', {}, 'Task', taskSelect), h('label', {}, 'Command', cmd), connect, state),
+    h('div', { class: 'toolbar' }, h('label', {}, 'Task', taskSelect), h('label', {}, 'Command', cmd), connect, cannot, state),
     problem, screen);
 
   if (!window.Terminal || !window.FitAddon) throw new Error('the terminal did not load');
@@ -94,5 +96,5 @@ export async function execPage({ main, args, params, signal }) {
     };
     ws.onerror = () => problem.replaceChildren(errorBox(new Error('the exec connection failed: is the task running, and may this token exec?')));
   });
-  if (params.get('connect') === 'true') connect.click();
+  if (params.get('connect') === 'true' && rights.may('exec', 'taskgroup', ns) !== false) connect.click();
 }

@@ -1,6 +1,6 @@
 // The console's router: one page per route of the URL's fragment. Leaving a page aborts
 // everything it started (its requests and watch streams).
-import { token, signOut, get } from './api.js';
+import { token, signOut, get, call } from './api.js';
 import { clear, errorBox } from './dom.js';
 import { signinPage } from './signin.js';
 import { workloadsPage } from './workloads.js';
@@ -9,6 +9,7 @@ import { logsPage } from './logs.js';
 import { execPage } from './exec.js';
 import { nodesPage } from './nodes.js';
 import { clusterPage } from './cluster.js';
+import { Rights } from './rights.js';
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],
@@ -25,6 +26,8 @@ let current = null;
 async function showWho() {
   const who = document.getElementById('who');
   const out = document.getElementById('signout');
+  // Signed out, there is nothing the tabs could show.
+  document.getElementById('nav').hidden = !token();
   if (!token()) {
     who.textContent = '';
     out.hidden = true;
@@ -36,6 +39,33 @@ async function showWho() {
     who.textContent = me.management ? `${me.name || me.token} (management)` : (me.name || me.token || '');
   } catch {
     who.textContent = '';
+  }
+}
+
+// The tabs a token may open: Nodes needs read on node, Cluster read on cluster. Asked
+// at navigation when the last answer (kept in the tab) is older than 30 s, so a policy
+// changed meanwhile shows on a later click, and a page load does not wait behind it.
+const tabNeeds = { nodes: 'node', cluster: 'cluster' };
+const tabsKey = 'berth.tabs'; // cleared with the token (api.js)
+const tabsFresh = 30000;
+
+function applyTabs(allowed) {
+  for (const [page, ok] of Object.entries(allowed)) document.querySelector(`#nav a[data-page="${page}"]`).hidden = !ok;
+}
+
+async function showTabs() {
+  if (!token()) return;
+  const kept = JSON.parse(sessionStorage.getItem(tabsKey) || 'null');
+  if (kept) applyTabs(kept.allowed);
+  if (kept && Date.now() - kept.at < tabsFresh) return;
+  const pages = Object.keys(tabNeeds);
+  try {
+    const ans = await call('POST', '/v1/acl/can-i', { checks: pages.map((p) => ({ verb: 'read', kind: tabNeeds[p] })) }, { idempotent: true });
+    const allowed = Object.fromEntries(pages.map((p, i) => [p, ans.checks[i].allowed]));
+    sessionStorage.setItem(tabsKey, JSON.stringify({ at: Date.now(), allowed }));
+    applyTabs(allowed);
+  } catch {
+    // The tabs stay as they were; the pages say what the server refuses.
   }
 }
 
@@ -62,11 +92,12 @@ function route() {
     return;
   }
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('current', a.dataset.page === section);
+  showTabs();
   if (current) current.abort();
   current = new AbortController();
   const signal = current.signal;
   const main = clear(document.getElementById('main'));
-  page({ main, args, params: new URLSearchParams(qs || ''), signal }).catch((err) => {
+  page({ main, args, params: new URLSearchParams(qs || ''), signal, rights: new Rights(signal) }).catch((err) => {
     if (!signal.aborted && err.name !== 'AbortError') main.append(errorBox(err));
   });
 }

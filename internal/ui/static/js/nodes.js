@@ -14,20 +14,20 @@ function gpus(n) {
   return cards ? String(cards) : '';
 }
 
-function row(n, usage, problem) {
+function row(n, usage, problem, rights) {
   const m = n.metadata;
   const alloc = n.spec.allocatable || n.spec.capacity || {};
   const u = usage || {};
   const draining = (m.annotations || {})['berth.io/drain'] !== undefined;
   const path = `/v1/nodes/${encodeURIComponent(m.name)}`;
-  const toggle = h('button', { type: 'button', class: 'toggle' }, n.spec.disabled ? 'Enable' : 'Disable');
+  const toggle = rights.need(h('button', { type: 'button', class: 'toggle' }, n.spec.disabled ? 'Enable' : 'Disable'), 'write', 'node', '');
   toggle.addEventListener('click', async () => {
     toggle.disabled = true;
     try {
       await call('PATCH', path, { spec: { disabled: !n.spec.disabled } });
     } catch (err) { node404(problem, err); } finally { toggle.disabled = false; }
   });
-  const drain = h('button', { type: 'button', class: 'drain', disabled: draining }, draining ? 'Draining' : 'Drain');
+  const drain = rights.need(h('button', { type: 'button', class: 'drain', disabled: draining }, draining ? 'Draining' : 'Drain'), 'write', 'node', '');
   drain.addEventListener('click', async () => {
     if (!confirm(`Drain ${m.name}: disable it and move its instances off, one at a time?`)) return;
     drain.disabled = true;
@@ -48,7 +48,7 @@ function row(n, usage, problem) {
     h('td', {}, toggle, ' ', drain));
 }
 
-export async function nodesPage({ main, params, signal }) {
+export async function nodesPage({ main, params, signal, rights }) {
   const q = params.get('q') || '';
   const cont = params.get('continue') || '';
   const qInput = h('input', { id: 'q', type: 'search', value: q, placeholder: 'name contains',
@@ -64,7 +64,7 @@ export async function nodesPage({ main, params, signal }) {
     const list = await get('/v1/nodes' + query({ limit: pageSize, continue: cont, q }), { signal });
     const usage = list.usage || {};
     problem.replaceChildren();
-    body.replaceChildren(...list.items.map((n) => row(n, usage[n.metadata.name], problem)));
+    body.replaceChildren(...list.items.map((n) => row(n, usage[n.metadata.name], problem, rights)));
     count.textContent = list.total != null ? `${list.items.length} of ${list.total}` : `${list.items.length} shown`;
     pager.replaceChildren(cont ? link(withParams(params, { continue: '' }), '« First page') : '',
       list.continue ? link(withParams(params, { continue: list.continue }), 'Next page »') : '');
@@ -74,7 +74,7 @@ export async function nodesPage({ main, params, signal }) {
       const tr = body.querySelector(`tr[data-key="${CSS.escape(name)}"]`);
       if (!tr) return;
       if (ev.type === 'DELETED') { tr.classList.add('gone'); return; }
-      const next = row(ev.object, usage[name], problem);
+      const next = row(ev.object, usage[name], problem, rights);
       next.classList.add('changed');
       tr.replaceWith(next);
     }, signal);

@@ -4,6 +4,7 @@ import { call, get, watch, objectPath, query, workloadKinds } from './api.js';
 import { h, badge, age, link, errorBox, clear } from './dom.js';
 import { keepWatching } from './live.js';
 import { instances } from './workloads.js';
+import { stateLine, message } from './status.js';
 
 // instanceOwner is the owner of the task groups shown: the workload itself, or for a
 // deployment the application of its current revision.
@@ -33,6 +34,33 @@ function lastExit(tg) {
   return `${t.name}: exit ${t.info.ExitCode}${t.message ? ' (' + t.message + ')' : ''}`;
 }
 
+// scaleControl is the instance count and its Scale button. The box follows the workload
+// as it changes (a scale from the CLI, an autoscaler), unless the user is editing it:
+// focused, or holding a number they typed and have not sent. A scale sent, or Escape,
+// hands it back to the workload's own count.
+function scaleControl(obj, path, problem) {
+  const wanted = (o) => String((o.spec || {}).instance ?? 0);
+  const input = h('input', { id: 'scale-to', type: 'number', min: 0, value: wanted(obj), style: 'width:5rem' });
+  let typed = false;
+  let live = obj;
+  input.addEventListener('input', () => { typed = input.value !== wanted(live); });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') { typed = false; input.value = wanted(live); input.blur(); }
+  });
+  const button = h('button', { type: 'button', id: 'scale', class: 'primary' }, 'Scale');
+  button.addEventListener('click', () => act(button, async () => {
+    await call('POST', path + '/scale', { instances: Number(input.value) }, { idempotent: true });
+    typed = false;
+  }, problem));
+  const follow = (o) => {
+    live = o;
+    if (!typed && document.activeElement !== input) input.value = wanted(o);
+    else if (input.value === wanted(o)) typed = false;
+  };
+  input.addEventListener('blur', () => follow(live));
+  return { el: h('span', { class: 'scale' }, h('label', {}, 'Instances', input), button), follow };
+}
+
 function health(tg) {
   const st = tg.status || {};
   if (st.healthy === true) return h('span', { class: 'badge ok' }, 'healthy');
@@ -52,15 +80,19 @@ async function act(button, fn, problem) {
   }
 }
 
-function instanceRow(ns, tg, problem) {
+// instanceRow is one task group's row; its controls show as the token allows (logs,
+// exec for the terminal and the restart command, write for a move).
+function instanceRow(ns, tg, problem, rights) {
   const m = tg.metadata;
   const st = tg.status || {};
   const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(m.name)}`;
-  const restart = h('button', { type: 'button', class: 'restart', title: 'run the restart command of every task (reloadCmd/restartCmd)' }, 'Restart');
+  const restart = rights.need(h('button', { type: 'button', class: 'restart', title: 'run the restart command of every task (reloadCmd/restartCmd)' }, 'Restart'), 'exec', 'taskgroup', ns);
   restart.addEventListener('click', () => act(restart, () => call('POST', base + '/actions/restart'), problem));
-  const move = h('button', { type: 'button', class: 'move', title: 'replace this instance on another node' }, 'Move');
+  const move = rights.need(h('button', { type: 'button', class: 'move', title: 'replace this instance on another node' }, 'Move'), 'write', 'taskgroup', ns);
   move.addEventListener('click', () => act(move, () => call('POST', base + '/move', {}), problem));
   const tgPath = `${encodeURIComponent(ns)}/${encodeURIComponent(m.name)}`;
+  const logs = rights.need(link(`#/logs/${tgPath}`, 'Logs'), 'logs', 'taskgroup', ns);
+  const exec = rights.need(link(`#/exec/${tgPath}`, 'Exec'), 'exec', 'taskgroup', ns);
   return h('tr', { dataset: { key: m.name } },
     h('td', {}, String(tg.spec.index)),
     h('td', {}, m.name),
@@ -69,10 +101,10 @@ function instanceRow(ns, tg, problem) {
     h('td', {}, health(tg)),
     h('td', {}, String(tg.spec.reschedTimes || 0)),
     h('td', {}, lastExit(tg)),
-    h('td', {}, link(`#/logs/${tgPath}`, 'Logs'), ' ', link(`#/exec/${tgPath}`, 'Exec'), ' ', restart, ' ', move));
+    h('td', { class: 'actions' }, logs, exec, restart, move));
 }
 
-export async function workloadPage({ main, args, signal }) {
+export async function workloadPage({ main, args, signal, rights }) {
   const [plural, ns, name] = args;
   if (!workloadKinds[plural]) throw new Error(`${plural} is not a kind of workload`);
   const path = objectPath(plural, ns, name);
@@ -92,28 +124,34 @@ export async function workloadPage({ main, args, signal }) {
     h('h2', {}, 'Spec'), definition);
 
   let obj = await get(path, { signal });
-  const scaleInput = h('input', { id: 'scale-to', type: 'number', min: 0, value: (obj.spec || {}).instance ?? 0, style: 'width:5rem' });
-  const scale = h('button', { type: 'button', id: 'scale', class: 'primary' }, 'Scale');
-  scale.addEventListener('click', () => act(scale, () => call('POST', path + '/scale', { instances: Number(scaleInput.value) }, { idempotent: true }), problem));
-  if (plural !== 'daemonsets') controls.append(h('label', {}, 'Instances', scaleInput), scale);
+  const kind = workloadKinds[plural];
+  const scaleBox = scaleControl(obj, path, problem);
+  if (plural !== 'daemonsets') controls.append(rights.need(scaleBox.el, 'scale', kind, ns));
   if (plural === 'deployments') {
     for (const action of ['pause', 'resume', 'undo']) {
-      const b = h('button', { type: 'button', id: action }, action[0].toUpperCase() + action.slice(1));
+      const b = rights.need(h('button', { type: 'button', id: action }, action[0].toUpperCase() + action.slice(1)), 'write', kind, ns);
       // Pausing or resuming twice is the same; an undo is not.
       b.addEventListener('click', () => act(b, () => call('POST', `${path}/rollout/${action}`, undefined, { idempotent: action !== 'undo' }), problem));
       controls.append(b);
     }
   }
+  const remove = rights.need(h('button', { type: 'button', id: 'delete', class: 'danger' }, 'Delete'), 'write', kind, ns);
+  remove.addEventListener('click', () => {
+    if (confirm(`Delete ${kind} ${ns}/${name} and stop its instances?`)) act(remove, () => call('DELETE', path), problem);
+  });
+  controls.append(remove);
 
   const showSummary = () => {
     const st = obj.status || {};
+    const msg = message(obj);
     clear(summary).append(h('dl', { class: 'kv' },
-      h('dt', {}, 'Phase'), h('dd', { id: 'phase' }, badge(st.phase)),
-      h('dt', {}, 'Instances'), h('dd', {}, instances(obj)),
-      h('dt', {}, 'Message'), h('dd', {}, st.message || ''),
+      h('dt', {}, 'Phase'), h('dd', { id: 'phase' }, stateLine(obj)),
+      h('dt', {}, 'Instances'), h('dd', { id: 'instance-count' }, instances(obj)),
+      msg ? [h('dt', {}, 'Message'), h('dd', { id: 'message' }, msg)] : '',
       h('dt', {}, 'Created'), h('dd', {}, `${age(obj.metadata.creationTimestamp)} ago`),
       plural === 'deployments' ? [h('dt', {}, 'Revision'), h('dd', {}, `${st.revision || ''}${st.paused ? ' (paused)' : ''}`)] : ''));
     definition.textContent = current(obj);
+    scaleBox.follow(obj);
   };
   showSummary();
 
@@ -170,7 +208,7 @@ export async function workloadPage({ main, args, signal }) {
     const empty = () => {
       if (!byName.size) rows.replaceChildren(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No instances.')));
     };
-    rows.replaceChildren(...[...byName.values()].sort(order).map((tg) => instanceRow(ns, tg, problem)));
+    rows.replaceChildren(...[...byName.values()].sort(order).map((tg) => instanceRow(ns, tg, problem, rights)));
     empty();
     // A change replaces its own row only: the others stay, and a click on them lands.
     await watch(tgPath + query({ watch: 'true', owner, resourceVersion: list.resourceVersion }), (ev) => {
@@ -184,7 +222,7 @@ export async function workloadPage({ main, args, signal }) {
         return;
       }
       byName.set(name, ev.object);
-      const next = instanceRow(ns, ev.object, problem);
+      const next = instanceRow(ns, ev.object, problem, rights);
       if (tr) {
         tr.replaceWith(next);
         return;
