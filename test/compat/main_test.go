@@ -6,6 +6,7 @@ package compat
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/test/berthtest"
 )
@@ -51,6 +53,11 @@ func startBerth(t *testing.T, flags ...string) *berth {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
+		// Workloads outlive berth dev by design: stop them first, so that no process of
+		// this test is left running on the machine.
+		if b.http != nil {
+			b.deleteWorkloads(t)
+		}
 		cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
@@ -130,4 +137,36 @@ func (b *berth) node(t *testing.T) string {
 	}
 	t.Fatalf("berth dev's node did not register in 30 s:\n%s", b.logs)
 	return ""
+}
+
+// deleteWorkloads deletes every workload of berth dev and waits, up to a minute, until
+// its task groups are gone (their tasks stopped).
+func (b *berth) deleteWorkloads(t *testing.T) {
+	t.Helper()
+	c, err := client.New(b.url, client.WithHTTPClient(b.http))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, kind := range []v4.Kind{v4.KindDeployment, v4.KindDaemonset, v4.KindApplication, v4.KindProcess, v4.KindDependency} {
+		list, err := c.List(ctx, kind, "")
+		if err != nil {
+			t.Errorf("list %s: %v", kind.Plural(), err)
+			continue
+		}
+		for _, o := range list.Items {
+			if _, err := c.Delete(ctx, kind, o.GetMeta().Namespace, o.GetMeta().Name); err != nil {
+				t.Logf("delete %s %s/%s: %v", kind, o.GetMeta().Namespace, o.GetMeta().Name, err)
+			}
+		}
+	}
+	for ctx.Err() == nil {
+		if list, err := c.List(ctx, v4.KindTaskGroup, ""); err == nil && len(list.Items) == 0 {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Error("the test's task groups were not all gone a minute after their workloads were deleted")
 }
