@@ -226,4 +226,51 @@ func TestDevServices(t *testing.T) {
 	if port == "53" && !strings.Contains(logs, "cluster DNS server not on port 53 of the node") {
 		t.Errorf("the second berth dev did not say why its DNS server is not on port 53:\n%s", logs)
 	}
+	devNamesAndScale(t, a, ns, vip, dnsA, client, port == "53")
+}
+
+// devNamesAndScale, under berth dev: the service's Kubernetes-style name answers its VIP
+// and BCS's short form asked as written its instance; from a container, the short names
+// reach the VIP through the search list; a service without a ready instance refuses a
+// connection at once, as web's VIP does while web is scaled to zero; scaled back, the VIP
+// answers again.
+func devNamesAndScale(t *testing.T, s *devServer, ns, vip, dns, client string, port53 bool) {
+	t.Helper()
+	var instances []string
+	for _, a := range s.serviceAddrs(t, ns, "web") {
+		if a != vip {
+			instances = append(instances, a)
+		}
+	}
+	if got := lookupA(t, dns, "web."+ns+".svc.cluster.local"); !slices.Equal(got, []string{vip}) {
+		t.Errorf("web.%s.svc.cluster.local: %v, want the VIP %s", ns, got, vip)
+	}
+	if got := lookupA(t, dns, "web."+ns); !answersOf(got, instances) {
+		t.Errorf("BCS's web.%s asked as written: %v, want the instance's %v", ns, got, instances)
+	}
+	if port53 { // the instance listens on a random host port: port 80 is the VIP's
+		for _, name := range []string{"web." + ns, "web." + ns + ".svc", "web." + ns + ".svc.cluster.local"} {
+			if out, err := exec.Command("docker", "exec", client, "wget", "-qO-", "http://"+name+"/").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "dev-a" {
+				t.Errorf("wget http://%s/ in a container: %q %v", name, out, err)
+			}
+		}
+	}
+	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"service","metadata":{"name":"nobody","namespace":%q},
+		"spec":{"selector":{"app":"nobody"},"ports":[{"name":"http","protocol":"http","servicePort":80}]}}`, ns))
+	refusedFast(t, s.serviceVIP(t, ns, "nobody")+":80", "a service without instances")
+
+	s.mustBerth("scale", "process", "web", "0", "-n", ns)
+	waitUntil(t, 30*time.Second, "web scaled to zero", func() bool {
+		return strings.TrimSpace(s.berth("", "get", "taskgroups", "-n", ns, "-o", "name").stdout) == ""
+	})
+	waitUntil(t, 10*time.Second, "web's VIP to refuse", func() bool { refused, _, _ := dialVIP(vip + ":80"); return refused })
+	refusedFast(t, vip+":80", "web scaled to zero")
+	if out := s.mustBerth("get", "process", "web", "-n", ns); !strings.Contains(out, "Stopped") {
+		t.Errorf("web at zero instances:\n%s", out)
+	}
+	s.mustBerth("scale", "process", "web", "1", "-n", ns)
+	waitUntil(t, 60*time.Second, "web's VIP to answer again", func() bool {
+		body, err := getVIP(vip + ":80")
+		return err == nil && body == "dev-a"
+	})
 }

@@ -23,7 +23,7 @@ func startVIPNode(t *testing.T, name, ports, dnsAddr string) *devServer {
 	ip := dockerBridgeIP(t)
 	s := startServer(t, t.TempDir())
 	startDockerAgent(t, s, name, ports, "--ip", ip, "--dns-addr", dnsAddr, "--service-proxy", "on")
-	t.Cleanup(func() { exec.Command("nft", "delete", "table", "ip", "berth").Run() })
+	t.Cleanup(func() { removeProxyTable(s.dataDir) })
 	return s
 }
 
@@ -93,7 +93,7 @@ func TestServiceVIPWithoutInstancesRefuses(t *testing.T) {
 	out, err := exec.CommandContext(ctx, "docker", "exec", client, "busybox", "nc", "-w", "3", vip, "80").CombinedOutput()
 	cancel()
 	if !strings.Contains(string(out), "refused") {
-		table, _ := exec.Command("nft", "list", "table", "ip", "berth").CombinedOutput()
+		table, _ := exec.Command("nft", "list", "table", "ip", proxyTableOf(s.dataDir)).CombinedOutput()
 		t.Errorf("nc %s 80 from a container: %q (%v after %s), want connection refused\nthe table:\n%s", vip, out, err, time.Since(start), table)
 	}
 
@@ -115,7 +115,7 @@ func TestServiceVIPWithoutInstancesRefuses(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for refused, _, err := dialVIP(addr); !refused; refused, _, err = dialVIP(addr) {
 		if time.Now().After(deadline) {
-			table, _ := exec.Command("nft", "list", "table", "ip", "berth").CombinedOutput()
+			table, _ := exec.Command("nft", "list", "table", "ip", proxyTableOf(s.dataDir)).CombinedOutput()
 			t.Fatalf("the VIP still not refused 30 s after its instance went: %v\nendpoints: %s\nthe table:\n%s", err,
 				s.berth("", "get", "endpoints", "web", "-n", ns, "-o", "json").stdout, table)
 		}
