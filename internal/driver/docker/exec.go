@@ -83,26 +83,14 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	if resize != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-done:
-					return
-				case sz, ok := <-resize:
-					if !ok {
-						return
-					}
-					_, err := d.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: uint(sz.Rows), Width: uint(sz.Cols)})
-					if err != nil {
-						d.log.Debug("exec resize", "task", id, "err", err)
-					}
-				}
+	wg.Go(func() {
+		driver.FollowResize(resize, done, func(sz v4.TermSize) {
+			_, err := d.cli.ExecResize(ctx, execID, client.ExecResizeOptions{Height: uint(sz.Rows), Width: uint(sz.Cols)})
+			if err != nil {
+				d.log.Debug("exec resize", "task", id, "err", err)
 			}
-		}()
-	}
+		})
+	})
 	if stdin != nil {
 		go func() {
 			io.Copy(hj.Conn, stdin)

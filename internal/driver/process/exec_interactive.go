@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // ExecInteractive runs cmd (a program and its arguments) in the task's context, as Exec
@@ -76,7 +77,10 @@ func execOnTerminal(ctx context.Context, spec shellSpec, stdin io.Reader, stdout
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { followResize(master, resize, done) })
+	wg.Go(func() {
+		// A size the terminal refuses leaves it as it was.
+		driver.FollowResize(resize, done, func(sz v4.TermSize) { _ = setTermSize(master, sz) })
+	})
 	if stdin != nil {
 		go io.Copy(master, stdin) // ends with stdin, or at the first write after master closes
 	}
@@ -107,24 +111,6 @@ func copyTerminal(w io.Writer, master *os.File) {
 		}
 		if err != nil {
 			return
-		}
-	}
-}
-
-// followResize sets the terminal's size to each one received until done or resize closes.
-func followResize(master *os.File, resize <-chan v4.TermSize, done <-chan struct{}) {
-	if resize == nil {
-		return
-	}
-	for {
-		select {
-		case <-done:
-			return
-		case sz, ok := <-resize:
-			if !ok {
-				return
-			}
-			_ = setTermSize(master, sz) // a size the terminal refuses leaves it as it was
 		}
 	}
 }
