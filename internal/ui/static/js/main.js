@@ -7,6 +7,7 @@ import { workloadsPage } from './workloads.js';
 import { workloadPage } from './workload.js';
 import { logsPage } from './logs.js';
 import { execPage } from './exec.js';
+import { instancePage } from './instance.js';
 import { nodesPage } from './nodes.js';
 import { clusterPage } from './cluster.js';
 import { Rights } from './rights.js';
@@ -17,6 +18,7 @@ const routes = [
   [/^#\/w\/([^/]+)\/([^/]+)\/([^/]+)$/, workloadPage, 'workloads'],
   [/^#\/logs\/([^/]+)\/([^/]+)$/, logsPage, 'workloads'],
   [/^#\/exec\/([^/]+)\/([^/]+)$/, execPage, 'workloads'],
+  [/^#\/taskgroup\/([^/]+)\/([^/]+)$/, instancePage, 'workloads'],
   [/^#\/nodes$/, nodesPage, 'nodes'],
   [/^#\/cluster$/, clusterPage, 'cluster'],
 ];

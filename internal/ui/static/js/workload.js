@@ -5,6 +5,7 @@ import { h, badge, age, link, errorBox, clear } from './dom.js';
 import { keepWatching } from './live.js';
 import { instances } from './workloads.js';
 import { stateLine, message } from './status.js';
+import { instanceHref } from './instance.js';
 
 // instanceOwner is the owner of the task groups shown: the workload itself, or for a
 // deployment the application of its current revision.
@@ -95,7 +96,7 @@ function instanceRow(ns, tg, problem, rights) {
   const exec = rights.need(link(`#/exec/${tgPath}`, 'Exec'), 'exec', 'taskgroup', ns);
   return h('tr', { dataset: { key: m.name } },
     h('td', {}, String(tg.spec.index)),
-    h('td', {}, m.name),
+    h('td', {}, link(instanceHref(ns, m.name), m.name)),
     h('td', {}, tg.spec.node || h('span', { class: 'muted' }, 'not placed')),
     h('td', {}, badge(st.phase), st.message ? h('div', { class: 'muted' }, st.message) : ''),
     h('td', {}, health(tg)),
