@@ -37,14 +37,15 @@ test('a series keeps the last points, and a failed task says why', () => {
 });
 
 test('a path needs two points and spans the box', () => {
-  assert.equal(path([[0, 1]], { width: 100, height: 10, span: 10, max: 2 }), '');
-  assert.equal(path([[0, 1], [5, 2]], { width: 100, height: 10, span: 10, max: 0 }), '');
-  assert.equal(path([[0, 0], [5, 1], [10, 4]], { width: 100, height: 10, span: 10, max: 2 }), 'M0.0,10.0 L50.0,5.0 L100.0,0.0');
+  assert.equal(path([[0, 1]], { width: 100, height: 10, max: 2 }), '');
+  assert.equal(path([[0, 1], [5, 2]], { width: 100, height: 10, max: 0 }), '');
+  assert.equal(path([[0, 0], [5, 1], [10, 4]], { width: 100, height: 10, max: 2 }), 'M0.0,10.0 L50.0,5.0 L100.0,0.0');
+  assert.equal(path([[20, 2], [30, 0]], { width: 100, height: 10, max: 2 }), 'M0.0,0.0 L100.0,10.0');
 });
 
 const tg = {
   spec: {
-    ports: [{ name: 'http', hostPort: 31000, protocol: 'TCP', random: true }],
+    ports: [{ name: 'http', hostPort: 31000, protocol: 'tcp', random: true }],
     template: { spec: {
       containers: [{ name: 'web', ports: [{ name: 'http', containerPort: 80 }, { name: 'admin', containerPort: 9000, protocol: 'UDP' }],
         env: [{ name: 'MODE', value: 'prod' }, { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } }],

@@ -6,7 +6,7 @@ import { get, watch, objectPath, query } from './api.js';
 import { h, badge, age, link, errorBox, bytes, num } from './dom.js';
 import { keepWatching, sleep } from './live.js';
 import { waiting } from './status.js';
-import { addSample, path, taskSpecs, ports, env, keepPoints } from './usage.js';
+import { addSample, path, taskSpecs, ports, env } from './usage.js';
 
 const pollMs = 3000;
 const ownerPlural = { application: 'applications', process: 'processes' };
@@ -28,7 +28,7 @@ function taskRows(tg) {
       h('td', {}, name),
       h('td', { class: 'state' }, badge(t.status || 'Unknown')),
       h('td', { class: 'exit' }, ended ? String(info.ExitCode) : ''),
-      h('td', { class: 'reason' }, reason),
+      h('td', { class: 'ended-why' }, reason),
       h('td', {}, info.StartAt ? `${age(info.StartAt)} ago` : ''),
       h('td', {}, String(tg.spec.reschedTimes || 0)),
       h('td', { class: 'gpus' }, held.join(', ')));
@@ -85,7 +85,7 @@ function graph(id, title, points, max, label, limitLine) {
   const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'spark', role: 'img', 'aria-label': title });
   box.append(svg('rect', { x: 0, y: 0, width, height, class: 'frame' }));
   if (limitLine) box.append(svg('line', { x1: 0, x2: width, y1: 1, y2: 1, class: 'limit' }));
-  box.append(svg('path', { d: path(points, { width, height, span: keepPoints * pollMs, max }), class: 'line', 'data-points': points.length }));
+  box.append(svg('path', { d: path(points, { width, height, max }), class: 'line', 'data-points': points.length }));
   const last = points.length ? points[points.length - 1][1] : null;
   return h('figure', { class: 'graph', id },
     h('figcaption', {}, title, ': ', h('strong', { class: 'now' }, last === null ? '…' : label(last))), box);

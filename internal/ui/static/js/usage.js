@@ -34,10 +34,11 @@ export function addSample(series, prev, cur) {
 }
 
 // path is an SVG path of points [[t, v]] in a width × height box, time across (the
-// newest at the right edge, span ms wide) and value up to max at the top.
-export function path(points, { width, height, span, max }) {
+// oldest point at the left edge, the newest at the right) and value up to max at the top.
+export function path(points, { width, height, max }) {
   if (points.length < 2 || !(max > 0)) return '';
   const end = points[points.length - 1][0];
+  const span = Math.max(end - points[0][0], 1);
   const x = (t) => width - ((end - t) / span) * width;
   const y = (v) => height - (Math.min(v, max) / max) * height;
   return points.map(([t, v], i) => `${i ? 'L' : 'M'}${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
@@ -72,7 +73,7 @@ export function ports(tg) {
     for (const p of spec.ports || []) {
       const h = held.get(p.name);
       const host = h ? h.hostPort : p.hostPort > 0 ? p.hostPort : 0;
-      out.push({ task: name, name: p.name, containerPort: p.containerPort || 0, hostPort: host, protocol: (h && h.protocol) || p.protocol || 'TCP' });
+      out.push({ task: name, name: p.name, containerPort: p.containerPort || 0, hostPort: host, protocol: ((h && h.protocol) || p.protocol || 'TCP').toUpperCase() });
     }
   }
   return out;
