@@ -11,9 +11,6 @@ import { addSample, path, taskSpecs, ports, env } from './usage.js';
 const pollMs = 3000;
 const ownerPlural = { application: 'applications', process: 'processes' };
 
-// instanceLink is the route of a task group's page.
-export function instanceHref(ns, name) { return `#/taskgroup/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
-
 function taskRows(tg) {
   const st = tg.status || {};
   const byName = new Map((st.tasks || []).map((t) => [t.name, t]));

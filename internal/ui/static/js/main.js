@@ -7,10 +7,13 @@ import { workloadsPage } from './workloads.js';
 import { workloadPage } from './workload.js';
 import { logsPage } from './logs.js';
 import { execPage } from './exec.js';
-import { instancePage } from './instance.js';
 import { nodesPage } from './nodes.js';
 import { clusterPage } from './cluster.js';
 import { Rights } from './rights.js';
+
+// The instance page (and its usage graphs) is loaded when it is opened: the workloads
+// pages' first paint (docs/benchmarks.md, "Web console") fetches none of it.
+const instancePage = async (ctx) => (await import('./instance.js')).instancePage(ctx);
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],

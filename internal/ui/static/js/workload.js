@@ -5,7 +5,6 @@ import { h, badge, age, link, errorBox, clear } from './dom.js';
 import { keepWatching } from './live.js';
 import { instances } from './workloads.js';
 import { stateLine, message } from './status.js';
-import { instanceHref } from './instance.js';
 
 // instanceOwner is the owner of the task groups shown: the workload itself, or for a
 // deployment the application of its current revision.
@@ -26,6 +25,9 @@ function current(obj) {
   delete c.metadata.creationTimestamp;
   return JSON.stringify(c, null, 2);
 }
+
+// instanceHref is the route of a task group's own page (instance.js, loaded when opened).
+export function instanceHref(ns, name) { return `#/taskgroup/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
 
 function lastExit(tg) {
   const tasks = (tg.status || {}).tasks || [];
