@@ -21,7 +21,7 @@ const uiSecretValue = "ui-secret-value-never-shown"
 // uiWorker is a process of ns that sleeps, with a random host port, a literal env and an
 // env from a secret (uiSecret).
 func uiWorker(ns, name string) string {
-	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q,"labels":{"app":"uiworker"}},
 	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep","startCmd":"exec sleep 3600",
 		"ports":[{"name":"http","hostPort":0,"protocol":"TCP"}],
 		"env":[{"name":"MODE","value":"demo"}],
@@ -122,4 +122,45 @@ func checkInstancePage(t *testing.T, s *devServer, b *browser, ns string) {
 			t.Errorf("id printed uid %s, the process runs as %v", m[1], want)
 		}
 	}
+}
+
+// uiServices are a service in front of the worker (uiWorker) and one no instance matches.
+func uiServices(ns string) []string {
+	return []string{
+		fmt.Sprintf(`{"apiVersion":"v4","kind":"service","metadata":{"name":"uiweb","namespace":%q},
+		"spec":{"selector":{"app":"uiworker"},"ports":[{"name":"http","protocol":"tcp","servicePort":80}]}}`, ns),
+		fmt.Sprintf(`{"apiVersion":"v4","kind":"service","metadata":{"name":"uinobody","namespace":%q},
+		"spec":{"selector":{"app":"nobody"},"ports":[{"name":"http","protocol":"tcp","servicePort":80}]}}`, ns),
+	}
+}
+
+// checkServicesPage opens the services page of ns: the worker's service with its VIP
+// (as the endpoints hold it), its port, and the worker's instance as its ready endpoint
+// at the node's IP and the instance's host port, linked to the instance's page; the
+// service nothing matches says so.
+func checkServicesPage(t *testing.T, s *devServer, b *browser, ns string) {
+	t.Helper()
+	vip := s.serviceVIP(t, ns, "uiweb")
+	b.do("services", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/services?ns="+ns), chromedp.WaitVisible(chromedp.CSS("#services")))
+	row := func(name string) string {
+		return fmt.Sprintf(`document.querySelector('#services tr[data-key="%s/%s"]')`, ns, name)
+	}
+	b.waitJS("uiweb with its ready instance", row("uiweb")+` !== null && `+row("uiweb")+`.querySelectorAll('li.ready').length === 1`, 30*time.Second)
+	if got := b.eval(row("uiweb") + `.querySelector('.vip').textContent`); got != vip {
+		t.Errorf("uiweb's VIP on the page: %q, want %q", got, vip)
+	}
+	if got := b.eval(row("uiweb") + `.querySelector('.ports').textContent`); got != "http 80/TCP" {
+		t.Errorf("uiweb's ports: %q", got)
+	}
+	ep := b.eval(row("uiweb") + `.querySelector('li.ready').textContent`)
+	if !regexp.MustCompile(`^worker #0 on \S+ — http: [0-9.]+:3[0-9]{4}$`).MatchString(ep) {
+		t.Errorf("uiweb's endpoint: %q", ep)
+	}
+	b.waitJS("uinobody", row("uinobody")+` !== null`, 30*time.Second)
+	if got := b.eval(row("uinobody") + `.querySelector('.endpoints').textContent`); got != "no instance matches" {
+		t.Errorf("uinobody's endpoints: %q", got)
+	}
+	b.screenshot("services")
+	b.click(`#services tr[data-key="` + ns + `/uiweb"] li.ready a`)
+	b.do("the endpoint's instance", 30*time.Second, chromedp.WaitVisible(chromedp.CSS("#tasks")))
 }

@@ -21,7 +21,8 @@ func uiProcess(ns, name, cpu string) string {
 // picked from those that exist, a process that fits nowhere reads as pending with the
 // scheduler's reason rather than as broken, the tabs show only once signed in, and the
 // cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
-// running process's instance page is checked too (checkInstancePage): one cluster less.
+// running process's instance page and the services page are checked too
+// (checkInstancePage, checkServicesPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -29,6 +30,9 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	s.cleanupProcesses("uiproc")
 	s.applySpec(t, uiSecret("uiproc"))
 	s.applySpec(t, uiWorker("uiproc", "worker"))
+	for _, svc := range uiServices("uiproc") {
+		s.applySpec(t, svc)
+	}
 	s.applySpec(t, uiProcess("uiproc", "huge", "512"))
 	s.running(t, "uiproc", "worker", 1)
 
@@ -86,6 +90,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 		t.Errorf("a running process's summary: %s", rows)
 	}
 	checkInstancePage(t, s, b, "uiproc")
+	checkServicesPage(t, s, b, "uiproc")
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)

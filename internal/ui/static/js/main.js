@@ -14,6 +14,7 @@ import { Rights } from './rights.js';
 // The instance page (and its usage graphs) is loaded when it is opened: the workloads
 // pages' first paint (docs/benchmarks.md, "Web console") fetches none of it.
 const instancePage = async (ctx) => (await import('./instance.js')).instancePage(ctx);
+const servicesPage = async (ctx) => (await import('./services.js')).servicesPage(ctx);
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],
@@ -22,6 +23,7 @@ const routes = [
   [/^#\/logs\/([^/]+)\/([^/]+)$/, logsPage, 'workloads'],
   [/^#\/exec\/([^/]+)\/([^/]+)$/, execPage, 'workloads'],
   [/^#\/taskgroup\/([^/]+)\/([^/]+)$/, instancePage, 'workloads'],
+  [/^#\/services$/, servicesPage, 'services'],
   [/^#\/nodes$/, nodesPage, 'nodes'],
   [/^#\/cluster$/, clusterPage, 'cluster'],
 ];
