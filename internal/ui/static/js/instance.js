@@ -5,7 +5,7 @@
 import { get, watch, objectPath, query } from './api.js';
 import { h, badge, age, link, errorBox, bytes, num } from './dom.js';
 import { keepWatching, sleep } from './live.js';
-import { waiting } from './status.js';
+import { instanceWaiting } from './status.js';
 import { addSample, path, taskSpecs, ports, env } from './usage.js';
 
 const pollMs = 3000;
@@ -36,7 +36,7 @@ function summaryOf(tg, owner) {
   const st = tg.status || {};
   const o = tg.spec.owner || {};
   const ownerLink = ownerPlural[o.kind] ? link(`#/w/${ownerPlural[o.kind]}/${encodeURIComponent(tg.metadata.namespace)}/${encodeURIComponent(o.name)}`, `${o.kind} ${o.name}`) : `${o.kind} ${o.name}`;
-  const w = !tg.spec.node && owner ? waiting(owner) : null;
+  const w = instanceWaiting(tg, owner);
   const phase = w ? h('span', { class: 'waiting' }, badge('Pending'), ` — ${w.what}: `, h('span', { class: 'why' }, w.reason)) : badge(st.phase);
   const ips = [...new Set((st.tasks || []).map((t) => (t.info || {}).IPAddress).filter(Boolean))];
   return h('dl', { class: 'kv' },
@@ -145,10 +145,14 @@ export async function instancePage({ main, args, signal, rights }) {
     h('h2', {}, 'Ports'), h('table', {}, head(['Task', 'Name', 'Container port', 'Host port', 'Protocol']), portRows),
     h('h2', {}, 'Environment'), h('table', {}, head(['Task', 'Name', 'Value']), envRows));
 
+  // The owner says why an instance waits (the scheduler's reason, a node held for it):
+  // read while the instance is not Running.
   let owner = null;
   const show = async (tg) => {
-    if (!tg.spec.node && !owner && ownerPlural[tg.spec.owner.kind]) {
-      owner = await get(objectPath(ownerPlural[tg.spec.owner.kind], ns, tg.spec.owner.name), { signal }).catch(() => null);
+    const o = tg.spec.owner || {};
+    owner = null;
+    if ((tg.status || {}).phase !== 'Running' && ownerPlural[o.kind]) {
+      owner = await get(objectPath(ownerPlural[o.kind], ns, o.name), { signal }).catch(() => null);
     }
     summary.replaceChildren(summaryOf(tg, owner));
     tasks.replaceChildren(...taskRows(tg));
