@@ -218,6 +218,11 @@ func TestWebConsoleHasOnlyTheTokensRights(t *testing.T) {
 	}
 	b.waitJS("the container's memory graph", `(() => { const p = document.querySelector('#mem-main path.line'); return p !== null && Number(p.dataset.points) >= 2; })()`, 45*time.Second)
 
+	// Every namespace's services are not the viewer's to list: the services page lands in
+	// the viewer's namespace, which has none.
+	b.do("services", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/services"), chromedp.WaitVisible(chromedp.CSS("#services")))
+	b.waitJS("the viewer's namespace's services", `location.hash.includes('ns=uiro') && document.getElementById('services').textContent === 'No services here.'`, 30*time.Second)
+
 	// A policy that now grants scale: Scale shows on the open page (the rights are asked
 	// again every 30 s), and the scale goes through; Delete still does not show.
 	b.do("back to web", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/w/applications/uiro/web"), chromedp.WaitVisible(chromedp.CSS("#instances")))
