@@ -147,23 +147,27 @@ export async function instancePage({ main, args, signal, rights }) {
 
   // The owner says why an instance waits (the scheduler's reason, a node held for it):
   // read while the instance is not Running.
-  let owner = null;
+  // A later change drawn first is not overwritten by an earlier one whose owner came late.
+  let shown = 0;
   const show = async (tg) => {
+    const seq = ++shown;
     const o = tg.spec.owner || {};
-    owner = null;
+    let owner = null;
     if ((tg.status || {}).phase !== 'Running' && ownerPlural[o.kind]) {
       owner = await get(objectPath(ownerPlural[o.kind], ns, o.name), { signal }).catch(() => null);
     }
+    if (seq !== shown) return;
     summary.replaceChildren(summaryOf(tg, owner));
     tasks.replaceChildren(...taskRows(tg));
     portRows.replaceChildren(...portTable(tg));
     envRows.replaceChildren(...envTable(tg));
   };
-  await show(await get(base, { signal }));
+  let first = await get(base, { signal }); // a missing instance fails the page at once
   pollUsage(base, usage, usageProblem, signal);
 
   keepWatching(signal, async () => {
-    const tg = await get(base, { signal });
+    const tg = first || await get(base, { signal });
+    first = null;
     await show(tg);
     await watch(objectPath('taskgroups', ns) + query({ watch: 'true', name, resourceVersion: tg.metadata.resourceVersion }), (ev) => {
       if (!ev.object) return;
