@@ -124,6 +124,14 @@ func checkInstancePage(t *testing.T, s *devServer, b *browser, ns string) {
 	}
 }
 
+// uiPortless is a process the worker's service selects that has no port of the service:
+// it matches and gets no traffic, which its endpoints say.
+func uiPortless(ns string) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"process","metadata":{"name":"portless","namespace":%q,"labels":{"app":"uiworker"}},
+	"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"sleep","startCmd":"exec sleep 3600",
+		"resources":{"requests":{"cpu":"0.05","memory":"16"},"limits":{"cpu":"0.05","memory":"16"}}}]}}}}`, ns)
+}
+
 // uiServices are a service in front of the worker (uiWorker) and one no instance matches.
 func uiServices(ns string) []string {
 	return []string{
@@ -137,7 +145,8 @@ func uiServices(ns string) []string {
 // checkServicesPage opens the services page of ns: the worker's service with its VIP
 // (as the endpoints hold it), its port, and the worker's instance as its ready endpoint
 // at the node's IP and the instance's host port, linked to the instance's page; the
-// service nothing matches says so.
+// portless process as matching and not ready, with the reason; the service nothing
+// matches says so.
 func checkServicesPage(t *testing.T, s *devServer, b *browser, ns string) {
 	t.Helper()
 	vip := s.serviceVIP(t, ns, "uiweb")
@@ -155,6 +164,14 @@ func checkServicesPage(t *testing.T, s *devServer, b *browser, ns string) {
 	ep := b.eval(row("uiweb") + `.querySelector('li.ready').textContent`)
 	if !regexp.MustCompile(`^worker #0 on \S+ — http: [0-9.]+:3[0-9]{4}$`).MatchString(ep) {
 		t.Errorf("uiweb's endpoint: %q", ep)
+	}
+	b.waitJS("uiweb's instance that gets no traffic", row("uiweb")+`.querySelectorAll('li.not-ready').length === 1`, 30*time.Second)
+	if nr := b.eval(row("uiweb") + `.querySelector('li.not-ready').textContent`); !strings.HasPrefix(nr, "portless #0 on ") ||
+		!strings.HasSuffix(nr, " not ready: none of the service's ports is a port of the instance") {
+		t.Errorf("uiweb's instance that gets no traffic: %q", nr)
+	}
+	if count := b.eval(row("uiweb") + `.querySelector('.count').textContent`); count != "1 ready, 1 not ready" {
+		t.Errorf("uiweb's instances: %q", count)
 	}
 	b.waitJS("uinobody", row("uinobody")+` !== null`, 30*time.Second)
 	if got := b.eval(row("uinobody") + `.querySelector('.endpoints').textContent`); got != "no instance matches" {

@@ -30,6 +30,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	s.cleanupProcesses("uiproc")
 	s.applySpec(t, uiSecret("uiproc"))
 	s.applySpec(t, uiWorker("uiproc", "worker"))
+	s.applySpec(t, uiPortless("uiproc"))
 	for _, svc := range uiServices("uiproc") {
 		s.applySpec(t, svc)
 	}

@@ -21,7 +21,7 @@ function endpointLine(ns, ep, ready) {
     h('a', { href: instanceHref(t.namespace || ns, t.id || '') }, `${t.name || ''} #${t.index ?? ''}`),
     ep.node ? ` on ${ep.node}` : '',
     addrs ? ` — ${addrs}` : '',
-    ready ? '' : h('span', { class: 'why' }, ` not ready: ${ep.reason || 'unknown'}`));
+    ready ? '' : h('span', { class: 'why' }, ` — not ready: ${ep.reason || 'unknown'}`));
 }
 
 function serviceRow(svc, eps) {
@@ -32,7 +32,7 @@ function serviceRow(svc, eps) {
   return h('tr', { dataset: { key: `${m.namespace}/${m.name}` } },
     h('td', {}, m.name), h('td', {}, m.namespace), h('td', {}, svc.spec.type || 'ClusterIP'),
     h('td', { class: 'vip' }, vip), h('td', { class: 'ports' }, servicePorts(svc)), h('td', {}, chips(svc.spec.selector)),
-    h('td', { class: 'count' }, `${ready.length} ready${notReady.length ? `, ${notReady.length} not` : ''}`),
+    h('td', { class: 'count' }, `${ready.length} ready${notReady.length ? `, ${notReady.length} not ready` : ''}`),
     h('td', { class: 'endpoints' }, ready.length || notReady.length
       ? h('ul', { class: 'eps' }, ready.map((e) => endpointLine(m.namespace, e, true)), notReady.map((e) => endpointLine(m.namespace, e, false)))
       : h('span', { class: 'muted' }, 'no instance matches')));
