@@ -3,11 +3,13 @@ package ui
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
 // TestConsoleWords runs the console's own unit tests (testdata/*.test.mjs) with node: the
-// words it shows for sizes and for a workload waiting for a node. Without node it skips,
+// words it shows for sizes and for a workload waiting for a node, and what an instance's
+// page computes (CPU rates, its graphs' paths, ports, env without secrets). Without node it skips,
 // unless BERTH_REQUIRE_NODE=1 (CI).
 func TestConsoleWords(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -17,7 +19,11 @@ func TestConsoleWords(t *testing.T) {
 		}
 		t.Skip("node is not installed")
 	}
-	out, err := exec.Command(node, "--test", "testdata/words.test.mjs").CombinedOutput()
+	tests, err := filepath.Glob("testdata/*.test.mjs")
+	if err != nil || len(tests) < 2 {
+		t.Fatalf("the console's tests: %v %v", tests, err)
+	}
+	out, err := exec.Command(node, append([]string{"--test"}, tests...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}

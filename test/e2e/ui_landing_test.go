@@ -20,13 +20,20 @@ func uiProcess(ns, name, cpu string) string {
 // sign-in lists them (every kind of workload, not only applications), the namespace is
 // picked from those that exist, a process that fits nowhere reads as pending with the
 // scheduler's reason rather than as broken, the tabs show only once signed in, and the
-// cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB".
+// cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
+// running process's instance page and the services page are checked too
+// (checkInstancePage, checkServicesPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
 	b := newBrowser(t, s)
 	s.cleanupProcesses("uiproc")
-	s.applySpec(t, uiProcess("uiproc", "worker", "0.1"))
+	s.applySpec(t, uiSecret("uiproc"))
+	s.applySpec(t, uiWorker("uiproc", "worker"))
+	s.applySpec(t, uiPortless("uiproc"))
+	for _, svc := range uiServices("uiproc") {
+		s.applySpec(t, svc)
+	}
 	s.applySpec(t, uiProcess("uiproc", "huge", "512"))
 	s.running(t, "uiproc", "worker", 1)
 
@@ -83,6 +90,8 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	if rows := b.eval(`[...document.querySelectorAll('#summary dt')].map((d) => d.textContent).join(',')`); strings.Contains(rows, "Message") {
 		t.Errorf("a running process's summary: %s", rows)
 	}
+	checkInstancePage(t, s, b, "uiproc")
+	checkServicesPage(t, s, b, "uiproc")
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)

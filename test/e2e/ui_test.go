@@ -157,7 +157,8 @@ func visible(sel string) string {
 
 // TestWebConsoleHasOnlyTheTokensRights: signed in with a read-only token, the console
 // lands in the namespace the token may read, shows the workload and no control the token
-// may not use (no Scale, Delete, Restart, Move, Logs, Exec; no terminal to connect); when
+// may not use (no Scale, Delete, Restart, Move, Logs, Exec, on the workload's page or the
+// instance's, where its container's memory is still graphed; no terminal to connect); when
 // a policy grants scale, Scale appears without a reload, and the server still refuses
 // what the token lacks with its reason in words.
 func TestWebConsoleHasOnlyTheTokensRights(t *testing.T) {
@@ -205,6 +206,22 @@ func TestWebConsoleHasOnlyTheTokensRights(t *testing.T) {
 	if b.eval(`String(`+visible("#connect")+`)`) != "false" {
 		t.Error("a viewer is offered Connect")
 	}
+
+	// The instance's own page: its container's usage (read on taskgroup is enough), and
+	// no Logs or Exec for a token that may not use them.
+	b.do("open the instance", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/taskgroup/uiro/"+tgs[0].Metadata.Name), chromedp.WaitVisible(chromedp.CSS("#tasks")))
+	b.waitJS("the instance's rights asked", `document.getElementById('exec') !== null && document.getElementById('main').dataset.rights === 'known'`, 10*time.Second)
+	for _, sel := range []string{"#logs", "#exec"} {
+		if b.eval(`String(`+visible(sel)+`)`) != "false" {
+			t.Errorf("a viewer sees %s on the instance page", sel)
+		}
+	}
+	b.waitJS("the container's memory graph", `(() => { const p = document.querySelector('#mem-main path.line'); return p !== null && Number(p.dataset.points) >= 2; })()`, 45*time.Second)
+
+	// Every namespace's services are not the viewer's to list: the services page lands in
+	// the viewer's namespace, which has none.
+	b.do("services", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/services"), chromedp.WaitVisible(chromedp.CSS("#services")))
+	b.waitJS("the viewer's namespace's services", `location.hash.includes('ns=uiro') && document.getElementById('services').textContent === 'No services here.'`, 30*time.Second)
 
 	// A policy that now grants scale: Scale shows on the open page (the rights are asked
 	// again every 30 s), and the scale goes through; Delete still does not show.

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { bytes } from '../static/js/dom.js';
-import { waiting, phaseOf, note, message } from '../static/js/status.js';
+import { waiting, phaseOf, note, message, instanceWaiting } from '../static/js/status.js';
 
 test('bytes', () => {
   const cases = [[0, '0 B'], [512, '512 B'], [1024, '1 KiB'], [139264, '136 KiB'], [1572864, '1.5 MiB'],
@@ -32,4 +32,16 @@ test('anything else keeps its phase and message', () => {
     assert.equal(phaseOf(w), (w.status || {}).phase);
     assert.equal(note(w), (w.status || {}).message || '');
   }
+});
+
+test('an instance waits when it is not placed, or when its owner names it', () => {
+  const held = app('Deploying', 'instance 1 waits for node n1 (hostRetainTime, 2m0s left): node n1 is NotReady');
+  const unplaced = app('Abnormal', '1 of 2 instances cannot be placed: 1 node: 1 insufficient cpu');
+  const tg = (index, node) => ({ spec: { index, node } });
+  assert.equal(instanceWaiting(tg(1, 'n1'), held).what, 'waiting for node n1 (hostRetainTime, 2m0s left)');
+  assert.equal(instanceWaiting(tg(0, 'n2'), held), null);
+  assert.equal(instanceWaiting(tg(1, ''), unplaced).reason, '1 node: 1 insufficient cpu');
+  assert.equal(instanceWaiting(tg(0, 'n2'), unplaced), null);
+  assert.equal(instanceWaiting(tg(0, ''), null), null);
+  assert.equal(instanceWaiting(tg(0, ''), app('Running', '')), null);
 });

@@ -11,12 +11,19 @@ import { nodesPage } from './nodes.js';
 import { clusterPage } from './cluster.js';
 import { Rights } from './rights.js';
 
+// The instance page (and its usage graphs) is loaded when it is opened: the workloads
+// pages' first paint (docs/benchmarks.md, "Web console") fetches none of it.
+const instancePage = async (ctx) => (await import('./instance.js')).instancePage(ctx);
+const servicesPage = async (ctx) => (await import('./services.js')).servicesPage(ctx);
+
 const routes = [
   [/^#\/signin$/, signinPage, ''],
   [/^#\/workloads$/, workloadsPage, 'workloads'],
   [/^#\/w\/([^/]+)\/([^/]+)\/([^/]+)$/, workloadPage, 'workloads'],
   [/^#\/logs\/([^/]+)\/([^/]+)$/, logsPage, 'workloads'],
   [/^#\/exec\/([^/]+)\/([^/]+)$/, execPage, 'workloads'],
+  [/^#\/taskgroup\/([^/]+)\/([^/]+)$/, instancePage, 'workloads'],
+  [/^#\/services$/, servicesPage, 'services'],
   [/^#\/nodes$/, nodesPage, 'nodes'],
   [/^#\/cluster$/, clusterPage, 'cluster'],
 ];

@@ -19,6 +19,17 @@ export function waiting(obj) {
   return null;
 }
 
+// instanceWaiting says what one instance (task group) of owner waits for: an instance not
+// placed waits for a node; one placed waits only when its owner's message names its index
+// (held for its node by hostRetainTime). null when it does not wait.
+export function instanceWaiting(tg, owner) {
+  const w = owner ? waiting(owner) : null;
+  if (!w) return null;
+  if (!tg.spec.node) return w;
+  const m = ((owner.status || {}).message || '').match(/^instance (\d+) waits for node/);
+  return m && Number(m[1]) === tg.spec.index ? w : null;
+}
+
 // phaseOf is the phase the page shows: Pending while instances wait for a node.
 export function phaseOf(obj) {
   return waiting(obj) ? 'Pending' : (obj.status || {}).phase;

@@ -26,6 +26,9 @@ function current(obj) {
   return JSON.stringify(c, null, 2);
 }
 
+// instanceHref is the route of a task group's own page (instance.js, loaded when opened).
+export function instanceHref(ns, name) { return `#/taskgroup/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
+
 function lastExit(tg) {
   const tasks = (tg.status || {}).tasks || [];
   const ended = tasks.filter((t) => t.info && t.info.FinishAt);
@@ -95,7 +98,7 @@ function instanceRow(ns, tg, problem, rights) {
   const exec = rights.need(link(`#/exec/${tgPath}`, 'Exec'), 'exec', 'taskgroup', ns);
   return h('tr', { dataset: { key: m.name } },
     h('td', {}, String(tg.spec.index)),
-    h('td', {}, m.name),
+    h('td', {}, link(instanceHref(ns, m.name), m.name)),
     h('td', {}, tg.spec.node || h('span', { class: 'muted' }, 'not placed')),
     h('td', {}, badge(st.phase), st.message ? h('div', { class: 'muted' }, st.message) : ''),
     h('td', {}, health(tg)),

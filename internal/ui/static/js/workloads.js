@@ -16,7 +16,7 @@ const phases = ['', 'Staging', 'Deploying', 'Running', 'Operating', 'Abnormal', 
 // list does not name it (nothing is in it yet).
 // The list is read once the page has painted (fill), not before: the first paint waits
 // for the workloads only.
-function namespacePicker(ns, go) {
+export function namespacePicker(ns, go) {
   const select = h('select', { id: 'ns', onchange: () => go({ ns: select.value }) },
     h('option', { value: '' }, 'all namespaces'), ns ? h('option', { value: ns, selected: true }, ns) : '');
   const fill = (names) => names.then((list) => {

@@ -1,0 +1,181 @@
+// One instance (task group): where it runs, its state and each task's, its ports, its
+// environment (a secret's value never: its name and key), the GPUs it holds, and small
+// live graphs of the CPU and memory its tasks use, measured by its node (GET
+// .../taskgroups/NAME/usage, polled while the page is in view).
+import { get, watch, objectPath, query } from './api.js';
+import { h, badge, age, link, errorBox, bytes, num } from './dom.js';
+import { keepWatching, sleep } from './live.js';
+import { instanceWaiting } from './status.js';
+import { addSample, path, taskSpecs, ports, env } from './usage.js';
+
+const pollMs = 3000;
+const ownerPlural = { application: 'applications', process: 'processes' };
+
+function taskRows(tg) {
+  const st = tg.status || {};
+  const byName = new Map((st.tasks || []).map((t) => [t.name, t]));
+  const gpus = (tg.spec.gpus || []);
+  return taskSpecs(tg).map(({ name }) => {
+    const t = byName.get(name) || { info: {} };
+    const info = t.info || {};
+    const ended = Boolean(info.FinishAt);
+    const reason = [info.OOMKilled ? 'OOM killed' : '', t.message || info.Message || '', t.healthMessage || ''].filter(Boolean).join('; ');
+    const held = gpus.filter((g) => g.task === name).map((g) => `#${g.index}${g.cores < 100 ? ` (${g.cores}%, ${g.memoryMiB} MiB)` : ''}`);
+    return h('tr', { dataset: { task: name } },
+      h('td', {}, name),
+      h('td', { class: 'state' }, badge(t.status || 'Unknown')),
+      h('td', { class: 'exit' }, ended ? String(info.ExitCode) : ''),
+      h('td', { class: 'ended-why' }, reason),
+      h('td', {}, info.StartAt ? `${age(info.StartAt)} ago` : ''),
+      h('td', {}, String(tg.spec.reschedTimes || 0)),
+      h('td', { class: 'gpus' }, held.join(', ')));
+  });
+}
+
+function summaryOf(tg, owner) {
+  const st = tg.status || {};
+  const o = tg.spec.owner || {};
+  const ownerLink = ownerPlural[o.kind] ? link(`#/w/${ownerPlural[o.kind]}/${encodeURIComponent(tg.metadata.namespace)}/${encodeURIComponent(o.name)}`, `${o.kind} ${o.name}`) : `${o.kind} ${o.name}`;
+  const w = instanceWaiting(tg, owner);
+  const phase = w ? h('span', { class: 'waiting' }, badge('Pending'), ` — ${w.what}: `, h('span', { class: 'why' }, w.reason)) : badge(st.phase);
+  const ips = [...new Set((st.tasks || []).map((t) => (t.info || {}).IPAddress).filter(Boolean))];
+  return h('dl', { class: 'kv' },
+    h('dt', {}, 'Workload'), h('dd', {}, ownerLink, ` (instance ${tg.spec.index})`),
+    h('dt', {}, 'Node'), h('dd', { id: 'node' }, tg.spec.node || h('span', { class: 'muted' }, 'not placed')),
+    h('dt', {}, 'Phase'), h('dd', { id: 'phase' }, phase),
+    st.message && !w ? [h('dt', {}, 'Message'), h('dd', { id: 'message' }, st.message)] : '',
+    h('dt', {}, 'Host IP'), h('dd', { id: 'host-ip' }, st.hostIP || ''),
+    h('dt', {}, 'IP'), h('dd', { id: 'ips' }, ips.join(', ') || (st.hostIP ? `${st.hostIP} (the node's network)` : '')),
+    h('dt', {}, 'Restarts'), h('dd', {}, String(tg.spec.reschedTimes || 0)),
+    st.startedAt ? [h('dt', {}, 'Started'), h('dd', {}, `${age(st.startedAt)} ago`)] : '',
+    st.gpuProblem ? [h('dt', {}, 'GPUs'), h('dd', { class: 'error' }, st.gpuProblem)] : '');
+}
+
+function portTable(tg) {
+  const rows = ports(tg).map((p) => h('tr', {}, h('td', {}, p.task), h('td', {}, p.name), h('td', {}, p.containerPort ? String(p.containerPort) : ''),
+    h('td', {}, p.hostPort > 0 ? String(p.hostPort) : h('span', { class: 'muted' }, 'none')), h('td', {}, p.protocol)));
+  return rows.length ? rows : [h('tr', {}, h('td', { colspan: 5, class: 'muted' }, 'No ports.'))];
+}
+
+function envTable(tg) {
+  const rows = [];
+  for (const { name, spec } of taskSpecs(tg)) {
+    for (const e of env(spec)) {
+      rows.push(h('tr', {}, h('td', {}, name), h('td', {}, e.name),
+        h('td', {}, e.from ? h('span', { class: 'muted from' }, `from ${e.from}`) : e.value)));
+    }
+  }
+  return rows.length ? rows : [h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No environment variables.'))];
+}
+
+const svgNS = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs) {
+  const el = document.createElementNS(svgNS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  return el;
+}
+
+// graph is one small chart: a line of points under a top of max, with its current value.
+function graph(id, title, points, max, label, limitLine) {
+  const width = 240;
+  const height = 60;
+  const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'spark', role: 'img', 'aria-label': title });
+  box.append(svg('rect', { x: 0, y: 0, width, height, class: 'frame' }));
+  if (limitLine) box.append(svg('line', { x1: 0, x2: width, y1: 1, y2: 1, class: 'limit' }));
+  box.append(svg('path', { d: path(points, { width, height, max }), class: 'line', 'data-points': points.length }));
+  const last = points.length ? points[points.length - 1][1] : null;
+  return h('figure', { class: 'graph', id },
+    h('figcaption', {}, title, ': ', h('strong', { class: 'now' }, last === null ? '…' : label(last))), box);
+}
+
+function drawUsage(box, series) {
+  const charts = Object.entries(series).map(([task, s]) => {
+    if (s.error) return h('div', { class: 'task-usage', dataset: { task } }, h('h3', {}, task), h('p', { class: 'muted' }, s.error));
+    const cpuMax = Math.max(0.1, ...s.cpu.map(([, v]) => v)) * 1.2;
+    const memMax = s.limit || Math.max(1, ...s.mem.map(([, v]) => v)) * 1.2;
+    return h('div', { class: 'task-usage', dataset: { task } }, h('h3', {}, task),
+      graph(`cpu-${task}`, 'CPU', s.cpu, cpuMax, (v) => `${num(v)} cores`),
+      graph(`mem-${task}`, 'Memory', s.mem, memMax, (v) => s.limit ? `${bytes(v)} of ${bytes(s.limit)}` : `${bytes(v)} (no limit)`, Boolean(s.limit)));
+  });
+  box.replaceChildren(...charts);
+}
+
+// pollUsage samples the instance's usage every few seconds while the page is in view.
+async function pollUsage(base, box, problem, signal) {
+  const series = {};
+  let prev = null;
+  while (!signal.aborted) {
+    if (document.visibilityState === 'visible') {
+      try {
+        const cur = await get(base + '/usage', { signal });
+        addSample(series, prev, cur);
+        prev = cur;
+        problem.replaceChildren();
+        drawUsage(box, series);
+      } catch (err) {
+        if (signal.aborted) return;
+        problem.replaceChildren(errorBox(err));
+      }
+    } else {
+      prev = null; // a gap in view is not a rate
+    }
+    await sleep(pollMs, signal);
+  }
+}
+
+export async function instancePage({ main, args, signal, rights }) {
+  const [ns, name] = args;
+  const base = `/v1/namespaces/${encodeURIComponent(ns)}/taskgroups/${encodeURIComponent(name)}`;
+  const tgPath = `${encodeURIComponent(ns)}/${encodeURIComponent(name)}`;
+  const logs = rights.need(link(`#/logs/${tgPath}`, 'Logs'), 'logs', 'taskgroup', ns);
+  const exec = rights.need(link(`#/exec/${tgPath}`, 'Exec'), 'exec', 'taskgroup', ns);
+  logs.id = 'logs';
+  exec.id = 'exec';
+  const summary = h('div', { class: 'card', id: 'summary' });
+  const problem = h('div');
+  const usage = h('div', { id: 'usage', class: 'usage' }, h('p', { class: 'muted' }, 'Measuring…'));
+  const usageProblem = h('div', { id: 'usage-problem' });
+  const tasks = h('tbody', { id: 'tasks' });
+  const portRows = h('tbody', { id: 'ports' });
+  const envRows = h('tbody', { id: 'env' });
+  const head = (cols) => h('thead', {}, h('tr', {}, cols.map((x) => h('th', {}, x))));
+  main.append(h('h1', {}, `Instance ${ns}/${name}`), summary, h('div', { class: 'toolbar actions' }, logs, exec), problem,
+    h('h2', {}, 'Usage'), usageProblem, usage,
+    h('h2', {}, 'Tasks'), h('table', {}, head(['Task', 'State', 'Exit code', 'Reason', 'Started', 'Restarts', 'GPUs']), tasks),
+    h('h2', {}, 'Ports'), h('table', {}, head(['Task', 'Name', 'Container port', 'Host port', 'Protocol']), portRows),
+    h('h2', {}, 'Environment'), h('table', {}, head(['Task', 'Name', 'Value']), envRows));
+
+  // The owner says why an instance waits (the scheduler's reason, a node held for it):
+  // read while the instance is not Running.
+  // A later change drawn first is not overwritten by an earlier one whose owner came late.
+  let shown = 0;
+  const show = async (tg) => {
+    const seq = ++shown;
+    const o = tg.spec.owner || {};
+    let owner = null;
+    if ((tg.status || {}).phase !== 'Running' && ownerPlural[o.kind]) {
+      owner = await get(objectPath(ownerPlural[o.kind], ns, o.name), { signal }).catch(() => null);
+    }
+    if (seq !== shown) return;
+    summary.replaceChildren(summaryOf(tg, owner));
+    tasks.replaceChildren(...taskRows(tg));
+    portRows.replaceChildren(...portTable(tg));
+    envRows.replaceChildren(...envTable(tg));
+  };
+  let first = await get(base, { signal }); // a missing instance fails the page at once
+  pollUsage(base, usage, usageProblem, signal);
+
+  keepWatching(signal, async () => {
+    const tg = first || await get(base, { signal });
+    first = null;
+    await show(tg);
+    await watch(objectPath('taskgroups', ns) + query({ watch: 'true', name, resourceVersion: tg.metadata.resourceVersion }), (ev) => {
+      if (!ev.object) return;
+      if (ev.type === 'DELETED') {
+        summary.prepend(h('p', { class: 'error' }, 'This instance was deleted.'));
+        return;
+      }
+      show(ev.object);
+    }, signal);
+  }, (err) => problem.replaceChildren(errorBox(err)));
+}
