@@ -19,3 +19,12 @@ type Usage struct {
 type UsageReader interface {
 	Usage(ctx context.Context, id string) (Usage, error)
 }
+
+// MemoryInUse is memory less the inactive page cache the kernel would take back first,
+// never below zero: what Usage.MemoryBytes counts, from a cgroup's or Docker's numbers.
+func MemoryInUse(memory, inactive uint64) uint64 {
+	if inactive > memory {
+		return 0
+	}
+	return memory - inactive
+}

@@ -44,10 +44,8 @@ func (d *Driver) Usage(ctx context.Context, id string) (driver.Usage, error) {
 	if v, ok := m.Stats["total_inactive_file"]; ok {
 		inactive = v // cgroup v1
 	}
-	u := driver.Usage{CPUSeconds: float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9, MemoryLimitBytes: m.Limit}
-	if inactive < m.Usage {
-		u.MemoryBytes = m.Usage - inactive
-	}
+	u := driver.Usage{CPUSeconds: float64(st.CPUStats.CPUUsage.TotalUsage) / 1e9,
+		MemoryBytes: driver.MemoryInUse(m.Usage, inactive), MemoryLimitBytes: m.Limit}
 	if total := hostMemory(); total > 0 && m.Limit >= total {
 		u.MemoryLimitBytes = 0 // no limit of its own: the daemon reports the host's memory
 	}

@@ -42,7 +42,7 @@ func cgroupUsage(cg taskCgroup) (driver.Usage, error) {
 		}
 		limit, _ := readUint(filepath.Join(cg.Dir("memory"), "memory.max")) // "max": none
 		u.CPUSeconds = float64(stat["usage_usec"]) / 1e6
-		u.MemoryBytes = withoutInactive(mem, readKV(filepath.Join(cg.Dir("memory"), "memory.stat"))["inactive_file"])
+		u.MemoryBytes = driver.MemoryInUse(mem, readKV(filepath.Join(cg.Dir("memory"), "memory.stat"))["inactive_file"])
 		u.MemoryLimitBytes = limit
 		return u, nil
 	}
@@ -59,7 +59,7 @@ func cgroupUsage(cg taskCgroup) (driver.Usage, error) {
 		limit = 0
 	}
 	u.CPUSeconds = float64(cpu) / 1e9
-	u.MemoryBytes = withoutInactive(mem, readKV(filepath.Join(cg.Dir("memory"), "memory.stat"))["total_inactive_file"])
+	u.MemoryBytes = driver.MemoryInUse(mem, readKV(filepath.Join(cg.Dir("memory"), "memory.stat"))["total_inactive_file"])
 	u.MemoryLimitBytes = limit
 	return u, nil
 }
@@ -67,14 +67,6 @@ func cgroupUsage(cg taskCgroup) (driver.Usage, error) {
 func hasKey(m map[string]uint64, k string) bool {
 	_, ok := m[k]
 	return ok
-}
-
-// withoutInactive is mem less the inactive page cache, never below zero.
-func withoutInactive(mem, inactive uint64) uint64 {
-	if inactive > mem {
-		return 0
-	}
-	return mem - inactive
 }
 
 // readUint reads a cgroup file holding one number ("max" reads as 0).
