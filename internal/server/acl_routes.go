@@ -31,15 +31,14 @@ func (s *Server) aclRoutes(mux *httpapi.Mux) {
 }
 
 func (s *Server) handleWhoami(w http.ResponseWriter, r *http.Request) error {
-	id := identityOf(r)
-	out := v4.Whoami{Name: id.Name, Anonymous: id.Anonymous(), Management: id.Management, Policies: []string{}}
-	if !id.Anonymous() {
-		out.Token = "berth-acl-" + id.TokenID
+	watch, err := httpapi.BoolParam(r.URL.Query().Get("watch"), "watch")
+	if err != nil {
+		return err
 	}
-	for _, p := range id.Policies {
-		out.Policies = append(out.Policies, p.Metadata.Name)
+	if watch {
+		return s.watchWhoami(w, r)
 	}
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	httpapi.WriteJSON(w, http.StatusOK, whoamiOf(identityOf(r)))
 	return nil
 }
 

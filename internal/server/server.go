@@ -69,6 +69,10 @@ type Server struct {
 	renewals    sync.WaitGroup
 	// aclCache keeps users' tokens and policies for a moment (authz.go).
 	aclCache aclCache
+	// aclChanges wakes the whoami watch streams when a token or a policy changed
+	// (acl_changes.go); following counts the goroutine that watches etcd for it.
+	aclChanges aclChanges
+	following  sync.WaitGroup
 	// authLimit slows down sources whose tokens fail (authlimit.go).
 	authLimit authLimiter
 	// maxConns and maxConnsPerSource bound the connections Serve accepts (connlimit.go).
@@ -120,6 +124,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		}
 	}
 	s.streams, s.cancelStreams = context.WithCancel(context.Background())
+	s.following.Go(func() { s.followACL(s.streams) })
 	s.packagesDir = cfg.PackagesDir
 	s.watchLimit = cfg.WatchLimit
 	if s.watchLimit.Budget == nil { // this server's streams share one
@@ -171,6 +176,7 @@ func (s *Server) ConnState(c net.Conn, st http.ConnState) { s.metrics.connState(
 // stops the feed New started. The store is not closed. Close may be called several times.
 func (s *Server) Close() {
 	s.cancelStreams()
+	s.following.Wait()
 	s.stopRenewal()
 	s.renewals.Wait()
 	if s.stopFeed != nil {

@@ -1,6 +1,6 @@
 // The console's router: one page per route of the URL's fragment. Leaving a page aborts
 // everything it started (its requests and watch streams).
-import { token, signOut, get, call } from './api.js';
+import { token, signOut, get, call, watch } from './api.js';
 import { clear, errorBox } from './dom.js';
 import { signinPage } from './signin.js';
 import { workloadsPage } from './workloads.js';
@@ -10,6 +10,7 @@ import { execPage } from './exec.js';
 import { nodesPage } from './nodes.js';
 import { clusterPage } from './cluster.js';
 import { Rights } from './rights.js';
+import { keepWatching } from './live.js';
 
 // The instance page (and its usage graphs) is loaded when it is opened: the workloads
 // pages' first paint (docs/benchmarks.md, "Web console") fetches none of it.
@@ -30,7 +31,35 @@ const routes = [
 
 let current = null;
 
+// The token's rights are followed while signed in: the server announces each change of
+// a token or a policy (GET /v1/acl/whoami?watch=true), and the tabs and the page's
+// controls are asked again at once instead of at their next 30 s refresh. A stream that
+// broke and came back counts as a change: one may have been missed meanwhile.
+let rightsFollow = null;
+
+function followRights() {
+  if (rightsFollow) rightsFollow.abort();
+  rightsFollow = null;
+  if (!token()) return;
+  const ctl = new AbortController();
+  rightsFollow = ctl;
+  let connected = false;
+  keepWatching(ctl.signal, async () => {
+    let first = true;
+    await watch('/v1/acl/whoami?watch=true', () => {
+      const announce = !first || connected;
+      first = false;
+      connected = true;
+      if (!announce) return;
+      sessionStorage.removeItem(tabsKey);
+      showTabs();
+      window.dispatchEvent(new Event('berth:rights-changed'));
+    }, ctl.signal);
+  });
+}
+
 async function showWho() {
+  followRights();
   const who = document.getElementById('who');
   const out = document.getElementById('signout');
   // Signed out, there is nothing the tabs could show.

@@ -2,8 +2,9 @@
 // shows a control only when the token may use it, as Nomad's console does, so a viewer's
 // page has no Scale, Restart or Drain to press and be refused. A control says what it
 // needs (need); the page's questions go in one call, asked again when a control asks a
-// new one, every 30 s and when the tab comes back into view, so a policy changed
-// meanwhile shows without a reload. Until its answer is known a control stays hidden.
+// new one, when the server announces a change of a token or a policy (main.js follows
+// them), every 30 s and when the tab comes back into view, so a policy changed meanwhile
+// shows without a reload. Until its answer is known a control stays hidden.
 import { call } from './api.js';
 
 const maxChecks = 100; // the server's bound on one call
@@ -24,10 +25,13 @@ export class Rights {
     delete this.main.dataset.rights;
     const timer = setInterval(() => this.refresh(), refreshMs);
     const onVisible = () => { if (document.visibilityState === 'visible') this.refresh(); };
+    const onChange = () => this.refresh();
     document.addEventListener('visibilitychange', onVisible);
+    window.addEventListener('berth:rights-changed', onChange);
     signal.addEventListener('abort', () => {
       clearInterval(timer);
       document.removeEventListener('visibilitychange', onVisible);
+      window.removeEventListener('berth:rights-changed', onChange);
     }, { once: true });
   }
 
