@@ -146,7 +146,7 @@ func uiServices(ns string) []string {
 // (as the endpoints hold it), its port, and the worker's instance as its ready endpoint
 // at the node's IP and the instance's host port, linked to the instance's page; the
 // portless process as matching and not ready, with the reason; the service nothing
-// matches says so.
+// matches says so; 51 more services make a second page.
 func checkServicesPage(t *testing.T, s *devServer, b *browser, ns string) {
 	t.Helper()
 	vip := s.serviceVIP(t, ns, "uiweb")
@@ -178,6 +178,25 @@ func checkServicesPage(t *testing.T, s *devServer, b *browser, ns string) {
 		t.Errorf("uinobody's endpoints: %q", got)
 	}
 	b.screenshot("services")
+
+	// A page holds 50 services: 51 more, listed after the two above, fill the open page
+	// as they come, and the last three go to a second page, which the open page offers
+	// once it is full.
+	var more []string
+	for i := range 51 {
+		more = append(more, fmt.Sprintf(`{"apiVersion":"v4","kind":"service","metadata":{"name":"zpage-%02d","namespace":%q},
+		"spec":{"selector":{"app":"nobody"},"ports":[{"name":"http","protocol":"tcp","servicePort":80}]}}`, i, ns))
+	}
+	s.applySpec(t, strings.Join(more, "\n"))
+	b.waitJS("a full first page of 53", `document.getElementById('count').textContent === '50 of 53' && document.querySelectorAll('#services tr[data-key]').length === 50`, 30*time.Second)
+	b.waitJS("the next page offered", `[...document.querySelectorAll('.pager a')].some((a) => a.textContent === 'Next page »')`, 30*time.Second)
+	b.click(`.pager a:last-child`)
+	b.waitJS("the second page", `location.hash.includes('continue=') && document.querySelectorAll('#services tr[data-key]').length === 3`, 30*time.Second)
+	if got := b.eval(`[...document.querySelectorAll('#services tr[data-key]')].map((r) => r.dataset.key.split('/')[1]).join(',')`); got != "zpage-48,zpage-49,zpage-50" {
+		t.Errorf("the second page of services: %s", got)
+	}
+	b.do("the first page again", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/services?ns="+ns), chromedp.WaitVisible(chromedp.CSS("#services")))
+	b.waitJS("uiweb's endpoints", row("uiweb")+` !== null && `+row("uiweb")+`.querySelectorAll('li.ready').length === 1`, 30*time.Second)
 	b.click(`#services tr[data-key="` + ns + `/uiweb"] li.ready a`)
 	b.do("the endpoint's instance", 30*time.Second, chromedp.WaitVisible(chromedp.CSS("#tasks")))
 }
