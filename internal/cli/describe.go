@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,6 +189,7 @@ func (d *describer) workload(w *v4.Workload) {
 		if st.Message != "" {
 			d.kv("Message", "%s", st.Message)
 		}
+		d.pending(st.Pending)
 		d.backOff(st.BackOff)
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
@@ -298,6 +300,39 @@ func (d *describer) events(events []v4.Event) {
 			d.line(l)
 		}
 	})
+}
+
+// pending says why instances wait for a node: the reason, which instances, since when,
+// and the scheduler's words.
+func (d *describer) pending(p *v4.Pending) {
+	if p == nil {
+		return
+	}
+	which := fmt.Sprintf("%d instances", p.Instances)
+	if p.Instances == 1 {
+		which = "1 instance"
+	}
+	if len(p.Indexes) > 0 {
+		idx := make([]string, len(p.Indexes))
+		for i, n := range p.Indexes {
+			idx[i] = strconv.Itoa(n)
+		}
+		more := ""
+		if p.Instances > len(p.Indexes) {
+			more = ", ..."
+		}
+		which += " (" + strings.Join(idx, ", ") + more + ")"
+	}
+	since := ""
+	if !p.Since.IsZero() {
+		since = fmt.Sprintf(" for %s", d.now.Sub(p.Since).Round(time.Second))
+	}
+	d.kv("Pending", "%s: %s%s", p.Reason, which, since)
+	if p.Reason == v4.PendingWaitingForHost {
+		left := max(p.Until.Sub(d.now), 0).Round(time.Second)
+		d.kv("Held For", "node %s (hostRetainTime, %s left)", p.Node, left)
+	}
+	d.kv("Why", "%s", orNone(p.Message))
 }
 
 // backOff lists the instances waiting for their restart: why, when, and how the last run

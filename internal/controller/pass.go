@@ -28,6 +28,7 @@ type pass struct {
 	message  string
 	surplus  bool                 // task groups of indexes beyond spec.instance are still there
 	backOff  []v4.InstanceBackOff // instances waiting for their restart
+	pending  *v4.Pending          // why instances wait for a node (pending.go)
 }
 
 type restartInfo struct {
@@ -161,6 +162,7 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	if len(res.Unplaced) > 0 {
 		r.message = fmt.Sprintf("%d of %d instances cannot be placed: %s", len(res.Unplaced), r.w.Spec.Instance, res.Reason)
 		r.c.eventOnce(r.key.String(), r.message, r.key, v4.EventWarning, "FailedScheduling", r.message)
+		r.unschedulable(res)
 		r.wake(unplacedRetry)
 	} else {
 		r.c.forget(r.key.String())
@@ -240,6 +242,7 @@ func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error 
 	if r.message == "" {
 		r.message = msg
 	}
+	r.waitingForHost(idx, req.Node, a.retainUntil, res)
 	r.wake(min(unplacedRetry, wait))
 	return nil
 }
@@ -255,7 +258,8 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 
 // status aggregates the wanted instances with BCS's precedence.
 func (r *pass) status() v4.WorkloadStatus {
-	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message}
+	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message,
+		Pending: r.pendingStatus()}
 	if r.w.Spec.Instance == 0 { // scaled to zero: nothing is wanted, what still runs is stopping
 		st.Phase = v4.AppStopped
 		if r.surplus {

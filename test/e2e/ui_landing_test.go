@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // uiProcess is a process of ns that sleeps, asking for cpu cores.
@@ -53,6 +55,11 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	b.waitJS("worker Running", row("worker")+`.querySelector('.badge').textContent === 'Running'`, 30*time.Second)
 	b.waitJS("huge pending with its reason", row("huge")+`.querySelector('.badge').textContent === 'Pending' && `+
 		row("huge")+`.querySelector('.note').textContent.startsWith('waiting for a node: ')`, 30*time.Second)
+	// The controller says why in status.pending (the console reads it, not the message).
+	if p := s.processStatus("uiproc", "huge").Pending; p == nil || p.Reason != v4.PendingUnschedulable ||
+		!strings.Contains(p.Message, "insufficient cpu") || p.Check != "resources" {
+		t.Errorf("huge's status.pending: %+v, want Unschedulable with the scheduler's reason", p)
+	}
 	if note := b.eval(row("huge") + `.querySelector('.note').textContent`); !strings.Contains(note, "insufficient cpu") {
 		t.Errorf("huge's note: %q, want the scheduler's reason", note)
 	}
