@@ -53,6 +53,9 @@ func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, n
 		if d.nodeUse, err = nodeTaskGroups(ctx, o, c, m.Name); err != nil {
 			fmt.Fprintf(o.env.stderr, "warning: cannot list the node's task groups: %v\n", err)
 		}
+		if d.nodeMeasure, err = measuredNodeUsage(ctx, c, m.Name); err != nil {
+			fmt.Fprintf(o.env.stderr, "warning: cannot measure the node's usage: %v\n", err)
+		}
 	}
 	events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
 	if err != nil {
@@ -92,6 +95,8 @@ type describer struct {
 	err   error // the first write error; later writes are skipped
 	// nodeUse is what a described node's task groups hold (nil: not known).
 	nodeUse *nodeUse
+	// nodeMeasure is what a described node uses, as its agent measures it (nil: not known).
+	nodeMeasure *v4.NodeUsage
 }
 
 const keyWidth = 18

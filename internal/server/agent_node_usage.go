@@ -73,4 +73,3 @@ func (s *Server) handleNodeUsage(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteJSON(w, http.StatusOK, nu)
 	return nil
 }
-
