@@ -24,7 +24,8 @@ func uiProcess(ns, name, cpu string) string {
 // scheduler's reason rather than as broken, the tabs show only once signed in, and the
 // cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
 // running process's instance page and the services page are checked too
-// (checkInstancePage, checkServicesPage): one cluster less.
+// (checkInstancePage, checkServicesPage), and the nodes page's measured usage
+// (checkNodesPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -99,6 +100,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	}
 	checkInstancePage(t, s, b, "uiproc")
 	checkServicesPage(t, s, b, "uiproc")
+	checkNodesPage(t, s, b)
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)
