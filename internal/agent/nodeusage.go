@@ -24,7 +24,10 @@ import (
 const (
 	nodeUsageInterval = 2 * time.Second
 	usageParallel     = 8
-	userHZ            = 100 // /proc/stat's ticks per second (USER_HZ) on every Linux berth runs on
+	// sampleTimeout bounds one sample; it is not the caller's deadline, since callers
+	// share the sample and one that gives up must not cut it short for the others.
+	sampleTimeout = 5 * time.Second
+	userHZ        = 100 // /proc/stat's ticks per second (USER_HZ) on every Linux berth runs on
 )
 
 // podUsage is what a sample reads of the executor.
@@ -49,6 +52,7 @@ type nodeSample struct {
 	at                  time.Time
 	usage               v4.NodeUsage
 	hostBusy, hostTotal uint64             // /proc/stat ticks, every CPU
+	cpus                int                // the CPUs /proc/stat lists
 	tasks               map[string]float64 // CPU seconds of each task measured, by pod/task
 }
 
@@ -64,6 +68,8 @@ func (s *nodeSampler) sample(ctx context.Context) v4.NodeUsage {
 	if s.last != nil && now.Sub(s.last.at) < nodeUsageInterval {
 		return s.last.usage
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sampleTimeout)
+	defer cancel()
 	cur := s.measure(ctx, now)
 	prev := s.last
 	s.last = cur
@@ -75,7 +81,7 @@ func (s *nodeSampler) sample(ctx context.Context) v4.NodeUsage {
 	u.WindowSeconds = window
 	if cur.hostTotal > prev.hostTotal && cur.hostBusy >= prev.hostBusy {
 		// The busy share of all CPUs' ticks, times the CPUs: cores busy.
-		u.Host.CPUCores = float64(cur.hostBusy-prev.hostBusy) / float64(cur.hostTotal-prev.hostTotal) * float64(cpus(s.procStat))
+		u.Host.CPUCores = float64(cur.hostBusy-prev.hostBusy) / float64(cur.hostTotal-prev.hostTotal) * float64(cur.cpus)
 	}
 	for k, sec := range cur.tasks {
 		if before, ok := prev.tasks[k]; ok && sec >= before && window > 0 {
@@ -91,11 +97,11 @@ func (s *nodeSampler) measure(ctx context.Context, now time.Time) *nodeSample {
 	u := &cur.usage
 	u.Time = now.UTC()
 	var errs []string
-	busy, total, err := readCPUTicks(s.procStat)
+	busy, total, n, err := readCPUTicks(s.procStat)
 	if err != nil {
 		errs = append(errs, err.Error())
 	}
-	cur.hostBusy, cur.hostTotal = busy, total
+	cur.hostBusy, cur.hostTotal, cur.cpus = busy, total, n
 	u.Host.CPUSeconds = float64(busy) / userHZ
 	memTotal, memAvail, err := readMemInfo(s.meminfo)
 	if err != nil {
@@ -136,49 +142,41 @@ func (s *nodeSampler) measure(ctx context.Context, now time.Time) *nodeSample {
 	return cur
 }
 
-// readCPUTicks reads the busy and total ticks of all CPUs from /proc/stat's "cpu" line:
-// idle and iowait are idle; guest time is already in user.
-func readCPUTicks(path string) (busy, total uint64, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0, fmt.Errorf("cpu time: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 || fields[0] != "cpu" {
-			continue
-		}
-		var idle uint64
-		for i, v := range fields[1:min(len(fields), 9)] { // user nice system idle iowait irq softirq steal
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return 0, 0, fmt.Errorf("cpu time: %s field %d %q: %w", path, i+1, v, err)
-			}
-			total += n
-			if i == 3 || i == 4 {
-				idle += n
-			}
-		}
-		return total - idle, total, nil
-	}
-	return 0, 0, fmt.Errorf("cpu time: no cpu line in %s", path)
-}
-
-// cpus counts the cpuN lines of /proc/stat (the CPUs online); 1 when it cannot.
-func cpus(path string) int {
+// readCPUTicks reads the busy and total ticks of all CPUs from /proc/stat's "cpu" line
+// (idle and iowait are idle; guest time is already in user) and counts the cpuN lines
+// (the CPUs online, at least 1).
+func readCPUTicks(path string) (busy, total uint64, cpus int, err error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 1
+		return 0, 0, 1, fmt.Errorf("cpu time: %w", err)
 	}
-	n := 0
+	found := false
 	for l := range strings.Lines(string(b)) {
-		if strings.HasPrefix(l, "cpu") && len(l) > 3 && l[3] >= '0' && l[3] <= '9' {
-			n++
+		fields := strings.Fields(l)
+		switch {
+		case len(fields) == 0 || !strings.HasPrefix(fields[0], "cpu"):
+		case fields[0] != "cpu":
+			cpus++
+		case len(fields) >= 5 && !found:
+			found = true
+			var idle uint64
+			for i, v := range fields[1:min(len(fields), 9)] { // user nice system idle iowait irq softirq steal
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return 0, 0, 1, fmt.Errorf("cpu time: %s field %d %q: %w", path, i+1, v, err)
+				}
+				total += n
+				if i == 3 || i == 4 {
+					idle += n
+				}
+			}
+			busy = total - idle
 		}
 	}
-	return max(n, 1)
+	if !found {
+		return 0, 0, 1, fmt.Errorf("cpu time: no cpu line in %s", path)
+	}
+	return busy, total, max(cpus, 1), nil
 }
 
 // readMemInfo reads MemTotal and MemAvailable (bytes) from a meminfo file.
