@@ -237,7 +237,10 @@ func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error 
 	}
 	r.phases = append(r.phases, a.prev.Status.Phase)
 	wait := a.retainUntil.Sub(r.now)
-	msg := fmt.Sprintf("instance %d waits for node %s (hostRetainTime, %s left): %s", idx, req.Node, wait.Round(time.Second), res.Reason)
+	// The message names the time the wait ends, not the time left: it stays the same from
+	// pass to pass, so a wait that goes on writes no new status.
+	msg := fmt.Sprintf("instance %d waits for node %s (hostRetainTime, until %s): %s", idx, req.Node,
+		a.retainUntil.UTC().Format(time.TimeOnly), res.Reason)
 	r.c.eventOnce("retain/"+a.prev.Metadata.Name, "waiting", r.key, v4.EventNormal, "WaitingForHost", msg)
 	if r.message == "" {
 		r.message = msg
