@@ -28,6 +28,8 @@ type WorkloadStatus struct {
 	// BackOff lists the instances whose ended run waits for its restart, lowest indexes
 	// first (at most MaxBackOffListed of them).
 	BackOff []InstanceBackOff `json:"backOff,omitempty"`
+	// Pending says why instances wait for a node; nil while none waits.
+	Pending *Pending `json:"pending,omitempty"`
 	// Updated is when the phase or counts last changed.
 	Updated time.Time `json:"updated,omitzero"`
 }
@@ -53,7 +55,7 @@ type InstanceBackOff struct {
 // Equal reports whether two statuses say the same, Updated aside.
 func (s WorkloadStatus) Equal(o WorkloadStatus) bool {
 	if s.Phase != o.Phase || s.Instances != o.Instances || s.Running != o.Running || s.Message != o.Message ||
-		len(s.BackOff) != len(o.BackOff) {
+		len(s.BackOff) != len(o.BackOff) || !s.Pending.Equal(o.Pending) {
 		return false
 	}
 	for i, b := range s.BackOff {

@@ -43,6 +43,8 @@ type Agent struct {
 	runCtx  context.Context
 	drivers map[string]driver.Driver
 	exec    *executor.Executor
+	// nodeUsage measures the node for GET /v1/node/usage (nodeusage.go).
+	nodeUsage *nodeSampler
 	// catalog is every service and its endpoints, when the node follows them
 	// (Config.followsCatalog, netsvc.go); nil otherwise.
 	catalog *netsvc.Catalog
@@ -177,6 +179,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	defer cancel()
 	a.runCtx = ctx
 	a.exec = executor.New(a.executorConfig(dnsCfg))
+	a.nodeUsage = newNodeSampler(a.exec)
 
 	httpSrv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, n
 		if d.nodeUse, err = nodeTaskGroups(ctx, o, c, m.Name); err != nil {
 			fmt.Fprintf(o.env.stderr, "warning: cannot list the node's task groups: %v\n", err)
 		}
+		if d.nodeMeasure, err = measuredNodeUsage(ctx, c, m.Name); err != nil {
+			fmt.Fprintf(o.env.stderr, "warning: cannot measure the node's usage: %v\n", err)
+		}
 	}
 	events, err := c.Events(ctx, v4.EventFilter{Namespace: m.Namespace, Kind: kind, Name: m.Name})
 	if err != nil {
@@ -91,6 +95,8 @@ type describer struct {
 	err   error // the first write error; later writes are skipped
 	// nodeUse is what a described node's task groups hold (nil: not known).
 	nodeUse *nodeUse
+	// nodeMeasure is what a described node uses, as its agent measures it (nil: not known).
+	nodeMeasure *v4.NodeUsage
 }
 
 const keyWidth = 18
@@ -188,6 +194,7 @@ func (d *describer) workload(w *v4.Workload) {
 		if st.Message != "" {
 			d.kv("Message", "%s", st.Message)
 		}
+		d.pending(st.Pending)
 		d.backOff(st.BackOff)
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
@@ -298,6 +305,39 @@ func (d *describer) events(events []v4.Event) {
 			d.line(l)
 		}
 	})
+}
+
+// pending says why instances wait for a node: the reason, which instances, since when,
+// and the scheduler's words.
+func (d *describer) pending(p *v4.Pending) {
+	if p == nil {
+		return
+	}
+	which := fmt.Sprintf("%d instances", p.Instances)
+	if p.Instances == 1 {
+		which = "1 instance"
+	}
+	if len(p.Indexes) > 0 {
+		idx := make([]string, len(p.Indexes))
+		for i, n := range p.Indexes {
+			idx[i] = strconv.Itoa(n)
+		}
+		more := ""
+		if p.Instances > len(p.Indexes) {
+			more = ", ..."
+		}
+		which += " (" + strings.Join(idx, ", ") + more + ")"
+	}
+	since := ""
+	if !p.Since.IsZero() {
+		since = fmt.Sprintf(" for %s", d.now.Sub(p.Since).Round(time.Second))
+	}
+	d.kv("Pending", "%s: %s%s", p.Reason, which, since)
+	if p.Reason == v4.PendingWaitingForHost {
+		left := max(p.Until.Sub(d.now), 0).Round(time.Second)
+		d.kv("Held For", "node %s (hostRetainTime, %s left)", p.Node, left)
+	}
+	d.kv("Why", "%s", orNone(p.Message))
 }
 
 // backOff lists the instances waiting for their restart: why, when, and how the last run

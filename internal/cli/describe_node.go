@@ -38,6 +38,9 @@ func (d *describer) node(n *v4.Node) {
 	if d.nodeUse != nil {
 		d.nodeUsage(n, d.nodeUse)
 	}
+	if d.nodeMeasure != nil {
+		d.nodeMeasured(d.nodeMeasure)
+	}
 	if len(n.Spec.Taints) == 0 {
 		d.kv("Taints", "%s", none)
 	}

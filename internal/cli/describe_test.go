@@ -133,6 +133,23 @@ func TestDescribeProcessInCrashLoop(t *testing.T) {
 	}
 }
 
+func TestDescribeAndGetShowPending(t *testing.T) {
+	api, url := newFakeAPI(t)
+	obj := `{"apiVersion":"v4","kind":"process",
+		"metadata":{"name":"huge","namespace":"ns-a","resourceVersion":"9","creationTimestamp":"2026-11-22T11:55:00Z"},
+		"spec":{"instance":2,"template":{"spec":{"processes":[{"procName":"web","startCmd":"./web"}]}}},
+		"status":{"phase":"Abnormal","instances":2,"running":0,"message":"2 of 2 instances cannot be placed: 3 nodes: 3 insufficient cpu",
+			"pending":{"reason":"Unschedulable","message":"3 nodes: 3 insufficient cpu","check":"resources","instances":2,"indexes":[0,1],
+				"since":"2026-11-22T11:59:00Z"}}}`
+	api.json("GET /v1/namespaces/ns-a/processes/huge", 200, obj)
+	api.json("GET /v1/namespaces/ns-a/processes", 200, `{"kind":"List","items":[`+obj+`]}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
+	r := runCLIOK(t, url, "", "describe", "process", "huge", "-n", "ns-a")
+	wantContains(t, r.stdout, "Pending:          Unschedulable: 2 instances (0, 1) for 1m0s\n", "Why:              3 nodes: 3 insufficient cpu\n")
+	r = runCLIOK(t, url, "", "get", "processes", "-n", "ns-a")
+	wantContains(t, r.stdout, "Abnormal,Unschedulable")
+}
+
 func TestDescribeServiceShowsEndpoints(t *testing.T) {
 	api, url := newFakeAPI(t)
 	api.json("GET /v1/namespaces/demo/services/web", 200, `{"apiVersion":"v4","kind":"service",

@@ -59,7 +59,11 @@ func workloadColumns(kind v4.Kind) kindColumns {
 			return []string{"", "", ""}
 		}
 		running := fmt.Sprintf("%d/%d", w.Status.Running, w.Spec.Instance)
-		return []string{orNone(w.Status.Phase), running, taskSummary(&w.Spec.Template.Spec)}
+		phase := orNone(w.Status.Phase)
+		if p := w.Status.Pending; p != nil { // why instances wait, as a deployment says ",paused"
+			phase += "," + p.Reason
+		}
+		return []string{phase, running, taskSummary(&w.Spec.Template.Spec)}
 	}}
 }
 

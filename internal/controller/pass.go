@@ -28,6 +28,7 @@ type pass struct {
 	message  string
 	surplus  bool                 // task groups of indexes beyond spec.instance are still there
 	backOff  []v4.InstanceBackOff // instances waiting for their restart
+	pending  *v4.Pending          // why instances wait for a node (pending.go)
 }
 
 type restartInfo struct {
@@ -161,6 +162,7 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	if len(res.Unplaced) > 0 {
 		r.message = fmt.Sprintf("%d of %d instances cannot be placed: %s", len(res.Unplaced), r.w.Spec.Instance, res.Reason)
 		r.c.eventOnce(r.key.String(), r.message, r.key, v4.EventWarning, "FailedScheduling", r.message)
+		r.unschedulable(res)
 		r.wake(unplacedRetry)
 	} else {
 		r.c.forget(r.key.String())
@@ -235,11 +237,15 @@ func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error 
 	}
 	r.phases = append(r.phases, a.prev.Status.Phase)
 	wait := a.retainUntil.Sub(r.now)
-	msg := fmt.Sprintf("instance %d waits for node %s (hostRetainTime, %s left): %s", idx, req.Node, wait.Round(time.Second), res.Reason)
+	// The message names the time the wait ends, not the time left: it stays the same from
+	// pass to pass, so a wait that goes on writes no new status.
+	msg := fmt.Sprintf("instance %d waits for node %s (hostRetainTime, until %s): %s", idx, req.Node,
+		a.retainUntil.UTC().Format(time.TimeOnly), res.Reason)
 	r.c.eventOnce("retain/"+a.prev.Metadata.Name, "waiting", r.key, v4.EventNormal, "WaitingForHost", msg)
 	if r.message == "" {
 		r.message = msg
 	}
+	r.waitingForHost(idx, req.Node, a.retainUntil, res)
 	r.wake(min(unplacedRetry, wait))
 	return nil
 }
@@ -255,7 +261,8 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 
 // status aggregates the wanted instances with BCS's precedence.
 func (r *pass) status() v4.WorkloadStatus {
-	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message}
+	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message,
+		Pending: r.pendingStatus()}
 	if r.w.Spec.Instance == 0 { // scaled to zero: nothing is wanted, what still runs is stopping
 		st.Phase = v4.AppStopped
 		if r.surplus {

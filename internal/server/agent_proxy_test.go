@@ -56,6 +56,11 @@ func (f *fakeAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case strings.Contains(r.URL.Path, "/actions/"):
 		w.WriteHeader(http.StatusNoContent)
+	case r.URL.Path == "/v1/node/usage":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"time":"2026-11-29T00:00:00Z","node":"n1","windowSeconds":2,
+			"host":{"cpuCores":1.25,"cpuSeconds":900,"memoryBytes":2147483648,"memoryTotalBytes":8589934592},
+			"instances":{"count":1,"tasks":1,"cpuCores":0.5,"memoryBytes":1048576}}`)
 	case strings.HasSuffix(r.URL.Path, "/usage"):
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"time":"2026-11-29T00:00:00Z","node":"n1","tasks":[{"name":"web","cpuSeconds":1.5,"memoryBytes":1048576}]}`)
@@ -174,6 +179,40 @@ func TestTaskGroupUsageProxy(t *testing.T) {
 	other := tokenWithPolicy(t, url, `{"kind":"acl-policy","metadata":{"name":"other"},"rules":[{"namespaces":["other"],"kinds":["*"],"verbs":["read"]}]}`, "other", "")
 	wantStatus(t, callAs(t, "", http.MethodGet, usage, "", other), http.StatusForbidden)
 	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/nope/usage", ""), http.StatusNotFound)
+}
+
+// A node's usage is read from its agent and the server adds what berth may hand out and
+// what the node's task groups reserve; nodes are the cluster's, which a token of one
+// namespace may not read.
+func TestNodeUsageProxy(t *testing.T) {
+	fa := &fakeAgent{}
+	addr := serveFakeAgent(t, fa, testCA(t), "n1")
+	url := newTestServer(t, Config{})
+	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
+	heartbeatAt(t, url, "n1", addr)
+	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	usage := url + "/v1/nodes/n1/usage"
+	var u v4.NodeUsage
+	waitFor(t, "the node's usage with its task group reserved", func() bool {
+		r := call(t, http.MethodGet, usage, "")
+		if r.code != http.StatusOK || json.Unmarshal(r.body, &u) != nil {
+			t.Fatalf("usage: %d %s", r.code, r.body)
+		}
+		return u.Reserved.TaskGroups == 1
+	})
+	if u.Node != "n1" || u.Host.CPUCores != 1.25 || u.Host.MemoryBytes != 2<<30 || u.Instances.CPUCores != 0.5 ||
+		u.Instances.MemoryBytes != 1<<20 || u.Allocatable.CPU <= 0 || u.Allocatable.MemoryMB <= 0 {
+		t.Fatalf("usage %+v", u)
+	}
+	fa.mu.Lock()
+	if got := fa.requests[0]; got != "GET /v1/node/usage server " {
+		t.Errorf("agent got %q", got)
+	}
+	fa.mu.Unlock()
+	wantStatus(t, call(t, http.MethodGet, url+"/v1/nodes/nope/usage", ""), http.StatusNotFound)
+	other := tokenWithPolicy(t, url, `{"kind":"acl-policy","metadata":{"name":"other"},"rules":[{"namespaces":["other"],"kinds":["*"],"verbs":["read"]}]}`, "other", "")
+	wantStatus(t, callAs(t, "", http.MethodGet, usage, "", other), http.StatusForbidden)
+	wantStatus(t, callAs(t, "", http.MethodGet, url+"/v1/nodes/nope/usage", "", other), http.StatusForbidden)
 }
 
 func TestTaskGroupLogsWithoutAgentAddress(t *testing.T) {

@@ -28,6 +28,7 @@ func (s *Server) routes() *httpapi.Mux {
 	mux.Handle("POST /v1/nodes", on(acl.VerbWrite, node), s.handleNodeRegister)
 	mux.Handle("GET /v1/nodes/{name}", on(acl.VerbRead, node), s.handleNodeGet)
 	mux.Handle("GET /v1/nodes/{name}/metrics", on(acl.VerbRead, node), s.handleNodeMetrics)
+	mux.Handle("GET /v1/nodes/{name}/usage", on(acl.VerbRead, node), s.handleNodeUsage)
 	mux.Handle("PUT /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodeReplace)
 	mux.Handle("PATCH /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodePatch)
 	mux.Handle("DELETE /v1/nodes/{name}", on(acl.VerbWrite, node), s.handleNodeDelete)

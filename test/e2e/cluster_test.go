@@ -79,6 +79,11 @@ func runAgent(t *testing.T, s *devServer, a *agentProc, ports string, flags []st
 	a.start()
 	t.Cleanup(func() {
 		a.kill()
+		if a.netns == "" && a.runsProxy() {
+			// Its table outlives it, by design (an agent restart must not cut the VIPs): once
+			// the agent is gone, nothing rewrites it.
+			removeProxyTable(s.dataDir)
+		}
 		if t.Failed() {
 			t.Logf("agent %s output:\n%s", name, a.logs.String())
 		}
@@ -88,6 +93,16 @@ func runAgent(t *testing.T, s *devServer, a *agentProc, ports string, flags []st
 		return out.code == 0 && strings.Contains(out.stdout, `"phase": "Ready"`)
 	})
 	return a
+}
+
+// runsProxy reports whether the agent's flags turn its service proxy on.
+func (a *agentProc) runsProxy() bool {
+	for i, arg := range a.args {
+		if arg == "--service-proxy=on" || arg == "--service-proxy" && i+1 < len(a.args) && a.args[i+1] == "on" {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *agentProc) start() {

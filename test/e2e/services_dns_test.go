@@ -49,8 +49,8 @@ func TestServicesByName(t *testing.T) {
 	ip := dockerBridgeIP(t)
 	s := startServer(t, t.TempDir())
 	startDockerAgent(t, s, "dns", "29400-29499", "--ip", ip, "--dns-addr", "auto", "--service-proxy", "on")
-	// The proxy's table outlives its agent, by design: the test removes it.
-	t.Cleanup(func() { removeProxyTable(s.dataDir) })
+	// The proxy's table outlives its agent, by design: the agent's cleanup removes it
+	// once the agent is gone (runAgent).
 	const ns = "dnse2e"
 	s.cleanupProcesses(ns)
 	s.cleanupApps(ns)

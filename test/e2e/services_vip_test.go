@@ -15,15 +15,13 @@ import (
 )
 
 // startVIPNode starts a server and one Docker agent with the service proxy on, its DNS
-// server at dnsAddr, and removes the proxy's table when the test ends (it outlives its
-// agent, by design).
+// server at dnsAddr; the agent's cleanup removes the proxy's table (runAgent).
 func startVIPNode(t *testing.T, name, ports, dnsAddr string) *devServer {
 	t.Helper()
 	requireDocker(t)
 	ip := dockerBridgeIP(t)
 	s := startServer(t, t.TempDir())
 	startDockerAgent(t, s, name, ports, "--ip", ip, "--dns-addr", dnsAddr, "--service-proxy", "on")
-	t.Cleanup(func() { removeProxyTable(s.dataDir) })
 	return s
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // uiProcess is a process of ns that sleeps, asking for cpu cores.
@@ -22,7 +24,8 @@ func uiProcess(ns, name, cpu string) string {
 // scheduler's reason rather than as broken, the tabs show only once signed in, and the
 // cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
 // running process's instance page and the services page are checked too
-// (checkInstancePage, checkServicesPage): one cluster less.
+// (checkInstancePage, checkServicesPage), and the nodes page's measured usage
+// (checkNodesPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -53,6 +56,11 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	b.waitJS("worker Running", row("worker")+`.querySelector('.badge').textContent === 'Running'`, 30*time.Second)
 	b.waitJS("huge pending with its reason", row("huge")+`.querySelector('.badge').textContent === 'Pending' && `+
 		row("huge")+`.querySelector('.note').textContent.startsWith('waiting for a node: ')`, 30*time.Second)
+	// The controller says why in status.pending (the console reads it, not the message).
+	if p := s.processStatus("uiproc", "huge").Pending; p == nil || p.Reason != v4.PendingUnschedulable ||
+		!strings.Contains(p.Message, "insufficient cpu") || p.Check != "resources" {
+		t.Errorf("huge's status.pending: %+v, want Unschedulable with the scheduler's reason", p)
+	}
 	if note := b.eval(row("huge") + `.querySelector('.note').textContent`); !strings.Contains(note, "insufficient cpu") {
 		t.Errorf("huge's note: %q, want the scheduler's reason", note)
 	}
@@ -92,6 +100,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	}
 	checkInstancePage(t, s, b, "uiproc")
 	checkServicesPage(t, s, b, "uiproc")
+	checkNodesPage(t, s, b)
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)

@@ -37,6 +37,7 @@ type Driver struct {
 	execs     map[string]ExecFunc
 	logs      map[string]string
 	actions   map[string][]string
+	usage     map[string]driver.Usage
 	startHook StartHook
 	// check, when set (Docker), refuses a Start after the hook ran.
 	check   func(t *driver.Task) error
@@ -62,6 +63,7 @@ func New(name string) *Driver {
 		execs:    map[string]ExecFunc{},
 		logs:     map[string]string{},
 		actions:  map[string][]string{},
+		usage:    map[string]driver.Usage{},
 		nextPid:  1000,
 		now:      time.Now,
 	}

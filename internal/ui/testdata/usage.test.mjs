@@ -77,3 +77,21 @@ test('env names a secret and its key, never a value', () => {
   ]);
   for (const e of got) assert.ok(!('value' in e) || e.name === 'MODE');
 });
+
+test('a node series: memory from every sample, CPU once there is a window, shared samples once', async () => {
+  const { addNodeSample } = await import('../static/js/usage.js');
+  const sample = (i, window) => ({ time: new Date(i * 1000).toISOString(), windowSeconds: window,
+    host: { cpuCores: 1 + i, memoryBytes: 100 + i }, instances: { cpuCores: i / 10, memoryBytes: 10 + i } });
+  const s = {};
+  addNodeSample(s, sample(1, 0));
+  assert.deepEqual(s.cpu.host, []);
+  assert.deepEqual(s.mem.host, [[1000, 101]]);
+  addNodeSample(s, sample(1, 0)); // the same sample again: nothing added
+  addNodeSample(s, sample(3, 2));
+  assert.deepEqual(s.cpu.host, [[3000, 4]]);
+  assert.deepEqual(s.cpu.instances, [[3000, 0.3]]);
+  assert.deepEqual(s.mem.instances, [[1000, 11], [3000, 13]]);
+  for (let i = 4; i < keepPoints + 10; i++) addNodeSample(s, sample(i, 1));
+  assert.equal(s.mem.host.length, keepPoints);
+  assert.equal(s.cpu.host.length, keepPoints);
+});

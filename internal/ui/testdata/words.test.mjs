@@ -11,10 +11,13 @@ test('bytes', () => {
   for (const [n, want] of cases) assert.equal(bytes(n), want, `bytes(${n})`);
 });
 
-const app = (phase, message) => ({ kind: 'application', spec: { instance: 1 }, status: { phase, message } });
+const app = (phase, message, pending) => ({ kind: 'application', spec: { instance: 1 }, status: { phase, message, pending } });
+const unschedulable = (indexes) => ({ reason: 'Unschedulable', message: '1 node: 1 insufficient cpu', check: 'resources', instances: indexes.length, indexes });
+const held = (index) => ({ reason: 'WaitingForHost', message: 'node n1 is NotReady', check: 'node', instances: 1, indexes: [index],
+  node: 'n1', until: new Date(Date.now() + 30400).toISOString() });
 
 test('a workload no node fits is pending, with the reason', () => {
-  const w = app('Abnormal', '1 of 1 instances cannot be placed: 1 node: 1 insufficient cpu');
+  const w = app('Abnormal', '1 of 1 instances cannot be placed: 1 node: 1 insufficient cpu', unschedulable([0]));
   assert.deepEqual(waiting(w), { what: 'waiting for a node', reason: '1 node: 1 insufficient cpu' });
   assert.equal(phaseOf(w), 'Pending');
   assert.equal(note(w), 'waiting for a node: 1 node: 1 insufficient cpu');
@@ -22,24 +25,25 @@ test('a workload no node fits is pending, with the reason', () => {
 });
 
 test('an instance held for its node waits for that node', () => {
-  const w = app('Deploying', 'instance 0 waits for node n1 (hostRetainTime, 2m0s left): node n1 is NotReady');
-  assert.deepEqual(waiting(w), { what: 'waiting for node n1 (hostRetainTime, 2m0s left)', reason: 'node n1 is NotReady' });
+  const w = app('Deploying', 'instance 0 waits for node n1 (hostRetainTime, 30s left): node n1 is NotReady', held(0));
+  assert.deepEqual(waiting(w), { what: 'waiting for node n1 (hostRetainTime, 30s left)', reason: 'node n1 is NotReady' });
 });
 
-test('anything else keeps its phase and message', () => {
-  for (const w of [app('Running', ''), app('Abnormal', 'instance 0 failed: exit 1'), { kind: 'process', spec: {} }]) {
+test('anything else keeps its phase and message: the words of a message are not read', () => {
+  const words = app('Abnormal', '1 of 1 instances cannot be placed: 1 node: 1 insufficient cpu'); // no status.pending
+  for (const w of [app('Running', ''), app('Abnormal', 'instance 0 failed: exit 1'), { kind: 'process', spec: {} }, words]) {
     assert.equal(waiting(w), null);
     assert.equal(phaseOf(w), (w.status || {}).phase);
     assert.equal(note(w), (w.status || {}).message || '');
   }
 });
 
-test('an instance waits when it is not placed, or when its owner names it', () => {
-  const held = app('Deploying', 'instance 1 waits for node n1 (hostRetainTime, 2m0s left): node n1 is NotReady');
-  const unplaced = app('Abnormal', '1 of 2 instances cannot be placed: 1 node: 1 insufficient cpu');
+test('an instance waits when it is not placed, or when its owner lists it held for its node', () => {
+  const holding = app('Deploying', '', held(1));
+  const unplaced = app('Abnormal', '', unschedulable([1]));
   const tg = (index, node) => ({ spec: { index, node } });
-  assert.equal(instanceWaiting(tg(1, 'n1'), held).what, 'waiting for node n1 (hostRetainTime, 2m0s left)');
-  assert.equal(instanceWaiting(tg(0, 'n2'), held), null);
+  assert.equal(instanceWaiting(tg(1, 'n1'), holding).what, 'waiting for node n1 (hostRetainTime, 30s left)');
+  assert.equal(instanceWaiting(tg(0, 'n2'), holding), null);
   assert.equal(instanceWaiting(tg(1, ''), unplaced).reason, '1 node: 1 insufficient cpu');
   assert.equal(instanceWaiting(tg(0, 'n2'), unplaced), null);
   assert.equal(instanceWaiting(tg(0, ''), null), null);

@@ -1,33 +1,36 @@
 // How a workload's state reads on the page. An instance the scheduler could not place
-// is waiting, not broken: berth's controller marks such a workload Abnormal with the
-// scheduler's reason in its message ("1 of 1 instances cannot be placed: 1 node: 1
-// insufficient cpu", internal/controller/pass.go), and the page shows it as Pending,
-// waiting for a node, with that reason.
+// is waiting, not broken: berth's controller marks such a workload Abnormal and says why
+// in status.pending (api/v4/pending.go: reason Unschedulable or WaitingForHost, the
+// scheduler's message, the waiting indexes), and the page shows it as Pending, waiting
+// for a node, with that reason.
 import { h, badge } from './dom.js';
 
-const cannotPlace = /^\d+ of \d+ instances cannot be placed: ([\s\S]*)$/;
-const waitsForNode = /^instance \d+ waits for node (\S+) \(([^)]*)\): ([\s\S]*)$/;
+// left is how long until the time t, in whole seconds or minutes ("42s", "3m").
+function left(t) {
+  const s = Math.max(0, Math.round((Date.parse(t) - Date.now()) / 1000));
+  return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+}
 
-// waiting says what a workload's instances wait for, from its status message: the words
+// waiting says what a workload's instances wait for, from its status.pending: the words
 // after "Pending — " and the scheduler's reason; null when none waits.
 export function waiting(obj) {
-  const msg = ((obj.status || {}).message || '').trim();
-  let m = msg.match(cannotPlace);
-  if (m) return { what: 'waiting for a node', reason: m[1] };
-  m = msg.match(waitsForNode);
-  if (m) return { what: `waiting for node ${m[1]} (${m[2]})`, reason: m[3] };
-  return null;
+  const p = (obj.status || {}).pending;
+  if (!p) return null;
+  if (p.reason === 'WaitingForHost') {
+    return { what: `waiting for node ${p.node} (hostRetainTime, ${left(p.until)} left)`, reason: p.message || '' };
+  }
+  return { what: 'waiting for a node', reason: p.message || '' };
 }
 
 // instanceWaiting says what one instance (task group) of owner waits for: an instance not
-// placed waits for a node; one placed waits only when its owner's message names its index
-// (held for its node by hostRetainTime). null when it does not wait.
+// placed waits for a node; one placed waits only when it is held for its node
+// (hostRetainTime) and pending lists its index. null when it does not wait.
 export function instanceWaiting(tg, owner) {
   const w = owner ? waiting(owner) : null;
   if (!w) return null;
   if (!tg.spec.node) return w;
-  const m = ((owner.status || {}).message || '').match(/^instance (\d+) waits for node/);
-  return m && Number(m[1]) === tg.spec.index ? w : null;
+  const p = owner.status.pending;
+  return p.reason === 'WaitingForHost' && (p.indexes || []).includes(tg.spec.index) ? w : null;
 }
 
 // phaseOf is the phase the page shows: Pending while instances wait for a node.

@@ -95,3 +95,27 @@ export function env(spec) {
   }
   return out;
 }
+
+// addNodeSample adds a node's sample (GET /v1/nodes/NAME/usage) to its series: { cpu: {
+// host, instances }, mem: { host, instances } } of [[t, value]], keeping the last
+// keepPoints of each. The agent measures CPU as cores over the window since its previous
+// sample, so a first sample (window 0) adds memory only; callers close together share
+// one sample, which is added once.
+export function addNodeSample(series, cur) {
+  const s = series.cpu ? series : Object.assign(series, { cpu: { host: [], instances: [] }, mem: { host: [], instances: [] }, last: 0 });
+  const t = new Date(cur.time).getTime();
+  if (t <= s.last) return s;
+  s.last = t;
+  const host = cur.host || {};
+  const inst = cur.instances || {};
+  s.mem.host.push([t, host.memoryBytes || 0]);
+  s.mem.instances.push([t, inst.memoryBytes || 0]);
+  if (cur.windowSeconds > 0) {
+    s.cpu.host.push([t, host.cpuCores || 0]);
+    s.cpu.instances.push([t, inst.cpuCores || 0]);
+  }
+  for (const k of ['cpu', 'mem']) {
+    for (const pts of Object.values(s[k])) if (pts.length > keepPoints) pts.splice(0, pts.length - keepPoints);
+  }
+  return s;
+}

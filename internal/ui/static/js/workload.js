@@ -163,8 +163,7 @@ export async function workloadPage({ main, args, signal, rights }) {
   const explain = async () => {
     const st = obj.status || {};
     const key = `${obj.metadata.resourceVersion}`;
-    const waiting = /cannot be placed|waits for node/.test(st.message || '');
-    if (!waiting) { pending.replaceChildren(); planned = ''; return; }
+    if (!st.pending) { pending.replaceChildren(); planned = ''; return; }
     if (planned === key) return;
     planned = key;
     try {
