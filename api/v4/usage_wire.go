@@ -68,4 +68,8 @@ type NodeReservedUsage struct {
 	CPU        float64 `json:"cpu"`
 	MemoryMB   float64 `json:"memoryMB"`
 	TaskGroups int     `json:"taskGroups"`
+	// OverheadCPU and OverheadMemoryMB are the executors' part of CPU and MemoryMB: each
+	// task group reserves its tasks' requests and the executor's overhead (docs/scheduling.md).
+	OverheadCPU      float64 `json:"overheadCPU,omitempty"`
+	OverheadMemoryMB float64 `json:"overheadMemoryMB,omitempty"`
 }

@@ -46,6 +46,11 @@ func (d *describer) nodeMeasured(u *v4.NodeUsage) {
 			measured += fmt.Sprintf(", %d not measurable", u.Instances.Unmeasured)
 		}
 		d.kv("Instances", "%s", measured)
+		if u.Reserved.OverheadMemoryMB > 0 || u.Reserved.OverheadCPU > 0 {
+			// Each task group reserves its tasks' requests and its executor's overhead.
+			d.kv("Overhead", "%s cores and %s of the reserved are the executors'",
+				cores(u.Reserved.OverheadCPU), megabytes(u.Reserved.OverheadMemoryMB))
+		}
 		if u.Host.Error != "" {
 			d.kv("Host Error", "%s", u.Host.Error)
 		}

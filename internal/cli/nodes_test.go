@@ -83,12 +83,13 @@ func TestDescribeNodeShowsMeasuredUsage(t *testing.T) {
 	api.json("GET /v1/nodes/node-1/usage", 200, `{"time":"2026-11-22T12:00:00Z","node":"node-1","windowSeconds":2,
 		"host":{"cpuCores":1.254,"cpuSeconds":900,"memoryBytes":2147483648,"memoryTotalBytes":17179869184},
 		"instances":{"count":3,"tasks":4,"unmeasured":1,"cpuCores":0.5,"memoryBytes":536870912},
-		"allocatable":{"cpu":7.5,"memoryMB":14950},"reserved":{"cpu":2,"memoryMB":1024,"taskGroups":3}}`)
+		"allocatable":{"cpu":7.5,"memoryMB":14950},"reserved":{"cpu":2,"memoryMB":1024,"taskGroups":3,"overheadCPU":0.03,"overheadMemoryMB":192}}`)
 	r := runCLIOK(t, url, "", "describe", "node", "node-1")
 	wantContains(t, r.stdout, "Measured Usage:\n",
 		"  CPU:            host 1.25, instances 0.5 cores (over 2.0s); 7.5 allocatable, 2 reserved\n",
 		"  Memory:         host 2GB of 16GB in use, instances 512MB; 14.6GB allocatable, 1GB reserved\n",
-		"  Instances:      3 instances running, 4 tasks measured, 1 not measurable\n")
+		"  Instances:      3 instances running, 4 tasks measured, 1 not measurable\n",
+		"  Overhead:       0.03 cores and 192MB of the reserved are the executors'\n")
 }
 
 // patchBody decodes the last PATCH body the fake server got.

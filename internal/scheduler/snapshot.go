@@ -39,8 +39,10 @@ type nodeState struct {
 	// gpus are the node's cards (empty without a GPU inventory).
 	gpus    []gpuCard
 	gpuUsed []gpuUse // per card of gpus
-	// taskGroups counts the task groups bound to the node, in any status (Usage).
+	// taskGroups counts the task groups bound to the node, in any status (Usage);
+	// holding those that hold resources, each with its executor's overhead.
 	taskGroups int
+	holding    int
 	// labelApps counts the task groups on the node per "k:v" label and application,
 	// for EXCLUDE.
 	labelApps map[string]map[AppKey]int
@@ -228,6 +230,7 @@ func (s *Snapshot) account(p *placedTG, sign int) {
 	if !holdsResources(p.status) {
 		return
 	}
+	n.holding += sign
 	f := float64(sign)
 	n.usedCPU += f * p.res.CPU
 	n.usedMem += f * p.res.MemoryMB

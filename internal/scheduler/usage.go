@@ -12,6 +12,12 @@ type NodeUsage struct {
 	TaskGroups int                `json:"taskGroups"`
 	// GPUsInUse counts the node's cards that hold a share or are given out whole.
 	GPUsInUse int `json:"gpusInUse,omitempty"`
+	// OverheadCPU and OverheadMemoryMB are the part of CPU and MemoryMB that is the
+	// executors' (DefaultOverhead for each task group holding resources), not the tasks'
+	// requests: a
+	// console explains with it why 3 tasks of 32 MB reserve 288 MB.
+	OverheadCPU      float64 `json:"overheadCPU,omitempty"`
+	OverheadMemoryMB float64 `json:"overheadMemoryMB,omitempty"`
 }
 
 // Usage is the usage of each of the named nodes the snapshot knows: read off the
@@ -23,7 +29,8 @@ func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
 		if !ok {
 			continue
 		}
-		u := NodeUsage{CPU: n.usedCPU, MemoryMB: n.usedMem, DiskMB: n.usedDisk, TaskGroups: n.taskGroups}
+		u := NodeUsage{CPU: n.usedCPU, MemoryMB: n.usedMem, DiskMB: n.usedDisk, TaskGroups: n.taskGroups,
+			OverheadCPU: float64(n.holding) * DefaultOverhead.CPU, OverheadMemoryMB: float64(n.holding) * DefaultOverhead.MemoryMB}
 		if len(n.usedExt) > 0 {
 			u.Extended = maps.Clone(n.usedExt)
 		}

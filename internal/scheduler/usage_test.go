@@ -23,6 +23,10 @@ func TestUsage(t *testing.T) {
 	if math.Abs(n1.CPU-0.2) > 1e-9 || n1.MemoryMB != 20 || n1.TaskGroups != 3 {
 		t.Errorf("n1: %+v", n1)
 	}
+	// Of what they hold, the executors' overhead is that of the two that hold it.
+	if n1.OverheadMemoryMB != 2*DefaultOverhead.MemoryMB || math.Abs(n1.OverheadCPU-2*DefaultOverhead.CPU) > 1e-9 {
+		t.Errorf("n1's overhead: %+v", n1)
+	}
 	if n2 := got["n2"]; math.Abs(n2.CPU-0.1) > 1e-9 || n2.TaskGroups != 1 {
 		t.Errorf("n2: %+v", n2)
 	}

@@ -66,7 +66,8 @@ func (s *Server) handleNodeUsage(w http.ResponseWriter, r *http.Request) error {
 	if s.feed != nil {
 		s.feed.With(func(snap *scheduler.Snapshot) {
 			if ru, ok := snap.Usage([]string{name})[name]; ok {
-				nu.Reserved = v4.NodeReservedUsage{CPU: ru.CPU, MemoryMB: ru.MemoryMB, TaskGroups: ru.TaskGroups}
+				nu.Reserved = v4.NodeReservedUsage{CPU: ru.CPU, MemoryMB: ru.MemoryMB, TaskGroups: ru.TaskGroups,
+					OverheadCPU: ru.OverheadCPU, OverheadMemoryMB: ru.OverheadMemoryMB}
 			}
 		})
 	}

@@ -17,6 +17,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/pki"
+	"github.com/berthhq/berth/internal/scheduler"
 )
 
 // fakeAgent serves the agent's routes: logs stream two lines, wait, then a third; the
@@ -203,6 +204,10 @@ func TestNodeUsageProxy(t *testing.T) {
 	if u.Node != "n1" || u.Host.CPUCores != 1.25 || u.Host.MemoryBytes != 2<<30 || u.Instances.CPUCores != 0.5 ||
 		u.Instances.MemoryBytes != 1<<20 || u.Allocatable.CPU <= 0 || u.Allocatable.MemoryMB <= 0 {
 		t.Fatalf("usage %+v", u)
+	}
+	// The executor's part of what the task group reserves is told apart.
+	if u.Reserved.OverheadMemoryMB != scheduler.DefaultOverhead.MemoryMB || u.Reserved.OverheadCPU != scheduler.DefaultOverhead.CPU {
+		t.Errorf("reserved %+v, want the overhead of one task group", u.Reserved)
 	}
 	fa.mu.Lock()
 	if got := fa.requests[0]; got != "GET /v1/node/usage server " {

@@ -11,7 +11,8 @@ import (
 )
 
 // checkNodesPage opens the nodes page: the node's row shows its measured CPU and memory
-// beside what is reserved and allocatable, and opened, live graphs of them drawn from at
+// beside what is reserved (the executors' overhead told apart) and allocatable, and
+// opened, live graphs of them drawn from at
 // least two of its agent's samples (GET /v1/nodes/NAME/usage).
 func checkNodesPage(t *testing.T, s *devServer, b *browser) {
 	t.Helper()
@@ -31,11 +32,16 @@ func checkNodesPage(t *testing.T, s *devServer, b *browser) {
 		t.Errorf("the node's CPU graph: %q", v)
 	}
 	b.waitJS("the row's measured CPU", row+`.querySelector('td.cpu .used').textContent !== '…'`, 30*time.Second)
-	if c := b.eval(row + `.querySelector('td.cpu').textContent`); !regexp.MustCompile(`^[0-9.]+ used · [0-9.]+ reserved / [0-9.]+$`).MatchString(c) {
+	// What is reserved says how much of it is the executors' overhead (the node runs
+	// task groups here), with the reason in the cell's title.
+	if c := b.eval(row + `.querySelector('td.cpu').textContent`); !regexp.MustCompile(`^[0-9.]+ used · [0-9.]+ reserved \([0-9.]+ executors\) / [0-9.]+$`).MatchString(c) {
 		t.Errorf("the node's CPU cell: %q", c)
 	}
-	if m := b.eval(row + `.querySelector('td.mem').textContent`); !strings.Contains(m, " used · ") || !strings.Contains(m, " reserved / ") {
+	if m := b.eval(row + `.querySelector('td.mem').textContent`); !regexp.MustCompile(` used · [0-9.]+ (MiB|GiB) reserved \([0-9]+ MiB executors\) / `).MatchString(m) {
 		t.Errorf("the node's memory cell: %q", m)
+	}
+	if why := b.eval(row + `.querySelector('td.mem .reserved').title`); !strings.Contains(why, "executors' overhead") {
+		t.Errorf("the reserved memory's explanation: %q", why)
 	}
 	b.screenshot("node-usage")
 	b.click(`#rows tr[data-key] button.expand`)

@@ -27,12 +27,21 @@ function gpus(n) {
 // allocatable.
 function cpuCell(alloc, u, m) {
   const used = m ? (m.windowSeconds > 0 ? num(m.host.cpuCores) : '…') : '…';
-  return [h('span', { class: 'used' }, used), ` used · ${num(u.cpu || 0)} reserved / ${num(alloc.cpu || 0)}`];
+  return [h('span', { class: 'used' }, used), ' used · ', reservedOf(num(u.cpu || 0), u.overheadCPU, num), ` / ${num(alloc.cpu || 0)}`];
 }
 
 function memCell(alloc, u, m) {
   const used = m ? bytes(m.host.memoryBytes) : '…';
-  return [h('span', { class: 'used' }, used), ` used · ${mib(u.memoryMB || 0)} reserved / ${mib(alloc.memoryMB || 0)}`];
+  return [h('span', { class: 'used' }, used), ' used · ', reservedOf(mib(u.memoryMB || 0), u.overheadMemoryMB, mib), ` / ${mib(alloc.memoryMB || 0)}`];
+}
+
+// reservedOf reads "288 MiB reserved" with what of it is the executors': each task group
+// reserves its tasks' requests and its executor's overhead (docs/scheduling.md), which is
+// why 3 tasks of 32 MiB reserve 288 MiB.
+function reservedOf(text, overhead, fmt) {
+  if (!overhead) return `${text} reserved`;
+  const why = `${fmt(overhead)} of it is the executors' overhead (each running task group reserves its tasks' requests and its executor's), the rest the tasks' requests`;
+  return h('span', { class: 'reserved', title: why }, `${text} reserved`, h('span', { class: 'muted overhead' }, ` (${fmt(overhead)} executors)`));
 }
 
 function row(n, usage, measured, problem, rights, open) {
@@ -94,7 +103,8 @@ function drawNode(box, name, s, cur) {
         { value: (res.memoryMB || 0) * 1048576, cls: 'limit', style: 'stroke: var(--accent)', title: 'reserved' }]),
     h('div', { class: 'muted node-instances' },
       `${inst.count || 0} instances: ${num(inst.cpuCores || 0)} cores, ${bytes(inst.memoryBytes || 0)} measured` +
-      `${inst.unmeasured ? ` (${inst.unmeasured} tasks not measurable)` : ''}; ${num(res.cpu || 0)} cores, ${mib(res.memoryMB || 0)} reserved`,
+      `${inst.unmeasured ? ` (${inst.unmeasured} tasks not measurable)` : ''}; ${num(res.cpu || 0)} cores, ${mib(res.memoryMB || 0)} reserved` +
+      `${res.overheadMemoryMB ? ` (of which ${num(res.overheadCPU || 0)} cores and ${mib(res.overheadMemoryMB)} are the executors' overhead)` : ''}`,
       host.error ? h('div', { class: 'error' }, host.error) : ''));
 }
 
@@ -176,7 +186,7 @@ export async function nodesPage({ main, params, signal, rights }) {
   };
   const onSample = (name, cur) => {
     measured.set(name, cur);
-    if (cur.reserved) usage[name] = { ...(usage[name] || {}), cpu: cur.reserved.cpu, memoryMB: cur.reserved.memoryMB };
+    if (cur.reserved) usage[name] = { ...(usage[name] || {}), cpu: cur.reserved.cpu, memoryMB: cur.reserved.memoryMB, overheadCPU: cur.reserved.overheadCPU, overheadMemoryMB: cur.reserved.overheadMemoryMB };
     refresh(name);
   };
   function openRow(name) {
