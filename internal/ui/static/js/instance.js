@@ -170,8 +170,10 @@ export async function instancePage({ main, args, signal, rights }) {
 
   keepWatching(signal, async () => {
     const tg = first || await get(base, { signal });
+    const painting = first !== null;
     first = null;
     await show(tg);
+    if (painting) performance.mark('berth:page-painted');
     await watch(objectPath('taskgroups', ns) + query({ watch: 'true', name, resourceVersion: tg.metadata.resourceVersion }), (ev) => {
       if (!ev.object) return;
       if (ev.type === 'DELETED') {
