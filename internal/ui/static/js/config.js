@@ -55,7 +55,7 @@ function secretRow(s) {
 }
 
 // configPage is the page of one of the two kinds; the other is a link away.
-function configPage(which, { main, params, signal }) {
+function configPage(which, { main, params, signal, rights }) {
   delete main.dataset.painted; // set again once this page's first list is on screen
   const ns = params.get('ns') || '';
   const go = (changes) => { location.hash = withParams(params, changes); };
@@ -66,11 +66,14 @@ function configPage(which, { main, params, signal }) {
   const problem = h('div');
   const more = h('button', { type: 'button', id: 'more', hidden: true }, 'More');
   const nsq = ns ? `?ns=${encodeURIComponent(ns)}` : '';
+  // The secrets tab shows when the token may read secrets here (a viewer often may not).
+  const secretsTab = secrets ? link(`#/secrets${nsq}`, 'Secrets') : rights.need(link(`#/secrets${nsq}`, 'Secrets'), 'read', 'secret', ns);
   main.append(h('h1', {}, 'Config'),
-    h('nav', { class: 'subnav' }, ['configmaps', 'secrets'].map((p) => h('a', { href: `#/${p}${nsq}`, class: p === which ? 'current' : '' }, p === 'secrets' ? 'Secrets' : 'Configmaps'))),
+    h('nav', { class: 'subnav' }, link(`#/configmaps${nsq}`, 'Configmaps'), secretsTab),
     h('div', { class: 'toolbar' }, h('label', {}, 'Namespace', picker.select)),
     secrets ? h('p', { class: 'muted' }, 'Secrets are listed with their keys only: their values never reach this page.') : '',
     problem, h('table', {}, h('thead', {}, h('tr', {}, columns.map((x) => h('th', {}, x)))), body), h('div', { class: 'pager' }, more));
+  main.querySelector(`.subnav a[href^="#/${which}"]`).classList.add('current');
   // A token limited to some namespaces lands in the first it may read in, as elsewhere.
   let painted = false;
   let moved = false;
