@@ -33,9 +33,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	newest, err := orderParam(q.Get("order"))
+	if err != nil {
+		return err
+	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	page, err := s.store.ListEventsPage(ctx, f, limit, q.Get("continue"))
+	page, err := s.store.ListEventsPageOrder(ctx, f, limit, q.Get("continue"), newest)
 	if errors.Is(err, store.ErrCompacted) {
 		err = httpapi.Errorf(http.StatusGone, "query parameter continue: the list's revision was compacted: list again from the start (%v)", err)
 	}
@@ -61,6 +65,18 @@ func limitParam(v string) (int, error) {
 		return 0, httpapi.Errorf(http.StatusBadRequest, "query parameter limit=%q: want a whole number from 1 to %d", v, store.MaxEventLimit)
 	}
 	return n, nil
+}
+
+// orderParam parses the order of a list: oldest (least recently seen) first, the
+// default, or newest first (order=newest), as a console shows them.
+func orderParam(v string) (newest bool, err error) {
+	switch v {
+	case "", "oldest":
+		return false, nil
+	case "newest":
+		return true, nil
+	}
+	return false, httpapi.Errorf(http.StatusBadRequest, "query parameter order=%q: want oldest or newest", v)
 }
 
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) error {

@@ -77,6 +77,22 @@ func TestEventsRoutePaging(t *testing.T) {
 	if fmt.Sprint(got) != want || pages != 3 {
 		t.Fatalf("%d pages %v, want 3 pages %s", pages, got, want)
 	}
+	// Newest first, as the console shows them: the same records the other way round.
+	got, pages, cont = nil, 0, ""
+	for {
+		p, r := getEventPage(t, base+"/v1/events?order=newest&limit=5&continue="+url.QueryEscape(cont))
+		wantStatus(t, r, http.StatusOK)
+		pages++
+		for _, e := range p.Items {
+			got = append(got, fmt.Sprintf("%s/%d", e.Message, e.Occurrences()))
+		}
+		if cont = p.Continue; cont == "" {
+			break
+		}
+	}
+	if want := "[0/4 11/1 10/1 9/1 8/1 7/1 6/1 5/1 4/1 3/1 2/1 1/1]"; fmt.Sprint(got) != want || pages != 3 {
+		t.Fatalf("newest first: %d pages %v, want 3 pages %s", pages, got, want)
+	}
 
 	// The watch saw the six records of pg-a, then each merge of the repeat.
 	var streamed []string
@@ -111,6 +127,9 @@ func TestEventsRoutePaging(t *testing.T) {
 		{"limit not a number", "limit=ten", http.StatusBadRequest, "limit"},
 		{"continue garbage", "continue=xyz", http.StatusBadRequest, "continue"},
 		{"maximum limit", "limit=5000", http.StatusOK, ""},
+		{"order unknown", "order=random", http.StatusBadRequest, "order"},
+		{"order newest", "order=newest&namespace=pg-a", http.StatusOK, ""},
+		{"a token of the other order", "order=newest&namespace=pg-a&continue=" + url.QueryEscape(first.Continue), http.StatusBadRequest, "continue"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +140,16 @@ func TestEventsRoutePaging(t *testing.T) {
 			}
 		})
 	}
+
+	// A token limited to pg-a reads its namespace newest first, and no other.
+	tenant := tokenWithPolicy(t, base, `kind: acl-policy
+metadata: {name: pg-a-reader}
+rules:
+  - {namespaces: ["pg-a"], kinds: ["*"], verbs: [read]}
+`, "pg-a-reader", "")
+	wantStatus(t, callAs(t, "", http.MethodGet, base+"/v1/events?namespace=pg-a&order=newest&limit=2", "", tenant), http.StatusOK)
+	wantStatus(t, callAs(t, "", http.MethodGet, base+"/v1/events?namespace=pg-b&order=newest", "", tenant), http.StatusForbidden)
+	wantStatus(t, callAs(t, "", http.MethodGet, base+"/v1/events?order=newest", "", tenant), http.StatusForbidden)
 
 	// Once etcd compacted the list's revision, its continue token is gone.
 	if err := testStore.RecordEvent(ctx, v4.Event{Reason: "Later", Namespace: "pg-a", Message: "later"}); err != nil {

@@ -12,8 +12,9 @@ import (
 )
 
 // pageParams are the query parameters that turn a list into a page of it: without any of
-// them a list returns every object, as it always did.
-var pageParams = []string{"limit", "continue", "q", "phase", "owner", "node"}
+// them a list returns every object, as it always did. keysOnly (secrets without their
+// values, keysonly.go) is answered a page at a time too.
+var pageParams = []string{"limit", "continue", "q", "phase", "owner", "node", "keysOnly"}
 
 // maxFilterLen bounds a filter's text (names are at most 253 characters).
 const maxFilterLen = 253
@@ -134,6 +135,10 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 	if err != nil {
 		return err
 	}
+	keysOnly, err := keysOnlyOf(r, kind)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	res, err := s.store.ListPage(ctx, kind, ns, p)
@@ -144,6 +149,11 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 		Continue: res.Continue}
 	if body.Items == nil {
 		body.Items = []v4.Object{}
+	}
+	if keysOnly {
+		for i, o := range body.Items {
+			body.Items[i] = withoutValues(o)
+		}
 	}
 	if res.Total >= 0 {
 		body.Total = &res.Total

@@ -24,6 +24,10 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 	if err != nil {
 		return err
 	}
+	keysOnly, err := keysOnlyOf(r, kind)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
 	var ch <-chan store.Event
@@ -52,6 +56,9 @@ func (s *Server) watchObjects(w http.ResponseWriter, r *http.Request, kind v4.Ki
 			}
 		} else {
 			sent.Inc()
+		}
+		if keysOnly && ev.Object != nil {
+			ev.Object = withoutValues(ev.Object)
 		}
 		return httpapi.ObjectLine(ev)
 	})

@@ -26,7 +26,8 @@ const (
 	eventFetchBatch = 100
 )
 
-// EventPage is one page of records, oldest (least recently seen) first.
+// EventPage is one page of records, oldest (least recently seen) first, or newest first
+// when asked (ListEventsPageOrder).
 type EventPage struct {
 	Items []v4.Event
 	// Continue is empty on the last page; otherwise it asks for the next one.
@@ -41,6 +42,9 @@ type EventPage struct {
 type eventCursor struct {
 	Rev   int64  `json:"rev"`
 	After string `json:"after"`
+	// Newest says the list goes newest first: After is then the key the next page
+	// reads before. A token of one order is refused by the other.
+	Newest bool `json:"newest,omitempty"`
 }
 
 func (c eventCursor) token() string {
@@ -70,6 +74,12 @@ func parseEventCursor(token string) (eventCursor, error) {
 // the order they were last seen, starting after the page cont continues (empty for the
 // first page). A token whose revision etcd compacted is ErrCompacted: list again.
 func (s *Store) ListEventsPage(ctx context.Context, f v4.EventFilter, limit int, cont string) (EventPage, error) {
+	return s.ListEventsPageOrder(ctx, f, limit, cont, false)
+}
+
+// ListEventsPageOrder is ListEventsPage, newest (most recently seen) first when newest is
+// set: a console shows the last events without reading every page before them.
+func (s *Store) ListEventsPageOrder(ctx context.Context, f v4.EventFilter, limit int, cont string, newest bool) (EventPage, error) {
 	if limit == 0 {
 		limit = DefaultEventLimit
 	}
@@ -80,6 +90,10 @@ func (s *Store) ListEventsPage(ctx context.Context, f v4.EventFilter, limit int,
 	if err != nil {
 		return EventPage{}, fmt.Errorf("list events: %w", err)
 	}
+	if cont != "" && cur.Newest != newest {
+		return EventPage{}, fmt.Errorf("list events: %w: continue: a token of the list in the other order", ErrInvalid)
+	}
+	cur.Newest = newest
 	var page EventPage
 	if f.Namespace != "" {
 		page, err = s.eventPageIndexed(ctx, f, limit, cur)
@@ -115,11 +129,16 @@ func (s *Store) ListEvents(ctx context.Context, f v4.EventFilter) ([]v4.Event, e
 
 // eventPageScan pages through the log itself: every namespace, in key order.
 func (s *Store) eventPageScan(ctx context.Context, f v4.EventFilter, limit int, cur eventCursor) (EventPage, error) {
+	// Oldest first reads [start, end) upwards from after the cursor; newest first reads
+	// it downwards, end moving down to the last key read (an exclusive end).
 	start := eventLogPrefix
-	if cur.After != "" {
+	end := clientv3.GetPrefixRangeEnd(eventLogPrefix)
+	switch {
+	case cur.After != "" && cur.Newest:
+		end = cur.After
+	case cur.After != "":
 		start = cur.After + "\x00"
 	}
-	end := clientv3.GetPrefixRangeEnd(eventLogPrefix)
 	chunk := limit
 	if f.Kind != "" || f.Name != "" { // most records will be filtered out: read more at once
 		chunk = min(max(limit, 1000), MaxEventLimit)
@@ -128,6 +147,9 @@ func (s *Store) eventPageScan(ctx context.Context, f v4.EventFilter, limit int, 
 	scanned := 0
 	for {
 		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(int64(chunk))}
+		if cur.Newest {
+			opts = append(opts, clientv3.WithSort(clientv3.SortByKey, clientv3.SortDescend))
+		}
 		if page.Revision != 0 {
 			opts = append(opts, clientv3.WithRev(page.Revision))
 		}
@@ -145,7 +167,7 @@ func (s *Store) eventPageScan(ctx context.Context, f v4.EventFilter, limit int, 
 			}
 			if len(page.Items) == limit || scanned >= maxEventScan {
 				if i < len(resp.Kvs)-1 || resp.More {
-					page.Continue = eventCursor{Rev: page.Revision, After: string(kv.Key)}.token()
+					page.Continue = eventCursor{Rev: page.Revision, After: string(kv.Key), Newest: cur.Newest}.token()
 				}
 				return page, nil
 			}
@@ -153,7 +175,11 @@ func (s *Store) eventPageScan(ctx context.Context, f v4.EventFilter, limit int, 
 		if !resp.More || len(resp.Kvs) == 0 {
 			return page, nil
 		}
-		start = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		if last := string(resp.Kvs[len(resp.Kvs)-1].Key); cur.Newest {
+			end = last
+		} else {
+			start = last + "\x00"
+		}
 	}
 }
 
@@ -179,11 +205,14 @@ func (s *Store) eventPageIndexed(ctx context.Context, f v4.EventFilter, limit in
 			s.log.Warn("skipping undecodable event index", "key", string(kv.Key), "err", err)
 			continue
 		}
-		if idx.Key > cur.After {
+		if cur.After == "" || !cur.Newest && idx.Key > cur.After || cur.Newest && idx.Key < cur.After {
 			keys = append(keys, idx.Key)
 		}
 	}
 	slices.Sort(keys)
+	if cur.Newest {
+		slices.Reverse(keys)
+	}
 	for start := 0; start < len(keys); start += eventFetchBatch {
 		batch := keys[start:min(start+eventFetchBatch, len(keys))]
 		ops := make([]clientv3.Op, len(batch))
@@ -202,7 +231,7 @@ func (s *Store) eventPageIndexed(ctx context.Context, f v4.EventFilter, limit in
 			}
 			if len(page.Items) == limit {
 				if start+i < len(keys)-1 {
-					page.Continue = eventCursor{Rev: page.Revision, After: batch[i]}.token()
+					page.Continue = eventCursor{Rev: page.Revision, After: batch[i], Newest: cur.Newest}.token()
 				}
 				return page, nil
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,13 +37,7 @@ func TestEventsPaging(t *testing.T) {
 	resetStore(t)
 	const n = 1200
 	recordSpread(t, n, "page-a", "page-b", "page-c")
-	tests := []struct {
-		name      string
-		filter    v4.EventFilter
-		limit     int
-		wantPages int
-		want      func(i int) bool // which of the recorded events the list holds
-	}{
+	tests := []pagingCase{
 		{"every namespace", v4.EventFilter{}, 500, 3, func(int) bool { return true }},
 		{"one namespace", v4.EventFilter{Namespace: "page-b"}, 150, 3, func(i int) bool { return i%3 == 1 }},
 		{"one kind", v4.EventFilter{Kind: v4.KindConfigMap}, 250, 3, func(i int) bool { return i%2 == 0 }},
@@ -53,56 +48,85 @@ func TestEventsPaging(t *testing.T) {
 		{"default limit", v4.EventFilter{}, 0, 3, func(int) bool { return true }},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var want []string
-			for i := range n {
-				if tt.want(i) {
-					want = append(want, fmt.Sprint(i))
-				}
-			}
-			var got []string
-			pages, cont, rev := 0, "", int64(0)
-			for {
-				page, err := testStore.ListEventsPage(context.Background(), tt.filter, tt.limit, cont)
-				if err != nil {
-					t.Fatal(err)
-				}
-				pages++
-				if rev == 0 {
-					rev = page.Revision
-				} else if page.Revision != rev {
-					t.Fatalf("page %d read revision %d, the first %d", pages, page.Revision, rev)
-				}
-				if max := tt.limit; max == 0 && len(page.Items) > DefaultEventLimit || max > 0 && len(page.Items) > max {
-					t.Fatalf("page %d: %d items over limit %d", pages, len(page.Items), tt.limit)
-				}
-				for _, e := range page.Items {
-					if !tt.filter.Match(e) {
-						t.Fatalf("page %d: %+v does not match %+v", pages, e, tt.filter)
-					}
-					if e.Reason == "Late" && !strings.HasPrefix(e.Message, tt.name+" ") {
-						continue // written while an earlier case paged
-					}
-					got = append(got, e.Message)
-				}
-				if page.Continue == "" {
-					break
-				}
-				cont = page.Continue
-				// Writes between pages do not show: the list reads one revision.
-				if err := testStore.RecordEvent(context.Background(), v4.Event{Reason: "Late", Kind: v4.KindProcess,
-					Namespace: "page-b", Name: "obj-1", Message: fmt.Sprint(tt.name, " ", pages)}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("got %d records %v\nwant %d in time order %v", len(got), got, len(want), want)
-			}
-			if pages != tt.wantPages {
-				t.Errorf("%d pages, want %d", pages, tt.wantPages)
-			}
-		})
+		for _, newest := range []bool{false, true} {
+			testEventsPaging(t, tt, n, newest)
+		}
 	}
+}
+
+// testEventsPaging reads every page of a list of the records recordSpread wrote, oldest
+// or newest first, and checks it holds the records want picks, in order, over wantPages.
+func testEventsPaging(t *testing.T, tt pagingCase, n int, newest bool) {
+	name := tt.name
+	if newest {
+		name += " newest first"
+	}
+	t.Run(name, func(t *testing.T) {
+		var want []string
+		for i := range n {
+			if tt.want(i) {
+				want = append(want, fmt.Sprint(i))
+			}
+		}
+		if newest {
+			slices.Reverse(want)
+		}
+		var got []string
+		pages, cont, rev := 0, "", int64(0)
+		for {
+			page, err := testStore.ListEventsPageOrder(context.Background(), tt.filter, tt.limit, cont, newest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if rev == 0 {
+				rev = page.Revision
+			} else if page.Revision != rev {
+				t.Fatalf("page %d read revision %d, the first %d", pages, page.Revision, rev)
+			}
+			if max := tt.limit; max == 0 && len(page.Items) > DefaultEventLimit || max > 0 && len(page.Items) > max {
+				t.Fatalf("page %d: %d items over limit %d", pages, len(page.Items), tt.limit)
+			}
+			for _, e := range page.Items {
+				if !tt.filter.Match(e) {
+					t.Fatalf("page %d: %+v does not match %+v", pages, e, tt.filter)
+				}
+				if e.Reason == "Late" && !strings.HasPrefix(e.Message, name+" ") {
+					continue // written while an earlier case paged
+				}
+				got = append(got, e.Message)
+			}
+			if page.Continue == "" {
+				break
+			}
+			cont = page.Continue
+			// Writes between pages do not show: the list reads one revision.
+			if err := testStore.RecordEvent(context.Background(), v4.Event{Reason: "Late", Kind: v4.KindProcess,
+				Namespace: "page-b", Name: "obj-late", Message: fmt.Sprint(name, " ", pages)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("got %d records %v\nwant %d in time order %v", len(got), got, len(want), want)
+		}
+		if pages != tt.wantPages {
+			t.Errorf("%d pages, want %d", pages, tt.wantPages)
+		}
+		if newest && cont != "" {
+			// A token of one order is refused by the other.
+			if _, err := testStore.ListEventsPage(context.Background(), tt.filter, tt.limit, cont); !errors.Is(err, ErrInvalid) {
+				t.Errorf("a newest-first token read oldest first: %v, want ErrInvalid", err)
+			}
+		}
+	})
+}
+
+type pagingCase struct {
+	name      string
+	filter    v4.EventFilter
+	limit     int
+	wantPages int
+	want      func(i int) bool // which of the recorded events the list holds
 }
 
 func TestEventsPageErrors(t *testing.T) {

@@ -24,8 +24,9 @@ func uiProcess(ns, name, cpu string) string {
 // scheduler's reason rather than as broken, the tabs show only once signed in, and the
 // cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
 // running process's instance page and the services page are checked too
-// (checkInstancePage, checkServicesPage), and the nodes page's measured usage
-// (checkNodesPage): one cluster less.
+// (checkInstancePage, checkServicesPage), and so are the nodes page's measured usage, the
+// spec as YAML, the config pages and the events page (checkNodesPage, checkSpecYAML,
+// checkConfigPages, checkEventsPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -98,9 +99,12 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	if rows := b.eval(`[...document.querySelectorAll('#summary dt')].map((d) => d.textContent).join(',')`); strings.Contains(rows, "Message") {
 		t.Errorf("a running process's summary: %s", rows)
 	}
+	checkSpecYAML(t, b)
 	checkInstancePage(t, s, b, "uiproc")
 	checkServicesPage(t, s, b, "uiproc")
 	checkNodesPage(t, s, b)
+	checkConfigPages(t, s, b, "uiproc")
+	checkEventsPage(t, s, b, "uiproc")
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)

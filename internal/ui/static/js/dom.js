@@ -71,3 +71,39 @@ export function bytes(n) {
 }
 
 export function num(n) { return Number.isInteger(n) ? String(n) : n.toFixed(2); }
+
+const formatKey = 'berth.specFormat';
+
+// specPane is a spec's pane with a YAML/JSON toggle (the workload and instance pages).
+// JSON is shown until YAML is asked for: the emitter (yaml.js) is loaded then, so no
+// page's first paint loads more. The choice is kept in the tab for the next pane.
+export function specPane(id) {
+  const pre = h('pre', { id });
+  let value = null;
+  let format = sessionStorage.getItem(formatKey) === 'yaml' ? 'yaml' : 'json';
+  let toYAML = null;
+  const buttons = {};
+  const draw = async () => {
+    if (value === null) return;
+    if (format === 'yaml') {
+      toYAML ??= (await import('./yaml.js')).toYAML;
+      if (format !== 'yaml') return; // switched back meanwhile
+      pre.textContent = toYAML(value);
+    } else {
+      pre.textContent = JSON.stringify(value, null, 2);
+    }
+    pre.dataset.format = format;
+    for (const [f, b] of Object.entries(buttons)) b.setAttribute('aria-pressed', String(f === format));
+  };
+  for (const f of ['json', 'yaml']) {
+    buttons[f] = h('button', { type: 'button', class: 'format', dataset: { format: f }, onclick: () => {
+      format = f;
+      sessionStorage.setItem(formatKey, f);
+      draw();
+    } }, f.toUpperCase());
+  }
+  const toggle = h('span', { class: 'format-toggle', role: 'group', 'aria-label': 'spec format' }, buttons.json, buttons.yaml);
+  // show draws v (a value JSON can hold) in the chosen format.
+  const show = (v) => { value = v; draw(); };
+  return { pre, toggle, show };
+}

@@ -3,7 +3,7 @@
 // live graphs of the CPU and memory its tasks use, measured by its node (GET
 // .../taskgroups/NAME/usage, polled while the page is in view).
 import { get, watch, objectPath, query } from './api.js';
-import { h, badge, age, link, errorBox, bytes, num } from './dom.js';
+import { h, badge, age, link, errorBox, bytes, num, specPane } from './dom.js';
 import { keepWatching, sleep } from './live.js';
 import { instanceWaiting } from './status.js';
 import { addSample, path, taskSpecs, ports, env } from './usage.js';
@@ -138,12 +138,14 @@ export async function instancePage({ main, args, signal, rights }) {
   const tasks = h('tbody', { id: 'tasks' });
   const portRows = h('tbody', { id: 'ports' });
   const envRows = h('tbody', { id: 'env' });
+  const spec = specPane('spec');
   const head = (cols) => h('thead', {}, h('tr', {}, cols.map((x) => h('th', {}, x))));
   main.append(h('h1', {}, `Instance ${ns}/${name}`), summary, h('div', { class: 'toolbar actions' }, logs, exec), problem,
     h('h2', {}, 'Usage'), usageProblem, usage,
     h('h2', {}, 'Tasks'), h('table', {}, head(['Task', 'State', 'Exit code', 'Reason', 'Started', 'Restarts', 'GPUs']), tasks),
     h('h2', {}, 'Ports'), h('table', {}, head(['Task', 'Name', 'Container port', 'Host port', 'Protocol']), portRows),
-    h('h2', {}, 'Environment'), h('table', {}, head(['Task', 'Name', 'Value']), envRows));
+    h('h2', {}, 'Environment'), h('table', {}, head(['Task', 'Name', 'Value']), envRows),
+    h('h2', {}, 'Spec ', spec.toggle), spec.pre);
 
   // The owner says why an instance waits (the scheduler's reason, a node held for it):
   // read while the instance is not Running.
@@ -161,14 +163,17 @@ export async function instancePage({ main, args, signal, rights }) {
     tasks.replaceChildren(...taskRows(tg));
     portRows.replaceChildren(...portTable(tg));
     envRows.replaceChildren(...envTable(tg));
+    spec.show(tg.spec);
   };
   let first = await get(base, { signal }); // a missing instance fails the page at once
   pollUsage(base, usage, usageProblem, signal);
 
   keepWatching(signal, async () => {
     const tg = first || await get(base, { signal });
+    const painting = first !== null;
     first = null;
     await show(tg);
+    if (painting) performance.mark('berth:page-painted');
     await watch(objectPath('taskgroups', ns) + query({ watch: 'true', name, resourceVersion: tg.metadata.resourceVersion }), (ev) => {
       if (!ev.object) return;
       if (ev.type === 'DELETED') {

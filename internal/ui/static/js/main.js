@@ -12,10 +12,15 @@ import { clusterPage } from './cluster.js';
 import { Rights } from './rights.js';
 import { keepWatching } from './live.js';
 
-// The instance page (and its usage graphs) is loaded when it is opened: the workloads
-// pages' first paint (docs/benchmarks.md, "Web console") fetches none of it.
+// The instance page (and its usage graphs), services, config and events are loaded when
+// opened: the workloads pages' first paint (docs/benchmarks.md, "Web console") fetches
+// none of them.
 const instancePage = async (ctx) => (await import('./instance.js')).instancePage(ctx);
 const servicesPage = async (ctx) => (await import('./services.js')).servicesPage(ctx);
+const configmapsPage = async (ctx) => (await import('./config.js')).configmapsPage(ctx);
+const secretsPage = async (ctx) => (await import('./config.js')).secretsPage(ctx);
+const configmapPage = async (ctx) => (await import('./config.js')).configmapPage(ctx);
+const eventsPage = async (ctx) => (await import('./events.js')).eventsPage(ctx);
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],
@@ -25,6 +30,10 @@ const routes = [
   [/^#\/exec\/([^/]+)\/([^/]+)$/, execPage, 'workloads'],
   [/^#\/taskgroup\/([^/]+)\/([^/]+)$/, instancePage, 'workloads'],
   [/^#\/services$/, servicesPage, 'services'],
+  [/^#\/configmaps$/, configmapsPage, 'config'],
+  [/^#\/secrets$/, secretsPage, 'config'],
+  [/^#\/configmap\/([^/]+)\/([^/]+)$/, configmapPage, 'config'],
+  [/^#\/events$/, eventsPage, 'events'],
   [/^#\/nodes$/, nodesPage, 'nodes'],
   [/^#\/cluster$/, clusterPage, 'cluster'],
 ];

@@ -1,7 +1,7 @@
 // One workload: its status, controls, instances (live), why instances wait, its
 // definition and its events.
 import { call, get, watch, objectPath, query, workloadKinds } from './api.js';
-import { h, badge, age, link, errorBox, clear } from './dom.js';
+import { h, badge, age, link, errorBox, clear, specPane } from './dom.js';
 import { keepWatching } from './live.js';
 import { instances } from './workloads.js';
 import { stateLine, message } from './status.js';
@@ -117,14 +117,14 @@ export async function workloadPage({ main, args, signal, rights }) {
   const problem = h('div');
   const pending = h('div', { id: 'pending' });
   const rows = h('tbody', { id: 'instances' });
-  const definition = h('pre', { id: 'definition' });
+  const definition = specPane('definition');
   const events = h('tbody', { id: 'events' });
   main.append(title, summary, controls, problem, pending,
     h('h2', {}, 'Instances'),
     h('table', {}, h('thead', {}, h('tr', {}, ['#', 'Task group', 'Node', 'Phase', 'Health', 'Restarts', 'Last exit', ''].map((x) => h('th', {}, x)))), rows),
     h('h2', {}, 'Events'),
     h('table', {}, h('thead', {}, h('tr', {}, ['Last seen', 'Type', 'Reason', 'Message', 'Count'].map((x) => h('th', {}, x)))), events),
-    h('h2', {}, 'Spec'), definition);
+    h('h2', {}, 'Spec ', definition.toggle), definition.pre);
 
   let obj = await get(path, { signal });
   const kind = workloadKinds[plural];
@@ -153,7 +153,7 @@ export async function workloadPage({ main, args, signal, rights }) {
       msg ? [h('dt', {}, 'Message'), h('dd', { id: 'message' }, msg)] : '',
       h('dt', {}, 'Created'), h('dd', {}, `${age(obj.metadata.creationTimestamp)} ago`),
       plural === 'deployments' ? [h('dt', {}, 'Revision'), h('dd', {}, `${st.revision || ''}${st.paused ? ' (paused)' : ''}`)] : ''));
-    definition.textContent = current(obj);
+    definition.show(JSON.parse(current(obj)));
     scaleBox.follow(obj);
   };
   showSummary();
