@@ -34,8 +34,11 @@ type TaskGroupSpec struct {
 	Node  string   `json:"node"`
 	// Labels are the owner's labels merged with its template's (EXCLUDE matches them).
 	Labels map[string]string `json:"labels,omitempty"`
-	// Resources is the sum of the tasks' requests plus the executor's overhead.
+	// Resources is the sum of the tasks' requests plus the executor's overhead, and
+	// Overhead that overhead (docs/scheduling.md), recorded at placement; task groups
+	// placed before it was recorded have none.
 	Resources NodeResources `json:"resources"`
+	Overhead  NodeResources `json:"overhead,omitzero"`
 	// Ports are the host ports the task group holds on its node, fixed and random.
 	Ports []AllocatedPort `json:"ports,omitempty"`
 	// Attributes records, at placement, the node's value of every attribute the owner's

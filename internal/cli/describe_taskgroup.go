@@ -50,6 +50,9 @@ func (d *describer) taskGroup(tg *v4.TaskGroup) {
 	}
 	d.kv("Restarts", "%s", d.restarts(s))
 	d.kv("Resources", "%s", resourceSummary(s.Resources))
+	if o := s.Overhead; o.CPU > 0 || o.MemoryMB > 0 || o.DiskMB > 0 {
+		d.kv("Of Which", "the executor's overhead: %s", resourceSummary(o))
+	}
 	d.taskGroupGPUs(s.GPUs, st.GPUProblem)
 	d.taskStates(st.Tasks)
 	d.template(&s.Template)

@@ -67,7 +67,7 @@ func newTaskGroup(owner v4.Object, kp *v4.KillPolicy, tmpl *v4.PodTemplate, req 
 		Metadata: v4.ObjectMeta{Name: p.Name, Namespace: m.Namespace, Labels: req.Labels},
 		Spec: v4.TaskGroupSpec{
 			Owner: v4.OwnerRef{Kind: owner.GetKind(), Name: m.Name}, Index: p.Index, Node: p.Node,
-			Labels: req.Labels, Resources: p.Resources, Ports: p.Ports, GPUs: p.GPUs, Attributes: p.Attributes,
+			Labels: req.Labels, Resources: p.Resources, Overhead: p.Overhead, Ports: p.Ports, GPUs: p.GPUs, Attributes: p.Attributes,
 			Template: *tmpl, KillGracePeriod: grace, OwnerVersion: m.ResourceVersion,
 			Desired: v4.DesiredRunning,
 		},

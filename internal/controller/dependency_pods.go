@@ -189,7 +189,7 @@ func (r *depPass) newTaskGroup(req *scheduler.Request, pl scheduler.Placement, p
 		Metadata: v4.ObjectMeta{Name: pl.Name, Namespace: r.key.Namespace, Labels: req.Labels, Annotations: ann},
 		Spec: v4.TaskGroupSpec{
 			Owner: v4.OwnerRef{Kind: v4.KindDependency, Name: r.key.Name}, Index: pl.Index, Node: pl.Node,
-			Labels: req.Labels, Resources: pl.Resources, Ports: pl.Ports, GPUs: pl.GPUs, Attributes: pl.Attributes,
+			Labels: req.Labels, Resources: pl.Resources, Overhead: pl.Overhead, Ports: pl.Ports, GPUs: pl.GPUs, Attributes: pl.Attributes,
 			Template: d.Spec.Template, KillGracePeriod: grace, OwnerVersion: d.Metadata.ResourceVersion,
 			Desired: v4.DesiredRunning,
 		},

@@ -52,8 +52,10 @@ type Placement struct {
 	// Attributes are the node's values of the attributes the constraints name (hostname
 	// included), recorded on the task group for later UNIQUE/MAXPER/GROUPBY counts.
 	Attributes map[string]string
-	// Resources is what the task group takes from the node (tasks plus overhead).
+	// Resources is what the task group takes from the node (tasks plus overhead), and
+	// Overhead the executor's part of it.
 	Resources v4.NodeResources
+	Overhead  v4.NodeResources
 	// GPUs are the cards chosen for its tasks (none on a node without a GPU inventory).
 	GPUs []v4.TaskGPU
 }

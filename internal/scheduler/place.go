@@ -14,6 +14,7 @@ type reqState struct {
 	req      *Request
 	app      *appState
 	need     v4.NodeResources // per task group, overhead included
+	overhead v4.NodeResources // the executor's part of need
 	items    []*item
 	tol      tolerations
 	recorded []string
@@ -99,7 +100,7 @@ func (s *Snapshot) compile(req *Request, opts Options) *reqState {
 		now = opts.Now
 	}
 	return &reqState{
-		s: s, req: req, app: app, need: need,
+		s: s, req: req, app: app, need: need, overhead: overhead,
 		items:    compileConstraint(req.Constraint, req.App),
 		tol:      tolerationsOf(req.Constraint),
 		recorded: recordedNames(req.Constraint),
@@ -317,7 +318,7 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 		key: app.Namespace + "/" + name, app: app, index: index, node: n.name,
 		res: st.need, ports: hostPorts, gpus: gpus, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
 	})
-	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need, PassedOver: passed}
+	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need, Overhead: st.overhead, PassedOver: passed}
 }
 
 // explain counts, over every node, the first check that rejects it now.

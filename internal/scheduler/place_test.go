@@ -13,6 +13,12 @@ func TestResourcesIncludeOverhead(t *testing.T) {
 	req.Resources = v4.NodeResources{CPU: 0.5, MemoryMB: 1000}
 	// 1000 MB + 64 MB overhead does not fit "small".
 	assertNodes(t, feasible(s, req), []string{"big"})
+	// The placement records the overhead apart, for the task group to show it.
+	fresh := snapshotOf([]*v4.Node{node("big", capacity(2, 1064, 1000))})
+	if res := fresh.Place(req, Options{}); len(res.Placements) != 1 || res.Placements[0].Overhead.MemoryMB != 64 ||
+		res.Placements[0].Resources.MemoryMB != 1064 {
+		t.Errorf("placements %+v, want 1064 MB of which 64 MB overhead", res.Placements)
+	}
 
 	req.Resources = v4.NodeResources{CPU: 2, MemoryMB: 10}
 	if got := feasible(s, req); len(got) != 0 {

@@ -46,6 +46,10 @@ func checkInstancePage(t *testing.T, s *devServer, b *browser, ns string) {
 	b.click(link)
 	b.do("open the instance", 30*time.Second, chromedp.WaitVisible(chromedp.CSS("#tasks")))
 	b.waitJS("its task Running", `(document.querySelector('#tasks tr[data-task="sleep"] .state') || {}).textContent === 'Running'`, 30*time.Second)
+	// What it reserves: 0.1 cores and 16 MB for its task, and the executor's overhead.
+	if r := b.eval(`document.getElementById('reserved').textContent`); r != "0.11 cores, 80 MiB — the tasks' requests and the executor's overhead of 0.01 cores, 64 MiB" {
+		t.Errorf("the instance's reserved: %q", r)
+	}
 	tgName := b.eval(`decodeURIComponent(location.hash.split('/').pop())`)
 	code, body, err := s.httpGet(s.url + "/v1/namespaces/" + ns + "/taskgroups/" + tgName)
 	if err != nil || code != 200 {

@@ -3,10 +3,11 @@
 // live graphs of the CPU and memory its tasks use, measured by its node (GET
 // .../taskgroups/NAME/usage, polled while the page is in view).
 import { get, watch, objectPath, query } from './api.js';
-import { h, badge, age, link, errorBox, bytes, num, specPane } from './dom.js';
+import { h, badge, age, link, errorBox, bytes, mib, num, specPane } from './dom.js';
 import { keepWatching, sleep } from './live.js';
 import { instanceWaiting } from './status.js';
-import { addSample, path, taskSpecs, ports, env } from './usage.js';
+import { addSample, taskSpecs, ports, env } from './usage.js';
+import { graph } from './graph.js';
 
 const pollMs = 3000;
 const ownerPlural = { application: 'applications', process: 'processes' };
@@ -47,8 +48,20 @@ function summaryOf(tg, owner) {
     h('dt', {}, 'Host IP'), h('dd', { id: 'host-ip' }, st.hostIP || ''),
     h('dt', {}, 'IP'), h('dd', { id: 'ips' }, ips.join(', ') || (st.hostIP ? `${st.hostIP} (the node's network)` : '')),
     h('dt', {}, 'Restarts'), h('dd', {}, String(tg.spec.reschedTimes || 0)),
+    h('dt', {}, 'Reserved'), h('dd', { id: 'reserved' }, reservedOf(tg.spec)),
     st.startedAt ? [h('dt', {}, 'Started'), h('dd', {}, `${age(st.startedAt)} ago`)] : '',
     st.gpuProblem ? [h('dt', {}, 'GPUs'), h('dd', { class: 'error' }, st.gpuProblem)] : '');
+}
+
+// reservedOf reads what the instance holds on its node: its tasks' requests and its
+// executor's overhead (docs/scheduling.md), the overhead told apart where the task group
+// recorded it.
+function reservedOf(spec) {
+  const r = spec.resources || {};
+  const o = spec.overhead || {};
+  const text = `${num(r.cpu || 0)} cores, ${mib(r.memoryMB || 0)}`;
+  if (!o.cpu && !o.memoryMB) return text;
+  return [text, h('span', { class: 'muted overhead' }, ` — the tasks' requests and the executor's overhead of ${num(o.cpu || 0)} cores, ${mib(o.memoryMB || 0)}`)];
 }
 
 function portTable(tg) {
@@ -68,34 +81,15 @@ function envTable(tg) {
   return rows.length ? rows : [h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No environment variables.'))];
 }
 
-const svgNS = 'http://www.w3.org/2000/svg';
-function svg(tag, attrs) {
-  const el = document.createElementNS(svgNS, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
-  return el;
-}
-
-// graph is one small chart: a line of points under a top of max, with its current value.
-function graph(id, title, points, max, label, limitLine) {
-  const width = 240;
-  const height = 60;
-  const box = svg('svg', { viewBox: `0 0 ${width} ${height}`, width, height, class: 'spark', role: 'img', 'aria-label': title });
-  box.append(svg('rect', { x: 0, y: 0, width, height, class: 'frame' }));
-  if (limitLine) box.append(svg('line', { x1: 0, x2: width, y1: 1, y2: 1, class: 'limit' }));
-  box.append(svg('path', { d: path(points, { width, height, max }), class: 'line', 'data-points': points.length }));
-  const last = points.length ? points[points.length - 1][1] : null;
-  return h('figure', { class: 'graph', id },
-    h('figcaption', {}, title, ': ', h('strong', { class: 'now' }, last === null ? '…' : label(last))), box);
-}
-
 function drawUsage(box, series) {
   const charts = Object.entries(series).map(([task, s]) => {
     if (s.error) return h('div', { class: 'task-usage', dataset: { task } }, h('h3', {}, task), h('p', { class: 'muted' }, s.error));
     const cpuMax = Math.max(0.1, ...s.cpu.map(([, v]) => v)) * 1.2;
     const memMax = s.limit || Math.max(1, ...s.mem.map(([, v]) => v)) * 1.2;
     return h('div', { class: 'task-usage', dataset: { task } }, h('h3', {}, task),
-      graph(`cpu-${task}`, 'CPU', s.cpu, cpuMax, (v) => `${num(v)} cores`),
-      graph(`mem-${task}`, 'Memory', s.mem, memMax, (v) => s.limit ? `${bytes(v)} of ${bytes(s.limit)}` : `${bytes(v)} (no limit)`, Boolean(s.limit)));
+      graph(`cpu-${task}`, 'CPU', [{ points: s.cpu, cls: 'line' }], cpuMax, (v) => `${num(v)} cores`),
+      graph(`mem-${task}`, 'Memory', [{ points: s.mem, cls: 'line' }], memMax, (v) => s.limit ? `${bytes(v)} of ${bytes(s.limit)}` : `${bytes(v)} (no limit)`,
+        s.limit ? [{ value: s.limit, cls: 'limit', title: 'limit' }] : []));
   });
   box.replaceChildren(...charts);
 }
