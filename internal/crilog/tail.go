@@ -21,24 +21,20 @@ func TailOffset(f io.ReaderAt, size int64, n int, opts Options) (int64, error) {
 	const block = 32 << 10
 	buf := make([]byte, block)
 	head := make([]byte, headerLen)
-	// lineEnd is where the line being looked for ends (its newline); a last line without
-	// one is a record still being written, which ends no line.
-	lineEnd, complete := size, false
+	// lineEnd is where the line being looked at ends (its newline, or the end of a last
+	// line without one, which the Reader returns as a line too).
+	lineEnd := size
 	last := make([]byte, 1)
 	if _, err := f.ReadAt(last, size-1); err != nil {
 		return 0, err
 	}
 	if last[0] == '\n' {
-		lineEnd, complete = size-1, true
+		lineEnd = size - 1
 	}
 	count := 0
 	// ends reports whether the line [start, lineEnd) is the (n+1)th line of the stream
 	// from the end.
 	ends := func(start int64) (bool, error) {
-		if !complete {
-			complete = true
-			return false, nil
-		}
 		h := head[:min(int64(headerLen), lineEnd-start)]
 		if _, err := f.ReadAt(h, start); err != nil && !errors.Is(err, io.EOF) {
 			return false, err
