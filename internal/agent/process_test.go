@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver/fake"
 )
 
@@ -62,7 +63,7 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 	cl := c.client()
 	var out string
 	waitFor(t, "the process's output", func() bool {
-		rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", "", false, 0)
+		rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", client.LogOptions{})
 		if err != nil {
 			return false
 		}

@@ -223,8 +223,8 @@ type LogOptions struct {
 
 // The streams LogOptions.Stream may name.
 const (
-	StreamStdout = "stdout"
-	StreamStderr = "stderr"
+	StreamStdout = v4.LogStreamStdout
+	StreamStderr = v4.LogStreamStderr
 )
 
 // Driver runs tasks of one kind. Every method is safe for concurrent use; a task's
