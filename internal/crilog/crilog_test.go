@@ -125,3 +125,27 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// benchText is 64 KiB of 80-byte lines, as a chatty task writes them.
+var benchText = bytes.Repeat([]byte(strings.Repeat("x", 79)+"\n"), 64<<10/80)
+
+func BenchmarkWriter(b *testing.B) {
+	w := NewWriter(io.Discard).Stream(Stdout)
+	b.SetBytes(int64(len(benchText)))
+	for b.Loop() {
+		w.Write(benchText)
+	}
+}
+
+func BenchmarkReader(b *testing.B) {
+	var log bytes.Buffer
+	w := NewWriter(&log)
+	for range 16 {
+		w.Stream(Stdout).Write(benchText)
+		w.Stream(Stderr).Write(benchText)
+	}
+	b.SetBytes(int64(log.Len()))
+	for b.Loop() {
+		io.Copy(io.Discard, NewReader(bytes.NewReader(log.Bytes()), Options{Stream: Stderr, Timestamps: true}))
+	}
+}

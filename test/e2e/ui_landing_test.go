@@ -21,8 +21,8 @@ func uiProcess(ns, name, cpu string) string {
 // picked from those that exist, a process that fits nowhere reads as pending with the
 // scheduler's reason rather than as broken, the tabs show only once signed in, and the
 // cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
-// running process's instance page and the services page are checked too
-// (checkInstancePage, checkServicesPage): one cluster less.
+// running process's instance page, the services page and the logs page are checked too
+// (checkInstancePage, checkServicesPage, checkLogsPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -35,7 +35,9 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 		s.applySpec(t, svc)
 	}
 	s.applySpec(t, uiProcess("uiproc", "huge", "512"))
+	s.applySpec(t, uiTalker("uiproc", "talker"))
 	s.running(t, "uiproc", "worker", 1)
+	s.running(t, "uiproc", "talker", 1)
 
 	b.do("open the console", 30*time.Second, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
 	if hidden := b.eval(`String(document.getElementById('nav').hidden)`); hidden != "true" {
@@ -92,6 +94,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	}
 	checkInstancePage(t, s, b, "uiproc")
 	checkServicesPage(t, s, b, "uiproc")
+	checkLogsPage(t, s, b, "uiproc", "talker")
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)
