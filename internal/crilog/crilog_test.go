@@ -149,3 +149,17 @@ func BenchmarkReader(b *testing.B) {
 		io.Copy(io.Discard, NewReader(bytes.NewReader(log.Bytes()), Options{Stream: Stderr, Timestamps: true}))
 	}
 }
+
+// One stream without times passes a partial record on as it comes: a follower sees a
+// prompt before its line ends.
+func TestReaderPassesPartialsOfOneStream(t *testing.T) {
+	pr, pw := io.Pipe()
+	r := NewReader(pr, Options{Stream: Stdout})
+	go pw.Write(logOf(t, [2]string{Stdout, "Password: "}))
+	buf := make([]byte, 64)
+	n, err := r.Read(buf)
+	if err != nil || string(buf[:n]) != "Password: " {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	pw.Close()
+}

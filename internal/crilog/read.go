@@ -64,7 +64,8 @@ const readBuf = MaxRecord + 256
 
 // Reader turns records into the plain text of the selected stream(s), partial records
 // joined back into their lines. At the source's end, a line still partial is returned as
-// it is, without a newline.
+// it is, without a newline. One stream without times needs no joining: its partial
+// records pass as they come, so a followed prompt without a newline shows at once.
 type Reader struct {
 	src  *bufio.Reader
 	opts Options
@@ -132,6 +133,13 @@ func (r *Reader) parse(line []byte, partial bool) Record {
 // add appends a record to its stream's pending line, and the line to out once whole.
 func (r *Reader) add(rec Record) {
 	if !r.opts.Keeps(rec.Stream) {
+		return
+	}
+	if r.opts.Stream != "" && !r.opts.Timestamps {
+		r.out = append(r.out, rec.Text...)
+		if !rec.Partial {
+			r.out = append(r.out, '\n')
+		}
 		return
 	}
 	if _, ok := r.pendingTime[rec.Stream]; !ok {
