@@ -54,6 +54,19 @@ const (
 	ActionSignal  = "signal"
 )
 
+// The streams of a task's logs (GET .../taskgroups/{name}/logs?stream=): one of them
+// alone; no stream for both, in the order they were written.
+const (
+	LogStreamStdout = "stdout"
+	LogStreamStderr = "stderr"
+)
+
+// ValidLogStream reports whether s selects a task's log streams: "", LogStreamStdout or
+// LogStreamStderr.
+func ValidLogStream(s string) bool {
+	return s == "" || s == LogStreamStdout || s == LogStreamStderr
+}
+
 // AgentCertificateRequest is the body of POST /v1/agent/certificate (with the join token)
 // and of POST /v1/agent/certificate/renew (with the node's current certificate): a PEM
 // certificate signing request for the node's new key. The renewal's node is the one its

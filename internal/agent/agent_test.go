@@ -126,16 +126,25 @@ func TestRunsReportsStopsAndRemoves(t *testing.T) {
 	}
 
 	// Logs through the server's proxy and the agent's endpoint.
-	drv.SetLogs(taskID("0.web.ns-a.c.1"), "hello from web\n")
+	drv.SetLogs(taskID("0.web.ns-a.c.1"), "2026-11-29T00:00:00Z stdout F hello from web\n2026-11-29T00:00:01Z stderr F oops\n")
 	cl := c.client()
-	rc, err := cl.Logs(context.Background(), testNS, "0.web.ns-a.c.1", "", false, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(rc)
-	rc.Close()
-	if string(b) != "hello from web\n" {
-		t.Fatalf("logs: %q", b)
+	for _, lc := range []struct {
+		opts client.LogOptions
+		want string
+	}{
+		{client.LogOptions{}, "hello from web\noops\n"},
+		{client.LogOptions{Stream: v4.LogStreamStdout}, "hello from web\n"},
+		{client.LogOptions{Stream: v4.LogStreamStderr, Timestamps: true}, "2026-11-29T00:00:01Z oops\n"},
+	} {
+		rc, err := cl.Logs(context.Background(), testNS, "0.web.ns-a.c.1", lc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if string(b) != lc.want {
+			t.Fatalf("logs %+v: %q, want %q", lc.opts, b, lc.want)
+		}
 	}
 	if err := cl.Action(context.Background(), testNS, "0.web.ns-a.c.1", "web", v4.ActionReload); err != nil {
 		t.Fatal(err)
@@ -149,7 +158,7 @@ func TestRunsReportsStopsAndRemoves(t *testing.T) {
 	if err := cl.Signal(context.Background(), testNS, "0.web.ns-a.c.1", "", "SIGNOPE"); client.StatusOf(err) != 400 {
 		t.Fatalf("a bad signal: %v", err)
 	}
-	if _, err := cl.Logs(context.Background(), testNS, "0.web.ns-a.c.1", "nope", false, 0); client.StatusOf(err) != 404 {
+	if _, err := cl.Logs(context.Background(), testNS, "0.web.ns-a.c.1", client.LogOptions{Task: "nope"}); client.StatusOf(err) != 404 {
 		t.Fatalf("logs of an unknown task: %v", err)
 	}
 

@@ -67,6 +67,19 @@ func (a *Agent) handleLogs(w http.ResponseWriter, r *http.Request) {
 		}
 		opts.Tail = n
 	}
+	if v := q.Get("timestamps"); v != "" {
+		ts, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "query parameter timestamps=%q is not a boolean", v)
+			return
+		}
+		opts.Timestamps = ts
+	}
+	opts.Stream = q.Get("stream")
+	if !v4.ValidLogStream(opts.Stream) {
+		writeError(w, http.StatusBadRequest, "query parameter stream=%q: use %s or %s (none for both)", opts.Stream, v4.LogStreamStdout, v4.LogStreamStderr)
+		return
+	}
 	rc, err := a.exec.Logs(r.Context(), r.PathValue("ns"), r.PathValue("name"), q.Get("task"), opts)
 	if err != nil {
 		writeExecError(w, err)

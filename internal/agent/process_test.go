@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/driver/fake"
 )
 
@@ -42,7 +43,7 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 	first := startAgent(t, c, dir, fake.New("unused"), real)
 	tg := processTG("0.sleep.ns-a.c.1")
 	tg.Spec.Template.Spec.Processes[0] = v4.ProcessTask{ProcName: "sleep", WorkPath: "${work_base_dir}/${processname}",
-		StartCmd: `echo "hello from $BCS_POD_ID as $(id -u)"; exec sleep 120`, StartGracePeriod: 1}
+		StartCmd: `echo "hello from $BCS_POD_ID as $(id -u)"; echo "a warning" >&2; exec sleep 120`, StartGracePeriod: 1}
 	createTG(t, tg)
 	pid := waitPhase(t, "0.sleep.ns-a.c.1", v4.StatusRunning).Status.Tasks[0].Info.Pid
 	if pid == 0 {
@@ -62,7 +63,7 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 	cl := c.client()
 	var out string
 	waitFor(t, "the process's output", func() bool {
-		rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", "", false, 0)
+		rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", client.LogOptions{})
 		if err != nil {
 			return false
 		}
@@ -71,6 +72,16 @@ func TestRealProcessSurvivesAgentRestart(t *testing.T) {
 		out = string(b)
 		return strings.Contains(out, "hello from 0.sleep.ns-a.c.1 as ") && wantUser.MatchString(out)
 	})
+	// Its stderr alone, from the log its shim kept while the agent was away.
+	rc, err := cl.Logs(context.Background(), testNS, "0.sleep.ns-a.c.1", client.LogOptions{Stream: v4.LogStreamStderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "a warning\n" {
+		t.Fatalf("stderr: %q (both: %q)", b, out)
+	}
 
 	if _, err := testStore.Delete(context.Background(), v4.KindTaskGroup, testNS, "0.sleep.ns-a.c.1", ""); err != nil {
 		t.Fatal(err)

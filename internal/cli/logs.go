@@ -13,9 +13,22 @@ import (
 )
 
 type logsFlags struct {
-	task   string
-	follow bool
-	tail   int
+	task           string
+	follow         bool
+	tail           int
+	stdout, stderr bool
+	timestamps     bool
+}
+
+// stream is the stream the flags select: "" for both.
+func (f logsFlags) stream() string {
+	switch {
+	case f.stdout:
+		return v4.LogStreamStdout
+	case f.stderr:
+		return v4.LogStreamStderr
+	}
+	return ""
 }
 
 func newLogsCommand(o *options) *cobra.Command {
@@ -24,10 +37,13 @@ func newLogsCommand(o *options) *cobra.Command {
 		Use:   "logs TASKGROUP",
 		Short: "Print the output of a task of a task group",
 		Long: "Print the stdout and stderr of a task of a task group (the first task unless -t\n" +
-			"names one), read from the agent of the task group's node through the server.\n" +
-			"Task group names are listed by `berth get taskgroups`.",
+			"names one), in the order they were written, read from the agent of the task\n" +
+			"group's node through the server. --stdout or --stderr prints that stream alone;\n" +
+			"--timestamps prefixes each line with the time it was written. Task group names\n" +
+			"are listed by `berth get taskgroups`.",
 		Example: "  berth logs 0.gamesvc.ns-a.cluster.1700000000 -n ns-a\n" +
-			"  berth logs 0.gamesvc.ns-a.cluster.1700000000 -n ns-a -t gamesvc -f --tail 100",
+			"  berth logs 0.gamesvc.ns-a.cluster.1700000000 -n ns-a -t gamesvc -f --tail 100\n" +
+			"  berth logs 0.gamesvc.ns-a.cluster.1700000000 -n ns-a --stderr --timestamps",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.tail < 0 {
@@ -37,7 +53,9 @@ func newLogsCommand(o *options) *cobra.Command {
 				if f.follow { // the stream lasts until the user stops it: no request timeout
 					ctx = cmdContext(cmd)
 				}
-				rc, err := c.Logs(ctx, o.namespace, args[0], f.task, f.follow, f.tail)
+				rc, err := c.Logs(ctx, o.namespace, args[0], client.LogOptions{
+					Task: f.task, Follow: f.follow, Tail: f.tail, Stream: f.stream(), Timestamps: f.timestamps,
+				})
 				if err != nil {
 					return err
 				}
@@ -51,7 +69,11 @@ func newLogsCommand(o *options) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&f.task, "task", "t", "", "task (container or process) name; default the first")
 	cmd.Flags().BoolVarP(&f.follow, "follow", "f", false, "keep streaming new output")
-	cmd.Flags().IntVar(&f.tail, "tail", 0, "only the last N lines (0: all)")
+	cmd.Flags().IntVar(&f.tail, "tail", 0, "only the last N lines, of the stream(s) printed (0: all)")
+	cmd.Flags().BoolVar(&f.stdout, "stdout", false, "print the task's stdout alone")
+	cmd.Flags().BoolVar(&f.stderr, "stderr", false, "print the task's stderr alone")
+	cmd.Flags().BoolVar(&f.timestamps, "timestamps", false, "prefix each line with the time it was written (RFC 3339, UTC)")
+	cmd.MarkFlagsMutuallyExclusive("stdout", "stderr")
 	return cmd
 }
 

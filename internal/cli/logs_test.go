@@ -36,6 +36,30 @@ func TestLogsCommand(t *testing.T) {
 	if r := runCLI(t, url, "", "logs", "x", "--tail", "-1"); r.err == nil {
 		t.Fatal("negative --tail accepted")
 	}
+	if r := runCLI(t, url, "", "logs", "x", "--stdout", "--stderr"); r.err == nil {
+		t.Fatal("--stdout with --stderr accepted")
+	}
+}
+
+func TestLogsCommandSelectsAStream(t *testing.T) {
+	f, url := newFakeAPI(t)
+	f.routes["GET /v1/namespaces/ns-a/taskgroups/0.web.ns-a.c.1/logs"] = func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("2026-11-29T00:00:01Z oops\n"))
+	}
+	for _, args := range [][]string{{"--stderr", "--timestamps"}, {"--stdout"}} {
+		r := runCLI(t, url, "", append([]string{"logs", "0.web.ns-a.c.1", "-n", "ns-a"}, args...)...)
+		if r.err != nil || r.stdout != "2026-11-29T00:00:01Z oops\n" {
+			t.Fatalf("logs %v: %v %q", args, r.err, r.stdout)
+		}
+	}
+	want := []string{
+		"GET /v1/namespaces/ns-a/taskgroups/0.web.ns-a.c.1/logs?stream=stderr&timestamps=true",
+		"GET /v1/namespaces/ns-a/taskgroups/0.web.ns-a.c.1/logs?stream=stdout",
+	}
+	if got := f.got(); !slices.Equal(got, want) {
+		t.Fatalf("requests: %v", got)
+	}
 }
 
 func TestReloadAndRestartCommands(t *testing.T) {

@@ -53,13 +53,13 @@ func TestAgentCallsSendTheToken(t *testing.T) {
 func TestLogsAndAction(t *testing.T) {
 	f, c := newFake(t, http.StatusOK, "hello\n")
 	f.contentType = "text/plain"
-	rc, err := c.Logs(context.Background(), "ns", "0.web", "web", true, 10)
+	rc, err := c.Logs(context.Background(), "ns", "0.web", LogOptions{Task: "web", Follow: true, Tail: 10, Stream: v4.LogStreamStderr, Timestamps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(rc)
 	rc.Close()
-	if string(b) != "hello\n" || f.path != "/v1/namespaces/ns/taskgroups/0.web/logs" || f.query != "follow=true&tail=10&task=web" {
+	if string(b) != "hello\n" || f.path != "/v1/namespaces/ns/taskgroups/0.web/logs" || f.query != "follow=true&stream=stderr&tail=10&task=web&timestamps=true" {
 		t.Fatalf("logs: %q %s?%s", b, f.path, f.query)
 	}
 	f.status, f.body = http.StatusNoContent, ""

@@ -10,23 +10,43 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// Logs streams the output of a task of task group ns/name (task "" is the first task),
-// read by the server from the agent of the task group's node. With follow the stream
-// lasts until ctx ends; tail > 0 keeps only the last lines. The caller closes the reader.
-func (c *Client) Logs(ctx context.Context, ns, name, task string, follow bool, tail int) (io.ReadCloser, error) {
+// LogOptions select the output Logs returns.
+type LogOptions struct {
+	// Task names the task; "" is the first task.
+	Task string
+	// Follow streams new output until ctx ends.
+	Follow bool
+	// Tail > 0 keeps only the last lines (of the stream selected).
+	Tail int
+	// Stream is v4.LogStreamStdout or v4.LogStreamStderr for that stream alone; "" for
+	// both, in the order they were written.
+	Stream string
+	// Timestamps prefixes each line with the time it was written.
+	Timestamps bool
+}
+
+// Logs streams the output of a task of task group ns/name, read by the server from the
+// agent of the task group's node. The caller closes the reader.
+func (c *Client) Logs(ctx context.Context, ns, name string, opts LogOptions) (io.ReadCloser, error) {
 	path, err := objectPath(v4.KindTaskGroup, ns, name, "logs")
 	if err != nil {
 		return nil, err
 	}
 	q := url.Values{}
-	if task != "" {
-		q.Set("task", task)
+	if opts.Task != "" {
+		q.Set("task", opts.Task)
 	}
-	if follow {
+	if opts.Follow {
 		q.Set("follow", "true")
 	}
-	if tail > 0 {
-		q.Set("tail", strconv.Itoa(tail))
+	if opts.Tail > 0 {
+		q.Set("tail", strconv.Itoa(opts.Tail))
+	}
+	if opts.Stream != "" {
+		q.Set("stream", opts.Stream)
+	}
+	if opts.Timestamps {
+		q.Set("timestamps", "true")
 	}
 	resp, err := c.do(ctx, request{method: http.MethodGet, path: path, query: q})
 	if err != nil {

@@ -212,8 +212,20 @@ type ExecResult struct {
 // LogOptions select what Logs returns.
 type LogOptions struct {
 	Follow bool // keep streaming until ctx ends
-	Tail   int  // the last N lines only (0: all)
+	Tail   int  // the last N lines only, of the stream(s) selected (0: all)
+	// Stream is "stdout" or "stderr" for that stream alone; empty for both, in the order
+	// they were written.
+	Stream string
+	// Timestamps prefixes each line with the time it was written (RFC 3339, nanoseconds,
+	// UTC) and a space.
+	Timestamps bool
 }
+
+// The streams LogOptions.Stream may name.
+const (
+	StreamStdout = v4.LogStreamStdout
+	StreamStderr = v4.LogStreamStderr
+)
 
 // Driver runs tasks of one kind. Every method is safe for concurrent use; a task's
 // processes or containers survive the agent (they are not its children in a way that

@@ -91,14 +91,26 @@ func verifyAgent(certs []*x509.Certificate, roots *x509.CertPool, node string) e
 	return nil
 }
 
-// handleTaskGroupLogs streams a task's output from the agent (?task=&follow=&tail=).
+// handleTaskGroupLogs streams a task's output from the agent
+// (?task=&follow=&tail=&stream=&timestamps=), as text/plain.
 func (s *Server) handleTaskGroupLogs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if _, err := httpapi.BoolParam(q.Get("follow"), "follow"); err != nil {
-		return err
+	for _, k := range []string{"follow", "timestamps"} {
+		if _, err := httpapi.BoolParam(q.Get(k), k); err != nil {
+			return err
+		}
+	}
+	if v := q.Get("tail"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+			return httpapi.Errorf(http.StatusBadRequest, "query parameter tail=%q is not a non-negative integer", v).WithDetail("tail", "a number of lines, 0 for all")
+		}
+	}
+	if v := q.Get("stream"); !v4.ValidLogStream(v) {
+		return httpapi.Errorf(http.StatusBadRequest, "query parameter stream=%q: use %s or %s (none for both)", v, v4.LogStreamStdout, v4.LogStreamStderr).
+			WithDetail("stream", "stdout or stderr")
 	}
 	fwd := url.Values{}
-	for _, k := range []string{"task", "follow", "tail"} {
+	for _, k := range []string{"task", "follow", "tail", "stream", "timestamps"} {
 		if v := q.Get(k); v != "" {
 			fwd.Set(k, v)
 		}

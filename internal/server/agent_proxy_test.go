@@ -109,6 +109,33 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	}
 	fa.mu.Unlock()
 
+	// stream and timestamps are checked, naming the parameter, and forwarded; a bad one
+	// reaches no agent. A token of another namespace reads no stream of this one.
+	fa.mu.Lock()
+	before := len(fa.requests)
+	fa.mu.Unlock()
+	for _, q := range []string{"stream=both", "timestamps=yes", "tail=-3", "tail=x"} {
+		name, _, _ := strings.Cut(q, "=")
+		r := call(t, http.MethodGet, logs+"?"+q, "")
+		wantStatus(t, r, http.StatusBadRequest)
+		if e := decodeError(t, r); !strings.Contains(e.Message, name) {
+			t.Errorf("%s: %q does not name %s", q, e.Message, name)
+		}
+	}
+	other := tokenWithPolicy(t, url, `{"kind":"acl-policy","metadata":{"name":"other-logs"},"rules":[{"namespaces":["other"],"kinds":["*"],"verbs":["*"]}]}`, "other-logs", "")
+	wantStatus(t, callAs(t, "", http.MethodGet, logs+"?stream=stderr&timestamps=true", "", other), http.StatusForbidden)
+	fa.mu.Lock()
+	if len(fa.requests) != before {
+		t.Errorf("refused requests reached the agent: %v", fa.requests[before:])
+	}
+	fa.mu.Unlock()
+	wantStatus(t, call(t, http.MethodGet, logs+"?task=web&stream=stderr&timestamps=true", ""), http.StatusOK)
+	fa.mu.Lock()
+	if got := fa.requests[len(fa.requests)-1]; got != "GET /v1/taskgroups/ns/0.web.ns.c.1/logs?stream=stderr&task=web&timestamps=true server " {
+		t.Errorf("agent got %q", got)
+	}
+	fa.mu.Unlock()
+
 	// follow=true streams: the first lines arrive before the agent writes the third.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -8,7 +8,9 @@
 // it needs nothing from it once the task runs.
 //
 // The protocol with the driver, on the shim's descriptors: 0 carries the Spec as JSON;
-// 1 and 2 are the task's log, handed to the task; 3 is the read end of the pipe on which
+// 1 and 2 are the task's log: with Spec.LogFormat "cri" the task gets pipes and the shim
+// copies them into the log as records (package crilog, output.go), else the log is
+// handed to the task as its 1 and 2; 3 is the read end of the pipe on which
 // the task's shell waits until the driver has put it into its cgroup, handed to the task
 // as its descriptor 3; 4 is where the shim writes "ok PID" once the task's process is
 // started, or "error MESSAGE".
@@ -25,6 +27,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/atomicfile"
+	"github.com/berthhq/berth/internal/crilog"
 )
 
 // Arg is the first argument that makes the berth binary (or a test binary that checks
@@ -51,6 +54,9 @@ type Spec struct {
 	PidFile string `json:"pidFile,omitempty"`
 	// ExitFile is where the exits are recorded (Record, JSON).
 	ExitFile string `json:"exitFile"`
+	// LogFormat is "cri" (crilog.Format) for a log of records, the task's stdout and
+	// stderr kept apart; empty for the raw log of one file shared by both.
+	LogFormat string `json:"logFormat,omitempty"`
 }
 
 // Cred is a user and its groups.
@@ -157,6 +163,9 @@ func readSpec(r io.Reader) (Spec, error) {
 	}
 	if len(spec.Args) == 0 || spec.ExitFile == "" {
 		return Spec{}, errors.New("spec has no args or no exit file")
+	}
+	if spec.LogFormat != "" && spec.LogFormat != crilog.Format {
+		return Spec{}, fmt.Errorf("spec has logFormat %q (want %q or none)", spec.LogFormat, crilog.Format)
 	}
 	return spec, nil
 }

@@ -3,6 +3,7 @@ package shim
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/berthhq/berth/internal/crilog"
 )
 
 // forwarded are the signals the shim passes on to the task's process: someone who
@@ -24,6 +27,8 @@ type shim struct {
 	rec   Record
 	// childDone is set once the started process has been reaped.
 	childDone bool
+	// out copies the task's output into its log; nil for a raw log.
+	out *output
 }
 
 // start makes the shim a child subreaper, subscribes to the signals and starts the task's
@@ -46,10 +51,20 @@ func start(spec Spec, hold *os.File) (*shim, error) {
 	if c := spec.Cred; c != nil {
 		attr.Credential = &syscall.Credential{Uid: c.UID, Gid: c.GID, Groups: c.Groups}
 	}
+	stdout, stderr := os.Stdout, os.Stderr
+	if spec.LogFormat == crilog.Format {
+		if s.out, err = newOutput(os.Stdout, spec.Cred); err != nil {
+			return nil, err
+		}
+		stdout, stderr = s.out.taskOut, s.out.taskErr
+	}
 	p, err := os.StartProcess(spec.Args[0], spec.Args, &os.ProcAttr{
 		Dir: spec.Dir, Env: spec.Env, Sys: attr,
-		Files: []*os.File{devnull, os.Stdout, os.Stderr, hold},
+		Files: []*os.File{devnull, stdout, stderr, hold},
 	})
+	if s.out != nil {
+		s.out.started() // the task holds its ends now (or never will)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start %s in %s: %w", spec.Args[0], spec.Dir, err)
 	}
@@ -68,7 +83,7 @@ func (s *shim) supervise() int {
 		}
 		done, err := s.reap()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "berth shim: record the task's exit: %v\n", err)
+			fmt.Fprintf(s.errOut(), "berth shim: record the task's exit: %v\n", err)
 			return 2
 		}
 		if done {
@@ -90,7 +105,7 @@ func (s *shim) reap() (bool, error) {
 		}
 		if errors.Is(err, syscall.ECHILD) {
 			if s.childDone {
-				return true, s.record(true)
+				return true, s.finish()
 			}
 			return false, nil
 		}
@@ -105,16 +120,34 @@ func (s *shim) reap() (bool, error) {
 			// Without a pid file the started process is the task; with one, a start
 			// command that failed leaves nothing to wait for.
 			if s.spec.PidFile == "" || e.Code != 0 {
-				return true, s.record(true)
+				return true, s.finish()
 			}
 			if err := s.record(false); err != nil {
 				return false, err
 			}
 		case s.spec.PidFile != "" && s.pidFileNames(pid):
 			s.rec.Exits = append(s.rec.Exits, e)
-			return true, s.record(true)
+			return true, s.finish()
 		}
 	}
+}
+
+// finish records the task's end once its output is in the log: the copy ends when the
+// pipes reach their end, or after drainWait when a process left behind still holds them
+// (it is not waited for, as the shim never waited for it before its output had pipes).
+func (s *shim) finish() error {
+	if s.out != nil {
+		s.out.drain(drainWait)
+	}
+	return s.record(true)
+}
+
+// errOut is where the shim's own messages go: the log, as a record when it holds them.
+func (s *shim) errOut() io.Writer {
+	if s.out != nil {
+		return s.out.log.Stream(crilog.Stderr)
+	}
+	return os.Stderr
 }
 
 // pidFileNames reports whether the pid file names pid now.

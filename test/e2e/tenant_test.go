@@ -167,7 +167,8 @@ func TestTenantIsolation(t *testing.T) {
 	})
 	t.Run("secrets and events of another namespace", func(t *testing.T) {
 		for _, args := range [][]string{{"get", "secret", "db", "-n", "team-b", "-o", "json"}, {"events", "-n", "team-b"},
-			{"get", "processes", "-A"}, {"logs", "-n", "team-b", victim.Metadata.Name}} {
+			{"get", "processes", "-A"}, {"logs", "-n", "team-b", victim.Metadata.Name},
+			{"logs", "-n", "team-b", victim.Metadata.Name, "--stderr", "--timestamps"}} {
 			r := a.berth("", args...)
 			if r.code == 0 || strings.Contains(r.stdout+r.stderr, bSecret) || !strings.Contains(r.stderr, "may not") {
 				t.Errorf("berth %v: %d %s %s", args, r.code, r.stdout, r.stderr)

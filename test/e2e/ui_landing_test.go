@@ -25,8 +25,8 @@ func uiProcess(ns, name, cpu string) string {
 // cluster page gives etcd's small database its size in KiB or MiB, never "0 MiB". The
 // running process's instance page and the services page are checked too
 // (checkInstancePage, checkServicesPage), and so are the nodes page's measured usage, the
-// spec as YAML, the config pages and the events page (checkNodesPage, checkSpecYAML,
-// checkConfigPages, checkEventsPage): one cluster less.
+// spec as YAML, the config pages, the events page and the logs page (checkNodesPage,
+// checkSpecYAML, checkConfigPages, checkEventsPage, checkLogsPage): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -39,7 +39,9 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 		s.applySpec(t, svc)
 	}
 	s.applySpec(t, uiProcess("uiproc", "huge", "512"))
+	s.applySpec(t, uiTalker("uiproc", "talker"))
 	s.running(t, "uiproc", "worker", 1)
+	s.running(t, "uiproc", "talker", 1)
 
 	b.do("open the console", 30*time.Second, chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
 	if hidden := b.eval(`String(document.getElementById('nav').hidden)`); hidden != "true" {
@@ -105,6 +107,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	checkNodesPage(t, s, b)
 	checkConfigPages(t, s, b, "uiproc")
 	checkEventsPage(t, s, b, "uiproc")
+	checkLogsPage(t, s, b, "uiproc", "talker")
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)

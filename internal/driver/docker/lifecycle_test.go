@@ -181,6 +181,20 @@ func TestLogs(t *testing.T) {
 	if !strings.HasPrefix(got, "err\nline1\n") {
 		t.Fatalf("follow: %q", got)
 	}
+	// One stream alone, with times.
+	for _, c := range []struct{ stream, want string }{{"stderr", "err\n"}, {"stdout", "line1\n"}} {
+		rc, err := d.Logs(ctxT(t, 10*time.Second), task.ID, driver.LogOptions{Stream: c.stream, Timestamps: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		at, text, _ := strings.Cut(string(b), " ")
+		if _, perr := time.Parse(time.RFC3339Nano, at); err != nil || perr != nil || !strings.HasPrefix(text, c.want) ||
+			(c.stream == "stdout" && strings.Contains(text, "err")) || (c.stream == "stderr" && text != c.want) {
+			t.Fatalf("%s with times: %q %v", c.stream, b, err)
+		}
+	}
 	// Closing a followed stream ends it.
 	rc, err = d.Logs(context.Background(), task.ID, driver.LogOptions{Follow: true})
 	if err != nil {

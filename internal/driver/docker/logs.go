@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
@@ -12,9 +13,10 @@ import (
 	"github.com/berthhq/berth/internal/driver"
 )
 
-// Logs streams the container's output as docker logs does, stdout and stderr
-// interleaved; with Follow it goes on until the container ends or ctx ends (or the
-// reader is closed).
+// Logs streams the container's output as docker logs does: stdout and stderr
+// interleaved, or opts.Stream alone, each line prefixed with its time when
+// opts.Timestamps; with Follow it goes on until the container ends or ctx ends (or the
+// reader is closed). A container with a tty has one stream, stdout.
 func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (io.ReadCloser, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -23,7 +25,14 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	if err != nil {
 		return nil, fmt.Errorf("logs: %w", err)
 	}
-	lo := client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: opts.Follow, Tail: "all"}
+	tty := c.Config != nil && c.Config.Tty
+	if tty && opts.Stream == driver.StreamStderr {
+		return io.NopCloser(strings.NewReader("")), nil
+	}
+	lo := client.ContainerLogsOptions{
+		ShowStdout: opts.Stream != driver.StreamStderr, ShowStderr: opts.Stream != driver.StreamStdout,
+		Timestamps: opts.Timestamps, Follow: opts.Follow, Tail: "all",
+	}
 	if opts.Tail > 0 {
 		lo.Tail = strconv.Itoa(opts.Tail)
 	}
@@ -31,7 +40,7 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	if err != nil {
 		return nil, d.wrap(err, "logs of task %s", id)
 	}
-	if c.Config != nil && c.Config.Tty {
+	if tty {
 		return rc, nil // a tty's output is one raw stream
 	}
 	// Docker frames each chunk with its stream; the copier strips the frames. It ends

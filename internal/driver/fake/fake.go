@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/berthhq/berth/internal/crilog"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -283,7 +284,8 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 	return fn(ctx, cmd)
 }
 
-// Logs returns the text set with SetLogs.
+// Logs returns the text set with SetLogs, read as the process driver reads a log: its
+// CRI records (package crilog) by stream, with their times; plain lines as stdout.
 func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (io.ReadCloser, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -291,14 +293,12 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 		return nil, fmt.Errorf("logs %s: %w", id, driver.ErrNotFound)
 	}
 	text := d.logs[id]
-	if opts.Tail > 0 {
-		lines := strings.SplitAfter(text, "\n")
-		if lines[len(lines)-1] == "" {
-			lines = lines[:len(lines)-1]
-		}
-		text = strings.Join(lines[max(0, len(lines)-opts.Tail):], "")
+	ropts := crilog.Options{Stream: opts.Stream, Timestamps: opts.Timestamps}
+	off, err := crilog.TailOffset(strings.NewReader(text), int64(len(text)), opts.Tail, ropts)
+	if err != nil {
+		return nil, err
 	}
-	return io.NopCloser(strings.NewReader(text)), nil
+	return io.NopCloser(crilog.NewReader(strings.NewReader(text[off:]), ropts)), nil
 }
 
 // Signal records "signal N" for Actions.

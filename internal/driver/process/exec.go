@@ -73,7 +73,8 @@ func (d *Driver) Action(ctx context.Context, id string, action string) error {
 		return fmt.Errorf("task %s: %w", id, err)
 	}
 	oldPid := st.Pid
-	code, err := runShell(ctx, shellSpec{Cmd: cmd, Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: logf, Cgroup: d.loadCgroup(st)})
+	out, errOut := st.logWriters(logf)
+	code, err := runShell(ctx, shellSpec{Cmd: cmd, Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: out, Err: errOut, Cgroup: d.loadCgroup(st)})
 	logf.Close()
 	if err != nil {
 		return fmt.Errorf("task %s: %sCmd: %w", id, action, err)

@@ -55,7 +55,7 @@ func newTestDriver(t *testing.T, dataDir string) *Driver {
 }
 
 // newTestDriverWith is newTestDriver with more of the config (DataDir "": a temp dir).
-func newTestDriverWith(t *testing.T, cfg Config) *Driver {
+func newTestDriverWith(t testing.TB, cfg Config) *Driver {
 	t.Helper()
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
@@ -79,7 +79,7 @@ func newTestDriverWith(t *testing.T, cfg Config) *Driver {
 }
 
 // testTask returns a task whose pod directories lie in a fresh temp dir.
-func testTask(t *testing.T, id string, p *v4.ProcessTask) *driver.Task {
+func testTask(t testing.TB, id string, p *v4.ProcessTask) *driver.Task {
 	t.Helper()
 	base := t.TempDir()
 	task := &driver.Task{

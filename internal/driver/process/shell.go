@@ -30,7 +30,8 @@ type shellSpec struct {
 	Dir    string
 	Cred   *credential
 	Env    []string
-	Out    io.Writer // stdout and stderr; an *os.File is handed over as is
+	Out    io.Writer // stdout, and stderr unless Err is set; an *os.File is handed over as is
+	Err    io.Writer // stderr, when apart from Out
 	In     io.Reader // stdin; nil for none
 	Cgroup taskCgroup
 	// TTY, when set, is a terminal's slave end: the command's stdin, stdout and stderr, and
@@ -71,6 +72,9 @@ func startShell(ctx context.Context, spec shellSpec) (*exec.Cmd, error) {
 	cmd.Stdin = spec.In
 	cmd.Stdout = spec.Out
 	cmd.Stderr = spec.Out
+	if spec.Err != nil {
+		cmd.Stderr = spec.Err
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: spec.Cred.sys()}
 	if spec.TTY != nil {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.TTY, spec.TTY, spec.TTY

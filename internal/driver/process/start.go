@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/crilog"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -104,7 +105,7 @@ func (d *Driver) newState(t *driver.Task) (*taskState, *credential, error) {
 	st := &taskState{
 		ID: t.ID, Name: name, Labels: labels,
 		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: p.User,
-		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"),
+		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"), LogFormat: crilog.Format,
 		PodDirs: cleanDirs([]string{t.WorkBaseDir, t.RunBaseDir}),
 		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
 		StartGrace: grace, KillGrace: t.KillGrace,

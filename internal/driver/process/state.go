@@ -50,8 +50,11 @@ type taskState struct {
 	WorkDir string `json:"workDir"`
 	// PodDirs are the pod's work and run dirs, where the task's paths may lead besides
 	// the node's host volumes (sandbox.go).
-	PodDirs    []string      `json:"podDirs,omitempty"`
-	LogPath    string        `json:"logPath"`
+	PodDirs []string `json:"podDirs,omitempty"`
+	LogPath string   `json:"logPath"`
+	// LogFormat is "cri" (crilog.Format) for a log of records, stdout and stderr apart;
+	// empty for a task an older agent started, whose log is raw text read as stdout.
+	LogFormat  string        `json:"logFormat,omitempty"`
 	Env        []string      `json:"env,omitempty"`
 	StopCmd    string        `json:"stopCmd,omitempty"`
 	ReloadCmd  string        `json:"reloadCmd,omitempty"`

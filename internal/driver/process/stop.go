@@ -84,7 +84,8 @@ func (d *Driver) runStopCmd(ctx context.Context, st *taskState, deadline time.Ti
 	defer logf.Close()
 	sctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	code, err := runShell(sctx, shellSpec{Cmd: st.StopCmd, Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: logf})
+	out, errOut := st.logWriters(logf)
+	code, err := runShell(sctx, shellSpec{Cmd: st.StopCmd, Dir: st.WorkDir, Cred: cred, Env: st.Env, Out: out, Err: errOut})
 	if err != nil || code != 0 {
 		d.log.Warn("stopCmd failed", "task", st.ID, "code", code, "err", err)
 	}
