@@ -15,8 +15,16 @@ const headerLen = 64
 // lines) of a selected stream count; a line begun before that offset by partial records
 // of the other stream is returned from where the offset cuts it.
 func TailOffset(f io.ReaderAt, size int64, n int, opts Options) (int64, error) {
+	off, _, err := TailLines(f, size, n, opts)
+	return off, err
+}
+
+// TailLines is TailOffset that also returns how many lines of the selected stream(s)
+// follow the offset: n, or fewer when the log holds fewer (the offset is then 0), so a
+// reader of a log in several files knows how many lines to look for in the file before.
+func TailLines(f io.ReaderAt, size int64, n int, opts Options) (int64, int, error) {
 	if n <= 0 || size == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	const block = 32 << 10
 	buf := make([]byte, block)
@@ -26,7 +34,7 @@ func TailOffset(f io.ReaderAt, size int64, n int, opts Options) (int64, error) {
 	lineEnd := size
 	last := make([]byte, 1)
 	if _, err := f.ReadAt(last, size-1); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if last[0] == '\n' {
 		lineEnd = size - 1
@@ -50,23 +58,23 @@ func TailOffset(f io.ReaderAt, size int64, n int, opts Options) (int64, error) {
 		start := max(pos-block, 0)
 		chunk := buf[:pos-start]
 		if _, err := f.ReadAt(chunk, start); err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
+			return 0, 0, err
 		}
 		for i := bytes.LastIndexByte(chunk, '\n'); i >= 0; i = bytes.LastIndexByte(chunk[:i], '\n') {
 			nl := start + int64(i)
 			found, err := ends(nl + 1)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			if found {
-				return lineEnd + 1, nil
+				return lineEnd + 1, n, nil
 			}
 			lineEnd = nl
 		}
 		pos = start
 	}
 	if found, err := ends(0); err != nil || found {
-		return lineEnd + 1, err
+		return lineEnd + 1, n, err
 	}
-	return 0, nil
+	return 0, count, nil
 }

@@ -28,7 +28,7 @@ type output struct {
 // newOutput opens the pipes and starts copying them into log. The task's ends belong to
 // the task's user (cred), as its log file did: a process that opens its own output again
 // (/dev/stdout) is checked against the pipe's owner.
-func newOutput(log *os.File, cred *Cred) (*output, error) {
+func newOutput(log io.Writer, cred *Cred) (*output, error) {
 	o := &output{log: crilog.NewWriter(log), done: make(chan struct{})}
 	var readers []*os.File
 	for _, end := range []**os.File{&o.taskOut, &o.taskErr} {

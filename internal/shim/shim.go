@@ -9,7 +9,8 @@
 //
 // The protocol with the driver, on the shim's descriptors: 0 carries the Spec as JSON;
 // 1 and 2 are the task's log: with Spec.LogFormat "cri" the task gets pipes and the shim
-// copies them into the log as records (package crilog, output.go), else the log is
+// copies them into the log as records (package crilog, output.go), rotating it when the
+// spec sets limits (package logfile), else the log is
 // handed to the task as its 1 and 2; 3 is the read end of the pipe on which
 // the task's shell waits until the driver has put it into its cgroup, handed to the task
 // as its descriptor 3; 4 is where the shim writes "ok PID" once the task's process is
@@ -28,6 +29,7 @@ import (
 
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/crilog"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 // Arg is the first argument that makes the berth binary (or a test binary that checks
@@ -57,6 +59,22 @@ type Spec struct {
 	// LogFormat is "cri" (crilog.Format) for a log of records, the task's stdout and
 	// stderr kept apart; empty for the raw log of one file shared by both.
 	LogFormat string `json:"logFormat,omitempty"`
+	// LogPath is the log's file (the shim's descriptor 1) by name, and LogMaxBytes and
+	// LogMaxFiles its limits (package logfile): with a "cri" log and both limits set, the
+	// shim renames the log LogPath.1 (and so on) when it would pass LogMaxBytes, and
+	// starts a new one, owned by Cred as the first was. Unset: the log is not rotated.
+	LogPath     string `json:"logPath,omitempty"`
+	LogMaxBytes int64  `json:"logMaxBytes,omitempty"`
+	LogMaxFiles int    `json:"logMaxFiles,omitempty"`
+}
+
+// logLimits returns the log's limits; the zero Limits when it is not rotated.
+func (s Spec) logLimits() logfile.Limits {
+	l := logfile.Limits{MaxBytes: s.LogMaxBytes, MaxFiles: s.LogMaxFiles}
+	if s.LogFormat != crilog.Format || s.LogPath == "" || !l.Rotates() {
+		return logfile.Limits{}
+	}
+	return l
 }
 
 // Cred is a user and its groups.
@@ -166,6 +184,11 @@ func readSpec(r io.Reader) (Spec, error) {
 	}
 	if spec.LogFormat != "" && spec.LogFormat != crilog.Format {
 		return Spec{}, fmt.Errorf("spec has logFormat %q (want %q or none)", spec.LogFormat, crilog.Format)
+	}
+	if l := spec.logLimits(); l.Rotates() {
+		if err := l.Check(); err != nil {
+			return Spec{}, fmt.Errorf("spec's log limits: %w", err)
+		}
 	}
 	return spec, nil
 }

@@ -17,6 +17,9 @@ func TestReadSpec(t *testing.T) {
 		{"no exit file", `{"args":["/bin/true"]}`, "no exit file"},
 		{"not JSON", `args: [/bin/true]`, "decode spec"},
 		{"too large", `{"args":["` + strings.Repeat("a", maxSpec) + `"]}`, "larger than"},
+		{"log limits", `{"args":["/bin/true"],"exitFile":"/tmp/x","logFormat":"cri","logPath":"/tmp/l","logMaxBytes":1048576,"logMaxFiles":3}`, ""},
+		{"log too small", `{"args":["/bin/true"],"exitFile":"/tmp/x","logFormat":"cri","logPath":"/tmp/l","logMaxBytes":100,"logMaxFiles":3}`, "--log-max-size"},
+		{"too many log files", `{"args":["/bin/true"],"exitFile":"/tmp/x","logFormat":"cri","logPath":"/tmp/l","logMaxBytes":1048576,"logMaxFiles":1000}`, "--log-max-files"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

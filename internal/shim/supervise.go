@@ -53,7 +53,11 @@ func start(spec Spec, hold *os.File) (*shim, error) {
 	}
 	stdout, stderr := os.Stdout, os.Stderr
 	if spec.LogFormat == crilog.Format {
-		if s.out, err = newOutput(os.Stdout, spec.Cred); err != nil {
+		log, err := spec.logWriter()
+		if err != nil {
+			return nil, err
+		}
+		if s.out, err = newOutput(log, spec.Cred); err != nil {
 			return nil, err
 		}
 		stdout, stderr = s.out.taskOut, s.out.taskErr

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/logfile"
 	"github.com/berthhq/berth/internal/shim"
 )
 
@@ -58,6 +59,10 @@ type Config struct {
 	// to it. Default: this very executable with the argument "shim" (the berth binary;
 	// a test binary calls shim.RunIfCalled in its TestMain).
 	Shim []string
+	// LogLimits bound each task's log (package logfile): its shim rotates it past
+	// MaxBytes and keeps MaxFiles files in all. Zero: logfile.DefaultMaxBytes and
+	// logfile.DefaultMaxFiles.
+	LogLimits logfile.Limits
 	// Owner is the agent's cluster and node: tasks are labelled with the cluster, their
 	// cgroups named after it, and only the owner's tasks are listed, inspected, stopped
 	// or removed (owner.go). The zero Owner keeps berth's older cgroup names.
@@ -83,8 +88,9 @@ type Driver struct {
 	http       *http.Client // package downloads (fetch.go)
 	fetchLocks keyedMutex   // per cache key: one download of a URL at a time
 
-	reaper  *reaper
-	shimCmd []string
+	reaper    *reaper
+	shimCmd   []string
+	logLimits logfile.Limits
 }
 
 var _ driver.Driver = (*Driver)(nil)
@@ -110,6 +116,13 @@ func New(cfg Config) (*Driver, error) {
 	if parent == "" {
 		parent = "berth"
 	}
+	lim := cfg.LogLimits
+	if lim == (logfile.Limits{}) {
+		lim = logfile.Limits{MaxBytes: logfile.DefaultMaxBytes, MaxFiles: logfile.DefaultMaxFiles}
+	}
+	if err := lim.Check(); err != nil {
+		return nil, fmt.Errorf("process driver: %w", err)
+	}
 	if !validCgroupParent(parent) {
 		return nil, fmt.Errorf("process driver: invalid cgroup parent %q", cfg.CgroupParent)
 	}
@@ -126,6 +139,7 @@ func New(cfg Config) (*Driver, error) {
 		protected:    append(cleanDirs(cfg.Protected), dataDir, "/proc", "/sys"),
 		hostVolumes:  cleanDirs(cfg.HostVolumes),
 		owner:        cfg.Owner,
+		logLimits:    lim,
 	}
 	if cfg.DynamicUIDs != nil {
 		d.ids = newIdentities(*cfg.DynamicUIDs)

@@ -9,42 +9,43 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/berthhq/berth/internal/crilog"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 // Logs returns the task's output (its stdout and stderr, and the output of stopCmd,
 // reloadCmd and restartCmd) as text: both streams in the order they were written, or
 // opts.Stream alone; each line prefixed with its time when opts.Timestamps; from the
-// start, or its last Tail lines (of the streams selected); with Follow the reader keeps
-// returning what is appended until ctx ends or it is closed, then EOF. The raw log of a
-// task an older agent started is all stdout, without times.
+// start of the oldest rotated file, or its last Tail lines (of the streams selected, from
+// as many files as they take); with Follow the reader keeps returning what is appended,
+// across rotations, until ctx ends or it is closed, then EOF. The raw log of a task an
+// older agent started is all stdout, without times, in one file.
 func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (io.ReadCloser, error) {
 	st, err := d.snapshot(id)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(st.LogPath)
+	maxFiles := max(st.LogLimits.MaxFiles, 1)
+	files, err := logfile.Open(st.LogPath, maxFiles)
 	if errors.Is(err, os.ErrNotExist) && opts.Follow {
 		// Nothing written yet: follow from an empty file.
-		if f2, _, err2 := openLog(st.LogPath); err2 == nil {
-			f2.Close()
-			f, err = os.Open(st.LogPath)
+		if f, _, err2 := openLog(st.LogPath); err2 == nil {
+			f.Close()
+			files, err = logfile.Open(st.LogPath, maxFiles)
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("task %s: logs: %w", id, err)
 	}
 	ropts := crilog.Options{Stream: opts.Stream, Timestamps: opts.Timestamps}
-	if err := seekTail(f, st.LogFormat, opts.Tail, ropts); err != nil {
-		f.Close()
+	if files, err = seekTail(files, st.LogFormat, opts.Tail, ropts); err != nil {
 		return nil, fmt.Errorf("task %s: logs: %w", id, err)
 	}
-	var src io.ReadCloser = f
+	var src io.ReadCloser = newFileChain(files)
 	if opts.Follow {
-		src = &follower{f: f, ctx: ctx, closed: make(chan struct{})}
+		src = logfile.NewFollower(ctx, st.LogPath, maxFiles, files, pollInterval*4)
 	}
 	if st.LogFormat != crilog.Format {
 		if opts.Stream == crilog.Stderr {
@@ -56,25 +57,71 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	return readCloser{Reader: crilog.NewReader(src, ropts), Closer: src}, nil
 }
 
-// seekTail moves f to where its last n lines begin (n <= 0: the start).
-func seekTail(f *os.File, format string, n int, opts crilog.Options) error {
+// seekTail returns the files (oldest first) that hold the last n lines, the first one
+// moved to where they begin (n <= 0: all of them, from the start); it closes the others.
+// Lines are counted from the live file back, each older file asked for those still
+// missing. A line begun in an older file (partial records) is returned from where its
+// file cuts it.
+func seekTail(files []*os.File, format string, n int, opts crilog.Options) ([]*os.File, error) {
 	if n <= 0 {
-		return nil
+		return files, nil
 	}
-	var off int64
-	var err error
-	if format == crilog.Format {
-		var fi os.FileInfo
-		if fi, err = f.Stat(); err == nil {
-			off, err = crilog.TailOffset(f, fi.Size(), n, opts)
+	for i := len(files) - 1; i >= 0; i-- {
+		off, found, err := tailIn(files[i], format, n, opts)
+		if err == nil && found < n && i > 0 {
+			n -= found
+			continue
 		}
-	} else {
-		off, err = tailOffset(f, n)
+		if err == nil {
+			_, err = files[i].Seek(off, io.SeekStart)
+		}
+		closeFiles(files[:i])
+		if err != nil {
+			closeFiles(files[i:])
+			return nil, err
+		}
+		return files[i:], nil
 	}
-	if err == nil {
-		_, err = f.Seek(off, io.SeekStart)
+	return files, nil
+}
+
+// tailIn returns where the last n lines of one file begin and how many it holds (up to
+// n). A raw log (one file) counts as holding them all.
+func tailIn(f *os.File, format string, n int, opts crilog.Options) (int64, int, error) {
+	if format != crilog.Format {
+		off, err := tailOffset(f, n)
+		return off, n, err
 	}
-	return err
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	return crilog.TailLines(f, fi.Size(), n, opts)
+}
+
+// fileChain reads files one after the other and closes them all.
+type fileChain struct {
+	io.Reader
+	files []*os.File
+}
+
+func newFileChain(files []*os.File) *fileChain {
+	readers := make([]io.Reader, len(files))
+	for i, f := range files {
+		readers[i] = f
+	}
+	return &fileChain{Reader: io.MultiReader(readers...), files: files}
+}
+
+func (c *fileChain) Close() error {
+	closeFiles(c.files)
+	return nil
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // readCloser reads the decoded records and closes their source.
@@ -83,15 +130,48 @@ type readCloser struct {
 	io.Closer
 }
 
+// cmdOutputMax bounds what one run of stopCmd, reloadCmd or restartCmd writes into the
+// task's log; the rest is dropped. The driver writes beside the shim, which alone rotates
+// the log: the shim counts these bytes too (it reads the live file's size), and the
+// bound keeps a command that writes on into a file just rotated from growing it.
+const cmdOutputMax = 1 << 20
+
 // logWriters returns where a command run for the task (stopCmd, reloadCmd, restartCmd)
 // writes its stdout and stderr in the task's log f: as records of those streams, or the
-// file itself for a raw log.
+// file itself for a raw log; cmdOutputMax bytes of both together.
 func (st *taskState) logWriters(f *os.File) (stdout, stderr io.Writer) {
+	b := &outputBudget{left: cmdOutputMax}
 	if st.LogFormat != crilog.Format {
-		return f, f
+		return budgeted{f, b}, budgeted{f, b}
 	}
 	w := crilog.NewWriter(f)
-	return w.Stream(crilog.Stdout), w.Stream(crilog.Stderr)
+	return budgeted{w.Stream(crilog.Stdout), b}, budgeted{w.Stream(crilog.Stderr), b}
+}
+
+// outputBudget is what a command may still write into the log.
+type outputBudget struct {
+	mu   sync.Mutex
+	left int
+}
+
+// budgeted writes into w what the budget allows and drops the rest, reporting it all
+// written: a command is not stopped by a broken pipe for writing too much.
+type budgeted struct {
+	w io.Writer
+	b *outputBudget
+}
+
+func (w budgeted) Write(p []byte) (int, error) {
+	w.b.mu.Lock()
+	n := min(len(p), w.b.left)
+	w.b.left -= n
+	w.b.mu.Unlock()
+	if n > 0 {
+		if _, err := w.w.Write(p[:n]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
 }
 
 // tailOffset finds where the last n lines of f begin, reading backwards in blocks. A
@@ -138,44 +218,6 @@ func tailOffset(f *os.File, n int) (int64, error) {
 	return 0, nil
 }
 
-// follower reads a growing file until its context ends or it is closed. Read polls the
-// file rather than watching it: one goroutine fewer, and the caller's Read owns the wait.
-type follower struct {
-	f      *os.File
-	ctx    context.Context
-	once   sync.Once
-	closed chan struct{}
-}
-
-func (r *follower) Read(p []byte) (int, error) {
-	for {
-		select {
-		case <-r.closed:
-			return 0, io.EOF
-		default:
-		}
-		n, err := r.f.Read(p)
-		if n > 0 {
-			return n, nil
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
-		}
-		select {
-		case <-r.ctx.Done():
-			return 0, io.EOF
-		case <-r.closed:
-			return 0, io.EOF
-		case <-time.After(pollInterval * 4):
-		}
-	}
-}
-
-func (r *follower) Close() error {
-	r.once.Do(func() { close(r.closed) })
-	return r.f.Close()
-}
-
 // logTail returns, for error messages, the last max bytes of text the log got after
 // offset (records read as text), on one line.
 func logTail(path string, offset int64, max int64) string {
@@ -185,7 +227,13 @@ func logTail(path string, offset int64, max int64) string {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || fi.Size() <= offset {
+	if err != nil {
+		return ""
+	}
+	if fi.Size() < offset {
+		offset = 0 // the log was rotated since: what this run wrote begins this file
+	}
+	if fi.Size() == offset {
 		return ""
 	}
 	// Records carry a header of some 40 bytes a line: read enough of them for max bytes

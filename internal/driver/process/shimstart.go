@@ -79,6 +79,7 @@ func (d *Driver) shimSpec(st *taskState, spec shellSpec) ([]byte, error) {
 	s := shim.Spec{
 		Args: []string{"/bin/sh", "-c", holdScript, "sh", spec.Cmd}, Dir: spec.Dir, Env: spec.Env,
 		PidFile: st.PidFile, ExitFile: d.exitPath(st.ID), LogFormat: st.LogFormat,
+		LogPath: st.LogPath, LogMaxBytes: st.LogLimits.MaxBytes, LogMaxFiles: st.LogLimits.MaxFiles,
 	}
 	if c := spec.Cred; c != nil {
 		s.Cred = &shim.Cred{UID: c.UID, GID: c.GID, Groups: c.Groups}

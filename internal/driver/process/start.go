@@ -106,8 +106,9 @@ func (d *Driver) newState(t *driver.Task) (*taskState, *credential, error) {
 		ID: t.ID, Name: name, Labels: labels,
 		StartCmd: p.StartCmd, ProcName: p.ProcName, PidFile: pidFile, User: p.User,
 		WorkDir: workDir, LogPath: filepath.Join(logDir, name+".log"), LogFormat: crilog.Format,
-		PodDirs: cleanDirs([]string{t.WorkBaseDir, t.RunBaseDir}),
-		StopCmd: p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
+		LogLimits: d.logLimits,
+		PodDirs:   cleanDirs([]string{t.WorkBaseDir, t.RunBaseDir}),
+		StopCmd:   p.StopCmd, ReloadCmd: p.ReloadCmd, RestartCmd: p.RestartCmd,
 		StartGrace: grace, KillGrace: t.KillGrace,
 	}
 	if st.User == "" && d.ids == nil {

@@ -13,6 +13,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 // taskState is what the driver records of one task in DataDir/tasks/{id}/state.json. It
@@ -54,13 +55,18 @@ type taskState struct {
 	LogPath string   `json:"logPath"`
 	// LogFormat is "cri" (crilog.Format) for a log of records, stdout and stderr apart;
 	// empty for a task an older agent started, whose log is raw text read as stdout.
-	LogFormat  string        `json:"logFormat,omitempty"`
-	Env        []string      `json:"env,omitempty"`
-	StopCmd    string        `json:"stopCmd,omitempty"`
-	ReloadCmd  string        `json:"reloadCmd,omitempty"`
-	RestartCmd string        `json:"restartCmd,omitempty"`
-	StartGrace time.Duration `json:"startGrace"`
-	KillGrace  time.Duration `json:"killGrace"`
+	LogFormat string `json:"logFormat,omitempty"`
+	// LogLimits are the limits the task's shim rotates its log by, as the driver that
+	// started it was configured: an agent restarted with other limits reads the task's
+	// rotated files by the limits its shim keeps. Zero: the log is one file, not rotated
+	// (a task an older agent started).
+	LogLimits  logfile.Limits `json:"logLimits,omitzero"`
+	Env        []string       `json:"env,omitempty"`
+	StopCmd    string         `json:"stopCmd,omitempty"`
+	ReloadCmd  string         `json:"reloadCmd,omitempty"`
+	RestartCmd string         `json:"restartCmd,omitempty"`
+	StartGrace time.Duration  `json:"startGrace"`
+	KillGrace  time.Duration  `json:"killGrace"`
 
 	// Cgroup is the task's cgroup path (/{parent}/{id}) in CgroupMode ("v1" or "v2");
 	// empty when the task runs without one.
