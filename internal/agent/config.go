@@ -13,6 +13,7 @@ import (
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 // Defaults of Config.
@@ -93,6 +94,11 @@ type Config struct {
 	// members never run tasks (default DefaultForbiddenGroups; gid 0 always).
 	TaskUsers           []string
 	ForbiddenTaskGroups []string
+	// LogLimits bound each task's log (docs/agent.md, "Task logs"): a process task's
+	// shim rotates it, and a container on Docker's json-file or local log driver gets
+	// them as max-size and max-file when its spec sets no log options. Zero: 10 MiB and
+	// 5 files (logfile.DefaultMaxBytes, logfile.DefaultMaxFiles).
+	LogLimits logfile.Limits
 	// ProtectedPaths are directories no workload's path may reach, even below a host
 	// volume (docs/security.md, "Paths"): the agent's data dir always; `berth dev` adds
 	// its server's.
@@ -199,6 +205,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("agent config: %w", err)
 	} else {
 		c.GPUSharing = mode
+	}
+	if c.LogLimits == (logfile.Limits{}) {
+		c.LogLimits = logfile.Limits{MaxBytes: logfile.DefaultMaxBytes, MaxFiles: logfile.DefaultMaxFiles}
+	}
+	if err := c.LogLimits.Check(); err != nil {
+		return c, fmt.Errorf("agent config: %w", err)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -41,7 +41,7 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 	}
 	p, err := process.New(process.Config{DataDir: filepath.Join(a.cfg.DataDir, "process"), Logger: a.log, CgroupParent: a.cfg.CgroupParent,
 		RootCAs: []*x509.Certificate{a.id.ca}, DefaultUser: user, DynamicUIDs: uids,
-		HostVolumes: volumes, Protected: a.guard.protected, Owner: a.owner})
+		HostVolumes: volumes, Protected: a.guard.protected, Owner: a.owner, LogLimits: a.cfg.LogLimits})
 	if err != nil {
 		return nil, fmt.Errorf("agent: process driver: %w", err)
 	}
@@ -77,7 +77,7 @@ func (a *Agent) openDocker(ctx context.Context) (*docker.Driver, error) {
 	d, err := docker.New(docker.Config{
 		Host: a.cfg.DockerHost, Logger: a.log.With("driver", "docker"), DataDir: filepath.Join(a.cfg.DataDir, "docker"),
 		CNIBinDir: a.cfg.CNIBinDir, CNIConfDir: a.cfg.CNIConfDir, NetworkImage: a.cfg.NetworkImage,
-		SeccompProfiles: a.guard.seccomp, Owner: a.owner,
+		SeccompProfiles: a.guard.seccomp, Owner: a.owner, LogLimits: a.cfg.LogLimits,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: docker driver: %w", err)

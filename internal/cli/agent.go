@@ -45,6 +45,7 @@ type agentFlags struct {
 	dns             agentDNSFlags
 	lb              agentLBFlags
 	guard           agentGuardFlags
+	logs            agentLogFlags
 	config          string
 	logLevel        string
 	otlpEndpoint    string
@@ -127,6 +128,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	f.dns.register(cmd)
 	f.lb.register(cmd)
 	f.guard.register(cmd)
+	f.logs.register(cmd)
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
@@ -163,6 +165,9 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		return cfg, level, err
 	}
 	f.guards(&cfg, m)
+	if err := f.logs.apply(&cfg, file, m.changed); err != nil {
+		return cfg, level, err
+	}
 	if err := checkModes(cfg); err != nil {
 		return cfg, level, err
 	}

@@ -64,8 +64,11 @@ type agentFile struct {
 	TaskUIDRange    string     `yaml:"task-uid-range"`
 	TaskUsers       stringList `yaml:"task-users"`
 	ForbiddenGroups stringList `yaml:"forbidden-task-groups"`
-	LogLevel        string     `yaml:"log-level"`
-	OTLPEndpoint    string     `yaml:"otlp-endpoint"`
+	// The tasks' logs (agent_logs.go).
+	LogMaxSize   string `yaml:"log-max-size"`
+	LogMaxFiles  int    `yaml:"log-max-files"`
+	LogLevel     string `yaml:"log-level"`
+	OTLPEndpoint string `yaml:"otlp-endpoint"`
 }
 
 // stringList accepts a YAML list or one comma-separated string.

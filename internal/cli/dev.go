@@ -30,9 +30,13 @@ func runDev(cmd *cobra.Command, o *options, f serverFlags) error {
 	if err != nil {
 		return err
 	}
+	var logLimits agent.Config
+	if err := f.agentLogs.apply(&logLimits, &agentFile{}, cmd.Flags().Changed); err != nil {
+		return err
+	}
 	var acfg *agent.Config
 	if f.agent {
-		acfg = &agent.Config{NodeName: devNode.NodeName, PortRanges: devNode.PortRanges}
+		acfg = &agent.Config{NodeName: devNode.NodeName, PortRanges: devNode.PortRanges, LogLimits: logLimits.LogLimits}
 		f.agentGuard.apply(acfg)
 		if err := devServices(&f.devDNS, acfg, cmd.Flags().Changed, scfg.API.Logger); err != nil {
 			return err

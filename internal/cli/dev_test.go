@@ -8,6 +8,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/daemon"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 // berth dev's --node-name and --port-range reach its agent's config, checked before
@@ -93,6 +94,24 @@ func TestDevServices(t *testing.T) {
 		}
 		if lines := strings.Count(logs.String(), "service proxy off"); (wantLog == "") != (lines == 0) || lines > 1 || !strings.Contains(logs.String(), wantLog) {
 			t.Errorf("%s: log %q, want one line with %q (none when empty)", tt.name, logs.String(), wantLog)
+		}
+	}
+}
+
+// berth dev's --log-max-size and --log-max-files reach its agent's config; a bad value
+// is refused with the flag named.
+func TestDevLogFlags(t *testing.T) {
+	var cfg agent.Config
+	f := agentLogFlags{maxSize: "2MiB", maxFiles: 3}
+	if err := f.apply(&cfg, &agentFile{}, func(string) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LogLimits != (logfile.Limits{MaxBytes: 2 << 20, MaxFiles: 3}) {
+		t.Errorf("limits %+v", cfg.LogLimits)
+	}
+	for _, bad := range []agentLogFlags{{maxSize: "-1", maxFiles: 3}, {maxSize: "10MiB", maxFiles: 0}} {
+		if err := bad.apply(&cfg, &agentFile{}, func(string) bool { return true }); err == nil || !strings.Contains(err.Error(), "--log-max-") {
+			t.Errorf("%+v: %v, want an error naming the flag", bad, err)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 func TestLogsCommand(t *testing.T) {
@@ -116,9 +117,11 @@ cni-conf-dir: /etc/cni/berth
 allow-privileged: true
 host-volumes: [/data, /logs:ro]
 default-user: from-file
+log-max-size: 1MiB
+log-max-files: 3
 `), 0o600)
 	f, cmd, o, err := agentConfigOf(t, nil, "--config", conf, "--node-name", "from-flag", "--label", "zone=b",
-		"--attr-text", "os=linux", "--attr-set", "gpu=a100,h100", "--host-volumes", "/srv")
+		"--attr-text", "os=linux", "--attr-set", "gpu=a100,h100", "--host-volumes", "/srv", "--log-max-files", "4")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,12 +149,16 @@ default-user: from-file
 	if !cfg.AllowPrivileged || !slices.Equal(cfg.HostVolumes, []string{"/srv"}) || cfg.DefaultUser != "from-file" {
 		t.Fatalf("guard: %v %v %q", cfg.AllowPrivileged, cfg.HostVolumes, cfg.DefaultUser)
 	}
+	if cfg.LogLimits != (logfile.Limits{MaxBytes: 1 << 20, MaxFiles: 4}) {
+		t.Fatalf("log limits: %+v", cfg.LogLimits)
+	}
 
 	// Flags alone, the token from the environment.
 	f, cmd, o, _ = agentConfigOf(t, map[string]string{"BERTH_JOIN_TOKEN": "env-tok"}, "--server", "s1:7470", "--server", "s2:7470")
 	cfg, _, err = f.agentConfig(cmd, o)
 	if err != nil || cfg.Token != "env-tok" || len(cfg.ServerURLs) != 2 || cfg.DataDir != defaultAgentDataDir || cfg.Docker != "auto" ||
-		cfg.AllowPrivileged || cfg.HostVolumes != nil || cfg.DefaultUser != "" {
+		cfg.AllowPrivileged || cfg.HostVolumes != nil || cfg.DefaultUser != "" ||
+		cfg.LogLimits != (logfile.Limits{MaxBytes: logfile.DefaultMaxBytes, MaxFiles: logfile.DefaultMaxFiles}) {
 		t.Fatalf("flags only: %+v %v", cfg, err)
 	}
 
@@ -165,6 +172,10 @@ default-user: from-file
 		{[]string{"--server", "s", "--token", "t", "--port-range", "32000-31000"}, "BEGIN-END"},
 		{[]string{"--server", "s", "--token", "t", "--log-level", "loud"}, "--log-level"},
 		{[]string{"--server", "s", "--token", "t", "--docker", "maybe"}, "--docker"},
+		{[]string{"--server", "s", "--token", "t", "--log-max-size", "10 parsecs"}, "--log-max-size"},
+		{[]string{"--server", "s", "--token", "t", "--log-max-size", "1KiB"}, "--log-max-size"},
+		{[]string{"--server", "s", "--token", "t", "--log-max-files", "1"}, "--log-max-files"},
+		{[]string{"--server", "s", "--token", "t", "--log-max-files", "1000"}, "--log-max-files"},
 		{[]string{"--server", "s", "--token-file", filepath.Join(dir, "missing")}, "join token"},
 	}
 	for _, b := range bad {

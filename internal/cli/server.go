@@ -44,6 +44,7 @@ type serverFlags struct {
 	agent         bool            // berth dev: run an agent in the process
 	agentGuard    agentGuardFlags // berth dev: what its agent allows workloads
 	devNode       devNodeFlags    // berth dev: its agent's node name and port ranges
+	agentLogs     agentLogFlags   // berth dev: the bounds of its agent's task logs
 	devDNS        agentDNSFlags   // berth dev: its agent's DNS server and service proxy
 	member        memberFlags
 	nodeTTL       time.Duration
@@ -156,6 +157,7 @@ func newDevCommand(o *options) *cobra.Command {
 	cmd.Flags().BoolVar(&f.agent, "agent", true, "run a node agent for this machine in the process (false: the server alone)")
 	f.agentGuard.register(cmd)
 	f.devNode.register(cmd)
+	f.agentLogs.register(cmd)
 	f.devDNS.registerDev(cmd)
 	return cmd
 }

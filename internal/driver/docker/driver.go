@@ -27,6 +27,7 @@ import (
 
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 // Labels the driver adds to its containers besides the driver.Label* ones the executor
@@ -64,6 +65,9 @@ type Config struct {
 	// SeccompProfiles are the node's seccomp profiles (Docker's JSON) by name: a
 	// container's `security-opt seccomp=NAME` runs with that profile (seccomp.go).
 	SeccompProfiles map[string]string
+	// LogLimits bound the log of a container whose spec sets no log options, when the
+	// daemon's default log driver rotates (logopts.go); zero: not bounded by berth.
+	LogLimits logfile.Limits
 	// Owner is the agent's cluster and node: the driver labels and names its containers
 	// and sandboxes after the cluster, and lists, stops and removes only the owner's
 	// (owner.go). The zero Owner keeps berth's older names and labels.
@@ -89,6 +93,11 @@ type Driver struct {
 	cniBinDir, cniConfDir, cniCacheDir string
 	networkImage                       string
 	seccompProfiles                    map[string]string
+	// logLimits bound containers' logs; logDriver is the daemon's default log driver,
+	// once known (logopts.go), under logDriverMu.
+	logLimits   logfile.Limits
+	logDriverMu sync.Mutex
+	logDriver   *string
 	// owner is whose containers the driver touches; prefix begins their names
 	// ("berth-<cluster tag>_", or "berth-" without a cluster).
 	owner  driver.Owner
@@ -186,6 +195,7 @@ func New(cfg Config) (*Driver, error) {
 		d.prefix = containerName(tag + driver.TagSeparator)
 	}
 	d.seccompProfiles = cfg.SeccompProfiles
+	d.logLimits = cfg.LogLimits
 	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
 	for _, dir := range []string{d.filesDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {

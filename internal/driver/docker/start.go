@@ -129,6 +129,9 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 	if x.memorySwap != nil {
 		hc.MemorySwap = *x.memorySwap
 	}
+	if d.logLimits.Rotates() && hc.LogConfig.Type == "" && len(hc.LogConfig.Config) == 0 {
+		applyLogLimits(hc, d.daemonLogDriver(ctx), d.logLimits)
+	}
 	applyDNS(t, hc)
 	if err := d.applyGPUs(t, cfg, hc); err != nil {
 		return containerSpec{}, err
