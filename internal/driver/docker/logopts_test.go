@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/api/types/container"
 
@@ -43,5 +44,20 @@ func TestApplyLogLimits(t *testing.T) {
 		if hc.LogConfig.Type != c.want.Type || !maps.Equal(hc.LogConfig.Config, c.want.Config) {
 			t.Errorf("%s: log config %+v, want %+v", c.name, hc.LogConfig, c.want)
 		}
+	}
+}
+
+// The daemon takes the limits: its default json-file driver gets them, in bytes.
+func TestLogLimitsReachTheContainer(t *testing.T) {
+	d := parallelDriver(t)
+	d.logLimits = logfile.Limits{MaxBytes: 1 << 20, MaxFiles: 3}
+	if drv := d.daemonLogDriver(ctxT(t, 10*time.Second)); drv != "json-file" && drv != "local" {
+		t.Skipf("the daemon logs with %q", drv)
+	}
+	task := newTask(t, d, "logs", imgPlain, "/bin/sleep", "30")
+	mustStart(t, d, task)
+	lc := rawInspect(t, task.ID).HostConfig.LogConfig
+	if lc.Config["max-size"] != "1048576" || lc.Config["max-file"] != "3" {
+		t.Errorf("log config %+v", lc)
 	}
 }
