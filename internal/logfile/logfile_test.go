@@ -152,3 +152,23 @@ func TestFollowerAcrossRotations(t *testing.T) {
 	}
 	read(line(10) + line(11) + line(12) + line(13) + line(14) + line(15))
 }
+
+// Closing a follower from another goroutine ends the Read that waits for more.
+func TestFollowerClosedWhileReading(t *testing.T) {
+	_, path := newLog(t, Limits{MaxBytes: 100, MaxFiles: 2})
+	files, err := Open(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := NewFollower(context.Background(), path, 2, files, time.Millisecond)
+	done := make(chan error, 1)
+	go func() {
+		_, err := fo.Read(make([]byte, 10))
+		done <- err
+	}()
+	time.Sleep(5 * time.Millisecond)
+	fo.Close()
+	if err := <-done; err != io.EOF {
+		t.Fatalf("read after close: %v", err)
+	}
+}

@@ -110,6 +110,7 @@ type Follower struct {
 	maxFiles int
 	poll     time.Duration
 	ctx      context.Context
+	mu       sync.Mutex
 	files    []*os.File // to read, in order; the last is the one followed
 	once     sync.Once
 	closed   chan struct{}
@@ -124,25 +125,40 @@ func NewFollower(ctx context.Context, path string, maxFiles int, files []*os.Fil
 
 func (r *Follower) Read(p []byte) (int, error) {
 	for {
+		n, more, err := r.step(p)
+		if !more {
+			return n, err
+		}
+		if err := r.wait(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// step reads what there is, under the lock that Close takes to close the files (a
+// follower is closed from another goroutine to end a blocked Read). more: nothing yet,
+// wait and step again.
+func (r *Follower) step(p []byte) (n int, more bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
 		select {
 		case <-r.closed:
-			return 0, io.EOF
+			return 0, false, io.EOF
 		default:
 		}
 		if len(r.files) == 0 {
-			if err := r.wait(); err != nil {
-				return 0, err
+			if r.files = r.next(nil); len(r.files) == 0 {
+				return 0, true, nil
 			}
-			r.files = r.next(nil)
-			continue
 		}
 		cur := r.files[0]
 		n, err := cur.Read(p)
 		if n > 0 {
-			return n, nil
+			return n, false, nil
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
+			return 0, false, err
 		}
 		if len(r.files) > 1 {
 			cur.Close()
@@ -150,21 +166,16 @@ func (r *Follower) Read(p []byte) (int, error) {
 			continue
 		}
 		// The end of the followed file: rotated away, or just no more yet?
-		if next := r.next(cur); next != nil {
-			// Drain what was written to it before the rotation, then go on.
-			if n, err := cur.Read(p); n > 0 {
-				r.files = append(r.files, next...)
-				return n, nil
-			} else if err != nil && !errors.Is(err, io.EOF) {
-				closeAll(next)
-				return 0, err
-			}
-			cur.Close()
-			r.files = next
-			continue
+		next := r.next(cur)
+		if next == nil {
+			return 0, true, nil
 		}
-		if err := r.wait(); err != nil {
-			return 0, err
+		// Drain what was written to it before the rotation, then go on.
+		r.files = append(r.files, next...)
+		if n, err := cur.Read(p); n > 0 {
+			return n, false, nil
+		} else if err != nil && !errors.Is(err, io.EOF) {
+			return 0, false, err
 		}
 	}
 }
@@ -234,6 +245,8 @@ func (r *Follower) next(cur *os.File) []*os.File {
 // Close ends the follower and closes its files.
 func (r *Follower) Close() error {
 	r.once.Do(func() { close(r.closed) })
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	closeAll(r.files)
 	r.files = nil
 	return nil
