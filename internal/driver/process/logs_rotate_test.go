@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,4 +137,31 @@ func TestLogsFollowAcrossRotation(t *testing.T) {
 		t.Fatalf("the log was not rotated twice: %v", err)
 	}
 	checkRun(t, b.String(), "", 1, 0, n-1)
+}
+
+// The files a rotation starts belong to the task's user, as the first one: a process
+// that opens its output again is checked against the file.
+func TestLogsRotatedFilesOfAUser(t *testing.T) {
+	requireCgroups(t)
+	t.Parallel()
+	u := testUser(t)
+	d := newTestDriverWith(t, Config{LogLimits: rotateLimits})
+	task := testTask(t, "ns.logs.rotuser", &v4.ProcessTask{ProcName: "sleep", User: u.Name, StartGracePeriod: 1,
+		StartCmd: linesCmd(1000) + "; exec sleep 60"})
+	for dir := task.WorkBaseDir; dir != "/" && dir != os.TempDir(); dir = filepath.Dir(dir) {
+		os.Chmod(dir, 0o755)
+	}
+	mustStart(t, d, task)
+	awaitLogs(t, d, task.ID, driver.LogOptions{Stream: "stdout", Tail: 1}, "00999 ")
+	st, _ := d.load(task.ID)
+	for _, name := range []string{st.LogPath, logfile.Rotated(st.LogPath, 1)} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sys := fi.Sys().(*syscall.Stat_t)
+		if sys.Uid != u.UID || sys.Gid != u.GID || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: %d:%d %v, want %d:%d 0640", name, sys.Uid, sys.Gid, fi.Mode().Perm(), u.UID, u.GID)
+		}
+	}
 }
