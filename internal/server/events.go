@@ -79,10 +79,16 @@ func orderParam(v string) (newest bool, err error) {
 	return false, httpapi.Errorf(http.StatusBadRequest, "query parameter order=%q: want oldest or newest", v)
 }
 
+// watchEvents streams the records written from now on, or after resourceVersion (a
+// list's), which a console lists first and then watches from (410 when compacted).
 func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, f v4.EventFilter) error {
+	after, err := httpapi.RevisionParam("resourceVersion", r.URL.Query().Get("resourceVersion"))
+	if err != nil {
+		return err
+	}
 	ctx, cancel := s.streamContext(r)
 	defer cancel()
-	ch, err := s.store.WatchEvents(ctx, f, store.Bounded(s.watchLimit))
+	ch, err := s.store.WatchEventsAfter(ctx, f, after, store.Bounded(s.watchLimit))
 	if err != nil {
 		return err
 	}

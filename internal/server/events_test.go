@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store/storetest"
@@ -59,4 +60,33 @@ func TestEventsRoute(t *testing.T) {
 			t.Fatalf("streamed event %d: %s (%v), want %+v", i, b, err, wnt)
 		}
 	}
+}
+
+// A client lists the events and then watches from the list's revision: it gets what was
+// recorded after the list and nothing the list held; a bad revision is a 400.
+func TestEventsWatchFromAList(t *testing.T) {
+	base := newTestServer(t, Config{})
+	ns := "evfrom"
+	coll := base + "/v1/namespaces/" + ns + "/configmaps"
+	wantStatus(t, call(t, http.MethodPost, coll, cmJSON(ns, "before", "eA==")), http.StatusCreated)
+	storetest.FlushEvents(t, testStore)
+	r := call(t, http.MethodGet, base+"/v1/events?namespace="+ns+"&order=newest", "")
+	wantStatus(t, r, http.StatusOK)
+	var list v4.EventList
+	if err := json.Unmarshal(r.body, &list); err != nil || len(list.Items) != 1 || list.ResourceVersion == "" {
+		t.Fatalf("list: %s (%v)", r.body, err)
+	}
+	wantStatus(t, call(t, http.MethodPost, coll, cmJSON(ns, "after", "eA==")), http.StatusCreated)
+	storetest.FlushEvents(t, testStore)
+	w := openStream(t, base+"/v1/events?namespace="+ns+"&watch=true&resourceVersion="+list.ResourceVersion)
+	var e v4.Event
+	select {
+	case b := <-w:
+		if err := json.Unmarshal(b, &e); err != nil || e.Name != "after" || e.Reason != "Created" {
+			t.Fatalf("first streamed event %s (%v), want the one recorded after the list", b, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event streamed within 10 s")
+	}
+	wantStatus(t, call(t, http.MethodGet, base+"/v1/events?watch=true&resourceVersion=-3", ""), http.StatusBadRequest)
 }

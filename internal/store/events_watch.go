@@ -21,20 +21,35 @@ type WatchedEvent struct {
 // watch ends. With Bounded, a consumer that falls behind gets one item with Err last
 // instead of making etcd wait.
 func (s *Store) WatchEvents(ctx context.Context, f v4.EventFilter, opts ...WatchOption) (<-chan WatchedEvent, error) {
-	// Start from the current revision so nothing recorded after the call is missed.
-	resp, err := s.client.Get(ctx, eventLogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if err != nil {
-		return nil, fmt.Errorf("watch events: %w", wrapEtcd(err))
+	return s.WatchEventsAfter(ctx, f, 0, opts...)
+}
+
+// WatchEventsAfter is WatchEvents from the records written after revision after (a list's
+// revision, so a reader lists first and misses nothing between the two), or from now when
+// after is 0. A revision etcd no longer holds fails with ErrCompacted.
+func (s *Store) WatchEventsAfter(ctx context.Context, f v4.EventFilter, after int64, opts ...WatchOption) (<-chan WatchedEvent, error) {
+	if after < 0 {
+		return nil, fmt.Errorf("watch events: %w: negative revision %d", ErrInvalid, after)
+	}
+	if after == 0 {
+		// Start from the current revision so nothing recorded after the call is missed.
+		resp, err := s.client.Get(ctx, eventLogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return nil, fmt.Errorf("watch events: %w", wrapEtcd(err))
+		}
+		after = resp.Header.Revision
+	} else if err := s.checkCompacted(ctx, eventLogPrefix, after+1); err != nil {
+		return nil, fmt.Errorf("watch events after %d: %w", after, err)
 	}
 	wctx, stopWatch := context.WithCancel(ctx)
 	wch := s.client.Watch(clientv3.WithRequireLeader(wctx), eventLogPrefix,
-		clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1), clientv3.WithFilterDelete())
+		clientv3.WithPrefix(), clientv3.WithRev(after+1), clientv3.WithFilterDelete())
 	limit := watchLimit(opts)
 	out := make(chan WatchedEvent, bufferFor(limit))
 	go func() {
 		defer close(out)
 		defer stopWatch()
-		behind := forward(ctx, s.log, wch, out, limit, resp.Header.Revision, func(ev *clientv3.Event) (WatchedEvent, bool) {
+		behind := forward(ctx, s.log, wch, out, limit, after, func(ev *clientv3.Event) (WatchedEvent, bool) {
 			r, ok := s.decodeRecord(ev.Kv)
 			return WatchedEvent{Event: r}, ok && f.Match(r)
 		}, nil, nil)

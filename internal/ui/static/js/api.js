@@ -78,12 +78,10 @@ export async function call(method, path, body, opts = {}) {
 export const get = (path, opts) => call('GET', path, undefined, opts);
 
 // lines reads a streaming answer (a watch's NDJSON, a followed log) and hands each piece
-// of text to onText as it arrives, until the stream ends or signal aborts. onOpen, when
-// given, is called once the answer began (the server follows the stream from then on).
-export async function stream(path, onText, signal, onOpen) {
+// of text to onText as it arrives, until the stream ends or signal aborts.
+export async function stream(path, onText, signal) {
   const resp = await fetch(path, { headers: headers({ Accept: '*/*' }), signal });
   if (!resp.ok) throw await failure(resp);
-  if (onOpen) onOpen();
   const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
   for (;;) {
     const { value, done } = await reader.read();
@@ -95,7 +93,7 @@ export async function stream(path, onText, signal, onOpen) {
 // watch streams the events of a watch URL (docs/api.md, Watch) to onEvent. It returns
 // when the stream ends: after an ERROR line (410: the caller lists again) or when the
 // server closed it.
-export async function watch(path, onEvent, signal, onOpen) {
+export async function watch(path, onEvent, signal) {
   let buf = '';
   await stream(path, (text) => {
     buf += text;
@@ -105,7 +103,7 @@ export async function watch(path, onEvent, signal, onOpen) {
       buf = buf.slice(i + 1);
       if (line) onEvent(JSON.parse(line));
     }
-  }, signal, onOpen);
+  }, signal);
 }
 
 // Plurals of the kinds the console lists, and their kind names.

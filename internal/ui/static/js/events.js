@@ -102,40 +102,22 @@ export async function eventsPage({ main, params, signal }) {
     moved = true; // a token limited to some namespaces lands in the first it may read in
     get('/v1/namespaces', { signal }).then((l) => { if ((l.items || []).length && !signal.aborted) go({ ns: l.items[0] }); }).catch(() => {});
   };
-  // The watch has no revision to start from: it is opened first, and what it brings
-  // before the list is read waits, then goes on top of it (a record both hold shows once).
+  // The list first (the page paints with it), then the watch from the list's revision:
+  // nothing recorded in between is missed, and a repeat of a shown record moves it up.
   await keepWatching(signal, async () => {
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    let early = [];
-    let opened;
-    const open = new Promise((resolve) => { opened = resolve; });
-    const watching = watch('/v1/events' + query({ namespace: ns, watch: 'true' }), (ev) => {
-      if (ev.type === 'ERROR') return;
-      if (early) early.push(ev.object || ev);
-      else top(ev.object || ev);
-    }, stop.signal, opened);
-    try {
-      await Promise.race([open, watching]);
-      const list = await get(listURL(''), { signal });
-      body.replaceChildren();
-      dropped = false;
-      older(list);
-      const waiting = early;
-      early = null;
-      waiting.forEach(top);
-      problem.replaceChildren();
-      if (!painted) {
-        painted = true;
-        performance.mark('berth:page-painted');
-        main.dataset.painted = 'events';
-        picker.fill(get('/v1/namespaces', { signal }).then((l) => l.items || []));
-      }
-      await watching;
-    } finally {
-      stop.abort();
-      signal.removeEventListener('abort', onAbort);
+    const list = await get(listURL(''), { signal });
+    body.replaceChildren();
+    dropped = false;
+    older(list);
+    problem.replaceChildren();
+    if (!painted) {
+      painted = true;
+      performance.mark('berth:page-painted');
+      main.dataset.painted = 'events';
+      picker.fill(get('/v1/namespaces', { signal }).then((l) => l.items || []));
     }
+    await watch('/v1/events' + query({ namespace: ns, watch: 'true', resourceVersion: list.resourceVersion }), (ev) => {
+      if (ev.type !== 'ERROR') top(ev.object || ev);
+    }, signal);
   }, onError);
 }

@@ -26,8 +26,17 @@ function endpointLine(ns, ep, ready) {
     ready ? '' : h('span', { class: 'why' }, ` — not ready: ${ep.reason || 'unknown'}`));
 }
 
-function serviceRow(svc, eps) {
+// serviceRow is a service's row; until its endpoints are read (read false) their cells
+// say so rather than "no instance matches".
+function serviceRow(svc, eps, read) {
   const m = svc.metadata;
+  if (!eps && !read) {
+    const vip = (svc.spec.clusterIP || []).join(', ') || h('span', { class: 'muted' }, '…');
+    return h('tr', { dataset: { key: `${m.namespace}/${m.name}` } },
+      h('td', {}, m.name), h('td', {}, m.namespace), h('td', {}, svc.spec.type || 'ClusterIP'),
+      h('td', { class: 'vip' }, vip), h('td', { class: 'ports' }, servicePorts(svc)), h('td', {}, chips(svc.spec.selector)),
+      h('td', { class: 'count muted' }, '…'), h('td', { class: 'endpoints muted' }, 'reading…'));
+  }
   const ready = (eps && eps.eps) || [];
   const notReady = (eps && eps.notReady) || [];
   const vip = eps && eps.vip ? eps.vip : (svc.spec.clusterIP || []).join(', ') || h('span', { class: 'muted' }, svc.spec.type === 'None' ? 'none (headless)' : 'not yet');
@@ -47,7 +56,6 @@ const newer = (a, b) => Number(a.metadata.resourceVersion || 0) > Number(b.metad
 // endpointsOf reads the endpoints of the services shown, one request each (50 at most, in
 // parallel over the connection): a page never reads every service's endpoints.
 async function endpointsOf(list, into, signal) {
-  into.clear();
   await Promise.all(list.map(async (svc) => {
     try {
       const eps = await get(objectPath('endpoints', svc.metadata.namespace, svc.metadata.name), { signal });
@@ -91,9 +99,10 @@ export async function servicesPage({ main, params, signal }) {
   const services = new Map();
   const endpoints = new Map();
   let total = null;
+  let endpointsRead = false;
   const draw = () => {
     const list = [...services.values()].sort((a, b) => key(a).localeCompare(key(b)));
-    rows.replaceChildren(...list.map((s) => serviceRow(s, endpoints.get(key(s)))));
+    rows.replaceChildren(...list.map((s) => serviceRow(s, endpoints.get(key(s)), endpointsRead)));
     if (!list.length) rows.append(h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No services here.')));
     count.textContent = total != null ? `${list.length} of ${total}` : `${list.length} shown`;
   };
@@ -111,7 +120,8 @@ export async function servicesPage({ main, params, signal }) {
     const list = await get(objectPath('services', ns) + query({ limit: pageSize, continue: cont }), { signal });
     services.clear();
     for (const o of list.items) services.set(key(o), o);
-    await endpointsOf(list.items, endpoints, signal);
+    endpoints.clear();
+    endpointsRead = false;
     total = list.total ?? null;
     problem.replaceChildren();
     draw();
@@ -119,6 +129,10 @@ export async function servicesPage({ main, params, signal }) {
       painted = true;
       performance.mark('berth:page-painted');
     }
+    // The services show at once; their endpoints fill in as they are read.
+    await endpointsOf(list.items, endpoints, signal);
+    endpointsRead = true;
+    draw();
     pager.replaceChildren(cont ? link(withParams(params, { continue: '' }), '« First page') : '',
       list.continue ? link(withParams(params, { continue: list.continue }), 'Next page »') : '');
     // A new service shows here when this is the last page and it has room; one that
