@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,7 +10,6 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/scheduler"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // maxNodeUsageBody bounds the agent's answer read into memory (a few hundred bytes).
@@ -24,16 +22,9 @@ func (s *Server) handleNodeUsage(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	ctx, cancel := context.WithTimeout(r.Context(), usageTimeout)
 	defer cancel()
-	n, err := s.nodes().Get(ctx, "", name)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpapi.Errorf(http.StatusNotFound, "node %s not found", name)
-	}
+	n, addr, err := s.nodeAgent(ctx, name)
 	if err != nil {
 		return err
-	}
-	addr := n.Status.AgentAddress
-	if addr == "" {
-		return httpapi.Errorf(http.StatusBadGateway, "the agent of node %s has not said where it serves (no status.agentAddress)", name)
 	}
 	u := url.URL{Scheme: "https", Host: addr, Path: "/v1/node/usage"}
 	req, err := http.NewRequestWithContext(toAgent(ctx, name), http.MethodGet, u.String(), nil)

@@ -184,15 +184,23 @@ func TestTaskGroupLogsAndActionsProxy(t *testing.T) {
 	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/taskgroups/2.web.ns.c.1/logs", ""), http.StatusBadGateway)
 }
 
-// A task group's usage is read from its agent; reading it is a read right in its
-// namespace, which a token of another namespace does not have.
-func TestTaskGroupUsageProxy(t *testing.T) {
+// withFakeAgentNode serves a fake agent for node n1, registered and heartbeating to a
+// new server, with task group ns/0.web.ns.c.1 bound to it; it returns both.
+func withFakeAgentNode(t *testing.T) (*fakeAgent, string) {
+	t.Helper()
 	fa := &fakeAgent{}
 	addr := serveFakeAgent(t, fa, testCA(t), "n1")
 	url := newTestServer(t, Config{})
 	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
 	heartbeatAt(t, url, "n1", addr)
 	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	return fa, url
+}
+
+// A task group's usage is read from its agent; reading it is a read right in its
+// namespace, which a token of another namespace does not have.
+func TestTaskGroupUsageProxy(t *testing.T) {
+	fa, url := withFakeAgentNode(t)
 	usage := url + "/v1/namespaces/ns/taskgroups/0.web.ns.c.1/usage"
 	r := call(t, http.MethodGet, usage, "")
 	var u v4.TaskGroupUsage
@@ -213,12 +221,7 @@ func TestTaskGroupUsageProxy(t *testing.T) {
 // what the node's task groups reserve; nodes are the cluster's, which a token of one
 // namespace may not read.
 func TestNodeUsageProxy(t *testing.T) {
-	fa := &fakeAgent{}
-	addr := serveFakeAgent(t, fa, testCA(t), "n1")
-	url := newTestServer(t, Config{})
-	wantStatus(t, agentCall(t, http.MethodPost, url+"/v1/agent/register", nodeJSON("n1", "")), http.StatusCreated)
-	heartbeatAt(t, url, "n1", addr)
-	putTaskGroup(t, "ns", "0.web.ns.c.1", "n1", nil)
+	fa, url := withFakeAgentNode(t)
 	usage := url + "/v1/nodes/n1/usage"
 	var u v4.NodeUsage
 	waitFor(t, "the node's usage with its task group reserved", func() bool {

@@ -11,18 +11,25 @@ import (
 	"github.com/berthhq/berth/internal/crilog"
 )
 
-// The task's two pipes land in the log as records of their streams, and the copy ends
-// once the last holder of the write ends has closed them.
-func TestOutputCopiesBothPipesAsRecords(t *testing.T) {
+// newTestOutput is an output into a new log file, closed at the test's end.
+func newTestOutput(t *testing.T) (*os.File, *output) {
+	t.Helper()
 	log, err := os.Create(filepath.Join(t.TempDir(), "task.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer log.Close()
+	t.Cleanup(func() { log.Close() })
 	o, err := newOutput(log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return log, o
+}
+
+// The task's two pipes land in the log as records of their streams, and the copy ends
+// once the last holder of the write ends has closed them.
+func TestOutputCopiesBothPipesAsRecords(t *testing.T) {
+	log, o := newTestOutput(t)
 	o.taskOut.WriteString("out1\n")
 	o.taskErr.WriteString("err1\npart")
 	o.started() // the task (here the test) is the last holder: it closes them
@@ -48,15 +55,7 @@ func TestOutputCopiesBothPipesAsRecords(t *testing.T) {
 // A process left behind that holds the pipes does not hold the task's end: drain gives
 // up after its bound.
 func TestOutputDrainIsBounded(t *testing.T) {
-	log, err := os.Create(filepath.Join(t.TempDir(), "task.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	o, err := newOutput(log, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, o := newTestOutput(t)
 	held, err := syscall.Dup(int(o.taskOut.Fd())) // a daemon's copy of stdout
 	if err != nil {
 		t.Fatal(err)

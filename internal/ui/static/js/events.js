@@ -7,7 +7,7 @@ import { h, age, link, errorBox } from './dom.js';
 import { keepWatching, withParams } from './live.js';
 import { namespacePicker } from './workloads.js';
 
-const pageSize = 200;
+const pageSize = 100;
 export const maxRows = 2000;
 const workloadPlural = { application: 'applications', process: 'processes', deployment: 'deployments', daemonset: 'daemonsets' };
 
