@@ -90,6 +90,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	routed := r.Clone(r.Context())
 	u, err := url.Parse(rest)
+	if err == nil {
+		trimSlash(u)
+	}
 	if err == nil && path.Clean(u.Path) != u.Path {
 		err = fmt.Errorf("%q is not a clean path", u.Path)
 	}
@@ -100,4 +103,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	routed.URL.Path, routed.URL.RawPath = u.Path, u.RawPath
 	routed.Body = io.NopCloser(bytes.NewReader(body))
 	h.mux.ServeHTTP(w, v1call.WithBody(routed, body))
+}
+
+// trimSlash drops one trailing slash: BCS's router served every route with and without
+// it, and bcs-client sends some with it (`bcs-client as -l` asks .../agentsettings/?ips=).
+// Only BCS's prefixes come here; berth's /v1 routes keep their one clean form.
+func trimSlash(u *url.URL) {
+	if len(u.Path) > 1 && strings.HasSuffix(u.Path, "/") {
+		u.Path = u.Path[:len(u.Path)-1]
+		if u.RawPath != "" {
+			u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+		}
+	}
 }

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+// tenantBA may do everything in namespace ba only: an attacker to every other namespace.
+const tenantBA = `kind: acl-policy
+metadata: {name: tenant-ba}
+rules:
+  - {namespaces: [ba], kinds: ["*"], verbs: [read, write, logs, exec, scale]}
+`
+
+// BCS's router served its routes with a trailing slash too, and bcs-client sends some
+// so (`as -l` asks .../agentsettings/?ips=): berth serves them as without it, under both
+// prefixes, with the same policies; /v1 keeps its one clean form.
+func TestBCSTrailingSlash(t *testing.T) {
+	url := newTestServer(t, Config{})
+	storetest.CreateNode(t, testStore, "node-ts", v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 1000}, func(n *v4.Node) {
+		n.Spec.IP = "10.0.7.1"
+	})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("ba", "web", 1)), http.StatusOK)
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("bb", "web", 1)), http.StatusOK)
+	for _, prefix := range []string{bcs.DriverPrefix, bcs.GatewayPrefix} {
+		wantBCS(t, bcsCall(t, http.MethodGet, url+prefix+"/agentsettings/?ips=10.0.7.1", "", ""), 0)
+		wantBCS(t, bcsCall(t, http.MethodGet, url+prefix+"/namespaces/ba/processes/web/", "", ""), 0)
+		wantBCS(t, bcsCall(t, http.MethodGet, url+prefix+"/namespaces/ba/processes/", "", ""), 0)
+	}
+	tok := tokenWithPolicy(t, url, tenantBA, "tenant-ba", "")
+	wantBCS(t, bcsCall(t, http.MethodGet, url+bcs.DriverPrefix+"/namespaces/ba/processes/web/", "", tok), 0)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/namespaces/bb/processes/web/"},
+		{http.MethodGet, "/namespaces/bb/processes/"},
+		{http.MethodDelete, "/namespaces/bb/processes/web/"},
+		{http.MethodPut, "/namespaces/bb/processes/web/scale/3/"},
+	} {
+		a := bcsCall(t, c.method, url+bcs.DriverPrefix+c.path, "", tok)
+		if a.status != http.StatusForbidden || a.Result {
+			t.Errorf("another namespace's token %s %s: HTTP %d %+v", c.method, c.path, a.status, a)
+		}
+	}
+	if _, err := testStore.Get(t.Context(), v4.KindProcess, "bb", "web"); err != nil {
+		t.Fatalf("bb/web after another namespace's token: %v", err)
+	}
+	if r := call(t, http.MethodGet, url+"/v1/namespaces/ba/processes/web/", ""); r.code == http.StatusOK {
+		t.Errorf("/v1 with a trailing slash: %d %s, want it refused", r.code, r.body)
+	}
+}
