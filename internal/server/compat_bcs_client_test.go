@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -49,5 +50,37 @@ func TestBCSTrailingSlash(t *testing.T) {
 	}
 	if r := call(t, http.MethodGet, url+"/v1/namespaces/ba/processes/web/", ""); r.code == http.StatusOK {
 		t.Errorf("/v1 with a trailing slash: %d %s, want it refused", r.code, r.body)
+	}
+}
+
+// A body that is not JSON is BCS's 1405010 on every route that reads one, as BCS's
+// driver answered it; JSON without the fields berth needs is 1405008. Neither writes.
+func TestBCSBodyNotJSON(t *testing.T) {
+	url := newTestServer(t, Config{})
+	base := url + bcs.DriverPrefix
+	routes := []struct{ method, path string }{
+		{http.MethodPost, "/agentsettings"},
+		{http.MethodPut, "/agentsettings/taint"},
+		{http.MethodPost, "/namespaces/nj/daemonset"},
+		{http.MethodPut, "/namespaces/nj/daemonset"},
+		{http.MethodPost, "/namespaces/nj/applications/web/message"},
+	}
+	for _, plural := range []string{"applications", "processes", "deployments", "configmaps", "secrets", "services"} {
+		routes = append(routes, struct{ method, path string }{http.MethodPost, "/namespaces/nj/" + plural},
+			struct{ method, path string }{http.MethodPut, "/namespaces/nj/" + plural})
+	}
+	for _, c := range routes {
+		for _, body := range []string{"not json", `{"kind":`, `"a string"`} {
+			if a := bcsCall(t, c.method, base+c.path, body, ""); a.Code != bcs.CodeJSONDecode || a.status != http.StatusOK {
+				t.Errorf("%s %s %q: HTTP %d %+v, want 1405010", c.method, c.path, body, a.status, a)
+			}
+		}
+	}
+	for _, plural := range []string{"applications", "processes", "deployments", "configmaps"} {
+		wantBCS(t, bcsCall(t, http.MethodPost, base+"/namespaces/nj/"+plural, `{"kind":"x","metadata":{}}`, ""), bcs.CodeBadRequestData)
+	}
+	r := call(t, http.MethodGet, url+"/v1/namespaces/nj/applications", "")
+	if r.code != http.StatusOK || strings.Contains(string(r.body), `"name"`) {
+		t.Errorf("namespace nj after refused bodies: %d %s", r.code, r.body)
 	}
 }
