@@ -14,7 +14,7 @@ import (
 const tenantBA = `kind: acl-policy
 metadata: {name: tenant-ba}
 rules:
-  - {namespaces: [ba], kinds: ["*"], verbs: [read, write, logs, exec, scale]}
+  - {namespaces: [ba], kinds: ["*", secret], verbs: [read, write, logs, exec, scale]}
 `
 
 // BCS's router served its routes with a trailing slash too, and bcs-client sends some
@@ -82,5 +82,44 @@ func TestBCSBodyNotJSON(t *testing.T) {
 	r := call(t, http.MethodGet, url+"/v1/namespaces/nj/applications", "")
 	if r.code != http.StatusOK || strings.Contains(string(r.body), `"name"`) {
 		t.Errorf("namespace nj after refused bodies: %d %s", r.code, r.body)
+	}
+}
+
+// Deleting a configmap or a secret in use through BCS's routes: refused, the refusal
+// naming BCS's enforce; with enforce=1 (bcs-client --enforce 1) deleted as BCS did, with
+// a warning naming the workloads left without it. Another namespace's token gets 403.
+func TestBCSDeleteConfigEnforce(t *testing.T) {
+	url := newTestServer(t, Config{})
+	const ns = "ba"
+	body := cmJSON(ns, "cfg", "eA==") + "\n" + secretJSON(ns, "sec", "password") + "\n" + refProcJSON(ns, "web", "cfg", "k", "sec", "password")
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", body), http.StatusOK)
+	tok := tokenWithPolicy(t, url, tenantBA, "tenant-ba", "")
+	other := tokenWithPolicy(t, url, strings.ReplaceAll(tenantBA, "ba", "bz"), "tenant-bz", "")
+	for _, c := range []struct {
+		plural, name string
+		kind         v4.Kind
+	}{{"configmaps", "cfg", v4.KindConfigMap}, {"secrets", "sec", v4.KindSecret}} {
+		path := url + bcs.GatewayPrefix + "/namespaces/" + ns + "/" + c.plural + "/" + c.name
+		a := bcsCall(t, http.MethodDelete, path, "", tok)
+		wantBCS(t, a, bcs.CodeScheduler)
+		if !strings.Contains(a.Message, "process ba/web") || !strings.Contains(a.Message, "enforce=1") || strings.Contains(a.Message, "force=true") {
+			t.Errorf("%s in use: %q", c.plural, a.Message)
+		}
+		wantBCS(t, bcsCall(t, http.MethodDelete, path+"?enforce=maybe", "", tok), bcs.CodeDriverParameter)
+		wantBCS(t, bcsCall(t, http.MethodDelete, path+"?enforce=0", "", tok), bcs.CodeScheduler)
+		if a := bcsCall(t, http.MethodDelete, path+"?enforce=1", "", other); a.status != http.StatusForbidden || a.Result {
+			t.Errorf("another namespace's token with enforce: HTTP %d %+v", a.status, a)
+		}
+		if _, err := testStore.Get(t.Context(), c.kind, ns, c.name); err != nil {
+			t.Fatalf("%s after refusals: %v", c.plural, err)
+		}
+		a = bcsCall(t, http.MethodDelete, path+"?enforce=1", "", tok)
+		wantBCS(t, a, 0)
+		if len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "process ba/web") || len(a.header.Values("Warning")) != 1 {
+			t.Errorf("%s enforced: warnings %q", c.plural, a.Warnings)
+		}
+		if _, err := testStore.Get(t.Context(), c.kind, ns, c.name); !errorsIsNotFound(err) {
+			t.Errorf("%s after enforce: %v", c.plural, err)
+		}
 	}
 }

@@ -14,7 +14,11 @@ func (h *Handler) configRoutes() {
 		base := "/namespaces/{ns}/" + plural
 		h.mux.HandleFunc("POST "+base, h.create(plural))
 		h.mux.HandleFunc("PUT "+base, h.update(plural))
-		h.mux.HandleFunc("DELETE "+base+"/{name}", h.delete(plural))
+		del := h.delete(plural)
+		if plural != "services" {
+			del = h.deleteConfig(plural)
+		}
+		h.mux.HandleFunc("DELETE "+base+"/{name}", del)
 		h.mux.HandleFunc("GET "+base, h.listObjects(plural))
 		h.mux.HandleFunc("GET "+base+"/{name}", h.getObject(plural))
 	}
