@@ -123,3 +123,53 @@ func TestBCSDeleteConfigEnforce(t *testing.T) {
 		}
 	}
 }
+
+// BCS stored processes as applications: its clients read and signal a process through
+// /applications/{name}/...; writes there are refused, naming the processes route. The
+// same policies answer: another namespace's token gets 403.
+func TestBCSProcessAsApplication(t *testing.T) {
+	url := newTestServer(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("ba", "web", 1)), http.StatusOK)
+	putTaskGroup(t, "ba", "0.web.ba.c.1", "n1", nil)
+	tok := tokenWithPolicy(t, url, tenantBA, "tenant-ba", "")
+	other := tokenWithPolicy(t, url, strings.ReplaceAll(tenantBA, "ba", "bz"), "tenant-bz", "")
+	base := url + bcs.GatewayPrefix + "/namespaces/ba/applications/web"
+	a := bcsCall(t, http.MethodGet, base, "", tok)
+	wantBCS(t, a, 0)
+	if !strings.Contains(string(a.Data), `"Kind":"process"`) || !strings.Contains(string(a.Data), "0.web.ba.c.1") {
+		t.Errorf("the process as an application: %s", a.Data)
+	}
+	a = bcsCall(t, http.MethodGet, base+"/taskgroups", "", tok)
+	wantBCS(t, a, 0)
+	if !strings.Contains(string(a.Data), "0.web.ba.c.1") {
+		t.Errorf("the process's task groups: %s", a.Data)
+	}
+	wantBCS(t, bcsCall(t, http.MethodGet, base+"/versions", "", tok), 0)
+	// The message reaches the process's task group (its node has no agent here, so the
+	// answer lists it as not reached: a missing application would be 1405202).
+	a = bcsCall(t, http.MethodPost, base+"/message", `{"msgtype":"signal","msgdata":{"signal":1,"processname":"web"}}`, tok)
+	wantBCS(t, a, 0)
+	if !strings.Contains(string(a.Data), "0.web.ba.c.1") {
+		t.Errorf("the process's message: %s", a.Data)
+	}
+	for _, c := range []struct{ method, path string }{{http.MethodPut, "/scale/3"}, {http.MethodDelete, ""}} {
+		a := bcsCall(t, c.method, base+c.path, "", tok)
+		wantBCS(t, a, bcs.CodeNotFound)
+		if !strings.Contains(a.Message, "processes/web") {
+			t.Errorf("%s %s of a process as an application: %q", c.method, c.path, a.Message)
+		}
+	}
+	wantBCS(t, bcsCall(t, http.MethodGet, url+bcs.GatewayPrefix+"/namespaces/ba/applications/none", "", tok), bcs.CodeNotFound)
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "", ""}, {http.MethodGet, "/taskgroups", ""}, {http.MethodDelete, "", ""},
+		{http.MethodPost, "/message", `{"msgtype":"signal","msgdata":{"signal":1}}`},
+	} {
+		if a := bcsCall(t, c.method, base+c.path, c.body, other); a.status != http.StatusForbidden || a.Result {
+			t.Errorf("another namespace's token %s %s: HTTP %d %+v", c.method, c.path, a.status, a)
+		}
+	}
+	p, err := testStore.Get(t.Context(), v4.KindProcess, "ba", "web")
+	if err != nil || p.(*v4.Process).Spec.Instance != 1 {
+		t.Errorf("the process after refused writes: %v %+v", err, p)
+	}
+}

@@ -87,7 +87,7 @@ func (h *Handler) applicationMessage(plural string) http.HandlerFunc {
 			writeFailure(w, *f)
 			return
 		}
-		_, tgs, f := h.workloadTaskGroups(r, plural)
+		_, _, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return

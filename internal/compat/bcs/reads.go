@@ -84,18 +84,18 @@ func (h *Handler) listWorkloads(plural string) http.HandlerFunc {
 
 func (h *Handler) getWorkload(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		wl, tgs, f := h.workloadTaskGroups(r, plural)
+		wl, kind, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
-		writeSuccess(w, applicationOf(wl, workloadKind(plural), tgs, h.clusterName(r)), nil)
+		writeSuccess(w, applicationOf(wl, kind, tgs, h.clusterName(r)), nil)
 	}
 }
 
 func (h *Handler) taskGroups(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		_, tgs, f := h.workloadTaskGroups(r, plural)
+		_, _, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
@@ -108,25 +108,26 @@ func (h *Handler) taskGroups(plural string) http.HandlerFunc {
 	}
 }
 
-// workloadTaskGroups reads the path's application or process (which must exist) and its
-// task groups, by index.
-func (h *Handler) workloadTaskGroups(r *http.Request, plural string) (*v4.Workload, []*v4.TaskGroup, *failure) {
-	ns, name := r.PathValue("ns"), r.PathValue("name")
-	wl, f := one[v4.Workload](h, r, ns, plural, name)
+// workloadTaskGroups reads the path's application or process (which must exist; a
+// process in place of a missing application, asapplication.go), its kind and its task
+// groups, by index.
+func (h *Handler) workloadTaskGroups(r *http.Request, plural string) (*v4.Workload, v4.Kind, []*v4.TaskGroup, *failure) {
+	wl, plural, f := h.workloadOf(r, plural)
 	if f != nil {
-		return nil, nil, f
+		return nil, "", nil, f
 	}
-	by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
+	kind := workloadKind(plural)
+	by, f := h.taskGroupsByOwner(r, r.PathValue("ns"), kind)
 	if f != nil {
-		return nil, nil, f
+		return nil, "", nil, f
 	}
-	return wl, by[name], nil
+	return wl, kind, by[r.PathValue("name")], nil
 }
 
 // versions lists the versions berth keeps of an application: the definition stored now.
 func (h *Handler) versions(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		wl, f := one[v4.Workload](h, r, r.PathValue("ns"), plural, r.PathValue("name"))
+		wl, _, f := h.workloadOf(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
@@ -138,7 +139,7 @@ func (h *Handler) versions(plural string) http.HandlerFunc {
 func (h *Handler) version(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ns, name := r.PathValue("ns"), r.PathValue("name")
-		wl, f := one[v4.Workload](h, r, ns, plural, name)
+		wl, plural, f := h.workloadOf(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return

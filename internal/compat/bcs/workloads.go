@@ -107,6 +107,9 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 func (h *Handler) delete(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a := h.v1.Call(r, http.MethodDelete, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name")), nil, nil)
+		if a.Status == http.StatusNotFound && h.refuseProcessWrite(w, r, plural) {
+			return
+		}
 		h.finish(w, a, false, nil)
 	}
 }
@@ -127,6 +130,9 @@ func (h *Handler) scale(plural string) http.HandlerFunc {
 		}
 		body, _ := json.Marshal(map[string]int{"instances": n})
 		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural, r.PathValue("name"), "scale"), nil, body)
+		if a.Status == http.StatusNotFound && h.refuseProcessWrite(w, r, plural) {
+			return
+		}
 		h.finish(w, a, false, nil)
 	}
 }
