@@ -16,6 +16,9 @@ const (
 	MoveFailedAnnotation = "berth.io/move-failed"
 	// MoveAnywhere is the MoveToAnnotation value for "any node but this one".
 	MoveAnywhere = "*"
+	// MoveAnywhereOrHere is the MoveToAnnotation value for "any node but this one, or
+	// this one when no other can take it" (BCS's reschedule, MoveRequest.OrHere).
+	MoveAnywhereOrHere = "*+"
 	// StatefulAnnotation "true" on an application or process keeps its instances where
 	// they are: moves and drains leave them unless forced.
 	StatefulAnnotation = "berth.io/stateful"
@@ -30,6 +33,11 @@ type MoveRequest struct {
 	Node string `json:"node,omitempty"`
 	// Force moves the instance of a stateful workload too.
 	Force bool `json:"force,omitempty"`
+	// OrHere, without Node, lets the replacement start on the current node when no other
+	// node can take it: it starts beside the old run, so the node needs room for both
+	// until the old one stops. BCS's reschedule relaunched a task group on any node, the
+	// same one included.
+	OrHere bool `json:"orHere,omitempty"`
 }
 
 // Engine is the cluster-wide engine state (GET/PUT /v1/engine).

@@ -90,7 +90,7 @@ func ready(tg *v4.TaskGroup) bool {
 // moveReq is a move the pass places: a replacement of src's index.
 type moveReq struct {
 	src    *v4.TaskGroup
-	target string // node name, or v4.MoveAnywhere
+	target string // node name, v4.MoveAnywhere or v4.MoveAnywhereOrHere
 }
 
 // handleMove records what splitRuns found about the index's move and queues a new one.
@@ -134,10 +134,11 @@ func (r *pass) placeMoves(ctx context.Context) error {
 			r.moveFailed(ctx, m.src, err.Error())
 			continue
 		}
-		pinMove(req, m.src, m.target)
 		var res scheduler.Result
 		opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
-		r.c.feed.With(func(s *scheduler.Snapshot) { res = r.c.opts.Metrics.place(s, req, opts) })
+		r.c.feed.With(func(s *scheduler.Snapshot) {
+			res = placeMove(req, m.src, m.target, func(req *scheduler.Request) scheduler.Result { return r.c.opts.Metrics.place(s, req, opts) })
+		})
 		if len(res.Placements) == 0 {
 			r.moveFailed(ctx, m.src, MoveUnplaceable(m.src, m.target, res.Reason))
 			continue
@@ -159,13 +160,22 @@ func (r *pass) placeMoves(ctx context.Context) error {
 	return nil
 }
 
-// pinMove restricts a move's placement to its target, or away from its current node.
-func pinMove(req *scheduler.Request, src *v4.TaskGroup, target string) {
-	if target == v4.MoveAnywhere || target == "" {
+// placeMove places a move's replacement with place: on its target node, or away from its
+// current one; for v4.MoveAnywhereOrHere on the current one when no other takes it (the
+// node is preferred last, as a move is asked to leave it).
+func placeMove(req *scheduler.Request, src *v4.TaskGroup, target string, place func(*scheduler.Request) scheduler.Result) scheduler.Result {
+	switch target {
+	case v4.MoveAnywhere, v4.MoveAnywhereOrHere, "":
 		req.AvoidNode = src.Spec.Node
-		return
+	default:
+		req.Node = target
 	}
-	req.Node = target
+	res := place(req)
+	if len(res.Placements) > 0 || target != v4.MoveAnywhereOrHere {
+		return res
+	}
+	req.AvoidNode, req.Node = "", src.Spec.Node
+	return place(req)
 }
 
 // MoveUnplaceable says why no node takes a moved instance, with the scheduler's reason.
@@ -174,8 +184,11 @@ func MoveUnplaceable(src *v4.TaskGroup, target string, reason *scheduler.Reason)
 	if reason != nil {
 		why = reason.String()
 	}
-	if target == v4.MoveAnywhere || target == "" {
+	switch target {
+	case v4.MoveAnywhere, "":
 		return fmt.Sprintf("no node other than %s can take instance %d: %s", src.Spec.Node, src.Spec.Index, why)
+	case v4.MoveAnywhereOrHere:
+		return fmt.Sprintf("no node, %s included (beside the run it replaces), can take instance %d: %s", src.Spec.Node, src.Spec.Index, why)
 	}
 	return fmt.Sprintf("node %s cannot take instance %d: %s", target, src.Spec.Index, why)
 }

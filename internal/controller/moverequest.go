@@ -45,13 +45,19 @@ func RequestMove(ctx context.Context, st *store.Store, f *feed.Feed, ns, name st
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := checkTarget(ctx, st, f, owner, tg, req.Node); err != nil {
-		return nil, nil, err
+	if req.OrHere && req.Node != "" {
+		return nil, nil, &MoveError{Field: "orHere", Message: fmt.Sprintf("orHere goes without node: node %s is the only one a move to it may use", req.Node)}
 	}
 	target := req.Node
 	dest := "node " + target
-	if target == "" {
+	switch {
+	case target == "" && req.OrHere:
+		target, dest = v4.MoveAnywhereOrHere, "another node, or the same one when no other can take it"
+	case target == "":
 		target, dest = v4.MoveAnywhere, "another node"
+	}
+	if err := checkTarget(ctx, st, f, owner, tg, target); err != nil {
+		return nil, nil, err
 	}
 	op := &v4.Operation{Type: v4.OpMove, Kind: tg.Spec.Owner.Kind, Name: ns + "/" + tg.Spec.Owner.Name, Target: name,
 		Message: fmt.Sprintf("move instance %d (%s) from %s to %s", tg.Spec.Index, name, tg.Spec.Node, dest)}
@@ -112,9 +118,10 @@ func stateOf(tg *v4.TaskGroup) string {
 }
 
 // checkTarget refuses a target that does not exist, is the current node, or cannot take
-// the instance now (with the scheduler's reason).
+// the instance now (with the scheduler's reason). node is a node name, v4.MoveAnywhere
+// or v4.MoveAnywhereOrHere.
 func checkTarget(ctx context.Context, st *store.Store, f *feed.Feed, owner v4.Object, tg *v4.TaskGroup, node string) error {
-	if node != "" {
+	if node != v4.MoveAnywhere && node != v4.MoveAnywhereOrHere {
 		if _, err := st.Get(ctx, v4.KindNode, "", node); errors.Is(err, store.ErrNotFound) {
 			return &MoveError{NotFound: true, Field: "node", Message: fmt.Sprintf("node %s not found", node)}
 		} else if err != nil {
@@ -128,13 +135,13 @@ func checkTarget(ctx context.Context, st *store.Store, f *feed.Feed, owner v4.Ob
 	if err != nil {
 		return &MoveError{Message: err.Error()}
 	}
-	pinMove(req, tg, node)
 	select {
 	case <-f.Synced():
 	case <-ctx.Done():
 		return fmt.Errorf("check where task group %s can go: %w", tg.Metadata.Name, ctx.Err())
 	}
-	res := f.Clone().Place(req, scheduler.Options{})
+	snap := f.Clone()
+	res := placeMove(req, tg, node, func(req *scheduler.Request) scheduler.Result { return snap.Place(req, scheduler.Options{}) })
 	if len(res.Placements) == 0 {
 		return &MoveError{Field: "node", Message: MoveUnplaceable(tg, node, res.Reason)}
 	}

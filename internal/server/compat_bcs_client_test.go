@@ -173,3 +173,32 @@ func TestBCSProcessAsApplication(t *testing.T) {
 		t.Errorf("the process after refused writes: %v %+v", err, p)
 	}
 }
+
+// BCS's reschedule relaunched a task group from any offer, its own host included: on a
+// one-node cluster berth's reschedule moves the instance to the same node, where /v1's
+// move to another node is refused. Another namespace's token gets 403 and moves nothing.
+func TestBCSRescheduleOnOneNode(t *testing.T) {
+	base := newTestServer(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/nodes", nodeJSON("only", "")), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/namespaces/ba/processes", procJSON("ba", "web", 1)), http.StatusCreated)
+	web := runningTG(t, "ba", "web", "only")
+	v1 := base + "/v1/namespaces/ba/taskgroups/" + web.Metadata.Name + "/move"
+	r := eventuallyStatus(t, http.MethodPost, v1, "", http.StatusUnprocessableEntity, "no node other than only")
+	if !strings.Contains(string(r.body), "no node other than only can take instance 0") {
+		t.Fatalf("/v1 move on one node: %s", r.body)
+	}
+	other := tokenWithPolicy(t, base, strings.ReplaceAll(tenantBA, "ba", "bz"), "tenant-bz", "")
+	path := base + bcs.DriverPrefix + "/namespaces/ba/processes/web/taskgroups/" + web.Metadata.Name + "/rescheduler"
+	if a := bcsCall(t, http.MethodPut, path, "", other); a.status != http.StatusForbidden || a.Result {
+		t.Fatalf("another namespace's token: HTTP %d %+v", a.status, a)
+	}
+	if op, _ := testStore.Operation(t.Context(), v4.KindProcess, "ba", "web"); op != nil {
+		t.Fatalf("another namespace's token began %+v", op)
+	}
+	tok := tokenWithPolicy(t, base, tenantBA, "tenant-ba", "")
+	wantBCS(t, bcsCall(t, http.MethodPut, path, "", tok), 0)
+	tg := getTaskGroup(t, "ba", web.Metadata.Name)
+	if tg.Metadata.Annotations[v4.MoveToAnnotation] != v4.MoveAnywhereOrHere {
+		t.Fatalf("the rescheduled task group's annotations: %v", tg.Metadata.Annotations)
+	}
+}

@@ -148,7 +148,7 @@ func (h *Handler) reschedule(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("hostRetainTime") != "" {
 		warnings = append(warnings, v1call.Warning("hostRetainTime is ignored by berth: the scheduler picks the node at once"))
 	}
-	body := []byte(`{"force": true}`)
+	body := []byte(`{"force": true, "orHere": true}`)
 	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), "taskgroups", r.PathValue("tg"), "move"), nil, body)
 	h.finish(w, a, false, warnings)
 }
