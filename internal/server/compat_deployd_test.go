@@ -138,12 +138,16 @@ func TestDeploydEngine(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "POST", url+"/podgroups", deploydPodGroup, nil), http.StatusForbidden, "readonly or maintenance")
 	wantDeployd(t, deploydCall(t, "GET", url+"/podgroups?name=hello.web.web", "", nil), http.StatusNotFound, "")
 	wantDeployd(t, call(t, http.MethodPost, strings.TrimSuffix(url, "/api")+"/v1/namespaces/x/processes", procJSON("x", "p", 1)), http.StatusLocked, "maintenance")
-	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"stop"`)
+	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"stopped"`)
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/maintenance?on=false", "", nil), http.StatusOK, `"maintenance":false`)
-	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"stop"}`, nil), http.StatusAccepted, "Accept")
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"stop"}`, nil), http.StatusAccepted, `"Accept"`)
 	wantDeployd(t, deploydCall(t, "POST", url+"/notifies?callback=http://127.0.0.1:9/x", "", nil), http.StatusForbidden, "")
-	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"start"}`, nil), http.StatusAccepted, "Accept")
-	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"start"`)
+	var accepted string // deployd answered a bare JSON string
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"start"}`, &accepted), http.StatusAccepted, "")
+	if accepted != "Accept" {
+		t.Fatalf("PATCH /api/status answered %q, want deployd's \"Accept\"", accepted)
+	}
+	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"started"`)
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"pause"}`, nil), http.StatusBadRequest, "start")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/config", `{"readOnly":"yes"}`, nil), http.StatusBadRequest, "engine configuration")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/maintenance?on=maybe", "", nil), http.StatusBadRequest, "boolean")
