@@ -65,7 +65,7 @@ func TestDeploydPodGroups(t *testing.T) {
 		tg.Spec.Ports = []v4.AllocatedPort{{Name: "expose", HostPort: 31005}}
 		tg.Spec.Template.Spec = d.Spec.Template.Spec
 		tg.Status = v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.0.1",
-			Tasks: []v4.TaskStatus{{Name: "c0", Status: v4.StatusRunning, Info: v4.ContainerInfo{ID: "abc", IPAddress: "172.17.0.2"}}}}
+			Tasks: []v4.TaskStatus{{Name: "c0", Status: v4.StatusRunning, Info: v4.ContainerInfo{ID: "abc", Name: "hello-web-web-1", Status: "running", Pid: 42, IPAddress: "172.17.0.2"}}}}
 	})
 	var pg deployd.PodGroupWithSpec
 	wantDeployd(t, deploydCall(t, "GET", url+"/podgroups?name=hello.web.web", "", &pg), http.StatusOK, "")
@@ -79,6 +79,11 @@ func TestDeploydPodGroups(t *testing.T) {
 	if len(pg.Pods) != 1 || pg.Pods[0].InstanceNo != 2 || pg.Pods[0].State != 2 || pg.Pods[0].Containers[0].NodePort != 31005 ||
 		pg.Pods[0].Containers[0].ContainerIp != "172.17.0.2" || pg.Pods[0].Containers[0].Id != "abc" {
 		t.Fatalf("pods: %+v", pg.Pods)
+	}
+	// Lain's console reads Runtime.Name and Runtime.State.Running (docker inspect's keys).
+	if rt := pg.Pods[0].Containers[0].Runtime; rt == nil || rt.Name != "/hello-web-web-1" || !rt.State.Running || rt.State.Pid != 42 ||
+		rt.Node.Name != "node-1" || rt.NetworkSettings.IPAddress != "172.17.0.2" || rt.Config.Image != "training/webapp" {
+		t.Fatalf("runtime: %+v", rt)
 	}
 
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/podgroups?name=hello.web.web&cmd=replica&num_instances=3&restart_policy=never", "", nil), http.StatusAccepted, "check_url")
