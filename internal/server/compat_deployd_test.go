@@ -156,7 +156,7 @@ func TestDeploydEngine(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"pause"}`, nil), http.StatusBadRequest, "start")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/config", `{"readOnly":"yes"}`, nil), http.StatusBadRequest, "engine configuration")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/maintenance?on=maybe", "", nil), http.StatusBadRequest, "boolean")
-	wantDeployd(t, deploydCall(t, "GET", url+"/ports", "", nil), http.StatusNotFound, "no deployd route")
+	wantDeployd(t, deploydCall(t, "GET", url+"/guard", "", nil), http.StatusNotFound, "no deployd route")
 }
 
 // Nodes, node constraints (a disabled node) and notify callbacks (notify objects).
