@@ -64,8 +64,13 @@ type NodeAttributes struct {
 	Set    map[string][]string `json:"set,omitempty"`
 }
 
-// Taint effects. NoSchedule keeps task groups away unless they tolerate the taint.
-const TaintNoSchedule = "NoSchedule"
+// Taint effects. NoSchedule keeps task groups away unless they tolerate the taint;
+// PreferNoSchedule only ranks the node after every node without such a taint, so that
+// it still takes task groups no other node fits (a soft constraint).
+const (
+	TaintNoSchedule       = "NoSchedule"
+	TaintPreferNoSchedule = "PreferNoSchedule"
+)
 
 // Taint marks a node; a TOLERATION constraint entry {name: key, text: value} tolerates it.
 type Taint struct {

@@ -72,7 +72,7 @@ func DefaultNode(n *Node) {
 		n.Spec.PortRanges = []PortRange{DefaultPortRange}
 	}
 	for i := range n.Spec.Taints {
-		n.Spec.Taints[i].Effect = canon(n.Spec.Taints[i].Effect, TaintNoSchedule)
+		n.Spec.Taints[i].Effect = canon(n.Spec.Taints[i].Effect, TaintNoSchedule, TaintPreferNoSchedule)
 	}
 	if n.Status.Phase == "" {
 		n.Status.Phase = NodeNotReady
@@ -110,7 +110,7 @@ func validateNode(n *Node, errs *FieldErrors) {
 		} else if len(t.Value) > maxLabelValueLen || !labelValuePatter.MatchString(t.Value) {
 			errs.add(p+".value", "must be at most %d characters without control characters", maxLabelValueLen)
 		}
-		oneOf(p+".effect", t.Effect, errs, TaintNoSchedule)
+		oneOf(p+".effect", t.Effect, errs, TaintNoSchedule, TaintPreferNoSchedule)
 	}
 	if n.Status.Phase != "" {
 		oneOf("status.phase", n.Status.Phase, errs, NodeReady, NodeNotReady, NodeLost)

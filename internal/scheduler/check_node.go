@@ -36,9 +36,19 @@ func tolerationsOf(c *v4.Constraint) tolerations {
 	return t
 }
 
-// untolerated returns the first taint of n that t does not tolerate, if any.
+// untolerated returns the first NoSchedule taint of n that t does not tolerate, if any.
 func (t tolerations) untolerated(n *nodeState) (v4.Taint, bool) {
-	for _, taint := range n.taints {
+	return t.first(n.taints)
+}
+
+// avoided reports whether n has a PreferNoSchedule taint that t does not tolerate.
+func (t tolerations) avoided(n *nodeState) bool {
+	_, bad := t.first(n.preferNot)
+	return bad
+}
+
+func (t tolerations) first(taints []v4.Taint) (v4.Taint, bool) {
+	for _, taint := range taints {
 		if !t[[2]string{taint.Key, taint.Value}] {
 			return taint, true
 		}

@@ -155,7 +155,7 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 		if !st.staticItemsOK(n) {
 			continue
 		}
-		cs[i] = candidate{node: n, order: i, score: st.point(n)}
+		cs[i] = candidate{node: n, order: i, score: st.point(n), avoided: st.tol.avoided(n)}
 		out = append(out, &cs[i])
 	}
 	return out

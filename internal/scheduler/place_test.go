@@ -249,3 +249,29 @@ func TestCheckKinds(t *testing.T) {
 		t.Error("Main")
 	}
 }
+
+// A PreferNoSchedule taint puts its node after every other that fits, in spread and
+// binpack alike; the node still takes what fits nowhere else, and a toleration lifts it.
+func TestPreferNoScheduleComesLast(t *testing.T) {
+	avoid := func(n *v4.Node) {
+		n.Spec.Taints = append(n.Spec.Taints, v4.Taint{Key: "maint", Value: "yes", Effect: v4.TaintPreferNoSchedule})
+	}
+	// "a" is the emptiest and the first by name: it would win both strategies untainted.
+	nodes := []*v4.Node{node("a", capacity(8, 8000, 1000), avoid), node("b", capacity(2, 2000, 1000))}
+	for _, strategy := range []string{Spread, Binpack} {
+		r := snapshotOf(nodes).Place(request(webApp, nil, 1), Options{Strategy: strategy})
+		if len(r.Placements) != 1 || r.Placements[0].Node != "b" {
+			t.Errorf("%v: placements %+v, want b", strategy, r.Placements)
+		}
+	}
+	// Too big for b: a takes it.
+	req := request(webApp, nil, 1)
+	req.Resources = v4.NodeResources{CPU: 4, MemoryMB: 10}
+	if r := snapshotOf(nodes).Place(req, Options{}); len(r.Placements) != 1 || r.Placements[0].Node != "a" {
+		t.Errorf("only a fits: placements %+v, reason %v", r.Placements, r.Reason)
+	}
+	tolerated := request(webApp, and(data("maint", v4.OpToleration, v4.ValueText, "yes")), 1)
+	if r := snapshotOf(nodes).Place(tolerated, Options{}); len(r.Placements) != 1 || r.Placements[0].Node != "a" {
+		t.Errorf("tolerated: placements %+v, want the emptier a", r.Placements)
+	}
+}

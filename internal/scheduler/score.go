@@ -29,10 +29,16 @@ type candidate struct {
 	node  *nodeState
 	order int // position by name, the tie-breaker
 	score float64
+	// avoided: an untolerated PreferNoSchedule taint puts the node after every node
+	// without one, whatever the scores, and before none that fits.
+	avoided bool
 }
 
 // better reports whether a should be chosen over b.
 func better(a, b *candidate, binpack bool) bool {
+	if a.avoided != b.avoided {
+		return b.avoided
+	}
 	if a.score != b.score {
 		if binpack {
 			return a.score < b.score

@@ -24,6 +24,7 @@ type nodeState struct {
 	schedulable    bool // ready and not disabled
 	notReady       bool
 	taints         []v4.Taint // NoSchedule taints only
+	preferNot      []v4.Taint // PreferNoSchedule taints: the node comes last (score.go)
 	alloc          v4.NodeResources
 	usedCPU        float64
 	usedMem        float64
@@ -106,10 +107,13 @@ func (s *Snapshot) SetNode(n *v4.Node) {
 	}
 	ns.notReady = n.Status.Phase != v4.NodeReady
 	ns.schedulable = !ns.notReady && !n.Spec.Disabled
-	ns.taints = ns.taints[:0]
+	ns.taints, ns.preferNot = ns.taints[:0], ns.preferNot[:0]
 	for _, t := range n.Spec.Taints {
-		if t.Effect == v4.TaintNoSchedule {
+		switch t.Effect {
+		case v4.TaintNoSchedule:
 			ns.taints = append(ns.taints, t)
+		case v4.TaintPreferNoSchedule:
+			ns.preferNot = append(ns.preferNot, t)
 		}
 	}
 	ns.alloc = n.Spec.Allocatable
@@ -273,6 +277,7 @@ func (s *Snapshot) Clone() *Snapshot {
 	for name, n := range s.byName {
 		cp := *n
 		cp.taints = slices.Clone(n.taints)
+		cp.preferNot = slices.Clone(n.preferNot)
 		cp.usedExt = maps.Clone(n.usedExt)
 		cp.gpuUsed = slices.Clone(n.gpuUsed) // the cards themselves are never written
 		cp.ports = maps.Clone(n.ports)

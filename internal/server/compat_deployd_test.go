@@ -65,7 +65,7 @@ func TestDeploydPodGroups(t *testing.T) {
 		tg.Spec.Ports = []v4.AllocatedPort{{Name: "expose", HostPort: 31005}}
 		tg.Spec.Template.Spec = d.Spec.Template.Spec
 		tg.Status = v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.0.1",
-			Tasks: []v4.TaskStatus{{Name: "c0", Status: v4.StatusRunning, Info: v4.ContainerInfo{ID: "abc", IPAddress: "172.17.0.2"}}}}
+			Tasks: []v4.TaskStatus{{Name: "c0", Status: v4.StatusRunning, Info: v4.ContainerInfo{ID: "abc", Name: "hello-web-web-1", Status: "running", Pid: 42, IPAddress: "172.17.0.2"}}}}
 	})
 	var pg deployd.PodGroupWithSpec
 	wantDeployd(t, deploydCall(t, "GET", url+"/podgroups?name=hello.web.web", "", &pg), http.StatusOK, "")
@@ -79,6 +79,11 @@ func TestDeploydPodGroups(t *testing.T) {
 	if len(pg.Pods) != 1 || pg.Pods[0].InstanceNo != 2 || pg.Pods[0].State != 2 || pg.Pods[0].Containers[0].NodePort != 31005 ||
 		pg.Pods[0].Containers[0].ContainerIp != "172.17.0.2" || pg.Pods[0].Containers[0].Id != "abc" {
 		t.Fatalf("pods: %+v", pg.Pods)
+	}
+	// Lain's console reads Runtime.Name and Runtime.State.Running (docker inspect's keys).
+	if rt := pg.Pods[0].Containers[0].Runtime; rt == nil || rt.Name != "/hello-web-web-1" || !rt.State.Running || rt.State.Pid != 42 ||
+		rt.Node.Name != "node-1" || rt.NetworkSettings.IPAddress != "172.17.0.2" || rt.Config.Image != "training/webapp" {
+		t.Fatalf("runtime: %+v", rt)
 	}
 
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/podgroups?name=hello.web.web&cmd=replica&num_instances=3&restart_policy=never", "", nil), http.StatusAccepted, "check_url")
@@ -138,22 +143,28 @@ func TestDeploydEngine(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "POST", url+"/podgroups", deploydPodGroup, nil), http.StatusForbidden, "readonly or maintenance")
 	wantDeployd(t, deploydCall(t, "GET", url+"/podgroups?name=hello.web.web", "", nil), http.StatusNotFound, "")
 	wantDeployd(t, call(t, http.MethodPost, strings.TrimSuffix(url, "/api")+"/v1/namespaces/x/processes", procJSON("x", "p", 1)), http.StatusLocked, "maintenance")
-	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"stop"`)
+	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"stopped"`)
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/maintenance?on=false", "", nil), http.StatusOK, `"maintenance":false`)
-	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"stop"}`, nil), http.StatusAccepted, "Accept")
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"stop"}`, nil), http.StatusAccepted, `"Accept"`)
 	wantDeployd(t, deploydCall(t, "POST", url+"/notifies?callback=http://127.0.0.1:9/x", "", nil), http.StatusForbidden, "")
-	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"start"}`, nil), http.StatusAccepted, "Accept")
-	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"start"`)
+	var accepted string // deployd answered a bare JSON string
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"start"}`, &accepted), http.StatusAccepted, "")
+	if accepted != "Accept" {
+		t.Fatalf("PATCH /api/status answered %q, want deployd's \"Accept\"", accepted)
+	}
+	wantDeployd(t, deploydCall(t, "GET", url+"/status", "", nil), http.StatusOK, `"status":"started"`)
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/status", `{"status":"pause"}`, nil), http.StatusBadRequest, "start")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/config", `{"readOnly":"yes"}`, nil), http.StatusBadRequest, "engine configuration")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/engine/maintenance?on=maybe", "", nil), http.StatusBadRequest, "boolean")
-	wantDeployd(t, deploydCall(t, "GET", url+"/ports", "", nil), http.StatusNotFound, "no deployd route")
+	wantDeployd(t, deploydCall(t, "GET", url+"/guard", "", nil), http.StatusNotFound, "no deployd route")
 }
 
 // Nodes, node constraints (a disabled node) and notify callbacks (notify objects).
 func TestDeploydNodesConstraintsNotifies(t *testing.T) {
 	url := newTestServer(t, Config{}) + "/api"
-	createNode(t, "node-1")
+	createNode(t, "node-1", func(n *v4.Node) {
+		n.Spec.Taints = []v4.Taint{{Key: "dedicated", Value: "db", Effect: v4.TaintNoSchedule}}
+	})
 	createNode(t, "node-2")
 	putTaskGroup(t, "ns", "0.web.ns.c.1", "node-1", func(tg *v4.TaskGroup) {
 		tg.Spec.Resources = v4.NodeResources{CPU: 0.5, MemoryMB: 64}
@@ -170,21 +181,39 @@ func TestDeploydNodesConstraintsNotifies(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/nodes?cmd=drift&from=node-1&pg_instance=0", "", nil), http.StatusBadRequest, "pg_instance")
 
 	wantDeployd(t, deploydCall(t, "GET", url+"/constraints?type=node", "", nil), http.StatusNotFound, "no node constraint")
-	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-1&equal=false", "", nil), http.StatusOK, `"Value":"node-1"`)
-	if !getNode(t, "node-1").Spec.Disabled {
-		t.Fatal("the constraint did not disable node-1")
+	// deployd's default is soft: node-1 is tainted PreferNoSchedule, not disabled; the
+	// operator's own taint stays.
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-1&equal=false", "", nil), http.StatusAccepted,
+		`"check_url":"/api/constraints?type=node"`)
+	if n := getNode(t, "node-1"); n.Spec.Disabled || len(n.Spec.Taints) != 2 ||
+		n.Spec.Taints[1] != (v4.Taint{Key: deployd.ConstraintLabel, Value: "node", Effect: v4.TaintPreferNoSchedule}) {
+		t.Fatalf("a soft constraint must taint node-1, not disable it: %+v", n.Spec)
 	}
-	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-2", "", nil), http.StatusOK, `"Value":"node-2"`)
-	if getNode(t, "node-1").Spec.Disabled || !getNode(t, "node-2").Spec.Disabled {
-		t.Fatal("a new node constraint must replace the old one")
+	wantDeployd(t, deploydCall(t, "GET", url+"/constraints", "", nil), http.StatusOK, `"Value":"node-1","Soft":true`)
+	// Hard on the same node: disabled, the soft taint gone.
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-1&soft=false", "", nil), http.StatusAccepted, "patched")
+	if n := getNode(t, "node-1"); !n.Spec.Disabled || len(n.Spec.Taints) != 1 {
+		t.Fatalf("a hard constraint must disable node-1: %+v", n.Spec)
 	}
-	wantDeployd(t, deploydCall(t, "GET", url+"/constraints", "", nil), http.StatusOK, `"Value":"node-2"`)
+	wantDeployd(t, deploydCall(t, "GET", url+"/constraints", "", nil), http.StatusOK, `"Value":"node-1","Soft":false`)
+	// An explicit soft one on node-2 replaces it: node-1 enabled again.
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-2&soft=true", "", nil), http.StatusAccepted, "patched")
+	if n1, n2 := getNode(t, "node-1"), getNode(t, "node-2"); n1.Spec.Disabled || n1.Metadata.Labels[deployd.ConstraintLabel] != "" ||
+		len(n1.Spec.Taints) != 1 || n2.Spec.Disabled || len(n2.Spec.Taints) != 1 {
+		t.Fatalf("a new node constraint must replace the old one: %+v %+v", n1, n2)
+	}
+	wantDeployd(t, deploydCall(t, "GET", url+"/constraints", "", nil), http.StatusOK, `"Value":"node-2","Soft":true`)
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-1&equal=true", "", nil), http.StatusBadRequest, "equal=true")
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=node-1&soft=maybe", "", nil), http.StatusBadRequest, "soft")
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?value=node-1", "", nil), http.StatusBadRequest, "type is required")
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node", "", nil), http.StatusBadRequest, "value is required")
 	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=label&value=x", "", nil), http.StatusBadRequest, "node constraints only")
-	wantDeployd(t, deploydCall(t, "DELETE", url+"/constraints?type=node", "", nil), http.StatusOK, "")
-	if n := getNode(t, "node-2"); n.Spec.Disabled || n.Metadata.Labels[deployd.ConstraintLabel] != "" {
+	wantDeployd(t, deploydCall(t, "PATCH", url+"/constraints?type=node&value=nope", "", nil), http.StatusNotFound, "")
+	wantDeployd(t, deploydCall(t, "DELETE", url+"/constraints?type=node", "", nil), http.StatusAccepted, "deleted")
+	if n := getNode(t, "node-2"); n.Spec.Disabled || n.Metadata.Labels[deployd.ConstraintLabel] != "" || len(n.Spec.Taints) != 0 {
 		t.Fatalf("after delete: %+v", n)
 	}
+	wantDeployd(t, deploydCall(t, "DELETE", url+"/constraints?type=node", "", nil), http.StatusNotFound, "")
 	wantDeployd(t, deploydCall(t, "DELETE", url+"/nodes?node=node-2", "", nil), http.StatusAccepted, "draining")
 	wantDeployd(t, deploydCall(t, "DELETE", url+"/nodes?node=nope", "", nil), http.StatusNotFound, "")
 
@@ -226,6 +255,14 @@ rules:
 `, "hello", "")
 	if r := callAs(t, "", http.MethodPost, url+"/api/podgroups", deploydPodGroup, hello); r.code != http.StatusAccepted {
 		t.Fatalf("namespace writer: %d %s", r.code, r.body)
+	}
+	// Nodes are no namespace's: a namespace's token sets no constraint.
+	createNode(t, "node-1")
+	if r := callAs(t, "", http.MethodPatch, url+"/api/constraints?type=node&value=node-1", "", hello); r.code != http.StatusForbidden {
+		t.Errorf("namespace writer's constraint: %d %s", r.code, r.body)
+	}
+	if n := getNode(t, "node-1"); len(n.Spec.Taints) != 0 || n.Metadata.Labels[deployd.ConstraintLabel] != "" {
+		t.Errorf("a refused constraint changed the node: %+v", n)
 	}
 	wantStatus(t, call(t, http.MethodPut, url+"/v1/engine", `{"maintenance":true,"reason":"test"}`), http.StatusOK)
 	t.Cleanup(func() { call(t, http.MethodPut, url+"/v1/engine", `{"maintenance":false}`) }) // the engine outlives the test's namespaces

@@ -95,10 +95,17 @@ func (h *Handler) patchMaintenance(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// engineStatus is deployd's started or stopped engine.
+// engineStatus is deployd's engine switch: PATCH takes "start" or "stop", GET answers
+// "started" or "stopped" (the Lain console deploys only while it reads "started").
 type engineStatus struct {
 	Status string `json:"status"`
 }
+
+// deployd's engine states, as GET /api/status answered them.
+const (
+	statusStarted = "started"
+	statusStopped = "stopped"
+)
 
 func (h *Handler) getStatus(w http.ResponseWriter, r *http.Request) {
 	e, a := h.engine(r)
@@ -106,15 +113,16 @@ func (h *Handler) getStatus(w http.ResponseWriter, r *http.Request) {
 		writeAnswerError(w, *a)
 		return
 	}
-	st := engineStatus{Status: "start"}
+	st := engineStatus{Status: statusStarted}
 	if e.Maintenance {
-		st.Status = "stop"
+		st.Status = statusStopped
 	}
 	writeJSON(w, http.StatusOK, st)
 }
 
 // patchStatus starts or stops the engine: stop is berth's maintenance, which also
-// refuses writes (deployd's stopped engine took them and did nothing).
+// refuses writes (deployd's stopped engine took them and did nothing). deployd answered
+// 202 with the JSON string "Accept", not its usual {"message", "check_url"}.
 func (h *Handler) patchStatus(w http.ResponseWriter, r *http.Request) {
 	var st engineStatus
 	if err := decodeStrict(v1call.Body(r), &st, "status {\"status\": \"start\" or \"stop\"}"); err != nil {
@@ -126,7 +134,7 @@ func (h *Handler) patchStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.setEngine(w, r, st.Status == "stop", "deployd API: engine stopped") {
-		writeAccepted(w, "Accept", "/api/status", nil)
+		writeJSON(w, http.StatusAccepted, "Accept")
 	}
 }
 

@@ -57,6 +57,9 @@ func New(inner http.Handler, maxBody int64) *Handler {
 	h.mux.HandleFunc("PATCH /api/engine/maintenance", h.patchMaintenance)
 	h.mux.HandleFunc("GET /api/status", h.getStatus)
 	h.mux.HandleFunc("PATCH /api/status", h.patchStatus)
+	h.mux.HandleFunc("GET /api/cntstatushistory", h.getStatusHistory)
+	h.mux.HandleFunc("GET /api/ports", h.getPorts)
+	h.mux.HandleFunc("POST /api/ports", h.validatePorts)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no deployd route for %s %s (docs/compat.md lists them)", r.Method, r.URL.Path))
 	})

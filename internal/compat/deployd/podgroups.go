@@ -123,7 +123,7 @@ func (h *Handler) deletePodGroup(w http.ResponseWriter, r *http.Request) {
 }
 
 // patchPodGroup serves deployd's three commands: replica (scale, and the restart
-// policy), spec (a new pod spec, rolled one instance at a time) and operation.
+// policy), spec (a new pod spec, rolled one instance at a time) and operation (operation.go).
 func (h *Handler) patchPodGroup(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	name := q.Get("name")
@@ -139,8 +139,7 @@ func (h *Handler) patchPodGroup(w http.ResponseWriter, r *http.Request) {
 	case "spec":
 		h.respec(w, r, d, path, name)
 	case "operation":
-		writeError(w, http.StatusBadRequest, "cmd=operation is not supported by berth: every instance of a pod group runs; "+
-			"change the count with cmd=replica and replace the instances with cmd=spec")
+		h.operation(w, r, d, path, name)
 	default:
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter cmd=%q must be replica, spec or operation", q.Get("cmd")))
 	}

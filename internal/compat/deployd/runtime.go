@@ -67,7 +67,7 @@ type Pod struct {
 // Container is one container of an instance.
 type Container struct {
 	Id            string
-	Runtime       any
+	Runtime       *ContainerRuntime // null until the agent reports a container (inspect.go)
 	NodeName      string
 	NodeIp        string
 	ContainerIp   string
@@ -167,13 +167,16 @@ func podOf(tg *v4.TaskGroup) Pod {
 	containers := tg.Spec.Template.Spec.Containers
 	for i, ts := range st.Tasks {
 		c := Container{Id: ts.Info.ID, NodeName: tg.Spec.Node, NodeIp: st.HostIP, ContainerIp: ts.Info.IPAddress, Protocol: "tcp"}
+		image := ""
 		if i < len(containers) {
+			image = containers[i].Image
 			for _, port := range containers[i].Ports {
 				if port.Name == exposePortName {
 					c.ContainerPort, c.NodePort = port.ContainerPort, nodePort
 				}
 			}
 		}
+		c.Runtime = runtimeOf(tg, ts, image)
 		p.OOMkilled = p.OOMkilled || ts.Info.OOMKilled
 		p.Containers = append(p.Containers, c)
 	}
