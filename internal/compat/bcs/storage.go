@@ -79,6 +79,7 @@ func NewStorage(inner http.Handler, clusterID string) http.Handler {
 	h := &Handler{v1: v1call.Caller{Inner: inner, Big: v1call.NewGate(bigLists)}, clusterID: clusterID, maxBody: storageMaxBody, mux: http.NewServeMux()}
 	h.mux.HandleFunc("GET /query/mesos/dynamic/clusters/{cluster}/{type}", h.storageList)
 	h.mux.HandleFunc("POST /query/mesos/dynamic/clusters/{cluster}/{type}", h.storageList)
+	h.mux.HandleFunc("GET /query/mesos/dynamic/clusters/{cluster}/namespace", h.storageNamespaces)
 	h.mux.HandleFunc("GET /mesos/dynamic/namespace_resources/clusters/{cluster}/namespaces/{ns}/{type}/{name}", h.storageGet)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
@@ -133,6 +134,22 @@ func (h *Handler) storageRoute(r *http.Request) (storageType, string, *failure) 
 			message: fmt.Sprintf("type %q is not served (application, process, taskgroup, deployment, service, configmap or secret)", name)}
 	}
 	return t, name, nil
+}
+
+// storageNamespaces answers the names of the namespaces the caller may read (bcs-client's
+// list of namespaces).
+func (h *Handler) storageNamespaces(w http.ResponseWriter, r *http.Request) {
+	r.SetPathValue("type", "application") // any served type: only the cluster is checked
+	if _, _, f := h.storageRoute(r); f != nil {
+		writeFailure(w, *f)
+		return
+	}
+	list, a := v1call.Get[v4.NamespaceList](h.v1, r, "/v1/namespaces")
+	if a != nil {
+		writeFailure(w, failureOf(*a, false))
+		return
+	}
+	writeSuccess(w, list.Items, nil)
 }
 
 func (h *Handler) storageGet(w http.ResponseWriter, r *http.Request) {
