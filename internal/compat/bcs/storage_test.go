@@ -1,6 +1,7 @@
 package bcs
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -149,4 +150,28 @@ func TestStorageRefusals(t *testing.T) {
 	if e := serve(t, h, http.MethodGet, storageQuery+"namespace", ""); e.Code != CodeSuccess {
 		t.Errorf("namespaces: %+v", e)
 	}
+}
+
+// Any conditions and path under the storage prefix get BCS's envelope, never a panic.
+func FuzzStorageList(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"namespace":"a,,b","limit":"2","offset":"1"}`, `{"limit":"99999999999999999999"}`, `[`, `null`} {
+		f.Add([]byte(seed), "/query/mesos/dynamic/clusters/BCS-MESOS-10001/configmap?offset=1")
+		f.Add([]byte(seed), "/mesos/dynamic/namespace_resources/clusters/BCS-MESOS-10001/namespaces/a/configmap/one")
+	}
+	door := NewStorage(storageV1(), "")
+	f.Fuzz(func(t *testing.T, body []byte, path string) {
+		req, err := http.NewRequest(http.MethodPost, StoragePrefix+path, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		rec := httptest.NewRecorder()
+		door.ServeHTTP(rec, req)
+		var e envelope
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
+			t.Fatalf("%s: not an envelope (%v): %s", path, err, rec.Body)
+		}
+		if e.Result != (e.Code == CodeSuccess) {
+			t.Fatalf("result %v with code %d", e.Result, e.Code)
+		}
+	})
 }

@@ -29,6 +29,9 @@ func readConditions(r *http.Request) (listConditions, *failure) {
 		if err := json.Unmarshal(body, &all); err != nil {
 			return listConditions{}, &failure{code: CodeJSONDecode, message: "the conditions are not a JSON object of strings: " + err.Error()}
 		}
+		if all == nil { // the body was null
+			all = map[string]string{}
+		}
 	}
 	for k, v := range r.URL.Query() {
 		all[k] = strings.Join(v, ",")
