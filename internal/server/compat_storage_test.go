@@ -63,6 +63,10 @@ func TestBCSStorage(t *testing.T) {
 	if len(mine) != 2 || mine[0].Namespace != "ba" || mine[1].Namespace != "ba" {
 		t.Errorf("a ba token's list: %+v", mine)
 	}
+	// bcs-client's list of every namespace: the token's own only.
+	if a := bcsCall(t, http.MethodGet, query+"namespace", "", tok); a.Code != 0 || string(a.Data) != `["ba"]` {
+		t.Errorf("a ba token's namespaces: %+v %s", a, a.Data)
+	}
 	named := storageItems(t, bcsCall(t, http.MethodPost, query+"process", `{"namespace":"ba","name":"api"}`, tok))
 	if len(named) != 1 || named[0].ResourceName != "api" {
 		t.Errorf("a list by namespace and name: %+v", named)
