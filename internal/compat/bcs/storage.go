@@ -38,9 +38,8 @@ const storageNotExist = "resource does not exist"
 
 // storageType is one of the types bcs-client reads from storage.
 type storageType struct {
-	plural string // berth's /v1 plural
-	list   func(h *Handler, r *http.Request, ns string) ([]storageItem, *failure)
-	get    func(h *Handler, r *http.Request, ns, name string) (*storageItem, *failure)
+	list func(h *Handler, r *http.Request, ns string) ([]storageItem, *failure)
+	get  func(h *Handler, r *http.Request, ns, name string) (*storageItem, *failure)
 }
 
 // storageItem is one stored document: BCS storage's meta around data, the object.
@@ -66,8 +65,8 @@ func itemOf(m v4.ObjectMeta, updated time.Time, data any) storageItem {
 var storageTypes = map[string]storageType{
 	"application": workloadType("applications"),
 	"process":     workloadType("processes"),
-	"taskgroup":   {plural: "taskgroups", list: listPods, get: getPod},
-	"deployment":  {plural: "deployments", list: listStoredDeployments, get: getStoredDeployment},
+	"taskgroup":   {list: listPods, get: getPod},
+	"deployment":  {list: listStoredDeployments, get: getStoredDeployment},
 	"service":     documentType("services"),
 	"configmap":   documentType("configmaps"),
 	"secret":      documentType("secrets"),
@@ -115,18 +114,26 @@ func (d storageDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.h.mux.ServeHTTP(w, v1call.WithBody(routed, body))
 }
 
-// storageRoute checks the path's cluster and type.
-func (h *Handler) storageRoute(r *http.Request) (storageType, string, *failure) {
+// storageCluster checks the path's cluster: the server's, and the header's when sent.
+func (h *Handler) storageCluster(r *http.Request) *failure {
 	id := r.PathValue("cluster")
 	if h.clusterID != "" && id != h.clusterID {
-		return storageType{}, "", &failure{status: http.StatusBadRequest, code: CodeHeaderCheck,
+		return &failure{status: http.StatusBadRequest, code: CodeHeaderCheck,
 			message: fmt.Sprintf("cluster %q is not this cluster (%s)", id, h.clusterID)}
 	}
 	if hdr := r.Header.Get(ClusterHeader); hdr != "" && hdr != id {
-		return storageType{}, "", &failure{status: http.StatusBadRequest, code: CodeHeaderCheck,
+		return &failure{status: http.StatusBadRequest, code: CodeHeaderCheck,
 			message: fmt.Sprintf("the %s header %q is not the path's cluster %q", ClusterHeader, hdr, id)}
 	}
-	r.Header.Set(ClusterHeader, id) // the objects' clusterName
+	r.Header.Set(ClusterHeader, id) // the objects' clusterName (the request is the door's clone)
+	return nil
+}
+
+// storageRoute checks the path's cluster and type.
+func (h *Handler) storageRoute(r *http.Request) (storageType, string, *failure) {
+	if f := h.storageCluster(r); f != nil {
+		return storageType{}, "", f
+	}
 	name := r.PathValue("type")
 	t, ok := storageTypes[name]
 	if !ok {
@@ -139,8 +146,7 @@ func (h *Handler) storageRoute(r *http.Request) (storageType, string, *failure) 
 // storageNamespaces answers the names of the namespaces the caller may read (bcs-client's
 // list of namespaces).
 func (h *Handler) storageNamespaces(w http.ResponseWriter, r *http.Request) {
-	r.SetPathValue("type", "application") // any served type: only the cluster is checked
-	if _, _, f := h.storageRoute(r); f != nil {
+	if f := h.storageCluster(r); f != nil {
 		writeFailure(w, *f)
 		return
 	}

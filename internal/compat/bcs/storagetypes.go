@@ -14,7 +14,6 @@ import (
 func workloadType(plural string) storageType {
 	kind := workloadKind(plural)
 	return storageType{
-		plural: plural,
 		list: func(h *Handler, r *http.Request, ns string) ([]storageItem, *failure) {
 			wls, f := listOf[*v4.Workload](h, r, ns, plural)
 			if f != nil || len(wls) == 0 {
@@ -100,7 +99,6 @@ func getStoredDeployment(h *Handler, r *http.Request, ns, name string) (*storage
 // get, which /v1 answers only to a token that may read secrets.
 func documentType(plural string) storageType {
 	return storageType{
-		plural: plural,
 		list: func(h *Handler, r *http.Request, ns string) ([]storageItem, *failure) {
 			var q url.Values
 			if plural == "secrets" {
