@@ -40,7 +40,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"POST /v1/cluster/members":                    httpapi.GuardServerJoin,
 		"POST /v1/apply":                              httpapi.GuardAnyUser, "POST /v1/plan": httpapi.GuardAnyUser,
 		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser, "GET /v1/namespaces": httpapi.GuardAnyUser,
-		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
+		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, bcs.StoragePrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
 	}
 	for _, p := range srv.mux.Patterns() {
 		a, ok := srv.mux.Access(p)

@@ -21,5 +21,7 @@ func (s *Server) compatRoutes(mux *httpapi.Mux) {
 	door := withVia(bcs.New(inner, s.bcsClusterID, s.maxBody))
 	mux.HandleHTTP(bcs.DriverPrefix+"/", httpapi.FrontDoor, door)
 	mux.HandleHTTP(bcs.GatewayPrefix+"/", httpapi.FrontDoor, door)
+	// bcs-storage's reads that bcs-client makes (list, inspect, apply's and clean's lookups).
+	mux.HandleHTTP(bcs.StoragePrefix+"/", httpapi.FrontDoor, withVia(bcs.NewStorage(inner, s.bcsClusterID)))
 	mux.HandleHTTP(deployd.Prefix, httpapi.FrontDoor, withVia(deployd.New(inner, s.maxBody)))
 }

@@ -120,7 +120,7 @@ func mutating(r *http.Request) bool {
 	switch {
 	case p == "/v1/engine", strings.HasPrefix(p, "/v1/agent/"), p == "/v1/plan":
 		return false
-	case strings.HasPrefix(p, bcs.DriverPrefix+"/"), strings.HasPrefix(p, bcs.GatewayPrefix+"/"), strings.HasPrefix(p, deployd.Prefix):
+	case strings.HasPrefix(p, bcs.DriverPrefix+"/"), strings.HasPrefix(p, bcs.GatewayPrefix+"/"), strings.HasPrefix(p, bcs.StoragePrefix+"/"), strings.HasPrefix(p, deployd.Prefix):
 		return false // guarded call by call (compat.go), answered in BCS's envelope
 	case p == "/v1/cluster/recover":
 		// Frees etcd's space: with etcd full, maintenance cannot be turned off (a write).

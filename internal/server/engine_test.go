@@ -34,6 +34,8 @@ func TestMutating(t *testing.T) {
 		{http.MethodPut, "/v1/agent/taskgroups/a/0.web.a.berth.1/status", false},
 		{http.MethodPost, "/v1/plan", false},
 		{http.MethodPost, "/v1/namespaces/a/taskgroups/0.web.a.berth.1/exec", false},
+		// bcs-client lists BCS's storage with a POST of conditions: a read.
+		{http.MethodPost, "/bcsapi/v4/storage/query/mesos/dynamic/clusters/BCS-MESOS-1/process", false},
 	}
 	for _, tc := range tests {
 		if got := mutating(httptest.NewRequest(tc.method, tc.path, nil)); got != tc.want {

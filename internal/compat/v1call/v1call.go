@@ -134,10 +134,18 @@ const listPage = 500
 // List reads the items of a /v1 list into T, a page at a time: no /v1 answer holds more
 // than a page. A list longer than a page waits for the Caller's Big gate.
 func List[T any](c Caller, r *http.Request, path string) ([]T, *Answer) {
+	return ListQuery[T](c, r, path, nil)
+}
+
+// ListQuery is List with more query parameters (such as keysOnly) sent on every page.
+func ListQuery[T any](c Caller, r *http.Request, path string, extra url.Values) ([]T, *Answer) {
 	var out []T
 	cont := ""
 	for {
 		q := url.Values{"limit": {strconv.Itoa(listPage)}}
+		for k, v := range extra {
+			q[k] = v
+		}
 		if cont != "" {
 			q.Set("continue", cont)
 		}
