@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -12,243 +11,17 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/bcs/bcswire"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
-// The wire* types reproduce BCS's Go types as its clients decode the scheduler's answers:
-// the same keys (Go's field names where BCS had no tags), the same Go types (unsigned
-// counters, int32 ports, a Mesos attribute's pointers and enum number), the same nesting.
-// Decoding an answer into them fails on any value of another JSON type, as a program
-// built on BCS's types would.
-
-type wireMeta struct {
-	Name              string            `json:"name"`
-	Namespace         string            `json:"namespace"`
-	CreationTimestamp time.Time         `json:"creationTimestamp"`
-	Labels            map[string]string `json:"labels"`
-	Annotations       map[string]string `json:"annotations"`
-	ClusterName       string            `json:"clusterName"`
-}
-
-type wireApplication struct {
-	Kind, ID, Name                               string
-	ObjectMeta                                   wireMeta
-	DefineInstances, Instances, RunningInstances uint64
-	RunAs, ClusterId, Status, SubStatus          string
-	LastStatus                                   string
-	Created, UpdateTime                          int64
-	Mode                                         string
-	LastUpdateTime                               int64
-	Message                                      string
-	Pods                                         []*struct {
-		Name string `json:"name"`
-	}
-}
-
-type wireKillPolicy struct {
-	GracePeriod int64 `json:"gracePeriod"`
-}
-
-type wireRestartPolicy struct {
-	Policy         string `json:"policy"`
-	Interval       int    `json:"interval"`
-	Backoff        int    `json:"backoff"`
-	MaxTimes       int    `json:"maxtimes"`
-	HostRetainTime int64  `json:"hostRetainTime"`
-}
-
-// wireMesosAttribute is Mesos's protobuf Attribute as its Go type decodes JSON.
-type wireMesosAttribute struct {
-	Name   *string `json:"name,omitempty"`
-	Type   *int32  `json:"type,omitempty"`
-	Scalar *struct {
-		Value *float64 `json:"value,omitempty"`
-	} `json:"scalar,omitempty"`
-	Ranges *struct {
-		Range []*struct {
-			Begin *uint64 `json:"begin,omitempty"`
-			End   *uint64 `json:"end,omitempty"`
-		} `json:"range,omitempty"`
-	} `json:"ranges,omitempty"`
-	Set *struct {
-		Item []string `json:"item,omitempty"`
-	} `json:"set,omitempty"`
-	Text *struct {
-		Value *string `json:"value,omitempty"`
-	} `json:"text,omitempty"`
-}
-
-type wireResource struct{ Cpus, Mem, Disk float64 }
-
-type wireTaskGroup struct {
-	Kind, ID, Name, AppID, RunAs string
-	ObjectMeta                   wireMeta
-	AgentID, ExecutorID, Status  string
-	LastStatus                   string
-	InstanceID                   uint64
-	Taskgroup                    []*wireTask
-	KillPolicy                   *wireKillPolicy
-	RestartPolicy                *wireRestartPolicy
-	VersionName                  string
-	LastUpdateTime               int64
-	Attributes                   []*wireMesosAttribute
-	StartTime, UpdateTime        int64
-	ReschededTimes               int
-	LastReschedTime              int64
-	HostName, Message            string
-	LaunchResource, CurrResource *wireResource
-	BcsEventMsg                  *json.RawMessage
-}
-
-type wireHealthCheck struct {
-	Type                string `json:"type"`
-	DelaySeconds        int    `json:"delaySeconds"`
-	GracePeriodSeconds  int    `json:"gracePeriodSeconds"`
-	IntervalSeconds     int    `json:"intervalSeconds"`
-	TimeoutSeconds      int    `json:"timeoutSeconds"`
-	ConsecutiveFailures uint32 `json:"consecutiveFailures"`
-	Command             *struct {
-		Value string `json:"value"`
-	} `json:"command"`
-	HTTP *struct {
-		Port     int32             `json:"port"`
-		PortName string            `json:"portName"`
-		Scheme   string            `json:"scheme"`
-		Path     string            `json:"path"`
-		Headers  map[string]string `json:"headers"`
-	} `json:"http"`
-	TCP *struct {
-		Port     int32  `json:"port"`
-		PortName string `json:"portName"`
-	} `json:"tcp"`
-}
-
-type wireTask struct {
-	Kind, ID, Name, Hostame, Command string
-	Arguments                        []string
-	Image, ImagePullUser             string
-	ImagePullPasswd                  string
-	Network, NetworkType             string
-	PortMappings                     []*struct {
-		ContainerPort, HostPort int32
-		Name, Protocol          string
-	}
-	Privileged     bool
-	Parameters     []*struct{ Key, Value string }
-	ForcePullImage bool
-	Volumes        []*struct{ ContainerPath, HostPath, Mode string }
-	Env            map[string]string
-	Labels         map[string]string
-	DataClass      *struct {
-		Resources, LimitResources *wireResource
-		ExtendedResources         []*json.RawMessage
-		Msgs                      []*json.RawMessage
-		NetLimit                  *json.RawMessage
-		ProcInfo                  *json.RawMessage
-	}
-	Cpuset                                          bool
-	HealthChecks                                    []*wireHealthCheck
-	HealthCheckStatus                               []*json.RawMessage
-	Healthy, IsChecked                              bool
-	ConsecutiveFailureTimes                         uint32
-	LocalMaxConsecutiveFailures                     uint32
-	OfferId, AgentId, AgentHostname, AgentIPAddress string
-	Status, LastStatus                              string
-	UpdateTime                                      int64
-	StatusData, AppId, RunAs                        string
-	KillPolicy                                      *wireKillPolicy
-	Uris                                            []string
-	LastUpdateTime                                  int64
-	Message                                         string
-}
-
-type wireDeploymentApp struct {
-	ApplicationName         string `json:"name"`
-	CurrentTargetInstances  int    `json:"curr_target_instances"`
-	CurrentRollingInstances int
-}
-
-type wireDeployment struct {
-	ObjectMeta wireMeta          `json:"metadata"`
-	Selector   map[string]string `json:"selector"`
-	Strategy   struct {
-		Type          string `json:"type"`
-		RollingUpdate *struct {
-			MaxUnavilable   int    `json:"maxUnavilable"`
-			MaxSurge        int    `json:"maxSurge"`
-			UpgradeDuration int    `json:"upgradeDuration"`
-			RollingOrder    string `json:"rollingOrder"`
-			RollingManually bool   `json:"rollingManually"`
-		} `json:"rollingupdate"`
-	} `json:"strategy"`
-	Status          string             `json:"status"`
-	Application     *wireDeploymentApp `json:"application"`
-	ApplicationExt  *wireDeploymentApp `json:"application_ext"`
-	LastRollingTime int64              `json:"last_rolling_time"`
-	CurrRollingOp   string             `json:"curr_rolling_operation"`
-	IsInRolling     bool               `json:"is_in_rolling"`
-	CheckTime       int64              `json:"check_time"`
-	Message         string             `json:"message"`
-	RawJson         *json.RawMessage   `json:"raw_json"`
-	RawJsonBackup   *json.RawMessage   `json:"raw_json_backup"`
-}
-
-type wireAgentAttribute struct {
-	Name   string `json:"name"`
-	Type   int32  `json:"type"`
-	Scalar *struct {
-		Value float64 `json:"value"`
-	} `json:"scalar"`
-	Ranges []*struct {
-		Begin uint64 `json:"begin"`
-		End   uint64 `json:"end"`
-	} `json:"ranges"`
-	Set *struct {
-		Item []string `json:"item"`
-	} `json:"set"`
-	Text *struct {
-		Value string `json:"value"`
-	} `json:"text"`
-}
-
-type wireClusterResource struct {
-	DiskTotal float64 `json:"disktotal"`
-	MemTotal  float64 `json:"memtotal"`
-	CPUTotal  float64 `json:"cputotal"`
-	DiskUsed  float64 `json:"diskused"`
-	MemUsed   float64 `json:"memused"`
-	CPUUsed   float64 `json:"cpuused"`
-	Agents    []struct {
-		HostName         string                `json:"hostname"`
-		IP               string                `json:"ip"`
-		DiskTotal        float64               `json:"disktotal"`
-		MemTotal         float64               `json:"memtotal"`
-		CPUTotal         float64               `json:"cputotal"`
-		DiskUsed         float64               `json:"diskused"`
-		MemUsed          float64               `json:"memused"`
-		CPUUsed          float64               `json:"cpuused"`
-		Disabled         bool                  `json:"disabled"`
-		HostAttributes   []*wireAgentAttribute `json:"host_attributes"`
-		Attributes       []*wireAgentAttribute `json:"attributes"`
-		RegisteredTime   int64                 `json:"registered_time"`
-		ReRegisteredTime int64                 `json:"reregistered_time"`
-	} `json:"agents"`
-}
-
-// decodeBCS decodes an answer's data into BCS's type: a value of another JSON type fails
-// it, as it failed BCS's clients. It also asks that every key berth sends be one of the
-// type's, so a misspelt key cannot pass unseen.
+// decodeBCS decodes an answer's data into BCS's type (bcswire.Decode).
 func decodeBCS(t *testing.T, what string, a bcsAnswer, into any) {
 	t.Helper()
 	wantBCS(t, a, 0)
-	if err := json.Unmarshal(a.Data, into); err != nil {
-		t.Fatalf("%s: BCS's types do not decode berth's answer: %v\n%s", what, err, a.Data)
-	}
-	d := json.NewDecoder(bytes.NewReader(a.Data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(into); err != nil {
-		t.Errorf("%s: a key BCS's type lacks: %v\n%s", what, err, a.Data)
+	if err := bcswire.Decode(a.Data, into); err != nil {
+		t.Fatalf("%s: %v\n%s", what, err, a.Data)
 	}
 }
 
@@ -314,15 +87,15 @@ func TestBCSShapesDecode(t *testing.T) {
 		return a
 	}
 
-	var apps []wireApplication
+	var apps []bcswire.Application
 	decodeBCS(t, "applications", get("/applications"), &apps)
 	if len(apps) != 1 || apps[0].SubStatus != "Unknown" || apps[0].DefineInstances != 1 || apps[0].ClusterId != "BCS-MESOS-10001" {
 		t.Errorf("applications: %+v", apps)
 	}
-	var one wireApplication
+	var one bcswire.Application
 	decodeBCS(t, "application", get("/applications/web"), &one)
 
-	var tgs []wireTaskGroup
+	var tgs []bcswire.TaskGroup
 	decodeBCS(t, "task groups", get("/applications/web/taskgroups"), &tgs)
 	if len(tgs) != 1 || len(tgs[0].Taskgroup) != 1 {
 		t.Fatalf("task groups: %+v", tgs)
@@ -380,16 +153,16 @@ func TestBCSShapesDecode(t *testing.T) {
 	}
 	wantBCS(t, get("/applications/web/versions/"+ids[0]), 0)
 
-	var deps []wireDeployment
+	var deps []bcswire.Deployment
 	decodeBCS(t, "deployments", get("/deployments"), &deps)
-	var dep wireDeployment
+	var dep bcswire.Deployment
 	decodeBCS(t, "deployment", get("/deployments/web"), &dep)
 	if dep.Status != "Update" || !dep.IsInRolling || dep.CurrRollingOp != "START" || dep.CheckTime != 1700000000 ||
 		dep.ApplicationExt == nil || dep.ApplicationExt.ApplicationName != "web-v2" || dep.ApplicationExt.CurrentRollingInstances != 1 {
 		t.Errorf("deployment: %+v ext %+v", dep, dep.ApplicationExt)
 	}
 
-	var res wireClusterResource
+	var res bcswire.ClusterResource
 	a := bcsCall(t, http.MethodGet, url+bcs.GatewayPrefix+"/cluster/resources", "", "")
 	bodies = append(bodies, string(a.Data))
 	decodeBCS(t, "cluster resources", a, &res)
