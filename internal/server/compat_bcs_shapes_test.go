@@ -25,14 +25,17 @@ func decodeBCS(t *testing.T, what string, a bcsAnswer, into any) {
 	}
 }
 
-const secretValue = "TOPSECRET-5f1c9e"
+const (
+	secretValue = "TOPSECRET-5f1c9e"
+	uriPassword = "URIPASS-77a1"
+)
 
 // shapesApp uses every task field BCS's Task carries that berth knows, an env from a
 // secret among them.
 const shapesApp = `{"apiVersion":"v4","kind":"application","metadata":{"name":"web","namespace":"sh","labels":{"app":"web"}},
  "restartPolicy":{"policy":"Always","interval":5,"backoff":10,"maxtimes":3},
  "killPolicy":{"gracePeriod":7},
- "spec":{"instance":1,"template":{"spec":{"networkMode":"BRIDGE","containers":[{"name":"main","image":"nginx:1","privileged":true,
+ "spec":{"instance":1,"template":{"spec":{"networkMode":"BRIDGE","netLimit":{"egressLimit":100},"containers":[{"name":"main","image":"nginx:1","privileged":true,
    "command":"/bin/run","args":["-v"],"parameters":[{"key":"ulimit","value":"nofile=1024"}],
    "env":[{"name":"PLAIN","value":"p1"}],
    "ports":[{"name":"http","containerPort":80,"hostPort":0,"protocol":"HTTP"}],
@@ -72,6 +75,11 @@ func TestBCSShapesDecode(t *testing.T) {
 		tg.Status = v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.9.1",
 			Tasks: []v4.TaskStatus{{Name: "main", Status: v4.StatusRunning, Info: v4.ContainerInfo{ConsecutiveFailureTimes: 2}}}}
 	})
+	putTaskGroup(t, "sh", "0.pr.sh.c.1", "node-sh", func(tg *v4.TaskGroup) {
+		tg.Spec.Owner = v4.OwnerRef{Kind: v4.KindProcess, Name: "pr"}
+		tg.Spec.Template.Spec.Processes[0].URIs = []v4.URI{{Value: "http://repo/pkg.tgz", User: "u", Pwd: uriPassword, OutputDir: "/w"}}
+	})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", procJSON("sh", "pr", 1)), http.StatusOK)
 	d := getDeployment(t, "sh", "web")
 	d.Status = v4.DeploymentStatus{Phase: v4.DeploymentUpdating, Revision: 2, Current: 1, Updated: time.Unix(1700000000, 0), LastStep: time.Unix(1700000000, 0)}
 	if err := testStore.Update(context.Background(), d, store.Raw{}); err != nil {
@@ -146,6 +154,19 @@ func TestBCSShapesDecode(t *testing.T) {
 		t.Errorf("data class: %+v", task.DataClass)
 	}
 
+	if task.NetLimit == nil || task.NetLimit.EgressLimit != 100 || task.DataClass.NetLimit == nil {
+		t.Errorf("net limit: %+v %+v", task.NetLimit, task.DataClass)
+	}
+	var ptgs []bcswire.TaskGroup
+	decodeBCS(t, "process task groups", get("/processes/pr/taskgroups"), &ptgs)
+	if len(ptgs) != 1 || len(ptgs[0].Taskgroup) != 1 || ptgs[0].Taskgroup[0].DataClass == nil || ptgs[0].Taskgroup[0].DataClass.ProcInfo == nil {
+		t.Fatalf("process task groups: %+v", ptgs)
+	}
+	if pi := ptgs[0].Taskgroup[0].DataClass.ProcInfo; pi.ProcName != "web" || pi.StartCmd != "./web" || len(pi.Uris) != 1 ||
+		pi.Uris[0].Value != "http://repo/pkg.tgz" || pi.Uris[0].User != "u" || pi.Uris[0].Pwd != "" {
+		t.Errorf("process definition: %+v %+v", pi, pi.Uris)
+	}
+
 	var ids []string
 	wantBCS(t, get("/applications/web/versions"), 0)
 	if err := json.Unmarshal([]byte(bodies[len(bodies)-1]), &ids); err != nil || len(ids) != 1 {
@@ -177,7 +198,7 @@ func TestBCSShapesDecode(t *testing.T) {
 
 	b64 := base64.StdEncoding.EncodeToString([]byte(secretValue))
 	for _, body := range bodies {
-		if strings.Contains(body, secretValue) || strings.Contains(body, b64) {
+		if strings.Contains(body, secretValue) || strings.Contains(body, b64) || strings.Contains(body, uriPassword) {
 			t.Errorf("a secret's value in an answer: %s", body)
 		}
 	}

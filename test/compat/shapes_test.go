@@ -98,6 +98,10 @@ func TestBCSReadsDecode(t *testing.T) {
 	if task.Env["PLAIN"] != "p1" || task.Env["PASSWORD"] != "secret::pw||k" || task.AgentId != node {
 		t.Errorf("task: env %v agent %q", task.Env, task.AgentId)
 	}
+	if task.DataClass == nil || task.DataClass.ProcInfo == nil || task.DataClass.ProcInfo.StartCmd != "sleep 100000; true" ||
+		task.DataClass.LimitResources == nil || task.DataClass.LimitResources.Mem != 16 {
+		t.Errorf("task data class: %+v", task.DataClass)
+	}
 	var ids []string
 	if err := json.Unmarshal(bcsDo(http.MethodGet, "/namespaces/shapes/processes/web/versions", ""), &ids); err != nil || len(ids) != 1 {
 		t.Fatalf("versions: %v %v", err, ids)

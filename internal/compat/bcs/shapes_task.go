@@ -102,6 +102,7 @@ type bcsTask struct {
 	KillPolicy              *v4.KillPolicy    `json:"KillPolicy,omitempty"`
 	LastUpdateTime          int64             `json:"LastUpdateTime"`
 	Message                 string            `json:"Message"`
+	NetLimit                *v4.NetLimit      `json:"NetLimit,omitempty"`
 }
 
 type bcsPortMapping struct {
@@ -123,10 +124,37 @@ type bcsVolume struct {
 	Mode          string `json:"Mode"`
 }
 
-// bcsDataClass is the part of BCS's DataClass berth knows: requests and limits.
+// bcsDataClass is the part of BCS's DataClass berth knows: requests and limits,
+// extended resources, the network limit and a process's definition.
 type bcsDataClass struct {
-	Resources      *bcsResource `json:"Resources,omitempty"`
-	LimitResources *bcsResource `json:"LimitResources,omitempty"`
+	Resources         *bcsResource          `json:"Resources,omitempty"`
+	LimitResources    *bcsResource          `json:"LimitResources,omitempty"`
+	ExtendedResources []v4.ExtendedResource `json:"ExtendedResources,omitempty"`
+	NetLimit          *v4.NetLimit          `json:"NetLimit,omitempty"`
+	ProcInfo          *bcsProcDef           `json:"ProcInfo,omitempty"`
+}
+
+// bcsProcDef is BCS's ProcDef, a process task's commands and paths.
+type bcsProcDef struct {
+	ProcName         string   `json:"procName"`
+	WorkPath         string   `json:"workPath"`
+	PidFile          string   `json:"pidFile"`
+	StartCmd         string   `json:"startCmd"`
+	StopCmd          string   `json:"stopCmd"`
+	RestartCmd       string   `json:"restartCmd"`
+	ReloadCmd        string   `json:"reloadCmd"`
+	KillCmd          string   `json:"killCmd"`
+	LogPath          string   `json:"logPath"`
+	CfgPath          string   `json:"cfgPath"`
+	Uris             []bcsURI `json:"uris"`
+	StartGracePeriod int      `json:"startGracePeriod"`
+}
+
+// bcsURI is BCS's Uri (untagged) without its password: answers carry no credentials.
+type bcsURI struct {
+	Value     string `json:"Value"`
+	User      string `json:"User"`
+	OutputDir string `json:"OutputDir"`
 }
 
 // taskGroupOf maps a task group; restart is its owner's restart policy (nil when none).
@@ -159,7 +187,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 			AgentIPAddress: st.HostIP, AppID: out.AppID, RunAs: m.Namespace, Network: spec.NetworkMode, NetworkType: spec.NetworkType,
 			Labels: tg.Spec.Labels, PortMappings: []bcsPortMapping{}, Arguments: []string{}, Parameters: []bcsParameter{},
 			Volumes: []bcsVolume{}, Env: map[string]string{}, HealthChecks: []v4.HealthCheck{}, KillPolicy: out.KillPolicy,
-			UpdateTime: out.UpdateTime, LastUpdateTime: out.LastUpdateTime}
+			UpdateTime: out.UpdateTime, LastUpdateTime: out.LastUpdateTime, NetLimit: spec.NetLimit}
 		switch {
 		case i < len(spec.Containers):
 			containerTask(&t, tg, spec.Containers[i])
@@ -204,7 +232,7 @@ func containerTask(t *bcsTask, tg *v4.TaskGroup, c v4.Container) {
 	if c.HealthChecks != nil {
 		t.HealthChecks = c.HealthChecks
 	}
-	t.DataClass = dataClassOf(c.Resources)
+	t.DataClass = dataClassOf(c.Resources, tg.Spec.Template.Spec.NetLimit)
 }
 
 func processTask(t *bcsTask, tg *v4.TaskGroup, p v4.ProcessTask) {
@@ -216,7 +244,16 @@ func processTask(t *bcsTask, tg *v4.TaskGroup, p v4.ProcessTask) {
 	if p.HealthChecks != nil {
 		t.HealthChecks = p.HealthChecks
 	}
-	t.DataClass = dataClassOf(p.Resources)
+	t.DataClass = dataClassOf(p.Resources, tg.Spec.Template.Spec.NetLimit)
+	if t.DataClass == nil {
+		t.DataClass = &bcsDataClass{}
+	}
+	t.DataClass.ProcInfo = &bcsProcDef{ProcName: p.ProcName, WorkPath: p.WorkPath, PidFile: p.PidFile, StartCmd: p.StartCmd,
+		StopCmd: p.StopCmd, RestartCmd: p.RestartCmd, ReloadCmd: p.ReloadCmd, KillCmd: p.KillCmd, LogPath: p.LogPath,
+		CfgPath: p.CfgPath, Uris: []bcsURI{}, StartGracePeriod: p.StartGracePeriod}
+	for _, u := range p.URIs {
+		t.DataClass.ProcInfo.Uris = append(t.DataClass.ProcInfo.Uris, bcsURI{Value: u.Value, User: u.User, OutputDir: u.OutputDir})
+	}
 }
 
 // envOf is a task's environment as BCS listed it. A variable from a secret shows the
@@ -240,17 +277,17 @@ func envOf(env []v4.EnvVar, secrets []v4.SecretRef) map[string]string {
 	return out
 }
 
-// dataClassOf is a task's requests and limits in cores and MB; requests default to
-// limits, as BCS's did.
-func dataClassOf(r *v4.Resources) *bcsDataClass {
-	if r == nil {
-		return nil
+// dataClassOf is a task's requests and limits in cores and MB (requests default to
+// limits, as BCS's did), its extended resources and the pod's network limit.
+func dataClassOf(r *v4.Resources, net *v4.NetLimit) *bcsDataClass {
+	dc := &bcsDataClass{NetLimit: net}
+	if r != nil {
+		dc.Resources, dc.LimitResources, dc.ExtendedResources = resourceOf(r.Requests), resourceOf(r.Limits), r.ExtendedResources
+		if dc.Resources == nil {
+			dc.Resources = dc.LimitResources
+		}
 	}
-	dc := &bcsDataClass{Resources: resourceOf(r.Requests), LimitResources: resourceOf(r.Limits)}
-	if dc.Resources == nil {
-		dc.Resources = dc.LimitResources
-	}
-	if dc.Resources == nil && dc.LimitResources == nil {
+	if dc.Resources == nil && dc.LimitResources == nil && dc.ExtendedResources == nil && dc.NetLimit == nil {
 		return nil
 	}
 	return dc

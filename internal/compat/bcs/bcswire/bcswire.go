@@ -133,19 +133,13 @@ type Task struct {
 		ContainerPort, HostPort int32
 		Name, Protocol          string
 	}
-	Privileged     bool
-	Parameters     []*struct{ Key, Value string }
-	ForcePullImage bool
-	Volumes        []*struct{ ContainerPath, HostPath, Mode string }
-	Env            map[string]string
-	Labels         map[string]string
-	DataClass      *struct {
-		Resources, LimitResources *Resource
-		ExtendedResources         []*json.RawMessage
-		Msgs                      []*json.RawMessage
-		NetLimit                  *json.RawMessage
-		ProcInfo                  *json.RawMessage
-	}
+	Privileged                                      bool
+	Parameters                                      []*struct{ Key, Value string }
+	ForcePullImage                                  bool
+	Volumes                                         []*struct{ ContainerPath, HostPath, Mode string }
+	Env                                             map[string]string
+	Labels                                          map[string]string
+	DataClass                                       *DataClass
 	Cpuset                                          bool
 	HealthChecks                                    []*HealthCheck
 	HealthCheckStatus                               []*json.RawMessage
@@ -160,6 +154,43 @@ type Task struct {
 	Uris                                            []string
 	LastUpdateTime                                  int64
 	Message                                         string
+	NetLimit                                        *NetLimit
+}
+
+// DataClass is BCS's DataClass.
+type DataClass struct {
+	Resources, LimitResources *Resource
+	ExtendedResources         []*struct {
+		Name  string  `json:"name"`
+		Value float64 `json:"value"`
+	}
+	Msgs     []*json.RawMessage
+	NetLimit *NetLimit
+	ProcInfo *ProcDef
+}
+
+// NetLimit is BCS's NetLimit.
+type NetLimit struct {
+	EgressLimit int `json:"egressLimit"`
+}
+
+// ProcDef is BCS's ProcDef; its Uri has no JSON tags.
+type ProcDef struct {
+	ProcName   string `json:"procName"`
+	WorkPath   string `json:"workPath"`
+	PidFile    string `json:"pidFile"`
+	StartCmd   string `json:"startCmd"`
+	CheckCmd   string `json:"checkCmd"`
+	StopCmd    string `json:"stopCmd"`
+	RestartCmd string `json:"restartCmd"`
+	ReloadCmd  string `json:"reloadCmd"`
+	KillCmd    string `json:"killCmd"`
+	LogPath    string `json:"logPath"`
+	CfgPath    string `json:"cfgPath"`
+	Uris       []*struct {
+		Value, User, Pwd, OutputDir string
+	} `json:"uris"`
+	StartGracePeriod int `json:"startGracePeriod"`
 }
 
 // DeploymentApp is BCS's DeploymentReferApplication: its third key is untagged.
