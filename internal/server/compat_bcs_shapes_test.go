@@ -40,7 +40,8 @@ const shapesApp = `{"apiVersion":"v4","kind":"application","metadata":{"name":"w
    "env":[{"name":"PLAIN","value":"p1"}],
    "ports":[{"name":"http","containerPort":80,"hostPort":0,"protocol":"HTTP"}],
    "volumes":[{"name":"d","volume":{"hostPath":"/data/x","mountPath":"/x","readOnly":true}}],
-   "healthChecks":[{"type":"HTTP","intervalSeconds":30,"timeoutSeconds":5,"consecutiveFailures":3,"http":{"portName":"http","path":"/healthz","scheme":"http"}}],
+   "healthChecks":[{"type":"HTTP","intervalSeconds":30,"timeoutSeconds":5,"consecutiveFailures":3,"http":{"portName":"http","path":"/healthz","scheme":"http"}},
+     {"type":"REMOTE_TCP","intervalSeconds":30,"timeoutSeconds":5,"tcp":{"portName":"http"}}],
    "secrets":[{"secretName":"pw","items":[{"type":"env","dataKey":"k","keyOrPath":"PASSWORD"}]}],
    "resources":{"requests":{"cpu":"0.5","memory":"128"},"limits":{"cpu":"1","memory":"256"}}}]}}}}`
 
@@ -73,7 +74,8 @@ func TestBCSShapesDecode(t *testing.T) {
 		tg.Spec.Ports = []v4.AllocatedPort{{Name: "http", HostPort: 31001}}
 		tg.Spec.KillGracePeriod = 7
 		tg.Status = v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.9.1",
-			Tasks: []v4.TaskStatus{{Name: "main", Status: v4.StatusRunning, Info: v4.ContainerInfo{ConsecutiveFailureTimes: 2}}}}
+			Tasks:  []v4.TaskStatus{{Name: "main", Status: v4.StatusRunning, Info: v4.ContainerInfo{ConsecutiveFailureTimes: 2}}},
+			Remote: &v4.RemoteHealth{Healthy: false, Message: "connection refused"}}
 	})
 	putTaskGroup(t, "sh", "0.pr.sh.c.1", "node-sh", func(tg *v4.TaskGroup) {
 		tg.Spec.Owner = v4.OwnerRef{Kind: v4.KindProcess, Name: "pr"}
@@ -142,7 +144,11 @@ func TestBCSShapesDecode(t *testing.T) {
 	if len(task.PortMappings) != 1 || task.PortMappings[0].HostPort != 31001 || task.PortMappings[0].ContainerPort != 80 {
 		t.Errorf("ports: %+v", task.PortMappings)
 	}
-	if len(task.HealthChecks) != 1 || task.HealthChecks[0].Type != "HTTP" || task.HealthChecks[0].ConsecutiveFailures != 3 ||
+	if len(task.HealthCheckStatus) != 1 || task.HealthCheckStatus[0].Type != "REMOTE_TCP" || task.HealthCheckStatus[0].Result ||
+		task.HealthCheckStatus[0].Message != "connection refused" {
+		t.Errorf("remote check status: %+v", task.HealthCheckStatus)
+	}
+	if len(task.HealthChecks) != 2 || task.HealthChecks[0].Type != "HTTP" || task.HealthChecks[0].ConsecutiveFailures != 3 ||
 		task.HealthChecks[0].HTTP == nil || task.HealthChecks[0].HTTP.Path != "/healthz" {
 		t.Errorf("health checks: %+v", task.HealthChecks)
 	}

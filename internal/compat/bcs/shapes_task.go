@@ -88,6 +88,7 @@ type bcsTask struct {
 	Labels                  map[string]string `json:"Labels,omitempty"`
 	DataClass               *bcsDataClass     `json:"DataClass,omitempty"`
 	HealthChecks            []v4.HealthCheck  `json:"HealthChecks"`
+	HealthCheckStatus       []bcsCheckStatus  `json:"HealthCheckStatus"`
 	Healthy                 bool              `json:"Healthy"`
 	IsChecked               bool              `json:"IsChecked"`
 	ConsecutiveFailureTimes int               `json:"ConsecutiveFailureTimes"`
@@ -103,6 +104,13 @@ type bcsTask struct {
 	LastUpdateTime          int64             `json:"LastUpdateTime"`
 	Message                 string            `json:"Message"`
 	NetLimit                *v4.NetLimit      `json:"NetLimit,omitempty"`
+}
+
+// bcsCheckStatus is BCS's BcsHealthCheckStatus: a remote check's last result.
+type bcsCheckStatus struct {
+	Type    string `json:"type"`
+	Result  bool   `json:"result"`
+	Message string `json:"message,omitempty"`
 }
 
 type bcsPortMapping struct {
@@ -194,6 +202,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 		case i-len(spec.Containers) < len(spec.Processes):
 			processTask(&t, tg, spec.Processes[i-len(spec.Containers)])
 		}
+		t.HealthCheckStatus = remoteStatus(t.HealthChecks, st.Remote)
 		if ts, ok := statuses[name]; ok {
 			t.Status, t.Message = ts.Status, ts.Message
 			t.Healthy, t.IsChecked, t.ConsecutiveFailureTimes = ts.Info.Healthy, ts.Info.IsChecked, ts.Info.ConsecutiveFailureTimes
@@ -310,6 +319,21 @@ func mesosAttributes(at map[string]string) []bcsMesosAttribute {
 	out := []bcsMesosAttribute{}
 	for _, k := range slices.Sorted(maps.Keys(at)) {
 		out = append(out, bcsMesosAttribute{Name: k, Type: mesosText, Text: &bcsText{Value: at[k]}})
+	}
+	return out
+}
+
+// remoteStatus is the last result of a task's remote checks: berth keeps one per task
+// group, from the server's remote checker, given here to each REMOTE_ check of the task.
+func remoteStatus(checks []v4.HealthCheck, remote *v4.RemoteHealth) []bcsCheckStatus {
+	out := []bcsCheckStatus{}
+	if remote == nil {
+		return out
+	}
+	for _, c := range checks {
+		if c.Type == v4.CheckRemoteHTTP || c.Type == v4.CheckRemoteTCP {
+			out = append(out, bcsCheckStatus{Type: c.Type, Result: remote.Healthy, Message: remote.Message})
+		}
 	}
 	return out
 }

@@ -133,16 +133,20 @@ type Task struct {
 		ContainerPort, HostPort int32
 		Name, Protocol          string
 	}
-	Privileged                                      bool
-	Parameters                                      []*struct{ Key, Value string }
-	ForcePullImage                                  bool
-	Volumes                                         []*struct{ ContainerPath, HostPath, Mode string }
-	Env                                             map[string]string
-	Labels                                          map[string]string
-	DataClass                                       *DataClass
-	Cpuset                                          bool
-	HealthChecks                                    []*HealthCheck
-	HealthCheckStatus                               []*json.RawMessage
+	Privileged        bool
+	Parameters        []*struct{ Key, Value string }
+	ForcePullImage    bool
+	Volumes           []*struct{ ContainerPath, HostPath, Mode string }
+	Env               map[string]string
+	Labels            map[string]string
+	DataClass         *DataClass
+	Cpuset            bool
+	HealthChecks      []*HealthCheck
+	HealthCheckStatus []*struct {
+		Type    string `json:"type"`
+		Result  bool   `json:"result"`
+		Message string `json:"message"`
+	}
 	Healthy, IsChecked                              bool
 	ConsecutiveFailureTimes                         uint32
 	LocalMaxConsecutiveFailures                     uint32
