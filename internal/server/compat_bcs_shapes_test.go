@@ -178,7 +178,12 @@ func TestBCSShapesDecode(t *testing.T) {
 	if err := json.Unmarshal([]byte(bodies[len(bodies)-1]), &ids); err != nil || len(ids) != 1 {
 		t.Fatalf("versions: %v %s", err, bodies[len(bodies)-1])
 	}
-	wantBCS(t, get("/applications/web/versions/"+ids[0]), 0)
+	var version bcswire.Version
+	decodeBCS(t, "version", get("/applications/web/versions/"+ids[0]), &version)
+	if version.RestartPolicy == nil || version.RestartPolicy.Policy != "Always" || version.KillPolicy == nil ||
+		version.KillPolicy.GracePeriod != 7 || version.Labels["app"] != "web" || version.Instances != 1 || version.RawJson == nil {
+		t.Errorf("version: %+v", version)
+	}
 
 	var deps []bcswire.Deployment
 	decodeBCS(t, "deployments", get("/deployments"), &deps)

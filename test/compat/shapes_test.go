@@ -106,7 +106,8 @@ func TestBCSReadsDecode(t *testing.T) {
 	if err := json.Unmarshal(bcsDo(http.MethodGet, "/namespaces/shapes/processes/web/versions", ""), &ids); err != nil || len(ids) != 1 {
 		t.Fatalf("versions: %v %v", err, ids)
 	}
-	bcsDo(http.MethodGet, "/namespaces/shapes/processes/web/versions/"+ids[0], "")
+	var version bcswire.Version
+	decode("/namespaces/shapes/processes/web/versions/"+ids[0], &version)
 	var deps []bcswire.Deployment
 	decode("/namespaces/shapes/deployments", &deps)
 	var dep bcswire.Deployment

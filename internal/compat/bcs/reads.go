@@ -155,7 +155,8 @@ func (h *Handler) version(plural string) http.HandlerFunc {
 			return
 		}
 		v := bcsVersion{ID: versionID(wl.Metadata), Name: versionID(wl.Metadata), ObjectMeta: metaOf(wl.Metadata, h.clusterName(r)),
-			Instances: wl.Spec.Instance, RunAs: ns, Kind: string(workloadKind(plural))}
+			Instances: wl.Spec.Instance, RunAs: ns, Labels: wl.Metadata.Labels, KillPolicy: wl.KillPolicy,
+			RestartPolicy: restartPolicyOf(wl.RestartPolicy), Kind: string(workloadKind(plural))}
 		if json.Valid(a.Body) {
 			v.RawJSON = a.Body
 		}

@@ -73,15 +73,18 @@ func applicationOf(w *v4.Workload, kind v4.Kind, tgs []*v4.TaskGroup, cluster st
 }
 
 // bcsVersion is BCS's Version, as far as berth keeps it: the definition, whole, in
-// RawJson (what BCS's own clients read of it).
+// RawJson (what BCS's own clients read of it), with its labels and policies.
 type bcsVersion struct {
-	ID         string          `json:"ID"`
-	Name       string          `json:"Name"`
-	ObjectMeta bcsMeta         `json:"ObjectMeta"`
-	Instances  int             `json:"Instances"`
-	RunAs      string          `json:"RunAs"`
-	Kind       string          `json:"Kind"`
-	RawJSON    json.RawMessage `json:"raw_json,omitempty"`
+	ID            string            `json:"ID"`
+	Name          string            `json:"Name"`
+	ObjectMeta    bcsMeta           `json:"ObjectMeta"`
+	Instances     int               `json:"Instances"`
+	RunAs         string            `json:"RunAs"`
+	Labels        map[string]string `json:"Labels,omitempty"`
+	KillPolicy    *v4.KillPolicy    `json:"KillPolicy,omitempty"`
+	RestartPolicy *bcsRestartPolicy `json:"RestartPolicy,omitempty"`
+	Kind          string            `json:"Kind"`
+	RawJSON       json.RawMessage   `json:"raw_json,omitempty"`
 }
 
 // versionID is the one version berth keeps of an application: the definition stored

@@ -51,6 +51,13 @@ type bcsRestartPolicy struct {
 	HostRetainTime int    `json:"hostRetainTime,omitempty"`
 }
 
+func restartPolicyOf(p *v4.RestartPolicy) *bcsRestartPolicy {
+	if p == nil {
+		return nil
+	}
+	return &bcsRestartPolicy{Policy: p.Policy, Interval: p.Interval, Backoff: p.Backoff, MaxTimes: p.MaxTimes, HostRetainTime: p.HostRetainTime}
+}
+
 // bcsMesosAttribute is a Mesos Attribute as Mesos's Go types encode it: the value type
 // is Mesos's enum number (3 is TEXT); berth records text values only.
 type bcsMesosAttribute struct {
@@ -177,10 +184,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 	if tg.Spec.KillGracePeriod > 0 {
 		out.KillPolicy = &v4.KillPolicy{GracePeriod: tg.Spec.KillGracePeriod}
 	}
-	if restart != nil {
-		out.RestartPolicy = &bcsRestartPolicy{Policy: restart.Policy, Interval: restart.Interval, Backoff: restart.Backoff,
-			MaxTimes: restart.MaxTimes, HostRetainTime: restart.HostRetainTime}
-	}
+	out.RestartPolicy = restartPolicyOf(restart)
 	if r := tg.Spec.Resources; r.CPU != 0 || r.MemoryMB != 0 || r.DiskMB != 0 {
 		res := &bcsResource{Cpus: r.CPU, Mem: r.MemoryMB, Disk: r.DiskMB}
 		out.LaunchResource, out.CurrResource = res, res

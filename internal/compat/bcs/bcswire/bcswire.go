@@ -161,6 +161,22 @@ type Task struct {
 	NetLimit                                        *NetLimit
 }
 
+// Version is BCS's Version; its raw_json is the definition as BCS's clients wrote it.
+type Version struct {
+	ID, Name                  string
+	ObjectMeta, PodObjectMeta ObjectMeta
+	Instances                 int32
+	RunAs                     string
+	Container, Process        []*json.RawMessage
+	Labels                    map[string]string
+	KillPolicy                *KillPolicy
+	RestartPolicy             *RestartPolicy
+	Constraints               *json.RawMessage
+	Uris, Ip                  []string
+	Mode, Kind                string
+	RawJson                   *json.RawMessage `json:"raw_json,omitempty"`
+}
+
 // DataClass is BCS's DataClass.
 type DataClass struct {
 	Resources, LimitResources *Resource
