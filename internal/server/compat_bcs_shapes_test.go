@@ -207,6 +207,15 @@ func TestBCSShapesDecode(t *testing.T) {
 		}
 	}
 
+	wantBCS(t, get("/daemonset"), 0)
+	var settings []bcswire.AgentSetting
+	a = bcsCall(t, http.MethodGet, url+bcs.GatewayPrefix+"/agentsettings?ips=10.0.9.1", "", "")
+	bodies = append(bodies, string(a.Data))
+	decodeBCS(t, "agent settings", a, &settings)
+	if len(settings) != 1 || settings[0].InnerIP != "10.0.9.1" || settings[0].AttrStrings["rack"].Value != "r1" || settings[0].AttrScalars["ssd"].Value != 2 {
+		t.Errorf("agent settings: %+v", settings)
+	}
+
 	b64 := base64.StdEncoding.EncodeToString([]byte(secretValue))
 	for _, body := range bodies {
 		if strings.Contains(body, secretValue) || strings.Contains(body, b64) || strings.Contains(body, uriPassword) {

@@ -177,6 +177,21 @@ type Version struct {
 	RawJson                   *json.RawMessage `json:"raw_json,omitempty"`
 }
 
+// AgentSetting is BCS's BcsClusterAgentSetting.
+type AgentSetting struct {
+	InnerIP     string `json:"innerIP"`
+	Disabled    bool   `json:"disabled"`
+	AttrStrings map[string]struct {
+		Value string `json:"value"`
+	} `json:"strings"`
+	AttrScalars map[string]struct {
+		Value float64 `json:"value"`
+	} `json:"scalars"`
+	NoSchedule        map[string]string           `json:"noSchedule"`
+	Pods              []string                    `json:"pods"`
+	ExtendedResources map[string]*json.RawMessage `json:"ExtendedResources"`
+}
+
 // DataClass is BCS's DataClass.
 type DataClass struct {
 	Resources, LimitResources *Resource
