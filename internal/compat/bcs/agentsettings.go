@@ -268,8 +268,12 @@ type bcsAgentInfo struct {
 	MemUsed        float64        `json:"memused"`
 	CPUUsed        float64        `json:"cpuused"`
 	Disabled       bool           `json:"disabled"`
+	HostAttributes []bcsAttribute `json:"host_attributes"`
 	Attributes     []bcsAttribute `json:"attributes"`
 	RegisteredTime int64          `json:"registered_time"`
+	// ReRegisteredTime is when the agent last registered again (ns); berth records
+	// none, so 0, as BCS answered for an agent that never did.
+	ReRegisteredTime int64 `json:"reregistered_time"`
 }
 
 // bcsAttribute is a Mesos attribute: type 101 scalar, 103 text, 104 set.
@@ -294,8 +298,10 @@ func (h *Handler) clusterResources(w http.ResponseWriter, r *http.Request) {
 	out := bcsClusterResource{Agents: []bcsAgentInfo{}}
 	for _, n := range nodes {
 		c := n.Spec.Capacity
+		// BCS listed the agent's own attributes twice, as host_attributes and attributes.
+		attrs := attributesOf(n.Spec.Attributes)
 		a := bcsAgentInfo{HostName: n.Spec.Hostname, IP: n.Spec.IP, CPUTotal: c.CPU, MemTotal: c.MemoryMB, DiskTotal: c.DiskMB,
-			Disabled: n.Spec.Disabled, Attributes: attributesOf(n.Spec.Attributes), RegisteredTime: n.Metadata.CreationTimestamp.UnixNano()}
+			Disabled: n.Spec.Disabled, HostAttributes: attrs, Attributes: attrs, RegisteredTime: n.Metadata.CreationTimestamp.UnixNano()}
 		for _, tg := range on[n.Metadata.Name] {
 			a.CPUUsed += tg.Spec.Resources.CPU
 			a.MemUsed += tg.Spec.Resources.MemoryMB

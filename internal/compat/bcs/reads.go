@@ -95,14 +95,14 @@ func (h *Handler) getWorkload(plural string) http.HandlerFunc {
 
 func (h *Handler) taskGroups(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		_, _, tgs, f := h.workloadTaskGroups(r, plural)
+		wl, _, tgs, f := h.workloadTaskGroups(r, plural)
 		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
 		out := []bcsTaskGroup{}
 		for _, tg := range tgs {
-			out = append(out, taskGroupOf(tg, h.clusterName(r)))
+			out = append(out, taskGroupOf(tg, wl.RestartPolicy, h.clusterName(r)))
 		}
 		writeSuccess(w, out, nil)
 	}
@@ -155,7 +155,8 @@ func (h *Handler) version(plural string) http.HandlerFunc {
 			return
 		}
 		v := bcsVersion{ID: versionID(wl.Metadata), Name: versionID(wl.Metadata), ObjectMeta: metaOf(wl.Metadata, h.clusterName(r)),
-			Instances: wl.Spec.Instance, RunAs: ns, Kind: string(workloadKind(plural))}
+			Instances: wl.Spec.Instance, RunAs: ns, Labels: wl.Metadata.Labels, KillPolicy: wl.KillPolicy,
+			RestartPolicy: restartPolicyOf(wl.RestartPolicy), Kind: string(workloadKind(plural))}
 		if json.Valid(a.Body) {
 			v.RawJSON = a.Body
 		}

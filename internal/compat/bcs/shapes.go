@@ -31,6 +31,12 @@ type bcsPodIndex struct {
 	Name string `json:"name"`
 }
 
+// subStatusUnknown is BCS's application sub-status outside the steps of its own rolling
+// update, which berth runs as a deployment's rollout instead. LastStatus, the status
+// before the last change, and Mode are left empty: berth keeps no previous phase and
+// has no mode.
+const subStatusUnknown = "Unknown"
+
 // bcsApplication is BCS's Application: an application's or a process's state.
 type bcsApplication struct {
 	Kind             string        `json:"Kind"`
@@ -43,6 +49,9 @@ type bcsApplication struct {
 	RunAs            string        `json:"RunAs"`
 	ClusterID        string        `json:"ClusterId"`
 	Status           string        `json:"Status"`
+	SubStatus        string        `json:"SubStatus"`
+	LastStatus       string        `json:"LastStatus"`
+	Mode             string        `json:"Mode"`
 	Created          int64         `json:"Created"`
 	UpdateTime       int64         `json:"UpdateTime"`
 	LastUpdateTime   int64         `json:"LastUpdateTime"`
@@ -54,7 +63,7 @@ func applicationOf(w *v4.Workload, kind v4.Kind, tgs []*v4.TaskGroup, cluster st
 	m := w.Metadata
 	a := bcsApplication{Kind: string(kind), ID: m.Name, Name: m.Name, ObjectMeta: metaOf(m, cluster),
 		DefineInstances: w.Spec.Instance, Instances: len(tgs), RunningInstances: w.Status.Running,
-		RunAs: m.Namespace, ClusterID: cluster, Status: w.Status.Phase, Message: w.Status.Message,
+		RunAs: m.Namespace, ClusterID: cluster, Status: w.Status.Phase, SubStatus: subStatusUnknown, Message: w.Status.Message,
 		Created: unix(m.CreationTimestamp), UpdateTime: unix(w.Status.Updated), LastUpdateTime: unix(w.Status.Updated),
 		Pods: []bcsPodIndex{}}
 	for _, tg := range tgs {
@@ -63,127 +72,19 @@ func applicationOf(w *v4.Workload, kind v4.Kind, tgs []*v4.TaskGroup, cluster st
 	return a
 }
 
-// bcsTaskGroup is BCS's TaskGroup: one instance, its tasks inside.
-type bcsTaskGroup struct {
-	Kind            string            `json:"Kind"`
-	ID              string            `json:"ID"`
-	Name            string            `json:"Name"`
-	AppID           string            `json:"AppID"`
-	RunAs           string            `json:"RunAs"`
-	ObjectMeta      bcsMeta           `json:"ObjectMeta"`
-	ExecutorID      string            `json:"ExecutorID"`
-	Status          string            `json:"Status"`
-	InstanceID      int               `json:"InstanceID"`
-	Taskgroup       []bcsTask         `json:"Taskgroup"`
-	KillPolicy      *v4.KillPolicy    `json:"KillPolicy,omitempty"`
-	VersionName     string            `json:"VersionName"`
-	StartTime       int64             `json:"StartTime"`
-	UpdateTime      int64             `json:"UpdateTime"`
-	LastUpdateTime  int64             `json:"LastUpdateTime"`
-	ReschededTimes  int               `json:"ReschededTimes"`
-	LastReschedTime int64             `json:"LastReschedTime"`
-	HostName        string            `json:"HostName"`
-	Message         string            `json:"Message"`
-	Attributes      map[string]string `json:"Attributes,omitempty"`
-}
-
-// bcsTask is BCS's Task (its key "Hostame" is spelt as BCS spelt it).
-type bcsTask struct {
-	Kind                    string            `json:"Kind"`
-	ID                      string            `json:"ID"`
-	Name                    string            `json:"Name"`
-	Hostame                 string            `json:"Hostame"`
-	Command                 string            `json:"Command"`
-	Arguments               []string          `json:"Arguments"`
-	Image                   string            `json:"Image"`
-	Network                 string            `json:"Network"`
-	PortMappings            []bcsPortMapping  `json:"PortMappings"`
-	Labels                  map[string]string `json:"Labels,omitempty"`
-	Healthy                 bool              `json:"Healthy"`
-	IsChecked               bool              `json:"IsChecked"`
-	ConsecutiveFailureTimes int               `json:"ConsecutiveFailureTimes"`
-	AgentHostname           string            `json:"AgentHostname"`
-	AgentIPAddress          string            `json:"AgentIPAddress"`
-	Status                  string            `json:"Status"`
-	UpdateTime              int64             `json:"UpdateTime"`
-	StatusData              string            `json:"StatusData"`
-	AppID                   string            `json:"AppId"`
-	RunAs                   string            `json:"RunAs"`
-	Message                 string            `json:"Message"`
-}
-
-type bcsPortMapping struct {
-	ContainerPort int    `json:"ContainerPort"`
-	HostPort      int    `json:"HostPort"`
-	Name          string `json:"Name"`
-	Protocol      string `json:"Protocol"`
-}
-
-func taskGroupOf(tg *v4.TaskGroup, cluster string) bcsTaskGroup {
-	m, st := tg.Metadata, tg.Status
-	out := bcsTaskGroup{Kind: string(tg.Spec.Owner.Kind), ID: m.Name, Name: tg.Spec.Owner.Name + "-" + strconv.Itoa(tg.Spec.Index),
-		AppID: tg.Spec.Owner.Name, RunAs: m.Namespace, ObjectMeta: metaOf(m, cluster), ExecutorID: m.Name,
-		Status: st.Phase, InstanceID: tg.Spec.Index, VersionName: tg.Spec.OwnerVersion,
-		StartTime: unix(st.StartedAt), UpdateTime: unix(st.Updated), LastUpdateTime: unix(st.Updated),
-		ReschededTimes: tg.Spec.ReschedTimes, LastReschedTime: unix(tg.Spec.LastRescheduled),
-		HostName: tg.Spec.Node, Message: st.Message, Attributes: tg.Spec.Attributes, Taskgroup: []bcsTask{}}
-	if tg.Spec.KillGracePeriod > 0 {
-		out.KillPolicy = &v4.KillPolicy{GracePeriod: tg.Spec.KillGracePeriod}
-	}
-	names := v4.TaskNames(&tg.Spec.Template.Spec)
-	statuses := map[string]v4.TaskStatus{}
-	for _, ts := range st.Tasks {
-		statuses[ts.Name] = ts
-	}
-	for i, name := range names {
-		t := bcsTask{Kind: out.Kind, ID: m.Name + "." + strconv.Itoa(i), Name: name, AgentHostname: tg.Spec.Node,
-			AgentIPAddress: st.HostIP, AppID: out.AppID, RunAs: m.Namespace, Network: tg.Spec.Template.Spec.NetworkMode,
-			Labels: tg.Spec.Labels, PortMappings: []bcsPortMapping{}, Arguments: []string{}}
-		if i < len(tg.Spec.Template.Spec.Containers) {
-			c := tg.Spec.Template.Spec.Containers[i]
-			t.Hostame, t.Command, t.Image = c.Hostname, c.Command, c.Image
-			if c.Args != nil {
-				t.Arguments = c.Args
-			}
-			for _, p := range c.Ports {
-				t.PortMappings = append(t.PortMappings, bcsPortMapping{ContainerPort: p.ContainerPort, HostPort: hostPort(tg, p.Name, p.HostPort), Name: p.Name, Protocol: p.Protocol})
-			}
-		}
-		if ts, ok := statuses[name]; ok {
-			t.Status, t.Message = ts.Status, ts.Message
-			t.Healthy, t.IsChecked, t.ConsecutiveFailureTimes = ts.Info.Healthy, ts.Info.IsChecked, ts.Info.ConsecutiveFailureTimes
-			if ts.Healthy != nil {
-				t.Healthy, t.IsChecked = *ts.Healthy, true
-			}
-			if data, err := json.Marshal(ts.Info); err == nil {
-				t.StatusData = string(data)
-			}
-		}
-		out.Taskgroup = append(out.Taskgroup, t)
-	}
-	return out
-}
-
-// hostPort is the port the scheduler allocated for a named port, else the one asked for.
-func hostPort(tg *v4.TaskGroup, name string, asked int) int {
-	for _, p := range tg.Spec.Ports {
-		if p.Name == name {
-			return p.HostPort
-		}
-	}
-	return asked
-}
-
 // bcsVersion is BCS's Version, as far as berth keeps it: the definition, whole, in
-// RawJson (what BCS's own clients read of it).
+// RawJson (what BCS's own clients read of it), with its labels and policies.
 type bcsVersion struct {
-	ID         string          `json:"ID"`
-	Name       string          `json:"Name"`
-	ObjectMeta bcsMeta         `json:"ObjectMeta"`
-	Instances  int             `json:"Instances"`
-	RunAs      string          `json:"RunAs"`
-	Kind       string          `json:"Kind"`
-	RawJSON    json.RawMessage `json:"raw_json,omitempty"`
+	ID            string            `json:"ID"`
+	Name          string            `json:"Name"`
+	ObjectMeta    bcsMeta           `json:"ObjectMeta"`
+	Instances     int               `json:"Instances"`
+	RunAs         string            `json:"RunAs"`
+	Labels        map[string]string `json:"Labels,omitempty"`
+	KillPolicy    *v4.KillPolicy    `json:"KillPolicy,omitempty"`
+	RestartPolicy *bcsRestartPolicy `json:"RestartPolicy,omitempty"`
+	Kind          string            `json:"Kind"`
+	RawJSON       json.RawMessage   `json:"raw_json,omitempty"`
 }
 
 // versionID is the one version berth keeps of an application: the definition stored
@@ -199,7 +100,9 @@ type bcsDeployment struct {
 	Application     *bcsDeploymentApp `json:"application"`
 	ApplicationExt  *bcsDeploymentApp `json:"application_ext"`
 	LastRollingTime int64             `json:"last_rolling_time"`
+	CurrRollingOp   string            `json:"curr_rolling_operation"`
 	IsInRolling     bool              `json:"is_in_rolling"`
+	CheckTime       int64             `json:"check_time"`
 	Message         string            `json:"message"`
 }
 
@@ -226,9 +129,12 @@ func strategyOf(s v4.DeploymentStrategy) bcsStrategy {
 	return out
 }
 
+// bcsDeploymentApp is BCS's DeploymentReferApplication; its third key is untagged (a
+// misspelt tag), so Go's field name.
 type bcsDeploymentApp struct {
-	Name                string `json:"name"`
-	CurrTargetInstances int    `json:"curr_target_instances"`
+	Name                    string `json:"name"`
+	CurrTargetInstances     int    `json:"curr_target_instances"`
+	CurrentRollingInstances int    `json:"CurrentRollingInstances"`
 }
 
 // deploymentOf maps a deployment and its child applications (by name): BCS's
@@ -236,18 +142,21 @@ type bcsDeploymentApp struct {
 func deploymentOf(d *v4.Deployment, children []*v4.Workload, cluster string) bcsDeployment {
 	st := d.Status
 	out := bcsDeployment{ObjectMeta: metaOf(d.Metadata, cluster), Selector: d.Spec.Selector, Strategy: strategyOf(d.Spec.Strategy),
-		Status: st.Phase, LastRollingTime: unix(st.LastStep), Message: st.Message}
+		Status: st.Phase, LastRollingTime: unix(st.LastStep), CheckTime: unix(st.Updated), Message: st.Message}
 	if out.Status == v4.DeploymentUpdating {
 		out.Status = "Update" // BCS's word
 	}
 	switch st.Phase {
 	case v4.DeploymentUpdating, v4.DeploymentUpdatePaused, v4.DeploymentUpdateSuspend:
-		out.IsInRolling = true
+		// BCS's rolling operation is START while a rollout is under way; berth deletes
+		// a deployment at once, so DELETE is never current.
+		out.IsInRolling, out.CurrRollingOp = true, "START"
 	}
 	current := d.Metadata.Name + "-v" + strconv.Itoa(st.Revision)
 	for _, c := range children {
 		ref := &bcsDeploymentApp{Name: c.Metadata.Name, CurrTargetInstances: c.Spec.Instance}
 		if c.Metadata.Name == current && out.IsInRolling {
+			ref.CurrentRollingInstances = st.Current
 			out.ApplicationExt = ref
 		} else if out.Application == nil || c.Metadata.Name == current {
 			out.Application = ref
