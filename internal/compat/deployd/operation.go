@@ -1,7 +1,6 @@
 package deployd
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -67,11 +66,7 @@ func (h *Handler) restartAll(w http.ResponseWriter, r *http.Request, d *v4.Deplo
 		d.Spec.Template.Metadata.Annotations = map[string]string{}
 	}
 	d.Spec.Template.Metadata.Annotations[RestartedAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
-	d.Status = v4.DeploymentStatus{}
-	d.Metadata.ResourceVersion = "" // the controller writes the status meanwhile
-	body, _ := json.Marshal(d)
-	if a := h.v1.Call(r, http.MethodPut, path, nil, body); !a.OK() {
-		writeAnswerError(w, a)
+	if _, ok := h.putPodGroup(w, r, path, d); !ok {
 		return
 	}
 	writeAccepted(w, "podgroup restarting", checkURL(name), nil)

@@ -161,11 +161,7 @@ func (h *Handler) replica(w http.ResponseWriter, r *http.Request, d *v4.Deployme
 		}
 		if d.RestartPolicy == nil || d.RestartPolicy.Policy != policy {
 			d.RestartPolicy = &v4.RestartPolicy{Policy: policy}
-			d.Status = v4.DeploymentStatus{}
-			d.Metadata.ResourceVersion = "" // the controller writes the status meanwhile
-			body, _ := json.Marshal(d)
-			if a := h.v1.Call(r, http.MethodPut, path, nil, body); !a.OK() {
-				writeAnswerError(w, a)
+			if _, ok := h.putPodGroup(w, r, path, d); !ok {
 				return
 			}
 		}
@@ -211,15 +207,26 @@ func (h *Handler) respec(w http.ResponseWriter, r *http.Request, d *v4.Deploymen
 	} else {
 		delete(d.Metadata.Annotations, v4.StatefulAnnotation)
 	}
+	a, ok := h.putPodGroup(w, r, path, d)
+	if !ok {
+		return
+	}
+	writeAccepted(w, "podgroup upgrading", checkURL(name), warningsOf(warnings, a.Warnings))
+}
+
+// putPodGroup writes d through /v1 as the pod group's new spec, without its status and
+// version (the controller writes the status meanwhile). When /v1 refuses it answers w
+// with the refusal and returns false.
+func (h *Handler) putPodGroup(w http.ResponseWriter, r *http.Request, path string, d *v4.Deployment) (v1call.Answer, bool) {
 	d.Status = v4.DeploymentStatus{}
-	d.Metadata.ResourceVersion = "" // the controller writes the status meanwhile
+	d.Metadata.ResourceVersion = ""
 	body, _ := json.Marshal(d)
 	a := h.v1.Call(r, http.MethodPut, path, nil, body)
 	if !a.OK() {
 		writeAnswerError(w, a)
-		return
+		return a, false
 	}
-	writeAccepted(w, "podgroup upgrading", checkURL(name), warningsOf(warnings, a.Warnings))
+	return a, true
 }
 
 // warningsOf joins the front door's warnings (texts) and /v1's (header values).
