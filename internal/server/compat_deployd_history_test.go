@@ -55,13 +55,7 @@ func TestDeploydStatusHistory(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "GET", url+"/api/cntstatushistory?name=nothing.web.web&instance=1", "", nil), http.StatusNotFound, "")
 
 	// A token of another namespace reads no history of hello's.
-	other := tokenWithPolicy(t, url, `kind: acl-policy
-metadata: {name: other}
-rules:
-  - namespaces: [other]
-    kinds: ["*"]
-    verbs: [read, write]
-`, "other", "")
+	other := otherNamespaceToken(t, url)
 	if r := callAs(t, "", http.MethodGet, url+"/api/cntstatushistory?name=hello.web.web&instance=2", "", other); r.code != http.StatusForbidden {
 		t.Errorf("another namespace's token: %d %s", r.code, r.body)
 	}
@@ -107,13 +101,7 @@ func TestDeploydOperation(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=start", "", nil), http.StatusBadRequest, "not supported")
 	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=pause", "", nil), http.StatusBadRequest, "optype")
 
-	other := tokenWithPolicy(t, url, `kind: acl-policy
-metadata: {name: other}
-rules:
-  - namespaces: [other]
-    kinds: ["*"]
-    verbs: [read, write]
-`, "other", "")
+	other := otherNamespaceToken(t, url)
 	before := getDeployment(t, "hello", "hello-web-web").Spec.Template.Metadata.Annotations[deployd.RestartedAnnotation]
 	for _, q := range []string{"&optype=restart", "&optype=restart&instance=2"} {
 		if r := callAs(t, "", http.MethodPatch, pg+q, "", other); r.code != http.StatusForbidden {
@@ -123,4 +111,17 @@ rules:
 	if after := getDeployment(t, "hello", "hello-web-web").Spec.Template.Metadata.Annotations[deployd.RestartedAnnotation]; after != before {
 		t.Errorf("a refused restart changed the template: %s -> %s", before, after)
 	}
+}
+
+// otherNamespaceToken is a token that may read and write everything in namespace
+// "other" only: an attacker for the deployd routes' objects.
+func otherNamespaceToken(t *testing.T, url string) string {
+	t.Helper()
+	return tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: other}
+rules:
+  - namespaces: [other]
+    kinds: ["*"]
+    verbs: [read, write]
+`, "other", "")
 }
