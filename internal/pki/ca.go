@@ -3,7 +3,8 @@
 // client certificates, the CA pin a join token carries, and certificates that renew
 // themselves before they expire. Identities are certificate names: a node's certificate
 // has CommonName = the node's name and Organization = OrgNodes; a server's has
-// Organization = OrgServers.
+// Organization = OrgServers; a user's (a certificate bound to an ACL token) has
+// CommonName = the token's name and Organization = OrgUsers.
 package pki
 
 import (
@@ -28,6 +29,7 @@ import (
 const (
 	OrgNodes   = "berth:nodes"
 	OrgServers = "berth:servers"
+	OrgUsers   = "berth:users"
 )
 
 // Lifetimes of what the CA issues, unless the caller gives its own.
@@ -121,6 +123,9 @@ type Request struct {
 	// CommonName and Organization name the holder.
 	CommonName   string
 	Organization string
+	// Unit, when set, is the subject's one OrganizationalUnit: a user's certificate
+	// carries its token's binding there (UserOf).
+	Unit string
 	// DNSNames and IPs are the names a serving certificate answers for.
 	DNSNames []string
 	IPs      []net.IP
@@ -129,6 +134,9 @@ type Request struct {
 	Server, Client bool
 	// Lifetime is how long it is valid (default CertLifetime, never past the CA).
 	Lifetime time.Duration
+	// NotAfter, when set, is the latest the certificate may be valid to: a user's
+	// certificate never outlives its token.
+	NotAfter time.Time
 }
 
 // Sign issues a certificate for pub and returns it in DER.
@@ -145,6 +153,9 @@ func (ca *CA) Sign(req Request, pub crypto.PublicKey, now time.Time) ([]byte, er
 	if notAfter.After(ca.Cert.NotAfter) {
 		notAfter = ca.Cert.NotAfter
 	}
+	if !req.NotAfter.IsZero() && notAfter.After(req.NotAfter) {
+		notAfter = req.NotAfter
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
 		Subject:      pkix.Name{CommonName: req.CommonName},
@@ -158,6 +169,9 @@ func (ca *CA) Sign(req Request, pub crypto.PublicKey, now time.Time) ([]byte, er
 	}
 	if req.Organization != "" {
 		tmpl.Subject.Organization = []string{req.Organization}
+	}
+	if req.Unit != "" {
+		tmpl.Subject.OrganizationalUnit = []string{req.Unit}
 	}
 	if req.Server {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)

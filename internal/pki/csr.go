@@ -71,6 +71,18 @@ func NodeOf(cert *x509.Certificate) (string, bool) {
 	return cert.Subject.CommonName, true
 }
 
+// UserOf returns what a verified user's certificate names: the ACL token it stands for
+// (its CommonName, "berth-acl-<id>") and the token's binding (its one
+// OrganizationalUnit), which the server compares with the token's own, so that a
+// certificate outlives neither its token nor a later token of the same id. A node's or a
+// server's certificate is never a user's.
+func UserOf(cert *x509.Certificate) (token, binding string, ok bool) {
+	if cert == nil || !hasOrg(cert, OrgUsers) || cert.Subject.CommonName == "" || len(cert.Subject.OrganizationalUnit) != 1 {
+		return "", "", false
+	}
+	return cert.Subject.CommonName, cert.Subject.OrganizationalUnit[0], true
+}
+
 // IsServer reports whether a verified certificate is a berth server's.
 func IsServer(cert *x509.Certificate) bool { return cert != nil && hasOrg(cert, OrgServers) }
 

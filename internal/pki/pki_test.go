@@ -74,20 +74,47 @@ func TestCARoundTripAndIssue(t *testing.T) {
 func TestIdentityNeedsOneOrganization(t *testing.T) {
 	ca := newTestCA(t)
 	for _, c := range []struct {
-		org          string
-		node, server bool
-	}{{OrgNodes, true, false}, {OrgServers, false, true}, {"", false, false}, {"berth:admins", false, false}} {
-		kp, err := ca.Issue(Request{CommonName: "x", Organization: c.org, Client: true}, time.Now())
+		org                string
+		node, server, user bool
+	}{{OrgNodes, true, false, false}, {OrgServers, false, true, false}, {OrgUsers, false, false, true}, {"", false, false, false}, {"berth:admins", false, false, false}} {
+		kp, err := ca.Issue(Request{CommonName: "x", Organization: c.org, Unit: "b", Client: true}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		cert, _ := ParseCertificate(kp.CertPEM)
-		if _, ok := NodeOf(cert); ok != c.node || IsServer(cert) != c.server {
-			t.Errorf("org %q: node %v server %v", c.org, ok, IsServer(cert))
+		_, _, user := UserOf(cert)
+		if _, ok := NodeOf(cert); ok != c.node || IsServer(cert) != c.server || user != c.user {
+			t.Errorf("org %q: node %v server %v user %v", c.org, ok, IsServer(cert), user)
 		}
+	}
+	if _, _, ok := UserOf(nil); ok {
+		t.Error("nil certificate is a user")
 	}
 	if _, ok := NodeOf(nil); ok || IsServer(nil) {
 		t.Error("nil certificate has an identity")
+	}
+	// A user's certificate names its token's binding, or it is nobody's.
+	kp, err := ca.Issue(Request{CommonName: "berth-acl-abc123", Organization: OrgUsers, Client: true}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := ParseCertificate(kp.CertPEM)
+	if _, _, ok := UserOf(cert); ok {
+		t.Error("a user's certificate without a binding is a user")
+	}
+}
+
+// A certificate given a latest end (a user's, bound to a token that expires) ends then.
+func TestNotAfterBound(t *testing.T) {
+	ca := newTestCA(t)
+	now := time.Now()
+	der, err := ca.Sign(Request{CommonName: "x", NotAfter: now.Add(time.Hour)}, ca.Cert.PublicKey, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := x509.ParseCertificate(der)
+	if c.NotAfter.After(now.Add(time.Hour)) {
+		t.Fatalf("certificate ends %s, past its bound %s", c.NotAfter, now.Add(time.Hour))
 	}
 }
 

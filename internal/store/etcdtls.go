@@ -97,11 +97,18 @@ type etcdTLS struct {
 	client *pki.Rotating
 }
 
+// The names of the etcd certificates: the embedded member takes no other client, so
+// that no other certificate of the cluster CA (a node's, a user's) reaches etcd.
+const (
+	etcdMemberCN = "berth etcd member"
+	etcdClientCN = "berth etcd client"
+)
+
 // newEtcdTLS issues the member's certificates for the hosts of its URLs (and loopback).
 func newEtcdTLS(dataDir string, ca *pki.CA, urls []url.URL, log *slog.Logger) (*etcdTLS, error) {
 	t := &etcdTLS{ca: ca, dir: filepath.Join(dataDir, tlsDirName)}
 	var req pki.Request
-	req.CommonName, req.Organization, req.Server, req.Client = "berth etcd member", pki.OrgServers, true, true
+	req.CommonName, req.Organization, req.Server, req.Client = etcdMemberCN, pki.OrgServers, true, true
 	seen := map[string]bool{}
 	for _, h := range append([]string{"localhost", "127.0.0.1", "::1"}, hostsOf(urls)...) {
 		if seen[h] {
@@ -131,7 +138,7 @@ func newEtcdTLS(dataDir string, ca *pki.CA, urls []url.URL, log *slog.Logger) (*
 	if t.member, err = pki.NewRotating(kp, issueMember, log); err != nil {
 		return nil, err
 	}
-	clientReq := pki.Request{CommonName: "berth etcd client", Organization: pki.OrgServers, Client: true}
+	clientReq := pki.Request{CommonName: etcdClientCN, Organization: pki.OrgServers, Client: true}
 	issueClient := func(context.Context) (pki.KeyPair, error) { return ca.Issue(clientReq, time.Now()) }
 	if kp, err = issueClient(context.Background()); err != nil {
 		return nil, fmt.Errorf("issue the etcd client certificate: %w", err)
@@ -153,11 +160,14 @@ func hostsOf(urls []url.URL) []string {
 }
 
 // apply makes the member serve its client and peer URLs over TLS with client
-// certificates of the CA required on both.
+// certificates of the CA required on both, and of etcd's own names only.
 func (t *etcdTLS) apply(cfg *embed.Config) {
 	cert, key, ca := filepath.Join(t.dir, etcdCertFile), filepath.Join(t.dir, etcdKeyFile), filepath.Join(t.dir, caCertFile)
 	for _, info := range []*transport.TLSInfo{&cfg.ClientTLSInfo, &cfg.PeerTLSInfo} {
 		info.CertFile, info.KeyFile, info.TrustedCAFile, info.ClientCertAuth = cert, key, ca, true
+		// The CA also issues nodes' and users' client certificates: etcd takes only
+		// its members' and the servers' store clients' (node names have no spaces).
+		info.AllowedCNs = []string{etcdMemberCN, etcdClientCN}
 		info.CipherSuites = pki.CipherSuites() // AEAD only at TLS 1.2, as the API (pki.Hardened)
 	}
 }
