@@ -53,3 +53,24 @@ type ACLTokenInfo struct {
 	Expires    time.Time `json:"expires,omitzero"`
 	Secret     string    `json:"secret,omitempty"`
 }
+
+// ACLCertificateRequest is the body of POST /v1/acl/tokens/{id}/certificate: a user's
+// client certificate bound to the token (docs/security.md, "Client certificates"). The
+// key stays with the client, which sends only its certificate request.
+type ACLCertificateRequest struct {
+	// CSR is a PEM certificate request (ECDSA P-256 or P-384); only its key is used.
+	CSR string `json:"csr"`
+	// TTL is how long the certificate is valid, a Go duration ("720h"); "" is the
+	// server's certificate lifetime. It never outlives the token.
+	TTL string `json:"ttl,omitempty"`
+}
+
+// ACLCertificate answers POST /v1/acl/tokens/{id}/certificate.
+type ACLCertificate struct {
+	// Token is the token the certificate stands for ("berth-acl-<id>").
+	Token string `json:"token"`
+	// Certificate is the client certificate, and CA the cluster CA, in PEM.
+	Certificate string    `json:"certificate"`
+	CA          string    `json:"ca"`
+	Expires     time.Time `json:"expires"`
+}

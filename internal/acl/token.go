@@ -1,7 +1,9 @@
 package acl
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
@@ -61,6 +63,15 @@ func (t *Token) Matches(s Secret) bool {
 // Expired reports whether the token no longer works at now.
 func (t *Token) Expired(now time.Time) bool { return !t.Expires.IsZero() && !now.Before(t.Expires) }
 
+// CertBinding is what a user's client certificate carries of the token it stands for
+// (docs/security.md, "Client certificates"): derived from the token's id and secret
+// hash, so that a certificate never authenticates as a later token that happens to
+// take a revoked one's id. It tells nothing of the secret.
+func (t *Token) CertBinding() string {
+	sum := sha256.Sum256([]byte("berth user certificate\x00" + t.ID + "\x00" + t.SecretHash))
+	return hex.EncodeToString(sum[:16])
+}
+
 // HashOf is what the cluster keeps of a secret.
 func HashOf(s Secret) string { return jointoken.HashSecret(s.Secret) }
 
@@ -73,6 +84,9 @@ type Identity struct {
 	TokenID, Name string
 	Management    bool
 	Policies      []*Policy
+	// Certificate says the token was shown by a client certificate bound to it, not
+	// by its secret.
+	Certificate bool
 }
 
 // Anonymous reports whether the request had no token.
@@ -93,11 +107,15 @@ func (id *Identity) Allowed(req Request) bool {
 
 // String names the identity in logs and errors.
 func (id *Identity) String() string {
+	s := "token berth-acl-" + id.TokenID
 	switch {
 	case id.Anonymous():
 		return "anonymous"
 	case id.Name != "":
-		return fmt.Sprintf("token berth-acl-%s (%s)", id.TokenID, id.Name)
+		s = fmt.Sprintf("token berth-acl-%s (%s)", id.TokenID, id.Name)
 	}
-	return "token berth-acl-" + id.TokenID
+	if id.Certificate {
+		s += " by its client certificate"
+	}
+	return s
 }

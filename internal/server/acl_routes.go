@@ -24,6 +24,7 @@ func (s *Server) aclRoutes(mux *httpapi.Mux) {
 	mux.Handle("POST /v1/acl/tokens", adminCluster, s.handleACLTokenCreate)
 	mux.Handle("GET /v1/acl/tokens", adminCluster, s.handleACLTokenList)
 	mux.Handle("DELETE /v1/acl/tokens/{id}", adminCluster, s.handleACLTokenRevoke)
+	mux.Handle("POST /v1/acl/tokens/{id}/certificate", adminCluster, s.handleACLCertificate)
 	mux.Handle("PUT /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyPut)
 	mux.Handle("GET /v1/acl/policies", adminCluster, s.handleACLPolicyList)
 	mux.Handle("GET /v1/acl/policies/{name}", adminCluster, s.handleACLPolicyGet)

@@ -13,12 +13,14 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // Users (docs/security.md, Users and policies): every user route needs a token whose
-// policies grant the route's verb on its kind and namespace (its access, authz_routes.go), or, without
-// a token, the policy named "anonymous". Agents' routes take node certificates instead
+// policies grant the route's verb on its kind and namespace (its access, authz_routes.go),
+// given as a bearer token or by a user's client certificate bound to it (acl_certs.go), or,
+// without either, the policy named "anonymous". Agents' routes take node certificates instead
 // (httpapi.NodeAuth, for internal/agentapi's routes); /healthz, /readyz and /packages/ are open.
 
 // aclCacheTTL is how long a token or a policy read from etcd is used before it is read
@@ -92,10 +94,14 @@ func credentialOf(r *http.Request) string {
 	return h
 }
 
-// identify reads the bearer token and its policies; no token is the anonymous identity.
+// identify reads the bearer token and its policies, else the token a user's client
+// certificate stands for (acl_certs.go); neither is the anonymous identity.
 func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, error) {
 	h := credentialOf(r)
 	if h == "" {
+		if token, binding, ok := pki.UserOf(httpapi.PeerCert(r.TLS)); ok {
+			return s.identifyCertificate(ctx, token, binding)
+		}
 		anon := &acl.Identity{}
 		if p, err := s.aclCache.policy(ctx, s.store, acl.AnonymousPolicy); err == nil {
 			anon.Policies = []*acl.Policy{p}
@@ -122,6 +128,11 @@ func (s *Server) identify(ctx context.Context, r *http.Request) (*acl.Identity, 
 	if t.Expired(time.Now()) {
 		return nil, httpapi.Errorf(http.StatusUnauthorized, "401: token berth-acl-%s expired at %s", t.ID, t.Expires.Format(time.RFC3339))
 	}
+	return s.identityOf(ctx, t)
+}
+
+// identityOf is the identity of a valid token: its policies as they are now.
+func (s *Server) identityOf(ctx context.Context, t *acl.Token) (*acl.Identity, error) {
 	id := &acl.Identity{TokenID: t.ID, Name: t.Name, Management: t.Management}
 	for _, name := range t.Policies {
 		p, err := s.aclCache.policy(ctx, s.store, name)
