@@ -25,21 +25,36 @@ func newACLCommand(o *options) *cobra.Command {
 func newACLTokenCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Create, list and revoke users' tokens", Args: cobra.NoArgs}
 	var req v4.ACLTokenRequest
+	var certPrefix, certTTL string
 	create := &cobra.Command{
-		Use:     "create",
-		Short:   "Create a token carrying policies, and print it (once)",
-		Example: "  berth acl token create --name ci --policy deployer --ttl 720h",
-		Args:    cobra.NoArgs,
+		Use:   "create",
+		Short: "Create a token carrying policies, and print it (once)",
+		Example: "  berth acl token create --name ci --policy deployer --ttl 720h\n" +
+			"  berth acl token create --name lain-console --policy lain-console --client-cert lain-console",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if certPrefix != "" && req.Management {
+				return fmt.Errorf("--client-cert: a management token cannot have a client certificate; give the token policies")
+			}
 			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
 				t, err := c.CreateACLToken(ctx, req)
 				if err != nil {
 					return err
 				}
-				return printSecretOnce(o, format, t, t.Secret, fmt.Sprintf("token %s (%s).", t.ID, grants(t)))
+				if err := printSecretOnce(o, format, t, t.Secret, fmt.Sprintf("token %s (%s).", t.ID, grants(t))); err != nil || certPrefix == "" {
+					return err
+				}
+				ans, files, err := issueClientCert(ctx, c, t.ID, certPrefix, certTTL)
+				if err != nil {
+					return err
+				}
+				printCertFiles(o.env.stderr, ans, files)
+				return nil
 			})
 		},
 	}
+	create.Flags().StringVar(&certPrefix, "client-cert", "", "also issue a client certificate bound to the token: PREFIX.crt, PREFIX.key, PREFIX-ca.crt")
+	create.Flags().StringVar(&certTTL, "cert-ttl", "", "how long the client certificate is valid (default: the cluster's certificate lifetime; never past the token)")
 	create.Flags().StringVar(&req.Name, "name", "", "what the token is for")
 	create.Flags().StringSliceVar(&req.Policies, "policy", nil, "policies the token carries (repeat or comma separate)")
 	create.Flags().BoolVar(&req.Management, "management", false, "a management token: every right")
@@ -72,7 +87,7 @@ func newACLTokenCommand(o *options) *cobra.Command {
 			return o.eachArg(cmd, args, "token", "revoked", func(ctx context.Context, c *client.Client, a string) error { return c.RevokeACLToken(ctx, a) })
 		},
 	}
-	cmd.AddCommand(create, list, revoke)
+	cmd.AddCommand(create, list, revoke, newACLTokenCertCommand(o))
 	return cmd
 }
 

@@ -41,6 +41,13 @@ func (c *Client) RevokeACLToken(ctx context.Context, id string) error {
 	return c.deletePath(ctx, "/v1/acl/tokens/"+url.PathEscape(id))
 }
 
+// CreateACLCertificate asks for a client certificate bound to the token id
+// ("berth-acl-abc123") for the key of req's CSR (docs/security.md, "Client certificates").
+func (c *Client) CreateACLCertificate(ctx context.Context, id string, req v4.ACLCertificateRequest) (*v4.ACLCertificate, error) {
+	var out v4.ACLCertificate
+	return &out, c.postJSON(ctx, "/v1/acl/tokens/"+url.PathEscape(id)+"/certificate", req, &out)
+}
+
 // PutACLPolicy creates or replaces the policy of an acl-policy document (YAML or JSON).
 func (c *Client) PutACLPolicy(ctx context.Context, name string, doc []byte) error {
 	return c.doNoAnswer(ctx, request{method: http.MethodPut, path: "/v1/acl/policies/" + url.PathEscape(name), body: doc, contentType: "application/yaml"})
