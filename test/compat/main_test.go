@@ -31,6 +31,8 @@ type berth struct {
 	url  string
 	http *http.Client
 	logs *bytes.Buffer
+	// dataDir holds the CA (ca.crt) and the management token (admin-token).
+	dataDir string
 }
 
 // startBerth runs `berth dev` (server and agent) in a temporary data directory on a free
@@ -43,7 +45,7 @@ func startBerth(t *testing.T, flags ...string) *berth {
 		os.Chmod(p, 0o711)
 	}
 	addr := berthtest.FreeAddr(t)
-	b := &berth{url: "https://" + addr, logs: &bytes.Buffer{}}
+	b := &berth{url: "https://" + addr, logs: &bytes.Buffer{}, dataDir: dataDir}
 	cmd := exec.Command(berthBin, append([]string{"dev", "--listen", addr, "--data-dir", dataDir}, flags...)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	cmd.Stdout, cmd.Stderr = b.logs, b.logs
