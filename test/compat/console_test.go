@@ -173,12 +173,13 @@ func TestLainConsoleByClientCertificate(t *testing.T) {
 }
 
 // haproxy as the console's proxy (docs/migrate-from-deployd.md): the console speaks plain
-// HTTP to it on loopback, and it presents the certificate to berth over TLS, verifying
-// berth's with the cluster CA.
+// HTTP to it on loopback, and it presents the credential to berth over TLS, verifying
+// berth's certificate with the cluster CA: the client certificate, or else a token it
+// adds as the Authorization header.
 func TestLainConsoleThroughHAProxy(t *testing.T) {
 	bin := requires.HAProxy(t)
 	b := startBerth(t)
-	prefix, _ := b.consoleCertificate(t)
+	prefix, token := b.consoleCertificate(t)
 	certPEM, err := os.ReadFile(prefix + ".crt")
 	if err != nil {
 		t.Fatal(err)
@@ -192,10 +193,39 @@ func TestLainConsoleThroughHAProxy(t *testing.T) {
 	if err := os.WriteFile(pemFile, append(certPEM, keyPEM...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	listen := berthtest.FreeAddr(t)
 	berthAddr := strings.TrimPrefix(b.url, "https://")
+	ca := prefix + "-ca.crt"
+	t.Run("client certificate", func(t *testing.T) {
+		driveConsole(t, startHAProxy(t, bin, fmt.Sprintf(haproxyConsoleConfig, berthtest.FreeAddr(t), "# The certificate is the console's only credential.\n    http-request del-header Authorization",
+			berthAddr, ca, " crt "+pemFile)))
+	})
+	// The first run's deletes are done before the second creates the same objects.
+	b.waitGone(t, "/v1/namespaces/hello/deployments/hello-web-web")
+	b.waitGone(t, "/v1/namespaces/deployd/dependencies/hello-portal-p")
+	t.Run("bearer token", func(t *testing.T) {
+		driveConsole(t, startHAProxy(t, bin, fmt.Sprintf(haproxyConsoleConfig, berthtest.FreeAddr(t), "http-request set-header Authorization \"Bearer "+token+"\"",
+			berthAddr, ca, "")))
+	})
+}
+
+// waitGone waits, up to 30 s, until path answers 404.
+func (b *berth) waitGone(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if status, _, _ := b.do(t, http.MethodGet, path, nil, ""); status == http.StatusNotFound {
+			return
+		}
+	}
+	t.Fatalf("%s is still there after 30 s", path)
+}
+
+// startHAProxy runs haproxy with conf until the test ends and returns the console that
+// calls its frontend (conf's first bind).
+func startHAProxy(t *testing.T, bin, conf string) console {
+	t.Helper()
+	_, rest, _ := strings.Cut(conf, "bind ")
+	listen, _, _ := strings.Cut(rest, "\n")
 	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
-	conf := fmt.Sprintf(haproxyConsoleConfig, listen, berthAddr, prefix+"-ca.crt", pemFile)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -219,17 +249,17 @@ func TestLainConsoleThroughHAProxy(t *testing.T) {
 		resp, err := c.hc.Get(c.base + "/api/status")
 		if err == nil {
 			resp.Body.Close()
-			break
+			return c
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("haproxy does not answer on %s: %v\n%s", listen, err, logs.String())
 		}
 	}
-	driveConsole(t, c)
 }
 
 // haproxyConsoleConfig is the guide's configuration (docs/migrate-from-deployd.md) with
-// the test's addresses and files: listen address, berth's address, CA, certificate.
+// the test's values: the listen address, what the frontend does with Authorization,
+// berth's address, the CA and the server line's credential (" crt FILE" or none).
 const haproxyConsoleConfig = `global
     log stderr format raw local0 warning
 
@@ -242,10 +272,9 @@ defaults
 
 frontend deployd
     bind %s
-    # The certificate is the console's only credential.
-    http-request del-header Authorization
+    %s
     default_backend berth
 
 backend berth
-    server berth %s ssl verify required ca-file %s crt %s sni str(localhost) verifyhost localhost
+    server berth %s ssl verify required ca-file %s%s sni str(localhost) verifyhost localhost
 `
