@@ -88,7 +88,11 @@ func (s *Server) handleACLCertificate(w http.ResponseWriter, r *http.Request) er
 	id := strings.TrimPrefix(r.PathValue("id"), "berth-acl-")
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	t, err := s.store.ACLToken(ctx, id)
+	var t *acl.Token
+	err = store.ErrNotFound
+	if acl.ValidID(id) == nil {
+		t, err = s.store.ACLToken(ctx, id)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return httpapi.Errorf(http.StatusNotFound, "token berth-acl-%s not found", id)
 	}

@@ -237,6 +237,8 @@ func TestUserCertificateRequests(t *testing.T) {
 	}
 	r := callAs(t, "", http.MethodPost, url+"/v1/acl/tokens/berth-acl-zzzzzz/certificate", `{"csr":`+jsonString(string(csrPEM))+`}`, "")
 	wantStatus(t, r, http.StatusNotFound)
+	r = callAs(t, "", http.MethodPost, url+"/v1/acl/tokens/..%2F..%2Fpolicies%2Fweb-writer/certificate", `{"csr":`+jsonString(string(csrPEM))+`}`, "")
+	wantStatus(t, r, http.StatusNotFound)
 	// The management token has every right: no certificate stands for it.
 	admin, _ := acl.ParseSecret(adminToken)
 	r = callAs(t, "", http.MethodPost, url+"/v1/acl/tokens/berth-acl-"+admin.ID+"/certificate", `{"csr":`+jsonString(string(csrPEM))+`}`, "")
