@@ -247,3 +247,31 @@ func TestUserCertificateRequests(t *testing.T) {
 		t.Errorf("details %+v, want id", d)
 	}
 }
+
+// A user's certificate is held to the limits of each source, as a token is: only nodes
+// and servers are members.
+func TestUserCertificateIsNoMember(t *testing.T) {
+	ca := testCA(t)
+	for _, c := range []struct {
+		req    pki.Request
+		member bool
+	}{
+		{pki.Request{CommonName: "berth-acl-abc123", Organization: pki.OrgUsers, Unit: "b", Client: true}, false},
+		{pki.Request{CommonName: "n1", Organization: pki.OrgNodes, Client: true}, true},
+		{pki.Request{CommonName: "berth server s1", Organization: pki.OrgServers, Client: true}, true},
+	} {
+		kp, err := ca.Issue(c.req, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := pki.ParseCertificate(kp.CertPEM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}, VerifiedChains: [][]*x509.Certificate{{cert, ca.Cert}}}
+		if member(r) != c.member {
+			t.Errorf("%s: member %v, want %v", c.req.Organization, member(r), c.member)
+		}
+	}
+}
