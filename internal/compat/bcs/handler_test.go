@@ -88,3 +88,51 @@ func TestDeleteConfigEnforce(t *testing.T) {
 		t.Fatalf("a bad enforce: %+v", e)
 	}
 }
+
+// An update replaces the first ?instances=N task groups made from an older version, by a
+// move each, and says which it could not replace.
+func TestUpdateReplacesFirstInstances(t *testing.T) {
+	tgs := `{"items":[
+	 {"metadata":{"name":"0.web.a.c.1"},"spec":{"index":0,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
+	 {"metadata":{"name":"1.web.a.c.1"},"spec":{"index":1,"owner":{"kind":"application","name":"web"},"ownerVersion":"9"}},
+	 {"metadata":{"name":"2.web.a.c.1"},"spec":{"index":2,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
+	 {"metadata":{"name":"3.web.a.c.1"},"spec":{"index":3,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
+	 {"metadata":{"name":"0.other.a.c.1"},"spec":{"index":0,"owner":{"kind":"application","name":"other"},"ownerVersion":"5"}}]}`
+	v1 := &fakeV1{answer: func(r *http.Request) (int, string) {
+		switch {
+		case r.Method == http.MethodPut:
+			return http.StatusOK, `{"kind":"application","metadata":{"name":"web","namespace":"a","resourceVersion":"9"},"spec":{"instance":4}}`
+		case r.Method == http.MethodGet:
+			return http.StatusOK, tgs
+		case strings.HasPrefix(r.URL.Path, "/v1/namespaces/a/taskgroups/2."):
+			return http.StatusConflict, `{"error":{"message":"task group 2.web.a.c.1 is being moved"}}`
+		}
+		return http.StatusAccepted, `{}`
+	}}
+	h := New(v1, "", 1<<20)
+	body := `{"apiVersion":"v4","kind":"application","metadata":{"name":"web","namespace":"a"},"spec":{"instance":4}}`
+	e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances=3", body)
+	if e.Code != CodeSuccess || len(e.Warnings) != 1 || !strings.Contains(e.Warnings[0], "instance 2 was not replaced: task group 2.web.a.c.1 is being moved") {
+		t.Fatalf("update: %+v", e)
+	}
+	var moves []string
+	for _, a := range v1.asked {
+		if strings.HasPrefix(a, "POST ") {
+			moves = append(moves, a)
+		}
+	}
+	want := []string{"POST /v1/namespaces/a/taskgroups/0.web.a.c.1/move", "POST /v1/namespaces/a/taskgroups/2.web.a.c.1/move"}
+	if strings.Join(moves, ",") != strings.Join(want, ",") {
+		t.Fatalf("moves %q, want %q", moves, want)
+	}
+	// Without instances every instance of an older version is replaced; a bad count changes nothing.
+	v1.asked = nil
+	serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications", body)
+	if n := strings.Count(strings.Join(v1.asked, "\n"), "/move"); n != 3 {
+		t.Fatalf("%d moves without instances: %q", n, v1.asked)
+	}
+	v1.asked = nil
+	if e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances=x", body); e.Code != CodeDriverParameter || len(v1.asked) != 0 {
+		t.Fatalf("instances=x: %+v, asked %q", e, v1.asked)
+	}
+}

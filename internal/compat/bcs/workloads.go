@@ -70,8 +70,9 @@ func (h *Handler) create(plural string) http.HandlerFunc {
 }
 
 // update forwards a PUT of an object named by its body: BCS's update and rollback routes
-// carry no name in the path. BCS's ?instances=N replaced the first N instances only and
-// ?args=resource changed resources in place; berth replaces every instance, and says so.
+// carry no name in the path. Then, as BCS did, it replaces the first ?instances=N
+// instances (all without it, update.go). BCS's ?args=resource changed resources in
+// place; berth replaces the instances, and says so.
 func (h *Handler) update(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		hd, f := readHead(r)
@@ -79,25 +80,20 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 			writeFailure(w, *f)
 			return
 		}
-		q := r.URL.Query()
-		var warnings []string
-		if v := q.Get("instances"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				writeFailure(w, failure{code: CodeDriverParameter,
-					message: fmt.Sprintf("query parameter instances=%q is not a whole number", v)})
-				return
-			}
-			if hd.Spec.Instance != nil && n != *hd.Spec.Instance {
-				warnings = append(warnings, v1call.Warning(fmt.Sprintf(
-					"instances=%d is ignored by berth: an update replaces every instance (BCS: the first %d)", n, n)))
-			}
+		n, f := replaceCount(r)
+		if f != nil {
+			writeFailure(w, *f)
+			return
 		}
-		if q.Get("args") == "resource" {
+		var warnings []string
+		if r.URL.Query().Get("args") == "resource" {
 			warnings = append(warnings, v1call.Warning(
 				"args=resource: berth replaces the instances to change their resources (BCS: in place)"))
 		}
 		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, v1call.Body(r))
+		if a.OK() {
+			warnings = append(warnings, h.replaceFirst(r, plural, a.Body, n)...)
+		}
 		h.finish(w, a, false, warnings)
 	}
 }
