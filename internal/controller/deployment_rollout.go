@@ -245,7 +245,7 @@ func (r *rollout) remember(ch *child, cause string) {
 // (deleted at 0, which stops their remaining instances).
 func (r *rollout) apply(ctx context.Context, cur *child, old []*child, p stepPlan, create bool) error {
 	if create {
-		cur.w.Spec.Instance = p.current
+		cur.w.Spec.Instance, cur.w.Spec.StoppedInstances = p.current, stoppedOf(r.d, p.current)
 		if err := r.c.store.Create(ctx, cur.obj, store.Raw{}); err != nil {
 			return fmt.Errorf("create %s %s/%s: %w", cur.obj.GetKind(), r.key.Namespace, cur.name(), err)
 		}
