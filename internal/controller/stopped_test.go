@@ -142,3 +142,43 @@ func TestScaleKeepsTheRightInstancesStopped(t *testing.T) {
 			tgs[0].Spec.Desired == v4.DesiredStopped && tgs[0].Status.Phase == v4.StatusKilled
 	})
 }
+
+// A deployment's stopped instance is stopped in its application, and a rollout keeps it
+// stopped: the new revision never starts it, and the rollout does not wait for it.
+func TestDeploymentRolloutKeepsStoppedInstance(t *testing.T) {
+	e := newDeployEnv(t)
+	e.applyDeployment("one", "")
+	e.waitSampling("revision 1 running", func() bool {
+		d := e.deployment()
+		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 1 && d.Status.CurrentAvailable == 4
+	})
+	for range 10 {
+		d := e.deployment()
+		d.Spec.StoppedInstances = []int{1}
+		if err := testStore.Update(context.Background(), d, store.Raw{}); err == nil {
+			break
+		}
+	}
+	e.eventually("instance 1 of revision 1 stopped", func() bool {
+		tgs := e.byIndex("web-v1")
+		return tgs[1] != nil && tgs[1].Spec.Desired == v4.DesiredStopped && v4.Terminal(tgs[1].Status.Phase)
+	})
+	e.applyDeployment("two", "") // leaves stoppedInstances out: kept
+	e.waitSampling("revision 2 rolled out", func() bool {
+		d := e.deployment()
+		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && instancesOf("web-v1") == -1
+	})
+	if got := e.deployment().Spec.StoppedInstances; !slices.Equal(got, []int{1}) {
+		t.Fatalf("the deployment's stoppedInstances became %v", got)
+	}
+	o, err := testStore.Get(context.Background(), v4.KindProcess, "ctl", "web-v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.(*v4.Process).Spec.StoppedInstances; !slices.Equal(got, []int{1}) {
+		t.Fatalf("revision 2's stoppedInstances %v, want [1]", got)
+	}
+	e.eventually("revision 2 runs 0, 2 and 3 only", func() bool {
+		return slices.Equal(indexes(e.taskGroups("web-v2"), v4.DesiredRunning), []int{0, 2, 3}) && e.byIndex("web-v2")[1] == nil
+	})
+}
