@@ -76,6 +76,15 @@ func TestInstanceStopStart(t *testing.T) {
 			if got := storedStopped(t, url, tc.plural, "web"); len(got) != 0 {
 				t.Fatalf("stoppedInstances %v after the start", got)
 			}
+			// "all" stops or starts every instance in one write.
+			wantStatus(t, call(t, http.MethodPost, v1+tc.plural+"/web/instances/all/stop", ""), http.StatusAccepted)
+			if got := storedStopped(t, url, tc.plural, "web"); !slices.Equal(got, []int{0, 1}) {
+				t.Fatalf("stoppedInstances %v after stopping all, want [0 1]", got)
+			}
+			wantStatus(t, call(t, http.MethodPost, v1+tc.plural+"/web/instances/all/start", ""), http.StatusAccepted)
+			if got := storedStopped(t, url, tc.plural, "web"); len(got) != 0 {
+				t.Fatalf("stoppedInstances %v after starting all", got)
+			}
 		})
 	}
 }
