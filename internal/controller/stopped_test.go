@@ -168,8 +168,8 @@ func TestDeploymentRolloutKeepsStoppedInstance(t *testing.T) {
 		d := e.deployment()
 		return d.Status.Phase == v4.DeploymentRunning && d.Status.Revision == 2 && instancesOf("web-v1") == -1
 	})
-	if got := e.deployment().Spec.StoppedInstances; !slices.Equal(got, []int{1}) {
-		t.Fatalf("the deployment's stoppedInstances became %v", got)
+	if d := e.deployment(); !slices.Equal(d.Spec.StoppedInstances, []int{1}) || d.Status.Stopped != 1 {
+		t.Fatalf("the deployment's stoppedInstances became %v, status.stopped %d", d.Spec.StoppedInstances, d.Status.Stopped)
 	}
 	o, err := testStore.Get(context.Background(), v4.KindProcess, "ctl", "web-v2")
 	if err != nil {
