@@ -37,7 +37,7 @@ func (s *Server) handleInstance(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case r.PathValue("index") == everyInstance:
 		idx = -1
-	case err != nil || idx < 0 || idx >= v4.MaxInstances:
+	case err != nil || idx < 0:
 		return httpapi.Errorf(http.StatusBadRequest, "instance index %q is not a whole number from 0, nor %q", r.PathValue("index"), everyInstance).
 			WithDetail("index", "the instance's index, from 0 (berth get taskgroups shows it), or all")
 	}
