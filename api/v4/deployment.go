@@ -23,6 +23,9 @@ type DeploymentSpec struct {
 	Selector map[string]string  `json:"selector,omitempty"`
 	Template *PodTemplate       `json:"template,omitempty"`
 	Strategy DeploymentStrategy `json:"strategy"`
+	// StoppedInstances are the indexes of the instances stopped on purpose, in every
+	// revision: a rollout keeps them stopped (docs/lifecycle.md, "Stopped instances").
+	StoppedInstances []int `json:"stoppedInstances,omitempty"`
 }
 
 // Deployment strategy and rolling orders.

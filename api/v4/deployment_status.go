@@ -35,12 +35,15 @@ type DeploymentStatus struct {
 	// wanted now, CurrentAvailable how many of them are available; Old how many of older
 	// revisions are still wanted; Available how many instances of any revision are
 	// available (Running, and healthy when the template has health checks).
-	Instances        int    `json:"instances"`
-	Current          int    `json:"current"`
-	CurrentAvailable int    `json:"currentAvailable"`
-	Old              int    `json:"old"`
-	Available        int    `json:"available"`
-	Message          string `json:"message,omitempty"`
+	Instances        int `json:"instances"`
+	Current          int `json:"current"`
+	CurrentAvailable int `json:"currentAvailable"`
+	Old              int `json:"old"`
+	Available        int `json:"available"`
+	// Stopped counts the instances stopped on request (spec.stoppedInstances): a rollout
+	// counts them available, as they are where the user wants them.
+	Stopped int    `json:"stopped,omitempty"`
+	Message string `json:"message,omitempty"`
 	// LastStep is when the rollout last changed an instance count (steps are
 	// upgradeDuration apart; the step deadline counts from it).
 	LastStep time.Time `json:"lastStep,omitzero"`

@@ -215,6 +215,7 @@ func clearStatus(o Object) {
 // CarryStatus keeps the stored object's status when an update (from a user, whose status
 // is cleared) brings none: status belongs to the controllers.
 func CarryStatus(updated, stored Object) {
+	CarryStopped(updated, stored) // berth stop and start's, as the status is the controllers'
 	u, s := statusOf(updated), statusOf(stored)
 	if u.IsValid() && s.IsValid() && u.Type() == s.Type() && u.IsZero() {
 		u.Set(s)

@@ -15,6 +15,7 @@ func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
 	validatePolicies(w.RestartPolicy, w.KillPolicy, errs)
 	validateConstraint("constraint", w.Constraint, errs)
 	validateInstances("spec.instance", w.Spec.Instance, errs)
+	validateStopped("spec.stoppedInstances", w.Spec.StoppedInstances, w.Spec.Instance, errs)
 	if w.Spec.Template.Metadata != nil {
 		validateLabels("spec.template.metadata.labels", w.Spec.Template.Metadata.Labels, errs)
 		validateLabels("spec.template.metadata.annotations", w.Spec.Template.Metadata.Annotations, errs)
@@ -120,6 +121,7 @@ func validateDeployment(d *Deployment, errs *FieldErrors) {
 	validatePolicies(d.RestartPolicy, d.KillPolicy, errs)
 	validateConstraint("constraint", d.Constraint, errs)
 	validateInstances("spec.instance", d.Spec.Instance, errs)
+	validateStopped("spec.stoppedInstances", d.Spec.StoppedInstances, d.Spec.Instance, errs)
 	validateLabels("spec.selector", d.Spec.Selector, errs)
 	if d.Spec.Template == nil && len(d.Spec.Selector) == 0 {
 		errs.add("spec.template", "required: a template, or a selector naming an existing application")

@@ -22,9 +22,12 @@ func (w *Workload) GetMeta() *ObjectMeta { return &w.Metadata }
 type WorkloadStatus struct {
 	Phase string `json:"phase,omitempty"`
 	// Instances is the defined count, Running how many task groups run.
-	Instances int    `json:"instances"`
-	Running   int    `json:"running"`
-	Message   string `json:"message,omitempty"`
+	Instances int `json:"instances"`
+	Running   int `json:"running"`
+	// Stopped counts the instances stopped on purpose (spec.stoppedInstances): they
+	// count in Instances, not in Running.
+	Stopped int    `json:"stopped,omitempty"`
+	Message string `json:"message,omitempty"`
 	// BackOff lists the instances whose ended run waits for its restart, lowest indexes
 	// first (at most MaxBackOffListed of them).
 	BackOff []InstanceBackOff `json:"backOff,omitempty"`
@@ -54,7 +57,7 @@ type InstanceBackOff struct {
 
 // Equal reports whether two statuses say the same, Updated aside.
 func (s WorkloadStatus) Equal(o WorkloadStatus) bool {
-	if s.Phase != o.Phase || s.Instances != o.Instances || s.Running != o.Running || s.Message != o.Message ||
+	if s.Phase != o.Phase || s.Instances != o.Instances || s.Running != o.Running || s.Stopped != o.Stopped || s.Message != o.Message ||
 		len(s.BackOff) != len(o.BackOff) || !s.Pending.Equal(o.Pending) {
 		return false
 	}
@@ -78,6 +81,9 @@ type Process struct{ Workload }
 type WorkloadSpec struct {
 	Instance int         `json:"instance"`
 	Template PodTemplate `json:"template"`
+	// StoppedInstances are the indexes of the instances stopped on purpose
+	// (docs/lifecycle.md, "Stopped instances"): berth stop and berth start set them.
+	StoppedInstances []int `json:"stoppedInstances,omitempty"`
 }
 
 // PodTemplate describes one task group (pod).

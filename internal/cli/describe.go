@@ -189,8 +189,13 @@ func (d *describer) labels(key string, m map[string]string) {
 
 func (d *describer) workload(w *v4.Workload) {
 	d.kv("Instances", "%d", w.Spec.Instance)
+	d.stoppedInstances(w.Spec.StoppedInstances)
 	if st := w.Status; st.Phase != "" {
-		d.kv("Status", "%s (%d/%d running)", st.Phase, st.Running, w.Spec.Instance)
+		running := fmt.Sprintf("%d/%d running", st.Running, w.Spec.Instance)
+		if st.Stopped > 0 {
+			running += fmt.Sprintf(", %d stopped", st.Stopped)
+		}
+		d.kv("Status", "%s (%s)", st.Phase, running)
 		if st.Message != "" {
 			d.kv("Message", "%s", st.Message)
 		}
@@ -199,6 +204,18 @@ func (d *describer) workload(w *v4.Workload) {
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
 	d.template(&w.Spec.Template)
+}
+
+// stoppedInstances lists the instances stopped on request (berth stop), if any.
+func (d *describer) stoppedInstances(stopped []int) {
+	if len(stopped) == 0 {
+		return
+	}
+	idx := make([]string, len(stopped))
+	for i, n := range stopped {
+		idx[i] = strconv.Itoa(n)
+	}
+	d.kv("Stopped Instances", "%s (berth start KIND NAME INDEX runs one again)", strings.Join(idx, ", "))
 }
 
 func (d *describer) daemonset(ds *v4.Daemonset) {
@@ -215,6 +232,7 @@ func (d *describer) daemonset(ds *v4.Daemonset) {
 
 func (d *describer) deployment(dep *v4.Deployment) {
 	d.kv("Instances", "%d", dep.Spec.Instance)
+	d.stoppedInstances(dep.Spec.StoppedInstances)
 	if len(dep.Spec.Selector) > 0 {
 		d.kv("Selector", "%s", labelString(dep.Spec.Selector))
 	}

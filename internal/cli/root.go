@@ -97,6 +97,8 @@ func newRootCommand(e *env) *cobra.Command {
 		newLoginCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
+		newInstanceCommand(o, "stop"),
+		newInstanceCommand(o, "start"),
 		newRolloutCommand(o),
 		newMoveCommand(o),
 		newDrainCommand(o),

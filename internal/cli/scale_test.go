@@ -71,3 +71,30 @@ func TestRolloutDoneAtZero(t *testing.T) {
 		}
 	}
 }
+
+// berth stop and start post to the instance's route and print what it does; what is not
+// an index or all, or a kind without numbered instances, is refused before any request.
+func TestStopStartCommands(t *testing.T) {
+	api, url := newFakeAPI(t)
+	const stop = "/v1/namespaces/defaultGroup/processes/web/instances/1/stop"
+	const startAll = "/v1/namespaces/demo/deployments/api/instances/all/start"
+	api.json("POST "+stop, 202, `{"object":{},"watch":"/v1/namespaces/defaultGroup/processes?name=web&watch=true"}`)
+	api.json("POST "+startAll, 202, `{"object":{},"watch":"/v1/namespaces/demo/deployments?name=api&watch=true"}`)
+	r := runCLIOK(t, url, "", "stop", "process", "web", "1")
+	if want := "process/web: instance 1 stopping (watch: /v1/namespaces/defaultGroup/processes?name=web&watch=true)\n"; r.stdout != want {
+		t.Errorf("printed %q, want %q", r.stdout, want)
+	}
+	r = runCLIOK(t, url, "", "start", "deployment", "api", "all", "-n", "demo")
+	if want := "deployment/api: every instance starting (watch: /v1/namespaces/demo/deployments?name=api&watch=true)\n"; r.stdout != want {
+		t.Errorf("printed %q, want %q", r.stdout, want)
+	}
+	api.reset()
+	for _, args := range [][]string{{"stop", "process", "web", "--", "-1"}, {"start", "process", "web", "one"}, {"stop", "daemonset", "ds", "0"}} {
+		if r := runCLI(t, url, "", args...); r.err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+	if got := api.got(); len(got) != 0 {
+		t.Errorf("refused commands sent requests: %v", got)
+	}
+}

@@ -59,6 +59,9 @@ func workloadColumns(kind v4.Kind) kindColumns {
 			return []string{"", "", ""}
 		}
 		running := fmt.Sprintf("%d/%d", w.Status.Running, w.Spec.Instance)
+		if n := w.Status.Stopped; n > 0 { // stopped on request: counted, not running
+			running += fmt.Sprintf(" (%d stopped)", n)
+		}
 		phase := orNone(w.Status.Phase)
 		if p := w.Status.Pending; p != nil { // why instances wait, as a deployment says ",paused"
 			phase += "," + p.Reason
@@ -269,7 +272,21 @@ func taskGroupColumns() kindColumns {
 		}
 		return []string{
 			string(tg.Spec.Owner.Kind) + "/" + tg.Spec.Owner.Name, strconv.Itoa(tg.Spec.Index), orNone(tg.Spec.Node),
-			orNone(tg.Status.Phase), healthy, strconv.Itoa(tg.Spec.ReschedTimes),
+			taskGroupPhase(tg), healthy, strconv.Itoa(tg.Spec.ReschedTimes),
 		}
 	}}
+}
+
+// taskGroupPhase is a task group's phase, and whether it was asked to stop: ",stopping"
+// while it runs, ",stopped" once it ended (an instance stopped on request stays so).
+func taskGroupPhase(tg *v4.TaskGroup) string {
+	phase := orNone(tg.Status.Phase)
+	switch {
+	case tg.Spec.Desired != v4.DesiredStopped:
+	case v4.Terminal(tg.Status.Phase) || tg.Status.Phase == v4.StatusLost:
+		phase += ",stopped"
+	default:
+		phase += ",stopping"
+	}
+	return phase
 }

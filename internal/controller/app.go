@@ -152,6 +152,12 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			continue
 		}
 		rs := splitRuns(tgs)
+		if v4.IsStopped(w.Spec.StoppedInstances, idx) {
+			if err := r.stoppedInstance(ctx, idx, rs); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		r.wake(c.removeAll(ctx, rs.old)) // older runs of the index
 		r.handleMove(ctx, rs)
 		if err := r.instance(ctx, idx, rs.cur); err != nil {
@@ -159,7 +165,11 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		}
 	}
 	for idx := range w.Spec.Instance {
-		if len(byIndex[idx]) == 0 {
+		switch {
+		case len(byIndex[idx]) > 0:
+		case v4.IsStopped(w.Spec.StoppedInstances, idx): // stopped with no run left: nothing to place
+			r.stopped++
+		default:
 			r.missing = append(r.missing, idx)
 		}
 	}
@@ -173,7 +183,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := c.updateStatus(ctx, key, st); err != nil {
 		return 0, err
 	}
-	if st.Running == w.Spec.Instance && !r.surplus {
+	if st.Running+st.Stopped == w.Spec.Instance && !r.surplus && !r.stopping {
 		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}
 	c.endMove(ctx, key, byIndex, r.now)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -124,20 +123,7 @@ func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, err
 	}
 	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
 	if tg.Spec.Desired != v4.DesiredStopped {
-		cp := *tg // tg may be the shared cache's object: write a copy
-		tg = &cp
-		tg.Spec.Desired = v4.DesiredStopped
-		// A new map: the copy shares its maps with the cached object.
-		tg.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
-		if tg.Metadata.Annotations == nil {
-			tg.Metadata.Annotations = map[string]string{}
-		}
-		tg.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
-		if err := c.store.Update(ctx, tg, store.Raw{}); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return 0, fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
-		}
-		c.wrote(tg)
-		return limit, nil
+		return limit, c.markStopped(ctx, tg)
 	}
 	asked, _ := time.Parse(time.RFC3339, tg.Metadata.Annotations[stopRequestedAnnotation])
 	if phase == v4.StatusStaging || time.Since(asked) > limit {

@@ -136,6 +136,10 @@ func (c *DeploymentController) loadTaskGroups(ctx context.Context, children []*c
 func (ch *child) state() revision {
 	r := revision{desired: ch.w.Spec.Instance, available: make([]bool, ch.w.Spec.Instance)}
 	for i := range r.available {
+		if v4.IsStopped(ch.w.Spec.StoppedInstances, i) { // stopped on request: as wanted
+			r.available[i] = true
+			continue
+		}
 		tgs := ch.byIndex[i]
 		if len(tgs) == 0 {
 			continue
@@ -191,8 +195,16 @@ func newChild(d *v4.Deployment, rev int, hash string, instances int) v4.Object {
 		},
 	}
 	copyPolicies(d, w)
-	w.Spec = v4.WorkloadSpec{Instance: instances, Template: *d.Spec.Template}
+	w.Spec = v4.WorkloadSpec{Instance: instances, Template: *d.Spec.Template, StoppedInstances: stoppedOf(d, instances)}
 	return obj
+}
+
+// stoppedOf is the deployment's stopped instances for a child of n instances: every
+// revision stops the same indexes, so a rollout keeps a stopped instance stopped
+// (docs/lifecycle.md, "Stopped instances"). It is never nil: the store keeps a child's
+// stored list when an update leaves it out.
+func stoppedOf(d *v4.Deployment, n int) []int {
+	return append([]int{}, v4.StoppedBelow(d.Spec.StoppedInstances, n)...)
 }
 
 // copyPolicies gives an application the deployment's labels and policies; it reports
@@ -209,10 +221,11 @@ func copyPolicies(d *v4.Deployment, w *v4.Workload) bool {
 // setInstances writes a child's instance count (and the deployment's current policies).
 func (c *DeploymentController) setInstances(ctx context.Context, d *v4.Deployment, ch *child, n int) error {
 	changed := copyPolicies(d, ch.w)
-	if ch.w.Spec.Instance == n && !changed {
+	stopped := stoppedOf(d, n)
+	if ch.w.Spec.Instance == n && !changed && slices.Equal(ch.w.Spec.StoppedInstances, stopped) {
 		return nil
 	}
-	ch.w.Spec.Instance = n
+	ch.w.Spec.Instance, ch.w.Spec.StoppedInstances = n, stopped
 	// Written without a resourceVersion and without a status, so the application
 	// controller's status writes neither conflict with this one nor get overwritten
 	// (the store keeps the stored status); only berth changes these applications.

@@ -149,6 +149,10 @@ func (r *rollout) setPhase(ph rolloutPhase, p stepPlan) {
 		}
 	case r.st.CurrentAvailable >= r.d.Spec.Instance:
 		r.st.Phase, r.st.Message = v4.DeploymentRunning, ""
+		if r.st.Stopped > 0 {
+			r.st.Message = fmt.Sprintf("%d of %d instances stopped on request: %v", r.st.Stopped, r.d.Spec.Instance,
+				v4.StoppedBelow(r.d.Spec.StoppedInstances, r.d.Spec.Instance))
+		}
 	default:
 		r.st.Phase = v4.DeploymentDeploying
 		r.st.Message = fmt.Sprintf("%d of %d instances available", r.st.CurrentAvailable, r.d.Spec.Instance)
@@ -183,6 +187,7 @@ func (r *rollout) suspend(why string) {
 // counts fills the status counts from what the plan leaves wanted.
 func (r *rollout) counts(in stepInput, p stepPlan) {
 	r.st.Instances = r.d.Spec.Instance
+	r.st.Stopped = len(v4.StoppedBelow(r.d.Spec.StoppedInstances, r.d.Spec.Instance))
 	r.st.Current = p.current
 	r.st.CurrentAvailable = min(in.current.availableCount(), p.current)
 	r.st.Available = in.current.availableCount()
@@ -245,7 +250,7 @@ func (r *rollout) remember(ch *child, cause string) {
 // (deleted at 0, which stops their remaining instances).
 func (r *rollout) apply(ctx context.Context, cur *child, old []*child, p stepPlan, create bool) error {
 	if create {
-		cur.w.Spec.Instance = p.current
+		cur.w.Spec.Instance, cur.w.Spec.StoppedInstances = p.current, stoppedOf(r.d, p.current)
 		if err := r.c.store.Create(ctx, cur.obj, store.Raw{}); err != nil {
 			return fmt.Errorf("create %s %s/%s: %w", cur.obj.GetKind(), r.key.Namespace, cur.name(), err)
 		}

@@ -29,6 +29,8 @@ type pass struct {
 	surplus  bool                 // task groups of indexes beyond spec.instance are still there
 	backOff  []v4.InstanceBackOff // instances waiting for their restart
 	pending  *v4.Pending          // why instances wait for a node (pending.go)
+	stopped  int                  // instances stopped on request (stopped.go)
+	stopping bool                 // one of them still runs
 }
 
 type restartInfo struct {
@@ -43,6 +45,9 @@ type restartInfo struct {
 	// found taken, by node, which the replacement is kept off (portretry.go).
 	portRetries int
 	taken       map[string][]int
+	// start is set for the start of a stopped instance (stopped.go): not a restart, and
+	// placed anywhere when prev's node cannot take it.
+	start bool
 }
 
 func (r *pass) wake(d time.Duration) {
@@ -59,7 +64,11 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		phase = v4.StatusStaging
 	}
 	r.c.observe(cur, phase)
-	if cur.Spec.Desired == v4.DesiredStopped { // stopped by a scale-down, wanted again: replace once gone
+	if cur.Spec.Desired == v4.DesiredStopped && ended(cur) { // stopped, wanted again (a start, a scale-up)
+		r.startStopped(idx, cur)
+		return nil
+	}
+	if cur.Spec.Desired == v4.DesiredStopped { // still stopping, wanted again: replace once gone
 		r.phases = append(r.phases, phase)
 		r.wake(r.c.removeAll(ctx, []*v4.TaskGroup{cur}))
 		return nil
@@ -137,10 +146,13 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	var free []int
 	for _, idx := range r.missing {
 		if a := r.attempts[idx]; a.prev != nil {
-			if err := r.placeRetained(ctx, idx, a); err != nil {
+			done, err := r.placeRetained(ctx, idx, a)
+			if err != nil {
 				return err
 			}
-			continue
+			if done {
+				continue
+			}
 		}
 		free = append(free, idx)
 	}
@@ -219,21 +231,26 @@ func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskG
 
 // placeRetained places a restart's replacement on the old run's node (hostRetainTime):
 // once it is placed, the old run goes; while that node cannot take it, the instance
-// waits, and is placed anywhere when the time is up.
-func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error {
+// waits, and is placed anywhere when the time is up. The start of a stopped instance
+// does not wait: when the node cannot take it, the old run goes and done is false, for
+// the caller to place it anywhere.
+func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) (done bool, err error) {
 	req, err := scheduler.RequestFor(r.obj, []int{idx})
 	if err != nil {
 		r.message = err.Error()
-		return nil
+		return true, nil
 	}
 	req.Node = a.prev.Spec.Node
 	addTakenPorts(req, a.taken)
 	res, err := r.place(ctx, req, a.prev)
 	if err != nil {
-		return err
+		return true, err
 	}
 	if len(res.Placements) > 0 {
-		return r.c.deleteTG(ctx, a.prev)
+		return true, r.c.deleteTG(ctx, a.prev)
+	}
+	if a.start {
+		return false, r.c.deleteTG(ctx, a.prev)
 	}
 	r.phases = append(r.phases, a.prev.Status.Phase)
 	wait := a.retainUntil.Sub(r.now)
@@ -247,7 +264,7 @@ func (r *pass) placeRetained(ctx context.Context, idx int, a restartInfo) error 
 	}
 	r.waitingForHost(idx, req.Node, a.retainUntil, res)
 	r.wake(min(unplacedRetry, wait))
-	return nil
+	return true, nil
 }
 
 func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.TaskGroup {
@@ -255,19 +272,27 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 	if a, ok := r.attempts[p.Index]; ok {
 		tg.Spec.ReschedTimes, tg.Spec.LastRescheduled, tg.Spec.RecentRestarts = a.attempt, r.now, a.recent
 		tg.Spec.CrashLoops, tg.Spec.PortRetries = a.crashLoops, a.portRetries
+		if a.start { // not a restart (a rollout takes a recent one for a failure)
+			tg.Spec.LastRescheduled = a.prev.Spec.LastRescheduled
+		}
 	}
 	return tg
 }
 
 // status aggregates the wanted instances with BCS's precedence.
 func (r *pass) status() v4.WorkloadStatus {
-	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, r.w.Spec.Instance), Instances: r.w.Spec.Instance, Message: r.message,
-		Pending: r.pendingStatus()}
-	if r.w.Spec.Instance == 0 { // scaled to zero: nothing is wanted, what still runs is stopping
+	running := r.w.Spec.Instance - r.stopped // the instances wanted running
+	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, running), Instances: r.w.Spec.Instance, Message: r.message,
+		Pending: r.pendingStatus(), Stopped: r.stopped}
+	if running == 0 { // scaled to zero or every instance stopped: what still runs is stopping
 		st.Phase = v4.AppStopped
-		if r.surplus {
+		if r.surplus || r.stopping {
 			st.Phase = v4.AppStopping
 		}
+	}
+	if st.Message == "" && r.stopped > 0 {
+		st.Message = fmt.Sprintf("%d of %d instances stopped on request: %v (berth start starts one again)", r.stopped, r.w.Spec.Instance,
+			v4.StoppedBelow(r.w.Spec.StoppedInstances, r.w.Spec.Instance))
 	}
 	if len(r.backOff) > 0 {
 		st.BackOff = r.backOff[:min(len(r.backOff), v4.MaxBackOffListed)]

@@ -62,7 +62,7 @@ func TestDeploydStatusHistory(t *testing.T) {
 }
 
 // cmd=operation: restart of every instance rolls the deployment (a new template stamp),
-// of one instance moves it; start and stop are refused saying what to do; the same
+// of one instance moves it (start and stop: compat_deployd_operation_test.go); the same
 // policies as the other routes.
 func TestDeploydOperation(t *testing.T) {
 	url := newTestServer(t, Config{})
@@ -97,8 +97,6 @@ func TestDeploydOperation(t *testing.T) {
 	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=restart&instance=1", "", nil), http.StatusNotFound, "no running instance 1")
 	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=restart&instance=3", "", nil), http.StatusBadRequest, "instance")
 	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=restart&instance=-1", "", nil), http.StatusBadRequest, "instance")
-	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=stop&instance=1", "", nil), http.StatusBadRequest, "num_instances=0")
-	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=start", "", nil), http.StatusBadRequest, "not supported")
 	wantDeployd(t, deploydCall(t, "PATCH", pg+"&optype=pause", "", nil), http.StatusBadRequest, "optype")
 
 	other := otherNamespaceToken(t, url)

@@ -97,7 +97,7 @@ func TestDeploydPodGroups(t *testing.T) {
 	}
 
 	for _, c := range []struct{ name, method, path, body, want string }{
-		{"operation", "PATCH", "/podgroups?name=hello.web.web&cmd=operation&optype=stop", "", "not supported"},
+		{"operation", "PATCH", "/podgroups?name=hello.web.web&cmd=operation&optype=halt", "", "start, stop or restart"},
 		{"bad cmd", "PATCH", "/podgroups?name=hello.web.web&cmd=x", "", "replica, spec or operation"},
 		{"unknown field", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"NumInstances"`, `"NumInstance"`, 1), `unknown field \"NumInstance\"`},
 		{"negative instances", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"NumInstances":2`, `"NumInstances":-1`, 1), "NumInstances: must not be negative"},

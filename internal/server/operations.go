@@ -128,6 +128,9 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		from := *p
 		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", from, n)}
 		*p = n
+		if sp := v4.StoppedInstancesOf(obj); *sp != nil { // a scale-down forgets the stopped instances it removes
+			*sp = append([]int{}, v4.StoppedBelow(*sp, n)...)
+		}
 		if err := httpapi.Validate(obj); err != nil {
 			return nil, 0, nil, err
 		}

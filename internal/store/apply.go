@@ -167,6 +167,11 @@ func (s *Store) planDocument(ctx context.Context, p *applyPlan, i int, d v4.Docu
 	p.cmps = append(p.cmps, clientv3.Compare(clientv3.ModRevision(key), "=", cur.rev))
 	res := v4.ApplyResult{Kind: kind, Namespace: meta.Namespace, Name: meta.Name}
 	created := now
+	if cur.obj != nil {
+		// Before the comparison: a document that leaves stoppedInstances out keeps them
+		// and is unchanged if nothing else differs.
+		v4.CarryStopped(obj, cur.obj)
+	}
 	switch {
 	case cur.obj == nil:
 		res.Action = v4.ActionCreated

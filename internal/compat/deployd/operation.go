@@ -12,13 +12,17 @@ import (
 
 // deployd's cmd=operation set an instance's (or every instance's, instance=0) target
 // state: stop kept the pod group's count and left the container stopped, start ran it
-// again, restart stopped and started it, one instance after another. berth keeps every
-// instance of a deployment running, so only restart is served:
-//   - every instance: a rollout of the same template, stamped with the time of the
-//     request, which replaces the instances one at a time as cmd=spec does;
-//   - one instance: a move of its task group to another node (docs/maintenance.md): the
-//     replacement starts before the old run stops.
-// stop and start are refused, naming what berth does instead.
+// again, restart stopped and started it. berth keeps that state in the deployment's
+// spec.stoppedInstances (docs/lifecycle.md, "Stopped instances"; deployd numbers
+// instances from 1, berth from 0):
+//   - stop and start of one instance are /v1's instance stop and start;
+//   - stop and start of every instance are /v1's, with the index "all": one write;
+//   - restart of every instance is a rollout of the same template, stamped with the
+//     time of the request, which replaces the instances one at a time as cmd=spec does,
+//     and runs the stopped ones again, as deployd's restart did;
+//   - restart of one instance starts it when it is stopped, else moves its task group
+//     to another node (docs/maintenance.md): the replacement starts before the old run
+//     stops.
 
 // RestartedAnnotation, on a deployment's template, is when deployd's restart of every
 // instance was asked for; changing it rolls the instances.
@@ -35,25 +39,54 @@ func (h *Handler) operation(w http.ResponseWriter, r *http.Request, d *v4.Deploy
 		}
 		instance = n
 	}
-	switch op := q.Get("optype"); op {
-	case "restart":
-	case "start", "stop":
-		writeError(w, http.StatusBadRequest, "optype="+op+" is not supported by berth: every instance of a pod group runs; "+
-			"stop them all with cmd=replica&num_instances=0, restart them with optype=restart")
-		return
-	default:
+	op := q.Get("optype")
+	switch {
+	case op != "start" && op != "stop" && op != "restart":
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter optype=%q must be start, stop or restart", op))
-		return
-	}
-	if instance == 0 {
+	case op == "restart" && instance == 0:
 		h.restartAll(w, r, d, path, name)
+	case op == "restart" && v4.IsStopped(d.Spec.StoppedInstances, instance-1):
+		h.setInstance(w, r, d, name, instance, "start")
+	case op == "restart":
+		h.restartInstance(w, r, d, name, instance)
+	case instance == 0:
+		h.setEvery(w, r, d, name, op)
+	default:
+		h.setInstance(w, r, d, name, instance, op)
+	}
+}
+
+// setInstance stops or starts instance n (deployd's numbers start at 1).
+func (h *Handler) setInstance(w http.ResponseWriter, r *http.Request, d *v4.Deployment, name string, n int, op string) {
+	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
+		"instances", strconv.Itoa(n-1), op), nil, nil)
+	if !a.OK() {
+		writeAnswerError(w, a)
 		return
 	}
-	h.restartInstance(w, r, d, name, instance)
+	writeAccepted(w, fmt.Sprintf("podgroup instance %d %s", n, ing(op)), checkURL(name), a.Warnings)
+}
+
+// setEvery stops or starts every instance: one write of the whole list.
+func (h *Handler) setEvery(w http.ResponseWriter, r *http.Request, d *v4.Deployment, name, op string) {
+	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
+		"instances", "all", op), nil, nil)
+	if !a.OK() {
+		writeAnswerError(w, a)
+		return
+	}
+	writeAccepted(w, "podgroup "+ing(op), checkURL(name), a.Warnings)
+}
+
+func ing(op string) string {
+	if op == "stop" {
+		return "stopping"
+	}
+	return "starting"
 }
 
 // restartAll rolls every instance: the template's restart stamp changes, so the
-// deployment rolls out the same pods again.
+// deployment rolls out the same pods again, the stopped ones running again.
 func (h *Handler) restartAll(w http.ResponseWriter, r *http.Request, d *v4.Deployment, path, name string) {
 	if d.Spec.Template == nil {
 		writeError(w, http.StatusBadRequest, "pod group "+name+" has no pod template to restart")
@@ -66,8 +99,17 @@ func (h *Handler) restartAll(w http.ResponseWriter, r *http.Request, d *v4.Deplo
 		d.Spec.Template.Metadata.Annotations = map[string]string{}
 	}
 	d.Spec.Template.Metadata.Annotations[RestartedAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+	stopped := len(d.Spec.StoppedInstances) > 0
 	if _, ok := h.putPodGroup(w, r, path, d); !ok {
 		return
+	}
+	if stopped { // the rollout keeps them stopped: deployd's restart ran them
+		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
+			"instances", "all", "start"), nil, nil)
+		if !a.OK() {
+			writeAnswerError(w, a)
+			return
+		}
 	}
 	writeAccepted(w, "podgroup restarting", checkURL(name), nil)
 }

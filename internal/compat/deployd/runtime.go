@@ -28,6 +28,9 @@ const (
 	healthStarting  = 1
 	healthHealthy   = 2
 	healthUnhealthy = 3
+	// targetStop is a pod's TargetState (deployd's ExpectState) when it was stopped on
+	// purpose; Run is 0.
+	targetStop = 1
 )
 
 // How deployd's container fields map to berth's (convert.go, containerSpecOf).
@@ -91,6 +94,9 @@ func (h *Handler) podGroupOf(r *http.Request, d *v4.Deployment) (*PodGroupWithSp
 	}
 	for _, tg := range tgs {
 		p := podOf(tg)
+		if v4.IsStopped(d.Spec.StoppedInstances, tg.Spec.Index) {
+			p.TargetState = targetStop
+		}
 		pg.Pods = append(pg.Pods, p)
 		pg.PrevState = append(pg.PrevState, PodPrevState{NodeName: tg.Spec.Node, IPs: podIPs(p)})
 		if pg.State == stateSuccess && p.State != stateSuccess {
