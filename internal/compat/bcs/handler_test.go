@@ -90,18 +90,19 @@ func TestDeleteConfigEnforce(t *testing.T) {
 }
 
 // An update replaces the first ?instances=N task groups made from an older version, by a
-// move each, and says which it could not replace.
+// move each, but not a stopped one, and says which it could not replace.
 func TestUpdateReplacesFirstInstances(t *testing.T) {
 	tgs := `{"items":[
 	 {"metadata":{"name":"0.web.a.c.1"},"spec":{"index":0,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
 	 {"metadata":{"name":"1.web.a.c.1"},"spec":{"index":1,"owner":{"kind":"application","name":"web"},"ownerVersion":"9"}},
 	 {"metadata":{"name":"2.web.a.c.1"},"spec":{"index":2,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
 	 {"metadata":{"name":"3.web.a.c.1"},"spec":{"index":3,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
+	 {"metadata":{"name":"4.web.a.c.1"},"spec":{"index":4,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
 	 {"metadata":{"name":"0.other.a.c.1"},"spec":{"index":0,"owner":{"kind":"application","name":"other"},"ownerVersion":"5"}}]}`
 	v1 := &fakeV1{answer: func(r *http.Request) (int, string) {
 		switch {
 		case r.Method == http.MethodPut:
-			return http.StatusOK, `{"kind":"application","metadata":{"name":"web","namespace":"a","resourceVersion":"9"},"spec":{"instance":4}}`
+			return http.StatusOK, `{"kind":"application","metadata":{"name":"web","namespace":"a","resourceVersion":"9"},"spec":{"instance":5,"stoppedInstances":[4]}}`
 		case r.Method == http.MethodGet:
 			return http.StatusOK, tgs
 		case strings.HasPrefix(r.URL.Path, "/v1/namespaces/a/taskgroups/2."):

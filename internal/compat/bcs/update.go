@@ -17,7 +17,7 @@ import (
 // instances itself, each by a move (the one BCS's rescheduler route makes): the
 // replacement starts, on any node, this one included, before the old run stops. A task
 // group already made from the stored version is left alone, so an update that changed
-// nothing replaces nothing.
+// nothing replaces nothing, and so is an instance stopped on purpose (docs/lifecycle.md).
 
 // maxReplaceWarnings bounds the warnings of instances that could not be replaced.
 const maxReplaceWarnings = 10
@@ -54,7 +54,8 @@ func (h *Handler) replaceFirst(r *http.Request, plural string, updated []byte, n
 		if n >= 0 && tg.Spec.Index >= n {
 			break // sorted by index
 		}
-		if tg.Spec.OwnerVersion == wl.Metadata.ResourceVersion || tg.Spec.Desired == v4.DesiredStopped {
+		if tg.Spec.OwnerVersion == wl.Metadata.ResourceVersion || tg.Spec.Desired == v4.DesiredStopped ||
+			v4.IsStopped(wl.Spec.StoppedInstances, tg.Spec.Index) { // a stopped instance stays stopped
 			continue
 		}
 		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", ns, "taskgroups", tg.Metadata.Name, "move"), nil,
