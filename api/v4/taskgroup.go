@@ -108,9 +108,13 @@ const (
 // TaskGroupStatus is what the agent reports. Phase aggregates the tasks' statuses with
 // BCS's precedence (AggregateTaskGroup).
 type TaskGroupStatus struct {
-	Phase   string    `json:"phase,omitempty"`
-	Message string    `json:"message,omitempty"`
-	Updated time.Time `json:"updated,omitzero"`
+	Phase string `json:"phase,omitempty"`
+	// LastPhase is the phase before Phase (BCS's LastStatus). The server owns it, as
+	// Remote: it keeps it when a write changes the phase; what an agent reports in its
+	// place is ignored.
+	LastPhase string    `json:"lastPhase,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	Updated   time.Time `json:"updated,omitzero"`
 	// HostIP is the node's IP (BCS_NODE_IP, ${hostip}).
 	HostIP string       `json:"hostIP,omitempty"`
 	Tasks  []TaskStatus `json:"tasks,omitempty"`
@@ -134,6 +138,12 @@ type TaskGroupStatus struct {
 	// PortsTaken names. The controllers act on it; Message says it in words.
 	Reason     string     `json:"reason,omitempty"`
 	PortsTaken []BusyPort `json:"portsTaken,omitempty"`
+}
+
+// KeepLastPhase sets s.LastPhase from old, the status s replaces: old's phase when the
+// phase changes, else old's own LastPhase.
+func (s *TaskGroupStatus) KeepLastPhase(old TaskGroupStatus) {
+	s.LastPhase = lastPhase(s.Phase, old.Phase, old.LastPhase)
 }
 
 // RemoteHealth is the state of a task group's remote checks: healthy when every one

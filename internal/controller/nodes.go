@@ -160,6 +160,9 @@ func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now
 // that arrived meanwhile (the agent is back) wins.
 func (c *NodeLifecycle) loseTaskGroup(ctx context.Context, tg *v4.TaskGroup, n *v4.Node, now time.Time) error {
 	st := &tg.Status
+	if st.Phase != v4.StatusLost {
+		st.LastPhase = st.Phase
+	}
 	st.Phase = v4.StatusLost
 	st.Message = fmt.Sprintf("node %s is lost (no heartbeat within the ttl of %s)", n.Metadata.Name, c.ttl)
 	st.Updated = now.UTC()

@@ -177,7 +177,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 	m, st := tg.Metadata, tg.Status
 	out := bcsTaskGroup{Kind: string(tg.Spec.Owner.Kind), ID: m.Name, Name: tg.Spec.Owner.Name + "-" + strconv.Itoa(tg.Spec.Index),
 		AppID: tg.Spec.Owner.Name, RunAs: m.Namespace, ObjectMeta: metaOf(m, cluster), AgentID: tg.Spec.Node, ExecutorID: m.Name,
-		Status: st.Phase, InstanceID: tg.Spec.Index, VersionName: tg.Spec.OwnerVersion,
+		Status: st.Phase, LastStatus: st.LastPhase, InstanceID: tg.Spec.Index, VersionName: tg.Spec.OwnerVersion,
 		StartTime: unix(st.StartedAt), UpdateTime: unix(st.Updated), LastUpdateTime: unix(st.Updated),
 		ReschededTimes: tg.Spec.ReschedTimes, LastReschedTime: unix(tg.Spec.LastRescheduled),
 		HostName: tg.Spec.Node, Message: st.Message, Attributes: mesosAttributes(tg.Spec.Attributes), Taskgroup: []bcsTask{}}

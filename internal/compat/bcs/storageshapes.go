@@ -18,6 +18,7 @@ type storageRC struct {
 	LastUpdateTime  time.Time     `json:"lastUpdateTime"`
 	ReportTime      time.Time     `json:"reportTime"`
 	Status          string        `json:"status"`
+	LastStatus      string        `json:"lastStatus,omitempty"`
 	Message         string        `json:"message"`
 	Pods            []bcsPodIndex `json:"pods"`
 	Instance        int           `json:"instance"`
@@ -29,7 +30,7 @@ type storageRC struct {
 func storageRCOf(w *v4.Workload, kind v4.Kind, tgs []*v4.TaskGroup, cluster string) storageRC {
 	m := w.Metadata
 	out := storageRC{Meta: metaOf(m, cluster), CreateTime: m.CreationTimestamp, LastUpdateTime: w.Status.Updated,
-		ReportTime: w.Status.Updated, Status: w.Status.Phase, Message: w.Status.Message, Pods: []bcsPodIndex{},
+		ReportTime: w.Status.Updated, Status: w.Status.Phase, LastStatus: w.Status.LastPhase, Message: w.Status.Message, Pods: []bcsPodIndex{},
 		Instance: w.Spec.Instance, BuildedInstance: len(tgs), RunningInstance: w.Status.Running, Kind: string(kind)}
 	for _, tg := range tgs {
 		out.Pods = append(out.Pods, bcsPodIndex{Name: tg.Metadata.Name})
@@ -42,6 +43,7 @@ type storagePod struct {
 	Meta              bcsMeta            `json:"metadata"`
 	RcName            string             `json:"rcname"`
 	Status            string             `json:"status"`
+	LastStatus        string             `json:"lastStatus"`
 	HostIP            string             `json:"hostIP"`
 	HostName          string             `json:"hostName"`
 	PodIP             string             `json:"podIP"`
@@ -71,7 +73,7 @@ type storageContainer struct {
 
 func storagePodOf(tg *v4.TaskGroup, cluster string) storagePod {
 	st := tg.Status
-	out := storagePod{Meta: metaOf(tg.Metadata, cluster), RcName: tg.Spec.Owner.Name, Status: st.Phase,
+	out := storagePod{Meta: metaOf(tg.Metadata, cluster), RcName: tg.Spec.Owner.Name, Status: st.Phase, LastStatus: st.LastPhase,
 		HostIP: st.HostIP, HostName: tg.Spec.Node, Message: st.Message, StartTime: st.StartedAt,
 		LastUpdateTime: st.Updated, ReportTime: st.Updated, ContainerStatuses: []storageContainer{},
 		Kind: string(tg.Spec.Owner.Kind)}
