@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/bcs/bcswire"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -149,8 +150,9 @@ func TestBCSProcessAsApplication(t *testing.T) {
 	// answer lists it as not reached: a missing application would be 1405202).
 	a = bcsCall(t, http.MethodPost, base+"/message", `{"msgtype":"signal","msgdata":{"signal":1,"processname":"web"}}`, tok)
 	wantBCS(t, a, 0)
-	if !strings.Contains(string(a.Data), "0.web.ba.c.1") {
-		t.Errorf("the process's message: %s", a.Data)
+	var failed []bcswire.SendFailure // as BCS's SendMessage answer decodes
+	if err := bcswire.Decode(a.Data, &failed); err != nil || len(failed) != 1 || failed[0].ID != "0.web.ba.c.1" {
+		t.Errorf("the process's message: %v %s", err, a.Data)
 	}
 	for _, c := range []struct{ method, path string }{{http.MethodPut, "/scale/3"}, {http.MethodDelete, ""}} {
 		a := bcsCall(t, c.method, base+c.path, "", tok)

@@ -109,6 +109,11 @@ func TestBCSReadsDecode(t *testing.T) {
 	}
 	var version bcswire.Version
 	decode("/namespaces/shapes/processes/web/versions/"+ids[0], &version)
+	if version.RawJson == nil { // BCS's *ReplicaController: the definition, as api/v4 decodes BCS's documents
+		t.Errorf("version without raw_json: %+v", version)
+	} else if _, err := v4.Parse(*version.RawJson); err != nil {
+		t.Errorf("the version's raw_json: %v", err)
+	}
 	var deps []bcswire.Deployment
 	decode("/namespaces/shapes/deployments", &deps)
 	var dep bcswire.Deployment
