@@ -17,3 +17,20 @@ func TestKeepLastPhase(t *testing.T) {
 		}
 	}
 }
+
+// A task's LastStatus is kept the same way, task by task (by name); the reported tasks
+// are not changed in place.
+func TestKeepLastPhaseTasks(t *testing.T) {
+	reported := []TaskStatus{{Name: "a", Status: StatusRunning, LastStatus: "agent's"}, {Name: "b", Status: StatusRunning}, {Name: "new", Status: StatusStaging}}
+	st := TaskGroupStatus{Phase: StatusRunning, Tasks: reported}
+	st.KeepLastPhase(TaskGroupStatus{Phase: StatusStarting, Tasks: []TaskStatus{
+		{Name: "a", Status: StatusStarting, LastStatus: StatusStaging}, {Name: "b", Status: StatusRunning, LastStatus: StatusStarting}}})
+	for i, want := range []string{StatusStarting, StatusStarting, ""} {
+		if got := st.Tasks[i].LastStatus; got != want {
+			t.Errorf("task %s: %q, want %q", st.Tasks[i].Name, got, want)
+		}
+	}
+	if reported[0].LastStatus != "agent's" {
+		t.Errorf("the reported tasks were changed in place: %+v", reported)
+	}
+}

@@ -1,6 +1,7 @@
 package v4
 
 import (
+	"slices"
 	"strconv"
 	"time"
 )
@@ -144,6 +145,18 @@ type TaskGroupStatus struct {
 // phase changes, else old's own LastPhase.
 func (s *TaskGroupStatus) KeepLastPhase(old TaskGroupStatus) {
 	s.LastPhase = lastPhase(s.Phase, old.Phase, old.LastPhase)
+	if len(s.Tasks) == 0 || len(old.Tasks) == 0 {
+		return
+	}
+	before := make(map[string]TaskStatus, len(old.Tasks))
+	for _, t := range old.Tasks {
+		before[t.Name] = t
+	}
+	s.Tasks = slices.Clone(s.Tasks) // the caller's reported tasks may be shared
+	for i, t := range s.Tasks {
+		o := before[t.Name]
+		s.Tasks[i].LastStatus = lastPhase(t.Status, o.Status, o.LastStatus)
+	}
 }
 
 // RemoteHealth is the state of a task group's remote checks: healthy when every one
@@ -156,9 +169,12 @@ type RemoteHealth struct {
 
 // TaskStatus is one task (container or process) of a task group.
 type TaskStatus struct {
-	Name    string `json:"name"`
-	Status  string `json:"status"` // Staging, Starting, Running, Finish, Failed, Killing, ...
-	Message string `json:"message,omitempty"`
+	Name   string `json:"name"`
+	Status string `json:"status"` // Staging, Starting, Running, Finish, Failed, Killing, ...
+	// LastStatus is the status before Status, kept by the server as the group's
+	// LastPhase (BCS's task LastStatus).
+	LastStatus string `json:"lastStatus,omitempty"`
+	Message    string `json:"message,omitempty"`
 	// Healthy is the latest health check result (nil without a local check or during its
 	// grace period); ConsecutiveFailures counts failed checks in a row.
 	Healthy             *bool  `json:"healthy,omitempty"`

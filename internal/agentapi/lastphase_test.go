@@ -24,10 +24,11 @@ func TestStatusKeepsLastPhase(t *testing.T) {
 		}
 		return getTaskGroup(t, "ns", "0.web.ns.c.1").Status
 	}
-	if st := write(1); st.Phase != v4.StatusRunning || st.LastPhase != v4.StatusStarting {
+	if st := write(1); st.Phase != v4.StatusRunning || st.LastPhase != v4.StatusStarting || st.Tasks[0].LastStatus == v4.StatusRunning {
 		t.Fatalf("Starting to Running: %+v", st)
 	}
-	if st := write(2); st.Tasks[0].Info.Pid != 2 || st.LastPhase != v4.StatusStarting {
+	first := getTaskGroup(t, "ns", "0.web.ns.c.1").Status.Tasks[0].LastStatus
+	if st := write(2); st.Tasks[0].Info.Pid != 2 || st.LastPhase != v4.StatusStarting || st.Tasks[0].LastStatus != first {
 		t.Fatalf("Running again: %+v", st)
 	}
 }

@@ -168,7 +168,7 @@ func (c *NodeLifecycle) loseTaskGroup(ctx context.Context, tg *v4.TaskGroup, n *
 	st.Updated = now.UTC()
 	for i := range st.Tasks {
 		if !v4.Terminal(st.Tasks[i].Status) {
-			st.Tasks[i].Status = v4.StatusLost
+			st.Tasks[i].LastStatus, st.Tasks[i].Status = st.Tasks[i].Status, v4.StatusLost
 		}
 	}
 	err := c.store.Update(ctx, tg, store.Raw{})

@@ -103,6 +103,7 @@ type bcsTask struct {
 	AgentHostname           string            `json:"AgentHostname"`
 	AgentIPAddress          string            `json:"AgentIPAddress"`
 	Status                  string            `json:"Status"`
+	LastStatus              string            `json:"LastStatus"`
 	UpdateTime              int64             `json:"UpdateTime"`
 	StatusData              string            `json:"StatusData"`
 	AppID                   string            `json:"AppId"`
@@ -208,7 +209,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 		}
 		t.HealthCheckStatus = remoteStatus(t.HealthChecks, st.Remote)
 		if ts, ok := statuses[name]; ok {
-			t.Status, t.Message = ts.Status, ts.Message
+			t.Status, t.LastStatus, t.Message = ts.Status, ts.LastStatus, ts.Message
 			t.Healthy, t.IsChecked, t.ConsecutiveFailureTimes = ts.Info.Healthy, ts.Info.IsChecked, ts.Info.ConsecutiveFailureTimes
 			if ts.Healthy != nil {
 				t.Healthy, t.IsChecked = *ts.Healthy, true

@@ -60,6 +60,7 @@ type storageContainer struct {
 	Name         string    `json:"name"`
 	ContainerID  string    `json:"containerID"`
 	Status       string    `json:"status"`
+	LastStatus   string    `json:"lastStatus,omitempty"`
 	ExitCode     int       `json:"exitcode"`
 	Image        string    `json:"image"`
 	Message      string    `json:"message"`
@@ -89,7 +90,7 @@ func storagePodOf(tg *v4.TaskGroup, cluster string) storagePod {
 			c.Image, c.Command, c.Args = sc.Image, sc.Command, sc.Args
 		}
 		if ts, ok := statuses[name]; ok {
-			c.Status, c.Message = ts.Status, ts.Message
+			c.Status, c.LastStatus, c.Message = ts.Status, ts.LastStatus, ts.Message
 			c.ContainerID, c.ExitCode = ts.Info.ID, ts.Info.ExitCode
 			c.StartTime, c.FinishTime = ts.Info.StartAt, ts.Info.FinishAt
 			if out.PodIP == "" {
