@@ -8,6 +8,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // redactNS holds an application whose definition carries an image pull password and a
@@ -70,6 +71,26 @@ func TestDefinitionCredentialsAreMasked(t *testing.T) {
 		wantBCS(t, a, bcs.CodeSuccess)
 		leaks("BCS storage's "+p, a.Data)
 	}
+
+	// A deployment's revisions are stored definitions too.
+	dep := `{"apiVersion":"v4","kind":"deployment","metadata":{"name":"api","namespace":"redact"},"spec":{"instance":1,"selector":{"app":"api"},
+ "template":{"metadata":{"labels":{"app":"api"}},"spec":{"containers":[{"image":"r.example/api:1","imagePullUser":"bob","imagePullPasswd":"HUNTER2-pull",
+  "resources":{"limits":{"cpu":"0.1","memory":"64"}}}]}}}}`
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", dep), http.StatusOK)
+	d := getDeployment(t, redactNS, "api")
+	d.Status = v4.DeploymentStatus{Revision: 1, History: []v4.DeploymentRevision{{Revision: 1, Hash: v4.TemplateHash(d.Spec.Template), Template: *d.Spec.Template}}}
+	if err := testStore.Update(context.Background(), d, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	r = callAs(t, "", http.MethodGet, url+"/v1/namespaces/redact/deployments/api/history", "", ro)
+	wantStatus(t, r, http.StatusOK)
+	leaks("the deployment's history", r.body)
+	if !strings.Contains(string(r.body), `"imagePullPasswd":"******"`) {
+		t.Errorf("the history is not masked in place: %s", r.body)
+	}
+	a = bcsCall(t, http.MethodGet, gw+"/definition/deployment/redact/api", "", ro)
+	wantBCS(t, a, bcs.CodeSuccess)
+	leaks("BCS's deployment definition", a.Data)
 
 	// What was applied is unchanged: the stored object keeps the password it pulls with.
 	obj, err := testStore.Get(context.Background(), v4.KindApplication, redactNS, "web")
