@@ -12,6 +12,20 @@ type Status struct {
 	Reason  string       `json:"reason"`
 	Message string       `json:"message"`
 	Details []FieldError `json:"details,omitempty"`
+	// UsedBy, on the 409 that refuses to delete a configmap or a secret that workloads
+	// name, lists them (the first MaxUsedBy; the message names all), so that a program
+	// reads them without parsing the message.
+	UsedBy []ObjectRef `json:"usedBy,omitempty"`
+}
+
+// MaxUsedBy bounds Status.UsedBy: the answer of a namespace with many users stays small.
+const MaxUsedBy = 100
+
+// ObjectRef names one object.
+type ObjectRef struct {
+	Kind      Kind   `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 }
 
 // ErrorBody is the envelope of an error answer, and of an error line that ends a stream

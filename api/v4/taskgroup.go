@@ -1,6 +1,7 @@
 package v4
 
 import (
+	"slices"
 	"strconv"
 	"time"
 )
@@ -108,9 +109,13 @@ const (
 // TaskGroupStatus is what the agent reports. Phase aggregates the tasks' statuses with
 // BCS's precedence (AggregateTaskGroup).
 type TaskGroupStatus struct {
-	Phase   string    `json:"phase,omitempty"`
-	Message string    `json:"message,omitempty"`
-	Updated time.Time `json:"updated,omitzero"`
+	Phase string `json:"phase,omitempty"`
+	// LastPhase is the phase before Phase (BCS's LastStatus). The server owns it, as
+	// Remote: it keeps it when a write changes the phase; what an agent reports in its
+	// place is ignored.
+	LastPhase string    `json:"lastPhase,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	Updated   time.Time `json:"updated,omitzero"`
 	// HostIP is the node's IP (BCS_NODE_IP, ${hostip}).
 	HostIP string       `json:"hostIP,omitempty"`
 	Tasks  []TaskStatus `json:"tasks,omitempty"`
@@ -136,6 +141,24 @@ type TaskGroupStatus struct {
 	PortsTaken []BusyPort `json:"portsTaken,omitempty"`
 }
 
+// KeepLastPhase sets s.LastPhase from old, the status s replaces: old's phase when the
+// phase changes, else old's own LastPhase.
+func (s *TaskGroupStatus) KeepLastPhase(old TaskGroupStatus) {
+	s.LastPhase = lastPhase(s.Phase, old.Phase, old.LastPhase)
+	if len(s.Tasks) == 0 || len(old.Tasks) == 0 {
+		return
+	}
+	before := make(map[string]TaskStatus, len(old.Tasks))
+	for _, t := range old.Tasks {
+		before[t.Name] = t
+	}
+	s.Tasks = slices.Clone(s.Tasks) // the caller's reported tasks may be shared
+	for i, t := range s.Tasks {
+		o := before[t.Name]
+		s.Tasks[i].LastStatus = lastPhase(t.Status, o.Status, o.LastStatus)
+	}
+}
+
 // RemoteHealth is the state of a task group's remote checks: healthy when every one
 // passed its last probe.
 type RemoteHealth struct {
@@ -146,9 +169,12 @@ type RemoteHealth struct {
 
 // TaskStatus is one task (container or process) of a task group.
 type TaskStatus struct {
-	Name    string `json:"name"`
-	Status  string `json:"status"` // Staging, Starting, Running, Finish, Failed, Killing, ...
-	Message string `json:"message,omitempty"`
+	Name   string `json:"name"`
+	Status string `json:"status"` // Staging, Starting, Running, Finish, Failed, Killing, ...
+	// LastStatus is the status before Status, kept by the server as the group's
+	// LastPhase (BCS's task LastStatus).
+	LastStatus string `json:"lastStatus,omitempty"`
+	Message    string `json:"message,omitempty"`
 	// Healthy is the latest health check result (nil without a local check or during its
 	// grace period); ConsecutiveFailures counts failed checks in a row.
 	Healthy             *bool  `json:"healthy,omitempty"`

@@ -21,6 +21,9 @@ func (w *Workload) GetMeta() *ObjectMeta { return &w.Metadata }
 // WorkloadStatus aggregates an application's task groups (BCS application status).
 type WorkloadStatus struct {
 	Phase string `json:"phase,omitempty"`
+	// LastPhase is the phase before Phase (BCS's LastStatus): the controller keeps it
+	// when the phase changes; empty until the first change.
+	LastPhase string `json:"lastPhase,omitempty"`
 	// Instances is the defined count, Running how many task groups run.
 	Instances int `json:"instances"`
 	Running   int `json:"running"`
@@ -56,8 +59,22 @@ type InstanceBackOff struct {
 }
 
 // Equal reports whether two statuses say the same, Updated aside.
+// KeepLastPhase sets s.LastPhase from old, the status s replaces: old's phase when the
+// phase changes, else old's own LastPhase.
+func (s *WorkloadStatus) KeepLastPhase(old WorkloadStatus) {
+	s.LastPhase = lastPhase(s.Phase, old.Phase, old.LastPhase)
+}
+
+// lastPhase is the phase before phase, given the phase and last phase it replaces.
+func lastPhase(phase, oldPhase, oldLast string) string {
+	if oldPhase != "" && oldPhase != phase {
+		return oldPhase
+	}
+	return oldLast
+}
+
 func (s WorkloadStatus) Equal(o WorkloadStatus) bool {
-	if s.Phase != o.Phase || s.Instances != o.Instances || s.Running != o.Running || s.Stopped != o.Stopped || s.Message != o.Message ||
+	if s.Phase != o.Phase || s.LastPhase != o.LastPhase || s.Instances != o.Instances || s.Running != o.Running || s.Stopped != o.Stopped || s.Message != o.Message ||
 		len(s.BackOff) != len(o.BackOff) || !s.Pending.Equal(o.Pending) {
 		return false
 	}

@@ -93,6 +93,7 @@ func (a *API) writeStatusAlone(ctx context.Context, ns, name, node string, st v4
 			return nil, false, fmt.Errorf("task group %s/%s: %w %q", ns, name, errOtherNode, tg.Spec.Node)
 		}
 		st.Remote = tg.Status.Remote // the server's own
+		st.KeepLastPhase(tg.Status)
 		if !statusNeeded(tg.Status, st) {
 			return tg, false, nil
 		}

@@ -127,6 +127,7 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 			continue
 		}
 		w.st.Remote = tg.Status.Remote // the server's own (remote checks)
+		w.st.KeepLastPhase(tg.Status)
 		if !statusNeeded(tg.Status, w.st) {
 			w.done <- statusResult{tg: tg}
 			continue

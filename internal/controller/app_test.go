@@ -44,6 +44,9 @@ func TestCreatesInstancesAndAggregatesStatus(t *testing.T) {
 		e.report(tg, v4.StatusRunning, time.Now(), time.Time{})
 	}
 	e.eventually("Running 3/3", func() bool { s := e.status("web"); return s.Phase == v4.AppRunning && s.Running == 3 })
+	if s := e.status("web"); s.LastPhase != v4.AppDeploying { // the phase before, as BCS's LastStatus
+		t.Errorf("last phase %q, want %s", s.LastPhase, v4.AppDeploying)
+	}
 }
 
 func TestRestartPolicyDelayAndMaxTimes(t *testing.T) {

@@ -160,12 +160,15 @@ func (c *NodeLifecycle) loseTaskGroups(ctx context.Context, lost []*v4.Node, now
 // that arrived meanwhile (the agent is back) wins.
 func (c *NodeLifecycle) loseTaskGroup(ctx context.Context, tg *v4.TaskGroup, n *v4.Node, now time.Time) error {
 	st := &tg.Status
+	if st.Phase != v4.StatusLost {
+		st.LastPhase = st.Phase
+	}
 	st.Phase = v4.StatusLost
 	st.Message = fmt.Sprintf("node %s is lost (no heartbeat within the ttl of %s)", n.Metadata.Name, c.ttl)
 	st.Updated = now.UTC()
 	for i := range st.Tasks {
 		if !v4.Terminal(st.Tasks[i].Status) {
-			st.Tasks[i].Status = v4.StatusLost
+			st.Tasks[i].LastStatus, st.Tasks[i].Status = st.Tasks[i].Status, v4.StatusLost
 		}
 	}
 	err := c.store.Update(ctx, tg, store.Raw{})

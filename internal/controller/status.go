@@ -23,6 +23,7 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 			return err
 		}
 		w := workload(obj)
+		st.KeepLastPhase(w.Status)
 		if w.Status.Equal(st) {
 			return nil
 		}

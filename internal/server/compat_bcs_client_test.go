@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/bcs"
+	"github.com/berthhq/berth/internal/compat/bcs/bcswire"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
@@ -149,8 +150,9 @@ func TestBCSProcessAsApplication(t *testing.T) {
 	// answer lists it as not reached: a missing application would be 1405202).
 	a = bcsCall(t, http.MethodPost, base+"/message", `{"msgtype":"signal","msgdata":{"signal":1,"processname":"web"}}`, tok)
 	wantBCS(t, a, 0)
-	if !strings.Contains(string(a.Data), "0.web.ba.c.1") {
-		t.Errorf("the process's message: %s", a.Data)
+	var failed []bcswire.SendFailure // as BCS's SendMessage answer decodes
+	if err := bcswire.Decode(a.Data, &failed); err != nil || len(failed) != 1 || failed[0].ID != "0.web.ba.c.1" {
+		t.Errorf("the process's message: %v %s", err, a.Data)
 	}
 	for _, c := range []struct{ method, path string }{{http.MethodPut, "/scale/3"}, {http.MethodDelete, ""}} {
 		a := bcsCall(t, c.method, base+c.path, "", tok)
@@ -200,5 +202,48 @@ func TestBCSRescheduleOnOneNode(t *testing.T) {
 	tg := getTaskGroup(t, "ba", web.Metadata.Name)
 	if tg.Metadata.Annotations[v4.MoveToAnnotation] != v4.MoveAnywhereOrHere {
 		t.Fatalf("the rescheduled task group's annotations: %v", tg.Metadata.Annotations)
+	}
+}
+
+// bcs-client's `as -u` sets one attribute on the nodes of its IPs, their others kept; a
+// bad update is refused naming the field, and a token that may not write nodes (one
+// namespace's) gets 403 and changes nothing.
+func TestBCSAgentSettingUpdate(t *testing.T) {
+	url := newTestServer(t, Config{})
+	storetest.CreateNode(t, testStore, "node-up", v4.NodeResources{CPU: 8, MemoryMB: 16384, DiskMB: 1000}, func(n *v4.Node) {
+		n.Spec.IP = "10.0.8.1"
+		n.Spec.Attributes.Text = map[string]string{"rack": "r1"}
+	})
+	path := url + bcs.DriverPrefix + "/agentsettings/update"
+	tok := tokenWithPolicy(t, url, tenantBA, "tenant-ba", "")
+	if a := bcsCall(t, http.MethodPost, path, `{"ips":["10.0.8.1"],"name":"zone","valuetype":103,"text":{"value":"z9"}}`, tok); a.status != http.StatusForbidden || a.Result {
+		t.Errorf("a namespace's token: HTTP %d %+v", a.status, a)
+	}
+	wantBCS(t, bcsCall(t, http.MethodPost, path, `{"ips":["10.0.8.1"],"name":"zone","valuetype":103,"text":{"value":"z1"}}`, ""), 0)
+	wantBCS(t, bcsCall(t, http.MethodPost, path, `{"ips":["10.0.8.1"],"name":"weight","valuetype":101,"scalar":{"value":2.5}}`, ""), 0)
+	n := getNode(t, "node-up")
+	if a := n.Spec.Attributes; a.Text["rack"] != "r1" || a.Text["zone"] != "z1" || a.Scalar["weight"] != 2.5 {
+		t.Fatalf("attributes after the updates: %+v", a)
+	}
+	many := `{"ips":[` + strings.Repeat(`"10.0.8.1",`, 1000) + `"10.0.8.1"],"name":"zone","valuetype":103,"text":{"value":"z2"}}`
+	for _, c := range []struct{ body, field string }{
+		{`{"ips":[],"name":"zone","valuetype":103,"text":{"value":"z2"}}`, "ips"},
+		{many, "ips"},
+		{`{"ips":["10.0.8.1"],"valuetype":103,"text":{"value":"z2"}}`, "name"},
+		{`{"ips":["10.0.8.1"],"name":"zone","valuetype":103}`, "text"},
+		{`{"ips":["10.0.8.1"],"name":"zone","valuetype":101}`, "scalar"},
+		{`{"ips":["10.0.8.1"],"name":"zone","valuetype":104,"text":{"value":"z2"}}`, "valuetype"},
+		{`{"ips":["10.0.8.1,10.0.8.2"],"name":"zone","valuetype":103,"text":{"value":"z2"}}`, "ips[0]"},
+	} {
+		a := bcsCall(t, http.MethodPost, path, c.body, "")
+		wantBCS(t, a, bcs.CodeBadRequestData)
+		if !strings.HasPrefix(a.Message, c.field+":") {
+			t.Errorf("%.80s: %q, want it to name %s", c.body, a.Message, c.field)
+		}
+	}
+	wantBCS(t, bcsCall(t, http.MethodPost, path, `{"ips":["10.9.9.9"],"name":"zone","valuetype":103,"text":{"value":"z2"}}`, ""), bcs.CodeNotFound)
+	wantBCS(t, bcsCall(t, http.MethodPost, path, `[1]`, ""), bcs.CodeJSONDecode)
+	if a := getNode(t, "node-up").Spec.Attributes; a.Text["zone"] != "z1" {
+		t.Errorf("a refused update changed the node: %+v", a)
 	}
 }

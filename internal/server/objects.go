@@ -12,6 +12,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/redact"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/tracing"
 )
@@ -106,6 +107,11 @@ func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) error 
 	raw, err := s.store.GetRaw(ctx, kind, r.PathValue("ns"), r.PathValue("name"))
 	if err != nil {
 		return err
+	}
+	if kind != v4.KindSecret { // a secret's values are its readers' to read
+		// A workload may carry an image pull password or a package's password written
+		// out: whoever may read the workload sees them masked, as BCS showed them.
+		raw.Data = redact.Document(raw.Data)
 	}
 	w.Header().Set("Content-Type", raw.ContentType)
 	w.WriteHeader(http.StatusOK)

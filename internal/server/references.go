@@ -151,6 +151,7 @@ func (s *Server) checkConfigDelete(ctx context.Context, r *http.Request, kind v4
 	}
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	var users []string
+	var refs []v4.ObjectRef
 	for _, k := range configUserKinds {
 		objs, _, err := s.store.List(ctx, k, ns)
 		if err != nil {
@@ -159,12 +160,17 @@ func (s *Server) checkConfigDelete(ctx context.Context, r *http.Request, kind v4
 		for _, o := range objs {
 			if pod := v4.PodSpecOf(o); pod != nil && pod.Names(kind, name) {
 				users = append(users, fmt.Sprintf("%s %s/%s", k, ns, o.GetMeta().Name))
+				if len(refs) < v4.MaxUsedBy {
+					refs = append(refs, v4.ObjectRef{Kind: k, Namespace: ns, Name: o.GetMeta().Name})
+				}
 			}
 		}
 	}
 	if len(users) == 0 {
 		return nil
 	}
-	return httpapi.Errorf(http.StatusConflict, "%s %s/%s is used by %s: change them first, or delete with ?force=true (berth delete --force)",
+	e := httpapi.Errorf(http.StatusConflict, "%s %s/%s is used by %s: change them first, or delete with ?force=true (berth delete --force)",
 		kind, ns, name, strings.Join(users, ", "))
+	e.UsedBy = refs
+	return e
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,7 +78,33 @@ func TestConfigInUseIsNotDeleted(t *testing.T) {
 		if !strings.Contains(string(r.body), "is used by process refs-del/web") {
 			t.Errorf("delete %s: %s", path, r.body)
 		}
+		var e v4.ErrorBody
+		if err := json.Unmarshal(r.body, &e); err != nil || e.Error == nil ||
+			!reflect.DeepEqual(e.Error.UsedBy, []v4.ObjectRef{{Kind: v4.KindProcess, Namespace: ns, Name: "web"}}) {
+			t.Errorf("delete %s: usedBy: %v %s", path, err, r.body)
+		}
 	}
 	wantStatus(t, call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+"/configmaps/spare", ""), http.StatusOK)
 	wantStatus(t, call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+"/configmaps/cfg?force=true", ""), http.StatusOK)
+}
+
+// The usedBy of a configmap that more workloads name than MaxUsedBy lists the first
+// MaxUsedBy; the message names every one.
+func TestConfigInUseUsedByIsBounded(t *testing.T) {
+	base := newTestServer(t, Config{})
+	const ns = "refs-many"
+	docs := []string{cmJSON(ns, "cfg", "eA=="), secretJSON(ns, "sec", "password")}
+	for i := range v4.MaxUsedBy + 1 {
+		docs = append(docs, refProcJSON(ns, fmt.Sprintf("p%03d", i), "cfg", "k", "sec", "password"))
+	}
+	wantStatus(t, call(t, http.MethodPost, base+"/v1/apply", strings.Join(docs, "\n")), http.StatusOK)
+	r := call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+"/configmaps/cfg", "")
+	wantStatus(t, r, http.StatusConflict)
+	var e v4.ErrorBody
+	if err := json.Unmarshal(r.body, &e); err != nil || e.Error == nil || len(e.Error.UsedBy) != v4.MaxUsedBy {
+		t.Fatalf("usedBy of %d users: %v %s", v4.MaxUsedBy+1, err, r.body)
+	}
+	if last := fmt.Sprintf("process %s/p%03d", ns, v4.MaxUsedBy); !strings.Contains(e.Error.Message, last) {
+		t.Errorf("the message does not name %s: %s", last, e.Error.Message)
+	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/redact"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -198,6 +200,14 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) error {
 	if h.Items == nil {
 		h.Items = []v4.DeploymentRevision{}
 	}
-	httpapi.WriteJSON(w, http.StatusOK, h)
+	body, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("encode the history of deployment %s/%s: %w", d.Metadata.Namespace, d.Metadata.Name, err)
+	}
+	// The revisions are stored definitions too: their credentials go out masked, as the
+	// definition's (redact).
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(redact.Document(body), '\n'))
 	return nil
 }

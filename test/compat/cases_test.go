@@ -35,6 +35,9 @@ type step struct {
 	// Within, in seconds, repeats the request until the answer matches (a state the
 	// controllers reach).
 	Within int `json:"within"`
+	// Decode names the BCS type (wire_test.go) the answer's data decodes into strictly,
+	// as bcs-client decodes it; every BCS answer's envelope is decoded strictly.
+	Decode string `json:"decode"`
 }
 
 // runCases runs the steps of a case file in order against b. Every step sends the
@@ -104,6 +107,13 @@ func (s step) check(t *testing.T, b *berth, headers map[string]string) string {
 		if strings.Contains(string(got), c) {
 			return fmt.Sprintf("answer holds %q: %s", c, got)
 		}
+	}
+	if bcsPath(s.Path) {
+		if err := checkWire(got, s.Decode); err != nil {
+			return fmt.Sprintf("BCS's types: %v: %s", err, got)
+		}
+	} else if s.Decode != "" {
+		t.Fatalf("step %s: decode %q of a route that is not BCS's", s.Name, s.Decode)
 	}
 	var answer any
 	if len(s.Answer) > 0 || s.Length != nil {

@@ -34,28 +34,26 @@ func TestBCSReadsDecode(t *testing.T) {
 	var bodies []string
 	bcsDo := func(method, path, body string) []byte {
 		t.Helper()
-		status, _, got := b.do(t, method, "/bcsapi/v4/scheduler/mesos"+path, hdr, body)
-		var env struct {
-			Code int             `json:"code"`
-			Data json.RawMessage `json:"data"`
-		}
-		if err := json.Unmarshal(got, &env); status != http.StatusOK || err != nil || env.Code != 0 {
+		status, _, got := b.do(t, method, "/bcsapi/v4/"+path, hdr, body)
+		var env bcswire.Response
+		if err := bcswire.Decode(got, &env); status != http.StatusOK || err != nil || env.Code != 0 {
 			t.Fatalf("BCS %s %s: %d %v %s", method, path, status, err, got)
 		}
 		bodies = append(bodies, string(got))
 		return env.Data
 	}
+	sched := func(method, path, body string) []byte { t.Helper(); return bcsDo(method, "scheduler/mesos"+path, body) }
 	decode := func(path string, into any) {
 		t.Helper()
-		if err := bcswire.Decode(bcsDo(http.MethodGet, path, ""), into); err != nil {
+		if err := bcswire.Decode(sched(http.MethodGet, path, ""), into); err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
 	}
 	b64 := base64.StdEncoding.EncodeToString([]byte(shapesSecret))
-	bcsDo(http.MethodPost, "/namespaces/shapes/secrets",
+	sched(http.MethodPost, "/namespaces/shapes/secrets",
 		`{"apiVersion":"v4","kind":"secret","metadata":{"name":"pw","namespace":"shapes"},"datas":{"k":{"content":"`+b64+`"}}}`)
-	bcsDo(http.MethodPost, "/namespaces/shapes/processes", shapesProc)
-	bcsDo(http.MethodPost, "/namespaces/shapes/deployments", deploymentDoc("shapes", 1, "1"))
+	sched(http.MethodPost, "/namespaces/shapes/processes", shapesProc)
+	sched(http.MethodPost, "/namespaces/shapes/deployments", deploymentDoc("shapes", 1, "1"))
 
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(300 * time.Millisecond) {
 		var tgs struct{ Items []*v4.TaskGroup }
@@ -78,7 +76,7 @@ func TestBCSReadsDecode(t *testing.T) {
 	decode("/namespaces/shapes/processes", &procs)
 	var proc bcswire.Application
 	decode("/namespaces/shapes/processes/web", &proc)
-	if proc.Kind != "process" || proc.DefineInstances != 1 || proc.SubStatus != "Unknown" {
+	if proc.Kind != "process" || proc.DefineInstances != 1 || proc.SubStatus != "Unknown" || proc.LastStatus == "" || proc.Mode != "" {
 		t.Errorf("process: %+v", proc)
 	}
 	var tgs []bcswire.TaskGroup
@@ -87,6 +85,9 @@ func TestBCSReadsDecode(t *testing.T) {
 		t.Fatalf("task groups: %+v", tgs)
 	}
 	tg, task := tgs[0], tgs[0].Taskgroup[0]
+	if tg.Status != "Running" || tg.LastStatus == "" || tg.LastStatus == "Running" {
+		t.Errorf("task group: Status %q, LastStatus %q (want the phase before Running)", tg.Status, tg.LastStatus)
+	}
 	if tg.AgentID != node || tg.RestartPolicy == nil || tg.RestartPolicy.Policy != "OnFailure" || tg.RestartPolicy.Interval != 2 ||
 		tg.LaunchResource == nil || tg.LaunchResource.Cpus < 0.05 {
 		t.Errorf("task group: AgentID %q (node %q) restart %+v resource %+v", tg.AgentID, node, tg.RestartPolicy, tg.LaunchResource)
@@ -103,11 +104,16 @@ func TestBCSReadsDecode(t *testing.T) {
 		t.Errorf("task data class: %+v", task.DataClass)
 	}
 	var ids []string
-	if err := json.Unmarshal(bcsDo(http.MethodGet, "/namespaces/shapes/processes/web/versions", ""), &ids); err != nil || len(ids) != 1 {
+	if err := json.Unmarshal(sched(http.MethodGet, "/namespaces/shapes/processes/web/versions", ""), &ids); err != nil || len(ids) != 1 {
 		t.Fatalf("versions: %v %v", err, ids)
 	}
 	var version bcswire.Version
 	decode("/namespaces/shapes/processes/web/versions/"+ids[0], &version)
+	if version.RawJson == nil { // BCS's *ReplicaController: the definition, as api/v4 decodes BCS's documents
+		t.Errorf("version without raw_json: %+v", version)
+	} else if _, err := v4.Parse(*version.RawJson); err != nil {
+		t.Errorf("the version's raw_json: %v", err)
+	}
 	var deps []bcswire.Deployment
 	decode("/namespaces/shapes/deployments", &deps)
 	var dep bcswire.Deployment
@@ -119,6 +125,41 @@ func TestBCSReadsDecode(t *testing.T) {
 	decode("/namespaces/shapes/processes/web-v1/taskgroups", &dtgs)
 	var res bcswire.ClusterResource
 	decode("/cluster/resources", &res)
+
+	// bcs-client list and inspect read storage: its documents decode as BCS's too.
+	storage := func(path string, into any) {
+		t.Helper()
+		if err := bcswire.Decode(bcsDo(http.MethodGet, "storage"+path, ""), into); err != nil {
+			t.Fatalf("GET storage %s: %v", path, err)
+		}
+	}
+	var rcs []bcswire.StorageItem[bcswire.RCStatus]
+	storage("/query/mesos/dynamic/clusters/BCS-MESOS-10001/process?namespace=shapes", &rcs)
+	var pods []bcswire.StorageItem[bcswire.PodStatus]
+	storage("/query/mesos/dynamic/clusters/BCS-MESOS-10001/taskgroup?namespace=shapes", &pods)
+	var pod bcswire.StorageItem[bcswire.PodStatus]
+	storage("/mesos/dynamic/namespace_resources/clusters/BCS-MESOS-10001/namespaces/shapes/taskgroup/"+tg.ID, &pod)
+	if len(rcs) != 2 || len(pods) != 2 || pod.Data.Status != "Running" || pod.Data.LastStatus == "" {
+		t.Errorf("storage: %d processes, %d task groups, %+v", len(rcs), len(pods), pod.Data)
+	}
+	for _, rc := range rcs {
+		if rc.Data.Status == "Running" && rc.Data.LastStatus == "" {
+			t.Errorf("storage's process %s: no lastStatus", rc.ResourceName)
+		}
+	}
+
+	// The writes bcs-client makes on a running process answer BCS's envelope, data null
+	// (bcsDo decodes it strictly): reschedule (bcs-client reschedule; the deployment's
+	// process, which no UNIQUE constraint keeps off the one node) and scale.
+	if len(dtgs) != 1 {
+		t.Fatalf("the deployment's task groups: %+v", dtgs)
+	}
+	if got := sched(http.MethodPut, "/namespaces/shapes/processes/web-v1/taskgroups/"+dtgs[0].ID+"/rescheduler", ""); string(got) != "null" {
+		t.Errorf("reschedule: data %s", got)
+	}
+	if got := sched(http.MethodPut, "/namespaces/shapes/processes/web/scale/1", ""); string(got) != "null" {
+		t.Errorf("scale: data %s", got)
+	}
 	if len(res.Agents) != 1 || res.Agents[0].CPUUsed <= 0 {
 		t.Errorf("cluster resources: %+v", res)
 	}

@@ -206,12 +206,16 @@ func attributesPatch(s bcsAgentSetting, n *v4.Node) map[string]any {
 	return map[string]any{"attributes": map[string]any{"text": text, "scalar": scalar}}
 }
 
-// enableAgents serves /agentsettings/enable and /disable?ips=.
+// enableAgents serves /agentsettings/enable and /disable?ips=, and /update (agentupdate.go).
 func (h *Handler) enableAgents(w http.ResponseWriter, r *http.Request) {
 	action := r.PathValue("action")
+	if action == "update" {
+		h.updateAgents(w, r)
+		return
+	}
 	if action != "enable" && action != "disable" {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
-			message: fmt.Sprintf("no agent settings action %q (enable or disable; delete and update are not served)", action)})
+			message: fmt.Sprintf("no agent settings action %q (enable, disable or update; delete is not served)", action)})
 		return
 	}
 	nodes, _, f := h.nodes(r)

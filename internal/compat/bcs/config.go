@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/berthhq/berth/internal/compat/v1call"
+	"github.com/berthhq/berth/internal/redact"
 )
 
 // configRoutes serves configmaps, secrets and services: BCS creates and updates them with
@@ -43,6 +44,9 @@ func (h *Handler) listObjects(plural string) http.HandlerFunc {
 		if list.Items == nil {
 			list.Items = []json.RawMessage{}
 		}
+		for i, it := range list.Items {
+			list.Items[i] = masked(plural, it)
+		}
 		writeSuccess(w, list.Items, nil)
 	}
 }
@@ -55,6 +59,16 @@ func (h *Handler) getObject(plural string) http.HandlerFunc {
 			writeFailure(w, failureOf(a, false))
 			return
 		}
-		writeSuccess(w, json.RawMessage(a.Body), nil)
+		writeSuccess(w, masked(plural, a.Body), nil)
 	}
+}
+
+// masked is a document of plural with its credentials masked (a daemonset's image pull
+// password, a configmap's remote file's password): whoever may read it sees them masked,
+// as BCS showed them. A secret's values are its readers' to read.
+func masked(plural string, doc json.RawMessage) json.RawMessage {
+	if plural == "secrets" {
+		return doc
+	}
+	return redact.Document(doc)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
@@ -32,11 +33,13 @@ func (h *Handler) deleteConfig(plural string) http.HandlerFunc {
 			h.finish(w, a, false, nil)
 			return
 		}
-		subject, users, ok := usersOf(a.Message())
-		if !ok { // a conflict of another kind: /v1's answer as it is
+		refs := a.UsedBy()
+		if len(refs) == 0 { // a conflict of another kind: /v1's answer as it is
 			h.finish(w, a, false, nil)
 			return
 		}
+		subject := fmt.Sprintf("%s %s/%s", strings.TrimSuffix(plural, "s"), r.PathValue("ns"), r.PathValue("name"))
+		users := usersOf(refs)
 		if !enforce {
 			writeFailure(w, failure{code: CodeScheduler, message: fmt.Sprintf(
 				"%s is used by %s: change them first, or delete with enforce=1 (bcs-client delete --enforce 1) to leave them without it", subject, users)})
@@ -48,13 +51,15 @@ func (h *Handler) deleteConfig(plural string) http.HandlerFunc {
 	}
 }
 
-// usersOf reads /v1's refusal of a configmap or a secret in use ("KIND NS/NAME is used
-// by USERS: ...") into the object and its users.
-func usersOf(msg string) (subject, users string, ok bool) {
-	subject, rest, ok := strings.Cut(msg, " is used by ")
-	if !ok {
-		return "", "", false
+// usersOf names the users that /v1's refusal lists in its usedBy ("process ns/web,
+// application ns/api"); /v1 lists the first v4.MaxUsedBy of them.
+func usersOf(refs []v4.ObjectRef) string {
+	names := make([]string, len(refs))
+	for i, u := range refs {
+		names[i] = fmt.Sprintf("%s %s/%s", u.Kind, u.Namespace, u.Name)
 	}
-	users, _, ok = strings.Cut(rest, ": ")
-	return subject, users, ok
+	if len(refs) >= v4.MaxUsedBy {
+		names = append(names, "and more")
+	}
+	return strings.Join(names, ", ")
 }

@@ -69,7 +69,12 @@ func TestDeleteConfigEnforce(t *testing.T) {
 		if r.URL.Query().Get("force") == "true" {
 			return http.StatusOK, `{}`
 		}
-		return http.StatusConflict, `{"error":{"message":"configmap a/cfg is used by process a/web, application a/api: change them first, or delete with ?force=true (berth delete --force)"}}`
+		if r.URL.Path == "/v1/namespaces/a/configmaps/other" { // a conflict of another kind
+			return http.StatusConflict, `{"error":{"message":"configmap a/other is used by x: stale resourceVersion"}}`
+		}
+		// The message says other users than usedBy: the front door reads usedBy only.
+		return http.StatusConflict, `{"error":{"message":"configmap a/cfg is used by someone else: change them first, or delete with ?force=true (berth delete --force)",
+			"usedBy":[{"kind":"process","namespace":"a","name":"web"},{"kind":"application","namespace":"a","name":"api"}]}}`
 	}}
 	h := New(v1, "", 1<<20)
 	path := DriverPrefix + "/namespaces/a/configmaps/cfg"
@@ -83,6 +88,12 @@ func TestDeleteConfigEnforce(t *testing.T) {
 	}
 	if last := v1.asked[len(v1.asked)-1]; last != "DELETE /v1/namespaces/a/configmaps/cfg?force=true" {
 		t.Fatalf("the forced delete: %q", v1.asked)
+	}
+	if e := serve(t, h, http.MethodDelete, DriverPrefix+"/namespaces/a/configmaps/other?enforce=1", ""); e.Code != CodeScheduler || !strings.Contains(e.Message, "stale") {
+		t.Fatalf("a conflict without usedBy is not forced: %+v", e)
+	}
+	if last := v1.asked[len(v1.asked)-1]; last != "DELETE /v1/namespaces/a/configmaps/other" {
+		t.Fatalf("a conflict without usedBy was forced: %q", v1.asked)
 	}
 	if e := serve(t, h, http.MethodDelete, path+"?enforce=yes-please", ""); e.Code != CodeDriverParameter {
 		t.Fatalf("a bad enforce: %+v", e)

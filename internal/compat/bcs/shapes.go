@@ -32,9 +32,9 @@ type bcsPodIndex struct {
 }
 
 // subStatusUnknown is BCS's application sub-status outside the steps of its own rolling
-// update, which berth runs as a deployment's rollout instead. LastStatus, the status
-// before the last change, and Mode are left empty: berth keeps no previous phase and
-// has no mode.
+// update, which berth runs as a deployment's rollout instead. LastStatus is the status
+// before the current one (the controller keeps it, status.lastPhase). Mode is empty, as
+// BCS's scheduler left it: it created applications without one and never set it.
 const subStatusUnknown = "Unknown"
 
 // bcsApplication is BCS's Application: an application's or a process's state.
@@ -63,7 +63,7 @@ func applicationOf(w *v4.Workload, kind v4.Kind, tgs []*v4.TaskGroup, cluster st
 	m := w.Metadata
 	a := bcsApplication{Kind: string(kind), ID: m.Name, Name: m.Name, ObjectMeta: metaOf(m, cluster),
 		DefineInstances: w.Spec.Instance, Instances: len(tgs), RunningInstances: w.Status.Running,
-		RunAs: m.Namespace, ClusterID: cluster, Status: w.Status.Phase, SubStatus: subStatusUnknown, Message: w.Status.Message,
+		RunAs: m.Namespace, ClusterID: cluster, Status: w.Status.Phase, SubStatus: subStatusUnknown, LastStatus: w.Status.LastPhase, Message: w.Status.Message,
 		Created: unix(m.CreationTimestamp), UpdateTime: unix(w.Status.Updated), LastUpdateTime: unix(w.Status.Updated),
 		Pods: []bcsPodIndex{}}
 	for _, tg := range tgs {

@@ -103,6 +103,7 @@ type bcsTask struct {
 	AgentHostname           string            `json:"AgentHostname"`
 	AgentIPAddress          string            `json:"AgentIPAddress"`
 	Status                  string            `json:"Status"`
+	LastStatus              string            `json:"LastStatus"`
 	UpdateTime              int64             `json:"UpdateTime"`
 	StatusData              string            `json:"StatusData"`
 	AppID                   string            `json:"AppId"`
@@ -177,7 +178,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 	m, st := tg.Metadata, tg.Status
 	out := bcsTaskGroup{Kind: string(tg.Spec.Owner.Kind), ID: m.Name, Name: tg.Spec.Owner.Name + "-" + strconv.Itoa(tg.Spec.Index),
 		AppID: tg.Spec.Owner.Name, RunAs: m.Namespace, ObjectMeta: metaOf(m, cluster), AgentID: tg.Spec.Node, ExecutorID: m.Name,
-		Status: st.Phase, InstanceID: tg.Spec.Index, VersionName: tg.Spec.OwnerVersion,
+		Status: st.Phase, LastStatus: st.LastPhase, InstanceID: tg.Spec.Index, VersionName: tg.Spec.OwnerVersion,
 		StartTime: unix(st.StartedAt), UpdateTime: unix(st.Updated), LastUpdateTime: unix(st.Updated),
 		ReschededTimes: tg.Spec.ReschedTimes, LastReschedTime: unix(tg.Spec.LastRescheduled),
 		HostName: tg.Spec.Node, Message: st.Message, Attributes: mesosAttributes(tg.Spec.Attributes), Taskgroup: []bcsTask{}}
@@ -208,7 +209,7 @@ func taskGroupOf(tg *v4.TaskGroup, restart *v4.RestartPolicy, cluster string) bc
 		}
 		t.HealthCheckStatus = remoteStatus(t.HealthChecks, st.Remote)
 		if ts, ok := statuses[name]; ok {
-			t.Status, t.Message = ts.Status, ts.Message
+			t.Status, t.LastStatus, t.Message = ts.Status, ts.LastStatus, ts.Message
 			t.Healthy, t.IsChecked, t.ConsecutiveFailureTimes = ts.Info.Healthy, ts.Info.IsChecked, ts.Info.ConsecutiveFailureTimes
 			if ts.Healthy != nil {
 				t.Healthy, t.IsChecked = *ts.Healthy, true

@@ -18,6 +18,7 @@ type storageRC struct {
 	LastUpdateTime  time.Time     `json:"lastUpdateTime"`
 	ReportTime      time.Time     `json:"reportTime"`
 	Status          string        `json:"status"`
+	LastStatus      string        `json:"lastStatus,omitempty"`
 	Message         string        `json:"message"`
 	Pods            []bcsPodIndex `json:"pods"`
 	Instance        int           `json:"instance"`
@@ -29,7 +30,7 @@ type storageRC struct {
 func storageRCOf(w *v4.Workload, kind v4.Kind, tgs []*v4.TaskGroup, cluster string) storageRC {
 	m := w.Metadata
 	out := storageRC{Meta: metaOf(m, cluster), CreateTime: m.CreationTimestamp, LastUpdateTime: w.Status.Updated,
-		ReportTime: w.Status.Updated, Status: w.Status.Phase, Message: w.Status.Message, Pods: []bcsPodIndex{},
+		ReportTime: w.Status.Updated, Status: w.Status.Phase, LastStatus: w.Status.LastPhase, Message: w.Status.Message, Pods: []bcsPodIndex{},
 		Instance: w.Spec.Instance, BuildedInstance: len(tgs), RunningInstance: w.Status.Running, Kind: string(kind)}
 	for _, tg := range tgs {
 		out.Pods = append(out.Pods, bcsPodIndex{Name: tg.Metadata.Name})
@@ -42,6 +43,7 @@ type storagePod struct {
 	Meta              bcsMeta            `json:"metadata"`
 	RcName            string             `json:"rcname"`
 	Status            string             `json:"status"`
+	LastStatus        string             `json:"lastStatus"`
 	HostIP            string             `json:"hostIP"`
 	HostName          string             `json:"hostName"`
 	PodIP             string             `json:"podIP"`
@@ -58,6 +60,7 @@ type storageContainer struct {
 	Name         string    `json:"name"`
 	ContainerID  string    `json:"containerID"`
 	Status       string    `json:"status"`
+	LastStatus   string    `json:"lastStatus,omitempty"`
 	ExitCode     int       `json:"exitcode"`
 	Image        string    `json:"image"`
 	Message      string    `json:"message"`
@@ -71,7 +74,7 @@ type storageContainer struct {
 
 func storagePodOf(tg *v4.TaskGroup, cluster string) storagePod {
 	st := tg.Status
-	out := storagePod{Meta: metaOf(tg.Metadata, cluster), RcName: tg.Spec.Owner.Name, Status: st.Phase,
+	out := storagePod{Meta: metaOf(tg.Metadata, cluster), RcName: tg.Spec.Owner.Name, Status: st.Phase, LastStatus: st.LastPhase,
 		HostIP: st.HostIP, HostName: tg.Spec.Node, Message: st.Message, StartTime: st.StartedAt,
 		LastUpdateTime: st.Updated, ReportTime: st.Updated, ContainerStatuses: []storageContainer{},
 		Kind: string(tg.Spec.Owner.Kind)}
@@ -87,7 +90,7 @@ func storagePodOf(tg *v4.TaskGroup, cluster string) storagePod {
 			c.Image, c.Command, c.Args = sc.Image, sc.Command, sc.Args
 		}
 		if ts, ok := statuses[name]; ok {
-			c.Status, c.Message = ts.Status, ts.Message
+			c.Status, c.LastStatus, c.Message = ts.Status, ts.LastStatus, ts.Message
 			c.ContainerID, c.ExitCode = ts.Info.ID, ts.Info.ExitCode
 			c.StartTime, c.FinishTime = ts.Info.StartAt, ts.Info.FinishAt
 			if out.PodIP == "" {

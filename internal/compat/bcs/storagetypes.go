@@ -111,7 +111,7 @@ func documentType(plural string) storageType {
 			}
 			out := make([]storageItem, 0, len(docs))
 			for _, doc := range docs {
-				out = append(out, documentItem(doc))
+				out = append(out, documentItem(masked(plural, doc)))
 			}
 			return out, nil
 		},
@@ -120,7 +120,7 @@ func documentType(plural string) storageType {
 			if f != nil {
 				return nil, f
 			}
-			it := documentItem(*doc)
+			it := documentItem(masked(plural, *doc))
 			return &it, nil
 		},
 	}

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // maxAnswer bounds what one /v1 answer may hold before the call gives up on it: a
@@ -29,6 +31,20 @@ type Answer struct {
 
 // OK says whether the call succeeded (2xx).
 func (a Answer) OK() bool { return a.Status >= 200 && a.Status < 300 }
+
+// UsedBy is the users that a 409 refusing to delete an object in use lists (/v1's
+// {"error": {"usedBy"}}); nil in any other answer.
+func (a Answer) UsedBy() []v4.ObjectRef {
+	var e struct {
+		Error struct {
+			UsedBy []v4.ObjectRef `json:"usedBy"`
+		} `json:"error"`
+	}
+	if a.Status != http.StatusConflict || json.Unmarshal(a.Body, &e) != nil {
+		return nil
+	}
+	return e.Error.UsedBy
+}
 
 // Message is the message of an error answer (/v1's {"error": {"message"}}), with the
 // field details when there are several.
