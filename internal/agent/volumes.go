@@ -22,17 +22,18 @@ func (a *Agent) volumeGrace() time.Duration {
 }
 
 // taskGroupLeaves records, when the server deletes a task group of the node or binds it
-// to another node, whether its instance left the node for good: it was stopped for good
-// (scaled down, its workload deleted, moved: spec.desired Stopped, in its last state or
-// the one the agent saw before), or it is now another node's. A run deleted once it
-// ended (a restart, whose replacement is placed right after) did not: its directories
-// wait for the replacement, or the grace.
+// to another node, whether its instance left the node for good: the controller marked
+// it (v4.InstanceEndsAnnotation: its workload was deleted or scaled below its index), in
+// its last state or the one the agent saw before, or it is now another node's. Otherwise
+// (a restart, a rollout to a new revision, a move) its directories wait for the next run
+// of the instance on the node, or the grace.
 func (a *Agent) taskGroupLeaves(tg *v4.TaskGroup) {
 	a.mu.Lock()
 	prev := a.desired[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)]
 	a.mu.Unlock()
-	stopped := tg.Spec.Desired == v4.DesiredStopped || prev != nil && prev.Spec.Desired == v4.DesiredStopped
-	if stopped || tg.Spec.Node != a.cfg.NodeName {
+	ends := tg.Metadata.Annotations[v4.InstanceEndsAnnotation] == "true" ||
+		prev != nil && prev.Metadata.Annotations[v4.InstanceEndsAnnotation] == "true"
+	if ends || tg.Spec.Node != a.cfg.NodeName {
 		a.vols.LeftForGood(instvol.KeyOf(tg))
 	}
 }

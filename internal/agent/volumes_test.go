@@ -55,8 +55,12 @@ func TestInstanceVolumeKeptAcrossRunsAndRemovedForGood(t *testing.T) {
 		t.Fatalf("after the restart the file holds %q (%v)", b, err)
 	}
 
-	// Its workload deleted: stopped (spec.desired), then deleted.
-	editTG(t, "0.web.ns-a.c.2", func(tg *v4.TaskGroup) { tg.Spec.Desired = v4.DesiredStopped })
+	// Its workload deleted: stopped for good (spec.desired, the controller's mark), then
+	// deleted.
+	editTG(t, "0.web.ns-a.c.2", func(tg *v4.TaskGroup) {
+		tg.Spec.Desired = v4.DesiredStopped
+		tg.Metadata.Annotations = map[string]string{v4.InstanceEndsAnnotation: "true"}
+	})
 	waitPhase(t, "0.web.ns-a.c.2", v4.StatusFinish)
 	deleteTG(t, "0.web.ns-a.c.2")
 	waitFor(t, "the instance's directories to go", func() bool {

@@ -30,8 +30,12 @@ type Key struct {
 	Index     int
 }
 
-// KeyOf is the instance a task group runs.
+// KeyOf is the instance a task group runs: of its deployment when it has one (its
+// revisions run the same instances one after the other), else of its owner.
 func KeyOf(tg *v4.TaskGroup) Key {
+	if d, ok := strings.CutPrefix(tg.Metadata.Annotations[v4.ControlledByAnnotation], "deployment/"); ok && d != "" {
+		return Key{Namespace: tg.Metadata.Namespace, Kind: v4.KindDeployment, Owner: d, Index: tg.Spec.Index}
+	}
 	return Key{Namespace: tg.Metadata.Namespace, Kind: tg.Spec.Owner.Kind, Owner: tg.Spec.Owner.Name, Index: tg.Spec.Index}
 }
 
