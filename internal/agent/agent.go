@@ -62,6 +62,7 @@ type Agent struct {
 	metrics    *agentMetrics
 	busyPorts  *busyPorts    // the node's busy ports (busyports.go)
 	vols       *instvol.Dirs // the node's instance volumes (volumes.go)
+	volSweep   chan struct{} // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
@@ -116,7 +117,7 @@ func New(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("agent config: server %q: agents reach servers over https only (the join token and the node's traffic never cross the network in the clear)", u)
 		}
 	}
-	a.vols = instvol.New(filepath.Join(cfg.DataDir, "volumes"))
+	a.vols, a.volSweep = instvol.New(filepath.Join(cfg.DataDir, "volumes")), make(chan struct{}, 1)
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
 	a.reporter.sendMany = a.reportStatuses
 	return a, nil

@@ -160,7 +160,7 @@ func (a *Agent) removeNow(ns, name string) {
 	a.reporter.forget(key)
 	a.metrics.forget(key)
 	a.vols.Release(key)
-	a.sweepVolumes()
+	a.volumesReleased()
 	if e, ok := a.ckpt.get(key); ok {
 		a.releaseGPUs(e)
 		a.releaseDevices(e)

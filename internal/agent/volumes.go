@@ -61,7 +61,17 @@ func (a *Agent) sweepVolumes() {
 	}
 }
 
-// volumesLoop sweeps the instance volumes until ctx ends.
+// volumesReleased asks volumesLoop for a sweep: a task group's pod was removed. The
+// removals of a whole workload's instances make one or a few sweeps, not one each.
+func (a *Agent) volumesReleased() {
+	select {
+	case a.volSweep <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// volumesLoop sweeps the instance volumes when asked and every volumeSweepInterval, until
+// ctx ends.
 func (a *Agent) volumesLoop(ctx context.Context) {
 	t := time.NewTicker(volumeSweepInterval)
 	defer t.Stop()
@@ -70,7 +80,8 @@ func (a *Agent) volumesLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			a.sweepVolumes()
+		case <-a.volSweep:
 		}
+		a.sweepVolumes()
 	}
 }
