@@ -114,3 +114,42 @@ func TestInstanceVolumeOfANamespaceToken(t *testing.T) {
 	s.mustBerth("delete", "application", "logs", "-n", "e2e")
 	waitUntil(t, 60*time.Second, "e2e's task groups to go", func() bool { return len(s.taskGroups("e2e", "logs")) == 0 })
 }
+
+// logsDeployment is a deployment (what a deployd pod group is) of one instance whose
+// container appends to its instance volume at each start; version changes its template.
+func logsDeployment(version string) string {
+	return fmtSpec(`{"apiVersion":"v4","kind":"deployment","metadata":{"name":"lainlogs","namespace":"e2e"},
+	"restartPolicy":{"policy":"Always","interval":1},"killPolicy":{"gracePeriod":1},
+	"spec":{"instance":1,"template":{"spec":{"networkMode":"BRIDGE","containers":[%s]}}}}`,
+		container("web", "echo "+version+" >> /lain/logs/starts; exec sleep 100000",
+			`,"env":[{"name":"V","value":"`+version+`"}],"volumes":[{"volume":{"mountPath":"/lain/logs","instance":true}}]`))
+}
+
+// A deployment's instance keeps its volume when a new revision replaces it on the node,
+// and the volume goes with the deployment.
+func TestInstanceVolumeKeptAcrossARedeploy(t *testing.T) {
+	s, a := startDockerNode(t, "dk-volrd", "23300-23399")
+	t.Cleanup(func() { s.berth("", "delete", "deployment", "lainlogs", "-n", "e2e") })
+	dir := filepath.Join(a.dataDir, "volumes", "e2e", "deployment", "lainlogs", "0", "0", "lain%2Flogs")
+	s.applySpec(t, logsDeployment("one"))
+	s.running(t, "e2e", "lainlogs-v1", 1)
+	waitUntil(t, 30*time.Second, "revision 1's line", func() bool { return lines(dir) == "one\n" })
+
+	s.applySpec(t, logsDeployment("two"))
+	s.running(t, "e2e", "lainlogs-v2", 1)
+	waitUntil(t, 60*time.Second, "revision 1 gone", func() bool { return len(s.taskGroups("e2e", "lainlogs-v1")) == 0 })
+	waitUntil(t, 30*time.Second, "revision 2's line after revision 1's", func() bool { return lines(dir) == "one\ntwo\n" })
+
+	s.mustBerth("delete", "deployment", "lainlogs", "-n", "e2e")
+	waitUntil(t, 60*time.Second, "the task groups to go", func() bool { return len(s.taskGroups("e2e", "lainlogs-v2")) == 0 })
+	waitUntil(t, 30*time.Second, "the instance's volumes to go", func() bool {
+		_, err := os.Stat(filepath.Join(a.dataDir, "volumes", "e2e"))
+		return os.IsNotExist(err)
+	})
+}
+
+// lines is the starts file of an instance volume's directory.
+func lines(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "starts"))
+	return string(b)
+}
