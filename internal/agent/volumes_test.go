@@ -68,3 +68,27 @@ func TestInstanceVolumeKeptAcrossRunsAndRemovedForGood(t *testing.T) {
 		return os.IsNotExist(err)
 	})
 }
+
+// A task group the server binds to another node takes its instance off this one: its
+// directory goes once its pod is removed, while another instance's stays.
+func TestInstanceVolumeGoesWhenBoundElsewhere(t *testing.T) {
+	c := newCluster(t)
+	dir := t.TempDir()
+	startAgent(t, c, dir, fake.New("process"), func(cfg *Config) {
+		cfg.Drivers["docker"] = fake.NewDocker("10.88.0.2")
+	})
+	other := instanceTG("1.web.ns-a.c.1")
+	other.Spec.Index = 1
+	createTG(t, instanceTG("0.web.ns-a.c.1"))
+	createTG(t, other)
+	waitPhase(t, "0.web.ns-a.c.1", v4.StatusRunning)
+	waitPhase(t, "1.web.ns-a.c.1", v4.StatusRunning)
+	editTG(t, "0.web.ns-a.c.1", func(tg *v4.TaskGroup) { tg.Spec.Node = "elsewhere" })
+	waitFor(t, "instance 0's directory to go", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "volumes", testNS, "application", "web", "0"))
+		return os.IsNotExist(err)
+	})
+	if _, err := os.Stat(filepath.Join(dir, "volumes", testNS, "application", "web", "1", "1", "lain%2Flogs")); err != nil {
+		t.Fatalf("instance 1's directory: %v", err)
+	}
+}
