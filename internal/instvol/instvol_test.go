@@ -260,3 +260,17 @@ func TestSweepDoesNotFollowSymlinks(t *testing.T) {
 		t.Fatalf("the root went: %v", err)
 	}
 }
+
+// A deployment's revisions run the same instances: their task groups share a key.
+func TestKeyOfADeploymentsTaskGroup(t *testing.T) {
+	tg := &v4.TaskGroup{}
+	tg.Metadata.Namespace = "ns"
+	tg.Spec.Owner, tg.Spec.Index = v4.OwnerRef{Kind: v4.KindApplication, Name: "web-v3"}, 2
+	if k := KeyOf(tg); k != (Key{Namespace: "ns", Kind: v4.KindApplication, Owner: "web-v3", Index: 2}) {
+		t.Errorf("key %v", k)
+	}
+	tg.Metadata.Annotations = map[string]string{v4.ControlledByAnnotation: "deployment/web"}
+	if k := KeyOf(tg); k != (Key{Namespace: "ns", Kind: v4.KindDeployment, Owner: "web", Index: 2}) {
+		t.Errorf("key %v, want the deployment's", k)
+	}
+}
