@@ -86,7 +86,8 @@ type ExtendedResource struct {
 	Value float64 `json:"value"`
 }
 
-// Volume mounts a host path into a container.
+// Volume mounts a host path, or a directory the node's agent keeps for the instance, into
+// a container.
 type Volume struct {
 	Name   string      `json:"name,omitempty"`
 	Volume VolumeMount `json:"volume"`
@@ -97,4 +98,18 @@ type VolumeMount struct {
 	HostPath  string `json:"hostPath,omitempty"`
 	MountPath string `json:"mountPath"`
 	ReadOnly  bool   `json:"readOnly,omitempty"`
+	// Instance, berth's own, mounts a directory the node's agent keeps for this instance
+	// of the workload and this container (Lain deployd's Volumes): the agent picks the
+	// host side under its data dir, so it needs no host-path privilege; the directory
+	// outlives restarts of the instance on the node and goes with the instance
+	// (docs/agent.md, "Instance volumes"). It takes no hostPath.
+	Instance bool `json:"instance,omitempty"`
 }
+
+// MaxInstanceVolumes bounds a container's instance volumes: each is a directory the agent
+// creates on the node.
+const MaxInstanceVolumes = 16
+
+// MaxMountPathLen bounds a mount path (Linux's PATH_MAX is 4096; an instance volume's
+// path also names its directory on the node).
+const MaxMountPathLen = 1024

@@ -22,6 +22,11 @@ const (
 	// StatefulAnnotation "true" on an application or process keeps its instances where
 	// they are: moves and drains leave them unless forced.
 	StatefulAnnotation = "berth.io/stateful"
+	// InstanceEndsAnnotation "true" on a task group the controllers stop or delete says
+	// its instance ends for good (its workload was deleted or scaled below its index):
+	// the node's agent then removes the instance's volumes at once (docs/agent.md,
+	// "Instance volumes"), not after its grace.
+	InstanceEndsAnnotation = "berth.io/instance-ends"
 )
 
 // Stateful reports whether meta marks a workload stateful.

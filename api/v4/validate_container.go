@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -44,25 +45,63 @@ func validateContainer(p string, c *Container, mode string, ports map[string]str
 	checkContainerVariables(p, c, errs)
 	validateResources(p+".resources", c.Resources, false, errs)
 	validateDockerMemory(p+".resources.limits.memory", c.Resources, errs)
-	seen := map[string]bool{}
-	for i, v := range c.Volumes {
-		vp := fmt.Sprintf("%s.volumes[%d].volume", p, i)
-		switch {
-		case v.Volume.MountPath == "":
-			errs.add(vp+".mountPath", "required")
-		case !path.IsAbs(v.Volume.MountPath):
-			errs.add(vp+".mountPath", "must be an absolute path, got %q", v.Volume.MountPath)
-		case seen[path.Clean(v.Volume.MountPath)]:
-			errs.add(vp+".mountPath", "%q is mounted twice", v.Volume.MountPath)
-		}
-		seen[path.Clean(v.Volume.MountPath)] = true
-		if v.Volume.HostPath != "" && !path.IsAbs(v.Volume.HostPath) && !strings.HasPrefix(v.Volume.HostPath, "$") {
-			errs.add(vp+".hostPath", "must be an absolute path, got %q", v.Volume.HostPath)
-		}
-	}
+	validateVolumes(p, c.Volumes, errs)
 	validateChecks(p+".healthChecks", c.HealthChecks, c.Ports, errs)
 	validateConfigMapRefs(p+".configmaps", c.ConfigMaps, errs)
 	validateSecretRefs(p+".secrets", c.Secrets, errs)
+}
+
+// validateVolumes checks a container's volumes: each mount path absolute and once, a
+// host path absolute, and an instance volume's mount path clean (it names the volume's
+// directory on the node), without host path, at most MaxInstanceVolumes of them.
+func validateVolumes(p string, vols []Volume, errs *FieldErrors) {
+	seen := map[string]bool{}
+	instances := 0
+	for i, v := range vols {
+		vp := fmt.Sprintf("%s.volumes[%d].volume", p, i)
+		mp := v.Volume.MountPath
+		switch {
+		case mp == "":
+			errs.add(vp+".mountPath", "required")
+		case len(mp) > MaxMountPathLen:
+			errs.add(vp+".mountPath", "must be at most %d bytes, got %d", MaxMountPathLen, len(mp))
+		case !path.IsAbs(mp):
+			errs.add(vp+".mountPath", "must be an absolute path, got %q", truncate(mp, 80))
+		case strings.IndexByte(mp, 0) >= 0:
+			errs.add(vp+".mountPath", "must not contain a NUL byte")
+		case seen[path.Clean(mp)]:
+			errs.add(vp+".mountPath", "%q is mounted twice", truncate(mp, 80))
+		case v.Volume.Instance:
+			checkInstanceMountPath(vp+".mountPath", mp, errs)
+		}
+		seen[path.Clean(mp)] = true
+		if v.Volume.HostPath != "" && !path.IsAbs(v.Volume.HostPath) && !strings.HasPrefix(v.Volume.HostPath, "$") {
+			errs.add(vp+".hostPath", "must be an absolute path, got %q", truncate(v.Volume.HostPath, 80))
+		}
+		if !v.Volume.Instance {
+			continue
+		}
+		if v.Volume.HostPath != "" {
+			errs.add(vp+".hostPath", "must be empty in an instance volume: the node's agent picks the directory (docs/spec.md, \"Volumes\")")
+		}
+		if instances++; instances == MaxInstanceVolumes+1 {
+			errs.add(vp+".instance", "a container has at most %d instance volumes", MaxInstanceVolumes)
+		}
+	}
+}
+
+// checkInstanceMountPath refuses an instance volume's mount path that is not clean: it
+// names the volume's directory on the node, so one spelling per path ("/logs" and
+// "/logs/" are one directory), no "." or ".." segment, and not the container's root.
+func checkInstanceMountPath(p, mp string, errs *FieldErrors) {
+	switch {
+	case slices.Contains(strings.Split(mp, "/"), ".."):
+		errs.add(p, "must not contain a '..' segment, got %q", truncate(mp, 80))
+	case path.Clean(mp) != mp:
+		errs.add(p, "must be a clean path (no '.' segment, '//' or trailing '/'): %q, not %q", path.Clean(mp), truncate(mp, 80))
+	case mp == "/":
+		errs.add(p, "must not be the container's root")
+	}
 }
 
 // validatePortCommon checks what container and process ports share: a unique name (it

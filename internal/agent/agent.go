@@ -24,6 +24,7 @@ import (
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
 	"github.com/berthhq/berth/internal/hostports"
+	"github.com/berthhq/berth/internal/instvol"
 	"github.com/berthhq/berth/internal/netsvc"
 	"github.com/berthhq/berth/internal/netsvc/lbgroup"
 )
@@ -59,7 +60,9 @@ type Agent struct {
 	gpus       *gpu.Manager
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
-	busyPorts  *busyPorts // the node's busy ports (busyports.go)
+	busyPorts  *busyPorts    // the node's busy ports (busyports.go)
+	vols       *instvol.Dirs // the node's instance volumes (volumes.go)
+	volSweep   chan struct{} // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
@@ -114,6 +117,7 @@ func New(cfg Config) (*Agent, error) {
 			return nil, fmt.Errorf("agent config: server %q: agents reach servers over https only (the join token and the node's traffic never cross the network in the clear)", u)
 		}
 	}
+	a.vols, a.volSweep = instvol.New(filepath.Join(cfg.DataDir, "volumes")), make(chan struct{}, 1)
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
 	a.reporter.sendMany = a.reportStatuses
 	return a, nil
@@ -228,6 +232,7 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
+		InstanceVolumes: a.vols,
 	}
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins
@@ -254,6 +259,7 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runProxy(ctx) })
 	loops.Go(func() { a.runGPUs(ctx) })
 	loops.Go(func() { a.runPlugins(ctx) })
+	loops.Go(func() { a.volumesLoop(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })
 		loops.Go(func() { a.sendNodeEvents(ctx) })

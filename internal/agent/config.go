@@ -159,6 +159,10 @@ type Config struct {
 	// BusyPortsInterval is how often the busy ports are read (DefaultBusyPortsInterval).
 	ProcRoot          string
 	BusyPortsInterval time.Duration
+	// InstanceVolumeGrace is how long an instance's volume directories outlive its last
+	// task group on the node when nothing said it left for good (instvol.DefaultGrace
+	// when 0; docs/agent.md, "Instance volumes").
+	InstanceVolumeGrace time.Duration
 	// TuneExecutor, if set, adjusts the executor's config before it is created (tests
 	// shorten its poll interval).
 	TuneExecutor func(*executor.Config)

@@ -159,6 +159,8 @@ func (a *Agent) removeNow(ns, name string) {
 	}
 	a.reporter.forget(key)
 	a.metrics.forget(key)
+	a.vols.Release(key)
+	a.volumesReleased()
 	if e, ok := a.ckpt.get(key); ok {
 		a.releaseGPUs(e)
 		a.releaseDevices(e)

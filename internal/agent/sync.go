@@ -80,6 +80,7 @@ func (a *Agent) syncOnce(ctx context.Context) error {
 			continue
 		}
 		if ev.Type == client.EventDeleted || tg.Spec.Node != a.cfg.NodeName {
+			a.taskGroupLeaves(tg)
 			a.setDesired(tg, false)
 			a.removeLater(tg.Metadata.Namespace, tg.Metadata.Name, "deleted on the server")
 			continue

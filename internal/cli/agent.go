@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/daemon"
+	"github.com/berthhq/berth/internal/instvol"
 )
 
 // agentFlags are the flags of `berth agent`.
@@ -31,6 +32,7 @@ type agentFlags struct {
 	portRanges      []string
 	heartbeat       time.Duration
 	report          time.Duration
+	volumeGrace     time.Duration
 	cgroupParent    string
 	docker          string
 	dockerHost      string
@@ -103,6 +105,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.token, "token", "", "join token (prefer --token-file: command lines are visible to other users)")
 	fl.StringVar(&f.tokenFile, "token-file", "", "file holding the join token")
 	fl.StringVar(&f.dataDir, "data-dir", defaultAgentDataDir, "directory of the checkpoint, the pods and the process driver's state")
+	fl.DurationVar(&f.volumeGrace, "volume-grace", instvol.DefaultGrace, "how long an instance volume's directory outlives the instance's last task group on the node when the instance did not leave for good (docs/agent.md, \"Instance volumes\")")
 	fl.StringVar(&f.listen, "listen", agent.DefaultListen, "address to serve logs and actions to the server on")
 	fl.StringVar(&f.advertise, "advertise", "", "address the server reaches the agent at (default: the listen address with --ip)")
 	fl.StringVar(&f.nodeName, "node-name", "", "node name (default: the host name)")
@@ -279,6 +282,10 @@ func (f agentFlags) connection(cfg *agent.Config, m flagMerge, o *options) error
 	}
 	if !m.changed("report") && file.Report > 0 {
 		cfg.ReportInterval = file.Report
+	}
+	cfg.InstanceVolumeGrace = f.volumeGrace
+	if !m.changed("volume-grace") && file.VolumeGrace > 0 {
+		cfg.InstanceVolumeGrace = file.VolumeGrace
 	}
 	token, err := f.joinToken(file, m.changed, o)
 	if err != nil {

@@ -34,6 +34,7 @@ type agentFile struct {
 	PortRange       stringList          `yaml:"port-range"`
 	Heartbeat       time.Duration       `yaml:"heartbeat"`
 	Report          time.Duration       `yaml:"report"`
+	VolumeGrace     time.Duration       `yaml:"volume-grace"`
 	CgroupParent    string              `yaml:"cgroup-parent"`
 	Docker          string              `yaml:"docker"`
 	DockerHost      string              `yaml:"docker-host"`

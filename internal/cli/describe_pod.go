@@ -102,7 +102,14 @@ func (d *describer) container(c *v4.Container) {
 			if v.Volume.ReadOnly {
 				ro = " (read-only)"
 			}
-			d.kv("Volume", "%s -> %s%s", v.Volume.HostPath, v.Volume.MountPath, ro)
+			host := v.Volume.HostPath
+			switch {
+			case v.Volume.Instance:
+				host = "(the instance's directory on its node)"
+			case host == "":
+				host = "(the pod's directory)"
+			}
+			d.kv("Volume", "%s -> %s%s", host, v.Volume.MountPath, ro)
 		}
 		d.taskCommon(c.Ports, c.Resources, c.HealthChecks, c.Env, c.ConfigMaps, c.Secrets)
 	})

@@ -61,9 +61,14 @@ func newTaskGroup(owner v4.Object, kp *v4.KillPolicy, tmpl *v4.PodTemplate, req 
 		grace = kp.GracePeriod
 	}
 	m := owner.GetMeta()
+	var annotations map[string]string
+	if d, ok := ownerDeployment(m); ok {
+		// Its instance is the deployment's (instance volumes, instanceEnds).
+		annotations = map[string]string{v4.ControlledByAnnotation: "deployment/" + d}
+	}
 	return &v4.TaskGroup{
 		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
-		Metadata: v4.ObjectMeta{Name: p.Name, Namespace: m.Namespace, Labels: req.Labels},
+		Metadata: v4.ObjectMeta{Name: p.Name, Namespace: m.Namespace, Labels: req.Labels, Annotations: annotations},
 		Spec: v4.TaskGroupSpec{
 			Owner: v4.OwnerRef{Kind: owner.GetKind(), Name: m.Name}, Index: p.Index, Node: p.Node,
 			Labels: req.Labels, Resources: p.Resources, Overhead: p.Overhead, Ports: p.Ports, GPUs: p.GPUs, Attributes: p.Attributes,
@@ -119,11 +124,14 @@ func (c *base) removeAll(ctx context.Context, tgs []*v4.TaskGroup) time.Duration
 func (c *base) remove(ctx context.Context, tg *v4.TaskGroup) (time.Duration, error) {
 	phase := tg.Status.Phase
 	if v4.Terminal(phase) || phase == v4.StatusLost {
+		if phase != v4.StatusLost { // a Lost one's agent is not listening
+			c.markInstanceEnds(ctx, tg)
+		}
 		return 0, c.deleteTG(ctx, tg)
 	}
 	limit := time.Duration(max(tg.Spec.KillGracePeriod, 1))*time.Second + stopTimeout
 	if tg.Spec.Desired != v4.DesiredStopped {
-		return limit, c.markStopped(ctx, tg)
+		return limit, c.markStopped(ctx, tg, c.instanceEnds(tg))
 	}
 	asked, _ := time.Parse(time.RFC3339, tg.Metadata.Annotations[stopRequestedAnnotation])
 	if phase == v4.StatusStaging || time.Since(asked) > limit {

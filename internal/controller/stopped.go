@@ -29,7 +29,7 @@ func (r *pass) stoppedInstance(ctx context.Context, idx int, rs runs) error {
 	if cur.Spec.Desired != v4.DesiredStopped {
 		r.c.eventOnce(cur.Metadata.Name, "Stopping", r.key, v4.EventNormal, "StoppingInstance",
 			fmt.Sprintf("instance %d (%s): stopping on request; it stays stopped until started", idx, cur.Metadata.Name))
-		if err := r.c.markStopped(ctx, cur); err != nil {
+		if err := r.c.markStopped(ctx, cur, false); err != nil { // stopped, not ended: its volumes stay
 			return err
 		}
 		r.stopping = true
@@ -61,7 +61,7 @@ func (r *pass) startStopped(idx int, cur *v4.TaskGroup) {
 }
 
 // markStopped writes tg wanted Stopped, with the time it was asked (remove's limit).
-func (c *base) markStopped(ctx context.Context, tg *v4.TaskGroup) error {
+func (c *base) markStopped(ctx context.Context, tg *v4.TaskGroup, instanceEnds bool) error {
 	cp := *tg // tg may be the shared cache's object: write a copy
 	tg = &cp
 	tg.Spec.Desired = v4.DesiredStopped
@@ -71,6 +71,9 @@ func (c *base) markStopped(ctx context.Context, tg *v4.TaskGroup) error {
 		tg.Metadata.Annotations = map[string]string{}
 	}
 	tg.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
+	if instanceEnds { // its instance volumes go (docs/spec.md)
+		tg.Metadata.Annotations[v4.InstanceEndsAnnotation] = "true"
+	}
 	if err := c.store.Update(ctx, tg, store.Raw{}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/instvol"
 )
 
 // DataSource gives the configmaps and secrets a task group refers to (the agent fetches
@@ -19,6 +20,12 @@ import (
 type DataSource interface {
 	ConfigMap(ctx context.Context, namespace, name string) (*v4.ConfigMap, error)
 	Secret(ctx context.Context, namespace, name string) (*v4.Secret, error)
+}
+
+// InstanceVolumes creates the directory of one instance volume and returns its host path
+// (instvol.Dirs.Mount); pod (ns/name) holds the instance until the agent releases it.
+type InstanceVolumes interface {
+	Mount(k instvol.Key, pod string, container int, mountPath string, owner instvol.Owner) (string, error)
 }
 
 // DNS is the node's cluster DNS server: its address (host:port) and the cluster domain.
@@ -65,6 +72,10 @@ type Config struct {
 
 	// Observer, when set, is told of task starts and health check results (metrics).
 	Observer Observer
+
+	// InstanceVolumes, when set, keeps the directories of the containers' instance
+	// volumes (the agent's instvol.Dirs); without it a pod with one fails at start.
+	InstanceVolumes InstanceVolumes
 
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.

@@ -12,6 +12,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor/health"
+	"github.com/berthhq/berth/internal/instvol"
 )
 
 // podPlan is what the executor derives from a task group without side effects: the
@@ -20,6 +21,8 @@ import (
 type podPlan struct {
 	ns, name string
 	dir      string
+	// instance is the workload's instance the pod runs: its instance volumes' owner.
+	instance instvol.Key
 	tasks    []taskPlan
 	// hostNetwork: processes, or containers in HOST mode (checks probe 127.0.0.1).
 	hostNetwork bool
@@ -88,6 +91,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		ns:          ns,
 		name:        name,
 		dir:         PodDir(e.cfg.DataDir, ns, name),
+		instance:    instvol.KeyOf(tg),
 		hostNetwork: len(spec.Processes) > 0,
 		grace:       time.Duration(max(1, tg.Spec.KillGracePeriod)) * time.Second,
 		hostPorts:   tg.Spec.Ports,

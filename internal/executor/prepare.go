@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/instvol"
 )
 
 // prepared is every task of a pod as the drivers will get it. The env is kept in parts
@@ -58,7 +60,7 @@ func (p *pod) prepare(ctx context.Context) (*prepared, error) {
 	}
 	for i := range p.plan.tasks {
 		tp := &p.plan.tasks[i]
-		t, own, err := p.buildTask(ctx, tp, data, dirs)
+		t, own, err := p.buildTask(ctx, i, tp, data, dirs)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", tp.name, err)
 		}
@@ -115,9 +117,9 @@ func mkdirMode(dir string, mode os.FileMode) error {
 	return nil
 }
 
-// buildTask builds task tp without its env, which it returns apart (spec env, then
-// configmap and secret env).
-func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, dirs map[string]string) (*driver.Task, []envVar, error) {
+// buildTask builds task tp, the pod's i'th (containers come first), without its env,
+// which it returns apart (spec env, then configmap and secret env).
+func (p *pod) buildTask(ctx context.Context, i int, tp *taskPlan, data *dataResolver, dirs map[string]string) (*driver.Task, []envVar, error) {
 	own, err := specEnv(tp.env(), tp.resources, p.e.log)
 	if err != nil {
 		return nil, nil, err
@@ -157,7 +159,7 @@ func (p *pod) buildTask(ctx context.Context, tp *taskPlan, data *dataResolver, d
 		if t.Setup.CPURequest, err = cpuRequest(tp.resources); err != nil {
 			return nil, nil, err
 		}
-		if t.Setup.Volumes, err = p.volumes(tp.container); err != nil {
+		if t.Setup.Volumes, err = p.volumes(i, tp.container); err != nil {
 			return nil, nil, err
 		}
 		t.Setup.DNS = p.containerDNS()
@@ -185,14 +187,26 @@ func cpuRequest(r *v4.Resources) (float64, error) {
 	return max(0, f), nil
 }
 
-// volumes are a container's mounts (docs/agent.md, Container pods): "$BCS_POD_ID" in a host
-// path is the task group's name; an empty host path is a directory of the pod,
-// storage/<mountPath>, created here so it belongs to the pod and goes with it.
-func (p *pod) volumes(c *v4.Container) ([]driver.Mount, error) {
+// volumes are the mounts of the pod's i'th container (docs/agent.md, Container pods):
+// "$BCS_POD_ID" in a host path is the task group's name; an empty host path is a
+// directory of the pod, storage/<mountPath>, created here so it belongs to the pod and
+// goes with it; an instance volume is the directory the node keeps for the instance and
+// container (docs/agent.md, "Instance volumes"), which outlives the pod.
+func (p *pod) volumes(i int, c *v4.Container) ([]driver.Mount, error) {
 	out := make([]driver.Mount, 0, len(c.Volumes))
 	for _, v := range c.Volumes {
 		host := strings.ReplaceAll(v.Volume.HostPath, "$BCS_POD_ID", p.name)
-		if host == "" {
+		switch {
+		case v.Volume.Instance:
+			iv := p.e.cfg.InstanceVolumes
+			if iv == nil {
+				return nil, fmt.Errorf("volume %s: this node keeps no instance volumes", v.Volume.MountPath)
+			}
+			var err error
+			if host, err = iv.Mount(p.plan.instance, podKey(p.ns, p.name), i, v.Volume.MountPath, containerOwner(c)); err != nil {
+				return nil, err
+			}
+		case host == "":
 			host = filepath.Join(p.plan.dir, "storage", filepath.Clean("/"+v.Volume.MountPath))
 			if err := os.MkdirAll(host, 0o755); err != nil {
 				return nil, fmt.Errorf("volume %s: %w", v.Volume.MountPath, err)
@@ -201,4 +215,28 @@ func (p *pod) volumes(c *v4.Container) ([]driver.Mount, error) {
 		out = append(out, driver.Mount{HostPath: host, ContainerPath: v.Volume.MountPath, ReadOnly: v.Volume.ReadOnly})
 	}
 	return out, nil
+}
+
+// containerOwner is the owner of the container's instance volumes: the uid (and gid) of
+// its docker parameter user when numeric; otherwise the agent cannot know the image's
+// user (instvol.Owner).
+func containerOwner(c *v4.Container) instvol.Owner {
+	var user string
+	for _, prm := range c.Parameters {
+		if prm.Key == "user" {
+			user = strings.TrimSpace(prm.Value)
+		}
+	}
+	u, g, hasGroup := strings.Cut(user, ":")
+	uid, err := strconv.ParseUint(u, 10, 31)
+	if err != nil {
+		return instvol.Owner{}
+	}
+	gid := uid
+	if hasGroup {
+		if gid, err = strconv.ParseUint(g, 10, 31); err != nil {
+			return instvol.Owner{}
+		}
+	}
+	return instvol.Owner{UID: int(uid), GID: int(gid), Known: true}
 }

@@ -193,9 +193,10 @@ func containerOf(c *ContainerSpec, at string, warn func(field, why string)) (v4.
 	if c.CpuLimit < 0 || c.MemoryLimit < 0 {
 		return v4.Container{}, fmt.Errorf("%s: CpuLimit and MemoryLimit must not be negative", at)
 	}
-	if len(c.Volumes) > 0 || len(c.CloudVolumes) > 0 {
-		return v4.Container{}, fmt.Errorf("%s.Volumes: deployd's per-instance volumes are not mapped by berth; "+
-			"write the pod group as a v4 deployment with hostPath volumes and the berth.io/stateful annotation", at)
+	if len(c.CloudVolumes) > 0 {
+		return v4.Container{}, fmt.Errorf("%s.CloudVolumes: deployd's shared cloud volumes (a directory of a mounted cloud disk, "+
+			"the same for every instance) are not mapped by berth: no agent mounts cloud disks; mount the disk on the nodes and "+
+			"give its directory as a SystemVolumes host path (the nodes' --host-volumes must list it)", at)
 	}
 	out := v4.Container{Name: c.Name, Image: c.Image, WorkingDir: c.WorkingDir}
 	cmd := append(append([]string{}, c.Entrypoint...), c.Command...)
@@ -217,6 +218,12 @@ func containerOf(c *ContainerSpec, at string, warn func(field, why string)) (v4.
 	out.Resources = &v4.Resources{Limits: limits}
 	if c.Expose > 0 {
 		out.Ports = []v4.Port{{Name: exposePortName, ContainerPort: c.Expose, Protocol: "tcp"}}
+	}
+	for _, mp := range c.Volumes {
+		// deployd's per-instance directory (/data/lain/volumes/<ns>/<name>/<instance>
+		// [/c<index>]/<path> on the node): berth's instance volume, which its agent keeps
+		// per instance and container the same way (docs/compat.md, "Lain deployd").
+		out.Volumes = append(out.Volumes, v4.Volume{Volume: v4.VolumeMount{MountPath: mp, Instance: true}})
 	}
 	for i, sv := range c.SystemVolumes {
 		parts := strings.Split(sv, ":")

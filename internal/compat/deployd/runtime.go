@@ -292,6 +292,10 @@ func containerSpecOf(c v4.Container) ContainerSpec {
 		}
 	}
 	for _, v := range c.Volumes {
+		if v.Volume.Instance {
+			out.Volumes = append(out.Volumes, v.Volume.MountPath)
+			continue
+		}
 		sv := v.Volume.HostPath + ":" + v.Volume.MountPath
 		if v.Volume.ReadOnly {
 			sv += ":ro"
