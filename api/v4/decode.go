@@ -98,6 +98,9 @@ type decoder struct {
 	errs     FieldErrors
 	warnings []Warning
 	lenient  bool
+	// typos maps the path of a field to the unknown key dropped beside it that looks
+	// like a misspelling of it (lenient), so that an error about the field names it.
+	typos map[string]string
 }
 
 // maxWarningField bounds the path a warning names: a hostile document's keys may be
@@ -178,11 +181,16 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 		}
 		field := dst.FieldByIndex(f.index)
 		if other, dup := seen[f.name]; dup {
-			if !d.lenient {
+			// A strict parse refused a key given twice as written already (with its
+			// line, jsonkeys.go) and reads on as the default mode, so that the answer
+			// lists the document's other problems; keys equal but for case are refused here.
+			if !d.lenient && other != key {
 				d.errs.add(joinKey(path, key), "duplicate of %q (keys match case-insensitively)", truncate(other, 60))
 				continue
 			}
-			d.warn(joinKey(path, f.name), "%s", duplicateMessage(other, key, field.Type(), mb.value))
+			if d.lenient {
+				d.warn(joinKey(path, f.name), "%s", duplicateMessage(other, key, field.Type(), mb.value))
+			}
 		}
 		seen[f.name] = key
 		decodeValue(joinKey(path, f.name), mb.value, field, d)
@@ -201,8 +209,25 @@ func (d *decoder) unknownField(path, key string, known []string) {
 		msg += ": " + misplacedUnionDataHint
 	} else if s := closest(key, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
+		if len(d.typos) < maxWarnings {
+			if d.typos == nil {
+				d.typos = map[string]string{}
+			}
+			d.typos[joinKey(path, s)] = key
+		}
 	}
 	d.warn(joinKey(path, key), "%s", msg)
+}
+
+// nameTypos adds to each error about a field the unknown key dropped beside it that
+// looks like its misspelling: "spec.instance: required" is more helpful with "instanse"
+// named.
+func (d *decoder) nameTypos(errs FieldErrors) {
+	for i, e := range errs {
+		if key, ok := d.typos[e.Field]; ok {
+			errs[i].Message += fmt.Sprintf(" (the document's %q, dropped as an unknown field, may be a misspelling of it)", truncate(key, 60))
+		}
+	}
 }
 
 // duplicateMessage says how a key given twice was resolved: the later value decodes on

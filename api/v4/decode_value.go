@@ -78,11 +78,7 @@ func decodeMap(path string, v any, dst reflect.Value, d *decoder) {
 	seen := make(map[string]bool, len(m))
 	for _, mb := range m {
 		k := mb.key
-		if seen[k] {
-			if !d.lenient {
-				d.errs.add(joinKey(path, k), "duplicate key %q", truncate(k, 60))
-				continue
-			}
+		if seen[k] && d.lenient { // a strict parse refused it already, as decodeStruct says
 			d.warn(joinKey(path, k), "%s", duplicateMessage(k, k, dst.Type().Elem(), nil))
 		}
 		seen[k] = true

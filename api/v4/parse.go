@@ -36,13 +36,12 @@ func Parse(data []byte) ([]Document, error) {
 // Document's Object is always what berth acts on.
 func ParseValidated(data []byte, mode Validation) ([]Document, error) {
 	raws, err := splitStream(data, mode)
-	if err != nil {
-		if dup, ok := errors.AsType[*duplicateKeyError](err); ok {
-			return nil, FieldErrors{{Field: dup.path, Message: dup.fieldMessage()}}
-		}
+	var all FieldErrors
+	if dup, ok := errors.AsType[*duplicateKeyError](err); ok {
+		all = append(all, FieldError{Field: dup.path, Message: dup.fieldMessage()})
+	} else if err != nil {
 		return nil, err
 	}
-	var all FieldErrors
 	docs := make([]Document, 0, len(raws))
 	warnings := 0
 	for i, r := range raws {
@@ -104,6 +103,7 @@ func decodeDocument(v any, mode Validation) (Object, FieldErrors, []Warning) {
 			errs = append(errs, e)
 		}
 	}
+	d.nameTypos(errs)
 	return obj, errs, d.warnings
 }
 

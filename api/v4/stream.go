@@ -29,7 +29,8 @@ const (
 // splitStream cuts data into documents. Input starting with '{' or '[' is JSON (objects one
 // after another, or one array of objects); anything else is YAML, documents separated by
 // "---" lines. Empty documents are skipped. A strict parse refuses a JSON key given twice
-// in one object; otherwise such objects keep their keys in order (members.go).
+// in one object (a *duplicateKeyError, returned with the documents); otherwise such
+// objects keep their keys in order (members.go).
 func splitStream(data []byte, mode Validation) ([]rawDocument, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) == 0 {
@@ -75,10 +76,16 @@ func splitJSON(data []byte, mode Validation) ([]rawDocument, error) {
 		return nil, errors.New("no document in input")
 	}
 	if mode == ValidateStrict {
-		if err := checkStreamKeys(data, values, len(docs) > 1); err != nil {
-			return nil, err
+		// The documents go along with a duplicate, read as the default mode reads them,
+		// so that the one answer also lists their other problems.
+		err := checkStreamKeys(data, values, len(docs) > 1)
+		if _, dup := errors.AsType[*duplicateKeyError](err); !dup {
+			return docs, err
 		}
-		return docs, nil
+		if oerr := orderStreamValues(data, values, docs); oerr != nil {
+			return nil, oerr
+		}
+		return docs, err
 	}
 	if err := orderStreamValues(data, values, docs); err != nil {
 		return nil, err

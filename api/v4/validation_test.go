@@ -130,3 +130,15 @@ func TestParseValidation(t *testing.T) {
 		}
 	}
 }
+
+// A refusal about a field names the unknown key dropped beside it that looks like its
+// misspelling.
+func TestValidationNamesTypos(t *testing.T) {
+	doc := `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},` +
+		`"spec":{"instanse":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`
+	_, err := Parse([]byte(doc))
+	var fe FieldErrors
+	if !errors.As(err, &fe) || len(fe) != 1 || fe[0].Field != "spec.instance" || !strings.Contains(fe[0].Message, `the document's "instanse", dropped as an unknown field`) {
+		t.Fatalf("got %v", err)
+	}
+}
