@@ -204,6 +204,9 @@ func (d *decoder) unknownField(path, key string, known []string) {
 		d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, known))
 		return
 	}
+	if len(d.warnings) >= maxWarnings {
+		return // nothing more is said; a hostile document's keys cost no message each
+	}
 	msg := fmt.Sprintf("unknown field %q is dropped, as BCS's decoder did", truncate(key, 60))
 	if misplacedUnionData(path, key) {
 		msg += ": " + misplacedUnionDataHint
