@@ -242,11 +242,22 @@ func duplicateMessage(earlier, key string, t reflect.Type, v any) string {
 	if earlier != key {
 		msg += fmt.Sprintf(" (it matches %q: keys match case-insensitively)", truncate(earlier, 60))
 	}
+	if v == nil {
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice:
+			return msg + ": the later null empties the field, as BCS's decoder did"
+		}
+		return msg + ": the later null is ignored and the earlier value kept, as BCS's decoder did"
+	}
 	if merges(t, v) {
 		return msg + ": the later value is merged into the earlier one, key by key, the later keys winning, as BCS's decoder did"
 	}
-	return msg + ": the earlier value is dropped, the last one is kept, as BCS's decoder did"
+	return msg + lastKept
 }
+
+// lastKept ends the warning about a key given twice whose later value replaced the
+// earlier one.
+const lastKept = ": the earlier value is dropped, the last one is kept, as BCS's decoder did"
 
 // merges reports whether decoding v on top of a value of type t keeps some of the
 // earlier value: an object into a struct or map, a list into a list of objects.

@@ -79,7 +79,7 @@ func decodeMap(path string, v any, dst reflect.Value, d *decoder) {
 	for _, mb := range m {
 		k := mb.key
 		if seen[k] && d.lenient { // a strict parse refused it already, as decodeStruct says
-			d.warn(joinKey(path, k), "%s", duplicateMessage(k, k, dst.Type().Elem(), nil))
+			d.warn(joinKey(path, k), "duplicate key %q%s", truncate(k, 60), lastKept) // an entry's value is new each time
 		}
 		seen[k] = true
 		el := reflect.New(dst.Type().Elem()).Elem()

@@ -3,6 +3,7 @@ package v4
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -32,9 +33,10 @@ func objectOf(v any) (members, bool) {
 		return o, true
 	case map[string]any:
 		out := make(members, 0, len(o))
-		for _, k := range sortedStringKeys(o) {
-			out = append(out, member{k, o[k]})
+		for k, x := range o {
+			out = append(out, member{k, x})
 		}
+		slices.SortFunc(out, func(a, b member) int { return strings.Compare(a.key, b.key) })
 		return out, true
 	}
 	return nil, false

@@ -41,6 +41,9 @@ func TestValidationModes(t *testing.T) {
 				m := o.GetMeta()
 				return m.Name + "/" + m.Namespace + "/" + map[bool]string{true: "y"}[image(o) == "y"]
 			}},
+		{"a later null", fmt.Sprintf(appDoc, "", `"image":"y","image":null`),
+			c0 + `.image duplicate key "image": the later null is ignored and the earlier value kept, as BCS's decoder did`,
+			func(o Object) string { return image(o) }},
 		{"a map's key", fmt.Sprintf(appDoc, `,"labels":{"x":"1","x":"y"}`, `"image":"y"`),
 			`metadata.labels.x duplicate key "x": the earlier value is dropped, the last one is kept, as BCS's decoder did`,
 			func(o Object) string { return o.GetMeta().Labels["x"] }},
