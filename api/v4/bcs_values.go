@@ -9,7 +9,8 @@ import (
 // readBCSValues rewrites, before the defaults, the values that BCS accepted and read its
 // own way, each with a warning that says how berth reads it (docs/compat.md, "Values"):
 // a network type other than cni is cnm; a health check without a type is dropped; one
-// whose timeout is not below its interval runs; an image pull policy other than Always is
+// whose timeout is not below its interval runs; a local check after the first is dropped;
+// an image pull policy other than Always is
 // IfNotPresent, and so is any process URI's (BCS's types lack the key); a service's type
 // and BCSBALANCE label, which BCS never checked, are read as one value berth knows
 // (readServiceValues).
@@ -65,13 +66,23 @@ func readBCSValues(obj Object) []Warning {
 // with a warning for each. A timeout that is not below the interval is kept, with a
 // warning: BCS accepted it and its executor then failed every launch ("Interval Seconds
 // must larger than Timeout Seconds"); berth runs the check as Mesos would, each probe
-// after the previous one ended.
+// after the previous one ended. A local check (HTTP, TCP, COMMAND) after the first is
+// dropped, with a warning: BCS's scheduler ran only the first.
 func dropUntypedChecks(path string, checks []HealthCheck, warns *[]Warning) []HealthCheck {
 	var kept []HealthCheck
+	local := -1 // the index of the first local check
 	for i, hc := range checks {
 		if strings.TrimSpace(hc.Type) == "" {
 			*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d]", path, i), Message: "has no type and is dropped, as BCS did"})
 			continue
+		}
+		if t := canon(hc.Type, CheckHTTP, CheckTCP, CheckCommand); t == CheckHTTP || t == CheckTCP || t == CheckCommand {
+			if local >= 0 {
+				*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d]", path, i), Message: fmt.Sprintf(
+					"is dropped: a task runs one local check (HTTP, TCP or COMMAND), %s[%d] here, as BCS's scheduler ran only the first", path, local)})
+				continue
+			}
+			local = i
 		}
 		if hc.IntervalSeconds > 0 && hc.TimeoutSeconds >= hc.IntervalSeconds {
 			*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d].timeoutSeconds", path, i), Message: fmt.Sprintf(

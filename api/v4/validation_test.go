@@ -62,6 +62,13 @@ func TestValidationModes(t *testing.T) {
 			}},
 		{"an image pull policy", fmt.Sprintf(appDoc, "", `"image":"y","imagePullPolicy":"Always|IfNotPresent"`),
 			c0 + `.imagePullPolicy "Always|IfNotPresent" is read as "IfNotPresent" (BCS pulled the image only when it was missing for any value but "Always")`, nil},
+		{"a second local check", fmt.Sprintf(appDoc, "", `"image":"y","ports":[{"name":"http","containerPort":80}],`+
+			`"healthChecks":[{"type":"tcp","tcp":{"port":80}},{"type":"HTTP","http":{"port":80,"path":"/"}}]`),
+			c0 + `.healthChecks[1] is dropped: a task runs one local check (HTTP, TCP or COMMAND), ` + c0 + `.healthChecks[0] here, as BCS's scheduler ran only the first`,
+			func(o Object) string {
+				hc := o.(*Application).Spec.Template.Spec.Containers[0].HealthChecks
+				return map[bool]string{true: "y"}[len(hc) == 1 && hc[0].Type == CheckTCP]
+			}},
 		{"YAML keys equal but for case", "apiVersion: v4\nkind: application\nmetadata: {name: a}\nspec:\n  instance: 1\n  template:\n    spec:\n      containers:\n      - Image: x\n        image: y\n",
 			c0 + `.image duplicate key "image" (it matches "Image": keys match case-insensitively): the earlier value is dropped, the last one is kept, as BCS's decoder did`,
 			func(o Object) string { return image(o) }},
