@@ -6,14 +6,17 @@ import "strings"
 // when none is near enough to be a likely typo.
 func closest(s string, candidates []string) string {
 	best, bestDist := "", -1
+	limit := max(1, min(3, len(s)/3+1))
 	ls := strings.ToLower(s)
 	for _, c := range candidates {
+		if abs(len(s)-len(c)) > limit {
+			continue // the distance is at least the difference of lengths: a long hostile key costs nothing
+		}
 		d := editDistance(ls, strings.ToLower(c))
 		if bestDist < 0 || d < bestDist {
 			best, bestDist = c, d
 		}
 	}
-	limit := max(1, min(3, len(s)/3+1))
 	if bestDist < 0 || bestDist > limit {
 		return ""
 	}
@@ -39,4 +42,11 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

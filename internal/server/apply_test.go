@@ -55,11 +55,16 @@ func TestApplySingle(t *testing.T) {
 
 func TestApplyBadDocumentChangesNothing(t *testing.T) {
 	base := newTestServer(t, Config{})
-	bad := strings.TrimSuffix(cmJSON("apply-bad", "b", "eA=="), "}") + `,"bogus":1}`
-	// A two-document stream whose second document is invalid: 422, and nothing written.
-	r := call(t, http.MethodPost, base+"/v1/apply", cmJSON("apply-bad", "a", "eA==")+"\n"+bad)
-	wantStatus(t, r, http.StatusUnprocessableEntity)
-	wantStatus(t, call(t, http.MethodGet, base+"/v1/namespaces/apply-bad/configmaps/a", ""), http.StatusNotFound)
+	// A two-document stream whose second document is invalid: 422, and nothing written;
+	// likewise with validate=strict for a key the default mode drops with a warning.
+	for _, tc := range []struct{ query, bad string }{
+		{"", cmJSON("apply-bad", "B.c", "eA==")},
+		{"?validate=strict", strings.TrimSuffix(cmJSON("apply-bad", "b", "eA=="), "}") + `,"bogus":1}`},
+	} {
+		r := call(t, http.MethodPost, base+"/v1/apply"+tc.query, cmJSON("apply-bad", "a", "eA==")+"\n"+tc.bad)
+		wantStatus(t, r, http.StatusUnprocessableEntity)
+		wantStatus(t, call(t, http.MethodGet, base+"/v1/namespaces/apply-bad/configmaps/a", ""), http.StatusNotFound)
+	}
 }
 
 func TestApplyStream(t *testing.T) {

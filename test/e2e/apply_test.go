@@ -130,7 +130,9 @@ func TestApplyBadFileChangesNothingAndListsEveryError(t *testing.T) {
 		"good.json": kindsDir["configmap.json"],
 		"seed.json": mustRead(t, "testdata/seed001_process.json"),
 	}
-	r := s.berth("", "apply", "-f", writeFiles(t, files))
+	// Strict: what the default mode would take with a warning (the misplaced unionData,
+	// the process URI's list of pull policies) is listed with the rest.
+	r := s.berth("", "apply", "--validate=strict", "-f", writeFiles(t, files))
 	if r.code == 0 {
 		t.Fatalf("apply of a bad file succeeded:\n%s", r.stdout)
 	}
@@ -148,10 +150,22 @@ func TestApplyBadFileChangesNothingAndListsEveryError(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
+	// The default mode refuses it too (BCS refused its restart policy), without the
+	// problems it takes with a warning.
+	r = s.berth("", "apply", "-f", writeFiles(t, files))
+	if r.code == 0 || !strings.Contains(r.stderr, `"Never | Always | OnFailure"`) || strings.Contains(r.stderr, "unionData[1].unionData") {
+		t.Errorf("the default mode: %d\n%s", r.code, r.stderr)
+	}
 	out := s.mustBerth("get", "configmaps", "-A", "-o", "name")
 	if strings.TrimSpace(out) != "" {
 		t.Errorf("nothing may be created when one file is bad, found:\n%s", out)
 	}
+	// A key BCS's decoder dropped is dropped by default, with a warning on stderr.
+	cm := strings.Replace(kindsDir["configmap.json"], `"datas"`, `"bogus": 1, "datas"`, 1)
+	if r := s.berth(cm, "apply", "-f", "-"); r.code != 0 || !strings.Contains(r.stderr, `warning: bogus unknown field "bogus" is dropped, as BCS's decoder did`) {
+		t.Errorf("a dropped key: %+v", r)
+	}
+	s.mustBerth("delete", "configmap", "cfg", "-n", "e2e")
 
 	// The fixed seed applies, with the configmap and the secret it names.
 	out = s.mustBerth("apply", "-f", "testdata/seed001_refs.json", "-f", "testdata/seed001_process_fixed.json")

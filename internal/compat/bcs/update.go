@@ -38,12 +38,12 @@ func replaceCount(r *http.Request) (int, *failure) {
 
 // replaceFirst moves the first n task groups (all when n < 0) of the workload that the
 // /v1 update answered with, and returns a warning for each it could not move.
-func (h *Handler) replaceFirst(r *http.Request, plural string, updated []byte, n int) []string {
+func (h *Handler) replaceFirst(r *http.Request, plural, name string, updated []byte, n int) []string {
 	var wl v4.Workload
 	if err := json.Unmarshal(updated, &wl); err != nil {
 		return []string{v1call.Warning("the instances were not replaced: the updated " + plural + " could not be read: " + err.Error())}
 	}
-	ns, name := wl.Metadata.Namespace, wl.Metadata.Name
+	ns := r.PathValue("ns")
 	by, f := h.taskGroupsByOwner(r, ns, workloadKind(plural))
 	if f != nil {
 		return []string{v1call.Warning("the instances were not replaced: " + f.message)}
