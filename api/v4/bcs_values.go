@@ -2,19 +2,26 @@ package v4
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // readBCSValues rewrites, before the defaults, the values that BCS accepted and read its
 // own way, each with a warning that says how berth reads it (docs/compat.md, "Values"):
 // a network type other than cni is cnm; a health check without a type is dropped; one
-// whose timeout is not below its interval runs.
+// whose timeout is not below its interval runs; an image pull policy other than Always is
+// IfNotPresent, and so is any process URI's (BCS's types lack the key); a service's type
+// and BCSBALANCE label, which BCS never checked, are read as one value berth knows
+// (readServiceValues).
 func readBCSValues(obj Object) []Warning {
 	var warns []Warning
 	if d, ok := obj.(*Deployment); ok && strings.EqualFold(strings.TrimSpace(d.Spec.Strategy.Type), "ForceUpdate") {
 		warns = append(warns, Warning{Field: "spec.strategy.type",
 			Message: `"ForceUpdate" is read as "Recreate" (BCS honoured it only through Kubernetes' API: every old instance stops, then the new ones start)`})
 		d.Spec.Strategy.Type = StrategyRecreate
+	}
+	if s, ok := obj.(*Service); ok {
+		warns = append(warns, readServiceValues(s)...)
 	}
 	p := PodSpecOf(obj)
 	if p == nil {
@@ -25,6 +32,25 @@ func readBCSValues(obj Object) []Warning {
 		warns = append(warns, Warning{Field: path + ".networktype",
 			Message: fmt.Sprintf("%q is read as \"cnm\" (BCS's executor ran every network type but cni as cnm)", truncate(p.NetworkType, 40))})
 		p.NetworkType = "cnm"
+	}
+	for i := range p.Containers {
+		c := &p.Containers[i]
+		// BCS took no alternative: any value but Always was IfNotPresent.
+		if _, _, ok := readAlternatives(c.ImagePullPolicy, PullIfNotPresent, PullAlways, PullIfNotPresent); ok {
+			warns = append(warns, Warning{Field: fmt.Sprintf("%s.containers[%d].imagePullPolicy", path, i), Message: fmt.Sprintf(
+				"%q is read as %q (BCS pulled the image only when it was missing for any value but \"Always\")", truncate(c.ImagePullPolicy, 60), PullIfNotPresent)})
+			c.ImagePullPolicy = PullIfNotPresent
+		}
+	}
+	for i := range p.Processes {
+		for j := range p.Processes[i].URIs {
+			u := &p.Processes[i].URIs[j]
+			if _, _, ok := readAlternatives(u.PullPolicy, PullIfNotPresent, PullAlways, PullIfNotPresent); ok {
+				warns = append(warns, Warning{Field: fmt.Sprintf("%s.processes[%d].uris[%d].pullPolicy", path, i, j), Message: fmt.Sprintf(
+					"%q is read as %q, berth's default (BCS's types have no pullPolicy: its decoder dropped the key)", truncate(u.PullPolicy, 60), PullIfNotPresent)})
+				u.PullPolicy = PullIfNotPresent
+			}
+		}
 	}
 	for i := range p.Containers {
 		p.Containers[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.containers[%d].healthChecks", path, i), p.Containers[i].HealthChecks, &warns)
@@ -55,4 +81,57 @@ func dropUntypedChecks(path string, checks []HealthCheck, warns *[]Warning) []He
 		kept = append(kept, hc)
 	}
 	return kept
+}
+
+// readServiceValues reads a service's type and its BCSBALANCE label, which BCS stored
+// without a check: its templates write them as lists of alternatives ("ClusterIP|NodePort",
+// "roundrobin|source|leastconn"). Each is read as its first alternative berth knows, or
+// berth's default when none is, with a warning.
+func readServiceValues(s *Service) []Warning {
+	var warns []Warning
+	if t, why, ok := readAlternatives(s.Spec.Type, "ClusterIP", "ClusterIP", "None"); ok {
+		warns = append(warns, Warning{Field: "spec.type", Message: fmt.Sprintf(
+			"%q is read as %q (%s; BCS never checked a service's type)", truncate(s.Spec.Type, 60), t, why)})
+		s.Spec.Type = t
+	}
+	v, set := s.Metadata.Labels[BalanceLabel]
+	if b, why, ok := readAlternatives(v, BalanceRoundRobin, BalanceRoundRobin, BalanceSource, BalanceLeastConn); set && ok {
+		warns = append(warns, Warning{Field: "metadata.labels." + BalanceLabel, Message: fmt.Sprintf(
+			"%q is read as %q (%s; BCS's load balancer never checked it)", truncate(v, 60), b, why)})
+		s.Metadata.Labels[BalanceLabel] = b
+	}
+	return warns
+}
+
+// readAlternatives reads v, which must be one of known (any case): ok is false when it is
+// one, or empty. Otherwise it is read as the first of its '|'-separated alternatives
+// that is one of known, else as def, and why says which.
+func readAlternatives(v, def string, known ...string) (read, why string, ok bool) {
+	t := strings.TrimSpace(v)
+	if t == "" {
+		return "", "", false
+	}
+	for _, k := range known {
+		if strings.EqualFold(t, k) {
+			return "", "", false
+		}
+	}
+	if strings.Contains(t, "|") {
+		for alt := range strings.SplitSeq(t, "|") {
+			for _, k := range known {
+				if strings.EqualFold(strings.TrimSpace(alt), k) {
+					return k, "a list of alternatives, as BCS's templates write it: berth takes the first it knows", true
+				}
+			}
+		}
+	}
+	return def, fmt.Sprintf("berth knows %s only, and reads any other value as the default", quoteAll(known)), true
+}
+
+func quoteAll(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return strings.Join(q, ", ")
 }

@@ -47,18 +47,23 @@ func decodeSlice(path string, v any, dst reflect.Value, d *decoder) {
 		return
 	}
 	if len(arr) == 0 {
-		return // an empty list is the zero value, so decode(encode(x)) == x with omitempty
+		dst.SetZero() // an empty list is the zero value, so decode(encode(x)) == x with omitempty
+		return
 	}
 	out := reflect.MakeSlice(dst.Type(), len(arr), len(arr))
+	reflect.Copy(out, dst) // a list given twice decodes on top of the earlier one, element by element
 	for i, el := range arr {
 		decodeValue(fmt.Sprintf("%s[%d]", path, i), el, out.Index(i), d)
 	}
 	dst.Set(out)
 }
 
-// decodeMap decodes the entries in key order, so the problems come in a stable order.
+// decodeMap decodes the entries in key order (document order for members.go's objects),
+// so the problems come in a stable order. A map given twice gets the later entries on
+// top of the earlier ones, and an entry given twice keeps its last value, as
+// encoding/json (BCS's decoder) did.
 func decodeMap(path string, v any, dst reflect.Value, d *decoder) {
-	m, ok := v.(map[string]any)
+	m, ok := objectOf(v)
 	if !ok {
 		d.errs.add(path, "must be an object, got %s", describe(v))
 		return
@@ -66,10 +71,19 @@ func decodeMap(path string, v any, dst reflect.Value, d *decoder) {
 	if len(m) == 0 {
 		return // as for lists: an empty object is the zero value
 	}
-	out := reflect.MakeMapWithSize(dst.Type(), len(m))
-	for _, k := range sortedStringKeys(m) {
+	out := dst
+	if out.IsNil() {
+		out = reflect.MakeMapWithSize(dst.Type(), len(m))
+	}
+	seen := make(map[string]bool, len(m))
+	for _, mb := range m {
+		k := mb.key
+		if seen[k] && d.lenient { // a strict parse refused it already, as decodeStruct says
+			d.warn(joinKey(path, k), "%s", duplicateMessage(k, k, dst.Type().Elem(), nil))
+		}
+		seen[k] = true
 		el := reflect.New(dst.Type().Elem()).Elem()
-		decodeValue(joinKey(path, k), m[k], el, d)
+		decodeValue(joinKey(path, k), mb.value, el, d)
 		out.SetMapIndex(reflect.ValueOf(k).Convert(dst.Type().Key()), el)
 	}
 	dst.Set(out)

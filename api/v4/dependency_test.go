@@ -106,7 +106,7 @@ func TestParseDependency(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			docs, err := Parse([]byte(tc.doc))
+			docs, err := ParseValidated([]byte(tc.doc), ValidateStrict)
 			if tc.field == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)

@@ -22,29 +22,52 @@ func addSeeds(f *testing.F) {
 		`"events":["taskgroup.failed","Node.Lost"],"namespaces":["*"],"headers":{"Authorization":"Bearer x"},"timeoutSeconds":3,"maxRetries":0},` +
 		`"status":{"delivered":1}}`))
 	f.Add([]byte(`{"kind":"notify","spec":{"url":"http://u:p@h/#f","events":["x","x"],"namespaces":["a","*"],"maxRetries":-1}}`))
-	// Duplicate keys are refused at any depth (docs/spec.md "Streams").
+	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
+	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))
 	f.Add([]byte(`[{"kind":"configmap","metadata":{"name":"a"},"datas":{}},{"kind":"configmap","metadata":{"name":"b","labels":{"x":"1","x":"2"}}}]`))
 	// Keys that BCS declares and berth ignores are accepted with a warning.
 	f.Add([]byte(`{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},"UpdatePolicy":{"x":1},` +
 		`"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`))
+	// What the default parse resolves: objects merged, keys equal but for case, lists
+	// of alternatives.
+	f.Add([]byte(`{"kind":"service","metadata":{"name":"s","labels":{"BCSBALANCE":"source|x"}},"Metadata":{"namespace":"n"},` +
+		`"spec":{"type":"None|ClusterIP","selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":"tcp"}],"ports":[{"servicePort":81}]}}`))
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x","Image":"y","imagePullPolicy":"never","x":null}],"containers":null}}}}`))
 }
 
-// checkParse is what every fuzz target asserts: no panic; an error is either a plain
-// syntax error or FieldErrors with messages; accepted documents are valid and survive
-// encode -> decode unchanged.
+// checkParse is what every fuzz target asserts, in both validation modes: no panic; an
+// error is either a plain syntax error or FieldErrors with messages; accepted documents
+// are valid and survive encode -> decode unchanged; what a strict parse accepts, the
+// default parse accepts alike, without a warning.
 func checkParse(t *testing.T, data []byte) {
-	docs, err := Parse(data)
+	strict := checkParseMode(t, data, ValidateStrict)
+	lenient := checkParseMode(t, data, ValidateWarn)
+	if strict == nil {
+		return
+	}
+	if lenient == nil || len(lenient) != len(strict) {
+		t.Fatalf("strict accepted %d documents, the default parse %d", len(strict), len(lenient))
+	}
+	for i := range strict {
+		if len(lenient[i].Warnings) > 0 || !reflect.DeepEqual(strict[i].Object, lenient[i].Object) {
+			t.Fatalf("document %d: strict and default parses differ (warnings %v)", i, lenient[i].Warnings)
+		}
+	}
+}
+
+func checkParseMode(t *testing.T, data []byte, mode Validation) []Document {
+	docs, err := ParseValidated(data, mode)
 	if err != nil {
 		var fe FieldErrors
 		if errors.As(err, &fe) {
 			for _, e := range fe {
 				if e.Message == "" {
-					t.Fatalf("empty message for %q", e.Field)
+					t.Fatalf("%s: empty message for %q", mode, e.Field)
 				}
 			}
 		}
-		return
+		return nil
 	}
 	warnings := 0
 	for _, d := range docs {
@@ -52,28 +75,32 @@ func checkParse(t *testing.T, data []byte) {
 			if w.Field == "" || w.Message == "" {
 				t.Fatalf("a warning without its field or message: %+v", w)
 			}
+			if len(w.Field) > maxWarningField+len("documents[1000].")+3 {
+				t.Fatalf("a warning's field of %d bytes", len(w.Field))
+			}
+		}
+		if mode == ValidateStrict && len(d.Warnings) > 0 {
+			t.Fatalf("a strict parse warned: %v", d.Warnings)
 		}
 		if warnings += len(d.Warnings); warnings > maxWarnings {
 			t.Fatalf("%d warnings for one stream, over the bound of %d", warnings, maxWarnings)
 		}
 		if errs := Validate(d.Object); len(errs) > 0 {
-			t.Fatalf("Parse accepted an invalid object: %v", errs)
+			t.Fatalf("%s: Parse accepted an invalid object: %v", mode, errs)
 		}
 		enc, err := json.Marshal(d.Object)
 		if err != nil {
 			t.Fatalf("encode: %v", err)
 		}
-		again, err := Parse(enc)
+		again, err := ParseValidated(enc, ValidateStrict)
 		if err != nil {
-			t.Fatalf("re-parse of %s: %v", enc, err)
+			t.Fatalf("strict re-parse of %s: %v", enc, err)
 		}
 		if !reflect.DeepEqual(d.Object, again[0].Object) {
 			t.Fatalf("round trip changed the object:\n%s", enc)
 		}
-		if len(again[0].Warnings) > 0 {
-			t.Fatalf("berth's own encoding warned: %v", again[0].Warnings)
-		}
 	}
+	return docs
 }
 
 func FuzzParseJSON(f *testing.F) {
@@ -101,9 +128,9 @@ func FuzzValidate(f *testing.F) {
 		if json.Unmarshal(data, &v) != nil {
 			return
 		}
-		for _, k := range Kinds() {
+		for i, k := range Kinds() {
 			obj, _ := New(k)
-			decodeValue("", toNumbers(v), reflect.ValueOf(obj).Elem(), &decoder{})
+			decodeValue("", toNumbers(v), reflect.ValueOf(obj).Elem(), &decoder{lenient: i%2 == 0})
 			_ = Validate(obj)
 			Default(obj)
 			_ = Validate(obj)

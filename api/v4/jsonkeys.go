@@ -9,9 +9,10 @@ import (
 
 // encoding/json keeps the last of two equal keys without a word, so
 // {"kind":"configmap","kind":"secret"} would be applied as a secret. YAML duplicates are
-// refused by splitYAML; JSON input gets the same rule from one extra token pass over
-// text that already decoded (docs/spec.md "Streams"). Keys that differ only in case are
-// a field error of the decoder instead (decodeStruct).
+// refused by splitYAML; a strict parse of JSON input (Validation) gets the same rule from
+// one extra token pass over text that already decoded (docs/spec.md "Streams"), and the
+// default parse keeps the last value, as BCS's decoder did, with a warning (members.go,
+// decodeStruct). Keys that differ only in case are the decoder's.
 
 // CheckDuplicateKeys refuses JSON text in which an object holds the same key twice, at
 // any depth, naming the key's path and position: `invalid JSON at line 1, column 40:
@@ -83,6 +84,25 @@ func checkStreamKeys(data []byte, values []jsonValue, multi bool) error {
 // errDuplicateKey marks the error of walkKeys that is a duplicate, not a syntax error.
 var errDuplicateKey = errors.New("duplicate key")
 
+// duplicateKeyError is walkKeys's duplicate: where it is in the text and in the document.
+type duplicateKeyError struct {
+	line, col int
+	path, key string
+}
+
+func (e *duplicateKeyError) Error() string {
+	return fmt.Sprintf("invalid JSON at line %d, column %d: %s: %v %q", e.line, e.col, e.path, errDuplicateKey, truncate(e.key, 60))
+}
+
+func (e *duplicateKeyError) Unwrap() error { return errDuplicateKey }
+
+// fieldMessage is the field error of a strict parse (ParseValidated), which refuses
+// what the default mode resolves.
+func (e *duplicateKeyError) fieldMessage() string {
+	return fmt.Sprintf("duplicate key %q at line %d, column %d (refused: validate=strict; "+
+		"validate=warn keeps the last value, as BCS's decoder did)", truncate(e.key, 60), e.line, e.col)
+}
+
 // walkKeys reads one value from dec, whose input starts at base in data, and returns an
 // error naming the first key found twice in one object.
 func walkKeys(dec *json.Decoder, data []byte, base int64, path string) error {
@@ -102,8 +122,7 @@ func walkKeys(dec *json.Decoder, data []byte, base int64, path string) error {
 			key, _ := kt.(string) // More and Token guarantee a string key here
 			if _, dup := seen[key]; dup {
 				line, col := lineCol(data, keyStart(data, base+before))
-				return fmt.Errorf("invalid JSON at line %d, column %d: %s: %w %q",
-					line, col, joinKey(path, key), errDuplicateKey, truncate(key, 60))
+				return &duplicateKeyError{line: line, col: col, path: joinKey(path, key), key: key}
 			}
 			seen[key] = struct{}{}
 			if err := walkKeys(dec, data, base, joinKey(path, key)); err != nil {

@@ -23,7 +23,13 @@ const maxScanKeys = 64
 // surelyNoDuplicateKeys reports whether data, a stream of JSON values, has no object that
 // holds a key twice. False means "maybe": the token pass decides.
 func surelyNoDuplicateKeys(data []byte) bool {
-	s := keyScan{data: data}
+	return surelyNoKeyTwice(data, false)
+}
+
+// surelyNoKeyTwice is surelyNoDuplicateKeys, also counting keys equal but for case as
+// one key when fold is set (Parse's objects, matched case-insensitively, members.go).
+func surelyNoKeyTwice(data []byte, fold bool) bool {
+	s := keyScan{data: data, fold: fold}
 	for {
 		s.space()
 		if s.pos >= len(s.data) {
@@ -42,6 +48,7 @@ type keyScan struct {
 	// keys holds the keys of the objects being scanned, innermost last: a stack shared
 	// by the nesting levels, so that the scan allocates once.
 	keys [][]byte
+	fold bool // keys equal but for case count as one
 }
 
 func (s *keyScan) space() {
@@ -93,7 +100,7 @@ func (s *keyScan) object(depth int) bool {
 			return false
 		}
 		for _, k := range s.keys[base:] {
-			if bytes.Equal(k, key) {
+			if bytes.Equal(k, key) || s.fold && bytes.EqualFold(k, key) {
 				return false
 			}
 		}

@@ -120,7 +120,7 @@ func TestNotifyStatusIsBerths(t *testing.T) {
 }
 
 func TestNotifyUnknownFieldHasPath(t *testing.T) {
-	_, err := Parse([]byte(`{"apiVersion":"v4","kind":"notify","metadata":{"name":"ops"},"spec":{"url":"http://h/","retries":3}}`))
+	_, err := ParseValidated([]byte(`{"apiVersion":"v4","kind":"notify","metadata":{"name":"ops"},"spec":{"url":"http://h/","retries":3}}`), ValidateStrict)
 	if err == nil || !strings.Contains(err.Error(), `spec.retries: unknown field "retries"`) {
 		t.Fatalf("want the unknown field named with its path, got %v", err)
 	}

@@ -3,6 +3,7 @@ package v4
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -21,19 +22,34 @@ type Document struct {
 }
 
 // Parse decodes every document in data (JSON or YAML, one or more documents), applies
-// defaults and validates. Input that is not JSON or YAML at all gives a plain error;
-// any other problem in any document makes it return FieldErrors listing them all, and
-// with several documents each path starts with "documents[i].".
+// defaults and validates, leniently (ValidateWarn): ParseValidated with the default mode.
 func Parse(data []byte) ([]Document, error) {
-	raws, err := splitStream(data)
-	if err != nil {
+	return ParseValidated(data, ValidateWarn)
+}
+
+// ParseValidated decodes every document in data (JSON or YAML, one or more documents),
+// applies defaults and validates. Input that is not JSON or YAML at all gives a plain
+// error; any other problem in any document makes it return FieldErrors listing them all,
+// and with several documents each path starts with "documents[i].". mode says what
+// becomes of what BCS accepted and berth drops, resolves or reads its own way: a
+// Warning of the Document (ValidateWarn) or a field error (ValidateStrict). The
+// Document's Object is always what berth acts on.
+func ParseValidated(data []byte, mode Validation) ([]Document, error) {
+	raws, err := splitStream(data, mode)
+	var all FieldErrors
+	if dup, ok := errors.AsType[*duplicateKeyError](err); ok {
+		all = append(all, FieldError{Field: dup.path, Message: dup.fieldMessage()})
+	} else if err != nil {
 		return nil, err
 	}
-	var all FieldErrors
 	docs := make([]Document, 0, len(raws))
 	warnings := 0
 	for i, r := range raws {
-		obj, errs, warns := decodeDocument(r.value)
+		obj, errs, warns := decodeDocument(r.value, mode)
+		if mode == ValidateStrict {
+			errs = append(errs, strictErrors(warns)...)
+			warns = nil
+		}
 		if len(raws) > 1 {
 			for j := range errs {
 				errs[j].Field = documentPath(i, errs[j].Field)
@@ -60,9 +76,9 @@ func documentPath(i int, path string) string {
 }
 
 // decodeDocument types, defaults and validates one generic document.
-func decodeDocument(v any) (Object, FieldErrors, []Warning) {
-	m, ok := v.(map[string]any)
-	if !ok {
+func decodeDocument(v any, mode Validation) (Object, FieldErrors, []Warning) {
+	m := v
+	if !isObject(v) {
 		return nil, FieldErrors{{Message: fmt.Sprintf("a document must be an object, got %s", describe(v))}}, nil
 	}
 	kind, errs := documentKind(m)
@@ -70,7 +86,7 @@ func decodeDocument(v any) (Object, FieldErrors, []Warning) {
 		return nil, errs, nil
 	}
 	obj, _ := New(kind)
-	d := decoder{errs: errs}
+	d := decoder{errs: errs, lenient: mode == ValidateWarn}
 	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &d)
 	requireInstance(kind, m, &d.errs)
 	errs = d.errs
@@ -87,15 +103,14 @@ func decodeDocument(v any) (Object, FieldErrors, []Warning) {
 			errs = append(errs, e)
 		}
 	}
+	d.nameTypos(errs)
 	return obj, errs, d.warnings
 }
 
-// documentKind reads "kind" (any case), or infers it as BCS does from what the pod holds.
-func documentKind(m map[string]any) (Kind, FieldErrors) {
-	for k, v := range m {
-		if !strings.EqualFold(k, "kind") {
-			continue
-		}
+// documentKind reads "kind" (any case; the last one, as BCS's decoder kept), or infers
+// it as BCS does from what the pod holds.
+func documentKind(m any) (Kind, FieldErrors) {
+	if v, ok := lookupFoldOK(m, "kind"); ok {
 		s, ok := v.(string)
 		if !ok {
 			return "", FieldErrors{{Field: "kind", Message: fmt.Sprintf("must be a string, got %s", describe(v))}}
@@ -111,9 +126,7 @@ func documentKind(m map[string]any) (Kind, FieldErrors) {
 		}
 		return kind, nil
 	}
-	spec, _ := lookupFold(m, "spec").(map[string]any)
-	tmpl, _ := lookupFold(spec, "template").(map[string]any)
-	pod, _ := lookupFold(tmpl, "spec").(map[string]any)
+	pod := lookupFold(lookupFold(lookupFold(m, "spec"), "template"), "spec")
 	switch {
 	case lookupFold(pod, "processes") != nil:
 		return KindProcess, nil
@@ -121,15 +134,6 @@ func documentKind(m map[string]any) (Kind, FieldErrors) {
 		return KindApplication, nil
 	}
 	return "", FieldErrors{{Field: "kind", Message: "required (one of " + kindList() + ")"}}
-}
-
-func lookupFold(m map[string]any, key string) any {
-	for k, v := range m {
-		if strings.EqualFold(k, key) {
-			return v
-		}
-	}
-	return nil
 }
 
 // SameContent reports whether two objects have the same content, ignoring what the store

@@ -39,7 +39,7 @@ func hasError(errs FieldErrors, field, msg string) bool {
 // The process example in testdata/seed001_process.json, exactly as BCS users wrote it, is
 // rejected with one error that lists every problem.
 func TestSeed001AsWrittenIsRejected(t *testing.T) {
-	docs, err := Parse(mustRead(t, "seed001_process.json"))
+	docs, err := ParseValidated(mustRead(t, "seed001_process.json"), ValidateStrict)
 	if err == nil {
 		t.Fatalf("the BCS process document as written was accepted: %+v", docs)
 	}
@@ -52,7 +52,7 @@ func TestSeed001AsWrittenIsRejected(t *testing.T) {
 		{p0 + ".startCmd", "unknown variable ${hospip} (did you mean ${hostip}?)"},
 		{p0 + ".startCmd", `${ports.http-service}: port "http-service" is not declared`},
 		{"restartPolicy.policy", `got "Never | Always | OnFailure" (a list of alternatives: pick exactly one)`},
-		{p0 + ".uris[0].pullPolicy", `got "Always|IfNotPresent" (a list of alternatives`},
+		{p0 + ".uris[0].pullPolicy", `"Always|IfNotPresent" is read as "IfNotPresent", berth's default`},
 		{p0 + ".healthChecks[0].type", `got "HTTP|TCP|COMMAND|REMOTE_HTTP|REMOTE_TCP" (a list of alternatives`},
 		{p0 + ".healthChecks[0].http.scheme", `got "http|https" (a list of alternatives`},
 	}
@@ -178,7 +178,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.in))
+			_, err := ParseValidated([]byte(tc.in), ValidateStrict)
 			if err == nil {
 				t.Fatal("accepted")
 			}

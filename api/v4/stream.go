@@ -28,19 +28,21 @@ const (
 
 // splitStream cuts data into documents. Input starting with '{' or '[' is JSON (objects one
 // after another, or one array of objects); anything else is YAML, documents separated by
-// "---" lines. Empty documents are skipped.
-func splitStream(data []byte) ([]rawDocument, error) {
+// "---" lines. Empty documents are skipped. A strict parse refuses a JSON key given twice
+// in one object (a *duplicateKeyError, returned with the documents); otherwise such
+// objects keep their keys in order (members.go).
+func splitStream(data []byte, mode Validation) ([]rawDocument, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(trimmed) == 0 {
 		return nil, errors.New("no document in input")
 	}
 	if trimmed[0] == '{' || trimmed[0] == '[' {
-		return splitJSON(data)
+		return splitJSON(data, mode)
 	}
 	return splitYAML(data)
 }
 
-func splitJSON(data []byte) ([]rawDocument, error) {
+func splitJSON(data []byte, mode Validation) ([]rawDocument, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var docs []rawDocument
@@ -73,10 +75,45 @@ func splitJSON(data []byte) ([]rawDocument, error) {
 	if len(docs) == 0 {
 		return nil, errors.New("no document in input")
 	}
-	if err := checkStreamKeys(data, values, len(docs) > 1); err != nil {
+	if mode == ValidateStrict {
+		// The documents go along with a duplicate, read as the default mode reads them,
+		// so that the one answer also lists their other problems.
+		err := checkStreamKeys(data, values, len(docs) > 1)
+		if _, dup := errors.AsType[*duplicateKeyError](err); !dup {
+			return docs, err
+		}
+		if oerr := orderStreamValues(data, values, docs); oerr != nil {
+			return nil, oerr
+		}
+		return docs, err
+	}
+	if err := orderStreamValues(data, values, docs); err != nil {
 		return nil, err
 	}
 	return docs, nil
+}
+
+// orderStreamValues decodes again, token by token, the values whose objects may hold a
+// key twice (in any case), so that those objects keep their keys in document order
+// (members.go). The text decoded once already, so an error here is unexpected.
+func orderStreamValues(data []byte, values []jsonValue, docs []rawDocument) error {
+	for _, v := range values {
+		if surelyNoKeyTwice(data[v.start:v.end], true) {
+			continue
+		}
+		ordered, err := orderedValue(data[v.start:v.end])
+		if err != nil {
+			return jsonSyntaxError(data, err)
+		}
+		if !v.array {
+			docs[v.first].value = ordered
+			continue
+		}
+		for i, el := range ordered.([]any) {
+			docs[v.first+i].value = el
+		}
+	}
+	return nil
 }
 
 // jsonSyntaxError turns a decoder error into one that names the line and column.
@@ -181,6 +218,9 @@ func yamlValue(n *yaml.Node, budget *int) (any, error) {
 		return out, nil
 	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
+		var ordered members // the keys in order, kept when two are equal but for case
+		folded := map[string]struct{}{}
+		repeats := false
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
@@ -197,6 +237,14 @@ func yamlValue(n *yaml.Node, budget *int) (any, error) {
 				return nil, err
 			}
 			out[k.Value] = val
+			ordered = append(ordered, member{k.Value, val})
+			f := strings.ToLower(k.Value)
+			_, seen := folded[f]
+			repeats = repeats || seen
+			folded[f] = struct{}{}
+		}
+		if repeats {
+			return ordered, nil
 		}
 		return out, nil
 	case yaml.ScalarNode:

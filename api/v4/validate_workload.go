@@ -35,16 +35,21 @@ func validateInstances(path string, n int, errs *FieldErrors) {
 var instanceKinds = []Kind{KindApplication, KindProcess, KindDeployment}
 
 // requireInstance refuses a document of an instanceKinds kind without spec.instance.
-func requireInstance(kind Kind, doc map[string]any, errs *FieldErrors) {
+func requireInstance(kind Kind, doc any, errs *FieldErrors) {
 	if !slices.Contains(instanceKinds, kind) {
 		return
 	}
-	spec, ok := lookupFold(doc, "spec").(map[string]any)
-	if !ok {
-		return // a missing or wrong spec is reported by the decoder and validation
+	specs := lookupFoldAll(doc, "spec") // a spec given twice was merged, as BCS did
+	instance := false
+	for _, spec := range specs {
+		if !isObject(spec) {
+			return // a missing or wrong spec is reported by the decoder and validation
+		}
+		for _, n := range lookupFoldAll(spec, "instance") {
+			instance = instance || n != nil
+		}
 	}
-	if lookupFold(spec, "instance") == nil { // absent or null
-
+	if len(specs) > 0 && !instance { // absent or null
 		errs.add("spec.instance", "required: the instance count (0 keeps the %s and runs nothing)", kind)
 	}
 }

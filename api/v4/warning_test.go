@@ -13,7 +13,8 @@ const processDoc = `{"apiVersion":"v4","kind":"process","metadata":{"name":"a"},
 	`"spec":{"instance":1,"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`
 
 // Keys that BCS declares and berth ignores are accepted with a warning naming the key
-// and why, in any case; a key that is neither berth's nor BCS's is still refused.
+// and why, in any case; a key that is neither berth's nor BCS's is dropped with a
+// warning too, and refused by a strict parse.
 func TestIgnoredBCSKeysWarn(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra string
@@ -22,7 +23,7 @@ func TestIgnoredBCSKeysWarn(t *testing.T) {
 	}{
 		{"declared by BCS", `"updatePolicy":{"updateDelay":5},`, []string{"updatePolicy is ignored by berth (BCS parsed it and never used it)"}, ""},
 		{"another case", `"UPDATEPOLICY":null,`, []string{"UPDATEPOLICY is ignored by berth (BCS parsed it and never used it)"}, ""},
-		{"a typo of it", `"updatePolice":{},`, nil, `unknown field "updatePolice"`},
+		{"a typo of it", `"updatePolice":{},`, []string{`updatePolice unknown field "updatePolice" is dropped, as BCS's decoder did`}, ""},
 		{"none", ``, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +43,10 @@ func TestIgnoredBCSKeysWarn(t *testing.T) {
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.warnings, "\n") {
 				t.Errorf("warnings %q, want %q", got, tc.warnings)
+			}
+			_, err = ParseValidated([]byte(fmt.Sprintf(processDoc, tc.extra)), ValidateStrict)
+			if (err != nil) != (len(tc.warnings) > 0) {
+				t.Errorf("strict: %v, want an error for each warning %q", err, tc.warnings)
 			}
 		})
 	}
@@ -121,7 +126,7 @@ func TestIgnoredKeysDeepInADocument(t *testing.T) {
 }
 
 // Keys that BCS's own templates and guides write although its types lack them warn too,
-// and a misspelling of one is still refused.
+// and a misspelling of one is refused by a strict parse.
 func TestKeysOfBCSTemplates(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
 		{`{"apiVersion":"v4","kind":"deployment","metadata":{"name":"d"},"spec":{"instance":1,"selector":{"a":"b"},"strategy":{"type":"RollingUpdate","rollingupdate":{"autoUpgrade":true,"pause":false}},"template":{"spec":{"containers":[{"image":"x"}]}}}}`,
@@ -144,7 +149,7 @@ func TestKeysOfBCSTemplates(t *testing.T) {
 			t.Errorf("warnings at %q, want %s", got, tc.want)
 		}
 	}
-	_, err := Parse([]byte(`{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"http","servicePort":80,"containerPrt":8000}]}}`))
+	_, err := ParseValidated([]byte(`{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"http","servicePort":80,"containerPrt":8000}]}}`), ValidateStrict)
 	if err == nil || !strings.Contains(err.Error(), `unknown field "containerPrt"`) {
 		t.Errorf("a misspelt key: %v", err)
 	}

@@ -38,8 +38,27 @@ func (f *fileFlags) documents(stdin io.Reader) ([]document, error) {
 	return readDocuments(files, stdin, maxRequestBytes, f.oneRequest)
 }
 
+// validateFlag is the --validate flag of apply and plan: how strictly the server reads
+// the documents (docs/cli.md).
+type validateFlag string
+
+func (v *validateFlag) register(cmd *cobra.Command) {
+	*v = "warn"
+	cmd.Flags().StringVar((*string)(v), "validate", "warn", `how strictly the server reads the documents: "warn" accepts what BCS accepted, `+
+		`with a warning for each unknown key dropped, duplicate key resolved or value read berth's way; "strict" refuses them`)
+}
+
+func (v validateFlag) mode() (v4.Validation, error) {
+	m, err := v4.ParseValidation(string(v))
+	if err != nil {
+		return m, fmt.Errorf("--%w", err)
+	}
+	return m, nil
+}
+
 func newApplyCommand(o *options) *cobra.Command {
 	f := fileFlags{oneRequest: true}
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|-",
 		Short: "Create or update the objects of files, all at once",
@@ -50,13 +69,20 @@ func newApplyCommand(o *options) *cobra.Command {
 			"with { or [. A syntax error names the file, the document and the line. A directory\n" +
 			"contributes its *.json, *.yaml and *.yml files in name order (subdirectories with\n" +
 			"-R). The files must fit in one request to the server (2 MiB).\n" +
-			"Namespaces come from the documents' metadata.namespace (default defaultGroup).",
+			"Namespaces come from the documents' metadata.namespace (default defaultGroup).\n\n" +
+			"By default the server accepts what BCS accepted and warns about each key it drops,\n" +
+			"duplicate it resolves or value it reads its own way; --validate=strict refuses them.",
 		Example: "  berth apply -f examples/\n" +
+			"  berth apply --validate=strict -f app.json\n" +
 			"  berth apply -f app.json -f cfg.yaml\n" +
 			"  cat app.yaml | berth apply -f -",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := refuseNamespaceFlag(cmd, "apply"); err != nil {
+				return err
+			}
+			mode, err := validate.mode()
+			if err != nil {
 				return err
 			}
 			format, err := o.format()
@@ -73,7 +99,7 @@ func newApplyCommand(o *options) *cobra.Command {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				results, err := c.Apply(ctx, body)
+				results, err := c.ApplyValidated(ctx, body, mode)
 				if err != nil {
 					return applyError(err, docs)
 				}
@@ -82,6 +108,7 @@ func newApplyCommand(o *options) *cobra.Command {
 		},
 	}
 	f.register(cmd, "apply")
+	validate.register(cmd)
 	return cmd
 }
 

@@ -240,3 +240,33 @@ func runRefusedLocally(t *testing.T, stdin string, args ...string) error {
 	}
 	return r.err
 }
+
+// --validate=strict asks the server for a strict read (?validate=strict), on apply and
+// plan; the default sends no parameter; a bad value is refused before any request.
+func TestApplyValidateFlag(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("POST /v1/apply", 200, applyOK)
+	api.json("POST /v1/plan", 200, `{"results":[]}`)
+	doc := `{"kind":"process","metadata":{"name":"gamesvc"}}`
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply", "-f", "-"}, "POST /v1/apply"},
+		{[]string{"apply", "-f", "-", "--validate=warn"}, "POST /v1/apply"},
+		{[]string{"apply", "-f", "-", "--validate=strict"}, "POST /v1/apply?validate=strict"},
+		{[]string{"plan", "-f", "-", "--validate", "strict"}, "POST /v1/plan?validate=strict"},
+	} {
+		api.reset()
+		runCLIOK(t, url, doc, tc.args...)
+		if got := api.got(); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%q sent %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	for _, cmd := range []string{"apply", "plan"} {
+		err := runRefusedLocally(t, doc, cmd, "-f", "-", "--validate=yes")
+		if err == nil || !strings.Contains(err.Error(), `--validate="yes": must be "strict" or "warn"`) {
+			t.Errorf("%s --validate=yes: %v", cmd, err)
+		}
+	}
+}

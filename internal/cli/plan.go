@@ -20,6 +20,7 @@ const ExitUnplaced = 2
 
 func newPlanCommand(o *options) *cobra.Command {
 	f := fileFlags{oneRequest: true} // one request body, as apply
+	var validate validateFlag
 	cmd := &cobra.Command{
 		Use:   "plan -f FILE|DIR|-",
 		Short: "Show where the instances of files' objects would be placed, changing nothing",
@@ -27,13 +28,17 @@ func newPlanCommand(o *options) *cobra.Command {
 			"and daemonsets in the files would go, without writing anything. Instances that\n" +
 			"already run are not placed again. For instances that fit nowhere, it says how many\n" +
 			"nodes each check rejected.\n\n" +
-			"Files are read as for `berth apply`. Exit status: 0 if every instance fits, 2 if\n" +
+			"Files are read as for `berth apply`, --validate too. Exit status: 0 if every instance fits, 2 if\n" +
 			"some cannot be placed, 1 on an error.",
 		Example: "  berth plan -f examples/gamesvc.json\n" +
 			"  berth plan -f specs/ -o json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := refuseNamespaceFlag(cmd, "plan"); err != nil {
+				return err
+			}
+			mode, err := validate.mode()
+			if err != nil {
 				return err
 			}
 			format, err := o.format()
@@ -48,7 +53,7 @@ func newPlanCommand(o *options) *cobra.Command {
 				return err
 			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				res, err := c.Plan(ctx, buildStream(docs))
+				res, err := c.PlanValidated(ctx, buildStream(docs), mode)
 				if err != nil {
 					return planError(err, docs)
 				}
@@ -70,6 +75,7 @@ func newPlanCommand(o *options) *cobra.Command {
 		},
 	}
 	f.register(cmd, "plan")
+	validate.register(cmd)
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -12,10 +13,16 @@ import (
 // transaction. On bad input nothing is written and the error is an *APIError (422) whose
 // Details name every problem, prefixed "documents[i]." when body holds several documents.
 func (c *Client) Apply(ctx context.Context, body []byte) ([]v4.ApplyResult, error) {
+	return c.ApplyValidated(ctx, body, v4.ValidateWarn)
+}
+
+// ApplyValidated is Apply with the server reading the documents in mode (?validate=,
+// docs/api.md): ValidateStrict refuses what the default accepts with a warning.
+func (c *Client) ApplyValidated(ctx context.Context, body []byte, mode v4.Validation) ([]v4.ApplyResult, error) {
 	var out struct {
 		Results []v4.ApplyResult `json:"results"`
 	}
-	r := request{method: http.MethodPost, path: "/v1/apply", body: body, contentType: contentTypeOf(body)}
+	r := request{method: http.MethodPost, path: "/v1/apply", query: validateQuery(mode), body: body, contentType: contentTypeOf(body)}
 	if err := c.doJSON(ctx, r, &out); err != nil {
 		return nil, err
 	}
@@ -30,4 +37,12 @@ func contentTypeOf(body []byte) string {
 		return "application/json"
 	}
 	return "application/yaml"
+}
+
+// validateQuery is the ?validate= of a document write: none for the server's default.
+func validateQuery(mode v4.Validation) url.Values {
+	if mode == v4.ValidateWarn {
+		return nil
+	}
+	return url.Values{"validate": {mode.String()}}
 }

@@ -14,8 +14,14 @@ type PlanResult = v4.PlanResult
 // daemonsets would be placed; nothing is written. The body is a document stream as for
 // Apply. A 503 means the server's scheduler has not read the cluster yet.
 func (c *Client) Plan(ctx context.Context, body []byte) (*PlanResult, error) {
+	return c.PlanValidated(ctx, body, v4.ValidateWarn)
+}
+
+// PlanValidated is Plan with the server reading the documents in mode (as
+// ApplyValidated).
+func (c *Client) PlanValidated(ctx context.Context, body []byte, mode v4.Validation) (*PlanResult, error) {
 	var out PlanResult
-	r := request{method: http.MethodPost, path: "/v1/plan", body: body, contentType: contentTypeOf(body)}
+	r := request{method: http.MethodPost, path: "/v1/plan", query: validateQuery(mode), body: body, contentType: contentTypeOf(body)}
 	if err := c.doJSON(ctx, r, &out); err != nil {
 		return nil, err
 	}

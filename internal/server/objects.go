@@ -228,15 +228,20 @@ func (s *Server) readOne(w http.ResponseWriter, r *http.Request, kind v4.Kind, n
 	return doc, nil
 }
 
-// readDocuments reads the body (at most maxBody bytes) and parses it with v4.Parse:
-// FieldErrors give 422 with every problem, any other failure (not JSON or YAML) 400.
-// subject names what the body is for in the 422 message ("process ns-a/web").
+// readDocuments reads the body (at most maxBody bytes) and parses it with
+// v4.ParseValidated in the mode of the request's ?validate= (validation): FieldErrors
+// give 422 with every problem, any other failure (not JSON or YAML) 400. subject names
+// what the body is for in the 422 message ("process ns-a/web").
 func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject string) ([]v4.Document, error) {
+	mode, err := validation(r)
+	if err != nil {
+		return nil, err
+	}
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return nil, err
 	}
-	docs, err := v4.Parse(body)
+	docs, err := v4.ParseValidated(body, mode)
 	if len(docs) == 1 && err == nil {
 		// A single document's definition is the body itself, byte for byte (the parser
 		// trims the blanks around each document of a stream).
@@ -259,6 +264,17 @@ func (s *Server) readDocuments(w http.ResponseWriter, r *http.Request, subject s
 		}
 	}
 	return docs, nil
+}
+
+// validation is the request's ?validate=: "warn" (the default) accepts what BCS's decoder
+// accepted, each key dropped or value resolved with a Warning header; "strict" refuses
+// them (docs/api.md). It only ever makes decoding stricter, so it needs no permission.
+func validation(r *http.Request) (v4.Validation, error) {
+	mode, err := v4.ParseValidation(r.URL.Query().Get("validate"))
+	if err != nil {
+		return mode, httpapi.Errorf(http.StatusBadRequest, "query parameter %v", err).WithDetail("validate", `must be "strict" or "warn"`)
+	}
+	return mode, nil
 }
 
 // warningHeader is a Warning header value (RFC 9111 syntax, code 299 "miscellaneous

@@ -2,6 +2,7 @@ package bcs
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -86,5 +87,39 @@ func TestDeleteConfigEnforce(t *testing.T) {
 	}
 	if e := serve(t, h, http.MethodDelete, path+"?enforce=yes-please", ""); e.Code != CodeDriverParameter {
 		t.Fatalf("a bad enforce: %+v", e)
+	}
+}
+
+// ?validate= goes along to /v1 on the document writes of every kind; a bad value is
+// 1405231 and never reaches /v1.
+func TestValidateForwarded(t *testing.T) {
+	v1 := &fakeV1{answer: func(*http.Request) (int, string) { return http.StatusOK, `{}` }}
+	h := New(v1, "", 1<<20)
+	doc := `{"kind":"%s","metadata":{"name":"x"},"spec":{"instance":1}}`
+	for _, tc := range []struct{ method, route, query, want string }{
+		{http.MethodPost, "/namespaces/a/applications", "?validate=strict", "POST /v1/namespaces/a/applications?validate=strict"},
+		{http.MethodPut, "/namespaces/a/processes", "?validate=warn", "PUT /v1/namespaces/a/processes/x?validate=warn"},
+		{http.MethodPost, "/namespaces/a/deployments", "?validate=strict", "POST /v1/namespaces/a/deployments?validate=strict"},
+		{http.MethodPut, "/namespaces/a/services", "?validate=strict", "PUT /v1/namespaces/a/services/x?validate=strict"},
+		{http.MethodPost, "/namespaces/a/configmaps", "?validate=strict", "POST /v1/namespaces/a/configmaps?validate=strict"},
+		{http.MethodPost, "/namespaces/a/secrets", "?validate=strict", "POST /v1/namespaces/a/secrets?validate=strict"},
+		{http.MethodPost, "/namespaces/a/daemonset", "?validate=strict", "POST /v1/namespaces/a/daemonsets?validate=strict"},
+		{http.MethodPost, "/namespaces/a/applications", "", "POST /v1/namespaces/a/applications"},
+	} {
+		v1.asked = nil
+		serve(t, h, tc.method, DriverPrefix+tc.route+tc.query, fmt.Sprintf(doc, "x"))
+		if len(v1.asked) != 1 || v1.asked[0] != tc.want {
+			t.Errorf("%s %s%s: /v1 was asked %q, want %q", tc.method, tc.route, tc.query, v1.asked, tc.want)
+		}
+	}
+	v1.asked = nil
+	for _, m := range []string{http.MethodPost, http.MethodPut} {
+		e := serve(t, h, m, DriverPrefix+"/namespaces/a/applications?validate=maybe", fmt.Sprintf(doc, "application"))
+		if e.Code != CodeDriverParameter || !strings.Contains(e.Message, `validate="maybe"`) {
+			t.Errorf("%s with a bad validate: %+v", m, e)
+		}
+	}
+	if len(v1.asked) != 0 {
+		t.Fatalf("/v1 was asked %q", v1.asked)
 	}
 }

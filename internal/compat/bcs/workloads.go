@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/v1call"
 )
 
@@ -56,15 +58,33 @@ func readHead(r *http.Request) (head, *failure) {
 	return hd, nil
 }
 
+// validateQuery is the /v1 query that carries the request's ?validate= (berth's: BCS had
+// none), which says how strictly /v1 reads the document (docs/api.md): nil when absent.
+// A bad value is refused here, as BCS's driver refused its bad parameters.
+func validateQuery(r *http.Request) (url.Values, *failure) {
+	v := r.URL.Query().Get("validate")
+	if v == "" {
+		return nil, nil
+	}
+	if _, err := v4.ParseValidation(v); err != nil {
+		return nil, &failure{code: CodeDriverParameter, message: "query parameter " + err.Error()}
+	}
+	return url.Values{"validate": {v}}, nil
+}
+
 // create forwards a POST of a new object. The body is read first so that one that is
 // not a JSON document gets BCS's 1405010, as from every other route, not /v1's 400.
 func (h *Handler) create(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if _, f := readHead(r); f != nil {
+		q, f := validateQuery(r)
+		if f == nil {
+			_, f = readHead(r)
+		}
+		if f != nil {
 			writeFailure(w, *f)
 			return
 		}
-		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural), nil, v1call.Body(r))
+		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", r.PathValue("ns"), plural), q, v1call.Body(r))
 		h.finish(w, a, true, nil)
 	}
 }
@@ -74,7 +94,11 @@ func (h *Handler) create(plural string) http.HandlerFunc {
 // ?args=resource changed resources in place; berth replaces every instance, and says so.
 func (h *Handler) update(plural string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		hd, f := readHead(r)
+		vq, f := validateQuery(r)
+		hd, hf := readHead(r)
+		if f == nil {
+			f = hf
+		}
 		if f != nil {
 			writeFailure(w, *f)
 			return
@@ -97,7 +121,7 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 			warnings = append(warnings, v1call.Warning(
 				"args=resource: berth replaces the instances to change their resources (BCS: in place)"))
 		}
-		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), nil, v1call.Body(r))
+		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), vq, v1call.Body(r))
 		h.finish(w, a, false, warnings)
 	}
 }
