@@ -150,6 +150,19 @@ func TestBCSMigrationGuide(t *testing.T) {
 		resp.Body.Close()
 	}
 
+	// validate=strict refuses what the default mode warns about, and writes nothing:
+	// through BCS's routes and berth apply alike.
+	strict := gw.call(http.MethodPost, api+"/processes?validate=strict", file("process.json"))
+	if strict.Code == 0 || !strings.Contains(strict.Message, "checkCmd") {
+		t.Errorf("a strict create: code %d %q, want a refusal naming checkCmd", strict.Code, strict.Message)
+	}
+	if r := s.berth("", "apply", "--validate=strict", "-f", "../../docs/examples/bcs/process.json"); r.code == 0 || !strings.Contains(r.stderr, "checkCmd") {
+		t.Errorf("berth apply --validate=strict: exit %d, %s%s; want a refusal naming checkCmd", r.code, r.stdout, r.stderr)
+	}
+	if a := gw.call(http.MethodGet, api+"/processes/demo-web", nil); a.Code != 1405202 {
+		t.Errorf("after the strict refusals: %+v, want no process demo-web", a)
+	}
+
 	// bcs-client create, each file unchanged.
 	gw.ok(http.MethodPost, api+"/configmaps", file("configmap.json"))
 	gw.ok(http.MethodPost, api+"/secrets", file("secret.json"))
