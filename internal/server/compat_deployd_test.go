@@ -102,7 +102,7 @@ func TestDeploydPodGroups(t *testing.T) {
 		{"unknown field", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"NumInstances"`, `"NumInstance"`, 1), `unknown field \"NumInstance\"`},
 		{"negative instances", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"NumInstances":2`, `"NumInstances":-1`, 1), "NumInstances: must not be negative"},
 		{"negative scale", "PATCH", "/podgroups?name=hello.web.web&cmd=replica&num_instances=-2", "", "num_instances"},
-		{"volumes", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"Expose":5000`, `"Volumes":["/data"]`, 1), "Volumes"},
+		{"cloud volumes", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"Expose":5000`, `"CloudVolumes":[{"Type":"single","Dirs":["/data"]}]`, 1), "CloudVolumes"},
 		{"bad name", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"Name":"hello.web.web","Namespace"`, `"Name":"Hello_Web","Namespace"`, 1), "Name: must be lowercase"},
 		{"bad policy", "POST", "/podgroups", strings.Replace(deploydPodGroup, `"RestartPolicy":1`, `"RestartPolicy":7`, 1), "RestartPolicy"},
 		{"bad filter", "POST", "/podgroups", strings.Replace(deploydPodGroup, `constraint:node!=node-9`, `constraint:node~node-9`, 1), "Filters[0]"},
