@@ -49,6 +49,8 @@ func New(inner http.Handler, clusterID string, maxBody int64) *Handler {
 	h.deploymentRoutes()
 	h.configRoutes()
 	h.nodeRoutes()
+	h.transactionRoutes()
+	h.unservedRoutes()
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
 			message: fmt.Sprintf("no BCS route for %s %s (docs/compat.md lists them)", r.Method, r.URL.Path)})
