@@ -102,14 +102,13 @@ func TestBCSOffersAndTransactionsLimitedToken(t *testing.T) {
 }
 
 // What bcs-client sends that berth does not serve answers BCS's envelope, 404 and
-// 1405202, saying why: as --delete, exec's console proxy, custom resources.
+// 1405202, saying why: as --delete, the console proxy's other routes, custom resources.
 func TestBCSUnservedCommands(t *testing.T) {
 	url := newTestServer(t, Config{})
 	base := url + bcs.GatewayPrefix
 	for _, c := range []struct{ method, path, why string }{
 		{http.MethodDelete, "/agentsettings/?ips=10.0.0.1", "no longer served"},
-		{http.MethodPost, "/webconsole/create_exec?host_ip=10.0.0.1", "berth exec"},
-		{http.MethodGet, "/webconsole/start_exec?host_ip=10.0.0.1&container_id=c&exec_id=e", "berth exec"},
+		{http.MethodGet, "/webconsole/other", "create_exec, start_exec and resize_exec"},
 		{http.MethodPost, "/customresourcedefinitions", "custom resources"},
 		{http.MethodGet, "/customresources/bkbcs.tencent.com/v1/namespaces/bcs/crontabs", "custom resources"},
 		{http.MethodPost, "/crr/register", "custom resources"},

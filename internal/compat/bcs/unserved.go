@@ -22,10 +22,10 @@ var unserved = map[string]string{
 	"DELETE /agentsettings": "deleting agent settings is not served (BCS's scheduler no longer served it): " +
 		"replace a node's attributes with POST /agentsettings, its taints with PUT /agentsettings/taint, " +
 		"and enable it with POST /agentsettings/enable",
-	// bcs-client exec: create_exec, start_exec (a WebSocket) and resize_exec of BCS's
-	// console proxy, addressed by Docker container ID and host IP.
-	"/webconsole/": "bcs-client exec (BCS's console proxy) is not served: berth exec NAMESPACE/TASKGROUP -- CMD " +
-		"runs a command in a task, and the web console has a terminal (docs/agent.md, \"Exec stream\")",
+	// bcs-client exec's create_exec, start_exec and resize_exec are served (exec.go);
+	// BCS's console proxy had no others that bcs-client calls.
+	"/webconsole/": "BCS's console proxy routes served are create_exec, start_exec and resize_exec (bcs-client exec); " +
+		"berth exec NAMESPACE/TASKGROUP -- CMD runs a command in a task (docs/agent.md, \"Exec stream\")",
 	// bcs-client create/get/list/delete of custom resources: BCS's driver proxied them to
 	// a kube-apiserver (customresourcedefinitions, customresources), and before that kept
 	// them in its store (crr, crd).
