@@ -26,6 +26,8 @@ var wireTypes = map[string]func() any{
 	"ClusterResource":          func() any { return new(bcswire.ClusterResource) },
 	"[]AgentSetting":           func() any { return new([]bcswire.AgentSetting) },
 	"[]SendFailure":            func() any { return new([]bcswire.SendFailure) },
+	"[]OfferWithDelta":         func() any { return new([]bcswire.OfferWithDelta) },
+	"[]Transaction":            func() any { return new([]bcswire.Transaction) },
 	"[]StorageItem[RCStatus]":  func() any { return new([]bcswire.StorageItem[bcswire.RCStatus]) },
 	"[]StorageItem[PodStatus]": func() any { return new([]bcswire.StorageItem[bcswire.PodStatus]) },
 	"[]StorageItem[Deployment]": func() any {

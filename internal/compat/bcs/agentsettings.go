@@ -23,6 +23,7 @@ func (h *Handler) nodeRoutes() {
 	h.mux.HandleFunc("POST /agentsettings/{action}", h.enableAgents)
 	h.mux.HandleFunc("PUT /agentsettings/taint", h.patchBySettings(taintsPatch))
 	h.mux.HandleFunc("GET /cluster/resources", h.clusterResources)
+	h.mux.HandleFunc("GET /cluster/current/offers", h.currentOffers)
 }
 
 // bcsText and bcsScalar are Mesos's attribute values.

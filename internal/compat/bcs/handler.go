@@ -34,6 +34,7 @@ type Handler struct {
 	clusterID string
 	maxBody   int64 // the server's limit of a request body
 	mux       *http.ServeMux
+	execs     execSessions // bcs-client exec's sessions, for resize_exec
 }
 
 // bigLists is how many lists longer than a page this API reads at once: each holds its
@@ -49,6 +50,9 @@ func New(inner http.Handler, clusterID string, maxBody int64) *Handler {
 	h.deploymentRoutes()
 	h.configRoutes()
 	h.nodeRoutes()
+	h.transactionRoutes()
+	h.execRoutes()
+	h.unservedRoutes()
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
 			message: fmt.Sprintf("no BCS route for %s %s (docs/compat.md lists them)", r.Method, r.URL.Path)})
