@@ -74,6 +74,9 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/acl/can-i", "POST", "/v1/acl/can-i", `{"verb":"fly","kind":"process"}`, 422, "verb"},
 		{"POST /v1/acl/tokens", "POST", "/v1/acl/tokens", `{"policies":["nope"]}`, 422, "policies[0]"},
 		{"DELETE /v1/acl/tokens/{id}", "DELETE", "/v1/acl/tokens/berth-acl-nope00", "", 404, ""},
+		{"POST /v1/acl/tokens/{id}/certificate", "POST", "/v1/acl/tokens/berth-acl-nope00/certificate", `{"csr":"junk"}`, 422, "csr"},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/instances/{index}/{action}", "POST", ns + "/processes/web/instances/-1/stop", "", 400, "index"},
+		{"POST /v1/namespaces/{ns}/{plural}/{name}/instances/{index}/{action}", "POST", ns + "/processes/web/instances/0/explode", "", 404, ""},
 		{"PUT /v1/acl/policies/{name}", "PUT", "/v1/acl/policies/bad", "kind: acl-policy\nmetadata: {name: bad}\nrules: []\n", 422, "rules"},
 		{"DELETE /v1/acl/policies/{name}", "DELETE", "/v1/acl/policies/nope", "", 404, ""},
 	}
