@@ -174,7 +174,10 @@ func (h *Handler) resizeExec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.resize(v4.TermSize{Rows: uint16(req.Height), Cols: uint16(req.Width)}); err != nil {
-		writeFailure(w, failure{code: CodeScheduler, message: "resize: " + err.Error()})
+		// The command ended while this request came (its stream closed before the session
+		// left the registry): the same answer as for a session that ended earlier.
+		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,
+			message: "the exec session with this exec_id has ended: " + err.Error()})
 		return
 	}
 	writeSuccess(w, nil, nil)
