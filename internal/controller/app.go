@@ -135,6 +135,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
+		c.endOperation(ctx, key, v4.OpReplace)
 		return c.removeAll(ctx, all), nil
 	}
 	w := workload(obj)
@@ -187,6 +188,9 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}
 	c.endMove(ctx, key, byIndex, r.now)
+	if err := c.advanceReplace(ctx, key, w, byIndex); err != nil {
+		return 0, fmt.Errorf("replace the instances of %s: %w", key, err)
+	}
 	return r.next, nil
 }
 
