@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
@@ -74,19 +75,33 @@ func RequestReplace(ctx context.Context, st *store.Store, kind v4.Kind, ns, name
 	for _, tgs := range byIndex {
 		slices.SortFunc(tgs, byRun)
 	}
-	next := nextToReplace(workload(obj), byIndex, req.Instances)
+	// A replace under way whose move is in flight hands that move on to the new one.
+	cur, err := st.Operation(ctx, kind, ns, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	var moving *v4.TaskGroup
+	if cur != nil && cur.Type == v4.OpReplace {
+		if tg := findTaskGroup(byIndex, cur.Target); tg != nil && alive(tg) && tg.Metadata.Annotations[v4.MoveToAnnotation] != "" {
+			moving = tg
+		}
+	}
+	next := moving
+	if next == nil {
+		next = nextToReplace(workload(obj), byIndex, req.Instances)
+	}
 	if next == nil {
 		return obj, nil, nil
 	}
-	op := v4.Operation{Type: v4.OpReplace, Kind: kind, Name: ns + "/" + name, Instances: req.Instances}
+	op := v4.Operation{Type: v4.OpReplace, Kind: kind, Name: ns + "/" + name, Instances: req.Instances, Started: time.Now().UTC()}
 	op.Target, op.Message = next.Metadata.Name, replaceMessage(op, next)
 	// A new replace (BCS's next update) supersedes one under way; a move, a scale or a
 	// rollout must end first.
 	if err := st.BeginOperation(ctx, ns, name, op, v4.OpReplace); err != nil {
 		return nil, nil, err
 	}
-	if cur, err := st.Operation(ctx, kind, ns, name); err == nil && cur != nil {
-		op.Started = cur.Started
+	if moving != nil {
+		return obj, &op, nil
 	}
 	if err := askMove(ctx, st, next); err != nil {
 		_ = st.EndOperation(context.WithoutCancel(ctx), kind, ns, name, v4.OpReplace)
