@@ -156,14 +156,13 @@ func nextToReplace(w *v4.Workload, byIndex map[int][]*v4.TaskGroup, n *int) *v4.
 	return nil
 }
 
-// advanceReplace takes the next step of the workload's OpReplace, if one is in progress:
-// it waits while the move it asked for is under way, ends the operation with a Warning
-// when that move failed, asks for the next move when it is done, and ends the operation
-// when no instance is left to replace.
-func (c *AppController) advanceReplace(ctx context.Context, key scheduler.AppKey, w *v4.Workload, byIndex map[int][]*v4.TaskGroup) error {
-	op, err := c.store.Operation(ctx, key.Kind, key.Namespace, key.Name)
-	if err != nil || op == nil || op.Type != v4.OpReplace {
-		return err
+// advanceReplace takes the next step of the workload's OpReplace, if op (the operation
+// in progress, nil for none) is one: it waits while the move it asked for is under way,
+// ends the operation with a Warning when that move failed, asks for the next move when it
+// is done, and ends the operation when no instance is left to replace.
+func (c *AppController) advanceReplace(ctx context.Context, key scheduler.AppKey, op *v4.Operation, w *v4.Workload, byIndex map[int][]*v4.TaskGroup) error {
+	if op == nil || op.Type != v4.OpReplace {
+		return nil
 	}
 	if cur := findTaskGroup(byIndex, op.Target); cur != nil && alive(cur) {
 		a := cur.Metadata.Annotations
