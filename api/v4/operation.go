@@ -13,6 +13,9 @@ const (
 	OpDrain   = "drain"
 	OpMove    = "move"
 	OpDelete  = "delete"
+	// OpReplace replaces a workload's instances that do not run its stored pod template,
+	// one move after another (docs/lifecycle.md, "Replacing instances").
+	OpReplace = "replace"
 )
 
 // Operation is a change of one object that berth carries out asynchronously (a scale, a
@@ -28,6 +31,17 @@ type Operation struct {
 	// Target names the part of the object the operation is about: the task group a
 	// move moves.
 	Target string `json:"target,omitempty"`
+	// Instances is how many of the first instances a replace replaces; absent for every
+	// one.
+	Instances *int `json:"instances,omitempty"`
+}
+
+// ReplaceRequest is the body of POST .../{applications|processes}/{name}/replace.
+type ReplaceRequest struct {
+	// Instances replaces the first N instances (by index); absent for every one.
+	Instances *int `json:"instances,omitempty"`
+	// Force replaces the instances of a stateful workload too (each is moved).
+	Force bool `json:"force,omitempty"`
 }
 
 // Accepted is the answer to a request that started an operation (HTTP 202): the object as

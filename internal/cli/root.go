@@ -97,6 +97,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newLoginCommand(o),
 		newPlanCommand(o),
 		newScaleCommand(o),
+		newReplaceCommand(o),
 		newInstanceCommand(o, "stop"),
 		newInstanceCommand(o, "start"),
 		newRolloutCommand(o),

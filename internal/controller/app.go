@@ -135,6 +135,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
+		c.endOperation(ctx, key, v4.OpReplace)
 		return c.removeAll(ctx, all), nil
 	}
 	w := workload(obj)
@@ -186,7 +187,15 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if st.Running+st.Stopped == w.Spec.Instance && !r.surplus && !r.stopping {
 		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}
-	c.endMove(ctx, key, byIndex, r.now)
+	// One read of the operation in progress serves the move and the replace.
+	op, err := c.store.Operation(ctx, key.Kind, key.Namespace, key.Name)
+	if err != nil {
+		return 0, err
+	}
+	c.endMove(ctx, key, op, byIndex, r.now)
+	if err := c.advanceReplace(ctx, key, op, w, byIndex); err != nil {
+		return 0, fmt.Errorf("replace the instances of %s: %w", key, err)
+	}
 	return r.next, nil
 }
 

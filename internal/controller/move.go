@@ -242,11 +242,11 @@ func AnnotateTaskGroup(ctx context.Context, st *store.Store, ns, name string, fn
 	return fmt.Errorf("annotate task group %s/%s: %w", ns, name, store.ErrConflict)
 }
 
-// endMove ends the application's OpMove once the task group it moves is no longer
-// moving: moved (its old run is stopping or gone) or failed (MoveFailedAnnotation).
-func (c *AppController) endMove(ctx context.Context, key scheduler.AppKey, byIndex map[int][]*v4.TaskGroup, now time.Time) {
-	op, err := c.store.Operation(ctx, key.Kind, key.Namespace, key.Name)
-	if err != nil || op == nil || op.Type != v4.OpMove {
+// endMove ends the application's OpMove (op, the operation in progress, may be nil or
+// another) once the task group it moves is no longer moving: moved (its old run is
+// stopping or gone) or failed (MoveFailedAnnotation).
+func (c *AppController) endMove(ctx context.Context, key scheduler.AppKey, op *v4.Operation, byIndex map[int][]*v4.TaskGroup, now time.Time) {
+	if op == nil || op.Type != v4.OpMove {
 		return
 	}
 	var target *v4.TaskGroup

@@ -202,7 +202,7 @@ func TestBCSWarnings(t *testing.T) {
 	}
 	a = bcsCall(t, http.MethodPut, url+bcs.GatewayPrefix+"/namespaces/wr/processes?instances=1&args=resource", procJSON("wr", "web", 2), "")
 	wantBCS(t, a, 0)
-	if len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "args=resource") {
+	if len(a.Warnings) != 1 || !strings.Contains(a.Warnings[0], "args=resource") { // instances=1 is done (a replace)
 		t.Fatalf("update warnings %q", a.Warnings)
 	}
 }

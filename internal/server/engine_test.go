@@ -24,6 +24,7 @@ func TestMutating(t *testing.T) {
 		{http.MethodPut, "/v1/namespaces/a/processes/web", true},
 		{http.MethodDelete, "/v1/namespaces/a/processes/web", true},
 		{http.MethodPost, "/v1/namespaces/a/processes/web/scale", true},
+		{http.MethodPost, "/v1/namespaces/a/processes/web/replace", true},
 		{http.MethodPost, "/v1/namespaces/a/taskgroups/0.web.a.berth.1/move", true},
 		{http.MethodPost, "/v1/namespaces/a/taskgroups/0.web.a.berth.1/actions/restart", true},
 		{http.MethodPatch, "/v1/nodes/node-a", true},

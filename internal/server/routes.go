@@ -20,6 +20,7 @@ func (s *Server) routes() *httpapi.Mux {
 	mux.Handle("DELETE /v1/namespaces/{ns}/{plural}/{name}", inNamespace(acl.VerbWrite), s.handleDelete)
 	mux.Handle("GET /v1/namespaces/{ns}/{plural}/{name}/definition", inNamespace(acl.VerbRead), s.handleDefinition)
 	mux.Handle("POST /v1/namespaces/{ns}/{plural}/{name}/scale", inNamespace(acl.VerbScale), s.handleScale)
+	mux.Handle("POST /v1/namespaces/{ns}/{plural}/{name}/replace", inNamespace(acl.VerbWrite), s.handleReplace)
 	mux.Handle("POST /v1/namespaces/{ns}/{plural}/{name}/instances/{index}/{action}", inNamespace(acl.VerbWrite), s.handleInstance)
 	mux.Handle("POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", on(acl.VerbWrite, deplo), s.handleRollout)
 	mux.Handle("GET /v1/namespaces/{ns}/deployments/{name}/history", on(acl.VerbRead, deplo), s.handleHistory)

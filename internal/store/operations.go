@@ -109,3 +109,24 @@ func (s *Store) operation(ctx context.Context, key string) (*v4.Operation, int64
 	}
 	return &op, resp.Kvs[0].ModRevision, nil
 }
+
+// UpdateOperation rewrites the object's operation in progress with op when the stored
+// one is the same operation (its type and start time): a controller records its progress
+// without overwriting an operation begun since. It reports whether it wrote.
+func (s *Store) UpdateOperation(ctx context.Context, ns, name string, op v4.Operation) (bool, error) {
+	key := operationKey(op.Kind, ns, name)
+	val, err := json.Marshal(op)
+	if err != nil {
+		return false, fmt.Errorf("encode operation: %w", err)
+	}
+	cur, rev, err := s.operation(ctx, key)
+	if err != nil || cur == nil || cur.Type != op.Type || !cur.Started.Equal(op.Started) {
+		return false, err
+	}
+	resp, err := s.client.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+		Then(clientv3.OpPut(key, string(val))).Commit()
+	if err != nil {
+		return false, fmt.Errorf("update %s of %s %s/%s: %w", op.Type, op.Kind, ns, name, wrapEtcd(err))
+	}
+	return resp.Succeeded, nil
+}

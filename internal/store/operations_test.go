@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -47,4 +48,34 @@ func TestOperationsAreSerialisedPerObject(t *testing.T) {
 	if err := testStore.BeginOperation(ctx, ns, "a/b", move); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("bad name: got %v", err)
 	}
+}
+
+// UpdateOperation rewrites the operation it read, never one begun since.
+func TestUpdateOperationOnlyTheSameOne(t *testing.T) {
+	ctx := context.Background()
+	started := time.Now().UTC().Truncate(time.Millisecond)
+	op := v4.Operation{Type: v4.OpReplace, Kind: v4.KindProcess, Name: "ops/rep", Started: started, Target: "a"}
+	if ok, err := testStore.UpdateOperation(ctx, "ops", "rep", op); ok || err != nil {
+		t.Fatalf("update of none: %v %v", ok, err)
+	}
+	if err := testStore.BeginOperation(ctx, "ops", "rep", op); err != nil {
+		t.Fatal(err)
+	}
+	op.Target = "b"
+	if ok, err := testStore.UpdateOperation(ctx, "ops", "rep", op); !ok || err != nil {
+		t.Fatalf("update of the same: %v %v", ok, err)
+	}
+	newer := op
+	newer.Started, newer.Target = started.Add(time.Second), "c"
+	if err := testStore.BeginOperation(ctx, "ops", "rep", newer, v4.OpReplace); err != nil {
+		t.Fatal(err)
+	}
+	op.Target = "d"
+	if ok, err := testStore.UpdateOperation(ctx, "ops", "rep", op); ok || err != nil {
+		t.Fatalf("update of a superseded one: %v %v", ok, err)
+	}
+	if cur, _ := testStore.Operation(ctx, v4.KindProcess, "ops", "rep"); cur == nil || cur.Target != "c" {
+		t.Fatalf("operation %+v, want the newer one", cur)
+	}
+	_ = testStore.EndOperation(ctx, v4.KindProcess, "ops", "rep", v4.OpReplace)
 }

@@ -182,19 +182,19 @@ func TestBCSMigrationGuide(t *testing.T) {
 	serving(t, s, ns, "demo-api", true, 1, page)
 
 	// bcs-client update with the files edited. The deployment rolls to v2; the process's
-	// running instances keep their definition (docs/lifecycle.md) until bcs-client
-	// reschedule replaces each, one at a time (a move: the replacement first).
+	// first ?instances=3 instances are replaced by the update itself, as BCS did (each by a
+	// move: the replacement first).
 	v2 := func(b []byte) []byte { return bytes.Replace(b, []byte(`"value": "v1"`), []byte(`"value": "v2"`), 1) }
+	before := s.taskGroups(ns, "demo-web")
 	gw.ok(http.MethodPut, api+"/processes?instances=3", bytes.Replace(v2(file("process.json")), []byte(`"instance": 2`), []byte(`"instance": 3`), 1))
 	gw.ok(http.MethodPut, api+"/deployments", bytes.Replace(v2(file("deployment.json")), []byte(`"instance": 2`), []byte(`"instance": 1`), 1))
 	const page2 = "v2 hello from a configmap s3cret-from-a-secret"
-	for _, tg := range s.taskGroups(ns, "demo-web") {
-		gw.ok(http.MethodPut, api+"/processes/demo-web/taskgroups/"+tg.Metadata.Name+"/rescheduler", nil)
-		waitUntil(t, 20*time.Second, "instance "+tg.Metadata.Name+" replaced", func() bool {
-			tgs := s.taskGroups(ns, "demo-web")
-			return len(tgs) == 3 && !slices.ContainsFunc(tgs, func(x *v4.TaskGroup) bool { return x.Metadata.Name == tg.Metadata.Name })
+	waitUntil(t, 40*time.Second, "the update replaced every instance of demo-web", func() bool {
+		tgs := s.taskGroups(ns, "demo-web")
+		return len(tgs) == 3 && !slices.ContainsFunc(tgs, func(x *v4.TaskGroup) bool {
+			return slices.ContainsFunc(before, func(b *v4.TaskGroup) bool { return b.Metadata.Name == x.Metadata.Name })
 		})
-	}
+	})
 	pids := serving(t, s, ns, "demo-web", false, 3, page2)
 	pids = append(pids, serving(t, s, ns, "demo-api", true, 1, page2)...)
 

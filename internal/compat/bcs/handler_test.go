@@ -3,6 +3,7 @@ package bcs
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -101,52 +102,54 @@ func TestDeleteConfigEnforce(t *testing.T) {
 	}
 }
 
-// An update replaces the first ?instances=N task groups made from an older version, by a
-// move each, but not a stopped one, and says which it could not replace.
+// An update (and a rollback) asks /v1 to replace the first ?instances=N instances, every
+// one without it, forced as BCS relaunched stateful instances too; instances=0 replaces
+// none; a refused replace is a warning; a bad count changes nothing.
 func TestUpdateReplacesFirstInstances(t *testing.T) {
-	tgs := `{"items":[
-	 {"metadata":{"name":"0.web.a.c.1"},"spec":{"index":0,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
-	 {"metadata":{"name":"1.web.a.c.1"},"spec":{"index":1,"owner":{"kind":"application","name":"web"},"ownerVersion":"9"}},
-	 {"metadata":{"name":"2.web.a.c.1"},"spec":{"index":2,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
-	 {"metadata":{"name":"3.web.a.c.1"},"spec":{"index":3,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
-	 {"metadata":{"name":"4.web.a.c.1"},"spec":{"index":4,"owner":{"kind":"application","name":"web"},"ownerVersion":"5"}},
-	 {"metadata":{"name":"0.other.a.c.1"},"spec":{"index":0,"owner":{"kind":"application","name":"other"},"ownerVersion":"5"}}]}`
+	var bodies []string
+	refuse := false
 	v1 := &fakeV1{answer: func(r *http.Request) (int, string) {
-		switch {
-		case r.Method == http.MethodPut:
-			return http.StatusOK, `{"kind":"application","metadata":{"name":"web","namespace":"a","resourceVersion":"9"},"spec":{"instance":5,"stoppedInstances":[4]}}`
-		case r.Method == http.MethodGet:
-			return http.StatusOK, tgs
-		case strings.HasPrefix(r.URL.Path, "/v1/namespaces/a/taskgroups/2."):
-			return http.StatusConflict, `{"error":{"message":"task group 2.web.a.c.1 is being moved"}}`
+		if r.Method == http.MethodPut {
+			return http.StatusOK, `{"kind":"application","metadata":{"name":"web","namespace":"a","resourceVersion":"9"},"spec":{"instance":5}}`
+		}
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		if refuse {
+			return http.StatusLocked, `{"error":{"message":"application a/web: a scale operation started 1s ago is in progress"}}`
 		}
 		return http.StatusAccepted, `{}`
 	}}
 	h := New(v1, "", 1<<20)
-	body := `{"apiVersion":"v4","kind":"application","metadata":{"name":"web","namespace":"a"},"spec":{"instance":4}}`
-	e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances=3", body)
-	if e.Code != CodeSuccess || len(e.Warnings) != 1 || !strings.Contains(e.Warnings[0], "instance 2 was not replaced: task group 2.web.a.c.1 is being moved") {
-		t.Fatalf("update: %+v", e)
-	}
-	var moves []string
-	for _, a := range v1.asked {
-		if strings.HasPrefix(a, "POST ") {
-			moves = append(moves, a)
+	body := `{"apiVersion":"v4","kind":"application","metadata":{"name":"web","namespace":"a"},"spec":{"instance":5}}`
+	for _, tc := range []struct{ route, want string }{
+		{"/namespaces/a/applications?instances=3", `{"instances":3,"force":true}`},
+		{"/namespaces/a/applications", `{"force":true}`},
+		{"/namespaces/a/applications/rollback", `{"force":true}`},
+		{"/namespaces/a/processes?instances=1", `{"instances":1,"force":true}`},
+	} {
+		v1.asked, bodies = nil, nil
+		e := serve(t, h, http.MethodPut, DriverPrefix+tc.route, body)
+		plural := strings.Split(tc.route, "/")[3]
+		plural, _, _ = strings.Cut(plural, "?")
+		want := []string{"PUT /v1/namespaces/a/" + plural + "/web", "POST /v1/namespaces/a/" + plural + "/web/replace"}
+		if e.Code != CodeSuccess || len(e.Warnings) != 0 || strings.Join(v1.asked, ",") != strings.Join(want, ",") || len(bodies) != 1 || bodies[0] != tc.want {
+			t.Fatalf("%s: %+v, asked %q with %q", tc.route, e, v1.asked, bodies)
 		}
 	}
-	want := []string{"POST /v1/namespaces/a/taskgroups/0.web.a.c.1/move", "POST /v1/namespaces/a/taskgroups/2.web.a.c.1/move"}
-	if strings.Join(moves, ",") != strings.Join(want, ",") {
-		t.Fatalf("moves %q, want %q", moves, want)
-	}
-	// Without instances every instance of an older version is replaced; a bad count changes nothing.
 	v1.asked = nil
-	serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications", body)
-	if n := strings.Count(strings.Join(v1.asked, "\n"), "/move"); n != 3 {
-		t.Fatalf("%d moves without instances: %q", n, v1.asked)
+	if e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances=0", body); e.Code != CodeSuccess || len(v1.asked) != 1 {
+		t.Fatalf("instances=0: %+v, asked %q", e, v1.asked)
 	}
-	v1.asked = nil
-	if e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances=x", body); e.Code != CodeDriverParameter || len(v1.asked) != 0 {
-		t.Fatalf("instances=x: %+v, asked %q", e, v1.asked)
+	refuse = true
+	e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances=3", body)
+	if e.Code != CodeSuccess || len(e.Warnings) != 1 || !strings.Contains(e.Warnings[0], "the instances were not replaced: application a/web: a scale operation") {
+		t.Fatalf("a refused replace: %+v", e)
+	}
+	for _, bad := range []string{"x", "-1", "100001"} {
+		v1.asked = nil
+		if e := serve(t, h, http.MethodPut, DriverPrefix+"/namespaces/a/applications?instances="+bad, body); e.Code != CodeDriverParameter || len(v1.asked) != 0 {
+			t.Fatalf("instances=%s: %+v, asked %q", bad, e, v1.asked)
+		}
 	}
 }
 

@@ -116,7 +116,7 @@ func (h *Handler) update(plural string) http.HandlerFunc {
 		}
 		a := h.v1.Call(r, http.MethodPut, v1call.Path("namespaces", r.PathValue("ns"), plural, hd.Metadata.Name), vq, v1call.Body(r))
 		if a.OK() {
-			warnings = append(warnings, h.replaceFirst(r, plural, hd.Metadata.Name, a.Body, n)...)
+			warnings = append(warnings, h.replaceFirst(r, plural, hd.Metadata.Name, n)...)
 		}
 		h.finish(w, a, false, warnings)
 	}
