@@ -170,12 +170,27 @@ func (p *pipeWriter) wasHijacked() bool {
 type execSession struct {
 	agent io.ReadWriteCloser
 	mu    sync.Mutex
+	ended bool // the command exited: nothing more reaches it
+}
+
+// errExecEnded is a write to a session whose command exited.
+var errExecEnded = errors.New("the command exited")
+
+// end marks the command exited, before the client hears of it, so that a resize_exec the
+// client sends after the close finds the session ended.
+func (s *execSession) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
 }
 
 // frame writes one exec frame.
 func (s *execSession) frame(typ byte, p []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ended {
+		return errExecEnded
+	}
 	hdr := [5]byte{typ}
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(p)))
 	_, err := s.agent.Write(append(hdr[:], p...))
@@ -243,6 +258,7 @@ func (s *execSession) relay(ctx context.Context, ws *websocket.Conn) {
 			case execstream.FrameExit:
 				var e v4.ExecExit
 				json.Unmarshal(f[5:], &e)
+				s.end()
 				closeWith(websocket.CloseNormalClosure, truncate(e.Error, 120))
 				return
 			}
