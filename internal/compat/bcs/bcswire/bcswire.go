@@ -52,24 +52,32 @@ type RestartPolicy struct {
 	HostRetainTime int64  `json:"hostRetainTime"`
 }
 
+// MesosScalar, MesosRanges and MesosSet are the value kinds Mesos's attributes and
+// resources share, as their Go types decode JSON.
+type MesosScalar struct {
+	Value *float64 `json:"value,omitempty"`
+}
+
+type MesosRanges struct {
+	Range []*struct {
+		Begin *uint64 `json:"begin,omitempty"`
+		End   *uint64 `json:"end,omitempty"`
+	} `json:"range,omitempty"`
+}
+
+type MesosSet struct {
+	Item []string `json:"item,omitempty"`
+}
+
 // MesosAttribute is Mesos's protobuf Attribute as its Go type decodes JSON: pointers,
 // the value type as the enum's number.
 type MesosAttribute struct {
-	Name   *string `json:"name,omitempty"`
-	Type   *int32  `json:"type,omitempty"`
-	Scalar *struct {
-		Value *float64 `json:"value,omitempty"`
-	} `json:"scalar,omitempty"`
-	Ranges *struct {
-		Range []*struct {
-			Begin *uint64 `json:"begin,omitempty"`
-			End   *uint64 `json:"end,omitempty"`
-		} `json:"range,omitempty"`
-	} `json:"ranges,omitempty"`
-	Set *struct {
-		Item []string `json:"item,omitempty"`
-	} `json:"set,omitempty"`
-	Text *struct {
+	Name   *string      `json:"name,omitempty"`
+	Type   *int32       `json:"type,omitempty"`
+	Scalar *MesosScalar `json:"scalar,omitempty"`
+	Ranges *MesosRanges `json:"ranges,omitempty"`
+	Set    *MesosSet    `json:"set,omitempty"`
+	Text   *struct {
 		Value *string `json:"value,omitempty"`
 	} `json:"text,omitempty"`
 }

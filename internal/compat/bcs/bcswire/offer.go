@@ -10,21 +10,12 @@ type MesosID struct {
 // MesosResource is Mesos's Resource as its Go type decodes JSON (the keys berth answers
 // and the other value kinds; reservations and the like are left out: berth sends none).
 type MesosResource struct {
-	Name   *string `json:"name,omitempty"`
-	Type   *int32  `json:"type,omitempty"`
-	Scalar *struct {
-		Value *float64 `json:"value,omitempty"`
-	} `json:"scalar,omitempty"`
-	Ranges *struct {
-		Range []*struct {
-			Begin *uint64 `json:"begin,omitempty"`
-			End   *uint64 `json:"end,omitempty"`
-		} `json:"range,omitempty"`
-	} `json:"ranges,omitempty"`
-	Set *struct {
-		Item []string `json:"item,omitempty"`
-	} `json:"set,omitempty"`
-	Role *string `json:"role,omitempty"`
+	Name   *string      `json:"name,omitempty"`
+	Type   *int32       `json:"type,omitempty"`
+	Scalar *MesosScalar `json:"scalar,omitempty"`
+	Ranges *MesosRanges `json:"ranges,omitempty"`
+	Set    *MesosSet    `json:"set,omitempty"`
+	Role   *string      `json:"role,omitempty"`
 }
 
 // OfferWithDelta is BCS's OfferWithDelta (`bcs-client offer`): Mesos's v1 Offer embedded
