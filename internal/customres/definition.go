@@ -43,6 +43,8 @@ func ParseDefinition(body []byte, name string) (Definition, Doc, error) {
 	if err := CheckName("spec.version", d.Version); err != nil {
 		return d, nil, err
 	}
+	// Kubernetes' v1beta1 definitions carry spec.version, which BCS's client reads.
+	doc["spec"].(map[string]any)["version"] = d.Version
 	if err := d.readNames(doc); err != nil {
 		return d, nil, err
 	}
