@@ -253,7 +253,11 @@ func (s *Server) handleCRGet(w http.ResponseWriter, r *http.Request, crd string)
 
 // handleCRWrite creates (name "") or replaces the resource the path names.
 func (s *Server) handleCRWrite(w http.ResponseWriter, r *http.Request, crd string) error {
-	ns, name := r.PathValue("ns"), r.PathValue("name")
+	ns, err := quotaNamespace(r) // a namespace objects can be in, as api/v4 names them
+	if err != nil {
+		return err
+	}
+	name := r.PathValue("name")
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return err

@@ -83,6 +83,7 @@ func TestCustomResourcesRefused(t *testing.T) {
 		{"upper-case name", http.MethodPost, widgetsPath, widget("team-a", "Web", "1"), 422, "metadata.name"},
 		{"another namespace", http.MethodPost, widgetsPath, widget("team-b", "w", "1"), 422, "metadata.namespace"},
 		{"not JSON", http.MethodPost, widgetsPath, "kind: Widget", 400, ""},
+		{"a namespace no object can be in", http.MethodPost, "/v1/namespaces/Bad_NS/widgets.example.com", widget("Bad_NS", "w", "1"), 400, "namespace"},
 		{"undefined kind", http.MethodPost, "/v1/namespaces/team-a/gadgets.example.com", widget("team-a", "w", "1"), 404, ""},
 		{"cluster scope", http.MethodPost, "/v1/customresourcedefinitions", strings.Replace(widgetCRD, "Namespaced", "Cluster", 1), 422, "spec.scope"},
 		{"definition renamed", http.MethodPut, "/v1/customresourcedefinitions/widgets.example.com", strings.Replace(widgetCRD, `"Widget"`, `"Gizmo"`, 1), 422, "spec"},
