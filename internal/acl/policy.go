@@ -33,6 +33,10 @@ const (
 	KindCluster = "cluster" // etcd members, space, recovery, encryption keys, join tokens, users and policies
 	KindEngine  = "engine"  // maintenance of the whole engine
 	KindMetrics = "metrics" // /metrics
+	// KindCustomResourceDefinition is the cluster's custom resource definitions, and
+	// KindCustomResource the resources of every definition, in a namespace.
+	KindCustomResourceDefinition = "customresourcedefinition"
+	KindCustomResource           = "customresource"
 )
 
 // AnonymousPolicy is the policy of requests without a token: anonymous access is off
@@ -114,6 +118,10 @@ func kindWords(kind string) string {
 		return "task group"
 	case "namespacequota":
 		return "namespace quota"
+	case KindCustomResourceDefinition:
+		return "custom resource definition"
+	case KindCustomResource:
+		return "custom resource"
 	case KindCluster, KindEngine:
 		return "the " + kind
 	}
@@ -123,7 +131,7 @@ func kindWords(kind string) string {
 // ClusterKind reports whether kind has no namespace.
 func ClusterKind(kind string) bool {
 	switch kind {
-	case string(v4.KindNode), KindCluster, KindEngine, KindMetrics:
+	case string(v4.KindNode), KindCluster, KindEngine, KindMetrics, KindCustomResourceDefinition:
 		return true
 	}
 	return false

@@ -20,6 +20,8 @@ func inNamespace(verb string) httpapi.Access {
 		kind := r.PathValue("plural")
 		if k, err := v4.ParseKind(kind); err == nil {
 			kind = string(k)
+		} else if _, custom := customPlural(r); custom {
+			kind = acl.KindCustomResource // a definition's resources (customresources.go)
 		}
 		return acl.Request{Verb: verb, Kind: kind, Namespace: ns}
 	}}

@@ -102,17 +102,16 @@ func TestBCSOffersAndTransactionsLimitedToken(t *testing.T) {
 }
 
 // What bcs-client sends that berth does not serve answers BCS's envelope, 404 and
-// 1405202, saying why: as --delete, the console proxy's other routes, custom resources.
+// 1405202, saying why: as --delete, the console proxy's other routes, the older
+// scheduler's crr and crd routes.
 func TestBCSUnservedCommands(t *testing.T) {
 	url := newTestServer(t, Config{})
 	base := url + bcs.GatewayPrefix
 	for _, c := range []struct{ method, path, why string }{
 		{http.MethodDelete, "/agentsettings/?ips=10.0.0.1", "no longer served"},
 		{http.MethodGet, "/webconsole/other", "create_exec, start_exec and resize_exec"},
-		{http.MethodPost, "/customresourcedefinitions", "custom resources"},
-		{http.MethodGet, "/customresources/bkbcs.tencent.com/v1/namespaces/bcs/crontabs", "custom resources"},
-		{http.MethodPost, "/crr/register", "custom resources"},
-		{http.MethodGet, "/crd/namespaces/bcs/crontab", "custom resources"},
+		{http.MethodPost, "/crr/register", "/customresourcedefinitions"},
+		{http.MethodGet, "/crd/namespaces/bcs/crontab", "/customresources/"},
 	} {
 		a := bcsCall(t, c.method, base+c.path, "", "")
 		if a.status != http.StatusNotFound || a.Code != bcs.CodeNotFound || !strings.Contains(a.Message, c.why) {

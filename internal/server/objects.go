@@ -59,6 +59,9 @@ func verbOf(method string) string {
 }
 
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
+	if crd, ok := customPlural(r); ok {
+		return s.handleCRList(w, r, crd)
+	}
 	if p := r.PathValue("plural"); (p == "apply" || p == "plan") && r.PathValue("ns") == "" {
 		w.Header().Set("Allow", http.MethodPost)
 		return httpapi.Errorf(http.StatusMethodNotAllowed, "use POST for /v1/%s", p)
@@ -83,6 +86,9 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) handleGet(w http.ResponseWriter, r *http.Request) error {
+	if crd, ok := customPlural(r); ok {
+		return s.handleCRGet(w, r, crd)
+	}
 	kind, err := kindOf(r)
 	if err != nil {
 		return err
@@ -120,10 +126,16 @@ func (s *Server) handleDefinition(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) error {
+	if crd, ok := customPlural(r); ok {
+		return s.handleCRWrite(w, r, crd)
+	}
 	return s.writeOne(w, r, opCreate, s.store.Create, "Created", http.StatusCreated)
 }
 
 func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) error {
+	if crd, ok := customPlural(r); ok {
+		return s.handleCRWrite(w, r, crd)
+	}
 	return s.writeOne(w, r, opUpdate, s.store.Update, "Updated", http.StatusOK)
 }
 
@@ -169,6 +181,9 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
+	if crd, ok := customPlural(r); ok {
+		return s.handleCRDeleteOne(w, r, crd)
+	}
 	kind, err := writableKindOf(w, r)
 	if err != nil {
 		return err

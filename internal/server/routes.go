@@ -48,6 +48,7 @@ func (s *Server) routes() *httpapi.Mux {
 	s.joinTokenRoutes(mux)
 	s.aclRoutes(mux)
 	s.quotaRoutes(mux)
+	s.customResourceRoutes(mux)
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)

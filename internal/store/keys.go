@@ -17,6 +17,8 @@ const prefix = "/berth/v1/"
 //	/berth/v1/raw/{kind}/{namespace}/{name}       content type, "\n", submitted bytes
 //	/berth/v1/eventlog/{lastnano}/{ns}/{obj}/{id} an event record (events_keys.go)
 //	/berth/v1/eventids/{ns}/{obj}/{id}            where that record is, and its count
+//	/berth/v1/crds/{plural.group}                 a custom resource definition (customresources.go)
+//	/berth/v1/customresources/{crd}/{ns}/{name}   a custom resource of that definition
 //
 // Names and namespaces cannot contain "/" (v4 validation), so prefixes never overlap.
 

@@ -204,6 +204,12 @@ func (s *Store) scanNamespace(ctx context.Context, ns string) (NamespaceUsage, l
 			u.Bytes += size
 		}
 	}
+	cr, err := s.customResourceUsage(ctx, ns, rev)
+	if err != nil {
+		return NamespaceUsage{}, ledger{}, fmt.Errorf("count namespace %s: %w", ns, err)
+	}
+	u.Objects += cr.Objects
+	u.Bytes += cr.Bytes
 	return u, stored, nil
 }
 

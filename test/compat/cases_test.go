@@ -108,7 +108,11 @@ func (s step) check(t *testing.T, b *berth, headers map[string]string) string {
 			return fmt.Sprintf("answer holds %q: %s", c, got)
 		}
 	}
-	if bcsPath(s.Path) {
+	if kubePath(s.Path) {
+		if err := checkKube(got, s.Decode); err != nil {
+			return fmt.Sprintf("Kubernetes' types: %v: %s", err, got)
+		}
+	} else if bcsPath(s.Path) {
 		if err := checkWire(got, s.Decode); err != nil {
 			return fmt.Sprintf("BCS's types: %v: %s", err, got)
 		}

@@ -44,6 +44,35 @@ func bcsPath(path string) bool {
 	return strings.HasPrefix(path, "/mesosdriver/v4/") || strings.HasPrefix(path, "/bcsapi/v4/")
 }
 
+// kubeTypes are the types bcs-client decodes the answers of BCS's custom resource routes
+// into: Kubernetes' own, which the API server BCS's driver passed them to answered.
+var kubeTypes = map[string]func() any{
+	"CustomResourceDefinition":     func() any { return new(bcswire.CustomResourceDefinition) },
+	"CustomResourceDefinitionList": func() any { return new(bcswire.CustomResourceDefinitionList) },
+	"CustomResource":               func() any { return new(bcswire.CustomResource) },
+	"CustomResourceList":           func() any { return new(bcswire.CustomResourceList) },
+	"Status":                       func() any { return new(bcswire.KubeStatus) },
+}
+
+// kubePath says whether path is one of BCS's custom resource routes, whose answers are
+// Kubernetes' objects rather than BCS's envelope.
+func kubePath(path string) bool {
+	if !bcsPath(path) {
+		return false
+	}
+	return strings.Contains(path, "/customresourcedefinitions") || strings.Contains(path, "/customresources/")
+}
+
+// checkKube decodes a custom resource route's answer strictly as typ names it; every
+// such step names one.
+func checkKube(body []byte, typ string) error {
+	newValue, ok := kubeTypes[typ]
+	if !ok {
+		return fmt.Errorf("no Kubernetes type %q in kubeTypes", typ)
+	}
+	return bcswire.Decode(body, newValue())
+}
+
 // checkWire decodes a BCS answer strictly: the envelope, then its data as typ names it.
 // "null" is a write's answer (bcs-client reads its code and message only; berth's data
 // is null); "document" a definition or a document, decoded as api/v4 decodes BCS's

@@ -52,6 +52,7 @@ func New(inner http.Handler, clusterID string, maxBody int64) *Handler {
 	h.nodeRoutes()
 	h.transactionRoutes()
 	h.execRoutes()
+	h.customResourceRoutes()
 	h.unservedRoutes()
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,

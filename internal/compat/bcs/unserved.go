@@ -26,15 +26,12 @@ var unserved = map[string]string{
 	// BCS's console proxy had no others that bcs-client calls.
 	"/webconsole/": "BCS's console proxy routes served are create_exec, start_exec and resize_exec (bcs-client exec); " +
 		"berth exec NAMESPACE/TASKGROUP -- CMD runs a command in a task (docs/agent.md, \"Exec stream\")",
-	// bcs-client create/get/list/delete of custom resources: BCS's driver proxied them to
-	// a kube-apiserver (customresourcedefinitions, customresources), and before that kept
-	// them in its store (crr, crd).
-	"/customresourcedefinitions":  customResources,
-	"/customresourcedefinitions/": customResources,
-	"/customresources/":           customResources,
-	"/crr/":                       customResources,
-	"/crd/":                       customResources,
+	// BCS's older scheduler kept custom resources in its store under these routes; the
+	// bcs-client of BCS's later releases calls /customresourcedefinitions and
+	// /customresources/... (customresources.go), which berth serves.
+	"/crr/": customResources,
+	"/crd/": customResources,
 }
 
-const customResources = "custom resources are not served: berth stores only its own kinds, " +
-	"each validated, in namespaces with quotas (docs/compat.md)"
+const customResources = "the scheduler's crr and crd routes are not served: berth serves custom resources as " +
+	"BCS's driver did, at /customresourcedefinitions and /customresources/{group}/{version}/namespaces/{ns}/{plural} (docs/compat.md)"
