@@ -24,6 +24,7 @@ func readBCSValues(obj Object) []Warning {
 	if s, ok := obj.(*Service); ok {
 		warns = append(warns, readServiceValues(s)...)
 	}
+	warns = append(warns, readDataText(obj)...) // bcs_datatext.go
 	p := PodSpecOf(obj)
 	if p == nil {
 		return warns

@@ -29,6 +29,12 @@ func TestBCSValues(t *testing.T) {
 			"spec.template.spec.containers[0].healthChecks[0].timeoutSeconds 20 is not below intervalSeconds (20): BCS's executor failed every launch"},
 		{"a service port without a protocol is tcp", `{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":""}]}}`,
 			func(o Object) string { return o.(*Service).Spec.Ports[0].Protocol }, "tcp", ""},
+		{"a secret's text that is not base64 is its value", `{"apiVersion":"v4","kind":"secret","metadata":{"name":"s"},"datas":{"id":{"content":"{{CLB_SECRETID}}"},"ok":{"content":"eA=="}}}`,
+			func(o Object) string { return o.(*Secret).Datas["id"].Content + " " + o.(*Secret).Datas["ok"].Content }, "e3tDTEJfU0VDUkVUSUR9fQ== eA==",
+			"datas.id.content is not base64 (illegal base64 data at input byte 0): BCS stored it as given"},
+		{"a configmap file's text that is not base64 is its value", `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"c"},"datas":{"f":{"type":"FILE","content":"a b"},"u":{"type":"http","content":"http://h/x"}}}`,
+			func(o Object) string { return o.(*ConfigMap).Datas["f"].Content + " " + o.(*ConfigMap).Datas["u"].Content }, "YSBi http://h/x",
+			"datas.f.content is not base64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			docs, err := Parse([]byte(tc.doc))
