@@ -33,7 +33,9 @@ func TestBCSValues(t *testing.T) {
 			func(o Object) string { return o.(*Secret).Datas["id"].Content + " " + o.(*Secret).Datas["ok"].Content }, "e3tDTEJfU0VDUkVUSUR9fQ== eA==",
 			"datas.id.content is not base64 (illegal base64 data at input byte 0): BCS stored it as given"},
 		{"a configmap file's text that is not base64 is its value", `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"c"},"datas":{"f":{"type":"FILE","content":"a b"},"u":{"type":"http","content":"http://h/x"}}}`,
-			func(o Object) string { return o.(*ConfigMap).Datas["f"].Content + " " + o.(*ConfigMap).Datas["u"].Content }, "YSBi http://h/x",
+			func(o Object) string {
+				return o.(*ConfigMap).Datas["f"].Content + " " + o.(*ConfigMap).Datas["u"].Content
+			}, "YSBi http://h/x",
 			"datas.f.content is not base64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
