@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -186,10 +187,12 @@ func TestBCSMigrationGuide(t *testing.T) {
 	// move: the replacement first).
 	v2 := func(b []byte) []byte { return bytes.Replace(b, []byte(`"value": "v1"`), []byte(`"value": "v2"`), 1) }
 	before := s.taskGroups(ns, "demo-web")
-	gw.ok(http.MethodPut, api+"/processes?instances=3", bytes.Replace(v2(file("process.json")), []byte(`"instance": 2`), []byte(`"instance": 3`), 1))
+	upd := gw.ok(http.MethodPut, api+"/processes?instances=3", bytes.Replace(v2(file("process.json")), []byte(`"instance": 2`), []byte(`"instance": 3`), 1))
 	gw.ok(http.MethodPut, api+"/deployments", bytes.Replace(v2(file("deployment.json")), []byte(`"instance": 2`), []byte(`"instance": 1`), 1))
 	const page2 = "v2 hello from a configmap s3cret-from-a-secret"
-	waitUntil(t, 40*time.Second, "the update replaced every instance of demo-web", func() bool {
+	// Three moves one after another, each waiting for its replacement to run: generous on
+	// a loaded machine.
+	waitUntil(t, 120*time.Second, fmt.Sprintf("the update replaced every instance of demo-web (its warnings: %q)", upd.Warnings), func() bool {
 		tgs := s.taskGroups(ns, "demo-web")
 		return len(tgs) == 3 && !slices.ContainsFunc(tgs, func(x *v4.TaskGroup) bool {
 			return slices.ContainsFunc(before, func(b *v4.TaskGroup) bool { return b.Metadata.Name == x.Metadata.Name })
