@@ -57,7 +57,8 @@ func HTTPClientTLS(conf *tls.Config) *http.Client {
 // it up; over HTTP/2 giving up a stream leaves its connection open, and the next stream
 // would go to the same dead server: the pings close it instead, so every stream on it
 // fails and the next dial goes to a server that answers.
-const (
+// Variables for tests.
+var (
 	h2PingAfter = 10 * time.Second
 	h2PingWait  = 10 * time.Second
 	h2WriteWait = 15 * time.Second
