@@ -104,6 +104,8 @@ pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
 lost_nodes() { grep -c 'msg="node lost"' "$work/server.log" || true; }
 # Connections the API accepted so far: each costs the server a TLS handshake.
 conns() { api metrics | awk '/^berth_http_connections_opened_total / {printf "%d", $2}'; }
+# Connections open now: one per agent over HTTP/2 (docs/agent.md), the probe's own aside.
+open_conns() { api metrics | awk '/^berth_http_connections_open / {printf "%d", $2}'; }
 
 c0=$(cpu) s0=$(simcpu) r0=$(rev) d0=$(dbsize) k0=$(conns) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
@@ -118,7 +120,7 @@ c1=$(cpu) s1=$(simcpu) r1=$(rev) d1=$(dbsize) k1=$(conns) t1=$(date +%s.%N)
 lost=$(lost_nodes)
 
 awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v n="$nodes" -v hb="$heartbeat" \
-  -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" -v k0="${k0:-0}" -v k1="${k1:-0}" 'BEGIN {
+  -v r0="$r0" -v r1="$r1" -v d0="${d0:-0}" -v d1="${d1:-0}" -v rss="$(rss_mb)" -v lost="$lost" -v k0="${k0:-0}" -v k1="${k1:-0}" -v open="$(open_conns)" 'BEGIN {
   secs = t1 - t0
   printf "nodes %d, heartbeat %s, measured %.0f s\n", n, hb, secs
   printf "server CPU: %.1f%% of one core\n", 100 * (c1 - c0) / tck / secs
@@ -127,7 +129,7 @@ awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v t
   printf "etcd revisions: %d (%.2f per second; revision %d to %d)\n", r1 - r0, (r1 - r0) / secs, r0, r1
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
   printf "nodes marked Lost (the ramp included): %d\n", lost
-  printf "connections opened: %d\n", k1 - k0
+  printf "connections opened: %d, open: %d\n", k1 - k0, open
 }'
 
 loads=${LOAD:-100x100}

@@ -35,9 +35,9 @@ type Agent struct {
 	log      *slog.Logger
 	servers  *servers
 	reporter *reporter
-	// reports makes status writes and full reports take turns on the one connection the
-	// agent keeps for its calls besides its task group watch and its heartbeat stream
-	// (agentMaxConns).
+	// reports makes status writes and full reports take turns: one stream at a time
+	// besides the task group watch and the heartbeat stream, or, with a server that
+	// offers only HTTP/1.1, one connection (agentMaxConns).
 	reports sync.Mutex
 
 	// Set by Run before any goroutine starts.
@@ -220,7 +220,9 @@ func (a *Agent) openState(ctx context.Context) (err error) {
 	if a.cfg.followsCatalog() {
 		conns = agentMaxConnsDNS
 	}
-	a.servers, err = newServers(a.cfg.ServerURLs, client.HTTPClientTLS(a.id.clientTLS()), "", conns, a.log)
+	// HTTP/2: the heartbeat stream, the task group watch and the calls share one
+	// connection to a server (servers.go).
+	a.servers, err = newServers(a.cfg.ServerURLs, client.MultiplexedHTTPClient(a.id.clientTLS()), "", conns, a.log)
 	return err
 }
 

@@ -172,7 +172,8 @@ type Config struct {
 
 // followsCatalog reports whether the agent keeps a catalog of the cluster's services:
 // for its DNS server (and service proxy), its load-balancer group, or OnCatalog. Its
-// watch then takes a connection of its own (agentMaxConnsDNS).
+// watch then takes a stream of its own (a connection with a server that offers only
+// HTTP/1.1: agentMaxConnsDNS).
 func (c Config) followsCatalog() bool {
 	return c.DNSAddr != "" || c.OnCatalog != nil || c.LBGroup != ""
 }

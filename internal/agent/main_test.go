@@ -58,6 +58,8 @@ type cluster struct {
 	ts  *httptest.Server
 	// seen, when set, is shown every request before the server serves it.
 	seen atomic.Pointer[func(*http.Request)]
+	// open counts the server's connections now open (TLS or not yet), across restarts.
+	open atomic.Int64
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -112,6 +114,14 @@ func (c *cluster) serve(l net.Listener) {
 	}))
 	ts.Listener.Close()
 	ts.Listener = tls.NewListener(l, srv.TLSConfig())
+	ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			c.open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			c.open.Add(-1)
+		}
+	}
 	ts.Start()
 	c.mu.Lock()
 	c.srv, c.ts = srv, ts

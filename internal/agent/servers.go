@@ -24,11 +24,17 @@ type servers struct {
 	cur int
 }
 
-// agentMaxConns is how many connections an agent opens to one server at most: its task
-// group watch, its heartbeat stream, and one for its calls (status writes and full
-// reports take turns, Agent.reports); an agent that runs the cluster DNS server holds
-// one more, for its watch of services (agentMaxConnsDNS; Config.followsCatalog). A server's connection limit
-// must cover three or four per node (20,000 at 5,000 nodes).
+// An agent talks to a server over one HTTP/2 connection (client.MultiplexedHTTPClient):
+// its task group watch, its heartbeat stream and its calls (status writes and full
+// reports take turns, Agent.reports) are streams of it, and an agent that runs the
+// cluster DNS server has one more, its watch of services (Config.followsCatalog). A
+// server therefore holds one connection per node (5,000 at 5,000 nodes), far below the
+// streams it allows on one (h2Streams in internal/server/config.go).
+//
+// agentMaxConns is how many connections an agent opens to one server at most with a
+// server that offers only HTTP/1.1, where each of those takes a connection:
+// agentMaxConnsDNS with the watch of services. Over HTTP/2 the transport opens a second
+// connection only when the first has no stream left, which the agent's few never reach.
 const (
 	agentMaxConns    = 3
 	agentMaxConnsDNS = 4
@@ -46,14 +52,14 @@ func newServers(urls []string, hc *http.Client, token string, maxConns int, log 
 	// dead server is noticed.
 	if t, ok := hc.Transport.(*http.Transport); ok {
 		t.ResponseHeaderTimeout = 30 * time.Second
-		// The task group watch and the heartbeat stream hold one connection each; the
-		// calls share the rest. A slow
-		// server makes calls wait instead of each opening one more connection (at
-		// thousands of agents, the server's file descriptors run out).
+		// Over HTTP/1.1 the task group watch and the heartbeat stream hold one connection
+		// each and the calls share the rest: a slow server makes calls wait instead of
+		// each opening one more connection (at thousands of agents, the server's file
+		// descriptors run out). Over HTTP/2 they are streams of one connection.
 		t.MaxConnsPerHost = maxConns
-		// The connection for calls stays open between full reports (every tenth periodic
-		// report), so a burst of status writes does not handshake again; the server keeps
-		// idle connections a little longer than this.
+		// A connection that carries only calls stays open between full reports (every
+		// tenth periodic report), so a burst of status writes does not handshake again;
+		// the server keeps idle connections a little longer than this.
 		t.IdleConnTimeout = agentIdleConn
 	}
 	for _, u := range urls {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -54,9 +55,25 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	live, unregister := a.beatStreams.open(name, cancel)
 	defer unregister()
 	// The body's reads wait for the agent: the end of the stream (the server closing)
-	// ends them too.
-	stop := context.AfterFunc(ctx, func() { rc.SetReadDeadline(time.Now()) })
-	defer stop()
+	// ends them too. The deadline is never set once the handler returned: over HTTP/2 a
+	// finished stream's ResponseController is gone (setting it panics), and a stream
+	// ended by another that replaced it or by the server closing may be returning as
+	// the deadline is set.
+	var deadlineMu sync.Mutex
+	returned := false
+	stop := context.AfterFunc(ctx, func() {
+		deadlineMu.Lock()
+		defer deadlineMu.Unlock()
+		if !returned {
+			rc.SetReadDeadline(time.Now())
+		}
+	})
+	defer func() {
+		stop()
+		deadlineMu.Lock()
+		returned = true
+		deadlineMu.Unlock()
+	}()
 
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -65,9 +65,12 @@ func (c *Client) AgentHeartbeats(ctx context.Context, node string) (*HeartbeatSt
 			return nil, err
 		}
 		req.ContentLength = -1 // a stream: chunked, headers sent at once
-		// The connection ends with the stream. It also keeps a server that answers an
-		// error before reading the body from waiting for the body's end first.
-		req.Close = true
+		// Over HTTP/1.1 the connection ends with the stream. It also keeps a server that
+		// answers an error before reading the body from waiting for the body's end first.
+		// Over HTTP/2 the stream ends alone (the server resets it), and the connection
+		// carries the agent's other calls: asking to close it would make every later
+		// call open one of its own.
+		req.Close = !multiplexes(c.http.Transport)
 		req.Header.Set("Content-Type", "application/x-ndjson")
 		req.Header.Set("Accept", "application/x-ndjson")
 		return req, nil

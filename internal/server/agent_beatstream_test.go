@@ -134,12 +134,18 @@ func FuzzHeartbeatStreamLine(f *testing.F) {
 }
 
 // A node has one heartbeat stream: a second one ends the first with a 409 line, and an
-// agent opening stream after stream holds one at a time.
+// agent opening stream after stream holds one at a time, each stream a connection of
+// its own (HTTP/1.1, agents before HTTP/2) or a stream of the agent's one connection.
 func TestAgentHeartbeatStreamReplaced(t *testing.T) {
 	srv, url := newTestServerOf(t, Config{})
-	ctx := context.Background()
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
-	c, err := client.New(url, client.WithHTTPClient(httpClientAs(t, "n1")))
+	t.Run("HTTP/1.1", func(t *testing.T) { heartbeatStreamReplaced(t, srv, url, httpClientAs(t, "n1")) })
+	t.Run("HTTP/2", func(t *testing.T) { heartbeatStreamReplaced(t, srv, url, h2Client(t, "n1")) })
+}
+
+func heartbeatStreamReplaced(t *testing.T, srv *Server, url string, hc *http.Client) {
+	ctx := context.Background()
+	c, err := client.New(url, client.WithHTTPClient(hc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 )
 
 // TestBrowsersGetHTTP2: a client that offers HTTP/2 (a browser) gets it, and a watch
-// stream works over it; berth's own clients offer HTTP/1.1 only and keep it (exec
-// hijacks their connections).
+// stream works over it; the CLI's client offers HTTP/1.1 only and keeps it (exec
+// hijacks its connections).
 func TestBrowsersGetHTTP2(t *testing.T) {
 	base := newTestServer(t, Config{})
 	browser := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{

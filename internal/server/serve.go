@@ -54,7 +54,7 @@ func (s *Server) Serve(ctx context.Context, ln, plain net.Listener) error {
 // httpServer is the http.Server that serves the API: headers within ReadHeaderTimeout
 // (which bounds the TLS handshake too), no WriteTimeout (watch streams last as long as
 // the client stays), kept-alive connections closed after idleTimeout, and HTTP/2
-// (browsers) bounded: one connection carries at most h2Streams streams, and what its
+// (agents, browsers) bounded: one connection carries at most h2Streams streams, and what its
 // client may send before the server reads is bounded per stream and per connection, so
 // one connection cannot take the server's memory.
 func (s *Server) httpServer(log *slog.Logger) *http.Server {

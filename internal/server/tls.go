@@ -100,8 +100,10 @@ func (s *Server) TLSConfig() *tls.Config {
 		ClientCAs:      s.ca.Pool(),
 		// HTTP/2 for browsers: the web console holds a watch stream or three per tab, and
 		// over HTTP/1.1 a browser's six connections to a host would soon all be held by
-		// streams. berth's own clients (the CLI, agents) offer HTTP/1.1 only, which exec
-		// sessions need (they hijack the connection), as do the console's WebSockets.
+		// streams. HTTP/2 for agents: their heartbeat stream, task group watch and calls
+		// share one connection, one TLS session per node. The CLI offers HTTP/1.1 only,
+		// which exec sessions need (they hijack the connection), as do the console's
+		// WebSockets.
 		NextProtos: []string{"h2", "http/1.1"},
 	})
 }
