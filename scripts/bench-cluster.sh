@@ -23,6 +23,9 @@
 # gets REST_APPS more processes (default 30) of REST_INSTANCES (default 10), one every
 # REST_PACE (default 2s), each with its service: the same latency, apart from the burst's.
 #
+# SIM_PROFILE=DIR keeps each simulator's CPU profile, from its start to its end, in
+# DIR/simN-cpu.pprof.
+#
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
 # BURST_PROFILE seconds (default 30) and of the idle phase. AGENT_LOG_LEVEL=warn logs the
@@ -65,7 +68,7 @@ while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
   "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
     --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" \
-    ${SERVICES:+--follow-services} >>"$work/sim.log" 2>&1 &
+    ${SERVICES:+--follow-services} ${SIM_PROFILE:+--cpu-profile "$SIM_PROFILE/sim$i-cpu.pprof"} >>"$work/sim.log" 2>&1 &
   pids+=("$!")
   left=$(( left - n )) i=$(( i + 1 ))
 done

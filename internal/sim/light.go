@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/jointoken"
+	"github.com/berthhq/berth/internal/pki"
+)
+
+// simNode is a simulated node: a light node or a whole agent.
+type simNode interface {
+	NodeName() string
+	Ready() <-chan struct{}
+	Run(ctx context.Context) error
+}
+
+// prepareLight builds what the light nodes share: one join client (the join needs no
+// node certificate, so a single transport and its TLS sessions serve every join), the
+// beat scheduler, and the machine every node describes.
+func (s *Sim) prepareLight() error {
+	tok, err := jointoken.Parse(s.cfg.Token)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	var hc = client.HTTPClientTLS(nil)
+	switch {
+	case s.cfg.CACertFile != "":
+		if s.roots, err = client.LoadCAFile(s.cfg.CACertFile); err != nil {
+			return fmt.Errorf("sim: CA certificate: %w", err)
+		}
+		hc = client.HTTPClient(s.roots, nil)
+	case tok.CAHash != "":
+		hc = client.HTTPClientTLS(pki.PinnedConfig(tok.CAHash, nil))
+	default:
+		return errors.New("sim: the join token carries no CA hash and no CA certificate was given")
+	}
+	s.joiner, err = client.New(strings.Join(s.cfg.ServerURLs, ","), client.WithHTTPClient(hc),
+		client.WithBearerToken(tok.String()), client.WithUserAgent("berth-agent/"+agent.Version))
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	hb, rep := s.cfg.HeartbeatInterval, s.cfg.ReportInterval
+	if hb <= 0 {
+		hb = agent.DefaultHeartbeatInterval
+	}
+	if rep <= 0 {
+		rep = agent.DefaultReportInterval
+	}
+	s.beats = &beatScheduler{interval: hb, reportEvery: max(1, int(rep/hb))}
+	s.machine = machine()
+	return nil
+}
+
+// serverRoots are the roots that verify the servers: the CA certificate given, or the
+// cluster CA of the first join's answer (its hash was pinned by the join).
+func (s *Sim) serverRoots(caPEM []byte) (*x509.CertPool, error) {
+	s.rootsMu.Lock()
+	defer s.rootsMu.Unlock()
+	if s.roots != nil {
+		return s.roots, nil
+	}
+	ca, err := pki.ParseCertificate(caPEM)
+	if err != nil {
+		return nil, fmt.Errorf("the server's answer: CA: %w", err)
+	}
+	s.roots = x509.NewCertPool()
+	s.roots.AddCert(ca)
+	return s.roots, nil
+}
+
+// nodeObject is the node a light node registers: this machine's resources, as each
+// agent on it would report them.
+func (s *Sim) nodeObject(name string) *v4.Node {
+	return &v4.Node{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
+		Metadata: v4.ObjectMeta{Name: name},
+		Spec:     v4.NodeSpec{Hostname: name, IP: s.ip, Capacity: s.machine, Allocatable: allocatable(s.machine)},
+		Status:   v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: agent.Version},
+	}
+}
+
+// machine is this machine's CPUs and memory, as an agent measures them (the disk is
+// left out: the fake tasks use none).
+func machine() v4.NodeResources {
+	r := v4.NodeResources{CPU: float64(runtime.NumCPU())}
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
+				kb, _ := strconv.ParseFloat(fields[1], 64)
+				r.MemoryMB = math.Floor(kb / 1024)
+			}
+		}
+	}
+	if r.MemoryMB == 0 {
+		r.MemoryMB = 4096
+	}
+	return r
+}
+
+// allocatable is the capacity minus the agent's system reserve (internal/agent/machine.go).
+func allocatable(c v4.NodeResources) v4.NodeResources {
+	reserve := func(v, lo, hi float64) float64 {
+		r := min(max(v*0.05, lo), hi)
+		return math.Max(0, math.Round((v-r)*100)/100)
+	}
+	return v4.NodeResources{CPU: reserve(c.CPU, 0.1, 1), MemoryMB: math.Floor(reserve(c.MemoryMB, 256, 2048)), DiskMB: c.DiskMB}
+}
