@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
@@ -59,7 +60,11 @@ func (s *Sim) prepareLight() error {
 		rep = agent.DefaultReportInterval
 	}
 	s.beats = &beatScheduler{interval: hb, reportEvery: max(1, int(rep/hb))}
-	s.machine = machine()
+	// The nodes describe the disk of the data dir, as agents their own.
+	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("sim: data directory: %w", err)
+	}
+	s.machine = machine(s.cfg.DataDir)
 	return nil
 }
 
@@ -91,10 +96,14 @@ func (s *Sim) nodeObject(name string) *v4.Node {
 	}
 }
 
-// machine is this machine's CPUs and memory, as an agent measures them (the disk is
-// left out: the fake tasks use none).
-func machine() v4.NodeResources {
+// machine is this machine's CPUs, memory and the disk of dataDir, as an agent measures
+// them (internal/agent/machine.go).
+func machine(dataDir string) v4.NodeResources {
 	r := v4.NodeResources{CPU: float64(runtime.NumCPU())}
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dataDir, &fs); err == nil {
+		r.DiskMB = math.Floor(float64(fs.Blocks) * float64(fs.Bsize) / (1 << 20))
+	}
 	if f, err := os.Open("/proc/meminfo"); err == nil {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -117,5 +126,6 @@ func allocatable(c v4.NodeResources) v4.NodeResources {
 		r := min(max(v*0.05, lo), hi)
 		return math.Max(0, math.Round((v-r)*100)/100)
 	}
-	return v4.NodeResources{CPU: reserve(c.CPU, 0.1, 1), MemoryMB: math.Floor(reserve(c.MemoryMB, 256, 2048)), DiskMB: c.DiskMB}
+	return v4.NodeResources{CPU: reserve(c.CPU, 0.1, 1), MemoryMB: math.Floor(reserve(c.MemoryMB, 256, 2048)),
+		DiskMB: math.Floor(reserve(c.DiskMB, 0, 10240))}
 }
