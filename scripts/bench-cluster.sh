@@ -66,13 +66,14 @@ start_bench_server
 # A simulated node holds about four file descriptors (its listener, its connections to the
 # server): simulators of at most PER_SIM nodes each stay under a 20,000 descriptor limit.
 per_sim=${PER_SIM:-2500}
+sims=()
 left=$nodes i=0
 while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
   "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
     --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" \
     ${SERVICES:+--follow-services} ${SIM_PROFILE:+--cpu-profile "$SIM_PROFILE/sim$i-cpu.pprof"} >>"$work/sim.log" 2>&1 &
-  pids+=("$!")
+  pids+=("$!") sims+=("$!")
   left=$(( left - n )) i=$(( i + 1 ))
 done
 
@@ -99,7 +100,7 @@ tck=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 # The simulators' CPU: they share the machine with the server, and agents starved of it
 # beat late.
-simcpu() { for p in "${pids[@]}"; do cat "/proc/$p/stat"; done | awk '{s += $14 + $15} END {print s + 0}'; }
+simcpu() { for p in "${sims[@]}"; do cat "/proc/$p/stat"; done | awk '{s += $14 + $15} END {print s + 0}'; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$server/status"; }
 # etcd's revision: the resourceVersion of a list (the API writes it before the items).
 rev() { api v1/nodes | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9; }
