@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -65,6 +66,10 @@ func (s *Sim) prepareLight() error {
 		return fmt.Errorf("sim: data directory: %w", err)
 	}
 	s.machine = machine(s.cfg.DataDir)
+	s.loopback = true
+	for _, u := range s.cfg.ServerURLs {
+		s.loopback = s.loopback && isLoopback(u)
+	}
 	return nil
 }
 
@@ -128,4 +133,14 @@ func allocatable(c v4.NodeResources) v4.NodeResources {
 	}
 	return v4.NodeResources{CPU: reserve(c.CPU, 0.1, 1), MemoryMB: math.Floor(reserve(c.MemoryMB, 256, 2048)),
 		DiskMB: math.Floor(reserve(c.DiskMB, 0, 10240))}
+}
+
+// isLoopback reports whether a server address names a loopback IP.
+func isLoopback(server string) bool {
+	u, err := client.ParseServerURL(server)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback() && ip.To4() != nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,10 +28,11 @@ import (
 // a data dir, a local API, drivers, metrics) costs the simulator, not the server: a
 // thousand agents in one process took most of a core before the server did any work.
 type lightNode struct {
-	s    *Sim
-	name string
-	log  *slog.Logger
-	api  *client.Client // the node's mTLS client, set once it joined
+	s     *Sim
+	name  string
+	index int // among the simulator's nodes
+	log   *slog.Logger
+	api   *client.Client // the node's mTLS client, set once it joined
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -59,8 +61,8 @@ type simTaskGroup struct {
 	timer    *time.Timer // its next change (start, exit), when one is due
 }
 
-func newLightNode(s *Sim, name string) *lightNode {
-	return &lightNode{s: s, name: name, log: s.agentLog.With("node", name), ready: make(chan struct{}),
+func newLightNode(s *Sim, index int, name string) *lightNode {
+	return &lightNode{s: s, name: name, index: index, log: s.agentLog.With("node", name), ready: make(chan struct{}),
 		reopen: make(chan struct{}, 1), periodic: make(chan struct{}, 1), tgs: map[string]*simTaskGroup{},
 		rep: reports{pending: map[string]uint64{}, wake: make(chan struct{}, 1)}}
 }
@@ -139,11 +141,23 @@ func (n *lightNode) join(ctx context.Context) error {
 		ClientSessionCache: tls.NewLRUClientSessionCache(4)}))
 	t := hc.Transport.(*http.Transport)
 	t.ResponseHeaderTimeout, t.MaxConnsPerHost, t.IdleConnTimeout = 30*time.Second, 3, 6*time.Minute
+	if n.s.loopback {
+		// Each node its own source address, as each agent its own machine: the server
+		// limits the connections of one source (--max-connections-per-source).
+		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: n.sourceIP()}}
+		t.DialContext = d.DialContext
+	}
 	n.api, err = client.New(strings.Join(n.s.cfg.ServerURLs, ","), client.WithHTTPClient(hc), client.WithUserAgent("berth-agent/"+agent.Version))
 	if err != nil {
 		return n.errorf("%w", err)
 	}
 	return nil
+}
+
+// sourceIP is the node's loopback address, 127.1.0.0 and up by its index.
+func (n *lightNode) sourceIP() net.IP {
+	i := n.index
+	return net.IPv4(127, byte(1+i>>16), byte(i>>8), byte(i))
 }
 
 // register registers the node, retrying until it succeeds or ctx ends (false).

@@ -102,6 +102,7 @@ type Sim struct {
 	beats    *beatScheduler
 	machine  v4.NodeResources
 	ip       string
+	loopback bool // every server is on an IPv4 loopback address: nodes dial from their own
 	rootsMu  sync.Mutex
 	roots    *x509.CertPool
 
@@ -154,7 +155,7 @@ func New(cfg Config) (*Sim, error) {
 			return nil, err
 		}
 		for i := range cfg.Nodes {
-			s.nodes = append(s.nodes, newLightNode(s, fmt.Sprintf("%s-%05d", cfg.Prefix, i)))
+			s.nodes = append(s.nodes, newLightNode(s, i, fmt.Sprintf("%s-%05d", cfg.Prefix, i)))
 		}
 		return s, nil
 	}
