@@ -196,7 +196,10 @@ func (n *lightNode) beat() {
 // ends. A stream's first beat says the agent's version and is awaited, as the agent's.
 func (n *lightNode) beatLoop(ctx context.Context) {
 	defer n.swapStream(nil)
-	n.reopen <- struct{}{}
+	select { // the scheduler may have asked already
+	case n.reopen <- struct{}{}:
+	default:
+	}
 	for {
 		select {
 		case <-ctx.Done():
