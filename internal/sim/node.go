@@ -33,6 +33,7 @@ type lightNode struct {
 	index int // among the simulator's nodes
 	log   *slog.Logger
 	api   *client.Client // the node's mTLS client, set once it joined
+	hc    *http.Client   // its HTTP client (the watch)
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -147,6 +148,7 @@ func (n *lightNode) join(ctx context.Context) error {
 		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, LocalAddr: &net.TCPAddr{IP: n.sourceIP()}}
 		t.DialContext = d.DialContext
 	}
+	n.hc = hc
 	n.api, err = client.New(strings.Join(n.s.cfg.ServerURLs, ","), client.WithHTTPClient(hc), client.WithUserAgent("berth-agent/"+agent.Version))
 	if err != nil {
 		return n.errorf("%w", err)

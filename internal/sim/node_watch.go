@@ -1,12 +1,18 @@
 package sim
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/client"
 )
 
@@ -39,8 +45,9 @@ func (n *lightNode) syncOnce(ctx context.Context) error {
 	}
 	listed := make(map[string]bool, len(tgs))
 	for _, tg := range tgs {
-		listed[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)] = true
-		n.handle(tg)
+		v := viewOf(tg)
+		listed[v.key()] = true
+		n.handle(v)
 	}
 	n.mu.Lock()
 	for key := range n.tgs {
@@ -49,36 +56,131 @@ func (n *lightNode) syncOnce(ctx context.Context) error {
 		}
 	}
 	n.mu.Unlock()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the watch's reader
-	ch, err := n.api.AgentWatchTaskGroups(wctx, n.name, rv)
+	return n.watch(ctx, rv)
+}
+
+// watch follows the node's task groups after revision rv, as the agent's client does
+// (GET .../taskgroups?watch=true, a line per change), until the stream breaks. A change
+// is decoded into tgView, not a whole task group: a task group's line is mostly its
+// template and status, which a light node never reads, and decoding them all was most
+// of a simulator's work in a burst.
+func (n *lightNode) watch(ctx context.Context, rv string) error {
+	q := url.Values{"watch": {"true"}, "resourceVersion": {rv}}
+	u := n.api.Server() + "/v1/agent/nodes/" + url.PathEscape(n.name) + "/taskgroups?" + q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fmt.Errorf("watch task groups: %w", err)
 	}
-	for ev := range ch {
-		if ev.Type == client.EventError {
-			return ev.Err
-		}
-		tg, ok := ev.Object.(*v4.TaskGroup)
-		if !ok {
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "berth-agent/"+agent.Version)
+	resp, err := n.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("watch task groups: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return fmt.Errorf("watch task groups: %s: %s", resp.Status, msg)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(make([]byte, 0, 16<<10), maxWatchLine)
+	for lines.Scan() {
+		if len(lines.Bytes()) == 0 {
 			continue
 		}
-		if ev.Type == client.EventDeleted || tg.Spec.Node != n.name {
+		var ev watchLine
+		if err := json.Unmarshal(lines.Bytes(), &ev); err != nil {
+			return fmt.Errorf("watch task groups: decode a change: %w", err)
+		}
+		switch {
+		case ev.Type == v4.WatchErrorType:
+			return fmt.Errorf("watch task groups: %s", lines.Bytes())
+		case ev.Type == client.EventDeleted || ev.Object.Spec.Node != n.name:
 			n.mu.Lock()
-			n.forgetLocked(tgKey(tg.Metadata.Namespace, tg.Metadata.Name))
+			n.forgetLocked(ev.Object.key())
 			n.mu.Unlock()
-			continue
+		default:
+			n.handle(ev.Object)
 		}
-		n.handle(tg)
+	}
+	if err := lines.Err(); err != nil {
+		return fmt.Errorf("watch task groups: %w", err)
 	}
 	return errors.New("the watch ended")
+}
+
+// maxWatchLine bounds one change's line, as the client's watch does.
+const maxWatchLine = 8 << 20
+
+// watchLine is a line of the task group watch, with what a light node reads of it.
+type watchLine struct {
+	Type   string `json:"type"`
+	Object tgView `json:"object"`
+}
+
+// tgView is what a light node reads of a task group (the JSON names of v4.TaskGroup).
+type tgView struct {
+	Metadata struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Node     string `json:"node"`
+		Desired  string `json:"desired"`
+		Template struct {
+			Spec struct {
+				Processes []struct {
+					ProcName string `json:"procName"`
+				} `json:"processes"`
+				Containers []struct {
+					Name string `json:"name"`
+				} `json:"containers"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// viewOf is what a light node reads of a listed task group.
+func viewOf(tg *v4.TaskGroup) tgView {
+	var v tgView
+	v.Metadata.Namespace, v.Metadata.Name = tg.Metadata.Namespace, tg.Metadata.Name
+	v.Spec.Node, v.Spec.Desired, v.Status.Phase = tg.Spec.Node, tg.Spec.Desired, tg.Status.Phase
+	for _, p := range tg.Spec.Template.Spec.Processes {
+		v.Spec.Template.Spec.Processes = append(v.Spec.Template.Spec.Processes, struct {
+			ProcName string `json:"procName"`
+		}{p.ProcName})
+	}
+	for _, c := range tg.Spec.Template.Spec.Containers {
+		v.Spec.Template.Spec.Containers = append(v.Spec.Template.Spec.Containers, struct {
+			Name string `json:"name"`
+		}{c.Name})
+	}
+	return v
+}
+
+func (v *tgView) key() string { return tgKey(v.Metadata.Namespace, v.Metadata.Name) }
+
+// taskNames are the task group's tasks, as the executor names them in its status.
+func (v *tgView) taskNames() []string {
+	spec := &v.Spec.Template.Spec
+	names := make([]string, 0, len(spec.Processes)+len(spec.Containers))
+	for _, p := range spec.Processes {
+		names = append(names, p.ProcName)
+	}
+	for _, c := range spec.Containers {
+		names = append(names, c.Name)
+	}
+	return names
 }
 
 // handle takes a task group the server binds to this node: a new one starts (Running
 // after the start delay), one to stop is reported Killed. The node's own reports come
 // back as changes and change nothing.
-func (n *lightNode) handle(tg *v4.TaskGroup) {
-	key := tgKey(tg.Metadata.Namespace, tg.Metadata.Name)
+func (n *lightNode) handle(tg tgView) {
+	key := tg.key()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t, known := n.tgs[key]
@@ -87,7 +189,7 @@ func (n *lightNode) handle(tg *v4.TaskGroup) {
 			return
 		}
 		if !known {
-			t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: taskNames(tg)}
+			t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: tg.taskNames()}
 			t.status = runningStatus(n.name, n.s.ip, t.names, time.Now())
 			n.tgs[key] = t
 		}
@@ -97,7 +199,7 @@ func (n *lightNode) handle(tg *v4.TaskGroup) {
 	if known {
 		return
 	}
-	t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: taskNames(tg)}
+	t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: tg.taskNames()}
 	n.tgs[key] = t
 	if d := n.s.startDelay(); d > 0 {
 		t.timer = time.AfterFunc(d, func() { n.start(key, t) })

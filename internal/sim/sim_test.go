@@ -86,6 +86,9 @@ func TestSimulatedNodesRunTaskGroups(t *testing.T) {
 	}()
 	nodeStore := store.Typed[*v4.Node](testStore, v4.KindNode)
 	waitFor(t, "every node Ready and alive", func() bool {
+		if s.Ready() != nodes { // counted as each node's Ready closes, a goroutine each
+			return false
+		}
 		list, _, err := nodeStore.List(context.Background(), "")
 		alive, aerr := testStore.AliveNodes(context.Background())
 		if err != nil || aerr != nil || len(list) != nodes || len(alive) != nodes {

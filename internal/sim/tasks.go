@@ -83,19 +83,6 @@ func (s *Sim) startDelay() time.Duration {
 	return d
 }
 
-// taskNames are a task group's tasks, as the executor names them in its status.
-func taskNames(tg *v4.TaskGroup) []string {
-	spec := &tg.Spec.Template.Spec
-	names := make([]string, 0, len(spec.Processes)+len(spec.Containers))
-	for _, p := range spec.Processes {
-		names = append(names, p.ProcName)
-	}
-	for _, c := range spec.Containers {
-		names = append(names, c.Name)
-	}
-	return names
-}
-
 // runningStatus is what an agent reports of a task group whose tasks all started.
 func runningStatus(node, ip string, names []string, now time.Time) v4.TaskGroupStatus {
 	st := v4.TaskGroupStatus{Phase: v4.StatusRunning, Updated: now, HostIP: ip, StartedAt: now,
