@@ -219,3 +219,51 @@ func TestParseExitCodes(t *testing.T) {
 		t.Errorf("drawn %v", seen)
 	}
 }
+
+// A light node reports every task of a task group Running, and the task group Killed
+// once the server wants it stopped.
+func TestLightNodesStopTaskGroups(t *testing.T) {
+	url, token, _ := serve(t)
+	s, err := New(Config{ServerURLs: []string{url}, Token: token, Nodes: 1, Prefix: "k", DataDir: t.TempDir(),
+		HeartbeatInterval: 200 * time.Millisecond, Logger: storetest.QuietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the node alive", func() bool {
+		alive, err := testStore.AliveNodes(context.Background())
+		return err == nil && len(alive) == 1
+	})
+	tgStore := store.Typed[*v4.TaskGroup](testStore, v4.KindTaskGroup)
+	tg := &v4.TaskGroup{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Namespace: "sim", Name: "0.web.sim.c.1"},
+		Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindProcess, Name: "web"}, Node: "k-00000",
+			Template: v4.PodTemplate{Spec: v4.PodSpec{Processes: []v4.ProcessTask{{ProcName: "web", StartCmd: "./web"}, {ProcName: "side", StartCmd: "./side"}}}}},
+	}
+	if err := tgStore.Create(context.Background(), tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	phase := func(want string) func() bool {
+		return func() bool {
+			got, err := tgStore.Get(context.Background(), "sim", tg.Metadata.Name)
+			return err == nil && got.Status.Phase == want
+		}
+	}
+	waitFor(t, "Running", phase(v4.StatusRunning))
+	got, err := tgStore.Get(context.Background(), "sim", tg.Metadata.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Tasks) != 2 || got.Status.Tasks[1].Name != "side" || got.Status.Tasks[1].Status != v4.StatusRunning {
+		t.Fatalf("tasks %+v", got.Status.Tasks)
+	}
+	got.Spec.Desired = v4.DesiredStopped
+	if err := tgStore.Update(context.Background(), got, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Killed", phase(v4.StatusKilled))
+}
