@@ -39,7 +39,8 @@ const (
 	DefaultMaxStartDelay = 0
 	// MaxStartDelay bounds the start delay and RunTime.
 	MaxDelay = time.Hour
-	// MaxNodes bounds one simulator: each node holds a listener and a few connections.
+	// MaxNodes bounds one simulator: each node holds a few connections (a whole agent a
+	// listener too).
 	MaxNodes = 50000
 )
 
@@ -52,7 +53,8 @@ type Config struct {
 	// Nodes is how many nodes to run; they are named Prefix-00000, Prefix-00001, ...
 	Nodes  int
 	Prefix string
-	// DataDir holds each node's data dir (DataDir/{name}). Required.
+	// DataDir holds each whole agent's data dir (DataDir/{name}); light nodes describe
+	// its disk as theirs. Required.
 	DataDir string
 	// Ramp spreads the nodes' starts over this time, so that thousands of joins do not
 	// arrive in the same instant (0: all at once).
