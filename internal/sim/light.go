@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"strconv"
@@ -47,6 +48,11 @@ func (s *Sim) prepareLight() error {
 		hc = client.HTTPClientTLS(pki.PinnedConfig(tok.CAHash, nil))
 	default:
 		return errors.New("sim: the join token carries no CA hash and no CA certificate was given")
+	}
+	// Thousands of joins in a ramp: idle connections kept for the next ones, not closed
+	// and opened again with a full handshake (and the pinned CA's check) each time.
+	if t, ok := hc.Transport.(*http.Transport); ok {
+		t.MaxIdleConnsPerHost = 16
 	}
 	s.joiner, err = client.New(strings.Join(s.cfg.ServerURLs, ","), client.WithHTTPClient(hc),
 		client.WithBearerToken(tok.String()), client.WithUserAgent("berth-agent/"+agent.Version))
