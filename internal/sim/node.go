@@ -21,13 +21,13 @@ import (
 
 // A light node speaks the agent protocol (docs/agent.md) with the agent's own client
 // calls (internal/client; its watch reads only what it uses, node_watch.go) and keeps
-// only what the protocol needs: its certificate, its
-// task groups' statuses and their timers. It joins with the join token (the CA pinned),
-// registers over mTLS, beats on a heartbeat stream, lists and watches its task groups,
-// and reports their statuses (batched, as the agent's reporter does) and its periodic
-// reports, on the three connections an agent holds. What a whole agent adds (an executor,
-// a data dir, a local API, drivers, metrics) costs the simulator, not the server: a
-// thousand agents in one process took more than a core before the server did any work.
+// only what the protocol needs: its certificate, its task groups' statuses and their
+// timers. It joins with the join token (the CA pinned), registers over mTLS, beats on a
+// heartbeat stream, lists and watches its task groups, and reports their statuses
+// (batched, as the agent's reporter does) and its periodic reports, on the three
+// connections an agent holds. What a whole agent adds (an executor, a data dir, a local
+// API, drivers, metrics) costs the simulator, not the server: a thousand agents in one
+// process took more than a core before the server did any work.
 type lightNode struct {
 	s     *Sim
 	name  string
