@@ -23,6 +23,12 @@
 # gets REST_APPS more processes (default 30) of REST_INSTANCES (default 10), one every
 # REST_PACE (default 2s), each with its service: the same latency, apart from the burst's.
 #
+# SIM_PROFILE=DIR keeps each simulator's CPU profile, from its start to its end, in
+# DIR/simN-cpu.pprof.
+#
+# Each phase prints the simulators' CPU beside the server's; the run fails (exit 3),
+# naming the phases, when the simulators took more than the server in any of them.
+#
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
 # BURST_PROFILE seconds (default 30) and of the idle phase. AGENT_LOG_LEVEL=warn logs the
@@ -60,13 +66,14 @@ start_bench_server
 # A simulated node holds about four file descriptors (its listener, its connections to the
 # server): simulators of at most PER_SIM nodes each stay under a 20,000 descriptor limit.
 per_sim=${PER_SIM:-2500}
+sims=()
 left=$nodes i=0
 while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
   "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
     --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" \
-    ${SERVICES:+--follow-services} >>"$work/sim.log" 2>&1 &
-  pids+=("$!")
+    ${SERVICES:+--follow-services} ${SIM_PROFILE:+--cpu-profile "$SIM_PROFILE/sim$i-cpu.pprof"} >>"$work/sim.log" 2>&1 &
+  pids+=("$!") sims+=("$!")
   left=$(( left - n )) i=$(( i + 1 ))
 done
 
@@ -93,11 +100,28 @@ tck=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' "/proc/$server/stat"; }
 # The simulators' CPU: they share the machine with the server, and agents starved of it
 # beat late.
-simcpu() { for p in "${pids[@]}"; do cat "/proc/$p/stat"; done | awk '{s += $14 + $15} END {print s + 0}'; }
+simcpu() { for p in "${sims[@]}"; do cat "/proc/$p/stat"; done | awk '{s += $14 + $15} END {print s + 0}'; }
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$server/status"; }
 # etcd's revision: the resourceVersion of a list (the API writes it before the items).
 rev() { api v1/nodes | grep -o '"resourceVersion":"[0-9]*"' | head -1 | tr -dc 0-9; }
 dbsize() { "$berth" cluster -o json 2>/dev/null | awk -F'[:,]' '/"dbSize"/ {gsub(/ /, "", $2); print $2; exit}'; }
+
+# The benchmark measures the server only while the simulators cost less: every phase
+# compares their CPU, and the run fails at the end (exit 3) when they took more.
+sim_over=()
+check_sim() { # PHASE SERVER_TICKS SIM_TICKS
+  if [ "$3" -gt "$2" ]; then
+    sim_over+=("$1")
+    echo "WARNING: the simulators took more CPU than the server during $1 ($3 ticks against $2): this measures the simulator" >&2
+  fi
+}
+finish() {
+  if [ "${#sim_over[@]}" -gt 0 ]; then
+    echo "FAIL: the simulators took more CPU than the server during: ${sim_over[*]}" >&2
+    exit 3
+  fi
+  exit 0
+}
 
 pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
 # Nodes marked Lost so far, from the server's log: events may be dropped in a burst.
@@ -131,9 +155,10 @@ awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v t
   printf "nodes marked Lost (the ramp included): %d\n", lost
   printf "connections opened: %d, open: %d\n", k1 - k0, open
 }'
+check_sim "the heartbeats" $(( c1 - c0 )) $(( s1 - s0 ))
 
 loads=${LOAD:-100x100}
-[ "$loads" = none ] && exit 0
+[ "$loads" = none ] && finish
 n=0
 for load in $loads; do
   n=$(( n + 1 ))
@@ -150,6 +175,7 @@ for load in $loads; do
     --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always ${SERVICES:+--services} || echo "the burst did not complete" >&2
   c1=$(cpu) s1=$(simcpu) k1=$(conns) t1=$(date +%s.%N)
   [ -n "$burst_profile" ] && wait "$burst_profile"
+  check_sim "burst $load" $(( c1 - c0 )) $(( s1 - s0 ))
   lost1=$(lost_nodes)
   awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
     printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, nodes marked Lost %d, connections opened %d; simulators %.1f%% of one core\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k, 100 * (s1 - s0) / tck / (t1 - t0)
@@ -200,3 +226,5 @@ awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v t
   printf "idle with the burst'"'"'s task groups, %.0f s: CPU %.1f%% of one core, RSS %d MB, %d etcd revisions, database %+.1f MB (%.1f MB per hour); simulators %.1f%% of one core\n",
     secs, 100 * (c1 - c0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs, 100 * (s1 - s0) / tck / secs
 }'
+check_sim "the idle phase" $(( c1 - c0 )) $(( s1 - s0 ))
+finish

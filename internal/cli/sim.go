@@ -16,17 +16,21 @@ import (
 
 // simFlags are the flags of `berth sim`.
 type simFlags struct {
-	servers        []string
-	token          string
-	tokenFile      string
-	nodes          int
-	prefix         string
-	dataDir        string
-	ramp           time.Duration
-	heartbeat      time.Duration
-	report         time.Duration
-	minStart       time.Duration
-	maxStart       time.Duration
+	servers   []string
+	token     string
+	tokenFile string
+	nodes     int
+	prefix    string
+	dataDir   string
+	ramp      time.Duration
+	heartbeat time.Duration
+	report    time.Duration
+	minStart  time.Duration
+	maxStart  time.Duration
+	// runTime and exitCodes make the tasks exit (sim_tasks.go); fullAgents runs whole agents.
+	runTime        time.Duration
+	exitCodes      string
+	fullAgents     bool
 	followServices bool
 	// freezeFile names nodes to freeze, a line each (sim_nodeloss.go).
 	freezeFile string
@@ -34,6 +38,8 @@ type simFlags struct {
 	agentLogLevel string
 	// gpus and gpuFile give every node cards (sim_gpus.go).
 	gpus, gpuFile string
+	// cpuProfile names a file for the simulator's own CPU profile (sim_profile.go).
+	cpuProfile string
 }
 
 func newSimCommand(o *options) *cobra.Command {
@@ -41,9 +47,12 @@ func newSimCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Simulate many nodes in one process, to measure a cluster (benchmarks)",
-		Long: "Run --nodes simulated nodes against the servers (docs/benchmarks.md). Each is a real\n" +
-			"agent (join, registration, heartbeats, task group watch, executor, status reports)\n" +
-			"over fake drivers whose tasks start after a random delay and then run until stopped.\n" +
+		Long: "Run --nodes simulated nodes against the servers (docs/benchmarks.md). Each speaks the\n" +
+			"agent protocol as an agent does (join, registration over mTLS, a heartbeat stream, the\n" +
+			"task group watch, status reports) and runs nothing: its task groups go Running after\n" +
+			"--min-start-delay to --max-start-delay (at once by default) and run until stopped or,\n" +
+			"with --run-time, exit with a code drawn from --exit-codes. --full-agents (implied by\n" +
+			"--follow-services and --gpus) runs a whole agent per node over fake drivers instead.\n" +
 			"It prints how many nodes serve every few seconds, until Ctrl-C.",
 		Example: "  berth sim --server 127.0.0.1:7470 --token-file /var/lib/berth/join-token --nodes 5000 --ramp 60s\n" +
 			"  berth sim --server 127.0.0.1:7470 --token-file /var/lib/berth/join-token --nodes 4 --gpus 8:A100-80GB",
@@ -53,6 +62,10 @@ func newSimCommand(o *options) *cobra.Command {
 				return fmt.Errorf("give the API servers with --server")
 			}
 			cards, err := simGPUs(f.gpus, f.gpuFile)
+			if err != nil {
+				return err
+			}
+			codes, err := f.checkTasks(len(cards) > 0)
 			if err != nil {
 				return err
 			}
@@ -75,13 +88,20 @@ func newSimCommand(o *options) *cobra.Command {
 			agent.Version = Version
 			s, err := sim.New(sim.Config{ServerURLs: f.servers, Token: token, CACertFile: o.caCert, Nodes: f.nodes, Prefix: f.prefix,
 				DataDir: dir, Ramp: f.ramp, HeartbeatInterval: f.heartbeat, ReportInterval: f.report,
-				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, Logger: log,
+				MinStartDelay: f.minStart, MaxStartDelay: f.maxStart, RunTime: f.runTime, ExitCodes: codes, FullAgents: f.fullAgents, Logger: log,
 				AgentLogLevel: agentLevel, AgentLogLevelSet: true, FollowServices: f.followServices, GPUs: cards})
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmdContext(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if f.cpuProfile != "" {
+				stopProfile, err := startSimProfile(f.cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stopProfile()
+			}
 			done := make(chan error, 1)
 			go func() { done <- s.Run(ctx) }()
 			if f.freezeFile != "" {
@@ -118,9 +138,13 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.report, "report", agent.DefaultReportInterval, "periodic status report interval")
 	fl.StringVar(&f.freezeFile, "freeze-file", "", "freeze each node named on a line of this file, as if its machine died (berth sim nodeloss writes it)")
 	fl.StringVar(&f.agentLogLevel, "agent-log-level", "error", "log the agents' messages from this level: debug, info, warn or error")
-	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task takes to start")
-	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task takes to start")
+	fl.DurationVar(&f.minStart, "min-start-delay", sim.DefaultMinStartDelay, "shortest time a task group takes to go Running (0 with --max-start-delay 0: at once)")
+	fl.DurationVar(&f.maxStart, "max-start-delay", sim.DefaultMaxStartDelay, "longest time a task group takes to go Running")
+	fl.DurationVar(&f.runTime, "run-time", 0, "a task group's tasks exit this long after they run, with a code from --exit-codes (0: they run until stopped)")
+	fl.StringVar(&f.exitCodes, "exit-codes", "", "the exit codes of --run-time's exits and their weights, CODE:WEIGHT,... as 0:90,1:10 (default: all 0); exit 0 is Finish, others Failed")
+	fl.BoolVar(&f.fullAgents, "full-agents", false, "run a whole agent per node (executor, data dir, local API, fake drivers), as --follow-services and --gpus do: far dearer")
 	fl.BoolVar(&f.followServices, "follow-services", false, "every node follows the services and endpoints, as with the DNS server on, and the simulator logs how soon a ready instance reaches every node")
 	fl.StringVar(&f.gpus, "gpus", "", "give every node COUNT cards of MODEL: COUNT:MODEL[:MEMORY], as 8:A100-80GB or 4:T4:16GiB (docs/gpus.md)")
+	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write the simulator's own CPU profile to this file (go tool pprof FILE), from start to end")
 	fl.StringVar(&f.gpuFile, "gpu-file", "", "give every node the cards of this JSON or YAML list (model, memory, numaNode, links; docs/gpus.md)")
 }

@@ -1,18 +1,21 @@
 // Package sim runs many simulated nodes in one process, to measure a cluster at a scale
-// no test machine has (docs/benchmarks.md, "Cluster benchmark"). Each node is a real
-// agent with all of its code paths: it joins with a join token, registers, heartbeats,
-// watches its task groups, runs them with the executor and reports their status. Only the
-// drivers are fake: a task "starts" after a random delay in [MinStartDelay,
-// MaxStartDelay] (an image or a package being fetched) and then runs until it is stopped.
+// no test machine has (docs/benchmarks.md, "Cluster benchmark"). By default each node is
+// a light node (node.go): it speaks the agent protocol as an agent does (join with the
+// join token, registration over mTLS, a heartbeat stream, the task group list and
+// watch, status reports and periodic reports, on the agent's three connections) and
+// runs nothing: its task groups go Running after a start delay (none by default) and,
+// with a RunTime, end with an exit code drawn from ExitCodes. With FullAgents (implied by
+// FollowServices and GPUs) each node is a whole agent over fake drivers instead, its
+// executor, data dir and local API included: closer to a machine, and far dearer.
 package sim
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -20,6 +23,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
+	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
@@ -29,10 +33,14 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultPrefix        = "sim"
-	DefaultMinStartDelay = 100 * time.Millisecond
-	DefaultMaxStartDelay = 500 * time.Millisecond
-	// MaxNodes bounds one simulator: each node holds a listener and a few connections.
+	DefaultPrefix = "sim"
+	// A task group goes Running as soon as its node hears of it, by default.
+	DefaultMinStartDelay = 0
+	DefaultMaxStartDelay = 0
+	// MaxStartDelay bounds the start delay and RunTime.
+	MaxDelay = time.Hour
+	// MaxNodes bounds one simulator: each node holds a few connections (a whole agent a
+	// listener too).
 	MaxNodes = 50000
 )
 
@@ -45,7 +53,8 @@ type Config struct {
 	// Nodes is how many nodes to run; they are named Prefix-00000, Prefix-00001, ...
 	Nodes  int
 	Prefix string
-	// DataDir holds each node's data dir (DataDir/{name}). Required.
+	// DataDir holds each whole agent's data dir (DataDir/{name}); light nodes describe
+	// its disk as theirs. Required.
 	DataDir string
 	// Ramp spreads the nodes' starts over this time, so that thousands of joins do not
 	// arrive in the same instant (0: all at once).
@@ -53,8 +62,16 @@ type Config struct {
 	// HeartbeatInterval and ReportInterval are the agents' (0: theirs by default).
 	HeartbeatInterval time.Duration
 	ReportInterval    time.Duration
-	MinStartDelay     time.Duration
-	MaxStartDelay     time.Duration
+	// MinStartDelay and MaxStartDelay bound a task group's start delay, drawn evenly
+	// between them (both 0: Running at once).
+	MinStartDelay time.Duration
+	MaxStartDelay time.Duration
+	// RunTime, when set, is how long a task group runs before its tasks exit, with a code
+	// drawn from ExitCodes (by weight; none: 0). Light nodes only.
+	RunTime   time.Duration
+	ExitCodes []ExitCode
+	// FullAgents runs every node as a whole agent (FollowServices and GPUs imply it).
+	FullAgents bool
 	// Logger receives the simulator's own messages, and the agents' from AgentLogLevel
 	// (the zero value is Info; New makes it Error unless AgentLogLevelSet).
 	Logger           *slog.Logger
@@ -74,11 +91,22 @@ type Config struct {
 type Sim struct {
 	cfg    Config
 	log    *slog.Logger
-	agents []*agent.Agent
+	nodes  []simNode
 	ready  atomic.Int64
 	failed atomic.Int64
 
 	catalog *catalogLatency // with FollowServices
+
+	// What light nodes share: the agents' logger, the join client, the beats, the
+	// machine they describe, their IP, and the servers' CA (serverRoots).
+	agentLog *slog.Logger
+	joiner   *client.Client
+	beats    *beatScheduler
+	machine  v4.NodeResources
+	ip       string
+	loopback bool // every server is on an IPv4 loopback address: nodes dial from their own
+	rootsMu  sync.Mutex
+	roots    *x509.CertPool
 
 	mu     sync.Mutex
 	freeze map[string]context.CancelFunc // stops a running node's agent (Freeze)
@@ -97,16 +125,22 @@ func New(cfg Config) (*Sim, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	if cfg.MinStartDelay <= 0 && cfg.MaxStartDelay <= 0 {
-		cfg.MinStartDelay, cfg.MaxStartDelay = DefaultMinStartDelay, DefaultMaxStartDelay
-	}
-	if cfg.MaxStartDelay < cfg.MinStartDelay {
+	switch {
+	case cfg.MinStartDelay < 0 || cfg.MaxStartDelay < 0 || cfg.RunTime < 0:
+		return nil, errors.New("sim: a start delay or run time is negative")
+	case cfg.MaxStartDelay < cfg.MinStartDelay:
 		return nil, fmt.Errorf("sim: the start delay's maximum %s is below its minimum %s", cfg.MaxStartDelay, cfg.MinStartDelay)
+	case cfg.MaxStartDelay > MaxDelay || cfg.RunTime > MaxDelay:
+		return nil, fmt.Errorf("sim: a start delay or run time is over %s", MaxDelay)
+	case len(cfg.ExitCodes) > 0 && cfg.RunTime == 0:
+		return nil, errors.New("sim: exit codes without a run time: the tasks never exit")
+	case cfg.RunTime > 0 && (cfg.FullAgents || cfg.FollowServices || len(cfg.GPUs) > 0):
+		return nil, errors.New("sim: a run time is for light nodes, not whole agents (follow services, GPUs)")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Sim{cfg: cfg, log: cfg.Logger}
+	s := &Sim{cfg: cfg, log: cfg.Logger, ip: "127.0.0.1"}
 	if cfg.FollowServices {
 		s.catalog = newCatalogLatency()
 	}
@@ -116,6 +150,16 @@ func New(cfg Config) (*Sim, error) {
 	agentLog := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if cfg.Logger.Enabled(context.Background(), cfg.AgentLogLevel) {
 		agentLog = slog.New(levelFloor{cfg.Logger.Handler(), cfg.AgentLogLevel})
+	}
+	s.agentLog = agentLog
+	if !cfg.FullAgents && !cfg.FollowServices && len(cfg.GPUs) == 0 {
+		if err := s.prepareLight(); err != nil {
+			return nil, err
+		}
+		for i := range cfg.Nodes {
+			s.nodes = append(s.nodes, newLightNode(s, i, fmt.Sprintf("%s-%05d", cfg.Prefix, i)))
+		}
+		return s, nil
 	}
 	for i := range cfg.Nodes {
 		name := fmt.Sprintf("%s-%05d", cfg.Prefix, i)
@@ -142,7 +186,7 @@ func New(cfg Config) (*Sim, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sim: node %s: %w", name, err)
 		}
-		s.agents = append(s.agents, a)
+		s.nodes = append(s.nodes, a)
 	}
 	return s, nil
 }
@@ -150,11 +194,7 @@ func New(cfg Config) (*Sim, error) {
 // drivers are one node's fake drivers, whose starts take the configured delay.
 func (s *Sim) drivers() map[string]driver.Driver {
 	hook := func(ctx context.Context, _ *driver.Task) error {
-		d := s.cfg.MinStartDelay
-		if span := s.cfg.MaxStartDelay - s.cfg.MinStartDelay; span > 0 {
-			d += rand.N(span)
-		}
-		return ctxtime.Sleep(ctx, d)
+		return ctxtime.Sleep(ctx, s.startDelay())
 	}
 	p, d := fake.New(driver.KindProcess), fake.NewDocker("10.88.0.2")
 	p.SetStartHook(hook)
@@ -173,12 +213,15 @@ func (s *Sim) Run(ctx context.Context) error {
 	if s.catalog != nil {
 		wg.Go(func() { s.logCatalog(ctx) })
 	}
+	if s.beats != nil {
+		wg.Go(func() { s.beats.run(ctx) })
+	}
 	step := time.Duration(0)
-	if len(s.agents) > 1 {
-		step = s.cfg.Ramp / time.Duration(len(s.agents))
+	if len(s.nodes) > 1 {
+		step = s.cfg.Ramp / time.Duration(len(s.nodes))
 	}
 	start := time.Now()
-	for i, a := range s.agents {
+	for i, a := range s.nodes {
 		if step > 0 {
 			if wait := time.Until(start.Add(time.Duration(i) * step)); wait > 0 {
 				select {
