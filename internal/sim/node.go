@@ -135,13 +135,12 @@ func (n *lightNode) join(ctx context.Context) error {
 	if err != nil {
 		return n.errorf("%w", err)
 	}
-	// As the agent's: HTTP/1.1, three connections at most (the watch, the heartbeat
-	// stream, the calls), idle ones kept between periodic reports. TLS sessions are
-	// resumed when a connection is opened again.
-	hc := client.HTTPClientTLS(pki.Hardened(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert},
+	// As the agent's: one HTTP/2 connection carrying the watch, the heartbeat stream and
+	// the calls (docs/agent.md). TLS sessions are resumed when it is opened again.
+	hc := client.MultiplexedHTTPClient(pki.Hardened(&tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert},
 		ClientSessionCache: tls.NewLRUClientSessionCache(4)}))
 	t := hc.Transport.(*http.Transport)
-	t.ResponseHeaderTimeout, t.MaxConnsPerHost, t.IdleConnTimeout = 30*time.Second, 3, 6*time.Minute
+	t.ResponseHeaderTimeout, t.IdleConnTimeout = 30*time.Second, 6*time.Minute
 	if n.s.loopback {
 		// Each node its own source address, as each agent its own machine: the server
 		// limits the connections of one source (--max-connections-per-source).

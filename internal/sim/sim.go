@@ -2,7 +2,7 @@
 // no test machine has (docs/benchmarks.md, "Cluster benchmark"). By default each node is
 // a light node (node.go): it speaks the agent protocol as an agent does (join with the
 // join token, registration over mTLS, a heartbeat stream, the task group list and
-// watch, status reports and periodic reports, on the agent's three connections) and
+// watch, status reports and periodic reports, on one HTTP/2 connection as the agent's) and
 // runs nothing: its task groups go Running after a start delay (none by default) and,
 // with a RunTime, end with an exit code drawn from ExitCodes. With FullAgents (implied by
 // FollowServices and GPUs) each node is a whole agent over fake drivers instead, its
