@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -102,26 +103,31 @@ func newSimCommand(o *options) *cobra.Command {
 				}
 				defer stopProfile()
 			}
-			done := make(chan error, 1)
-			go func() { done <- s.Run(ctx) }()
-			if f.freezeFile != "" {
-				go watchFreezeFile(ctx, f.freezeFile, s, log) // ends with ctx
-			}
-			tick := time.NewTicker(5 * time.Second)
-			defer tick.Stop()
-			for {
-				select {
-				case err := <-done:
-					return err
-				case <-tick.C:
-					fmt.Fprintf(o.out(), "%s nodes serving: %d/%d, failed: %d\n", time.Now().Format(time.TimeOnly), s.Ready(), f.nodes, s.Failed())
-				}
-			}
+			return runSim(ctx, s, f, log, o)
 		},
 	}
 	f.register(cmd)
 	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimDNSCommand(o))
 	return cmd
+}
+
+// runSim runs the simulator until ctx ends, printing how many nodes serve every 5 s.
+func runSim(ctx context.Context, s *sim.Sim, f *simFlags, log *slog.Logger, o *options) error {
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	if f.freezeFile != "" {
+		go watchFreezeFile(ctx, f.freezeFile, s, log) // ends with ctx
+	}
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			fmt.Fprintf(o.out(), "%s nodes serving: %d/%d, failed: %d\n", time.Now().Format(time.TimeOnly), s.Ready(), f.nodes, s.Failed())
+		}
+	}
 }
 
 // register declares the flags of `berth sim`.
