@@ -129,13 +129,13 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			hb = *decoded
 		}
 		want := a.pace.Interval(a.nodeCache.Len())
-		tell, ttl, shrink := pace.next(a.pace, want)
-		if err := a.beat(ctx, name, hb, ttl); err != nil {
+		tell, lo, hi, shrink := pace.next(a.pace, want)
+		if err := a.beat(ctx, name, hb, hi); err != nil {
 			a.endBeatStream(w, r, rc, err)
 			return nil
 		}
 		// A longer interval's TTL is on the lease before the agent hears of it.
-		if err := a.store.SetLeaseTTL(ctx, name, ttl, shrink); err != nil {
+		if err := a.store.SetLeaseTTL(ctx, name, lo, hi, shrink); err != nil {
 			a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusServiceUnavailable, "heartbeat: %v", err))
 			return nil
 		}

@@ -36,7 +36,11 @@ func (a *API) handleAgentRegister(w http.ResponseWriter, r *http.Request) error 
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	a.beats.forget(n.Metadata.Name) // the next beat compares with what this writes
-	if _, err := a.store.Beat(ctx, n.Metadata.Name, a.nodeTTL); err != nil {
+	// The lease the agent's heartbeat stream will want (pace.go), so that its first beat
+	// need not move it; until that stream tells it otherwise, the agent beats at its own
+	// interval, which any of these TTLs covers.
+	_, ttl := a.pace.TTLs(a.pace.Interval(a.nodeCache.Len()))
+	if _, err := a.store.Beat(ctx, n.Metadata.Name, ttl); err != nil {
 		return err
 	}
 	for range agentWriteAttempts {

@@ -53,6 +53,20 @@ func (p Pace) TTL(interval time.Duration) time.Duration {
 	return p.NodeTTL + time.Duration(beats)*(interval-p.Floor)
 }
 
+// TTLs is the range of TTLs a node's lease may have while its agent beats every
+// interval: from TTL(interval) up to the TTL of twice the interval (at most the
+// ceiling's), and exactly NodeTTL at the floor. A lease is given the upper end when it
+// must change, so that a cluster that grows moves each node's lease to a longer TTL
+// (one etcd write a node) once per doubling of its interval rather than at each second
+// of it.
+func (p Pace) TTLs(interval time.Duration) (lo, hi time.Duration) {
+	lo = p.TTL(interval)
+	if interval <= p.Floor {
+		return lo, lo
+	}
+	return lo, max(lo, p.TTL(min(2*interval, max(p.Ceiling, p.Floor))))
+}
+
 // defaultPace is the pace of a server with the default bound and ttl.
 func defaultPace(maxBeats float64, ttl time.Duration) Pace {
 	return Pace{MaxBeatsPerSecond: maxBeats, Floor: v4.MinHeartbeatInterval, Ceiling: v4.MaxHeartbeatInterval, NodeTTL: ttl}
@@ -72,15 +86,17 @@ type handover struct {
 const handoverBeats = 2
 
 // next takes a beat when the cluster's interval is want. It says whether to tell the
-// agent (an acknowledgement now, with want), the TTL the node's lease should have, and
-// whether the lease may shrink to it (otherwise it may only grow).
-func (h *handover) next(p Pace, want time.Duration) (tell bool, ttl time.Duration, shrink bool) {
+// agent (an acknowledgement now, with want), the range of TTLs the node's lease should
+// have (TTLs), and whether a longer lease may shrink into it (otherwise it may only
+// grow).
+func (h *handover) next(p Pace, want time.Duration) (tell bool, lo, hi time.Duration, shrink bool) {
+	lo, hi = p.TTLs(want)
 	if want != h.told {
 		h.told, h.settle = want, handoverBeats
-		return true, p.TTL(want), false
+		return true, lo, hi, false
 	}
 	if h.settle > 0 {
 		h.settle--
 	}
-	return false, p.TTL(want), h.settle == 0
+	return false, lo, hi, h.settle == 0
 }

@@ -26,12 +26,12 @@ func (s *Store) LeaseTTL(node string) (time.Duration, bool) {
 	return k.ttl, ok
 }
 
-// SetLeaseTTL gives node's lease the TTL ttl (whole seconds, rounded up) when it has
-// another: a longer one always, a shorter one only when shrink. A lease this server does
-// not know is left alone (the node's next beat reads it). The common case, the TTL it
-// has, costs a map lookup.
-func (s *Store) SetLeaseTTL(ctx context.Context, node string, ttl time.Duration, shrink bool) error {
-	want := leaseSeconds(ttl)
+// SetLeaseTTL gives node's lease the TTL hi (whole seconds, rounded up) when its TTL is
+// under lo, or over hi and shrink; a TTL within [lo, hi] stays. A lease this server
+// does not know is left alone (the node's next beat reads it). The common case, a TTL
+// within the range, costs a map lookup.
+func (s *Store) SetLeaseTTL(ctx context.Context, node string, lo, hi time.Duration, shrink bool) error {
+	want := leaseSeconds(hi)
 	s.alive.mu.Lock()
 	k, ok := s.alive.leases[node]
 	s.alive.mu.Unlock()
@@ -39,7 +39,7 @@ func (s *Store) SetLeaseTTL(ctx context.Context, node string, ttl time.Duration,
 		return nil
 	}
 	have := leaseSeconds(k.ttl)
-	if have == want || have > want && !shrink {
+	if have >= leaseSeconds(lo) && (have <= want || !shrink) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, leaseTTLTimeout)

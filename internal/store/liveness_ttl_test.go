@@ -46,7 +46,7 @@ func TestSetLeaseTTL(t *testing.T) {
 	first := created()
 	before := revision(t)
 	for _, shrink := range []bool{false, true} {
-		if err := testStore.SetLeaseTTL(ctx, "n1", 10*time.Second, shrink); err != nil {
+		if err := testStore.SetLeaseTTL(ctx, "n1", 10*time.Second, 10*time.Second, shrink); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,23 +54,25 @@ func TestSetLeaseTTL(t *testing.T) {
 		t.Fatalf("the TTL the lease has moved the revision from %d to %d", before, after)
 	}
 	for _, c := range []struct {
-		ttl    time.Duration
+		lo, hi time.Duration
 		shrink bool
 		want   time.Duration
 	}{
-		{31 * time.Second, false, 31 * time.Second},
-		{10 * time.Second, false, 31 * time.Second}, // not yet: the agent may beat slowly
-		{10 * time.Second, true, 10 * time.Second},
-		{13 * time.Second, true, 13 * time.Second},
+		{13 * time.Second, 25 * time.Second, false, 25 * time.Second}, // under the range: its top
+		{31 * time.Second, 31 * time.Second, false, 31 * time.Second},
+		{10 * time.Second, 10 * time.Second, false, 31 * time.Second}, // not yet: the agent may beat slowly
+		{13 * time.Second, 31 * time.Second, true, 31 * time.Second},  // within the range: stays
+		{10 * time.Second, 10 * time.Second, true, 10 * time.Second},
+		{13 * time.Second, 13 * time.Second, true, 13 * time.Second},
 	} {
-		if err := testStore.SetLeaseTTL(ctx, "n1", c.ttl, c.shrink); err != nil {
+		if err := testStore.SetLeaseTTL(ctx, "n1", c.lo, c.hi, c.shrink); err != nil {
 			t.Fatal(err)
 		}
 		if got := grantedTTL(t, "n1"); got != c.want {
-			t.Fatalf("set %s (shrink %v): the lease's ttl is %s, want %s", c.ttl, c.shrink, got, c.want)
+			t.Fatalf("set %s to %s (shrink %v): the lease's ttl is %s, want %s", c.lo, c.hi, c.shrink, got, c.want)
 		}
 		if ttl, ok := testStore.LeaseTTL("n1"); !ok || ttl != c.want {
-			t.Fatalf("set %s: the server knows %s %v, want %s", c.ttl, ttl, ok, c.want)
+			t.Fatalf("set %s to %s: the server knows %s %v, want %s", c.lo, c.hi, ttl, ok, c.want)
 		}
 		if created() != first {
 			t.Fatal("the alive key was created again: the node was not alive for a moment")
@@ -84,7 +86,7 @@ func TestSetLeaseTTL(t *testing.T) {
 		t.Fatalf("another server knows the lease's ttl as %s %v, want 13s", ttl, ok)
 	}
 	// A lease this server does not know is left alone.
-	if err := testStore.SetLeaseTTL(ctx, "n2", 31*time.Second, true); err != nil {
+	if err := testStore.SetLeaseTTL(ctx, "n2", 31*time.Second, 31*time.Second, true); err != nil {
 		t.Fatal(err)
 	}
 	if got := grantedTTL(t, "n2"); got != 0 {
