@@ -195,6 +195,13 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if f.certLifetime < time.Minute {
 		return daemon.ServerConfig{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
 	}
+	maxBeats := f.maxBeats
+	switch {
+	case maxBeats < 0 || math.IsNaN(maxBeats) || math.IsInf(maxBeats, 0):
+		return daemon.ServerConfig{}, fmt.Errorf("--max-heartbeats-per-second %v: give a number of beats a second, or 0 for no bound", f.maxBeats)
+	case maxBeats == 0:
+		maxBeats = -1 // the server's "no bound"
+	}
 	if f.placement != "spread" && f.placement != "binpack" {
 		return daemon.ServerConfig{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
 	}
@@ -213,13 +220,6 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	member, err := f.member.config(f, joinToken, o, log)
 	if err != nil {
 		return daemon.ServerConfig{}, err
-	}
-	maxBeats := f.maxBeats
-	switch {
-	case maxBeats < 0 || math.IsNaN(maxBeats) || math.IsInf(maxBeats, 0):
-		return daemon.ServerConfig{}, fmt.Errorf("--max-heartbeats-per-second %v: give a number of beats a second, or 0 for no bound", f.maxBeats)
-	case maxBeats == 0:
-		maxBeats = -1 // the server's "no bound"
 	}
 	cidr, err := netip.ParsePrefix(f.serviceCIDR)
 	if err != nil || !cidr.Addr().Is4() || cidr.Bits() > 30 {
