@@ -16,7 +16,9 @@ import (
 
 // The server tells each agent an interval that keeps the cluster's beats under
 // --max-heartbeats-per-second (here 1 a second: 4 nodes beat every 4 s), and the node's
-// lease takes the TTL of that interval before the agent hears of it. The
+// lease takes the TTL of that interval before the agent hears of it; when the cluster
+// shrinks, the lease keeps its longer TTL until the agent beat at the shorter interval.
+// The
 // acknowledgement still reads as one to an agent of an earlier version (an error body
 // without an error).
 func TestAgentHeartbeatStreamPace(t *testing.T) {
@@ -58,5 +60,40 @@ func TestAgentHeartbeatStreamPace(t *testing.T) {
 	// a lease that moves takes the TTL of twice the interval (25 s).
 	if ttl, ok := testStore.LeaseTTL("n1"); !ok || ttl != 25*time.Second {
 		t.Fatalf("the node's lease has a ttl of %s (%v), want 25s", ttl, ok)
+	}
+
+	// The cluster shrinks to one node: the agent is told 3 s, and the lease keeps its
+	// longer TTL until the agent has beaten at the new interval.
+	for i := 2; i <= 4; i++ {
+		wantStatus(t, call(t, http.MethodDelete, fmt.Sprintf("%s/v1/nodes/n%d", url, i), ""), http.StatusOK)
+	}
+	// One beat at a time, each given 2 s for its acknowledgement: the beat that told is
+	// the last one sent, so the lease cannot have been shrunk yet.
+	for end := time.Now().Add(20 * time.Second); s.Interval() != 3*time.Second; {
+		if time.Now().After(end) {
+			t.Fatalf("the server asks for %s, want 3s for 1 node", s.Interval())
+		}
+		time.Sleep(agentapi.MinBeatGap)
+		if err := s.Beat(v4.AgentHeartbeat{}); err != nil {
+			t.Fatal(err)
+		}
+		for wait := time.Now().Add(2 * time.Second); s.Interval() != 3*time.Second && time.Now().Before(wait); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if ttl, _ := testStore.LeaseTTL("n1"); ttl != 25*time.Second {
+		t.Fatalf("the lease's ttl is %s as the agent is told to beat faster, want 25s until it did", ttl)
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(agentapi.MinBeatGap) {
+		if ttl, _ := testStore.LeaseTTL("n1"); ttl == 10*time.Second {
+			break
+		}
+		if time.Now().After(end) {
+			ttl, _ := testStore.LeaseTTL("n1")
+			t.Fatalf("the lease's ttl is %s after the agent beat at 3s, want 10s", ttl)
+		}
+		if err := s.Beat(v4.AgentHeartbeat{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
