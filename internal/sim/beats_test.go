@@ -26,5 +26,8 @@ func TestBeatDue(t *testing.T) {
 		if gap != c.gap {
 			t.Errorf("interval %s: beats %s apart, want %s", c.interval, gap, c.gap)
 		}
+		if !beatDue(time.Since(time.Time{}), 3*s, c.interval) {
+			t.Errorf("interval %s: a node that never beat does not beat", c.interval)
+		}
 	}
 }

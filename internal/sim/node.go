@@ -205,7 +205,7 @@ func (n *lightNode) beat(round time.Duration) {
 // every round): it beats when waiting one more round would leave a gap over interval, so
 // its beats come at most interval apart, in whole rounds.
 func beatDue(since, round, interval time.Duration) bool {
-	return since+round > interval
+	return since > interval-round // not since+round: since the zero time saturates
 }
 
 // beatLoop opens the heartbeat stream at once and again whenever beat asks, until ctx
