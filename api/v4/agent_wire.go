@@ -25,9 +25,9 @@ const HeartbeatAckEvery = 10 * time.Second
 type HeartbeatAck struct {
 	// IntervalSeconds is how often the server wants the agent to beat on this stream: it
 	// grows with the number of nodes, so that the cluster's beats stay under the server's
-	// bound (docs/agent.md, Heartbeats). Absent (an earlier server): the agent keeps its
-	// own interval. An agent that ignores it stays correct: the node's TTL never falls
-	// below the one for the floor interval.
+	// bound (docs/agent.md, "Heartbeat interval and node TTL"). Absent (a cluster small
+	// enough, or an earlier server): the agent beats at its own interval. An agent that
+	// ignores it stays correct: the node's TTL never falls below the server's --node-ttl.
 	IntervalSeconds int `json:"intervalSeconds,omitempty"`
 }
 

@@ -54,8 +54,8 @@ func TestAgentObeysTheBeatInterval(t *testing.T) {
 	}{
 		{"an earlier server asks for nothing", []string{"{}"}, []time.Duration{own, own}},
 		{"the server's interval", []string{`{"intervalSeconds":10}`}, []time.Duration{10 * time.Second, 10 * time.Second}},
-		{"it changes", []string{`{"intervalSeconds":10}`, `{"intervalSeconds":4}`, "{}"},
-			[]time.Duration{10 * time.Second, 4 * time.Second, 4 * time.Second}},
+		{"it changes, and back to its own", []string{`{"intervalSeconds":10}`, `{"intervalSeconds":4}`, "{}"},
+			[]time.Duration{10 * time.Second, 4 * time.Second, own}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()

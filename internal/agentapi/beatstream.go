@@ -140,7 +140,7 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			return nil
 		}
 		if tell {
-			ack = appendAck(ack[:0], want)
+			ack = appendAck(ack[:0], want, a.pace.Floor)
 		} else if time.Since(lastAck) < beatAckEvery {
 			continue
 		}
@@ -151,8 +151,13 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	}
 }
 
-// appendAck appends the acknowledgement line that tells interval to b.
-func appendAck(b []byte, interval time.Duration) []byte {
+// appendAck appends the acknowledgement line that tells interval to b. At the floor it
+// tells none ({}): the agent beats at its own interval, which may be shorter (a cluster
+// with a short --node-ttl).
+func appendAck(b []byte, interval, floor time.Duration) []byte {
+	if interval <= floor {
+		return append(b, "{}\n"...)
+	}
 	b = append(b, `{"intervalSeconds":`...)
 	b = strconv.AppendInt(b, int64(interval/time.Second), 10)
 	return append(b, "}\n"...)

@@ -81,7 +81,7 @@ func BenchmarkBeatStream(b *testing.B) {
 func BenchmarkBeatAck(b *testing.B) {
 	w := &streamWriter{header: http.Header{}}
 	rc := http.NewResponseController(w)
-	ack := appendAck(nil, 10*time.Second)
+	ack := appendAck(nil, 10*time.Second, 3*time.Second)
 	b.ReportAllocs()
 	for b.Loop() {
 		if !writeBeatBytes(w, rc, ack) {

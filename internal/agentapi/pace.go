@@ -41,15 +41,17 @@ func (p Pace) Interval(nodes int) time.Duration {
 }
 
 // TTL is the TTL of a node whose agent beats every interval: the TTL at the floor and
-// as many more intervals' worth as the floor's TTL holds beats (interval × k + grace),
-// so a slower node may miss as many beats as one at the floor. It never falls below
+// as many more intervals' worth as the floor's TTL holds beats, at least 3 (interval × k
+// + grace), so a slower node may miss as many beats as one at the floor. It never falls below
 // NodeTTL: an agent that beats at its own fixed interval (one that does not read the
 // interval it is given) is as safe as before.
 func (p Pace) TTL(interval time.Duration) time.Duration {
 	if interval <= p.Floor || p.Floor <= 0 {
 		return p.NodeTTL
 	}
-	beats := max(1, int64(p.NodeTTL/p.Floor)) // beats a TTL holds at the floor
+	// The beats a TTL holds at the floor, at least 3: a node ttl shorter than the floor
+	// (its agents beat faster than the floor) still gets 3 intervals' more.
+	beats := max(3, int64(p.NodeTTL/p.Floor))
 	return p.NodeTTL + time.Duration(beats)*(interval-p.Floor)
 }
 

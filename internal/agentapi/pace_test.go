@@ -30,7 +30,7 @@ func TestPaceInterval(t *testing.T) {
 		{"no bound", Pace{Floor: 3 * s, Ceiling: 10 * s, NodeTTL: 10 * s}, 1e6, 3 * s, 10 * s, 10 * s},
 		{"a ceiling under the floor is the floor", Pace{MaxBeatsPerSecond: 500, Floor: 3 * s, Ceiling: 1 * s, NodeTTL: 10 * s}, 5000, 3 * s, 10 * s, 10 * s},
 		{"a longer node ttl keeps its grace", Pace{MaxBeatsPerSecond: 500, Floor: 3 * s, Ceiling: 10 * s, NodeTTL: 60 * s}, 5000, 10 * s, 200 * s, 200 * s},
-		{"a node ttl under the floor", Pace{MaxBeatsPerSecond: 500, Floor: 3 * s, Ceiling: 10 * s, NodeTTL: 2 * s}, 5000, 10 * s, 9 * s, 9 * s},
+		{"a node ttl under the floor", Pace{MaxBeatsPerSecond: 500, Floor: 3 * s, Ceiling: 10 * s, NodeTTL: 2 * s}, 5000, 10 * s, 23 * s, 23 * s},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			iv := c.p.Interval(c.nodes)

@@ -135,9 +135,8 @@ func (s *HeartbeatStream) readAcks(resp *http.Response) {
 		}
 		s.mu.Lock()
 		s.lastAck, s.owed = time.Now(), time.Time{}
-		if line.IntervalSeconds > 0 {
-			s.interval = time.Duration(line.IntervalSeconds) * time.Second
-		}
+		// None (an earlier server, or one at its floor): the agent's own.
+		s.interval = time.Duration(max(0, line.IntervalSeconds)) * time.Second
 		s.mu.Unlock()
 		select {
 		case s.acks <- struct{}{}:
@@ -192,8 +191,9 @@ func (s *HeartbeatStream) Beat(hb v4.AgentHeartbeat) error {
 	}
 }
 
-// Interval is the interval the server last asked this stream's beats to come at (docs/
-// agent.md, Heartbeats), 0 when it asked for none (an earlier server).
+// Interval is the interval the server's last acknowledgement asked this stream's beats
+// to come at (docs/agent.md, "Heartbeat interval and node TTL"), 0 when it asked for
+// none (an earlier server, or a cluster small enough for every agent's own interval).
 func (s *HeartbeatStream) Interval() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()

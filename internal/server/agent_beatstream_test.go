@@ -89,8 +89,8 @@ func TestAgentHeartbeatStreamLines(t *testing.T) {
 	url := newTestServer(t, Config{})
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
 	for _, c := range []struct{ name, body, want string }{
-		{"acknowledged", "{}\n{}\n", `{"intervalSeconds":3}` + "\n"},
-		{"empty line", "\n", `{"intervalSeconds":3}` + "\n"},
+		{"acknowledged", "{}\n{}\n", "{}\n"},
+		{"empty line", "\n", "{}\n"},
 		{"unknown field", `{"nope":1}` + "\n", `"code":400`},
 		{"not JSON", "beat\n", "not a heartbeat"},
 		{"too long", strings.Repeat("x", agentapi.MaxBeatLine+1), `"code":413`},
