@@ -128,26 +128,49 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			}
 			hb = *decoded
 		}
-		want := a.pace.Interval(a.nodeCache.Len())
-		tell, lo, hi, shrink := pace.next(a.pace, want)
+		// Until the node cache has the cluster (a server just started, as in a
+		// failover), nothing changes: the agent keeps its interval and the node's lease
+		// its TTL, instead of every lease moving to the floor's and back.
+		tell, counted := false, a.nodesCounted()
+		lo, hi, shrink := a.nodeTTL, a.nodeTTL, false
+		var want time.Duration
+		if counted {
+			want = a.pace.Interval(a.nodeCache.Len())
+			tell, lo, hi, shrink = pace.next(a.pace, want)
+		}
 		if err := a.beat(ctx, name, hb, hi); err != nil {
 			a.endBeatStream(w, r, rc, err)
 			return nil
 		}
 		// A longer interval's TTL is on the lease before the agent hears of it.
-		if err := a.store.SetLeaseTTL(ctx, name, lo, hi, shrink); err != nil {
-			a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusServiceUnavailable, "heartbeat: %v", err))
-			return nil
+		if counted {
+			if err := a.store.SetLeaseTTL(ctx, name, lo, hi, shrink); err != nil {
+				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusServiceUnavailable, "heartbeat: %v", err))
+				return nil
+			}
 		}
-		if tell {
+		switch {
+		case tell:
 			ack = appendAck(ack[:0], want, a.pace.Floor)
-		} else if time.Since(lastAck) < beatAckEvery {
+		case time.Since(lastAck) < beatAckEvery:
 			continue
+		case len(ack) == 0:
+			ack = append(ack, "{}\n"...) // no interval told yet: the agent's own
 		}
 		lastAck = time.Now()
 		if !writeBeatBytes(w, rc, ack) {
 			return nil
 		}
+	}
+}
+
+// nodesCounted reports whether the node cache holds the cluster's nodes (it synced once).
+func (a *API) nodesCounted() bool {
+	select {
+	case <-a.nodeCache.Synced():
+		return true
+	default:
+		return false
 	}
 }
 
