@@ -21,6 +21,24 @@ type AgentHeartbeat struct {
 // for gone.
 const HeartbeatAckEvery = 10 * time.Second
 
+// HeartbeatAck is one acknowledgement line of the heartbeat stream's answer.
+type HeartbeatAck struct {
+	// IntervalSeconds is how often the server wants the agent to beat on this stream: it
+	// grows with the number of nodes, so that the cluster's beats stay under the server's
+	// bound (docs/agent.md, "Heartbeat interval and node TTL"). Absent (a cluster small
+	// enough, or an earlier server): the agent beats at its own interval. An agent that
+	// ignores it stays correct: the node's TTL never falls below the server's --node-ttl.
+	IntervalSeconds int `json:"intervalSeconds,omitempty"`
+}
+
+// The interval a server gives its agents lies between these two: the floor is the
+// agent's default interval, and the ceiling keeps a node's loss noticed within about
+// half a minute however large the cluster.
+const (
+	MinHeartbeatInterval = 3 * time.Second
+	MaxHeartbeatInterval = 10 * time.Second
+)
+
 // TaskGroupRef names one task group.
 type TaskGroupRef struct {
 	Namespace string `json:"namespace"`

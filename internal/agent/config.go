@@ -19,7 +19,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultListen            = "0.0.0.0:7471"
-	DefaultHeartbeatInterval = 3 * time.Second
+	DefaultHeartbeatInterval = v4.MinHeartbeatInterval
 	DefaultReportInterval    = 30 * time.Second
 	// defaultKillGrace stops leftover tasks whose task group's grace is not known.
 	defaultKillGrace = 10 * time.Second

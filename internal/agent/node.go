@@ -81,8 +81,13 @@ func (a *Agent) register(ctx context.Context) bool {
 // current server (the client's AgentHeartbeats): one connection and a line per beat. A
 // stream that ends is opened again at the next beat, on the next server when this one
 // cannot serve. A 404 means an operator deleted the node: the agent registers it again.
+//
+// The server may ask for another interval (it grows with the cluster): the agent beats
+// at it while the stream that asked lives, and at its own again on a new stream until
+// that one's server says otherwise (beatInterval).
 func (a *Agent) heartbeatLoop(ctx context.Context) {
-	t := time.NewTicker(a.cfg.HeartbeatInterval)
+	every := a.cfg.HeartbeatInterval
+	t := time.NewTicker(every)
 	defer t.Stop()
 	var beats *beatStream
 	defer func() { beats.close() }()
@@ -95,6 +100,11 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 		}
 		var err error
 		beats, err = a.beat(ctx, beats)
+		if iv := beatInterval(a.cfg.HeartbeatInterval, beats); iv != every {
+			a.log.Info("heartbeat interval changed", "from", every, "to", iv)
+			every = iv
+			t.Reset(every)
+		}
 		switch {
 		case err == nil:
 			if failing {
@@ -166,6 +176,18 @@ func (a *Agent) beat(ctx context.Context, b *beatStream) (*beatStream, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// beatInterval is the interval to beat at: the one b's server asked for, else own (no
+// stream, or a server that asks for none).
+func beatInterval(own time.Duration, b *beatStream) time.Duration {
+	if b == nil {
+		return own
+	}
+	if iv := b.stream.Interval(); iv > 0 {
+		return iv
+	}
+	return own
 }
 
 // firstBeatWait bounds the wait for the acknowledgement of a stream's first beat.

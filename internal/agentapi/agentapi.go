@@ -37,8 +37,11 @@ type Config struct {
 	// CA signs the node certificates, valid for CertLifetime.
 	CA           *pki.CA
 	CertLifetime time.Duration
-	// NodeTTL is how long a node stays alive after a heartbeat.
+	// NodeTTL is how long a node stays alive after a heartbeat at the floor interval.
 	NodeTTL time.Duration
+	// MaxBeatsPerSecond bounds the heartbeats of the whole cluster (pace.go; 0:
+	// DefaultMaxBeatsPerSecond, negative: no bound, every agent at the floor).
+	MaxBeatsPerSecond float64
 }
 
 // API serves the agent protocol. Create it with New and stop it with Close.
@@ -53,6 +56,12 @@ type API struct {
 	// heartbeats wrote (beats.go).
 	nodeTTL time.Duration
 	beats   beatCache
+	// minBeatGap is MinBeatGap (0 in benchmarks).
+	minBeatGap time.Duration
+	// pace gives each agent its interval from the cluster's node count, read from the
+	// shared node cache (pace.go).
+	pace      Pace
+	nodeCache *cache.Cache
 	// beatStreams is each node's live heartbeat stream (beatstreams.go).
 	beatStreams beatStreams
 	// taskGroupCache is the shared cache of task groups that agents list and watch (by
@@ -80,8 +89,13 @@ func New(cfg Config) (*API, error) {
 		return nil, err
 	}
 	a := &API{store: cfg.Store, log: cfg.Logger, bodies: cfg.Bodies, streams: cfg.Streams, ca: cfg.CA,
-		certLifetime: cfg.CertLifetime, nodeTTL: cfg.NodeTTL, taskGroupCache: tgs,
+		certLifetime: cfg.CertLifetime, nodeTTL: cfg.NodeTTL, taskGroupCache: tgs, minBeatGap: MinBeatGap,
 		catalog: map[v4.Kind]*cache.Cache{}}
+	maxBeats := cfg.MaxBeatsPerSecond
+	if maxBeats == 0 {
+		maxBeats = DefaultMaxBeatsPerSecond
+	}
+	a.pace, a.nodeCache = defaultPace(max(0, maxBeats), cfg.NodeTTL), cfg.Caches.For(v4.KindNode)
 	for _, k := range catalogKinds {
 		a.catalog[k] = cfg.Caches.For(k)
 	}

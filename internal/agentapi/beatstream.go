@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -22,7 +23,10 @@ import (
 // nodes was most of the server's idle CPU.
 //
 // The server acknowledges the first beat and then at most one beat every beatAckEvery,
-// so the agent knows the server still listens without a write per beat. An error ends
+// so the agent knows the server still listens without a write per beat, and at once when
+// the agent's interval changes: an acknowledgement carries the interval the agent is to
+// beat at (pace.go), written from bytes encoded when it changed. A beat allocates
+// nothing on the server in the common case (an empty line). An error ends
 // the stream with one line in the shape of an error answer ({"error": {...}}), and the
 // agent opens another stream, to another server if this one cannot serve.
 
@@ -84,6 +88,8 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	lines := bufio.NewScanner(r.Body)
 	lines.Buffer(make([]byte, 0, 256), MaxBeatLine)
 	var lastAck, lastBeat, armed time.Time
+	var pace handover
+	var ack []byte // the acknowledgement line, with the interval last told
 	for {
 		// The idle deadline moves every quarter of it, not at each beat (a timer
 		// change per beat): a silent stream ends after 1.5 to 2 minutes.
@@ -103,7 +109,7 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			}
 			return nil // the agent closed the stream, went silent, or the server is closing
 		}
-		if wait := MinBeatGap - time.Since(lastBeat); wait > 0 {
+		if wait := a.minBeatGap - time.Since(lastBeat); wait > 0 {
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
@@ -111,26 +117,73 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			}
 		}
 		lastBeat = time.Now()
+		// Most beats say nothing but that the agent lives: "{}" needs no decoder, and
+		// no heartbeat on the heap (one decoded into escapes).
 		var hb v4.AgentHeartbeat
-		// Most beats say nothing but that the agent lives: "{}" needs no decoder.
 		if line := lines.Bytes(); len(line) > 0 && string(line) != "{}" {
-			if err := httpapi.DecodeStrict(line, &hb); err != nil {
+			decoded := new(v4.AgentHeartbeat)
+			if err := httpapi.DecodeStrict(line, decoded); err != nil {
 				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
 				return nil
 			}
+			hb = *decoded
 		}
-		if err := a.beat(ctx, name, hb); err != nil {
+		// Until the node cache has the cluster (a server just started, as in a
+		// failover), nothing changes: the agent keeps its interval and the node's lease
+		// its TTL, instead of every lease moving to the floor's and back.
+		tell, counted := false, a.nodesCounted()
+		lo, hi, shrink := a.nodeTTL, a.nodeTTL, false
+		var want time.Duration
+		if counted {
+			want = a.pace.Interval(a.nodeCache.Len())
+			tell, lo, hi, shrink = pace.next(a.pace, want)
+		}
+		if err := a.beat(ctx, name, hb, hi); err != nil {
 			a.endBeatStream(w, r, rc, err)
 			return nil
 		}
-		if time.Since(lastAck) < beatAckEvery {
+		// A longer interval's TTL is on the lease before the agent hears of it.
+		if counted {
+			if err := a.store.SetLeaseTTL(ctx, name, lo, hi, shrink); err != nil {
+				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusServiceUnavailable, "heartbeat: %v", err))
+				return nil
+			}
+		}
+		switch {
+		case tell:
+			ack = appendAck(ack[:0], want, a.pace.Floor)
+		case time.Since(lastAck) < beatAckEvery:
 			continue
+		case len(ack) == 0:
+			ack = append(ack, "{}\n"...) // no interval told yet: the agent's own
 		}
 		lastAck = time.Now()
-		if !writeBeatLine(w, rc, struct{}{}) {
+		if !writeBeatBytes(w, rc, ack) {
 			return nil
 		}
 	}
+}
+
+// nodesCounted reports whether the node cache holds the cluster's nodes (it synced once).
+func (a *API) nodesCounted() bool {
+	select {
+	case <-a.nodeCache.Synced():
+		return true
+	default:
+		return false
+	}
+}
+
+// appendAck appends the acknowledgement line that tells interval to b. At the floor it
+// tells none ({}): the agent beats at its own interval, which may be shorter (a cluster
+// with a short --node-ttl).
+func appendAck(b []byte, interval, floor time.Duration) []byte {
+	if interval <= floor {
+		return append(b, "{}\n"...)
+	}
+	b = append(b, `{"intervalSeconds":`...)
+	b = strconv.AppendInt(b, int64(interval/time.Second), 10)
+	return append(b, "}\n"...)
 }
 
 // endBeatStream writes err as the stream's last line.
@@ -148,10 +201,15 @@ func writeBeatLine(w http.ResponseWriter, rc *http.ResponseController, v any) bo
 	if err != nil {
 		return false
 	}
+	return writeBeatBytes(w, rc, append(b, '\n'))
+}
+
+// writeBeatBytes writes line (ending in a newline) and flushes it; false when it failed.
+func writeBeatBytes(w http.ResponseWriter, rc *http.ResponseController, line []byte) bool {
 	if rc.SetWriteDeadline(time.Now().Add(httpapi.StreamWriteTimeout)) != nil {
 		return false
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
+	if _, err := w.Write(line); err != nil {
 		return false
 	}
 	// No deadline between lines (over HTTP/2 a deadline resets the stream when it fires).

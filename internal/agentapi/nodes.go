@@ -36,7 +36,11 @@ func (a *API) handleAgentRegister(w http.ResponseWriter, r *http.Request) error 
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	a.beats.forget(n.Metadata.Name) // the next beat compares with what this writes
-	if _, err := a.store.Beat(ctx, n.Metadata.Name, a.nodeTTL); err != nil {
+	// The lease the agent's heartbeat stream will want (pace.go), so that its first beat
+	// need not move it; until that stream tells it otherwise, the agent beats at its own
+	// interval, which any of these TTLs covers.
+	_, ttl := a.pace.TTLs(a.pace.Interval(a.nodeCache.Len()))
+	if _, err := a.store.Beat(ctx, n.Metadata.Name, ttl); err != nil {
 		return err
 	}
 	for range agentWriteAttempts {
@@ -147,7 +151,7 @@ func (a *API) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) error
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := a.beat(ctx, r.PathValue("name"), hb); err != nil {
+	if err := a.beat(ctx, r.PathValue("name"), hb, a.nodeTTL); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -158,8 +162,9 @@ func (a *API) handleAgentHeartbeat(w http.ResponseWriter, r *http.Request) error
 // writes the node only when it changes: it becomes Ready again (its lease had expired,
 // or it was Lost), or its agent's version or address changed. Most beats change nothing
 // and return as soon as the store queued the lease's renewal. A node deleted by an
-// operator is a 404: the agent registers again.
-func (a *API) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) error {
+// operator is a 404: the agent registers again. ttl is the node's TTL, should its lease
+// be granted anew.
+func (a *API) beat(ctx context.Context, name string, hb v4.AgentHeartbeat, ttl time.Duration) error {
 	known, err := a.store.RenewKnown(name)
 	if err != nil {
 		return err
@@ -171,7 +176,7 @@ func (a *API) beat(ctx context.Context, name string, hb v4.AgentHeartbeat) error
 	defer cancel()
 	fresh := false
 	if !known {
-		if fresh, err = a.store.Beat(ctx, name, a.nodeTTL); err != nil {
+		if fresh, err = a.store.Beat(ctx, name, ttl); err != nil {
 			return err
 		}
 	}

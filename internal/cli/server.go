@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/berthhq/berth/internal/agentapi"
 	"github.com/berthhq/berth/internal/daemon"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/server"
@@ -48,6 +50,7 @@ type serverFlags struct {
 	devDNS        agentDNSFlags   // berth dev: its agent's DNS server and service proxy
 	member        memberFlags
 	nodeTTL       time.Duration
+	maxBeats      float64
 	serviceCIDR   string
 	dependencyGC  time.Duration
 	etcd          etcdSpaceFlags
@@ -66,6 +69,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", daemon.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
+	cmd.Flags().Float64Var(&f.maxBeats, "max-heartbeats-per-second", agentapi.DefaultMaxBeatsPerSecond, "bound on the heartbeats of the whole cluster: agents beat less often as nodes join (3 s to 10 s), and each node's ttl grows with its interval (0: no bound, every agent every 3 s)")
 	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", daemon.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
 	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", daemon.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serving certificate file (PEM) instead of one from the cluster CA; read again when it changes")
@@ -191,6 +195,13 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if f.certLifetime < time.Minute {
 		return daemon.ServerConfig{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
 	}
+	maxBeats := f.maxBeats
+	switch {
+	case maxBeats < 0 || math.IsNaN(maxBeats) || math.IsInf(maxBeats, 0):
+		return daemon.ServerConfig{}, fmt.Errorf("--max-heartbeats-per-second %v: give a number of beats a second, or 0 for no bound", f.maxBeats)
+	case maxBeats == 0:
+		maxBeats = -1 // the server's "no bound"
+	}
 	if f.placement != "spread" && f.placement != "binpack" {
 		return daemon.ServerConfig{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
 	}
@@ -228,6 +239,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 			MaxConnectionsPerSource: f.maxConnsSrc,
 			CertLifetime:            f.certLifetime,
 			NodeTTL:                 f.nodeTTL,
+			MaxHeartbeatsPerSecond:  maxBeats,
 		},
 		Etcd: daemon.EtcdConfig{
 			Endpoints:          f.etcdEndpoints,

@@ -27,6 +27,8 @@ func TestServerFlagErrors(t *testing.T) {
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901", "--etcd-client-listen", "127.0.0.1:21902",
 			"--join", "https://127.0.0.1:2", "--join-token", "berth-abcdef.0123456789abcdef"}, "with the cluster's CA hash"},
 		{[]string{"server", "--data-dir", "DIR", "--cert-lifetime", "10s"}, "--cert-lifetime 10s: at least 1m"},
+		{[]string{"server", "--data-dir", "DIR", "--max-heartbeats-per-second", "-1"}, "--max-heartbeats-per-second -1: give a number of beats a second, or 0 for no bound"},
+		{[]string{"dev", "--data-dir", "DIR", "--max-heartbeats-per-second", "NaN"}, "--max-heartbeats-per-second NaN"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-peer-listen", "127.0.0.1:21901", "--etcd-client-listen", "127.0.0.1:21902",
 			"--join", "http://127.0.0.1:2", "--join-token", "berth-abcdef.0123456789abcdef::sha256:" + strings.Repeat("0", 64)}, "over https only"},
 		{[]string{"server", "--data-dir", "DIR", "--etcd-cacert", "/nope"}, "for an external etcd"},

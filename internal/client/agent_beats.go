@@ -32,10 +32,11 @@ type HeartbeatStream struct {
 	closeOnce sync.Once
 	acks      chan struct{} // one per acknowledgement, dropped when nobody waits
 
-	mu      sync.Mutex
-	err     error
-	lastAck time.Time // when the last acknowledgement came
-	owed    time.Time // when a beat was sent that must be acknowledged; zero: none owed
+	mu       sync.Mutex
+	err      error
+	lastAck  time.Time     // when the last acknowledgement came
+	owed     time.Time     // when a beat was sent that must be acknowledged; zero: none owed
+	interval time.Duration // the interval the server last asked for (0: none)
 }
 
 // AgentHeartbeats opens node's heartbeat stream. Its errors are those of a call: a 404
@@ -118,7 +119,12 @@ func (s *HeartbeatStream) readAcks(resp *http.Response) {
 	lines := bufio.NewScanner(resp.Body)
 	lines.Buffer(make([]byte, 0, 256), maxErrorBody)
 	for lines.Scan() {
-		var line v4.ErrorBody
+		// An acknowledgement may say the interval to beat at (v4.HeartbeatAck); an
+		// earlier server's says nothing ({}).
+		var line struct {
+			v4.ErrorBody
+			v4.HeartbeatAck
+		}
 		if err := json.Unmarshal(lines.Bytes(), &line); err != nil {
 			s.end(fmt.Errorf("heartbeat stream: an answer line is not JSON: %w", err))
 			return
@@ -129,6 +135,8 @@ func (s *HeartbeatStream) readAcks(resp *http.Response) {
 		}
 		s.mu.Lock()
 		s.lastAck, s.owed = time.Now(), time.Time{}
+		// None (an earlier server, or one at its floor): the agent's own.
+		s.interval = time.Duration(max(0, line.IntervalSeconds)) * time.Second
 		s.mu.Unlock()
 		select {
 		case s.acks <- struct{}{}:
@@ -181,6 +189,15 @@ func (s *HeartbeatStream) Beat(hb v4.AgentHeartbeat) error {
 		// The last beat is still not written: the connection takes nothing.
 		return ErrHeartbeatStreamStuck
 	}
+}
+
+// Interval is the interval the server's last acknowledgement asked this stream's beats
+// to come at (docs/agent.md, "Heartbeat interval and node TTL"), 0 when it asked for
+// none (an earlier server, or a cluster small enough for every agent's own interval).
+func (s *HeartbeatStream) Interval() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.interval
 }
 
 // BeatAndWait sends a beat the server acknowledges (a stream's first) and waits for the

@@ -95,6 +95,10 @@ type Config struct {
 	bodyGrace time.Duration
 	// NodeTTL is how long an agent may stay silent before its node is Lost (default 10 s).
 	NodeTTL time.Duration
+	// MaxHeartbeatsPerSecond bounds the heartbeats of the whole cluster: agents are told
+	// to beat less often as nodes join (docs/agent.md, Heartbeats). 0: 500; negative: no
+	// bound.
+	MaxHeartbeatsPerSecond float64
 	// ID names this server in the leader election (GET /v1/cluster).
 	ID string
 }

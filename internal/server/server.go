@@ -145,7 +145,8 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		s.stopFeed = func() { cancel(); <-done }
 	}
 	s.agents, err = agentapi.New(agentapi.Config{Store: st, Caches: cfg.Caches, Logger: cfg.Logger, Bodies: s.bodyReader,
-		Streams: s.streams, CA: s.ca, CertLifetime: s.certLifetime, NodeTTL: cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL)})
+		Streams: s.streams, CA: s.ca, CertLifetime: s.certLifetime, NodeTTL: cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL),
+		MaxBeatsPerSecond: cfg.MaxHeartbeatsPerSecond})
 	if err != nil {
 		s.Close() // what New started so far
 		return nil, fmt.Errorf("server: %w", err)

@@ -47,7 +47,7 @@ func (b *beatScheduler) run(ctx context.Context) {
 		report := b.reportEvery > 0 && round%b.reportEvery == b.reportEvery-1
 		for i := s; i < len(nodes); i += beatSlots {
 			n := nodes[i]
-			n.beat()
+			n.beat(b.interval)
 			if report {
 				select {
 				case n.periodic <- struct{}{}:

@@ -45,6 +45,7 @@ type lightNode struct {
 	// Close (beatLoop) apart, as HeartbeatStream wants them on one goroutine.
 	streamMu sync.Mutex
 	stream   *client.HeartbeatStream
+	lastBeat time.Time // when the scheduler last sent a beat on stream (streamMu)
 	stopped  atomic.Bool
 
 	mu  sync.Mutex
@@ -176,14 +177,20 @@ func (n *lightNode) register(ctx context.Context) bool {
 	}
 }
 
-// beat sends one beat (the beat scheduler calls it); it never waits on the network. A
-// stream that failed, or none, asks beatLoop for another.
-func (n *lightNode) beat() {
+// beat sends one beat (the beat scheduler calls it every round); it never waits on the
+// network. A stream that failed, or none, asks beatLoop for another. As an agent, the
+// node beats at the interval its server asks for: it skips the rounds that come before
+// that interval is due (beatDue).
+func (n *lightNode) beat(round time.Duration) {
 	if n.stopped.Load() {
 		return
 	}
 	n.streamMu.Lock()
-	ok := n.stream != nil && n.stream.Beat(v4.AgentHeartbeat{}) == nil
+	ok := n.stream != nil
+	if now := time.Now(); ok && beatDue(now.Sub(n.lastBeat), round, n.stream.Interval()) {
+		ok = n.stream.Beat(v4.AgentHeartbeat{}) == nil
+		n.lastBeat = now
+	}
 	n.streamMu.Unlock()
 	if !ok {
 		select {
@@ -191,6 +198,14 @@ func (n *lightNode) beat() {
 		default:
 		}
 	}
+}
+
+// beatDue reports whether a node whose last beat was since ago, beaten at by a scheduler
+// whose rounds come every round, beats now when its server asks for interval (0: none,
+// every round): it beats when waiting one more round would leave a gap over interval, so
+// its beats come at most interval apart, in whole rounds.
+func beatDue(since, round, interval time.Duration) bool {
+	return since > interval-round // not since+round: since the zero time saturates
 }
 
 // beatLoop opens the heartbeat stream at once and again whenever beat asks, until ctx

@@ -158,12 +158,14 @@ func (s *Store) Beat(ctx context.Context, node string, ttl time.Duration) (fresh
 			// checked the key again: renew that lease (on the stream for leases that may
 			// have expired).
 			if kv.Lease != 0 {
-				renewed, err := s.renewer.renewRisky(ctx, s.client, clientv3.LeaseID(kv.Lease))
+				// The lease keeps the TTL it was granted (another server's may differ):
+				// SetLeaseTTL changes it.
+				had, err := s.renewer.renewRisky(ctx, s.client, clientv3.LeaseID(kv.Lease))
 				if err != nil {
 					return false, err
 				}
-				if renewed {
-					s.alive.remember(node, clientv3.LeaseID(kv.Lease), ttl, time.Now())
+				if had > 0 {
+					s.alive.remember(node, clientv3.LeaseID(kv.Lease), had, time.Now())
 					return false, nil
 				}
 			}

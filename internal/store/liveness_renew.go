@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -55,8 +56,8 @@ func (r *renewers) setLeases(leases func() pb.LeaseClient) {
 }
 
 // renewRisky renews a lease that may have expired, once, on the stream kept for those,
-// and reports whether it still exists.
-func (r *renewers) renewRisky(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
+// and returns its TTL (0: it no longer exists).
+func (r *renewers) renewRisky(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (time.Duration, error) {
 	return r.risky.renew(ctx, c, id)
 }
 
@@ -67,13 +68,13 @@ type renewal struct {
 	err error
 }
 
-// renew renews a lease once and reports whether it still exists.
-func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (bool, error) {
+// renew renews a lease once and returns its TTL (0: it no longer exists).
+func (r *renewer) renew(ctx context.Context, c *clientv3.Client, id clientv3.LeaseID) (time.Duration, error) {
 	got, err := r.renewAll(ctx, c, []clientv3.LeaseID{id})
 	if err != nil {
-		return false, fmt.Errorf("renew lease %x: %w", int64(id), err)
+		return 0, fmt.Errorf("renew lease %x: %w", int64(id), err)
 	}
-	return got[id] > 0, nil
+	return time.Duration(max(0, got[id])) * time.Second, nil
 }
 
 // renewAll renews leases once each, their requests sent together, and returns the TTL

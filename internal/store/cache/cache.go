@@ -347,3 +347,10 @@ func (c *Cache) List(index, value string) ([]v4.Object, int64, error) {
 	})
 	return out, c.rev, nil
 }
+
+// Len is the number of objects the cache holds.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.objs)
+}
