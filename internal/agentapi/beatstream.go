@@ -58,26 +58,7 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	defer cancel()
 	live, unregister := a.beatStreams.open(name, cancel)
 	defer unregister()
-	// The body's reads wait for the agent: the end of the stream (the server closing)
-	// ends them too. The deadline is never set once the handler returned: over HTTP/2 a
-	// finished stream's ResponseController is gone (setting it panics), and a stream
-	// ended by another that replaced it or by the server closing may be returning as
-	// the deadline is set.
-	var deadlineMu sync.Mutex
-	returned := false
-	stop := context.AfterFunc(ctx, func() {
-		deadlineMu.Lock()
-		defer deadlineMu.Unlock()
-		if !returned {
-			rc.SetReadDeadline(time.Now())
-		}
-	})
-	defer func() {
-		stop()
-		deadlineMu.Lock()
-		returned = true
-		deadlineMu.Unlock()
-	}()
+	defer endReadsWith(ctx, rc)()
 
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -87,9 +68,8 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	}
 	lines := bufio.NewScanner(r.Body)
 	lines.Buffer(make([]byte, 0, 256), MaxBeatLine)
-	var lastAck, lastBeat, armed time.Time
-	var pace handover
-	var ack []byte // the acknowledgement line, with the interval last told
+	var armed time.Time
+	st := &beatState{}
 	for {
 		// The idle deadline moves every quarter of it, not at each beat (a timer
 		// change per beat): a silent stream ends after 1.5 to 2 minutes.
@@ -109,58 +89,97 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			}
 			return nil // the agent closed the stream, went silent, or the server is closing
 		}
-		if wait := a.minBeatGap - time.Since(lastBeat); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return nil
-			}
-		}
-		lastBeat = time.Now()
-		// Most beats say nothing but that the agent lives: "{}" needs no decoder, and
-		// no heartbeat on the heap (one decoded into escapes).
-		var hb v4.AgentHeartbeat
-		if line := lines.Bytes(); len(line) > 0 && string(line) != "{}" {
-			decoded := new(v4.AgentHeartbeat)
-			if err := httpapi.DecodeStrict(line, decoded); err != nil {
-				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
-				return nil
-			}
-			hb = *decoded
-		}
-		// Until the node cache has the cluster (a server just started, as in a
-		// failover), nothing changes: the agent keeps its interval and the node's lease
-		// its TTL, instead of every lease moving to the floor's and back.
-		tell, counted := false, a.nodesCounted()
-		lo, hi, shrink := a.nodeTTL, a.nodeTTL, false
-		var want time.Duration
-		if counted {
-			want = a.pace.Interval(a.nodeCache.Len())
-			tell, lo, hi, shrink = pace.next(a.pace, want)
-		}
-		if err := a.beat(ctx, name, hb, hi); err != nil {
-			a.endBeatStream(w, r, rc, err)
+		if !a.takeBeat(ctx, w, r, rc, name, lines.Bytes(), st) {
 			return nil
 		}
-		// A longer interval's TTL is on the lease before the agent hears of it.
-		if counted {
-			if err := a.store.SetLeaseTTL(ctx, name, lo, hi, shrink); err != nil {
-				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusServiceUnavailable, "heartbeat: %v", err))
-				return nil
-			}
+	}
+}
+
+// beatState is what one heartbeat stream keeps from a beat to the next.
+type beatState struct {
+	lastAck, lastBeat time.Time
+	pace              handover
+	ack               []byte // the acknowledgement line, with the interval last told
+}
+
+// takeBeat serves one beat of the stream: at most one every minBeatGap, the node's lease
+// renewed (its TTL following the interval the agent is told), and an acknowledgement when
+// one is due. It returns false when the stream ends (an answer line was written if the
+// agent is to hear why).
+func (a *API) takeBeat(ctx context.Context, w http.ResponseWriter, r *http.Request, rc *http.ResponseController, name string, line []byte, st *beatState) bool {
+	if wait := a.minBeatGap - time.Since(st.lastBeat); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return false
 		}
-		switch {
-		case tell:
-			ack = appendAck(ack[:0], want, a.pace.Floor)
-		case time.Since(lastAck) < beatAckEvery:
-			continue
-		case len(ack) == 0:
-			ack = append(ack, "{}\n"...) // no interval told yet: the agent's own
+	}
+	st.lastBeat = time.Now()
+	// Most beats say nothing but that the agent lives: "{}" needs no decoder, and
+	// no heartbeat on the heap (one decoded into escapes).
+	var hb v4.AgentHeartbeat
+	if len(line) > 0 && string(line) != "{}" {
+		decoded := new(v4.AgentHeartbeat)
+		if err := httpapi.DecodeStrict(line, decoded); err != nil {
+			a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusBadRequest, "the line is not a heartbeat: %v", err))
+			return false
 		}
-		lastAck = time.Now()
-		if !writeBeatBytes(w, rc, ack) {
-			return nil
+		hb = *decoded
+	}
+	// Until the node cache has the cluster (a server just started, as in a
+	// failover), nothing changes: the agent keeps its interval and the node's lease
+	// its TTL, instead of every lease moving to the floor's and back.
+	tell, counted := false, a.nodesCounted()
+	lo, hi, shrink := a.nodeTTL, a.nodeTTL, false
+	var want time.Duration
+	if counted {
+		want = a.pace.Interval(a.nodeCache.Len())
+		tell, lo, hi, shrink = st.pace.next(a.pace, want)
+	}
+	if err := a.beat(ctx, name, hb, hi); err != nil {
+		a.endBeatStream(w, r, rc, err)
+		return false
+	}
+	// A longer interval's TTL is on the lease before the agent hears of it.
+	if counted {
+		if err := a.store.SetLeaseTTL(ctx, name, lo, hi, shrink); err != nil {
+			a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusServiceUnavailable, "heartbeat: %v", err))
+			return false
 		}
+	}
+	switch {
+	case tell:
+		st.ack = appendAck(st.ack[:0], want, a.pace.Floor)
+	case time.Since(st.lastAck) < beatAckEvery:
+		return true
+	case len(st.ack) == 0:
+		st.ack = append(st.ack, "{}\n"...) // no interval told yet: the agent's own
+	}
+	st.lastAck = time.Now()
+	return writeBeatBytes(w, rc, st.ack)
+}
+
+// endReadsWith makes the end of ctx (the stream replaced, the server closing) end the
+// body's reads, which otherwise wait for the agent, and returns what the handler defers
+// to stop that. The deadline is never set once the handler returned: over HTTP/2 a
+// finished stream's ResponseController is gone (setting it panics), and a stream ended
+// by another that replaced it or by the server closing may be returning as the deadline
+// is set.
+func endReadsWith(ctx context.Context, rc *http.ResponseController) (release func()) {
+	var mu sync.Mutex
+	returned := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !returned {
+			rc.SetReadDeadline(time.Now())
+		}
+	})
+	return func() {
+		stop()
+		mu.Lock()
+		returned = true
+		mu.Unlock()
 	}
 }
 
