@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/pki"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // fairRequest is a request of a node (org pki.OrgNodes), a server (pki.OrgServers) or,
@@ -346,5 +347,39 @@ func TestFairProbesExempt(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/namespaces", nil))
 	if rec.Code != http.StatusTooManyRequests {
 		t.Errorf("a user with the seats taken and no queue: %d, want 429", rec.Code)
+	}
+}
+
+// The metrics follow the seats taken, the requests queued and the 429s of each class.
+func TestFairMetrics(t *testing.T) {
+	g := newFairGate(APISeats{Users: 1, Wait: time.Hour})
+	users := g.classes[classUsers]
+	users.queueMax = 0
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(g.collectors()...)
+	if err := users.acquire(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := users.acquire(context.Background(), "b"); !errors.Is(err, errQueueFull) {
+		t.Fatalf("past the queue: %v", err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if m.GetLabel()[0].GetValue() != "users" {
+				continue
+			}
+			got[mf.GetName()] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{"berth_api_seats": 1, "berth_api_seats_in_use": 1, "berth_api_queued_requests": 0, "berth_api_rejected_requests_total": 1}
+	for name, v := range want {
+		if got[name] != v {
+			t.Errorf("%s{class=users} = %v, want %v", name, got[name], v)
+		}
 	}
 }
