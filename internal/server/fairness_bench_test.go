@@ -30,6 +30,7 @@ func BenchmarkUserReadsUnderLoad(b *testing.B) {
 	}{
 		{"unbounded", APISeats{Agents: 1 << 20, Servers: 1 << 20, Users: 1 << 20}},
 		{"default", APISeats{}},
+		{"agents-64", APISeats{Agents: 64}},
 		{"agents-32", APISeats{Agents: 32}},
 	} {
 		b.Run(c.name, func(b *testing.B) { benchUserReads(b, c.seats) })
