@@ -39,6 +39,7 @@ type serverFlags struct {
 	insecure      string
 	maxConns      int
 	maxConnsSrc   int
+	seats         server.APISeats
 	certLifetime  time.Duration
 	auditLog      string
 	auditMaxSize  string
@@ -78,6 +79,10 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.insecure, "insecure-listen", "", "also serve the API over plain HTTP on this loopback address (development only)")
 	cmd.Flags().IntVar(&f.maxConns, "max-connections", 0, "most API connections open at once; more wait (0: the file descriptor limit less 1024)")
 	cmd.Flags().IntVar(&f.maxConnsSrc, "max-connections-per-source", 0, "most API connections of one source address; more are closed at once (0: half of --max-connections)")
+	cmd.Flags().IntVar(&f.seats.Agents, "api-agent-seats", server.DefaultAgentSeats, "requests of agents (node certificates) the API serves at once; more queue, a queue per node (docs/security.md, Seats and queues)")
+	cmd.Flags().IntVar(&f.seats.Servers, "api-server-seats", server.DefaultServerSeats, "requests of other servers (server certificates) the API serves at once; more queue")
+	cmd.Flags().IntVar(&f.seats.Users, "api-user-seats", server.DefaultUserSeats, "requests of users (tokens, users' certificates, anonymous) the API serves at once; more queue, a queue per token or source, served in turn")
+	cmd.Flags().DurationVar(&f.seats.Wait, "api-queue-wait", server.DefaultSeatWait, "longest a request waits for a seat before it is refused with 429")
 	cmd.Flags().StringVar(&f.auditLog, "audit-log", "", "file of the audit log, a JSON line per write, exec, logs and secret read (default DATA-DIR/audit.log; off for none)")
 	cmd.Flags().StringVar(&f.auditMaxSize, "audit-log-max-size", "100MiB", "size past which the audit log is rotated")
 	cmd.Flags().IntVar(&f.auditMaxFiles, "audit-log-max-files", 5, "rotated audit log files kept")
@@ -217,6 +222,17 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if err := f.etcd.checkInterval(); err != nil {
 		return daemon.ServerConfig{}, err
 	}
+	for _, s := range []struct {
+		flag string
+		n    int
+	}{{"--api-agent-seats", f.seats.Agents}, {"--api-server-seats", f.seats.Servers}, {"--api-user-seats", f.seats.Users}} {
+		if s.n < 1 {
+			return daemon.ServerConfig{}, fmt.Errorf("%s %d: give at least 1", s.flag, s.n)
+		}
+	}
+	if f.seats.Wait <= 0 {
+		return daemon.ServerConfig{}, fmt.Errorf("--api-queue-wait %s: give a positive duration", f.seats.Wait)
+	}
 	member, err := f.member.config(f, joinToken, o, log)
 	if err != nil {
 		return daemon.ServerConfig{}, err
@@ -237,6 +253,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 			TLSSANs:                 f.tlsSANs,
 			MaxConnections:          f.maxConns,
 			MaxConnectionsPerSource: f.maxConnsSrc,
+			APISeats:                f.seats,
 			CertLifetime:            f.certLifetime,
 			NodeTTL:                 f.nodeTTL,
 			MaxHeartbeatsPerSecond:  maxBeats,

@@ -90,6 +90,10 @@ type Config struct {
 	// MaxConnectionsPerSource bounds the connections of one source address (0: half of
 	// MaxConnections), so that one client cannot take every connection.
 	MaxConnectionsPerSource int
+	// APISeats are the requests of agents, other servers and users the API serves at once,
+	// and how long the others wait in their class's queue (fairness.go; zero fields:
+	// the defaults).
+	APISeats APISeats
 	// bodyGrace replaces the time a slow body has before its minimum rate applies
 	// (tests; selfprotect.go).
 	bodyGrace time.Duration

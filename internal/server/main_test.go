@@ -35,14 +35,14 @@ func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 func quietLogger() *slog.Logger { return storetest.QuietLogger() }
 
 // newTestServer serves a fresh Server over the shared store.
-func newTestServer(t *testing.T, cfg Config) string {
+func newTestServer(t testing.TB, cfg Config) string {
 	t.Helper()
 	_, url := newTestServerOf(t, cfg)
 	return url
 }
 
 // newTestServerOf is newTestServer that also returns the Server.
-func newTestServerOf(t *testing.T, cfg Config) (*Server, string) {
+func newTestServerOf(t testing.TB, cfg Config) (*Server, string) {
 	t.Helper()
 	storetest.Reset(t, testStore) // start clean, also under go test -count=N
 	return startTestServer(t, cfg, testStore)
@@ -50,7 +50,7 @@ func newTestServerOf(t *testing.T, cfg Config) (*Server, string) {
 
 // startTestServer serves a new Server over st with TLS, as Run does, with the package's
 // test CA unless cfg has one; the URL is https.
-func startTestServer(t *testing.T, cfg Config, st *store.Store) (*Server, string) {
+func startTestServer(t testing.TB, cfg Config, st *store.Store) (*Server, string) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quietLogger()
@@ -89,7 +89,7 @@ var (
 	roots *x509.CertPool
 )
 
-func testCA(t *testing.T) *pki.CA {
+func testCA(t testing.TB) *pki.CA {
 	t.Helper()
 	testCAOnce.Do(func() {
 		testCAVal, testCAErr = pki.NewCA("berth test CA", time.Now())
@@ -105,7 +105,7 @@ func testCA(t *testing.T) *pki.CA {
 
 // nodeCertificate is a certificate of ca for node, as its agent has: for its client
 // calls and for the server it runs.
-func nodeCertificate(t *testing.T, ca *pki.CA, node string) tls.Certificate {
+func nodeCertificate(t testing.TB, ca *pki.CA, node string) tls.Certificate {
 	t.Helper()
 	kp, err := ca.Issue(pki.Request{CommonName: node, Organization: pki.OrgNodes, Client: true, Server: true}, time.Now())
 	if err != nil {
@@ -120,7 +120,7 @@ func nodeCertificate(t *testing.T, ca *pki.CA, node string) tls.Certificate {
 
 // httpClientAs is a client trusting the test CA that presents a node's certificate (""
 // for a user's call, which presents none).
-func httpClientAs(t *testing.T, node string) *http.Client {
+func httpClientAs(t testing.TB, node string) *http.Client {
 	t.Helper()
 	ca := testCA(t)
 	clientsMu.Lock()
@@ -165,7 +165,7 @@ func (a *adminTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // newManagementToken stores a management token in st; "" when st cannot (a test of a
 // closed store calls only the open routes).
-func newManagementToken(t *testing.T, st *store.Store) string {
+func newManagementToken(t testing.TB, st *store.Store) string {
 	t.Helper()
 	sec, err := acl.NewSecret()
 	if err != nil {

@@ -82,6 +82,7 @@ type Server struct {
 	bodies    *bodyPool
 	bodyGrace time.Duration
 	lists     chan struct{} // turns of whole lists (list_stream.go)
+	fair      *fairGate     // seats and queues of agents, servers and users (fairness.go)
 	// auditLog receives the audited requests (nil: off); its owner closes it.
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
@@ -157,9 +158,11 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.sources, s.bodies, s.bodyGrace = newSourceLimits(), newBodyPool(bodyBudget), cmp.Or(cfg.bodyGrace, bodyGrace)
 	s.lists = make(chan struct{}, wholeLists)
+	s.fair = newFairGate(cfg.APISeats)
+	s.metrics.registry.MustRegister(s.fair.collectors()...)
 	s.maxConns, s.maxConnsPerSource = cfg.MaxConnections, cfg.MaxConnectionsPerSource
 	s.mux = s.routes()
-	s.handler = s.instrument(s.protect(s.maintenanceGuard(s.mux)))
+	s.handler = s.instrument(s.protect(s.fair.handler(s.maintenanceGuard(s.mux))))
 	return s, nil
 }
 
