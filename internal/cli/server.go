@@ -200,12 +200,9 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if f.certLifetime < time.Minute {
 		return daemon.ServerConfig{}, fmt.Errorf("--cert-lifetime %s: at least 1m", f.certLifetime)
 	}
-	maxBeats := f.maxBeats
-	switch {
-	case maxBeats < 0 || math.IsNaN(maxBeats) || math.IsInf(maxBeats, 0):
-		return daemon.ServerConfig{}, fmt.Errorf("--max-heartbeats-per-second %v: give a number of beats a second, or 0 for no bound", f.maxBeats)
-	case maxBeats == 0:
-		maxBeats = -1 // the server's "no bound"
+	maxBeats, err := f.checkLoadLimits()
+	if err != nil {
+		return daemon.ServerConfig{}, err
 	}
 	if f.placement != "spread" && f.placement != "binpack" {
 		return daemon.ServerConfig{}, fmt.Errorf("--placement %q: use spread or binpack", f.placement)
@@ -221,17 +218,6 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	}
 	if err := f.etcd.checkInterval(); err != nil {
 		return daemon.ServerConfig{}, err
-	}
-	for _, s := range []struct {
-		flag string
-		n    int
-	}{{"--api-agent-seats", f.seats.Agents}, {"--api-server-seats", f.seats.Servers}, {"--api-user-seats", f.seats.Users}} {
-		if s.n < 1 {
-			return daemon.ServerConfig{}, fmt.Errorf("%s %d: give at least 1", s.flag, s.n)
-		}
-	}
-	if f.seats.Wait <= 0 {
-		return daemon.ServerConfig{}, fmt.Errorf("--api-queue-wait %s: give a positive duration", f.seats.Wait)
 	}
 	member, err := f.member.config(f, joinToken, o, log)
 	if err != nil {
@@ -278,6 +264,30 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		DependencyGC:      f.dependencyGC,
 		ServiceCIDR:       cidr,
 	}, nil
+}
+
+// checkLoadLimits checks the flags that bound the API's load: the heartbeats a second
+// (returned as the server takes it: -1 for no bound) and the seats of each class.
+func (f serverFlags) checkLoadLimits() (maxBeats float64, err error) {
+	maxBeats = f.maxBeats
+	switch {
+	case maxBeats < 0 || math.IsNaN(maxBeats) || math.IsInf(maxBeats, 0):
+		return 0, fmt.Errorf("--max-heartbeats-per-second %v: give a number of beats a second, or 0 for no bound", f.maxBeats)
+	case maxBeats == 0:
+		maxBeats = -1 // the server's "no bound"
+	}
+	for _, s := range []struct {
+		flag string
+		n    int
+	}{{"--api-agent-seats", f.seats.Agents}, {"--api-server-seats", f.seats.Servers}, {"--api-user-seats", f.seats.Users}} {
+		if s.n < 1 {
+			return 0, fmt.Errorf("%s %d: give at least 1", s.flag, s.n)
+		}
+	}
+	if f.seats.Wait <= 0 {
+		return 0, fmt.Errorf("--api-queue-wait %s: give a positive duration", f.seats.Wait)
+	}
+	return maxBeats, nil
 }
 
 // readJoinToken returns --join-token, or the trimmed content of --join-token-file.
