@@ -82,3 +82,26 @@ func TestExecSessions(t *testing.T) {
 		t.Fatal("found after removal")
 	}
 }
+
+// The registry's bound counts sessions, not exec IDs: the sessions one exec ID starts
+// again and again fill it too, and one over it is not kept.
+func TestExecSessionsBound(t *testing.T) {
+	var e execSessions
+	who := credential{1}
+	var removes []func()
+	for range maxExecSessions {
+		removes = append(removes, e.add("id", who, &execSession{}))
+	}
+	over := &execSession{}
+	e.add("id", who, over)()
+	e.add("other", who, over)
+	if e.find("id", who) == over || e.find("other", who) != nil {
+		t.Fatal("a session over the bound was kept")
+	}
+	for _, remove := range removes {
+		remove()
+	}
+	if len(e.byID) != 0 || e.n != 0 {
+		t.Fatalf("left after removal: %d IDs, %d sessions", len(e.byID), e.n)
+	}
+}

@@ -25,13 +25,14 @@ func credentialOf(r *http.Request) credential {
 }
 
 // maxExecSessions bounds the sessions resize_exec can find, so the registry cannot grow
-// at will; one over it still runs, without resizes.
+// at will (sessions of one exec ID count each); one over it still runs, without resizes.
 const maxExecSessions = 1024
 
 // execSessions are the started sessions by exec ID, for resize_exec.
 type execSessions struct {
 	mu   sync.Mutex
 	byID map[string][]*registered
+	n    int // sessions in byID
 }
 
 type registered struct {
@@ -46,11 +47,12 @@ func (e *execSessions) add(id string, who credential, s *execSession) func() {
 	if e.byID == nil {
 		e.byID = map[string][]*registered{}
 	}
-	if len(e.byID) >= maxExecSessions {
+	if e.n >= maxExecSessions {
 		return func() {}
 	}
 	reg := &registered{who: who, s: s}
 	e.byID[id] = append(e.byID[id], reg)
+	e.n++
 	return func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -58,6 +60,7 @@ func (e *execSessions) add(id string, who credential, s *execSession) func() {
 		for i, x := range list {
 			if x == reg {
 				list = append(list[:i], list[i+1:]...)
+				e.n--
 				break
 			}
 		}
