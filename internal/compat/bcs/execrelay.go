@@ -17,6 +17,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/compat/v1call"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/execstream"
 )
 
@@ -265,18 +266,9 @@ func (s *execSession) relay(ctx context.Context, ws *websocket.Conn) {
 		}
 	})
 	wg.Go(func() {
-		t := time.NewTicker(wsPingEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if send(websocket.PingMessage, nil) != nil {
-					cancel()
-					return
-				}
-			}
+		ping := func() error { return send(websocket.PingMessage, nil) }
+		if ctxtime.EveryUntilError(ctx, wsPingEvery, ping) != nil {
+			cancel()
 		}
 	})
 	wg.Wait()
