@@ -73,10 +73,7 @@ func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (h *Handler) execUpgrade(r *http.Request, spec execSpec) (io.ReadWriteCloser, <-chan struct{}, *failure) {
 	q := url.Values{"task": {spec.Task}, "tty": {"true"}, "cmd": spec.Cmd}
 	u := &url.URL{Path: v1call.Path("namespaces", spec.Namespace, "taskgroups", spec.TaskGroup, "exec"), RawQuery: q.Encode()}
-	inner := r.Clone(r.Context())
-	inner.Method, inner.URL, inner.RequestURI = http.MethodPost, u, u.RequestURI()
-	inner.Body, inner.ContentLength = http.NoBody, 0
-	inner.Header = r.Header.Clone()
+	inner := v1call.Request(r, http.MethodPost, u, nil)
 	for _, k := range []string{"Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions", "Sec-Websocket-Protocol"} {
 		inner.Header.Del(k)
 	}

@@ -96,11 +96,7 @@ func (c Caller) Call(r *http.Request, method, path string, query url.Values, bod
 		return Failed(http.StatusBadRequest, "bad path: "+err.Error())
 	}
 	u.RawQuery = query.Encode()
-	inner := r.Clone(r.Context())
-	inner.Method, inner.URL, inner.RequestURI = method, u, u.RequestURI()
-	inner.Body = io.NopCloser(bytes.NewReader(body))
-	inner.ContentLength = int64(len(body))
-	inner.Header = r.Header.Clone()
+	inner := Request(r, method, u, body)
 	if body != nil {
 		inner.Header.Set("Content-Type", "application/json")
 	}
@@ -113,6 +109,17 @@ func (c Caller) Call(r *http.Request, method, path string, query url.Values, bod
 		rec.status = http.StatusOK
 	}
 	return Answer{Status: rec.status, Body: rec.body.Bytes(), Warnings: rec.header.Values("Warning")}
+}
+
+// Request is the /v1 request method u with body, made on behalf of r: its context,
+// credentials (headers, client certificate) and a copy of its headers the caller may change.
+func Request(r *http.Request, method string, u *url.URL, body []byte) *http.Request {
+	inner := r.Clone(r.Context())
+	inner.Method, inner.URL, inner.RequestURI = method, u, u.RequestURI()
+	inner.Body = io.NopCloser(bytes.NewReader(body))
+	inner.ContentLength = int64(len(body))
+	inner.Header = r.Header.Clone()
+	return inner
 }
 
 // Failed is an error answer in /v1's shape, for what fails before /v1 answers.
