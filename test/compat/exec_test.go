@@ -45,11 +45,20 @@ func TestBCSExec(t *testing.T) {
 			container = p.ContainerStatuses[0].ContainerID
 		}
 	}
+	// The command waits for a line of input, so the session is open while it is resized.
 	status, _, body := b.do(t, http.MethodPost, scheduler+"/webconsole/create_exec?host_ip=127.0.0.1", header,
-		`{"container_id":"`+container+`","cmd":["echo","hello","from","bcs"]}`)
+		`{"container_id":"`+container+`","cmd":["sh","-c","read who; echo hello from $who"]}`)
 	var created struct{ Id string }
 	if status != http.StatusOK || bcswire.Decode(body, &created) != nil || created.Id == "" {
 		t.Fatalf("create_exec: %d %s", status, body)
+	}
+
+	// A token limited to another namespace finds no container of bx, and starts no exec
+	// with the exec ID another user was given (or one it made up: it names bx alike).
+	tenant := http.Header{"Bcs-Clusterid": {"BCS-MESOS-10001"}, "Authorization": {"Bearer " + b.namespaceToken(t, "bcs")}}
+	if status, _, body := b.do(t, http.MethodPost, scheduler+"/webconsole/create_exec", tenant,
+		`{"container_id":"`+container+`","cmd":["sh"]}`); status != http.StatusNotFound || !strings.Contains(string(body), "no running container") {
+		t.Errorf("create_exec as the other namespace's token: %d %s", status, body)
 	}
 
 	roots, err := client.LoadCAFile(filepath.Join(b.dataDir, "ca.crt"))
@@ -58,12 +67,32 @@ func TestBCSExec(t *testing.T) {
 		t.Fatal(err, err2)
 	}
 	dialer := websocket.Dialer{TLSClientConfig: &tls.Config{RootCAs: roots}, HandshakeTimeout: 10 * time.Second}
-	ws, resp, err := dialer.Dial("wss"+strings.TrimPrefix(b.url, "https")+scheduler+"/webconsole/start_exec?host_ip=127.0.0.1&container_id="+container+"&exec_id="+created.Id,
-		http.Header{"Bcs-Clusterid": {"BCS-MESOS-10001"}, "Authorization": {"Bearer " + strings.TrimSpace(string(token))}})
+	start := "wss" + strings.TrimPrefix(b.url, "https") + scheduler + "/webconsole/start_exec?host_ip=127.0.0.1&container_id=" + container + "&exec_id=" + created.Id
+	if ws, resp, err := dialer.Dial(start, tenant); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		if ws != nil {
+			ws.Close()
+		}
+		t.Fatalf("start_exec as the other namespace's token: %v %v", err, resp)
+	}
+	admin := http.Header{"Bcs-Clusterid": {"BCS-MESOS-10001"}, "Authorization": {"Bearer " + strings.TrimSpace(string(token))}}
+	ws, resp, err := dialer.Dial(start, admin)
 	if err != nil {
 		t.Fatalf("start_exec: %v %v", err, resp)
 	}
 	defer ws.Close()
+
+	// resize_exec, as bcs-client sends it once the WebSocket is open: only the token that
+	// started the session finds it.
+	resize := `{"exec_id":"` + created.Id + `","height":40,"width":120}`
+	if status, _, body := b.do(t, http.MethodPost, scheduler+"/webconsole/resize_exec", tenant, resize); status != http.StatusNotFound {
+		t.Errorf("resize_exec as another token: %d %s", status, body)
+	}
+	if status, _, body := b.do(t, http.MethodPost, scheduler+"/webconsole/resize_exec", admin, resize); status != http.StatusOK || !strings.Contains(string(body), `"code":0`) {
+		t.Errorf("resize_exec: %d %s", status, body)
+	}
+	if err := ws.WriteMessage(websocket.BinaryMessage, []byte("bcs\n")); err != nil {
+		t.Fatal(err)
+	}
 	ws.SetReadDeadline(time.Now().Add(30 * time.Second))
 	var out strings.Builder
 	for {

@@ -46,6 +46,10 @@ func (h *Handler) startExec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { agent.Close(); <-done }()
+	// Registered before the client hears the upgrade, so the resize_exec it sends as soon
+	// as the WebSocket is open finds the session.
+	s := &execSession{agent: agent}
+	defer h.execs.add(id, credentialOf(r), s)()
 	up := websocket.Upgrader{HandshakeTimeout: 10 * time.Second}
 	ws, err := up.Upgrade(hijacker{w}, r, nil) // answers the client itself on failure
 	if err != nil {
@@ -53,8 +57,6 @@ func (h *Handler) startExec(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.Close()
 	ws.SetReadLimit(execstream.MaxMessage)
-	s := &execSession{agent: agent}
-	defer h.execs.add(id, credentialOf(r), s)()
 	s.relay(r.Context(), ws)
 }
 
