@@ -281,7 +281,8 @@ type bcsAgentInfo struct {
 	ReRegisteredTime int64 `json:"reregistered_time"`
 }
 
-// bcsAttribute is a Mesos attribute: type 101 scalar, 103 text, 104 set.
+// bcsAttribute is a Mesos attribute: type 101 scalar, 103 text, 104 set in the agent
+// settings; an offer's carry Mesos's own numbers (offers.go).
 type bcsAttribute struct {
 	Name   string     `json:"name"`
 	Type   int        `json:"type"`

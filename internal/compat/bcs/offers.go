@@ -26,15 +26,16 @@ const (
 )
 
 // mesosOffer is BCS's OfferWithDelta: Mesos's Offer (its JSON keys) and BCS's
-// deltaResource, the resources in-place updates took off the agent (none in berth).
+// deltaResource, the resources in-place updates took off the agent (none in berth). Its
+// attributes have the keys of the agent settings' (bcsAttribute), with Mesos's type numbers.
 type mesosOffer struct {
-	ID            mesosID          `json:"id"`
-	FrameworkID   mesosID          `json:"framework_id"`
-	AgentID       mesosID          `json:"agent_id"`
-	Hostname      string           `json:"hostname"`
-	Resources     []mesosResource  `json:"resources"`
-	Attributes    []mesosAttribute `json:"attributes"`
-	DeltaResource bcsResource      `json:"deltaResource"`
+	ID            mesosID         `json:"id"`
+	FrameworkID   mesosID         `json:"framework_id"`
+	AgentID       mesosID         `json:"agent_id"`
+	Hostname      string          `json:"hostname"`
+	Resources     []mesosResource `json:"resources"`
+	Attributes    []bcsAttribute  `json:"attributes"`
+	DeltaResource bcsResource     `json:"deltaResource"`
 }
 
 type mesosID struct {
@@ -51,14 +52,6 @@ type mesosResource struct {
 
 type mesosRanges struct {
 	Range []v4.PortRange `json:"range"`
-}
-
-type mesosAttribute struct {
-	Name   string     `json:"name"`
-	Type   int        `json:"type"`
-	Scalar *bcsScalar `json:"scalar,omitempty"`
-	Set    *bcsSet    `json:"set,omitempty"`
-	Text   *bcsText   `json:"text,omitempty"`
 }
 
 // offerFramework names the framework in every offer: BCS's scheduler registered as one
@@ -115,19 +108,19 @@ func offerOf(n *v4.Node, tgs []*v4.TaskGroup) mesosOffer {
 // offerAttributes are the node's attributes as BCS's offer pool set them: InnerIP first
 // (`bcs-client offer --ip` looks at the first attribute only), then the text, scalar and
 // set attributes, and the NoSchedule taints as the set attribute NoSchedule of "k=v".
-func offerAttributes(n *v4.Node) []mesosAttribute {
+func offerAttributes(n *v4.Node) []bcsAttribute {
 	at := n.Spec.Attributes
-	out := []mesosAttribute{{Name: "InnerIP", Type: mesosText, Text: &bcsText{n.Spec.IP}}}
+	out := []bcsAttribute{{Name: "InnerIP", Type: mesosText, Text: &bcsText{n.Spec.IP}}}
 	for _, k := range slices.Sorted(maps.Keys(at.Text)) {
 		if k != "InnerIP" {
-			out = append(out, mesosAttribute{Name: k, Type: mesosText, Text: &bcsText{at.Text[k]}})
+			out = append(out, bcsAttribute{Name: k, Type: mesosText, Text: &bcsText{at.Text[k]}})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(at.Scalar)) {
-		out = append(out, mesosAttribute{Name: k, Type: mesosScalar, Scalar: &bcsScalar{at.Scalar[k]}})
+		out = append(out, bcsAttribute{Name: k, Type: mesosScalar, Scalar: &bcsScalar{at.Scalar[k]}})
 	}
 	for _, k := range slices.Sorted(maps.Keys(at.Set)) {
-		out = append(out, mesosAttribute{Name: k, Type: mesosSet, Set: &bcsSet{slices.Clone(at.Set[k])}})
+		out = append(out, bcsAttribute{Name: k, Type: mesosSet, Set: &bcsSet{slices.Clone(at.Set[k])}})
 	}
 	var taints []string
 	for _, t := range n.Spec.Taints {
@@ -136,7 +129,7 @@ func offerAttributes(n *v4.Node) []mesosAttribute {
 		}
 	}
 	if len(taints) > 0 {
-		out = append(out, mesosAttribute{Name: "NoSchedule", Type: mesosSet, Set: &bcsSet{taints}})
+		out = append(out, bcsAttribute{Name: "NoSchedule", Type: mesosSet, Set: &bcsSet{taints}})
 	}
 	return out
 }
