@@ -22,7 +22,10 @@ const Mask = "******"
 var credentialKeys = []string{"imagePullPasswd", "remotePasswd", "pwd"}
 
 // userinfo finds the password of a URL's user info in any text (a URI, a command line).
-var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s:]*):([^/?#@\s]*)@`)
+// As Go's url.Parse (and curl) read one, the user info runs to the authority's last "@"
+// and the user to its first ":": a user or a password with an "@" in it (an e-mail
+// address, "p@ss") is still a user or a password.
+var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/?#\s:]*):([^/?#\s]*)@`)
 
 // String is s with the passwords of the URLs in it masked; key is the key whose value
 // s is ("" in an array), and a credential key's value is masked whole.

@@ -18,6 +18,10 @@ func TestString(t *testing.T) {
 		{"value", "https://bob@repo.example/x", "https://bob@repo.example/x"},
 		{"value", "https://repo.example/a:b@c", "https://repo.example/a:b@c"},
 		{"image", "registry.example:5000/app:1", "registry.example:5000/app:1"},
+		// An "@" in the user or the password: the host is after the last one.
+		{"value", "https://me@example.com:hunter2@repo.example/x", "https://me@example.com:" + Mask + "@repo.example/x"},
+		{"value", "https://bob:p@ss@repo.example/x", "https://bob:" + Mask + "@repo.example/x"},
+		{"value", "https://bob@repo.example:8080/x", "https://bob@repo.example:8080/x"},
 	} {
 		if got := String(c.key, c.in); got != c.want {
 			t.Errorf("String(%q, %q) = %q, want %q", c.key, c.in, got, c.want)
