@@ -166,6 +166,13 @@ func maskNode(n *yaml.Node, key string) bool {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			changed = maskNode(n.Content[i+1], n.Content[i].Value) || changed
 		}
+	case yaml.AliasNode:
+		// A credential key's value may be an alias of a scalar anchored elsewhere (under
+		// a key berth drops, say): the anchored value is masked, where it is and here.
+		// Only a scalar is followed: an alias of a collection may be its own ancestor.
+		if n.Alias != nil && n.Alias.Kind == yaml.ScalarNode {
+			changed = maskNode(n.Alias, key)
+		}
 	case yaml.ScalarNode:
 		// A credential key's value is masked whatever it reads as (pwd: 1234).
 		if m := String(key, n.Value); m != n.Value && (n.Tag == "!!str" || m == Mask) {

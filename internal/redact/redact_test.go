@@ -64,3 +64,17 @@ func TestDocumentYAML(t *testing.T) {
 		t.Errorf("a document without credentials changed: %q", got)
 	}
 }
+
+// A credential given as an alias is masked where its anchor is too; an alias of a
+// collection that holds it is walked no further (it may hold itself).
+func TestDocumentYAMLAlias(t *testing.T) {
+	in := "x-pw: &pw hunter2\nspec:\n  containers:\n    - imagePullPasswd: *pw\n      image: r/app\n"
+	got := string(Document([]byte(in)))
+	if strings.Contains(got, "hunter2") || !strings.Contains(got, "imagePullPasswd: *pw") || !strings.Contains(got, "image: r/app") {
+		t.Errorf("got:\n%s", got)
+	}
+	loop := "a: &a {pwd: *a, b: *a}\n"
+	if got := string(Document([]byte(loop))); got != loop {
+		t.Errorf("a self-referring alias changed: %q", got)
+	}
+}
