@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/berthhq/berth/internal/customres"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -237,39 +239,14 @@ func (s *Store) CustomResources(ctx context.Context, crd, ns string) ([]StoredDo
 	if err := customres.CheckDefinitionName(crd); err != nil {
 		return nil, fmt.Errorf("%w: custom resource definition %v", ErrInvalid, err)
 	}
-	pfx := crRange(crd, ns)
 	var out []StoredDoc
-	end := clientv3.GetPrefixRangeEnd(pfx)
-	var rev int64
-	for from := pfx; ; {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(eachMaxKeys)}
-		if rev != 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.client.Get(ctx, from, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", crd, wrapEtcd(err))
-		}
-		rev = resp.Header.Revision
-		for _, kv := range resp.Kvs {
-			rest := string(kv.Key[len(crRange(crd, "")):])
-			nsOf, name, _ := cutLast(rest)
-			out = append(out, StoredDoc{Namespace: nsOf, Name: name, Value: kv.Value, Rev: kv.ModRevision})
-		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return out, nil
-		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
-	}
-}
-
-func cutLast(s string) (string, string, bool) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return "", s, false
+	all := crRange(crd, "")
+	err := s.eachKV(ctx, crRange(crd, ns), crd, func(int64) error { return nil }, func(kv *mvccpb.KeyValue) error {
+		nsOf, name, _ := strings.Cut(string(kv.Key[len(all):]), "/")
+		out = append(out, StoredDoc{Namespace: nsOf, Name: name, Value: kv.Value, Rev: kv.ModRevision})
+		return nil
+	})
+	return out, err
 }
 
 // UpdateCustomResource replaces a resource; rev, when not 0, must be its mod revision.
