@@ -233,20 +233,19 @@ func (s *Store) CustomResource(ctx context.Context, crd, ns, name string) (Store
 	return StoredDoc{Namespace: ns, Name: name, Value: resp.Kvs[0].Value, Rev: resp.Kvs[0].ModRevision}, nil
 }
 
-// CustomResources lists the resources of crd in namespace ns, or in every namespace for
-// "", by namespace and name. Each namespace's ledger bounds what it holds.
-func (s *Store) CustomResources(ctx context.Context, crd, ns string) ([]StoredDoc, error) {
+// CustomResourcesEach calls fn with each resource of crd in namespace ns, or in every
+// namespace for "", by namespace and name, as of one revision, a chunk at a time
+// (ListEach): start is called once with that revision first. A list of any size is read
+// in bounded memory.
+func (s *Store) CustomResourcesEach(ctx context.Context, crd, ns string, start func(rev int64) error, fn func(StoredDoc) error) error {
 	if err := customres.CheckDefinitionName(crd); err != nil {
-		return nil, fmt.Errorf("%w: custom resource definition %v", ErrInvalid, err)
+		return fmt.Errorf("%w: custom resource definition %v", ErrInvalid, err)
 	}
-	var out []StoredDoc
 	all := crRange(crd, "")
-	err := s.eachKV(ctx, crRange(crd, ns), crd, func(int64) error { return nil }, func(kv *mvccpb.KeyValue) error {
+	return s.eachKV(ctx, crRange(crd, ns), crd, start, func(kv *mvccpb.KeyValue) error {
 		nsOf, name, _ := strings.Cut(string(kv.Key[len(all):]), "/")
-		out = append(out, StoredDoc{Namespace: nsOf, Name: name, Value: kv.Value, Rev: kv.ModRevision})
-		return nil
+		return fn(StoredDoc{Namespace: nsOf, Name: name, Value: kv.Value, Rev: kv.ModRevision})
 	})
-	return out, err
 }
 
 // UpdateCustomResource replaces a resource; rev, when not 0, must be its mod revision.

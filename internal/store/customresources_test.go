@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -10,6 +11,16 @@ import (
 )
 
 const testCRD = "widgets.example.com"
+
+// listCRs collects what CustomResourcesEach walks.
+func listCRs(ctx context.Context, crd, ns string) ([]StoredDoc, error) {
+	var out []StoredDoc
+	err := testStore.CustomResourcesEach(ctx, crd, ns, func(int64) error { return nil }, func(d StoredDoc) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
 
 func TestCustomResourcesLifecycle(t *testing.T) {
 	bg, user := resetForQuota(t)
@@ -44,18 +55,18 @@ func TestCustomResourcesLifecycle(t *testing.T) {
 	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", []byte(`{}`), got.Rev-1); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale update: %v", err)
 	}
-	all, err := s.CustomResources(bg, testCRD, "")
+	all, err := listCRs(bg, testCRD, "")
 	if err != nil || len(all) != 2 || all[0].Namespace != "cr-a" || all[1].Name != "two" {
 		t.Fatalf("list all: %+v %v", all, err)
 	}
-	if one, err := s.CustomResources(bg, testCRD, "cr-b"); err != nil || len(one) != 1 {
+	if one, err := listCRs(bg, testCRD, "cr-b"); err != nil || len(one) != 1 {
 		t.Fatalf("list cr-b: %+v %v", one, err)
 	}
 	if _, err := s.DeleteDefinition(bg, testCRD, 0); !errors.Is(err, ErrDefinitionInUse) {
 		t.Fatalf("delete a definition in use: %v, want ErrDefinitionInUse", err)
 	}
 	for _, ns := range []string{"cr-a", "cr-b"} {
-		list, _ := s.CustomResources(bg, testCRD, ns)
+		list, _ := listCRs(bg, testCRD, ns)
 		if _, err := s.DeleteCustomResource(user, testCRD, ns, list[0].Name, 0); err != nil {
 			t.Fatal(err)
 		}
