@@ -250,7 +250,7 @@ func (s *Store) CustomResourcesEach(ctx context.Context, crd, ns string, start f
 
 // UpdateCustomResource replaces a resource; rev, when not 0, must be its mod revision.
 func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, val []byte, rev int64) (int64, error) {
-	for attempt := 0; ; attempt++ {
+	for attempt := range usageRetries {
 		cur, err := s.CustomResource(ctx, crd, ns, name)
 		if err != nil {
 			return 0, err
@@ -278,17 +278,17 @@ func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, 
 			s.usageDone(u, resp.Header.Revision)
 			return resp.Header.Revision, nil
 		}
-		s.usageFailed(u)
-		if err := usageWait(ctx, attempt); err != nil {
+		if err := s.lostWrite(ctx, u, rev, attempt); err != nil {
 			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
 		}
 	}
+	return 0, fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", crd, ns, name, ErrConflict, usageRetries)
 }
 
 // DeleteCustomResource deletes a resource; rev, when not 0, must be its mod revision. It
 // returns what was stored.
 func (s *Store) DeleteCustomResource(ctx context.Context, crd, ns, name string, rev int64) (StoredDoc, error) {
-	for attempt := 0; ; attempt++ {
+	for attempt := range usageRetries {
 		cur, err := s.CustomResource(ctx, crd, ns, name)
 		if err != nil {
 			return StoredDoc{}, err
@@ -312,11 +312,11 @@ func (s *Store) DeleteCustomResource(ctx context.Context, crd, ns, name string, 
 			s.usageDone(u, resp.Header.Revision)
 			return cur, nil
 		}
-		s.usageFailed(u)
-		if err := usageWait(ctx, attempt); err != nil {
+		if err := s.lostWrite(ctx, u, rev, attempt); err != nil {
 			return StoredDoc{}, fmt.Errorf("delete %s %s/%s: %w", crd, ns, name, err)
 		}
 	}
+	return StoredDoc{}, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", crd, ns, name, ErrConflict, usageRetries)
 }
 
 // customResourceUsage is what namespace ns holds of custom resources at rev, for a
