@@ -295,28 +295,19 @@ func (s *Server) handleCRWrite(w http.ResponseWriter, r *http.Request, crd strin
 	if err != nil {
 		return err
 	}
-	cur, err := s.store.CustomResource(ctx, crd, ns, name)
+	d, err := s.store.UpdateCustomResource(ctx, crd, ns, name, rev, func(cur []byte) ([]byte, error) {
+		stored, err := customres.Decode(cur, "")
+		if err != nil {
+			return nil, err
+		}
+		customres.Carry(doc, stored)
+		doc["metadata"].(map[string]any)["namespace"] = ns
+		return json.Marshal(doc)
+	})
 	if err != nil {
 		return err
 	}
-	stored, err := customres.Decode(cur.Value, "")
-	if err != nil {
-		return err
-	}
-	customres.Carry(doc, stored)
-	doc["metadata"].(map[string]any)["namespace"] = ns
-	val, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	if rev == 0 {
-		rev = cur.Rev
-	}
-	next, err := s.store.UpdateCustomResource(ctx, crd, ns, name, val, rev)
-	if err != nil {
-		return err
-	}
-	return writeDoc(w, http.StatusOK, store.StoredDoc{Namespace: ns, Name: name, Value: val, Rev: next})
+	return writeDoc(w, http.StatusOK, d)
 }
 
 func (s *Server) handleCRDeleteOne(w http.ResponseWriter, r *http.Request, crd string) error {

@@ -248,15 +248,21 @@ func (s *Store) CustomResourcesEach(ctx context.Context, crd, ns string, start f
 	})
 }
 
-// UpdateCustomResource replaces a resource; rev, when not 0, must be its mod revision.
-func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, val []byte, rev int64) (int64, error) {
+// UpdateCustomResource replaces a resource with what replace makes of the stored value
+// (called again when the write lost a race); rev, when not 0, must be its mod revision.
+// It returns what it stored; an error of replace is returned as it is.
+func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, rev int64, replace func(stored []byte) ([]byte, error)) (StoredDoc, error) {
 	for attempt := range usageRetries {
 		cur, err := s.CustomResource(ctx, crd, ns, name)
 		if err != nil {
-			return 0, err
+			return StoredDoc{}, err
 		}
 		if rev != 0 && rev != cur.Rev {
-			return 0, fmt.Errorf("%s %s/%s: %w", crd, ns, name, ErrConflict)
+			return StoredDoc{}, fmt.Errorf("%s %s/%s: %w", crd, ns, name, ErrConflict)
+		}
+		val, err := replace(cur.Value)
+		if err != nil {
+			return StoredDoc{}, err
 		}
 		key := crKey(crd, ns, name)
 		deltas := usageDeltas{}
@@ -265,24 +271,24 @@ func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, 
 		}
 		u, err := s.planUsage(ctx, deltas)
 		if err != nil {
-			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
+			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
 		}
 		resp, err := s.client.Txn(ctx).
 			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", cur.Rev)}, u.cmps...)...).
 			Then(append([]clientv3.Op{clientv3.OpPut(key, string(val))}, u.ops...)...).
 			Commit()
 		if err != nil {
-			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
+			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
 			s.usageDone(u, resp.Header.Revision)
-			return resp.Header.Revision, nil
+			return StoredDoc{Namespace: ns, Name: name, Value: val, Rev: resp.Header.Revision}, nil
 		}
 		if err := s.lostWrite(ctx, u, rev, attempt); err != nil {
-			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
+			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
 		}
 	}
-	return 0, fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", crd, ns, name, ErrConflict, usageRetries)
+	return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", crd, ns, name, ErrConflict, usageRetries)
 }
 
 // DeleteCustomResource deletes a resource; rev, when not 0, must be its mod revision. It

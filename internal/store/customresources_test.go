@@ -12,6 +12,11 @@ import (
 
 const testCRD = "widgets.example.com"
 
+// crValue is a replacement of a custom resource that is val whatever was stored.
+func crValue(val string) func([]byte) ([]byte, error) {
+	return func([]byte) ([]byte, error) { return []byte(val), nil }
+}
+
 // listCRs collects what CustomResourcesEach walks.
 func listCRs(ctx context.Context, crd, ns string) ([]StoredDoc, error) {
 	var out []StoredDoc
@@ -44,7 +49,7 @@ func TestCustomResourcesLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantUsage(t, "cr-a", 1)
-	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", []byte(`{"spec":"longer"}`), 0); err != nil {
+	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", 0, crValue(`{"spec":"longer"}`)); err != nil {
 		t.Fatal(err)
 	}
 	wantUsage(t, "cr-a", 1)
@@ -52,7 +57,7 @@ func TestCustomResourcesLifecycle(t *testing.T) {
 	if err != nil || string(got.Value) != `{"spec":"longer"}` {
 		t.Fatalf("read: %q %v", got.Value, err)
 	}
-	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", []byte(`{}`), got.Rev-1); !errors.Is(err, ErrConflict) {
+	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", got.Rev-1, crValue(`{}`)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale update: %v", err)
 	}
 	all, err := listCRs(bg, testCRD, "")
