@@ -225,17 +225,24 @@ func (s *Server) definitionOf(ctx context.Context, crd string) (customres.Defini
 	return customres.DefinitionOf(doc), nil
 }
 
+// handleCRList streams the list as objects' lists are (streamItems): a namespace holds
+// up to its limits of documents of up to 64 KiB, and every namespace more.
 func (s *Server) handleCRList(w http.ResponseWriter, r *http.Request, crd string) error {
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	if _, err := s.definitionOf(ctx, crd); err != nil {
 		return err
 	}
-	docs, err := s.store.CustomResources(ctx, crd, r.PathValue("ns"))
-	if err != nil {
-		return err
-	}
-	return writeList(w, docs)
+	ns := r.PathValue("ns")
+	return s.streamItems(w, r, crd, ns, func(start func(int64) error, item func(any) error) error {
+		return s.store.CustomResourcesEach(r.Context(), crd, ns, start, func(d store.StoredDoc) error {
+			doc, err := customres.Decode(d.Value, strconv.FormatInt(d.Rev, 10))
+			if err != nil {
+				return err
+			}
+			return item(doc)
+		})
+	})
 }
 
 func (s *Server) handleCRGet(w http.ResponseWriter, r *http.Request, crd string) error {
@@ -288,28 +295,19 @@ func (s *Server) handleCRWrite(w http.ResponseWriter, r *http.Request, crd strin
 	if err != nil {
 		return err
 	}
-	cur, err := s.store.CustomResource(ctx, crd, ns, name)
+	d, err := s.store.UpdateCustomResource(ctx, crd, ns, name, rev, func(cur []byte) ([]byte, error) {
+		stored, err := customres.Decode(cur, "")
+		if err != nil {
+			return nil, err
+		}
+		customres.Carry(doc, stored)
+		doc["metadata"].(map[string]any)["namespace"] = ns
+		return json.Marshal(doc)
+	})
 	if err != nil {
 		return err
 	}
-	stored, err := customres.Decode(cur.Value, "")
-	if err != nil {
-		return err
-	}
-	customres.Carry(doc, stored)
-	doc["metadata"].(map[string]any)["namespace"] = ns
-	val, err := json.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	if rev == 0 {
-		rev = cur.Rev
-	}
-	next, err := s.store.UpdateCustomResource(ctx, crd, ns, name, val, rev)
-	if err != nil {
-		return err
-	}
-	return writeDoc(w, http.StatusOK, store.StoredDoc{Namespace: ns, Name: name, Value: val, Rev: next})
+	return writeDoc(w, http.StatusOK, d)
 }
 
 func (s *Server) handleCRDeleteOne(w http.ResponseWriter, r *http.Request, crd string) error {

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -130,4 +132,39 @@ func TestCustomResourcesNamespaceToken(t *testing.T) {
 	if size := docOf(t, r)["spec"].(map[string]any)["size"]; size != 1.0 {
 		t.Fatalf("team-b's widget changed: %s", r.body)
 	}
+}
+
+// A whole list of custom resources is streamed as objects' lists are, and takes its turn
+// among them: a namespace may hold thousands of documents of 64 KiB, and every namespace
+// more than that, which no server holds at once for each of many clients.
+func TestCustomResourceListsTakeTurns(t *testing.T) {
+	s, url := newTestServerOf(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/customresourcedefinitions", widgetCRD), http.StatusCreated)
+	wantStatus(t, call(t, http.MethodPost, url+widgetsPath, widget("team-a", "w1", "1")), http.StatusCreated)
+	r := call(t, http.MethodGet, url+widgetsPath, "")
+	wantStatus(t, r, http.StatusOK)
+	if doc := docOf(t, r); doc["resourceVersion"] == nil || len(doc["items"].([]any)) != 1 {
+		t.Fatalf("list %s", r.body)
+	}
+	for range cap(s.lists) {
+		s.lists <- struct{}{}
+	}
+	// While other lists hold every turn, a list waits for one: it gives no answer.
+	for _, path := range []string{widgetsPath, "/v1/widgets.example.com"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := httpClientAs(t, "").Do(req)
+		cancel()
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("GET %s answered %d while every turn of whole lists was taken", path, resp.StatusCode)
+		}
+	}
+	for range cap(s.lists) {
+		<-s.lists
+	}
+	wantStatus(t, call(t, http.MethodGet, url+"/v1/widgets.example.com", ""), http.StatusOK)
 }

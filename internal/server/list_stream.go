@@ -18,6 +18,15 @@ import (
 // client never takes a truncated list for a whole one (also when etcd compacted the
 // list's revision while a slow client read it).
 func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind, ns string) error {
+	return s.streamItems(w, r, string(kind), ns, func(start func(int64) error, item func(any) error) error {
+		return s.store.ListEach(r.Context(), kind, ns, start, func(obj v4.Object) error { return item(obj) })
+	})
+}
+
+// streamItems writes the list that walk gives, as streamList describes: walk calls start
+// once with the list's revision, then item with each of its items. what and ns name the
+// list in the log.
+func (s *Server) streamItems(w http.ResponseWriter, r *http.Request, what, ns string, walk func(start func(int64) error, item func(any) error) error) error {
 	if !member(r) {
 		// Whole lists take turns (a few at once), so that many of them cannot take the
 		// server's CPU from every other request.
@@ -35,26 +44,26 @@ func (s *Server) streamList(w http.ResponseWriter, r *http.Request, kind v4.Kind
 	enc := json.NewEncoder(w)
 	// The walk lasts as long as the client reads (a large list to a slow client takes
 	// longer than one request's timeout); it ends when the client goes away.
-	err := s.store.ListEach(r.Context(), kind, ns, func(rev int64) error {
+	err := walk(func(rev int64) error {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		started = true
 		_, err := fmt.Fprintf(w, `{"kind":"List","resourceVersion":%q,"items":[`, strconv.FormatInt(rev, 10))
 		return err
-	}, func(obj v4.Object) error {
+	}, func(v any) error {
 		if n > 0 {
 			if _, err := w.Write([]byte{','}); err != nil {
 				return err
 			}
 		}
 		n++
-		return enc.Encode(obj)
+		return enc.Encode(v)
 	})
 	if err != nil {
 		if !started {
 			return err
 		}
-		s.log.Warn("a list was cut short", "kind", kind, "namespace", ns, "items", n, "err", err)
+		s.log.Warn("a list was cut short", "kind", what, "namespace", ns, "items", n, "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	w.Write([]byte("]}\n"))

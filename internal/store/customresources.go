@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/berthhq/berth/internal/customres"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -231,56 +233,36 @@ func (s *Store) CustomResource(ctx context.Context, crd, ns, name string) (Store
 	return StoredDoc{Namespace: ns, Name: name, Value: resp.Kvs[0].Value, Rev: resp.Kvs[0].ModRevision}, nil
 }
 
-// CustomResources lists the resources of crd in namespace ns, or in every namespace for
-// "", by namespace and name. Each namespace's ledger bounds what it holds.
-func (s *Store) CustomResources(ctx context.Context, crd, ns string) ([]StoredDoc, error) {
+// CustomResourcesEach calls fn with each resource of crd in namespace ns, or in every
+// namespace for "", by namespace and name, as of one revision, a chunk at a time
+// (ListEach): start is called once with that revision first. A list of any size is read
+// in bounded memory.
+func (s *Store) CustomResourcesEach(ctx context.Context, crd, ns string, start func(rev int64) error, fn func(StoredDoc) error) error {
 	if err := customres.CheckDefinitionName(crd); err != nil {
-		return nil, fmt.Errorf("%w: custom resource definition %v", ErrInvalid, err)
+		return fmt.Errorf("%w: custom resource definition %v", ErrInvalid, err)
 	}
-	pfx := crRange(crd, ns)
-	var out []StoredDoc
-	end := clientv3.GetPrefixRangeEnd(pfx)
-	var rev int64
-	for from := pfx; ; {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(eachMaxKeys)}
-		if rev != 0 {
-			opts = append(opts, clientv3.WithRev(rev))
-		}
-		resp, err := s.client.Get(ctx, from, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", crd, wrapEtcd(err))
-		}
-		rev = resp.Header.Revision
-		for _, kv := range resp.Kvs {
-			rest := string(kv.Key[len(crRange(crd, "")):])
-			nsOf, name, _ := cutLast(rest)
-			out = append(out, StoredDoc{Namespace: nsOf, Name: name, Value: kv.Value, Rev: kv.ModRevision})
-		}
-		if !resp.More || len(resp.Kvs) == 0 {
-			return out, nil
-		}
-		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
-	}
+	all := crRange(crd, "")
+	return s.eachKV(ctx, crRange(crd, ns), crd, start, func(kv *mvccpb.KeyValue) error {
+		nsOf, name, _ := strings.Cut(string(kv.Key[len(all):]), "/")
+		return fn(StoredDoc{Namespace: nsOf, Name: name, Value: kv.Value, Rev: kv.ModRevision})
+	})
 }
 
-func cutLast(s string) (string, string, bool) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '/' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return "", s, false
-}
-
-// UpdateCustomResource replaces a resource; rev, when not 0, must be its mod revision.
-func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, val []byte, rev int64) (int64, error) {
-	for attempt := 0; ; attempt++ {
+// UpdateCustomResource replaces a resource with what replace makes of the stored value
+// (called again when the write lost a race); rev, when not 0, must be its mod revision.
+// It returns what it stored; an error of replace is returned as it is.
+func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, rev int64, replace func(stored []byte) ([]byte, error)) (StoredDoc, error) {
+	for attempt := range usageRetries {
 		cur, err := s.CustomResource(ctx, crd, ns, name)
 		if err != nil {
-			return 0, err
+			return StoredDoc{}, err
 		}
 		if rev != 0 && rev != cur.Rev {
-			return 0, fmt.Errorf("%s %s/%s: %w", crd, ns, name, ErrConflict)
+			return StoredDoc{}, fmt.Errorf("%s %s/%s: %w", crd, ns, name, ErrConflict)
+		}
+		val, err := replace(cur.Value)
+		if err != nil {
+			return StoredDoc{}, err
 		}
 		key := crKey(crd, ns, name)
 		deltas := usageDeltas{}
@@ -289,30 +271,30 @@ func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, 
 		}
 		u, err := s.planUsage(ctx, deltas)
 		if err != nil {
-			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
+			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
 		}
 		resp, err := s.client.Txn(ctx).
 			If(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", cur.Rev)}, u.cmps...)...).
 			Then(append([]clientv3.Op{clientv3.OpPut(key, string(val))}, u.ops...)...).
 			Commit()
 		if err != nil {
-			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
+			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
 			s.usageDone(u, resp.Header.Revision)
-			return resp.Header.Revision, nil
+			return StoredDoc{Namespace: ns, Name: name, Value: val, Rev: resp.Header.Revision}, nil
 		}
-		s.usageFailed(u)
-		if err := usageWait(ctx, attempt); err != nil {
-			return 0, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
+		if err := s.lostWrite(ctx, u, rev, attempt); err != nil {
+			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, err)
 		}
 	}
+	return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w (gave up after %d concurrent writes)", crd, ns, name, ErrConflict, usageRetries)
 }
 
 // DeleteCustomResource deletes a resource; rev, when not 0, must be its mod revision. It
 // returns what was stored.
 func (s *Store) DeleteCustomResource(ctx context.Context, crd, ns, name string, rev int64) (StoredDoc, error) {
-	for attempt := 0; ; attempt++ {
+	for attempt := range usageRetries {
 		cur, err := s.CustomResource(ctx, crd, ns, name)
 		if err != nil {
 			return StoredDoc{}, err
@@ -336,11 +318,11 @@ func (s *Store) DeleteCustomResource(ctx context.Context, crd, ns, name string, 
 			s.usageDone(u, resp.Header.Revision)
 			return cur, nil
 		}
-		s.usageFailed(u)
-		if err := usageWait(ctx, attempt); err != nil {
+		if err := s.lostWrite(ctx, u, rev, attempt); err != nil {
 			return StoredDoc{}, fmt.Errorf("delete %s %s/%s: %w", crd, ns, name, err)
 		}
 	}
+	return StoredDoc{}, fmt.Errorf("delete %s %s/%s: %w (gave up after %d concurrent writes)", crd, ns, name, ErrConflict, usageRetries)
 }
 
 // customResourceUsage is what namespace ns holds of custom resources at rev, for a

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -10,6 +11,21 @@ import (
 )
 
 const testCRD = "widgets.example.com"
+
+// crValue is a replacement of a custom resource that is val whatever was stored.
+func crValue(val string) func([]byte) ([]byte, error) {
+	return func([]byte) ([]byte, error) { return []byte(val), nil }
+}
+
+// listCRs collects what CustomResourcesEach walks.
+func listCRs(ctx context.Context, crd, ns string) ([]StoredDoc, error) {
+	var out []StoredDoc
+	err := testStore.CustomResourcesEach(ctx, crd, ns, func(int64) error { return nil }, func(d StoredDoc) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
 
 func TestCustomResourcesLifecycle(t *testing.T) {
 	bg, user := resetForQuota(t)
@@ -33,7 +49,7 @@ func TestCustomResourcesLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantUsage(t, "cr-a", 1)
-	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", []byte(`{"spec":"longer"}`), 0); err != nil {
+	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", 0, crValue(`{"spec":"longer"}`)); err != nil {
 		t.Fatal(err)
 	}
 	wantUsage(t, "cr-a", 1)
@@ -41,21 +57,21 @@ func TestCustomResourcesLifecycle(t *testing.T) {
 	if err != nil || string(got.Value) != `{"spec":"longer"}` {
 		t.Fatalf("read: %q %v", got.Value, err)
 	}
-	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", []byte(`{}`), got.Rev-1); !errors.Is(err, ErrConflict) {
+	if _, err := s.UpdateCustomResource(user, testCRD, "cr-a", "one", got.Rev-1, crValue(`{}`)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("stale update: %v", err)
 	}
-	all, err := s.CustomResources(bg, testCRD, "")
+	all, err := listCRs(bg, testCRD, "")
 	if err != nil || len(all) != 2 || all[0].Namespace != "cr-a" || all[1].Name != "two" {
 		t.Fatalf("list all: %+v %v", all, err)
 	}
-	if one, err := s.CustomResources(bg, testCRD, "cr-b"); err != nil || len(one) != 1 {
+	if one, err := listCRs(bg, testCRD, "cr-b"); err != nil || len(one) != 1 {
 		t.Fatalf("list cr-b: %+v %v", one, err)
 	}
 	if _, err := s.DeleteDefinition(bg, testCRD, 0); !errors.Is(err, ErrDefinitionInUse) {
 		t.Fatalf("delete a definition in use: %v, want ErrDefinitionInUse", err)
 	}
 	for _, ns := range []string{"cr-a", "cr-b"} {
-		list, _ := s.CustomResources(bg, testCRD, ns)
+		list, _ := listCRs(bg, testCRD, ns)
 		if _, err := s.DeleteCustomResource(user, testCRD, ns, list[0].Name, 0); err != nil {
 			t.Fatal(err)
 		}

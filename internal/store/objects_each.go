@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -29,7 +30,20 @@ func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start fun
 	if err := checkKey(kind, ns, ""); err != nil {
 		return fmt.Errorf("list %s in %q: %w", kind, ns, err)
 	}
-	pfx := objectPrefix(kind, ns)
+	return s.eachKV(ctx, objectPrefix(kind, ns), fmt.Sprintf("%s in %q", kind, ns), start, func(kv *mvccpb.KeyValue) error {
+		obj, err := s.decodeObject(kind, kv)
+		if err != nil {
+			return fmt.Errorf("list %s in %q: %w", kind, ns, err)
+		}
+		return fn(obj)
+	})
+}
+
+// eachKV calls fn with every key under pfx, in key order, as of one revision (the first
+// read's), a chunk at a time (ListEach); start is called once with that revision before
+// the first key. A failed read is named by what; an error of start or fn is returned as it
+// is.
+func (s *Store) eachKV(ctx context.Context, pfx, what string, start func(rev int64) error, fn func(*mvccpb.KeyValue) error) error {
 	end := clientv3.GetPrefixRangeEnd(pfx)
 	from, rev := pfx, int64(0)
 	keys := int64(eachFirstKeys)
@@ -40,7 +54,7 @@ func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start fun
 		}
 		resp, err := s.client.Get(ctx, from, opts...)
 		if err != nil {
-			return fmt.Errorf("list %s in %q: %w", kind, ns, wrapEtcd(err))
+			return fmt.Errorf("list %s: %w", what, wrapEtcd(err))
 		}
 		if rev == 0 {
 			rev = resp.Header.Revision
@@ -51,11 +65,7 @@ func (s *Store) ListEach(ctx context.Context, kind v4.Kind, ns string, start fun
 		size := 0
 		for _, kv := range resp.Kvs {
 			size += len(kv.Value)
-			obj, err := s.decodeObject(kind, kv)
-			if err != nil {
-				return fmt.Errorf("list %s in %q: %w", kind, ns, err)
-			}
-			if err := fn(obj); err != nil {
+			if err := fn(kv); err != nil {
 				return err
 			}
 		}
