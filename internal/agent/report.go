@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // reporter sends status changes to the server at once, without ever blocking the
@@ -144,7 +145,7 @@ func (r *reporter) sent(key string, seq uint64) {
 
 // run sends pending statuses until ctx ends.
 func (r *reporter) run(ctx context.Context, log logger) {
-	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	bo := ctxtime.NewBackoff(200*time.Millisecond, 10*time.Second)
 	for {
 		key, p, ok := r.head()
 		if !ok {
@@ -156,16 +157,16 @@ func (r *reporter) run(ctx context.Context, log logger) {
 			}
 		}
 		if r.sendBatch(ctx) {
-			bo.reset()
+			bo.Reset()
 			continue
 		}
 		err := r.send(ctx, p.ns, p.name, p.status)
 		switch {
 		case err == nil:
-			bo.reset()
+			bo.Reset()
 			r.sent(key, p.seq)
 		case client.StatusOf(err) == http.StatusNotFound:
-			bo.reset()
+			bo.Reset()
 			r.forget(key)
 			r.gone(p.ns, p.name)
 		case ctx.Err() != nil:
@@ -175,7 +176,7 @@ func (r *reporter) run(ctx context.Context, log logger) {
 			log.Error("status report refused", "namespace", p.ns, "name", p.name, "err", err)
 			r.sent(key, p.seq)
 		default:
-			d := bo.next()
+			d := bo.Next()
 			log.Warn("cannot report status; will retry", "namespace", p.ns, "name", p.name, "in", d.Round(time.Millisecond), "err", err)
 			if !sleep(ctx, d) {
 				return

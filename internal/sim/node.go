@@ -16,6 +16,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -109,7 +110,7 @@ func (n *lightNode) join(ctx context.Context) error {
 	if err != nil {
 		return n.errorf("%w", err)
 	}
-	bo := newBackoff(500*time.Millisecond, 15*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 15*time.Second)
 	var ans *v4.AgentCertificate
 	for {
 		r, err := n.s.joiner.AgentCertificate(ctx, n.name, csr)
@@ -124,7 +125,7 @@ func (n *lightNode) join(ctx context.Context) error {
 			return n.errorf("%w", err)
 		}
 		n.log.Warn("cannot join yet; will retry", "err", err)
-		if !sleep(ctx, bo.next()) {
+		if !sleep(ctx, bo.Next()) {
 			return ctx.Err()
 		}
 	}
@@ -164,14 +165,14 @@ func (n *lightNode) sourceIP() net.IP {
 
 // register registers the node, retrying until it succeeds or ctx ends (false).
 func (n *lightNode) register(ctx context.Context) bool {
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 30*time.Second)
 	for {
 		_, err := n.api.AgentRegister(ctx, n.s.nodeObject(n.name))
 		if err == nil {
 			return true
 		}
 		n.log.Warn("cannot register the node; will retry", "err", err)
-		if !sleep(ctx, bo.next()) {
+		if !sleep(ctx, bo.Next()) {
 			return false
 		}
 	}

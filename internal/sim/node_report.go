@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // A light node's status reports, as the agent's reporter sends them: a change is sent
@@ -58,7 +59,7 @@ func (r *reports) drop(key string) {
 // reportLoop sends the pending statuses, and the periodic reports when the beat
 // scheduler asks, until ctx ends.
 func (n *lightNode) reportLoop(ctx context.Context) {
-	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	bo := ctxtime.NewBackoff(200*time.Millisecond, 10*time.Second)
 	for {
 		select {
 		case <-ctx.Done():
@@ -80,12 +81,12 @@ func (n *lightNode) reportLoop(ctx context.Context) {
 					return
 				}
 				n.log.Warn("cannot report status; will retry", "err", err)
-				if !sleep(ctx, bo.next()) {
+				if !sleep(ctx, bo.Next()) {
 					return
 				}
 				continue
 			}
-			bo.reset()
+			bo.Reset()
 		}
 	}
 }

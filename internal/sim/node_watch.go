@@ -14,13 +14,14 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // A light node's task groups: the list, then the watch from its revision, again after
 // any break (a backoff between), as the agent's sync loop.
 
 func (n *lightNode) watchLoop(ctx context.Context) {
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 30*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
 		err := n.syncOnce(ctx)
@@ -28,10 +29,10 @@ func (n *lightNode) watchLoop(ctx context.Context) {
 			return
 		}
 		if time.Since(start) > time.Minute {
-			bo.reset()
+			bo.Reset()
 		}
 		n.log.Warn("lost the task group watch; reconnecting", "err", err)
-		if !sleep(ctx, bo.next()) {
+		if !sleep(ctx, bo.Next()) {
 			return
 		}
 	}
