@@ -267,11 +267,8 @@ func (n *lightNode) forgetLocked(key string) {
 	n.rep.drop(key)
 }
 
-// isTerminal reports whether phase is one a task group's tasks do not leave.
+// isTerminal reports whether phase is one a task group's tasks do not leave: a final
+// status, or Lost (its node was lost: the server moved it on).
 func isTerminal(phase string) bool {
-	switch phase {
-	case v4.StatusFinish, v4.StatusFailed, v4.StatusKilled, v4.StatusError, v4.StatusLost:
-		return true
-	}
-	return false
+	return v4.Terminal(phase) || phase == v4.StatusLost
 }
