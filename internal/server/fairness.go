@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"errors"
 	"hash/maphash"
@@ -95,8 +96,7 @@ type classGate struct {
 	flowMax          int
 	queued           int
 	flows            map[string]*flowQueue // flows with waiters
-	ring             []*flowQueue          // the same, in turn order
-	next             int                   // index in ring of the flow served next
+	turn             list.List             // the same, the one served next first
 	rejected         uint64
 	onChange         func(inUse, queued int) // metrics; called with mu held
 	onReject         func()
@@ -107,6 +107,7 @@ type classGate struct {
 type flowQueue struct {
 	key     string
 	waiters []*waiter
+	turn    *list.Element // in classGate.turn
 }
 
 type waiter struct {
@@ -155,12 +156,7 @@ func (c *classGate) acquire(ctx context.Context, flow string) error {
 		fq = &flowQueue{key: flow}
 		c.flows[flow] = fq
 		// A new flow goes last in the turn: the ones already waiting are served first.
-		if len(c.ring) == 0 {
-			c.ring = append(c.ring, fq)
-		} else {
-			c.ring = append(c.ring[:c.next], append([]*flowQueue{fq}, c.ring[c.next:]...)...)
-			c.next++
-		}
+		fq.turn = c.turn.PushBack(fq)
 	}
 	w := &waiter{ready: make(chan struct{})}
 	fq.waiters = append(fq.waiters, w)
@@ -204,12 +200,9 @@ func (c *classGate) release() {
 	defer c.mu.Unlock()
 	c.inUse--
 	for c.inUse < c.seats && c.queued > 0 {
-		if c.next >= len(c.ring) {
-			c.next = 0
-		}
-		fq := c.ring[c.next]
+		fq := c.turn.Front().Value.(*flowQueue)
 		w := fq.waiters[0]
-		c.next++
+		c.turn.MoveToBack(fq.turn) // its next waiter, if any, after the other flows'
 		c.dequeue(fq, w)
 		c.inUse++
 		w.granted = true
@@ -231,15 +224,7 @@ func (c *classGate) dequeue(fq *flowQueue, w *waiter) {
 		return
 	}
 	delete(c.flows, fq.key)
-	for i, x := range c.ring {
-		if x == fq {
-			c.ring = append(c.ring[:i], c.ring[i+1:]...)
-			if i < c.next {
-				c.next--
-			}
-			break
-		}
-	}
+	c.turn.Remove(fq.turn)
 }
 
 func (c *classGate) changed() {

@@ -264,8 +264,8 @@ func TestFairQueuingAlternates(t *testing.T) {
 	if order != "abababab" && order != "babababa" {
 		t.Fatalf("turns %s, want a and b alternating", order)
 	}
-	if n, q := c.state(); n != 0 || q != 0 || len(c.ring) != 0 || len(c.flows) != 0 {
-		t.Fatalf("after all: %d in use, %d queued, %d flows", n, q, len(c.ring))
+	if n, q := c.state(); n != 0 || q != 0 || c.turn.Len() != 0 || len(c.flows) != 0 {
+		t.Fatalf("after all: %d in use, %d queued, %d flows", n, q, c.turn.Len())
 	}
 }
 
