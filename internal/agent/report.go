@@ -208,11 +208,17 @@ func (a *Agent) sendReport(ctx context.Context, rep v4.AgentReport) (v4.AgentRep
 // reportStatuses sends several task groups' statuses in one report (the reporter's
 // sendMany) and returns the keys of those the server does not have.
 func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]string, error) {
+	return reportPending(ctx, ps, a.sendReport)
+}
+
+// reportPending sends ps in one report with send and returns the keys of the task groups
+// the server does not have.
+func reportPending(ctx context.Context, ps []pendingStatus, send func(context.Context, v4.AgentReport) (v4.AgentReportResult, error)) ([]string, error) {
 	rep := v4.AgentReport{TaskGroups: make([]v4.TaskGroupReport, 0, len(ps))}
 	for _, p := range ps {
 		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.ns, Name: p.name, Status: p.status})
 	}
-	res, err := a.sendReport(ctx, rep)
+	res, err := send(ctx, rep)
 	if err != nil {
 		return nil, err
 	}

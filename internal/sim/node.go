@@ -66,9 +66,10 @@ type simTaskGroup struct {
 }
 
 func newLightNode(s *Sim, index int, name string) *lightNode {
-	return &lightNode{s: s, name: name, index: index, log: s.agentLog.With("node", name), ready: make(chan struct{}),
-		reopen: make(chan struct{}, 1), periodic: make(chan struct{}, 1), tgs: map[string]*simTaskGroup{},
-		rep: reports{pending: map[string]uint64{}, wake: make(chan struct{}, 1)}}
+	n := &lightNode{s: s, name: name, index: index, log: s.agentLog.With("node", name), ready: make(chan struct{}),
+		reopen: make(chan struct{}, 1), periodic: make(chan struct{}, 1), tgs: map[string]*simTaskGroup{}}
+	n.rep.status = n.newReporter()
+	return n
 }
 
 func (n *lightNode) NodeName() string       { return n.name }

@@ -251,7 +251,7 @@ func (n *lightNode) endLocked(t *simTaskGroup, phase, msg string, code int) {
 func (n *lightNode) setLocked(t *simTaskGroup, st v4.TaskGroupStatus) {
 	t.status, t.started = st, true
 	t.version++
-	n.rep.enqueue(tgKey(t.ns, t.name), t.version)
+	n.rep.status.Enqueue(t.ns, t.name, st)
 }
 
 // forgetLocked drops a task group the server no longer binds to this node.
@@ -264,7 +264,7 @@ func (n *lightNode) forgetLocked(key string) {
 		t.timer.Stop()
 	}
 	delete(n.tgs, key)
-	n.rep.drop(key)
+	n.rep.status.Forget(t.ns, t.name)
 }
 
 // isTerminal reports whether phase is one a task group's tasks do not leave: a final
