@@ -56,6 +56,10 @@ func TestAgentObeysTheBeatInterval(t *testing.T) {
 		{"the server's interval", []string{`{"intervalSeconds":10}`}, []time.Duration{10 * time.Second, 10 * time.Second}},
 		{"it changes, and back to its own", []string{`{"intervalSeconds":10}`, `{"intervalSeconds":4}`, "{}"},
 			[]time.Duration{10 * time.Second, 4 * time.Second, own}},
+		// 18446744074 s is 2^64 ns and 290 ms: taken as it is, the agent would beat
+		// every 290 ms.
+		{"more than the ceiling is the ceiling", []string{`{"intervalSeconds":3600}`, `{"intervalSeconds":18446744074}`},
+			[]time.Duration{v4.MaxHeartbeatInterval, v4.MaxHeartbeatInterval}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -58,11 +58,11 @@ func TestMachine(t *testing.T) {
 	if _, err := memTotalMB(filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Fatal("missing meminfo")
 	}
-	a := allocatable(v4.NodeResources{CPU: 8, MemoryMB: 16000, DiskMB: 100000})
+	a := Allocatable(v4.NodeResources{CPU: 8, MemoryMB: 16000, DiskMB: 100000})
 	if a.CPU != 7.6 || a.MemoryMB != 15200 || a.DiskMB != 95000 {
 		t.Fatalf("allocatable: %+v", a)
 	}
-	a = allocatable(v4.NodeResources{CPU: 1, MemoryMB: 512, DiskMB: 1000000})
+	a = Allocatable(v4.NodeResources{CPU: 1, MemoryMB: 512, DiskMB: 1000000})
 	if a.CPU != 0.9 || a.MemoryMB != 256 || a.DiskMB != 1000000-10240 {
 		t.Fatalf("allocatable of a small machine: %+v", a)
 	}

@@ -14,6 +14,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/atomicfile"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 )
@@ -162,7 +163,7 @@ func (a *Agent) join(ctx context.Context, dir string, operatorRoots *x509.CertPo
 	if err != nil {
 		return pki.KeyPair{}, nil, err
 	}
-	bo := newBackoff(500*time.Millisecond, 15*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 15*time.Second)
 	for {
 		var got *client.Client
 		var ans *v4.AgentCertificate
@@ -184,7 +185,7 @@ func (a *Agent) join(ctx context.Context, dir string, operatorRoots *x509.CertPo
 		if st := client.StatusOf(err); st == http.StatusBadRequest || st == http.StatusUnauthorized || st == http.StatusForbidden {
 			return pki.KeyPair{}, nil, fmt.Errorf("agent: the server refused to join node %s: %w", a.cfg.NodeName, err)
 		}
-		d := bo.next()
+		d := bo.Next()
 		a.log.Warn("cannot join yet; will retry", "in", d.Round(time.Millisecond), "err", err)
 		if !sleep(ctx, d) {
 			return pki.KeyPair{}, nil, fmt.Errorf("agent: join: %w", ctx.Err())

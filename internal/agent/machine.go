@@ -18,10 +18,10 @@ import (
 // documented in docs/agent.md (Resources): 5% of each resource, at least 0.1 core and
 // 256 MB of memory, at most 1 core, 2 GB of memory and 10 GB of disk.
 
-// capacity measures the machine: cores, memory (MemTotal of /proc/meminfo) and the disk
+// Capacity measures the machine: cores, memory (MemTotal of /proc/meminfo) and the disk
 // of the filesystem holding dataDir, in MB. A measure that fails is 0 (the scheduler
 // then places nothing that requests it) and is returned as an error to log.
-func capacity(dataDir string) (v4.NodeResources, error) {
+func Capacity(dataDir string) (v4.NodeResources, error) {
 	r := v4.NodeResources{CPU: float64(runtime.NumCPU())}
 	var errs []string
 	mem, err := memTotalMB("/proc/meminfo")
@@ -41,8 +41,8 @@ func capacity(dataDir string) (v4.NodeResources, error) {
 	return r, nil
 }
 
-// allocatable is the capacity minus the system reserve.
-func allocatable(c v4.NodeResources) v4.NodeResources {
+// Allocatable is the capacity minus the system reserve.
+func Allocatable(c v4.NodeResources) v4.NodeResources {
 	reserve := func(v, lo, hi float64) float64 {
 		r := min(max(v*0.05, lo), hi)
 		return math.Max(0, math.Round((v-r)*100)/100)

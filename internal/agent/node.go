@@ -8,6 +8,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // Registration and heartbeats: the node as the agent sees it.
@@ -15,7 +16,7 @@ import (
 // nodeObject is the node the agent registers: the machine's resources, its addresses,
 // and the labels and attributes it was given.
 func (a *Agent) nodeObject() *v4.Node {
-	c, err := capacity(a.cfg.DataDir)
+	c, err := Capacity(a.cfg.DataDir)
 	if err != nil {
 		a.log.Warn("node resources are incomplete", "err", err)
 	}
@@ -24,7 +25,7 @@ func (a *Agent) nodeObject() *v4.Node {
 		Metadata: v4.ObjectMeta{Name: a.cfg.NodeName, Labels: a.cfg.Labels},
 		Spec: v4.NodeSpec{
 			Hostname: a.cfg.NodeName, IP: a.cfg.IP,
-			Capacity: c, Allocatable: allocatable(c),
+			Capacity: c, Allocatable: Allocatable(c),
 			PortRanges: a.cfg.PortRanges,
 		},
 		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr,
@@ -50,7 +51,7 @@ func cloneAttributes(at v4.NodeAttributes) v4.NodeAttributes {
 // (false). A refusal that will not change (a bad node name) is retried too, slowly, and
 // logged as an error: the agent has nothing else to do until an operator fixes it.
 func (a *Agent) register(ctx context.Context) bool {
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 30*time.Second)
 	for {
 		n := a.nodeObject()
 		err := a.servers.do(ctx, func(c *client.Client) error {
@@ -65,7 +66,7 @@ func (a *Agent) register(ctx context.Context) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		d := bo.next()
+		d := bo.Next()
 		if failover(err) {
 			a.log.Warn("cannot register the node; will retry", "in", d.Round(time.Millisecond), "err", err)
 		} else {

@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // reporter sends status changes to the server at once, without ever blocking the
@@ -144,7 +145,7 @@ func (r *reporter) sent(key string, seq uint64) {
 
 // run sends pending statuses until ctx ends.
 func (r *reporter) run(ctx context.Context, log logger) {
-	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	bo := ctxtime.NewBackoff(200*time.Millisecond, 10*time.Second)
 	for {
 		key, p, ok := r.head()
 		if !ok {
@@ -156,16 +157,16 @@ func (r *reporter) run(ctx context.Context, log logger) {
 			}
 		}
 		if r.sendBatch(ctx) {
-			bo.reset()
+			bo.Reset()
 			continue
 		}
 		err := r.send(ctx, p.ns, p.name, p.status)
 		switch {
 		case err == nil:
-			bo.reset()
+			bo.Reset()
 			r.sent(key, p.seq)
 		case client.StatusOf(err) == http.StatusNotFound:
-			bo.reset()
+			bo.Reset()
 			r.forget(key)
 			r.gone(p.ns, p.name)
 		case ctx.Err() != nil:
@@ -175,7 +176,7 @@ func (r *reporter) run(ctx context.Context, log logger) {
 			log.Error("status report refused", "namespace", p.ns, "name", p.name, "err", err)
 			r.sent(key, p.seq)
 		default:
-			d := bo.next()
+			d := bo.Next()
 			log.Warn("cannot report status; will retry", "namespace", p.ns, "name", p.name, "in", d.Round(time.Millisecond), "err", err)
 			if !sleep(ctx, d) {
 				return
@@ -207,11 +208,17 @@ func (a *Agent) sendReport(ctx context.Context, rep v4.AgentReport) (v4.AgentRep
 // reportStatuses sends several task groups' statuses in one report (the reporter's
 // sendMany) and returns the keys of those the server does not have.
 func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]string, error) {
+	return reportPending(ctx, ps, a.sendReport)
+}
+
+// reportPending sends ps in one report with send and returns the keys of the task groups
+// the server does not have.
+func reportPending(ctx context.Context, ps []pendingStatus, send func(context.Context, v4.AgentReport) (v4.AgentReportResult, error)) ([]string, error) {
 	rep := v4.AgentReport{TaskGroups: make([]v4.TaskGroupReport, 0, len(ps))}
 	for _, p := range ps {
 		rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: p.ns, Name: p.name, Status: p.status})
 	}
-	res, err := a.sendReport(ctx, rep)
+	res, err := send(ctx, rep)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -124,26 +123,6 @@ func failover(err error) bool {
 	}
 	return false
 }
-
-// backoff gives exponentially growing waits with jitter, from min up to max.
-type backoff struct {
-	min, max, cur time.Duration
-}
-
-func newBackoff(lo, hi time.Duration) *backoff { return &backoff{min: lo, max: hi} }
-
-// next returns the wait before the next attempt.
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(b.cur*2, b.max)
-	}
-	// ±20% jitter, so agents that lost the same server do not all come back at once.
-	return time.Duration(float64(b.cur) * (0.8 + 0.4*rand.Float64()))
-}
-
-func (b *backoff) reset() { b.cur = 0 }
 
 // sleep waits d or until ctx ends; it reports whether the wait was complete.
 func sleep(ctx context.Context, d time.Duration) bool {

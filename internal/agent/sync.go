@@ -9,6 +9,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/driver"
 )
 
@@ -27,7 +28,7 @@ func (a *Agent) syncLoop(ctx context.Context) {
 // ends, after a backoff that starts over once a watch lasted stableWatch; lost is logged
 // at each break.
 func (a *Agent) watchLoop(ctx context.Context, lost string, once func(context.Context) error) {
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 30*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
 		err := once(ctx)
@@ -35,9 +36,9 @@ func (a *Agent) watchLoop(ctx context.Context, lost string, once func(context.Co
 			return
 		}
 		if time.Since(start) > stableWatch {
-			bo.reset()
+			bo.Reset()
 		}
-		d := bo.next()
+		d := bo.Next()
 		a.log.Warn(lost, "in", d.Round(time.Millisecond), "err", err)
 		if !sleep(ctx, d) {
 			return

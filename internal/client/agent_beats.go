@@ -135,8 +135,10 @@ func (s *HeartbeatStream) readAcks(resp *http.Response) {
 		}
 		s.mu.Lock()
 		s.lastAck, s.owed = time.Now(), time.Time{}
-		// None (an earlier server, or one at its floor): the agent's own.
-		s.interval = time.Duration(max(0, line.IntervalSeconds)) * time.Second
+		// None (an earlier server, or one at its floor): the agent's own. A server asks
+		// for the ceiling at most: more is taken as the ceiling, and never multiplied
+		// into a duration that overflows.
+		s.interval = time.Duration(min(max(0, line.IntervalSeconds), int(v4.MaxHeartbeatInterval/time.Second))) * time.Second
 		s.mu.Unlock()
 		select {
 		case s.acks <- struct{}{}:

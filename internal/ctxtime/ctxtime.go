@@ -4,6 +4,7 @@ package ctxtime
 
 import (
 	"context"
+	"math/rand/v2"
 	"time"
 )
 
@@ -44,3 +45,24 @@ func EveryUntilError(ctx context.Context, d time.Duration, tick func() error) er
 		}
 	}
 }
+
+// Backoff gives exponentially growing waits with ±20% jitter, from min up to max, so
+// that the many clients that lost the same server (agents, the simulator's nodes) do not
+// all come back at once. Its zero value is not usable: make one with NewBackoff.
+type Backoff struct{ min, max, cur time.Duration }
+
+// NewBackoff returns a Backoff whose first wait is about lo and whose waits grow to hi.
+func NewBackoff(lo, hi time.Duration) *Backoff { return &Backoff{min: lo, max: hi} }
+
+// Next returns the wait before the next attempt.
+func (b *Backoff) Next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(b.cur*2, b.max)
+	}
+	return time.Duration(float64(b.cur) * (0.8 + 0.4*rand.Float64()))
+}
+
+// Reset makes the next wait the first again (an attempt succeeded).
+func (b *Backoff) Reset() { b.cur = 0 }

@@ -47,3 +47,17 @@ func TestEveryEndsWithContext(t *testing.T) {
 		t.Fatalf("Every ticked %d times, want 2 (it ends with its context)", n)
 	}
 }
+
+func TestBackoffGrowsToItsMaxAndResets(t *testing.T) {
+	b := NewBackoff(100*time.Millisecond, time.Second)
+	within := func(d, want time.Duration) bool { return d >= want*8/10 && d <= want*12/10 }
+	for i, want := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
+		if d := b.Next(); !within(d, want*time.Millisecond) {
+			t.Fatalf("wait %d: %s, want %dms ±20%%", i, d, want)
+		}
+	}
+	b.Reset()
+	if d := b.Next(); !within(d, 100*time.Millisecond) {
+		t.Fatalf("after Reset: %s, want 100ms ±20%%", d)
+	}
+}

@@ -167,6 +167,25 @@ func (c *aclCache) token(ctx context.Context, st *store.Store, id string) (*acl.
 	return lookup(c, &c.tokens, id, func() (*acl.Token, error) { return st.ACLToken(ctx, id) })
 }
 
+// knows reports whether cred (an Authorization header) is a bearer token this cache
+// holds and whose secret matches, without reading the store: the API's fairness gives
+// such a token a queue of its own (fairness.go), and a request that must queue is no
+// time for a read.
+func (c *aclCache) knows(cred string) bool {
+	scheme, raw, ok := strings.Cut(cred, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sec, err := acl.ParseSecret(raw)
+	if err != nil {
+		return false
+	}
+	c.mu.Lock()
+	e, ok := c.tokens[sec.ID]
+	c.mu.Unlock()
+	return ok && e.err == nil && e.v != nil && e.v.Matches(sec)
+}
+
 func (c *aclCache) policy(ctx context.Context, st *store.Store, name string) (*acl.Policy, error) {
 	return lookup(c, &c.policies, name, func() (*acl.Policy, error) { return st.ACLPolicy(ctx, name) })
 }

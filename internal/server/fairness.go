@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"container/list"
 	"context"
 	"errors"
 	"hash/maphash"
@@ -22,7 +23,7 @@ import (
 // fairness: every request takes one of a bounded number of seats of its class while it
 // is served, so that agents, other servers and users each have a budget the others
 // cannot take. A class whose seats are all taken queues its requests, a queue per flow
-// (a node, a server, a user's token or source), and hands each freed seat to the next
+// (a node, a server, a user's certificate or known token, else its source), and hands each freed seat to the next
 // flow in turn, so one busy user waits behind its own requests and not others'. A queue
 // is bounded in length and in wait; beyond either the request gets 429 with Retry-After.
 // A long-lived request (a watch, a heartbeat stream, followed logs, exec) holds its seat
@@ -95,8 +96,7 @@ type classGate struct {
 	flowMax          int
 	queued           int
 	flows            map[string]*flowQueue // flows with waiters
-	ring             []*flowQueue          // the same, in turn order
-	next             int                   // index in ring of the flow served next
+	turn             list.List             // the same, the one served next first
 	rejected         uint64
 	onChange         func(inUse, queued int) // metrics; called with mu held
 	onReject         func()
@@ -107,6 +107,7 @@ type classGate struct {
 type flowQueue struct {
 	key     string
 	waiters []*waiter
+	turn    *list.Element // in classGate.turn
 }
 
 type waiter struct {
@@ -118,13 +119,27 @@ func newClassGate(seats, queueMax int, wait time.Duration) *classGate {
 	return &classGate{seats: seats, queueMax: queueMax, flowMax: seats, wait: wait, flows: map[string]*flowQueue{}}
 }
 
+// tryAcquire takes a seat if one is free and nobody queues for it.
+func (c *classGate) tryAcquire() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.takeFreeLocked()
+}
+
+func (c *classGate) takeFreeLocked() bool {
+	if c.inUse < c.seats && c.queued == 0 {
+		c.inUse++
+		c.changed()
+		return true
+	}
+	return false
+}
+
 // acquire takes a seat for flow, waiting in flow's queue when none is free; it returns
 // errQueueFull, errQueueWait or ctx's error when it gets none.
 func (c *classGate) acquire(ctx context.Context, flow string) error {
 	c.mu.Lock()
-	if c.inUse < c.seats && c.queued == 0 {
-		c.inUse++
-		c.changed()
+	if c.takeFreeLocked() {
 		c.mu.Unlock()
 		return nil
 	}
@@ -141,12 +156,7 @@ func (c *classGate) acquire(ctx context.Context, flow string) error {
 		fq = &flowQueue{key: flow}
 		c.flows[flow] = fq
 		// A new flow goes last in the turn: the ones already waiting are served first.
-		if len(c.ring) == 0 {
-			c.ring = append(c.ring, fq)
-		} else {
-			c.ring = append(c.ring[:c.next], append([]*flowQueue{fq}, c.ring[c.next:]...)...)
-			c.next++
-		}
+		fq.turn = c.turn.PushBack(fq)
 	}
 	w := &waiter{ready: make(chan struct{})}
 	fq.waiters = append(fq.waiters, w)
@@ -190,12 +200,9 @@ func (c *classGate) release() {
 	defer c.mu.Unlock()
 	c.inUse--
 	for c.inUse < c.seats && c.queued > 0 {
-		if c.next >= len(c.ring) {
-			c.next = 0
-		}
-		fq := c.ring[c.next]
+		fq := c.turn.Front().Value.(*flowQueue)
 		w := fq.waiters[0]
-		c.next++
+		c.turn.MoveToBack(fq.turn) // its next waiter, if any, after the other flows'
 		c.dequeue(fq, w)
 		c.inUse++
 		w.granted = true
@@ -217,15 +224,7 @@ func (c *classGate) dequeue(fq *flowQueue, w *waiter) {
 		return
 	}
 	delete(c.flows, fq.key)
-	for i, x := range c.ring {
-		if x == fq {
-			c.ring = append(c.ring[:i], c.ring[i+1:]...)
-			if i < c.next {
-				c.next--
-			}
-			break
-		}
-	}
+	c.turn.Remove(fq.turn)
 }
 
 func (c *classGate) changed() {
@@ -245,6 +244,11 @@ func (c *classGate) state() (inUse, queued int) {
 type fairGate struct {
 	classes [numClasses]*classGate
 	seed    maphash.Seed
+	// knownCredential reports whether an Authorization header is a token the server
+	// already verified (nil: none is). Only such a token is a flow of its own: a made-up
+	// one costs nothing to vary, and would give one client as many queues, and as many
+	// turns, as it sends tokens.
+	knownCredential func(string) bool
 }
 
 func newFairGate(s APISeats) *fairGate {
@@ -256,23 +260,43 @@ func newFairGate(s APISeats) *fairGate {
 	}}
 }
 
-// classify names r's class and its flow in the class: a node or a server by its
-// certificate's name, a user by a hash of its credential (never the credential itself),
-// else by its source.
+// classify names r's class and its flow in the class (flowOf).
 func (g *fairGate) classify(r *http.Request) (seatClass, string) {
+	class := classOf(r)
+	return class, g.flowOf(class, r)
+}
+
+// classOf is r's class: a node's or a server's certificate, else a user.
+func classOf(r *http.Request) seatClass {
 	if cert := httpapi.PeerCert(r.TLS); cert != nil {
-		if name, ok := pki.NodeOf(cert); ok {
-			return classAgents, name
+		if _, ok := pki.NodeOf(cert); ok {
+			return classAgents
 		}
 		if pki.IsServer(cert) {
-			return classServers, cert.Subject.CommonName
+			return classServers
 		}
-		return classUsers, "c:" + cert.Subject.CommonName
 	}
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		return classUsers, "t:" + strconv.FormatUint(maphash.String(g.seed, auth), 36)
+	return classUsers
+}
+
+// flowOf names r's flow in class: a node or a server by its certificate's name, a user
+// by its certificate's name or by a hash of a token the server knows (never the token
+// itself), else by its source. Only a request that must queue needs it.
+func (g *fairGate) flowOf(class seatClass, r *http.Request) string {
+	cert := httpapi.PeerCert(r.TLS)
+	switch {
+	case class == classAgents:
+		name, _ := pki.NodeOf(cert)
+		return name
+	case class == classServers:
+		return cert.Subject.CommonName
+	case cert != nil:
+		return "c:" + cert.Subject.CommonName
 	}
-	return classUsers, "s:" + sourceOf(r)
+	if auth := credentialOf(r); auth != "" && g.knownCredential != nil && g.knownCredential(auth) {
+		return "t:" + strconv.FormatUint(maphash.String(g.seed, auth), 36)
+	}
+	return "s:" + sourceOf(r)
 }
 
 // exempt reports whether r takes no seat: the health probes, so that a load balancer
@@ -295,9 +319,13 @@ func (g *fairGate) handler(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		class, flow := g.classify(r)
+		class := classOf(r)
 		gate := g.classes[class]
-		if err := gate.acquire(r.Context(), flow); err != nil {
+		var err error
+		if !gate.tryAcquire() {
+			err = gate.acquire(r.Context(), g.flowOf(class, r))
+		}
+		if err != nil {
 			if r.Context().Err() != nil {
 				return // the client left
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/jointoken"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -76,10 +78,54 @@ func TestFairClassifies(t *testing.T) {
 			t.Errorf("the flow %q holds the token", flow)
 		}
 	}
+	g.knownCredential = func(string) bool { return true }
 	_, a := g.classify(fairRequest("GET", "/", "", "token-a"))
 	_, b := g.classify(fairRequest("GET", "/", "", "token-b"))
 	if a == b {
-		t.Errorf("two tokens share the flow %q", a)
+		t.Errorf("two known tokens share the flow %q", a)
+	}
+}
+
+// Tokens the server does not know (made up, each request another) queue with their
+// source as one flow: they cannot give one client a queue, and a turn, per request.
+func TestFairUnknownTokensQueueWithTheirSource(t *testing.T) {
+	g := newFairGate(APISeats{Users: 1, Wait: time.Hour})
+	g.knownCredential = func(cred string) bool { return cred == "Bearer alice" }
+	users := g.classes[classUsers]
+	entered, release := make(chan string, 10), make(chan struct{})
+	h := g.handler(blockingHandler(entered, release))
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(release)
+	serve := func(r *http.Request) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		return rec
+	}
+	wg.Go(func() { serve(fairRequest("GET", "/v1/namespaces/a", "", "alice")) })
+	<-entered
+	// One made-up token queues (the flow of its source holds its class's one seat's
+	// worth); the next, from the same source, is refused at once instead of queuing
+	// in a flow of its own.
+	wg.Go(func() { serve(fairRequest("GET", "/v1/namespaces/m1", "", "made-up-1")) })
+	eventually(t, "the first made-up token queued", func() bool { _, q := users.state(); return q == 1 })
+	done := make(chan *httptest.ResponseRecorder, 1)
+	wg.Go(func() { done <- serve(fairRequest("GET", "/v1/namespaces/m2", "", "made-up-2")) })
+	eventually(t, "the second made-up token answered or queued", func() bool {
+		_, q := users.state()
+		return q > 1 || len(done) > 0
+	})
+	if _, q := users.state(); q != 1 {
+		t.Fatalf("%d requests queued: a made-up token got a flow of its own", q)
+	}
+	if rec := <-done; rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("a second made-up token from the same source: %d, want 429", rec.Code)
+	}
+	// A known token from the same source has its own flow.
+	_, known := g.classify(fairRequest("GET", "/", "", "alice"))
+	_, madeUp := g.classify(fairRequest("GET", "/", "", "made-up-3"))
+	if known == madeUp || !strings.HasPrefix(madeUp, "s:") {
+		t.Fatalf("flows: known %q, made up %q; want the made-up one its source's", known, madeUp)
 	}
 }
 
@@ -218,8 +264,8 @@ func TestFairQueuingAlternates(t *testing.T) {
 	if order != "abababab" && order != "babababa" {
 		t.Fatalf("turns %s, want a and b alternating", order)
 	}
-	if n, q := c.state(); n != 0 || q != 0 || len(c.ring) != 0 || len(c.flows) != 0 {
-		t.Fatalf("after all: %d in use, %d queued, %d flows", n, q, len(c.ring))
+	if n, q := c.state(); n != 0 || q != 0 || c.turn.Len() != 0 || len(c.flows) != 0 {
+		t.Fatalf("after all: %d in use, %d queued, %d flows", n, q, c.turn.Len())
 	}
 }
 
@@ -283,6 +329,7 @@ func TestFairStreamsDoNotHoldSeats(t *testing.T) {
 // However many user requests wait or are refused, agents' beats and reports are served.
 func TestFairAgentsNotRejectedByUserLoad(t *testing.T) {
 	g := newFairGate(APISeats{Agents: 4, Servers: 1, Users: 1, Wait: time.Hour})
+	g.knownCredential = func(string) bool { return true } // u1 to u4 are four users
 	users := g.classes[classUsers]
 	users.queueMax = 4
 	entered, release := make(chan string, 100), make(chan struct{})
@@ -380,6 +427,29 @@ func TestFairMetrics(t *testing.T) {
 	for name, v := range want {
 		if got[name] != v {
 			t.Errorf("%s{class=users} = %v, want %v", name, got[name], v)
+		}
+	}
+}
+
+// The server knows a token for fairness once it verified it: its secret must match, and a
+// token it never read, or a made-up secret for a known token's ID, is not known.
+func TestACLCacheKnows(t *testing.T) {
+	sec, err := acl.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c aclCache
+	if c.knows("Bearer " + sec.String()) {
+		t.Fatal("a token never read is known")
+	}
+	c.tokens = map[string]cached[*acl.Token]{sec.ID: {v: &acl.Token{ID: sec.ID, SecretHash: jointoken.HashSecret(sec.Secret)}, at: time.Now()}}
+	if !c.knows("Bearer " + sec.String()) {
+		t.Fatal("a verified token is not known")
+	}
+	forged := acl.Secret{ID: sec.ID, Secret: strings.Repeat("a", 32)}
+	for _, cred := range []string{"Bearer " + forged.String(), sec.String(), "Basic " + sec.String(), "Bearer junk"} {
+		if c.knows(cred) {
+			t.Errorf("%q is known", cred)
 		}
 	}
 }

@@ -159,6 +159,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	s.sources, s.bodies, s.bodyGrace = newSourceLimits(), newBodyPool(bodyBudget), cmp.Or(cfg.bodyGrace, bodyGrace)
 	s.lists = make(chan struct{}, wholeLists)
 	s.fair = newFairGate(cfg.APISeats)
+	s.fair.knownCredential = s.aclCache.knows
 	s.metrics.registry.MustRegister(s.fair.collectors()...)
 	s.maxConns, s.maxConnsPerSource = cfg.MaxConnections, cfg.MaxConnectionsPerSource
 	s.mux = s.routes()

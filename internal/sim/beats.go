@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -57,22 +56,6 @@ func (b *beatScheduler) run(ctx context.Context) {
 		}
 	}
 }
-
-// backoff gives exponentially growing waits with ±20% jitter, from min up to max.
-type backoff struct{ min, max, cur time.Duration }
-
-func newBackoff(lo, hi time.Duration) *backoff { return &backoff{min: lo, max: hi} }
-
-func (b *backoff) next() time.Duration {
-	if b.cur == 0 {
-		b.cur = b.min
-	} else {
-		b.cur = min(b.cur*2, b.max)
-	}
-	return time.Duration(float64(b.cur) * (0.8 + 0.4*rand.Float64()))
-}
-
-func (b *backoff) reset() { b.cur = 0 }
 
 // sleep waits d or until ctx ends; it reports whether the wait was complete.
 func sleep(ctx context.Context, d time.Duration) bool { return ctxtime.Sleep(ctx, d) == nil }

@@ -1,19 +1,14 @@
 package sim
 
 import (
-	"bufio"
 	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"os"
-	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
@@ -102,43 +97,19 @@ func (s *Sim) nodeObject(name string) *v4.Node {
 	return &v4.Node{
 		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindNode},
 		Metadata: v4.ObjectMeta{Name: name},
-		Spec:     v4.NodeSpec{Hostname: name, IP: s.ip, Capacity: s.machine, Allocatable: allocatable(s.machine)},
+		Spec:     v4.NodeSpec{Hostname: name, IP: s.ip, Capacity: s.machine, Allocatable: agent.Allocatable(s.machine)},
 		Status:   v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: agent.Version},
 	}
 }
 
-// machine is this machine's CPUs, memory and the disk of dataDir, as an agent measures
-// them (internal/agent/machine.go).
+// machine is this machine as an agent whose data dir is dataDir measures it, with
+// memory it cannot read taken as 4 GiB, so that the nodes still take task groups.
 func machine(dataDir string) v4.NodeResources {
-	r := v4.NodeResources{CPU: float64(runtime.NumCPU())}
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dataDir, &fs); err == nil {
-		r.DiskMB = math.Floor(float64(fs.Blocks) * float64(fs.Bsize) / (1 << 20))
-	}
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
-				kb, _ := strconv.ParseFloat(fields[1], 64)
-				r.MemoryMB = math.Floor(kb / 1024)
-			}
-		}
-	}
+	r, _ := agent.Capacity(dataDir)
 	if r.MemoryMB == 0 {
 		r.MemoryMB = 4096
 	}
 	return r
-}
-
-// allocatable is the capacity minus the agent's system reserve (internal/agent/machine.go).
-func allocatable(c v4.NodeResources) v4.NodeResources {
-	reserve := func(v, lo, hi float64) float64 {
-		r := min(max(v*0.05, lo), hi)
-		return math.Max(0, math.Round((v-r)*100)/100)
-	}
-	return v4.NodeResources{CPU: reserve(c.CPU, 0.1, 1), MemoryMB: math.Floor(reserve(c.MemoryMB, 256, 2048)),
-		DiskMB: math.Floor(reserve(c.DiskMB, 0, 10240))}
 }
 
 // isLoopback reports whether a server address names a loopback IP.

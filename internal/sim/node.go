@@ -16,6 +16,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -65,9 +66,10 @@ type simTaskGroup struct {
 }
 
 func newLightNode(s *Sim, index int, name string) *lightNode {
-	return &lightNode{s: s, name: name, index: index, log: s.agentLog.With("node", name), ready: make(chan struct{}),
-		reopen: make(chan struct{}, 1), periodic: make(chan struct{}, 1), tgs: map[string]*simTaskGroup{},
-		rep: reports{pending: map[string]uint64{}, wake: make(chan struct{}, 1)}}
+	n := &lightNode{s: s, name: name, index: index, log: s.agentLog.With("node", name), ready: make(chan struct{}),
+		reopen: make(chan struct{}, 1), periodic: make(chan struct{}, 1), tgs: map[string]*simTaskGroup{}}
+	n.rep.status = n.newReporter()
+	return n
 }
 
 func (n *lightNode) NodeName() string       { return n.name }
@@ -109,7 +111,7 @@ func (n *lightNode) join(ctx context.Context) error {
 	if err != nil {
 		return n.errorf("%w", err)
 	}
-	bo := newBackoff(500*time.Millisecond, 15*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 15*time.Second)
 	var ans *v4.AgentCertificate
 	for {
 		r, err := n.s.joiner.AgentCertificate(ctx, n.name, csr)
@@ -124,7 +126,7 @@ func (n *lightNode) join(ctx context.Context) error {
 			return n.errorf("%w", err)
 		}
 		n.log.Warn("cannot join yet; will retry", "err", err)
-		if !sleep(ctx, bo.next()) {
+		if !sleep(ctx, bo.Next()) {
 			return ctx.Err()
 		}
 	}
@@ -164,14 +166,14 @@ func (n *lightNode) sourceIP() net.IP {
 
 // register registers the node, retrying until it succeeds or ctx ends (false).
 func (n *lightNode) register(ctx context.Context) bool {
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 30*time.Second)
 	for {
 		_, err := n.api.AgentRegister(ctx, n.s.nodeObject(n.name))
 		if err == nil {
 			return true
 		}
 		n.log.Warn("cannot register the node; will retry", "err", err)
-		if !sleep(ctx, bo.next()) {
+		if !sleep(ctx, bo.Next()) {
 			return false
 		}
 	}

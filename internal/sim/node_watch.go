@@ -14,13 +14,14 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/ctxtime"
 )
 
 // A light node's task groups: the list, then the watch from its revision, again after
 // any break (a backoff between), as the agent's sync loop.
 
 func (n *lightNode) watchLoop(ctx context.Context) {
-	bo := newBackoff(500*time.Millisecond, 30*time.Second)
+	bo := ctxtime.NewBackoff(500*time.Millisecond, 30*time.Second)
 	for ctx.Err() == nil {
 		start := time.Now()
 		err := n.syncOnce(ctx)
@@ -28,10 +29,10 @@ func (n *lightNode) watchLoop(ctx context.Context) {
 			return
 		}
 		if time.Since(start) > time.Minute {
-			bo.reset()
+			bo.Reset()
 		}
 		n.log.Warn("lost the task group watch; reconnecting", "err", err)
-		if !sleep(ctx, bo.next()) {
+		if !sleep(ctx, bo.Next()) {
 			return
 		}
 	}
@@ -250,7 +251,7 @@ func (n *lightNode) endLocked(t *simTaskGroup, phase, msg string, code int) {
 func (n *lightNode) setLocked(t *simTaskGroup, st v4.TaskGroupStatus) {
 	t.status, t.started = st, true
 	t.version++
-	n.rep.enqueue(tgKey(t.ns, t.name), t.version)
+	n.rep.status.Enqueue(t.ns, t.name, st)
 }
 
 // forgetLocked drops a task group the server no longer binds to this node.
@@ -263,14 +264,11 @@ func (n *lightNode) forgetLocked(key string) {
 		t.timer.Stop()
 	}
 	delete(n.tgs, key)
-	n.rep.drop(key)
+	n.rep.status.Forget(t.ns, t.name)
 }
 
-// isTerminal reports whether phase is one a task group's tasks do not leave.
+// isTerminal reports whether phase is one a task group's tasks do not leave: a final
+// status, or Lost (its node was lost: the server moved it on).
 func isTerminal(phase string) bool {
-	switch phase {
-	case v4.StatusFinish, v4.StatusFailed, v4.StatusKilled, v4.StatusError, v4.StatusLost:
-		return true
-	}
-	return false
+	return v4.Terminal(phase) || phase == v4.StatusLost
 }

@@ -54,19 +54,24 @@ func (s *Store) SetLeaseTTL(ctx context.Context, node string, lo, hi time.Durati
 	// reads the key again.
 	txn, err := s.client.Txn(ctx).If(clientv3.Compare(clientv3.LeaseValue(key), "=", int64(k.id))).
 		Then(clientv3.OpPut(key, "", clientv3.WithLease(grant.ID))).Commit()
+	if err != nil {
+		// etcd may have moved the key or not (a deadline that passed as it applied the
+		// move): either lease may hold it, and revoking that one would make the node
+		// Lost. Neither is revoked: the node's next beat reads the key again, and the
+		// lease it does not hold expires by itself.
+		s.alive.forgetLease(node, k.id)
+		return fmt.Errorf("ttl of node %s: %w", node, wrapEtcd(err))
+	}
 	old := k.id
-	if err != nil || !txn.Succeeded {
+	if !txn.Succeeded {
 		old = grant.ID
 		s.alive.forgetLease(node, k.id)
 	} else {
 		s.alive.remember(node, grant.ID, time.Duration(want)*time.Second, time.Now())
 	}
-	// The lease the key left holds nothing now.
+	// The lease the key left (or never took) holds nothing now.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	s.client.Revoke(rctx, old)
 	cancel()
-	if err != nil {
-		return fmt.Errorf("ttl of node %s: %w", node, wrapEtcd(err))
-	}
 	return nil
 }

@@ -93,3 +93,52 @@ func TestSetLeaseTTL(t *testing.T) {
 		t.Fatalf("a node that never beat has a lease of %s", got)
 	}
 }
+
+// ambiguousKV applies every transaction and then answers an error, as a call whose
+// deadline passed after etcd applied it.
+type ambiguousKV struct{ clientv3.KV }
+
+func (k ambiguousKV) Txn(ctx context.Context) clientv3.Txn { return ambiguousTxn{k.KV.Txn(ctx)} }
+
+type ambiguousTxn struct{ clientv3.Txn }
+
+func (t ambiguousTxn) If(cs ...clientv3.Cmp) clientv3.Txn { return ambiguousTxn{t.Txn.If(cs...)} }
+func (t ambiguousTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	return ambiguousTxn{t.Txn.Then(ops...)}
+}
+func (t ambiguousTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	return ambiguousTxn{t.Txn.Else(ops...)}
+}
+func (t ambiguousTxn) Commit() (*clientv3.TxnResponse, error) {
+	if _, err := t.Txn.Commit(); err != nil {
+		return nil, err
+	}
+	return nil, context.DeadlineExceeded
+}
+
+// A move of the key whose outcome is unknown (an error after etcd may have applied it)
+// revokes neither lease: either may hold the node's alive key, and revoking it would
+// make the node Lost. The node's next beat finds the key again.
+func TestSetLeaseTTLUnknownOutcomeKeepsTheKey(t *testing.T) {
+	resetStore(t)
+	ctx := context.Background()
+	if _, err := testStore.Beat(ctx, "n1", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	kv := testStore.client.KV
+	testStore.client.KV = ambiguousKV{kv}
+	err := testStore.SetLeaseTTL(ctx, "n1", 20*time.Second, 20*time.Second, false)
+	testStore.client.KV = kv
+	if err == nil {
+		t.Fatal("no error from a move whose outcome is unknown")
+	}
+	if got := grantedTTL(t, "n1"); got != 20*time.Second {
+		t.Fatalf("the alive key's lease has a TTL of %s after the move, want 20s (0: the key is gone)", got)
+	}
+	if fresh, err := testStore.Beat(ctx, "n1", 10*time.Second); err != nil || fresh {
+		t.Fatalf("the next beat: fresh %v, %v; want the key found", fresh, err)
+	}
+	if got, ok := testStore.LeaseTTL("n1"); !ok || got != 20*time.Second {
+		t.Fatalf("after the next beat the server knows a TTL of %s (%v), want 20s", got, ok)
+	}
+}
