@@ -37,10 +37,10 @@ vet:
 
 # Unit and end-to-end tests (test/e2e builds the berth binary itself).
 unit:
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 40m ./...
 
 e2e:
-	$(GO) test -race -count=1 -timeout 30m -v ./test/e2e/
+	$(GO) test -race -count=1 -timeout 40m -v ./test/e2e/
 
 # The soak test (docs/operations.md, Soak test): a crash loop, slow watchers, a flood of
 # applies and a scale to the instance limit against a real server and agent for SOAK
