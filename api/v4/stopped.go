@@ -24,17 +24,18 @@ func StoppedInstancesOf(obj Object) *[]int {
 	return nil
 }
 
-// instanceCountOf is spec.instance of an application, process or deployment.
-func instanceCountOf(obj Object) int {
+// InstancesOf points at spec.instance of an application, process or deployment; for
+// other kinds, at a zero of its own.
+func InstancesOf(obj Object) *int {
 	switch o := obj.(type) {
 	case *Application:
-		return o.Spec.Instance
+		return &o.Spec.Instance
 	case *Process:
-		return o.Spec.Instance
+		return &o.Spec.Instance
 	case *Deployment:
-		return o.Spec.Instance
+		return &o.Spec.Instance
 	}
-	return 0
+	return new(int)
 }
 
 // StoppedBelow is the part of stopped that names instances of a workload of n
@@ -74,7 +75,7 @@ func CarryStopped(updated, stored Object) {
 	if u == nil || s == nil || *u != nil || updated.GetKind() != stored.GetKind() {
 		return
 	}
-	*u = StoppedBelow(*s, instanceCountOf(updated))
+	*u = StoppedBelow(*s, *InstancesOf(updated))
 }
 
 // validateStopped checks a list of stopped instances of a workload of n instances:
