@@ -50,8 +50,22 @@ func StoppedBelow(stopped []int, n int) []int {
 	return out
 }
 
-// IsStopped reports whether instance idx is in the list of stopped instances.
+// IsStopped reports whether instance idx is in the list of stopped instances. It scans
+// the list: a loop over a workload's instances (up to MaxInstances, every one may be
+// stopped) looks them up in StoppedSet instead.
 func IsStopped(stopped []int, idx int) bool { return slices.Contains(stopped, idx) }
+
+// StoppedSet is the list of stopped instances as a set, nil for none.
+func StoppedSet(stopped []int) map[int]bool {
+	if len(stopped) == 0 {
+		return nil
+	}
+	set := make(map[int]bool, len(stopped))
+	for _, i := range stopped {
+		set[i] = true
+	}
+	return set
+}
 
 // SetStopped returns stopped with instance idx added (stop) or removed (start), sorted,
 // and whether that changed anything.
