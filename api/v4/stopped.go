@@ -1,6 +1,10 @@
 package v4
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Stopped instances (docs/lifecycle.md, "Stopped instances"): an instance of an
 // application, process or deployment can be stopped on purpose and started again. Its
@@ -48,6 +52,18 @@ func StoppedBelow(stopped []int, n int) []int {
 		}
 	}
 	return out
+}
+
+// StoppedMessage says how many of a workload's n instances are stopped on request and
+// which, for its status: the first MaxBackOffListed of them, as the list may name every
+// instance of a workload of MaxInstances and the status is written at each change.
+func StoppedMessage(stopped []int, n int) string {
+	below := StoppedBelow(stopped, n)
+	listed := fmt.Sprint(below)
+	if len(below) > MaxBackOffListed {
+		listed = strings.TrimSuffix(fmt.Sprint(below[:MaxBackOffListed]), "]") + " ...]"
+	}
+	return fmt.Sprintf("%d of %d instances stopped on request: %s", len(below), n, listed)
 }
 
 // IsStopped reports whether instance idx is in the list of stopped instances. It scans
