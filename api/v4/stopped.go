@@ -1,6 +1,10 @@
 package v4
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Stopped instances (docs/lifecycle.md, "Stopped instances"): an instance of an
 // application, process or deployment can be stopped on purpose and started again. Its
@@ -24,17 +28,18 @@ func StoppedInstancesOf(obj Object) *[]int {
 	return nil
 }
 
-// instanceCountOf is spec.instance of an application, process or deployment.
-func instanceCountOf(obj Object) int {
+// InstancesOf points at spec.instance of an application, process or deployment; for
+// other kinds, at a zero of its own.
+func InstancesOf(obj Object) *int {
 	switch o := obj.(type) {
 	case *Application:
-		return o.Spec.Instance
+		return &o.Spec.Instance
 	case *Process:
-		return o.Spec.Instance
+		return &o.Spec.Instance
 	case *Deployment:
-		return o.Spec.Instance
+		return &o.Spec.Instance
 	}
-	return 0
+	return new(int)
 }
 
 // StoppedBelow is the part of stopped that names instances of a workload of n
@@ -49,8 +54,34 @@ func StoppedBelow(stopped []int, n int) []int {
 	return out
 }
 
-// IsStopped reports whether instance idx is in the list of stopped instances.
+// StoppedMessage says how many of a workload's n instances are stopped on request and
+// which, for its status: the first MaxBackOffListed of them, as the list may name every
+// instance of a workload of MaxInstances and the status is written at each change.
+func StoppedMessage(stopped []int, n int) string {
+	below := StoppedBelow(stopped, n)
+	listed := fmt.Sprint(below)
+	if len(below) > MaxBackOffListed {
+		listed = strings.TrimSuffix(fmt.Sprint(below[:MaxBackOffListed]), "]") + " ...]"
+	}
+	return fmt.Sprintf("%d of %d instances stopped on request: %s", len(below), n, listed)
+}
+
+// IsStopped reports whether instance idx is in the list of stopped instances. It scans
+// the list: a loop over a workload's instances (up to MaxInstances, every one may be
+// stopped) looks them up in StoppedSet instead.
 func IsStopped(stopped []int, idx int) bool { return slices.Contains(stopped, idx) }
+
+// StoppedSet is the list of stopped instances as a set, nil for none.
+func StoppedSet(stopped []int) map[int]bool {
+	if len(stopped) == 0 {
+		return nil
+	}
+	set := make(map[int]bool, len(stopped))
+	for _, i := range stopped {
+		set[i] = true
+	}
+	return set
+}
 
 // SetStopped returns stopped with instance idx added (stop) or removed (start), sorted,
 // and whether that changed anything.
@@ -74,7 +105,7 @@ func CarryStopped(updated, stored Object) {
 	if u == nil || s == nil || *u != nil || updated.GetKind() != stored.GetKind() {
 		return
 	}
-	*u = StoppedBelow(*s, instanceCountOf(updated))
+	*u = StoppedBelow(*s, *InstancesOf(updated))
 }
 
 // validateStopped checks a list of stopped instances of a workload of n instances:

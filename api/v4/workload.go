@@ -58,7 +58,6 @@ type InstanceBackOff struct {
 	LastExit string `json:"lastExit,omitempty"`
 }
 
-// Equal reports whether two statuses say the same, Updated aside.
 // KeepLastPhase sets s.LastPhase from old, the status s replaces: old's phase when the
 // phase changes, else old's own LastPhase.
 func (s *WorkloadStatus) KeepLastPhase(old WorkloadStatus) {
@@ -73,6 +72,7 @@ func lastPhase(phase, oldPhase, oldLast string) string {
 	return oldLast
 }
 
+// Equal reports whether two statuses say the same, Updated aside.
 func (s WorkloadStatus) Equal(o WorkloadStatus) bool {
 	if s.Phase != o.Phase || s.LastPhase != o.LastPhase || s.Instances != o.Instances || s.Running != o.Running || s.Stopped != o.Stopped || s.Message != o.Message ||
 		len(s.BackOff) != len(o.BackOff) || !s.Pending.Equal(o.Pending) {

@@ -145,6 +145,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		return 0, c.updateStatus(ctx, key, st)
 	}
 	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
+	stopped := v4.StoppedSet(w.Spec.StoppedInstances)
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		tgs := byIndex[idx]
 		if idx >= w.Spec.Instance { // scaled down: the highest indexes go
@@ -153,7 +154,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			continue
 		}
 		rs := splitRuns(tgs)
-		if v4.IsStopped(w.Spec.StoppedInstances, idx) {
+		if stopped[idx] {
 			if err := r.stoppedInstance(ctx, idx, rs); err != nil {
 				return 0, err
 			}
@@ -168,7 +169,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	for idx := range w.Spec.Instance {
 		switch {
 		case len(byIndex[idx]) > 0:
-		case v4.IsStopped(w.Spec.StoppedInstances, idx): // stopped with no run left: nothing to place
+		case stopped[idx]: // stopped with no run left: nothing to place
 			r.stopped++
 		default:
 			r.missing = append(r.missing, idx)

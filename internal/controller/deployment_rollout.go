@@ -150,8 +150,7 @@ func (r *rollout) setPhase(ph rolloutPhase, p stepPlan) {
 	case r.st.CurrentAvailable >= r.d.Spec.Instance:
 		r.st.Phase, r.st.Message = v4.DeploymentRunning, ""
 		if r.st.Stopped > 0 {
-			r.st.Message = fmt.Sprintf("%d of %d instances stopped on request: %v", r.st.Stopped, r.d.Spec.Instance,
-				v4.StoppedBelow(r.d.Spec.StoppedInstances, r.d.Spec.Instance))
+			r.st.Message = v4.StoppedMessage(r.d.Spec.StoppedInstances, r.d.Spec.Instance)
 		}
 	default:
 		r.st.Phase = v4.DeploymentDeploying

@@ -6,17 +6,17 @@ import (
 	"maps"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/instvol"
 	"github.com/berthhq/berth/internal/store"
 )
 
 // topOwner is the workload a task group's instance belongs to: the deployment of a
 // deployment's application (its revisions run the same instances one after the other),
-// else the task group's owner.
+// else the task group's owner. It is the agent's key of the instance's volumes
+// (instvol.KeyOf), so that both always name the same instance.
 func topOwner(tg *v4.TaskGroup) (v4.Kind, string) {
-	if d, ok := ownerDeployment(&tg.Metadata); ok {
-		return v4.KindDeployment, d
-	}
-	return tg.Spec.Owner.Kind, tg.Spec.Owner.Name
+	k := instvol.KeyOf(tg)
+	return k.Kind, k.Owner
 }
 
 // instanceEnds reports whether the instance of tg ends for good: its workload is gone or

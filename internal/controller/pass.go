@@ -291,8 +291,7 @@ func (r *pass) status() v4.WorkloadStatus {
 		}
 	}
 	if st.Message == "" && r.stopped > 0 {
-		st.Message = fmt.Sprintf("%d of %d instances stopped on request: %v (berth start starts one again)", r.stopped, r.w.Spec.Instance,
-			v4.StoppedBelow(r.w.Spec.StoppedInstances, r.w.Spec.Instance))
+		st.Message = v4.StoppedMessage(r.w.Spec.StoppedInstances, r.w.Spec.Instance) + " (berth start starts one again)"
 	}
 	if len(r.backOff) > 0 {
 		st.BackOff = r.backOff[:min(len(r.backOff), v4.MaxBackOffListed)]

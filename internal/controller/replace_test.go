@@ -202,3 +202,48 @@ func TestReplaceRefusesBadInput(t *testing.T) {
 		t.Fatalf("operation %+v left by a refused replace", op)
 	}
 }
+
+// An instance stopped while a replace moves it: its replacement and its run are asked to
+// stop, nothing starts it again, and the replace goes on with the next instance.
+func TestReplaceGoesOnPastAnInstanceStoppedDuringItsMove(t *testing.T) {
+	e := newEnv(t, "node-1", "node-2")
+	e.runningProcess("web", 2)
+	e.setCommand("web", "./web --v2")
+	if op := replace(t, e, "web", nil); op == nil {
+		t.Fatal("no replace began")
+	}
+	e.eventually("instance 0's replacement", func() bool {
+		r := e.replacing("web")
+		return len(r) == 1 && r[0].Spec.Index == 0
+	})
+	e.setStopped("web", 0)
+	e.eventually("every run of instance 0 asked to stop", func() bool {
+		for _, tg := range e.taskGroups("web") {
+			if tg.Spec.Index == 0 && tg.Spec.Desired != v4.DesiredStopped {
+				return false
+			}
+		}
+		return true
+	})
+	for _, tg := range e.taskGroups("web") {
+		if tg.Spec.Index == 0 {
+			e.report(tg, v4.StatusKilled, time.Now().Add(-time.Second), time.Now())
+		}
+	}
+	var next *v4.TaskGroup
+	e.eventually("instance 1's replacement", func() bool {
+		for _, tg := range e.replacing("web") {
+			if tg.Spec.Index == 1 {
+				next = tg
+			}
+		}
+		return next != nil
+	})
+	e.report(next, v4.StatusRunning, time.Now(), time.Time{})
+	e.operationEnded("web")
+	for _, tg := range e.taskGroups("web") {
+		if tg.Spec.Index == 0 && (tg.Spec.Desired != v4.DesiredStopped || tg.Status.Phase != v4.StatusKilled) {
+			t.Fatalf("instance 0 runs again: %s wanted %q, %s", tg.Metadata.Name, tg.Spec.Desired, tg.Status.Phase)
+		}
+	}
+}

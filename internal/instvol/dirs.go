@@ -26,10 +26,14 @@ type Owner struct {
 }
 
 // Dirs is a node's instance volume directories under root (DATA-DIR/volumes). Its
-// methods are safe for concurrent use; a directory is created and removed under one lock,
-// so a sweep never removes what a start is preparing.
+// methods are safe for concurrent use; a directory is created, and taken out of the tree
+// by a sweep, under one lock, so a sweep never removes what a start is preparing.
 type Dirs struct {
 	root string
+	// removeTree removes a tree below the root ((*os.Root).RemoveAll; a test's hook).
+	removeTree func(root *os.Root, name string) error
+
+	sweeping sync.Mutex // one Sweep at a time: it removes trashDir outside mu
 
 	mu    sync.Mutex
 	holds map[string]Key       // pod (ns/name) -> the instance whose directories it mounts
@@ -39,7 +43,8 @@ type Dirs struct {
 
 // New returns the directories under root, which is created (0700) at the first Mount.
 func New(root string) *Dirs {
-	return &Dirs{root: root, holds: map[string]Key{}, final: map[string]bool{}, idle: map[string]time.Time{}}
+	return &Dirs{root: root, removeTree: (*os.Root).RemoveAll,
+		holds: map[string]Key{}, final: map[string]bool{}, idle: map[string]time.Time{}}
 }
 
 // Root is the directory every instance volume is under.

@@ -1,6 +1,8 @@
 package instvol
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -272,5 +274,62 @@ func TestKeyOfADeploymentsTaskGroup(t *testing.T) {
 	tg.Metadata.Annotations = map[string]string{v4.ControlledByAnnotation: "deployment/web"}
 	if k := KeyOf(tg); k != (Key{Namespace: "ns", Kind: v4.KindDeployment, Owner: "web", Index: 2}) {
 		t.Errorf("key %v, want the deployment's", k)
+	}
+}
+
+// What a container wrote may be a tree that takes long to remove: a sweep removes it
+// without the lock, so that a start on the node (a Mount) does not wait for it, and the
+// instance mounted again meanwhile gets a directory of its own, not the one going.
+func TestSweepRemovesOutsideTheLock(t *testing.T) {
+	d := New(filepath.Join(t.TempDir(), "volumes"))
+	gone, other := key("ns", "gone", 0), key("ns", "other", 0)
+	p, err := d.Mount(gone, "pod", 0, "/logs", Owner{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p, "old.log"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.Release("pod")
+	d.LeftForGood(gone)
+	removing, mounted := make(chan struct{}), make(chan error, 2)
+	d.removeTree = func(root *os.Root, name string) error {
+		close(removing)
+		select { // the removal goes on until the starts are done
+		case err := <-mounted:
+			if err != nil {
+				return err
+			}
+		case <-time.After(10 * time.Second):
+			return errors.New("a Mount waited for the removal")
+		}
+		return root.RemoveAll(name)
+	}
+	done := make(chan error, 1)
+	go func() {
+		removed, err := d.Sweep(func() []Key { return nil }, time.Now(), time.Hour)
+		if err == nil && len(removed) != 1 {
+			err = fmt.Errorf("removed %v", removed)
+		}
+		done <- err
+	}()
+	<-removing
+	_, err = d.Mount(other, "pod2", 0, "/logs", Owner{})
+	if err == nil {
+		var again string
+		again, err = d.Mount(gone, "pod3", 0, "/logs", Owner{})
+		if err == nil && again != p {
+			err = fmt.Errorf("mounted %s, want %s", again, p)
+		}
+	}
+	mounted <- err
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(p); err != nil || len(entries) != 0 {
+		t.Fatalf("the instance mounted again holds %v (%v): the old run's files", entries, err)
+	}
+	if _, err := os.Stat(filepath.Join(d.Root(), trashDir)); !os.IsNotExist(err) {
+		t.Fatalf("the trash stays: %v", err)
 	}
 }

@@ -6,8 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
+
+// trashDir holds, below the root, the directories a sweep took out of the tree until it
+// removes them. escape never begins a component with '.', so no namespace is named so.
+const trashDir = ".trash"
 
 // Sweep removes the directories of the instances that are not in use: those that left
 // the node for good (LeftForGood) at once, the others once a sweep has found them unused
@@ -15,7 +20,35 @@ import (
 // under the lock Mount takes, so an instance whose task group arrives meanwhile is either
 // in it or created again after the removal. It returns the instances' directories removed
 // (relative to the root).
+//
+// Under the lock a directory is only moved aside (a rename); what its containers wrote,
+// a tree of any size, is removed after the lock is released, so that no start on the
+// node waits for it.
 func (d *Dirs) Sweep(inUse func() []Key, now time.Time, grace time.Duration) ([]string, error) {
+	d.sweeping.Lock()
+	defer d.sweeping.Unlock()
+	root, err := os.OpenRoot(d.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.mu.Lock()
+		clear(d.idle)
+		clear(d.final)
+		d.mu.Unlock()
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("instance volumes: %w", err)
+	}
+	defer root.Close()
+	removed, err := d.discard(root, inUse, now, grace)
+	if rerr := d.removeTree(root, trashDir); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("remove instance volumes: %w", rerr))
+	}
+	return removed, err
+}
+
+// discard moves the directories of the instances not in use for long enough (Sweep) into
+// trashDir, under the lock.
+func (d *Dirs) discard(root *os.Root, inUse func() []Key, now time.Time, grace time.Duration) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	on, err := d.instances()
@@ -31,11 +64,6 @@ func (d *Dirs) Sweep(inUse func() []Key, now time.Time, grace time.Duration) ([]
 	for _, k := range d.holds {
 		used[k.rel()] = true
 	}
-	root, err := os.OpenRoot(d.root)
-	if err != nil {
-		return nil, fmt.Errorf("instance volumes: %w", err)
-	}
-	defer root.Close()
 	var removed []string
 	var errs []error
 	present := map[string]bool{}
@@ -54,7 +82,12 @@ func (d *Dirs) Sweep(inUse func() []Key, now time.Time, grace time.Duration) ([]
 		if !d.final[rel] && now.Sub(since) < grace {
 			continue
 		}
-		if err := root.RemoveAll(rel); err != nil {
+		if err := root.Mkdir(trashDir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			errs = append(errs, fmt.Errorf("remove instance volumes %s: %w", rel, err))
+			continue
+		}
+		aside := filepath.Join(trashDir, fmt.Sprintf("%d.%d", now.UnixNano(), len(removed)))
+		if err := root.Rename(rel, aside); err != nil {
 			errs = append(errs, fmt.Errorf("remove instance volumes %s: %w", rel, err))
 			continue
 		}
@@ -91,7 +124,7 @@ func (d *Dirs) instances() ([]string, error) {
 				return nil, fmt.Errorf("instance volumes: %w", err)
 			}
 			for _, e := range entries {
-				if e.Type().IsDir() { // ReadDir does not follow symlinks
+				if e.Type().IsDir() && !strings.HasPrefix(e.Name(), ".") { // ReadDir does not follow symlinks; trashDir is not an instance
 					next = append(next, filepath.Join(rel, e.Name()))
 				}
 			}

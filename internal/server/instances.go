@@ -78,7 +78,7 @@ func (s *Server) setStopped(ctx context.Context, kind v4.Kind, ns, name string, 
 		if err := refuseControlled(obj); err != nil {
 			return nil, false, err
 		}
-		if n := *instancesOf(obj); idx >= n && idx >= 0 {
+		if n := *v4.InstancesOf(obj); idx >= n && idx >= 0 {
 			msg := fmt.Sprintf("%s %s/%s has %d instances (indexes 0 to %d), no instance %d", kind, ns, name, n, n-1, idx)
 			return nil, false, httpapi.Errorf(http.StatusUnprocessableEntity, "%s", msg).WithDetail("index", msg)
 		}
@@ -87,7 +87,7 @@ func (s *Server) setStopped(ctx context.Context, kind v4.Kind, ns, name string, 
 		if idx < 0 {
 			list = nil
 			if stop {
-				list = make([]int, *instancesOf(obj))
+				list = make([]int, *v4.InstancesOf(obj))
 				for i := range list {
 					list[i] = i
 				}

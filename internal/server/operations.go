@@ -124,7 +124,7 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		if err := refuseControlled(obj); err != nil {
 			return nil, 0, nil, err
 		}
-		p := instancesOf(obj)
+		p := v4.InstancesOf(obj)
 		from := *p
 		op := &v4.Operation{Type: v4.OpScale, Kind: kind, Name: ns + "/" + name, Message: fmt.Sprintf("scale from %d to %d", from, n)}
 		*p = n
@@ -158,17 +158,4 @@ func scaledMessage(from, to int) string {
 		msg += ": every instance stops; the object and its history stay"
 	}
 	return msg
-}
-
-// instancesOf points at the instance count of a scalable object.
-func instancesOf(obj v4.Object) *int {
-	switch o := obj.(type) {
-	case *v4.Application:
-		return &o.Spec.Instance
-	case *v4.Process:
-		return &o.Spec.Instance
-	case *v4.Deployment:
-		return &o.Spec.Instance
-	}
-	return new(int)
 }

@@ -46,43 +46,42 @@ func (h *Handler) operation(w http.ResponseWriter, r *http.Request, d *v4.Deploy
 	case op == "restart" && instance == 0:
 		h.restartAll(w, r, d, path, name)
 	case op == "restart" && v4.IsStopped(d.Spec.StoppedInstances, instance-1):
-		h.setInstance(w, r, d, name, instance, "start")
+		h.setStopped(w, r, d, name, instance, "start")
 	case op == "restart":
 		h.restartInstance(w, r, d, name, instance)
-	case instance == 0:
-		h.setEvery(w, r, d, name, op)
 	default:
-		h.setInstance(w, r, d, name, instance, op)
+		h.setStopped(w, r, d, name, instance, op)
 	}
 }
 
-// setInstance stops or starts instance n (deployd's numbers start at 1).
-func (h *Handler) setInstance(w http.ResponseWriter, r *http.Request, d *v4.Deployment, name string, n int, op string) {
-	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
-		"instances", strconv.Itoa(n-1), op), nil, nil)
+// setStopped stops or starts instance n (deployd's numbers start at 1), or every one
+// for 0: one write of the whole list.
+func (h *Handler) setStopped(w http.ResponseWriter, r *http.Request, d *v4.Deployment, name string, n int, op string) {
+	a := h.instanceCall(r, d, n, op)
 	if !a.OK() {
 		writeAnswerError(w, a)
 		return
 	}
-	writeAccepted(w, fmt.Sprintf("podgroup instance %d %s", n, ing(op)), checkURL(name), a.Warnings)
-}
-
-// setEvery stops or starts every instance: one write of the whole list.
-func (h *Handler) setEvery(w http.ResponseWriter, r *http.Request, d *v4.Deployment, name, op string) {
-	a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
-		"instances", "all", op), nil, nil)
-	if !a.OK() {
-		writeAnswerError(w, a)
-		return
+	which := "podgroup"
+	if n > 0 {
+		which = fmt.Sprintf("podgroup instance %d", n)
 	}
-	writeAccepted(w, "podgroup "+ing(op), checkURL(name), a.Warnings)
-}
-
-func ing(op string) string {
+	verb := "starting"
 	if op == "stop" {
-		return "stopping"
+		verb = "stopping"
 	}
-	return "starting"
+	writeAccepted(w, which+" "+verb, checkURL(name), a.Warnings)
+}
+
+// instanceCall asks /v1 to stop or start (op) instance n of d (deployd's numbers start
+// at 1), or every one for 0.
+func (h *Handler) instanceCall(r *http.Request, d *v4.Deployment, n int, op string) v1call.Answer {
+	index := "all"
+	if n > 0 {
+		index = strconv.Itoa(n - 1)
+	}
+	return h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
+		"instances", index, op), nil, nil)
 }
 
 // restartAll rolls every instance: the template's restart stamp changes, so the
@@ -104,9 +103,7 @@ func (h *Handler) restartAll(w http.ResponseWriter, r *http.Request, d *v4.Deplo
 		return
 	}
 	if stopped { // the rollout keeps them stopped: deployd's restart ran them
-		a := h.v1.Call(r, http.MethodPost, v1call.Path("namespaces", d.Metadata.Namespace, "deployments", d.Metadata.Name,
-			"instances", "all", "start"), nil, nil)
-		if !a.OK() {
+		if a := h.instanceCall(r, d, 0, "start"); !a.OK() {
 			writeAnswerError(w, a)
 			return
 		}

@@ -92,9 +92,10 @@ func (h *Handler) podGroupOf(r *http.Request, d *v4.Deployment) (*PodGroupWithSp
 	if d.Spec.Template != nil {
 		pg.Spec.Pod = h.podSpecOf(r, d.Spec.Template, d.Constraint, d.KillPolicy, d.Metadata)
 	}
+	stopped := v4.StoppedSet(d.Spec.StoppedInstances)
 	for _, tg := range tgs {
 		p := podOf(tg)
-		if v4.IsStopped(d.Spec.StoppedInstances, tg.Spec.Index) {
+		if stopped[tg.Spec.Index] {
 			p.TargetState = targetStop
 		}
 		pg.Pods = append(pg.Pods, p)
