@@ -19,6 +19,7 @@ type bcsDocExpect struct {
 	Berth    string   `json:"berth"`
 	Warnings []string `json:"warnings"`
 	Why      string   `json:"why"`
+	Refusal  string   `json:"refusal"` // a refused document's error says this: it is refused for Why
 }
 
 // BCS's own documentation examples and templates (testdata/bcsdocs; its README names each
@@ -59,9 +60,15 @@ func TestBCSDocs(t *testing.T) {
 			case e.BCS == "accepted" && e.Berth == "":
 				checkBCSDocAccepted(t, data, e)
 			case e.BCS == "refused" || e.Berth == "refused":
+				if e.Refusal == "" {
+					t.Fatalf("expect.json: a refused document needs the refusal its error says")
+				}
 				for _, mode := range []Validation{ValidateWarn, ValidateStrict} {
-					if _, err := ParseValidated(data, mode); err == nil {
+					_, err := ParseValidated(data, mode)
+					if err == nil {
 						t.Errorf("%s: accepted, want it refused (%s)", mode, e.Why)
+					} else if !strings.Contains(err.Error(), e.Refusal) {
+						t.Errorf("%s: refused with %v, want the refusal %q (%s)", mode, err, e.Refusal, e.Why)
 					}
 				}
 			default:
