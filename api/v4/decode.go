@@ -98,6 +98,9 @@ type decoder struct {
 	errs     FieldErrors
 	warnings []Warning
 	lenient  bool
+	// streamWarnings is how many warnings the stream's earlier documents kept: all of
+	// them together keep maxWarnings, and past it no warning is built.
+	streamWarnings int
 	// typos maps the path of a field to the unknown key dropped beside it that looks
 	// like a misspelling of it (lenient), so that an error about the field names it.
 	typos map[string]string
@@ -107,9 +110,9 @@ type decoder struct {
 // long and deep.
 const maxWarningField = 200
 
-// warn records a warning at path.
+// warn records a warning at path, while the stream's bound allows.
 func (d *decoder) warn(path, format string, args ...any) {
-	if len(d.warnings) < maxWarnings {
+	if !d.warningsFull() {
 		d.warnings = append(d.warnings, Warning{Field: truncate(path, maxWarningField), Message: fmt.Sprintf(format, args...)})
 	}
 }
@@ -197,6 +200,11 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 	}
 }
 
+// warningsFull reports whether the stream's bound on warnings is reached.
+func (d *decoder) warningsFull() bool {
+	return d.streamWarnings+len(d.warnings) >= maxWarnings
+}
+
 // unknownField reports a key of the object at path that matches no field: an error, or
 // (lenient) a warning that it is dropped, as BCS's decoder dropped it.
 func (d *decoder) unknownField(path, key string, known []string) {
@@ -204,7 +212,7 @@ func (d *decoder) unknownField(path, key string, known []string) {
 		d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, known))
 		return
 	}
-	if len(d.warnings) >= maxWarnings {
+	if d.warningsFull() {
 		return // nothing more is said; a hostile document's keys cost no message each
 	}
 	msg := fmt.Sprintf("unknown field %q is dropped, as BCS's decoder did", truncate(key, 60))
