@@ -179,7 +179,7 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 				d.warn(joinKey(path, key), "is ignored by berth (%s)", why)
 				continue
 			}
-			d.unknownField(path, key, info.names())
+			d.unknownField(path, key, info)
 			continue
 		}
 		field := dst.FieldByIndex(f.index)
@@ -207,9 +207,9 @@ func (d *decoder) warningsFull() bool {
 
 // unknownField reports a key of the object at path that matches no field: an error, or
 // (lenient) a warning that it is dropped, as BCS's decoder dropped it.
-func (d *decoder) unknownField(path, key string, known []string) {
+func (d *decoder) unknownField(path, key string, info *structInfo) {
 	if !d.lenient {
-		d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, known))
+		d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, info.names()))
 		return
 	}
 	if d.warningsFull() {
@@ -218,7 +218,7 @@ func (d *decoder) unknownField(path, key string, known []string) {
 	msg := fmt.Sprintf("unknown field %q is dropped, as BCS's decoder did", truncate(key, 60))
 	if misplacedUnionData(path, key) {
 		msg += ": " + misplacedUnionDataHint
-	} else if s := closest(key, known); s != "" {
+	} else if s := closest(key, info.names()); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 		if len(d.typos) < maxWarnings {
 			if d.typos == nil {
