@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A document's objects are map[string]any, as encoding/json builds them, unless one
@@ -98,6 +100,26 @@ func lookupFoldAll(v any, key string) []any {
 	return nil
 }
 
+// foldKey is key folded so that two keys fold alike exactly when strings.EqualFold (and
+// encoding/json, which matched BCS's fields so) holds them equal: each rune stands for
+// its Unicode fold set, so that "ſ" (long s) is "s", which strings.ToLower would not
+// give. A key in lower-case ASCII is itself (no copy).
+func foldKey(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= utf8.RuneSelf { // the smallest of its fold set
+			m := r
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				m = min(m, f)
+			}
+			r = m
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return r
+	}, key)
+}
+
 // orderedValue decodes one JSON value, which decoded already as a whole, token by
 // token: an object whose keys repeat (in any case) becomes members.
 func orderedValue(data []byte) (any, error) {
@@ -122,7 +144,7 @@ func orderedNext(dec *json.Decoder) (any, error) {
 				return nil, err
 			}
 			key, _ := kt.(string)
-			folded := strings.ToLower(key)
+			folded := foldKey(key)
 			if _, dup := seen[folded]; dup {
 				repeats = true
 			}

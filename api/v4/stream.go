@@ -238,7 +238,7 @@ func yamlValue(n *yaml.Node, budget *int) (any, error) {
 			}
 			out[k.Value] = val
 			ordered = append(ordered, member{k.Value, val})
-			f := strings.ToLower(k.Value)
+			f := foldKey(k.Value)
 			_, seen := folded[f]
 			repeats = repeats || seen
 			folded[f] = struct{}{}

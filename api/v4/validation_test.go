@@ -152,3 +152,20 @@ func TestValidationNamesTypos(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Keys equal under Unicode's case folding ("nameſpace", with a long s, is "namespace" to
+// encoding/json, as to the decoder) are a key given twice too: the last in the document
+// wins, as it did in BCS's decoder, whatever their sorted order.
+func TestValidationUnicodeFoldedKeys(t *testing.T) {
+	doc := fmt.Sprintf(appDoc, `,"nameſpace":"x","namespace":"ns"`, `"image":"y"`)
+	docs, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := docs[0].Object.GetMeta().Namespace; ns != "ns" {
+		t.Errorf("namespace %q, want the last value", ns)
+	}
+	if w := docs[0].Warnings; len(w) != 1 || !strings.HasPrefix(w[0].String(), `metadata.namespace duplicate key "namespace" (it matches "nameſpace"`) {
+		t.Errorf("warnings %q", w)
+	}
+}
