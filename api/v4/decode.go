@@ -191,7 +191,7 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 				d.errs.add(joinKey(path, key), "duplicate of %q (keys match case-insensitively)", truncate(other, 60))
 				continue
 			}
-			if d.lenient {
+			if d.lenient && !d.warningsFull() {
 				d.warn(joinKey(path, f.name), "%s", duplicateMessage(other, key, field.Type(), mb.value))
 			}
 		}
@@ -277,8 +277,13 @@ func merges(t reflect.Type, v any) bool {
 	case reflect.Struct:
 		return t != timeType && isObject(v)
 	case reflect.Map:
-		m, ok := objectOf(v)
-		return ok && len(m) > 0
+		switch o := v.(type) {
+		case map[string]any:
+			return len(o) > 0
+		case members:
+			return len(o) > 0
+		}
+		return false
 	case reflect.Slice:
 		arr, ok := v.([]any)
 		e := t.Elem()
