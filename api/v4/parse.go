@@ -45,6 +45,9 @@ func ParseValidated(data []byte, mode Validation) ([]Document, error) {
 	docs := make([]Document, 0, len(raws))
 	warnings := 0
 	for i, r := range raws {
+		if len(all) >= maxFieldErrors {
+			break // the answer lists no more: the documents left are not read
+		}
 		obj, errs, warns := decodeDocument(r.value, mode, warnings)
 		warnings += len(warns)
 		if mode == ValidateStrict {
@@ -64,7 +67,7 @@ func ParseValidated(data []byte, mode Validation) ([]Document, error) {
 	}
 	if len(all) > 0 {
 		slices.SortStableFunc(all, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
-		return nil, all
+		return nil, all.bounded()
 	}
 	return docs, nil
 }

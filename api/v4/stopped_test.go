@@ -1,6 +1,7 @@
 package v4
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,5 +30,23 @@ func TestStoppedInstancesSorted(t *testing.T) {
 	stopped, _ = SetStopped(stopped, 3, false)
 	if !slices.Equal(stopped, []int{0, 1, 4}) || !IsStopped(stopped, 1) || IsStopped(stopped, 3) {
 		t.Errorf("after stop 1 and start 3: %v", stopped)
+	}
+}
+
+// A hostile list of stopped instances, each one a problem, gets a bounded answer: three
+// bytes an item (-1,) made an error each, 690,000 of them (81 MB of JSON) for a 2 MiB
+// body. So does a stream of documents each with many problems.
+func TestStoppedInstancesErrorsBounded(t *testing.T) {
+	list := strings.TrimSuffix(strings.Repeat("-1,", 20*maxFieldErrors), ",")
+	doc := strings.Replace(fmt.Sprintf(processDoc, ""), `"instance":1`, `"instance":1,"stoppedInstances":[`+list+`]`, 1)
+	for _, data := range []string{doc, "[" + strings.TrimSuffix(strings.Repeat(doc+",", 5), ",") + "]"} {
+		_, err := Parse([]byte(data))
+		var fe FieldErrors
+		if !errors.As(err, &fe) {
+			t.Fatalf("want FieldErrors, got %v", err)
+		}
+		if len(fe) != maxFieldErrors+1 || !strings.Contains(fe[len(fe)-1].Message, "more may not be listed") {
+			t.Errorf("%d errors, the last %q: want %d and a last saying more are not listed", len(fe), fe[len(fe)-1], maxFieldErrors)
+		}
 	}
 }
