@@ -120,7 +120,8 @@ func orderStreamValues(data []byte, values []jsonValue, docs []rawDocument) erro
 func jsonSyntaxError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := lineCol(data, se.Offset)
+		// Offset counts the bytes read, the offending one included.
+		line, col := lineCol(data, max(se.Offset-1, 0))
 		return fmt.Errorf("invalid JSON at line %d, column %d: %v", line, col, err)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
