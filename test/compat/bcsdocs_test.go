@@ -18,6 +18,7 @@ const bcsDocsDir = "../../api/v4/testdata/bcsdocs"
 type bcsDocExpect struct {
 	BCS      string   `json:"bcs"` // "accepted" or "refused"
 	Warnings []string `json:"warnings"`
+	Refusal  string   `json:"refusal"` // what a refused document's error says
 }
 
 // BCS's documents go through `berth apply` as a user gives them, against the real server
@@ -61,6 +62,8 @@ func TestBCSDocsThroughBerthApply(t *testing.T) {
 				for _, mode := range []string{"warn", "strict"} {
 					if out, err := b.apply(t, mode, file); err == nil {
 						t.Errorf("--validate=%s applied a document BCS refused: %s", mode, out)
+					} else if !strings.Contains(out, e.Refusal) {
+						t.Errorf("--validate=%s refused it without saying %q:\n%s", mode, e.Refusal, out)
 					}
 				}
 				return
