@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -118,6 +119,55 @@ func foldKey(key string) string {
 		}
 		return r
 	}, key)
+}
+
+// appendJSON appends v, a value orderedValue gave, as JSON: members keep their keys in
+// order, each as often as it was given, so that the text reads as written (maps sort
+// their keys, as encoding/json does). It is no json.Marshaler: encoding/json would
+// validate the text of every nested object again, at a cost quadratic in the depth.
+func appendJSON(b []byte, v any) []byte {
+	str := func(b []byte, s string) []byte {
+		q, _ := json.Marshal(s) // a string always encodes
+		return append(b, q...)
+	}
+	switch x := v.(type) {
+	case members:
+		b = append(b, '{')
+		for i, m := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(str(b, m.key), ':')
+			b = appendJSON(b, m.value)
+		}
+		return append(b, '}')
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range sortedStringKeys(x) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(str(b, k), ':')
+			b = appendJSON(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, el := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, el)
+		}
+		return append(b, ']')
+	case string:
+		return str(b, x)
+	case json.Number:
+		return append(b, x...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	}
+	return append(b, "null"...)
 }
 
 // orderedValue decodes one JSON value, which decoded already as a whole, token by

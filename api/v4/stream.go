@@ -110,7 +110,9 @@ func orderStreamValues(data []byte, values []jsonValue, docs []rawDocument) erro
 			continue
 		}
 		for i, el := range ordered.([]any) {
-			docs[v.first+i].value = el
+			// The element's text again, its keys as given: encoding/json's kept only
+			// the last of a key given twice.
+			docs[v.first+i].value, docs[v.first+i].raw = el, appendJSON(nil, el)
 		}
 	}
 	return nil

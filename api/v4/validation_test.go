@@ -169,3 +169,24 @@ func TestValidationUnicodeFoldedKeys(t *testing.T) {
 		t.Errorf("warnings %q", w)
 	}
 }
+
+// A document of an array stream is stored as its text again: a key given twice stays
+// twice, in order, so that the stored definition reads as the object berth acts on
+// (encoding/json's value kept only the last metadata, and its name was lost).
+func TestValidationArrayElementKeepsItsKeys(t *testing.T) {
+	cm := `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"metadata":{"namespace":"ns","Name":"b"},"datas":{"k":{"type":"file","content":"eA=="}}}`
+	docs, err := Parse([]byte("[" + cm + `,{"apiVersion":"v4","kind":"configmap","metadata":{"name":"c"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"metadata":{"Name":"b","namespace":"ns"},"datas":{"k":{"content":"eA==","type":"file"}}}`; string(docs[0].Raw) != want {
+		t.Errorf("raw %s\nwant %s", docs[0].Raw, want)
+	}
+	again, err := Parse(docs[0].Raw)
+	if err != nil {
+		t.Fatalf("the stored definition is refused: %v", err)
+	}
+	if m := again[0].Object.GetMeta(); m.Namespace != "ns" || m.Name != "b" {
+		t.Errorf("the stored definition reads as %s/%s, want ns/b", m.Namespace, m.Name)
+	}
+}
