@@ -2,7 +2,6 @@ package v4
 
 import (
 	"encoding/base64"
-	"fmt"
 	"strings"
 )
 
@@ -12,12 +11,10 @@ import (
 // own templates ship {{PLACEHOLDER}} contents). berth keeps the text, base64-encoded, so
 // the item holds exactly the characters written, and says so; strict validation refuses
 // it. The warning never repeats the content: it may be a secret.
-func readDataText(obj Object) []Warning {
-	var warns []Warning
+func readDataText(obj Object, d *decoder) {
 	asText := func(path string, content *string) {
 		if _, err := base64.StdEncoding.DecodeString(*content); err != nil {
-			warns = append(warns, Warning{Field: path, Message: fmt.Sprintf(
-				"is not base64 (%v): BCS stored it as given and failed to decode it at every launch; berth keeps its text as the value", err)})
+			d.warn(path, "is not base64 (%v): BCS stored it as given and failed to decode it at every launch; berth keeps its text as the value", err)
 			*content = base64.StdEncoding.EncodeToString([]byte(*content))
 		}
 	}
@@ -36,5 +33,4 @@ func readDataText(obj Object) []Warning {
 			}
 		}
 	}
-	return warns
 }

@@ -14,33 +14,31 @@ import (
 // IfNotPresent, and so is any process URI's (BCS's types lack the key); a service's type
 // and BCSBALANCE label, which BCS never checked, are read as one value berth knows
 // (readServiceValues).
-func readBCSValues(obj Object) []Warning {
-	var warns []Warning
-	if d, ok := obj.(*Deployment); ok && strings.EqualFold(strings.TrimSpace(d.Spec.Strategy.Type), "ForceUpdate") {
-		warns = append(warns, Warning{Field: "spec.strategy.type",
-			Message: `"ForceUpdate" is read as "Recreate" (BCS honoured it only through Kubernetes' API: every old instance stops, then the new ones start)`})
-		d.Spec.Strategy.Type = StrategyRecreate
+func readBCSValues(obj Object, d *decoder) {
+	if dep, ok := obj.(*Deployment); ok && strings.EqualFold(strings.TrimSpace(dep.Spec.Strategy.Type), "ForceUpdate") {
+		d.warn("spec.strategy.type",
+			`"ForceUpdate" is read as "Recreate" (BCS honoured it only through Kubernetes' API: every old instance stops, then the new ones start)`)
+		dep.Spec.Strategy.Type = StrategyRecreate
 	}
 	if s, ok := obj.(*Service); ok {
-		warns = append(warns, readServiceValues(s)...)
+		readServiceValues(s, d)
 	}
-	warns = append(warns, readDataText(obj)...) // bcs_datatext.go
+	readDataText(obj, d) // bcs_datatext.go
 	p := PodSpecOf(obj)
 	if p == nil {
-		return warns
+		return
 	}
 	const path = "spec.template.spec"
 	if t := strings.ToLower(strings.TrimSpace(p.NetworkType)); t != "" && t != "cnm" && t != "cni" {
-		warns = append(warns, Warning{Field: path + ".networktype",
-			Message: fmt.Sprintf("%q is read as \"cnm\" (BCS's executor ran every network type but cni as cnm)", truncate(p.NetworkType, 40))})
+		d.warn(path+".networktype", "%q is read as \"cnm\" (BCS's executor ran every network type but cni as cnm)", truncate(p.NetworkType, 40))
 		p.NetworkType = "cnm"
 	}
 	for i := range p.Containers {
 		c := &p.Containers[i]
 		// BCS took no alternative: any value but Always was IfNotPresent.
 		if _, _, ok := readAlternatives(c.ImagePullPolicy, PullIfNotPresent, PullAlways, PullIfNotPresent); ok {
-			warns = append(warns, Warning{Field: fmt.Sprintf("%s.containers[%d].imagePullPolicy", path, i), Message: fmt.Sprintf(
-				"%q is read as %q (BCS pulled the image only when it was missing for any value but \"Always\")", truncate(c.ImagePullPolicy, 60), PullIfNotPresent)})
+			d.warn(fmt.Sprintf("%s.containers[%d].imagePullPolicy", path, i),
+				"%q is read as %q (BCS pulled the image only when it was missing for any value but \"Always\")", truncate(c.ImagePullPolicy, 60), PullIfNotPresent)
 			c.ImagePullPolicy = PullIfNotPresent
 		}
 	}
@@ -48,19 +46,18 @@ func readBCSValues(obj Object) []Warning {
 		for j := range p.Processes[i].URIs {
 			u := &p.Processes[i].URIs[j]
 			if _, _, ok := readAlternatives(u.PullPolicy, PullIfNotPresent, PullAlways, PullIfNotPresent); ok {
-				warns = append(warns, Warning{Field: fmt.Sprintf("%s.processes[%d].uris[%d].pullPolicy", path, i, j), Message: fmt.Sprintf(
-					"%q is read as %q, berth's default (BCS's types have no pullPolicy: its decoder dropped the key)", truncate(u.PullPolicy, 60), PullIfNotPresent)})
+				d.warn(fmt.Sprintf("%s.processes[%d].uris[%d].pullPolicy", path, i, j),
+					"%q is read as %q, berth's default (BCS's types have no pullPolicy: its decoder dropped the key)", truncate(u.PullPolicy, 60), PullIfNotPresent)
 				u.PullPolicy = PullIfNotPresent
 			}
 		}
 	}
 	for i := range p.Containers {
-		p.Containers[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.containers[%d].healthChecks", path, i), p.Containers[i].HealthChecks, &warns)
+		p.Containers[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.containers[%d].healthChecks", path, i), p.Containers[i].HealthChecks, d)
 	}
 	for i := range p.Processes {
-		p.Processes[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.processes[%d].healthChecks", path, i), p.Processes[i].HealthChecks, &warns)
+		p.Processes[i].HealthChecks = dropUntypedChecks(fmt.Sprintf("%s.processes[%d].healthChecks", path, i), p.Processes[i].HealthChecks, d)
 	}
-	return warns
 }
 
 // dropUntypedChecks leaves out the health checks without a type, as BCS's scheduler did,
@@ -69,26 +66,26 @@ func readBCSValues(obj Object) []Warning {
 // must larger than Timeout Seconds"); berth runs the check as Mesos would, each probe
 // after the previous one ended. A local check (HTTP, TCP, COMMAND) after the first is
 // dropped, with a warning: BCS's scheduler ran only the first.
-func dropUntypedChecks(path string, checks []HealthCheck, warns *[]Warning) []HealthCheck {
+func dropUntypedChecks(path string, checks []HealthCheck, d *decoder) []HealthCheck {
 	var kept []HealthCheck
 	local := -1 // the index of the first local check
 	for i, hc := range checks {
 		if strings.TrimSpace(hc.Type) == "" {
-			*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d]", path, i), Message: "has no type and is dropped, as BCS did"})
+			d.warn(fmt.Sprintf("%s[%d]", path, i), "has no type and is dropped, as BCS did")
 			continue
 		}
 		if t := canon(hc.Type, CheckHTTP, CheckTCP, CheckCommand); t == CheckHTTP || t == CheckTCP || t == CheckCommand {
 			if local >= 0 {
-				*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d]", path, i), Message: fmt.Sprintf(
-					"is dropped: a task runs one local check (HTTP, TCP or COMMAND), %s[%d] here, as BCS's scheduler ran only the first", path, local)})
+				d.warn(fmt.Sprintf("%s[%d]", path, i),
+					"is dropped: a task runs one local check (HTTP, TCP or COMMAND), %s[%d] here, as BCS's scheduler ran only the first", path, local)
 				continue
 			}
 			local = i
 		}
 		if hc.IntervalSeconds > 0 && hc.TimeoutSeconds >= hc.IntervalSeconds {
-			*warns = append(*warns, Warning{Field: fmt.Sprintf("%s[%d].timeoutSeconds", path, i), Message: fmt.Sprintf(
+			d.warn(fmt.Sprintf("%s[%d].timeoutSeconds", path, i),
 				"%d is not below intervalSeconds (%d): BCS's executor failed every launch of such a check; berth runs it, each probe after the previous one ended",
-				hc.TimeoutSeconds, hc.IntervalSeconds)})
+				hc.TimeoutSeconds, hc.IntervalSeconds)
 		}
 		kept = append(kept, hc)
 	}
@@ -99,20 +96,16 @@ func dropUntypedChecks(path string, checks []HealthCheck, warns *[]Warning) []He
 // without a check: its templates write them as lists of alternatives ("ClusterIP|NodePort",
 // "roundrobin|source|leastconn"). Each is read as its first alternative berth knows, or
 // berth's default when none is, with a warning.
-func readServiceValues(s *Service) []Warning {
-	var warns []Warning
+func readServiceValues(s *Service, d *decoder) {
 	if t, why, ok := readAlternatives(s.Spec.Type, "ClusterIP", "ClusterIP", "None"); ok {
-		warns = append(warns, Warning{Field: "spec.type", Message: fmt.Sprintf(
-			"%q is read as %q (%s; BCS never checked a service's type)", truncate(s.Spec.Type, 60), t, why)})
+		d.warn("spec.type", "%q is read as %q (%s; BCS never checked a service's type)", truncate(s.Spec.Type, 60), t, why)
 		s.Spec.Type = t
 	}
 	v, set := s.Metadata.Labels[BalanceLabel]
 	if b, why, ok := readAlternatives(v, BalanceRoundRobin, BalanceRoundRobin, BalanceSource, BalanceLeastConn); set && ok {
-		warns = append(warns, Warning{Field: "metadata.labels." + BalanceLabel, Message: fmt.Sprintf(
-			"%q is read as %q (%s; BCS's load balancer never checked it)", truncate(v, 60), b, why)})
+		d.warn("metadata.labels."+BalanceLabel, "%q is read as %q (%s; BCS's load balancer never checked it)", truncate(v, 60), b, why)
 		s.Metadata.Labels[BalanceLabel] = b
 	}
-	return warns
 }
 
 // readAlternatives reads v, which must be one of known (any case): ok is false when it is

@@ -98,6 +98,9 @@ type decoder struct {
 	errs     FieldErrors
 	warnings []Warning
 	lenient  bool
+	// streamWarnings is how many warnings the stream's earlier documents kept: all of
+	// them together keep maxWarnings, and past it no warning is built.
+	streamWarnings int
 	// typos maps the path of a field to the unknown key dropped beside it that looks
 	// like a misspelling of it (lenient), so that an error about the field names it.
 	typos map[string]string
@@ -107,9 +110,9 @@ type decoder struct {
 // long and deep.
 const maxWarningField = 200
 
-// warn records a warning at path.
+// warn records a warning at path, while the stream's bound allows.
 func (d *decoder) warn(path, format string, args ...any) {
-	if len(d.warnings) < maxWarnings {
+	if !d.warningsFull() {
 		d.warnings = append(d.warnings, Warning{Field: truncate(path, maxWarningField), Message: fmt.Sprintf(format, args...)})
 	}
 }
@@ -176,7 +179,7 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 				d.warn(joinKey(path, key), "is ignored by berth (%s)", why)
 				continue
 			}
-			d.unknownField(path, key, info.names())
+			d.unknownField(path, key, info)
 			continue
 		}
 		field := dst.FieldByIndex(f.index)
@@ -188,7 +191,7 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 				d.errs.add(joinKey(path, key), "duplicate of %q (keys match case-insensitively)", truncate(other, 60))
 				continue
 			}
-			if d.lenient {
+			if d.lenient && !d.warningsFull() {
 				d.warn(joinKey(path, f.name), "%s", duplicateMessage(other, key, field.Type(), mb.value))
 			}
 		}
@@ -197,20 +200,25 @@ func decodeStruct(path string, v any, dst reflect.Value, d *decoder) {
 	}
 }
 
+// warningsFull reports whether the stream's bound on warnings is reached.
+func (d *decoder) warningsFull() bool {
+	return d.streamWarnings+len(d.warnings) >= maxWarnings
+}
+
 // unknownField reports a key of the object at path that matches no field: an error, or
 // (lenient) a warning that it is dropped, as BCS's decoder dropped it.
-func (d *decoder) unknownField(path, key string, known []string) {
+func (d *decoder) unknownField(path, key string, info *structInfo) {
 	if !d.lenient {
-		d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, known))
+		d.errs.add(joinKey(path, key), "%s", unknownFieldMessage(path, key, info.names()))
 		return
 	}
-	if len(d.warnings) >= maxWarnings {
+	if d.warningsFull() {
 		return // nothing more is said; a hostile document's keys cost no message each
 	}
 	msg := fmt.Sprintf("unknown field %q is dropped, as BCS's decoder did", truncate(key, 60))
 	if misplacedUnionData(path, key) {
 		msg += ": " + misplacedUnionDataHint
-	} else if s := closest(key, known); s != "" {
+	} else if s := closest(key, info.names()); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 		if len(d.typos) < maxWarnings {
 			if d.typos == nil {
@@ -269,8 +277,13 @@ func merges(t reflect.Type, v any) bool {
 	case reflect.Struct:
 		return t != timeType && isObject(v)
 	case reflect.Map:
-		m, ok := objectOf(v)
-		return ok && len(m) > 0
+		switch o := v.(type) {
+		case map[string]any:
+			return len(o) > 0
+		case members:
+			return len(o) > 0
+		}
+		return false
 	case reflect.Slice:
 		arr, ok := v.([]any)
 		e := t.Elem()

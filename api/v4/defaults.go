@@ -1,11 +1,17 @@
 package v4
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Default fills in the values BCS (and berth) assume when a field is left out, and
 // normalises the case of enumerated values ("onfailure" -> "OnFailure", "ClUSTER" ->
 // "CLUSTER"). It is idempotent; values it cannot recognise are left for Validate to report.
 func Default(obj Object) {
+	if p := StoppedInstancesOf(obj); p != nil {
+		slices.Sort(*p) // IsStopped searches it
+	}
 	m := obj.GetMeta()
 	if m.Namespace == "" && obj.GetKind().Namespaced() {
 		m.Namespace = DefaultNamespace

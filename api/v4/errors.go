@@ -38,9 +38,25 @@ func (errs FieldErrors) Error() string {
 	return b.String()
 }
 
-// add appends a problem at path.
+// maxFieldErrors bounds the problems one answer lists: a hostile document of a million
+// bad list items (three bytes each: "-1,") must not build a million messages.
+const maxFieldErrors = 1000
+
+// add appends a problem at path, up to maxFieldErrors.
 func (errs *FieldErrors) add(path, format string, args ...any) {
-	*errs = append(*errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
+	if len(*errs) < maxFieldErrors {
+		*errs = append(*errs, FieldError{Field: path, Message: fmt.Sprintf(format, args...)})
+	}
+}
+
+// bounded is errs cut to maxFieldErrors, with a last problem that says the rest are not
+// listed, when there are that many.
+func (errs FieldErrors) bounded() FieldErrors {
+	if len(errs) < maxFieldErrors {
+		return errs
+	}
+	return append(errs[:maxFieldErrors:maxFieldErrors], FieldError{
+		Message: fmt.Sprintf("an answer lists at most %d problems: more may not be listed", maxFieldErrors)})
 }
 
 // OrNil returns nil for an empty list, so callers can return it as an error.

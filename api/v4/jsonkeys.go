@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // encoding/json keeps the last of two equal keys without a word, so
@@ -31,7 +33,7 @@ func CheckDuplicateKeys(data []byte) error {
 func duplicateKeysByTokens(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for dec.More() {
-		if err := walkKeys(dec, data, 0, ""); err != nil {
+		if err := walkKeys(dec, data, 0, &keyPath{}); err != nil {
 			if errors.Is(err, errDuplicateKey) {
 				return err
 			}
@@ -64,7 +66,7 @@ func checkStreamKeys(data []byte, values []jsonValue, multi bool) error {
 		}
 		dec := json.NewDecoder(bytes.NewReader(data[v.start:v.end]))
 		if !v.array {
-			if err := walkKeys(dec, data, v.start, docPath(v.first)); err != nil {
+			if err := walkKeys(dec, data, v.start, &keyPath{root: docPath(v.first)}); err != nil {
 				return err
 			}
 			continue
@@ -73,7 +75,7 @@ func checkStreamKeys(data []byte, values []jsonValue, multi bool) error {
 			return jsonSyntaxError(data, err)
 		}
 		for i := v.first; dec.More(); i++ {
-			if err := walkKeys(dec, data, v.start, docPath(i)); err != nil {
+			if err := walkKeys(dec, data, v.start, &keyPath{root: docPath(i)}); err != nil {
 				return err
 			}
 		}
@@ -104,8 +106,8 @@ func (e *duplicateKeyError) fieldMessage() string {
 }
 
 // walkKeys reads one value from dec, whose input starts at base in data, and returns an
-// error naming the first key found twice in one object.
-func walkKeys(dec *json.Decoder, data []byte, base int64, path string) error {
+// error naming the first key found twice in one object. path is where the value is.
+func walkKeys(dec *json.Decoder, data []byte, base int64, path *keyPath) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return jsonSyntaxError(data, err)
@@ -120,20 +122,24 @@ func walkKeys(dec *json.Decoder, data []byte, base int64, path string) error {
 				return jsonSyntaxError(data, err)
 			}
 			key, _ := kt.(string) // More and Token guarantee a string key here
+			path.segs = append(path.segs, pathSeg{key: key})
 			if _, dup := seen[key]; dup {
 				line, col := lineCol(data, keyStart(data, base+before))
-				return &duplicateKeyError{line: line, col: col, path: joinKey(path, key), key: key}
+				return &duplicateKeyError{line: line, col: col, path: path.String(), key: key}
 			}
 			seen[key] = struct{}{}
-			if err := walkKeys(dec, data, base, joinKey(path, key)); err != nil {
+			if err := walkKeys(dec, data, base, path); err != nil {
 				return err
 			}
+			path.segs = path.segs[:len(path.segs)-1]
 		}
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if err := walkKeys(dec, data, base, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			path.segs = append(path.segs, pathSeg{index: i, isIndex: true})
+			if err := walkKeys(dec, data, base, path); err != nil {
 				return err
 			}
+			path.segs = path.segs[:len(path.segs)-1]
 		}
 	default:
 		return nil // a scalar
@@ -143,6 +149,40 @@ func walkKeys(dec *json.Decoder, data []byte, base int64, path string) error {
 		return jsonSyntaxError(data, err)
 	}
 	return nil
+}
+
+// keyPath is where walkKeys is, as a stack of keys and indexes under root, made a
+// string (joinKey's) only for the duplicate it names: a string per level, each as long
+// as the keys above it, cost a deep document of long keys memory quadratic in its depth.
+type keyPath struct {
+	root string
+	segs []pathSeg
+}
+
+// pathSeg is a key of an object or, isIndex, an index of a list.
+type pathSeg struct {
+	key     string
+	index   int
+	isIndex bool
+}
+
+func (p *keyPath) String() string {
+	var b strings.Builder
+	b.WriteString(p.root)
+	for _, s := range p.segs {
+		switch {
+		case s.isIndex:
+			fmt.Fprintf(&b, "[%d]", s.index)
+		case isPlainKey(s.key):
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s.key)
+		default:
+			b.WriteString("[" + strconv.Quote(s.key) + "]")
+		}
+	}
+	return b.String()
 }
 
 // keyStart skips the blanks and the ',' between the previous token and a key's quote.

@@ -2,6 +2,7 @@ package v4
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -111,4 +112,40 @@ func TestCheckDuplicateKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The token pass names the path of a duplicate, but builds it only for the duplicate: a
+// path string per level, each as long as the keys above it, cost a deep document of long
+// keys memory quadratic in its depth (gigabytes for a 2 MiB body).
+func TestDuplicateKeysDeepLongKeysBounded(t *testing.T) {
+	const depth = 2000
+	k := strings.Repeat("k", 200)
+	nested := strings.Repeat(`{"`+k+`":`, depth) + "1" + strings.Repeat("}", depth)
+	body := []byte(cmHead + `,"zz":` + nested + `,"zz":1}`)
+	var err error
+	allocated := bytesAllocated(func() { err = CheckDuplicateKeys(body) })
+	if !errors.Is(err, errDuplicateKey) || !strings.Contains(err.Error(), `zz: duplicate key "zz"`) {
+		t.Fatalf("err = %v, want the duplicate zz named", err)
+	}
+	if limit := uint64(64 << 20); allocated > limit {
+		t.Errorf("CheckDuplicateKeys of a %d-byte body allocated %d MiB, want under %d MiB", len(body), allocated>>20, limit>>20)
+	}
+	// The duplicate is as deep as the keys go: its path names each level.
+	deep := []byte(cmHead + `,"zz":` + strings.Repeat(`{"`+k+`":`, depth) + `{"a":1,"a":2}` + strings.Repeat("}", depth) + `}`)
+	allocated = bytesAllocated(func() { err = CheckDuplicateKeys(deep) })
+	if want := "zz" + strings.Repeat("."+k, depth) + `.a: duplicate key "a"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %.200v, want the path of every level", err)
+	}
+	if limit := uint64(64 << 20); allocated > limit {
+		t.Errorf("CheckDuplicateKeys of a %d-byte body allocated %d MiB, want under %d MiB", len(deep), allocated>>20, limit>>20)
+	}
+}
+
+// bytesAllocated is how many bytes f allocated.
+func bytesAllocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // A document's objects are map[string]any, as encoding/json builds them, unless one
@@ -98,6 +101,75 @@ func lookupFoldAll(v any, key string) []any {
 	return nil
 }
 
+// foldKey is key folded so that two keys fold alike exactly when strings.EqualFold (and
+// encoding/json, which matched BCS's fields so) holds them equal: each rune stands for
+// its Unicode fold set, so that "ſ" (long s) is "s", which strings.ToLower would not
+// give. A key in lower-case ASCII is itself (no copy).
+func foldKey(key string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= utf8.RuneSelf { // the smallest of its fold set
+			m := r
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				m = min(m, f)
+			}
+			r = m
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return r
+	}, key)
+}
+
+// appendJSON appends v, a value orderedValue gave, as JSON: members keep their keys in
+// order, each as often as it was given, so that the text reads as written (maps sort
+// their keys, as encoding/json does). It is no json.Marshaler: encoding/json would
+// validate the text of every nested object again, at a cost quadratic in the depth.
+func appendJSON(b []byte, v any) []byte {
+	str := func(b []byte, s string) []byte {
+		q, _ := json.Marshal(s) // a string always encodes
+		return append(b, q...)
+	}
+	switch x := v.(type) {
+	case members:
+		b = append(b, '{')
+		for i, m := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(str(b, m.key), ':')
+			b = appendJSON(b, m.value)
+		}
+		return append(b, '}')
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range sortedStringKeys(x) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(str(b, k), ':')
+			b = appendJSON(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, el := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSON(b, el)
+		}
+		return append(b, ']')
+	case string:
+		return str(b, x)
+	case json.Number:
+		return append(b, x...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	}
+	return append(b, "null"...)
+}
+
 // orderedValue decodes one JSON value, which decoded already as a whole, token by
 // token: an object whose keys repeat (in any case) becomes members.
 func orderedValue(data []byte) (any, error) {
@@ -122,7 +194,7 @@ func orderedNext(dec *json.Decoder) (any, error) {
 				return nil, err
 			}
 			key, _ := kt.(string)
-			folded := strings.ToLower(key)
+			folded := foldKey(key)
 			if _, dup := seen[folded]; dup {
 				repeats = true
 			}

@@ -45,7 +45,11 @@ func ParseValidated(data []byte, mode Validation) ([]Document, error) {
 	docs := make([]Document, 0, len(raws))
 	warnings := 0
 	for i, r := range raws {
-		obj, errs, warns := decodeDocument(r.value, mode)
+		if len(all) >= maxFieldErrors {
+			break // the answer lists no more: the documents left are not read
+		}
+		obj, errs, warns := decodeDocument(r.value, mode, warnings)
+		warnings += len(warns)
 		if mode == ValidateStrict {
 			errs = append(errs, strictErrors(warns)...)
 			warns = nil
@@ -58,14 +62,12 @@ func ParseValidated(data []byte, mode Validation) ([]Document, error) {
 				warns[j].Field = documentPath(i, warns[j].Field)
 			}
 		}
-		warns = warns[:min(len(warns), maxWarnings-warnings)]
-		warnings += len(warns)
 		all = append(all, errs...)
 		docs = append(docs, Document{Object: obj, Raw: r.raw, Warnings: warns})
 	}
 	if len(all) > 0 {
 		slices.SortStableFunc(all, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
-		return nil, all
+		return nil, all.bounded()
 	}
 	return docs, nil
 }
@@ -75,8 +77,9 @@ func documentPath(i int, path string) string {
 	return strings.TrimSuffix(fmt.Sprintf("documents[%d].%s", i, path), ".")
 }
 
-// decodeDocument types, defaults and validates one generic document.
-func decodeDocument(v any, mode Validation) (Object, FieldErrors, []Warning) {
+// decodeDocument types, defaults and validates one generic document. streamWarnings is
+// how many warnings the stream's earlier documents kept (decoder).
+func decodeDocument(v any, mode Validation, streamWarnings int) (Object, FieldErrors, []Warning) {
 	m := v
 	if !isObject(v) {
 		return nil, FieldErrors{{Message: fmt.Sprintf("a document must be an object, got %s", describe(v))}}, nil
@@ -86,13 +89,13 @@ func decodeDocument(v any, mode Validation) (Object, FieldErrors, []Warning) {
 		return nil, errs, nil
 	}
 	obj, _ := New(kind)
-	d := decoder{errs: errs, lenient: mode == ValidateWarn}
+	d := decoder{errs: errs, lenient: mode == ValidateWarn, streamWarnings: streamWarnings}
 	decodeStruct("", m, reflect.ValueOf(obj).Elem(), &d)
 	requireInstance(kind, m, &d.errs)
 	errs = d.errs
 	typeMetaOf(obj).Kind = kind // the decoder copied the input's spelling
 	clearStatus(obj)            // status is berth's to write (a `get -o json` re-applied keeps working)
-	d.warnings = append(d.warnings, readBCSValues(obj)...)
+	readBCSValues(obj, &d)
 	Default(obj)
 	decoded := map[string]bool{}
 	for _, e := range errs {

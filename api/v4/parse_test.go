@@ -151,7 +151,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", "  \n", "no document", "", ""},
 		{"comments only", "# nothing\n---\n", "no document", "", ""},
-		{"bad JSON", "{\"kind\": \n\"x\",}", "line 2", "", ""},
+		{"bad JSON", "{\"kind\": \n\"x\",}", "line 2, column 5: invalid character '}'", "", ""},
 		{"truncated JSON", `{"kind":"process"`, "unexpected end", "", ""},
 		{"bad YAML", "kind: [a\n", "invalid YAML in document 1", "", ""},
 		{"duplicate YAML key", "kind: process\nkind: process\n", "duplicate key", "", ""},

@@ -110,7 +110,9 @@ func orderStreamValues(data []byte, values []jsonValue, docs []rawDocument) erro
 			continue
 		}
 		for i, el := range ordered.([]any) {
-			docs[v.first+i].value = el
+			// The element's text again, its keys as given: encoding/json's kept only
+			// the last of a key given twice.
+			docs[v.first+i].value, docs[v.first+i].raw = el, appendJSON(nil, el)
 		}
 	}
 	return nil
@@ -120,7 +122,8 @@ func orderStreamValues(data []byte, values []jsonValue, docs []rawDocument) erro
 func jsonSyntaxError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := lineCol(data, se.Offset)
+		// Offset counts the bytes read, the offending one included.
+		line, col := lineCol(data, max(se.Offset-1, 0))
 		return fmt.Errorf("invalid JSON at line %d, column %d: %v", line, col, err)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -238,7 +241,7 @@ func yamlValue(n *yaml.Node, budget *int) (any, error) {
 			}
 			out[k.Value] = val
 			ordered = append(ordered, member{k.Value, val})
-			f := strings.ToLower(k.Value)
+			f := foldKey(k.Value)
 			_, seen := folded[f]
 			repeats = repeats || seen
 			folded[f] = struct{}{}

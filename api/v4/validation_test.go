@@ -152,3 +152,41 @@ func TestValidationNamesTypos(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Keys equal under Unicode's case folding ("nameſpace", with a long s, is "namespace" to
+// encoding/json, as to the decoder) are a key given twice too: the last in the document
+// wins, as it did in BCS's decoder, whatever their sorted order.
+func TestValidationUnicodeFoldedKeys(t *testing.T) {
+	doc := fmt.Sprintf(appDoc, `,"nameſpace":"x","namespace":"ns"`, `"image":"y"`)
+	docs, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := docs[0].Object.GetMeta().Namespace; ns != "ns" {
+		t.Errorf("namespace %q, want the last value", ns)
+	}
+	if w := docs[0].Warnings; len(w) != 1 || !strings.HasPrefix(w[0].String(), `metadata.namespace duplicate key "namespace" (it matches "nameſpace"`) {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// A document of an array stream is stored as its text again: a key given twice stays
+// twice, in order, so that the stored definition reads as the object berth acts on
+// (encoding/json's value kept only the last metadata, and its name was lost).
+func TestValidationArrayElementKeepsItsKeys(t *testing.T) {
+	cm := `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"metadata":{"namespace":"ns","Name":"b"},"datas":{"k":{"type":"file","content":"eA=="}}}`
+	docs, err := Parse([]byte("[" + cm + `,{"apiVersion":"v4","kind":"configmap","metadata":{"name":"c"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"apiVersion":"v4","kind":"configmap","metadata":{"name":"a"},"metadata":{"Name":"b","namespace":"ns"},"datas":{"k":{"content":"eA==","type":"file"}}}`; string(docs[0].Raw) != want {
+		t.Errorf("raw %s\nwant %s", docs[0].Raw, want)
+	}
+	again, err := Parse(docs[0].Raw)
+	if err != nil {
+		t.Fatalf("the stored definition is refused: %v", err)
+	}
+	if m := again[0].Object.GetMeta(); m.Namespace != "ns" || m.Name != "b" {
+		t.Errorf("the stored definition reads as %s/%s, want ns/b", m.Namespace, m.Name)
+	}
+}

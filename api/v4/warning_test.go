@@ -1,6 +1,7 @@
 package v4
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -152,5 +153,44 @@ func TestKeysOfBCSTemplates(t *testing.T) {
 	_, err := ParseValidated([]byte(`{"apiVersion":"v4","kind":"service","metadata":{"name":"s"},"spec":{"selector":{"a":"b"},"ports":[{"name":"http","servicePort":80,"containerPrt":8000}]}}`), ValidateStrict)
 	if err == nil || !strings.Contains(err.Error(), `unknown field "containerPrt"`) {
 		t.Errorf("a misspelt key: %v", err)
+	}
+}
+
+// The bound holds for what BCS's values read berth's way (readBCSValues) too, and for
+// the stream as a whole while it is read: a secret of thousands of items that are not
+// base64 gets maxWarnings of them, and refused with validate=strict, as many errors, not
+// one each; a document after the stream's bound is spent builds none.
+func TestWarningsBoundedWhileRead(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"apiVersion":"v4","kind":"secret","metadata":{"name":"s","namespace":"ns"},"datas":{`)
+	for i := range 5 * maxWarnings {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%d":{"content":"not base64!"}`, i)
+	}
+	b.WriteString("}}")
+	secret := b.String()
+	docs, err := Parse([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(docs[0].Warnings); n != maxWarnings {
+		t.Errorf("%d warnings, want the bound %d", n, maxWarnings)
+	}
+	_, err = ParseValidated([]byte(secret), ValidateStrict)
+	var fe FieldErrors
+	if !errors.As(err, &fe) || len(fe) != maxWarnings {
+		t.Errorf("strict: %d errors, want the bound %d", len(fe), maxWarnings)
+	}
+
+	// decodeDocument of a document whose stream spent the bound builds no warning.
+	v := map[string]any{}
+	if err := json.Unmarshal([]byte(secret), &v); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, warns := decodeDocument(v, ValidateWarn, maxWarnings)
+	if len(errs) != 0 || len(warns) != 0 {
+		t.Errorf("after the stream's bound: %d errors, %d warnings, want none", len(errs), len(warns))
 	}
 }

@@ -145,7 +145,6 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		return 0, c.updateStatus(ctx, key, st)
 	}
 	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
-	stopped := v4.StoppedSet(w.Spec.StoppedInstances)
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		tgs := byIndex[idx]
 		if idx >= w.Spec.Instance { // scaled down: the highest indexes go
@@ -154,7 +153,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 			continue
 		}
 		rs := splitRuns(tgs)
-		if stopped[idx] {
+		if v4.IsStopped(w.Spec.StoppedInstances, idx) {
 			if err := r.stoppedInstance(ctx, idx, rs); err != nil {
 				return 0, err
 			}
@@ -169,7 +168,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	for idx := range w.Spec.Instance {
 		switch {
 		case len(byIndex[idx]) > 0:
-		case stopped[idx]: // stopped with no run left: nothing to place
+		case v4.IsStopped(w.Spec.StoppedInstances, idx): // stopped with no run left: nothing to place
 			r.stopped++
 		default:
 			r.missing = append(r.missing, idx)

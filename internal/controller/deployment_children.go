@@ -135,9 +135,8 @@ func (c *DeploymentController) loadTaskGroups(ctx context.Context, children []*c
 // its current run is Running and, with local health checks, healthy.
 func (ch *child) state() revision {
 	r := revision{desired: ch.w.Spec.Instance, available: make([]bool, ch.w.Spec.Instance)}
-	stopped := v4.StoppedSet(ch.w.Spec.StoppedInstances)
 	for i := range r.available {
-		if stopped[i] { // stopped on request: as wanted
+		if v4.IsStopped(ch.w.Spec.StoppedInstances, i) { // stopped on request: as wanted
 			r.available[i] = true
 			continue
 		}

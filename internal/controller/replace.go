@@ -138,12 +138,11 @@ func nextToReplace(w *v4.Workload, byIndex map[int][]*v4.TaskGroup, n *int) *v4.
 	if err != nil {
 		return nil
 	}
-	stopped := v4.StoppedSet(w.Spec.StoppedInstances)
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		if idx >= w.Spec.Instance || n != nil && idx >= *n {
 			break
 		}
-		if stopped[idx] || len(byIndex[idx]) == 0 {
+		if v4.IsStopped(w.Spec.StoppedInstances, idx) || len(byIndex[idx]) == 0 {
 			continue
 		}
 		rs := splitRuns(byIndex[idx])

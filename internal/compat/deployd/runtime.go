@@ -92,10 +92,9 @@ func (h *Handler) podGroupOf(r *http.Request, d *v4.Deployment) (*PodGroupWithSp
 	if d.Spec.Template != nil {
 		pg.Spec.Pod = h.podSpecOf(r, d.Spec.Template, d.Constraint, d.KillPolicy, d.Metadata)
 	}
-	stopped := v4.StoppedSet(d.Spec.StoppedInstances)
 	for _, tg := range tgs {
 		p := podOf(tg)
-		if stopped[tg.Spec.Index] {
+		if v4.IsStopped(d.Spec.StoppedInstances, tg.Spec.Index) {
 			p.TargetState = targetStop
 		}
 		pg.Pods = append(pg.Pods, p)
