@@ -25,35 +25,20 @@ func (d dataSource) ConfigMap(ctx context.Context, ns, name string) (*v4.ConfigM
 	return cm, nil
 }
 
-// Secret asks for the secret on behalf of a task group of this node that uses it: the
-// server gives a secret only to the node of such a task group (docs/security.md, Node
-// identity).
-func (d dataSource) Secret(ctx context.Context, ns, name string) (*v4.Secret, error) {
-	user := d.a.secretUser(ns, name)
+// Secret asks for the secret on behalf of taskGroup, the task group of this node being
+// started that injects it: the server gives a secret only to the node of a task group
+// that uses it (docs/security.md, Node identity). Another task group of the node that
+// uses it may be one the server has just deleted (the old run of a move, whose deletion
+// the agent has not heard of yet), and the server rightly refuses on its behalf.
+func (d dataSource) Secret(ctx context.Context, ns, name, taskGroup string) (*v4.Secret, error) {
 	var s *v4.Secret
 	err := d.a.servers.do(ctx, func(c *client.Client) error {
 		var err error
-		s, err = c.AgentSecret(ctx, ns, name, d.a.cfg.NodeName, user)
+		s, err = c.AgentSecret(ctx, ns, name, d.a.cfg.NodeName, taskGroup)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("secret %s/%s: %w", ns, name, err)
 	}
 	return s, nil
-}
-
-// secretUser returns the name of a task group of namespace ns the agent was given that
-// refers to secret name, or "" (the server then looks for any).
-func (a *Agent) secretUser(ns, name string) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, tg := range a.desired {
-		if tg.Metadata.Namespace != ns {
-			continue
-		}
-		if tg.Spec.Template.Spec.Names(v4.KindSecret, name) {
-			return tg.Metadata.Name
-		}
-	}
-	return ""
 }

@@ -16,10 +16,11 @@ import (
 )
 
 // DataSource gives the configmaps and secrets a task group refers to (the agent fetches
-// them from the server).
+// them from the server). Secret is asked on behalf of taskGroup, the task group being
+// started, which the server checks is bound to the node and refers to the secret.
 type DataSource interface {
 	ConfigMap(ctx context.Context, namespace, name string) (*v4.ConfigMap, error)
-	Secret(ctx context.Context, namespace, name string) (*v4.Secret, error)
+	Secret(ctx context.Context, namespace, name, taskGroup string) (*v4.Secret, error)
 }
 
 // InstanceVolumes creates the directory of one instance volume and returns its host path

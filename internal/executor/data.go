@@ -21,15 +21,17 @@ const maxRemoteItem = 16 << 20
 type dataResolver struct {
 	src     DataSource
 	ns      string
+	tg      string // the task group the pod runs, on whose behalf secrets are asked
 	client  *http.Client
 	configs map[string]*v4.ConfigMap
 	secrets map[string]*v4.Secret
 }
 
-func newDataResolver(src DataSource, ns string) *dataResolver {
+func newDataResolver(src DataSource, ns, tg string) *dataResolver {
 	return &dataResolver{
 		src:     src,
 		ns:      ns,
+		tg:      tg,
 		client:  &http.Client{Timeout: time.Minute},
 		configs: map[string]*v4.ConfigMap{},
 		secrets: map[string]*v4.Secret{},
@@ -104,7 +106,7 @@ func (r *dataResolver) configMap(ctx context.Context, name string) (*v4.ConfigMa
 
 func (r *dataResolver) secret(ctx context.Context, name string) (*v4.Secret, error) {
 	return cached(r.secrets, "secret", name, r.src != nil, func() (*v4.Secret, error) {
-		return r.src.Secret(ctx, r.ns, name)
+		return r.src.Secret(ctx, r.ns, name, r.tg)
 	})
 }
 

@@ -133,7 +133,7 @@ func (d *memData) ConfigMap(_ context.Context, ns, name string) (*v4.ConfigMap, 
 	return nil, fmt.Errorf("configmap %s/%s not found", ns, name)
 }
 
-func (d *memData) Secret(_ context.Context, ns, name string) (*v4.Secret, error) {
+func (d *memData) Secret(_ context.Context, ns, name, _ string) (*v4.Secret, error) {
 	if s, ok := d.secrets[ns+"/"+name]; ok {
 		return s, nil
 	}

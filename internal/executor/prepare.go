@@ -49,7 +49,7 @@ func (p *pod) prepare(ctx context.Context) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := newDataResolver(p.e.cfg.Data, p.ns)
+	data := newDataResolver(p.e.cfg.Data, p.ns, p.name)
 	pp := &prepared{}
 	if p.plan.net != nil {
 		pp.ports = p.plan.net.portEnv
