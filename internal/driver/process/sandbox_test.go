@@ -61,7 +61,8 @@ func TestSandboxResolve(t *testing.T) {
 
 // A pid file is the tenant's: what it names must be the task's own process, and what it
 // holds or points to is never shown. A link to a root-only file, a FIFO, a huge file or
-// the pid of an unrelated process fail the start, and the unrelated process lives on.
+// the pid of an unrelated process fail the start, and the unrelated process lives on;
+// the pid of a process that ended fails it with what that process wrote.
 func TestPidFileCannotReachOutside(t *testing.T) {
 	requireCgroups(t)
 	t.Parallel()
@@ -85,6 +86,7 @@ func TestPidFileCannotReachOutside(t *testing.T) {
 		{"a fifo", "mkfifo $PF; exec sleep 60", "not a regular file"},
 		{"a huge file", "head -c 100000 /dev/zero > $PF; exec sleep 60", "larger than a pid"},
 		{"an unrelated process", "echo " + strconv.Itoa(bystander.Process.Pid) + " > $PF; exec sleep 60", "not one of the task's"},
+		{"a process that ended", "sh -c 'echo $$ > app.pid; echo bind: address already in use'; exec sleep 60", "not running: bind: address already in use"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			task := testTask(t, "ns.pidfile"+strconv.Itoa(i)+".sleep", &v4.ProcessTask{ProcName: "sleep", StartGracePeriod: 1, PidFile: "app.pid"})

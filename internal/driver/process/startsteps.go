@@ -137,6 +137,16 @@ func (d *Driver) confirmStart(ctx context.Context, st *taskState, sb sandbox, pi
 		}
 		// A pid file names the task's process only when that process is the task's: in
 		// its cgroup, or below its shim. Anything else it names is another's to keep.
+		if !alive(target, 0) {
+			// Its process wrote it and ended (a daemon that could not bind its port, say):
+			// what it wrote says why.
+			tail := logTail(st.LogPath, logOffset, 512)
+			if tail != "" {
+				tail = ": " + tail
+			}
+			return fmt.Errorf("after startGracePeriod %s: pid file %s names process %d, which is not running%s",
+				st.StartGrace, st.PidFile, target, tail)
+		}
 		if !d.ownsPid(st, target) {
 			return fmt.Errorf("after startGracePeriod %s: pid file %s names process %d, which is not one of the task's (not in its cgroup nor below its shim)",
 				st.StartGrace, st.PidFile, target)
