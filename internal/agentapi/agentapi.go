@@ -69,7 +69,8 @@ type API struct {
 	taskGroupCache *cache.Cache
 	// catalog are the shared caches of the kinds every agent follows (catalogKinds).
 	catalog map[v4.Kind]*cache.Cache
-	// statuses batches the agents' status writes (status_batch.go); stopStatuses ends it.
+	// statuses batches the agents' status writes (status_batch.go); stopStatuses ends it and the
+	// sweep of silent heartbeat streams (beatstreams.go).
 	statuses     *statusBatcher
 	stopStatuses func()
 }
@@ -101,13 +102,15 @@ func New(cfg Config) (*API, error) {
 	}
 	a.statuses = newStatusBatcher(a.store, a.taskGroupCache, a.log)
 	ctx, stop := context.WithCancel(context.Background())
-	a.stopStatuses = func() { stop(); <-a.statuses.stopped }
 	go a.statuses.run(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); a.beatStreams.sweepUntil(ctx) }()
+	a.stopStatuses = func() { stop(); <-a.statuses.stopped; <-swept }
 	return a, nil
 }
 
-// Close stops the status batcher; writes still coming are written alone. Close may be
-// called several times.
+// Close stops the status batcher (writes still coming are written alone) and the sweep
+// of silent heartbeat streams. Close may be called several times.
 func (a *API) Close() { a.stopStatuses() }
 
 // ForgetNode forgets what the heartbeats of node wrote (the server deleted the node), so

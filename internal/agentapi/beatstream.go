@@ -58,7 +58,7 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	defer cancel()
 	live, unregister := a.beatStreams.open(name, cancel)
 	defer unregister()
-	defer endReadsWith(ctx, rc)()
+	defer endReadsWith(ctx, rc, live)()
 
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -68,18 +68,9 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 	}
 	lines := bufio.NewScanner(r.Body)
 	lines.Buffer(make([]byte, 0, 256), MaxBeatLine)
-	var armed time.Time
 	st := &beatState{}
 	for {
-		// The idle deadline moves every quarter of it, not at each beat (a timer
-		// change per beat): a silent stream ends after 1.5 to 2 minutes.
-		if now := time.Now(); now.Sub(armed) > beatStreamIdle/4 {
-			// The server closing sets a past deadline (above): never move it back.
-			if rc.SetReadDeadline(now.Add(beatStreamIdle)) != nil || ctx.Err() != nil {
-				return nil
-			}
-			armed = now
-		}
+		// No deadline: a silent stream is ended by the sweep (beatstreams.go).
 		if !lines.Scan() {
 			if errors.Is(lines.Err(), bufio.ErrTooLong) {
 				a.endBeatStream(w, r, rc, httpapi.Errorf(http.StatusRequestEntityTooLarge, "a heartbeat is over the limit of %d bytes", MaxBeatLine))
@@ -89,6 +80,7 @@ func (a *API) handleAgentHeartbeats(w http.ResponseWriter, r *http.Request) erro
 			}
 			return nil // the agent closed the stream, went silent, or the server is closing
 		}
+		live.beat(time.Now())
 		if !a.takeBeat(ctx, w, r, rc, name, lines.Bytes(), st) {
 			return nil
 		}
@@ -159,20 +151,26 @@ func (a *API) takeBeat(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	return writeBeatBytes(w, rc, st.ack)
 }
 
-// endReadsWith makes the end of ctx (the stream replaced, the server closing) end the
-// body's reads, which otherwise wait for the agent, and returns what the handler defers
-// to stop that. The deadline is never set once the handler returned: over HTTP/2 a
-// finished stream's ResponseController is gone (setting it panics), and a stream ended
-// by another that replaced it or by the server closing may be returning as the deadline
-// is set.
-func endReadsWith(ctx context.Context, rc *http.ResponseController) (release func()) {
+// endReadsWith makes the end of ctx (the stream replaced or swept, the server closing)
+// end the body's reads, which otherwise wait for the agent, and returns what the handler
+// defers to stop that. A stream the sweep ended also gets a past write deadline: its
+// handler may be stuck writing to an agent that does not read (over HTTP/2 that resets
+// the stream). Past deadlines take effect at once and start no timer. They are never set
+// once the handler returned: over HTTP/2 a finished stream's ResponseController is gone
+// (setting it panics), and a stream ended by another that replaced it or by the server
+// closing may be returning as the deadline is set.
+func endReadsWith(ctx context.Context, rc *http.ResponseController, live *liveBeatStream) (release func()) {
 	var mu sync.Mutex
 	returned := false
 	stop := context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if !returned {
-			rc.SetReadDeadline(time.Now())
+			now := time.Now()
+			rc.SetReadDeadline(now)
+			if live.idled.Load() {
+				rc.SetWriteDeadline(now)
+			}
 		}
 	})
 	return func() {
@@ -224,13 +222,12 @@ func writeBeatLine(w http.ResponseWriter, rc *http.ResponseController, v any) bo
 }
 
 // writeBeatBytes writes line (ending in a newline) and flushes it; false when it failed.
+// It sets no write deadline (two timer changes and two messages to the connection's
+// goroutine per acknowledgement): a write stuck on an agent that does not read is ended
+// by the sweep (beatstreams.go).
 func writeBeatBytes(w http.ResponseWriter, rc *http.ResponseController, line []byte) bool {
-	if rc.SetWriteDeadline(time.Now().Add(httpapi.StreamWriteTimeout)) != nil {
-		return false
-	}
 	if _, err := w.Write(line); err != nil {
 		return false
 	}
-	// No deadline between lines (over HTTP/2 a deadline resets the stream when it fires).
-	return rc.Flush() == nil && rc.SetWriteDeadline(time.Time{}) == nil
+	return rc.Flush() == nil
 }

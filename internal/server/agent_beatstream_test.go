@@ -183,3 +183,54 @@ func heartbeatStreamReplaced(t *testing.T, srv *Server, url string, hc *http.Cli
 		t.Fatalf("the newest stream after the others ended: %v", err)
 	}
 }
+
+// A stream on which the agent went silent is ended by the sweep of silent streams (no
+// read deadline per stream), over HTTP/1.1 and HTTP/2; the agent's next beat fails and
+// another stream of the node is served.
+func TestAgentHeartbeatStreamSilentIsSwept(t *testing.T) {
+	srv, url := newTestServerOf(t, Config{})
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/nodes", nodeJSON("n1", "")), http.StatusCreated)
+	for _, proto := range []struct {
+		name string
+		hc   *http.Client
+	}{{"HTTP/1.1", httpClientAs(t, "n1")}, {"HTTP/2", h2Client(t, "n1")}} {
+		t.Run(proto.name, func(t *testing.T) {
+			ctx := context.Background()
+			c, err := client.New(url, client.WithHTTPClient(proto.hc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.AgentHeartbeats(ctx, "n1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.BeatAndWait(ctx, v4.AgentHeartbeat{}); err != nil {
+				t.Fatal(err)
+			}
+			if n := srv.agents.SweepBeatStreams(time.Hour); n != 0 {
+				t.Fatalf("a sweep ended %d streams that beat within the idle time", n)
+			}
+			time.Sleep(10 * time.Millisecond)
+			if n := srv.agents.SweepBeatStreams(time.Millisecond); n != 1 {
+				t.Fatalf("the sweep ended %d streams, want the silent one", n)
+			}
+			for end := time.Now().Add(5 * time.Second); srv.agents.LiveBeatStreams() != 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("%d live streams 5 s after the sweep", srv.agents.LiveBeatStreams())
+				}
+			}
+			if err := beatUntilError(t, s); err == nil {
+				t.Fatal("the swept stream still takes beats")
+			}
+			again, err := c.AgentHeartbeats(ctx, "n1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			if err := again.BeatAndWait(ctx, v4.AgentHeartbeat{}); err != nil {
+				t.Fatalf("a new stream after the sweep: %v", err)
+			}
+		})
+	}
+}
