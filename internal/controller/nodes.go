@@ -54,11 +54,12 @@ func NewNodeLifecycle(st *store.Store, opts Options) *NodeLifecycle {
 // Run checks the nodes every quarter TTL until ctx ends.
 func (c *NodeLifecycle) Run(ctx context.Context) error {
 	termStart := time.Now()
-	return loop{caches: []*cache.Cache{c.nodes, c.tgs}, work: func(ctx context.Context) { c.look(ctx, termStart) }}.run(ctx)
+	alive := c.store.FollowAlive(ctx)
+	return loop{caches: []*cache.Cache{c.nodes, c.tgs}, work: func(ctx context.Context) { c.look(ctx, termStart, alive) }}.run(ctx)
 }
 
 // look checks the nodes every quarter TTL until ctx ends, from a TTL after termStart.
-func (c *NodeLifecycle) look(ctx context.Context, termStart time.Time) {
+func (c *NodeLifecycle) look(ctx context.Context, termStart time.Time, alive *store.AliveView) {
 	t := time.NewTicker(max(c.ttl/4, 100*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -69,7 +70,7 @@ func (c *NodeLifecycle) look(ctx context.Context, termStart time.Time) {
 			if now.Sub(termStart) < c.ttl {
 				continue // grace after the election
 			}
-			if err := c.check(ctx, now); err != nil && ctx.Err() == nil {
+			if err := c.check(ctx, now, alive); err != nil && ctx.Err() == nil {
 				c.log.Warn("node check failed", "err", err)
 			}
 		}
@@ -80,28 +81,36 @@ func (c *NodeLifecycle) look(ctx context.Context, termStart time.Time) {
 // caches as they are: a node or task group a moment behind is written conditionally on
 // the version read, so a stale one fails the write and is looked at again next time
 // (a lost node's task groups are looked up by node at every look: an index lookup).
-func (c *NodeLifecycle) check(ctx context.Context, now time.Time) error {
-	alive, err := c.store.AliveNodes(ctx)
-	if err != nil {
-		return err
-	}
+// The alive nodes come from view (nil, or not synced yet: listed from etcd).
+func (c *NodeLifecycle) check(ctx context.Context, now time.Time, view *store.AliveView) error {
 	nodes, _, err := c.nodes.List("", "")
 	if err != nil {
 		return fmt.Errorf("list nodes: %w", err)
 	}
+	var silent []*v4.Node
+	pick := func(alive map[string]bool) {
+		for _, o := range nodes {
+			n := o.(*v4.Node)
+			if n.Status.Phase == v4.NodeLost || (!alive[n.Metadata.Name] && now.Sub(n.Status.LastHeartbeat) > c.ttl) {
+				silent = append(silent, n)
+			}
+		}
+	}
+	if view == nil || !view.Read(pick) {
+		alive, err := c.store.AliveNodes(ctx)
+		if err != nil {
+			return err
+		}
+		pick(alive)
+	}
 	var lost []*v4.Node
-	for _, o := range nodes {
-		n := o.(*v4.Node)
-		switch {
-		case n.Status.Phase == v4.NodeLost:
-		case !alive[n.Metadata.Name] && now.Sub(n.Status.LastHeartbeat) > c.ttl:
+	for _, n := range silent {
+		if n.Status.Phase != v4.NodeLost {
 			cp := *n // the cached node is shared: markLost writes a copy
 			n = &cp
 			if err := c.markLost(ctx, n, now); err != nil {
 				return err
 			}
-		default:
-			continue
 		}
 		if n.Status.Phase == v4.NodeLost {
 			lost = append(lost, n)

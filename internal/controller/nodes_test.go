@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,21 @@ func (e *env) check(nl *NodeLifecycle, now time.Time) error {
 	e.eventually("the node lifecycle's caches hold the store", func() bool {
 		return same(nl.nodes, v4.KindNode) && same(nl.tgs, v4.KindTaskGroup)
 	})
-	return nl.check(e.ctx, now)
+	// The alive nodes as the controller reads them when it runs: a view that follows
+	// etcd's alive keys, once it holds them all.
+	ctx, cancel := context.WithCancel(e.ctx)
+	e.t.Cleanup(cancel)
+	view := testStore.FollowAlive(ctx)
+	e.eventually("the alive view holds etcd's alive keys", func() bool {
+		want, err := testStore.AliveNodes(e.ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		same := false
+		view.Read(func(alive map[string]bool) { same = maps.Equal(alive, want) })
+		return same
+	})
+	return nl.check(e.ctx, now, view)
 }
 
 func (e *env) nodePhase(name string) string {
