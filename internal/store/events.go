@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -31,26 +30,25 @@ const maxEventMessage = 1024
 
 // eventLimits bound the records kept (docs/operations.md, "Events"). Tests lower them.
 type eventLimits struct {
-	perObject    int    // distinct records of one object; the least recently seen go first
-	perNamespace int    // records of one namespace
-	total        int    // records of the whole cluster
-	totalEvery   uint64 // new records between two checks of total (a count of every key)
+	perObject    int // distinct records of one object; the least recently seen go first
+	perNamespace int // records of one namespace
+	total        int // records of the whole cluster
+	// totalSlack is how many records past total are let be before the cluster's are
+	// counted and trimmed (a namespace's slack is 1% of its bound).
+	totalSlack int
 }
 
-var defaultEventLimits = eventLimits{perObject: 100, perNamespace: 10_000, total: 50_000, totalEvery: 100}
+var defaultEventLimits = eventLimits{perObject: 100, perNamespace: 10_000, total: 50_000, totalSlack: 100}
 
-// eventState is the store's event bookkeeping: the shared lease, the limits and a cache
-// of the index values this store last wrote.
+// eventState is the store's event bookkeeping: the shared lease, the limits, a cache
+// of the index values this store last wrote and the records it knows of per scope.
 type eventState struct {
 	mu      sync.Mutex
 	lease   clientv3.LeaseID
 	granted time.Time
 	index   map[string]string // index key -> its value as last written or read here
 	limits  eventLimits
-	created atomic.Uint64 // new records, for limits.totalEvery
-	// nsCreated counts the new records of each namespace since its count was last read
-	// (events_bound.go); mu guards it.
-	nsCreated map[string]int
+	counts  scopeCounts // records per namespace and in all, for their bounds (events_count.go)
 }
 
 // maxIndexCache bounds eventState.index; when full it starts over (a miss costs one more

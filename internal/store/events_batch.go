@@ -137,15 +137,17 @@ func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []pe
 		// An object's records are trimmed once, to its count after the last of them (the
 		// counts are read in order within the transaction).
 		objCounts := map[eventIdentity]int64{}
+		namespaces := make([]string, len(evs))
 		for i, p := range evs {
 			s.cacheIndex(p.id.indexKey(), idxVals[i])
 			obj := eventIdentity{ns: p.id.ns, obj: p.id.obj}
 			objCounts[obj] = max(objCounts[obj], resp.Responses[3*i+2].GetResponseRange().GetCount())
-			s.boundScopes(ctx, p.id)
+			namespaces[i] = p.id.ns
 		}
 		for obj, n := range objCounts {
 			s.boundObject(ctx, obj, n)
 		}
+		s.boundScopes(ctx, namespaces)
 		return nil, nil
 	}
 }
