@@ -150,12 +150,13 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)
 	}
-	return s.recordEvent(ctx, pendingEvent{r: r, id: identityOf(r), n: 1, first: r.Time})
+	id := identityOf(r)
+	return s.recordEvent(ctx, pendingEvent{r: r, id: id, key: id.indexKey(), n: 1, first: r.Time})
 }
 
 // recordEvent creates p's record, or merges its occurrences into it.
 func (s *Store) recordEvent(ctx context.Context, p pendingEvent) error {
-	key := p.id.indexKey()
+	key := p.key
 	current, known := s.cachedIndex(key) // a guess: every write below compares it
 	freshLease, lostMerge := false, false
 	for attempt := range maxRecordAttempts {
@@ -213,7 +214,7 @@ func (s *Store) createEvent(ctx context.Context, p pendingEvent, lease clientv3.
 	if err != nil {
 		return nil, err
 	}
-	key := id.indexKey()
+	key := p.key
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, idxVal, clientv3.WithLease(lease)),
@@ -244,7 +245,7 @@ func (s *Store) mergeEvent(ctx context.Context, p pendingEvent, current string, 
 	if err != nil {
 		return nil, err
 	}
-	key := id.indexKey()
+	key := p.key
 	ops := []clientv3.Op{clientv3.OpPut(key, idxVal, clientv3.WithLease(lease))}
 	if prev.Key != idx.Key { // etcd refuses two operations on one key in a transaction
 		ops = append(ops, clientv3.OpDelete(prev.Key))
