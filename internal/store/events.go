@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -31,26 +30,25 @@ const maxEventMessage = 1024
 
 // eventLimits bound the records kept (docs/operations.md, "Events"). Tests lower them.
 type eventLimits struct {
-	perObject    int    // distinct records of one object; the least recently seen go first
-	perNamespace int    // records of one namespace
-	total        int    // records of the whole cluster
-	totalEvery   uint64 // new records between two checks of total (a count of every key)
+	perObject    int // distinct records of one object; the least recently seen go first
+	perNamespace int // records of one namespace
+	total        int // records of the whole cluster
+	// totalSlack is how many records past total are let be before the cluster's are
+	// counted and trimmed (a namespace's slack is 1% of its bound).
+	totalSlack int
 }
 
-var defaultEventLimits = eventLimits{perObject: 100, perNamespace: 10_000, total: 50_000, totalEvery: 100}
+var defaultEventLimits = eventLimits{perObject: 100, perNamespace: 10_000, total: 50_000, totalSlack: 100}
 
-// eventState is the store's event bookkeeping: the shared lease, the limits and a cache
-// of the index values this store last wrote.
+// eventState is the store's event bookkeeping: the shared lease, the limits, a cache
+// of the index values this store last wrote and the records it knows of per scope.
 type eventState struct {
 	mu      sync.Mutex
 	lease   clientv3.LeaseID
 	granted time.Time
 	index   map[string]string // index key -> its value as last written or read here
 	limits  eventLimits
-	created atomic.Uint64 // new records, for limits.totalEvery
-	// nsCreated counts the new records of each namespace since its count was last read
-	// (events_bound.go); mu guards it.
-	nsCreated map[string]int
+	counts  scopeCounts // records per namespace and in all, for their bounds (events_count.go)
 }
 
 // maxIndexCache bounds eventState.index; when full it starts over (a miss costs one more
@@ -152,12 +150,13 @@ func (s *Store) RecordEvent(ctx context.Context, r v4.Event) error {
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)
 	}
-	return s.recordEvent(ctx, pendingEvent{r: r, id: identityOf(r), n: 1, first: r.Time})
+	id := identityOf(r)
+	return s.recordEvent(ctx, pendingEvent{r: r, id: id, key: id.indexKey(), n: 1, first: r.Time})
 }
 
 // recordEvent creates p's record, or merges its occurrences into it.
 func (s *Store) recordEvent(ctx context.Context, p pendingEvent) error {
-	key := p.id.indexKey()
+	key := p.key
 	current, known := s.cachedIndex(key) // a guess: every write below compares it
 	freshLease, lostMerge := false, false
 	for attempt := range maxRecordAttempts {
@@ -215,7 +214,7 @@ func (s *Store) createEvent(ctx context.Context, p pendingEvent, lease clientv3.
 	if err != nil {
 		return nil, err
 	}
-	key := id.indexKey()
+	key := p.key
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, idxVal, clientv3.WithLease(lease)),
@@ -246,7 +245,7 @@ func (s *Store) mergeEvent(ctx context.Context, p pendingEvent, current string, 
 	if err != nil {
 		return nil, err
 	}
-	key := id.indexKey()
+	key := p.key
 	ops := []clientv3.Op{clientv3.OpPut(key, idxVal, clientv3.WithLease(lease))}
 	if prev.Key != idx.Key { // etcd refuses two operations on one key in a transaction
 		ops = append(ops, clientv3.OpDelete(prev.Key))

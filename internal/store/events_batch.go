@@ -48,10 +48,10 @@ func (s *Store) RecordEvents(ctx context.Context, evs []v4.Event) error {
 			continue
 		}
 		at[key] = len(groups)
-		groups = append(groups, pendingEvent{r: r, id: id, n: 1, first: r.Time})
+		groups = append(groups, pendingEvent{r: r, id: id, key: key, n: 1, first: r.Time})
 	}
 	for _, g := range groups {
-		if _, known := s.cachedIndex(g.id.indexKey()); known {
+		if _, known := s.cachedIndex(g.key); known {
 			alone = append(alone, g)
 		} else {
 			fresh = append(fresh, g)
@@ -81,6 +81,7 @@ func (s *Store) RecordEvents(ctx context.Context, evs []v4.Event) error {
 type pendingEvent struct {
 	r     v4.Event
 	id    eventIdentity
+	key   string // id.indexKey(), made once
 	n     int
 	first time.Time
 }
@@ -117,7 +118,7 @@ func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []pe
 			if err != nil {
 				return nil, err
 			}
-			key := p.id.indexKey()
+			key := p.key
 			idxVals[i] = idxVal
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(key), "=", 0))
 			ops = append(ops, clientv3.OpPut(key, idxVal, clientv3.WithLease(lease)),
@@ -137,15 +138,17 @@ func (s *Store) createEvents(ctx context.Context, evs []pendingEvent) (left []pe
 		// An object's records are trimmed once, to its count after the last of them (the
 		// counts are read in order within the transaction).
 		objCounts := map[eventIdentity]int64{}
+		namespaces := make([]string, len(evs))
 		for i, p := range evs {
-			s.cacheIndex(p.id.indexKey(), idxVals[i])
+			s.cacheIndex(p.key, idxVals[i])
 			obj := eventIdentity{ns: p.id.ns, obj: p.id.obj}
 			objCounts[obj] = max(objCounts[obj], resp.Responses[3*i+2].GetResponseRange().GetCount())
-			s.boundScopes(ctx, p.id)
+			namespaces[i] = p.id.ns
 		}
 		for obj, n := range objCounts {
 			s.boundObject(ctx, obj, n)
 		}
+		s.boundScopes(ctx, namespaces)
 		return nil, nil
 	}
 }

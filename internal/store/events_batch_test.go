@@ -58,7 +58,7 @@ func TestRecordEvents(t *testing.T) {
 	}
 
 	// The object's bound holds for batched records too.
-	withEventLimits(t, eventLimits{perObject: 5, perNamespace: 1000, total: 10_000, totalEvery: 1})
+	withEventLimits(t, eventLimits{perObject: 5, perNamespace: 1000, total: 10_000, totalSlack: 1})
 	var more []v4.Event
 	for i := range 20 {
 		more = append(more, v4.Event{Reason: "Many", Kind: v4.KindProcess, Namespace: "batch", Name: "db", Message: fmt.Sprint("m", i)})

@@ -9,19 +9,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// boundEvents enforces the limits after a new record was written (resp is createEvent's
-// answer, whose third result counts the object's records). Trimming is best effort: a
-// failure is logged, the record stays written.
-//
-// The namespace's records are counted apart from the write, and only once every 1% of
-// its bound of new records here: a count inside the transaction ran in etcd's apply loop,
-// which every write waits for, and cost as many steps as the namespace has records (five
-// thousand nodes registering stalled etcd counting the cluster's node events). A
-// namespace may so exceed its bound by 1% (and by what other servers add) until the next
-// count.
+// boundEvents enforces the limits after a new record was written (objCount is the count
+// of the object's records that createEvent's transaction read). Trimming is best effort:
+// a failure is logged, the record stays written.
 func (s *Store) boundEvents(ctx context.Context, id eventIdentity, objCount int64) {
 	s.boundObject(ctx, id, objCount)
-	s.boundScopes(ctx, id)
+	s.boundScopes(ctx, []string{id.ns})
 }
 
 // boundObject trims the object's records to its bound, given their count.
@@ -31,45 +24,53 @@ func (s *Store) boundObject(ctx context.Context, id eventIdentity, objCount int6
 	}
 }
 
-// boundScopes counts a new record against its namespace's bound and the cluster's, and
-// trims them when due.
-func (s *Store) boundScopes(ctx context.Context, id eventIdentity) {
+// boundScopes counts new records (one namespace entry each) against their namespaces'
+// bounds and the cluster's, in memory, and counts and trims a scope in etcd only when
+// that is due (events_count.go). A count is not part of the write: it would run in
+// etcd's apply loop, which every write waits for.
+func (s *Store) boundScopes(ctx context.Context, namespaces []string) {
 	lim := s.eventLimits()
-	if s.namespaceCountDue(id.ns, max(lim.perNamespace/100, 1)) {
-		prefix := eventIndexPrefix + id.ns + "/"
-		count, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			s.log.Warn("bound events: count the namespace's records", "namespace", id.ns, "err", wrapEtcd(err))
-		} else if over := int(count.Count) - lim.perNamespace; over > 0 {
-			// A tenth of the bound more than the excess, so that a namespace at its bound
-			// reads its whole index once per thousand new records, not every hundred.
-			s.trimIndexed(ctx, prefix, over+lim.perNamespace/trimSlack)
-		}
+	s.events.mu.Lock()
+	due := s.events.counts.created(namespaces, lim)
+	s.events.mu.Unlock()
+	for _, d := range due.ns {
+		s.boundNamespace(ctx, d, lim.perNamespace)
 	}
-	if s.events.created.Add(1)%max(lim.totalEvery, 1) == 0 {
+	if due.total {
 		s.trimTotal(ctx, lim.total)
 	}
 }
 
-// maxNamespaceCounters bounds eventState.nsCreated; when full it starts over (the
-// namespaces are then counted at their next record).
-const maxNamespaceCounters = 10_000
+// boundNamespace counts a namespace's records and trims them to its bound, and a tenth of
+// the bound more, so that a namespace at its bound reads its whole index once per
+// thousand new records, not every hundred.
+func (s *Store) boundNamespace(ctx context.Context, d dueNamespace, bound int) {
+	defer s.checkDone(d.sc)
+	prefix := eventIndexPrefix + d.name + "/"
+	count, err := s.client.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		s.scopeCounted(d.sc, 0, false)
+		s.log.Warn("bound events: count the namespace's records", "namespace", d.name, "err", wrapEtcd(err))
+		return
+	}
+	s.scopeCounted(d.sc, int(count.Count), true)
+	if over := int(count.Count) - bound; over > 0 {
+		s.trimIndexed(ctx, prefix, over+bound/trimSlack)
+	}
+}
 
-// namespaceCountDue counts a new record of namespace ns and reports whether its records
-// should be counted now: every few new records, and at its first here.
-func (s *Store) namespaceCountDue(ns string, every int) bool {
+// scopeCounted records a count of a scope under check.
+func (s *Store) scopeCounted(sc *scopeCount, n int, ok bool) {
 	s.events.mu.Lock()
 	defer s.events.mu.Unlock()
-	if s.events.nsCreated == nil || len(s.events.nsCreated) >= maxNamespaceCounters {
-		s.events.nsCreated = map[string]int{}
-	}
-	n, seen := s.events.nsCreated[ns]
-	if seen && n+1 < every {
-		s.events.nsCreated[ns] = n + 1
-		return false
-	}
-	s.events.nsCreated[ns] = 0
-	return true
+	sc.counted(n, ok)
+}
+
+// checkDone ends a scope's check: the next is due by its count again.
+func (s *Store) checkDone(sc *scopeCount) {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	sc.counting = false
 }
 
 // trimIndexed deletes the n least recently seen records under an index prefix.
@@ -136,25 +137,43 @@ func (s *Store) deleteRecords(ctx context.Context, dels []recordDelete) {
 			return
 		}
 		if resp.Succeeded {
+			s.recordsDeleted(part)
 			continue
 		}
-		for _, d := range part {
-			if _, err := s.client.Txn(ctx).If(d.cond).Then(clientv3.OpDelete(d.indexKey), clientv3.OpDelete(d.logKey)).Commit(); err != nil {
+		for i, d := range part {
+			resp, err := s.client.Txn(ctx).If(d.cond).Then(clientv3.OpDelete(d.indexKey), clientv3.OpDelete(d.logKey)).Commit()
+			if err != nil {
 				s.log.Warn("trim events: delete", "key", d.logKey, "err", wrapEtcd(err))
 				return
+			}
+			if resp.Succeeded {
+				s.recordsDeleted(part[i : i+1])
 			}
 		}
 	}
 }
 
-// trimTotal deletes the least recently seen records beyond total, and a tenth of total
-// more.
+// recordsDeleted takes deleted records off the counts of their namespaces and the total.
+func (s *Store) recordsDeleted(dels []recordDelete) {
+	s.events.mu.Lock()
+	defer s.events.mu.Unlock()
+	for _, d := range dels {
+		s.events.counts.deleted(namespaceOfIndex(d.indexKey), 1)
+	}
+}
+
+// trimTotal counts the cluster's records and deletes the least recently seen beyond
+// total, and a tenth of total more.
 func (s *Store) trimTotal(ctx context.Context, total int) {
+	sc := &s.events.counts.total
+	defer s.checkDone(sc)
 	resp, err := s.client.Get(ctx, eventLogPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
+		s.scopeCounted(sc, 0, false)
 		s.log.Warn("trim events: count", "err", wrapEtcd(err))
 		return
 	}
+	s.scopeCounted(sc, int(resp.Count), true)
 	over := int(resp.Count) - total
 	if over <= 0 {
 		return

@@ -11,7 +11,7 @@ import (
 
 func TestEventsPerObjectBound(t *testing.T) {
 	resetStore(t)
-	withEventLimits(t, eventLimits{perObject: 5, perNamespace: 1000, total: 1000, totalEvery: 1})
+	withEventLimits(t, eventLimits{perObject: 5, perNamespace: 1000, total: 1000, totalSlack: 1})
 	ctx := context.Background()
 	rec := func(ns, name, msg string) {
 		t.Helper()
@@ -54,10 +54,10 @@ func TestEventsNamespaceAndTotalBounds(t *testing.T) {
 		keepNewN int // the most recent records that must be kept
 	}{
 		// 100 per namespace, trimming 1% more: 99 once over.
-		{"namespace", eventLimits{perObject: 1000, perNamespace: 100, total: 10_000, totalEvery: 1}, []string{"nsb"}, 250, 100, 90},
-		{"total", eventLimits{perObject: 1000, perNamespace: 10_000, total: 100, totalEvery: 1}, []string{"tb-a", "tb-b", "tb-c"}, 250, 100, 90},
-		// Checked every 10 new records: up to 9 more between checks.
-		{"total checked now and then", eventLimits{perObject: 1000, perNamespace: 10_000, total: 100, totalEvery: 10}, []string{"tb-a", "tb-b"}, 250, 109, 90},
+		{"namespace", eventLimits{perObject: 1000, perNamespace: 100, total: 10_000, totalSlack: 1}, []string{"nsb"}, 250, 100, 90},
+		{"total", eventLimits{perObject: 1000, perNamespace: 10_000, total: 100, totalSlack: 1}, []string{"tb-a", "tb-b", "tb-c"}, 250, 100, 90},
+		// Trimmed 10 past the bound: up to 9 more.
+		{"total checked now and then", eventLimits{perObject: 1000, perNamespace: 10_000, total: 100, totalSlack: 10}, []string{"tb-a", "tb-b"}, 250, 109, 90},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

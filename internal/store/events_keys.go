@@ -46,14 +46,18 @@ func identityOf(e v4.Event) eventIdentity {
 func objectHash(kind v4.Kind, name string) string { return digest(16, string(kind), name) }
 
 // digest is the first n hex digits of the SHA-256 of parts, NUL-separated so that
-// ("ab", "c") and ("a", "bc") differ.
+// ("ab", "c") and ("a", "bc") differ. It hashes one buffer on the stack (a record's
+// parts fit unless its names are long): two digests are computed per event recorded.
 func digest(n int, parts ...string) string {
-	h := sha256.New()
+	buf := make([]byte, 0, 2048)
 	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
+		buf = append(buf, p...)
+		buf = append(buf, 0)
 	}
-	return hex.EncodeToString(h.Sum(nil))[:n]
+	sum := sha256.Sum256(buf)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:n])
 }
 
 func (i eventIdentity) indexKey() string {

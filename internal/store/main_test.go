@@ -40,12 +40,15 @@ func runTests(m *testing.M) int {
 
 // resetStore removes everything berth wrote, so a test starts clean even when the
 // package's tests run several times in one process (go test -count=N).
-func resetStore(t *testing.T) {
+func resetStore(t testing.TB) {
 	t.Helper()
 	if _, err := testStore.Client().Delete(context.Background(), prefix, clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
 	testStore.alive.reset()
+	testStore.events.mu.Lock()
+	testStore.events.counts = scopeCounts{} // the records it counted are gone
+	testStore.events.mu.Unlock()
 }
 
 func quietLogger() *slog.Logger {
