@@ -64,6 +64,30 @@ type AgentReportResult struct {
 	Unknown []TaskGroupRef `json:"unknown"`
 }
 
+// AgentStatuses is the body of POST /v1/agent/nodes/{name}/statuses: the changed
+// statuses of some of the node's task groups, each written as a status write of its own
+// (PUT /v1/agent/taskgroups/{ns}/{name}/status) would write it, in one request.
+type AgentStatuses struct {
+	TaskGroups []TaskGroupReport `json:"taskGroups"`
+}
+
+// MaxAgentStatuses bounds the statuses of one AgentStatuses.
+const MaxAgentStatuses = 200
+
+// AgentStatusesResult answers AgentStatuses: one answer for each status, in its order.
+type AgentStatusesResult struct {
+	Results []AgentStatusAnswer `json:"results"`
+}
+
+// AgentStatusAnswer is what became of one status of AgentStatuses: Code is the HTTP
+// status its own write would have answered (200 written or ignored, 404 the task group
+// is gone, 403 it is bound to another node, 422 the status is invalid, 409 or 5xx a
+// write to retry), Message says why when it is not 200.
+type AgentStatusAnswer struct {
+	Code    int    `json:"code"`
+	Message string `json:"message,omitempty"`
+}
+
 // Task group actions (POST .../taskgroups/{name}/actions/{action}): a process's
 // reloadCmd or restartCmd, or a signal (?signal=) to each task's main process.
 const (

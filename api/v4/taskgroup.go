@@ -148,13 +148,23 @@ func (s *TaskGroupStatus) KeepLastPhase(old TaskGroupStatus) {
 	if len(s.Tasks) == 0 || len(old.Tasks) == 0 {
 		return
 	}
-	before := make(map[string]TaskStatus, len(old.Tasks))
-	for _, t := range old.Tasks {
-		before[t.Name] = t
-	}
 	s.Tasks = slices.Clone(s.Tasks) // the caller's reported tasks may be shared
+	// A task is most often where it was: the map of the old ones by name is made only
+	// for one that is not (this runs for every status an agent reports).
+	var before map[string]TaskStatus
 	for i, t := range s.Tasks {
-		o := before[t.Name]
+		var o TaskStatus
+		if i < len(old.Tasks) && old.Tasks[i].Name == t.Name {
+			o = old.Tasks[i]
+		} else {
+			if before == nil {
+				before = make(map[string]TaskStatus, len(old.Tasks))
+				for _, t := range old.Tasks {
+					before[t.Name] = t
+				}
+			}
+			o = before[t.Name]
+		}
 		s.Tasks[i].LastStatus = lastPhase(t.Status, o.Status, o.LastStatus)
 	}
 }

@@ -89,6 +89,9 @@ func validateTaskGroupStatus(st *TaskGroupStatus, errs *FieldErrors) {
 		return
 	}
 	for i, t := range st.Tasks {
+		if len(t.Message) <= maxStatusMessageLen && len(t.HealthMessage) <= maxStatusMessageLen {
+			continue // no path to build: this runs for every status an agent reports
+		}
 		p := indexPath("status.tasks", i)
 		boundedText(p+".message", t.Message, errs)
 		boundedText(p+".healthMessage", t.HealthMessage, errs)

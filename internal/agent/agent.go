@@ -119,7 +119,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.vols, a.volSweep = instvol.New(filepath.Join(cfg.DataDir, "volumes")), make(chan struct{}, 1)
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
-	a.reporter.sendMany = a.reportStatuses
+	a.reporter.sendMany = (&statusBatches{statuses: a.putStatuses, report: a.sendReport}).send
 	return a, nil
 }
 

@@ -22,10 +22,11 @@ import (
 // memory to one status per task group.
 type reporter struct {
 	send func(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error
-	// sendMany, when set, sends several pending statuses in one request (a report) and
-	// returns those the server does not have (their keys): a burst of changes on a
-	// node costs one request instead of one each.
-	sendMany func(ctx context.Context, ps []pendingStatus) (unknown []string, err error)
+	// sendMany, when set, sends the pending statuses in one request and answers each
+	// (the i-th answer the i-th status's; statusBatches): a burst of changes on a node
+	// costs one request instead of one each. An error (errNoBatch among them) sends them
+	// one by one with send.
+	sendMany func(ctx context.Context, ps []pendingStatus) ([]v4.AgentStatusAnswer, error)
 	// gone is called when the server answers 404: the task group was deleted.
 	gone func(ns, name string)
 
@@ -90,7 +91,8 @@ func (r *reporter) head() (string, pendingStatus, bool) {
 	return key, r.pending[key], true
 }
 
-// maxStatusBatch bounds the statuses one batched report sends.
+// maxStatusBatch bounds the statuses one request sends (a server takes
+// v4.MaxAgentStatuses).
 const maxStatusBatch = 100
 
 // oldest returns up to maxStatusBatch pending statuses, oldest first.
@@ -104,34 +106,39 @@ func (r *reporter) oldest() []pendingStatus {
 	return out
 }
 
-// sendBatch sends several pending statuses in one report; false when it could not (they
-// then go one by one).
-func (r *reporter) sendBatch(ctx context.Context) bool {
+// sendBatch sends the pending statuses in one request; sent is false when it could not
+// (they then go one by one), retry that the server answered some of them with an error
+// to retry (they stay pending).
+func (r *reporter) sendBatch(ctx context.Context, log logger) (sent, retry bool) {
 	if r.sendMany == nil {
-		return false
+		return false, false
 	}
 	ps := r.oldest()
-	if len(ps) < 2 {
-		return false
+	if len(ps) == 0 {
+		return false, false
 	}
-	unknown, err := r.sendMany(ctx, ps)
-	if err != nil {
-		return false
+	answers, err := r.sendMany(ctx, ps)
+	if err != nil || len(answers) != len(ps) {
+		return false, false
 	}
-	gone := make(map[string]bool, len(unknown))
-	for _, key := range unknown {
-		gone[key] = true
-	}
-	for _, p := range ps {
+	for i, p := range ps {
 		key := tgKey(p.ns, p.name)
-		if gone[key] {
+		switch code := answers[i].Code; code {
+		case http.StatusOK:
+			r.sent(key, p.seq)
+		case http.StatusNotFound, http.StatusForbidden:
+			// Gone, or bound to another node: the agent stops it, as after a report.
 			r.forget(key)
 			r.gone(p.ns, p.name)
-			continue
+		case http.StatusBadRequest, http.StatusUnprocessableEntity:
+			log.Error("status report refused", "namespace", p.ns, "name", p.name, "code", code, "err", answers[i].Message)
+			r.sent(key, p.seq)
+		default:
+			log.Warn("cannot report status; will retry", "namespace", p.ns, "name", p.name, "code", code, "err", answers[i].Message)
+			retry = true
 		}
-		r.sent(key, p.seq)
 	}
-	return true
+	return true, retry
 }
 
 // sent drops key unless a newer status came in while the old one was being sent.
@@ -156,8 +163,12 @@ func (r *reporter) run(ctx context.Context, log logger) {
 				return
 			}
 		}
-		if r.sendBatch(ctx) {
-			bo.Reset()
+		if sent, retry := r.sendBatch(ctx, log); sent {
+			if !retry {
+				bo.Reset()
+			} else if !sleep(ctx, bo.Next()) {
+				return
+			}
 			continue
 		}
 		err := r.send(ctx, p.ns, p.name, p.status)
@@ -205,10 +216,17 @@ func (a *Agent) sendReport(ctx context.Context, rep v4.AgentReport) (v4.AgentRep
 	return res, err
 }
 
-// reportStatuses sends several task groups' statuses in one report (the reporter's
-// sendMany) and returns the keys of those the server does not have.
-func (a *Agent) reportStatuses(ctx context.Context, ps []pendingStatus) ([]string, error) {
-	return reportPending(ctx, ps, a.sendReport)
+// putStatuses sends several statuses in one request, taking its turn with the reports.
+func (a *Agent) putStatuses(ctx context.Context, sts v4.AgentStatuses) (v4.AgentStatusesResult, error) {
+	a.reports.Lock()
+	defer a.reports.Unlock()
+	var res v4.AgentStatusesResult
+	err := a.servers.do(ctx, func(c *client.Client) error {
+		var err error
+		res, err = c.AgentPutStatuses(ctx, a.cfg.NodeName, sts)
+		return err
+	})
+	return res, err
 }
 
 // reportPending sends ps in one report with send and returns the keys of the task groups

@@ -8,17 +8,19 @@ import (
 )
 
 // Reporter sends a node's task group statuses as the agent's own reporter does: at once,
-// only the latest of each task group, several in one report, retried with backoff while
+// only the latest of each task group, all that is pending in one request, retried with backoff while
 // the server is unreachable, and never blocking the caller. The simulator's light nodes
 // report with it, so that their reports cost the server what an agent's do.
 type Reporter struct{ r *reporter }
 
-// NewReporter returns a Reporter that sends one status with put and several with report,
+// NewReporter returns a Reporter that sends what is pending with statuses (several in
+// one request), or on a server without that route several with report and one with put,
 // and calls gone for a task group the server does not have (it is forgotten then).
 func NewReporter(put func(ctx context.Context, ns, name string, st v4.TaskGroupStatus) error,
+	statuses func(context.Context, v4.AgentStatuses) (v4.AgentStatusesResult, error),
 	report func(context.Context, v4.AgentReport) (v4.AgentReportResult, error), gone func(ns, name string)) *Reporter {
 	r := newReporter(put, gone)
-	r.sendMany = func(ctx context.Context, ps []pendingStatus) ([]string, error) { return reportPending(ctx, ps, report) }
+	r.sendMany = (&statusBatches{statuses: statuses, report: report}).send
 	return &Reporter{r}
 }
 

@@ -19,7 +19,7 @@ var testStore *store.Store
 func TestMain(m *testing.M) { os.Exit(storetest.Run(m, &testStore)) }
 
 // createTaskGroup stores a task group of one process bound to node, in phase.
-func createTaskGroup(t *testing.T, ns, name, node, phase string) {
+func createTaskGroup(t testing.TB, ns, name, node, phase string) {
 	t.Helper()
 	tg := storetest.ProcessTaskGroup(ns, name, node)
 	tg.Status.Phase = phase

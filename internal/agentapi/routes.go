@@ -20,6 +20,7 @@ func (a *API) Routes(mux *httpapi.Mux) {
 	mux.Handle("POST /v1/agent/nodes/{name}/heartbeats", httpapi.OwnNodeCert, a.handleAgentHeartbeats)
 	mux.Handle("GET /v1/agent/nodes/{name}/taskgroups", httpapi.OwnNodeCert, a.handleAgentTaskGroups)
 	mux.Handle("POST /v1/agent/nodes/{name}/report", httpapi.OwnNodeCert, a.handleAgentReport)
+	mux.Handle("POST /v1/agent/nodes/{name}/statuses", httpapi.OwnNodeCert, a.handleAgentStatuses)
 	mux.Handle("POST /v1/agent/nodes/{name}/events", httpapi.OwnNodeCert, a.handleAgentEvent)
 	mux.Handle("PUT /v1/agent/nodes/{name}/busyports", httpapi.OwnNodeCert, a.handleAgentBusyPorts)
 	mux.Handle("PUT /v1/agent/taskgroups/{ns}/{name}/status", httpapi.NodeCert, a.handleAgentStatus)

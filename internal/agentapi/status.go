@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -53,30 +54,80 @@ var errOtherNode = errors.New("bound to another node")
 // between. node, when set, must be the task group's node (errOtherNode otherwise). It
 // returns the stored task group, unchanged when the report is ignored.
 func (a *API) writeStatus(ctx context.Context, ns, name, node string, st v4.TaskGroupStatus) (*v4.TaskGroup, error) {
-	v4.ClampStatus(&st)
-	if fe := v4.ValidateTaskGroupStatus(&st); len(fe) > 0 {
-		ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(fmt.Sprintf("the status of task group %s/%s", ns, name), fe))
-		ae.Details = fe
-		return nil, ae
-	}
-	res, err := a.statuses.submit(ctx, &statusWrite{ns: ns, name: name, node: node, st: st})
+	res, err := a.writeStatuses(ctx, node, []statusWrite{{ns: ns, name: name, st: st}})
 	if err != nil {
-		return nil, fmt.Errorf("write the status of task group %s/%s: %w", ns, name, err)
+		return nil, err
 	}
-	if res.alone {
-		res.tg, res.changed, res.err = a.writeStatusAlone(ctx, ns, name, node, st)
-	}
-	if res.err != nil {
-		return nil, res.err
-	}
-	if res.changed {
-		a.recordPhase(res.tg)
-		if res.tg.Status.Phase == v4.StatusRunning {
-			a.checkIPs(res.tg)
-		}
-	}
-	return res.tg, nil
+	return res[0].tg, res[0].err
 }
+
+// writeStatuses is writeStatus for several task groups of one node (each write's node is
+// set to it), which go to the status batcher together; the i-th result is the i-th
+// write's: its task group, or its error (a *httpapi.Error or errOtherNode for what the
+// write's own request would answer). err is the request's end.
+func (a *API) writeStatuses(ctx context.Context, node string, ws []statusWrite) ([]statusResult, error) {
+	out := make([]statusResult, len(ws))
+	valid := make([]statusWrite, 0, len(ws))
+	where := make([]int, 0, len(ws)) // where[j]: the place in ws of valid[j]
+	for i := range ws {
+		w := &ws[i]
+		v4.ClampStatus(&w.st)
+		if fe := v4.ValidateTaskGroupStatus(&w.st); len(fe) > 0 {
+			ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage(fmt.Sprintf("the status of task group %s/%s", w.ns, w.name), fe))
+			ae.Details = fe
+			out[i].err = ae
+			continue
+		}
+		w.node = node
+		valid, where = append(valid, *w), append(where, i)
+	}
+	if len(valid) == 0 {
+		return out, nil
+	}
+	res, err := a.statuses.submit(ctx, valid)
+	if err != nil {
+		if len(valid) == 1 {
+			return nil, fmt.Errorf("write the status of task group %s/%s: %w", valid[0].ns, valid[0].name, err)
+		}
+		return nil, fmt.Errorf("write the statuses of %d task groups: %w", len(valid), err)
+	}
+	a.writeAlone(ctx, valid, res)
+	for j, r := range res {
+		if r.err == nil && r.changed {
+			a.recordPhase(r.tg)
+			if r.tg.Status.Phase == v4.StatusRunning {
+				a.checkIPs(r.tg)
+			}
+		}
+		out[where[j]] = r
+	}
+	return out, nil
+}
+
+// writeAlone writes the writes a batch could not take alone (writeStatusAlone), at most
+// aloneWriters at once, and sets their results.
+func (a *API) writeAlone(ctx context.Context, ws []statusWrite, res []statusResult) {
+	var (
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, aloneWriters)
+	)
+	for i := range res {
+		if !res[i].alone {
+			continue
+		}
+		w, r := &ws[i], &res[i]
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			r.tg, r.changed, r.err = a.writeStatusAlone(ctx, w.ns, w.name, w.node, w.st)
+			r.alone = false
+		})
+	}
+	wg.Wait()
+}
+
+// aloneWriters bounds the writes of one request that go alone at once (each reads etcd).
+const aloneWriters = 64
 
 // writeStatusAlone is writeStatus in a transaction of its own, reading etcd: for what a
 // batch cannot take (status_batch.go). changed says whether the phase changed.
@@ -118,14 +169,37 @@ func statusNeeded(stored, reported v4.TaskGroupStatus) bool {
 	return statusWanted(stored, reported) && !sameStatus(stored, reported)
 }
 
-// sameStatus compares two statuses as they are stored: by their JSON.
+// sameStatus compares two statuses as they are stored: by their JSON. Every status an
+// agent reports is compared, so what surely differs (the phase, a task's PID: most
+// reports) or is surely the same (equal values) is told without encoding either.
 func sameStatus(a, b v4.TaskGroupStatus) bool {
+	if surelyDiffer(a, b) {
+		return false
+	}
+	if reflect.DeepEqual(a, b) {
+		return true
+	}
 	ja, err := json.Marshal(a)
 	if err != nil {
 		return false
 	}
 	jb, err := json.Marshal(b)
 	return err == nil && bytes.Equal(ja, jb)
+}
+
+// surelyDiffer reports whether two statuses differ in a field that is written to JSON
+// as it is: the phase, the number of tasks, a task's name, status or PID.
+func surelyDiffer(a, b v4.TaskGroupStatus) bool {
+	if a.Phase != b.Phase || len(a.Tasks) != len(b.Tasks) {
+		return true
+	}
+	for i := range a.Tasks {
+		ta, tb := &a.Tasks[i], &b.Tasks[i]
+		if ta.Info.Pid != tb.Info.Pid || ta.Status != tb.Status || ta.Name != tb.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // statusWanted applies BCS's rule that a task group's terminal status is final: a later
@@ -215,35 +289,28 @@ func (a *API) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	// The writes go together, so they share the status batches instead of waiting for one
-	// each (at most reportWriters at once).
-	var (
-		mu       sync.Mutex
-		unknown  = []v4.TaskGroupRef{}
-		firstErr error
-		wg       sync.WaitGroup
-		slots    = make(chan struct{}, reportWriters)
-	)
+	// The writes go to the status batcher together, maxStatusBatch at a time.
+	var ws []statusWrite
 	for _, tr := range rep.TaskGroups {
-		if a.reportUnchanged(tr.Namespace, tr.Name, node, tr.Status) {
-			continue
+		if !a.reportUnchanged(tr.Namespace, tr.Name, node, tr.Status) {
+			ws = append(ws, statusWrite{ns: tr.Namespace, name: tr.Name, st: tr.Status})
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			_, err := a.writeStatus(ctx, tr.Namespace, tr.Name, node, tr.Status)
-			mu.Lock()
-			defer mu.Unlock()
-			if ae, ok := errors.AsType[*httpapi.Error](err); (ok && ae.Code == http.StatusNotFound) || errors.Is(err, errOtherNode) {
-				unknown = append(unknown, v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name})
-			} else if err != nil && firstErr == nil {
-				firstErr = err
-			}
-		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
+	unknown := []v4.TaskGroupRef{}
+	for len(ws) > 0 {
+		chunk := ws[:min(len(ws), maxStatusBatch)]
+		ws = ws[len(chunk):]
+		res, err := a.writeStatuses(ctx, node, chunk)
+		if err != nil {
+			return err
+		}
+		for i, r := range res {
+			if ae, ok := errors.AsType[*httpapi.Error](r.err); (ok && ae.Code == http.StatusNotFound) || errors.Is(r.err, errOtherNode) {
+				unknown = append(unknown, v4.TaskGroupRef{Namespace: chunk[i].ns, Name: chunk[i].name})
+			} else if r.err != nil {
+				return r.err
+			}
+		}
 	}
 	slices.SortFunc(unknown, func(a, b v4.TaskGroupRef) int {
 		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
@@ -251,6 +318,3 @@ func (a *API) handleAgentReport(w http.ResponseWriter, r *http.Request) error {
 	httpapi.WriteJSON(w, http.StatusOK, v4.AgentReportResult{Unknown: unknown})
 	return nil
 }
-
-// reportWriters bounds the status writes one full report has in flight.
-const reportWriters = 64

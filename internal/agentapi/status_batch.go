@@ -24,16 +24,20 @@ import (
 const maxStatusBatch = 500
 
 // statusWrite is one agent's write of one task group's status, waiting for its batch.
+// The writes of one request go to the batcher together (a group: one channel send for
+// all of them), and share done.
 type statusWrite struct {
 	ns, name, node string
 	st             v4.TaskGroupStatus
-	done           chan statusResult // buffered: the batcher never waits for the writer
+	i              int               // the write's place in its group
+	done           chan statusResult // buffered for the whole group: the batcher never waits for the writer
 }
 
-// statusResult is what became of a statusWrite. alone: the batch could not take it, and
-// the writer writes it alone. changed: the write changed the phase (the writer records
-// it).
+// statusResult is what became of a statusWrite (i: its place in its group). alone: the
+// batch could not take it, and the writer writes it alone. changed: the write changed
+// the phase (the writer records it).
 type statusResult struct {
+	i       int
 	tg      *v4.TaskGroup
 	changed bool
 	alone   bool
@@ -45,7 +49,7 @@ type statusBatcher struct {
 	store *store.Store
 	cache *cache.Cache
 	log   *slog.Logger
-	queue chan *statusWrite
+	queue chan []statusWrite
 	// stopped is closed when run returns: writers then write alone.
 	stopped chan struct{}
 	// lastRev is the revision of the last batch written (run's goroutine only): the next
@@ -54,26 +58,36 @@ type statusBatcher struct {
 }
 
 func newStatusBatcher(st *store.Store, c *cache.Cache, log *slog.Logger) *statusBatcher {
-	return &statusBatcher{store: st, cache: c, log: log, queue: make(chan *statusWrite), stopped: make(chan struct{})}
+	return &statusBatcher{store: st, cache: c, log: log, queue: make(chan []statusWrite), stopped: make(chan struct{})}
 }
 
-// submit hands w to the batcher and waits for its result; alone when the batcher has
-// stopped.
-func (b *statusBatcher) submit(ctx context.Context, w *statusWrite) (statusResult, error) {
-	w.done = make(chan statusResult, 1)
+// submit hands a group of writes to the batcher and waits for their results (the i-th
+// the i-th write's); all alone when the batcher has stopped.
+func (b *statusBatcher) submit(ctx context.Context, group []statusWrite) ([]statusResult, error) {
+	out := make([]statusResult, len(group))
+	done := make(chan statusResult, len(group))
+	for i := range group {
+		group[i].i, group[i].done = i, done
+	}
 	select {
-	case b.queue <- w:
+	case b.queue <- group:
 	case <-b.stopped:
-		return statusResult{alone: true}, nil
+		for i := range out {
+			out[i] = statusResult{i: i, alone: true}
+		}
+		return out, nil
 	case <-ctx.Done():
-		return statusResult{}, ctx.Err()
+		return nil, ctx.Err()
 	}
-	select {
-	case r := <-w.done:
-		return r, nil
-	case <-ctx.Done():
-		return statusResult{}, ctx.Err()
+	for range group {
+		select {
+		case r := <-done:
+			out[r.i] = r
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
+	return out, nil
 }
 
 // run writes batches until ctx ends.
@@ -84,14 +98,14 @@ func (b *statusBatcher) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case w := <-b.queue:
-			batch = append(batch[:0], w)
+		case g := <-b.queue:
+			batch = appendGroup(batch[:0], g)
 		}
 	more:
 		for len(batch) < maxStatusBatch {
 			select {
-			case w := <-b.queue:
-				batch = append(batch, w)
+			case g := <-b.queue:
+				batch = appendGroup(batch, g)
 			default:
 				break more
 			}
@@ -99,6 +113,15 @@ func (b *statusBatcher) run(ctx context.Context) {
 		b.write(ctx, batch)
 		clear(batch)
 	}
+}
+
+// appendGroup appends a group's writes to a batch (a batch may so pass maxStatusBatch
+// by a group, which MaxAgentStatuses bounds).
+func appendGroup(batch []*statusWrite, g []statusWrite) []*statusWrite {
+	for i := range g {
+		batch = append(batch, &g[i])
+	}
+	return batch
 }
 
 // write writes one batch and answers each of its writers.
@@ -109,36 +132,40 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 		cancel()
 	}
 	var (
-		objs    []v4.Object
-		writers []*statusWrite
-		phases  []string
-		seen    = make(map[string]bool, len(batch))
+		// The copies written, each with its writer and its phase before: one array of
+		// them, not an object and three slices growing.
+		writes = make([]batchedStatus, 0, len(batch))
+		seen   = make(map[v4.TaskGroupRef]struct{}, len(batch))
 	)
 	for _, w := range batch {
-		key := w.ns + "/" + w.name
+		key := v4.TaskGroupRef{Namespace: w.ns, Name: w.name}
+		_, twice := seen[key]
 		o, ok := b.cache.Get(w.ns, w.name)
-		if !ok || seen[key] || w.st.Phase == "" {
-			w.done <- statusResult{alone: true}
+		if !ok || twice || w.st.Phase == "" {
+			w.done <- statusResult{i: w.i, alone: true}
 			continue
 		}
 		tg := o.(*v4.TaskGroup)
 		if w.node != "" && tg.Spec.Node != w.node {
-			w.done <- statusResult{alone: true} // alone, it reads etcd and says whose it is
+			w.done <- statusResult{i: w.i, alone: true} // alone, it reads etcd and says whose it is
 			continue
 		}
 		w.st.Remote = tg.Status.Remote // the server's own (remote checks)
 		w.st.KeepLastPhase(tg.Status)
 		if !statusNeeded(tg.Status, w.st) {
-			w.done <- statusResult{tg: tg}
+			w.done <- statusResult{i: w.i, tg: tg}
 			continue
 		}
-		seen[key] = true
-		updated := *tg // the cached object is shared: write a copy with the new status
-		updated.Status = w.st
-		objs, writers, phases = append(objs, &updated), append(writers, w), append(phases, tg.Status.Phase)
+		seen[key] = struct{}{}
+		writes = append(writes, batchedStatus{tg: *tg, w: w, was: tg.Status.Phase}) // the cached object is shared: write a copy
+		writes[len(writes)-1].tg.Status = w.st
 	}
-	if len(objs) == 0 {
+	if len(writes) == 0 {
 		return
+	}
+	objs := make([]v4.Object, len(writes))
+	for i := range writes {
+		objs[i] = &writes[i].tg
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -146,16 +173,24 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 	if err != nil {
 		b.log.Warn("batched status write failed", "writes", len(objs), "err", err)
 	}
-	for i, w := range writers {
+	for i := range writes {
+		bs := &writes[i]
 		switch {
 		case written[i]:
-			tg := objs[i].(*v4.TaskGroup)
-			b.lastRev, _ = strconv.ParseInt(tg.Metadata.ResourceVersion, 10, 64)
-			w.done <- statusResult{tg: tg, changed: tg.Status.Phase != phases[i]}
+			b.lastRev, _ = strconv.ParseInt(bs.tg.Metadata.ResourceVersion, 10, 64)
+			bs.w.done <- statusResult{i: bs.w.i, tg: &bs.tg, changed: bs.tg.Status.Phase != bs.was}
 		case err != nil:
-			w.done <- statusResult{err: err}
+			bs.w.done <- statusResult{i: bs.w.i, err: err}
 		default:
-			w.done <- statusResult{alone: true}
+			bs.w.done <- statusResult{i: bs.w.i, alone: true}
 		}
 	}
+}
+
+// batchedStatus is one write a batch takes: the task group as written, its writer, and
+// its phase before.
+type batchedStatus struct {
+	tg  v4.TaskGroup
+	w   *statusWrite
+	was string
 }

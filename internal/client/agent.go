@@ -101,6 +101,22 @@ func (c *Client) AgentPutStatus(ctx context.Context, ns, name string, st v4.Task
 	return c.doNoAnswerJSON(ctx, http.MethodPut, path, st, "status of "+ns+"/"+name)
 }
 
+// AgentPutStatuses writes several task groups' statuses of node in one request and
+// returns what became of each (a server before the route answers 404 for the whole
+// request).
+func (c *Client) AgentPutStatuses(ctx context.Context, node string, sts v4.AgentStatuses) (v4.AgentStatusesResult, error) {
+	var out v4.AgentStatusesResult
+	body, err := json.Marshal(sts)
+	if err != nil {
+		return out, fmt.Errorf("encode statuses: %w", err)
+	}
+	err = c.doJSON(ctx, request{method: http.MethodPost, path: agentNodePath(node) + "/statuses", body: body}, &out)
+	if err == nil && len(out.Results) != len(sts.TaskGroups) {
+		err = fmt.Errorf("statuses: %d answers to %d statuses", len(out.Results), len(sts.TaskGroups))
+	}
+	return out, err
+}
+
 // AgentReport sends the full report and returns the task groups the server does not know.
 func (c *Client) AgentReport(ctx context.Context, node string, rep v4.AgentReport) (v4.AgentReportResult, error) {
 	var out v4.AgentReportResult

@@ -9,8 +9,8 @@ import (
 )
 
 // A light node's status reports are the agent's (agent.Reporter): a change is sent at
-// once, several pending ones in one report, one alone as a status write, and a task group
-// the server does not have is forgotten. Its periodic reports are as the agent's too:
+// once, all that is pending in one request of statuses, and a task group the server does
+// not have is forgotten. Its periodic reports are as the agent's too:
 // every tenth carries every task group, the others only what changed since the last one
 // and are not sent when nothing did. Status writes and reports take turns, as the
 // agent's.
@@ -41,7 +41,12 @@ func (n *lightNode) newReporter() *agent.Reporter {
 		defer n.mu.Unlock()
 		n.forgetLocked(tgKey(ns, name))
 	}
-	return agent.NewReporter(put, n.report, gone)
+	statuses := func(ctx context.Context, sts v4.AgentStatuses) (v4.AgentStatusesResult, error) {
+		n.rep.turns.Lock()
+		defer n.rep.turns.Unlock()
+		return n.api.AgentPutStatuses(ctx, n.name, sts)
+	}
+	return agent.NewReporter(put, statuses, n.report, gone)
 }
 
 // report sends rep, taking its turn with the status writes.

@@ -81,14 +81,24 @@ func checkObject(obj v4.Object) error {
 	}
 	// checkKey allows empty values for List and Watch; an object needs both (its name only
 	// when the kind is cluster-scoped).
-	errs := []error{checkName("name", meta.Name)}
+	nameErr := checkName("name", meta.Name)
+	var nsErr error
 	if obj.GetKind().Namespaced() {
-		errs = append(errs, checkName("namespace", meta.Namespace))
+		nsErr = checkName("namespace", meta.Namespace)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(nameErr, nsErr); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return nil
+}
+
+// appendErr appends err to errs when it is one: every write checks its key, and a slice
+// of nils would be made each time.
+func appendErr(errs []error, err error) []error {
+	if err == nil {
+		return errs
+	}
+	return append(errs, err)
 }
 
 // checkKey rejects a kind, namespace or name that would address keys outside the object's
@@ -106,10 +116,10 @@ func checkKey(kind v4.Kind, ns, name string) error {
 			errs = append(errs, fmt.Errorf("%s objects are not namespaced, got namespace %q", kind, ns))
 		}
 	case ns != "" || name != "":
-		errs = append(errs, checkName("namespace", ns))
+		errs = appendErr(errs, checkName("namespace", ns))
 	}
 	if name != "" {
-		errs = append(errs, checkName("name", name))
+		errs = appendErr(errs, checkName("name", name))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
