@@ -70,5 +70,5 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	w.written.Done()
 	return len(p), nil
 }
-func (w *countingWriter) Flush()                            {}
+func (w *countingWriter) Flush()                           {}
 func (w *countingWriter) SetWriteDeadline(time.Time) error { return nil }
