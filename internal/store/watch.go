@@ -56,6 +56,9 @@ type Event struct {
 	// shared cache does, never shows half of a transaction. The initial ADDED events of a
 	// watch from 0 do not carry it.
 	RevisionEnd bool `json:"-"`
+	// shared, when set (Share), is the event's wire line, encoded once for every stream
+	// that sends it.
+	shared *sharedLine
 }
 
 // watchBuffer lets the producer run a little ahead of a slow consumer.
