@@ -57,8 +57,8 @@ func (r *ring) since(rev int64, fn func(change)) {
 // subscriber is one watch: the changes of the objects whose index value is value (all of
 // them for index ""), after revision after. Its queue grows as changes wait for the
 // watcher, up to buffer, and is released as it drains: thousands of idle agents' watches
-// hold no preallocated buffer each (a few events' room at most, eventQueue). A goroutine of its own (pump) hands the queue to the
-// watcher's channel.
+// hold no preallocated buffer each (a few events' room at most, eventQueue). A goroutine
+// of its own (pump) hands the queue to the watcher's channel.
 type subscriber struct {
 	key subKey
 	// from: changes up to it are not the watcher's (it asked for those after it, or has
