@@ -28,10 +28,17 @@ func RevisionParam(name, v string) (int64, error) {
 // client that stops reading for longer is cut off, which frees what its stream holds.
 var StreamWriteTimeout = 30 * time.Second // a variable for the tests
 
-// ObjectLine is the stream line of one store event.
+// ObjectLine is the stream line of one store event: the event's shared line when it
+// carries one (a change of a shared cache, encoded once for all its streams), which
+// Stream writes as it is. A line function that changes the event's object (a secret
+// without its values) and then calls ObjectLine gets the line of the changed object:
+// a shared line belongs to the object it was made for.
 func ObjectLine(ev store.Event) any {
 	if ev.Type == store.Error {
 		return NewErrorLine(ev.Err, ev.Revision)
+	}
+	if line, ok := ev.SharedLine(); ok {
+		return line
 	}
 	return v4.WatchLine[v4.Object]{Type: string(ev.Type), Object: ev.Object}
 }
@@ -54,10 +61,11 @@ func StreamContext(streams context.Context, r *http.Request) (context.Context, c
 	return ctx, func() { stop(); cancel() }
 }
 
-// Stream writes every value of ch as one JSON line until ch closes, ctx ends or a write
-// fails. It flushes whenever it has caught up, so a burst (the initial ADDED events) goes
-// out in few writes while live events go out at once. A write that waits on its client
-// longer than StreamWriteTimeout fails and ends the stream.
+// Stream writes every value of ch as one JSON line (what line returns, encoded, or a
+// *store.EncodedLine as it is) until ch closes, ctx ends or a write fails. It flushes
+// whenever it has caught up, so a burst (the initial ADDED events) goes out in few
+// writes while live events go out at once. A write that waits on its client longer than
+// StreamWriteTimeout fails and ends the stream.
 func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line func(T) any) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -79,7 +87,7 @@ func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 			if rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) != nil {
 				return
 			}
-			if enc.Encode(line(v)) != nil {
+			if writeLine(w, enc, line(v)) != nil {
 				return
 			}
 			if len(ch) == 0 {
@@ -94,4 +102,14 @@ func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 			}
 		}
 	}
+}
+
+// writeLine writes one line of a stream: a line encoded already as it is, anything else
+// encoded.
+func writeLine(w http.ResponseWriter, enc *json.Encoder, l any) error {
+	if e, ok := l.(*store.EncodedLine); ok {
+		_, err := w.Write(e.Bytes())
+		return err
+	}
+	return enc.Encode(l)
 }

@@ -56,10 +56,16 @@ rules:
 		}
 	}
 
+	// A watch with the values and one without, of the same change: each gets its own.
+	full := openStream(t, url+"/v1/namespaces/ko/secrets?watch=true")
+	nextLine(t, full) // the secret written above
 	w := openStream(t, url+"/v1/namespaces/ko/secrets?watch=true&keysOnly=true")
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/ko/secrets", secret("ko", "api")), http.StatusCreated)
 	l := nextLine(t, w)
 	if l.Type != "ADDED" || strings.Contains(string(l.Object), value) || !strings.Contains(string(l.Object), `"password"`) {
 		t.Errorf("keysOnly watch: %s %s, want the keys without the value", l.Type, l.Object)
+	}
+	if l := nextLine(t, full); l.Type != "ADDED" || !strings.Contains(string(l.Object), value) {
+		t.Errorf("watch: %s %s, want the values", l.Type, l.Object)
 	}
 }

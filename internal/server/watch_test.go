@@ -19,12 +19,19 @@ type line struct {
 // with the test.
 func openStream(t *testing.T, url string) <-chan []byte {
 	t.Helper()
+	return openStreamAs(t, "", url)
+}
+
+// openStreamAs is openStream with who's client (httpClientAs: "" is the management
+// token's, a node name its agent's).
+func openStreamAs(t *testing.T, who, url string) <-chan []byte {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := httpClientAs(t, "").Do(req)
+	resp, err := httpClientAs(t, who).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

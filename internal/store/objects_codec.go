@@ -42,6 +42,12 @@ func (s *Store) putRaw(kind v4.Kind, ns, name string, raw Raw) clientv3.Op {
 // decodeObject decodes a stored object (opening a sealed one) and sets its resourceVersion
 // from the key's mod revision.
 func (s *Store) decodeObject(kind v4.Kind, kv *mvccpb.KeyValue) (v4.Object, error) {
+	return s.decodeObjectAt(kind, kv, kv.ModRevision)
+}
+
+// decodeObjectAt is decodeObject with resourceVersion rev (a deleted object's is the
+// revision of its deletion).
+func (s *Store) decodeObjectAt(kind v4.Kind, kv *mvccpb.KeyValue, rev int64) (v4.Object, error) {
 	obj, err := v4.New(kind)
 	if err != nil {
 		return nil, err
@@ -53,7 +59,7 @@ func (s *Store) decodeObject(kind v4.Kind, kv *mvccpb.KeyValue) (v4.Object, erro
 	if err := json.Unmarshal(val, obj); err != nil {
 		return nil, fmt.Errorf("decode stored %s at %s: %w", kind, kv.Key, err)
 	}
-	obj.GetMeta().ResourceVersion = formatRev(kv.ModRevision)
+	obj.GetMeta().ResourceVersion = formatRev(rev)
 	return obj, nil
 }
 

@@ -56,6 +56,9 @@ type Event struct {
 	// shared cache does, never shows half of a transaction. The initial ADDED events of a
 	// watch from 0 do not carry it.
 	RevisionEnd bool `json:"-"`
+	// shared, when set (Share), is the event's wire line, encoded once for every stream
+	// that sends it.
+	shared *sharedLine
 }
 
 // watchBuffer lets the producer run a little ahead of a slow consumer.
@@ -110,14 +113,7 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 				return
 			}
 		}
-		behind := forward(ctx, s.log, wch, out, limit, fromRev, func(ev *clientv3.Event) (Event, bool) {
-			e, err := s.convertEvent(kind, ev)
-			if err != nil {
-				s.log.Warn("watch: skipping undecodable object", "err", err)
-				return Event{}, false
-			}
-			return e, true
-		}, func(e *Event) { e.RevisionEnd = true }, progressOf(limit))
+		behind := forward(ctx, s.log, wch, out, limit, fromRev, s.eventsOf(kind), markRevisionEnd, progressOf(limit))
 		if behind != nil {
 			stopWatch() // drop etcd's watch before waiting for the consumer to take the end
 			s.log.Info("watch fell behind; ending it", "kind", kind, "namespace", ns, "events", behind.Events, "bytes", behind.Bytes)
@@ -127,17 +123,31 @@ func (s *Store) Watch(ctx context.Context, kind v4.Kind, ns string, fromRev int6
 	return out, nil
 }
 
+// eventsOf converts the etcd events of a watch of kind, skipping (with a warning) those
+// that do not decode.
+func (s *Store) eventsOf(kind v4.Kind) func(*clientv3.Event) (Event, bool) {
+	return func(ev *clientv3.Event) (Event, bool) {
+		e, err := s.convertEvent(kind, ev)
+		if err != nil {
+			s.log.Warn("watch: skipping undecodable object", "err", err)
+			return Event{}, false
+		}
+		return e, true
+	}
+}
+
+func markRevisionEnd(e *Event) { e.RevisionEnd = true }
+
 func (s *Store) convertEvent(kind v4.Kind, ev *clientv3.Event) (Event, error) {
 	switch {
 	case ev.Type == clientv3.EventTypeDelete:
 		if ev.PrevKv == nil {
 			return Event{}, fmt.Errorf("delete of %s without its previous value", ev.Kv.Key)
 		}
-		obj, err := s.decodeObject(kind, ev.PrevKv)
+		obj, err := s.decodeObjectAt(kind, ev.PrevKv, ev.Kv.ModRevision)
 		if err != nil {
 			return Event{}, err
 		}
-		obj.GetMeta().ResourceVersion = formatRev(ev.Kv.ModRevision)
 		return Event{Type: Deleted, Object: obj, Revision: ev.Kv.ModRevision}, nil
 	default:
 		obj, err := s.decodeObject(kind, ev.Kv)

@@ -143,7 +143,7 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 			from = wch
 		)
 		if q.len() > 0 {
-			to, head = out, q.items[0].value
+			to, head = out, q.first().value
 			if !limit.bounded() || ended {
 				from = nil
 			}
@@ -164,7 +164,7 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 				continue
 			}
 			if resp.IsProgressNotify() && progress != nil {
-				q.items = append(q.items, queuedChange[T]{value: progress(resp.Header.Revision), rev: resp.Header.Revision})
+				q.add(queuedChange[T]{value: progress(resp.Header.Revision), rev: resp.Header.Revision})
 			}
 			first := q.len()
 			for _, ev := range resp.Events {
@@ -179,7 +179,7 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 				continue
 			}
 			// Hand over what the consumer has room for before judging it.
-			for q.len() > 0 && trySend(out, q.items[0].value) {
+			for q.len() > 0 && trySend(out, q.first().value) {
 				sent = q.pop()
 			}
 			if limit.exceeded(q.len(), q.bytes) {
@@ -188,7 +188,7 @@ func forward[T any](ctx context.Context, log *slog.Logger, wch clientv3.WatchCha
 				// after it would miss the rest, so name the one before (the consumer
 				// gets that revision's first changes twice).
 				whole := sent
-				if q.len() > 0 && q.items[0].rev == sent {
+				if q.len() > 0 && q.first().rev == sent {
 					whole = sent - 1
 				}
 				return &FellBehindError{Revision: whole, Events: q.len(), Bytes: q.bytes}
@@ -212,52 +212,4 @@ func trySend[T any](out chan<- T, v T) bool {
 	default:
 		return false
 	}
-}
-
-// changeQueue holds converted changes in order, with their revisions and stored sizes,
-// counted in budget too when there is one.
-type changeQueue[T any] struct {
-	items  []queuedChange[T]
-	bytes  int
-	budget *WatchBudget
-}
-
-func (q *changeQueue[T]) len() int { return len(q.items) }
-
-func (q *changeQueue[T]) push(v T, ev *clientv3.Event) {
-	size := len(ev.Kv.Key) + len(ev.Kv.Value)
-	if ev.PrevKv != nil {
-		size += len(ev.PrevKv.Value)
-	}
-	q.items = append(q.items, queuedChange[T]{value: v, rev: ev.Kv.ModRevision, size: size})
-	q.bytes += size
-	q.budget.add(size)
-}
-
-// markRevisionEnds calls mark on the last change of each revision among those queued from
-// index first on, one watch response's. etcd never splits a revision's changes (one
-// transaction's) over two responses of a watch without fragments, so the last of a
-// revision in a response is the last of that revision.
-func (q *changeQueue[T]) markRevisionEnds(first int, mark func(*T)) {
-	for i := first; i < len(q.items); i++ {
-		if i+1 == len(q.items) || q.items[i+1].rev != q.items[i].rev {
-			mark(&q.items[i].value)
-		}
-	}
-}
-
-// clear drops every change, giving their bytes back to the budget.
-func (q *changeQueue[T]) clear() {
-	q.budget.add(-q.bytes)
-	q.items, q.bytes = nil, 0
-}
-
-// pop drops the first change and returns its revision.
-func (q *changeQueue[T]) pop() int64 {
-	first := q.items[0]
-	q.items[0] = queuedChange[T]{} // let the value be collected
-	q.items = q.items[1:]
-	q.bytes -= first.size
-	q.budget.add(-first.size)
-	return first.rev
 }

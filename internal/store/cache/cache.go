@@ -201,12 +201,21 @@ func objectKey(o v4.Object) string {
 	return m.Namespace + "/" + m.Name
 }
 
-// put stores o under key and indexes it, replacing what was there; c.mu is held.
+// put stores o under key and indexes it, replacing what was there; c.mu is held. An
+// index value that did not change is left as it is (most changes are of an object's
+// status, which no index reads).
 func (c *Cache) put(key string, o v4.Object) {
-	c.unindex(key)
+	old, had := c.objs[key]
 	c.objs[key] = o
 	for name, fn := range c.cfg.Indexes {
 		v := fn(o)
+		if had {
+			was := fn(old)
+			if was == v {
+				continue
+			}
+			c.unindexValue(name, was, key)
+		}
 		set := c.index[name][v]
 		if set == nil {
 			set = map[string]struct{}{}
@@ -223,12 +232,16 @@ func (c *Cache) unindex(key string) {
 		return
 	}
 	for name, fn := range c.cfg.Indexes {
-		v := fn(old)
-		if set := c.index[name][v]; set != nil {
-			delete(set, key)
-			if len(set) == 0 {
-				delete(c.index[name], v)
-			}
+		c.unindexValue(name, fn(old), key)
+	}
+}
+
+// unindexValue removes key from index name's value v; c.mu is held.
+func (c *Cache) unindexValue(name, v, key string) {
+	if set := c.index[name][v]; set != nil {
+		delete(set, key)
+		if len(set) == 0 {
+			delete(c.index[name], v)
 		}
 	}
 }

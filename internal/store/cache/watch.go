@@ -57,8 +57,8 @@ func (r *ring) since(rev int64, fn func(change)) {
 // subscriber is one watch: the changes of the objects whose index value is value (all of
 // them for index ""), after revision after. Its queue grows as changes wait for the
 // watcher, up to buffer, and is released as it drains: thousands of idle agents' watches
-// hold no preallocated buffer each. A goroutine of its own (pump) hands the queue to the
-// watcher's channel.
+// hold no preallocated buffer each (a few events' room at most, eventQueue). A goroutine
+// of its own (pump) hands the queue to the watcher's channel.
 type subscriber struct {
 	key subKey
 	// from: changes up to it are not the watcher's (it asked for those after it, or has
@@ -72,7 +72,7 @@ type subscriber struct {
 	wake              chan struct{} // a change was queued, or the subscriber was closed
 
 	mu     sync.Mutex
-	queue  []store.Event
+	queue  eventQueue
 	end    *store.Event // sent after the queue, when it was cut off
 	closed bool         // nothing more is queued: the pump closes out once the queue is sent
 }
@@ -118,18 +118,18 @@ func (c *Cache) Watch(ctx context.Context, index, value string, from int64) (<-c
 			keys = slices.Collect(maps.Keys(c.index[index][value]))
 		}
 		slices.Sort(keys)
-		s.queue = make([]store.Event, 0, len(keys))
+		s.queue.items = make([]store.Event, 0, len(keys))
 		for _, key := range keys {
-			s.queue = append(s.queue, store.Event{Type: store.Added, Object: c.objs[key], Revision: c.rev})
+			s.queue.push(store.Event{Type: store.Added, Object: c.objs[key], Revision: c.rev})
 		}
 	} else {
 		c.history.since(from, func(ch change) {
 			if ev, ok := s.filter(c, ch); ok {
-				s.queue = append(s.queue, ev)
+				s.queue.push(ev)
 			}
 		})
 	}
-	s.limit = len(s.queue) + s.buffer
+	s.limit = s.queue.len() + s.buffer
 	set := c.subs[s.key]
 	if set == nil {
 		set = map[*subscriber]struct{}{}
@@ -146,8 +146,8 @@ func (c *Cache) pump(ctx context.Context, s *subscriber) {
 	defer close(s.out)
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.queue = nil // the backing array of a burst goes
+		if s.queue.len() == 0 {
+			s.queue.drained() // the backing array of a burst goes
 			s.limit = s.buffer
 			if s.closed {
 				end := s.end
@@ -171,9 +171,7 @@ func (c *Cache) pump(ctx context.Context, s *subscriber) {
 				return
 			}
 		}
-		ev := s.queue[0]
-		s.queue[0] = store.Event{}
-		s.queue = s.queue[1:]
+		ev := s.queue.pop()
 		s.mu.Unlock()
 		select {
 		case s.out <- ev:
@@ -189,11 +187,11 @@ func (c *Cache) pump(ctx context.Context, s *subscriber) {
 // push queues an event for the subscriber; false when its queue is full.
 func (s *subscriber) push(ev store.Event) bool {
 	s.mu.Lock()
-	if len(s.queue) >= s.limit {
+	if s.queue.len() >= s.limit {
 		s.mu.Unlock()
 		return false
 	}
-	s.queue = append(s.queue, ev)
+	s.queue.push(ev)
 	s.mu.Unlock()
 	s.poke()
 	return true
@@ -231,6 +229,7 @@ func (s *subscriber) filter(c *Cache, ch change) (store.Event, bool) {
 // subscriber: five thousand agents' watches cost nothing to a change of another node's
 // task group). c.mu is held.
 func (c *Cache) fanOut(ch change) {
+	c.share(&ch)
 	for s := range c.subs[subKey{}] {
 		c.deliver(s, ch)
 	}
@@ -249,6 +248,28 @@ func (c *Cache) fanOut(ch change) {
 				}
 			}
 		}
+	}
+}
+
+// share gives the change's event a wire line that its watchers share, encoded by the
+// first stream that sends it (store.Event.Share), when two watchers or more may send it
+// as it is: those of every object and those of its index values now. A single watcher
+// encodes its own, as it did, without a copy of the line; the history keeps none
+// either (the change is shared after it is recorded), so a line is held only while it
+// is being sent. c.mu is held.
+func (c *Cache) share(ch *change) {
+	if ch.ev.Object == nil {
+		return
+	}
+	n := len(c.subs[subKey{}])
+	for name, fn := range c.cfg.Indexes {
+		if n > 1 {
+			break
+		}
+		n += len(c.subs[subKey{name, fn(ch.ev.Object)}])
+	}
+	if n > 1 {
+		ch.ev.Share()
 	}
 }
 
