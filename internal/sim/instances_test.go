@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,26 @@ func TestNodeLossTTL(t *testing.T) {
 	r.expiry(start, FrozenNode{}, 10*time.Second) // the last beat unknown: from the freeze
 	if r.Expired != 10*time.Second || r.AfterTTL != 4*time.Second {
 		t.Errorf("from the freeze: %+v", r)
+	}
+}
+
+// A simulator's answer to a freeze reaches the process that asked for it; one never
+// given ends with the context.
+func TestFrozenFile(t *testing.T) {
+	freeze := t.TempDir() + "/freeze"
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	for _, fn := range []FrozenNode{{Node: "a"}, {Node: "b", LastBeat: at, Interval: 10 * time.Second}} {
+		if err := AppendFrozen(freeze, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fn, err := WaitFrozen(t.Context(), freeze, "b")
+	if err != nil || !fn.LastBeat.Equal(at) || fn.Interval != 10*time.Second {
+		t.Fatalf("WaitFrozen: %+v, %v", fn, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := WaitFrozen(ctx, freeze, "c"); err == nil || !strings.Contains(err.Error(), "node c") {
+		t.Fatalf("a freeze never answered: %v", err)
 	}
 }
