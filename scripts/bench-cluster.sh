@@ -159,25 +159,31 @@ check_sim() { # PHASE SERVER_TICKS SIM_TICKS
 }
 # What the cluster failed to keep (exit 4), each named.
 fails=()
+# errof FILE: the error a berth command printed in FILE (its last lines from "error:";
+# else its last line), on one line.
+errof() {
+  local e
+  e=$(sed -n '/^error: /,$p' "$1" | grep -v '^RESULT' | sed 's/^error: //' | paste -sd ' ' -)
+  echo "${e:-$(tail -1 "$1")}"
+}
 fail() { fails+=("$1"); echo "FAIL: $1" >&2; }
 finish() {
   local f
   for f in "${fails[@]}"; do echo "FAIL: $f" >&2; done
-  [ "${#fails[@]}" -gt 0 ] && exit 4
   if [ "${#sim_over[@]}" -gt 0 ]; then
     echo "FAIL: the simulators took more CPU than the server during: ${sim_over[*]}" >&2
-    exit 3
   fi
+  [ "${#fails[@]}" -gt 0 ] && exit 4
+  [ "${#sim_over[@]}" -gt 0 ] && exit 3
   exit 0
 }
 # check PHASE: `berth sim check` (every instance once and Running, the simulators' count
 # of running task groups the server's, no node Lost but the frozen one); its RESULT line
 # becomes that of PHASE.
 check() {
-  local out
-  out=$(BERTH_SERVER="https://$listen" "$simbin" sim check --stats-file "$stats_files" 2>&1) || fail "$1: $(echo "$out" | grep -v '^RESULT' | tail -3 | tr '\n' ' ')"
-  echo "$out" | grep -v '^RESULT'
-  echo "$out" | sed -n "s/^RESULT /RESULT phase=$1 /p"
+  BERTH_SERVER="https://$listen" "$simbin" sim check --stats-file "$stats_files" >"$work/check.out" 2>&1 || fail "$1: $(errof "$work/check.out")"
+  grep -v '^RESULT' "$work/check.out" || true
+  sed -n "s/^RESULT /RESULT phase=$1 /p" "$work/check.out"
 }
 
 pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
@@ -236,7 +242,7 @@ for load in $loads; do
   fi
   BERTH_SERVER="https://$listen" "$simbin" sim load --apps "$apps" --instances "$instances" \
     --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always ${SERVICES:+--services} >"$work/load.out" 2>&1 \
-    || fail "burst $load: $(grep -v '^RESULT' "$work/load.out" | tail -2 | tr '\n' ' ')"
+    || fail "burst $load: $(errof "$work/load.out")"
   c1=$(cpu) s1=$(simcpu) k1=$(conns) t1=$(date +%s.%N)
   grep -v '^RESULT' "$work/load.out" || true
   [ -n "$burst_profile" ] && wait "$burst_profile"
@@ -270,7 +276,7 @@ if [ -n "${SERVICES:-}" ] && [ "${REST_APPS:-30}" != 0 ]; then
   echo "at rest: ${REST_APPS:-30} processes of ${REST_INSTANCES:-10} instances, one every ${REST_PACE:-2s}"
   BERTH_SERVER="https://$listen" "$simbin" sim load --apps "${REST_APPS:-30}" --instances "${REST_INSTANCES:-10}" \
     --pace "${REST_PACE:-2s}" --concurrency 1 --prefix rest --restart-policy Always --services >"$work/load.out" 2>&1 \
-    || fail "the phase at rest: $(grep -v '^RESULT' "$work/load.out" | tail -2 | tr '\n' ' ')"
+    || fail "the phase at rest: $(errof "$work/load.out")"
   grep -v '^RESULT' "$work/load.out" || true
   sed -n 's/^RESULT /RESULT phase=rest /p' "$work/load.out"
   sleep 20 # the last reports settle, and the simulators log every 10 s
@@ -284,7 +290,7 @@ idle=${IDLE:-60}
 echo
 BERTH_SERVER="https://$listen" "$simbin" sim nodeloss --node "${NODELOSS_NODE:-}" --freeze-file "$work/freeze" \
   --node-ttl "$(server_flag node-ttl 10s)" --max-after-ttl "${MAX_AFTER_TTL:-15s}" >"$work/nodeloss.out" 2>&1 \
-  || fail "node loss: $(grep -v '^RESULT' "$work/nodeloss.out" | tail -1)"
+  || fail "$(errof "$work/nodeloss.out")"
 grep -v '^RESULT' "$work/nodeloss.out" || true
 sed -n 's/^RESULT /RESULT phase=nodeloss /p' "$work/nodeloss.out"
 frozen=$(sed -n 's/^RESULT .*node=\([^ ]*\).*/\1/p' "$work/nodeloss.out")

@@ -46,12 +46,12 @@ type NodeLossResult struct {
 }
 
 func (r *NodeLossResult) String() string {
-	told := "none: it beat at its own"
+	told := "the server told it no interval: it beat at its own"
 	if r.Interval > 0 {
-		told = r.Interval.String()
+		told = "of the interval the server told it, " + r.Interval.String()
 	}
 	return fmt.Sprintf("node %s froze with %d Running instances: marked Lost after %s; %d of them Running elsewhere after %s\n"+
-		"its TTL %s (the interval the server told it: %s) expired %s after the freeze: replaced %s after the TTL",
+		"its TTL %s (%s) expired %s after the freeze: replaced %s after the TTL",
 		r.Node, r.Instances, r.Lost.Round(time.Millisecond), r.Replaced, r.AllRunning.Round(time.Millisecond),
 		r.TTL, told, r.Expired.Round(time.Millisecond), r.AfterTTL.Round(time.Millisecond))
 }
@@ -72,11 +72,13 @@ func nodeTTL(serverTTL, interval time.Duration) time.Duration {
 }
 
 // expiry places the TTL's expiry from the freeze at start: TTL after the node's last
-// beat (at the freeze when it is not known), and sets AfterTTL from AllRunning.
+// beat (after start when it is not known), and sets AfterTTL from AllRunning.
 func (r *NodeLossResult) expiry(start time.Time, fn FrozenNode, serverTTL time.Duration) {
 	r.Interval, r.TTL = fn.Interval, nodeTTL(serverTTL, fn.Interval)
+	// A beat may leave after start, before the simulator saw the freeze: the TTL then
+	// expires later than TTL after start.
 	last := fn.LastBeat
-	if last.IsZero() || last.After(start) {
+	if last.IsZero() {
 		last = start
 	}
 	r.Expired = last.Add(r.TTL).Sub(start)

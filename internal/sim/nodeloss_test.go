@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,11 @@ func TestNodeLossReplacesTheFrozenNodesInstances(t *testing.T) {
 	}
 	if check.Instances.Expected != 8 || check.ServerRunning != 8 || check.SimRunning != 8 || len(check.LostNodes) != 0 {
 		t.Fatalf("check: %+v, instances %+v", check, check.Instances)
+	}
+	// A simulator that runs one more than the server has Running: a report lost.
+	more := func() (Stats, error) { st := s.Stats(); st.Running++; return st, nil }
+	if _, err := Check(ctx, c, CheckConfig{Stats: more, Settle: time.Second}); err == nil || !strings.Contains(err.Error(), "the simulators run 9") {
+		t.Fatalf("a lost report passed the check: %v", err)
 	}
 	if s.Freeze(res.Node) {
 		t.Fatal("a frozen node froze again")
