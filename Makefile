@@ -8,7 +8,7 @@ FUZZTIME ?= 30s
 # C compiler's deprecation warnings say nothing about berth.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-agent bench-dns bench-ui clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-compare bench-agent bench-dns bench-ui clean
 
 all: build
 
@@ -59,6 +59,11 @@ bench:
 NODES ?= 1000
 bench-cluster: build
 	NODES=$(NODES) ./scripts/bench-cluster.sh
+
+# The cluster benchmark of BASE (default HEAD~1) and this tree side by side, ROUNDS
+# alternating runs each (docs/benchmarks.md, Cluster benchmark).
+bench-compare:
+	NODES=$(NODES) ./scripts/bench-compare.sh
 
 # The agent benchmark (docs/benchmarks.md, Agent): one server and one agent running 100
 # idle processes, then 100 idle containers; needs root and Docker.

@@ -29,6 +29,21 @@
 # Each phase prints the simulators' CPU beside the server's; the run fails (exit 3),
 # naming the phases, when the simulators took more than the server in any of them.
 #
+# The run also asserts, under load, what the cluster must keep (exit 4 when it does not,
+# naming what failed): after each burst, every instance of every process exists exactly
+# once and is Running as the server reports it (`berth sim load`), and the simulators run
+# as many task groups as the server has Running (`berth sim check`: a status report lost
+# shows as a difference); no node but the frozen one is marked Lost from the first burst
+# to the end; the frozen node's instances run elsewhere within MAX_AFTER_TTL (default
+# 15s) of its TTL's expiry. Each phase ends with a `RESULT phase=NAME key=value ...` line
+# (scripts/bench-compare.sh reads them).
+#
+# SERVER_FLAGS are more flags for `berth server` (SERVER_FLAGS="--node-ttl 5s"). BERTH_BIN
+# is the berth binary (default bin/berth), SIM_BIN that of the simulators and of the
+# measuring commands (default BERTH_BIN).
+# NODES over a few thousand need file descriptors: the script raises its limit to the
+# hard limit, and runs simulators of PER_SIM nodes each (default 2,500).
+#
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
 # BURST_PROFILE seconds (default 30) and of the idle phase. AGENT_LOG_LEVEL=warn logs the
@@ -45,10 +60,34 @@ listen=${BENCH_LISTEN:-127.0.0.1:7490}
 # without TLS, outside the API's connection limit, so they answer while agents saturate it.
 probe=${BENCH_PROBE:-127.0.0.1:7491}
 berth=${BERTH_BIN:-./bin/berth}
+# The simulators and the measuring commands (sim load, nodeloss, check) may be another
+# binary than the server's: scripts/bench-compare.sh measures an earlier server with
+# this tree's tools.
+simbin=${SIM_BIN:-$berth}
+per_sim=${PER_SIM:-2500}
+
+# Descriptors: the server holds one connection per node (docs/agent.md, "One connection
+# per server") and keeps 1,024 for itself out of its limit (--max-connections defaults to
+# the limit less that, --max-connections-per-source to half of it); a simulated node
+# holds about four. Go raises a process's soft limit to the hard one: this raises the
+# script's (and curl's) too, and refuses a size the hard limit cannot hold.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+fds=$(ulimit -n)
+if [ "$fds" != unlimited ]; then
+  if [ "$fds" -lt $(( nodes + 2048 )) ]; then
+    echo "NODES=$nodes needs about $(( nodes + 2048 )) file descriptors for the server; the limit is $fds (raise the hard limit: ulimit -Hn)" >&2
+    exit 2
+  fi
+  if [ "$fds" -lt $(( 4 * per_sim + 256 )) ]; then
+    echo "PER_SIM=$per_sim simulated nodes need about $(( 4 * per_sim + 256 )) file descriptors a simulator; the limit is $fds: lower PER_SIM" >&2
+    exit 2
+  fi
+fi
 
 work=$(mktemp -d /tmp/berth-bench-XXXXXX)
 export BERTH_SERVER="http://$probe" BERTH_CA_CERT="$work/server/ca.crt" BERTH_CONFIG=/dev/null HOME="$work"
 pids=()
+# shellcheck disable=SC2317 # the trap calls it
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -63,19 +102,22 @@ trap cleanup EXIT
 . scripts/lib/bench-server.sh
 start_bench_server
 
-# A simulated node holds about four file descriptors (its listener, its connections to the
-# server): simulators of at most PER_SIM nodes each stay under a 20,000 descriptor limit.
-per_sim=${PER_SIM:-2500}
-sims=()
+# Simulators of at most PER_SIM nodes each (a simulated node holds about four file
+# descriptors): each dials from loopback addresses of its own nodes' (127.1.x.y, by the
+# node's index), so no source reaches the server's per-source limit. Each keeps its
+# counts in a stats file, which `berth sim check` compares with the server.
+sims=() stats=()
 left=$nodes i=0
 while [ "$left" -gt 0 ]; do
   n=$(( left < per_sim ? left : per_sim ))
-  "$berth" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
+  "$simbin" sim --server "$listen" --token-file "$work/server/join-token" --nodes "$n" --prefix "sim$i" --ramp "${ramp}s" \
     --heartbeat "$heartbeat" --agent-log-level "${AGENT_LOG_LEVEL:-error}" --data-dir "$work/sim$i" --freeze-file "$work/freeze" \
+    --stats-file "$work/sim$i.stats" \
     ${SERVICES:+--follow-services} ${SIM_PROFILE:+--cpu-profile "$SIM_PROFILE/sim$i-cpu.pprof"} >>"$work/sim.log" 2>&1 &
-  pids+=("$!") sims+=("$!")
+  pids+=("$!") sims+=("$!") stats+=("$work/sim$i.stats")
   left=$(( left - n )) i=$(( i + 1 ))
 done
+stats_files=$(IFS=,; echo "${stats[*]}")
 
 api() { curl -sf -H "Authorization: Bearer $BERTH_TOKEN" "http://$probe/$1"; }
 ready() { api v1/nodes | grep -o '"phase":"Ready"' | wc -l || true; }
@@ -115,17 +157,40 @@ check_sim() { # PHASE SERVER_TICKS SIM_TICKS
     echo "WARNING: the simulators took more CPU than the server during $1 ($3 ticks against $2): this measures the simulator" >&2
   fi
 }
+# What the cluster failed to keep (exit 4), each named.
+fails=()
+# errof FILE: the error a berth command printed in FILE (its last lines from "error:";
+# else its last line), on one line.
+errof() {
+  local e
+  e=$(sed -n '/^error: /,$p' "$1" | grep -v '^RESULT' | sed 's/^error: //' | paste -sd ' ' -)
+  echo "${e:-$(tail -1 "$1")}"
+}
+fail() { fails+=("$1"); echo "FAIL: $1" >&2; }
 finish() {
+  local f
+  for f in "${fails[@]}"; do echo "FAIL: $f" >&2; done
   if [ "${#sim_over[@]}" -gt 0 ]; then
     echo "FAIL: the simulators took more CPU than the server during: ${sim_over[*]}" >&2
-    exit 3
   fi
+  [ "${#fails[@]}" -gt 0 ] && exit 4
+  [ "${#sim_over[@]}" -gt 0 ] && exit 3
   exit 0
+}
+# check PHASE: `berth sim check` (every instance once and Running, the simulators' count
+# of running task groups the server's, no node Lost but the frozen one); its RESULT line
+# becomes that of PHASE.
+check() {
+  BERTH_SERVER="https://$listen" "$simbin" sim check --stats-file "$stats_files" >"$work/check.out" 2>&1 || fail "$1: $(errof "$work/check.out")"
+  grep -v '^RESULT' "$work/check.out" || true
+  sed -n "s/^RESULT /RESULT phase=$1 /p" "$work/check.out"
 }
 
 pprof() { api "v1/debug/pprof/$1" >"$2" || echo "profile $1 failed" >&2; }
 # Nodes marked Lost so far, from the server's log: events may be dropped in a burst.
 lost_nodes() { grep -c 'msg="node lost"' "$work/server.log" || true; }
+# lost_since N: the names of the nodes marked Lost after the first N such lines.
+lost_since() { grep 'msg="node lost"' "$work/server.log" | tail -n +"$(( $1 + 1 ))" | sed 's/.* node=\([^ ]*\).*/\1/' | sort -u; }
 # Connections the API accepted so far: each costs the server a TLS handshake.
 conns() { api metrics | awk '/^berth_http_connections_opened_total / {printf "%d", $2}'; }
 # Connections open now: one per agent over HTTP/2 (docs/agent.md), the probe's own aside.
@@ -154,11 +219,15 @@ awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v t
   printf "etcd database: %+.1f MB (%.1f MB per hour)\n", (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs
   printf "nodes marked Lost (the ramp included): %d\n", lost
   printf "connections opened: %d, open: %d\n", k1 - k0, open
+  printf "RESULT phase=heartbeats nodes=%d secs=%.0f server_cpu=%.1f sim_cpu=%.1f rss_mb=%d etcd_revisions=%d db_mb_per_h=%.1f lost=%d conns_opened=%d\n",
+    n, secs, 100 * (c1 - c0) / tck / secs, 100 * (s1 - s0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576 * 3600 / secs, lost, k1 - k0
 }'
 check_sim "the heartbeats" $(( c1 - c0 )) $(( s1 - s0 ))
 
 loads=${LOAD:-100x100}
 [ "$loads" = none ] && finish
+# From here on no node may be Lost but the one the node loss freezes.
+lost_mark=$(lost_nodes)
 n=0
 for load in $loads; do
   n=$(( n + 1 ))
@@ -171,16 +240,21 @@ for load in $loads; do
     pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst$n-cpu.pprof" &
     burst_profile=$!
   fi
-  BERTH_SERVER="https://$listen" "$berth" sim load --apps "$apps" --instances "$instances" \
-    --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always ${SERVICES:+--services} || echo "the burst did not complete" >&2
+  BERTH_SERVER="https://$listen" "$simbin" sim load --apps "$apps" --instances "$instances" \
+    --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always ${SERVICES:+--services} >"$work/load.out" 2>&1 \
+    || fail "burst $load: $(errof "$work/load.out")"
   c1=$(cpu) s1=$(simcpu) k1=$(conns) t1=$(date +%s.%N)
+  grep -v '^RESULT' "$work/load.out" || true
   [ -n "$burst_profile" ] && wait "$burst_profile"
   check_sim "burst $load" $(( c1 - c0 )) $(( s1 - s0 ))
   lost1=$(lost_nodes)
-  awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) 'BEGIN {
+  awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v tck="$tck" -v rss="$(rss_mb)" -v lost=$((lost1 - lost0)) -v k=$(( ${k1:-0} - ${k0:-0} )) \
+    -v n="$n" -v load="$load" -v sim="$(sed -n 's/^RESULT //p' "$work/load.out")" 'BEGIN {
     printf "server during the burst: CPU %.1f%% of one core over %.1f s, RSS %d MB, nodes marked Lost %d, connections opened %d; simulators %.1f%% of one core\n", 100 * (c1 - c0) / tck / (t1 - t0), t1 - t0, rss, lost, k, 100 * (s1 - s0) / tck / (t1 - t0)
+    printf "RESULT phase=burst%d load=%s %s secs=%.1f server_cpu=%.1f sim_cpu=%.1f rss_mb=%d server_lost=%d conns_opened=%d\n", n, load, sim, t1 - t0, 100 * (c1 - c0) / tck / (t1 - t0), 100 * (s1 - s0) / tck / (t1 - t0), rss, lost, k
   }'
   sleep 10 # the last reports settle
+  check "check$n"
   if [ -n "${SERVICES:-}" ]; then
     sleep 10 # the simulators log every 10 s
     grep "every node's service catalog" "$work/sim.log" | tail -"$i" || true
@@ -200,8 +274,11 @@ if [ -n "${SERVICES:-}" ] && [ "${REST_APPS:-30}" != 0 ]; then
   done
   echo
   echo "at rest: ${REST_APPS:-30} processes of ${REST_INSTANCES:-10} instances, one every ${REST_PACE:-2s}"
-  BERTH_SERVER="https://$listen" "$berth" sim load --apps "${REST_APPS:-30}" --instances "${REST_INSTANCES:-10}" \
-    --pace "${REST_PACE:-2s}" --concurrency 1 --prefix rest --restart-policy Always --services || echo "the phase at rest did not complete" >&2
+  BERTH_SERVER="https://$listen" "$simbin" sim load --apps "${REST_APPS:-30}" --instances "${REST_INSTANCES:-10}" \
+    --pace "${REST_PACE:-2s}" --concurrency 1 --prefix rest --restart-policy Always --services >"$work/load.out" 2>&1 \
+    || fail "the phase at rest: $(errof "$work/load.out")"
+  grep -v '^RESULT' "$work/load.out" || true
+  sed -n 's/^RESULT /RESULT phase=rest /p' "$work/load.out"
   sleep 20 # the last reports settle, and the simulators log every 10 s
   grep "every node's service catalog.*prefix=rest" "$work/sim.log" | tail -1 || true
 fi
@@ -209,8 +286,14 @@ fi
 idle=${IDLE:-60}
 # Node loss: one node (with the burst's instances) stops dead; the time until it is Lost
 # and until its instances run on other nodes.
-BERTH_SERVER="https://$listen" "$berth" sim nodeloss --node "${NODELOSS_NODE:-}" --freeze-file "$work/freeze" \
-  || echo "the node loss did not complete" >&2
+# Its TTL follows from the interval the server told it and the server's --node-ttl.
+echo
+BERTH_SERVER="https://$listen" "$simbin" sim nodeloss --node "${NODELOSS_NODE:-}" --freeze-file "$work/freeze" \
+  --node-ttl "$(server_flag node-ttl 10s)" --max-after-ttl "${MAX_AFTER_TTL:-15s}" >"$work/nodeloss.out" 2>&1 \
+  || fail "$(errof "$work/nodeloss.out")"
+grep -v '^RESULT' "$work/nodeloss.out" || true
+sed -n 's/^RESULT /RESULT phase=nodeloss /p' "$work/nodeloss.out"
+frozen=$(sed -n 's/^RESULT .*node=\([^ ]*\).*/\1/p' "$work/nodeloss.out")
 sleep 5
 c0=$(cpu) s0=$(simcpu) r0=$(rev) d0=$(dbsize) t0=$(date +%s.%N)
 if [ -n "${PROFILE:-}" ]; then
@@ -225,6 +308,13 @@ awk -v c0="$c0" -v c1="$c1" -v s0="$s0" -v s1="$s1" -v t0="$t0" -v t1="$t1" -v t
   secs = t1 - t0
   printf "idle with the burst'"'"'s task groups, %.0f s: CPU %.1f%% of one core, RSS %d MB, %d etcd revisions, database %+.1f MB (%.1f MB per hour); simulators %.1f%% of one core\n",
     secs, 100 * (c1 - c0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576, (d1 - d0) / 1048576 * 3600 / secs, 100 * (s1 - s0) / tck / secs
+  printf "RESULT phase=idle secs=%.0f server_cpu=%.1f sim_cpu=%.1f rss_mb=%d etcd_revisions=%d db_mb_per_h=%.1f\n",
+    secs, 100 * (c1 - c0) / tck / secs, 100 * (s1 - s0) / tck / secs, rss, r1 - r0, (d1 - d0) / 1048576 * 3600 / secs
 }'
 check_sim "the idle phase" $(( c1 - c0 )) $(( s1 - s0 ))
+check final
+# Every node the server marked Lost since the first burst, from its log (a node Lost and
+# back since would not show in the check's list), but the frozen one.
+others=$(lost_since "$lost_mark" | grep -vxF "${frozen:-none}" || true)
+[ -n "$others" ] && fail "nodes marked Lost during the bursts and the idle phase that were not frozen: $(echo "$others" | head -10 | tr '\n' ' ')($(echo "$others" | wc -l) in all)"
 finish

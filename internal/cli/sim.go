@@ -41,6 +41,8 @@ type simFlags struct {
 	gpus, gpuFile string
 	// cpuProfile names a file for the simulator's own CPU profile (sim_profile.go).
 	cpuProfile string
+	// statsFile is where the simulator keeps its counts (sim_check.go).
+	statsFile string
 }
 
 func newSimCommand(o *options) *cobra.Command {
@@ -107,7 +109,7 @@ func newSimCommand(o *options) *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimDNSCommand(o))
+	cmd.AddCommand(newSimLoadCommand(o), newSimNodeLossCommand(o), newSimCheckCommand(o), newSimDNSCommand(o))
 	return cmd
 }
 
@@ -117,6 +119,9 @@ func runSim(ctx context.Context, s *sim.Sim, f *simFlags, log *slog.Logger, o *o
 	go func() { done <- s.Run(ctx) }()
 	if f.freezeFile != "" {
 		go watchFreezeFile(ctx, f.freezeFile, s, log) // ends with ctx
+	}
+	if f.statsFile != "" {
+		go writeSimStats(ctx, f.statsFile, s, log) // ends with ctx
 	}
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
@@ -152,5 +157,6 @@ func (f *simFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.followServices, "follow-services", false, "every node follows the services and endpoints, as with the DNS server on, and the simulator logs how soon a ready instance reaches every node")
 	fl.StringVar(&f.gpus, "gpus", "", "give every node COUNT cards of MODEL: COUNT:MODEL[:MEMORY], as 8:A100-80GB or 4:T4:16GiB (docs/gpus.md)")
 	fl.StringVar(&f.cpuProfile, "cpu-profile", "", "write the simulator's own CPU profile to this file (go tool pprof FILE), from start to end")
+	fl.StringVar(&f.statsFile, "stats-file", "", "keep the simulator's counts (nodes, task groups running, nodes frozen) in this JSON file, rewritten every second (berth sim check reads it)")
 	fl.StringVar(&f.gpuFile, "gpu-file", "", "give every node the cards of this JSON or YAML list (model, memory, numaNode, links; docs/gpus.md)")
 }

@@ -21,8 +21,10 @@ func newSimLoadCommand(o *options) *cobra.Command {
 		Short: "Submit --apps processes of --instances instances and measure them until they run",
 		Long: "Apply --apps processes of --instances instances each (0.01 core and 8 MB an instance)\n" +
 			"through the API, watch their task groups, and print placements per second, submit ->\n" +
-			"Running percentiles and the API's latency during the burst. Use it against simulated\n" +
-			"nodes (berth sim); it needs a token that may write processes.",
+			"Running percentiles and the API's latency during the burst, then a RESULT line of them\n" +
+			"as key=value. It fails when an instance is missing, twice or not Running as the server\n" +
+			"reports it once the watch saw them all run, or when a node was marked Lost meanwhile.\n" +
+			"Use it against simulated nodes (berth sim); it needs a token that may write processes.",
 		Example: "  berth sim load --apps 100 --instances 100",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -35,6 +37,7 @@ func newSimLoadCommand(o *options) *cobra.Command {
 			res, err := sim.Load(ctx, c, cfg)
 			if res != nil {
 				fmt.Fprintln(o.out(), res)
+				fmt.Fprintln(o.out(), "RESULT", res.Fields())
 			}
 			return err
 		},

@@ -35,6 +35,11 @@ type LoadResult struct {
 	// Each makes the times above later than the server's.
 	WatchRestarts, Relists int
 	LastWatchEnd           string // why the last one ended
+	// LostNodes are the nodes the server marked Lost during the burst (none may be);
+	// Instances is what the server reported of the burst's task groups once every
+	// instance ran (each exactly once, Running), nil when it could not be read.
+	LostNodes []string
+	Check     *InstanceCheck
 }
 
 func (r *LoadResult) String() string {
@@ -43,16 +48,7 @@ func (r *LoadResult) String() string {
 		"API during the burst: apply p99 %s (%d, %d failed), GET p99 %s (%d, %d failed)%s",
 		r.Instances, r.Placed, r.AllPlaced.Round(time.Millisecond), r.PlacementsPerSec, r.LastCommitted.Round(time.Second), r.Running, r.AllRunning.Round(time.Millisecond),
 		r.Submitted.Round(time.Millisecond), r.RunningP50.Round(time.Millisecond), r.RunningP99.Round(time.Millisecond),
-		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs, r.watchNote())
-}
-
-// watchNote says how often the tool's watch ended, when it did.
-func (r *LoadResult) watchNote() string {
-	if r.WatchRestarts == 0 {
-		return ""
-	}
-	return fmt.Sprintf("\nthis tool's watch ended %d times (%d of them listing every task group again; the last: %s)",
-		r.WatchRestarts, r.Relists, r.LastWatchEnd)
+		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs, r.watchNote()) + r.checkNote()
 }
 
 // Load submits the burst through c and follows its task groups with a watch until every
@@ -79,6 +75,13 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
 	wg.Go(func() { b.probe(probeCtx, c, cfg.namespace(run, 0), cfg.ProbeEvery) })
+	lost, nodeEvents, nodeRV, err := watchLost(watchCtx, c)
+	if err != nil {
+		stopProbe()
+		stopWatch() // the deferred wg.Wait comes first
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	wg.Go(func() { lost.follow(watchCtx, c, nodeEvents, nodeRV) })
 
 	b.submitAll(ctx, c, &cfg, run)
 	ended := ""
@@ -97,7 +100,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	if res.Running < res.Instances {
 		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)
 	}
-	return res, nil
+	return res, checkBurst(ctx, c, &cfg, run, res, lost)
 }
 
 // submitAll applies every process of the run, Concurrency at a time and at the configured

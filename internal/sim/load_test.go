@@ -72,7 +72,8 @@ func TestLoadRunsEveryInstance(t *testing.T) {
 		t.Fatalf("%v (%v)", err, res)
 	}
 	if res.Placed != 12 || res.Running != 12 || res.PlacementsPerSec <= 0 || res.RunningP50 <= 0 || res.RunningP99 < res.RunningP50 ||
-		res.Applies != 3 || res.ApplyErrs != 0 || res.Gets == 0 || res.GetErrs != 0 {
+		res.Applies != 3 || res.ApplyErrs != 0 || res.Gets == 0 || res.GetErrs != 0 ||
+		res.Check == nil || !res.Check.OK() || res.Check.Expected != 12 || len(res.LostNodes) != 0 {
 		t.Fatalf("result: %+v", res)
 	}
 	if _, err := Load(ctx, c, LoadConfig{Apps: 1, Instances: MaxLoadInstances + 1}); err == nil {

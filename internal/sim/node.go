@@ -184,10 +184,11 @@ func (n *lightNode) register(ctx context.Context) bool {
 // node beats at the interval its server asks for: it skips the rounds that come before
 // that interval is due (beatDue).
 func (n *lightNode) beat(round time.Duration) {
-	if n.stopped.Load() {
+	n.streamMu.Lock()
+	if n.stopped.Load() { // under the lock: halt reads the last beat after it set stopped
+		n.streamMu.Unlock()
 		return
 	}
-	n.streamMu.Lock()
 	ok := n.stream != nil
 	if now := time.Now(); ok && beatDue(now.Sub(n.lastBeat), round, n.stream.Interval()) {
 		ok = n.stream.Beat(v4.AgentHeartbeat{}) == nil
@@ -259,6 +260,18 @@ func (n *lightNode) swapStream(st *client.HeartbeatStream) {
 	if old != nil {
 		old.Close()
 	}
+}
+
+// halt stops the node's beats at once (it froze) and says when the last one left and
+// the interval its server had told it (0: none).
+func (n *lightNode) halt() (lastBeat time.Time, interval time.Duration) {
+	n.streamMu.Lock()
+	defer n.streamMu.Unlock()
+	n.stopped.Store(true)
+	if n.stream != nil {
+		interval = n.stream.Interval()
+	}
+	return n.lastBeat, interval
 }
 
 // stopTimers stops every pending start or exit (the node stopped or froze).

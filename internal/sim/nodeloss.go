@@ -7,16 +7,25 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/agentapi"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/controller"
 )
 
 // NodeLossConfig is one node-loss measurement (NodeLoss).
 type NodeLossConfig struct {
 	// Node is the simulated node to freeze ("": the one that runs the most instances);
 	// Freeze freezes it (its agent stops at once, as if its machine died: no beat, no
-	// report, nothing said to the server).
+	// report, nothing said to the server) and says when its last beat left and the
+	// interval its server had told it.
 	Node   string
-	Freeze func(node string) error
+	Freeze func(node string) (FrozenNode, error)
+	// NodeTTL is the server's --node-ttl (default the server's): with the interval the
+	// server told the node, it gives the node's TTL as the server computes it.
+	NodeTTL time.Duration
+	// MaxAfterTTL, when set, bounds the time from the TTL's expiry to the last
+	// replacement Running: a run over it fails.
+	MaxAfterTTL time.Duration
 	// Timeout bounds the wait for the replacements (default 5 minutes).
 	Timeout time.Duration
 }
@@ -28,11 +37,52 @@ type NodeLossResult struct {
 	Lost       time.Duration // freeze -> the node marked Lost
 	Replaced   int           // instances with a Running replacement on another node
 	AllRunning time.Duration // freeze -> the last replacement Running
+	// Interval is the heartbeat interval the server told the node (0: none, it beat at
+	// its own); TTL the node's TTL that follows from it; Expired when that TTL ran out,
+	// from the freeze (its last beat came before the freeze: less than TTL);
+	// AfterTTL = AllRunning - Expired, what the cluster took once the node was silent
+	// for its TTL.
+	Interval, TTL, Expired, AfterTTL time.Duration
 }
 
 func (r *NodeLossResult) String() string {
-	return fmt.Sprintf("node %s froze with %d Running instances: marked Lost after %s; %d of them Running elsewhere after %s",
-		r.Node, r.Instances, r.Lost.Round(time.Millisecond), r.Replaced, r.AllRunning.Round(time.Millisecond))
+	told := "the server told it no interval: it beat at its own"
+	if r.Interval > 0 {
+		told = "of the interval the server told it, " + r.Interval.String()
+	}
+	return fmt.Sprintf("node %s froze with %d Running instances: marked Lost after %s; %d of them Running elsewhere after %s\n"+
+		"its TTL %s (%s) expired %s after the freeze: replaced %s after the TTL",
+		r.Node, r.Instances, r.Lost.Round(time.Millisecond), r.Replaced, r.AllRunning.Round(time.Millisecond),
+		r.TTL, told, r.Expired.Round(time.Millisecond), r.AfterTTL.Round(time.Millisecond))
+}
+
+// Fields are the figures of r as key=value pairs on one line (LoadResult.Fields).
+func (r *NodeLossResult) Fields() string {
+	return fmt.Sprintf("node=%s instances=%d replaced=%d lost_after_s=%.2f replaced_after_s=%.2f ttl_s=%.0f interval_s=%.0f after_ttl_s=%.2f",
+		r.Node, r.Instances, r.Replaced, r.Lost.Seconds(), r.AllRunning.Seconds(), r.TTL.Seconds(), r.Interval.Seconds(), r.AfterTTL.Seconds())
+}
+
+// nodeTTL is the TTL the server gives a node it told to beat every interval (0: none, at
+// the floor), as the server computes it (agentapi.Pace): the upper end of the interval's
+// range, which a lease is given when it is granted or moved.
+func nodeTTL(serverTTL, interval time.Duration) time.Duration {
+	p := agentapi.Pace{Floor: v4.MinHeartbeatInterval, Ceiling: v4.MaxHeartbeatInterval, NodeTTL: serverTTL}
+	_, hi := p.TTLs(interval)
+	return hi
+}
+
+// expiry places the TTL's expiry from the freeze at start: TTL after the node's last
+// beat (after start when it is not known), and sets AfterTTL from AllRunning.
+func (r *NodeLossResult) expiry(start time.Time, fn FrozenNode, serverTTL time.Duration) {
+	r.Interval, r.TTL = fn.Interval, nodeTTL(serverTTL, fn.Interval)
+	// A beat may leave after start, before the simulator saw the freeze: the TTL then
+	// expires later than TTL after start.
+	last := fn.LastBeat
+	if last.IsZero() {
+		last = start
+	}
+	r.Expired = last.Add(r.TTL).Sub(start)
+	r.AfterTTL = r.AllRunning - r.Expired
 }
 
 // instanceKey names one instance of a workload: its owner and index, whichever task
@@ -55,6 +105,9 @@ func NodeLoss(ctx context.Context, c *client.Client, cfg NodeLossConfig) (*NodeL
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.NodeTTL <= 0 {
+		cfg.NodeTTL = controller.DefaultNodeTTL
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
@@ -92,7 +145,8 @@ func NodeLoss(ctx context.Context, c *client.Client, cfg NodeLossConfig) (*NodeL
 		return nil, fmt.Errorf("node loss: watch nodes: %w", err)
 	}
 	start := time.Now()
-	if err := cfg.Freeze(cfg.Node); err != nil {
+	frozen, err := cfg.Freeze(cfg.Node)
+	if err != nil {
 		return nil, fmt.Errorf("node loss: freeze %s: %w", cfg.Node, err)
 	}
 	for res.Replaced < res.Instances || res.Lost == 0 {
@@ -120,6 +174,11 @@ func NodeLoss(ctx context.Context, c *client.Client, cfg NodeLossConfig) (*NodeL
 		case <-ctx.Done():
 			return res, fmt.Errorf("node loss: %d of %d instances replaced after %s", res.Replaced, res.Instances, cfg.Timeout)
 		}
+	}
+	res.expiry(start, frozen, cfg.NodeTTL)
+	if cfg.MaxAfterTTL > 0 && res.AfterTTL > cfg.MaxAfterTTL {
+		return res, fmt.Errorf("node loss: the replacements ran %s after the node's TTL expired, over the bound of %s",
+			res.AfterTTL.Round(time.Millisecond), cfg.MaxAfterTTL)
 	}
 	return res, nil
 }

@@ -110,6 +110,7 @@ type Sim struct {
 
 	mu     sync.Mutex
 	freeze map[string]context.CancelFunc // stops a running node's agent (Freeze)
+	frozen []FrozenNode                  // the nodes frozen so far (Stats)
 }
 
 // New checks cfg and builds every node's agent; nothing runs until Run.
@@ -265,14 +266,31 @@ func (s *Sim) Run(ctx context.Context) error {
 // Freeze stops a node's agent at once, as if its machine died: it beats, reports and
 // watches no more (its tasks are left as they are). It reports whether the node runs.
 func (s *Sim) Freeze(node string) bool {
+	_, ok := s.FreezeNode(node)
+	return ok
+}
+
+// FreezeNode is Freeze, and says when the node's last beat left and at what interval its
+// server had told it to beat (a light node's; a whole agent's are left zero): the node's
+// TTL runs from that beat.
+func (s *Sim) FreezeNode(node string) (FrozenNode, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	freeze, ok := s.freeze[node]
-	if ok {
-		freeze()
-		delete(s.freeze, node)
+	if !ok {
+		return FrozenNode{}, false
 	}
-	return ok
+	fn := FrozenNode{Node: node}
+	for _, sn := range s.nodes {
+		if n, light := sn.(*lightNode); light && n.name == node {
+			fn.LastBeat, fn.Interval = n.halt()
+			break
+		}
+	}
+	freeze()
+	delete(s.freeze, node)
+	s.frozen = append(s.frozen, fn)
+	return fn, true
 }
 
 // levelFloor passes on only the records at or above its level.
