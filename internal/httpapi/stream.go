@@ -76,6 +76,8 @@ func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 		return
 	}
 	enc := json.NewEncoder(w)
+	guard := newWriteGuard(rc, StreamWriteTimeout) // no deadline while the stream waits
+	defer guard.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -84,9 +86,7 @@ func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 			if !ok {
 				return
 			}
-			if rc.SetWriteDeadline(time.Now().Add(StreamWriteTimeout)) != nil {
-				return
-			}
+			guard.begin()
 			if writeLine(w, enc, line(v)) != nil {
 				return
 			}
@@ -94,11 +94,7 @@ func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 				if rc.Flush() != nil {
 					return
 				}
-				// Caught up: no deadline while the stream waits. Over HTTP/2 a deadline
-				// is a timer that resets the stream when it fires, written to or not.
-				if rc.SetWriteDeadline(time.Time{}) != nil {
-					return
-				}
+				guard.end()
 			}
 		}
 	}
