@@ -11,7 +11,7 @@
 # Then, unless LOAD=none, it submits LOAD (APPSxINSTANCES, default 100x100; several, space
 # separated, run one after the other) through the API
 # with `berth sim load` (placements/s, submit -> Running p50/p99, API p99 during the burst;
-# LOAD_NAMESPACES, default 1), and measures the server idle for IDLE seconds (default 60)
+# LOAD_NAMESPACES, default 1; LOAD_CONCURRENCY applies in flight, default 4), and measures the server idle for IDLE seconds (default 60)
 # with those task groups: CPU, RSS and etcd growth. In between, it freezes one simulated
 # node (NODELOSS_NODE, default the one that runs the most instances) and measures until its instances run elsewhere
 # (`berth sim nodeloss`; the burst's processes restart Always).
@@ -241,7 +241,7 @@ for load in $loads; do
     burst_profile=$!
   fi
   BERTH_SERVER="https://$listen" "$simbin" sim load --apps "$apps" --instances "$instances" \
-    --namespaces "${LOAD_NAMESPACES:-1}" --restart-policy Always ${SERVICES:+--services} >"$work/load.out" 2>&1 \
+    --namespaces "${LOAD_NAMESPACES:-1}" --concurrency "${LOAD_CONCURRENCY:-4}" --restart-policy Always ${SERVICES:+--services} >"$work/load.out" 2>&1 \
     || fail "burst $load: $(errof "$work/load.out")"
   c1=$(cpu) s1=$(simcpu) k1=$(conns) t1=$(date +%s.%N)
   grep -v '^RESULT' "$work/load.out" || true
