@@ -3,6 +3,7 @@ package agentapi
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -26,17 +27,19 @@ func (a *API) handleAgentStatuses(w http.ResponseWriter, r *http.Request) error 
 		return httpapi.Errorf(http.StatusBadRequest, "the body is not a list of statuses: %v", err)
 	}
 	if len(req.TaskGroups) > v4.MaxAgentStatuses {
-		return httpapi.Errorf(http.StatusBadRequest, "taskGroups: %d statuses, over the limit of %d in one request", len(req.TaskGroups), v4.MaxAgentStatuses)
+		return httpapi.Errorf(http.StatusBadRequest, "taskGroups: %d statuses, over the limit of %d in one request", len(req.TaskGroups), v4.MaxAgentStatuses).
+			WithDetail("taskGroups", "at most "+strconv.Itoa(v4.MaxAgentStatuses))
 	}
 	ws := make([]statusWrite, len(req.TaskGroups))
 	seen := make(map[v4.TaskGroupRef]struct{}, len(req.TaskGroups))
 	for i, tr := range req.TaskGroups {
 		ref := v4.TaskGroupRef{Namespace: tr.Namespace, Name: tr.Name}
+		field := "taskGroups[" + strconv.Itoa(i) + "]"
 		if tr.Namespace == "" || tr.Name == "" {
-			return httpapi.Errorf(http.StatusBadRequest, "taskGroups[%d]: namespace and name are required", i)
+			return httpapi.Errorf(http.StatusBadRequest, "%s: namespace and name are required", field).WithDetail(field, "namespace and name are required")
 		}
 		if _, ok := seen[ref]; ok {
-			return httpapi.Errorf(http.StatusBadRequest, "taskGroups[%d]: %s/%s is reported twice", i, tr.Namespace, tr.Name)
+			return httpapi.Errorf(http.StatusBadRequest, "%s: %s/%s is reported twice", field, tr.Namespace, tr.Name).WithDetail(field, "reported twice")
 		}
 		seen[ref] = struct{}{}
 		ws[i] = statusWrite{ns: tr.Namespace, name: tr.Name, st: tr.Status}

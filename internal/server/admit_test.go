@@ -66,6 +66,7 @@ func invalidWrites() []writeRouteCase {
 		{"PUT /v1/agent/nodes/{name}/heartbeat", "PUT", "/v1/agent/nodes/n1/heartbeat", `{"agentVersion": 3}`, 400, ""},
 		{"POST /v1/agent/nodes/{name}/heartbeats", "POST", "/v1/agent/nodes/n1/heartbeats", `{"agentVersion": 3}` + "\n", 400, ""},
 		{"POST /v1/agent/nodes/{name}/report", "POST", "/v1/agent/nodes/n1/report", `{"taskGroups":[{"namespace":"adm","name":"0.web.adm.c.1","status":{"phase":"Exploded"}}]}`, 422, "status.phase"},
+		{"POST /v1/agent/nodes/{name}/statuses", "POST", "/v1/agent/nodes/n1/statuses", `{"taskGroups":[{"namespace":"adm","status":{"phase":"Running"}}]}`, 400, "taskGroups[0]"},
 		{"POST /v1/agent/nodes/{name}/events", "POST", "/v1/agent/nodes/n1/events", `{"type":"Warning","reason":"no spaces allowed","message":"m"}`, 422, "reason"},
 		{"PUT /v1/agent/nodes/{name}/busyports", "PUT", "/v1/agent/nodes/n1/busyports", `{"busyPorts":[{"port":70000,"protocol":"tcp"}]}`, 422, "busyPorts[0].port"},
 		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Exploded"}`, 422, "status.phase"},

@@ -31,6 +31,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"POST /v1/agent/nodes/{name}/heartbeats":      httpapi.GuardOwnNode,
 		"GET /v1/agent/nodes/{name}/taskgroups":       httpapi.GuardOwnNode,
 		"POST /v1/agent/nodes/{name}/report":          httpapi.GuardOwnNode,
+		"POST /v1/agent/nodes/{name}/statuses":        httpapi.GuardOwnNode,
 		"POST /v1/agent/nodes/{name}/events":          httpapi.GuardOwnNode,
 		"PUT /v1/agent/nodes/{name}/busyports":        httpapi.GuardOwnNode,
 		"PUT /v1/agent/taskgroups/{ns}/{name}/status": httpapi.GuardNode,
