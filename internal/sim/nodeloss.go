@@ -115,23 +115,8 @@ func NodeLoss(ctx context.Context, c *client.Client, cfg NodeLossConfig) (*NodeL
 	if err != nil {
 		return nil, fmt.Errorf("node loss: list task groups: %w", err)
 	}
-	running := map[string][]instanceKey{} // node -> its Running instances
-	for _, o := range list.Items {
-		if tg := o.(*v4.TaskGroup); tg.Status.Phase == v4.StatusRunning && tg.Spec.Desired != v4.DesiredStopped {
-			running[tg.Spec.Node] = append(running[tg.Spec.Node], instanceOf(tg))
-		}
-	}
-	if cfg.Node == "" {
-		for node, keys := range running {
-			if len(keys) > len(running[cfg.Node]) || len(keys) == len(running[cfg.Node]) && node < cfg.Node {
-				cfg.Node = node
-			}
-		}
-	}
-	lost := map[instanceKey]bool{}
-	for _, k := range running[cfg.Node] {
-		lost[k] = true
-	}
+	var lost map[instanceKey]bool
+	cfg.Node, lost = nodeToFreeze(list.Items, cfg.Node)
 	res := &NodeLossResult{Node: cfg.Node, Instances: len(lost)}
 	if len(lost) == 0 {
 		return res, fmt.Errorf("node loss: node %s runs no instance", cfg.Node)
@@ -181,4 +166,27 @@ func NodeLoss(ctx context.Context, c *client.Client, cfg NodeLossConfig) (*NodeL
 			res.AfterTTL.Round(time.Millisecond), cfg.MaxAfterTTL)
 	}
 	return res, nil
+}
+
+// nodeToFreeze returns node, or when empty the node running the most instances (the
+// first by name of those), and the instances it runs.
+func nodeToFreeze(tgs []v4.Object, node string) (string, map[instanceKey]bool) {
+	running := map[string][]instanceKey{} // node -> its Running instances
+	for _, o := range tgs {
+		if tg := o.(*v4.TaskGroup); tg.Status.Phase == v4.StatusRunning && tg.Spec.Desired != v4.DesiredStopped {
+			running[tg.Spec.Node] = append(running[tg.Spec.Node], instanceOf(tg))
+		}
+	}
+	if node == "" {
+		for n, keys := range running {
+			if len(keys) > len(running[node]) || len(keys) == len(running[node]) && n < node {
+				node = n
+			}
+		}
+	}
+	lost := map[instanceKey]bool{}
+	for _, k := range running[node] {
+		lost[k] = true
+	}
+	return node, lost
 }
