@@ -227,8 +227,10 @@ func (n *lightNode) beatLoop(ctx context.Context) {
 		}
 		n.swapStream(nil)
 		st, err := n.api.AgentHeartbeats(ctx, n.name)
+		var sent time.Time
 		if err == nil {
 			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			sent = time.Now()
 			err = st.BeatAndWait(wctx, v4.AgentHeartbeat{AgentVersion: agent.Version})
 			cancel()
 			if err != nil {
@@ -238,6 +240,7 @@ func (n *lightNode) beatLoop(ctx context.Context) {
 		switch {
 		case err == nil:
 			n.swapStream(st)
+			n.noteBeat(sent) // a stream's first beat is a beat too: the node's TTL runs from it
 		case ctx.Err() != nil:
 			return
 		case client.IsNotFound(err):
@@ -249,6 +252,15 @@ func (n *lightNode) beatLoop(ctx context.Context) {
 			n.log.Warn("heartbeat failed", "err", err)
 		}
 	}
+}
+
+// noteBeat records a beat sent at t, unless a later one was.
+func (n *lightNode) noteBeat(t time.Time) {
+	n.streamMu.Lock()
+	if t.After(n.lastBeat) {
+		n.lastBeat = t
+	}
+	n.streamMu.Unlock()
 }
 
 // swapStream makes st the node's stream and closes the one before.
