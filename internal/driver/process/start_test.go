@@ -88,6 +88,12 @@ func TestStartFailures(t *testing.T) {
 		{"exits during grace", func(t *testing.T, task *driver.Task) {
 			task.Process.StartCmd = "echo broken config >&2; exit 3"
 		}, []string{"exited with code 3", "broken config"}},
+		{"with a pid file, fails at the end of grace", func(t *testing.T, task *driver.Task) {
+			// It ends as the grace period does: whether the grace wait or the pid file
+			// check sees it first, the start fails with its exit, not a missing pid file.
+			task.Process.PidFile = filepath.Join(task.RunBaseDir, "late.pid")
+			task.Process.StartCmd = "sleep 0.98; echo no licence >&2; exit 4"
+		}, []string{"exited with code 4", "no licence"}},
 		{"unknown user", func(t *testing.T, task *driver.Task) {
 			task.Process.User = "no-such-user-x"
 		}, []string{`user "no-such-user-x" does not exist`}},

@@ -133,6 +133,13 @@ func (d *Driver) confirmStart(ctx context.Context, st *taskState, sb sandbox, pi
 	if st.PidFile != "" {
 		var err error
 		if target, err = sb.readPidFile(st.PidFile); err != nil {
+			// A start command that failed right at the end of the grace period (its exit
+			// not yet recorded when the period ended) says why, not the pid file it never
+			// wrote.
+			if e, ok := d.failedStart(st); ok {
+				d.applyExit(st, e)
+				return d.exitError(st, logOffset)
+			}
 			return fmt.Errorf("after startGracePeriod %s: %w", st.StartGrace, err)
 		}
 		// A pid file names the task's process only when that process is the task's: in
@@ -164,4 +171,15 @@ func (d *Driver) confirmStart(ctx context.Context, st *taskState, sb sandbox, pi
 		st.Pid, st.PidStartTicks = target, ps.StartTicks
 	}
 	return d.save(st)
+}
+
+// failedStart returns how the start command ended when it is gone with a non-zero exit
+// (waiting briefly for its shim to record it); false while it runs or when it exited 0
+// (with a pid file, how a daemon starts).
+func (d *Driver) failedStart(st *taskState) (childExit, bool) {
+	if alive(st.ChildPid, st.ChildStartTicks) {
+		return childExit{}, false
+	}
+	e, ok := d.awaitRecordedExit(st, st.ChildPid)
+	return e, ok && e.Code != 0
 }
