@@ -53,50 +53,46 @@ func mustJSON(b *testing.B, v any) []byte {
 // statuses at once: one PUT each (the route older agents use for one status), or all in
 // one report, or in one request of statuses (what an agent sends now). Each report changes every status, so each one writes etcd.
 func BenchmarkStatusReport(b *testing.B) {
+	// reports is every task group's status of a round, as a report or a list sends them.
+	reports := func(names []string, status func(i, round int) v4.TaskGroupStatus, round int) []v4.TaskGroupReport {
+		out := make([]v4.TaskGroupReport, len(names))
+		for i, name := range names {
+			out[i] = v4.TaskGroupReport{Namespace: "ns", Name: name, Status: status(i, round)}
+		}
+		return out
+	}
+	ways := []struct {
+		name string
+		send func(b *testing.B, a *API, names []string, status func(i, round int) v4.TaskGroupStatus, round int)
+	}{
+		{"put", func(b *testing.B, a *API, names []string, status func(i, round int) v4.TaskGroupStatus, round int) {
+			for i, name := range names {
+				serve(b, a.handleAgentStatus, http.MethodPut, "/v1/agent/taskgroups/ns/"+name+"/status",
+					mustJSON(b, status(i, round)), map[string]string{"ns": "ns", "name": name})
+			}
+		}},
+		{"report", func(b *testing.B, a *API, names []string, status func(i, round int) v4.TaskGroupStatus, round int) {
+			rep := v4.AgentReport{TaskGroups: reports(names, status, round)}
+			serve(b, a.handleAgentReport, http.MethodPost, "/v1/agent/nodes/n1/report", mustJSON(b, rep), map[string]string{"name": "n1"})
+		}},
+		{"statuses", func(b *testing.B, a *API, names []string, status func(i, round int) v4.TaskGroupStatus, round int) {
+			req := v4.AgentStatuses{TaskGroups: reports(names, status, round)}
+			serve(b, a.handleAgentStatuses, http.MethodPost, "/v1/agent/nodes/n1/statuses", mustJSON(b, req), map[string]string{"name": "n1"})
+		}},
+	}
 	for _, n := range []int{2, 20} {
-		b.Run(fmt.Sprintf("put/%d", n), func(b *testing.B) {
-			a := benchAPI(b)
-			a.bodies = httpapi.Bodies{Max: 1 << 20}
-			names, status := benchStatuses(b, a, n)
-			b.ReportAllocs()
-			round := 0
-			for b.Loop() {
-				round++
-				for i, name := range names {
-					serve(b, a.handleAgentStatus, http.MethodPut, "/v1/agent/taskgroups/ns/"+name+"/status",
-						mustJSON(b, status(i, round)), map[string]string{"ns": "ns", "name": name})
+		for _, w := range ways {
+			b.Run(fmt.Sprintf("%s/%d", w.name, n), func(b *testing.B) {
+				a := benchAPI(b)
+				a.bodies = httpapi.Bodies{Max: 1 << 20}
+				names, status := benchStatuses(b, a, n)
+				b.ReportAllocs()
+				round := 0
+				for b.Loop() {
+					round++
+					w.send(b, a, names, status, round)
 				}
-			}
-		})
-		b.Run(fmt.Sprintf("report/%d", n), func(b *testing.B) {
-			a := benchAPI(b)
-			a.bodies = httpapi.Bodies{Max: 1 << 20}
-			names, status := benchStatuses(b, a, n)
-			b.ReportAllocs()
-			round := 0
-			for b.Loop() {
-				round++
-				rep := v4.AgentReport{}
-				for i, name := range names {
-					rep.TaskGroups = append(rep.TaskGroups, v4.TaskGroupReport{Namespace: "ns", Name: name, Status: status(i, round)})
-				}
-				serve(b, a.handleAgentReport, http.MethodPost, "/v1/agent/nodes/n1/report", mustJSON(b, rep), map[string]string{"name": "n1"})
-			}
-		})
-		b.Run(fmt.Sprintf("statuses/%d", n), func(b *testing.B) {
-			a := benchAPI(b)
-			a.bodies = httpapi.Bodies{Max: 1 << 20}
-			names, status := benchStatuses(b, a, n)
-			b.ReportAllocs()
-			round := 0
-			for b.Loop() {
-				round++
-				req := v4.AgentStatuses{}
-				for i, name := range names {
-					req.TaskGroups = append(req.TaskGroups, v4.TaskGroupReport{Namespace: "ns", Name: name, Status: status(i, round)})
-				}
-				serve(b, a.handleAgentStatuses, http.MethodPost, "/v1/agent/nodes/n1/statuses", mustJSON(b, req), map[string]string{"name": "n1"})
-			}
-		})
+			})
+		}
 	}
 }
