@@ -58,6 +58,29 @@ func blockingHandler(entered chan<- string, release <-chan struct{}) http.Handle
 	})
 }
 
+// blockedGate serves through g's handler with blockingHandler: requests that enter
+// report their path on entered and wait until the test ends, when they are all released
+// and awaited.
+type blockedGate struct {
+	entered chan string
+	h       http.Handler
+	wg      *sync.WaitGroup
+}
+
+func newBlockedGate(t *testing.T, g *fairGate) blockedGate {
+	entered, release := make(chan string, 10), make(chan struct{})
+	b := blockedGate{entered: entered, h: g.handler(blockingHandler(entered, release)), wg: &sync.WaitGroup{}}
+	t.Cleanup(func() { close(release); b.wg.Wait() })
+	return b
+}
+
+// serve serves r and returns its answer.
+func (b blockedGate) serve(r *http.Request) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	b.h.ServeHTTP(rec, r)
+	return rec
+}
+
 func TestFairClassifies(t *testing.T) {
 	g := newFairGate(APISeats{})
 	for _, c := range []struct {
@@ -92,16 +115,8 @@ func TestFairUnknownTokensQueueWithTheirSource(t *testing.T) {
 	g := newFairGate(APISeats{Users: 1, Wait: time.Hour})
 	g.knownCredential = func(cred string) bool { return cred == "Bearer alice" }
 	users := g.classes[classUsers]
-	entered, release := make(chan string, 10), make(chan struct{})
-	h := g.handler(blockingHandler(entered, release))
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(release)
-	serve := func(r *http.Request) *httptest.ResponseRecorder {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
-	}
+	b := newBlockedGate(t, g)
+	entered, serve, wg := b.entered, b.serve, b.wg
 	wg.Go(func() { serve(fairRequest("GET", "/v1/namespaces/a", "", "alice")) })
 	<-entered
 	// One made-up token queues (the flow of its source holds its class's one seat's
@@ -138,16 +153,8 @@ func TestFairClassAtLimitQueuesThen429(t *testing.T) {
 	users.queueMax = 1
 	expire := make(chan time.Time)
 	users.waitTimerForTest = func() <-chan time.Time { return expire }
-	entered, release := make(chan string, 10), make(chan struct{})
-	h := g.handler(blockingHandler(entered, release))
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(release)
-	serve := func(r *http.Request) *httptest.ResponseRecorder {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		return rec
-	}
+	b := newBlockedGate(t, g)
+	entered, serve, wg := b.entered, b.serve, b.wg
 	wg.Go(func() { serve(fairRequest("GET", "/v1/namespaces/a", "", "alice")) })
 	if p := <-entered; p != "/v1/namespaces/a" {
 		t.Fatalf("entered %s", p)
@@ -297,11 +304,7 @@ func TestFairFlowQueueBounded(t *testing.T) {
 // starts: a class of one seat holds many, and still serves a plain request.
 func TestFairStreamsDoNotHoldSeats(t *testing.T) {
 	g := newFairGate(APISeats{Agents: 1, Servers: 1, Users: 1, Wait: time.Hour})
-	entered, release := make(chan string, 10), make(chan struct{})
-	h := g.handler(blockingHandler(entered, release))
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(release)
+	b := newBlockedGate(t, g)
 	for _, r := range []*http.Request{
 		fairRequest("GET", "/v1/namespaces/a/applications?watch=true", "", "alice"),
 		fairRequest("GET", "/v1/namespaces/a/applications?watch=true", "", "alice"),
@@ -309,20 +312,18 @@ func TestFairStreamsDoNotHoldSeats(t *testing.T) {
 		fairRequest("POST", "/v1/agent/nodes/n1/heartbeats", pki.OrgNodes, "n1"),
 		fairRequest("GET", "/v1/agent/nodes/n1/taskgroups?watch=true", pki.OrgNodes, "n1"),
 	} {
-		wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), r) })
-		<-entered
+		b.wg.Go(func() { b.serve(r) })
+		<-b.entered
 	}
 	for _, class := range []seatClass{classUsers, classAgents} {
 		if n, _ := g.classes[class].state(); n != 0 {
 			t.Errorf("%s: %d seats held by streams", class, n)
 		}
 	}
-	wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), fairRequest("GET", "/v1/namespaces", "", "alice")) })
-	wg.Go(func() {
-		h.ServeHTTP(httptest.NewRecorder(), fairRequest("POST", "/v1/agent/nodes/n1/report", pki.OrgNodes, "n1"))
-	})
+	b.wg.Go(func() { b.serve(fairRequest("GET", "/v1/namespaces", "", "alice")) })
+	b.wg.Go(func() { b.serve(fairRequest("POST", "/v1/agent/nodes/n1/report", pki.OrgNodes, "n1")) })
 	for range 2 {
-		<-entered
+		<-b.entered
 	}
 }
 
