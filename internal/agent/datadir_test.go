@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/base64"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver/fake"
 	"github.com/berthhq/berth/internal/executor"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // requireRoot skips a test that runs processes as another user, or fails it where CI
@@ -89,14 +87,7 @@ func TestRealProcessAsNobody(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil { // as an earlier agent left it
 		t.Fatal(err)
 	}
-	secret := &v4.Secret{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindSecret},
-		Metadata: v4.ObjectMeta{Namespace: testNS, Name: "db"},
-		Datas:    map[string]v4.SecretData{"pass": {Content: base64.StdEncoding.EncodeToString([]byte("hunter2"))}},
-	}
-	if err := store.Typed[*v4.Secret](testStore, v4.KindSecret).Create(context.Background(), secret, store.Raw{}); err != nil {
-		t.Fatal(err)
-	}
+	createDBSecret(t)
 	startAgent(t, c, dir, fake.New("unused"), func(cfg *Config) {
 		cfg.Drivers = nil // the real process driver under dir/process
 		cfg.Docker = DockerOff

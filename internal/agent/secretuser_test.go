@@ -20,14 +20,7 @@ import (
 func TestSecretIsAskedForTheTaskGroupThatStarts(t *testing.T) {
 	c := newCluster(t)
 	drv := fake.New("process")
-	secret := &v4.Secret{
-		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindSecret},
-		Metadata: v4.ObjectMeta{Namespace: testNS, Name: "db"},
-		Datas:    map[string]v4.SecretData{"pass": {Content: base64.StdEncoding.EncodeToString([]byte("hunter2"))}},
-	}
-	if err := store.Typed[*v4.Secret](testStore, v4.KindSecret).Create(context.Background(), secret, store.Raw{}); err != nil {
-		t.Fatal(err)
-	}
+	createDBSecret(t)
 	withSecret := func(name string) *v4.TaskGroup {
 		tg := processTG(name)
 		tg.Spec.Template.Spec.Processes[0].Secrets = []v4.SecretRef{{SecretName: "db", Items: []v4.SecretItem{
@@ -53,4 +46,18 @@ func TestSecretIsAskedForTheTaskGroupThatStarts(t *testing.T) {
 		}
 		return err == nil && got.Status.Phase == v4.StatusRunning
 	})
+}
+
+// createDBSecret stores the secret the tests' task groups inject: db, whose pass is
+// hunter2, in the test namespace.
+func createDBSecret(t *testing.T) {
+	t.Helper()
+	secret := &v4.Secret{
+		TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindSecret},
+		Metadata: v4.ObjectMeta{Namespace: testNS, Name: "db"},
+		Datas:    map[string]v4.SecretData{"pass": {Content: base64.StdEncoding.EncodeToString([]byte("hunter2"))}},
+	}
+	if err := store.Typed[*v4.Secret](testStore, v4.KindSecret).Create(context.Background(), secret, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
 }
