@@ -167,12 +167,15 @@ func TestReplaceEndsWhenUnplaceable(t *testing.T) {
 func TestReplaceResumesFromTheStoredOperation(t *testing.T) {
 	e := newEnv(t, "node-1", "node-2")
 	before := e.runningProcess("web", 1)
-	e.setCommand("web", "./web --v2")
+	e.setCommand("web", "./web --v3")
 	op := v4.Operation{Type: v4.OpReplace, Kind: v4.KindProcess, Name: "ctl/web", Target: before[0].Metadata.Name}
 	if err := testStore.BeginOperation(e.ctx, "ctl", "web", op); err != nil {
 		t.Fatal(err)
 	}
-	e.setCommand("web", "./web --v3") // wakes the controller, as a watch after a restart would
+	// Written again unchanged, it wakes the controller as a watch after a restart would;
+	// the template was the newest before the operation was stored, so whichever wakes
+	// the controller first, the replacement can only run it.
+	e.setCommand("web", "./web --v3")
 	var repl []*v4.TaskGroup
 	e.eventually("a replacement", func() bool { repl = e.replacing("web"); return len(repl) == 1 })
 	if repl[0].Spec.Template.Spec.Processes[0].StartCmd != "./web --v3" {
