@@ -32,11 +32,16 @@ type HeartbeatAck struct {
 }
 
 // The interval a server gives its agents lies between these two: the floor is the
-// agent's default interval, and the ceiling keeps a node's loss noticed within about
-// half a minute however large the cluster.
+// agent's default interval, and the ceiling bounds how late a node's loss is noticed
+// however large the cluster (a node beating at the ceiling, with the default
+// --node-ttl, is Lost within about three minutes of its last beat; Nomad's default
+// bound gives a 10,000-node cluster a 200 s TTL). An agent takes an interval over the
+// ceiling as the ceiling; an agent of an earlier release, whose ceiling was 10 s, beats
+// more often than it is told, which only costs beats (the node's TTL follows the
+// interval told).
 const (
 	MinHeartbeatInterval = 3 * time.Second
-	MaxHeartbeatInterval = 10 * time.Second
+	MaxHeartbeatInterval = 60 * time.Second
 )
 
 // TaskGroupRef names one task group.

@@ -33,8 +33,9 @@ import (
 const (
 	// beatAckEvery is how long the server waits before acknowledging another beat.
 	beatAckEvery = v4.HeartbeatAckEvery
-	// beatStreamIdle ends a stream on which no beat came for that long.
-	beatStreamIdle = 2 * time.Minute
+	// beatStreamIdle ends a stream on which no beat came for that long: three beats
+	// missed at the longest interval an agent is told (v4.MaxHeartbeatInterval).
+	beatStreamIdle = 3 * v4.MaxHeartbeatInterval
 	// MaxBeatLine bounds one beat's line.
 	MaxBeatLine = 4 << 10
 	// MinBeatGap is the least time between two beats the server takes from one stream:

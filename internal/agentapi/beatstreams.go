@@ -64,7 +64,7 @@ func (b *beatStreams) count() int {
 // read deadline on each: a deadline is a runtime timer per stream, moved as beats come,
 // and the Go runtime walks every timer of its heap when one moved is due, which at 5,000
 // streams was a quarter of an idle server's CPU (docs/benchmarks.md, "Timers"). The sweep
-// ends a stream 2 to 2.5 minutes after its last beat; one whose handler is stuck writing
+// ends a stream 3 to 3.75 minutes after its last beat; one whose handler is stuck writing
 // to an agent that does not read stops reading beats too, so it is ended the same way.
 
 // sweepEvery is how often the streams are swept.

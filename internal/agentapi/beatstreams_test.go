@@ -17,7 +17,7 @@ func TestBeatStreamSweepEndsSilentStreams(t *testing.T) {
 		s.beat(last)
 		return s, ctx
 	}
-	silent, silentCtx := open("silent", now.Add(-3*time.Minute))
+	silent, silentCtx := open("silent", now.Add(-beatStreamIdle-time.Minute))
 	_, liveCtx := open("live", now.Add(-10*time.Second))
 	_, edgeCtx := open("edge", now.Add(-beatStreamIdle+time.Second))
 

@@ -15,9 +15,13 @@ import (
 // default interval) and the ceiling. A node's TTL follows the interval it was given:
 // the node may miss as many beats as at the floor before it is Lost.
 
-// DefaultMaxBeatsPerSecond bounds the cluster's heartbeats by default: 1,500 nodes beat
-// at the floor interval, 5,000 every 10 s.
-const DefaultMaxBeatsPerSecond = 500
+// DefaultMaxBeatsPerSecond bounds the cluster's heartbeats by default: 750 nodes beat at
+// the floor interval, 5,000 every 20 s, 10,000 every 40 s. A beat costs the server about
+// 150 µs of CPU (the HTTP/2 frame and TLS record read, the hops between the connection's
+// goroutines, the lease renewal, the acknowledgement: docs/benchmarks.md), so 250 a
+// second keep an idle server of any size under 5% of a core; Nomad bounds its
+// heartbeats at 50 a second by default.
+const DefaultMaxBeatsPerSecond = 250
 
 // Pace computes a node's heartbeat interval and TTL.
 type Pace struct {

@@ -110,3 +110,32 @@ func TestPaceHandover(t *testing.T) {
 		})
 	}
 }
+
+// The server's default pace keeps the beats of a cluster of any size under its bound up
+// to the ceiling, and the TTL at the ceiling within a few minutes (docs/agent.md, the
+// table of "Heartbeat interval and node TTL").
+func TestDefaultPace(t *testing.T) {
+	p := defaultPace(DefaultMaxBeatsPerSecond, 10*s)
+	for _, c := range []struct {
+		nodes        int
+		interval     time.Duration
+		ttlLo, ttlHi time.Duration
+	}{
+		{750, 3 * s, 10 * s, 10 * s},
+		{1000, 4 * s, 13 * s, 25 * s},
+		{2000, 8 * s, 25 * s, 49 * s},
+		{5000, 20 * s, 61 * s, 121 * s},
+		{10000, 40 * s, 121 * s, 181 * s},
+		{15000, 60 * s, 181 * s, 181 * s},
+		{100000, 60 * s, 181 * s, 181 * s},
+	} {
+		iv := p.Interval(c.nodes)
+		lo, hi := p.TTLs(iv)
+		if iv != c.interval || lo != c.ttlLo || hi != c.ttlHi {
+			t.Errorf("%d nodes: every %s, ttl %s to %s; want every %s, ttl %s to %s", c.nodes, iv, lo, hi, c.interval, c.ttlLo, c.ttlHi)
+		}
+		if rate := float64(c.nodes) / iv.Seconds(); iv < p.Ceiling && rate > DefaultMaxBeatsPerSecond {
+			t.Errorf("%d nodes every %s: %.0f beats a second, over the bound", c.nodes, iv, rate)
+		}
+	}
+}

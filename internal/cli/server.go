@@ -70,7 +70,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", daemon.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
-	cmd.Flags().Float64Var(&f.maxBeats, "max-heartbeats-per-second", agentapi.DefaultMaxBeatsPerSecond, "bound on the heartbeats of the whole cluster: agents beat less often as nodes join (3 s to 10 s), and each node's ttl grows with its interval (0: no bound, every agent every 3 s)")
+	cmd.Flags().Float64Var(&f.maxBeats, "max-heartbeats-per-second", agentapi.DefaultMaxBeatsPerSecond, "bound on the heartbeats of the whole cluster: agents beat less often as nodes join (3 s to 60 s), and each node's ttl grows with its interval (0: no bound, every agent every 3 s)")
 	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", daemon.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
 	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", daemon.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serving certificate file (PEM) instead of one from the cluster CA; read again when it changes")

@@ -114,7 +114,10 @@ func TestNodeLossTTL(t *testing.T) {
 	if d := nodeTTL(10*time.Second, 0); d != 10*time.Second {
 		t.Errorf("no interval told: %s", d)
 	}
-	if d := nodeTTL(10*time.Second, 10*time.Second); d != 31*time.Second {
+	if d := nodeTTL(10*time.Second, 10*time.Second); d != 61*time.Second {
+		t.Errorf("every 10 s: %s, want the TTL of twice the interval", d)
+	}
+	if d := nodeTTL(10*time.Second, v4.MaxHeartbeatInterval); d != 181*time.Second {
 		t.Errorf("at the ceiling: %s", d)
 	}
 	start := time.Now()
