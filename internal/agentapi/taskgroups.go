@@ -45,7 +45,8 @@ func (a *API) handleAgentTaskGroups(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// watchNodeTaskGroups streams the task group events of one node from the shared cache. A
+// watchNodeTaskGroups streams the task group events of one node from the shared cache
+// (a cache.Subscription, written by the handler's own goroutine). A
 // task group that leaves the node (its spec.node changes, which berth's own controllers
 // never do) is sent as DELETED, so the agent stops it. A resourceVersion older than the
 // cache's history answers 410: the agent lists again.
@@ -59,10 +60,13 @@ func (a *API) watchNodeTaskGroups(w http.ResponseWriter, r *http.Request, node s
 	if err := httpapi.Synced(ctx, a.taskGroupCache); err != nil {
 		return err
 	}
-	ch, err := a.taskGroupCache.Watch(ctx, controller.IndexNode, node, from)
+	// A subscription, not a watch's channel: the handler takes the events itself, with
+	// no goroutine per agent beside it (at 5,000 nodes, 5,000 fewer goroutines' stacks).
+	sub, err := a.taskGroupCache.Subscribe(ctx, controller.IndexNode, node, from)
 	if err != nil {
 		return err
 	}
-	httpapi.Stream(ctx, w, ch, httpapi.ObjectLine)
+	defer sub.Close()
+	httpapi.StreamFrom(ctx, w, sub, httpapi.ObjectLine)
 	return nil
 }

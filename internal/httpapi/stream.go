@@ -67,17 +67,12 @@ func StreamContext(streams context.Context, r *http.Request) (context.Context, c
 // writes while live events go out at once. A write that waits on its client longer than
 // StreamWriteTimeout fails and ends the stream.
 func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line func(T) any) {
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusOK)
-	if rc.Flush() != nil {
+	rc, guard, ok := startStream(w)
+	if !ok {
 		return
 	}
-	enc := json.NewEncoder(w)
-	guard := newWriteGuard(rc, StreamWriteTimeout) // no deadline while the stream waits
 	defer guard.stop()
+	enc := json.NewEncoder(w)
 	for {
 		select {
 		case <-ctx.Done():
@@ -98,6 +93,71 @@ func Stream[T any](ctx context.Context, w http.ResponseWriter, ch <-chan T, line
 			}
 		}
 	}
+}
+
+// Source is what StreamFrom writes: values the handler's own goroutine takes as they
+// come, with no goroutine or channel between them (a cache.Subscription).
+type Source[T any] interface {
+	// Ready receives when values may be waiting, or the source has ended.
+	Ready() <-chan struct{}
+	// Next takes the oldest waiting value without blocking: ok when one was taken, open
+	// false once the source has ended and nothing follows.
+	Next() (v T, ok, open bool)
+}
+
+// StreamFrom is Stream of the values of src, until src ends, ctx ends or a write
+// fails: it takes what waits, writes it and flushes once caught up, then waits on
+// src.Ready. The caller ends src when it returns.
+func StreamFrom[T any](ctx context.Context, w http.ResponseWriter, src Source[T], line func(T) any) {
+	rc, guard, ok := startStream(w)
+	if !ok {
+		return
+	}
+	defer guard.stop()
+	enc := json.NewEncoder(w)
+	written := false // since the last flush
+	for {
+		v, ok, open := src.Next()
+		if ok {
+			guard.begin()
+			if writeLine(w, enc, line(v)) != nil {
+				return
+			}
+			written = true
+			if open {
+				continue
+			}
+		}
+		if written { // caught up, or ended: what was written goes out
+			if rc.Flush() != nil {
+				return
+			}
+			guard.end()
+			written = false
+		}
+		if !open {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-src.Ready():
+		}
+	}
+}
+
+// startStream answers 200 with a stream's headers and flushes them; ok is false when
+// the client is gone. The guard bounds each write's wait; stop it when the stream ends.
+func startStream(w http.ResponseWriter) (*http.ResponseController, *writeGuard, bool) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return nil, nil, false
+	}
+	return rc, newWriteGuard(rc, StreamWriteTimeout), true // no deadline while the stream waits
 }
 
 // writeLine writes one line of a stream: a line encoded already as it is, anything else

@@ -16,9 +16,10 @@ import (
 
 // recorder is a stream's client: it keeps what each write gave it.
 type recorder struct {
-	header http.Header
-	writes [][]byte
-	arrays []*byte // the array each write's bytes were in
+	header  http.Header
+	writes  [][]byte
+	arrays  []*byte // the array each write's bytes were in
+	flushes int
 }
 
 func newRecorder() *recorder { return &recorder{header: http.Header{}} }
@@ -30,7 +31,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 	r.arrays = append(r.arrays, unsafe.SliceData(p))
 	return len(p), nil
 }
-func (r *recorder) Flush()                           {}
+func (r *recorder) Flush()                           { r.flushes++ }
 func (r *recorder) SetWriteDeadline(time.Time) error { return nil }
 
 // stream runs Stream of evs with line on n recorders at once, each its own goroutine.

@@ -5,6 +5,7 @@ import (
 
 	"bufio"
 	"crypto/tls"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -68,5 +69,28 @@ func TestIdleWatchOverHTTP2Lives(t *testing.T) {
 			t.Fatalf("event %d: %q %v", i, line, err)
 		}
 		time.Sleep(3 * httpapi.StreamWriteTimeout) // idle past the deadline
+	}
+}
+
+// Headers that outgrow the HPACK tables (h2HeaderTable) still arrive whole over
+// HTTP/2: the client's encoder evicts older fields or sends them literally, and
+// the server's decoder follows it, request after request on the one connection.
+func TestHTTP2HeadersBeyondTheTable(t *testing.T) {
+	url := newTestServer(t, Config{})
+	hc := h2Client(t, "")
+	pad := strings.Repeat("x", 200)
+	for i := range 3 {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/v1/namespaces/h2pad%d/configmaps", url, i), nil)
+		for j := range 12 { // 12 fields of over 200 bytes: more than twice the table
+			req.Header.Set(fmt.Sprintf("X-Pad-%d", j), fmt.Sprintf("%d-%d-%s", i, j, pad))
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: %s %s", i, resp.Proto, resp.Status)
+		}
 	}
 }

@@ -144,8 +144,9 @@ func TestStreamedList(t *testing.T) {
 }
 
 // An HTTP/2 connection is bounded as the server announces it: at most h2Streams streams,
-// and h2StreamBuffer bytes a stream may send before the server reads them (Go's
-// defaults are 250 and 1 MiB: a connection of 240 streams could make it hold 240 MiB).
+// h2StreamBuffer bytes a stream may send before the server reads them (Go's defaults
+// are 250 and 1 MiB: a connection of 240 streams could make it hold 240 MiB), and an
+// HPACK table of h2HeaderTable bytes for the client's headers (Go's default: 4 KiB).
 func TestHTTP2ConnectionsAreBounded(t *testing.T) {
 	srv, _ := newTestServerOf(t, Config{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -184,6 +185,9 @@ func TestHTTP2ConnectionsAreBounded(t *testing.T) {
 		window, _ := sf.Value(http2.SettingInitialWindowSize)
 		if streams != h2Streams || window != h2StreamBuffer {
 			t.Fatalf("the server announces %d streams and a %d-byte window, want %d and %d", streams, window, h2Streams, h2StreamBuffer)
+		}
+		if table, ok := sf.Value(http2.SettingHeaderTableSize); !ok || table != h2HeaderTable {
+			t.Fatalf("the server announces a header table of %d bytes (announced: %v), want %d", table, ok, h2HeaderTable)
 		}
 		return
 	}

@@ -56,7 +56,8 @@ func (s *Server) Serve(ctx context.Context, ln, plain net.Listener) error {
 // the client stays), kept-alive connections closed after idleTimeout, and HTTP/2
 // (agents, browsers) bounded: one connection carries at most h2Streams streams, and what its
 // client may send before the server reads is bounded per stream and per connection, so
-// one connection cannot take the server's memory. It sends no HTTP/2 pings: a ping
+// one connection cannot take the server's memory; its HPACK tables are small (h2HeaderTable:
+// a connection per agent holds them). It sends no HTTP/2 pings: a ping
 // timer per connection, re-armed every minute, was a runtime timer per agent that the Go
 // runtime walks with all the others (docs/benchmarks.md, "Timers"); a peer that vanished
 // is found by TCP keepalive (on by default on the listener's connections: probes after 15 s
@@ -71,6 +72,8 @@ func (s *Server) httpServer(log *slog.Logger) *http.Server {
 			MaxReceiveBufferPerStream:     h2StreamBuffer,
 			MaxReceiveBufferPerConnection: h2ConnBuffer,
 			MaxReadFrameSize:              1 << 14,
+			MaxDecoderHeaderTableSize:     h2HeaderTable,
+			MaxEncoderHeaderTableSize:     h2HeaderTable,
 		},
 		ConnState: s.ConnState,
 		ErrorLog:  slog.NewLogLogger(log.Handler(), slog.LevelWarn),

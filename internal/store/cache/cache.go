@@ -67,7 +67,7 @@ type Cache struct {
 	index   map[string]map[string]map[string]struct{} // index -> value -> object keys
 	rev     int64                                     // the store revision the cache reflects
 	history ring
-	subs    map[subKey]map[*subscriber]struct{}
+	subs    map[subKey]map[*Subscription]struct{}
 	// advanced is closed and replaced whenever rev moves (WaitFor).
 	advanced chan struct{}
 
@@ -88,7 +88,7 @@ func New(st *store.Store, cfg Config) *Cache {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[subKey]map[*subscriber]struct{}{}, synced: make(chan struct{}), advanced: make(chan struct{})}
+	c := &Cache{st: st, cfg: cfg, log: log.With("cache", string(cfg.Kind)), subs: map[subKey]map[*Subscription]struct{}{}, synced: make(chan struct{}), advanced: make(chan struct{})}
 	c.watch = func(ctx context.Context, from int64) (<-chan store.Event, error) {
 		return st.Watch(ctx, cfg.Kind, "", from, store.WithProgress())
 	}
