@@ -141,6 +141,7 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 	}
 	resp, err := s.client.Txn(ctx).If(append(p.cmps, u.cmps...)...).Then(append(p.ops, u.ops...)...).Commit()
 	if err != nil {
+		s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 		return nil, false, wrapEtcd(err)
 	}
 	if !resp.Succeeded {

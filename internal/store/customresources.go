@@ -199,6 +199,7 @@ func (s *Store) CreateCustomResource(ctx context.Context, crd, ns, name string, 
 			Else(clientv3.OpGet(key, clientv3.WithCountOnly()), clientv3.OpGet(crdKey(crd), clientv3.WithCountOnly())).
 			Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return 0, fmt.Errorf("create %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
@@ -278,6 +279,7 @@ func (s *Store) UpdateCustomResource(ctx context.Context, crd, ns, name string, 
 			Then(append([]clientv3.Op{clientv3.OpPut(key, string(val))}, u.ops...)...).
 			Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return StoredDoc{}, fmt.Errorf("update %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
@@ -312,6 +314,7 @@ func (s *Store) DeleteCustomResource(ctx context.Context, crd, ns, name string, 
 			Then(append([]clientv3.Op{clientv3.OpDelete(key)}, u.ops...)...).
 			Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return StoredDoc{}, fmt.Errorf("delete %s %s/%s: %w", crd, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {

@@ -49,6 +49,9 @@ func resetStore(t testing.TB) {
 	testStore.events.mu.Lock()
 	testStore.events.counts = scopeCounts{} // the records it counted are gone
 	testStore.events.mu.Unlock()
+	testStore.quota.mu.Lock()
+	testStore.quota.ledgers = nil // so are the ledgers it remembers
+	testStore.quota.mu.Unlock()
 }
 
 func quietLogger() *slog.Logger {

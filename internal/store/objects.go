@@ -58,6 +58,7 @@ func (s *Store) Create(ctx context.Context, obj v4.Object, raw Raw) error {
 			Else(clientv3.OpGet(key, clientv3.WithCountOnly())).
 			Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return fmt.Errorf("create %s %s/%s: %w", kind, meta.Namespace, meta.Name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
@@ -210,6 +211,7 @@ func (s *Store) update(ctx context.Context, obj v4.Object, raw Raw, conds ...cli
 			If(append(append([]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", curRev)}, conds...), u.cmps...)...).
 			Then(append(ops, u.ops...)...).Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return fmt.Errorf("update %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {
@@ -269,6 +271,7 @@ func (s *Store) DeleteAt(ctx context.Context, kind v4.Kind, ns, name, resourceVe
 			u = &usageWrite{}
 		}
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return nil, 0, fmt.Errorf("delete %s %s/%s: %w", kind, ns, name, wrapEtcd(err))
 		}
 		if resp.Succeeded {

@@ -72,6 +72,7 @@ func (s *Store) createBatch(ctx context.Context, objs []v4.Object, created []boo
 		resp, err := s.client.Txn(ctx).If(append(cmps, u.cmps...)...).Then(append(ops, u.ops...)...).
 			Else(keysOf(objs, len(u.cmps) > 0)...).Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return fmt.Errorf("create %d objects: %w", len(objs), wrapEtcd(err))
 		}
 		if resp.Succeeded {
@@ -183,6 +184,7 @@ func (s *Store) updateBatch(ctx context.Context, objs []v4.Object, updated []boo
 		resp, err := s.client.Txn(ctx).If(append(cmps, u.cmps...)...).Then(append(ops, u.ops...)...).
 			Else(keysOf(objs, len(u.cmps) > 0)...).Commit()
 		if err != nil {
+			s.usageFailed(u) // no answer: it may have committed, so the ledger is read again
 			return fmt.Errorf("update %d objects: %w", len(objs), wrapEtcd(err))
 		}
 		if resp.Succeeded {

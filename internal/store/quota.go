@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -93,6 +94,8 @@ type quotaState struct {
 	mu       sync.Mutex
 	ledgers  map[string]ledger      // the last ledger this store read or wrote
 	limits   map[string]limitsEntry // limits read lately
+	lanes    ledgerLanes            // a namespace's ledger writes one at a time (quota_lanes.go)
+	failed   atomic.Int64           // transactions with ledgers that failed (tests)
 }
 
 type limitsEntry struct {

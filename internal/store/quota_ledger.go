@@ -61,6 +61,19 @@ type usageWrite struct {
 	cmps []clientv3.Cmp
 	ops  []clientv3.Op
 	next map[string]NamespaceUsage
+	// held are the namespaces' lanes the write holds from its plan until its transaction
+	// is answered (quota_lanes.go); usageDone and usageFailed give them back, and a write
+	// whose transaction got no answer calls release.
+	held  []heldLane
+	lanes *ledgerLanes
+}
+
+// release gives back the lanes the write holds; it does nothing the second time.
+func (w *usageWrite) release() {
+	for _, h := range w.held {
+		w.lanes.give(h)
+	}
+	w.held = nil
 }
 
 // planUsage prepares the ledger writes of deltas. In a user's request
@@ -74,24 +87,37 @@ func (s *Store) planUsage(ctx context.Context, deltas usageDeltas) (*usageWrite,
 	}
 	enforce := limitsEnforced(ctx)
 	w.next = make(map[string]NamespaceUsage, len(deltas))
+	w.lanes = &s.quota.lanes
+	// In the namespaces' order, so that two writes of the same namespaces never wait for
+	// each other's lanes.
 	for _, ns := range slices.Sorted(maps.Keys(deltas)) {
+		h, err := s.quota.lanes.take(ctx, ns)
+		if err != nil {
+			w.release()
+			return nil, fmt.Errorf("wait for the other writes of namespace %s: %w", ns, err)
+		}
+		w.held = append(w.held, h)
 		d := deltas[ns]
 		l, err := s.cachedLedger(ctx, ns)
 		if err != nil {
+			w.release()
 			return nil, err
 		}
 		if enforce && (d.Objects > 0 || d.Bytes > 0) {
 			limits, _, err := s.limitsFor(ctx, ns)
 			if err != nil {
+				w.release()
 				return nil, err
 			}
 			if err := quotaError(ns, l.usage, d, limits); err != nil {
+				w.release()
 				return nil, err
 			}
 		}
 		next := NamespaceUsage{Objects: max(l.usage.Objects+d.Objects, 0), Bytes: max(l.usage.Bytes+d.Bytes, 0)}
 		val, err := json.Marshal(next)
 		if err != nil {
+			w.release()
 			return nil, fmt.Errorf("encode the usage of namespace %s: %w", ns, err)
 		}
 		key := usageKey(ns)
@@ -113,13 +139,14 @@ func (s *Store) usageDone(w *usageWrite, rev int64) {
 		return
 	}
 	s.quota.mu.Lock()
-	defer s.quota.mu.Unlock()
 	if s.quota.ledgers == nil || len(s.quota.ledgers)+len(w.next) > quotaCacheSize {
 		s.quota.ledgers = make(map[string]ledger, len(w.next))
 	}
 	for ns, u := range w.next {
 		s.quota.ledgers[ns] = ledger{rev: rev, usage: u}
 	}
+	s.quota.mu.Unlock()
+	w.release() // the next write of the namespaces plans on the ledgers remembered above
 }
 
 // usageFailed forgets the ledgers of a transaction that failed: another write may have
@@ -128,11 +155,13 @@ func (s *Store) usageFailed(w *usageWrite) {
 	if len(w.next) == 0 {
 		return
 	}
+	s.quota.failed.Add(1)
 	s.quota.mu.Lock()
-	defer s.quota.mu.Unlock()
 	for ns := range w.next {
 		delete(s.quota.ledgers, ns)
 	}
+	s.quota.mu.Unlock()
+	w.release()
 }
 
 // cachedLedger is the ledger of ns as this store last wrote or read it, else as etcd has
