@@ -14,6 +14,10 @@ import (
 // failed that way. A write now waits for its namespace's lane from the plan of its
 // ledger until its transaction is answered: the writes of one store never race on a
 // ledger, and a race with another server's write is still caught by the comparison.
+//
+// A user's write (WithNamespaceLimits) goes before the controllers' and the agents'
+// writes waiting for the same lane: in a burst the controllers write a status of each
+// workload several times, and a user's apply waited behind all of them.
 
 // ledgerLanes holds a lane per namespace with a write in flight or waiting.
 type ledgerLanes struct {
@@ -21,10 +25,11 @@ type ledgerLanes struct {
 	lanes map[string]*ledgerLane
 }
 
-// ledgerLane is one namespace's turn: turn holds a token while a write is in flight.
+// ledgerLane is one namespace's turn, dropped when nobody holds it (nobody waits then).
+// Guarded by ledgerLanes.mu.
 type ledgerLane struct {
-	turn  chan struct{}
-	users int // writes holding or waiting for the lane; at 0 it is dropped
+	held          bool
+	users, others []chan struct{} // the writes waiting, in order: users' first
 }
 
 // heldLane is a lane a write holds.
@@ -33,41 +38,79 @@ type heldLane struct {
 	lane *ledgerLane
 }
 
-// take waits for ns's lane until ctx ends.
-func (l *ledgerLanes) take(ctx context.Context, ns string) (heldLane, error) {
+// take waits for ns's lane until ctx ends; user's writes go first.
+func (l *ledgerLanes) take(ctx context.Context, ns string, user bool) (heldLane, error) {
 	l.mu.Lock()
 	if l.lanes == nil {
 		l.lanes = map[string]*ledgerLane{}
 	}
 	ln := l.lanes[ns]
 	if ln == nil {
-		ln = &ledgerLane{turn: make(chan struct{}, 1)}
+		ln = &ledgerLane{}
 		l.lanes[ns] = ln
 	}
-	ln.users++
+	if !ln.held {
+		ln.held = true
+		l.mu.Unlock()
+		return heldLane{ns, ln}, nil
+	}
+	turn := make(chan struct{}, 1) // given the lane: give sends, never waiting
+	if user {
+		ln.users = append(ln.users, turn)
+	} else {
+		ln.others = append(ln.others, turn)
+	}
 	l.mu.Unlock()
 	select {
-	case ln.turn <- struct{}{}:
+	case <-turn:
 		return heldLane{ns, ln}, nil
 	case <-ctx.Done():
-		l.leave(ns, ln)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if removed(&ln.users, turn) || removed(&ln.others, turn) {
 		return heldLane{}, ctx.Err()
 	}
+	// Given the lane as ctx ended: hand it on.
+	l.giveLocked(heldLane{ns, ln})
+	return heldLane{}, ctx.Err()
+}
+
+// removed takes turn out of q; false when it is not there (it was given the lane).
+func removed(q *[]chan struct{}, turn chan struct{}) bool {
+	for i, t := range *q {
+		if t == turn {
+			*q = append((*q)[:i], (*q)[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // give hands a held lane to the next write of its namespace.
 func (l *ledgerLanes) give(h heldLane) {
-	<-h.lane.turn
-	l.leave(h.ns, h.lane)
-}
-
-func (l *ledgerLanes) leave(ns string, ln *ledgerLane) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ln.users--
-	if ln.users == 0 && l.lanes[ns] == ln {
-		delete(l.lanes, ns)
+	l.giveLocked(h)
+}
+
+func (l *ledgerLanes) giveLocked(h heldLane) {
+	ln := h.lane
+	var next chan struct{}
+	switch {
+	case len(ln.users) > 0:
+		next, ln.users = ln.users[0], ln.users[1:]
+	case len(ln.others) > 0:
+		next, ln.others = ln.others[0], ln.others[1:]
 	}
+	if next == nil {
+		ln.held = false
+		if l.lanes[h.ns] == ln {
+			delete(l.lanes, h.ns)
+		}
+		return
+	}
+	next <- struct{}{}
 }
 
 // count is the number of namespaces with a lane (tests).

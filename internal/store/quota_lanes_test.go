@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -14,17 +15,17 @@ import (
 func TestLedgerLanes(t *testing.T) {
 	var l ledgerLanes
 	ctx := t.Context()
-	first, err := l.take(ctx, "a")
+	first, err := l.take(ctx, "a", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := l.take(ctx, "b") // another namespace does not wait
+	other, err := l.take(ctx, "b", false) // another namespace does not wait
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan heldLane)
 	go func() {
-		h, err := l.take(ctx, "a")
+		h, err := l.take(ctx, "a", false)
 		if err != nil {
 			t.Error(err)
 		}
@@ -32,7 +33,7 @@ func TestLedgerLanes(t *testing.T) {
 	}()
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	if _, err := l.take(short, "a"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := l.take(short, "a", true); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a second write of a held lane: %v, want it to wait until its context ends", err)
 	}
 	select {
@@ -46,6 +47,53 @@ func TestLedgerLanes(t *testing.T) {
 	l.give(other)
 	if n := l.count(); n != 0 {
 		t.Fatalf("%d lanes left with no write holding or waiting", n)
+	}
+}
+
+// A user's write waiting for a lane goes before the system's writes that waited longer;
+// among each, the first to wait goes first.
+func TestLedgerLanesServeUsersFirst(t *testing.T) {
+	var l ledgerLanes
+	ctx := t.Context()
+	holder, err := l.take(ctx, "a", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 4)
+	waiting := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.lanes["a"].users) + len(l.lanes["a"].others)
+	}
+	queued := func(name string, user bool) {
+		before := waiting()
+		go func() {
+			h, err := l.take(ctx, "a", user)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- name
+			l.give(h)
+		}()
+		for waiting() == before { // queued once the lane lists it
+			time.Sleep(time.Millisecond)
+		}
+	}
+	queued("system 1", false)
+	queued("system 2", false)
+	queued("user 1", true)
+	queued("user 2", true)
+	l.give(holder)
+	var got []string
+	for range 4 {
+		got = append(got, <-order)
+	}
+	if want := []string{"user 1", "user 2", "system 1", "system 2"}; !slices.Equal(got, want) {
+		t.Fatalf("the lane went to %v, want %v", got, want)
+	}
+	if n := l.count(); n != 0 {
+		t.Fatalf("%d lanes left", n)
 	}
 }
 

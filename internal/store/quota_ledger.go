@@ -91,7 +91,7 @@ func (s *Store) planUsage(ctx context.Context, deltas usageDeltas) (*usageWrite,
 	// In the namespaces' order, so that two writes of the same namespaces never wait for
 	// each other's lanes.
 	for _, ns := range slices.Sorted(maps.Keys(deltas)) {
-		h, err := s.quota.lanes.take(ctx, ns)
+		h, err := s.quota.lanes.take(ctx, ns, enforce)
 		if err != nil {
 			w.release()
 			return nil, fmt.Errorf("wait for the other writes of namespace %s: %w", ns, err)
