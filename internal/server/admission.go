@@ -133,8 +133,13 @@ func admitReach(_ context.Context, a *admission, t target) error {
 }
 
 func admitUncontrolled(ctx context.Context, a *admission, t target) error {
-	if a.op == opCreate {
+	switch a.op {
+	case opCreate:
 		return nil // a new object has no owner; an existing one is a 409 of the create
+	case opApply:
+		// The store refuses it on the version it replaces (handleApply); this local read
+		// only says so before the later checks, without waiting for etcd.
+		return a.s.refuseIfControlledLocal(ctx, t.kind, t.ns, t.name)
 	}
 	return a.s.refuseIfControlled(ctx, t.kind, t.ns, t.name)
 }

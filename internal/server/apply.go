@@ -7,6 +7,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/store"
 )
 
 type applyBody struct {
@@ -27,7 +28,7 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 	if err := s.newAdmission(r, opApply, docs).admit(ctx, targetsOf(docs)...); err != nil {
 		return err
 	}
-	results, err := s.store.Apply(ctx, docs)
+	results, err := s.store.Apply(store.RefuseControlled(ctx), docs)
 	if err != nil {
 		return err
 	}

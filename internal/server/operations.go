@@ -53,10 +53,21 @@ func refuseControlled(obj v4.Object) error {
 // refuseIfControlled answers 423 when the stored object ns/name is owned by a controller;
 // an object that does not exist yet is not.
 func (s *Server) refuseIfControlled(ctx context.Context, kind v4.Kind, ns, name string) error {
+	return s.refuseIfStoredControlled(ctx, kind, ns, name, s.store.Get)
+}
+
+// refuseIfControlledLocal is refuseIfControlled on the object as this server's etcd
+// member has it (store.GetLocal), for a write whose transaction checks it again.
+func (s *Server) refuseIfControlledLocal(ctx context.Context, kind v4.Kind, ns, name string) error {
+	return s.refuseIfStoredControlled(ctx, kind, ns, name, s.store.GetLocal)
+}
+
+func (s *Server) refuseIfStoredControlled(ctx context.Context, kind v4.Kind, ns, name string,
+	get func(context.Context, v4.Kind, string, string) (v4.Object, error)) error {
 	if kind != v4.KindApplication && kind != v4.KindProcess {
 		return nil // only deployments own objects, and those are applications or processes
 	}
-	obj, err := s.store.Get(ctx, kind, ns, name)
+	obj, err := get(ctx, kind, ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}

@@ -123,6 +123,9 @@ func (s *Store) tryApply(ctx context.Context, docs []v4.Document) ([]v4.ApplyRes
 	if err != nil {
 		return nil, false, err
 	}
+	if err := refuseControlled(ctx, current); err != nil {
+		return nil, false, err
+	}
 	now := time.Now().UTC().Truncate(time.Second)
 	p := &applyPlan{results: make([]v4.ApplyResult, len(docs)), cmps: make([]clientv3.Cmp, 0, len(docs))}
 	for i, d := range docs {

@@ -87,15 +87,28 @@ func (s *Store) Get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Obje
 	return obj, nil
 }
 
+// GetLocal returns one object as this server's etcd member has applied it, without
+// waiting for the cluster's latest writes to be applied (a serializable read): under a
+// write burst a linearizable read waits for etcd to apply every entry committed before
+// it. It may miss the latest writes: it serves checks that a transaction makes again on
+// the version it replaces (RefuseControlled), so that they fail early in the common case.
+func (s *Store) GetLocal(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, error) {
+	obj, _, err := s.get(ctx, kind, ns, name, clientv3.WithSerializable())
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s/%s: %w", kind, ns, name, err)
+	}
+	return obj, nil
+}
+
 // get returns the object and its mod revision (0 and ErrNotFound when absent).
-func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string) (v4.Object, int64, error) {
+func (s *Store) get(ctx context.Context, kind v4.Kind, ns, name string, opts ...clientv3.OpOption) (v4.Object, int64, error) {
 	if err := checkKey(kind, ns, name); err != nil {
 		return nil, 0, err
 	}
 	if name == "" { // checkKey allows it for List; one object needs its name
 		return nil, 0, fmt.Errorf("%w: name is empty", ErrInvalid)
 	}
-	resp, err := s.client.Get(ctx, objectKey(kind, ns, name))
+	resp, err := s.client.Get(ctx, objectKey(kind, ns, name), opts...)
 	if err != nil {
 		return nil, 0, wrapEtcd(err)
 	}
