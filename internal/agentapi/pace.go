@@ -16,11 +16,11 @@ import (
 // the node may miss as many beats as at the floor before it is Lost.
 
 // DefaultMaxBeatsPerSecond bounds the cluster's heartbeats by default: 750 nodes beat at
-// the floor interval, 5,000 every 20 s, 10,000 every 40 s. A beat costs the server about
-// 150 µs of CPU (the HTTP/2 frame and TLS record read, the hops between the connection's
-// goroutines, the lease renewal, the acknowledgement: docs/benchmarks.md), so 250 a
-// second keep an idle server of any size under 5% of a core; Nomad bounds its
-// heartbeats at 50 a second by default.
+// the floor interval, 5,000 every 20 s, 10,000 every 40 s. A beat costs the server 90 to
+// 200 µs of CPU (the HTTP/2 frame and TLS record read, the hops between the connection's
+// goroutines, the lease renewal, the acknowledgement: docs/benchmarks.md), so the beats
+// of a cluster of any size take 2 to 5% of a core; Nomad bounds its heartbeats at 50 a
+// second by default.
 const DefaultMaxBeatsPerSecond = 250
 
 // Pace computes a node's heartbeat interval and TTL.
