@@ -128,3 +128,21 @@ func TestShimForwardsSignals(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The task's directory, where the shim records exits, exists before the shim runs the
+// start command: a daemon's start command ends at once, and its exit was recorded before
+// the driver first saved the task's state (which made the directory); a shim that could
+// not record it gave up on the task, whose process then ran unwatched or not at all.
+func TestShimSpecMakesTheTaskDirectory(t *testing.T) {
+	d := newTestDriver(t, "")
+	st := &taskState{ID: "ns.quick.daemon", PidFile: filepath.Join(t.TempDir(), "d.pid")}
+	if _, err := os.Stat(d.taskDir(st.ID)); !os.IsNotExist(err) {
+		t.Fatalf("the task's directory exists before its start: %v", err)
+	}
+	if _, err := d.shimSpec(st, shellSpec{Cmd: "sleep 30 &", Dir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(d.taskDir(st.ID)); err != nil || !fi.IsDir() {
+		t.Fatalf("no task directory for the shim's exit record: %v", err)
+	}
+}

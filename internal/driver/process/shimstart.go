@@ -74,8 +74,14 @@ func (d *Driver) startShim(st *taskState, spec shellSpec, logf *os.File) (shimPr
 }
 
 // shimSpec is the shim's spec of the task's shell, encoded; the exit record left by an
-// earlier run of the task ID, which would name its pids, is removed.
+// earlier run of the task ID, which would name its pids, is removed, and the task's
+// directory, where the shim records exits, is made: a start command that ends at once (a
+// daemon's, which backgrounds its process) has its exit recorded before the driver saves
+// the task's state, and a shim that cannot record it gives up on the task.
 func (d *Driver) shimSpec(st *taskState, spec shellSpec) ([]byte, error) {
+	if err := os.MkdirAll(d.taskDir(st.ID), 0o700); err != nil {
+		return nil, fmt.Errorf("make the state directory of task %q: %w", st.ID, err)
+	}
 	s := shim.Spec{
 		Args: []string{"/bin/sh", "-c", holdScript, "sh", spec.Cmd}, Dir: spec.Dir, Env: spec.Env,
 		PidFile: st.PidFile, ExitFile: d.exitPath(st.ID), LogFormat: st.LogFormat,
