@@ -77,7 +77,8 @@ func (d *Driver) startShim(st *taskState, spec shellSpec, logf *os.File) (shimPr
 // earlier run of the task ID, which would name its pids, is removed, and the task's
 // directory, where the shim records exits, is made: a start command that ends at once (a
 // daemon's, which backgrounds its process) has its exit recorded before the driver saves
-// the task's state, and a shim that cannot record it gives up on the task.
+// the task's state, and a shim that cannot record it gives up on the task: its output
+// pipes close with it, and the daemon dies of SIGPIPE on its first line of output.
 func (d *Driver) shimSpec(st *taskState, spec shellSpec) ([]byte, error) {
 	if err := os.MkdirAll(d.taskDir(st.ID), 0o700); err != nil {
 		return nil, fmt.Errorf("make the state directory of task %q: %w", st.ID, err)
