@@ -24,17 +24,25 @@ func BenchmarkStreamOneEvent(b *testing.B) {
 	}
 }
 
-func benchStreams(b *testing.B, n int) {
+// startFedNodeCache runs a cache of task groups indexed by node, fed by the benchmark
+// instead of etcd, until stop (which returns once it stopped); ctx ends with it.
+func startFedNodeCache(b *testing.B) (c *cache.Cache, feed chan<- store.Event, ctx context.Context, stop func()) {
 	storetest.Reset(b, cache.SharedStore())
-	feed := make(chan store.Event)
-	c := cache.New(cache.SharedStore(), cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger(),
+	events := make(chan store.Event)
+	c = cache.New(cache.SharedStore(), cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger(),
 		Indexes: map[string]cache.IndexFunc{"node": func(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }}})
-	cache.Feed(c, feed)
+	cache.Feed(c, events)
 	ctx, cancel := context.WithCancel(context.Background())
 	var running sync.WaitGroup
-	defer func() { cancel(); running.Wait() }()
 	running.Go(func() { c.Run(ctx) })
 	<-c.Synced()
+	return c, events, ctx, func() { cancel(); running.Wait() }
+}
+
+func benchStreams(b *testing.B, n int) {
+	c, feed, ctx, stop := startFedNodeCache(b)
+	var running sync.WaitGroup
+	defer func() { stop(); running.Wait() }()
 	var written sync.WaitGroup
 	for range n {
 		ch, err := c.Watch(ctx, "node", "n1", 0)

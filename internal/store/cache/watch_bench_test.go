@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -35,16 +34,8 @@ func BenchmarkWatchMemory(b *testing.B) {
 }
 
 func benchWatchMemory(b *testing.B, channel, changed bool) {
-	storetest.Reset(b, cache.SharedStore())
-	feed := make(chan store.Event)
-	c := cache.New(cache.SharedStore(), cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger(),
-		Indexes: map[string]cache.IndexFunc{"node": func(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }}})
-	cache.Feed(c, feed)
-	ctx, cancel := context.WithCancel(context.Background())
-	var running sync.WaitGroup
-	defer func() { cancel(); running.Wait() }()
-	running.Go(func() { c.Run(ctx) })
-	<-c.Synced()
+	c, feed, _, stop := startFedNodeCache(b)
+	defer stop()
 	// One task group per node, in the cache before the watches start (agents list, then
 	// watch from the list's revision): a change of each re-sends the same object.
 	groups := make([]*v4.TaskGroup, watchers)
