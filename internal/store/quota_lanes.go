@@ -17,7 +17,10 @@ import (
 //
 // A user's write (WithNamespaceLimits) goes before the controllers' and the agents'
 // writes waiting for the same lane: in a burst the controllers write a status of each
-// workload several times, and a user's apply waited behind all of them.
+// workload several times, and a user's apply waited behind all of them. But never two
+// users' writes in a row while one of berth's waits: the controllers' workers are shared
+// by every namespace, and a tenant that kept writing its own namespace would otherwise
+// hold them there for as long as it liked.
 
 // ledgerLanes holds a lane per namespace with a write in flight or waiting.
 type ledgerLanes struct {
@@ -30,6 +33,7 @@ type ledgerLanes struct {
 type ledgerLane struct {
 	held          bool
 	users, others []chan struct{} // the writes waiting, in order: users' first
+	userLast      bool            // the lane last went to a user's write
 }
 
 // heldLane is a lane a write holds.
@@ -98,10 +102,10 @@ func (l *ledgerLanes) giveLocked(h heldLane) {
 	ln := h.lane
 	var next chan struct{}
 	switch {
-	case len(ln.users) > 0:
-		next, ln.users = ln.users[0], ln.users[1:]
+	case len(ln.users) > 0 && (!ln.userLast || len(ln.others) == 0):
+		next, ln.users, ln.userLast = ln.users[0], ln.users[1:], true
 	case len(ln.others) > 0:
-		next, ln.others = ln.others[0], ln.others[1:]
+		next, ln.others, ln.userLast = ln.others[0], ln.others[1:], false
 	}
 	if next == nil {
 		ln.held = false

@@ -50,8 +50,9 @@ func TestLedgerLanes(t *testing.T) {
 	}
 }
 
-// A user's write waiting for a lane goes before the system's writes that waited longer;
-// among each, the first to wait goes first.
+// A user's write waiting for a lane goes before the system's writes that waited longer,
+// but never two users' writes in a row while a system's write waits; among each, the
+// first to wait goes first.
 func TestLedgerLanesServeUsersFirst(t *testing.T) {
 	var l ledgerLanes
 	ctx := t.Context()
@@ -89,7 +90,7 @@ func TestLedgerLanesServeUsersFirst(t *testing.T) {
 	for range 4 {
 		got = append(got, <-order)
 	}
-	if want := []string{"user 1", "user 2", "system 1", "system 2"}; !slices.Equal(got, want) {
+	if want := []string{"user 1", "system 1", "user 2", "system 2"}; !slices.Equal(got, want) {
 		t.Fatalf("the lane went to %v, want %v", got, want)
 	}
 	if n := l.count(); n != 0 {
