@@ -158,6 +158,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.renewer.setLeases(func() pb.LeaseClient { return pb.NewLeaseClient(client.ActiveConnection()) })
 	if s.etcd != nil {
 		s.client = v3client.New(s.etcd.Server)
+		s.client.KV = soleMemberKV{KV: s.client.KV, alone: memberAlone(s.etcd.Server)}
 		inProcess := adapter.LeaseServerToLeaseClient(v3rpc.NewQuotaLeaseServer(s.etcd.Server))
 		s.renewer.setLeases(func() pb.LeaseClient { return inProcess })
 	}
@@ -240,7 +241,9 @@ func (s *Store) Endpoints() []string { return s.admin.Endpoints() }
 
 // Ready performs a quick linearizable read; it fails when etcd has no quorum or is unreachable.
 func (s *Store) Ready(ctx context.Context) error {
-	if _, err := s.client.Get(ctx, prefix+"ready", clientv3.WithCountOnly()); err != nil {
+	// Do, not Get: a sole member's Gets read its applied state (reads.go), and being
+	// ready means that raft answers.
+	if _, err := s.client.Do(ctx, clientv3.OpGet(prefix+"ready", clientv3.WithCountOnly())); err != nil {
 		return fmt.Errorf("etcd not ready: %w", wrapEtcd(err))
 	}
 	return nil
