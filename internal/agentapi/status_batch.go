@@ -13,8 +13,9 @@ import (
 
 // The agents' status writes are batched (docs/store.md, "Status writes"): one goroutine
 // takes every write waiting at that moment, reads each task group from the shared cache
-// instead of etcd, and writes them all in one transaction that compares each one's
-// revision. Writes pile up while a transaction is in flight, so the busier the server,
+// instead of etcd (or, while the cache has not caught up with the batcher's own last
+// writes, from the copies it wrote), and writes them all in one transaction that compares
+// each one's revision. Writes pile up while a transaction is in flight, so the busier the server,
 // the larger the batches; an idle one writes each at once. Whatever a batch cannot take
 // (a task group the cache does not hold or holds at another node, two writes of one task
 // group, a batch in which one changed behind the cache) is written alone, as before,
@@ -52,13 +53,31 @@ type statusBatcher struct {
 	queue chan []statusWrite
 	// stopped is closed when run returns: writers then write alone.
 	stopped chan struct{}
-	// lastRev is the revision of the last batch written (run's goroutine only): the next
-	// batch waits for the cache to hold it, so it does not read its own writes' past.
-	lastRev int64
+	// written holds the task groups that batches wrote, as written, until the cache
+	// holds their revision (run's goroutine only): a batch reads a task group it finds
+	// here instead of the cache's older copy, which would fail its comparison. Batches
+	// so follow one another without waiting for the cache to catch up with the one
+	// before (that wait was half of a batch's time under a burst).
+	written map[v4.TaskGroupRef]ownWrite
 }
 
+// ownWrite is a task group as a batch wrote it, and the revision it was written at.
+type ownWrite struct {
+	tg  *v4.TaskGroup
+	rev int64
+}
+
+// maxOwnWrites bounds the batcher's copies of its writes: past it (a cache that stopped
+// following etcd), they are dropped, and the batches' comparisons fail until the cache
+// catches up, their writes going alone.
+const maxOwnWrites = 4 * maxStatusBatch
+
 func newStatusBatcher(st *store.Store, c *cache.Cache, log *slog.Logger) *statusBatcher {
-	return &statusBatcher{store: st, cache: c, log: log, queue: make(chan []statusWrite), stopped: make(chan struct{})}
+	return &statusBatcher{
+		store: st, cache: c, log: log,
+		queue: make(chan []statusWrite), stopped: make(chan struct{}),
+		written: map[v4.TaskGroupRef]ownWrite{},
+	}
 }
 
 // submit hands a group of writes to the batcher and waits for their results (the i-th
@@ -126,11 +145,7 @@ func appendGroup(batch []*statusWrite, g []statusWrite) []*statusWrite {
 
 // write writes one batch and answers each of its writers.
 func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
-	if b.lastRev > 0 {
-		wctx, cancel := context.WithTimeout(ctx, time.Second)
-		_ = b.cache.WaitFor(wctx, b.lastRev) // behind: the batch conflicts and its writes go alone
-		cancel()
-	}
+	b.forgetCached()
 	var (
 		// The copies written, each with its writer and its phase before: one array of
 		// them, not an object and three slices growing.
@@ -140,12 +155,11 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 	for _, w := range batch {
 		key := v4.TaskGroupRef{Namespace: w.ns, Name: w.name}
 		_, twice := seen[key]
-		o, ok := b.cache.Get(w.ns, w.name)
+		tg, ok := b.current(key)
 		if !ok || twice || w.st.Phase == "" {
 			w.done <- statusResult{i: w.i, alone: true}
 			continue
 		}
-		tg := o.(*v4.TaskGroup)
 		if w.node != "" && tg.Spec.Node != w.node {
 			w.done <- statusResult{i: w.i, alone: true} // alone, it reads etcd and says whose it is
 			continue
@@ -177,7 +191,7 @@ func (b *statusBatcher) write(ctx context.Context, batch []*statusWrite) {
 		bs := &writes[i]
 		switch {
 		case written[i]:
-			b.lastRev, _ = strconv.ParseInt(bs.tg.Metadata.ResourceVersion, 10, 64)
+			b.remember(&bs.tg)
 			bs.w.done <- statusResult{i: bs.w.i, tg: &bs.tg, changed: bs.tg.Status.Phase != bs.was}
 		case err != nil:
 			bs.w.done <- statusResult{i: bs.w.i, err: err}
@@ -193,4 +207,43 @@ type batchedStatus struct {
 	tg  v4.TaskGroup
 	w   *statusWrite
 	was string
+}
+
+// current is the task group as last stored, as far as this server knows: the cache's,
+// or the batcher's own copy when the cache does not hold that write yet.
+func (b *statusBatcher) current(key v4.TaskGroupRef) (*v4.TaskGroup, bool) {
+	if own, ok := b.written[key]; ok {
+		return own.tg, true
+	}
+	o, ok := b.cache.Get(key.Namespace, key.Name)
+	if !ok {
+		return nil, false
+	}
+	return o.(*v4.TaskGroup), true
+}
+
+// remember keeps the copy of a task group a batch wrote (its resourceVersion the write's).
+func (b *statusBatcher) remember(tg *v4.TaskGroup) {
+	rev, err := strconv.ParseInt(tg.Metadata.ResourceVersion, 10, 64)
+	if err != nil {
+		return
+	}
+	if len(b.written) >= maxOwnWrites {
+		clear(b.written)
+	}
+	b.written[v4.TaskGroupRef{Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name}] = ownWrite{tg: tg, rev: rev}
+}
+
+// forgetCached drops the copies whose write the cache holds: from there on the cache
+// has them, or anything written after them.
+func (b *statusBatcher) forgetCached() {
+	if len(b.written) == 0 {
+		return
+	}
+	held := b.cache.Rev()
+	for key, own := range b.written {
+		if own.rev <= held {
+			delete(b.written, key)
+		}
+	}
 }

@@ -105,3 +105,51 @@ func TestStatusBatch(t *testing.T) {
 		t.Fatalf("a stale batch was written: %+v", tg.Status)
 	}
 }
+
+// A batch reads the task groups the batcher itself wrote from its own copies while the
+// cache is behind them, so that batches follow one another without waiting for the
+// cache; a task group changed by another writer since still fails the comparison.
+func TestStatusBatchesFollowTheirOwnWrites(t *testing.T) {
+	storetest.Reset(t, testStore)
+	createTaskGroup(t, "ns", "0.web.ns.c.1", "n1", "")
+	createTaskGroup(t, "ns", "1.web.ns.c.1", "n1", "")
+	// A cache whose watch has stopped: it never sees the batches' writes.
+	behind := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger()})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); behind.Run(ctx) }()
+	<-behind.Synced()
+	stop()
+	<-done
+
+	b := newStatusBatcher(testStore, behind, storetest.QuietLogger())
+	write := func(name string, pid int) statusResult {
+		w := &statusWrite{ns: "ns", name: name, node: "n1", done: make(chan statusResult, 1),
+			st: v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.0.1",
+				Tasks: []v4.TaskStatus{{Name: "weba", Status: v4.StatusRunning, Info: v4.ContainerInfo{Pid: pid}}}}}
+		b.write(context.Background(), []*statusWrite{w})
+		return <-w.done
+	}
+	for i, pid := range []int{10, 11, 12} {
+		r := write("0.web.ns.c.1", pid)
+		if r.err != nil || r.alone {
+			t.Fatalf("batch %d over its own last write: %+v, want it written in the batch", i, r)
+		}
+		if got := getTaskGroup(t, "ns", "0.web.ns.c.1").Status.Tasks[0].Info.Pid; got != pid {
+			t.Fatalf("batch %d: stored pid %d, want %d", i, got, pid)
+		}
+	}
+
+	if r := write("1.web.ns.c.1", 20); r.err != nil || r.alone {
+		t.Fatalf("first write: %+v", r)
+	}
+	if err := testStore.Update(context.Background(), getTaskGroup(t, "ns", "1.web.ns.c.1"), store.Raw{}); err != nil {
+		t.Fatal(err) // another writer, after the batch's write
+	}
+	if r := write("1.web.ns.c.1", 21); !r.alone {
+		t.Fatalf("a batch over a task group changed behind its own copy: %+v, want it written alone", r)
+	}
+	if got := getTaskGroup(t, "ns", "1.web.ns.c.1").Status.Tasks[0].Info.Pid; got != 20 {
+		t.Fatalf("a batch over a stale copy was written: pid %d", got)
+	}
+}
