@@ -76,6 +76,8 @@ done | awk '
       "burst all_running_s BURST:_all_Running_(s);" \
       "burst apply_p99_ms BURST:_apply_p99_(ms);" \
       "burst get_p99_ms BURST:_GET_p99_(ms);" \
+      "burst apply_server_p99_ms BURST:_apply_p99,_server'"'"'s_bucket_(ms);" \
+      "burst get_server_p99_ms BURST:_GET_p99,_server'"'"'s_bucket_(ms);" \
       "burst server_cpu BURST:_server_CPU_(%_core);" \
       "burst sim_cpu BURST:_simulators_CPU_(%_core);" \
       "nodeloss lost_after_s node_loss:_Lost_after_(s);" \

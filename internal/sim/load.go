@@ -22,14 +22,17 @@ type LoadResult struct {
 	AllPlaced       time.Duration
 	// LastCommitted is when the last task group was written, by the server's creation
 	// timestamps (whole seconds): AllPlaced much later means the watch lagged behind.
-	LastCommitted      time.Duration
-	AllRunning         time.Duration
-	PlacementsPerSec   float64
-	RunningP50         time.Duration // submit -> Running, per instance
-	RunningP99         time.Duration
-	ApplyP99, GetP99   time.Duration
-	Applies, Gets      int
-	ApplyErrs, GetErrs int
+	LastCommitted    time.Duration
+	AllRunning       time.Duration
+	PlacementsPerSec float64
+	RunningP50       time.Duration // submit -> Running, per instance
+	RunningP99       time.Duration
+	ApplyP99, GetP99 time.Duration
+	// ServerApplyP99 and ServerGetP99 are the same percentiles as the server measured
+	// them (load_server.go): the upper bound of their bucket; 0 when unknown.
+	ServerApplyP99, ServerGetP99 time.Duration
+	Applies, Gets                int
+	ApplyErrs, GetErrs           int
 	// WatchRestarts counts the tool's own watch ending during the burst (the server cuts
 	// a watcher that falls behind); Relists those that started over from every task group.
 	// Each makes the times above later than the server's.
@@ -45,10 +48,10 @@ type LoadResult struct {
 func (r *LoadResult) String() string {
 	return fmt.Sprintf("instances %d: placed %d in %s (%.0f placements/s; the last written at about %s), running %d in %s; submitted in %s\n"+
 		"submit -> Running: p50 %s, p99 %s\n"+
-		"API during the burst: apply p99 %s (%d, %d failed), GET p99 %s (%d, %d failed)%s",
+		"API during the burst: apply p99 %s (%d, %d failed), GET p99 %s (%d, %d failed)%s%s",
 		r.Instances, r.Placed, r.AllPlaced.Round(time.Millisecond), r.PlacementsPerSec, r.LastCommitted.Round(time.Second), r.Running, r.AllRunning.Round(time.Millisecond),
 		r.Submitted.Round(time.Millisecond), r.RunningP50.Round(time.Millisecond), r.RunningP99.Round(time.Millisecond),
-		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs, r.watchNote()) + r.checkNote()
+		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs, r.serverNote(), r.watchNote()) + r.checkNote()
 }
 
 // Load submits the burst through c and follows its task groups with a watch until every
@@ -83,6 +86,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	}
 	wg.Go(func() { lost.follow(watchCtx, c, nodeEvents, nodeRV) })
 
+	before := serverHistograms(ctx, c, applyRoute, getRoute)
 	b.submitAll(ctx, c, &cfg, run)
 	ended := ""
 	select {
@@ -97,6 +101,11 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	cancel()
 	wg.Wait()
 	res := b.result()
+	if before != nil {
+		after := serverHistograms(context.WithoutCancel(ctx), c, applyRoute, getRoute)
+		res.ServerApplyP99, _ = after[applyRoute].p99Since(before[applyRoute])
+		res.ServerGetP99, _ = after[getRoute].p99Since(before[getRoute])
+	}
 	if res.Running < res.Instances {
 		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)
 	}

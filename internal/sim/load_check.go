@@ -31,7 +31,28 @@ func (r *LoadResult) Fields() string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Millisecond)) }
 	return fmt.Sprintf("instances=%d placed=%d running=%d placements_per_s=%.0f all_placed_s=%.2f all_running_s=%.2f running_p50_ms=%s running_p99_ms=%s apply_p99_ms=%s get_p99_ms=%s apply_errors=%d get_errors=%d lost_nodes=%d",
 		r.Instances, r.Placed, r.Running, r.PlacementsPerSec, r.AllPlaced.Seconds(), r.AllRunning.Seconds(), ms(r.RunningP50), ms(r.RunningP99),
-		ms(r.ApplyP99), ms(r.GetP99), r.ApplyErrs, r.GetErrs, len(r.LostNodes))
+		ms(r.ApplyP99), ms(r.GetP99), r.ApplyErrs, r.GetErrs, len(r.LostNodes)) + r.serverFields(ms)
+}
+
+// serverFields are the server's own percentiles, when known, as more key=value pairs.
+func (r *LoadResult) serverFields(ms func(time.Duration) string) string {
+	s := ""
+	if r.ServerApplyP99 > 0 {
+		s += " apply_server_p99_ms=" + ms(r.ServerApplyP99)
+	}
+	if r.ServerGetP99 > 0 {
+		s += " get_server_p99_ms=" + ms(r.ServerGetP99)
+	}
+	return s
+}
+
+// serverNote says what the server measured of the same requests, when known.
+func (r *LoadResult) serverNote() string {
+	if r.ServerApplyP99 == 0 && r.ServerGetP99 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; as the server measured them (its histogram's bucket): apply p99 <= %s, GET p99 <= %s",
+		r.ServerApplyP99, r.ServerGetP99)
 }
 
 // watchNote says how often the tool's watch ended, when it did.

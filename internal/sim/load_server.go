@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/berthhq/berth/internal/client"
+)
+
+// The server's own view of a burst's API requests: the request-duration histogram of
+// the routes the burst's applies and probes take, read from the server's /metrics before
+// and after the burst. The client's own p99 also counts its own process's waits (on this
+// benchmark's machine, a client sharing two busy cores with the server and the
+// simulators); the server's counts from its handler's start to its end.
+
+const requestDuration = "berth_http_request_duration_seconds_bucket"
+
+// Routes of the burst's requests as the server's metrics name them.
+var (
+	applyRoute = routeKey{method: "POST", route: "/v1/apply"}
+	getRoute   = routeKey{method: "GET", route: "/v1/namespaces/{ns}/{plural}/{name}"}
+)
+
+type routeKey struct{ method, route string }
+
+// histogram is one route's cumulative bucket counts by upper bound (seconds; +Inf last).
+type histogram map[float64]uint64
+
+// serverHistograms reads the histograms of routes from the server's metrics; nil when
+// they cannot be read (a token without the right, an older server): the figures are then
+// left out.
+func serverHistograms(ctx context.Context, c *client.Client, routes ...routeKey) map[routeKey]histogram {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	text, err := c.ServerMetrics(ctx)
+	if err != nil {
+		return nil
+	}
+	return parseHistograms(text, routes...)
+}
+
+// parseHistograms picks the request-duration buckets of routes out of metrics in the
+// Prometheus text format (labels in the order client_golang writes them: by name).
+func parseHistograms(text []byte, routes ...routeKey) map[routeKey]histogram {
+	out := map[routeKey]histogram{}
+	prefixes := make([]string, len(routes))
+	for i, r := range routes {
+		prefixes[i] = requestDuration + `{method="` + r.method + `",route="` + r.route + `",le="`
+	}
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for i, p := range prefixes {
+			rest, ok := strings.CutPrefix(line, p)
+			if !ok {
+				continue
+			}
+			le, count, ok := strings.Cut(rest, `"} `)
+			if !ok {
+				break
+			}
+			bound, err1 := strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf
+			n, err2 := strconv.ParseFloat(strings.TrimSpace(count), 64)
+			if err1 != nil || err2 != nil || n < 0 {
+				break
+			}
+			if out[routes[i]] == nil {
+				out[routes[i]] = histogram{}
+			}
+			out[routes[i]][bound] = uint64(n)
+			break
+		}
+	}
+	return out
+}
+
+// p99Since is the upper bound of the bucket that holds the 99th percentile of the
+// requests counted after before (0 when none were; the largest finite bound when the
+// percentile is past it, with over true).
+func (h histogram) p99Since(before histogram) (bound time.Duration, over bool) {
+	bounds := make([]float64, 0, len(h))
+	for b := range h {
+		bounds = append(bounds, b)
+	}
+	slices.Sort(bounds)
+	total := h[math.Inf(1)] - before[math.Inf(1)]
+	if total == 0 || len(bounds) < 2 {
+		return 0, false
+	}
+	want := uint64(math.Ceil(0.99 * float64(total)))
+	for _, b := range bounds {
+		if h[b]-before[b] >= want {
+			if math.IsInf(b, 1) {
+				return secondsOf(bounds[len(bounds)-2]), true
+			}
+			return secondsOf(b), false
+		}
+	}
+	return 0, false
+}
+
+func secondsOf(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
