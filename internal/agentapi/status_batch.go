@@ -15,8 +15,8 @@ import (
 // takes every write waiting at that moment, reads each task group from the shared cache
 // instead of etcd (or, while the cache has not caught up with the batcher's own last
 // writes, from the copies it wrote), and writes them all in one transaction that compares
-// each one's revision. Writes pile up while a transaction is in flight, so the busier the server,
-// the larger the batches; an idle one writes each at once. Whatever a batch cannot take
+// each one's revision. Writes pile up while a transaction is in flight, so the busier
+// the server, the larger the batches; an idle one writes each at once. Whatever a batch cannot take
 // (a task group the cache does not hold or holds at another node, two writes of one task
 // group, a batch in which one changed behind the cache) is written alone, as before,
 // reading etcd.
