@@ -134,11 +134,18 @@ func (c *NodeLifecycle) markLost(ctx context.Context, n *v4.Node, now time.Time)
 	if err != nil {
 		return fmt.Errorf("mark node %s lost: %w", n.Metadata.Name, err)
 	}
-	msg := fmt.Sprintf("node %s is lost: no heartbeat within the ttl (%s)", n.Metadata.Name, c.ttl)
-	if n.Status.LastHeartbeat.IsZero() {
-		msg = fmt.Sprintf("node %s is lost: its agent never sent a heartbeat (ttl %s)", n.Metadata.Name, c.ttl)
+	// The TTL that ran out: the node's lease's, which follows the heartbeat interval its
+	// agent was given (docs/agent.md), when this server granted or renewed it; else the
+	// base TTL, which the stored lastHeartbeat is judged by.
+	ttl, what := c.ttl, "the ttl"
+	if leased, ok := c.store.LeaseTTL(n.Metadata.Name); ok {
+		ttl, what = leased, "its lease's ttl"
 	}
-	c.log.Warn("node lost", "node", n.Metadata.Name, "ttl", c.ttl)
+	msg := fmt.Sprintf("node %s is lost: no heartbeat within %s (%s)", n.Metadata.Name, what, ttl)
+	if n.Status.LastHeartbeat.IsZero() {
+		msg = fmt.Sprintf("node %s is lost: its agent never sent a heartbeat (ttl %s)", n.Metadata.Name, ttl)
+	}
+	c.log.Warn("node lost", "node", n.Metadata.Name, "ttl", ttl)
 	c.record(v4.Event{Type: v4.EventWarning, Reason: "NodeLost", Kind: v4.KindNode, Name: n.Metadata.Name, Message: msg})
 	return nil
 }

@@ -209,3 +209,45 @@ func TestNewLeaderWaitsOneTTLBeforeDeclaringLoss(t *testing.T) {
 	}
 	e.eventually("node-a Lost after the grace", func() bool { return e.nodePhase("node-a") == v4.NodeLost })
 }
+
+// A node lost with a lease this server granted is said lost after its lease's TTL (which
+// follows its heartbeat interval), not the base TTL.
+func TestNodeLostNamesItsLeasesTTL(t *testing.T) {
+	e := newEnv(t, "node-t")
+	now := time.Now()
+	e.heartbeat("node-t", now.Add(-time.Hour))
+	if _, err := testStore.Beat(e.ctx, "node-t", 47*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The lease ends as if the node went silent for its TTL.
+	leases, err := testStore.Client().Leases(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoked := 0
+	for _, l := range leases.Leases {
+		if ttl, err := testStore.Client().TimeToLive(e.ctx, l.ID); err == nil && ttl.GrantedTTL == 47 {
+			if _, err := testStore.Client().Revoke(e.ctx, l.ID); err != nil {
+				t.Fatal(err)
+			}
+			revoked++
+		}
+	}
+	if revoked != 1 {
+		t.Fatalf("%d leases of 47 s, want the node's one", revoked)
+	}
+	if err := e.check(e.nodeLifecycle(10*time.Second), now); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.nodePhase("node-t"); got != v4.NodeLost {
+		t.Fatalf("a node whose lease ended: phase %q, want Lost", got)
+	}
+	storetest.FlushEvents(t, testStore)
+	evs, err := testStore.ListEvents(e.ctx, v4.EventFilter{Kind: v4.KindNode, Name: "node-t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || !strings.Contains(evs[0].Message, "no heartbeat within its lease's ttl (47s)") {
+		t.Fatalf("events of node-t: %+v", evs)
+	}
+}
