@@ -158,8 +158,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.renewer.setLeases(func() pb.LeaseClient { return pb.NewLeaseClient(client.ActiveConnection()) })
 	if s.etcd != nil {
 		s.client = v3client.New(s.etcd.Server)
-		kvc := adapter.KvServerToKvClient(v3rpc.NewQuotaKVServer(s.etcd.Server))
-		s.client.KV = clientv3.NewKVFromKVClient(soleMemberKV{KVClient: kvc, alone: memberAlone(s.etcd.Server)}, s.client)
 		inProcess := adapter.LeaseServerToLeaseClient(v3rpc.NewQuotaLeaseServer(s.etcd.Server))
 		s.renewer.setLeases(func() pb.LeaseClient { return inProcess })
 	}
@@ -242,9 +240,7 @@ func (s *Store) Endpoints() []string { return s.admin.Endpoints() }
 
 // Ready performs a quick linearizable read; it fails when etcd has no quorum or is unreachable.
 func (s *Store) Ready(ctx context.Context) error {
-	// Through the network client: the data path's reads of a sole member read its
-	// applied state (reads.go), and being ready means that raft answers.
-	if _, err := s.admin.Get(ctx, prefix+"ready", clientv3.WithCountOnly()); err != nil {
+	if _, err := s.client.Get(ctx, prefix+"ready", clientv3.WithCountOnly()); err != nil {
 		return fmt.Errorf("etcd not ready: %w", wrapEtcd(err))
 	}
 	return nil
