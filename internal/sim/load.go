@@ -29,10 +29,12 @@ type LoadResult struct {
 	RunningP99       time.Duration
 	ApplyP99, GetP99 time.Duration
 	// ServerApplyP99 and ServerGetP99 are the same percentiles as the server measured
-	// them (load_server.go): the upper bound of their bucket; 0 when unknown.
-	ServerApplyP99, ServerGetP99 time.Duration
-	Applies, Gets                int
-	ApplyErrs, GetErrs           int
+	// them (load_server.go): the upper bound of their bucket, or with ...Over the largest
+	// bound, which they are past; 0 when unknown.
+	ServerApplyP99, ServerGetP99   time.Duration
+	ServerApplyOver, ServerGetOver bool
+	Applies, Gets                  int
+	ApplyErrs, GetErrs             int
 	// WatchRestarts counts the tool's own watch ending during the burst (the server cuts
 	// a watcher that falls behind); Relists those that started over from every task group.
 	// Each makes the times above later than the server's.
@@ -103,8 +105,8 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	res := b.result()
 	if before != nil {
 		after := serverHistograms(context.WithoutCancel(ctx), c, applyRoute, getRoute)
-		res.ServerApplyP99, _ = after[applyRoute].p99Since(before[applyRoute])
-		res.ServerGetP99, _ = after[getRoute].p99Since(before[getRoute])
+		res.ServerApplyP99, res.ServerApplyOver = after[applyRoute].p99Since(before[applyRoute])
+		res.ServerGetP99, res.ServerGetOver = after[getRoute].p99Since(before[getRoute])
 	}
 	if res.Running < res.Instances {
 		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)

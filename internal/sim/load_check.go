@@ -51,8 +51,14 @@ func (r *LoadResult) serverNote() string {
 	if r.ServerApplyP99 == 0 && r.ServerGetP99 == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; as the server measured them (its histogram's bucket): apply p99 <= %s, GET p99 <= %s",
-		r.ServerApplyP99, r.ServerGetP99)
+	bound := func(d time.Duration, over bool) string {
+		if over {
+			return "> " + d.String()
+		}
+		return "<= " + d.String()
+	}
+	return fmt.Sprintf("; as the server measured them (its histogram's bucket): apply p99 %s, GET p99 %s",
+		bound(r.ServerApplyP99, r.ServerApplyOver), bound(r.ServerGetP99, r.ServerGetOver))
 }
 
 // watchNote says how often the tool's watch ended, when it did.
