@@ -55,3 +55,18 @@ func TestServerPercentiles(t *testing.T) {
 		t.Fatalf("no request since: p99 %s", got)
 	}
 }
+
+func TestServerNote(t *testing.T) {
+	for _, tc := range []struct {
+		r    LoadResult
+		want string
+	}{
+		{LoadResult{}, ""},
+		{LoadResult{ServerApplyP99: 10 * time.Second, ServerApplyOver: true, ServerGetP99: 50 * time.Millisecond},
+			"; as the server measured them (its histogram's bucket): apply p99 > 10s, GET p99 <= 50ms"},
+	} {
+		if got := tc.r.serverNote(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}
