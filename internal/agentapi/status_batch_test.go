@@ -28,6 +28,26 @@ func taskGroupCache(t *testing.T) *cache.Cache {
 	return c
 }
 
+// running is a Running status of task group web's one task, with pid.
+func running(pid int) v4.TaskGroupStatus {
+	return v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.0.1",
+		Tasks: []v4.TaskStatus{{Name: "weba", Status: v4.StatusRunning, Info: v4.ContainerInfo{Pid: pid}}}}
+}
+
+// stoppedTaskGroupCache is a task group cache that synced with the store, then stopped
+// following it: behind every write made after.
+func stoppedTaskGroupCache(t *testing.T) *cache.Cache {
+	t.Helper()
+	c := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger()})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	<-c.Synced()
+	stop()
+	<-done
+	return c
+}
+
 // One batch of status writes is one transaction; what it cannot take is handed back to be
 // written alone: a task group the cache does not hold, one bound to another node, a second
 // write of the same task group. An ignored report (terminal is final) is answered at once.
@@ -40,10 +60,6 @@ func TestStatusBatch(t *testing.T) {
 	createTaskGroup(t, "ns", "0.done.ns.c.1", "n1", v4.StatusFailed)
 	tgs := taskGroupCache(t)
 
-	running := func(pid int) v4.TaskGroupStatus {
-		return v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.0.1",
-			Tasks: []v4.TaskStatus{{Name: "weba", Status: v4.StatusRunning, Info: v4.ContainerInfo{Pid: pid}}}}
-	}
 	var batch []*statusWrite
 	for i := range 50 {
 		batch = append(batch, &statusWrite{ns: "ns", name: fmt.Sprintf("%d.web.ns.c.1", i), node: "n1", st: running(100 + i)})
@@ -86,13 +102,7 @@ func TestStatusBatch(t *testing.T) {
 
 	// A batch read from a cache behind the store is not written: its writes go alone. (A
 	// cache whose watch has stopped is behind for sure.)
-	behind := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger()})
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); behind.Run(ctx) }()
-	<-behind.Synced()
-	stop()
-	<-done
+	behind := stoppedTaskGroupCache(t)
 	if err := testStore.Update(context.Background(), getTaskGroup(t, "ns", "1.web.ns.c.1"), store.Raw{}); err != nil {
 		t.Fatal(err) // a revision the stale cache does not hold
 	}
@@ -114,19 +124,11 @@ func TestStatusBatchesFollowTheirOwnWrites(t *testing.T) {
 	createTaskGroup(t, "ns", "0.web.ns.c.1", "n1", "")
 	createTaskGroup(t, "ns", "1.web.ns.c.1", "n1", "")
 	// A cache whose watch has stopped: it never sees the batches' writes.
-	behind := cache.New(testStore, cache.Config{Kind: v4.KindTaskGroup, Logger: storetest.QuietLogger()})
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); behind.Run(ctx) }()
-	<-behind.Synced()
-	stop()
-	<-done
+	behind := stoppedTaskGroupCache(t)
 
 	b := newStatusBatcher(testStore, behind, storetest.QuietLogger())
 	write := func(name string, pid int) statusResult {
-		w := &statusWrite{ns: "ns", name: name, node: "n1", done: make(chan statusResult, 1),
-			st: v4.TaskGroupStatus{Phase: v4.StatusRunning, HostIP: "10.0.0.1",
-				Tasks: []v4.TaskStatus{{Name: "weba", Status: v4.StatusRunning, Info: v4.ContainerInfo{Pid: pid}}}}}
+		w := &statusWrite{ns: "ns", name: name, node: "n1", st: running(pid), done: make(chan statusResult, 1)}
 		b.write(context.Background(), []*statusWrite{w})
 		return <-w.done
 	}
