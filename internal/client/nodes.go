@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 
@@ -101,17 +100,5 @@ func asNode(o v4.Object) (*v4.Node, error) {
 // NodeMetrics returns the Prometheus metrics of the node's agent, in the text format,
 // read through the server (GET /v1/nodes/{name}/metrics).
 func (c *Client) NodeMetrics(ctx context.Context, name string) ([]byte, error) {
-	resp, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/nodes/" + url.PathEscape(name) + "/metrics"})
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetricsBytes))
-	if err != nil {
-		return nil, fmt.Errorf("metrics of node %s: %w", name, err)
-	}
-	return b, nil
+	return c.metrics(ctx, "/v1/nodes/"+url.PathEscape(name)+"/metrics", "metrics of node "+name)
 }
-
-// maxMetricsBytes bounds an agent's metrics as read by the client.
-const maxMetricsBytes = 16 << 20
