@@ -82,11 +82,15 @@ func parseHistograms(text []byte, routes ...routeKey) map[routeKey]histogram {
 }
 
 // p99Since is the upper bound of the bucket that holds the 99th percentile of the
-// requests counted after before (0 when none were; the largest finite bound when the
-// percentile is past it, with over true).
+// requests counted after before (0 when none were, or when the counts went back: a
+// server restarted in between; the largest finite bound when the percentile is past it,
+// with over true).
 func (h histogram) p99Since(before histogram) (bound time.Duration, over bool) {
 	bounds := make([]float64, 0, len(h))
 	for b := range h {
+		if h[b] < before[b] {
+			return 0, false
+		}
 		bounds = append(bounds, b)
 	}
 	slices.Sort(bounds)
