@@ -114,11 +114,21 @@ func (b *browser) do(what string, limit time.Duration, steps ...chromedp.Action[
 	}
 }
 
-// waitJS waits until the expression is truthy.
+// waitJS waits until the expression is truthy. An expression that throws is not yet true:
+// a page being rendered (a route change replaces its elements) may not hold what the
+// expression reads for a moment, and a throw would end the poll at once. The last error
+// thrown is named if the time runs out.
 func (b *browser) waitJS(what, expr string, limit time.Duration) {
 	b.t.Helper()
+	tolerant := fmt.Sprintf(`(() => { try { return !!(%s); } catch (e) { window.berthWaitError = String(e); return false; } })()`, expr)
+	b.eval(`(delete window.berthWaitError, 'reset')`)
 	b.do(what, limit+5*time.Second, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		_, err := chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(limit))(ctx, t)
+		_, err := chromedp.Poll[chromedp.Void](tolerant, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(limit))(ctx, t)
+		if err != nil {
+			if thrown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.berthWaitError || '')`)); thrown != "" {
+				return fmt.Errorf("%w (the expression last threw %s)", err, thrown)
+			}
+		}
 		return err
 	}))
 }
