@@ -55,7 +55,15 @@ func newMetrics(st *store.Store, watches *store.WatchBudget) *metrics {
 		Name: "berth_watch_queued_bytes",
 		Help: "Bytes of changes waiting in the watch streams of this server for their clients (docs/operations.md, Watch streams and slow clients).",
 	}, func() float64 { return float64(watches.Used()) })
-	m.registry = prom.NewProcessRegistry(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, &objectCollector{store: st},
+	localReads := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "berth_store_local_reads_total",
+		Help: "Reads a sole embedded etcd member served from its applied state, without raft (docs/store.md, Reads).",
+	}, func() float64 { n, _ := st.LocalReads(); return float64(n) })
+	localAgain := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "berth_store_local_reads_asked_again_total",
+		Help: "Local reads asked again through raft because a watch had been told of a newer revision (docs/store.md, Reads).",
+	}, func() float64 { _, n := st.LocalReads(); return float64(n) })
+	m.registry = prom.NewProcessRegistry(m.requests, m.duration, m.connsOpened, m.connsOpen, queued, localReads, localAgain, &objectCollector{store: st},
 		m.watchStreams, m.watchEvents, m.watchCutOffs, &storeWatchCollector{store: st})
 	return m
 }

@@ -81,8 +81,17 @@ func TestEmbeddedClusterJoinAndRestart(t *testing.T) {
 	ms := newMembers(t, 3)
 	a := openMember(t, ms[0], nil)
 	defer func() { a.Close() }()
+	if !memberAlone(a.etcd.Server)() {
+		t.Fatal("the first member is not alone in its cluster: its reads wait for raft")
+	}
 	b := openMember(t, ms[1], joinThrough(a))
 	defer b.Close()
+	// From the learner's addition on, reads are linearizable again on both.
+	for i, s := range []*Store{a, b} {
+		if memberAlone(s.etcd.Server)() {
+			t.Fatalf("member %d reads alone in a cluster of two", i)
+		}
+	}
 	c := openMember(t, ms[2], joinThrough(b)) // any member can take a join
 	defer c.Close()
 

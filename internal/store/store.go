@@ -17,7 +17,6 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
 	"go.etcd.io/etcd/server/v3/proxy/grpcproxy/adapter"
 
@@ -101,6 +100,9 @@ type Store struct {
 	quota quotaState
 	// watches counts the open object watches by kind (watch_count.go).
 	watches watchCount
+	// floor is the newest revision the embedded member's watches received, below which
+	// its serializable reads are asked again (reads.go).
+	floor watchFloor
 }
 
 // maxRequestBytes bounds one etcd request. An apply of a 2 MiB body writes the objects and
@@ -157,7 +159,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.client, s.admin = client, client
 	s.renewer.setLeases(func() pb.LeaseClient { return pb.NewLeaseClient(client.ActiveConnection()) })
 	if s.etcd != nil {
-		s.client = v3client.New(s.etcd.Server)
+		s.client = inProcessClient(s.etcd.Server, &s.floor)
 		inProcess := adapter.LeaseServerToLeaseClient(v3rpc.NewQuotaLeaseServer(s.etcd.Server))
 		s.renewer.setLeases(func() pb.LeaseClient { return inProcess })
 	}
@@ -240,7 +242,9 @@ func (s *Store) Endpoints() []string { return s.admin.Endpoints() }
 
 // Ready performs a quick linearizable read; it fails when etcd has no quorum or is unreachable.
 func (s *Store) Ready(ctx context.Context) error {
-	if _, err := s.client.Get(ctx, prefix+"ready", clientv3.WithCountOnly()); err != nil {
+	// Through the network client: the data path's reads of a sole member read its
+	// applied state (reads.go), and being ready means that raft answers.
+	if _, err := s.admin.Get(ctx, prefix+"ready", clientv3.WithCountOnly()); err != nil {
 		return fmt.Errorf("etcd not ready: %w", wrapEtcd(err))
 	}
 	return nil
