@@ -46,7 +46,9 @@
 #
 # PROFILE=DIR keeps the server's CPU profile of the measured phase and its heap profile
 # at the end in DIR (go tool pprof DIR/cpu.pprof), and those of the burst's first
-# BURST_PROFILE seconds (default 30) and of the idle phase. AGENT_LOG_LEVEL=warn logs the
+# BURST_PROFILE seconds (default 30) and of the idle phase; with BURST_TRACE=SECONDS, an
+# execution trace of the burst's first seconds instead of its CPU profile (go tool trace
+# -pprof=sync DIR/burst1.trace: where the burst's goroutines waited). AGENT_LOG_LEVEL=warn logs the
 # simulated agents' warnings too (to the sim log kept at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -237,7 +239,11 @@ for load in $loads; do
   c0=$(cpu) s0=$(simcpu) k0=$(conns) t0=$(date +%s.%N) lost0=$(lost_nodes)
   burst_profile=
   if [ -n "${PROFILE:-}" ]; then
-    pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst$n-cpu.pprof" &
+    if [ -n "${BURST_TRACE:-}" ]; then
+      pprof "trace?seconds=$BURST_TRACE" "$PROFILE/burst$n.trace" &
+    else
+      pprof "profile?seconds=${BURST_PROFILE:-30}" "$PROFILE/burst$n-cpu.pprof" &
+    fi
     burst_profile=$!
   fi
   BERTH_SERVER="https://$listen" "$simbin" sim load --apps "$apps" --instances "$instances" \

@@ -78,6 +78,8 @@ done | awk '
       "burst get_p99_ms BURST:_GET_p99_(ms);" \
       "burst apply_server_p99_ms BURST:_apply_p99,_server'"'"'s_bucket_(ms);" \
       "burst get_server_p99_ms BURST:_GET_p99,_server'"'"'s_bucket_(ms);" \
+      "burst local_reads BURST:_reads_served_by_the_sole_etcd_member;" \
+      "burst local_reads_asked_again BURST:_of_them_asked_again_through_raft;" \
       "burst server_cpu BURST:_server_CPU_(%_core);" \
       "burst sim_cpu BURST:_simulators_CPU_(%_core);" \
       "nodeloss lost_after_s node_loss:_Lost_after_(s);" \

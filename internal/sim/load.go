@@ -33,8 +33,13 @@ type LoadResult struct {
 	// bound, which they are past; 0 when unknown.
 	ServerApplyP99, ServerGetP99   time.Duration
 	ServerApplyOver, ServerGetOver bool
-	Applies, Gets                  int
-	ApplyErrs, GetErrs             int
+	// LocalReads and ReadsAskedAgain are the reads the server's sole etcd member served
+	// from its applied state during the burst and those of them asked again through raft
+	// (docs/store.md, "Reads"); KnownReads says whether the server counted them.
+	LocalReads, ReadsAskedAgain uint64
+	KnownReads                  bool
+	Applies, Gets               int
+	ApplyErrs, GetErrs          int
 	// WatchRestarts counts the tool's own watch ending during the burst (the server cuts
 	// a watcher that falls behind); Relists those that started over from every task group.
 	// Each makes the times above later than the server's.
@@ -88,7 +93,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	}
 	wg.Go(func() { lost.follow(watchCtx, c, nodeEvents, nodeRV) })
 
-	before := serverHistograms(ctx, c, applyRoute, getRoute)
+	before := readServer(ctx, c, applyRoute, getRoute)
 	b.submitAll(ctx, c, &cfg, run)
 	ended := ""
 	select {
@@ -104,9 +109,7 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	wg.Wait()
 	res := b.result()
 	if before != nil {
-		after := serverHistograms(context.WithoutCancel(ctx), c, applyRoute, getRoute)
-		res.ServerApplyP99, res.ServerApplyOver = after[applyRoute].p99Since(before[applyRoute])
-		res.ServerGetP99, res.ServerGetOver = after[getRoute].p99Since(before[getRoute])
+		res.serverSince(before, readServer(context.WithoutCancel(ctx), c, applyRoute, getRoute))
 	}
 	if res.Running < res.Instances {
 		return res, fmt.Errorf("load: %d of %d instances running %s", res.Running, res.Instances, ended)

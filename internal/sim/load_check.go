@@ -43,6 +43,9 @@ func (r *LoadResult) serverFields(ms func(time.Duration) string) string {
 	if r.ServerGetP99 > 0 {
 		s += " get_server_p99_ms=" + ms(r.ServerGetP99)
 	}
+	if r.KnownReads {
+		s += fmt.Sprintf(" local_reads=%d local_reads_asked_again=%d", r.LocalReads, r.ReadsAskedAgain)
+	}
 	return s
 }
 
@@ -57,8 +60,12 @@ func (r *LoadResult) serverNote() string {
 		}
 		return "<= " + d.String()
 	}
-	return fmt.Sprintf("; as the server measured them (its histogram's bucket): apply p99 %s, GET p99 %s",
+	s := fmt.Sprintf("; as the server measured them (its histogram's bucket): apply p99 %s, GET p99 %s",
 		bound(r.ServerApplyP99, r.ServerApplyOver), bound(r.ServerGetP99, r.ServerGetOver))
+	if r.KnownReads {
+		s += fmt.Sprintf("; its etcd member served %d reads from its applied state, %d of them asked again through raft", r.LocalReads, r.ReadsAskedAgain)
+	}
+	return s
 }
 
 // watchNote says how often the tool's watch ended, when it did.

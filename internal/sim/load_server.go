@@ -32,17 +32,59 @@ type routeKey struct{ method, route string }
 // histogram is one route's cumulative bucket counts by upper bound (seconds; +Inf last).
 type histogram map[float64]uint64
 
-// serverHistograms reads the histograms of routes from the server's metrics; nil when
-// they cannot be read (a token without the right, an older server): the figures are then
-// left out.
-func serverHistograms(ctx context.Context, c *client.Client, routes ...routeKey) map[routeKey]histogram {
+// serverView is what a burst reads of the server's metrics before and after it.
+type serverView struct {
+	routes map[routeKey]histogram
+	// counters by name: the sole etcd member's local reads and those asked again
+	// (docs/store.md, "Reads"), absent when the server does not count them.
+	counters map[string]float64
+}
+
+// Counters of the store's reads a burst reports.
+const (
+	localReads           = "berth_store_local_reads_total"
+	localReadsAskedAgain = "berth_store_local_reads_asked_again_total"
+)
+
+// readServer reads the histograms of routes and the store's read counters from the
+// server's metrics; nil when they cannot be read (a token without the right, an older
+// server): the figures are then left out.
+func readServer(ctx context.Context, c *client.Client, routes ...routeKey) *serverView {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	text, err := c.ServerMetrics(ctx)
 	if err != nil {
 		return nil
 	}
-	return parseHistograms(text, routes...)
+	return &serverView{routes: parseHistograms(text, routes...), counters: parseCounters(text, localReads, localReadsAskedAgain)}
+}
+
+// since is how much counter name grew from before to v; false when unknown or gone back.
+func (v *serverView) since(before *serverView, name string) (uint64, bool) {
+	a, okA := v.counters[name]
+	b, okB := before.counters[name]
+	if !okA || !okB || a < b {
+		return 0, false
+	}
+	return uint64(a - b), true
+}
+
+// parseCounters picks the values of unlabelled metrics out of metrics in the Prometheus
+// text format.
+func parseCounters(text []byte, names ...string) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !slices.Contains(names, name) {
+			continue
+		}
+		if n, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && n >= 0 {
+			out[name] = n
+		}
+	}
+	return out
 }
 
 // parseHistograms picks the request-duration buckets of routes out of metrics in the
@@ -111,3 +153,17 @@ func (h histogram) p99Since(before histogram) (bound time.Duration, over bool) {
 }
 
 func secondsOf(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// serverSince puts in r what the server measured between before and after.
+func (r *LoadResult) serverSince(before, after *serverView) {
+	if after == nil {
+		return
+	}
+	r.ServerApplyP99, r.ServerApplyOver = after.routes[applyRoute].p99Since(before.routes[applyRoute])
+	r.ServerGetP99, r.ServerGetOver = after.routes[getRoute].p99Since(before.routes[getRoute])
+	local, ok1 := after.since(before, localReads)
+	again, ok2 := after.since(before, localReadsAskedAgain)
+	if ok1 && ok2 {
+		r.LocalReads, r.ReadsAskedAgain, r.KnownReads = local, again, true
+	}
+}

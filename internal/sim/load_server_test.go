@@ -13,6 +13,9 @@ berth_http_request_duration_seconds_bucket{method="GET",route="/v1/namespaces/{n
 berth_http_request_duration_seconds_bucket{method="GET",route="/v1/namespaces/{ns}/{plural}/{name}",le="+Inf"} 10
 berth_http_request_duration_seconds_bucket{method="GET",route="/v1/nodes",le="0.005"} 3
 berth_http_request_duration_seconds_bucket{method="GET",route="/v1/nodes",le="+Inf"} 3
+# TYPE berth_store_local_reads_total counter
+berth_store_local_reads_total 1000
+berth_store_local_reads_asked_again_total 7
 `
 
 // 100 more GETs: 90 within 5 ms, 9 within 50 ms, 1 within 500 ms; 100 applies, one slower
@@ -25,11 +28,18 @@ berth_http_request_duration_seconds_bucket{method="POST",route="/v1/apply",le="0
 berth_http_request_duration_seconds_bucket{method="POST",route="/v1/apply",le="10"} 98
 berth_http_request_duration_seconds_bucket{method="POST",route="/v1/apply",le="+Inf"} 100
 berth_http_request_duration_seconds_bucket{method="POST",route="/v1/apply",le="bad"} 100
+berth_store_local_reads_total 1.5e+06
+berth_store_local_reads_asked_again_total 7
 `
 
+// view parses metrics as readServer does.
+func view(metrics string) *serverView {
+	return &serverView{routes: parseHistograms([]byte(metrics), applyRoute, getRoute),
+		counters: parseCounters([]byte(metrics), localReads, localReadsAskedAgain)}
+}
+
 func TestServerPercentiles(t *testing.T) {
-	before := parseHistograms([]byte(metricsBefore), applyRoute, getRoute)
-	after := parseHistograms([]byte(metricsAfter), applyRoute, getRoute)
+	before, after := view(metricsBefore).routes, view(metricsAfter).routes
 	if len(before[getRoute]) != 4 || before[applyRoute] != nil {
 		t.Fatalf("before: %v", before)
 	}
@@ -67,9 +77,34 @@ func TestServerNote(t *testing.T) {
 		{LoadResult{}, ""},
 		{LoadResult{ServerApplyP99: 10 * time.Second, ServerApplyOver: true, ServerGetP99: 50 * time.Millisecond},
 			"; as the server measured them (its histogram's bucket): apply p99 > 10s, GET p99 <= 50ms"},
+		{LoadResult{ServerGetP99: 50 * time.Millisecond, KnownReads: true, LocalReads: 900, ReadsAskedAgain: 3},
+			"; as the server measured them (its histogram's bucket): apply p99 <= 0s, GET p99 <= 50ms; its etcd member served 900 reads from its applied state, 3 of them asked again through raft"},
 	} {
 		if got := tc.r.serverNote(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
 		}
+	}
+}
+
+// TestServerReads: the store's read counters grew by the burst's reads; none when a
+// counter is missing (an older server) or went back (a restarted one).
+func TestServerReads(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		before, after     *serverView
+		known             bool
+		local, askedAgain uint64
+	}{
+		{"counted", view(metricsBefore), view(metricsAfter), true, 1_499_000, 0},
+		{"gone back", view(metricsAfter), view(metricsBefore), false, 0, 0},
+		{"not counted", view(metricsBefore), view("berth_store_local_reads_total 5\n"), false, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r LoadResult
+			r.serverSince(tc.before, tc.after)
+			if r.KnownReads != tc.known || r.LocalReads != tc.local || r.ReadsAskedAgain != tc.askedAgain {
+				t.Fatalf("known %v, local %d, asked again %d; want %v, %d, %d", r.KnownReads, r.LocalReads, r.ReadsAskedAgain, tc.known, tc.local, tc.askedAgain)
+			}
+		})
 	}
 }
