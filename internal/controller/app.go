@@ -41,8 +41,6 @@ type AppController struct {
 	// workload there instead of etcd (a linearizable read each, which in a burst of a
 	// thousand applications waited behind every write).
 	apps map[v4.Kind]*cacheView
-	// pace holds the writes of statuses whose counts alone move (status_pace.go).
-	pace statusPacer
 }
 
 // NewAppController builds the controller; Run drives it.
@@ -135,7 +133,6 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if obj == nil { // deleted: stop and remove everything it had
 		all := flatten(byIndex)
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
-		c.pace.forget(key)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		c.endOperation(ctx, key, v4.OpReplace)
@@ -145,7 +142,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if msg := c.guard.check(obj); msg != "" { // what runs stays; nothing is placed or restarted
 		st := w.Status
 		st.Updated, st.Message = time.Time{}, msg
-		return c.updateStatus(ctx, key, st)
+		return 0, c.updateStatus(ctx, key, st)
 	}
 	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
@@ -184,11 +181,9 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		return 0, err
 	}
 	st := r.status()
-	later, err := c.updateStatus(ctx, key, st)
-	if err != nil {
+	if err := c.updateStatus(ctx, key, st); err != nil {
 		return 0, err
 	}
-	r.wake(later)
 	if st.Running+st.Stopped == w.Spec.Instance && !r.surplus && !r.stopping {
 		c.endOperation(ctx, key, v4.OpScale) // the scale, if one was asked, is done
 	}

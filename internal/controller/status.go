@@ -12,12 +12,9 @@ import (
 )
 
 // updateStatus writes the application's status when it changed, retrying on conflicts
-// with users' writes. A change of counts alone within statusPace of the last write is
-// not written: it returns when to look again.
-func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkloadStatus) (time.Duration, error) {
-	var later time.Duration
-	err := retryStatusWrite(key.String(), func() error {
-		later = 0
+// with users' writes.
+func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkloadStatus) error {
+	return retryStatusWrite(key.String(), func() error {
 		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -30,27 +27,19 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 		if w.Status.Equal(st) {
 			return nil
 		}
-		now := time.Now()
-		if countsOnly(w.Status, st) {
-			if later = c.pace.wait(key, now); later > 0 {
-				return nil
-			}
-		}
 		if w.Status.Phase != st.Phase {
 			c.event(key, v4.EventNormal, "Status", fmt.Sprintf("%s %s/%s is %s (%d/%d running)", key.Kind, key.Namespace, key.Name, st.Phase, st.Running, st.Instances))
 		}
-		st.Updated = now.UTC()
+		st.Updated = time.Now().UTC()
 		w.Status = st
 		err = c.store.Update(ctx, obj, store.Raw{})
 		if err == nil {
-			c.pace.wrote(key, now)
 			if v := c.apps[key.Kind]; v != nil {
 				v.wrote(w.Metadata.ResourceVersion) // the next reconcile reads this status
 			}
 		}
 		return err
 	})
-	return later, err
 }
 
 // retryStatusWrite runs write, which reads an object anew and writes its status, until
