@@ -20,6 +20,7 @@ type Metrics struct {
 	reconcileDuration *prometheus.HistogramVec
 	queueDepth        *prometheus.GaugeVec
 	notifyUnsent      *prometheus.CounterVec
+	statusWrites      *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics; register Collectors with a registry.
@@ -38,6 +39,8 @@ func NewMetrics() *Metrics {
 			prometheus.ExponentialBuckets(0.0005, 4, 9), "controller"), // 500 µs to 33 s
 		queueDepth: prom.GaugeVec("berth_controller_queue_depth",
 			"Keys waiting in a controller's work queue (due now or later), by controller.", "controller"),
+		statusWrites: prom.CounterVec("berth_controller_status_writes_total",
+			"Workload statuses a controller wrote, by controller.", "controller"),
 		notifyUnsent: prom.CounterVec("berth_notify_dropped_total",
 			"Notify messages dropped unsent because the subscribing token may not receive them, by reason (no-subscriber, forbidden, unchecked).", "reason"),
 	}
@@ -45,7 +48,7 @@ func NewMetrics() *Metrics {
 
 // Collectors are the metrics to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent}
+	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent, m.statusWrites}
 }
 
 // notifyDropped counts a notify message dropped unsent (notify_access.go).
@@ -54,6 +57,15 @@ func (m *Metrics) notifyDropped(reason string) {
 		return
 	}
 	m.notifyUnsent.WithLabelValues(reason).Inc()
+}
+
+// statusWritten counts a workload's status written: each is a raft entry and a turn on
+// its namespace's ledger (docs/store.md, "Namespace limits").
+func (m *Metrics) statusWritten(controller string) {
+	if m == nil {
+		return
+	}
+	m.statusWrites.WithLabelValues(controller).Inc()
 }
 
 // observePlace records one request's placement.

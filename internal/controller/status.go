@@ -34,6 +34,7 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 		w.Status = st
 		err = c.store.Update(ctx, obj, store.Raw{})
 		if err == nil {
+			c.opts.Metrics.statusWritten("application")
 			if v := c.apps[key.Kind]; v != nil {
 				v.wrote(w.Metadata.ResourceVersion) // the next reconcile reads this status
 			}
