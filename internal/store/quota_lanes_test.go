@@ -51,8 +51,8 @@ func TestLedgerLanes(t *testing.T) {
 }
 
 // A user's write waiting for a lane goes before the system's writes that waited longer,
-// but never two users' writes in a row while a system's write waits; among each, the
-// first to wait goes first.
+// but never more than usersInARow users' writes in a row while a system's write waits;
+// among each, the first to wait goes first.
 func TestLedgerLanesServeUsersFirst(t *testing.T) {
 	var l ledgerLanes
 	ctx := t.Context()
@@ -60,7 +60,7 @@ func TestLedgerLanesServeUsersFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := make(chan string, 4)
+	order := make(chan string, usersInARow+4)
 	waiting := func() int {
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -83,14 +83,16 @@ func TestLedgerLanesServeUsersFirst(t *testing.T) {
 	}
 	queued("system 1", false)
 	queued("system 2", false)
-	queued("user 1", true)
-	queued("user 2", true)
+	for i := range usersInARow + 2 {
+		queued(fmt.Sprintf("user %d", i+1), true)
+	}
 	l.give(holder)
 	var got []string
-	for range 4 {
+	for range usersInARow + 4 {
 		got = append(got, <-order)
 	}
-	if want := []string{"user 1", "system 1", "user 2", "system 2"}; !slices.Equal(got, want) {
+	// usersInARow users, then berth's write that waited, then the users' again.
+	if want := []string{"user 1", "user 2", "user 3", "user 4", "system 1", "user 5", "user 6", "system 2"}; !slices.Equal(got, want) {
 		t.Fatalf("the lane went to %v, want %v", got, want)
 	}
 	if n := l.count(); n != 0 {
