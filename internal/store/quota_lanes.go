@@ -21,8 +21,9 @@ import (
 // than usersInARow users' writes in a row while one of berth's waits: the controllers'
 // workers are shared by every namespace, and a tenant that kept writing its own
 // namespace would otherwise hold them there for as long as it liked. (With one user's
-// write a turn, in a burst of applies four at a time, an apply waited for up to three
-// status writes besides the other applies: half its time.)
+// write a turn, a burst's applies, four at a time, spent nine tenths of the time they
+// were blocked waiting for the lane, behind the other applies and a status write
+// between each: docs/benchmarks.md.)
 
 // ledgerLanes holds a lane per namespace with a write in flight or waiting.
 type ledgerLanes struct {
