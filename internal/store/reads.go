@@ -60,16 +60,10 @@ func (kv soleMemberKV) Range(ctx context.Context, in *pb.RangeRequest, opts ...g
 	if in.Serializable || !kv.alone() {
 		return kv.KVClient.Range(ctx, in, opts...)
 	}
-	floor := kv.floor.load()
-	in.Serializable = true
-	resp, err := kv.KVClient.Range(ctx, in, opts...)
-	kv.floor.local.Add(1)
-	if err != nil || resp.GetHeader().GetRevision() >= floor {
-		return resp, err
-	}
-	kv.floor.fellShort.Add(1)
-	in.Serializable = false
-	return kv.KVClient.Range(ctx, in, opts...)
+	return underFloor(kv.floor, func(local bool) (*pb.RangeResponse, error) {
+		in.Serializable = local
+		return kv.KVClient.Range(ctx, in, opts...)
+	})
 }
 
 // Txn makes a transaction of reads only serializable while the member is alone (etcd
@@ -79,16 +73,23 @@ func (kv soleMemberKV) Txn(ctx context.Context, in *pb.TxnRequest, opts ...grpc.
 	if !readOnly(in) || !kv.alone() {
 		return kv.KVClient.Txn(ctx, in, opts...)
 	}
-	floor := kv.floor.load()
-	setSerializable(in, true)
-	resp, err := kv.KVClient.Txn(ctx, in, opts...)
-	kv.floor.local.Add(1)
-	if err != nil || resp.GetHeader().GetRevision() >= floor {
+	return underFloor(kv.floor, func(local bool) (*pb.TxnResponse, error) {
+		setSerializable(in, local)
+		return kv.KVClient.Txn(ctx, in, opts...)
+	})
+}
+
+// underFloor reads locally (read(true)), and again through raft (read(false)) when the
+// local answer is older than the floor was when the read began.
+func underFloor[R interface{ GetHeader() *pb.ResponseHeader }](floor *watchFloor, read func(local bool) (R, error)) (R, error) {
+	least := floor.load()
+	resp, err := read(true)
+	floor.local.Add(1)
+	if err != nil || resp.GetHeader().GetRevision() >= least {
 		return resp, err
 	}
-	kv.floor.fellShort.Add(1)
-	setSerializable(in, false)
-	return kv.KVClient.Txn(ctx, in, opts...)
+	floor.fellShort.Add(1)
+	return read(false)
 }
 
 // readOnly reports whether every operation of the transaction, either way, is a read.
