@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"math"
 	"slices"
@@ -73,18 +71,22 @@ func (v *serverView) since(before *serverView, name string) (uint64, bool) {
 // text format.
 func parseCounters(text []byte, names ...string) map[string]float64 {
 	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
+	for line := range strings.Lines(string(text)) {
+		name, value, ok := strings.Cut(line, " ")
 		if !ok || !slices.Contains(names, name) {
 			continue
 		}
-		if n, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil && n >= 0 {
+		if n, ok := sampleValue(value); ok {
 			out[name] = n
 		}
 	}
 	return out
+}
+
+// sampleValue is the value of a sample line's rest: a count, never negative.
+func sampleValue(s string) (float64, bool) {
+	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return n, err == nil && n >= 0
 }
 
 // parseHistograms picks the request-duration buckets of routes out of metrics in the
@@ -95,10 +97,7 @@ func parseHistograms(text []byte, routes ...routeKey) map[routeKey]histogram {
 	for i, r := range routes {
 		prefixes[i] = requestDuration + `{method="` + r.method + `",route="` + r.route + `",le="`
 	}
-	sc := bufio.NewScanner(bytes.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(string(text)) {
 		for i, p := range prefixes {
 			rest, ok := strings.CutPrefix(line, p)
 			if !ok {
@@ -108,9 +107,9 @@ func parseHistograms(text []byte, routes ...routeKey) map[routeKey]histogram {
 			if !ok {
 				break
 			}
-			bound, err1 := strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf
-			n, err2 := strconv.ParseFloat(strings.TrimSpace(count), 64)
-			if err1 != nil || err2 != nil || n < 0 {
+			bound, err := strconv.ParseFloat(le, 64) // "+Inf" parses as +Inf
+			n, ok := sampleValue(count)
+			if err != nil || !ok {
 				break
 			}
 			if out[routes[i]] == nil {
