@@ -55,10 +55,14 @@ func (r *LoadResult) serverNote() string {
 		return ""
 	}
 	bound := func(d time.Duration, over bool) string {
-		if over {
+		switch {
+		case d == 0:
+			return "unknown"
+		case over:
 			return "> " + d.String()
+		default:
+			return "<= " + d.String()
 		}
-		return "<= " + d.String()
 	}
 	s := fmt.Sprintf("; as the server measured them (its histogram's bucket): apply p99 %s, GET p99 %s",
 		bound(r.ServerApplyP99, r.ServerApplyOver), bound(r.ServerGetP99, r.ServerGetOver))

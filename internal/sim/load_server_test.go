@@ -78,7 +78,7 @@ func TestServerNote(t *testing.T) {
 		{LoadResult{ServerApplyP99: 10 * time.Second, ServerApplyOver: true, ServerGetP99: 50 * time.Millisecond},
 			"; as the server measured them (its histogram's bucket): apply p99 > 10s, GET p99 <= 50ms"},
 		{LoadResult{ServerGetP99: 50 * time.Millisecond, KnownReads: true, LocalReads: 900, ReadsAskedAgain: 3},
-			"; as the server measured them (its histogram's bucket): apply p99 <= 0s, GET p99 <= 50ms; its etcd member served 900 reads from its applied state, 3 of them asked again through raft"},
+			"; as the server measured them (its histogram's bucket): apply p99 unknown, GET p99 <= 50ms; its etcd member served 900 reads from its applied state, 3 of them asked again through raft"},
 	} {
 		if got := tc.r.serverNote(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.r, got, tc.want)
