@@ -21,6 +21,7 @@ type Container struct {
 	Volumes         []Volume       `json:"volumes,omitempty"`
 	ConfigMaps      []ConfigMapRef `json:"configmaps,omitempty"`
 	Secrets         []SecretRef    `json:"secrets,omitempty"`
+	Lifecycle       *Lifecycle     `json:"lifecycle,omitempty"`
 }
 
 // Image pull policies.

@@ -22,6 +22,7 @@ type ProcessTask struct {
 	Env              []EnvVar       `json:"env,omitempty"`
 	Secrets          []SecretRef    `json:"secrets,omitempty"`
 	ConfigMaps       []ConfigMapRef `json:"configmaps,omitempty"`
+	Lifecycle        *Lifecycle     `json:"lifecycle,omitempty"`
 }
 
 // URI is a package the process driver downloads (HTTP(S), optional basic auth) and unpacks

@@ -181,6 +181,8 @@ type RemoteHealth struct {
 type TaskStatus struct {
 	Name   string `json:"name"`
 	Status string `json:"status"` // Staging, Starting, Running, Finish, Failed, Killing, ...
+	// Role is the task's lifecycle role: "init", "sidecar", or empty for a main task.
+	Role string `json:"role,omitempty"`
 	// LastStatus is the status before Status, kept by the server as the group's
 	// LastPhase (BCS's task LastStatus).
 	LastStatus string `json:"lastStatus,omitempty"`

@@ -47,6 +47,7 @@ func validateContainer(p string, c *Container, mode string, ports map[string]str
 	validateDockerMemory(p+".resources.limits.memory", c.Resources, errs)
 	validateVolumes(p, c.Volumes, errs)
 	validateChecks(p+".healthChecks", c.HealthChecks, c.Ports, errs)
+	validateLifecycle(p, c.Lifecycle, c.HealthChecks, c.Ports, false, errs)
 	validateConfigMapRefs(p+".configmaps", c.ConfigMaps, errs)
 	validateSecretRefs(p+".secrets", c.Secrets, errs)
 }

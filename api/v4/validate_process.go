@@ -56,6 +56,7 @@ func validateProcessTask(p string, t *ProcessTask, ports map[string]string, host
 	validateEnv(p+".env", t.Env, errs)
 	validateResources(p+".resources", t.Resources, true, errs)
 	validateChecks(p+".healthChecks", t.HealthChecks, t.Ports, errs)
+	validateLifecycle(p, t.Lifecycle, t.HealthChecks, t.Ports, true, errs)
 	validateConfigMapRefs(p+".configmaps", t.ConfigMaps, errs)
 	validateSecretRefs(p+".secrets", t.Secrets, errs)
 	checkProcessVariables(p, t, taskPorts, errs)
