@@ -71,6 +71,11 @@ type Config struct {
 	// controllers place it again on other ports instead of restarting it on the same.
 	Ports PortChecker
 
+	// Event, when set, records an event of a task group for its owner to see (a hook
+	// that failed): typ is v4.EventNormal or v4.EventWarning, reason a word in
+	// CamelCase. It is called from the pod's goroutines and must not block.
+	Event func(namespace, name, typ, reason, message string)
+
 	// Observer, when set, is told of task starts and health check results (metrics).
 	Observer Observer
 
