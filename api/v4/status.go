@@ -1,5 +1,7 @@
 package v4
 
+import "slices"
+
 // Application statuses (BCS).
 const (
 	AppStaging   = "Staging"
@@ -19,9 +21,18 @@ const (
 // precedence: any Failed, any Killing, any Error, all Finish, all Killed, any Lost, all
 // Staging, any Starting, any Restarting, any Running. Mixed ends (some Finish, some Killed)
 // count as Finish; no tasks is Staging.
+//
+// An init task that finished counts no more once another task has a status (it ended
+// before the pod ran, as Kubernetes reports init containers apart).
 func AggregateTaskGroup(tasks []TaskStatus) string {
 	if len(tasks) == 0 {
 		return StatusStaging
+	}
+	if slices.ContainsFunc(tasks, func(t TaskStatus) bool { return t.Role == RoleInit && t.Status == StatusFinish }) {
+		rest := slices.DeleteFunc(slices.Clone(tasks), func(t TaskStatus) bool { return t.Role == RoleInit && t.Status == StatusFinish })
+		if len(rest) > 0 {
+			tasks = rest
+		}
 	}
 	count := map[string]int{}
 	for _, t := range tasks {

@@ -173,6 +173,14 @@ type PodNetworks interface {
 	TeardownPod(ctx context.Context, id string) error
 }
 
+// NetworkHolders is implemented by container drivers that can run a container that only
+// holds a pod's network (Kubernetes' pause container), for a pod whose first task to
+// start is an init task, which cannot own the network since it ends: HolderImage is its
+// image, built on the node when missing. The holder is started as a task of the pod.
+type NetworkHolders interface {
+	HolderImage(ctx context.Context) (string, error)
+}
+
 // Processes is implemented by drivers that can list the host PIDs of a task's processes
 // (the vcuda sharing mode writes them for the library that enforces a share).
 type Processes interface {

@@ -41,9 +41,18 @@ func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.
 		return false
 	}
 
+	if h := p.plan.holder; h != nil {
+		// The holder's IP is the pod's; it goes when the pod ends.
+		if j := slices.IndexFunc(states, func(s driver.State) bool {
+			return s.Labels[driver.LabelTaskGroup] == podKey(ns, name) && s.Labels[driver.LabelTask] == v4.NetworkHolderTask
+		}); j >= 0 {
+			p.holding = true
+			mine = append(mine, states[j]) // read for the IP below, then dropped
+		}
+	}
 	if n := p.plan.net; n != nil {
-		// The pod's IP as the drivers report it (the owner's, or any for CNI), and a
-		// CNI sandbox to tear down when the pod ends.
+		// The pod's IP as the drivers report it (the owner's, the holder's, or any for
+		// CNI), and a CNI sandbox to tear down when the pod ends.
 		for _, s := range mine {
 			if s.Info.IPAddress != "" {
 				p.podIP = s.Info.IPAddress
@@ -55,7 +64,8 @@ func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.
 		}
 		p.sandbox = n.cni
 	}
-	if _, _, ended := firstEnded(mine); !ended {
+	mine = mine[:len(p.plan.tasks)]
+	if _, _, ended := p.plan.firstEnded(mine); !ended {
 		p.resume(mine)
 	}
 	e.mu.Lock()
@@ -87,6 +97,11 @@ func (p *pod) resume(states []driver.State) {
 		info := p.decorate(i, states[i].Info)
 		st.Tasks[i].Status = v4.StatusRunning
 		st.Tasks[i].Info = info
+		if !p.plan.runs(i) {
+			// An init task ended before the pod ran (or was removed since).
+			st.Tasks[i].Status, st.Tasks[i].Message = v4.StatusFinish, "completed"
+			continue
+		}
 		if started.IsZero() || (!info.StartAt.IsZero() && info.StartAt.Before(started)) {
 			started = info.StartAt
 		}

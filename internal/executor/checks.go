@@ -81,6 +81,17 @@ func (p *pod) target(i int, info v4.ContainerInfo) health.Target {
 // onHealth records a check result on the task and reports it at once; a result that asks
 // for a kill is handed to the pod's goroutine.
 func (p *pod) onHealth(i int, r health.Result) {
+	p.recordHealth(i, r)
+	if r.Kill {
+		select {
+		case p.healthKill <- healthFailure{task: i, failures: r.ConsecutiveFailures, message: r.Message}:
+		default: // another task's failure already asked
+		}
+	}
+}
+
+// recordHealth records a check result on task i and reports it.
+func (p *pod) recordHealth(i int, r health.Result) {
 	p.update(func(st *v4.TaskGroupStatus) {
 		t := &st.Tasks[i]
 		t.Healthy = new(r.Healthy)
@@ -90,10 +101,4 @@ func (p *pod) onHealth(i int, r health.Result) {
 		t.Info.IsChecked = r.Checked
 		t.Info.ConsecutiveFailureTimes = r.ConsecutiveFailures
 	})
-	if r.Kill {
-		select {
-		case p.healthKill <- healthFailure{task: i, failures: r.ConsecutiveFailures, message: r.Message}:
-		default: // another task's failure already asked
-		}
-	}
 }

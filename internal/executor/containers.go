@@ -15,46 +15,57 @@ var ErrNoPodNetworks = errors.New("CNI mode needs a driver with pod networks")
 // teardownTimeout bounds the CNI DEL and sandbox removal of one pod.
 const teardownTimeout = time.Minute
 
-// startContainers starts a container pod (docs/agent.md, Container pods).
-// CNM: the first container starts first with the pod's network mode and every port
-// binding; the others join its network, so if it died they cannot start and the group
-// fails. CNI: the driver sets up the pod's sandbox first and every container joins it.
-// Each container's BCS_CONTAINER_IP is the pod's IP once it is known.
-func (p *pod) startContainers(ctx context.Context, prep *prepared) error {
+// podNetwork sets up what a container pod's tasks join (docs/agent.md, Container pods;
+// docs/pods.md, "Network"): the CNI sandbox (whose IP is the pod's), or the network
+// holder of a pod that starts with an init task. It returns "" when the pod's first task
+// to start owns the network (CNM, BCS's pods), and for process pods.
+func (p *pod) podNetwork(ctx context.Context) (string, error) {
 	n := p.plan.net
-	join := ""
-	if n.cni {
+	switch {
+	case n == nil:
+		return "", nil
+	case n.cni:
 		sandbox, ip, err := p.setupNetwork(ctx)
 		if err != nil {
-			return err
+			return "", err
 		}
-		join = sandbox
 		p.setPodIP(ip)
+		return sandbox, nil
+	case p.plan.holder != nil:
+		return p.startHolder(ctx)
 	}
-	for i, t := range prep.tasks {
-		switch {
-		case n.cni:
-			t.Setup.JoinTask = join
-		case i == 0:
-			t.Setup.NetworkMode = n.mode
-			t.Setup.PortBindings = n.bindings
-			// Docker refuses a host name for a container that joins another's network,
-			// so only the owner gets the spec's.
-			t.Setup.Hostname = p.plan.tasks[i].container.Hostname
-		default:
-			t.Setup.JoinTask = prep.tasks[0].ID
-		}
-		if ip := p.getPodIP(); ip != "" {
-			prep.setEnv(p, i, ip)
-		}
-		if err := p.startTask(ctx, i, t); err != nil {
-			return err
-		}
+	return "", nil
+}
+
+// joinNetwork decides container i's network before it starts. CNM: the owner (the first
+// task to start) gets the pod's network mode and every port binding, and the others join
+// it, so if it died they cannot start and the group fails; with a sandbox or a holder
+// (join), every container joins that. Each container's BCS_CONTAINER_IP is the pod's IP
+// once it is known.
+func (p *pod) joinNetwork(i int, prep *prepared, join string) {
+	t := prep.tasks[i]
+	owner := p.plan.order[0]
+	switch {
+	case join != "":
+		t.Setup.JoinTask = join
+	case i == owner:
+		t.Setup.NetworkMode = p.plan.net.mode
+		t.Setup.PortBindings = p.plan.net.bindings
+		// Docker refuses a host name for a container that joins another's network,
+		// so only the owner gets the spec's.
+		t.Setup.Hostname = p.plan.tasks[i].container.Hostname
+	default:
+		t.Setup.JoinTask = prep.tasks[owner].ID
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("start interrupted: %w", context.Cause(ctx))
+	if ip := p.getPodIP(); ip != "" {
+		prep.setEnv(p, i, ip)
 	}
-	return nil
+}
+
+// ownsNetwork reports whether task i owns the pod's network: the first container to
+// start of a CNM pod without a holder.
+func (p *podPlan) ownsNetwork(i int) bool {
+	return p.net != nil && !p.net.cni && p.holder == nil && len(p.order) > 0 && p.order[0] == i
 }
 
 // setupNetwork creates the CNI sandbox of the pod through the driver.

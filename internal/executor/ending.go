@@ -13,52 +13,84 @@ import (
 // stopTimeout bounds a Stop call beyond its grace (a stopCmd that hangs, a slow daemon).
 const stopTimeout = 30 * time.Second
 
-// stopAll stops every started task except skip (-1: none) with grace, concurrently so the
-// pod ends within one grace period, tears down a CNI pod's network, and returns every started task's final info (index ->
-// info). Stops run on a context that outlives ctx: a pod must end cleanly even when the
-// agent shuts down in the middle.
-func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int) map[int]v4.ContainerInfo {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+stopTimeout)
+// stopAll stops every started task except skip (-1: none) and returns every started
+// task's final info (index -> info). The tasks stop in the pod's stop groups
+// (docs/pods.md, "Start and stop"): the main tasks together, then the sidecars one by
+// one, the last started first; then the network holder goes and a CNI pod's network is
+// torn down. polite is a deliberate stop (a kill, a failed health check): each task's
+// preStop hook runs first, and every task must be stopped when grace is over, hooks
+// included; the stops that follow a failure (BCS 强杀) run no hooks. Stops run on a
+// context that outlives ctx: a pod must end cleanly even when the agent shuts down in the
+// middle.
+func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int, polite bool) map[int]v4.ContainerInfo {
+	groups := p.plan.stopGroups()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+stopTimeout+time.Duration(len(groups))*p.e.cfg.ForceGrace)
 	defer cancel()
 	started := p.startedTasks()
 	var mu sync.Mutex
 	infos := map[int]v4.ContainerInfo{}
-	var wg sync.WaitGroup
-	for i, ok := range started {
-		if !ok {
-			continue
+	deadline := time.Now().Add(grace)
+	for g, group := range groups {
+		budget := grace // the first group's; the others get what is left of it
+		if g > 0 {
+			budget = time.Until(deadline)
 		}
-		tp := &p.plan.tasks[i]
-		wg.Go(func() {
-			if i != skip {
-				began := time.Now()
-				err := tp.drv.Stop(sctx, tp.id, grace)
-				if isGone(err) {
-					err = nil
-				}
-				p.e.observer().TaskStopped(tp.driverName(), time.Since(began), err)
-				if err != nil {
-					p.e.log.Error("stop task", "task", tp.id, "err", err)
-				}
+		var wg sync.WaitGroup
+		for _, i := range group {
+			if !started[i] {
+				continue
 			}
-			st, err := tp.drv.Inspect(sctx, tp.id)
-			if err != nil {
-				if !isGone(err) {
-					p.e.log.Error("inspect stopped task", "task", tp.id, "err", err)
+			wg.Go(func() {
+				if i != skip {
+					p.stopTask(sctx, i, budget, deadline, polite)
 				}
-				return
-			}
-			mu.Lock()
-			infos[i] = p.decorate(i, st.Info)
-			mu.Unlock()
-		})
+				if info, ok := p.finalInfo(sctx, i); ok {
+					mu.Lock()
+					infos[i] = info
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	p.stopHolder(sctx)
 	if err := p.teardownNetwork(sctx); err != nil {
 		// Remove tries again; the pod ends all the same.
 		p.e.log.Error("pod network teardown", "namespace", p.ns, "name", p.name, "err", err)
 	}
 	return infos
+}
+
+// stopTask stops task i with budget as its grace, or, after its preStop hook (polite),
+// what is left until deadline; at least ForceGrace, so that a sidecar stopped after
+// main tasks that took the whole grace still gets its signal before SIGKILL.
+func (p *pod) stopTask(ctx context.Context, i int, budget time.Duration, deadline time.Time, polite bool) {
+	tp := &p.plan.tasks[i]
+	if polite && p.preStop(ctx, i, deadline) {
+		budget = time.Until(deadline)
+	}
+	began := time.Now()
+	err := tp.drv.Stop(ctx, tp.id, max(budget, p.e.cfg.ForceGrace))
+	if isGone(err) {
+		err = nil
+	}
+	p.e.observer().TaskStopped(tp.driverName(), time.Since(began), err)
+	if err != nil {
+		p.e.log.Error("stop task", "task", tp.id, "err", err)
+	}
+}
+
+// finalInfo is task i's info once it stopped, as its driver tells it.
+func (p *pod) finalInfo(ctx context.Context, i int) (v4.ContainerInfo, bool) {
+	tp := &p.plan.tasks[i]
+	st, err := tp.drv.Inspect(ctx, tp.id)
+	if err != nil {
+		if !isGone(err) {
+			p.e.log.Error("inspect stopped task", "task", tp.id, "err", err)
+		}
+		return v4.ContainerInfo{}, false
+	}
+	return p.decorate(i, st.Info), true
 }
 
 // endAll sets every task to status with its final info and message (from msgs, or
@@ -69,6 +101,9 @@ func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, ms
 		now := time.Now()
 		for i := range st.Tasks {
 			t := &st.Tasks[i]
+			if t.Role == v4.RoleInit && t.Status == v4.StatusFinish {
+				continue // it ended before, successfully: that stays as it was
+			}
 			t.Status = status
 			if info, ok := infos[i]; ok {
 				// Keep what health checks recorded; the driver does not know it.
@@ -95,7 +130,7 @@ func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, ms
 // and every task is reported Failed with the error.
 func (p *pod) failStart(ctx context.Context, err error) {
 	p.e.log.Warn("task group failed to start", "namespace", p.ns, "name", p.name, "err", err)
-	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, -1)
+	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, -1, false)
 	var mark func(*v4.TaskGroupStatus)
 	if c := p.portConflict(err); c != nil {
 		mark = func(st *v4.TaskGroupStatus) { st.Reason, st.PortsTaken = v4.ReasonPortConflict, c.Ports }
@@ -116,7 +151,7 @@ func (p *pod) failExit(ctx context.Context, i int, st driver.State) {
 		phase = v4.StatusFinish
 	}
 	p.e.log.Warn("task ended: ending the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why, "phase", phase)
-	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, i)
+	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, i, false)
 	if _, ok := infos[i]; !ok && st.ID != "" {
 		infos[i] = p.decorate(i, st.Info)
 	}
@@ -143,7 +178,7 @@ func (p *pod) failHealth(ctx context.Context, hf healthFailure) {
 	tp := &p.plan.tasks[hf.task]
 	why := fmt.Sprintf("health check failed %d times: %s", hf.failures, hf.message)
 	p.e.log.Warn("health check failed: killing the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why)
-	infos := p.stopAll(ctx, p.plan.grace, -1)
+	infos := p.stopAll(ctx, p.plan.grace, -1, true)
 	groupMsg := fmt.Sprintf("task %s: %s", tp.name, why)
 	p.endAll(v4.StatusFailed, "stopped: "+groupMsg, infos, map[int]string{hf.task: why}, func(s *v4.TaskGroupStatus) {
 		s.Message = groupMsg
@@ -159,10 +194,12 @@ const killedMessage = "killed by berth"
 func (p *pod) kill(ctx context.Context) {
 	p.update(func(st *v4.TaskGroupStatus) {
 		for i := range st.Tasks {
-			st.Tasks[i].Status = v4.StatusKilling
+			if p.plan.runs(i) || st.Tasks[i].Status != v4.StatusFinish {
+				st.Tasks[i].Status = v4.StatusKilling
+			}
 		}
 		st.Message = "killing"
 	})
-	infos := p.stopAll(ctx, p.plan.grace, -1)
+	infos := p.stopAll(ctx, p.plan.grace, -1, true)
 	p.endAll(v4.StatusFinish, killedMessage, infos, nil, nil)
 }

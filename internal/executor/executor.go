@@ -152,6 +152,9 @@ func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 			errs = append(errs, fmt.Errorf("remove task %s: %w", t.id, err))
 		}
 	}
+	if err := p.removeHolder(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := removeDir(p.plan.dir); err != nil {
 		errs = append(errs, err)
 	}

@@ -23,7 +23,7 @@ func (p *pod) run(ctx, startCtx context.Context, adopted []driver.State) {
 		if !p.launch(ctx, startCtx) {
 			return
 		}
-	} else if i, st, ok := firstEnded(adopted); ok {
+	} else if i, st, ok := p.plan.firstEnded(adopted); ok {
 		p.failExit(ctx, i, st)
 		return
 	} else {
@@ -91,6 +91,9 @@ func (p *pod) launch(ctx, startCtx context.Context) (ok bool) {
 	p.update(func(st *v4.TaskGroupStatus) {
 		now := time.Now()
 		for i := range st.Tasks {
+			if !p.plan.runs(i) {
+				continue // an init task, which ended
+			}
 			st.Tasks[i].Status = v4.StatusRunning
 			st.Tasks[i].Message = ""
 		}
@@ -100,18 +103,44 @@ func (p *pod) launch(ctx, startCtx context.Context) (ok bool) {
 	return true
 }
 
-// startTasks starts the tasks in order and stops at the first error or when ctx ends.
+// startTasks starts the tasks in the pod's order (docs/pods.md, "Start and stop") and
+// stops at the first error or when ctx ends: a sidecar runs its postStart hook and passes
+// its check, an init task runs to success, a main task runs its postStart hook.
 func (p *pod) startTasks(ctx context.Context, prep *prepared) error {
-	if p.plan.net != nil {
-		return p.startContainers(ctx, prep)
+	join, err := p.podNetwork(ctx)
+	if err != nil {
+		return err
 	}
-	for i := range prep.tasks {
-		if err := p.startTask(ctx, i, prep.tasks[i]); err != nil {
+	for _, i := range p.plan.order {
+		if p.plan.net != nil {
+			p.joinNetwork(i, prep, join)
+		}
+		if err := p.startRole(ctx, i, prep.tasks[i]); err != nil {
 			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("start interrupted: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
+// startRole starts task i as its role asks.
+func (p *pod) startRole(ctx context.Context, i int, t *driver.Task) error {
+	tp := &p.plan.tasks[i]
+	if tp.role() == v4.RoleInit {
+		return p.runInit(ctx, i, t)
+	}
+	if err := p.startTask(ctx, i, t); err != nil {
+		return err
+	}
+	if h := tp.lifecycle; h != nil && h.PostStart != nil {
+		if err := p.runHook(ctx, i, hookPostStart, h.PostStart, p.hookTimeout(h.PostStart)); err != nil {
+			return err
+		}
+	}
+	if tp.role() == v4.RoleSidecar {
+		return p.sidecarReady(ctx, i)
 	}
 	return nil
 }
@@ -141,7 +170,7 @@ func (p *pod) startTask(ctx context.Context, i int, t *driver.Task) error {
 		return fmt.Errorf("start task %s: %w", t.Name, err)
 	}
 	p.setStarted(i)
-	if i == 0 && p.plan.net != nil && !p.plan.net.cni {
+	if p.plan.ownsNetwork(i) {
 		// The first container owns the network: its IP is the pod's.
 		p.setPodIP(p.ownerIP(st.Info.IPAddress))
 	}
@@ -175,10 +204,11 @@ func (p *pod) decorate(i int, info v4.ContainerInfo) v4.ContainerInfo {
 	return info
 }
 
-// firstEnded finds the first task of an adoption that no longer runs.
-func firstEnded(states []driver.State) (int, driver.State, bool) {
+// firstEnded finds the first task of an adoption that no longer runs, of those that
+// keep running (an init task ended long before).
+func (p *podPlan) firstEnded(states []driver.State) (int, driver.State, bool) {
 	for i, st := range states {
-		if !st.Running {
+		if p.runs(i) && !st.Running {
 			return i, st, true
 		}
 	}

@@ -79,6 +79,9 @@ func (p *pod) taskEnded(i int, st driver.State) func(context.Context) {
 func (p *pod) waitTasks(ctx context.Context, wg *sync.WaitGroup, ended chan<- taskEnd) bool {
 	ok := true
 	for i := range p.plan.tasks {
+		if !p.plan.runs(i) {
+			continue // an init task, which ended before the pod ran
+		}
 		tp := &p.plan.tasks[i]
 		ch, err := tp.drv.Wait(ctx, tp.id)
 		switch {
@@ -112,6 +115,9 @@ func (p *pod) waitTasks(ctx context.Context, wg *sync.WaitGroup, ended chan<- ta
 // more has ended too (State without ID); other errors are transient and logged.
 func (p *pod) inspect(ctx context.Context) (int, driver.State, bool) {
 	for i := range p.plan.tasks {
+		if !p.plan.runs(i) {
+			continue
+		}
 		tp := &p.plan.tasks[i]
 		st, err := tp.drv.Inspect(ctx, tp.id)
 		switch {

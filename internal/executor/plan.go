@@ -32,6 +32,13 @@ type podPlan struct {
 	// hostPorts are the host ports the scheduler gave the task group (checked before a
 	// start).
 	hostPorts []v4.AllocatedPort
+	// order is the order the tasks start in (indexes into tasks): sidecars, then init
+	// tasks, then the main tasks, each in the spec's order (docs/pods.md).
+	order []int
+	// holder is set for a container pod of its own network (CNM) whose first task to
+	// start is an init task: a small container that holds the network, which every task
+	// joins (docs/pods.md, "Network").
+	holder *holderPlan
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -52,7 +59,12 @@ type taskPlan struct {
 	gpus      []v4.TaskGPU    // the cards the scheduler gave the task
 	check     *v4.HealthCheck // the first local check, nil without one
 	labels    map[string]string
+	// lifecycle is the task's role and hooks (nil: a main task without hooks).
+	lifecycle *v4.Lifecycle
 }
+
+// role is the task's lifecycle role: v4.RoleInit, v4.RoleSidecar or "" (main).
+func (t *taskPlan) role() string { return t.lifecycle.Role() }
 
 func (t *taskPlan) env() []v4.EnvVar {
 	if t.process != nil {
@@ -128,8 +140,10 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		WorkBaseDir: p.subdir("work"),
 		RunBaseDir:  p.subdir("run"),
 	}
+	lifecycles := v4.TaskLifecycles(spec)
 	for i, n := range names {
-		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n), gpus: gpusOf(tg, n)}
+		t := taskPlan{name: n, id: TaskID(ns, name, n), drv: drv, labels: taskLabels(tg, e.cfg.NodeName, n), gpus: gpusOf(tg, n),
+			lifecycle: lifecycles[i]}
 		if i < len(spec.Containers) {
 			c, err := containerVariables(tg, e.cfg.HostIP, spec.Containers[i], portNumbers).RenderContainer(spec.Containers[i])
 			if err != nil && p.err == nil {
@@ -152,6 +166,8 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		}
 		p.tasks = append(p.tasks, t)
 	}
+	p.order = startOrder(p.tasks)
+	p.holder = e.planHolder(tg, p)
 	return p
 }
 

@@ -30,6 +30,8 @@ type pod struct {
 	// sandbox's); sandbox is set while a CNI sandbox may exist and needs a teardown.
 	podIP   string
 	sandbox bool
+	// holding is set once the pod's network holder may run (holder.go).
+	holding bool
 	// cancelStart ends the start in progress (a kill interrupts a slow start).
 	cancelStart context.CancelFunc
 
@@ -53,7 +55,7 @@ func (e *Executor) newPod(tg *v4.TaskGroup) *pod {
 	p.status.HostIP = e.cfg.HostIP
 	p.status.Phase = v4.StatusStaging
 	for _, t := range plan.tasks {
-		p.status.Tasks = append(p.status.Tasks, v4.TaskStatus{Name: t.name, Status: v4.StatusStaging})
+		p.status.Tasks = append(p.status.Tasks, v4.TaskStatus{Name: t.name, Role: t.role(), Status: v4.StatusStaging})
 	}
 	return p
 }

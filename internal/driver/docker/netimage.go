@@ -117,3 +117,7 @@ func isStatic(path string) bool {
 	}
 	return true
 }
+
+// HolderImage is the image of a pod's network holder (driver.NetworkHolders): the CNI
+// sandbox's, a static busybox that sleeps.
+func (d *Driver) HolderImage(ctx context.Context) (string, error) { return d.sandboxImage(ctx) }
