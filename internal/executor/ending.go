@@ -27,6 +27,7 @@ func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int, polite
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+stopTimeout+time.Duration(len(groups))*p.e.cfg.ForceGrace)
 	defer cancel()
 	started := p.startedTasks()
+	done := p.finishedInits()
 	var mu sync.Mutex
 	infos := map[int]v4.ContainerInfo{}
 	deadline := time.Now().Add(grace)
@@ -41,7 +42,7 @@ func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int, polite
 				continue
 			}
 			wg.Go(func() {
-				if i != skip {
+				if i != skip && !done[i] {
 					p.stopTask(sctx, i, budget, deadline, polite)
 				}
 				if info, ok := p.finalInfo(sctx, i); ok {

@@ -44,3 +44,17 @@ func (p *podPlan) stopGroups() [][]int {
 // runs reports whether task i is one that keeps running once the pod runs: every task but
 // the init tasks, which have ended by then.
 func (p *podPlan) runs(i int) bool { return p.tasks[i].role() != v4.RoleInit }
+
+// finishedInits are the init tasks that ran to success, by index: they have nothing left
+// to stop.
+func (p *pod) finishedInits() map[int]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[int]bool{}
+	for i, t := range p.status.Tasks {
+		if t.Role == v4.RoleInit && t.Status == v4.StatusFinish {
+			out[i] = true
+		}
+	}
+	return out
+}

@@ -40,9 +40,13 @@ type SetupCall struct {
 }
 
 var (
-	_ driver.PodNetworks = (*Docker)(nil)
-	_ driver.Interactive = (*Docker)(nil)
+	_ driver.PodNetworks    = (*Docker)(nil)
+	_ driver.Interactive    = (*Docker)(nil)
+	_ driver.NetworkHolders = (*Docker)(nil)
 )
+
+// HolderImage is the image of a pod's network holder.
+func (d *Docker) HolderImage(context.Context) (string, error) { return "fake/pod-sandbox:1", nil }
 
 // NewDocker returns an empty fake container driver named "docker"; pods get podIP.
 func NewDocker(podIP string) *Docker {

@@ -34,6 +34,7 @@ type Driver struct {
 	mu        sync.Mutex
 	tasks     map[string]*task
 	started   []string
+	stops     []string // the IDs of the first Stop of each task, in order
 	failNext  map[string]error
 	execs     map[string]ExecFunc
 	logs      map[string]string
@@ -231,6 +232,7 @@ func (d *Driver) Stop(ctx context.Context, id string, grace time.Duration) error
 	}
 	if !tk.stopped {
 		tk.stopped, tk.grace = true, grace
+		d.stops = append(d.stops, id)
 	}
 	if tk.state.Running {
 		tk.state.Running = false
@@ -322,6 +324,13 @@ func (d *Driver) Started() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.started)
+}
+
+// Stops returns the IDs of the tasks stopped, in the order of their first Stop.
+func (d *Driver) Stops() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.stops)
 }
 
 // Stopped returns the grace of the first Stop of the task, and whether it was stopped.
