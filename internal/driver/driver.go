@@ -68,6 +68,11 @@ type Task struct {
 	// Setup is set with Container: what the executor decided for the container besides
 	// its spec. A process task has none.
 	Setup *ContainerSetup
+
+	// RunToEnd marks a task that is meant to end (an init task): Start returns once it
+	// started, without a process's startGracePeriod and checks, and an end right after
+	// the start is its result (Wait delivers it), not a failed start.
+	RunToEnd bool
 }
 
 // WithSetup returns t, or a copy with an empty Setup when it has none: a container the

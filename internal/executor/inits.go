@@ -16,6 +16,7 @@ import (
 // policy decides, as for any failed start. The task stays in its driver, so its exit and
 // logs can be read until the pod is removed.
 func (p *pod) runInit(ctx context.Context, i int, t *driver.Task) error {
+	t.RunToEnd = true
 	if err := p.startTask(ctx, i, t); err != nil {
 		return err
 	}

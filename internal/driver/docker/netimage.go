@@ -16,8 +16,10 @@ import (
 )
 
 // DefaultNetworkImage is the CNI sandbox image the driver builds when Config.NetworkImage
-// is empty: nothing can be pulled, so it is imported from the host's static busybox.
-const DefaultNetworkImage = "berth/pod-sandbox:1"
+// is empty: nothing can be pulled, so it is imported from the host's static busybox. Its
+// sleep is the entrypoint, so that it also runs as a task (a pod's network holder), to
+// which BCS's rules give no image CMD (command.go).
+const DefaultNetworkImage = "berth/pod-sandbox:2"
 
 // busyboxPaths are where a static busybox is looked for on the host.
 var busyboxPaths = []string{"/bin/busybox", "/usr/bin/busybox"}
@@ -46,7 +48,7 @@ func (d *Driver) sandboxImage(ctx context.Context) (string, error) {
 	}
 	d.log.Info("building the pod sandbox image", "image", DefaultNetworkImage)
 	rc, err := d.cli.ImageImport(ctx, client.ImageImportSource{Source: bytes.NewReader(rootfs), SourceName: "-"}, DefaultNetworkImage,
-		client.ImageImportOptions{Changes: []string{`CMD ["/bin/sleep", "2147483647"]`}})
+		client.ImageImportOptions{Changes: []string{`ENTRYPOINT ["/bin/sleep", "2147483647"]`}})
 	if err != nil {
 		return "", d.wrap(err, "build network image %s", DefaultNetworkImage)
 	}

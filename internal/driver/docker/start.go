@@ -82,7 +82,7 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if ierr != nil {
 		return st, fmt.Errorf("start task %s: %w", t.ID, ierr)
 	}
-	if !st.Running {
+	if !st.Running && !t.RunToEnd {
 		return st, fmt.Errorf("start task %s: container %s is %s right after its start (exit code %d, oom killed %v)%s",
 			t.ID, name, st.Info.Status, st.Info.ExitCode, st.Info.OOMKilled, suffix(st.Info.Message))
 	}

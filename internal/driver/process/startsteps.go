@@ -44,6 +44,9 @@ func (d *Driver) startSteps(ctx context.Context, t *driver.Task, st *taskState, 
 		return err
 	}
 	d.log.Info("task started", "task", t.ID, "pid", pid, "cmd", t.Process.StartCmd)
+	if t.RunToEnd {
+		return nil // its end is its result, which Wait delivers
+	}
 	if err := d.waitGrace(ctx, st, logOffset); err != nil {
 		return err
 	}
