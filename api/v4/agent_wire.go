@@ -133,7 +133,9 @@ type AgentCertificate struct {
 // node an operator must see (its load-balancer group's HAProxy refused a
 // configuration), recorded as an event of the node; or, with Kind, Namespace and Name,
 // about a service of the node's load-balancer group (a port of it the node cannot
-// listen on), recorded as an event of that service, which its owner sees.
+// listen on), recorded as an event of that service, or about a task group the node runs
+// (a lifecycle hook that failed), recorded as an event of the task group's owner; the
+// owners see them.
 type AgentEvent struct {
 	Type      string `json:"type"`
 	Reason    string `json:"reason"`
@@ -159,12 +161,17 @@ func (e AgentEvent) Validate() error {
 		errs.add("message", "required, at most %d bytes, got %d", MaxAgentEventMessage, len(e.Message))
 	}
 	if e.Kind != "" || e.Namespace != "" || e.Name != "" {
-		// An agent speaks of its node, or of a service of its load-balancer group.
-		oneOf("kind", string(e.Kind), &errs, string(KindService))
+		// An agent speaks of its node, of a service of its load-balancer group or of a
+		// task group it runs.
+		oneOf("kind", string(e.Kind), &errs, string(KindService), string(KindTaskGroup))
 		if e.Namespace != DefaultNamespace {
 			checkName("namespace", e.Namespace, &errs)
 		}
-		checkName("name", e.Name, &errs)
+		if e.Kind == KindTaskGroup {
+			checkTaskGroupID("name", e.Name, &errs)
+		} else {
+			checkName("name", e.Name, &errs)
+		}
 	}
 	return errs.OrNil()
 }

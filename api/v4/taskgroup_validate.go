@@ -13,6 +13,17 @@ var taskGroupNamePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za
 // checkTaskGroupName reports why s is not a task group ID. The name must start with the
 // instance index, so the ID and spec.index cannot disagree.
 func checkTaskGroupName(path, s string, index int, errs *FieldErrors) {
+	if !checkTaskGroupID(path, s, errs) {
+		return
+	}
+	if first, _, _ := strings.Cut(s, "."); first != strconv.Itoa(index) {
+		errs.add(path, "must start with the instance index %d and a '.', got %q", index, truncate(s, 80))
+	}
+}
+
+// checkTaskGroupID reports why s is not a task group ID, whatever its index (a reference
+// to a task group, as an agent's event makes), and whether it is one.
+func checkTaskGroupID(path, s string, errs *FieldErrors) bool {
 	switch {
 	case s == "":
 		errs.add(path, "required")
@@ -21,11 +32,9 @@ func checkTaskGroupName(path, s string, index int, errs *FieldErrors) {
 	case !taskGroupNamePattern.MatchString(s):
 		errs.add(path, "must be a task group ID {index}.{app}.{namespace}.{cluster}.{unixNano} of letters, digits, '.', '_' and '-', got %q", truncate(s, 80))
 	default:
-		first, _, _ := strings.Cut(s, ".")
-		if first != strconv.Itoa(index) {
-			errs.add(path, "must start with the instance index %d and a '.', got %q", index, truncate(s, 80))
-		}
+		return true
 	}
+	return false
 }
 
 // validateTaskGroup checks what berth writes for one instance: its owner, index and node.

@@ -49,8 +49,8 @@ type Agent struct {
 	// catalog is every service and its endpoints, when the node follows them
 	// (Config.followsCatalog, netsvc.go); nil otherwise.
 	catalog *netsvc.Catalog
-	// nodeEvents queues the node's events for a server (lbgroup.go); nil without a
-	// load-balancer group.
+	// nodeEvents queues the events of the node, of its load-balancer group's services
+	// and of its pods for a server (events.go).
 	nodeEvents chan v4.AgentEvent
 	dnsAddr    string // guarded by mu
 	ckpt       *checkpoint
@@ -106,7 +106,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, fmt.Errorf("agent config: %w", err)
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
-		nodeChanges: make(chan struct{}, 1), metrics: newAgentMetrics(), busyPorts: newBusyPorts(cfg.ProcRoot, cfg.PortRanges),
+		nodeChanges: make(chan struct{}, 1), nodeEvents: make(chan v4.AgentEvent, nodeEventQueue), metrics: newAgentMetrics(), busyPorts: newBusyPorts(cfg.ProcRoot, cfg.PortRanges),
 		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles, users: users, protected: protectedPaths(cfg)}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
@@ -234,7 +234,7 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
-		InstanceVolumes: a.vols,
+		InstanceVolumes: a.vols, Event: a.taskGroupEvent,
 	}
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins
@@ -246,8 +246,8 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 }
 
 // startLoops starts the agent's goroutines: its endpoint, the reporter, the node
-// certificate's renewal, the connection to the servers, the proxy, the devices and the
-// load-balancer group. They end with ctx (the endpoint with shutdown).
+// certificate's renewal, the connection to the servers, the proxy, the devices, the
+// sender of events and the load-balancer group. They end with ctx (the endpoint with shutdown).
 func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Listener, lb *lbgroup.Group) *sync.WaitGroup {
 	var loops sync.WaitGroup
 	loops.Go(func() {
@@ -262,9 +262,9 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runGPUs(ctx) })
 	loops.Go(func() { a.runPlugins(ctx) })
 	loops.Go(func() { a.volumesLoop(ctx) })
+	loops.Go(func() { a.sendNodeEvents(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })
-		loops.Go(func() { a.sendNodeEvents(ctx) })
 	}
 	return &loops
 }
