@@ -105,6 +105,10 @@ type VolumeMount struct {
 	// outlives restarts of the instance on the node and goes with the instance
 	// (docs/agent.md, "Instance volumes"). It takes no hostPath.
 	Instance bool `json:"instance,omitempty"`
+	// PodVolume, berth's own, mounts the pod's volume of that name (PodSpec.Volumes); it
+	// takes no hostPath. For a process, MountPath is relative to its work directory,
+	// where the agent links the volume's directory (docs/pods.md, "Volumes").
+	PodVolume string `json:"podVolume,omitempty"`
 }
 
 // MaxInstanceVolumes bounds a container's instance volumes: each is a directory the agent

@@ -23,6 +23,8 @@ type ProcessTask struct {
 	Secrets          []SecretRef    `json:"secrets,omitempty"`
 	ConfigMaps       []ConfigMapRef `json:"configmaps,omitempty"`
 	Lifecycle        *Lifecycle     `json:"lifecycle,omitempty"`
+	// Volumes mount the pod's volumes (podVolume) into the work directory.
+	Volumes []Volume `json:"volumes,omitempty"`
 }
 
 // URI is a package the process driver downloads (HTTP(S), optional basic auth) and unpacks

@@ -106,6 +106,7 @@ func validatePod(path string, p *PodSpec, kind Kind, objName string, errs *Field
 		validateProcessTask(fmt.Sprintf("%s.processes[%d]", path, i), &p.Processes[i], ports, hostPorts, errs)
 	}
 	validatePodLifecycle(path, p, errs)
+	validatePodVolumes(path, p, errs)
 	validateDependencyRefs(path+".dependencies", p.Dependencies, errs)
 }
 

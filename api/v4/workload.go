@@ -127,6 +127,8 @@ type PodSpec struct {
 	NetLimit    *NetLimit `json:"netLimit,omitempty"`
 	// Dependencies are dependency pods (deployd) this pod needs on its node.
 	Dependencies []DependencyRef `json:"dependencies,omitempty"`
+	// Volumes are the pod's own volumes, which its tasks mount by name.
+	Volumes []PodVolume `json:"volumes,omitempty"`
 }
 
 // NetLimit caps a pod's egress bandwidth in Mbit/s.

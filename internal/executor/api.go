@@ -29,6 +29,17 @@ type InstanceVolumes interface {
 	Mount(k instvol.Key, pod string, container int, mountPath string, owner instvol.Owner) (string, error)
 }
 
+// FlexVolumes mounts a pod's FlexVolume volumes through the drivers installed on the node
+// (the agent's flexvolume plugins; docs/pods.md, "FlexVolume").
+type FlexVolumes interface {
+	// Mount mounts volume v of pod ("namespace/name") at dir, which it creates; secret is
+	// the data of v's secretRef (nil without one). It is idempotent: a dir already
+	// mounted for the pod is left as it is.
+	Mount(ctx context.Context, pod, dir string, v *v4.FlexVolume, secret map[string][]byte) error
+	// Unmount unmounts dir and forgets it; a dir that is not mounted is no error.
+	Unmount(ctx context.Context, pod, dir string, v *v4.FlexVolume) error
+}
+
 // DNS is the node's cluster DNS server: its address (host:port) and the cluster domain.
 type DNS struct {
 	Addr   string
@@ -82,6 +93,10 @@ type Config struct {
 	// InstanceVolumes, when set, keeps the directories of the containers' instance
 	// volumes (the agent's instvol.Dirs); without it a pod with one fails at start.
 	InstanceVolumes InstanceVolumes
+
+	// FlexVolumes, when set, mounts the pods' FlexVolume volumes; without it a pod with
+	// one fails at start.
+	FlexVolumes FlexVolumes
 
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.
