@@ -10,9 +10,22 @@ const (
 	CheckRemoteTCP  = "REMOTE_TCP"
 )
 
+// Roles of a local check (docs/pods.md, "Probes"). A check without one is a liveness
+// check, as BCS's were.
+const (
+	ProbeLiveness  = "liveness"
+	ProbeReadiness = "readiness"
+	ProbeStartup   = "startup"
+)
+
 // HealthCheck probes a task. Durations are seconds.
 type HealthCheck struct {
-	Type                string        `json:"type"`
+	Type string `json:"type"`
+	// Role, berth's own, is what a local check decides: liveness (the default: failures
+	// kill the task group), readiness (failures take it out of its services' endpoints and
+	// hold a rollout, never kill it), or startup (liveness and readiness wait until it
+	// passes; failures kill). At most one local check per role.
+	Role                string        `json:"role,omitempty"`
 	DelaySeconds        int           `json:"delaySeconds,omitempty"`
 	IntervalSeconds     int           `json:"intervalSeconds,omitempty"`
 	TimeoutSeconds      int           `json:"timeoutSeconds,omitempty"`
@@ -41,4 +54,12 @@ type HTTPCheck struct {
 type TCPCheck struct {
 	Port     int    `json:"port,omitempty"`
 	PortName string `json:"portName,omitempty"`
+}
+
+// ProbeRole is the check's role, ProbeLiveness when it has none.
+func (h *HealthCheck) ProbeRole() string {
+	if h.Role == "" {
+		return ProbeLiveness
+	}
+	return h.Role
 }

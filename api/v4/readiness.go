@@ -16,6 +16,18 @@ func (t *TaskGroup) Readiness() (ready bool, reason string) {
 		return false, t.Status.Phase
 	case t.Spec.Desired == DesiredStopped:
 		return false, "stopping"
+	case t.Status.Ready != nil && !*t.Status.Ready:
+		for _, ts := range t.Status.Tasks {
+			if ts.Role != RoleInit && (ts.Ready == nil || !*ts.Ready) {
+				if ts.ReadyMessage == "" {
+					return false, "task " + ts.Name + " not ready yet"
+				}
+				return false, "task " + ts.Name + " not ready: " + ts.ReadyMessage
+			}
+		}
+		return false, "not ready"
+	case t.Status.Ready != nil:
+		// The readiness checks decide; a liveness check does not take it out.
 	case t.Status.Healthy != nil && !*t.Status.Healthy:
 		for _, ts := range t.Status.Tasks {
 			if ts.Healthy != nil && !*ts.Healthy {
@@ -25,6 +37,8 @@ func (t *TaskGroup) Readiness() (ready bool, reason string) {
 		return false, "health check failing"
 	case t.Status.Healthy == nil && hasChecks(&t.Spec.Template.Spec, localCheck):
 		return false, "health not checked yet"
+	}
+	switch {
 	case t.Status.Remote != nil && !t.Status.Remote.Healthy:
 		return false, "remote health check failing: " + t.Status.Remote.Message
 	case t.Status.Remote == nil && hasChecks(&t.Spec.Template.Spec, RemoteCheck):

@@ -121,6 +121,9 @@ type TaskGroupStatus struct {
 	Tasks  []TaskStatus `json:"tasks,omitempty"`
 	// Healthy is false when a task's health check fails (nil: no checks or not yet known).
 	Healthy *bool `json:"healthy,omitempty"`
+	// Ready, set by the agent for a pod whose checks have roles, is whether every task
+	// is ready (docs/pods.md, "Probes"); nil for the others, whose readiness is Healthy.
+	Ready *bool `json:"ready,omitempty"`
 	// StartedAt is when every task first ran; FinishedAt when the group ended.
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
@@ -192,6 +195,11 @@ type TaskStatus struct {
 	Healthy             *bool  `json:"healthy,omitempty"`
 	ConsecutiveFailures int    `json:"consecutiveFailures,omitempty"`
 	HealthMessage       string `json:"healthMessage,omitempty"`
+	// Ready is the task's readiness when its pod has checks with roles (docs/pods.md,
+	// "Probes"): its readiness check's result, else its liveness check's, once its
+	// startup check passed; nil while unknown. ReadyMessage says why it is not.
+	Ready        *bool  `json:"ready,omitempty"`
+	ReadyMessage string `json:"readyMessage,omitempty"`
 	// Info is BCS's container info (BcsContainerInfo), with its CamelCase keys.
 	Info ContainerInfo `json:"info"`
 }

@@ -1,6 +1,9 @@
 package v4
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // validateChecks enforces BCS's rules: at most one local check (HTTP, TCP or COMMAND), at
 // most one REMOTE_HTTP and one REMOTE_TCP, timeout shorter than interval, and a port that
@@ -11,13 +14,16 @@ func validateChecks(p string, checks []HealthCheck, ports []Port, errs *FieldErr
 		h := &checks[i]
 		hp := fmt.Sprintf("%s[%d]", p, i)
 		oneOf(hp+".type", h.Type, errs, CheckHTTP, CheckTCP, CheckCommand, CheckRemoteHTTP, CheckRemoteTCP)
+		oneOf(hp+".role", h.Role, errs, "", ProbeLiveness, ProbeReadiness, ProbeStartup)
 		group := h.Type
 		if group == CheckHTTP || group == CheckTCP || group == CheckCommand {
-			group = "local"
+			group = "local " + h.ProbeRole()
+		} else if h.Role != "" {
+			errs.add(hp+".role", "only a local check (HTTP, TCP, COMMAND) has a role; %s runs on the server", h.Type)
 		}
 		if other, dup := seen[group]; dup && h.Type != "" {
-			if group == "local" {
-				errs.add(hp+".type", "only one of HTTP, TCP and COMMAND is allowed per task; %s is one already", other)
+			if strings.HasPrefix(group, "local") {
+				errs.add(hp+".type", "only one of HTTP, TCP and COMMAND is allowed per task and role (%s); %s is one already", h.ProbeRole(), other)
 			} else {
 				errs.add(hp+".type", "only one %s check is allowed per task; %s is one already", h.Type, other)
 			}

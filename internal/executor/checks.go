@@ -29,33 +29,63 @@ func (c *checks) stop() {
 	c.wg.Wait()
 }
 
-// startHealth starts the local check of every task that has one.
+// startHealth starts the local checks of every task that runs (docs/pods.md, "Probes"):
+// a task's startup check first, when it has one, then its liveness and readiness checks
+// once that passed.
 func (p *pod) startHealth(ctx context.Context) *checks {
 	hctx, cancel := context.WithCancel(ctx)
 	c := &checks{cancel: cancel}
 	status := p.snapshot()
 	for i := range p.plan.tasks {
 		tp := &p.plan.tasks[i]
-		if tp.check == nil {
+		if !p.plan.runs(i) {
 			continue
 		}
-		probe, err := health.NewProbe(*tp.check, p.target(i, status.Tasks[i].Info))
-		if err != nil {
-			// The check cannot run (validation should have refused it): say so on the
-			// task, once, and let it run unchecked.
-			msg := err.Error()
-			p.update(func(st *v4.TaskGroupStatus) { st.Tasks[i].HealthMessage = msg })
+		target := p.target(i, status.Tasks[i].Info)
+		if tp.startup == nil {
+			p.startProbes(hctx, c, i, target)
 			continue
 		}
-		policy := health.PolicyOf(*tp.check, p.e.cfg.HealthTimeUnit)
 		c.wg.Go(func() {
-			health.Run(hctx, policy, probe, func(r health.Result) {
-				p.e.observer().HealthChecked(tp.check.Type, r)
-				p.onHealth(i, r)
-			})
+			if p.runStartup(hctx, i, target) {
+				p.startProbes(hctx, c, i, target)
+			}
 		})
 	}
 	return c
+}
+
+// startProbes starts task i's liveness and readiness checks, those it has.
+func (p *pod) startProbes(ctx context.Context, c *checks, i int, target health.Target) {
+	tp := &p.plan.tasks[i]
+	if tp.check != nil {
+		if probe, ok := p.newProbe(i, tp.check, target); ok {
+			policy := health.PolicyOf(*tp.check, p.e.cfg.HealthTimeUnit)
+			c.wg.Go(func() {
+				health.Run(ctx, policy, probe, func(r health.Result) {
+					p.e.observer().HealthChecked(tp.check.Type, r)
+					p.onHealth(i, r)
+				})
+			})
+		}
+	}
+	if tp.readiness != nil {
+		if probe, ok := p.newProbe(i, tp.readiness, target); ok {
+			c.wg.Go(func() { p.runReadiness(ctx, i, probe) })
+		}
+	}
+}
+
+// newProbe builds check's probe of task i; a check that cannot run (validation should
+// have refused it) says so on the task, once, and the task runs unchecked.
+func (p *pod) newProbe(i int, check *v4.HealthCheck, target health.Target) (health.Probe, bool) {
+	probe, err := health.NewProbe(*check, target)
+	if err != nil {
+		msg := err.Error()
+		p.update(func(st *v4.TaskGroupStatus) { st.Tasks[i].HealthMessage = msg })
+		return nil, false
+	}
+	return probe, true
 }
 
 // target is where task i's check probes: 127.0.0.1 and host ports for processes and

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -61,28 +62,36 @@ func (p *pod) waitEnd(ctx context.Context, tp *taskPlan) (driver.State, error) {
 	return driver.State{}, fmt.Errorf("start interrupted while it runs: %w", context.Cause(ctx))
 }
 
-// sidecarReady waits until sidecar i passes its local check, when it has one, before the
+// sidecarReady waits until sidecar i passes a local check, when it has one (its readiness
+// check, else its startup check, else its liveness check), before the
 // tasks after it start. The wait ends in failure when the check asks for a kill, or when
 // it has not passed within its grace period and as many intervals as its failure limit
 // allows (at least 3) and one more: a sidecar that never answers must not hold the pod
 // in Starting for ever.
 func (p *pod) sidecarReady(ctx context.Context, i int) error {
 	tp := &p.plan.tasks[i]
-	if tp.check == nil {
+	check := cmp.Or(tp.readiness, tp.startup, tp.check)
+	if check == nil {
 		return nil
 	}
-	probe, err := health.NewProbe(*tp.check, p.target(i, p.snapshot().Tasks[i].Info))
+	probe, err := health.NewProbe(*check, p.target(i, p.snapshot().Tasks[i].Info))
 	if err != nil {
 		return nil // the task's check reports why it cannot run once the pod runs
 	}
-	policy := health.PolicyOf(*tp.check, p.e.cfg.HealthTimeUnit)
+	policy := health.PolicyOf(*check, p.e.cfg.HealthTimeUnit)
 	bound := policy.Grace + time.Duration(max(policy.ConsecutiveFailures, 3)+1)*policy.Interval
 	rctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var last health.Result
 	health.Run(rctx, policy, probe, func(r health.Result) {
 		last = r
-		p.recordHealth(i, r)
+		if check == tp.readiness {
+			p.update(func(st *v4.TaskGroupStatus) {
+				st.Tasks[i].Ready, st.Tasks[i].ReadyMessage = new(r.Healthy), r.Message
+			})
+		} else {
+			p.recordHealth(i, r)
+		}
 		if r.Healthy || r.Kill {
 			cancel()
 		}

@@ -32,6 +32,9 @@ type podPlan struct {
 	// hostPorts are the host ports the scheduler gave the task group (checked before a
 	// start).
 	hostPorts []v4.AllocatedPort
+	// roleChecks: a task has a check with a role, so the pod reports readiness apart
+	// from health (docs/pods.md, "Probes").
+	roleChecks bool
 	// order is the order the tasks start in (indexes into tasks): sidecars, then init
 	// tasks, then the main tasks, each in the spec's order (docs/pods.md).
 	order []int
@@ -56,11 +59,23 @@ type taskPlan struct {
 
 	ports     []v4.AllocatedPort // the host ports of the task's own ports
 	resources *v4.Resources
-	gpus      []v4.TaskGPU    // the cards the scheduler gave the task
-	check     *v4.HealthCheck // the first local check, nil without one
-	labels    map[string]string
+	gpus      []v4.TaskGPU // the cards the scheduler gave the task
+	// check, readiness and startup are the task's first local check of each role
+	// (check: liveness, which a check without a role is), nil without one.
+	check, readiness, startup *v4.HealthCheck
+	labels                    map[string]string
 	// lifecycle is the task's role and hooks (nil: a main task without hooks).
 	lifecycle *v4.Lifecycle
+	// roleChecks: one of the task's checks has a role.
+	roleChecks bool
+}
+
+// setChecks picks the task's local checks by role.
+func (t *taskPlan) setChecks(checks []v4.HealthCheck) {
+	t.check = health.Local(checks, v4.ProbeLiveness)
+	t.readiness = health.Local(checks, v4.ProbeReadiness)
+	t.startup = health.Local(checks, v4.ProbeStartup)
+	t.roleChecks = health.HasRoles(checks)
 }
 
 // role is the task's lifecycle role: v4.RoleInit, v4.RoleSidecar or "" (main).
@@ -150,20 +165,23 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 				p.err = fmt.Errorf("container %s: %w", n, err)
 			}
 			t.container = &c
-			t.resources, t.check = c.Resources, health.Local(c.HealthChecks)
+			t.resources = c.Resources
+			t.setChecks(c.HealthChecks)
 		} else {
 			proc, err := vars.RenderProcess(spec.Processes[i-len(spec.Containers)])
 			if err != nil && p.err == nil {
 				p.err = fmt.Errorf("process %s: %w", n, err)
 			}
 			t.process = &proc
-			t.resources, t.check = proc.Resources, health.Local(proc.HealthChecks)
+			t.resources = proc.Resources
+			t.setChecks(proc.HealthChecks)
 		}
 		for _, sp := range t.specPorts() {
 			if ap, ok := hostPorts[sp.Name]; ok {
 				t.ports = append(t.ports, ap)
 			}
 		}
+		p.roleChecks = p.roleChecks || t.roleChecks
 		p.tasks = append(p.tasks, t)
 	}
 	p.order = startOrder(p.tasks)

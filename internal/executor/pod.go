@@ -73,6 +73,9 @@ func (p *pod) update(fn func(st *v4.TaskGroupStatus)) bool {
 	fn(&p.status)
 	p.status.Phase = v4.AggregateTaskGroup(p.status.Tasks)
 	p.status.Healthy = groupHealth(p.status.Tasks)
+	if p.plan.roleChecks {
+		p.deriveReady(&p.status)
+	}
 	p.status.Updated = time.Now()
 	p.status.HostIP = p.e.cfg.HostIP
 	p.final = v4.Terminal(p.status.Phase)
@@ -119,9 +122,15 @@ func cloneStatus(st v4.TaskGroupStatus) v4.TaskGroupStatus {
 		if h := st.Tasks[i].Healthy; h != nil {
 			st.Tasks[i].Healthy = new(*h)
 		}
+		if r := st.Tasks[i].Ready; r != nil {
+			st.Tasks[i].Ready = new(*r)
+		}
 	}
 	if st.Healthy != nil {
 		st.Healthy = new(*st.Healthy)
+	}
+	if st.Ready != nil {
+		st.Ready = new(*st.Ready)
 	}
 	return st
 }

@@ -46,16 +46,29 @@ func PolicyOf(c v4.HealthCheck, unit time.Duration) Policy {
 	}
 }
 
-// Local returns the first local check (HTTP, TCP or COMMAND) of checks, or nil: BCS uses
-// only the first; the REMOTE_* checks run on the server.
-func Local(checks []v4.HealthCheck) *v4.HealthCheck {
+// Local returns the first local check (HTTP, TCP or COMMAND) of checks of role (the
+// check's ProbeRole: a check without a role is a liveness check), or nil: BCS uses only
+// the first; the REMOTE_* checks run on the server.
+func Local(checks []v4.HealthCheck, role string) *v4.HealthCheck {
 	for i := range checks {
 		switch checks[i].Type {
 		case v4.CheckHTTP, v4.CheckTCP, v4.CheckCommand:
-			return &checks[i]
+			if checks[i].ProbeRole() == role {
+				return &checks[i]
+			}
 		}
 	}
 	return nil
+}
+
+// HasRoles reports whether a check of checks has a role of its own.
+func HasRoles(checks []v4.HealthCheck) bool {
+	for _, c := range checks {
+		if c.Role != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Result is a check's state after a probe.

@@ -138,10 +138,10 @@ func TestPolicyOf(t *testing.T) {
 
 func TestLocal(t *testing.T) {
 	checks := []v4.HealthCheck{{Type: v4.CheckRemoteHTTP}, {Type: v4.CheckTCP}, {Type: v4.CheckHTTP}}
-	if c := Local(checks); c == nil || c.Type != v4.CheckTCP {
+	if c := Local(checks, v4.ProbeLiveness); c == nil || c.Type != v4.CheckTCP {
 		t.Errorf("Local = %+v", c)
 	}
-	if c := Local(checks[:1]); c != nil {
+	if c := Local(checks[:1], v4.ProbeLiveness); c != nil {
 		t.Errorf("remote only: %+v", c)
 	}
 }
