@@ -7,7 +7,9 @@ func TestProbeRoleRules(t *testing.T) {
 	with := func(checks ...HealthCheck) Object {
 		return appWith(func(a *Application) { container(a).HealthChecks = checks; defaultChecks(container(a).HealthChecks) })
 	}
-	tcp := func(role string) HealthCheck { return HealthCheck{Type: CheckTCP, Role: role, TCP: &TCPCheck{Port: 80}} }
+	tcp := func(role string) HealthCheck {
+		return HealthCheck{Type: CheckTCP, Role: role, TCP: &TCPCheck{Port: 80}}
+	}
 	runRules(t, []ruleCase{
 		{"unknown role", with(tcp("alive")), h + "[0].role", `"liveness", "readiness", "startup"`},
 		{"two readiness", with(tcp(ProbeReadiness), tcp(ProbeReadiness)), h + "[1].type", "per task and role (readiness)"},
@@ -46,7 +48,7 @@ func TestReadinessWithRoles(t *testing.T) {
 			tg.Status.Tasks = []TaskStatus{{Name: "web"}}
 		}), false, "task web not ready yet"},
 		"ready though unhealthy": {running(func(tg *TaskGroup) { tg.Status.Ready, tg.Status.Healthy = &yes, &no }), true, ""},
-		"without roles: health": {running(func(tg *TaskGroup) { tg.Status.Healthy = &no }), false, "health check failing"},
+		"without roles: health":  {running(func(tg *TaskGroup) { tg.Status.Healthy = &no }), false, "health check failing"},
 	} {
 		ready, reason := tc.tg.Readiness()
 		if ready != tc.ready || reason != tc.reason {
