@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +22,7 @@ func TestPodLifecycle(t *testing.T) {
 	t.Run("init tasks run in order before the main task", func(t *testing.T) { initTasksInOrder(t, s, a) })
 	t.Run("a failing init task restarts the pod", func(t *testing.T) { failingInitRestarts(t, s) })
 	t.Run("sidecar first and last, preStop before the signal", func(t *testing.T) { sidecarAndPreStop(t, s, a) })
+	t.Run("readiness takes an instance out of its service without a restart", func(t *testing.T) { readinessOut(t, s) })
 }
 
 // scratch is an empty host path volume: a directory of the pod that its containers share.
@@ -118,4 +121,39 @@ func sidecarAndPreStop(t *testing.T, s *devServer, a *agentProc) {
 	}
 	s.mustBerth("delete", "application", "side", "-n", "e2e")
 	waitNoContainers(t, a.name, 60*time.Second)
+}
+
+func readinessOut(t *testing.T, s *devServer) {
+	s.applySpec(t, appSpec{name: "ready", ns: "e2e", containers: []string{
+		container("web", "touch /tmp/ready; exec sleep 100000", `,"ports":[{"name":"http","containerPort":80,"hostPort":-1}],
+		"healthChecks":[{"type":"COMMAND","role":"readiness","command":{"value":"test -f /tmp/ready"},"intervalSeconds":1,"consecutiveFailures":1}]`),
+	}}.json())
+	s.applySpec(t, `{"apiVersion":"v4","kind":"service","metadata":{"name":"ready","namespace":"e2e"},
+		"spec":{"selector":{"app":"ready"},"ports":[{"name":"http","protocol":"http","servicePort":80}]}}`)
+	defer s.mustBerth("delete", "service", "ready", "-n", "e2e")
+	tg := s.running(t, "e2e", "ready", 1)[0]
+	endpoints := func(want int) v4.Endpoints {
+		var ep v4.Endpoints
+		waitUntil(t, 30*time.Second, fmt.Sprintf("%d endpoints of service ready", want), func() bool {
+			r := s.berth("", "get", "endpoints", "ready", "-n", "e2e", "-o", "json")
+			ep = v4.Endpoints{}
+			return r.code == 0 && json.Unmarshal([]byte(r.stdout), &ep) == nil && len(ep.Endpoints) == want
+		})
+		return ep
+	}
+	endpoints(1)
+	if r := s.execIn("e2e", tg.Metadata.Name, "web", "/bin/busybox", "rm", "/tmp/ready"); r.code != 0 {
+		t.Fatalf("exec: %+v", r)
+	}
+	ep := endpoints(0)
+	if len(ep.NotReady) != 1 || !strings.Contains(ep.NotReady[0].Reason, "not ready") {
+		t.Errorf("not ready %+v", ep.NotReady)
+	}
+	s.execIn("e2e", tg.Metadata.Name, "web", "/bin/busybox", "touch", "/tmp/ready")
+	endpoints(1)
+	now := s.taskGroups("e2e", "ready")
+	if len(now) != 1 || now[0].Metadata.Name != tg.Metadata.Name || now[0].Status.Tasks[0].Info.ID != tg.Status.Tasks[0].Info.ID {
+		t.Errorf("the instance was restarted: %s became %+v", tg.Metadata.Name, now)
+	}
+	s.mustBerth("delete", "application", "ready", "-n", "e2e")
 }
