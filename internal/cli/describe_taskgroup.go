@@ -236,6 +236,9 @@ func (d *describer) taskState(t v4.TaskStatus) {
 		state += " (" + strings.Join(extra, ", ") + ")"
 	}
 	d.kv("State", "%s", state)
+	if t.Role != "" {
+		d.kv("Role", "%s", t.Role)
+	}
 	d.when("Started", t.Info.StartAt)
 	d.when("Finished", t.Info.FinishAt)
 	if t.Status == v4.StatusFailed || t.Status == v4.StatusFinish || !t.Info.FinishAt.IsZero() {
@@ -253,6 +256,13 @@ func (d *describer) taskState(t v4.TaskStatus) {
 			h += ": " + t.HealthMessage
 		}
 		d.kv("Health", "%s", h)
+	}
+	if t.Ready != nil {
+		r := map[bool]string{true: "ready", false: "not ready"}[*t.Ready]
+		if t.ReadyMessage != "" && !*t.Ready {
+			r += ": " + t.ReadyMessage
+		}
+		d.kv("Readiness", "%s", r)
 	}
 	for _, m := range []string{t.Message, t.Info.Message} {
 		if m != "" {

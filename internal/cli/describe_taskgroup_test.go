@@ -28,7 +28,7 @@ func TestDescribeTaskGroup(t *testing.T) {
 			"status":{"phase":"Running","hostIP":"10.0.0.1","healthy":true,"startedAt":"2026-11-22T11:58:00Z",
 			  "remote":{"healthy":true,"since":"2026-11-22T11:59:00Z"},
 			  "tasks":[{"name":"web","status":"Running","healthy":true,"info":{"ID":"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","StartAt":"2026-11-22T11:58:00Z","IPAddress":"10.88.0.2","ExitCode":0}},
-			    {"name":"sidecar","status":"Running","info":{"IPAddress":"10.88.0.2","ExitCode":0}}]}}`,
+			    {"name":"sidecar","status":"Running","role":"sidecar","ready":false,"readyMessage":"connection refused","info":{"IPAddress":"10.88.0.2","ExitCode":0}}]}}`,
 		want: []string{
 			"Owner:            application/web (instance 0)\n",
 			"Node:             node-1 (10.0.0.1)\n",
@@ -45,7 +45,7 @@ func TestDescribeTaskGroup(t *testing.T) {
 			"Resources:        cpu 1.5, memory 2GB, disk 0MB\n",
 			"GPUs:\n  TASK      CARD   UUID    SHARE\n  web       gpu2   GPU-a   whole card\n  sidecar   gpu5   GPU-b   30% of the cores, 4GiB\n",
 			"Tasks:\n  web:\n    State:        Running (id 0123456789ab)\n    Started:      2026-11-22T11:58:00Z (2m ago)\n    Health:       healthy\n",
-			"  sidecar:\n    State:        Running\n",
+			"  sidecar:\n    State:        Running\n    Role:         sidecar\n    Readiness:    not ready: connection refused\n",
 			"Template:\n",
 		},
 		unwant: []string{"Exit Code", "Reason:", "Finished:", "GPU Problem"},

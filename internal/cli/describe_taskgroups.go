@@ -65,6 +65,9 @@ func (d *describer) taskGroups(tgs []*v4.TaskGroup) {
 
 func taskLine(t v4.TaskStatus) string {
 	parts := []string{t.Name, t.Status}
+	if t.Role != "" {
+		parts = append(parts, t.Role)
+	}
 	if t.Info.Pid > 0 {
 		parts = append(parts, fmt.Sprintf("pid %d", t.Info.Pid))
 	}
@@ -76,6 +79,9 @@ func taskLine(t v4.TaskStatus) string {
 	}
 	if t.Healthy != nil {
 		parts = append(parts, map[bool]string{true: "healthy", false: "unhealthy"}[*t.Healthy])
+	}
+	if t.Ready != nil {
+		parts = append(parts, map[bool]string{true: "ready", false: "not ready"}[*t.Ready])
 	}
 	s := strings.Join(parts, ", ")
 	for _, m := range []string{t.Message, t.HealthMessage} {
