@@ -97,8 +97,9 @@ func (p *pod) resume(states []driver.State) {
 		info := p.decorate(i, states[i].Info)
 		st.Tasks[i].Status = v4.StatusRunning
 		st.Tasks[i].Info = info
-		if !p.plan.runs(i) {
-			// An init task ended before the pod ran (or was removed since).
+		if !p.plan.runs(i) || p.plan.cleanMainEnd(i, states[i]) {
+			// An init task ended before the pod ran (or was removed since); a main task
+			// of a pod with roles completed.
 			st.Tasks[i].Status, st.Tasks[i].Message = v4.StatusFinish, "completed"
 			continue
 		}

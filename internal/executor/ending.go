@@ -148,8 +148,8 @@ func (p *pod) failExit(ctx context.Context, i int, st driver.State) {
 	tp := &p.plan.tasks[i]
 	why := exitReason(st)
 	phase := v4.StatusFailed
-	if st.ID != "" && !st.Info.OOMKilled && st.Info.ExitCode == 0 {
-		phase = v4.StatusFinish
+	if st.ID != "" && !st.Info.OOMKilled && st.Info.ExitCode == 0 && tp.role() != v4.RoleSidecar {
+		phase = v4.StatusFinish // a sidecar's end is never the pod's success
 	}
 	p.e.log.Warn("task ended: ending the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why, "phase", phase)
 	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, i, false)

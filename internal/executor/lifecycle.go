@@ -205,10 +205,11 @@ func (p *pod) decorate(i int, info v4.ContainerInfo) v4.ContainerInfo {
 }
 
 // firstEnded finds the first task of an adoption that no longer runs, of those that
-// keep running (an init task ended long before).
+// keep running (an init task ended long before; a main task of a pod with roles that
+// exited 0 is done, not ended).
 func (p *podPlan) firstEnded(states []driver.State) (int, driver.State, bool) {
 	for i, st := range states {
-		if p.runs(i) && !st.Running {
+		if p.runs(i) && !st.Running && !p.cleanMainEnd(i, st) {
 			return i, st, true
 		}
 	}

@@ -38,6 +38,10 @@ func (p *pod) monitor(ctx context.Context) func(context.Context) {
 	}
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	done := p.finishedMains()
+	if end := p.allMainsFinished(done); end != nil {
+		return end // adopted with its main tasks completed: only sidecars run
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -50,11 +54,23 @@ func (p *pod) monitor(ctx context.Context) func(context.Context) {
 			}
 			return func(ctx context.Context) { p.failHealth(ctx, hf) }
 		case e := <-ended:
+			if p.mainFinished(e.task, e.st, done) {
+				if end := p.allMainsFinished(done); end != nil {
+					return end
+				}
+				continue
+			}
 			return p.taskEnded(e.task, e.st)
 		case <-ticker.C:
-			i, st, ended := p.inspect(ctx)
+			i, st, ended := p.inspect(ctx, done)
 			if ctx.Err() != nil {
 				return func(context.Context) {}
+			}
+			if ended && p.mainFinished(i, st, done) {
+				if end := p.allMainsFinished(done); end != nil {
+					return end
+				}
+				continue
 			}
 			if ended {
 				return p.taskEnded(i, st)
@@ -111,11 +127,12 @@ func (p *pod) waitTasks(ctx context.Context, wg *sync.WaitGroup, ended chan<- ta
 	return ok
 }
 
-// inspect returns the first task that no longer runs. A task the driver does not know any
-// more has ended too (State without ID); other errors are transient and logged.
-func (p *pod) inspect(ctx context.Context) (int, driver.State, bool) {
+// inspect returns the first task that no longer runs, of those not done already. A task
+// the driver does not know any more has ended too (State without ID); other errors are
+// transient and logged.
+func (p *pod) inspect(ctx context.Context, done map[int]bool) (int, driver.State, bool) {
 	for i := range p.plan.tasks {
-		if !p.plan.runs(i) {
+		if !p.plan.runs(i) || done[i] {
 			continue
 		}
 		tp := &p.plan.tasks[i]

@@ -1,7 +1,10 @@
 package executor
 
 import (
+	"context"
+
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // startOrder is the order a pod's tasks start in (docs/pods.md, "Start and stop"):
@@ -57,4 +60,64 @@ func (p *pod) finishedInits() map[int]bool {
 		}
 	}
 	return out
+}
+
+// hasRoles reports whether a task of the pod has a role: BCS's pods have none, and keep
+// BCS's ending (any task's exit ends the pod).
+func (p *podPlan) hasRoles() bool {
+	for i := range p.tasks {
+		if p.tasks[i].role() != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// mainFinished records main task i's clean exit in a pod with roles (docs/pods.md, "Start
+// and stop"): it is Finish and the pod runs on while other main tasks do. It reports false
+// for any other end, which ends the pod as before.
+func (p *pod) mainFinished(i int, st driver.State, done map[int]bool) bool {
+	if !p.plan.cleanMainEnd(i, st) {
+		return false
+	}
+	done[i] = true
+	info := p.decorate(i, st.Info)
+	p.update(func(s *v4.TaskGroupStatus) {
+		s.Tasks[i].Status, s.Tasks[i].Info, s.Tasks[i].Message = v4.StatusFinish, info, "completed"
+	})
+	return true
+}
+
+// allMainsFinished returns how the pod ends once every main task exited 0, nil while one
+// runs: its sidecars are stopped (their hooks run) and the pod is Finish, whatever the
+// sidecars' exits.
+func (p *pod) allMainsFinished(done map[int]bool) func(context.Context) {
+	for i := range p.plan.tasks {
+		if p.plan.tasks[i].role() == "" && !done[i] {
+			return nil
+		}
+	}
+	return func(ctx context.Context) {
+		p.e.log.Info("main tasks completed: stopping the sidecars", "namespace", p.ns, "name", p.name)
+		infos := p.stopAll(ctx, p.plan.grace, -1, true)
+		p.endAll(v4.StatusFinish, "main tasks completed", infos, nil, nil)
+	}
+}
+
+// finishedMains are the main tasks already Finish (an adopted pod's).
+func (p *pod) finishedMains() map[int]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[int]bool{}
+	for i, t := range p.status.Tasks {
+		if t.Role == "" && t.Status == v4.StatusFinish {
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// cleanMainEnd reports whether st is main task i's exit 0 in a pod with roles.
+func (p *podPlan) cleanMainEnd(i int, st driver.State) bool {
+	return p.hasRoles() && p.tasks[i].role() == "" && st.ID != "" && !st.Running && !st.Info.OOMKilled && st.Info.ExitCode == 0
 }

@@ -178,3 +178,35 @@ func TestFailingHooks(t *testing.T) {
 		t.Errorf("events %q", events)
 	}
 }
+
+// In a pod with roles a main task that completes leaves the others running; once every
+// main task completed the sidecars are stopped and the pod is Finish. A sidecar's own
+// exit fails the pod, even with code 0.
+func TestMainTasksCompleteThenSidecarsStop(t *testing.T) {
+	h := newHarness(t)
+	job := processTG("job",
+		v4.ProcessTask{ProcName: "a", StartCmd: "./a"},
+		v4.ProcessTask{ProcName: "b", StartCmd: "./b"},
+		v4.ProcessTask{ProcName: "logs", StartCmd: "./logs", Lifecycle: &v4.Lifecycle{Sidecar: true}})
+	h.run(job)
+	h.rec.waitPhase(t, "job", v4.StatusRunning)
+	h.proc.Exit(id("job", "a"), 0)
+	st := h.rec.wait(t, "job", "a completed", func(st v4.TaskGroupStatus) bool { return st.Tasks[0].Status == v4.StatusFinish })
+	if st.Phase != v4.StatusRunning || h.proc.Running(id("job", "a")) || !h.proc.Running(id("job", "b")) {
+		t.Fatalf("phase %s after one main task completed", st.Phase)
+	}
+	h.proc.Exit(id("job", "b"), 0)
+	st = h.rec.waitPhase(t, "job", v4.StatusFinish)
+	if _, stopped := h.proc.Stopped(id("job", "logs")); !stopped || st.Message != "main tasks completed" {
+		t.Errorf("sidecar stopped %v, message %q", stopped, st.Message)
+	}
+
+	side := processTG("side", v4.ProcessTask{ProcName: "a", StartCmd: "./a"},
+		v4.ProcessTask{ProcName: "logs", StartCmd: "./logs", Lifecycle: &v4.Lifecycle{Sidecar: true}})
+	h.run(side)
+	h.rec.waitPhase(t, "side", v4.StatusRunning)
+	h.proc.Exit(id("side", "logs"), 0)
+	if st := h.rec.waitPhase(t, "side", v4.StatusFailed); !strings.Contains(st.Message, "task logs exited with code 0") {
+		t.Errorf("message %q", st.Message)
+	}
+}
