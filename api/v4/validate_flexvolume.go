@@ -22,8 +22,13 @@ var (
 // pod's name and the secret's keys): a spec may not set them.
 const FlexReservedPrefix = "kubernetes.io/"
 
-// maxFlexOptionKey bounds an option's name (a label key's bound).
-const maxFlexOptionKey = 253
+// maxFlexOptionKey bounds an option's name (a label key's bound); maxFlexOptionsTotal
+// bounds all options together: the driver gets them as one command-line argument, which
+// Linux caps at 128 KiB, with the secret's keys.
+const (
+	maxFlexOptionKey    = 253
+	maxFlexOptionsTotal = 64 << 10
+)
 
 // validateFlexVolume checks a flexVolume volume: the driver's name, which becomes a path
 // on the node, the file system's name, the options the driver gets and the secret.
@@ -44,8 +49,13 @@ func validateFlexVolume(p string, f *FlexVolume, errs *FieldErrors) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // errors in a stable order
+	total := 0
 	for _, k := range keys {
 		checkFlexOption(p+".options", k, f.Options[k], errs)
+		total += len(k) + len(f.Options[k])
+	}
+	if total > maxFlexOptionsTotal {
+		errs.add(p+".options", "the options are at most %d bytes together, got %d", maxFlexOptionsTotal, total)
 	}
 }
 

@@ -18,7 +18,10 @@ func TestFlexVolumeRules(t *testing.T) {
 	const f0 = "spec.template.spec.volumes[0].flexVolume"
 	drv := func(d string) Object { return withFlex(FlexVolume{Driver: d}) }
 	opts := func(m map[string]string) Object { return withFlex(FlexVolume{Driver: "acme/nfs", Options: m}) }
-	many := map[string]string{}
+	many, big := map[string]string{}, map[string]string{}
+	for i := range 20 {
+		big[fmt.Sprintf("k%d", i)] = strings.Repeat("v", MaxFlexOptionSize)
+	}
 	for i := range MaxFlexOptions + 1 {
 		many[fmt.Sprintf("k%d", i)] = "v"
 	}
@@ -48,6 +51,7 @@ func TestFlexVolumeRules(t *testing.T) {
 		{"long value", opts(map[string]string{"k": strings.Repeat("v", MaxFlexOptionSize+1)}), f0 + ".options[k]", "at most 4096"},
 		{"NUL value", opts(map[string]string{"k": "a\x00b"}), f0 + ".options[k]", "without NUL"},
 		{"too many", opts(many), f0 + ".options", "at most 64 options"},
+		{"too big together", opts(big), f0 + ".options", "at most 65536 bytes together"},
 	})
 }
 
