@@ -26,6 +26,7 @@ const (
 	PrivSysctl       = "sysctl"        // --sysctl
 	PrivHostPath     = "host-path"     // a container volume from the host; a process's workPath, package outputDir or file at a literal path
 	PrivRoot         = "root"          // a process running as root
+	PrivFlexVolume   = "flex-volume"   // a pod volume a FlexVolume driver mounts: the node runs the driver as root with the spec's options
 	// The docker parameters of params.go beyond the namespaces, capabilities and devices.
 	PrivCgroupParent    = "cgroup-parent"    // --cgroup-parent: another cgroup than the container's own
 	PrivLogDriver       = "log-driver"       // --log-driver, --log-opt: dockerd ships the logs where the spec says
@@ -37,7 +38,7 @@ const (
 
 // Privileges lists every privilege.
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
-	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot,
+	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume,
 	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter}
 
 // Need is one privilege a workload asks for, and the field that asks. A host-path need
@@ -76,6 +77,13 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	// container pod leaves its own network namespace for the node's.
 	if strings.EqualFold(p.NetworkMode, "HOST") && len(p.Containers) > 0 {
 		add("networkMode", PrivHostNetwork)
+	}
+	// A FlexVolume driver runs as root on the node with the spec's options (a server, a
+	// share, a device), which may reach anything the driver can.
+	for i, v := range p.Volumes {
+		if v.FlexVolume != nil {
+			add(fmt.Sprintf("volumes[%d].flexVolume", i), PrivFlexVolume)
+		}
 	}
 	for i, c := range p.Containers {
 		cp := fmt.Sprintf("containers[%d]", i)
