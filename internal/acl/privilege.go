@@ -78,13 +78,7 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	if strings.EqualFold(p.NetworkMode, "HOST") && len(p.Containers) > 0 {
 		add("networkMode", PrivHostNetwork)
 	}
-	// A FlexVolume driver runs as root on the node with the spec's options (a server, a
-	// share, a device), which may reach anything the driver can.
-	for i, v := range p.Volumes {
-		if v.FlexVolume != nil {
-			add(fmt.Sprintf("volumes[%d].flexVolume", i), PrivFlexVolume)
-		}
-	}
+	out = append(out, podVolumeNeeds(base, p)...)
 	for i, c := range p.Containers {
 		cp := fmt.Sprintf("containers[%d]", i)
 		if c.Privileged {
@@ -134,6 +128,19 @@ func Needs(base string, p *v4.PodSpec) []Need {
 			for k, it := range sec.Items {
 				item(fmt.Sprintf("%s.secrets[%d].items[%d]", tp, j, k), it.Type, it.KeyOrPath, it.User)
 			}
+		}
+	}
+	return out
+}
+
+// podVolumeNeeds are the privileges of the pod's volumes: a FlexVolume's driver runs as
+// root on the node with the spec's options (a server, a share, a device), which may
+// reach anything the driver can.
+func podVolumeNeeds(base string, p *v4.PodSpec) []Need {
+	var out []Need
+	for i, v := range p.Volumes {
+		if v.FlexVolume != nil {
+			out = append(out, Need{Field: fmt.Sprintf("%s.volumes[%d].flexVolume", base, i), Privilege: PrivFlexVolume})
 		}
 	}
 	return out
