@@ -39,6 +39,9 @@ func (a *Agent) newFlexVolumes() (*flexvolume.Manager, error) {
 	if a.cfg.VolumePluginDir == "" {
 		return nil, nil
 	}
+	if !filepath.IsAbs(a.cfg.VolumePluginDir) {
+		return nil, fmt.Errorf("agent config: --volume-plugin-dir %q: must be an absolute directory", a.cfg.VolumePluginDir)
+	}
 	m, err := flexvolume.New(flexvolume.Options{PluginDir: a.cfg.VolumePluginDir, StateDir: filepath.Join(a.cfg.DataDir, "flexvolumes"),
 		NodeName: a.cfg.NodeName, Timeout: a.cfg.FlexVolumeTimeout, Failed: a.flexUnmountFailed, Logger: a.log})
 	if err != nil {

@@ -99,3 +99,15 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A mount dir that is a link (which a task could have put there) is never mounted on.
+func TestMountDirLinkRefused(t *testing.T) {
+	m := newTestManager(t, time.Minute)
+	calls := installDriver(t, m, "acme/nfs", "#!/bin/sh\necho $1 >> LOG\necho '{\"status\":\"Success\"}'\n")
+	dir := filepath.Join(t.TempDir(), "vol")
+	must(t, os.Symlink(t.TempDir(), dir))
+	err := m.Mount(ctxT(t), "ns/p", dir, flex("acme/nfs", nil), nil)
+	if err == nil || !strings.Contains(err.Error(), "not a directory") || strings.Contains(calls(), "mount") {
+		t.Fatalf("got %v, calls %q", err, calls())
+	}
+}

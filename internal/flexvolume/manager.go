@@ -135,6 +135,10 @@ func (m *Manager) Mount(ctx context.Context, pod, dir string, v *v4.FlexVolume, 
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("FlexVolume mount %s: %w", dir, err)
 	}
+	// The driver mounts at dir as root: a link put there would carry the mount elsewhere.
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("FlexVolume mount %s: not a directory (a link?)", dir)
+	}
 	rec := Record{Pod: pod, Dir: dir, Driver: v.Driver, Mounted: time.Now().UTC()}
 	if err := m.saveRecord(rec); err != nil {
 		return err

@@ -56,7 +56,8 @@ func (m *Manager) unmountDir(ctx context.Context, rec Record, path string, resol
 		_, err = m.call(ctx, rec.Driver, path, "unmount", rec.Dir)
 	}
 	if errors.Is(err, ErrNotSupported) {
-		if uerr := unix.Unmount(rec.Dir, 0); uerr != nil && !errors.Is(uerr, unix.EINVAL) {
+		// NOFOLLOW: a link swapped in for the dir must not unmount what it points to.
+		if uerr := unix.Unmount(rec.Dir, unix.UMOUNT_NOFOLLOW); uerr != nil && !errors.Is(uerr, unix.EINVAL) {
 			return fmt.Errorf("unmount %s: %w", rec.Dir, uerr)
 		}
 		return nil
