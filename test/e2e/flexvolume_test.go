@@ -81,7 +81,7 @@ func flexProcess(name, driver, src string) string {
 	"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},
 	"spec":{"instance":1,"template":{"spec":{
 		"volumes":[{"name":"data","flexVolume":{"driver":%q,"options":{"source":%q}}}],
-		"processes":[{"procName":"reader","startCmd":"cat data/hello > seen; exec sleep 100000","startGracePeriod":1,
+		"processes":[{"procName":"sleep","startCmd":"cat data/hello > seen; exec sleep 100000","startGracePeriod":1,
 			"volumes":[{"volume":{"mountPath":"data","podVolume":"data"}}],
 			"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}}}}`, name, name, driver, src)
 }
