@@ -36,6 +36,9 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"service","metadata":{"name":"s","labels":{"BCSBALANCE":"source|x"}},"Metadata":{"namespace":"n"},` +
 		`"spec":{"type":"None|ClusterIP","selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":"tcp"}],"ports":[{"servicePort":81}]}}`))
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x","Image":"y","imagePullPolicy":"never","x":null}],"containers":null}}}}`))
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x",` +
+		`"volumes":[{"volume":{"mountPath":"/d","podVolume":"d"}}]}],"volumes":[{"name":"d","flexVolume":{"driver":"acme/../nfs",` +
+		`"fsType":"ext4","readOnly":true,"secretRef":{"name":"s"},"options":{"kubernetes.io/pod.uid":"x","k":"v","k":"w"}}}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an

@@ -26,6 +26,7 @@ const (
 	PrivSysctl       = "sysctl"        // --sysctl
 	PrivHostPath     = "host-path"     // a container volume from the host; a process's workPath, package outputDir or file at a literal path
 	PrivRoot         = "root"          // a process running as root
+	PrivFlexVolume   = "flex-volume"   // a pod volume a FlexVolume driver mounts: the node runs the driver as root with the spec's options
 	// The docker parameters of params.go beyond the namespaces, capabilities and devices.
 	PrivCgroupParent    = "cgroup-parent"    // --cgroup-parent: another cgroup than the container's own
 	PrivLogDriver       = "log-driver"       // --log-driver, --log-opt: dockerd ships the logs where the spec says
@@ -37,7 +38,7 @@ const (
 
 // Privileges lists every privilege.
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
-	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot,
+	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume,
 	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter}
 
 // Need is one privilege a workload asks for, and the field that asks. A host-path need
@@ -77,6 +78,7 @@ func Needs(base string, p *v4.PodSpec) []Need {
 	if strings.EqualFold(p.NetworkMode, "HOST") && len(p.Containers) > 0 {
 		add("networkMode", PrivHostNetwork)
 	}
+	out = append(out, podVolumeNeeds(base, p)...)
 	for i, c := range p.Containers {
 		cp := fmt.Sprintf("containers[%d]", i)
 		if c.Privileged {
@@ -126,6 +128,19 @@ func Needs(base string, p *v4.PodSpec) []Need {
 			for k, it := range sec.Items {
 				item(fmt.Sprintf("%s.secrets[%d].items[%d]", tp, j, k), it.Type, it.KeyOrPath, it.User)
 			}
+		}
+	}
+	return out
+}
+
+// podVolumeNeeds are the privileges of the pod's volumes: a FlexVolume's driver runs as
+// root on the node with the spec's options (a server, a share, a device), which may
+// reach anything the driver can.
+func podVolumeNeeds(base string, p *v4.PodSpec) []Need {
+	var out []Need
+	for i, v := range p.Volumes {
+		if v.FlexVolume != nil {
+			out = append(out, Need{Field: fmt.Sprintf("%s.volumes[%d].flexVolume", base, i), Privilege: PrivFlexVolume})
 		}
 	}
 	return out

@@ -23,6 +23,7 @@ import (
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/executor"
+	"github.com/berthhq/berth/internal/flexvolume"
 	"github.com/berthhq/berth/internal/hostports"
 	"github.com/berthhq/berth/internal/instvol"
 	"github.com/berthhq/berth/internal/netsvc"
@@ -60,9 +61,10 @@ type Agent struct {
 	gpus       *gpu.Manager
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
-	busyPorts  *busyPorts    // the node's busy ports (busyports.go)
-	vols       *instvol.Dirs // the node's instance volumes (volumes.go)
-	volSweep   chan struct{} // asks volumesLoop for a sweep (volumes.go)
+	busyPorts  *busyPorts          // the node's busy ports (busyports.go)
+	vols       *instvol.Dirs       // the node's instance volumes (volumes.go)
+	flex       *flexvolume.Manager // nil without Config.VolumePluginDir (flexvolumes.go)
+	volSweep   chan struct{}       // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
@@ -107,7 +109,8 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), desired: map[string]*v4.TaskGroup{}, ops: map[string]*op{},
 		nodeChanges: make(chan struct{}, 1), nodeEvents: make(chan v4.AgentEvent, nodeEventQueue), metrics: newAgentMetrics(), busyPorts: newBusyPorts(cfg.ProcRoot, cfg.PortRanges),
-		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles, users: users, protected: protectedPaths(cfg)}, ready: make(chan struct{})}
+		guard: guard{privileged: cfg.AllowPrivileged, volumes: volumes, seccomp: profiles, users: users, protected: protectedPaths(cfg),
+			flexVolumes: cfg.VolumePluginDir != ""}, ready: make(chan struct{})}
 	for _, u := range cfg.ServerURLs { // fail now on a bad address, not after joining
 		pu, err := client.ParseServerURL(u)
 		if err != nil {
@@ -118,6 +121,9 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a.vols, a.volSweep = instvol.New(filepath.Join(cfg.DataDir, "volumes")), make(chan struct{}, 1)
+	if a.flex, err = a.newFlexVolumes(); err != nil {
+		return nil, err
+	}
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
 	a.reporter.sendMany = (&statusBatches{statuses: a.putStatuses, report: a.sendReport}).send
 	return a, nil
@@ -239,6 +245,9 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins
 	}
+	if a.flex != nil {
+		ecfg.FlexVolumes = a.flex
+	}
 	if a.cfg.TuneExecutor != nil {
 		a.cfg.TuneExecutor(&ecfg)
 	}
@@ -262,6 +271,7 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runGPUs(ctx) })
 	loops.Go(func() { a.runPlugins(ctx) })
 	loops.Go(func() { a.volumesLoop(ctx) })
+	loops.Go(func() { a.runFlexVolumes(ctx) })
 	loops.Go(func() { a.sendNodeEvents(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })

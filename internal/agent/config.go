@@ -151,6 +151,12 @@ type Config struct {
 	// Registration API (kubelet.sock) and finds the plugins' sockets: Kubernetes' device
 	// plugins (/var/lib/kubelet/device-plugins by default) register their resources here.
 	DevicePluginDir string
+	// VolumePluginDir, when set, holds the FlexVolume drivers pods' flexVolume volumes
+	// use (<dir>/vendor~driver/driver; the CLI's default is the kubelet's,
+	// flexvolume.DefaultPluginDir); empty, the node runs no FlexVolumes.
+	// FlexVolumeTimeout bounds each call of a driver (flexvolume.DefaultTimeout when 0).
+	VolumePluginDir   string
+	FlexVolumeTimeout time.Duration
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver

@@ -35,6 +35,9 @@ type guard struct {
 	volumes []hostVolume
 	// users are the node accounts processes may run as (userguard.go).
 	users userPolicy
+	// flexVolumes is whether the node runs FlexVolume drivers (--volume-plugin-dir):
+	// the operator who installed one there lets workloads use it, privileged or not.
+	flexVolumes bool
 	// protected are directories no workload path may reach, even below a host volume:
 	// the agent's data dir (its key, its checkpoint, the pods), a server's on the node,
 	// /proc and /sys.
@@ -88,6 +91,10 @@ func (g guard) admit(tg *v4.TaskGroup) error {
 		case need.Privilege == acl.PrivHostPath:
 			if err := g.allowPath(need); err != nil {
 				errs = append(errs, err)
+			}
+		case need.Privilege == acl.PrivFlexVolume:
+			if !g.flexVolumes {
+				errs = append(errs, fmt.Errorf("%s: this node runs no FlexVolume drivers (its agent runs with an empty --volume-plugin-dir)", need.Field))
 			}
 		case need.Param == "ulimit":
 			// Judged against the node's own limits rather than admission's table, below.

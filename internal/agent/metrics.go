@@ -27,6 +27,7 @@ type agentMetrics struct {
 	checks        *prometheus.CounterVec
 	adoptions     *prometheus.CounterVec
 	running       prometheus.Gauge
+	flexFailures  *prometheus.CounterVec
 
 	mu    sync.Mutex
 	phase map[string]string // task group -> last phase reported, to count its ends once
@@ -53,9 +54,12 @@ func newAgentMetrics() *agentMetrics {
 		adoptions: prom.CounterVec("berth_agent_adoptions_total",
 			"Task groups found running at the agent's start, by result (adopted, stopped: nothing the executor could take over).", "result"),
 		running: prom.Gauge("berth_agent_task_groups", "Task groups the agent's executor runs now (not ended)."),
-		phase:   map[string]string{},
+		flexFailures: prom.CounterVec("berth_agent_flexvolume_unmount_failures_total",
+			"Failed unmounts (or detaches) of the FlexVolumes of pods the node no longer runs, each retried with backoff, by driver.", "driver"),
+		phase: map[string]string{},
 	}
-	m.registry = prom.NewProcessRegistry(m.starts, m.startDuration, m.stops, m.stopDuration, m.driverErrors, m.ends, m.checks, m.adoptions, m.running)
+	m.registry = prom.NewProcessRegistry(m.starts, m.startDuration, m.stops, m.stopDuration, m.driverErrors, m.ends, m.checks, m.adoptions,
+		m.running, m.flexFailures)
 	return m
 }
 

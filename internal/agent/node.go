@@ -39,6 +39,7 @@ func (a *Agent) nodeObject() *v4.Node {
 		a.plugins.Describe(n)
 	}
 	a.describeLBGroup(n)
+	a.describeFlexVolumes(n)
 	return n
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/daemon"
+	"github.com/berthhq/berth/internal/flexvolume"
 	"github.com/berthhq/berth/internal/instvol"
 )
 
@@ -44,6 +45,8 @@ type agentFlags struct {
 	vcudaDriver     string
 	hamiLib         string
 	devicePluginDir string
+	volumePluginDir string
+	flexTimeout     time.Duration
 	dns             agentDNSFlags
 	lb              agentLBFlags
 	guard           agentGuardFlags
@@ -128,6 +131,8 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.vcudaDriver, "vcuda-driver-dir", "", "with --gpu-sharing vcuda: vcuda-controller's driver directory (lib64/ with libcuda-control.so, bin/gpu-client), mounted at /usr/local/nvidia")
 	fl.StringVar(&f.hamiLib, "hami-lib", "", "with --gpu-sharing hami: HAMi-core's libvgpu.so")
 	fl.StringVar(&f.devicePluginDir, "device-plugin-dir", "", "serve Kubernetes device plugins' registrations in this directory (kubelet.sock; theirs is /var/lib/kubelet/device-plugins); none when empty")
+	fl.StringVar(&f.volumePluginDir, "volume-plugin-dir", flexvolume.DefaultPluginDir, "directory of the FlexVolume drivers pods' flexVolume volumes use (VENDOR~DRIVER/DRIVER, the kubelet's layout; docs/pods.md, \"FlexVolume\"); empty runs none")
+	fl.DurationVar(&f.flexTimeout, "volume-plugin-timeout", flexvolume.DefaultTimeout, "how long one call of a FlexVolume driver may take before it is killed")
 	f.dns.register(cmd)
 	f.lb.register(cmd)
 	f.guard.register(cmd)
@@ -222,6 +227,7 @@ func (f agentFlags) settings(m flagMerge) agent.Config {
 		VCUDADriverDir:  m.pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
 		HAMiLib:         m.pick("hami-lib", f.hamiLib, file.HAMiLib),
 		DevicePluginDir: m.pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
+		VolumePluginDir: m.pick("volume-plugin-dir", f.volumePluginDir, file.VolumePluginDir),
 		TaskUIDRange:    m.pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange),
 	}
 }
@@ -282,6 +288,10 @@ func (f agentFlags) connection(cfg *agent.Config, m flagMerge, o *options) error
 	}
 	if !m.changed("report") && file.Report > 0 {
 		cfg.ReportInterval = file.Report
+	}
+	cfg.FlexVolumeTimeout = f.flexTimeout
+	if !m.changed("volume-plugin-timeout") && file.VolumePluginTimeout > 0 {
+		cfg.FlexVolumeTimeout = file.VolumePluginTimeout
 	}
 	cfg.InstanceVolumeGrace = f.volumeGrace
 	if !m.changed("volume-grace") && file.VolumeGrace > 0 {

@@ -46,6 +46,9 @@ type agentFile struct {
 	VCUDADriverDir  string              `yaml:"vcuda-driver-dir"`
 	HAMiLib         string              `yaml:"hami-lib"`
 	DevicePluginDir string              `yaml:"device-plugin-dir"`
+	VolumePluginDir string              `yaml:"volume-plugin-dir"`
+	// VolumePluginTimeout bounds a FlexVolume driver's call.
+	VolumePluginTimeout time.Duration `yaml:"volume-plugin-timeout"`
 	// The cluster DNS server (agent_dns.go).
 	DNSAddr       string     `yaml:"dns-addr"`
 	DNSUpstream   stringList `yaml:"dns-upstream"`
