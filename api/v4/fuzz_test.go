@@ -36,6 +36,13 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"service","metadata":{"name":"s","labels":{"BCSBALANCE":"source|x"}},"Metadata":{"namespace":"n"},` +
 		`"spec":{"type":"None|ClusterIP","selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":"tcp"}],"ports":[{"servicePort":81}]}}`))
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x","Image":"y","imagePullPolicy":"never","x":null}],"containers":null}}}}`))
+	// Pod volumes (docs/pods.md, "Volumes"): every source, items, modes, process links.
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{` +
+		`"volumes":[{"name":"m","emptyDir":{"medium":"Memory","sizeLimit":"64"}},{"name":"c","configMap":{"name":"cfg","items":[{"key":"k","path":"a/b","mode":384}],"defaultMode":420}},` +
+		`{"name":"s","secret":{"secretName":"pw","static":true}},{"name":"f","flexVolume":{"driver":"v/d","secretRef":{"name":"pw"},"options":{"a":"b"}}}],` +
+		`"containers":[{"image":"x","volumes":[{"volume":{"mountPath":"/m","podVolume":"m","readOnly":true}}]}]}}}}`))
+	f.Add([]byte(`{"kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"template":{"spec":{"volumes":[{"name":"d","emptyDir":{}}],` +
+		`"processes":[{"procName":"a","startCmd":"./a","volumes":[{"volume":{"mountPath":"../x","podVolume":"d"}}]}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an
