@@ -32,6 +32,8 @@ type pod struct {
 	sandbox bool
 	// holding is set once the pod's network holder may run (holder.go).
 	holding bool
+	// vols is the state of the pod's volumes (podvolumes.go), with its own lock.
+	vols volumeState
 	// cancelStart ends the start in progress (a kill interrupts a slow start).
 	cancelStart context.CancelFunc
 
