@@ -123,7 +123,7 @@ func TestConfigMapVolumeFollowsUpdates(t *testing.T) {
 	h.rec.waitPhase(t, "vu", v4.StatusRunning)
 	conf := filepath.Join(PodDir(h.dir, testNS, "vu"), "volumes", "conf")
 	first, _ := os.Readlink(filepath.Join(conf, dataLink))
-	if !h.e.FollowsVolumes(testNS, "vu") {
+	if n := h.e.FollowedVolumes(testNS, "vu"); n != 1 {
 		t.Fatal("the pod follows no volume")
 	}
 	if n, err := h.e.RefreshVolumes(context.Background(), testNS, "vu"); err != nil || n != 0 {

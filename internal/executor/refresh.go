@@ -24,11 +24,20 @@ func followed(v *v4.PodVolume) bool {
 	return v.ConfigMap != nil && !v.ConfigMap.Static || v.Secret != nil && !v.Secret.Static
 }
 
-// FollowsVolumes reports whether the pod has configMap or secret volumes that follow
-// updates of their objects: those RefreshVolumes rewrites.
-func (e *Executor) FollowsVolumes(namespace, name string) bool {
+// FollowedVolumes is the number of the pod's configMap and secret volumes that follow
+// updates of their objects: those RefreshVolumes fetches, one request each.
+func (e *Executor) FollowedVolumes(namespace, name string) int {
 	p := e.pod(namespace, name)
-	return p != nil && slices.ContainsFunc(p.plan.volumes, func(v v4.PodVolume) bool { return followed(&v) })
+	if p == nil {
+		return 0
+	}
+	n := 0
+	for i := range p.plan.volumes {
+		if followed(&p.plan.volumes[i]) {
+			n++
+		}
+	}
+	return n
 }
 
 // RefreshVolumes fetches the objects of the pod's followed configMap and secret volumes
