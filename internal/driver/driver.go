@@ -84,6 +84,10 @@ type Task struct {
 type Link struct {
 	Path   string
 	Target string
+	// Give hands Target, a directory the agent made root's and closed (an emptyDir whose
+	// tasks' user the executor cannot know: a process of a uid the driver picks), to the
+	// task's user, 0700, unless it is that user's already.
+	Give bool
 }
 
 // WithSetup returns t, or a copy with an empty Setup when it has none: a container the

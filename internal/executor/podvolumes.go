@@ -72,7 +72,7 @@ func (p *pod) prepareVolume(ctx context.Context, v *v4.PodVolume, data *dataReso
 		return err
 	}
 	if v.EmptyDir != nil {
-		return makeEmptyDir(dir, v.EmptyDir, owner)
+		return makeEmptyDir(dir, v.EmptyDir, owner, p.plan.processes())
 	}
 	// The agent's own directory: no task may put anything in it (volfiles.go).
 	if err := mkdirMode(dir, 0o755); err != nil {
@@ -83,12 +83,15 @@ func (p *pod) prepareVolume(ctx context.Context, v *v4.PodVolume, data *dataReso
 }
 
 // makeEmptyDir makes an emptyDir's directory. It belongs to the volume's owner, 0700,
-// when the agent knows it; otherwise anyone may write in it, with the sticky bit (as
-// /tmp): tasks may run as users the agent cannot know (a container image's), and none
-// may remove another's files. A Memory emptyDir is a tmpfs of its sizeLimit there.
-func makeEmptyDir(dir string, e *v4.EmptyDirVolume, owner instvol.Owner) error {
+// when the agent knows it. Otherwise, in a process pod, it is root's and closed, 0700,
+// until the process driver gives it to the uid it runs the processes as (driver.Link's
+// Give): processes are on the node's file system, where another user must not reach it.
+// In a container pod, which only its containers see, anyone may write in it, with the
+// sticky bit (as /tmp): containers may run as users the agent cannot know (the image's),
+// and none may remove another's files. A Memory emptyDir is a tmpfs of its sizeLimit.
+func makeEmptyDir(dir string, e *v4.EmptyDirVolume, owner instvol.Owner, processes bool) error {
 	perm := os.ModeSticky | 0o777
-	if owner.Known {
+	if owner.Known || processes {
 		perm = 0o700
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -98,6 +101,9 @@ func makeEmptyDir(dir string, e *v4.EmptyDirVolume, owner instvol.Owner) error {
 		if err := mountTmpfs(dir, e.SizeLimit, perm, owner); err != nil {
 			return err
 		}
+	}
+	if !owner.Known && processes {
+		owner = instvol.Owner{Known: true} // root's, until the driver gives it
 	}
 	if owner.Known {
 		if err := os.Chown(dir, owner.UID, owner.GID); err != nil {
@@ -175,10 +181,15 @@ func mounts(vols []v4.Volume, name string) bool {
 	return false
 }
 
-// processOwner is the uid and gid a process's user runs as (root without one).
+// processOwner is the uid and gid a process's user runs as. Without one, an agent that
+// is not root runs it as its own user; a root agent as a uid it picks at the start (or
+// its --default-user), which the executor does not know.
 func processOwner(name string) (instvol.Owner, error) {
 	if name == "" {
-		return instvol.Owner{UID: os.Geteuid(), GID: os.Getegid(), Known: true}, nil
+		if os.Geteuid() != 0 {
+			return instvol.Owner{UID: os.Geteuid(), GID: os.Getegid(), Known: true}, nil
+		}
+		return instvol.Owner{}, nil
 	}
 	u, err := user.Lookup(name)
 	if err != nil {
@@ -280,13 +291,27 @@ func (p *podPlan) podVolume(name string) *v4.PodVolume {
 }
 
 // processLinks are the links a process's volumes put in its work directory, which the
-// process driver makes (driver.Link).
-func (p *pod) processLinks(t *v4.ProcessTask) []driver.Link {
+// process driver makes (driver.Link); an emptyDir of a user the executor cannot know is
+// the driver's to give to the process's.
+func (p *pod) processLinks(t *v4.ProcessTask) ([]driver.Link, error) {
 	var out []driver.Link
 	for _, v := range t.Volumes {
-		if pv := p.plan.podVolume(v.Volume.PodVolume); pv != nil {
-			out = append(out, driver.Link{Path: v.Volume.MountPath, Target: p.plan.volumeDir(pv.Name)})
+		pv := p.plan.podVolume(v.Volume.PodVolume)
+		if pv == nil {
+			return nil, fmt.Errorf("volume %s: the pod has no volume %q", v.Volume.MountPath, v.Volume.PodVolume)
 		}
+		l := driver.Link{Path: v.Volume.MountPath, Target: p.plan.volumeDir(pv.Name)}
+		if pv.EmptyDir != nil {
+			owner, err := p.plan.volumeOwner(pv.Name)
+			if err != nil {
+				return nil, err
+			}
+			l.Give = !owner.Known
+		}
+		out = append(out, l)
 	}
-	return out
+	return out, nil
 }
+
+// processes reports whether the pod runs processes (not containers).
+func (p *podPlan) processes() bool { return len(p.tasks) > 0 && p.tasks[0].process != nil }

@@ -168,7 +168,9 @@ func (p *pod) buildTask(ctx context.Context, i int, tp *taskPlan, data *dataReso
 		t.Setup.DNS = p.containerDNS()
 	}
 	if tp.process != nil {
-		t.Links = p.processLinks(tp.process)
+		if t.Links, err = p.processLinks(tp.process); err != nil {
+			return nil, nil, err
+		}
 	}
 	return t, own, nil
 }

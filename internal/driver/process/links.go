@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -42,6 +43,11 @@ func makeLink(l driver.Link, workDir string, sb sandbox, cred *credential) error
 		return err
 	}
 	defer dir.Close()
+	if l.Give {
+		if err := giveTarget(l.Target, cred); err != nil {
+			return err
+		}
+	}
 	return placeLink(dir, filepath.Base(pl.rel), l.Target)
 }
 
@@ -64,4 +70,32 @@ func placeLink(root *os.Root, name, target string) error {
 		return fmt.Errorf("a link to %s is in its place: it is not replaced", cur)
 	}
 	return nil
+}
+
+// giveTarget gives a link's target directory to the task's user (Link.Give): only a
+// directory of root's, or the user's own from another task of the group; one that
+// another user holds is shared by processes of different users, which the pod's volume
+// cannot be.
+func giveTarget(target string, cred *credential) error {
+	if cred == nil {
+		return nil // the agent's own user runs the task, and made the directory
+	}
+	fi, err := os.Lstat(target)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.IsDir() {
+		return errors.New("the volume is not a directory")
+	}
+	switch st.Uid {
+	case cred.UID:
+		return nil
+	case 0:
+		if err := os.Lchown(target, int(cred.UID), int(cred.GID)); err != nil {
+			return err
+		}
+		return os.Chmod(target, 0o700)
+	}
+	return fmt.Errorf("the volume belongs to uid %d, another process's: processes that share it must run as one user", st.Uid)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/berthhq/berth/internal/driver"
@@ -62,5 +63,31 @@ func TestMakeLinks(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(outside, "x")); !os.IsNotExist(err) {
 		t.Errorf("a link was made outside the work dir: %v", err)
+	}
+}
+
+// An emptyDir the executor could not give its user goes to the task's user, once; one
+// that another user holds is refused.
+func TestGiveTarget(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chown needs root")
+	}
+	vol := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(vol, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	alice := &credential{Name: "berth-80001", UID: 80001, GID: 80001}
+	for range 2 { // the second process of the group finds it its own
+		if err := giveTarget(vol, alice); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, _ := os.Stat(vol)
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 80001 || st.Gid != 80001 || fi.Mode().Perm() != 0o700 {
+		t.Errorf("volume %v uid %d gid %d", fi.Mode(), st.Uid, st.Gid)
+	}
+	bob := &credential{Name: "berth-80002", UID: 80002, GID: 80002}
+	if err := giveTarget(vol, bob); err == nil || !strings.Contains(err.Error(), "must run as one user") {
+		t.Errorf("another user's volume: %v", err)
 	}
 }
