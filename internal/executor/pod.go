@@ -39,6 +39,7 @@ type pod struct {
 
 	killCh     chan struct{} // closed by requestKill
 	healthKill chan healthFailure
+	evict      chan string // a volume over its limit (usage_volumes.go)
 	done       chan struct{} // closed when run returns
 }
 
@@ -52,6 +53,7 @@ func (e *Executor) newPod(tg *v4.TaskGroup) *pod {
 		started:    make([]bool, len(plan.tasks)),
 		killCh:     make(chan struct{}),
 		healthKill: make(chan healthFailure, 1),
+		evict:      make(chan string, 1),
 		done:       make(chan struct{}),
 	}
 	p.status.HostIP = e.cfg.HostIP

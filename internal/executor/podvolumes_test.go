@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -200,5 +201,33 @@ func TestPodVolumesOfProcesses(t *testing.T) {
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode() != os.ModeDir|0o700 {
 		t.Errorf("emptyDir %v %v", fi, err)
+	}
+}
+
+// A disk emptyDir past its sizeLimit fails the pod, as the kubelet evicts it.
+func TestDiskEmptyDirOverItsLimitEvicts(t *testing.T) {
+	h, _ := newDockerHarness(t)
+	h.e.cfg.VolumeUsageInterval = 5 * time.Millisecond
+	tg := containerTG("big", "app")
+	tg.Spec.Template.Spec.Volumes = []v4.PodVolume{{Name: "scratch", EmptyDir: &v4.EmptyDirVolume{SizeLimit: "1"}}}
+	tg.Spec.Template.Spec.Containers[0].Volumes = []v4.Volume{{Volume: v4.VolumeMount{MountPath: "/s", PodVolume: "scratch"}}}
+	h.run(tg)
+	h.rec.waitPhase(t, "big", v4.StatusRunning)
+	dir := filepath.Join(PodDir(h.dir, testNS, "big"), "volumes", "scratch")
+	if err := os.WriteFile(filepath.Join(dir, "small"), make([]byte, 512<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if used, err := diskUsage(context.Background(), dir, 1<<30); err != nil || used < 512<<10 || used > 1<<20 {
+		t.Fatalf("usage %d (%v), want about 512 KiB", used, err)
+	}
+	if st := h.rec.all("big"); st[len(st)-1].Phase != v4.StatusRunning {
+		t.Fatalf("evicted under the limit: %+v", st[len(st)-1])
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := h.rec.waitPhase(t, "big", v4.StatusFailed)
+	if !strings.Contains(st.Message, "evicted: emptyDir scratch uses more than its sizeLimit of 1 MB") || st.HealthKilled {
+		t.Errorf("status %q, healthKilled %v", st.Message, st.HealthKilled)
 	}
 }
