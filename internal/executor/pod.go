@@ -39,7 +39,7 @@ type pod struct {
 
 	killCh     chan struct{} // closed by requestKill
 	healthKill chan healthFailure
-	evict      chan string // a volume over its limit (usage_volumes.go)
+	evict      chan string   // a volume over its limit (usage_volumes.go)
 	done       chan struct{} // closed when run returns
 }
 
