@@ -73,6 +73,11 @@ func TestPodVolumeRules(t *testing.T) {
 		{"item mode", withPodVolume(cmVolume(KeyToPath{Key: "a", Path: "a", Mode: mode(0o4755)})), v0 + ".configMap.items[0].mode", "0777"},
 		{"decimal 644", withPodVolume(PodVolume{Name: "s", Secret: &SecretVolume{SecretName: "pw", DefaultMode: mode(644)}}), v0 + ".secret.defaultMode", "0777"},
 		{"negative mode", withPodVolume(PodVolume{Name: "s", Secret: &SecretVolume{SecretName: "pw", DefaultMode: mode(-1)}}), v0 + ".secret.defaultMode", "0777"},
+		{"too many volumes", appWith(func(a *Application) {
+			for i := range MaxPodVolumes + 1 {
+				a.Spec.Template.Spec.Volumes = append(a.Spec.Template.Spec.Volumes, PodVolume{Name: fmt.Sprintf("v%d", i), EmptyDir: &EmptyDirVolume{}})
+			}
+		}), "spec.template.spec.volumes", "at most 32 volumes"},
 		{"volume name", withPodVolume(PodVolume{Name: "../x", EmptyDir: &EmptyDirVolume{}}), v0 + ".name", "DNS label"},
 		{"unknown volume", appWith(func(a *Application) {
 			container(a).Volumes = []Volume{{Volume: VolumeMount{MountPath: "/data", PodVolume: "nope"}}}
