@@ -101,13 +101,20 @@ func configMapSpec(content string) string {
 
 func configMapFollows(t *testing.T, s *devServer) {
 	s.applySpec(t, configMapSpec("v1"))
+	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"secret","metadata":{"name":"vol-pw","namespace":"e2e"},
+	"datas":{"token":{"content":%q}}}`, base64.StdEncoding.EncodeToString([]byte("s3cret"))))
 	spec := withPodVolumes(appSpec{name: "follow", ns: "e2e", containers: []string{
-		container("app", "exec sleep 100000", `,"volumes":[{"volume":{"mountPath":"/etc/app","podVolume":"conf"}}]`),
-	}}.json(), `{"name":"conf","configMap":{"name":"vol-conf"}}`)
+		container("app", "exec sleep 100000", `,"volumes":[{"volume":{"mountPath":"/etc/app","podVolume":"conf"}},`+
+			`{"volume":{"mountPath":"/run/pw","podVolume":"pw"}}]`),
+	}}.json(), `{"name":"conf","configMap":{"name":"vol-conf"}},{"name":"pw","secret":{"secretName":"vol-pw","items":[{"key":"token","path":"auth/token"}]}}`)
 	s.applySpec(t, spec)
 	tg := s.running(t, "e2e", "follow", 1)[0]
 	if r := s.execIn("e2e", tg.Metadata.Name, "app", "cat", "/etc/app/app.conf"); r.stdout != "v1" {
 		t.Fatalf("app.conf says %q (exit %d, %s)", r.stdout, r.code, r.stderr)
+	}
+	// The server gave the node the secret: the task group refers to it by its volume.
+	if r := s.execIn("e2e", tg.Metadata.Name, "app", "cat", "/run/pw/auth/token"); r.stdout != "s3cret" {
+		t.Errorf("the secret's token says %q (exit %d, %s)", r.stdout, r.code, r.stderr)
 	}
 	s.applySpec(t, configMapSpec("v2"))
 	changed := time.Now()
@@ -118,4 +125,5 @@ func configMapFollows(t *testing.T, s *devServer) {
 	t.Logf("the update reached the container after %s", time.Since(changed).Round(100*time.Millisecond))
 	s.mustBerth("delete", "application", "follow", "-n", "e2e")
 	s.mustBerth("delete", "configmap", "vol-conf", "-n", "e2e")
+	s.mustBerth("delete", "secret", "vol-pw", "-n", "e2e")
 }
