@@ -39,6 +39,13 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x",` +
 		`"volumes":[{"volume":{"mountPath":"/d","podVolume":"d"}}]}],"volumes":[{"name":"d","flexVolume":{"driver":"acme/../nfs",` +
 		`"fsType":"ext4","readOnly":true,"secretRef":{"name":"s"},"options":{"kubernetes.io/pod.uid":"x","k":"v","k":"w"}}}]}}}}`))
+	// Pod volumes (docs/pods.md, "Volumes"): every source, items, modes, process links.
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{` +
+		`"volumes":[{"name":"m","emptyDir":{"medium":"Memory","sizeLimit":"64"}},{"name":"c","configMap":{"name":"cfg","items":[{"key":"k","path":"a/b","mode":384}],"defaultMode":420}},` +
+		`{"name":"s","secret":{"secretName":"pw","static":true}},{"name":"f","flexVolume":{"driver":"v/d","secretRef":{"name":"pw"},"options":{"a":"b"}}}],` +
+		`"containers":[{"image":"x","volumes":[{"volume":{"mountPath":"/m","podVolume":"m","readOnly":true}}]}]}}}}`))
+	f.Add([]byte(`{"kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"template":{"spec":{"volumes":[{"name":"d","emptyDir":{}}],` +
+		`"processes":[{"procName":"a","startCmd":"./a","volumes":[{"volume":{"mountPath":"../x","podVolume":"d"}}]}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an

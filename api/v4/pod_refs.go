@@ -2,7 +2,7 @@ package v4
 
 import "slices"
 
-// Names reports whether a container or a process of the pod names the configmap or the
+// Names reports whether a container, a process or a volume of the pod names the configmap or the
 // secret (kind) called name: the server asks before such an object is deleted, and
 // before it hands one to an agent, whose task groups must use it.
 func (p *PodSpec) Names(kind Kind, name string) bool {
@@ -17,6 +17,20 @@ func (p *PodSpec) Names(kind Kind, name string) bool {
 		if t := &p.Processes[i]; slices.ContainsFunc(t.ConfigMaps, configMap) || slices.ContainsFunc(t.Secrets, secret) {
 			return true
 		}
+	}
+	return slices.ContainsFunc(p.Volumes, func(v PodVolume) bool { return v.names(kind, name) })
+}
+
+// names reports whether the pod volume is the configmap or secret (kind) called name,
+// or a FlexVolume whose driver gets that secret.
+func (v *PodVolume) names(kind Kind, name string) bool {
+	switch {
+	case v.ConfigMap != nil:
+		return kind == KindConfigMap && v.ConfigMap.Name == name
+	case v.Secret != nil:
+		return kind == KindSecret && v.Secret.SecretName == name
+	case v.FlexVolume != nil && v.FlexVolume.SecretRef != nil:
+		return kind == KindSecret && v.FlexVolume.SecretRef.Name == name
 	}
 	return false
 }

@@ -6,6 +6,12 @@ func TestPodSpecNames(t *testing.T) {
 	pod := &PodSpec{
 		Containers: []Container{{ConfigMaps: []ConfigMapRef{{Name: "c-cfg"}}, Secrets: []SecretRef{{SecretName: "c-pw"}}}},
 		Processes:  []ProcessTask{{ConfigMaps: []ConfigMapRef{{Name: "p-cfg"}}, Secrets: []SecretRef{{SecretName: "p-pw"}}}},
+		Volumes: []PodVolume{
+			{Name: "a", ConfigMap: &ConfigMapVolume{Name: "v-cfg"}},
+			{Name: "b", Secret: &SecretVolume{SecretName: "v-pw"}},
+			{Name: "c", FlexVolume: &FlexVolume{Driver: "x/y", SecretRef: &LocalObjectRef{Name: "flex-pw"}}},
+			{Name: "d", EmptyDir: &EmptyDirVolume{}},
+		},
 	}
 	for _, tt := range []struct {
 		kind Kind
@@ -19,6 +25,11 @@ func TestPodSpecNames(t *testing.T) {
 		{KindConfigMap, "c-pw", false}, // a secret's name is not a configmap's
 		{KindSecret, "p-cfg", false},
 		{KindConfigMap, "other", false},
+		{KindConfigMap, "v-cfg", true}, // a volume's object is the pod's too
+		{KindSecret, "v-pw", true},
+		{KindSecret, "flex-pw", true}, // the FlexVolume driver gets it
+		{KindConfigMap, "v-pw", false},
+		{KindConfigMap, "flex-pw", false},
 		{KindService, "c-cfg", false},
 	} {
 		if got := pod.Names(tt.kind, tt.name); got != tt.want {

@@ -47,6 +47,21 @@ func validatePodVolumes(path string, p *PodSpec, errs *FieldErrors) {
 			validateFlexVolume(vp+".flexVolume", v.FlexVolume, errs)
 		}
 	}
+	validatePodVolumeMounts(path, p, errs)
+}
+
+// validatePodVolumeMounts checks every task's mounts of the pod's volumes.
+func validatePodVolumeMounts(path string, p *PodSpec, errs *FieldErrors) {
+	for i := range p.Containers {
+		for j, v := range p.Containers[i].Volumes {
+			checkPodVolumeRef(fmt.Sprintf("%s.containers[%d].volumes[%d].volume", path, i, j), v.Volume, p, errs)
+		}
+	}
+	for i := range p.Processes {
+		for j, v := range p.Processes[i].Volumes {
+			checkPodVolumeRef(fmt.Sprintf("%s.processes[%d].volumes[%d].volume", path, i, j), v.Volume, p, errs)
+		}
+	}
 }
 
 // checkPodVolumeRef checks a mount of a pod volume: the volume exists, and the mount

@@ -3,6 +3,7 @@ package v4
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"reflect"
 	"regexp"
 	"strings"
@@ -53,6 +54,7 @@ func validateProcessTask(p string, t *ProcessTask, ports map[string]string, host
 			errs.add(up+".user", "required when pwd is set")
 		}
 	}
+	validateProcessVolumes(p, t.Volumes, errs)
 	validateEnv(p+".env", t.Env, errs)
 	validateResources(p+".resources", t.Resources, true, errs)
 	validateChecks(p+".healthChecks", t.HealthChecks, t.Ports, errs)
@@ -92,6 +94,44 @@ func checkNoHostPortRefs(p string, t *ProcessTask, noHost map[string]string, err
 		}
 		if port <= 0 && noHost[name] != "" {
 			errs.add(hp+".portName", "port %q has no host port to check (%s.hostPort is -1)", name, noHost[name])
+		}
+	}
+}
+
+// maxProcessVolumes bounds a process's volumes (each a link the agent makes).
+const maxProcessVolumes = 64
+
+// validateProcessVolumes checks a process's volumes: each mounts a pod volume (a process
+// takes no host path and no instance volume) at a path of its work directory, where the
+// agent, root, places a link to the volume: relative, clean, without '..', and once.
+func validateProcessVolumes(p string, vols []Volume, errs *FieldErrors) {
+	if len(vols) > maxProcessVolumes {
+		errs.add(p+".volumes", "a process has at most %d volumes, got %d", maxProcessVolumes, len(vols))
+		return
+	}
+	seen := map[string]bool{}
+	for i, v := range vols {
+		vp := fmt.Sprintf("%s.volumes[%d].volume", p, i)
+		mp := v.Volume.MountPath
+		switch {
+		case mp == "":
+			errs.add(vp+".mountPath", "required: a path relative to the work directory")
+		case len(mp) > MaxMountPathLen:
+			errs.add(vp+".mountPath", "must be at most %d bytes, got %d", MaxMountPathLen, len(mp))
+		case strings.IndexByte(mp, 0) >= 0:
+			errs.add(vp+".mountPath", "must not contain a NUL byte")
+		case path.IsAbs(mp):
+			errs.add(vp+".mountPath", "must be relative to the process's work directory, got %q", truncate(mp, 80))
+		case HasDotDot(mp):
+			errs.add(vp+".mountPath", "must not contain a '..' segment, got %q", truncate(mp, 80))
+		case path.Clean(mp) != mp || mp == ".":
+			errs.add(vp+".mountPath", "must be a clean path below the work directory (no '.' segment, '//' or trailing '/'), got %q", truncate(mp, 80))
+		case seen[mp]:
+			errs.add(vp+".mountPath", "%q is mounted twice", truncate(mp, 80))
+		}
+		seen[mp] = true
+		if v.Volume.PodVolume == "" {
+			errs.add(vp+".podVolume", "required: a process mounts only the pod's volumes")
 		}
 	}
 }

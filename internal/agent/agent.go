@@ -272,6 +272,7 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runPlugins(ctx) })
 	loops.Go(func() { a.volumesLoop(ctx) })
 	loops.Go(func() { a.runFlexVolumes(ctx) })
+	loops.Go(func() { a.refreshVolumesLoop(ctx) })
 	loops.Go(func() { a.sendNodeEvents(ctx) })
 	if lb != nil {
 		loops.Go(func() { lb.Run(ctx) })

@@ -169,6 +169,10 @@ type Config struct {
 	// task group on the node when nothing said it left for good (instvol.DefaultGrace
 	// when 0; docs/agent.md, "Instance volumes").
 	InstanceVolumeGrace time.Duration
+	// VolumeRefreshInterval is how often the configMap and secret volumes of running
+	// pods are compared with their objects (DefaultVolumeRefreshInterval when 0;
+	// docs/pods.md, "Volumes").
+	VolumeRefreshInterval time.Duration
 	// TuneExecutor, if set, adjusts the executor's config before it is created (tests
 	// shorten its poll interval).
 	TuneExecutor func(*executor.Config)

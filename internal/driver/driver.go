@@ -46,6 +46,10 @@ type Task struct {
 	Ports []v4.AllocatedPort
 	// Files are configmap/secret items injected as files: path -> content and mode.
 	Files []File
+	// Links are a process's pod volumes (docs/pods.md, "Volumes"): a symlink in its
+	// work dir to each volume's directory, which the process driver makes before the
+	// start. Containers get their pod volumes as Setup.Volumes.
+	Links []Link
 
 	// WorkBaseDir and RunBaseDir are the pod's ${work_base_dir} and ${run_base_dir}
 	// (created by the executor); LogDir receives the task's stdout and stderr.
@@ -73,6 +77,17 @@ type Task struct {
 	// started, without a process's startGracePeriod and checks, and an end right after
 	// the start is its result (Wait delivers it), not a failed start.
 	RunToEnd bool
+}
+
+// Link is a symlink at Path, relative to a process's work dir, to the directory Target
+// (one of the agent's, which the executor names).
+type Link struct {
+	Path   string
+	Target string
+	// Give hands Target, a directory the agent made root's and closed (an emptyDir whose
+	// tasks' user the executor cannot know: a process of a uid the driver picks), to the
+	// task's user, 0700, unless it is that user's already.
+	Give bool
 }
 
 // WithSetup returns t, or a copy with an empty Setup when it has none: a container the

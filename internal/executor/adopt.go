@@ -112,4 +112,5 @@ func (p *pod) resume(states []driver.State) {
 	}
 	st.StartedAt = started
 	st.Phase = v4.AggregateTaskGroup(st.Tasks)
+	p.vols.ready = true // made by the agent that started the pod
 }

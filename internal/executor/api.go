@@ -111,4 +111,7 @@ type Config struct {
 	HealthTimeUnit time.Duration
 	// ForceGrace is the grace of the forced stops that follow a failure (default 1 s).
 	ForceGrace time.Duration
+	// VolumeUsageInterval is how often the disk emptyDirs with a sizeLimit are measured
+	// (default 10 s; docs/pods.md, "Volumes").
+	VolumeUsageInterval time.Duration
 }

@@ -59,6 +59,10 @@ func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int, polite
 		// Remove tries again; the pod ends all the same.
 		p.e.log.Error("pod network teardown", "namespace", p.ns, "name", p.name, "err", err)
 	}
+	if err := p.releaseVolumes(sctx); err != nil {
+		// Remove tries again before it removes the pod's directory.
+		p.e.log.Error("pod volumes", "namespace", p.ns, "name", p.name, "err", err)
+	}
 	return infos
 }
 

@@ -155,6 +155,9 @@ func (e *Executor) Remove(ctx context.Context, namespace, name string) error {
 	if err := p.removeHolder(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	if err := p.releaseVolumes(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := removeDir(p.plan.dir); err != nil {
 		errs = append(errs, err)
 	}
@@ -188,7 +191,13 @@ func (e *Executor) teardownUnknown(ctx context.Context, namespace, name string) 
 	}
 }
 
+// removeDir removes a pod's directory, after unmounting what is mounted in it (a
+// Memory emptyDir's tmpfs, a FlexVolume, left by a crash or by a pod the agent no longer
+// knows): the removal must never reach through a mount point.
 func removeDir(dir string) error {
+	if err := unmountBelow(dir); err != nil {
+		return fmt.Errorf("remove pod directory: %w", err)
+	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove pod directory: %w", err)
 	}

@@ -18,8 +18,8 @@ type taskEnd struct {
 	st   driver.State
 }
 
-// monitor watches a running pod until a task ends, a kill is requested or a health check
-// fails. Tasks are waited for (driver.Wait: Docker's events, pidfds), so an end is seen
+// monitor watches a running pod until a task ends, a kill is requested, a health check
+// fails or a volume passes its limit. Tasks are waited for (driver.Wait: Docker's events, pidfds), so an end is seen
 // as it happens and an idle pod costs nothing; every PollInterval each task is also
 // inspected, a safety net for an end a driver could not report. It returns how the pod
 // ends, to be run once the health checks are stopped; when the executor closes it
@@ -36,6 +36,7 @@ func (p *pod) monitor(ctx context.Context) func(context.Context) {
 	if !p.waitTasks(wctx, &wg, ended) {
 		interval = min(interval, fallbackPoll)
 	}
+	p.watchVolumeUsage(wctx, &wg)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	done := p.finishedMains()
@@ -53,6 +54,11 @@ func (p *pod) monitor(ctx context.Context) func(context.Context) {
 				return p.kill
 			}
 			return func(ctx context.Context) { p.failHealth(ctx, hf) }
+		case why := <-p.evict:
+			if p.killRequested() {
+				return p.kill
+			}
+			return func(ctx context.Context) { p.failEvicted(ctx, why) }
 		case e := <-ended:
 			if p.mainFinished(e.task, e.st, done) {
 				if end := p.allMainsFinished(done); end != nil {

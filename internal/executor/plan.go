@@ -42,6 +42,8 @@ type podPlan struct {
 	// start is an init task: a small container that holds the network, which every task
 	// joins (docs/pods.md, "Network").
 	holder *holderPlan
+	// volumes are the pod's own volumes (podvolumes.go).
+	volumes []v4.PodVolume
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -122,6 +124,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		hostNetwork: len(spec.Processes) > 0,
 		grace:       time.Duration(max(1, tg.Spec.KillGracePeriod)) * time.Second,
 		hostPorts:   tg.Spec.Ports,
+		volumes:     spec.Volumes,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {

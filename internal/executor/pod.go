@@ -32,11 +32,14 @@ type pod struct {
 	sandbox bool
 	// holding is set once the pod's network holder may run (holder.go).
 	holding bool
+	// vols is the state of the pod's volumes (podvolumes.go), with its own lock.
+	vols volumeState
 	// cancelStart ends the start in progress (a kill interrupts a slow start).
 	cancelStart context.CancelFunc
 
 	killCh     chan struct{} // closed by requestKill
 	healthKill chan healthFailure
+	evict      chan string   // a volume over its limit (usage_volumes.go)
 	done       chan struct{} // closed when run returns
 }
 
@@ -50,6 +53,7 @@ func (e *Executor) newPod(tg *v4.TaskGroup) *pod {
 		started:    make([]bool, len(plan.tasks)),
 		killCh:     make(chan struct{}),
 		healthKill: make(chan healthFailure, 1),
+		evict:      make(chan string, 1),
 		done:       make(chan struct{}),
 	}
 	p.status.HostIP = e.cfg.HostIP

@@ -50,6 +50,9 @@ func (p *pod) prepare(ctx context.Context) (*prepared, error) {
 		return nil, err
 	}
 	data := newDataResolver(p.e.cfg.Data, p.ns, p.name)
+	if err := p.prepareVolumes(ctx, data); err != nil {
+		return nil, err
+	}
 	pp := &prepared{}
 	if p.plan.net != nil {
 		pp.ports = p.plan.net.portEnv
@@ -164,6 +167,11 @@ func (p *pod) buildTask(ctx context.Context, i int, tp *taskPlan, data *dataReso
 		}
 		t.Setup.DNS = p.containerDNS()
 	}
+	if tp.process != nil {
+		if t.Links, err = p.processLinks(tp.process); err != nil {
+			return nil, nil, err
+		}
+	}
 	return t, own, nil
 }
 
@@ -196,7 +204,16 @@ func (p *pod) volumes(i int, c *v4.Container) ([]driver.Mount, error) {
 	out := make([]driver.Mount, 0, len(c.Volumes))
 	for _, v := range c.Volumes {
 		host := strings.ReplaceAll(v.Volume.HostPath, "$BCS_POD_ID", p.name)
+		readOnly := v.Volume.ReadOnly
 		switch {
+		case v.Volume.PodVolume != "":
+			pv := p.plan.podVolume(v.Volume.PodVolume)
+			if pv == nil {
+				return nil, fmt.Errorf("volume %s: the pod has no volume %q", v.Volume.MountPath, v.Volume.PodVolume)
+			}
+			host = p.plan.volumeDir(pv.Name)
+			// A configMap's or secret's files are the agent's to write (refresh.go).
+			readOnly = readOnly || pv.ConfigMap != nil || pv.Secret != nil || pv.FlexVolume != nil && pv.FlexVolume.ReadOnly
 		case v.Volume.Instance:
 			iv := p.e.cfg.InstanceVolumes
 			if iv == nil {
@@ -212,7 +229,7 @@ func (p *pod) volumes(i int, c *v4.Container) ([]driver.Mount, error) {
 				return nil, fmt.Errorf("volume %s: %w", v.Volume.MountPath, err)
 			}
 		}
-		out = append(out, driver.Mount{HostPath: host, ContainerPath: v.Volume.MountPath, ReadOnly: v.Volume.ReadOnly})
+		out = append(out, driver.Mount{HostPath: host, ContainerPath: v.Volume.MountPath, ReadOnly: readOnly})
 	}
 	return out, nil
 }

@@ -55,7 +55,7 @@ func (d *Driver) startSteps(ctx context.Context, t *driver.Task, st *taskState, 
 
 // prepareWorkDir makes the work dir first (packages and files may go into it, and a
 // directory created by them would not get its mode), then fetches the packages, writes
-// the files and clears a pid file left from an earlier run.
+// the files, links the pod's volumes and clears a pid file left from an earlier run.
 func (d *Driver) prepareWorkDir(ctx context.Context, t *driver.Task, st *taskState, sb sandbox, cred *credential) error {
 	workPlace, err := sb.resolve("workPath", st.WorkDir)
 	if err != nil {
@@ -70,6 +70,9 @@ func (d *Driver) prepareWorkDir(ctx context.Context, t *driver.Task, st *taskSta
 		return err
 	}
 	if err := writeFiles(t.Files, st.WorkDir, sb, cred); err != nil {
+		return err
+	}
+	if err := makeLinks(t.Links, st.WorkDir, sb, cred); err != nil {
 		return err
 	}
 	if st.PidFile != "" {
