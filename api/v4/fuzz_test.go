@@ -36,6 +36,12 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"service","metadata":{"name":"s","labels":{"BCSBALANCE":"source|x"}},"Metadata":{"namespace":"n"},` +
 		`"spec":{"type":"None|ClusterIP","selector":{"a":"b"},"ports":[{"name":"p","servicePort":80,"protocol":"tcp"}],"ports":[{"servicePort":81}]}}`))
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[{"image":"x","Image":"y","imagePullPolicy":"never","x":null}],"containers":null}}}}`))
+	// Image pull secrets: a docker config secret (base64 of {"auths":{"r.local:5000":{"auth":"YTpi"}}})
+	// and a container naming it.
+	f.Add([]byte(`{"kind":"secret","metadata":{"name":"regcred"},"type":"kubernetes.io/dockerconfigjson",` +
+		`"datas":{".dockerconfigjson":{"content":"eyJhdXRocyI6eyJyLmxvY2FsOjUwMDAiOnsiYXV0aCI6IllUcGkifX19"}}}`))
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[` +
+		`{"image":"r.local:5000/app:1","imagePullPolicy":"Never","imagePullSecrets":[{"name":"regcred"},{"name":"x.y"}]}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an
