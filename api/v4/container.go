@@ -2,30 +2,31 @@ package v4
 
 // Container is one task of an application pod, run by the Docker driver.
 type Container struct {
-	Name            string `json:"name,omitempty"`
-	Hostname        string `json:"hostname,omitempty"`
-	Type            string `json:"type,omitempty"`
-	Image           string `json:"image"`
-	ImagePullUser   string `json:"imagePullUser,omitempty"`
-	ImagePullPasswd string `json:"imagePullPasswd,omitempty"`
-	ImagePullPolicy string `json:"imagePullPolicy,omitempty"`
+	Name            string         `json:"name,omitempty"`
+	Hostname        string         `json:"hostname,omitempty"`
+	Type            string         `json:"type,omitempty"`
+	Image           string         `json:"image"`
+	ImagePullUser   string         `json:"imagePullUser,omitempty"`
+	ImagePullPasswd string         `json:"imagePullPasswd,omitempty"`
+	ImagePullPolicy string         `json:"imagePullPolicy,omitempty"`
+	Privileged      bool           `json:"privileged,omitempty"`
+	Command         string         `json:"command,omitempty"`
+	Args            []string       `json:"args,omitempty"`
+	Parameters      []Parameter    `json:"parameters,omitempty"`
+	Env             []EnvVar       `json:"env,omitempty"`
+	WorkingDir      string         `json:"workingDir,omitempty"`
+	Ports           []Port         `json:"ports,omitempty"`
+	HealthChecks    []HealthCheck  `json:"healthChecks,omitempty"`
+	Resources       *Resources     `json:"resources,omitempty"`
+	Volumes         []Volume       `json:"volumes,omitempty"`
+	ConfigMaps      []ConfigMapRef `json:"configmaps,omitempty"`
+	Secrets         []SecretRef    `json:"secrets,omitempty"`
+	Lifecycle       *Lifecycle     `json:"lifecycle,omitempty"`
+
 	// ImagePullSecrets name secrets of the pod's namespace of type
 	// SecretTypeDockerConfigJSON, whose entry for the image's registry the image is
 	// pulled with (docs/docker.md, "Images and registries").
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
-	Privileged       bool                   `json:"privileged,omitempty"`
-	Command          string                 `json:"command,omitempty"`
-	Args             []string               `json:"args,omitempty"`
-	Parameters       []Parameter            `json:"parameters,omitempty"`
-	Env              []EnvVar               `json:"env,omitempty"`
-	WorkingDir       string                 `json:"workingDir,omitempty"`
-	Ports            []Port                 `json:"ports,omitempty"`
-	HealthChecks     []HealthCheck          `json:"healthChecks,omitempty"`
-	Resources        *Resources             `json:"resources,omitempty"`
-	Volumes          []Volume               `json:"volumes,omitempty"`
-	ConfigMaps       []ConfigMapRef         `json:"configmaps,omitempty"`
-	Secrets          []SecretRef            `json:"secrets,omitempty"`
-	Lifecycle        *Lifecycle             `json:"lifecycle,omitempty"`
 }
 
 // Image pull policies: Always pulls at every start, IfNotPresent only a missing image,
