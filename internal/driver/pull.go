@@ -70,4 +70,14 @@ func PullFailed(err error) error { return pullFailed{err} }
 
 type pullFailed struct{ error }
 
+// PullMessage is the message of the failed pull in err's chain ("pull image x:
+// unauthorized: ..."), without what wraps it, and whether there is one.
+func PullMessage(err error) (string, bool) {
+	var pf pullFailed
+	if !errors.As(err, &pf) {
+		return "", false
+	}
+	return pf.error.Error(), true
+}
+
 func (e pullFailed) Unwrap() []error { return []error{e.error, ErrPull} }

@@ -159,7 +159,7 @@ func TestPullThroughTheExecutor(t *testing.T) {
 	mu.Unlock()
 
 	refused := fmt.Errorf("pull image r.local:5000/app:1: %w", errors.New("unauthorized: authentication required"))
-	h.docker.FailNextStart("web", driver.PullFailed(refused))
+	h.docker.FailNextStart("web", fmt.Errorf("start task %s: %w", id("bad", "web"), driver.PullFailed(refused)))
 	tg = containerTG("bad", "web")
 	tg.Spec.Template.Spec.Containers[0].ImagePullSecrets = []v4.LocalObjectReference{{Name: "reg"}}
 	h.run(tg)
@@ -168,7 +168,7 @@ func TestPullThroughTheExecutor(t *testing.T) {
 		t.Errorf("message %q", st.Message)
 	}
 	events := log.all()
-	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning PullFailed task web: ") || !strings.Contains(events[0], "unauthorized") {
+	if len(events) != 1 || events[0] != "Warning PullFailed task web: pull image r.local:5000/app:1: unauthorized: authentication required" {
 		t.Errorf("events %q", events)
 	}
 }
