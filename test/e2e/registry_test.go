@@ -42,13 +42,30 @@ func TestPrivateRegistry(t *testing.T) {
 	image := reg.push(t, testImage, "e2e/busybox:1")
 
 	s.applySpec(t, reg.secret("regcred", reg.password)+"\n"+reg.secret("badcred", "wrong-"+reg.password))
-	pulling := func(name, secret string) string {
+	pulling := func(name, secret, image string) string {
 		c := fmtSpec(`{"name":"web","image":%q,"imagePullPolicy":"Always","imagePullSecrets":[{"name":%q}],"command":"/bin/sh","args":["-c","exec sleep 100000"]%s}`,
 			image, secret, withResources(""))
 		return appSpec{name: name, ns: "e2e", containers: []string{c}}.json()
 	}
+	// fails applies an app that pulls image with secret and waits until its instance
+	// failed with the pull's error, which must say want, as its PullFailed event does.
+	fails := func(t *testing.T, name, secret, image, want string) {
+		s.applySpec(t, pulling(name, secret, image))
+		var tg *v4.TaskGroup
+		waitUntil(t, 60*time.Second, "the "+name+" instance to fail", func() bool {
+			tgs := s.taskGroups("e2e", name)
+			if len(tgs) == 1 && tgs[0].Status.Phase == v4.StatusFailed {
+				tg = tgs[0]
+			}
+			return tg != nil
+		})
+		if !strings.Contains(tg.Status.Message, "pull image "+image+": ") || !strings.Contains(tg.Status.Message, want) {
+			t.Errorf("message %q: want the pull and the registry's answer (%s)", tg.Status.Message, want)
+		}
+		s.eventsSay("task web: pull image "+image+": Error response from daemon: ", "-n", "e2e") // PullFailed
+	}
 	t.Run("a pull secret pulls the private image", func(t *testing.T) {
-		s.applySpec(t, pulling("private", "regcred"))
+		s.applySpec(t, pulling("private", "regcred", image))
 		tg := s.running(t, "e2e", "private", 1)[0]
 		if got := inspect(t, tg.Status.Tasks[0].Info.ID, "{{.Config.Image}}"); got != image {
 			t.Errorf("the container runs %q, want %q", got, image)
@@ -56,19 +73,10 @@ func TestPrivateRegistry(t *testing.T) {
 		s.eventsSay("pulled image "+image, "-n", "e2e")
 	})
 	t.Run("a wrong password fails with the registry's answer", func(t *testing.T) {
-		s.applySpec(t, pulling("denied", "badcred"))
-		var tg *v4.TaskGroup
-		waitUntil(t, 60*time.Second, "the denied instance to fail", func() bool {
-			tgs := s.taskGroups("e2e", "denied")
-			if len(tgs) == 1 && tgs[0].Status.Phase == v4.StatusFailed {
-				tg = tgs[0]
-			}
-			return tg != nil
-		})
-		if !strings.Contains(tg.Status.Message, "pull image "+image) || !strings.Contains(tg.Status.Message, "unauthorized") {
-			t.Errorf("message %q: want the pull and the registry's answer", tg.Status.Message)
-		}
-		s.eventsSay("task web: pull image "+image+": Error response from daemon: unauthorized", "-n", "e2e") // PullFailed
+		fails(t, "denied", "badcred", image, "unauthorized: authentication required")
+	})
+	t.Run("a missing tag fails with the registry's answer", func(t *testing.T) {
+		fails(t, "notag", "regcred", strings.TrimSuffix(image, ":1")+":2", "manifest unknown")
 	})
 	t.Run("no password in what berth shows", func(t *testing.T) {
 		shown := map[string]string{
@@ -86,6 +94,7 @@ func TestPrivateRegistry(t *testing.T) {
 	})
 	s.mustBerth("delete", "application", "private", "-n", "e2e")
 	s.mustBerth("delete", "application", "denied", "-n", "e2e")
+	s.mustBerth("delete", "application", "notag", "-n", "e2e")
 	waitNoContainers(t, a.name, 60*time.Second)
 }
 

@@ -77,7 +77,11 @@ func (d *Driver) pull(ctx context.Context, ref string, auth *driver.RegistryAuth
 	d.log.Info("pulling image", "image", ref, "auth", auth)
 	rc, err := d.cli.ImagePull(ctx, ref, opts)
 	if err != nil {
-		return d.wrap(err, "pull image %s", ref)
+		if client.IsErrConnectionFailed(err) {
+			return d.wrap(err, "pull image %s", ref)
+		}
+		// Not d.wrap's not-found: an image the registry lacks is no task that is gone.
+		return fmt.Errorf("pull image %s: %w", ref, err)
 	}
 	defer rc.Close()
 	t := newPullTracker(ref)

@@ -43,6 +43,11 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"Id":"sha256:abc","Size":27000000,"Config":{}}`)
 	case strings.HasSuffix(r.URL.Path, "/images/create"):
 		f.pulls++
+		if strings.HasSuffix(r.URL.Query().Get("tag"), "2") {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"message":"manifest for r.local:5000/app:2 not found: manifest unknown: manifest unknown"}`)
+			return
+		}
 		b, _ := base64.URLEncoding.DecodeString(r.Header.Get("X-Registry-Auth"))
 		f.auth = map[string]string{}
 		json.Unmarshal(b, &f.auth)
@@ -66,6 +71,19 @@ func (f *fakeDaemon) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(http.StatusNotImplemented)
 	}
+}
+
+// seen is how many pulls the daemon had and the last one's credentials.
+func (f *fakeDaemon) seen() (int, map[string]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pulls, f.auth
+}
+
+func (f *fakeDaemon) setPresent(p bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.present = p
 }
 
 func fakeDriver(t *testing.T, f *fakeDaemon, log *bytes.Buffer) *Driver {
@@ -99,8 +117,8 @@ func TestPullCredentialsAndProgress(t *testing.T) {
 		!strings.Contains(err.Error(), "unauthorized: authentication required") {
 		t.Fatalf("a refused pull: %v", err)
 	}
-	if f.auth["username"] != "ann" || f.auth["serveraddress"] != "r.local:5000" {
-		t.Errorf("the daemon was sent %v", f.auth["username"])
+	if _, auth := f.seen(); auth["username"] != "ann" || auth["serveraddress"] != "r.local:5000" {
+		t.Errorf("the daemon was sent %v", auth["username"])
 	}
 	for what, s := range map[string]string{"error": err.Error(), "log": log.String(), "auth": fmt.Sprint(setup.PullAuth), "%#v": fmt.Sprintf("%#v", setup.PullAuth)} {
 		if strings.Contains(s, pw) {
@@ -127,20 +145,21 @@ func TestPullCredentialsAndProgress(t *testing.T) {
 	}
 
 	// IfNotPresent does not pull a present image; Always does; Never fails on a missing one.
-	pulls := f.pulls
-	if _, err := d.ensureImage(ctx, c, setup); err != nil || f.pulls != pulls {
-		t.Errorf("IfNotPresent with the image: %v, %d pulls", err, f.pulls-pulls)
+	pulls, _ := f.seen()
+	pulled := func() int { n, _ := f.seen(); return n - pulls }
+	if _, err := d.ensureImage(ctx, c, setup); err != nil || pulled() != 0 {
+		t.Errorf("IfNotPresent with the image: %v, %d pulls", err, pulled())
 	}
 	always := *c
 	always.ImagePullPolicy = v4.PullAlways
-	if _, err := d.ensureImage(ctx, &always, setup); err != nil || f.pulls != pulls+1 {
-		t.Errorf("Always: %v, %d pulls", err, f.pulls-pulls)
+	if _, err := d.ensureImage(ctx, &always, setup); err != nil || pulled() != 1 {
+		t.Errorf("Always: %v, %d pulls", err, pulled())
 	}
-	f.present = false
+	f.setPresent(false)
 	never := *c
 	never.ImagePullPolicy = v4.PullNever
-	if _, err := d.ensureImage(ctx, &never, setup); !errors.Is(err, driver.ErrPull) || !strings.Contains(err.Error(), "imagePullPolicy is Never") || f.pulls != pulls+1 {
-		t.Errorf("Never without the image: %v, %d pulls", err, f.pulls-pulls)
+	if _, err := d.ensureImage(ctx, &never, setup); !errors.Is(err, driver.ErrPull) || !strings.Contains(err.Error(), "imagePullPolicy is Never") || pulled() != 1 {
+		t.Errorf("Never without the image: %v, %d pulls", err, pulled())
 	}
 }
 
@@ -152,7 +171,14 @@ func TestPullWithSpecCredentials(t *testing.T) {
 	if _, err := d.ensureImage(context.Background(), c, nil); err != nil {
 		t.Fatal(err)
 	}
-	if f.auth["username"] != "bob" || f.auth["serveraddress"] != "r.local:5000" {
-		t.Errorf("the daemon was sent %v", f.auth["username"])
+	if _, auth := f.seen(); auth["username"] != "bob" || auth["serveraddress"] != "r.local:5000" {
+		t.Errorf("the daemon was sent %v", auth["username"])
+	}
+	// A tag the registry lacks is the registry's answer, not a task that is gone.
+	f.setPresent(false)
+	_, err := d.ensureImage(context.Background(), &v4.Container{Image: "r.local:5000/app:2"}, nil)
+	if !errors.Is(err, driver.ErrPull) || errors.Is(err, driver.ErrNotFound) || !strings.Contains(err.Error(), "pull image r.local:5000/app:2: ") ||
+		!strings.Contains(err.Error(), "manifest unknown") {
+		t.Errorf("a missing tag: %v", err)
 	}
 }
