@@ -32,6 +32,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // the collector service a test exports to
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.5 // manifests, config files and -o yaml; the maintained home of gopkg.in/yaml.v3, same API
+	golang.org/x/crypto v0.58.0 // bcrypt for the htpasswd of the private-registry e2e test (test/e2e/registry_test.go); already required by etcd and the Docker client
 	golang.org/x/net v0.61.0 // HTTP/2 frames: a test reads the limits the server announces (internal/server); already in the module graph
 	golang.org/x/sys v0.49.0 // pidfd_open and poll: waiting for a task's process without polling
 	google.golang.org/grpc v1.83.2
@@ -89,7 +90,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/exp v0.0.0-20241108190413-2d47ceb2692f // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -10,7 +10,7 @@ import (
 // own way, each with a warning that says how berth reads it (docs/compat.md, "Values"):
 // a network type other than cni is cnm; a health check without a type is dropped; one
 // whose timeout is not below its interval runs; a local check after the first is dropped;
-// an image pull policy other than Always is
+// an image pull policy other than Always (or berth's Never) is
 // IfNotPresent, and so is any process URI's (BCS's types lack the key); a service's type
 // and BCSBALANCE label, which BCS never checked, are read as one value berth knows
 // (readServiceValues).
@@ -35,8 +35,9 @@ func readBCSValues(obj Object, d *decoder) {
 	}
 	for i := range p.Containers {
 		c := &p.Containers[i]
-		// BCS took no alternative: any value but Always was IfNotPresent.
-		if _, _, ok := readAlternatives(c.ImagePullPolicy, PullIfNotPresent, PullAlways, PullIfNotPresent); ok {
+		// BCS took no alternative: any value but Always was IfNotPresent. Never is
+		// berth's (Kubernetes'), so it is known.
+		if _, _, ok := readAlternatives(c.ImagePullPolicy, PullIfNotPresent, PullAlways, PullIfNotPresent, PullNever); ok {
 			d.warn(fmt.Sprintf("%s.containers[%d].imagePullPolicy", path, i),
 				"%q is read as %q (BCS pulled the image only when it was missing for any value but \"Always\")", truncate(c.ImagePullPolicy, 60), PullIfNotPresent)
 			c.ImagePullPolicy = PullIfNotPresent

@@ -22,13 +22,25 @@ type Container struct {
 	ConfigMaps      []ConfigMapRef `json:"configmaps,omitempty"`
 	Secrets         []SecretRef    `json:"secrets,omitempty"`
 	Lifecycle       *Lifecycle     `json:"lifecycle,omitempty"`
+
+	// ImagePullSecrets name secrets of the pod's namespace of type
+	// SecretTypeDockerConfigJSON, whose entry for the image's registry the image is
+	// pulled with (docs/docker.md, "Images and registries").
+	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 }
 
-// Image pull policies.
+// Image pull policies: Always pulls at every start, IfNotPresent only a missing image,
+// Never uses the node's image (a start without it fails).
 const (
 	PullAlways       = "Always"
 	PullIfNotPresent = "IfNotPresent"
+	PullNever        = "Never"
 )
+
+// LocalObjectReference names an object of the referrer's namespace.
+type LocalObjectReference struct {
+	Name string `json:"name"`
+}
 
 // Parameter is a docker run option (key without dashes, e.g. "ulimit", "shm-size").
 type Parameter struct {

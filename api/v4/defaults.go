@@ -123,7 +123,7 @@ func defaultPod(p *PodSpec, kind Kind) {
 	}
 	for i := range p.Containers {
 		c := &p.Containers[i]
-		c.ImagePullPolicy = canon(c.ImagePullPolicy, PullAlways, PullIfNotPresent)
+		c.ImagePullPolicy = canon(c.ImagePullPolicy, PullAlways, PullIfNotPresent, PullNever)
 		if c.ImagePullPolicy == "" {
 			c.ImagePullPolicy = PullIfNotPresent
 		}

@@ -46,6 +46,12 @@ func addSeeds(f *testing.F) {
 		`"containers":[{"image":"x","volumes":[{"volume":{"mountPath":"/m","podVolume":"m","readOnly":true}}]}]}}}}`))
 	f.Add([]byte(`{"kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"template":{"spec":{"volumes":[{"name":"d","emptyDir":{}}],` +
 		`"processes":[{"procName":"a","startCmd":"./a","volumes":[{"volume":{"mountPath":"../x","podVolume":"d"}}]}]}}}}`))
+	// Image pull secrets: a docker config secret (base64 of {"auths":{"r.local:5000":{"auth":"YTpi"}}})
+	// and a container naming it.
+	f.Add([]byte(`{"kind":"secret","metadata":{"name":"regcred"},"type":"kubernetes.io/dockerconfigjson",` +
+		`"datas":{".dockerconfigjson":{"content":"eyJhdXRocyI6eyJyLmxvY2FsOjUwMDAiOnsiYXV0aCI6IllUcGkifX19"}}}`))
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[` +
+		`{"image":"r.local:5000/app:1","imagePullPolicy":"Never","imagePullSecrets":[{"name":"regcred"},{"name":"x.y"}]}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an

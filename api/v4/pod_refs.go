@@ -2,14 +2,17 @@ package v4
 
 import "slices"
 
-// Names reports whether a container, a process or a volume of the pod names the configmap or the
-// secret (kind) called name: the server asks before such an object is deleted, and
+// Names reports whether a container, a process or a volume of the pod names the configmap
+// or the secret (kind) called name, a container's imagePullSecrets included: the server
+// asks before such an object is deleted, and
 // before it hands one to an agent, whose task groups must use it.
 func (p *PodSpec) Names(kind Kind, name string) bool {
 	configMap := func(r ConfigMapRef) bool { return kind == KindConfigMap && r.Name == name }
 	secret := func(r SecretRef) bool { return kind == KindSecret && r.SecretName == name }
+	pullSecret := func(r LocalObjectReference) bool { return kind == KindSecret && r.Name == name }
 	for i := range p.Containers {
-		if c := &p.Containers[i]; slices.ContainsFunc(c.ConfigMaps, configMap) || slices.ContainsFunc(c.Secrets, secret) {
+		c := &p.Containers[i]
+		if slices.ContainsFunc(c.ConfigMaps, configMap) || slices.ContainsFunc(c.Secrets, secret) || slices.ContainsFunc(c.ImagePullSecrets, pullSecret) {
 			return true
 		}
 	}

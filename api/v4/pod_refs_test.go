@@ -4,12 +4,13 @@ import "testing"
 
 func TestPodSpecNames(t *testing.T) {
 	pod := &PodSpec{
-		Containers: []Container{{ConfigMaps: []ConfigMapRef{{Name: "c-cfg"}}, Secrets: []SecretRef{{SecretName: "c-pw"}}}},
-		Processes:  []ProcessTask{{ConfigMaps: []ConfigMapRef{{Name: "p-cfg"}}, Secrets: []SecretRef{{SecretName: "p-pw"}}}},
+		Containers: []Container{{ConfigMaps: []ConfigMapRef{{Name: "c-cfg"}}, Secrets: []SecretRef{{SecretName: "c-pw"}},
+			ImagePullSecrets: []LocalObjectReference{{Name: "regcred"}}}},
+		Processes: []ProcessTask{{ConfigMaps: []ConfigMapRef{{Name: "p-cfg"}}, Secrets: []SecretRef{{SecretName: "p-pw"}}}},
 		Volumes: []PodVolume{
 			{Name: "a", ConfigMap: &ConfigMapVolume{Name: "v-cfg"}},
 			{Name: "b", Secret: &SecretVolume{SecretName: "v-pw"}},
-			{Name: "c", FlexVolume: &FlexVolume{Driver: "x/y", SecretRef: &LocalObjectRef{Name: "flex-pw"}}},
+			{Name: "c", FlexVolume: &FlexVolume{Driver: "x/y", SecretRef: &LocalObjectReference{Name: "flex-pw"}}},
 			{Name: "d", EmptyDir: &EmptyDirVolume{}},
 		},
 	}
@@ -22,6 +23,8 @@ func TestPodSpecNames(t *testing.T) {
 		{KindConfigMap, "p-cfg", true},
 		{KindSecret, "c-pw", true},
 		{KindSecret, "p-pw", true},
+		{KindSecret, "regcred", true}, // the server hands an image pull secret to the agent
+		{KindConfigMap, "regcred", false},
 		{KindConfigMap, "c-pw", false}, // a secret's name is not a configmap's
 		{KindSecret, "p-cfg", false},
 		{KindConfigMap, "other", false},

@@ -65,13 +65,8 @@ type FlexVolume struct {
 	ReadOnly bool   `json:"readOnly,omitempty"`
 	// SecretRef names a secret of the pod's namespace whose keys the driver gets among
 	// its options (base64, as the kubelet passes them).
-	SecretRef *LocalObjectRef   `json:"secretRef,omitempty"`
+	SecretRef *LocalObjectReference   `json:"secretRef,omitempty"`
 	Options   map[string]string `json:"options,omitempty"`
-}
-
-// LocalObjectRef names an object of the same namespace.
-type LocalObjectRef struct {
-	Name string `json:"name"`
 }
 
 // Bounds of pod volumes.

@@ -22,7 +22,8 @@ func validateContainer(p string, c *Container, mode string, ports map[string]str
 	if c.Type != "" {
 		oneOf(p+".type", c.Type, errs, "DOCKER", "MESOS")
 	}
-	oneOf(p+".imagePullPolicy", c.ImagePullPolicy, errs, PullAlways, PullIfNotPresent)
+	oneOf(p+".imagePullPolicy", c.ImagePullPolicy, errs, PullAlways, PullIfNotPresent, PullNever)
+	validatePullSecrets(p+".imagePullSecrets", c.ImagePullSecrets, errs)
 	if c.Hostname != "" {
 		checkHostname(p+".hostname", c.Hostname, errs)
 	}

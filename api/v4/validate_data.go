@@ -46,6 +46,50 @@ func validateSecret(s *Secret, errs *FieldErrors) {
 			errs.add(p+".content", "must be base64: %v", err)
 		}
 	}
+	if s.Type == SecretTypeDockerConfigJSON {
+		validateDockerConfigSecret(s, errs)
+	}
+}
+
+// validateDockerConfigSecret checks an image pull secret: its docker config must parse
+// (registry.go), so that a pod that names it fails on its registry's answer rather than on
+// the secret. Errors name the entry, never a credential.
+func validateDockerConfigSecret(s *Secret, errs *FieldErrors) {
+	p := joinKey("datas", DockerConfigJSONKey)
+	d, ok := s.Datas[DockerConfigJSONKey]
+	if !ok {
+		errs.add(p, "required: a secret of type %s holds a docker config's JSON under the key %q", SecretTypeDockerConfigJSON, DockerConfigJSONKey)
+		return
+	}
+	if len(d.Content) > base64.StdEncoding.EncodedLen(MaxDockerConfigBytes) {
+		errs.add(p+".content", "at most %d bytes once decoded", MaxDockerConfigBytes)
+		return
+	}
+	b, err := base64.StdEncoding.DecodeString(d.Content)
+	if err != nil {
+		return // reported above
+	}
+	if _, err := ParseDockerConfig(b); err != nil {
+		errs.add(p+".content", "%v", err)
+	}
+}
+
+// validatePullSecrets checks a container's imagePullSecrets: at most
+// MaxImagePullSecrets names of secrets, each once.
+func validatePullSecrets(p string, refs []LocalObjectReference, errs *FieldErrors) {
+	if len(refs) > MaxImagePullSecrets {
+		errs.add(p, "at most %d secrets, got %d", MaxImagePullSecrets, len(refs))
+		return
+	}
+	seen := map[string]bool{}
+	for i, r := range refs {
+		rp := fmt.Sprintf("%s[%d].name", p, i)
+		checkDataName(rp, r.Name, errs)
+		if seen[r.Name] {
+			errs.add(rp, "secret %q is named twice", truncate(r.Name, 80))
+		}
+		seen[r.Name] = true
+	}
 }
 
 func validateConfigMapRefs(p string, refs []ConfigMapRef, errs *FieldErrors) {

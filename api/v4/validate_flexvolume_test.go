@@ -41,8 +41,8 @@ func TestFlexVolumeRules(t *testing.T) {
 		{"too long", drv("acme/" + strings.Repeat("n", 64)), f0 + ".driver", "at most 63"},
 		{"fsType", withFlex(FlexVolume{Driver: "acme/nfs", FSType: "ext4,exec"}), f0 + ".fsType", "file system's name"},
 		{"fsType path", withFlex(FlexVolume{Driver: "acme/nfs", FSType: "../x"}), f0 + ".fsType", "file system's name"},
-		{"secret name", withFlex(FlexVolume{Driver: "acme/nfs", SecretRef: &LocalObjectRef{Name: "../s"}}), f0 + ".secretRef.name", "letters"},
-		{"secret name empty", withFlex(FlexVolume{Driver: "acme/nfs", SecretRef: &LocalObjectRef{}}), f0 + ".secretRef.name", "required"},
+		{"secret name", withFlex(FlexVolume{Driver: "acme/nfs", SecretRef: &LocalObjectReference{Name: "../s"}}), f0 + ".secretRef.name", "letters"},
+		{"secret name empty", withFlex(FlexVolume{Driver: "acme/nfs", SecretRef: &LocalObjectReference{}}), f0 + ".secretRef.name", "required"},
 		{"reserved key", opts(map[string]string{"kubernetes.io/pod.uid": "x"}), f0 + ".options[kubernetes.io/pod.uid]", "set by the agent"},
 		{"reserved key, other case", opts(map[string]string{"Kubernetes.IO/secret/pw": "x"}), f0 + ".options[Kubernetes.IO/secret/pw]", "set by the agent"},
 		{"odd key", opts(map[string]string{"a b": "x"}), f0 + ".options[a b]", "letters, digits"},
@@ -58,7 +58,7 @@ func TestFlexVolumeRules(t *testing.T) {
 func TestFlexVolumeAccepted(t *testing.T) {
 	for _, f := range []FlexVolume{
 		{Driver: "acme/nfs"},
-		{Driver: "k8s.io_x/my-driver.v2", FSType: "ext4", ReadOnly: true, SecretRef: &LocalObjectRef{Name: "nfs-creds"},
+		{Driver: "k8s.io_x/my-driver.v2", FSType: "ext4", ReadOnly: true, SecretRef: &LocalObjectReference{Name: "nfs-creds"},
 			Options: map[string]string{"server": "10.0.0.1", "share": "/exports/a", "cert": "-----BEGIN\nabc\n-----END"}},
 		{Driver: "a/b", FSType: "fuse.sshfs", Options: map[string]string{"kubernetes.iox": "not reserved"}},
 	} {

@@ -85,6 +85,13 @@ func (d *describer) container(c *v4.Container) {
 		if c.ImagePullPolicy != "" {
 			d.kv("Pull Policy", "%s", c.ImagePullPolicy)
 		}
+		if len(c.ImagePullSecrets) > 0 {
+			names := make([]string, len(c.ImagePullSecrets))
+			for i, r := range c.ImagePullSecrets {
+				names[i] = r.Name
+			}
+			d.kv("Pull Secrets", "%s", strings.Join(names, ", "))
+		}
 		if c.Command != "" {
 			d.kv("Command", "%s", c.Command)
 		}

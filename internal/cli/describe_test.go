@@ -183,3 +183,23 @@ func TestGetEndpoints(t *testing.T) {
 	r := runCLIOK(t, url, "", "get", "endpoints", "-n", "demo")
 	wantContains(t, r.stdout, "VIP", "NOT READY", "10.254.0.7", "172.17.0.2:8080,172.17.0.3:8080")
 }
+
+// A container's pull policy and pull secrets are described (names only: their content is
+// the secret's), and a task's pull in progress is its message.
+func TestDescribePullSecretsAndProgress(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/ns-a/applications/web", 200, `{"apiVersion":"v4","kind":"application",
+		"metadata":{"name":"web","namespace":"ns-a","creationTimestamp":"2026-11-22T11:55:00Z"},
+		"spec":{"instance":1,"template":{"spec":{"containers":[{"name":"web","image":"r.local:5000/web:1","imagePullPolicy":"Always",
+			"imagePullSecrets":[{"name":"regcred"},{"name":"hub"}]}]}}}}`)
+	api.json("GET /v1/namespaces/ns-a/taskgroups", 200, `{"kind":"List","items":[]}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
+	r := runCLIOK(t, url, "", "describe", "app", "web", "-n", "ns-a")
+	wantContains(t, r.stdout, "Image:      r.local:5000/web:1\n", "Pull Policy: Always\n", "Pull Secrets: regcred, hub\n")
+
+	api.json("GET /v1/namespaces/ns-a/taskgroups/0.web.ns-a.berth.1", 200, `{"apiVersion":"v4","kind":"taskgroup",
+		"metadata":{"name":"0.web.ns-a.berth.1","namespace":"ns-a"},"spec":{"owner":{"kind":"application","name":"web"},"node":"n1","template":{"spec":{}}},
+		"status":{"phase":"Starting","tasks":[{"name":"web","status":"Starting","message":"pulling image r.local:5000/web:1: 45% (12.0 MiB/27.0 MiB, 1/3 layers)"}]}}`)
+	r = runCLIOK(t, url, "", "describe", "taskgroup", "0.web.ns-a.berth.1", "-n", "ns-a")
+	wantContains(t, r.stdout, "Message:      pulling image r.local:5000/web:1: 45% (12.0 MiB/27.0 MiB, 1/3 layers)\n")
+}

@@ -136,6 +136,13 @@ type ContainerSetup struct {
 	// CDIDevices are CDI device names, resolved by Docker's CDI support.
 	Devices    []Device
 	CDIDevices []string
+
+	// PullAuth, when set, is what the image is pulled with (pull.go); without it the
+	// container's imagePullUser/imagePullPasswd are.
+	PullAuth *RegistryAuth
+	// PullProgress, when set, is told how a pull of the image goes: called from Start,
+	// it must not block.
+	PullProgress func(PullEvent)
 }
 
 // Device is a host device node given to a container.

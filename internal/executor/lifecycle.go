@@ -162,6 +162,10 @@ func (p *pod) startTask(ctx context.Context, i int, t *driver.Task) error {
 	}
 	span.End()
 	if err != nil {
+		if msg, ok := driver.PullMessage(err); ok {
+			// The registry's answer, which the pod's message repeats (no credentials in it).
+			p.event(v4.EventWarning, "PullFailed", fmt.Sprintf("task %s: %s", t.Name, msg))
+		}
 		if st.ID != "" {
 			// The driver says how the failed start ended (exit code, message).
 			info := p.decorate(i, st.Info)

@@ -119,7 +119,7 @@ func (f *fakeFlex) Unmount(_ context.Context, pod, dir string, v *v4.FlexVolume)
 
 func flexPod(name string) *v4.TaskGroup {
 	tg := containerTG(name, "app")
-	tg.Spec.Template.Spec.Volumes = []v4.PodVolume{{Name: "disk", FlexVolume: &v4.FlexVolume{Driver: "acme/nfs", SecretRef: &v4.LocalObjectRef{Name: "nfs-pw"}}}}
+	tg.Spec.Template.Spec.Volumes = []v4.PodVolume{{Name: "disk", FlexVolume: &v4.FlexVolume{Driver: "acme/nfs", SecretRef: &v4.LocalObjectReference{Name: "nfs-pw"}}}}
 	tg.Spec.Template.Spec.Containers[0].Volumes = []v4.Volume{{Volume: v4.VolumeMount{MountPath: "/disk", PodVolume: "disk"}}}
 	return tg
 }

@@ -166,6 +166,10 @@ func (p *pod) buildTask(ctx context.Context, i int, tp *taskPlan, data *dataReso
 			return nil, nil, err
 		}
 		t.Setup.DNS = p.containerDNS()
+		if t.Setup.PullAuth, err = data.pullAuth(ctx, tp.container); err != nil {
+			return nil, nil, err
+		}
+		t.Setup.PullProgress = p.pullReporter(i)
 	}
 	if tp.process != nil {
 		if t.Links, err = p.processLinks(tp.process); err != nil {

@@ -15,19 +15,20 @@ import (
 
 // taskRefs are the configmaps and secrets that one task of a pod names, at path.
 type taskRefs struct {
-	path       string
-	configMaps []v4.ConfigMapRef
-	secrets    []v4.SecretRef
+	path        string
+	configMaps  []v4.ConfigMapRef
+	secrets     []v4.SecretRef
+	pullSecrets []v4.LocalObjectReference
 }
 
 // refsOf lists the tasks of pod with the configmaps and secrets they name.
 func refsOf(pod *v4.PodSpec) []taskRefs {
 	var out []taskRefs
 	for i, c := range pod.Containers {
-		out = append(out, taskRefs{fmt.Sprintf("spec.template.spec.containers[%d]", i), c.ConfigMaps, c.Secrets})
+		out = append(out, taskRefs{fmt.Sprintf("spec.template.spec.containers[%d]", i), c.ConfigMaps, c.Secrets, c.ImagePullSecrets})
 	}
 	for i, p := range pod.Processes {
-		out = append(out, taskRefs{fmt.Sprintf("spec.template.spec.processes[%d]", i), p.ConfigMaps, p.Secrets})
+		out = append(out, taskRefs{fmt.Sprintf("spec.template.spec.processes[%d]", i), p.ConfigMaps, p.Secrets, nil})
 	}
 	return out
 }
@@ -80,6 +81,13 @@ func (s *Server) checkReferences(ctx context.Context, obj v4.Object, stream []v4
 			problems = append(problems, missing(fmt.Sprintf("%s.secrets[%d]", t.path, i), "secretName", v4.KindSecret, ns, ref.SecretName, have,
 				itemKeys(ref.Items, func(it v4.SecretItem) string { return it.DataKey }))...)
 		}
+		for i, ref := range t.pullSecrets {
+			have, err := keysOf(v4.KindSecret, ref.Name)
+			if err != nil {
+				return err
+			}
+			problems = append(problems, missingPullSecret(fmt.Sprintf("%s.imagePullSecrets[%d].name", t.path, i), ns, ref.Name, have)...)
+		}
 	}
 	return httpapi.InvalidObject(obj, problems)
 }
@@ -97,6 +105,20 @@ func missing(path, nameField string, kind v4.Kind, ns, name string, have map[str
 		}
 	}
 	return out
+}
+
+// missingPullSecret is the problem of an image pull secret at path: it does not exist,
+// or it holds no docker config (the key its type requires at admission), so it has no
+// credentials to give.
+func missingPullSecret(path, ns, name string, have map[string]bool) v4.FieldErrors {
+	switch {
+	case have == nil:
+		return missing(path[:len(path)-len(".name")], "name", v4.KindSecret, ns, name, nil, nil)
+	case !have[v4.DockerConfigJSONKey]:
+		return v4.FieldErrors{{Field: path, Message: fmt.Sprintf("secret %s/%s is not a docker config secret (type %s, key %q)",
+			ns, name, v4.SecretTypeDockerConfigJSON, v4.DockerConfigJSONKey)}}
+	}
+	return nil
 }
 
 // itemKeys lists the dataKey of each item.

@@ -108,3 +108,41 @@ func TestConfigInUseUsedByIsBounded(t *testing.T) {
 		t.Errorf("the message does not name %s: %s", last, e.Error.Message)
 	}
 }
+
+// A container's image pull secret must exist and hold a docker config, as a secret item
+// must exist; one in use is not deleted.
+func TestPullSecretReferences(t *testing.T) {
+	base := newTestServer(t, Config{})
+	const ns = "refs-pull"
+	app := func(name, secret string) string {
+		return fmt.Sprintf(`{"apiVersion":"v4","kind":"application","metadata":{"name":%q,"namespace":%q},"spec":{"instance":1,"template":{"spec":{"containers":[`+
+			`{"image":"r.local:5000/app:1","imagePullSecrets":[{"name":%q}]}]}}}}`, name, ns, secret)
+	}
+	// base64 of {"auths":{"r.local:5000":{"username":"a","password":"b"}}}
+	const config = "eyJhdXRocyI6eyJyLmxvY2FsOjUwMDAiOnsidXNlcm5hbWUiOiJhIiwicGFzc3dvcmQiOiJiIn19fQ=="
+	regcred := fmt.Sprintf(`{"apiVersion":"v4","kind":"secret","metadata":{"name":"regcred","namespace":%q},"type":%q,"datas":{%q:{"content":%q}}}`,
+		ns, v4.SecretTypeDockerConfigJSON, v4.DockerConfigJSONKey, config)
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"missing", app("a", "regcred"), http.StatusUnprocessableEntity, "containers[0].imagePullSecrets[0].name: secret refs-pull/regcred does not exist"},
+		{"not a docker config", secretJSON(ns, "plain", "password") + "\n" + app("b", "plain"), http.StatusUnprocessableEntity,
+			"containers[0].imagePullSecrets[0].name: secret refs-pull/plain is not a docker config secret"},
+		{"in the same stream", regcred + "\n" + app("c", "regcred"), http.StatusOK, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := call(t, http.MethodPost, base+"/v1/apply", tc.body)
+			wantStatus(t, r, tc.status)
+			if !strings.Contains(string(r.body), tc.want) {
+				t.Errorf("the answer does not say %q:\n%s", tc.want, r.body)
+			}
+		})
+	}
+	r := call(t, http.MethodDelete, base+"/v1/namespaces/"+ns+"/secrets/regcred", "")
+	wantStatus(t, r, http.StatusConflict)
+	if !strings.Contains(string(r.body), "is used by application refs-pull/c") {
+		t.Errorf("delete: %s", r.body)
+	}
+}

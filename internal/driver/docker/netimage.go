@@ -28,7 +28,7 @@ var busyboxPaths = []string{"/bin/busybox", "/usr/bin/busybox"}
 // missing. A configured image is used as is (it must be present or pullable).
 func (d *Driver) sandboxImage(ctx context.Context) (string, error) {
 	if d.networkImage != "" {
-		if _, err := d.ensureImage(ctx, &v4.Container{Image: d.networkImage}); err != nil {
+		if _, err := d.ensureImage(ctx, &v4.Container{Image: d.networkImage}, nil); err != nil {
 			return "", fmt.Errorf("network image: %w", err)
 		}
 		return d.networkImage, nil

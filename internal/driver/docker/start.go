@@ -101,7 +101,7 @@ type containerSpec struct {
 // environment, labels, resources, parameters, network, files and volumes.
 func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, error) {
 	c := t.Container
-	img, err := d.ensureImage(ctx, c)
+	img, err := d.ensureImage(ctx, c, t.Setup)
 	if err != nil {
 		return containerSpec{}, err
 	}
