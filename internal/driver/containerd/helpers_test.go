@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/drivertest"
+	"github.com/berthhq/berth/internal/logfile"
 )
 
 var (
@@ -202,4 +204,10 @@ func execOK(t *testing.T, d *Driver, id, cmd string) string {
 		t.Fatalf("exec %q in %s: %v, exit code %d, output %q", cmd, id, err, res.ExitCode, res.Output)
 	}
 	return string(res.Output)
+}
+
+func lookPath(bin string) (string, error) { return exec.LookPath(bin) }
+
+func logLimits(bytes int64, files int) logfile.Limits {
+	return logfile.Limits{MaxBytes: bytes, MaxFiles: files}
 }

@@ -32,6 +32,7 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 		return nil, err
 	}
 	opts := []oci.SpecOpts{
+		withOCIVersion(ociVersion),
 		oci.WithImageConfig(img),
 		oci.WithProcessArgs(append(entrypoint, cmd...)...),
 		oci.WithEnv(t.Env),
@@ -56,6 +57,18 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices)
 	}
 	return opts, nil
+}
+
+// ociVersion is the runtime spec version the driver's specs claim. The oci package
+// writes its own (1.3.0), which Debian's crun 1.8 refuses ("unknown version
+// specified"); nothing the driver sets needs more than 1.1.
+const ociVersion = "1.1.0"
+
+func withOCIVersion(v string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		s.Version = v
+		return nil
+	}
 }
 
 // unsupported refuses what the Docker driver honours and this one does not yet, rather
