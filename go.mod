@@ -7,8 +7,12 @@ require (
 	github.com/chromedp/cdproto v0.159.0 // key events for the console's terminal in those tests
 	github.com/chromedp/chromedp v0.23.0 // the web console's tests drive a real Chromium through the DevTools protocol (test/e2e)
 	github.com/containerd/cgroups/v3 v3.1.3
+	github.com/containerd/containerd/api v1.12.0 // the runc shim's options (BinaryName: runc or crun) and the task events the containerd driver reads
+	github.com/containerd/containerd/v2 v2.4.2 // the containerd driver's client (internal/driver/containerd): 2.4 is built on the runtime-spec, cgroups, grpc and otel versions berth already has (1.7.x does not build with runtime-spec 1.3); its client works with Debian's containerd 1.6 (docs/runtimes.md)
 	github.com/containerd/errdefs v1.0.0
+	github.com/containerd/typeurl/v2 v2.3.0 // decodes containerd's event envelopes
 	github.com/containernetworking/cni v1.3.1
+	github.com/distribution/reference v0.6.0 // image names as Docker resolves them (busybox = docker.io/library/busybox:latest), already in the graph through the Docker client
 	github.com/docker/go-connections v0.8.2 // the Docker client's transport, set up as the client does (internal/driver/docker/legacymac.go); the version client v0.6.3 requires
 	github.com/docker/go-units v0.5.0
 	github.com/google/nftables v0.3.0 // the service proxy's table, written over netlink in one transaction (internal/netsvc)
@@ -17,6 +21,7 @@ require (
 	github.com/miekg/dns v1.1.73 // the node-local cluster DNS server and its forwarder (internal/netsvc)
 	github.com/moby/moby/api v1.57.0 // Docker's API types; the version client v0.6.3 requires, so the two are built against each other
 	github.com/moby/moby/client v0.6.3 // the Docker driver's client (internal/driver/docker), the maintained successor of github.com/docker/docker/client; negotiates down to API 1.40, so a 20.10 daemon (1.41) works
+	github.com/moby/sys/signal v0.7.1 // an image's stop signal by name, as containerd records it
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3 // the gathered families the etcd metrics route filters (internal/server)
@@ -37,14 +42,6 @@ require (
 	google.golang.org/grpc v1.83.2
 	google.golang.org/protobuf v1.36.12 // gpu-manager's VCUDAService messages, read with protowire (internal/devices/gpu)
 	k8s.io/kubelet v0.37.2 // the device-plugin API (v1beta1) Kubernetes' device plugins register with (internal/devices/plugin)
-)
-
-require (
-	github.com/containerd/containerd/api v1.12.0
-	github.com/containerd/containerd/v2 v2.4.2
-	github.com/containerd/typeurl/v2 v2.3.0
-	github.com/distribution/reference v0.6.0
-	github.com/moby/sys/signal v0.7.1
 )
 
 require (

@@ -62,6 +62,9 @@ type Config struct {
 	// RuntimeBinary is the OCI runtime the runc shim runs: "runc" (default), "crun" or a
 	// path to either.
 	RuntimeBinary string
+	// RuntimeRoot is the OCI runtime's state directory (runc --root); default the shim's,
+	// /run/containerd/runc (tests give one of their own).
+	RuntimeRoot string
 	// LoggerPath is the executable the shim starts to write a task's output to its log
 	// (RunLogger); its base name must be LoggerName. Default: LoggerName beside the agent's
 	// own executable, made as a link to it (EnsureLogger).
@@ -84,6 +87,7 @@ type Driver struct {
 	ns          string
 	snapshotter string
 	runtimeBin  string
+	runtimeRoot string
 	loggerPath  string
 	log         *slog.Logger
 	filesDir    string
@@ -145,6 +149,7 @@ func New(cfg Config) (*Driver, error) {
 		cli: cli, address: address, ns: ns,
 		snapshotter: orDefault(cfg.Snapshotter, DefaultSnapshotter),
 		runtimeBin:  orDefault(cfg.RuntimeBinary, "runc"),
+		runtimeRoot: cfg.RuntimeRoot,
 		loggerPath:  loggerPath,
 		log:         log.With("driver", "containerd"),
 		filesDir:    filepath.Join(dataDir, "files"),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
@@ -57,7 +58,7 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 	}
 	select {
 	case st := <-exited:
-		p.IO().Wait() // the output's copy ends with the FIFOs
+		drainOutput(p.IO())
 		code, _, err := st.Result()
 		if err != nil {
 			return driver.ExecResult{ExitCode: -1, Output: out.bytes()}, d.wrap(err, "exec in task %s", id)
@@ -68,6 +69,26 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 			d.log.Warn("could not kill exec after its deadline", "task", id, "err", err)
 		}
 		return driver.ExecResult{ExitCode: -1, Output: out.bytes()}, fmt.Errorf("exec in task %s: %w", id, ctx.Err())
+	}
+}
+
+// outputDrainWait bounds how long Exec waits for a command's output after it ended: a
+// daemon the command left holding its stdout would hold the result forever. The
+// deferred Delete cancels the copy.
+const outputDrainWait = 500 * time.Millisecond
+
+// drainOutput waits until the process's output has been copied, or outputDrainWait.
+func drainOutput(io cio.IO) {
+	done := make(chan struct{})
+	go func() {
+		io.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(outputDrainWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 

@@ -114,9 +114,10 @@ func newDriver(t *testing.T, mod func(*Config)) (*Driver, Config) {
 	t.Helper()
 	requireContainerd(t)
 	cfg := Config{
-		Address: ctdAddress,
-		DataDir: t.TempDir(),
-		Owner:   driver.Owner{Cluster: "sha256:" + strings.Repeat("ab", 32), Node: strings.ToLower(t.Name())},
+		Address:     ctdAddress,
+		DataDir:     t.TempDir(),
+		RuntimeRoot: filepath.Join(ctdDir, "runc"),
+		Owner:       driver.Owner{Cluster: "sha256:" + strings.Repeat("ab", 32), Node: strings.ToLower(t.Name())},
 	}
 	if mod != nil {
 		mod(&cfg)

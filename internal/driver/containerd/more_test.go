@@ -148,3 +148,23 @@ func TestNetworkJoinAndHost(t *testing.T) {
 		t.Fatalf("BRIDGE: %v, want not supported", err)
 	}
 }
+
+// The logger rotates the log per the driver's limits, and Logs reads across the files.
+func TestLogRotation(t *testing.T) {
+	d, _ := newDriver(t, func(c *Config) { c.LogLimits = logLimits(64<<10, 3) })
+	// 2000 lines of about 60 bytes as records: about 150 KiB, three files' worth.
+	tk := task(t, "chatty", `i=0; while [ $i -lt 2000 ]; do echo "line $i ....................................."; i=$((i+1)); done`)
+	tk.RunToEnd = true
+	start(t, d, tk)
+	waitEnd(t, d, tk.ID)
+	log := filepath.Join(tk.LogDir, "chatty.log")
+	if _, err := os.Stat(log + ".1"); err != nil {
+		t.Fatalf("no rotated file: %v", err)
+	}
+	if _, err := os.Stat(log + ".3"); err == nil {
+		t.Fatal("more files than the limit")
+	}
+	if got := logs(t, d, tk.ID, driver.LogOptions{Tail: 2}); !strings.HasPrefix(got, "line 1998 ") || strings.Count(got, "\n") != 2 {
+		t.Fatalf("tail 2 = %q", got)
+	}
+}

@@ -110,7 +110,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 		client.WithImageStopSignal(img, "SIGTERM"),
 		client.WithSnapshotter(d.snapshotter),
 		client.WithNewSnapshot(name, img),
-		client.WithRuntime(RuntimeRunc, &options.Options{BinaryName: d.runtimeBin}),
+		client.WithRuntime(RuntimeRunc, &options.Options{BinaryName: d.runtimeBin, Root: d.runtimeRoot}),
 		client.WithNewSpec(specOpts...),
 		client.WithAdditionalContainerLabels(labels),
 	)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -91,8 +92,24 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	}
 }
 
+// Sweep kills and deletes every task and container of namespace ns with ctr, so no
+// shim outlives the instance (a test that failed half way may leave some).
+func (c *Containerd) Sweep(ns string) {
+	ctr := func(args ...string) []string {
+		out, _ := exec.Command("ctr", append([]string{"--address", c.Address, "--namespace", ns}, args...)...).Output()
+		return strings.Fields(string(out))
+	}
+	for _, id := range ctr("tasks", "ls", "-q") {
+		ctr("tasks", "kill", "--all", "--signal", "SIGKILL", id)
+		ctr("tasks", "delete", "--force", id)
+	}
+	if ids := ctr("containers", "ls", "-q"); len(ids) > 0 {
+		ctr(append([]string{"containers", "rm"}, ids...)...)
+	}
+}
+
 // Stop ends containerd (SIGTERM, then SIGKILL after 10 s). The shims of tasks still
-// running are the caller's to end before (their tasks would outlive it).
+// running are the caller's to end before (Sweep; their tasks would outlive it).
 func (c *Containerd) Stop() {
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
