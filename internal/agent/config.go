@@ -184,6 +184,25 @@ func (c Config) followsCatalog() bool {
 	return c.DNSAddr != "" || c.OnCatalog != nil || c.LBGroup != ""
 }
 
+// containerDefaults checks and defaults the container runtime's settings.
+func (c *Config) containerDefaults() error {
+	switch c.Docker {
+	case "":
+		c.Docker = DockerAuto
+	case DockerAuto, DockerOn, DockerOff:
+	default:
+		return fmt.Errorf("agent config: docker mode %q: use %s, %s or %s", c.Docker, DockerAuto, DockerOn, DockerOff)
+	}
+	switch c.ContainerRuntime {
+	case "":
+		c.ContainerRuntime = RuntimeDocker
+	case RuntimeDocker, RuntimeContainerd:
+	default:
+		return fmt.Errorf("agent config: container runtime %q: use %s or %s", c.ContainerRuntime, RuntimeDocker, RuntimeContainerd)
+	}
+	return nil
+}
+
 // withDefaults fills in what the config leaves out and checks what it must have.
 func (c Config) withDefaults() (Config, error) {
 	var errs []error
@@ -196,19 +215,8 @@ func (c Config) withDefaults() (Config, error) {
 	if len(errs) > 0 {
 		return c, fmt.Errorf("agent config: %w", errors.Join(errs...))
 	}
-	switch c.Docker {
-	case "":
-		c.Docker = DockerAuto
-	case DockerAuto, DockerOn, DockerOff:
-	default:
-		return c, fmt.Errorf("agent config: docker mode %q: use %s, %s or %s", c.Docker, DockerAuto, DockerOn, DockerOff)
-	}
-	switch c.ContainerRuntime {
-	case "":
-		c.ContainerRuntime = RuntimeDocker
-	case RuntimeDocker, RuntimeContainerd:
-	default:
-		return c, fmt.Errorf("agent config: container runtime %q: use %s or %s", c.ContainerRuntime, RuntimeDocker, RuntimeContainerd)
+	if err := c.containerDefaults(); err != nil {
+		return c, err
 	}
 	switch c.GPUs {
 	case "":
