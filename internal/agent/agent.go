@@ -44,7 +44,10 @@ type Agent struct {
 	// Set by Run before any goroutine starts.
 	runCtx  context.Context
 	drivers map[string]driver.Driver
-	exec    *executor.Executor
+	// containerRuntime is the runtime of the open container driver (RuntimeDocker,
+	// RuntimeContainerd), empty without one: the node's AttrContainerRuntime.
+	containerRuntime string
+	exec             *executor.Executor
 	// nodeUsage measures the node for GET /v1/node/usage (nodeusage.go).
 	nodeUsage *nodeSampler
 	// catalog is every service and its endpoints, when the node follows them

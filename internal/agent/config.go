@@ -70,11 +70,17 @@ type Config struct {
 	// groups run here. DockerHost is the daemon (default $DOCKER_HOST, else the local
 	// socket); CNIBinDir and CNIConfDir are the CNI plugins and network config of
 	// networktype: cni pods; NetworkImage is their sandbox's image ("" for the driver's).
-	Docker       string
-	DockerHost   string
-	CNIBinDir    string
-	CNIConfDir   string
-	NetworkImage string
+	Docker     string
+	DockerHost string
+	// ContainerRuntime is RuntimeDocker (default) or RuntimeContainerd: which driver runs
+	// container task groups (docs/runtimes.md). With containerd, Docker and DockerHost
+	// do not apply: ContainerdAddress is the daemon's socket (default
+	// /run/containerd/containerd.sock).
+	ContainerRuntime  string
+	ContainerdAddress string
+	CNIBinDir         string
+	CNIConfDir        string
+	NetworkImage      string
 	// AllowPrivileged lets this node run workloads that need a privilege other than host
 	// paths (privileged containers, host namespaces, capabilities, devices, unconfined
 	// profiles, sysctls, root processes) once the server admitted them; HostVolumes are
@@ -188,6 +194,25 @@ func (c Config) followsCatalog() bool {
 	return c.DNSAddr != "" || c.OnCatalog != nil || c.LBGroup != ""
 }
 
+// containerDefaults checks and defaults the container runtime's settings.
+func (c *Config) containerDefaults() error {
+	switch c.Docker {
+	case "":
+		c.Docker = DockerAuto
+	case DockerAuto, DockerOn, DockerOff:
+	default:
+		return fmt.Errorf("agent config: docker mode %q: use %s, %s or %s", c.Docker, DockerAuto, DockerOn, DockerOff)
+	}
+	switch c.ContainerRuntime {
+	case "":
+		c.ContainerRuntime = RuntimeDocker
+	case RuntimeDocker, RuntimeContainerd:
+	default:
+		return fmt.Errorf("agent config: container runtime %q: use %s or %s", c.ContainerRuntime, RuntimeDocker, RuntimeContainerd)
+	}
+	return nil
+}
+
 // withDefaults fills in what the config leaves out and checks what it must have.
 func (c Config) withDefaults() (Config, error) {
 	var errs []error
@@ -200,12 +225,8 @@ func (c Config) withDefaults() (Config, error) {
 	if len(errs) > 0 {
 		return c, fmt.Errorf("agent config: %w", errors.Join(errs...))
 	}
-	switch c.Docker {
-	case "":
-		c.Docker = DockerAuto
-	case DockerAuto, DockerOn, DockerOff:
-	default:
-		return c, fmt.Errorf("agent config: docker mode %q: use %s, %s or %s", c.Docker, DockerAuto, DockerOn, DockerOff)
+	if err := c.containerDefaults(); err != nil {
+		return c, err
 	}
 	switch c.GPUs {
 	case "":

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/containerd"
 	"github.com/berthhq/berth/internal/driver/docker"
 	"github.com/berthhq/berth/internal/driver/process"
 )
@@ -18,6 +19,16 @@ const (
 	DockerAuto = "auto" // use Docker when the daemon answers at start
 	DockerOn   = "on"   // always: container pods fail with the daemon's error while it is down
 	DockerOff  = "off"  // never: container pods fail with "no docker driver on this node"
+)
+
+// Container runtimes (Config.ContainerRuntime): the driver that fills the container slot
+// (driver.KindDocker). The node reports it as its AttrContainerRuntime text attribute.
+const (
+	RuntimeDocker     = "docker"
+	RuntimeContainerd = "containerd"
+	// AttrContainerRuntime is the node's text attribute naming its container runtime,
+	// set while a container driver is open, so constraints can place on it.
+	AttrContainerRuntime = "berth.io/container-runtime"
 )
 
 // dockerProbeTimeout bounds the check of DockerAuto.
@@ -54,6 +65,17 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 		}
 	}
 	a.drivers = map[string]driver.Driver{p.Name(): p}
+	if a.cfg.ContainerRuntime == RuntimeContainerd {
+		c, err := a.openContainerd()
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		closers = append(closers, c.Close)
+		a.drivers[c.Name()] = c
+		a.containerRuntime = RuntimeContainerd
+		return closeAll, nil
+	}
 	d, err := a.openDocker(ctx)
 	if err != nil {
 		closeAll()
@@ -62,8 +84,24 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 	if d != nil {
 		closers = append(closers, d.Close)
 		a.drivers[d.Name()] = d
+		a.containerRuntime = RuntimeDocker
 	}
 	return closeAll, nil
+}
+
+// openContainerd opens the containerd driver under DataDir/containerd, in the container
+// slot. It does not probe the daemon: while it is down, container task groups fail with
+// its error, as with --docker on.
+func (a *Agent) openContainerd() (*containerd.Driver, error) {
+	d, err := containerd.New(containerd.Config{
+		Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd"),
+		DataDir: filepath.Join(a.cfg.DataDir, "containerd"), Owner: a.owner, LogLimits: a.cfg.LogLimits,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("agent: containerd driver: %w", err)
+	}
+	a.log.Info("containerd driver on", "address", a.cfg.ContainerdAddress)
+	return d, nil
 }
 
 // openDocker opens the Docker driver per Config.Docker: nil when it is off, or when it

@@ -32,6 +32,12 @@ func (a *Agent) nodeObject() *v4.Node {
 			BusyPorts: a.busyPorts.list()}, // a registration must not clear them
 	}
 	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
+	if a.containerRuntime != "" {
+		if n.Spec.Attributes.Text == nil {
+			n.Spec.Attributes.Text = map[string]string{}
+		}
+		n.Spec.Attributes.Text[AttrContainerRuntime] = a.containerRuntime
+	}
 	if a.gpus != nil {
 		a.gpus.Describe(n)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berthhq/berth/internal/agent"
 	"github.com/berthhq/berth/internal/daemon"
+	"github.com/berthhq/berth/internal/driver/containerd"
 	"github.com/berthhq/berth/internal/flexvolume"
 	"github.com/berthhq/berth/internal/instvol"
 )
@@ -37,6 +38,8 @@ type agentFlags struct {
 	cgroupParent    string
 	docker          string
 	dockerHost      string
+	runtime         string
+	containerdAddr  string
 	cniBinDir       string
 	cniConfDir      string
 	networkImage    string
@@ -123,6 +126,8 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.cgroupParent, "cgroup-parent", "", "cgroup under which the process driver puts tasks (default: the driver's)")
 	fl.StringVar(&f.docker, "docker", agent.DockerAuto, "run container task groups with Docker: auto (when the daemon answers at start), on or off")
 	fl.StringVar(&f.dockerHost, "docker-host", "", "Docker daemon address (default $DOCKER_HOST, else unix:///var/run/docker.sock)")
+	fl.StringVar(&f.runtime, "container-runtime", agent.RuntimeDocker, "what runs container task groups: docker or containerd (docs/runtimes.md); with containerd, --docker and --docker-host do not apply")
+	fl.StringVar(&f.containerdAddr, "containerd-address", containerd.DefaultAddress, "containerd's socket, with --container-runtime containerd")
 	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
@@ -210,25 +215,27 @@ func (m flagMerge) pick(flag, flagVal, fileVal string) string {
 func (f agentFlags) settings(m flagMerge) agent.Config {
 	file := m.file
 	return agent.Config{
-		DataDir:         m.pick("data-dir", f.dataDir, file.DataDir),
-		Listen:          m.pick("listen", f.listen, file.Listen),
-		Advertise:       m.pick("advertise", f.advertise, file.Advertise),
-		NodeName:        m.pick("node-name", f.nodeName, file.NodeName),
-		IP:              m.pick("ip", f.ip, file.IP),
-		CgroupParent:    m.pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
-		Docker:          m.pick("docker", f.docker, file.Docker),
-		DockerHost:      m.pick("docker-host", f.dockerHost, file.DockerHost),
-		CNIBinDir:       m.pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
-		CNIConfDir:      m.pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
-		NetworkImage:    m.pick("network-image", f.networkImage, file.NetworkImage),
-		DefaultUser:     m.pick("default-user", f.guard.defaultUser, file.DefaultUser),
-		GPUs:            m.pick("gpus", f.gpus, file.GPUs),
-		GPUSharing:      m.pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
-		VCUDADriverDir:  m.pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
-		HAMiLib:         m.pick("hami-lib", f.hamiLib, file.HAMiLib),
-		DevicePluginDir: m.pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
-		VolumePluginDir: m.pick("volume-plugin-dir", f.volumePluginDir, file.VolumePluginDir),
-		TaskUIDRange:    m.pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange),
+		DataDir:           m.pick("data-dir", f.dataDir, file.DataDir),
+		Listen:            m.pick("listen", f.listen, file.Listen),
+		Advertise:         m.pick("advertise", f.advertise, file.Advertise),
+		NodeName:          m.pick("node-name", f.nodeName, file.NodeName),
+		IP:                m.pick("ip", f.ip, file.IP),
+		CgroupParent:      m.pick("cgroup-parent", f.cgroupParent, file.CgroupParent),
+		Docker:            m.pick("docker", f.docker, file.Docker),
+		DockerHost:        m.pick("docker-host", f.dockerHost, file.DockerHost),
+		ContainerRuntime:  m.pick("container-runtime", f.runtime, file.Runtime),
+		ContainerdAddress: m.pick("containerd-address", f.containerdAddr, file.ContainerdAddr),
+		CNIBinDir:         m.pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
+		CNIConfDir:        m.pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
+		NetworkImage:      m.pick("network-image", f.networkImage, file.NetworkImage),
+		DefaultUser:       m.pick("default-user", f.guard.defaultUser, file.DefaultUser),
+		GPUs:              m.pick("gpus", f.gpus, file.GPUs),
+		GPUSharing:        m.pick("gpu-sharing", f.gpuSharing, file.GPUSharing),
+		VCUDADriverDir:    m.pick("vcuda-driver-dir", f.vcudaDriver, file.VCUDADriverDir),
+		HAMiLib:           m.pick("hami-lib", f.hamiLib, file.HAMiLib),
+		DevicePluginDir:   m.pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
+		VolumePluginDir:   m.pick("volume-plugin-dir", f.volumePluginDir, file.VolumePluginDir),
+		TaskUIDRange:      m.pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange),
 	}
 }
 
@@ -262,6 +269,11 @@ func checkModes(cfg agent.Config) error {
 	case agent.DockerAuto, agent.DockerOn, agent.DockerOff:
 	default:
 		return fmt.Errorf("--docker %q: use %s, %s or %s", cfg.Docker, agent.DockerAuto, agent.DockerOn, agent.DockerOff)
+	}
+	switch cfg.ContainerRuntime {
+	case agent.RuntimeDocker, agent.RuntimeContainerd:
+	default:
+		return fmt.Errorf("--container-runtime %q: use %s or %s", cfg.ContainerRuntime, agent.RuntimeDocker, agent.RuntimeContainerd)
 	}
 	switch cfg.GPUs {
 	case agent.GPUAuto, agent.GPUOff:

@@ -38,6 +38,8 @@ type agentFile struct {
 	CgroupParent    string              `yaml:"cgroup-parent"`
 	Docker          string              `yaml:"docker"`
 	DockerHost      string              `yaml:"docker-host"`
+	Runtime         string              `yaml:"container-runtime"`
+	ContainerdAddr  string              `yaml:"containerd-address"`
 	CNIBinDir       string              `yaml:"cni-bin-dir"`
 	CNIConfDir      string              `yaml:"cni-conf-dir"`
 	NetworkImage    string              `yaml:"network-image"`

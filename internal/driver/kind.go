@@ -5,7 +5,9 @@ import v4 "github.com/berthhq/berth/api/v4"
 // The kinds of drivers: the names the executor finds its drivers under (Driver.Name).
 const (
 	KindProcess = "process" // plain processes (internal/driver/process)
-	KindDocker  = "docker"  // Docker containers (internal/driver/docker)
+	// KindDocker is the container slot: Docker containers (internal/driver/docker) or,
+	// with the agent's --container-runtime containerd, containerd's (internal/driver/containerd).
+	KindDocker = "docker"
 )
 
 // KindOf is the kind of driver that runs a pod template's tasks: processes when it has

@@ -1,0 +1,258 @@
+// Package containerd is the driver that runs a container pod's tasks through containerd
+// (docs/runtimes.md) with the pod semantics of the Docker driver (internal/driver/docker):
+// BCS's command/args rules, env, files, volumes, resources and labels, a task joining the
+// network of the pod's first container or the host's, and CRI-format logs in the task's
+// LogDir like the process driver's.
+//
+// Everything lives in one containerd namespace (DefaultNamespace): a container per task
+// named like the Docker driver's (berth-<cluster tag>_<task id>) carrying berth's labels,
+// its snapshot, and its task, run by a shim that outlives the agent. The driver keeps
+// no state of its own about tasks, so an agent that restarts finds every task again
+// through List. Only the task's files and resolver live in DataDir/files/<id>.
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/identifiers"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+
+	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/logfile"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddress     = "/run/containerd/containerd.sock"
+	DefaultNamespace   = "berth"
+	DefaultSnapshotter = "overlayfs"
+	// RuntimeRunc is containerd's runc shim; its BinaryName option picks runc or crun.
+	RuntimeRunc = "io.containerd.runc.v2"
+)
+
+// Labels the driver adds to its containers besides the driver.Label* ones.
+const (
+	// LabelID holds the task ID of a task container.
+	LabelID = "berth.containerd.id"
+	// LabelStopped marks a container Stop was asked to end: its SIGKILL is berth's, not
+	// an OOM kill.
+	LabelStopped = "berth.containerd.stopped"
+)
+
+// Config configures a Driver.
+type Config struct {
+	// Address is containerd's socket; default DefaultAddress.
+	Address string
+	// Namespace is the containerd namespace of berth's containers; default DefaultNamespace.
+	Namespace string
+	// Snapshotter unpacks images and holds the containers' root file systems; default
+	// DefaultSnapshotter.
+	Snapshotter string
+	// RuntimeBinary is the OCI runtime the runc shim runs: "runc" (default), "crun" or a
+	// path to either.
+	RuntimeBinary string
+	// RuntimeRoot is the OCI runtime's state directory (runc --root); default the shim's,
+	// /run/containerd/runc (tests give one of their own).
+	RuntimeRoot string
+	// LoggerPath is the executable the shim starts to write a task's output to its log
+	// (RunLogger); its base name must be LoggerName. Default: LoggerName beside the agent's
+	// own executable, made as a link to it (EnsureLogger).
+	LoggerPath string
+	// Logger receives the driver's logs; nil discards them.
+	Logger *slog.Logger
+	// DataDir holds the files bind-mounted into containers (files/<task id>/...). Required.
+	DataDir string
+	// LogLimits bound each task's log (rotation by the logger); zero: not rotated.
+	LogLimits logfile.Limits
+	// Owner is the agent's cluster and node (driver.Owner): the driver names and labels
+	// its containers after it and touches only the owner's.
+	Owner driver.Owner
+}
+
+// Driver runs container tasks through containerd. It is safe for concurrent use.
+type Driver struct {
+	cli         *client.Client
+	address     string
+	ns          string
+	snapshotter string
+	runtimeBin  string
+	runtimeRoot string
+	loggerPath  string
+	log         *slog.Logger
+	filesDir    string
+	// fifoDir holds the FIFOs of Exec's processes (containerd's default is under /run).
+	fifoDir   string
+	logLimits logfile.Limits
+	owner     driver.Owner
+	prefix    string
+
+	startingMu sync.Mutex
+	starting   map[string]bool
+
+	// waiters are the Wait calls; one event stream (wait.go), started by the first Wait
+	// and stopped by Close, serves them all.
+	waiters      driver.Waiters
+	eventsOnce   sync.Once
+	eventsCtx    context.Context
+	eventsCancel context.CancelFunc
+	eventsWG     sync.WaitGroup
+}
+
+var _ driver.Driver = (*Driver)(nil)
+
+// New returns a driver talking to containerd at cfg.Address. It does not contact the
+// daemon: a daemon that is down makes each call fail, and the driver works once it is
+// back.
+func New(cfg Config) (*Driver, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("containerd driver: DataDir is required")
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("containerd driver: data dir: %w", err)
+	}
+	ns := orDefault(cfg.Namespace, DefaultNamespace)
+	if err := identifiers.Validate(ns); err != nil {
+		return nil, fmt.Errorf("containerd driver: namespace: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	loggerPath := cfg.LoggerPath
+	if loggerPath == "" {
+		if loggerPath, err = EnsureLogger(filepath.Join(dataDir, "bin")); err != nil {
+			return nil, fmt.Errorf("containerd driver: %w", err)
+		}
+	}
+	if filepath.Base(loggerPath) != LoggerName || !filepath.IsAbs(loggerPath) {
+		return nil, fmt.Errorf("containerd driver: logger %s: must be an absolute path named %s", loggerPath, LoggerName)
+	}
+	address := orDefault(cfg.Address, DefaultAddress)
+	cli, err := client.New(address, client.WithDefaultNamespace(ns), client.WithDefaultRuntime(RuntimeRunc),
+		client.WithTimeout(5*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("containerd driver: client for %s: %w", address, err)
+	}
+	d := &Driver{
+		cli: cli, address: address, ns: ns,
+		snapshotter: orDefault(cfg.Snapshotter, DefaultSnapshotter),
+		runtimeBin:  orDefault(cfg.RuntimeBinary, "runc"),
+		runtimeRoot: cfg.RuntimeRoot,
+		loggerPath:  loggerPath,
+		log:         log.With("driver", "containerd"),
+		filesDir:    filepath.Join(dataDir, "files"),
+		fifoDir:     filepath.Join(dataDir, "fifo"),
+		logLimits:   cfg.LogLimits,
+		owner:       cfg.Owner,
+		prefix:      "berth-",
+		starting:    map[string]bool{},
+	}
+	if tag := cfg.Owner.Tag(); tag != "" {
+		d.prefix = "berth-" + tag + driver.TagSeparator
+	}
+	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
+	for _, dir := range []string{d.filesDir, d.fifoDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("containerd driver: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// Name returns driver.KindDocker: the driver fills the container slot, the kind container
+// pods run under (driver.KindOf), in place of the Docker driver.
+func (d *Driver) Name() string { return driver.KindDocker }
+
+// Runtime is what the node reports as its container runtime ("containerd").
+func (d *Driver) Runtime() string { return "containerd" }
+
+// Close stops the event stream and releases the client's connection. Tasks keep running.
+func (d *Driver) Close() error {
+	d.eventsCancel()
+	d.eventsWG.Wait()
+	return d.cli.Close()
+}
+
+// ctx puts the driver's namespace on ctx (the client's default covers most calls, not
+// all: the content and image helpers read it from the context).
+func (d *Driver) ctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, d.ns)
+}
+
+// name is the containerd ID of task id's container.
+func (d *Driver) name(id string) string { return d.prefix + id }
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// validID refuses task IDs that would not make a containerd ID (identifiers.Validate:
+// letters and digits, single '.', '_' or '-' between them) or one directory under files/.
+func (d *Driver) validID(id string) bool {
+	return id != "" && identifiers.Validate(d.name(id)) == nil
+}
+
+// checkID refuses an invalid task ID as unknown.
+func (d *Driver) checkID(id string) error {
+	if !d.validID(id) {
+		return fmt.Errorf("task %q: %w", id, driver.ErrNotFound)
+	}
+	return nil
+}
+
+// wrap gives a containerd error its context and turns an unknown object into
+// driver.ErrNotFound.
+func (d *Driver) wrap(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	what := fmt.Sprintf(format, args...)
+	if cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("%s: %w (%v)", what, driver.ErrNotFound, err)
+	}
+	if cerrdefs.IsUnavailable(err) {
+		return fmt.Errorf("%s: containerd unreachable at %s: %w", what, d.address, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// background is for cleanup that must happen even when the caller's ctx has ended.
+func background() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), cleanupTimeout)
+}
+
+// cleanupTimeout bounds the removals done after a failure.
+const cleanupTimeout = 30 * time.Second
+
+// beginStart marks id as starting; false when a Start of it already runs.
+func (d *Driver) beginStart(id string) bool {
+	d.startingMu.Lock()
+	defer d.startingMu.Unlock()
+	if d.starting[id] {
+		return false
+	}
+	d.starting[id] = true
+	return true
+}
+
+func (d *Driver) endStart(id string) {
+	d.startingMu.Lock()
+	defer d.startingMu.Unlock()
+	delete(d.starting, id)
+}

@@ -1,0 +1,180 @@
+package containerd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/berthhq/berth/internal/driver"
+)
+
+// specOpts turns a task into its OCI spec, on top of containerd's defaults and the
+// image's config: the command line by BCS's rules, env, working dir, host name, mounts
+// (volumes, the task's files, a resolver), resources, the network and privileges.
+func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image, mounts []specs.Mount) ([]oci.SpecOpts, error) {
+	c := t.Container
+	if err := unsupported(t); err != nil {
+		return nil, err
+	}
+	ispec, err := img.Spec(ctx)
+	if err != nil {
+		return nil, d.wrap(err, "image %s: config", c.Image)
+	}
+	entrypoint, cmd, err := commandLine(c.Image, ispec.Config.Entrypoint, ispec.Config.Cmd, c.Command, c.Args)
+	if err != nil {
+		return nil, err
+	}
+	opts := []oci.SpecOpts{
+		withOCIVersion(ociVersion),
+		oci.WithImageConfig(img),
+		oci.WithProcessArgs(append(entrypoint, cmd...)...),
+		oci.WithEnv(t.Env),
+		oci.WithMounts(mounts),
+	}
+	if c.WorkingDir != "" {
+		if !path.IsAbs(c.WorkingDir) {
+			return nil, fmt.Errorf("workingDir %q: must be absolute", c.WorkingDir)
+		}
+		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
+	}
+	if t.Setup.Hostname != "" {
+		opts = append(opts, oci.WithHostname(t.Setup.Hostname))
+	}
+	opts = append(opts, resourceOpts(t)...)
+	net, err := d.networkOpts(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, net...)
+	if c.Privileged {
+		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices)
+	}
+	return opts, nil
+}
+
+// ociVersion is the runtime spec version the driver's specs claim. The oci package
+// writes its own (1.3.0), which Debian's crun 1.8 refuses ("unknown version
+// specified"); nothing the driver sets needs more than 1.1.
+const ociVersion = "1.1.0"
+
+func withOCIVersion(v string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		s.Version = v
+		return nil
+	}
+}
+
+// unsupported refuses what the Docker driver honours and this one does not yet, rather
+// than run the container without it (docs/runtimes.md).
+func unsupported(t *driver.Task) error {
+	s := t.Setup
+	var what []string
+	if len(t.Container.Parameters) > 0 {
+		what = append(what, "docker parameters")
+	}
+	if len(t.GPUs) > 0 || s.GPUDriverDir != "" {
+		what = append(what, "GPUs")
+	}
+	if len(s.Devices) > 0 || len(s.CDIDevices) > 0 {
+		what = append(what, "devices")
+	}
+	if len(s.PortBindings) > 0 && !strings.EqualFold(s.NetworkMode, "HOST") {
+		what = append(what, "port mappings")
+	}
+	if s.IPCHost {
+		what = append(what, "the host's IPC namespace")
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return fmt.Errorf("not supported by the containerd driver yet: %s", strings.Join(what, ", "))
+}
+
+// commandLine applies BCS's rules for command and args (the Docker driver's, on the
+// image's entrypoint and cmd): with an entrypoint, a command replaces it and args
+// replace the image's cmd (no args: the image's cmd stays only when the entrypoint
+// does); without one, command + args run, and no command is an error.
+func commandLine(image string, imgEntrypoint, imgCmd []string, command string, args []string) (entrypoint, cmd []string, err error) {
+	if len(imgEntrypoint) > 0 {
+		entrypoint, cmd = imgEntrypoint, imgCmd
+		if command != "" {
+			entrypoint, cmd = []string{command}, nil
+		}
+		if len(args) > 0 {
+			cmd = args
+		}
+		return entrypoint, cmd, nil
+	}
+	if command == "" {
+		return nil, nil, fmt.Errorf("image %s has no entrypoint and the task has no command", image)
+	}
+	return nil, append([]string{command}, args...), nil
+}
+
+// resourceOpts are BCS's container resources, as the Docker driver sets them: cpu
+// shares = request x 1024 (1024 without a request), a CFS quota of limit x 100000 per
+// 100000 us when limited, and the memory limit with no swap beyond it.
+func resourceOpts(t *driver.Task) []oci.SpecOpts {
+	shares := int64(t.Setup.CPURequest * 1024)
+	if shares <= 0 {
+		shares = 1024
+	}
+	opts := []oci.SpecOpts{oci.WithCPUShares(uint64(max(shares, 2)))}
+	if t.CPULimit > 0 {
+		opts = append(opts, oci.WithCPUCFS(max(int64(t.CPULimit*100000), 1000), 100000))
+	}
+	if t.MemoryLimit > 0 {
+		mem := int64(t.MemoryLimit * (1 << 20))
+		opts = append(opts, oci.WithMemoryLimit(uint64(mem)), withMemorySwap(mem))
+	}
+	return opts
+}
+
+// withMemorySwap sets memory+swap, which oci.WithMemorySwap does not on containerd's
+// cgroup v1 defaults when the resources block is missing.
+func withMemorySwap(v int64) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Linux == nil {
+			s.Linux = &specs.Linux{}
+		}
+		if s.Linux.Resources == nil {
+			s.Linux.Resources = &specs.LinuxResources{}
+		}
+		if s.Linux.Resources.Memory == nil {
+			s.Linux.Resources.Memory = &specs.LinuxMemory{}
+		}
+		s.Linux.Resources.Memory.Swap = &v
+		return nil
+	}
+}
+
+// networkOpts put the container in the host's network, in the network namespace of the
+// task it joins (the pod's first container: Setup.JoinTask), or in a network namespace
+// of its own with loopback only (NONE). A network of its own with an address (BRIDGE,
+// a user network, CNI) is not supported yet.
+func (d *Driver) networkOpts(ctx context.Context, t *driver.Task) ([]oci.SpecOpts, error) {
+	s := t.Setup
+	switch {
+	case s.JoinTask != "":
+		pid, err := d.taskPID(ctx, s.JoinTask)
+		if err != nil {
+			return nil, fmt.Errorf("join the network of task %s: %w", s.JoinTask, err)
+		}
+		ns := specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: fmt.Sprintf("/proc/%d/ns/net", pid)}
+		return []oci.SpecOpts{oci.WithLinuxNamespace(ns), oci.WithHostHostsFile, d.resolvConf(t)}, nil
+	case strings.EqualFold(s.NetworkMode, "HOST"):
+		return []oci.SpecOpts{oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, d.resolvConf(t)}, nil
+	case strings.EqualFold(s.NetworkMode, "NONE"):
+		return nil, nil
+	case s.NetworkMode == "":
+		return nil, errors.New("no network mode and no task to join")
+	}
+	return nil, fmt.Errorf("network mode %s: not supported by the containerd driver yet (HOST, NONE or joining a task)", s.NetworkMode)
+}

@@ -1,0 +1,105 @@
+package containerd
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
+)
+
+func TestCommandLine(t *testing.T) {
+	ep, cmd := []string{"/entry"}, []string{"default"}
+	for _, c := range []struct {
+		name            string
+		imgEP, imgCmd   []string
+		command         string
+		args            []string
+		wantEP, wantCmd []string
+		wantErr         bool
+	}{
+		{"image's own", ep, cmd, "", nil, ep, cmd, false},
+		{"args to the entrypoint", ep, cmd, "", []string{"a"}, ep, []string{"a"}, false},
+		{"command replaces the entrypoint", ep, cmd, "/bin/x", nil, []string{"/bin/x"}, nil, false},
+		{"command and args", ep, cmd, "/bin/x", []string{"a"}, []string{"/bin/x"}, []string{"a"}, false},
+		{"no entrypoint: command + args", nil, cmd, "sh", []string{"-c", "x"}, nil, []string{"sh", "-c", "x"}, false},
+		{"no entrypoint, no command", nil, cmd, "", []string{"a"}, nil, nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gotEP, gotCmd, err := commandLine("img", c.imgEP, c.imgCmd, c.command, c.args)
+			if (err != nil) != c.wantErr || !reflect.DeepEqual(gotEP, c.wantEP) || !reflect.DeepEqual(gotCmd, c.wantCmd) {
+				t.Fatalf("got %q %q %v, want %q %q (error %v)", gotEP, gotCmd, err, c.wantEP, c.wantCmd, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestNormalizeImage(t *testing.T) {
+	for in, want := range map[string]string{
+		"busybox":                "docker.io/library/busybox:latest",
+		"test/busybox:1":         "docker.io/test/busybox:1",
+		"reg.example:5000/a/b:c": "reg.example:5000/a/b:c",
+	} {
+		if got, err := normalizeImage(in); err != nil || got != want {
+			t.Errorf("normalizeImage(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := normalizeImage("bad image"); err == nil {
+		t.Error("an invalid reference was accepted")
+	}
+}
+
+// What the driver cannot do yet is refused, never silently dropped.
+func TestUnsupported(t *testing.T) {
+	for name, mod := range map[string]func(*driver.Task){
+		"parameters": func(tk *driver.Task) { tk.Container.Parameters = []v4.Parameter{{Key: "cap-add", Value: "ALL"}} },
+		"GPUs":       func(tk *driver.Task) { tk.GPUs = []driver.GPU{{UUID: "x"}} },
+		"devices":    func(tk *driver.Task) { tk.Setup.Devices = []driver.Device{{HostPath: "/dev/null"}} },
+		"port mappings": func(tk *driver.Task) {
+			tk.Setup.NetworkMode = "BRIDGE"
+			tk.Setup.PortBindings = []driver.PortBinding{{HostPort: 80}}
+		},
+		"ipc": func(tk *driver.Task) { tk.Setup.IPCHost = true },
+	} {
+		tk := &driver.Task{Container: &v4.Container{}, Setup: &driver.ContainerSetup{NetworkMode: "HOST"}}
+		mod(tk)
+		if err := unsupported(tk); err == nil || !strings.Contains(err.Error(), "not supported") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// Task IDs that are no containerd ID, or would leave files/, are refused; file paths
+// with .. stay under the task's files directory.
+func TestIDsAndPaths(t *testing.T) {
+	d := &Driver{prefix: "berth-", filesDir: t.TempDir()}
+	for _, id := range []string{"", "../x", "a/b", "a..b", "a b", ".", "x\x00"} {
+		if d.validID(id) {
+			t.Errorf("ID %q accepted", id)
+		}
+	}
+	if !d.validID("ns.tg-1.task") {
+		t.Error("a task ID refused")
+	}
+	tk := &driver.Task{ID: "ns.tg.t", Container: &v4.Container{WorkingDir: "/w"}, Setup: &driver.ContainerSetup{},
+		Files: []driver.File{{Path: "../../../../etc/evil", Content: []byte("x")}}}
+	ms, err := d.mounts(tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := d.taskFilesDir(tk.ID) + string(filepath.Separator)
+	if len(ms) != 1 || !strings.HasPrefix(ms[0].Source, base) || ms[0].Destination != "/etc/evil" {
+		t.Fatalf("mount %+v: want a source under %s", ms, base)
+	}
+}
+
+func TestLoggerArgs(t *testing.T) {
+	if got := loggerArgs("/l/x.log", logLimits(0, 0)); len(got) != 1 || got["--path"] != "/l/x.log" {
+		t.Fatalf("%v", got)
+	}
+	if got := loggerArgs("/l/x.log", logLimits(1<<20, 3)); got["--max-size"] != "1048576" || got["--max-files"] != "3" {
+		t.Fatalf("%v", got)
+	}
+}
