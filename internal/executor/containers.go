@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	v4 "github.com/berthhq/berth/api/v4"
 	"time"
 
 	"github.com/berthhq/berth/internal/driver"
@@ -48,6 +49,9 @@ func (p *pod) joinNetwork(i int, prep *prepared, join string) {
 	switch {
 	case join != "":
 		t.Setup.JoinTask = join
+	case p.plan.net.hostMode() && p.plan.tasks[owner].role() == v4.RoleInit:
+		// The first task ends: nobody may join it, and the host's network needs no holder.
+		t.Setup.NetworkMode = p.plan.net.mode
 	case i == owner:
 		t.Setup.NetworkMode = p.plan.net.mode
 		t.Setup.PortBindings = p.plan.net.bindings
@@ -63,9 +67,9 @@ func (p *pod) joinNetwork(i int, prep *prepared, join string) {
 }
 
 // ownsNetwork reports whether task i owns the pod's network: the first container to
-// start of a CNM pod without a holder.
+// start of a CNM pod without a holder (in HOST mode, one that is no init task).
 func (p *podPlan) ownsNetwork(i int) bool {
-	return p.net != nil && !p.net.cni && p.holder == nil && len(p.order) > 0 && p.order[0] == i
+	return p.net != nil && !p.net.cni && p.holder == nil && len(p.order) > 0 && p.order[0] == i && p.tasks[i].role() != v4.RoleInit
 }
 
 // setupNetwork creates the CNI sandbox of the pod through the driver.

@@ -21,8 +21,8 @@ type holderPlan struct {
 
 // planHolder returns the pod's network holder, or nil when the pod needs none.
 func (e *Executor) planHolder(tg *v4.TaskGroup, p *podPlan) *holderPlan {
-	if p.net == nil || p.net.cni || len(p.order) == 0 || p.tasks[p.order[0]].role() != v4.RoleInit {
-		return nil
+	if p.net == nil || p.net.cni || p.net.hostMode() || len(p.order) == 0 || p.tasks[p.order[0]].role() != v4.RoleInit {
+		return nil // HOST mode: every task takes the host's network itself (joinNetwork)
 	}
 	return &holderPlan{id: TaskID(p.ns, p.name, v4.NetworkHolderTask), labels: taskLabels(tg, e.cfg.NodeName, v4.NetworkHolderTask)}
 }

@@ -128,3 +128,28 @@ func TestAdoptAPodWhoseInitTasksEnded(t *testing.T) {
 		t.Errorf("stops %v", got)
 	}
 }
+
+// In HOST mode a pod that starts with an init task needs no holder: every task takes
+// the host's network itself.
+func TestHostModePodWithInitTasksHasNoHolder(t *testing.T) {
+	h, d := newDockerHarness(t)
+	tg := containerTG("host", "web", "side")
+	tg.Spec.Template.Spec.Containers = append([]v4.Container{{Name: "migrate", Image: "busybox", Lifecycle: &v4.Lifecycle{Init: true}}},
+		tg.Spec.Template.Spec.Containers...)
+	h.run(tg)
+	waitStarted(t, d, id("host", "migrate"))
+	d.Exit(id("host", "migrate"), 0)
+	st := h.rec.waitPhase(t, "host", v4.StatusRunning)
+	if _, ok := d.Task(id("host", v4.NetworkHolderTask)); ok {
+		t.Error("a holder for a HOST pod")
+	}
+	for _, n := range []string{"migrate", "web", "side"} {
+		tk, _ := d.Task(id("host", n))
+		if tk.Setup.NetworkMode != "HOST" || tk.Setup.JoinTask != "" {
+			t.Errorf("%s: mode %q join %q", n, tk.Setup.NetworkMode, tk.Setup.JoinTask)
+		}
+	}
+	if ip := st.Tasks[1].Info.IPAddress; ip != testHostIP {
+		t.Errorf("web's IP %q, want the node's", ip)
+	}
+}
