@@ -43,9 +43,15 @@ func hostpathCacheDir() (string, error) {
 	return filepath.Join(d, "berth-test", "csi"), err
 }
 
-// buildHostpath returns the cached driver binary, building it on the first call.
+// buildHostpath returns the driver binary: $BERTH_CSI_HOSTPATH when set (one built
+// elsewhere), else the cached build, building it on the first call.
 func buildHostpath(t *testing.T) (string, error) {
 	hostpathOnce.Do(func() {
+		if bin := os.Getenv("BERTH_CSI_HOSTPATH"); bin != "" {
+			hostpathBin = bin
+			_, hostpathErr = os.Stat(bin)
+			return
+		}
 		dir, err := hostpathCacheDir()
 		if err != nil {
 			hostpathErr = err
