@@ -6,6 +6,7 @@ require (
 	github.com/NVIDIA/go-nvml v0.13.4-1 // GPU fingerprints and XID health through NVML, loaded at run time (internal/devices/gpu)
 	github.com/chromedp/cdproto v0.159.0 // key events for the console's terminal in those tests
 	github.com/chromedp/chromedp v0.23.0 // the web console's tests drive a real Chromium through the DevTools protocol (test/e2e)
+	github.com/container-storage-interface/spec v1.13.0 // the CSI v1 gRPC services berth calls on storage plugins (internal/csi); its generated code only, needs grpc ≥ 1.79 which we have
 	github.com/containerd/cgroups/v3 v3.1.3
 	github.com/containerd/containerd/api v1.12.0 // the runc shim's options (BinaryName: runc or crun) and the task events the containerd driver reads
 	github.com/containerd/containerd/v2 v2.4.2 // the containerd driver's client (internal/driver/containerd): 2.4 is built on the runtime-spec, cgroups, grpc and otel versions berth already has (1.7.x does not build with runtime-spec 1.3); its client works with Debian's containerd 1.6 (docs/runtimes.md)

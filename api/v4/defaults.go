@@ -60,6 +60,8 @@ func Default(obj Object) {
 		}
 	case *Dependency:
 		defaultDependency(o)
+	case *CSIVolume:
+		defaultVolume(o)
 	}
 	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }

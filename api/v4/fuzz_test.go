@@ -24,6 +24,12 @@ func addSeeds(f *testing.F) {
 		`"events":["taskgroup.failed","Node.Lost"],"namespaces":["*"],"headers":{"Authorization":"Bearer x"},"timeoutSeconds":3,"maxRetries":0},` +
 		`"status":{"delivered":1}}`))
 	f.Add([]byte(`{"kind":"notify","spec":{"url":"http://u:p@h/#f","events":["x","x"],"namespaces":["a","*"],"maxRetries":-1}}`))
+	f.Add([]byte(`{"apiVersion":"v4","kind":"volume","metadata":{"name":"data"},"spec":{"plugin":"hostpath.csi.k8s.io",` +
+		`"capacity":{"min":"1G","max":"2Gi"},"accessMode":"multi-node-reader-only","mountOptions":{"fsType":"ext4","flags":["noatime"]},` +
+		`"topology":{"required":[{"segments":{"zone":"a"}}],"preferred":[{"segments":{"zone":"a","rack":"r1"}}]},` +
+		`"parameters":{"k":"v"},"secrets":{"name":"creds"}},"status":{"phase":"Available","claims":[{"taskgroup":"x","node":"n","mode":"write"}]}}`))
+	f.Add([]byte(`{"kind":"VOLUME","spec":{"plugin":"a/b","externalID":"x","capacity":{"min":"9999999P"},"attachmentMode":"block-device",` +
+		`"mountOptions":{"flags":["suid","a,b",""]},"topology":{"required":[{"segments":{}}]},"secrets":{"name":"../x"}}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))

@@ -43,6 +43,7 @@ var kinds = map[Kind]kindInfo{
 	KindDependency:  {"dependencies", []string{"dep", "deps"}, func() Object { return &Dependency{} }, false},
 	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
 	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
+	KindVolume:      {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -128,6 +129,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Notify:
 		return &o.TypeMeta
 	case *Endpoints:
+		return &o.TypeMeta
+	case *CSIVolume:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

@@ -191,7 +191,7 @@ func contentJSON(o Object) []byte {
 }
 
 // statusOf returns the settable status of the kinds whose status berth's controllers
-// write (applications, processes, daemonsets), else the zero Value.
+// write (applications, processes, daemonsets, volumes), else the zero Value.
 func statusOf(o Object) reflect.Value {
 	switch w := o.(type) {
 	case *Application:
@@ -199,6 +199,8 @@ func statusOf(o Object) reflect.Value {
 	case *Process:
 		return reflect.ValueOf(&w.Status).Elem()
 	case *Daemonset:
+		return reflect.ValueOf(&w.Status).Elem()
+	case *CSIVolume:
 		return reflect.ValueOf(&w.Status).Elem()
 	}
 	return reflect.Value{}

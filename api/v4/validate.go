@@ -37,6 +37,8 @@ func Validate(obj Object) FieldErrors {
 		validateDependency(o, &errs)
 	case *Notify:
 		validateNotify(o, &errs)
+	case *CSIVolume:
+		validateVolume(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

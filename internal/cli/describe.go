@@ -149,6 +149,8 @@ func (d *describer) object(obj v4.Object) {
 		d.dependency(o)
 	case *v4.Notify:
 		d.notify(o)
+	case *v4.CSIVolume:
+		d.volume(o)
 	case *v4.Endpoints:
 		d.endpoints(o)
 	case *v4.TaskGroup:

@@ -44,6 +44,8 @@ func columnsFor(kind v4.Kind) kindColumns {
 		return dependencyColumns()
 	case v4.KindNotify:
 		return notifyColumns()
+	case v4.KindVolume:
+		return volumeColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }

@@ -22,6 +22,9 @@ func (s *Server) admitReads(r *http.Request, obj v4.Object) error {
 	if err := s.admitNotify(r, obj); err != nil {
 		return err
 	}
+	if err := s.admitVolume(r, obj); err != nil {
+		return err
+	}
 	return s.admitDependencies(r, obj)
 }
 
