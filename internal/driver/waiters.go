@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -94,4 +96,52 @@ func (w *Waiters) Waiting() []string {
 // container deleted behind berth's back): no ID, not running, exit code -1.
 func Gone() State {
 	return State{Info: v4.ContainerInfo{Status: "exited", ExitCode: -1, Message: "the driver no longer has the task"}}
+}
+
+// Inspect is how a driver reads one task's state (Driver.Inspect).
+type Inspect func(ctx context.Context, id string) (State, error)
+
+// NotifyIfEnded inspects task id and, when it no longer runs or is gone, hands its state
+// to its waiters: what a driver does on an event that may be a task's end. An error
+// other than ErrNotFound is returned for the caller to log (none once ctx ended).
+func (w *Waiters) NotifyIfEnded(ctx context.Context, id string, inspect Inspect) error {
+	st, err := inspect(ctx, id)
+	switch {
+	case err == nil && !st.Running:
+		w.Notify(id, st)
+	case errors.Is(err, ErrNotFound):
+		w.Notify(id, Gone())
+	case err != nil && ctx.Err() == nil:
+		return fmt.Errorf("inspect task %s: %w", id, err)
+	}
+	return nil
+}
+
+// RecheckAll runs NotifyIfEnded on every waited task, for a driver whose event stream
+// broke and may have missed ends; errors go to warn.
+func (w *Waiters) RecheckAll(ctx context.Context, inspect Inspect, warn func(id string, err error)) {
+	for _, id := range w.Waiting() {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := w.NotifyIfEnded(ctx, id, inspect); err != nil {
+			warn(id, err)
+		}
+	}
+}
+
+// WaitFor is a Wait of a driver that learns of ends from events: a waiter is registered
+// for id before the task is inspected, so an end between the two is not missed, and a
+// task that has ended already is delivered at once. The driver's event stream must run.
+func (w *Waiters) WaitFor(ctx context.Context, id string, inspect Inspect) (<-chan State, error) {
+	ch, cancel := w.Add(ctx, id)
+	st, err := inspect(ctx, id)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if !st.Running {
+		w.Notify(id, st)
+	}
+	return ch, nil
 }

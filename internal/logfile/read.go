@@ -251,3 +251,54 @@ func (r *Follower) Close() error {
 	r.files = nil
 	return nil
 }
+
+// Chain reads files (a set Open returned, or its tail) one after the other, and closes
+// them all when it is closed.
+func Chain(files []*os.File) io.ReadCloser {
+	readers := make([]io.Reader, len(files))
+	for i, f := range files {
+		readers[i] = f
+	}
+	return &chain{Reader: io.MultiReader(readers...), files: files}
+}
+
+type chain struct {
+	io.Reader
+	files []*os.File
+}
+
+func (c *chain) Close() error {
+	closeAll(c.files)
+	return nil
+}
+
+// CloseAll closes files, for a reader that drops some of a set.
+func CloseAll(files []*os.File) { closeAll(files) }
+
+// SeekTail returns the files of a set (oldest first) that hold its last n lines, the
+// first one moved to where they begin (n <= 0: all of them, from the start); it closes
+// the others. Lines are counted from the live file back, each older file asked for those
+// still missing; tail says where the last n lines of one file begin and how many it holds
+// (up to n).
+func SeekTail(files []*os.File, n int, tail func(f *os.File, n int) (int64, int, error)) ([]*os.File, error) {
+	if n <= 0 {
+		return files, nil
+	}
+	for i := len(files) - 1; i >= 0; i-- {
+		off, found, err := tail(files[i], n)
+		if err == nil && found < n && i > 0 {
+			n -= found
+			continue
+		}
+		if err == nil {
+			_, err = files[i].Seek(off, io.SeekStart)
+		}
+		closeAll(files[:i])
+		if err != nil {
+			closeAll(files[i:])
+			return nil, err
+		}
+		return files[i:], nil
+	}
+	return files, nil
+}

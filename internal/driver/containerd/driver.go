@@ -97,8 +97,8 @@ type Driver struct {
 	owner     driver.Owner
 	prefix    string
 
-	startingMu sync.Mutex
-	starting   map[string]bool
+	// starting are the IDs whose Start runs (a second Start of one fails at once).
+	starting driver.Starting
 
 	// waiters are the Wait calls; one event stream (wait.go), started by the first Wait
 	// and stopped by Close, serves them all.
@@ -157,7 +157,6 @@ func New(cfg Config) (*Driver, error) {
 		logLimits:   cfg.LogLimits,
 		owner:       cfg.Owner,
 		prefix:      "berth-",
-		starting:    map[string]bool{},
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator
@@ -239,20 +238,3 @@ func background() (context.Context, context.CancelFunc) {
 
 // cleanupTimeout bounds the removals done after a failure.
 const cleanupTimeout = 30 * time.Second
-
-// beginStart marks id as starting; false when a Start of it already runs.
-func (d *Driver) beginStart(id string) bool {
-	d.startingMu.Lock()
-	defer d.startingMu.Unlock()
-	if d.starting[id] {
-		return false
-	}
-	d.starting[id] = true
-	return true
-}
-
-func (d *Driver) endStart(id string) {
-	d.startingMu.Lock()
-	defer d.startingMu.Unlock()
-	delete(d.starting, id)
-}

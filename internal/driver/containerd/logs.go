@@ -49,7 +49,7 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	if files, err = seekTail(files, opts.Tail, ropts); err != nil {
 		return nil, fmt.Errorf("logs of task %s: %w", id, err)
 	}
-	var src io.ReadCloser = newFileChain(files)
+	var src io.ReadCloser = logfile.Chain(files)
 	if opts.Follow {
 		src = logfile.NewFollower(ctx, path, maxFiles, files, followPoll)
 	}
@@ -69,54 +69,11 @@ type readCloser struct {
 // streams, the first one moved to where they begin (n <= 0: all of them); it closes the
 // others.
 func seekTail(files []*os.File, n int, opts crilog.Options) ([]*os.File, error) {
-	if n <= 0 {
-		return files, nil
-	}
-	for i := len(files) - 1; i >= 0; i-- {
-		fi, err := files[i].Stat()
-		var off int64
-		var found int
-		if err == nil {
-			off, found, err = crilog.TailLines(files[i], fi.Size(), n, opts)
-		}
-		if err == nil && found < n && i > 0 {
-			n -= found
-			continue
-		}
-		if err == nil {
-			_, err = files[i].Seek(off, io.SeekStart)
-		}
-		closeFiles(files[:i])
+	return logfile.SeekTail(files, n, func(f *os.File, n int) (int64, int, error) {
+		fi, err := f.Stat()
 		if err != nil {
-			closeFiles(files[i:])
-			return nil, err
+			return 0, 0, err
 		}
-		return files[i:], nil
-	}
-	return files, nil
-}
-
-// fileChain reads files one after the other and closes them all.
-type fileChain struct {
-	io.Reader
-	files []*os.File
-}
-
-func newFileChain(files []*os.File) *fileChain {
-	readers := make([]io.Reader, len(files))
-	for i, f := range files {
-		readers[i] = f
-	}
-	return &fileChain{Reader: io.MultiReader(readers...), files: files}
-}
-
-func (c *fileChain) Close() error {
-	closeFiles(c.files)
-	return nil
-}
-
-func closeFiles(files []*os.File) {
-	for _, f := range files {
-		f.Close()
-	}
+		return crilog.TailLines(f, fi.Size(), n, opts)
+	})
 }

@@ -43,10 +43,10 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if !d.validID(t.ID) {
 		return driver.State{}, fmt.Errorf("task %q: invalid ID for a containerd container", t.ID)
 	}
-	if !d.beginStart(t.ID) {
+	if !d.starting.Begin(t.ID) {
 		return driver.State{}, fmt.Errorf("task %s: already being started", t.ID)
 	}
-	defer d.endStart(t.ID)
+	defer d.starting.End(t.ID)
 	ctx = d.ctx(ctx)
 	name := d.name(t.ID)
 	if _, err := d.cli.ContainerService().Get(ctx, name); err == nil {

@@ -126,10 +126,9 @@ type Driver struct {
 	// imageMu serialises building the default network image.
 	imageMu sync.Mutex
 
-	// startingMu guards starting: the IDs whose Start runs, so a second Start of the
-	// same ID fails at once instead of rewriting the first one's files.
-	startingMu sync.Mutex
-	starting   map[string]bool
+	// starting are the IDs whose Start runs, so a second Start of the same ID fails at
+	// once instead of rewriting the first one's files.
+	starting driver.Starting
 
 	// waiters are the Wait calls; one event stream (wait.go), started by the first Wait
 	// and stopped by Close, serves them all.
@@ -187,7 +186,6 @@ func New(cfg Config) (*Driver, error) {
 		sysfs:        "/sys",
 		gpuRoot:      orDefault(cfg.GPURoot, "/"),
 		cpusetLabel:  LabelCPUSet,
-		starting:     map[string]bool{},
 		owner:        cfg.Owner,
 		prefix:       containerName(""),
 	}
@@ -278,21 +276,4 @@ func checkID(id string) error {
 // background is for cleanup that must happen even when the caller's ctx has ended.
 func background() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), cleanupTimeout)
-}
-
-// beginStart marks id as starting; false when a Start of it already runs.
-func (d *Driver) beginStart(id string) bool {
-	d.startingMu.Lock()
-	defer d.startingMu.Unlock()
-	if d.starting[id] {
-		return false
-	}
-	d.starting[id] = true
-	return true
-}
-
-func (d *Driver) endStart(id string) {
-	d.startingMu.Lock()
-	defer d.startingMu.Unlock()
-	delete(d.starting, id)
 }

@@ -36,10 +36,10 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if !validID(t.ID) {
 		return driver.State{}, fmt.Errorf("task %q: invalid ID for a container name", t.ID)
 	}
-	if !d.beginStart(t.ID) {
+	if !d.starting.Begin(t.ID) {
 		return driver.State{}, fmt.Errorf("task %s: already being started", t.ID)
 	}
-	defer d.endStart(t.ID)
+	defer d.starting.End(t.ID)
 	name := d.name(t.ID)
 	// An older container of the task (untagged name) counts too: two of one task would
 	// both be listed as it. Another cluster's does not exist for this driver.

@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/moby/moby/api/types/events"
@@ -23,17 +22,8 @@ func (d *Driver) Wait(ctx context.Context, id string) (<-chan driver.State, erro
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	ch, cancel := d.waiters.Add(ctx, id)
 	d.startEvents()
-	st, err := d.Inspect(ctx, id)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	if !st.Running {
-		d.waiters.Notify(id, st)
-	}
-	return ch, nil
+	return d.waiters.WaitFor(ctx, id, d.Inspect)
 }
 
 // startEvents starts the event stream's goroutine once; Close stops it.
@@ -95,24 +85,17 @@ func (d *Driver) readEvents(ctx context.Context, msgs <-chan events.Message, err
 
 // recheckWaiting inspects every waited task and notifies the waiters of those that ended.
 func (d *Driver) recheckWaiting(ctx context.Context) {
-	for _, id := range d.waiters.Waiting() {
-		if ctx.Err() != nil {
-			return
-		}
-		d.notifyIfEnded(ctx, id)
-	}
+	d.waiters.RecheckAll(ctx, d.Inspect, d.warnInspect)
 }
 
 // notifyIfEnded inspects one task and, when it no longer runs or is gone, hands its
 // state to its waiters.
 func (d *Driver) notifyIfEnded(ctx context.Context, id string) {
-	st, err := d.Inspect(ctx, id)
-	switch {
-	case err == nil && !st.Running:
-		d.waiters.Notify(id, st)
-	case errors.Is(err, driver.ErrNotFound):
-		d.waiters.Notify(id, driver.Gone())
-	case err != nil && ctx.Err() == nil:
-		d.log.Warn("inspect a container after its die event", "task", id, "err", err)
+	if err := d.waiters.NotifyIfEnded(ctx, id, d.Inspect); err != nil {
+		d.warnInspect(id, err)
 	}
+}
+
+func (d *Driver) warnInspect(id string, err error) {
+	d.log.Warn("inspect a container after its die event", "task", id, "err", err)
 }

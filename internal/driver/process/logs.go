@@ -43,7 +43,7 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 	if files, err = seekTail(files, st.LogFormat, opts.Tail, ropts); err != nil {
 		return nil, fmt.Errorf("task %s: logs: %w", id, err)
 	}
-	var src io.ReadCloser = newFileChain(files)
+	var src io.ReadCloser = logfile.Chain(files)
 	if opts.Follow {
 		src = logfile.NewFollower(ctx, st.LogPath, maxFiles, files, pollInterval*4)
 	}
@@ -59,30 +59,10 @@ func (d *Driver) Logs(ctx context.Context, id string, opts driver.LogOptions) (i
 
 // seekTail returns the files (oldest first) that hold the last n lines, the first one
 // moved to where they begin (n <= 0: all of them, from the start); it closes the others.
-// Lines are counted from the live file back, each older file asked for those still
-// missing. A line begun in an older file (partial records) is returned from where its
-// file cuts it.
+// A line begun in an older file (partial records) is returned from where its file cuts
+// it.
 func seekTail(files []*os.File, format string, n int, opts crilog.Options) ([]*os.File, error) {
-	if n <= 0 {
-		return files, nil
-	}
-	for i := len(files) - 1; i >= 0; i-- {
-		off, found, err := tailIn(files[i], format, n, opts)
-		if err == nil && found < n && i > 0 {
-			n -= found
-			continue
-		}
-		if err == nil {
-			_, err = files[i].Seek(off, io.SeekStart)
-		}
-		closeFiles(files[:i])
-		if err != nil {
-			closeFiles(files[i:])
-			return nil, err
-		}
-		return files[i:], nil
-	}
-	return files, nil
+	return logfile.SeekTail(files, n, func(f *os.File, n int) (int64, int, error) { return tailIn(f, format, n, opts) })
 }
 
 // tailIn returns where the last n lines of one file begin and how many it holds (up to
@@ -97,31 +77,6 @@ func tailIn(f *os.File, format string, n int, opts crilog.Options) (int64, int, 
 		return 0, 0, err
 	}
 	return crilog.TailLines(f, fi.Size(), n, opts)
-}
-
-// fileChain reads files one after the other and closes them all.
-type fileChain struct {
-	io.Reader
-	files []*os.File
-}
-
-func newFileChain(files []*os.File) *fileChain {
-	readers := make([]io.Reader, len(files))
-	for i, f := range files {
-		readers[i] = f
-	}
-	return &fileChain{Reader: io.MultiReader(readers...), files: files}
-}
-
-func (c *fileChain) Close() error {
-	closeFiles(c.files)
-	return nil
-}
-
-func closeFiles(files []*os.File) {
-	for _, f := range files {
-		f.Close()
-	}
 }
 
 // readCloser reads the decoded records and closes their source.
