@@ -65,8 +65,8 @@ type FlexVolume struct {
 	ReadOnly bool   `json:"readOnly,omitempty"`
 	// SecretRef names a secret of the pod's namespace whose keys the driver gets among
 	// its options (base64, as the kubelet passes them).
-	SecretRef *LocalObjectReference   `json:"secretRef,omitempty"`
-	Options   map[string]string `json:"options,omitempty"`
+	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
+	Options   map[string]string     `json:"options,omitempty"`
 }
 
 // Bounds of pod volumes.
