@@ -280,9 +280,10 @@ func TestDeploymentRolloutResumesUnderANewController(t *testing.T) {
 		return e.deployment().Status.Phase == v4.DeploymentRunning && e.deployment().Status.Available == 4
 	})
 	e.resetMin()
-	// Steps 3 s apart: the state looked for lasts a step, and a sampler starved for a
-	// second by a busy machine (the whole suite under -race) missed 1 s steps.
-	e.applyDeployment("two", `,"upgradeDuration":3`)
+	// Steps 5 s apart: the state looked for lasts a step, and a sampler starved by a busy
+	// machine (the whole suite under -race, with builds beside it) missed 1 s steps, and
+	// once 3 s ones.
+	e.applyDeployment("two", `,"upgradeDuration":5`)
 	e.waitSampling("the rollout under way", func() bool { return instancesOf("web-v2") >= 1 && instancesOf("web-v1") >= 3 })
 	e.stop()
 	e.startController()
