@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,8 +53,26 @@ type agentProc struct {
 	dataDir string
 	args    []string
 	cmd     *exec.Cmd
-	logs    *bytes.Buffer
+	logs    *syncBuffer
 	exited  chan struct{}
+}
+
+// syncBuffer is a process's output that a test may read while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // startAgent runs a node agent named name with its own data dir and port range, so
@@ -106,7 +125,7 @@ func (a *agentProc) runsProxy() bool {
 }
 
 func (a *agentProc) start() {
-	a.logs, a.exited = &bytes.Buffer{}, make(chan struct{})
+	a.logs, a.exited = &syncBuffer{}, make(chan struct{})
 	a.cmd = exec.Command(berthBin, a.args...)
 	if a.netns != "" {
 		// nsenter joins the network namespace only and execs berth (the process is the
