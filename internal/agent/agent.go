@@ -50,7 +50,7 @@ type Agent struct {
 	// containerRuntimes are the runtime handlers pods may name (runtimes.go), read when
 	// the container driver opens: the node's v4.AttrContainerRuntimes.
 	containerRuntimes []string
-	exec             *executor.Executor
+	exec              *executor.Executor
 	// nodeUsage measures the node for GET /v1/node/usage (nodeusage.go).
 	nodeUsage *nodeSampler
 	// catalog is every service and its endpoints, when the node follows them
