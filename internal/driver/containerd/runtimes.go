@@ -48,15 +48,34 @@ var shimPattern = regexp.MustCompile(`^io\.containerd\.([a-z0-9_-]+)\.(v[0-9]+)$
 // PATH.
 var BuiltinRuntimes = []string{"runc", "crun"}
 
-// DefaultHandlers are the BuiltinRuntimes found on PATH, by name.
+// DefaultHandlers are the BuiltinRuntimes found on PATH, by name, except crun on a host
+// it refuses (CrunRefuses): offered, it would only fail the pods that pick it.
 func DefaultHandlers() map[string]Handler {
 	out := map[string]Handler{}
 	for _, name := range BuiltinRuntimes {
+		if name == "crun" && CrunRefuses() != "" {
+			continue
+		}
 		if p, err := lookPath(name); err == nil {
 			out[name] = Handler{Binary: p}
 		}
 	}
 	return out
+}
+
+// hybridControllers is where a hybrid cgroup host lists the controllers of its cgroup2
+// hierarchy.
+const hybridControllers = "/sys/fs/cgroup/unified/cgroup.controllers"
+
+// CrunRefuses says why crun cannot run containers on this host, or returns "": crun
+// refuses a hybrid cgroup layout whose cgroup2 holds controllers ("cgroups in hybrid
+// mode not supported"), as Debian's default VM layout does (hugetlb there).
+func CrunRefuses() string {
+	b, err := os.ReadFile(hybridControllers)
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return ""
+	}
+	return "crun does not run on a hybrid cgroup v1/v2 host with controllers on cgroup2 (" + strings.TrimSpace(string(b)) + ")"
 }
 
 // ParseHandlers reads the --container-runtimes entries, NAME=BINARY or
