@@ -30,7 +30,7 @@ func TestPerWorkloadRuntimes(t *testing.T) {
 	}
 	ctd := startTestContainerd(t)
 	s := startServer(t, t.TempDir())
-	a := startAgent(t, s, "rt-node", "29400-29449", "--container-runtime", "containerd", "--containerd-address", ctd.Address,
+	a := startAgent(t, s, "rt-node", "22400-22449", "--container-runtime", "containerd", "--containerd-address", ctd.Address,
 		"--container-runtimes", "myrunc="+runc, "--allow-privileged") // HOST networking is a privilege
 	s.cleanupApps("e2e-rt")
 	waitUntil(t, 30*time.Second, "the node's runtimes", func() bool {
