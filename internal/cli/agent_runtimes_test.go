@@ -30,3 +30,18 @@ func TestAgentContainerRuntimes(t *testing.T) {
 		t.Errorf("with Docker: %v", err)
 	}
 }
+
+// describe shows the pod's runtime under its template.
+func TestDescribeRuntime(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/namespaces/ns-a/applications/web", 200, `{"apiVersion":"v4","kind":"application",
+		"metadata":{"name":"web","namespace":"ns-a"},"spec":{"instance":1,"template":{"spec":{"runtime":"crun","networkMode":"HOST",
+		"containers":[{"image":"busybox"}]}}},"status":{"phase":"Staging"}}`)
+	api.json("GET /v1/namespaces/ns-a/taskgroups", 200, `{"kind":"List","items":[]}`)
+	api.json("GET /v1/events", 200, `{"kind":"EventList","items":[]}`)
+	r := runCLIOK(t, url, "", "describe", "app", "web", "-n", "ns-a")
+	wantContains(t, r.stdout, "Runtime:")
+	if !strings.Contains(r.stdout, "crun") {
+		t.Errorf("no runtime in\n%s", r.stdout)
+	}
+}
