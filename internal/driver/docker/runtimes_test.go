@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -110,5 +111,29 @@ func TestContainerRuntime(t *testing.T) {
 	}
 	if _, n := f.last(); n != before {
 		t.Errorf("%d containers created for refused runtimes", n-before)
+	}
+}
+
+// On a real dockerd, runc named explicitly runs the container with runc (its default
+// runtime, the one every daemon has), and a runtime it lacks fails before a create.
+func TestContainerRuntimeOnDockerd(t *testing.T) {
+	d := parallelDriver(t)
+	rts, err := d.Runtimes(ctxT(t, 10*time.Second))
+	if err != nil || !slices.Contains(rts, "runc") {
+		t.Fatalf("runtimes %v, %v", rts, err)
+	}
+	task := newTask(t, d, "rt", imgPlain, "sleep", "100")
+	task.Setup.Runtime = "runc"
+	mustStart(t, d, task)
+	if hc := rawInspect(t, task.ID).HostConfig; hc == nil || hc.Runtime != "runc" {
+		t.Fatalf("HostConfig %+v", hc)
+	}
+	kata := newTask(t, d, "kata", imgPlain, "sleep", "100")
+	kata.Setup.Runtime = "kata"
+	if _, err := d.Start(ctxT(t, 30*time.Second), kata); err == nil || !strings.Contains(err.Error(), `runtime "kata": this node does not offer it`) {
+		t.Fatalf("kata: %v", err)
+	}
+	if _, err := rawContainer(context.Background(), containerName(kata.ID)); err == nil {
+		t.Error("a container was created for kata")
 	}
 }
