@@ -58,6 +58,10 @@ func addSeeds(f *testing.F) {
 		`"datas":{".dockerconfigjson":{"content":"eyJhdXRocyI6eyJyLmxvY2FsOjUwMDAiOnsiYXV0aCI6IllUcGkifX19"}}}`))
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"containers":[` +
 		`{"image":"r.local:5000/app:1","imagePullPolicy":"Never","imagePullSecrets":[{"name":"regcred"},{"name":"x.y"}]}]}}}}`))
+	// Per-workload runtimes: a handler name, a path that must be refused, one on processes.
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"runtime":"crun","containers":[{"image":"x"}]}}}}`))
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"runtime":"../x","Runtime":"/bin/sh","containers":[{"image":"x"}]}}}}`))
+	f.Add([]byte(`{"kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"template":{"spec":{"runtime":"runc","processes":[{"procName":"a","startCmd":"./a"}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an

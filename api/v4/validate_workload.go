@@ -107,6 +107,7 @@ func validatePod(path string, p *PodSpec, kind Kind, objName string, errs *Field
 	}
 	validatePodLifecycle(path, p, errs)
 	validatePodVolumes(path, p, errs)
+	validatePodRuntime(path, p, errs)
 	validateDependencyRefs(path+".dependencies", p.Dependencies, errs)
 }
 

@@ -129,6 +129,11 @@ type PodSpec struct {
 	Dependencies []DependencyRef `json:"dependencies,omitempty"`
 	// Volumes are the pod's own volumes, which its tasks mount by name.
 	Volumes []PodVolume `json:"volumes,omitempty"`
+	// Runtime names the OCI runtime handler the pod's containers run with (runc, crun,
+	// or one the node's operator declared, such as runsc or kata): the pod goes only to
+	// a node that offers it (AttrContainerRuntimes). Empty: the node's default. Never
+	// for processes.
+	Runtime string `json:"runtime,omitempty"`
 }
 
 // NetLimit caps a pod's egress bandwidth in Mbit/s.

@@ -47,7 +47,10 @@ type Agent struct {
 	// containerRuntime is the runtime of the open container driver (RuntimeDocker,
 	// RuntimeContainerd), empty without one: the node's AttrContainerRuntime.
 	containerRuntime string
-	exec             *executor.Executor
+	// containerRuntimes are the runtime handlers pods may name (runtimes.go), read when
+	// the container driver opens: the node's v4.AttrContainerRuntimes.
+	containerRuntimes []string
+	exec              *executor.Executor
 	// nodeUsage measures the node for GET /v1/node/usage (nodeusage.go).
 	nodeUsage *nodeSampler
 	// catalog is every service and its endpoints, when the node follows them

@@ -78,6 +78,9 @@ type Config struct {
 	// /run/containerd/containerd.sock).
 	ContainerRuntime  string
 	ContainerdAddress string
+	// ContainerRuntimes are containerd's runtime handlers pods may name besides runc and
+	// crun found in PATH (docs/runtimes.md): NAME=BINARY or NAME=shim:RUNTIME_TYPE.
+	ContainerRuntimes []string
 	CNIBinDir         string
 	CNIConfDir        string
 	NetworkImage      string
@@ -209,6 +212,9 @@ func (c *Config) containerDefaults() error {
 	case RuntimeDocker, RuntimeContainerd:
 	default:
 		return fmt.Errorf("agent config: container runtime %q: use %s or %s", c.ContainerRuntime, RuntimeDocker, RuntimeContainerd)
+	}
+	if len(c.ContainerRuntimes) > 0 && c.ContainerRuntime != RuntimeContainerd {
+		return fmt.Errorf("agent config: container runtimes %v: they are containerd's (--container-runtime containerd); Docker's are those of its daemon.json", c.ContainerRuntimes)
 	}
 	return nil
 }

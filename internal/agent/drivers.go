@@ -73,7 +73,7 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 		}
 		closers = append(closers, c.Close)
 		a.drivers[c.Name()] = c
-		a.containerRuntime = RuntimeContainerd
+		a.containerRuntime, a.containerRuntimes = RuntimeContainerd, c.Runtimes()
 		return closeAll, nil
 	}
 	d, err := a.openDocker(ctx)
@@ -84,7 +84,7 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 	if d != nil {
 		closers = append(closers, d.Close)
 		a.drivers[d.Name()] = d
-		a.containerRuntime = RuntimeDocker
+		a.containerRuntime, a.containerRuntimes = RuntimeDocker, a.dockerRuntimes(ctx, d)
 	}
 	return closeAll, nil
 }
@@ -93,14 +93,19 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 // slot. It does not probe the daemon: while it is down, container task groups fail with
 // its error, as with --docker on.
 func (a *Agent) openContainerd() (*containerd.Driver, error) {
+	handlers, err := containerdHandlers(a.cfg.ContainerRuntimes)
+	if err != nil {
+		return nil, fmt.Errorf("agent: --container-runtimes: %w", err)
+	}
 	d, err := containerd.New(containerd.Config{
 		Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd"),
 		DataDir: filepath.Join(a.cfg.DataDir, "containerd"), Owner: a.owner, LogLimits: a.cfg.LogLimits,
+		Runtimes: handlers,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: containerd driver: %w", err)
 	}
-	a.log.Info("containerd driver on", "address", a.cfg.ContainerdAddress)
+	a.log.Info("containerd driver on", "address", a.cfg.ContainerdAddress, "runtimes", d.Runtimes(), "default", d.DefaultRuntime())
 	return d, nil
 }
 

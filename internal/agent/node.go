@@ -46,6 +46,7 @@ func (a *Agent) nodeObject() *v4.Node {
 	}
 	a.describeLBGroup(n)
 	a.describeFlexVolumes(n)
+	a.describeRuntimes(n)
 	return n
 }
 

@@ -40,6 +40,7 @@ type agentFlags struct {
 	dockerHost      string
 	runtime         string
 	containerdAddr  string
+	runtimes        []string
 	cniBinDir       string
 	cniConfDir      string
 	networkImage    string
@@ -128,6 +129,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dockerHost, "docker-host", "", "Docker daemon address (default $DOCKER_HOST, else unix:///var/run/docker.sock)")
 	fl.StringVar(&f.runtime, "container-runtime", agent.RuntimeDocker, "what runs container task groups: docker or containerd (docs/runtimes.md); with containerd, --docker and --docker-host do not apply")
 	fl.StringVar(&f.containerdAddr, "containerd-address", containerd.DefaultAddress, "containerd's socket, with --container-runtime containerd")
+	fl.StringSliceVar(&f.runtimes, "container-runtimes", nil, "with --container-runtime containerd: runtime handlers pods may name (spec.runtime) besides runc and crun found in PATH, NAME=BINARY or NAME=shim:RUNTIME_TYPE (crun=/usr/bin/crun,runsc=shim:io.containerd.runsc.v1; docs/runtimes.md)")
 	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
@@ -171,6 +173,10 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 	}
 	m := flagMerge{changed: cmd.Flags().Changed, file: file}
 	cfg := f.settings(m)
+	cfg.ContainerRuntimes = f.runtimes
+	if !m.changed("container-runtimes") {
+		cfg.ContainerRuntimes = file.ContainerRuntimes
+	}
 	if _, err := f.dns.apply(&cfg, file, m.changed); err != nil {
 		return cfg, level, err
 	}
@@ -274,6 +280,9 @@ func checkModes(cfg agent.Config) error {
 	case agent.RuntimeDocker, agent.RuntimeContainerd:
 	default:
 		return fmt.Errorf("--container-runtime %q: use %s or %s", cfg.ContainerRuntime, agent.RuntimeDocker, agent.RuntimeContainerd)
+	}
+	if len(cfg.ContainerRuntimes) > 0 && cfg.ContainerRuntime != agent.RuntimeContainerd {
+		return fmt.Errorf("--container-runtimes: only with --container-runtime %s; Docker's runtimes are those of its daemon.json", agent.RuntimeContainerd)
 	}
 	switch cfg.GPUs {
 	case agent.GPUAuto, agent.GPUOff:

@@ -18,37 +18,39 @@ import (
 // agentFile is `berth agent --config FILE`: YAML with the flags' names as keys. Flags
 // given on the command line win over the file; labels and attributes of both are merged.
 type agentFile struct {
-	Server          stringList          `yaml:"server"`
-	Token           string              `yaml:"token"`
-	TokenFile       string              `yaml:"token-file"`
-	CACert          string              `yaml:"ca-cert"`
-	DataDir         string              `yaml:"data-dir"`
-	Listen          string              `yaml:"listen"`
-	Advertise       string              `yaml:"advertise"`
-	NodeName        string              `yaml:"node-name"`
-	IP              string              `yaml:"ip"`
-	Label           map[string]string   `yaml:"label"`
-	AttrText        map[string]string   `yaml:"attr-text"`
-	AttrScalar      map[string]float64  `yaml:"attr-scalar"`
-	AttrSet         map[string][]string `yaml:"attr-set"`
-	PortRange       stringList          `yaml:"port-range"`
-	Heartbeat       time.Duration       `yaml:"heartbeat"`
-	Report          time.Duration       `yaml:"report"`
-	VolumeGrace     time.Duration       `yaml:"volume-grace"`
-	CgroupParent    string              `yaml:"cgroup-parent"`
-	Docker          string              `yaml:"docker"`
-	DockerHost      string              `yaml:"docker-host"`
-	Runtime         string              `yaml:"container-runtime"`
-	ContainerdAddr  string              `yaml:"containerd-address"`
-	CNIBinDir       string              `yaml:"cni-bin-dir"`
-	CNIConfDir      string              `yaml:"cni-conf-dir"`
-	NetworkImage    string              `yaml:"network-image"`
-	GPUs            string              `yaml:"gpus"`
-	GPUSharing      string              `yaml:"gpu-sharing"`
-	VCUDADriverDir  string              `yaml:"vcuda-driver-dir"`
-	HAMiLib         string              `yaml:"hami-lib"`
-	DevicePluginDir string              `yaml:"device-plugin-dir"`
-	VolumePluginDir string              `yaml:"volume-plugin-dir"`
+	Server         stringList          `yaml:"server"`
+	Token          string              `yaml:"token"`
+	TokenFile      string              `yaml:"token-file"`
+	CACert         string              `yaml:"ca-cert"`
+	DataDir        string              `yaml:"data-dir"`
+	Listen         string              `yaml:"listen"`
+	Advertise      string              `yaml:"advertise"`
+	NodeName       string              `yaml:"node-name"`
+	IP             string              `yaml:"ip"`
+	Label          map[string]string   `yaml:"label"`
+	AttrText       map[string]string   `yaml:"attr-text"`
+	AttrScalar     map[string]float64  `yaml:"attr-scalar"`
+	AttrSet        map[string][]string `yaml:"attr-set"`
+	PortRange      stringList          `yaml:"port-range"`
+	Heartbeat      time.Duration       `yaml:"heartbeat"`
+	Report         time.Duration       `yaml:"report"`
+	VolumeGrace    time.Duration       `yaml:"volume-grace"`
+	CgroupParent   string              `yaml:"cgroup-parent"`
+	Docker         string              `yaml:"docker"`
+	DockerHost     string              `yaml:"docker-host"`
+	Runtime        string              `yaml:"container-runtime"`
+	ContainerdAddr string              `yaml:"containerd-address"`
+	// ContainerRuntimes are containerd's runtime handlers (docs/runtimes.md).
+	ContainerRuntimes stringList `yaml:"container-runtimes"`
+	CNIBinDir         string     `yaml:"cni-bin-dir"`
+	CNIConfDir        string     `yaml:"cni-conf-dir"`
+	NetworkImage      string     `yaml:"network-image"`
+	GPUs              string     `yaml:"gpus"`
+	GPUSharing        string     `yaml:"gpu-sharing"`
+	VCUDADriverDir    string     `yaml:"vcuda-driver-dir"`
+	HAMiLib           string     `yaml:"hami-lib"`
+	DevicePluginDir   string     `yaml:"device-plugin-dir"`
+	VolumePluginDir   string     `yaml:"volume-plugin-dir"`
 	// VolumePluginTimeout bounds a FlexVolume driver's call.
 	VolumePluginTimeout time.Duration `yaml:"volume-plugin-timeout"`
 	// The cluster DNS server (agent_dns.go).

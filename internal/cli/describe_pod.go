@@ -58,6 +58,9 @@ func (d *describer) template(t *v4.PodTemplate) {
 			network += " (" + p.NetworkType + ")"
 		}
 		d.kv("Network", "%s", network)
+		if p.Runtime != "" {
+			d.kv("Runtime", "%s", p.Runtime)
+		}
 		if p.NetLimit != nil {
 			d.kv("Egress Limit", "%d Mbit/s", p.NetLimit.EgressLimit)
 		}

@@ -137,6 +137,11 @@ type ContainerSetup struct {
 	Devices    []Device
 	CDIDevices []string
 
+	// Runtime is the runtime handler the pod asks for (spec.runtime, docs/runtimes.md),
+	// empty for the node's default: a name the driver looks up among those its operator
+	// declared, never a path. A name it does not have fails the start.
+	Runtime string
+
 	// PullAuth, when set, is what the image is pulled with (pull.go); without it the
 	// container's imagePullUser/imagePullPasswd are.
 	PullAuth *RegistryAuth

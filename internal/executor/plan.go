@@ -44,6 +44,9 @@ type podPlan struct {
 	holder *holderPlan
 	// volumes are the pod's own volumes (podvolumes.go).
 	volumes []v4.PodVolume
+	// runtime is the runtime handler the pod's containers run with (spec.runtime),
+	// empty for the node's default; the driver resolves it (driver.ContainerSetup).
+	runtime string
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -125,6 +128,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		grace:       time.Duration(max(1, tg.Spec.KillGracePeriod)) * time.Second,
 		hostPorts:   tg.Spec.Ports,
 		volumes:     spec.Volumes,
+		runtime:     spec.Runtime,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {

@@ -158,7 +158,7 @@ func (p *pod) buildTask(ctx context.Context, i int, tp *taskPlan, data *dataReso
 		GPUs:        gpus,
 	}
 	if tp.container != nil {
-		t.Setup = &driver.ContainerSetup{}
+		t.Setup = &driver.ContainerSetup{Runtime: p.plan.runtime}
 		if t.Setup.CPURequest, err = cpuRequest(tp.resources); err != nil {
 			return nil, nil, err
 		}

@@ -137,7 +137,7 @@ func (st *reqState) nonMonotone() bool {
 }
 
 // staticCandidates returns the nodes that pass every check that cannot change while the
-// request is placed: readiness, taints and the static constraint items.
+// request is placed: readiness, taints, the runtime and the static constraint items.
 func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 	nodes := s.sortedNodes()
 	out := make([]*candidate, 0, len(nodes))
@@ -150,6 +150,9 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 			continue
 		}
 		if _, bad := st.tol.untolerated(n); bad {
+			continue
+		}
+		if !st.runtimeOK(n) {
 			continue
 		}
 		if !st.staticItemsOK(n) {
@@ -347,6 +350,9 @@ func (st *reqState) firstFailure(n *nodeState) string {
 	}
 	if t, bad := st.tol.untolerated(n); bad {
 		return fmt.Sprintf("taint %s=%s not tolerated", t.Key, t.Value)
+	}
+	if !st.runtimeOK(n) {
+		return runtimeFailure(st.req.Runtime)
 	}
 	for _, it := range st.items {
 		if !it.ok(n, st) {

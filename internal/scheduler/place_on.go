@@ -8,8 +8,8 @@ type NodeFit struct {
 	// Reason is the first check the node fails when Placement is nil.
 	Reason string
 	// Eligible says that the node itself suits the request: it exists, is ready and
-	// enabled, its taints are tolerated and the constraints that do not count task groups
-	// accept it. A node that is eligible but got no placement lacks room (resources,
+	// enabled, its taints are tolerated, it offers the runtime asked for and the
+	// constraints that do not count task groups accept it. A node that is eligible but got no placement lacks room (resources,
 	// ports, counts), which may clear later.
 	Eligible bool
 	// Ready says the snapshot has the node, ready and enabled. A caller that read the
@@ -35,7 +35,7 @@ func (s *Snapshot) PlaceOn(req *Request, nodes []string, opts Options) []NodeFit
 		default:
 			fit.Ready, _ = checkNode(n)
 			_, bad := st.tol.untolerated(n)
-			fit.Eligible = fit.Ready && !bad && st.staticItemsOK(n)
+			fit.Eligible = fit.Ready && !bad && st.runtimeOK(n) && st.staticItemsOK(n)
 			if why := st.firstFailure(n); why != "" {
 				fit.Reason = why
 			} else {

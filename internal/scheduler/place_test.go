@@ -231,9 +231,10 @@ func TestDaemonsetOnePerNode(t *testing.T) {
 func TestCheckKinds(t *testing.T) {
 	for check, want := range map[string]string{
 		"node not ready": CheckNode, "node disabled": CheckNode, "not node n1": CheckNode,
-		"taint dedicated=gpu not tolerated": CheckTaint,
-		"failed constraint idc MAXPER 5":    CheckConstraint,
-		"insufficient memory":               CheckResources, "insufficient example.com/dev": CheckResources,
+		"taint dedicated=gpu not tolerated":        CheckTaint,
+		"runtime crun: the node does not offer it": CheckRuntime,
+		"failed constraint idc MAXPER 5":           CheckConstraint,
+		"insufficient memory":                      CheckResources, "insufficient example.com/dev": CheckResources,
 		"port 8080 in use": CheckPorts, "no free port in 31000-31000": CheckPorts,
 		"no card with 40 free vcuda-core and 8 GiB": CheckGPU, "no card has 80 GiB of memory": CheckGPU,
 		"no free whole GPU card": CheckGPU, "no 4 free whole GPU cards": CheckGPU,

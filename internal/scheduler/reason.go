@@ -79,6 +79,7 @@ func thousands(n int) string {
 const (
 	CheckNode       = "node"       // not ready, disabled, not the node asked for
 	CheckTaint      = "taint"      // a NoSchedule taint not tolerated
+	CheckRuntime    = "runtime"    // the node does not offer the pod's container runtime
 	CheckConstraint = "constraint" // a constraint item failed
 	CheckResources  = "resources"  // cpu, memory, disk or an extended resource
 	CheckPorts      = "ports"      // a fixed port in use, no free random port
@@ -94,6 +95,8 @@ func CheckKind(check string) string {
 		return CheckNode
 	case strings.HasPrefix(check, "taint "):
 		return CheckTaint
+	case strings.HasPrefix(check, "runtime "):
+		return CheckRuntime
 	case strings.HasPrefix(check, "failed constraint "):
 		return CheckConstraint
 	case strings.HasPrefix(check, "insufficient "):

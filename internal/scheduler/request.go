@@ -46,6 +46,9 @@ type Request struct {
 	// AvoidNode is a node the request must not use: a move off a node. Both are node
 	// names, not hostnames, which machines may share.
 	AvoidNode string
+	// Runtime is the container runtime the pod asks for (spec.runtime): only nodes that
+	// offer it (v4.AttrContainerRuntimes) take the request. Empty: any node.
+	Runtime string
 }
 
 // RequestFor builds the request that places the given instance indexes of an
@@ -79,6 +82,7 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		return nil, fmt.Errorf("annotation %s: %q is neither %q nor %q", StrategyAnnotation, req.Strategy, Spread, Binpack)
 	}
 	req.Labels = v4.InstanceLabels(meta, tmpl)
+	req.Runtime = tmpl.Spec.Runtime
 	if err := req.addTasks(&tmpl.Spec); err != nil {
 		return nil, fmt.Errorf("%s: %w", req.App, err)
 	}

@@ -59,9 +59,16 @@ type Config struct {
 	// Snapshotter unpacks images and holds the containers' root file systems; default
 	// DefaultSnapshotter.
 	Snapshotter string
-	// RuntimeBinary is the OCI runtime the runc shim runs: "runc" (default), "crun" or a
-	// path to either.
+	// RuntimeBinary is the OCI runtime the runc shim runs for pods that name no runtime:
+	// "runc" (default), "crun" or a path to either. It is the handler named after its
+	// base name unless Runtimes has one of that name.
 	RuntimeBinary string
+	// Runtimes are the runtime handlers pods may name (spec.runtime), by name
+	// (ParseHandlers, DefaultHandlers); the default one is added to them.
+	Runtimes map[string]Handler
+	// DefaultRuntime names the handler of pods that name none; default RuntimeBinary's
+	// base name.
+	DefaultRuntime string
 	// RuntimeRoot is the OCI runtime's state directory (runc --root); default the shim's,
 	// /run/containerd/runc (tests give one of their own).
 	RuntimeRoot string
@@ -86,11 +93,13 @@ type Driver struct {
 	address     string
 	ns          string
 	snapshotter string
-	runtimeBin  string
-	runtimeRoot string
-	loggerPath  string
-	log         *slog.Logger
-	filesDir    string
+	// runtimes are the handlers by name; defaultRuntime is the one of pods naming none.
+	runtimes       map[string]Handler
+	defaultRuntime string
+	runtimeRoot    string
+	loggerPath     string
+	log            *slog.Logger
+	filesDir       string
 	// fifoDir holds the FIFOs of Exec's processes (containerd's default is under /run).
 	fifoDir   string
 	logLimits logfile.Limits
@@ -139,6 +148,10 @@ func New(cfg Config) (*Driver, error) {
 	if filepath.Base(loggerPath) != LoggerName || !filepath.IsAbs(loggerPath) {
 		return nil, fmt.Errorf("containerd driver: logger %s: must be an absolute path named %s", loggerPath, LoggerName)
 	}
+	runtimes, defaultRuntime, err := handlers(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("containerd driver: %w", err)
+	}
 	address := orDefault(cfg.Address, DefaultAddress)
 	cli, err := client.New(address, client.WithDefaultNamespace(ns), client.WithDefaultRuntime(RuntimeRunc),
 		client.WithTimeout(5*time.Second))
@@ -147,16 +160,17 @@ func New(cfg Config) (*Driver, error) {
 	}
 	d := &Driver{
 		cli: cli, address: address, ns: ns,
-		snapshotter: orDefault(cfg.Snapshotter, DefaultSnapshotter),
-		runtimeBin:  orDefault(cfg.RuntimeBinary, "runc"),
-		runtimeRoot: cfg.RuntimeRoot,
-		loggerPath:  loggerPath,
-		log:         log.With("driver", "containerd"),
-		filesDir:    filepath.Join(dataDir, "files"),
-		fifoDir:     filepath.Join(dataDir, "fifo"),
-		logLimits:   cfg.LogLimits,
-		owner:       cfg.Owner,
-		prefix:      "berth-",
+		snapshotter:    orDefault(cfg.Snapshotter, DefaultSnapshotter),
+		runtimes:       runtimes,
+		defaultRuntime: defaultRuntime,
+		runtimeRoot:    cfg.RuntimeRoot,
+		loggerPath:     loggerPath,
+		log:            log.With("driver", "containerd"),
+		filesDir:       filepath.Join(dataDir, "files"),
+		fifoDir:        filepath.Join(dataDir, "fifo"),
+		logLimits:      cfg.LogLimits,
+		owner:          cfg.Owner,
+		prefix:         "berth-",
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator

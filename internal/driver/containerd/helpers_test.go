@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -206,8 +205,6 @@ func execOK(t *testing.T, d *Driver, id, cmd string) string {
 	}
 	return string(res.Output)
 }
-
-func lookPath(bin string) (string, error) { return exec.LookPath(bin) }
 
 func logLimits(bytes int64, files int) logfile.Limits {
 	return logfile.Limits{MaxBytes: bytes, MaxFiles: files}

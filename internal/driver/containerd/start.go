@@ -24,7 +24,7 @@ const (
 	labelLogFiles = "berth.containerd.log-files" // how many files it rotates through
 	labelStarted  = "berth.containerd.started"   // when the task started (RFC 3339)
 	labelError    = "berth.containerd.error"     // why the task did not start
-	labelRuntime  = "berth.containerd.runtime"   // the OCI runtime binary
+	labelRuntime  = "berth.containerd.runtime"   // the runtime handler's name
 	// stopSignalLabel is where containerd's WithImageStopSignal keeps the image's signal.
 	stopSignalLabel = "io.containerd.image.config.stop-signal"
 )
@@ -42,6 +42,9 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	t = t.WithSetup()
 	if !d.validID(t.ID) {
 		return driver.State{}, fmt.Errorf("task %q: invalid ID for a containerd container", t.ID)
+	}
+	if _, _, err := d.handler(t.Setup.Runtime); err != nil {
+		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
 	}
 	if !d.starting.Begin(t.ID) {
 		return driver.State{}, fmt.Errorf("task %s: already being started", t.ID)
@@ -83,6 +86,10 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 
 // create creates the container: image, snapshot, runtime, spec and labels.
 func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, error) {
+	runtime, h, err := d.handler(t.Setup.Runtime)
+	if err != nil {
+		return nil, err
+	}
 	img, err := d.image(ctx, t.Container)
 	if err != nil {
 		return nil, err
@@ -102,7 +109,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 	labels[LabelID] = t.ID
 	labels[labelLog] = d.logPath(t)
 	labels[labelLogFiles] = strconv.Itoa(max(d.logLimits.MaxFiles, 1))
-	labels[labelRuntime] = d.runtimeBin
+	labels[labelRuntime] = runtime
 	d.owner.Stamp(labels)
 	name := d.name(t.ID)
 	c, err := d.cli.NewContainer(ctx, name,
@@ -110,7 +117,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 		client.WithImageStopSignal(img, "SIGTERM"),
 		client.WithSnapshotter(d.snapshotter),
 		client.WithNewSnapshot(name, img),
-		client.WithRuntime(RuntimeRunc, &options.Options{BinaryName: d.runtimeBin, Root: d.runtimeRoot}),
+		d.withRuntime(h),
 		client.WithNewSpec(specOpts...),
 		client.WithAdditionalContainerLabels(labels),
 	)
@@ -118,6 +125,15 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 		return nil, d.wrap(err, "create container %s", name)
 	}
 	return c, nil
+}
+
+// withRuntime runs the container with handler h: the runc shim running h's binary, or
+// h's own shim.
+func (d *Driver) withRuntime(h Handler) client.NewContainerOpts {
+	if h.Shim != "" {
+		return client.WithRuntime(h.Shim, nil)
+	}
+	return client.WithRuntime(RuntimeRunc, &options.Options{BinaryName: h.Binary, Root: d.runtimeRoot})
 }
 
 // startTask creates the container's task with its output going to the logger, and

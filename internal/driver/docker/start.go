@@ -50,6 +50,9 @@ func (d *Driver) Start(ctx context.Context, t *driver.Task) (driver.State, error
 	if !errors.Is(err, driver.ErrNotFound) {
 		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
 	}
+	if err := d.checkRuntime(ctx, t); err != nil {
+		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
+	}
 	spec, err := d.buildSpec(ctx, t)
 	if err != nil {
 		return driver.State{}, fmt.Errorf("start task %s: %w", t.ID, err)
@@ -120,7 +123,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 		Env:        t.Env,
 		WorkingDir: c.WorkingDir,
 	}
-	hc := &container.HostConfig{Privileged: c.Privileged}
+	hc := &container.HostConfig{Privileged: c.Privileged, Runtime: t.Setup.Runtime}
 	applyResources(t, hc)
 	x, err := applyParameters(c.Parameters, d.seccompProfiles, cfg, hc, d.log.With("task", t.ID))
 	if err != nil {
