@@ -13,7 +13,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
-	"github.com/berthhq/berth/internal/driver/docker/cni"
+	"github.com/berthhq/berth/internal/driver/cni"
 )
 
 // SetupPod creates the pod's sandbox (the network image with --net=none, sleeping) and

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/berthhq/berth/internal/atomicfile"
-	"github.com/berthhq/berth/internal/driver/docker/cni"
+	"github.com/berthhq/berth/internal/driver/cni"
 )
 
 // podState is what CNI DEL needs and Docker does not know, in DataDir/pods/<id>.json.
