@@ -48,6 +48,8 @@ const (
 	// LabelStopped marks a container Stop was asked to end: its SIGKILL is berth's, not
 	// an OOM kill.
 	LabelStopped = "berth.containerd.stopped"
+	// LabelPod holds the pod ID of a pod's network sandbox container (pods.go).
+	LabelPod = "berth.containerd.pod"
 )
 
 // Config configures a Driver.
@@ -78,6 +80,14 @@ type Config struct {
 	// Owner is the agent's cluster and node (driver.Owner): the driver names and labels
 	// its containers after it and touches only the owner's.
 	Owner driver.Owner
+	// CNIBinDir holds the CNI plugins; default /usr/lib/cni. CNIConfDir holds the node's
+	// CNI network (the first .conflist, .conf or .json in name order), which CNI and
+	// BRIDGE pods get; default /etc/cni/net.d.
+	CNIBinDir  string
+	CNIConfDir string
+	// NetworkImage is the image of pod sandboxes and network holders, which must be in
+	// the namespace; default podsandbox.Image, built from the host's static busybox.
+	NetworkImage string
 }
 
 // Driver runs container tasks through containerd. It is safe for concurrent use.
@@ -97,6 +107,15 @@ type Driver struct {
 	owner     driver.Owner
 	prefix    string
 
+	// Pod networks (pods.go): the CNI plugins and config, libcni's cache, the pods'
+	// states (DataDir/pods) and the sandbox image; podMu serialises setups and
+	// teardowns, imageMu the build of the sandbox image.
+	cniBinDir, cniConfDir, cniCacheDir string
+	podsDir                            string
+	networkImage                       string
+	podMu                              sync.Mutex
+	imageMu                            sync.Mutex
+
 	// starting are the IDs whose Start runs (a second Start of one fails at once).
 	starting driver.Starting
 
@@ -109,7 +128,12 @@ type Driver struct {
 	eventsWG     sync.WaitGroup
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver         = (*Driver)(nil)
+	_ driver.PodNetworks    = (*Driver)(nil)
+	_ driver.NetworkHolders = (*Driver)(nil)
+	_ driver.CNIBridge      = (*Driver)(nil)
+)
 
 // New returns a driver talking to containerd at cfg.Address. It does not contact the
 // daemon: a daemon that is down makes each call fail, and the driver works once it is
@@ -147,22 +171,27 @@ func New(cfg Config) (*Driver, error) {
 	}
 	d := &Driver{
 		cli: cli, address: address, ns: ns,
-		snapshotter: orDefault(cfg.Snapshotter, DefaultSnapshotter),
-		runtimeBin:  orDefault(cfg.RuntimeBinary, "runc"),
-		runtimeRoot: cfg.RuntimeRoot,
-		loggerPath:  loggerPath,
-		log:         log.With("driver", "containerd"),
-		filesDir:    filepath.Join(dataDir, "files"),
-		fifoDir:     filepath.Join(dataDir, "fifo"),
-		logLimits:   cfg.LogLimits,
-		owner:       cfg.Owner,
-		prefix:      "berth-",
+		snapshotter:  orDefault(cfg.Snapshotter, DefaultSnapshotter),
+		runtimeBin:   orDefault(cfg.RuntimeBinary, "runc"),
+		runtimeRoot:  cfg.RuntimeRoot,
+		loggerPath:   loggerPath,
+		log:          log.With("driver", "containerd"),
+		filesDir:     filepath.Join(dataDir, "files"),
+		fifoDir:      filepath.Join(dataDir, "fifo"),
+		logLimits:    cfg.LogLimits,
+		owner:        cfg.Owner,
+		prefix:       "berth-",
+		cniBinDir:    orDefault(cfg.CNIBinDir, "/usr/lib/cni"),
+		cniConfDir:   orDefault(cfg.CNIConfDir, "/etc/cni/net.d"),
+		cniCacheDir:  filepath.Join(dataDir, "cni-cache"),
+		podsDir:      filepath.Join(dataDir, "pods"),
+		networkImage: cfg.NetworkImage,
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator
 	}
 	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
-	for _, dir := range []string{d.filesDir, d.fifoDir} {
+	for _, dir := range []string{d.filesDir, d.fifoDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			cli.Close()
 			return nil, fmt.Errorf("containerd driver: %w", err)
