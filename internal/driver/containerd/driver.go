@@ -15,12 +15,16 @@ package containerd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -222,8 +226,36 @@ func (d *Driver) ctx(ctx context.Context) context.Context {
 	return namespaces.WithNamespace(ctx, d.ns)
 }
 
-// name is the containerd ID of task id's container.
-func (d *Driver) name(id string) string { return d.prefix + id }
+// maxName is the longest containerd ID (identifiers.Validate); maxID the longest task or
+// pod ID, one file name under files/ or pods/ with room for a suffix.
+const (
+	maxName = 76
+	maxID   = 200
+)
+
+// idPattern is a containerd identifier without its length limit: letters and digits,
+// single '.', '_' or '-' between them (so no '/', no "..").
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
+
+// name is the containerd ID of task id's container: the prefix and the ID, or, when that
+// is longer than containerd allows (BCS's task group names are long, and the network
+// holder's task name adds 13), the prefix, the ID's start and a hash of the whole ID:
+// stable, so every call finds the container again, and unique (the ID itself is in
+// LabelID).
+func (d *Driver) name(id string) string {
+	n := d.prefix + id
+	if len(n) <= maxName {
+		return n
+	}
+	sum := sha256.Sum256([]byte(id))
+	h := hex.EncodeToString(sum[:8])
+	head := id[:max(0, min(len(id), maxName-len(d.prefix)-1-len(h)))]
+	head = strings.TrimRight(head, "._-") // a separator must sit between letters or digits
+	if head == "" {
+		return d.prefix + h
+	}
+	return d.prefix + head + "-" + h
+}
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -232,10 +264,11 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// validID refuses task IDs that would not make a containerd ID (identifiers.Validate:
-// letters and digits, single '.', '_' or '-' between them) or one directory under files/.
+// validID refuses task IDs that would not make a containerd ID (letters and digits,
+// single '.', '_' or '-' between them; a long one is shortened by name) or one directory
+// under files/.
 func (d *Driver) validID(id string) bool {
-	return id != "" && identifiers.Validate(d.name(id)) == nil
+	return len(id) <= maxID && idPattern.MatchString(id) && identifiers.Validate(d.name(id)) == nil
 }
 
 // checkID refuses an invalid task ID as unknown.

@@ -32,9 +32,7 @@ const labelIP = "berth.containerd.ip"
 func (d *Driver) sandboxName(id string) string { return d.name(sandboxPrefix + id) }
 
 // validPodID refuses pod IDs that make no containerd ID or no single state file name.
-func (d *Driver) validPodID(id string) bool {
-	return id != "" && identifiers.Validate(d.sandboxName(id)) == nil
-}
+func (d *Driver) validPodID(id string) bool { return d.validID(sandboxPrefix + id) }
 
 func (d *Driver) podStates() cni.States { return cni.States{Dir: d.podsDir, Cluster: d.owner.Cluster} }
 
