@@ -75,7 +75,8 @@ type Config struct {
 	// ContainerRuntime is RuntimeDocker (default) or RuntimeContainerd: which driver runs
 	// container task groups (docs/runtimes.md). With containerd, Docker and DockerHost
 	// do not apply: ContainerdAddress is the daemon's socket (default
-	// /run/containerd/containerd.sock).
+	// /run/containerd/containerd.sock); CNIBinDir, CNIConfDir and NetworkImage serve its
+	// CNI and BRIDGE pods.
 	ContainerRuntime  string
 	ContainerdAddress string
 	// ContainerRuntimes are containerd's runtime handlers pods may name besides runc and

@@ -100,7 +100,8 @@ func (a *Agent) openContainerd() (*containerd.Driver, error) {
 	d, err := containerd.New(containerd.Config{
 		Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd"),
 		DataDir: filepath.Join(a.cfg.DataDir, "containerd"), Owner: a.owner, LogLimits: a.cfg.LogLimits,
-		Runtimes: handlers,
+		Runtimes:  handlers,
+		CNIBinDir: a.cfg.CNIBinDir, CNIConfDir: a.cfg.CNIConfDir, NetworkImage: a.cfg.NetworkImage,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("agent: containerd driver: %w", err)

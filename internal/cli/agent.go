@@ -71,8 +71,8 @@ func newAgentCommand(o *options) *cobra.Command {
 			"servers, runs the task groups they bind to it and reports their status. Stopping the\n" +
 			"agent (SIGINT, SIGTERM) leaves the workloads running; the next start adopts them.\n" +
 			"Container task groups run with Docker (--docker auto: when the daemon answers at\n" +
-			"start); networktype: cni pods use the CNI plugins of --cni-bin-dir and the network\n" +
-			"config of --cni-conf-dir.\n\n" +
+			"start); networktype: cni pods (and BRIDGE pods on containerd) use the CNI plugins of\n" +
+			"--cni-bin-dir and the network config of --cni-conf-dir.\n\n" +
 			"The first start joins the cluster: it exchanges the join token (--token, --token-file or\n" +
 			"$BERTH_JOIN_TOKEN; a server's DATA-DIR/join-token, or `berth token create`) for the\n" +
 			"node's certificate, kept in DATA-DIR/tls; later starts need no token. --config reads\n" +
@@ -130,9 +130,9 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.runtime, "container-runtime", agent.RuntimeDocker, "what runs container task groups: docker or containerd (docs/runtimes.md); with containerd, --docker and --docker-host do not apply")
 	fl.StringVar(&f.containerdAddr, "containerd-address", containerd.DefaultAddress, "containerd's socket, with --container-runtime containerd")
 	fl.StringSliceVar(&f.runtimes, "container-runtimes", nil, "with --container-runtime containerd: runtime handlers pods may name (spec.runtime) besides runc and crun found in PATH, NAME=BINARY or NAME=shim:RUNTIME_TYPE (crun=/usr/bin/crun,runsc=shim:io.containerd.runsc.v1; docs/runtimes.md)")
-	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
+	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni, and BRIDGE on containerd)")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
-	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
+	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandboxes and network holders (default: the driver's, built from the host's static busybox; on containerd it must be imported)")
 	fl.StringVar(&f.gpus, "gpus", agent.GPUAuto, "report the node's NVIDIA GPUs: auto (the cards NVML finds; none without libnvidia-ml) or off")
 	fl.StringVar(&f.gpuSharing, "gpu-sharing", agent.GPUAuto, "how shares of a card are enforced: auto (mps where nvidia-cuda-mps-control is installed, else none), mps, vcuda, hami or none (docs/gpus.md)")
 	fl.StringVar(&f.vcudaDriver, "vcuda-driver-dir", "", "with --gpu-sharing vcuda: vcuda-controller's driver directory (lib64/ with libcuda-control.so, bin/gpu-client), mounted at /usr/local/nvidia")

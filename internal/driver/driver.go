@@ -205,6 +205,14 @@ type PodNetworks interface {
 	TeardownPod(ctx context.Context, id string) error
 }
 
+// CNIBridge is implemented by container drivers without a bridge of their own
+// (containerd) that serve the BRIDGE network mode through PodNetworks: a BRIDGE pod gets
+// a sandbox on the node's CNI network, whose IP is the pod's and which takes its port
+// bindings (hostPort to containerPort, through the portmap plugin), as a CNI pod does.
+type CNIBridge interface {
+	BridgeThroughCNI() bool
+}
+
 // NetworkHolders is implemented by container drivers that can run a container that only
 // holds a pod's network (Kubernetes' pause container), for a pod whose first task to
 // start is an init task, which cannot own the network since it ends: HolderImage is its

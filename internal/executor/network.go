@@ -28,8 +28,9 @@ type netPlan struct {
 }
 
 // planNetwork derives the network of a container pod. allocated are the host ports the
-// scheduler gave the task group, by port name (fixed and random).
-func planNetwork(tg *v4.TaskGroup, node string, allocated map[string]v4.AllocatedPort) *netPlan {
+// scheduler gave the task group, by port name (fixed and random). bridgeCNI is set for a
+// driver without a bridge of its own (driver.CNIBridge): BRIDGE pods are CNI pods there.
+func planNetwork(tg *v4.TaskGroup, node string, allocated map[string]v4.AllocatedPort, bridgeCNI bool) *netPlan {
 	spec := &tg.Spec.Template.Spec
 	n := &netPlan{
 		mode:  spec.NetworkMode,
@@ -41,6 +42,9 @@ func planNetwork(tg *v4.TaskGroup, node string, allocated map[string]v4.Allocate
 	}
 	if n.mode == "" {
 		n.mode = "BRIDGE"
+	}
+	if bridgeCNI && strings.EqualFold(n.mode, "BRIDGE") {
+		n.cni = true
 	}
 	n.labels = maps.Clone(tg.Spec.Labels)
 	if n.labels == nil {

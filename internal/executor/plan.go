@@ -150,7 +150,8 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		portNumbers[ap.Name] = ap.HostPort
 	}
 	if len(spec.Containers) > 0 {
-		p.net = planNetwork(tg, e.cfg.NodeName, hostPorts)
+		bc, ok := drv.(driver.CNIBridge)
+		p.net = planNetwork(tg, e.cfg.NodeName, hostPorts, ok && bc.BridgeThroughCNI())
 		p.hostNetwork = p.net.hostMode()
 	}
 	vars := v4.Variables{

@@ -15,7 +15,9 @@ import (
 // Container pods on an agent with --container-runtime containerd, against a containerd
 // the test starts (its own root, state and socket): a HOST-mode pod of two containers,
 // the second in the first's network, with berth logs and berth exec; and a pod whose
-// task exits, reported with its exit code. The node reports its runtime.
+// task exits, reported with its exit code; a BRIDGE pod through the node's CNI network
+// and a NONE pod with a network holder (containerd_net_test.go). The node reports its
+// runtime.
 func TestContainerdRuntime(t *testing.T) {
 	requireRoot(t)
 	if why := drivertest.ContainerdMissing(); why != "" {
@@ -25,15 +27,22 @@ func TestContainerdRuntime(t *testing.T) {
 		t.Skip(why)
 	}
 	ctd := startTestContainerd(t)
+	cni := containerdCNI(t)
 	s := startServer(t, t.TempDir())
-	a := startAgent(t, s, "ctd-node", "29350-29399", "--container-runtime", "containerd", "--containerd-address", ctd.Address,
-		"--allow-privileged") // HOST networking is a privilege
+	args := []string{"--container-runtime", "containerd", "--containerd-address", ctd.Address,
+		"--allow-privileged"} // HOST networking is a privilege
+	if cni.confDir != "" {
+		args = append(args, "--cni-conf-dir", cni.confDir)
+	}
+	a := startAgent(t, s, "ctd-node", "29350-29399", args...)
 	s.cleanupApps("e2e")
 	waitUntil(t, 30*time.Second, "the node's runtime attribute", func() bool {
 		return strings.Contains(s.mustBerth("get", "node", a.name, "-o", "json"), `"berth.io/container-runtime": "containerd"`)
 	})
 	t.Run("a HOST pod of two containers sharing a network", func(t *testing.T) { containerdHostPod(t, s) })
 	t.Run("a task that exits", func(t *testing.T) { containerdExit(t, s) })
+	t.Run("a BRIDGE pod with an init task and a host port, through CNI", func(t *testing.T) { containerdBridgePod(t, s, cni, ctd.Address) })
+	t.Run("a NONE pod with an init task, through a network holder", func(t *testing.T) { containerdHolderPod(t, s) })
 }
 
 // startTestContainerd starts a private containerd with the busybox image imported into

@@ -1,24 +1,30 @@
 // Package containerd is the driver that runs a container pod's tasks through containerd
 // (docs/runtimes.md) with the pod semantics of the Docker driver (internal/driver/docker):
 // BCS's command/args rules, env, files, volumes, resources and labels, a task joining the
-// network of the pod's first container or the host's, and CRI-format logs in the task's
-// LogDir like the process driver's.
+// network of the pod's first container, its network holder, its CNI sandbox (pods.go:
+// CNI and BRIDGE pods) or the host's, and CRI-format logs in the task's LogDir like the
+// process driver's.
 //
 // Everything lives in one containerd namespace (DefaultNamespace): a container per task
 // named like the Docker driver's (berth-<cluster tag>_<task id>) carrying berth's labels,
 // its snapshot, and its task, run by a shim that outlives the agent. The driver keeps
 // no state of its own about tasks, so an agent that restarts finds every task again
-// through List. Only the task's files and resolver live in DataDir/files/<id>.
+// through List. Only the task's files and resolver live in DataDir/files/<id>, and what
+// CNI DEL needs of a pod network in DataDir/pods/<pod id>.json.
 package containerd
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +54,8 @@ const (
 	// LabelStopped marks a container Stop was asked to end: its SIGKILL is berth's, not
 	// an OOM kill.
 	LabelStopped = "berth.containerd.stopped"
+	// LabelPod holds the pod ID of a pod's network sandbox container (pods.go).
+	LabelPod = "berth.containerd.pod"
 )
 
 // Config configures a Driver.
@@ -85,6 +93,14 @@ type Config struct {
 	// Owner is the agent's cluster and node (driver.Owner): the driver names and labels
 	// its containers after it and touches only the owner's.
 	Owner driver.Owner
+	// CNIBinDir holds the CNI plugins; default /usr/lib/cni. CNIConfDir holds the node's
+	// CNI network (the first .conflist, .conf or .json in name order), which CNI and
+	// BRIDGE pods get; default /etc/cni/net.d.
+	CNIBinDir  string
+	CNIConfDir string
+	// NetworkImage is the image of pod sandboxes and network holders, which must be in
+	// the namespace; default podsandbox.Image, built from the host's static busybox.
+	NetworkImage string
 }
 
 // Driver runs container tasks through containerd. It is safe for concurrent use.
@@ -106,6 +122,15 @@ type Driver struct {
 	owner     driver.Owner
 	prefix    string
 
+	// Pod networks (pods.go): the CNI plugins and config, libcni's cache, the pods'
+	// states (DataDir/pods) and the sandbox image; podMu serialises setups and
+	// teardowns, imageMu the build of the sandbox image.
+	cniBinDir, cniConfDir, cniCacheDir string
+	podsDir                            string
+	networkImage                       string
+	podMu                              sync.Mutex
+	imageMu                            sync.Mutex
+
 	// starting are the IDs whose Start runs (a second Start of one fails at once).
 	starting driver.Starting
 
@@ -118,7 +143,12 @@ type Driver struct {
 	eventsWG     sync.WaitGroup
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver         = (*Driver)(nil)
+	_ driver.PodNetworks    = (*Driver)(nil)
+	_ driver.NetworkHolders = (*Driver)(nil)
+	_ driver.CNIBridge      = (*Driver)(nil)
+)
 
 // New returns a driver talking to containerd at cfg.Address. It does not contact the
 // daemon: a daemon that is down makes each call fail, and the driver works once it is
@@ -171,12 +201,17 @@ func New(cfg Config) (*Driver, error) {
 		logLimits:      cfg.LogLimits,
 		owner:          cfg.Owner,
 		prefix:         "berth-",
+		cniBinDir:      orDefault(cfg.CNIBinDir, "/usr/lib/cni"),
+		cniConfDir:     orDefault(cfg.CNIConfDir, "/etc/cni/net.d"),
+		cniCacheDir:    filepath.Join(dataDir, "cni-cache"),
+		podsDir:        filepath.Join(dataDir, "pods"),
+		networkImage:   cfg.NetworkImage,
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator
 	}
 	d.eventsCtx, d.eventsCancel = context.WithCancel(context.Background())
-	for _, dir := range []string{d.filesDir, d.fifoDir} {
+	for _, dir := range []string{d.filesDir, d.fifoDir, d.podsDir, d.cniCacheDir} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			cli.Close()
 			return nil, fmt.Errorf("containerd driver: %w", err)
@@ -205,8 +240,36 @@ func (d *Driver) ctx(ctx context.Context) context.Context {
 	return namespaces.WithNamespace(ctx, d.ns)
 }
 
-// name is the containerd ID of task id's container.
-func (d *Driver) name(id string) string { return d.prefix + id }
+// maxName is the longest containerd ID (identifiers.Validate); maxID the longest task or
+// pod ID, one file name under files/ or pods/ with room for a suffix.
+const (
+	maxName = 76
+	maxID   = 200
+)
+
+// idPattern is a containerd identifier without its length limit: letters and digits,
+// single '.', '_' or '-' between them (so no '/', no "..").
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*$`)
+
+// name is the containerd ID of task id's container: the prefix and the ID, or, when that
+// is longer than containerd allows (BCS's task group names are long, and the network
+// holder's task name adds 13), the prefix, the ID's start and a hash of the whole ID:
+// stable, so every call finds the container again, and unique (the ID itself is in
+// LabelID).
+func (d *Driver) name(id string) string {
+	n := d.prefix + id
+	if len(n) <= maxName {
+		return n
+	}
+	sum := sha256.Sum256([]byte(id))
+	h := hex.EncodeToString(sum[:8])
+	head := id[:max(0, min(len(id), maxName-len(d.prefix)-1-len(h)))]
+	head = strings.TrimRight(head, "._-") // a separator must sit between letters or digits
+	if head == "" {
+		return d.prefix + h
+	}
+	return d.prefix + head + "-" + h
+}
 
 func orDefault(s, def string) string {
 	if s == "" {
@@ -215,10 +278,11 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// validID refuses task IDs that would not make a containerd ID (identifiers.Validate:
-// letters and digits, single '.', '_' or '-' between them) or one directory under files/.
+// validID refuses task IDs that would not make a containerd ID (letters and digits,
+// single '.', '_' or '-' between them; a long one is shortened by name) or one directory
+// under files/.
 func (d *Driver) validID(id string) bool {
-	return id != "" && identifiers.Validate(d.name(id)) == nil
+	return len(id) <= maxID && idPattern.MatchString(id) && identifiers.Validate(d.name(id)) == nil
 }
 
 // checkID refuses an invalid task ID as unknown.

@@ -79,6 +79,7 @@ func (d *Driver) toState(ctx context.Context, id string, info containers.Contain
 		st.Info.Hostname = spec.Hostname
 	}
 	st.Info.NetworkMode = networkMode(&spec)
+	st.Info.IPAddress = info.Labels[labelIP] // the pod's, for a task in a CNI sandbox
 	st.Info.StartAt = parseTime(info.Labels[labelStarted])
 	c, err := d.cli.LoadContainer(ctx, info.ID)
 	if err != nil {

@@ -156,19 +156,24 @@ func withMemorySwap(v int64) oci.SpecOpts {
 }
 
 // networkOpts put the container in the host's network, in the network namespace of the
-// task it joins (the pod's first container: Setup.JoinTask), or in a network namespace
-// of its own with loopback only (NONE). A network of its own with an address (BRIDGE,
-// a user network, CNI) is not supported yet.
+// task or pod sandbox it joins (the pod's first container or network holder, or its CNI
+// sandbox: Setup.JoinTask), or in a network namespace of its own with loopback only
+// (NONE). A network of its own with an address comes from a CNI sandbox (SetupPod;
+// BRIDGE pods get one too: BridgeThroughCNI); user networks are not supported.
 func (d *Driver) networkOpts(ctx context.Context, t *driver.Task) ([]oci.SpecOpts, error) {
 	s := t.Setup
 	switch {
 	case s.JoinTask != "":
-		pid, err := d.taskPID(ctx, s.JoinTask)
+		pid, ip, err := d.joinTarget(ctx, s.JoinTask)
 		if err != nil {
-			return nil, fmt.Errorf("join the network of task %s: %w", s.JoinTask, err)
+			return nil, err
 		}
-		ns := specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: fmt.Sprintf("/proc/%d/ns/net", pid)}
-		return []oci.SpecOpts{oci.WithLinuxNamespace(ns), oci.WithHostHostsFile, d.resolvConf(t)}, nil
+		ns := specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netnsPath(pid)}
+		opts := []oci.SpecOpts{oci.WithLinuxNamespace(ns), oci.WithHostHostsFile, d.resolvConf(t)}
+		if ip != "" {
+			opts = append(opts, withContainerLabel(labelIP, ip))
+		}
+		return opts, nil
 	case strings.EqualFold(s.NetworkMode, "HOST"):
 		return []oci.SpecOpts{oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, d.resolvConf(t)}, nil
 	case strings.EqualFold(s.NetworkMode, "NONE"):
@@ -176,5 +181,36 @@ func (d *Driver) networkOpts(ctx context.Context, t *driver.Task) ([]oci.SpecOpt
 	case s.NetworkMode == "":
 		return nil, errors.New("no network mode and no task to join")
 	}
-	return nil, fmt.Errorf("network mode %s: not supported by the containerd driver yet (HOST, NONE or joining a task)", s.NetworkMode)
+	return nil, fmt.Errorf("network mode %s: not supported by the containerd driver (HOST, NONE, joining a task, or a CNI sandbox for CNI and BRIDGE pods)", s.NetworkMode)
+}
+
+// joinTarget is the PID whose network namespace a task joins: the pod's sandbox's, with
+// the pod's IP, when ref names one, else task ref's.
+func (d *Driver) joinTarget(ctx context.Context, ref string) (int, string, error) {
+	sb, err := d.sandbox(ctx, ref)
+	switch {
+	case err == nil && sb.pid > 0:
+		return sb.pid, sb.ip, nil
+	case err == nil:
+		return 0, "", fmt.Errorf("join the network of pod sandbox %s: its task is not running", ref)
+	case !errors.Is(err, driver.ErrNotFound):
+		return 0, "", fmt.Errorf("join the network of pod sandbox %s: %w", ref, err)
+	}
+	pid, err := d.taskPID(ctx, ref)
+	if err != nil {
+		return 0, "", fmt.Errorf("join the network of task %s: %w", ref, err)
+	}
+	return pid, "", nil
+}
+
+// withContainerLabel sets a label on the container being created (a spec option runs
+// on the container record before it is stored).
+func withContainerLabel(key, value string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, c *containers.Container, _ *oci.Spec) error {
+		if c.Labels == nil {
+			c.Labels = map[string]string{}
+		}
+		c.Labels[key] = value
+		return nil
+	}
 }

@@ -104,15 +104,8 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	if task, err := c.Task(ctx, nil); err == nil {
-		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !cerrdefs.IsNotFound(err) {
-			return d.wrap(err, "remove task %s", id)
-		}
-	} else if !cerrdefs.IsNotFound(err) {
-		return d.wrap(err, "remove task %s", id)
-	}
-	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !cerrdefs.IsNotFound(err) {
-		return d.wrap(err, "remove task %s: container", id)
+	if err := d.removeContainer(ctx, c); err != nil {
+		return fmt.Errorf("remove task %s: %w", id, err)
 	}
 	if err := os.RemoveAll(d.taskFilesDir(id)); err != nil {
 		return fmt.Errorf("remove task %s: files: %w", id, err)

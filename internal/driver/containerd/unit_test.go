@@ -83,6 +83,23 @@ func TestIDsAndPaths(t *testing.T) {
 	if !d.validID("ns.tg-1.task") {
 		t.Error("a task ID refused")
 	}
+	// BCS's long task group names: the container name is shortened, stable and unique;
+	// what is cut off is still checked.
+	d.prefix = "berth-0123456789ab_"
+	long := "e2e.0.ctd-holder.e2e.berth.1796004076073086078."
+	a, b := d.name(long+"berth-network"), d.name(long+"berth-networl")
+	if !d.validID(long+"berth-network") || len(a) > maxName || a == b || a != d.name(long+"berth-network") ||
+		!strings.HasPrefix(a, d.prefix+"e2e.0.ctd-holder") {
+		t.Errorf("long IDs: %q %q", a, b)
+	}
+	for _, id := range []string{long + "x/../../y", long + "a..b", strings.Repeat("a", maxID+1), long + "berth-network-.x"} {
+		if d.validID(id) {
+			t.Errorf("long ID %q accepted as %q", id, d.name(id))
+		}
+	}
+	if !d.validPodID(long+"x") || d.validPodID("../x") {
+		t.Error("pod IDs")
+	}
 	tk := &driver.Task{ID: "ns.tg.t", Container: &v4.Container{WorkingDir: "/w"}, Setup: &driver.ContainerSetup{},
 		Files: []driver.File{{Path: "../../../../etc/evil", Content: []byte("x")}}}
 	ms, err := d.mounts(tk)

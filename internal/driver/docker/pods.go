@@ -6,14 +6,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
-	"github.com/berthhq/berth/internal/driver/docker/cni"
+	"github.com/berthhq/berth/internal/driver/cni"
 )
 
 // SetupPod creates the pod's sandbox (the network image with --net=none, sleeping) and
@@ -85,7 +84,7 @@ func (d *Driver) setup(ctx context.Context, id string, labels map[string]string,
 	if err != nil {
 		return "", "", d.wrap(err, "create sandbox")
 	}
-	p := &podState{ID: id, Cluster: d.owner.Cluster, SandboxID: resp.ID, Network: network.Name(), Config: conf, Ports: portMappings(ports)}
+	p := &podState{ID: id, Cluster: d.owner.Cluster, SandboxID: resp.ID, Network: network.Name(), Config: conf, Ports: cni.Mappings(ports)}
 	if err := d.savePod(p); err != nil {
 		return "", "", err
 	}
@@ -206,21 +205,6 @@ func (d *Driver) PodIDs(ctx context.Context) ([]string, error) {
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
-}
-
-func portMappings(pbs []driver.PortBinding) []cni.PortMapping {
-	var out []cni.PortMapping
-	for _, pb := range pbs {
-		if pb.HostPort <= 0 || pb.ContainerPort <= 0 {
-			continue
-		}
-		proto := strings.ToLower(pb.Protocol)
-		if proto == "" {
-			proto = "tcp"
-		}
-		out = append(out, cni.PortMapping{HostPort: pb.HostPort, ContainerPort: pb.ContainerPort, Protocol: proto})
-	}
-	return out
 }
 
 func netnsPath(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/ns/net" }

@@ -265,3 +265,10 @@ func TestEndpointConfig(t *testing.T) {
 		}
 	}
 }
+
+// The sandbox image's entrypoint reaches docker import as a Dockerfile exec form.
+func TestSandboxEntrypointChange(t *testing.T) {
+	if got := entrypointChange(); got != `ENTRYPOINT ["/bin/sleep","2147483647"]` {
+		t.Errorf("entrypointChange() = %s", got)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"os"
 	"strings"
+
+	"github.com/berthhq/berth/internal/driver/podsandbox"
 )
 
 // BusyboxImage is the image of the container tests (the Docker driver's and the e2e
@@ -35,4 +37,15 @@ func BusyboxRootfs() (*bytes.Buffer, error) {
 		return nil, err
 	}
 	return &buf, nil
+}
+
+// BusyboxArchive is BusyboxImage as an OCI image layout in a tar, named
+// docker.io/test/busybox:1 (the name containerd resolves test/busybox:1 to), for the
+// containerd driver's Import: BusyboxRootfs as its one layer, no entrypoint and no cmd.
+func BusyboxArchive() (*bytes.Buffer, error) {
+	layer, err := BusyboxRootfs()
+	if err != nil {
+		return nil, err
+	}
+	return podsandbox.OCIArchive("docker.io/"+BusyboxImage, layer.Bytes(), nil)
 }

@@ -30,6 +30,7 @@ type Docker struct {
 	teardowns   []string
 	failSetup   error
 	interactive InteractiveFunc
+	bridgeCNI   bool
 }
 
 // SetupCall is one SetupPod as the executor made it.
@@ -43,7 +44,23 @@ var (
 	_ driver.PodNetworks    = (*Docker)(nil)
 	_ driver.Interactive    = (*Docker)(nil)
 	_ driver.NetworkHolders = (*Docker)(nil)
+	_ driver.CNIBridge      = (*Docker)(nil)
 )
+
+// SetBridgeThroughCNI makes the fake serve BRIDGE pods through pod networks, as the
+// containerd driver does (driver.CNIBridge).
+func (d *Docker) SetBridgeThroughCNI(on bool) {
+	d.nmu.Lock()
+	defer d.nmu.Unlock()
+	d.bridgeCNI = on
+}
+
+// BridgeThroughCNI reports what SetBridgeThroughCNI set (false by default, as Docker).
+func (d *Docker) BridgeThroughCNI() bool {
+	d.nmu.Lock()
+	defer d.nmu.Unlock()
+	return d.bridgeCNI
+}
 
 // HolderImage is the image of a pod's network holder.
 func (d *Docker) HolderImage(context.Context) (string, error) { return "fake/pod-sandbox:1", nil }

@@ -1,4 +1,4 @@
-package drivertest
+package podsandbox
 
 import (
 	"archive/tar"
@@ -10,19 +10,9 @@ import (
 	"runtime"
 )
 
-// BusyboxArchive is BusyboxImage as an OCI image layout in a tar, named
-// docker.io/test/busybox:1 (the name containerd resolves test/busybox:1 to), for the
-// containerd driver's Import: BusyboxRootfs as its one layer, no entrypoint and no cmd.
-func BusyboxArchive() (*bytes.Buffer, error) {
-	layer, err := BusyboxRootfs()
-	if err != nil {
-		return nil, err
-	}
-	return OCIArchive("docker.io/"+BusyboxImage, layer.Bytes(), nil)
-}
-
-// OCIArchive writes an OCI image layout tar of one image named name, whose one layer is
-// the uncompressed tar layer and whose config has entrypoint (nil: none).
+// OCIArchive writes an OCI image layout tar of one image named name (as containerd
+// resolves it: docker.io/berth/pod-sandbox:2), whose one layer is the uncompressed tar
+// layer and whose config has entrypoint (nil: none), for containerd's import.
 func OCIArchive(name string, layer []byte, entrypoint []string) (*bytes.Buffer, error) {
 	layerDigest := digest(layer)
 	config, err := json.Marshal(map[string]any{

@@ -14,6 +14,8 @@ import (
 
 	"github.com/containernetworking/cni/libcni"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // IfName is the interface CNI creates in the pod's namespace.
@@ -26,6 +28,23 @@ type PortMapping struct {
 	ContainerPort int    `json:"containerPort"`
 	Protocol      string `json:"protocol"`
 	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// Mappings are a pod's port bindings for portmap: those with a host port and a
+// container port, tcp unless they say udp (or sctp).
+func Mappings(pbs []driver.PortBinding) []PortMapping {
+	var out []PortMapping
+	for _, pb := range pbs {
+		if pb.HostPort <= 0 || pb.ContainerPort <= 0 {
+			continue
+		}
+		proto := strings.ToLower(pb.Protocol)
+		if proto == "" {
+			proto = "tcp"
+		}
+		out = append(out, PortMapping{HostPort: pb.HostPort, ContainerPort: pb.ContainerPort, Protocol: proto})
+	}
+	return out
 }
 
 // Network is one CNI network config with the plugins to run it.
