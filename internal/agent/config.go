@@ -75,9 +75,11 @@ type Config struct {
 	// ContainerRuntime is RuntimeDocker (default) or RuntimeContainerd: which driver runs
 	// container task groups (docs/runtimes.md). With containerd, Docker and DockerHost
 	// do not apply: ContainerdAddress is the daemon's socket (default
-	// /run/containerd/containerd.sock).
+	// /run/containerd/containerd.sock) and ContainerdCerts the hosts directory its pulls
+	// read a registry's CA and mirrors from (default /etc/containerd/certs.d).
 	ContainerRuntime  string
 	ContainerdAddress string
+	ContainerdCerts   string
 	CNIBinDir         string
 	CNIConfDir        string
 	NetworkImage      string

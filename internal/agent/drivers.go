@@ -94,7 +94,7 @@ func (a *Agent) openDrivers(ctx context.Context) (func(), error) {
 // its error, as with --docker on.
 func (a *Agent) openContainerd() (*containerd.Driver, error) {
 	d, err := containerd.New(containerd.Config{
-		Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd"),
+		Address: a.cfg.ContainerdAddress, CertsDir: a.cfg.ContainerdCerts, Logger: a.log.With("driver", "containerd"),
 		DataDir: filepath.Join(a.cfg.DataDir, "containerd"), Owner: a.owner, LogLimits: a.cfg.LogLimits,
 	})
 	if err != nil {

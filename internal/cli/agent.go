@@ -40,6 +40,7 @@ type agentFlags struct {
 	dockerHost      string
 	runtime         string
 	containerdAddr  string
+	containerdCerts string
 	cniBinDir       string
 	cniConfDir      string
 	networkImage    string
@@ -128,6 +129,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.dockerHost, "docker-host", "", "Docker daemon address (default $DOCKER_HOST, else unix:///var/run/docker.sock)")
 	fl.StringVar(&f.runtime, "container-runtime", agent.RuntimeDocker, "what runs container task groups: docker or containerd (docs/runtimes.md); with containerd, --docker and --docker-host do not apply")
 	fl.StringVar(&f.containerdAddr, "containerd-address", containerd.DefaultAddress, "containerd's socket, with --container-runtime containerd")
+	fl.StringVar(&f.containerdCerts, "containerd-certs-dir", containerd.DefaultCertsDir, "hosts directory of the containerd driver's pulls (<host:port>/ca.crt, hosts.toml), with --container-runtime containerd")
 	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni)")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandbox containers (default: the Docker driver's, built from the host's static busybox)")
@@ -225,6 +227,7 @@ func (f agentFlags) settings(m flagMerge) agent.Config {
 		DockerHost:        m.pick("docker-host", f.dockerHost, file.DockerHost),
 		ContainerRuntime:  m.pick("container-runtime", f.runtime, file.Runtime),
 		ContainerdAddress: m.pick("containerd-address", f.containerdAddr, file.ContainerdAddr),
+		ContainerdCerts:   m.pick("containerd-certs-dir", f.containerdCerts, file.ContainerdCerts),
 		CNIBinDir:         m.pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
 		CNIConfDir:        m.pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
 		NetworkImage:      m.pick("network-image", f.networkImage, file.NetworkImage),

@@ -40,6 +40,7 @@ type agentFile struct {
 	DockerHost      string              `yaml:"docker-host"`
 	Runtime         string              `yaml:"container-runtime"`
 	ContainerdAddr  string              `yaml:"containerd-address"`
+	ContainerdCerts string              `yaml:"containerd-certs-dir"`
 	CNIBinDir       string              `yaml:"cni-bin-dir"`
 	CNIConfDir      string              `yaml:"cni-conf-dir"`
 	NetworkImage    string              `yaml:"network-image"`

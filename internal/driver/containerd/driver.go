@@ -78,6 +78,10 @@ type Config struct {
 	// Owner is the agent's cluster and node (driver.Owner): the driver names and labels
 	// its containers after it and touches only the owner's.
 	Owner driver.Owner
+	// CertsDir is the hosts directory pulls read a registry's configuration from
+	// (<dir>/<host:port>/ca.crt, client certificates, hosts.toml); default
+	// DefaultCertsDir. A registry without one is trusted through the system's roots.
+	CertsDir string
 }
 
 // Driver runs container tasks through containerd. It is safe for concurrent use.
@@ -96,6 +100,7 @@ type Driver struct {
 	logLimits logfile.Limits
 	owner     driver.Owner
 	prefix    string
+	certsDir  string
 
 	// starting are the IDs whose Start runs (a second Start of one fails at once).
 	starting driver.Starting
@@ -109,7 +114,11 @@ type Driver struct {
 	eventsWG     sync.WaitGroup
 }
 
-var _ driver.Driver = (*Driver)(nil)
+var (
+	_ driver.Driver      = (*Driver)(nil)
+	_ driver.Interactive = (*Driver)(nil)
+	_ driver.Processes   = (*Driver)(nil)
+)
 
 // New returns a driver talking to containerd at cfg.Address. It does not contact the
 // daemon: a daemon that is down makes each call fail, and the driver works once it is
@@ -157,6 +166,7 @@ func New(cfg Config) (*Driver, error) {
 		logLimits:   cfg.LogLimits,
 		owner:       cfg.Owner,
 		prefix:      "berth-",
+		certsDir:    orDefault(cfg.CertsDir, DefaultCertsDir),
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator
