@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -10,20 +11,57 @@ import (
 	"testing"
 	"time"
 
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/remotes/docker"
+	"github.com/containerd/containerd/v2/core/remotes/docker/config"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver/containerd"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 	testregistry "github.com/berthhq/berth/internal/testutil/registry"
 )
 
-// Private registries against the real binary, Docker and a registry on loopback with
-// htpasswd auth and TLS from a CA the test makes (docs/docker.md, "Images and
-// registries"): an image pulled with an image pull secret runs, with its Pulled event; a
-// wrong password fails the pod with the registry's answer; no password shows in what
-// berth shows of the app, its instances or its events.
+// Private registries against the real binary and a registry on loopback with htpasswd
+// auth and TLS from a CA the test makes, one registry for both container runtimes
+// (docs/docker.md, "Images and registries"; docs/runtimes.md, "Pulls"): an image pulled
+// with an image pull secret runs, with its Pulled event; a wrong password and a missing
+// tag fail the pod with the registry's answer; no password shows in what berth shows
+// of the app, its instances, its events or in the agent's log. Docker trusts the CA
+// through /etc/docker/certs.d, containerd through the agent's --containerd-certs-dir.
 func TestPrivateRegistry(t *testing.T) {
-	s, a := startDockerNode(t, "dk-reg", "29350-29399")
 	reg := startRegistry(t)
-	image := reg.push(t, testImage, "e2e/busybox:1")
+	t.Run("docker", func(t *testing.T) {
+		s, a := startDockerNode(t, "dk-reg", "29350-29399")
+		reg.TrustIn(t, "/etc/docker/certs.d")
+		image := reg.push(t, testImage, "e2e/busybox:1")
+		privateRegistryCases(t, s, a, reg, image, "Error response from daemon: ", "unauthorized: authentication required")
+		waitNoContainers(t, a.name, 60*time.Second)
+	})
+	t.Run("containerd", func(t *testing.T) {
+		requireRoot(t)
+		if why := drivertest.ContainerdMissing(); why != "" {
+			if os.Getenv("BERTH_REQUIRE_CONTAINERD") == "1" {
+				t.Fatal("BERTH_REQUIRE_CONTAINERD=1 but:", why)
+			}
+			t.Skip(why)
+		}
+		ctd := startTestContainerd(t)
+		hostsDir := t.TempDir()
+		reg.TrustIn(t, hostsDir)
+		image := reg.pushContainerd(t, ctd.Address, hostsDir, "e2e/busybox-ctd:1")
+		s := startServer(t, t.TempDir())
+		a := startAgent(t, s, "ctd-reg", "29350-29399", "--container-runtime", "containerd", "--containerd-address", ctd.Address,
+			"--containerd-certs-dir", hostsDir)
+		s.cleanupApps("e2e")
+		privateRegistryCases(t, s, a, reg, image, "", "unauthorized")
+	})
+}
 
+// privateRegistryCases runs the cases of TestPrivateRegistry on a node: image is in the
+// registry, daemonPrefix is what the runtime puts before the registry's answer in a
+// failed pull's message, unauthorized what that answer says to a wrong password.
+func privateRegistryCases(t *testing.T, s *devServer, a *agentProc, reg *registry, image, daemonPrefix, unauthorized string) {
 	s.applySpec(t, reg.secret("regcred", reg.Password)+"\n"+reg.secret("badcred", "wrong-"+reg.Password))
 	pulling := func(name, secret, image string) string {
 		c := fmtSpec(`{"name":"web","image":%q,"imagePullPolicy":"Always","imagePullSecrets":[{"name":%q}],"command":"/bin/sh","args":["-c","exec sleep 100000"]%s}`,
@@ -45,18 +83,20 @@ func TestPrivateRegistry(t *testing.T) {
 		if !strings.Contains(tg.Status.Message, "pull image "+image+": ") || !strings.Contains(tg.Status.Message, want) {
 			t.Errorf("message %q: want the pull and the registry's answer (%s)", tg.Status.Message, want)
 		}
-		s.eventsSay("task web: pull image "+image+": Error response from daemon: ", "-n", "e2e") // PullFailed
+		s.eventsSay("task web: pull image "+image+": "+daemonPrefix, "-n", "e2e") // PullFailed
 	}
 	t.Run("a pull secret pulls the private image", func(t *testing.T) {
 		s.applySpec(t, pulling("private", "regcred", image))
 		tg := s.running(t, "e2e", "private", 1)[0]
-		if got := inspect(t, tg.Status.Tasks[0].Info.ID, "{{.Config.Image}}"); got != image {
-			t.Errorf("the container runs %q, want %q", got, image)
+		if daemonPrefix != "" { // Docker's
+			if got := inspect(t, tg.Status.Tasks[0].Info.ID, "{{.Config.Image}}"); got != image {
+				t.Errorf("the container runs %q, want %q", got, image)
+			}
 		}
 		s.eventsSay("pulled image "+image, "-n", "e2e")
 	})
 	t.Run("a wrong password fails with the registry's answer", func(t *testing.T) {
-		fails(t, "denied", "badcred", image, "unauthorized: authentication required")
+		fails(t, "denied", "badcred", image, unauthorized)
 	})
 	t.Run("a missing tag fails with the registry's answer", func(t *testing.T) {
 		fails(t, "notag", "regcred", strings.TrimSuffix(image, ":1")+":2", "manifest unknown")
@@ -75,10 +115,12 @@ func TestPrivateRegistry(t *testing.T) {
 			}
 		}
 	})
-	s.mustBerth("delete", "application", "private", "-n", "e2e")
-	s.mustBerth("delete", "application", "denied", "-n", "e2e")
-	s.mustBerth("delete", "application", "notag", "-n", "e2e")
-	waitNoContainers(t, a.name, 60*time.Second)
+	for _, app := range []string{"private", "denied", "notag"} {
+		s.mustBerth("delete", "application", app, "-n", "e2e")
+	}
+	waitUntil(t, 60*time.Second, "the apps' instances to go", func() bool {
+		return len(s.taskGroups("e2e", "private"))+len(s.taskGroups("e2e", "denied"))+len(s.taskGroups("e2e", "notag")) == 0
+	})
 }
 
 // registry is a distribution registry on loopback with TLS and one htpasswd user
@@ -88,20 +130,41 @@ type registry struct {
 	dockerConfig string
 }
 
-// startRegistry starts the registry, with a certificate from a CA that dockerd trusts
-// through /etc/docker/certs.d/<host>/ca.crt (read at each pull), which the test creates
-// and removes.
+// startRegistry starts the registry; the runtimes' subtests trust its CA each their way.
 func startRegistry(t *testing.T) *registry {
 	t.Helper()
 	if why := testregistry.Missing(); why != "" {
-		if os.Getenv("BERTH_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("BERTH_REQUIRE_DOCKER=1 but %s", why)
+		if os.Getenv("BERTH_REQUIRE_DOCKER") == "1" || os.Getenv("BERTH_REQUIRE_CONTAINERD") == "1" {
+			t.Fatalf("BERTH_REQUIRE_DOCKER or BERTH_REQUIRE_CONTAINERD is 1 but %s", why)
 		}
 		t.Skip(why)
 	}
-	r := &registry{Registry: testregistry.Start(t), dockerConfig: filepath.Join(t.TempDir(), "docker")}
-	r.TrustIn(t, "/etc/docker/certs.d")
-	return r
+	return &registry{Registry: testregistry.Start(t), dockerConfig: filepath.Join(t.TempDir(), "docker")}
+}
+
+// pushContainerd pushes the busybox image of the containerd at address (berth's
+// namespace) to the registry's repo with containerd's client, trusting the registry
+// through hostsDir as the driver does, and returns the image's name.
+func (r *registry) pushContainerd(t *testing.T, address, hostsDir, repo string) string {
+	t.Helper()
+	cli, err := client.New(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(namespaces.WithNamespace(context.Background(), containerd.DefaultNamespace), time.Minute)
+	defer cancel()
+	img, err := cli.GetImage(ctx, "docker.io/"+testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := config.ConfigureHosts(ctx, config.HostOptions{HostDir: config.HostDirFromRoot(hostsDir), DefaultScheme: "https",
+		Credentials: func(string) (string, string, error) { return r.User, r.Password, nil }})
+	ref := r.Host + "/" + repo
+	if err := cli.Push(ctx, ref, img.Target(), client.WithResolver(docker.NewResolver(docker.ResolverOptions{Hosts: hosts}))); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	return ref
 }
 
 // docker runs the docker client with the registry's own config dir, so that its login

@@ -58,12 +58,18 @@ const pullProgressEvery = time.Second
 // resolver is the registry client of one pull: the hosts directory's configuration
 // (TLS roots, client certificates, mirrors) and auth's credentials, given only to the
 // registry they belong to, never to a mirror or another host.
+//
+// Every registry is spoken to over verified TLS unless its hosts.toml says otherwise
+// (server = "http://...", skip_verify): containerd's own default for a loopback
+// registry (plain HTTP first, then TLS without a certificate check) would send a pod's
+// credentials unprotected to whatever listens on the port a spec names.
 func (d *Driver) resolver(auth *driver.RegistryAuth) remotes.Resolver {
 	hosts := config.ConfigureHosts(context.Background(), config.HostOptions{
 		// The host comes from a parsed image reference: letters, digits, '-', '.' and a
 		// port, so it names one directory under certsDir and never climbs out of it.
-		HostDir:     config.HostDirFromRoot(d.certsDir),
-		Credentials: credentialsFor(auth),
+		HostDir:       config.HostDirFromRoot(d.certsDir),
+		Credentials:   credentialsFor(auth),
+		DefaultScheme: "https",
 	})
 	return docker.NewResolver(docker.ResolverOptions{Hosts: hosts})
 }
