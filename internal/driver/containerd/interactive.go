@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -20,7 +21,8 @@ import (
 // (its end is passed on as EOF without a tty; with one, the terminal's ^D does that),
 // the output (the terminal's with a tty, stdout and stderr interleaved without) goes to
 // stdout, and terminal sizes from resize are applied. It returns the command's exit
-// code once it ended and its output was copied.
+// code once it ended and its output was copied; a command that cannot be found or run
+// exits with 127 or 126 and the runtime's message as its output, as with Docker.
 //
 // As with the Docker driver, a Read blocked on stdin cannot be interrupted: a caller
 // that keeps stdin open after the call ends should close it.
@@ -56,6 +58,11 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 		return -1, d.wrap(err, "exec in task %s", id)
 	}
 	if err := p.Start(ctx); err != nil {
+		if code, ok := startFailureCode(err); ok {
+			// As Docker and a shell: the runtime's message, and 127 or 126.
+			fmt.Fprintf(out, "%v\n", err)
+			return code, nil
+		}
 		return -1, d.wrap(err, "exec in task %s", id)
 	}
 	done := make(chan struct{})
@@ -95,6 +102,19 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 		}
 		return -1, fmt.Errorf("exec in task %s: %w", id, ctx.Err())
 	}
+}
+
+// startFailureCode is the exit code a shell gives a command the runtime could not
+// start: 127 when it is not found, 126 when it cannot be run.
+func startFailureCode(err error) (int, bool) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "no such file or directory"), strings.Contains(msg, "executable file not found"):
+		return 127, true
+	case strings.Contains(msg, "permission denied"):
+		return 126, true
+	}
+	return 0, false
 }
 
 // execSpec returns the task of id and a copy of its first process's spec, the base of

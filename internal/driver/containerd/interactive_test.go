@@ -80,9 +80,10 @@ func TestExecInteractive(t *testing.T) {
 	t.Run("a command that does not exist", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		code, err := d.ExecInteractive(ctx, tk.ID, []string{"/no/such"}, false, nil, io.Discard, nil)
-		if err == nil && code == 0 {
-			t.Fatal("exec of a missing command succeeded")
+		var out bytes.Buffer
+		code, err := d.ExecInteractive(ctx, tk.ID, []string{"/no/such"}, false, nil, &out, nil)
+		if err != nil || code != 127 || !strings.Contains(out.String(), "/no/such") {
+			t.Fatalf("exec of a missing command: exit code %d, %v, output %q: want 127 and the runtime's message", code, err, out.String())
 		}
 	})
 	t.Run("the deadline kills the command", func(t *testing.T) {
