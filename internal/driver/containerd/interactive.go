@@ -36,19 +36,19 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 		return -1, err
 	}
 	pspec.Args, pspec.Terminal = cmd, tty
-	out := &lockedWriter{w: stdout}
-	eof := make(chan struct{})
-	opts := []cio.Opt{cio.WithStreams(nil, out, out), cio.WithFIFODir(d.fifoDir)}
-	if stdin != nil {
-		opts[0] = cio.WithStreams(&eofReader{r: stdin, eof: eof}, out, out)
-	}
-	if tty {
-		opts = append(opts, cio.WithTerminal)
-	}
+	// done ends the goroutines of the call once the process is deleted (the deferred
+	// calls run in reverse: Delete, then this).
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
+	streams := newExecStreams(stdin, stdout, tty, done)
 	bctx, cancel := background()
 	defer cancel()
 	bctx = d.ctx(bctx)
-	p, err := task.Exec(ctx, execID(), pspec, cio.NewCreator(opts...))
+	p, err := task.Exec(ctx, execID(), pspec, cio.NewCreator(streams.opts(d.fifoDir)...))
 	if err != nil {
 		return -1, d.wrap(err, "exec in task %s", id)
 	}
@@ -60,15 +60,11 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 	if err := p.Start(ctx); err != nil {
 		if code, ok := startFailureCode(err); ok {
 			// As Docker and a shell: the runtime's message, and 127 or 126.
-			fmt.Fprintf(out, "%v\n", err)
+			fmt.Fprintf(streams.out, "%v\n", err)
 			return code, nil
 		}
 		return -1, d.wrap(err, "exec in task %s", id)
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer close(done)
 	wg.Go(func() {
 		driver.FollowResize(resize, done, func(sz v4.TermSize) {
 			if err := p.Resize(bctx, uint32(sz.Cols), uint32(sz.Rows)); err != nil {
@@ -76,11 +72,11 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 			}
 		})
 	})
-	if stdin != nil && !tty {
+	if streams.eof != nil && !tty {
 		// Closed only once the process started: the shim opens its stdin at the start.
 		wg.Go(func() {
 			select {
-			case <-eof:
+			case <-streams.eof:
 				if err := p.CloseIO(bctx, client.WithStdinCloser); err != nil {
 					d.log.Debug("exec close stdin", "task", id, "err", err)
 				}
@@ -102,6 +98,40 @@ func (d *Driver) ExecInteractive(ctx context.Context, id string, cmd []string, t
 		}
 		return -1, fmt.Errorf("exec in task %s: %w", id, ctx.Err())
 	}
+}
+
+// execStreams are an exec's stdin and output as containerd's IO copies them.
+type execStreams struct {
+	in  io.Reader // nil without stdin
+	out *lockedWriter
+	tty bool
+	// eof is closed once stdin ended; nil without stdin.
+	eof chan struct{}
+}
+
+// newExecStreams wraps stdin so that its end is seen: without a tty it is passed on
+// (CloseIO); with one it is held back until done, because containerd's IO closes the
+// stdin FIFO at its end and the shim then shuts the terminal, dropping the output still
+// to come (a terminal's end of input is the ^D it sends).
+func newExecStreams(stdin io.Reader, stdout io.Writer, tty bool, done <-chan struct{}) *execStreams {
+	s := &execStreams{out: &lockedWriter{w: stdout}, tty: tty}
+	if stdin != nil {
+		s.eof = make(chan struct{})
+		r := &eofReader{r: stdin, eof: s.eof}
+		if tty {
+			r.hold = done
+		}
+		s.in = r
+	}
+	return s
+}
+
+func (s *execStreams) opts(fifoDir string) []cio.Opt {
+	opts := []cio.Opt{cio.WithStreams(s.in, s.out, s.out), cio.WithFIFODir(fifoDir)}
+	if s.tty {
+		opts = append(opts, cio.WithTerminal)
+	}
+	return opts
 }
 
 // startFailureCode is the exit code a shell gives a command the runtime could not
@@ -163,19 +193,28 @@ func (d *Driver) PIDs(ctx context.Context, id string) ([]int, error) {
 	return pids, nil
 }
 
-// eofReader closes eof once r has ended (EOF or an error).
+// eofReader closes eof once r has ended (EOF or an error), and with hold set, returns
+// that end only once hold is closed.
 type eofReader struct {
 	r    io.Reader
 	eof  chan struct{}
+	hold <-chan struct{}
 	once sync.Once
 }
 
 func (e *eofReader) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
-	if err != nil {
-		e.once.Do(func() { close(e.eof) })
+	if err == nil {
+		return n, nil
 	}
-	return n, err
+	e.once.Do(func() { close(e.eof) })
+	if n > 0 {
+		return n, nil // the end again at the next Read
+	}
+	if e.hold != nil {
+		<-e.hold
+	}
+	return 0, err
 }
 
 // lockedWriter serializes the writes of the stdout and stderr copiers into one writer.

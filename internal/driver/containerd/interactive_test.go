@@ -65,6 +65,14 @@ func TestExecInteractive(t *testing.T) {
 			t.Errorf("output %q: no terminal's line ends", r.out)
 		}
 	})
+	t.Run("a terminal keeps its output after stdin ended", func(t *testing.T) {
+		// containerd's IO closes the stdin FIFO at stdin's end, and the shim then shuts
+		// the terminal: the driver holds that end back until the command ended.
+		code, out := exec(t, []string{"sh", "-c", "sleep 0.5; echo late"}, true, strings.NewReader(""))
+		if code != 0 || !strings.Contains(out, "late") {
+			t.Fatalf("exit code %d, output %q: want late", code, out)
+		}
+	})
 	t.Run("stdin without a terminal", func(t *testing.T) {
 		code, out := exec(t, []string{"cat"}, false, strings.NewReader("line one\nline two\n"))
 		if code != 0 || out != "line one\nline two\n" {
