@@ -20,7 +20,8 @@ import (
 // Pulls from a private registry on loopback (htpasswd, TLS from a test CA trusted
 // through the driver's hosts directory): each policy, right and wrong credentials, a
 // missing tag, an untrusted CA. Each case pulls into a namespace of its own, so the
-// image is missing there until the case pulls it.
+// image is missing there until the case pulls it. (Subtest names make task IDs: short,
+// without commas or quotes.)
 func TestPull(t *testing.T) {
 	requireContainerd(t)
 	if why := registry.Missing(); why != "" {
@@ -75,12 +76,13 @@ func TestPull(t *testing.T) {
 		if err == nil || !errors.Is(err, driver.ErrPull) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("start: %v, want a pull error saying %q", err, want)
 		}
+		t.Logf("the error: %v", err)
 		if strings.Contains(err.Error(), reg.Password) {
 			t.Fatalf("the error shows the password: %v", err)
 		}
 	}
 
-	t.Run("IfNotPresent pulls a missing image with the credentials, once", func(t *testing.T) {
+	t.Run("IfNotPresent pulls once", func(t *testing.T) {
 		d := inNamespace(t)
 		events, err := run(t, d, image, v4.PullIfNotPresent, good)
 		if err != nil || !pulled(t, events) {
@@ -94,7 +96,7 @@ func TestPull(t *testing.T) {
 			t.Fatalf("second start: %v, pull events %+v", err, events)
 		}
 	})
-	t.Run("Always pulls at every start", func(t *testing.T) {
+	t.Run("Always pulls each time", func(t *testing.T) {
 		d := inNamespace(t)
 		for range 2 {
 			if events, err := run(t, d, image, v4.PullAlways, good); err != nil || !pulled(t, events) {
@@ -118,25 +120,25 @@ func TestPull(t *testing.T) {
 			t.Fatalf("start of a present image: %v, pull events %+v", err, events)
 		}
 	})
-	t.Run("a wrong password fails with the registry's answer", func(t *testing.T) {
+	t.Run("a wrong password", func(t *testing.T) {
 		_, err := run(t, inNamespace(t), image, v4.PullIfNotPresent, bad)
 		failsWith(t, err, "pull image "+image+": unauthorized")
 	})
-	t.Run("no credentials fail as unauthorized", func(t *testing.T) {
+	t.Run("no credentials", func(t *testing.T) {
 		_, err := run(t, inNamespace(t), image, v4.PullIfNotPresent, nil)
 		failsWith(t, err, "unauthorized")
 	})
-	t.Run("the image's own imagePullUser and imagePullPasswd", func(t *testing.T) {
+	t.Run("imagePullUser and imagePullPasswd", func(t *testing.T) {
 		d := inNamespace(t)
 		tk := task(t, "own", "exec sleep 100000")
 		tk.Container.Image, tk.Container.ImagePullUser, tk.Container.ImagePullPasswd = image, reg.User, reg.Password
 		start(t, d, tk)
 	})
-	t.Run("a missing tag fails with manifest unknown", func(t *testing.T) {
+	t.Run("a missing tag", func(t *testing.T) {
 		_, err := run(t, inNamespace(t), strings.TrimSuffix(image, ":1")+":2", v4.PullIfNotPresent, good)
 		failsWith(t, err, "manifest unknown")
 	})
-	t.Run("a registry whose CA is not trusted", func(t *testing.T) {
+	t.Run("an untrusted CA", func(t *testing.T) {
 		d, _ := newDriver(t, func(c *Config) { c.Namespace = "pulluntrusted"; c.CertsDir = t.TempDir() })
 		_, err := run(t, d, image, v4.PullIfNotPresent, good)
 		failsWith(t, err, "/<host:port>/ca.crt")
