@@ -35,7 +35,7 @@ func TestPrivateRegistry(t *testing.T) {
 		s, a := startDockerNode(t, "dk-reg", "29350-29399")
 		reg.TrustIn(t, "/etc/docker/certs.d")
 		image := reg.push(t, testImage, "e2e/busybox:1")
-		privateRegistryCases(t, s, a, reg, image, "Error response from daemon: ", "unauthorized: authentication required")
+		privateRegistryCases(t, s, a, reg, image, "", "Error response from daemon: ", "unauthorized: authentication required")
 		waitNoContainers(t, a.name, 60*time.Second)
 	})
 	t.Run("containerd", func(t *testing.T) {
@@ -52,21 +52,22 @@ func TestPrivateRegistry(t *testing.T) {
 		image := reg.pushContainerd(t, ctd.Address, hostsDir, "e2e/busybox-ctd:1")
 		s := startServer(t, t.TempDir())
 		a := startAgent(t, s, "ctd-reg", "29350-29399", "--container-runtime", "containerd", "--containerd-address", ctd.Address,
-			"--containerd-certs-dir", hostsDir)
+			"--containerd-certs-dir", hostsDir, "--allow-privileged") // HOST networking is a privilege
 		s.cleanupApps("e2e")
-		privateRegistryCases(t, s, a, reg, image, "", "unauthorized")
+		privateRegistryCases(t, s, a, reg, image, "HOST", "", "unauthorized")
 	})
 }
 
 // privateRegistryCases runs the cases of TestPrivateRegistry on a node: image is in the
-// registry, daemonPrefix is what the runtime puts before the registry's answer in a
-// failed pull's message, unauthorized what that answer says to a wrong password.
-func privateRegistryCases(t *testing.T, s *devServer, a *agentProc, reg *registry, image, daemonPrefix, unauthorized string) {
+// registry, mode the pods' network mode (the containerd driver has no BRIDGE yet),
+// daemonPrefix what the runtime puts before the registry's answer in a failed pull's
+// message, unauthorized what that answer says to a wrong password.
+func privateRegistryCases(t *testing.T, s *devServer, a *agentProc, reg *registry, image, mode, daemonPrefix, unauthorized string) {
 	s.applySpec(t, reg.secret("regcred", reg.Password)+"\n"+reg.secret("badcred", "wrong-"+reg.Password))
 	pulling := func(name, secret, image string) string {
 		c := fmtSpec(`{"name":"web","image":%q,"imagePullPolicy":"Always","imagePullSecrets":[{"name":%q}],"command":"/bin/sh","args":["-c","exec sleep 100000"]%s}`,
 			image, secret, withResources(""))
-		return appSpec{name: name, ns: "e2e", containers: []string{c}}.json()
+		return appSpec{name: name, ns: "e2e", mode: mode, containers: []string{c}}.json()
 	}
 	// fails applies an app that pulls image with secret and waits until its instance
 	// failed with the pull's error, which must say want, as its PullFailed event does.
