@@ -11,6 +11,7 @@ require (
 	github.com/containerd/containerd/api v1.12.0 // the runc shim's options (BinaryName: runc or crun) and the task events the containerd driver reads
 	github.com/containerd/containerd/v2 v2.4.2 // the containerd driver's client (internal/driver/containerd): 2.4 is built on the runtime-spec, cgroups, grpc and otel versions berth already has (1.7.x does not build with runtime-spec 1.3); its client works with Debian's containerd 1.6 (docs/runtimes.md)
 	github.com/containerd/errdefs v1.0.0
+	github.com/containerd/log v0.2.0 // the logger containerd's client reads from a context: the containerd driver's pulls give it one that writes to slog; already in the graph
 	github.com/containerd/typeurl/v2 v2.3.0 // decodes containerd's event envelopes
 	github.com/containernetworking/cni v1.3.1
 	github.com/distribution/reference v0.6.0 // image names as Docker resolves them (busybox = docker.io/library/busybox:latest), already in the graph through the Docker client
@@ -28,6 +29,7 @@ require (
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3 // the gathered families the etcd metrics route filters (internal/server)
+	github.com/sirupsen/logrus v1.10.2 // containerd/log's logger type (that hook to slog); already in the graph
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
@@ -58,7 +60,6 @@ require (
 	github.com/containerd/continuity v0.5.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/fifo v1.1.0 // indirect
-	github.com/containerd/log v0.2.0 // indirect
 	github.com/containerd/log/otel v0.1.0 // indirect
 	github.com/containerd/platforms v1.0.0-rc.5 // indirect
 	github.com/containerd/plugin v1.1.0 // indirect
@@ -93,7 +94,6 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/soheilhy/cmux v0.1.5 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tmc/grpc-websocket-proxy v0.0.0-20220101234140-673ab2c3ae75 // indirect

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"github.com/containerd/containerd/v2/core/remotes/docker/config"
 	remoteerrors "github.com/containerd/containerd/v2/core/remotes/errors"
 	cerrdefs "github.com/containerd/errdefs"
+	clog "github.com/containerd/log"
+	"github.com/sirupsen/logrus"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -30,6 +34,7 @@ const DefaultCertsDir = "/etc/containerd/certs.d"
 // registry's answer and never a credential.
 func (d *Driver) pullImage(ctx context.Context, ref string, auth *driver.RegistryAuth, progress func(driver.PullEvent)) (client.Image, error) {
 	d.log.Info("pulling image", "image", ref, "auth", auth)
+	ctx = clog.WithLogger(ctx, d.pullLogger())
 	t := newPullTracker(ref, d.cli.ContentStore())
 	pctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -49,6 +54,31 @@ func (d *Driver) pullImage(ctx context.Context, ref string, auth *driver.Registr
 		return nil, d.pullError(ref, err)
 	}
 	return img, nil
+}
+
+// pullLogger is where containerd's client logs during a pull (each host it tried and
+// why it failed, at info): the driver's log at debug, instead of logrus's standard
+// logger on the agent's stderr. Its debug lines (token responses) are not read.
+func (d *Driver) pullLogger() *clog.Entry {
+	l := logrus.New()
+	l.SetOutput(io.Discard)
+	l.SetLevel(logrus.InfoLevel)
+	l.AddHook(slogHook{d.log})
+	return logrus.NewEntry(l)
+}
+
+// slogHook passes logrus entries on to a slog logger at debug.
+type slogHook struct{ log *slog.Logger }
+
+func (slogHook) Levels() []logrus.Level { return logrus.AllLevels }
+
+func (h slogHook) Fire(e *logrus.Entry) error {
+	attrs := make([]any, 0, 2*len(e.Data))
+	for k, v := range e.Data {
+		attrs = append(attrs, k, v)
+	}
+	h.log.Debug("containerd: "+e.Message, attrs...)
+	return nil
 }
 
 // pullProgressEvery is how often a pull's progress is read and, when it changed, told:

@@ -1,10 +1,12 @@
 package containerd
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -133,5 +135,19 @@ func TestPullTrackerBoundsLayers(t *testing.T) {
 	}
 	if len(tr.layers) != maxPullLayers {
 		t.Fatalf("%d layers kept, want at most %d", len(tr.layers), maxPullLayers)
+	}
+}
+
+// containerd's client logs of a pull go to the driver's log at debug, its own debug
+// lines (token responses among them) nowhere.
+func TestPullLogger(t *testing.T) {
+	var buf bytes.Buffer
+	d := &Driver{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	l := d.pullLogger()
+	l.WithField("host", "reg.example").Info("fetch failed")
+	l.Debug("token response")
+	got := buf.String()
+	if !strings.Contains(got, `level=DEBUG msg="containerd: fetch failed" host=reg.example`) || strings.Contains(got, "token response") {
+		t.Fatalf("driver log %q", got)
 	}
 }
