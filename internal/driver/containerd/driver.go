@@ -101,6 +101,8 @@ type Driver struct {
 	owner     driver.Owner
 	prefix    string
 	certsDir  string
+	// pullEvery is how often a pull's progress is read (pullProgressEvery; tests less).
+	pullEvery time.Duration
 
 	// starting are the IDs whose Start runs (a second Start of one fails at once).
 	starting driver.Starting
@@ -167,6 +169,7 @@ func New(cfg Config) (*Driver, error) {
 		owner:       cfg.Owner,
 		prefix:      "berth-",
 		certsDir:    orDefault(cfg.CertsDir, DefaultCertsDir),
+		pullEvery:   pullProgressEvery,
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator

@@ -40,7 +40,7 @@ func (d *Driver) pullImage(ctx context.Context, ref string, auth *driver.Registr
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t.report(pctx, pullProgressEvery, progress)
+		t.report(pctx, d.pullEvery, progress)
 	}()
 	img, err := d.cli.Pull(ctx, ref,
 		client.WithResolver(d.resolver(auth)),

@@ -1,7 +1,10 @@
 package containerd
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"os"
 	"strings"
@@ -138,6 +141,29 @@ func TestPull(t *testing.T) {
 		_, err := run(t, inNamespace(t), strings.TrimSuffix(image, ":1")+":2", v4.PullIfNotPresent, good)
 		failsWith(t, err, "manifest unknown")
 	})
+	t.Run("progress in bytes of the layer", func(t *testing.T) {
+		// A layer no namespace of the containerd has (pushed straight to the registry),
+		// so that its bytes are downloaded, and progress read every 5 ms.
+		layer := tarOf(t, "big", 24<<20)
+		big := reg.PushLayer(t, "test/big", "1", layer)
+		d := inNamespace(t)
+		d.pullEvery = 5 * time.Millisecond
+		events, err := run(t, d, big, v4.PullIfNotPresent, good)
+		if errors.Is(err, driver.ErrPull) || !pulled(t, events) {
+			t.Fatalf("start: %v, pull events %+v", err, events)
+		}
+		var last driver.PullEvent
+		for _, e := range events[1 : len(events)-1] {
+			if e.Phase != driver.PullProgress || e.Total != int64(len(layer)) || e.Layers != 1 || e.Current < last.Current || e.Current > e.Total {
+				t.Fatalf("progress %+v after %+v: want the one layer's %d bytes, growing", e, last, len(layer))
+			}
+			last = e
+		}
+		if last.Phase != driver.PullProgress {
+			t.Fatalf("no progress told: %+v", events)
+		}
+		t.Logf("%d progress events, the last %d/%d bytes, %d/%d layers done", len(events)-2, last.Current, last.Total, last.Done, last.Layers)
+	})
 	t.Run("an untrusted CA", func(t *testing.T) {
 		d, _ := newDriver(t, func(c *Config) { c.Namespace = "pulluntrusted"; c.CertsDir = t.TempDir() })
 		_, err := run(t, d, image, v4.PullIfNotPresent, good)
@@ -164,4 +190,23 @@ func pushBusybox(t *testing.T, certs string, auth *driver.RegistryAuth, ref stri
 		t.Fatalf("push %s: %v", ref, err)
 	}
 	return ref
+}
+
+// tarOf is a tar of one file, name, of size random bytes.
+func tarOf(t *testing.T, name string, size int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	data := make([]byte, size)
+	rand.Read(data)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(size), Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

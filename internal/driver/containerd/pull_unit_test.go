@@ -106,6 +106,9 @@ func TestPullTracker(t *testing.T) {
 		return []ocispec.Descriptor{config, l1, l2, have}, nil
 	})
 	ctx := context.Background()
+	if e, changed := tr.poll(ctx); changed {
+		t.Fatalf("progress %+v told before a manifest named a layer", e)
+	}
 	if _, err := tr.wrap(manifest).Handle(ctx, ocispec.Descriptor{}); err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func (t *pullTracker) poll(ctx context.Context) (driver.PullEvent, bool) {
 		}
 	}
 	e := t.event()
-	if e == t.last {
+	if e.Layers == 0 || e == t.last { // nothing to tell before a manifest named a layer
 		return e, false
 	}
 	t.last = e

@@ -5,15 +5,19 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -113,9 +117,8 @@ func (r *Registry) TrustIn(t *testing.T, dir string) {
 // waitReady waits until the registry answers over TLS (401 without credentials).
 func (r *Registry) waitReady(t *testing.T) {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(r.CA)
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	c := r.client()
+	c.Timeout = 2 * time.Second
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := c.Get("https://" + r.Host + "/v2/")
@@ -172,4 +175,66 @@ func writeTLS(t *testing.T, dir string) []byte {
 		}
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}
+
+// PushLayer stores an image of one uncompressed layer (a tar) as repo:tag straight
+// through the registry's HTTP API, so that no container runtime holds its content, and
+// returns the image's name. Its config says linux/amd64 with no command.
+func (r *Registry) PushLayer(t *testing.T, repo, tag string, layer []byte) string {
+	t.Helper()
+	layerDigest := digestOf(layer)
+	config := fmt.Appendf(nil, `{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[%q]}}`, layerDigest)
+	manifest := fmt.Appendf(nil, `{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",`+
+		`"config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":%q,"size":%d},`+
+		`"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":%q,"size":%d}]}`,
+		digestOf(config), len(config), layerDigest, len(layer))
+	c := r.client()
+	for _, blob := range [][]byte{layer, config} {
+		resp := r.do(t, c, http.MethodPost, "https://"+r.Host+"/v2/"+repo+"/blobs/uploads/", "", nil, http.StatusAccepted)
+		loc, err := resp.Location()
+		if err != nil {
+			t.Fatalf("blob upload of %s: %v", repo, err)
+		}
+		q := loc.Query()
+		q.Set("digest", digestOf(blob))
+		loc.RawQuery = q.Encode()
+		r.do(t, c, http.MethodPut, loc.String(), "application/octet-stream", blob, http.StatusCreated)
+	}
+	r.do(t, c, http.MethodPut, "https://"+r.Host+"/v2/"+repo+"/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json", manifest, http.StatusCreated)
+	return r.Host + "/" + repo + ":" + tag
+}
+
+// client is an HTTPS client that trusts the registry's CA.
+func (r *Registry) client() *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(r.CA)
+	return &http.Client{Timeout: time.Minute, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// do sends one request with the registry's user and requires the status want.
+func (r *Registry) do(t *testing.T, c *http.Client, method, url, contentType string, body []byte, want int) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(r.User, r.Password)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %s, want %d: %s", method, url, resp.Status, want, msg)
+	}
+	return resp
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
