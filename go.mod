@@ -11,6 +11,7 @@ require (
 	github.com/containerd/containerd/api v1.12.0 // the runc shim's options (BinaryName: runc or crun) and the task events the containerd driver reads
 	github.com/containerd/containerd/v2 v2.4.2 // the containerd driver's client (internal/driver/containerd): 2.4 is built on the runtime-spec, cgroups, grpc and otel versions berth already has (1.7.x does not build with runtime-spec 1.3); its client works with Debian's containerd 1.6 (docs/runtimes.md)
 	github.com/containerd/errdefs v1.0.0
+	github.com/containerd/log v0.2.0 // the logger containerd's client reads from a context: the containerd driver's pulls give it one that writes to slog; already in the graph
 	github.com/containerd/typeurl/v2 v2.3.0 // decodes containerd's event envelopes
 	github.com/containernetworking/cni v1.3.1
 	github.com/distribution/reference v0.6.0 // image names as Docker resolves them (busybox = docker.io/library/busybox:latest), already in the graph through the Docker client
@@ -23,9 +24,12 @@ require (
 	github.com/moby/moby/api v1.57.0 // Docker's API types; the version client v0.6.3 requires, so the two are built against each other
 	github.com/moby/moby/client v0.6.3 // the Docker driver's client (internal/driver/docker), the maintained successor of github.com/docker/docker/client; negotiates down to API 1.40, so a 20.10 daemon (1.41) works
 	github.com/moby/sys/signal v0.7.1 // an image's stop signal by name, as containerd records it
+	github.com/opencontainers/go-digest v1.0.0 // content digests of the containerd driver's pull progress; already in the graph through containerd
+	github.com/opencontainers/image-spec v1.1.1 // image descriptors the containerd driver's pull reads; already in the graph through containerd
 	github.com/opencontainers/runtime-spec v1.3.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3 // the gathered families the etcd metrics route filters (internal/server)
+	github.com/sirupsen/logrus v1.10.2 // containerd/log's logger type (that hook to slog); already in the graph
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/pkg/v3 v3.7.3
@@ -38,7 +42,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // the collector service a test exports to
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.5 // manifests, config files and -o yaml; the maintained home of gopkg.in/yaml.v3, same API
-	golang.org/x/crypto v0.58.0 // bcrypt for the htpasswd of the private-registry e2e test (test/e2e/registry_test.go); already required by etcd and the Docker client
+	golang.org/x/crypto v0.58.0 // bcrypt for the htpasswd of the private registry the tests run (internal/testutil/registry); already required by etcd and the Docker client
 	golang.org/x/net v0.61.0 // HTTP/2 frames: a test reads the limits the server announces (internal/server); already in the module graph
 	golang.org/x/sys v0.49.0 // pidfd_open and poll: waiting for a task's process without polling
 	google.golang.org/grpc v1.83.2
@@ -56,7 +60,6 @@ require (
 	github.com/containerd/continuity v0.5.0 // indirect
 	github.com/containerd/errdefs/pkg v0.3.0 // indirect
 	github.com/containerd/fifo v1.1.0 // indirect
-	github.com/containerd/log v0.2.0 // indirect
 	github.com/containerd/log/otel v0.1.0 // indirect
 	github.com/containerd/platforms v1.0.0-rc.5 // indirect
 	github.com/containerd/plugin v1.1.0 // indirect
@@ -87,12 +90,10 @@ require (
 	github.com/moby/sys/user v0.4.1 // indirect
 	github.com/moby/sys/userns v0.2.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/opencontainers/go-digest v1.0.0 // indirect
-	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/pelletier/go-toml/v2 v2.4.3 // indirect; the hosts.toml parser of containerd's hosts directory (core/remotes/docker/config), read by the containerd driver's pulls
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/sirupsen/logrus v1.10.2 // indirect
 	github.com/soheilhy/cmux v0.1.5 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/tmc/grpc-websocket-proxy v0.0.0-20220101234140-673ab2c3ae75 // indirect

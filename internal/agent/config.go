@@ -76,9 +76,11 @@ type Config struct {
 	// container task groups (docs/runtimes.md). With containerd, Docker and DockerHost
 	// do not apply: ContainerdAddress is the daemon's socket (default
 	// /run/containerd/containerd.sock); CNIBinDir, CNIConfDir and NetworkImage serve its
-	// CNI and BRIDGE pods.
+	// CNI and BRIDGE pods; ContainerdCerts is the hosts directory its pulls read a
+	// registry's CA and mirrors from (default /etc/containerd/certs.d).
 	ContainerRuntime  string
 	ContainerdAddress string
+	ContainerdCerts   string
 	// ContainerRuntimes are containerd's runtime handlers pods may name besides runc and
 	// crun found in PATH (docs/runtimes.md): NAME=BINARY or NAME=shim:RUNTIME_TYPE.
 	ContainerRuntimes []string

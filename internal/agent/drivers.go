@@ -98,7 +98,7 @@ func (a *Agent) openContainerd() (*containerd.Driver, error) {
 		return nil, fmt.Errorf("agent: --container-runtimes: %w", err)
 	}
 	d, err := containerd.New(containerd.Config{
-		Address: a.cfg.ContainerdAddress, Logger: a.log.With("driver", "containerd"),
+		Address: a.cfg.ContainerdAddress, CertsDir: a.cfg.ContainerdCerts, Logger: a.log.With("driver", "containerd"),
 		DataDir: filepath.Join(a.cfg.DataDir, "containerd"), Owner: a.owner, LogLimits: a.cfg.LogLimits,
 		Runtimes:  handlers,
 		CNIBinDir: a.cfg.CNIBinDir, CNIConfDir: a.cfg.CNIConfDir, NetworkImage: a.cfg.NetworkImage,

@@ -41,6 +41,7 @@ type agentFlags struct {
 	runtime         string
 	containerdAddr  string
 	runtimes        []string
+	containerdCerts string
 	cniBinDir       string
 	cniConfDir      string
 	networkImage    string
@@ -131,6 +132,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.containerdAddr, "containerd-address", containerd.DefaultAddress, "containerd's socket, with --container-runtime containerd")
 	fl.StringSliceVar(&f.runtimes, "container-runtimes", nil, "with --container-runtime containerd: runtime handlers pods may name (spec.runtime) besides runc and crun found in PATH, NAME=BINARY or NAME=shim:RUNTIME_TYPE (crun=/usr/bin/crun,runsc=shim:io.containerd.runsc.v1; docs/runtimes.md)")
 	fl.StringVar(&f.cniBinDir, "cni-bin-dir", "/usr/lib/cni", "directory of the CNI plugins (networktype: cni, and BRIDGE on containerd)")
+	fl.StringVar(&f.containerdCerts, "containerd-certs-dir", containerd.DefaultCertsDir, "hosts directory of the containerd driver's pulls (<host:port>/ca.crt, hosts.toml), with --container-runtime containerd")
 	fl.StringVar(&f.cniConfDir, "cni-conf-dir", "/etc/cni/net.d", "directory of the CNI network config (the first .conflist, .conf or .json)")
 	fl.StringVar(&f.networkImage, "network-image", "", "image of the CNI pods' sandboxes and network holders (default: the driver's, built from the host's static busybox; on containerd it must be imported)")
 	fl.StringVar(&f.gpus, "gpus", agent.GPUAuto, "report the node's NVIDIA GPUs: auto (the cards NVML finds; none without libnvidia-ml) or off")
@@ -231,6 +233,7 @@ func (f agentFlags) settings(m flagMerge) agent.Config {
 		DockerHost:        m.pick("docker-host", f.dockerHost, file.DockerHost),
 		ContainerRuntime:  m.pick("container-runtime", f.runtime, file.Runtime),
 		ContainerdAddress: m.pick("containerd-address", f.containerdAddr, file.ContainerdAddr),
+		ContainerdCerts:   m.pick("containerd-certs-dir", f.containerdCerts, file.ContainerdCerts),
 		CNIBinDir:         m.pick("cni-bin-dir", f.cniBinDir, file.CNIBinDir),
 		CNIConfDir:        m.pick("cni-conf-dir", f.cniConfDir, file.CNIConfDir),
 		NetworkImage:      m.pick("network-image", f.networkImage, file.NetworkImage),

@@ -2,18 +2,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,31 +11,63 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
+	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/remotes/docker"
+	"github.com/containerd/containerd/v2/core/remotes/docker/config"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/testutil/loopback"
+	"github.com/berthhq/berth/internal/driver/containerd"
+	"github.com/berthhq/berth/internal/driver/drivertest"
+	testregistry "github.com/berthhq/berth/internal/testutil/registry"
 )
 
-// registryBin is the distribution registry Debian packages (apt-get install
-// docker-registry); CI installs it (.ci/run).
-const registryBin = "/usr/bin/docker-registry"
-
-// Private registries against the real binary, Docker and a registry on loopback with
-// htpasswd auth and TLS from a CA the test makes (docs/docker.md, "Images and
-// registries"): an image pulled with an image pull secret runs, with its Pulled event; a
-// wrong password fails the pod with the registry's answer; no password shows in what
-// berth shows of the app, its instances or its events.
+// Private registries against the real binary and a registry on loopback with htpasswd
+// auth and TLS from a CA the test makes, one registry for both container runtimes
+// (docs/docker.md, "Images and registries"; docs/runtimes.md, "Pulls"): an image pulled
+// with an image pull secret runs, with its Pulled event; a wrong password and a missing
+// tag fail the pod with the registry's answer; no password shows in what berth shows
+// of the app, its instances, its events or in the agent's log. Docker trusts the CA
+// through /etc/docker/certs.d, containerd through the agent's --containerd-certs-dir.
 func TestPrivateRegistry(t *testing.T) {
-	s, a := startDockerNode(t, "dk-reg", "29350-29399")
 	reg := startRegistry(t)
-	image := reg.push(t, testImage, "e2e/busybox:1")
+	t.Run("docker", func(t *testing.T) {
+		s, a := startDockerNode(t, "dk-reg", "29350-29399")
+		reg.TrustIn(t, "/etc/docker/certs.d")
+		image := reg.push(t, testImage, "e2e/busybox:1")
+		privateRegistryCases(t, s, a, reg, image, "", "Error response from daemon: ", "unauthorized: authentication required")
+		waitNoContainers(t, a.name, 60*time.Second)
+	})
+	t.Run("containerd", func(t *testing.T) {
+		requireRoot(t)
+		if why := drivertest.ContainerdMissing(); why != "" {
+			if os.Getenv("BERTH_REQUIRE_CONTAINERD") == "1" {
+				t.Fatal("BERTH_REQUIRE_CONTAINERD=1 but:", why)
+			}
+			t.Skip(why)
+		}
+		ctd := startTestContainerd(t)
+		hostsDir := t.TempDir()
+		reg.TrustIn(t, hostsDir)
+		image := reg.pushContainerd(t, ctd.Address, hostsDir, "e2e/busybox-ctd:1")
+		s := startServer(t, t.TempDir())
+		a := startAgent(t, s, "ctd-reg", "29350-29399", "--container-runtime", "containerd", "--containerd-address", ctd.Address,
+			"--containerd-certs-dir", hostsDir, "--allow-privileged") // HOST networking is a privilege
+		s.cleanupApps("e2e")
+		privateRegistryCases(t, s, a, reg, image, "HOST", "", "unauthorized")
+	})
+}
 
-	s.applySpec(t, reg.secret("regcred", reg.password)+"\n"+reg.secret("badcred", "wrong-"+reg.password))
+// privateRegistryCases runs the cases of TestPrivateRegistry on a node: image is in the
+// registry, mode the pods' network mode (the containerd driver has no BRIDGE yet),
+// daemonPrefix what the runtime puts before the registry's answer in a failed pull's
+// message, unauthorized what that answer says to a wrong password.
+func privateRegistryCases(t *testing.T, s *devServer, a *agentProc, reg *registry, image, mode, daemonPrefix, unauthorized string) {
+	s.applySpec(t, reg.secret("regcred", reg.Password)+"\n"+reg.secret("badcred", "wrong-"+reg.Password))
 	pulling := func(name, secret, image string) string {
 		c := fmtSpec(`{"name":"web","image":%q,"imagePullPolicy":"Always","imagePullSecrets":[{"name":%q}],"command":"/bin/sh","args":["-c","exec sleep 100000"]%s}`,
 			image, secret, withResources(""))
-		return appSpec{name: name, ns: "e2e", containers: []string{c}}.json()
+		return appSpec{name: name, ns: "e2e", mode: mode, containers: []string{c}}.json()
 	}
 	// fails applies an app that pulls image with secret and waits until its instance
 	// failed with the pull's error, which must say want, as its PullFailed event does.
@@ -62,18 +84,20 @@ func TestPrivateRegistry(t *testing.T) {
 		if !strings.Contains(tg.Status.Message, "pull image "+image+": ") || !strings.Contains(tg.Status.Message, want) {
 			t.Errorf("message %q: want the pull and the registry's answer (%s)", tg.Status.Message, want)
 		}
-		s.eventsSay("task web: pull image "+image+": Error response from daemon: ", "-n", "e2e") // PullFailed
+		s.eventsSay("task web: pull image "+image+": "+daemonPrefix, "-n", "e2e") // PullFailed
 	}
 	t.Run("a pull secret pulls the private image", func(t *testing.T) {
 		s.applySpec(t, pulling("private", "regcred", image))
 		tg := s.running(t, "e2e", "private", 1)[0]
-		if got := inspect(t, tg.Status.Tasks[0].Info.ID, "{{.Config.Image}}"); got != image {
-			t.Errorf("the container runs %q, want %q", got, image)
+		if daemonPrefix != "" { // Docker's
+			if got := inspect(t, tg.Status.Tasks[0].Info.ID, "{{.Config.Image}}"); got != image {
+				t.Errorf("the container runs %q, want %q", got, image)
+			}
 		}
 		s.eventsSay("pulled image "+image, "-n", "e2e")
 	})
 	t.Run("a wrong password fails with the registry's answer", func(t *testing.T) {
-		fails(t, "denied", "badcred", image, "unauthorized: authentication required")
+		fails(t, "denied", "badcred", image, unauthorized)
 	})
 	t.Run("a missing tag fails with the registry's answer", func(t *testing.T) {
 		fails(t, "notag", "regcred", strings.TrimSuffix(image, ":1")+":2", "manifest unknown")
@@ -87,102 +111,61 @@ func TestPrivateRegistry(t *testing.T) {
 			"agent log":   a.logs.String(),
 		}
 		for what, out := range shown {
-			if strings.Contains(out, reg.password) || strings.Contains(out, reg.auth(reg.password)) {
+			if strings.Contains(out, reg.Password) || strings.Contains(out, reg.auth(reg.Password)) {
 				t.Errorf("the %s shows the password:\n%s", what, out)
 			}
 		}
 	})
-	s.mustBerth("delete", "application", "private", "-n", "e2e")
-	s.mustBerth("delete", "application", "denied", "-n", "e2e")
-	s.mustBerth("delete", "application", "notag", "-n", "e2e")
-	waitNoContainers(t, a.name, 60*time.Second)
+	for _, app := range []string{"private", "denied", "notag"} {
+		s.mustBerth("delete", "application", app, "-n", "e2e")
+	}
+	waitUntil(t, 60*time.Second, "the apps' instances to go", func() bool {
+		return len(s.taskGroups("e2e", "private"))+len(s.taskGroups("e2e", "denied"))+len(s.taskGroups("e2e", "notag")) == 0
+	})
 }
 
-// registry is a distribution registry on loopback with TLS and one htpasswd user.
+// registry is a distribution registry on loopback with TLS and one htpasswd user
+// (internal/testutil/registry), and the docker client's config dir for login and push.
 type registry struct {
-	host           string // 127.0.0.1:<port>
-	user, password string
-	dockerConfig   string // the docker client's config dir for login and push
+	*testregistry.Registry
+	dockerConfig string
 }
 
-// startRegistry starts the registry on a free loopback port, with a certificate from a
-// CA that dockerd trusts through /etc/docker/certs.d/<host>/ca.crt (read at each pull),
-// which the test creates and removes.
+// startRegistry starts the registry; the runtimes' subtests trust its CA each their way.
 func startRegistry(t *testing.T) *registry {
 	t.Helper()
-	if _, err := os.Stat(registryBin); err != nil {
-		if os.Getenv("BERTH_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("BERTH_REQUIRE_DOCKER=1 but %s is missing (apt-get install docker-registry): %v", registryBin, err)
+	if why := testregistry.Missing(); why != "" {
+		if os.Getenv("BERTH_REQUIRE_DOCKER") == "1" || os.Getenv("BERTH_REQUIRE_CONTAINERD") == "1" {
+			t.Fatalf("BERTH_REQUIRE_DOCKER or BERTH_REQUIRE_CONTAINERD is 1 but %s", why)
 		}
-		t.Skipf("%s is missing (apt-get install docker-registry): %v", registryBin, err)
+		t.Skip(why)
 	}
-	dir := t.TempDir()
-	r := &registry{host: fmt.Sprintf("127.0.0.1:%d", loopback.FreePort(t)), user: "e2e", password: "pw-" + rand.Text()[:12],
-		dockerConfig: filepath.Join(dir, "docker")}
-	caPEM := writeRegistryTLS(t, dir)
-	certsDir := filepath.Join("/etc/docker/certs.d", r.host)
-	if err := os.MkdirAll(certsDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		os.RemoveAll(certsDir)
-		os.Remove(filepath.Dir(certsDir)) // when the test created it: only an empty one goes
-	})
-	if err := os.WriteFile(filepath.Join(certsDir, "ca.crt"), caPEM, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(r.password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	config := fmt.Sprintf(`version: 0.1
-log: {level: warn}
-storage: {filesystem: {rootdirectory: %s}}
-http: {addr: %s, tls: {certificate: %s, key: %s}}
-auth: {htpasswd: {realm: berth-e2e, path: %s}}
-`, filepath.Join(dir, "data"), r.host, filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"), filepath.Join(dir, "htpasswd"))
-	for name, content := range map[string]string{"htpasswd": r.user + ":" + string(hash) + "\n", "config.yml": config} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, registryBin, "serve", filepath.Join(dir, "config.yml"))
-	logs, err := os.Create(filepath.Join(dir, "registry.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		cmd.Wait()
-		logs.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logs.Name())
-			t.Logf("registry log:\n%s", b)
-		}
-	})
-	r.waitReady(t, caPEM)
-	return r
+	return &registry{Registry: testregistry.Start(t), dockerConfig: filepath.Join(t.TempDir(), "docker")}
 }
 
-// waitReady waits until the registry answers over TLS (401 without credentials).
-func (r *registry) waitReady(t *testing.T, caPEM []byte) {
+// pushContainerd pushes the busybox image of the containerd at address (berth's
+// namespace) to the registry's repo with containerd's client, trusting the registry
+// through hostsDir as the driver does, and returns the image's name.
+func (r *registry) pushContainerd(t *testing.T, address, hostsDir, repo string) string {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	waitUntil(t, 20*time.Second, "the registry to answer", func() bool {
-		resp, err := c.Get("https://" + r.host + "/v2/")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusUnauthorized
-	})
+	cli, err := client.New(address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(namespaces.WithNamespace(context.Background(), containerd.DefaultNamespace), time.Minute)
+	defer cancel()
+	img, err := cli.GetImage(ctx, "docker.io/"+testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := config.ConfigureHosts(ctx, config.HostOptions{HostDir: config.HostDirFromRoot(hostsDir), DefaultScheme: "https",
+		Credentials: func(string) (string, string, error) { return r.User, r.Password, nil }})
+	ref := r.Host + "/" + repo
+	if err := cli.Push(ctx, ref, img.Target(), client.WithResolver(docker.NewResolver(docker.ResolverOptions{Hosts: hosts}))); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	return ref
 }
 
 // docker runs the docker client with the registry's own config dir, so that its login
@@ -200,66 +183,24 @@ func (r *registry) docker(t *testing.T, stdin string, args ...string) {
 // that a pull must really happen; the pulled image is removed when the test ends.
 func (r *registry) push(t *testing.T, image, repo string) string {
 	t.Helper()
-	ref := r.host + "/" + repo
+	ref := r.Host + "/" + repo
 	r.docker(t, "", "tag", image, ref)
 	t.Cleanup(func() { exec.Command("docker", "rmi", "-f", ref).Run() })
-	r.docker(t, r.password, "login", r.host, "-u", r.user, "--password-stdin")
+	r.docker(t, r.Password, "login", r.Host, "-u", r.User, "--password-stdin")
 	r.docker(t, "", "push", ref)
-	r.docker(t, "", "logout", r.host)
+	r.docker(t, "", "logout", r.Host)
 	r.docker(t, "", "rmi", ref)
 	return ref
 }
 
 // auth is a docker config's auth of the user with password.
 func (r *registry) auth(password string) string {
-	return base64.StdEncoding.EncodeToString([]byte(r.user + ":" + password))
+	return base64.StdEncoding.EncodeToString([]byte(r.User + ":" + password))
 }
 
 // secret is an image pull secret of namespace e2e for the registry.
 func (r *registry) secret(name, password string) string {
-	config := fmt.Sprintf(`{"auths":{"https://%s":{"auth":%q}}}`, r.host, r.auth(password))
+	config := fmt.Sprintf(`{"auths":{"https://%s":{"auth":%q}}}`, r.Host, r.auth(password))
 	return fmt.Sprintf(`{"apiVersion":"v4","kind":"secret","metadata":{"name":%q,"namespace":"e2e"},"type":%q,"datas":{%q:{"content":%q}}}`,
 		name, v4.SecretTypeDockerConfigJSON, v4.DockerConfigJSONKey, base64.StdEncoding.EncodeToString([]byte(config)))
-}
-
-// writeRegistryTLS writes server.crt and server.key for 127.0.0.1, signed by a CA made
-// here, into dir, and returns the CA's PEM.
-func writeRegistryTLS(t *testing.T, dir string) []byte {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "berth e2e registry CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, block := range map[string]*pem.Block{
-		"server.crt": {Type: "CERTIFICATE", Bytes: der},
-		"server.key": {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 }

@@ -101,6 +101,10 @@ type Config struct {
 	// NetworkImage is the image of pod sandboxes and network holders, which must be in
 	// the namespace; default podsandbox.Image, built from the host's static busybox.
 	NetworkImage string
+	// CertsDir is the hosts directory pulls read a registry's configuration from
+	// (<dir>/<host:port>/ca.crt, client certificates, hosts.toml); default
+	// DefaultCertsDir. A registry without one is trusted through the system's roots.
+	CertsDir string
 }
 
 // Driver runs container tasks through containerd. It is safe for concurrent use.
@@ -121,6 +125,9 @@ type Driver struct {
 	logLimits logfile.Limits
 	owner     driver.Owner
 	prefix    string
+	certsDir  string
+	// pullEvery is how often a pull's progress is read (pullProgressEvery; tests less).
+	pullEvery time.Duration
 
 	// Pod networks (pods.go): the CNI plugins and config, libcni's cache, the pods'
 	// states (DataDir/pods) and the sandbox image; podMu serialises setups and
@@ -148,6 +155,8 @@ var (
 	_ driver.PodNetworks    = (*Driver)(nil)
 	_ driver.NetworkHolders = (*Driver)(nil)
 	_ driver.CNIBridge      = (*Driver)(nil)
+	_ driver.Interactive    = (*Driver)(nil)
+	_ driver.Processes      = (*Driver)(nil)
 )
 
 // New returns a driver talking to containerd at cfg.Address. It does not contact the
@@ -206,6 +215,8 @@ func New(cfg Config) (*Driver, error) {
 		cniCacheDir:    filepath.Join(dataDir, "cni-cache"),
 		podsDir:        filepath.Join(dataDir, "pods"),
 		networkImage:   cfg.NetworkImage,
+		certsDir:       orDefault(cfg.CertsDir, DefaultCertsDir),
+		pullEvery:      pullProgressEvery,
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator

@@ -24,19 +24,10 @@ const execOutputCap = 64 << 10
 // ctx's error is returned with the output so far.
 func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecResult, error) {
 	ctx = d.ctx(ctx)
-	c, err := d.load(ctx, id)
+	task, pspec, err := d.execSpec(ctx, id)
 	if err != nil {
 		return driver.ExecResult{}, err
 	}
-	task, err := c.Task(ctx, nil)
-	if err != nil {
-		return driver.ExecResult{}, d.wrap(err, "exec in task %s", id)
-	}
-	spec, err := c.Spec(ctx)
-	if err != nil {
-		return driver.ExecResult{}, d.wrap(err, "exec in task %s: spec", id)
-	}
-	pspec := *spec.Process
 	pspec.Args = []string{"sh", "-c", cmd}
 	pspec.Terminal = false
 	out := &cappedBuffer{limit: execOutputCap}
@@ -44,7 +35,7 @@ func (d *Driver) Exec(ctx context.Context, id string, cmd string) (driver.ExecRe
 	bctx, cancel := background()
 	defer cancel()
 	bctx = d.ctx(bctx)
-	p, err := task.Exec(ctx, execID(), &pspec, cio.NewCreator(cio.WithStreams(nil, out, out), cio.WithFIFODir(d.fifoDir)))
+	p, err := task.Exec(ctx, execID(), pspec, cio.NewCreator(cio.WithStreams(nil, out, out), cio.WithFIFODir(d.fifoDir)))
 	if err != nil {
 		return driver.ExecResult{}, d.wrap(err, "exec in task %s", id)
 	}

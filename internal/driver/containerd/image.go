@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	client "github.com/containerd/containerd/v2/client"
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver"
 )
 
 // Import loads images from a tar (`docker save` output or an OCI image layout) into the
 // driver's namespace and unpacks them, and returns their names. It is how tests and
-// operators get images onto a node that cannot pull (pulls come later).
+// operators get images onto a node that cannot pull.
 func (d *Driver) Import(ctx context.Context, r io.Reader) ([]string, error) {
 	ctx = d.ctx(ctx)
 	imgs, err := d.cli.Import(ctx, r)
@@ -41,28 +44,58 @@ func normalizeImage(name string) (string, error) {
 	return reference.TagNameOnly(ref).String(), nil
 }
 
-// image returns the task's image, unpacked. The image must be in the namespace already
-// (Import): the driver does not pull yet, so a pull policy of Always is refused rather
-// than silently run an older image.
-func (d *Driver) image(ctx context.Context, c *v4.Container) (client.Image, error) {
+// image returns the task's image, unpacked, present per its pull policy: Always pulls
+// at every start, Never never pulls, anything else (IfNotPresent, BCS's rule) pulls
+// only an image the namespace lacks. setup gives the credentials (PullAuth, else the
+// container's imagePullUser/imagePullPasswd) and where the pull's progress goes.
+func (d *Driver) image(ctx context.Context, c *v4.Container, setup *driver.ContainerSetup) (client.Image, error) {
 	name, err := normalizeImage(c.Image)
 	if err != nil {
 		return nil, err
 	}
-	if c.ImagePullPolicy == v4.PullAlways {
-		return nil, fmt.Errorf("image %s: imagePullPolicy Always: the containerd driver cannot pull images yet", c.Image)
+	if c.ImagePullPolicy != v4.PullAlways {
+		img, err := d.cli.GetImage(ctx, name)
+		switch {
+		case err == nil:
+			return d.unpacked(ctx, img)
+		case !cerrdefs.IsNotFound(err):
+			return nil, d.wrap(err, "image %s", name)
+		case c.ImagePullPolicy == v4.PullNever:
+			return nil, driver.PullFailed(fmt.Errorf("image %s is not on the node, and its imagePullPolicy is Never", c.Image))
+		}
 	}
-	img, err := d.cli.GetImage(ctx, name)
+	auth := setup.PullAuth
+	if auth == nil && (c.ImagePullUser != "" || c.ImagePullPasswd != "") {
+		auth = &driver.RegistryAuth{Server: v4.ImageRegistry(c.Image), Username: c.ImagePullUser, Password: c.ImagePullPasswd}
+	}
+	progress := setup.PullProgress
+	if progress == nil {
+		progress = func(driver.PullEvent) {}
+	}
+	began := time.Now()
+	progress(driver.PullEvent{Phase: driver.PullStarted, Image: c.Image})
+	img, err := d.pullImage(ctx, name, auth, progress)
 	if err != nil {
-		return nil, d.wrap(err, "image %s (the containerd driver does not pull: import it)", name)
+		return nil, err
 	}
+	size, err := img.Size(ctx)
+	if err != nil {
+		d.log.Debug("size of a pulled image", "image", name, "err", err)
+	}
+	progress(driver.PullEvent{Phase: driver.PullDone, Image: c.Image, Size: size, Took: time.Since(began)})
+	return img, nil
+}
+
+// unpacked unpacks img into the snapshotter unless it is there already (an image
+// imported or pulled for another snapshotter).
+func (d *Driver) unpacked(ctx context.Context, img client.Image) (client.Image, error) {
 	ok, err := img.IsUnpacked(ctx, d.snapshotter)
 	if err != nil {
-		return nil, d.wrap(err, "image %s", name)
+		return nil, d.wrap(err, "image %s", img.Name())
 	}
 	if !ok {
 		if err := img.Unpack(ctx, d.snapshotter); err != nil {
-			return nil, d.wrap(err, "unpack image %s", name)
+			return nil, d.wrap(err, "unpack image %s", img.Name())
 		}
 	}
 	return img, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	cerrdefs "github.com/containerd/errdefs"
 
 	client "github.com/containerd/containerd/v2/client"
 
@@ -18,7 +19,7 @@ import (
 // pull).
 func (d *Driver) sandboxImage(ctx context.Context) (client.Image, error) {
 	if d.networkImage != "" {
-		img, err := d.image(ctx, &v4.Container{Image: d.networkImage})
+		img, err := d.image(ctx, &v4.Container{Image: d.networkImage}, &driver.ContainerSetup{})
 		if err != nil {
 			return nil, fmt.Errorf("network image: %w", err)
 		}
@@ -26,14 +27,31 @@ func (d *Driver) sandboxImage(ctx context.Context) (client.Image, error) {
 	}
 	d.imageMu.Lock()
 	defer d.imageMu.Unlock()
-	img, err := d.image(ctx, &v4.Container{Image: podsandbox.Image})
+	img, err := d.localImage(ctx, podsandbox.Image)
 	if !errors.Is(err, driver.ErrNotFound) {
 		return img, err
 	}
 	if err := d.buildSandboxImage(ctx); err != nil {
 		return nil, fmt.Errorf("build network image %s: %w (or set the network image)", podsandbox.Image, err)
 	}
-	return d.image(ctx, &v4.Container{Image: podsandbox.Image})
+	return d.localImage(ctx, podsandbox.Image)
+}
+
+// localImage is the namespace's image ref, unpacked; driver.ErrNotFound when missing (it
+// is never pulled).
+func (d *Driver) localImage(ctx context.Context, ref string) (client.Image, error) {
+	name, err := normalizeImage(ref)
+	if err != nil {
+		return nil, err
+	}
+	img, err := d.cli.GetImage(ctx, name)
+	switch {
+	case cerrdefs.IsNotFound(err):
+		return nil, fmt.Errorf("image %s: %w", ref, driver.ErrNotFound)
+	case err != nil:
+		return nil, d.wrap(err, "image %s", name)
+	}
+	return d.unpacked(ctx, img)
 }
 
 // buildSandboxImage imports podsandbox.Image into the namespace as an OCI archive.

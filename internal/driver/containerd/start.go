@@ -29,8 +29,8 @@ const (
 	stopSignalLabel = "io.containerd.image.config.stop-signal"
 )
 
-// Start creates the task's container berth-<cluster tag>_<id> from its image (which must
-// be in the namespace: Import), writes its files, and starts its task with its output
+// Start creates the task's container berth-<cluster tag>_<id> from its image (pulled
+// per its pull policy: image.go), writes its files, and starts its task with its output
 // going to LogDir/<name>.log through the logger. It returns once the task runs. A
 // container whose task did not start or ended at once is kept with why (Inspect
 // reports it), and its state is returned with the error, so the executor can report how
@@ -90,7 +90,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 	if err != nil {
 		return nil, err
 	}
-	img, err := d.image(ctx, t.Container)
+	img, err := d.image(ctx, t.Container, t.Setup)
 	if err != nil {
 		return nil, err
 	}
