@@ -43,6 +43,12 @@ func TestContainerdRuntime(t *testing.T) {
 	t.Run("a task that exits", func(t *testing.T) { containerdExit(t, s) })
 	t.Run("a BRIDGE pod with an init task and a host port, through CNI", func(t *testing.T) { containerdBridgePod(t, s, cni, ctd.Address) })
 	t.Run("a NONE pod with an init task, through a network holder", func(t *testing.T) { containerdHolderPod(t, s) })
+	t.Run("the same pod on Docker and on containerd", func(t *testing.T) {
+		cni.require(t)
+		requireDocker(t)
+		d := startDockerAgent(t, s, "ctd-docker", "29450-29499")
+		sameOnBoth(t, s, map[string]string{"docker": d.name, "containerd": a.name})
+	})
 }
 
 // startTestContainerd starts a private containerd with the busybox image imported into
