@@ -27,7 +27,7 @@ func (p *pod) stopAll(ctx context.Context, grace time.Duration, skip int, polite
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), grace+stopTimeout+time.Duration(len(groups))*p.e.cfg.ForceGrace)
 	defer cancel()
 	started := p.startedTasks()
-	done := p.finishedInits()
+	done := p.finishedTasks()
 	var mu sync.Mutex
 	infos := map[int]v4.ContainerInfo{}
 	deadline := time.Now().Add(grace)
@@ -106,8 +106,8 @@ func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, ms
 		now := time.Now()
 		for i := range st.Tasks {
 			t := &st.Tasks[i]
-			if t.Role == v4.RoleInit && t.Status == v4.StatusFinish {
-				continue // it ended before, successfully: that stays as it was
+			if t.Status == v4.StatusFinish {
+				continue // it ended before, successfully, on its own: that stays as it was
 			}
 			t.Status = status
 			if info, ok := infos[i]; ok {
@@ -199,7 +199,7 @@ const killedMessage = "killed by berth"
 func (p *pod) kill(ctx context.Context) {
 	p.update(func(st *v4.TaskGroupStatus) {
 		for i := range st.Tasks {
-			if p.plan.runs(i) || st.Tasks[i].Status != v4.StatusFinish {
+			if st.Tasks[i].Status != v4.StatusFinish { // one that ended on its own stays so
 				st.Tasks[i].Status = v4.StatusKilling
 			}
 		}

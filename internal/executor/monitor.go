@@ -39,7 +39,7 @@ func (p *pod) monitor(ctx context.Context) func(context.Context) {
 	p.watchVolumeUsage(wctx, &wg)
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
-	done := p.finishedMains()
+	done := p.finishedTasks()
 	if end := p.allMainsFinished(done); end != nil {
 		return end // adopted with its main tasks completed: only sidecars run
 	}

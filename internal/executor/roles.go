@@ -48,14 +48,15 @@ func (p *podPlan) stopGroups() [][]int {
 // the init tasks, which have ended by then.
 func (p *podPlan) runs(i int) bool { return p.tasks[i].role() != v4.RoleInit }
 
-// finishedInits are the init tasks that ran to success, by index: they have nothing left
-// to stop.
-func (p *pod) finishedInits() map[int]bool {
+// finishedTasks are the tasks that ended on their own, successfully, while the pod ran
+// (init tasks, and main tasks of a pod with roles), by index: they are Finish already,
+// have nothing left to stop, and keep how they ended when the pod ends.
+func (p *pod) finishedTasks() map[int]bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := map[int]bool{}
 	for i, t := range p.status.Tasks {
-		if t.Role == v4.RoleInit && t.Status == v4.StatusFinish {
+		if t.Status == v4.StatusFinish {
 			out[i] = true
 		}
 	}
@@ -102,19 +103,6 @@ func (p *pod) allMainsFinished(done map[int]bool) func(context.Context) {
 		infos := p.stopAll(ctx, p.plan.grace, -1, true)
 		p.endAll(v4.StatusFinish, "main tasks completed", infos, nil, nil)
 	}
-}
-
-// finishedMains are the main tasks already Finish (an adopted pod's).
-func (p *pod) finishedMains() map[int]bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[int]bool{}
-	for i, t := range p.status.Tasks {
-		if t.Role == "" && t.Status == v4.StatusFinish {
-			out[i] = true
-		}
-	}
-	return out
 }
 
 // cleanMainEnd reports whether st is main task i's exit 0 in a pod with roles.
