@@ -1,7 +1,5 @@
 package v4
 
-import "slices"
-
 // Application statuses (BCS).
 const (
 	AppStaging   = "Staging"
@@ -28,17 +26,19 @@ func AggregateTaskGroup(tasks []TaskStatus) string {
 	if len(tasks) == 0 {
 		return StatusStaging
 	}
-	if slices.ContainsFunc(tasks, func(t TaskStatus) bool { return t.Role == RoleInit && t.Status == StatusFinish }) {
-		rest := slices.DeleteFunc(slices.Clone(tasks), func(t TaskStatus) bool { return t.Role == RoleInit && t.Status == StatusFinish })
-		if len(rest) > 0 {
-			tasks = rest
-		}
-	}
 	count := map[string]int{}
+	inits := 0 // init tasks that finished
 	for _, t := range tasks {
+		if t.Role == RoleInit && t.Status == StatusFinish {
+			inits++
+			continue
+		}
 		count[t.Status]++
 	}
-	n := len(tasks)
+	n := len(tasks) - inits
+	if n == 0 { // only finished init tasks: they are the pod's status
+		count[StatusFinish], n = inits, inits
+	}
 	switch {
 	case count[StatusFailed] > 0:
 		return StatusFailed

@@ -70,3 +70,22 @@ func TestTaskNames(t *testing.T) {
 		t.Errorf("processes: %v", got)
 	}
 }
+
+// An init task that finished counts no more while another task has a status.
+func TestAggregateTaskGroupWithInitTasks(t *testing.T) {
+	done := TaskStatus{Role: RoleInit, Status: StatusFinish}
+	for _, tc := range []struct {
+		tasks []TaskStatus
+		want  string
+	}{
+		{[]TaskStatus{done, {Status: StatusRunning}}, StatusRunning},
+		{[]TaskStatus{done, {Role: RoleInit, Status: StatusRunning}, {Status: StatusStaging}}, StatusStarting},
+		{[]TaskStatus{done, {Status: StatusStaging}}, StatusStaging},
+		{[]TaskStatus{done, {Status: StatusFailed}}, StatusFailed},
+		{[]TaskStatus{done, done}, StatusFinish},
+	} {
+		if got := AggregateTaskGroup(tc.tasks); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.tasks, got, tc.want)
+		}
+	}
+}
