@@ -45,12 +45,13 @@ func (p *pod) podNetwork(ctx context.Context) (string, error) {
 // once it is known.
 func (p *pod) joinNetwork(i int, prep *prepared, join string) {
 	t := prep.tasks[i]
-	owner := p.plan.order[0]
+	owner := p.plan.owner
 	switch {
 	case join != "":
 		t.Setup.JoinTask = join
-	case p.plan.net.hostMode() && p.plan.tasks[owner].role() == v4.RoleInit:
-		// The first task ends: nobody may join it, and the host's network needs no holder.
+	case owner < 0:
+		// A HOST pod whose first task ends: nobody may join it, and the host's network
+		// needs no holder.
 		t.Setup.NetworkMode = p.plan.net.mode
 	case i == owner:
 		t.Setup.NetworkMode = p.plan.net.mode
@@ -66,10 +67,14 @@ func (p *pod) joinNetwork(i int, prep *prepared, join string) {
 	}
 }
 
-// ownsNetwork reports whether task i owns the pod's network: the first container to
-// start of a CNM pod without a holder (in HOST mode, one that is no init task).
-func (p *podPlan) ownsNetwork(i int) bool {
-	return p.net != nil && !p.net.cni && p.holder == nil && len(p.order) > 0 && p.order[0] == i && p.tasks[i].role() != v4.RoleInit
+// networkOwner is the task that owns a CNM pod's network: the first to start (BCS's first
+// container), unless that is an init task, which ends (a holder owns the network then, or
+// in HOST mode nobody needs to); -1 for those, CNI pods and processes.
+func (p *podPlan) networkOwner() int {
+	if p.net == nil || p.net.cni || len(p.order) == 0 || p.tasks[p.order[0]].role() == v4.RoleInit {
+		return -1
+	}
+	return p.order[0]
 }
 
 // setupNetwork creates the CNI sandbox of the pod through the driver.

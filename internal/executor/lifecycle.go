@@ -174,7 +174,7 @@ func (p *pod) startTask(ctx context.Context, i int, t *driver.Task) error {
 		return fmt.Errorf("start task %s: %w", t.Name, err)
 	}
 	p.setStarted(i)
-	if p.plan.ownsNetwork(i) {
+	if i == p.plan.owner {
 		// The first container owns the network: its IP is the pod's.
 		p.setPodIP(p.ownerIP(st.Info.IPAddress))
 	}

@@ -42,6 +42,8 @@ type podPlan struct {
 	// start is an init task: a small container that holds the network, which every task
 	// joins (docs/pods.md, "Network").
 	holder *holderPlan
+	// owner is the task that owns a CNM pod's network (networkOwner), -1 when none does.
+	owner int
 	// volumes are the pod's own volumes (podvolumes.go).
 	volumes []v4.PodVolume
 	// runtime is the runtime handler the pod's containers run with (spec.runtime),
@@ -194,6 +196,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 	}
 	p.order = startOrder(p.tasks)
 	p.holder = e.planHolder(tg, p)
+	p.owner = p.networkOwner()
 	return p
 }
 
