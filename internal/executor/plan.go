@@ -131,6 +131,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		hostPorts:   tg.Spec.Ports,
 		volumes:     spec.Volumes,
 		runtime:     spec.Runtime,
+		owner:       -1,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {
