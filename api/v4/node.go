@@ -98,4 +98,7 @@ type NodeStatus struct {
 	// that programs other than berth's tasks hold, as its agent last saw them, lowest
 	// first, at most MaxBusyPorts: the scheduler gives none of them out.
 	BusyPorts []BusyPort `json:"busyPorts,omitempty"`
+	// CSIPlugins are the CSI plugins the node's agent found in its plugin directory
+	// (docs/volumes.md), at most MaxCSIPlugins.
+	CSIPlugins []CSIPlugin `json:"csiPlugins,omitempty"`
 }

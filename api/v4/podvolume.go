@@ -8,6 +8,10 @@ type PodVolume struct {
 	ConfigMap  *ConfigMapVolume `json:"configMap,omitempty"`
 	Secret     *SecretVolume    `json:"secret,omitempty"`
 	FlexVolume *FlexVolume      `json:"flexVolume,omitempty"`
+	// CSI claims a volume object; CSIPlugin is a CSI plugin's socket directory
+	// (csi_wire.go).
+	CSI       *CSIVolumeSource `json:"csi,omitempty"`
+	CSIPlugin *CSIPluginSource `json:"csiPlugin,omitempty"`
 }
 
 // EmptyDirVolume is a directory the pod's tasks share, created empty when the pod starts

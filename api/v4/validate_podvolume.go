@@ -28,13 +28,13 @@ func validatePodVolumes(path string, p *PodSpec, errs *FieldErrors) {
 		}
 		seen[v.Name] = true
 		sources := 0
-		for _, set := range []bool{v.EmptyDir != nil, v.ConfigMap != nil, v.Secret != nil, v.FlexVolume != nil} {
+		for _, set := range []bool{v.EmptyDir != nil, v.ConfigMap != nil, v.Secret != nil, v.FlexVolume != nil, v.CSI != nil, v.CSIPlugin != nil} {
 			if set {
 				sources++
 			}
 		}
 		if sources != 1 {
-			errs.add(vp, "needs exactly one of emptyDir, configMap, secret and flexVolume, got %d", sources)
+			errs.add(vp, "needs exactly one of emptyDir, configMap, secret, flexVolume, csi and csiPlugin, got %d", sources)
 		}
 		switch {
 		case v.EmptyDir != nil:
@@ -45,6 +45,10 @@ func validatePodVolumes(path string, p *PodSpec, errs *FieldErrors) {
 			validateSecretVolume(vp+".secret", v.Secret, errs)
 		case v.FlexVolume != nil:
 			validateFlexVolume(vp+".flexVolume", v.FlexVolume, errs)
+		case v.CSI != nil:
+			checkDataName(vp+".csi.volume", v.CSI.Volume, errs)
+		case v.CSIPlugin != nil:
+			checkCSIPluginName(vp+".csiPlugin.name", v.CSIPlugin.Name, errs)
 		}
 	}
 	validatePodVolumeMounts(path, p, errs)

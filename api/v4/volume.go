@@ -110,6 +110,8 @@ type VolumeStatus struct {
 	Capacity int64 `json:"capacity,omitempty"`
 	// Topology lists where the volume is accessible, as the plugin reported it.
 	Topology []VolumeTopology `json:"topology,omitempty"`
+	// Context is the volume context CreateVolume returned, passed to every later call.
+	Context map[string]string `json:"context,omitempty"`
 	// Claims are the task groups using the volume.
 	Claims  []VolumeClaim `json:"claims,omitempty"`
 	Message string        `json:"message,omitempty"`
@@ -121,4 +123,8 @@ type VolumeClaim struct {
 	Node      string `json:"node"`
 	// Mode is "read" or "write".
 	Mode string `json:"mode"`
+	// NodeID is the plugin's ID of the node; PublishContext is what ControllerPublish
+	// returned for it.
+	NodeID         string            `json:"nodeID,omitempty"`
+	PublishContext map[string]string `json:"publishContext,omitempty"`
 }

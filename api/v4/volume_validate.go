@@ -54,14 +54,20 @@ func defaultVolume(v *CSIVolume) {
 	}
 }
 
+// checkCSIPluginName checks a CSI plugin's name, which the agent also uses as a
+// directory name under its plugin directory: a domain name has no '/' and is never "..".
+func checkCSIPluginName(p, name string, errs *FieldErrors) {
+	switch {
+	case name == "":
+		errs.add(p, "required: the CSI plugin's name, such as \"hostpath.csi.k8s.io\"")
+	case len(name) > maxPluginNameLen || !pluginNamePattern.MatchString(name):
+		errs.add(p, "must be at most %d letters, digits, '.' and '-' (a domain name), got %q", maxPluginNameLen, truncate(name, 80))
+	}
+}
+
 func validateVolume(v *CSIVolume, errs *FieldErrors) {
 	s := &v.Spec
-	switch {
-	case s.Plugin == "":
-		errs.add("spec.plugin", "required: the CSI plugin's name, such as \"hostpath.csi.k8s.io\"")
-	case len(s.Plugin) > maxPluginNameLen || !pluginNamePattern.MatchString(s.Plugin):
-		errs.add("spec.plugin", "must be at most %d letters, digits, '.' and '-' (a domain name), got %q", maxPluginNameLen, truncate(s.Plugin, 80))
-	}
+	checkCSIPluginName("spec.plugin", s.Plugin, errs)
 	if len(s.ExternalID) > maxExternalIDLen || !printable.MatchString(s.ExternalID) {
 		errs.add("spec.externalID", "must be at most %d characters without control characters", maxExternalIDLen)
 	}
