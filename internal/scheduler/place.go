@@ -32,6 +32,8 @@ type reqState struct {
 	}
 	cluster string
 	stamp   int64
+	// csi are the volumes the pod claims (csi.go).
+	csi []csiAsk
 }
 
 func (st *reqState) count(name, value string) int { return st.app.counts[name][value] }
@@ -109,6 +111,7 @@ func (s *Snapshot) compile(req *Request, opts Options) *reqState {
 		shares:   hasShare(req.GPUs),
 		cluster:  cluster,
 		stamp:    now().UnixNano(),
+		csi:      csiAsks(req),
 	}
 }
 
@@ -155,6 +158,9 @@ func (s *Snapshot) staticCandidates(st *reqState) []*candidate {
 		if !st.runtimeOK(n) {
 			continue
 		}
+		if st.volumesStatic(n) != "" {
+			continue
+		}
 		if !st.staticItemsOK(n) {
 			continue
 		}
@@ -180,6 +186,9 @@ func (st *reqState) staticItemsOK(n *nodeState) bool {
 
 // fitsNow runs the checks that placements of this request can change, except skip.
 func (st *reqState) fitsNow(n *nodeState, skip *item) bool {
+	if st.volumesClaimable(n) != "" {
+		return false
+	}
 	if ok, _ := st.fitsResources(n); !ok {
 		return false
 	}
@@ -320,6 +329,7 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 	s.setPlaced(&placedTG{
 		key: app.Namespace + "/" + name, app: app, index: index, node: n.name,
 		res: st.need, ports: hostPorts, gpus: gpus, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
+		volumes: st.placedVolumes(),
 	})
 	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need, Overhead: st.overhead, PassedOver: passed}
 }
@@ -353,6 +363,12 @@ func (st *reqState) firstFailure(n *nodeState) string {
 	}
 	if !st.runtimeOK(n) {
 		return runtimeFailure(st.req.Runtime)
+	}
+	if why := st.volumesStatic(n); why != "" {
+		return why
+	}
+	if why := st.volumesClaimable(n); why != "" {
+		return why
 	}
 	for _, it := range st.items {
 		if !it.ok(n, st) {

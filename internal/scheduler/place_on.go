@@ -8,7 +8,8 @@ type NodeFit struct {
 	// Reason is the first check the node fails when Placement is nil.
 	Reason string
 	// Eligible says that the node itself suits the request: it exists, is ready and
-	// enabled, its taints are tolerated, it offers the runtime asked for and the
+	// enabled, its taints are tolerated, it offers the runtime asked for, runs the node
+	// plugins of the pod's CSI volumes in their topology, and the
 	// constraints that do not count task groups accept it. A node that is eligible but got no placement lacks room (resources,
 	// ports, counts), which may clear later.
 	Eligible bool
@@ -35,7 +36,7 @@ func (s *Snapshot) PlaceOn(req *Request, nodes []string, opts Options) []NodeFit
 		default:
 			fit.Ready, _ = checkNode(n)
 			_, bad := st.tol.untolerated(n)
-			fit.Eligible = fit.Ready && !bad && st.runtimeOK(n) && st.staticItemsOK(n)
+			fit.Eligible = fit.Ready && !bad && st.runtimeOK(n) && st.volumesReachable(n) == "" && st.staticItemsOK(n)
 			if why := st.firstFailure(n); why != "" {
 				fit.Reason = why
 			} else {

@@ -80,6 +80,7 @@ const (
 	CheckNode       = "node"       // not ready, disabled, not the node asked for
 	CheckTaint      = "taint"      // a NoSchedule taint not tolerated
 	CheckRuntime    = "runtime"    // the node does not offer the pod's container runtime
+	CheckVolume     = "volume"     // a CSI volume the pod claims cannot be used there
 	CheckConstraint = "constraint" // a constraint item failed
 	CheckResources  = "resources"  // cpu, memory, disk or an extended resource
 	CheckPorts      = "ports"      // a fixed port in use, no free random port
@@ -97,6 +98,8 @@ func CheckKind(check string) string {
 		return CheckTaint
 	case strings.HasPrefix(check, "runtime "):
 		return CheckRuntime
+	case strings.HasPrefix(check, "volume "):
+		return CheckVolume
 	case strings.HasPrefix(check, "failed constraint "):
 		return CheckConstraint
 	case strings.HasPrefix(check, "insufficient "):

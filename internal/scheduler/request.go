@@ -49,6 +49,9 @@ type Request struct {
 	// Runtime is the container runtime the pod asks for (spec.runtime): only nodes that
 	// offer it (v4.AttrContainerRuntimes) take the request. Empty: any node.
 	Runtime string
+	// Volumes are the pod's csi volumes (docs/volumes.md, "Scheduling"): only nodes that
+	// can use every volume they claim take the request. Empty: any node.
+	Volumes []v4.PodVolume
 }
 
 // RequestFor builds the request that places the given instance indexes of an
@@ -83,6 +86,11 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	}
 	req.Labels = v4.InstanceLabels(meta, tmpl)
 	req.Runtime = tmpl.Spec.Runtime
+	for _, v := range tmpl.Spec.Volumes {
+		if v.CSI != nil {
+			req.Volumes = append(req.Volumes, v)
+		}
+	}
 	if err := req.addTasks(&tmpl.Spec); err != nil {
 		return nil, fmt.Errorf("%s: %w", req.App, err)
 	}

@@ -16,6 +16,11 @@ type Snapshot struct {
 	order  []*nodeState // by name; rebuilt when nodes change
 	tgs    map[string]*placedTG
 	apps   map[AppKey]*appState
+	// volumes are the CSI volume objects and their claims, by namespace/name, and
+	// csiUse counts per node and plugin the volumes claimed there (csi_snapshot.go);
+	// both nil until a volume or a task group that claims one arrives.
+	volumes map[string]*volumeState
+	csiUse  map[string]map[string]int
 }
 
 // nodeState is one node and what is used on it.
@@ -47,6 +52,8 @@ type nodeState struct {
 	// labelApps counts the task groups on the node per "k:v" label and application,
 	// for EXCLUDE.
 	labelApps map[string]map[AppKey]int
+	// csi are the node's CSI plugins by name (nil without any).
+	csi map[string]*v4.CSIPlugin
 }
 
 // placedTG is a task group as the scheduler accounts for it.
@@ -61,6 +68,8 @@ type placedTG struct {
 	labels map[string]string
 	attrs  map[string]string
 	status string
+	// volumes are the CSI volumes its pod claims (nil without any).
+	volumes []tgVolume
 }
 
 // appState holds the counts of one application's task groups.
@@ -124,6 +133,7 @@ func (s *Snapshot) SetNode(n *v4.Node) {
 	ns.busy = busyPortsOf(n.Status.BusyPorts)
 	ns.text, ns.scalar, ns.set = n.Spec.Attributes.Text, n.Spec.Attributes.Scalar, n.Spec.Attributes.Set
 	ns.labels = n.Metadata.Labels
+	ns.setPlugins(n.Status.CSIPlugins)
 	if ns.setGPUs(n.Spec.GPUs) && existed {
 		s.reaccountGPUs(ns)
 	}
@@ -160,16 +170,17 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		ports = append(ports, p.HostPort)
 	}
 	s.setPlaced(&placedTG{
-		key:    tg.Metadata.Namespace + "/" + tg.Metadata.Name,
-		app:    AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name},
-		index:  tg.Spec.Index,
-		node:   tg.Spec.Node,
-		res:    tg.Spec.Resources,
-		ports:  ports,
-		gpus:   tg.Spec.GPUs,
-		labels: tg.Spec.Labels,
-		attrs:  tg.Spec.Attributes,
-		status: tg.Status.Phase,
+		key:     tg.Metadata.Namespace + "/" + tg.Metadata.Name,
+		app:     AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name},
+		index:   tg.Spec.Index,
+		node:    tg.Spec.Node,
+		res:     tg.Spec.Resources,
+		ports:   ports,
+		gpus:    tg.Spec.GPUs,
+		labels:  tg.Spec.Labels,
+		attrs:   tg.Spec.Attributes,
+		status:  tg.Status.Phase,
+		volumes: volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
 	})
 }
 
@@ -213,6 +224,9 @@ func (s *Snapshot) account(p *placedTG, sign int) {
 			}
 			byValue[v] += sign
 		}
+	}
+	if p.volumes != nil && holdsResources(p.status) { // a claim outlives its node's removal
+		s.accountVolumes(p, sign)
 	}
 	n := s.byName[p.node]
 	if n == nil {
@@ -303,6 +317,7 @@ func (s *Snapshot) Clone() *Snapshot {
 			c.order[i] = c.byName[n.name]
 		}
 	}
+	s.cloneVolumes(c)
 	for key, a := range s.apps {
 		ca := c.apps[key]
 		ca.total = a.total

@@ -1,6 +1,6 @@
 // Package feed keeps a scheduler.Snapshot current from the process's shared caches of
-// nodes and task groups (internal/store/cache): it lists both, then applies every change
-// their watches report, and lists again whenever a watch ends (the cache listed afresh,
+// nodes, task groups and CSI volumes (internal/store/cache): it lists them, then applies
+// every change their watches report, and lists again whenever a watch ends (the cache listed afresh,
 // or the feed fell behind). The server's plan endpoint clones
 // the snapshot; the scheduler places on it under the feed's lock.
 package feed
@@ -29,8 +29,8 @@ const (
 // Feed owns a snapshot and keeps it in step with the caches. Create it with New and run
 // it with Run; its methods are safe for concurrent use.
 type Feed struct {
-	nodes, tgs *cache.Cache
-	log        *slog.Logger
+	nodes, tgs, vols *cache.Cache
+	log              *slog.Logger
 
 	mu   sync.Mutex
 	snap *scheduler.Snapshot
@@ -41,18 +41,18 @@ type Feed struct {
 	running sync.Mutex // held by Run, so two Runs never feed one snapshot
 }
 
-// New returns a feed over the caches of nodes and task groups of caches, with an empty
+// New returns a feed over the caches of nodes, task groups and volumes of caches, with an empty
 // snapshot; nothing happens until Run. The objects the caches hand out are shared: the
 // snapshot copies what it keeps.
 func New(caches *cache.Registry, log *slog.Logger) *Feed {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Feed{nodes: caches.For(v4.KindNode), tgs: caches.For(v4.KindTaskGroup), log: log,
-		snap: scheduler.NewSnapshot(), synced: make(chan struct{})}
+	return &Feed{nodes: caches.For(v4.KindNode), tgs: caches.For(v4.KindTaskGroup), vols: caches.For(v4.KindVolume),
+		log: log, snap: scheduler.NewSnapshot(), synced: make(chan struct{})}
 }
 
-// Synced is closed once the snapshot holds a full list of nodes and task groups.
+// Synced is closed once the snapshot holds a full list of nodes, task groups and volumes.
 func (f *Feed) Synced() <-chan struct{} { return f.synced }
 
 // With runs fn on the live snapshot under the feed's lock; fn must not keep the snapshot.
@@ -96,7 +96,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	}
 }
 
-// runOnce lists both kinds into a fresh snapshot, swaps it in, then applies watch events
+// runOnce lists the three kinds into a fresh snapshot, swaps it in, then applies watch events
 // until a watch ends. listed says whether the lists succeeded. A fresh snapshot (rather
 // than a merge) drops whatever was deleted while no watch was running.
 func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
@@ -110,6 +110,10 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	vols, volCh, err := listWatch(ctx, f.vols)
+	if err != nil {
+		return false, err
+	}
 	snap := scheduler.NewSnapshot()
 	for _, n := range nodes {
 		snap.SetNode(n.(*v4.Node))
@@ -117,11 +121,14 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 	for _, tg := range tgs {
 		snap.SetTaskGroup(tg.(*v4.TaskGroup))
 	}
+	for _, v := range vols {
+		snap.SetVolume(v.(*v4.CSIVolume))
+	}
 	f.mu.Lock()
 	f.snap = snap
 	f.mu.Unlock()
 	f.syncedOnce.Do(func() { close(f.synced) })
-	f.log.Debug("scheduler feed synced", "nodes", len(nodes), "taskgroups", len(tgs))
+	f.log.Debug("scheduler feed synced", "nodes", len(nodes), "taskgroups", len(tgs), "volumes", len(vols))
 
 	for {
 		var ev store.Event
@@ -131,6 +138,7 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 			return true, ctx.Err()
 		case ev, ok = <-nodeCh:
 		case ev, ok = <-tgCh:
+		case ev, ok = <-volCh:
 		}
 		switch {
 		case !ok:
@@ -159,7 +167,7 @@ func listWatch(ctx context.Context, c *cache.Cache) ([]v4.Object, <-chan store.E
 	return objs, ch, nil
 }
 
-// apply applies one change of a node or a task group to the snapshot.
+// apply applies one change of a node, a task group or a volume to the snapshot.
 func (f *Feed) apply(ev store.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -176,7 +184,13 @@ func (f *Feed) apply(ev store.Event) {
 			return
 		}
 		f.snap.SetTaskGroup(o)
+	case *v4.CSIVolume:
+		if ev.Type == store.Deleted {
+			f.snap.RemoveVolume(o.Metadata.Namespace, o.Metadata.Name)
+			return
+		}
+		f.snap.SetVolume(o)
 	default:
-		f.log.Warn("scheduler feed: a change without a node or a task group", "type", ev.Type)
+		f.log.Warn("scheduler feed: a change without a node, a task group or a volume", "type", ev.Type)
 	}
 }

@@ -139,3 +139,40 @@ func TestFeedWithIsSerialised(t *testing.T) {
 		t.Fatal("reader did not stop")
 	}
 }
+
+// The feed follows volume objects too: a request claiming one sees it come and go.
+func TestFeedVolumes(t *testing.T) {
+	resetStore(t)
+	createNode(t, "node-1")
+	f := New(cachetest.Registry(t, testStore), quietLogger())
+	runFeed(t, f)
+	req := &scheduler.Request{App: appKey("db"), Indexes: []int{0},
+		Volumes: []v4.PodVolume{{Name: "d", CSI: &v4.CSIVolumeSource{Volume: "data"}}}}
+	reason := func() string {
+		var why string
+		f.With(func(s *scheduler.Snapshot) { why = s.Clone().Place(req, scheduler.Options{}).Reason.String() })
+		return why
+	}
+	waitReason := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for got := reason(); got != want; got = reason() {
+			if time.Now().After(deadline) {
+				t.Fatalf("reason %q, want %q", got, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitReason("1 node: 1 volume data: no such volume")
+	v := &v4.CSIVolume{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindVolume},
+		Metadata: v4.ObjectMeta{Namespace: "feed", Name: "data"}, Spec: v4.VolumeSpec{Plugin: "hp"},
+		Status: v4.VolumeStatus{Phase: v4.VolumeAvailable}}
+	if err := testStore.Create(context.Background(), v, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReason("1 node: 1 volume data: the node has no healthy node plugin hp")
+	if _, err := testStore.Delete(context.Background(), v4.KindVolume, "feed", "data", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitReason("1 node: 1 volume data: no such volume")
+}

@@ -1,0 +1,205 @@
+package scheduler
+
+import (
+	"maps"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// The snapshot's CSI volumes (docs/volumes.md, "Scheduling"): the volume objects the
+// feed reads from the cache, and who claims each. A claim is either recorded on the
+// volume (status.claims, written by the server when the agent claims it) or implied by
+// a task group in the snapshot whose pod names the volume and which still holds its node
+// (placed in this pass, or placed earlier and not yet started): both count, a task group
+// in both once. A snapshot without volumes and task groups without csi volumes allocate
+// nothing here.
+
+// volumeState is one volume object (exists) and the claims on it. It outlives its
+// object while task groups still claim it, so a volume recreated under the same name
+// finds them.
+type volumeState struct {
+	exists         bool
+	plugin, mode   string
+	phase          string
+	topology       []v4.VolumeTopology // never written: shared by clones
+	status, placed map[string]volClaim // by task group key, namespace/name
+	// on are the nodes with a claim, and onPlugin the plugin they were counted under in
+	// Snapshot.csiUse, so the count can be taken back exactly.
+	on       map[string]bool
+	onPlugin string
+}
+
+// volClaim is one task group's claim of a volume on a node.
+type volClaim struct {
+	node  string
+	write bool
+}
+
+// tgVolume is a volume a task group's pod claims.
+type tgVolume struct {
+	key   string // namespace/name of the volume object
+	write bool
+}
+
+// SetVolume adds or replaces a volume object.
+func (s *Snapshot) SetVolume(v *v4.CSIVolume) {
+	key := v.Metadata.Namespace + "/" + v.Metadata.Name
+	vs := s.volume(key)
+	vs.exists = true
+	vs.plugin, vs.phase, vs.topology = v.Spec.Plugin, v.Status.Phase, v.Status.Topology
+	vs.mode = v.Spec.AccessMode
+	if vs.mode == "" {
+		vs.mode = v4.AccessSingleNodeWriter
+	}
+	vs.status = nil
+	for _, c := range v.Status.Claims {
+		if vs.status == nil {
+			vs.status = make(map[string]volClaim, len(v.Status.Claims))
+		}
+		vs.status[v.Metadata.Namespace+"/"+c.TaskGroup] = volClaim{node: c.Node, write: c.Mode == "write"}
+	}
+	s.recount(key, vs)
+}
+
+// RemoveVolume forgets a volume object; task groups that claim it keep their claims.
+func (s *Snapshot) RemoveVolume(namespace, name string) {
+	key := namespace + "/" + name
+	if vs := s.volumes[key]; vs != nil {
+		vs.exists, vs.status = false, nil
+		s.recount(key, vs)
+	}
+}
+
+func (s *Snapshot) volume(key string) *volumeState {
+	if s.volumes == nil {
+		s.volumes = map[string]*volumeState{}
+	}
+	vs := s.volumes[key]
+	if vs == nil {
+		vs = &volumeState{}
+		s.volumes[key] = vs
+	}
+	return vs
+}
+
+// accountVolumes adds (sign +1) or removes (-1) the claims of a task group that holds
+// its node.
+func (s *Snapshot) accountVolumes(p *placedTG, sign int) {
+	for _, v := range p.volumes {
+		vs := s.volume(v.key)
+		if sign > 0 {
+			if vs.placed == nil {
+				vs.placed = map[string]volClaim{}
+			}
+			vs.placed[p.key] = volClaim{node: p.node, write: v.write}
+		} else {
+			delete(vs.placed, p.key)
+		}
+		s.recount(v.key, vs)
+	}
+}
+
+// eachClaim calls fn for every claim of vs: a task group's own placement first, then
+// the recorded claims of task groups the snapshot does not place.
+func (vs *volumeState) eachClaim(fn func(c volClaim) bool) {
+	for _, c := range vs.placed {
+		if !fn(c) {
+			return
+		}
+	}
+	for tg, c := range vs.status {
+		if _, dup := vs.placed[tg]; !dup && !fn(c) {
+			return
+		}
+	}
+}
+
+// recount moves vs's nodes in csiUse (the volumes of each plugin with a claim on each
+// node, which MaxVolumes bounds) and drops vs once nothing refers to it.
+func (s *Snapshot) recount(key string, vs *volumeState) {
+	for n := range vs.on {
+		s.csiUse[n][vs.onPlugin]--
+		if s.csiUse[n][vs.onPlugin] <= 0 {
+			delete(s.csiUse[n], vs.onPlugin)
+			if len(s.csiUse[n]) == 0 {
+				delete(s.csiUse, n)
+			}
+		}
+	}
+	vs.on, vs.onPlugin = nil, ""
+	if !vs.exists {
+		if len(vs.placed) == 0 {
+			delete(s.volumes, key)
+		}
+		return // a volume without its object is usable nowhere: it counts for no plugin
+	}
+	vs.eachClaim(func(c volClaim) bool {
+		if vs.on == nil {
+			vs.on = map[string]bool{}
+		}
+		vs.on[c.node] = true
+		return true
+	})
+	vs.onPlugin = vs.plugin
+	for n := range vs.on {
+		if s.csiUse == nil {
+			s.csiUse = map[string]map[string]int{}
+		}
+		if s.csiUse[n] == nil {
+			s.csiUse[n] = map[string]int{}
+		}
+		s.csiUse[n][vs.plugin]++
+	}
+}
+
+// volumesOf lists the volume objects a pod claims, each once (written when any of its
+// pod volumes writes).
+func volumesOf(namespace string, vols []v4.PodVolume) []tgVolume {
+	var out []tgVolume
+	for _, pv := range vols {
+		if pv.CSI == nil {
+			continue
+		}
+		key, dup := namespace+"/"+pv.CSI.Volume, false
+		for i := range out {
+			if out[i].key == key {
+				out[i].write, dup = out[i].write || !pv.CSI.ReadOnly, true
+			}
+		}
+		if !dup {
+			out = append(out, tgVolume{key: key, write: !pv.CSI.ReadOnly})
+		}
+	}
+	return out
+}
+
+// cloneVolumes copies the volumes and their counts into c.
+func (s *Snapshot) cloneVolumes(c *Snapshot) {
+	if len(s.volumes) > 0 {
+		c.volumes = make(map[string]*volumeState, len(s.volumes))
+		for key, vs := range s.volumes {
+			cp := *vs
+			cp.status, cp.placed, cp.on = maps.Clone(vs.status), maps.Clone(vs.placed), maps.Clone(vs.on)
+			c.volumes[key] = &cp
+		}
+	}
+	if len(s.csiUse) > 0 {
+		c.csiUse = make(map[string]map[string]int, len(s.csiUse))
+		for n, byPlugin := range s.csiUse {
+			c.csiUse[n] = maps.Clone(byPlugin)
+		}
+	}
+}
+
+// setPlugins keeps the node's CSI plugins by name; the map is replaced, never written,
+// so clones share it.
+func (ns *nodeState) setPlugins(plugins []v4.CSIPlugin) {
+	ns.csi = nil
+	for i := range plugins {
+		if ns.csi == nil {
+			ns.csi = make(map[string]*v4.CSIPlugin, len(plugins))
+		}
+		p := plugins[i]
+		ns.csi[p.Name] = &p
+	}
+}
