@@ -136,7 +136,7 @@ func (st *reqState) volumesClaimable(n *nodeState) string {
 		if why := accessFailure(vs, a.write, n.name); why != "" {
 			return "volume " + a.name + ": " + why
 		}
-		if vs.on[n.name] {
+		if vs.on[n.name] > 0 {
 			continue // published there already: no new volume for the plugin
 		}
 		p := n.csi[vs.plugin]

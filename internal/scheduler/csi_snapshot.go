@@ -23,9 +23,10 @@ type volumeState struct {
 	phase          string
 	topology       []v4.VolumeTopology // never written: shared by clones
 	status, placed map[string]volClaim // by task group key, namespace/name
-	// on are the nodes with a claim, and onPlugin the plugin they were counted under in
-	// Snapshot.csiUse, so the count can be taken back exactly.
-	on       map[string]bool
+	// on counts the claims on each node, and onPlugin is the plugin the nodes are
+	// counted under in Snapshot.csiUse ("" while the object is missing), so the count
+	// can be taken back exactly.
+	on       map[string]int
 	onPlugin string
 }
 
@@ -83,19 +84,33 @@ func (s *Snapshot) volume(key string) *volumeState {
 }
 
 // accountVolumes adds (sign +1) or removes (-1) the claims of a task group that holds
-// its node.
+// its node. Each claim moves the counts by itself, so placing many instances that claim
+// one volume costs the same per instance.
 func (s *Snapshot) accountVolumes(p *placedTG, sign int) {
 	for _, v := range p.volumes {
 		vs := s.volume(v.key)
+		recorded, hasRecorded := vs.status[p.key]
 		if sign > 0 {
 			if vs.placed == nil {
 				vs.placed = map[string]volClaim{}
 			}
+			if hasRecorded { // the placement stands for the recorded claim
+				s.countClaim(vs, recorded.node, -1)
+			}
 			vs.placed[p.key] = volClaim{node: p.node, write: v.write}
-		} else {
-			delete(vs.placed, p.key)
+			s.countClaim(vs, p.node, +1)
+			continue
 		}
-		s.recount(v.key, vs)
+		if old, ok := vs.placed[p.key]; ok {
+			delete(vs.placed, p.key)
+			s.countClaim(vs, old.node, -1)
+			if hasRecorded {
+				s.countClaim(vs, recorded.node, +1)
+			}
+		}
+		if !vs.exists && len(vs.placed) == 0 {
+			delete(s.volumes, v.key)
+		}
 	}
 }
 
@@ -114,42 +129,62 @@ func (vs *volumeState) eachClaim(fn func(c volClaim) bool) {
 	}
 }
 
-// recount moves vs's nodes in csiUse (the volumes of each plugin with a claim on each
-// node, which MaxVolumes bounds) and drops vs once nothing refers to it.
+// countClaim moves one claim on node in vs.on, and in csiUse (the volumes of each
+// plugin with a claim on each node, which MaxVolumes bounds) when the node gains its
+// first claim of vs or loses its last.
+func (s *Snapshot) countClaim(vs *volumeState, node string, sign int) {
+	if vs.on == nil {
+		vs.on = map[string]int{}
+	}
+	vs.on[node] += sign
+	switch n := vs.on[node]; {
+	case n <= 0:
+		delete(vs.on, node)
+		s.use(node, vs.onPlugin, -1)
+	case n == 1 && sign > 0:
+		s.use(node, vs.onPlugin, +1)
+	}
+}
+
+// use counts a volume of plugin on node; a volume without its object ("" plugin) is
+// usable nowhere and counts for no plugin.
+func (s *Snapshot) use(node, plugin string, sign int) {
+	if plugin == "" {
+		return
+	}
+	if s.csiUse == nil {
+		s.csiUse = map[string]map[string]int{}
+	}
+	if s.csiUse[node] == nil {
+		s.csiUse[node] = map[string]int{}
+	}
+	s.csiUse[node][plugin] += sign
+	if s.csiUse[node][plugin] <= 0 {
+		delete(s.csiUse[node], plugin)
+		if len(s.csiUse[node]) == 0 {
+			delete(s.csiUse, node)
+		}
+	}
+}
+
+// recount counts vs's claims afresh after its object changed (its plugin or recorded
+// claims), and drops vs once nothing refers to it.
 func (s *Snapshot) recount(key string, vs *volumeState) {
 	for n := range vs.on {
-		s.csiUse[n][vs.onPlugin]--
-		if s.csiUse[n][vs.onPlugin] <= 0 {
-			delete(s.csiUse[n], vs.onPlugin)
-			if len(s.csiUse[n]) == 0 {
-				delete(s.csiUse, n)
-			}
-		}
+		s.use(n, vs.onPlugin, -1)
 	}
 	vs.on, vs.onPlugin = nil, ""
-	if !vs.exists {
-		if len(vs.placed) == 0 {
-			delete(s.volumes, key)
-		}
-		return // a volume without its object is usable nowhere: it counts for no plugin
+	if !vs.exists && len(vs.placed) == 0 {
+		delete(s.volumes, key)
+		return
+	}
+	if vs.exists {
+		vs.onPlugin = vs.plugin
 	}
 	vs.eachClaim(func(c volClaim) bool {
-		if vs.on == nil {
-			vs.on = map[string]bool{}
-		}
-		vs.on[c.node] = true
+		s.countClaim(vs, c.node, +1)
 		return true
 	})
-	vs.onPlugin = vs.plugin
-	for n := range vs.on {
-		if s.csiUse == nil {
-			s.csiUse = map[string]map[string]int{}
-		}
-		if s.csiUse[n] == nil {
-			s.csiUse[n] = map[string]int{}
-		}
-		s.csiUse[n][vs.plugin]++
-	}
 }
 
 // volumesOf lists the volume objects a pod claims, each once (written when any of its
