@@ -2,10 +2,10 @@ package v4
 
 import "slices"
 
-// Names reports whether a container, a process or a volume of the pod names the configmap
-// or the secret (kind) called name, a container's imagePullSecrets included: the server
-// asks before such an object is deleted, and
-// before it hands one to an agent, whose task groups must use it.
+// Names reports whether a container, a process or a volume of the pod names the configmap,
+// the secret or the volume (kind) called name, a container's imagePullSecrets included:
+// the server asks before such a configmap or secret is deleted, and before it hands one
+// to an agent, or grants an agent's claim of a volume, whose task groups must use it.
 func (p *PodSpec) Names(kind Kind, name string) bool {
 	configMap := func(r ConfigMapRef) bool { return kind == KindConfigMap && r.Name == name }
 	secret := func(r SecretRef) bool { return kind == KindSecret && r.SecretName == name }
@@ -24,8 +24,8 @@ func (p *PodSpec) Names(kind Kind, name string) bool {
 	return slices.ContainsFunc(p.Volumes, func(v PodVolume) bool { return v.names(kind, name) })
 }
 
-// names reports whether the pod volume is the configmap or secret (kind) called name,
-// or a FlexVolume whose driver gets that secret.
+// names reports whether the pod volume is the configmap, secret or volume object (kind)
+// called name, or a FlexVolume whose driver gets that secret.
 func (v *PodVolume) names(kind Kind, name string) bool {
 	switch {
 	case v.ConfigMap != nil:
@@ -34,6 +34,8 @@ func (v *PodVolume) names(kind Kind, name string) bool {
 		return kind == KindSecret && v.Secret.SecretName == name
 	case v.FlexVolume != nil && v.FlexVolume.SecretRef != nil:
 		return kind == KindSecret && v.FlexVolume.SecretRef.Name == name
+	case v.CSI != nil:
+		return kind == KindVolume && v.CSI.Volume == name
 	}
 	return false
 }

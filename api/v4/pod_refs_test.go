@@ -12,6 +12,8 @@ func TestPodSpecNames(t *testing.T) {
 			{Name: "b", Secret: &SecretVolume{SecretName: "v-pw"}},
 			{Name: "c", FlexVolume: &FlexVolume{Driver: "x/y", SecretRef: &LocalObjectReference{Name: "flex-pw"}}},
 			{Name: "d", EmptyDir: &EmptyDirVolume{}},
+			{Name: "e", CSI: &CSIVolumeSource{Volume: "data"}},
+			{Name: "f", CSIPlugin: &CSIPluginSource{Name: "hp"}},
 		},
 	}
 	for _, tt := range []struct {
@@ -34,6 +36,10 @@ func TestPodSpecNames(t *testing.T) {
 		{KindConfigMap, "v-pw", false},
 		{KindConfigMap, "flex-pw", false},
 		{KindService, "c-cfg", false},
+		{KindVolume, "data", true}, // a csi volume claims the volume object
+		{KindSecret, "data", false},
+		{KindVolume, "hp", false}, // a plugin's socket directory is no volume object
+		{KindVolume, "v-cfg", false},
 	} {
 		if got := pod.Names(tt.kind, tt.name); got != tt.want {
 			t.Errorf("Names(%s, %s) = %v, want %v", tt.kind, tt.name, got, tt.want)

@@ -17,6 +17,7 @@ func validatePodVolumes(path string, p *PodSpec, errs *FieldErrors) {
 		return
 	}
 	seen := map[string]bool{}
+	claimed := map[string]int{} // csi volume -> the pod volume that claims it
 	for i := range p.Volumes {
 		v := &p.Volumes[i]
 		vp := fmt.Sprintf("%s.volumes[%d]", path, i)
@@ -47,11 +48,23 @@ func validatePodVolumes(path string, p *PodSpec, errs *FieldErrors) {
 			validateFlexVolume(vp+".flexVolume", v.FlexVolume, errs)
 		case v.CSI != nil:
 			checkDataName(vp+".csi.volume", v.CSI.Volume, errs)
+			checkClaimedOnce(vp+".csi.volume", v.CSI.Volume, i, claimed, errs)
 		case v.CSIPlugin != nil:
 			checkCSIPluginName(vp+".csiPlugin.name", v.CSIPlugin.Name, errs)
 		}
 	}
 	validatePodVolumeMounts(path, p, errs)
+}
+
+// checkClaimedOnce refuses a volume object that a pod claims from two of its volumes: a
+// task group holds one claim per volume (read or write), and two mounts of one volume
+// are two mounts of one pod volume.
+func checkClaimedOnce(vp, volume string, i int, claimed map[string]int, errs *FieldErrors) {
+	if j, dup := claimed[volume]; dup {
+		errs.add(vp, "volume %q is claimed by volumes[%d] already: mount that pod volume twice instead", truncate(volume, 80), j)
+		return
+	}
+	claimed[volume] = i
 }
 
 // validatePodVolumeMounts checks every task's mounts of the pod's volumes.

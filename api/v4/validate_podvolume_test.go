@@ -94,6 +94,12 @@ func TestPodVolumeRules(t *testing.T) {
 			a.Spec.Template.Spec.Volumes = []PodVolume{{Name: "d", EmptyDir: &EmptyDirVolume{}}, {Name: "e", EmptyDir: &EmptyDirVolume{}}}
 			container(a).Volumes = []Volume{{Volume: VolumeMount{MountPath: "/data", PodVolume: "d"}}, {Volume: VolumeMount{MountPath: "/data/", PodVolume: "e"}}}
 		}), "spec.template.spec.containers[0].volumes[1].volume.mountPath", "mounted twice"},
+		{"csi volume of another namespace", withPodVolume(PodVolume{Name: "d", CSI: &CSIVolumeSource{Volume: "ns-b/data"}}), v0 + ".csi.volume", "letters"},
+		{"csi volume up a level", withPodVolume(PodVolume{Name: "d", CSI: &CSIVolumeSource{Volume: "../data"}}), v0 + ".csi.volume", "letters"},
+		{"csi volume required", withPodVolume(PodVolume{Name: "d", CSI: &CSIVolumeSource{}}), v0 + ".csi.volume", "required"},
+		{"csi volume claimed twice", appWith(func(a *Application) {
+			a.Spec.Template.Spec.Volumes = []PodVolume{{Name: "d", CSI: &CSIVolumeSource{Volume: "data"}}, {Name: "e", CSI: &CSIVolumeSource{Volume: "data", ReadOnly: true}}}
+		}), "spec.template.spec.volumes[1].csi.volume", "claimed by volumes[0] already"},
 	})
 }
 
