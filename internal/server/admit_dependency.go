@@ -16,13 +16,18 @@ import (
 // as sharing one (a team's log agent used by others) means.
 
 // admitReads checks what a written object would let its writer reach in other
-// namespaces: a notify's subscriptions (admit_notify.go) and a workload's dependencies.
+// namespaces, or read in its own: a notify's subscriptions (admit_notify.go), a volume's
+// secret, a pod's volumes (admit_volume.go, admit_volume_claims.go) and a workload's
+// dependencies.
 // Every write of an object passes it (admitReach, admission.go), a rollout's undo included.
 func (s *Server) admitReads(r *http.Request, obj v4.Object) error {
 	if err := s.admitNotify(r, obj); err != nil {
 		return err
 	}
 	if err := s.admitVolume(r, obj); err != nil {
+		return err
+	}
+	if err := s.admitVolumeReads(r, obj); err != nil {
 		return err
 	}
 	return s.admitDependencies(r, obj)
