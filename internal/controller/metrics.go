@@ -28,7 +28,7 @@ func NewMetrics() *Metrics {
 	return &Metrics{
 		placements: prom.Counter("berth_scheduler_placements_total", "Task groups the scheduler placed on a node."),
 		unplaced: prom.CounterVec("berth_scheduler_unplaced_total",
-			"Task groups the scheduler could place nowhere, by the kind of check that rejected the most nodes (node, taint, constraint, resources, ports, gpu, groupby).", "check"),
+			"Task groups the scheduler could place nowhere, by the kind of check that rejected the most nodes (node, taint, runtime, volume, constraint, resources, ports, gpu, groupby).", "check"),
 		placeDuration: prom.Histogram("berth_scheduler_place_duration_seconds",
 			"Time the scheduler took to place one request (every missing instance of one workload).",
 			prometheus.ExponentialBuckets(0.0001, 4, 9)), // 100 µs to 6.5 s

@@ -231,10 +231,11 @@ func TestDaemonsetOnePerNode(t *testing.T) {
 func TestCheckKinds(t *testing.T) {
 	for check, want := range map[string]string{
 		"node not ready": CheckNode, "node disabled": CheckNode, "not node n1": CheckNode,
-		"taint dedicated=gpu not tolerated":        CheckTaint,
-		"runtime crun: the node does not offer it": CheckRuntime,
-		"failed constraint idc MAXPER 5":           CheckConstraint,
-		"insufficient memory":                      CheckResources, "insufficient example.com/dev": CheckResources,
+		"taint dedicated=gpu not tolerated":                   CheckTaint,
+		"runtime crun: the node does not offer it":            CheckRuntime,
+		"volume data: the node has no healthy node plugin hp": CheckVolume, "volume data: no such volume": CheckVolume,
+		"failed constraint idc MAXPER 5": CheckConstraint,
+		"insufficient memory":            CheckResources, "insufficient example.com/dev": CheckResources,
 		"port 8080 in use": CheckPorts, "no free port in 31000-31000": CheckPorts,
 		"no card with 40 free vcuda-core and 8 GiB": CheckGPU, "no card has 80 GiB of memory": CheckGPU,
 		"no free whole GPU card": CheckGPU, "no 4 free whole GPU cards": CheckGPU,
