@@ -133,6 +133,9 @@ func (vs *volumeState) eachClaim(fn func(c volClaim) bool) {
 // plugin with a claim on each node, which MaxVolumes bounds) when the node gains its
 // first claim of vs or loses its last.
 func (s *Snapshot) countClaim(vs *volumeState, node string, sign int) {
+	if sign < 0 && vs.on[node] <= 0 {
+		return // nothing counted there: a removal never takes back more than was added
+	}
 	if vs.on == nil {
 		vs.on = map[string]int{}
 	}
