@@ -27,7 +27,7 @@ func run() error {
 	var opts csitest.Options
 	endpoint := flag.String("endpoint", os.Getenv("CSI_ENDPOINT"), "unix://<socket> to serve on (default $CSI_ENDPOINT)")
 	flag.StringVar(&opts.Name, "name", csitest.DefaultName, "the plugin's name")
-	flag.StringVar(&opts.NodeID, "nodeid", "", "this node's ID (default the host name)")
+	flag.StringVar(&opts.NodeID, "nodeid", os.Getenv("BERTH_NODE_NAME"), "this node's ID (default $BERTH_NODE_NAME, else the host name)")
 	flag.StringVar(&opts.Root, "root", "", "the directory that holds the volumes (required)")
 	flag.BoolVar(&opts.ControllerPublish, "controller-publish", false, "offer ControllerPublish/Unpublish")
 	flag.BoolVar(&opts.NoStage, "no-stage", false, "withhold NodeStage/Unstage")
