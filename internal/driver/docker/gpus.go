@@ -116,21 +116,6 @@ func (d *Driver) gpuHostFiles() (gpu.HostFiles, error) {
 	return hf, nil
 }
 
-// preferredNUMA is the NUMA node of the task's cards when they share one, else -1: CPUs
-// bound to the task are taken from it.
-func preferredNUMA(gpus []driver.GPU) int {
-	if len(gpus) == 0 {
-		return -1
-	}
-	n := gpus[0].NUMANode
-	for _, g := range gpus[1:] {
-		if g.NUMANode != n {
-			return -1
-		}
-	}
-	return n
-}
-
 // PIDs returns the host PIDs of the container's processes (vcuda's pids.config).
 func (d *Driver) PIDs(ctx context.Context, id string) ([]int, error) {
 	top, err := d.cli.ContainerTop(ctx, id, client.ContainerTopOptions{})
