@@ -16,6 +16,7 @@ import (
 
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/driver/cpubind"
+	"github.com/berthhq/berth/internal/driver/params"
 	"github.com/berthhq/berth/internal/hostports"
 )
 
@@ -228,7 +229,7 @@ func applyDNS(t *driver.Task, hc *container.HostConfig) {
 	if t.Setup.DNS == nil || len(hc.DNS) > 0 || t.Setup.JoinTask != "" {
 		return
 	}
-	servers, err := parseAddrs(t.Setup.DNS.Servers)
+	servers, err := params.Addrs(t.Setup.DNS.Servers)
 	if err != nil {
 		return
 	}
