@@ -35,6 +35,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/gpus"
 	"github.com/berthhq/berth/internal/logfile"
 )
 
@@ -101,6 +102,9 @@ type Config struct {
 	// NetworkImage is the image of pod sandboxes and network holders, which must be in
 	// the namespace; default podsandbox.Image, built from the host's static busybox.
 	NetworkImage string
+	// GPURoot is where the NVIDIA driver's device nodes and files are looked for
+	// (default "/"; tests give a tree of their own).
+	GPURoot string
 	// CertsDir is the hosts directory pulls read a registry's configuration from
 	// (<dir>/<host:port>/ca.crt, client certificates, hosts.toml); default
 	// DefaultCertsDir. A registry without one is trusted through the system's roots.
@@ -137,6 +141,14 @@ type Driver struct {
 	networkImage                       string
 	podMu                              sync.Mutex
 	imageMu                            sync.Mutex
+
+	// gpuFiles are the NVIDIA driver's files, found once (gpus.go).
+	gpuFiles *gpus.Files
+	// sysfs is where the NUMA topology is read (tests point it elsewhere); cpusetMu
+	// serialises choosing CPUs and creating the container that records them
+	// (labelCPUSet), so two Starts never pick the same free CPUs (cpuset.go).
+	sysfs    string
+	cpusetMu sync.Mutex
 
 	// starting are the IDs whose Start runs (a second Start of one fails at once).
 	starting driver.Starting
@@ -217,6 +229,8 @@ func New(cfg Config) (*Driver, error) {
 		networkImage:   cfg.NetworkImage,
 		certsDir:       orDefault(cfg.CertsDir, DefaultCertsDir),
 		pullEvery:      pullProgressEvery,
+		gpuFiles:       gpus.NewFiles(cfg.GPURoot),
+		sysfs:          "/sys",
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator
