@@ -151,22 +151,17 @@ func label(v string, p *paramSet) error {
 	return params.SetKV(&p.labels, v)
 }
 
-// securityOpt maps docker's security options: no-new-privileges (bare, =true or
-// :true); seccomp=builtin or default, which keep the driver's own profile, and
-// unconfined, which is none (the driver sets no seccomp profile: the runtime's own
-// applies). A node profile by name, AppArmor and SELinux labels are not supported.
+// securityOpt maps docker's security options: no-new-privileges (bare, =BOOL or :BOOL;
+// containerd's default spec already sets it, so only =false changes anything);
+// seccomp=builtin or default, which keep the driver's own profile, and unconfined,
+// which is none (the driver sets no seccomp profile: the runtime's own applies). A node
+// profile by name, AppArmor and SELinux labels are not supported.
 func securityOpt(v string, p *paramSet) error {
-	if v == "no-new-privileges" {
-		p.opts = append(p.opts, oci.WithNoNewPrivileges)
-		return nil
-	}
 	k, val, ok := acl.SplitSecurityOpt(v)
 	switch {
-	case ok && k == "no-new-privileges":
+	case v == "no-new-privileges" || (ok && k == "no-new-privileges"):
 		b, err := params.Bool(val)
-		if b {
-			p.opts = append(p.opts, oci.WithNoNewPrivileges)
-		}
+		p.opts = append(p.opts, withProcess(func(pr *specs.Process) { pr.NoNewPrivileges = b }))
 		return err
 	case ok && k == "seccomp" && (val == acl.SeccompBuiltin || val == acl.SeccompDefault || val == "unconfined"):
 		return nil
