@@ -9,10 +9,10 @@ import (
 
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 	"github.com/berthhq/berth/internal/driver/gpus"
 )
 
@@ -73,28 +73,10 @@ func TestDevices(t *testing.T) {
 }
 
 // A task's cards: their device nodes and the driver's (made with mknod in a tree of the
-// test's), the driver's files read-only under /usr/local/nvidia, the loader's path and,
+// test's: drivertest.NVIDIATree), the driver's files read-only under /usr/local/nvidia, the loader's path and,
 // for an MPS client, the host's IPC namespace.
 func TestGPUSpec(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: making device nodes needs root")
-	}
-	root := t.TempDir()
-	for _, dir := range []string{"dev", "usr/lib/x86_64-linux-gnu", "usr/bin"} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, minor := range map[string]uint32{"nvidiactl": 255, "nvidia0": 0, "nvidia3": 3} {
-		if err := unix.Mknod(filepath.Join(root, "dev", name), unix.S_IFCHR|0o666, int(unix.Mkdev(195, minor))); err != nil {
-			t.Fatalf("mknod %s: %v", name, err)
-		}
-	}
-	for _, f := range []string{"usr/lib/x86_64-linux-gnu/libcuda.so.1", "usr/bin/nvidia-smi"} {
-		if err := os.WriteFile(filepath.Join(root, f), nil, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := drivertest.NVIDIATree(t)
 	d := &Driver{gpuFiles: gpus.NewFiles(root)}
 	tk := &driver.Task{
 		Container: &v4.Container{},
@@ -116,8 +98,8 @@ func TestGPUSpec(t *testing.T) {
 	if deviceAt(s, "/dev/nvidia0") != nil {
 		t.Fatal("another card's node given")
 	}
-	lib := mountAt(s, "/usr/local/nvidia/lib64/libcuda.so.1")
-	if lib == nil || lib.Source != filepath.Join(root, "usr/lib/x86_64-linux-gnu/libcuda.so.1") || !slices.Contains(lib.Options, "ro") {
+	lib := mountAt(s, "/usr/local/nvidia/lib64/libcuda.so.550.54.15")
+	if lib == nil || lib.Source != filepath.Join(root, "usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15") || !slices.Contains(lib.Options, "ro") {
 		t.Fatalf("libcuda: %+v", lib)
 	}
 	if mountAt(s, "/usr/local/nvidia/bin/nvidia-smi") == nil {
@@ -136,7 +118,7 @@ func TestGPUSpec(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ = genSpec(t, opts...)
-	if m := mountAt(s, "/usr/local/nvidia"); m == nil || m.Source != "/var/lib/vcuda/drv" || mountAt(s, "/usr/local/nvidia/lib64/libcuda.so.1") != nil {
+	if m := mountAt(s, "/usr/local/nvidia"); m == nil || m.Source != "/var/lib/vcuda/drv" || mountAt(s, "/usr/local/nvidia/lib64/libcuda.so.550.54.15") != nil {
 		t.Fatalf("driver dir: %+v", s.Mounts)
 	}
 	if !hasNamespace(s, specs.IPCNamespace) {
