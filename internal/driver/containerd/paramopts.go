@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"path"
@@ -232,6 +233,17 @@ func withProcess(f func(p *specs.Process)) oci.SpecOpts {
 			s.Process = &specs.Process{}
 		}
 		f(s.Process)
+		return nil
+	}
+}
+
+// withShmSize sizes /dev/shm; a container in the host's IPC namespace has the host's
+// (withHostShm), which it does not size, as with dockerd.
+func withShmSize(kb int64) oci.SpecOpts {
+	return func(ctx context.Context, cl oci.Client, c *containers.Container, s *oci.Spec) error {
+		if err := oci.WithDevShmSize(kb)(ctx, cl, c, s); err != nil && !errors.Is(err, oci.ErrNoShmMount) {
+			return err
+		}
 		return nil
 	}
 }

@@ -61,7 +61,7 @@ var paramTable = map[string]paramFunc{
 		if err == nil && n < 1024 {
 			err = fmt.Errorf("at least 1k")
 		}
-		p.opts = append(p.opts, oci.WithDevShmSize(n/1024))
+		p.opts = append(p.opts, withShmSize(n/1024))
 		return err
 	},
 	"memory-swap": func(v string, p *paramSet) error {

@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/cpubind"
 )
 
 // What the Docker driver honours reaches the container under containerd too: a device
@@ -55,6 +57,30 @@ func TestDevicesCPUSetAndParameters(t *testing.T) {
 		bound, err := d.boundCPUs(d.ctx(context.Background()))
 		if err != nil || !bound[0] {
 			t.Fatalf("bound cpus %v %v", bound, err)
+		}
+		nodes, err := cpubind.ReadTopology("/sys")
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0
+		for _, n := range nodes {
+			total += len(n.CPUs)
+		}
+		big := task(t, "big", "sleep 300")
+		big.Setup.CPURequest = float64(total + 1)
+		big.Container.Parameters = []v4.Parameter{{Key: "cpuset", Value: "true"}}
+		want := fmt.Sprintf("cpuset: %d cpus requested, the machine has %d", total+1, total)
+		if _, err := d.Start(context.Background(), big); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("cpuset=true beyond the machine: %v, want %q", err, want)
+		}
+		if total > 1 { // CPU 0 is bound: cpuset=true takes another
+			one := task(t, "one", "sleep 300")
+			one.Container.Parameters = big.Container.Parameters
+			one.Setup.CPURequest = 0.5
+			st := start(t, d, one)
+			if got := st.Labels[labelCPUSet]; got == "" || got == "0" {
+				t.Fatalf("cpuset=true bound %q beside a container bound to 0", got)
+			}
 		}
 	})
 

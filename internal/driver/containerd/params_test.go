@@ -183,6 +183,19 @@ func TestParameterSpecs(t *testing.T) {
 	}
 }
 
+// Parameters read what the ones before them made: /dev/shm of the host's IPC namespace
+// is not sized; groups and capabilities apply after the user and privileges.
+func TestParameterOrder(t *testing.T) {
+	p, err := parseParameters([]v4.Parameter{{Key: "ipc", Value: "host"}, {Key: "shm-size", Value: "64m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := genSpec(t, p.opts...)
+	if m := mountAt(s, "/dev/shm"); m == nil || m.Source != "/dev/shm" || slices.Contains(m.Options, "size=65536k") {
+		t.Fatalf("/dev/shm %+v", m)
+	}
+}
+
 // A bad value fails naming the parameter; a parameter without an OCI meaning is refused,
 // never dropped.
 func TestParameterErrors(t *testing.T) {
