@@ -1,6 +1,7 @@
 // Package containerd is the driver that runs a container pod's tasks through containerd
 // (docs/runtimes.md) with the pod semantics of the Docker driver (internal/driver/docker):
-// BCS's command/args rules, env, files, volumes, resources and labels, a task joining the
+// BCS's command/args rules, env, files, volumes, resources and labels, Docker parameters
+// (params.go), devices and cards (gpus.go), CPU binding (cpuset.go), a task joining the
 // network of the pod's first container, its network holder, its CNI sandbox (pods.go:
 // CNI and BRIDGE pods) or the host's, and CRI-format logs in the task's LogDir like the
 // process driver's.
@@ -9,8 +10,8 @@
 // named like the Docker driver's (berth-<cluster tag>_<task id>) carrying berth's labels,
 // its snapshot, and its task, run by a shim that outlives the agent. The driver keeps
 // no state of its own about tasks, so an agent that restarts finds every task again
-// through List. Only the task's files and resolver live in DataDir/files/<id>, and what
-// CNI DEL needs of a pod network in DataDir/pods/<pod id>.json.
+// through List. Only the task's files, resolver and hosts file live in
+// DataDir/files/<id>, and what CNI DEL needs of a pod network in DataDir/pods/<pod id>.json.
 package containerd
 
 import (
