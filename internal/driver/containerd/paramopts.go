@@ -154,8 +154,8 @@ func label(v string, p *paramSet) error {
 
 // securityOpt maps docker's security options: no-new-privileges (bare, =BOOL or :BOOL;
 // containerd's default spec already sets it, so only =false changes anything);
-// seccomp=builtin or default, which keep the driver's own profile, and unconfined,
-// which is none (the driver sets no seccomp profile: the runtime's own applies). A node
+// seccomp=builtin or default, which keep containerd's default profile (lastOpts), and
+// unconfined, which is none. A node
 // profile by name, AppArmor and SELinux labels are not supported.
 func securityOpt(v string, p *paramSet) error {
 	k, val, ok := acl.SplitSecurityOpt(v)
@@ -165,6 +165,7 @@ func securityOpt(v string, p *paramSet) error {
 		p.opts = append(p.opts, withProcess(func(pr *specs.Process) { pr.NoNewPrivileges = b }))
 		return err
 	case ok && k == "seccomp" && (val == acl.SeccompBuiltin || val == acl.SeccompDefault || val == "unconfined"):
+		p.unconfined = val == "unconfined"
 		return nil
 	}
 	return fmt.Errorf("not supported by the containerd driver (no-new-privileges, seccomp=builtin, default or unconfined)")

@@ -40,6 +40,8 @@ type paramSet struct {
 	// groups are group-add's, applied after the user (which resets them).
 	groups []string
 	labels map[string]string
+	// unconfined is seccomp=unconfined: no seccomp profile.
+	unconfined bool
 }
 
 // paramFunc applies one parameter's value.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/contrib/seccomp"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -83,8 +84,11 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 
 // lastOpts are the options that read what the others made: extra hosts over the hosts
 // file the network gave, groups after the user (which resets them), capabilities
-// after privileges (a privileged container keeps all of them, as with dockerd), labels,
-// and the files given to the user the container runs as.
+// after privileges (a privileged container keeps all of them, as with dockerd), the
+// seccomp profile after the capabilities (containerd's default profile, Docker's
+// equivalent, allows the syscalls of the capabilities the container has; none for a
+// privileged container or seccomp=unconfined, as with dockerd), labels, and the files
+// given to the user the container runs as.
 func (d *Driver) lastOpts(t *driver.Task, p paramSet) []oci.SpecOpts {
 	var opts []oci.SpecOpts
 	if len(p.hosts) > 0 {
@@ -95,6 +99,9 @@ func (d *Driver) lastOpts(t *driver.Task, p paramSet) []oci.SpecOpts {
 	}
 	if !t.Container.Privileged && len(p.capAdd)+len(p.capDrop) > 0 {
 		opts = append(opts, withCaps(p.capAdd, p.capDrop))
+	}
+	if !t.Container.Privileged && !p.unconfined {
+		opts = append(opts, seccomp.WithDefaultProfile())
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.labels)) {
 		opts = append(opts, withContainerLabel(k, p.labels[k]))
