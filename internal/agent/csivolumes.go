@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -41,8 +42,12 @@ func (a *Agent) runCSIVolumes(ctx context.Context) {
 }
 
 // csiTeardownFailed reports a failed teardown of a gone pod's csi volume: the manager
-// logs it and the node's events show it to its operator.
+// logs it and the node's events show it to its operator (from the second attempt when
+// the plugin is missing).
 func (a *Agent) csiTeardownFailed(r csivolume.Record, attempt int, err error) {
+	if attempt == 1 && errors.Is(err, csivolume.ErrPluginMissing) {
+		return // at the agent's start its plugins may not be found yet: the retry tells
+	}
 	a.warnNode("CSIVolumeUnpublishFailed", fmt.Sprintf("cannot unpublish the csi volume %s/%s of pod %s at %s (plugin %s, attempt %d; retried with backoff): %v",
 		r.Namespace, r.Volume, r.Pod, r.Dir, r.Plugin, attempt, err))
 }

@@ -2,6 +2,7 @@ package csivolume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -142,7 +143,10 @@ func (m *Manager) lock(ctx context.Context, key string) (func(), error) {
 	}
 }
 
-// errPluginMissing is the error of a teardown that needs a plugin the node lacks.
+// ErrPluginMissing is the error of a teardown that needs a plugin the node lacks (or
+// has not found yet: at an agent's start its plugins register again).
+var ErrPluginMissing = errors.New("the volume stays published until it is")
+
 func errPluginMissing(name string) error {
-	return fmt.Errorf("CSI plugin %s is not running on this node: the volume stays published until it is", name)
+	return fmt.Errorf("CSI plugin %s is not running on this node: %w", name, ErrPluginMissing)
 }
