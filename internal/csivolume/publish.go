@@ -76,7 +76,7 @@ func (m *Manager) stage(ctx context.Context, c *csi.Client, req csi.NodeRequest)
 	if err := m.saveStage(st); err != nil {
 		return false, err
 	}
-	if err := os.MkdirAll(req.StagingPath, 0o700); err != nil {
+	if err := mkdirClosed(req.StagingPath, m.opts.StagingDir); err != nil {
 		return false, err
 	}
 	staged, err := c.NodeStage(ctx, req)

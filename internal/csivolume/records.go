@@ -99,7 +99,7 @@ func (m *Manager) save(sub, name string, v any, what string) error {
 		return err
 	}
 	dir := filepath.Join(m.opts.StateDir, sub)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := mkdirClosed(dir, m.opts.StateDir); err != nil {
 		return fmt.Errorf("record %s: %w", what, err)
 	}
 	if err := atomicfile.Write(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -181,4 +181,14 @@ func (m *Manager) list(sub string, take func(name string, b []byte) bool) error 
 		}
 	}
 	return nil
+}
+
+// mkdirClosed makes dir, and the directories down to it from root, the agent's alone
+// (0700), and the missing ones above root 0750: the CSI directory of the data dir is
+// shared with the plugins' sockets (another part of the agent makes it too).
+func mkdirClosed(dir, root string) error {
+	if err := os.MkdirAll(filepath.Dir(root), 0o750); err != nil {
+		return err
+	}
+	return os.MkdirAll(dir, 0o700)
 }
