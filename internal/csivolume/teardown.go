@@ -24,6 +24,9 @@ func (m *Manager) teardown(ctx context.Context, rec Record) error {
 		if err := c.NodeUnpublish(ctx, rec.ExternalID, rec.Dir); err != nil && csi.Code(err) != codes.NotFound {
 			return err
 		}
+		if rec.Published {
+			m.log.Info("CSI volume unpublished", "pod", rec.Pod, "volume", rec.Volume, "plugin", rec.Plugin, "dir", rec.Dir)
+		}
 		if err := m.unstageIfLast(ctx, c, rec); err != nil {
 			return err
 		}
@@ -34,13 +37,7 @@ func (m *Manager) teardown(ctx context.Context, rec Record) error {
 	if err := m.opts.Claims.Release(ctx, rec.claim()); err != nil {
 		return fmt.Errorf("release the claim of volume %s: %w", rec.Volume, err)
 	}
-	if err := m.dropRecord(rec.Dir); err != nil {
-		return err
-	}
-	if rec.Published {
-		m.log.Info("CSI volume unpublished", "pod", rec.Pod, "volume", rec.Volume, "plugin", rec.Plugin, "dir", rec.Dir)
-	}
-	return nil
+	return m.dropRecord(rec.Dir)
 }
 
 // teardownClient is the plugin's client for undoing: an unhealthy plugin is still asked
