@@ -19,6 +19,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/csivolume"
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
@@ -70,6 +71,7 @@ type Agent struct {
 	busyPorts  *busyPorts          // the node's busy ports (busyports.go)
 	vols       *instvol.Dirs       // the node's instance volumes (volumes.go)
 	flex       *flexvolume.Manager // nil without Config.VolumePluginDir (flexvolumes.go)
+	csiVols    *csivolume.Manager  // the pods' csi volumes (csivolumes.go)
 	volSweep   chan struct{}       // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
@@ -77,6 +79,10 @@ type Agent struct {
 	// owner is this node of this cluster: the drivers touch only its tasks
 	// (ownership.go). Set by Run once the identity is known.
 	owner driver.Owner
+
+	// csiPluginClients are the node's CSI plugins the csi volumes use (the plugin
+	// registry); nil: none.
+	csiPluginClients csivolume.PluginClients
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -128,6 +134,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.vols, a.volSweep = instvol.New(filepath.Join(cfg.DataDir, "volumes")), make(chan struct{}, 1)
 	if a.flex, err = a.newFlexVolumes(); err != nil {
+		return nil, err
+	}
+	if a.csiVols, err = a.newCSIVolumes(); err != nil {
 		return nil, err
 	}
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
@@ -246,7 +255,7 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
-		InstanceVolumes: a.vols, Event: a.taskGroupEvent,
+		InstanceVolumes: a.vols, Event: a.taskGroupEvent, CSIVolumes: a.csiVols,
 	}
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins
@@ -278,6 +287,7 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runPlugins(ctx) })
 	loops.Go(func() { a.volumesLoop(ctx) })
 	loops.Go(func() { a.runFlexVolumes(ctx) })
+	loops.Go(func() { a.runCSIVolumes(ctx) })
 	loops.Go(func() { a.refreshVolumesLoop(ctx) })
 	loops.Go(func() { a.sendNodeEvents(ctx) })
 	if lb != nil {

@@ -217,7 +217,8 @@ func (p *pod) volumes(i int, c *v4.Container) ([]driver.Mount, error) {
 			}
 			host = p.plan.volumeDir(pv.Name)
 			// A configMap's or secret's files are the agent's to write (refresh.go).
-			readOnly = readOnly || pv.ConfigMap != nil || pv.Secret != nil || pv.FlexVolume != nil && pv.FlexVolume.ReadOnly
+			readOnly = readOnly || pv.ConfigMap != nil || pv.Secret != nil || pv.FlexVolume != nil && pv.FlexVolume.ReadOnly ||
+				pv.CSI != nil && pv.CSI.ReadOnly
 		case v.Volume.Instance:
 			iv := p.e.cfg.InstanceVolumes
 			if iv == nil {
