@@ -57,7 +57,7 @@ func startCSICluster(t *testing.T) *csiCluster {
 	"restartPolicy":{"policy":"Always"},"killPolicy":{"gracePeriod":2},
 	"spec":{"template":{"spec":{
 		"volumes":[{"name":"socket","csiPlugin":{"name":%q}}],
-		"processes":[{"procName":"plugin","user":"root","startGracePeriod":1,
+		"processes":[{"procName":"csiplugin","user":"root","startGracePeriod":1,
 			"startCmd":"exec %s --root %s/$BERTH_NODE_NAME --nodeid $BERTH_NODE_NAME --controller-publish",
 			"resources":{"limits":{"cpu":"0.2","memory":"64"}}}]}}}}`, csiPluginName, bin, c.roots))
 	return c
@@ -135,7 +135,7 @@ func claimingProcess(name, volume, constraint string) string {
 	"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":1},%s
 	"spec":{"instance":1,"template":{"spec":{
 		"volumes":[{"name":"data","csi":{"volume":%q}}],
-		"processes":[{"procName":"writer","user":"root","startCmd":"echo started >> data/log; exec sleep 100000","startGracePeriod":1,
+		"processes":[{"procName":"sleep","user":"root","startCmd":"echo started >> data/log; exec sleep 100000","startGracePeriod":1,
 			"volumes":[{"volume":{"mountPath":"data","podVolume":"data"}}],
 			"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}}}}`, name, constraint, volume)
 }
