@@ -19,6 +19,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/csiplugins"
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
@@ -70,6 +71,8 @@ type Agent struct {
 	busyPorts  *busyPorts          // the node's busy ports (busyports.go)
 	vols       *instvol.Dirs       // the node's instance volumes (volumes.go)
 	flex       *flexvolume.Manager // nil without Config.VolumePluginDir (flexvolumes.go)
+	csiPlugins *csiplugins.Registry // the node's CSI plugins (csiplugins.go)
+	csiReport  *csiReport
 	volSweep   chan struct{}       // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
@@ -130,6 +133,7 @@ func New(cfg Config) (*Agent, error) {
 	if a.flex, err = a.newFlexVolumes(); err != nil {
 		return nil, err
 	}
+	a.newCSIPlugins()
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
 	a.reporter.sendMany = (&statusBatches{statuses: a.putStatuses, report: a.sendReport}).send
 	return a, nil
@@ -278,6 +282,7 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runPlugins(ctx) })
 	loops.Go(func() { a.volumesLoop(ctx) })
 	loops.Go(func() { a.runFlexVolumes(ctx) })
+	loops.Go(func() { a.runCSIPlugins(ctx) })
 	loops.Go(func() { a.refreshVolumesLoop(ctx) })
 	loops.Go(func() { a.sendNodeEvents(ctx) })
 	if lb != nil {
@@ -318,6 +323,7 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.followCatalog(ctx) })
 	wg.Go(func() { a.reregisterLoop(ctx) })
 	wg.Go(func() { a.busyPortsLoop(ctx) })
+	wg.Go(func() { a.csiPluginsLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()
 }

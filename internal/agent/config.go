@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -169,6 +170,10 @@ type Config struct {
 	// FlexVolumeTimeout bounds each call of a driver (flexvolume.DefaultTimeout when 0).
 	VolumePluginDir   string
 	FlexVolumeTimeout time.Duration
+	// CSIPluginDir is where the node's CSI plugins listen, <dir>/<name>/csi.sock, and
+	// where csiPlugin pod volumes are (docs/volumes.md, "Plugins"); default
+	// <DataDir>/csi/plugins.
+	CSIPluginDir string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -293,6 +298,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"
+	}
+	if c.CSIPluginDir == "" {
+		c.CSIPluginDir = defaultCSIPluginDir(c.DataDir)
+	}
+	if abs, err := filepath.Abs(c.CSIPluginDir); err != nil {
+		return c, fmt.Errorf("agent config: --csi-plugin-dir %q: %w", c.CSIPluginDir, err)
+	} else {
+		c.CSIPluginDir = abs
 	}
 	return c, nil
 }
