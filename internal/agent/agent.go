@@ -68,12 +68,12 @@ type Agent struct {
 	gpus       *gpu.Manager
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
-	busyPorts  *busyPorts          // the node's busy ports (busyports.go)
-	vols       *instvol.Dirs       // the node's instance volumes (volumes.go)
-	flex       *flexvolume.Manager // nil without Config.VolumePluginDir (flexvolumes.go)
+	busyPorts  *busyPorts           // the node's busy ports (busyports.go)
+	vols       *instvol.Dirs        // the node's instance volumes (volumes.go)
+	flex       *flexvolume.Manager  // nil without Config.VolumePluginDir (flexvolumes.go)
 	csiPlugins *csiplugins.Registry // the node's CSI plugins (csiplugins.go)
 	csiReport  *csiReport
-	volSweep   chan struct{}       // asks volumesLoop for a sweep (volumes.go)
+	volSweep   chan struct{} // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
