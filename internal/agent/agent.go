@@ -250,7 +250,7 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
-		InstanceVolumes: a.vols, Event: a.taskGroupEvent,
+		InstanceVolumes: a.vols, Event: a.taskGroupEvent, CSIPluginDir: a.cfg.CSIPluginDir,
 	}
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	client "github.com/containerd/containerd/v2/client"
@@ -56,7 +57,30 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 	if c.Privileged {
 		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices)
 	}
+	if sharedMounts(mounts) {
+		opts = append(opts, withSharedRootfs)
+	}
 	return opts, nil
+}
+
+// sharedMounts reports whether a mount propagates both ways (driver.PropagationRShared).
+func sharedMounts(mounts []specs.Mount) bool {
+	for _, m := range mounts {
+		if slices.Contains(m.Options, driver.PropagationRShared) {
+			return true
+		}
+	}
+	return false
+}
+
+// withSharedRootfs makes the container's root a shared mount, as the CRI does for a
+// bidirectional mount: an rshared bind under a private root would not propagate.
+func withSharedRootfs(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Linux == nil {
+		s.Linux = &specs.Linux{}
+	}
+	s.Linux.RootfsPropagation = driver.PropagationRShared
+	return nil
 }
 
 // ociVersion is the runtime spec version the driver's specs claim. The oci package
