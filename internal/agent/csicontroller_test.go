@@ -20,6 +20,8 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/csiplugins"
+	"github.com/berthhq/berth/internal/driver/fake"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // ctlPlugin is a minimal CSI plugin: identity, and the controller service when
@@ -96,9 +98,9 @@ func (p *ctlPlugin) NodeGetCapabilities(context.Context, *csipb.NodeGetCapabilit
 	return &csipb.NodeGetCapabilitiesResponse{}, nil
 }
 
-// csiAgent is an agent whose registry found the given plugins, each served on a socket
-// of its plugin dir.
-func csiAgent(t *testing.T, plugins ...*ctlPlugin) *Agent {
+// servePlugins serves each plugin on <dir>/<name>/csi.sock of a new plugin dir, which
+// it returns.
+func servePlugins(t *testing.T, plugins ...*ctlPlugin) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "csia") // short: socket addresses are at most 107 bytes
 	if err != nil {
@@ -118,6 +120,13 @@ func csiAgent(t *testing.T, plugins ...*ctlPlugin) *Agent {
 		go srv.Serve(l) //nolint:errcheck // ends with Stop
 		t.Cleanup(srv.Stop)
 	}
+	return dir
+}
+
+// csiAgent is an agent whose registry found the given plugins.
+func csiAgent(t *testing.T, plugins ...*ctlPlugin) *Agent {
+	t.Helper()
+	dir := servePlugins(t, plugins...)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a := &Agent{cfg: Config{NodeName: "n1", CSIPluginDir: dir}, log: log, metrics: newAgentMetrics()}
 	a.newCSIPlugins()
@@ -182,4 +191,31 @@ func TestCSIControllerNeedsServerCert(t *testing.T) {
 	if w.Code != http.StatusForbidden {
 		t.Errorf("%d %s, want 403", w.Code, w.Body)
 	}
+}
+
+// The agent reports the plugins it finds in its node's status, and registers them again
+// with the node when an operator deleted it.
+func TestAgentReportsCSIPlugins(t *testing.T) {
+	c := newCluster(t)
+	dir := servePlugins(t, &ctlPlugin{name: "ctl.csi.test", controller: true})
+	startAgent(t, c, t.TempDir(), fake.New("process"), func(cfg *Config) {
+		cfg.CSIPluginDir = dir
+		cfg.PortRanges = []v4.PortRange{{Begin: 64120, End: 64121}}
+	})
+	reported := func() bool {
+		n, err := store.Typed[*v4.Node](testStore, v4.KindNode).Get(context.Background(), "", testNode)
+		if err != nil {
+			return false
+		}
+		ps := n.Status.CSIPlugins
+		return len(ps) == 1 && ps[0].Name == "ctl.csi.test" && ps[0].Healthy && ps[0].Controller && ps[0].Node
+	}
+	waitFor(t, "the plugin in the node's status", reported)
+	if _, err := testStore.Delete(context.Background(), v4.KindNode, "", testNode, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.ForgetNode(context.Background(), testNode); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the node to come back with its plugin", reported)
 }
