@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -299,13 +298,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"
 	}
-	if c.CSIPluginDir == "" {
-		c.CSIPluginDir = defaultCSIPluginDir(c.DataDir)
-	}
-	if abs, err := filepath.Abs(c.CSIPluginDir); err != nil {
-		return c, fmt.Errorf("agent config: --csi-plugin-dir %q: %w", c.CSIPluginDir, err)
-	} else {
-		c.CSIPluginDir = abs
+	var err error
+	if c.CSIPluginDir, err = csiPluginDir(c.CSIPluginDir, c.DataDir); err != nil {
+		return c, err
 	}
 	return c, nil
 }

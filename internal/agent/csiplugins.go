@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -120,7 +121,14 @@ func afterIf(on bool, d time.Duration) <-chan time.Time {
 	return time.After(d)
 }
 
-// defaultCSIPluginDir is --csi-plugin-dir's default under the data dir.
-func defaultCSIPluginDir(dataDir string) string {
-	return filepath.Join(dataDir, "csi", "plugins")
+// csiPluginDir is --csi-plugin-dir made absolute, DATA-DIR/csi/plugins by default.
+func csiPluginDir(dir, dataDir string) (string, error) {
+	if dir == "" {
+		dir = filepath.Join(dataDir, "csi", "plugins")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("agent config: --csi-plugin-dir %q: %w", dir, err)
+	}
+	return abs, nil
 }
