@@ -29,7 +29,7 @@ type prepared struct {
 // setEnv renders task i's env with the container IP: the injected variables, then its
 // own, then the one-level $VAR copy.
 func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
-	env := injectedEnv(p.e.cfg.HostIP, containerIP, p.name, pp.ports)
+	env := append(injectedEnv(p.e.cfg.HostIP, containerIP, p.name, pp.ports), envVar{"BERTH_NODE_NAME", p.e.cfg.NodeName})
 	if d := p.e.cfg.DNS; d != nil {
 		env = append(env, envVar{"BERTH_DNS", d.Addr}, envVar{"BCS_DNS", d.Addr})
 	}
