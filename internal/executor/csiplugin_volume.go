@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -107,16 +108,28 @@ func (p *pod) csiPluginMounts() ([]driver.Mount, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureShared(dir); err != nil {
+	// The mount table names real paths; the container sees the agent's own, which are
+	// the paths it hands the plugin.
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("csiPlugin: the data dir %s: %w", dir, err)
+	}
+	if err := ensureShared(real); err != nil {
 		return nil, fmt.Errorf("csiPlugin: the data dir %s: %w", dir, err)
 	}
 	return []driver.Mount{{HostPath: dir, ContainerPath: dir, Propagation: driver.PropagationRShared}}, nil
 }
 
+// sharing makes ensureShared calls take turns.
+var sharing sync.Mutex
+
 // ensureShared makes dir's mount shared, so that a container's rshared bind of it
 // propagates mounts both ways: when the mount dir is on is not shared, dir is bound onto
 // itself and that mount made shared.
 func ensureShared(dir string) error {
+	// Two plugin pods starting at once must not both bind dir onto itself.
+	sharing.Lock()
+	defer sharing.Unlock()
 	mp, shared, err := mountOf(dir)
 	if err != nil || shared {
 		return err
