@@ -44,4 +44,16 @@ func TestRegistryDescribesTestPlugin(t *testing.T) {
 	if !node.Healthy || node.Controller || !node.Node || len(node.ControllerCapabilities) != 0 || len(node.NodeCapabilities) != 0 {
 		t.Errorf("node plugin %+v", node)
 	}
+	// Later scans keep the plugins (the same sockets, the same clients), only probed.
+	c1, _, _ := r.Client(full.Name)
+	<-r.Changes()
+	for range 3 {
+		r.Scan(context.Background())
+	}
+	if c2, info, ok := r.Client(full.Name); !ok || c2 != c1 || !info.Healthy {
+		t.Errorf("after more scans: %p %+v %t, want the same healthy client %p", c2, info, ok, c1)
+	}
+	if changed(r) {
+		t.Error("scans that found the same plugins signalled a change")
+	}
 }
