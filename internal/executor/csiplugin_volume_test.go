@@ -113,3 +113,28 @@ func TestMountOf(t *testing.T) {
 		}
 	}
 }
+
+// A data dir on a private mount is bound onto itself and shared, once: a second call
+// finds it shared and mounts nothing more.
+func TestEnsureShared(t *testing.T) {
+	requireRoot(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountBelow(dir) })
+	if mp, shared, err := mountOf(dir); err != nil || shared && mp != dir {
+		t.Skipf("the temp dir is on a shared mount already (%s, %v): nothing to test", mp, err)
+	}
+	for range 2 {
+		if err := ensureShared(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mp, shared, err := mountOf(dir); err != nil || mp != dir || !shared {
+		t.Fatalf("mount of %s: %s shared=%t %v", dir, mp, shared, err)
+	}
+	if mps, _ := mountsBelow(dir); len(mps) != 1 {
+		t.Errorf("mounts at %s: %v, want one", dir, mps)
+	}
+}
