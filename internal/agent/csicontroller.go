@@ -108,7 +108,7 @@ func csiControllerCall(ctx context.Context, c *csi.Client, req *v4.CSIController
 		return out, c.ValidateCapability(ctx, req.VolumeID, capability, req.Context, req.Secrets)
 	case v4.CSIOpPublish:
 		pc, err := c.ControllerPublish(ctx, csi.PublishRequest{VolumeID: req.VolumeID, NodeID: req.NodeID,
-			Capability: capability, Context: req.Context, Secrets: req.Secrets})
+			Capability: capability, Context: req.Context, Secrets: req.Secrets, ReadOnly: req.ReadOnly})
 		out.PublishContext = pc
 		return out, err
 	case v4.CSIOpUnpublish:
