@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,6 +23,9 @@ func TestCSIPluginContainer(t *testing.T) {
 	buildPluginImage(t)
 	s := startServer(t, t.TempDir())
 	a := startDockerAgent(t, s, "csi-c", "33600-33649", "--allow-privileged")
+	// The agent bound its data dir onto itself to share it, and leaves it so (its
+	// workloads outlive it): the test undoes it, or its temp dir cannot go.
+	t.Cleanup(func() { syscall.Unmount(a.dataDir, syscall.MNT_DETACH) })
 	s.cleanupApps("e2e-csic")
 	s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"application","metadata":{"name":"plugin","namespace":"e2e-csic"},
 	"restartPolicy":{"policy":"Never"},"killPolicy":{"gracePeriod":2},
