@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 
 	"google.golang.org/grpc/codes"
@@ -71,6 +73,33 @@ func (r *Registry) find() map[string]socketRef {
 }
 
 const errNoSocket = "no socket"
+
+// dropStale removes from found the sockets nothing listens on: a plugin killed without
+// removing its socket is gone, not an unhealthy plugin reported for ever. Only new and
+// unhealthy plugins are checked (a connection that sends nothing makes a plugin log).
+func (r *Registry) dropStale(found map[string]socketRef) {
+	for name, s := range found {
+		r.mu.Lock()
+		p, known := r.plugins[name]
+		healthy := known && p.info.Healthy && p.ident == s.id
+		r.mu.Unlock()
+		if healthy || !refused(s.path) {
+			continue
+		}
+		delete(found, name)
+		r.ignore(name, "nothing listens on its socket (a plugin that stopped without removing it)")
+	}
+}
+
+// refused reports whether connecting to the socket is refused: nothing listens there.
+func refused(socket string) bool {
+	c, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	c.Close()
+	return false
+}
 
 // socketOf finds <root>/<name>/csi.sock: resolved, within root, and a socket.
 func socketOf(root, name string) (socketRef, string) {

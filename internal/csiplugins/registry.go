@@ -136,6 +136,7 @@ func (r *Registry) Scan(ctx context.Context) {
 	r.scan.Lock()
 	defer r.scan.Unlock()
 	found := r.find()
+	r.dropStale(found)
 	r.mu.Lock()
 	var gone []*plugin
 	for name, p := range r.plugins {

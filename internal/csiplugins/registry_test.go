@@ -261,3 +261,26 @@ func TestRunStopsWithContext(t *testing.T) {
 		t.Errorf("plugin dir: %v, %v", fi, err)
 	}
 }
+
+// A socket nothing listens on (a plugin killed without removing it) is no plugin: it is
+// not reported, and a plugin known before goes.
+func TestRegistryDropsStaleSockets(t *testing.T) {
+	dir := pluginDir(t)
+	if err := os.MkdirAll(filepath.Join(dir, "stale.csi.test"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", filepath.Join(dir, "stale.csi.test", SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close() // the socket file stays, with no listener
+	r := newRegistry(t, dir)
+	r.Scan(context.Background())
+	if l := r.List(); len(l) != 0 {
+		t.Errorf("List = %+v, want nothing", l)
+	}
+	if !strings.Contains(r.ignored["stale.csi.test"], "nothing listens") {
+		t.Errorf("ignored %q", r.ignored["stale.csi.test"])
+	}
+}
