@@ -109,6 +109,10 @@ type Config struct {
 	// FlexVolumes, when set, mounts the pods' FlexVolume volumes; without it a pod with
 	// one fails at start.
 	FlexVolumes FlexVolumes
+	// CSIPluginDir is where the node's CSI plugins listen (<dir>/<name>/csi.sock): a
+	// csiPlugin pod volume is <dir>/<name> (csiplugin_volume.go). Empty, a pod with one
+	// fails at start.
+	CSIPluginDir string
 
 	// CSIVolumes, when set, publishes the pods' csi volumes; without it a pod with one
 	// fails at start.

@@ -70,6 +70,9 @@ func (p *pod) prepareVolume(ctx context.Context, v *v4.PodVolume, data *dataReso
 	if v.CSI != nil {
 		return p.publishCSIVolume(ctx, v, dir)
 	}
+	if v.CSIPlugin != nil {
+		return p.prepareCSIPluginVolume(v)
+	}
 	owner, err := p.plan.volumeOwner(v.Name)
 	if err != nil {
 		return err
@@ -328,7 +331,11 @@ func (p *pod) processLinks(t *v4.ProcessTask) ([]driver.Link, error) {
 		if pv == nil {
 			return nil, fmt.Errorf("volume %s: the pod has no volume %q", v.Volume.MountPath, v.Volume.PodVolume)
 		}
-		l := driver.Link{Path: v.Volume.MountPath, Target: p.plan.volumeDir(pv.Name)}
+		target, err := p.volumeHostDir(pv)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: %w", v.Volume.MountPath, err)
+		}
+		l := driver.Link{Path: v.Volume.MountPath, Target: target}
 		if pv.EmptyDir != nil {
 			owner, err := p.plan.volumeOwner(pv.Name)
 			if err != nil {

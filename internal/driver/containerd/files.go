@@ -33,7 +33,11 @@ func (d *Driver) mounts(t *driver.Task) ([]specs.Mount, error) {
 				return nil, fmt.Errorf("volume %s: %w", v.HostPath, err)
 			}
 		}
-		out = append(out, bindMount(v.HostPath, v.ContainerPath, v.ReadOnly))
+		m := bindMount(v.HostPath, v.ContainerPath, v.ReadOnly)
+		if v.Propagation != "" {
+			m.Options = append(m.Options, v.Propagation)
+		}
+		out = append(out, m)
 	}
 	base := d.taskFilesDir(t.ID)
 	if err := os.RemoveAll(base); err != nil {

@@ -72,6 +72,9 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 	if c.Privileged {
 		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices)
 	}
+	if sharedMounts(mounts) {
+		opts = append(opts, withSharedRootfs)
+	}
 	opts = append(opts, p.opts...)
 	devices, err := d.deviceOpts(t, p.devices)
 	if err != nil {
@@ -244,4 +247,24 @@ func withContainerLabel(key, value string) oci.SpecOpts {
 		c.Labels[key] = value
 		return nil
 	}
+}
+
+// sharedMounts reports whether a mount propagates both ways (driver.PropagationRShared).
+func sharedMounts(mounts []specs.Mount) bool {
+	for _, m := range mounts {
+		if slices.Contains(m.Options, driver.PropagationRShared) {
+			return true
+		}
+	}
+	return false
+}
+
+// withSharedRootfs makes the container's root a shared mount, as the CRI does for a
+// bidirectional mount: an rshared bind under a private root would not propagate.
+func withSharedRootfs(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Linux == nil {
+		s.Linux = &specs.Linux{}
+	}
+	s.Linux.RootfsPropagation = driver.PropagationRShared
+	return nil
 }
