@@ -44,10 +44,15 @@ func (c *VolumeController) collectClaims(ctx context.Context, vol *v4.CSIVolume)
 // release unpublishes claim cl and removes it from the stored volume, if it is still the
 // same claim there.
 func (c *VolumeController) release(ctx context.Context, vol *v4.CSIVolume, cl v4.VolumeClaim) error {
-	if err := volumes.Unpublish(ctx, c.calls, c.store, c.listNodes(), vol, cl); err != nil {
+	// Read again: a claim released just before may have shared this one's publish.
+	cur, err := store.Typed[*v4.CSIVolume](c.store, v4.KindVolume).Get(ctx, vol.Metadata.Namespace, vol.Metadata.Name)
+	if err != nil {
+		return fmt.Errorf("release the claim of task group %s: %w", cl.TaskGroup, err)
+	}
+	if err := volumes.Unpublish(ctx, c.calls, c.store, c.listNodes(), cur, cl); err != nil {
 		return err
 	}
-	_, err := volumes.Update(ctx, c.store, vol.Metadata.Namespace, vol.Metadata.Name, func(cur *v4.CSIVolume) (bool, error) {
+	_, err = volumes.Update(ctx, c.store, vol.Metadata.Namespace, vol.Metadata.Name, func(cur *v4.CSIVolume) (bool, error) {
 		have, ok := volumes.ClaimOf(cur, cl.TaskGroup)
 		if !ok || have.Node != cl.Node || have.NodeID != cl.NodeID {
 			return false, nil
