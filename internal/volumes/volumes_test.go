@@ -12,7 +12,9 @@ func volume(mode string, claims ...v4.VolumeClaim) *v4.CSIVolume {
 		Spec: v4.VolumeSpec{Plugin: "p.csi", AccessMode: mode}, Status: v4.VolumeStatus{Phase: v4.VolumeAvailable, Claims: claims}}
 }
 
-func claim(tg, node, mode string) v4.VolumeClaim { return v4.VolumeClaim{TaskGroup: tg, Node: node, Mode: mode} }
+func claim(tg, node, mode string) v4.VolumeClaim {
+	return v4.VolumeClaim{TaskGroup: tg, Node: node, Mode: mode}
+}
 
 func TestCheckAccess(t *testing.T) {
 	w1, r1 := claim("a", "n1", ModeWrite), claim("a", "n1", ModeRead)

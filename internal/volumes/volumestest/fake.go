@@ -45,7 +45,7 @@ func (f *Fake) Call(_ context.Context, node string, req v4.CSIControllerRequest)
 	switch req.Op {
 	case v4.CSIOpCreate:
 		return v4.CSIControllerReply{VolumeID: "vol-" + req.Name, Capacity: max(req.MinBytes, 1<<20),
-			Context: map[string]string{"created-for": req.Name},
+			Context:  map[string]string{"created-for": req.Name},
 			Topology: []v4.VolumeTopology{{Segments: map[string]string{"zone": "z1"}}}}, nil
 	case v4.CSIOpPublish:
 		return v4.CSIControllerReply{PublishContext: map[string]string{"device": fmt.Sprintf("/dev/fake-%s", req.NodeID)}}, nil
