@@ -15,10 +15,11 @@ import (
 
 // deleteVolume is DELETE of a volume object (docs/volumes.md, The volume controller): a
 // claimed volume is refused (409 naming the claims); a volume berth had its plugin
-// create goes to phase Deleting, answered 202, and the volume controller removes the
-// object once the plugin deleted the volume, so the object never vanishes while the
-// storage lives; any other (registered with spec.externalID, or never created) is
-// removed at once. rv, when given, is the delete's precondition.
+// create goes to phase Deleting, answered 202 (v4.Accepted: the volume and where to
+// watch it), and the volume controller removes the object once the plugin deleted the
+// volume, so the object never vanishes while the storage lives; any other (registered
+// with spec.externalID, or never created) is removed at once. rv, when given, is the
+// delete's precondition.
 func (s *Server) deleteVolume(ctx context.Context, w http.ResponseWriter, ns, name, rv string) error {
 	var deleting bool
 	vol, err := volumes.Update(ctx, s.store, ns, name, func(v *v4.CSIVolume) (bool, error) {
@@ -40,7 +41,7 @@ func (s *Server) deleteVolume(ctx context.Context, w http.ResponseWriter, ns, na
 	}
 	if deleting {
 		s.record(vol, "Deleting", "deleted")
-		httpapi.WriteJSON(w, http.StatusAccepted, vol)
+		writeAccepted(w, vol, nil) // watch it to see it go
 		return nil
 	}
 	// The version read is the precondition: a claim made since is not deleted with it.
