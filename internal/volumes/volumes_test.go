@@ -1,6 +1,7 @@
 package volumes
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -101,4 +102,41 @@ func TestTopologyMatches(t *testing.T) {
 			t.Errorf("TopologyMatches(%v) = %t", tc.want, got)
 		}
 	}
+}
+
+// FuzzCheckAccess checks that whatever claims a volume holds (its status is stored JSON
+// any writer of etcd may have left), CheckAccess never panics and admits only what its
+// access mode allows.
+func FuzzCheckAccess(f *testing.F) {
+	f.Add([]byte(`{"mode":"single-node-writer","claims":[{"taskgroup":"a","node":"n1","mode":"write"}],"claim":{"taskgroup":"b","node":"n2","mode":"write"}}`))
+	f.Add([]byte(`{"mode":"multi-node-single-writer","claims":[{"taskgroup":"a","node":"n1","mode":"read"}],"claim":{"taskgroup":"a","node":"n1","mode":"write"}}`))
+	f.Add([]byte(`{"mode":"multi-node-reader-only","claims":null,"claim":{"mode":"weird"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var in struct {
+			Mode   string           `json:"mode"`
+			Claims []v4.VolumeClaim `json:"claims"`
+			Claim  v4.VolumeClaim   `json:"claim"`
+		}
+		if json.Unmarshal(data, &in) != nil {
+			return
+		}
+		vol := volume(in.Mode, in.Claims...)
+		if CheckAccess(vol, in.Claim) != nil {
+			return
+		}
+		if readerOnly(in.Mode) && in.Claim.Mode != ModeRead {
+			t.Fatalf("a %q claim admitted on a %s volume", in.Claim.Mode, in.Mode)
+		}
+		for _, h := range in.Claims {
+			if h.TaskGroup == in.Claim.TaskGroup {
+				continue
+			}
+			switch {
+			case (in.Mode == v4.AccessSingleNodeWriter || in.Mode == v4.AccessSingleNodeReader) && h.Node != in.Claim.Node:
+				t.Fatalf("a claim on %s admitted beside %+v on a %s volume", in.Claim.Node, h, in.Mode)
+			case in.Mode == v4.AccessMultiNodeSingleWriter && in.Claim.Mode == ModeWrite && h.Mode == ModeWrite:
+				t.Fatalf("a second writer admitted beside %+v", h)
+			}
+		}
+	})
 }
