@@ -69,9 +69,9 @@ func (a *API) decodeClaim(w http.ResponseWriter, r *http.Request, req *v4.CSICla
 	if err := httpapi.DecodeStrict(body, req); err != nil {
 		return httpapi.Errorf(http.StatusBadRequest, "the body is not a volume claim: %v", err)
 	}
-	for field, v := range map[string]string{"namespace": req.Namespace, "volume": req.Volume, "taskgroup": req.TaskGroup} {
-		if v == "" {
-			return httpapi.Errorf(http.StatusBadRequest, "%s: required", field).WithDetail(field, "required")
+	for _, f := range []struct{ field, value string }{{"namespace", req.Namespace}, {"volume", req.Volume}, {"taskgroup", req.TaskGroup}} {
+		if f.value == "" {
+			return httpapi.Errorf(http.StatusBadRequest, "%s: required", f.field).WithDetail(f.field, "required")
 		}
 	}
 	return nil
