@@ -255,3 +255,26 @@ func TestVolumeClaimsCollected(t *testing.T) {
 		t.Fatalf("unpublish calls %+v", un)
 	}
 }
+
+// A Deleting volume that a live task group still claims (the API refuses such a delete;
+// this one was written past it) is not deleted in its plugin: it waits, saying who holds
+// it.
+func TestVolumeDeleteWaitsForClaims(t *testing.T) {
+	fake := &volumestest.Fake{}
+	e := startVolumes(t, fake, map[string]func(*v4.Node){"n1": withPlugin(true, v4.CSICreateDelete)})
+	tg := v4.TaskGroup{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Name: "holder", Namespace: "vols"}, Spec: v4.TaskGroupSpec{Node: "n1"}}
+	if err := testStore.Create(context.Background(), &tg, store.Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	putVolume(t, "held", func(v *v4.CSIVolume) {
+		v.Status = v4.VolumeStatus{Phase: v4.VolumeDeleting, UID: "berth-h", ExternalID: "vol-h",
+			Claims: []v4.VolumeClaim{{TaskGroup: "holder", Node: "n1", Mode: "write"}}}
+	})
+	e.waitVolume("held", "a message naming the claim", func(v *v4.CSIVolume) bool {
+		return v.Status.Phase == v4.VolumeDeleting && strings.Contains(v.Status.Message, "claimed by holder (node n1, write)")
+	})
+	if ds := fake.Calls(v4.CSIOpDelete); len(ds) != 0 {
+		t.Fatalf("deleted while claimed: %+v", ds)
+	}
+}
