@@ -102,6 +102,9 @@ func New(cfg Config) (*API, error) {
 	if maxBeats == 0 {
 		maxBeats = DefaultMaxBeatsPerSecond
 	}
+	if a.calls == nil {
+		a.calls = noVolumeCalls{}
+	}
 	a.pace, a.nodeCache = defaultPace(max(0, maxBeats), cfg.NodeTTL), cfg.Caches.For(v4.KindNode)
 	for _, k := range catalogKinds {
 		a.catalog[k] = cfg.Caches.For(k)

@@ -24,6 +24,14 @@ import (
 // minutes.
 const claimTimeout = 150 * time.Second
 
+// noVolumeCalls is the calls of a server that cannot reach agents (Config without a
+// VolumeController): a claim that needs a publish gets 502.
+type noVolumeCalls struct{}
+
+func (noVolumeCalls) Call(context.Context, string, v4.CSIControllerRequest) (v4.CSIControllerReply, error) {
+	return v4.CSIControllerReply{}, errors.New("this server cannot make CSI controller calls")
+}
+
 // handleAgentVolumeClaim claims a volume for a task group of the calling node and
 // answers what the node's calls need (v4.CSIClaimGrant). Claiming again is idempotent.
 // 404: no such volume or task group; 403: the task group is not this node's, or does
