@@ -28,4 +28,6 @@ func (a *API) Routes(mux *httpapi.Mux) {
 	mux.Handle("GET /v1/agent/configmaps/{ns}/{name}", httpapi.NodeCert, a.handleAgentConfigMap)
 	mux.Handle("GET /v1/agent/secrets/{ns}/{name}", httpapi.NodeCert, a.handleAgentSecret)
 	mux.Handle("GET /v1/agent/catalog", httpapi.NodeCert, a.handleAgentCatalog)
+	mux.Handle("POST /v1/agent/volumes/claim", httpapi.NodeCert, a.handleAgentVolumeClaim)
+	mux.Handle("POST /v1/agent/volumes/release", httpapi.NodeCert, a.handleAgentVolumeRelease)
 }
