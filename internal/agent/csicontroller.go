@@ -48,7 +48,10 @@ func (a *Agent) handleCSIController(w http.ResponseWriter, r *http.Request) {
 	c, info, ok := a.csiPlugins.Client(req.Plugin)
 	switch {
 	case !ok:
-		writeError(w, http.StatusNotFound, "node %s has no CSI plugin %s (none listens in %s)", a.cfg.NodeName, req.Plugin, a.cfg.CSIPluginDir)
+		// 503, not 404: the server chose this node because its status listed the plugin,
+		// which has gone since (a plugin restarting); a 404 is the plugin's own NotFound,
+		// which the server takes for a refusal.
+		writeError(w, http.StatusServiceUnavailable, "node %s has no CSI plugin %s (none listens in %s)", a.cfg.NodeName, req.Plugin, a.cfg.CSIPluginDir)
 		return
 	case !info.Controller:
 		writeError(w, http.StatusConflict, "the CSI plugin %s on node %s offers no controller service: it is a node plugin only", req.Plugin, a.cfg.NodeName)

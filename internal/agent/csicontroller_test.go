@@ -161,7 +161,7 @@ func TestCSIControllerRoute(t *testing.T) {
 		{"already exists", `{"plugin":"ctl.csi.test","op":"create","name":"taken","accessMode":"single-node-writer"}`, 409, "another capacity"},
 		{"out of range", `{"plugin":"ctl.csi.test","op":"create","name":"big","minBytes":1099511627777,"accessMode":"single-node-writer"}`, 422, "too big"},
 		{"bad access mode", `{"plugin":"ctl.csi.test","op":"create","name":"x","accessMode":"everyone"}`, 400, "unknown access mode"},
-		{"unknown plugin", `{"plugin":"gone.csi.test","op":"delete","volumeID":"v"}`, 404, "has no CSI plugin gone.csi.test"},
+		{"unknown plugin", `{"plugin":"gone.csi.test","op":"delete","volumeID":"v"}`, 503, "has no CSI plugin gone.csi.test"},
 		{"node plugin", `{"plugin":"node.csi.test","op":"delete","volumeID":"v"}`, 409, "offers no controller service"},
 		{"unknown op", `{"plugin":"ctl.csi.test","op":"resize"}`, 400, `op: unknown operation \"resize\"`},
 		{"unknown field", `{"plugin":"ctl.csi.test","op":"delete","size":1}`, 400, "size"},
