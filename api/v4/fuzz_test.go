@@ -201,6 +201,11 @@ func FuzzDecodeNode(f *testing.F) {
 		"links":[{"uuid":"GPU-b","level":"nvlink"}]},{"uuid":"GPU-b","index":1,"minor":1,"memoryMiB":40960,"numaNode":-1,"mig":true,"unhealthy":"XID 79"}]}}`))
 	f.Add([]byte(`[1]`))
 	f.Add([]byte(`{"metadata":{"name":"n1","name":"n2"},"spec":{"ip":"10.0.0.1"}}`))
+	// CSI plugins (docs/volumes.md, "Plugins"): a valid one and a hostile list.
+	f.Add([]byte(`{"metadata":{"name":"n1"},"status":{"csiPlugins":[{"name":"hostpath.csi.k8s.io","version":"1","controller":true,"node":true,` +
+		`"nodeID":"n1","maxVolumes":3,"topology":{"zone":"a"},"controllerCapabilities":["create-delete"],"nodeCapabilities":["stage-unstage"],"healthy":true}]}}`))
+	f.Add([]byte(`{"metadata":{"name":"n1"},"status":{"csiPlugins":[{"name":"../x","nodeID":"a\nb","maxVolumes":-1,"topology":{"":" "},` +
+		`"controllerCapabilities":["x","x","x"]},{"name":"../x"}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n, err := DecodeNode(data)
 		if err != nil {

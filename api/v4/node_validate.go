@@ -116,6 +116,7 @@ func validateNode(n *Node, errs *FieldErrors) {
 		oneOf("status.phase", n.Status.Phase, errs, NodeReady, NodeNotReady, NodeLost)
 	}
 	validateBusyPorts("status.busyPorts", n.Status.BusyPorts, errs)
+	validateCSIPlugins("status.csiPlugins", n.Status.CSIPlugins, errs)
 }
 
 func validateNodeResources(path string, r *NodeResources, errs *FieldErrors) {

@@ -104,6 +104,10 @@ type VolumeSecretsRef struct {
 // VolumeStatus is what berth knows of the volume.
 type VolumeStatus struct {
 	Phase string `json:"phase,omitempty"`
+	// UID names this volume object (not an earlier one of the same name) to its plugin:
+	// CreateVolume's idempotency name, chosen by berth before its first call and kept, so
+	// a call repeated after a failure or by a new leader finds the same volume.
+	UID string `json:"uid,omitempty"`
 	// ExternalID is the plugin's ID of the volume once created (or Spec.ExternalID).
 	ExternalID string `json:"externalID,omitempty"`
 	// Capacity is the volume's size in bytes as the plugin reported it (0: unknown).

@@ -27,6 +27,7 @@ const (
 	PrivHostPath     = "host-path"     // a container volume from the host; a process's workPath, package outputDir or file at a literal path
 	PrivRoot         = "root"          // a process running as root
 	PrivFlexVolume   = "flex-volume"   // a pod volume a FlexVolume driver mounts: the node runs the driver as root with the spec's options
+	PrivCSIPlugin    = "csi-plugin"    // a csiPlugin pod volume: the task group serves a CSI plugin to the node, with the agent's data dir
 	// The docker parameters of params.go beyond the namespaces, capabilities and devices.
 	PrivCgroupParent    = "cgroup-parent"    // --cgroup-parent: another cgroup than the container's own
 	PrivLogDriver       = "log-driver"       // --log-driver, --log-opt: dockerd ships the logs where the spec says
@@ -38,7 +39,7 @@ const (
 
 // Privileges lists every privilege.
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
-	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume,
+	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume, PrivCSIPlugin,
 	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter}
 
 // Need is one privilege a workload asks for, and the field that asks. A host-path need
@@ -135,12 +136,17 @@ func Needs(base string, p *v4.PodSpec) []Need {
 
 // podVolumeNeeds are the privileges of the pod's volumes: a FlexVolume's driver runs as
 // root on the node with the spec's options (a server, a share, a device), which may
-// reach anything the driver can.
+// reach anything the driver can; a csiPlugin volume makes the task group a CSI plugin
+// of the node, which the agent hands volumes' secrets and whose containers get the
+// agent's data dir (every pod's volumes) with mounts propagating to the node.
 func podVolumeNeeds(base string, p *v4.PodSpec) []Need {
 	var out []Need
 	for i, v := range p.Volumes {
 		if v.FlexVolume != nil {
 			out = append(out, Need{Field: fmt.Sprintf("%s.volumes[%d].flexVolume", base, i), Privilege: PrivFlexVolume})
+		}
+		if v.CSIPlugin != nil {
+			out = append(out, Need{Field: fmt.Sprintf("%s.volumes[%d].csiPlugin", base, i), Privilege: PrivCSIPlugin})
 		}
 	}
 	return out

@@ -18,7 +18,8 @@ func TestNeeds(t *testing.T) {
 				{Key: "ipc", Value: "private"}, {Key: "ulimit", Value: "nofile=1024"}, {Key: "security-opt", Value: "no-new-privileges"}},
 			Volumes: []v4.Volume{{Volume: v4.VolumeMount{HostPath: "/", MountPath: "/host"}}, {Volume: v4.VolumeMount{MountPath: "/scratch"}}},
 		}},
-		Volumes: []v4.PodVolume{{Name: "tmp", EmptyDir: &v4.EmptyDirVolume{}}, {Name: "nfs", FlexVolume: &v4.FlexVolume{Driver: "acme/nfs"}}},
+		Volumes: []v4.PodVolume{{Name: "tmp", EmptyDir: &v4.EmptyDirVolume{}}, {Name: "nfs", FlexVolume: &v4.FlexVolume{Driver: "acme/nfs"}},
+			{Name: "sock", CSIPlugin: &v4.CSIPluginSource{Name: "hostpath.csi.k8s.io"}}},
 	}
 	got := map[string]string{}
 	for _, n := range Needs("spec.template.spec", p) {
@@ -38,6 +39,7 @@ func TestNeeds(t *testing.T) {
 		"spec.template.spec.containers[0].parameters[8]":              PrivHostCgroupns,
 		"spec.template.spec.containers[0].volumes[0].volume.hostPath": PrivHostPath,
 		"spec.template.spec.volumes[1].flexVolume":                    PrivFlexVolume,
+		"spec.template.spec.volumes[2].csiPlugin":                     PrivCSIPlugin,
 	}
 	if len(got) != len(want) {
 		t.Errorf("needs %v, want %v", got, want)

@@ -19,6 +19,8 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/csiplugins"
+	"github.com/berthhq/berth/internal/csivolume"
 	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/devices/plugin"
 	"github.com/berthhq/berth/internal/driver"
@@ -67,16 +69,23 @@ type Agent struct {
 	gpus       *gpu.Manager
 	plugins    *plugin.Manager // nil without Config.DevicePluginDir
 	metrics    *agentMetrics
-	busyPorts  *busyPorts          // the node's busy ports (busyports.go)
-	vols       *instvol.Dirs       // the node's instance volumes (volumes.go)
-	flex       *flexvolume.Manager // nil without Config.VolumePluginDir (flexvolumes.go)
-	volSweep   chan struct{}       // asks volumesLoop for a sweep (volumes.go)
+	busyPorts  *busyPorts           // the node's busy ports (busyports.go)
+	vols       *instvol.Dirs        // the node's instance volumes (volumes.go)
+	flex       *flexvolume.Manager  // nil without Config.VolumePluginDir (flexvolumes.go)
+	csiPlugins *csiplugins.Registry // the node's CSI plugins (csiplugins.go)
+	csiReport  *csiReport
+	csiVols    *csivolume.Manager // the pods' csi volumes (csivolumes.go)
+	volSweep   chan struct{}      // asks volumesLoop for a sweep (volumes.go)
 	// nodeChanges asks for the node to be registered again (its cards or its device
 	// plugins' resources changed); reregisterLoop serves it.
 	nodeChanges chan struct{}
 	// owner is this node of this cluster: the drivers touch only its tasks
 	// (ownership.go). Set by Run once the identity is known.
 	owner driver.Owner
+
+	// csiPluginClients are the node's CSI plugins the csi volumes use (the plugin
+	// registry); nil: none.
+	csiPluginClients csivolume.PluginClients
 
 	mu sync.Mutex
 	// desired are the task groups the server binds to the node, as last seen.
@@ -128,6 +137,11 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a.vols, a.volSweep = instvol.New(filepath.Join(cfg.DataDir, "volumes")), make(chan struct{}, 1)
 	if a.flex, err = a.newFlexVolumes(); err != nil {
+		return nil, err
+	}
+	a.newCSIPlugins()
+	a.csiPluginClients = a.csiPlugins
+	if a.csiVols, err = a.newCSIVolumes(); err != nil {
 		return nil, err
 	}
 	a.reporter = newReporter(a.putStatus, func(ns, name string) { a.removeLater(ns, name, "deleted on the server") })
@@ -246,7 +260,7 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 		Drivers: a.drivers, Data: dataSource{a}, Logger: a.log,
 		Report: a.reportTaskGroup, Admit: a.guard.admit, DNS: dnsCfg, GPUs: a.gpus,
 		Observer: a.metrics, Ports: &hostports.Checker{ProcRoot: a.cfg.ProcRoot},
-		InstanceVolumes: a.vols, Event: a.taskGroupEvent,
+		InstanceVolumes: a.vols, Event: a.taskGroupEvent, CSIVolumes: a.csiVols, CSIPluginDir: a.cfg.CSIPluginDir,
 	}
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins
@@ -278,6 +292,8 @@ func (a *Agent) startLoops(ctx context.Context, httpSrv *http.Server, ln net.Lis
 	loops.Go(func() { a.runPlugins(ctx) })
 	loops.Go(func() { a.volumesLoop(ctx) })
 	loops.Go(func() { a.runFlexVolumes(ctx) })
+	loops.Go(func() { a.runCSIPlugins(ctx) })
+	loops.Go(func() { a.runCSIVolumes(ctx) })
 	loops.Go(func() { a.refreshVolumesLoop(ctx) })
 	loops.Go(func() { a.sendNodeEvents(ctx) })
 	if lb != nil {
@@ -318,6 +334,7 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.followCatalog(ctx) })
 	wg.Go(func() { a.reregisterLoop(ctx) })
 	wg.Go(func() { a.busyPortsLoop(ctx) })
+	wg.Go(func() { a.csiPluginsLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()
 }

@@ -169,6 +169,10 @@ type Config struct {
 	// FlexVolumeTimeout bounds each call of a driver (flexvolume.DefaultTimeout when 0).
 	VolumePluginDir   string
 	FlexVolumeTimeout time.Duration
+	// CSIPluginDir is where the node's CSI plugins listen, <dir>/<name>/csi.sock, and
+	// where csiPlugin pod volumes are (docs/volumes.md, "Plugins"); default
+	// <DataDir>/csi/plugins.
+	CSIPluginDir string
 	// Drivers replaces the default drivers (the process driver under DataDir/process);
 	// the caller owns them. Tests inject fake drivers here.
 	Drivers map[string]driver.Driver
@@ -293,6 +297,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ProcRoot == "" {
 		c.ProcRoot = "/proc"
+	}
+	var err error
+	if c.CSIPluginDir, err = csiPluginDir(c.CSIPluginDir, c.DataDir); err != nil {
+		return c, err
 	}
 	return c, nil
 }

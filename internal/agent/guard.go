@@ -96,6 +96,10 @@ func (g guard) admit(tg *v4.TaskGroup) error {
 			if !g.flexVolumes {
 				errs = append(errs, fmt.Errorf("%s: this node runs no FlexVolume drivers (its agent runs with an empty --volume-plugin-dir)", need.Field))
 			}
+		case need.Privilege == acl.PrivCSIPlugin:
+			if !g.privileged {
+				errs = append(errs, fmt.Errorf("%s: this node runs no CSI plugin workloads (its agent runs without --allow-privileged): a plugin gets the agent's data dir, every pod's volumes", need.Field))
+			}
 		case need.Param == "ulimit":
 			// Judged against the node's own limits rather than admission's table, below.
 		case !g.privileged:

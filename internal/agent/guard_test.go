@@ -99,7 +99,16 @@ func TestGuard(t *testing.T) {
 		{"process workPath", withVolumes, proc(v4.ProcessTask{StartCmd: "x", WorkPath: "/opt/app"}), "spec.template.spec.processes[0].workPath", "not among"},
 		{"process workPath allowed", withVolumes, proc(v4.ProcessTask{StartCmd: "x", WorkPath: filepath.Join(data, "app")}), "", ""},
 		{"everything", everything, oneContainerTG(vol("/", false), "HOST"), "", ""},
+		{"csi plugin", secure, csiPluginTG(), "spec.template.spec.volumes[0].csiPlugin", "--allow-privileged"},
+		{"csi plugin allowed", privileged, csiPluginTG(), "", ""},
 	})
+}
+
+// csiPluginTG is a container task group that serves a CSI plugin.
+func csiPluginTG() *v4.TaskGroup {
+	tg := oneContainerTG(v4.Container{Image: "x", Volumes: []v4.Volume{{Volume: v4.VolumeMount{MountPath: "/csi", PodVolume: "sock"}}}}, "")
+	tg.Spec.Template.Spec.Volumes = []v4.PodVolume{{Name: "sock", CSIPlugin: &v4.CSIPluginSource{Name: "hostpath.csi.k8s.io"}}}
+	return tg
 }
 
 func TestParseHostVolumes(t *testing.T) {

@@ -28,6 +28,7 @@ func (a *Agent) handler() http.Handler {
 	mux.HandleFunc("POST /v1/taskgroups/{ns}/{name}/exec", a.auth(a.handleExec))
 	mux.HandleFunc("GET /v1/taskgroups/{ns}/{name}/usage", a.auth(a.handleUsage))
 	mux.HandleFunc("GET /v1/node/usage", a.auth(a.handleNodeUsage))
+	mux.HandleFunc("POST /v1/csi/controller", a.auth(a.handleCSIController))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	mux.HandleFunc("GET /metrics", a.auth(a.metrics.handler().ServeHTTP))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -29,7 +29,7 @@ func (a *Agent) nodeObject() *v4.Node {
 			PortRanges: a.cfg.PortRanges,
 		},
 		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr,
-			BusyPorts: a.busyPorts.list()}, // a registration must not clear them
+			BusyPorts: a.busyPorts.list(), CSIPlugins: a.csiPlugins.List()}, // a registration must not clear them
 	}
 	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
 	if a.containerRuntime != "" {
@@ -67,6 +67,7 @@ func (a *Agent) register(ctx context.Context) bool {
 			return err
 		})
 		if err == nil {
+			a.csiRegistered(n.Status.CSIPlugins)
 			a.log.Info("node registered", "ip", n.Spec.IP, "agentAddress", a.addr,
 				"cpu", n.Spec.Allocatable.CPU, "memoryMB", n.Spec.Allocatable.MemoryMB)
 			return true

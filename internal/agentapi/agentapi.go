@@ -2,9 +2,9 @@
 // /v1/agent/... routes node agents call with their node's certificate — certificates and
 // their renewal, registration, heartbeats and heartbeat streams, the task groups of a
 // node, status reports (batched), events, busy ports, the configmaps and secrets a
-// node's task groups use, and the service catalog — with the state only they keep. The
-// API server (internal/server) builds it from what it was handed and mounts its routes
-// on its own mux (Routes).
+// node's task groups use, claims of CSI volumes, and the service catalog — with the
+// state only they keep. The API server (internal/server) builds it from what it was
+// handed and mounts its routes on its own mux (Routes).
 package agentapi
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/volumes"
 )
 
 // Config is what the agent protocol is handed by the server that mounts it.
@@ -42,6 +43,9 @@ type Config struct {
 	// MaxBeatsPerSecond bounds the heartbeats of the whole cluster (pace.go; 0:
 	// DefaultMaxBeatsPerSecond, negative: no bound, every agent at the floor).
 	MaxBeatsPerSecond float64
+	// VolumeController makes the claims' ControllerPublish and Unpublish calls through
+	// the agent of the node hosting the plugin's controller (volumes.go).
+	VolumeController volumes.VolumeController
 }
 
 // API serves the agent protocol. Create it with New and stop it with Close.
@@ -73,6 +77,8 @@ type API struct {
 	// sweep of silent heartbeat streams (beatstreams.go).
 	statuses     *statusBatcher
 	stopStatuses func()
+	// calls make the claims' controller calls (Config.VolumeController).
+	calls volumes.VolumeController
 }
 
 // catalogKinds are the kinds every agent follows whole (docs/services.md): its DNS
@@ -91,10 +97,13 @@ func New(cfg Config) (*API, error) {
 	}
 	a := &API{store: cfg.Store, log: cfg.Logger, bodies: cfg.Bodies, streams: cfg.Streams, ca: cfg.CA,
 		certLifetime: cfg.CertLifetime, nodeTTL: cfg.NodeTTL, taskGroupCache: tgs, minBeatGap: MinBeatGap,
-		catalog: map[v4.Kind]*cache.Cache{}}
+		catalog: map[v4.Kind]*cache.Cache{}, calls: cfg.VolumeController}
 	maxBeats := cfg.MaxBeatsPerSecond
 	if maxBeats == 0 {
 		maxBeats = DefaultMaxBeatsPerSecond
+	}
+	if a.calls == nil {
+		a.calls = noVolumeCalls{}
 	}
 	a.pace, a.nodeCache = defaultPace(max(0, maxBeats), cfg.NodeTTL), cfg.Caches.For(v4.KindNode)
 	for _, k := range catalogKinds {

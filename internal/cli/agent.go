@@ -51,6 +51,7 @@ type agentFlags struct {
 	hamiLib         string
 	devicePluginDir string
 	volumePluginDir string
+	csiPluginDir    string
 	flexTimeout     time.Duration
 	dns             agentDNSFlags
 	lb              agentLBFlags
@@ -141,6 +142,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.hamiLib, "hami-lib", "", "with --gpu-sharing hami: HAMi-core's libvgpu.so")
 	fl.StringVar(&f.devicePluginDir, "device-plugin-dir", "", "serve Kubernetes device plugins' registrations in this directory (kubelet.sock; theirs is /var/lib/kubelet/device-plugins); none when empty")
 	fl.StringVar(&f.volumePluginDir, "volume-plugin-dir", flexvolume.DefaultPluginDir, "directory of the FlexVolume drivers pods' flexVolume volumes use (VENDOR~DRIVER/DRIVER, the kubelet's layout; docs/pods.md, \"FlexVolume\"); empty runs none")
+	fl.StringVar(&f.csiPluginDir, "csi-plugin-dir", "", "directory where the node's CSI plugins listen (NAME/csi.sock) and csiPlugin pod volumes live (docs/volumes.md, \"Plugins\"); default DATA-DIR/csi/plugins")
 	fl.DurationVar(&f.flexTimeout, "volume-plugin-timeout", flexvolume.DefaultTimeout, "how long one call of a FlexVolume driver may take before it is killed")
 	f.dns.register(cmd)
 	f.lb.register(cmd)
@@ -244,6 +246,7 @@ func (f agentFlags) settings(m flagMerge) agent.Config {
 		HAMiLib:           m.pick("hami-lib", f.hamiLib, file.HAMiLib),
 		DevicePluginDir:   m.pick("device-plugin-dir", f.devicePluginDir, file.DevicePluginDir),
 		VolumePluginDir:   m.pick("volume-plugin-dir", f.volumePluginDir, file.VolumePluginDir),
+		CSIPluginDir:      m.pick("csi-plugin-dir", f.csiPluginDir, file.CSIPluginDir),
 		TaskUIDRange:      m.pick("task-uid-range", f.guard.taskUIDRange, file.TaskUIDRange),
 	}
 }

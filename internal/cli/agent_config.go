@@ -52,6 +52,7 @@ type agentFile struct {
 	HAMiLib           string     `yaml:"hami-lib"`
 	DevicePluginDir   string     `yaml:"device-plugin-dir"`
 	VolumePluginDir   string     `yaml:"volume-plugin-dir"`
+	CSIPluginDir      string     `yaml:"csi-plugin-dir"`
 	// VolumePluginTimeout bounds a FlexVolume driver's call.
 	VolumePluginTimeout time.Duration `yaml:"volume-plugin-timeout"`
 	// The cluster DNS server (agent_dns.go).

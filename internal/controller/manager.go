@@ -125,6 +125,7 @@ func (m *Manager) controllers(opts Options) map[string]runner {
 		"drain":          NewDrainController(m.store, m.feed, opts),
 		"service":        NewServiceController(m.store, opts),
 		"remote-check":   NewRemoteCheckController(m.store, opts),
+		"volume":         NewVolumeController(m.store, opts),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/volumes"
 )
 
 // Options configure the controllers the leader runs.
@@ -40,6 +41,9 @@ type Options struct {
 	Caches *cache.Registry
 	// Metrics, when set, records placements and reconciles (NewMetrics).
 	Metrics *Metrics
+	// Volumes makes the volume controller's CSI controller calls through the agents
+	// (the server's agent client); without it every call fails and volumes wait.
+	Volumes volumes.VolumeController
 }
 
 // Defaults for Options.

@@ -146,6 +146,8 @@ type PublishRequest struct {
 	Capability Capability
 	Context    map[string]string
 	Secrets    map[string]string
+	// ReadOnly publishes read-only even for a writer access mode (a claim for reading).
+	ReadOnly bool
 }
 
 // ControllerPublish attaches the volume to the node and returns the publish context the
@@ -166,7 +168,7 @@ func (c *Client) ControllerPublish(ctx context.Context, req PublishRequest) (map
 	}
 	r, err := call(ctx, c, name, 0, func(ctx context.Context) (*csipb.ControllerPublishVolumeResponse, error) {
 		return c.controller.ControllerPublishVolume(ctx, &csipb.ControllerPublishVolumeRequest{
-			VolumeId: req.VolumeID, NodeId: req.NodeID, VolumeCapability: vc, Readonly: req.Capability.ReadOnly(),
+			VolumeId: req.VolumeID, NodeId: req.NodeID, VolumeCapability: vc, Readonly: req.Capability.ReadOnly() || req.ReadOnly,
 			VolumeContext: req.Context, Secrets: req.Secrets,
 		})
 	})

@@ -16,11 +16,15 @@ import (
 // identity, node info, create with a capacity and topology, stage, publish, a file
 // written through the target, unpublish, unstage, delete, and the errors it answers.
 func TestHostpathPlugin(t *testing.T) {
-	p := startHostpath(t, "berth-csi-node")
+	volumeLifecycle(t, startHostpath(t, "berth-csi-node"))
+}
+
+// volumeLifecycle drives p through a volume's whole life.
+func volumeLifecycle(t *testing.T, p *hostpathPlugin) {
 	c, ctx := p.client, context.Background()
 
 	info, err := c.PluginInfo(ctx)
-	if err != nil || info.Name != hostpathDriver {
+	if err != nil || info.Name != c.Plugin() {
 		t.Fatalf("PluginInfo = %+v, %v", info, err)
 	}
 	pcaps, err := c.PluginCapabilities(ctx)

@@ -73,6 +73,9 @@ type NodeRequest struct {
 	// per-task directory or, for a block device, file (NodePublishVolume).
 	StagingPath string
 	TargetPath  string
+	// ReadOnly publishes read-only a volume whose access mode writes (a read-only
+	// claim); a reader access mode is read-only anyway.
+	ReadOnly bool
 }
 
 // checkPath refuses a path the plugin, which runs as root, must not be handed: relative,
@@ -146,7 +149,7 @@ func (c *Client) NodePublish(ctx context.Context, req NodeRequest, staged bool) 
 	_, err = call(ctx, c, name, 0, func(ctx context.Context) (*csipb.NodePublishVolumeResponse, error) {
 		return c.node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{
 			VolumeId: req.VolumeID, PublishContext: req.PublishContext, StagingTargetPath: staging,
-			TargetPath: req.TargetPath, VolumeCapability: vc, Readonly: req.Capability.ReadOnly(),
+			TargetPath: req.TargetPath, VolumeCapability: vc, Readonly: req.ReadOnly || req.Capability.ReadOnly(),
 			Secrets: req.Secrets, VolumeContext: req.VolumeContext,
 		})
 	})

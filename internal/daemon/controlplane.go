@@ -2,12 +2,17 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
 
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/volumes"
 )
 
 // Defaults of the controllers' settings, for the flags that set them.
@@ -27,6 +32,9 @@ type controlPlane struct {
 	caches  *cache.Registry
 	feed    *feed.Feed
 	metrics *controller.Metrics
+	// volumeCalls reach the agents for the volume controller once the server exists
+	// (it owns the agent client): set by the server's start.
+	volumeCalls *lateVolumeCalls
 	// stop cancels all of it and waits for it.
 	stop func()
 }
@@ -36,7 +44,7 @@ type controlPlane struct {
 func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (*controlPlane, error) {
 	log := cfg.API.Logger
 	ctx, cancel := context.WithCancel(ctx)
-	cp := &controlPlane{caches: cache.NewRegistry(st, log), metrics: controller.NewMetrics()}
+	cp := &controlPlane{caches: cache.NewRegistry(st, log), metrics: controller.NewMetrics(), volumeCalls: &lateVolumeCalls{}}
 	cp.feed = feed.New(cp.caches, log)
 	if err := controller.RegisterCaches(cp.caches); err != nil {
 		cancel()
@@ -53,7 +61,7 @@ func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (
 	mgr := controller.NewManager(st, cp.feed, controller.Options{
 		Placement: cfg.API.Placement, Cluster: cfg.Cluster, Logger: log,
 		NodeTTL: cfg.API.NodeTTL, DependencyGC: cfg.DependencyGC, Caches: cp.caches,
-		ServiceCIDR: cfg.ServiceCIDR, Metrics: cp.metrics,
+		ServiceCIDR: cfg.ServiceCIDR, Metrics: cp.metrics, Volumes: cp.volumeCalls,
 	}, cfg.API.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(ctx) }()
@@ -76,4 +84,20 @@ func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (
 		cp.caches.Wait()
 	}
 	return cp, nil
+}
+
+// lateVolumeCalls passes the volume controller's CSI calls to the server's, which is
+// built after the controllers start; a call before fails and is retried with backoff.
+type lateVolumeCalls struct {
+	to atomic.Pointer[volumes.VolumeController]
+}
+
+func (l *lateVolumeCalls) set(c volumes.VolumeController) { l.to.Store(&c) }
+
+func (l *lateVolumeCalls) Call(ctx context.Context, node string, req v4.CSIControllerRequest) (v4.CSIControllerReply, error) {
+	c := l.to.Load()
+	if c == nil {
+		return v4.CSIControllerReply{}, errors.New("the server is not serving yet")
+	}
+	return (*c).Call(ctx, node, req)
 }

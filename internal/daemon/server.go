@@ -140,6 +140,7 @@ func RunServer(ctx context.Context, cfg ServerConfig) (err error) {
 		return err
 	}
 	defer srv.Close()
+	cp.volumeCalls.set(srv.VolumeController())
 	return serve(ctx, srv, ln, cfg)
 }
 

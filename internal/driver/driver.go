@@ -191,7 +191,15 @@ type PortBinding struct {
 type Mount struct {
 	HostPath, ContainerPath string
 	ReadOnly                bool
+	// Propagation is the bind's mount propagation: "" (the runtime's default, private)
+	// or PropagationRShared, both ways (a CSI plugin's view of the agent's data dir, where
+	// its mounts must reach the node; the host path must be on a shared mount).
+	Propagation string
 }
+
+// PropagationRShared propagates mounts between the host path and the container both
+// ways, recursively.
+const PropagationRShared = "rshared"
 
 // PodNetworks is implemented by drivers that give a pod its own network through CNI: a
 // small sandbox container is created, the CNI plugins are called on its namespace, and

@@ -40,6 +40,18 @@ type FlexVolumes interface {
 	Unmount(ctx context.Context, pod, dir string, v *v4.FlexVolume) error
 }
 
+// CSIVolumes publishes a pod's csi volumes (the agent's csivolume.Manager;
+// docs/volumes.md, "On the node").
+type CSIVolumes interface {
+	// Publish claims volume v for task group taskGroup of namespace ns, the pod pod
+	// ("namespace/name"), and publishes it at dir. It is idempotent: a dir already
+	// published for the pod is left as it is.
+	Publish(ctx context.Context, pod, dir, ns, taskGroup string, v *v4.CSIVolumeSource) error
+	// Unpublish unpublishes dir and releases its claim; a dir never published is no
+	// error.
+	Unpublish(ctx context.Context, pod, dir string) error
+}
+
 // DNS is the node's cluster DNS server: its address (host:port) and the cluster domain.
 type DNS struct {
 	Addr   string
@@ -97,6 +109,14 @@ type Config struct {
 	// FlexVolumes, when set, mounts the pods' FlexVolume volumes; without it a pod with
 	// one fails at start.
 	FlexVolumes FlexVolumes
+	// CSIPluginDir is where the node's CSI plugins listen (<dir>/<name>/csi.sock): a
+	// csiPlugin pod volume is <dir>/<name> (csiplugin_volume.go). Empty, a pod with one
+	// fails at start.
+	CSIPluginDir string
+
+	// CSIVolumes, when set, publishes the pods' csi volumes; without it a pod with one
+	// fails at start.
+	CSIVolumes CSIVolumes
 
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.

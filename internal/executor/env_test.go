@@ -125,7 +125,7 @@ func TestProcessTaskReachesDriver(t *testing.T) {
 	workPath := dir + "/work/ns-a.gamesvc.2"
 	wantEnv := []string{
 		"PORT_http=31001", "PORT_metric=31777",
-		"BCS_NODE_IP=" + testHostIP, "BCS_POD_ID=p", "BCS_CONTAINER_IP=" + testHostIP, "HOST=" + testHostIP,
+		"BCS_NODE_IP=" + testHostIP, "BCS_POD_ID=p", "BCS_CONTAINER_IP=" + testHostIP, "HOST=" + testHostIP, "BERTH_NODE_NAME=" + testNode,
 		"http_port=31001", "work=" + workPath,
 		"CONTAINERIP=" + testHostIP, "RANDOMID=p", "NESTED=$HOST",
 		"CPU=500.000000", "MEM=512", "FROM_SECRET=hunter2",

@@ -117,6 +117,20 @@ var podSubdirs = []string{"work", "run", "logs"}
 // ${work_base_dir} and a default ${workPath} render to this same path.
 func (p *podPlan) subdir(name string) string { return filepath.Join(p.dir, name) }
 
+// planDriver is the driver of tg's kind of tasks, with the node's admission of tg
+// recorded in p.err (the first error wins).
+func (e *Executor) planDriver(tg *v4.TaskGroup, p *podPlan) driver.Driver {
+	kind := driver.KindOf(&tg.Spec.Template.Spec)
+	drv := e.cfg.Drivers[kind]
+	if drv == nil {
+		p.err = fmt.Errorf("no %s driver on this node", kind)
+	}
+	if e.cfg.Admit != nil && p.err == nil {
+		p.err = e.cfg.Admit(tg)
+	}
+	return drv
+}
+
 // planPod derives the plan of tg on this node.
 func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 	ns, name := tg.Metadata.Namespace, tg.Metadata.Name
@@ -138,14 +152,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		p.err = errors.New("the pod template has no containers and no processes")
 		return p
 	}
-	kind := driver.KindOf(spec)
-	drv := e.cfg.Drivers[kind]
-	if drv == nil {
-		p.err = fmt.Errorf("no %s driver on this node", kind)
-	}
-	if e.cfg.Admit != nil && p.err == nil {
-		p.err = e.cfg.Admit(tg)
-	}
+	drv := e.planDriver(tg, p)
 	hostPorts := map[string]v4.AllocatedPort{}
 	portNumbers := map[string]int{}
 	for _, ap := range tg.Spec.Ports {

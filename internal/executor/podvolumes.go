@@ -41,7 +41,7 @@ func (p *podPlan) volumesDir() string { return filepath.Join(p.dir, "volumes") }
 func (p *podPlan) volumeDir(name string) string { return filepath.Join(p.volumesDir(), name) }
 
 // prepareVolumes makes every pod volume: an emptyDir's directory (a tmpfs in memory),
-// a configMap's or secret's files, a FlexVolume's mount.
+// a configMap's or secret's files, a FlexVolume's mount, a csi volume's publication.
 func (p *pod) prepareVolumes(ctx context.Context, data *dataResolver) error {
 	if len(p.plan.volumes) == 0 {
 		return nil
@@ -66,6 +66,12 @@ func (p *pod) prepareVolume(ctx context.Context, v *v4.PodVolume, data *dataReso
 	dir := p.plan.volumeDir(v.Name)
 	if v.FlexVolume != nil {
 		return p.mountFlexVolume(ctx, v, dir, data)
+	}
+	if v.CSI != nil {
+		return p.publishCSIVolume(ctx, v, dir)
+	}
+	if v.CSIPlugin != nil {
+		return p.prepareCSIPluginVolume(v)
 	}
 	owner, err := p.plan.volumeOwner(v.Name)
 	if err != nil {
@@ -228,6 +234,19 @@ func (p *pod) mountFlexVolume(ctx context.Context, v *v4.PodVolume, dir string, 
 	return fv.Mount(ctx, podKey(p.ns, p.name), dir, v.FlexVolume, secret)
 }
 
+// publishCSIVolume claims and publishes a csi volume at dir through the node's plugins.
+func (p *pod) publishCSIVolume(ctx context.Context, v *v4.PodVolume, dir string) error {
+	cv := p.e.cfg.CSIVolumes
+	if cv == nil {
+		return fmt.Errorf("csi volume %s: this node has no CSI support", v.CSI.Volume)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return cv.Publish(ctx, podKey(p.ns, p.name), abs, p.ns, p.name, v.CSI)
+}
+
 // secretData is the decoded data of a secret.
 func secretData(s *v4.Secret) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(s.Datas))
@@ -242,7 +261,7 @@ func secretData(s *v4.Secret) (map[string][]byte, error) {
 }
 
 // releaseVolumes unmounts what the pod's volumes mounted once its tasks stopped: the
-// tmpfs of Memory emptyDirs and the FlexVolumes. It is idempotent (Remove calls it
+// tmpfs of Memory emptyDirs, the FlexVolumes and the csi volumes. It is idempotent (Remove calls it
 // again); an error is logged, and Remove, which must unmount before it removes the
 // directory, tries again.
 func (p *pod) releaseVolumes(ctx context.Context) error {
@@ -261,6 +280,10 @@ func (p *pod) releaseVolumes(ctx context.Context) error {
 			if err := p.e.cfg.FlexVolumes.Unmount(ctx, podKey(p.ns, p.name), dir, v.FlexVolume); err != nil {
 				errs = append(errs, fmt.Errorf("volume %s: %w", v.Name, err))
 			}
+		case v.CSI != nil && p.e.cfg.CSIVolumes != nil:
+			if err := p.unpublishCSIVolume(ctx, dir); err != nil {
+				errs = append(errs, fmt.Errorf("volume %s: %w", v.Name, err))
+			}
 		case v.EmptyDir != nil && v.EmptyDir.Medium == v4.MediumMemory:
 			if err := unmountBelow(dir); err != nil {
 				errs = append(errs, fmt.Errorf("volume %s: %w", v.Name, err))
@@ -268,6 +291,14 @@ func (p *pod) releaseVolumes(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func (p *pod) unpublishCSIVolume(ctx context.Context, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return p.e.cfg.CSIVolumes.Unpublish(ctx, podKey(p.ns, p.name), abs)
 }
 
 // checkVolumeFile refuses a file name of a volume that would leave its directory or
@@ -300,7 +331,11 @@ func (p *pod) processLinks(t *v4.ProcessTask) ([]driver.Link, error) {
 		if pv == nil {
 			return nil, fmt.Errorf("volume %s: the pod has no volume %q", v.Volume.MountPath, v.Volume.PodVolume)
 		}
-		l := driver.Link{Path: v.Volume.MountPath, Target: p.plan.volumeDir(pv.Name)}
+		target, err := p.volumeHostDir(pv)
+		if err != nil {
+			return nil, fmt.Errorf("volume %s: %w", v.Volume.MountPath, err)
+		}
+		l := driver.Link{Path: v.Volume.MountPath, Target: target}
 		if pv.EmptyDir != nil {
 			owner, err := p.plan.volumeOwner(pv.Name)
 			if err != nil {

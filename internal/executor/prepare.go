@@ -29,10 +29,11 @@ type prepared struct {
 // setEnv renders task i's env with the container IP: the injected variables, then its
 // own, then the one-level $VAR copy.
 func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
-	env := injectedEnv(p.e.cfg.HostIP, containerIP, p.name, pp.ports)
+	env := append(injectedEnv(p.e.cfg.HostIP, containerIP, p.name, pp.ports), envVar{"BERTH_NODE_NAME", p.e.cfg.NodeName})
 	if d := p.e.cfg.DNS; d != nil {
 		env = append(env, envVar{"BERTH_DNS", d.Addr}, envVar{"BCS_DNS", d.Addr})
 	}
+	env = append(env, p.csiEndpoint(pp.tasks[i])...)
 	env = copyVars(append(env, pp.own[i]...))
 	devices := pp.share[i]
 	if c := p.e.cfg.GPUs; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {
@@ -215,9 +216,13 @@ func (p *pod) volumes(i int, c *v4.Container) ([]driver.Mount, error) {
 			if pv == nil {
 				return nil, fmt.Errorf("volume %s: the pod has no volume %q", v.Volume.MountPath, v.Volume.PodVolume)
 			}
-			host = p.plan.volumeDir(pv.Name)
+			var err error
+			if host, err = p.volumeHostDir(pv); err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Volume.MountPath, err)
+			}
 			// A configMap's or secret's files are the agent's to write (refresh.go).
-			readOnly = readOnly || pv.ConfigMap != nil || pv.Secret != nil || pv.FlexVolume != nil && pv.FlexVolume.ReadOnly
+			readOnly = readOnly || pv.ConfigMap != nil || pv.Secret != nil || pv.FlexVolume != nil && pv.FlexVolume.ReadOnly ||
+				pv.CSI != nil && pv.CSI.ReadOnly
 		case v.Volume.Instance:
 			iv := p.e.cfg.InstanceVolumes
 			if iv == nil {
@@ -235,7 +240,8 @@ func (p *pod) volumes(i int, c *v4.Container) ([]driver.Mount, error) {
 		}
 		out = append(out, driver.Mount{HostPath: host, ContainerPath: v.Volume.MountPath, ReadOnly: readOnly})
 	}
-	return out, nil
+	extra, err := p.csiPluginMounts()
+	return append(out, extra...), err
 }
 
 // containerOwner is the owner of the container's instance volumes: the uid (and gid) of

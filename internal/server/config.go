@@ -16,6 +16,7 @@ import (
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/volumes"
 )
 
 // Defaults of Config.
@@ -71,6 +72,9 @@ type Config struct {
 	// ControllerMetrics, when set, are the controllers' and the scheduler's metrics,
 	// served on the server's /metrics.
 	ControllerMetrics *controller.Metrics
+	// VolumeController, when set, makes the claims' CSI controller calls instead of the
+	// server's agent client (tests).
+	VolumeController volumes.VolumeController
 	// Placement is the cluster-wide scoring strategy, scheduler.Spread (default) or
 	// scheduler.Binpack; an application's berth.io/placement annotation overrides it.
 	Placement string

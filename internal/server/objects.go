@@ -198,6 +198,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) error {
 	if err := s.newAdmission(r, opDelete, nil).admit(ctx, target{kind: kind, ns: ns, name: name}); err != nil {
 		return err
 	}
+	if kind == v4.KindVolume { // its storage goes first (volume_delete.go)
+		return s.deleteVolume(ctx, w, ns, name, rv)
+	}
 	obj, err := s.store.Delete(ctx, kind, ns, name, rv)
 	if err != nil {
 		return err

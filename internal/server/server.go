@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/cache"
+	"github.com/berthhq/berth/internal/volumes"
 )
 
 // Server serves the API over one store. Create it with New.
@@ -147,7 +148,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.agents, err = agentapi.New(agentapi.Config{Store: st, Caches: cfg.Caches, Logger: cfg.Logger, Bodies: s.bodyReader,
 		Streams: s.streams, CA: s.ca, CertLifetime: s.certLifetime, NodeTTL: cmp.Or(cfg.NodeTTL, controller.DefaultNodeTTL),
-		MaxBeatsPerSecond: cfg.MaxHeartbeatsPerSecond})
+		MaxBeatsPerSecond: cfg.MaxHeartbeatsPerSecond, VolumeController: s.volumeCalls(cfg)})
 	if err != nil {
 		s.Close() // what New started so far
 		return nil, fmt.Errorf("server: %w", err)
@@ -165,6 +166,15 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	s.mux = s.routes()
 	s.handler = s.instrument(s.protect(s.fair.handler(s.maintenanceGuard(s.mux))))
 	return s, nil
+}
+
+// volumeCalls is what makes the claims' CSI controller calls: cfg's, else the agent
+// client's (csi_call.go).
+func (s *Server) volumeCalls(cfg Config) volumes.VolumeController {
+	if cfg.VolumeController != nil {
+		return cfg.VolumeController
+	}
+	return csiCalls{s}
 }
 
 // Handler returns the HTTP handler of the whole API.

@@ -1,6 +1,7 @@
 // Package containerd is the driver that runs a container pod's tasks through containerd
 // (docs/runtimes.md) with the pod semantics of the Docker driver (internal/driver/docker):
-// BCS's command/args rules, env, files, volumes, resources and labels, a task joining the
+// BCS's command/args rules, env, files, volumes, resources and labels, Docker parameters
+// (params.go), devices and cards (gpus.go), CPU binding (cpuset.go), a task joining the
 // network of the pod's first container, its network holder, its CNI sandbox (pods.go:
 // CNI and BRIDGE pods) or the host's, and CRI-format logs in the task's LogDir like the
 // process driver's.
@@ -9,8 +10,8 @@
 // named like the Docker driver's (berth-<cluster tag>_<task id>) carrying berth's labels,
 // its snapshot, and its task, run by a shim that outlives the agent. The driver keeps
 // no state of its own about tasks, so an agent that restarts finds every task again
-// through List. Only the task's files and resolver live in DataDir/files/<id>, and what
-// CNI DEL needs of a pod network in DataDir/pods/<pod id>.json.
+// through List. Only the task's files, resolver and hosts file live in
+// DataDir/files/<id>, and what CNI DEL needs of a pod network in DataDir/pods/<pod id>.json.
 package containerd
 
 import (
@@ -35,6 +36,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/gpus"
 	"github.com/berthhq/berth/internal/logfile"
 )
 
@@ -101,6 +103,9 @@ type Config struct {
 	// NetworkImage is the image of pod sandboxes and network holders, which must be in
 	// the namespace; default podsandbox.Image, built from the host's static busybox.
 	NetworkImage string
+	// GPURoot is where the NVIDIA driver's device nodes and files are looked for
+	// (default "/"; tests give a tree of their own).
+	GPURoot string
 	// CertsDir is the hosts directory pulls read a registry's configuration from
 	// (<dir>/<host:port>/ca.crt, client certificates, hosts.toml); default
 	// DefaultCertsDir. A registry without one is trusted through the system's roots.
@@ -137,6 +142,14 @@ type Driver struct {
 	networkImage                       string
 	podMu                              sync.Mutex
 	imageMu                            sync.Mutex
+
+	// gpuFiles are the NVIDIA driver's files, found once (gpus.go).
+	gpuFiles *gpus.Files
+	// sysfs is where the NUMA topology is read (tests point it elsewhere); cpusetMu
+	// serialises choosing CPUs and creating the container that records them
+	// (labelCPUSet), so two Starts never pick the same free CPUs (cpuset.go).
+	sysfs    string
+	cpusetMu sync.Mutex
 
 	// starting are the IDs whose Start runs (a second Start of one fails at once).
 	starting driver.Starting
@@ -217,6 +230,8 @@ func New(cfg Config) (*Driver, error) {
 		networkImage:   cfg.NetworkImage,
 		certsDir:       orDefault(cfg.CertsDir, DefaultCertsDir),
 		pullEvery:      pullProgressEvery,
+		gpuFiles:       gpus.NewFiles(cfg.GPURoot),
+		sysfs:          "/sys",
 	}
 	if tag := cfg.Owner.Tag(); tag != "" {
 		d.prefix = "berth-" + tag + driver.TagSeparator

@@ -1,15 +1,12 @@
 package containerd
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
-	"github.com/containerd/containerd/v2/core/containers"
-	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/berthhq/berth/internal/atomicfile"
@@ -36,7 +33,11 @@ func (d *Driver) mounts(t *driver.Task) ([]specs.Mount, error) {
 				return nil, fmt.Errorf("volume %s: %w", v.HostPath, err)
 			}
 		}
-		out = append(out, bindMount(v.HostPath, v.ContainerPath, v.ReadOnly))
+		m := bindMount(v.HostPath, v.ContainerPath, v.ReadOnly)
+		if v.Propagation != "" {
+			m.Options = append(m.Options, v.Propagation)
+		}
+		out = append(out, m)
 	}
 	base := d.taskFilesDir(t.ID)
 	if err := os.RemoveAll(base); err != nil {
@@ -73,34 +74,4 @@ func bindMount(src, dst string, ro bool) specs.Mount {
 		opt = "ro"
 	}
 	return specs.Mount{Type: "bind", Source: src, Destination: dst, Options: []string{"rbind", opt}}
-}
-
-// resolvConf gives a container in the host's network or a joined one its resolver: the
-// node's cluster DNS server (Setup.DNS) when there is one, else the host's.
-func (d *Driver) resolvConf(t *driver.Task) oci.SpecOpts {
-	dns := t.Setup.DNS
-	if dns == nil || len(dns.Servers) == 0 {
-		return oci.WithHostResolvconf
-	}
-	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		var b strings.Builder
-		for _, srv := range dns.Servers {
-			fmt.Fprintf(&b, "nameserver %s\n", srv)
-		}
-		if len(dns.Search) > 0 {
-			fmt.Fprintf(&b, "search %s\n", strings.Join(dns.Search, " "))
-		}
-		if len(dns.Options) > 0 {
-			fmt.Fprintf(&b, "options %s\n", strings.Join(dns.Options, " "))
-		}
-		host := filepath.Join(d.taskFilesDir(t.ID), "resolv.conf")
-		if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-			return fmt.Errorf("resolv.conf: %w", err)
-		}
-		if err := atomicfile.Write(host, []byte(b.String()), 0o644); err != nil {
-			return fmt.Errorf("resolv.conf: %w", err)
-		}
-		s.Mounts = append(s.Mounts, bindMount(host, "/etc/resolv.conf", true))
-		return nil
-	}
 }

@@ -4,32 +4,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	client "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/contrib/seccomp"
 	"github.com/containerd/containerd/v2/core/containers"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/cpubind"
 )
+
+// taskSpec is a task's spec options and the CPU binding its parameters ask for, which
+// create resolves while it holds cpusetMu.
+type taskSpec struct {
+	opts []oci.SpecOpts
+	cpu  cpubind.Request
+}
 
 // specOpts turns a task into its OCI spec, on top of containerd's defaults and the
 // image's config: the command line by BCS's rules, env, working dir, host name, mounts
-// (volumes, the task's files, a resolver), resources, the network and privileges.
-func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image, mounts []specs.Mount) ([]oci.SpecOpts, error) {
+// (volumes, the task's files, a resolver), resources, the network, privileges, the
+// docker parameters (params.go), devices and cards.
+func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image, mounts []specs.Mount) (taskSpec, error) {
 	c := t.Container
 	if err := unsupported(t); err != nil {
-		return nil, err
+		return taskSpec{}, err
+	}
+	p, err := parseParameters(c.Parameters)
+	if err != nil {
+		return taskSpec{}, err
 	}
 	ispec, err := img.Spec(ctx)
 	if err != nil {
-		return nil, d.wrap(err, "image %s: config", c.Image)
+		return taskSpec{}, d.wrap(err, "image %s: config", c.Image)
 	}
 	entrypoint, cmd, err := commandLine(c.Image, ispec.Config.Entrypoint, ispec.Config.Cmd, c.Command, c.Args)
 	if err != nil {
-		return nil, err
+		return taskSpec{}, err
 	}
 	opts := []oci.SpecOpts{
 		withOCIVersion(ociVersion),
@@ -40,7 +56,7 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 	}
 	if c.WorkingDir != "" {
 		if !path.IsAbs(c.WorkingDir) {
-			return nil, fmt.Errorf("workingDir %q: must be absolute", c.WorkingDir)
+			return taskSpec{}, fmt.Errorf("workingDir %q: must be absolute", c.WorkingDir)
 		}
 		opts = append(opts, oci.WithProcessCwd(c.WorkingDir))
 	}
@@ -48,15 +64,55 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 		opts = append(opts, oci.WithHostname(t.Setup.Hostname))
 	}
 	opts = append(opts, resourceOpts(t)...)
-	net, err := d.networkOpts(ctx, t)
+	net, err := d.networkOpts(ctx, t, p.dns)
 	if err != nil {
-		return nil, err
+		return taskSpec{}, err
 	}
 	opts = append(opts, net...)
 	if c.Privileged {
 		opts = append(opts, oci.WithPrivileged, oci.WithAllDevicesAllowed, oci.WithHostDevices)
 	}
-	return opts, nil
+	if sharedMounts(mounts) {
+		opts = append(opts, withSharedRootfs)
+	}
+	opts = append(opts, p.opts...)
+	devices, err := d.deviceOpts(t, p.devices)
+	if err != nil {
+		return taskSpec{}, err
+	}
+	opts = append(append(opts, devices...), d.lastOpts(t, p)...)
+	p.cpu.CPURequest, p.cpu.PreferNUMA = t.Setup.CPURequest, cpubind.PreferredNUMA(t.GPUs)
+	return taskSpec{opts: opts, cpu: p.cpu}, nil
+}
+
+// lastOpts are the options that read what the others made: extra hosts over the hosts
+// file the network gave, groups after the user (which resets them), capabilities
+// after privileges (a privileged container keeps all of them, as with dockerd), the
+// seccomp profile after the capabilities (containerd's default profile, Docker's
+// equivalent, allows the syscalls of the capabilities the container has; none for a
+// privileged container or seccomp=unconfined, as with dockerd), labels, and the files
+// given to the user the container runs as.
+func (d *Driver) lastOpts(t *driver.Task, p paramSet) []oci.SpecOpts {
+	var opts []oci.SpecOpts
+	if len(p.hosts) > 0 {
+		opts = append(opts, d.withHosts(t, p.hosts))
+	}
+	if len(p.groups) > 0 {
+		opts = append(opts, oci.WithAppendAdditionalGroups(p.groups...))
+	}
+	if !t.Container.Privileged && len(p.capAdd)+len(p.capDrop) > 0 {
+		opts = append(opts, withCaps(p.capAdd, p.capDrop))
+	}
+	if !t.Container.Privileged && !p.unconfined {
+		opts = append(opts, seccomp.WithDefaultProfile())
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.labels)) {
+		opts = append(opts, withContainerLabel(k, p.labels[k]))
+	}
+	if len(t.Setup.OwnedFiles) > 0 {
+		opts = append(opts, withOwnedFiles(t.Setup.OwnedFiles))
+	}
+	return opts
 }
 
 // ociVersion is the runtime spec version the driver's specs claim. The oci package
@@ -71,30 +127,14 @@ func withOCIVersion(v string) oci.SpecOpts {
 	}
 }
 
-// unsupported refuses what the Docker driver honours and this one does not yet, rather
+// unsupported refuses what the Docker driver honours and this one does not, rather
 // than run the container without it (docs/runtimes.md).
 func unsupported(t *driver.Task) error {
 	s := t.Setup
-	var what []string
-	if len(t.Container.Parameters) > 0 {
-		what = append(what, "docker parameters")
-	}
-	if len(t.GPUs) > 0 || s.GPUDriverDir != "" {
-		what = append(what, "GPUs")
-	}
-	if len(s.Devices) > 0 || len(s.CDIDevices) > 0 {
-		what = append(what, "devices")
-	}
 	if len(s.PortBindings) > 0 && !strings.EqualFold(s.NetworkMode, "HOST") {
-		what = append(what, "port mappings")
+		return errors.New("not supported by the containerd driver yet: port mappings")
 	}
-	if s.IPCHost {
-		what = append(what, "the host's IPC namespace")
-	}
-	if len(what) == 0 {
-		return nil
-	}
-	return fmt.Errorf("not supported by the containerd driver yet: %s", strings.Join(what, ", "))
+	return nil
 }
 
 // commandLine applies BCS's rules for command and args (the Docker driver's, on the
@@ -140,27 +180,16 @@ func resourceOpts(t *driver.Task) []oci.SpecOpts {
 // withMemorySwap sets memory+swap, which oci.WithMemorySwap does not on containerd's
 // cgroup v1 defaults when the resources block is missing.
 func withMemorySwap(v int64) oci.SpecOpts {
-	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		if s.Linux == nil {
-			s.Linux = &specs.Linux{}
-		}
-		if s.Linux.Resources == nil {
-			s.Linux.Resources = &specs.LinuxResources{}
-		}
-		if s.Linux.Resources.Memory == nil {
-			s.Linux.Resources.Memory = &specs.LinuxMemory{}
-		}
-		s.Linux.Resources.Memory.Swap = &v
-		return nil
-	}
+	return withResources(func(r *specs.LinuxResources) { memory(r).Swap = &v })
 }
 
 // networkOpts put the container in the host's network, in the network namespace of the
 // task or pod sandbox it joins (the pod's first container or network holder, or its CNI
 // sandbox: Setup.JoinTask), or in a network namespace of its own with loopback only
 // (NONE). A network of its own with an address comes from a CNI sandbox (SetupPod;
-// BRIDGE pods get one too: BridgeThroughCNI); user networks are not supported.
-func (d *Driver) networkOpts(ctx context.Context, t *driver.Task) ([]oci.SpecOpts, error) {
+// BRIDGE pods get one too: BridgeThroughCNI); user networks are not supported. The
+// resolver is the one resolver gives from the node's and the spec's (own) settings.
+func (d *Driver) networkOpts(ctx context.Context, t *driver.Task, own driver.DNS) ([]oci.SpecOpts, error) {
 	s := t.Setup
 	switch {
 	case s.JoinTask != "":
@@ -169,14 +198,19 @@ func (d *Driver) networkOpts(ctx context.Context, t *driver.Task) ([]oci.SpecOpt
 			return nil, err
 		}
 		ns := specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: netnsPath(pid)}
-		opts := []oci.SpecOpts{oci.WithLinuxNamespace(ns), oci.WithHostHostsFile, d.resolvConf(t)}
+		opts := []oci.SpecOpts{oci.WithLinuxNamespace(ns), oci.WithHostHostsFile, d.resolvConf(t, resolver(t.Setup.DNS, own, hostNameservers))}
 		if ip != "" {
 			opts = append(opts, withContainerLabel(labelIP, ip))
 		}
 		return opts, nil
 	case strings.EqualFold(s.NetworkMode, "HOST"):
-		return []oci.SpecOpts{oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, d.resolvConf(t)}, nil
+		return []oci.SpecOpts{oci.WithHostNamespace(specs.NetworkNamespace), oci.WithHostHostsFile, d.resolvConf(t, resolver(t.Setup.DNS, own, hostNameservers))}, nil
 	case strings.EqualFold(s.NetworkMode, "NONE"):
+		// The image's resolver, unless the spec's dns parameters ask for one: without
+		// a network, the node's cluster DNS server is out of reach.
+		if dns := resolver(nil, own, hostNameservers); dns != nil {
+			return []oci.SpecOpts{d.resolvConf(t, dns)}, nil
+		}
 		return nil, nil
 	case s.NetworkMode == "":
 		return nil, errors.New("no network mode and no task to join")
@@ -213,4 +247,24 @@ func withContainerLabel(key, value string) oci.SpecOpts {
 		c.Labels[key] = value
 		return nil
 	}
+}
+
+// sharedMounts reports whether a mount propagates both ways (driver.PropagationRShared).
+func sharedMounts(mounts []specs.Mount) bool {
+	for _, m := range mounts {
+		if slices.Contains(m.Options, driver.PropagationRShared) {
+			return true
+		}
+	}
+	return false
+}
+
+// withSharedRootfs makes the container's root a shared mount, as the CRI does for a
+// bidirectional mount: an rshared bind under a private root would not propagate.
+func withSharedRootfs(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Linux == nil {
+		s.Linux = &specs.Linux{}
+	}
+	s.Linux.RootfsPropagation = driver.PropagationRShared
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/containerd/containerd/api/types/runc/options"
 	client "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/oci"
 	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/berthhq/berth/internal/driver"
@@ -98,7 +99,7 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 	if err != nil {
 		return nil, err
 	}
-	specOpts, err := d.specOpts(ctx, t, img, mounts)
+	spec, err := d.specOpts(ctx, t, img, mounts)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +112,22 @@ func (d *Driver) create(ctx context.Context, t *driver.Task) (client.Container, 
 	labels[labelLogFiles] = strconv.Itoa(max(d.logLimits.MaxFiles, 1))
 	labels[labelRuntime] = runtime
 	d.owner.Stamp(labels)
+	if spec.cpu.Binds() { // held until the container records its CPUs
+		d.cpusetMu.Lock()
+		defer d.cpusetMu.Unlock()
+	}
+	b, err := d.bindCPUs(ctx, t.ID, spec.cpu)
+	if err != nil {
+		return nil, err
+	}
+	specOpts := spec.opts
+	if b.CPUs != "" {
+		specOpts = append(specOpts, oci.WithCPUs(b.CPUs))
+		labels[labelCPUSet] = b.CPUs
+	}
+	if b.Mems != "" {
+		specOpts = append(specOpts, oci.WithCPUsMems(b.Mems))
+	}
 	name := d.name(t.ID)
 	c, err := d.cli.NewContainer(ctx, name,
 		client.WithImage(img),

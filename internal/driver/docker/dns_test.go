@@ -7,6 +7,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/params"
 )
 
 func TestApplyDNS(t *testing.T) {
@@ -27,11 +28,11 @@ func TestApplyDNS(t *testing.T) {
 		{"no cluster DNS", driver.Task{Setup: &driver.ContainerSetup{NetworkMode: "BRIDGE"}}, nil, nil},
 	}
 	for _, tt := range tests {
-		own, err := parseAddrs(tt.own)
+		own, err := params.Addrs(tt.own)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := parseAddrs(tt.want)
+		want, err := params.Addrs(tt.want)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,8 +25,8 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
-	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/gpus"
 	"github.com/berthhq/berth/internal/logfile"
 )
 
@@ -112,12 +112,11 @@ type Driver struct {
 	// stopped holds the tasks Stop was asked to end (until Remove): their SIGKILL is
 	// berth's, not an OOM kill Inspect should wait to hear about.
 	stopped sync.Map
-	// gpuRoot is where the driver's files are found; toolkit and hostFiles are what was
-	// found there, once known (gpus.go), under gpuMu.
-	gpuRoot   string
-	gpuMu     sync.Mutex
-	toolkit   *bool
-	hostFiles *gpu.HostFiles
+	// gpuFiles are the NVIDIA driver's files (under Config.GPURoot); toolkit is whether
+	// its container toolkit is installed, once known (gpus.go), under gpuMu.
+	gpuFiles *gpus.Files
+	gpuMu    sync.Mutex
+	toolkit  *bool
 	// cpusetMu serialises choosing CPUs and creating the container that binds them, so
 	// two Starts never pick the same free CPUs.
 	cpusetMu sync.Mutex
@@ -184,7 +183,7 @@ func New(cfg Config) (*Driver, error) {
 		cniCacheDir:  filepath.Join(dataDir, "cni-cache"),
 		networkImage: cfg.NetworkImage,
 		sysfs:        "/sys",
-		gpuRoot:      orDefault(cfg.GPURoot, "/"),
+		gpuFiles:     gpus.NewFiles(cfg.GPURoot),
 		cpusetLabel:  LabelCPUSet,
 		owner:        cfg.Owner,
 		prefix:       containerName(""),

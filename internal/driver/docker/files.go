@@ -73,7 +73,11 @@ func volumeMounts(vols []driver.Mount) ([]mount.Mount, error) {
 				return nil, fmt.Errorf("volume %s: %w", v.HostPath, err)
 			}
 		}
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: v.HostPath, Target: v.ContainerPath, ReadOnly: v.ReadOnly})
+		m := mount.Mount{Type: mount.TypeBind, Source: v.HostPath, Target: v.ContainerPath, ReadOnly: v.ReadOnly}
+		if v.Propagation != "" {
+			m.BindOptions = &mount.BindOptions{Propagation: mount.Propagation(v.Propagation)}
+		}
+		mounts = append(mounts, m)
 	}
 	return mounts, nil
 }

@@ -4,18 +4,15 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
-	"github.com/berthhq/berth/internal/devices/gpu"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/gpus"
 )
 
 // A container's cards (docs/gpus.md, "On the node"). With the NVIDIA container toolkit
@@ -33,54 +30,46 @@ func (d *Driver) applyGPUs(t *driver.Task, cfg *container.Config, hc *container.
 	if len(t.GPUs) == 0 {
 		return nil
 	}
-	uuids := make([]string, len(t.GPUs))
-	for i, g := range t.GPUs {
-		uuids[i] = g.UUID
-	}
 	if t.Setup.IPCHost {
 		hc.IpcMode = container.IPCModeHost
 	}
-	if t.Setup.GPUDriverDir != "" { // a driver of the sharing mode's, over whatever the toolkit mounts
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: t.Setup.GPUDriverDir, Target: gpu.ContainerDriverDir, ReadOnly: true})
-		setLibraryPath(cfg)
-	}
 	if d.gpuToolkit() {
+		if dir := t.Setup.GPUDriverDir; dir != "" { // a driver of the sharing mode's, over whatever the toolkit mounts
+			hc.Mounts = append(hc.Mounts, bindMount(gpus.DriverDirMount(dir)))
+			setLibraryPath(cfg)
+		}
+		uuids := make([]string, len(t.GPUs))
+		for i, g := range t.GPUs {
+			uuids[i] = g.UUID
+		}
 		hc.DeviceRequests = append(hc.DeviceRequests, container.DeviceRequest{
 			Driver: "nvidia", DeviceIDs: uuids, Capabilities: [][]string{{"gpu", "compute", "utility"}},
 		})
 		return nil
 	}
-	hf, err := d.gpuHostFiles()
+	needs, err := d.gpuFiles.For(t)
 	if err != nil {
-		return fmt.Errorf("GPUs %s: %w", strings.Join(uuids, ","), err)
+		return err
 	}
-	if t.Setup.GPUDriverDir != "" {
-		hf.Libraries, hf.Binaries = nil, nil
+	for _, dev := range needs.Devices {
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: dev.HostPath, PathInContainer: dev.ContainerPath, CgroupPermissions: dev.Permissions})
 	}
-	devices := slices.Clone(hf.ControlDevices)
-	for _, g := range t.GPUs {
-		devices = append(devices, gpu.CardDevice(d.gpuRoot, g.Minor))
-	}
-	for _, dev := range devices {
-		hc.Devices = append(hc.Devices, container.DeviceMapping{
-			PathOnHost: dev, PathInContainer: path.Join("/dev", filepath.Base(dev)), CgroupPermissions: "rwm",
-		})
-	}
-	for _, f := range hf.Libraries {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: f, Target: path.Join(gpu.ContainerLibDir, filepath.Base(f)), ReadOnly: true})
-	}
-	for _, f := range hf.Binaries {
-		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: f, Target: path.Join(gpu.ContainerBinDir, filepath.Base(f)), ReadOnly: true})
+	for _, m := range needs.Mounts {
+		hc.Mounts = append(hc.Mounts, bindMount(m))
 	}
 	setLibraryPath(cfg)
 	return nil
 }
 
+func bindMount(m driver.Mount) mount.Mount {
+	return mount.Mount{Type: mount.TypeBind, Source: m.HostPath, Target: m.ContainerPath, ReadOnly: m.ReadOnly}
+}
+
 // setLibraryPath points the loader at the driver's libraries unless the task's env sets
-// its own path: CUDA images set this very value; an image without it finds the driver so.
+// its own path (gpus.LibraryPath).
 func setLibraryPath(cfg *container.Config) {
-	if !slices.ContainsFunc(cfg.Env, func(e string) bool { return strings.HasPrefix(e, "LD_LIBRARY_PATH=") }) {
-		cfg.Env = append(cfg.Env, "LD_LIBRARY_PATH="+gpu.ContainerLibDir)
+	if v, add := gpus.LibraryPath(cfg.Env); add {
+		cfg.Env = append(cfg.Env, v)
 	}
 }
 
@@ -91,44 +80,13 @@ func (d *Driver) gpuToolkit() bool {
 	defer d.gpuMu.Unlock()
 	if d.toolkit == nil {
 		_, err := exec.LookPath(toolkitHook)
-		found := err == nil && d.gpuRoot == "/"
+		found := err == nil && d.gpuFiles.Root() == "/"
 		d.toolkit = &found
 		if found {
 			d.log.Info("GPUs go to containers through the NVIDIA container toolkit")
 		}
 	}
 	return *d.toolkit
-}
-
-// gpuHostFiles finds the driver's files, once they are all there (a node whose driver is
-// installed later finds them then).
-func (d *Driver) gpuHostFiles() (gpu.HostFiles, error) {
-	d.gpuMu.Lock()
-	defer d.gpuMu.Unlock()
-	if d.hostFiles != nil {
-		return *d.hostFiles, nil
-	}
-	hf, err := gpu.FindHostFiles(d.gpuRoot)
-	if err != nil {
-		return hf, err
-	}
-	d.hostFiles = &hf
-	return hf, nil
-}
-
-// preferredNUMA is the NUMA node of the task's cards when they share one, else -1: CPUs
-// bound to the task are taken from it.
-func preferredNUMA(gpus []driver.GPU) int {
-	if len(gpus) == 0 {
-		return -1
-	}
-	n := gpus[0].NUMANode
-	for _, g := range gpus[1:] {
-		if g.NUMANode != n {
-			return -1
-		}
-	}
-	return n
 }
 
 // PIDs returns the host PIDs of the container's processes (vcuda's pids.config).

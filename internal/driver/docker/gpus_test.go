@@ -3,15 +3,12 @@ package docker
 import (
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // TestGPUDevicesWithoutToolkit gives a container a card on a machine without the NVIDIA
@@ -20,29 +17,7 @@ import (
 // control node, not the other card, and the driver's files under /usr/local/nvidia.
 func TestGPUDevicesWithoutToolkit(t *testing.T) {
 	needDocker(t)
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: making device nodes needs root")
-	}
-	root := t.TempDir()
-	for _, dir := range []string{"dev", "usr/lib/x86_64-linux-gnu", "usr/bin"} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, minor := range map[string]uint32{"nvidiactl": 255, "nvidia0": 0, "nvidia3": 3} {
-		if err := unix.Mknod(filepath.Join(root, "dev", name), unix.S_IFCHR|0o666, int(unix.Mkdev(195, minor))); err != nil {
-			t.Fatalf("mknod %s: %v", name, err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15"), []byte("fake libcuda\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("libcuda.so.550.54.15", filepath.Join(root, "usr/lib/x86_64-linux-gnu/libcuda.so.1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "usr/bin/nvidia-smi"), []byte("#!/bin/sh\necho fake nvidia-smi\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := drivertest.NVIDIATree(t)
 	d, err := New(Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), GPURoot: root})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver/params"
 )
 
 // paramExtras are the parameters that are not plain container settings: they are
@@ -36,14 +37,14 @@ var paramTable = map[string]paramFunc{
 	"network": extra(func(x *paramExtras) *string { return &x.net }),
 	"ip":      extra(func(x *paramExtras) *string { return &x.ip }),
 	"cpuset": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		b, err := parseBool(v)
+		b, err := params.Bool(v)
 		x.cpusetBind = b
 		return err
 	},
 	"cpuset-cpus": extra(func(x *paramExtras) *string { return &x.cpusetCPUs }),
 	"cpuset-mems": extra(func(x *paramExtras) *string { return &x.cpusetMems }),
 	"memory-swap": func(v string, _ *container.Config, _ *container.HostConfig, x *paramExtras) error {
-		n, err := parseMB(v, true)
+		n, err := params.MB(v, true)
 		x.memorySwap = &n
 		return err
 	},
@@ -61,17 +62,17 @@ var paramTable = map[string]paramFunc{
 		return nil
 	},
 	"shm-size": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		n, err := parseMB(v, false)
+		n, err := params.MB(v, false)
 		hc.ShmSize = n
 		return err
 	},
 	"memory-reservation": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		n, err := parseMB(v, false)
+		n, err := params.MB(v, false)
 		hc.MemoryReservation = n
 		return err
 	},
 	"memory-swappiness": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		n, err := parseIntRange(v, 0, 100)
+		n, err := params.IntRange(v, 0, 100)
 		hc.MemorySwappiness = &n
 		return err
 	},
@@ -81,12 +82,12 @@ var paramTable = map[string]paramFunc{
 		return err
 	},
 	"blkio-weight": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		n, err := parseIntRange(v, 10, 1000)
+		n, err := params.IntRange(v, 10, 1000)
 		hc.BlkioWeight = uint16(n)
 		return err
 	},
 	"oom-score-adj": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		n, err := parseIntRange(v, -1000, 1000)
+		n, err := params.IntRange(v, -1000, 1000)
 		hc.OomScoreAdj = int(n)
 		return err
 	},
@@ -100,14 +101,14 @@ var paramTable = map[string]paramFunc{
 	"device-read-iops":  throttle(func(hc *container.HostConfig) *throttles { return &hc.BlkioDeviceReadIOps }, false),
 	"device-write-iops": throttle(func(hc *container.HostConfig) *throttles { return &hc.BlkioDeviceWriteIOps }, false),
 	"device": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		m, err := parseDevice(v)
-		hc.Devices = append(hc.Devices, m)
+		m, err := params.Device(v)
+		hc.Devices = append(hc.Devices, container.DeviceMapping{PathOnHost: m.HostPath, PathInContainer: m.ContainerPath, CgroupPermissions: m.Permissions})
 		return err
 	},
 	"cap-add":  list(func(hc *container.HostConfig) *[]string { return &hc.CapAdd }),
 	"cap-drop": list(func(hc *container.HostConfig) *[]string { return &hc.CapDrop }),
 	"dns": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		servers, err := parseAddrs(splitList(v))
+		servers, err := params.Addrs(params.List(v))
 		hc.DNS = append(hc.DNS, servers...)
 		return err
 	},
@@ -124,7 +125,7 @@ var paramTable = map[string]paramFunc{
 	"group-add":    list(func(hc *container.HostConfig) *[]string { return &hc.GroupAdd }),
 	"security-opt": each(func(hc *container.HostConfig) *[]string { return &hc.SecurityOpt }),
 	"sysctl": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		return setKV(&hc.Sysctls, v)
+		return params.SetKV(&hc.Sysctls, v)
 	},
 	"tmpfs": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		path, opts, _ := strings.Cut(v, ":")
@@ -142,7 +143,7 @@ var paramTable = map[string]paramFunc{
 		return nil
 	},
 	"log-opt": func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		return setKV(&hc.LogConfig.Config, v)
+		return params.SetKV(&hc.LogConfig.Config, v)
 	},
 	"init":          optionalFlag(func(hc *container.HostConfig) **bool { return &hc.Init }),
 	"read-only":     flag(func(hc *container.HostConfig) *bool { return &hc.ReadonlyRootfs }),
@@ -167,10 +168,10 @@ var paramTable = map[string]paramFunc{
 	},
 	"label": func(v string, cfg *container.Config, _ *container.HostConfig, _ *paramExtras) error {
 		k, _, _ := strings.Cut(v, "=")
-		if strings.HasPrefix(k, "berth.") {
+		if params.ReservedLabel(k) {
 			return fmt.Errorf("labels berth.* belong to berth")
 		}
-		return setKV(&cfg.Labels, v)
+		return params.SetKV(&cfg.Labels, v)
 	},
 }
 
@@ -178,10 +179,10 @@ var paramTable = map[string]paramFunc{
 // keys may carry their dashes), a seccomp profile's name resolved from the node's profiles.
 // A bad value is an error naming the parameter; an unknown key is logged and ignored,
 // as BCS does (the node's guard runs such a spec only with --allow-privileged).
-func applyParameters(params []v4.Parameter, profiles map[string]string, cfg *container.Config, hc *container.HostConfig, log *slog.Logger) (paramExtras, error) {
+func applyParameters(list []v4.Parameter, profiles map[string]string, cfg *container.Config, hc *container.HostConfig, log *slog.Logger) (paramExtras, error) {
 	var x paramExtras
-	for _, p := range params {
-		key := strings.TrimLeft(p.Key, "-")
+	for _, p := range list {
+		key := params.Key(p.Key)
 		f, ok := paramTable[key]
 		if !ok {
 			log.Warn("unknown docker parameter ignored", "key", p.Key, "value", p.Value)
@@ -232,7 +233,7 @@ func setting(field func(cfg *container.Config) *string) paramFunc {
 // flag is a boolean parameter (parseBool) of a host setting.
 func flag(field func(hc *container.HostConfig) *bool) paramFunc {
 	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		b, err := parseBool(v)
+		b, err := params.Bool(v)
 		*field(hc) = b
 		return err
 	}
@@ -241,7 +242,7 @@ func flag(field func(hc *container.HostConfig) *bool) paramFunc {
 // optionalFlag is flag for a host setting that docker leaves unset when not given.
 func optionalFlag(field func(hc *container.HostConfig) **bool) paramFunc {
 	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
-		b, err := parseBool(v)
+		b, err := params.Bool(v)
 		*field(hc) = &b
 		return err
 	}
@@ -252,7 +253,7 @@ func optionalFlag(field func(hc *container.HostConfig) **bool) paramFunc {
 func list(field func(hc *container.HostConfig) *[]string) paramFunc {
 	return func(v string, _ *container.Config, hc *container.HostConfig, _ *paramExtras) error {
 		f := field(hc)
-		*f = append(*f, splitList(v)...)
+		*f = append(*f, params.List(v)...)
 		return nil
 	}
 }

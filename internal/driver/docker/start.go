@@ -15,6 +15,8 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/cpubind"
+	"github.com/berthhq/berth/internal/driver/params"
 	"github.com/berthhq/berth/internal/hostports"
 )
 
@@ -165,18 +167,19 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 // create binds CPUs when asked and creates the container. The cpuset lock is held from
 // choosing the CPUs until the container (and its label) exists.
 func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, name string) (string, error) {
-	if s.extra.cpusetBind || s.extra.cpusetCPUs != "" {
+	r := cpuRequest(s.extra, t.Setup.CPURequest, cpubind.PreferredNUMA(t.GPUs))
+	if r.Binds() {
 		d.cpusetMu.Lock()
 		defer d.cpusetMu.Unlock()
 	}
-	b, err := d.resolveCPUSet(ctx, s.extra, t.Setup.CPURequest, preferredNUMA(t.GPUs))
+	b, err := d.resolveCPUSet(ctx, r)
 	if err != nil {
 		return "", err
 	}
-	s.hc.CpusetCpus, s.hc.CpusetMems = b.cpus, b.mems
-	if b.cpus != "" {
-		s.cfg.Labels[d.cpusetLabel] = b.cpus
-		d.log.Info("binding cpus", "task", t.ID, "cpus", b.cpus, "mems", b.mems)
+	s.hc.CpusetCpus, s.hc.CpusetMems = b.CPUs, b.Mems
+	if b.CPUs != "" {
+		s.cfg.Labels[d.cpusetLabel] = b.CPUs
+		d.log.Info("binding cpus", "task", t.ID, "cpus", b.CPUs, "mems", b.Mems)
 	}
 	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: s.cfg, HostConfig: s.hc, NetworkingConfig: s.nc, Name: name})
 	if err != nil {
@@ -226,7 +229,7 @@ func applyDNS(t *driver.Task, hc *container.HostConfig) {
 	if t.Setup.DNS == nil || len(hc.DNS) > 0 || t.Setup.JoinTask != "" {
 		return
 	}
-	servers, err := parseAddrs(t.Setup.DNS.Servers)
+	servers, err := params.Addrs(t.Setup.DNS.Servers)
 	if err != nil {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/driver/cpubind"
 	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
@@ -118,13 +119,13 @@ func TestCPUSet(t *testing.T) {
 	d := parallelDriver(t)
 	// Other packages' tests bind CPUs on the same daemon; this test counts only its own.
 	d.cpusetLabel = LabelCPUSet + "." + strings.ToLower(t.Name()) + "." + itoa(os.Getpid())
-	nodes, err := readTopology("/sys")
+	nodes, err := cpubind.ReadTopology("/sys")
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := 0
 	for _, n := range nodes {
-		total += len(n.cpus)
+		total += len(n.CPUs)
 	}
 	big := newTask(t, d, "big", imgPlain, "/bin/sleep", "30")
 	big.Setup.CPURequest = float64(total + 1)

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -45,87 +43,6 @@ func TestCommandLine(t *testing.T) {
 		if err != nil || !slices.Equal(e, c.wantEP) || !slices.Equal(cmd, c.wantC) {
 			t.Errorf("%s: got %q %q %v, want %q %q", c.name, e, cmd, err, c.wantEP, c.wantC)
 		}
-	}
-}
-
-func TestCPUList(t *testing.T) {
-	cpus, err := parseCPUList("0-3,6,7\n")
-	if err != nil || !slices.Equal(cpus, []int{0, 1, 2, 3, 6, 7}) {
-		t.Fatalf("parse: %v %v", cpus, err)
-	}
-	if s := formatCPUList(cpus); s != "0-3,6-7" {
-		t.Fatalf("format: %q", s)
-	}
-	for _, bad := range []string{"a", "3-1", "1,,2", "-1"} {
-		if _, err := parseCPUList(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
-func TestChooseCPUs(t *testing.T) {
-	one := []numaNode{{0, []int{0, 1, 2, 3}}}
-	two := []numaNode{{0, []int{0, 1, 2, 3}}, {1, []int{4, 5, 6, 7}}}
-	first := func(int) int { return 0 }
-	last := func(n int) int { return n - 1 }
-
-	if _, err := chooseCPUs(one, nil, 5, -1, first); err == nil || err.Error() != "cpuset: 5 cpus requested, the machine has 4" {
-		t.Fatalf("too many: %v", err)
-	}
-	b, err := chooseCPUs(one, map[int]bool{0: true}, 2, -1, first)
-	if err != nil || b.cpus != "1-2" || b.mems != "" {
-		t.Fatalf("one node: %+v %v (one node binds no memory node)", b, err)
-	}
-	if _, err := chooseCPUs(one, map[int]bool{0: true, 1: true}, 3, -1, first); err == nil {
-		t.Fatal("not enough free cpus accepted")
-	}
-	b, err = chooseCPUs(two, nil, 2, -1, last)
-	if err != nil || b.cpus != "4-5" || b.mems != "1" {
-		t.Fatalf("random node: %+v %v", b, err)
-	}
-	// Node 1 is half bound: 3 CPUs fit only on node 0, whatever the draw.
-	b, err = chooseCPUs(two, map[int]bool{4: true, 5: true}, 3, -1, last)
-	if err != nil || b.cpus != "0-2" || b.mems != "0" {
-		t.Fatalf("fitting node: %+v %v", b, err)
-	}
-	// 3 free on each node: 5 fit on the machine but never across nodes.
-	_, err = chooseCPUs(two, map[int]bool{0: true, 4: true}, 5, -1, first)
-	if err == nil || !strings.Contains(err.Error(), "never spans nodes") {
-		t.Fatalf("across nodes: %v", err)
-	}
-	// The task's GPUs are on node 0: it wins over the draw; when it has no room, the draw.
-	b, err = chooseCPUs(two, nil, 2, 0, last)
-	if err != nil || b.cpus != "0-1" || b.mems != "0" {
-		t.Fatalf("the GPUs' node: %+v %v", b, err)
-	}
-	b, err = chooseCPUs(two, map[int]bool{0: true, 1: true, 2: true}, 2, 0, last)
-	if err != nil || b.cpus != "4-5" || b.mems != "1" {
-		t.Fatalf("the GPUs' node full: %+v %v", b, err)
-	}
-}
-
-func TestReadTopology(t *testing.T) {
-	root := t.TempDir()
-	write := func(p, s string) {
-		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
-		os.WriteFile(filepath.Join(root, p), []byte(s), 0o644)
-	}
-	write("devices/system/cpu/online", "0-3\n")
-	nodes, err := readTopology(root)
-	if err != nil || len(nodes) != 1 || len(nodes[0].cpus) != 4 {
-		t.Fatalf("no node entries: %+v %v", nodes, err)
-	}
-	write("devices/system/node/node1/cpulist", "2-3\n")
-	write("devices/system/node/node0/cpulist", "0-1\n")
-	write("devices/system/node/node2/cpulist", "\n") // memory only
-	nodes, err = readTopology(root)
-	if err != nil || len(nodes) != 2 || nodes[1].id != 1 || !slices.Equal(nodes[1].cpus, []int{2, 3}) {
-		t.Fatalf("nodes: %+v %v", nodes, err)
-	}
-	d := &Driver{sysfs: root}
-	_, err = d.resolveCPUSet(context.Background(), paramExtras{cpusetCPUs: "0-7"}, 0, -1)
-	if err == nil || err.Error() != "cpuset: 8 cpus requested, the machine has 4" {
-		t.Fatalf("explicit too large: %v", err)
 	}
 }
 
