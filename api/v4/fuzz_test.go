@@ -62,6 +62,11 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"runtime":"crun","containers":[{"image":"x"}]}}}}`))
 	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"runtime":"../x","Runtime":"/bin/sh","containers":[{"image":"x"}]}}}}`))
 	f.Add([]byte(`{"kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"template":{"spec":{"runtime":"runc","processes":[{"procName":"a","startCmd":"./a"}]}}}}`))
+	// CSI claims: a volume read by one pod volume and written by another (refused), one of
+	// another namespace (refused), one mounted by a container.
+	f.Add([]byte(`{"kind":"application","metadata":{"name":"a"},"spec":{"instance":1,"template":{"spec":{"volumes":[` +
+		`{"name":"d","csi":{"volume":"data"}},{"name":"e","csi":{"volume":"data","readOnly":true}},{"name":"f","csi":{"volume":"ns/x"}}],` +
+		`"containers":[{"image":"x","volumes":[{"volume":{"podVolume":"d","mountPath":"/d"}}]}]}}}}`))
 }
 
 // checkParse is what every fuzz target asserts, in both validation modes: no panic; an
