@@ -28,6 +28,10 @@ const (
 	PrivRoot         = "root"          // a process running as root
 	PrivFlexVolume   = "flex-volume"   // a pod volume a FlexVolume driver mounts: the node runs the driver as root with the spec's options
 	PrivCSIPlugin    = "csi-plugin"    // a csiPlugin pod volume: the task group serves a CSI plugin to the node, with the agent's data dir
+	// PrivExternalVolume is asked by a volume object rather than a workload: a volume
+	// registered by its storage ID (spec.externalID) reaches storage berth did not create
+	// for the namespace.
+	PrivExternalVolume = "external-volume"
 	// The docker parameters of params.go beyond the namespaces, capabilities and devices.
 	PrivCgroupParent    = "cgroup-parent"    // --cgroup-parent: another cgroup than the container's own
 	PrivLogDriver       = "log-driver"       // --log-driver, --log-opt: dockerd ships the logs where the spec says
@@ -39,7 +43,7 @@ const (
 
 // Privileges lists every privilege.
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
-	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume, PrivCSIPlugin,
+	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume, PrivCSIPlugin, PrivExternalVolume,
 	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter}
 
 // Need is one privilege a workload asks for, and the field that asks. A host-path need

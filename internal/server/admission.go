@@ -74,6 +74,7 @@ var storeSteps = []admitStep{
 	admitUnused,       // a deleted object nobody uses (dependencies.go, references.go)
 	admitReferences,   // the configmaps and secrets it names exist (references.go)
 	admitVolumeClaims, // its write claims are of volumes that take writers (admit_volume_claims.go)
+	admitVolumeSpec,   // a volume keeps what its plugin has, and its storage is its own (admit_volume_spec.go)
 	admitGPUShares,    // a card of the cluster can hold its GPU share (admit_gpu.go)
 	admitServicePorts, // a service's named ports exist (admit_service.go)
 	admitLBClaims,     // a service's load-balancer claims are free (admit_lbgroup.go)
