@@ -47,7 +47,7 @@ func TestContainerdRuntime(t *testing.T) {
 		cni.require(t)
 		requireDocker(t)
 		d := startDockerAgent(t, s, "ctd-docker", "29450-29499")
-		sameOnBoth(t, s, map[string]string{"docker": d.name, "containerd": a.name})
+		sameOnBoth(t, s, d.name, a.name)
 	})
 }
 

@@ -49,8 +49,8 @@ func startCSICluster(t *testing.T) *csiCluster {
 	}
 	passable(t, filepath.Dir(bin))
 	c := &csiCluster{s: startServer(t, t.TempDir()), nodes: map[string]*agentProc{}, roots: t.TempDir()}
-	c.nodes["csi-a"] = startAgent(t, c.s, "csi-a", "29450-29474", "--docker", "off", "--allow-privileged")
-	c.nodes["csi-b"] = startAgent(t, c.s, "csi-b", "29475-29499", "--docker", "off", "--allow-privileged")
+	c.nodes["csi-a"] = startAgent(t, c.s, "csi-a", "33700-33749", "--docker", "off", "--allow-privileged")
+	c.nodes["csi-b"] = startAgent(t, c.s, "csi-b", "33750-33799", "--docker", "off", "--allow-privileged")
 	c.s.cleanupProcesses("e2e-csi")
 	c.s.cleanupOwners("e2e-csi", "daemonsets", 30*time.Second)
 	c.s.applySpec(t, fmtSpec(`{"apiVersion":"v4","kind":"daemonset","metadata":{"name":"csi-plugin","namespace":"e2e-csi"},

@@ -7,34 +7,33 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/driver/containerd"
 )
 
 // samePod is one pod spec, run as is on a Docker node and on a containerd node: a
 // sidecar with a readiness check, an init task writing into an emptyDir, a main task
-// serving on a host port in a BRIDGE network, and the runc runtime named (both runtimes
-// offer it). Only its name and its node differ.
-func samePod(name, node string) string {
+// serving on a host port in a BRIDGE network, and a runtime named (runc, which both
+// offer, or crun). Only its name, its node and its runtime differ.
+func samePod(name, node, runtime string) string {
 	spec := appSpec{name: name, ns: "e2e", containers: []string{
 		container("side", "touch /tmp/ready; exec sleep 100000",
 			`,"lifecycle":{"sidecar":true},"healthChecks":[{"type":"COMMAND","role":"readiness","command":{"value":"test -f /tmp/ready"},"intervalSeconds":1}]`),
 		container("prep", "echo prepared > /scratch/state", scratch+`,"lifecycle":{"init":true}`),
 		webContainer("web", "8080", scratch+`,"ports":[{"name":"http","containerPort":8080,"hostPort":0,"protocol":"http"}]`),
 	}}.json()
-	spec = withRuntime(spec, "runc")
+	spec = withRuntime(spec, runtime)
 	return strings.Replace(spec, `"restartPolicy":`, `"constraint":{"intersectionItem":[{"unionData":[{"name":"hostname","operate":"CLUSTER","type":4,"set":{"item":["`+node+`"]}}]}]},"restartPolicy":`, 1)
 }
 
-// sameOnBoth runs samePod on the Docker node and on the containerd node of s: each runs
-// with its init task done, its sidecar ready, its file written by the init task, and its
-// server reached on its host port. crun is not run where it refuses the host's cgroups.
-func sameOnBoth(t *testing.T, s *devServer, nodes map[string]string) {
-	if why := containerd.CrunRefuses(); why != "" {
-		t.Logf("crun is not tried: %s", why)
-	}
-	for rt, node := range nodes {
-		name := "same-" + rt
-		s.applySpec(t, samePod(name, node))
+// sameOnBoth runs samePod on the Docker node with runc and on the containerd node with
+// runc and with crun (through its wrapper on a hybrid cgroup host): each runs with its
+// init task done, its sidecar ready, its file written by the init task, and its server
+// reached on its host port.
+func sameOnBoth(t *testing.T, s *devServer, docker, ctrd string) {
+	for _, run := range []struct{ rt, node, runtime string }{
+		{"docker", docker, "runc"}, {"containerd", ctrd, "runc"}, {"containerd-crun", ctrd, "crun"},
+	} {
+		rt, node, name := run.rt, run.node, "same-"+run.rt
+		s.applySpec(t, samePod(name, node, run.runtime))
 		tg := s.running(t, "e2e", name, 1)[0]
 		if tg.Spec.Node != node {
 			t.Fatalf("%s placed on %s", name, tg.Spec.Node)

@@ -204,6 +204,9 @@ func New(cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("containerd driver: %w", err)
 	}
+	if err := wrapHybridCrun(runtimes, filepath.Join(dataDir, "bin")); err != nil {
+		return nil, fmt.Errorf("containerd driver: %w", err)
+	}
 	address := orDefault(cfg.Address, DefaultAddress)
 	cli, err := client.New(address, client.WithDefaultNamespace(ns), client.WithDefaultRuntime(RuntimeRunc),
 		client.WithTimeout(5*time.Second))

@@ -48,14 +48,11 @@ var shimPattern = regexp.MustCompile(`^io\.containerd\.([a-z0-9_-]+)\.(v[0-9]+)$
 // PATH.
 var BuiltinRuntimes = []string{"runc", "crun"}
 
-// DefaultHandlers are the BuiltinRuntimes found on PATH, by name, except crun on a host
-// it refuses (CrunRefuses): offered, it would only fail the pods that pick it.
+// DefaultHandlers are the BuiltinRuntimes found on PATH, by name (crun on a host it
+// refuses runs through a wrapper: crun_hybrid.go).
 func DefaultHandlers() map[string]Handler {
 	out := map[string]Handler{}
 	for _, name := range BuiltinRuntimes {
-		if name == "crun" && CrunRefuses() != "" {
-			continue
-		}
 		if p, err := lookPath(name); err == nil {
 			out[name] = Handler{Binary: p}
 		}
@@ -67,9 +64,10 @@ func DefaultHandlers() map[string]Handler {
 // hierarchy.
 const hybridControllers = "/sys/fs/cgroup/unified/cgroup.controllers"
 
-// CrunRefuses says why crun cannot run containers on this host, or returns "": crun
-// refuses a hybrid cgroup layout whose cgroup2 holds controllers ("cgroups in hybrid
-// mode not supported"), as Debian's default VM layout does (hugetlb there).
+// CrunRefuses says why crun cannot run containers on this host as it is, or returns "":
+// crun refuses a hybrid cgroup layout whose cgroup2 holds controllers ("cgroups in
+// hybrid mode not supported"), as Debian's default VM layout does (hugetlb there). The
+// driver then runs crun through a wrapper (crun_hybrid.go).
 func CrunRefuses() string {
 	b, err := os.ReadFile(hybridControllers)
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {

@@ -114,33 +114,54 @@ func TestHandlerLookup(t *testing.T) {
 	}
 }
 
-// A task runs with the runtime its pod names: runc named explicitly, and crun where it
-// works (not on a hybrid cgroup v1/v2 host).
+// A task runs with the runtime its pod names: runc named explicitly, and crun (through
+// its wrapper on a hybrid cgroup v1/v2 host), with the pod's limits in its cgroups.
 func TestTaskRuntime(t *testing.T) {
 	for _, rt := range []string{"runc", "crun"} {
 		t.Run(rt, func(t *testing.T) {
-			if why := CrunRefuses(); rt == "crun" && why != "" {
-				t.Skip(why)
-			}
 			hs := DefaultHandlers()
 			if _, ok := hs[rt]; !ok {
 				t.Skipf("%s is not installed", rt)
 			}
 			// crun is the default, so runc runs only because the pod names it.
 			d, _ := newDriver(t, func(c *Config) { c.Runtimes, c.RuntimeBinary = hs, "crun" })
-			tk := task(t, "rt", "echo ran; exit 3")
+			tk := task(t, "rt", "echo ran; grep :memory: /proc/self/cgroup; sleep 2; exit 3")
 			tk.RunToEnd = true
 			tk.Setup.Runtime = rt
+			tk.MemoryLimit = 48
 			start(t, d, tk)
+			if limit := memoryLimitOf(t, d, tk.ID); limit != "50331648" {
+				t.Errorf("the task's memory cgroup limit is %q, want 48 MiB", limit)
+			}
 			if st := waitEnd(t, d, tk.ID); st.Info.ExitCode != 3 {
 				t.Fatalf("ended as %+v, want exit code 3", st.Info)
 			}
 			if st, _ := d.Inspect(context.Background(), tk.ID); st.Labels[labelRuntime] != rt {
 				t.Fatalf("runtime label %q", st.Labels[labelRuntime])
 			}
-			if got := logs(t, d, tk.ID, driver.LogOptions{}); got != "ran\n" {
+			if got := logs(t, d, tk.ID, driver.LogOptions{}); !strings.HasPrefix(got, "ran\n") {
 				t.Fatalf("log %q", got)
 			}
 		})
 	}
+}
+
+// memoryLimitOf reads, on the host, the memory limit of the cgroup the running task id
+// printed (its /proc/self/cgroup line "N:memory:/path").
+func memoryLimitOf(t *testing.T, d *Driver, id string) string {
+	t.Helper()
+	for range 40 { // 40 × 50 ms: the task prints its cgroup at once
+		for line := range strings.SplitSeq(logs(t, d, id, driver.LogOptions{}), "\n") {
+			if _, path, ok := strings.Cut(line, ":memory:"); ok {
+				b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory", path, "memory.limit_in_bytes"))
+				if err != nil {
+					t.Fatalf("the task's memory cgroup: %v", err)
+				}
+				return strings.TrimSpace(string(b))
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the task did not print its memory cgroup")
+	return ""
 }
