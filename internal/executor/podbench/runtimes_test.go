@@ -27,10 +27,12 @@ func TestMain(m *testing.M) {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// runtime is one container runtime under test.
+// runtime is one container runtime under test, and the OCI runtime its pods name (""
+// for the driver's default, runc).
 type runtime struct {
-	name string
-	drv  driver.Driver
+	name    string
+	drv     driver.Driver
+	handler string
 }
 
 // runtimes returns the runtimes this machine has: the Docker daemon's, and a private
@@ -41,10 +43,13 @@ func runtimes(b *testing.B) []runtime {
 	}
 	var out []runtime
 	if d := dockerDriver(b); d != nil {
-		out = append(out, runtime{"docker", d})
+		out = append(out, runtime{"docker", d, ""})
 	}
 	if d := containerdDriver(b); d != nil {
-		out = append(out, runtime{"containerd", d})
+		out = append(out, runtime{"containerd", d, ""})
+		if _, ok := containerd.DefaultHandlers()["crun"]; ok {
+			out = append(out, runtime{"containerd-crun", d, "crun"})
+		}
 	}
 	if len(out) == 0 {
 		b.Skip("neither Docker nor containerd is here")
@@ -90,7 +95,7 @@ func containerdDriver(b *testing.B) driver.Driver {
 		b.Fatal(err)
 	}
 	d, err := containerd.New(containerd.Config{Address: c.Address, DataDir: filepath.Join(dir, "driver"),
-		RuntimeRoot: filepath.Join(dir, "runc"), Logger: quiet})
+		RuntimeRoot: filepath.Join(dir, "runc"), Runtimes: containerd.DefaultHandlers(), Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}
