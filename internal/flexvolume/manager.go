@@ -20,6 +20,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/keylock"
 	"github.com/berthhq/berth/internal/mountinfo"
+	"github.com/berthhq/berth/internal/recorddir"
 	"github.com/berthhq/berth/internal/retrysweep"
 )
 
@@ -57,6 +58,7 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
+	records recorddir.Dir
 	locks   keylock.Locks               // one call at a time per mount dir
 	sweeper *retrysweep.Sweeper[Record] // failed unmounts of gone pods, by dir (sweep.go)
 
@@ -96,7 +98,7 @@ func New(o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manager{opts: o, log: o.Logger, caps: map[string]capsEntry{}}
+	m := &Manager{opts: o, log: o.Logger, records: recorddir.Dir{Path: o.StateDir}, caps: map[string]capsEntry{}}
 	m.sweeper = retrysweep.New(func(r Record) string { return r.Dir }, m.sweepFailed)
 	return m, nil
 }
