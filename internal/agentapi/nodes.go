@@ -183,14 +183,9 @@ func (a *API) beat(ctx context.Context, name string, hb v4.AgentHeartbeat, ttl t
 	if !fresh && a.beats.same(name, hb) {
 		return nil
 	}
-	for range agentWriteAttempts {
-		n, err := a.nodes().Get(ctx, "", name)
-		if err != nil {
-			return httpapi.NodeError(name, err)
-		}
+	err = a.updateNode(ctx, name, "during the heartbeat", func(n *v4.Node) bool {
 		if !heartbeatChanges(n, hb) {
-			a.beats.remember(name, hb)
-			return nil
+			return false
 		}
 		n.Status.Phase = v4.NodeReady
 		n.Status.LastHeartbeat = time.Now().UTC()
@@ -200,17 +195,13 @@ func (a *API) beat(ctx context.Context, name string, hb v4.AgentHeartbeat, ttl t
 		if hb.AgentAddress != "" {
 			n.Status.AgentAddress = hb.AgentAddress
 		}
-		err = a.update(ctx, n)
-		if errors.Is(err, store.ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return httpapi.NodeError(name, err)
-		}
-		a.beats.remember(name, hb)
-		return nil
+		return true
+	})
+	if err != nil {
+		return err
 	}
-	return httpapi.Errorf(http.StatusConflict, "node %s changed %d times during the heartbeat", name, agentWriteAttempts)
+	a.beats.remember(name, hb)
+	return nil
 }
 
 // heartbeatChanges reports whether a beat changes the stored node: it is not Ready, or

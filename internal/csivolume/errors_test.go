@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/csi"
+	"github.com/berthhq/berth/internal/retrysweep"
 )
 
 func time0() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
@@ -102,10 +103,10 @@ func TestSweepRetriesWithBackoff(t *testing.T) {
 	gone := func(string) bool { return false }
 	now := time0()
 	next := m.Sweep(context.Background(), gone, now)
-	if next != now.Add(retryMin) {
-		t.Fatalf("first retry at %v, want %v", next, now.Add(retryMin))
+	if next != now.Add(retrysweep.RetryMin) {
+		t.Fatalf("first retry at %v, want %v", next, now.Add(retrysweep.RetryMin))
 	}
-	if next = m.Sweep(context.Background(), gone, next); next != now.Add(retryMin+2*retryMin) {
+	if next = m.Sweep(context.Background(), gone, next); next != now.Add(retrysweep.RetryMin+2*retrysweep.RetryMin) {
 		t.Fatalf("second retry at %v", next)
 	}
 	if len(attempts) != 2 || attempts[1] != 2 || m.Pending() != 1 {
@@ -117,21 +118,6 @@ func TestSweepRetriesWithBackoff(t *testing.T) {
 	}
 	if recs, _ := m.Records(); len(recs) != 0 {
 		t.Errorf("records %+v", recs)
-	}
-}
-
-func TestMountsBelow(t *testing.T) {
-	table := filepath.Join(t.TempDir(), "mountinfo")
-	lines := "22 1 0:21 / / rw - ext4 /dev/root rw\n" +
-		"40 22 0:40 / /d/pods/a/volumes/x rw - ext4 /dev/root rw\n" +
-		"41 22 0:41 / /d/pods/a/volumes/x\\040y rw - ext4 /dev/root rw\n" +
-		"42 22 0:42 / /d/pods/ab rw - ext4 /dev/root rw\n"
-	if err := os.WriteFile(table, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := mountsBelow(table, "/d/pods/a/")
-	if err != nil || strings.Join(got, ";") != "/d/pods/a/volumes/x;/d/pods/a/volumes/x y" {
-		t.Errorf("mountsBelow: %q, %v", got, err)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/berthhq/berth/internal/client"
 	"github.com/berthhq/berth/internal/csi"
 	"github.com/berthhq/berth/internal/csi/csitest"
+	"github.com/berthhq/berth/internal/mountinfo"
 )
 
 // requireRoot skips a test that mounts unless it runs as root; CI runs as root, so
@@ -79,7 +80,7 @@ func (p *testPlugin) createVolume(t *testing.T, name string) string {
 // unmountAll undoes whatever a failed test left mounted under dir, deepest first.
 func unmountAll(t *testing.T, dir string) {
 	for range 32 {
-		mps, err := mountsBelow(mountinfo, dir)
+		mps, err := mountinfo.Below(mountTable, dir)
 		if err != nil || len(mps) == 0 {
 			return
 		}
@@ -217,7 +218,7 @@ func grant(id string) v4.CSIClaimGrant {
 
 func isMounted(t *testing.T, dir string) bool {
 	t.Helper()
-	mps, err := mountsBelow(mountinfo, dir)
+	mps, err := mountinfo.Below(mountTable, dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,11 +14,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/csi"
+	"github.com/berthhq/berth/internal/keylock"
+	"github.com/berthhq/berth/internal/retrysweep"
 )
 
 // Claims are the server's agent routes for volume claims (POST /v1/agent/volumes/claim
@@ -61,9 +62,8 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	locks    map[string]*keyLock // one call at a time per target dir, and per staging
-	failures map[string]*failure // failed teardowns of gone pods, by dir (sweep.go)
+	locks   keylock.Locks               // one call at a time per target dir, and per staging
+	sweeper *retrysweep.Sweeper[Record] // failed teardowns of gone pods, by dir (sweep.go)
 }
 
 // New returns a Manager; nothing runs until a call or Run.
@@ -83,7 +83,9 @@ func New(o Options) (*Manager, error) {
 		o.Logger = slog.Default()
 	}
 	o.StagingDir = filepath.Clean(o.StagingDir)
-	return &Manager{opts: o, log: o.Logger, locks: map[string]*keyLock{}, failures: map[string]*failure{}}, nil
+	m := &Manager{opts: o, log: o.Logger}
+	m.sweeper = retrysweep.New(func(r Record) string { return r.Dir }, m.sweepFailed)
+	return m, nil
 }
 
 // Publish claims volume v for task group taskGroup of namespace ns, the pod pod

@@ -12,6 +12,8 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/csi/csitest"
+	"github.com/berthhq/berth/internal/mountinfo"
+	"github.com/berthhq/berth/internal/retrysweep"
 )
 
 // Two pods of the node publish the same volume: it is staged once and published at each
@@ -119,7 +121,7 @@ func TestRestartCleansUpGonePods(t *testing.T) {
 		t.Fatalf("retried before the backoff: %v", failures)
 	}
 	e.plugins.set(csitest.DefaultName, p.client, true)
-	if next := m.Sweep(ctx, alive, now.Add(retryMin)); !next.IsZero() || m.Pending() != 0 {
+	if next := m.Sweep(ctx, alive, now.Add(retrysweep.RetryMin)); !next.IsZero() || m.Pending() != 0 {
 		t.Fatalf("sweep with the plugin: next %v, pending %d", next, m.Pending())
 	}
 	if !isMounted(t, live) || isMounted(t, gone) || isMounted(t, alone) {
@@ -161,7 +163,7 @@ func checkClean(t *testing.T, e *env) {
 		t.Errorf("stagings %+v, %v", st, err)
 	}
 	for _, d := range []string{e.opts.StagingDir, filepath.Join(e.dir, "pods")} {
-		if mps, _ := mountsBelow(mountinfo, d); len(mps) != 0 {
+		if mps, _ := mountinfo.Below(mountTable, d); len(mps) != 0 {
 			t.Errorf("mounts left: %q", mps)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/csi"
+	"github.com/berthhq/berth/internal/recorddir"
 )
 
 // publish makes the calls of Publish after the first record: claim, stage, publish,
@@ -126,10 +127,7 @@ func (m *Manager) stagingPath(plugin, externalID string) string {
 }
 
 // stageKey names the staging record of a plugin's volume.
-func stageKey(plugin, externalID string) string {
-	h := sha256.Sum256([]byte(plugin + "\x00" + externalID))
-	return hex.EncodeToString(h[:16])
-}
+func stageKey(plugin, externalID string) string { return recorddir.Hash(plugin + "\x00" + externalID) }
 
 func pubLock(dir string) string   { return "publish " + dir }
 func stageLock(key string) string { return "stage " + key }

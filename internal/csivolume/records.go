@@ -1,19 +1,15 @@
 package csivolume
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/atomicfile"
+	"github.com/berthhq/berth/internal/recorddir"
 )
 
 // Record is one publication of a pod's volume, kept in a file of its own from before the
@@ -59,10 +55,7 @@ const (
 )
 
 // recordName is the file of the record of dir: a hash, so that any dir makes one plain name.
-func recordName(dir string) string {
-	h := sha256.Sum256([]byte(filepath.Clean(dir)))
-	return hex.EncodeToString(h[:16]) + ".json"
-}
+func recordName(dir string) string { return recorddir.FileName(filepath.Clean(dir)) }
 
 func (m *Manager) saveRecord(r Record) error {
 	return m.save(publicationsDir, recordName(r.Dir), r, "the CSI publication at "+r.Dir)
@@ -92,17 +85,16 @@ func (m *Manager) dropStage(key string) error {
 	return m.drop(stagingsDir, key+".json", "a CSI staging")
 }
 
+// records is the directory of the records of kind sub.
+func (m *Manager) records(sub string) recorddir.Dir {
+	return recorddir.Dir{Path: filepath.Join(m.opts.StateDir, sub), Mkdir: func(dir string) error {
+		return mkdirClosed(dir, m.opts.StateDir)
+	}}
+}
+
 // save writes v atomically: a crash leaves the old record or the new, never half.
 func (m *Manager) save(sub, name string, v any, what string) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(m.opts.StateDir, sub)
-	if err := mkdirClosed(dir, m.opts.StateDir); err != nil {
-		return fmt.Errorf("record %s: %w", what, err)
-	}
-	if err := atomicfile.Write(filepath.Join(dir, name), b, 0o600); err != nil {
+	if err := m.records(sub).Save(name, v); err != nil {
 		return fmt.Errorf("record %s: %w", what, err)
 	}
 	return nil
@@ -110,23 +102,16 @@ func (m *Manager) save(sub, name string, v any, what string) error {
 
 // load reads a record into v; ok is false when there is none.
 func (m *Manager) load(sub, name string, v any, what string) (bool, error) {
-	b, err := os.ReadFile(filepath.Join(m.opts.StateDir, sub, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err == nil {
-		err = json.Unmarshal(b, v)
-	}
+	ok, err := m.records(sub).Load(name, v)
 	if err != nil {
 		return false, fmt.Errorf("read the record of %s: %w", what, err)
 	}
-	return true, nil
+	return ok, nil
 }
 
 // drop removes a record (none is no error).
 func (m *Manager) drop(sub, name, what string) error {
-	err := os.Remove(filepath.Join(m.opts.StateDir, sub, name))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := m.records(sub).Drop(name); err != nil {
 		return fmt.Errorf("forget %s: %w", what, err)
 	}
 	return nil
@@ -163,22 +148,11 @@ func (m *Manager) stagings() (map[string]stageRecord, error) {
 
 // list calls take with each record file of sub; take reports whether it could read it.
 func (m *Manager) list(sub string, take func(name string, b []byte) bool) error {
-	dir := filepath.Join(m.opts.StateDir, sub)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	err := m.records(sub).List(take, func(name string, err error) {
+		m.log.Error("unreadable CSI record", "file", filepath.Join(sub, name), "err", err)
+	})
 	if err != nil {
 		return fmt.Errorf("list the CSI records: %w", err)
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil || !take(e.Name(), b) {
-			m.log.Error("unreadable CSI record", "file", filepath.Join(sub, e.Name()), "err", err)
-		}
 	}
 	return nil
 }

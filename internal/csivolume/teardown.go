@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/berthhq/berth/internal/csi"
+	"github.com/berthhq/berth/internal/mountinfo"
 )
 
 // teardown undoes what the record says was done, in the reverse order, and forgets it:
@@ -27,7 +28,7 @@ func (m *Manager) teardown(ctx context.Context, rec Record) error {
 		if rec.Published {
 			m.log.Info("CSI volume unpublished", "pod", rec.Pod, "volume", rec.Volume, "plugin", rec.Plugin, "dir", rec.Dir)
 		}
-		if err := m.unstageIfLast(ctx, c, rec); err != nil {
+		if err := m.unstageUnused(ctx, c, rec.Plugin, rec.ExternalID, rec.Dir); err != nil {
 			return err
 		}
 		if err := removeUnmounted(rec.Dir); err != nil {
@@ -47,11 +48,12 @@ func (m *Manager) teardownClient(name string) (*csi.Client, bool) {
 	return c, ok && c != nil
 }
 
-// unstageIfLast unstages rec's volume unless another publication on the node uses its
-// staging. The staging's lock orders it with a Publish that stages the volume again: that
-// one recorded its publication before taking the lock, so it is counted here.
-func (m *Manager) unstageIfLast(ctx context.Context, c *csi.Client, rec Record) error {
-	key := stageKey(rec.Plugin, rec.ExternalID)
+// unstageUnused unstages the plugin's volume unless a publication on the node other
+// than the one at except uses its staging. The staging's lock orders it with a Publish
+// that stages the volume again: that one recorded its publication before taking the
+// lock, so it is counted here. c nil (the sweep's) is looked up only when needed.
+func (m *Manager) unstageUnused(ctx context.Context, c *csi.Client, plugin, externalID, except string) error {
+	key := stageKey(plugin, externalID)
 	unlock, err := m.lock(ctx, stageLock(key))
 	if err != nil {
 		return err
@@ -62,8 +64,14 @@ func (m *Manager) unstageIfLast(ctx context.Context, c *csi.Client, rec Record) 
 		return err
 	}
 	for _, o := range recs {
-		if o.Dir != rec.Dir && o.Plugin == rec.Plugin && o.ExternalID == rec.ExternalID {
+		if o.Dir != except && o.Plugin == plugin && o.ExternalID == externalID {
 			return nil
+		}
+	}
+	if c == nil {
+		var ok bool
+		if c, ok = m.teardownClient(plugin); !ok {
+			return errPluginMissing(plugin)
 		}
 	}
 	return m.unstage(ctx, c, key)
@@ -91,11 +99,14 @@ func (m *Manager) unstage(ctx context.Context, c *csi.Client, key string) error 
 	return nil
 }
 
+// mountTable is the kernel's mount table of the agent (a variable for tests).
+var mountTable = mountinfo.Self
+
 // removeUnmounted removes a target or staging directory once the plugin unmounted it.
 // One with a mount left at or below it (a plugin that answered OK and unmounted
 // nothing) is kept and is an error: removing it would reach into the volume.
 func removeUnmounted(dir string) error {
-	mps, err := mountsBelow(mountinfo, dir)
+	mps, err := mountinfo.Below(mountTable, dir)
 	if err != nil {
 		return err
 	}
@@ -108,36 +119,13 @@ func removeUnmounted(dir string) error {
 	return nil
 }
 
-// keyLock serializes the calls for one key; refs counts its holders and waiters.
-type keyLock struct {
-	ch   chan struct{}
-	refs int
-}
-
 // lock takes key's lock, waiting until ctx ends at most.
 func (m *Manager) lock(ctx context.Context, key string) (func(), error) {
-	m.mu.Lock()
-	l := m.locks[key]
-	if l == nil {
-		l = &keyLock{ch: make(chan struct{}, 1)}
-		m.locks[key] = l
+	unlock, err := m.locks.Lock(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("CSI volume (%s): %w", key, err)
 	}
-	l.refs++
-	m.mu.Unlock()
-	release := func() {
-		m.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(m.locks, key)
-		}
-		m.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, fmt.Errorf("CSI volume (%s): %w", key, ctx.Err())
-	}
+	return unlock, nil
 }
 
 // ErrPluginMissing is the error of a teardown that needs a plugin the node lacks (or

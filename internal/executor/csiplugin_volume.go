@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
+	"github.com/berthhq/berth/internal/mountinfo"
 )
 
 // csiPlugin pod volumes (docs/volumes.md, "Plugins"): a task group that runs a CSI
@@ -148,37 +148,15 @@ func ensureShared(dir string) error {
 // mountOf finds the mount dir is on (the deepest mount point at or above it) in the
 // agent's mount table, and whether it is shared.
 func mountOf(dir string) (mountPoint string, shared bool, err error) {
-	f, err := os.Open(mountInfo)
+	err = mountinfo.Scan(mountInfo, func(m mountinfo.Mount) bool {
+		// The deepest point wins, and a later line for the same point (a mount over it).
+		if (m.Point == dir || m.Point == "/" || strings.HasPrefix(dir, m.Point+"/")) && len(m.Point) >= len(mountPoint) {
+			mountPoint, shared = m.Point, m.Shared()
+		}
+		return true
+	})
 	if err != nil {
-		return "", false, fmt.Errorf("read mounts: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options [optional fields...] - fstype ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 7 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if mp != dir && mp != "/" && !strings.HasPrefix(dir, mp+"/") {
-			continue
-		}
-		if len(mp) < len(mountPoint) {
-			continue
-		}
-		// A later line for the same point is a mount over it: it wins.
-		mountPoint, shared = mp, false
-		for _, opt := range fields[6:] {
-			if opt == "-" {
-				break
-			}
-			shared = shared || strings.HasPrefix(opt, "shared:")
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", false, fmt.Errorf("read mounts: %w", err)
+		return "", false, err
 	}
 	if mountPoint == "" {
 		return "", false, fmt.Errorf("no mount holds %s", dir)

@@ -75,7 +75,7 @@ func requireRoot(t *testing.T) {
 
 func mounted(t *testing.T, dir string) bool {
 	t.Helper()
-	ok, err := isMountPoint(mountinfo, dir)
+	ok, err := isMountPoint(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

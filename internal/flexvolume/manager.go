@@ -13,10 +13,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/keylock"
+	"github.com/berthhq/berth/internal/mountinfo"
+	"github.com/berthhq/berth/internal/recorddir"
+	"github.com/berthhq/berth/internal/retrysweep"
 )
 
 // DefaultPluginDir is where the kubelet finds FlexVolume drivers, and the agent too
@@ -53,10 +58,12 @@ type Manager struct {
 	opts Options
 	log  *slog.Logger
 
-	mu       sync.Mutex
-	locks    map[string]*dirLock  // one call at a time per mount dir
-	caps     map[string]capsEntry // drivers' init answers, by executable
-	failures map[string]*failure  // failed unmounts of gone pods, by dir (sweep.go)
+	records recorddir.Dir
+	locks   keylock.Locks               // one call at a time per mount dir
+	sweeper *retrysweep.Sweeper[Record] // failed unmounts of gone pods, by dir (sweep.go)
+
+	mu   sync.Mutex
+	caps map[string]capsEntry // drivers' init answers, by executable
 }
 
 // capsEntry is a driver's init answer, valid while its executable is unchanged.
@@ -66,8 +73,13 @@ type capsEntry struct {
 	attach bool
 }
 
-// mountinfo is the kernel's mount table of the agent.
-const mountinfo = "/proc/self/mountinfo"
+// isMountPoint reports whether dir, its links resolved, is a mount point of the agent.
+func isMountPoint(dir string) (bool, error) {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return mountinfo.IsMountPoint(mountinfo.Self, dir)
+}
 
 // New returns a Manager; nothing runs until a call or Run.
 func New(o Options) (*Manager, error) {
@@ -86,8 +98,9 @@ func New(o Options) (*Manager, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Manager{opts: o, log: o.Logger, locks: map[string]*dirLock{}, caps: map[string]capsEntry{},
-		failures: map[string]*failure{}}, nil
+	m := &Manager{opts: o, log: o.Logger, records: recorddir.Dir{Path: o.StateDir}, caps: map[string]capsEntry{}}
+	m.sweeper = retrysweep.New(func(r Record) string { return r.Dir }, m.sweepFailed)
+	return m, nil
 }
 
 // PluginDir is the directory of the drivers.
@@ -106,7 +119,7 @@ func (m *Manager) Mount(ctx context.Context, pod, dir string, v *v4.FlexVolume, 
 	if rec, ok, err := m.loadRecord(dir); err != nil {
 		return err
 	} else if ok {
-		mounted, err := isMountPoint(mountinfo, dir)
+		mounted, err := isMountPoint(dir)
 		if err != nil {
 			return err
 		}

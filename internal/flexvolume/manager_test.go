@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/retrysweep"
 )
 
 // A real driver bind-mounts a directory: the pod's dir shows its files, a second Mount
@@ -138,7 +139,7 @@ xunmount)`, 1)
 		t.Fatalf("retried before the backoff: next %v, failures %v", again, failed)
 	}
 	second := m.Sweep(ctx, gone, next)
-	if !second.After(next.Add(retryMin)) || len(failed) != 2 || failed[1] != 2 {
+	if !second.After(next.Add(retrysweep.RetryMin)) || len(failed) != 2 || failed[1] != 2 {
 		t.Fatalf("the backoff does not grow: %v then %v, failures %v", next, second, failed)
 	}
 	installDriver(t, m, "acme/bind", bindDriver) // the operator fixed it

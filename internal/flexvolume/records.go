@@ -1,18 +1,12 @@
 package flexvolume
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/berthhq/berth/internal/atomicfile"
+	"github.com/berthhq/berth/internal/recorddir"
 )
 
 // Record is one volume a driver mounted, kept in a file of its own until it is unmounted
@@ -29,21 +23,11 @@ type Record struct {
 }
 
 // recordName is the file of the record of dir: a hash, so that any dir makes one plain name.
-func recordName(dir string) string {
-	h := sha256.Sum256([]byte(filepath.Clean(dir)))
-	return hex.EncodeToString(h[:16]) + ".json"
-}
+func recordName(dir string) string { return recorddir.FileName(filepath.Clean(dir)) }
 
 // saveRecord writes r atomically: a crash leaves the old record or the new, never half.
 func (m *Manager) saveRecord(r Record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(m.opts.StateDir, 0o700); err != nil {
-		return fmt.Errorf("record the FlexVolume mount of %s: %w", r.Dir, err)
-	}
-	if err := atomicfile.Write(filepath.Join(m.opts.StateDir, recordName(r.Dir)), b, 0o600); err != nil {
+	if err := m.records.Save(recordName(r.Dir), r); err != nil {
 		return fmt.Errorf("record the FlexVolume mount of %s: %w", r.Dir, err)
 	}
 	return nil
@@ -51,23 +35,15 @@ func (m *Manager) saveRecord(r Record) error {
 
 // loadRecord reads the record of dir; ok is false when there is none.
 func (m *Manager) loadRecord(dir string) (r Record, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(m.opts.StateDir, recordName(dir)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return r, false, nil
-	}
-	if err != nil {
+	if ok, err = m.records.Load(recordName(dir), &r); err != nil {
 		return r, false, fmt.Errorf("read the FlexVolume record of %s: %w", dir, err)
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, false, fmt.Errorf("read the FlexVolume record of %s: %w", dir, err)
-	}
-	return r, true, nil
+	return r, ok, nil
 }
 
 // dropRecord removes the record of dir (none is no error).
 func (m *Manager) dropRecord(dir string) error {
-	err := os.Remove(filepath.Join(m.opts.StateDir, recordName(dir)))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := m.records.Drop(recordName(dir)); err != nil {
 		return fmt.Errorf("forget the FlexVolume mount of %s: %w", dir, err)
 	}
 	return nil
@@ -76,28 +52,19 @@ func (m *Manager) dropRecord(dir string) error {
 // Records lists the volumes mounted and not yet unmounted. A record that cannot be read
 // is logged and skipped: it names no mount the agent could undo.
 func (m *Manager) Records() ([]Record, error) {
-	entries, err := os.ReadDir(m.opts.StateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list the FlexVolume records: %w", err)
-	}
 	var out []Record
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(m.opts.StateDir, e.Name()))
+	err := m.records.List(func(name string, b []byte) bool {
 		var r Record
-		if err == nil {
-			err = json.Unmarshal(b, &r)
-		}
-		if err != nil || r.Dir == "" || recordName(r.Dir) != e.Name() {
-			m.log.Error("unreadable FlexVolume record", "file", e.Name(), "err", err)
-			continue
+		if json.Unmarshal(b, &r) != nil || r.Dir == "" || recordName(r.Dir) != name {
+			return false
 		}
 		out = append(out, r)
+		return true
+	}, func(name string, err error) {
+		m.log.Error("unreadable FlexVolume record", "file", name, "err", err)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the FlexVolume records: %w", err)
 	}
 	return out, nil
 }

@@ -14,7 +14,7 @@ import (
 // not support it), detaches the device of an attached volume, then removes the record
 // and the empty dir. It stops at the first failure, keeping the record.
 func (m *Manager) teardown(ctx context.Context, rec Record) error {
-	mounted, err := isMountPoint(mountinfo, rec.Dir)
+	mounted, err := isMountPoint(rec.Dir)
 	if err != nil {
 		return err
 	}
@@ -103,34 +103,11 @@ func (m *Manager) capabilities(ctx context.Context, name, path string) (bool, er
 	return c.attach, nil
 }
 
-// dirLock serializes the calls for one mount dir; refs counts its holders and waiters.
-type dirLock struct {
-	ch   chan struct{}
-	refs int
-}
-
 // lock takes dir's lock, or fails when ctx ends first.
 func (m *Manager) lock(ctx context.Context, dir string) (func(), error) {
-	m.mu.Lock()
-	l := m.locks[dir]
-	if l == nil {
-		l = &dirLock{ch: make(chan struct{}, 1)}
-		m.locks[dir] = l
+	unlock, err := m.locks.Lock(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("FlexVolume %s: %w", dir, err)
 	}
-	l.refs++
-	m.mu.Unlock()
-	release := func() {
-		m.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(m.locks, dir)
-		}
-		m.mu.Unlock()
-	}
-	select {
-	case l.ch <- struct{}{}:
-		return func() { <-l.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, fmt.Errorf("FlexVolume %s: %w", dir, ctx.Err())
-	}
+	return unlock, nil
 }

@@ -1,14 +1,15 @@
 package e2e
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/mountinfo"
 )
 
 func (c *csiCluster) claimLifecycle(t *testing.T, vol *v4.CSIVolume) {
@@ -82,17 +83,9 @@ func (c *csiCluster) deleteVolume(t *testing.T, vol *v4.CSIVolume) {
 // mountsUnder lists the mount points below dir.
 func mountsUnder(t *testing.T, dir string) []string {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	mps, err := mountinfo.Below(mountinfo.Self, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
-			out = append(out, fields[4])
-		}
-	}
-	return out
+	return slices.DeleteFunc(mps, func(mp string) bool { return mp == filepath.Clean(dir) })
 }

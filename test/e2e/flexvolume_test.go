@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/mountinfo"
 )
 
 // flexBindDriver is a FlexVolume driver that bind-mounts its option "source" at the
@@ -172,18 +172,11 @@ func flexRecordDir(t *testing.T, records string) string {
 // flexMounted reports whether dir is a mount point of this machine.
 func flexMounted(t *testing.T, dir string) bool {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	ok, err := mountinfo.IsMountPoint(mountinfo.Self, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) > 4 && fields[4] == dir {
-			return true
-		}
-	}
-	return false
+	return ok
 }
 
 func flexCalls(path string) string {

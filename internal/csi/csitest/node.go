@@ -1,18 +1,17 @@
 package csitest
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	csipb "github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/berthhq/berth/internal/mountinfo"
 )
 
 // NodeGetInfo reports the node's ID, its volume limit and its topology.
@@ -73,7 +72,7 @@ func (p *Plugin) NodePublishVolume(_ context.Context, r *csipb.NodePublishVolume
 		if staging == "" {
 			return nil, status.Error(codes.FailedPrecondition, "staging_target_path: required: the volume is staged first")
 		}
-		if ok, err := isMountPoint(staging); err != nil || !ok {
+		if ok, err := mountinfo.IsMountPoint(mountinfo.Self, staging); err != nil || !ok {
 			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s", r.GetVolumeId(), staging)
 		}
 	}
@@ -112,7 +111,7 @@ func (p *Plugin) bind(id, source, target string, ro bool, vc *csipb.VolumeCapabi
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return status.Errorf(codes.Internal, "mount %s: %v", target, err)
 	}
-	if ok, err := isMountPoint(target); err != nil {
+	if ok, err := mountinfo.IsMountPoint(mountinfo.Self, target); err != nil {
 		return status.Errorf(codes.Internal, "mount %s: %v", target, err)
 	} else if ok {
 		return nil
@@ -139,46 +138,4 @@ func unmount(path string) error {
 		return nil
 	}
 	return status.Errorf(codes.Internal, "unmount %s: %v", path, err)
-}
-
-// isMountPoint reports whether path is a mount point in this mount namespace.
-func isMountPoint(path string) (bool, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	path = filepath.Clean(path)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && unescapeMount(fields[4]) == path {
-			return true, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("read mountinfo: %w", err)
-	}
-	return false, nil
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var c byte
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &c); err == nil {
-				b.WriteByte(c)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
