@@ -31,7 +31,7 @@ func TestCSITestPlugin(t *testing.T) {
 }
 
 // startCSITest serves a csitest plugin in a fresh temp dir.
-func startCSITest(t *testing.T, opts csitest.Options) *hostpathPlugin {
+func startCSITest(t *testing.T, opts csitest.Options) *runningPlugin {
 	dir, err := os.MkdirTemp("", "csi") // short: a socket address holds 107 bytes
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +52,6 @@ func startCSITest(t *testing.T, opts csitest.Options) *hostpathPlugin {
 		unmountUnder(t, dir)
 		os.RemoveAll(dir)
 	})
-	waitReady(t, c)
-	return &hostpathPlugin{client: c, node: opts.NodeID, dir: dir}
+	waitReady(t, c, "the csitest plugin")
+	return &runningPlugin{client: c, node: opts.NodeID, dir: dir}
 }

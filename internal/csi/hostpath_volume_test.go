@@ -20,7 +20,7 @@ func TestHostpathPlugin(t *testing.T) {
 }
 
 // volumeLifecycle drives p through a volume's whole life.
-func volumeLifecycle(t *testing.T, p *hostpathPlugin) {
+func volumeLifecycle(t *testing.T, p *runningPlugin) {
 	c, ctx := p.client, context.Background()
 
 	info, err := c.PluginInfo(ctx)
@@ -75,7 +75,7 @@ func volumeLifecycle(t *testing.T, p *hostpathPlugin) {
 
 // useVolume stages and publishes vol, writes a file through the target and reads it back
 // from a second publish, then unpublishes and unstages.
-func useVolume(t *testing.T, p *hostpathPlugin, vol Volume, capability Capability) {
+func useVolume(t *testing.T, p *runningPlugin, vol Volume, capability Capability) {
 	c, ctx := p.client, context.Background()
 	pctx, err := c.ControllerPublish(ctx, PublishRequest{VolumeID: vol.ID, NodeID: p.node, Capability: capability, Context: vol.Context})
 	if err != nil {
@@ -119,7 +119,7 @@ func useVolume(t *testing.T, p *hostpathPlugin, vol Volume, capability Capabilit
 	}
 }
 
-func hostpathErrors(t *testing.T, p *hostpathPlugin, deleted string, capability Capability) {
+func hostpathErrors(t *testing.T, p *runningPlugin, deleted string, capability Capability) {
 	c, ctx := p.client, context.Background()
 	req := NodeRequest{VolumeID: "no-such-volume", Capability: capability,
 		StagingPath: filepath.Join(p.dir, "staging-x"), TargetPath: filepath.Join(p.dir, "target-x")}
