@@ -154,33 +154,40 @@ exit 1
 }
 
 // installGCEUdevTools puts the stand-in udev tools in /lib/udev_containerized for the
-// test and removes them after; where the directory exists already (a GCE image that
-// has the real tools, or another run of this test), it skips the test rather than touch
-// what is not its own.
+// test and removes them after. Where the directory holds anything else (a GCE image with
+// the real tools) it skips the test rather than touch what is not its own; stand-ins a
+// killed run left behind are taken over.
 func installGCEUdevTools(t *testing.T) {
-	if _, err := os.Lstat(gceUdevDir); err == nil {
-		skip := t.Skipf
-		if csiRequired(gceDriver.name) {
-			skip = t.Fatalf
-		}
-		skip("%s exists: this test installs stand-ins for GCE's udev tools there and will not touch another's", gceUdevDir)
+	entries, err := os.ReadDir(gceUdevDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
 	}
-	if err := os.Mkdir(gceUdevDir, 0o755); err != nil {
+	for _, e := range entries {
+		if b, err := os.ReadFile(filepath.Join(gceUdevDir, e.Name())); err != nil || !bytes.Contains(b, []byte(gceUdevMarker)) {
+			skip := t.Skipf
+			if csiRequired(gceDriver.name) {
+				skip = t.Fatalf
+			}
+			skip("%s/%s is not this test's: it installs stand-ins for GCE's udev tools there and will not touch another's", gceUdevDir, e.Name())
+		}
+	}
+	if err := os.MkdirAll(gceUdevDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		for name := range gceUdevTools {
-			p := filepath.Join(gceUdevDir, name)
-			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(gceUdevMarker)) {
-				os.Remove(p)
-			}
+			os.Remove(filepath.Join(gceUdevDir, name))
 		}
 		if err := os.Remove(gceUdevDir); err != nil {
 			t.Errorf("remove %s: %v", gceUdevDir, err)
 		}
 	})
 	for name, script := range gceUdevTools {
-		if err := os.WriteFile(filepath.Join(gceUdevDir, name), []byte(script), 0o755); err != nil {
+		p := filepath.Join(gceUdevDir, name)
+		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o755); err != nil { // a left-behind file keeps its mode through WriteFile
 			t.Fatal(err)
 		}
 	}
