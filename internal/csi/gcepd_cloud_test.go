@@ -102,16 +102,14 @@ func (c *gceCloud) serveMetadata(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	values := map[string]string{
-		"project/project-id":                      gceProject,
-		"project/numeric-project-id":              gceProjectNumber,
-		"instance/zone":                           "projects/" + gceProjectNumber + "/zones/" + gceZone,
-		"instance/name":                           gceInstance,
-		"instance/id":                             "4242",
-		"instance/hostname":                       gceInstance + "." + gceZone + ".c." + gceProject + ".internal",
-		"instance/machine-type":                   "projects/" + gceProjectNumber + "/machineTypes/" + gceMachineType,
-		"universe/universe-domain":                "googleapis.com",
-		"instance/service-accounts/":              "default/\n",
-		"instance/service-accounts/default/email": "berth-test@" + gceProject + ".iam.gserviceaccount.com",
+		"project/project-id":         gceProject,
+		"project/numeric-project-id": gceProjectNumber,
+		"instance/zone":              "projects/" + gceProjectNumber + "/zones/" + gceZone,
+		"instance/name":              gceInstance,
+		"instance/id":                "4242",
+		"instance/hostname":          gceInstance + "." + gceZone + ".c." + gceProject + ".internal",
+		"instance/machine-type":      "projects/" + gceProjectNumber + "/machineTypes/" + gceMachineType,
+		"universe/universe-domain":   "googleapis.com",
 	}
 	p := strings.TrimPrefix(r.URL.Path, "/computeMetadata/v1/")
 	if v, ok := values[p]; ok {

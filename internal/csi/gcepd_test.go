@@ -78,7 +78,7 @@ func startGCEPD(t *testing.T) (*runningPlugin, *gceCloud) {
 	}
 	t.Cleanup(func() { c.Close() })
 	waitReady(t, c, "gce-pd-csi-driver")
-	return &runningPlugin{client: c, node: gceNodeID, dir: dir}, cloud
+	return &runningPlugin{client: c, dir: dir}, cloud
 }
 
 // TestGCEPD drives the GCE PD driver through a disk's whole life: identity and
@@ -95,6 +95,7 @@ func TestGCEPD(t *testing.T) {
 	if err != nil || node.ID != gceNodeID || node.MaxVolumes <= 0 {
 		t.Fatalf("NodeInfo = %+v, %v; want ID %s and a volume limit", node, err, gceNodeID)
 	}
+	p.node = node.ID // what the controller calls name the node by, as berth's agent reports it
 	zone := Topology{gceZoneKey: gceZone}
 	if !maps.Equal(node.Topology, zone) {
 		t.Errorf("node topology %v, want %v", node.Topology, zone)
