@@ -143,9 +143,9 @@ func TestParseAccepts(t *testing.T) {
 		opts  Options
 		every time.Duration
 	}{
-		{spec: "0 0 29 2 *"},     // leap years only
-		{spec: "0 0 30 2 MON"},   // either day field matches: every Monday of February
-		{spec: "0 0 31 * *"},     // the months that have a 31st
+		{spec: "0 0 29 2 *"},   // leap years only
+		{spec: "0 0 30 2 MON"}, // either day field matches: every Monday of February
+		{spec: "0 0 31 * *"},   // the months that have a 31st
 		{spec: "@every 1m", every: time.Minute},
 		{spec: "@every 1h30m", every: 90 * time.Minute},
 		{spec: "@every 10s", opts: Options{AllowSubMinute: true}, every: 10 * time.Second},
