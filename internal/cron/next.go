@@ -26,9 +26,10 @@ func (s *Schedule) Next(after time.Time) time.Time {
 		return after.Truncate(time.Second).Add(s.every).In(s.loc)
 	}
 	after = after.In(s.loc)
-	next := s.nextByWall(after)
-	if s.hour.star {
-		if t, ok := s.nextInRepeat(after); ok && (next.IsZero() || t.Before(next)) {
+	tr, d, inFold := foldAt(after)
+	next := s.nextByWall(after, tr, d, inFold)
+	if s.hour.star && inFold {
+		if t, ok := s.nextInRepeat(after, tr, d); ok && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
 	}
@@ -38,12 +39,12 @@ func (s *Schedule) Next(after time.Time) time.Time {
 // nextByWall walks the matching walls after after's and returns the first instant after
 // `after` at which one fires: a wall's only or first occurrence, or, for a wall in a gap,
 // the end of the gap (unless the hour field is `*`, whose skipped walls never happen).
-func (s *Schedule) nextByWall(after time.Time) time.Time {
+func (s *Schedule) nextByWall(after, tr time.Time, d time.Duration, inFold bool) time.Time {
 	start := wallOf(after).addMinute()
-	if t, d, ok := foldAt(after); ok && !after.Before(t) {
+	if inFold && !after.Before(tr) {
 		// after is in the second pass of a repeated hour: the first occurrences of
 		// the walls up to its end are behind it.
-		start = wallOf(t.Add(d))
+		start = wallOf(tr.Add(d))
 	}
 	limit := start.year + searchYears
 	for range maxSteps {
@@ -65,17 +66,14 @@ func (s *Schedule) nextByWall(after time.Time) time.Time {
 }
 
 // nextInRepeat returns, for a schedule whose hour field is `*`, its first firing after
-// `after` in the second pass of a repeated hour that `after` lies in.
-func (s *Schedule) nextInRepeat(after time.Time) (time.Time, bool) {
-	t, d, ok := foldAt(after)
-	if !ok {
-		return time.Time{}, false
-	}
-	u := t
-	if !after.Before(t) {
+// `after` in the second pass of the repeated hour that `after` lies in, which starts at
+// tr and lasts d.
+func (s *Schedule) nextInRepeat(after, tr time.Time, d time.Duration) (time.Time, bool) {
+	u := tr
+	if !after.Before(tr) {
 		u = after.Truncate(time.Minute).Add(time.Minute)
 	}
-	end := t.Add(d)
+	end := tr.Add(d)
 	for i := 0; i < maxRepeatMinutes && u.Before(end); i++ {
 		if s.matches(wallOf(u)) {
 			return u, true
@@ -103,6 +101,12 @@ func offset(t time.Time) time.Duration {
 // wallSeconds is t's wall clock on wall.seconds's time line.
 func wallSeconds(t time.Time) int64 { return t.Unix() + int64(offset(t)/time.Second) }
 
+// maxShift bounds how far a zone's offset has ever jumped (Samoa and Alaska moved by a
+// whole day across the date line): the neighbours of a zone are looked up only that
+// close to its bounds, since every lookup in a zone past its last listed change
+// evaluates the zone's rule anew.
+const maxShift = 25 * time.Hour
+
 // resolve turns a wall into the instants it occurs at: one; two when a fall-back
 // repeats it (first, second); none when a spring-forward skips it, and then first is
 // the end of the gap and gap is true.
@@ -113,18 +117,15 @@ func (s *Schedule) resolve(w wall) (first, second time.Time, gap bool) {
 		return gapEnd(t, ws), time.Time{}, true
 	}
 	// time.Date picks either occurrence of a repeated wall; find the other one.
-	start, end := t.ZoneBounds()
-	if !start.IsZero() {
-		if d := offset(start.Add(-time.Nanosecond)) - offset(t); d > 0 && t.Sub(start) < d {
-			return t.Add(-d), t, false
-		}
+	tr, d, ok := foldAt(t)
+	switch {
+	case !ok:
+		return t, time.Time{}, false
+	case t.Before(tr):
+		return t, t.Add(d), false
+	default:
+		return t.Add(-d), t, false
 	}
-	if !end.IsZero() {
-		if d := offset(t) - offset(end); d > 0 && end.Sub(t) <= d {
-			return t, t.Add(d), false
-		}
-	}
-	return t, time.Time{}, false
 }
 
 // gapEnd returns the instant a spring-forward jumps to over the wall ws: the start or
@@ -144,17 +145,21 @@ func gapEnd(t time.Time, ws int64) time.Time {
 	return t // not reached for zone data Go can load
 }
 
-// foldAt reports whether t lies in either pass of a repeated stretch of wall time: t
+// foldAt reports whether t lies in either pass of a repeated stretch of wall time: tr
 // is the fall-back instant where the second pass starts, d the length of each pass.
 func foldAt(t time.Time) (tr time.Time, d time.Duration, ok bool) {
 	start, end := t.ZoneBounds()
-	if !end.IsZero() {
-		if d := offset(t) - offset(end); d > 0 && end.Sub(t) <= d {
+	if end.IsZero() && start.IsZero() {
+		return time.Time{}, 0, false
+	}
+	off := offset(t)
+	if !end.IsZero() && end.Sub(t) <= maxShift {
+		if d := off - offset(end); d > 0 && end.Sub(t) <= d {
 			return end, d, true
 		}
 	}
-	if !start.IsZero() {
-		if d := offset(start.Add(-time.Nanosecond)) - offset(t); d > 0 && t.Sub(start) < d {
+	if !start.IsZero() && t.Sub(start) < maxShift {
+		if d := offset(start.Add(-time.Nanosecond)) - off; d > 0 && t.Sub(start) < d {
 			return start, d, true
 		}
 	}

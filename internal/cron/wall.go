@@ -21,9 +21,12 @@ const searchYears = 9
 // horizon; the cap is reached only if the arithmetic below is wrong.
 const maxSteps = 12 * searchYears * 8
 
+// wallOf returns t's wall minute in t's zone, looking the zone up once.
 func wallOf(t time.Time) wall {
-	y, mo, d := t.Date()
-	return wall{year: y, month: int(mo), day: d, hour: t.Hour(), minute: t.Minute()}
+	u := t.UTC().Add(offset(t))
+	y, mo, d := u.Date()
+	h, m, _ := u.Clock()
+	return wall{year: y, month: int(mo), day: d, hour: h, minute: m}
 }
 
 // before orders walls.
