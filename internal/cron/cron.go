@@ -69,7 +69,7 @@ func Parse(spec string, opts Options) (*Schedule, error) {
 		return nil, errors.New("schedule is empty")
 	case strings.HasPrefix(lower, "tz=") || strings.HasPrefix(lower, "cron_tz="):
 		return nil, errors.New("a time zone in the schedule is not supported: set timeZone")
-	case strings.HasPrefix(lower, "@every"):
+	case strings.HasPrefix(lower, "@every ") || strings.HasPrefix(lower, "@every\t") || lower == "@every":
 		d, err := parseEvery(spec[len("@every"):], opts.AllowSubMinute)
 		if err != nil {
 			return nil, err
@@ -112,8 +112,9 @@ func (s *Schedule) parseFields(spec string) error {
 	return nil
 }
 
-// parseEvery parses the duration of `@every`: a Go duration of at least a second, and
-// of at least a minute unless sub-minute schedules are allowed.
+// parseEvery parses the duration of `@every`: a Go duration of whole seconds, at least
+// one, and at least a minute unless sub-minute schedules are allowed. Whole seconds keep
+// every time the schedule fires a whole second, as RFC 3339 times in a status store it.
 func parseEvery(arg string, allowSubMinute bool) (time.Duration, error) {
 	arg = strings.TrimSpace(arg)
 	if arg == "" {
@@ -126,6 +127,8 @@ func parseEvery(arg string, allowSubMinute bool) (time.Duration, error) {
 	switch {
 	case d < time.Second:
 		return 0, fmt.Errorf("@every: %s is shorter than 1s", d)
+	case d%time.Second != 0:
+		return 0, fmt.Errorf("@every: %s is not a whole number of seconds", d)
 	case d < time.Minute && !allowSubMinute:
 		return 0, fmt.Errorf("@every: %s fires more than once a minute", d)
 	}

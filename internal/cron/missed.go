@@ -41,19 +41,27 @@ func (s *Schedule) MissedSince(last, now time.Time, startingDeadline time.Durati
 	return s.lastFiring(latest, now), n
 }
 
-// missedEvery counts an `@every` schedule's times last+k·d in (begin, now] directly.
+// missedEvery counts an `@every` schedule's times base+k·d in (begin, now] directly,
+// where base is last rounded down to the second. It counts in whole seconds (an
+// `@every` period is a whole number of seconds), which no span of time.Time overflows.
 func (s *Schedule) missedEvery(last, begin, now time.Time) (time.Time, int) {
-	base := last.Truncate(time.Second)
-	kMax := int64(now.Sub(base) / s.every)     // the last k with base+k·d ≤ now
-	kMin := int64(begin.Sub(base)/s.every) + 1 // the first with base+k·d > begin
+	base, step := last.Unix(), int64(s.every/time.Second)
+	kMax := floorDiv(now.Unix()-base, step)       // the last k with base+k·d ≤ now
+	kMin := floorDiv(begin.Unix()-base, step) + 1 // the first with base+k·d > begin
 	if kMax < kMin {
 		return time.Time{}, 0
 	}
-	n := kMax - kMin + 1
-	if n > MaxMissed {
-		n = MaxMissed
+	n := min(kMax-kMin+1, MaxMissed)
+	return time.Unix(base+kMax*step, 0).In(s.loc), int(n)
+}
+
+// floorDiv divides rounding down, also for a negative a (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
 	}
-	return base.Add(time.Duration(kMax) * s.every).In(s.loc), int(n)
+	return q
 }
 
 // lastFiring returns the latest firing ≤ now, given lo, a firing whose next firing is
