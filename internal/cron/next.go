@@ -52,7 +52,7 @@ func (s *Schedule) nextByWall(after, tr time.Time, d time.Duration, inFold bool)
 		if !ok {
 			return time.Time{}
 		}
-		first, _, gap := s.resolve(w)
+		first, gap := s.resolve(w)
 		switch {
 		case gap && s.hour.star:
 			start = wallOf(first) // the clock jumps from before w to here
@@ -107,25 +107,20 @@ func wallSeconds(t time.Time) int64 { return t.Unix() + int64(offset(t)/time.Sec
 // evaluates the zone's rule anew.
 const maxShift = 25 * time.Hour
 
-// resolve turns a wall into the instants it occurs at: one; two when a fall-back
-// repeats it (first, second); none when a spring-forward skips it, and then first is
-// the end of the gap and gap is true.
-func (s *Schedule) resolve(w wall) (first, second time.Time, gap bool) {
+// resolve returns the instant a wall fires at: its only occurrence; its first when a
+// fall-back repeats it; when a spring-forward skips it, the end of the gap, and gap is
+// true.
+func (s *Schedule) resolve(w wall) (first time.Time, gap bool) {
 	ws := w.seconds()
 	t := time.Date(w.year, time.Month(w.month), w.day, w.hour, w.minute, 0, 0, s.loc)
 	if wallSeconds(t) != ws {
-		return gapEnd(t, ws), time.Time{}, true
+		return gapEnd(t, ws), true
 	}
-	// time.Date picks either occurrence of a repeated wall; find the other one.
-	tr, d, ok := foldAt(t)
-	switch {
-	case !ok:
-		return t, time.Time{}, false
-	case t.Before(tr):
-		return t, t.Add(d), false
-	default:
-		return t.Add(-d), t, false
+	// time.Date picks either occurrence of a repeated wall.
+	if tr, d, ok := foldAt(t); ok && !t.Before(tr) {
+		return t.Add(-d), false
 	}
+	return t, false
 }
 
 // gapEnd returns the instant a spring-forward jumps to over the wall ws: the start or
