@@ -162,3 +162,19 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+// TestNextBounded builds, past Parse's check, a schedule that never fires: Next must
+// give up with the zero time after its horizon rather than loop.
+func TestNextBounded(t *testing.T) {
+	s := mustParse(t, "0 0 30 * *", mustZone(t, "Europe/Berlin"))
+	s.month = field{bits: bitsOf(2)} // February 30th
+	if s.fires() {
+		t.Fatal("fires() accepts February 30th")
+	}
+	if got := s.Next(at(t, "2026-01-01 00:00:00 +0000")); !got.IsZero() {
+		t.Fatalf("Next = %v, want the zero time", got)
+	}
+	if latest, n := s.MissedSince(at(t, "2020-01-01 00:00:00 +0000"), at(t, "2026-01-01 00:00:00 +0000"), 0); n != 0 || !latest.IsZero() {
+		t.Fatalf("MissedSince = %v, %d", latest, n)
+	}
+}
