@@ -15,36 +15,16 @@ import (
 	"google.golang.org/grpc/codes"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/csi/csidriverbuild"
+	"github.com/berthhq/berth/internal/csi/gcefake"
 )
 
-// The Google Compute Engine persistent disk CSI driver is the real third-party plugin
-// TestGCEPD runs, controller and node services in one process, against the fake cloud of
-// gcepd_cloud_test.go. Its main refuses to start without a version stamped in.
-// .ci/run prebuilds this version into the cache: change both together.
-var gceDriver = &builtDriver{
-	name:    "gce-pd",
-	pkg:     "sigs.k8s.io/gcp-compute-persistent-disk-csi-driver/cmd/gce-pd-csi-driver",
-	version: "v1.28.1",
-	ldflags: "-X main.version=v1.28.1",
-	binEnv:  "BERTH_CSI_GCEPD",
-}
-
-const (
-	// gceDriverName is the name the driver answers GetPluginInfo with.
-	gceDriverName = "pd.csi.storage.gke.io"
-	// gceNodeID is the node ID the driver makes of the metadata server's answers.
-	gceNodeID = "projects/" + gceProject + "/zones/" + gceZone + "/instances/" + gceInstance
-	// gceZoneKey is the topology key of the driver's zones.
-	gceZoneKey = "topology.gke.io/zone"
-)
-
-// startGCEPD runs the driver on a socket in a fresh temp dir, its cloud faked on
-// loopback, and waits until it answers Probe.
-func startGCEPD(t *testing.T) (*runningPlugin, *gceCloud) {
-	bin := requireDriver(t, gceDriver)
-	installGCEUdevTools(t)
-	makeGCEByIDDir(t)
-	cloud := newGCECloud(t)
+// startGCEPD runs the real GCE PD driver (gcefake.Driver), controller and node services
+// in one process, on a socket in a fresh temp dir, its cloud faked on loopback
+// (gcefake.New), and waits until it answers Probe.
+func startGCEPD(t *testing.T) (*runningPlugin, *gcefake.Cloud) {
+	bin := csidriverbuild.Require(t, gcefake.Driver)
+	cloud := gcefake.New(t)
 	dir, err := os.MkdirTemp("", "csi") // short: a socket address holds 107 bytes
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +34,9 @@ func startGCEPD(t *testing.T) (*runningPlugin, *gceCloud) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "csi.sock")
-	cmd := exec.Command(bin, "--endpoint", "unix://"+sock, "--run-controller-service", "--run-node-service",
-		"--node-name", gceInstance, "--compute-endpoint", cloud.compute.URL, "--v=4")
+	cmd := exec.Command(bin, append([]string{"--endpoint", "unix://" + sock}, cloud.DriverArgs()...)...)
 	// Nothing from the test's environment: no Kubernetes, no credentials, no proxy.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GCE_METADATA_HOST=" + cloud.metadataHost()}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GCE_METADATA_HOST=" + cloud.MetadataHost()}
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -72,7 +51,7 @@ func startGCEPD(t *testing.T) (*runningPlugin, *gceCloud) {
 			t.Logf("gce-pd-csi-driver output:\n%s", logs.String())
 		}
 	})
-	c, err := New(gceDriverName, sock, Options{Timeout: time.Minute})
+	c, err := New(gcefake.DriverName, sock, Options{Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +71,11 @@ func TestGCEPD(t *testing.T) {
 	gcepdIdentity(t, c)
 
 	node, err := c.NodeInfo(ctx)
-	if err != nil || node.ID != gceNodeID || node.MaxVolumes <= 0 {
-		t.Fatalf("NodeInfo = %+v, %v; want ID %s and a volume limit", node, err, gceNodeID)
+	if err != nil || node.ID != gcefake.NodeID || node.MaxVolumes <= 0 {
+		t.Fatalf("NodeInfo = %+v, %v; want ID %s and a volume limit", node, err, gcefake.NodeID)
 	}
 	p.node = node.ID // what the controller calls name the node by, as berth's agent reports it
-	zone := Topology{gceZoneKey: gceZone}
+	zone := Topology{gcefake.ZoneKey: gcefake.Zone}
 	if !maps.Equal(node.Topology, zone) {
 		t.Errorf("node topology %v, want %v", node.Topology, zone)
 	}
@@ -108,11 +87,11 @@ func TestGCEPD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantID := "projects/" + gceProject + "/zones/" + gceZone + "/disks/" + req.Name
+	wantID := "projects/" + gcefake.Project + "/zones/" + gcefake.Zone + "/disks/" + req.Name
 	if vol.ID != wantID || vol.CapacityBytes != 1<<30 || len(vol.Topology) != 1 || !maps.Equal(vol.Topology[0], zone) {
 		t.Errorf("CreateVolume = %+v, want ID %s, 1 GiB in %v", vol, wantID, zone)
 	}
-	if d, ok := cloud.disk(req.Name); !ok || d.sizeGB != 1 || !strings.HasSuffix(d.diskType, "/diskTypes/pd-standard") {
+	if d, ok := cloud.Disk(req.Name); !ok || d.SizeGB != 1 || !strings.HasSuffix(d.DiskType, "/diskTypes/pd-standard") {
 		t.Errorf("the cloud's disk = %+v (%t), want 1 GB of pd-standard", d, ok)
 	}
 	if again, err := c.CreateVolume(ctx, req); err != nil || again.ID != vol.ID {
@@ -141,7 +120,7 @@ func TestGCEPD(t *testing.T) {
 	if err := c.DeleteVolume(ctx, vol.ID, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cloud.disk(req.Name); ok {
+	if _, ok := cloud.Disk(req.Name); ok {
 		t.Errorf("disk %s still in the cloud after DeleteVolume", req.Name)
 	}
 	t.Run("errors", func(t *testing.T) { gcepdErrors(t, p, cloud, vol.ID, capability) })
@@ -150,8 +129,8 @@ func TestGCEPD(t *testing.T) {
 func gcepdIdentity(t *testing.T, c *Client) {
 	ctx := context.Background()
 	info, err := c.PluginInfo(ctx)
-	if err != nil || info.Name != gceDriverName || info.VendorVersion != gceDriver.version {
-		t.Fatalf("PluginInfo = %+v, %v; want %s %s", info, err, gceDriverName, gceDriver.version)
+	if err != nil || info.Name != gcefake.DriverName || info.VendorVersion != gcefake.Driver.Version {
+		t.Fatalf("PluginInfo = %+v, %v; want %s %s", info, err, gcefake.DriverName, gcefake.Driver.Version)
 	}
 	pcaps, err := c.PluginCapabilities(ctx)
 	if err != nil || !pcaps.Controller || !pcaps.AccessibilityConstraints {
@@ -169,20 +148,20 @@ func gcepdIdentity(t *testing.T, c *Client) {
 
 // gcepdOnDisk checks, once the disk is detached again, that the driver formatted the
 // cloud's disk ext4 and that the file written through the target is on it.
-func gcepdOnDisk(t *testing.T, cloud *gceCloud, name string) {
-	d, ok := cloud.disk(name)
-	if !ok || d.attached != nil {
+func gcepdOnDisk(t *testing.T, cloud *gcefake.Cloud, name string) {
+	d, ok := cloud.Disk(name)
+	if !ok || d.Attached {
 		t.Fatalf("disk %s = %+v (%t), want it detached after ControllerUnpublish", name, d, ok)
 	}
-	if fs, err := command("blkid", "-o", "value", "-s", "TYPE", d.file); err != nil || strings.TrimSpace(fs) != "ext4" {
+	if fs, err := d.FSType(); err != nil || fs != "ext4" {
 		t.Errorf("the disk's file system = %q, %v; want ext4", fs, err)
 	}
-	if b, err := command("debugfs", "-R", "cat /hello", d.file); err != nil || b != "berth" {
+	if b, err := d.ReadFile("/hello"); err != nil || b != "berth" {
 		t.Errorf("the file on the disk = %q, %v; want berth", b, err)
 	}
 }
 
-func gcepdErrors(t *testing.T, p *runningPlugin, cloud *gceCloud, deleted string, capability Capability) {
+func gcepdErrors(t *testing.T, p *runningPlugin, cloud *gcefake.Cloud, deleted string, capability Capability) {
 	c, ctx := p.client, context.Background()
 	if err := c.ValidateCapability(ctx, deleted, capability, nil, nil); Code(err) != codes.NotFound {
 		t.Errorf("ValidateCapability of a deleted volume = %v, want NotFound", err)
@@ -221,13 +200,13 @@ func gcepdErrors(t *testing.T, p *runningPlugin, cloud *gceCloud, deleted string
 			t.Error(err)
 		}
 	}()
-	if d, ok := cloud.disk("berth-test-ssd"); !ok || !strings.HasSuffix(d.diskType, "/diskTypes/pd-ssd") {
+	if d, ok := cloud.Disk("berth-test-ssd"); !ok || !strings.HasSuffix(d.DiskType, "/diskTypes/pd-ssd") {
 		t.Errorf("the cloud's disk = %+v (%t), want pd-ssd", d, ok)
 	}
 	if err := c.ValidateCapability(ctx, ssd.ID, capability, ssd.Context, nil); Code(err) != codes.FailedPrecondition {
 		t.Errorf("ValidateCapability of a pd-ssd disk without parameters = %v, want FailedPrecondition (not confirmed)", err)
 	}
-	pub = PublishRequest{VolumeID: ssd.ID, NodeID: "projects/" + gceProject + "/zones/" + gceZone + "/instances/berth-test-nope",
+	pub = PublishRequest{VolumeID: ssd.ID, NodeID: "projects/" + gcefake.Project + "/zones/" + gcefake.Zone + "/instances/berth-test-nope",
 		Capability: capability}
 	if _, err := c.ControllerPublish(ctx, pub); Code(err) != codes.NotFound {
 		t.Errorf("ControllerPublish to an unknown instance = %v, want NotFound", err)

@@ -10,14 +10,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/csi/csidriverbuild"
 )
 
 // The Kubernetes host-path CSI driver is a real plugin these tests run against.
-var hostpathDriver = &builtDriver{
-	name:    "hostpath",
-	pkg:     "github.com/kubernetes-csi/csi-driver-host-path/cmd/hostpathplugin",
-	version: "v1.17.0",
-	binEnv:  "BERTH_CSI_HOSTPATH",
+var hostpathDriver = &csidriverbuild.Driver{
+	Name:    "hostpath",
+	Pkg:     "github.com/kubernetes-csi/csi-driver-host-path/cmd/hostpathplugin",
+	Version: "v1.17.0",
+	BinEnv:  "BERTH_CSI_HOSTPATH",
 }
 
 // hostpathName is the name the host-path driver is given and answers to.
@@ -33,7 +35,7 @@ type runningPlugin struct {
 // startHostpath runs the driver as node on a socket in a fresh temp dir and waits until
 // it answers Probe.
 func startHostpath(t *testing.T, node string) *runningPlugin {
-	bin := requireDriver(t, hostpathDriver)
+	bin := csidriverbuild.Require(t, hostpathDriver)
 	dir, err := os.MkdirTemp("", "csi") // short: a socket address holds 107 bytes
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,8 @@ type csiCluster struct {
 // with the topology of csi-a, a process claiming it placed on csi-a only, its file
 // written through the published mount into the plugin's volume, delete refused while
 // claimed, the publication kept across a kill -9 and restart of the agent, unpublished,
-// unstaged and released when the process goes, and the volume deleted by the plugin.
+// unstaged and released when the process goes, and the volume deleted by the plugin;
+// then the same path with the real GCE PD driver (csi_gcepd_test.go).
 func TestCSIVolumes(t *testing.T) {
 	requireRoot(t)
 	c := startCSICluster(t)
@@ -39,6 +40,7 @@ func TestCSIVolumes(t *testing.T) {
 	t.Run("claimed, written, kept across an agent restart, released", func(t *testing.T) { c.claimLifecycle(t, vol) })
 	t.Run("a claim the topology forbids stays pending", func(t *testing.T) { c.topologyRefused(t) })
 	t.Run("deleted through the plugin", func(t *testing.T) { c.deleteVolume(t, vol) })
+	t.Run("a volume of the real GCE PD driver", func(t *testing.T) { c.gcePD(t) })
 }
 
 func startCSICluster(t *testing.T) *csiCluster {

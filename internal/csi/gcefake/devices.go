@@ -1,4 +1,4 @@
-package csi
+package gcefake
 
 import (
 	"bytes"
@@ -12,10 +12,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/berthhq/berth/internal/csi/csidriverbuild"
 )
 
 // A disk the fake cloud attaches shows up where the GCE PD driver's node service looks
-// for it, and only under names that start with berth-test-:
+// for it, and only under names that start with berth- (berth's volume controller names
+// every volume it creates berth-<random>; tests name theirs berth-test-…):
 //
 //   - the disk's backing file is attached as a loop device (losetup --find);
 //   - /dev/sd-<device name> is a block device node with the loop device's numbers: the
@@ -24,18 +27,18 @@ import (
 //   - /dev/disk/by-id/google-<device name> links to that node, as udev links a real PD.
 //
 // The serial number comes from /lib/udev_containerized/scsi_id, a udev tool the driver's
-// container image carries: the test installs a stand-in there (installGCEUdevTools) that
+// container image carries: the test installs a stand-in there (installUdevTools) that
 // answers "0Google PersistentDisk <name>" for the test's nodes only.
 const (
-	gceDevicePrefix = "berth-test-"
-	gceByIDDir      = "/dev/disk/by-id"
-	gceUdevDir      = "/lib/udev_containerized"
-	// gceUdevMarker is in the stand-in tools, so that the test only ever removes its own.
-	gceUdevMarker = "berth-test: stand-in for GCE's udev tools (internal/csi/gcepd_devices_test.go)"
+	devicePrefix = "berth-"
+	byIDDir      = "/dev/disk/by-id"
+	udevDir      = "/lib/udev_containerized"
+	// udevMarker is in the stand-in tools, so that the test only ever removes its own.
+	udevMarker = "berth-test: stand-in for GCE's udev tools"
 )
 
-// gceAttachment is one disk attached to the instance: what attachDevice made.
-type gceAttachment struct {
+// attachment is one disk attached to the instance: what attachDevice made.
+type attachment struct {
 	deviceName string
 	mode       string
 	loop       string // /dev/loopN
@@ -44,12 +47,12 @@ type gceAttachment struct {
 }
 
 // attachDevice attaches the disk's backing file as deviceName.
-func attachDevice(t *testing.T, file, deviceName, mode string) (*gceAttachment, error) {
-	if !gceNameRE.MatchString(deviceName) || !strings.HasPrefix(deviceName, gceDevicePrefix) {
-		return nil, fmt.Errorf("device name %q: the test attaches only valid names that start with %s", deviceName, gceDevicePrefix)
+func attachDevice(t testing.TB, file, deviceName, mode string) (*attachment, error) {
+	if !nameRE.MatchString(deviceName) || !strings.HasPrefix(deviceName, devicePrefix) {
+		return nil, fmt.Errorf("device name %q: the test attaches only valid names that start with %s", deviceName, devicePrefix)
 	}
-	a := &gceAttachment{deviceName: deviceName, mode: mode,
-		node: "/dev/sd-" + deviceName, link: filepath.Join(gceByIDDir, "google-"+deviceName)}
+	a := &attachment{deviceName: deviceName, mode: mode,
+		node: "/dev/sd-" + deviceName, link: filepath.Join(byIDDir, "google-"+deviceName)}
 	for _, p := range []string{a.node, a.link} {
 		if _, err := os.Lstat(p); err == nil {
 			return nil, fmt.Errorf("%s exists already: another test's disk, or one left behind", p)
@@ -82,7 +85,7 @@ func attachDevice(t *testing.T, file, deviceName, mode string) (*gceAttachment, 
 
 // detach undoes attachDevice. The loop device is detached even if a file system on it is
 // still mounted (a test that failed half-way): the kernel then frees it at the unmount.
-func (a *gceAttachment) detach() error {
+func (a *attachment) detach() error {
 	var errs []error
 	for _, p := range []string{a.link, a.node} {
 		if p != "" {
@@ -112,11 +115,11 @@ func command(name string, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// makeGCEByIDDir makes /dev/disk/by-id where the machine has none (no udev) and removes
+// makeByIDDir makes /dev/disk/by-id where the machine has none (no udev) and removes
 // what it made when the test ends.
-func makeGCEByIDDir(t *testing.T) {
+func makeByIDDir(t testing.TB) {
 	var made []string
-	for _, d := range []string{filepath.Dir(gceByIDDir), gceByIDDir} {
+	for _, d := range []string{filepath.Dir(byIDDir), byIDDir} {
 		if err := os.Mkdir(d, 0o755); err == nil {
 			made = append(made, d)
 		} else if !errors.Is(err, os.ErrExist) {
@@ -132,58 +135,55 @@ func makeGCEByIDDir(t *testing.T) {
 	})
 }
 
-// gceUdevTools are the stand-ins for the tools the driver's node service runs to read a
-// device's serial number: scsi_id answers for the test's /dev/sd-berth-test-* nodes, the
+// udevTools are the stand-ins for the tools the driver's node service runs to read a
+// device's serial number: scsi_id answers for the test's /dev/sd-berth-* nodes, the
 // NVMe one for none.
-var gceUdevTools = map[string]string{
+var udevTools = map[string]string{
 	"scsi_id": `#!/bin/sh
-# ` + gceUdevMarker + `
+# ` + udevMarker + ` (internal/csi/gcefake)
 for a; do
 	case $a in
-	--device=/dev/sd-` + gceDevicePrefix + `*) printf '0Google  PersistentDisk %s\n' "${a#--device=/dev/sd-}"; exit 0 ;;
+	--device=/dev/sd-` + devicePrefix + `*) printf '0Google  PersistentDisk %s\n' "${a#--device=/dev/sd-}"; exit 0 ;;
 	esac
 done
 echo "not a device of berth's GCE PD test" >&2
 exit 1
 `,
 	"google_nvme_id": `#!/bin/sh
-# ` + gceUdevMarker + `
+# ` + udevMarker + ` (internal/csi/gcefake)
 echo "no NVMe devices in berth's GCE PD test" >&2
 exit 1
 `,
 }
 
-// installGCEUdevTools puts the stand-in udev tools in /lib/udev_containerized for the
+// installUdevTools puts the stand-in udev tools in /lib/udev_containerized for the
 // test and removes them after. Where the directory holds anything else (a GCE image with
 // the real tools) it skips the test rather than touch what is not its own; stand-ins a
 // killed run left behind are taken over.
-func installGCEUdevTools(t *testing.T) {
-	entries, err := os.ReadDir(gceUdevDir)
+func installUdevTools(t testing.TB) {
+	entries, err := os.ReadDir(udevDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if b, err := os.ReadFile(filepath.Join(gceUdevDir, e.Name())); err != nil || !bytes.Contains(b, []byte(gceUdevMarker)) {
-			skip := t.Skipf
-			if csiRequired(gceDriver.name) {
-				skip = t.Fatalf
-			}
-			skip("%s/%s is not this test's: it installs stand-ins for GCE's udev tools there and will not touch another's", gceUdevDir, e.Name())
+		if b, err := os.ReadFile(filepath.Join(udevDir, e.Name())); err != nil || !bytes.Contains(b, []byte(udevMarker)) {
+			csidriverbuild.Skip(t, Driver.Name, "%s/%s is not this test's: it installs stand-ins for GCE's udev tools there and will not touch another's",
+				udevDir, e.Name())
 		}
 	}
-	if err := os.MkdirAll(gceUdevDir, 0o755); err != nil {
+	if err := os.MkdirAll(udevDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for name := range gceUdevTools {
-			os.Remove(filepath.Join(gceUdevDir, name))
+		for name := range udevTools {
+			os.Remove(filepath.Join(udevDir, name))
 		}
-		if err := os.Remove(gceUdevDir); err != nil {
-			t.Errorf("remove %s: %v", gceUdevDir, err)
+		if err := os.Remove(udevDir); err != nil {
+			t.Errorf("remove %s: %v", udevDir, err)
 		}
 	})
-	for name, script := range gceUdevTools {
-		p := filepath.Join(gceUdevDir, name)
+	for name, script := range udevTools {
+		p := filepath.Join(udevDir, name)
 		if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
