@@ -48,7 +48,9 @@ func Placeholders(s string) ([]Placeholder, error) {
 // ErrTooLong is returned by Substitute when the result would pass its bound.
 type ErrTooLong struct{ Max int }
 
-func (e *ErrTooLong) Error() string { return fmt.Sprintf("the substituted text passes %d bytes", e.Max) }
+func (e *ErrTooLong) Error() string {
+	return fmt.Sprintf("the substituted text passes %d bytes", e.Max)
+}
 
 // Substitute replaces each "{{key}}" of s by lookup(key). A key lookup does not know is an
 // error, as is a result longer than max bytes (checked as it is built, so a hostile
