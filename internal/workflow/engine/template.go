@@ -96,6 +96,9 @@ func (e *engine) pod(n v4.WfNodeStatus, c call, sc *scope) v4.WfNodeStatus {
 	}
 	e.put(n)
 	e.take(c.limit)
+	if d := c.tmpl.ActiveDeadlineSeconds; d > 0 {
+		e.requeue(n.StartedAt.Add(time.Duration(d) * time.Second))
+	}
 	e.plan.Start = append(e.plan.Start, Start{NodeID: n.ID, Name: n.Name, Template: resolved, Attempt: n.Attempt})
 	return n
 }
