@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -116,4 +118,41 @@ func workflowCalls(spec *v4.WorkflowSpec) func(yield func(string, *v4.WfStep) bo
 			}
 		}
 	}
+}
+
+// privilegeNeeds lists the privileges an object's pods ask for: a workload's one pod, or
+// each running template of a workflow or workflowtemplate (a container, a process, a
+// script: on the node when it has no image), with the template's field paths.
+func privilegeNeeds(obj v4.Object) []acl.Need {
+	var spec *v4.WorkflowSpec
+	switch o := obj.(type) {
+	case *v4.Workflow:
+		spec = &o.Spec
+	case *v4.WorkflowTemplate:
+		spec = &o.Spec
+	default:
+		return acl.Needs("spec.template.spec", v4.PodSpecOf(obj))
+	}
+	var out []acl.Need
+	for i := range spec.Templates {
+		t := &spec.Templates[i]
+		base := fmt.Sprintf("spec.templates[%d]", i)
+		pod := &v4.PodSpec{NetworkMode: "BRIDGE"}
+		switch {
+		case t.Container != nil:
+			pod.Containers = []v4.Container{*t.Container}
+		case t.Process != nil:
+			pod.NetworkMode, pod.Processes = "HOST", []v4.ProcessTask{*t.Process}
+		case t.Script != nil && t.Script.Image == "":
+			pod.NetworkMode, pod.Processes = "HOST", []v4.ProcessTask{{ProcName: "script", StartCmd: "script", Env: t.Script.Env}}
+		default:
+			continue
+		}
+		for _, need := range acl.Needs(base, pod) {
+			need.Field = strings.Replace(need.Field, base+".containers[0]", base+".container", 1)
+			need.Field = strings.Replace(need.Field, base+".processes[0]", base+".process", 1)
+			out = append(out, need)
+		}
+	}
+	return out
 }

@@ -52,3 +52,30 @@ func TestWorkflowTemplateRefsAtAdmission(t *testing.T) {
 	r := call(t, http.MethodGet, base+"/v1/namespaces/"+ns+"/workflows/e", "")
 	wantStatus(t, r, http.StatusOK)
 }
+
+// A workflow's templates ask for the privileges their tasks would as a workload's: a
+// token that may write workflows cannot run a privileged container or a root process
+// through one, and the refusal names the template's field.
+func TestWorkflowPrivileges(t *testing.T) {
+	url := newTestServer(t, Config{})
+	deployer := tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: deployer}
+rules:
+  - {namespaces: ["wp"], kinds: ["*"], verbs: [read, write]}
+`, "deployer", "")
+	wf := func(kind, tmpl string) string {
+		return fmt.Sprintf(`{"apiVersion":"v4","kind":%q,"metadata":{"name":"w","namespace":"wp"},"spec":{"entrypoint":"a","templates":[{"name":"ok","suspend":{}},{"name":"a",%s}]}}`, kind, tmpl)
+	}
+	for _, c := range []struct{ body, field, priv string }{
+		{wf("workflow", `"container":{"image":"x","privileged":true}`), "spec.templates[1].container.privileged", "privileged"},
+		{wf("workflowtemplate", `"process":{"procName":"p","startCmd":"./p","user":"root"}`), "spec.templates[1].process.user", "root"},
+	} {
+		r := callAs(t, "", http.MethodPost, url+"/v1/apply", c.body, deployer)
+		wantStatus(t, r, http.StatusForbidden)
+		e := decodeError(t, r)
+		if len(e.Details) == 0 || e.Details[0].Field != c.field || !strings.Contains(e.Message, `privilege "`+c.priv+`"`) {
+			t.Errorf("%s: %+v", c.field, e)
+		}
+	}
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", wf("workflow", `"container":{"image":"x"}`), deployer), http.StatusOK)
+}
