@@ -49,12 +49,21 @@ type Plan struct {
 	Start []Start
 	// Stop are IDs of Pod nodes past a deadline (each also in Updates, Failed).
 	Stop []string
+	// Retries are the retries waiting for their backoff.
+	Retries []Retry
 	// Phase is the workflow's phase; Message says why it failed.
 	Phase   string
 	Message string
 	// Requeue is when to run a pass again though nothing changes (a retry's backoff, a
 	// deadline, a timed suspend); zero: on the next change only.
 	Requeue time.Time
+}
+
+// Retry is a retry due at a time: attempt Attempt of the Retry node NodeID.
+type Retry struct {
+	NodeID  string
+	Attempt int
+	At      time.Time
 }
 
 // Bounds of a pass, beyond admission's (api/v4): substituted text and items from

@@ -156,7 +156,7 @@ func TestRetryBackoff(t *testing.T) {
 	s.pass()
 	s.finishRunning(fail)
 	p := s.pass()
-	if len(p.Start) != 0 || !p.Requeue.Equal(t0.Add(10*time.Second)) {
+	if len(p.Start) != 0 || !p.Requeue.Equal(t0.Add(10*time.Second)) || len(p.Retries) != 1 || p.Retries[0].Attempt != 1 {
 		t.Fatalf("after the first failure: starts %v, requeue %v; want none until +10s", names(p.Start), p.Requeue)
 	}
 	s.in.Now = p.Requeue

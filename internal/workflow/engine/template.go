@@ -180,6 +180,7 @@ func (e *engine) retryDone(n *v4.WfNodeStatus, last v4.WfNodeStatus, rs *v4.WfRe
 		return finish(last.Phase, last.Message+" (the backoff's maxDuration passed)")
 	case e.in.Now.Before(due):
 		e.requeue(due)
+		e.plan.Retries = append(e.plan.Retries, Retry{NodeID: n.ID, Attempt: k, At: due})
 		return false, false
 	}
 	return false, true
