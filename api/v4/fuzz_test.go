@@ -164,6 +164,9 @@ func FuzzParseYAML(f *testing.F) {
 		"kind: process\nmetadata: {name: p}\nspec: {instance: 1, template: {spec: {processes: [{procName: a, startCmd: ./a}], dependencies: [{name: d, namespace: infra, policy: NODE}]}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {stepDeadline: -1, rollingManually: true}}}\nstatus: {phase: Running, history: [{revision: 1}]}\n"))
+	f.Add([]byte("kind: workflow\nmetadata: {name: w}\nspec:\n  entrypoint: m\n  templates:\n  - name: m\n    dag:\n      tasks:\n" +
+		"      - {name: a, template: s, withItems: [1, x]}\n      - {name: b, template: s, depends: 'a.AnySucceeded || !a.Failed'}\n" +
+		"  - {name: s, suspend: {duration: 5s}}\n"))
 	f.Fuzz(checkParse)
 }
 

@@ -132,7 +132,7 @@ func (g *wfGraph) checkNesting() {
 		for _, c := range edges[n] {
 			d = max(d, walk(c))
 		}
-		if t := g.byName[n]; t.Steps != nil || t.DAG != nil {
+		if t := g.byName[n]; t != nil && (t.Steps != nil || t.DAG != nil) {
 			d++
 		}
 		depth[n] = d

@@ -91,11 +91,14 @@ type engine struct {
 	halted  bool // no new step starts: suspended, or past the deadline
 	expired bool // past the workflow's deadline
 	wfScope *scope
+	linked  map[string]bool // children linked this pass
+	owned   map[string]bool // parents whose Children this pass copied
 }
 
 // Next runs one pass.
 func Next(in Input) Plan {
-	e := &engine{in: in, nodes: make(map[string]v4.WfNodeStatus, len(in.Nodes)), dirty: map[string]bool{}}
+	e := &engine{in: in, nodes: make(map[string]v4.WfNodeStatus, len(in.Nodes)), dirty: map[string]bool{},
+		linked: map[string]bool{}, owned: map[string]bool{}}
 	for id, n := range in.Nodes {
 		e.nodes[id] = n
 		if n.Type == v4.WfNodePod && !v4.WfPhaseFinished(n.Phase) {
@@ -214,17 +217,26 @@ func (e *engine) newNode(path string, attempt int, typ, tmpl, boundary string) v
 		TemplateName: tmpl, BoundaryID: boundary, StartedAt: e.in.Now, Attempt: attempt}
 }
 
-// addChild links child under parent.
+// addChild links child under parent. A child recorded before this pass was linked in
+// the pass that made it, so only new children are looked for (a loop of 10,000 items
+// must not cost 10,000² comparisons a pass); a parent's list is copied once a pass,
+// as the input's is shared.
 func (e *engine) addChild(parentID, childID string) {
+	if _, old := e.in.Nodes[childID]; old {
+		return
+	}
 	p, ok := e.nodes[parentID]
 	if !ok {
 		return
 	}
-	for _, c := range p.Children {
-		if c == childID {
-			return
-		}
+	if e.linked[childID] {
+		return
 	}
-	p.Children = append(append([]string(nil), p.Children...), childID)
+	e.linked[childID] = true
+	if !e.owned[parentID] {
+		e.owned[parentID] = true
+		p.Children = append(make([]string, 0, len(p.Children)+1), p.Children...)
+	}
+	p.Children = append(p.Children, childID)
 	e.put(p)
 }
