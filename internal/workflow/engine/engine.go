@@ -154,7 +154,7 @@ func (e *engine) finish(main v4.WfNodeStatus) {
 	if exit := e.in.Spec.OnExit; exit != "" {
 		sc := e.wfScope.with("workflow.status", phase)
 		sc = sc.with("workflow.failures", failures(e.nodes))
-		e.halted = false // an exit handler runs after a deadline too
+		e.halted = e.in.Spec.Suspend // an exit handler runs after a deadline too, not while suspended
 		h := e.run(call{path: e.in.Name + ".onExit", tmpl: findTemplate(e.in.Spec.Templates, exit), scope: sc})
 		if !v4.WfPhaseFinished(h.Phase) {
 			e.plan.Phase = v4.WfRunning
