@@ -27,6 +27,9 @@ const (
 
 // WorkflowStatus is what berth knows of a workflow's run.
 type WorkflowStatus struct {
+	// UID names this workflow object (not an earlier one of the same name) in its node
+	// IDs: chosen by berth before its first step starts, and kept.
+	UID        string    `json:"uid,omitempty"`
 	Phase      string    `json:"phase,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`

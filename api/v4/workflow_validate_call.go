@@ -44,9 +44,12 @@ func (g *wfGraph) arguments(p string, c *WfStep, sc *refScope) {
 		validateWfArtifacts(p+".artifacts", arts, false, g.errs)
 	}
 	for i, prm := range params {
-		if prm.Value != nil {
-			sc.check(fmt.Sprintf("%s.parameters[%d].value", p, i), *prm.Value)
+		vp := fmt.Sprintf("%s.parameters[%d].value", p, i)
+		if prm.Value == nil {
+			g.errs.add(vp, "required: an argument gives a value")
+			continue
 		}
+		sc.check(vp, *prm.Value)
 	}
 	for i, a := range arts {
 		if a.From != "" {
