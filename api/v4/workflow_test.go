@@ -86,6 +86,8 @@ func TestWorkflowRefused(t *testing.T) {
 		{"duplicate task", `"name":"shard"`, `"name":"train"`, "spec.templates[0].dag.tasks[3].name", `duplicate task "train"`},
 		{"recursion", `"template":"wait"`, `"template":"notify"`, "spec.templates[4]", "notify → notify"},
 		{"result of a dag", `"template":"train","dependencies"`, `"template":"notify","dependencies"`, "spec.templates[0].dag.tasks[2].arguments.parameters[0].value", "no standard output"},
+		{"argument without a value", `{"name":"epochs","value":"{{workflow.parameters.epochs}}"}`, `{"name":"epochs"}`,
+			"spec.templates[0].dag.tasks[1].arguments.parameters[1].value", "required"},
 		{"template expression", `{{inputs.parameters.model}}`, `{{=inputs.parameters.model}}`, "spec.templates[3].script", "not supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
