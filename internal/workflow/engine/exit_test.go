@@ -151,3 +151,55 @@ func TestTemplateRef(t *testing.T) {
 		t.Errorf("a missing referenced template: %s %q", p.Phase, p.Message)
 	}
 }
+
+func TestContinueOn(t *testing.T) {
+	doc := `{"kind":"workflow","metadata":{"name":"k"},"spec":{"entrypoint":"main","templates":[
+ {"name":"main","steps":[[{"name":"may-fail","template":"run","continueOn":{"failed":true}},{"name":"ok","template":"run"}],[{"name":"next","template":"run"}]]},
+ {"name":"run","container":{"image":"x"}}]}}`
+	s := newSim(t, doc)
+	p := s.runToEnd(func(st Start) (string, *v4.WfOutputs) {
+		if st.Name == "k[0].may-fail" {
+			return v4.WfFailed, nil
+		}
+		return v4.WfSucceeded, nil
+	})
+	if p.Phase != v4.WfSucceeded || !slices.Contains(names(s.started), "k[1].next") {
+		t.Errorf("continueOn.failed: %s, started %v", p.Phase, names(s.started))
+	}
+	s = newSim(t, strings.Replace(doc, `,"continueOn":{"failed":true}`, ``, 1))
+	p = s.runToEnd(func(st Start) (string, *v4.WfOutputs) {
+		if st.Name == "k[0].may-fail" {
+			return v4.WfFailed, nil
+		}
+		return v4.WfSucceeded, nil
+	})
+	if p.Phase != v4.WfFailed || slices.Contains(names(s.started), "k[1].next") {
+		t.Errorf("without continueOn: %s, started %v", p.Phase, names(s.started))
+	}
+}
+
+// A loop task's results: AnySucceeded and AllFailed look at its items.
+func TestLoopResults(t *testing.T) {
+	doc := `{"kind":"workflow","metadata":{"name":"l"},"spec":{"entrypoint":"main","templates":[
+ {"name":"main","dag":{"tasks":[
+  {"name":"fan","template":"run","withItems":["a","b","c"]},
+  {"name":"some","template":"run","depends":"fan.AnySucceeded"},
+  {"name":"none","template":"run","depends":"fan.AllFailed"}]}},
+ {"name":"run","container":{"image":"x"}}]}}`
+	s := newSim(t, doc)
+	p := s.runToEnd(func(st Start) (string, *v4.WfOutputs) {
+		if strings.HasPrefix(st.Name, "l.fan(0") {
+			return v4.WfSucceeded, nil
+		}
+		if strings.HasPrefix(st.Name, "l.fan") {
+			return v4.WfFailed, nil
+		}
+		return v4.WfSucceeded, nil
+	})
+	if got := names(s.started); !slices.Contains(got, "l.some") || slices.Contains(got, "l.none") {
+		t.Errorf("started %v", got)
+	}
+	if p.Phase != v4.WfSucceeded {
+		t.Errorf("phase %s (%s): fan's failure was handled by some", p.Phase, p.Message)
+	}
+}
