@@ -31,19 +31,21 @@ type kindInfo struct {
 }
 
 var kinds = map[Kind]kindInfo{
-	KindApplication:      {"applications", []string{"app", "apps"}, func() Object { return &Application{} }, false},
-	KindProcess:          {"processes", []string{"proc", "procs"}, func() Object { return &Process{} }, false},
-	KindDeployment:       {"deployments", []string{"deploy"}, func() Object { return &Deployment{} }, false},
-	KindDaemonset:        {"daemonsets", []string{"ds"}, func() Object { return &Daemonset{} }, false},
-	KindService:          {"services", []string{"svc"}, func() Object { return &Service{} }, false},
-	KindConfigMap:        {"configmaps", []string{"cm"}, func() Object { return &ConfigMap{} }, false},
-	KindSecret:           {"secrets", nil, func() Object { return &Secret{} }, false},
-	KindNode:             {"nodes", []string{"no"}, func() Object { return &Node{} }, true},
-	KindTaskGroup:        {"taskgroups", []string{"tg", "tgs"}, func() Object { return &TaskGroup{} }, true},
-	KindDependency:       {"dependencies", []string{"dep", "deps"}, func() Object { return &Dependency{} }, false},
-	KindNotify:           {"notifies", nil, func() Object { return &Notify{} }, false},
-	KindEndpoint:         {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
-	KindVolume:           {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
+	KindApplication: {"applications", []string{"app", "apps"}, func() Object { return &Application{} }, false},
+	KindProcess:     {"processes", []string{"proc", "procs"}, func() Object { return &Process{} }, false},
+	KindDeployment:  {"deployments", []string{"deploy"}, func() Object { return &Deployment{} }, false},
+	KindDaemonset:   {"daemonsets", []string{"ds"}, func() Object { return &Daemonset{} }, false},
+	KindService:     {"services", []string{"svc"}, func() Object { return &Service{} }, false},
+	KindConfigMap:   {"configmaps", []string{"cm"}, func() Object { return &ConfigMap{} }, false},
+	KindSecret:      {"secrets", nil, func() Object { return &Secret{} }, false},
+	KindNode:        {"nodes", []string{"no"}, func() Object { return &Node{} }, true},
+	KindTaskGroup:   {"taskgroups", []string{"tg", "tgs"}, func() Object { return &TaskGroup{} }, true},
+	KindDependency:  {"dependencies", []string{"dep", "deps"}, func() Object { return &Dependency{} }, false},
+	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
+	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
+	KindVolume:      {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
+
+	// Workflows (docs/workflows.md).
 	KindWorkflow:         {"workflows", []string{"wf", "wfs"}, func() Object { return &Workflow{} }, false},
 	KindWorkflowTemplate: {"workflowtemplates", []string{"wftmpl", "wftmpls"}, func() Object { return &WorkflowTemplate{} }, false},
 }
