@@ -34,7 +34,7 @@ func (e *engine) callStep(sc stepCall) v4.WfNodeStatus {
 	if loop {
 		n = e.loop(sc, items)
 	} else {
-		n = e.single(sc.path, sc, sc.scope)
+		n = e.single(sc.path, sc, sc.scope, nil)
 	}
 	if sc.step.OnExit == "" || !v4.WfPhaseFinished(n.Phase) {
 		return n
@@ -49,14 +49,21 @@ func (e *engine) callStep(sc stepCall) v4.WfNodeStatus {
 	return n
 }
 
-// single runs one call of the step's template at path, with scope (the item's, in a loop).
-func (e *engine) single(path string, sc stepCall, s *scope) v4.WfNodeStatus {
-	if n, ok := e.nodes[NodeID(e.in.UID, path, 0)]; ok && v4.WfPhaseFinished(n.Phase) {
+// single runs one call of the step's template at path, in scope with a loop's item.
+func (e *engine) single(path string, sc stepCall, s *scope, item *v4.WfItem) v4.WfNodeStatus {
+	n, ok := e.nodes[NodeID(e.in.UID, path, 0)]
+	if ok && v4.WfPhaseFinished(n.Phase) {
 		return n
 	}
 	tmpl, ref := e.resolve(sc.step)
 	if tmpl == nil {
 		return e.errorNode(path, sc.boundary, fmt.Sprintf("unknown template %q", sc.step.Template))
+	}
+	if ok && n.Type == v4.WfNodePod && tmpl.ActiveDeadlineSeconds == 0 {
+		return n // started, and nothing to check until it ends: the common case of a wide loop
+	}
+	if item != nil {
+		s = s.withMap(itemVars(*item))
 	}
 	if _, started := e.nodes[NodeID(e.in.UID, path, 0)]; !started && sc.step.When != "" {
 		ok, err := expr.EvalWhen(sc.step.When, s.lookup)
@@ -122,7 +129,7 @@ func (e *engine) loop(sc stepCall, items []v4.WfItem) v4.WfNodeStatus {
 		if len(label) > maxItemLabel {
 			label = label[:maxItemLabel]
 		}
-		child := e.single(fmt.Sprintf("%s(%d:%s)", sc.path, i, label), sc, sc.scope.withMap(itemVars(item)))
+		child := e.single(sc.path+"("+strconv.Itoa(i)+":"+label+")", sc, sc.scope, &item)
 		e.link(n.ID, child)
 		switch {
 		case !v4.WfPhaseFinished(child.Phase):
