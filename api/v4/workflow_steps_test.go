@@ -70,3 +70,44 @@ func TestWorkflowBounds(t *testing.T) {
 		}
 	}
 }
+
+// denseDAG is a hostile dag: n tasks, each depending on every task before it (half a
+// million edges fit in a 2 MiB request at n=900), each naming an output of the last
+// task before it.
+func denseDAG(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"kind":"workflow","metadata":{"name":"a"},"spec":{"entrypoint":"m","templates":[{"name":"m","dag":{"tasks":[`)
+	for i := range n {
+		var deps []string
+		for j := range i {
+			deps = append(deps, fmt.Sprintf(`"t%d"`, j))
+		}
+		ref := "x"
+		if i > 0 {
+			ref = fmt.Sprintf("{{tasks.t%d.status}}", i-1)
+		}
+		fmt.Fprintf(&b, `{"name":"t%d","template":"w","dependencies":[%s],"arguments":{"parameters":[{"name":"p","value":%q}]}},`, i, strings.Join(deps, ","), ref)
+	}
+	b.WriteString(`{"name":"last","template":"w","dependencies":["t0"],"arguments":{"parameters":[{"name":"p","value":"{{tasks.t1.status}}"}]}}]}},` +
+		`{"name":"w","inputs":{"parameters":[{"name":"p"}]},"suspend":{}}]}}`)
+	return b.String()
+}
+
+// TestWorkflowDenseDAG: what a task sees is every task it depends on, directly or not,
+// and nothing else, in a dense graph (computed as bit sets in dependency order; a
+// benchmark keeps it fast).
+func TestWorkflowDenseDAG(t *testing.T) {
+	_, err := Parse([]byte(denseDAG(300)))
+	errs, _ := err.(FieldErrors)
+	if len(errs) != 1 || errs[0].Field != "spec.templates[0].dag.tasks[300].arguments.parameters[0].value" ||
+		!strings.Contains(errs[0].Message, `task "t1" is not a dependency`) {
+		t.Errorf("want only last's reference to t1 refused, got %v", err)
+	}
+}
+
+func BenchmarkValidateDenseDAG(b *testing.B) {
+	doc := []byte(denseDAG(600))
+	for range b.N {
+		_, _ = Parse(doc)
+	}
+}

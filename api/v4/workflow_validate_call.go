@@ -25,7 +25,7 @@ func (g *wfGraph) call(p string, c *WfStep, sc *refScope) {
 		errs.add(p+".onExit", "unknown template %q", truncate(c.OnExit, 80))
 	}
 	loop := len(c.WithItems) > 0 || c.WithParam != "" || c.WithSequence != nil
-	sc = sc.with(loop, sc.visible)
+	sc = sc.with(loop, sc.sees)
 	checkLoop(p, c, sc, errs)
 	if c.When != "" {
 		checkWfWhen(p+".when", c.When, errs)

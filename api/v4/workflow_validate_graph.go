@@ -38,14 +38,14 @@ func (g *wfGraph) steps(p string, t *WfTemplate, sc *refScope) {
 	visible := map[string]bool{}
 	for gi, group := range t.Steps {
 		for si := range group {
-			g.call(fmt.Sprintf("%s[%d][%d]", p, gi, si), &group[si], sc.with(false, visible))
+			g.call(fmt.Sprintf("%s[%d][%d]", p, gi, si), &group[si], sc.with(false, inSet(visible)))
 		}
 		visible = cloneSet(visible)
 		for _, s := range group {
 			visible[s.Name] = true
 		}
 	}
-	sc.visible = visible // the template's outputs see every step
+	sc.sees = inSet(visible) // the template's outputs see every step
 }
 
 // dag checks a dag template: dependencies name tasks of the dag, form no cycle, and a
@@ -79,12 +79,16 @@ func (g *wfGraph) dag(p string, t *WfTemplate, sc *refScope) {
 		g.errs.add(fmt.Sprintf("%s.tasks[%d]", p, i), "dependency cycle: %s", strings.Join(cyc, " → "))
 		return
 	}
-	all := map[string]bool{}
-	for i := range tasks {
-		g.call(fmt.Sprintf("%s.tasks[%d]", p, i), &tasks[i].WfStep, sc.with(false, ancestors(tasks[i].Name, deps)))
-		all[tasks[i].Name] = true
+	index := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		index[t.Name] = i
 	}
-	sc.visible = all
+	anc := ancestorSets(tasks, index, deps)
+	for i := range tasks {
+		sees := func(name string) bool { j, ok := index[name]; return ok && anc[i].has(j) }
+		g.call(fmt.Sprintf("%s.tasks[%d]", p, i), &tasks[i].WfStep, sc.with(false, sees))
+	}
+	sc.sees = func(name string) bool { _, ok := index[name]; return ok } // the outputs see every task
 }
 
 func taskNames(tasks []WfDAGTask) []string {
@@ -119,32 +123,79 @@ func (g *wfGraph) taskDeps(p string, t *WfDAGTask, names map[string]*WfStep) []s
 		out = t.Dependencies
 	}
 	known := out[:0:0]
+	seen := make(map[string]bool, len(out))
 	for _, name := range out {
 		switch {
 		case name == t.Name:
 			g.errs.add(field, "task %q depends on itself", name)
 		case names[name] == nil:
 			g.errs.add(field, "unknown task %q", truncate(name, 80))
-		case !slices.Contains(known, name):
+		case !seen[name]:
+			seen[name] = true
 			known = append(known, name)
 		}
 	}
 	return known
 }
 
-// ancestors is every task name depends on, directly or not (deps has no cycle).
-func ancestors(name string, deps map[string][]string) map[string]bool {
-	seen := map[string]bool{}
-	stack := slices.Clone(deps[name])
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if !seen[n] {
-			seen[n] = true
-			stack = append(stack, deps[n]...)
+// bitset is a set of task indexes.
+type bitset []uint64
+
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+
+// ancestorSets gives each task the tasks it depends on, directly or not (deps has no
+// cycle): in dependency order, a task's set is its dependencies and their sets. Sets of
+// bits keep a dense graph of a thousand tasks (half a million edges fit in a request)
+// to a few million word operations.
+func ancestorSets(tasks []WfDAGTask, index map[string]int, deps map[string][]string) []bitset {
+	words := (len(tasks) + 63) / 64
+	sets := make([]bitset, len(tasks))
+	for _, i := range topoOrder(tasks, index, deps) {
+		set := make(bitset, words)
+		for _, d := range deps[tasks[i].Name] {
+			j := index[d]
+			set[j/64] |= 1 << (j % 64)
+			for w := range sets[j] { // nil only for a duplicate name, refused already
+				set[w] |= sets[j][w]
+			}
+		}
+		sets[i] = set
+	}
+	for i := range sets {
+		if sets[i] == nil {
+			sets[i] = make(bitset, words)
 		}
 	}
-	return seen
+	return sets
+}
+
+// topoOrder lists the tasks' indexes, each after those it depends on (Kahn's algorithm:
+// linear in tasks and edges).
+func topoOrder(tasks []WfDAGTask, index map[string]int, deps map[string][]string) []int {
+	pending := make([]int, len(tasks)) // dependencies not yet listed
+	dependents := make([][]int, len(tasks))
+	for i, t := range tasks {
+		for _, d := range deps[t.Name] {
+			if j, ok := index[d]; ok {
+				pending[i]++
+				dependents[j] = append(dependents[j], i)
+			}
+		}
+	}
+	order := make([]int, 0, len(tasks))
+	for i := range tasks {
+		if pending[i] == 0 {
+			order = append(order, i)
+		}
+	}
+	for k := 0; k < len(order); k++ {
+		for _, i := range dependents[order[k]] {
+			if pending[i]--; pending[i] == 0 {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
 }
 
 // findCycle returns a cycle of the graph ("a", "b", "a"), or nil. It walks without

@@ -20,16 +20,19 @@ type refScope struct {
 	inputArts map[string]bool
 	loop      bool
 	prefix    string             // "steps" or "tasks": how children are named
-	names     map[string]*WfStep // every step or task of the template
-	visible   map[string]bool    // the ones finished before this place is evaluated
+	names     map[string]*WfStep  // every step or task of the template
+	sees      func(string) bool   // whether a step or task has finished before this place
 }
 
 // with returns a copy of sc for one call: its loop and the children it can see.
-func (sc *refScope) with(loop bool, visible map[string]bool) *refScope {
+func (sc *refScope) with(loop bool, sees func(string) bool) *refScope {
 	c := *sc
-	c.loop, c.visible = loop, visible
+	c.loop, c.sees = loop, sees
 	return &c
 }
+
+// seesNone is the scope of a place that sees no step or task.
+func seesNone(string) bool { return false }
 
 // check reports each placeholder of s that names nothing in scope.
 func (sc *refScope) check(p, s string) {
@@ -92,9 +95,9 @@ func (sc *refScope) checkChild(parts []string) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("unknown %s %q", kind, name)
-	case !sc.visible[name] && kind == "step":
+	case (sc.sees == nil || !sc.sees(name)) && kind == "step":
 		return fmt.Errorf("step %q has not run yet here (only steps of earlier groups have outputs)", name)
-	case !sc.visible[name]:
+	case sc.sees == nil || !sc.sees(name):
 		return fmt.Errorf("task %q is not a dependency of this task (add it to dependencies or depends)", name)
 	}
 	rest := strings.Join(parts[2:], ".")
@@ -221,3 +224,6 @@ func ExpandWfSequence(count, start, end, format string) ([]string, error) {
 }
 
 func cloneSet(m map[string]bool) map[string]bool { return maps.Clone(m) }
+
+// inSet is a set's membership as a function.
+func inSet(m map[string]bool) func(string) bool { return func(k string) bool { return m[k] } }

@@ -94,20 +94,34 @@ func dagOrder(tasks []v4.WfDAGTask) ([]*expr.Depends, []int, error) {
 		}
 		deps[i] = d
 	}
-	order := make([]int, 0, len(tasks))
-	state := make([]int8, len(tasks)) // 0 new, 1 listed
-	for len(order) < len(tasks) {
-		progress := false
-		for i := range tasks {
-			if state[i] == 1 || !allListed(depTasks(deps[i]), index, state) {
-				continue
+	// Kahn's algorithm: linear in tasks and edges.
+	pending := make([]int, len(tasks)) // dependencies not yet listed
+	dependents := make([][]int, len(tasks))
+	for i := range tasks {
+		for _, name := range depTasks(deps[i]) {
+			j, ok := index[name]
+			if !ok {
+				return nil, nil, fmt.Errorf("task %q: unknown task %q", tasks[i].Name, name)
 			}
-			state[i], progress = 1, true
+			pending[i]++
+			dependents[j] = append(dependents[j], i)
+		}
+	}
+	order := make([]int, 0, len(tasks))
+	for i := range tasks {
+		if pending[i] == 0 {
 			order = append(order, i)
 		}
-		if !progress {
-			return nil, nil, fmt.Errorf("the dag's dependencies form a cycle or name unknown tasks")
+	}
+	for k := 0; k < len(order); k++ {
+		for _, i := range dependents[order[k]] {
+			if pending[i]--; pending[i] == 0 {
+				order = append(order, i)
+			}
 		}
+	}
+	if len(order) < len(tasks) {
+		return nil, nil, fmt.Errorf("the dag's dependencies form a cycle")
 	}
 	return deps, order, nil
 }
@@ -118,16 +132,6 @@ func depTasks(d *expr.Depends) []string {
 		return nil
 	}
 	return d.Tasks()
-}
-
-func allListed(names []string, index map[string]int, state []int8) bool {
-	for _, name := range names {
-		i, ok := index[name]
-		if !ok || state[i] != 1 {
-			return false
-		}
-	}
-	return true
 }
 
 func allFinished(names []string, finished map[string]v4.WfNodeStatus) bool {
