@@ -20,8 +20,8 @@ type refScope struct {
 	inputArts map[string]bool
 	loop      bool
 	prefix    string             // "steps" or "tasks": how children are named
-	names     map[string]*WfStep  // every step or task of the template
-	sees      func(string) bool   // whether a step or task has finished before this place
+	names     map[string]*WfStep // every step or task of the template
+	sees      func(string) bool  // whether a step or task has finished before this place
 }
 
 // with returns a copy of sc for one call: its loop and the children it can see.
