@@ -18,6 +18,7 @@ type stepCall struct {
 	boundary string
 	depth    int
 	limit    *limiter
+	lib      []v4.WfTemplate // where the step's template names resolve
 }
 
 // callStep runs a step or task: its loop's items under a TaskGroup node, or the one
@@ -40,8 +41,8 @@ func (e *engine) callStep(sc stepCall) v4.WfNodeStatus {
 		return n
 	}
 	status := n.Phase
-	h := e.run(call{path: sc.path + ".onExit", tmpl: findTemplate(e.in.Spec.Templates, sc.step.OnExit),
-		scope: sc.scope.with("workflow.status", status), boundary: sc.boundary, depth: sc.depth, limit: sc.limit})
+	h := e.run(call{path: sc.path + ".onExit", tmpl: findTemplate(sc.lib, sc.step.OnExit),
+		scope: sc.scope.with("workflow.status", status), boundary: sc.boundary, depth: sc.depth, limit: sc.limit, lib: sc.lib})
 	e.link(sc.boundary, h)
 	if !v4.WfPhaseFinished(h.Phase) {
 		n.Phase = v4.WfRunning // its caller waits for the exit handler
@@ -55,7 +56,7 @@ func (e *engine) single(path string, sc stepCall, s *scope, item *v4.WfItem) v4.
 	if ok && v4.WfPhaseFinished(n.Phase) {
 		return n
 	}
-	tmpl, ref := e.resolve(sc.step)
+	tmpl, ref, lib := e.resolve(sc.step, sc.lib)
 	if tmpl == nil {
 		return e.errorNode(path, sc.boundary, fmt.Sprintf("unknown template %q", sc.step.Template))
 	}
@@ -89,7 +90,7 @@ func (e *engine) single(path string, sc stepCall, s *scope, item *v4.WfItem) v4.
 		}
 	}
 	return e.run(call{path: path, tmpl: tmpl, ref: ref, args: args, scope: e.wfScope.withMap(itemVarsOf(s)),
-		boundary: sc.boundary, depth: sc.depth, limit: sc.limit})
+		boundary: sc.boundary, depth: sc.depth, limit: sc.limit, lib: lib})
 }
 
 // itemVarsOf keeps {{workflow.status}} of a caller's scope (an exit handler's) for the
@@ -102,16 +103,17 @@ func itemVarsOf(s *scope) map[string]string {
 	return out
 }
 
-// resolve finds the template a step calls: one of the workflow's or a workflowtemplate's.
-func (e *engine) resolve(s *v4.WfStep) (*v4.WfTemplate, *v4.WfTemplateRef) {
+// resolve finds the template a step calls, and where that template's own steps find
+// theirs: one of lib (the caller's), or of a workflowtemplate by templateRef.
+func (e *engine) resolve(s *v4.WfStep, lib []v4.WfTemplate) (*v4.WfTemplate, *v4.WfTemplateRef, []v4.WfTemplate) {
 	if r := s.TemplateRef; r != nil {
 		wt := e.in.Refs[r.Name]
 		if wt == nil {
-			return nil, r
+			return nil, r, nil
 		}
-		return findTemplate(wt.Spec.Templates, r.Template), r
+		return findTemplate(wt.Spec.Templates, r.Template), r, wt.Spec.Templates
 	}
-	return findTemplate(e.in.Spec.Templates, s.Template), nil
+	return findTemplate(lib, s.Template), nil, lib
 }
 
 // loop runs one call per item, each at "path(i:item)", under a TaskGroup node that

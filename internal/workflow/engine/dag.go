@@ -43,7 +43,7 @@ func (e *engine) dag(n v4.WfNodeStatus, c call, sc *scope) v4.WfNodeStatus {
 		case !ok:
 			child = e.omit(path, n.ID, deps[i].String())
 		default:
-			child = e.callStep(stepCall{path: path, step: &t.WfStep, scope: sc, boundary: n.ID, depth: c.depth + 1, limit: lim})
+			child = e.callStep(stepCall{path: path, step: &t.WfStep, scope: sc, boundary: n.ID, depth: c.depth + 1, limit: lim, lib: c.lib})
 			for _, d := range names {
 				ran[d] = true
 			}

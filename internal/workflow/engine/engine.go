@@ -132,7 +132,7 @@ func (e *engine) runRoot() v4.WfNodeStatus {
 		return e.errorNode(e.in.Name, "", fmt.Sprintf("unknown entrypoint %q", spec.Entrypoint))
 	}
 	args := argValues(spec.Arguments)
-	return e.run(call{path: e.in.Name, tmpl: t, args: args, scope: e.wfScope})
+	return e.run(call{path: e.in.Name, tmpl: t, args: args, scope: e.wfScope, lib: spec.Templates})
 }
 
 // finish runs the exit handler and sets the workflow's phase from the main node and it.
@@ -155,7 +155,7 @@ func (e *engine) finish(main v4.WfNodeStatus) {
 		sc := e.wfScope.with("workflow.status", phase)
 		sc = sc.with("workflow.failures", failures(e.nodes))
 		e.halted = e.in.Spec.Suspend // an exit handler runs after a deadline too, not while suspended
-		h := e.run(call{path: e.in.Name + ".onExit", tmpl: findTemplate(e.in.Spec.Templates, exit), scope: sc})
+		h := e.run(call{path: e.in.Name + ".onExit", tmpl: findTemplate(e.in.Spec.Templates, exit), scope: sc, lib: e.in.Spec.Templates})
 		if !v4.WfPhaseFinished(h.Phase) {
 			e.plan.Phase = v4.WfRunning
 			return

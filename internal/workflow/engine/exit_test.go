@@ -135,16 +135,23 @@ func TestSuspend(t *testing.T) {
 	}
 }
 
+// A templateRef runs a workflowtemplate's template, whose own steps call the
+// workflowtemplate's templates (not the workflow's of the same name).
 func TestTemplateRef(t *testing.T) {
 	doc := `{"kind":"workflow","metadata":{"name":"t"},"spec":{"entrypoint":"main","templates":[
- {"name":"main","dag":{"tasks":[{"name":"a","templateRef":{"name":"lib","template":"echo"},"arguments":{"parameters":[{"name":"m","value":"hi"}]}},
-  {"name":"b","templateRef":{"name":"lib","template":"missing"},"dependencies":["a"]}]}}]}}`
+ {"name":"main","dag":{"tasks":[{"name":"a","templateRef":{"name":"lib","template":"twice"},"arguments":{"parameters":[{"name":"m","value":"hi"}]}},
+  {"name":"b","templateRef":{"name":"lib","template":"missing"},"dependencies":["a"]}]}},
+ {"name":"echo","container":{"image":"the workflow's"}}]}}`
 	s := newSim(t, doc)
-	lib := &v4.WorkflowTemplate{Spec: v4.WorkflowSpec{Templates: []v4.WfTemplate{{Name: "echo",
-		Inputs: &v4.WfInputs{Parameters: []v4.WfParameter{{Name: "m"}}}, Container: &v4.Container{Image: "x", Args: []string{"{{inputs.parameters.m}}"}}}}}}
-	s.in.Refs = map[string]*v4.WorkflowTemplate{"lib": lib}
+	docs, err := v4.Parse([]byte(`{"kind":"workflowtemplate","metadata":{"name":"lib"},"spec":{"templates":[
+ {"name":"twice","inputs":{"parameters":[{"name":"m"}]},"steps":[[{"name":"one","template":"echo","arguments":{"parameters":[{"name":"m","value":"{{inputs.parameters.m}}"}]}}]]},
+ {"name":"echo","inputs":{"parameters":[{"name":"m"}]},"container":{"image":"lib's","args":["{{inputs.parameters.m}}"]}}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.in.Refs = map[string]*v4.WorkflowTemplate{"lib": docs[0].Object.(*v4.WorkflowTemplate)}
 	p := s.runToEnd(succeed)
-	if len(s.started) != 1 || s.started[0].Template.Container.Args[0] != "hi" {
+	if len(s.started) != 1 || s.started[0].Template.Container.Image != "lib's" || s.started[0].Template.Container.Args[0] != "hi" {
 		t.Errorf("started %+v", s.started)
 	}
 	if p.Phase != v4.WfFailed || !strings.Contains(p.Message, `task "b" Error`) {

@@ -24,7 +24,7 @@ func (e *engine) steps(n v4.WfNodeStatus, c call, sc *scope) v4.WfNodeStatus {
 		done, failed, vars := true, "", map[string]string{}
 		for si := range group {
 			s := &group[si]
-			child := e.callStep(stepCall{path: g.Name + "." + s.Name, step: s, scope: sc, boundary: n.ID, depth: c.depth + 1, limit: lim})
+			child := e.callStep(stepCall{path: g.Name + "." + s.Name, step: s, scope: sc, boundary: n.ID, depth: c.depth + 1, limit: lim, lib: c.lib})
 			e.link(g.ID, child)
 			switch {
 			case !v4.WfPhaseFinished(child.Phase):

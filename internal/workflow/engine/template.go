@@ -20,6 +20,9 @@ type call struct {
 	boundary string
 	depth    int
 	limit    *limiter
+	// lib is where the template's steps and tasks find templates by name: the
+	// workflow's, or a workflowtemplate's for a template reached by templateRef.
+	lib []v4.WfTemplate
 }
 
 // run runs a template at its path: attempts under a Retry node when it has a retry
