@@ -135,6 +135,9 @@ func decodeValue(path string, v any, dst reflect.Value, d *decoder) {
 	case quantityType:
 		decodeQuantity(path, v, dst, d)
 		return
+	case wfItemType:
+		decodeWfItem(path, v, dst, d)
+		return
 	}
 	switch dst.Kind() {
 	case reflect.Pointer:

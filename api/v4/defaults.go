@@ -62,6 +62,10 @@ func Default(obj Object) {
 		defaultDependency(o)
 	case *CSIVolume:
 		defaultVolume(o)
+	case *Workflow:
+		defaultWorkflowSpec(&o.Spec)
+	case *WorkflowTemplate:
+		defaultWorkflowSpec(&o.Spec)
 	}
 	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }

@@ -30,6 +30,13 @@ func addSeeds(f *testing.F) {
 		`"parameters":{"k":"v"},"secrets":{"name":"creds"}},"status":{"phase":"Available","claims":[{"taskgroup":"x","node":"n","mode":"write"}]}}`))
 	f.Add([]byte(`{"kind":"VOLUME","spec":{"plugin":"a/b","externalID":"x","capacity":{"min":"9999999P"},"attachmentMode":"block-device",` +
 		`"mountOptions":{"flags":["suid","a,b",""]},"topology":{"required":[{"segments":{}}]},"secrets":{"name":"../x"}}}`))
+	// Workflows (docs/workflows.md): every template type, loops, depends, references.
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","templates":[{"name":"m","steps":[[{"name":"a","template":"s",` +
+		`"withItems":[1,"x",{"k":true}],"when":"{{item}} == 1"}],[{"name":"b","template":"m","withSequence":{"start":"{{steps.a.outputs.result}}","end":"3","format":"%03d"}}]]},` +
+		`{"name":"s","script":{"command":["sh"],"source":"echo {{inputs.parameters.p}}"},"inputs":{"parameters":[{"name":"p","default":"1"}]}}]}}`))
+	f.Add([]byte(`{"kind":"WorkflowTemplate","metadata":{"name":"lib"},"spec":{"templates":[{"name":"d","dag":{"tasks":[{"name":"a","templateRef":{"name":"x","template":"y"}},` +
+		`{"name":"b","template":"d","depends":"a.Failed || !(a)","arguments":{"artifacts":[{"name":"m","from":"{{tasks.a.outputs.artifacts.m}}"}]}}]},` +
+		`"retryStrategy":{"limit":3,"backoff":{"factor":1.5}}}]}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))
@@ -157,6 +164,9 @@ func FuzzParseYAML(f *testing.F) {
 		"kind: process\nmetadata: {name: p}\nspec: {instance: 1, template: {spec: {processes: [{procName: a, startCmd: ./a}], dependencies: [{name: d, namespace: infra, policy: NODE}]}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {maxUnavilable: 2}}}\n"))
 	f.Add([]byte("apiVersion: v4\nkind: deployment\nmetadata: {name: d}\nspec: {instance: 1, selector: {a: b}, strategy: {rollingupdate: {stepDeadline: -1, rollingManually: true}}}\nstatus: {phase: Running, history: [{revision: 1}]}\n"))
+	f.Add([]byte("kind: workflow\nmetadata: {name: w}\nspec:\n  entrypoint: m\n  templates:\n  - name: m\n    dag:\n      tasks:\n" +
+		"      - {name: a, template: s, withItems: [1, x]}\n      - {name: b, template: s, depends: 'a.AnySucceeded || !a.Failed'}\n" +
+		"  - {name: s, suspend: {duration: 5s}}\n"))
 	f.Fuzz(checkParse)
 }
 

@@ -44,6 +44,10 @@ var kinds = map[Kind]kindInfo{
 	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
 	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
 	KindVolume:      {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
+
+	// Workflows (docs/workflows.md).
+	KindWorkflow:         {"workflows", []string{"wf", "wfs"}, func() Object { return &Workflow{} }, false},
+	KindWorkflowTemplate: {"workflowtemplates", []string{"wftmpl", "wftmpls"}, func() Object { return &WorkflowTemplate{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -131,6 +135,10 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Endpoints:
 		return &o.TypeMeta
 	case *CSIVolume:
+		return &o.TypeMeta
+	case *Workflow:
+		return &o.TypeMeta
+	case *WorkflowTemplate:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

@@ -202,6 +202,8 @@ func statusOf(o Object) reflect.Value {
 		return reflect.ValueOf(&w.Status).Elem()
 	case *CSIVolume:
 		return reflect.ValueOf(&w.Status).Elem()
+	case *Workflow:
+		return reflect.ValueOf(&w.Status).Elem()
 	}
 	return reflect.Value{}
 }

@@ -39,6 +39,10 @@ func Validate(obj Object) FieldErrors {
 		validateNotify(o, &errs)
 	case *CSIVolume:
 		validateVolume(o, &errs)
+	case *Workflow:
+		validateWorkflowSpec(&o.Spec, false, &errs)
+	case *WorkflowTemplate:
+		validateWorkflowSpec(&o.Spec, true, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

@@ -46,6 +46,10 @@ func columnsFor(kind v4.Kind) kindColumns {
 		return notifyColumns()
 	case v4.KindVolume:
 		return volumeColumns()
+	case v4.KindWorkflow:
+		return workflowColumns()
+	case v4.KindWorkflowTemplate:
+		return workflowTemplateColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }

@@ -78,6 +78,7 @@ var storeSteps = []admitStep{
 	admitGPUShares,    // a card of the cluster can hold its GPU share (admit_gpu.go)
 	admitServicePorts, // a service's named ports exist (admit_service.go)
 	admitLBClaims,     // a service's load-balancer claims are free (admit_lbgroup.go)
+	admitWorkflowRefs, // a workflow's templateRefs name stored workflowtemplates (admit_workflow.go)
 }
 
 // admit runs the chain on every target of a: authorizeSteps on all, then storeSteps.

@@ -239,7 +239,7 @@ func (s *Server) checkPrivileges(r *http.Request, obj v4.Object) error {
 	id := identityOf(r)
 	kind, ns := string(obj.GetKind()), obj.GetMeta().Namespace
 	var missing []acl.Need
-	for _, need := range acl.Needs("spec.template.spec", v4.PodSpecOf(obj)) {
+	for _, need := range privilegeNeeds(obj) { // admit_workflow.go
 		if !id.Allowed(acl.Request{Verb: acl.VerbWrite, Kind: kind, Namespace: ns, Privilege: need.Privilege}) {
 			missing = append(missing, need)
 		}
