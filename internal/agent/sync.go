@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -110,7 +111,7 @@ func (a *Agent) reconcile(ctx context.Context, tgs []*v4.TaskGroup) error {
 		desired[tgKey(tg.Metadata.Namespace, tg.Metadata.Name)] = tg
 	}
 	a.mu.Lock()
-	a.desired = desired
+	a.desired = maps.Clone(desired) // its own: setDesired changes it while this reads desired
 	a.mu.Unlock()
 
 	for _, tg := range tgs {

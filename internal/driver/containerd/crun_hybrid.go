@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/berthhq/berth/internal/atomicfile"
@@ -26,22 +28,27 @@ import (
 const crunWrapperName = "crun-cgroupv1"
 
 // wrapHybridCrun points every handler that runs crun at a wrapper when this host needs
-// one (CrunRefuses); others are kept as they are.
-func wrapHybridCrun(table map[string]Handler, binDir string) error {
+// one (CrunRefuses); others are kept as they are. A crun that cannot be wrapped (no
+// unshare on the node) is left out of the table, since it would only fail the pods that
+// pick it, and said why in the returned warnings.
+func wrapHybridCrun(table map[string]Handler, binDir string) (warnings []string) {
 	if CrunRefuses() == "" {
 		return nil
 	}
-	for name, h := range table {
+	for _, name := range slices.Sorted(maps.Keys(table)) {
+		h := table[name]
 		if h.Shim != "" || filepath.Base(h.Binary) != "crun" {
 			continue
 		}
 		w, err := crunWrapper(h.Binary, binDir)
 		if err != nil {
-			return fmt.Errorf("runtime %s: %w", name, err)
+			delete(table, name)
+			warnings = append(warnings, fmt.Sprintf("runtime %s is not offered: %v", name, err))
+			continue
 		}
 		table[name] = Handler{Binary: w}
 	}
-	return nil
+	return warnings
 }
 
 // crunWrapper writes (or finds up to date) the wrapper of the crun at bin and returns
@@ -54,11 +61,11 @@ func crunWrapper(bin, binDir string) (string, error) {
 	if crun, err = filepath.Abs(crun); err != nil {
 		return "", err
 	}
-	unshare, err := exec.LookPath("unshare")
+	unshare, err := systemTool("unshare")
 	if err != nil {
 		return "", fmt.Errorf("crun on a hybrid cgroup host runs in a mount namespace of its own, which needs unshare (util-linux): %w", err)
 	}
-	umount, err := exec.LookPath("umount")
+	umount, err := systemTool("umount")
 	if err != nil {
 		return "", fmt.Errorf("crun on a hybrid cgroup host needs umount (mount): %w", err)
 	}
@@ -80,6 +87,21 @@ exec %s -m --propagation private /bin/sh -c 'u="$1"; c="$2"; shift 2; "$u" %s 2>
 		return "", fmt.Errorf("crun wrapper: %w", err)
 	}
 	return path, nil
+}
+
+// systemTool finds one of the system's tools in PATH, else where Debian puts it: the
+// agent may run with a PATH of its operator's that lacks /usr/bin.
+func systemTool(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, dir := range []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not in PATH, /usr/bin or /bin", name)
 }
 
 // hybridCgroup2 is where a hybrid host mounts its cgroup2 hierarchy.

@@ -204,8 +204,8 @@ func New(cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("containerd driver: %w", err)
 	}
-	if err := wrapHybridCrun(runtimes, filepath.Join(dataDir, "bin")); err != nil {
-		return nil, fmt.Errorf("containerd driver: %w", err)
+	for _, w := range wrapHybridCrun(runtimes, filepath.Join(dataDir, "bin")) {
+		log.Warn(w, "driver", "containerd")
 	}
 	address := orDefault(cfg.Address, DefaultAddress)
 	cli, err := client.New(address, client.WithDefaultNamespace(ns), client.WithDefaultRuntime(RuntimeRunc),
