@@ -62,6 +62,8 @@ func Default(obj Object) {
 		defaultDependency(o)
 	case *CSIVolume:
 		defaultVolume(o)
+	case *Job:
+		defaultJob(o)
 	}
 	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }

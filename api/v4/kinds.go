@@ -44,6 +44,7 @@ var kinds = map[Kind]kindInfo{
 	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
 	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
 	KindVolume:      {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
+	KindJob:         {"jobs", []string{"job"}, func() Object { return &Job{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -131,6 +132,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Endpoints:
 		return &o.TypeMeta
 	case *CSIVolume:
+		return &o.TypeMeta
+	case *Job:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

@@ -39,6 +39,8 @@ func Validate(obj Object) FieldErrors {
 		validateNotify(o, &errs)
 	case *CSIVolume:
 		validateVolume(o, &errs)
+	case *Job:
+		validateJob(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:
