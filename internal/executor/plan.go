@@ -49,6 +49,8 @@ type podPlan struct {
 	// runtime is the runtime handler the pod's containers run with (spec.runtime),
 	// empty for the node's default; the driver resolves it (driver.ContainerSetup).
 	runtime string
+	// jobEnv is BERTH_JOB_NAME, and BERTH_JOB_INDEX for an Indexed job's run (jobEnv).
+	jobEnv []envVar
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -146,6 +148,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		volumes:     spec.Volumes,
 		runtime:     spec.Runtime,
 		owner:       -1,
+		jobEnv:      jobEnv(tg),
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {
