@@ -22,7 +22,7 @@ type kindColumns struct {
 	values  func(v4.Object) []string
 }
 
-func columnsFor(kind v4.Kind) kindColumns {
+func columnsFor(kind v4.Kind, now time.Time) kindColumns {
 	switch kind {
 	case v4.KindApplication, v4.KindProcess:
 		return workloadColumns(kind)
@@ -46,6 +46,8 @@ func columnsFor(kind v4.Kind) kindColumns {
 		return notifyColumns()
 	case v4.KindVolume:
 		return volumeColumns()
+	case v4.KindJob:
+		return jobColumns(now)
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }
@@ -215,7 +217,7 @@ func (t objectTable) header() []string {
 		h = append(h, "NAMESPACE")
 	}
 	h = append(h, "NAME")
-	h = append(h, columnsFor(t.kind).headers...)
+	h = append(h, columnsFor(t.kind, t.now).headers...)
 	return append(h, "AGE")
 }
 
@@ -229,7 +231,7 @@ func (t objectTable) row(event string, o v4.Object) []string {
 		r = append(r, m.Namespace)
 	}
 	r = append(r, m.Name)
-	r = append(r, columnsFor(t.kind).values(o)...)
+	r = append(r, columnsFor(t.kind, t.now).values(o)...)
 	return append(r, age(m.CreationTimestamp, t.now))
 }
 
