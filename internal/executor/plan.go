@@ -51,6 +51,9 @@ type podPlan struct {
 	runtime string
 	// jobEnv is BERTH_JOB_NAME, and BERTH_JOB_INDEX for an Indexed job's run (jobEnv).
 	jobEnv []envVar
+	// runToEnd is set for a job's run (docs/jobs.md): its main tasks are meant to end, so
+	// one that ends within a process's startGracePeriod has ended, not failed to start.
+	runToEnd bool
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -149,6 +152,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		runtime:     spec.Runtime,
 		owner:       -1,
 		jobEnv:      jobEnv(tg),
+		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {

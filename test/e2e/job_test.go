@@ -42,8 +42,13 @@ func TestJobs(t *testing.T) {
 	t.Run("indexed", func(t *testing.T) {
 		dir := t.TempDir()
 		passable(t, filepath.Join(dir, "x"))
-		for _, d := range []string{"done", "running"} {
-			if err := os.Mkdir(filepath.Join(dir, d), 0o777); err != nil {
+		// The runs are the agent's unprivileged default user's: the directories are theirs
+		// to write.
+		for _, d := range []string{"", "done", "running"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(filepath.Join(dir, d), 0o777); err != nil {
 				t.Fatal(err)
 			}
 		}
