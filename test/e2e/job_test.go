@@ -42,8 +42,8 @@ func TestJobs(t *testing.T) {
 	t.Run("indexed", func(t *testing.T) {
 		dir := t.TempDir()
 		passable(t, filepath.Join(dir, "x"))
-		// The runs are the agent's unprivileged default user's: the directories are theirs
-		// to write.
+		// The runs are unprivileged users of the agent's (one per task group): the
+		// directories, and the file they all append to, are theirs to write.
 		for _, d := range []string{"", "done", "running"} {
 			if err := os.MkdirAll(filepath.Join(dir, d), 0o777); err != nil {
 				t.Fatal(err)
@@ -51,6 +51,12 @@ func TestJobs(t *testing.T) {
 			if err := os.Chmod(filepath.Join(dir, d), 0o777); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "width"), nil, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, "width"), 0o666); err != nil {
+			t.Fatal(err)
 		}
 		// Each run marks itself running, samples how many run, and writes its index; the
 		// samples bound what ran at once (parallelism), whatever the timing.
