@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,14 +12,28 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// newJobEnv runs the job controller with retries a few milliseconds apart.
+// newJobEnv runs the job controller with retries a few milliseconds apart, and the
+// application controller beside it, as a leader does: every job test also shows that
+// the latter leaves a job's runs alone (it would restart a failed one).
 func newJobEnv(t *testing.T, nodes ...string) *env {
 	t.Helper()
 	return startEnv(t, func(e *env) runner {
 		c := NewJobController(testStore, e.feed, e.opts())
 		c.retryBase = 10 * time.Millisecond
-		return c
+		return both{c, NewAppController(testStore, e.feed, e.opts())}
 	}, nodes...)
+}
+
+// both runs two controllers until ctx ends.
+type both [2]runner
+
+func (b both) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, r := range b {
+		wg.Go(func() { _ = r.Run(ctx) })
+	}
+	wg.Wait()
+	return nil
 }
 
 // applyJob creates or updates job "batch" in ctl with the given spec keys (JSON, after
@@ -166,9 +181,16 @@ func TestJobRetriesUntilBackoffLimit(t *testing.T) {
 	if len(st.Finished) != 2 || st.Finished[1].ExitCode != 2 || st.Finished[1].Message != "exited 2" {
 		t.Errorf("records %+v", st.Finished)
 	}
-	time.Sleep(100 * time.Millisecond) // a failed job starts nothing more
-	if runs := e.runs(); len(runs) != 0 {
-		t.Errorf("runs after the failure: %d", len(runs))
+	// A failed job starts nothing more, and its failed runs stay as they ended.
+	time.Sleep(200 * time.Millisecond)
+	tgs := e.listTaskGroups("ctl", nil)
+	if len(tgs) != 2 {
+		t.Errorf("%d task groups after the failure, want the 2 failed runs", len(tgs))
+	}
+	for _, tg := range tgs {
+		if tg.Status.Phase != v4.StatusFailed || tg.Spec.Desired == v4.DesiredStopped {
+			t.Errorf("%s: %s, desired %s", tg.Metadata.Name, tg.Status.Phase, tg.Spec.Desired)
+		}
 	}
 }
 
