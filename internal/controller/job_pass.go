@@ -86,8 +86,7 @@ func (p *jobPass) run(ctx context.Context) error {
 }
 
 // collect sorts the runs: active, being stopped, succeeded, failed (counted), ignored
-// and stopped ones (removed once recorded). A second run of an index that succeeded
-// (one on a node that came back) is stopped.
+// and stopped ones (removed once recorded).
 func (p *jobPass) collect(ctx context.Context) {
 	var drop []*v4.TaskGroup
 	old := map[string]bool{}
@@ -130,9 +129,16 @@ func (p *jobPass) collect(ctx context.Context) {
 		}
 	}
 	for idx, runs := range p.active {
-		if p.succeeded[idx] {
+		// A second run of an index that succeeded, or a run of an index past a lowered
+		// spec.completions, is stopped.
+		if p.succeeded[idx] || idx >= p.set.Completions {
 			p.stop(ctx, runs)
 			delete(p.active, idx)
+		}
+	}
+	for idx := range p.succeeded {
+		if idx >= p.set.Completions {
+			delete(p.succeeded, idx)
 		}
 	}
 	p.wake(p.c.removeAll(ctx, drop))

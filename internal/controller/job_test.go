@@ -266,3 +266,21 @@ func TestJobTTL(t *testing.T) {
 	})
 	e.eventually("its task groups deleted", func() bool { return len(e.listTaskGroups("ctl", nil)) == 0 })
 }
+
+// Lowering completions stops the runs of the indexes past it; the job completes with
+// the indexes it keeps.
+func TestJobCompletionsLowered(t *testing.T) {
+	e := newJobEnv(t, "n1")
+	e.applyJob(`,"completions":3,"parallelism":3,"completionMode":"Indexed"`)
+	runs := e.waitRuns(3)
+	e.applyJob(`,"completions":1,"parallelism":3,"completionMode":"Indexed"`)
+	left := e.waitRuns(1)
+	if left[0].Metadata.Name != runs[0].Metadata.Name {
+		t.Fatalf("kept %s, want index 0's run", left[0].Metadata.Name)
+	}
+	e.exit(left[0], 0)
+	st := e.waitJob("Complete", func(s v4.JobStatus) bool { return s.Phase == v4.JobComplete })
+	if st.Succeeded != 1 || st.CompletedIndexes != "0" {
+		t.Errorf("status %+v", st)
+	}
+}
