@@ -29,7 +29,7 @@ type JobController struct {
 	queue *queue[scheduler.AppKey]
 	jobs  *cacheView
 	// retryBase is the delay before the first retry of a failed run; it doubles with
-	// each counted failure, up to jobRetryCap.
+	// each failure since the job's last success, up to jobRetryCap.
 	retryBase time.Duration
 }
 

@@ -29,8 +29,11 @@ type jobPass struct {
 	active    map[int][]*v4.TaskGroup // runs not ended and not being stopped, by index
 	stopping  []*v4.TaskGroup
 	failed    int
-	// lastFailure is when the newest counted failure of each index ended.
+	// lastFailure is when the newest counted failure of each index ended; failedAt when
+	// each counted failure did, and lastSuccess when the newest success did.
 	lastFailure map[int]time.Time
+	failedAt    []time.Time
+	lastSuccess time.Time
 	attempts    map[int]int // the next run's attempt number of each index
 	records     []v4.JobRunRecord
 	failJob     string // why the pod failure policy fails the job
@@ -111,8 +114,12 @@ func (p *jobPass) collect(ctx context.Context) {
 		switch o.result {
 		case runSucceeded:
 			p.succeeded[idx] = true
+			if rec.FinishedAt.After(p.lastSuccess) {
+				p.lastSuccess = rec.FinishedAt
+			}
 		case runFailed:
 			p.failed++
+			p.failedAt = append(p.failedAt, rec.FinishedAt)
 			if o.failJob && p.failJob == "" {
 				p.failJob = o.why
 			}
@@ -233,16 +240,17 @@ func (p *jobPass) start(ctx context.Context) error {
 	for _, runs := range p.active {
 		budget -= len(runs)
 	}
+	streak := p.failureStreak()
 	var idxs []int
 	for idx := 0; idx < p.set.Completions && len(idxs) < budget; idx++ {
 		if p.succeeded[idx] || len(p.active[idx]) > 0 {
 			continue
 		}
 		if t, ok := p.lastFailure[idx]; ok {
-			due := t.Add(retryDelay(p.c.retryBase, p.failed))
+			due := t.Add(retryDelay(p.c.retryBase, streak))
 			if d := due.Sub(p.now); d > 0 {
 				p.wake(d)
-				p.note(fmt.Sprintf("index %d is retried at %s (%d failed runs)", idx, due.Format(time.TimeOnly), p.failed))
+				p.note(fmt.Sprintf("index %d is retried at %s (%d failures in a row)", idx, due.Format(time.TimeOnly), streak))
 				continue
 			}
 		}
@@ -252,6 +260,19 @@ func (p *jobPass) start(ctx context.Context) error {
 		return nil
 	}
 	return p.place(ctx, idxs)
+}
+
+// failureStreak counts the failures since the last success: the retry delay doubles
+// with them and starts over once a run succeeds, as Kubernetes' backoff does, so that a
+// large job whose runs fail now and then is not slowed down for good.
+func (p *jobPass) failureStreak() int {
+	n := 0
+	for _, t := range p.failedAt {
+		if t.After(p.lastSuccess) {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *jobPass) note(msg string) {

@@ -132,8 +132,8 @@ func mergeRecords(old, cur []v4.JobRunRecord) []v4.JobRunRecord {
 	return out
 }
 
-// retryDelay is the wait before a failed index runs again, after n counted failures of
-// the job.
+// retryDelay is the wait before a failed index runs again, after n failures of the job
+// since its last success.
 func retryDelay(base time.Duration, n int) time.Duration {
 	d := base
 	for i := 1; i < n && d < jobRetryCap; i++ {
