@@ -40,8 +40,6 @@ type jobPass struct {
 }
 
 func newJobPass(c *JobController, key scheduler.AppKey, job *v4.Job, tgs []*v4.TaskGroup) *jobPass {
-	tgs = slices.Clone(tgs)
-	slices.SortFunc(tgs, byRun)
 	st := job.Status
 	st.Message = ""
 	return &jobPass{c: c, key: key, job: job, set: job.Spec.Settings(), now: time.Now().UTC(), tgs: tgs, st: st,
@@ -110,7 +108,7 @@ func (p *jobPass) collect(ctx context.Context) {
 		}
 		o := outcome(tg, p.job.Spec.PodFailurePolicy)
 		rec := record(tg, o)
-		p.records = append(p.records, rec)
+		p.records = keepLatest(append(p.records, rec))
 		switch o.result {
 		case runSucceeded:
 			p.succeeded[idx] = true

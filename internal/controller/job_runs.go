@@ -104,6 +104,24 @@ func record(tg *v4.TaskGroup, o runOutcome) v4.JobRunRecord {
 		Result: o.result, ExitCode: o.exitCode, StartedAt: tg.Status.StartedAt, FinishedAt: finished, Message: msg}
 }
 
+// keepLatest bounds the records a pass collects: past twice MaxJobRecords it keeps the
+// MaxJobRecords that ended last, so a pass over a job of 10,000 ended runs sorts small
+// slices, not all of them.
+func keepLatest(recs []v4.JobRunRecord) []v4.JobRunRecord {
+	if len(recs) < 2*v4.MaxJobRecords {
+		return recs
+	}
+	slices.SortFunc(recs, byFinish)
+	return append(recs[:0], recs[len(recs)-v4.MaxJobRecords:]...)
+}
+
+func byFinish(a, b v4.JobRunRecord) int {
+	if c := a.FinishedAt.Compare(b.FinishedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.TaskGroup, b.TaskGroup)
+}
+
 // mergeRecords keeps the records of runs that ended most recently: those of this pass,
 // and those of earlier passes whose task groups are gone (ignored or stopped runs).
 func mergeRecords(old, cur []v4.JobRunRecord) []v4.JobRunRecord {
@@ -117,12 +135,7 @@ func mergeRecords(old, cur []v4.JobRunRecord) []v4.JobRunRecord {
 			out = append(out, r)
 		}
 	}
-	slices.SortFunc(out, func(a, b v4.JobRunRecord) int {
-		if c := a.FinishedAt.Compare(b.FinishedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.TaskGroup, b.TaskGroup)
-	})
+	slices.SortFunc(out, byFinish)
 	if len(out) > v4.MaxJobRecords {
 		out = out[len(out)-v4.MaxJobRecords:]
 	}
