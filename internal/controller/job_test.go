@@ -60,10 +60,11 @@ func (e *env) job() *v4.Job {
 	return j
 }
 
-// runs returns the job's task groups wanted running and not ended, by index order.
+// runs returns the job's task groups wanted running and not ended (nor lost), by index
+// order.
 func (e *env) runs() []*v4.TaskGroup {
 	out := e.listTaskGroups("ctl", func(tg *v4.TaskGroup) bool {
-		return tg.Spec.Owner.Kind == v4.KindJob && tg.Spec.Desired != v4.DesiredStopped && !v4.Terminal(tg.Status.Phase)
+		return tg.Spec.Owner.Kind == v4.KindJob && tg.Spec.Desired != v4.DesiredStopped && activeRun(tg)
 	})
 	slices.SortFunc(out, func(a, b *v4.TaskGroup) int { return a.Spec.Index - b.Spec.Index })
 	return out
@@ -282,5 +283,20 @@ func TestJobCompletionsLowered(t *testing.T) {
 	st := e.waitJob("Complete", func(s v4.JobStatus) bool { return s.Phase == v4.JobComplete })
 	if st.Succeeded != 1 || st.CompletedIndexes != "0" {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// A run lost with its node is a failure: it counts, and its index runs again.
+func TestJobLostRunRetried(t *testing.T) {
+	e := newJobEnv(t, "n1")
+	e.applyJob(`,"backoffLimit":1`)
+	first := e.waitRuns(1)[0]
+	e.report(first, v4.StatusLost, time.Now(), time.Time{})
+	st := e.waitJob("the loss counted and retried", func(s v4.JobStatus) bool { return s.Failed == 1 && s.Active == 1 })
+	if st.Phase != v4.JobRunning || len(st.Finished) != 1 || st.Finished[0].Result != runFailed {
+		t.Errorf("status %+v", st)
+	}
+	if runs := e.runs(); len(runs) != 1 || runs[0].Metadata.Name == first.Metadata.Name || runs[0].Spec.ReschedTimes != 1 {
+		t.Errorf("runs %v", runs)
 	}
 }
