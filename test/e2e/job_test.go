@@ -127,3 +127,26 @@ func TestJobs(t *testing.T) {
 		}
 	})
 }
+
+// A job of containers on Docker: each run ends at once (a main container that exits
+// right after its start has ended, not failed to start) and sees the job's env; any
+// failure would fail the job (backoffLimit 0).
+func TestJobContainers(t *testing.T) {
+	requireDocker(t)
+	s := startServer(t, t.TempDir())
+	startDockerAgent(t, s, "jobs-docker", "34650-34699")
+	s.cleanupOwners("e2ejob", "jobs", 60*time.Second)
+	spec := fmtSpec(`{"apiVersion":"v4","kind":"job","metadata":{"name":"cjob","namespace":"e2ejob"},"killPolicy":{"gracePeriod":1},
+	"spec":{"completions":3,"parallelism":3,"completionMode":"Indexed","backoffLimit":0,
+		"template":{"spec":{"containers":[%s]}}}}`,
+		container("main", `[ "$BERTH_JOB_NAME" = cjob ] && [ -n "$BERTH_JOB_INDEX" ] && exit 0; exit 9`, ""))
+	s.applySpec(t, spec)
+	var j *v4.Job
+	waitUntil(t, 90*time.Second, "the container job to finish", func() bool {
+		j = s.job("cjob")
+		return j.Status.Phase == v4.JobComplete || j.Status.Phase == v4.JobFailed
+	})
+	if st := j.Status; st.Phase != v4.JobComplete || st.Succeeded != 3 || st.CompletedIndexes != "0-2" {
+		t.Fatalf("status %+v", st)
+	}
+}
