@@ -66,6 +66,8 @@ func Default(obj Object) {
 		defaultWorkflowSpec(&o.Spec)
 	case *WorkflowTemplate:
 		defaultWorkflowSpec(&o.Spec)
+	case *Job:
+		defaultJob(o)
 	}
 	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }

@@ -52,6 +52,8 @@ func PodSpecOf(o Object) *PodSpec {
 		return &x.Spec.Template.Spec
 	case *Dependency:
 		return &x.Spec.Template.Spec
+	case *Job:
+		return &x.Spec.Template.Spec
 	}
 	return nil
 }

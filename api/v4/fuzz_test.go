@@ -24,6 +24,11 @@ func addSeeds(f *testing.F) {
 		`"events":["taskgroup.failed","Node.Lost"],"namespaces":["*"],"headers":{"Authorization":"Bearer x"},"timeoutSeconds":3,"maxRetries":0},` +
 		`"status":{"delivered":1}}`))
 	f.Add([]byte(`{"kind":"notify","spec":{"url":"http://u:p@h/#f","events":["x","x"],"namespaces":["a","*"],"maxRetries":-1}}`))
+	// Jobs: counts, modes and failure rules at and past their bounds.
+	f.Add([]byte(`{"apiVersion":"v4","kind":"job","metadata":{"name":"j"},"spec":{"completions":20,"parallelism":1e9,"completionMode":"indexed",` +
+		`"backoffLimit":-1,"activeDeadlineSeconds":60,"ttlSecondsAfterFinished":0,"suspend":true,"podFailurePolicy":{"rules":[` +
+		`{"action":"FailJob","onExitCodes":{"operator":"In","values":[42,256,0]}},{"action":"x","onExitCodes":{"containerName":"c","operator":"NotIn","values":[]}}]},` +
+		`"template":{"spec":{"processes":[{"procName":"p","startCmd":"./p"}]}}},"status":{"succeeded":3}}`))
 	f.Add([]byte(`{"apiVersion":"v4","kind":"volume","metadata":{"name":"data"},"spec":{"plugin":"hostpath.csi.k8s.io",` +
 		`"capacity":{"min":"1G","max":"2Gi"},"accessMode":"multi-node-reader-only","mountOptions":{"fsType":"ext4","flags":["noatime"]},` +
 		`"topology":{"required":[{"segments":{"zone":"a"}}],"preferred":[{"segments":{"zone":"a","rack":"r1"}}]},` +

@@ -16,6 +16,8 @@ func TemplateOf(obj Object) *PodTemplate {
 		return &o.Spec.Template
 	case *Dependency:
 		return &o.Spec.Template
+	case *Job:
+		return &o.Spec.Template
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ var kinds = map[Kind]kindInfo{
 	KindNotify:      {"notifies", nil, func() Object { return &Notify{} }, false},
 	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
 	KindVolume:      {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
+	KindJob:         {"jobs", []string{"job"}, func() Object { return &Job{} }, false},
 
 	// Workflows (docs/workflows.md).
 	KindWorkflow:         {"workflows", []string{"wf", "wfs"}, func() Object { return &Workflow{} }, false},
@@ -139,6 +140,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *Workflow:
 		return &o.TypeMeta
 	case *WorkflowTemplate:
+		return &o.TypeMeta
+	case *Job:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

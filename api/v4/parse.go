@@ -191,7 +191,7 @@ func contentJSON(o Object) []byte {
 }
 
 // statusOf returns the settable status of the kinds whose status berth's controllers
-// write (applications, processes, daemonsets, volumes), else the zero Value.
+// write (applications, processes, daemonsets, volumes, jobs), else the zero Value.
 func statusOf(o Object) reflect.Value {
 	switch w := o.(type) {
 	case *Application:
@@ -203,6 +203,8 @@ func statusOf(o Object) reflect.Value {
 	case *CSIVolume:
 		return reflect.ValueOf(&w.Status).Elem()
 	case *Workflow:
+		return reflect.ValueOf(&w.Status).Elem()
+	case *Job:
 		return reflect.ValueOf(&w.Status).Elem()
 	}
 	return reflect.Value{}

@@ -74,6 +74,9 @@ type TaskGroupSpec struct {
 	// each was placed again at once on other ports, without a restart or a crash-loop
 	// wait, up to a bound past which the restart policy takes over.
 	PortRetries int `json:"portRetries,omitempty"`
+	// JobIndex is the completion index of a run of an Indexed job, given to its tasks as
+	// BERTH_JOB_INDEX; nil for every other task group.
+	JobIndex *int `json:"jobIndex,omitempty"`
 }
 
 // Desired states of a task group.

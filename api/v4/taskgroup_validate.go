@@ -43,12 +43,15 @@ func validateTaskGroup(tg *TaskGroup, errs *FieldErrors) {
 	switch s.Owner.Kind {
 	case "":
 		errs.add("spec.owner.kind", "required")
-	case KindApplication, KindProcess, KindDeployment, KindDaemonset, KindDependency:
+	case KindApplication, KindProcess, KindDeployment, KindDaemonset, KindDependency, KindJob:
 	default:
-		errs.add("spec.owner.kind", "must be application, process, deployment, daemonset or dependency, got %q", truncate(string(s.Owner.Kind), 80))
+		errs.add("spec.owner.kind", "must be application, process, deployment, daemonset, dependency or job, got %q", truncate(string(s.Owner.Kind), 80))
 	}
 	checkName("spec.owner.name", s.Owner.Name, errs)
 	nonNegative("spec.index", s.Index, errs)
+	if s.JobIndex != nil {
+		nonNegative("spec.jobIndex", *s.JobIndex, errs)
+	}
 	if s.Node == "" {
 		errs.add("spec.node", "required")
 	} else {

@@ -43,6 +43,8 @@ func Validate(obj Object) FieldErrors {
 		validateWorkflowSpec(&o.Spec, false, &errs)
 	case *WorkflowTemplate:
 		validateWorkflowSpec(&o.Spec, true, &errs)
+	case *Job:
+		validateJob(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

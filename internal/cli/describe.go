@@ -64,7 +64,7 @@ func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, n
 		fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
 	}
 	d.object(obj)
-	if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency {
+	if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency || kind == v4.KindJob {
 		if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
 			d.taskGroups(tgs)
 		} else {
@@ -151,6 +151,8 @@ func (d *describer) object(obj v4.Object) {
 		d.notify(o)
 	case *v4.CSIVolume:
 		d.volume(o)
+	case *v4.Job:
+		d.job(o)
 	case *v4.Endpoints:
 		d.endpoints(o)
 	case *v4.TaskGroup:

@@ -22,7 +22,7 @@ type kindColumns struct {
 	values  func(v4.Object) []string
 }
 
-func columnsFor(kind v4.Kind) kindColumns {
+func columnsFor(kind v4.Kind, now time.Time) kindColumns {
 	switch kind {
 	case v4.KindApplication, v4.KindProcess:
 		return workloadColumns(kind)
@@ -50,6 +50,8 @@ func columnsFor(kind v4.Kind) kindColumns {
 		return workflowColumns()
 	case v4.KindWorkflowTemplate:
 		return workflowTemplateColumns()
+	case v4.KindJob:
+		return jobColumns(now)
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }
@@ -219,7 +221,7 @@ func (t objectTable) header() []string {
 		h = append(h, "NAMESPACE")
 	}
 	h = append(h, "NAME")
-	h = append(h, columnsFor(t.kind).headers...)
+	h = append(h, columnsFor(t.kind, t.now).headers...)
 	return append(h, "AGE")
 }
 
@@ -233,7 +235,7 @@ func (t objectTable) row(event string, o v4.Object) []string {
 		r = append(r, m.Namespace)
 	}
 	r = append(r, m.Name)
-	r = append(r, columnsFor(t.kind).values(o)...)
+	r = append(r, columnsFor(t.kind, t.now).values(o)...)
 	return append(r, age(m.CreationTimestamp, t.now))
 }
 

@@ -6,6 +6,8 @@
 // daemonset on each eligible node, following node joins and leaves. The notify controller
 // POSTs callbacks for the warnings notify objects subscribe to. The dependency controller
 // runs deployd-style dependency pods: one per node (or per namespace on a node) while task
-// groups there declare them, collected DependencyGC after the last one went. Only the
-// server elected leader through etcd runs them.
+// groups there declare them, collected DependencyGC after the last one went. The job
+// controller runs jobs to completion: task groups up to the job's parallelism, failed
+// ones retried until its backoffLimit (docs/jobs.md). Only the server elected leader
+// through etcd runs them.
 package controller

@@ -126,6 +126,7 @@ func (m *Manager) controllers(opts Options) map[string]runner {
 		"service":        NewServiceController(m.store, opts),
 		"remote-check":   NewRemoteCheckController(m.store, opts),
 		"volume":         NewVolumeController(m.store, opts),
+		"job":            NewJobController(m.store, m.feed, opts),
 	}
 }
 

@@ -33,6 +33,19 @@ func injectedEnv(hostIP, containerIP, podID string, ports []v4.AllocatedPort) []
 	)
 }
 
+// jobEnv is what a run of a job is told of it (docs/jobs.md): the job's name, and for
+// an Indexed job its completion index; nothing for the task groups of other kinds.
+func jobEnv(tg *v4.TaskGroup) []envVar {
+	if tg.Spec.Owner.Kind != v4.KindJob {
+		return nil
+	}
+	env := []envVar{{"BERTH_JOB_NAME", tg.Spec.Owner.Name}}
+	if i := tg.Spec.JobIndex; i != nil {
+		env = append(env, envVar{"BERTH_JOB_INDEX", strconv.Itoa(*i)})
+	}
+	return env
+}
+
 // specEnv resolves the spec's env: literal values, or valueFrom.resourceFieldRef from
 // the task's resources. An unknown resource drops the variable with a warning (BCS).
 func specEnv(vars []v4.EnvVar, res *v4.Resources, log *slog.Logger) ([]envVar, error) {

@@ -131,6 +131,9 @@ func (p *pod) startRole(ctx context.Context, i int, t *driver.Task) error {
 	if tp.role() == v4.RoleInit {
 		return p.runInit(ctx, i, t)
 	}
+	if p.plan.runToEnd && tp.role() == "" {
+		t.RunToEnd = true // a job's main task: its end is its result
+	}
 	if err := p.startTask(ctx, i, t); err != nil {
 		return err
 	}

@@ -49,6 +49,11 @@ type podPlan struct {
 	// runtime is the runtime handler the pod's containers run with (spec.runtime),
 	// empty for the node's default; the driver resolves it (driver.ContainerSetup).
 	runtime string
+	// jobEnv is BERTH_JOB_NAME, and BERTH_JOB_INDEX for an Indexed job's run (jobEnv).
+	jobEnv []envVar
+	// runToEnd is set for a job's run (docs/jobs.md): its main tasks are meant to end, so
+	// one that ends within a process's startGracePeriod has ended, not failed to start.
+	runToEnd bool
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -146,6 +151,8 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		volumes:     spec.Volumes,
 		runtime:     spec.Runtime,
 		owner:       -1,
+		jobEnv:      jobEnv(tg),
+		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {

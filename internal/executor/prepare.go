@@ -34,6 +34,7 @@ func (pp *prepared) setEnv(p *pod, i int, containerIP string) {
 		env = append(env, envVar{"BERTH_DNS", d.Addr}, envVar{"BCS_DNS", d.Addr})
 	}
 	env = append(env, p.csiEndpoint(pp.tasks[i])...)
+	env = append(env, p.plan.jobEnv...)
 	env = copyVars(append(env, pp.own[i]...))
 	devices := pp.share[i]
 	if c := p.e.cfg.GPUs; len(pp.tasks[i].GPUs) > 0 || c != nil && c.Any() {

@@ -76,6 +76,8 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		tmpl, req.Constraint = o.Spec.Template, o.Constraint
 	case *v4.Daemonset:
 		tmpl, req.Constraint = &o.Spec.Template, oneper(o.Constraint)
+	case *v4.Job:
+		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
 	case *v4.Dependency: // the dependency controller pins each pod to its node
 		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
 	default:

@@ -160,8 +160,8 @@ func streamObject(stream []v4.Document, kind v4.Kind, ns, name string) v4.Object
 }
 
 // configUserKinds are the kinds whose pods may name configmaps and secrets: the
-// workloads, and dependencies.
-var configUserKinds = append(slices.Clone(workloadKinds), v4.KindDependency)
+// workloads, dependencies and jobs.
+var configUserKinds = append(slices.Clone(workloadKinds), v4.KindDependency, v4.KindJob)
 
 // checkConfigDelete refuses to delete a configmap or a secret that a workload of its
 // namespace names, listing them (409), unless ?force=true: their instances would fail
