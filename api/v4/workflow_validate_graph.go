@@ -169,21 +169,34 @@ func ancestorSets(tasks []WfDAGTask, index map[string]int, deps map[string][]str
 	return sets
 }
 
-// topoOrder lists the tasks' indexes, each after those it depends on (Kahn's algorithm:
-// linear in tasks and edges).
+// topoOrder lists the tasks' indexes, each after those it depends on.
 func topoOrder(tasks []WfDAGTask, index map[string]int, deps map[string][]string) []int {
-	pending := make([]int, len(tasks)) // dependencies not yet listed
-	dependents := make([][]int, len(tasks))
-	for i, t := range tasks {
-		for _, d := range deps[t.Name] {
+	return TopoOrder(len(tasks), func(i int) []int {
+		var out []int
+		for _, d := range deps[tasks[i].Name] {
 			if j, ok := index[d]; ok {
-				pending[i]++
-				dependents[j] = append(dependents[j], i)
+				out = append(out, j)
 			}
 		}
+		return out
+	})
+}
+
+// TopoOrder lists the nodes 0..n-1, each after the nodes deps(i) names (Kahn's
+// algorithm: linear in nodes and edges; deps is called once per node). A result shorter
+// than n means the nodes left out lie on a cycle or after one. The workflow engine
+// orders a DAG's tasks with it too.
+func TopoOrder(n int, deps func(i int) []int) []int {
+	pending := make([]int, n) // dependencies not yet listed
+	dependents := make([][]int, n)
+	for i := range n {
+		for _, j := range deps(i) {
+			pending[i]++
+			dependents[j] = append(dependents[j], i)
+		}
 	}
-	order := make([]int, 0, len(tasks))
-	for i := range tasks {
+	order := make([]int, 0, n)
+	for i := range n {
 		if pending[i] == 0 {
 			order = append(order, i)
 		}

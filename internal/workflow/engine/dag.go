@@ -94,32 +94,17 @@ func dagOrder(tasks []v4.WfDAGTask) ([]*expr.Depends, []int, error) {
 		}
 		deps[i] = d
 	}
-	// Kahn's algorithm: linear in tasks and edges.
-	pending := make([]int, len(tasks)) // dependencies not yet listed
-	dependents := make([][]int, len(tasks))
+	depIdx := make([][]int, len(tasks))
 	for i := range tasks {
 		for _, name := range depTasks(deps[i]) {
 			j, ok := index[name]
 			if !ok {
 				return nil, nil, fmt.Errorf("task %q: unknown task %q", tasks[i].Name, name)
 			}
-			pending[i]++
-			dependents[j] = append(dependents[j], i)
+			depIdx[i] = append(depIdx[i], j)
 		}
 	}
-	order := make([]int, 0, len(tasks))
-	for i := range tasks {
-		if pending[i] == 0 {
-			order = append(order, i)
-		}
-	}
-	for k := 0; k < len(order); k++ {
-		for _, i := range dependents[order[k]] {
-			if pending[i]--; pending[i] == 0 {
-				order = append(order, i)
-			}
-		}
-	}
+	order := v4.TopoOrder(len(tasks), func(i int) []int { return depIdx[i] })
 	if len(order) < len(tasks) {
 		return nil, nil, fmt.Errorf("the dag's dependencies form a cycle")
 	}
