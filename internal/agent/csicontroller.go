@@ -1,10 +1,7 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -14,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/csi"
+	"github.com/berthhq/berth/internal/httpapi"
 )
 
 // The server's controller calls (docs/volumes.md, "Plugins"): a controller plugin runs
@@ -33,7 +31,7 @@ func (a *Agent) handleCSIController(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req v4.CSIControllerRequest
-	if err := decodeStrict(body, &req); err != nil {
+	if err := httpapi.DecodeStrict(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "the body is not a CSI controller request: %v", err)
 		return
 	}
@@ -66,20 +64,6 @@ func (a *Agent) handleCSIController(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, reply)
-}
-
-// decodeStrict decodes one JSON value, refusing unknown fields, trailing data and keys
-// given twice (as the server's API does).
-func decodeStrict(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("data after the JSON value")
-	}
-	return v4.CheckDuplicateKeys(data)
 }
 
 // csiControllerCall makes the call req asks for.
