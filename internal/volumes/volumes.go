@@ -170,10 +170,16 @@ func (e *ConflictError) Error() string {
 		e.Volume, e.Mode, e.Reason, e.Holder.TaskGroup, e.Holder.Node, e.Holder.Mode)
 }
 
+// MaxClaims bounds a volume's claims: each is a line of its status, and a multi-node
+// volume claimed by every instance of a large workload must not grow its object past
+// what etcd takes in one write.
+const MaxClaims = 1000
+
 // CheckAccess reports whether claim c may be held beside vol's claims of other task
 // groups under its access mode: single-node modes keep every claim on one node,
 // multi-node-single-writer admits one writer, reader-only modes admit readers only. A
-// claim of the same task group is not counted: claiming again is idempotent.
+// claim of the same task group is not counted: claiming again is idempotent. A new claim
+// past MaxClaims is refused.
 func CheckAccess(vol *v4.CSIVolume, c v4.VolumeClaim) error {
 	mode := vol.Spec.AccessMode
 	conflict := func(holder v4.VolumeClaim, reason string) error {
@@ -181,6 +187,9 @@ func CheckAccess(vol *v4.CSIVolume, c v4.VolumeClaim) error {
 	}
 	if readerOnly(mode) && c.Mode != ModeRead {
 		return conflict(v4.VolumeClaim{}, "it admits read-only claims only")
+	}
+	if _, held := ClaimOf(vol, c.TaskGroup); !held && len(vol.Status.Claims) >= MaxClaims {
+		return conflict(v4.VolumeClaim{}, fmt.Sprintf("it holds %d claims, the most one volume keeps", len(vol.Status.Claims)))
 	}
 	for _, h := range vol.Status.Claims {
 		if h.TaskGroup == c.TaskGroup {

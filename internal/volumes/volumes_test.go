@@ -3,6 +3,7 @@ package volumes
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -139,4 +140,19 @@ func FuzzCheckAccess(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A volume keeps at most MaxClaims claims: a new one past them is refused, a task group
+// that holds one may claim again.
+func TestCheckAccessBoundsClaims(t *testing.T) {
+	vol := &v4.CSIVolume{Metadata: v4.ObjectMeta{Name: "shared"}, Spec: v4.VolumeSpec{AccessMode: v4.AccessMultiNodeMultiWriter}}
+	for i := range MaxClaims {
+		vol.Status.Claims = append(vol.Status.Claims, v4.VolumeClaim{TaskGroup: fmt.Sprintf("tg%d", i), Node: "n1", Mode: ModeWrite})
+	}
+	if err := CheckAccess(vol, v4.VolumeClaim{TaskGroup: "new", Node: "n2", Mode: ModeWrite}); err == nil {
+		t.Fatalf("claim %d accepted", MaxClaims+1)
+	}
+	if err := CheckAccess(vol, v4.VolumeClaim{TaskGroup: "tg7", Node: "n1", Mode: ModeWrite}); err != nil {
+		t.Fatalf("a held claim claimed again: %v", err)
+	}
 }
