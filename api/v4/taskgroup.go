@@ -77,6 +77,9 @@ type TaskGroupSpec struct {
 	// JobIndex is the completion index of a run of an Indexed job, given to its tasks as
 	// BERTH_JOB_INDEX; nil for every other task group.
 	JobIndex *int `json:"jobIndex,omitempty"`
+	// Step is set on a workflow step's task group: what the agent stages before the
+	// tasks start and collects after the main task exits (nil for every other one).
+	Step *StepIO `json:"step,omitempty"`
 }
 
 // Desired states of a task group.
@@ -145,6 +148,8 @@ type TaskGroupStatus struct {
 	// PortsTaken names. The controllers act on it; Message says it in words.
 	Reason     string     `json:"reason,omitempty"`
 	PortsTaken []BusyPort `json:"portsTaken,omitempty"`
+	// Step is what the agent collected from a workflow step (TaskGroupSpec.Step).
+	Step *StepResult `json:"step,omitempty"`
 }
 
 // KeepLastPhase sets s.LastPhase from old, the status s replaces: old's phase when the

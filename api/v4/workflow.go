@@ -117,6 +117,16 @@ type WfArtifact struct {
 	Optional bool `json:"optional,omitempty"`
 	// Mode is the file mode of a staged file (0: 0644).
 	Mode int `json:"mode,omitempty"`
+	// Raw, HTTP and Git are sources of an input artifact other than the repository
+	// (at most one is set, and not with From).
+	Raw  *WfRawArtifact  `json:"raw,omitempty"`
+	HTTP *WfHTTPArtifact `json:"http,omitempty"`
+	Git  *WfGitArtifact  `json:"git,omitempty"`
+}
+
+// WfRawArtifact is an input artifact given inline.
+type WfRawArtifact struct {
+	Data string `json:"data"`
 }
 
 // WfArtifactRepositoryRef names an artifact repository and a key in it.
