@@ -47,7 +47,16 @@ type WorkflowSpec struct {
 	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
 	// Suspend holds the workflow: no new step starts until it is false again.
 	Suspend bool `json:"suspend,omitempty"`
+	// Shutdown ends a running workflow: Stop stops its steps and runs its exit handler,
+	// Terminate stops everything (Argo's spec.shutdown; `berth workflow stop|terminate`).
+	Shutdown string `json:"shutdown,omitempty"`
 }
+
+// The values of WorkflowSpec.Shutdown.
+const (
+	ShutdownStop      = "Stop"
+	ShutdownTerminate = "Terminate"
+)
 
 // WfArguments are the values passed to a workflow or to a called template.
 type WfArguments struct {

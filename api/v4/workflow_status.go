@@ -34,9 +34,16 @@ type WorkflowStatus struct {
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
 	Message    string    `json:"message,omitempty"`
-	// Nodes are the workflow's nodes by ID. (Keeping them outside the object once they
-	// outgrow it comes with the controller: docs/workflows.md.)
+	// Nodes are the workflow's nodes by ID, while they are small; past a size the
+	// controller keeps them outside the object, one key per node (NodesOffloaded), and
+	// GET .../workflows/{name}/nodes pages them either way (docs/workflows.md).
 	Nodes map[string]WfNodeStatus `json:"nodes,omitempty"`
+	// NodesOffloaded says the nodes are kept outside the object.
+	NodesOffloaded bool `json:"nodesOffloaded,omitempty"`
+	// Progress is "done/total" of the workflow's steps (Pod nodes).
+	Progress string `json:"progress,omitempty"`
+	// NodeCounts counts the nodes by phase.
+	NodeCounts map[string]int `json:"nodeCounts,omitempty"`
 }
 
 // WfNodeStatus is one node of a workflow: a template called at one place, one item of a

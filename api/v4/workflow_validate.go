@@ -104,6 +104,9 @@ func validateWorkflowSpec(s *WorkflowSpec, library bool, errs *FieldErrors) {
 	}
 	checkRange("spec.parallelism", int64(s.Parallelism), maxWfParallelism, errs)
 	checkRange("spec.activeDeadlineSeconds", s.ActiveDeadlineSeconds, maxWfDeadline, errs)
+	if s.Shutdown != "" && s.Shutdown != ShutdownStop && s.Shutdown != ShutdownTerminate {
+		errs.add("spec.shutdown", "must be %q or %q, got %q", ShutdownStop, ShutdownTerminate, truncate(s.Shutdown, 40))
+	}
 	wfParams := validateWfArguments("spec.arguments", s.Arguments, !library, errs)
 	g := &wfGraph{spec: s, byName: byName, wfParams: wfParams, library: library, errs: errs}
 	for i := range s.Templates {

@@ -83,6 +83,17 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	default:
 		return nil, fmt.Errorf("%s objects are not placed", obj.GetKind())
 	}
+	return req.forTemplate(meta, tmpl)
+}
+
+// RequestForTemplate builds the request that places the given indexes of a pod template
+// that belongs to app (a workflow's step: its template is the step's, not the object's).
+func RequestForTemplate(app AppKey, meta *v4.ObjectMeta, tmpl *v4.PodTemplate, c *v4.Constraint, indexes []int) (*Request, error) {
+	req := &Request{App: app, Indexes: indexes, Strategy: meta.Annotations[StrategyAnnotation], Constraint: c}
+	return req.forTemplate(meta, tmpl)
+}
+
+func (req *Request) forTemplate(meta *v4.ObjectMeta, tmpl *v4.PodTemplate) (*Request, error) {
 	if req.Strategy != "" && req.Strategy != Spread && req.Strategy != Binpack {
 		return nil, fmt.Errorf("annotation %s: %q is neither %q nor %q", StrategyAnnotation, req.Strategy, Spread, Binpack)
 	}

@@ -89,7 +89,20 @@ func (e *engine) single(path string, sc stepCall, s *scope, item *v4.WfItem) v4.
 			args[p.Name] = v
 		}
 	}
-	return e.run(call{path: path, tmpl: tmpl, ref: ref, args: args, scope: e.wfScope.withMap(itemVarsOf(s)),
+	var arts []v4.WfArtifact
+	if a := sc.step.Arguments; a != nil {
+		for _, art := range a.Artifacts {
+			if art.From != "" {
+				v, err := s.substitute(art.From)
+				if err != nil {
+					return e.errorNode(path, sc.boundary, fmt.Sprintf("artifact %q: %v", art.Name, err))
+				}
+				art.From = v
+			}
+			arts = append(arts, art)
+		}
+	}
+	return e.run(call{path: path, tmpl: tmpl, ref: ref, args: args, arts: arts, scope: e.wfScope.withMap(itemVarsOf(s)),
 		boundary: sc.boundary, depth: sc.depth, limit: sc.limit, lib: lib})
 }
 

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -31,6 +32,12 @@ type Input struct {
 	Nodes     map[string]v4.WfNodeStatus
 	StartedAt time.Time // when the workflow started
 	Now       time.Time
+	// MaxStarts bounds the Pod nodes one pass starts (0: no bound), so a pass over a
+	// loop of 10,000 items does bounded work; Plan.More says more are waiting.
+	MaxStarts int
+	// Shutdown is the workflow's spec.shutdown: Stop (no new step, running ones stopped,
+	// the exit handler runs) or Terminate (the same without the exit handler).
+	Shutdown string
 }
 
 // Start is a Pod node to start: its template with the node's inputs substituted.
@@ -57,6 +64,8 @@ type Plan struct {
 	// Requeue is when to run a pass again though nothing changes (a retry's backoff, a
 	// deadline, a timed suspend); zero: on the next change only.
 	Requeue time.Time
+	// More is set when MaxStarts held steps back: the next pass starts them.
+	More bool
 }
 
 // Retry is a retry due at a time: attempt Attempt of the Retry node NodeID.
@@ -107,6 +116,10 @@ func Next(in Input) Plan {
 	}
 	e.halted = in.Spec.Suspend
 	e.wfScope = e.workflowScope()
+	if why := shutdownMessage(in.Shutdown); why != "" {
+		e.halted = true
+		e.stopActive(why)
+	}
 	if d := in.Spec.ActiveDeadlineSeconds; d > 0 {
 		end := in.StartedAt.Add(time.Duration(d) * time.Second)
 		if !in.Now.Before(end) {
@@ -137,7 +150,10 @@ func (e *engine) runRoot() v4.WfNodeStatus {
 
 // finish runs the exit handler and sets the workflow's phase from the main node and it.
 func (e *engine) finish(main v4.WfNodeStatus) {
+	why := shutdownMessage(e.in.Shutdown)
 	switch {
+	case why != "" && !v4.WfPhaseFinished(main.Phase):
+		main = e.end(main, v4.WfFailed, why)
 	case e.expired && !v4.WfPhaseFinished(main.Phase):
 		main = e.end(main, v4.WfFailed, "the workflow's activeDeadlineSeconds passed")
 	case !v4.WfPhaseFinished(main.Phase):
@@ -146,12 +162,14 @@ func (e *engine) finish(main v4.WfNodeStatus) {
 	}
 	phase, msg := main.Phase, main.Message
 	switch {
+	case why != "":
+		phase, msg = v4.WfFailed, why
 	case e.expired:
 		phase, msg = v4.WfFailed, "the workflow's activeDeadlineSeconds passed"
 	case phase == v4.WfOmitted || phase == v4.WfSkipped:
 		phase = v4.WfSucceeded
 	}
-	if exit := e.in.Spec.OnExit; exit != "" {
+	if exit := e.in.Spec.OnExit; exit != "" && e.in.Shutdown != v4.ShutdownTerminate {
 		sc := e.wfScope.with("workflow.status", phase)
 		sc = sc.with("workflow.failures", failures(e.nodes))
 		e.halted = e.in.Spec.Suspend // an exit handler runs after a deadline too, not while suspended
@@ -165,6 +183,17 @@ func (e *engine) finish(main v4.WfNodeStatus) {
 		}
 	}
 	e.plan.Phase, e.plan.Message = phase, msg
+}
+
+// shutdownMessage is why a shut-down workflow failed ("" when it is not shut down).
+func shutdownMessage(s string) string {
+	switch s {
+	case v4.ShutdownStop:
+		return "Stopped"
+	case v4.ShutdownTerminate:
+		return "Terminated"
+	}
+	return ""
 }
 
 // put records a node, marking it for Updates when it differs from what is recorded.
@@ -189,8 +218,12 @@ func (e *engine) requeue(t time.Time) {
 
 // stopActive fails every pending or running Pod node and asks the controller to stop it.
 func (e *engine) stopActive(why string) {
+	exit := e.in.Name + ".onExit"
 	for _, id := range sortedIDs(e.nodes) {
 		n := e.nodes[id]
+		if e.in.Shutdown != v4.ShutdownTerminate && strings.HasPrefix(n.Name, exit) {
+			continue // the workflow's exit handler runs after a stop or a deadline
+		}
 		if n.Type == v4.WfNodePod && !v4.WfPhaseFinished(n.Phase) {
 			n.Phase, n.Message, n.FinishedAt = v4.WfFailed, why, e.in.Now
 			e.put(n)

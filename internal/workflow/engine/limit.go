@@ -46,6 +46,10 @@ func (e *engine) mayStart(l *limiter) bool {
 	if e.halted {
 		return false
 	}
+	if m := e.in.MaxStarts; m > 0 && len(e.plan.Start) >= m {
+		e.plan.More = true
+		return false
+	}
 	if p := e.in.Spec.Parallelism; p > 0 && e.active >= p {
 		return false
 	}

@@ -89,11 +89,11 @@ func failures(nodes map[string]v4.WfNodeStatus) string {
 }
 
 // inputs resolves a template's input parameters from the call's arguments.
-func inputs(t *v4.WfTemplate, args map[string]string) (*v4.WfInputs, map[string]string, error) {
+func inputs(t *v4.WfTemplate, args map[string]string, arts []v4.WfArtifact) (*v4.WfInputs, map[string]string, error) {
 	if t.Inputs == nil {
 		return nil, nil, nil
 	}
-	in := &v4.WfInputs{Artifacts: t.Inputs.Artifacts}
+	in := &v4.WfInputs{Artifacts: inputArtifacts(t.Inputs.Artifacts, arts)}
 	vars := map[string]string{}
 	for _, p := range t.Inputs.Parameters {
 		v, ok := args[p.Name]
@@ -116,6 +116,27 @@ func inputs(t *v4.WfTemplate, args map[string]string) (*v4.WfInputs, map[string]
 		vars["inputs.artifacts."+a.Name+".path"] = a.Path
 	}
 	return in, vars, nil
+}
+
+// inputArtifacts are a template's input artifacts with the source an argument of the
+// same name gives (from, raw, http, git); the path and mode stay the template's.
+func inputArtifacts(decl, args []v4.WfArtifact) []v4.WfArtifact {
+	if len(decl) == 0 {
+		return nil
+	}
+	out := slices.Clone(decl)
+	for i := range out {
+		for _, a := range args {
+			if a.Name != out[i].Name {
+				continue
+			}
+			out[i].From, out[i].Raw, out[i].HTTP, out[i].Git = a.From, a.Raw, a.HTTP, a.Git
+			if a.Repository != nil {
+				out[i].Repository = a.Repository
+			}
+		}
+	}
+	return out
 }
 
 // taskOf is the part of a template a Pod node runs.

@@ -12,10 +12,12 @@ import (
 // call is one use of a template: where (path), with what (args, scope), under which
 // steps or dag node (boundary) and parallelism limits.
 type call struct {
-	path     string
-	tmpl     *v4.WfTemplate
-	ref      *v4.WfTemplateRef
-	args     map[string]string
+	path string
+	tmpl *v4.WfTemplate
+	ref  *v4.WfTemplateRef
+	args map[string]string
+	// arts are the artifacts passed as arguments, their from resolved to "nodeID/name".
+	arts     []v4.WfArtifact
 	scope    *scope
 	boundary string
 	depth    int
@@ -49,7 +51,7 @@ func (e *engine) attempt(c call, path string, attempt int) v4.WfNodeStatus {
 	if v4.WfPhaseFinished(n.Phase) {
 		return n
 	}
-	in, vars, err := inputs(c.tmpl, c.args)
+	in, vars, err := inputs(c.tmpl, c.args, c.arts)
 	if err != nil {
 		n.Phase, n.Message, n.FinishedAt = v4.WfError, err.Error(), e.in.Now
 		e.put(n)
