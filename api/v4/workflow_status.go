@@ -44,6 +44,9 @@ type WorkflowStatus struct {
 	Progress string `json:"progress,omitempty"`
 	// NodeCounts counts the nodes by phase.
 	NodeCounts map[string]int `json:"nodeCounts,omitempty"`
+	// RetryCount counts the retries of the workflow (`berth workflow retry`): a step
+	// run again after one gets a task group of its own, beside its earlier one.
+	RetryCount int `json:"retryCount,omitempty"`
 }
 
 // WfNodeStatus is one node of a workflow: a template called at one place, one item of a

@@ -21,6 +21,7 @@ type Metrics struct {
 	queueDepth        *prometheus.GaugeVec
 	notifyUnsent      *prometheus.CounterVec
 	statusWrites      *prometheus.CounterVec
+	workflowPhases    *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics; register Collectors with a registry.
@@ -41,6 +42,8 @@ func NewMetrics() *Metrics {
 			"Keys waiting in a controller's work queue (due now or later), by controller.", "controller"),
 		statusWrites: prom.CounterVec("berth_controller_status_writes_total",
 			"Workload statuses a controller wrote, by controller.", "controller"),
+		workflowPhases: prom.CounterVec("berth_workflow_phase_changes_total",
+			"Phase changes of workflows and of their nodes, by what changed (workflow, node) and the phase reached.", "object", "phase"),
 		notifyUnsent: prom.CounterVec("berth_notify_dropped_total",
 			"Notify messages dropped unsent because the subscribing token may not receive them, by reason (no-subscriber, forbidden, unchecked).", "reason"),
 	}
@@ -48,7 +51,7 @@ func NewMetrics() *Metrics {
 
 // Collectors are the metrics to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent, m.statusWrites}
+	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent, m.statusWrites, m.workflowPhases}
 }
 
 // notifyDropped counts a notify message dropped unsent (notify_access.go).
@@ -66,6 +69,14 @@ func (m *Metrics) statusWritten(controller string) {
 		return
 	}
 	m.statusWrites.WithLabelValues(controller).Inc()
+}
+
+// workflowPhase counts a workflow's or a node's phase change.
+func (m *Metrics) workflowPhase(object, phase string) {
+	if m == nil {
+		return
+	}
+	m.workflowPhases.WithLabelValues(object, phase).Inc()
 }
 
 // observePlace records one request's placement.

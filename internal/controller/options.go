@@ -44,6 +44,9 @@ type Options struct {
 	// Volumes makes the volume controller's CSI controller calls through the agents
 	// (the server's agent client); without it every call fails and volumes wait.
 	Volumes volumes.VolumeController
+	// WorkflowsPerNamespace bounds the workflows running at once in one namespace
+	// (0: no bound); the others wait Pending, in no particular order.
+	WorkflowsPerNamespace int
 }
 
 // Defaults for Options.

@@ -152,7 +152,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		runtime:     spec.Runtime,
 		owner:       -1,
 		jobEnv:      jobEnv(tg),
-		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob,
+		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob || tg.Spec.Owner.Kind == v4.KindWorkflow,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {

@@ -1,0 +1,241 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/scheduler/feed"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/cache"
+)
+
+// WorkflowController runs workflows (docs/workflows.md, "Running workflows"). Each pass
+// reads a workflow, its workflowtemplates and its nodes, sets the Pod nodes from their
+// task groups, asks the engine (internal/workflow/engine) what comes next, and acts: it
+// creates a task group for each step to start (placed by the scheduler, named after
+// the node so that a new leader adopts it instead of starting it again), stops those
+// past a deadline and writes the nodes and the workflow's status. Like a job's runs, a
+// step's task group is never restarted in place, and is kept as the step's record until
+// the workflow goes; the other controllers leave task groups owned by a workflow alone.
+type WorkflowController struct {
+	base
+	opts  Options
+	queue *queue[scheduler.AppKey]
+	wfs   *cacheView
+	// nodes remembers the offloaded nodes of the workflows this term wrote, by key:
+	// a pass over a 10,000-node workflow reads them from etcd only when the object
+	// changed under it (another writer: a retry, a new leader).
+	mu    sync.Mutex
+	nodes map[scheduler.AppKey]*nodeMemo
+	// collectWait is how long a step that ended waits for the agent's collection.
+	collectWait time.Duration
+}
+
+// nodeMemo is the offloaded nodes of one workflow as of the object version rv.
+type nodeMemo struct {
+	uid, rv string
+	nodes   map[string]v4.WfNodeStatus
+}
+
+// Bounds of the work of one pass, so a workflow of 10,000 steps moves in bounded steps
+// (each pass starts at most wfMaxStarts steps and runs again at once when more wait).
+const (
+	wfMaxStarts = 500
+	// wfInlineBytes is the size of the nodes' JSON past which they are offloaded.
+	wfInlineBytes = 256 << 10
+	// wfCollectWait is how long a step's outcome waits for the agent to report what it
+	// collected after the main task ended, before the step fails with an error.
+	wfCollectWait  = 2 * time.Minute
+	wfPendingRetry = 2 * time.Second
+)
+
+// NewWorkflowController builds the controller; Run drives it.
+func NewWorkflowController(st *store.Store, f *feed.Feed, opts Options) *WorkflowController {
+	opts = opts.withDefaults()
+	b := newBase(st, f, opts, opts.Logger.With("controller", "workflow"))
+	return &WorkflowController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
+		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait}
+}
+
+// Run watches workflows and task groups and reconciles until ctx ends.
+func (c *WorkflowController) Run(ctx context.Context) error {
+	return loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache, c.wfs.cache},
+		follow: []func(context.Context){
+			follow(c.wfs.cache, c.log, c.enqueueObject),
+			follow(c.tgs.cache, c.log, c.enqueueOwner),
+		},
+		resync: c.enqueueObject, resyncFrom: []*cache.Cache{c.wfs.cache},
+		work: func(ctx context.Context) {
+			work(ctx, "workflow", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
+		}}.run(ctx)
+}
+
+func (c *WorkflowController) enqueueObject(o v4.Object) {
+	m := o.GetMeta()
+	c.queue.Add(scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: m.Namespace, Name: m.Name})
+	if wf, ok := o.(*v4.Workflow); ok && v4.WfPhaseFinished(wf.Status.Phase) && c.opts.WorkflowsPerNamespace > 0 {
+		c.enqueueWaiting(m.Namespace) // a slot of the namespace's limit may be free
+	}
+}
+
+func (c *WorkflowController) enqueueOwner(o v4.Object) {
+	tg, ok := o.(*v4.TaskGroup)
+	if !ok || tg.Spec.Owner.Kind != v4.KindWorkflow {
+		return
+	}
+	c.queue.Add(scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
+}
+
+// enqueueWaiting queues the workflows of ns that wait for the namespace's limit.
+func (c *WorkflowController) enqueueWaiting(ns string) {
+	objs, _, err := c.wfs.cache.List("", "")
+	if err != nil {
+		return
+	}
+	for _, o := range objs {
+		wf := o.(*v4.Workflow)
+		if wf.Metadata.Namespace == ns && wf.Status.StartedAt.IsZero() {
+			c.queue.Add(scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: ns, Name: wf.Metadata.Name})
+		}
+	}
+}
+
+// workflowOf returns the workflow of key (a copy whose status may be set), or nil when
+// it is gone.
+func (c *WorkflowController) workflowOf(ctx context.Context, key scheduler.AppKey) (*v4.Workflow, error) {
+	if err := c.wfs.caughtUp(ctx); err != nil {
+		return nil, err
+	}
+	if o, ok := c.wfs.cache.Get(key.Namespace, key.Name); ok {
+		cp := *o.(*v4.Workflow)
+		return &cp, nil
+	}
+	o, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return o.(*v4.Workflow), nil
+}
+
+// reconcile brings one workflow a step on and returns when to look again.
+func (c *WorkflowController) reconcile(ctx context.Context, key scheduler.AppKey) (time.Duration, error) {
+	wf, err := c.workflowOf(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	tgs, err := c.tgs.ofOwner(ctx, key.Namespace, key.Kind, key.Name)
+	if err != nil {
+		return 0, err
+	}
+	if wf == nil { // deleted: stop and remove every step, and the offloaded nodes
+		return c.removeWorkflow(ctx, key, tgs)
+	}
+	if wf.Status.UID == "" {
+		// The UID is in every node's ID: it is written before any step starts, so a
+		// leader that takes over computes the same IDs.
+		st := wf.Status
+		st.UID, st.Phase = newUID(), v4.WfPending
+		return time.Millisecond, c.writeStatus(ctx, key, st, nil)
+	}
+	p := newWfPass(c, key, wf, tgs)
+	if err := p.run(ctx); err != nil {
+		return 0, err
+	}
+	return p.next, nil
+}
+
+// removeWorkflow stops and deletes a deleted workflow's task groups and its offloaded
+// nodes. Its artifacts stay: the artifact store collects those of workflows that are
+// gone (by name and UID).
+func (c *WorkflowController) removeWorkflow(ctx context.Context, key scheduler.AppKey, tgs []*v4.TaskGroup) (time.Duration, error) {
+	c.mu.Lock()
+	delete(c.nodes, key)
+	c.mu.Unlock()
+	next := c.removeAll(ctx, tgs)
+	if len(tgs) == 0 {
+		if err := c.store.DeleteWorkflowNodes(ctx, key.Namespace, key.Name, ""); err != nil {
+			return 0, err
+		}
+	}
+	return next, nil
+}
+
+func newUID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand never fails on supported platforms
+	return hex.EncodeToString(b)
+}
+
+// writeStatus writes the workflow's status (with the nodes to offload, when it has
+// them) unless it is the same, and records the workflow's phase change.
+func (c *WorkflowController) writeStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkflowStatus, memo *nodeMemo) error {
+	return retryStatusWrite(key.String(), func() error {
+		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		wf := obj.(*v4.Workflow)
+		if wf.Status.UID != "" && st.UID != wf.Status.UID {
+			return nil // a retry or another writer changed it: the next pass sees it
+		}
+		old := wf.Status
+		if sameStatusJSON(old, st) {
+			c.remember(key, memo, wf.Metadata.ResourceVersion)
+			return nil
+		}
+		wf.Status = st
+		if err := c.store.Update(ctx, wf, store.Raw{}); err != nil {
+			return err
+		}
+		c.opts.Metrics.statusWritten("workflow")
+		c.wfs.wrote(wf.Metadata.ResourceVersion)
+		c.remember(key, memo, wf.Metadata.ResourceVersion)
+		if old.Phase != st.Phase {
+			c.workflowPhase(key, st)
+		}
+		return nil
+	})
+}
+
+// remember records the offloaded nodes as of the workflow's version rv.
+func (c *WorkflowController) remember(key scheduler.AppKey, memo *nodeMemo, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if memo == nil {
+		delete(c.nodes, key)
+		return
+	}
+	memo.rv = rv
+	c.nodes[key] = memo
+}
+
+// workflowPhase records a workflow's phase change: an event (which notify callbacks
+// follow: WorkflowSucceeded, WorkflowFailed) and the metric.
+func (c *WorkflowController) workflowPhase(key scheduler.AppKey, st v4.WorkflowStatus) {
+	c.opts.Metrics.workflowPhase("workflow", st.Phase)
+	typ, reason := v4.EventNormal, "Workflow"+st.Phase
+	if st.Phase == v4.WfFailed || st.Phase == v4.WfError {
+		typ = v4.EventWarning
+	}
+	msg := fmt.Sprintf("workflow %s/%s is %s", key.Namespace, key.Name, st.Phase)
+	if st.Progress != "" {
+		msg += " (" + st.Progress + " steps)"
+	}
+	if st.Message != "" {
+		msg += ": " + st.Message
+	}
+	c.event(key, typ, reason, msg)
+}

@@ -1,0 +1,269 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/workflow/engine"
+)
+
+// WorkflowResumeAnnotation asks the controller to resume Suspend nodes: "*" every one
+// that waits, else node IDs or names separated by commas (`berth workflow resume`).
+// The controller removes it once it resumed them.
+const WorkflowResumeAnnotation = "berth.io/workflow-resume"
+
+// wfPass is one reconcile of one workflow.
+type wfPass struct {
+	c   *WorkflowController
+	key scheduler.AppKey
+	wf  *v4.Workflow
+	tgs map[string]*v4.TaskGroup // by name
+	now time.Time
+
+	st    v4.WorkflowStatus
+	nodes map[string]v4.WfNodeStatus
+	// before are the nodes as read, for the phase changes; changed the IDs to write.
+	before  map[string]v4.WfNodeStatus
+	changed map[string]bool
+	next    time.Duration
+	resumed string // the resume annotation's value, handled
+}
+
+func newWfPass(c *WorkflowController, key scheduler.AppKey, wf *v4.Workflow, tgs []*v4.TaskGroup) *wfPass {
+	p := &wfPass{c: c, key: key, wf: wf, tgs: make(map[string]*v4.TaskGroup, len(tgs)), now: time.Now().UTC(),
+		st: wf.Status, changed: map[string]bool{}}
+	for _, tg := range tgs {
+		p.tgs[tg.Metadata.Name] = tg
+	}
+	return p
+}
+
+func (p *wfPass) wake(d time.Duration) {
+	d = max(d, time.Millisecond)
+	if p.next == 0 || d < p.next {
+		p.next = d
+	}
+}
+
+// run takes the workflow one step on and writes what changed.
+func (p *wfPass) run(ctx context.Context) error {
+	if err := p.loadNodes(ctx); err != nil {
+		return err
+	}
+	if v4.WfPhaseFinished(p.st.Phase) {
+		p.stopLeftovers(ctx) // what still runs after the end (an exit handler's sidecar)
+		return nil
+	}
+	if p.st.StartedAt.IsZero() {
+		if msg := p.c.namespaceFull(p.wf); msg != "" {
+			p.st.Phase, p.st.Message = v4.WfPending, msg
+			p.wake(wfPendingRetry)
+			return p.write(ctx)
+		}
+		p.st.StartedAt, p.st.Phase = p.now, v4.WfRunning
+	}
+	p.fromTaskGroups()
+	p.resume()
+	refs, err := p.c.templateRefs(ctx, p.wf)
+	if err != nil {
+		p.st.Message = err.Error()
+		p.wake(wfPendingRetry)
+		return p.write(ctx)
+	}
+	plan := engine.Next(engine.Input{UID: p.st.UID, Name: p.wf.Metadata.Name, Namespace: p.wf.Metadata.Namespace,
+		Spec: &p.wf.Spec, Refs: refs, Nodes: p.nodes, StartedAt: p.st.StartedAt, Now: p.now,
+		MaxStarts: wfMaxStarts, Shutdown: p.wf.Spec.Shutdown})
+	for _, n := range plan.Updates {
+		p.set(n)
+	}
+	p.start(ctx, plan.Start)
+	p.stop(ctx, plan.Stop)
+	p.st.Phase, p.st.Message = plan.Phase, plan.Message
+	if v4.WfPhaseFinished(plan.Phase) {
+		p.st.FinishedAt = p.now
+		p.stopLeftovers(ctx)
+	}
+	if !plan.Requeue.IsZero() {
+		p.wake(plan.Requeue.Sub(p.now))
+	}
+	if plan.More {
+		p.wake(time.Millisecond)
+	}
+	return p.write(ctx)
+}
+
+// set records a node as changed by this pass.
+func (p *wfPass) set(n v4.WfNodeStatus) {
+	p.nodes[n.ID] = n
+	p.changed[n.ID] = true
+}
+
+// fromTaskGroups sets the phase and outputs of the Pod nodes that run from their task
+// groups.
+func (p *wfPass) fromTaskGroups() {
+	for _, id := range slices.Sorted(maps.Keys(p.nodes)) {
+		n := p.nodes[id]
+		if n.Type != v4.WfNodePod || n.TaskGroup == "" || v4.WfPhaseFinished(n.Phase) {
+			continue
+		}
+		tg := p.tgs[n.TaskGroup]
+		if tg == nil {
+			n.Phase, n.Message, n.FinishedAt = v4.WfError, fmt.Sprintf("its task group %s is gone", n.TaskGroup), p.now
+			p.set(n)
+			continue
+		}
+		if u, ok := p.stepOutcome(n, tg); ok {
+			p.set(u)
+		}
+	}
+}
+
+// stepOutcome is a Pod node as its task group says: Running once placed and started;
+// Succeeded when the main task exited 0 and the agent collected the outputs; Failed on
+// a non-zero exit or a collection error; Error when the step could not run.
+func (p *wfPass) stepOutcome(n v4.WfNodeStatus, tg *v4.TaskGroup) (v4.WfNodeStatus, bool) {
+	phase := tg.Status.Phase
+	if !v4.Terminal(phase) && phase != v4.StatusLost {
+		if phase == v4.StatusRunning && n.Phase == v4.WfPending {
+			n.Phase = v4.WfRunning
+			return n, true
+		}
+		return n, false
+	}
+	ended := tg.Status.FinishedAt
+	if ended.IsZero() {
+		ended = tg.Status.Updated
+	}
+	n.FinishedAt = ended
+	res := tg.Status.Step
+	code, ran := mainExit(tg)
+	switch {
+	case phase == v4.StatusLost:
+		n.Phase, n.Message = v4.WfError, fmt.Sprintf("its node %s was lost", tg.Spec.Node)
+	case tg.Spec.Desired == v4.DesiredStopped:
+		n.Phase, n.Message = v4.WfFailed, "stopped"
+	case res != nil && res.Error != "" && ran:
+		n.Phase, n.Message = v4.WfFailed, res.Error
+	case res != nil && res.Error != "" || !ran:
+		n.Phase, n.Message = v4.WfError, firstOf(stepError(res), tg.Status.Message, "the step could not run")
+	case code != 0:
+		n.Phase, n.Message = v4.WfFailed, fmt.Sprintf("exit code %d", code)
+	case needsCollection(tg.Spec.Step) && (res == nil || !res.Collected):
+		if wait := p.c.collectWait - p.now.Sub(ended); wait > 0 {
+			p.wake(wait)
+			return n, false
+		}
+		n.Phase, n.Message = v4.WfError, "the agent did not report the step's outputs"
+	default:
+		n.Phase = v4.WfSucceeded
+	}
+	n.Outputs = stepOutputsOf(res, code, ran)
+	return n, true
+}
+
+func stepError(r *v4.StepResult) string {
+	if r == nil {
+		return ""
+	}
+	return r.Error
+}
+
+func firstOf(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// mainExit is the main task's exit code, and whether it ran to an exit at all.
+func mainExit(tg *v4.TaskGroup) (int, bool) {
+	if r := tg.Status.Step; r != nil && r.Collected {
+		return r.ExitCode, true
+	}
+	for _, t := range tg.Status.Tasks {
+		if t.Name == stepMainTask || tg.Spec.Step == nil && t.Role == "" {
+			ran := t.Status == v4.StatusFinish || t.Status == v4.StatusFailed || t.Info.ExitCode != 0
+			return t.Info.ExitCode, ran
+		}
+	}
+	return 0, tg.Status.Phase == v4.StatusFinish
+}
+
+// stepOutputsOf are a node's outputs from what the agent collected.
+func stepOutputsOf(r *v4.StepResult, code int, ran bool) *v4.WfOutputs {
+	if r == nil && !ran {
+		return nil
+	}
+	o := &v4.WfOutputs{}
+	if ran {
+		o.ExitCode = &code
+	}
+	if r != nil {
+		o.Parameters, o.Result = r.Parameters, r.Result
+		for _, a := range r.Artifacts {
+			o.Artifacts = append(o.Artifacts, v4.WfArtifact{Name: a.Name,
+				Repository: &v4.WfArtifactRepositoryRef{Name: a.Repository, Key: a.Key}})
+		}
+	}
+	return o
+}
+
+// resume marks the Suspend nodes the resume annotation names Succeeded.
+func (p *wfPass) resume() {
+	v, ok := p.wf.Metadata.Annotations[WorkflowResumeAnnotation]
+	if !ok {
+		return
+	}
+	p.resumed = v
+	want := map[string]bool{}
+	for _, s := range strings.Split(v, ",") {
+		want[strings.TrimSpace(s)] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.nodes)) {
+		n := p.nodes[id]
+		if n.Type != v4.WfNodeSuspend || v4.WfPhaseFinished(n.Phase) {
+			continue
+		}
+		if want["*"] || want[n.ID] || want[n.Name] || want[n.DisplayName] {
+			n.Phase, n.FinishedAt, n.Message = v4.WfSucceeded, p.now, "resumed"
+			p.set(n)
+		}
+	}
+}
+
+// stop asks the task groups of the nodes the engine stopped (past a deadline, or the
+// workflow stopped) to stop.
+func (p *wfPass) stop(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		tg := p.tgs[p.nodes[id].TaskGroup]
+		if tg == nil || tg.Spec.Desired == v4.DesiredStopped || v4.Terminal(tg.Status.Phase) {
+			continue
+		}
+		if err := p.c.markStopped(ctx, tg, false); err != nil {
+			p.c.log.Warn("stop workflow step", "taskgroup", tg.Metadata.Name, "err", err)
+			p.wake(wfPendingRetry)
+		}
+	}
+}
+
+// stopLeftovers stops the task groups of a finished workflow that still run.
+func (p *wfPass) stopLeftovers(ctx context.Context) {
+	for _, name := range slices.Sorted(maps.Keys(p.tgs)) {
+		tg := p.tgs[name]
+		if !activeRun(tg) || tg.Spec.Desired == v4.DesiredStopped {
+			continue
+		}
+		if err := p.c.markStopped(ctx, tg, false); err != nil {
+			p.c.log.Warn("stop workflow step", "taskgroup", name, "err", err)
+			p.wake(wfPendingRetry)
+		}
+	}
+}

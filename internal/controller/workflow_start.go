@@ -1,0 +1,205 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/workflow/engine"
+)
+
+// start creates the task groups of the steps the engine starts. A step the scheduler
+// cannot place yet, or whose task group could not be written, is taken back out of the
+// pass's nodes: the engine starts it again in a later pass.
+func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
+	if len(starts) == 0 {
+		return
+	}
+	ns := p.wf.Metadata.Namespace
+	app := scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: ns, Name: p.wf.Metadata.Name}
+	type planned struct {
+		st  engine.Start
+		tg  *v4.TaskGroup
+		req *scheduler.Request
+		pod *v4.PodTemplate
+	}
+	var todo []planned
+	var unplaced []string
+	var why string
+	for _, st := range starts {
+		pod, io, err := stepPod(p.wf, st, p.nodes[st.NodeID].Inputs)
+		var req *scheduler.Request
+		if err == nil {
+			req, err = scheduler.RequestForTemplate(app, &p.wf.Metadata, pod, nil, []int{0})
+		}
+		if err != nil {
+			n := p.nodes[st.NodeID]
+			n.Phase, n.Message, n.FinishedAt = v4.WfError, err.Error(), p.now
+			p.set(n)
+			continue
+		}
+		tg := &v4.TaskGroup{Spec: v4.TaskGroupSpec{Step: io}}
+		todo = append(todo, planned{st: st, tg: tg, req: req, pod: pod})
+	}
+	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
+	var tgs []*v4.TaskGroup
+	var placedIDs []string
+	p.c.feed.With(func(s *scheduler.Snapshot) {
+		for _, t := range todo {
+			res := p.c.opts.Metrics.place(s, t.req, opts)
+			if len(res.Placements) == 0 {
+				unplaced = append(unplaced, t.st.NodeID)
+				why = fmt.Sprint(res.Reason)
+				continue
+			}
+			pl := res.Placements[0]
+			tg := newTaskGroup(p.wf, nil, t.pod, t.req, pl, p.now)
+			tg.Metadata.Name = stepTaskGroupName(p.wf.Metadata.Name, t.st.NodeID, p.st.RetryCount)
+			tg.Spec.Step = t.tg.Spec.Step
+			s.RemoveTaskGroup(ns, pl.Name) // placed under the scheduler's name: the step's is the node's
+			s.SetTaskGroup(tg)
+			tgs = append(tgs, tg)
+			placedIDs = append(placedIDs, t.st.NodeID)
+		}
+	})
+	created, err := p.c.createAll(ctx, tgs)
+	for i, tg := range tgs {
+		id := placedIDs[i]
+		if !created[i] && !p.exists(ctx, tg) {
+			unplaced = append(unplaced, id)
+			continue
+		}
+		n := p.nodes[id]
+		n.TaskGroup = tg.Metadata.Name
+		p.set(n)
+	}
+	if err != nil {
+		p.c.log.Warn("create workflow steps", "workflow", p.key.String(), "err", err)
+		p.wake(wfPendingRetry)
+	}
+	if len(unplaced) > 0 {
+		p.unstart(unplaced)
+		if why != "" {
+			msg := fmt.Sprintf("%d step(s) cannot be placed yet: %s", len(unplaced), why)
+			p.st.Message = msg
+			p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
+		}
+		p.wake(unplacedRetry)
+	}
+}
+
+// exists reports whether a task group that could not be created exists already: one a
+// leader before created for the same node, which this pass adopts.
+func (p *wfPass) exists(ctx context.Context, tg *v4.TaskGroup) bool {
+	_, err := p.c.store.Get(ctx, v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name)
+	return err == nil
+}
+
+// unstart takes nodes the engine started out of the pass: gone from the nodes and from
+// their parents' children (the engine links them again when it starts them).
+func (p *wfPass) unstart(ids []string) {
+	drop := map[string]bool{}
+	for _, id := range ids {
+		if _, old := p.before[id]; !old {
+			drop[id] = true
+			delete(p.nodes, id)
+			delete(p.changed, id)
+		}
+	}
+	for id := range p.changed {
+		n, ok := p.nodes[id]
+		if !ok || !slices.ContainsFunc(n.Children, func(c string) bool { return drop[c] }) {
+			continue
+		}
+		n.Children = slices.DeleteFunc(slices.Clone(n.Children), func(c string) bool { return drop[c] })
+		p.nodes[id] = n
+	}
+}
+
+// namespaceFull says why a workflow that has not started waits for the namespace's
+// limit of running workflows ("" when it may start).
+func (c *WorkflowController) namespaceFull(wf *v4.Workflow) string {
+	limit := c.opts.WorkflowsPerNamespace
+	if limit <= 0 {
+		return ""
+	}
+	objs, _, err := c.wfs.cache.List("", "")
+	if err != nil {
+		return ""
+	}
+	running := 0
+	for _, o := range objs {
+		w := o.(*v4.Workflow)
+		if w.Metadata.Namespace == wf.Metadata.Namespace && w.Metadata.Name != wf.Metadata.Name &&
+			!w.Status.StartedAt.IsZero() && !v4.WfPhaseFinished(w.Status.Phase) {
+			running++
+		}
+	}
+	if running < limit {
+		return ""
+	}
+	return fmt.Sprintf("waiting: %d workflows run in namespace %s, its limit", running, wf.Metadata.Namespace)
+}
+
+// maxTemplateRefs bounds the workflowtemplates one workflow reaches.
+const maxTemplateRefs = 100
+
+// templateRefs reads the workflowtemplates the workflow's templateRefs reach, through
+// those templates' own references too.
+func (c *WorkflowController) templateRefs(ctx context.Context, wf *v4.Workflow) (map[string]*v4.WorkflowTemplate, error) {
+	refs := map[string]*v4.WorkflowTemplate{}
+	queue := refNames(wf.Spec.Templates)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if _, ok := refs[name]; ok {
+			continue
+		}
+		if len(refs) >= maxTemplateRefs {
+			return nil, fmt.Errorf("more than %d workflowtemplates referenced", maxTemplateRefs)
+		}
+		o, err := c.store.Get(ctx, v4.KindWorkflowTemplate, wf.Metadata.Namespace, name)
+		if errors.Is(err, store.ErrNotFound) {
+			refs[name] = nil // the engine fails the steps that call it
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("workflowtemplate %s: %w", name, err)
+		}
+		wt := o.(*v4.WorkflowTemplate)
+		refs[name] = wt
+		queue = append(queue, refNames(wt.Spec.Templates)...)
+	}
+	for name, wt := range refs {
+		if wt == nil {
+			delete(refs, name)
+		}
+	}
+	return refs, nil
+}
+
+// refNames lists the workflowtemplates the templates' steps and tasks name.
+func refNames(ts []v4.WfTemplate) []string {
+	var out []string
+	for _, t := range ts {
+		for _, g := range t.Steps {
+			for _, s := range g {
+				if s.TemplateRef != nil {
+					out = append(out, s.TemplateRef.Name)
+				}
+			}
+		}
+		if t.DAG != nil {
+			for _, task := range t.DAG.Tasks {
+				if task.TemplateRef != nil {
+					out = append(out, task.TemplateRef.Name)
+				}
+			}
+		}
+	}
+	return out
+}
