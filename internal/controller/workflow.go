@@ -34,8 +34,10 @@ type WorkflowController struct {
 	// changed under it (another writer: a retry, a new leader).
 	mu    sync.Mutex
 	nodes map[scheduler.AppKey]*nodeMemo
-	// collectWait is how long a step that ended waits for the agent's collection.
+	// collectWait is how long a step that ended waits for the agent's collection;
+	// inlineBytes the nodes' size past which they are offloaded.
 	collectWait time.Duration
+	inlineBytes int
 }
 
 // nodeMemo is the offloaded nodes of one workflow as of the object version rv.
@@ -61,7 +63,7 @@ func NewWorkflowController(st *store.Store, f *feed.Feed, opts Options) *Workflo
 	opts = opts.withDefaults()
 	b := newBase(st, f, opts, opts.Logger.With("controller", "workflow"))
 	return &WorkflowController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
-		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait}
+		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait, inlineBytes: wfInlineBytes}
 }
 
 // Run watches workflows and task groups and reconciles until ctx ends.

@@ -49,7 +49,7 @@ func (p *wfPass) loadNodes(ctx context.Context) error {
 func (p *wfPass) write(ctx context.Context) error {
 	p.summarize()
 	p.events()
-	if !p.st.NodesOffloaded && inlineSize(p.nodes) > wfInlineBytes {
+	if !p.st.NodesOffloaded && inlineSize(p.nodes, p.c.inlineBytes) > p.c.inlineBytes {
 		p.st.NodesOffloaded = true
 		for id := range p.nodes {
 			p.changed[id] = true // every node gets its key
@@ -80,13 +80,13 @@ func (p *wfPass) write(ctx context.Context) error {
 }
 
 // inlineSize is the JSON size of nodes kept in the object.
-func inlineSize(nodes map[string]v4.WfNodeStatus) int {
-	if len(nodes) < 16 {
+func inlineSize(nodes map[string]v4.WfNodeStatus, limit int) int {
+	if len(nodes) < 16 && limit >= wfInlineBytes {
 		return 0 // small for sure
 	}
 	b, err := json.Marshal(nodes)
 	if err != nil {
-		return wfInlineBytes + 1
+		return limit + 1
 	}
 	return len(b)
 }
