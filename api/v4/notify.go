@@ -15,11 +15,16 @@ const (
 	NotifyTaskGroupRestartStorm = "taskgroup.restartStorm"
 	NotifyTaskGroupNoIP         = "taskgroup.noIP"
 	NotifyNodeLost              = "node.lost"
+	NotifyWorkflowSucceeded     = "workflow.succeeded"
+	NotifyWorkflowFailed        = "workflow.failed"
+	NotifyJobSucceeded          = "job.succeeded"
+	NotifyJobFailed             = "job.failed"
 )
 
 // NotifyEvents lists every event a notify object can subscribe to.
 func NotifyEvents() []string {
-	return []string{NotifyTaskGroupFailed, NotifyTaskGroupLost, NotifyTaskGroupRestartStorm, NotifyTaskGroupNoIP, NotifyNodeLost}
+	return []string{NotifyTaskGroupFailed, NotifyTaskGroupLost, NotifyTaskGroupRestartStorm, NotifyTaskGroupNoIP, NotifyNodeLost,
+		NotifyWorkflowSucceeded, NotifyWorkflowFailed, NotifyJobSucceeded, NotifyJobFailed}
 }
 
 // NotifyAllNamespaces in spec.namespaces subscribes to task group events of every namespace.

@@ -155,6 +155,7 @@ func (c *JobController) updateJobStatus(ctx context.Context, key scheduler.AppKe
 		if job.Status.Phase != st.Phase {
 			c.event(key, v4.EventNormal, "Status", fmt.Sprintf("job %s/%s is %s (%d active, %d succeeded, %d failed)",
 				key.Namespace, key.Name, st.Phase, st.Active, st.Succeeded, st.Failed))
+			c.jobEnded(key, st)
 		}
 		job.Status = st
 		err = c.store.Update(ctx, job, store.Raw{})
@@ -164,6 +165,21 @@ func (c *JobController) updateJobStatus(ctx context.Context, key scheduler.AppKe
 		}
 		return err
 	})
+}
+
+// jobEnded records the end of a job for notify callbacks (job.succeeded, job.failed)
+// and the metrics.
+func (c *JobController) jobEnded(key scheduler.AppKey, st v4.JobStatus) {
+	switch st.Phase {
+	case v4.JobComplete:
+		c.event(key, v4.EventNormal, "JobSucceeded", fmt.Sprintf("job %s/%s succeeded (%d succeeded)", key.Namespace, key.Name, st.Succeeded))
+	case v4.JobFailed:
+		msg := fmt.Sprintf("job %s/%s failed", key.Namespace, key.Name)
+		if cond := st.Condition(v4.JobFailed); cond != nil {
+			msg += ": " + cond.Message
+		}
+		c.event(key, v4.EventWarning, "JobFailed", msg)
+	}
 }
 
 // sameJSON compares two statuses as they are stored: times read back from etcd and

@@ -12,7 +12,9 @@ import (
 
 // notifyType says which notify event a recorded event is, or "" for none. The sources:
 // the application controller (InstanceFailed, InstanceError, InstanceLost, RestartStorm),
-// the server's status endpoint (NoIP) and the node lifecycle controller (NodeLost).
+// the server's status endpoint (NoIP), the node lifecycle controller (NodeLost), the
+// workflow controller (WorkflowSucceeded, WorkflowFailed, WorkflowError) and the job
+// controller (JobSucceeded, JobFailed).
 func notifyType(e v4.Event) string {
 	switch e.Reason {
 	case "InstanceFailed", "InstanceError":
@@ -27,6 +29,22 @@ func notifyType(e v4.Event) string {
 		if e.Kind == v4.KindNode {
 			return v4.NotifyNodeLost
 		}
+	case "WorkflowSucceeded", "WorkflowFailed", "WorkflowError":
+		if e.Kind != v4.KindWorkflow {
+			return ""
+		}
+		if e.Reason == "WorkflowSucceeded" {
+			return v4.NotifyWorkflowSucceeded
+		}
+		return v4.NotifyWorkflowFailed
+	case "JobSucceeded", "JobFailed":
+		if e.Kind != v4.KindJob {
+			return ""
+		}
+		if e.Reason == "JobSucceeded" {
+			return v4.NotifyJobSucceeded
+		}
+		return v4.NotifyJobFailed
 	}
 	return ""
 }

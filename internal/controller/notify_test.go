@@ -32,6 +32,12 @@ func TestNotifyType(t *testing.T) {
 		{v4.Event{Reason: "Failed", Kind: v4.KindTaskGroup}, ""}, // the server's own phase record: InstanceFailed covers it
 		{v4.Event{Reason: "NotifyFailed", Kind: v4.KindNotify}, ""},
 		{v4.Event{Reason: "InstanceRunning", Kind: v4.KindProcess}, ""},
+		{v4.Event{Reason: "WorkflowSucceeded", Kind: v4.KindWorkflow}, v4.NotifyWorkflowSucceeded},
+		{v4.Event{Reason: "WorkflowFailed", Kind: v4.KindWorkflow}, v4.NotifyWorkflowFailed},
+		{v4.Event{Reason: "WorkflowError", Kind: v4.KindWorkflow}, v4.NotifyWorkflowFailed},
+		{v4.Event{Reason: "WorkflowSucceeded", Kind: v4.KindJob}, ""},
+		{v4.Event{Reason: "JobSucceeded", Kind: v4.KindJob}, v4.NotifyJobSucceeded},
+		{v4.Event{Reason: "JobFailed", Kind: v4.KindJob}, v4.NotifyJobFailed},
 	}
 	for _, tc := range cases {
 		if got := notifyType(tc.e); got != tc.want {

@@ -19,6 +19,7 @@ const prefix = "/berth/v1/"
 //	/berth/v1/eventids/{ns}/{obj}/{id}            where that record is, and its count
 //	/berth/v1/crds/{plural.group}                 a custom resource definition (customresources.go)
 //	/berth/v1/customresources/{crd}/{ns}/{name}   a custom resource of that definition
+//	/berth/v1/wfnodes/{ns}/{workflow}/{uid}/{id}  an offloaded workflow node (wfnodes.go)
 //
 // Names and namespaces cannot contain "/" (v4 validation), so prefixes never overlap.
 
