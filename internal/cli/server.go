@@ -54,6 +54,7 @@ type serverFlags struct {
 	maxBeats      float64
 	serviceCIDR   string
 	dependencyGC  time.Duration
+	wfPerNS       int
 	etcd          etcdSpaceFlags
 	bcsClusterID  string
 	otlpEndpoint  string
@@ -73,6 +74,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().Float64Var(&f.maxBeats, "max-heartbeats-per-second", agentapi.DefaultMaxBeatsPerSecond, "bound on the heartbeats of the whole cluster: agents beat less often as nodes join (3 s to 60 s), and each node's ttl grows with its interval (0: no bound, every agent every 3 s)")
 	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", daemon.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
 	cmd.Flags().DurationVar(&f.dependencyGC, "dependency-gc", daemon.DefaultDependencyGC, "how long a dependency pod without dependents is kept before it is removed")
+	cmd.Flags().IntVar(&f.wfPerNS, "workflows-per-namespace", 0, "the most workflows running at once in one namespace (0: no limit); the others wait Pending")
 	cmd.Flags().StringVar(&f.tlsCert, "tls-cert", "", "serving certificate file (PEM) instead of one from the cluster CA; read again when it changes")
 	cmd.Flags().StringVar(&f.tlsKey, "tls-key", "", "the serving certificate's key file (with --tls-cert)")
 	cmd.Flags().StringSliceVar(&f.tlsSANs, "tls-san", nil, "more names and addresses the server's certificate is valid for (the listen address, host name and loopback always are)")
@@ -252,17 +254,18 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 			QuotaBytes:         quota,
 			CompactionInterval: f.etcd.compactionInterval,
 		},
-		Member:            member,
-		DataDir:           f.dataDir,
-		EncryptionKeyFile: f.keyFile,
-		OnReady:           onReady,
-		JoinToken:         joinToken,
-		InsecureListen:    f.insecure,
-		AuditLogFile:      f.auditLog,
-		AuditLogMaxBytes:  auditMax,
-		AuditLogMaxFiles:  f.auditMaxFiles,
-		DependencyGC:      f.dependencyGC,
-		ServiceCIDR:       cidr,
+		Member:                member,
+		DataDir:               f.dataDir,
+		EncryptionKeyFile:     f.keyFile,
+		OnReady:               onReady,
+		JoinToken:             joinToken,
+		InsecureListen:        f.insecure,
+		AuditLogFile:          f.auditLog,
+		AuditLogMaxBytes:      auditMax,
+		AuditLogMaxFiles:      f.auditMaxFiles,
+		DependencyGC:          f.dependencyGC,
+		WorkflowsPerNamespace: f.wfPerNS,
+		ServiceCIDR:           cidr,
 	}, nil
 }
 

@@ -62,6 +62,7 @@ func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (
 		Placement: cfg.API.Placement, Cluster: cfg.Cluster, Logger: log,
 		NodeTTL: cfg.API.NodeTTL, DependencyGC: cfg.DependencyGC, Caches: cp.caches,
 		ServiceCIDR: cfg.ServiceCIDR, Metrics: cp.metrics, Volumes: cp.volumeCalls,
+		WorkflowsPerNamespace: cfg.WorkflowsPerNamespace,
 	}, cfg.API.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(ctx) }()

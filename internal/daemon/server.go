@@ -60,6 +60,9 @@ type ServerConfig struct {
 	// DependencyGC is how long an unused dependency pod is kept (default
 	// DefaultDependencyGC).
 	DependencyGC time.Duration
+	// WorkflowsPerNamespace bounds the workflows running at once in one namespace (0:
+	// no bound).
+	WorkflowsPerNamespace int
 	// OnReady, if set, is called with the bound address once the server accepts
 	// connections.
 	OnReady func(addr string)
