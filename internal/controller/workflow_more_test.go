@@ -198,3 +198,26 @@ func TestWorkflowOffloadsNodes(t *testing.T) {
 		t.Errorf("the object is %d bytes with its nodes offloaded", len(b))
 	}
 }
+
+// With a limit of one running workflow per namespace, a second waits Pending with a
+// message and starts once the first ended.
+func TestWorkflowNamespaceLimit(t *testing.T) {
+	e := startEnv(t, func(e *env) runner {
+		o := e.opts()
+		o.WorkflowsPerNamespace = 1
+		return NewWorkflowController(testStore, e.feed, o)
+	}, "n1")
+	one := `{"entrypoint":"t","templates":[{"name":"t","process":{"procName":"w","startCmd":"./w"}}]}`
+	e.applyWf(one)
+	first := e.waitSteps("wf")["wf"]
+	e.applyWfNamed("second", one)
+	e.eventually("the second waits", func() bool {
+		st := e.wfNamed("second").Status
+		return st.Phase == v4.WfPending && strings.Contains(st.Message, "limit")
+	})
+	if len(e.steps()) != 1 {
+		t.Fatal("the second started a step")
+	}
+	e.finish(first, 0)
+	e.eventually("the second runs", func() bool { return e.wfNamed("second").Status.Phase == v4.WfRunning })
+}
