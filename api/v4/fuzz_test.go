@@ -39,6 +39,8 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","templates":[{"name":"m","steps":[[{"name":"a","template":"s",` +
 		`"withItems":[1,"x",{"k":true}],"when":"{{item}} == 1"}],[{"name":"b","template":"m","withSequence":{"start":"{{steps.a.outputs.result}}","end":"3","format":"%03d"}}]]},` +
 		`{"name":"s","script":{"command":["sh"],"source":"echo {{inputs.parameters.p}}"},"inputs":{"parameters":[{"name":"p","default":"1"}]}}]}}`))
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","shutdown":"Stop","suspend":true,"templates":[{"name":"m","suspend":{}}]}}`))
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","shutdown":"stop!","templates":[{"name":"m","suspend":{}}]}}`))
 	f.Add([]byte(`{"kind":"WorkflowTemplate","metadata":{"name":"lib"},"spec":{"templates":[{"name":"d","dag":{"tasks":[{"name":"a","templateRef":{"name":"x","template":"y"}},` +
 		`{"name":"b","template":"d","depends":"a.Failed || !(a)","arguments":{"artifacts":[{"name":"m","from":"{{tasks.a.outputs.artifacts.m}}"}]}}]},` +
 		`"retryStrategy":{"limit":3,"backoff":{"factor":1.5}}}]}}`))

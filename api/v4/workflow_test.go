@@ -105,3 +105,17 @@ func TestWorkflowRefused(t *testing.T) {
 		})
 	}
 }
+
+// spec.shutdown takes Stop or Terminate, nothing else.
+func TestWorkflowShutdownValidated(t *testing.T) {
+	for _, tc := range []struct {
+		v  string
+		ok bool
+	}{{"", true}, {"Stop", true}, {"Terminate", true}, {"stop", false}, {"Kill", false}} {
+		_, err := Parse([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","shutdown":"` + tc.v +
+			`","templates":[{"name":"m","suspend":{}}]}}`))
+		if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "spec.shutdown") {
+			t.Errorf("shutdown %q: %v", tc.v, err)
+		}
+	}
+}

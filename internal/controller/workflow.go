@@ -140,7 +140,13 @@ func (c *WorkflowController) reconcile(ctx context.Context, key scheduler.AppKey
 		return 0, err
 	}
 	if wf == nil { // deleted: stop and remove every step, and the offloaded nodes
+		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		return c.removeWorkflow(ctx, key, tgs)
+	}
+	if msg := c.guard.check(wf); msg != "" { // what runs stays; nothing starts
+		st := wf.Status
+		st.Message = msg
+		return 0, c.writeStatus(ctx, key, st, nil)
 	}
 	if wf.Status.UID == "" {
 		// The UID is in every node's ID: it is written before any step starts, so a
