@@ -198,9 +198,16 @@ func TestWorkflows(t *testing.T) {
 		e.cl.applySpec(t, wfDoc("ha", `{"entrypoint":"main","templates":[
 		 {"name":"main","dag":{"tasks":[{"name":"A","template":"A"},{"name":"B","template":"B","dependencies":["A"]},
 		  {"name":"C","template":"C","dependencies":["A"]},{"name":"D","template":"D","dependencies":["B","C"]}]}},`+
-			e.proc("A", "echo A >> ha && sleep 2")+","+e.proc("B", "echo B >> ha && sleep 4")+","+
-			e.proc("C", "echo C >> ha && sleep 4")+","+e.proc("D", "echo D >> ha")+`]}`))
-		waitUntil(t, 60*time.Second, "B and C running", func() bool { return len(e.lines(t, "ha")) >= 3 })
+			e.proc("A", "echo A >> ha && sleep 0.5")+","+e.proc("B", "echo B >> ha && sleep 0.5")+","+
+			e.proc("C", "echo C >> ha && sleep 0.5")+","+e.proc("D", "echo D >> ha")+`]}`))
+		deadline := time.Now().Add(60 * time.Second)
+		for len(e.lines(t, "ha")) < 3 {
+			if time.Now().After(deadline) {
+				b, _ := json.MarshalIndent(e.get(t, "ha").Status, "", " ")
+				t.Fatalf("B and C did not start; ran %v; status %s", e.lines(t, "ha"), b)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		leader, _ := leaderOf(t, e.servers)
 		leader.cmd.Process.Kill()
 		<-leader.exited
