@@ -128,7 +128,7 @@ func stepInputOf(wf *v4.Workflow, a v4.WfArtifact) (v4.StepInput, error) {
 		in.Git = a.Git
 	case a.From != "":
 		node, name, ok := strings.Cut(a.From, "/")
-		if !ok || node == "" || name == "" || strings.ContainsAny(name, "/\x00") || strings.ContainsAny(node, "/\x00") {
+		if !ok || !isNodeID(node) || !keySegment(name) {
 			return in, fmt.Errorf("input artifact %q: from %q names no node's output", a.Name, a.From)
 		}
 		in.Key = artifactKey(wf, node, name)
@@ -159,7 +159,7 @@ func stepOutputs(wf *v4.Workflow, st engine.Start, io *v4.StepIO) error {
 		}
 	}
 	for _, a := range o.Artifacts {
-		if a.Name == logsArtifact || path.Clean("/"+a.Name) != "/"+a.Name {
+		if a.Name == logsArtifact || !keySegment(a.Name) {
 			return fmt.Errorf("output artifact %q: not a usable name", a.Name)
 		}
 		out := v4.StepOutputArtifact{Name: a.Name, Path: a.Path, Optional: a.Optional, Key: artifactKey(wf, st.NodeID, a.Name)}
@@ -169,6 +169,20 @@ func stepOutputs(wf *v4.Workflow, st engine.Start, io *v4.StepIO) error {
 		io.Artifacts = append(io.Artifacts, out)
 	}
 	return nil
+}
+
+// isNodeID reports whether s is a node ID as the engine makes them: "n" and hex digits.
+func isNodeID(s string) bool {
+	if len(s) < 2 || len(s) > 64 || s[0] != 'n' {
+		return false
+	}
+	return strings.Trim(s[1:], "0123456789abcdef") == ""
+}
+
+// keySegment reports whether s may be one segment of an artifact key: no separator,
+// not "." or "..", nothing a store could read as a path.
+func keySegment(s string) bool {
+	return s != "" && s != "." && s != ".." && len(s) <= 253 && path.Clean(s) == s && !strings.ContainsAny(s, "/\\\x00")
 }
 
 // needsCollection reports whether the step's outcome waits for the agent's collection:
