@@ -221,3 +221,23 @@ func TestWorkflowNamespaceLimit(t *testing.T) {
 	e.finish(first, 0)
 	e.eventually("the second runs", func() bool { return e.wfNamed("second").Status.Phase == v4.WfRunning })
 }
+
+// A workflow deleted and created again at once under its name: the new one's pass
+// removes the old one's steps and runs its own.
+func TestWorkflowRecreated(t *testing.T) {
+	e := newWfEnv(t)
+	one := `{"entrypoint":"t","templates":[{"name":"t","process":{"procName":"w","startCmd":"./w"}}]}`
+	e.applyWf(one)
+	old := e.waitSteps("wf")["wf"]
+	e.report(old, v4.StatusRunning, time.Now(), time.Time{})
+	if _, err := testStore.Delete(context.Background(), v4.KindWorkflow, "ctl", "wf", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.applyWf(one)
+	e.eventually("the old step asked to stop", func() bool { return desired(t, old) == v4.DesiredStopped })
+	e.report(old, v4.StatusKilled, time.Now(), time.Now())
+	e.eventually("only the new step left", func() bool {
+		tgs := e.wfTaskGroups()
+		return len(tgs) == 1 && tgs[0].Metadata.Name != old.Metadata.Name
+	})
+}

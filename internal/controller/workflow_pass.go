@@ -18,6 +18,11 @@ import (
 // The controller removes it once it resumed them.
 const WorkflowResumeAnnotation = "berth.io/workflow-resume"
 
+// workflowUIDAnnotation is on a step's task group: the UID of the workflow that made it,
+// so that the task groups of a deleted workflow are told from those of a new one of the
+// same name (and removed).
+const workflowUIDAnnotation = "berth.io/workflow-uid"
+
 // wfPass is one reconcile of one workflow.
 type wfPass struct {
 	c   *WorkflowController
@@ -56,6 +61,7 @@ func (p *wfPass) run(ctx context.Context) error {
 	if err := p.loadNodes(ctx); err != nil {
 		return err
 	}
+	p.dropForeign(ctx)
 	if v4.WfPhaseFinished(p.st.Phase) {
 		p.stopLeftovers(ctx) // what still runs after the end (an exit handler's sidecar)
 		return nil
@@ -96,6 +102,21 @@ func (p *wfPass) run(ctx context.Context) error {
 		p.wake(time.Millisecond)
 	}
 	return p.write(ctx)
+}
+
+// dropForeign removes the task groups of an earlier workflow of the same name, deleted
+// and created again before its steps were removed.
+func (p *wfPass) dropForeign(ctx context.Context) {
+	var foreign []*v4.TaskGroup
+	for name, tg := range p.tgs {
+		if uid, ok := tg.Metadata.Annotations[workflowUIDAnnotation]; ok && uid != p.st.UID {
+			foreign = append(foreign, tg)
+			delete(p.tgs, name)
+		}
+	}
+	if len(foreign) > 0 {
+		p.wake(p.c.removeAll(ctx, foreign))
+	}
 }
 
 // set records a node as changed by this pass.

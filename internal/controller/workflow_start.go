@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -60,6 +61,11 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			tg := newTaskGroup(p.wf, nil, t.pod, t.req, pl, p.now)
 			tg.Metadata.Name = stepTaskGroupName(p.wf.Metadata.Name, t.st.NodeID, p.st.RetryCount)
 			tg.Spec.Step = t.tg.Spec.Step
+			tg.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
+			if tg.Metadata.Annotations == nil {
+				tg.Metadata.Annotations = map[string]string{}
+			}
+			tg.Metadata.Annotations[workflowUIDAnnotation] = p.st.UID
 			s.RemoveTaskGroup(ns, pl.Name) // placed under the scheduler's name: the step's is the node's
 			s.SetTaskGroup(tg)
 			tgs = append(tgs, tg)
