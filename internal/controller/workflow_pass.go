@@ -209,8 +209,12 @@ func mainExit(tg *v4.TaskGroup) (int, bool) {
 	if r := tg.Status.Step; r != nil && r.Collected {
 		return r.ExitCode, true
 	}
+	main := stepMainTask
+	if io := tg.Spec.Step; io != nil {
+		main = io.Main
+	}
 	for _, t := range tg.Status.Tasks {
-		if t.Name == stepMainTask || tg.Spec.Step == nil && t.Role == "" {
+		if t.Name == main {
 			ran := t.Status == v4.StatusFinish || t.Status == v4.StatusFailed || t.Info.ExitCode != 0
 			return t.Info.ExitCode, ran
 		}

@@ -46,23 +46,25 @@ func artifactKey(wf *v4.Workflow, nodeID, name string) string {
 // stepPod builds the pod template and StepIO of a step to start.
 func stepPod(wf *v4.Workflow, st engine.Start, inputs *v4.WfInputs) (*v4.PodTemplate, *v4.StepIO, error) {
 	t := st.Template
-	io := &v4.StepIO{Workflow: wf.Metadata.Name, NodeID: st.NodeID, Main: stepMainTask,
+	io := &v4.StepIO{Workflow: wf.Metadata.Name, NodeID: st.NodeID,
 		LogsKey: artifactKey(wf, st.NodeID, logsArtifact)}
 	pod := &v4.PodTemplate{}
 	switch {
 	case t.Container != nil:
 		c := *t.Container
-		c.Name = stepMainTask
+		if c.Name == "" {
+			c.Name = stepMainTask
+		}
 		pod.Spec.Containers = []v4.Container{c}
 	case t.Process != nil:
-		p := *t.Process
-		p.ProcName = stepMainTask
-		pod.Spec.Processes = []v4.ProcessTask{p}
+		// The process keeps its procName: the agent knows a process by it (docs/process.md).
+		pod.Spec.Processes = []v4.ProcessTask{*t.Process}
 	case t.Script != nil:
 		scriptPod(pod, io, t.Script)
 	default:
 		return nil, nil, fmt.Errorf("template %q runs nothing", t.Name)
 	}
+	io.Main = v4.TaskNames(&pod.Spec)[0]
 	if inputs != nil {
 		for _, a := range inputs.Artifacts {
 			in, err := stepInputOf(wf, a)
@@ -84,7 +86,11 @@ func stepPod(wf *v4.Workflow, st engine.Start, inputs *v4.WfInputs) (*v4.PodTemp
 func scriptPod(pod *v4.PodTemplate, io *v4.StepIO, s *v4.WfScript) {
 	src := s.Source
 	if s.Image == "" {
-		pod.Spec.Processes = []v4.ProcessTask{{ProcName: stepMainTask, StartCmd: shellJoin(append(s.Command, "./"+scriptPathProcess)),
+		name := stepMainTask
+		if len(s.Command) > 0 && path.Base(s.Command[0]) != "." && path.Base(s.Command[0]) != "/" {
+			name = path.Base(s.Command[0]) // the interpreter's process, as the agent sees it
+		}
+		pod.Spec.Processes = []v4.ProcessTask{{ProcName: name, StartCmd: shellJoin(append(s.Command, "./"+scriptPathProcess)),
 			Env: s.Env, Resources: s.Resources}}
 		io.Inputs = append(io.Inputs, v4.StepInput{Name: "script", Path: scriptPathProcess, Mode: 0o755, Raw: &src})
 	} else {

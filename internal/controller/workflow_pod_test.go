@@ -28,7 +28,7 @@ func TestStepPod(t *testing.T) {
 		{name: "script on the node", tmpl: v4.WfTemplate{Name: "s", Script: &v4.WfScript{Source: "print(1)", Command: []string{"python3", "-u"}, Resources: res}},
 			check: func(t *testing.T, pod *v4.PodTemplate, io *v4.StepIO) {
 				p := pod.Spec.Processes
-				if len(p) != 1 || p[0].ProcName != "main" || p[0].StartCmd != "python3 -u ./berth-script" || p[0].Resources != res {
+				if len(p) != 1 || p[0].ProcName != "python3" || io.Main != "python3" || p[0].StartCmd != "python3 -u ./berth-script" || p[0].Resources != res {
 					t.Errorf("process %+v", p)
 				}
 				if len(io.Inputs) != 1 || *io.Inputs[0].Raw != "print(1)" || io.Inputs[0].Path != "berth-script" || !io.Result {
@@ -57,7 +57,7 @@ func TestStepPod(t *testing.T) {
 				if len(io.Artifacts) != 1 || io.Artifacts[0].Key != "ns/wf/u1/n1/model" || io.LogsKey != "ns/wf/u1/n1/main-logs" {
 					t.Errorf("artifacts %+v logs %q", io.Artifacts, io.LogsKey)
 				}
-				if !needsCollection(io) || pod.Spec.Containers[0].Name != "main" {
+				if !needsCollection(io) || pod.Spec.Containers[0].Name != "x" || io.Main != "x" {
 					t.Error("a step with outputs must wait for their collection")
 				}
 			}},
@@ -83,7 +83,7 @@ func TestStepPod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if io.Main != "main" || io.NodeID != "n1" || io.Workflow != "wf" {
+			if io.Main == "" || io.NodeID != "n1" || io.Workflow != "wf" {
 				t.Errorf("io %+v", io)
 			}
 			tc.check(t, pod, io)

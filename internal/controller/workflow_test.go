@@ -133,7 +133,7 @@ func (e *env) finish(tg *v4.TaskGroup, code int, params ...string) {
 		}
 		c := cur.(*v4.TaskGroup)
 		c.Status = v4.TaskGroupStatus{Phase: phase, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now, Step: res,
-			Tasks: []v4.TaskStatus{{Name: stepMainTask, Status: phase, Info: v4.ContainerInfo{ExitCode: code}}}}
+			Tasks: []v4.TaskStatus{{Name: tg.Spec.Step.Main, Status: phase, Info: v4.ContainerInfo{ExitCode: code}}}}
 		if err := testStore.Update(context.Background(), c, store.Raw{}); err == nil {
 			return
 		}
@@ -164,11 +164,11 @@ func TestWorkflowDAG(t *testing.T) {
 	a := e.waitSteps("wf.A")["wf.A"]
 	io := a.Spec.Step
 	w := e.wf()
-	if io == nil || io.Main != stepMainTask || io.Workflow != "wf" || len(io.Parameters) != 1 || io.Parameters[0].Path != "/tmp/x" ||
+	if io == nil || io.Workflow != "wf" || len(io.Parameters) != 1 || io.Parameters[0].Path != "/tmp/x" ||
 		io.LogsKey != "ctl/wf/"+w.Status.UID+"/"+io.NodeID+"/main-logs" {
 		t.Fatalf("step io %+v", io)
 	}
-	if p := a.Spec.Template.Spec.Processes; len(p) != 1 || p[0].ProcName != stepMainTask || a.Spec.Node != "n1" {
+	if p := a.Spec.Template.Spec.Processes; len(p) != 1 || p[0].ProcName != "gen" || io.Main != "gen" || a.Spec.Node != "n1" {
 		t.Fatalf("pod %+v on %q", p, a.Spec.Node)
 	}
 	if !strings.HasPrefix(a.Metadata.Name, "wf."+io.NodeID) {

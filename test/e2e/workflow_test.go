@@ -33,7 +33,7 @@ func wfDoc(name, spec string) string {
 
 // proc is a process template named name whose start command is cmd, run in e.dir.
 func (e *wfEnv) proc(name, cmd string) string {
-	return fmtSpec(`{"name":%q,"process":{"procName":"p","startCmd":%q,"startGracePeriod":1,"resources":{"limits":{"cpu":"0.05","memory":"16"}}}}`,
+	return fmtSpec(`{"name":%q,"process":{"procName":"p","startCmd":%q,"startGracePeriod":1,"resources":{"limits":{"cpu":"0.1","memory":"32"}}}}`,
 		name, "cd "+e.dir+" && "+cmd)
 }
 
@@ -198,8 +198,8 @@ func TestWorkflows(t *testing.T) {
 		e.cl.applySpec(t, wfDoc("ha", `{"entrypoint":"main","templates":[
 		 {"name":"main","dag":{"tasks":[{"name":"A","template":"A"},{"name":"B","template":"B","dependencies":["A"]},
 		  {"name":"C","template":"C","dependencies":["A"]},{"name":"D","template":"D","dependencies":["B","C"]}]}},`+
-			e.proc("A", "echo A >> ha && sleep 0.5")+","+e.proc("B", "echo B >> ha && sleep 0.5")+","+
-			e.proc("C", "echo C >> ha && sleep 0.5")+","+e.proc("D", "echo D >> ha")+`]}`))
+			e.proc("A", "echo A >> ha && sleep 2")+","+e.proc("B", "echo B >> ha && sleep 3")+","+
+			e.proc("C", "echo C >> ha && sleep 3")+","+e.proc("D", "echo D >> ha")+`]}`))
 		deadline := time.Now().Add(60 * time.Second)
 		for len(e.lines(t, "ha")) < 3 {
 			if time.Now().After(deadline) {
