@@ -31,10 +31,12 @@ func wfDoc(name, spec string) string {
 	return fmtSpec(`{"apiVersion":"v4","kind":"workflow","metadata":{"name":%q,"namespace":%q},"spec":%s}`, name, wfNS, spec)
 }
 
-// proc is a process template named name whose start command is cmd, run in e.dir.
+// proc is a process template named name whose start command is cmd, run in e.dir. The
+// agent knows a process by its procName (its executable): the shell, kept the process
+// by the trailing exit (a last simple command would replace it).
 func (e *wfEnv) proc(name, cmd string) string {
-	return fmtSpec(`{"name":%q,"process":{"procName":"p","startCmd":%q,"startGracePeriod":1,"resources":{"limits":{"cpu":"0.1","memory":"32"}}}}`,
-		name, "cd "+e.dir+" && "+cmd)
+	return fmtSpec(`{"name":%q,"process":{"procName":"sh","startCmd":%q,"startGracePeriod":1,"resources":{"limits":{"cpu":"0.1","memory":"32"}}}}`,
+		name, "cd "+e.dir+" && "+cmd+"; exit $?")
 }
 
 // live is a server of the cluster that answers.
@@ -144,8 +146,8 @@ func TestWorkflows(t *testing.T) {
 	})
 
 	t.Run("retried step", func(t *testing.T) {
-		flaky := `{"name":"flaky","retryStrategy":{"limit":2},"process":{"procName":"p","startGracePeriod":1,"startCmd":` +
-			fmt.Sprintf("%q", "cd "+e.dir+" && echo try >> retry && [ $(wc -l < retry) -ge 2 ]") + `}}`
+		flaky := `{"name":"flaky","retryStrategy":{"limit":2},"process":{"procName":"sh","startGracePeriod":1,"startCmd":` +
+			fmt.Sprintf("%q", "cd "+e.dir+" && echo try >> retry && [ $(wc -l < retry) -ge 2 ]; exit $?") + `}}`
 		e.cl.applySpec(t, wfDoc("retried", `{"entrypoint":"flaky","templates":[`+flaky+`]}`))
 		wf := e.wait(t, "retried", 90*time.Second)
 		if wf.Status.Phase != v4.WfSucceeded || len(e.lines(t, "retry")) != 2 {
