@@ -110,7 +110,7 @@ func TestWorkflows(t *testing.T) {
 	requireRoot(t)
 	servers := startCluster(t)
 	e := &wfEnv{servers: servers, cl: allOf(t, servers), dir: t.TempDir()}
-	writable(t, e.dir, "steps", "dag", "retry", "exit", "suspend", "again", "ha")
+	writable(t, e.dir, "steps", "dag", "dag-params", "retry", "exit", "suspend", "again", "ha")
 	others := []string{"--server", servers[1].url + "," + servers[2].url, "--docker", "off"}
 	startAgent(t, servers[0].devServer, "wf", haPortRange(t, 34700, 34749, 10), others...)
 	e.cl.cleanupOwners(wfNS, "workflows", 60*time.Second)
@@ -142,7 +142,23 @@ func TestWorkflows(t *testing.T) {
 	})
 
 	t.Run("dag parameters", func(t *testing.T) {
-		t.Skip("agent step I/O not built")
+		t.Skip("agent step I/O not built") // enabled once the agent stages and collects spec.step
+		// A writes an output parameter to a file, S is a script on the node whose stdout is
+		// its result; B gets both as arguments.
+		gen := fmtSpec(`{"name":"gen","outputs":{"parameters":[{"name":"x","valueFrom":{"path":"out.txt"}}]},`+
+			`"process":{"procName":"sh","startCmd":%q,"startGracePeriod":1}}`, "printf hello > out.txt; exit $?")
+		script := `{"name":"calc","script":{"command":["sh"],"source":"echo 42"}}`
+		use := fmtSpec(`{"name":"use","inputs":{"parameters":[{"name":"a"},{"name":"b"}]},`+
+			`"process":{"procName":"sh","startCmd":%q,"startGracePeriod":1}}`, "cd "+e.dir+" && echo {{inputs.parameters.a}}-{{inputs.parameters.b}} >> dag-params; exit $?")
+		e.cl.applySpec(t, wfDoc("params", `{"entrypoint":"main","templates":[
+		 {"name":"main","dag":{"tasks":[{"name":"A","template":"gen"},{"name":"S","template":"calc"},
+		  {"name":"B","template":"use","dependencies":["A","S"],"arguments":{"parameters":[
+		   {"name":"a","value":"{{tasks.A.outputs.parameters.x}}"},{"name":"b","value":"{{tasks.S.outputs.result}}"}]}}]}},`+
+			gen+","+script+","+use+`]}`))
+		wf := e.wait(t, "params", 90*time.Second)
+		if got := e.lines(t, "dag-params"); wf.Status.Phase != v4.WfSucceeded || len(got) != 1 || got[0] != "hello-42" {
+			t.Fatalf("%s %q, B wrote %v", wf.Status.Phase, wf.Status.Message, got)
+		}
 	})
 
 	t.Run("retried step", func(t *testing.T) {
