@@ -92,6 +92,9 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/namespaces/{ns}/{plural}/{name}/instances/{index}/{action}", "POST", ns + "/processes/web/instances/0/explode", "", 404, ""},
 		{"PUT /v1/acl/policies/{name}", "PUT", "/v1/acl/policies/bad", "kind: acl-policy\nmetadata: {name: bad}\nrules: []\n", 422, "rules"},
 		{"DELETE /v1/acl/policies/{name}", "DELETE", "/v1/acl/policies/nope", "", 404, ""},
+		{"POST /v1/namespaces/{ns}/workflows/{name}/actions/{action}", "POST", ns + "/workflows/w/actions/explode", "", 404, ""},
+		{"POST /v1/namespaces/{ns}/workflows/{name}/actions/{action}", "POST", ns + "/workflows/w/actions/resume", `{"node":"a,b"}`, 400, "node"},
+		{"POST /v1/namespaces/{ns}/workflows/{name}/actions/{action}", "POST", ns + "/workflows/w/actions/resume", `{"node":5}`, 400, ""},
 	}
 }
 

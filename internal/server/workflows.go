@@ -108,7 +108,8 @@ func (s *Server) handleWorkflowAction(w http.ResponseWriter, r *http.Request) er
 		}
 	}
 	if len(body.Parameters) > maxResubmitParams {
-		return httpapi.Errorf(http.StatusBadRequest, "parameters: %d, more than %d", len(body.Parameters), maxResubmitParams)
+		return httpapi.Errorf(http.StatusBadRequest, "parameters: %d, more than %d", len(body.Parameters), maxResubmitParams).
+			WithDetail("parameters", fmt.Sprintf("at most %d", maxResubmitParams))
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
@@ -140,7 +141,7 @@ func (s *Server) handleWorkflowAction(w http.ResponseWriter, r *http.Request) er
 // the controller writes in between.
 func (s *Server) workflowSpecAction(ctx context.Context, ns, name, action, node string) (*v4.Workflow, error) {
 	if len(node) > 512 || strings.ContainsAny(node, ",\x00") {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "node: not a node name or ID")
+		return nil, httpapi.Errorf(http.StatusBadRequest, "node: not a node name or ID").WithDetail("node", "a node's name or ID, without commas")
 	}
 	for range 5 {
 		obj, err := s.store.Get(ctx, v4.KindWorkflow, ns, name)
@@ -291,7 +292,8 @@ func overrideParams(args *v4.WfArguments, params []string) (*v4.WfArguments, err
 		k, v, ok := strings.Cut(p, "=")
 		j := slices.IndexFunc(out.Parameters, func(q v4.WfParameter) bool { return q.Name == k })
 		if !ok || j < 0 {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "parameters[%d]: %q is not name=value of one of the workflow's arguments", i, truncateParam(p))
+			return nil, httpapi.Errorf(http.StatusBadRequest, "parameters[%d]: %q is not name=value of one of the workflow's arguments", i, truncateParam(p)).
+				WithDetail(fmt.Sprintf("parameters[%d]", i), "name=value of one of the workflow's arguments")
 		}
 		out.Parameters[j].Value = &v
 	}
