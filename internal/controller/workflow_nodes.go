@@ -69,7 +69,9 @@ func (p *wfPass) write(ctx context.Context) error {
 			return err
 		}
 		p.st.Nodes = nil
-		memo = &nodeMemo{uid: p.st.UID, nodes: p.nodes}
+		if !v4.WfPhaseFinished(p.st.Phase) { // a finished workflow's nodes are not read again
+			memo = &nodeMemo{uid: p.st.UID, nodes: p.nodes}
+		}
 	} else {
 		p.st.Nodes = p.nodes
 		if len(p.nodes) == 0 {

@@ -58,13 +58,15 @@ func (p *wfPass) wake(d time.Duration) {
 
 // run takes the workflow one step on and writes what changed.
 func (p *wfPass) run(ctx context.Context) error {
-	if err := p.loadNodes(ctx); err != nil {
-		return err
-	}
 	p.dropForeign(ctx)
 	if v4.WfPhaseFinished(p.st.Phase) {
+		// Nothing to read or write: a pass over one of 10,000 finished workflows (a
+		// resync) costs a look at its task groups.
 		p.stopLeftovers(ctx) // what still runs after the end (an exit handler's sidecar)
 		return nil
+	}
+	if err := p.loadNodes(ctx); err != nil {
+		return err
 	}
 	if p.st.StartedAt.IsZero() {
 		if msg := p.c.namespaceFull(p.wf); msg != "" {
