@@ -13,24 +13,19 @@ import (
 	"github.com/berthhq/berth/internal/workflow/engine"
 )
 
-// start creates the task groups of the steps the engine starts. A step the scheduler
-// cannot place yet, or whose task group could not be written, is taken back out of the
-// pass's nodes: the engine starts it again in a later pass.
-func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
-	if len(starts) == 0 {
-		return
-	}
-	ns := p.wf.Metadata.Namespace
-	app := scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: ns, Name: p.wf.Metadata.Name}
-	type planned struct {
-		st  engine.Start
-		tg  *v4.TaskGroup
-		req *scheduler.Request
-		pod *v4.PodTemplate
-	}
-	var todo []planned
-	var unplaced []string
-	var why string
+// wfStepPlan is a step to start: its pod, StepIO and placement request.
+type wfStepPlan struct {
+	st  engine.Start
+	io  *v4.StepIO
+	req *scheduler.Request
+	pod *v4.PodTemplate
+}
+
+// plan builds the pods and requests of the steps to start; a step whose pod cannot be
+// built fails with an error.
+func (p *wfPass) plan(starts []engine.Start) []wfStepPlan {
+	app := scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: p.wf.Metadata.Namespace, Name: p.wf.Metadata.Name}
+	var todo []wfStepPlan
 	for _, st := range starts {
 		pod, io, err := stepPod(p.wf, st, p.nodes[st.NodeID].Inputs)
 		var req *scheduler.Request
@@ -43,12 +38,24 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			p.set(n)
 			continue
 		}
-		tg := &v4.TaskGroup{Spec: v4.TaskGroupSpec{Step: io}}
-		todo = append(todo, planned{st: st, tg: tg, req: req, pod: pod})
+		todo = append(todo, wfStepPlan{st: st, io: io, req: req, pod: pod})
 	}
+	return todo
+}
+
+// start creates the task groups of the steps the engine starts. A step the scheduler
+// cannot place yet, or whose task group could not be written, is taken back out of the
+// pass's nodes: the engine starts it again in a later pass.
+func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
+	if len(starts) == 0 {
+		return
+	}
+	todo := p.plan(starts)
+	ns := p.wf.Metadata.Namespace
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
 	var tgs []*v4.TaskGroup
-	var placedIDs []string
+	var placedIDs, unplaced []string
+	var why string
 	p.c.feed.With(func(s *scheduler.Snapshot) {
 		for _, t := range todo {
 			res := p.c.opts.Metrics.place(s, t.req, opts)
@@ -60,7 +67,7 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			pl := res.Placements[0]
 			tg := newTaskGroup(p.wf, nil, t.pod, t.req, pl, p.now)
 			tg.Metadata.Name = stepTaskGroupName(p.wf.Metadata.Name, t.st.NodeID, p.st.RetryCount)
-			tg.Spec.Step = t.tg.Spec.Step
+			tg.Spec.Step = t.io
 			tg.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
 			if tg.Metadata.Annotations == nil {
 				tg.Metadata.Annotations = map[string]string{}
@@ -72,21 +79,7 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			placedIDs = append(placedIDs, t.st.NodeID)
 		}
 	})
-	created, err := p.c.createAll(ctx, tgs)
-	for i, tg := range tgs {
-		id := placedIDs[i]
-		if !created[i] && !p.exists(ctx, tg) {
-			unplaced = append(unplaced, id)
-			continue
-		}
-		n := p.nodes[id]
-		n.TaskGroup = tg.Metadata.Name
-		p.set(n)
-	}
-	if err != nil {
-		p.c.log.Warn("create workflow steps", "workflow", p.key.String(), "err", err)
-		p.wake(wfPendingRetry)
-	}
+	unplaced = append(unplaced, p.created(ctx, tgs, placedIDs)...)
 	if len(unplaced) > 0 {
 		p.unstart(unplaced)
 		if why != "" {
@@ -96,6 +89,27 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 		}
 		p.wake(unplacedRetry)
 	}
+}
+
+// created writes the placed task groups and records them in their nodes; it returns
+// the nodes whose task group is not there.
+func (p *wfPass) created(ctx context.Context, tgs []*v4.TaskGroup, ids []string) []string {
+	created, err := p.c.createAll(ctx, tgs)
+	var missing []string
+	for i, tg := range tgs {
+		if !created[i] && !p.exists(ctx, tg) {
+			missing = append(missing, ids[i])
+			continue
+		}
+		n := p.nodes[ids[i]]
+		n.TaskGroup = tg.Metadata.Name
+		p.set(n)
+	}
+	if err != nil {
+		p.c.log.Warn("create workflow steps", "workflow", p.key.String(), "err", err)
+		p.wake(wfPendingRetry)
+	}
+	return missing
 }
 
 // exists reports whether a task group that could not be created exists already: one a
