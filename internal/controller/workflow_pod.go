@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,10 +15,11 @@ import (
 // task, and the StepIO telling the agent what to stage and collect (api/v4/workflow_stepio.go).
 
 // Where a script's source is staged: in a container's filesystem, or under a process
-// task's work directory (a relative path).
+// task's work directory (the agent takes a process task's paths as relative to it, and
+// the process starts there).
 const (
 	scriptPathContainer = "/tmp/berth-script"
-	scriptPathProcess   = "berth-script"
+	scriptPathProcess   = "/berth-script"
 	stepMainTask        = "main"
 	logsArtifact        = "main-logs"
 )
@@ -90,7 +92,7 @@ func scriptPod(pod *v4.PodTemplate, io *v4.StepIO, s *v4.WfScript) {
 		if len(s.Command) > 0 && path.Base(s.Command[0]) != "." && path.Base(s.Command[0]) != "/" {
 			name = path.Base(s.Command[0]) // the interpreter's process, as the agent sees it
 		}
-		pod.Spec.Processes = []v4.ProcessTask{{ProcName: name, StartCmd: shellJoin(append(s.Command, "./"+scriptPathProcess)),
+		pod.Spec.Processes = []v4.ProcessTask{{ProcName: name, StartCmd: shellJoin(append(slices.Clone(s.Command), "."+scriptPathProcess)),
 			Env: s.Env, Resources: s.Resources}}
 		io.Inputs = append(io.Inputs, v4.StepInput{Name: "script", Path: scriptPathProcess, Mode: 0o755, Raw: &src})
 	} else {

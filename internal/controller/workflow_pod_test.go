@@ -31,7 +31,7 @@ func TestStepPod(t *testing.T) {
 				if len(p) != 1 || p[0].ProcName != "python3" || io.Main != "python3" || p[0].StartCmd != "python3 -u ./berth-script" || p[0].Resources != res {
 					t.Errorf("process %+v", p)
 				}
-				if len(io.Inputs) != 1 || *io.Inputs[0].Raw != "print(1)" || io.Inputs[0].Path != "berth-script" || !io.Result {
+				if len(io.Inputs) != 1 || *io.Inputs[0].Raw != "print(1)" || io.Inputs[0].Path != "/berth-script" || !io.Result {
 					t.Errorf("io %+v", io)
 				}
 			}},

@@ -145,7 +145,7 @@ func TestWorkflows(t *testing.T) {
 		t.Skip("agent step I/O not built") // enabled once the agent stages and collects spec.step
 		// A writes an output parameter to a file, S is a script on the node whose stdout is
 		// its result; B gets both as arguments.
-		gen := fmtSpec(`{"name":"gen","outputs":{"parameters":[{"name":"x","valueFrom":{"path":"out.txt"}}]},`+
+		gen := fmtSpec(`{"name":"gen","outputs":{"parameters":[{"name":"x","valueFrom":{"path":"/out.txt"}}]},`+
 			`"process":{"procName":"sh","startCmd":%q,"startGracePeriod":1}}`, "printf hello > out.txt; exit $?")
 		script := `{"name":"calc","script":{"command":["sh"],"source":"echo 42"}}`
 		use := fmtSpec(`{"name":"use","inputs":{"parameters":[{"name":"a"},{"name":"b"}]},`+
