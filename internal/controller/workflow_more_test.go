@@ -241,3 +241,34 @@ func TestWorkflowRecreated(t *testing.T) {
 		return len(tgs) == 1 && tgs[0].Metadata.Name != old.Metadata.Name
 	})
 }
+
+// A step past its template's activeDeadlineSeconds is asked to stop and fails.
+func TestWorkflowStepDeadline(t *testing.T) {
+	e := newWfEnv(t)
+	e.applyWf(`{"entrypoint":"t","templates":[{"name":"t","activeDeadlineSeconds":1,"process":{"procName":"w","startCmd":"./w"}}]}`)
+	step := e.waitSteps("wf")["wf"]
+	e.report(step, v4.StatusRunning, time.Now(), time.Time{})
+	e.eventually("the step asked to stop", func() bool { return desired(t, step) == v4.DesiredStopped })
+	st := e.waitWf("Failed", func(s v4.WorkflowStatus) bool { return s.Phase == v4.WfFailed })
+	if !strings.Contains(st.Message, "activeDeadlineSeconds") {
+		t.Errorf("message %q", st.Message)
+	}
+}
+
+// A step with outputs waits for the agent's collection: its outputs come with it; a
+// collection that never comes fails the step with an error.
+func TestWorkflowStepCollection(t *testing.T) {
+	e := newWfEnv(t, func(c *WorkflowController) { c.collectWait = 300 * time.Millisecond })
+	e.applyWf(`{"entrypoint":"main","templates":[
+	 {"name":"main","steps":[[{"name":"s","template":"s"}]]},
+	 {"name":"s","script":{"command":["sh"],"source":"echo hi"}}]}`)
+	step := e.waitSteps("wf[0].s")["wf[0].s"]
+	if step.Spec.Step == nil || !step.Spec.Step.Result {
+		t.Fatalf("a script's step asks for no result: %+v", step.Spec.Step)
+	}
+	e.report(step, v4.StatusFinish, time.Now().Add(-time.Second), time.Now()) // no status.step: an agent without step I/O
+	st := e.waitWf("Error", func(s v4.WorkflowStatus) bool { return v4.WfPhaseFinished(s.Phase) })
+	if st.Phase != v4.WfFailed || !strings.Contains(st.Message, "did not report") {
+		t.Errorf("%s %q", st.Phase, st.Message)
+	}
+}
