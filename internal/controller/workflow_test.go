@@ -189,6 +189,10 @@ func TestWorkflowDAG(t *testing.T) {
 	if n := len(e.wfTaskGroups()); n != 4 {
 		t.Errorf("%d task groups, want the 4 steps kept as their record", n)
 	}
+	e.eventually("the phase events", func() bool {
+		r := e.reasons(v4.KindWorkflow, "wf")
+		return slices.Contains(r, "WorkflowRunning") && slices.Contains(r, "WorkflowSucceeded") && slices.Contains(r, "StepSucceeded")
+	})
 }
 
 // Steps run group after group; a failed step is retried by its retryStrategy, and the
