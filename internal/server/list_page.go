@@ -116,6 +116,8 @@ func phaseOf(o v4.Object) string {
 		return o.Status.Phase
 	case *v4.Job:
 		return o.Status.Phase
+	case *v4.Workflow:
+		return o.Status.Phase
 	}
 	return ""
 }
