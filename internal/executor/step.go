@@ -172,6 +172,15 @@ func (p *pod) collectStep(ctx context.Context, i int, exitCode int) bool {
 	}
 	cctx, cancel := context.WithTimeout(ctx, stepCollectTimeout)
 	defer cancel()
+	// A kill (the workflow stopped) ends a collection in progress; the goroutine ends
+	// with the collection.
+	go func() {
+		select {
+		case <-p.killCh:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
 	tp := &p.plan.tasks[i]
 	c := &stepio.Collector{Store: p.stepStore(), TmpDir: filepath.Join(p.plan.stepDir(), "tmp")}
 	logs := func(ctx context.Context, stdout bool) (io.ReadCloser, error) {
