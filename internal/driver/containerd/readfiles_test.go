@@ -27,6 +27,7 @@ func TestReadFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(stage, "raw"), []byte("inline"), 0o644)
 	tk := task(t, "main", "mkdir -p /out/dir && cat /in/raw > /out/p && echo w > /out/dir/w.bin && ln -s "+secret+" /leak && ln -s ../.."+secret+" /leak2")
 	tk.Setup.Volumes = []driver.Mount{{HostPath: filepath.Join(stage, "raw"), ContainerPath: "/in/raw"}}
+	tk.RunToEnd = true // a step's main task ends at once
 	start(t, d, tk)
 	if st := waitEnd(t, d, tk.ID); st.Info.ExitCode != 0 {
 		t.Fatalf("exit %+v: %s", st.Info, logs(t, d, tk.ID, driver.LogOptions{}))

@@ -58,6 +58,7 @@ func TestStepFiles(t *testing.T) {
 		"mkdir -p /out && cat /in/raw > /out/p && cp -r /in/model /out/dir && ln -s "+secret+" /leak && ln -s /proc/1/root"+secret+" /leak2 && echo done")
 	task.Setup.Volumes = []driver.Mount{{HostPath: filepath.Join(stage, "raw"), ContainerPath: "/in/raw"},
 		{HostPath: filepath.Join(stage, "model"), ContainerPath: "/in/model"}}
+	task.RunToEnd = true // a step's main task ends at once
 	mustStart(t, d, task)
 	if st := drivertest.WaitEnded(t, d, task.ID, 30*time.Second); st.Info.ExitCode != 0 {
 		t.Fatalf("exit %+v", st.Info)
