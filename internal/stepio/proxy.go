@@ -27,7 +27,8 @@ type fetchProxy struct {
 	tr    *http.Transport
 	ctx   context.Context
 	stop  context.CancelFunc
-	conns sync.WaitGroup
+	conns sync.WaitGroup // tunnels
+	serve sync.WaitGroup // the Serve goroutine
 }
 
 // startProxy starts a proxy that lives until close (or ctx ends).
@@ -47,7 +48,7 @@ func (p *Policy) startProxy(ctx context.Context) (*fetchProxy, error) {
 		tr: &http.Transport{Proxy: nil, DialContext: d.DialContext, DisableKeepAlives: true, ResponseHeaderTimeout: time.Minute},
 	}
 	fp.srv = &http.Server{Handler: fp, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	go fp.srv.Serve(ln) //nolint:errcheck // ends with close
+	fp.serve.Go(func() { fp.srv.Serve(ln) }) //nolint:errcheck // ends with close
 	return fp, nil
 }
 
@@ -60,6 +61,7 @@ func (fp *fetchProxy) close() {
 	fp.srv.Close()
 	fp.tr.CloseIdleConnections()
 	fp.conns.Wait()
+	fp.serve.Wait()
 }
 
 func (fp *fetchProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
