@@ -42,6 +42,10 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"WorkflowTemplate","metadata":{"name":"lib"},"spec":{"templates":[{"name":"d","dag":{"tasks":[{"name":"a","templateRef":{"name":"x","template":"y"}},` +
 		`{"name":"b","template":"d","depends":"a.Failed || !(a)","arguments":{"artifacts":[{"name":"m","from":"{{tasks.a.outputs.artifacts.m}}"}]}}]},` +
 		`"retryStrategy":{"limit":3,"backoff":{"factor":1.5}}}]}}`))
+	// Input artifacts from raw, http and git sources (workflow_validate_sources.go).
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"p","templates":[{"name":"p","process":{"procName":"p","startCmd":"true"},` +
+		`"inputs":{"artifacts":[{"name":"r","path":"/r","raw":{"data":"x"}},{"name":"h","path":"/h","http":{"url":"https://a:b@h/x","headers":[{"name":"X","value":"\r\n"}]}},` +
+		`{"name":"g","path":"/g","git":{"repo":"ssh://-o/x","revision":"-x","depth":-1},"raw":{"data":""}}]}}]}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))
