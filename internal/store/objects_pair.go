@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // a run and moves its cronjob's lastScheduleTime so, so that a leader that dies between
 // the two writes cannot leave a run its successor does not know it started, nor a
 // schedule time moved without its run. It fails with ErrAlreadyExists when obj exists
-// (checked first: another leader made the run) and ErrConflict when owner changed or is
+// (checked first, also when owner moved: another leader made the run) and ErrConflict when owner changed or is
 // gone; nothing is written then.
 func (s *Store) CreateWithUpdate(ctx context.Context, obj, owner v4.Object) error {
 	kind, meta := obj.GetKind(), obj.GetMeta()
@@ -35,6 +36,9 @@ func (s *Store) CreateWithUpdate(ctx context.Context, obj, owner v4.Object) erro
 	for attempt := 0; ; attempt++ {
 		_, _, size, err := s.getWanted(ctx, okind, ometa.Namespace, ometa.Name, want)
 		if err != nil {
+			if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+				err = s.existsOr(ctx, key, err) // the one that moved the owner made obj, most likely
+			}
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		now := time.Now().UTC().Truncate(time.Second)
@@ -85,4 +89,16 @@ func (s *Store) CreateWithUpdate(ctx context.Context, obj, owner v4.Object) erro
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
+}
+
+// existsOr returns ErrAlreadyExists when key exists, else err.
+func (s *Store) existsOr(ctx context.Context, key string, err error) error {
+	resp, gerr := s.client.Get(ctx, key, clientv3.WithCountOnly())
+	switch {
+	case gerr != nil:
+		return wrapEtcd(gerr)
+	case resp.Count > 0:
+		return ErrAlreadyExists
+	}
+	return err
 }
