@@ -340,4 +340,3 @@ func TestCronSuspend(t *testing.T) {
 		t.Fatalf("resumed, runs %v", jobNames(js))
 	}
 }
-
