@@ -89,8 +89,9 @@ func deepCopy(o v4.Object) (v4.Object, error) {
 // TriggerCron creates a run of cron object kind ns/name now, as `berth cronjob trigger`
 // asks: whatever its schedule, suspend and concurrency policy (as Kubernetes' `kubectl
 // create job --from=cronjob/...`), and without moving lastScheduleTime. The run counts
-// in the active list and the history like the others.
-func TriggerCron(ctx context.Context, st *store.Store, kind v4.Kind, ns, name string, now time.Time) (v4.Object, error) {
+// in the active list and the history like the others. allow, when set, judges the run
+// before it is written (the requester's rights and privileges).
+func TriggerCron(ctx context.Context, st *store.Store, kind v4.Kind, ns, name string, now time.Time, allow func(v4.Object) error) (v4.Object, error) {
 	if _, ok := cronKinds[kind]; !ok {
 		return nil, fmt.Errorf("%w: %s runs on no schedule (cronjobs and cronworkflows do)", store.ErrInvalid, kind)
 	}
@@ -101,6 +102,11 @@ func TriggerCron(ctx context.Context, st *store.Store, kind v4.Kind, ns, name st
 	run, err := NewCronRun(obj, manualRunName(name, now), time.Time{})
 	if err != nil {
 		return nil, err
+	}
+	if allow != nil {
+		if err := allow(run); err != nil {
+			return nil, err
+		}
 	}
 	if err := st.Create(ctx, run, store.Raw{}); err != nil {
 		return nil, fmt.Errorf("trigger %s %s/%s: %w", kind, ns, name, err)

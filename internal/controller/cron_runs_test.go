@@ -19,7 +19,7 @@ func TestCronTriggerAndDelete(t *testing.T) {
 	e := newCronEnv(t)
 	e.apply("@daily", "")
 	c := e.controller()
-	run, err := TriggerCron(context.Background(), testStore, v4.KindCronJob, "ctl", "nightly", e.created)
+	run, err := TriggerCron(context.Background(), testStore, v4.KindCronJob, "ctl", "nightly", e.created, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestCronTriggerAndDelete(t *testing.T) {
 	if st := e.cronJob().Status; len(st.Active) != 1 || st.Active[0].Name != run.GetMeta().Name || !st.LastScheduleTime.IsZero() {
 		t.Errorf("status after a trigger %+v", st)
 	}
-	if _, err := TriggerCron(context.Background(), testStore, v4.KindJob, "ctl", "nightly", e.created); err == nil {
+	if _, err := TriggerCron(context.Background(), testStore, v4.KindJob, "ctl", "nightly", e.created, nil); err == nil {
 		t.Error("a job was triggered")
 	}
 	if _, err := testStore.Delete(context.Background(), v4.KindCronJob, "ctl", "nightly", ""); err != nil {
