@@ -55,6 +55,13 @@ rules:
 		t.Errorf("root cronjob: %+v", e)
 	}
 	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", cronJobJSON("pv", "@hourly", plain), deployer), http.StatusOK)
+	rootWF := `{"apiVersion":"v4","kind":"cronworkflow","metadata":{"name":"wf","namespace":"pv"},"spec":{"schedule":"@hourly",` +
+		`"workflowSpec":{"entrypoint":"main","templates":[{"name":"main","process":` + root + `}]}}}`
+	r = callAs(t, "", http.MethodPost, url+"/v1/apply", rootWF, deployer)
+	wantStatus(t, r, http.StatusForbidden)
+	if e := decodeError(t, r); len(e.Details) == 0 || e.Details[0].Field != "spec.workflowSpec.templates[0].process.user" {
+		t.Errorf("root cronworkflow: %+v", e)
+	}
 
 	trigger := url + "/v1/namespaces/pv/cronjobs/nightly/actions/trigger"
 	wantStatus(t, callAs(t, "", http.MethodPost, trigger, "", cronOnly), http.StatusForbidden) // no right on jobs
