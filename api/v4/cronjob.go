@@ -26,7 +26,8 @@ const (
 	// MaxCronNameLen bounds a cronjob's name so that a run's name, the name and a unix
 	// time ("-1767225600"), is still a valid name of 63 characters (as Kubernetes does).
 	MaxCronNameLen = 52
-	// MaxCronActive bounds status.active: the runs listed (an Allow policy may run more).
+	// MaxCronActive bounds the active runs of one cron object (an Allow schedule whose
+	// runs never end must not fill the store), and so status.active.
 	MaxCronActive = 100
 )
 

@@ -30,6 +30,10 @@ type CronController struct {
 	runs  map[v4.Kind]*cacheView
 	// now is the controller's clock; tests set it.
 	now func() time.Time
+	// maxActive bounds the active runs of one cron object (v4.MaxCronActive): past it
+	// a due time waits, whatever the policy, so that an Allow schedule whose runs never
+	// end cannot fill the store.
+	maxActive int
 }
 
 // indexCron indexes jobs and workflows by the cron object that created them
@@ -59,7 +63,8 @@ func NewCronController(st *store.Store, opts Options) *CronController {
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "cron")
 	c := &CronController{base: newBaseOf(st, nil, opts, log, newRecorder(st, log)), opts: opts,
-		queue: newQueue[scheduler.AppKey](), crons: map[v4.Kind]*cacheView{}, runs: map[v4.Kind]*cacheView{}, now: time.Now}
+		queue: newQueue[scheduler.AppKey](), crons: map[v4.Kind]*cacheView{}, runs: map[v4.Kind]*cacheView{}, now: time.Now,
+		maxActive: v4.MaxCronActive}
 	for k, child := range cronKinds {
 		c.crons[k] = &cacheView{cache: c.cache(k)}
 		c.runs[child] = &cacheView{cache: c.cache(child)}

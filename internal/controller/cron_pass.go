@@ -62,6 +62,12 @@ func (p *cronPass) run(ctx context.Context) (time.Duration, error) {
 		p.c.eventOnce("cron-missed/"+p.key.String(), due.String(), p.key, v4.EventWarning, "MissedRuns",
 			fmt.Sprintf("%d scheduled runs were missed (no leader, or suspended); starting the latest only, scheduled for %s", n, due.UTC().Format(time.RFC3339)))
 	}
+	if len(p.active) >= p.c.maxActive && p.sched.ConcurrencyPolicy == v4.ConcurrencyAllow {
+		p.st.Message = fmt.Sprintf("the run scheduled for %s waits: %d runs are active, the most a cron object may have",
+			due.UTC().Format(time.RFC3339), len(p.active))
+		p.c.eventOnce("cron-bound/"+p.key.String(), due.String(), p.key, v4.EventWarning, "TooManyActive", p.st.Message)
+		return wait, p.c.writeStatus(ctx, p.obj, p.st)
+	}
 	if len(p.active) > 0 {
 		switch p.sched.ConcurrencyPolicy {
 		case v4.ConcurrencyForbid:

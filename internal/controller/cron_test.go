@@ -300,6 +300,23 @@ func TestCronConcurrencyPolicies(t *testing.T) {
 	}
 }
 
+// Allow runs side by side up to the bound of active runs; past it a due time waits.
+func TestCronActiveBound(t *testing.T) {
+	e := newCronEnv(t)
+	e.apply("* * * * *", "")
+	c := e.controller()
+	c.maxActive = 2
+	for k := range 3 {
+		e.pass(c, e.minute(k).Add(time.Second))
+	}
+	if js := e.jobs(); len(js) != 2 {
+		t.Fatalf("runs %v, want 2 (the bound)", jobNames(js))
+	}
+	if st := e.cronJob().Status; !strings.Contains(st.Message, "2 runs are active") {
+		t.Errorf("status at the bound %+v", st)
+	}
+}
+
 // Finished runs beyond the history limits are deleted, the oldest first.
 func TestCronHistoryPruned(t *testing.T) {
 	e := newCronEnv(t)
