@@ -183,7 +183,7 @@ func (c *CronController) writeStatus(ctx context.Context, obj v4.Object, st v4.C
 	if err := c.store.Update(ctx, obj, store.Raw{}); err != nil {
 		return fmt.Errorf("update status of %s %s/%s: %w", obj.GetKind(), obj.GetMeta().Namespace, obj.GetMeta().Name, err)
 	}
-	c.opts.Metrics.statusWritten(string(obj.GetKind()))
+	c.opts.Metrics.statusWritten("cron")
 	c.crons[obj.GetKind()].wrote(obj.GetMeta().ResourceVersion)
 	return nil
 }
