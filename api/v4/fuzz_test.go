@@ -46,6 +46,14 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"p","templates":[{"name":"p","process":{"procName":"p","startCmd":"true"},` +
 		`"inputs":{"artifacts":[{"name":"r","path":"/r","raw":{"data":"x"}},{"name":"h","path":"/h","http":{"url":"https://a:b@h/x","headers":[{"name":"X","value":"\r\n"}]}},` +
 		`{"name":"g","path":"/g","git":{"repo":"ssh://-o/x","revision":"-x","depth":-1},"raw":{"data":""}}]}}]}}`))
+	// Cronjobs and cronworkflows (docs/cron.md): schedules, zones, policies and bounds.
+	f.Add([]byte(`{"apiVersion":"v4","kind":"cronjob","metadata":{"name":"nightly"},"spec":{"schedule":"30 2 * * MON-FRI","timeZone":"Europe/Berlin",` +
+		`"concurrencyPolicy":"forbid","startingDeadlineSeconds":0,"successfulJobsHistoryLimit":101,"failedJobsHistoryLimit":-1,"suspend":true,` +
+		`"jobTemplate":{"metadata":{"labels":{"a":"b"}},"spec":{"completions":2,"template":{"spec":{"processes":[{"procName":"p","startCmd":"./p"}]}}}}},` +
+		`"status":{"lastScheduleTime":"2026-01-01T00:00:00Z","active":[{"name":"x"}]}}`))
+	f.Add([]byte(`{"kind":"cronworkflow","metadata":{"name":"cw"},"spec":{"schedule":"@every 2s","timeZone":"Local","concurrencyPolicy":"Replace",` +
+		`"workflowMetadata":{"labels":{"k":"v"}},"workflowSpec":{"entrypoint":"m","templates":[{"name":"m","container":{"image":"busybox"}}]}}}`))
+	f.Add([]byte(`{"kind":"cronjob","spec":{"schedule":"0 0 30 2 *","timeZone":"../../etc/passwd","jobTemplate":{"spec":{}}}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))

@@ -153,6 +153,8 @@ func (d *describer) object(obj v4.Object) {
 		d.volume(o)
 	case *v4.Job:
 		d.job(o)
+	case *v4.CronJob, *v4.CronWorkflow:
+		d.cron(o)
 	case *v4.Endpoints:
 		d.endpoints(o)
 	case *v4.TaskGroup:

@@ -57,7 +57,11 @@ type serverFlags struct {
 	etcd          etcdSpaceFlags
 	bcsClusterID  string
 	otlpEndpoint  string
+	subMinute     bool
 }
+
+// AllowSubMinuteFlag is the server flag that admits sub-minute schedules.
+const AllowSubMinuteFlag = "allow-sub-minute-schedules"
 
 // otlpEndpointHelp is the help of the servers' and agents' --otlp-endpoint.
 const otlpEndpointHelp = "export traces over OTLP/gRPC to this collector (host:port, or http:// for plain text); default: the OTEL_EXPORTER_OTLP_ENDPOINT variables, else no traces (docs/tracing.md)"
@@ -89,6 +93,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().DurationVar(&f.certLifetime, "cert-lifetime", pki.CertLifetime, "how long the certificates the server issues (its own, the nodes') are valid; each is renewed two thirds into it")
 	cmd.Flags().StringVar(&f.bcsClusterID, "bcs-cluster-id", "", "the BCS-ClusterID that BCS's API accepts (docs/compat.md; default: any)")
 	cmd.Flags().StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
+	cmd.Flags().BoolVar(&f.subMinute, AllowSubMinuteFlag, false, "admit cronjob and cronworkflow schedules that fire more than once a minute (@every 2s): fast test schedules (docs/cron.md)")
 	f.etcd.register(cmd)
 }
 
@@ -243,6 +248,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 			CertLifetime:            f.certLifetime,
 			NodeTTL:                 f.nodeTTL,
 			MaxHeartbeatsPerSecond:  maxBeats,
+			AllowSubMinuteSchedules: f.subMinute,
 		},
 		Etcd: daemon.EtcdConfig{
 			Endpoints:          f.etcdEndpoints,

@@ -127,6 +127,7 @@ func (m *Manager) controllers(opts Options) map[string]runner {
 		"remote-check":   NewRemoteCheckController(m.store, opts),
 		"volume":         NewVolumeController(m.store, opts),
 		"job":            NewJobController(m.store, m.feed, opts),
+		"cron":           NewCronController(m.store, opts),
 	}
 }
 

@@ -79,6 +79,7 @@ var storeSteps = []admitStep{
 	admitServicePorts, // a service's named ports exist (admit_service.go)
 	admitLBClaims,     // a service's load-balancer claims are free (admit_lbgroup.go)
 	admitWorkflowRefs, // a workflow's templateRefs name stored workflowtemplates (admit_workflow.go)
+	admitSchedule,     // a schedule fires at most once a minute unless allowed (admit_cron.go)
 }
 
 // admit runs the chain on every target of a: authorizeSteps on all, then storeSteps.

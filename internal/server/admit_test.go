@@ -45,6 +45,8 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/namespaces/{ns}/{plural}/{name}/replace", "POST", ns + "/processes/web/replace", `{"instance": 2}`, 400, "instances"},
 		{"POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", "POST", ns + "/deployments/dep/rollout/undo?revision=-1", "", 400, "revision"},
 		{"POST /v1/namespaces/{ns}/deployments/{name}/rollout/{action}", "POST", ns + "/deployments/dep/rollout/explode", "", 404, ""},
+		{"POST /v1/namespaces/{ns}/cronjobs/{name}/actions/trigger", "POST", ns + "/cronjobs/nope/actions/trigger", "", 404, ""},
+		{"POST /v1/namespaces/{ns}/cronworkflows/{name}/actions/trigger", "POST", ns + "/cronworkflows/nope/actions/trigger", "", 404, ""},
 		{"POST /v1/nodes", "POST", "/v1/nodes", strings.Replace(nodeJSON("n2", ""), "10.0.0.1", "10.0.0.999", 1), 422, "spec.ip"},
 		{"PUT /v1/nodes/{name}", "PUT", "/v1/nodes/n1", strings.Replace(nodeJSON("n1", ""), `"cpu":8`, `"cpu":-8`, 1), 422, "spec.capacity.cpu"},
 		{"PATCH /v1/nodes/{name}", "PATCH", "/v1/nodes/n1", `{"spec":{"portRanges":[{"begin":500,"end":100}]}}`, 422, "spec.portRanges[0]"},

@@ -117,6 +117,9 @@ type Config struct {
 	MaxHeartbeatsPerSecond float64
 	// ID names this server in the leader election (GET /v1/cluster).
 	ID string
+	// AllowSubMinuteSchedules admits cronjobs and cronworkflows whose schedule fires
+	// more than once a minute (`@every 2s`): fast test schedules (docs/cron.md).
+	AllowSubMinuteSchedules bool
 }
 
 func (c Config) withDefaults() Config {

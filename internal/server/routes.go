@@ -49,6 +49,7 @@ func (s *Server) routes() *httpapi.Mux {
 	s.aclRoutes(mux)
 	s.quotaRoutes(mux)
 	s.customResourceRoutes(mux)
+	s.cronRoutes(mux)
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)

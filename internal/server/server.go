@@ -48,6 +48,8 @@ type Server struct {
 	planSyncWait time.Duration
 	placement    string
 	bcsClusterID string // docs/compat.md
+	// subMinute admits schedules that fire more than once a minute (admit_cron.go).
+	subMinute bool
 
 	// taskGroupCache is the shared cache of task groups the API's watches read (watch.go);
 	// services the one of services (admit_lbgroup.go).
@@ -134,6 +136,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.id = cfg.ID
 	s.bcsClusterID = cfg.BCSClusterID
+	s.subMinute = cfg.AllowSubMinuteSchedules
 	if s.feed == nil {
 		s.feed = feed.New(cfg.Caches, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())
