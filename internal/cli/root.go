@@ -114,6 +114,9 @@ func newRootCommand(e *env) *cobra.Command {
 		newServerCommand(o),
 		newDevCommand(o),
 		newVersionCommand(o),
+		newSubmitCommand(o),
+		newWorkflowCommand(o),
+		newJobCommand(o),
 	)
 	return root
 }
