@@ -83,8 +83,10 @@ const dagChecks = `(() => {
 // node's outputs, artifact and stored log, and every item drawn on request.
 func checkBatchPages(t *testing.T, s *devServer, b *browser, ns string) {
 	t.Helper()
-	s.cleanupOwners(ns, "jobs", 60*time.Second)
+	// Cleanups run last first: the jobs' task groups are gone before the workflows' are
+	// looked for.
 	s.cleanupOwners(ns, "workflows", 30*time.Second)
+	s.cleanupOwners(ns, "jobs", 60*time.Second)
 	b.do("jobs", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/jobs?ns="+ns), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
 	b.waitJS("the jobs list", `document.getElementById('main').dataset.painted === 'jobs'`, 30*time.Second)
 	s.applySpec(t, fmt.Sprintf(`{"apiVersion":"v4","kind":"job","metadata":{"name":"once","namespace":%q},"killPolicy":{"gracePeriod":1},
@@ -93,7 +95,10 @@ func checkBatchPages(t *testing.T, s *devServer, b *browser, ns string) {
 	row := fmt.Sprintf(`document.querySelector('#jobs tr[data-key=%s]')`, jsString(ns+"/once"))
 	b.waitJS("the job listed live", row+` !== null`, 30*time.Second)
 	b.waitJS("the job Complete, live", row+`.querySelector('.badge').dataset.phase === 'Complete'`, 90*time.Second)
-	b.click(`#jobs tr[data-key="` + ns + `/once"] a`)
+	// A click event, not the anchor's click(): the logs page's check replaced that one in
+	// this page to catch its download.
+	b.eval(`(document.querySelector('#jobs tr[data-key="` + ns + `/once"] a').dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true })), 'clicked')`)
+	b.waitJS("the job's page", `location.hash.startsWith('#/job/') && document.getElementById('job-history') !== null`, 10*time.Second)
 	b.waitJS("the job's history", `document.querySelectorAll('#job-history tr').length === 1 && document.querySelector('#job-history .badge').dataset.phase === 'Succeeded'`, 30*time.Second)
 	b.waitJS("its Suspend control", `document.getElementById('job-suspend').textContent === 'Suspend'`, 30*time.Second)
 	b.screenshot("job")

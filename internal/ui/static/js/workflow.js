@@ -46,7 +46,7 @@ async function readNodes(ns, name, wf, signal) {
   return out;
 }
 
-// fetchBlob downloads an artifact with the token (a link cannot carry it) and saves it.
+// save downloads an artifact with the token (a link cannot carry it) and saves it.
 async function save(path, filename, problem) {
   try {
     const resp = await fetch(path, { headers: { Authorization: 'Bearer ' + token() } });
@@ -127,7 +127,8 @@ function draw(g, l, onPick) {
     nodes.append(el);
   }
   box.append(edges, nodes);
-  return { box, els };
+  const root = g.nodes.length ? l.nodes.get(g.nodes[0].id) : { x: 0 };
+  return { box, els, rootX: root.x + pad + defaults.width / 2 };
 }
 
 export async function workflowPage({ main, args, signal, rights }) {
@@ -136,7 +137,7 @@ export async function workflowPage({ main, args, signal, rights }) {
   const problem = h('div');
   const notice = h('div', { id: 'wf-collapsed' });
   const pane = h('div', { class: 'dag-pane', id: 'dag-pane' });
-  const side = h('div', { class: 'dag-side' });
+  const side = h('div', { class: 'dag-side' }, h('p', { class: 'muted' }, 'Click a node for its inputs, outputs, artifacts and log.'));
   const actions = ['suspend', 'resume', 'stop', 'terminate', 'retry', 'resubmit'].map((a) =>
     rights.need(h('button', { type: 'button', class: 'wf-action', dataset: { action: a } }, a[0].toUpperCase() + a.slice(1)), 'write', 'workflow', ns));
   main.append(h('h1', {}, `Workflow ${ns}/${name}`), head, h('div', { class: 'toolbar' }, actions, link(`#/workflows?ns=${encodeURIComponent(ns)}`, 'all workflows')),
@@ -145,6 +146,7 @@ export async function workflowPage({ main, args, signal, rights }) {
   let picked = '';
   let pickedPhase = '';
   let shape = '';
+  let scrolled = false;
   let els = new Map();
   let last = { wf: null, nodes: [] };
   for (const b of actions) {
@@ -188,6 +190,11 @@ export async function workflowPage({ main, args, signal, rights }) {
       const drawn = draw(g, layout(g.nodes.map((n) => n.id), g.edges), pick);
       els = drawn.els;
       pane.replaceChildren(drawn.box);
+      // The first drawing shows the graph's top: the root sits centred over the widest layer.
+      if (!scrolled && g.nodes.length) {
+        scrolled = true;
+        pane.scrollLeft = Math.max(0, drawn.rootX - pane.clientWidth / 2);
+      }
     }
     for (const n of g.nodes) {
       const el = els.get(n.id);
