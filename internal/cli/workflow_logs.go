@@ -87,7 +87,14 @@ func logNodes(all []v4.WfNodeStatus, want []string, follow bool) ([]v4.WfNodeSta
 		return match, nil
 	}
 	if !follow {
-		return pods, nil
+		// Steps not started yet have no log to print.
+		started := pods[:0:0]
+		for _, n := range pods {
+			if n.TaskGroup != "" || v4.WfPhaseFinished(n.Phase) {
+				started = append(started, n)
+			}
+		}
+		return started, nil
 	}
 	for i := len(pods) - 1; i >= 0; i-- {
 		if !v4.WfPhaseFinished(pods[i].Phase) && pods[i].TaskGroup != "" {

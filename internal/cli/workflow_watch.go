@@ -197,10 +197,15 @@ func (o *options) watchWorkflow(ctx context.Context, c *client.Client, ns, name 
 			}
 			fmt.Fprintf(o.env.stderr, "warning: %v (trying again)\n", err)
 		}
+		// A big workflow is read less often: 10,000 nodes at most every 2 s.
+		wait := interval
+		if s != nil {
+			wait = max(interval, time.Duration(len(s.nodes))*200*time.Microsecond)
+		}
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(interval):
+		case <-time.After(wait):
 		}
 	}
 }
