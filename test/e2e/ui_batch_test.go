@@ -77,7 +77,8 @@ const dagChecks = `(() => {
 })()`
 
 // checkBatchPages opens the batch pages of namespace ns: a job listed live and its page
-// with its run's history once Complete; a workflow listed live; and the workflow page's
+// with its run's history once Complete, then suspended by the CLI (whose job logs print
+// its output); a workflow listed live (and by the CLI); and the workflow page's
 // graph of a 300-item loop (stubbed statuses): collapsed with a notice, no overlap, edges
 // down, colours by phase that follow a change without a redraw, a click that shows a
 // node's outputs, artifact and stored log, and every item drawn on request.
@@ -102,11 +103,17 @@ func checkBatchPages(t *testing.T, s *devServer, b *browser, ns string) {
 	b.waitJS("the job's history", `document.querySelectorAll('#job-history tr').length === 1 && document.querySelector('#job-history .badge').dataset.phase === 'Succeeded'`, 30*time.Second)
 	b.waitJS("its Suspend control", `document.getElementById('job-suspend').textContent === 'Suspend'`, 30*time.Second)
 	b.screenshot("job")
+	// The CLI on the same job: its run's output, and suspend shown live on its page.
+	wantIn(t, "berth job logs", s.mustBerth("job", "logs", "once", "-n", ns), "done\n")
+	wantIn(t, "berth job suspend", s.mustBerth("job", "suspend", "once", "-n", ns), "job/once suspended")
+	b.waitJS("the job suspended, live", `document.getElementById('job-suspend').textContent === 'Resume'`, 30*time.Second)
 
 	b.do("workflows", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/workflows?ns="+ns), chromedp.WaitVisible(chromedp.CSS("#workflows-table")))
 	s.applySpec(t, fmt.Sprintf(`{"apiVersion":"v4","kind":"workflow","metadata":{"name":"hello","namespace":%q},
 		"spec":{"entrypoint":"main","templates":[{"name":"main","process":{"procName":"hello","startCmd":"echo hello"}}]}}`, ns))
 	b.waitJS("the workflow listed live", fmt.Sprintf(`document.querySelector('#workflows tr[data-key=%s]') !== null`, jsString(ns+"/hello")), 30*time.Second)
+	wantIn(t, "berth get wf", s.mustBerth("get", "wf", "-n", ns), "PHASE", "PROGRESS", "hello")
+	wantIn(t, "berth workflow get -o json", s.mustBerth("workflow", "get", "hello", "-n", ns, "-o", "json"), `"name": "hello"`)
 
 	b.eval(uiWorkflowStub)
 	b.eval(`(location.hash = '#/wf/uibatch/fake', 'moved')`)
