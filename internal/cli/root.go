@@ -116,6 +116,9 @@ func newRootCommand(e *env) *cobra.Command {
 		newServerCommand(o),
 		newDevCommand(o),
 		newVersionCommand(o),
+		newSubmitCommand(o),
+		newWorkflowCommand(o),
+		newJobCommand(o),
 	)
 	return root
 }

@@ -47,7 +47,7 @@ func columnsFor(kind v4.Kind, now time.Time) kindColumns {
 	case v4.KindVolume:
 		return volumeColumns()
 	case v4.KindWorkflow:
-		return workflowColumns()
+		return workflowColumns(now)
 	case v4.KindWorkflowTemplate:
 		return workflowTemplateColumns()
 	case v4.KindJob:
