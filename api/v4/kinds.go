@@ -49,6 +49,9 @@ var kinds = map[Kind]kindInfo{
 	// Workflows (docs/workflows.md).
 	KindWorkflow:         {"workflows", []string{"wf", "wfs"}, func() Object { return &Workflow{} }, false},
 	KindWorkflowTemplate: {"workflowtemplates", []string{"wftmpl", "wftmpls"}, func() Object { return &WorkflowTemplate{} }, false},
+
+	// Artifact repositories (docs/workflows.md, "Artifact repositories").
+	KindArtifactRepository: {"artifactrepositories", []string{"artrepo", "artrepos"}, func() Object { return &ArtifactRepository{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -142,6 +145,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *WorkflowTemplate:
 		return &o.TypeMeta
 	case *Job:
+		return &o.TypeMeta
+	case *ArtifactRepository:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

@@ -45,6 +45,8 @@ func Validate(obj Object) FieldErrors {
 		validateWorkflowSpec(&o.Spec, true, &errs)
 	case *Job:
 		validateJob(o, &errs)
+	case *ArtifactRepository:
+		validateArtifactRepository(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:
