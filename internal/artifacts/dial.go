@@ -60,7 +60,9 @@ func NewTransport(allowPrivate bool) *http.Transport {
 		d.Control = guardControl
 	}
 	return &http.Transport{
-		DialContext:           func(ctx context.Context, network, addr string) (net.Conn, error) { return d.DialContext(ctx, network, addr) },
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
