@@ -55,14 +55,17 @@ func NewRouter(cfg RouterConfig) *Router {
 // Embedded is the router's embedded store (nil when none).
 func (r *Router) Embedded() *Embedded { return r.emb }
 
+// ErrInvalidKey wraps the errors of CheckKey.
+var ErrInvalidKey = errors.New("invalid artifact key")
+
 // CheckKey refuses a key that is malformed or, for storing, not under the namespace
 // ("<ns>/..."): the embedded store and the records are shared by every namespace.
 func CheckKey(ns, key string) error {
 	if err := v4.CheckArtifactKey(key); err != nil {
-		return fmt.Errorf("key %q: %w", key, err)
+		return fmt.Errorf("%w: key %q: %v", ErrInvalidKey, key, err)
 	}
 	if !strings.HasPrefix(key, ns+"/") {
-		return fmt.Errorf("key %q is not under the namespace's prefix %q", key, ns+"/")
+		return fmt.Errorf("%w: key %q is not under the namespace's prefix %q", ErrInvalidKey, key, ns+"/")
 	}
 	return nil
 }
@@ -94,7 +97,7 @@ func (r *Router) Put(ctx context.Context, ns, repo, key string, body io.Reader, 
 // in (its record) comes first, then the namespace's default, then the embedded store.
 func (r *Router) Get(ctx context.Context, ns, repo, key string) (io.ReadCloser, Info, error) {
 	if err := v4.CheckArtifactKey(key); err != nil {
-		return nil, Info{}, fmt.Errorf("key %q: %w", key, err)
+		return nil, Info{}, fmt.Errorf("%w: key %q: %v", ErrInvalidKey, key, err)
 	}
 	if repo == "" && strings.HasPrefix(key, ns+"/") {
 		rec, _, err := r.rec.get(ctx, key)

@@ -33,8 +33,8 @@ type ServerConfig struct {
 	// address (development only; agents cannot use it).
 	InsecureListen string
 	// DataDir holds the embedded etcd's data (unused with Etcd.Endpoints), the bootstrap
-	// files (CAFile, JoinTokenFile, AdminTokenFile), the audit log and, by default, the
-	// encryption key file.
+	// files (CAFile, JoinTokenFile, AdminTokenFile), the audit log, the embedded
+	// artifact repository (DataDir/artifacts) and, by default, the encryption key file.
 	DataDir string
 	// EncryptionKeyFile holds the keys that seal secrets at rest (default
 	// DataDir/encryption.key, written on the first start or when joining; docs/security.md).
@@ -134,6 +134,9 @@ func RunServer(ctx context.Context, cfg ServerConfig) (err error) {
 	}
 	if cfg.API.AuditLog != nil {
 		defer cfg.API.AuditLog.Close()
+	}
+	if cfg.API.ArtifactDir == "" && cfg.DataDir != "" {
+		cfg.API.ArtifactDir = filepath.Join(cfg.DataDir, "artifacts") // the embedded artifact repository
 	}
 	srv, err := server.New(cfg.API, st)
 	if err != nil {

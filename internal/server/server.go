@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/agentapi"
+	"github.com/berthhq/berth/internal/artifacts"
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -88,6 +89,8 @@ type Server struct {
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
+	// artifacts keeps workflow artifacts (artifacts.go); its collector runs in following.
+	artifacts *artifacts.Router
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -151,6 +154,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		MaxBeatsPerSecond: cfg.MaxHeartbeatsPerSecond, VolumeController: s.volumeCalls(cfg)})
 	if err != nil {
 		s.Close() // what New started so far
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := s.openArtifacts(cfg); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
