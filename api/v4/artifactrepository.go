@@ -97,6 +97,10 @@ func checkS3Endpoint(p, e string, errs *FieldErrors) {
 		errs.add(p, "must be at most %d characters, got %d", maxS3EndpointLen, len(e))
 		return
 	}
+	if strings.ContainsAny(e, "/?#@ ") {
+		errs.add(p, "must be host or host:port (no scheme, path, user or query), got %q", truncate(e, 80))
+		return
+	}
 	host := e
 	if h, port, err := net.SplitHostPort(e); err == nil {
 		n, perr := strconv.Atoi(port)
