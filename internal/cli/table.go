@@ -52,6 +52,8 @@ func columnsFor(kind v4.Kind, now time.Time) kindColumns {
 		return workflowTemplateColumns()
 	case v4.KindJob:
 		return jobColumns(now)
+	case v4.KindArtifactRepository:
+		return artifactRepositoryColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }
