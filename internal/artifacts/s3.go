@@ -22,6 +22,9 @@ type S3 struct {
 	prefix string
 }
 
+// ErrStore wraps the errors of the S3 store (its answers, or no answer).
+var ErrStore = errors.New("the S3 store failed")
+
 // s3PartSize is the part of a multipart upload, the memory an upload holds (S3's
 // minimum is 5 MiB; 10,000 parts of 8 MiB hold 78 GiB, more than any bound berth sets);
 // s3SingleMax the longest body sent in one PUT.
@@ -54,7 +57,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 		BucketLookup: minio.BucketLookupAuto,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("s3 endpoint %s: %w", cfg.Endpoint, err)
+		return nil, fmt.Errorf("%w: s3 endpoint %s: %w", ErrStore, cfg.Endpoint, err)
 	}
 	prefix := cfg.KeyPrefix
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
@@ -88,7 +91,7 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader, max int64) (Info,
 		return Info{}, &TooLargeError{Max: max}
 	}
 	if err != nil {
-		return Info{}, fmt.Errorf("s3 put %s/%s: %w", s.bucket, s.prefix+key, err)
+		return Info{}, fmt.Errorf("%w: s3 put %s/%s: %w", ErrStore, s.bucket, s.prefix+key, err)
 	}
 	return d.info(), nil
 }
@@ -100,11 +103,11 @@ func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, Info, error) {
 		if notFound(err) {
 			return nil, Info{}, fmt.Errorf("%w: no object %s in bucket %s", ErrNotFound, s.prefix+key, s.bucket)
 		}
-		return nil, Info{}, fmt.Errorf("s3 stat %s/%s: %w", s.bucket, s.prefix+key, err)
+		return nil, Info{}, fmt.Errorf("%w: s3 stat %s/%s: %w", ErrStore, s.bucket, s.prefix+key, err)
 	}
 	obj, err := s.c.GetObject(ctx, s.bucket, s.prefix+key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, Info{}, fmt.Errorf("s3 get %s/%s: %w", s.bucket, s.prefix+key, err)
+		return nil, Info{}, fmt.Errorf("%w: s3 get %s/%s: %w", ErrStore, s.bucket, s.prefix+key, err)
 	}
 	return obj, Info{Size: st.Size}, nil
 }
@@ -113,7 +116,7 @@ func (s *S3) Get(ctx context.Context, key string) (io.ReadCloser, Info, error) {
 func (s *S3) Delete(ctx context.Context, key string) error {
 	err := s.c.RemoveObject(ctx, s.bucket, s.prefix+key, minio.RemoveObjectOptions{})
 	if err != nil && !notFound(err) {
-		return fmt.Errorf("s3 delete %s/%s: %w", s.bucket, s.prefix+key, err)
+		return fmt.Errorf("%w: s3 delete %s/%s: %w", ErrStore, s.bucket, s.prefix+key, err)
 	}
 	return nil
 }

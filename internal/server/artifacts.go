@@ -200,8 +200,8 @@ func artifactError(what string, err error) error {
 		return httpapi.Errorf(http.StatusNotFound, "%s: %v", what, err)
 	case errors.As(err, &elsewhere), errors.Is(err, artifacts.ErrNoEmbedded):
 		return httpapi.Errorf(http.StatusServiceUnavailable, "%s: %v", what, err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return httpapi.Errorf(http.StatusServiceUnavailable, "%s: %v", what, err)
+	case errors.Is(err, artifacts.ErrStore):
+		return httpapi.Errorf(http.StatusBadGateway, "%s: %v", what, err)
 	}
-	return httpapi.Errorf(http.StatusBadGateway, "%s: %v", what, err)
+	return fmt.Errorf("%s: %w", what, err)
 }
