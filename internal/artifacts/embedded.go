@@ -182,11 +182,15 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// ElsewhereError is a Get of a key whose blob another server holds.
-type ElsewhereError struct{ Key, Holder string }
+// ElsewhereError is a Get of a key whose blob another server holds: the caller may
+// fetch it from that server (Router.HolderURL, OpenBlob there).
+type ElsewhereError struct {
+	Key, Holder string
+	Info        Info
+}
 
 func (e *ElsewhereError) Error() string {
-	return fmt.Sprintf("artifact %s is kept by another server (store %s): the embedded repository is local to the server that received it", e.Key, e.Holder)
+	return fmt.Sprintf("artifact %s is kept by another server (store %s), which did not serve it", e.Key, e.Holder)
 }
 
 // Get opens key's blob.
@@ -199,7 +203,7 @@ func (e *Embedded) Get(ctx context.Context, key string) (io.ReadCloser, Info, er
 		return nil, Info{}, fmt.Errorf("%w: no artifact at %s", ErrNotFound, key)
 	}
 	if rec.Holder != e.holder {
-		return nil, Info{}, &ElsewhereError{Key: key, Holder: rec.Holder}
+		return nil, Info{}, &ElsewhereError{Key: key, Holder: rec.Holder, Info: Info{Size: rec.Size, Digest: rec.Digest}}
 	}
 	f, err := os.Open(e.blobPath(rec.Digest))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -209,6 +213,28 @@ func (e *Embedded) Get(ctx context.Context, key string) (io.ReadCloser, Info, er
 		return nil, Info{}, fmt.Errorf("artifact store: %w", err)
 	}
 	return f, Info{Size: rec.Size, Digest: rec.Digest}, nil
+}
+
+// OpenBlob opens this store's blob of digest, for another server that was asked for a
+// key this one holds (ErrNotFound when it is not here).
+func (e *Embedded) OpenBlob(digest string) (*os.File, error) {
+	path := e.blobPath(digest)
+	if path == "" {
+		return nil, fmt.Errorf("%w: malformed digest %q", ErrNotFound, digest)
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: no blob %s on this server", ErrNotFound, digest)
+	}
+	return f, err
+}
+
+// Advertise records url as where the other servers reach this store's blobs.
+func (e *Embedded) Advertise(ctx context.Context, url string) error {
+	if _, err := e.rec.kv.Put(ctx, holdersPrefix+e.holder, url); err != nil {
+		return fmt.Errorf("advertise the artifact store: %w", err)
+	}
+	return nil
 }
 
 // Delete unlinks key, removing its blob when no key holds it any more.

@@ -14,13 +14,15 @@ import (
 //
 //	/berth/v1/artifacts/keys/{key}                 a Record: where key's bytes are
 //	/berth/v1/artifacts/refs/{holder}/{digest}     how many keys hold that blob of holder
+//	/berth/v1/artifacts/holders/{holder}           the URL of the server with that store
 //
 // A record and the refcounts it moves change in one transaction, guarded by their mod
 // revisions, so two servers linking the same blob count it twice, never once.
 const (
-	recordPrefix = "/berth/v1/artifacts/"
-	keysPrefix   = recordPrefix + "keys/"
-	refsPrefix   = recordPrefix + "refs/"
+	recordPrefix  = "/berth/v1/artifacts/"
+	keysPrefix    = recordPrefix + "keys/"
+	refsPrefix    = recordPrefix + "refs/"
+	holdersPrefix = recordPrefix + "holders/"
 	// maxTxnAttempts bounds the retries of a transaction that lost to a concurrent one.
 	maxTxnAttempts = 32
 )

@@ -132,6 +132,19 @@ func (r *Router) embeddedGet(ctx context.Context, ns, key string) (io.ReadCloser
 	return r.emb.Get(ctx, key)
 }
 
+// HolderURL returns the URL of the server whose embedded store is holder ("" when it
+// never advertised one).
+func (r *Router) HolderURL(ctx context.Context, holder string) (string, error) {
+	resp, err := r.rec.kv.Get(ctx, holdersPrefix+holder)
+	if err != nil {
+		return "", fmt.Errorf("read the address of artifact store %s: %w", holder, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return "", nil
+	}
+	return string(resp.Kvs[0].Value), nil
+}
+
 // Lookup returns key's record, nil when none.
 func (r *Router) Lookup(ctx context.Context, key string) (*Record, error) {
 	rec, _, err := r.rec.get(ctx, key)

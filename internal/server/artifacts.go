@@ -27,6 +27,7 @@ func (s *Server) artifactRoutes(mux *httpapi.Mux) {
 	mux.Handle("GET /v1/agent/artifacts", httpapi.NodeCert, s.handleAgentArtifactGet)
 	mux.Handle("GET /v1/namespaces/{ns}/workflows/{name}/artifacts/{nodeID}/{artifact}",
 		on(acl.VerbRead, string(v4.KindWorkflow)), s.handleWorkflowArtifact)
+	mux.Handle("GET /v1/artifacts/blobs/{digest}", httpapi.ServerCert, s.handleArtifactBlob) // artifacts_peer.go
 }
 
 // openArtifacts opens the embedded store under cfg.ArtifactDir (none without one) and
@@ -39,6 +40,7 @@ func (s *Server) openArtifacts(cfg Config) error {
 			return err
 		}
 	}
+	s.peerHTTP = newPeerHTTP(s.ca, s.identity)
 	s.artifacts = artifacts.NewRouter(artifacts.RouterConfig{Store: s.store, Embedded: emb,
 		AllowPrivateEndpoints: cfg.ArtifactAllowPrivateEndpoints, Logger: cfg.Logger})
 	interval := cfg.ArtifactGCInterval
@@ -125,7 +127,7 @@ func (s *Server) handleAgentArtifactGet(w http.ResponseWriter, r *http.Request) 
 	}
 	for _, in := range step.Inputs {
 		if in.Name == name && in.Key != "" {
-			rc, info, err := s.artifacts.Get(r.Context(), ns, in.Repository, in.Key)
+			rc, info, err := s.openArtifact(r.Context(), ns, in.Repository, in.Key)
 			if err != nil {
 				return artifactError(fmt.Sprintf("input artifact %s of task group %s/%s", name, ns, tg), err)
 			}
@@ -161,7 +163,7 @@ func (s *Server) handleWorkflowArtifact(w http.ResponseWriter, r *http.Request) 
 	if rec == nil {
 		return httpapi.Errorf(http.StatusNotFound, "workflow %s/%s has no stored artifact %q of node %q", ns, name, art, nodeID)
 	}
-	rc, info, err := s.artifacts.Get(r.Context(), ns, rec.Repository, key)
+	rc, info, err := s.openArtifact(r.Context(), ns, rec.Repository, key)
 	if err != nil {
 		return artifactError(fmt.Sprintf("artifact %s of node %s of workflow %s/%s", art, nodeID, ns, name), err)
 	}

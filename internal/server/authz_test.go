@@ -43,6 +43,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"POST /v1/agent/volumes/release":              httpapi.GuardNode,
 		"PUT /v1/agent/artifacts":                     httpapi.GuardNode,
 		"GET /v1/agent/artifacts":                     httpapi.GuardNode,
+		"GET /v1/artifacts/blobs/{digest}":            httpapi.GuardServer,
 		"POST /v1/cluster/members":                    httpapi.GuardServerJoin,
 		"POST /v1/apply":                              httpapi.GuardAnyUser, "POST /v1/plan": httpapi.GuardAnyUser,
 		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser, "GET /v1/namespaces": httpapi.GuardAnyUser,

@@ -90,7 +90,9 @@ type Server struct {
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
 	// artifacts keeps workflow artifacts (artifacts.go); its collector runs in following.
+	// peerHTTP fetches blobs that other servers hold (artifacts_peer.go).
 	artifacts *artifacts.Router
+	peerHTTP  *http.Client
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
