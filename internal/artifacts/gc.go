@@ -31,26 +31,36 @@ const (
 // GC is the collector's state between rounds.
 type GC struct {
 	r         *Router
-	keyCursor string
+	keyCursor string // "" at the start of the records
 	shard     int
 }
+
+// gcBusyPause is the pause after a round that left records unread (a deleted workflow of
+// many steps is freed in minutes, not in one round per interval).
+const gcBusyPause = time.Second
 
 // NewGC makes the collector of r.
 func NewGC(r *Router) *GC { return &GC{r: r} }
 
-// Run collects a round every interval until ctx ends.
+// Run collects a round every interval (sooner while records are left unread) until ctx
+// ends.
 func (g *GC) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		if err := g.Round(ctx); err != nil && ctx.Err() == nil {
-			g.r.log.Warn("artifact garbage collection", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		if err := g.Round(ctx); err != nil && ctx.Err() == nil {
+			g.r.log.Warn("artifact garbage collection", "err", err)
+		}
+		pause := interval
+		if g.keyCursor != "" {
+			pause = min(interval, gcBusyPause)
+		}
+		t.Reset(pause)
 	}
 }
 
