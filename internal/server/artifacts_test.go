@@ -149,6 +149,8 @@ func TestArtifactRepositoryAdmission(t *testing.T) {
 			map[bool]string{true: "true", false: "false"}[def] + `,"s3":{"endpoint":"s3.example.com","bucket":"arts",` +
 			`"accessKeySecret":{"name":"s3","key":"ak"},"secretKeySecret":{"name":"s3","key":"sk"}}}}`
 	}
+	ro := tokenWithPolicy(t, url, readOnly, "readonly", "")
+	wantArtMsg(t, callAs(t, "", http.MethodPost, url+"/v1/apply", repo("a", true), ro), http.StatusForbidden, "may not write artifactrepository in namespace ns")
 	wantArtMsg(t, call(t, http.MethodPost, url+"/v1/apply", repo("a", true)), http.StatusUnprocessableEntity, "secret ns/s3 does not exist")
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", "["+secret+","+repo("a", true)+"]"), http.StatusOK)
 	wantArtMsg(t, call(t, http.MethodPost, url+"/v1/apply", repo("b", true)), http.StatusConflict, "artifactrepository a is already the namespace's default")
