@@ -51,6 +51,9 @@ var kinds = map[Kind]kindInfo{
 	KindWorkflow:         {"workflows", []string{"wf", "wfs"}, func() Object { return &Workflow{} }, false},
 	KindWorkflowTemplate: {"workflowtemplates", []string{"wftmpl", "wftmpls"}, func() Object { return &WorkflowTemplate{} }, false},
 	KindCronWorkflow:     {"cronworkflows", []string{"cwf", "cwfs"}, func() Object { return &CronWorkflow{} }, false},
+
+	// Artifact repositories (docs/workflows.md, "Artifact repositories").
+	KindArtifactRepository: {"artifactrepositories", []string{"artrepo", "artrepos"}, func() Object { return &ArtifactRepository{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -148,6 +151,8 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *CronJob:
 		return &o.TypeMeta
 	case *CronWorkflow:
+		return &o.TypeMeta
+	case *ArtifactRepository:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

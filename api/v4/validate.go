@@ -49,6 +49,8 @@ func Validate(obj Object) FieldErrors {
 		validateCronJob(o, &errs)
 	case *CronWorkflow:
 		validateCronWorkflow(o, &errs)
+	case *ArtifactRepository:
+		validateArtifactRepository(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

@@ -58,6 +58,8 @@ type serverFlags struct {
 	bcsClusterID  string
 	otlpEndpoint  string
 	subMinute     bool
+	// artifactPrivate lets artifactrepository endpoints be private addresses.
+	artifactPrivate bool
 }
 
 // AllowSubMinuteFlag is the server flag that admits sub-minute schedules.
@@ -73,6 +75,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
+	cmd.Flags().BoolVar(&f.artifactPrivate, "artifact-allow-private-endpoints", false, "let artifactrepository endpoints be loopback, link-local or private addresses (refused by default: a namespace's user could make the server talk to etcd or an agent; docs/workflows.md)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", daemon.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
 	cmd.Flags().Float64Var(&f.maxBeats, "max-heartbeats-per-second", agentapi.DefaultMaxBeatsPerSecond, "bound on the heartbeats of the whole cluster: agents beat less often as nodes join (3 s to 60 s), and each node's ttl grows with its interval (0: no bound, every agent every 3 s)")
 	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", daemon.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
@@ -234,21 +237,22 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	}
 	return daemon.ServerConfig{
 		API: server.Config{
-			Listen:                  f.listen,
-			Logger:                  log,
-			Placement:               f.placement,
-			BCSClusterID:            f.bcsClusterID,
-			PackagesDir:             f.packagesDir,
-			TLSCertFile:             f.tlsCert,
-			TLSKeyFile:              f.tlsKey,
-			TLSSANs:                 f.tlsSANs,
-			MaxConnections:          f.maxConns,
-			MaxConnectionsPerSource: f.maxConnsSrc,
-			APISeats:                f.seats,
-			CertLifetime:            f.certLifetime,
-			NodeTTL:                 f.nodeTTL,
-			MaxHeartbeatsPerSecond:  maxBeats,
-			AllowSubMinuteSchedules: f.subMinute,
+			AllowSubMinuteSchedules:       f.subMinute,
+			Listen:                        f.listen,
+			Logger:                        log,
+			Placement:                     f.placement,
+			BCSClusterID:                  f.bcsClusterID,
+			PackagesDir:                   f.packagesDir,
+			ArtifactAllowPrivateEndpoints: f.artifactPrivate,
+			TLSCertFile:                   f.tlsCert,
+			TLSKeyFile:                    f.tlsKey,
+			TLSSANs:                       f.tlsSANs,
+			MaxConnections:                f.maxConns,
+			MaxConnectionsPerSource:       f.maxConnsSrc,
+			APISeats:                      f.seats,
+			CertLifetime:                  f.certLifetime,
+			NodeTTL:                       f.nodeTTL,
+			MaxHeartbeatsPerSecond:        maxBeats,
 		},
 		Etcd: daemon.EtcdConfig{
 			Endpoints:          f.etcdEndpoints,

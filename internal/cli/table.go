@@ -54,6 +54,8 @@ func columnsFor(kind v4.Kind, now time.Time) kindColumns {
 		return jobColumns(now)
 	case v4.KindCronJob, v4.KindCronWorkflow:
 		return cronColumns(now)
+	case v4.KindArtifactRepository:
+		return artifactRepositoryColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }

@@ -72,6 +72,7 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/agent/nodes/{name}/events", "POST", "/v1/agent/nodes/n1/events", `{"type":"Warning","reason":"no spaces allowed","message":"m"}`, 422, "reason"},
 		{"POST /v1/agent/volumes/claim", "POST", "/v1/agent/volumes/claim", `{"namespace":"adm","volume":"","taskgroup":"0.web.adm.c.1"}`, 400, "volume"},
 		{"POST /v1/agent/volumes/release", "POST", "/v1/agent/volumes/release", `{"namespace":"adm","volume":"v"}`, 400, "taskgroup"},
+		{"PUT /v1/agent/artifacts", "PUT", "/v1/agent/artifacts?namespace=adm&taskgroup=0.web.adm.c.1", "bytes", 400, "artifact"},
 		{"PUT /v1/agent/nodes/{name}/csiplugins", "PUT", "/v1/agent/nodes/n1/csiplugins", `{"plugins":[{"name":"p.csi","healthy":true,"maxVolumes":-1}]}`, 422, "maxVolumes"},
 		{"PUT /v1/agent/nodes/{name}/busyports", "PUT", "/v1/agent/nodes/n1/busyports", `{"busyPorts":[{"port":70000,"protocol":"tcp"}]}`, 422, "busyPorts[0].port"},
 		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Exploded"}`, 422, "status.phase"},

@@ -53,6 +53,7 @@ func (s *Server) routes() *httpapi.Mux {
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)
 	s.compatRoutes(mux)
+	s.artifactRoutes(mux)
 	mux.HandleHTTP("GET "+ui.Prefix, httpapi.Open, ui.Handler())
 	mux.Handle("GET /ui", httpapi.Open, redirectToUI)
 	mux.Handle("GET /{$}", httpapi.Open, redirectToUI)

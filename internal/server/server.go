@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/agentapi"
+	"github.com/berthhq/berth/internal/artifacts"
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -90,6 +91,10 @@ type Server struct {
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
+	// artifacts keeps workflow artifacts (artifacts.go); its collector runs in following.
+	// peerHTTP fetches blobs that other servers hold (artifacts_peer.go).
+	artifacts *artifacts.Router
+	peerHTTP  *http.Client
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -154,6 +159,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		MaxBeatsPerSecond: cfg.MaxHeartbeatsPerSecond, VolumeController: s.volumeCalls(cfg)})
 	if err != nil {
 		s.Close() // what New started so far
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := s.openArtifacts(cfg); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
