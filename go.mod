@@ -19,8 +19,10 @@ require (
 	github.com/docker/go-units v0.5.0
 	github.com/google/nftables v0.3.0 // the service proxy's table, written over netlink in one transaction (internal/netsvc)
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // the web console's exec terminal; already in the module graph through etcd (internal/server)
+	github.com/johannesboyne/gofakes3 v1.2.0 // a real S3 protocol server on loopback for the tests of internal/artifacts, never a mock of the client (docs/dependencies.md)
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // the socket buffers and deadline of those transactions
 	github.com/miekg/dns v1.1.73 // the node-local cluster DNS server and its forwarder (internal/netsvc)
+	github.com/minio/minio-go/v7 v7.4.1 // the S3 client of artifactrepository (internal/artifacts; docs/dependencies.md says why this one)
 	github.com/moby/moby/api v1.57.0 // Docker's API types; the version client v0.6.3 requires, so the two are built against each other
 	github.com/moby/moby/client v0.6.3 // the Docker driver's client (internal/driver/docker), the maintained successor of github.com/docker/docker/client; negotiates down to API 1.40, so a 20.10 daemon (1.41) works
 	github.com/moby/sys/signal v0.7.1 // an image's stop signal by name, as containerd records it
@@ -116,4 +118,19 @@ require (
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
+)
+
+require (
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	github.com/klauspost/crc32 v1.3.0 // indirect
+	github.com/minio/crc64nvme v1.1.1 // indirect
+	github.com/minio/md5-simd v1.1.2 // indirect
+	github.com/philhofer/fwd v1.2.0 // indirect
+	github.com/rs/xid v1.6.0 // indirect
+	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
+	github.com/tinylib/msgp v1.6.4 // indirect
+	github.com/zeebo/xxh3 v1.1.0 // indirect
+	go.shabbyrobe.org/gocovmerge v0.0.0-20230507111327-fa4f82cfbf4d // indirect
+	golang.org/x/tools v0.51.0 // indirect
+	gopkg.in/ini.v1 v1.67.3 // indirect
 )

@@ -68,6 +68,11 @@ func Default(obj Object) {
 		defaultWorkflowSpec(&o.Spec)
 	case *Job:
 		defaultJob(o)
+	case *CronJob:
+		defaultCronJob(o)
+	case *CronWorkflow:
+		defaultCron(&o.Spec.CronSchedule)
+		defaultWorkflowSpec(&o.Spec.WorkflowSpec)
 	}
 	defaultDependencyRefs(PodSpecOf(obj), m.Namespace)
 }

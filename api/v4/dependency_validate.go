@@ -54,6 +54,8 @@ func PodSpecOf(o Object) *PodSpec {
 		return &x.Spec.Template.Spec
 	case *Job:
 		return &x.Spec.Template.Spec
+	case *CronJob: // every check of a pod applies to the job it creates
+		return &x.Spec.JobTemplate.Spec.Template.Spec
 	}
 	return nil
 }

@@ -44,6 +44,29 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"WorkflowTemplate","metadata":{"name":"lib"},"spec":{"templates":[{"name":"d","dag":{"tasks":[{"name":"a","templateRef":{"name":"x","template":"y"}},` +
 		`{"name":"b","template":"d","depends":"a.Failed || !(a)","arguments":{"artifacts":[{"name":"m","from":"{{tasks.a.outputs.artifacts.m}}"}]}}]},` +
 		`"retryStrategy":{"limit":3,"backoff":{"factor":1.5}}}]}}`))
+	// Input artifacts from raw, http and git sources (workflow_validate_sources.go).
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"p","templates":[{"name":"p","process":{"procName":"p","startCmd":"true"},` +
+		`"inputs":{"artifacts":[{"name":"r","path":"/r","raw":{"data":"x"}},{"name":"h","path":"/h","http":{"url":"https://a:b@h/x","headers":[{"name":"X","value":"\r\n"}]}},` +
+		`{"name":"g","path":"/g","git":{"repo":"ssh://-o/x","revision":"-x","depth":-1},"raw":{"data":""}}]}}]}}`))
+	// Cronjobs and cronworkflows (docs/cron.md): schedules, zones, policies and bounds.
+	f.Add([]byte(`{"apiVersion":"v4","kind":"cronjob","metadata":{"name":"nightly"},"spec":{"schedule":"30 2 * * MON-FRI","timeZone":"Europe/Berlin",` +
+		`"concurrencyPolicy":"forbid","startingDeadlineSeconds":0,"successfulJobsHistoryLimit":101,"failedJobsHistoryLimit":-1,"suspend":true,` +
+		`"jobTemplate":{"metadata":{"labels":{"a":"b"}},"spec":{"completions":2,"template":{"spec":{"processes":[{"procName":"p","startCmd":"./p"}]}}}}},` +
+		`"status":{"lastScheduleTime":"2026-01-01T00:00:00Z","active":[{"name":"x"}]}}`))
+	f.Add([]byte(`{"kind":"cronworkflow","metadata":{"name":"cw"},"spec":{"schedule":"@every 2s","timeZone":"Local","concurrencyPolicy":"Replace",` +
+		`"workflowMetadata":{"labels":{"k":"v"}},"workflowSpec":{"entrypoint":"m","templates":[{"name":"m","container":{"image":"busybox"}}]}}}`))
+	f.Add([]byte(`{"kind":"cronjob","spec":{"schedule":"0 0 30 2 *","timeZone":"../../etc/passwd","jobTemplate":{"spec":{}}}}`))
+	// Artifact repositories (docs/workflows.md): a valid S3 one, and one with every field
+	// at or past its rule (a scheme in the endpoint, a bucket of capitals, a key prefix
+	// climbing out, secret references without a key).
+	f.Add([]byte(`{"apiVersion":"v4","kind":"artifactrepository","metadata":{"name":"s3","namespace":"ml"},"spec":{"default":true,"s3":{` +
+		`"endpoint":"s3.eu-west-1.amazonaws.com:443","bucket":"my.bucket-1","region":"eu-west-1","keyPrefix":"berth/arts/","insecure":false,` +
+		`"accessKeySecret":{"name":"s3creds","key":"access.key"},"secretKeySecret":{"name":"s3creds","key":"secret_key"}}}}`))
+	f.Add([]byte(`{"kind":"ArtifactRepository","metadata":{"name":"x"},"spec":{"s3":{"endpoint":"http://127.0.0.1:99999/p","bucket":"AB",` +
+		`"region":"EU west","keyPrefix":"/a/../b//","insecure":"yes","accessKeySecret":{"name":"../x"},"secretKeySecret":{"key":"a/b"}},"s4":{}}}`))
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","templates":[{"name":"m","container":{"image":"x"},` +
+		`"inputs":{"artifacts":[{"name":"i","path":"/i","repository":{"name":"s3","key":"ml/a/../b"}}]},` +
+		`"outputs":{"artifacts":[{"name":"o","path":"/o","repository":{"name":"NOPE"}}]}}]}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))

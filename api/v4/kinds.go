@@ -45,10 +45,15 @@ var kinds = map[Kind]kindInfo{
 	KindEndpoint:    {"endpoints", []string{"ep", "eps"}, func() Object { return &Endpoints{} }, true},
 	KindVolume:      {"volumes", []string{"vol", "vols"}, func() Object { return &CSIVolume{} }, false},
 	KindJob:         {"jobs", []string{"job"}, func() Object { return &Job{} }, false},
+	KindCronJob:     {"cronjobs", []string{"cj"}, func() Object { return &CronJob{} }, false},
 
 	// Workflows (docs/workflows.md).
 	KindWorkflow:         {"workflows", []string{"wf", "wfs"}, func() Object { return &Workflow{} }, false},
 	KindWorkflowTemplate: {"workflowtemplates", []string{"wftmpl", "wftmpls"}, func() Object { return &WorkflowTemplate{} }, false},
+	KindCronWorkflow:     {"cronworkflows", []string{"cwf", "cwfs"}, func() Object { return &CronWorkflow{} }, false},
+
+	// Artifact repositories (docs/workflows.md, "Artifact repositories").
+	KindArtifactRepository: {"artifactrepositories", []string{"artrepo", "artrepos"}, func() Object { return &ArtifactRepository{} }, false},
 }
 
 // Kinds lists the kinds users apply (the specs), in a stable order.
@@ -142,6 +147,12 @@ func typeMetaOf(obj Object) *TypeMeta {
 	case *WorkflowTemplate:
 		return &o.TypeMeta
 	case *Job:
+		return &o.TypeMeta
+	case *CronJob:
+		return &o.TypeMeta
+	case *CronWorkflow:
+		return &o.TypeMeta
+	case *ArtifactRepository:
 		return &o.TypeMeta
 	}
 	panic(fmt.Sprintf("v4: %T is not a registered kind", obj)) // programming error, never input

@@ -206,6 +206,10 @@ func statusOf(o Object) reflect.Value {
 		return reflect.ValueOf(&w.Status).Elem()
 	case *Job:
 		return reflect.ValueOf(&w.Status).Elem()
+	case *CronJob:
+		return reflect.ValueOf(&w.Status).Elem()
+	case *CronWorkflow:
+		return reflect.ValueOf(&w.Status).Elem()
 	}
 	return reflect.Value{}
 }

@@ -45,6 +45,12 @@ func Validate(obj Object) FieldErrors {
 		validateWorkflowSpec(&o.Spec, true, &errs)
 	case *Job:
 		validateJob(o, &errs)
+	case *CronJob:
+		validateCronJob(o, &errs)
+	case *CronWorkflow:
+		validateCronWorkflow(o, &errs)
+	case *ArtifactRepository:
+		validateArtifactRepository(o, &errs)
 	case *Node:
 		validateNode(o, &errs)
 	case *TaskGroup:

@@ -262,6 +262,7 @@ func validateWfArtifacts(p string, arts []WfArtifact, needPath bool, errs *Field
 			strings.Contains(r.Key, "..") || !printable.MatchString(r.Key)) {
 			errs.add(ap+".repository", "name at most %d characters, key at most %d without '..' or control characters", maxWfNameLen, maxWfPathLen)
 		}
+		validateWfArtifactSource(ap, &arts[i], errs)
 	}
 }
 

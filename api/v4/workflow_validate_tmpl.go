@@ -88,6 +88,9 @@ func (g *wfGraph) outputs(p string, t *WfTemplate, runs bool, sc *refScope) {
 		}
 	}
 	for i, a := range out.Artifacts {
+		if a.Raw != nil || a.HTTP != nil || a.Git != nil {
+			g.errs.add(fmt.Sprintf("%s.artifacts[%d]", p, i), "raw, http and git are sources of input artifacts, not outputs")
+		}
 		if !runs && a.From == "" {
 			g.errs.add(fmt.Sprintf("%s.artifacts[%d].from", p, i), "required: the child artifact a steps or dag template passes on")
 		}

@@ -265,6 +265,8 @@ func (a *Agent) executorConfig(dnsCfg *executor.DNS) executor.Config {
 	if a.plugins != nil {
 		ecfg.Devices = a.plugins
 	}
+	ecfg.StepArtifacts = stepArtifacts{a}
+	ecfg.StepFetch, _ = a.cfg.stepFetchPolicy() // checked by withDefaults
 	if a.flex != nil {
 		ecfg.FlexVolumes = a.flex
 	}

@@ -106,6 +106,12 @@ type Config struct {
 	// members never run tasks (default DefaultForbiddenGroups; gid 0 always).
 	TaskUsers           []string
 	ForbiddenTaskGroups []string
+	// StepFetchAllow are networks (CIDRs or addresses) a workflow step's http and git
+	// inputs may reach although they are refused by default: loopback, link-local,
+	// multicast and the node's own addresses (docs/agent.md, "Workflow steps").
+	// StepGitProtocols are git transports allowed besides https: http, git, ssh.
+	StepFetchAllow   []string
+	StepGitProtocols []string
 	// LogLimits bound each task's log (docs/agent.md, "Task logs"): a process task's
 	// shim rotates it, and a container on Docker's json-file or local log driver gets
 	// them as max-size and max-file when its spec sets no log options. Zero: 10 MiB and
@@ -240,6 +246,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := c.containerDefaults(); err != nil {
 		return c, err
+	}
+	if _, err := c.stepFetchPolicy(); err != nil {
+		return c, fmt.Errorf("agent config: %w", err)
 	}
 	switch c.GPUs {
 	case "":

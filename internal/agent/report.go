@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"sync"
 	"time"
@@ -95,13 +96,20 @@ func (r *reporter) head() (string, pendingStatus, bool) {
 // v4.MaxAgentStatuses).
 const maxStatusBatch = 100
 
-// oldest returns up to maxStatusBatch pending statuses, oldest first.
+// oldest returns up to maxStatusBatch pending statuses, oldest first, of at most
+// maxReportBytes together (statusBytes) unless the first alone weighs more.
 func (r *reporter) oldest() []pendingStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]pendingStatus, 0, min(len(r.order), maxStatusBatch))
+	size := 0
 	for _, key := range r.order[:min(len(r.order), maxStatusBatch)] {
-		out = append(out, r.pending[key])
+		p := r.pending[key]
+		// At least one, and no more than a request's bytes (statuses with step outputs).
+		if size += statusBytes(&p.status); len(out) > 0 && size > maxReportBytes {
+			break
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -285,16 +293,46 @@ func (a *Agent) periodicReport(ctx context.Context, p *periodicReports) error {
 		p.sent++
 		return nil
 	}
-	res, err := a.sendReport(ctx, rep)
-	if err != nil {
-		return err
+	// Sent in parts of at most maxReportBytes: the server writes what each lists.
+	var unknown []v4.TaskGroupRef
+	for part := range reportParts(rep, now) {
+		res, err := a.sendReport(ctx, part)
+		if err != nil {
+			return err
+		}
+		unknown = append(unknown, res.Unknown...)
 	}
 	p.last = now
 	p.sent++
-	for _, u := range res.Unknown {
+	for _, u := range unknown {
 		a.removeLater(u.Namespace, u.Name, "the server does not know it")
 	}
 	return nil
+}
+
+// reportParts splits rep into reports of at most maxReportBytes of statuses (their
+// JSON, in sizes), each with one task group at least; an empty report is one part.
+func reportParts(rep v4.AgentReport, sizes map[string][]byte) iter.Seq[v4.AgentReport] {
+	return func(yield func(v4.AgentReport) bool) {
+		part, size := v4.AgentReport{}, 0
+		for _, tr := range rep.TaskGroups {
+			n := len(sizes[tgKey(tr.Namespace, tr.Name)]) + 128
+			if len(part.TaskGroups) > 0 && size+n > maxReportBytes {
+				if !yield(part) {
+					return
+				}
+				part, size = v4.AgentReport{}, 0
+			}
+			part.TaskGroups = append(part.TaskGroups, tr)
+			size += n
+		}
+		switch {
+		case len(rep.TaskGroups) == 0:
+			yield(rep) // a full report of no pods is sent all the same
+		case len(part.TaskGroups) > 0:
+			yield(part)
+		}
+	}
 }
 
 // reportLoop sends the periodic report every ReportInterval.

@@ -273,6 +273,13 @@ func (f agentFlags) guards(cfg *agent.Config, m flagMerge) {
 	if !m.changed("forbidden-task-groups") {
 		cfg.ForbiddenTaskGroups = file.ForbiddenGroups
 	}
+	cfg.StepFetchAllow, cfg.StepGitProtocols = f.guard.stepFetchAllow, f.guard.stepGitProtocols
+	if !m.changed("step-fetch-allow") {
+		cfg.StepFetchAllow = file.StepFetchAllow
+	}
+	if !m.changed("step-git-protocols") {
+		cfg.StepGitProtocols = file.StepGitProtocols
+	}
 }
 
 // checkModes checks the settings that take one of a few words.

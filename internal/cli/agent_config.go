@@ -74,6 +74,9 @@ type agentFile struct {
 	TaskUIDRange    string     `yaml:"task-uid-range"`
 	TaskUsers       stringList `yaml:"task-users"`
 	ForbiddenGroups stringList `yaml:"forbidden-task-groups"`
+	// The policy of workflow steps' http and git inputs (agent_guard.go).
+	StepFetchAllow   stringList `yaml:"step-fetch-allow"`
+	StepGitProtocols stringList `yaml:"step-git-protocols"`
 	// The tasks' logs (agent_logs.go).
 	LogMaxSize   string `yaml:"log-max-size"`
 	LogMaxFiles  int    `yaml:"log-max-files"`

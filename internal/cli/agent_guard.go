@@ -20,6 +20,9 @@ type agentGuardFlags struct {
 	taskUIDRange    string
 	taskUsers       []string
 	forbiddenGroups []string
+	// The policy of workflow steps' http and git inputs.
+	stepFetchAllow   []string
+	stepGitProtocols []string
 }
 
 func (f *agentGuardFlags) register(cmd *cobra.Command) {
@@ -39,6 +42,10 @@ func (f *agentGuardFlags) register(cmd *cobra.Command) {
 		"node accounts a process spec's user may name, comma list of names or uids (default: none; root is the root privilege's, with --allow-privileged)")
 	fl.StringSliceVar(&f.forbiddenGroups, "forbidden-task-groups", nil,
 		"groups whose members never run tasks (default "+strings.Join(agent.DefaultForbiddenGroups, ",")+"; gid 0 always)")
+	fl.StringSliceVar(&f.stepFetchAllow, "step-fetch-allow", nil,
+		"networks (CIDRs or addresses, comma list) workflow steps' http and git inputs may reach although refused by default: loopback, link-local, multicast and the node's own addresses (default: none)")
+	fl.StringSliceVar(&f.stepGitProtocols, "step-git-protocols", nil,
+		"git transports workflow steps' git inputs may use besides https: http, git, ssh, comma list (default: none)")
 }
 
 // apply sets the guard of an agent config.
@@ -46,4 +53,5 @@ func (f *agentGuardFlags) apply(cfg *agent.Config) {
 	cfg.AllowPrivileged, cfg.HostVolumes, cfg.DefaultUser = f.allowPrivileged, f.hostVolumes, f.defaultUser
 	cfg.SecurityProfiles = f.secProfiles
 	cfg.TaskUIDRange, cfg.TaskUsers, cfg.ForbiddenTaskGroups = f.taskUIDRange, f.taskUsers, f.forbiddenGroups
+	cfg.StepFetchAllow, cfg.StepGitProtocols = f.stepFetchAllow, f.stepGitProtocols
 }

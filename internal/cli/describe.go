@@ -63,6 +63,9 @@ func describe(ctx context.Context, o *options, c *client.Client, kind v4.Kind, n
 		events = nil
 		fmt.Fprintf(o.env.stderr, "warning: cannot list events: %v\n", err)
 	}
+	if wf, ok := obj.(*v4.Workflow); ok {
+		d.wfNodes = describeNodes(ctx, o, c, wf)
+	}
 	d.object(obj)
 	if kind == v4.KindApplication || kind == v4.KindProcess || kind == v4.KindDaemonset || kind == v4.KindDependency || kind == v4.KindJob {
 		if tgs, err := ownedTaskGroups(ctx, c, kind, m); err == nil {
@@ -97,6 +100,8 @@ type describer struct {
 	nodeUse *nodeUse
 	// nodeMeasure is what a described node uses, as its agent measures it (nil: not known).
 	nodeMeasure *v4.NodeUsage
+	// wfNodes are a described workflow's nodes (nil: not known).
+	wfNodes []v4.WfNodeStatus
 }
 
 const keyWidth = 18
@@ -153,6 +158,10 @@ func (d *describer) object(obj v4.Object) {
 		d.volume(o)
 	case *v4.Job:
 		d.job(o)
+	case *v4.CronJob, *v4.CronWorkflow:
+		d.cron(o)
+	case *v4.Workflow:
+		d.workflow(o)
 	case *v4.Endpoints:
 		d.endpoints(o)
 	case *v4.TaskGroup:

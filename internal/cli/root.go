@@ -101,6 +101,8 @@ func newRootCommand(e *env) *cobra.Command {
 		newInstanceCommand(o, "stop"),
 		newInstanceCommand(o, "start"),
 		newRolloutCommand(o),
+		newCronCommand(o, v4.KindCronJob),
+		newCronCommand(o, v4.KindCronWorkflow),
 		newMoveCommand(o),
 		newDrainCommand(o),
 		newMaintenanceCommand(o),
@@ -114,6 +116,9 @@ func newRootCommand(e *env) *cobra.Command {
 		newServerCommand(o),
 		newDevCommand(o),
 		newVersionCommand(o),
+		newSubmitCommand(o),
+		newWorkflowCommand(o),
+		newJobCommand(o),
 	)
 	return root
 }

@@ -58,7 +58,13 @@ type serverFlags struct {
 	etcd          etcdSpaceFlags
 	bcsClusterID  string
 	otlpEndpoint  string
+	subMinute     bool
+	// artifactPrivate lets artifactrepository endpoints be private addresses.
+	artifactPrivate bool
 }
+
+// AllowSubMinuteFlag is the server flag that admits sub-minute schedules.
+const AllowSubMinuteFlag = "allow-sub-minute-schedules"
 
 // otlpEndpointHelp is the help of the servers' and agents' --otlp-endpoint.
 const otlpEndpointHelp = "export traces over OTLP/gRPC to this collector (host:port, or http:// for plain text); default: the OTEL_EXPORTER_OTLP_ENDPOINT variables, else no traces (docs/tracing.md)"
@@ -70,6 +76,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	cmd.Flags().StringVar(&f.placement, "placement", "spread", "cluster-wide placement: spread (emptiest node first) or binpack (fullest node that fits)")
 	cmd.Flags().StringVar(&f.packagesDir, "packages-dir", "", "serve the files of this directory at /packages/ (a package repository for process uris)")
+	cmd.Flags().BoolVar(&f.artifactPrivate, "artifact-allow-private-endpoints", false, "let artifactrepository endpoints be loopback, link-local or private addresses (refused by default: a namespace's user could make the server talk to etcd or an agent; docs/workflows.md)")
 	cmd.Flags().DurationVar(&f.nodeTTL, "node-ttl", daemon.DefaultNodeTTL, "how long a node's agent may stay silent before the node and its task groups are Lost")
 	cmd.Flags().Float64Var(&f.maxBeats, "max-heartbeats-per-second", agentapi.DefaultMaxBeatsPerSecond, "bound on the heartbeats of the whole cluster: agents beat less often as nodes join (3 s to 60 s), and each node's ttl grows with its interval (0: no bound, every agent every 3 s)")
 	cmd.Flags().StringVar(&f.serviceCIDR, "service-cidr", daemon.DefaultServiceCIDR.String(), "IPv4 range of the services' virtual IPs (docs/services.md); the same on every server")
@@ -91,6 +98,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().DurationVar(&f.certLifetime, "cert-lifetime", pki.CertLifetime, "how long the certificates the server issues (its own, the nodes') are valid; each is renewed two thirds into it")
 	cmd.Flags().StringVar(&f.bcsClusterID, "bcs-cluster-id", "", "the BCS-ClusterID that BCS's API accepts (docs/compat.md; default: any)")
 	cmd.Flags().StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
+	cmd.Flags().BoolVar(&f.subMinute, AllowSubMinuteFlag, false, "admit cronjob and cronworkflow schedules that fire more than once a minute (@every 2s): fast test schedules (docs/cron.md)")
 	f.etcd.register(cmd)
 }
 
@@ -231,20 +239,22 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	}
 	return daemon.ServerConfig{
 		API: server.Config{
-			Listen:                  f.listen,
-			Logger:                  log,
-			Placement:               f.placement,
-			BCSClusterID:            f.bcsClusterID,
-			PackagesDir:             f.packagesDir,
-			TLSCertFile:             f.tlsCert,
-			TLSKeyFile:              f.tlsKey,
-			TLSSANs:                 f.tlsSANs,
-			MaxConnections:          f.maxConns,
-			MaxConnectionsPerSource: f.maxConnsSrc,
-			APISeats:                f.seats,
-			CertLifetime:            f.certLifetime,
-			NodeTTL:                 f.nodeTTL,
-			MaxHeartbeatsPerSecond:  maxBeats,
+			AllowSubMinuteSchedules:       f.subMinute,
+			Listen:                        f.listen,
+			Logger:                        log,
+			Placement:                     f.placement,
+			BCSClusterID:                  f.bcsClusterID,
+			PackagesDir:                   f.packagesDir,
+			ArtifactAllowPrivateEndpoints: f.artifactPrivate,
+			TLSCertFile:                   f.tlsCert,
+			TLSKeyFile:                    f.tlsKey,
+			TLSSANs:                       f.tlsSANs,
+			MaxConnections:                f.maxConns,
+			MaxConnectionsPerSource:       f.maxConnsSrc,
+			APISeats:                      f.seats,
+			CertLifetime:                  f.certLifetime,
+			NodeTTL:                       f.nodeTTL,
+			MaxHeartbeatsPerSecond:        maxBeats,
 		},
 		Etcd: daemon.EtcdConfig{
 			Endpoints:          f.etcdEndpoints,

@@ -47,11 +47,15 @@ func columnsFor(kind v4.Kind, now time.Time) kindColumns {
 	case v4.KindVolume:
 		return volumeColumns()
 	case v4.KindWorkflow:
-		return workflowColumns()
+		return workflowColumns(now)
 	case v4.KindWorkflowTemplate:
 		return workflowTemplateColumns()
 	case v4.KindJob:
 		return jobColumns(now)
+	case v4.KindCronJob, v4.KindCronWorkflow:
+		return cronColumns(now)
+	case v4.KindArtifactRepository:
+		return artifactRepositoryColumns()
 	}
 	return kindColumns{values: func(v4.Object) []string { return nil }}
 }

@@ -1,31 +1,32 @@
 package cli
 
 import (
-	"fmt"
 	"strconv"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// workflowColumns: the phase, the steps (Pod nodes) finished of those made so far, and
-// the entrypoint.
-func workflowColumns() kindColumns {
-	return kindColumns{[]string{"STATUS", "STEPS", "ENTRYPOINT"}, func(o v4.Object) []string {
+// workflowColumns are `berth get workflows`' columns, after Argo's: the phase, the
+// steps (Pod nodes) finished of those made so far, when it started, how long it ran and
+// its message. (Nodes kept outside the object are not read for a list: PROGRESS is then
+// what the object holds, and `berth workflow get` counts them all.)
+func workflowColumns(now time.Time) kindColumns {
+	return kindColumns{[]string{"PHASE", "PROGRESS", "STARTED", "DURATION", "MESSAGE"}, func(o v4.Object) []string {
 		w, _ := o.(*v4.Workflow)
 		if w == nil {
-			return []string{"", "", ""}
+			return []string{"", "", "", "", ""}
 		}
-		done, all := 0, 0
-		for _, n := range w.Status.Nodes {
-			if n.Type != v4.WfNodePod {
-				continue
-			}
-			all++
-			if v4.WfPhaseFinished(n.Phase) {
-				done++
-			}
+		st := w.Status
+		started, dur := none, none
+		if !st.StartedAt.IsZero() {
+			started, dur = age(st.StartedAt, now)+" ago", nodeDuration(st.StartedAt, st.FinishedAt, now)
 		}
-		return []string{orNone(w.Status.Phase), fmt.Sprintf("%d/%d", done, all), orNone(w.Spec.Entrypoint)}
+		msg := oneLine(st.Message)
+		if r := []rune(msg); len(r) > 60 {
+			msg = string(r[:59]) + "…"
+		}
+		return []string{orNone(st.Phase), wfProgress(inlineNodes(w)), started, dur, orNone(msg)}
 	}}
 }
 

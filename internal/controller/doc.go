@@ -8,6 +8,7 @@
 // runs deployd-style dependency pods: one per node (or per namespace on a node) while task
 // groups there declare them, collected DependencyGC after the last one went. The job
 // controller runs jobs to completion: task groups up to the job's parallelism, failed
-// ones retried until its backoffLimit (docs/jobs.md). Only the server elected leader
-// through etcd runs them.
+// ones retried until its backoffLimit (docs/jobs.md). The cron controller starts the
+// jobs of cronjobs and the workflows of cronworkflows on schedule, each scheduled time
+// at most once (docs/cron.md). Only the server elected leader through etcd runs them.
 package controller

@@ -184,7 +184,7 @@ func (c *JobController) jobEnded(key scheduler.AppKey, st v4.JobStatus) {
 
 // sameJSON compares two statuses as they are stored: times read back from etcd and
 // times just taken differ in memory (location, monotonic clock) and not in JSON.
-func sameJSON(a, b v4.JobStatus) bool {
+func sameJSON[T any](a, b T) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && slices.Equal(x, y)

@@ -128,6 +128,7 @@ func (m *Manager) controllers(opts Options) map[string]runner {
 		"volume":         NewVolumeController(m.store, opts),
 		"job":            NewJobController(m.store, m.feed, opts),
 		"workflow":       NewWorkflowController(m.store, m.feed, opts),
+		"cron":           NewCronController(m.store, opts),
 	}
 }
 

@@ -122,5 +122,7 @@ func RegisterCaches(r *cache.Registry) error {
 		r.Index(v4.KindApplication, indexDeployment, childOf),
 		r.Index(v4.KindProcess, indexDeployment, childOf),
 		r.Index(v4.KindService, indexSelector, serviceSelectorKey),
+		r.Index(v4.KindJob, indexCron, jobCronParent),
+		r.Index(v4.KindWorkflow, indexCron, workflowCronParent),
 	)
 }

@@ -33,8 +33,8 @@ type ServerConfig struct {
 	// address (development only; agents cannot use it).
 	InsecureListen string
 	// DataDir holds the embedded etcd's data (unused with Etcd.Endpoints), the bootstrap
-	// files (CAFile, JoinTokenFile, AdminTokenFile), the audit log and, by default, the
-	// encryption key file.
+	// files (CAFile, JoinTokenFile, AdminTokenFile), the audit log, the embedded
+	// artifact repository (DataDir/artifacts) and, by default, the encryption key file.
 	DataDir string
 	// EncryptionKeyFile holds the keys that seal secrets at rest (default
 	// DataDir/encryption.key, written on the first start or when joining; docs/security.md).
@@ -138,6 +138,9 @@ func RunServer(ctx context.Context, cfg ServerConfig) (err error) {
 	if cfg.API.AuditLog != nil {
 		defer cfg.API.AuditLog.Close()
 	}
+	if cfg.API.ArtifactDir == "" && cfg.DataDir != "" {
+		cfg.API.ArtifactDir = filepath.Join(cfg.DataDir, "artifacts") // the embedded artifact repository
+	}
 	srv, err := server.New(cfg.API, st)
 	if err != nil {
 		return err
@@ -161,6 +164,9 @@ func serve(ctx context.Context, srv *server.Server, ln net.Listener, cfg ServerC
 	}
 	addr := ln.Addr().String()
 	log.Info("berth server listening", "addr", "https://"+addr, "caHash", cfg.API.CA.Hash())
+	if err := srv.AdvertiseArtifacts(ctx, advertised(addr, cfg.API.TLSSANs)); err != nil {
+		log.Warn("the other servers cannot fetch this server's artifacts", "err", err)
+	}
 	if cfg.OnReady != nil {
 		cfg.OnReady(addr)
 	}
@@ -169,6 +175,27 @@ func serve(ctx context.Context, srv *server.Server, ln net.Listener, cfg ServerC
 	}
 	log.Info("berth server stopped")
 	return nil
+}
+
+// advertised is where the other servers reach this one's API: the listen address, or,
+// listening on every address, the first --tls-san, else the host name (which the
+// server's certificate names).
+func advertised(addr string, sans []string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip, perr := netip.ParseAddr(host); perr != nil || !ip.IsUnspecified() {
+		return addr
+	}
+	if len(sans) > 0 {
+		return net.JoinHostPort(sans[0], port)
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return addr
+	}
+	return net.JoinHostPort(name, port)
 }
 
 // openStore checks the flags that select the store and opens it.

@@ -71,7 +71,8 @@ func startServer(t *testing.T, ctx context.Context, dir string) *runningServer {
 // cachedKinds are the kinds a leading server caches: what the scheduler's feed, the
 // controllers and the agents' routes read (docs/store.md, "Shared cache").
 var cachedKinds = []v4.Kind{v4.KindTaskGroup, v4.KindNode, v4.KindApplication, v4.KindProcess, v4.KindDeployment,
-	v4.KindDaemonset, v4.KindDependency, v4.KindService, v4.KindEndpoint, v4.KindNotify, v4.KindVolume, v4.KindJob, v4.KindWorkflow}
+	v4.KindDaemonset, v4.KindDependency, v4.KindService, v4.KindEndpoint, v4.KindNotify, v4.KindVolume, v4.KindJob,
+	v4.KindCronJob, v4.KindCronWorkflow, v4.KindWorkflow}
 
 // A server run as `berth server` runs it serves the API, holds, once it leads and its
 // controllers run, exactly one etcd watch per kind it caches, whoever reads the kind, and

@@ -241,6 +241,16 @@ type Interactive interface {
 	ExecInteractive(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout io.Writer, resize <-chan v4.TermSize) (exitCode int, err error)
 }
 
+// FileReader is implemented by container drivers that can read a task's files once it
+// exited (a workflow step's outputs), confined to the container's filesystem: a link
+// the task made is resolved inside it, never on the node.
+type FileReader interface {
+	// ReadFiles streams path of task id's filesystem as a tar archive whose entries are
+	// named from path's base name (as `docker cp` makes it); an error wrapping
+	// fs.ErrNotExist when path does not exist.
+	ReadFiles(ctx context.Context, id, path string) (io.ReadCloser, error)
+}
+
 // File is one file to write for a task before it starts.
 type File struct {
 	Path     string

@@ -24,6 +24,9 @@ func (e *Executor) Adopt(ctx context.Context, tg *v4.TaskGroup, states []driver.
 		e.log.Warn("cannot adopt task group", "namespace", ns, "name", name, "err", p.plan.err)
 		return false
 	}
+	if s := tg.Status.Step; s != nil && s.Collected && p.plan.step != nil {
+		p.step = s // collected before the agent restarted: not again
+	}
 	mine := make([]driver.State, len(p.plan.tasks))
 	found := 0
 	for i, tp := range p.plan.tasks {

@@ -7,12 +7,14 @@ package executor
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
 	"github.com/berthhq/berth/internal/instvol"
+	"github.com/berthhq/berth/internal/stepio"
 )
 
 // DataSource gives the configmaps and secrets a task group refers to (the agent fetches
@@ -50,6 +52,14 @@ type CSIVolumes interface {
 	// Unpublish unpublishes dir and releases its claim; a dir never published is no
 	// error.
 	Unpublish(ctx context.Context, pod, dir string) error
+}
+
+// StepArtifacts are the server's artifact routes for workflow steps (docs/workflows.md,
+// "Inputs and outputs"; *client.Client): the server takes the keys from the task
+// group's spec.step, never from the agent. Get wraps fs.ErrNotExist for a missing one.
+type StepArtifacts interface {
+	AgentGetArtifact(ctx context.Context, ns, taskGroup, input string) (io.ReadCloser, error)
+	AgentPutArtifact(ctx context.Context, ns, taskGroup, name string, body io.ReadSeeker, size int64) (v4.StoredArtifact, error)
 }
 
 // DNS is the node's cluster DNS server: its address (host:port) and the cluster domain.
@@ -121,6 +131,13 @@ type Config struct {
 	// DNS, when set, is the node's cluster DNS server, given to every task: processes
 	// in BERTH_DNS and BCS_DNS, containers as their resolver.
 	DNS *DNS
+
+	// StepArtifacts, when set, stages and stores a workflow step's repository artifacts;
+	// without it a step with one fails with a clear error. StepFetch is the policy of
+	// its http and git inputs (nil: the default, which refuses loopback, link-local and
+	// the node's addresses; docs/agent.md, -step-fetch-allow).
+	StepArtifacts StepArtifacts
+	StepFetch     *stepio.Policy
 
 	// PollInterval is how often running tasks are inspected besides being waited for
 	// (driver.Wait), a safety net for an end a driver missed (default 30 s; BCS polled

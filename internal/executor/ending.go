@@ -102,6 +102,7 @@ func (p *pod) finalInfo(ctx context.Context, i int) (v4.ContainerInfo, bool) {
 // groupMsg), and the group's message and finish time.
 func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, msgs map[int]string, mark func(*v4.TaskGroupStatus)) {
 	started := p.startedTasks()
+	step := p.finalStep(groupMsg)
 	p.update(func(st *v4.TaskGroupStatus) {
 		now := time.Now()
 		for i := range st.Tasks {
@@ -125,6 +126,9 @@ func (p *pod) endAll(status, groupMsg string, infos map[int]v4.ContainerInfo, ms
 		}
 		st.Message = groupMsg
 		st.FinishedAt = now
+		if step != nil {
+			st.Step = step
+		}
 		if mark != nil {
 			mark(st)
 		}
@@ -156,6 +160,13 @@ func (p *pod) failExit(ctx context.Context, i int, st driver.State) {
 		phase = v4.StatusFinish // a sidecar's end is never the pod's success
 	}
 	p.e.log.Warn("task ended: ending the task group", "namespace", p.ns, "name", p.name, "task", tp.name, "reason", why, "phase", phase)
+	code := st.Info.ExitCode
+	if st.ID == "" {
+		code = -1 // gone: no exit code
+	}
+	if !p.collectStep(ctx, i, code) {
+		return // the executor closed: the next agent collects
+	}
 	infos := p.stopAll(ctx, p.e.cfg.ForceGrace, i, false)
 	if _, ok := infos[i]; !ok && st.ID != "" {
 		infos[i] = p.decorate(i, st.Info)

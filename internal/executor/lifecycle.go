@@ -72,6 +72,9 @@ func (p *pod) launch(ctx, startCtx context.Context) (ok bool) {
 		return false
 	}
 	prep, err := p.prepare(sctx)
+	if err == nil && p.plan.step != nil {
+		err = p.stageInputs(sctx, prep.tasks[p.plan.main])
+	}
 	if err == nil {
 		p.update(func(st *v4.TaskGroupStatus) {
 			for i := range st.Tasks {

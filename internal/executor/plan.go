@@ -51,9 +51,13 @@ type podPlan struct {
 	runtime string
 	// jobEnv is BERTH_JOB_NAME, and BERTH_JOB_INDEX for an Indexed job's run (jobEnv).
 	jobEnv []envVar
-	// runToEnd is set for a job's run (docs/jobs.md): its main tasks are meant to end, so
+	// runToEnd is set for a job's run (docs/jobs.md) and a workflow step: its main tasks are meant to end, so
 	// one that ends within a process's startGracePeriod has ended, not failed to start.
 	runToEnd bool
+	// step is the task group's workflow step (step.go), nil for another pod; main is the
+	// index of its main task.
+	step *v4.StepIO
+	main int
 	// err is why the pod cannot run (no driver, a variable that does not render); the
 	// pod fails with it at once.
 	err error
@@ -152,7 +156,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		runtime:     spec.Runtime,
 		owner:       -1,
 		jobEnv:      jobEnv(tg),
-		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob || tg.Spec.Owner.Kind == v4.KindWorkflow,
+		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob || tg.Spec.Step != nil,
 	}
 	names := v4.TaskNames(spec)
 	if len(names) == 0 {
@@ -210,6 +214,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		p.tasks = append(p.tasks, t)
 	}
 	p.order = startOrder(p.tasks)
+	p.planStep(tg)
 	p.holder = e.planHolder(tg, p)
 	p.owner = p.networkOwner()
 	return p

@@ -34,6 +34,8 @@ type pod struct {
 	holding bool
 	// vols is the state of the pod's volumes (podvolumes.go), with its own lock.
 	vols volumeState
+	// step is a workflow step's result once collected (step.go).
+	step *v4.StepResult
 	// cancelStart ends the start in progress (a kill interrupts a slow start).
 	cancelStart context.CancelFunc
 

@@ -99,6 +99,9 @@ func (p *pod) allMainsFinished(done map[int]bool) func(context.Context) {
 		}
 	}
 	return func(ctx context.Context) {
+		if m := p.plan.main; p.plan.step != nil && !p.collectStep(ctx, m, p.snapshot().Tasks[m].Info.ExitCode) {
+			return // the executor closed: the next agent collects
+		}
 		p.e.log.Info("main tasks completed: stopping the sidecars", "namespace", p.ns, "name", p.name)
 		infos := p.stopAll(ctx, p.plan.grace, -1, true)
 		p.endAll(v4.StatusFinish, "main tasks completed", infos, nil, nil)

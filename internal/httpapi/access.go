@@ -37,6 +37,9 @@ const (
 	GuardOwnNode = "own-node"
 	// GuardServerJoin needs a server join token.
 	GuardServerJoin = "server-join"
+	// GuardServer needs a server's client certificate from the cluster CA (ServerAuth):
+	// calls between the servers of a cluster.
+	GuardServer = "server"
 	// GuardFrontDoor identifies the caller from the headers and authorizes each /v1
 	// call of BCS's and deployd's APIs as its own.
 	GuardFrontDoor = "front-door"
@@ -49,5 +52,6 @@ var (
 	NodeCert    = Access{Guard: GuardNode}
 	OwnNodeCert = Access{Guard: GuardOwnNode}
 	ServerJoin  = Access{Guard: GuardServerJoin}
+	ServerCert  = Access{Guard: GuardServer}
 	FrontDoor   = Access{Guard: GuardFrontDoor}
 )

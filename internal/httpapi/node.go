@@ -44,6 +44,17 @@ func OwnNode(next HandlerFunc) HandlerFunc {
 	})
 }
 
+// ServerAuth lets a request through only with a server's client certificate from the
+// cluster CA (verified in the TLS handshake).
+func ServerAuth(next HandlerFunc) HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if !pki.IsServer(PeerCert(r.TLS)) {
+			return Errorf(http.StatusUnauthorized, "this route is for the cluster's servers: it needs a server's client certificate from this cluster's CA")
+		}
+		return next(w, r)
+	}
+}
+
 // NodeOf is the node whose agent made the request (set by NodeAuth).
 func NodeOf(r *http.Request) string {
 	n, _ := r.Context().Value(nodeKey{}).(string)

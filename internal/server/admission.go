@@ -70,15 +70,17 @@ var authorizeSteps = []admitStep{
 
 // storeSteps judge the target against the stored state.
 var storeSteps = []admitStep{
-	admitUncontrolled, // a controller's object is changed through its owner (operations.go)
-	admitUnused,       // a deleted object nobody uses (dependencies.go, references.go)
-	admitReferences,   // the configmaps and secrets it names exist (references.go)
-	admitVolumeClaims, // its write claims are of volumes that take writers (admit_volume_claims.go)
-	admitVolumeSpec,   // a volume keeps what its plugin has, and its storage is its own (admit_volume_spec.go)
-	admitGPUShares,    // a card of the cluster can hold its GPU share (admit_gpu.go)
-	admitServicePorts, // a service's named ports exist (admit_service.go)
-	admitLBClaims,     // a service's load-balancer claims are free (admit_lbgroup.go)
-	admitWorkflowRefs, // a workflow's templateRefs name stored workflowtemplates (admit_workflow.go)
+	admitUncontrolled,  // a controller's object is changed through its owner (operations.go)
+	admitUnused,        // a deleted object nobody uses (dependencies.go, references.go)
+	admitReferences,    // the configmaps and secrets it names exist (references.go)
+	admitVolumeClaims,  // its write claims are of volumes that take writers (admit_volume_claims.go)
+	admitVolumeSpec,    // a volume keeps what its plugin has, and its storage is its own (admit_volume_spec.go)
+	admitGPUShares,     // a card of the cluster can hold its GPU share (admit_gpu.go)
+	admitServicePorts,  // a service's named ports exist (admit_service.go)
+	admitLBClaims,      // a service's load-balancer claims are free (admit_lbgroup.go)
+	admitWorkflowRefs,  // a workflow's templateRefs name stored workflowtemplates (admit_workflow.go)
+	admitArtifactRepos, // artifact repositories exist, one default a namespace (admit_artifacts.go)
+	admitSchedule,      // a schedule fires at most once a minute unless allowed (admit_cron.go)
 }
 
 // admit runs the chain on every target of a: authorizeSteps on all, then storeSteps.

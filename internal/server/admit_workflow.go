@@ -24,6 +24,8 @@ func admitWorkflowRefs(ctx context.Context, a *admission, t target) error {
 		spec = &o.Spec
 	case *v4.WorkflowTemplate:
 		spec = &o.Spec
+	case *v4.CronWorkflow:
+		spec = &o.Spec.WorkflowSpec
 	default:
 		return nil
 	}
@@ -61,6 +63,9 @@ func (s *Server) checkWorkflowRefs(ctx context.Context, obj v4.Object, spec *v4.
 		wt, err := libOf(ref.Name)
 		if err != nil {
 			return err
+		}
+		if _, cron := obj.(*v4.CronWorkflow); cron {
+			path = "spec.workflowSpec." + strings.TrimPrefix(path, "spec.")
 		}
 		problems = append(problems, refProblems(path, ns, step, wt)...)
 	}
@@ -125,18 +130,23 @@ func workflowCalls(spec *v4.WorkflowSpec) func(yield func(string, *v4.WfStep) bo
 // script: on the node when it has no image), with the template's field paths.
 func privilegeNeeds(obj v4.Object) []acl.Need {
 	var spec *v4.WorkflowSpec
+	prefix := "spec.templates"
 	switch o := obj.(type) {
 	case *v4.Workflow:
 		spec = &o.Spec
 	case *v4.WorkflowTemplate:
 		spec = &o.Spec
+	case *v4.CronWorkflow:
+		spec, prefix = &o.Spec.WorkflowSpec, "spec.workflowSpec.templates"
+	case *v4.CronJob:
+		return acl.Needs("spec.jobTemplate.spec.template.spec", v4.PodSpecOf(obj))
 	default:
 		return acl.Needs("spec.template.spec", v4.PodSpecOf(obj))
 	}
 	var out []acl.Need
 	for i := range spec.Templates {
 		t := &spec.Templates[i]
-		base := fmt.Sprintf("spec.templates[%d]", i)
+		base := fmt.Sprintf("%s[%d]", prefix, i)
 		pod := &v4.PodSpec{NetworkMode: "BRIDGE"}
 		switch {
 		case t.Container != nil:

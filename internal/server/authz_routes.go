@@ -75,6 +75,8 @@ func (s *Server) guard(pattern string, a httpapi.Access, h httpapi.HandlerFunc) 
 		return httpapi.OwnNode(h)
 	case httpapi.GuardServerJoin:
 		return s.joinAuth(h)
+	case httpapi.GuardServer:
+		return httpapi.ServerAuth(h)
 	case httpapi.GuardFrontDoor:
 		return s.credentialed(h)
 	}

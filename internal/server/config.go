@@ -117,6 +117,18 @@ type Config struct {
 	MaxHeartbeatsPerSecond float64
 	// ID names this server in the leader election (GET /v1/cluster).
 	ID string
+	// AllowSubMinuteSchedules admits cronjobs and cronworkflows whose schedule fires
+	// more than once a minute (`@every 2s`): fast test schedules (docs/cron.md).
+	AllowSubMinuteSchedules bool
+	// ArtifactDir holds the embedded artifact repository (internal/artifacts); empty:
+	// none, and artifacts must name an artifactrepository.
+	ArtifactDir string
+	// ArtifactAllowPrivateEndpoints lets artifactrepository endpoints be loopback,
+	// link-local or private addresses (refused by default: a namespace's user must not
+	// make the server talk to etcd or an agent).
+	ArtifactAllowPrivateEndpoints bool
+	// ArtifactGCInterval is the pause between artifact collection rounds (0: 30 s).
+	ArtifactGCInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {

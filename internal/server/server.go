@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/agentapi"
+	"github.com/berthhq/berth/internal/artifacts"
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -48,6 +49,8 @@ type Server struct {
 	planSyncWait time.Duration
 	placement    string
 	bcsClusterID string // docs/compat.md
+	// subMinute admits schedules that fire more than once a minute (admit_cron.go).
+	subMinute bool
 
 	// taskGroupCache is the shared cache of task groups the API's watches read (watch.go);
 	// services the one of services (admit_lbgroup.go).
@@ -88,6 +91,10 @@ type Server struct {
 	auditLog *audit.Log
 	// packagesDir is served at /packages/ when set (packages.go).
 	packagesDir string
+	// artifacts keeps workflow artifacts (artifacts.go); its collector runs in following.
+	// peerHTTP fetches blobs that other servers hold (artifacts_peer.go).
+	artifacts *artifacts.Router
+	peerHTTP  *http.Client
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -134,6 +141,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 	}
 	s.id = cfg.ID
 	s.bcsClusterID = cfg.BCSClusterID
+	s.subMinute = cfg.AllowSubMinuteSchedules
 	if s.feed == nil {
 		s.feed = feed.New(cfg.Caches, cfg.Logger)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -151,6 +159,10 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		MaxBeatsPerSecond: cfg.MaxHeartbeatsPerSecond, VolumeController: s.volumeCalls(cfg)})
 	if err != nil {
 		s.Close() // what New started so far
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := s.openArtifacts(cfg); err != nil {
+		s.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.metrics = newMetrics(st, s.watchLimit.Budget)

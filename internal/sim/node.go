@@ -63,6 +63,7 @@ type simTaskGroup struct {
 	ended    bool        // its tasks ended (terminal status)
 	version  uint64      // counts its status changes
 	timer    *time.Timer // its next change (start, exit), when one is due
+	step     *v4.StepIO  // a workflow step's I/O, nil for other task groups
 }
 
 func newLightNode(s *Sim, index int, name string) *lightNode {

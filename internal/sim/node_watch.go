@@ -138,6 +138,8 @@ type tgView struct {
 				} `json:"containers"`
 			} `json:"spec"`
 		} `json:"template"`
+		// Step is a workflow step's I/O: the node reports what it "collected".
+		Step *v4.StepIO `json:"step"`
 	} `json:"spec"`
 	Status struct {
 		Phase string `json:"phase"`
@@ -149,6 +151,7 @@ func viewOf(tg *v4.TaskGroup) tgView {
 	var v tgView
 	v.Metadata.Namespace, v.Metadata.Name = tg.Metadata.Namespace, tg.Metadata.Name
 	v.Spec.Node, v.Spec.Desired, v.Status.Phase = tg.Spec.Node, tg.Spec.Desired, tg.Status.Phase
+	v.Spec.Step = tg.Spec.Step
 	for _, p := range tg.Spec.Template.Spec.Processes {
 		v.Spec.Template.Spec.Processes = append(v.Spec.Template.Spec.Processes, struct {
 			ProcName string `json:"procName"`
@@ -190,7 +193,7 @@ func (n *lightNode) handle(tg tgView) {
 			return
 		}
 		if !known {
-			t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: tg.taskNames()}
+			t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: tg.taskNames(), step: tg.Spec.Step}
 			t.status = runningStatus(n.name, n.s.ip, t.names, time.Now())
 			n.tgs[key] = t
 		}
@@ -200,7 +203,7 @@ func (n *lightNode) handle(tg tgView) {
 	if known {
 		return
 	}
-	t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: tg.taskNames()}
+	t = &simTaskGroup{ns: tg.Metadata.Namespace, name: tg.Metadata.Name, names: tg.taskNames(), step: tg.Spec.Step}
 	n.tgs[key] = t
 	if d := n.s.startDelay(); d > 0 {
 		t.timer = time.AfterFunc(d, func() { n.start(key, t) })
@@ -244,7 +247,9 @@ func (n *lightNode) endLocked(t *simTaskGroup, phase, msg string, code int) {
 		t.timer.Stop()
 	}
 	t.ended = true
-	n.setLocked(t, endedStatus(t.status, phase, msg, code, time.Now()))
+	st := endedStatus(t.status, phase, msg, code, time.Now())
+	st.Step = simStepResult(t.step, code)
+	n.setLocked(t, st)
 }
 
 // setLocked records t's new status and queues it for the server.

@@ -108,3 +108,34 @@ func endedStatus(st v4.TaskGroupStatus, phase, msg string, code int, now time.Ti
 	st.Tasks = tasks
 	return st
 }
+
+// simStepResult is what a light node reports of a workflow step that ended with code:
+// what the agent collects (docs/workflows.md), with made-up values — an output
+// parameter is its default or "sim", the result "sim", and artifacts are recorded at
+// their keys without bytes — so the workflow controller runs against thousands of
+// simulated nodes as against real ones. Nil for task groups that are not steps.
+func simStepResult(io *v4.StepIO, code int) *v4.StepResult {
+	if io == nil {
+		return nil
+	}
+	r := &v4.StepResult{Collected: true, ExitCode: code}
+	for _, p := range io.Parameters {
+		v := "sim"
+		if p.Default != nil {
+			v = *p.Default
+		}
+		r.Parameters = append(r.Parameters, v4.WfParameter{Name: p.Name, Value: &v})
+	}
+	if io.StdoutParameter != "" {
+		v := "sim"
+		r.Parameters = append(r.Parameters, v4.WfParameter{Name: io.StdoutParameter, Value: &v})
+	}
+	if io.Result {
+		v := "sim"
+		r.Result = &v
+	}
+	for _, a := range io.Artifacts {
+		r.Artifacts = append(r.Artifacts, v4.StoredArtifact{Name: a.Name, Repository: a.Repository, Key: a.Key})
+	}
+	return r
+}

@@ -26,7 +26,8 @@ func uiProcess(ns, name, cpu string) string {
 // running process's instance page and the services page are checked too
 // (checkInstancePage, checkServicesPage), and so are the nodes page's measured usage, the
 // spec as YAML, the config pages, the events page and the logs page (checkNodesPage,
-// checkSpecYAML, checkConfigPages, checkEventsPage, checkLogsPage): one cluster less.
+// checkSpecYAML, checkConfigPages, checkEventsPage, checkLogsPage) and the batch pages
+// (checkBatchPages): one cluster less.
 func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	requireRoot(t)
 	s := startDev(t, t.TempDir())
@@ -108,6 +109,7 @@ func TestWebConsoleLandsOnEveryKind(t *testing.T) {
 	checkConfigPages(t, s, b, "uiproc")
 	checkEventsPage(t, s, b, "uiproc")
 	checkLogsPage(t, s, b, "uiproc", "talker")
+	checkBatchPages(t, s, b, "uibatch")
 
 	b.do("cluster", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/cluster"), chromedp.WaitVisible(chromedp.CSS("#members")))
 	size := b.eval(`document.querySelector('#members tbody tr td:nth-child(5)').textContent`)

@@ -21,6 +21,8 @@ const configmapsPage = async (ctx) => (await import('./config.js')).configmapsPa
 const secretsPage = async (ctx) => (await import('./config.js')).secretsPage(ctx);
 const configmapPage = async (ctx) => (await import('./config.js')).configmapPage(ctx);
 const eventsPage = async (ctx) => (await import('./events.js')).eventsPage(ctx);
+const batch = (page) => async (ctx) => (await import('./batch.js'))[page](ctx);
+const workflowPage = async (ctx) => (await import('./workflow.js')).workflowPage(ctx);
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],
@@ -34,6 +36,12 @@ const routes = [
   [/^#\/secrets$/, secretsPage, 'config'],
   [/^#\/configmap\/([^/]+)\/([^/]+)$/, configmapPage, 'config'],
   [/^#\/events$/, eventsPage, 'events'],
+  [/^#\/workflows$/, batch('workflowsPage'), 'batch'],
+  [/^#\/jobs$/, batch('jobsPage'), 'batch'],
+  [/^#\/cronjobs$/, batch('cronjobsPage'), 'batch'],
+  [/^#\/wf\/([^/]+)\/([^/]+)$/, workflowPage, 'batch'],
+  [/^#\/job\/([^/]+)\/([^/]+)$/, batch('jobPage'), 'batch'],
+  [/^#\/cronjob\/([^/]+)\/([^/]+)$/, batch('cronjobPage'), 'batch'],
   [/^#\/nodes$/, nodesPage, 'nodes'],
   [/^#\/cluster$/, clusterPage, 'cluster'],
 ];

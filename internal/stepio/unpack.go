@@ -1,0 +1,232 @@
+package stepio
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+)
+
+// Limits bound what unpacking an archive may write.
+type Limits struct {
+	// Bytes bounds the content of every file together (a gzip bomb stops there).
+	Bytes int64
+	// Entries bounds the number of entries.
+	Entries int
+}
+
+// DefaultLimits bound an input artifact once unpacked.
+var DefaultLimits = Limits{Bytes: 8 << 30, Entries: 100_000}
+
+// gzipMagic starts a gzip stream.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// Place writes r at name in root: a gzipped tar (an artifact as the agent stores it) is
+// unpacked there (Unpack), anything else is written as one file with mode.
+func Place(root *os.Root, name string, r io.Reader, mode fs.FileMode, lim Limits) error {
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(2)
+	if len(head) == 2 && head[0] == gzipMagic[0] && head[1] == gzipMagic[1] {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("gzip: %w", err)
+		}
+		defer zr.Close()
+		return Unpack(tar.NewReader(zr), root, name, lim)
+	}
+	return WriteFile(root, name, br, mode, lim.Bytes)
+}
+
+// WriteFile writes r as the file name of root (its parents made), at most limit bytes.
+func WriteFile(root *os.Root, name string, r io.Reader, mode fs.FileMode, limit int64) error {
+	name, err := cleanRel(name)
+	if err != nil {
+		return err
+	}
+	if name == "." {
+		return errors.New("a file needs a path below the directory it goes in")
+	}
+	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return err
+	}
+	return writeIn(root, name, r, mode, &limit)
+}
+
+// writeIn writes r to name, counting its bytes against *left.
+func writeIn(root *os.Root, name string, r io.Reader, mode fs.FileMode, left *int64) error {
+	if mode == 0 {
+		mode = 0o644
+	}
+	// A file left at the name is replaced, never written through: it may be a link.
+	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode&0o777)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(f, io.LimitReader(r, *left+1))
+	*left -= n
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if *left < 0 {
+		return fmt.Errorf("write %s: more than the bound on what an input may write", name)
+	}
+	return root.Chmod(name, mode&0o777) // the umask must not apply
+}
+
+// Unpack writes a tar archive at name in root. The archive's first path component is
+// the artifact's own name and is replaced by name: a one-file archive becomes the file
+// name, a directory's entries go below name. Entries with absolute names or '..',
+// links that leave the artifact, devices, fifos and anything past lim are refused;
+// every write goes through root, so a link already there cannot carry it out either.
+func Unpack(tr *tar.Reader, root *os.Root, name string, lim Limits) error {
+	name, err := cleanRel(name)
+	if err != nil {
+		return err
+	}
+	if name != "." {
+		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return err
+		}
+	}
+	left, entries := lim.Bytes, 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("tar: %w", err)
+		}
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		if entries++; entries > lim.Entries {
+			return fmt.Errorf("tar: more than %d entries", lim.Entries)
+		}
+		if err := unpackEntry(tr, h, root, name, &left); err != nil {
+			return fmt.Errorf("tar entry %q: %w", truncate(h.Name), err)
+		}
+	}
+	if entries == 0 {
+		return errors.New("tar: empty archive")
+	}
+	return nil
+}
+
+func unpackEntry(r io.Reader, h *tar.Header, root *os.Root, dest string, left *int64) error {
+	rest, err := stripFirst(h.Name)
+	if err != nil {
+		return err
+	}
+	target := dest
+	if rest != "" {
+		target = path.Join(dest, rest)
+	}
+	mode := fs.FileMode(h.Mode) & 0o777 // no setuid, setgid or sticky bits from an archive
+	if rest != "" && h.Typeflag != tar.TypeDir {
+		// Archives may leave out parent directories.
+		if err := root.MkdirAll(path.Dir(target), 0o755); err != nil {
+			return err
+		}
+	}
+	switch h.Typeflag {
+	case tar.TypeDir:
+		if target == "." {
+			return nil
+		}
+		if err := root.MkdirAll(target, 0o755); err != nil {
+			return err
+		}
+		return root.Chmod(target, mode|0o700)
+	case tar.TypeReg, tar.TypeRegA:
+		if target == "." {
+			return errors.New("a file cannot replace the directory it goes in")
+		}
+		return writeIn(root, target, r, mode, left)
+	case tar.TypeSymlink:
+		if rest == "" {
+			return errors.New("the artifact itself is a symbolic link")
+		}
+		if err := linkInside(rest, h.Linkname); err != nil {
+			return err
+		}
+		if err := root.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return root.Symlink(h.Linkname, target)
+	case tar.TypeLink:
+		old, err := stripFirst(h.Linkname)
+		if err != nil || old == "" || rest == "" {
+			return fmt.Errorf("hard link to %q: not an entry of the artifact", truncate(h.Linkname))
+		}
+		if err := root.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return root.Link(path.Join(dest, old), target)
+	}
+	return fmt.Errorf("type %q: only files, directories and links", h.Typeflag)
+}
+
+// stripFirst checks an entry's name and drops its first component ("" for the top).
+func stripFirst(name string) (string, error) {
+	if name == "" || strings.HasPrefix(name, "/") || strings.ContainsRune(name, 0) {
+		return "", errors.New("absolute or empty name")
+	}
+	for _, part := range strings.Split(name, "/") {
+		if part == ".." {
+			return "", errors.New("a '..' component")
+		}
+	}
+	clean := path.Clean(name)
+	if clean == "." {
+		return "", errors.New("no name")
+	}
+	_, rest, _ := strings.Cut(clean, "/")
+	return rest, nil
+}
+
+// linkInside checks that a symbolic link at rest (relative to the artifact) to target
+// stays inside the artifact.
+func linkInside(rest, target string) error {
+	if target == "" || path.IsAbs(target) {
+		return fmt.Errorf("symbolic link to %q: absolute links leave the artifact", truncate(target))
+	}
+	if j := path.Join(path.Dir(rest), target); j == ".." || strings.HasPrefix(j, "../") {
+		return fmt.Errorf("symbolic link to %q: leaves the artifact", truncate(target))
+	}
+	return nil
+}
+
+// cleanRel turns a task's path into a name relative to the root it is resolved in: the
+// root stands for the task's "/" (a container) or its work dir (a process).
+func cleanRel(p string) (string, error) {
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("path %q: a '..' component", truncate(p))
+		}
+	}
+	rel := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if rel == "" {
+		return ".", nil
+	}
+	return rel, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}

@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// startSimBinary runs `berth sim` of bin against s with the cluster's join token and
+// args, until the benchmark ends.
+func (s *devServer) startSimBinary(b *testing.B, bin string, args ...string) {
+	b.Helper()
+	var logs bytes.Buffer
+	sim := exec.Command(bin, append([]string{"sim", "--server", s.url, "--token", joinTokenOf(b, s.dataDir), "--data-dir", b.TempDir()}, args...)...)
+	sim.Env = s.cliEnv(b)
+	sim.Stdout, sim.Stderr = &logs, &logs
+	if err := sim.Start(); err != nil {
+		b.Fatal(err)
+	}
+	simDone := make(chan struct{})
+	go func() { sim.Wait(); close(simDone) }()
+	b.Cleanup(func() {
+		sim.Process.Kill()
+		<-simDone
+		if b.Failed() {
+			b.Logf("berth sim output:\n%s", logs.String())
+		}
+	})
+}
+
+// waitNodes waits (2 minutes at most) for n registered nodes.
+func (s *devServer) waitNodes(b *testing.B, n int) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for s.totalOf(b, "/v1/nodes") < int64(n) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d nodes did not register in 2 minutes", n)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// idleUsage is pid's CPU time per second over d, and its RSS at the end.
+func (s *devServer) idleUsage(b *testing.B, pid int, d time.Duration) (float64, int64) {
+	b.Helper()
+	before := cpuTimeOf(b, pid)
+	time.Sleep(d)
+	return (cpuTimeOf(b, pid) - before).Seconds() / d.Seconds(), rssOf(b, pid)
+}
+
+// cpuTimeOf is a process's user and system CPU time (from /proc, in clock ticks of 10 ms).
+func cpuTimeOf(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command (which may hold spaces) in parentheses.
+	_, rest, _ := strings.Cut(string(data), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		b.Fatalf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// postObject creates an object of plural in ns from its JSON.
+func (s *devServer) postObject(ns, plural, body string) error {
+	resp, err := s.http.Post(s.url+"/v1/namespaces/"+ns+"/"+plural, "application/json", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return fmt.Errorf("POST %s: %s: %s", plural, resp.Status, msg)
+	}
+	return nil
+}
+
+// workflow reads a workflow (nil when it cannot).
+func (s *devServer) workflow(ns, name string) *v4.Workflow {
+	var wf v4.Workflow
+	if s.apiGet("/v1/namespaces/"+ns+"/workflows/"+name, &wf) != nil || wf.Metadata.Name == "" {
+		return nil
+	}
+	return &wf
+}
+
+// runWorkflow creates a workflow from its JSON and returns how long it took to succeed
+// (failing the benchmark when it ends otherwise or takes longer than limit).
+func (s *devServer) runWorkflow(b *testing.B, spec string, limit time.Duration) time.Duration {
+	b.Helper()
+	var meta struct{ Metadata v4.ObjectMeta }
+	if err := json.Unmarshal([]byte(spec), &meta); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.postObject(meta.Metadata.Namespace, "workflows", spec); err != nil {
+		b.Fatal(err)
+	}
+	for time.Since(start) < limit {
+		if wf := s.workflow(meta.Metadata.Namespace, meta.Metadata.Name); wf != nil && v4.WfPhaseFinished(wf.Status.Phase) {
+			if wf.Status.Phase != v4.WfSucceeded {
+				b.Fatalf("workflow %s ended %s: %s", meta.Metadata.Name, wf.Status.Phase, wf.Status.Message)
+			}
+			return time.Since(start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.Fatalf("workflow %s did not end within %s", meta.Metadata.Name, limit)
+	return 0
+}
+
+// workflowNodes reads all of a workflow's nodes through the nodes route, page by page.
+func (s *devServer) workflowNodes(b *testing.B, ns, name string) []v4.WfNodeStatus {
+	b.Helper()
+	var all []v4.WfNodeStatus
+	token := ""
+	for range 1000 {
+		var page struct {
+			Items    []v4.WfNodeStatus `json:"items"`
+			Continue string            `json:"continue"`
+		}
+		path := fmt.Sprintf("/v1/namespaces/%s/workflows/%s/nodes?limit=5000&continue=%s", ns, name, url.QueryEscape(token))
+		if err := s.apiGet(path, &page); err != nil {
+			b.Fatalf("nodes of %s: %v", name, err)
+		}
+		all = append(all, page.Items...)
+		if token = page.Continue; token == "" {
+			return all
+		}
+	}
+	b.Fatalf("nodes of %s: more than 1000 pages", name)
+	return nil
+}
+
+// waitWorkflowsDone waits until n workflows of ns whose names start with prefix have
+// succeeded, failing the benchmark when one fails or limit passes.
+func (s *devServer) waitWorkflowsDone(b *testing.B, ns, prefix string, n int, limit time.Duration) {
+	b.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		if failed := s.countWorkflows(b, ns, prefix, v4.WfFailed); failed > 0 {
+			b.Fatalf("%d workflows %s... failed", failed, prefix)
+		}
+		if s.countWorkflows(b, ns, prefix, v4.WfSucceeded) >= int64(n) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d workflows %s... did not all succeed within %s", n, prefix, limit)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// countWorkflows counts the workflows of ns in phase whose names contain q.
+func (s *devServer) countWorkflows(b *testing.B, ns, q, phase string) int64 {
+	b.Helper()
+	var page struct{ Total *int64 }
+	path := "/v1/namespaces/" + ns + "/workflows?limit=1&q=" + url.QueryEscape(q) + "&phase=" + phase
+	if err := s.apiGet(path, &page); err != nil || page.Total == nil {
+		b.Fatalf("GET %s: %v (no total)", path, err)
+	}
+	return *page.Total
+}

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// Shape of the workflow benchmarks (docs/benchmarks.md, "Workflows"): simulated nodes
+// whose steps run for wfStepTime, a fan-out/fan-in DAG of wfFanOut steps between two, a
+// chain of wfChain steps for the step-to-step transitions, and wfMany one-step
+// workflows submitted at once, twice, then the server idle with them all retained.
+const (
+	wfNodes       = 50
+	wfStepTime    = 200 * time.Millisecond
+	wfFanOut      = 10_000
+	wfChain       = 100
+	wfMany        = 5_000
+	wfSubmitters  = 16
+	wfIdleMeasure = 30 * time.Second
+)
+
+// BenchmarkWorkflows measures the workflow controller against `berth sim` nodes on a
+// server built without the race detector:
+//
+//	go test -count=1 -run XXX -bench '^BenchmarkWorkflows$' -benchtime 1x -v -timeout 60m ./test/e2e/
+func BenchmarkWorkflows(b *testing.B) {
+	requireRoot(b)
+	bin := buildPlain(b)
+	s := startBerthBinary(b, bin, b.TempDir(), "server")
+	s.startSimBinary(b, bin, "--nodes", strconv.Itoa(wfNodes), "--ramp", "5s", "--run-time", wfStepTime.String())
+	s.waitNodes(b, wfNodes)
+	pid := s.cmd.Process.Pid
+	time.Sleep(10 * time.Second) // the nodes' first reports settle
+	idleCPU0, idleRSS0 := s.idleUsage(b, pid, wfIdleMeasure)
+	b.Logf("idle before any workflow: %.2f CPU-seconds per second, RSS %d MB", idleCPU0, idleRSS0>>20)
+
+	b.Run("fan-out-10000", func(b *testing.B) {
+		for i := range b.N {
+			name := fmt.Sprintf("fan-%d", i)
+			took := s.runWorkflow(b, fanOutWorkflow(name, wfFanOut), 20*time.Minute)
+			critical := 3 * wfStepTime
+			b.ReportMetric(took.Seconds(), "s")
+			b.ReportMetric((took - critical).Seconds(), "s-over-critical-path")
+			b.Logf("%d-step fan-out/fan-in DAG: %s (critical path %s)", wfFanOut+2, took.Round(time.Millisecond), critical)
+		}
+	})
+	b.Run("chain-transitions", func(b *testing.B) {
+		for i := range b.N {
+			name := fmt.Sprintf("chain-%d", i)
+			took := s.runWorkflow(b, chainWorkflow(name, wfChain), 10*time.Minute)
+			gaps := transitions(b, s.workflowNodes(b, "bench", name), wfChain)
+			p50, p99 := gaps[len(gaps)/2], gaps[len(gaps)*99/100]
+			b.ReportMetric(float64(p50.Milliseconds()), "transition-p50-ms")
+			b.ReportMetric(float64(p99.Milliseconds()), "transition-p99-ms")
+			b.Logf("chain of %d steps: %s; transitions p50 %s, p99 %s, max %s", wfChain, took.Round(time.Millisecond),
+				p50, p99, gaps[len(gaps)-1])
+		}
+	})
+	b.Run("one-step-5000", func(b *testing.B) {
+		for i := range b.N {
+			took := s.submitMany(b, fmt.Sprintf("many%d", i), wfMany, 20*time.Minute)
+			b.ReportMetric(float64(wfMany)/took.Seconds(), "workflows/s")
+			b.Logf("%d one-step workflows submitted at once: all Succeeded in %s, %.0f workflows/s",
+				wfMany, took.Round(time.Millisecond), float64(wfMany)/took.Seconds())
+		}
+	})
+	// Retained: 10,000 finished one-step workflows (and the runs above).
+	s.submitMany(b, "retained", 2*wfMany-wfMany*b.N, 20*time.Minute)
+	time.Sleep(10 * time.Second)
+	idleCPU1, idleRSS1 := s.idleUsage(b, pid, wfIdleMeasure)
+	b.Logf("idle with %d finished workflows retained: %.2f CPU-seconds per second (%.2f before), RSS %d MB (%d MB before)",
+		2*wfMany, idleCPU1, idleCPU0, idleRSS1>>20, idleRSS0>>20)
+	b.ReportMetric(idleCPU1, "idle-cpu-retained")
+	b.ReportMetric(float64(idleRSS1-idleRSS0)/(1<<20), "idle-rss-growth-MB")
+}
+
+// wfStep is the process every benchmark step runs (the simulated nodes run nothing).
+const wfStep = `{"name":"step","process":{"procName":"w","startCmd":"./w","resources":{"limits":{"cpu":"0.01","memory":"1"}}}}`
+
+// fanOutWorkflow is a DAG: a, then n copies of b (a loop), then c.
+func fanOutWorkflow(name string, n int) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"workflow","metadata":{"name":%q,"namespace":"bench"},
+	 "spec":{"entrypoint":"main","templates":[{"name":"main","dag":{"tasks":[
+	  {"name":"a","template":"step"},
+	  {"name":"b","template":"step","dependencies":["a"],"withSequence":{"count":"%d"}},
+	  {"name":"c","template":"step","dependencies":["b"]}]}},%s]}}`, name, n, wfStep)
+}
+
+// chainWorkflow is a DAG of n steps, each depending on the one before.
+func chainWorkflow(name string, n int) string {
+	tasks := `{"name":"t0","template":"step"}`
+	for i := 1; i < n; i++ {
+		tasks += fmt.Sprintf(`,{"name":"t%d","template":"step","dependencies":["t%d"]}`, i, i-1)
+	}
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"workflow","metadata":{"name":%q,"namespace":"bench"},
+	 "spec":{"entrypoint":"main","templates":[{"name":"main","dag":{"tasks":[%s]}},%s]}}`, name, tasks, wfStep)
+}
+
+// oneStepWorkflow is a workflow of one step.
+func oneStepWorkflow(name string) string {
+	return fmt.Sprintf(`{"apiVersion":"v4","kind":"workflow","metadata":{"name":%q,"namespace":"bench"},
+	 "spec":{"entrypoint":"step","templates":[%s]}}`, name, wfStep)
+}
+
+// transitions are the chain's step-to-step gaps, sorted: when step i+1 started running
+// after step i finished (both as its node records them).
+func transitions(b *testing.B, nodes []v4.WfNodeStatus, n int) []time.Duration {
+	b.Helper()
+	byName := map[string]v4.WfNodeStatus{}
+	for _, nd := range nodes {
+		if nd.Type == v4.WfNodePod {
+			byName[nd.DisplayName] = nd
+		}
+	}
+	var gaps []time.Duration
+	for i := 1; i < n; i++ {
+		prev, ok1 := byName["t"+strconv.Itoa(i-1)]
+		next, ok2 := byName["t"+strconv.Itoa(i)]
+		if !ok1 || !ok2 || prev.FinishedAt.IsZero() || next.StartedAt.IsZero() {
+			b.Fatalf("chain step t%d or t%d has no times", i-1, i)
+		}
+		gaps = append(gaps, next.StartedAt.Sub(prev.FinishedAt))
+	}
+	slices.Sort(gaps)
+	return gaps
+}
+
+// submitMany creates n one-step workflows at once (wfSubmitters at a time) and returns
+// how long it took from the first submission until all of them succeeded.
+func (s *devServer) submitMany(b *testing.B, prefix string, n int, limit time.Duration) time.Duration {
+	b.Helper()
+	if n <= 0 {
+		return 0
+	}
+	start := time.Now()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	errs := make(chan error, wfSubmitters)
+	for range wfSubmitters {
+		wg.Go(func() {
+			for i := range next {
+				if err := s.postObject("bench", "workflows", oneStepWorkflow(fmt.Sprintf("%s-%d", prefix, i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		b.Fatal(err)
+	default:
+	}
+	s.waitWorkflowsDone(b, "bench", prefix+"-", n, limit)
+	return time.Since(start)
+}
