@@ -186,7 +186,7 @@ func (p *wfPass) stepOutcome(n v4.WfNodeStatus, tg *v4.TaskGroup) (v4.WfNodeStat
 	default:
 		n.Phase = v4.WfSucceeded
 	}
-	n.Outputs = stepOutputsOf(res, code, ran)
+	n.Outputs = stepOutputsOf(res, code, ran, tg.Spec.Step)
 	return n, true
 }
 
@@ -225,7 +225,7 @@ func mainExit(tg *v4.TaskGroup) (int, bool) {
 }
 
 // stepOutputsOf are a node's outputs from what the agent collected.
-func stepOutputsOf(r *v4.StepResult, code int, ran bool) *v4.WfOutputs {
+func stepOutputsOf(r *v4.StepResult, code int, ran bool, io *v4.StepIO) *v4.WfOutputs {
 	if r == nil && !ran {
 		return nil
 	}
@@ -234,13 +234,31 @@ func stepOutputsOf(r *v4.StepResult, code int, ran bool) *v4.WfOutputs {
 		o.ExitCode = &code
 	}
 	if r != nil {
-		o.Parameters, o.Result = r.Parameters, r.Result
+		o.Parameters, o.Result = r.Parameters, trimmedOut(r.Result)
+		if io != nil && io.StdoutParameter != "" {
+			o.Parameters = slices.Clone(o.Parameters)
+			for i, p := range o.Parameters {
+				if p.Name == io.StdoutParameter {
+					o.Parameters[i].Value = trimmedOut(p.Value)
+				}
+			}
+		}
 		for _, a := range r.Artifacts {
 			o.Artifacts = append(o.Artifacts, v4.WfArtifact{Name: a.Name,
 				Repository: &v4.WfArtifactRepositoryRef{Name: a.Repository, Key: a.Key}})
 		}
 	}
 	return o
+}
+
+// trimmedOut is standard output as a value: without its last newline, as Argo's
+// outputs.result, so that "{{steps.x.outputs.result}}" fits in a command line.
+func trimmedOut(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := strings.TrimSuffix(strings.TrimSuffix(*s, "\n"), "\r")
+	return &v
 }
 
 // resume marks the Suspend nodes the resume annotation names Succeeded.

@@ -103,3 +103,12 @@ func TestStepTaskGroupName(t *testing.T) {
 		t.Errorf("got %s", got)
 	}
 }
+
+// Standard output loses its last newline, as Argo's outputs.result.
+func TestStepOutputsTrimmed(t *testing.T) {
+	res := &v4.StepResult{Collected: true, Result: strp("42\n"), Parameters: []v4.WfParameter{{Name: "out", Value: strp("a\nb\n")}, {Name: "f", Value: strp("x\n")}}}
+	o := stepOutputsOf(res, 0, true, &v4.StepIO{StdoutParameter: "out"})
+	if *o.Result != "42" || *o.Parameters[0].Value != "a\nb" || *o.Parameters[1].Value != "x\n" || *res.Parameters[0].Value != "a\nb\n" {
+		t.Errorf("result %q, parameters %q %q", *o.Result, *o.Parameters[0].Value, *o.Parameters[1].Value)
+	}
+}

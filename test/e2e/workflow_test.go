@@ -142,7 +142,6 @@ func TestWorkflows(t *testing.T) {
 	})
 
 	t.Run("dag parameters", func(t *testing.T) {
-		t.Skip("agent step I/O not built") // enabled once the agent stages and collects spec.step
 		// A writes an output parameter to a file, S is a script on the node whose stdout is
 		// its result; B gets both as arguments.
 		gen := fmtSpec(`{"name":"gen","outputs":{"parameters":[{"name":"x","valueFrom":{"path":"/out.txt"}}]},`+
