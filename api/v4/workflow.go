@@ -154,8 +154,8 @@ const (
 	WfTypeSuspend   = "Suspend"
 )
 
-// WfTemplate is one template: exactly one of Container, Process, Script, Steps, DAG and
-// Suspend is set.
+// WfTemplate is one template: exactly one of Container, Process, Script, Steps, DAG,
+// Suspend and Resource is set.
 type WfTemplate struct {
 	Name    string     `json:"name"`
 	Inputs  *WfInputs  `json:"inputs,omitempty"`
@@ -169,7 +169,10 @@ type WfTemplate struct {
 	Steps [][]WfStep `json:"steps,omitempty"`
 	DAG   *WfDAG     `json:"dag,omitempty"`
 	// Suspend waits until resumed or for its duration.
-	Suspend       *WfSuspend       `json:"suspend,omitempty"`
+	Suspend *WfSuspend `json:"suspend,omitempty"`
+	// Resource creates, applies or deletes one object of the namespace
+	// (workflow_resource.go).
+	Resource      *WfResource      `json:"resource,omitempty"`
 	RetryStrategy *WfRetryStrategy `json:"retryStrategy,omitempty"`
 	// ActiveDeadlineSeconds fails one attempt of the template once it has run this long.
 	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
@@ -184,7 +187,8 @@ func (t *WfTemplate) Type() string {
 		set bool
 		typ string
 	}{{t.Container != nil, WfTypeContainer}, {t.Process != nil, WfTypeProcess}, {t.Script != nil, WfTypeScript},
-		{t.Steps != nil, WfTypeSteps}, {t.DAG != nil, WfTypeDAG}, {t.Suspend != nil, WfTypeSuspend}} {
+		{t.Steps != nil, WfTypeSteps}, {t.DAG != nil, WfTypeDAG}, {t.Suspend != nil, WfTypeSuspend},
+		{t.Resource != nil, WfTypeResource}} {
 		if c.set {
 			typ, n = c.typ, n+1
 		}

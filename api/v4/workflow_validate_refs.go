@@ -125,6 +125,9 @@ func (sc *refScope) checkChild(parts []string) error {
 }
 
 func hasWfOutput(t *WfTemplate, what, name string) bool {
+	if t.Resource != nil {
+		return what == "parameters" && (name == WfResourceOutName || name == WfResourceOutVersion)
+	}
 	if t.Outputs == nil {
 		return false
 	}

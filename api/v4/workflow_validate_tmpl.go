@@ -22,7 +22,7 @@ func (g *wfGraph) template(p string, t *WfTemplate) {
 	errs := g.errs
 	typ := t.Type()
 	if typ == "" {
-		errs.add(p, "must set exactly one of container, process, script, steps, dag and suspend")
+		errs.add(p, "must set exactly one of container, process, script, steps, dag, suspend and resource")
 		return
 	}
 	runs := typ == WfTypeContainer || typ == WfTypeProcess || typ == WfTypeScript
@@ -54,6 +54,8 @@ func (g *wfGraph) template(p string, t *WfTemplate) {
 				errs.add(p+".suspend.duration", "%v", err)
 			}
 		}
+	case WfTypeResource:
+		g.resource(p, t, sc)
 	case WfTypeSteps:
 		g.steps(p+".steps", t, sc)
 	case WfTypeDAG:

@@ -59,6 +59,12 @@ func NewCronRun(obj v4.Object, name string, scheduled time.Time) (v4.Object, err
 		maps.Copy(meta.Labels, tmpl.Labels)
 		maps.Copy(meta.Annotations, tmpl.Annotations)
 	}
+	// Who submitted a workflow is the server's to record (a resource step acts with
+	// their rights): the cronworkflow's writer, never a template's annotation.
+	delete(meta.Annotations, v4.WfSubmitterAnnotation)
+	if sub := m.Annotations[v4.WfSubmitterAnnotation]; sub != "" && run.GetKind() == v4.KindWorkflow {
+		meta.Annotations[v4.WfSubmitterAnnotation] = sub
+	}
 	meta.Labels[v4.CronLabel(obj.GetKind())] = m.Name
 	meta.Annotations[v4.ControlledByAnnotation] = string(obj.GetKind()) + "/" + m.Name
 	if !scheduled.IsZero() {

@@ -47,6 +47,9 @@ type Options struct {
 	// WorkflowsPerNamespace bounds the workflows running at once in one namespace
 	// (0: no bound); the others wait Pending, in no particular order.
 	WorkflowsPerNamespace int
+	// ResourceSteps performs the resource steps of workflows with their submitters'
+	// rights (the server's admission chain); without it such steps fail.
+	ResourceSteps ResourceSteps
 }
 
 // Defaults for Options.

@@ -47,7 +47,16 @@ func (p *wfPass) plan(starts []engine.Start) []wfStepPlan {
 // cannot place yet, or whose task group could not be written, is taken back out of the
 // pass's nodes: the engine starts it again in a later pass.
 func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
-	if len(starts) == 0 {
+	var pods, resources []engine.Start
+	for _, st := range starts {
+		if st.Template.Resource != nil {
+			resources = append(resources, st)
+		} else {
+			pods = append(pods, st)
+		}
+	}
+	p.resources(ctx, resources) // workflow_resource.go
+	if starts = pods; len(starts) == 0 {
 		return
 	}
 	todo := p.plan(starts)

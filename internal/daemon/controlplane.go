@@ -35,6 +35,9 @@ type controlPlane struct {
 	// volumeCalls reach the agents for the volume controller once the server exists
 	// (it owns the agent client): set by the server's start.
 	volumeCalls *lateVolumeCalls
+	// resourceSteps performs workflows' resource steps through the server's admission
+	// once the server exists: set by the server's start.
+	resourceSteps *lateResourceSteps
 	// stop cancels all of it and waits for it.
 	stop func()
 }
@@ -44,7 +47,8 @@ type controlPlane struct {
 func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (*controlPlane, error) {
 	log := cfg.API.Logger
 	ctx, cancel := context.WithCancel(ctx)
-	cp := &controlPlane{caches: cache.NewRegistry(st, log), metrics: controller.NewMetrics(), volumeCalls: &lateVolumeCalls{}}
+	cp := &controlPlane{caches: cache.NewRegistry(st, log), metrics: controller.NewMetrics(), volumeCalls: &lateVolumeCalls{},
+		resourceSteps: &lateResourceSteps{}}
 	cp.feed = feed.New(cp.caches, log)
 	if err := controller.RegisterCaches(cp.caches); err != nil {
 		cancel()
@@ -62,7 +66,7 @@ func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (
 		Placement: cfg.API.Placement, Cluster: cfg.Cluster, Logger: log,
 		NodeTTL: cfg.API.NodeTTL, DependencyGC: cfg.DependencyGC, Caches: cp.caches,
 		ServiceCIDR: cfg.ServiceCIDR, Metrics: cp.metrics, Volumes: cp.volumeCalls,
-		WorkflowsPerNamespace: cfg.WorkflowsPerNamespace,
+		WorkflowsPerNamespace: cfg.WorkflowsPerNamespace, ResourceSteps: cp.resourceSteps,
 	}, cfg.API.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(ctx) }()
@@ -101,4 +105,20 @@ func (l *lateVolumeCalls) Call(ctx context.Context, node string, req v4.CSIContr
 		return v4.CSIControllerReply{}, errors.New("the server is not serving yet")
 	}
 	return (*c).Call(ctx, node, req)
+}
+
+// lateResourceSteps passes the workflow controller's resource steps to the server,
+// built after the controllers start; a step before waits for a later pass.
+type lateResourceSteps struct {
+	to atomic.Pointer[controller.ResourceSteps]
+}
+
+func (l *lateResourceSteps) set(r controller.ResourceSteps) { l.to.Store(&r) }
+
+func (l *lateResourceSteps) DoResourceStep(ctx context.Context, step controller.ResourceStep) (controller.ResourceResult, error) {
+	r := l.to.Load()
+	if r == nil {
+		return controller.ResourceResult{}, controller.ErrResourceStepsNotReady
+	}
+	return (*r).DoResourceStep(ctx, step)
 }

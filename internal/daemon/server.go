@@ -147,6 +147,7 @@ func RunServer(ctx context.Context, cfg ServerConfig) (err error) {
 	}
 	defer srv.Close()
 	cp.volumeCalls.set(srv.VolumeController())
+	cp.resourceSteps.set(srv)
 	return serve(ctx, srv, ln, cfg)
 }
 

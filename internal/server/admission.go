@@ -66,6 +66,9 @@ var authorizeSteps = []admitStep{
 	admitRight,      // write on the target's kind in its namespace
 	admitPrivileges, // the privileges its pods ask for (authz.go)
 	admitReach,      // what it reaches in other namespaces (admit_dependency.go)
+	admitSubmitter,  // a workflow records who wrote it (admit_resource.go)
+	// the objects of its resource templates, as writes of the requester (admit_resource.go)
+	admitResourceSteps,
 }
 
 // storeSteps judge the target against the stored state.

@@ -46,6 +46,9 @@ type Start struct {
 	Name     string
 	Template v4.WfTemplate
 	Attempt  int
+	// Admitted is the template as the spec holds it, before substitution: a resource
+	// step's object must be the one admission judged (the controller compares them).
+	Admitted *v4.WfTemplate
 }
 
 // Plan is what one pass decided.

@@ -144,13 +144,14 @@ type taskOf struct {
 	Container *v4.Container   `json:"container,omitempty"`
 	Process   *v4.ProcessTask `json:"process,omitempty"`
 	Script    *v4.WfScript    `json:"script,omitempty"`
+	Resource  *v4.WfResource  `json:"resource,omitempty"`
 }
 
 // resolveTask substitutes the placeholders of a running template's task (container,
 // process or script). It works on the JSON form, so every string field is covered, and
 // escapes each value for JSON, so a value cannot add fields.
 func resolveTask(t *v4.WfTemplate, sc *scope) (v4.WfTemplate, error) {
-	b, err := json.Marshal(taskOf{t.Container, t.Process, t.Script})
+	b, err := json.Marshal(taskOf{t.Container, t.Process, t.Script, t.Resource})
 	if err != nil {
 		return v4.WfTemplate{}, fmt.Errorf("encode template %q: %w", t.Name, err)
 	}
@@ -170,7 +171,7 @@ func resolveTask(t *v4.WfTemplate, sc *scope) (v4.WfTemplate, error) {
 		return v4.WfTemplate{}, fmt.Errorf("template %q after substitution: %w", t.Name, err)
 	}
 	r := *t
-	r.Container, r.Process, r.Script = task.Container, task.Process, task.Script
+	r.Container, r.Process, r.Script, r.Resource = task.Container, task.Process, task.Script, task.Resource
 	return r, nil
 }
 

@@ -42,7 +42,8 @@ func (e *engine) run(c call) v4.WfNodeStatus {
 }
 
 var nodeTypes = map[string]string{v4.WfTypeContainer: v4.WfNodePod, v4.WfTypeProcess: v4.WfNodePod,
-	v4.WfTypeScript: v4.WfNodePod, v4.WfTypeSteps: v4.WfNodeSteps, v4.WfTypeDAG: v4.WfNodeDAG, v4.WfTypeSuspend: v4.WfNodeSuspend}
+	v4.WfTypeScript: v4.WfNodePod, v4.WfTypeSteps: v4.WfNodeSteps, v4.WfTypeDAG: v4.WfNodeDAG, v4.WfTypeSuspend: v4.WfNodeSuspend,
+	v4.WfTypeResource: v4.WfNodePod} // a resource step is a Pod node the controller runs itself
 
 // attempt runs one attempt of a template at path.
 func (e *engine) attempt(c call, path string, attempt int) v4.WfNodeStatus {
@@ -60,7 +61,7 @@ func (e *engine) attempt(c call, path string, attempt int) v4.WfNodeStatus {
 	n.Inputs, n.TemplateRef = in, c.ref
 	sc := c.scope.withMap(vars).with("retries", strconv.Itoa(attempt))
 	switch typ {
-	case v4.WfTypeContainer, v4.WfTypeProcess, v4.WfTypeScript:
+	case v4.WfTypeContainer, v4.WfTypeProcess, v4.WfTypeScript, v4.WfTypeResource:
 		return e.pod(n, c, sc)
 	case v4.WfTypeSuspend:
 		return e.suspend(n, c)
@@ -104,7 +105,7 @@ func (e *engine) pod(n v4.WfNodeStatus, c call, sc *scope) v4.WfNodeStatus {
 	if d := c.tmpl.ActiveDeadlineSeconds; d > 0 {
 		e.requeue(n.StartedAt.Add(time.Duration(d) * time.Second))
 	}
-	e.plan.Start = append(e.plan.Start, Start{NodeID: n.ID, Name: n.Name, Template: resolved, Attempt: n.Attempt})
+	e.plan.Start = append(e.plan.Start, Start{NodeID: n.ID, Name: n.Name, Template: resolved, Attempt: n.Attempt, Admitted: c.tmpl})
 	return n
 }
 

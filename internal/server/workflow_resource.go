@@ -1,0 +1,112 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// DoResourceStep performs a workflow's resource step for the workflow controller
+// (controller.ResourceSteps): the workflow's submitter is authenticated again as it is
+// now (a revoked or expired token, or a policy that no longer grants the write, fails
+// the step), and the object passes the whole admission chain of a direct create, apply
+// or delete by that identity, namespace limits included, before the store writes it.
+func (s *Server) DoResourceStep(ctx context.Context, step controller.ResourceStep) (controller.ResourceResult, error) {
+	id, err := s.submitterIdentity(ctx, step.Submitter)
+	if err != nil {
+		return controller.ResourceResult{}, fmt.Errorf("workflow %s: %w", step.Workflow, err)
+	}
+	obj := step.Object
+	kind, m := obj.GetKind(), obj.GetMeta()
+	ctx = store.WithNamespaceLimits(context.WithValue(ctx, identityKey{}, id))
+	// The admission chain reads who asks, and for a delete the object's name, from a
+	// request: this one stands for the submitter's write.
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "/v1/apply", nil)
+	if err != nil {
+		return controller.ResourceResult{}, err
+	}
+	r.SetPathValue("ns", m.Namespace)
+	r.SetPathValue("name", m.Name)
+	doc := v4.Document{Object: obj, Raw: step.Manifest}
+	why := "by workflow " + step.Workflow
+	switch step.Action {
+	case v4.WfResourceDelete:
+		if err := s.newAdmission(r, opDelete, nil).admit(ctx, target{kind: kind, ns: m.Namespace, name: m.Name}); err != nil {
+			return controller.ResourceResult{}, fmt.Errorf("delete %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
+		}
+		gone, err := s.store.Delete(ctx, kind, m.Namespace, m.Name, "")
+		if err != nil {
+			return controller.ResourceResult{}, fmt.Errorf("delete %s %s/%s: %w", kind, m.Namespace, m.Name, err)
+		}
+		s.record(gone, "Deleted", "deleted "+why)
+		return controller.ResourceResult{Name: m.Name}, nil
+	case v4.WfResourceCreate:
+		if err := s.newAdmission(r, opCreate, []v4.Document{doc}).admit(ctx, targetOf(obj)); err != nil {
+			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
+		}
+		if err := s.store.Create(ctx, obj, rawOf(doc)); err != nil {
+			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s: %w", kind, m.Namespace, m.Name, err)
+		}
+		s.record(obj, "Created", "created "+why)
+		return controller.ResourceResult{Name: m.Name, ResourceVersion: m.ResourceVersion}, nil
+	case v4.WfResourceApply:
+		docs := []v4.Document{doc}
+		if err := s.newAdmission(r, opApply, docs).admit(ctx, targetOf(obj)); err != nil {
+			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
+		}
+		results, err := s.store.Apply(store.RefuseControlled(ctx), docs)
+		if err != nil {
+			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s: %w", kind, m.Namespace, m.Name, err)
+		}
+		res := controller.ResourceResult{Name: m.Name}
+		if len(results) == 1 {
+			res.ResourceVersion = results[0].ResourceVersion
+			switch results[0].Action {
+			case v4.ActionCreated:
+				s.record(obj, "Created", "created "+why)
+			case v4.ActionUpdated:
+				s.record(obj, "Updated", "updated "+why)
+			}
+		}
+		return res, nil
+	}
+	return controller.ResourceResult{}, fmt.Errorf("unknown resource action %q", step.Action)
+}
+
+// submitterIdentity is the identity a workflow's submitter annotation names, with its
+// policies as they are now.
+func (s *Server) submitterIdentity(ctx context.Context, sub string) (*acl.Identity, error) {
+	switch sub {
+	case "":
+		return nil, errors.New("no submitter is recorded on it (it was not written through the API): resource steps run with the submitter's rights; submit it again")
+	case v4.WfSubmitterAnonymous:
+		anon := &acl.Identity{}
+		p, err := s.aclCache.policy(ctx, s.store, acl.AnonymousPolicy)
+		switch {
+		case err == nil:
+			anon.Policies = []*acl.Policy{p}
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+		return anon, nil
+	}
+	t, err := s.aclCache.token(ctx, s.store, sub)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("its submitter, token berth-acl-%s, is unknown or revoked: a resource step runs with the submitter's rights", sub)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the submitter's token: %w", err)
+	}
+	if t.Expired(time.Now()) {
+		return nil, fmt.Errorf("its submitter, token berth-acl-%s, expired at %s: a resource step runs with the submitter's rights",
+			t.ID, t.Expires.Format(time.RFC3339))
+	}
+	return s.identityOf(ctx, t)
+}
