@@ -48,6 +48,13 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"p","templates":[{"name":"p","process":{"procName":"p","startCmd":"true"},` +
 		`"inputs":{"artifacts":[{"name":"r","path":"/r","raw":{"data":"x"}},{"name":"h","path":"/h","http":{"url":"https://a:b@h/x","headers":[{"name":"X","value":"\r\n"}]}},` +
 		`{"name":"g","path":"/g","git":{"repo":"ssh://-o/x","revision":"-x","depth":-1},"raw":{"data":""}}]}}]}}`))
+	// Resource templates (workflow_resource.go): a manifest with placeholders, one of a
+	// kind a step may not write, one nesting a workflow, and a bad action.
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"r","arguments":{"parameters":[{"name":"k","value":"v"}]},"templates":[` +
+		`{"name":"r","resource":{"action":"apply","manifest":"kind: deployment\nmetadata: {name: web}\nspec: {instance: 1, template: {spec: {containers: [{image: \"w:{{workflow.parameters.k}}\"}]}}}"}},` +
+		`{"name":"d","resource":{"action":"delete","manifest":"{\"kind\":\"configmap\",\"metadata\":{\"name\":\"{{workflow.parameters.k}}\",\"namespace\":\"x\"}}"}}]}}`))
+	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"r","templates":[{"name":"r","resource":{"action":"patch",` +
+		`"manifest":"{\"kind\":\"workflow\",\"spec\":{\"templates\":[{\"name\":\"r\",\"resource\":{\"manifest\":\"{{\"}}]}}\n---\n{}"}}]}}`))
 	// Cronjobs and cronworkflows (docs/cron.md): schedules, zones, policies and bounds.
 	f.Add([]byte(`{"apiVersion":"v4","kind":"cronjob","metadata":{"name":"nightly"},"spec":{"schedule":"30 2 * * MON-FRI","timeZone":"Europe/Berlin",` +
 		`"concurrencyPolicy":"forbid","startingDeadlineSeconds":0,"successfulJobsHistoryLimit":101,"failedJobsHistoryLimit":-1,"suspend":true,` +
