@@ -142,6 +142,8 @@ func stepInputOf(wf *v4.Workflow, a v4.WfArtifact) (v4.StepInput, error) {
 		in.Key = artifactKey(wf, node, name)
 	case a.Repository != nil && a.Repository.Key != "":
 		in.Key = a.Repository.Key
+	case a.Optional:
+		// No source (an optional argument whose step made nothing): the agent skips it.
 	default:
 		return in, fmt.Errorf("input artifact %q has no source", a.Name)
 	}

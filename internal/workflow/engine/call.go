@@ -94,6 +94,9 @@ func (e *engine) single(path string, sc stepCall, s *scope, item *v4.WfItem) v4.
 		for _, art := range a.Artifacts {
 			if art.From != "" {
 				v, err := s.substitute(art.From)
+				if err != nil && art.Optional {
+					continue // an optional artifact of a step that made none (skipped by its when) is left out
+				}
 				if err != nil {
 					return e.errorNode(path, sc.boundary, fmt.Sprintf("artifact %q: %v", art.Name, err))
 				}

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
+
+// The example pipeline (examples/pipeline) against the real binary, with a Docker node:
+// prepare (a process) → train (a container, on CPUs: no GPU here) → evaluate (a script)
+// → publish the model → roll the model-server deployment to it when the score passes.
+
+const pipeNS = "e2epipe"
+
+// pipeExample reads a file of examples/pipeline, moved to the test's namespace.
+func pipeExample(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../examples/pipeline/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "namespace: ml", "namespace: "+pipeNS)
+}
+
+// pipeWorkflow reads workflow name of pipeNS with every node in status.nodes.
+func (s *devServer) pipeWorkflow(t *testing.T, name string) *v4.Workflow {
+	t.Helper()
+	var wf v4.Workflow
+	if err := json.Unmarshal([]byte(s.mustBerth("workflow", "get", name, "-n", pipeNS, "-o", "json")), &wf); err != nil {
+		t.Fatal(err)
+	}
+	return &wf
+}
+
+// pipeNodes are a workflow's nodes by display name.
+func pipeNodes(wf *v4.Workflow) map[string]v4.WfNodeStatus {
+	out := map[string]v4.WfNodeStatus{}
+	for _, n := range wf.Status.Nodes {
+		out[n.DisplayName] = n
+	}
+	return out
+}
+
+// submitPipeline submits the example as name with args and waits for it to finish.
+func (s *devServer) submitPipeline(t *testing.T, name string, args ...string) (*v4.Workflow, map[string]v4.WfNodeStatus) {
+	t.Helper()
+	r := s.berth(pipeExample(t, "pipeline.yaml"), append([]string{"submit", "-f", "-", "--name", name}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("submit: %s%s", r.stdout, r.stderr)
+	}
+	var wf *v4.Workflow
+	waitUntil(t, 120*time.Second, "workflow "+name+" to finish", func() bool {
+		wf = s.pipeWorkflow(t, name)
+		return v4.WfPhaseFinished(wf.Status.Phase)
+	})
+	return wf, pipeNodes(wf)
+}
+
+// untarOne is the content of the one file of a gzipped tar (as the agent stores an
+// artifact).
+func untarOne(t *testing.T, b []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the artifact is not gzipped: %v", err)
+	}
+	tr := tar.NewReader(zr)
+	if _, err := tr.Next(); err != nil {
+		t.Fatalf("the artifact is not a tar: %v", err)
+	}
+	out, err := io.ReadAll(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// modelURLs are the MODEL_URL of model-server's running pods, by application.
+func (s *devServer) modelURLs(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, app := range []string{"model-server-v1", "model-server-v2", "model-server-v3"} {
+		for _, tg := range s.taskGroups(pipeNS, app) {
+			if tg.Status.Phase != v4.StatusRunning {
+				continue
+			}
+			if r := s.execIn(pipeNS, tg.Metadata.Name, "serve", "env"); r.code == 0 {
+				out[app] = envOf(r.stdout)["MODEL_URL"]
+			}
+		}
+	}
+	return out
+}
+
+func TestPipelineExample(t *testing.T) {
+	s, _ := startDockerNode(t, "pipe-docker", "35450-35499")
+	s.cleanupDeployments(pipeNS)
+	s.cleanupOwners(pipeNS, "workflows", 60*time.Second)
+	s.applySpec(t, pipeExample(t, "model-server.yaml"))
+	s.running(t, pipeNS, "model-server-v1", 1)
+	var rolledTo string
+
+	t.Run("passes and rolls the deployment", func(t *testing.T) {
+		wf, nodes := s.submitPipeline(t, "pass")
+		if wf.Status.Phase != v4.WfSucceeded {
+			t.Fatalf("%s %q: %+v", wf.Status.Phase, wf.Status.Message, nodes)
+		}
+		order := []string{"prepare", "train-cpu", "evaluate", "deploy"}
+		for i, name := range order {
+			n := nodes[name]
+			if n.Phase != v4.WfSucceeded {
+				t.Fatalf("step %s: %s %q", name, n.Phase, n.Message)
+			}
+			if i > 0 && n.StartedAt.Before(nodes[order[i-1]].FinishedAt) {
+				t.Errorf("%s started at %s, before %s finished at %s", name, n.StartedAt, order[i-1], nodes[order[i-1]].FinishedAt)
+			}
+		}
+		if p := nodes["train-gpu"].Phase; p != v4.WfSkipped {
+			t.Errorf("train-gpu %s, want Skipped (gpu=false)", p)
+		}
+		eval := nodes["evaluate"]
+		code, body := s.do(t, http.MethodGet, s.url+"/v1/namespaces/"+pipeNS+"/workflows/pass/artifacts/"+eval.ID+"/model", "")
+		if code != http.StatusOK {
+			t.Fatalf("download the model: %d %s", code, body)
+		}
+		if model := untarOne(t, body); !strings.Contains(model, "EPOCHS=3 ROWS=100 DEVICE=cpu") {
+			t.Errorf("the model is %q", model)
+		}
+		rolledTo = "/v1/namespaces/" + pipeNS + "/workflows/pass/artifacts/" + eval.ID + "/model"
+		if d := nodes["deploy"]; d.Outputs == nil || len(d.Outputs.Parameters) != 2 {
+			t.Errorf("the resource step's outputs: %+v", d.Outputs)
+		}
+		waitUntil(t, 90*time.Second, "model-server's new pod to serve the new model", func() bool {
+			urls := s.modelURLs(t)
+			return len(urls) == 1 && urls["model-server-v2"] == rolledTo
+		})
+	})
+
+	t.Run("a failed evaluation leaves the deployment alone", func(t *testing.T) {
+		if rolledTo == "" {
+			t.Skip("the first run did not roll the deployment")
+		}
+		wf, nodes := s.submitPipeline(t, "fail", "-p", "epochs=1")
+		if wf.Status.Phase != v4.WfSucceeded || nodes["evaluate"].Phase != v4.WfSucceeded || nodes["deploy"].Phase != v4.WfSkipped {
+			t.Fatalf("%s %q: evaluate %s, deploy %s", wf.Status.Phase, wf.Status.Message, nodes["evaluate"].Phase, nodes["deploy"].Phase)
+		}
+		if score := nodes["evaluate"].Outputs; score == nil || len(score.Parameters) == 0 || *score.Parameters[0].Value != "30" {
+			t.Errorf("evaluate's outputs: %+v", score)
+		}
+		d := s.deployment(pipeNS, "model-server")
+		if env := d.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != rolledTo {
+			t.Errorf("the deployment changed: %+v", env)
+		}
+		if urls := s.modelURLs(t); len(urls) != 1 || urls["model-server-v2"] != rolledTo {
+			t.Errorf("model-server's pods: %v", urls)
+		}
+	})
+}
