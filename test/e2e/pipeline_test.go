@@ -103,8 +103,12 @@ func (s *devServer) modelURLs(t *testing.T) map[string]string {
 
 func TestPipelineExample(t *testing.T) {
 	s, _ := startDockerNode(t, "pipe-docker", "35450-35499")
-	s.cleanupDeployments(pipeNS)
-	s.cleanupOwners(pipeNS, "workflows", 60*time.Second)
+	s.cleanupDeployments(pipeNS) // runs second, waiting for every task group of the namespace to go
+	t.Cleanup(func() {
+		for _, name := range []string{"pass", "fail"} {
+			s.berth("", "delete", "workflow", name, "-n", pipeNS, "--ignore-not-found")
+		}
+	})
 	s.applySpec(t, pipeExample(t, "model-server.yaml"))
 	s.running(t, pipeNS, "model-server-v1", 1)
 	var rolledTo string
@@ -153,8 +157,8 @@ func TestPipelineExample(t *testing.T) {
 		if wf.Status.Phase != v4.WfSucceeded || nodes["evaluate"].Phase != v4.WfSucceeded || nodes["deploy"].Phase != v4.WfSkipped {
 			t.Fatalf("%s %q: evaluate %s, deploy %s", wf.Status.Phase, wf.Status.Message, nodes["evaluate"].Phase, nodes["deploy"].Phase)
 		}
-		if score := nodes["evaluate"].Outputs; score == nil || len(score.Parameters) == 0 || *score.Parameters[0].Value != "30" {
-			t.Errorf("evaluate's outputs: %+v", score)
+		if out := nodes["evaluate"].Outputs; out == nil || len(out.Parameters) == 0 || strings.TrimSpace(*out.Parameters[0].Value) != "30" {
+			t.Errorf("evaluate's outputs: %+v", out)
 		}
 		d := s.deployment(pipeNS, "model-server")
 		if env := d.Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != rolledTo {
