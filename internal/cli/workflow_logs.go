@@ -116,8 +116,12 @@ func stepLog(ctx context.Context, o *options, c *client.Client, wf *v4.Workflow,
 			}
 			return nil
 		}
-		if !client.IsNotFound(err) || n.TaskGroup == "" {
+		if !client.IsNotFound(err) {
 			return err
+		}
+		if n.TaskGroup == "" { // no task ran (a resource step, or a step that could not start)
+			fmt.Fprintf(o.out(), "(no log: %s %s)\n", n.Phase, n.Message)
+			return nil
 		}
 	}
 	if n.TaskGroup == "" {

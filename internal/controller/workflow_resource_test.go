@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/workflow/engine"
@@ -50,5 +51,25 @@ func TestResourceStepSubstitution(t *testing.T) {
 				t.Errorf("the step handed on: %+v", s)
 			}
 		})
+	}
+}
+
+// A cronworkflow's runs carry its own writer as their submitter (recorded by the
+// server), never one its workflowMetadata claims.
+func TestCronRunSubmitter(t *testing.T) {
+	for _, c := range []struct{ own, want string }{{"tokA", "tokA"}, {"", ""}} {
+		cw := &v4.CronWorkflow{Metadata: v4.ObjectMeta{Name: "cw", Namespace: "ml", Annotations: map[string]string{}}}
+		if c.own != "" {
+			cw.Metadata.Annotations[v4.WfSubmitterAnnotation] = c.own
+		}
+		cw.Spec.WorkflowMetadata = &v4.TemplateMeta{Annotations: map[string]string{v4.WfSubmitterAnnotation: "admin"}}
+		cw.Spec.WorkflowSpec = v4.WorkflowSpec{Entrypoint: "s", Templates: []v4.WfTemplate{{Name: "s", Suspend: &v4.WfSuspend{}}}}
+		run, err := NewCronRun(cw, "cw-1", time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := run.GetMeta().Annotations[v4.WfSubmitterAnnotation]; got != c.want || (c.want == "") == ok {
+			t.Errorf("own %q: the run's submitter is %q (set %v), want %q", c.own, got, ok, c.want)
+		}
 	}
 }

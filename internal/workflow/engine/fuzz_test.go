@@ -9,7 +9,7 @@ import (
 // FuzzNext: any workflow admission accepts runs through the engine without a panic and
 // within a bounded number of passes, its steps alternately succeeding and failing.
 func FuzzNext(f *testing.F) {
-	for _, doc := range []string{diamond, depends, stepsWhen, retried, withExit, wide} {
+	for _, doc := range []string{diamond, depends, stepsWhen, retried, withExit, wide, pipeline} {
 		f.Add([]byte(doc))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
