@@ -9,7 +9,9 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -21,8 +23,39 @@ import (
 func (s *Server) DoResourceStep(ctx context.Context, step controller.ResourceStep) (controller.ResourceResult, error) {
 	id, err := s.submitterIdentity(ctx, step.Submitter)
 	if err != nil {
+		s.auditResourceStep(&acl.Identity{TokenID: step.Submitter}, step, httpapi.Errorf(http.StatusUnauthorized, "%v", err))
 		return controller.ResourceResult{}, fmt.Errorf("workflow %s: %w", step.Workflow, err)
 	}
+	res, err := s.resourceStepAs(ctx, id, step)
+	s.auditResourceStep(id, step, err)
+	return res, err
+}
+
+// auditResourceStep writes the audit line of a resource step: the submitter's write,
+// via the workflow that made it.
+func (s *Server) auditResourceStep(id *acl.Identity, step controller.ResourceStep, err error) {
+	if s.auditLog == nil {
+		return
+	}
+	m := step.Object.GetMeta()
+	verb, method := acl.VerbWrite, http.MethodPost
+	if step.Action == v4.WfResourceDelete {
+		method = http.MethodDelete
+	}
+	status := http.StatusOK
+	if err != nil {
+		status = httpapi.FromError(err).Code
+	}
+	e := audit.Entry{Time: time.Now().UTC(), Who: id.String(), Verb: verb, Kind: string(step.Object.GetKind()),
+		Namespace: m.Namespace, Name: m.Name, Method: method, Path: "/v1/apply",
+		Via: "resource step of workflow " + step.Workflow, Status: status}
+	if rerr := s.auditLog.Record(e); rerr != nil {
+		s.log.Error("audit record lost", "err", rerr, "who", e.Who, "via", e.Via)
+	}
+}
+
+// resourceStepAs performs step as id: the admission chain, then the write.
+func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step controller.ResourceStep) (controller.ResourceResult, error) {
 	obj := step.Object
 	kind, m := obj.GetKind(), obj.GetMeta()
 	ctx = store.WithNamespaceLimits(context.WithValue(ctx, identityKey{}, id))

@@ -96,9 +96,10 @@ rules:
 // write its token may do succeeds, a privilege it lacks fails, another namespace fails,
 // and once the token is revoked the step fails saying so.
 func TestDoResourceStep(t *testing.T) {
-	srv, url := newTestServerOf(t, Config{})
+	srv, url, _, auditPath := auditedServer(t)
 	tok := tokenWithPolicy(t, url, rsPolicy, "rs", "")
 	sec, _ := acl.ParseSecret(tok)
+	_, offset := auditLines(t, auditPath, 0)
 	step := func(sub, action, manifest string) (controller.ResourceResult, error) {
 		obj, err := v4.ParseWfResource(manifest, "rs")
 		if err != nil {
@@ -129,4 +130,15 @@ func TestDoResourceStep(t *testing.T) {
 		t.Errorf("a revoked submitter: %v", err)
 	}
 	getDeployment(t, "rs", "web") // still there
+	entries, _ := auditLines(t, auditPath, offset)
+	var statuses []int
+	for _, e := range entries {
+		if strings.HasPrefix(e.Via, "resource step of workflow rs/roll") {
+			statuses = append(statuses, e.Status)
+		}
+	}
+	// apply, privilege, other namespace, no submitter, revoked: each an audit line.
+	if want := []int{200, 403, 403, 401, 401}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+		t.Errorf("the audit lines' statuses %v, want %v", statuses, want)
+	}
 }
