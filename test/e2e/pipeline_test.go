@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,11 +102,63 @@ func (s *devServer) modelURLs(t *testing.T) map[string]string {
 	return out
 }
 
+// revocable is a workflow that waits (a suspend step), then applies model-server with
+// MODEL_URL set to url, in namespace ns.
+func revocable(t *testing.T, ns, url string) string {
+	t.Helper()
+	deploy := strings.Replace(pipeExample(t, "model-server.yaml"), "value: none", "value: "+url, 1)
+	if ns != pipeNS {
+		deploy = strings.Replace(deploy, "namespace: "+pipeNS, "namespace: "+ns, 1)
+	}
+	b, err := json.Marshal(map[string]any{"apiVersion": "v4", "kind": "workflow", "metadata": map[string]string{"name": "revoked", "namespace": pipeNS},
+		"spec": map[string]any{"entrypoint": "main", "templates": []any{
+			map[string]any{"name": "main", "steps": []any{[]any{map[string]string{"name": "wait", "template": "wait"}},
+				[]any{map[string]string{"name": "deploy", "template": "deploy"}}}},
+			map[string]any{"name": "wait", "suspend": map[string]any{}},
+			map[string]any{"name": "deploy", "resource": map[string]string{"action": "apply", "manifest": deploy}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// submitterRevoked: a namespace-limited token cannot submit a resource step into another
+// namespace; a workflow it submitted whose token is revoked before its resource step
+// runs fails that step, and the deployment is left alone.
+func submitterRevoked(t *testing.T, s *devServer, rolledTo string) {
+	policy := filepath.Join(t.TempDir(), "pipe.yaml")
+	os.WriteFile(policy, []byte("kind: acl-policy\nmetadata: {name: pipe}\nrules:\n  - {namespaces: ["+pipeNS+"], kinds: [\"*\"], verbs: [read, write]}\n"), 0o644)
+	s.mustBerth("acl", "policy", "apply", "-f", policy)
+	token := strings.TrimSpace(s.mustBerth("acl", "token", "create", "--policy", "pipe", "--name", "pipeline", "-o", "name"))
+	u := s.as(token)
+	if r := u.berth(revocable(t, "other", "x"), "submit", "-f", "-"); r.code == 0 || !strings.Contains(r.stderr, "namespace "+pipeNS+" only") {
+		t.Errorf("a resource step into another namespace: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	u.mustBerth("submit", "-f", writeFiles(t, map[string]string{"wf.json": revocable(t, pipeNS, "/revoked")})+"/wf.json")
+	waitUntil(t, 30*time.Second, "the workflow to wait", func() bool {
+		return pipeNodes(s.pipeWorkflow(t, "revoked"))["wait"].Phase == v4.WfRunning
+	})
+	id, _, _ := strings.Cut(token, ".")
+	s.mustBerth("acl", "token", "revoke", id)
+	s.mustBerth("workflow", "resume", "revoked", "-n", pipeNS)
+	var wf *v4.Workflow
+	waitUntil(t, 30*time.Second, "the workflow to finish", func() bool {
+		wf = s.pipeWorkflow(t, "revoked")
+		return v4.WfPhaseFinished(wf.Status.Phase)
+	})
+	if d := pipeNodes(wf)["deploy"]; wf.Status.Phase != v4.WfFailed || d.Phase != v4.WfFailed || !strings.Contains(d.Message, "is unknown or revoked") {
+		t.Errorf("%s: deploy %s %q", wf.Status.Phase, d.Phase, d.Message)
+	}
+	if env := s.deployment(pipeNS, "model-server").Spec.Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != rolledTo {
+		t.Errorf("the deployment changed: %+v", env)
+	}
+}
+
 func TestPipelineExample(t *testing.T) {
 	s, _ := startDockerNode(t, "pipe-docker", "35450-35499")
 	s.cleanupDeployments(pipeNS) // runs second, waiting for every task group of the namespace to go
 	t.Cleanup(func() {
-		for _, name := range []string{"pass", "fail"} {
+		for _, name := range []string{"pass", "fail", "revoked"} {
 			s.berth("", "delete", "workflow", name, "-n", pipeNS, "--ignore-not-found")
 		}
 	})
@@ -167,5 +220,12 @@ func TestPipelineExample(t *testing.T) {
 		if urls := s.modelURLs(t); len(urls) != 1 || urls["model-server-v2"] != rolledTo {
 			t.Errorf("model-server's pods: %v", urls)
 		}
+	})
+
+	t.Run("a revoked submitter's resource step fails", func(t *testing.T) {
+		if rolledTo == "" {
+			t.Skip("the first run did not roll the deployment")
+		}
+		submitterRevoked(t, s, rolledTo)
 	})
 }
