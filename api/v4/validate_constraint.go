@@ -161,3 +161,14 @@ func checkPattern(pat string) error {
 	}
 	return nil
 }
+
+// CheckConstraint checks a constraint made at run time (a workflow step's, after its
+// inputs were substituted) as admission checks a stored one; the errors name path.
+func CheckConstraint(path string, c *Constraint) error {
+	var errs FieldErrors
+	validateConstraint(path, c, &errs)
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs
+}

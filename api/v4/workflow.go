@@ -47,6 +47,9 @@ type WorkflowSpec struct {
 	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
 	// Suspend holds the workflow: no new step starts until it is false again.
 	Suspend bool `json:"suspend,omitempty"`
+	// Constraint places every step whose template has none (an application's
+	// constraint: docs/scheduling.md).
+	Constraint *Constraint `json:"constraint,omitempty"`
 	// Shutdown ends a running workflow: Stop stops its steps and runs its exit handler,
 	// Terminate stops everything (Argo's spec.shutdown; `berth workflow stop|terminate`).
 	Shutdown string `json:"shutdown,omitempty"`
@@ -175,6 +178,9 @@ type WfTemplate struct {
 	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
 	// Parallelism bounds the children of a steps or dag template running at once.
 	Parallelism int `json:"parallelism,omitempty"`
+	// Constraint places the steps of a container, process or script template (an
+	// application's constraint: docs/scheduling.md); nil: the workflow's.
+	Constraint *Constraint `json:"constraint,omitempty"`
 }
 
 // Type says which kind of template t is ("" when none or more than one is set).

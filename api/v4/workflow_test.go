@@ -89,6 +89,10 @@ func TestWorkflowRefused(t *testing.T) {
 		{"argument without a value", `{"name":"epochs","value":"{{workflow.parameters.epochs}}"}`, `{"name":"epochs"}`,
 			"spec.templates[0].dag.tasks[1].arguments.parameters[1].value", "required"},
 		{"template expression", `{{inputs.parameters.model}}`, `{{=inputs.parameters.model}}`, "spec.templates[3].script", "not supported"},
+		{"bad template constraint", `"retryStrategy":{`, `"constraint":{"intersectionItem":[{"unionData":[{"name":"hostname","operate":"LIKE","type":3}]}]},"retryStrategy":{`,
+			"spec.templates[2].constraint.intersectionItem[0].unionData[0].text", "required"},
+		{"bad workflow constraint", `"entrypoint":"main"`, `"entrypoint":"main","constraint":{"intersectionItem":[{"unionData":[]}]}`,
+			"spec.constraint.intersectionItem[0].unionData", "required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(doc, tc.old) {

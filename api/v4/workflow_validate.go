@@ -104,6 +104,7 @@ func validateWorkflowSpec(s *WorkflowSpec, library bool, errs *FieldErrors) {
 	}
 	checkRange("spec.parallelism", int64(s.Parallelism), maxWfParallelism, errs)
 	checkRange("spec.activeDeadlineSeconds", s.ActiveDeadlineSeconds, maxWfDeadline, errs)
+	validateConstraint("spec.constraint", s.Constraint, errs)
 	if s.Shutdown != "" && s.Shutdown != ShutdownStop && s.Shutdown != ShutdownTerminate {
 		errs.add("spec.shutdown", "must be %q or %q, got %q", ShutdownStop, ShutdownTerminate, truncate(s.Shutdown, 40))
 	}

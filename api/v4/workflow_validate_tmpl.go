@@ -37,6 +37,7 @@ func (g *wfGraph) template(p string, t *WfTemplate) {
 	}
 	checkRange(p+".activeDeadlineSeconds", t.ActiveDeadlineSeconds, maxWfDeadline, errs)
 	checkRange(p+".parallelism", int64(t.Parallelism), maxWfParallelism, errs)
+	validateConstraint(p+".constraint", t.Constraint, errs)
 	validateWfRetry(p+".retryStrategy", t.RetryStrategy, errs)
 	switch typ {
 	case WfTypeContainer:

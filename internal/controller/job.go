@@ -77,21 +77,7 @@ func (c *JobController) enqueueOwner(o v4.Object) {
 // jobOf returns the job of key from the cache (a copy whose fields may be set), or from
 // etcd when the cache does not hold it yet; nil when it is gone.
 func (c *JobController) jobOf(ctx context.Context, key scheduler.AppKey) (*v4.Job, error) {
-	if err := c.jobs.caughtUp(ctx); err != nil {
-		return nil, err
-	}
-	if o, ok := c.jobs.cache.Get(key.Namespace, key.Name); ok {
-		cp := *o.(*v4.Job)
-		return &cp, nil
-	}
-	o, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return o.(*v4.Job), nil
+	return objectOf[v4.Job](ctx, c.store, c.jobs, key)
 }
 
 // reconcile brings one job a step on and returns when to look again.

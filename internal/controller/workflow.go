@@ -112,21 +112,7 @@ func (c *WorkflowController) enqueueWaiting(ns string) {
 // workflowOf returns the workflow of key (a copy whose status may be set), or nil when
 // it is gone.
 func (c *WorkflowController) workflowOf(ctx context.Context, key scheduler.AppKey) (*v4.Workflow, error) {
-	if err := c.wfs.caughtUp(ctx); err != nil {
-		return nil, err
-	}
-	if o, ok := c.wfs.cache.Get(key.Namespace, key.Name); ok {
-		cp := *o.(*v4.Workflow)
-		return &cp, nil
-	}
-	o, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return o.(*v4.Workflow), nil
+	return objectOf[v4.Workflow](ctx, c.store, c.wfs, key)
 }
 
 // reconcile brings one workflow a step on and returns when to look again.

@@ -209,7 +209,8 @@ func firstOf(s ...string) string {
 // mainExit is the main task's exit code, and whether it ran to an exit at all.
 func mainExit(tg *v4.TaskGroup) (int, bool) {
 	if r := tg.Status.Step; r != nil && r.Collected {
-		return r.ExitCode, true
+		// -1: the main task never ran to an exit (an input failed to stage, a kill).
+		return r.ExitCode, r.ExitCode != -1
 	}
 	main := stepMainTask
 	if io := tg.Spec.Step; io != nil {

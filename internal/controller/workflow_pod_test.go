@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/workflow/engine"
@@ -110,5 +111,30 @@ func TestStepOutputsTrimmed(t *testing.T) {
 	o := stepOutputsOf(res, 0, true, &v4.StepIO{StdoutParameter: "out"})
 	if *o.Result != "42" || *o.Parameters[0].Value != "a\nb" || *o.Parameters[1].Value != "x\n" || *res.Parameters[0].Value != "a\nb\n" {
 		t.Errorf("result %q, parameters %q %q", *o.Result, *o.Parameters[0].Value, *o.Parameters[1].Value)
+	}
+}
+
+// The agent's verdicts: an exit with a collection error fails the step; a staging error
+// (exit code -1: the main task never ran) is an Error.
+func TestStepOutcomeFromAgent(t *testing.T) {
+	p := &wfPass{c: &WorkflowController{collectWait: time.Minute}, now: time.Now()}
+	io := &v4.StepIO{Main: "main", Result: true}
+	for _, tc := range []struct {
+		res   v4.StepResult
+		phase v4.TaskGroupStatus
+		want  string
+	}{
+		{v4.StepResult{Collected: true, ExitCode: 0}, v4.TaskGroupStatus{Phase: v4.StatusFinish}, v4.WfSucceeded},
+		{v4.StepResult{Collected: true, ExitCode: 2}, v4.TaskGroupStatus{Phase: v4.StatusFailed}, v4.WfFailed},
+		{v4.StepResult{Collected: true, ExitCode: 0, Error: "output parameter p: too big"}, v4.TaskGroupStatus{Phase: v4.StatusFinish}, v4.WfFailed},
+		{v4.StepResult{Collected: true, ExitCode: -1, Error: "stage input data: 404"}, v4.TaskGroupStatus{Phase: v4.StatusFailed}, v4.WfError},
+	} {
+		tg := &v4.TaskGroup{Spec: v4.TaskGroupSpec{Step: io, Desired: v4.DesiredRunning}, Status: tc.phase}
+		res := tc.res
+		tg.Status.Step = &res
+		n, ok := p.stepOutcome(v4.WfNodeStatus{Phase: v4.WfRunning}, tg)
+		if !ok || n.Phase != tc.want || tc.res.Error != "" && n.Message != tc.res.Error {
+			t.Errorf("%+v: %s %q, want %s", tc.res, n.Phase, n.Message, tc.want)
+		}
 	}
 }

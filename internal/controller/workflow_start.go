@@ -30,7 +30,10 @@ func (p *wfPass) plan(starts []engine.Start) []wfStepPlan {
 		pod, io, err := stepPod(p.wf, st, p.nodes[st.NodeID].Inputs)
 		var req *scheduler.Request
 		if err == nil {
-			req, err = scheduler.RequestForTemplate(app, &p.wf.Metadata, pod, nil, []int{0})
+			c := stepConstraint(p.wf, st)
+			if err = v4.CheckConstraint("constraint", c); err == nil {
+				req, err = scheduler.RequestForTemplate(app, &p.wf.Metadata, pod, c, []int{0})
+			}
 		}
 		if err != nil {
 			n := p.nodes[st.NodeID]
@@ -222,4 +225,13 @@ func refNames(ts []v4.WfTemplate) []string {
 		}
 	}
 	return out
+}
+
+// stepConstraint places a step: its template's constraint (substituted with the step's
+// inputs), else the workflow's.
+func stepConstraint(wf *v4.Workflow, st engine.Start) *v4.Constraint {
+	if st.Template.Constraint != nil {
+		return st.Template.Constraint
+	}
+	return wf.Spec.Constraint
 }

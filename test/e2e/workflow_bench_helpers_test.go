@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,4 +192,36 @@ func (s *devServer) countWorkflows(b *testing.B, ns, q, phase string) int64 {
 	}
 	b.Fatalf("workflows of %s: more than 1,000 pages", ns)
 	return n
+}
+
+// runningTransitions are a chain's gaps as its nodes' task groups report them, sorted:
+// from step i's exit on its node to step i+1's tasks running on theirs — the whole
+// transition: the report, the controller's pass, placement, the node's start.
+func (s *devServer) runningTransitions(b *testing.B, ns, name string, nodes []v4.WfNodeStatus, n int) []time.Duration {
+	b.Helper()
+	var page struct{ Items []*v4.TaskGroup }
+	path := fmt.Sprintf("/v1/namespaces/%s/taskgroups?limit=%d&owner=%s", ns, 2*n, url.QueryEscape("workflow/"+name))
+	if err := s.apiGet(path, &page); err != nil {
+		b.Fatalf("task groups of %s: %v", name, err)
+	}
+	names := map[string]string{} // node ID -> display name
+	for _, nd := range nodes {
+		names[nd.ID] = nd.DisplayName
+	}
+	byName := map[string]*v4.TaskGroup{}
+	for _, tg := range page.Items {
+		if tg.Spec.Step != nil {
+			byName[names[tg.Spec.Step.NodeID]] = tg
+		}
+	}
+	var gaps []time.Duration
+	for i := 1; i < n; i++ {
+		prev, next := byName["t"+strconv.Itoa(i-1)], byName["t"+strconv.Itoa(i)]
+		if prev == nil || next == nil || prev.Status.FinishedAt.IsZero() || next.Status.StartedAt.IsZero() {
+			b.Fatalf("chain step t%d or t%d has no task group with times", i-1, i)
+		}
+		gaps = append(gaps, next.Status.StartedAt.Sub(prev.Status.FinishedAt))
+	}
+	slices.Sort(gaps)
+	return gaps
 }

@@ -139,18 +139,19 @@ func inputArtifacts(decl, args []v4.WfArtifact) []v4.WfArtifact {
 	return out
 }
 
-// taskOf is the part of a template a Pod node runs.
+// taskOf is the part of a template a Pod node runs, and where it runs.
 type taskOf struct {
-	Container *v4.Container   `json:"container,omitempty"`
-	Process   *v4.ProcessTask `json:"process,omitempty"`
-	Script    *v4.WfScript    `json:"script,omitempty"`
+	Container  *v4.Container   `json:"container,omitempty"`
+	Process    *v4.ProcessTask `json:"process,omitempty"`
+	Script     *v4.WfScript    `json:"script,omitempty"`
+	Constraint *v4.Constraint  `json:"constraint,omitempty"`
 }
 
 // resolveTask substitutes the placeholders of a running template's task (container,
-// process or script). It works on the JSON form, so every string field is covered, and
+// process or script) and constraint. It works on the JSON form, so every string field is covered, and
 // escapes each value for JSON, so a value cannot add fields.
 func resolveTask(t *v4.WfTemplate, sc *scope) (v4.WfTemplate, error) {
-	b, err := json.Marshal(taskOf{t.Container, t.Process, t.Script})
+	b, err := json.Marshal(taskOf{t.Container, t.Process, t.Script, t.Constraint})
 	if err != nil {
 		return v4.WfTemplate{}, fmt.Errorf("encode template %q: %w", t.Name, err)
 	}
@@ -170,7 +171,7 @@ func resolveTask(t *v4.WfTemplate, sc *scope) (v4.WfTemplate, error) {
 		return v4.WfTemplate{}, fmt.Errorf("template %q after substitution: %w", t.Name, err)
 	}
 	r := *t
-	r.Container, r.Process, r.Script = task.Container, task.Process, task.Script
+	r.Container, r.Process, r.Script, r.Constraint = task.Container, task.Process, task.Script, task.Constraint
 	return r, nil
 }
 
