@@ -122,8 +122,8 @@ type WfArtifact struct {
 	Path string `json:"path,omitempty"`
 	// From is a "{{tasks.X.outputs.artifacts.Y}}" reference (arguments).
 	From string `json:"from,omitempty"`
-	// Repository names where the artifact is kept; empty: the cluster's default.
-	// (Repositories come with the artifact store: docs/workflows.md.)
+	// Repository names the artifactrepository where the artifact is kept; empty: the
+	// namespace's default one, else the servers' embedded store (docs/workflows.md).
 	Repository *WfArtifactRepositoryRef `json:"repository,omitempty"`
 	// Optional lets a missing artifact pass.
 	Optional bool `json:"optional,omitempty"`

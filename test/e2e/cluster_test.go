@@ -202,11 +202,20 @@ func (s *devServer) cleanupProcesses(ns string) { s.cleanupOwners(ns, "processes
 // cleanupOwners deletes every object of plural (applications or processes) in ns when the
 // test ends and waits up to limit for their task groups to go.
 func (s *devServer) cleanupOwners(ns, plural string, limit time.Duration) {
+	s.cleanupAllOwners(ns, limit, plural)
+}
+
+// cleanupAllOwners is cleanupOwners of several kinds that share ns: all are deleted
+// before the wait for the namespace's task groups.
+func (s *devServer) cleanupAllOwners(ns string, limit time.Duration, plurals ...string) {
+	plural := strings.Join(plurals, " and ")
 	s.t.Cleanup(func() {
-		out := s.berth("", "get", plural, "-n", ns, "-o", "name")
-		for _, line := range strings.Fields(out.stdout) {
-			if kind, name, ok := strings.Cut(line, "/"); ok {
-				s.berth("", "delete", kind, name, "-n", ns, "--ignore-not-found")
+		for _, p := range plurals {
+			out := s.berth("", "get", p, "-n", ns, "-o", "name")
+			for _, line := range strings.Fields(out.stdout) {
+				if kind, name, ok := strings.Cut(line, "/"); ok {
+					s.berth("", "delete", kind, name, "-n", ns, "--ignore-not-found")
+				}
 			}
 		}
 		deadline := time.Now().Add(limit)

@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // uiWorkflowStub answers, in the page, the workflow routes of uibatch/fake (the object,
@@ -84,10 +88,9 @@ const dagChecks = `(() => {
 // node's outputs, artifact and stored log, and every item drawn on request.
 func checkBatchPages(t *testing.T, s *devServer, b *browser, ns string) {
 	t.Helper()
-	// Cleanups run last first: the jobs' task groups are gone before the workflows' are
-	// looked for.
-	s.cleanupOwners(ns, "workflows", 30*time.Second)
-	s.cleanupOwners(ns, "jobs", 60*time.Second)
+	// A finished workflow's task groups stay until it is deleted: every kind is deleted
+	// before the namespace's task groups are waited for.
+	s.cleanupAllOwners(ns, 60*time.Second, "cronjobs", "jobs", "workflows")
 	b.do("jobs", 30*time.Second, chromedp.Navigate(s.url+"/ui/#/jobs?ns="+ns), chromedp.WaitVisible(chromedp.CSS("#jobs-table")))
 	b.waitJS("the jobs list", `document.getElementById('main').dataset.painted === 'jobs'`, 30*time.Second)
 	s.applySpec(t, fmt.Sprintf(`{"apiVersion":"v4","kind":"job","metadata":{"name":"once","namespace":%q},"killPolicy":{"gracePeriod":1},
@@ -114,6 +117,8 @@ func checkBatchPages(t *testing.T, s *devServer, b *browser, ns string) {
 	b.waitJS("the workflow listed live", fmt.Sprintf(`document.querySelector('#workflows tr[data-key=%s]') !== null`, jsString(ns+"/hello")), 30*time.Second)
 	wantIn(t, "berth get wf", s.mustBerth("get", "wf", "-n", ns), "PHASE", "PROGRESS", "hello")
 	wantIn(t, "berth workflow get -o json", s.mustBerth("workflow", "get", "hello", "-n", ns, "-o", "json"), `"name": "hello"`)
+	checkRealWorkflowPage(t, s, b, ns)
+	checkCronJobPage(t, s, b, ns)
 
 	b.eval(uiWorkflowStub)
 	b.eval(`(location.hash = '#/wf/uibatch/fake', 'moved')`)
@@ -168,5 +173,42 @@ func wantIn(t *testing.T, what, got string, wants ...string) {
 		if !strings.Contains(got, w) {
 			t.Errorf("%s lacks %q: %s", what, w, got)
 		}
+	}
+}
+
+// checkRealWorkflowPage opens the page of workflow hello of ns once it has finished: one
+// box per node the server has, each Succeeded, and a click shows the step's stored log.
+func checkRealWorkflowPage(t *testing.T, s *devServer, b *browser, ns string) {
+	t.Helper()
+	b.eval(`(location.hash = '#/wf/` + ns + `/hello', 'moved')`)
+	b.waitJS("hello's graph, Succeeded", `document.querySelector('#dag .node') !== null && `+
+		`[...document.querySelectorAll('#dag .node')].every((n) => n.dataset.phase === 'Succeeded')`, 90*time.Second)
+	var wf v4.Workflow
+	if err := json.Unmarshal([]byte(s.mustBerth("workflow", "get", "hello", "-n", ns, "-o", "json")), &wf); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.eval(`String(document.querySelectorAll('#dag .node').length)`); got != strconv.Itoa(len(wf.Status.Nodes)) {
+		t.Errorf("%s boxes for the workflow's %d nodes", got, len(wf.Status.Nodes))
+	}
+	b.eval(`(document.querySelector('#dag .node').dispatchEvent(new MouseEvent('click')), 'clicked')`)
+	b.waitJS("hello's stored log", `document.getElementById('node-log').textContent.includes('hello')`, 30*time.Second)
+}
+
+// checkCronJobPage triggers a suspended cronjob of ns by the CLI and waits for its page
+// to show the run in its history (found by the berth.io/cronjob label) and its status.
+func checkCronJobPage(t *testing.T, s *devServer, b *browser, ns string) {
+	t.Helper()
+	s.applySpec(t, fmt.Sprintf(`{"apiVersion":"v4","kind":"cronjob","metadata":{"name":"nightly","namespace":%q},
+		"spec":{"schedule":"0 3 * * *","suspend":true,"jobTemplate":{"killPolicy":{"gracePeriod":1},"spec":{"template":{"spec":{
+		"processes":[{"procName":"echo","startCmd":"exec echo nightly","startGracePeriod":1,"resources":{"limits":{"cpu":"0.1","memory":"32"}}}]}}}}}}`, ns))
+	b.eval(`(location.hash = '#/cronjob/` + ns + `/nightly', 'moved')`)
+	b.waitJS("the cronjob's page", `document.getElementById('main').dataset.painted === 'cronjob'`, 30*time.Second)
+	s.mustBerth("cronjob", "trigger", "nightly", "-n", ns)
+	b.waitJS("the triggered run in the history", `document.querySelectorAll('#cronjob-history tr').length === 1 && `+
+		`document.querySelector('#cronjob-history td:nth-child(4)').textContent === 'by hand'`, 30*time.Second)
+	b.waitJS("the run Complete, no longer active", `document.querySelector('#cronjob-history .badge').dataset.phase === 'Complete' && `+
+		`document.querySelector('#cronjob-history tr').dataset.active === 'false' && document.getElementById('cronjob-active').textContent === '0'`, 90*time.Second)
+	if sum := b.eval(`document.getElementById('cronjob-summary').textContent`); strings.Contains(sum, "lastScheduleTime") || !strings.Contains(sum, "Last scheduled") {
+		t.Errorf("the cronjob's summary: %s", sum)
 	}
 }

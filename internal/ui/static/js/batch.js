@@ -1,12 +1,17 @@
 // Batch work: the workflows, jobs and cronjobs of a namespace, each list a page at a
 // time kept current by its watch (pagedlist.js); a job's page with its runs' history and
-// a cronjob's page with the runs it made. Cronjobs are shown from what
-// GET /v1/namespaces/{ns}/cronjobs answers, field by field where the console knows them.
+// a cronjob's page with the runs it made (api/v4/cronjob.go: status.active, and the
+// berth.io/cronjob label on its jobs).
 import { APIError, call, get, watch, objectPath, query } from './api.js';
 import { h, age, link, errorBox } from './dom.js';
 import { keepWatching, withParams } from './live.js';
 import { followPages } from './pagedlist.js';
 import { namespacePicker } from './workloads.js';
+
+// The label naming a job's cronjob and the annotation with the time it was scheduled
+// for (api/v4/cronjob.go).
+const cronJobLabel = 'berth.io/cronjob';
+const scheduledTimeAnnotation = 'berth.io/scheduled-time';
 
 // The phases of workflows and jobs, coloured as the console colours others.
 const okPhases = new Set(['Succeeded', 'Complete']);
@@ -65,8 +70,8 @@ const lists = {
     row: (o) => {
       const spec = o.spec || {};
       const st = o.status || {};
-      const active = Array.isArray(st.active) ? st.active.length : st.active ?? '';
-      const last = st.lastScheduleTime || st.lastScheduled || '';
+      const active = (st.active || []).length;
+      const last = st.lastScheduleTime || '';
       return h('tr', {}, h('td', {}, link(href('cronjob', o.metadata), o.metadata.name)), h('td', {}, o.metadata.namespace),
         h('td', { class: 'schedule' }, [spec.schedule, spec.timeZone].filter(Boolean).join(' ')), h('td', {}, spec.suspend ? 'yes' : ''),
         h('td', {}, String(active)), h('td', {}, last ? `${age(last)} ago` : ''), h('td', {}, age(o.metadata.creationTimestamp)));
@@ -200,13 +205,9 @@ export async function jobPage({ main, args, signal, rights }) {
   return followOne('jobs', ns, name, show, problem, signal);
 }
 
-// value shows a field the console has no words for: text as text, the rest as JSON.
-function value(v) {
-  return typeof v === 'object' ? h('pre', {}, JSON.stringify(v, null, 2)) : String(v);
-}
-
-// cronjobPage is one cronjob: its spec's schedule and policies, its status field by
-// field, a Trigger button, and the jobs it made (named after it) newest first.
+// cronjobPage is one cronjob: its spec's schedule and policies, its status, a Trigger
+// button, and the jobs it made (those whose berth.io/cronjob label names it, as the cron
+// controller finds them) newest first, the active ones marked.
 export async function cronjobPage({ main, args, signal, rights }) {
   const [ns, name] = args;
   const summary = h('div', { class: 'card', id: 'cronjob-summary' });
@@ -215,7 +216,8 @@ export async function cronjobPage({ main, args, signal, rights }) {
   const made = h('tbody', { id: 'cronjob-history' });
   main.append(h('h1', {}, `Cron job ${ns}/${name}`), h('div', { class: 'toolbar' }, trigger, link(`#/cronjobs?ns=${encodeURIComponent(ns)}`, 'all cron jobs')),
     problem, summary, h('h2', {}, 'History'),
-    h('table', {}, h('thead', {}, h('tr', {}, ['Job', 'Phase', 'Completions', 'Started', 'Duration'].map((x) => h('th', {}, x)))), made));
+    h('table', {}, h('thead', {}, h('tr', {}, ['Job', 'Phase', 'Completions', 'Scheduled for', 'Started', 'Duration'].map((x) => h('th', {}, x)))), made));
+  let active = new Set();
   trigger.addEventListener('click', async () => {
     trigger.disabled = true;
     try {
@@ -228,20 +230,26 @@ export async function cronjobPage({ main, args, signal, rights }) {
   });
   const jobs = throttled(async () => {
     const l = await get(objectPath('jobs', ns) + query({ limit: 500 }), { signal });
-    const mine = (l.items || []).filter((j) => j.metadata.name.startsWith(`${name}-`) || Object.values(j.metadata.labels || {}).includes(name));
+    const mine = (l.items || []).filter((j) => (j.metadata.labels || {})[cronJobLabel] === name);
     mine.sort((a, b) => String(b.metadata.creationTimestamp).localeCompare(String(a.metadata.creationTimestamp)));
     made.replaceChildren(...mine.map((j) => {
       const st = j.status || {};
-      return h('tr', { dataset: { key: j.metadata.name } }, h('td', {}, link(href('job', j.metadata), j.metadata.name)), h('td', {}, phaseBadge(st.phase)),
-        h('td', {}, `${st.succeeded || 0}/${(j.spec || {}).completions || 1}`), h('td', {}, st.startTime ? `${age(st.startTime)} ago` : ''),
-        h('td', {}, duration(st.startTime, st.completionTime)));
+      const at = (j.metadata.annotations || {})[scheduledTimeAnnotation];
+      return h('tr', { dataset: { key: j.metadata.name, active: String(active.has(j.metadata.name)) } },
+        h('td', {}, link(href('job', j.metadata), j.metadata.name), active.has(j.metadata.name) ? ' (active)' : ''), h('td', {}, phaseBadge(st.phase)),
+        h('td', {}, `${st.succeeded || 0}/${(j.spec || {}).completions || 1}`), h('td', {}, at ? `${age(at)} ago` : 'by hand'),
+        h('td', {}, st.startTime ? `${age(st.startTime)} ago` : ''), h('td', {}, duration(st.startTime, st.completionTime)));
     }));
   }, 2000, signal, (err) => problem.replaceChildren(errorBox(err)));
   const show = (c) => {
     const spec = c.spec || {};
     const known = [['Schedule', spec.schedule], ['Time zone', spec.timeZone], ['Concurrency', spec.concurrencyPolicy],
       ['Suspend', spec.suspend ? 'yes' : 'no']];
-    summary.replaceChildren(kv([...known, ...Object.entries(c.status || {}).map(([k, v]) => [k, value(v)])]));
+    const st = c.status || {};
+    active = new Set((st.active || []).map((r) => r.name));
+    const when = (t) => (t ? `${age(t)} ago` : 'never');
+    summary.replaceChildren(kv([...known, ['Last scheduled', when(st.lastScheduleTime)], ['Last succeeded', when(st.lastSuccessfulTime)],
+      ['Active', h('span', { id: 'cronjob-active' }, String(active.size))], ...(st.message ? [['Message', st.message]] : [])]));
     main.dataset.painted = 'cronjob';
     jobs();
   };
