@@ -156,12 +156,7 @@ func submitterRevoked(t *testing.T, s *devServer, rolledTo string) {
 
 func TestPipelineExample(t *testing.T) {
 	s, _ := startDockerNode(t, "pipe-docker", "35450-35499")
-	s.cleanupDeployments(pipeNS) // runs second, waiting for every task group of the namespace to go
-	t.Cleanup(func() {
-		for _, name := range []string{"pass", "fail", "revoked"} {
-			s.berth("", "delete", "workflow", name, "-n", pipeNS, "--ignore-not-found")
-		}
-	})
+	s.cleanupAllOwners(pipeNS, 60*time.Second, "workflows", "deployments")
 	s.applySpec(t, pipeExample(t, "model-server.yaml"))
 	s.running(t, pipeNS, "model-server-v1", 1)
 	var rolledTo string
