@@ -2,6 +2,7 @@ package v4
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,4 +87,25 @@ func TestParseWfResource(t *testing.T) {
 	if _, err := ParseWfResource(strings.Repeat(" ", maxWfManifest+1), "ml"); err == nil {
 		t.Error("a manifest past its bound parsed")
 	}
+}
+
+// FuzzWfResource: a manifest never panics the parse, and what it accepts is one object
+// of a kind a step may write, in the namespace given when it names none.
+func FuzzWfResource(f *testing.F) {
+	f.Add(rsManifest, "ml")
+	f.Add(`{"kind":"configmap","metadata":{"name":"{{x}}","namespace":"o"},"datas":{}}`, "")
+	f.Add("kind: workflow\nspec: {templates: [{name: r, resource: {manifest: \"{{\"}}]}\n", "ml")
+	f.Add("kind: secret\nmetadata: {name: s}\n---\nkind: secret\n", "ml")
+	f.Fuzz(func(t *testing.T, manifest, ns string) {
+		obj, err := ParseWfResourceTemplate(manifest, ns)
+		if err != nil {
+			return
+		}
+		if !slices.Contains(WfResourceKinds(), obj.GetKind()) {
+			t.Fatalf("accepted kind %s", obj.GetKind())
+		}
+		if obj.GetMeta().Namespace == "" && ns != "" {
+			t.Fatal("no namespace")
+		}
+	})
 }
