@@ -225,3 +225,37 @@ func (s *devServer) runningTransitions(b *testing.B, ns, name string, nodes []v4
 	slices.Sort(gaps)
 	return gaps
 }
+
+// metricOf reads one sample of a Prometheus metric (the first line naming it) from the
+// server's metrics route path (/metrics, /metrics/etcd); -1 when it is not there.
+func (s *devServer) metricOf(b *testing.B, path, name string) float64 {
+	b.Helper()
+	resp, err := s.http.Get(s.url + path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err == nil {
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// memoryOf says where a server's memory is: the Go heap in use, and the embedded etcd's
+// database size (file-backed pages of it count in the RSS once read).
+func (s *devServer) memoryOf(b *testing.B) string {
+	b.Helper()
+	return fmt.Sprintf("Go heap in use %.0f MB, etcd database %.0f MB (%.0f MB in use)",
+		s.metricOf(b, "/metrics", "go_memstats_heap_inuse_bytes")/(1<<20),
+		s.metricOf(b, "/metrics/etcd", "etcd_mvcc_db_total_size_in_bytes")/(1<<20),
+		s.metricOf(b, "/metrics/etcd", "etcd_mvcc_db_total_size_in_use_in_bytes")/(1<<20))
+}

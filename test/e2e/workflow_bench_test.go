@@ -38,7 +38,7 @@ func BenchmarkWorkflows(b *testing.B) {
 	pid := s.cmd.Process.Pid
 	time.Sleep(10 * time.Second) // the nodes' first reports settle
 	idleCPU0, idleRSS0 := s.idleUsage(b, pid, wfIdleMeasure)
-	b.Logf("idle before any workflow: %.2f CPU-seconds per second, RSS %d MB", idleCPU0, idleRSS0>>20)
+	b.Logf("idle before any workflow: %.2f CPU-seconds per second, RSS %d MB; %s", idleCPU0, idleRSS0>>20, s.memoryOf(b))
 
 	b.Run("fan-out-10000", func(b *testing.B) {
 		for i := range b.N {
@@ -81,8 +81,8 @@ func BenchmarkWorkflows(b *testing.B) {
 	s.submitMany(b, "bench-retained", "retained", wfMany, 20*time.Minute)
 	time.Sleep(10 * time.Second)
 	idleCPU1, idleRSS1 := s.idleUsage(b, pid, wfIdleMeasure)
-	b.Logf("idle with %d finished workflows retained: %.2f CPU-seconds per second (%.2f before), RSS %d MB (%d MB before)",
-		2*wfMany, idleCPU1, idleCPU0, idleRSS1>>20, idleRSS0>>20)
+	b.Logf("idle with %d finished workflows retained: %.2f CPU-seconds per second (%.2f before), RSS %d MB (%d MB before); %s",
+		2*wfMany, idleCPU1, idleCPU0, idleRSS1>>20, idleRSS0>>20, s.memoryOf(b))
 	b.ReportMetric(idleCPU1, "idle-cpu-retained")
 	b.ReportMetric(float64(idleRSS1-idleRSS0)/(1<<20), "idle-rss-growth-MB")
 }
