@@ -12,7 +12,6 @@ import (
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // JobController runs jobs to completion (docs/jobs.md): it places a task group for each
@@ -50,28 +49,12 @@ func NewJobController(st *store.Store, f *feed.Feed, opts Options) *JobControlle
 
 // Run watches jobs and task groups and reconciles until ctx ends.
 func (c *JobController) Run(ctx context.Context) error {
-	return loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache, c.jobs.cache},
-		follow: []func(context.Context){
-			follow(c.jobs.cache, c.log, c.enqueueObject),
-			follow(c.tgs.cache, c.log, c.enqueueOwner),
-		},
-		resync: c.enqueueObject, resyncFrom: []*cache.Cache{c.jobs.cache},
-		work: func(ctx context.Context) {
-			work(ctx, "job", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
-		}}.run(ctx)
+	return c.ownerLoop(v4.KindJob, "job", c.opts.Metrics, c.queue, c.jobs, c.enqueueObject, c.reconcile).run(ctx)
 }
 
 func (c *JobController) enqueueObject(o v4.Object) {
 	m := o.GetMeta()
 	c.queue.Add(scheduler.AppKey{Kind: v4.KindJob, Namespace: m.Namespace, Name: m.Name})
-}
-
-func (c *JobController) enqueueOwner(o v4.Object) {
-	tg, ok := o.(*v4.TaskGroup)
-	if !ok || tg.Spec.Owner.Kind != v4.KindJob {
-		return
-	}
-	c.queue.Add(scheduler.AppKey{Kind: v4.KindJob, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
 }
 
 // jobOf returns the job of key from the cache (a copy whose fields may be set), or from

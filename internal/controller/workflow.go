@@ -13,7 +13,6 @@ import (
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
-	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // WorkflowController runs workflows (docs/workflows.md, "Running workflows"). Each pass
@@ -68,15 +67,7 @@ func NewWorkflowController(st *store.Store, f *feed.Feed, opts Options) *Workflo
 
 // Run watches workflows and task groups and reconciles until ctx ends.
 func (c *WorkflowController) Run(ctx context.Context) error {
-	return loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache, c.wfs.cache},
-		follow: []func(context.Context){
-			follow(c.wfs.cache, c.log, c.enqueueObject),
-			follow(c.tgs.cache, c.log, c.enqueueOwner),
-		},
-		resync: c.enqueueObject, resyncFrom: []*cache.Cache{c.wfs.cache},
-		work: func(ctx context.Context) {
-			work(ctx, "workflow", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
-		}}.run(ctx)
+	return c.ownerLoop(v4.KindWorkflow, "workflow", c.opts.Metrics, c.queue, c.wfs, c.enqueueObject, c.reconcile).run(ctx)
 }
 
 func (c *WorkflowController) enqueueObject(o v4.Object) {
@@ -85,14 +76,6 @@ func (c *WorkflowController) enqueueObject(o v4.Object) {
 	if wf, ok := o.(*v4.Workflow); ok && v4.WfPhaseFinished(wf.Status.Phase) && c.opts.WorkflowsPerNamespace > 0 {
 		c.enqueueWaiting(m.Namespace) // a slot of the namespace's limit may be free
 	}
-}
-
-func (c *WorkflowController) enqueueOwner(o v4.Object) {
-	tg, ok := o.(*v4.TaskGroup)
-	if !ok || tg.Spec.Owner.Kind != v4.KindWorkflow {
-		return
-	}
-	c.queue.Add(scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
 }
 
 // enqueueWaiting queues the workflows of ns that wait for the namespace's limit.
