@@ -168,23 +168,30 @@ func (c *WorkflowController) writeStatus(ctx context.Context, key scheduler.AppK
 		if wf.Status.UID != "" && st.UID != wf.Status.UID {
 			return nil // a retry or another writer changed it: the next pass sees it
 		}
-		old := wf.Status
-		if sameStatusJSON(old, st) {
+		if sameStatusJSON(wf.Status, st) {
 			c.remember(key, memo, wf.Metadata.ResourceVersion)
 			return nil
 		}
-		wf.Status = st
-		if err := c.store.Update(ctx, wf, store.Raw{}); err != nil {
-			return err
-		}
-		c.opts.Metrics.statusWritten("workflow")
-		c.wfs.wrote(wf.Metadata.ResourceVersion)
-		c.remember(key, memo, wf.Metadata.ResourceVersion)
-		if old.Phase != st.Phase {
-			c.workflowPhase(key, st)
-		}
-		return nil
+		return c.storeStatus(ctx, key, wf, st, memo)
 	})
+}
+
+// storeStatus writes wf (read from the store, its other changes made) with status st,
+// and records the write: the cache's floor, the offloaded nodes as of it, and the
+// workflow's phase change.
+func (c *WorkflowController) storeStatus(ctx context.Context, key scheduler.AppKey, wf *v4.Workflow, st v4.WorkflowStatus, memo *nodeMemo) error {
+	old := wf.Status
+	wf.Status = st
+	if err := c.store.Update(ctx, wf, store.Raw{}); err != nil {
+		return err
+	}
+	c.opts.Metrics.statusWritten("workflow")
+	c.wfs.wrote(wf.Metadata.ResourceVersion)
+	c.remember(key, memo, wf.Metadata.ResourceVersion)
+	if old.Phase != st.Phase {
+		c.workflowPhase(key, st)
+	}
+	return nil
 }
 
 // remember records the offloaded nodes as of the workflow's version rv.

@@ -10,7 +10,6 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // A workflow's node statuses live in its object while they are small, and one key per
@@ -165,20 +164,9 @@ func (c *WorkflowController) writeStatusWith(ctx context.Context, key scheduler.
 		if wf.Metadata.Annotations[WorkflowResumeAnnotation] != resumed || wf.Status.UID != st.UID {
 			return c.writeStatus(ctx, key, st, memo)
 		}
-		old := wf.Status
 		wf.Metadata.Annotations = maps.Clone(wf.Metadata.Annotations)
 		delete(wf.Metadata.Annotations, WorkflowResumeAnnotation)
-		wf.Status = st
-		if err := c.store.Update(ctx, wf, store.Raw{}); err != nil {
-			return err
-		}
-		c.opts.Metrics.statusWritten("workflow")
-		c.wfs.wrote(wf.Metadata.ResourceVersion)
-		c.remember(key, memo, wf.Metadata.ResourceVersion)
-		if old.Phase != st.Phase {
-			c.workflowPhase(key, st)
-		}
-		return nil
+		return c.storeStatus(ctx, key, wf, st, memo)
 	})
 }
 
