@@ -53,6 +53,10 @@ type WorkflowSpec struct {
 	// Shutdown ends a running workflow: Stop stops its steps and runs its exit handler,
 	// Terminate stops everything (Argo's spec.shutdown; `berth workflow stop|terminate`).
 	Shutdown string `json:"shutdown,omitempty"`
+	// PodGC says when the steps' task groups are deleted (default: once the workflow
+	// ended); TTLStrategy when the finished workflow itself is.
+	PodGC       *WfPodGC       `json:"podGC,omitempty"`
+	TTLStrategy *WfTTLStrategy `json:"ttlStrategy,omitempty"`
 }
 
 // The values of WorkflowSpec.Shutdown.

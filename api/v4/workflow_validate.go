@@ -50,6 +50,7 @@ func checkWfName(p, name string, errs *FieldErrors) bool {
 
 // defaultWorkflowSpec fills the templates' tasks as a pod's are filled and the retry policy.
 func defaultWorkflowSpec(s *WorkflowSpec) {
+	defaultWfGC(s)
 	for i := range s.Templates {
 		t := &s.Templates[i]
 		if t.Container != nil {
@@ -108,6 +109,7 @@ func validateWorkflowSpec(s *WorkflowSpec, library bool, errs *FieldErrors) {
 	if s.Shutdown != "" && s.Shutdown != ShutdownStop && s.Shutdown != ShutdownTerminate {
 		errs.add("spec.shutdown", "must be %q or %q, got %q", ShutdownStop, ShutdownTerminate, truncate(s.Shutdown, 40))
 	}
+	validateWfGC(s, errs)
 	wfParams := validateWfArguments("spec.arguments", s.Arguments, !library, errs)
 	g := &wfGraph{spec: s, byName: byName, wfParams: wfParams, library: library, errs: errs}
 	for i := range s.Templates {

@@ -21,8 +21,9 @@ import (
 // creates a task group for each step to start (placed by the scheduler, named after
 // the node so that a new leader adopts it instead of starting it again), stops those
 // past a deadline and writes the nodes and the workflow's status. Like a job's runs, a
-// step's task group is never restarted in place, and is kept as the step's record until
-// the workflow goes; the other controllers leave task groups owned by a workflow alone.
+// step's task group is never restarted in place, and is deleted once the step's node
+// status holds its record, as the workflow's podGC says (workflow_gc.go); the other
+// controllers leave task groups owned by a workflow alone.
 type WorkflowController struct {
 	base
 	opts  Options
@@ -122,7 +123,7 @@ func (c *WorkflowController) reconcile(ctx context.Context, key scheduler.AppKey
 		// leader that takes over computes the same IDs.
 		st := wf.Status
 		st.UID, st.Phase = newUID(), v4.WfPending
-		return time.Millisecond, c.writeStatus(ctx, key, st, nil)
+		return time.Millisecond, c.assignUID(ctx, key, st)
 	}
 	p := newWfPass(c, key, wf, tgs)
 	if err := p.run(ctx); err != nil {
@@ -165,14 +166,35 @@ func (c *WorkflowController) writeStatus(ctx context.Context, key scheduler.AppK
 			return err
 		}
 		wf := obj.(*v4.Workflow)
-		if wf.Status.UID != "" && st.UID != wf.Status.UID {
-			return nil // a retry or another writer changed it: the next pass sees it
+		if st.UID != wf.Status.UID {
+			// Another writer changed it, or it is a new workflow of the same name (a
+			// pass that read the one deleted must not give the new one its status):
+			// the next pass sees it.
+			return nil
 		}
 		if sameStatusJSON(wf.Status, st) {
 			c.remember(key, memo, wf.Metadata.ResourceVersion)
 			return nil
 		}
 		return c.storeStatus(ctx, key, wf, st, memo)
+	})
+}
+
+// assignUID writes a new workflow's first status, with its UID, unless it has one.
+func (c *WorkflowController) assignUID(ctx context.Context, key scheduler.AppKey, st v4.WorkflowStatus) error {
+	return retryStatusWrite(key.String(), func() error {
+		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		wf := obj.(*v4.Workflow)
+		if wf.Status.UID != "" {
+			return nil
+		}
+		return c.storeStatus(ctx, key, wf, st, nil)
 	})
 }
 

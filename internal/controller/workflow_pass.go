@@ -60,14 +60,14 @@ func (p *wfPass) wake(d time.Duration) {
 func (p *wfPass) run(ctx context.Context) error {
 	p.dropForeign(ctx)
 	if v4.WfPhaseFinished(p.st.Phase) {
-		// Nothing to read or write: a pass over one of 10,000 finished workflows (a
-		// resync) costs a look at its task groups.
-		p.stopLeftovers(ctx) // what still runs after the end (an exit handler's sidecar)
-		return nil
+		// Nothing to write: a pass over one of 10,000 finished workflows (a resync)
+		// costs a look at its task groups (workflow_gc.go).
+		return p.finished(ctx)
 	}
 	if err := p.loadNodes(ctx); err != nil {
 		return err
 	}
+	p.collectSteps(ctx)
 	if p.st.StartedAt.IsZero() {
 		if msg := p.c.namespaceFull(p.wf); msg != "" {
 			p.st.Phase, p.st.Message = v4.WfPending, msg

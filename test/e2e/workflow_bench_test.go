@@ -99,14 +99,15 @@ func fanOutWorkflow(name string, n int) string {
 	  {"name":"c","template":"step","dependencies":["b"]}]}},%s]}}`, name, n, wfStep)
 }
 
-// chainWorkflow is a DAG of n steps, each depending on the one before.
+// chainWorkflow is a DAG of n steps, each depending on the one before; its task groups
+// are kept (podGC Never), as they say when each step's tasks ran.
 func chainWorkflow(name string, n int) string {
 	tasks := `{"name":"t0","template":"step"}`
 	for i := 1; i < n; i++ {
 		tasks += fmt.Sprintf(`,{"name":"t%d","template":"step","dependencies":["t%d"]}`, i, i-1)
 	}
 	return fmt.Sprintf(`{"apiVersion":"v4","kind":"workflow","metadata":{"name":%q,"namespace":"bench"},
-	 "spec":{"entrypoint":"main","templates":[{"name":"main","dag":{"tasks":[%s]}},%s]}}`, name, tasks, wfStep)
+	 "spec":{"entrypoint":"main","podGC":{"strategy":"Never"},"templates":[{"name":"main","dag":{"tasks":[%s]}},%s]}}`, name, tasks, wfStep)
 }
 
 // oneStepWorkflow is a workflow of one step.
