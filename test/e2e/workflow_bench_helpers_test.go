@@ -259,3 +259,26 @@ func (s *devServer) memoryOf(b *testing.B) string {
 		s.metricOf(b, "/metrics/etcd", "etcd_mvcc_db_total_size_in_bytes")/(1<<20),
 		s.metricOf(b, "/metrics/etcd", "etcd_mvcc_db_total_size_in_use_in_bytes")/(1<<20))
 }
+
+// saveHeapProfile writes the server's heap profile to the file BERTH_BENCH_HEAP names,
+// when it names one (`go tool pprof` reads it: what the retained workflows hold).
+func (s *devServer) saveHeapProfile(b *testing.B) {
+	b.Helper()
+	path := os.Getenv("BERTH_BENCH_HEAP")
+	if path == "" {
+		return
+	}
+	resp, err := s.http.Get(s.url + "/v1/debug/pprof/heap?gc=1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Fatalf("heap profile: %d %v", resp.StatusCode, err)
+	}
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile written to %s", path)
+}

@@ -83,6 +83,7 @@ func BenchmarkWorkflows(b *testing.B) {
 	idleCPU1, idleRSS1 := s.idleUsage(b, pid, wfIdleMeasure)
 	b.Logf("idle with %d finished workflows retained: %.2f CPU-seconds per second (%.2f before), RSS %d MB (%d MB before); %s",
 		2*wfMany, idleCPU1, idleCPU0, idleRSS1>>20, idleRSS0>>20, s.memoryOf(b))
+	s.saveHeapProfile(b)
 	b.ReportMetric(idleCPU1, "idle-cpu-retained")
 	b.ReportMetric(float64(idleRSS1-idleRSS0)/(1<<20), "idle-rss-growth-MB")
 }

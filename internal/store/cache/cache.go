@@ -35,6 +35,10 @@ const (
 	// DefaultSubscriberBuffer is how many changes may wait for one watcher before it is
 	// cut off with a fell-behind error (it lists again).
 	DefaultSubscriberBuffer = 4096
+	// DefaultHistoryAge is how long a change stays in the history at most: a watcher
+	// that was away longer lists again, and an idle server holds no past changes (nor
+	// the objects they name) for hours after a burst.
+	DefaultHistoryAge = 5 * time.Minute
 )
 
 // Retry delays after a failed list or an ended watch.
@@ -47,8 +51,10 @@ const (
 type Config struct {
 	Kind    v4.Kind
 	Indexes map[string]IndexFunc
-	// History and SubscriberBuffer default to DefaultHistory and DefaultSubscriberBuffer.
+	// History, HistoryAge and SubscriberBuffer default to DefaultHistory,
+	// DefaultHistoryAge and DefaultSubscriberBuffer.
 	History          int
+	HistoryAge       time.Duration
 	SubscriberBuffer int
 	Logger           *slog.Logger
 }
@@ -80,6 +86,9 @@ type Cache struct {
 func New(st *store.Store, cfg Config) *Cache {
 	if cfg.History <= 0 {
 		cfg.History = DefaultHistory
+	}
+	if cfg.HistoryAge <= 0 {
+		cfg.HistoryAge = DefaultHistoryAge
 	}
 	if cfg.SubscriberBuffer <= 0 {
 		cfg.SubscriberBuffer = DefaultSubscriberBuffer
@@ -148,7 +157,20 @@ func (c *Cache) runOnce(ctx context.Context) (listed bool, err error) {
 	// A revision's changes (one transaction's) are applied together: a reader never sees
 	// half of a transaction, and a watcher gets all of it or is cut off before it.
 	var pending []store.Event
-	for ev := range ch {
+	expiry := time.NewTicker(max(c.cfg.HistoryAge/4, time.Millisecond))
+	defer expiry.Stop()
+	for {
+		var ev store.Event
+		var open bool
+		select {
+		case ev, open = <-ch:
+		case <-expiry.C:
+			c.expireHistory()
+			continue
+		}
+		if !open {
+			break
+		}
 		if ev.Type == store.Progress { // every change up to ev.Revision is here
 			if len(pending) > 0 {
 				c.apply(pending)
@@ -250,6 +272,8 @@ func (c *Cache) unindexValue(name, v, key string) {
 func (c *Cache) apply(evs []store.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := time.Now()
+	c.history.expire(now.Add(-c.cfg.HistoryAge))
 	for _, ev := range evs {
 		key := objectKey(ev.Object)
 		old := c.objs[key]
@@ -259,7 +283,7 @@ func (c *Cache) apply(evs []store.Event) {
 		} else {
 			c.put(key, ev.Object)
 		}
-		ch := change{ev: ev, old: old}
+		ch := change{ev: ev, old: old, at: now}
 		c.history.add(ch)
 		c.fanOut(ch)
 	}
@@ -267,6 +291,13 @@ func (c *Cache) apply(evs []store.Event) {
 		c.rev = rev
 		c.advance()
 	}
+}
+
+// expireHistory forgets the changes older than the history's age.
+func (c *Cache) expireHistory() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history.expire(time.Now().Add(-c.cfg.HistoryAge))
 }
 
 // progressed records that every change up to rev has been applied (etcd's progress

@@ -7,49 +7,6 @@ import (
 	"github.com/berthhq/berth/internal/store"
 )
 
-// change is one event of the watch, with the object as it was before (nil when new), so a
-// watcher of one index value also hears of an object that left it.
-type change struct {
-	ev  store.Event
-	old v4.Object
-}
-
-// ring keeps the last changes. start is the revision from which it holds every change:
-// a watch from a revision at or after start is served from it.
-type ring struct {
-	buf   []change
-	next  int
-	full  bool
-	start int64
-}
-
-func newRing(size int, start int64) ring { return ring{buf: make([]change, size), start: start} }
-
-func (r *ring) add(ch change) {
-	if r.full {
-		r.start = r.buf[r.next].ev.Revision // the oldest goes: from its revision on, all is here
-	}
-	r.buf[r.next] = ch
-	r.next = (r.next + 1) % len(r.buf)
-	if r.next == 0 {
-		r.full = true
-	}
-}
-
-// since calls fn with every change after rev, oldest first.
-func (r *ring) since(rev int64, fn func(change)) {
-	n, first := r.next, 0
-	if r.full {
-		n, first = len(r.buf), r.next
-	}
-	for i := range n {
-		ch := r.buf[(first+i)%len(r.buf)]
-		if ch.ev.Revision > rev {
-			fn(ch)
-		}
-	}
-}
-
 // Watch streams the changes of the objects whose index value is value (index "": all),
 // as store.Watch does: from 0 it first sends an ADDED event for each of them, then the
 // changes; from a revision it sends the changes after it, or fails with

@@ -1,0 +1,65 @@
+package cache
+
+import (
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// change is one event of the watch, with the object as it was before (nil when new), so a
+// watcher of one index value also hears of an object that left it; at is when the cache
+// applied it.
+type change struct {
+	ev  store.Event
+	old v4.Object
+	at  time.Time
+}
+
+// ring keeps the last changes, at most len(buf) of them and none older than the
+// cache's HistoryAge: a burst of 10,000 changes is not held (with the objects it
+// names) for as long as the server then stays idle. start is the revision from which
+// it holds every change: a watch from a revision at or after start is served from it.
+type ring struct {
+	buf   []change
+	head  int // the oldest change
+	n     int
+	start int64
+}
+
+func newRing(size int, start int64) ring { return ring{buf: make([]change, size), start: start} }
+
+func (r *ring) add(ch change) {
+	if r.n == len(r.buf) {
+		r.drop()
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = ch
+	r.n++
+}
+
+// drop forgets the oldest change: from its revision on, all is here.
+func (r *ring) drop() {
+	r.start = r.buf[r.head].ev.Revision
+	r.buf[r.head] = change{} // its objects may go
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+}
+
+// expire forgets the changes applied before t, and says how many it forgot.
+func (r *ring) expire(t time.Time) int {
+	dropped := 0
+	for r.n > 0 && r.buf[r.head].at.Before(t) {
+		r.drop()
+		dropped++
+	}
+	return dropped
+}
+
+// since calls fn with every change after rev, oldest first.
+func (r *ring) since(rev int64, fn func(change)) {
+	for i := range r.n {
+		if ch := r.buf[(r.head+i)%len(r.buf)]; ch.ev.Revision > rev {
+			fn(ch)
+		}
+	}
+}

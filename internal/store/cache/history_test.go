@@ -1,0 +1,88 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/store"
+	"github.com/berthhq/berth/internal/store/storetest"
+)
+
+// The ring keeps the last len(buf) changes and none older than asked; start says from
+// which revision on it holds every change.
+func TestRingBoundsAndAge(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(rev int64) change {
+		return change{ev: store.Event{Revision: rev}, at: t0.Add(time.Duration(rev) * time.Second)}
+	}
+	revs := func(r *ring, from int64) []int64 {
+		var out []int64
+		r.since(from, func(ch change) { out = append(out, ch.ev.Revision) })
+		return out
+	}
+	r := newRing(3, 10)
+	for rev := int64(11); rev <= 14; rev++ {
+		r.add(at(rev))
+	}
+	if got := revs(&r, 0); len(got) != 3 || got[0] != 12 || r.start != 11 {
+		t.Fatalf("after 4 adds to 3 slots: %v, start %d", got, r.start)
+	}
+	if n := r.expire(t0.Add(13 * time.Second)); n != 1 || r.start != 12 {
+		t.Fatalf("expired %d, start %d", n, r.start)
+	}
+	if got := revs(&r, 12); len(got) != 2 || got[0] != 13 {
+		t.Fatalf("since 12: %v", got)
+	}
+	if n := r.expire(t0.Add(time.Hour)); n != 2 || r.n != 0 || r.start != 14 {
+		t.Fatalf("expired %d, %d left, start %d", n, r.n, r.start)
+	}
+	for _, ch := range r.buf {
+		if ch.ev.Object != nil || ch.old != nil {
+			t.Fatal("an expired change still holds its objects")
+		}
+	}
+	r.add(at(15))
+	if got := revs(&r, 14); len(got) != 1 || got[0] != 15 {
+		t.Fatalf("after expiry, since 14: %v", got)
+	}
+}
+
+// A cache forgets changes older than its HistoryAge even when nothing else changes: a
+// watch from before them lists again, one from now is served.
+func TestCacheHistoryExpiresWhenIdle(t *testing.T) {
+	storetest.Reset(t, testStore)
+	c := New(testStore, Config{Kind: v4.KindTaskGroup, Indexes: map[string]IndexFunc{"node": byNode},
+		HistoryAge: 100 * time.Millisecond, Logger: storetest.QuietLogger()})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-c.Synced()
+	from := c.Rev()
+	create(t, "a", "n1")
+	caughtUp(t, c)
+	ch, err := c.Watch(ctx, "node", "n1", from)
+	if err != nil {
+		t.Fatalf("a watch from a moment ago: %v", err)
+	}
+	if ev := next(t, ch); ev.Object.GetMeta().Name != "a" {
+		t.Fatalf("got %s", ev.Object.GetMeta().Name)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := c.Watch(ctx, "node", "n1", from)
+		if errors.Is(err, store.ErrCompacted) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the history still serves a watch from before an expired change: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.Watch(ctx, "node", "n1", c.Rev()); err != nil {
+		t.Fatalf("a watch from now: %v", err)
+	}
+}
