@@ -8,7 +8,7 @@ FUZZTIME ?= 30s
 # C compiler's deprecation warnings say nothing about berth.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build run demo-package test fmt-check vet unit e2e soak fuzz bench bench-cluster bench-compare bench-agent bench-dns bench-ui clean
+.PHONY: all build run demo-package test fmt-check vet unit e2e e2e-timed soak fuzz bench bench-cluster bench-compare bench-agent bench-dns bench-ui clean
 
 all: build
 
@@ -26,7 +26,8 @@ demo-package:
 	cp examples/web-demo/start.sh build/web-demo/
 	tar -czf build/packages/web-demo.tar.gz -C build/web-demo .
 
-test: fmt-check vet unit
+test: fmt-check vet
+	@$(MAKE) --no-print-directory -j2 --output-sync=target unit e2e-timed
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,9 +36,13 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# Unit and end-to-end tests (test/e2e builds the berth binary itself).
+# Unit tests, and the end-to-end tests (test/e2e builds the berth binary itself) beside
+# them with the time of each test (scripts/test-e2e.sh).
 unit:
-	$(GO) test -race -count=1 -timeout 40m ./...
+	$(GO) test -race -count=1 -timeout 40m $$($(GO) list ./... | grep -v '/test/e2e$$')
+
+e2e-timed:
+	GO=$(GO) ./scripts/test-e2e.sh
 
 e2e:
 	$(GO) test -race -count=1 -timeout 40m -v ./test/e2e/
