@@ -104,21 +104,16 @@ func (s *Stager) stageGit(ctx context.Context, in v4.StepInput, root *os.Root, n
 
 // CopyTree copies p of src to name in root, as Unpack would the archive of it.
 func CopyTree(ctx context.Context, src Source, p string, root *os.Root, name string, lim Limits) error {
-	name, err := cleanRel(name)
+	u, err := newUnpacker(root, name, lim)
 	if err != nil {
 		return err
 	}
-	if name != "." {
-		if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return err
-		}
-	}
-	left, entries := lim.Bytes, 0
+	entries := 0
 	return src.Walk(ctx, p, func(h *tar.Header, r io.Reader) error {
 		if entries++; entries > lim.Entries {
 			return fmt.Errorf("more than %d entries", lim.Entries)
 		}
-		if err := unpackEntry(r, h, root, name, &left); err != nil {
+		if err := u.entry(r, h); err != nil {
 			return fmt.Errorf("%s: %w", truncate(h.Name), err)
 		}
 		return nil
