@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// FuzzPlace unpacks hostile archives: nothing may be written outside the root, and
-// every link left inside must stay inside the artifact.
+// FuzzPlace unpacks hostile archives: nothing may be written outside the artifact, and
+// every link left inside must stay inside the root.
 func FuzzPlace(f *testing.F) {
 	seed := func(entries ...*tar.Header) []byte {
 		var buf bytes.Buffer
@@ -31,6 +31,8 @@ func FuzzPlace(f *testing.F) {
 	f.Add(seed(&tar.Header{Name: "a/l", Typeflag: tar.TypeSymlink, Linkname: "../../x"}, &tar.Header{Name: "a/l/y", Typeflag: tar.TypeReg, Size: 1}))
 	f.Add(seed(&tar.Header{Name: "../x", Typeflag: tar.TypeReg, Size: 1}))
 	f.Add(seed(&tar.Header{Name: "a/h", Typeflag: tar.TypeLink, Linkname: "/etc/passwd"}))
+	f.Add(seed(&tar.Header{Name: "a/s", Typeflag: tar.TypeSymlink, Linkname: "."}, &tar.Header{Name: "a/s/t", Typeflag: tar.TypeSymlink, Linkname: ".."},
+		&tar.Header{Name: "a/t/x", Typeflag: tar.TypeReg, Size: 1}))
 	f.Add([]byte("plain bytes"))
 	f.Add([]byte{0x1f, 0x8b, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -45,6 +47,9 @@ func FuzzPlace(f *testing.F) {
 		Place(root, "in", bytes.NewReader(data), 0, Limits{Bytes: 1 << 20, Entries: 1000}) //nolint:errcheck // any outcome but an escape is fine
 		if ents, _ := os.ReadDir(parent); len(ents) != 1 {
 			t.Fatalf("wrote beside the root: %v", ents)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 1 || len(ents) == 1 && ents[0].Name() != "in" {
+			t.Fatalf("wrote beside the artifact: %v", ents)
 		}
 		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if d != nil && d.Type()&os.ModeSymlink != 0 {
