@@ -63,3 +63,14 @@ func FuzzPlace(f *testing.F) {
 		})
 	})
 }
+
+// FuzzTreeSizes reads hostile git ls-tree output: any outcome but a panic is fine, and
+// an accepted tree is within the bounds.
+func FuzzTreeSizes(f *testing.F) {
+	f.Add([]byte("100644 blob 3b18e512dba79e4c8300dd08aeb37f8e728b8dad 15\thello.txt\x00160000 commit 0000 -\tsub\x00"))
+	f.Add([]byte("100644 blob x 99999999999999999999\ta\x00"))
+	f.Add([]byte("100644 blob x -5\ta\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		treeSizes(bytes.NewReader(data), Limits{Bytes: 1000, Entries: 10}) //nolint:errcheck // no panic is the check
+	})
+}

@@ -91,7 +91,7 @@ func (s *Stager) stageGit(ctx context.Context, in v4.StepInput, root *os.Root, n
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "clone")
-	if err := s.Policy.CloneGit(ctx, in.Git, dir); err != nil {
+	if err := s.Policy.CloneGit(ctx, in.Git, dir, lim); err != nil {
 		return err
 	}
 	src, err := os.OpenRoot(dir)
