@@ -76,6 +76,11 @@ func writeIn(root *os.Root, name string, r io.Reader, mode fs.FileMode, left *in
 	}
 	n, err := io.Copy(f, io.LimitReader(r, *left+1))
 	*left -= n
+	if err == nil {
+		// On the open file, not by name: the umask must not apply, and the name could
+		// be swapped for a link meanwhile.
+		err = f.Chmod(mode & 0o777)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -85,7 +90,7 @@ func writeIn(root *os.Root, name string, r io.Reader, mode fs.FileMode, left *in
 	if *left < 0 {
 		return fmt.Errorf("write %s: more than the bound on what an input may write", name)
 	}
-	return root.Chmod(name, mode&0o777) // the umask must not apply
+	return nil
 }
 
 // Unpack writes a tar archive at name in root. The archive's first path component is
