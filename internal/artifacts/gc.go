@@ -17,7 +17,9 @@ import (
 //   - keys: a page of records (gcKeysPerRound) is read, cycling through them all; a key
 //     "<ns>/<workflow>/<uid>/..." whose workflow is gone (not stored, or stored with
 //     another status.uid: a workflow made again under the same name) is deleted, if it
-//     is this server's blob or in an artifactrepository (the S3 object goes with it);
+//     is this server's blob or in an artifactrepository (the S3 object goes with it),
+//     each delete within gcDeleteTimeout, and a repository that failed is not tried
+//     again in the round (a namespace's hanging store holds up no other namespace);
 //   - blobs: a few of this server's blob directories (gcShardsPerRound of 256) are
 //     read and a blob no record counts is removed (a crash between a Put's rename and
 //     its record, or a removal that failed).
@@ -33,14 +35,20 @@ type GC struct {
 	r         *Router
 	keyCursor string // "" at the start of the records
 	shard     int
+	// deleteTimeout bounds the delete of one key (gcDeleteTimeout; shorter in tests).
+	deleteTimeout time.Duration
 }
+
+// gcDeleteTimeout bounds the delete of one key: an artifactrepository is a namespace's,
+// and one whose store hangs must not hold up the collection of every namespace.
+const gcDeleteTimeout = 30 * time.Second
 
 // gcBusyPause is the pause after a round that left records unread (a deleted workflow of
 // many steps is freed in minutes, not in one round per interval).
 const gcBusyPause = time.Second
 
 // NewGC makes the collector of r.
-func NewGC(r *Router) *GC { return &GC{r: r} }
+func NewGC(r *Router) *GC { return &GC{r: r, deleteTimeout: gcDeleteTimeout} }
 
 // Run collects a round every interval (sooner while records are left unread) until ctx
 // ends.
@@ -85,6 +93,7 @@ func (g *GC) keysRound(ctx context.Context) error {
 		g.keyCursor = ""
 	}
 	uids := map[string]string{} // "ns/workflow" → status.uid; "\x00" when gone
+	failed := map[string]bool{} // "ns/repository" whose delete failed: not tried again this round
 	var errs []error
 	for _, kr := range recs {
 		if kr.Repository == "" && (g.r.emb == nil || kr.Holder != g.r.emb.holder) {
@@ -98,10 +107,19 @@ func (g *GC) keysRound(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if gone {
-			if err := g.r.Delete(ctx, parts[0], kr.Key); err != nil {
-				errs = append(errs, fmt.Errorf("free %s: %w", kr.Key, err))
+		repo := parts[0] + "/" + kr.Repository
+		if !gone || kr.Repository != "" && failed[repo] {
+			continue
+		}
+		dctx, cancel := context.WithTimeout(ctx, g.deleteTimeout)
+		err = g.r.Delete(dctx, parts[0], kr.Key)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
+			failed[repo] = true
+			errs = append(errs, fmt.Errorf("free %s: %w", kr.Key, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -156,6 +156,9 @@ func TestRouterRefusesKeysOutsideTheNamespace(t *testing.T) {
 }
 
 func TestRefusedAddr(t *testing.T) {
+	own := hostAddrs
+	hostAddrs = func() ([]netip.Addr, error) { return []netip.Addr{netip.MustParseAddr("203.0.113.7")}, nil }
+	t.Cleanup(func() { hostAddrs = own })
 	for _, c := range []struct {
 		addr string
 		ok   bool
@@ -163,7 +166,9 @@ func TestRefusedAddr(t *testing.T) {
 		{"127.0.0.1", false}, {"::1", false}, {"10.1.2.3", false}, {"172.16.0.1", false}, {"192.168.1.1", false},
 		{"169.254.169.254", false}, {"fe80::1", false}, {"0.0.0.0", false}, {"::", false}, {"fd00::1", false},
 		{"::ffff:127.0.0.1", false}, {"100.64.0.1", false}, {"224.0.0.1", false},
-		{"8.8.8.8", true}, {"2001:4860:4860::8888", true}, {"52.216.0.1", true},
+		{"0.1.2.3", false}, {"255.255.255.255", false}, {"64:ff9b::7f00:1", false}, {"64:ff9b::a9fe:a9fe", false},
+		{"203.0.113.7", false}, // the server's own (public) address: its API, its etcd
+		{"8.8.8.8", true}, {"2001:4860:4860::8888", true}, {"52.216.0.1", true}, {"64:ff9b::808:808", true},
 	} {
 		why := refusedAddr(netip.MustParseAddr(c.addr))
 		if (why == "") != c.ok {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -157,4 +158,23 @@ func artifactRepoRefs(spec *v4.WorkflowSpec) func(yield func(string, string) boo
 			}
 		}
 	}
+}
+
+// admitArtifactRepoSecrets refuses, with a 403 naming the field, an artifactrepository
+// whose writer may not read the namespace's secrets: naming a secret is reading it (the
+// server sends the access key in the clear to the endpoint the writer chose, and either
+// reference may name any item of any secret of the namespace).
+func admitArtifactRepoSecrets(r *http.Request, obj v4.Object) error {
+	a, ok := obj.(*v4.ArtifactRepository)
+	if !ok || a.Spec.S3 == nil {
+		return nil
+	}
+	id := identityOf(r)
+	req := acl.Request{Verb: acl.VerbRead, Kind: string(v4.KindSecret), Namespace: a.Metadata.Namespace}
+	if id.Allowed(req) {
+		return nil
+	}
+	const field = "spec.s3.accessKeySecret.name"
+	return httpapi.Errorf(http.StatusForbidden, "%s: %s may not hand the artifact store a secret it may not read: it may not %s", field, id, req).
+		WithDetail(field, "needs "+req.String())
 }

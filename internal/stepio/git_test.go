@@ -58,7 +58,7 @@ func TestCloneGit(t *testing.T) {
 	allowed.GitProtocols = []string{"http"}
 
 	dir := filepath.Join(t.TempDir(), "clone")
-	if err := allowed.CloneGit(ctx, &v4.WfGitArtifact{Repo: repo, Revision: "main", Depth: 1}, dir); err != nil {
+	if err := allowed.CloneGit(ctx, &v4.WfGitArtifact{Repo: repo, Revision: "main", Depth: 1}, dir, DefaultLimits); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "hello.txt")); err != nil || string(b) != "hello from git\n" {
@@ -81,7 +81,7 @@ func TestCloneGit(t *testing.T) {
 		{"unknown revision", allowed, v4.WfGitArtifact{Repo: repo, Revision: "nope"}, "git fetch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.policy.CloneGit(ctx, &tc.g, filepath.Join(t.TempDir(), "c"))
+			err := tc.policy.CloneGit(ctx, &tc.g, filepath.Join(t.TempDir(), "c"), DefaultLimits)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error with %q", err, tc.want)
 			}
@@ -91,8 +91,39 @@ func TestCloneGit(t *testing.T) {
 
 func TestCloneGitWithoutGit(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	err := testPolicy().CloneGit(context.Background(), &v4.WfGitArtifact{Repo: "https://example.com/r.git"}, t.TempDir()+"/c")
+	err := testPolicy().CloneGit(context.Background(), &v4.WfGitArtifact{Repo: "https://example.com/r.git"}, t.TempDir()+"/c", DefaultLimits)
 	if !errors.Is(err, ErrNoGit) {
 		t.Fatalf("got %v, want ErrNoGit", err)
+	}
+}
+
+// TestCloneGitBounds: what a clone downloads, and the tree it checks out, are bounded
+// (the node's disk is not a namespace's): past a bound nothing is checked out.
+func TestCloneGitBounds(t *testing.T) {
+	repo := gitServer(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		maxFetch int64
+		lim      Limits
+		want     string
+	}{
+		{"download", 100, DefaultLimits, "more than 100 bytes fetched"},
+		{"tree bytes", 0, Limits{Bytes: 5, Entries: 10}, "more than 5 bytes"},
+		{"tree entries", 0, Limits{Bytes: 1 << 20, Entries: 0}, "more than 0 entries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPolicy("127.0.0.0/8")
+			p.GitProtocols = []string{"http"}
+			p.MaxFetchBytes = tc.maxFetch
+			dir := filepath.Join(t.TempDir(), "c")
+			err := p.CloneGit(ctx, &v4.WfGitArtifact{Repo: repo}, dir, tc.lim)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "hello.txt")); err == nil {
+				t.Error("checked out past the bound")
+			}
+		})
 	}
 }

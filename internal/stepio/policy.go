@@ -33,6 +33,9 @@ type Policy struct {
 	NodeAddrs func() ([]netip.Addr, error)
 	// Timeout bounds one fetch, connection and transfer (default DefaultFetchTimeout).
 	Timeout time.Duration
+	// MaxFetchBytes bounds what one git clone over http or https downloads (default
+	// DefaultLimits.Bytes).
+	MaxFetchBytes int64
 }
 
 // DefaultFetchTimeout bounds one http or git input.

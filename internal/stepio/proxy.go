@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,10 +30,36 @@ type fetchProxy struct {
 	stop  context.CancelFunc
 	conns sync.WaitGroup // tunnels
 	serve sync.WaitGroup // the Serve goroutine
+	// left is what may still come from the remotes, all connections together; over
+	// says it ran out (the clone failed for its size).
+	left atomic.Int64
+	over atomic.Bool
 }
 
-// startProxy starts a proxy that lives until close (or ctx ends).
-func (p *Policy) startProxy(ctx context.Context) (*fetchProxy, error) {
+// countedReader reads r, counting what comes from a remote against the proxy's bound.
+type countedReader struct {
+	r  io.Reader
+	fp *fetchProxy
+}
+
+// errFetchBound ends a connection past the proxy's bound.
+var errFetchBound = errors.New("more than the bound on what a git input may download")
+
+func (c countedReader) Read(p []byte) (int, error) {
+	if c.fp.left.Load() < 0 {
+		return 0, errFetchBound
+	}
+	n, err := c.r.Read(p)
+	if c.fp.left.Add(-int64(n)) < 0 {
+		c.fp.over.Store(true)
+		return n, errFetchBound
+	}
+	return n, err
+}
+
+// startProxy starts a proxy that lives until close (or ctx ends) and passes at most
+// limit bytes from the remotes.
+func (p *Policy) startProxy(ctx context.Context, limit int64) (*fetchProxy, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -47,6 +74,7 @@ func (p *Policy) startProxy(ctx context.Context) (*fetchProxy, error) {
 		dial: d.DialContext, ctx: ctx, stop: stop,
 		tr: &http.Transport{Proxy: nil, DialContext: d.DialContext, DisableKeepAlives: true, ResponseHeaderTimeout: time.Minute},
 	}
+	fp.left.Store(limit)
 	fp.srv = &http.Server{Handler: fp, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	fp.serve.Go(func() { fp.srv.Serve(ln) }) //nolint:errcheck // ends with close
 	return fp, nil
@@ -94,7 +122,7 @@ func (fp *fetchProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body) //nolint:errcheck // the client sees a short body
+	io.Copy(w, countedReader{r: resp.Body, fp: fp}) //nolint:errcheck // the client sees a short body
 }
 
 // tunnel serves CONNECT: the target is dialled through the policy, then bytes are
@@ -136,7 +164,7 @@ func (fp *fetchProxy) tunnel(w http.ResponseWriter, r *http.Request) {
 			tc.CloseWrite() //nolint:errcheck // best effort half-close
 		}
 	}()
-	io.Copy(client, target) //nolint:errcheck // a tunnel ends with either side
+	io.Copy(client, countedReader{r: target, fp: fp}) //nolint:errcheck // a tunnel ends with either side
 	closeBoth()
 	<-done
 }

@@ -38,13 +38,18 @@ func (s RootSource) Walk(ctx context.Context, p string, fn func(h *tar.Header, r
 	if rel == "." {
 		base = "root"
 	}
+	top, err := s.Root.Stat(".")
+	if err != nil {
+		return err
+	}
+	owner := ownerOf(top)
 	fi, err := s.Root.Stat(rel) // follows links, inside the root only
 	if err != nil {
 		return err
 	}
 	switch {
 	case fi.Mode().IsRegular():
-		return walkFile(s.Root, rel, base, fn)
+		return walkFile(s.Root, rel, base, owner, fn)
 	case !fi.IsDir():
 		return fmt.Errorf("%s: not a file or a directory", p)
 	}
@@ -78,7 +83,7 @@ func (s RootSource) Walk(ctx context.Context, p string, fn func(h *tar.Header, r
 			}
 			return fn(&tar.Header{Typeflag: tar.TypeSymlink, Name: tname, Linkname: target, Mode: 0o777}, nil)
 		case typ.IsRegular():
-			return walkFile(sub, name, tname, fn)
+			return walkFile(sub, name, tname, owner, fn)
 		}
 		return nil // sockets, fifos, devices: not an artifact's content
 	})
@@ -88,9 +93,20 @@ func (s RootSource) Walk(ctx context.Context, p string, fn func(h *tar.Header, r
 	return err
 }
 
+// ownerOf is the uid that owns fi.
+func ownerOf(fi fs.FileInfo) uint32 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Uid
+	}
+	return 0
+}
+
 // walkFile gives fn the regular file name of root. It is opened without blocking (a
 // fifo swapped in meanwhile must not hang the agent) and checked to be a regular file.
-func walkFile(root *os.Root, name, tname string, fn func(h *tar.Header, r io.Reader) error) error {
+// A hard link to a file of another owner than the work dir's (owner, when not root) is
+// refused: where fs.protected_hardlinks is 0 a task's user may link any file of the
+// filesystem (/etc/shadow) into its work dir, and the agent reads as root.
+func walkFile(root *os.Root, name, tname string, owner uint32, fn func(h *tar.Header, r io.Reader) error) error {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
@@ -102,6 +118,9 @@ func walkFile(root *os.Root, name, tname string, fn func(h *tar.Header, r io.Rea
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a regular file", name)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && owner != 0 && st.Nlink > 1 && st.Uid != owner {
+		return fmt.Errorf("%s: a hard link to a file of another user (uid %d)", name, st.Uid)
 	}
 	err = fn(&tar.Header{Typeflag: tar.TypeReg, Name: tname, Size: fi.Size(), Mode: int64(fi.Mode().Perm()), ModTime: fi.ModTime()},
 		io.LimitReader(f, fi.Size()))

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -31,7 +32,14 @@ type Stager struct {
 	TmpDir string
 	// Limits bound one input once unpacked (default DefaultLimits).
 	Limits Limits
+	// Timeout bounds one input from the repository (default RepositoryInputTimeout).
+	Timeout time.Duration
 }
+
+// RepositoryInputTimeout bounds the staging of one input from the artifact repository
+// (up to a gigabyte, as a collection): a server or store that stops sending mid-stream
+// must not hold the step's start for ever.
+const RepositoryInputTimeout = 30 * time.Minute
 
 // Stage writes in at name in root (a file, or a directory for an unpacked archive or
 // a clone). A missing optional input from the repository is skipped.
@@ -49,6 +57,12 @@ func (s *Stager) Stage(ctx context.Context, in v4.StepInput, root *os.Root, name
 	case in.Git != nil:
 		return s.stageGit(ctx, in, root, name, lim)
 	case in.Key != "":
+		timeout := s.Timeout
+		if timeout <= 0 {
+			timeout = RepositoryInputTimeout
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
 		rc, err := s.Store.Get(ctx, in.Name)
 		if isNotExist(err) && in.Optional {
 			return nil
@@ -91,7 +105,7 @@ func (s *Stager) stageGit(ctx context.Context, in v4.StepInput, root *os.Root, n
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "clone")
-	if err := s.Policy.CloneGit(ctx, in.Git, dir); err != nil {
+	if err := s.Policy.CloneGit(ctx, in.Git, dir, lim); err != nil {
 		return err
 	}
 	src, err := os.OpenRoot(dir)
@@ -104,21 +118,16 @@ func (s *Stager) stageGit(ctx context.Context, in v4.StepInput, root *os.Root, n
 
 // CopyTree copies p of src to name in root, as Unpack would the archive of it.
 func CopyTree(ctx context.Context, src Source, p string, root *os.Root, name string, lim Limits) error {
-	name, err := cleanRel(name)
+	u, err := newUnpacker(root, name, lim)
 	if err != nil {
 		return err
 	}
-	if name != "." {
-		if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-			return err
-		}
-	}
-	left, entries := lim.Bytes, 0
+	entries := 0
 	return src.Walk(ctx, p, func(h *tar.Header, r io.Reader) error {
 		if entries++; entries > lim.Entries {
 			return fmt.Errorf("more than %d entries", lim.Entries)
 		}
-		if err := unpackEntry(r, h, root, name, &left); err != nil {
+		if err := u.entry(r, h); err != nil {
 			return fmt.Errorf("%s: %w", truncate(h.Name), err)
 		}
 		return nil

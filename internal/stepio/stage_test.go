@@ -2,12 +2,14 @@ package stepio
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -49,5 +51,39 @@ func TestStage(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(s.TmpDir); len(ents) != 0 {
 		t.Errorf("clones left in the temporary dir: %v", ents)
+	}
+}
+
+// stallStore's inputs never send a byte: a server or S3 store that hangs mid-stream.
+type stallStore struct{ memStore }
+
+func (*stallStore) Get(ctx context.Context, _ string) (io.ReadCloser, error) {
+	return io.NopCloser(ctxReader{ctx}), nil
+}
+
+type ctxReader struct{ ctx context.Context }
+
+func (r ctxReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, r.ctx.Err()
+}
+
+// A repository input that stalls ends at the stager's timeout, not never.
+func TestStageRepositoryInputTimeout(t *testing.T) {
+	s := &Stager{Policy: testPolicy(), Store: &stallStore{}, TmpDir: t.TempDir(), Timeout: 50 * time.Millisecond}
+	root, _ := openRoot(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Stage(ctx, v4.StepInput{Name: "in", Path: "/in", Key: "k"}, root, "/in") }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "deadline") {
+			t.Fatalf("got %v, want a deadline error", err)
+		}
+	case <-time.After(20 * time.Second):
+		cancel()
+		<-done
+		t.Fatal("a stalled repository input was still staging after 20s")
 	}
 }

@@ -38,7 +38,10 @@ func Place(root *os.Root, name string, r io.Reader, mode fs.FileMode, lim Limits
 			return fmt.Errorf("gzip: %w", err)
 		}
 		defer zr.Close()
-		return Unpack(tar.NewReader(zr), root, name, lim)
+		// The tar reader reads meta headers (PAX, GNU long names) on its own, as many as
+		// come: the decompressed stream is bounded too, not only the files' bytes.
+		br := &boundedReader{r: zr, left: lim.Bytes + int64(lim.Entries)*metaBytesPerEntry}
+		return Unpack(tar.NewReader(br), root, name, lim)
 	}
 	return WriteFile(root, name, br, mode, lim.Bytes)
 }
@@ -73,6 +76,11 @@ func writeIn(root *os.Root, name string, r io.Reader, mode fs.FileMode, left *in
 	}
 	n, err := io.Copy(f, io.LimitReader(r, *left+1))
 	*left -= n
+	if err == nil {
+		// On the open file, not by name: the umask must not apply, and the name could
+		// be swapped for a link meanwhile.
+		err = f.Chmod(mode & 0o777)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -82,7 +90,7 @@ func writeIn(root *os.Root, name string, r io.Reader, mode fs.FileMode, left *in
 	if *left < 0 {
 		return fmt.Errorf("write %s: more than the bound on what an input may write", name)
 	}
-	return root.Chmod(name, mode&0o777) // the umask must not apply
+	return nil
 }
 
 // Unpack writes a tar archive at name in root. The archive's first path component is
@@ -91,16 +99,11 @@ func writeIn(root *os.Root, name string, r io.Reader, mode fs.FileMode, left *in
 // links that leave the artifact, devices, fifos and anything past lim are refused;
 // every write goes through root, so a link already there cannot carry it out either.
 func Unpack(tr *tar.Reader, root *os.Root, name string, lim Limits) error {
-	name, err := cleanRel(name)
+	u, err := newUnpacker(root, name, lim)
 	if err != nil {
 		return err
 	}
-	if name != "." {
-		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
-			return err
-		}
-	}
-	left, entries := lim.Bytes, 0
+	entries := 0
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -109,13 +112,14 @@ func Unpack(tr *tar.Reader, root *os.Root, name string, lim Limits) error {
 		if err != nil {
 			return fmt.Errorf("tar: %w", err)
 		}
-		if h.Typeflag == tar.TypeXGlobalHeader {
-			continue
-		}
+		// Global headers count: a stream of them must not be read to its end.
 		if entries++; entries > lim.Entries {
 			return fmt.Errorf("tar: more than %d entries", lim.Entries)
 		}
-		if err := unpackEntry(tr, h, root, name, &left); err != nil {
+		if h.Typeflag == tar.TypeXGlobalHeader {
+			continue
+		}
+		if err := u.entry(tr, h); err != nil {
 			return fmt.Errorf("tar entry %q: %w", truncate(h.Name), err)
 		}
 	}
@@ -125,22 +129,107 @@ func Unpack(tr *tar.Reader, root *os.Root, name string, lim Limits) error {
 	return nil
 }
 
-func unpackEntry(r io.Reader, h *tar.Header, root *os.Root, dest string, left *int64) error {
+// metaBytesPerEntry is what the headers of one entry may take in a tar stream besides
+// its content (its header, PAX records of long names, padding): with Limits it bounds
+// the decompressed stream.
+const metaBytesPerEntry = 16 << 10
+
+// boundedReader fails once more than left bytes were read.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errors.New("more than the bound on an input's decompressed bytes")
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// unpacker writes the entries of one artifact at dest in root.
+type unpacker struct {
+	root *os.Root
+	dest string
+	left int64
+	// dirs are directories below dest checked to be directories, not links: an entry
+	// replacing one drops it.
+	dirs map[string]bool
+}
+
+func newUnpacker(root *os.Root, name string, lim Limits) (*unpacker, error) {
+	name, err := cleanRel(name)
+	if err != nil {
+		return nil, err
+	}
+	if name != "." {
+		if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return &unpacker{root: root, dest: name, left: lim.Bytes, dirs: map[string]bool{}}, nil
+}
+
+// notThroughLink refuses rest (an entry's name below the artifact's top) when one of
+// its parents, or itself when last, is a symbolic link. Each link of an archive stays
+// inside the artifact when read alone, but links can be chained (s -> ., then s/t ->
+// .. is t -> .. at the top): so nothing is written through one.
+func (u *unpacker) notThroughLink(rest string, last bool) error {
+	if rest == "" {
+		return nil
+	}
+	parts := strings.Split(rest, "/")
+	if !last {
+		parts = parts[:len(parts)-1]
+	}
+	p := u.dest
+	for _, part := range parts {
+		p = path.Join(p, part)
+		if u.dirs[p] {
+			continue
+		}
+		fi, err := u.root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // made below, as directories
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%q is below a symbolic link of the artifact", truncate(rest))
+		}
+		if fi.IsDir() {
+			u.dirs[p] = true
+		}
+	}
+	return nil
+}
+
+func (u *unpacker) entry(r io.Reader, h *tar.Header) error {
 	rest, err := stripFirst(h.Name)
 	if err != nil {
 		return err
 	}
-	target := dest
+	target := u.dest
 	if rest != "" {
-		target = path.Join(dest, rest)
+		target = path.Join(u.dest, rest)
+	}
+	if err := u.notThroughLink(rest, h.Typeflag == tar.TypeDir); err != nil {
+		return err
 	}
 	mode := fs.FileMode(h.Mode) & 0o777 // no setuid, setgid or sticky bits from an archive
 	if rest != "" && h.Typeflag != tar.TypeDir {
 		// Archives may leave out parent directories.
-		if err := root.MkdirAll(path.Dir(target), 0o755); err != nil {
+		if err := u.root.MkdirAll(path.Dir(target), 0o755); err != nil {
 			return err
 		}
 	}
+	root := u.root
 	switch h.Typeflag {
 	case tar.TypeDir:
 		if target == "." {
@@ -154,7 +243,8 @@ func unpackEntry(r io.Reader, h *tar.Header, root *os.Root, dest string, left *i
 		if target == "." {
 			return errors.New("a file cannot replace the directory it goes in")
 		}
-		return writeIn(root, target, r, mode, left)
+		delete(u.dirs, target)
+		return writeIn(root, target, r, mode, &u.left)
 	case tar.TypeSymlink:
 		if rest == "" {
 			return errors.New("the artifact itself is a symbolic link")
@@ -162,6 +252,7 @@ func unpackEntry(r io.Reader, h *tar.Header, root *os.Root, dest string, left *i
 		if err := linkInside(rest, h.Linkname); err != nil {
 			return err
 		}
+		delete(u.dirs, target)
 		if err := root.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -171,10 +262,14 @@ func unpackEntry(r io.Reader, h *tar.Header, root *os.Root, dest string, left *i
 		if err != nil || old == "" || rest == "" {
 			return fmt.Errorf("hard link to %q: not an entry of the artifact", truncate(h.Linkname))
 		}
+		if err := u.notThroughLink(old, false); err != nil {
+			return fmt.Errorf("hard link to %q: %w", truncate(h.Linkname), err)
+		}
+		delete(u.dirs, target)
 		if err := root.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		return root.Link(path.Join(dest, old), target)
+		return root.Link(path.Join(u.dest, old), target)
 	}
 	return fmt.Errorf("type %q: only files, directories and links", h.Typeflag)
 }
