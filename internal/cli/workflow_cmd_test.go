@@ -95,7 +95,7 @@ func TestSubmitWatch(t *testing.T) {
 			t.Errorf("arguments sent: %+v", ps)
 		}
 		wantContains(t, r.stdout, "workflow/pipe created\n", "workflow pipe Running", "pipe.train(2) Succeeded",
-			"workflow pipe "+c.last, "└─ ✖ train(3)", "pipe.train(3) Failed 60s: exit code 2: [31mout of memory")
+			"workflow pipe "+c.last, "└─ ✖ train(3)", "pipe.train(3) Failed 60s: exit code 2: [31mout of 2Jmemory")
 		if strings.Count(r.stdout, "pipe.prepare Succeeded") != 1 {
 			t.Errorf("a node's phase printed more than once:\n%s", r.stdout)
 		}

@@ -262,8 +262,8 @@ func oneLine(s string) string {
 		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
-		if r < 0x20 || r == 0x7f {
-			return -1 // no escape sequence of a message reaches the terminal
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return -1 // no escape sequence (nor an 8-bit CSI) of a message reaches the terminal
 		}
 		return r
 	}, s)

@@ -25,7 +25,7 @@ func treeNodes(items int) []v4.WfNodeStatus {
 			Type: v4.WfNodePod, Phase: v4.WfSucceeded, BoundaryID: "r", StartedAt: at(1), FinishedAt: at(2)}
 		switch {
 		case i == 3:
-			n.Phase, n.Message = v4.WfFailed, "exit code 2:\n\x1b[31mout of memory"
+			n.Phase, n.Message = v4.WfFailed, "exit code 2:\n\x1b[31mout of \u009b2Jmemory"
 		case i >= 20:
 			n.Phase, n.FinishedAt = v4.WfRunning, time.Time{}
 		}
@@ -39,13 +39,13 @@ func TestWorkflowTree(t *testing.T) {
 	got := strings.Join(renderTree(newWfTree(treeNodes(4)).rows(testNow, false), 0), "\n")
 	for _, line := range []string{
 		"STEP", "● pipe", "├─ ✔ prepare", "└─ ● train (taskgroup)", "   ├─ ✔ train(0)", "   └─ ✖ train(3)",
-		"exit code 2: [31mout of memory", "◷ pipe.onExit",
+		"exit code 2: [31mout of 2Jmemory", "◷ pipe.onExit",
 	} {
 		if !strings.Contains(got, line) {
 			t.Errorf("tree lacks %q:\n%s", line, got)
 		}
 	}
-	if strings.Contains(got, "\x1b") {
+	if strings.Contains(got, "\x1b") || strings.Contains(got, "\u009b") {
 		t.Errorf("a message's escape sequence reached the tree:\n%q", got)
 	}
 	lines := strings.Split(got, "\n")
