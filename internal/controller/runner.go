@@ -124,5 +124,6 @@ func RegisterCaches(r *cache.Registry) error {
 		r.Index(v4.KindService, indexSelector, serviceSelectorKey),
 		r.Index(v4.KindJob, indexCron, jobCronParent),
 		r.Index(v4.KindWorkflow, indexCron, workflowCronParent),
+		r.Keep(v4.KindWorkflow, keepOfWorkflow), // workflow_keep.go
 	)
 }

@@ -113,7 +113,11 @@ func (c *WorkflowController) reconcile(ctx context.Context, key scheduler.AppKey
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		return c.removeWorkflow(ctx, key, tgs)
 	}
-	if msg := c.guard.check(wf); msg != "" { // what runs stays; nothing starts
+	// A finished workflow starts nothing (and the cache keeps only part of it:
+	// workflow_keep.go), so only a running one is checked.
+	if v4.WfPhaseFinished(wf.Status.Phase) {
+		c.guard.forget(key.Kind, key.Namespace, key.Name)
+	} else if msg := c.guard.check(wf); msg != "" { // what runs stays; nothing starts
 		st := wf.Status
 		st.Message = msg
 		return 0, c.writeStatus(ctx, key, st, nil)

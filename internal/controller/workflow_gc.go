@@ -40,13 +40,26 @@ func (p *wfPass) finished(ctx context.Context) error {
 			return nil
 		}
 	case v4.WfPodGCOnPodSuccess:
-		if err := p.loadNodes(ctx); err != nil {
+		if err := p.loadStoredNodes(ctx); err != nil {
 			return err
 		}
 		p.collectSteps(ctx)
 	}
 	p.stopLeftovers(ctx) // what still runs after the end (an exit handler's sidecar)
 	return nil
+}
+
+// loadStoredNodes reads a finished workflow's nodes: its cached copy has none
+// (workflow_keep.go), so its stored object is read first.
+func (p *wfPass) loadStoredNodes(ctx context.Context) error {
+	o, err := p.c.store.Get(ctx, p.key.Kind, p.key.Namespace, p.key.Name)
+	if err != nil {
+		return fmt.Errorf("read workflow %s: %w", p.key, err)
+	}
+	if wf, ok := o.(*v4.Workflow); ok && wf.Status.UID == p.st.UID {
+		p.st.Nodes, p.st.NodesOffloaded = wf.Status.Nodes, wf.Status.NodesOffloaded
+	}
+	return p.loadNodes(ctx)
 }
 
 // collectAll deletes every task group of the finished workflow once its podGC delay

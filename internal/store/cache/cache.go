@@ -56,7 +56,13 @@ type Config struct {
 	History          int
 	HistoryAge       time.Duration
 	SubscriberBuffer int
-	Logger           *slog.Logger
+	// Keep, when set, is what the cache keeps of each object (Get, List and a watch's
+	// first list see it; the changes watchers get carry the objects as written): a kind
+	// whose readers need only part of some objects (a finished workflow's status and
+	// policies, not its templates and nodes) keeps thousands of them in little memory.
+	// It returns o itself or a new object; it must not modify o.
+	Keep   func(o v4.Object) v4.Object
+	Logger *slog.Logger
 }
 
 // Cache is one kind's objects, kept current. Create it with New, run it with Run; its
@@ -218,56 +224,6 @@ func (c *Cache) advance() {
 	c.advanced = make(chan struct{})
 }
 
-func objectKey(o v4.Object) string {
-	m := o.GetMeta()
-	return m.Namespace + "/" + m.Name
-}
-
-// put stores o under key and indexes it, replacing what was there; c.mu is held. An
-// index value that did not change is left as it is (most changes are of an object's
-// status, which no index reads).
-func (c *Cache) put(key string, o v4.Object) {
-	old, had := c.objs[key]
-	c.objs[key] = o
-	for name, fn := range c.cfg.Indexes {
-		v := fn(o)
-		if had {
-			was := fn(old)
-			if was == v {
-				continue
-			}
-			c.unindexValue(name, was, key)
-		}
-		set := c.index[name][v]
-		if set == nil {
-			set = map[string]struct{}{}
-			c.index[name][v] = set
-		}
-		set[key] = struct{}{}
-	}
-}
-
-// unindex removes key's object from the indexes; c.mu is held.
-func (c *Cache) unindex(key string) {
-	old, ok := c.objs[key]
-	if !ok {
-		return
-	}
-	for name, fn := range c.cfg.Indexes {
-		c.unindexValue(name, fn(old), key)
-	}
-}
-
-// unindexValue removes key from index name's value v; c.mu is held.
-func (c *Cache) unindexValue(name, v, key string) {
-	if set := c.index[name][v]; set != nil {
-		delete(set, key)
-		if len(set) == 0 {
-			delete(c.index[name], v)
-		}
-	}
-}
-
 // apply records the changes of one revision and fans them out to the watchers.
 func (c *Cache) apply(evs []store.Event) {
 	c.mu.Lock()
@@ -291,13 +247,6 @@ func (c *Cache) apply(evs []store.Event) {
 		c.rev = rev
 		c.advance()
 	}
-}
-
-// expireHistory forgets the changes older than the history's age.
-func (c *Cache) expireHistory() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.history.expire(time.Now().Add(-c.cfg.HistoryAge))
 }
 
 // progressed records that every change up to rev has been applied (etcd's progress

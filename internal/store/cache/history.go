@@ -63,3 +63,10 @@ func (r *ring) since(rev int64, fn func(change)) {
 		}
 	}
 }
+
+// expireHistory forgets the changes older than the history's age.
+func (c *Cache) expireHistory() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history.expire(time.Now().Add(-c.cfg.HistoryAge))
+}

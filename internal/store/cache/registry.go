@@ -74,6 +74,19 @@ func (r *Registry) Index(kind v4.Kind, name string, fn IndexFunc) error {
 	return nil
 }
 
+// Keep sets what kind's cache keeps of each object (Config.Keep); like an index it is
+// declared before the cache runs, by the only readers of the kind.
+func (r *Registry) Keep(kind v4.Kind, fn func(v4.Object) v4.Object) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.entry(kind)
+	if e.running {
+		return fmt.Errorf("cache of %s: what it keeps set after the cache started", kind)
+	}
+	e.cache.cfg.Keep = fn
+	return nil
+}
+
 // Indexes adds every index of idx to kind's cache (Index).
 func (r *Registry) Indexes(kind v4.Kind, idx map[string]IndexFunc) error {
 	for name, fn := range idx {
