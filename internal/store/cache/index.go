@@ -4,6 +4,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
+// objectKey is the key an object is cached under: "namespace/name".
 func objectKey(o v4.Object) string {
 	m := o.GetMeta()
 	return m.Namespace + "/" + m.Name
