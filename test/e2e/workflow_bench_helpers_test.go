@@ -261,12 +261,13 @@ func (s *devServer) memoryOf(b *testing.B) string {
 }
 
 // saveHeapProfile writes the server's heap profile to the file BERTH_BENCH_HEAP names,
-// when it names one (`go tool pprof` reads it: what the retained workflows hold).
-func (s *devServer) saveHeapProfile(b *testing.B) {
+// when it names one (`go tool pprof` reads it: what the retained workflows hold), and
+// says whether it did.
+func (s *devServer) saveHeapProfile(b *testing.B) bool {
 	b.Helper()
 	path := os.Getenv("BERTH_BENCH_HEAP")
 	if path == "" {
-		return
+		return false
 	}
 	resp, err := s.http.Get(s.url + "/v1/debug/pprof/heap?gc=1")
 	if err != nil {
@@ -281,4 +282,5 @@ func (s *devServer) saveHeapProfile(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("heap profile written to %s", path)
+	return true
 }

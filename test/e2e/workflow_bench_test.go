@@ -97,7 +97,10 @@ func BenchmarkWorkflows(b *testing.B) {
 		b.ReportMetric(idleCPU2, "settled-cpu-retained")
 		b.ReportMetric(float64(idleRSS2-idleRSS0)/(1<<20), "settled-rss-growth-MB")
 	}
-	s.saveHeapProfile(b)
+	if s.saveHeapProfile(b) { // it collected the garbage first
+		_, rss := s.idleUsage(b, pid, time.Second)
+		b.Logf("after a collection: RSS %d MB; %s", rss>>20, s.memoryOf(b))
+	}
 }
 
 // benchSettle is how long the benchmark waits after the burst before it measures the
