@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -14,14 +13,7 @@ import (
 // updateStatus writes the daemonset's status when it changed, retrying on conflicts with
 // users' writes.
 func (c *DaemonsetController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.DaemonsetStatus) error {
-	return retryStatusWrite(key.String(), func() error {
-		ds, err := store.Typed[*v4.Daemonset](c.store, v4.KindDaemonset).Get(ctx, key.Namespace, key.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return writeStored(ctx, c.store, key, func(ds *v4.Daemonset) error {
 		old := ds.Status
 		old.Updated = time.Time{}
 		if old == st {

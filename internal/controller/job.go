@@ -109,15 +109,7 @@ func (c *JobController) expire(ctx context.Context, key scheduler.AppKey, job *v
 // updateJobStatus writes the job's status when it changed, retrying on conflicts with
 // users' writes.
 func (c *JobController) updateJobStatus(ctx context.Context, key scheduler.AppKey, st v4.JobStatus) error {
-	return retryStatusWrite(key.String(), func() error {
-		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		job := obj.(*v4.Job)
+	return writeStored(ctx, c.store, key, func(job *v4.Job) error {
 		if sameJSON(job.Status, st) {
 			return nil
 		}
@@ -127,7 +119,7 @@ func (c *JobController) updateJobStatus(ctx context.Context, key scheduler.AppKe
 			c.jobEnded(key, st)
 		}
 		job.Status = st
-		err = c.store.Update(ctx, job, store.Raw{})
+		err := c.store.Update(ctx, job, store.Raw{})
 		if err == nil {
 			c.opts.Metrics.statusWritten("job")
 			c.jobs.wrote(job.Metadata.ResourceVersion)

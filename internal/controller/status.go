@@ -14,14 +14,7 @@ import (
 // updateStatus writes the application's status when it changed, retrying on conflicts
 // with users' writes.
 func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkloadStatus) error {
-	return retryStatusWrite(key.String(), func() error {
-		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return writeStored(ctx, c.store, key, func(obj v4.Object) error {
 		w := workload(obj)
 		st.KeepLastPhase(w.Status)
 		if w.Status.Equal(st) {
@@ -32,7 +25,7 @@ func (c *AppController) updateStatus(ctx context.Context, key scheduler.AppKey, 
 		}
 		st.Updated = time.Now().UTC()
 		w.Status = st
-		err = c.store.Update(ctx, obj, store.Raw{})
+		err := c.store.Update(ctx, obj, store.Raw{})
 		if err == nil {
 			c.opts.Metrics.statusWritten("application")
 			if v := c.apps[key.Kind]; v != nil {
@@ -53,6 +46,25 @@ func retryStatusWrite(what string, write func() error) error {
 		}
 	}
 	return fmt.Errorf("update status of %s: too many concurrent writes", what)
+}
+
+// writeStored is retryStatusWrite over key's stored object, read afresh (as a P) for
+// each try of write; an object gone is no error: there is no status to write.
+func writeStored[P v4.Object](ctx context.Context, st *store.Store, key scheduler.AppKey, write func(P) error) error {
+	return retryStatusWrite(key.String(), func() error {
+		obj, err := st.Get(ctx, key.Kind, key.Namespace, key.Name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p, ok := obj.(P)
+		if !ok {
+			return fmt.Errorf("%s is stored as a %s", key, obj.GetKind())
+		}
+		return write(p)
+	})
 }
 
 // observe records an event when a task group's phase changed since last seen.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -161,15 +160,7 @@ func newUID() string {
 // writeStatus writes the workflow's status (with the nodes to offload, when it has
 // them) unless it is the same, and records the workflow's phase change.
 func (c *WorkflowController) writeStatus(ctx context.Context, key scheduler.AppKey, st v4.WorkflowStatus, memo *nodeMemo) error {
-	return retryStatusWrite(key.String(), func() error {
-		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		wf := obj.(*v4.Workflow)
+	return writeStored(ctx, c.store, key, func(wf *v4.Workflow) error {
 		if st.UID != wf.Status.UID {
 			// Another writer changed it, or it is a new workflow of the same name (a
 			// pass that read the one deleted must not give the new one its status):
@@ -186,15 +177,7 @@ func (c *WorkflowController) writeStatus(ctx context.Context, key scheduler.AppK
 
 // assignUID writes a new workflow's first status, with its UID, unless it has one.
 func (c *WorkflowController) assignUID(ctx context.Context, key scheduler.AppKey, st v4.WorkflowStatus) error {
-	return retryStatusWrite(key.String(), func() error {
-		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		wf := obj.(*v4.Workflow)
+	return writeStored(ctx, c.store, key, func(wf *v4.Workflow) error {
 		if wf.Status.UID != "" {
 			return nil
 		}

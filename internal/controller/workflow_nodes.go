@@ -155,12 +155,7 @@ func (c *WorkflowController) writeStatusWith(ctx context.Context, key scheduler.
 	if resumed == "" {
 		return c.writeStatus(ctx, key, st, memo)
 	}
-	return retryStatusWrite(key.String(), func() error {
-		obj, err := c.store.Get(ctx, key.Kind, key.Namespace, key.Name)
-		if err != nil {
-			return nil // gone, or the next pass tries again
-		}
-		wf := obj.(*v4.Workflow)
+	return writeStored(ctx, c.store, key, func(wf *v4.Workflow) error {
 		if wf.Metadata.Annotations[WorkflowResumeAnnotation] != resumed || wf.Status.UID != st.UID {
 			return c.writeStatus(ctx, key, st, memo)
 		}

@@ -24,8 +24,14 @@ func byNode(o v4.Object) string { return o.(*v4.TaskGroup).Spec.Node }
 // first).
 func startCache(t *testing.T, history, buffer int) *Cache {
 	t.Helper()
-	c := New(testStore, Config{Kind: v4.KindTaskGroup, Indexes: map[string]IndexFunc{"node": byNode},
-		History: history, SubscriberBuffer: buffer, Logger: storetest.QuietLogger()})
+	return startCacheWith(t, Config{History: history, SubscriberBuffer: buffer})
+}
+
+// startCacheWith is startCache with cfg, made a task group cache indexed by node.
+func startCacheWith(t *testing.T, cfg Config) *Cache {
+	t.Helper()
+	cfg.Kind, cfg.Indexes, cfg.Logger = v4.KindTaskGroup, map[string]IndexFunc{"node": byNode}, storetest.QuietLogger()
+	c := New(testStore, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()

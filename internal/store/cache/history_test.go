@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/store"
 	"github.com/berthhq/berth/internal/store/storetest"
 )
@@ -54,13 +53,9 @@ func TestRingBoundsAndAge(t *testing.T) {
 // watch from before them lists again, one from now is served.
 func TestCacheHistoryExpiresWhenIdle(t *testing.T) {
 	storetest.Reset(t, testStore)
-	c := New(testStore, Config{Kind: v4.KindTaskGroup, Indexes: map[string]IndexFunc{"node": byNode},
-		HistoryAge: 100 * time.Millisecond, Logger: storetest.QuietLogger()})
+	c := startCacheWith(t, Config{HistoryAge: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-c.Synced()
+	defer cancel()
 	from := c.Rev()
 	create(t, "a", "n1")
 	caughtUp(t, c)

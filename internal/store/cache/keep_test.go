@@ -23,13 +23,9 @@ func TestCacheKeep(t *testing.T) {
 		cp.Spec.Owner = v4.OwnerRef{}
 		return &cp
 	}
-	c := New(testStore, Config{Kind: v4.KindTaskGroup, Indexes: map[string]IndexFunc{"node": byNode}, Keep: keep,
-		Logger: storetest.QuietLogger()})
+	c := startCacheWith(t, Config{Keep: keep})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-c.Synced()
+	defer cancel()
 	from := c.Rev()
 	create(t, "a", "n1")
 	create(t, "b", "slim")
