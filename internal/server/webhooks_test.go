@@ -19,7 +19,7 @@ type testHooks struct {
 	url, bundle string
 }
 
-func newTestHooks(t *testing.T) *testHooks {
+func newTestHooks(t testing.TB) *testHooks {
 	t.Helper()
 	ts := httptest.NewTLSServer(http.HandlerFunc(serveTestHook))
 	t.Cleanup(ts.Close)

@@ -81,8 +81,20 @@ func TestAdmissionWebhooksE2E(t *testing.T) {
 		if err := json.Unmarshal([]byte(s.mustBerth("get", "process", "bcs-web", "-n", ns, "-o", "json")), &got); err != nil || got.Metadata.Labels["team"] != "blue" {
 			t.Fatalf("labels %v (%v), want team=blue", got.Metadata.Labels, err)
 		}
-		if a := gw.call(http.MethodPost, api, []byte(proc("bcs-bad", `"deny":"yes"`))); a.Code == 0 || !strings.Contains(a.Message, "b-deny/deny.hooks.test") {
-			t.Fatalf("%+v, want the validating hook's refusal", a)
+		req, err := http.NewRequest(http.MethodPost, s.url+api, strings.NewReader(proc("bcs-bad", `"deny":"yes"`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("BCS-ClusterID", bcsCluster)
+		resp, err := tenant.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var a bcsAnswer
+		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusForbidden || a.Result ||
+			!strings.Contains(a.Message, "b-deny/deny.hooks.test") {
+			t.Fatalf("HTTP %d %+v %v, want the validating hook's refusal", resp.StatusCode, a, err)
 		}
 	})
 
