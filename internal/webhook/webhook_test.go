@@ -259,22 +259,30 @@ func TestFailurePolicies(t *testing.T) {
 
 func TestBoundedInFlight(t *testing.T) {
 	h := newHookServer(t)
-	var outcomes sync.Map
-	c := NewClient(Options{MaxInFlight: 1, Observe: func(_ *Hook, _ *Request, o Outcome, _ time.Duration, err error) {
-		if err != nil {
-			outcomes.Store(err.Error(), o)
+	c := NewClient(Options{MaxInFlight: 1})
+	// Two hooks of one ID and URL share the turns: the first holds the only one.
+	holder := h.hook("/slow", func(k *Hook) { k.Timeout, k.Mutating = time.Minute, false })
+	waiter := h.hook("/slow", func(k *Hook) { k.Timeout, k.Mutating = 200*time.Millisecond, false })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Validate(ctx, []*Hook{holder}, Request{}) }()
+	for i := 0; ; i++ { // until the hook server holds the first call
+		h.mu.Lock()
+		n := h.calls["/slow"]
+		h.mu.Unlock()
+		if n > 0 {
+			break
 		}
-	}})
-	slow := h.hook("/slow", func(k *Hook) { k.Timeout = 300 * time.Millisecond })
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() { c.Validate(context.Background(), []*Hook{slow}, Request{}) })
+		if i > 500 {
+			t.Fatal("the first call never reached the hook")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	wg.Wait()
-	found := false
-	outcomes.Range(func(k, _ any) bool { found = found || strings.Contains(k.(string), "calls in flight"); return true })
-	if !found {
-		t.Fatal("the second call did not wait for a turn and fail")
+	err := c.Validate(context.Background(), []*Hook{waiter}, Request{})
+	cancel()
+	<-done
+	if err == nil || !strings.Contains(err.Error(), "calls in flight") {
+		t.Fatalf("%v, want the second call refused for want of a turn", err)
 	}
 }
 
