@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -32,7 +33,7 @@ type docRange struct {
 }
 
 var (
-	webhookDocs     = docRange{webhookPrefix, "admission webhook configuration", 64}
+	webhookDocs     = docRange{webhookPrefix, "admission webhook configuration", v4.MaxWebhookConfigs}
 	certRequestDocs = docRange{certRequestPrefix, "certificate signing request", MaxCertificateRequests}
 )
 
