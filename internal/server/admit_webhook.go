@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -41,6 +42,7 @@ func (a *admission) callHooks(ctx context.Context, targets []target) error {
 	if err != nil || len(mutating)+len(validating) == 0 {
 		return err
 	}
+	defer a.s.webhooks.timeStep(time.Now())
 	for i := range targets {
 		if err := a.hookTarget(ctx, &targets[i], mutating, validating); err != nil {
 			return err
