@@ -81,20 +81,22 @@ func TestAdmissionWebhooksE2E(t *testing.T) {
 		if err := json.Unmarshal([]byte(s.mustBerth("get", "process", "bcs-web", "-n", ns, "-o", "json")), &got); err != nil || got.Metadata.Labels["team"] != "blue" {
 			t.Fatalf("labels %v (%v), want team=blue", got.Metadata.Labels, err)
 		}
-		req, err := http.NewRequest(http.MethodPost, s.url+api, strings.NewReader(proc("bcs-bad", `"deny":"yes"`)))
-		if err != nil {
-			t.Fatal(err)
+		// BCS's own admissionwebhook route: an administrator's, as /v1's.
+		bcsHook := `{"kind":"AdmissionWebhookConfiguration","metadata":{"name":"bcs-hook","namespace":"` + ns + `"},` +
+			`"resourcesRef":{"operation":"Delete","kind":"process"},"admissionWebhooks":[{"name":"x.hooks.test","failurePolicy":"Ignore",` +
+			`"clientConfig":{"url":"` + hookURL + `/x"},"namespaceSelector":{"operator":"In","values":["` + ns + `"]}}]}`
+		admin := &bcsClient{t: t, s: s, base: s.url}
+		admin.ok(http.MethodPost, "/bcsapi/v4/scheduler/mesos/namespaces/"+ns+"/admissionwebhook", []byte(bcsHook))
+		if a := admin.ok(http.MethodGet, "/bcsapi/v4/scheduler/mesos/admissionwebhooks", nil); !strings.Contains(string(a.Data), "bcs-hook") {
+			t.Fatalf("BCS's list: %s", a.Data)
 		}
-		req.Header.Set("BCS-ClusterID", bcsCluster)
-		resp, err := tenant.http.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		admin.ok(http.MethodDelete, "/bcsapi/v4/scheduler/mesos/namespaces/"+ns+"/admissionwebhook/bcs-hook", nil)
+		if code, a := bcsRefusal(t, tenant, http.MethodPost, "/bcsapi/v4/scheduler/mesos/namespaces/"+ns+"/admissionwebhook", bcsHook); code != http.StatusForbidden {
+			t.Fatalf("a namespace's token writing a configuration through BCS: HTTP %d %+v, want 403", code, a)
 		}
-		defer resp.Body.Close()
-		var a bcsAnswer
-		if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusForbidden || a.Result ||
+		if code, a := bcsRefusal(t, tenant, http.MethodPost, api, proc("bcs-bad", `"deny":"yes"`)); code != http.StatusForbidden ||
 			!strings.Contains(a.Message, "b-deny/deny.hooks.test") {
-			t.Fatalf("HTTP %d %+v %v, want the validating hook's refusal", resp.StatusCode, a, err)
+			t.Fatalf("HTTP %d %+v, want the validating hook's refusal", code, a)
 		}
 	})
 
@@ -194,4 +196,24 @@ func serveE2EHook(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.berth.io/v1", "kind": "AdmissionReview", "response": resp})
+}
+
+// bcsRefusal calls a BCS route as s expecting a refusal: its HTTP status and envelope.
+func bcsRefusal(t *testing.T, s *devServer, method, path, body string) (int, bcsAnswer) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("BCS-ClusterID", bcsCluster)
+	resp, err := s.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a bcsAnswer
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || a.Result {
+		t.Fatalf("%s %s: %v %+v", method, path, err, a)
+	}
+	return resp.StatusCode, a
 }
