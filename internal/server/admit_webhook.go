@@ -59,6 +59,9 @@ func (a *admission) hookTarget(ctx context.Context, t *target, mutating, validat
 	if err != nil {
 		return err
 	}
+	if t.obj == nil && old == nil {
+		return nil // a delete of nothing: the store answers its 404, no hook is asked
+	}
 	attrs := webhook.Attributes{Operation: a.hookOperation(old), Kind: t.kind, Namespace: t.ns}
 	if t.obj != nil {
 		attrs.Labels = t.obj.GetMeta().Labels
