@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -162,12 +163,20 @@ func (s *Server) ownNames() []string {
 	return out
 }
 
-// servingLeaf is the API's certificate when the cluster CA issued it.
+// servingLeaf is the API's certificate: the cluster CA's or the operator's files.
 func (s *Server) servingLeaf() *x509.Certificate {
-	if r, ok := s.serving.(*pki.Rotating); ok {
-		return r.Leaf()
+	c, err := s.serving.GetCertificate(&tls.ClientHelloInfo{})
+	if err != nil || c == nil || len(c.Certificate) == 0 {
+		return nil
 	}
-	return nil
+	if c.Leaf != nil {
+		return c.Leaf
+	}
+	leaf, err := x509.ParseCertificate(c.Certificate[0])
+	if err != nil {
+		return nil
+	}
+	return leaf
 }
 
 func (s *Server) handleCertRequestList(w http.ResponseWriter, r *http.Request) error {
