@@ -18,6 +18,7 @@ require (
 	github.com/docker/go-connections v0.8.2 // the Docker client's transport, set up as the client does (internal/driver/docker/legacymac.go); the version client v0.6.3 requires
 	github.com/docker/go-units v0.5.0
 	github.com/google/nftables v0.3.0 // the service proxy's table, written over netlink in one transaction (internal/netsvc)
+	github.com/evanphx/json-patch/v5 v5.9.11 // RFC 6902 patches of mutating admission webhooks, as Kubernetes applies them (internal/webhook; docs/dependencies.md)
 	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674 // the web console's exec terminal; already in the module graph through etcd (internal/server)
 	github.com/johannesboyne/gofakes3 v1.2.0 // a real S3 protocol server on loopback for the tests of internal/artifacts, never a mock of the client (docs/dependencies.md)
 	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // the socket buffers and deadline of those transactions

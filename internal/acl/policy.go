@@ -37,6 +37,10 @@ const (
 	// KindCustomResource the resources of every definition, in a namespace.
 	KindCustomResourceDefinition = "customresourcedefinition"
 	KindCustomResource           = "customresource"
+	// KindCertificateRequest is the cluster CA's signing requests (berth certificate
+	// sign); approving one needs admin on cluster. The admission webhook configurations
+	// are v4.KindAdmissionWebhook.
+	KindCertificateRequest = "certificaterequest"
 )
 
 // AnonymousPolicy is the policy of requests without a token: anonymous access is off
@@ -131,7 +135,8 @@ func kindWords(kind string) string {
 // ClusterKind reports whether kind has no namespace.
 func ClusterKind(kind string) bool {
 	switch kind {
-	case string(v4.KindNode), KindCluster, KindEngine, KindMetrics, KindCustomResourceDefinition:
+	case string(v4.KindNode), KindCluster, KindEngine, KindMetrics, KindCustomResourceDefinition,
+		v4.KindAdmissionWebhook, KindCertificateRequest:
 		return true
 	}
 	return false

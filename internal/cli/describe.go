@@ -25,6 +25,9 @@ func newDescribeCommand(o *options) *cobra.Command {
 			"  berth describe secret db-creds   # keys and sizes, never values",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if webhookKind(args[0]) { // webhook.go
+				return o.withClient(cmd, func(ctx context.Context, c *client.Client) error { return describeWebhook(ctx, o, c, args[1]) })
+			}
 			kind, err := kindArg(args[0])
 			if err != nil {
 				return err

@@ -47,6 +47,9 @@ func runGet(cmd *cobra.Command, o *options, f getFlags, args []string) error {
 	if customKind(args[0]) {
 		return runGetCustom(cmd, o, f, args)
 	}
+	if webhookKind(args[0]) { // webhook.go
+		return runGetWebhooks(cmd, o, f, args)
+	}
 	kind, err := kindArg(args[0])
 	if err != nil {
 		return err

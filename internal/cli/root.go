@@ -119,6 +119,8 @@ func newRootCommand(e *env) *cobra.Command {
 		newSubmitCommand(o),
 		newWorkflowCommand(o),
 		newJobCommand(o),
+		newWebhookCommand(o),
+		newCertificateCommand(o),
 	)
 	return root
 }

@@ -39,6 +39,11 @@ type admission struct {
 	// objects of the request.
 	seen     map[string]map[string]v4.Object
 	services []v4.Object
+	// subResource and old are for the admission webhooks (admit_webhook.go): the action
+	// of a write the server makes for the user ("scale", "rollout/undo"), and the stored
+	// object it changes when the caller has read it already.
+	subResource string
+	old         v4.Object
 }
 
 func (s *Server) newAdmission(r *http.Request, op admitOp, docs []v4.Document) *admission {
@@ -86,13 +91,21 @@ var storeSteps = []admitStep{
 	admitSchedule,      // a schedule fires at most once a minute unless allowed (admit_cron.go)
 }
 
-// admit runs the chain on every target of a: authorizeSteps on all, then storeSteps.
+// admit runs the chain on every target of a: authorizeSteps on all, the admission
+// webhooks (admit_webhook.go), then storeSteps. A webhook's change replaces the target
+// and its document in a.docs: the caller writes a.docs.
 func (a *admission) admit(ctx context.Context, targets ...target) error {
-	for _, steps := range [][]admitStep{authorizeSteps, storeSteps} {
-		for _, t := range targets {
-			if err := a.run(ctx, t, steps); err != nil {
-				return err
-			}
+	for _, t := range targets {
+		if err := a.run(ctx, t, authorizeSteps); err != nil {
+			return err
+		}
+	}
+	if err := a.callHooks(ctx, targets); err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if err := a.run(ctx, t, storeSteps); err != nil {
+			return err
 		}
 	}
 	return nil

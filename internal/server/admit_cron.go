@@ -55,7 +55,12 @@ func (s *Server) trigger(w http.ResponseWriter, r *http.Request, kind v4.Kind) e
 	defer cancel()
 	a := s.newAdmission(r, opCreate, nil)
 	run, err := controller.TriggerCron(ctx, s.store, kind, r.PathValue("ns"), r.PathValue("name"), time.Now(),
-		func(o v4.Object) error { return a.authorize(ctx, o) })
+		func(o v4.Object) error {
+			if err := a.authorize(ctx, o); err != nil {
+				return err
+			}
+			return s.hookAction(ctx, "actions/trigger", opCreate, o) // admit_webhook.go
+		})
 	if err != nil {
 		return err
 	}

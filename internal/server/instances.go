@@ -101,6 +101,9 @@ func (s *Server) setStopped(ctx context.Context, kind v4.Kind, ns, name string, 
 			list = []int{} // set, not left out: an update without the list keeps the stored one
 		}
 		*p = list
+		if err := s.hookAction(ctx, "instances", opUpdate, obj); err != nil { // admit_webhook.go
+			return nil, false, err
+		}
 		err = s.store.Update(ctx, obj, store.Raw{})
 		if errors.Is(err, store.ErrConflict) {
 			continue

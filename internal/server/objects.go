@@ -155,9 +155,11 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 	noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.newAdmission(r, op, []v4.Document{doc}).admit(ctx, targetOf(doc.Object)); err != nil {
+	a := s.newAdmission(r, op, []v4.Document{doc})
+	if err := a.admit(ctx, targetOf(doc.Object)); err != nil {
 		return err
 	}
+	doc = a.docs[0] // as the admission webhooks left it
 	var rollout *v4.Operation
 	if op == opUpdate {
 		if rollout, err = s.beginRollout(ctx, doc.Object); err != nil {

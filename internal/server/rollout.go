@@ -104,6 +104,12 @@ func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, a
 				return nil, nil, err
 			}
 		}
+		if err := s.hookAction(ctx, "rollout/"+action, opUpdate, d); err != nil { // admit_webhook.go
+			if op != nil {
+				_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, ns, name, v4.OpUndo)
+			}
+			return nil, nil, err
+		}
 		err = s.update(ctx, d) // keeps the definition as the user sent it
 		if errors.Is(err, store.ErrConflict) {
 			continue

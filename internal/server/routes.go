@@ -49,6 +49,8 @@ func (s *Server) routes() *httpapi.Mux {
 	s.aclRoutes(mux)
 	s.quotaRoutes(mux)
 	s.customResourceRoutes(mux)
+	s.webhookRoutes(mux)
+	s.certificateRoutes(mux)
 	s.workflowRoutes(mux)
 	s.cronRoutes(mux)
 	s.packageRoutes(mux)

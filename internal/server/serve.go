@@ -17,6 +17,10 @@ import (
 // gracefully (up to 5 s) and returns; the listeners are closed by then.
 func (s *Server) Serve(ctx context.Context, ln, plain net.Listener) error {
 	httpSrv := s.httpServer(s.log)
+	s.webhooks.own.listening(ln.Addr()) // no admission webhook is the API itself
+	if plain != nil {
+		s.webhooks.own.listening(plain.Addr())
+	}
 	serveErr := make(chan error, 2)
 	serving := 1 // listeners served, each ending with one value on serveErr
 	limited := newLimitListener(ln, s.maxConns, s.maxConnsPerSource, s.log)

@@ -95,6 +95,8 @@ type Server struct {
 	// peerHTTP fetches blobs that other servers hold (artifacts_peer.go).
 	artifacts *artifacts.Router
 	peerHTTP  *http.Client
+	// webhooks calls the admission webhooks (webhooks.go, admit_webhook.go).
+	webhooks *webhookState
 
 	// streams is canceled by Close, ending every watch stream.
 	streams       context.Context
@@ -166,6 +168,7 @@ func New(cfg Config, st *store.Store) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.metrics = newMetrics(st, s.watchLimit.Budget)
+	s.webhooks = s.newWebhookState(cfg)
 	if cfg.ControllerMetrics != nil {
 		s.metrics.registry.MustRegister(cfg.ControllerMetrics.Collectors()...)
 	}

@@ -81,9 +81,11 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		s.record(gone, "Deleted", "deleted "+why)
 		return controller.ResourceResult{Name: m.Name}, nil
 	case v4.WfResourceCreate:
-		if err := s.newAdmission(r, opCreate, []v4.Document{doc}).admit(ctx, targetOf(obj)); err != nil {
+		a := s.newAdmission(r, opCreate, []v4.Document{doc})
+		if err := a.admit(ctx, targetOf(obj)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
+		doc, obj = a.docs[0], a.docs[0].Object // as the admission webhooks left it
 		if err := s.store.Create(ctx, obj, rawOf(doc)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s: %w", kind, m.Namespace, m.Name, err)
 		}
@@ -94,6 +96,7 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		if err := s.newAdmission(r, opApply, docs).admit(ctx, targetOf(obj)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
+		obj = docs[0].Object // as the admission webhooks left it
 		results, err := s.store.Apply(store.RefuseControlled(ctx), docs)
 		if err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s: %w", kind, m.Namespace, m.Name, err)

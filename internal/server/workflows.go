@@ -169,6 +169,9 @@ func (s *Server) workflowSpecAction(ctx context.Context, ns, name, action, node 
 		case "terminate":
 			wf.Spec.Shutdown = v4.ShutdownTerminate
 		}
+		if err := s.hookAction(ctx, "actions/"+action, opUpdate, wf); err != nil { // admit_webhook.go
+			return nil, err
+		}
 		err = s.store.Update(ctx, wf, store.Raw{})
 		if errors.Is(err, store.ErrConflict) {
 			continue
@@ -197,6 +200,10 @@ func (s *Server) retryWorkflow(ctx context.Context, ns, name string) (*v4.Workfl
 		st := &wf.Status
 		if st.Phase != v4.WfFailed && st.Phase != v4.WfError {
 			return nil, httpapi.Errorf(http.StatusConflict, "workflow %s/%s is %s: only a failed workflow is retried", ns, name, cmpOr(st.Phase, "new"))
+		}
+		// Before the nodes are rewritten: the hooks may refuse the retry (admit_webhook.go).
+		if err := s.hookAction(ctx, "actions/retry", opUpdate, wf); err != nil {
+			return nil, err
 		}
 		nodes := st.Nodes
 		if st.NodesOffloaded {

@@ -53,6 +53,7 @@ func New(inner http.Handler, clusterID string, maxBody int64) *Handler {
 	h.transactionRoutes()
 	h.execRoutes()
 	h.customResourceRoutes()
+	h.admissionWebhookRoutes() // admissionwebhooks.go
 	h.unservedRoutes()
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, failure{status: http.StatusNotFound, code: CodeNotFound,

@@ -1,0 +1,176 @@
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Refusal is a write the hooks refuse: a hook denied it, a call failed under
+// failurePolicy Fail, or a patch would rename or move the object.
+type Refusal struct {
+	Hook string
+	// Denied: the hook answered allowed false, with Message and its Code (a 4xx, 403
+	// when it gave none).
+	Denied  bool
+	Message string
+	Code    int
+	// Forbidden is the patch refused (its Field); Err is a failed call's error.
+	Forbidden *ForbiddenPatchError
+	Err       error
+}
+
+func (r *Refusal) Error() string {
+	switch {
+	case r.Denied:
+		msg := r.Message
+		if msg == "" {
+			msg = "no reason given"
+		}
+		return fmt.Sprintf("admission webhook %s denied the request: %s", r.Hook, msg)
+	case r.Forbidden != nil:
+		return fmt.Sprintf("admission webhook %s: %v", r.Hook, r.Forbidden)
+	}
+	return fmt.Sprintf("admission webhook %s failed and its failurePolicy is Fail: %v", r.Hook, r.Err)
+}
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Status is the HTTP status of the refusal: the hook's 4xx code (403 by default) for a
+// denial, 422 for a forbidden patch, 502 for a failed hook (the server in front of a
+// hook that did not answer, as a gateway).
+func (r *Refusal) Status() int {
+	switch {
+	case r.Denied:
+		if r.Code >= 400 && r.Code < 500 {
+			return r.Code
+		}
+		return http.StatusForbidden
+	case r.Forbidden != nil:
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusBadGateway
+}
+
+// Matching are the hooks of hooks that apply to a.
+func Matching(hooks []*Hook, a Attributes) []*Hook {
+	var out []*Hook
+	for _, h := range hooks {
+		if h.Matches(a) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Mutate calls the mutating hooks in their order, each with the object as the earlier
+// ones left it, and then once more each hook with reinvocationPolicy IfNeeded that a
+// later hook changed the object after. It returns the object (req.Object when no hook
+// changed it) and whether it changed; a *Refusal refuses the write.
+func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte, bool, error) {
+	obj, changes := []byte(req.Object), 0
+	after := make([]int, len(hooks)) // changes counted when hook i's call ended
+	for i, h := range hooks {
+		next, changed, err := c.mutateOnce(ctx, h, req, obj)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			obj, changes = next, changes+1
+		}
+		after[i] = changes
+	}
+	for i, h := range hooks {
+		if !h.Reinvoke || changes == after[i] {
+			continue
+		}
+		next, changed, err := c.mutateOnce(ctx, h, req, obj)
+		if err != nil {
+			return nil, false, err
+		}
+		if changed {
+			obj, changes = next, changes+1
+		}
+	}
+	return obj, changes > 0, nil
+}
+
+func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byte) ([]byte, bool, error) {
+	req.Object = obj
+	start := time.Now()
+	resp, err := c.Call(ctx, h, &req)
+	if err == nil && !resp.Allowed {
+		c.observe(h, &req, Denied, time.Since(start), nil)
+		return nil, false, denial(h, resp)
+	}
+	var patch, out []byte
+	if err == nil {
+		patch, err = resp.PatchOf()
+	}
+	if err == nil && patch != nil {
+		out, err = ApplyPatch(obj, patch)
+	}
+	if fe, ok := errors.AsType[*ForbiddenPatchError](err); ok {
+		c.observe(h, &req, Failed, time.Since(start), err)
+		return nil, false, &Refusal{Hook: h.ID(), Forbidden: fe, Err: err}
+	}
+	if err != nil {
+		c.observe(h, &req, Failed, time.Since(start), err)
+		if h.Ignore {
+			return obj, false, nil
+		}
+		return nil, false, &Refusal{Hook: h.ID(), Err: err}
+	}
+	if out == nil || jsonEqual(out, obj) {
+		c.observe(h, &req, Allowed, time.Since(start), nil)
+		return obj, false, nil
+	}
+	c.observe(h, &req, Patched, time.Since(start), nil)
+	return out, true, nil
+}
+
+func denial(h *Hook, resp *Response) *Refusal {
+	r := &Refusal{Hook: h.ID(), Denied: true}
+	if resp.Status != nil {
+		r.Message, r.Code = truncate(resp.Status.Message, 1024), resp.Status.Code
+	}
+	return r
+}
+
+// Validate calls the validating hooks at once and waits for all; the first refusal in
+// their order refuses the write. Their patches, if any, are not applied.
+func (c *Client) Validate(ctx context.Context, hooks []*Hook, req Request) error {
+	errs := make([]error, len(hooks))
+	var wg sync.WaitGroup
+	for i, h := range hooks {
+		wg.Go(func() { errs[i] = c.validateOnce(ctx, h, req) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Client) validateOnce(ctx context.Context, h *Hook, req Request) error {
+	start := time.Now()
+	resp, err := c.Call(ctx, h, &req)
+	switch {
+	case err != nil:
+		c.observe(h, &req, Failed, time.Since(start), err)
+		if h.Ignore {
+			return nil
+		}
+		return &Refusal{Hook: h.ID(), Err: err}
+	case !resp.Allowed:
+		c.observe(h, &req, Denied, time.Since(start), nil)
+		return denial(h, resp)
+	}
+	c.observe(h, &req, Allowed, time.Since(start), nil)
+	return nil
+}
