@@ -76,8 +76,8 @@ func amount(q v4.Quantity) float64 {
 // kinds that ask nothing are skipped, so the caller may pass any.
 func Usage(objs []v4.Object) List {
 	total := List{}
-	deployments := map[string]List{}  // a deployment's own spec, by name
-	controlled := map[string]List{}   // the applications a deployment controls, summed
+	deployments := map[string]List{} // a deployment's own spec, by name
+	controlled := map[string]List{}  // the applications a deployment controls, summed
 	for _, obj := range objs {
 		switch o := obj.(type) {
 		case *v4.Application, *v4.Process:
