@@ -165,3 +165,24 @@ func Delta(before, after List) List {
 	}
 	return out
 }
+
+// Runs are the task groups obj starts one at a time, when it is a job, a cronjob or a
+// workflow kind: a job's run, or each container, process or script template of a
+// workflow (one step). Each must fit the quota on its own, or it could never start.
+func Runs(obj v4.Object) []List {
+	switch o := obj.(type) {
+	case *v4.Job:
+		return []List{PerInstance(&o.Spec.Template.Spec)}
+	case *v4.CronJob:
+		return []List{PerInstance(&o.Spec.JobTemplate.Spec.Template.Spec)}
+	case *v4.Workflow, *v4.CronWorkflow, *v4.WorkflowTemplate:
+		var out []List
+		for _, t := range Tasks(obj) {
+			l := List{Instances: 1}
+			addTask(l, *t.Resources)
+			out = append(out, l)
+		}
+		return out
+	}
+	return nil
+}

@@ -39,6 +39,8 @@ type admission struct {
 	// objects of the request.
 	seen     map[string]map[string]v4.Object
 	services []v4.Object
+	// quota keeps, per namespace, its limits and objects as admitQuota counts them.
+	quota map[string]*nsQuota
 }
 
 func (s *Server) newAdmission(r *http.Request, op admitOp, docs []v4.Document) *admission {
@@ -78,6 +80,7 @@ var storeSteps = []admitStep{
 	admitReferences,    // the configmaps and secrets it names exist (references.go)
 	admitVolumeClaims,  // its write claims are of volumes that take writers (admit_volume_claims.go)
 	admitVolumeSpec,    // a volume keeps what its plugin has, and its storage is its own (admit_volume_spec.go)
+	admitQuota,         // limit defaults, maxima per task, the namespace's quota (admit_quota.go)
 	admitGPUShares,     // a card of the cluster can hold its GPU share (admit_gpu.go)
 	admitServicePorts,  // a service's named ports exist (admit_service.go)
 	admitLBClaims,      // a service's load-balancer claims are free (admit_lbgroup.go)

@@ -145,6 +145,9 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		if err := httpapi.Validate(obj); err != nil {
 			return nil, 0, nil, err
 		}
+		if err := s.checkObjectQuota(ctx, obj); err != nil { // admit_quota.go
+			return nil, 0, nil, err
+		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.
 		if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpScale); err != nil {
 			return nil, 0, nil, err

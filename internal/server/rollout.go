@@ -66,7 +66,12 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 	// An undo writes a template someone else may have written: its privileges and what it
 	// reaches in other namespaces are the requester's to hold, as for any write of it.
 	a := s.newAdmission(r, opUpdate, nil)
-	allow := func(d *v4.Deployment) error { return a.authorize(ctx, d) }
+	allow := func(d *v4.Deployment) error {
+		if err := a.authorize(ctx, d); err != nil {
+			return err
+		}
+		return s.checkObjectQuota(ctx, d) // an older template may ask more (admit_quota.go)
+	}
 	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to, allow)
 	if err != nil {
 		return err
