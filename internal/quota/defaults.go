@@ -130,8 +130,8 @@ func Apply(ns string, obj v4.Object, d *Defaults) error {
 				*t.Resources = &v4.Resources{}
 			}
 			r := *t.Resources
-			r.Requests = fill(r.Requests, d.Requests)
-			r.Limits = fill(r.Limits, d.Limits)
+			r.Requests = fill(r.Requests, d.Requests, r.Defaulted())
+			r.Limits = fill(r.Limits, d.Limits, false)
 		}
 		errs = append(errs, checkMax(ns, t, d.Max)...)
 	}
@@ -141,9 +141,10 @@ func Apply(ns string, obj v4.Object, d *Defaults) error {
 	return nil
 }
 
-// fill sets the fields of rl that are empty from defaults; a nil rl stays nil unless a
-// default fills it.
-func fill(rl *v4.ResourceList, defaults List) *v4.ResourceList {
+// fill sets the fields of rl that are empty (all of them when over: the cluster's own
+// defaults, v4.Default's, which a namespace's replace) from defaults; a nil rl stays nil
+// unless a default fills it.
+func fill(rl *v4.ResourceList, defaults List, over bool) *v4.ResourceList {
 	for _, f := range []struct {
 		name string
 		get  func(*v4.ResourceList) *v4.Quantity
@@ -151,7 +152,7 @@ func fill(rl *v4.ResourceList, defaults List) *v4.ResourceList {
 		{Memory, func(r *v4.ResourceList) *v4.Quantity { return &r.Memory }},
 		{Disk, func(r *v4.ResourceList) *v4.Quantity { return &r.Storage }}} {
 		v, ok := defaults[f.name]
-		if !ok || rl != nil && *f.get(rl) != "" {
+		if !ok || rl != nil && *f.get(rl) != "" && !over {
 			continue
 		}
 		if rl == nil {

@@ -166,6 +166,17 @@ func TestApplyDefaults(t *testing.T) {
 			}
 		})
 	}
+	// A task that wrote nothing got the cluster's defaults (1 cpu, 64 MB, 64 MB) from
+	// v4.Default: the namespace's replace them where it has its own.
+	bare := app("bare", 1, "", "")
+	bare.Spec.Template.Spec.Containers[0].Resources = nil
+	v4.Default(bare)
+	if err := Apply("team-a", bare, d); err != nil {
+		t.Fatal(err)
+	}
+	if r := bare.Spec.Template.Spec.Containers[0].Resources; r.Requests.CPU != "0.25" || r.Requests.Memory != "64" || r.Requests.Storage != "64" {
+		t.Errorf("defaulted task: %+v", r.Requests)
+	}
 	// A job with a high parallelism and a workflow's templates get the defaults too.
 	wf := &v4.Workflow{Spec: v4.WorkflowSpec{Templates: []v4.WfTemplate{{Name: "s", Script: &v4.WfScript{Source: "x"}}}}}
 	if err := Apply("team-a", wf, d); err != nil || wf.Spec.Templates[0].Script.Resources.Requests.CPU != "0.25" {
