@@ -119,6 +119,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newSubmitCommand(o),
 		newWorkflowCommand(o),
 		newJobCommand(o),
+		newQuotaCommand(o),
 	)
 	return root
 }
