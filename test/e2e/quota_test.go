@@ -13,7 +13,6 @@ import (
 // wait for room in the quota rather than fail, and all complete.
 func TestNamespaceQuota(t *testing.T) {
 	s, _ := startDockerNode(t, "dk-quota", "35750-35799")
-	s.cleanupOwners("e2e", "jobs", 60*time.Second)
 	s.mustBerth("quota", "set", "e2e", "cpu=0.5", "gpu=0", "instances=3", "--max", "cpu=0.4")
 	t.Run("a scale past the quota is refused", func(t *testing.T) { quotaRefusesScale(t, s) })
 	t.Run("a GPU request is refused by the quota", func(t *testing.T) { quotaRefusesGPU(t, s) })
@@ -60,4 +59,5 @@ func quotaHoldsJobRuns(t *testing.T, s *devServer) {
 	waitUntil(t, 90*time.Second, "the job to complete", func() bool {
 		return strings.Contains(s.mustBerth("get", "job", "batch", "-n", "e2e", "-o", "json"), `"succeeded": 3`)
 	})
+	s.mustBerth("delete", "job", "batch", "-n", "e2e") // its task groups go with it, before the applications' cleanup
 }
