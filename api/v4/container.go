@@ -80,13 +80,7 @@ type Resources struct {
 	Requests          *ResourceList      `json:"requests,omitempty"`
 	Limits            *ResourceList      `json:"limits,omitempty"`
 	ExtendedResources []ExtendedResource `json:"extendedResources,omitempty"`
-	// defaulted marks requests that Default gave a task that asked for nothing (BCS's
-	// 1 cpu, 64 MB, 64 MB): a namespace's default requests replace them at admission.
-	defaulted bool
 }
-
-// Defaulted reports requests that Default gave a task which wrote no resources.
-func (r *Resources) Defaulted() bool { return r != nil && r.defaulted }
 
 // ResourceList holds cpu in cores, memory and storage in MB, as strings like BCS
 // ("0.5", "512"); numbers are accepted too. "-1" means unlimited (processes).

@@ -182,7 +182,6 @@ func defaultResources(r *Resources) *Resources {
 			r = &Resources{}
 		}
 		r.Requests = &ResourceList{CPU: "1", Memory: "64", Storage: "64"}
-		r.defaulted = true
 		return r
 	}
 	if (r.Requests == nil || r.Requests.CPU == "") && r.Limits != nil {

@@ -130,7 +130,7 @@ func Apply(ns string, obj v4.Object, d *Defaults) error {
 				*t.Resources = &v4.Resources{}
 			}
 			r := *t.Resources
-			r.Requests = fill(r.Requests, d.Requests, r.Defaulted())
+			r.Requests = fill(r.Requests, d.Requests, clusterDefault(r))
 			r.Limits = fill(r.Limits, d.Limits, false)
 		}
 		errs = append(errs, checkMax(ns, t, d.Max)...)
@@ -139,6 +139,14 @@ func Apply(ns string, obj v4.Object, d *Defaults) error {
 		return errs
 	}
 	return nil
+}
+
+// clusterDefault reports a task whose requests are the cluster's defaults, which
+// v4.Default gives a task that wrote no resources (1 cpu, 64 MB memory, 64 MB disk, no
+// limits): it counts as one that gave none, and the namespace's default requests replace
+// them. (A task that wrote exactly these itself is treated the same.)
+func clusterDefault(r *v4.Resources) bool {
+	return r.Limits == nil && r.Requests != nil && *r.Requests == v4.ResourceList{CPU: "1", Memory: "64", Storage: "64"}
 }
 
 // fill sets the fields of rl that are empty (all of them when over: the cluster's own
