@@ -58,6 +58,7 @@ func TestWorkflowStepsWaitForQuota(t *testing.T) {
 		return len(s) == 1
 	})
 	e.eventually("a QuotaExceeded event", func() bool { return contains(e.reasons(v4.KindWorkflow, "wf"), ReasonQuotaExceeded) })
+	e.waitWf("the reason", func(s v4.WorkflowStatus) bool { return strings.Contains(s.Message, "instances quota exceeded") })
 	e.finish(first, 0)
 	var second *v4.TaskGroup
 	e.eventually("the other one", func() bool {

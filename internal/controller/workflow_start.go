@@ -98,9 +98,8 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			msg := fmt.Sprintf("%d step(s) cannot be placed yet: %s", len(unplaced), why)
 			p.st.Message = msg
 			p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
-		} else if held != "" {
-			p.st.Message = held
 		}
+		p.quotaWait = held
 		p.wake(unplacedRetry)
 	}
 }

@@ -92,16 +92,25 @@ func (s *Server) checkObjectQuota(ctx context.Context, obj v4.Object) error {
 	return quotaRefusal(quota.Check(ns, limits.Resources, before, quota.Delta(before, quota.Usage(replaced(objs, obj)))))
 }
 
-// replaced is objs with obj in place of the object of its kind and name, or added.
+// replaced is objs with obj in place of the object of its kind and name, or added. A
+// replaced daemonset keeps the stored one's status (the nodes it runs on, which it
+// counts by): what a user sends as status is ignored.
 func replaced(objs []v4.Object, obj v4.Object) []v4.Object {
 	m := obj.GetMeta()
 	out := make([]v4.Object, 0, len(objs)+1)
 	for _, o := range objs {
 		om := o.GetMeta()
-		if o.GetKind() == obj.GetKind() && om.Name == m.Name && om.Namespace == m.Namespace {
+		if o.GetKind() != obj.GetKind() || om.Name != m.Name || om.Namespace != m.Namespace {
+			out = append(out, o)
 			continue
 		}
-		out = append(out, o)
+		if old, ok := o.(*v4.Daemonset); ok {
+			if d, ok := obj.(*v4.Daemonset); ok {
+				c := *d
+				c.Status = old.Status
+				obj = &c
+			}
+		}
 	}
 	return append(out, obj)
 }
