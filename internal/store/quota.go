@@ -107,6 +107,7 @@ type quotaState struct {
 	limits   map[string]limitsEntry // limits read lately
 	lanes    ledgerLanes            // a namespace's ledger writes one at a time (quota_lanes.go)
 	failed   atomic.Int64           // transactions with ledgers that failed (tests)
+	objects  usageMemo              // objects decoded for resource usage (quota_resources.go)
 }
 
 type limitsEntry struct {
