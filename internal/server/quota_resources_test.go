@@ -103,6 +103,20 @@ func TestResourceQuotaAdmission(t *testing.T) {
 			`{"name":"main","container":{"image":"x","resources":{"requests":{"memory":"4096"}}}}]}}`
 		refused(t, as(http.MethodPost, "/v1/apply", wf), http.StatusForbidden, "memory quota exceeded")
 	})
+	t.Run("through BCS's routes", func(t *testing.T) {
+		wantStatus(t, call(t, http.MethodPut, url+"/v1/namespaces/bq/quota", `{"resources":{"cpu":0.25}}`), http.StatusOK)
+		door := url + "/bcsapi/v4/scheduler/mesos/namespaces/bq/applications"
+		wantBCS(t, bcsCall(t, http.MethodPost, door, appDoc("bq", "busybox:1"), ""), 0)
+		for _, c := range []struct{ method, path, body string }{
+			{http.MethodPut, "/web/scale/3", ""},
+			{http.MethodPut, "?instances=3", strings.Replace(appDoc("bq", "busybox:2"), `"instance":1`, `"instance":3`, 1)},
+		} {
+			a := bcsCall(t, c.method, door+c.path, c.body, "")
+			if a.Result || !strings.Contains(a.Message, "namespace bq: cpu quota exceeded: 0.1 used + 0.2 asked > 0.25") {
+				t.Errorf("BCS %s %s: %+v", c.method, c.path, a)
+			}
+		}
+	})
 	t.Run("usage and a quota below it", func(t *testing.T) {
 		r := as(http.MethodGet, "/v1/namespaces/team-a/quota", "")
 		wantStatus(t, r, http.StatusOK)
