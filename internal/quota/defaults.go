@@ -195,9 +195,17 @@ func checkMax(ns string, t Task, maxima List) v4.FieldErrors {
 		over(set.field+".memory", Memory, amount(set.rl.Memory))
 		over(set.field+".storage", Disk, amount(set.rl.Storage))
 	}
+	// Entries of one resource add up (the task asks their sum): the last one is named.
+	sums, last := List{}, map[string]int{}
 	for i, e := range r.ExtendedResources {
 		if k := extendedName(e.Name); k != "" {
-			over("extendedResources["+strconv.Itoa(i)+"].value", k, e.Value)
+			sums[k] += e.Value
+			last[k] = i
+		}
+	}
+	for _, k := range taskNames {
+		if i, ok := last[k]; ok {
+			over("extendedResources["+strconv.Itoa(i)+"].value", k, sums[k])
 		}
 	}
 	return errs

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -62,11 +63,11 @@ func extendedName(name string) string {
 	return ""
 }
 
-// amount reads a validated quantity; "-1" (unlimited, processes) and what does not parse
-// ask nothing.
+// amount reads a validated quantity as v4's validation does (spaces trimmed); "-1"
+// (unlimited, processes) and what validation refuses (no number, NaN) ask nothing.
 func amount(q v4.Quantity) float64 {
-	f, err := strconv.ParseFloat(string(q), 64)
-	if err != nil || f < 0 {
+	f, err := strconv.ParseFloat(strings.TrimSpace(string(q)), 64)
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 		return 0
 	}
 	return f
