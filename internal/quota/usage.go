@@ -23,42 +23,95 @@ import (
 
 // PerInstance is what one task group of pod asks: its tasks' requests summed, and one
 // instance.
-func PerInstance(pod *v4.PodSpec) List {
-	l := List{Instances: 1}
-	for i := range pod.Containers {
-		addTask(l, pod.Containers[i].Resources)
+func PerInstance(pod *v4.PodSpec) List { return perInstance(pod).list() }
+
+// vec is a List as an array in Names' order: counting a namespace of thousands of
+// objects adds arrays, not maps.
+type vec [7]float64
+
+const (
+	iCPU = iota
+	iMemory
+	iDisk
+	iGPU
+	iVCUDACore
+	iVCUDAMemory
+	iInstances
+)
+
+func (v *vec) add(o vec) {
+	for i := range v {
+		v[i] += o[i]
 	}
-	for i := range pod.Processes {
-		addTask(l, pod.Processes[i].Resources)
+}
+
+func (v vec) scaled(n float64) vec {
+	for i := range v {
+		v[i] *= n
+	}
+	return v
+}
+
+func maxVec(a, b vec) vec {
+	for i := range a {
+		a[i] = max(a[i], b[i])
+	}
+	return a
+}
+
+// list is v as a List naming every resource.
+func (v vec) list() List {
+	l := make(List, len(Names))
+	for i, k := range Names {
+		l[k] = v[i]
 	}
 	return l
 }
 
-func addTask(l List, r *v4.Resources) {
+func perInstance(pod *v4.PodSpec) vec {
+	v := vec{iInstances: 1}
+	for i := range pod.Containers {
+		addTask(&v, pod.Containers[i].Resources)
+	}
+	for i := range pod.Processes {
+		addTask(&v, pod.Processes[i].Resources)
+	}
+	return v
+}
+
+func addTask(v *vec, r *v4.Resources) {
 	if r == nil {
 		return
 	}
 	if r.Requests != nil {
-		l[CPU] += amount(r.Requests.CPU)
-		l[Memory] += amount(r.Requests.Memory)
-		l[Disk] += amount(r.Requests.Storage)
+		v[iCPU] += amount(r.Requests.CPU)
+		v[iMemory] += amount(r.Requests.Memory)
+		v[iDisk] += amount(r.Requests.Storage)
 	}
 	for _, e := range r.ExtendedResources {
-		if k := extendedName(e.Name); k != "" {
-			l[k] += e.Value
+		if i := extendedIndex(e.Name); i >= 0 {
+			v[i] += e.Value
 		}
 	}
 }
 
-// extendedName is the quota's name of an extended resource, "" for one no quota bounds.
-func extendedName(name string) string {
+// extendedIndex is the place in vec of an extended resource, -1 for one no quota bounds.
+func extendedIndex(name string) int {
 	switch name {
 	case v4.ResourceGPU:
-		return GPU
+		return iGPU
 	case v4.ResourceVCUDACore:
-		return VCUDACore
+		return iVCUDACore
 	case v4.ResourceVCUDAMemory:
-		return VCUDAMemory
+		return iVCUDAMemory
+	}
+	return -1
+}
+
+// extendedName is the quota's name of an extended resource, "" for one no quota bounds.
+func extendedName(name string) string {
+	if i := extendedIndex(name); i >= 0 {
+		return Names[i]
 	}
 	return ""
 }
@@ -66,6 +119,9 @@ func extendedName(name string) string {
 // amount reads a validated quantity as v4's validation does (spaces trimmed); "-1"
 // (unlimited, processes) and what validation refuses (no number, NaN) ask nothing.
 func amount(q v4.Quantity) float64 {
+	if q == "" {
+		return 0
+	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(string(q)), 64)
 	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 		return 0
@@ -76,40 +132,44 @@ func amount(q v4.Quantity) float64 {
 // Usage is what objs, the objects of one namespace, ask together (see above). Objects of
 // kinds that ask nothing are skipped, so the caller may pass any.
 func Usage(objs []v4.Object) List {
-	total := List{}
-	deployments := map[string]List{} // a deployment's own spec, by name
-	controlled := map[string]List{}  // the applications a deployment controls, summed
+	var total vec
+	var deployments, controlled map[string]vec // a deployment's own spec; the applications it controls
 	for _, obj := range objs {
 		switch o := obj.(type) {
 		case *v4.Application, *v4.Process:
 			w := workloadOf(o)
-			asks := PerInstance(&w.Spec.Template.Spec).Scaled(float64(w.Spec.Instance))
+			asks := perInstance(&w.Spec.Template.Spec).scaled(float64(w.Spec.Instance))
 			if owner, ok := deploymentOwner(w.Metadata.Annotations); ok {
-				if controlled[owner] == nil {
-					controlled[owner] = List{}
+				if controlled == nil {
+					controlled = map[string]vec{}
 				}
-				controlled[owner].Add(asks)
+				c := controlled[owner]
+				c.add(asks)
+				controlled[owner] = c
 				continue
 			}
-			total.Add(asks)
+			total.add(asks)
 		case *v4.Deployment:
 			if o.Spec.Template != nil {
-				deployments[o.Metadata.Name] = PerInstance(&o.Spec.Template.Spec).Scaled(float64(o.Spec.Instance))
+				if deployments == nil {
+					deployments = map[string]vec{}
+				}
+				deployments[o.Metadata.Name] = perInstance(&o.Spec.Template.Spec).scaled(float64(o.Spec.Instance))
 			}
 		case *v4.Daemonset:
-			total.Add(PerInstance(&o.Spec.Template.Spec).Scaled(float64(max(o.Status.Desired, 1))))
+			total.add(perInstance(&o.Spec.Template.Spec).scaled(float64(max(o.Status.Desired, 1))))
 		case *v4.TaskGroup:
-			total.Add(TaskGroup(o))
+			total.add(taskGroup(o))
 		}
 	}
 	for name, own := range deployments {
-		total.Add(Max(own, controlled[name]))
+		total.add(maxVec(own, controlled[name]))
 		delete(controlled, name)
 	}
 	for _, apps := range controlled { // their deployment is gone or not yet listed
-		total.Add(apps)
+		total.add(apps)
 	}
-	return total
+	return total.list()
 }
 
 func workloadOf(obj v4.Object) *v4.Workload {
@@ -124,30 +184,36 @@ func workloadOf(obj v4.Object) *v4.Workload {
 
 // deploymentOwner is the deployment that controls an application, from its annotation.
 func deploymentOwner(ann map[string]string) (string, bool) {
-	kind, name, ok := strings.Cut(ann[v4.ControlledByAnnotation], "/")
+	c := ann[v4.ControlledByAnnotation]
+	if c == "" {
+		return "", false
+	}
+	kind, name, ok := strings.Cut(c, "/")
 	return name, ok && v4.Kind(kind) == v4.KindDeployment
 }
 
 // TaskGroup is what a task group counts: for one of a job or a workflow while it is
 // active, one instance and what it was placed with (less the executor's overhead, which
 // no spec asked); nothing for any other, since its workload's spec counts it.
-func TaskGroup(tg *v4.TaskGroup) List {
+func TaskGroup(tg *v4.TaskGroup) List { return taskGroup(tg).list() }
+
+func taskGroup(tg *v4.TaskGroup) vec {
 	switch tg.Spec.Owner.Kind {
 	case v4.KindJob, v4.KindWorkflow:
 	default:
-		return nil
+		return vec{}
 	}
 	if v4.Terminal(tg.Status.Phase) {
-		return nil
+		return vec{}
 	}
 	r, o := tg.Spec.Resources, tg.Spec.Overhead
-	l := List{Instances: 1, CPU: max(r.CPU-o.CPU, 0), Memory: max(r.MemoryMB-o.MemoryMB, 0), Disk: max(r.DiskMB-o.DiskMB, 0)}
-	for name, v := range r.Extended {
-		if k := extendedName(name); k != "" {
-			l[k] += v
+	v := vec{iCPU: max(r.CPU-o.CPU, 0), iMemory: max(r.MemoryMB-o.MemoryMB, 0), iDisk: max(r.DiskMB-o.DiskMB, 0), iInstances: 1}
+	for name, x := range r.Extended {
+		if i := extendedIndex(name); i >= 0 {
+			v[i] += x
 		}
 	}
-	return l
+	return v
 }
 
 // Delta is what a write asks beyond what the namespace used: usage with the write
@@ -179,9 +245,9 @@ func Runs(obj v4.Object) []List {
 	case *v4.Workflow, *v4.CronWorkflow, *v4.WorkflowTemplate:
 		var out []List
 		for _, t := range Tasks(obj) {
-			l := List{Instances: 1}
-			addTask(l, *t.Resources)
-			out = append(out, l)
+			v := vec{iInstances: 1}
+			addTask(&v, *t.Resources)
+			out = append(out, v.list())
 		}
 		return out
 	}
