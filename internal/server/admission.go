@@ -39,8 +39,9 @@ type admission struct {
 	// objects of the request.
 	seen     map[string]map[string]v4.Object
 	services []v4.Object
-	// quota keeps, per namespace, its limits and objects as admitQuota counts them.
-	quota map[string]*nsQuota
+	// quota keeps, per namespace, its limits and objects as admitQuota counts them, and
+	// the namespaces' locks it holds until done.
+	quota quotaAdmission
 }
 
 func (s *Server) newAdmission(r *http.Request, op admitOp, docs []v4.Document) *admission {

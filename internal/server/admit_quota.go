@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -53,11 +56,25 @@ func admitQuota(ctx context.Context, a *admission, t target) error {
 	return quotaRefusal(quota.Check(t.ns, q.limits.Resources, before, quota.Delta(before, quota.Usage(q.objs))))
 }
 
+// quotaAdmission is what an admission keeps of quotas: per namespace its limits and
+// objects, and the locks of the namespaces it judged, held until done.
+type quotaAdmission struct {
+	byNS    map[string]*nsQuota
+	unlocks []func()
+	locked  bool
+}
+
 // quotaOf reads ns's limits, and its objects when it has a resource quota, once per
-// request.
+// request. Its first call takes the quota locks of every namespace of the request that
+// has a resource quota (in their names' order, so two requests never wait for each
+// other), which the admission holds until done: two writes of one namespace on this
+// server are then judged one after the other, each against the other's result.
 func (a *admission) quotaOf(ctx context.Context, ns string) (*nsQuota, error) {
-	if q, ok := a.quota[ns]; ok {
+	if q, ok := a.quota.byNS[ns]; ok {
 		return q, nil
+	}
+	if err := a.lockQuotas(ctx, ns); err != nil {
+		return nil, err
 	}
 	limits, err := a.s.store.Limits(ctx, ns)
 	if err != nil {
@@ -69,11 +86,56 @@ func (a *admission) quotaOf(ctx context.Context, ns string) (*nsQuota, error) {
 			return nil, err
 		}
 	}
-	if a.quota == nil {
-		a.quota = map[string]*nsQuota{}
+	if a.quota.byNS == nil {
+		a.quota.byNS = map[string]*nsQuota{}
 	}
-	a.quota[ns] = q
+	a.quota.byNS[ns] = q
 	return q, nil
+}
+
+func (a *admission) lockQuotas(ctx context.Context, ns string) error {
+	if a.quota.locked {
+		return nil
+	}
+	a.quota.locked = true
+	nss := map[string]bool{ns: true}
+	for _, d := range a.docs {
+		nss[d.Object.GetMeta().Namespace] = true
+	}
+	for _, n := range slices.Sorted(maps.Keys(nss)) {
+		unlock, err := a.s.lockQuota(ctx, n)
+		if err != nil {
+			return err
+		}
+		a.quota.unlocks = append(a.quota.unlocks, unlock)
+	}
+	return nil
+}
+
+// done releases the quota locks the admission took; the caller defers it past its store
+// write.
+func (a *admission) done() {
+	for _, unlock := range a.quota.unlocks {
+		unlock()
+	}
+	a.quota.unlocks = nil
+}
+
+// lockQuota takes ns's quota lock when ns has a resource quota (a no-op unlock when it
+// has none, so other namespaces' writes never wait).
+func (s *Server) lockQuota(ctx context.Context, ns string) (func(), error) {
+	limits, err := s.store.Limits(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	if len(limits.Resources) == 0 {
+		return func() {}, nil
+	}
+	unlock, err := s.quotaLocks.Lock(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("wait for the other writes of namespace %s: %w", ns, err)
+	}
+	return unlock, nil
 }
 
 // checkObjectQuota refuses obj, a stored object the server changes for the requester

@@ -155,7 +155,9 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 	noteObjects(r, acl.VerbWrite, doc.Object) // the audit line names a create's object
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.newAdmission(r, op, []v4.Document{doc}).admit(ctx, targetOf(doc.Object)); err != nil {
+	a := s.newAdmission(r, op, []v4.Document{doc})
+	defer a.done() // after the write: the namespace's quota lock (admit_quota.go)
+	if err := a.admit(ctx, targetOf(doc.Object)); err != nil {
 		return err
 	}
 	var rollout *v4.Operation

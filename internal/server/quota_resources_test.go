@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -115,6 +116,26 @@ func TestResourceQuotaAdmission(t *testing.T) {
 			if a.Result || !strings.Contains(a.Message, "namespace bq: cpu quota exceeded: 0.1 used + 0.2 asked > 0.25") {
 				t.Errorf("BCS %s %s: %+v", c.method, c.path, a)
 			}
+		}
+	})
+	t.Run("concurrent writes are judged one after the other", func(t *testing.T) {
+		wantStatus(t, call(t, http.MethodPut, url+"/v1/namespaces/race/quota", `{"resources":{"instances":10}}`), http.StatusOK)
+		codes := make(chan int, 20)
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				doc := strings.ReplaceAll(quotaProcJSON(fmt.Sprint("p", i), 1, "0.1"), "team-a", "race")
+				codes <- call(t, http.MethodPost, url+"/v1/namespaces/race/processes", doc).code
+			})
+		}
+		wg.Wait()
+		close(codes)
+		count := map[int]int{}
+		for c := range codes {
+			count[c]++
+		}
+		if count[http.StatusCreated] != 10 || count[http.StatusForbidden] != 10 {
+			t.Errorf("answers %v, want 10 created and 10 refused", count)
 		}
 	})
 	t.Run("usage and a quota below it", func(t *testing.T) {

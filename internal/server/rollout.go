@@ -92,6 +92,11 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 // between (the write carries the resourceVersion it read). It returns the stored
 // deployment and the operation in progress.
 func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, allow func(*v4.Deployment) error) (*v4.Deployment, *v4.Operation, error) {
+	unlock, err := s.lockQuota(ctx, ns) // an undo's quota check and its write (admit_quota.go)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
 	for range 5 {
 		obj, err := s.store.Get(ctx, v4.KindDeployment, ns, name)
 		if err != nil {

@@ -81,7 +81,9 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		s.record(gone, "Deleted", "deleted "+why)
 		return controller.ResourceResult{Name: m.Name}, nil
 	case v4.WfResourceCreate:
-		if err := s.newAdmission(r, opCreate, []v4.Document{doc}).admit(ctx, targetOf(obj)); err != nil {
+		a := s.newAdmission(r, opCreate, []v4.Document{doc})
+		defer a.done() // this ctx is the controller's: the lock is released here, not at its end
+		if err := a.admit(ctx, targetOf(obj)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
 		if err := s.store.Create(ctx, obj, rawOf(doc)); err != nil {
@@ -91,7 +93,9 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		return controller.ResourceResult{Name: m.Name, ResourceVersion: m.ResourceVersion}, nil
 	case v4.WfResourceApply:
 		docs := []v4.Document{doc}
-		if err := s.newAdmission(r, opApply, docs).admit(ctx, targetOf(obj)); err != nil {
+		a := s.newAdmission(r, opApply, docs)
+		defer a.done()
+		if err := a.admit(ctx, targetOf(obj)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
 		results, err := s.store.Apply(store.RefuseControlled(ctx), docs)
