@@ -22,11 +22,21 @@ func newDescribeCommand(o *options) *cobra.Command {
 		Short: "Show one object in detail, with its recent events",
 		Example: "  berth describe process gamesvc -n ns-a\n" +
 			"  berth describe taskgroup ns-a/0.gamesvc.ns-a.berth.1700000000\n" +
-			"  berth describe secret db-creds   # keys and sizes, never values",
+			"  berth describe secret db-creds   # keys and sizes, never values\n" +
+			"  berth describe namespace team-a   # quotas, usage and limit defaults",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if webhookKind(args[0]) { // webhook.go
 				return o.withClient(cmd, func(ctx context.Context, c *client.Client) error { return describeWebhook(ctx, o, c, args[1]) })
+			}
+			if isNamespaceArg(args[0]) { // not a kind: its quotas, usage and limit defaults (quota.go)
+				return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+					q, err := c.NamespaceQuota(ctx, args[1])
+					if err != nil {
+						return err
+					}
+					return printQuota(o, q)
+				})
 			}
 			kind, err := kindArg(args[0])
 			if err != nil {

@@ -121,6 +121,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newJobCommand(o),
 		newWebhookCommand(o),
 		newCertificateCommand(o),
+		newQuotaCommand(o),
 	)
 	return root
 }

@@ -257,6 +257,9 @@ func (p *jobPass) start(ctx context.Context) error {
 	if len(idxs) == 0 {
 		return nil
 	}
+	if idxs = p.runsWithinQuota(ctx, idxs); len(idxs) == 0 { // quota_gate.go
+		return nil
+	}
 	return p.place(ctx, idxs)
 }
 

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -38,6 +39,9 @@ type wfPass struct {
 	changed map[string]bool
 	next    time.Duration
 	resumed string // the resume annotation's value, handled
+	// quotaWait says why steps the engine started wait for room in the namespace's quota
+	// (quota_gate.go): the status message, unless the plan has one of its own.
+	quotaWait string
 }
 
 func newWfPass(c *WorkflowController, key scheduler.AppKey, wf *v4.Workflow, tgs []*v4.TaskGroup) *wfPass {
@@ -92,7 +96,7 @@ func (p *wfPass) run(ctx context.Context) error {
 	}
 	p.start(ctx, plan.Start)
 	p.stop(ctx, plan.Stop)
-	p.st.Phase, p.st.Message = plan.Phase, plan.Message
+	p.st.Phase, p.st.Message = plan.Phase, cmp.Or(plan.Message, p.quotaWait)
 	if v4.WfPhaseFinished(plan.Phase) {
 		p.st.FinishedAt = p.now
 		p.stopLeftovers(ctx)

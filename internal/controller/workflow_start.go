@@ -62,11 +62,11 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 	if starts = pods; len(starts) == 0 {
 		return
 	}
-	todo := p.plan(starts)
+	todo, unplaced, held := p.stepsWithinQuota(ctx, p.plan(starts)) // quota_gate.go
 	ns := p.wf.Metadata.Namespace
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
 	var tgs []*v4.TaskGroup
-	var placedIDs, unplaced []string
+	var placedIDs []string
 	var why string
 	p.c.feed.With(func(s *scheduler.Snapshot) {
 		for _, t := range todo {
@@ -99,6 +99,7 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			p.st.Message = msg
 			p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
 		}
+		p.quotaWait = held
 		p.wake(unplacedRetry)
 	}
 }

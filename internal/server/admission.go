@@ -44,6 +44,9 @@ type admission struct {
 	// object it changes when the caller has read it already.
 	subResource string
 	old         v4.Object
+	// quota keeps, per namespace, its limits and objects as admitQuota counts them, and
+	// the namespaces' locks it holds until done.
+	quota quotaAdmission
 }
 
 func (s *Server) newAdmission(r *http.Request, op admitOp, docs []v4.Document) *admission {
@@ -83,6 +86,7 @@ var storeSteps = []admitStep{
 	admitReferences,    // the configmaps and secrets it names exist (references.go)
 	admitVolumeClaims,  // its write claims are of volumes that take writers (admit_volume_claims.go)
 	admitVolumeSpec,    // a volume keeps what its plugin has, and its storage is its own (admit_volume_spec.go)
+	admitQuota,         // limit defaults, maxima per task, the namespace's quota (admit_quota.go)
 	admitGPUShares,     // a card of the cluster can hold its GPU share (admit_gpu.go)
 	admitServicePorts,  // a service's named ports exist (admit_service.go)
 	admitLBClaims,      // a service's load-balancer claims are free (admit_lbgroup.go)

@@ -25,7 +25,9 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 	noteDocuments(r, acl.VerbWrite, docs) // an audit line per document, written or refused
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	if err := s.newAdmission(r, opApply, docs).admit(ctx, targetsOf(docs)...); err != nil {
+	a := s.newAdmission(r, opApply, docs)
+	defer a.done() // after the write: the namespaces' quota locks (admit_quota.go)
+	if err := a.admit(ctx, targetsOf(docs)...); err != nil {
 		return err
 	}
 	results, err := s.store.Apply(store.RefuseControlled(ctx), docs)

@@ -156,6 +156,7 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	a := s.newAdmission(r, op, []v4.Document{doc})
+	defer a.done() // after the write: the namespace's quota lock (admit_quota.go)
 	if err := a.admit(ctx, targetOf(doc.Object)); err != nil {
 		return err
 	}

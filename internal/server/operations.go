@@ -127,6 +127,11 @@ func (s *Server) handleScale(w http.ResponseWriter, r *http.Request) error {
 // scale begins the operation and writes the new count, retrying on concurrent writes;
 // it returns the count it replaced.
 func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int) (v4.Object, int, *v4.Operation, error) {
+	unlock, err := s.lockQuota(ctx, ns) // the quota's check and the write, one at a time (admit_quota.go)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer unlock()
 	for range 5 {
 		obj, err := s.store.Get(ctx, kind, ns, name)
 		if err != nil {
@@ -146,6 +151,9 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 			return nil, 0, nil, err
 		}
 		if err := s.hookAction(ctx, "scale", opUpdate, obj); err != nil { // admit_webhook.go
+			return nil, 0, nil, err
+		}
+		if err := s.checkObjectQuota(ctx, obj); err != nil { // admit_quota.go
 			return nil, 0, nil, err
 		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.

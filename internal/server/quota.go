@@ -9,6 +9,7 @@ import (
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/bytesize"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/quota"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -46,7 +47,7 @@ func (s *Server) handleQuotaGet(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	q, err := s.store.NamespaceQuota(ctx, ns)
+	q, err := s.namespaceQuota(ctx, ns)
 	if err != nil {
 		return err
 	}
@@ -68,9 +69,10 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 	var l store.NamespaceLimits
 	if err := httpapi.DecodeStrict(body, &l); err != nil {
 		return httpapi.Errorf(http.StatusBadRequest, "the body is not namespace limits: %v", err).
-			WithDetail("objects", `send {"objects": N, "bytes": B}; a field left out keeps the default`)
+			WithDetail("objects", `send {"objects": N, "bytes": B, "resources": {...}, "limitDefaults": {...}}; a field left out keeps the default`)
 	}
-	var fe v4.FieldErrors
+	fe := l.Resources.Validate("resources", quota.Names)
+	fe = append(fe, l.LimitDefaults.Validate("limitDefaults")...)
 	if l.Objects < 0 {
 		fe = append(fe, v4.FieldError{Field: "objects", Message: fmt.Sprintf("must be 0 (the default) or more, got %d", l.Objects)})
 	}
@@ -81,6 +83,11 @@ func (s *Server) handleQuotaPut(w http.ResponseWriter, r *http.Request) error {
 		ae := httpapi.Errorf(http.StatusUnprocessableEntity, "%s", httpapi.InvalidMessage("limits of namespace "+ns, fe))
 		ae.Details = fe
 		return ae
+	}
+	if r.URL.Query().Get("force") != "true" {
+		if err := s.refuseBelowUsage(r, ns, l.Resources); err != nil {
+			return err
+		}
 	}
 	return s.setLimits(w, r, ns, l)
 }
@@ -97,7 +104,10 @@ func (s *Server) handleQuotaDelete(w http.ResponseWriter, r *http.Request) error
 func (s *Server) setLimits(w http.ResponseWriter, r *http.Request, ns string, l store.NamespaceLimits) error {
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	q, err := s.store.SetNamespaceLimits(ctx, ns, l)
+	if _, err := s.store.SetNamespaceLimits(ctx, ns, l); err != nil {
+		return err
+	}
+	q, err := s.namespaceQuota(ctx, ns)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,12 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 	// An undo writes a template someone else may have written: its privileges and what it
 	// reaches in other namespaces are the requester's to hold, as for any write of it.
 	a := s.newAdmission(r, opUpdate, nil)
-	allow := func(d *v4.Deployment) error { return a.authorize(ctx, d) }
+	allow := func(d *v4.Deployment) error {
+		if err := a.authorize(ctx, d); err != nil {
+			return err
+		}
+		return s.checkObjectQuota(ctx, d) // an older template may ask more (admit_quota.go)
+	}
 	d, op, err := s.rollout(ctx, r.PathValue("ns"), r.PathValue("name"), action, to, allow)
 	if err != nil {
 		return err
@@ -87,6 +92,11 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 // between (the write carries the resourceVersion it read). It returns the stored
 // deployment and the operation in progress.
 func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, allow func(*v4.Deployment) error) (*v4.Deployment, *v4.Operation, error) {
+	unlock, err := s.lockQuota(ctx, ns) // an undo's quota check and its write (admit_quota.go)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
 	for range 5 {
 		obj, err := s.store.Get(ctx, v4.KindDeployment, ns, name)
 		if err != nil {

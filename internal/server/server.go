@@ -16,6 +16,7 @@ import (
 	"github.com/berthhq/berth/internal/audit"
 	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/keylock"
 	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
@@ -34,6 +35,9 @@ type Server struct {
 	agents *agentapi.API
 	// rewrapping is held while POST /v1/encryption/rewrap runs (encryption.go).
 	rewrapping sync.Mutex
+	// quotaLocks holds a namespace with a resource quota from a write's admission to its
+	// store write, one write at a time on this server (admit_quota.go).
+	quotaLocks keylock.Locks
 	metrics    *metrics
 	handler    http.Handler
 	mux        *httpapi.Mux

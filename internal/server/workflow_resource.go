@@ -82,6 +82,7 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		return controller.ResourceResult{Name: m.Name}, nil
 	case v4.WfResourceCreate:
 		a := s.newAdmission(r, opCreate, []v4.Document{doc})
+		defer a.done() // this ctx is the controller's: the lock is released here, not at its end
 		if err := a.admit(ctx, targetOf(obj)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
@@ -93,7 +94,9 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		return controller.ResourceResult{Name: m.Name, ResourceVersion: m.ResourceVersion}, nil
 	case v4.WfResourceApply:
 		docs := []v4.Document{doc}
-		if err := s.newAdmission(r, opApply, docs).admit(ctx, targetOf(obj)); err != nil {
+		a := s.newAdmission(r, opApply, docs)
+		defer a.done()
+		if err := a.admit(ctx, targetOf(obj)); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
 		obj = docs[0].Object // as the admission webhooks left it

@@ -275,7 +275,9 @@ func (s *Server) resubmitWorkflow(ctx context.Context, r *http.Request, ns, name
 	if err != nil {
 		return nil, httpapi.Errorf(http.StatusBadRequest, "the resubmitted workflow: %v", err)
 	}
-	if err := s.newAdmission(r, opCreate, docs).admit(ctx, targetOf(docs[0].Object)); err != nil {
+	a := s.newAdmission(r, opCreate, docs)
+	defer a.done()
+	if err := a.admit(ctx, targetOf(docs[0].Object)); err != nil {
 		return nil, err
 	}
 	if err := s.store.Create(ctx, docs[0].Object, rawOf(docs[0])); err != nil {

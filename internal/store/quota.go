@@ -11,6 +11,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/bytesize"
+	"github.com/berthhq/berth/internal/quota"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -39,10 +40,20 @@ const defaultQuotaShare = 8
 // the store cannot read: etcd's default.
 const externalQuotaBytes = 2 << 30
 
-// NamespaceLimits bound one namespace. A zero field means the cluster's default.
+// NamespaceLimits bound one namespace. A zero Objects or Bytes means the cluster's
+// default. Resources is its resource quota (a resource left out is not bounded) and
+// LimitDefaults its tasks' default requests, limits and maxima (docs/policy.md, "Quotas
+// and limit defaults"); both are judged at admission, by the server, not by the store.
 type NamespaceLimits struct {
-	Objects int64 `json:"objects,omitempty"`
-	Bytes   int64 `json:"bytes,omitempty"`
+	Objects       int64           `json:"objects,omitempty"`
+	Bytes         int64           `json:"bytes,omitempty"`
+	Resources     quota.List      `json:"resources,omitempty"`
+	LimitDefaults *quota.Defaults `json:"limitDefaults,omitempty"`
+}
+
+// IsZero reports limits that set nothing: the namespace has the cluster's defaults.
+func (l NamespaceLimits) IsZero() bool {
+	return l.Objects == 0 && l.Bytes == 0 && len(l.Resources) == 0 && l.LimitDefaults.IsZero()
 }
 
 // NamespaceUsage is what one namespace holds: its objects of the kinds users write and
@@ -96,6 +107,7 @@ type quotaState struct {
 	limits   map[string]limitsEntry // limits read lately
 	lanes    ledgerLanes            // a namespace's ledger writes one at a time (quota_lanes.go)
 	failed   atomic.Int64           // transactions with ledgers that failed (tests)
+	objects  usageMemo              // objects decoded for resource usage (quota_resources.go)
 }
 
 type limitsEntry struct {
@@ -151,6 +163,13 @@ func (s *Store) limitsFor(ctx context.Context, ns string) (NamespaceLimits, bool
 	return e.limits, e.set, nil
 }
 
+// Limits returns ns's limits (read at most limitsTTL ago), the defaults where an
+// administrator set none, for the server's admission.
+func (s *Store) Limits(ctx context.Context, ns string) (NamespaceLimits, error) {
+	l, _, err := s.limitsFor(ctx, ns)
+	return l, err
+}
+
 // fillLimits takes the fields of l that are not set from defaults.
 func fillLimits(l, defaults NamespaceLimits) NamespaceLimits {
 	if l.Objects <= 0 {
@@ -194,7 +213,7 @@ func (s *Store) SetNamespaceLimits(ctx context.Context, ns string, l NamespaceLi
 		return NamespaceQuota{}, fmt.Errorf("set the limits of namespace %s: %w", ns, err)
 	}
 	op := clientv3.OpPut(limitsKey(ns), string(val))
-	if l == (NamespaceLimits{}) {
+	if l.IsZero() {
 		op = clientv3.OpDelete(limitsKey(ns))
 	}
 	if _, err := s.client.Do(ctx, op); err != nil {

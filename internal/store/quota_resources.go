@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/quota"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// usageKinds are the kinds whose objects ask for a namespace's resources
+// (quota.Usage): workloads by their spec, task groups of jobs and workflows while active.
+var usageKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindDeployment, v4.KindDaemonset, v4.KindTaskGroup}
+
+// ResourceUsage is what ns's objects ask of the cluster (docs/policy.md, "Counting"),
+// counted from what it holds as of one etcd revision: a namespace's resource usage is
+// recomputed from the stored state at each check, never kept in a counter, so it cannot
+// drift, and a leader change or a server that stopped mid-write leaves nothing to repair.
+func (s *Store) ResourceUsage(ctx context.Context, ns string) (quota.List, error) {
+	objs, err := s.NamespaceObjects(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	return quota.Usage(objs), nil
+}
+
+// NamespaceObjects lists ns's objects that ask for resources (usageKinds), as of one
+// revision: the server's admission replaces the ones a request writes and counts again.
+// The objects are shared with later calls: callers must not change them.
+//
+// It reads the keys only, with their mod revisions, and decodes only the objects that
+// changed since this store last decoded them (usageMemo): decoding is what a count of a
+// large namespace spends its time on.
+func (s *Store) NamespaceObjects(ctx context.Context, ns string) ([]v4.Object, error) {
+	if err := checkName("namespace", ns); err != nil {
+		return nil, fmt.Errorf("namespace objects: %w: %w", ErrInvalid, err)
+	}
+	var objs []v4.Object
+	var rev int64
+	for _, kind := range usageKinds {
+		opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly()}
+		if rev != 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.client.Get(ctx, objectPrefix(kind, ns), opts...)
+		if err != nil {
+			return nil, fmt.Errorf("objects of namespace %s: %w", ns, wrapEtcd(err))
+		}
+		rev = resp.Header.Revision
+		stale := map[string]bool{}
+		for _, kv := range resp.Kvs {
+			if o, ok := s.quota.objects.get(string(kv.Key), kv.ModRevision); ok {
+				objs = append(objs, o)
+			} else {
+				stale[string(kv.Key)] = true
+			}
+		}
+		fresh, err := s.readChanged(ctx, kind, ns, stale, rev)
+		if err != nil {
+			return nil, fmt.Errorf("objects of namespace %s: %w", ns, err)
+		}
+		objs = append(objs, fresh...)
+	}
+	return objs, nil
+}
+
+// memoSingleReads is how many changed objects of one kind are read one by one; past it
+// the kind's whole range is read (and only the changed ones decoded).
+const memoSingleReads = 8
+
+// readChanged reads and decodes the objects of keys (of kind, in ns) at rev, and
+// remembers them.
+func (s *Store) readChanged(ctx context.Context, kind v4.Kind, ns string, keys map[string]bool, rev int64) ([]v4.Object, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var kvs []*mvccpb.KeyValue
+	if len(keys) <= memoSingleReads {
+		for k := range keys {
+			resp, err := s.client.Get(ctx, k, clientv3.WithRev(rev))
+			if err != nil {
+				return nil, wrapEtcd(err)
+			}
+			kvs = append(kvs, resp.Kvs...)
+		}
+	} else {
+		resp, err := s.client.Get(ctx, objectPrefix(kind, ns), clientv3.WithPrefix(), clientv3.WithRev(rev))
+		if err != nil {
+			return nil, wrapEtcd(err)
+		}
+		kvs = resp.Kvs
+	}
+	var out []v4.Object
+	for _, kv := range kvs {
+		if !keys[string(kv.Key)] {
+			continue
+		}
+		obj, err := s.decodeObject(kind, kv)
+		if err != nil {
+			return nil, err
+		}
+		s.quota.objects.put(string(kv.Key), kv.ModRevision, obj)
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// usageMemo remembers the objects NamespaceObjects decoded, by key, with the mod
+// revision they were decoded at. It holds at most usageMemoSize of them and starts over
+// when full (the next counts decode again).
+type usageMemo struct {
+	mu   sync.Mutex
+	objs map[string]memoObject
+}
+
+type memoObject struct {
+	rev int64
+	obj v4.Object
+}
+
+const usageMemoSize = 100_000
+
+func (m *usageMemo) get(key string, rev int64) (v4.Object, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.objs[key]
+	if !ok || e.rev != rev {
+		return nil, false
+	}
+	return e.obj, true
+}
+
+func (m *usageMemo) put(key string, rev int64, obj v4.Object) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.objs == nil || len(m.objs) >= usageMemoSize {
+		m.objs = map[string]memoObject{}
+	}
+	m.objs[key] = memoObject{rev: rev, obj: obj}
+}
