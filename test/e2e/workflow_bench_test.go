@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,21 +87,39 @@ func BenchmarkWorkflows(b *testing.B) {
 		2*wfMany, idleCPU1, idleCPU0, idleRSS1>>20, idleRSS0>>20, s.memoryOf(b))
 	b.ReportMetric(idleCPU1, "idle-cpu-retained")
 	b.ReportMetric(float64(idleRSS1-idleRSS0)/(1<<20), "idle-rss-growth-MB")
-	// Settled: once the burst's changes left the caches' history (five minutes) and
-	// etcd's history was compacted (two compaction intervals, five minutes each) and
-	// its file defragmented, what is left is what the retained workflows hold.
-	if settle := benchSettle(b); settle > 0 {
-		time.Sleep(settle)
-		idleCPU2, idleRSS2 := s.idleUsage(b, pid, wfIdleMeasure)
-		b.Logf("settled %s later: %.2f CPU-seconds per second, RSS %d MB (%d MB before any workflow); %s",
-			settle, idleCPU2, idleRSS2>>20, idleRSS0>>20, s.memoryOf(b))
-		b.ReportMetric(idleCPU2, "settled-cpu-retained")
-		b.ReportMetric(float64(idleRSS2-idleRSS0)/(1<<20), "settled-rss-growth-MB")
+	s.settled(b, bin, idleRSS0)
+}
+
+// settled measures the idle server again once the burst's changes left the caches'
+// history (five minutes) and etcd's history was compacted (two compaction intervals,
+// five minutes each) and its file defragmented: what is left is what the retained
+// workflows hold, and the heap the burst left in pieces. Then, restarted, what they
+// cost a server that never saw the burst. Only when BERTH_BENCH_SETTLE says how long
+// to wait.
+func (s *devServer) settled(b *testing.B, bin string, idleRSS0 int64) {
+	settle := benchSettle(b)
+	if settle <= 0 {
+		s.saveHeapProfile(b)
+		return
 	}
+	time.Sleep(settle)
+	cpu, rss := s.idleUsage(b, s.cmd.Process.Pid, wfIdleMeasure)
+	b.Logf("settled %s later: %.2f CPU-seconds per second, RSS %d MB (%d MB before any workflow); %s",
+		settle, cpu, rss>>20, idleRSS0>>20, s.memoryOf(b))
+	b.ReportMetric(cpu, "settled-cpu-retained")
+	b.ReportMetric(float64(rss-idleRSS0)/(1<<20), "settled-rss-growth-MB")
 	if s.saveHeapProfile(b) { // it collected the garbage first
-		_, rss := s.idleUsage(b, pid, time.Second)
+		_, rss := s.idleUsage(b, s.cmd.Process.Pid, time.Second)
 		b.Logf("after a collection: RSS %d MB; %s", rss>>20, s.memoryOf(b))
 	}
+	s.stop()
+	again := startBerthAt(b, bin, strings.TrimPrefix(s.url, "https://"), s.dataDir, "server")
+	again.waitNodes(b, wfNodes)
+	time.Sleep(30 * time.Second) // the nodes' reports settle, as before the first measure
+	cpu, rss = again.idleUsage(b, again.cmd.Process.Pid, wfIdleMeasure)
+	b.Logf("restarted with the workflows retained: %.2f CPU-seconds per second, RSS %d MB (%d MB before any workflow); %s",
+		cpu, rss>>20, idleRSS0>>20, again.memoryOf(b))
+	b.ReportMetric(float64(rss-idleRSS0)/(1<<20), "restarted-rss-growth-MB")
 }
 
 // benchSettle is how long the benchmark waits after the burst before it measures the
