@@ -84,6 +84,8 @@ func (j *Job) GetMeta() *ObjectMeta { return &j.Metadata }
 // from one set to 0.
 type JobSpec struct {
 	Template PodTemplate `json:"template"`
+	// Scheduling names the priority class (docs/policy.md, "Priorities and preemption").
+	Scheduling
 	// Completions is how many runs must succeed (default 1).
 	Completions *int `json:"completions,omitempty"`
 	// Parallelism is how many runs may be active at once (default 1; 0 runs none).

@@ -101,6 +101,9 @@ type WorkloadSpec struct {
 	// StoppedInstances are the indexes of the instances stopped on purpose
 	// (docs/lifecycle.md, "Stopped instances"): berth stop and berth start set them.
 	StoppedInstances []int `json:"stoppedInstances,omitempty"`
+	// Scheduling names the priority class and disruption budget (docs/policy.md,
+	// "Priorities and preemption").
+	Scheduling
 }
 
 // PodTemplate describes one task group (pod).

@@ -1,0 +1,131 @@
+package v4
+
+import (
+	"fmt"
+	"regexp"
+)
+
+// Priorities and preemption (docs/policy.md, "Priorities and preemption"). A
+// PriorityClass is a cluster-wide object only administrators write; workloads and jobs
+// name one in spec.priorityClassName, and the server records the class's value and
+// policy on the spec (spec.priority, spec.preemptionPolicy) and on every task group the
+// controllers create from it.
+
+// KindPriorityClass is the kind of priority classes. It is not one of the namespaced
+// kinds of Kinds: its objects have their own routes (/v1/priorityclasses).
+const KindPriorityClass Kind = "priorityclass"
+
+// Preemption policies (Kubernetes' spelling).
+const (
+	PreemptLowerPriority = "PreemptLowerPriority"
+	PreemptNever         = "Never"
+)
+
+// Priority bounds. Values above MaxUserPriority are reserved for system classes (as in
+// Kubernetes): only an administrator may create such a class or set spec.priority.
+const (
+	MaxUserPriority   = 1_000_000_000
+	MaxSystemPriority = 2_000_000_000
+	MinPriority       = -2_147_483_648
+)
+
+// PriorityClass maps a name to a priority value.
+type PriorityClass struct {
+	TypeMeta
+	Metadata ObjectMeta `json:"metadata"`
+	// Value is the priority: higher values are placed first and may preempt lower ones.
+	Value int32 `json:"value"`
+	// PreemptionPolicy is PreemptLowerPriority (default) or Never: a Never class waits in
+	// priority order but never evicts anything.
+	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
+	// GlobalDefault makes the class the one of every workload that names none; at most
+	// one class may have it.
+	GlobalDefault bool   `json:"globalDefault,omitempty"`
+	Description   string `json:"description,omitempty"`
+}
+
+// GetMeta returns the object's metadata.
+func (p *PriorityClass) GetMeta() *ObjectMeta { return &p.Metadata }
+
+// Preempts reports whether the class's workloads may evict lower priorities.
+func (p *PriorityClass) Preempts() bool { return p.PreemptionPolicy != PreemptNever }
+
+// DisruptionBudget bounds how many instances of a workload preemption may take down at
+// once (Kubernetes' PodDisruptionBudget maxUnavailable, per workload).
+type DisruptionBudget struct {
+	// MaxUnavailable is how many of the workload's instances may be not running at once
+	// for a preemption to evict one more; 0 forbids evicting any.
+	MaxUnavailable int `json:"maxUnavailable"`
+}
+
+// Scheduling is what a workload or job says about its place in the queue: the class it
+// names and, recorded by the server at admission, the class's value and policy.
+type Scheduling struct {
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// Priority is the resolved value; a user may not set it other than to the class's
+	// value (administrators may).
+	Priority *int32 `json:"priority,omitempty"`
+	// PreemptionPolicy is the class's policy, recorded at admission.
+	PreemptionPolicy string            `json:"preemptionPolicy,omitempty"`
+	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+}
+
+// PriorityValue is the resolved priority (0 without one).
+func (s *Scheduling) PriorityValue() int32 {
+	if s == nil || s.Priority == nil {
+		return 0
+	}
+	return *s.Priority
+}
+
+// MayPreempt reports whether the workload may evict lower priorities.
+func (s *Scheduling) MayPreempt() bool { return s != nil && s.PreemptionPolicy != PreemptNever }
+
+var priorityClassName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+
+// Validate checks a priority class as an administrator sends it.
+func (p *PriorityClass) Validate() FieldErrors {
+	var fe FieldErrors
+	if !priorityClassName.MatchString(p.Metadata.Name) {
+		fe = append(fe, FieldError{Field: "metadata.name", Message: "lowercase letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit"})
+	}
+	if p.Metadata.Namespace != "" {
+		fe = append(fe, FieldError{Field: "metadata.namespace", Message: "priority classes are cluster-wide: leave it out"})
+	}
+	if int64(p.Value) > MaxSystemPriority {
+		fe = append(fe, FieldError{Field: "value", Message: fmt.Sprintf("at most %d, got %d", MaxSystemPriority, p.Value)})
+	}
+	switch p.PreemptionPolicy {
+	case "", PreemptLowerPriority, PreemptNever:
+	default:
+		fe = append(fe, FieldError{Field: "preemptionPolicy", Message: fmt.Sprintf("%q is neither %s nor %s", p.PreemptionPolicy, PreemptLowerPriority, PreemptNever)})
+	}
+	if len(p.Description) > 1024 {
+		fe = append(fe, FieldError{Field: "description", Message: "at most 1024 bytes"})
+	}
+	return fe
+}
+
+// ValidateScheduling checks the scheduling fields of a spec; path is their parent
+// ("spec").
+func ValidateScheduling(s *Scheduling, path string) FieldErrors {
+	if s == nil {
+		return nil
+	}
+	var fe FieldErrors
+	if s.PriorityClassName != "" && !priorityClassName.MatchString(s.PriorityClassName) {
+		fe = append(fe, FieldError{Field: path + ".priorityClassName", Message: fmt.Sprintf("%q is not a priority class name", s.PriorityClassName)})
+	}
+	if s.Priority != nil && int64(*s.Priority) > MaxSystemPriority {
+		fe = append(fe, FieldError{Field: path + ".priority", Message: fmt.Sprintf("at most %d, got %d", MaxSystemPriority, *s.Priority)})
+	}
+	switch s.PreemptionPolicy {
+	case "", PreemptLowerPriority, PreemptNever:
+	default:
+		fe = append(fe, FieldError{Field: path + ".preemptionPolicy", Message: fmt.Sprintf("%q is neither %s nor %s", s.PreemptionPolicy, PreemptLowerPriority, PreemptNever)})
+	}
+	if b := s.DisruptionBudget; b != nil && b.MaxUnavailable < 0 {
+		fe = append(fe, FieldError{Field: path + ".disruptionBudget.maxUnavailable", Message: fmt.Sprintf("must be 0 or more, got %d", b.MaxUnavailable)})
+	}
+	return fe
+}
