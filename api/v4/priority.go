@@ -3,6 +3,8 @@ package v4
 import (
 	"fmt"
 	"regexp"
+	"slices"
+	"time"
 )
 
 // Priorities and preemption (docs/policy.md, "Priorities and preemption"). A
@@ -128,4 +130,43 @@ func ValidateScheduling(s *Scheduling, path string) FieldErrors {
 		fe = append(fe, FieldError{Field: path + ".disruptionBudget.maxUnavailable", Message: fmt.Sprintf("must be 0 or more, got %d", b.MaxUnavailable)})
 	}
 	return fe
+}
+
+// PriorityClassList is the answer of GET /v1/priorityclasses.
+type PriorityClassList struct {
+	Kind  string           `json:"kind"`
+	Items []*PriorityClass `json:"items"`
+}
+
+// PreemptedByAnnotation is set on a task group that a preemption stops: the preemptor
+// ("application ns/name instance 2, priority 1000"). Its owner treats the run, once it
+// ended, as failed: its restart policy decides whether it is placed again.
+const PreemptedByAnnotation = "berth.io/preempted-by"
+
+// Nomination is an instance whose preemption was decided: the node it will go to and
+// the task groups stopped for it. The controller records it in the workload's status
+// before it stops the victims, so that a new leader finds it, keeps the node for it, and
+// chooses no other victims.
+type Nomination struct {
+	Index   int       `json:"index"`
+	Node    string    `json:"node"`
+	Victims []string  `json:"victims"` // namespace/name of the task groups stopped
+	At      time.Time `json:"at"`
+}
+
+// MaxNominations bounds a workload's nominations (and so the instances it preempts for
+// at once).
+const MaxNominations = 16
+
+// equalNominations compares two lists of nominations.
+func equalNominations(a, b []Nomination) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Index != b[i].Index || a[i].Node != b[i].Node || !a[i].At.Equal(b[i].At) || !slices.Equal(a[i].Victims, b[i].Victims) {
+			return false
+		}
+	}
+	return true
 }

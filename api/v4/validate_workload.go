@@ -16,6 +16,7 @@ func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
 	validateConstraint("constraint", w.Constraint, errs)
 	validateInstances("spec.instance", w.Spec.Instance, errs)
 	validateStopped("spec.stoppedInstances", w.Spec.StoppedInstances, w.Spec.Instance, errs)
+	*errs = append(*errs, ValidateScheduling(&w.Spec.Scheduling, "spec")...)
 	if w.Spec.Template.Metadata != nil {
 		validateLabels("spec.template.metadata.labels", w.Spec.Template.Metadata.Labels, errs)
 		validateLabels("spec.template.metadata.annotations", w.Spec.Template.Metadata.Annotations, errs)

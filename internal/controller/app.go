@@ -56,7 +56,7 @@ var appKinds = []v4.Kind{v4.KindApplication, v4.KindProcess}
 
 // Run watches applications, processes and task groups and reconciles until ctx ends.
 func (c *AppController) Run(ctx context.Context) error {
-	l := loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache}, resync: c.enqueueObject,
+	l := loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache}, resync: c.enqueueObject, start: c.restoreNominations,
 		follow: []func(context.Context){follow(c.tgs.cache, c.log, c.enqueueOwner)},
 		work: func(ctx context.Context) {
 			work(ctx, "application", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
@@ -133,6 +133,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if obj == nil { // deleted: stop and remove everything it had
 		all := flatten(byIndex)
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
+		c.syncBudget(key, nil)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		c.endOperation(ctx, key, v4.OpReplace)
@@ -144,6 +145,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		st.Updated, st.Message = time.Time{}, msg
 		return 0, c.updateStatus(ctx, key, st)
 	}
+	c.syncBudget(key, w)
 	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		tgs := byIndex[idx]
