@@ -36,7 +36,7 @@ type PriorityClass struct {
 	TypeMeta
 	Metadata ObjectMeta `json:"metadata"`
 	// Value is the priority: higher values are placed first and may preempt lower ones.
-	Value int32 `json:"value"`
+	Value int `json:"value"`
 	// PreemptionPolicy is PreemptLowerPriority (default) or Never: a Never class waits in
 	// priority order but never evicts anything.
 	PreemptionPolicy string `json:"preemptionPolicy,omitempty"`
@@ -66,18 +66,18 @@ type Scheduling struct {
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// Priority is the resolved value; a user may not set it other than to the class's
 	// value (administrators may).
-	Priority *int32 `json:"priority,omitempty"`
+	Priority *int `json:"priority,omitempty"`
 	// PreemptionPolicy is the class's policy, recorded at admission.
 	PreemptionPolicy string            `json:"preemptionPolicy,omitempty"`
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
 }
 
-// PriorityValue is the resolved priority (0 without one).
+// PriorityValue is the resolved priority (0 without one), clamped to the valid range.
 func (s *Scheduling) PriorityValue() int32 {
 	if s == nil || s.Priority == nil {
 		return 0
 	}
-	return *s.Priority
+	return int32(min(max(*s.Priority, MinPriority), MaxSystemPriority))
 }
 
 // MayPreempt reports whether the workload may evict lower priorities.
@@ -94,8 +94,8 @@ func (p *PriorityClass) Validate() FieldErrors {
 	if p.Metadata.Namespace != "" {
 		fe = append(fe, FieldError{Field: "metadata.namespace", Message: "priority classes are cluster-wide: leave it out"})
 	}
-	if int64(p.Value) > MaxSystemPriority {
-		fe = append(fe, FieldError{Field: "value", Message: fmt.Sprintf("at most %d, got %d", MaxSystemPriority, p.Value)})
+	if p.Value > MaxSystemPriority || p.Value < MinPriority {
+		fe = append(fe, FieldError{Field: "value", Message: fmt.Sprintf("from %d to %d, got %d", MinPriority, MaxSystemPriority, p.Value)})
 	}
 	switch p.PreemptionPolicy {
 	case "", PreemptLowerPriority, PreemptNever:
@@ -118,8 +118,8 @@ func ValidateScheduling(s *Scheduling, path string) FieldErrors {
 	if s.PriorityClassName != "" && !priorityClassName.MatchString(s.PriorityClassName) {
 		fe = append(fe, FieldError{Field: path + ".priorityClassName", Message: fmt.Sprintf("%q is not a priority class name", s.PriorityClassName)})
 	}
-	if s.Priority != nil && int64(*s.Priority) > MaxSystemPriority {
-		fe = append(fe, FieldError{Field: path + ".priority", Message: fmt.Sprintf("at most %d, got %d", MaxSystemPriority, *s.Priority)})
+	if s.Priority != nil && (*s.Priority > MaxSystemPriority || *s.Priority < MinPriority) {
+		fe = append(fe, FieldError{Field: path + ".priority", Message: fmt.Sprintf("from %d to %d, got %d", MinPriority, MaxSystemPriority, *s.Priority)})
 	}
 	switch s.PreemptionPolicy {
 	case "", PreemptLowerPriority, PreemptNever:

@@ -54,7 +54,7 @@ type TaskGroupSpec struct {
 	KillGracePeriod int `json:"killGracePeriod,omitempty"`
 	// Priority is the owner's resolved priority when the task group was created
 	// (docs/policy.md, "Priorities and preemption"): preemption evicts only lower ones.
-	Priority int32 `json:"priority,omitempty"`
+	Priority int `json:"priority,omitempty"`
 	// OwnerVersion is the owner's resourceVersion the template was taken from.
 	OwnerVersion string `json:"ownerVersion,omitempty"`
 	// Desired is DesiredRunning (default when empty) or DesiredStopped: the controller

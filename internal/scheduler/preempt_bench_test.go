@@ -20,7 +20,7 @@ func BenchmarkPreempt(b *testing.B) {
 		s.SetTaskGroup(&v4.TaskGroup{
 			Metadata: v4.ObjectMeta{Namespace: app.Namespace, Name: fmt.Sprintf("%d.%s", i/500, app.Name)},
 			Spec: v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: app.Kind, Name: app.Name}, Index: i / 500, Node: nodes[i%5000].name,
-				Resources: v4.NodeResources{CPU: 0.39, MemoryMB: 3000}, Priority: int32((i / 7) % 10)},
+				Resources: v4.NodeResources{CPU: 0.39, MemoryMB: 3000}, Priority: (i / 7) % 10},
 			Status: v4.TaskGroupStatus{Phase: v4.StatusRunning},
 		})
 		if i < 500 && i%10 == 0 {

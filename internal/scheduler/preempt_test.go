@@ -17,7 +17,7 @@ var (
 // ptg is a running task group of app on node with a priority and cpu (memory 100 MB).
 func ptg(app AppKey, index int, node string, prio int32, cpu float64) *v4.TaskGroup {
 	t := tg(app, index, node, v4.StatusRunning, nil, nil)
-	t.Spec.Priority, t.Spec.Resources = prio, v4.NodeResources{CPU: cpu, MemoryMB: 100}
+	t.Spec.Priority, t.Spec.Resources = int(prio), v4.NodeResources{CPU: cpu, MemoryMB: 100}
 	return t
 }
 

@@ -192,7 +192,7 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		attrs:    tg.Spec.Attributes,
 		status:   tg.Status.Phase,
 		volumes:  volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
-		priority: tg.Spec.Priority,
+		priority: int32(min(max(tg.Spec.Priority, v4.MinPriority), v4.MaxSystemPriority)),
 	})
 }
 

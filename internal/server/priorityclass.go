@@ -162,7 +162,7 @@ func (s *Server) resolvePriority(ctx context.Context, id *acl.Identity, t target
 	if class == nil {
 		class = def
 	}
-	var value, base int32
+	var value, base int
 	policy := v4.PreemptLowerPriority
 	if def != nil {
 		base = def.Value
@@ -183,14 +183,14 @@ func (s *Server) resolvePriority(ctx context.Context, id *acl.Identity, t target
 	return nil
 }
 
-func checkPriorityRights(id *acl.Identity, admin bool, t target, sched *v4.Scheduling, path string, value, base int32) error {
+func checkPriorityRights(id *acl.Identity, admin bool, t target, sched *v4.Scheduling, path string, value, base int) error {
 	switch {
 	case admin:
 		return nil
 	case sched.Priority != nil && *sched.Priority != value:
 		return httpapi.Errorf(http.StatusForbidden, "%s.priority: only an administrator sets a priority; %s may name a priority class", path, id).
 			WithDetail(path+".priority", fmt.Sprintf("leave it out or set it to the class's value %d", value))
-	case int64(value) > v4.MaxUserPriority:
+	case value > v4.MaxUserPriority:
 		return httpapi.Errorf(http.StatusForbidden, "%s.priorityClassName: class %s has the system priority %d (above %d): only an administrator uses it",
 			path, sched.PriorityClassName, value, v4.MaxUserPriority).WithDetail(path+".priorityClassName", "a system class")
 	case value > base && !id.Allowed(acl.Request{Verb: acl.VerbWrite, Kind: string(t.kind), Namespace: t.ns, Privilege: PrivPriority}):
