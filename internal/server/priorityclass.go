@@ -8,6 +8,7 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
 	"github.com/berthhq/berth/internal/httpapi"
+	"github.com/berthhq/berth/internal/scheduler"
 )
 
 // Priority classes (docs/policy.md, "Priorities and preemption"): cluster-wide objects
@@ -142,33 +143,9 @@ func schedulingOf(obj v4.Object) (*v4.Scheduling, string) {
 }
 
 func (s *Server) resolvePriority(ctx context.Context, id *acl.Identity, t target, sched *v4.Scheduling, path string) error {
-	classes, err := s.store.CachedPriorityClasses(ctx)
+	value, base, policy, err := s.classOf(ctx, sched, path)
 	if err != nil {
 		return err
-	}
-	var class, def *v4.PriorityClass
-	for _, c := range classes {
-		if c.GlobalDefault {
-			def = c
-		}
-		if c.Metadata.Name == sched.PriorityClassName {
-			class = c
-		}
-	}
-	if sched.PriorityClassName != "" && class == nil {
-		return httpapi.Errorf(http.StatusUnprocessableEntity, "%s.priorityClassName: priority class %q does not exist", path, sched.PriorityClassName).
-			WithDetail(path+".priorityClassName", "no such priority class (berth get priorityclasses)")
-	}
-	if class == nil {
-		class = def
-	}
-	var value, base int
-	policy := v4.PreemptLowerPriority
-	if def != nil {
-		base = def.Value
-	}
-	if class != nil {
-		value, policy = class.Value, policyOf(class)
 	}
 	admin := id.Allowed(acl.Request{Verb: acl.VerbAdmin, Kind: acl.KindCluster})
 	if err := checkPriorityRights(id, admin, t, sched, path, value, base); err != nil {
@@ -181,6 +158,39 @@ func (s *Server) resolvePriority(ctx context.Context, id *acl.Identity, t target
 		sched.PreemptionPolicy = policy
 	}
 	return nil
+}
+
+// classOf is the value and policy of the class sched names (the global default when it
+// names none; 0 and PreemptLowerPriority without one), and the default's value.
+func (s *Server) classOf(ctx context.Context, sched *v4.Scheduling, path string) (value, base int, policy string, err error) {
+	classes, err := s.store.CachedPriorityClasses(ctx)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	var class, def *v4.PriorityClass
+	for _, c := range classes {
+		if c.GlobalDefault {
+			def = c
+		}
+		if c.Metadata.Name == sched.PriorityClassName {
+			class = c
+		}
+	}
+	if sched.PriorityClassName != "" && class == nil {
+		return 0, 0, "", httpapi.Errorf(http.StatusUnprocessableEntity, "%s.priorityClassName: priority class %q does not exist", path, sched.PriorityClassName).
+			WithDetail(path+".priorityClassName", "no such priority class (berth get priorityclasses)")
+	}
+	if class == nil {
+		class = def
+	}
+	policy = v4.PreemptLowerPriority
+	if def != nil {
+		base = def.Value
+	}
+	if class != nil {
+		value, policy = class.Value, policyOf(class)
+	}
+	return value, base, policy, nil
 }
 
 func checkPriorityRights(id *acl.Identity, admin bool, t target, sched *v4.Scheduling, path string, value, base int) error {
@@ -199,4 +209,34 @@ func checkPriorityRights(id *acl.Identity, admin bool, t target, sched *v4.Sched
 			path, id, req, sched.PriorityClassName, value, base).WithDetail(path+".priorityClassName", "needs the privilege "+PrivPriority)
 	}
 	return nil
+}
+
+// planPriority resolves the priority of an object a plan places, as admission would,
+// without judging the requester's rights to it (a plan writes nothing).
+func (s *Server) planPriority(ctx context.Context, obj v4.Object) error {
+	sched, path := schedulingOf(obj)
+	if sched == nil || sched.Priority != nil {
+		return nil
+	}
+	value, _, policy, err := s.classOf(ctx, sched, path)
+	if err != nil {
+		return err
+	}
+	sched.Priority = &value
+	if sched.PreemptionPolicy != v4.PreemptNever {
+		sched.PreemptionPolicy = policy
+	}
+	return nil
+}
+
+// fillPreemptions copies a plan's preemptions into the API's shape.
+func fillPreemptions(p *v4.PlanObject, pre []scheduler.Preemption) {
+	for _, x := range pre {
+		out := v4.PlanPreemption{Index: x.Index, Node: x.Node, Victims: make([]v4.PlanVictim, 0, len(x.Victims))}
+		for _, v := range x.Victims {
+			out.Victims = append(out.Victims, v4.PlanVictim{Kind: v.Owner.Kind, Namespace: v.Namespace, Name: v.Owner.Name,
+				TaskGroup: v.Name, Index: v.Index, Priority: int(v.Priority)})
+		}
+		p.Preemptions = append(p.Preemptions, out)
+	}
 }
