@@ -85,6 +85,9 @@ func (s *Scheduling) MayPreempt() bool { return s != nil && s.PreemptionPolicy !
 
 var priorityClassName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 
+// ValidPriorityClassName reports whether name can name a priority class.
+func ValidPriorityClassName(name string) bool { return priorityClassName.MatchString(name) }
+
 // Validate checks a priority class as an administrator sends it.
 func (p *PriorityClass) Validate() FieldErrors {
 	var fe FieldErrors

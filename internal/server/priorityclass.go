@@ -32,10 +32,24 @@ func (s *Server) handlePriorityClassList(w http.ResponseWriter, r *http.Request)
 	return nil
 }
 
+// priorityClassName is the path's class name, or the 400 of one no class can have.
+func priorityClassName(r *http.Request) (string, error) {
+	name := r.PathValue("name")
+	if !v4.ValidPriorityClassName(name) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "%q is not a priority class name", truncateText(name, 80)).
+			WithDetail("name", "lowercase letters, digits, '-' and '.', at most 253")
+	}
+	return name, nil
+}
+
 func (s *Server) handlePriorityClassGet(w http.ResponseWriter, r *http.Request) error {
+	name, err := priorityClassName(r)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	pc, err := s.store.PriorityClass(ctx, r.PathValue("name"))
+	pc, err := s.store.PriorityClass(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -86,9 +100,12 @@ func (s *Server) handlePriorityClassPut(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) handlePriorityClassDelete(w http.ResponseWriter, r *http.Request) error {
+	name, err := priorityClassName(r)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
-	name := r.PathValue("name")
 	if err := s.store.DeletePriorityClass(ctx, name); err != nil {
 		return err
 	}
