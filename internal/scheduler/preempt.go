@@ -123,7 +123,7 @@ type preemptCtx struct {
 func (pc *preemptCtx) candidates(n *nodeState) []*placedTG {
 	out := pc.scratch[:0]
 	for _, p := range n.placed {
-		if p.priority < pc.st.req.Priority && p.owner != pc.st.app && !p.hold {
+		if p.priority < pc.st.req.Priority && p.owner != pc.st.app && !p.hold && preemptible(p.app.Kind) {
 			out = append(out, p)
 		}
 	}
@@ -290,4 +290,12 @@ func (h *planHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// preemptible reports whether task groups of an owner of kind may be victims: those of
+// applications and processes (deployments' included), whose controller stops them and
+// restarts them per their restart policy. Daemonsets (one per node by design), jobs,
+// workflow steps and dependency pods are never evicted.
+func preemptible(kind v4.Kind) bool {
+	return kind == v4.KindApplication || kind == v4.KindProcess
 }
