@@ -131,6 +131,7 @@ func validateDeployment(d *Deployment, errs *FieldErrors) {
 	validateConstraint("constraint", d.Constraint, errs)
 	validateInstances("spec.instance", d.Spec.Instance, errs)
 	validateStopped("spec.stoppedInstances", d.Spec.StoppedInstances, d.Spec.Instance, errs)
+	*errs = append(*errs, ValidateScheduling(&d.Spec.Scheduling, "spec")...)
 	validateLabels("spec.selector", d.Spec.Selector, errs)
 	if d.Spec.Template == nil && len(d.Spec.Selector) == 0 {
 		errs.add("spec.template", "required: a template, or a selector naming an existing application")

@@ -151,6 +151,8 @@ func schedulingOf(obj v4.Object) (*v4.Scheduling, string) {
 		return &o.Spec.Scheduling, "spec"
 	case *v4.Process:
 		return &o.Spec.Scheduling, "spec"
+	case *v4.Deployment:
+		return &o.Spec.Scheduling, "spec"
 	case *v4.Job:
 		return &o.Spec.Scheduling, "spec"
 	case *v4.CronJob:
