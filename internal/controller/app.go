@@ -134,6 +134,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		all := flatten(byIndex)
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
 		c.syncBudget(key, nil)
+		c.feed.With(func(s *scheduler.Snapshot) { s.ClearNominations(key) })
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		c.endOperation(ctx, key, v4.OpReplace)
@@ -179,6 +180,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := r.placeMissing(ctx); err != nil {
 		return 0, err
 	}
+	r.clearStaleHolds()
 	if err := r.placeMoves(ctx); err != nil {
 		return 0, err
 	}

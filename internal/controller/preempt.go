@@ -230,3 +230,14 @@ func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) 
 	}
 	return ctx.Err()
 }
+
+// clearStaleHolds drops the snapshot's holds of nominations this pass did not keep: the
+// instance was placed (perhaps by a leader that failed before it cleared the status), or
+// the nomination expired.
+func (r *pass) clearStaleHolds() {
+	for _, n := range r.w.Status.Nominated {
+		if !slices.ContainsFunc(r.nominated, func(k v4.Nomination) bool { return k.Index == n.Index }) {
+			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, n.Index) })
+		}
+	}
+}

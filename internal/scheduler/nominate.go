@@ -72,3 +72,12 @@ func nominationApp(app AppKey) AppKey {
 func nominationKey(app AppKey, index int) string {
 	return app.Namespace + "/" + string(nominationKind) + "/" + string(app.Kind) + "/" + app.Name + "/" + strconv.Itoa(index)
 }
+
+// ClearNominations drops every hold of app's instances (the workload is gone).
+func (s *Snapshot) ClearNominations(app AppKey) {
+	if a := s.apps[nominationApp(app)]; a != nil {
+		for key := range a.tgs {
+			s.removePlaced(key)
+		}
+	}
+}

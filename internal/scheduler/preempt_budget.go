@@ -39,7 +39,7 @@ func (s *Snapshot) evictable(app AppKey) int {
 	running := 0
 	if a := s.apps[app]; a != nil {
 		for _, p := range a.tgs {
-			if p.status == v4.StatusRunning {
+			if p.status == v4.StatusRunning && !p.stopping { // a victim still stopping is down already
 				running++
 			}
 		}

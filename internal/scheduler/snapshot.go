@@ -80,7 +80,8 @@ type placedTG struct {
 	priority int32
 	owner    *appState
 	hold     bool
-	slot     int // index in its node's placed
+	stopping bool // asked to stop (desired Stopped): no longer available to its owner
+	slot     int  // index in its node's placed
 }
 
 // appState holds the counts of one application's task groups.
@@ -193,6 +194,7 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		status:   tg.Status.Phase,
 		volumes:  volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
 		priority: int32(min(max(tg.Spec.Priority, v4.MinPriority), v4.MaxSystemPriority)),
+		stopping: tg.Spec.Desired == v4.DesiredStopped,
 	})
 }
 
