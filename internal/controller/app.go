@@ -48,7 +48,23 @@ func NewAppController(st *store.Store, f *feed.Feed, opts Options) *AppControlle
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "application")
 	b := newBase(st, f, opts, log)
-	return &AppController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](), apps: b.workloads()}
+	c := &AppController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](), apps: b.workloads()}
+	c.queue.prio = c.priorityOf // higher priorities are reconciled, and placed, first
+	return c
+}
+
+// priorityOf is the recorded priority of a workload in the cache (0 when it has none or
+// is not there).
+func (c *AppController) priorityOf(key scheduler.AppKey) int32 {
+	v := c.apps[key.Kind]
+	if v == nil {
+		return 0
+	}
+	o, ok := v.cache.Get(key.Namespace, key.Name)
+	if !ok {
+		return 0
+	}
+	return workload(o).Spec.PriorityValue()
 }
 
 // appKinds are the kinds this controller owns.
