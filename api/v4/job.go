@@ -157,6 +157,9 @@ type JobStatus struct {
 	Message          string         `json:"message,omitempty"`
 	// Finished are the runs that ended most recently (at most MaxJobRecords).
 	Finished []JobRunRecord `json:"finished,omitempty"`
+	// Nominated are the runs waiting for the victims of their preemption to stop
+	// (docs/policy.md, "Priorities and preemption").
+	Nominated []Nomination `json:"nominated,omitempty"`
 }
 
 // JobCondition is a state the job reached: Complete, Failed or Suspended.

@@ -155,6 +155,8 @@ type Nomination struct {
 	Node    string    `json:"node"`
 	Victims []string  `json:"victims"` // namespace/name of the task groups stopped
 	At      time.Time `json:"at"`
+	// GPUs are the cards held for the instance on Node.
+	GPUs []TaskGPU `json:"gpus,omitempty"`
 }
 
 // MaxNominations bounds a workload's nominations (and so the instances it preempts for
@@ -167,7 +169,8 @@ func equalNominations(a, b []Nomination) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Index != b[i].Index || a[i].Node != b[i].Node || !a[i].At.Equal(b[i].At) || !slices.Equal(a[i].Victims, b[i].Victims) {
+		if a[i].Index != b[i].Index || a[i].Node != b[i].Node || !a[i].At.Equal(b[i].At) || !slices.Equal(a[i].Victims, b[i].Victims) ||
+			len(a[i].GPUs) != len(b[i].GPUs) {
 			return false
 		}
 	}

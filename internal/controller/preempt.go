@@ -80,7 +80,7 @@ func (r *pass) placeNominated(ctx context.Context, free []int) ([]int, error) {
 		r.c.stopVictims(ctx, r.key, idx, req.Priority, nom) // a new leader finishes what the old one began
 		res, err := r.placeBy(ctx, req, func(s *scheduler.Snapshot, opts scheduler.Options) scheduler.Result {
 			if s.Nominated(r.key, idx) != nom.Node {
-				s.Nominate(req, idx, nom.Node, opts)
+				s.NominateCards(req, idx, nom.Node, nom.GPUs, opts)
 			}
 			return s.PlaceNominated(req, nom.Node, opts)
 		})
@@ -115,13 +115,13 @@ func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []i
 		opts := r.c.placeOptions()
 		r.c.feed.With(func(s *scheduler.Snapshot) {
 			if p = s.Preempt(&one, opts); p != nil {
-				s.Nominate(&one, idx, p.Node, opts)
+				s.NominateCards(&one, idx, p.Node, p.GPUs, opts)
 			}
 		})
 		if p == nil {
 			return nil
 		}
-		nom := v4.Nomination{Index: idx, Node: p.Node, At: r.now.UTC().Truncate(time.Second)}
+		nom := v4.Nomination{Index: idx, Node: p.Node, At: r.now.UTC().Truncate(time.Second), GPUs: p.GPUs}
 		for _, v := range p.Victims {
 			nom.Victims = append(nom.Victims, v.Namespace+"/"+v.Name)
 		}
@@ -145,7 +145,7 @@ func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []i
 }
 
 // stopVictims asks the victims of a nomination that still run to stop, each once.
-func (c *AppController) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, prio int32, nom v4.Nomination) {
+func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, prio int32, nom v4.Nomination) {
 	who := fmt.Sprintf("%s %s/%s instance %d, priority %d", by.Kind, by.Namespace, by.Name, idx, prio)
 	for _, v := range nom.Victims {
 		ns, name, _ := strings.Cut(v, "/")
@@ -224,7 +224,7 @@ func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) 
 				if err != nil {
 					continue
 				}
-				c.feed.With(func(s *scheduler.Snapshot) { s.Nominate(req, nom.Index, nom.Node, opts) })
+				c.feed.With(func(s *scheduler.Snapshot) { s.NominateCards(req, nom.Index, nom.Node, nom.GPUs, opts) })
 			}
 		}
 	}

@@ -100,8 +100,11 @@ func TestPreemptThenPlace(t *testing.T) {
 		s := e.status("low")
 		return s.Pending != nil && s.Running == 2
 	})
-	for _, tg := range e.taskGroups("low") { // the victims were replaced; the others run on
-		if slices.Contains(victims, tg.Metadata.Name) || (tg.Status.Phase == v4.StatusRunning && stopping(tg)) {
+	e.eventually("the victims' runs replaced", func() bool {
+		return !slices.ContainsFunc(e.taskGroups("low"), func(tg *v4.TaskGroup) bool { return slices.Contains(victims, tg.Metadata.Name) })
+	})
+	for _, tg := range e.taskGroups("low") { // the others run on
+		if tg.Status.Phase == v4.StatusRunning && stopping(tg) {
 			t.Errorf("task group %s: %s, desired %s", tg.Metadata.Name, tg.Status.Phase, tg.Spec.Desired)
 		}
 	}
@@ -219,4 +222,21 @@ func countReason(events []v4.Event, reason string) int {
 		}
 	}
 	return n
+}
+
+// A job's run preempts like an application's instance: its nomination is in the job's
+// status, the victim stops, and the run is placed on its node.
+func TestJobPreempts(t *testing.T) {
+	e := newJobEnv(t, "node-1")
+	e.fillNode("")
+	e.applyJob(`,"priority":100,"preemptionPolicy":"PreemptLowerPriority"`)
+	e.eventually("a nomination with one victim", func() bool {
+		st := e.job().Status
+		return len(st.Nominated) == 1 && len(st.Nominated[0].Victims) == 1 && len(e.victims("low")) == 1
+	})
+	e.endVictims()
+	e.eventually("the run placed on node-1", func() bool {
+		runs := e.runs()
+		return len(runs) == 1 && runs[0].Spec.Node == "node-1" && runs[0].Spec.Priority == 100 && len(e.job().Status.Nominated) == 0
+	})
 }

@@ -14,6 +14,12 @@ const nominationKind v4.Kind = "nomination"
 // on node while the victims of its preemption stop: nothing else is placed into the room
 // they leave. PlaceNominated takes the hold back when the instance is placed.
 func (s *Snapshot) Nominate(req *Request, index int, node string, opts Options) {
+	s.NominateCards(req, index, node, nil, opts)
+}
+
+// NominateCards is Nominate that also holds the GPU cards Preempt chose (Preemption.GPUs),
+// so that no lower GPU request takes the cards the victims free.
+func (s *Snapshot) NominateCards(req *Request, index int, node string, gpus []v4.TaskGPU, opts Options) {
 	st := s.compile(req, opts)
 	if len(st.app.tgs) == 0 {
 		delete(s.apps, req.App)
@@ -24,7 +30,7 @@ func (s *Snapshot) Nominate(req *Request, index int, node string, opts Options) 
 	}
 	app := nominationApp(req.App)
 	s.setPlaced(&placedTG{key: nominationKey(req.App, index), app: app, index: index, node: node,
-		res: st.need, ports: ports, status: v4.StatusStaging, priority: req.Priority, hold: true})
+		res: st.need, ports: ports, gpus: gpus, status: v4.StatusStaging, priority: req.Priority, hold: true})
 }
 
 // ClearNomination drops the hold of instance index of app, if any.
@@ -45,8 +51,10 @@ func (s *Snapshot) Nominated(app AppKey, index int) string {
 // victims are still stopping).
 func (s *Snapshot) PlaceNominated(req *Request, node string, opts Options) Result {
 	held := make([]int, 0, len(req.Indexes))
+	cards := map[int][]v4.TaskGPU{}
 	for _, idx := range req.Indexes {
-		if s.Nominated(req.App, idx) == node {
+		if p := s.tgs[nominationKey(req.App, idx)]; p != nil && p.node == node {
+			cards[idx] = p.gpus
 			s.ClearNomination(req.App, idx)
 			held = append(held, idx)
 		}
@@ -58,7 +66,7 @@ func (s *Snapshot) PlaceNominated(req *Request, node string, opts Options) Resul
 	for _, idx := range res.Unplaced {
 		for _, h := range held {
 			if h == idx {
-				s.Nominate(req, idx, node, opts)
+				s.NominateCards(req, idx, node, cards[idx], opts)
 			}
 		}
 	}

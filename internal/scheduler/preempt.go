@@ -34,6 +34,9 @@ type Preemption struct {
 	Index   int      `json:"index"` // the instance (PlaceOrPreempt sets it)
 	Node    string   `json:"node"`
 	Victims []Victim `json:"victims"`
+	// GPUs are the cards the instance would get there once the victims are gone: a
+	// nomination holds them (NominateCards).
+	GPUs []v4.TaskGPU `json:"gpus,omitempty"`
 }
 
 // nodePlan is the victims on one node, ranked by the highest victim priority, then the
@@ -44,6 +47,7 @@ type nodePlan struct {
 	victims []*placedTG
 	maxPrio int32
 	sumPrio int64
+	gpus    []v4.TaskGPU // the cards the exact check chose
 }
 
 func (a *nodePlan) compare(b *nodePlan) int {
@@ -91,8 +95,8 @@ func (s *Snapshot) Preempt(req *Request, opts Options) *Preemption {
 		if best != nil && next.compare(best) >= 0 {
 			break // estimates are lower bounds: none left can win
 		}
-		if vs := pc.exact(next.node, next.victims); vs != nil {
-			p := nodePlan{node: next.node, order: next.order, victims: vs}
+		if vs, gpus := pc.exact(next.node, next.victims); vs != nil {
+			p := nodePlan{node: next.node, order: next.order, victims: vs, gpus: gpus}
 			if p.rank(); best == nil || p.compare(best) < 0 {
 				best = &p
 			}
@@ -101,7 +105,7 @@ func (s *Snapshot) Preempt(req *Request, opts Options) *Preemption {
 	if best == nil {
 		return nil
 	}
-	out := &Preemption{Node: best.node.name, Victims: make([]Victim, len(best.victims))}
+	out := &Preemption{Node: best.node.name, Victims: make([]Victim, len(best.victims)), GPUs: best.gpus}
 	for i, v := range best.victims {
 		ns, name, _ := strings.Cut(v.key, "/")
 		out.Victims[i] = Victim{Namespace: ns, Name: name, Owner: v.app, Index: v.index, Priority: v.priority}
@@ -208,7 +212,7 @@ func (pc *preemptCtx) estimate(n *nodeState) []*placedTG {
 
 // exact takes the victims off the snapshot, more when the estimate's are not enough,
 // until every check passes, reprieves what is not needed, and puts them all back.
-func (pc *preemptCtx) exact(n *nodeState, estimate []*placedTG) []*placedTG {
+func (pc *preemptCtx) exact(n *nodeState, estimate []*placedTG) ([]*placedTG, []v4.TaskGPU) {
 	s, st := pc.st.s, pc.st
 	taken := slices.Clone(estimate)
 	for _, p := range taken {
@@ -227,6 +231,7 @@ func (pc *preemptCtx) exact(n *nodeState, estimate []*placedTG) []*placedTG {
 		s.account(p, -1)
 		fits = st.fitsNow(n, nil)
 	}
+	var gpus []v4.TaskGPU
 	if fits {
 		slices.SortFunc(taken, func(a, b *placedTG) int { return cmp.Compare(a.priority, b.priority) })
 		for i := len(taken) - 1; i >= 0; i-- {
@@ -237,14 +242,17 @@ func (pc *preemptCtx) exact(n *nodeState, estimate []*placedTG) []*placedTG {
 				s.account(taken[i], -1)
 			}
 		}
+		if len(st.gpus) > 0 && st.fitsNow(n, nil) { // the cards it gets once the victims are gone
+			gpus = slices.Clone(st.fit.gpus)
+		}
 	}
 	for _, p := range taken {
 		s.account(p, +1)
 	}
 	if !fits {
-		return nil
+		return nil, nil
 	}
-	return taken
+	return taken, gpus
 }
 
 // fitsFreed is fitsResources with freed given back to n.

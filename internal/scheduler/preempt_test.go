@@ -161,8 +161,23 @@ func TestPreemptGPUs(t *testing.T) {
 		s := snapshotOf([]*v4.Node{a}, held(lowApp, 0, 1, whole("a", 0, 40000)), held(midApp, 0, 2, whole("a", 1, 40000)))
 		req := gpuRequest(1, v4.GPURequest{Cards: 1})
 		req.App, req.Priority = highApp, 10
-		if got := victimNames(s.Preempt(req, Options{})); !slices.Equal(got, []string{"a:batch#0"}) {
-			t.Errorf("victims = %v", got)
+		p := s.Preempt(req, Options{})
+		if got := victimNames(p); !slices.Equal(got, []string{"a:batch#0"}) {
+			t.Fatalf("victims = %v", got)
+		}
+		if len(p.GPUs) != 1 || p.GPUs[0].Index != 0 {
+			t.Fatalf("cards %+v, want card 0", p.GPUs)
+		}
+		// The hold keeps the card: a lower GPU request does not take it once the victim is gone.
+		s.NominateCards(req, 0, p.Node, p.GPUs, Options{})
+		s.RemoveTaskGroup(p.Victims[0].Namespace, p.Victims[0].Name)
+		low := gpuRequest(1, v4.GPURequest{Cards: 1})
+		low.App = lowApp
+		if res := s.Place(low, Options{}); len(res.Placements) != 0 {
+			t.Errorf("a lower request took the held card: %v", placedCards(res))
+		}
+		if res := s.PlaceNominated(req, "a", Options{}); len(res.Placements) != 1 || res.Placements[0].GPUs[0].Index != 0 {
+			t.Errorf("the preemptor placed %v", placedCards(res))
 		}
 	})
 	t.Run("shares of one card", func(t *testing.T) {
