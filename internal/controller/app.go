@@ -149,8 +149,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if obj == nil { // deleted: stop and remove everything it had
 		all := flatten(byIndex)
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
-		c.syncBudget(key, nil)
-		c.feed.With(func(s *scheduler.Snapshot) { s.ClearNominations(key) })
+		c.forgetPreemption(key)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		c.endOperation(ctx, key, v4.OpReplace)

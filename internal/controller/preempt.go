@@ -241,3 +241,11 @@ func (r *pass) clearStaleHolds() {
 		}
 	}
 }
+
+// forgetPreemption drops a deleted workload's budget and holds from the snapshot.
+func (c *AppController) forgetPreemption(key scheduler.AppKey) {
+	c.feed.With(func(s *scheduler.Snapshot) {
+		s.RemoveDisruptionBudget(key)
+		s.ClearNominations(key)
+	})
+}
