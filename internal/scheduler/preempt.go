@@ -47,7 +47,6 @@ type nodePlan struct {
 	victims []*placedTG
 	maxPrio int32
 	sumPrio int64
-	gpus    []v4.TaskGPU // the cards the exact check chose
 }
 
 func (a *nodePlan) compare(b *nodePlan) int {
@@ -90,22 +89,23 @@ func (s *Snapshot) Preempt(req *Request, opts Options) *Preemption {
 	h := planHeap(plans) // usually the first estimate holds: no need to sort them all
 	heap.Init(&h)
 	var best *nodePlan
+	var bestGPUs []v4.TaskGPU // the cards the exact check chose on best's node
 	for h.Len() > 0 {
 		next := heap.Pop(&h).(nodePlan)
 		if best != nil && next.compare(best) >= 0 {
 			break // estimates are lower bounds: none left can win
 		}
 		if vs, gpus := pc.exact(next.node, next.victims); vs != nil {
-			p := nodePlan{node: next.node, order: next.order, victims: vs, gpus: gpus}
+			p := nodePlan{node: next.node, order: next.order, victims: vs}
 			if p.rank(); best == nil || p.compare(best) < 0 {
-				best = &p
+				best, bestGPUs = &p, gpus
 			}
 		}
 	}
 	if best == nil {
 		return nil
 	}
-	out := &Preemption{Node: best.node.name, Victims: make([]Victim, len(best.victims)), GPUs: best.gpus}
+	out := &Preemption{Node: best.node.name, Victims: make([]Victim, len(best.victims)), GPUs: bestGPUs}
 	for i, v := range best.victims {
 		ns, name, _ := strings.Cut(v.key, "/")
 		out.Victims[i] = Victim{Namespace: ns, Name: name, Owner: v.app, Index: v.index, Priority: v.priority}
