@@ -36,13 +36,9 @@ func (s *Snapshot) evictable(app AppKey) int {
 	if !ok {
 		return -1
 	}
-	running := 0
+	running := 0 // a victim still stopping is down already (appState.running)
 	if a := s.apps[app]; a != nil {
-		for _, p := range a.tgs {
-			if p.status == v4.StatusRunning && !p.stopping { // a victim still stopping is down already
-				running++
-			}
-		}
+		running = a.running
 	}
 	return max(0, b.maxUnavailable-max(0, b.desired-running))
 }

@@ -91,6 +91,8 @@ type appState struct {
 	// attribute values recorded at placement (BCS's UNIQUE/MAXPER/GROUPBY semantics).
 	counts map[string]map[string]int
 	total  int
+	// running counts its task groups Running and not asked to stop (disruption budgets).
+	running int
 }
 
 // NewSnapshot returns an empty snapshot.
@@ -229,6 +231,9 @@ func (s *Snapshot) setPlaced(p *placedTG) {
 
 // account adds (sign +1) or removes (-1) what p holds and counts.
 func (s *Snapshot) account(p *placedTG, sign int) {
+	if p.owner != nil && p.status == v4.StatusRunning && !p.stopping {
+		p.owner.running += sign
+	}
 	if app := s.apps[p.app]; app != nil && countsForConstraints(p.status) {
 		app.total += sign
 		for name, v := range p.attrs {
@@ -342,7 +347,7 @@ func (s *Snapshot) Clone() *Snapshot {
 	s.cloneVolumes(c)
 	for key, a := range s.apps {
 		ca := c.apps[key]
-		ca.total = a.total
+		ca.total, ca.running = a.total, a.running
 		for name, byValue := range a.counts {
 			ca.counts[name] = maps.Clone(byValue)
 		}
