@@ -127,7 +127,7 @@ type preemptCtx struct {
 func (pc *preemptCtx) candidates(n *nodeState) []*placedTG {
 	out := pc.scratch[:0]
 	for _, p := range n.placed {
-		if p.priority < pc.st.req.Priority && p.owner != pc.st.app && !p.hold && preemptible(p.app.Kind) {
+		if p.evictive && p.priority < pc.st.req.Priority && p.owner != pc.st.app {
 			out = append(out, p)
 		}
 	}
@@ -140,6 +140,9 @@ func (pc *preemptCtx) candidates(n *nodeState) []*placedTG {
 		}
 		if a.res.MemoryMB != b.res.MemoryMB {
 			return cmp.Compare(b.res.MemoryMB, a.res.MemoryMB)
+		}
+		if a.index != b.index {
+			return a.index - b.index
 		}
 		return strings.Compare(a.key, b.key)
 	})

@@ -80,6 +80,7 @@ type placedTG struct {
 	priority int32
 	owner    *appState
 	hold     bool
+	evictive bool // may be a victim: an application's or process's, not a hold (preempt.go)
 	stopping bool // asked to stop (desired Stopped): no longer available to its owner
 	slot     int  // index in its node's placed
 }
@@ -226,6 +227,7 @@ func (s *Snapshot) setPlaced(p *placedTG) {
 	}
 	app.tgs[p.key] = p
 	p.owner = app
+	p.evictive = !p.hold && preemptible(p.app.Kind)
 	s.account(p, +1)
 }
 
