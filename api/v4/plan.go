@@ -33,6 +33,9 @@ type PlanPreemption struct {
 	Index   int          `json:"index"`
 	Node    string       `json:"node"`
 	Victims []PlanVictim `json:"victims"`
+	// Hidden counts the victims in namespaces the caller may not read: they are not
+	// named.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // PlanVictim is a task group a preemption would stop, and its owner.

@@ -193,6 +193,9 @@ func printPreemptions(w io.Writer, pre []v4.PlanPreemption) {
 		for _, v := range p.Victims {
 			victims = append(victims, fmt.Sprintf("%s %s/%s instance %d (%s, priority %d)", v.Kind, v.Namespace, v.Name, v.Index, v.TaskGroup, v.Priority))
 		}
+		if p.Hidden > 0 {
+			victims = append(victims, fmt.Sprintf("%d task groups of namespaces you may not read", p.Hidden))
+		}
 		fmt.Fprintf(w, "instance %d on %s preempts %s\n", p.Index, p.Node, strings.Join(victims, "; "))
 	}
 }

@@ -76,7 +76,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	for _, j := range scheduler.ByPriority(reqs) { // higher priorities first, as the controllers place
 		res, pre := snap.PlaceOrPreempt(reqs[j], opts, v4.MaxNominations)
 		fillPlan(&out.Results[slots[j]], res)
-		fillPreemptions(&out.Results[slots[j]], pre)
+		fillPreemptions(&out.Results[slots[j]], pre, identityOf(r))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

@@ -248,11 +248,16 @@ func (s *Server) planPriority(ctx context.Context, obj v4.Object) error {
 	return nil
 }
 
-// fillPreemptions copies a plan's preemptions into the API's shape.
-func fillPreemptions(p *v4.PlanObject, pre []scheduler.Preemption) {
+// fillPreemptions copies a plan's preemptions into the API's shape; victims the caller
+// may not read (another tenant's) are only counted.
+func fillPreemptions(p *v4.PlanObject, pre []scheduler.Preemption, id *acl.Identity) {
 	for _, x := range pre {
 		out := v4.PlanPreemption{Index: x.Index, Node: x.Node, Victims: make([]v4.PlanVictim, 0, len(x.Victims))}
 		for _, v := range x.Victims {
+			if !id.Allowed(acl.Request{Verb: acl.VerbRead, Kind: string(v.Owner.Kind), Namespace: v.Namespace}) {
+				out.Hidden++
+				continue
+			}
 			out.Victims = append(out.Victims, v4.PlanVictim{Kind: v.Owner.Kind, Namespace: v.Namespace, Name: v.Owner.Name,
 				TaskGroup: v.Name, Index: v.Index, Priority: int(v.Priority)})
 		}
