@@ -1,6 +1,8 @@
 package v4
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -151,9 +153,11 @@ const PreemptedByAnnotation = "berth.io/preempted-by"
 // before it stops the victims, so that a new leader finds it, keeps the node for it, and
 // chooses no other victims.
 type Nomination struct {
-	Index   int       `json:"index"`
-	Node    string    `json:"node"`
-	Victims []string  `json:"victims"` // namespace/name of the task groups stopped
+	Index int    `json:"index"`
+	Node  string `json:"node"`
+	// Victims identify the task groups stopped for it by VictimID, not by name: the
+	// preemptor's readers learn nothing of other namespaces' workloads.
+	Victims []string  `json:"victims"`
 	At      time.Time `json:"at"`
 	// GPUs are the cards held for the instance on Node.
 	GPUs []TaskGPU `json:"gpus,omitempty"`
@@ -175,4 +179,11 @@ func equalNominations(a, b []Nomination) bool {
 		}
 	}
 	return true
+}
+
+// VictimID is how a nomination records a victim: the first 16 hex digits of the SHA-256
+// of its namespace/name.
+func VictimID(namespace, name string) string {
+	sum := sha256.Sum256([]byte(namespace + "/" + name))
+	return hex.EncodeToString(sum[:8])
 }

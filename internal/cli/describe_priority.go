@@ -1,10 +1,6 @@
 package cli
 
-import (
-	"strings"
-
-	v4 "github.com/berthhq/berth/api/v4"
-)
+import v4 "github.com/berthhq/berth/api/v4"
 
 // priority writes a workload's priority, class and disruption budget (docs/policy.md,
 // "Priorities and preemption"); nothing for one that has none of them.
@@ -29,7 +25,7 @@ func (d *describer) priority(s *v4.Scheduling) {
 // nominated lists the instances waiting for the victims of their preemption.
 func (d *describer) nominated(noms []v4.Nomination) {
 	for _, n := range noms {
-		d.kv("Preempting", "instance %d on %s, waiting for %s to stop (since %s)", n.Index, n.Node,
-			strings.Join(n.Victims, ", "), n.At.UTC().Format("15:04:05"))
+		d.kv("Preempting", "instance %d on %s, waiting for %d task groups to stop (since %s)", n.Index, n.Node,
+			len(n.Victims), n.At.UTC().Format("15:04:05"))
 	}
 }

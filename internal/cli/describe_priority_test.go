@@ -17,7 +17,7 @@ func TestDescribeAndGetPriorities(t *testing.T) {
 	wantContains(t, r.stdout,
 		"Priority:         1000 (high, PreemptLowerPriority)\n",
 		"Disruption Budget: at most 1 unavailable\n",
-		"Preempting:       instance 0 on node-1, waiting for ns-b/0.low.ns-b.berth.1 to stop (since 11:59:00)\n",
+		"Preempting:       instance 0 on node-1, waiting for 1 task groups to stop (since 11:59:00)\n",
 	)
 
 	api.json("GET /v1/priorityclasses", 200, `{"kind":"List","items":[

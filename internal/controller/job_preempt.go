@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -90,7 +89,7 @@ func (p *jobPass) preempt(ctx context.Context, req *scheduler.Request, unplaced 
 		}
 		nom := v4.Nomination{Index: idx, Node: pre.Node, At: p.now.Truncate(time.Second), GPUs: pre.GPUs}
 		for _, v := range pre.Victims {
-			nom.Victims = append(nom.Victims, v.Namespace+"/"+v.Name)
+			nom.Victims = append(nom.Victims, v4.VictimID(v.Namespace, v.Name))
 		}
 		st := p.job.Status // stored before any victim stops (a new leader completes it)
 		st.Nominated = append(slices.Clone(p.nominated), nom)
@@ -100,8 +99,8 @@ func (p *jobPass) preempt(ctx context.Context, req *scheduler.Request, unplaced 
 		}
 		p.job.Status.Nominated = st.Nominated
 		p.nominated = append(p.nominated, nom)
-		p.c.event(p.key, v4.EventNormal, "Preempting", fmt.Sprintf("run %d (priority %d) preempts %s on node %s",
-			idx, one.Priority, strings.Join(nom.Victims, ", "), pre.Node))
+		p.c.event(p.key, v4.EventNormal, "Preempting", fmt.Sprintf("run %d (priority %d) preempts %d task groups of lower priority on node %s",
+			idx, one.Priority, len(nom.Victims), pre.Node))
 		p.c.stopVictims(ctx, p.key, idx, one.Priority, nom)
 		p.wake(nominationRetry)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -123,7 +122,7 @@ func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []i
 		}
 		nom := v4.Nomination{Index: idx, Node: p.Node, At: r.now.UTC().Truncate(time.Second), GPUs: p.GPUs}
 		for _, v := range p.Victims {
-			nom.Victims = append(nom.Victims, v.Namespace+"/"+v.Name)
+			nom.Victims = append(nom.Victims, v4.VictimID(v.Namespace, v.Name))
 		}
 		// The nomination is stored before any victim is asked to stop: a leader that
 		// fails in between leaves a nomination the next one completes, never victims
@@ -136,26 +135,29 @@ func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []i
 		}
 		r.w.Status.Nominated = st.Nominated
 		r.nominated = append(r.nominated, nom)
-		r.c.event(r.key, v4.EventNormal, "Preempting", fmt.Sprintf("instance %d (priority %d) preempts %s on node %s",
-			idx, one.Priority, strings.Join(nom.Victims, ", "), p.Node))
+		r.c.event(r.key, v4.EventNormal, "Preempting", fmt.Sprintf("instance %d (priority %d) preempts %d task groups of lower priority on node %s",
+			idx, one.Priority, len(nom.Victims), p.Node))
 		r.c.stopVictims(ctx, r.key, idx, one.Priority, nom)
 		r.wake(nominationRetry)
 	}
 	return nil
 }
 
-// stopVictims asks the victims of a nomination that still run to stop, each once.
+// stopVictims asks the victims of a nomination that still run to stop, each once. They
+// are found among the task groups of the nomination's node by their VictimID.
 func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, prio int32, nom v4.Nomination) {
 	who := fmt.Sprintf("%s %s/%s instance %d, priority %d", by.Kind, by.Namespace, by.Name, idx, prio)
-	for _, v := range nom.Victims {
-		ns, name, _ := strings.Cut(v, "/")
-		o, ok := c.tgs.cache.Get(ns, name)
-		tg, _ := o.(*v4.TaskGroup)
-		if !ok || tg == nil || stopping(tg) || ended(tg) {
+	tgs, err := c.tgs.onNode(ctx, nom.Node)
+	if err != nil {
+		c.log.Warn("preempt", "node", nom.Node, "err", err)
+		return
+	}
+	for _, tg := range tgs {
+		if !slices.Contains(nom.Victims, v4.VictimID(tg.Metadata.Namespace, tg.Metadata.Name)) || stopping(tg) || ended(tg) {
 			continue
 		}
 		if err := c.evict(ctx, tg, who); err != nil {
-			c.log.Warn("preempt", "taskgroup", v, "err", err)
+			c.log.Warn("preempt", "taskgroup", tg.Metadata.Name, "err", err)
 			continue
 		}
 		owner := scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name}

@@ -81,7 +81,7 @@ func TestPreemptThenPlace(t *testing.T) {
 		s := e.status("high")
 		return len(s.Nominated) == 1 && len(s.Nominated[0].Victims) == 2 && len(e.victims("low")) == 2
 	})
-	if s := e.status("high"); s.Nominated[0].Node != "node-1" || !slices.Equal(s.Nominated[0].Victims, prefixed("ctl/", e.victims("low"))) {
+	if s := e.status("high"); s.Nominated[0].Node != "node-1" || !slices.Equal(sorted(s.Nominated[0].Victims), victimIDs("ctl", e.victims("low"))) {
 		t.Fatalf("nomination %+v, victims %v", s.Nominated, e.victims("low"))
 	}
 	for _, tg := range e.taskGroups("low") {
@@ -171,7 +171,7 @@ func TestNewLeaderStopsRecordedVictims(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := o.(*v4.Process)
-	p.Status.Nominated = []v4.Nomination{{Index: 0, Node: "node-1", Victims: []string{"ctl/" + victim.Metadata.Name}, At: time.Now().UTC()}}
+	p.Status.Nominated = []v4.Nomination{{Index: 0, Node: "node-1", Victims: []string{v4.VictimID("ctl", victim.Metadata.Name)}, At: time.Now().UTC()}}
 	if err := testStore.Update(context.Background(), p, store.Raw{}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,13 +206,15 @@ func (e *env) runController(f *feed.Feed) (stop func()) {
 	return stop
 }
 
-func prefixed(p string, names []string) []string {
+func victimIDs(ns string, names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
-		out[i] = p + n
+		out[i] = v4.VictimID(ns, n)
 	}
-	return out
+	return sorted(out)
 }
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
 func countReason(events []v4.Event, reason string) int {
 	n := 0
