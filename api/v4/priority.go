@@ -148,6 +148,10 @@ type PriorityClassList struct {
 // ended, as failed: its restart policy decides whether it is placed again.
 const PreemptedByAnnotation = "berth.io/preempted-by"
 
+// PreemptorAnnotation is set with PreemptedByAnnotation: the preemptor as
+// "kind/namespace/name", so that its controller looks again as soon as a victim ends.
+const PreemptorAnnotation = "berth.io/preemptor"
+
 // Nomination is an instance whose preemption was decided: the node it will go to and
 // the task groups stopped for it. The controller records it in the workload's status
 // before it stops the victims, so that a new leader finds it, keeps the node for it, and

@@ -93,7 +93,13 @@ func (c *AppController) enqueueObject(o v4.Object) {
 
 func (c *AppController) enqueueOwner(o v4.Object) {
 	tg, ok := o.(*v4.TaskGroup)
-	if !ok || !slices.Contains(appKinds, tg.Spec.Owner.Kind) {
+	if !ok {
+		return
+	}
+	if k, ok := preemptorOf(tg); ok && slices.Contains(appKinds, k.Kind) { // a victim changed: its preemptor looks again
+		c.queue.Add(k)
+	}
+	if !slices.Contains(appKinds, tg.Spec.Owner.Kind) {
 		return
 	}
 	c.queue.Add(scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -156,7 +157,7 @@ func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, pr
 		if !slices.Contains(nom.Victims, v4.VictimID(tg.Metadata.Namespace, tg.Metadata.Name)) || stopping(tg) || ended(tg) {
 			continue
 		}
-		if err := c.evict(ctx, tg, who); err != nil {
+		if err := c.evict(ctx, tg, by, who); err != nil {
 			c.log.Warn("preempt", "taskgroup", tg.Metadata.Name, "err", err)
 			continue
 		}
@@ -167,7 +168,7 @@ func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, pr
 }
 
 // evict asks a victim to stop with its kill grace period, naming the preemptor.
-func (c *base) evict(ctx context.Context, tg *v4.TaskGroup, by string) error {
+func (c *base) evict(ctx context.Context, tg *v4.TaskGroup, preemptor scheduler.AppKey, by string) error {
 	cp := *tg // the cache's object: write a copy
 	cp.Spec.Desired = v4.DesiredStopped
 	cp.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
@@ -176,6 +177,7 @@ func (c *base) evict(ctx context.Context, tg *v4.TaskGroup, by string) error {
 	}
 	cp.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
 	cp.Metadata.Annotations[v4.PreemptedByAnnotation] = by
+	cp.Metadata.Annotations[v4.PreemptorAnnotation] = string(preemptor.Kind) + "/" + preemptor.Namespace + "/" + preemptor.Name
 	if err := c.store.Update(ctx, &cp, store.Raw{}); err != nil {
 		return fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
 	}
@@ -250,4 +252,13 @@ func (c *AppController) forgetPreemption(key scheduler.AppKey) {
 		s.RemoveDisruptionBudget(key)
 		s.ClearNominations(key)
 	})
+}
+
+// preemptorOf is the preemptor a victim was stopped for (PreemptorAnnotation).
+func preemptorOf(tg *v4.TaskGroup) (scheduler.AppKey, bool) {
+	parts := strings.SplitN(tg.Metadata.Annotations[v4.PreemptorAnnotation], "/", 3)
+	if len(parts) != 3 {
+		return scheduler.AppKey{}, false
+	}
+	return scheduler.AppKey{Kind: v4.Kind(parts[0]), Namespace: parts[1], Name: parts[2]}, true
 }

@@ -175,13 +175,21 @@ func TestNewLeaderStopsRecordedVictims(t *testing.T) {
 	if err := testStore.Update(context.Background(), p, store.Raw{}); err != nil {
 		t.Fatal(err)
 	}
+	// A new leader's caches list the store afresh; this test's registry follows it:
+	// the new controller starts once it has the nomination.
+	e.eventually("the cache has the nomination", func() bool {
+		o, ok := e.caches.For(v4.KindProcess).Get("ctl", "high")
+		return ok && len(o.(*v4.Process).Status.Nominated) == 1
+	})
 	stop2 := e.runController(feed.New(e.caches, storetest.QuietLogger()))
 	defer stop2()
 	e.eventually("the recorded victim stopping", func() bool { return slices.Equal(e.victims("low"), []string{victim.Metadata.Name}) })
 	e.endVictims()
 	e.eventually("high placed", func() bool { return len(e.taskGroups("high")) == 1 })
-	if got := e.victims("low"); len(got) != 1 {
-		t.Errorf("victims %v", got)
+	for _, v := range e.victims("low") { // the recorded victim may be replaced already
+		if v != victim.Metadata.Name {
+			t.Errorf("an extra victim %s (the recorded one was %s)", v, victim.Metadata.Name)
+		}
 	}
 }
 
