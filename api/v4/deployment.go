@@ -26,6 +26,9 @@ type DeploymentSpec struct {
 	// StoppedInstances are the indexes of the instances stopped on purpose, in every
 	// revision: a rollout keeps them stopped (docs/lifecycle.md, "Stopped instances").
 	StoppedInstances []int `json:"stoppedInstances,omitempty"`
+	// Scheduling names the priority class and disruption budget, which the deployment's
+	// applications take (docs/policy.md, "Priorities and preemption").
+	Scheduling
 }
 
 // Deployment strategy and rolling orders.

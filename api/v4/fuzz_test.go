@@ -74,6 +74,12 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"workflow","metadata":{"name":"w"},"spec":{"entrypoint":"m","templates":[{"name":"m","container":{"image":"x"},` +
 		`"inputs":{"artifacts":[{"name":"i","path":"/i","repository":{"name":"s3","key":"ml/a/../b"}}]},` +
 		`"outputs":{"artifacts":[{"name":"o","path":"/o","repository":{"name":"NOPE"}}]}}]}}`))
+	// Priorities (docs/policy.md): a class name, a priority out of range, a budget below 0.
+	f.Add([]byte(`{"apiVersion":"v4","kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"priorityClassName":"high",` +
+		`"priority":1000,"preemptionPolicy":"Never","disruptionBudget":{"maxUnavailable":1},"template":{"spec":{"processes":[{"procName":"a","startCmd":"x"}]}}}}`))
+	f.Add([]byte(`{"kind":"application","spec":{"priorityClassName":"../X","priority":99999999999,"preemptionPolicy":"Always",` +
+		`"disruptionBudget":{"maxUnavailable":-1}}}`))
+	f.Add([]byte(`{"kind":"cronjob","spec":{"schedule":"@hourly","jobTemplate":{"spec":{"priorityClassName":"","priority":-3000000000}}}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))

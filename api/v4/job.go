@@ -84,6 +84,8 @@ func (j *Job) GetMeta() *ObjectMeta { return &j.Metadata }
 // from one set to 0.
 type JobSpec struct {
 	Template PodTemplate `json:"template"`
+	// Scheduling names the priority class (docs/policy.md, "Priorities and preemption").
+	Scheduling
 	// Completions is how many runs must succeed (default 1).
 	Completions *int `json:"completions,omitempty"`
 	// Parallelism is how many runs may be active at once (default 1; 0 runs none).
@@ -155,6 +157,9 @@ type JobStatus struct {
 	Message          string         `json:"message,omitempty"`
 	// Finished are the runs that ended most recently (at most MaxJobRecords).
 	Finished []JobRunRecord `json:"finished,omitempty"`
+	// Nominated are the runs waiting for the victims of their preemption to stop
+	// (docs/policy.md, "Priorities and preemption").
+	Nominated []Nomination `json:"nominated,omitempty"`
 }
 
 // JobCondition is a state the job reached: Complete, Failed or Suspended.

@@ -42,6 +42,7 @@ func validateJob(j *Job, errs *FieldErrors) {
 	}
 	validateConstraint("constraint", j.Constraint, errs)
 	s := &j.Spec
+	*errs = append(*errs, ValidateScheduling(&s.Scheduling, "spec")...)
 	if m := s.Template.Metadata; m != nil {
 		validateLabels("spec.template.metadata.labels", m.Labels, errs)
 		validateLabels("spec.template.metadata.annotations", m.Annotations, errs)

@@ -23,6 +23,29 @@ type PlanObject struct {
 	// Reason and Message are set when Unplaced is not empty.
 	Reason  *PlanReason `json:"reason,omitempty"`
 	Message string      `json:"message,omitempty"`
+	// Preemptions are the instances of Placements that go where they go only by
+	// evicting lower priorities (docs/policy.md, "Priorities and preemption").
+	Preemptions []PlanPreemption `json:"preemptions,omitempty"`
+}
+
+// PlanPreemption is one instance and the task groups evicted for it on its node.
+type PlanPreemption struct {
+	Index   int          `json:"index"`
+	Node    string       `json:"node"`
+	Victims []PlanVictim `json:"victims"`
+	// Hidden counts the victims in namespaces the caller may not read: they are not
+	// named.
+	Hidden int `json:"hidden,omitempty"`
+}
+
+// PlanVictim is a task group a preemption would stop, and its owner.
+type PlanVictim struct {
+	Kind      Kind   `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	TaskGroup string `json:"taskgroup"`
+	Index     int    `json:"index"`
+	Priority  int    `json:"priority"`
 }
 
 // Fits reports whether every instance the plan looked at found a node.

@@ -52,6 +52,9 @@ type TaskGroupSpec struct {
 	Template PodTemplate `json:"template"`
 	// KillGracePeriod is the owner's killPolicy.gracePeriod (seconds, at least 1).
 	KillGracePeriod int `json:"killGracePeriod,omitempty"`
+	// Priority is the owner's resolved priority when the task group was created
+	// (docs/policy.md, "Priorities and preemption"): preemption evicts only lower ones.
+	Priority int `json:"priority,omitempty"`
 	// OwnerVersion is the owner's resourceVersion the template was taken from.
 	OwnerVersion string `json:"ownerVersion,omitempty"`
 	// Desired is DesiredRunning (default when empty) or DesiredStopped: the controller

@@ -16,6 +16,7 @@ func validateWorkload(w *Workload, kind Kind, errs *FieldErrors) {
 	validateConstraint("constraint", w.Constraint, errs)
 	validateInstances("spec.instance", w.Spec.Instance, errs)
 	validateStopped("spec.stoppedInstances", w.Spec.StoppedInstances, w.Spec.Instance, errs)
+	*errs = append(*errs, ValidateScheduling(&w.Spec.Scheduling, "spec")...)
 	if w.Spec.Template.Metadata != nil {
 		validateLabels("spec.template.metadata.labels", w.Spec.Template.Metadata.Labels, errs)
 		validateLabels("spec.template.metadata.annotations", w.Spec.Template.Metadata.Annotations, errs)
@@ -130,6 +131,7 @@ func validateDeployment(d *Deployment, errs *FieldErrors) {
 	validateConstraint("constraint", d.Constraint, errs)
 	validateInstances("spec.instance", d.Spec.Instance, errs)
 	validateStopped("spec.stoppedInstances", d.Spec.StoppedInstances, d.Spec.Instance, errs)
+	*errs = append(*errs, ValidateScheduling(&d.Spec.Scheduling, "spec")...)
 	validateLabels("spec.selector", d.Spec.Selector, errs)
 	if d.Spec.Template == nil && len(d.Spec.Selector) == 0 {
 		errs.add("spec.template", "required: a template, or a selector naming an existing application")

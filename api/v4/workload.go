@@ -36,6 +36,9 @@ type WorkloadStatus struct {
 	BackOff []InstanceBackOff `json:"backOff,omitempty"`
 	// Pending says why instances wait for a node; nil while none waits.
 	Pending *Pending `json:"pending,omitempty"`
+	// Nominated are the instances waiting for the victims of their preemption to stop
+	// (docs/policy.md, "Priorities and preemption").
+	Nominated []Nomination `json:"nominated,omitempty"`
 	// Updated is when the phase or counts last changed.
 	Updated time.Time `json:"updated,omitzero"`
 }
@@ -75,7 +78,7 @@ func lastPhase(phase, oldPhase, oldLast string) string {
 // Equal reports whether two statuses say the same, Updated aside.
 func (s WorkloadStatus) Equal(o WorkloadStatus) bool {
 	if s.Phase != o.Phase || s.LastPhase != o.LastPhase || s.Instances != o.Instances || s.Running != o.Running || s.Stopped != o.Stopped || s.Message != o.Message ||
-		len(s.BackOff) != len(o.BackOff) || !s.Pending.Equal(o.Pending) {
+		len(s.BackOff) != len(o.BackOff) || !s.Pending.Equal(o.Pending) || !equalNominations(s.Nominated, o.Nominated) {
 		return false
 	}
 	for i, b := range s.BackOff {
@@ -101,6 +104,9 @@ type WorkloadSpec struct {
 	// StoppedInstances are the indexes of the instances stopped on purpose
 	// (docs/lifecycle.md, "Stopped instances"): berth stop and berth start set them.
 	StoppedInstances []int `json:"stoppedInstances,omitempty"`
+	// Scheduling names the priority class and disruption budget (docs/policy.md,
+	// "Priorities and preemption").
+	Scheduling
 }
 
 // PodTemplate describes one task group (pod).

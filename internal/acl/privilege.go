@@ -39,12 +39,15 @@ const (
 	PrivUlimit          = "ulimit"           // --ulimit above the defaults; an unlimited pids-limit or memory-swap
 	PrivSecurityProfile = "security-profile" // a --security-opt profile or label other than the defaults
 	PrivParameter       = "docker-parameter" // a docker parameter that is none of the above and not known harmless
+	// PrivPriority is asked by a workload or job naming a priority class above the
+	// cluster's default (docs/policy.md, "Priorities and preemption").
+	PrivPriority = "priority"
 )
 
 // Privileges lists every privilege.
 var Privileges = []string{PrivPrivileged, PrivHostNetwork, PrivHostPID, PrivHostIPC, PrivHostUTS, PrivHostUserns,
 	PrivHostCgroupns, PrivCapAdd, PrivDevices, PrivUnconfined, PrivSysctl, PrivHostPath, PrivRoot, PrivFlexVolume, PrivCSIPlugin, PrivExternalVolume,
-	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter}
+	PrivCgroupParent, PrivLogDriver, PrivOOMScoreAdj, PrivUlimit, PrivSecurityProfile, PrivParameter, PrivPriority}
 
 // Need is one privilege a workload asks for, and the field that asks. A host-path need
 // carries the path on the node, and whether it is only read, so that a node's own

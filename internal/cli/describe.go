@@ -216,6 +216,7 @@ func (d *describer) labels(key string, m map[string]string) {
 func (d *describer) workload(w *v4.Workload) {
 	d.kv("Instances", "%d", w.Spec.Instance)
 	d.stoppedInstances(w.Spec.StoppedInstances)
+	d.priority(&w.Spec.Scheduling)
 	if st := w.Status; st.Phase != "" {
 		running := fmt.Sprintf("%d/%d running", st.Running, w.Spec.Instance)
 		if st.Stopped > 0 {
@@ -227,6 +228,7 @@ func (d *describer) workload(w *v4.Workload) {
 		}
 		d.pending(st.Pending)
 		d.backOff(st.BackOff)
+		d.nominated(st.Nominated)
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
 	d.template(&w.Spec.Template)

@@ -25,7 +25,8 @@ func newGetCommand(o *options) *cobra.Command {
 		Long: "List objects of a kind, or show one.\n\n" +
 			"KIND is a kind, its plural or a short name: application (app, apps), process (proc, procs),\n" +
 			"deployment (deploy), daemonset (ds), service (svc), configmap (cm), secret; and the\n" +
-			"cluster's node (nodes, no) and taskgroup (taskgroups, tg) objects; customresourcedefinitions (crd)\n" +
+			"cluster's node (nodes, no) and taskgroup (taskgroups, tg) objects; priorityclasses (pc);\n" +
+			"customresourcedefinitions (crd)\n" +
 			"and a definition's resources by its name (PLURAL.GROUP).",
 		Example: "  berth get apps -A\n" +
 			"  berth get process gamesvc -n ns-a -o yaml\n" +
@@ -49,6 +50,9 @@ func runGet(cmd *cobra.Command, o *options, f getFlags, args []string) error {
 	}
 	if webhookKind(args[0]) { // webhook.go
 		return runGetWebhooks(cmd, o, f, args)
+	}
+	if priorityKind(args[0]) {
+		return runGetPriority(cmd, o, f, args)
 	}
 	kind, err := kindArg(args[0])
 	if err != nil {

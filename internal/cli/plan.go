@@ -120,6 +120,7 @@ func printPlan(w io.Writer, res *client.PlanResult) error {
 				}
 			}
 		}
+		printPreemptions(w, r.Preemptions)
 		if len(r.Unplaced) > 0 {
 			fmt.Fprintf(w, "%s of %s %s/%s cannot be placed: %s\n",
 				count(len(r.Unplaced), "instance"), r.Kind, r.Namespace, r.Name, orNone(r.Message))
@@ -184,3 +185,17 @@ func count(n int, noun string) string {
 
 // planError names files in field errors, as apply does, without apply's wording.
 func planError(err error, docs []document) error { return documentsError(err, docs, "") }
+
+// printPreemptions says who each preempting instance would evict.
+func printPreemptions(w io.Writer, pre []v4.PlanPreemption) {
+	for _, p := range pre {
+		victims := make([]string, 0, len(p.Victims))
+		for _, v := range p.Victims {
+			victims = append(victims, fmt.Sprintf("%s %s/%s instance %d (%s, priority %d)", v.Kind, v.Namespace, v.Name, v.Index, v.TaskGroup, v.Priority))
+		}
+		if p.Hidden > 0 {
+			victims = append(victims, fmt.Sprintf("%d task groups of namespaces you may not read", p.Hidden))
+		}
+		fmt.Fprintf(w, "instance %d on %s preempts %s\n", p.Index, p.Node, strings.Join(victims, "; "))
+	}
+}

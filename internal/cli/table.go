@@ -302,3 +302,18 @@ func taskGroupPhase(tg *v4.TaskGroup) string {
 	}
 	return phase
 }
+
+// priorityClassHeader are the columns of `berth get priorityclasses`.
+var priorityClassHeader = []string{"NAME", "VALUE", "GLOBAL-DEFAULT", "PREEMPTION-POLICY", "DESCRIPTION"}
+
+func priorityClassRow(pc *v4.PriorityClass) []string {
+	policy := pc.PreemptionPolicy
+	if policy == "" {
+		policy = v4.PreemptLowerPriority
+	}
+	desc := pc.Description
+	if desc == "" {
+		desc = none
+	}
+	return []string{pc.Metadata.Name, strconv.Itoa(pc.Value), strconv.FormatBool(pc.GlobalDefault), policy, desc}
+}

@@ -48,7 +48,23 @@ func NewAppController(st *store.Store, f *feed.Feed, opts Options) *AppControlle
 	opts = opts.withDefaults()
 	log := opts.Logger.With("controller", "application")
 	b := newBase(st, f, opts, log)
-	return &AppController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](), apps: b.workloads()}
+	c := &AppController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](), apps: b.workloads()}
+	c.queue.prio = c.priorityOf // higher priorities are reconciled, and placed, first
+	return c
+}
+
+// priorityOf is the recorded priority of a workload in the cache (0 when it has none or
+// is not there).
+func (c *AppController) priorityOf(key scheduler.AppKey) int32 {
+	v := c.apps[key.Kind]
+	if v == nil {
+		return 0
+	}
+	o, ok := v.cache.Get(key.Namespace, key.Name)
+	if !ok {
+		return 0
+	}
+	return workload(o).Spec.PriorityValue()
 }
 
 // appKinds are the kinds this controller owns.
@@ -56,7 +72,7 @@ var appKinds = []v4.Kind{v4.KindApplication, v4.KindProcess}
 
 // Run watches applications, processes and task groups and reconciles until ctx ends.
 func (c *AppController) Run(ctx context.Context) error {
-	l := loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache}, resync: c.enqueueObject,
+	l := loop{feed: c.feed, caches: []*cache.Cache{c.tgs.cache}, resync: c.enqueueObject, start: c.restoreNominations,
 		follow: []func(context.Context){follow(c.tgs.cache, c.log, c.enqueueOwner)},
 		work: func(ctx context.Context) {
 			work(ctx, "application", c.opts.Metrics, appWorkers, c.queue, c.log, c.recorder, aboutApp, c.reconcile)
@@ -77,7 +93,13 @@ func (c *AppController) enqueueObject(o v4.Object) {
 
 func (c *AppController) enqueueOwner(o v4.Object) {
 	tg, ok := o.(*v4.TaskGroup)
-	if !ok || !slices.Contains(appKinds, tg.Spec.Owner.Kind) {
+	if !ok {
+		return
+	}
+	if k, ok := preemptorOf(tg); ok && slices.Contains(appKinds, k.Kind) { // a victim changed: its preemptor looks again
+		c.queue.Add(k)
+	}
+	if !slices.Contains(appKinds, tg.Spec.Owner.Kind) {
 		return
 	}
 	c.queue.Add(scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name})
@@ -133,6 +155,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if obj == nil { // deleted: stop and remove everything it had
 		all := flatten(byIndex)
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
+		c.forgetPreemption(key)
 		c.endOperation(ctx, key, v4.OpScale)
 		c.endOperation(ctx, key, v4.OpMove)
 		c.endOperation(ctx, key, v4.OpReplace)
@@ -144,6 +167,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		st.Updated, st.Message = time.Time{}, msg
 		return 0, c.updateStatus(ctx, key, st)
 	}
+	c.syncBudget(key, w)
 	r := &pass{c: c, key: key, obj: obj, w: w, now: time.Now(), attempts: map[int]restartInfo{}}
 	for _, idx := range slices.Sorted(maps.Keys(byIndex)) {
 		tgs := byIndex[idx]
@@ -177,6 +201,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := r.placeMissing(ctx); err != nil {
 		return 0, err
 	}
+	r.clearStaleHolds()
 	if err := r.placeMoves(ctx); err != nil {
 		return 0, err
 	}

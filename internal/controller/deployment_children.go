@@ -195,7 +195,8 @@ func newChild(d *v4.Deployment, rev int, hash string, instances int) v4.Object {
 		},
 	}
 	copyPolicies(d, w)
-	w.Spec = v4.WorkloadSpec{Instance: instances, Template: *d.Spec.Template, StoppedInstances: stoppedOf(d, instances)}
+	w.Spec = v4.WorkloadSpec{Instance: instances, Template: *d.Spec.Template, StoppedInstances: stoppedOf(d, instances),
+		Scheduling: d.Spec.Scheduling}
 	return obj
 }
 

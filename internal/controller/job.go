@@ -49,7 +49,9 @@ func NewJobController(st *store.Store, f *feed.Feed, opts Options) *JobControlle
 
 // Run watches jobs and task groups and reconciles until ctx ends.
 func (c *JobController) Run(ctx context.Context) error {
-	return c.ownerLoop(v4.KindJob, "job", c.opts.Metrics, c.queue, c.jobs, c.enqueueObject, c.reconcile).run(ctx)
+	l := c.ownerLoop(v4.KindJob, "job", c.opts.Metrics, c.queue, c.jobs, c.enqueueObject, c.reconcile)
+	l.start = c.restoreNominations // before any placement, as the application controller's
+	return l.run(ctx)
 }
 
 func (c *JobController) enqueueObject(o v4.Object) {
@@ -75,6 +77,7 @@ func (c *JobController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	}
 	if job == nil { // deleted (by a user or its TTL): stop and remove every run
 		c.guard.forget(key.Kind, key.Namespace, key.Name)
+		c.feed.With(func(s *scheduler.Snapshot) { s.ClearNominations(key) })
 		return c.removeAll(ctx, tgs), nil
 	}
 	if msg := c.guard.check(job); msg != "" { // what runs stays; nothing is placed
@@ -86,6 +89,8 @@ func (c *JobController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := p.run(ctx); err != nil {
 		return 0, err
 	}
+	p.st.Nominated = p.nominated
+	p.clearStaleHolds()
 	if err := c.updateJobStatus(ctx, key, p.st); err != nil {
 		return 0, err
 	}

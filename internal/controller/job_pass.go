@@ -37,6 +37,8 @@ type jobPass struct {
 	attempts    map[int]int // the next run's attempt number of each index
 	records     []v4.JobRunRecord
 	failJob     string // why the pod failure policy fails the job
+	// nominated are the runs waiting for their preemption's victims (job_preempt.go).
+	nominated []v4.Nomination
 }
 
 func newJobPass(c *JobController, key scheduler.AppKey, job *v4.Job, tgs []*v4.TaskGroup) *jobPass {
@@ -285,6 +287,10 @@ func (p *jobPass) note(msg string) {
 // place runs the scheduler for the indexes and writes the task groups of what it
 // placed; what fits nowhere is tried again later, with the reason in the status.
 func (p *jobPass) place(ctx context.Context, idxs []int) error {
+	idxs, err := p.placeNominated(ctx, idxs) // job_preempt.go
+	if err != nil || len(idxs) == 0 {
+		return err
+	}
 	req, err := scheduler.RequestFor(p.job, idxs)
 	if err != nil {
 		p.note(err.Error())
@@ -293,6 +299,25 @@ func (p *jobPass) place(ctx context.Context, idxs []int) error {
 	var res scheduler.Result
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
 	p.c.feed.With(func(s *scheduler.Snapshot) { res = p.c.opts.Metrics.place(s, req, opts) })
+	if err := p.createRuns(ctx, req, res); err != nil {
+		return err
+	}
+	if err := p.preempt(ctx, req, res.Unplaced); err != nil {
+		return err
+	}
+	if len(res.Unplaced) > 0 {
+		msg := fmt.Sprintf("%d run(s) cannot be placed: %s", len(res.Unplaced), res.Reason)
+		p.note(msg)
+		p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
+		p.wake(unplacedRetry)
+	} else {
+		p.c.forget(p.key.String())
+	}
+	return nil
+}
+
+// createRuns writes the task groups of the runs res placed.
+func (p *jobPass) createRuns(ctx context.Context, req *scheduler.Request, res scheduler.Result) error {
 	tgs := make([]*v4.TaskGroup, len(res.Placements))
 	for i, pl := range res.Placements {
 		tg := newTaskGroup(p.job, p.job.KillPolicy, &p.job.Spec.Template, req, pl, p.now)
@@ -315,17 +340,7 @@ func (p *jobPass) place(ctx context.Context, idxs []int) error {
 		if len(placed) > 0 {
 			p.c.event(p.key, v4.EventNormal, "Scheduled", scheduledMessage(placed))
 		}
-		if err != nil {
-			return err
-		}
-	}
-	if len(res.Unplaced) > 0 {
-		msg := fmt.Sprintf("%d run(s) cannot be placed: %s", len(res.Unplaced), res.Reason)
-		p.note(msg)
-		p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
-		p.wake(unplacedRetry)
-	} else {
-		p.c.forget(p.key.String())
+		return err
 	}
 	return nil
 }

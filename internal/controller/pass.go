@@ -31,6 +31,8 @@ type pass struct {
 	pending  *v4.Pending          // why instances wait for a node (pending.go)
 	stopped  int                  // instances stopped on request (stopped.go)
 	stopping bool                 // one of them still runs
+	// nominated are the instances waiting for their preemption's victims (preempt.go).
+	nominated []v4.Nomination
 }
 
 type restartInfo struct {
@@ -64,7 +66,9 @@ func (r *pass) instance(ctx context.Context, idx int, cur *v4.TaskGroup) error {
 		phase = v4.StatusStaging
 	}
 	r.c.observe(cur, phase)
-	if cur.Spec.Desired == v4.DesiredStopped && ended(cur) { // stopped, wanted again (a start, a scale-up)
+	if preempted(cur) && ended(cur) { // its restart policy decides (preempt.go)
+		cur, phase = asFailed(cur), v4.StatusFailed
+	} else if cur.Spec.Desired == v4.DesiredStopped && ended(cur) { // stopped, wanted again (a start, a scale-up)
 		r.startStopped(idx, cur)
 		return nil
 	}
@@ -156,8 +160,9 @@ func (r *pass) placeMissing(ctx context.Context) error {
 		}
 		free = append(free, idx)
 	}
-	if len(free) == 0 {
-		return nil
+	free, err := r.placeNominated(ctx, free) // preempt.go
+	if err != nil || len(free) == 0 {
+		return err
 	}
 	req, err := scheduler.RequestFor(r.obj, free)
 	if err != nil {
@@ -169,6 +174,9 @@ func (r *pass) placeMissing(ctx context.Context) error {
 	}
 	res, err := r.place(ctx, req, nil)
 	if err != nil {
+		return err
+	}
+	if err := r.preempt(ctx, req, res.Unplaced); err != nil {
 		return err
 	}
 	if len(res.Unplaced) > 0 {
@@ -186,22 +194,28 @@ func (r *pass) placeMissing(ctx context.Context) error {
 // when set, is an ended run the placement replaces: it holds nothing any more (its ports
 // and resources are free for its replacement), and is accounted again if nothing fits.
 func (r *pass) place(ctx context.Context, req *scheduler.Request, prev *v4.TaskGroup) (scheduler.Result, error) {
+	return r.placeBy(ctx, req, func(s *scheduler.Snapshot, opts scheduler.Options) scheduler.Result {
+		if prev != nil {
+			s.RemoveTaskGroup(prev.Metadata.Namespace, prev.Metadata.Name)
+		}
+		res := r.c.opts.Metrics.place(s, req, opts)
+		if prev != nil && len(res.Placements) == 0 {
+			s.SetTaskGroup(prev)
+		}
+		return res
+	})
+}
+
+// placeBy runs placeOn on the snapshot for req and writes the task groups it placed.
+func (r *pass) placeBy(ctx context.Context, req *scheduler.Request, placeOn func(*scheduler.Snapshot, scheduler.Options) scheduler.Result) (scheduler.Result, error) {
 	// The placement continues the trace of the change that asked for it (an apply).
 	ctx, span := tracing.StartFrom(ctx, tracer, r.obj.GetMeta(), r.now, "schedule", trace.WithAttributes(
 		attribute.String("berth.kind", string(r.key.Kind)), attribute.String("berth.namespace", r.key.Namespace),
 		attribute.String("berth.name", r.key.Name), attribute.Int("berth.instances", len(req.Indexes))))
 	defer span.End()
 	var res scheduler.Result
-	opts := scheduler.Options{Strategy: r.c.opts.Placement, Cluster: r.c.opts.Cluster}
-	r.c.feed.With(func(s *scheduler.Snapshot) {
-		if prev != nil {
-			s.RemoveTaskGroup(prev.Metadata.Namespace, prev.Metadata.Name)
-		}
-		res = r.c.opts.Metrics.place(s, req, opts)
-		if prev != nil && len(res.Placements) == 0 {
-			s.SetTaskGroup(prev)
-		}
-	})
+	opts := r.c.placeOptions()
+	r.c.feed.With(func(s *scheduler.Snapshot) { res = placeOn(s, opts) })
 	span.SetAttributes(attribute.Int("berth.placed", len(res.Placements)), attribute.Int("berth.unplaced", len(res.Unplaced)))
 	if len(res.Unplaced) > 0 {
 		span.SetAttributes(attribute.String("berth.unplaced_reason", res.Reason.String()))
@@ -283,7 +297,7 @@ func (r *pass) newTaskGroup(req *scheduler.Request, p scheduler.Placement) *v4.T
 func (r *pass) status() v4.WorkloadStatus {
 	running := r.w.Spec.Instance - r.stopped // the instances wanted running
 	st := v4.WorkloadStatus{Phase: v4.AggregateApplication(r.phases, running), Instances: r.w.Spec.Instance, Message: r.message,
-		Pending: r.pendingStatus(), Stopped: r.stopped}
+		Pending: r.pendingStatus(), Stopped: r.stopped, Nominated: r.nominated}
 	if running == 0 { // scaled to zero or every instance stopped: what still runs is stopping
 		st.Phase = v4.AppStopped
 		if r.surplus || r.stopping {

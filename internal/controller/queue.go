@@ -14,7 +14,9 @@ import (
 type queue[K comparable] struct {
 	mu      sync.Mutex
 	due     dueHeap[K]
-	index   map[K]*dueItem[K] // the keys in due
+	ready   readyHeap[K]      // keys due now, by priority (queue_ready.go)
+	prio    func(K) int32     // a key's priority when it becomes due; nil: all 0
+	index   map[K]*dueItem[K] // the keys in due and ready
 	wake    chan struct{}
 	running map[K]bool // keys being processed; re-adds wait for them
 	redo    map[K]time.Time
@@ -22,9 +24,11 @@ type queue[K comparable] struct {
 
 // dueItem is a key waiting in the heap.
 type dueItem[K comparable] struct {
-	key K
-	at  time.Time
-	pos int
+	key   K
+	at    time.Time
+	pos   int
+	ready bool  // in ready, not due
+	prio  int32 // set when it became ready
 }
 
 // dueHeap orders waiting keys by due time (container/heap).
@@ -57,7 +61,7 @@ func newQueue[K comparable]() *queue[K] {
 func (q *queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.due)
+	return len(q.due) + len(q.ready)
 }
 
 // Add asks for key to be processed now.
@@ -82,8 +86,8 @@ func (q *queue[K]) AddAt(key K, t time.Time) {
 // schedule puts key in the heap at t, or moves it earlier; q.mu is held.
 func (q *queue[K]) schedule(key K, t time.Time) {
 	if it, ok := q.index[key]; ok {
-		if !t.Before(it.at) {
-			return
+		if it.ready || !t.Before(it.at) {
+			return // already due, or due earlier
 		}
 		it.at = t
 		heap.Fix(&q.due, it.pos)
@@ -103,17 +107,17 @@ func (q *queue[K]) Get(ctx context.Context) (K, bool) {
 	for {
 		q.mu.Lock()
 		wait := time.Hour
+		now := time.Now()
+		q.promote(now.UnixNano())
+		if len(q.ready) > 0 {
+			next := heap.Pop(&q.ready).(*dueItem[K])
+			delete(q.index, next.key)
+			q.running[next.key] = true
+			q.mu.Unlock()
+			return next.key, true
+		}
 		if len(q.due) > 0 {
-			next := q.due[0]
-			now := time.Now()
-			if !next.at.After(now) {
-				heap.Pop(&q.due)
-				delete(q.index, next.key)
-				q.running[next.key] = true
-				q.mu.Unlock()
-				return next.key, true
-			}
-			wait = next.at.Sub(now)
+			wait = q.due[0].at.Sub(now)
 		}
 		q.mu.Unlock()
 		timer := time.NewTimer(wait)

@@ -139,3 +139,26 @@ func TestQueueWorkersLoseNothing(t *testing.T) {
 	cancel()
 	wg.Wait()
 }
+
+// Among keys due, the one of highest priority comes first; a key due later waits
+// whatever its priority.
+func TestQueueHigherPriorityFirst(t *testing.T) {
+	q := newQueue[string]()
+	q.prio = func(k string) int32 { return map[string]int32{"low": 0, "high": 100, "later": 1000}[k] }
+	past := time.Now().Add(-time.Second)
+	q.AddAt("low", past.Add(-time.Second)) // due first
+	q.AddAt("high", past)
+	q.AddAfter("later", time.Hour)
+	ctx := context.Background()
+	for _, want := range []string{"high", "low"} {
+		got, ok := q.Get(ctx)
+		if !ok || got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+		q.Done(got)
+	}
+	q.Add("low") // due again: it stays ahead of a key due later
+	if got, _ := q.Get(ctx); got != "low" || q.Len() != 1 {
+		t.Fatalf("got %q with %d waiting", got, q.Len())
+	}
+}

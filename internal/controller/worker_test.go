@@ -45,7 +45,11 @@ func forgetKey[K comparable](q *queue[K], key K) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if it, ok := q.index[key]; ok {
-		heap.Remove(&q.due, it.pos)
+		if it.ready {
+			heap.Remove(&q.ready, it.pos)
+		} else {
+			heap.Remove(&q.due, it.pos)
+		}
 		delete(q.index, key)
 	}
 }

@@ -39,12 +39,13 @@ type reqState struct {
 func (st *reqState) count(name, value string) int { return st.app.counts[name][value] }
 func (st *reqState) total() int                   { return st.app.total }
 
-// PlaceAll places several requests in order in one pass; later requests see the
-// placements of earlier ones.
+// PlaceAll places several requests in one pass, higher priorities first and in the
+// given order among equal ones; later requests see the placements of earlier ones. The
+// results are in the order of reqs.
 func (s *Snapshot) PlaceAll(reqs []*Request, opts Options) []Result {
-	out := make([]Result, 0, len(reqs))
-	for _, r := range reqs {
-		out = append(out, s.Place(r, opts))
+	out := make([]Result, len(reqs))
+	for _, i := range ByPriority(reqs) {
+		out[i] = s.Place(reqs[i], opts)
 	}
 	return out
 }
@@ -329,7 +330,7 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 	s.setPlaced(&placedTG{
 		key: app.Namespace + "/" + name, app: app, index: index, node: n.name,
 		res: st.need, ports: hostPorts, gpus: gpus, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
-		volumes: st.placedVolumes(),
+		volumes: st.placedVolumes(), priority: st.req.Priority,
 	})
 	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need, Overhead: st.overhead, PassedOver: passed}
 }

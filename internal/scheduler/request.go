@@ -52,6 +52,10 @@ type Request struct {
 	// Volumes are the pod's csi volumes (docs/volumes.md, "Scheduling"): only nodes that
 	// can use every volume they claim take the request. Empty: any node.
 	Volumes []v4.PodVolume
+	// Priority is the owner's resolved priority: placements record it, and Preempt
+	// evicts only task groups of lower priority. NoPreempt is preemptionPolicy Never.
+	Priority  int32
+	NoPreempt bool
 }
 
 // RequestFor builds the request that places the given instance indexes of an
@@ -67,8 +71,10 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 	switch o := obj.(type) {
 	case *v4.Application:
 		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+		req.setScheduling(&o.Spec.Scheduling)
 	case *v4.Process:
 		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+		req.setScheduling(&o.Spec.Scheduling)
 	case *v4.Deployment:
 		if o.Spec.Template == nil {
 			return nil, fmt.Errorf("deployment %s/%s has no template to place", meta.Namespace, meta.Name)
@@ -78,6 +84,7 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 		tmpl, req.Constraint = &o.Spec.Template, oneper(o.Constraint)
 	case *v4.Job:
 		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
+		req.setScheduling(&o.Spec.Scheduling)
 	case *v4.Dependency: // the dependency controller pins each pod to its node
 		tmpl, req.Constraint = &o.Spec.Template, o.Constraint
 	default:

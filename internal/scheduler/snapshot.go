@@ -21,6 +21,8 @@ type Snapshot struct {
 	// both nil until a volume or a task group that claims one arrives.
 	volumes map[string]*volumeState
 	csiUse  map[string]map[string]int
+	// budgets are the owners' disruption budgets (preempt_budget.go); nil without any.
+	budgets map[AppKey]budget
 }
 
 // nodeState is one node and what is used on it.
@@ -54,6 +56,8 @@ type nodeState struct {
 	labelApps map[string]map[AppKey]int
 	// csi are the node's CSI plugins by name (nil without any).
 	csi map[string]*v4.CSIPlugin
+	// placed are the task groups that hold resources here: Preempt's candidates.
+	placed []*placedTG // each at its slot
 }
 
 // placedTG is a task group as the scheduler accounts for it.
@@ -70,6 +74,15 @@ type placedTG struct {
 	status string
 	// volumes are the CSI volumes its pod claims (nil without any).
 	volumes []tgVolume
+	// priority is the owner's resolved priority (preempt.go); owner is app's appState,
+	// which Preempt compares and keys by instead of the AppKey's strings; hold marks a
+	// nominated instance's hold (nominate.go).
+	priority int32
+	owner    *appState
+	hold     bool
+	evictive bool // may be a victim: an application's or process's, not a hold (preempt.go)
+	stopping bool // asked to stop (desired Stopped): no longer available to its owner
+	slot     int  // index in its node's placed
 }
 
 // appState holds the counts of one application's task groups.
@@ -79,6 +92,8 @@ type appState struct {
 	// attribute values recorded at placement (BCS's UNIQUE/MAXPER/GROUPBY semantics).
 	counts map[string]map[string]int
 	total  int
+	// running counts its task groups Running and not asked to stop (disruption budgets).
+	running int
 }
 
 // NewSnapshot returns an empty snapshot.
@@ -170,17 +185,19 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		ports = append(ports, p.HostPort)
 	}
 	s.setPlaced(&placedTG{
-		key:     tg.Metadata.Namespace + "/" + tg.Metadata.Name,
-		app:     AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name},
-		index:   tg.Spec.Index,
-		node:    tg.Spec.Node,
-		res:     tg.Spec.Resources,
-		ports:   ports,
-		gpus:    tg.Spec.GPUs,
-		labels:  tg.Spec.Labels,
-		attrs:   tg.Spec.Attributes,
-		status:  tg.Status.Phase,
-		volumes: volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
+		key:      tg.Metadata.Namespace + "/" + tg.Metadata.Name,
+		app:      AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name},
+		index:    tg.Spec.Index,
+		node:     tg.Spec.Node,
+		res:      tg.Spec.Resources,
+		ports:    ports,
+		gpus:     tg.Spec.GPUs,
+		labels:   tg.Spec.Labels,
+		attrs:    tg.Spec.Attributes,
+		status:   tg.Status.Phase,
+		volumes:  volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
+		priority: int32(min(max(tg.Spec.Priority, v4.MinPriority), v4.MaxSystemPriority)),
+		stopping: tg.Spec.Desired == v4.DesiredStopped,
 	})
 }
 
@@ -209,11 +226,16 @@ func (s *Snapshot) setPlaced(p *placedTG) {
 		s.apps[p.app] = app
 	}
 	app.tgs[p.key] = p
+	p.owner = app
+	p.evictive = !p.hold && preemptible(p.app.Kind)
 	s.account(p, +1)
 }
 
 // account adds (sign +1) or removes (-1) what p holds and counts.
 func (s *Snapshot) account(p *placedTG, sign int) {
+	if p.owner != nil && p.status == v4.StatusRunning && !p.stopping {
+		p.owner.running += sign
+	}
 	if app := s.apps[p.app]; app != nil && countsForConstraints(p.status) {
 		app.total += sign
 		for name, v := range p.attrs {
@@ -249,6 +271,7 @@ func (s *Snapshot) account(p *placedTG, sign int) {
 		return
 	}
 	n.holding += sign
+	n.setHolding(p, sign)
 	f := float64(sign)
 	n.usedCPU += f * p.res.CPU
 	n.usedMem += f * p.res.MemoryMB
@@ -295,6 +318,7 @@ func (s *Snapshot) Clone() *Snapshot {
 		cp.usedExt = maps.Clone(n.usedExt)
 		cp.gpuUsed = slices.Clone(n.gpuUsed) // the cards themselves are never written
 		cp.ports = maps.Clone(n.ports)
+		cp.placed = nil // filled below with the copies of its task groups
 		cp.labelApps = make(map[string]map[AppKey]int, len(n.labelApps))
 		for kv, apps := range n.labelApps {
 			cp.labelApps[kv] = maps.Clone(apps)
@@ -310,7 +334,12 @@ func (s *Snapshot) Clone() *Snapshot {
 			c.apps[p.app] = app
 		}
 		app.tgs[key] = &cp
+		cp.owner = app
+		if n := c.byName[p.node]; n != nil && holdsResources(p.status) {
+			n.setHolding(&cp, +1)
+		}
 	}
+	c.budgets = maps.Clone(s.budgets)
 	if s.order != nil { // keep the name order, so a clone does not sort again
 		c.order = make([]*nodeState, len(s.order))
 		for i, n := range s.order {
@@ -320,7 +349,7 @@ func (s *Snapshot) Clone() *Snapshot {
 	s.cloneVolumes(c)
 	for key, a := range s.apps {
 		ca := c.apps[key]
-		ca.total = a.total
+		ca.total, ca.running = a.total, a.running
 		for name, byValue := range a.counts {
 			ca.counts[name] = maps.Clone(byValue)
 		}

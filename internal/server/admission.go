@@ -93,6 +93,7 @@ var storeSteps = []admitStep{
 	admitWorkflowRefs,  // a workflow's templateRefs name stored workflowtemplates (admit_workflow.go)
 	admitArtifactRepos, // artifact repositories exist, one default a namespace (admit_artifacts.go)
 	admitSchedule,      // a schedule fires at most once a minute unless allowed (admit_cron.go)
+	admitPriority,      // its priority class exists and is the requester's to use (priorityclass.go)
 }
 
 // admit runs the chain on every target of a: authorizeSteps on all, the admission

@@ -70,6 +70,8 @@ func invalidWrites() []writeRouteCase {
 		{"DELETE /v1/certificaterequests/{name}", "DELETE", "/v1/certificaterequests/none", "", 404, ""},
 		{"PUT /v1/namespaces/{ns}/quota", "PUT", ns + "/quota", `{"objects": -1}`, 422, "objects"},
 		{"DELETE /v1/namespaces/{ns}/quota", "DELETE", "/v1/namespaces/Bad_NS/quota", "", 400, "namespace"},
+		{"PUT /v1/priorityclasses/{name}", "PUT", "/v1/priorityclasses/high", `{"value": 1, "preemptionPolicy": "Always"}`, 422, "preemptionPolicy"},
+		{"DELETE /v1/priorityclasses/{name}", "DELETE", "/v1/priorityclasses/Bad_Name", "", 400, "name"},
 		{"POST /v1/apply", "POST", "/v1/apply", cmJSON("adm", "fine", "eA==") + "\n" + procJSON("adm", "bad", 1e9), 422, "spec.instance"},
 		{"POST /v1/plan", "POST", "/v1/plan", procJSON("adm", "bad", -1), 422, "spec.instance"},
 		{"POST /v1/agent/register", "POST", "/v1/agent/register", strings.Replace(nodeJSON("n1", ""), `"memoryMB":16384`, `"memoryMB":-1`, 1), 422, "spec.capacity.memoryMB"},

@@ -46,6 +46,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"GET /v1/artifacts/blobs/{digest}":            httpapi.GuardServer,
 		"POST /v1/cluster/members":                    httpapi.GuardServerJoin,
 		"POST /v1/apply":                              httpapi.GuardAnyUser, "POST /v1/plan": httpapi.GuardAnyUser,
+		"GET /v1/priorityclasses": httpapi.GuardAnyUser, "GET /v1/priorityclasses/{name}": httpapi.GuardAnyUser, // every writer picks a class
 		"GET /v1/acl/whoami": httpapi.GuardAnyUser, "POST /v1/acl/can-i": httpapi.GuardAnyUser, "GET /v1/namespaces": httpapi.GuardAnyUser,
 		bcs.DriverPrefix + "/": httpapi.GuardFrontDoor, bcs.GatewayPrefix + "/": httpapi.GuardFrontDoor, bcs.StoragePrefix + "/": httpapi.GuardFrontDoor, deployd.Prefix: httpapi.GuardFrontDoor,
 	}

@@ -51,6 +51,9 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 			out.Skipped = append(out.Skipped, v4.PlanSkip{Kind: obj.GetKind(), Namespace: m.Namespace, Name: m.Name, Reason: skip})
 			continue
 		}
+		if err := s.planPriority(r.Context(), obj); err != nil {
+			return err
+		}
 		req, err := scheduler.RequestFor(obj, missing)
 		if err != nil {
 			field := ""
@@ -69,10 +72,11 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 			slots = append(slots, len(out.Results)-1)
 		}
 	}
-	if len(reqs) > 0 {
-		for j, res := range snap.PlaceAll(reqs, scheduler.Options{Strategy: s.placement}) {
-			fillPlan(&out.Results[slots[j]], res)
-		}
+	opts := scheduler.Options{Strategy: s.placement}
+	for _, j := range scheduler.ByPriority(reqs) { // higher priorities first, as the controllers place
+		res, pre := snap.PlaceOrPreempt(reqs[j], opts, v4.MaxNominations)
+		fillPlan(&out.Results[slots[j]], res)
+		fillPreemptions(&out.Results[slots[j]], pre, identityOf(r))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil

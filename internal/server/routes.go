@@ -48,6 +48,7 @@ func (s *Server) routes() *httpapi.Mux {
 	s.joinTokenRoutes(mux)
 	s.aclRoutes(mux)
 	s.quotaRoutes(mux)
+	s.priorityClassRoutes(mux)
 	s.customResourceRoutes(mux)
 	s.webhookRoutes(mux)
 	s.certificateRoutes(mux)

@@ -77,8 +77,10 @@ type Store struct {
 	keyring *seal.Keyring
 	events  eventState  // records: lease, limits, index cache (events.go)
 	engine  engineCache // maintenance mode, read often (engine.go)
-	alive   liveness    // the node leases this server renews (liveness.go)
-	renewer renewers    // their renewals, over a few long-lived streams (liveness_renew.go)
+	// pcCache is the priority classes admission read last (priorityclass.go).
+	pcCache priorityClassCache
+	alive   liveness // the node leases this server renews (liveness.go)
+	renewer renewers // their renewals, over a few long-lived streams (liveness_renew.go)
 	// renewals are the renewals beats asked for, sent in rounds (liveness_batch.go).
 	renewals renewQueue
 	// closing demotes etcd's shutdown noise (see slogCore).

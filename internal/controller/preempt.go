@@ -1,0 +1,264 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
+)
+
+// Preemption (docs/policy.md, "Priorities and preemption"). When instances of a
+// workload fit nowhere, the scheduler chooses victims of lower priority on one node; the
+// pass then, in this order,
+//
+//  1. holds the room on that node in the snapshot (Nominate), so nothing of lower
+//     priority is placed there while the victims stop;
+//  2. records the nomination (node and victims) in the workload's status;
+//  3. asks the victims to stop (their kill grace period), with an event naming the
+//     preemptor and the annotation v4.PreemptedByAnnotation.
+//
+// Later passes place the instance on its node once the victims are gone. A new leader
+// finds the nominations in the statuses: it restores the holds before any placement
+// (restoreNominations), finishes stopping victims the old leader may not have reached,
+// and chooses no new ones while the nomination lasts.
+
+// Bounds of preemption.
+const (
+	// maxPreemptionsPerPass is how many instances one pass preempts for.
+	maxPreemptionsPerPass = 4
+	// nominationTimeout is how long an instance waits for its victims: a victim whose
+	// agent never answers is deleted after its grace period and stopTimeout, so past
+	// this the node is given up and the instance placed (or preempting) afresh.
+	nominationTimeout = 3 * time.Minute
+	// nominationRetry is how often a nominated instance looks at its node again.
+	nominationRetry = 2 * time.Second
+)
+
+// placeOptions are the options of every placement of the controller.
+func (c *AppController) placeOptions() scheduler.Options {
+	return scheduler.Options{Strategy: c.opts.Placement, Cluster: c.opts.Cluster}
+}
+
+// nominationFor returns the workload's nomination of instance idx, if any.
+func (r *pass) nominationFor(idx int) (v4.Nomination, bool) {
+	for _, n := range r.w.Status.Nominated {
+		if n.Index == idx {
+			return n, true
+		}
+	}
+	return v4.Nomination{}, false
+}
+
+// placeNominated places the instances of free that hold a nominated node there, and
+// returns the others. One whose victims are still stopping keeps its nomination and
+// waits; one whose nomination expired is returned, to be placed afresh.
+func (r *pass) placeNominated(ctx context.Context, free []int) ([]int, error) {
+	var rest []int
+	for _, idx := range free {
+		nom, ok := r.nominationFor(idx)
+		if !ok {
+			rest = append(rest, idx)
+			continue
+		}
+		req, err := scheduler.RequestFor(r.obj, []int{idx})
+		if err != nil {
+			return nil, err
+		}
+		if r.now.Sub(nom.At) > nominationTimeout {
+			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, idx) })
+			r.c.event(r.key, v4.EventWarning, "NominationExpired", fmt.Sprintf("instance %d waited %s for its victims on node %s: placed afresh",
+				idx, nominationTimeout, nom.Node))
+			rest = append(rest, idx)
+			continue
+		}
+		r.c.stopVictims(ctx, r.key, idx, req.Priority, nom) // a new leader finishes what the old one began
+		res, err := r.placeBy(ctx, req, func(s *scheduler.Snapshot, opts scheduler.Options) scheduler.Result {
+			if s.Nominated(r.key, idx) != nom.Node {
+				s.NominateCards(req, idx, nom.Node, nom.GPUs, opts)
+			}
+			return s.PlaceNominated(req, nom.Node, opts)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(res.Placements) == 0 {
+			r.nominated = append(r.nominated, nom)
+			r.phases = append(r.phases, v4.StatusStaging)
+			if r.message == "" {
+				r.message = fmt.Sprintf("instance %d waits on node %s for %d preempted task groups to stop", idx, nom.Node, len(nom.Victims))
+			}
+			r.wake(nominationRetry)
+		}
+	}
+	return rest, nil
+}
+
+// preempt looks for victims for the instances of req left unplaced, records each
+// nomination and stops its victims.
+func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []int) error {
+	if req.NoPreempt {
+		return nil
+	}
+	for _, idx := range unplaced[:min(len(unplaced), maxPreemptionsPerPass)] {
+		if len(r.nominated) >= v4.MaxNominations {
+			return nil
+		}
+		one := *req
+		one.Indexes = []int{idx}
+		var p *scheduler.Preemption
+		opts := r.c.placeOptions()
+		r.c.feed.With(func(s *scheduler.Snapshot) {
+			if p = s.Preempt(&one, opts); p != nil {
+				s.NominateCards(&one, idx, p.Node, p.GPUs, opts)
+			}
+		})
+		if p == nil {
+			return nil
+		}
+		nom := v4.Nomination{Index: idx, Node: p.Node, At: r.now.UTC().Truncate(time.Second), GPUs: p.GPUs}
+		for _, v := range p.Victims {
+			nom.Victims = append(nom.Victims, v4.VictimID(v.Namespace, v.Name))
+		}
+		// The nomination is stored before any victim is asked to stop: a leader that
+		// fails in between leaves a nomination the next one completes, never victims
+		// without a preemptor.
+		st := r.w.Status
+		st.Nominated = append(slices.Clone(r.nominated), nom)
+		if err := r.c.updateStatus(ctx, r.key, st); err != nil {
+			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, idx) })
+			return fmt.Errorf("record the preemption of instance %d: %w", idx, err)
+		}
+		r.w.Status.Nominated = st.Nominated
+		r.nominated = append(r.nominated, nom)
+		r.c.event(r.key, v4.EventNormal, "Preempting", fmt.Sprintf("instance %d (priority %d) preempts %d task groups of lower priority on node %s",
+			idx, one.Priority, len(nom.Victims), p.Node))
+		r.c.stopVictims(ctx, r.key, idx, one.Priority, nom)
+		r.wake(nominationRetry)
+	}
+	return nil
+}
+
+// stopVictims asks the victims of a nomination that still run to stop, each once. They
+// are found among the task groups of the nomination's node by their VictimID.
+func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, prio int32, nom v4.Nomination) {
+	who := fmt.Sprintf("%s %s/%s instance %d, priority %d", by.Kind, by.Namespace, by.Name, idx, prio)
+	tgs, err := c.tgs.onNode(ctx, nom.Node)
+	if err != nil {
+		c.log.Warn("preempt", "node", nom.Node, "err", err)
+		return
+	}
+	for _, tg := range tgs {
+		if !slices.Contains(nom.Victims, v4.VictimID(tg.Metadata.Namespace, tg.Metadata.Name)) || stopping(tg) || ended(tg) {
+			continue
+		}
+		if err := c.evict(ctx, tg, by, who); err != nil {
+			c.log.Warn("preempt", "taskgroup", tg.Metadata.Name, "err", err)
+			continue
+		}
+		owner := scheduler.AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name}
+		c.event(owner, v4.EventWarning, "Preempted", fmt.Sprintf("instance %d (%s, priority %d) on node %s is stopped for %s",
+			tg.Spec.Index, tg.Metadata.Name, tg.Spec.Priority, tg.Spec.Node, who))
+	}
+}
+
+// evict asks a victim to stop with its kill grace period, naming the preemptor.
+func (c *base) evict(ctx context.Context, tg *v4.TaskGroup, preemptor scheduler.AppKey, by string) error {
+	cp := *tg // the cache's object: write a copy
+	cp.Spec.Desired = v4.DesiredStopped
+	cp.Metadata.Annotations = maps.Clone(tg.Metadata.Annotations)
+	if cp.Metadata.Annotations == nil {
+		cp.Metadata.Annotations = map[string]string{}
+	}
+	cp.Metadata.Annotations[stopRequestedAnnotation] = time.Now().UTC().Format(time.RFC3339)
+	cp.Metadata.Annotations[v4.PreemptedByAnnotation] = by
+	cp.Metadata.Annotations[v4.PreemptorAnnotation] = string(preemptor.Kind) + "/" + preemptor.Namespace + "/" + preemptor.Name
+	if err := c.store.Update(ctx, &cp, store.Raw{}); err != nil {
+		return fmt.Errorf("stop %s: %w", tg.Metadata.Name, err)
+	}
+	c.wrote(&cp)
+	return nil
+}
+
+// preempted reports whether a run was stopped by a preemption.
+func preempted(tg *v4.TaskGroup) bool { return tg.Metadata.Annotations[v4.PreemptedByAnnotation] != "" }
+
+// asFailed is an ended preempted run as its restart policy judges it: failed, so that
+// OnFailure and Always place it again (after their backoff) and Never does not.
+func asFailed(tg *v4.TaskGroup) *v4.TaskGroup {
+	cp := *tg
+	cp.Status.Phase, cp.Spec.Desired = v4.StatusFailed, v4.DesiredRunning
+	return &cp
+}
+
+// syncBudget gives the scheduler the workload's disruption budget.
+func (c *AppController) syncBudget(key scheduler.AppKey, w *v4.Workload) {
+	c.feed.With(func(s *scheduler.Snapshot) {
+		if w == nil || w.Spec.DisruptionBudget == nil {
+			s.RemoveDisruptionBudget(key)
+			return
+		}
+		desired := w.Spec.Instance - len(w.Spec.StoppedInstances)
+		s.SetDisruptionBudget(key, desired, w.Spec.DisruptionBudget.MaxUnavailable)
+	})
+}
+
+// restoreNominations runs once the caches are loaded, before any placement: every
+// workload's budget and the holds of its nominations go into the snapshot, so that a new
+// leader places nothing lower into the room a preemption freed.
+func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) error {
+	opts := c.placeOptions()
+	for _, kind := range appKinds {
+		objs, _, err := c.apps[kind].cache.List("", "")
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			w := workload(o)
+			m := o.GetMeta()
+			key := scheduler.AppKey{Kind: kind, Namespace: m.Namespace, Name: m.Name}
+			c.syncBudget(key, w)
+			for _, nom := range w.Status.Nominated {
+				req, err := scheduler.RequestFor(o, []int{nom.Index})
+				if err != nil {
+					continue
+				}
+				c.feed.With(func(s *scheduler.Snapshot) { s.NominateCards(req, nom.Index, nom.Node, nom.GPUs, opts) })
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// clearStaleHolds drops the snapshot's holds of nominations this pass did not keep: the
+// instance was placed (perhaps by a leader that failed before it cleared the status), or
+// the nomination expired.
+func (r *pass) clearStaleHolds() {
+	for _, n := range r.w.Status.Nominated {
+		if !slices.ContainsFunc(r.nominated, func(k v4.Nomination) bool { return k.Index == n.Index }) {
+			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, n.Index) })
+		}
+	}
+}
+
+// forgetPreemption drops a deleted workload's budget and holds from the snapshot.
+func (c *AppController) forgetPreemption(key scheduler.AppKey) {
+	c.feed.With(func(s *scheduler.Snapshot) {
+		s.RemoveDisruptionBudget(key)
+		s.ClearNominations(key)
+	})
+}
+
+// preemptorOf is the preemptor a victim was stopped for (PreemptorAnnotation).
+func preemptorOf(tg *v4.TaskGroup) (scheduler.AppKey, bool) {
+	parts := strings.SplitN(tg.Metadata.Annotations[v4.PreemptorAnnotation], "/", 3)
+	if len(parts) != 3 {
+		return scheduler.AppKey{}, false
+	}
+	return scheduler.AppKey{Kind: v4.Kind(parts[0]), Namespace: parts[1], Name: parts[2]}, true
+}
