@@ -123,7 +123,7 @@ type preemptCtx struct {
 func (pc *preemptCtx) candidates(n *nodeState) []*placedTG {
 	out := pc.scratch[:0]
 	for _, p := range n.placed {
-		if p.priority < pc.st.req.Priority && p.owner != pc.st.app && !p.hold && preemptible(p.app.Kind) {
+		if p.priority < pc.st.req.Priority && p.owner != pc.st.app && !p.hold && preemptible(p.app.Kind) && !p.revocable {
 			out = append(out, p)
 		}
 	}
