@@ -46,6 +46,18 @@ type RevocableStatus struct {
 // since what the owners use is no longer known.
 const RevocableStale = time.Minute
 
+// Lent is what one resource (cpu or memory) of a node lends to the revocable tier: the
+// part of the non-revocable reservations (capped at the allocatable) their measured use
+// leaves idle, less margin of the allocatable, at most maxFraction of it. The scheduler
+// places by it, and the agent evicts when its revocable task groups no longer fit in it.
+func Lent(alloc, reserved, used, margin, maxFraction float64) float64 {
+	if alloc <= 0 {
+		return 0
+	}
+	idle := min(reserved, alloc) - max(used, 0) - margin*alloc
+	return max(0, min(idle, maxFraction*alloc))
+}
+
 // validateTier checks spec.tier.
 func validateTier(tier, path string) FieldErrors {
 	switch tier {

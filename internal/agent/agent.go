@@ -336,6 +336,7 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.followCatalog(ctx) })
 	wg.Go(func() { a.reregisterLoop(ctx) })
 	wg.Go(func() { a.busyPortsLoop(ctx) })
+	wg.Go(func() { a.revocableLoop(ctx) })
 	wg.Go(func() { a.csiPluginsLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()

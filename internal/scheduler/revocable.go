@@ -28,23 +28,12 @@ type Lendable struct {
 func (n *nodeState) lendable(now time.Time) Lendable {
 	l := Lendable{RevocableCPU: n.revCPU, RevocableMB: n.revMem}
 	if r := n.lend; r != nil && !r.Time.IsZero() && now.Sub(r.Time) <= v4.RevocableStale && r.Time.Sub(now) <= v4.RevocableStale {
-		l.LentCPU = lent(n.alloc.CPU, n.usedCPU, r.UsedCPU, r.Margin, r.MaxFraction)
-		l.LentMemoryMB = lent(n.alloc.MemoryMB, n.usedMem, r.UsedMemoryMB, r.Margin, r.MaxFraction)
+		l.LentCPU = v4.Lent(n.alloc.CPU, n.usedCPU, r.UsedCPU, r.Margin, r.MaxFraction)
+		l.LentMemoryMB = v4.Lent(n.alloc.MemoryMB, n.usedMem, r.UsedMemoryMB, r.Margin, r.MaxFraction)
 	}
 	l.CPU = max(0, n.alloc.CPU-n.usedCPU) + l.LentCPU
 	l.MemoryMB = max(0, n.alloc.MemoryMB-n.usedMem) + l.LentMemoryMB
 	return l
-}
-
-// lent is what one resource lends: the reserved part not used (the reservations capped
-// at the allocatable, use at least 0), less margin of the allocatable, at most
-// maxFraction of it.
-func lent(alloc, reserved, used, margin, maxFraction float64) float64 {
-	if alloc <= 0 {
-		return 0
-	}
-	idle := min(reserved, alloc) - max(used, 0) - margin*alloc
-	return max(0, min(idle, maxFraction*alloc))
 }
 
 // fitsRevocable checks a revocable request's cpu and memory against n's room for the
