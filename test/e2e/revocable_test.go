@@ -13,17 +13,17 @@ import (
 	v4 "github.com/berthhq/berth/api/v4"
 )
 
-// memProc is a process of one instance running cmd, reserving memMB and 0.1 core, of
-// the given tier ("" or revocable).
-func memProc(ns, name, tier, cmd string, memMB float64) string {
+// memProc is a process of one instance running cmd (program prog), reserving memMB and
+// 0.1 core, of the given tier ("" or revocable).
+func memProc(ns, name, tier, prog, cmd string, memMB float64) string {
 	sched := ""
 	if tier != "" {
 		sched = `"tier":"` + tier + `",`
 	}
 	return fmtSpec(`{"apiVersion":"v4","kind":"process","metadata":{"name":%q,"namespace":%q},
 		"restartPolicy":{"policy":"Always"},"killPolicy":{"gracePeriod":2},
-		"spec":{%s"instance":1,"template":{"spec":{"processes":[{"procName":"main","startGracePeriod":1,
-			"startCmd":%q,"resources":{"limits":{"cpu":"0.1","memory":"%.0f"}}}]}}}}`, name, ns, sched, cmd, memMB)
+		"spec":{%s"instance":1,"template":{"spec":{"processes":[{"procName":%q,"startGracePeriod":1,
+			"startCmd":%q,"resources":{"limits":{"cpu":"0.1","memory":"%.0f"}}}]}}}}`, name, ns, sched, prog, cmd, memMB)
 }
 
 // Revocable capacity on one node (docs/policy.md, "Revocable capacity"): an owner
@@ -59,13 +59,13 @@ func TestRevocable(t *testing.T) {
 	revocable := math.Floor(0.9*alloc) - 64 - 250
 
 	t.Run("an idle reservation is lent", func(t *testing.T) {
-		s.applySpec(t, memProc(ns, "owner", "", "exec "+bin+" -trigger "+trigger+" -mb 600", owner))
+		s.applySpec(t, memProc(ns, "owner", "", "memhog", "exec "+bin+" -trigger "+trigger+" -mb 600", owner))
 		s.running(t, ns, "owner", 1)
 		waitUntil(t, 30*time.Second, "a lending report with the owner measured", func() bool {
 			r := node().Status.Revocable
 			return r != nil && r.UsedMemoryMB > 0 && r.MaxFraction == 0.9
 		})
-		s.applySpec(t, memProc(ns, "batch", v4.TierRevocable, "exec sleep 3600", revocable))
+		s.applySpec(t, memProc(ns, "batch", v4.TierRevocable, "sleep", "exec sleep 3600", revocable))
 		got := s.running(t, ns, "batch", 1)[0]
 		if !got.Spec.Revocable || got.Spec.Resources.MemoryMB <= alloc-owner {
 			t.Errorf("batch: revocable %v, %v MB reserved of %v free", got.Spec.Revocable, got.Spec.Resources.MemoryMB, alloc-owner)
@@ -76,7 +76,11 @@ func TestRevocable(t *testing.T) {
 	})
 
 	t.Run("evicted when the owner needs it back", func(t *testing.T) {
-		before := s.taskGroups(ns, "batch")[0]
+		tgs := s.taskGroups(ns, "batch")
+		if len(tgs) != 1 || tgs[0].Status.Phase != v4.StatusRunning {
+			t.Fatalf("batch does not run: %d task groups", len(tgs))
+		}
+		before := tgs[0]
 		if err := os.WriteFile(trigger, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
