@@ -121,18 +121,41 @@ func (s *revState) victim() (string, string) {
 	return cands[0].key, why
 }
 
+// revEvictor paces evictions: at most one per every, however many the node needs.
+type revEvictor struct {
+	every time.Duration
+	evict func(ns, name, why string) bool // the executor's Evict
+	last  time.Time
+	count int
+}
+
+// step evicts st's victim, if any, unless the last eviction is more recent than every.
+func (e *revEvictor) step(st *revState, now time.Time) {
+	if !e.last.IsZero() && now.Sub(e.last) < e.every {
+		return
+	}
+	key, why := st.victim()
+	if key == "" {
+		return
+	}
+	ns, name := splitKey(key)
+	if e.evict(ns, name, "revocable: "+why) {
+		e.last = now
+		e.count++
+	}
+}
+
 // revocableLoop measures, reports and evicts every RevocableInterval until ctx ends.
 func (a *Agent) revocableLoop(ctx context.Context) {
 	t := time.NewTicker(a.cfg.RevocableInterval)
 	defer t.Stop()
 	var sent v4.RevocableStatus
+	ev := &revEvictor{every: a.cfg.RevocableEvictInterval, evict: a.exec.Evict}
 	alloc, err := Capacity(a.cfg.DataDir)
 	if err != nil {
 		a.log.Warn("the revocable tier sees incomplete node resources", "err", err)
 	}
 	alloc = Allocatable(alloc)
-	var lastEvict time.Time
-	evictions := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -143,16 +166,8 @@ func (a *Agent) revocableLoop(ctx context.Context) {
 		if now.IsZero() {
 			continue
 		}
-		if now.Sub(lastEvict) >= a.cfg.RevocableEvictInterval {
-			if key, why := st.victim(); key != "" {
-				ns, name := splitKey(key)
-				if a.exec.Evict(ns, name, "revocable: "+why) {
-					lastEvict = now
-					evictions++
-				}
-			}
-		}
-		rep := st.report(now, evictions)
+		ev.step(st, now)
+		rep := st.report(now, ev.count)
 		if rep.MaxFraction == 0 && sent.Time.IsZero() {
 			continue // lending is off: no report, the scheduler lends nothing here
 		}

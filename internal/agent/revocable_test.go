@@ -85,3 +85,32 @@ func TestRevocableReport(t *testing.T) {
 		}
 	}
 }
+
+// Evictions are paced: one per interval however many revocable task groups are over.
+func TestRevocableEvictionPace(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var evicted []string
+	e := &revEvictor{every: 30 * time.Second, evict: func(ns, name, why string) bool {
+		evicted = append(evicted, ns+"/"+name)
+		return true
+	}}
+	s := revNode(15000*mb, revPodOf("b/one", 0, t0, 3000), revPodOf("b/two", 0, t0.Add(time.Second), 3000))
+	for _, after := range []time.Duration{0, time.Second, 29 * time.Second} {
+		e.step(s, t0.Add(after))
+	}
+	if len(evicted) != 1 || evicted[0] != "b/two" || e.count != 1 {
+		t.Fatalf("evicted %v (count %d) within one interval, want [b/two]", evicted, e.count)
+	}
+	s.pods = s.pods[:2] // b/two is gone; b/one is still over
+	e.step(s, t0.Add(30*time.Second))
+	if len(evicted) != 2 || evicted[1] != "b/one" {
+		t.Fatalf("evicted %v after the interval", evicted)
+	}
+	// An eviction the executor refuses (the pod is not running) is no eviction: the next
+	// step tries again at once.
+	e.evict = func(ns, name, why string) bool { return false }
+	e.step(s, t0.Add(60*time.Second))
+	if e.count != 2 || !e.last.Equal(t0.Add(30*time.Second)) {
+		t.Fatalf("a refused eviction counted: %d, last %v", e.count, e.last)
+	}
+}

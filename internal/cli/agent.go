@@ -190,7 +190,7 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		return cfg, level, err
 	}
 	f.guards(&cfg, m)
-	f.revocable.apply(&cfg)
+	f.revocable.apply(&cfg, file, m.changed)
 	if err := f.logs.apply(&cfg, file, m.changed); err != nil {
 		return cfg, level, err
 	}

@@ -28,7 +28,20 @@ func (f *agentRevocableFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.evictInterval, "revocable-evict-interval", agent.DefaultRevocableEvictInterval, "the least time between two evictions of revocable task groups on the node")
 }
 
-func (f *agentRevocableFlags) apply(cfg *agent.Config) {
+// apply puts the flags, or the config file's keys where a flag was not given, into cfg.
+func (f *agentRevocableFlags) apply(cfg *agent.Config, file *agentFile, changed func(string) bool) {
 	cfg.RevocableMaxFraction, cfg.RevocableMargin = f.maxFraction, f.margin
 	cfg.RevocableInterval, cfg.RevocableEvictInterval = f.interval, f.evictInterval
+	if !changed("revocable-max-fraction") && file.RevocableMaxFraction != nil {
+		cfg.RevocableMaxFraction = *file.RevocableMaxFraction
+	}
+	if !changed("revocable-margin") && file.RevocableMargin != nil {
+		cfg.RevocableMargin = *file.RevocableMargin
+	}
+	if !changed("revocable-interval") && file.RevocableInterval > 0 {
+		cfg.RevocableInterval = file.RevocableInterval
+	}
+	if !changed("revocable-evict-interval") && file.RevocableEvictInterval > 0 {
+		cfg.RevocableEvictInterval = file.RevocableEvictInterval
+	}
 }
