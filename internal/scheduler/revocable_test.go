@@ -106,3 +106,13 @@ func TestRevocableNotVictims(t *testing.T) {
 		t.Fatalf("preempted %v", p.Victims)
 	}
 }
+
+// The node's usage shows what the revocable tier reserves apart.
+func TestUsageRevocable(t *testing.T) {
+	s := lendingNode(report(revNow, 1, 2000, 0.1, 0.5))
+	s.Place(revRequest(revApp, 3000, true, 0), Options{Now: func() time.Time { return revNow }})
+	u := s.Usage([]string{"n1"})["n1"]
+	if u.MemoryMB != 14000 || u.RevocableMemoryMB != 3000+DefaultOverhead.MemoryMB || u.TaskGroups != 2 {
+		t.Errorf("usage %+v", u)
+	}
+}
