@@ -36,6 +36,13 @@ func TestRevocableVictim(t *testing.T) {
 		// At 9000 MB: 3400 lent, 5400 in all, 6000 reserved.
 		{"then the youngest", "b/young", "the node lends 5400 MB", revNode(9000*mb, old, young)},
 		{"nothing revocable: nothing to evict", "", "", revNode(15000 * mb)},
+		// A non-revocable task group placed since takes the free 2000 MB back (unmeasured
+		// yet, it counts its reservation): 8000 lent, 9000 reserved.
+		{"a non-revocable placement takes the free part", "b/low", "the node lends 8000 MB", func() *revState {
+			s := revNode(2000*mb, old, young, low)
+			s.pods = append(s.pods, revPod{key: "a/new", reserved: v4.NodeResources{CPU: 0.5, MemoryMB: 2000}, use: podUse{unmeasured: true}})
+			return s
+		}()},
 		// Unmeasured, the owner counts its whole reservation: only the free 2000 MB are lent.
 		{"an unmeasured owner lends nothing", "b/young", "the node lends 2000 MB", func() *revState {
 			s := revNode(0, old, young)
