@@ -18,34 +18,29 @@ import (
 // agentFile is `berth agent --config FILE`: YAML with the flags' names as keys. Flags
 // given on the command line win over the file; labels and attributes of both are merged.
 type agentFile struct {
-	Server      stringList          `yaml:"server"`
-	Token       string              `yaml:"token"`
-	TokenFile   string              `yaml:"token-file"`
-	CACert      string              `yaml:"ca-cert"`
-	DataDir     string              `yaml:"data-dir"`
-	Listen      string              `yaml:"listen"`
-	Advertise   string              `yaml:"advertise"`
-	NodeName    string              `yaml:"node-name"`
-	IP          string              `yaml:"ip"`
-	Label       map[string]string   `yaml:"label"`
-	AttrText    map[string]string   `yaml:"attr-text"`
-	AttrScalar  map[string]float64  `yaml:"attr-scalar"`
-	AttrSet     map[string][]string `yaml:"attr-set"`
-	PortRange   stringList          `yaml:"port-range"`
-	Heartbeat   time.Duration       `yaml:"heartbeat"`
-	Report      time.Duration       `yaml:"report"`
-	VolumeGrace time.Duration       `yaml:"volume-grace"`
-	// The revocable tier's bounds (agent_revocable.go); pointers, since 0 is a value.
-	RevocableMaxFraction   *float64      `yaml:"revocable-max-fraction"`
-	RevocableMargin        *float64      `yaml:"revocable-margin"`
-	RevocableInterval      time.Duration `yaml:"revocable-interval"`
-	RevocableEvictInterval time.Duration `yaml:"revocable-evict-interval"`
-	CgroupParent           string        `yaml:"cgroup-parent"`
-	Docker                 string        `yaml:"docker"`
-	DockerHost             string        `yaml:"docker-host"`
-	Runtime                string        `yaml:"container-runtime"`
-	ContainerdAddr         string        `yaml:"containerd-address"`
-	ContainerdCerts        string        `yaml:"containerd-certs-dir"`
+	Server          stringList          `yaml:"server"`
+	Token           string              `yaml:"token"`
+	TokenFile       string              `yaml:"token-file"`
+	CACert          string              `yaml:"ca-cert"`
+	DataDir         string              `yaml:"data-dir"`
+	Listen          string              `yaml:"listen"`
+	Advertise       string              `yaml:"advertise"`
+	NodeName        string              `yaml:"node-name"`
+	IP              string              `yaml:"ip"`
+	Label           map[string]string   `yaml:"label"`
+	AttrText        map[string]string   `yaml:"attr-text"`
+	AttrScalar      map[string]float64  `yaml:"attr-scalar"`
+	AttrSet         map[string][]string `yaml:"attr-set"`
+	PortRange       stringList          `yaml:"port-range"`
+	Heartbeat       time.Duration       `yaml:"heartbeat"`
+	Report          time.Duration       `yaml:"report"`
+	VolumeGrace     time.Duration       `yaml:"volume-grace"`
+	CgroupParent    string              `yaml:"cgroup-parent"`
+	Docker          string              `yaml:"docker"`
+	DockerHost      string              `yaml:"docker-host"`
+	Runtime         string              `yaml:"container-runtime"`
+	ContainerdAddr  string              `yaml:"containerd-address"`
+	ContainerdCerts string              `yaml:"containerd-certs-dir"`
 	// ContainerRuntimes are containerd's runtime handlers (docs/runtimes.md).
 	ContainerRuntimes stringList `yaml:"container-runtimes"`
 	CNIBinDir         string     `yaml:"cni-bin-dir"`
@@ -87,6 +82,12 @@ type agentFile struct {
 	LogMaxFiles  int    `yaml:"log-max-files"`
 	LogLevel     string `yaml:"log-level"`
 	OTLPEndpoint string `yaml:"otlp-endpoint"`
+
+	// The revocable tier's bounds (agent_revocable.go); pointers, since 0 is a value.
+	RevocableMaxFraction   *float64      `yaml:"revocable-max-fraction"`
+	RevocableMargin        *float64      `yaml:"revocable-margin"`
+	RevocableInterval      time.Duration `yaml:"revocable-interval"`
+	RevocableEvictInterval time.Duration `yaml:"revocable-evict-interval"`
 }
 
 // stringList accepts a YAML list or one comma-separated string.

@@ -86,9 +86,10 @@ type placedTG struct {
 	owner    *appState
 	hold     bool
 	stopping bool // asked to stop (desired Stopped): no longer available to its owner
+	slot     int  // index in its node's placed
+
 	// revocable: a task group of the revocable tier, on lent capacity (revocable.go).
 	revocable bool
-	slot      int // index in its node's placed
 }
 
 // appState holds the counts of one application's task groups.
@@ -190,20 +191,19 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		ports = append(ports, p.HostPort)
 	}
 	s.setPlaced(&placedTG{
-		key:       tg.Metadata.Namespace + "/" + tg.Metadata.Name,
-		app:       AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name},
-		index:     tg.Spec.Index,
-		node:      tg.Spec.Node,
-		res:       tg.Spec.Resources,
-		ports:     ports,
-		gpus:      tg.Spec.GPUs,
-		labels:    tg.Spec.Labels,
-		attrs:     tg.Spec.Attributes,
-		status:    tg.Status.Phase,
-		volumes:   volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
-		priority:  int32(min(max(tg.Spec.Priority, v4.MinPriority), v4.MaxSystemPriority)),
-		stopping:  tg.Spec.Desired == v4.DesiredStopped,
-		revocable: tg.Spec.Revocable,
+		key:      tg.Metadata.Namespace + "/" + tg.Metadata.Name,
+		app:      AppKey{Kind: tg.Spec.Owner.Kind, Namespace: tg.Metadata.Namespace, Name: tg.Spec.Owner.Name},
+		index:    tg.Spec.Index,
+		node:     tg.Spec.Node,
+		res:      tg.Spec.Resources,
+		ports:    ports,
+		gpus:     tg.Spec.GPUs,
+		labels:   tg.Spec.Labels,
+		attrs:    tg.Spec.Attributes,
+		status:   tg.Status.Phase,
+		volumes:  volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
+		priority: int32(min(max(tg.Spec.Priority, v4.MinPriority), v4.MaxSystemPriority)),
+		stopping: tg.Spec.Desired == v4.DesiredStopped, revocable: tg.Spec.Revocable,
 	})
 }
 
