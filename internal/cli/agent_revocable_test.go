@@ -3,8 +3,11 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // The revocable bounds come from the flags, else the config file (0 included), else the
@@ -33,5 +36,29 @@ func TestAgentRevocableFlags(t *testing.T) {
 		if cfg.RevocableMaxFraction != c.fraction || cfg.RevocableMargin != c.marg || cfg.RevocableInterval != c.every {
 			t.Errorf("%s: %v %v %v", c.name, cfg.RevocableMaxFraction, cfg.RevocableMargin, cfg.RevocableInterval)
 		}
+	}
+}
+
+// describe node shows the node's lending report, and says when it is too old to lend.
+func TestDescribeNodeRevocable(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	n := &v4.Node{Status: v4.NodeStatus{Revocable: &v4.RevocableStatus{Time: now.Add(-5 * time.Second), UsedCPU: 0.5,
+		UsedMemoryMB: 2048, RevocableCPU: 1, RevocableMemoryMB: 4096, MaxFraction: 0.25, Margin: 0.1, Evictions: 2}}}
+	var b strings.Builder
+	(&describer{w: &b, now: now}).nodeRevocable(n)
+	for _, want := range []string{"lends at most 25% of the node above a 10% margin", "owners use 0.5 cpu", "2 evicted", "5s ago"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%q lacks %q", b.String(), want)
+		}
+	}
+	b.Reset()
+	(&describer{w: &b, now: now.Add(time.Hour)}).nodeRevocable(n)
+	if !strings.Contains(b.String(), "stale: lends nothing") {
+		t.Errorf("a stale report: %q", b.String())
+	}
+	b.Reset()
+	(&describer{w: &b, now: now}).nodeRevocable(&v4.Node{})
+	if b.Len() != 0 {
+		t.Errorf("no report: %q", b.String())
 	}
 }
