@@ -182,6 +182,7 @@ func (a *Agent) revocableLoop(ctx context.Context) {
 			continue
 		}
 		sent = rep
+		a.revocableSent.Store(&rep)
 	}
 }
 
