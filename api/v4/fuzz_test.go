@@ -80,6 +80,11 @@ func addSeeds(f *testing.F) {
 	f.Add([]byte(`{"kind":"application","spec":{"priorityClassName":"../X","priority":99999999999,"preemptionPolicy":"Always",` +
 		`"disruptionBudget":{"maxUnavailable":-1}}}`))
 	f.Add([]byte(`{"kind":"cronjob","spec":{"schedule":"@hourly","jobTemplate":{"spec":{"priorityClassName":"","priority":-3000000000}}}}`))
+	// The revocable tier (docs/policy.md): the one tier, and others.
+	f.Add([]byte(`{"apiVersion":"v4","kind":"process","metadata":{"name":"p"},"spec":{"instance":1,"tier":"revocable",` +
+		`"template":{"spec":{"processes":[{"procName":"a","startCmd":"x"}]}}}}`))
+	f.Add([]byte(`{"kind":"deployment","spec":{"tier":"Revocable ","priorityClassName":"x"}}`))
+	f.Add([]byte(`{"kind":"job","spec":{"tier":["revocable"]}}`))
 	// Duplicate keys are refused at any depth by a strict parse, and resolved as BCS did
 	// by the default one (docs/spec.md "Streams").
 	f.Add([]byte(`{"apiVersion":"v4","kind":"configmap","kind":"secret","metadata":{"name":"a"},"datas":{"k":{"content":"aGk="}}}`))

@@ -101,4 +101,7 @@ type NodeStatus struct {
 	// CSIPlugins are the CSI plugins the node's agent found in its plugin directory
 	// (docs/volumes.md), at most MaxCSIPlugins.
 	CSIPlugins []CSIPlugin `json:"csiPlugins,omitempty"`
+	// Revocable is what the node's agent last measured for lending (docs/policy.md,
+	// "Revocable capacity"); nil: the node lends nothing.
+	Revocable *RevocableStatus `json:"revocable,omitempty"`
 }

@@ -117,6 +117,11 @@ func validateNode(n *Node, errs *FieldErrors) {
 	}
 	validateBusyPorts("status.busyPorts", n.Status.BusyPorts, errs)
 	validateCSIPlugins("status.csiPlugins", n.Status.CSIPlugins, errs)
+	if r := n.Status.Revocable; r != nil {
+		for _, e := range ValidateRevocableStatus(r) {
+			*errs = append(*errs, FieldError{Field: "status.revocable." + e.Field, Message: e.Message})
+		}
+	}
 }
 
 func validateNodeResources(path string, r *NodeResources, errs *FieldErrors) {

@@ -72,6 +72,9 @@ type Scheduling struct {
 	// PreemptionPolicy is the class's policy, recorded at admission.
 	PreemptionPolicy string            `json:"preemptionPolicy,omitempty"`
 	DisruptionBudget *DisruptionBudget `json:"disruptionBudget,omitempty"`
+	// Tier is "" (guaranteed) or TierRevocable: the instances run on capacity lent
+	// by idle reservations and are evicted first (docs/policy.md, "Revocable capacity").
+	Tier string `json:"tier,omitempty"`
 }
 
 // PriorityValue is the resolved priority (0 without one), clamped to the valid range.
@@ -134,6 +137,7 @@ func ValidateScheduling(s *Scheduling, path string) FieldErrors {
 	if b := s.DisruptionBudget; b != nil && b.MaxUnavailable < 0 {
 		fe = append(fe, FieldError{Field: path + ".disruptionBudget.maxUnavailable", Message: fmt.Sprintf("must be 0 or more, got %d", b.MaxUnavailable)})
 	}
+	fe = append(fe, validateTier(s.Tier, path)...)
 	return fe
 }
 

@@ -55,6 +55,9 @@ type TaskGroupSpec struct {
 	// Priority is the owner's resolved priority when the task group was created
 	// (docs/policy.md, "Priorities and preemption"): preemption evicts only lower ones.
 	Priority int `json:"priority,omitempty"`
+	// Revocable marks a task group of the revocable tier (docs/policy.md, "Revocable
+	// capacity"): it may run on lent capacity, is evicted first, and quotas skip it.
+	Revocable bool `json:"revocable,omitempty"`
 	// OwnerVersion is the owner's resourceVersion the template was taken from.
 	OwnerVersion string `json:"ownerVersion,omitempty"`
 	// Desired is DesiredRunning (default when empty) or DesiredStopped: the controller

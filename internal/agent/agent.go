@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -55,6 +56,9 @@ type Agent struct {
 	exec              *executor.Executor
 	// nodeUsage measures the node for GET /v1/node/usage (nodeusage.go).
 	nodeUsage *nodeSampler
+	// revocableSent is the last lending report the server took (revocable.go): a
+	// registration carries it, so that it does not clear the node's.
+	revocableSent atomic.Pointer[v4.RevocableStatus]
 	// catalog is every service and its endpoints, when the node follows them
 	// (Config.followsCatalog, netsvc.go); nil otherwise.
 	catalog *netsvc.Catalog
@@ -336,6 +340,7 @@ func (a *Agent) connect(ctx context.Context) {
 	wg.Go(func() { a.followCatalog(ctx) })
 	wg.Go(func() { a.reregisterLoop(ctx) })
 	wg.Go(func() { a.busyPortsLoop(ctx) })
+	wg.Go(func() { a.revocableLoop(ctx) })
 	wg.Go(func() { a.csiPluginsLoop(ctx) })
 	a.syncLoop(ctx)
 	wg.Wait()

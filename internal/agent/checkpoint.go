@@ -53,6 +53,11 @@ type checkpointEntry struct {
 	GPUSharing string       `json:"gpuSharing,omitempty"`
 	// Devices are the device plugins' devices its tasks hold: task ID -> resource -> IDs.
 	Devices map[string]map[string][]string `json:"devices,omitempty"`
+	// Revocable, Resources and Priority are the task group's tier, reservation and
+	// priority: the revocable tier's evictions weigh them (revocable.go).
+	Revocable bool             `json:"revocable,omitempty"`
+	Resources v4.NodeResources `json:"resources,omitzero"`
+	Priority  int              `json:"priority,omitempty"`
 }
 
 // checkpoint is the file and its content in memory. Its methods are safe for concurrent use.
@@ -113,7 +118,7 @@ func (c *checkpoint) put(tg *v4.TaskGroup, podDir, sharing string) error {
 		Namespace: tg.Metadata.Namespace, Name: tg.Metadata.Name,
 		KillGracePeriod: tg.Spec.KillGracePeriod, Ports: tg.Spec.Ports,
 		PodDir: podDir, Since: time.Now().UTC(),
-		GPUs: tg.Spec.GPUs,
+		GPUs: tg.Spec.GPUs, Revocable: tg.Spec.Revocable, Resources: tg.Spec.Resources, Priority: tg.Spec.Priority,
 	}
 	if len(tg.Spec.GPUs) > 0 {
 		c.data.TaskGroups[key].GPUSharing = sharing

@@ -187,6 +187,16 @@ type Config struct {
 	// BusyPortsInterval is how often the busy ports are read (DefaultBusyPortsInterval).
 	ProcRoot          string
 	BusyPortsInterval time.Duration
+	// RevocableMaxFraction bounds what the node lends to the revocable tier (a share of
+	// its allocatable cpu and memory; 0 lends nothing), RevocableMargin is the share kept
+	// back above the owners' measured use (docs/policy.md, "Revocable capacity").
+	// RevocableInterval is how often the pods are measured and the report sent
+	// (DefaultRevocableInterval), RevocableEvictInterval the least time between two
+	// evictions (DefaultRevocableEvictInterval).
+	RevocableMaxFraction   float64
+	RevocableMargin        float64
+	RevocableInterval      time.Duration
+	RevocableEvictInterval time.Duration
 	// InstanceVolumeGrace is how long an instance's volume directories outlive its last
 	// task group on the node when nothing said it left for good (instvol.DefaultGrace
 	// when 0; docs/agent.md, "Instance volumes").
@@ -311,5 +321,19 @@ func (c Config) withDefaults() (Config, error) {
 	if c.CSIPluginDir, err = csiPluginDir(c.CSIPluginDir, c.DataDir); err != nil {
 		return c, err
 	}
-	return c, nil
+	return c, c.revocableDefaults()
+}
+
+// revocableDefaults fills and checks the revocable tier's settings.
+func (c *Config) revocableDefaults() error {
+	if c.RevocableInterval <= 0 {
+		c.RevocableInterval = DefaultRevocableInterval
+	}
+	if c.RevocableEvictInterval <= 0 {
+		c.RevocableEvictInterval = DefaultRevocableEvictInterval
+	}
+	if !(c.RevocableMaxFraction >= 0 && c.RevocableMaxFraction <= 1 && c.RevocableMargin >= 0 && c.RevocableMargin <= 1) {
+		return fmt.Errorf("agent config: the revocable tier's max fraction (%v) and margin (%v) are shares from 0 to 1", c.RevocableMaxFraction, c.RevocableMargin)
+	}
+	return nil
 }

@@ -31,6 +31,9 @@ func (a *Agent) nodeObject() *v4.Node {
 		Status: v4.NodeStatus{Phase: v4.NodeReady, AgentVersion: Version, AgentAddress: a.addr,
 			BusyPorts: a.busyPorts.list(), CSIPlugins: a.csiPlugins.List()}, // a registration must not clear them
 	}
+	if r := a.revocableSent.Load(); r != nil {
+		n.Status.Revocable = r // nor the lending report (old, it lends nothing)
+	}
 	n.Spec.Attributes = cloneAttributes(a.cfg.Attributes) // the cards add theirs
 	if a.containerRuntime != "" {
 		if n.Spec.Attributes.Text == nil {

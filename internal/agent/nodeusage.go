@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strconv"
@@ -54,6 +55,16 @@ type nodeSample struct {
 	hostBusy, hostTotal uint64             // /proc/stat ticks, every CPU
 	cpus                int                // the CPUs /proc/stat lists
 	tasks               map[string]float64 // CPU seconds of each task measured, by pod/task
+	// pods is each pod's use (by namespace/name), for the revocable tier (revocable.go):
+	// its memory, and its cores over the window.
+	pods map[string]podUse
+}
+
+// podUse is what one pod uses now; unmeasured is set when a task of it could not be.
+type podUse struct {
+	cores      float64
+	memory     uint64
+	unmeasured bool
 }
 
 func newNodeSampler(pods podUsage) *nodeSampler {
@@ -86,14 +97,29 @@ func (s *nodeSampler) sample(ctx context.Context) v4.NodeUsage {
 	for k, sec := range cur.tasks {
 		if before, ok := prev.tasks[k]; ok && sec >= before && window > 0 {
 			u.Instances.CPUCores += (sec - before) / window
+			pod := k[:strings.LastIndexByte(k, '/')]
+			pu := cur.pods[pod]
+			pu.cores += (sec - before) / window
+			cur.pods[pod] = pu
 		}
 	}
 	return cur.usage
 }
 
+// podUses is each pod's use in the last sample (taken anew when it is not recent).
+func (s *nodeSampler) podUses(ctx context.Context) (map[string]podUse, time.Time) {
+	s.sample(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return nil, time.Time{}
+	}
+	return maps.Clone(s.last.pods), s.last.at
+}
+
 // measure reads the machine and every instance not ended.
 func (s *nodeSampler) measure(ctx context.Context, now time.Time) *nodeSample {
-	cur := &nodeSample{at: now, tasks: map[string]float64{}}
+	cur := &nodeSample{at: now, tasks: map[string]float64{}, pods: map[string]podUse{}}
 	u := &cur.usage
 	u.Time = now.UTC()
 	var errs []string
@@ -129,15 +155,20 @@ func (s *nodeSampler) measure(ctx context.Context, now time.Time) *nodeSample {
 	}
 	wg.Wait()
 	for i, tasks := range results {
+		pod := pods[i].Namespace + "/" + pods[i].Name
+		pu := podUse{unmeasured: tasks == nil}
 		for _, t := range tasks {
 			if t.Error != "" {
 				u.Instances.Unmeasured++
+				pu.unmeasured = true
 				continue
 			}
+			pu.memory += t.MemoryBytes
 			u.Instances.Tasks++
 			u.Instances.MemoryBytes += t.MemoryBytes
-			cur.tasks[pods[i].Namespace+"/"+pods[i].Name+"/"+t.Name] = t.CPUSeconds
+			cur.tasks[pod+"/"+t.Name] = t.CPUSeconds
 		}
+		cur.pods[pod] = pu
 	}
 	return cur
 }

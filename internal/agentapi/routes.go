@@ -24,6 +24,7 @@ func (a *API) Routes(mux *httpapi.Mux) {
 	mux.Handle("POST /v1/agent/nodes/{name}/events", httpapi.OwnNodeCert, a.handleAgentEvent)
 	mux.Handle("PUT /v1/agent/nodes/{name}/busyports", httpapi.OwnNodeCert, a.handleAgentBusyPorts)
 	mux.Handle("PUT /v1/agent/nodes/{name}/csiplugins", httpapi.OwnNodeCert, a.handleAgentCSIPlugins)
+	mux.Handle("PUT /v1/agent/nodes/{name}/revocable", httpapi.OwnNodeCert, a.handleAgentRevocable)
 	mux.Handle("PUT /v1/agent/taskgroups/{ns}/{name}/status", httpapi.NodeCert, a.handleAgentStatus)
 	mux.Handle("GET /v1/agent/configmaps/{ns}/{name}", httpapi.NodeCert, a.handleAgentConfigMap)
 	mux.Handle("GET /v1/agent/secrets/{ns}/{name}", httpapi.NodeCert, a.handleAgentSecret)

@@ -57,6 +57,7 @@ type agentFlags struct {
 	lb              agentLBFlags
 	guard           agentGuardFlags
 	logs            agentLogFlags
+	revocable       agentRevocableFlags
 	config          string
 	logLevel        string
 	otlpEndpoint    string
@@ -148,6 +149,7 @@ func (f *agentFlags) register(cmd *cobra.Command) {
 	f.lb.register(cmd)
 	f.guard.register(cmd)
 	f.logs.register(cmd)
+	f.revocable.register(cmd)
 	fl.StringVar(&f.config, "config", "", "YAML file with the same keys as the flags")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
@@ -188,6 +190,7 @@ func (f agentFlags) agentConfig(cmd *cobra.Command, o *options) (agent.Config, s
 		return cfg, level, err
 	}
 	f.guards(&cfg, m)
+	f.revocable.apply(&cfg, file, m.changed)
 	if err := f.logs.apply(&cfg, file, m.changed); err != nil {
 		return cfg, level, err
 	}

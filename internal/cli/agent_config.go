@@ -82,6 +82,12 @@ type agentFile struct {
 	LogMaxFiles  int    `yaml:"log-max-files"`
 	LogLevel     string `yaml:"log-level"`
 	OTLPEndpoint string `yaml:"otlp-endpoint"`
+
+	// The revocable tier's bounds (agent_revocable.go); pointers, since 0 is a value.
+	RevocableMaxFraction   *float64      `yaml:"revocable-max-fraction"`
+	RevocableMargin        *float64      `yaml:"revocable-margin"`
+	RevocableInterval      time.Duration `yaml:"revocable-interval"`
+	RevocableEvictInterval time.Duration `yaml:"revocable-evict-interval"`
 }
 
 // stringList accepts a YAML list or one comma-separated string.

@@ -132,6 +132,7 @@ func (d *describer) nodeUsage(n *v4.Node, u *nodeUse) {
 		scope = " (namespace " + u.only + " only: you may not list the others)"
 	}
 	d.kv("Allocated", "%s%s", strings.Join(parts, ", "), scope)
+	d.nodeRevocable(n)
 	if len(rows) == 0 {
 		d.kv("Task Groups", "%s%s", none, scope)
 		return

@@ -273,10 +273,14 @@ var cellReplacer = strings.NewReplacer("\t", " ", "\r\n", " ", "\n", " ")
 
 // taskGroupColumns: which instance of what, where, and how it is.
 func taskGroupColumns() kindColumns {
-	return kindColumns{[]string{"OWNER", "INDEX", "NODE", "STATUS", "HEALTHY", "RESTARTS"}, func(o v4.Object) []string {
+	return kindColumns{[]string{"OWNER", "INDEX", "NODE", "STATUS", "HEALTHY", "RESTARTS", "TIER"}, func(o v4.Object) []string {
 		tg, _ := o.(*v4.TaskGroup)
 		if tg == nil {
-			return []string{"", "", "", "", "", ""}
+			return []string{"", "", "", "", "", "", ""}
+		}
+		tier := none
+		if tg.Spec.Revocable {
+			tier = v4.TierRevocable
 		}
 		healthy := none
 		if h := tg.Status.Healthy; h != nil {
@@ -284,7 +288,7 @@ func taskGroupColumns() kindColumns {
 		}
 		return []string{
 			string(tg.Spec.Owner.Kind) + "/" + tg.Spec.Owner.Name, strconv.Itoa(tg.Spec.Index), orNone(tg.Spec.Node),
-			taskGroupPhase(tg), healthy, strconv.Itoa(tg.Spec.ReschedTimes),
+			taskGroupPhase(tg), healthy, strconv.Itoa(tg.Spec.ReschedTimes), tier,
 		}
 	}}
 }

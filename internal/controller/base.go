@@ -73,7 +73,7 @@ func newTaskGroup(owner v4.Object, kp *v4.KillPolicy, tmpl *v4.PodTemplate, req 
 			Owner: v4.OwnerRef{Kind: owner.GetKind(), Name: m.Name}, Index: p.Index, Node: p.Node,
 			Labels: req.Labels, Resources: p.Resources, Overhead: p.Overhead, Ports: p.Ports, GPUs: p.GPUs, Attributes: p.Attributes,
 			Template: *tmpl, KillGracePeriod: grace, OwnerVersion: m.ResourceVersion,
-			Desired: v4.DesiredRunning, Priority: int(req.Priority),
+			Desired: v4.DesiredRunning, Priority: int(req.Priority), Revocable: req.Revocable,
 		},
 		Status: v4.TaskGroupStatus{Phase: v4.StatusStaging, Updated: now},
 	}

@@ -105,11 +105,26 @@ func diskUsage(ctx context.Context, dir string, stop int64) (int64, error) {
 	return used, err
 }
 
+// Evict ends a running pod as failEvicted does (the revocable tier's evictions,
+// docs/policy.md): false when the pod is unknown, not running yet, or already ending.
+func (e *Executor) Evict(namespace, name, why string) bool {
+	p := e.pod(namespace, name)
+	if p == nil || p.killRequested() || p.snapshot().Phase != v4.StatusRunning {
+		return false
+	}
+	select {
+	case p.evict <- why:
+		return true
+	default:
+		return false
+	}
+}
+
 // failEvicted ends a running pod one of whose volumes passed its limit: every task is
 // stopped with the kill grace (hooks run, as for a kill) and reported Failed, with a
 // Warning event.
 func (p *pod) failEvicted(ctx context.Context, why string) {
-	p.e.log.Warn("pod volume over its limit: evicting the task group", "namespace", p.ns, "name", p.name, "reason", why)
+	p.e.log.Warn("evicting the task group", "namespace", p.ns, "name", p.name, "reason", why)
 	if p.e.cfg.Event != nil {
 		p.e.cfg.Event(p.ns, p.name, v4.EventWarning, "Evicted", why)
 	}

@@ -330,7 +330,7 @@ func (s *Snapshot) placeOn(st *reqState, n *nodeState, index int) Placement {
 	s.setPlaced(&placedTG{
 		key: app.Namespace + "/" + name, app: app, index: index, node: n.name,
 		res: st.need, ports: hostPorts, gpus: gpus, labels: st.req.Labels, attrs: attrs, status: v4.StatusStaging,
-		volumes: st.placedVolumes(), priority: st.req.Priority,
+		volumes: st.placedVolumes(), priority: st.req.Priority, revocable: st.req.Revocable,
 	})
 	return Placement{Index: index, Name: name, Node: n.name, Ports: ports, GPUs: gpus, Attributes: attrs, Resources: st.need, Overhead: st.overhead, PassedOver: passed}
 }

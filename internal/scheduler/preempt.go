@@ -127,7 +127,7 @@ type preemptCtx struct {
 func (pc *preemptCtx) candidates(n *nodeState) []*placedTG {
 	out := pc.scratch[:0]
 	for _, p := range n.placed {
-		if p.evictive && p.priority < pc.st.req.Priority && p.owner != pc.st.app {
+		if p.evictive && p.priority < pc.st.req.Priority && p.owner != pc.st.app && !p.revocable {
 			out = append(out, p)
 		}
 	}

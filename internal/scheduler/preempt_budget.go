@@ -10,6 +10,8 @@ import (
 // setScheduling copies a spec's resolved priority and preemption policy.
 func (r *Request) setScheduling(s *v4.Scheduling) {
 	r.Priority, r.NoPreempt = s.PriorityValue(), !s.MayPreempt()
+	r.Revocable = s.Revocable()
+	r.NoPreempt = r.NoPreempt || r.Revocable // it takes only what is idle
 }
 
 // budget is one owner's disruption budget: how many of its instances are wanted and how

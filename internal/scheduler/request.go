@@ -56,6 +56,9 @@ type Request struct {
 	// evicts only task groups of lower priority. NoPreempt is preemptionPolicy Never.
 	Priority  int32
 	NoPreempt bool
+	// Revocable asks for the revocable tier (docs/policy.md, "Revocable capacity"):
+	// placed on free or lent cpu and memory, never preempting anything.
+	Revocable bool
 }
 
 // RequestFor builds the request that places the given instance indexes of an

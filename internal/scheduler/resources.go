@@ -6,10 +6,15 @@ const epsilon = 1e-9
 // fitsResources checks what is free on n against what one task group needs.
 func (st *reqState) fitsResources(n *nodeState) (bool, string) {
 	need := &st.need
+	if st.req.Revocable {
+		if ok, why := st.fitsRevocable(n); !ok {
+			return false, why
+		}
+	}
 	switch {
-	case n.usedCPU+need.CPU > n.alloc.CPU+epsilon:
+	case !st.req.Revocable && n.usedCPU+need.CPU > n.alloc.CPU+epsilon:
 		return false, "insufficient cpu"
-	case n.usedMem+need.MemoryMB > n.alloc.MemoryMB+epsilon:
+	case !st.req.Revocable && n.usedMem+need.MemoryMB > n.alloc.MemoryMB+epsilon:
 		return false, "insufficient memory"
 	case n.usedDisk+need.DiskMB > n.alloc.DiskMB+epsilon:
 		return false, "insufficient disk"

@@ -58,6 +58,11 @@ type nodeState struct {
 	csi map[string]*v4.CSIPlugin
 	// placed are the task groups that hold resources here: Preempt's candidates.
 	placed []*placedTG // each at its slot
+	// revCPU and revMem are what revocable task groups reserve here, kept apart from
+	// usedCPU and usedMem, which non-revocable placements check; lend is the agent's
+	// lending report (revocable.go).
+	revCPU, revMem float64
+	lend           *v4.RevocableStatus
 }
 
 // placedTG is a task group as the scheduler accounts for it.
@@ -83,6 +88,9 @@ type placedTG struct {
 	evictive bool // may be a victim: an application's or process's, not a hold (preempt.go)
 	stopping bool // asked to stop (desired Stopped): no longer available to its owner
 	slot     int  // index in its node's placed
+
+	// revocable: a task group of the revocable tier, on lent capacity (revocable.go).
+	revocable bool
 }
 
 // appState holds the counts of one application's task groups.
@@ -149,6 +157,7 @@ func (s *Snapshot) SetNode(n *v4.Node) {
 	ns.text, ns.scalar, ns.set = n.Spec.Attributes.Text, n.Spec.Attributes.Scalar, n.Spec.Attributes.Set
 	ns.labels = n.Metadata.Labels
 	ns.setPlugins(n.Status.CSIPlugins)
+	ns.lend = n.Status.Revocable
 	if ns.setGPUs(n.Spec.GPUs) && existed {
 		s.reaccountGPUs(ns)
 	}
@@ -197,7 +206,7 @@ func (s *Snapshot) SetTaskGroup(tg *v4.TaskGroup) {
 		status:   tg.Status.Phase,
 		volumes:  volumesOf(tg.Metadata.Namespace, tg.Spec.Template.Spec.Volumes),
 		priority: int32(min(max(tg.Spec.Priority, v4.MinPriority), v4.MaxSystemPriority)),
-		stopping: tg.Spec.Desired == v4.DesiredStopped,
+		stopping: tg.Spec.Desired == v4.DesiredStopped, revocable: tg.Spec.Revocable,
 	})
 }
 
@@ -273,8 +282,13 @@ func (s *Snapshot) account(p *placedTG, sign int) {
 	n.holding += sign
 	n.setHolding(p, sign)
 	f := float64(sign)
-	n.usedCPU += f * p.res.CPU
-	n.usedMem += f * p.res.MemoryMB
+	if p.revocable {
+		n.revCPU += f * p.res.CPU
+		n.revMem += f * p.res.MemoryMB
+	} else {
+		n.usedCPU += f * p.res.CPU
+		n.usedMem += f * p.res.MemoryMB
+	}
 	n.usedDisk += f * p.res.DiskMB
 	for name, v := range p.res.Extended {
 		if n.usedExt == nil {

@@ -18,6 +18,11 @@ type NodeUsage struct {
 	// console explains with it why 3 tasks of 32 MB reserve 288 MB.
 	OverheadCPU      float64 `json:"overheadCPU,omitempty"`
 	OverheadMemoryMB float64 `json:"overheadMemoryMB,omitempty"`
+	// RevocableCPU and RevocableMemoryMB are what the node's revocable task groups
+	// reserve (docs/policy.md, "Revocable capacity"): not part of CPU and MemoryMB, which
+	// count what non-revocable placements must leave alone.
+	RevocableCPU      float64 `json:"revocableCPU,omitempty"`
+	RevocableMemoryMB float64 `json:"revocableMemoryMB,omitempty"`
 }
 
 // Usage is the usage of each of the named nodes the snapshot knows: read off the
@@ -30,7 +35,8 @@ func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
 			continue
 		}
 		u := NodeUsage{CPU: n.usedCPU, MemoryMB: n.usedMem, DiskMB: n.usedDisk, TaskGroups: n.taskGroups,
-			OverheadCPU: float64(n.holding) * DefaultOverhead.CPU, OverheadMemoryMB: float64(n.holding) * DefaultOverhead.MemoryMB}
+			OverheadCPU: float64(n.holding) * DefaultOverhead.CPU, OverheadMemoryMB: float64(n.holding) * DefaultOverhead.MemoryMB,
+			RevocableCPU: n.revCPU, RevocableMemoryMB: n.revMem}
 		if len(n.usedExt) > 0 {
 			u.Extended = maps.Clone(n.usedExt)
 		}

@@ -85,6 +85,7 @@ func invalidWrites() []writeRouteCase {
 		{"PUT /v1/agent/artifacts", "PUT", "/v1/agent/artifacts?namespace=adm&taskgroup=0.web.adm.c.1", "bytes", 400, "artifact"},
 		{"PUT /v1/agent/nodes/{name}/csiplugins", "PUT", "/v1/agent/nodes/n1/csiplugins", `{"plugins":[{"name":"p.csi","healthy":true,"maxVolumes":-1}]}`, 422, "maxVolumes"},
 		{"PUT /v1/agent/nodes/{name}/busyports", "PUT", "/v1/agent/nodes/n1/busyports", `{"busyPorts":[{"port":70000,"protocol":"tcp"}]}`, 422, "busyPorts[0].port"},
+		{"PUT /v1/agent/nodes/{name}/revocable", "PUT", "/v1/agent/nodes/n1/revocable", `{"time":"2026-11-30T12:00:00Z","maxFraction":7}`, 422, "maxFraction"},
 		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Exploded"}`, 422, "status.phase"},
 		{"PUT /v1/agent/taskgroups/{ns}/{name}/status", "PUT", "/v1/agent/taskgroups/adm/0.web.adm.c.1/status", `{"phase":"Running","tasks":[` + strings.Repeat(`{"name":"t","status":"Running","info":{}},`, 300) + `{"name":"t","status":"Running","info":{}}]}`, 422, "status.tasks"},
 		{"POST /v1/namespaces/{ns}/taskgroups/{name}/actions/{action}", "POST", ns + "/taskgroups/0.web.adm.c.1/actions/explode", "", 404, ""},

@@ -26,6 +26,7 @@ var agentRoutes = []struct{ method, path string }{
 	{http.MethodPost, "/v1/agent/nodes/n1/report"},
 	{http.MethodPost, "/v1/agent/nodes/n1/statuses"},
 	{http.MethodPut, "/v1/agent/nodes/n1/busyports"},
+	{http.MethodPut, "/v1/agent/nodes/n1/revocable"},
 	{http.MethodPut, "/v1/agent/nodes/n1/csiplugins"},
 	{http.MethodPost, "/v1/agent/volumes/claim"},
 	{http.MethodPost, "/v1/agent/volumes/release"},

@@ -34,6 +34,7 @@ func TestEveryRouteHasAccess(t *testing.T) {
 		"POST /v1/agent/nodes/{name}/statuses":        httpapi.GuardOwnNode,
 		"POST /v1/agent/nodes/{name}/events":          httpapi.GuardOwnNode,
 		"PUT /v1/agent/nodes/{name}/busyports":        httpapi.GuardOwnNode,
+		"PUT /v1/agent/nodes/{name}/revocable":        httpapi.GuardOwnNode,
 		"PUT /v1/agent/nodes/{name}/csiplugins":       httpapi.GuardOwnNode,
 		"PUT /v1/agent/taskgroups/{ns}/{name}/status": httpapi.GuardNode,
 		"GET /v1/agent/configmaps/{ns}/{name}":        httpapi.GuardNode,
