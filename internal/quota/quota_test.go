@@ -42,6 +42,12 @@ func jobTG(owner v4.Kind, phase string, cpu float64, gpus float64) *v4.TaskGroup
 	return tg
 }
 
+func revocable(a *v4.Application) *v4.Application { a.Spec.Tier = v4.TierRevocable; return a }
+
+func revocableDeployment(d *v4.Deployment) *v4.Deployment { d.Spec.Tier = v4.TierRevocable; return d }
+
+func revocableTG(tg *v4.TaskGroup) *v4.TaskGroup { tg.Spec.Revocable = true; return tg }
+
 func TestUsage(t *testing.T) {
 	gpu := v4.ExtendedResource{Name: v4.ResourceGPU, Value: 2}
 	share := v4.ExtendedResource{Name: v4.ResourceVCUDACore, Value: 30}
@@ -63,6 +69,9 @@ func TestUsage(t *testing.T) {
 		{"active job task groups", []v4.Object{jobTG(v4.KindJob, v4.StatusRunning, 1, 1),
 			jobTG(v4.KindWorkflow, v4.StatusStaging, 2, 0), jobTG(v4.KindJob, v4.StatusFinish, 8, 8),
 			jobTG(v4.KindApplication, v4.StatusRunning, 8, 8)}, List{CPU: 3, Memory: 128, GPU: 1, Instances: 2}},
+		{"revocable work is not charged", []v4.Object{app("a", 1, "1", ""), revocable(app("r", 4, "1", "")),
+			revocableDeployment(deployment("d", 4, "1")), revocableTG(jobTG(v4.KindJob, v4.StatusRunning, 2, 0))},
+			List{CPU: 1, Instances: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

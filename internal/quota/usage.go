@@ -138,6 +138,9 @@ func Usage(objs []v4.Object) List {
 		switch o := obj.(type) {
 		case *v4.Application, *v4.Process:
 			w := workloadOf(o)
+			if w.Spec.Revocable() { // it runs on lent capacity: the lender's quota is not charged
+				continue
+			}
 			asks := perInstance(&w.Spec.Template.Spec).scaled(float64(w.Spec.Instance))
 			if owner, ok := deploymentOwner(w.Metadata.Annotations); ok {
 				if controlled == nil {
@@ -150,7 +153,7 @@ func Usage(objs []v4.Object) List {
 			}
 			total.add(asks)
 		case *v4.Deployment:
-			if o.Spec.Template != nil {
+			if o.Spec.Template != nil && !o.Spec.Revocable() {
 				if deployments == nil {
 					deployments = map[string]vec{}
 				}
@@ -159,7 +162,9 @@ func Usage(objs []v4.Object) List {
 		case *v4.Daemonset:
 			total.add(perInstance(&o.Spec.Template.Spec).scaled(float64(max(o.Status.Desired, 1))))
 		case *v4.TaskGroup:
-			total.add(taskGroup(o))
+			if !o.Spec.Revocable {
+				total.add(taskGroup(o))
+			}
 		}
 	}
 	for name, own := range deployments {
