@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/berthhq/berth/internal/client"
+	"github.com/berthhq/berth/internal/pki"
+	"github.com/berthhq/berth/internal/sim"
+)
+
+// Shape of the policy benchmark (docs/benchmarks.md, "Policy overhead on placement"): a
+// burst of polApps processes of polInstances instances over polNamespaces namespaces,
+// placed on polNodes simulated nodes; with policy, every namespace has a quota the burst
+// stays under and polHooks webhook configurations (half mutating) match the processes.
+const (
+	polNodes      = 50
+	polNamespaces = 20
+	polApps       = 200 // 10 per namespace
+	polInstances  = 10
+	polHooks      = 10
+	polRounds     = 2
+)
+
+// BenchmarkPolicyPlacement measures the end-to-end placement rate (processes applied
+// through the API, their task groups placed by the scheduler and written, as `berth sim
+// load` follows them) with no policy, and with 20 namespaces' quotas and 10 admission
+// webhooks, in alternating rounds, each on a fresh server built without the race detector:
+//
+//	go test -count=1 -run XXX -bench '^BenchmarkPolicyPlacement$' -benchtime 1x -v -timeout 30m ./test/e2e/
+func BenchmarkPolicyPlacement(b *testing.B) {
+	requireRoot(b)
+	bin := buildPlain(b)
+	hookURL, bundle := startBenchHooks(b)
+	rates := map[bool][]float64{}
+	for round := range polRounds {
+		for _, policy := range []bool{false, true} {
+			name := fmt.Sprintf("policy=%v/round=%d", policy, round+1)
+			b.Run(name, func(b *testing.B) {
+				rate := placementRound(b, bin, hookURL, bundle, policy, fmt.Sprintf("pol%d%v", round, policy))
+				rates[policy] = append(rates[policy], rate)
+				b.ReportMetric(rate, "placements/s")
+			})
+		}
+	}
+	none, with := mean(rates[false]), mean(rates[true])
+	if none > 0 {
+		b.Logf("placement rate: no policy %.0f/s %.0f, with %d quotas and %d hooks %.0f/s %.0f; ratio %.3f",
+			none, rates[false], polNamespaces, polHooks, with, rates[true], with/none)
+		b.ReportMetric(with/none, "ratio")
+	}
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// placementRound starts a server and its simulated nodes, sets the policy when asked,
+// and returns the burst's placements per second; the server and nodes stop with b.
+func placementRound(b *testing.B, bin, hookURL, bundle string, policy bool, run string) float64 {
+	s := startBerthBinary(b, bin, b.TempDir(), "server")
+	s.startSimBinary(b, bin, "--nodes", strconv.Itoa(polNodes), "--ramp", "5s")
+	s.waitNodes(b, polNodes)
+	time.Sleep(5 * time.Second) // the nodes' first reports settle
+	if policy {
+		setBenchPolicy(b, s, run, hookURL, bundle)
+	}
+	c, err := client.New(s.url, client.WithHTTPClient(s.http))
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := sim.Load(context.Background(), c, sim.LoadConfig{Apps: polApps, Instances: polInstances,
+		Namespaces: polNamespaces, Run: run, Timeout: 5 * time.Minute})
+	if err != nil {
+		b.Fatalf("load: %v", err)
+	}
+	b.Logf("policy=%v: %s", policy, res)
+	if res.ApplyErrs > 0 {
+		b.Fatalf("%d applies failed", res.ApplyErrs)
+	}
+	if policy {
+		checkBenchHooked(b, s, run)
+	}
+	return res.PlacementsPerSec
+}
+
+// setBenchPolicy gives each of the run's namespaces a quota twice what the burst asks
+// there (10 processes of 10 instances of 0.01 core and 8 MB), and writes the hooks.
+func setBenchPolicy(b *testing.B, s *devServer, run, hookURL, bundle string) {
+	const q = `{"resources":{"cpu":2,"memory":1600,"instances":200}}`
+	for i := range polNamespaces {
+		benchPut(b, s, fmt.Sprintf("/v1/namespaces/%s-%d/quota", run, i), q)
+	}
+	for i := range polHooks {
+		typ, path := "Mutating", fmt.Sprintf("/label/h%d", i)
+		if i%2 == 1 {
+			typ, path = "Validating", "/allow"
+		}
+		doc := fmt.Sprintf(`{"kind":"admissionwebhook","metadata":{"name":"bench-%d"},"webhooks":[{"name":"bench.hooks.test","type":%q,`+
+			`"clientConfig":{"url":%q,"caBundle":%q},"rules":[{"operations":["CREATE","UPDATE"],"kinds":["process"]}],`+
+			`"namespaceSelector":{"operator":"In","values":[%q]},"failurePolicy":"Fail","timeoutSeconds":5}]}`,
+			i, typ, hookURL+path, bundle, run+"-*")
+		benchPut(b, s, fmt.Sprintf("/v1/admissionwebhooks/bench-%d", i), doc)
+	}
+}
+
+func benchPut(b *testing.B, s *devServer, path, body string) {
+	b.Helper()
+	req, err := http.NewRequest(http.MethodPut, s.url+path, strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.http.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		b.Fatalf("PUT %s: %s: %s", path, resp.Status, msg)
+	}
+}
+
+// checkBenchHooked makes sure the hooks ran: a process carries every mutating hook's label.
+func checkBenchHooked(b *testing.B, s *devServer, run string) {
+	b.Helper()
+	var p struct {
+		Metadata struct{ Labels map[string]string }
+	}
+	if err := s.apiGet("/v1/namespaces/"+run+"-0/processes/app-0", &p); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < polHooks; i += 2 {
+		if p.Metadata.Labels[fmt.Sprintf("bench-h%d", i)] != "yes" {
+			b.Fatalf("process app-0 lacks hook %d's label: %v", i, p.Metadata.Labels)
+		}
+	}
+}
+
+// startBenchHooks serves the hooks on 127.0.0.2 over TLS with a certificate from a CA
+// the test makes (given to the hooks as their caBundle): /label/NAME adds the label
+// bench-NAME=yes, /allow allows. It returns the URL and the bundle.
+func startBenchHooks(b *testing.B) (string, string) {
+	ca, err := pki.NewCA("policy bench hooks CA", time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	kp, err := ca.Issue(pki.Request{CommonName: "hooks.test", IPs: []net.IP{net.ParseIP("127.0.0.2")}, Server: true}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.2:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(serveBenchHook)}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	bundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
+	return "https://" + ln.Addr().String(), string(bundle)
+}
+
+func serveBenchHook(w http.ResponseWriter, r *http.Request) {
+	var rv struct {
+		Request struct {
+			UID    string          `json:"uid"`
+			Object json.RawMessage `json:"object"`
+		} `json:"request"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&rv); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp := map[string]any{"uid": rv.Request.UID, "allowed": true}
+	if name, ok := strings.CutPrefix(r.URL.Path, "/label/"); ok {
+		var obj struct {
+			Metadata struct{ Labels map[string]string } `json:"metadata"`
+		}
+		json.Unmarshal(rv.Request.Object, &obj)
+		patch := `[{"op":"add","path":"/metadata/labels/bench-` + name + `","value":"yes"}]`
+		if obj.Metadata.Labels == nil {
+			patch = `[{"op":"add","path":"/metadata/labels","value":{"bench-` + name + `":"yes"}}]`
+		}
+		resp["patchType"], resp["patch"] = "JSONPatch", json.RawMessage(patch)
+	}
+	json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.berth.io/v1", "kind": "AdmissionReview", "response": resp})
+}
