@@ -35,30 +35,50 @@ const (
 // BenchmarkPolicyPlacement measures the end-to-end placement rate (processes applied
 // through the API, their task groups placed by the scheduler and written, as `berth sim
 // load` follows them) with no policy, and with 20 namespaces' quotas and 10 admission
-// webhooks, in alternating rounds, each on a fresh server built without the race detector:
+// webhooks (and with either alone), in alternating rounds, each on a fresh server built
+// without the race detector:
 //
 //	go test -count=1 -run XXX -bench '^BenchmarkPolicyPlacement$' -benchtime 1x -v -timeout 30m ./test/e2e/
 func BenchmarkPolicyPlacement(b *testing.B) {
 	requireRoot(b)
 	bin := buildPlain(b)
 	hookURL, bundle := startBenchHooks(b)
-	rates := map[bool][]float64{}
+	// The quotas and the hooks alone too, to say which of them costs what.
+	configs := []benchPolicy{{}, {quotas: true, hooks: true}, {quotas: true}, {hooks: true}}
+	rates := map[benchPolicy][]float64{}
 	for round := range polRounds {
-		for _, policy := range []bool{false, true} {
-			name := fmt.Sprintf("policy=%v/round=%d", policy, round+1)
-			b.Run(name, func(b *testing.B) {
-				rate := placementRound(b, bin, hookURL, bundle, policy, fmt.Sprintf("pol%d%v", round, policy))
-				rates[policy] = append(rates[policy], rate)
+		for i, p := range configs {
+			b.Run(fmt.Sprintf("%s/round=%d", p, round+1), func(b *testing.B) {
+				rate := placementRound(b, bin, hookURL, bundle, p, fmt.Sprintf("pol%dc%d", round, i))
+				rates[p] = append(rates[p], rate)
 				b.ReportMetric(rate, "placements/s")
 			})
 		}
 	}
-	none, with := mean(rates[false]), mean(rates[true])
-	if none > 0 {
-		b.Logf("placement rate: no policy %.0f/s %.0f, with %d quotas and %d hooks %.0f/s %.0f; ratio %.3f",
-			none, rates[false], polNamespaces, polHooks, with, rates[true], with/none)
-		b.ReportMetric(with/none, "ratio")
+	none := mean(rates[configs[0]])
+	for _, p := range configs {
+		if none > 0 {
+			b.Logf("%-20s %6.0f placements/s %4.0f, ratio to none %.3f", p, mean(rates[p]), rates[p], mean(rates[p])/none)
+		}
 	}
+	if both := mean(rates[configs[1]]); none > 0 {
+		b.ReportMetric(both/none, "ratio")
+	}
+}
+
+// benchPolicy is what a round configures: the quotas, the hooks, both or none.
+type benchPolicy struct{ quotas, hooks bool }
+
+func (p benchPolicy) String() string {
+	switch {
+	case p.quotas && p.hooks:
+		return "quotas+hooks"
+	case p.quotas:
+		return "quotas"
+	case p.hooks:
+		return "hooks"
+	}
+	return "none"
 }
 
 func mean(xs []float64) float64 {
@@ -74,14 +94,12 @@ func mean(xs []float64) float64 {
 
 // placementRound starts a server and its simulated nodes, sets the policy when asked,
 // and returns the burst's placements per second; the server and nodes stop with b.
-func placementRound(b *testing.B, bin, hookURL, bundle string, policy bool, run string) float64 {
+func placementRound(b *testing.B, bin, hookURL, bundle string, policy benchPolicy, run string) float64 {
 	s := startBerthBinary(b, bin, b.TempDir(), "server")
 	s.startSimBinary(b, bin, "--nodes", strconv.Itoa(polNodes), "--ramp", "5s")
 	s.waitNodes(b, polNodes)
 	time.Sleep(5 * time.Second) // the nodes' first reports settle
-	if policy {
-		setBenchPolicy(b, s, run, hookURL, bundle)
-	}
+	setBenchPolicy(b, s, run, policy, hookURL, bundle)
 	c, err := client.New(s.url, client.WithHTTPClient(s.http))
 	if err != nil {
 		b.Fatal(err)
@@ -91,24 +109,30 @@ func placementRound(b *testing.B, bin, hookURL, bundle string, policy bool, run 
 	if err != nil {
 		b.Fatalf("load: %v", err)
 	}
-	b.Logf("policy=%v: %s", policy, res)
+	b.Logf("%s: %s", policy, res)
 	if res.ApplyErrs > 0 {
 		b.Fatalf("%d applies failed", res.ApplyErrs)
 	}
-	if policy {
+	if policy.hooks {
 		checkBenchHooked(b, s, run)
 	}
 	return res.PlacementsPerSec
 }
 
 // setBenchPolicy gives each of the run's namespaces a quota twice what the burst asks
-// there (10 processes of 10 instances of 0.01 core and 8 MB), and writes the hooks.
-func setBenchPolicy(b *testing.B, s *devServer, run, hookURL, bundle string) {
+// there (10 processes of 10 instances of 0.01 core and 8 MB), and writes the hooks, as
+// p asks.
+func setBenchPolicy(b *testing.B, s *devServer, run string, p benchPolicy, hookURL, bundle string) {
 	const q = `{"resources":{"cpu":2,"memory":1600,"instances":200}}`
 	for i := range polNamespaces {
-		benchPut(b, s, fmt.Sprintf("/v1/namespaces/%s-%d/quota", run, i), q)
+		if p.quotas {
+			benchPut(b, s, fmt.Sprintf("/v1/namespaces/%s-%d/quota", run, i), q)
+		}
 	}
 	for i := range polHooks {
+		if !p.hooks {
+			break
+		}
 		typ, path := "Mutating", fmt.Sprintf("/label/h%d", i)
 		if i%2 == 1 {
 			typ, path = "Validating", "/allow"
