@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,11 +106,13 @@ func placementRound(b *testing.B, bin, hookURL, bundle string, policy benchPolic
 	if err != nil {
 		b.Fatal(err)
 	}
+	profiled := profileBurst(b, s, policy.String()+"-"+run)
 	res, err := sim.Load(context.Background(), c, sim.LoadConfig{Apps: polApps, Instances: benchPolicyInstances(b),
 		Namespaces: polNamespaces, Run: run, Timeout: 5 * time.Minute})
 	if err != nil {
 		b.Fatalf("load: %v", err)
 	}
+	<-profiled
 	b.Logf("%s: %s", policy, res)
 	if res.ApplyErrs > 0 {
 		b.Fatalf("%d applies failed", res.ApplyErrs)
@@ -180,6 +183,33 @@ func benchPut(b *testing.B, s *devServer, path, body string) {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		b.Fatalf("PUT %s: %s: %s", path, resp.Status, msg)
 	}
+}
+
+// profileBurst saves the server's CPU profile of the next 4 seconds (the burst) as
+// $BERTH_BENCH_POLICY_PROFILE/NAME.pprof when that variable names a folder; the channel
+// closes when it is done (at once without the variable).
+func profileBurst(b *testing.B, s *devServer, name string) <-chan struct{} {
+	done := make(chan struct{})
+	dir := os.Getenv("BERTH_BENCH_POLICY_PROFILE")
+	if dir == "" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		resp, err := s.http.Get(s.url + "/v1/debug/pprof/profile?seconds=4")
+		if err != nil {
+			b.Logf("profile: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name+".pprof"), data, 0o644)
+		}
+		b.Logf("profile %s: %d bytes, %v", name, len(data), err)
+	}()
+	return done
 }
 
 // logHookTimes logs the mean of the webhook step (all the hooks of one write) and of one
