@@ -70,6 +70,9 @@ func Load(ctx context.Context, c *client.Client, cfg LoadConfig) (*LoadResult, e
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	run := fmt.Sprintf("%s-%d", cfg.Prefix, time.Now().Unix())
+	if cfg.Run != "" {
+		run = cfg.Run
+	}
 	events, err := c.Watch(ctx, v4.KindTaskGroup, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("load: watch task groups: %w", err)

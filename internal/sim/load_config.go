@@ -15,6 +15,10 @@ type LoadConfig struct {
 	// one per process). Their names start with Prefix (default "bench") and the time.
 	Namespaces int
 	Prefix     string
+	// Run, when set, names the run in place of PREFIX-TIME (its namespaces are RUN or
+	// RUN-N): a caller that configures the namespaces before the burst (quotas, say)
+	// knows their names. Lower-case letters and digits, as Prefix.
+	Run string
 	// Concurrency is how many applies are in flight (default 4).
 	Concurrency int
 	// Pace, when set, is the time between two applies' starts: a cluster at rest that
@@ -54,6 +58,9 @@ func (cfg *LoadConfig) setDefaults() error {
 	}
 	if !validPrefix(cfg.Prefix) {
 		return fmt.Errorf("load: prefix %q: give 1 to 20 lower-case letters and digits (the namespaces are PREFIX-TIME)", cfg.Prefix)
+	}
+	if cfg.Run != "" && !validPrefix(cfg.Run) {
+		return fmt.Errorf("load: run %q: give 1 to 20 lower-case letters and digits", cfg.Run)
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 4
