@@ -20,21 +20,42 @@ type change struct {
 // cache's HistoryAge: a burst of 10,000 changes is not held (with the objects it
 // names) for as long as the server then stays idle. start is the revision from which
 // it holds every change: a watch from a revision at or after start is served from it.
+//
+// Its buffer grows with the changes it holds, up to max, and is given back once the
+// history is empty again: a kind that seldom changes (most of them) holds a few
+// changes' worth of memory, not max's (16,384 slots: 1.7 MB a kind).
 type ring struct {
 	buf   []change
 	head  int // the oldest change
 	n     int
+	max   int
 	start int64
 }
 
-func newRing(size int, start int64) ring { return ring{buf: make([]change, size), start: start} }
+// minRing is the buffer a ring starts with once it holds a change.
+const minRing = 64
+
+func newRing(size int, start int64) ring { return ring{max: max(size, 1), start: start} }
 
 func (r *ring) add(ch change) {
 	if r.n == len(r.buf) {
-		r.drop()
+		if len(r.buf) < r.max {
+			r.grow()
+		} else {
+			r.drop()
+		}
 	}
 	r.buf[(r.head+r.n)%len(r.buf)] = ch
 	r.n++
+}
+
+// grow doubles the buffer (at least minRing, at most max), oldest change first.
+func (r *ring) grow() {
+	buf := make([]change, min(max(2*len(r.buf), minRing), r.max))
+	for i := range r.n {
+		buf[i] = r.buf[(r.head+i)%len(r.buf)]
+	}
+	r.buf, r.head = buf, 0
 }
 
 // drop forgets the oldest change: from its revision on, all is here.
@@ -51,6 +72,9 @@ func (r *ring) expire(t time.Time) int {
 	for r.n > 0 && r.buf[r.head].at.Before(t) {
 		r.drop()
 		dropped++
+	}
+	if r.n == 0 {
+		r.buf, r.head = nil, 0 // what a burst grew goes with it
 	}
 	return dropped
 }

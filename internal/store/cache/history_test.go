@@ -81,3 +81,42 @@ func TestCacheHistoryExpiresWhenIdle(t *testing.T) {
 		t.Fatalf("a watch from now: %v", err)
 	}
 }
+
+// The ring's buffer grows with what it holds, keeps the order across growths and
+// wraps, and is given back once everything expired.
+func TestRingGrowsAndShrinks(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	r := newRing(1000, 0)
+	if r.buf != nil {
+		t.Fatal("an empty ring holds a buffer")
+	}
+	for rev := int64(1); rev <= 100; rev++ {
+		r.add(change{ev: store.Event{Revision: rev}, at: t0})
+		if rev == 80 {
+			r.expire(t0.Add(-time.Second)) // nothing older: nothing goes
+		}
+	}
+	if len(r.buf) != 128 || r.n != 100 {
+		t.Fatalf("100 changes: buffer %d, held %d", len(r.buf), r.n)
+	}
+	var last int64
+	r.since(0, func(ch change) {
+		if ch.ev.Revision != last+1 {
+			t.Fatalf("revision %d after %d", ch.ev.Revision, last)
+		}
+		last = ch.ev.Revision
+	})
+	if last != 100 {
+		t.Fatalf("since 0 ended at %d", last)
+	}
+	small := newRing(3, 0)
+	for rev := int64(1); rev <= 7; rev++ {
+		small.add(change{ev: store.Event{Revision: rev}, at: t0})
+	}
+	if len(small.buf) != 3 || small.start != 4 {
+		t.Fatalf("bounded ring: buffer %d, start %d", len(small.buf), small.start)
+	}
+	if r.expire(t0.Add(time.Second)); r.buf != nil || r.start != 100 {
+		t.Fatalf("after everything expired: buffer %d, start %d", len(r.buf), r.start)
+	}
+}
