@@ -16,7 +16,7 @@ type agentRevocableFlags struct {
 
 // Conservative defaults: a quarter of the node at most, a tenth kept back.
 const (
-	defaultRevocableMaxFraction = 0.25
+	defaultRevocableMaxFraction = 0 // lending is the operator's choice: a lending node writes its report every 20 s
 	defaultRevocableMargin      = 0.1
 )
 
