@@ -270,15 +270,8 @@ func startBenchHooks(b *testing.B) (string, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ln, err := tls.Listen("tcp", "127.0.0.2:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(serveBenchHook)}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Close() })
 	bundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
-	return "https://" + ln.Addr().String(), string(bundle)
+	return serveHooks(b, pair, serveBenchHook), string(bundle)
 }
 
 func serveBenchHook(w http.ResponseWriter, r *http.Request) {

@@ -156,13 +156,21 @@ func startCAHook(t *testing.T, s *devServer, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveHooks(t, pair, serveE2EHook)
+}
+
+// serveHooks serves admission webhooks with handler over HTTPS on 127.0.0.2 (an address
+// that is not the server's: a hook may not point at berth's own API) until the test
+// ends, and answers the URL.
+func serveHooks(tb testing.TB, pair tls.Certificate, handler http.HandlerFunc) string {
+	tb.Helper()
 	ln, err := tls.Listen("tcp", "127.0.0.2:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(serveE2EHook)}
+	srv := &http.Server{Handler: handler}
 	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	tb.Cleanup(func() { srv.Close() })
 	return "https://" + ln.Addr().String()
 }
 
