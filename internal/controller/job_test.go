@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
 )
 
@@ -298,5 +299,20 @@ func TestJobLostRunRetried(t *testing.T) {
 	}
 	if runs := e.runs(); len(runs) != 1 || runs[0].Metadata.Name == first.Metadata.Name || runs[0].Spec.ReschedTimes != 1 {
 		t.Errorf("runs %v", runs)
+	}
+}
+
+// The job queue orders jobs due at once by their resolved priority, read from the cache.
+func TestJobPriorityOrdersTheQueue(t *testing.T) {
+	e := newJobEnv(t, "n1")
+	e.applyJob(`,"priority":500,"suspend":true`)
+	c := NewJobController(testStore, e.feed, e.opts())
+	key := scheduler.AppKey{Kind: v4.KindJob, Namespace: "ctl", Name: "batch"}
+	e.eventually("the job's priority read from the cache", func() bool { return c.priorityOf(key) == 500 })
+	if p := c.priorityOf(scheduler.AppKey{Kind: v4.KindJob, Namespace: "ctl", Name: "nosuch"}); p != 0 {
+		t.Errorf("a job not cached has priority %d", p)
+	}
+	if c.queue.prio == nil {
+		t.Error("the job queue has no priority function")
 	}
 }
