@@ -122,6 +122,7 @@ func newRootCommand(e *env) *cobra.Command {
 		newWebhookCommand(o),
 		newCertificateCommand(o),
 		newQuotaCommand(o),
+		newPriorityClassCommand(o),
 	)
 	return root
 }
