@@ -275,14 +275,8 @@ func startBenchHooks(b *testing.B) (string, string) {
 }
 
 func serveBenchHook(w http.ResponseWriter, r *http.Request) {
-	var rv struct {
-		Request struct {
-			UID    string          `json:"uid"`
-			Object json.RawMessage `json:"object"`
-		} `json:"request"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&rv); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	rv, ok := readReview(w, r)
+	if !ok {
 		return
 	}
 	resp := map[string]any{"uid": rv.Request.UID, "allowed": true}

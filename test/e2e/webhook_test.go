@@ -174,16 +174,28 @@ func serveHooks(tb testing.TB, pair tls.Certificate, handler http.HandlerFunc) s
 	return "https://" + ln.Addr().String()
 }
 
-// serveE2EHook: /label adds team=blue, /deny refuses an object labelled deny=yes.
-func serveE2EHook(w http.ResponseWriter, r *http.Request) {
-	var rv struct {
-		Request struct {
-			UID    string          `json:"uid"`
-			Object json.RawMessage `json:"object"`
-		} `json:"request"`
-	}
+// hookReview is the part of an admission review the test hooks read.
+type hookReview struct {
+	Request struct {
+		UID    string          `json:"uid"`
+		Object json.RawMessage `json:"object"`
+	} `json:"request"`
+}
+
+// readReview decodes a review (at most 1 MiB), answering 400 when it cannot.
+func readReview(w http.ResponseWriter, r *http.Request) (hookReview, bool) {
+	var rv hookReview
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&rv); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return rv, false
+	}
+	return rv, true
+}
+
+// serveE2EHook: /label adds team=blue, /deny refuses an object labelled deny=yes.
+func serveE2EHook(w http.ResponseWriter, r *http.Request) {
+	rv, ok := readReview(w, r)
+	if !ok {
 		return
 	}
 	var obj struct {
