@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
@@ -23,60 +22,18 @@ func newPriorityClassCommand(o *options) *cobra.Command {
 		Aliases: []string{"priorityclasses"},
 		Short:   "Write the cluster's priority classes (administrators)",
 	}
-	var file string
-	apply := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Create or replace priority classes (YAML or JSON, Kubernetes' PriorityClass shape)",
-		Example: "  berth priorityclass apply -f high.yaml\n" +
-			"  berth get priorityclasses",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := readSource(file, o.env.stdin, 1<<20)
-			if err != nil {
-				return err
-			}
-			docs, err := splitSource(src)
-			if err != nil {
-				return err
-			}
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				for _, d := range docs {
-					if err := applyPriorityClassDoc(ctx, o, c, d); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-	}
-	apply.Flags().StringVarP(&file, "filename", "f", "", "file of classes (- for standard input)")
-	apply.MarkFlagRequired("filename")
-	del := &cobra.Command{
-		Use: "delete NAME...", Short: "Delete priority classes", Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.eachArg(cmd, args, "priorityclass", "deleted", func(ctx context.Context, c *client.Client, a string) error {
-				return c.DeletePriorityClass(ctx, a)
-			})
-		},
-	}
-	cmd.AddCommand(apply, del)
+	cmd.AddCommand(clusterDocCommands(o, "priorityclass",
+		"Create or replace priority classes (YAML or JSON, Kubernetes' PriorityClass shape)",
+		"  berth priorityclass apply -f high.yaml\n  berth get priorityclasses",
+		applyPriorityClassDoc, func(ctx context.Context, c *client.Client, name string) error {
+			return c.DeletePriorityClass(ctx, name)
+		})...)
 	return cmd
 }
 
 // applyPriorityClassDoc puts one class; a field the class does not have is an error
 // here rather than a class silently written without it.
-func applyPriorityClassDoc(ctx context.Context, o *options, c *client.Client, d document) error {
-	body := d.raw
-	if !d.json {
-		var v any
-		if err := yaml.Unmarshal(d.raw, &v); err != nil {
-			return fmt.Errorf("%s: %w", d.where(), err)
-		}
-		var err error
-		if body, err = json.Marshal(v); err != nil {
-			return fmt.Errorf("%s: %w", d.where(), err)
-		}
-	}
+func applyPriorityClassDoc(ctx context.Context, o *options, c *client.Client, d document, body []byte) error {
 	var pc v4.PriorityClass
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
@@ -156,58 +155,16 @@ func newWebhookCommand(o *options) *cobra.Command {
 		Aliases: []string{"admissionwebhooks", "awh"},
 		Short:   "Write the cluster's admission webhook configurations (administrators)",
 	}
-	var file string
-	apply := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Create or replace admission webhook configurations (BCS's or Kubernetes' shape, YAML or JSON)",
-		Example: "  berth admissionwebhook apply -f label-hook.yaml\n" +
-			"  berth get admissionwebhooks",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := readSource(file, o.env.stdin, 1<<20)
-			if err != nil {
-				return err
-			}
-			docs, err := splitSource(src)
-			if err != nil {
-				return err
-			}
-			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				for _, d := range docs {
-					if err := applyWebhookDoc(ctx, o, c, d); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-	}
-	apply.Flags().StringVarP(&file, "filename", "f", "", "file of configurations (- for standard input)")
-	apply.MarkFlagRequired("filename")
-	del := &cobra.Command{
-		Use: "delete NAME...", Short: "Delete admission webhook configurations", Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.eachArg(cmd, args, "admissionwebhook", "deleted", func(ctx context.Context, c *client.Client, a string) error {
-				return c.DeleteAdmissionWebhook(ctx, a)
-			})
-		},
-	}
-	cmd.AddCommand(apply, del)
+	cmd.AddCommand(clusterDocCommands(o, "admissionwebhook",
+		"Create or replace admission webhook configurations (BCS's or Kubernetes' shape, YAML or JSON)",
+		"  berth admissionwebhook apply -f label-hook.yaml\n  berth get admissionwebhooks",
+		applyWebhookDoc, func(ctx context.Context, c *client.Client, name string) error {
+			return c.DeleteAdmissionWebhook(ctx, name)
+		})...)
 	return cmd
 }
 
-func applyWebhookDoc(ctx context.Context, o *options, c *client.Client, d document) error {
-	body := d.raw
-	if !d.json {
-		var v any
-		if err := yaml.Unmarshal(d.raw, &v); err != nil {
-			return fmt.Errorf("%s: %w", d.where(), err)
-		}
-		var err error
-		if body, err = json.Marshal(v); err != nil {
-			return fmt.Errorf("%s: %w", d.where(), err)
-		}
-	}
+func applyWebhookDoc(ctx context.Context, o *options, c *client.Client, d document, body []byte) error {
 	var head struct {
 		Metadata struct{ Name string } `json:"metadata"`
 	}
