@@ -98,7 +98,9 @@ func TestBCSCustomResourcesNamespaceToken(t *testing.T) {
 		t.Fatalf("create: %d", code)
 	}
 	var cr bcswire.CustomResource
-	if code := kubeCall(t, http.MethodPost, base+crontabs+"team-b/crontabs", crontab("team-b", "b1", `{}`), "", &cr); code != 201 {
+	// The name has hyphens so that no random token name ("berth-acl-" and six
+	// letters or digits) quoted in a refusal can contain it by chance.
+	if code := kubeCall(t, http.MethodPost, base+crontabs+"team-b/crontabs", crontab("team-b", "only-in-b", `{}`), "", &cr); code != 201 {
 		t.Fatalf("create: %d", code)
 	}
 	tok := tokenWithPolicy(t, url, teamA, "team-a", "")
@@ -106,17 +108,17 @@ func TestBCSCustomResourcesNamespaceToken(t *testing.T) {
 		t.Fatalf("its own namespace: %d", code)
 	}
 	for _, c := range []struct{ method, path, body string }{
-		{http.MethodGet, crontabs + "team-b/crontabs/b1", ""},
+		{http.MethodGet, crontabs + "team-b/crontabs/only-in-b", ""},
 		{http.MethodGet, crontabs + "team-b/crontabs", ""},
 		{http.MethodGet, "/customresources/bkbcs.tencent.com/v1/crontabs", ""},
 		{http.MethodPost, crontabs + "team-b/crontabs", crontab("team-b", "x", `{}`)},
-		{http.MethodPut, crontabs + "team-b/crontabs/b1", crontab("team-b", "b1", `{"x":1}`)},
-		{http.MethodDelete, crontabs + "team-b/crontabs/b1", ""},
+		{http.MethodPut, crontabs + "team-b/crontabs/only-in-b", crontab("team-b", "only-in-b", `{"x":1}`)},
+		{http.MethodDelete, crontabs + "team-b/crontabs/only-in-b", ""},
 		{http.MethodGet, "/customresourcedefinitions", ""},
 		{http.MethodDelete, "/customresourcedefinitions/crontabs.bkbcs.tencent.com", ""},
 	} {
 		var st bcswire.KubeStatus
-		if code := kubeCall(t, c.method, base+c.path, c.body, tok, &st); code != 403 || st.Reason != "Forbidden" || strings.Contains(st.Message, "b1") && c.method == http.MethodGet {
+		if code := kubeCall(t, c.method, base+c.path, c.body, tok, &st); code != 403 || st.Reason != "Forbidden" || strings.Contains(st.Message, "only-in-b") && c.method == http.MethodGet {
 			t.Errorf("%s %s: %d %+v", c.method, c.path, code, st)
 		}
 	}
