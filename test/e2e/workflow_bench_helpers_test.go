@@ -250,12 +250,16 @@ func (s *devServer) metricOf(b *testing.B, path, name string) float64 {
 	return -1
 }
 
-// memoryOf says where a server's memory is: the Go heap in use, and the embedded etcd's
-// database size (file-backed pages of it count in the RSS once read).
+// memoryOf says where a server's memory is: its resident anonymous memory (heap, stacks)
+// and file pages (etcd's database once read), the Go heap in use and allocated (live,
+// and garbage not yet collected), and the embedded etcd's database size.
 func (s *devServer) memoryOf(b *testing.B) string {
 	b.Helper()
-	return fmt.Sprintf("Go heap in use %.0f MB, etcd database %.0f MB (%.0f MB in use)",
+	pid := s.cmd.Process.Pid
+	return fmt.Sprintf("RSS anonymous %.0f MB, file %.0f MB; Go heap in use %.0f MB, allocated %.0f MB; etcd database %.0f MB (%.0f MB in use)",
+		anonMB(pid), statusMB(pid, "RssFile:"),
 		s.metricOf(b, "/metrics", "go_memstats_heap_inuse_bytes")/(1<<20),
+		s.metricOf(b, "/metrics", "go_memstats_heap_alloc_bytes")/(1<<20),
 		s.metricOf(b, "/metrics/etcd", "etcd_mvcc_db_total_size_in_bytes")/(1<<20),
 		s.metricOf(b, "/metrics/etcd", "etcd_mvcc_db_total_size_in_use_in_bytes")/(1<<20))
 }
@@ -263,9 +267,12 @@ func (s *devServer) memoryOf(b *testing.B) string {
 // saveHeapProfile writes the server's heap profile to the file BERTH_BENCH_HEAP names,
 // when it names one (`go tool pprof` reads it: what the retained workflows hold), and
 // says whether it did.
-func (s *devServer) saveHeapProfile(b *testing.B) bool {
+func (s *devServer) saveHeapProfile(b *testing.B, suffix string) bool {
 	b.Helper()
 	path := os.Getenv("BERTH_BENCH_HEAP")
+	if path != "" {
+		path += suffix
+	}
 	if path == "" {
 		return false
 	}

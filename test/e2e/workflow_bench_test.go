@@ -99,7 +99,7 @@ func BenchmarkWorkflows(b *testing.B) {
 func (s *devServer) settled(b *testing.B, bin string, idleRSS0 int64) {
 	settle := benchSettle(b)
 	if settle <= 0 {
-		s.saveHeapProfile(b)
+		s.saveHeapProfile(b, "")
 		return
 	}
 	time.Sleep(settle)
@@ -108,7 +108,7 @@ func (s *devServer) settled(b *testing.B, bin string, idleRSS0 int64) {
 		settle, cpu, rss>>20, idleRSS0>>20, s.memoryOf(b))
 	b.ReportMetric(cpu, "settled-cpu-retained")
 	b.ReportMetric(float64(rss-idleRSS0)/(1<<20), "settled-rss-growth-MB")
-	if s.saveHeapProfile(b) { // it collected the garbage first
+	if s.saveHeapProfile(b, "") { // it collected the garbage first
 		_, rss := s.idleUsage(b, s.cmd.Process.Pid, time.Second)
 		b.Logf("after a collection: RSS %d MB; %s", rss>>20, s.memoryOf(b))
 	}
@@ -120,6 +120,7 @@ func (s *devServer) settled(b *testing.B, bin string, idleRSS0 int64) {
 	b.Logf("restarted with the workflows retained: %.2f CPU-seconds per second, RSS %d MB (%d MB before any workflow); %s",
 		cpu, rss>>20, idleRSS0>>20, again.memoryOf(b))
 	b.ReportMetric(float64(rss-idleRSS0)/(1<<20), "restarted-rss-growth-MB")
+	again.saveHeapProfile(b, ".restarted")
 }
 
 // benchSettle is how long the benchmark waits after the burst before it measures the
