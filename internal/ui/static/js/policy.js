@@ -23,14 +23,17 @@ function refusal(err, what) {
   return errorBox(err);
 }
 
-// show reads path and draws it into box, or the refusal.
+// show reads path and draws it into box, or the refusal; box's data-loaded says which
+// came (the UI tests wait on it).
 async function show(box, path, what, signal, draw) {
   try {
     const v = await get(path, { signal });
     box.replaceChildren(...[draw(v)].flat());
   } catch (err) {
-    if (!signal.aborted) box.replaceChildren(refusal(err, what));
+    if (signal.aborted) return;
+    box.replaceChildren(refusal(err, what));
   }
+  box.dataset.loaded = 'true';
 }
 
 // usageBar is a resource's use of its limit: a bar filled to the share used, red from
