@@ -148,6 +148,9 @@ func TestWebConsole(t *testing.T) {
 		t.Error("no leader on the cluster page")
 	}
 	b.screenshot("cluster")
+
+	// The cluster's policy: namespaces' quotas, priority classes, webhooks, tiers.
+	checkPolicyPages(t, s, b)
 }
 
 // visible is the expression of whether sel is on the page and shown.
@@ -248,4 +251,5 @@ func TestWebConsoleHasOnlyTheTokensRights(t *testing.T) {
 	if !strings.Contains(out, "may not read the logs of task group in namespace uiro") {
 		t.Errorf("the refusal of the viewer's logs: %q", out)
 	}
+	checkViewerPolicy(t, s, b, "uiro")
 }

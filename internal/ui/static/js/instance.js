@@ -33,6 +33,13 @@ function taskRows(tg) {
   });
 }
 
+// instancePriority is the priority the instance was created with, and its owner's class
+// when the owner is read (docs/policy.md, "Priorities and preemption").
+function instancePriority(tg, owner) {
+  const cls = owner && owner.spec && owner.spec.priorityClassName;
+  return `${tg.spec.priority || 0}${cls ? ` (${cls})` : ''}`;
+}
+
 function summaryOf(tg, owner) {
   const st = tg.status || {};
   const o = tg.spec.owner || {};
@@ -49,6 +56,8 @@ function summaryOf(tg, owner) {
     h('dt', {}, 'IP'), h('dd', { id: 'ips' }, ips.join(', ') || (st.hostIP ? `${st.hostIP} (the node's network)` : '')),
     h('dt', {}, 'Restarts'), h('dd', {}, String(tg.spec.reschedTimes || 0)),
     h('dt', {}, 'Reserved'), h('dd', { id: 'reserved' }, reservedOf(tg.spec)),
+    h('dt', {}, 'Tier'), h('dd', { id: 'tier' }, tg.spec.revocable ? 'revocable (runs on lent capacity, evicted first)' : 'guaranteed'),
+    h('dt', {}, 'Priority'), h('dd', { id: 'priority' }, instancePriority(tg, owner)),
     st.startedAt ? [h('dt', {}, 'Started'), h('dd', {}, `${age(st.startedAt)} ago`)] : '',
     st.gpuProblem ? [h('dt', {}, 'GPUs'), h('dd', { class: 'error' }, st.gpuProblem)] : '');
 }

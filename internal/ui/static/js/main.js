@@ -12,7 +12,7 @@ import { clusterPage } from './cluster.js';
 import { Rights } from './rights.js';
 import { keepWatching } from './live.js';
 
-// The instance page (and its usage graphs), services, config and events are loaded when
+// The instance page (and its usage graphs), services, config, events and policy are loaded when
 // opened: the workloads pages' first paint (docs/benchmarks.md, "Web console") fetches
 // none of them.
 const instancePage = async (ctx) => (await import('./instance.js')).instancePage(ctx);
@@ -23,6 +23,7 @@ const configmapPage = async (ctx) => (await import('./config.js')).configmapPage
 const eventsPage = async (ctx) => (await import('./events.js')).eventsPage(ctx);
 const batch = (page) => async (ctx) => (await import('./batch.js'))[page](ctx);
 const workflowPage = async (ctx) => (await import('./workflow.js')).workflowPage(ctx);
+const policy = (page) => async (ctx) => (await import('./policy.js'))[page](ctx);
 
 const routes = [
   [/^#\/signin$/, signinPage, ''],
@@ -44,6 +45,11 @@ const routes = [
   [/^#\/cronjob\/([^/]+)\/([^/]+)$/, batch('cronjobPage'), 'batch'],
   [/^#\/nodes$/, nodesPage, 'nodes'],
   [/^#\/cluster$/, clusterPage, 'cluster'],
+  [/^#\/namespaces$/, policy('namespacesPage'), 'policy'],
+  [/^#\/namespace\/([^/]+)$/, policy('namespacePage'), 'policy'],
+  [/^#\/priorityclasses$/, policy('priorityClassesPage'), 'policy'],
+  [/^#\/admissionwebhooks$/, policy('webhooksPage'), 'policy'],
+  [/^#\/admissionwebhook\/([^/]+)$/, policy('webhookPage'), 'policy'],
 ];
 
 let current = null;

@@ -8,6 +8,7 @@ import { h, badge, age, chips, link, errorBox, mib, num, bytes } from './dom.js'
 import { keepWatching, withParams, sleep } from './live.js';
 import { addNodeSample } from './usage.js';
 import { graph } from './graph.js';
+import { nodeLends, lendsText } from './policyview.js';
 
 const pageSize = 50;
 // The rows' measured numbers are read every listPollMs, at most listParallel nodes at a
@@ -42,6 +43,14 @@ function reservedOf(text, overhead, fmt) {
   if (!overhead) return `${text} reserved`;
   const why = `${fmt(overhead)} of it is the executors' overhead (each running task group reserves its tasks' requests and its executor's), the rest the tasks' requests`;
   return h('span', { class: 'reserved', title: why }, `${text} reserved`, h('span', { class: 'muted overhead' }, ` (${fmt(overhead)} executors)`));
+}
+
+// lendsTitle says where a node's lending comes from: its agent's last report and bounds
+// (docs/policy.md, "Revocable capacity").
+function lendsTitle(n) {
+  const r = n.status.revocable;
+  if (!r) return 'the node\'s agent reports no revocable capacity';
+  return `lends at most ${Math.round(100 * r.maxFraction)}% of the node above a ${Math.round(100 * r.margin)}% margin of what its owners reserve and do not use; reported ${age(r.time)} ago`;
 }
 
 function row(n, usage, measured, problem, rights, open) {
@@ -79,6 +88,7 @@ function row(n, usage, measured, problem, rights, open) {
     h('td', {}, chips(m.labels), chips((n.spec.attributes || {}).text)),
     h('td', {}, (n.spec.taints || []).map((t) => h('span', { class: 'chips' }, h('span', {}, `${t.key}=${t.value}:${t.effect}`)))),
     h('td', { title: n.status.lastHeartbeat }, age(n.status.lastHeartbeat)),
+    h('td', { class: 'lends', title: lendsTitle(n) }, lendsText(nodeLends(n, u, Date.now()))),
     h('td', {}, toggle, ' ', drain));
 }
 
@@ -160,7 +170,7 @@ export async function nodesPage({ main, params, signal, rights }) {
   const body = h('tbody', { id: 'rows' });
   const pager = h('div', { class: 'pager' });
   const problem = h('div');
-  const headers = ['Name', 'Phase', 'IP', 'CPU used · reserved / allocatable', 'Memory used · reserved / allocatable', 'Task groups', 'GPUs', 'Labels, attributes', 'Taints', 'Heartbeat', ''];
+  const headers = ['Name', 'Phase', 'IP', 'CPU used · reserved / allocatable', 'Memory used · reserved / allocatable', 'Task groups', 'GPUs', 'Labels, attributes', 'Taints', 'Heartbeat', 'Lends to revocable', ''];
   main.append(h('h1', {}, 'Nodes'), h('div', { class: 'toolbar' }, h('label', {}, 'Name', qInput), count), problem,
     h('table', { id: 'nodes' }, h('thead', {}, h('tr', {}, headers.map((x) => h('th', {}, x)))), body),
     pager);

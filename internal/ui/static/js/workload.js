@@ -5,6 +5,7 @@ import { h, badge, age, link, errorBox, clear, specPane } from './dom.js';
 import { keepWatching } from './live.js';
 import { instances } from './workloads.js';
 import { stateLine, message } from './status.js';
+import { priorityText, tierText } from './policyview.js';
 
 // instanceOwner is the owner of the task groups shown: the workload itself, or for a
 // deployment the application of its current revision.
@@ -152,6 +153,8 @@ export async function workloadPage({ main, args, signal, rights }) {
       h('dt', {}, 'Instances'), h('dd', { id: 'instance-count' }, instances(obj)),
       msg ? [h('dt', {}, 'Message'), h('dd', { id: 'message' }, msg)] : '',
       h('dt', {}, 'Created'), h('dd', {}, `${age(obj.metadata.creationTimestamp)} ago`),
+      h('dt', {}, 'Tier'), h('dd', { id: 'tier' }, tierText(obj.spec)),
+      h('dt', {}, 'Priority'), h('dd', { id: 'priority' }, priorityText(obj.spec) || h('span', { class: 'muted' }, '0 (no class)')),
       plural === 'deployments' ? [h('dt', {}, 'Revision'), h('dd', {}, `${st.revision || ''}${st.paused ? ' (paused)' : ''}`)] : ''));
     definition.show(JSON.parse(current(obj)));
     scaleBox.follow(obj);
