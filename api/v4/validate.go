@@ -27,6 +27,7 @@ func Validate(obj Object) FieldErrors {
 		validatePolicies(o.RestartPolicy, o.KillPolicy, &errs)
 		validateConstraint("constraint", o.Constraint, &errs)
 		validatePod("spec.template.spec", &o.Spec.Template.Spec, "", o.Metadata.Name, &errs)
+		validateDaemonsetScheduling(&o.Spec.Scheduling, &errs)
 	case *Service:
 		validateService(o, &errs)
 	case *ConfigMap:

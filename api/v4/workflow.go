@@ -57,6 +57,13 @@ type WorkflowSpec struct {
 	// ended); TTLStrategy when the finished workflow itself is.
 	PodGC       *WfPodGC       `json:"podGC,omitempty"`
 	TTLStrategy *WfTTLStrategy `json:"ttlStrategy,omitempty"`
+	// Scheduling names the priority class of every step and asks for the revocable
+	// tier (docs/workflows.md, "Priority and tier"); its disruptionBudget is refused:
+	// steps are never preemption victims.
+	Scheduling
+	// PodPriorityClassName is Argo's spelling of spec.priorityClassName; Default moves
+	// it there.
+	PodPriorityClassName string `json:"podPriorityClassName,omitempty"`
 }
 
 // The values of WorkflowSpec.Shutdown.

@@ -51,6 +51,7 @@ func checkWfName(p, name string, errs *FieldErrors) bool {
 // defaultWorkflowSpec fills the templates' tasks as a pod's are filled and the retry policy.
 func defaultWorkflowSpec(s *WorkflowSpec) {
 	defaultWfGC(s)
+	defaultWfScheduling(s)
 	for i := range s.Templates {
 		t := &s.Templates[i]
 		if t.Container != nil {
@@ -75,6 +76,7 @@ func defaultWorkflowSpec(s *WorkflowSpec) {
 // validateWorkflowSpec checks a workflow's spec (or a workflowtemplate's: its entrypoint
 // is optional, and its arguments are defaults a workflow may override).
 func validateWorkflowSpec(s *WorkflowSpec, library bool, errs *FieldErrors) {
+	validateWfScheduling(s, errs)
 	if len(s.Templates) == 0 {
 		errs.add("spec.templates", "required: at least one template")
 		return

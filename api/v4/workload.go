@@ -203,4 +203,7 @@ func (d *Daemonset) GetMeta() *ObjectMeta { return &d.Metadata }
 // DaemonsetSpec holds the pod template run on each node.
 type DaemonsetSpec struct {
 	Template PodTemplate `json:"template"`
+	// Scheduling names the priority class recorded on the daemon's task groups; a
+	// daemon has no tier and no disruption budget (it is never a victim).
+	Scheduling
 }

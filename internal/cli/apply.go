@@ -70,6 +70,8 @@ func newApplyCommand(o *options) *cobra.Command {
 			"contributes its *.json, *.yaml and *.yml files in name order (subdirectories with\n" +
 			"-R). The files must fit in one request to the server (2 MiB).\n" +
 			"Namespaces come from the documents' metadata.namespace (default defaultGroup).\n\n" +
+			"Priority classes and admission webhook configurations (cluster-wide, an\n" +
+			"administrator's) are put first, each on its own route, then the rest in one request.\n" +
 			"By default the server accepts what BCS accepted and warns about each key it drops,\n" +
 			"duplicate it resolves or value it reads its own way; --validate=strict refuses them.",
 		Example: "  berth apply -f examples/\n" +
@@ -93,12 +95,19 @@ func newApplyCommand(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			docs, cluster := splitClusterDocs(docs) // apply_cluster.go
 			// documents counted the documents' bytes; the stream adds the lines that join them.
 			body := buildStream(docs)
 			if int64(len(body)) > maxRequestBytes {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if err := putClusterDocs(ctx, o, c, cluster); err != nil {
+					return err
+				}
+				if len(docs) == 0 {
+					return nil
+				}
 				results, err := c.ApplyValidated(ctx, body, mode)
 				if err != nil {
 					return applyError(err, docs)

@@ -13,7 +13,7 @@ import (
 
 // clusterDocCommands are `apply -f FILE` and `delete NAME...` of a cluster-wide kind
 // with routes of its own (admission webhooks, priority classes), which `berth apply`
-// does not take: apply puts each document of FILE (YAML or JSON, given to put as JSON),
+// also routes there (apply_cluster.go): apply puts each document of FILE (YAML or JSON, given to put as JSON),
 // delete removes each name.
 func clusterDocCommands(o *options, kind, short, example string,
 	put func(ctx context.Context, o *options, c *client.Client, d document, body []byte) error,

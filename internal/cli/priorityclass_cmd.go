@@ -15,7 +15,7 @@ import (
 
 // newPriorityClassCommand writes the cluster's priority classes (docs/policy.md,
 // "Priorities and preemption"): they have routes of their own, written by
-// administrators, so `berth apply` does not take them.
+// administrators; `berth apply` puts them on the same routes (apply_cluster.go).
 func newPriorityClassCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "priorityclass",

@@ -80,6 +80,9 @@ func (p *jobPass) runsWithinQuota(ctx context.Context, idxs []int) []int {
 // stepsWithinQuota splits a workflow pass's planned steps into those that fit its
 // namespace's quota and the nodes of those that wait, with the reason.
 func (p *wfPass) stepsWithinQuota(ctx context.Context, todo []wfStepPlan) ([]wfStepPlan, []string, string) {
+	if p.wf.Spec.Revocable() { // lent capacity is no namespace's quota (docs/policy.md, "Quotas")
+		return todo, nil, ""
+	}
 	gate, err := p.c.quotaGate(ctx, p.key.Namespace)
 	if err != nil {
 		return nil, stepIDs(todo), err.Error()

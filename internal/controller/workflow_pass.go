@@ -173,6 +173,10 @@ func (p *wfPass) stepOutcome(n v4.WfNodeStatus, tg *v4.TaskGroup) (v4.WfNodeStat
 	switch {
 	case phase == v4.StatusLost:
 		n.Phase, n.Message = v4.WfError, fmt.Sprintf("its node %s was lost", tg.Spec.Node)
+	case evicted(tg):
+		// The agent took the node's room back (a revocable step, or a scratch volume
+		// over its limit): a failure the step's retryStrategy may retry.
+		n.Phase, n.Message = v4.WfFailed, tg.Status.Message
 	case tg.Spec.Desired == v4.DesiredStopped:
 		n.Phase, n.Message = v4.WfFailed, "stopped"
 	case res != nil && res.Error != "" && ran:
@@ -192,6 +196,12 @@ func (p *wfPass) stepOutcome(n v4.WfNodeStatus, tg *v4.TaskGroup) (v4.WfNodeStat
 	}
 	n.Outputs = stepOutputsOf(res, code, ran, tg.Spec.Step)
 	return n, true
+}
+
+// evicted reports whether the agent evicted tg: it ended Failed with the executor's
+// "evicted: ..." message (docs/policy.md, "Eviction").
+func evicted(tg *v4.TaskGroup) bool {
+	return tg.Status.Phase == v4.StatusFailed && strings.HasPrefix(tg.Status.Message, "evicted: ")
 }
 
 func stepError(r *v4.StepResult) string {

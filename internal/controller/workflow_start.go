@@ -32,7 +32,7 @@ func (p *wfPass) plan(starts []engine.Start) []wfStepPlan {
 		if err == nil {
 			c := stepConstraint(p.wf, st)
 			if err = v4.CheckConstraint("constraint", c); err == nil {
-				req, err = scheduler.RequestForTemplate(app, &p.wf.Metadata, pod, c, []int{0})
+				req, err = scheduler.RequestForTemplate(app, &p.wf.Metadata, &p.wf.Spec.Scheduling, pod, c, []int{0})
 			}
 		}
 		if err != nil {

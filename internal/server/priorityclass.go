@@ -127,7 +127,7 @@ func policyOf(pc *v4.PriorityClass) string {
 // below, and cannot evict other teams' work.
 const PrivPriority = acl.PrivPriority
 
-// admitPriority resolves a workload's or job's priority class (or the global default)
+// admitPriority resolves a workload's, job's, daemonset's or workflow's priority class (or the global default)
 // into spec.priority and spec.preemptionPolicy, and refuses what the requester may not
 // ask for: an unknown class, spec.priority set by anyone but an administrator, a system
 // class (above v4.MaxUserPriority) by anyone but an administrator, a class above the
@@ -157,6 +157,14 @@ func schedulingOf(obj v4.Object) (*v4.Scheduling, string) {
 		return &o.Spec.Scheduling, "spec"
 	case *v4.CronJob:
 		return &o.Spec.JobTemplate.Spec.Scheduling, "spec.jobTemplate.spec"
+	case *v4.Daemonset:
+		return &o.Spec.Scheduling, "spec"
+	case *v4.Workflow:
+		return &o.Spec.Scheduling, "spec"
+	case *v4.WorkflowTemplate:
+		return &o.Spec.Scheduling, "spec"
+	case *v4.CronWorkflow:
+		return &o.Spec.WorkflowSpec.Scheduling, "spec.workflowSpec"
 	}
 	return nil, ""
 }

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/client"
+)
+
+// `berth apply -f` takes the cluster-wide documents that have routes of their own
+// (priority classes, admission webhook configurations) in the same stream as the
+// namespaced kinds: the server's /v1/apply refuses them as unknown kinds, so apply puts
+// each of them on its own route, before the stream, and sends the rest as one request.
+// Before, because the stream's workloads may name a class the same files define.
+
+// clusterPut puts one cluster-wide document (priorityclass_cmd.go, webhook.go).
+type clusterPut func(ctx context.Context, o *options, c *client.Client, d document, body []byte) error
+
+// clusterDocKinds maps the kinds a cluster-wide document may carry, lowercased, to the
+// function that puts it.
+var clusterDocKinds = map[string]clusterPut{
+	string(v4.KindPriorityClass):              applyPriorityClassDoc,
+	"priorityclasses":                         applyPriorityClassDoc,
+	v4.KindAdmissionWebhook:                   applyWebhookDoc,
+	strings.ToLower(v4.WebhookKindBCS):        applyWebhookDoc,
+	strings.ToLower(v4.WebhookKindMutating):   applyWebhookDoc,
+	strings.ToLower(v4.WebhookKindValidating): applyWebhookDoc,
+}
+
+// clusterDoc is a cluster-wide document of the files, as JSON, and how it is put.
+type clusterDoc struct {
+	doc  document
+	body []byte
+	put  clusterPut
+}
+
+// splitClusterDocs takes the cluster-wide documents out of docs: what is left goes to
+// /v1/apply in one stream. A document that does not parse stays in the stream, whose
+// answer names its problem with its file and line.
+func splitClusterDocs(docs []document) (stream []document, cluster []clusterDoc) {
+	for _, d := range docs {
+		body, err := documentJSON(d)
+		if err != nil {
+			stream = append(stream, d)
+			continue
+		}
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(body, &head) != nil {
+			stream = append(stream, d)
+			continue
+		}
+		put, ok := clusterDocKinds[strings.ToLower(head.Kind)]
+		if !ok {
+			stream = append(stream, d)
+			continue
+		}
+		cluster = append(cluster, clusterDoc{doc: d, body: body, put: put})
+	}
+	return stream, cluster
+}
+
+// putClusterDocs puts the cluster-wide documents in order, stopping at the first the
+// server refuses (the error names its file).
+func putClusterDocs(ctx context.Context, o *options, c *client.Client, docs []clusterDoc) error {
+	for _, d := range docs {
+		if err := d.put(ctx, o, c, d.doc, d.body); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A stream of priority classes, webhook configurations and namespaced kinds: the
+// cluster-wide documents go to their own routes, first, and only the rest to /v1/apply.
+func TestApplyRoutesClusterDocuments(t *testing.T) {
+	const (
+		class   = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: high\nvalue: 1000\n"
+		webhook = "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: labels\nwebhooks: []\n"
+		process = "kind: process\nmetadata: {name: gamesvc}\nspec: {priorityClassName: high}\n"
+		apply   = `{"results":[{"kind":"process","namespace":"defaultGroup","name":"gamesvc","action":"created","resourceVersion":"3"}]}`
+	)
+	tests := []struct {
+		name, stdin string
+		classOK     bool
+		want        []string // the requests, in order
+		wantErr     string
+	}{
+		{name: "all kinds in one stream", stdin: class + "---\n" + webhook + "---\n" + process, classOK: true,
+			want: []string{"PUT /v1/priorityclasses/high", "PUT /v1/admissionwebhooks/labels", "POST /v1/apply"}},
+		{name: "cluster documents only", stdin: class, classOK: true,
+			want: []string{"PUT /v1/priorityclasses/high"}},
+		{name: "a refused class sends nothing more", stdin: process + "---\n" + class + "---\n" + webhook,
+			want: []string{"PUT /v1/priorityclasses/high"}, wantErr: "document 2"},
+		{name: "no cluster documents", stdin: process,
+			want: []string{"POST /v1/apply"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api, url := newFakeAPI(t)
+			if tt.classOK {
+				api.json("PUT /v1/priorityclasses/high", 200, `{"kind":"priorityclass","metadata":{"name":"high"},"value":1000}`)
+			} else {
+				api.json("PUT /v1/priorityclasses/high", 403, `{"error":{"code":403,"reason":"Forbidden","message":"only administrators"}}`)
+			}
+			api.json("PUT /v1/admissionwebhooks/labels", 200, `{"kind":"MutatingWebhookConfiguration","metadata":{"name":"labels"}}`)
+			api.json("POST /v1/apply", 200, apply)
+			r := runCLI(t, url, tt.stdin, "apply", "-f", "-")
+			if got := api.got(); !slices.Equal(got, tt.want) {
+				t.Errorf("requests %q, want %q", got, tt.want)
+			}
+			if tt.wantErr != "" {
+				if r.err == nil || !strings.Contains(r.err.Error(), tt.wantErr) {
+					t.Errorf("err %v, want one naming %q", r.err, tt.wantErr)
+				}
+				return
+			}
+			if r.err != nil {
+				t.Fatalf("apply: %v\n%s", r.err, r.stderr)
+			}
+			if slices.Contains(tt.want, "POST /v1/apply") {
+				if body := api.body("POST /v1/apply"); strings.Contains(body, "PriorityClass") || strings.Contains(body, "Webhook") || !strings.Contains(body, "gamesvc") {
+					t.Errorf("stream %q: want only the process", body)
+				}
+			}
+		})
+	}
+}
