@@ -102,17 +102,24 @@ func newApplyCommand(o *options) *cobra.Command {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				if err := putClusterDocs(ctx, o, c, cluster); err != nil {
+				put, err := putClusterDocs(ctx, c, cluster)
+				if err != nil {
+					if len(put) > 0 { // what was put stays: say so
+						printApplyResults(o.out(), format, put)
+					}
 					return err
 				}
 				if len(docs) == 0 {
-					return nil
+					return printApplyResults(o.out(), format, put)
 				}
 				results, err := c.ApplyValidated(ctx, body, mode)
 				if err != nil {
+					if len(put) > 0 {
+						printApplyResults(o.out(), format, put)
+					}
 					return applyError(err, docs)
 				}
-				return printApplyResults(o.out(), format, results)
+				return printApplyResults(o.out(), format, append(put, results...))
 			})
 		},
 	}

@@ -15,8 +15,9 @@ import (
 // each of them on its own route, before the stream, and sends the rest as one request.
 // Before, because the stream's workloads may name a class the same files define.
 
-// clusterPut puts one cluster-wide document (priorityclass_cmd.go, webhook.go).
-type clusterPut func(ctx context.Context, o *options, c *client.Client, d document, body []byte) error
+// clusterPut puts one cluster-wide document (priorityclass_cmd.go, webhook.go) and says
+// what it put, as a line of apply's answer.
+type clusterPut func(ctx context.Context, c *client.Client, d document, body []byte) (v4.ApplyResult, error)
 
 // clusterDocKinds maps the kinds a cluster-wide document may carry, lowercased, to the
 // function that puts it.
@@ -64,12 +65,15 @@ func splitClusterDocs(docs []document) (stream []document, cluster []clusterDoc)
 }
 
 // putClusterDocs puts the cluster-wide documents in order, stopping at the first the
-// server refuses (the error names its file).
-func putClusterDocs(ctx context.Context, o *options, c *client.Client, docs []clusterDoc) error {
+// server refuses (the error names its file), and returns what each put.
+func putClusterDocs(ctx context.Context, c *client.Client, docs []clusterDoc) ([]v4.ApplyResult, error) {
+	results := make([]v4.ApplyResult, 0, len(docs))
 	for _, d := range docs {
-		if err := d.put(ctx, o, c, d.doc, d.body); err != nil {
-			return err
+		r, err := d.put(ctx, c, d.doc, d.body)
+		if err != nil {
+			return results, err
 		}
+		results = append(results, r)
 	}
-	return nil
+	return results, nil
 }

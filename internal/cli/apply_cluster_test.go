@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // A stream of priority classes, webhook configurations and namespaced kinds: the
@@ -59,5 +62,27 @@ func TestApplyRoutesClusterDocuments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With -o json, the cluster-wide documents' results are in apply's one answer, before
+// the stream's, so the output stays one JSON document.
+func TestApplyClusterDocumentsJSONOutput(t *testing.T) {
+	api, url := newFakeAPI(t)
+	api.json("PUT /v1/priorityclasses/high", 200, `{"kind":"priorityclass","metadata":{"name":"high","resourceVersion":"7"},"value":1000}`)
+	api.json("POST /v1/apply", 200, `{"results":[{"kind":"process","namespace":"defaultGroup","name":"gamesvc","action":"created","resourceVersion":"8"}]}`)
+	r := runCLI(t, url, "kind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\nkind: process\nmetadata: {name: gamesvc}\n", "apply", "-f", "-", "-o", "json")
+	if r.err != nil {
+		t.Fatalf("apply: %v\n%s", r.err, r.stderr)
+	}
+	var out struct {
+		Results []v4.ApplyResult `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("output is not one JSON document: %v\n%s", err, r.stdout)
+	}
+	if len(out.Results) != 2 || out.Results[0].Kind != v4.KindPriorityClass || out.Results[0].ResourceVersion != "7" ||
+		out.Results[1].Name != "gamesvc" {
+		t.Errorf("results %+v", out.Results)
 	}
 }

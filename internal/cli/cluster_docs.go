@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
 )
 
@@ -16,7 +17,7 @@ import (
 // also routes there (apply_cluster.go): apply puts each document of FILE (YAML or JSON, given to put as JSON),
 // delete removes each name.
 func clusterDocCommands(o *options, kind, short, example string,
-	put func(ctx context.Context, o *options, c *client.Client, d document, body []byte) error,
+	put clusterPut,
 	remove func(ctx context.Context, c *client.Client, name string) error) []*cobra.Command {
 	var file string
 	apply := &cobra.Command{
@@ -30,15 +31,23 @@ func clusterDocCommands(o *options, kind, short, example string,
 			if err != nil {
 				return err
 			}
+			format, err := o.format()
+			if err != nil {
+				return err
+			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				var results []v4.ApplyResult
+				defer func() { printApplyResults(o.out(), format, results) }()
 				for _, d := range docs {
 					body, err := documentJSON(d)
 					if err != nil {
 						return err
 					}
-					if err := put(ctx, o, c, d, body); err != nil {
+					r, err := put(ctx, c, d, body)
+					if err != nil {
 						return err
 					}
+					results = append(results, r)
 				}
 				return nil
 			})

@@ -33,25 +33,25 @@ func newPriorityClassCommand(o *options) *cobra.Command {
 
 // applyPriorityClassDoc puts one class; a field the class does not have is an error
 // here rather than a class silently written without it.
-func applyPriorityClassDoc(ctx context.Context, o *options, c *client.Client, d document, body []byte) error {
+func applyPriorityClassDoc(ctx context.Context, c *client.Client, d document, body []byte) (v4.ApplyResult, error) {
 	var pc v4.PriorityClass
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&pc); err != nil {
-		return fmt.Errorf("%s: not a priority class: %w", d.where(), err)
+		return v4.ApplyResult{}, fmt.Errorf("%s: not a priority class: %w", d.where(), err)
 	}
 	// Kubernetes' scheduling.k8s.io/v1 PriorityClass is berth's priorityclass.
 	if pc.Kind != "" && !strings.EqualFold(string(pc.Kind), string(v4.KindPriorityClass)) {
-		return fmt.Errorf("%s: kind %q is not a priority class", d.where(), pc.Kind)
+		return v4.ApplyResult{}, fmt.Errorf("%s: kind %q is not a priority class", d.where(), pc.Kind)
 	}
 	pc.TypeMeta = v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindPriorityClass}
 	if pc.Metadata.Name == "" {
-		return fmt.Errorf("%s: a priority class needs metadata.name", d.where())
+		return v4.ApplyResult{}, fmt.Errorf("%s: a priority class needs metadata.name", d.where())
 	}
 	out, err := c.PutPriorityClass(ctx, &pc)
 	if err != nil {
-		return fmt.Errorf("%s: %w", d.where(), err)
+		return v4.ApplyResult{}, fmt.Errorf("%s: %w", d.where(), err)
 	}
-	fmt.Fprintf(o.out(), "priorityclass %s applied (value %d)\n", out.Metadata.Name, out.Value)
-	return nil
+	return v4.ApplyResult{Kind: v4.KindPriorityClass, Name: out.Metadata.Name, Action: fmt.Sprintf("applied (value %d)", out.Value),
+		ResourceVersion: out.Metadata.ResourceVersion}, nil
 }

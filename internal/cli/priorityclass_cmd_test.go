@@ -26,7 +26,7 @@ func TestPriorityClassApply(t *testing.T) {
 	}
 	doc := "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: high\nvalue: 1000\npreemptionPolicy: Never\ndescription: serving\n"
 	r := runCLIOK(t, url, doc, "priorityclass", "apply", "-f", "-")
-	if !strings.Contains(r.stdout, "priorityclass high applied (value 1000)") || len(put) != 1 ||
+	if !strings.Contains(r.stdout, "priorityclass/high applied (value 1000)") || len(put) != 1 ||
 		put[0].Kind != v4.KindPriorityClass || put[0].Value != 1000 || put[0].PreemptionPolicy != v4.PreemptNever {
 		t.Fatalf("out %q, put %+v", r.stdout, put)
 	}

@@ -164,17 +164,17 @@ func newWebhookCommand(o *options) *cobra.Command {
 	return cmd
 }
 
-func applyWebhookDoc(ctx context.Context, o *options, c *client.Client, d document, body []byte) error {
+func applyWebhookDoc(ctx context.Context, c *client.Client, d document, body []byte) (v4.ApplyResult, error) {
 	var head struct {
 		Metadata struct{ Name string } `json:"metadata"`
 	}
 	if err := json.Unmarshal(body, &head); err != nil || head.Metadata.Name == "" {
-		return fmt.Errorf("%s: a configuration needs metadata.name", d.where())
+		return v4.ApplyResult{}, fmt.Errorf("%s: a configuration needs metadata.name", d.where())
 	}
 	w, err := c.PutAdmissionWebhook(ctx, head.Metadata.Name, body)
 	if err != nil {
-		return fmt.Errorf("%s: %w", d.where(), err)
+		return v4.ApplyResult{}, fmt.Errorf("%s: %w", d.where(), err)
 	}
-	fmt.Fprintf(o.out(), "admissionwebhook %s applied (%d webhooks)\n", w.Metadata.Name, len(w.Hooks()))
-	return nil
+	return v4.ApplyResult{Kind: v4.KindAdmissionWebhook, Name: w.Metadata.Name, Action: fmt.Sprintf("applied (%d webhooks)", len(w.Hooks())),
+		ResourceVersion: w.Metadata.ResourceVersion}, nil
 }
