@@ -60,6 +60,11 @@ type Task struct {
 	// Limits: CPU in cores and memory in MB; 0 or less is unlimited.
 	CPULimit    float64
 	MemoryLimit float64
+	// CPURequest (cores) gives the task's cpu weight (CPUShares), unless Revocable.
+	CPURequest float64
+	// Revocable marks a task of a revocable task group (docs/policy.md, "Revocable
+	// capacity"): it runs with the lowest cpu weight, whatever its request.
+	Revocable bool
 
 	// KillGrace is how long Stop waits after the polite stop before SIGKILL.
 	KillGrace time.Duration
@@ -102,8 +107,8 @@ func (t *Task) WithSetup() *Task {
 }
 
 // ContainerSetup is what a container gets besides its spec: its network and host name
-// (BCS's pod semantics, decided by the executor: docs/agent.md, Container pods), its CPU
-// request, and the mounts, devices and namespaces its cards and devices need.
+// (BCS's pod semantics, decided by the executor: docs/agent.md, Container pods), and
+// the mounts, devices and namespaces its cards and devices need.
 type ContainerSetup struct {
 	// NetworkMode is HOST, BRIDGE, NONE, a user network name (USER mode, from the "net"
 	// parameter) or empty when the task joins another's network (JoinTask).
@@ -116,8 +121,6 @@ type ContainerSetup struct {
 	PortBindings []PortBinding
 	// Hostname is the container's host name (empty: Docker's default).
 	Hostname string
-	// CPURequest (cores) gives cpu-shares = request x 1024.
-	CPURequest float64
 	// Volumes are host paths mounted into the container.
 	Volumes []Mount
 	// OwnedFiles are host files inside Volumes that the driver gives to the container's

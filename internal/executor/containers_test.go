@@ -69,8 +69,8 @@ func TestBridgePodFirstContainerOwnsTheNetwork(t *testing.T) {
 	if side.Setup.NetworkMode != "" || side.Setup.JoinTask != id("web", "web") || len(side.Setup.PortBindings) != 0 || side.Setup.Hostname != "" {
 		t.Errorf("joiner: mode %q join %q bindings %+v hostname %q", side.Setup.NetworkMode, side.Setup.JoinTask, side.Setup.PortBindings, side.Setup.Hostname)
 	}
-	if web.Setup.CPURequest != 0.5 || web.CPULimit != 1 || web.MemoryLimit != 64 {
-		t.Errorf("owner resources: request %v limit %v memory %v", web.Setup.CPURequest, web.CPULimit, web.MemoryLimit)
+	if web.CPURequest != 0.5 || web.CPULimit != 1 || web.MemoryLimit != 64 {
+		t.Errorf("owner resources: request %v limit %v memory %v", web.CPURequest, web.CPULimit, web.MemoryLimit)
 	}
 	wantVols := []driver.Mount{{HostPath: "/data/web/x", ContainerPath: "/x", ReadOnly: true}, {HostPath: PodDir(h.dir, testNS, "web") + "/storage/scratch", ContainerPath: "/scratch"}}
 	if !slices.Equal(side.Setup.Volumes, wantVols) {

@@ -49,6 +49,9 @@ type podPlan struct {
 	// runtime is the runtime handler the pod's containers run with (spec.runtime),
 	// empty for the node's default; the driver resolves it (driver.ContainerSetup).
 	runtime string
+	// revocable: the task group is of the revocable tier (spec.revocable), so its tasks
+	// run with the lowest cpu weight (driver.Task.Revocable).
+	revocable bool
 	// jobEnv is BERTH_JOB_NAME, and BERTH_JOB_INDEX for an Indexed job's run (jobEnv).
 	jobEnv []envVar
 	// runToEnd is set for a job's run (docs/jobs.md) and a workflow step: its main tasks are meant to end, so
@@ -154,6 +157,7 @@ func (e *Executor) planPod(tg *v4.TaskGroup) *podPlan {
 		hostPorts:   tg.Spec.Ports,
 		volumes:     spec.Volumes,
 		runtime:     spec.Runtime,
+		revocable:   tg.Spec.Revocable,
 		owner:       -1,
 		jobEnv:      jobEnv(tg),
 		runToEnd:    tg.Spec.Owner.Kind == v4.KindJob || tg.Spec.Step != nil,

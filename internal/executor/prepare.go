@@ -156,14 +156,15 @@ func (p *pod) buildTask(ctx context.Context, i int, tp *taskPlan, data *dataReso
 		LogDir:      dirs["logs"],
 		CPULimit:    cpu,
 		MemoryLimit: mem,
+		Revocable:   p.plan.revocable,
 		KillGrace:   p.plan.grace,
 		GPUs:        gpus,
 	}
+	if t.CPURequest, err = cpuRequest(tp.resources); err != nil {
+		return nil, nil, err
+	}
 	if tp.container != nil {
 		t.Setup = &driver.ContainerSetup{Runtime: p.plan.runtime}
-		if t.Setup.CPURequest, err = cpuRequest(tp.resources); err != nil {
-			return nil, nil, err
-		}
 		if t.Setup.Volumes, err = p.volumes(i, tp.container); err != nil {
 			return nil, nil, err
 		}

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +69,12 @@ func TestRevocable(t *testing.T) {
 		})
 		s.applySpec(t, memProc(ns, "batch", v4.TierRevocable, "sleep", "exec sleep 3600", revocable))
 		got := s.running(t, ns, "batch", 1)[0]
+		// The kernel gives the owner the cpu first: batch weighs the least, the owner
+		// what its 0.1 core implies (cpu.shares 102, cpu.weight 4).
+		b, o := cpuWeight(t, pidOf(got)), cpuWeight(t, pidOf(s.running(t, ns, "owner", 1)[0]))
+		if b != "2" && b != "1" || o != "102" && o != "4" {
+			t.Errorf("cpu weight: batch %s, owner %s; want 2 (v1) or 1 (v2), and 102 or 4", b, o)
+		}
 		if !got.Spec.Revocable || got.Spec.Resources.MemoryMB <= alloc-owner {
 			t.Errorf("batch: revocable %v, %v MB reserved of %v free", got.Spec.Revocable, got.Spec.Resources.MemoryMB, alloc-owner)
 		}
@@ -99,4 +107,33 @@ func TestRevocable(t *testing.T) {
 			return s.processStatus(ns, "batch").Running == 0
 		})
 	})
+}
+
+// cpuWeight is the cpu.shares (cgroup v1) or cpu.weight (v2) of the cgroup process pid
+// is in.
+func cpuWeight(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		file := ""
+		switch {
+		case len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "cpu"):
+			file = filepath.Join("/sys/fs/cgroup/cpu", f[2], "cpu.shares")
+		case len(f) == 3 && f[0] == "0" && f[1] == "" && !strings.Contains(string(b), ":cpu"):
+			file = filepath.Join("/sys/fs/cgroup", f[2], "cpu.weight")
+		default:
+			continue
+		}
+		w, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(w))
+	}
+	t.Fatalf("no cpu cgroup for pid %d:\n%s", pid, b)
+	return ""
 }

@@ -95,7 +95,7 @@ func TestSpec(t *testing.T) {
 	tk.Setup.Volumes = []driver.Mount{{HostPath: vol, ContainerPath: "/data", ReadOnly: true}}
 	tk.Setup.Hostname = "pod-host"
 	tk.Setup.NetworkMode = "NONE"
-	tk.CPULimit, tk.MemoryLimit, tk.Setup.CPURequest = 0.5, 32, 0.25
+	tk.CPULimit, tk.MemoryLimit, tk.CPURequest = 0.5, 32, 0.25
 	st := start(t, d, tk)
 	out := execOK(t, d, tk.ID, "cat /etc/app/conf; echo; cat rel.txt; echo; cat /data/data; echo; echo $A; pwd; hostname")
 	if want := "conf!\nrel\nfrom-volume\n1\n/tmp\npod-host\n"; out != want {

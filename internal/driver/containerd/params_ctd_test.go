@@ -67,7 +67,7 @@ func TestDevicesCPUSetAndParameters(t *testing.T) {
 			total += len(n.CPUs)
 		}
 		big := task(t, "big", "sleep 300")
-		big.Setup.CPURequest = float64(total + 1)
+		big.CPURequest = float64(total + 1)
 		big.Container.Parameters = []v4.Parameter{{Key: "cpuset", Value: "true"}}
 		want := fmt.Sprintf("cpuset: %d cpus requested, the machine has %d", total+1, total)
 		if _, err := d.Start(context.Background(), big); err == nil || !strings.Contains(err.Error(), want) {
@@ -76,7 +76,7 @@ func TestDevicesCPUSetAndParameters(t *testing.T) {
 		if total > 1 { // CPU 0 is bound: cpuset=true takes another
 			one := task(t, "one", "sleep 300")
 			one.Container.Parameters = big.Container.Parameters
-			one.Setup.CPURequest = 0.5
+			one.CPURequest = 0.5
 			st := start(t, d, one)
 			if got := st.Labels[labelCPUSet]; got == "" || got == "0" {
 				t.Fatalf("cpuset=true bound %q beside a container bound to 0", got)

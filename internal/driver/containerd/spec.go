@@ -81,7 +81,7 @@ func (d *Driver) specOpts(ctx context.Context, t *driver.Task, img client.Image,
 		return taskSpec{}, err
 	}
 	opts = append(append(opts, devices...), d.lastOpts(t, p)...)
-	p.cpu.CPURequest, p.cpu.PreferNUMA = t.Setup.CPURequest, cpubind.PreferredNUMA(t.GPUs)
+	p.cpu.CPURequest, p.cpu.PreferNUMA = t.CPURequest, cpubind.PreferredNUMA(t.GPUs)
 	return taskSpec{opts: opts, cpu: p.cpu}, nil
 }
 
@@ -158,15 +158,12 @@ func commandLine(image string, imgEntrypoint, imgCmd []string, command string, a
 	return nil, append([]string{command}, args...), nil
 }
 
-// resourceOpts are BCS's container resources, as the Docker driver sets them: cpu
-// shares = request x 1024 (1024 without a request), a CFS quota of limit x 100000 per
+// resourceOpts are BCS's container resources, as the Docker driver sets them: the task's
+// cpu shares (request x 1024, 1024 without a request, 2 for a revocable task:
+// driver.Task.CPUShares), a CFS quota of limit x 100000 per
 // 100000 us when limited, and the memory limit with no swap beyond it.
 func resourceOpts(t *driver.Task) []oci.SpecOpts {
-	shares := int64(t.Setup.CPURequest * 1024)
-	if shares <= 0 {
-		shares = 1024
-	}
-	opts := []oci.SpecOpts{oci.WithCPUShares(uint64(max(shares, 2)))}
+	opts := []oci.SpecOpts{oci.WithCPUShares(t.CPUShares())}
 	if t.CPULimit > 0 {
 		opts = append(opts, oci.WithCPUCFS(max(int64(t.CPULimit*100000), 1000), 100000))
 	}

@@ -1,10 +1,15 @@
 package containerd
 
 import (
+	"context"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/driver"
@@ -111,5 +116,34 @@ func TestLoggerArgs(t *testing.T) {
 	}
 	if got := loggerArgs("/l/x.log", logLimits(1<<20, 3)); got["--max-size"] != "1048576" || got["--max-files"] != "3" {
 		t.Fatalf("%v", got)
+	}
+}
+
+// resourceOpts give what the Docker driver gives (applyResources there): a revocable
+// task the lowest cpu shares whatever it asks, with its cpu limit kept.
+func TestResourceOpts(t *testing.T) {
+	u := func(v uint64) *uint64 { return &v }
+	i := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		name string
+		task driver.Task
+		want specs.LinuxCPU
+	}{
+		{"no request", driver.Task{}, specs.LinuxCPU{Shares: u(1024)}},
+		{"request and limit", driver.Task{CPURequest: 0.5, CPULimit: 1.5}, specs.LinuxCPU{Shares: u(512), Quota: i(150000), Period: u(100000)}},
+		{"revocable with a request", driver.Task{Revocable: true, CPURequest: 2, CPULimit: 1}, specs.LinuxCPU{Shares: u(2), Quota: i(100000), Period: u(100000)}},
+		{"revocable without a request", driver.Task{Revocable: true}, specs.LinuxCPU{Shares: u(2)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &oci.Spec{Process: &specs.Process{}, Linux: &specs.Linux{}}
+			for _, o := range resourceOpts(&c.task) {
+				if err := o(context.Background(), nil, &containers.Container{}, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := s.Linux.Resources.CPU; got == nil || !reflect.DeepEqual(*got, c.want) {
+				t.Fatalf("cpu %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }

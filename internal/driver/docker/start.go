@@ -167,7 +167,7 @@ func (d *Driver) buildSpec(ctx context.Context, t *driver.Task) (containerSpec, 
 // create binds CPUs when asked and creates the container. The cpuset lock is held from
 // choosing the CPUs until the container (and its label) exists.
 func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, name string) (string, error) {
-	r := cpuRequest(s.extra, t.Setup.CPURequest, cpubind.PreferredNUMA(t.GPUs))
+	r := cpuRequest(s.extra, t.CPURequest, cpubind.PreferredNUMA(t.GPUs))
 	if r.Binds() {
 		d.cpusetMu.Lock()
 		defer d.cpusetMu.Unlock()
@@ -191,17 +191,13 @@ func (d *Driver) create(ctx context.Context, t *driver.Task, s containerSpec, na
 	return resp.ID, nil
 }
 
-// applyResources sets BCS's container resources: cpu-shares = request x 1024 (1024
-// when there is no request), a CFS quota of limit x 100000 per 100000 us when limited,
+// applyResources sets BCS's container resources: the task's cpu-shares (request x 1024,
+// 1024 without a request, 2 for a revocable task: driver.Task.CPUShares), a CFS quota of limit x 100000 per 100000 us when limited,
 // and the memory limit with no swap beyond it. A limit below Docker's minimum (6 MB,
 // refused at admission) is passed on, so Docker refuses the start and says why, rather
 // than the container running without a limit.
 func applyResources(t *driver.Task, hc *container.HostConfig) {
-	shares := int64(t.Setup.CPURequest * 1024)
-	if shares <= 0 {
-		shares = 1024
-	}
-	hc.CPUShares = max(shares, 2) // the kernel's minimum
+	hc.CPUShares = int64(t.CPUShares())
 	if t.CPULimit > 0 {
 		hc.CPUPeriod = 100000
 		hc.CPUQuota = max(int64(t.CPULimit*100000), 1000) // 1 ms: the kernel's minimum

@@ -88,7 +88,7 @@ func TestStartFailures(t *testing.T) {
 func TestResourcesAndParameters(t *testing.T) {
 	d := parallelDriver(t)
 	task := newTask(t, d, "res", imgPlain, "/bin/sleep", "30")
-	task.Setup.CPURequest, task.CPULimit, task.MemoryLimit = 0.5, 1.5, 64
+	task.CPURequest, task.CPULimit, task.MemoryLimit = 0.5, 1.5, 64
 	task.Container.WorkingDir = "/tmp"
 	task.Container.Parameters = []v4.Parameter{
 		{Key: "ulimit", Value: "nofile=1024:2048"}, {Key: "shm-size", Value: "32"}, {Key: "cap-add", Value: "NET_ADMIN"},
@@ -128,7 +128,7 @@ func TestCPUSet(t *testing.T) {
 		total += len(n.CPUs)
 	}
 	big := newTask(t, d, "big", imgPlain, "/bin/sleep", "30")
-	big.Setup.CPURequest = float64(total + 1)
+	big.CPURequest = float64(total + 1)
 	big.Container.Parameters = []v4.Parameter{{Key: "cpuset", Value: "true"}}
 	_, err = d.Start(ctxT(t, 20*time.Second), big)
 	want := "cpuset: " + itoa(total+1) + " cpus requested, the machine has " + itoa(total)
@@ -140,7 +140,7 @@ func TestCPUSet(t *testing.T) {
 	var bound []string
 	for i := range min(total, 4) {
 		task := newTask(t, d, "bind"+itoa(i), imgPlain, "/bin/sleep", "30")
-		task.Setup.CPURequest = 0.3 // ceil: one CPU
+		task.CPURequest = 0.3 // ceil: one CPU
 		task.Container.Parameters = []v4.Parameter{{Key: "cpuset", Value: "true"}}
 		mustStart(t, d, task)
 		cpus := rawInspect(t, task.ID).HostConfig.CpusetCpus

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -92,21 +93,29 @@ func TestApplyParameters(t *testing.T) {
 }
 
 func TestApplyResources(t *testing.T) {
-	hc := &container.HostConfig{}
-	applyResources(&driver.Task{Setup: &driver.ContainerSetup{CPURequest: 0.5}, CPULimit: 1.5, MemoryLimit: 64}, hc)
-	if hc.CPUShares != 512 || hc.CPUQuota != 150000 || hc.CPUPeriod != 100000 || hc.Memory != 64<<20 || hc.MemorySwap != 64<<20 {
-		t.Fatalf("%+v", hc)
-	}
-	hc = &container.HostConfig{}
-	applyResources(&driver.Task{Setup: &driver.ContainerSetup{}}, hc)
-	if hc.CPUShares != 1024 || hc.CPUQuota != 0 || hc.Memory != 0 || hc.MemorySwap != 0 {
-		t.Fatalf("defaults: %+v", hc)
-	}
-	// A limit below Docker's minimum is passed on for Docker to refuse, never dropped.
-	hc = &container.HostConfig{}
-	applyResources(&driver.Task{Setup: &driver.ContainerSetup{}, MemoryLimit: 3}, hc)
-	if hc.Memory != 3<<20 || hc.MemorySwap != 3<<20 {
-		t.Fatalf("a 3 MB limit: %+v", hc)
+	for _, c := range []struct {
+		name string
+		task driver.Task
+		want container.HostConfig
+	}{
+		{"request and limits", driver.Task{CPURequest: 0.5, CPULimit: 1.5, MemoryLimit: 64},
+			container.HostConfig{Resources: container.Resources{CPUShares: 512, CPUPeriod: 100000, CPUQuota: 150000, Memory: 64 << 20, MemorySwap: 64 << 20}}},
+		{"defaults", driver.Task{}, container.HostConfig{Resources: container.Resources{CPUShares: 1024}}},
+		// A limit below Docker's minimum is passed on for Docker to refuse, never dropped.
+		{"a 3 MB limit", driver.Task{MemoryLimit: 3}, container.HostConfig{Resources: container.Resources{CPUShares: 1024, Memory: 3 << 20, MemorySwap: 3 << 20}}},
+		// A revocable task weighs the least whatever it asks, and keeps its cpu limit.
+		{"revocable with a request", driver.Task{Revocable: true, CPURequest: 2, CPULimit: 1},
+			container.HostConfig{Resources: container.Resources{CPUShares: 2, CPUPeriod: 100000, CPUQuota: 100000}}},
+		{"revocable without a request", driver.Task{Revocable: true}, container.HostConfig{Resources: container.Resources{CPUShares: 2}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.task.Setup = &driver.ContainerSetup{}
+			hc := &container.HostConfig{}
+			applyResources(&c.task, hc)
+			if !reflect.DeepEqual(hc.Resources, c.want.Resources) {
+				t.Fatalf("resources %+v, want %+v", hc.Resources, c.want.Resources)
+			}
+		})
 	}
 }
 

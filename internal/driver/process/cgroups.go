@@ -81,10 +81,28 @@ func (d *Driver) cgroupPath(id string) string {
 	return "/" + d.cgroupParent + "/" + id
 }
 
-// createCgroup creates the task's cgroup with its limits. It returns nil (and no error)
-// when cgroups are unavailable and no limit is asked for: the task then runs without.
-func (d *Driver) createCgroup(id string, cpu, memMB float64) (taskCgroup, error) {
-	limited := cpu > 0 || memMB > 0
+// cgroupResources is what a task's cgroup is given: its cpu weight, as cgroup v1
+// cpu.shares (v2's cpu.weight is converted from it as runc converts it, so a process
+// and a container of the same request weigh alike; 0 leaves the kernel's default), and
+// its cpu (cores) and memory (MB) limits, 0 for none.
+type cgroupResources struct {
+	shares     uint64
+	cpu, memMB float64
+	// revocable: the task must run at the lowest weight (docs/policy.md, "Revocable
+	// capacity"), so it does not run without a cgroup, as a limited one does not.
+	revocable bool
+}
+
+// resourcesOf is the cgroup resources of task t (driver.Task.CPUShares).
+func resourcesOf(t *driver.Task) cgroupResources {
+	return cgroupResources{shares: t.CPUShares(), cpu: t.CPULimit, memMB: t.MemoryLimit, revocable: t.Revocable}
+}
+
+// createCgroup creates the task's cgroup with its weight and limits. It returns nil (and
+// no error) when cgroups are unavailable and neither a limit nor the revocable tier's
+// weight is asked for: the task then runs without.
+func (d *Driver) createCgroup(id string, r cgroupResources) (taskCgroup, error) {
+	required := r.cpu > 0 || r.memMB > 0 || r.revocable
 	var (
 		cg  taskCgroup
 		err error
@@ -92,17 +110,17 @@ func (d *Driver) createCgroup(id string, cpu, memMB float64) (taskCgroup, error)
 	p := d.cgroupPath(id)
 	switch d.cgroups {
 	case cgroupV1:
-		cg, err = newCgroupV1(p, cpu, memMB)
+		cg, err = newCgroupV1(p, r)
 	case cgroupV2:
-		cg, err = newCgroupV2(p, cpu, memMB)
+		cg, err = newCgroupV2(p, r)
 	default:
 		err = errors.New("cgroups are unavailable (the agent must run as root on a host with a cgroup filesystem)")
 	}
 	if err == nil {
 		return cg, nil
 	}
-	if limited {
-		return nil, fmt.Errorf("cgroup %s for cpu/memory limits: %w", p, err)
+	if required {
+		return nil, fmt.Errorf("cgroup %s for cpu/memory limits and weight: %w", p, err)
 	}
 	d.log.Warn("running task without a cgroup", "task", id, "err", err)
 	return nil, nil
@@ -157,12 +175,19 @@ type cgroupV1Task struct {
 
 type pather interface{ Path(string) string }
 
-func newCgroupV1(p string, cpu, memMB float64) (taskCgroup, error) {
+func newCgroupV1(p string, r cgroupResources) (taskCgroup, error) {
 	res := &specs.LinuxResources{}
-	if cpu > 0 {
-		quota, period := cfsQuota(cpu)
-		res.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	if r.cpu > 0 || r.shares > 0 {
+		res.CPU = &specs.LinuxCPU{}
 	}
+	if r.shares > 0 {
+		res.CPU.Shares = &r.shares
+	}
+	if r.cpu > 0 {
+		quota, period := cfsQuota(r.cpu)
+		res.CPU.Quota, res.CPU.Period = &quota, &period
+	}
+	memMB := r.memMB
 	var limit int64
 	if memMB > 0 {
 		limit = int64(memMB * 1024 * 1024)
@@ -264,13 +289,20 @@ type cgroupV2Task struct {
 	dir string
 }
 
-func newCgroupV2(p string, cpu, memMB float64) (taskCgroup, error) {
+func newCgroupV2(p string, r cgroupResources) (taskCgroup, error) {
 	res := &cgroup2.Resources{}
-	if cpu > 0 {
-		quota, period := cfsQuota(cpu)
-		res.CPU = &cgroup2.CPU{Max: cgroup2.NewCPUMax(&quota, &period)}
+	if r.cpu > 0 || r.shares > 0 {
+		res.CPU = &cgroup2.CPU{}
 	}
-	if memMB > 0 {
+	if r.shares > 0 {
+		w := driver.CPUWeight(r.shares)
+		res.CPU.Weight = &w
+	}
+	if r.cpu > 0 {
+		quota, period := cfsQuota(r.cpu)
+		res.CPU.Max = cgroup2.NewCPUMax(&quota, &period)
+	}
+	if memMB := r.memMB; memMB > 0 {
 		limit := int64(memMB * 1024 * 1024)
 		res.Memory = &cgroup2.Memory{Max: &limit}
 		parent := filepath.Dir(filepath.Join(unifiedMount, p))

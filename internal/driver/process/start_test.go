@@ -297,13 +297,14 @@ func TestStartWithPackage(t *testing.T) {
 func TestNoCgroups(t *testing.T) {
 	d := newTestDriver(t, "")
 	d.cgroups = cgroupNone // as for an agent that is not root
-	if cg, err := d.createCgroup("ns.nocg.a", 0, 0); cg != nil || err != nil {
+	if cg, err := d.createCgroup("ns.nocg.a", cgroupResources{shares: 1024}); cg != nil || err != nil {
 		t.Fatalf("without limits: %v %v, want to run without a cgroup", cg, err)
 	}
-	for _, lim := range [][2]float64{{1, 0}, {0, 128}} {
-		_, err := d.createCgroup("ns.nocg.b", lim[0], lim[1])
+	// A limit, or the revocable tier's lowest weight, is not given up for want of cgroups.
+	for _, r := range []cgroupResources{{cpu: 1}, {memMB: 128}, {shares: 2, revocable: true}} {
+		_, err := d.createCgroup("ns.nocg.b", r)
 		if err == nil || !strings.Contains(err.Error(), "cgroups are unavailable") {
-			t.Fatalf("limits %v without cgroups: %v", lim, err)
+			t.Fatalf("%+v without cgroups: %v", r, err)
 		}
 	}
 	if os.Geteuid() != 0 {

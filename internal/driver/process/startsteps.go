@@ -109,7 +109,7 @@ func openTaskLog(path string, cred *credential) (*os.File, int64, error) {
 // that dies now still finds it. It returns the pid of the process it started.
 func (d *Driver) launch(t *driver.Task, st *taskState, cred *credential, logf *os.File) (int, error) {
 	d.removeLeftoverCgroup(t.ID)
-	cg, err := d.createCgroup(t.ID, t.CPULimit, t.MemoryLimit)
+	cg, err := d.createCgroup(t.ID, resourcesOf(t))
 	if err != nil {
 		logf.Close()
 		return 0, err
