@@ -150,3 +150,36 @@ func TestQuotaExactAcrossServers(t *testing.T) {
 		}
 	}
 }
+
+// Scales racing on two servers are judged as exactly as creates: four processes of one
+// instance under a quota of six instances each ask one more, and only two get it.
+func TestQuotaExactScalesAcrossServers(t *testing.T) {
+	_, urlA := newTestServerOf(t, Config{})
+	_, urlB := startTestServer(t, Config{}, testStore)
+	const ns, procs = "race-scale", 4
+	wantStatus(t, call(t, http.MethodPut, urlA+"/v1/namespaces/"+ns+"/quota", `{"resources":{"instances":6}}`), http.StatusOK)
+	for i := range procs {
+		body := strings.Replace(quotaProcJSON(fmt.Sprintf("p%d", i), 1, ""), `"team-a"`, fmt.Sprintf("%q", ns), 1)
+		wantStatus(t, call(t, http.MethodPost, urlA+"/v1/namespaces/"+ns+"/processes", body), http.StatusCreated)
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, procs)
+	for i := range codes {
+		url := []string{urlA, urlB}[i%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = call(t, http.MethodPost, fmt.Sprintf("%s/v1/namespaces/%s/processes/p%d/scale", url, ns, i), `{"instances":2}`).code
+		}()
+	}
+	wg.Wait()
+	var q quotaView
+	r := call(t, http.MethodGet, urlB+"/v1/namespaces/"+ns+"/quota", "")
+	wantStatus(t, r, http.StatusOK)
+	if err := json.Unmarshal(r.body, &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.ResourceUsage["instances"] > 6 {
+		t.Fatalf("scales answered %v: %v instances, past the quota of 6", codes, q.ResourceUsage["instances"])
+	}
+}

@@ -53,7 +53,9 @@ func (s *Store) namespaceObjectsAt(ctx context.Context, ns string, rev int64) ([
 		if err != nil {
 			return nil, fmt.Errorf("objects of namespace %s: %w", ns, wrapEtcd(err))
 		}
-		rev = resp.Header.Revision
+		if rev == 0 { // a read at an older revision answers with the newest in its header
+			rev = resp.Header.Revision
+		}
 		stale := map[string]bool{}
 		for _, kv := range resp.Kvs {
 			if o, ok := s.quota.objects.get(string(kv.Key), kv.ModRevision); ok {
