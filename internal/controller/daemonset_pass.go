@@ -272,23 +272,32 @@ func (p *daemonPass) placeMissing(ctx context.Context) error {
 	for _, node := range p.missing {
 		addTakenPorts(req, p.restarts[node].taken)
 	}
+	q, err := p.newDSQuota(ctx) // daemonset_quota.go
+	if err != nil {
+		p.note(err.Error())
+		p.wake(unplacedRetry)
+		return nil
+	}
 	var fits []scheduler.NodeFit
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
 	p.c.feed.With(func(s *scheduler.Snapshot) { fits = s.PlaceOn(req, p.missing, opts) })
 	var unplaced []string
 	for _, fit := range fits {
 		switch {
+		case fit.Placement != nil && !q.admit(fit.Node, p.st.Desired):
+			p.hold(*fit.Placement)
 		case fit.Placement != nil:
 			if err := p.create(ctx, req, *fit.Placement); err != nil {
 				return err
 			}
 		case !fit.Ready: // the store has the node ready, the snapshot not yet
 			p.wake(snapshotLag)
-		case fit.Eligible:
+		case fit.Eligible && q.admit(fit.Node, p.st.Desired):
 			p.st.Desired++
 			unplaced = append(unplaced, fit.Node+": "+fit.Reason)
 		}
 	}
+	p.reportQuota(q)
 	if len(unplaced) > 0 {
 		msg := fmt.Sprintf("%d node(s) cannot run it: %s", len(unplaced), strings.Join(unplaced, "; "))
 		p.note(msg)

@@ -19,7 +19,10 @@ import (
 //   - a daemonset asks one instance per node it runs on (its status), at least one;
 //   - jobs, cronjobs and workflows ask nothing by themselves: their task groups count
 //     while they are active (not finished), so a run, a cronjob's run or a workflow's step
-//     waits for room rather than being refused.
+//     waits for room rather than being refused;
+//   - a dependency (deployd's depends) asks nothing by itself: its pods, one per node
+//     that needs them, are task groups the dependency controller starts, and count while
+//     they are active.
 
 // PerInstance is what one task group of pod asks: its tasks' requests summed, and one
 // instance.
@@ -197,14 +200,15 @@ func deploymentOwner(ann map[string]string) (string, bool) {
 	return name, ok && v4.Kind(kind) == v4.KindDeployment
 }
 
-// TaskGroup is what a task group counts: for one of a job or a workflow while it is
-// active, one instance and what it was placed with (less the executor's overhead, which
-// no spec asked); nothing for any other, since its workload's spec counts it.
+// TaskGroup is what a task group counts: for one of a job, a workflow or a dependency
+// while it is active, one instance and what it was placed with (less the executor's
+// overhead, which no spec asked); nothing for any other, since its workload's spec
+// counts it.
 func TaskGroup(tg *v4.TaskGroup) List { return taskGroup(tg).list() }
 
 func taskGroup(tg *v4.TaskGroup) vec {
 	switch tg.Spec.Owner.Kind {
-	case v4.KindJob, v4.KindWorkflow:
+	case v4.KindJob, v4.KindWorkflow, v4.KindDependency:
 	default:
 		return vec{}
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/berthhq/berth/internal/acl"
@@ -30,7 +31,11 @@ func (s *Server) handleApply(w http.ResponseWriter, r *http.Request) error {
 	if err := a.admit(ctx, targetsOf(docs)...); err != nil {
 		return err
 	}
-	results, err := s.store.Apply(store.RefuseControlled(ctx), docs)
+	var results []v4.ApplyResult
+	err = a.fencedWrite(ctx, func(ctx context.Context) (err error) { // admit_quota_fence.go
+		results, err = s.store.Apply(store.RefuseControlled(ctx), docs)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,9 @@ func (s *Server) writeOne(w http.ResponseWriter, r *http.Request, op admitOp,
 		}
 	}
 	tracing.Stamp(ctx, doc.Object.GetMeta(), time.Now()) // the controllers go on with this request's trace
-	if err := write(ctx, doc.Object, rawOf(doc)); err != nil {
+	// Judged again when another server wrote the namespace meanwhile (admit_quota_fence.go).
+	err = a.fencedWrite(ctx, func(ctx context.Context) error { return write(ctx, doc.Object, rawOf(doc)) })
+	if err != nil {
 		if rollout != nil {
 			_ = s.store.EndOperation(context.WithoutCancel(ctx), v4.KindDeployment, ns, name, v4.OpRollout)
 		}

@@ -132,6 +132,7 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		return nil, 0, nil, err
 	}
 	defer unlock()
+	var lost error
 	for range 5 {
 		obj, err := s.store.Get(ctx, kind, ns, name)
 		if err != nil {
@@ -153,15 +154,17 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 		if err := s.hookAction(ctx, "scale", opUpdate, obj); err != nil { // admit_webhook.go
 			return nil, 0, nil, err
 		}
-		if err := s.checkObjectQuota(ctx, obj); err != nil { // admit_quota.go
+		fence, err := s.checkObjectQuota(ctx, obj) // admit_quota.go
+		if err != nil {
 			return nil, 0, nil, err
 		}
 		// A newer scale replaces one in progress; anything else (a rollout, a move) must end first.
 		if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpScale); err != nil {
 			return nil, 0, nil, err
 		}
-		err = s.store.Update(ctx, obj, store.Raw{})
-		if errors.Is(err, store.ErrConflict) {
+		err = s.store.Update(store.WithQuotaFence(ctx, fence), obj, store.Raw{})
+		if errors.Is(err, store.ErrConflict) { // a fence that moved too: counted again
+			lost = err
 			continue
 		}
 		if err != nil {
@@ -169,6 +172,9 @@ func (s *Server) scale(ctx context.Context, kind v4.Kind, ns, name string, n int
 			return nil, 0, nil, err
 		}
 		return obj, from, op, nil
+	}
+	if errors.Is(lost, store.ErrQuotaFence) {
+		return nil, 0, nil, fenceConflict(lost, 5)
 	}
 	return nil, 0, nil, fmt.Errorf("scale %s %s/%s: %w", kind, ns, name, store.ErrConflict)
 }

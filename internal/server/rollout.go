@@ -66,9 +66,9 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 	// An undo writes a template someone else may have written: its privileges and what it
 	// reaches in other namespaces are the requester's to hold, as for any write of it.
 	a := s.newAdmission(r, opUpdate, nil)
-	allow := func(d *v4.Deployment) error {
+	allow := func(d *v4.Deployment) (*store.QuotaFence, error) {
 		if err := a.authorize(ctx, d); err != nil {
-			return err
+			return nil, err
 		}
 		return s.checkObjectQuota(ctx, d) // an older template may ask more (admit_quota.go)
 	}
@@ -91,12 +91,13 @@ func (s *Server) handleRollout(w http.ResponseWriter, r *http.Request) error {
 // rollout writes the action into the deployment, retrying when the controller writes in
 // between (the write carries the resourceVersion it read). It returns the stored
 // deployment and the operation in progress.
-func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, allow func(*v4.Deployment) error) (*v4.Deployment, *v4.Operation, error) {
+func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, allow undoCheck) (*v4.Deployment, *v4.Operation, error) {
 	unlock, err := s.lockQuota(ctx, ns) // an undo's quota check and its write (admit_quota.go)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer unlock()
+	var lost error
 	for range 5 {
 		obj, err := s.store.Get(ctx, v4.KindDeployment, ns, name)
 		if err != nil {
@@ -104,13 +105,14 @@ func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, a
 		}
 		d := obj.(*v4.Deployment)
 		var op *v4.Operation
+		var fence *store.QuotaFence // an undo's, when its namespace has a resource quota
 		switch action {
 		case "pause":
 			d.Status.Paused = true
 		case "resume":
 			resume(d)
 		case "undo":
-			if op, err = s.beginUndo(ctx, d, to, allow); err != nil {
+			if op, fence, err = s.beginUndo(ctx, d, to, allow); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -120,8 +122,11 @@ func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, a
 			}
 			return nil, nil, err
 		}
-		err = s.update(ctx, d) // keeps the definition as the user sent it
+		// The update keeps the definition as the user sent it; a conflict may be a quota
+		// fence that moved, and the undo is checked again.
+		err = s.update(store.WithQuotaFence(ctx, fence), d)
 		if errors.Is(err, store.ErrConflict) {
+			lost = err
 			continue
 		}
 		if err != nil {
@@ -137,8 +142,15 @@ func (s *Server) rollout(ctx context.Context, ns, name, action string, to int, a
 		}
 		return d, op, nil
 	}
+	if errors.Is(lost, store.ErrQuotaFence) {
+		return nil, nil, fenceConflict(lost, 5)
+	}
 	return nil, nil, fmt.Errorf("%s the rollout of deployment %s/%s: %w", action, ns, name, store.ErrConflict)
 }
+
+// undoCheck judges a deployment with the template an undo restores, as a write of it
+// would be, and returns the quota fence its write carries (nil: none).
+type undoCheck func(*v4.Deployment) (*store.QuotaFence, error)
 
 // resume clears a pause and a suspension; the step deadline counts from now.
 func resume(d *v4.Deployment) {
@@ -152,10 +164,10 @@ func resume(d *v4.Deployment) {
 // beginUndo sets spec.template to revision to's (0: the one before the current) and
 // begins the undo operation, which replaces a rollout in progress (BCS's cancel). allow
 // judges the deployment with that template, as a write of it would be.
-func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow func(*v4.Deployment) error) (*v4.Operation, error) {
+func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow undoCheck) (*v4.Operation, *store.QuotaFence, error) {
 	ns, name := d.Metadata.Namespace, d.Metadata.Name
 	if d.Spec.Template == nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no template to roll back", ns, name)
+		return nil, nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no template to roll back", ns, name)
 	}
 	hist := d.Status.History
 	if to == 0 {
@@ -165,17 +177,17 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 			}
 		}
 		if to == 0 {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no revision before %d to go back to", ns, name, d.Status.Revision).
+			return nil, nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no revision before %d to go back to", ns, name, d.Status.Revision).
 				WithDetail("revision", "see `berth rollout history`")
 		}
 	}
 	i := slices.IndexFunc(hist, func(h v4.DeploymentRevision) bool { return h.Revision == to })
 	if i < 0 {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no revision %d", ns, name, to).
+		return nil, nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s has no revision %d", ns, name, to).
 			WithDetail("revision", fmt.Sprintf("kept revisions: %v", revisionsOf(hist)))
 	}
 	if hist[i].Hash == v4.TemplateHash(d.Spec.Template) {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s already has the template of revision %d", ns, name, to).
+		return nil, nil, httpapi.Errorf(http.StatusBadRequest, "deployment %s/%s already has the template of revision %d", ns, name, to).
 			WithDetail("revision", "pick another revision")
 	}
 	op := &v4.Operation{Type: v4.OpUndo, Kind: v4.KindDeployment, Name: ns + "/" + name,
@@ -184,15 +196,16 @@ func (s *Server) beginUndo(ctx context.Context, d *v4.Deployment, to int, allow 
 	d.Spec.Template = &tmpl
 	resume(d)
 	if err := httpapi.Validate(d); err != nil { // a revision kept from an older berth may no longer pass
-		return nil, err
+		return nil, nil, err
 	}
-	if err := allow(d); err != nil {
-		return nil, err
+	fence, err := allow(d)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := s.store.BeginOperation(ctx, ns, name, *op, v4.OpRollout, v4.OpUndo, v4.OpScale); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return op, nil
+	return op, fence, nil
 }
 
 func revisionsOf(hist []v4.DeploymentRevision) []int {

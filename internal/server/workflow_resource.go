@@ -87,7 +87,7 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
 		doc, obj = a.docs[0], a.docs[0].Object // as the admission webhooks left it
-		if err := s.store.Create(ctx, obj, rawOf(doc)); err != nil {
+		if err := a.fencedWrite(ctx, func(ctx context.Context) error { return s.store.Create(ctx, obj, rawOf(doc)) }); err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s: %w", kind, m.Namespace, m.Name, err)
 		}
 		s.record(obj, "Created", "created "+why)
@@ -100,7 +100,11 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s as %s: %w", kind, m.Namespace, m.Name, id, err)
 		}
 		obj = docs[0].Object // as the admission webhooks left it
-		results, err := s.store.Apply(store.RefuseControlled(ctx), docs)
+		var results []v4.ApplyResult
+		err := a.fencedWrite(ctx, func(ctx context.Context) (err error) {
+			results, err = s.store.Apply(store.RefuseControlled(ctx), docs)
+			return err
+		})
 		if err != nil {
 			return controller.ResourceResult{}, fmt.Errorf("apply %s %s/%s: %w", kind, m.Namespace, m.Name, err)
 		}

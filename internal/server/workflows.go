@@ -280,7 +280,8 @@ func (s *Server) resubmitWorkflow(ctx context.Context, r *http.Request, ns, name
 	if err := a.admit(ctx, targetOf(docs[0].Object)); err != nil {
 		return nil, err
 	}
-	if err := s.store.Create(ctx, docs[0].Object, rawOf(docs[0])); err != nil {
+	create := func(ctx context.Context) error { return s.store.Create(ctx, docs[0].Object, rawOf(docs[0])) }
+	if err := a.fencedWrite(ctx, create); err != nil {
 		return nil, err
 	}
 	return docs[0].Object.(*v4.Workflow), nil

@@ -66,6 +66,8 @@ type usageWrite struct {
 	// whose transaction got no answer calls release.
 	held  []heldLane
 	lanes *ledgerLanes
+	// fence is the request's quota fence the write compares and moves (quota_fence.go).
+	fence *QuotaFence
 }
 
 // release gives back the lanes the write holds; it does nothing the second time.
@@ -82,6 +84,9 @@ func (w *usageWrite) release() {
 // passes, so deletes work and an object can be made smaller at the limit.
 func (s *Store) planUsage(ctx context.Context, deltas usageDeltas) (*usageWrite, error) {
 	w := &usageWrite{}
+	if err := s.planFence(ctx, w); err != nil {
+		return nil, err
+	}
 	if len(deltas) == 0 {
 		return w, nil
 	}
@@ -135,6 +140,7 @@ func (s *Store) planUsage(ctx context.Context, deltas usageDeltas) (*usageWrite,
 // usageDone remembers the ledgers a committed transaction (at rev) wrote, so this
 // store's next write of those namespaces reads nothing first.
 func (s *Store) usageDone(w *usageWrite, rev int64) {
+	w.fenceDone(rev)
 	if len(w.next) == 0 {
 		return
 	}
@@ -152,6 +158,7 @@ func (s *Store) usageDone(w *usageWrite, rev int64) {
 // usageFailed forgets the ledgers of a transaction that failed: another write may have
 // changed them, and the next attempt reads them again.
 func (s *Store) usageFailed(w *usageWrite) {
+	w.fenceFailed()
 	if len(w.next) == 0 {
 		return
 	}

@@ -38,8 +38,12 @@ func (s *Store) NamespaceObjects(ctx context.Context, ns string) ([]v4.Object, e
 	if err := checkName("namespace", ns); err != nil {
 		return nil, fmt.Errorf("namespace objects: %w: %w", ErrInvalid, err)
 	}
+	return s.namespaceObjectsAt(ctx, ns, 0)
+}
+
+// namespaceObjectsAt is NamespaceObjects as of rev (0: the current revision).
+func (s *Store) namespaceObjectsAt(ctx context.Context, ns string, rev int64) ([]v4.Object, error) {
 	var objs []v4.Object
-	var rev int64
 	for _, kind := range usageKinds {
 		opts := []clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithKeysOnly()}
 		if rev != 0 {
@@ -49,7 +53,9 @@ func (s *Store) NamespaceObjects(ctx context.Context, ns string) ([]v4.Object, e
 		if err != nil {
 			return nil, fmt.Errorf("objects of namespace %s: %w", ns, wrapEtcd(err))
 		}
-		rev = resp.Header.Revision
+		if rev == 0 { // a read at an older revision answers with the newest in its header
+			rev = resp.Header.Revision
+		}
 		stale := map[string]bool{}
 		for _, kv := range resp.Kvs {
 			if o, ok := s.quota.objects.get(string(kv.Key), kv.ModRevision); ok {
