@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -52,6 +53,11 @@ type webhookState struct {
 	mu                   sync.Mutex
 	loaded               time.Time
 	mutating, validating []*webhook.Hook
+	// gen counts this server's writes of configurations (forgetHooks) and loadedGen is
+	// the count the hooks were read at: they are used only when the two agree. loading
+	// says a read is under way, during which the others use the hooks read before.
+	gen, loadedGen uint64
+	loading        bool
 }
 
 // timeStep records the time of one write's webhook step, begun at start.
@@ -107,10 +113,32 @@ func (s *Server) observeWebhook(h *webhook.Hook, req *webhook.Request, o webhook
 func (s *Server) admissionHooks(ctx context.Context) (mutating, validating []*webhook.Hook, err error) {
 	ws := s.webhooks
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if time.Since(ws.loaded) < webhookCacheTTL {
+	// One write reads the configurations again when they are a second old; the others
+	// go on with the ones read before meanwhile, instead of all waiting for its read of
+	// etcd. After this server wrote one, every write waits for the new ones.
+	if current := ws.loadedGen == ws.gen && !ws.loaded.IsZero(); current && (ws.loading || time.Since(ws.loaded) < webhookCacheTTL) {
+		defer ws.mu.Unlock()
 		return ws.mutating, ws.validating, nil
 	}
+	gen := ws.gen
+	ws.loading = true
+	ws.mu.Unlock()
+	mutating, validating, err = s.readHooks(ctx)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.loading = false
+	if err != nil {
+		return nil, nil, err
+	}
+	if gen >= ws.loadedGen { // else a read begun after this one's start is there already
+		ws.mutating, ws.validating, ws.loaded, ws.loadedGen = mutating, validating, time.Now(), gen
+		ws.client.Forget(append(slices.Clone(mutating), validating...))
+	}
+	return mutating, validating, nil
+}
+
+// readHooks reads and compiles the configurations.
+func (s *Server) readHooks(ctx context.Context) (mutating, validating []*webhook.Hook, err error) {
 	docs, err := s.store.AdmissionWebhooks(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the admission webhooks: %w", err)
@@ -124,16 +152,15 @@ func (s *Server) admissionHooks(ctx context.Context) (mutating, validating []*we
 		}
 		configs = append(configs, &c)
 	}
-	ws.mutating, ws.validating = webhook.Compile(configs)
-	ws.client.Forget(append(append([]*webhook.Hook{}, ws.mutating...), ws.validating...))
-	ws.loaded = time.Now()
-	return ws.mutating, ws.validating, nil
+	mutating, validating = webhook.Compile(configs)
+	return mutating, validating, nil
 }
 
-// forgetHooks makes the next admission read the configurations again.
+// forgetHooks makes the next admission read the configurations again, and every
+// admission wait for that read.
 func (s *Server) forgetHooks() {
 	s.webhooks.mu.Lock()
-	s.webhooks.loaded = time.Time{}
+	s.webhooks.gen++
 	s.webhooks.mu.Unlock()
 }
 

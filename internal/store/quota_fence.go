@@ -143,20 +143,11 @@ func fenceRev(kvs []*mvccpb.KeyValue) int64 {
 	return kvs[0].ModRevision
 }
 
-// NamespaceObjectsFenced is NamespaceObjects with ns's quota fence: the objects are read
-// at a revision no older than the fence's read, so they hold every write fenced before
-// the revision returned.
+// NamespaceObjectsFenced is NamespaceObjects with ns's quota fence, read in the same
+// transaction: the objects hold every write fenced before the revision returned.
 func (s *Store) NamespaceObjectsFenced(ctx context.Context, ns string) ([]v4.Object, int64, error) {
 	if err := checkName("namespace", ns); err != nil {
 		return nil, 0, fmt.Errorf("namespace objects: %w: %w", ErrInvalid, err)
 	}
-	resp, err := s.client.Get(ctx, fenceKey(ns), clientv3.WithKeysOnly())
-	if err != nil {
-		return nil, 0, fmt.Errorf("read the quota fence of namespace %s: %w", ns, wrapEtcd(err))
-	}
-	objs, err := s.namespaceObjectsAt(ctx, ns, resp.Header.Revision)
-	if err != nil {
-		return nil, 0, err
-	}
-	return objs, fenceRev(resp.Kvs), nil
+	return s.namespaceObjects(ctx, ns, true)
 }

@@ -69,3 +69,43 @@ func TestResourceUsageFromStoredState(t *testing.T) {
 		t.Error("a bad namespace was counted")
 	}
 }
+
+// A count that finds more changed objects of a kind than it reads one by one reads the
+// kind's range instead, in the same transaction as the other kinds' changed objects:
+// a store that decoded nothing yet and one that remembers some count the same.
+func TestNamespaceObjectsManyChanged(t *testing.T) {
+	bg, _ := resetForQuota(t)
+	fresh := func() *Store {
+		s := &Store{client: testStore.client, log: testStore.log, keyring: testStore.keyring}
+		s.quota.defaults = testStore.quota.defaults
+		return s
+	}
+	remembers := fresh()
+	for i := range memoSingleReads + 3 {
+		if err := testStore.Create(bg, usageProc(t, fmt.Sprintf("p%d", i), 1, "0.25"), Raw{}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 { // it decodes the first three, and later finds eight more changed
+			if _, err := remembers.NamespaceObjects(bg, "ru"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tg := &v4.TaskGroup{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+		Metadata: v4.ObjectMeta{Name: "0.batch.ru.berth.1", Namespace: "ru"},
+		Spec:     v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: v4.KindJob, Name: "batch"}, Node: "n1", Resources: v4.NodeResources{CPU: 1, MemoryMB: 32}},
+		Status:   v4.TaskGroupStatus{Phase: v4.StatusRunning}}
+	if err := testStore.Create(bg, tg, Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []*Store{fresh(), remembers, remembers} {
+		objs, err := s.NamespaceObjects(bg, "ru")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := quota.Usage(objs)
+		if len(objs) != memoSingleReads+4 || u[quota.CPU] != 3.75 || u[quota.Instances] != 12 {
+			t.Errorf("count %d: %d objects, usage %v; want %d objects, cpu 3.75 and 12 instances", i, len(objs), u, memoSingleReads+4)
+		}
+	}
+}

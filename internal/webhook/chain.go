@@ -72,9 +72,14 @@ func Matching(hooks []*Hook, a Attributes) []*Hook {
 // changed it) and whether it changed; a *Refusal refuses the write.
 func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte, bool, error) {
 	obj, changes := []byte(req.Object), 0
+	// The object's identity, read once: every patch is checked against it.
+	id, err := identityOf(obj, "object")
+	if err != nil {
+		return nil, false, err
+	}
 	after := make([]int, len(hooks)) // changes counted when hook i's call ended
 	for i, h := range hooks {
-		next, changed, err := c.mutateOnce(ctx, h, req, obj)
+		next, changed, err := c.mutateOnce(ctx, h, req, obj, id)
 		if err != nil {
 			return nil, false, err
 		}
@@ -87,7 +92,7 @@ func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte
 		if !h.Reinvoke || changes == after[i] {
 			continue
 		}
-		next, changed, err := c.mutateOnce(ctx, h, req, obj)
+		next, changed, err := c.mutateOnce(ctx, h, req, obj, id)
 		if err != nil {
 			return nil, false, err
 		}
@@ -98,7 +103,7 @@ func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte
 	return obj, changes > 0, nil
 }
 
-func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byte) ([]byte, bool, error) {
+func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byte, id identity) ([]byte, bool, error) {
 	req.Object = obj
 	start := time.Now()
 	resp, err := c.Call(ctx, h, &req)
@@ -111,7 +116,7 @@ func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byt
 		patch, err = resp.PatchOf()
 	}
 	if err == nil && patch != nil {
-		out, err = ApplyPatch(obj, patch)
+		out, err = applyPatch(obj, id, patch)
 	}
 	if fe, ok := errors.AsType[*ForbiddenPatchError](err); ok {
 		c.observe(h, &req, Failed, time.Since(start), err)
@@ -140,13 +145,24 @@ func denial(h *Hook, resp *Response) *Refusal {
 	return r
 }
 
-// Validate calls the validating hooks at once and waits for all; the first refusal in
-// their order refuses the write. Their patches, if any, are not applied.
+// Validate calls the validating hooks, at most maxParallel at once (started in their
+// order), and waits for all; the first refusal in their order refuses the write,
+// whichever answered first, so the answer does not depend on the hooks' timing. They
+// all see the same request, encoded once. Their patches, if any, are not applied.
 func (c *Client) Validate(ctx context.Context, hooks []*Hook, req Request) error {
+	body, err := encodeReview(&req)
+	if err != nil {
+		return err
+	}
 	errs := make([]error, len(hooks))
+	turns := make(chan struct{}, c.maxParallel)
 	var wg sync.WaitGroup
 	for i, h := range hooks {
-		wg.Go(func() { errs[i] = c.validateOnce(ctx, h, req) })
+		turns <- struct{}{} // each call ends within its hook's timeout
+		wg.Go(func() {
+			defer func() { <-turns }()
+			errs[i] = c.validateOnce(ctx, h, req, body)
+		})
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -157,9 +173,9 @@ func (c *Client) Validate(ctx context.Context, hooks []*Hook, req Request) error
 	return nil
 }
 
-func (c *Client) validateOnce(ctx context.Context, h *Hook, req Request) error {
+func (c *Client) validateOnce(ctx context.Context, h *Hook, req Request, body reviewBody) error {
 	start := time.Now()
-	resp, err := c.Call(ctx, h, &req)
+	resp, err := c.call(ctx, h, &req, body)
 	switch {
 	case err != nil:
 		c.observe(h, &req, Failed, time.Since(start), err)

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +25,10 @@ const (
 	// DefaultMaxInFlight bounds the calls one hook has at once; a write that finds
 	// them all busy waits for a turn within the hook's timeout.
 	DefaultMaxInFlight = 32
+	// DefaultMaxParallel bounds the validating calls one write makes at once: a
+	// cluster may configure up to 1,024 hooks, and a write should not start a
+	// goroutine and a connection for each.
+	DefaultMaxParallel = 8
 )
 
 // Client calls hooks. Its zero value is not usable: make it with NewClient.
@@ -33,6 +36,7 @@ type Client struct {
 	clusterCA   *x509.CertPool
 	maxResponse int64
 	maxInFlight int
+	maxParallel int
 	// forbidden says whether a dialed address (ip:port) is berth's own API, which no
 	// hook may be, even through a name that resolves to it.
 	forbidden func(addr string) bool
@@ -67,19 +71,24 @@ type Options struct {
 	ClusterCA   *x509.CertPool
 	MaxResponse int64
 	MaxInFlight int
+	// MaxParallel bounds one write's validating calls at once (DefaultMaxParallel).
+	MaxParallel int
 	Forbidden   func(addr string) bool
 	Observe     Observer
 }
 
 // NewClient makes a client.
 func NewClient(o Options) *Client {
-	c := &Client{clusterCA: o.ClusterCA, maxResponse: o.MaxResponse, maxInFlight: o.MaxInFlight,
+	c := &Client{clusterCA: o.ClusterCA, maxResponse: o.MaxResponse, maxInFlight: o.MaxInFlight, maxParallel: o.MaxParallel,
 		forbidden: o.Forbidden, observe: o.Observe, conns: map[string]*conn{}}
 	if c.maxResponse <= 0 {
 		c.maxResponse = DefaultMaxResponse
 	}
 	if c.maxInFlight <= 0 {
 		c.maxInFlight = DefaultMaxInFlight
+	}
+	if c.maxParallel <= 0 {
+		c.maxParallel = DefaultMaxParallel
 	}
 	if c.observe == nil {
 		c.observe = func(*Hook, *Request, Outcome, time.Duration, error) {}
@@ -166,6 +175,15 @@ func newUID() string {
 
 // Call sends req to h (req.UID is set here) and returns its answer, or a *CallError.
 func (c *Client) Call(ctx context.Context, h *Hook, req *Request) (*Response, error) {
+	body, err := encodeReview(req)
+	if err != nil {
+		return nil, &CallError{Hook: h.ID(), Err: err}
+	}
+	return c.call(ctx, h, req, body)
+}
+
+// call sends body, req encoded, with a new uid (set in req too).
+func (c *Client) call(ctx context.Context, h *Hook, req *Request, body reviewBody) (*Response, error) {
 	req.UID = newUID()
 	ctx, cancel := context.WithTimeout(ctx, h.Timeout)
 	defer cancel()
@@ -176,11 +194,7 @@ func (c *Client) Call(ctx context.Context, h *Hook, req *Request) (*Response, er
 	case <-ctx.Done():
 		return nil, &CallError{Hook: h.ID(), Err: fmt.Errorf("%d calls in flight, none ended within the timeout %s", c.maxInFlight, h.Timeout)}
 	}
-	body, err := json.Marshal(Review{APIVersion: ReviewAPIVersion, Kind: "AdmissionReview", Request: req})
-	if err != nil {
-		return nil, &CallError{Hook: h.ID(), Err: err}
-	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body.with(req.UID)))
 	if err != nil {
 		return nil, &CallError{Hook: h.ID(), Err: err}
 	}

@@ -137,6 +137,16 @@ var guarded = []struct{ ptr, field string }{
 // parent of them; and checks after applying that they are unchanged, whatever path did
 // it.
 func ApplyPatch(doc, patch []byte) ([]byte, error) {
+	id, err := identityOf(doc, "object")
+	if err != nil {
+		return nil, err
+	}
+	return applyPatch(doc, id, patch)
+}
+
+// applyPatch is ApplyPatch on doc whose identity is id (read once for a chain of
+// patches: every patch of the chain keeps it).
+func applyPatch(doc []byte, id identity, patch []byte) ([]byte, error) {
 	var ops []struct {
 		Op   string `json:"op"`
 		Path string `json:"path"`
@@ -167,7 +177,7 @@ func ApplyPatch(doc, patch []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
 	}
-	if err := sameIdentity(doc, out); err != nil {
+	if err := id.same(out); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -180,30 +190,37 @@ func touches(ptr, guard string) bool {
 	return ptr == "" || ptr == guard || strings.HasPrefix(guard, ptr+"/")
 }
 
-func sameIdentity(before, after []byte) error {
-	type ident struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
+// identity is what names an object: no patch may change it.
+type identity struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func identityOf(doc []byte, what string) (identity, error) {
+	var id identity
+	if err := json.Unmarshal(doc, &id); err != nil {
+		return id, fmt.Errorf("%s: %w", what, err)
 	}
-	var a, b ident
-	if err := json.Unmarshal(before, &a); err != nil {
-		return fmt.Errorf("object: %w", err)
-	}
-	if err := json.Unmarshal(after, &b); err != nil {
-		return fmt.Errorf("patched object: %w", err)
-	}
+	return id, nil
+}
+
+// same refuses a patched object whose identity is not id's.
+func (id identity) same(after []byte) error {
+	b, err := identityOf(after, "patched object")
 	switch {
-	case a.Metadata.Name != b.Metadata.Name:
+	case err != nil:
+		return err
+	case id.Metadata.Name != b.Metadata.Name:
 		return &ForbiddenPatchError{Field: "metadata.name", Op: "patch"}
-	case a.Metadata.Namespace != b.Metadata.Namespace:
+	case id.Metadata.Namespace != b.Metadata.Namespace:
 		return &ForbiddenPatchError{Field: "metadata.namespace", Op: "patch"}
-	case a.Kind != b.Kind:
+	case id.Kind != b.Kind:
 		return &ForbiddenPatchError{Field: "kind", Op: "patch"}
-	case a.APIVersion != b.APIVersion:
+	case id.APIVersion != b.APIVersion:
 		return &ForbiddenPatchError{Field: "apiVersion", Op: "patch"}
 	}
 	return nil
@@ -219,6 +236,9 @@ func truncate(s string, n int) string {
 // jsonEqual reports whether two JSON documents hold the same value (a patch that sets
 // what is there already changes nothing, and calls no hook again).
 func jsonEqual(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
 	var x, y any
 	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
 		return false

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,8 +187,9 @@ func benchPut(b *testing.B, s *devServer, path, body string) {
 }
 
 // profileBurst saves the server's CPU profile of the next 4 seconds (the burst) as
-// $BERTH_BENCH_POLICY_PROFILE/NAME.pprof when that variable names a folder; the channel
-// closes when it is done (at once without the variable).
+// $BERTH_BENCH_POLICY_PROFILE/NAME.pprof when that variable names a folder, and this
+// process's (the hook server's and the load's) as NAME-test.pprof; the channel closes
+// when both are done (at once without the variable).
 func profileBurst(b *testing.B, s *devServer, name string) <-chan struct{} {
 	done := make(chan struct{})
 	dir := os.Getenv("BERTH_BENCH_POLICY_PROFILE")
@@ -195,8 +197,19 @@ func profileBurst(b *testing.B, s *devServer, name string) <-chan struct{} {
 		close(done)
 		return done
 	}
+	own, err := os.Create(filepath.Join(dir, name+"-test.pprof"))
+	if err == nil {
+		err = pprof.StartCPUProfile(own)
+	}
+	if err != nil {
+		b.Logf("profile of the test process: %v", err)
+	}
 	go func() {
 		defer close(done)
+		if own != nil {
+			defer own.Close()
+			defer pprof.StopCPUProfile()
+		}
 		resp, err := s.http.Get(s.url + "/v1/debug/pprof/profile?seconds=4")
 		if err != nil {
 			b.Logf("profile: %v", err)

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestAdmissionHooksCache: a server uses the hooks it read for a second; past it, while
+// one admission reads them again the others go on with those read before instead of
+// waiting; after this server wrote a configuration, every admission reads them again.
+func TestAdmissionHooksCache(t *testing.T) {
+	srv, url := newTestServerOf(t, Config{})
+	hooks := newTestHooks(t)
+	ctx := context.Background()
+	count := func(step string, want int) {
+		t.Helper()
+		m, v, err := srv.admissionHooks(ctx)
+		if err != nil || len(m)+len(v) != want {
+			t.Fatalf("%s: %d mutating and %d validating hooks (%v), want %d", step, len(m), len(v), err, want)
+		}
+	}
+	putHook(t, url, "a-label", hooks.config("a-label", "Mutating", "/label", "ns", "Fail"))
+	count("written here", 1)
+	// Another server's write: this one is not told, and reads it within a second.
+	other := []byte(hooks.config("b-deny", "Validating", "/deny", "ns", "Fail"))
+	if _, _, err := srv.store.PutAdmissionWebhook(ctx, "b-deny", other, 0); err != nil {
+		t.Fatal(err)
+	}
+	count("within the second", 1)
+	ws := srv.webhooks
+	ws.mu.Lock()
+	ws.loaded, ws.loading = time.Now().Add(-2*webhookCacheTTL), true
+	ws.mu.Unlock()
+	count("while another admission reads them", 1)
+	ws.mu.Lock()
+	ws.loading = false
+	ws.mu.Unlock()
+	count("a second later", 2)
+	// Written here while a read is under way: that read's hooks are not used.
+	ws.mu.Lock()
+	ws.loading = true
+	ws.mu.Unlock()
+	putHook(t, url, "c-label", hooks.config("c-label", "Mutating", "/label", "ns", "Fail"))
+	count("written here during a read", 3)
+}
