@@ -149,6 +149,9 @@ func denial(h *Hook, resp *Response) *Refusal {
 // order), and waits for all; the first refusal in their order refuses the write,
 // whichever answered first, so the answer does not depend on the hooks' timing. They
 // all see the same request, encoded once. Their patches, if any, are not applied.
+// When ctx ends first, the hooks not yet called are not called, and the write is
+// refused with ctx's error: an Ignore hook's failure lets a write through, a hook that
+// was never asked must not.
 func (c *Client) Validate(ctx context.Context, hooks []*Hook, req Request) error {
 	body, err := encodeReview(&req)
 	if err != nil {
@@ -157,14 +160,22 @@ func (c *Client) Validate(ctx context.Context, hooks []*Hook, req Request) error
 	errs := make([]error, len(hooks))
 	turns := make(chan struct{}, c.maxParallel)
 	var wg sync.WaitGroup
+	defer wg.Wait() // no call outlives Validate
 	for i, h := range hooks {
-		turns <- struct{}{} // each call ends within its hook's timeout
+		select {
+		case turns <- struct{}{}: // each call ends within its hook's timeout
+		case <-ctx.Done():
+			return fmt.Errorf("validating admission webhooks: %d of %d not called: %w", len(hooks)-i, len(hooks), context.Cause(ctx))
+		}
 		wg.Go(func() {
 			defer func() { <-turns }()
 			errs[i] = c.validateOnce(ctx, h, req, body)
 		})
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("validating admission webhooks: %w", err)
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -162,3 +162,37 @@ func TestEncodeReview(t *testing.T) {
 		t.Fatalf("%v, want the bad object refused before any call", err)
 	}
 }
+
+// TestValidateStopsWhenCancelled: once the write's context ends, the hooks not yet
+// called are not called (nor counted as failed, nor their events recorded), the calls in
+// flight end, and the write is refused with the context's error even when every hook
+// has failurePolicy Ignore.
+func TestValidateStopsWhenCancelled(t *testing.T) {
+	p := newParallelHooks(t)
+	var hooks []*Hook
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		hooks = append(hooks, p.hook(n, "hang", 5*time.Second, true))
+	}
+	var mu sync.Mutex
+	observed := 0
+	c := NewClient(Options{MaxParallel: 2, Observe: func(*Hook, *Request, Outcome, time.Duration, error) {
+		mu.Lock()
+		observed++
+		mu.Unlock()
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := c.Validate(ctx, hooks, Request{Object: []byte(`{"x":1}`)})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("took %s: the calls in flight outlived the context", took)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v, want the context's error", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if observed != 2 {
+		t.Fatalf("%d calls observed, want the 2 in flight when the context ended", observed)
+	}
+}
