@@ -39,10 +39,12 @@ func (a *admission) fencedWrite(ctx context.Context, write func(context.Context)
 
 // rejudgeQuota counts the usage of the request's namespaces again, with their fences as
 // they are now, and judges the targets judged before against it. The namespaces' locks
-// stay held.
+// stay held. The fences start empty: a namespace whose resource quota went away
+// meanwhile is counted without one, and the fence it had must not bind the write.
 func (a *admission) rejudgeQuota(ctx context.Context) error {
 	judged := a.quota.judged
 	a.quota.byNS, a.quota.judged = nil, nil
+	a.quota.fence.Reset()
 	for _, t := range judged {
 		if err := admitQuota(ctx, a, t); err != nil {
 			return err

@@ -183,3 +183,29 @@ func TestQuotaExactScalesAcrossServers(t *testing.T) {
 		t.Fatalf("scales answered %v: %v instances, past the quota of 6", codes, q.ResourceUsage["instances"])
 	}
 }
+
+// A write whose namespace's resource quota was removed while another server moved its
+// fence is judged again without a quota, and goes through on the next round: the fence
+// it had seen no longer binds it.
+func TestQuotaFenceQuotaRemoved(t *testing.T) {
+	srv, url := newTestServerOf(t, Config{})
+	const ns = "fence-unquota"
+	wantStatus(t, call(t, http.MethodPut, url+"/v1/namespaces/"+ns+"/quota", `{"resources":{"cpu":2}}`), http.StatusOK)
+	ctx := context.Background()
+	doc := fenceProc(t, ns, "mine", "1")
+	a := srv.newAdmission(httptest.NewRequest(http.MethodPost, "/v1/apply", nil), opCreate, []v4.Document{doc})
+	defer a.done()
+	if err := admitQuota(ctx, a, targetOf(doc.Object)); err != nil {
+		t.Fatal(err)
+	}
+	otherServerWrite(t, fenceProc(t, ns, "theirs", "1"))
+	wantStatus(t, call(t, http.MethodPut, url+"/v1/namespaces/"+ns+"/quota", `{"resources":{}}`), http.StatusOK)
+	rounds := 0
+	err := a.fencedWrite(ctx, func(ctx context.Context) error {
+		rounds++
+		return srv.store.Create(ctx, doc.Object, store.Raw{})
+	})
+	if err != nil || rounds != 2 {
+		t.Fatalf("%v after %d rounds, want stored in the second", err, rounds)
+	}
+}

@@ -53,6 +53,13 @@ func (f *QuotaFence) See(ns string, rev int64) {
 	f.check, f.moved = false, ""
 }
 
+// Reset forgets every fence f saw, for an admission that counts again.
+func (f *QuotaFence) Reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revs, f.check, f.moved = nil, false, ""
+}
+
 // Empty reports whether f fences no namespace.
 func (f *QuotaFence) Empty() bool {
 	if f == nil {
