@@ -45,22 +45,8 @@ func NewJobController(st *store.Store, f *feed.Feed, opts Options) *JobControlle
 	b := newBase(st, f, opts, opts.Logger.With("controller", "job"))
 	c := &JobController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
 		jobs: &cacheView{cache: b.cache(v4.KindJob)}, retryBase: jobRetryBase}
-	c.queue.prio = c.priorityOf // higher priorities are reconciled, and placed, first
+	c.queue.prio = c.jobs.priorityOf // higher priorities are reconciled, and placed, first
 	return c
-}
-
-// priorityOf is a job's resolved priority (0 when it is not cached), which orders the
-// jobs due at once in the queue (docs/policy.md, "Priorities and preemption").
-func (c *JobController) priorityOf(key scheduler.AppKey) int32 {
-	o, ok := c.jobs.cache.Get(key.Namespace, key.Name)
-	if !ok {
-		return 0
-	}
-	job, ok := o.(*v4.Job)
-	if !ok {
-		return 0
-	}
-	return job.Spec.PriorityValue()
 }
 
 // Run watches jobs and task groups and reconciles until ctx ends.

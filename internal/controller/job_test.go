@@ -308,8 +308,8 @@ func TestJobPriorityOrdersTheQueue(t *testing.T) {
 	e.applyJob(`,"priority":500,"suspend":true`)
 	c := NewJobController(testStore, e.feed, e.opts())
 	key := scheduler.AppKey{Kind: v4.KindJob, Namespace: "ctl", Name: "batch"}
-	e.eventually("the job's priority read from the cache", func() bool { return c.priorityOf(key) == 500 })
-	if p := c.priorityOf(scheduler.AppKey{Kind: v4.KindJob, Namespace: "ctl", Name: "nosuch"}); p != 0 {
+	e.eventually("the job's priority read from the cache", func() bool { return c.jobs.priorityOf(key) == 500 })
+	if p := c.jobs.priorityOf(scheduler.AppKey{Kind: v4.KindJob, Namespace: "ctl", Name: "nosuch"}); p != 0 {
 		t.Errorf("a job not cached has priority %d", p)
 	}
 	if c.queue.prio == nil {

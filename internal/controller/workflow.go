@@ -63,22 +63,8 @@ func NewWorkflowController(st *store.Store, f *feed.Feed, opts Options) *Workflo
 	b := newBase(st, f, opts, opts.Logger.With("controller", "workflow"))
 	c := &WorkflowController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
 		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait, inlineBytes: wfInlineBytes}
-	c.queue.prio = c.priorityOf // higher priorities are reconciled, and their steps placed, first
+	c.queue.prio = c.wfs.priorityOf // higher priorities are reconciled, and their steps placed, first
 	return c
-}
-
-// priorityOf is a workflow's resolved priority (0 when it is not cached), which orders
-// the workflows due at once in the queue (docs/policy.md, "Placement order").
-func (c *WorkflowController) priorityOf(key scheduler.AppKey) int32 {
-	o, ok := c.wfs.cache.Get(key.Namespace, key.Name)
-	if !ok {
-		return 0
-	}
-	wf, ok := o.(*v4.Workflow)
-	if !ok {
-		return 0
-	}
-	return wf.Spec.PriorityValue()
 }
 
 // Run watches workflows and task groups and reconciles until ctx ends.
