@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -43,4 +45,33 @@ func TestAdmissionHooksCache(t *testing.T) {
 	ws.mu.Unlock()
 	putHook(t, url, "c-label", hooks.config("c-label", "Mutating", "/label", "ns", "Fail"))
 	count("written here during a read", 3)
+}
+
+// TestAdmissionHooksCacheRace: admissions read the hooks without pause while this
+// server writes configurations; each admission begun after a write returned sees it,
+// and the race detector finds no unguarded handoff of the hooks.
+func TestAdmissionHooksCacheRace(t *testing.T) {
+	srv, url := newTestServerOf(t, Config{})
+	hooks := newTestHooks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, _, err := srv.admissionHooks(ctx); err != nil && ctx.Err() == nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for i := range 5 {
+		name := fmt.Sprintf("h%d-label", i)
+		putHook(t, url, name, hooks.config(name, "Mutating", "/label", "ns", "Fail"))
+		if m, _, err := srv.admissionHooks(context.Background()); err != nil || len(m) != i+1 {
+			t.Errorf("after writing %d hooks an admission sees %d (%v)", i+1, len(m), err)
+		}
+	}
+	cancel()
+	wg.Wait()
 }
