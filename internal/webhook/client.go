@@ -44,9 +44,13 @@ type Client struct {
 
 	mu    sync.Mutex
 	conns map[string]*conn // by hook ID, URL and bundle
+	// pools are the HTTP clients by trust root (a hook's caBundle, "" for the cluster
+	// CA): hooks served by one server share its connections and TLS sessions, so a burst
+	// of writes through ten hooks of one server opens the connections of one, not ten.
+	pools map[string]*http.Client
 }
 
-// conn is a hook's HTTP client and its turns.
+// conn is a hook's turns, and the HTTP client of its trust root.
 type conn struct {
 	http  *http.Client
 	turns chan struct{}
@@ -80,7 +84,7 @@ type Options struct {
 // NewClient makes a client.
 func NewClient(o Options) *Client {
 	c := &Client{clusterCA: o.ClusterCA, maxResponse: o.MaxResponse, maxInFlight: o.MaxInFlight, maxParallel: o.MaxParallel,
-		forbidden: o.Forbidden, observe: o.Observe, conns: map[string]*conn{}}
+		forbidden: o.Forbidden, observe: o.Observe, conns: map[string]*conn{}, pools: map[string]*http.Client{}}
 	if c.maxResponse <= 0 {
 		c.maxResponse = DefaultMaxResponse
 	}
@@ -96,24 +100,42 @@ func NewClient(o Options) *Client {
 	return c
 }
 
-// Forget drops the connections of hooks no longer configured (keep holds the current
-// ones), so a changed or deleted hook's idle connections close.
+// Forget drops the turns of hooks no longer configured (keep holds the current ones),
+// and the connections of trust roots none of them uses, so a deleted hook's idle
+// connections close.
 func (c *Client) Forget(keep []*Hook) {
-	live := map[string]bool{}
+	live, roots := map[string]bool{}, map[string]bool{}
 	for _, h := range keep {
-		live[connKey(h)] = true
+		live[connKey(h)], roots[rootKey(h)] = true, true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, cn := range c.conns {
+	for k := range c.conns {
 		if !live[k] {
-			cn.http.CloseIdleConnections()
 			delete(c.conns, k)
+		}
+	}
+	for b, hc := range c.pools {
+		if !roots[b] {
+			hc.CloseIdleConnections()
+			delete(c.pools, b)
 		}
 	}
 }
 
-func connKey(h *Hook) string { return h.ID() + "\x00" + h.URL + "\x00" + h.bundle }
+func connKey(h *Hook) string { return h.ID() + "\x00" + h.URL + "\x00" + rootKey(h) }
+
+// rootKey names the trust root that verifies h: its caBundle as written, or a pool
+// given without one (only made in code), or "" for the cluster CA.
+func rootKey(h *Hook) string {
+	switch {
+	case h.bundle != "":
+		return "bundle:" + h.bundle
+	case h.Pool != nil:
+		return fmt.Sprintf("pool:%p", h.Pool)
+	}
+	return ""
+}
 
 func (c *Client) connOf(h *Hook) *conn {
 	key := connKey(h)
@@ -122,26 +144,43 @@ func (c *Client) connOf(h *Hook) *conn {
 	if cn, ok := c.conns[key]; ok {
 		return cn
 	}
-	pool := h.Pool
+	root := rootKey(h)
+	hc, ok := c.pools[root]
+	if !ok {
+		hc = c.newPool(h.Pool)
+		c.pools[root] = hc
+	}
+	cn := &conn{turns: make(chan struct{}, c.maxInFlight), http: hc}
+	c.conns[key] = cn
+	return cn
+}
+
+// pooledHooks is how many hooks' calls in flight a trust root's pool keeps idle
+// connections for, per server (beyond them a connection closes after its call).
+const pooledHooks = 4
+
+// newPool makes the HTTP client of one trust root (pool; nil for the cluster CA).
+func (c *Client) newPool(pool *x509.CertPool) *http.Client {
 	if pool == nil {
 		pool = c.clusterCA
 	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: c.dialControl}
 	tr := &http.Transport{
-		Proxy:               nil, // a hook is called directly, never through the environment's proxy
-		DialContext:         dialer.DialContext,
-		TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		Proxy:       nil, // a hook is called directly, never through the environment's proxy
+		DialContext: dialer.DialContext,
+		// The session cache resumes TLS sessions: a new connection to a hook's server
+		// skips the certificate's verification and signature after the first.
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12,
+			ClientSessionCache: tls.NewLRUClientSessionCache(256)},
 		TLSHandshakeTimeout: 5 * time.Second,
-		MaxIdleConnsPerHost: c.maxInFlight,
+		MaxIdleConnsPerHost: pooledHooks * c.maxInFlight,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   true,
 	}
-	cn := &conn{turns: make(chan struct{}, c.maxInFlight), http: &http.Client{Transport: tr,
+	return &http.Client{Transport: tr,
 		// A redirect could send the review (the object, the user's policies) anywhere,
 		// berth's own API included: it is an answer that is not a review.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	c.conns[key] = cn
-	return cn
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func (c *Client) dialControl(_, address string, _ syscall.RawConn) error {

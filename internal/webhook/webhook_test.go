@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -260,9 +261,9 @@ func TestFailurePolicies(t *testing.T) {
 func TestBoundedInFlight(t *testing.T) {
 	h := newHookServer(t)
 	c := NewClient(Options{MaxInFlight: 1})
-	// Two hooks of one ID and URL share the turns: the first holds the only one.
+	// Two hooks of one ID, URL and trust root share the turns: the first holds the only one.
 	holder := h.hook("/slow", func(k *Hook) { k.Timeout, k.Mutating = time.Minute, false })
-	waiter := h.hook("/slow", func(k *Hook) { k.Timeout, k.Mutating = 200*time.Millisecond, false })
+	waiter := h.hook("/slow", func(k *Hook) { k.Timeout, k.Mutating, k.Pool = 200*time.Millisecond, false, holder.Pool })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Validate(ctx, []*Hook{holder}, Request{}) }()
@@ -292,5 +293,49 @@ func TestOwnAddressRefused(t *testing.T) {
 	err := c.Validate(context.Background(), []*Hook{h.hook("/deny", func(k *Hook) { k.Mutating = false })}, Request{})
 	if err == nil || !strings.Contains(err.Error(), "berth's own API") {
 		t.Fatalf("%v, want the dial refused", err)
+	}
+}
+
+// Hooks of one server and trust root share its connections; a hook verified by another
+// root never gets a connection made under the first.
+func TestHooksShareConnectionsByTrustRoot(t *testing.T) {
+	h := &hookServer{calls: map[string]int{}, block: make(chan struct{})}
+	h.Server = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
+	var opened sync.Map
+	h.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			opened.Store(c.RemoteAddr().String(), true)
+		}
+	}
+	h.StartTLS()
+	t.Cleanup(func() { close(h.block); h.Close() })
+	count := func() (n int) {
+		opened.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	c := NewClient(Options{})
+	pool := x509.NewCertPool()
+	pool.AddCert(h.Certificate())
+	shared := func(path string) *Hook {
+		return h.hook(path, func(k *Hook) { k.Pool, k.Mutating = pool, false })
+	}
+	for _, path := range []string{"/a", "/b", "/same", "/a"} {
+		if err := c.Validate(context.Background(), []*Hook{shared(path)}, Request{Object: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != 1 {
+		t.Errorf("4 calls to 3 hooks of one server and root opened %d connections, want 1", n)
+	}
+	other := h.hook("/b", func(k *Hook) { k.Mutating = false }) // a pool of its own
+	if err := c.Validate(context.Background(), []*Hook{other}, Request{Object: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Errorf("a hook of another trust root opened %d connections in all, want 2", n)
+	}
+	c.Forget([]*Hook{other})
+	if len(c.pools) != 1 || len(c.conns) != 1 {
+		t.Errorf("after Forget: %d pools, %d hooks' turns; want 1 and 1", len(c.pools), len(c.conns))
 	}
 }
