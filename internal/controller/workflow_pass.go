@@ -179,6 +179,10 @@ func (p *wfPass) stepOutcome(n v4.WfNodeStatus, tg *v4.TaskGroup) (v4.WfNodeStat
 		n.Phase, n.Message = v4.WfFailed, tg.Status.Message
 	case tg.Spec.Desired == v4.DesiredStopped:
 		n.Phase, n.Message = v4.WfFailed, "stopped"
+	case mainOOMKilled(tg):
+		// Argo's words for it: a failure (retried per retryStrategy), not an Error,
+		// whatever the agent collected after the kill.
+		n.Phase, n.Message = v4.WfFailed, fmt.Sprintf("OOMKilled (exit code %d)", oomExitCode)
 	case res != nil && res.Error != "" && ran:
 		n.Phase, n.Message = v4.WfFailed, res.Error
 	case res != nil && res.Error != "" || !ran:
@@ -237,6 +241,24 @@ func mainExit(tg *v4.TaskGroup) (int, bool) {
 		}
 	}
 	return 0, tg.Status.Phase == v4.StatusFinish
+}
+
+// oomExitCode is the exit code of a process the kernel's OOM killer killed (128+SIGKILL).
+const oomExitCode = 137
+
+// mainOOMKilled reports whether the driver saw the step's main task killed by the
+// kernel's OOM killer (its memory limit).
+func mainOOMKilled(tg *v4.TaskGroup) bool {
+	main := stepMainTask
+	if io := tg.Spec.Step; io != nil {
+		main = io.Main
+	}
+	for _, t := range tg.Status.Tasks {
+		if t.Name == main {
+			return t.Info.OOMKilled
+		}
+	}
+	return false
 }
 
 // stepOutputsOf are a node's outputs from what the agent collected.

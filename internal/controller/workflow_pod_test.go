@@ -138,3 +138,18 @@ func TestStepOutcomeFromAgent(t *testing.T) {
 		}
 	}
 }
+
+// A main task the kernel's OOM killer killed fails the step as Argo says it, whatever
+// exit the agent collected after the kill (-1: it never ran to an exit).
+func TestStepOutcomeOOMKilled(t *testing.T) {
+	p := &wfPass{c: &WorkflowController{collectWait: time.Minute}, now: time.Now()}
+	for _, code := range []int{-1, 137} {
+		tg := &v4.TaskGroup{Spec: v4.TaskGroupSpec{Step: &v4.StepIO{Main: "main"}, Desired: v4.DesiredRunning},
+			Status: v4.TaskGroupStatus{Phase: v4.StatusFailed, Step: &v4.StepResult{Collected: true, ExitCode: code},
+				Tasks: []v4.TaskStatus{{Name: "main", Status: v4.StatusFailed, Info: v4.ContainerInfo{ExitCode: 137, OOMKilled: true}}}}}
+		n, ok := p.stepOutcome(v4.WfNodeStatus{Phase: v4.WfRunning}, tg)
+		if !ok || n.Phase != v4.WfFailed || n.Message != "OOMKilled (exit code 137)" {
+			t.Errorf("collected exit %d: %s %q, want Failed, OOMKilled (exit code 137)", code, n.Phase, n.Message)
+		}
+	}
+}
