@@ -34,6 +34,12 @@ const (
 // are when the step runs.
 const WfSubmitterAnnotation = "berth.io/submitter"
 
+// WfCreatedByStepAnnotation is set on the object a resource step creates: the workflow's
+// UID and the step's node ID. A step performed again after its pass died (the object
+// written, the node not yet) finds its own object by it and succeeds, instead of failing
+// as the object exists.
+const WfCreatedByStepAnnotation = "berth.io/created-by-step"
+
 // WfSubmitterAnonymous is WfSubmitterAnnotation for a request without a token.
 const WfSubmitterAnonymous = "anonymous"
 

@@ -29,6 +29,9 @@ type ResourceStep struct {
 	Action    string
 	Object    v4.Object
 	Manifest  []byte
+	// Key names the step for good: the workflow's UID and the node's ID. A create marks
+	// its object with it (v4.WfCreatedByStepAnnotation).
+	Key string
 }
 
 // ResourceResult is what a resource step wrote.
@@ -46,8 +49,8 @@ var errNoResourceSteps = errors.New("resource steps are not available in this co
 // resources performs the resource steps the engine starts, one after another in the
 // pass, and records each one's outcome in its node: no task group, no agent. A pass that
 // dies after a write and before its status is written performs the step again in the
-// next one: apply and delete come to the same end, a second create fails as the object
-// exists (docs/workflows.md).
+// next one: apply and delete come to the same end, and a second create finds the object
+// its first one marked with the step's key (docs/workflows.md).
 func (p *wfPass) resources(ctx context.Context, starts []engine.Start) {
 	for _, st := range starts {
 		n := p.nodes[st.NodeID]
@@ -102,7 +105,8 @@ func (p *wfPass) resource(ctx context.Context, st engine.Start) (ResourceResult,
 		return ResourceResult{}, errNoResourceSteps
 	}
 	return p.c.opts.ResourceSteps.DoResourceStep(ctx, ResourceStep{Workflow: ns + "/" + p.wf.Metadata.Name,
-		Submitter: p.wf.Metadata.Annotations[v4.WfSubmitterAnnotation], Action: r.Action, Object: got, Manifest: []byte(r.Manifest)})
+		Submitter: p.wf.Metadata.Annotations[v4.WfSubmitterAnnotation], Action: r.Action, Object: got, Manifest: []byte(r.Manifest),
+		Key: p.wf.Status.UID + "/" + st.NodeID})
 }
 
 func objectName(o v4.Object) string {

@@ -81,6 +81,7 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		s.record(gone, "Deleted", "deleted "+why)
 		return controller.ResourceResult{Name: m.Name}, nil
 	case v4.WfResourceCreate:
+		markStep(obj, step.Key)
 		a := s.newAdmission(r, opCreate, []v4.Document{doc})
 		defer a.done() // this ctx is the controller's: the lock is released here, not at its end
 		if err := a.admit(ctx, targetOf(obj)); err != nil {
@@ -88,6 +89,9 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		}
 		doc, obj = a.docs[0], a.docs[0].Object // as the admission webhooks left it
 		if err := a.fencedWrite(ctx, func(ctx context.Context) error { return s.store.Create(ctx, obj, rawOf(doc)) }); err != nil {
+			if res, ok := s.createdByStep(ctx, obj, step.Key, err); ok {
+				return res, nil
+			}
 			return controller.ResourceResult{}, fmt.Errorf("create %s %s/%s: %w", kind, m.Namespace, m.Name, err)
 		}
 		s.record(obj, "Created", "created "+why)
@@ -121,6 +125,33 @@ func (s *Server) resourceStepAs(ctx context.Context, id *acl.Identity, step cont
 		return res, nil
 	}
 	return controller.ResourceResult{}, fmt.Errorf("unknown resource action %q", step.Action)
+}
+
+// markStep marks the object a resource step creates with the step's key.
+func markStep(obj v4.Object, key string) {
+	if key == "" {
+		return
+	}
+	m := obj.GetMeta()
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[v4.WfCreatedByStepAnnotation] = key
+}
+
+// createdByStep tells a create that failed as its object exists, because this step
+// created it before its pass died, from one that met another object: the stored object
+// carries the step's key. Then the step succeeded, with the stored object's version.
+func (s *Server) createdByStep(ctx context.Context, obj v4.Object, key string, err error) (controller.ResourceResult, bool) {
+	if key == "" || !errors.Is(err, store.ErrAlreadyExists) {
+		return controller.ResourceResult{}, false
+	}
+	m := obj.GetMeta()
+	stored, gerr := s.store.Get(ctx, obj.GetKind(), m.Namespace, m.Name)
+	if gerr != nil || stored.GetMeta().Annotations[v4.WfCreatedByStepAnnotation] != key {
+		return controller.ResourceResult{}, false
+	}
+	return controller.ResourceResult{Name: m.Name, ResourceVersion: stored.GetMeta().ResourceVersion}, true
 }
 
 // submitterIdentity is the identity a workflow's submitter annotation names, with its

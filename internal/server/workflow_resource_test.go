@@ -142,3 +142,36 @@ func TestDoResourceStep(t *testing.T) {
 		t.Errorf("the audit lines' statuses %v, want %v", statuses, want)
 	}
 }
+
+// A create performed again by the same step (its pass died after the write) finds the
+// object it marked and succeeds; another step's create of that name, or a create of an
+// object someone else wrote, fails as the object exists.
+func TestResourceStepCreateAgain(t *testing.T) {
+	srv, url, _, _ := auditedServer(t)
+	tok := tokenWithPolicy(t, url, rsPolicy, "rs", "")
+	sec, _ := acl.ParseSecret(tok)
+	create := func(name, key string) (controller.ResourceResult, error) {
+		manifest := `{"kind":"configmap","metadata":{"name":"` + name + `","namespace":"rs"},"datas":{}}`
+		obj, err := v4.ParseWfResource(manifest, "rs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv.DoResourceStep(context.Background(), controller.ResourceStep{Workflow: "rs/roll", Submitter: sec.ID,
+			Action: v4.WfResourceCreate, Object: obj, Manifest: []byte(manifest), Key: key})
+	}
+	first, err := create("made", "uid-1/n1")
+	if err != nil || first.ResourceVersion == "" {
+		t.Fatalf("create: %+v, %v", first, err)
+	}
+	again, err := create("made", "uid-1/n1")
+	if err != nil || again.ResourceVersion != first.ResourceVersion {
+		t.Errorf("the same step again: %+v, %v; want success with version %s", again, err, first.ResourceVersion)
+	}
+	if _, err := create("made", "uid-1/n2"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("another step: %v, want already exists", err)
+	}
+	wantStatus(t, call(t, http.MethodPost, url+"/v1/namespaces/rs/configmaps", `{"kind":"configmap","metadata":{"name":"theirs","namespace":"rs"},"datas":{}}`), http.StatusCreated)
+	if _, err := create("theirs", "uid-1/n3"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("an object the step did not create: %v, want already exists", err)
+	}
+}
