@@ -240,7 +240,10 @@ func TestCronFailoverStartsNothingTwice(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, c := range []*CronController{a, b} {
 		wg.Go(func() {
-			for range 10 { // a conflict is retried, as the worker does
+			// A conflict is retried, as the worker does, with a pause: the loser's cache
+			// must see the winner's write first, which takes longer on a loaded machine
+			// than ten immediate retries.
+			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 				if _, err := c.reconcile(context.Background(), nightlyKey); err == nil {
 					return
 				}
