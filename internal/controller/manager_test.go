@@ -10,7 +10,9 @@ import (
 	"github.com/berthhq/berth/internal/store/storetest"
 )
 
-// Two servers campaign; one leads, and when it stops the other takes over.
+// Two servers campaign; one leads, and when it stops the other takes over. They share
+// one process's caches, as one server's successive terms of leadership do: the second
+// term declares the caches' needs again (RegisterCaches), which must pass.
 func TestManagerElection(t *testing.T) {
 	storetest.Reset(t, testStore)
 	caches := cachetest.Registry(t, testStore, RegisterCaches)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"sync"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -75,16 +76,31 @@ func (r *Registry) Index(kind v4.Kind, name string, fn IndexFunc) error {
 }
 
 // Keep sets what kind's cache keeps of each object (Config.Keep); like an index it is
-// declared before the cache runs, by the only readers of the kind.
+// declared before the cache runs, by the only readers of the kind. Once the cache runs,
+// declaring the same function again passes (the controllers declare their caches' needs
+// at every term of leadership: a server that leads a second time runs them again), and
+// another one is an error. The function is told by its code, so it must be a declared
+// function, not a closure whose captured values differ.
 func (r *Registry) Keep(kind v4.Kind, fn func(v4.Object) v4.Object) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.entry(kind)
 	if e.running {
-		return fmt.Errorf("cache of %s: what it keeps set after the cache started", kind)
+		if !sameFunc(e.cache.cfg.Keep, fn) {
+			return fmt.Errorf("cache of %s: what it keeps set after the cache started", kind)
+		}
+		return nil
 	}
 	e.cache.cfg.Keep = fn
 	return nil
+}
+
+// sameFunc reports whether a and b are the same function (both nil included).
+func sameFunc(a, b func(v4.Object) v4.Object) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer()
 }
 
 // Indexes adds every index of idx to kind's cache (Index).

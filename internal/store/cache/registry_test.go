@@ -47,11 +47,26 @@ func TestRegistryOneCachePerKind(t *testing.T) {
 	if err := r.Index(v4.KindTaskGroup, "owner", byName); err == nil {
 		t.Fatal("an index asked for after the cache started was accepted")
 	}
+	// What a cache keeps: the same function again passes once it runs (a server's
+	// second term of leadership declares it again), another one or none does not.
+	if err := r.Keep(v4.KindWorkflow, keepName); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, r.For(v4.KindWorkflow))
+	if err := r.Keep(v4.KindWorkflow, keepName); err != nil {
+		t.Errorf("the same keep again: %v", err)
+	}
+	if err := r.Keep(v4.KindWorkflow, keepNothing); err == nil {
+		t.Error("another keep after the cache started was accepted")
+	}
+	if err := r.Keep(v4.KindWorkflow, nil); err == nil {
+		t.Error("no keep after the cache started was accepted")
+	}
 	// A kind first asked for after Start runs from then on.
 	nodes := r.For(v4.KindNode)
 	waitSynced(t, nodes)
-	if got := len(r.Kinds()); got != 2 {
-		t.Fatalf("%d caches run, want 2", got)
+	if got := len(r.Kinds()); got != 3 {
+		t.Fatalf("%d caches run, want 3", got)
 	}
 }
 
@@ -95,3 +110,6 @@ func (r *Registry) Kinds() []v4.Kind {
 	}
 	return out
 }
+
+func keepName(o v4.Object) v4.Object    { return o }
+func keepNothing(o v4.Object) v4.Object { return nil }
