@@ -27,13 +27,21 @@ type Lendable struct {
 // report lends nothing (the free part stays).
 func (n *nodeState) lendable(now time.Time) Lendable {
 	l := Lendable{RevocableCPU: n.revCPU, RevocableMB: n.revMem}
-	if r := n.lend; r != nil && !r.Time.IsZero() && now.Sub(r.Time) <= v4.RevocableStale && r.Time.Sub(now) <= v4.RevocableStale {
+	if n.lendsAt(now) {
+		r := n.lend
 		l.LentCPU = v4.Lent(n.alloc.CPU, n.usedCPU, r.UsedCPU, r.Margin, r.MaxFraction)
 		l.LentMemoryMB = v4.Lent(n.alloc.MemoryMB, n.usedMem, r.UsedMemoryMB, r.Margin, r.MaxFraction)
 	}
 	l.CPU = max(0, n.alloc.CPU-n.usedCPU) + l.LentCPU
 	l.MemoryMB = max(0, n.alloc.MemoryMB-n.usedMem) + l.LentMemoryMB
 	return l
+}
+
+// lendsAt reports whether n's agent's lending report is fresh at now (neither older nor
+// further ahead than v4.RevocableStale): only then does it lend anything.
+func (n *nodeState) lendsAt(now time.Time) bool {
+	r := n.lend
+	return r != nil && !r.Time.IsZero() && now.Sub(r.Time) <= v4.RevocableStale && r.Time.Sub(now) <= v4.RevocableStale
 }
 
 // fitsRevocable checks a revocable request's cpu and memory against n's room for the
@@ -47,16 +55,4 @@ func (st *reqState) fitsRevocable(n *nodeState) (bool, string) {
 		return false, "insufficient revocable memory"
 	}
 	return true, ""
-}
-
-// Lendable answers the room for revocable task groups of each named node the snapshot
-// knows, at now.
-func (s *Snapshot) Lendable(names []string, now time.Time) map[string]Lendable {
-	out := make(map[string]Lendable, len(names))
-	for _, name := range names {
-		if n, ok := s.byName[name]; ok {
-			out[name] = n.lendable(now)
-		}
-	}
-	return out
 }

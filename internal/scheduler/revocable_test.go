@@ -43,9 +43,16 @@ func TestLendable(t *testing.T) {
 		{"a report without a time lends nothing", report(time.Time{}, 1, 2000, 0.1, 0.5), 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			l := lendingNode(c.report).Lendable([]string{"n1"}, revNow)["n1"]
+			s := lendingNode(c.report)
+			l := s.byName["n1"].lendable(revNow)
 			if !near(l.LentCPU, c.lentCPU) || !near(l.LentMemoryMB, c.mem) {
 				t.Errorf("lent %v cores and %v MB, want %v and %v", l.LentCPU, l.LentMemoryMB, c.lentCPU, c.mem)
+			}
+			// The nodes list shows the same, without a fresh report nothing.
+			if u := s.Usage([]string{"n1"}, revNow)["n1"]; u.Lends != nil && (!near(u.Lends.CPU, c.lentCPU) || !near(u.Lends.MemoryMB, c.mem)) {
+				t.Errorf("usage lends %+v, want %v cores and %v MB", *u.Lends, c.lentCPU, c.mem)
+			} else if fresh := c.report != nil && c.report.Time.Equal(revNow); (u.Lends != nil) != fresh {
+				t.Errorf("usage lends %+v with a fresh report %v", u.Lends, fresh)
 			}
 			// What nobody reserves is always the tier's too.
 			if !near(l.CPU, 1+c.lentCPU) || !near(l.MemoryMB, 2000+c.mem) {
@@ -111,7 +118,7 @@ func TestRevocableNotVictims(t *testing.T) {
 func TestUsageRevocable(t *testing.T) {
 	s := lendingNode(report(revNow, 1, 2000, 0.1, 0.5))
 	s.Place(revRequest(revApp, 3000, true, 0), Options{Now: func() time.Time { return revNow }})
-	u := s.Usage([]string{"n1"})["n1"]
+	u := s.Usage([]string{"n1"}, revNow)["n1"]
 	if u.MemoryMB != 14000 || u.RevocableMemoryMB != 3000+DefaultOverhead.MemoryMB || u.TaskGroups != 2 {
 		t.Errorf("usage %+v", u)
 	}

@@ -1,6 +1,9 @@
 package scheduler
 
-import "maps"
+import (
+	"maps"
+	"time"
+)
 
 // NodeUsage is what a node's task groups hold, as the scheduler accounts it: the
 // resources of those not ended, and how many task groups the node has.
@@ -23,11 +26,21 @@ type NodeUsage struct {
 	// count what non-revocable placements must leave alone.
 	RevocableCPU      float64 `json:"revocableCPU,omitempty"`
 	RevocableMemoryMB float64 `json:"revocableMemoryMB,omitempty"`
+	// Lends is what the node lends the revocable tier out of idle reservations, as
+	// placements reckon it (v4.Lent of its agent's report); absent without a fresh
+	// report, when it lends nothing.
+	Lends *NodeLends `json:"lends,omitempty"`
 }
 
-// Usage is the usage of each of the named nodes the snapshot knows: read off the
+// NodeLends is a node's lent cpu and memory.
+type NodeLends struct {
+	CPU      float64 `json:"cpu"`
+	MemoryMB float64 `json:"memoryMB"`
+}
+
+// Usage is the usage of each of the named nodes the snapshot knows at now: read off the
 // nodes' own accounting, so a page of nodes costs its size, not the cluster's.
-func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
+func (s *Snapshot) Usage(names []string, now time.Time) map[string]NodeUsage {
 	out := make(map[string]NodeUsage, len(names))
 	for _, name := range names {
 		n, ok := s.byName[name]
@@ -39,6 +52,10 @@ func (s *Snapshot) Usage(names []string) map[string]NodeUsage {
 			RevocableCPU: n.revCPU, RevocableMemoryMB: n.revMem}
 		if len(n.usedExt) > 0 {
 			u.Extended = maps.Clone(n.usedExt)
+		}
+		if n.lendsAt(now) {
+			l := n.lendable(now)
+			u.Lends = &NodeLends{CPU: l.LentCPU, MemoryMB: l.LentMemoryMB}
 		}
 		for _, g := range n.gpuUsed {
 			if g != (gpuUse{}) {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"math"
 	"testing"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -15,7 +16,7 @@ func TestUsage(t *testing.T) {
 		tg(webApp, 1, "n1", v4.StatusRunning, nil, nil),
 		tg(webApp, 2, "n1", v4.StatusFailed, nil, nil),
 		tg(webApp, 3, "n2", v4.StatusStaging, nil, nil))
-	got := s.Usage([]string{"n1", "n2", "gone"})
+	got := s.Usage([]string{"n1", "n2", "gone"}, time.Now())
 	if len(got) != 2 {
 		t.Fatalf("usage of %d nodes: %+v", len(got), got)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -56,7 +57,7 @@ func (s *Server) handleNodeUsage(w http.ResponseWriter, r *http.Request) error {
 	nu.Node, nu.Allocatable = name, n.Spec.Allocatable
 	if s.feed != nil {
 		s.feed.With(func(snap *scheduler.Snapshot) {
-			if ru, ok := snap.Usage([]string{name})[name]; ok {
+			if ru, ok := snap.Usage([]string{name}, time.Now())[name]; ok {
 				nu.Reserved = v4.NodeReservedUsage{CPU: ru.CPU, MemoryMB: ru.MemoryMB, TaskGroups: ru.TaskGroups,
 					OverheadCPU: ru.OverheadCPU, OverheadMemoryMB: ru.OverheadMemoryMB}
 			}

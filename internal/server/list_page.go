@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/httpapi"
@@ -167,7 +168,7 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, kind v4.Kind, 
 		for i, o := range res.Items {
 			names[i] = o.GetMeta().Name
 		}
-		s.feed.With(func(snap *scheduler.Snapshot) { body.Usage = snap.Usage(names) })
+		s.feed.With(func(snap *scheduler.Snapshot) { body.Usage = snap.Usage(names, time.Now()) })
 	}
 	httpapi.WriteJSON(w, http.StatusOK, body)
 	return nil

@@ -88,7 +88,7 @@ function row(n, usage, measured, problem, rights, open) {
     h('td', {}, chips(m.labels), chips((n.spec.attributes || {}).text)),
     h('td', {}, (n.spec.taints || []).map((t) => h('span', { class: 'chips' }, h('span', {}, `${t.key}=${t.value}:${t.effect}`)))),
     h('td', { title: n.status.lastHeartbeat }, age(n.status.lastHeartbeat)),
-    h('td', { class: 'lends', title: lendsTitle(n) }, lendsText(nodeLends(n, u, Date.now()))),
+    h('td', { class: 'lends', title: lendsTitle(n) }, lendsText(nodeLends(n, u))),
     h('td', {}, toggle, ' ', drain));
 }
 

@@ -104,33 +104,20 @@ export function selectorText(sel, everything = 'all') {
   return out.length ? out.join('; ') : everything;
 }
 
-// lent is what one resource of a node lends to the revocable tier (api/v4.Lent): the
-// part of the non-revocable reservations (at most the allocatable) their measured use
-// leaves idle, less margin of the allocatable, at most maxFraction of it.
-export function lent(alloc, reserved, used, margin, maxFraction) {
-  if (!(alloc > 0)) return 0;
-  const idle = Math.min(reserved, alloc) - Math.max(used, 0) - margin * alloc;
-  return Math.max(0, Math.min(idle, maxFraction * alloc));
-}
-
-// revocableStaleMs is how old a lending report may be (api/v4.RevocableStale).
-export const revocableStaleMs = 60000;
-
-// nodeLends is what a node lends, as the scheduler reckons it (internal/scheduler
-// revocable.go): null without a report; { stale } for a report older than a minute (it
-// lends nothing); else the cores and MB lent, what revocable task groups reserve there,
-// and how many the agent evicted. usage is the node's entry of the nodes list's usage.
-export function nodeLends(node, usage, now) {
+// nodeLends is what a node lends, as the server's scheduler reckons it (the nodes list's
+// usage.lends, internal/scheduler/revocable.go): null without a report; { stale } when
+// the report is too old to lend anything (no lends in the usage); else the cores and MB
+// lent, what revocable task groups reserve there, and how many the agent evicted. usage
+// is the node's entry of the nodes list's usage.
+export function nodeLends(node, usage) {
   const r = (node.status || {}).revocable;
   if (!r) return null;
-  const at = new Date(r.time).getTime();
-  if (!Number.isFinite(at) || Math.abs(now - at) > revocableStaleMs) return { stale: true };
-  const alloc = node.spec.allocatable || node.spec.capacity || {};
   const u = usage || {};
+  if (!u.lends) return { stale: true };
   return {
     stale: false,
-    cpu: lent(alloc.cpu || 0, u.cpu || 0, r.usedCPU || 0, r.margin || 0, r.maxFraction || 0),
-    memoryMB: lent(alloc.memoryMB || 0, u.memoryMB || 0, r.usedMemoryMB || 0, r.margin || 0, r.maxFraction || 0),
+    cpu: u.lends.cpu || 0,
+    memoryMB: u.lends.memoryMB || 0,
     revocableCPU: u.revocableCPU || 0,
     revocableMemoryMB: u.revocableMemoryMB || 0,
     evictions: r.evictions || 0,
