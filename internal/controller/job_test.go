@@ -87,19 +87,8 @@ func (e *env) exit(tg *v4.TaskGroup, code int) {
 		phase = v4.StatusFailed
 	}
 	now := time.Now().UTC()
-	for range 10 {
-		cur, err := testStore.Get(context.Background(), v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		c := cur.(*v4.TaskGroup)
-		c.Status = v4.TaskGroupStatus{Phase: phase, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now,
-			Tasks: []v4.TaskStatus{{Name: "work", Status: phase, Message: fmt.Sprintf("exited %d", code), Info: v4.ContainerInfo{ExitCode: code}}}}
-		if err := testStore.Update(context.Background(), c, store.Raw{}); err == nil {
-			return
-		}
-	}
-	e.t.Fatalf("could not report %s", tg.Metadata.Name)
+	e.setStatus(tg, v4.TaskGroupStatus{Phase: phase, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now,
+		Tasks: []v4.TaskStatus{{Name: "work", Status: phase, Message: fmt.Sprintf("exited %d", code), Info: v4.ContainerInfo{ExitCode: code}}}})
 }
 
 func (e *env) waitJob(what string, ok func(v4.JobStatus) bool) v4.JobStatus {

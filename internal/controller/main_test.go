@@ -141,18 +141,25 @@ func (e *env) eventually(what string, cond func() bool) {
 // report writes a task group's status as its agent would.
 func (e *env) report(tg *v4.TaskGroup, phase string, started, finished time.Time) {
 	e.t.Helper()
+	e.setStatus(tg, v4.TaskGroupStatus{Phase: phase, Updated: time.Now(), StartedAt: started, FinishedAt: finished, Message: "reported by the test"})
+}
+
+// setStatus writes st as tg's stored status, reading it again after a conflict (a
+// controller may write it meanwhile).
+func (e *env) setStatus(tg *v4.TaskGroup, st v4.TaskGroupStatus) {
+	e.t.Helper()
 	for range 10 {
 		cur, err := testStore.Get(context.Background(), v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name)
 		if err != nil {
 			e.t.Fatal(err)
 		}
 		c := cur.(*v4.TaskGroup)
-		c.Status = v4.TaskGroupStatus{Phase: phase, Updated: time.Now(), StartedAt: started, FinishedAt: finished, Message: "reported by the test"}
+		c.Status = st
 		if err := testStore.Update(context.Background(), c, store.Raw{}); err == nil {
 			return
 		}
 	}
-	e.t.Fatalf("could not report %s", tg.Metadata.Name)
+	e.t.Fatalf("could not write the status of %s", tg.Metadata.Name)
 }
 
 func (e *env) status(name string) v4.WorkloadStatus {

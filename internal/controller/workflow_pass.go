@@ -230,17 +230,25 @@ func mainExit(tg *v4.TaskGroup) (int, bool) {
 		// -1: the main task never ran to an exit (an input failed to stage, a kill).
 		return r.ExitCode, r.ExitCode != -1
 	}
+	if t := mainTask(tg); t != nil {
+		ran := t.Status == v4.StatusFinish || t.Status == v4.StatusFailed || t.Info.ExitCode != 0
+		return t.Info.ExitCode, ran
+	}
+	return 0, tg.Status.Phase == v4.StatusFinish
+}
+
+// mainTask is the status of the step's main task, nil before the agent reported it.
+func mainTask(tg *v4.TaskGroup) *v4.TaskStatus {
 	main := stepMainTask
 	if io := tg.Spec.Step; io != nil {
 		main = io.Main
 	}
-	for _, t := range tg.Status.Tasks {
-		if t.Name == main {
-			ran := t.Status == v4.StatusFinish || t.Status == v4.StatusFailed || t.Info.ExitCode != 0
-			return t.Info.ExitCode, ran
+	for i := range tg.Status.Tasks {
+		if tg.Status.Tasks[i].Name == main {
+			return &tg.Status.Tasks[i]
 		}
 	}
-	return 0, tg.Status.Phase == v4.StatusFinish
+	return nil
 }
 
 // oomExitCode is the exit code of a process the kernel's OOM killer killed (128+SIGKILL).
@@ -249,16 +257,8 @@ const oomExitCode = 137
 // mainOOMKilled reports whether the driver saw the step's main task killed by the
 // kernel's OOM killer (its memory limit).
 func mainOOMKilled(tg *v4.TaskGroup) bool {
-	main := stepMainTask
-	if io := tg.Spec.Step; io != nil {
-		main = io.Main
-	}
-	for _, t := range tg.Status.Tasks {
-		if t.Name == main {
-			return t.Info.OOMKilled
-		}
-	}
-	return false
+	t := mainTask(tg)
+	return t != nil && t.Info.OOMKilled
 }
 
 // stepOutputsOf are a node's outputs from what the agent collected.

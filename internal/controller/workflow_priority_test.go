@@ -1,13 +1,11 @@
 package controller
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // evict reports a step evicted as the agent's revocable eviction ends it (Failed, the
@@ -15,20 +13,9 @@ import (
 func (e *env) evict(tg *v4.TaskGroup) {
 	e.t.Helper()
 	now := time.Now().UTC()
-	for range 10 {
-		cur, err := testStore.Get(context.Background(), v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		c := cur.(*v4.TaskGroup)
-		c.Status = v4.TaskGroupStatus{Phase: v4.StatusFailed, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now,
-			Message: "evicted: revocable: the owners use 900 MB of 1000 MB", Step: &v4.StepResult{Collected: true, ExitCode: 137},
-			Tasks: []v4.TaskStatus{{Name: tg.Spec.Step.Main, Status: v4.StatusFailed, Info: v4.ContainerInfo{ExitCode: 137}}}}
-		if err := testStore.Update(context.Background(), c, store.Raw{}); err == nil {
-			return
-		}
-	}
-	e.t.Fatalf("could not evict %s", tg.Metadata.Name)
+	e.setStatus(tg, v4.TaskGroupStatus{Phase: v4.StatusFailed, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now,
+		Message: "evicted: revocable: the owners use 900 MB of 1000 MB", Step: &v4.StepResult{Collected: true, ExitCode: 137},
+		Tasks: []v4.TaskStatus{{Name: tg.Spec.Step.Main, Status: v4.StatusFailed, Info: v4.ContainerInfo{ExitCode: 137}}}})
 }
 
 // A workflow's resolved priority and tier go on every step's task group; an evicted

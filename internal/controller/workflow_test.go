@@ -126,19 +126,8 @@ func (e *env) finish(tg *v4.TaskGroup, code int, params ...string) {
 		res.Parameters = append(res.Parameters, v4.WfParameter{Name: k, Value: &v})
 	}
 	now := time.Now().UTC()
-	for range 10 {
-		cur, err := testStore.Get(context.Background(), v4.KindTaskGroup, tg.Metadata.Namespace, tg.Metadata.Name)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		c := cur.(*v4.TaskGroup)
-		c.Status = v4.TaskGroupStatus{Phase: phase, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now, Step: res,
-			Tasks: []v4.TaskStatus{{Name: tg.Spec.Step.Main, Status: phase, Info: v4.ContainerInfo{ExitCode: code}}}}
-		if err := testStore.Update(context.Background(), c, store.Raw{}); err == nil {
-			return
-		}
-	}
-	e.t.Fatalf("could not report %s", tg.Metadata.Name)
+	e.setStatus(tg, v4.TaskGroupStatus{Phase: phase, Updated: now, StartedAt: now.Add(-time.Second), FinishedAt: now, Step: res,
+		Tasks: []v4.TaskStatus{{Name: tg.Spec.Step.Main, Status: phase, Info: v4.ContainerInfo{ExitCode: code}}}})
 }
 
 func (e *env) wfTaskGroups() []*v4.TaskGroup {
