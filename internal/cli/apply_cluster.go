@@ -2,8 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/client"
@@ -38,30 +39,32 @@ type clusterDoc struct {
 }
 
 // splitClusterDocs takes the cluster-wide documents out of docs: what is left goes to
-// /v1/apply in one stream. A document that does not parse stays in the stream, whose
-// answer names its problem with its file and line.
+// /v1/apply in one stream. Only a document's kind is read (docIdentity, delete.go), and
+// only the cluster-wide ones are converted to JSON. A document that does not parse stays
+// in the stream, whose answer names its problem with its file and line.
 func splitClusterDocs(docs []document) (stream []document, cluster []clusterDoc) {
 	for _, d := range docs {
-		body, err := documentJSON(d)
-		if err != nil {
+		if put, body, ok := clusterDocOf(d); ok {
+			cluster = append(cluster, clusterDoc{doc: d, body: body, put: put})
+		} else {
 			stream = append(stream, d)
-			continue
 		}
-		var head struct {
-			Kind string `json:"kind"`
-		}
-		if json.Unmarshal(body, &head) != nil {
-			stream = append(stream, d)
-			continue
-		}
-		put, ok := clusterDocKinds[strings.ToLower(head.Kind)]
-		if !ok {
-			stream = append(stream, d)
-			continue
-		}
-		cluster = append(cluster, clusterDoc{doc: d, body: body, put: put})
 	}
 	return stream, cluster
+}
+
+// clusterDocOf is how d is put and d as JSON, when d is a cluster-wide document.
+func clusterDocOf(d document) (clusterPut, []byte, bool) {
+	var id docIdentity
+	if yaml.Unmarshal(d.raw, &id) != nil {
+		return nil, nil, false
+	}
+	put, ok := clusterDocKinds[strings.ToLower(id.Kind)]
+	if !ok {
+		return nil, nil, false
+	}
+	body, err := documentJSON(d)
+	return put, body, err == nil
 }
 
 // putClusterDocs puts the cluster-wide documents in order, stopping at the first the
