@@ -81,8 +81,8 @@ type Store struct {
 	pcCache priorityClassCache
 	// wfArchive remembers the sort keys of the archive chunks IsArchived read last.
 	wfArchive archiveIndex
-	alive   liveness // the node leases this server renews (liveness.go)
-	renewer renewers // their renewals, over a few long-lived streams (liveness_renew.go)
+	alive     liveness // the node leases this server renews (liveness.go)
+	renewer   renewers // their renewals, over a few long-lived streams (liveness_renew.go)
 	// renewals are the renewals beats asked for, sent in rounds (liveness_batch.go).
 	renewals renewQueue
 	// closing demotes etcd's shutdown noise (see slogCore).
