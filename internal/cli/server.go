@@ -56,6 +56,7 @@ type serverFlags struct {
 	dependencyGC  time.Duration
 	wfPerNS       int
 	etcd          etcdSpaceFlags
+	retention     retentionFlags
 	bcsClusterID  string
 	otlpEndpoint  string
 	subMinute     bool
@@ -100,6 +101,7 @@ func (f *serverFlags) register(cmd *cobra.Command, dataDirHelp string) {
 	cmd.Flags().StringVar(&f.otlpEndpoint, "otlp-endpoint", "", otlpEndpointHelp)
 	cmd.Flags().BoolVar(&f.subMinute, AllowSubMinuteFlag, false, "admit cronjob and cronworkflow schedules that fire more than once a minute (@every 2s): fast test schedules (docs/cron.md)")
 	f.etcd.register(cmd)
+	f.retention.register(cmd)
 }
 
 func newServerCommand(o *options) *cobra.Command {
@@ -226,6 +228,9 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 	if err != nil {
 		return daemon.ServerConfig{}, err
 	}
+	if err := f.retention.check(); err != nil {
+		return daemon.ServerConfig{}, err
+	}
 	if err := f.etcd.checkInterval(); err != nil {
 		return daemon.ServerConfig{}, err
 	}
@@ -263,6 +268,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 			KeyFile:            f.etcdKey,
 			QuotaBytes:         quota,
 			CompactionInterval: f.etcd.compactionInterval,
+			EventTTL:           f.retention.eventTTL,
 		},
 		Member:                member,
 		DataDir:               f.dataDir,
@@ -275,6 +281,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		AuditLogMaxFiles:      f.auditMaxFiles,
 		DependencyGC:          f.dependencyGC,
 		WorkflowsPerNamespace: f.wfPerNS,
+		WorkflowArchive:       f.retention.workflowArchive(),
 		ServiceCIDR:           cidr,
 	}, nil
 }

@@ -22,6 +22,7 @@ type Metrics struct {
 	notifyUnsent      *prometheus.CounterVec
 	statusWrites      *prometheus.CounterVec
 	workflowPhases    *prometheus.CounterVec
+	workflowsArchived *prometheus.CounterVec
 }
 
 // NewMetrics makes the metrics; register Collectors with a registry.
@@ -44,6 +45,8 @@ func NewMetrics() *Metrics {
 			"Workload statuses a controller wrote, by controller.", "controller"),
 		workflowPhases: prom.CounterVec("berth_workflow_phase_changes_total",
 			"Phase changes of workflows and of their nodes, by what changed (workflow, node) and the phase reached.", "object", "phase"),
+		workflowsArchived: prom.CounterVec("berth_workflows_archived_total",
+			"Finished workflows the leader moved into the workflow archive (archived), or left as objects because their record is too large (too-large).", "result"),
 		notifyUnsent: prom.CounterVec("berth_notify_dropped_total",
 			"Notify messages dropped unsent because the subscribing token may not receive them, by reason (no-subscriber, forbidden, unchecked).", "reason"),
 	}
@@ -51,7 +54,7 @@ func NewMetrics() *Metrics {
 
 // Collectors are the metrics to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent, m.statusWrites, m.workflowPhases}
+	return []prometheus.Collector{m.placements, m.unplaced, m.placeDuration, m.reconciles, m.reconcileDuration, m.queueDepth, m.notifyUnsent, m.statusWrites, m.workflowPhases, m.workflowsArchived}
 }
 
 // notifyDropped counts a notify message dropped unsent (notify_access.go).
@@ -77,6 +80,14 @@ func (m *Metrics) workflowPhase(object, phase string) {
 		return
 	}
 	m.workflowPhases.WithLabelValues(object, phase).Inc()
+}
+
+// workflowArchived counts a workflow archived, or refused by the archive.
+func (m *Metrics) workflowArchived(result string) {
+	if m == nil {
+		return
+	}
+	m.workflowsArchived.WithLabelValues(result).Inc()
 }
 
 // observePlace records one request's placement.

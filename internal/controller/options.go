@@ -47,6 +47,9 @@ type Options struct {
 	// WorkflowsPerNamespace bounds the workflows running at once in one namespace
 	// (0: no bound); the others wait Pending, in no particular order.
 	WorkflowsPerNamespace int
+	// WorkflowArchive says when finished workflows move into the archive, and how long
+	// they are kept there (zero: none is archived).
+	WorkflowArchive WorkflowArchive
 	// ResourceSteps performs the resource steps of workflows with their submitters'
 	// rights (the server's admission chain); without it such steps fail.
 	ResourceSteps ResourceSteps

@@ -37,6 +37,8 @@ type WorkflowController struct {
 	// inlineBytes the nodes' size past which they are offloaded.
 	collectWait time.Duration
 	inlineBytes int
+	// archiver archives the finished workflows the passes queue (workflow_archive.go).
+	archiver *wfArchiver
 }
 
 // nodeMemo is the offloaded nodes of one workflow as of the object version rv.
@@ -63,13 +65,19 @@ func NewWorkflowController(st *store.Store, f *feed.Feed, opts Options) *Workflo
 	b := newBase(st, f, opts, opts.Logger.With("controller", "workflow"))
 	c := &WorkflowController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
 		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait, inlineBytes: wfInlineBytes}
+	c.archiver = &wfArchiver{c: c}
 	c.queue.prio = c.wfs.priorityOf // higher priorities are reconciled, and their steps placed, first
 	return c
 }
 
 // Run watches workflows and task groups and reconciles until ctx ends.
 func (c *WorkflowController) Run(ctx context.Context) error {
-	return c.ownerLoop(v4.KindWorkflow, "workflow", c.opts.Metrics, c.queue, c.wfs, c.enqueueObject, c.reconcile).run(ctx)
+	l := c.ownerLoop(v4.KindWorkflow, "workflow", c.opts.Metrics, c.queue, c.wfs, c.enqueueObject, c.reconcile)
+	l.start = func(ctx context.Context, spawn func(func())) error {
+		spawn(func() { c.archiver.run(ctx) })
+		return nil
+	}
+	return l.run(ctx)
 }
 
 func (c *WorkflowController) enqueueObject(o v4.Object) {

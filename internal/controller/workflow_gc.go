@@ -27,6 +27,7 @@ func (p *wfPass) finished(ctx context.Context) error {
 		return nil
 	}
 	if len(p.tgs) == 0 {
+		p.archive() // workflow_archive.go
 		return nil
 	}
 	spec := &p.wf.Spec

@@ -67,6 +67,7 @@ func startControlPlane(ctx context.Context, st *store.Store, cfg ServerConfig) (
 		NodeTTL: cfg.API.NodeTTL, DependencyGC: cfg.DependencyGC, Caches: cp.caches,
 		ServiceCIDR: cfg.ServiceCIDR, Metrics: cp.metrics, Volumes: cp.volumeCalls,
 		WorkflowsPerNamespace: cfg.WorkflowsPerNamespace, ResourceSteps: cp.resourceSteps,
+		WorkflowArchive: cfg.WorkflowArchive,
 	}, cfg.API.ID)
 	mgrDone := make(chan struct{})
 	go func() { defer close(mgrDone); mgr.Run(ctx) }()

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/server"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -63,6 +64,9 @@ type ServerConfig struct {
 	// WorkflowsPerNamespace bounds the workflows running at once in one namespace (0:
 	// no bound).
 	WorkflowsPerNamespace int
+	// WorkflowArchive says when finished workflows move into the workflow archive and how
+	// long they are kept there (zero: none is archived).
+	WorkflowArchive controller.WorkflowArchive
 	// OnReady, if set, is called with the bound address once the server accepts
 	// connections.
 	OnReady func(addr string)
@@ -83,6 +87,8 @@ type EtcdConfig struct {
 	// CompactionInterval is how often etcd's history is compacted (0: never); see
 	// store.Config.CompactionInterval.
 	CompactionInterval time.Duration
+	// EventTTL is how long an event is kept after it was last seen (0: store.DefaultEventTTL).
+	EventTTL time.Duration
 }
 
 // MemberConfig makes the embedded etcd a member of a cluster of servers (docs/ha.md).
@@ -219,7 +225,7 @@ func openStore(ctx context.Context, cfg ServerConfig) (*store.Store, error) {
 	}
 	return store.Open(ctx, store.Config{DataDir: cfg.DataDir, Endpoints: cfg.Etcd.Endpoints, Member: cfg.Member,
 		Logger: cfg.API.Logger, QuotaBytes: cfg.Etcd.QuotaBytes, CompactionInterval: cfg.Etcd.CompactionInterval,
-		KeyFile: keyFile, EtcdTLS: etcdTLS})
+		EventTTL: cfg.Etcd.EventTTL, KeyFile: keyFile, EtcdTLS: etcdTLS})
 }
 
 // serverID names this server in the leader election: member@host:pid, which server and

@@ -16,11 +16,12 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Records live one hour after they were last seen. One lease is shared by the records of
-// a minute, so recording does not cost a lease grant each time; a record thus lives between
-// 1 h and 1 h + 1 min after its last repeat.
+// Records live Config.EventTTL (DefaultEventTTL, one hour) after they were last seen.
+// One lease is shared by the records of a minute, so recording does not cost a lease
+// grant each time; a record thus lives between the TTL and the TTL and a minute after its
+// last repeat.
 const (
-	recordTTL        = time.Hour
+	DefaultEventTTL  = time.Hour
 	leaseShareWindow = time.Minute
 )
 
@@ -44,6 +45,7 @@ var defaultEventLimits = eventLimits{perObject: 100, perNamespace: 10_000, total
 // of the index values this store last wrote and the records it knows of per scope.
 type eventState struct {
 	mu      sync.Mutex
+	ttl     time.Duration // how long a record lives after it was last seen
 	lease   clientv3.LeaseID
 	granted time.Time
 	index   map[string]string // index key -> its value as last written or read here
@@ -71,7 +73,7 @@ func (s *Store) recordLease(ctx context.Context, fresh bool) (clientv3.LeaseID, 
 	if !fresh && l.lease != 0 && time.Since(l.granted) < leaseShareWindow {
 		return l.lease, nil
 	}
-	resp, err := s.client.Grant(ctx, int64((recordTTL + leaseShareWindow).Seconds()))
+	resp, err := s.client.Grant(ctx, int64((l.ttl + leaseShareWindow).Seconds()))
 	if err != nil {
 		return 0, wrapEtcd(err)
 	}

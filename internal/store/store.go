@@ -6,6 +6,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -43,6 +44,9 @@ type Config struct {
 	// one interval earlier, by one of the servers sharing the etcd (compact.go); 0
 	// compacts nothing.
 	CompactionInterval time.Duration
+	// EventTTL is how long an event is kept after it was last seen; 0 means
+	// DefaultEventTTL.
+	EventTTL time.Duration
 	// Keyring seals secrets at rest (sealing.go). Open refuses a keyring that cannot open
 	// what the cluster sealed before.
 	Keyring *seal.Keyring
@@ -123,6 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w: compaction interval %s is negative", ErrInvalid, cfg.CompactionInterval)
 	}
 	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize), similar: newAggregator()}
+	s.events.ttl = cmp.Or(cfg.EventTTL, DefaultEventTTL)
 	endpoints := cfg.Endpoints
 	s.quota.defaults = defaultLimits(cfg.NamespaceLimits, externalQuotaBytes)
 	if len(endpoints) == 0 {
