@@ -15,8 +15,8 @@ import (
 
 // Garbage collection, on every server, bounded per round:
 //   - keys: a page of records (gcKeysPerRound) is read, cycling through them all; a key
-//     "<ns>/<workflow>/<uid>/..." whose workflow is gone (not stored, or stored with
-//     another status.uid: a workflow made again under the same name) is deleted, if it
+//     "<ns>/<workflow>/<uid>/..." whose workflow is gone (neither archived nor stored
+//     with that status.uid: one made again under the same name has another) is deleted, if it
 //     is this server's blob or in an artifactrepository (the S3 object goes with it),
 //     each delete within gcDeleteTimeout, and a repository that failed is not tried
 //     again in the round (a namespace's hanging store holds up no other namespace);
@@ -125,8 +125,8 @@ func (g *GC) keysRound(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// workflowGone reports whether no workflow ns/name with status.uid uid is stored (one
-// whose uid is not chosen yet is not gone).
+// workflowGone reports whether no workflow ns/name with status.uid uid is stored or
+// archived (one whose uid is not chosen yet is not gone).
 func (g *GC) workflowGone(ctx context.Context, uids map[string]string, ns, name, uid string) (bool, error) {
 	id := ns + "/" + name
 	cur, ok := uids[id]
@@ -142,7 +142,17 @@ func (g *GC) workflowGone(ctx context.Context, uids map[string]string, ns, name,
 		}
 		uids[id] = cur
 	}
-	return cur == "\x00" || cur != "" && cur != uid, nil
+	if cur == "" || cur == uid {
+		return false, nil // its uid is not chosen yet, or it is stored
+	}
+	// Not stored (or stored anew under the same name): it may be in the workflow archive,
+	// read after the object was found missing, so an archive that took it meanwhile is
+	// seen (the object's deletion and the archive's write are one transaction).
+	archived, err := g.r.st.IsArchived(ctx, ns, name, uid)
+	if err != nil {
+		return false, fmt.Errorf("read the workflow archive for %s: %w", id, err)
+	}
+	return !archived, nil
 }
 
 // blobsRound removes the unreferenced blobs of a few blob directories.

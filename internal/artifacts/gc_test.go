@@ -21,9 +21,22 @@ func storeWorkflow(t *testing.T, ns, name, uid string) {
 	}
 }
 
+// archiveWorkflow moves the stored workflow ns/name into the workflow archive.
+func archiveWorkflow(t *testing.T, ns, name string) {
+	t.Helper()
+	wf, err := store.Typed[*v4.Workflow](testStore, v4.KindWorkflow).Get(context.Background(), ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, err := testStore.ArchiveWorkflows(context.Background(), ns, []*store.ArchivedWorkflow{{Workflow: wf}})
+	if err != nil || errs[0] != nil {
+		t.Fatal(err, errs)
+	}
+}
+
 // A round frees the artifacts of workflows that are gone (deleted, or made again under
 // the same name: another uid), in the embedded store and in an S3 repository, and keeps
-// the others.
+// the others: those of stored and of archived workflows.
 func TestGCFreesArtifactsOfGoneWorkflows(t *testing.T) {
 	storetest.Reset(t, testStore)
 	ctx := context.Background()
@@ -33,6 +46,8 @@ func TestGCFreesArtifactsOfGoneWorkflows(t *testing.T) {
 	r := NewRouter(RouterConfig{Store: testStore, Embedded: e, AllowPrivateEndpoints: true, Logger: storetest.QuietLogger()})
 	storeWorkflow(t, "ns", "live", "u1")
 	storeWorkflow(t, "ns", "new", "") // its uid is not chosen yet
+	storeWorkflow(t, "ns", "old", "u7")
+	archiveWorkflow(t, "ns", "old")
 	put := func(repo, key, content string) {
 		t.Helper()
 		if _, err := r.Put(ctx, "ns", repo, key, strings.NewReader(content), 100); err != nil {
@@ -43,6 +58,7 @@ func TestGCFreesArtifactsOfGoneWorkflows(t *testing.T) {
 	put("", "ns/live/u0/n/a", "an earlier live") // same content as nothing else
 	put("", "ns/gone/u9/n/a", "kept")            // shares its blob with the live one
 	put("", "ns/new/u5/n/a", "not judged yet")
+	put("", "ns/old/u7/n/a", "archived")
 	put("", "ns/loose", "not a workflow's")
 	put("bucket", "ns/gone/u9/n/s3", "in the bucket")
 	put("bucket", "ns/live/u1/n/s3", "in the bucket too")
@@ -51,7 +67,7 @@ func TestGCFreesArtifactsOfGoneWorkflows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, kept := range map[string]bool{"ns/live/u1/n/a": true, "ns/live/u0/n/a": false, "ns/gone/u9/n/a": false,
-		"ns/new/u5/n/a": true, "ns/loose": true, "ns/gone/u9/n/s3": false, "ns/live/u1/n/s3": true} {
+		"ns/new/u5/n/a": true, "ns/old/u7/n/a": true, "ns/loose": true, "ns/gone/u9/n/s3": false, "ns/live/u1/n/s3": true} {
 		rec, err := r.Lookup(ctx, key)
 		if err != nil {
 			t.Fatal(err)
@@ -69,8 +85,9 @@ func TestGCFreesArtifactsOfGoneWorkflows(t *testing.T) {
 	if _, err := be.HeadObject("arts", "berth/ns/live/u1/n/s3"); err != nil {
 		t.Errorf("the S3 object of a live workflow: %v", err)
 	}
-	if n := refsOf(t, e, digestOf([]byte("an earlier live"))); n != 0 || len(blobFiles(t, e)) != 3 {
-		t.Errorf("refs of the freed blob %d, blob files %d; want 0, 3", n, len(blobFiles(t, e)))
+	// Left: "kept", "not judged yet", "archived" and "not a workflow's".
+	if n := refsOf(t, e, digestOf([]byte("an earlier live"))); n != 0 || len(blobFiles(t, e)) != 4 {
+		t.Errorf("refs of the freed blob %d, blob files %d; want 0, 4", n, len(blobFiles(t, e)))
 	}
 }
 

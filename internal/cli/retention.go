@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/berthhq/berth/internal/controller"
+	"github.com/berthhq/berth/internal/daemon"
 )
 
 // retentionFlags say how long the server keeps what the cluster did: events, and
@@ -52,6 +52,6 @@ func (r retentionFlags) check() error {
 	return nil
 }
 
-func (r retentionFlags) workflowArchive() controller.WorkflowArchive {
-	return controller.WorkflowArchive{After: r.wfArchiveAfter, TTL: r.wfArchiveTTL}
+func (r retentionFlags) workflowArchive() daemon.WorkflowArchive {
+	return daemon.WorkflowArchive{After: r.wfArchiveAfter, TTL: r.wfArchiveTTL}
 }

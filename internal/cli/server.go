@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -224,14 +225,8 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		return daemon.ServerConfig{}, fmt.Errorf("--log-level %q: use debug, info, warn or error", f.logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(o.env.stderr, &slog.HandlerOptions{Level: level}))
-	quota, err := f.etcd.quotaBytes(len(f.etcdEndpoints) > 0)
+	etcd, err := f.etcdConfig()
 	if err != nil {
-		return daemon.ServerConfig{}, err
-	}
-	if err := f.retention.check(); err != nil {
-		return daemon.ServerConfig{}, err
-	}
-	if err := f.etcd.checkInterval(); err != nil {
 		return daemon.ServerConfig{}, err
 	}
 	member, err := f.member.config(f, joinToken, o, log)
@@ -261,15 +256,7 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 			NodeTTL:                       f.nodeTTL,
 			MaxHeartbeatsPerSecond:        maxBeats,
 		},
-		Etcd: daemon.EtcdConfig{
-			Endpoints:          f.etcdEndpoints,
-			CAFile:             f.etcdCA,
-			CertFile:           f.etcdCert,
-			KeyFile:            f.etcdKey,
-			QuotaBytes:         quota,
-			CompactionInterval: f.etcd.compactionInterval,
-			EventTTL:           f.retention.eventTTL,
-		},
+		Etcd:                  etcd,
 		Member:                member,
 		DataDir:               f.dataDir,
 		EncryptionKeyFile:     f.keyFile,
@@ -284,6 +271,19 @@ func (f serverFlags) serverConfig(o *options, joinToken string, onReady func(add
 		WorkflowArchive:       f.retention.workflowArchive(),
 		ServiceCIDR:           cidr,
 	}, nil
+}
+
+// etcdConfig checks the flags of the store and of what it keeps, and builds its config.
+func (f serverFlags) etcdConfig() (daemon.EtcdConfig, error) {
+	quota, err := f.etcd.quotaBytes(len(f.etcdEndpoints) > 0)
+	if err != nil {
+		return daemon.EtcdConfig{}, err
+	}
+	if err := errors.Join(f.etcd.checkInterval(), f.retention.check()); err != nil {
+		return daemon.EtcdConfig{}, err
+	}
+	return daemon.EtcdConfig{Endpoints: f.etcdEndpoints, CAFile: f.etcdCA, CertFile: f.etcdCert, KeyFile: f.etcdKey,
+		QuotaBytes: quota, CompactionInterval: f.etcd.compactionInterval, EventTTL: f.retention.eventTTL}, nil
 }
 
 // checkLoadLimits checks the flags that bound the API's load: the heartbeats a second

@@ -66,7 +66,7 @@ type ServerConfig struct {
 	WorkflowsPerNamespace int
 	// WorkflowArchive says when finished workflows move into the workflow archive and how
 	// long they are kept there (zero: none is archived).
-	WorkflowArchive controller.WorkflowArchive
+	WorkflowArchive WorkflowArchive
 	// OnReady, if set, is called with the bound address once the server accepts
 	// connections.
 	OnReady func(addr string)
@@ -90,6 +90,10 @@ type EtcdConfig struct {
 	// EventTTL is how long an event is kept after it was last seen (0: store.DefaultEventTTL).
 	EventTTL time.Duration
 }
+
+// WorkflowArchive says when finished workflows are archived and how long they are kept
+// (docs/workflows.md, "The workflow archive").
+type WorkflowArchive = controller.WorkflowArchive
 
 // MemberConfig makes the embedded etcd a member of a cluster of servers (docs/ha.md).
 type MemberConfig = store.MemberConfig

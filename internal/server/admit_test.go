@@ -109,6 +109,8 @@ func invalidWrites() []writeRouteCase {
 		{"POST /v1/namespaces/{ns}/workflows/{name}/actions/{action}", "POST", ns + "/workflows/w/actions/explode", "", 404, ""},
 		{"POST /v1/namespaces/{ns}/workflows/{name}/actions/{action}", "POST", ns + "/workflows/w/actions/resume", `{"node":"a,b"}`, 400, "node"},
 		{"POST /v1/namespaces/{ns}/workflows/{name}/actions/{action}", "POST", ns + "/workflows/w/actions/resume", `{"node":5}`, 400, ""},
+		{"DELETE /v1/namespaces/{ns}/archivedworkflows/{name}", "DELETE", ns + "/archivedworkflows/w?uid=a/b", "", 400, "uid"},
+		{"POST /v1/namespaces/{ns}/archivedworkflows/{name}/actions/{action}", "POST", ns + "/archivedworkflows/w/actions/resubmit", `{"parameters":5}`, 400, ""},
 	}
 }
 

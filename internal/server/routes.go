@@ -53,6 +53,7 @@ func (s *Server) routes() *httpapi.Mux {
 	s.webhookRoutes(mux)
 	s.certificateRoutes(mux)
 	s.workflowRoutes(mux)
+	s.workflowArchiveRoutes(mux)
 	s.cronRoutes(mux)
 	s.packageRoutes(mux)
 	s.debugRoutes(mux)

@@ -46,18 +46,9 @@ type wfNodesPage struct {
 }
 
 func (s *Server) handleWorkflowNodes(w http.ResponseWriter, r *http.Request) error {
-	limit := wfNodesDefaultLimit
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > wfNodesMaxLimit {
-			return httpapi.Errorf(http.StatusBadRequest, "bad query parameter limit=%q", v).
-				WithDetail("limit", fmt.Sprintf("a whole number from 1 to %d", wfNodesMaxLimit))
-		}
-		limit = n
-	}
-	after := r.URL.Query().Get("continue")
-	if len(after) > 64 || strings.ContainsAny(after, "/\x00") {
-		return httpapi.Errorf(http.StatusBadRequest, "bad query parameter continue: not a token this route gave")
+	limit, after, err := nodesQuery(r)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
@@ -74,21 +65,46 @@ func (s *Server) handleWorkflowNodes(w http.ResponseWriter, r *http.Request) err
 		}
 		page.Items, page.Continue = append(page.Items, items...), next
 	} else {
-		ids := slices.Sorted(maps.Keys(wf.Status.Nodes))
-		i, _ := slices.BinarySearch(ids, after)
-		if i < len(ids) && ids[i] == after {
-			i++
-		}
-		end := min(i+limit, len(ids))
-		for _, id := range ids[i:end] {
-			page.Items = append(page.Items, wf.Status.Nodes[id])
-		}
-		if end < len(ids) && end > i {
-			page.Continue = ids[end-1]
-		}
+		page = nodesPageOf(wf.Status.Nodes, after, limit)
 	}
 	httpapi.WriteJSON(w, http.StatusOK, page)
 	return nil
+}
+
+// nodesQuery reads the nodes routes' limit and continue parameters.
+func nodesQuery(r *http.Request) (limit int, after string, err error) {
+	limit = wfNodesDefaultLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > wfNodesMaxLimit {
+			return 0, "", httpapi.Errorf(http.StatusBadRequest, "bad query parameter limit=%q", v).
+				WithDetail("limit", fmt.Sprintf("a whole number from 1 to %d", wfNodesMaxLimit))
+		}
+		limit = n
+	}
+	after = r.URL.Query().Get("continue")
+	if len(after) > 64 || strings.ContainsAny(after, "/\x00") {
+		return 0, "", httpapi.Errorf(http.StatusBadRequest, "bad query parameter continue: not a token this route gave")
+	}
+	return limit, after, nil
+}
+
+// nodesPageOf is the page of nodes kept in an object: those after the ID after, in ID order.
+func nodesPageOf(nodes map[string]v4.WfNodeStatus, after string, limit int) wfNodesPage {
+	page := wfNodesPage{Items: []v4.WfNodeStatus{}}
+	ids := slices.Sorted(maps.Keys(nodes))
+	i, _ := slices.BinarySearch(ids, after)
+	if i < len(ids) && ids[i] == after {
+		i++
+	}
+	end := min(i+limit, len(ids))
+	for _, id := range ids[i:end] {
+		page.Items = append(page.Items, nodes[id])
+	}
+	if end < len(ids) && end > i {
+		page.Continue = ids[end-1]
+	}
+	return page
 }
 
 // wfActionBody is the optional body of an action.
@@ -254,8 +270,14 @@ func (s *Server) resubmitWorkflow(ctx context.Context, r *http.Request, ns, name
 	if err != nil {
 		return nil, err
 	}
-	old := obj.(*v4.Workflow)
+	return s.resubmitFrom(ctx, r, obj.(*v4.Workflow), params)
+}
+
+// resubmitFrom creates the new workflow of a resubmit of old (stored or archived).
+func (s *Server) resubmitFrom(ctx context.Context, r *http.Request, old *v4.Workflow, params []string) (*v4.Workflow, error) {
+	ns, name := old.Metadata.Namespace, old.Metadata.Name
 	spec := old.Spec
+	var err error
 	spec.Suspend, spec.Shutdown = false, ""
 	if spec.Arguments, err = overrideParams(spec.Arguments, params); err != nil {
 		return nil, err

@@ -246,13 +246,9 @@ func (s *Store) scanNamespace(ctx context.Context, ns string) (NamespaceUsage, l
 	}
 	u.Objects += cr.Objects
 	u.Bytes += cr.Bytes
-	// The archived workflows count their bytes, not as objects (wfarchive.go).
-	_, archived, err := s.sizeRange(ctx, wfArchivePrefix(ns), rev)
-	if err != nil {
-		return NamespaceUsage{}, ledger{}, fmt.Errorf("count namespace %s: %w", ns, err)
-	}
+	archived, err := s.archiveBytes(ctx, ns, rev)
 	u.Bytes += archived
-	return u, stored, nil
+	return u, stored, err
 }
 
 // sizeRange counts the keys under pfx at rev and adds up their values' lengths, a chunk

@@ -119,15 +119,12 @@ const maxRequestBytes = 10 * 1024 * 1024
 
 // Open connects to etcd, starting the embedded member first when cfg.Endpoints is empty.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log := cmp.Or(cfg.Logger, slog.Default())
 	if cfg.CompactionInterval < 0 {
 		return nil, fmt.Errorf("open store: %w: compaction interval %s is negative", ErrInvalid, cfg.CompactionInterval)
 	}
-	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize), similar: newAggregator()}
-	s.events.ttl = cmp.Or(cfg.EventTTL, DefaultEventTTL)
+	s := &Store{log: log, keyring: cfg.Keyring, eventQueue: make(chan v4.Event, eventQueueSize), similar: newAggregator(),
+		events: eventState{ttl: cmp.Or(cfg.EventTTL, DefaultEventTTL)}}
 	endpoints := cfg.Endpoints
 	s.quota.defaults = defaultLimits(cfg.NamespaceLimits, externalQuotaBytes)
 	if len(endpoints) == 0 {

@@ -209,6 +209,16 @@ func (s *Store) chunkKeys(ctx context.Context, key string, rev int64) (map[strin
 	return c.keys, nil
 }
 
+// archiveBytes is what the archive of ns holds at rev: its usage counts these bytes, and
+// no object (archiving a workflow frees one).
+func (s *Store) archiveBytes(ctx context.Context, ns string, rev int64) (int64, error) {
+	_, size, err := s.sizeRange(ctx, wfArchivePrefix(ns), rev)
+	if err != nil {
+		return 0, fmt.Errorf("count the workflow archive of %s: %w", ns, err)
+	}
+	return size, nil
+}
+
 // sortKeyOf is the sort key part of a chunk's key in ns.
 func sortKeyOf(ns, key string) string { return strings.TrimPrefix(key, wfArchivePrefix(ns)) }
 
