@@ -194,6 +194,29 @@ func (s *devServer) countWorkflows(b *testing.B, ns, q, phase string) int64 {
 	return n
 }
 
+// countArchived counts the archived workflows of ns, page by page.
+func (s *devServer) countArchived(b *testing.B, ns string) int {
+	b.Helper()
+	n, token := 0, ""
+	for range 1000 {
+		var page struct {
+			Items    []json.RawMessage
+			Continue string
+		}
+		path := "/v1/namespaces/" + ns + "/archivedworkflows?limit=1000&continue=" + url.QueryEscape(token)
+		if err := s.apiGet(path, &page); err != nil {
+			b.Fatalf("GET %s: %v", path, err)
+		}
+		n += len(page.Items)
+		if page.Continue == "" {
+			return n
+		}
+		token = page.Continue
+	}
+	b.Fatalf("archived workflows of %s: more than 1,000 pages", ns)
+	return n
+}
+
 // runningTransitions are a chain's gaps as its nodes' task groups report them, sorted:
 // from step i's exit on its node to step i+1's tasks running on theirs — the whole
 // transition: the report, the controller's pass, placement, the node's start.
