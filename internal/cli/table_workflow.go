@@ -22,12 +22,17 @@ func workflowColumns(now time.Time) kindColumns {
 		if !st.StartedAt.IsZero() {
 			started, dur = age(st.StartedAt, now)+" ago", nodeDuration(st.StartedAt, st.FinishedAt, now)
 		}
-		msg := oneLine(st.Message)
-		if r := []rune(msg); len(r) > 60 {
-			msg = string(r[:59]) + "…"
-		}
-		return []string{orNone(st.Phase), wfProgress(inlineNodes(w)), started, dur, orNone(msg)}
+		return []string{orNone(st.Phase), wfProgress(inlineNodes(w)), started, dur, orNone(shortMessage(st.Message))}
 	}}
+}
+
+// shortMessage is a workflow's message as a table's cell: one line of 60 runes at most.
+func shortMessage(s string) string {
+	msg := oneLine(s)
+	if r := []rune(msg); len(r) > 60 {
+		msg = string(r[:59]) + "…"
+	}
+	return msg
 }
 
 func workflowTemplateColumns() kindColumns {

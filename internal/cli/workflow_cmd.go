@@ -11,31 +11,37 @@ import (
 	"github.com/berthhq/berth/internal/client"
 )
 
-// workflowActions are the actions route's verbs and what the CLI prints after each.
-var workflowActions = []struct{ name, short, done string }{
-	{"suspend", "Hold a workflow: no new step starts until it is resumed", "suspended"},
-	{"resume", "Resume a suspended workflow, or one Suspend node (--node)", "resumed"},
-	{"stop", "Stop a workflow: no new step starts, running ones are stopped, exit handlers run", "stopped"},
-	{"terminate", "Terminate a workflow: its steps are stopped and no exit handler runs", "terminated"},
-	{"retry", "Run a failed workflow again from its failed steps, reusing the succeeded ones", "retried"},
-	{"resubmit", "Create a new workflow from this one's spec (-p overrides arguments)", "resubmitted"},
+// workflowActions are the actions route's verbs and what the CLI prints after each;
+// archived is the help of the same action on an archived workflow, for those the
+// archive's actions route takes.
+var workflowActions = []struct{ name, short, done, archived string }{
+	{"suspend", "Hold a workflow: no new step starts until it is resumed", "suspended", ""},
+	{"resume", "Resume a suspended workflow, or one Suspend node (--node)", "resumed", ""},
+	{"stop", "Stop a workflow: no new step starts, running ones are stopped, exit handlers run", "stopped", ""},
+	{"terminate", "Terminate a workflow: its steps are stopped and no exit handler runs", "terminated", ""},
+	{"retry", "Run a failed workflow again from its failed steps, reusing the succeeded ones", "retried",
+		"Store a failed archived workflow again under its name and run it from its failed steps"},
+	{"resubmit", "Create a new workflow from this one's spec (-p overrides arguments)", "resubmitted",
+		"Create a new workflow from an archived one's spec (-p overrides arguments)"},
 }
 
 func newWorkflowCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "workflow",
 		Aliases: []string{"wf"},
-		Short:   "Read and act on workflows: get, logs, suspend, resume, stop, terminate, retry, resubmit",
+		Short:   "Read and act on workflows: get, logs, suspend, resume, stop, terminate, retry, resubmit, archive",
 	}
-	cmd.AddCommand(newWorkflowGetCommand(o), newWorkflowLogsCommand(o))
+	cmd.AddCommand(newWorkflowGetCommand(o), newWorkflowLogsCommand(o), newWorkflowArchiveCommand(o))
 	for _, a := range workflowActions {
-		cmd.AddCommand(newWorkflowActionCommand(o, a.name, a.short, a.done))
+		cmd.AddCommand(newWorkflowActionCommand(o, a.name, a.short, a.done, false))
 	}
 	return cmd
 }
 
-func newWorkflowActionCommand(o *options, action, short, done string) *cobra.Command {
-	var node string
+// newWorkflowActionCommand is `berth workflow ACTION NAME`, or with archived
+// `berth workflow archive ACTION NAME [--uid UID]`.
+func newWorkflowActionCommand(o *options, action, short, done string, archived bool) *cobra.Command {
+	var node, uid string
 	var params []string
 	cmd := &cobra.Command{
 		Use:   action + " NAME",
@@ -47,8 +53,12 @@ func newWorkflowActionCommand(o *options, action, short, done string) *cobra.Com
 					return fmt.Errorf("-p %q: give NAME=VALUE", p)
 				}
 			}
+			if err := checkUID(uid); err != nil {
+				return err
+			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				wf, err := c.WorkflowAction(ctx, o.namespace, args[0], action, client.WorkflowActionRequest{Node: node, Parameters: params})
+				req := client.WorkflowActionRequest{Node: node, Parameters: params}
+				wf, err := o.runWorkflowAction(ctx, c, args[0], action, uid, archived, req)
 				if err != nil {
 					return fmt.Errorf("%s workflow %s: %w", action, args[0], err)
 				}
@@ -66,6 +76,9 @@ func newWorkflowActionCommand(o *options, action, short, done string) *cobra.Com
 		cmd.Flags().StringVar(&node, "node", "", "resume this Suspend node (name or ID) alone")
 	case "resubmit":
 		cmd.Flags().StringArrayVarP(&params, "parameter", "p", nil, "override argument NAME=VALUE; repeatable")
+	}
+	if archived {
+		uidFlag(cmd, &uid)
 	}
 	return cmd
 }
@@ -85,31 +98,38 @@ func newWorkflowGetCommand(o *options) *cobra.Command {
 		Short: "Show a workflow and the tree of its nodes (-o json|yaml: the object with every node)",
 		Long: "Show a workflow's phase, progress and duration, and the tree of its nodes. With\n" +
 			"-o json or yaml the object is printed with every node in status.nodes, those the\n" +
-			"server keeps outside the object included (read a page at a time).",
+			"server keeps outside the object included (read a page at a time). A workflow\n" +
+			"no longer stored is read from the workflow archive.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.withFormatAndClient(cmd, func(ctx context.Context, c *client.Client, format outputFormat) error {
-				s, err := readWorkflow(ctx, c, o.namespace, args[0])
+				s, err := o.readWorkflowAnywhere(ctx, c, o.namespace, args[0])
 				if err != nil {
 					return err
 				}
-				switch format {
-				case outTable:
-					for _, l := range s.frame(o.env.now(), false, 0) {
-						fmt.Fprintln(o.out(), l)
+				if format == outJSON || format == outYAML {
+					s.wf.Status.Nodes = make(map[string]v4.WfNodeStatus, len(s.nodes))
+					for _, n := range s.nodes {
+						s.wf.Status.Nodes[n.ID] = n
 					}
-					return nil
-				case outName:
-					fmt.Fprintln(o.out(), objectName(v4.KindWorkflow, s.wf.Metadata.Name))
-					return nil
+					return printStructured(o.out(), format, s.wf)
 				}
-				s.wf.Status.Nodes = make(map[string]v4.WfNodeStatus, len(s.nodes))
-				for _, n := range s.nodes {
-					s.wf.Status.Nodes[n.ID] = n
-				}
-				return printStructured(o.out(), format, s.wf)
+				o.printSnapshot(format, s)
+				return nil
 			})
 		},
+	}
+}
+
+// printSnapshot prints a workflow as `berth workflow get` does with -o name, or else as
+// the tree of its nodes.
+func (o *options) printSnapshot(format outputFormat, s *wfSnapshot) {
+	if format == outName {
+		fmt.Fprintln(o.out(), objectName(v4.KindWorkflow, s.wf.Metadata.Name))
+		return
+	}
+	for _, l := range s.frame(o.env.now(), false, 0) {
+		fmt.Fprintln(o.out(), l)
 	}
 }
 

@@ -26,12 +26,13 @@ func newWorkflowLogsCommand(o *options) *cobra.Command {
 			"each after a \"==> NODE <==\" line when there are several. A running step's log is\n" +
 			"read from its task group on its node; a finished one's from the log the agent kept\n" +
 			"as the step's main-logs artifact, so it outlives the task group. -f follows NODE,\n" +
-			"or the step that started last while it runs.",
+			"or the step that started last while it runs. A workflow no longer stored is\n" +
+			"read from the workflow archive, whose steps' logs are kept.",
 		Example: "  berth workflow logs pipeline\n  berth workflow logs pipeline train -f",
 		Args:    cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				s, err := readWorkflow(ctx, c, o.namespace, args[0])
+				s, err := o.readWorkflowAnywhere(ctx, c, o.namespace, args[0])
 				if err != nil {
 					return err
 				}

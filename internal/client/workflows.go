@@ -88,13 +88,19 @@ func (c *Client) WorkflowAction(ctx context.Context, ns, name, action string, re
 			return nil, fmt.Errorf("encode the %s request: %w", action, err)
 		}
 	}
-	obj, err := c.objectCall(ctx, request{method: http.MethodPost, path: path, body: body}, v4.KindWorkflow)
+	return c.workflowCall(ctx, request{method: http.MethodPost, path: path, body: body}, action+" "+name)
+}
+
+// workflowCall sends r and decodes the workflow it answers; what names the call in the
+// error of an answer of another kind.
+func (c *Client) workflowCall(ctx context.Context, r request, what string) (*v4.Workflow, error) {
+	obj, err := c.objectCall(ctx, r, v4.KindWorkflow)
 	if err != nil {
 		return nil, err
 	}
 	wf, ok := obj.(*v4.Workflow)
 	if !ok {
-		return nil, fmt.Errorf("%s %s: the answer is a %s, not a workflow", action, name, obj.GetKind())
+		return nil, fmt.Errorf("%s: the answer is a %s, not a workflow", what, obj.GetKind())
 	}
 	return wf, nil
 }
