@@ -28,7 +28,7 @@ func archiveWorkflow(t *testing.T, ns, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := testStore.ArchiveWorkflows(context.Background(), ns, []*store.ArchivedWorkflow{{Workflow: wf}})
+	errs, err := testStore.ArchiveWorkflows(context.Background(), ns, []*v4.ArchivedWorkflow{{Workflow: wf}})
 	if err != nil || errs[0] != nil {
 		t.Fatal(err, errs)
 	}

@@ -81,8 +81,8 @@ func archiveListFormat(s string) (outputFormat, bool, error) {
 
 // listArchived reads namespace ns's archive a page at a time: every entry, or the first
 // limit (> 0).
-func listArchived(ctx context.Context, c *client.Client, ns string, limit int) ([]client.ArchivedWorkflow, error) {
-	var out []client.ArchivedWorkflow
+func listArchived(ctx context.Context, c *client.Client, ns string, limit int) ([]v4.ArchivedWorkflow, error) {
+	var out []v4.ArchivedWorkflow
 	cont := ""
 	for range maxArchivePages {
 		want := client.ArchivedWorkflowPageMax
@@ -105,10 +105,10 @@ func listArchived(ctx context.Context, c *client.Client, ns string, limit int) (
 	return nil, fmt.Errorf("more than %d pages", maxArchivePages)
 }
 
-func (o *options) printArchived(format outputFormat, wide bool, items []client.ArchivedWorkflow) error {
+func (o *options) printArchived(format outputFormat, wide bool, items []v4.ArchivedWorkflow) error {
 	switch format {
 	case outJSON, outYAML:
-		return printStructured(o.out(), format, client.ArchivedWorkflowPage{Items: items})
+		return printStructured(o.out(), format, v4.ArchivedWorkflowList{Items: items})
 	case outName:
 		for _, e := range items {
 			fmt.Fprintln(o.out(), objectName(v4.KindWorkflow, e.Workflow.Metadata.Name))
@@ -129,7 +129,7 @@ func (o *options) printArchived(format outputFormat, wide bool, items []client.A
 
 // archivedRow is an entry's row: the columns of the workflows table that a finished
 // workflow needs, and when it moved into the archive and leaves it.
-func archivedRow(e client.ArchivedWorkflow, now time.Time, wide bool) []string {
+func archivedRow(e v4.ArchivedWorkflow, now time.Time, wide bool) []string {
 	w := e.Workflow
 	st := w.Status
 	progress := st.Progress // the list's workflows have no nodes to count

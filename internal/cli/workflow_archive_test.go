@@ -10,13 +10,12 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/client"
 )
 
 const archPath = "/v1/namespaces/defaultGroup/archivedworkflows"
 
 // archivedEntry is an archived workflow that finished 120m ago and was archived 60m ago.
-func archivedEntry(name, uid, phase, msg string, nodes []v4.WfNodeStatus, expires time.Time) client.ArchivedWorkflow {
+func archivedEntry(name, uid, phase, msg string, nodes []v4.WfNodeStatus, expires time.Time) v4.ArchivedWorkflow {
 	wf := &v4.Workflow{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindWorkflow},
 		Metadata: v4.ObjectMeta{Name: name, Namespace: "defaultGroup"},
 		Status: v4.WorkflowStatus{UID: uid, Phase: phase, Message: msg, Progress: "2/3",
@@ -27,19 +26,19 @@ func archivedEntry(name, uid, phase, msg string, nodes []v4.WfNodeStatus, expire
 			wf.Status.Nodes[n.ID] = n
 		}
 	}
-	return client.ArchivedWorkflow{ArchivedAt: testNow.Add(-time.Hour), ExpiresAt: expires, Workflow: wf}
+	return v4.ArchivedWorkflow{ArchivedAt: testNow.Add(-time.Hour), ExpiresAt: expires, Workflow: wf}
 }
 
 // serveArchiveList answers the list route in pages of two: each page's token is the
 // index of the next entry.
-func serveArchiveList(api *fakeAPI, entries []client.ArchivedWorkflow) {
+func serveArchiveList(api *fakeAPI, entries []v4.ArchivedWorkflow) {
 	api.mu.Lock()
 	defer api.mu.Unlock()
 	api.routes["GET "+archPath] = func(w httpResponseWriter, r *httpRequest) {
 		from := 0
 		fmt.Sscan(r.URL.Query().Get("continue"), &from)
 		to := min(from+2, len(entries))
-		page := client.ArchivedWorkflowPage{Items: entries[from:to]}
+		page := v4.ArchivedWorkflowList{Items: entries[from:to]}
 		if to < len(entries) {
 			page.Continue = fmt.Sprint(to)
 		}
@@ -48,7 +47,7 @@ func serveArchiveList(api *fakeAPI, entries []client.ArchivedWorkflow) {
 }
 
 // serveArchived answers route with entry.
-func serveArchived(t *testing.T, api *fakeAPI, route string, entry client.ArchivedWorkflow) {
+func serveArchived(t *testing.T, api *fakeAPI, route string, entry v4.ArchivedWorkflow) {
 	t.Helper()
 	b, err := json.Marshal(entry)
 	if err != nil {
@@ -60,7 +59,7 @@ func serveArchived(t *testing.T, api *fakeAPI, route string, entry client.Archiv
 // TestArchiveList: the list reads every page, or stops at --limit, and prints the
 // workflows table's columns for archived workflows.
 func TestArchiveList(t *testing.T) {
-	entries := []client.ArchivedWorkflow{
+	entries := []v4.ArchivedWorkflow{
 		archivedEntry("pipe-a", "u1", v4.WfSucceeded, "", nil, testNow.Add(7*24*time.Hour)),
 		archivedEntry("pipe-b", "u2", v4.WfFailed, "child\nfailed", nil, time.Time{}),
 		archivedEntry("pipe-c", "u3", v4.WfError, "", nil, testNow.Add(-time.Minute)),
@@ -94,7 +93,7 @@ func TestArchiveList(t *testing.T) {
 	api, url := newFakeAPI(t)
 	serveArchiveList(api, entries)
 	r := runCLIOK(t, url, "", "wf", "archive", "ls", "-o", "json")
-	var page client.ArchivedWorkflowPage
+	var page v4.ArchivedWorkflowList
 	if err := json.Unmarshal([]byte(r.stdout), &page); err != nil || len(page.Items) != 3 || page.Items[2].Workflow.Status.UID != "u3" {
 		t.Errorf("-o json: %v %+v", err, page)
 	}
@@ -115,7 +114,7 @@ func TestArchiveGet(t *testing.T) {
 		t.Errorf("requests %q", got)
 	}
 	r = runCLIOK(t, url, "", "workflow", "archive", "get", "pipe", "-o", "json")
-	var e client.ArchivedWorkflow
+	var e v4.ArchivedWorkflow
 	if err := json.Unmarshal([]byte(r.stdout), &e); err != nil || !e.ArchivedAt.Equal(testNow.Add(-time.Hour)) || len(e.Workflow.Status.Nodes) != 8 {
 		t.Errorf("-o json: %v\n%s", err, r.stdout)
 	}

@@ -50,7 +50,7 @@ func (o *options) readWorkflowAnywhere(ctx context.Context, c *client.Client, ns
 }
 
 // archivedSnapshot is an archived workflow as a snapshot: its nodes are all in the object.
-func archivedSnapshot(e *client.ArchivedWorkflow) *wfSnapshot {
+func archivedSnapshot(e *v4.ArchivedWorkflow) *wfSnapshot {
 	return &wfSnapshot{wf: e.Workflow, nodes: inlineNodes(e.Workflow)}
 }
 

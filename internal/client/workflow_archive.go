@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 )
@@ -16,20 +15,6 @@ import (
 // workflows moved out of the objects, listed a page at a time, read whole, deleted,
 // resubmitted or retried. Several workflows of one name may be archived, told apart by
 // their status.uid; a call without a UID means the one archived last.
-
-// ArchivedWorkflow is one entry of the archive. In a list the workflow has no spec and
-// no nodes; read alone it is whole, every node in status.nodes.
-type ArchivedWorkflow struct {
-	ArchivedAt time.Time    `json:"archivedAt"`
-	ExpiresAt  time.Time    `json:"expiresAt,omitzero"`
-	Workflow   *v4.Workflow `json:"workflow"`
-}
-
-// ArchivedWorkflowPage is one page of a namespace's archive, in name order.
-type ArchivedWorkflowPage struct {
-	Items    []ArchivedWorkflow `json:"items"`
-	Continue string             `json:"continue,omitempty"`
-}
 
 // ArchivedWorkflowPageMax is the largest page the list route gives.
 const ArchivedWorkflowPageMax = 1000
@@ -53,7 +38,7 @@ func archivedPath(ns, name, sub, uid string) (string, url.Values) {
 
 // ArchivedWorkflows reads one page of up to limit entries (0: the server's default) of
 // namespace ns's archive, from the token of the page before ("" for the first).
-func (c *Client) ArchivedWorkflows(ctx context.Context, ns string, limit int, cont string) (*ArchivedWorkflowPage, error) {
+func (c *Client) ArchivedWorkflows(ctx context.Context, ns string, limit int, cont string) (*v4.ArchivedWorkflowList, error) {
 	path, q := archivedPath(ns, "", "", "")
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(min(limit, ArchivedWorkflowPageMax)))
@@ -61,7 +46,7 @@ func (c *Client) ArchivedWorkflows(ctx context.Context, ns string, limit int, co
 	if cont != "" {
 		q.Set("continue", cont)
 	}
-	var page ArchivedWorkflowPage
+	var page v4.ArchivedWorkflowList
 	if err := c.doJSON(ctx, request{method: http.MethodGet, path: path, query: q}, &page); err != nil {
 		return nil, err
 	}
@@ -74,20 +59,20 @@ func (c *Client) ArchivedWorkflows(ctx context.Context, ns string, limit int, co
 }
 
 // GetArchivedWorkflow reads archived workflow ns/name whole (uid "": the one archived last).
-func (c *Client) GetArchivedWorkflow(ctx context.Context, ns, name, uid string) (*ArchivedWorkflow, error) {
+func (c *Client) GetArchivedWorkflow(ctx context.Context, ns, name, uid string) (*v4.ArchivedWorkflow, error) {
 	path, q := archivedPath(ns, name, "", uid)
 	return c.archivedCall(ctx, request{method: http.MethodGet, path: path, query: q}, name)
 }
 
 // DeleteArchivedWorkflow deletes archived workflow ns/name (uid "": the one archived
 // last) and returns the entry deleted.
-func (c *Client) DeleteArchivedWorkflow(ctx context.Context, ns, name, uid string) (*ArchivedWorkflow, error) {
+func (c *Client) DeleteArchivedWorkflow(ctx context.Context, ns, name, uid string) (*v4.ArchivedWorkflow, error) {
 	path, q := archivedPath(ns, name, "", uid)
 	return c.archivedCall(ctx, request{method: http.MethodDelete, path: path, query: q}, name)
 }
 
-func (c *Client) archivedCall(ctx context.Context, r request, name string) (*ArchivedWorkflow, error) {
-	var e ArchivedWorkflow
+func (c *Client) archivedCall(ctx context.Context, r request, name string) (*v4.ArchivedWorkflow, error) {
+	var e v4.ArchivedWorkflow
 	if err := c.doJSON(ctx, r, &e); err != nil {
 		return nil, err
 	}

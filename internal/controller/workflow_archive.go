@@ -129,7 +129,7 @@ func (a *wfArchiver) run(ctx context.Context) {
 
 // flush archives a batch, by namespace.
 func (a *wfArchiver) flush(ctx context.Context, batch map[scheduler.AppKey]archiveDue) {
-	byNS := map[string][]*store.ArchivedWorkflow{}
+	byNS := map[string][]*v4.ArchivedWorkflow{}
 	now := time.Now().UTC()
 	for _, key := range slices.SortedFunc(maps.Keys(batch), compareAppKeys) {
 		e, err := a.entry(ctx, key, batch[key], now)
@@ -160,7 +160,7 @@ func (a *wfArchiver) flush(ctx context.Context, batch map[scheduler.AppKey]archi
 
 // entry reads the workflow of key to archive, with its offloaded nodes; nil when it is
 // no longer the finished workflow that was queued.
-func (a *wfArchiver) entry(ctx context.Context, key scheduler.AppKey, d archiveDue, now time.Time) (*store.ArchivedWorkflow, error) {
+func (a *wfArchiver) entry(ctx context.Context, key scheduler.AppKey, d archiveDue, now time.Time) (*v4.ArchivedWorkflow, error) {
 	wf, err := store.Typed[*v4.Workflow](a.c.store, v4.KindWorkflow).Get(ctx, key.Namespace, key.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
@@ -178,13 +178,13 @@ func (a *wfArchiver) entry(ctx context.Context, key scheduler.AppKey, d archiveD
 		}
 		wf.Status.Nodes, wf.Status.NodesOffloaded = nodes, false
 	}
-	return &store.ArchivedWorkflow{ArchivedAt: now, ExpiresAt: d.expires, Workflow: wf}, nil
+	return &v4.ArchivedWorkflow{ArchivedAt: now, ExpiresAt: d.expires, Workflow: wf}, nil
 }
 
 // outcome follows one workflow's archiving: an archived workflow's deletion reaches the
 // controller through the watch (its pass deletes its offloaded nodes); one too large to
 // archive stays an object, said once.
-func (a *wfArchiver) outcome(e *store.ArchivedWorkflow, err error) {
+func (a *wfArchiver) outcome(e *v4.ArchivedWorkflow, err error) {
 	m := e.Workflow.Metadata
 	key := scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: m.Namespace, Name: m.Name}
 	switch {

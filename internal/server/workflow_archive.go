@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
@@ -36,20 +35,6 @@ func (s *Server) workflowArchiveRoutes(mux *httpapi.Mux) {
 	mux.Handle("POST "+base+"/{name}/actions/{action}", on(acl.VerbWrite, wflow), s.handleArchivedAction)
 }
 
-// archivedSummary is an archived workflow as the list shows it: its metadata and status
-// without its spec and nodes.
-type archivedSummary struct {
-	ArchivedAt time.Time    `json:"archivedAt"`
-	ExpiresAt  time.Time    `json:"expiresAt,omitzero"`
-	Workflow   *v4.Workflow `json:"workflow"`
-}
-
-// archivedList is the list route's answer.
-type archivedList struct {
-	Items    []archivedSummary `json:"items"`
-	Continue string            `json:"continue,omitempty"`
-}
-
 func (s *Server) handleListArchived(w http.ResponseWriter, r *http.Request) error {
 	limit := wfArchiveDefaultLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
@@ -70,12 +55,12 @@ func (s *Server) handleListArchived(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	out := archivedList{Items: make([]archivedSummary, 0, len(entries)), Continue: next}
+	out := v4.ArchivedWorkflowList{Items: make([]v4.ArchivedWorkflow, 0, len(entries)), Continue: next}
 	for _, e := range entries {
 		wf := *e.Workflow
 		wf.Spec = v4.WorkflowSpec{}
 		wf.Status.Nodes = nil
-		out.Items = append(out.Items, archivedSummary{ArchivedAt: e.ArchivedAt, ExpiresAt: e.ExpiresAt, Workflow: &wf})
+		out.Items = append(out.Items, v4.ArchivedWorkflow{ArchivedAt: e.ArchivedAt, ExpiresAt: e.ExpiresAt, Workflow: &wf})
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
@@ -83,7 +68,7 @@ func (s *Server) handleListArchived(w http.ResponseWriter, r *http.Request) erro
 
 // archivedOf reads the archived workflow the route names: ?uid= picks one of that name,
 // else the one archived last.
-func (s *Server) archivedOf(ctx context.Context, r *http.Request) (*store.ArchivedWorkflow, error) {
+func (s *Server) archivedOf(ctx context.Context, r *http.Request) (*v4.ArchivedWorkflow, error) {
 	uid := r.URL.Query().Get("uid")
 	if len(uid) > 64 || strings.ContainsAny(uid, "/\x00") {
 		return nil, httpapi.Errorf(http.StatusBadRequest, "bad query parameter uid: not a workflow's status.uid").WithDetail("uid", "a workflow's status.uid")
@@ -180,7 +165,7 @@ func (s *Server) handleArchivedAction(w http.ResponseWriter, r *http.Request) er
 
 // retryArchived stores a failed archived workflow again under its name (refused while
 // one of that name is stored), takes it out of the archive, and retries it.
-func (s *Server) retryArchived(ctx context.Context, r *http.Request, e *store.ArchivedWorkflow) (*v4.Workflow, error) {
+func (s *Server) retryArchived(ctx context.Context, r *http.Request, e *v4.ArchivedWorkflow) (*v4.Workflow, error) {
 	old := e.Workflow
 	ns, name, uid := old.Metadata.Namespace, old.Metadata.Name, old.Status.UID
 	if p := old.Status.Phase; p != v4.WfFailed && p != v4.WfError {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
-	"github.com/berthhq/berth/internal/store"
 )
 
 // archiveFlow stores workflow wfr/flow as failed, with nodes, and archives it.
@@ -25,7 +24,7 @@ func archiveFlow(t *testing.T, url string) {
 	}
 	setWfStatus(t, v4.WorkflowStatus{UID: "u1", Phase: v4.WfFailed, Nodes: nodes, FinishedAt: time.Now().UTC()})
 	errs, err := testStore.ArchiveWorkflows(context.Background(), "wfr",
-		[]*store.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: storedWf(t, "flow")}})
+		[]*v4.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: storedWf(t, "flow")}})
 	if err != nil || errs[0] != nil {
 		t.Fatal(err, errs)
 	}
@@ -41,7 +40,7 @@ func TestWorkflowArchiveRoutes(t *testing.T) {
 
 	r := call(t, http.MethodGet, base, "")
 	wantStatus(t, r, http.StatusOK)
-	var list archivedList
+	var list v4.ArchivedWorkflowList
 	if err := json.Unmarshal(r.body, &list); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +50,7 @@ func TestWorkflowArchiveRoutes(t *testing.T) {
 	}
 	r = call(t, http.MethodGet, base+"/flow", "")
 	wantStatus(t, r, http.StatusOK)
-	var got store.ArchivedWorkflow
+	var got v4.ArchivedWorkflow
 	if err := json.Unmarshal(r.body, &got); err != nil || len(got.Workflow.Status.Nodes) != 5 || len(got.Workflow.Spec.Templates) != 2 {
 		t.Fatalf("get %s: %v", r.body, err)
 	}
@@ -88,7 +87,7 @@ func TestWorkflowArchiveRoutes(t *testing.T) {
 	// Archived again, then deleted.
 	setWfStatus(t, v4.WorkflowStatus{UID: "u1", Phase: v4.WfFailed, FinishedAt: time.Now().UTC()})
 	if errs, err := testStore.ArchiveWorkflows(context.Background(), "wfr",
-		[]*store.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: storedWf(t, "flow")}}); err != nil || errs[0] != nil {
+		[]*v4.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: storedWf(t, "flow")}}); err != nil || errs[0] != nil {
 		t.Fatal(err, errs)
 	}
 	wantStatus(t, call(t, http.MethodDelete, base+"/flow?uid=u1", ""), http.StatusOK)

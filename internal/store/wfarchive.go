@@ -50,20 +50,6 @@ const (
 // one etcd value may hold.
 var ErrTooLarge = errors.New("too large")
 
-// ArchivedWorkflow is one workflow of the archive: the object as it was when archived,
-// with its nodes in status.nodes (even those it had offloaded), when it was archived and
-// when it is dropped (zero: kept until deleted).
-type ArchivedWorkflow struct {
-	ArchivedAt time.Time    `json:"archivedAt"`
-	ExpiresAt  time.Time    `json:"expiresAt,omitzero"`
-	Workflow   *v4.Workflow `json:"workflow"`
-}
-
-// SortKey is the entry's place in its namespace's archive: "name/uid".
-func (a *ArchivedWorkflow) SortKey() string {
-	return a.Workflow.Metadata.Name + "/" + a.Workflow.Status.UID
-}
-
 func wfArchivePrefix(ns string) string { return prefix + "wfarchive/" + ns + "/" }
 
 // chunkHeader is the first line of a chunk's value.
@@ -73,7 +59,7 @@ type chunkHeader struct {
 }
 
 // encodeChunk gives a chunk's value: its header line and the gzip of its entries' JSON.
-func encodeChunk(entries []*ArchivedWorkflow) ([]byte, error) {
+func encodeChunk(entries []*v4.ArchivedWorkflow) ([]byte, error) {
 	h := chunkHeader{Entries: len(entries)}
 	for _, e := range entries {
 		if !e.ExpiresAt.IsZero() && (h.Expires.IsZero() || e.ExpiresAt.Before(h.Expires)) {
@@ -116,7 +102,7 @@ func decodeChunkHeader(val []byte) (chunkHeader, []byte, error) {
 }
 
 // decodeChunk reads a chunk's entries, sorted by their sort keys.
-func decodeChunk(key string, val []byte) ([]*ArchivedWorkflow, error) {
+func decodeChunk(key string, val []byte) ([]*v4.ArchivedWorkflow, error) {
 	_, rest, err := decodeChunkHeader(val)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
@@ -125,7 +111,7 @@ func decodeChunk(key string, val []byte) ([]*ArchivedWorkflow, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
-	var entries []*ArchivedWorkflow
+	var entries []*v4.ArchivedWorkflow
 	dec := json.NewDecoder(io.LimitReader(zr, wfArchiveMaxInflated))
 	if err := dec.Decode(&entries); err != nil {
 		return nil, fmt.Errorf("read %s: %w", key, err)
@@ -135,7 +121,7 @@ func decodeChunk(key string, val []byte) ([]*ArchivedWorkflow, error) {
 			return nil, fmt.Errorf("read %s: an entry without its workflow", key)
 		}
 	}
-	slices.SortFunc(entries, func(a, b *ArchivedWorkflow) int { return strings.Compare(a.SortKey(), b.SortKey()) })
+	slices.SortFunc(entries, func(a, b *v4.ArchivedWorkflow) int { return strings.Compare(a.SortKey(), b.SortKey()) })
 	return entries, nil
 }
 
@@ -147,7 +133,7 @@ type encodedChunk struct {
 
 // splitChunks encodes sorted entries as chunks within the bounds, halving a chunk past
 // them. One entry past wfArchiveMaxValue alone is returned as tooLarge.
-func splitChunks(ns string, entries []*ArchivedWorkflow) (chunks []encodedChunk, tooLarge []*ArchivedWorkflow, err error) {
+func splitChunks(ns string, entries []*v4.ArchivedWorkflow) (chunks []encodedChunk, tooLarge []*v4.ArchivedWorkflow, err error) {
 	if len(entries) == 0 {
 		return nil, nil, nil
 	}

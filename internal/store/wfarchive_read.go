@@ -9,6 +9,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	v4 "github.com/berthhq/berth/api/v4"
 )
 
 // Reads of the workflow archive (wfarchive.go).
@@ -45,12 +47,12 @@ func (s *Store) chunkAt(ctx context.Context, ns, sortKey string, keysOnly bool) 
 
 // GetArchived returns the archived workflow ns/name of status.uid uid, or with uid ""
 // the one of that name archived last; ErrNotFound when there is none.
-func (s *Store) GetArchived(ctx context.Context, ns, name, uid string) (*ArchivedWorkflow, error) {
+func (s *Store) GetArchived(ctx context.Context, ns, name, uid string) (*v4.ArchivedWorkflow, error) {
 	if err := checkArchiveKey(ns, name, cmpOr(uid, "x")); err != nil {
 		return nil, fmt.Errorf("read archived workflow %s/%s: %w", ns, name, err)
 	}
-	var found *ArchivedWorkflow
-	err := s.eachArchivedFrom(ctx, ns, name+"/", func(e *ArchivedWorkflow) bool {
+	var found *v4.ArchivedWorkflow
+	err := s.eachArchivedFrom(ctx, ns, name+"/", func(e *v4.ArchivedWorkflow) bool {
 		switch k := e.SortKey(); {
 		case k < name+"/":
 			return true // an earlier name of the same chunk
@@ -74,13 +76,13 @@ func (s *Store) GetArchived(ctx context.Context, ns, name, uid string) (*Archive
 // ListArchived pages the archived workflows of ns in sort key order: at most limit of
 // those after the sort key after ("" from the start), and the sort key to continue
 // from ("" when none is left).
-func (s *Store) ListArchived(ctx context.Context, ns, after string, limit int) ([]*ArchivedWorkflow, string, error) {
+func (s *Store) ListArchived(ctx context.Context, ns, after string, limit int) ([]*v4.ArchivedWorkflow, string, error) {
 	if err := checkName("namespace", ns); err != nil {
 		return nil, "", fmt.Errorf("list archived workflows: %w: %v", ErrInvalid, err)
 	}
-	var out []*ArchivedWorkflow
+	var out []*v4.ArchivedWorkflow
 	more := false
-	err := s.eachArchivedFrom(ctx, ns, after, func(e *ArchivedWorkflow) bool {
+	err := s.eachArchivedFrom(ctx, ns, after, func(e *v4.ArchivedWorkflow) bool {
 		if e.SortKey() <= after {
 			return true
 		}
@@ -105,7 +107,7 @@ const wfArchivePage = 4
 
 // eachArchivedFrom calls fn with the archived workflows of ns in sort key order, from
 // the chunk that holds sortKey on, until fn returns false or the archive ends.
-func (s *Store) eachArchivedFrom(ctx context.Context, ns, sortKey string, fn func(*ArchivedWorkflow) bool) error {
+func (s *Store) eachArchivedFrom(ctx context.Context, ns, sortKey string, fn func(*v4.ArchivedWorkflow) bool) error {
 	pfx := wfArchivePrefix(ns)
 	end := clientv3.GetPrefixRangeEnd(pfx)
 	from := pfx + sortKey

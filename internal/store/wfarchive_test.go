@@ -16,7 +16,7 @@ import (
 
 // finishedWorkflow stores a finished workflow ns/name of status.uid uid and returns it
 // as stored, with a node, ready to be archived.
-func finishedWorkflow(t *testing.T, ns, name, uid string) *ArchivedWorkflow {
+func finishedWorkflow(t *testing.T, ns, name, uid string) *v4.ArchivedWorkflow {
 	t.Helper()
 	wf := &v4.Workflow{TypeMeta: v4.TypeMeta{APIVersion: "v4", Kind: v4.KindWorkflow},
 		Metadata: v4.ObjectMeta{Name: name, Namespace: ns},
@@ -26,7 +26,7 @@ func finishedWorkflow(t *testing.T, ns, name, uid string) *ArchivedWorkflow {
 	if err := testStore.Create(context.Background(), wf, Raw{ContentType: "application/json", Data: []byte(`{"kind":"workflow"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	return &ArchivedWorkflow{ArchivedAt: time.Now().UTC(), Workflow: wf}
+	return &v4.ArchivedWorkflow{ArchivedAt: time.Now().UTC(), Workflow: wf}
 }
 
 // archiveChunks returns the number of chunks of ns and the most entries one holds.
@@ -55,7 +55,7 @@ func archiveChunks(t *testing.T, ns string) (chunks, most int) {
 func TestArchiveWorkflows(t *testing.T) {
 	resetStore(t)
 	ctx := context.Background()
-	var entries []*ArchivedWorkflow
+	var entries []*v4.ArchivedWorkflow
 	for i := range 450 {
 		n := (i * 7) % 450
 		entries = append(entries, finishedWorkflow(t, "arch", fmt.Sprintf("wf-%03d", n), fmt.Sprintf("u%d", n)))
@@ -64,7 +64,7 @@ func TestArchiveWorkflows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, part := range [][]*ArchivedWorkflow{entries[:200], entries[200:]} {
+	for _, part := range [][]*v4.ArchivedWorkflow{entries[:200], entries[200:]} {
 		errs, err := testStore.ArchiveWorkflows(ctx, "arch", part)
 		if err != nil {
 			t.Fatal(err)
@@ -118,7 +118,7 @@ func TestArchiveWorkflows(t *testing.T) {
 	// The same name archived again (a workflow made anew): the last archived is read.
 	again := finishedWorkflow(t, "arch", "wf-100", "zz")
 	again.ArchivedAt = time.Now().Add(time.Hour).UTC()
-	if errs, err := testStore.ArchiveWorkflows(ctx, "arch", []*ArchivedWorkflow{again}); err != nil || errs[0] != nil {
+	if errs, err := testStore.ArchiveWorkflows(ctx, "arch", []*v4.ArchivedWorkflow{again}); err != nil || errs[0] != nil {
 		t.Fatal(err, errs)
 	}
 	tests := []struct{ name, uid, want string }{
@@ -162,7 +162,7 @@ func TestArchiveRefuses(t *testing.T) {
 	rand.Read(noise)
 	big.Workflow.Status.Message = base64.StdEncoding.EncodeToString(noise) // 1.6 MB, 1.2 MB compressed
 	ok := finishedWorkflow(t, "arch", "ok", "u3")
-	errs, err := testStore.ArchiveWorkflows(ctx, "arch", []*ArchivedWorkflow{stale, big, ok})
+	errs, err := testStore.ArchiveWorkflows(ctx, "arch", []*v4.ArchivedWorkflow{stale, big, ok})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestArchiveRefuses(t *testing.T) {
 func TestArchiveConcurrent(t *testing.T) {
 	resetStore(t)
 	ctx := context.Background()
-	var parts [4][]*ArchivedWorkflow
+	var parts [4][]*v4.ArchivedWorkflow
 	for i := range 240 {
 		parts[i%4] = append(parts[i%4], finishedWorkflow(t, "arch", fmt.Sprintf("c-%03d", i), "u"))
 	}
@@ -213,7 +213,7 @@ func TestExpireArchived(t *testing.T) {
 	resetStore(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
-	var entries []*ArchivedWorkflow
+	var entries []*v4.ArchivedWorkflow
 	for i := range 50 {
 		e := finishedWorkflow(t, "arch", fmt.Sprintf("e-%02d", i), "u")
 		if i%2 == 0 {
@@ -241,7 +241,7 @@ func TestExpireArchived(t *testing.T) {
 
 // A chunk that is not one berth wrote is an error, never a panic.
 func FuzzDecodeChunk(f *testing.F) {
-	good, err := encodeChunk([]*ArchivedWorkflow{{Workflow: &v4.Workflow{Metadata: v4.ObjectMeta{Name: "a"}}}})
+	good, err := encodeChunk([]*v4.ArchivedWorkflow{{Workflow: &v4.Workflow{Metadata: v4.ObjectMeta{Name: "a"}}}})
 	if err != nil {
 		f.Fatal(err)
 	}

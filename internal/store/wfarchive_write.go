@@ -24,7 +24,7 @@ import (
 // error per entry: nil when archived, ErrConflict or ErrNotFound when the object changed
 // or went meanwhile, ErrTooLarge when its record alone is past what a value may hold.
 // Its offloaded nodes are the caller's to delete once it is archived.
-func (s *Store) ArchiveWorkflows(ctx context.Context, ns string, entries []*ArchivedWorkflow) ([]error, error) {
+func (s *Store) ArchiveWorkflows(ctx context.Context, ns string, entries []*v4.ArchivedWorkflow) ([]error, error) {
 	errs := make([]error, len(entries))
 	todo := make([]int, 0, len(entries))
 	for i, e := range entries {
@@ -52,7 +52,7 @@ func (s *Store) ArchiveWorkflows(ctx context.Context, ns string, entries []*Arch
 
 // archiveBatch archives the first of todo that go to one chunk (at most wfArchiveBatch),
 // setting their errors, and returns how many it took.
-func (s *Store) archiveBatch(ctx context.Context, ns string, entries []*ArchivedWorkflow, todo []int, errs []error) (int, error) {
+func (s *Store) archiveBatch(ctx context.Context, ns string, entries []*v4.ArchivedWorkflow, todo []int, errs []error) (int, error) {
 	for attempt := range usageRetries {
 		kv, past, err := s.chunkAt(ctx, ns, entries[todo[0]].SortKey(), false)
 		if err != nil {
@@ -79,8 +79,8 @@ func (s *Store) archiveBatch(ctx context.Context, ns string, entries []*Archived
 // archiveInto writes the workflows of batch into the chunk kv (nil: the namespace has
 // none; past: it is the last and they sort after it) in one transaction, and reports
 // whether it committed (false: something changed, read again).
-func (s *Store) archiveInto(ctx context.Context, ns string, kv *mvccpb.KeyValue, past bool, entries []*ArchivedWorkflow, batch []int, errs []error) (bool, error) {
-	var old []*ArchivedWorkflow
+func (s *Store) archiveInto(ctx context.Context, ns string, kv *mvccpb.KeyValue, past bool, entries []*v4.ArchivedWorkflow, batch []int, errs []error) (bool, error) {
+	var old []*v4.ArchivedWorkflow
 	if kv != nil {
 		var err error
 		if old, err = decodeChunk(string(kv.Key), kv.Value); err != nil {
@@ -150,19 +150,19 @@ func (s *Store) archiveInto(ctx context.Context, ns string, kv *mvccpb.KeyValue,
 
 // chunksWith encodes the chunk old with the entries of moving added (an entry of the same
 // sort key replaced), split as the bounds say.
-func chunksWith(ns string, old []*ArchivedWorkflow, entries []*ArchivedWorkflow, moving []int) ([]encodedChunk, error) {
-	byKey := make(map[string]*ArchivedWorkflow, len(old)+len(moving))
+func chunksWith(ns string, old []*v4.ArchivedWorkflow, entries []*v4.ArchivedWorkflow, moving []int) ([]encodedChunk, error) {
+	byKey := make(map[string]*v4.ArchivedWorkflow, len(old)+len(moving))
 	for _, e := range old {
 		byKey[e.SortKey()] = e
 	}
 	for _, i := range moving {
 		byKey[entries[i].SortKey()] = entries[i]
 	}
-	all := make([]*ArchivedWorkflow, 0, len(byKey))
+	all := make([]*v4.ArchivedWorkflow, 0, len(byKey))
 	for _, e := range byKey {
 		all = append(all, e)
 	}
-	slices.SortFunc(all, func(a, b *ArchivedWorkflow) int { return strings.Compare(a.SortKey(), b.SortKey()) })
+	slices.SortFunc(all, func(a, b *v4.ArchivedWorkflow) int { return strings.Compare(a.SortKey(), b.SortKey()) })
 	chunks, tooLarge, err := splitChunks(ns, all)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func chunksWith(ns string, old []*ArchivedWorkflow, entries []*ArchivedWorkflow,
 
 // fitsAlone refuses with ErrTooLarge an entry whose chunk alone would be past
 // wfArchiveMaxValue. Only an entry whose JSON is near that size is compressed to tell.
-func fitsAlone(e *ArchivedWorkflow) error {
+func fitsAlone(e *v4.ArchivedWorkflow) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("encode archived workflow %s: %w", e.SortKey(), err)
@@ -183,7 +183,7 @@ func fitsAlone(e *ArchivedWorkflow) error {
 	if len(b) <= wfArchiveMaxValue-4096 {
 		return nil
 	}
-	val, err := encodeChunk([]*ArchivedWorkflow{e})
+	val, err := encodeChunk([]*v4.ArchivedWorkflow{e})
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (s *Store) DeleteArchived(ctx context.Context, ns, name, uid string) error 
 		if kv == nil || past {
 			return fmt.Errorf("archived workflow %s/%s (uid %s): %w", ns, name, uid, ErrNotFound)
 		}
-		done, err := s.rewriteChunk(ctx, ns, kv, func(e *ArchivedWorkflow) bool { return e.SortKey() != sortKey })
+		done, err := s.rewriteChunk(ctx, ns, kv, func(e *v4.ArchivedWorkflow) bool { return e.SortKey() != sortKey })
 		if errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("archived workflow %s/%s (uid %s): %w", ns, name, uid, ErrNotFound)
 		}
@@ -245,12 +245,12 @@ func (s *Store) DeleteArchived(ctx context.Context, ns, name, uid string) error 
 
 // rewriteChunk writes chunk kv of ns with only the entries keep keeps (deleting it when
 // none is left), and reports whether it committed; ErrNotFound when keep keeps them all.
-func (s *Store) rewriteChunk(ctx context.Context, ns string, kv *mvccpb.KeyValue, keep func(*ArchivedWorkflow) bool) (bool, error) {
+func (s *Store) rewriteChunk(ctx context.Context, ns string, kv *mvccpb.KeyValue, keep func(*v4.ArchivedWorkflow) bool) (bool, error) {
 	old, err := decodeChunk(string(kv.Key), kv.Value)
 	if err != nil {
 		return false, err
 	}
-	kept := slices.DeleteFunc(slices.Clone(old), func(e *ArchivedWorkflow) bool { return !keep(e) })
+	kept := slices.DeleteFunc(slices.Clone(old), func(e *v4.ArchivedWorkflow) bool { return !keep(e) })
 	if len(kept) == len(old) {
 		return false, ErrNotFound
 	}
@@ -314,7 +314,7 @@ func (s *Store) expireChunk(ctx context.Context, kv *mvccpb.KeyValue, now time.T
 		return 0, nil
 	}
 	n := 0
-	done, err := s.rewriteChunk(ctx, ns, kv, func(e *ArchivedWorkflow) bool {
+	done, err := s.rewriteChunk(ctx, ns, kv, func(e *v4.ArchivedWorkflow) bool {
 		if !e.ExpiresAt.IsZero() && !e.ExpiresAt.After(now) {
 			n++
 			return false
