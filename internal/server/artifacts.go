@@ -138,21 +138,16 @@ func (s *Server) handleAgentArtifactGet(w http.ResponseWriter, r *http.Request) 
 }
 
 // handleWorkflowArtifact streams artifact ARTIFACT of node NODEID of a workflow (its
-// step's log for main-logs), at the key the workflow controller gives it.
+// step's log for main-logs), at the key the workflow controller gives it: of the stored
+// workflow, or of an archived one (artifactsUID).
 func (s *Server) handleWorkflowArtifact(w http.ResponseWriter, r *http.Request) error {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	nodeID, art := r.PathValue("nodeID"), r.PathValue("artifact")
-	wf, err := store.Typed[*v4.Workflow](s.store, v4.KindWorkflow).Get(r.Context(), ns, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return httpapi.Errorf(http.StatusNotFound, "workflow %s/%s not found", ns, name)
-	}
+	uid, err := s.artifactsUID(r.Context(), r)
 	if err != nil {
 		return err
 	}
-	if wf.Status.UID == "" {
-		return httpapi.Errorf(http.StatusNotFound, "workflow %s/%s has not started: it has no artifacts yet", ns, name)
-	}
-	key := ns + "/" + name + "/" + wf.Status.UID + "/" + nodeID + "/" + art
+	key := ns + "/" + name + "/" + uid + "/" + nodeID + "/" + art
 	if err := v4.CheckArtifactKey(key); err != nil {
 		return httpapi.Errorf(http.StatusBadRequest, "node %q, artifact %q: %v", nodeID, art, err)
 	}

@@ -80,6 +80,33 @@ func (s *Server) archivedOf(ctx context.Context, r *http.Request) (*v4.ArchivedW
 	return e, err
 }
 
+// artifactsUID is the status.uid whose artifacts the workflow's artifact route reads:
+// the stored workflow's, or, when none of that name is stored or ?uid= names another, the
+// archived one's (its artifacts are kept as long as it is: docs/workflows.md, "The
+// workflow archive"), so that an archived workflow's steps' logs read as a stored one's.
+func (s *Server) artifactsUID(ctx context.Context, r *http.Request) (string, error) {
+	ns, name, uid := r.PathValue("ns"), r.PathValue("name"), r.URL.Query().Get("uid")
+	wf, err := store.Typed[*v4.Workflow](s.store, v4.KindWorkflow).Get(ctx, ns, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return "", err
+	}
+	if err == nil && (uid == "" || uid == wf.Status.UID) {
+		if wf.Status.UID == "" {
+			return "", httpapi.Errorf(http.StatusNotFound, "workflow %s/%s has not started: it has no artifacts yet", ns, name)
+		}
+		return wf.Status.UID, nil
+	}
+	e, err := s.archivedOf(ctx, r)
+	var he *httpapi.Error
+	if errors.As(err, &he) && he.Code == http.StatusNotFound {
+		return "", httpapi.Errorf(http.StatusNotFound, "workflow %s/%s not found, stored or archived", ns, name)
+	}
+	if err != nil {
+		return "", err
+	}
+	return e.Workflow.Status.UID, nil
+}
+
 func (s *Server) handleGetArchived(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()

@@ -118,3 +118,41 @@ func TestWorkflowArchiveOtherNamespace(t *testing.T) {
 		t.Errorf("team-a's archive: %s", r.body)
 	}
 }
+
+// An archived workflow's steps' artifacts read through the workflow's artifact route as a
+// stored one's: by name, or by ?uid= once another workflow of that name is stored; a
+// token of another namespace reads none, and a uid of no workflow is 404.
+func TestArchivedWorkflowArtifacts(t *testing.T) {
+	url := newTestServer(t, Config{ArtifactDir: t.TempDir()})
+	stepTG(t, "ns", "s1", "n1", nil)
+	storeWorkflow(t, "ns", "wf", "u1")
+	wantStatus(t, callAs(t, "n1", http.MethodPut, agentArtifactURL(url, "ns", "s1", "artifact", "main-logs"), "trained\n", ""), http.StatusOK)
+	o, err := testStore.Get(context.Background(), v4.KindWorkflow, "ns", "wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs, err := testStore.ArchiveWorkflows(context.Background(), "ns",
+		[]*store.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: o.(*v4.Workflow)}}); err != nil || errs[0] != nil {
+		t.Fatal(err, errs)
+	}
+	logs := url + "/v1/namespaces/ns/workflows/wf/artifacts/n-1/main-logs"
+	read := func(u string) {
+		t.Helper()
+		r := call(t, http.MethodGet, u, "")
+		wantStatus(t, r, http.StatusOK)
+		if string(r.body) != "trained\n" {
+			t.Fatalf("%s: %q", u, r.body)
+		}
+	}
+	read(logs)
+	read(logs + "?uid=u1")
+	// A new workflow of the same name: the name reads its artifacts, ?uid= the archived one's.
+	storeWorkflow(t, "ns", "wf", "u2")
+	wantArtMsg(t, call(t, http.MethodGet, logs, ""), http.StatusNotFound, `no stored artifact "main-logs"`)
+	read(logs + "?uid=u1")
+	wantArtMsg(t, call(t, http.MethodGet, logs+"?uid=u9", ""), http.StatusNotFound, "workflow ns/wf not found, stored or archived")
+	wantStatus(t, call(t, http.MethodGet, logs+"?uid=../u1", ""), http.StatusBadRequest)
+
+	other := tokenWithPolicy(t, url, teamA, "team-a", "")
+	wantStatus(t, callAs(t, "", http.MethodGet, logs+"?uid=u1", "", other), http.StatusForbidden)
+}

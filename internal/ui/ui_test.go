@@ -26,6 +26,7 @@ func TestServesTheConsole(t *testing.T) {
 		{"/ui/", "text/html", `<script type="module" src="js/main.js">`},
 		{"/ui/index.html", "text/html", "<title>berth</title>"},
 		{"/ui/js/main.js", "text/javascript", "hashchange"},
+		{"/ui/js/wfarchive.js", "text/javascript", "archivedworkflows"},
 		{"/ui/app.css", "text/css", "--accent"},
 		{"/ui/vendor/xterm.js", "text/javascript", "Terminal"},
 		{"/ui/workloads", "text/html", "<title>berth</title>"},

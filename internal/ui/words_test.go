@@ -9,7 +9,8 @@ import (
 
 // TestConsoleWords runs the console's own unit tests (testdata/*.test.mjs) with node: the
 // words it shows for sizes and for a workload waiting for a node, and what an instance's
-// page computes (CPU rates, its graphs' paths, ports, env without secrets). Without node it skips,
+// page computes (CPU rates, its graphs' paths, ports, env without secrets), and the workflow
+// archive's paths, links and actions (hostile names kept in their segment). Without node it skips,
 // unless BERTH_REQUIRE_NODE=1 (CI).
 func TestConsoleWords(t *testing.T) {
 	node, err := exec.LookPath("node")

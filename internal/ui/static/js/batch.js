@@ -1,5 +1,6 @@
 // Batch work: the workflows, jobs and cronjobs of a namespace, each list a page at a
-// time kept current by its watch (pagedlist.js); a job's page with its runs' history and
+// time kept current by its watch (pagedlist.js), the archived workflows under the stored
+// ones (wfarchive.js); a job's page with its runs' history and
 // a cronjob's page with the runs it made (api/v4/cronjob.go: status.active, and the
 // berth.io/cronjob label on its jobs).
 import { APIError, call, get, watch, objectPath, query } from './api.js';
@@ -7,6 +8,7 @@ import { h, age, link, errorBox } from './dom.js';
 import { keepWatching, withParams } from './live.js';
 import { followPages } from './pagedlist.js';
 import { namespacePicker } from './workloads.js';
+import { archivePageSize, archivePath, archivedHref } from './wfarchive.js';
 
 // The label naming a job's cronjob and the annotation with the time it was scheduled
 // for (api/v4/cronjob.go).
@@ -93,7 +95,7 @@ function listPage(plural, { main, params, signal }) {
     h('nav', { class: 'subnav' }, Object.entries(lists).map(([p, x]) => h('a', { href: `#/${p}${nsq}`, class: p === plural ? 'current' : '' }, x.title))),
     h('div', { class: 'toolbar' }, h('label', {}, 'Namespace', picker.select)),
     problem, h('table', { id: `${plural}-table` }, h('thead', {}, h('tr', {}, l.columns.map((x) => h('th', {}, x)))), body),
-    h('div', { class: 'pager' }, more));
+    h('div', { class: 'pager' }, more), plural === 'workflows' ? archivedSection(ns, signal) : '');
   let painted = false;
   return followPages({
     plural, ns, body, columns: l.columns.length, more, signal, row: l.row,
@@ -110,6 +112,59 @@ function listPage(plural, { main, params, signal }) {
       picker.fill(get('/v1/namespaces', { signal }).then((x) => x.items || []));
     },
   });
+}
+
+const archivedColumns = ['Name', 'Phase', 'Started', 'Duration', 'Archived', 'Expires', 'Message'];
+
+function archivedRow(ns, e) {
+  const wf = e.workflow || {};
+  const m = wf.metadata || {};
+  const st = wf.status || {};
+  return h('tr', { dataset: { key: `${m.name}/${st.uid || ''}` } },
+    h('td', {}, link(archivedHref(ns, m.name, st.uid), m.name)), h('td', {}, phaseBadge(st.phase)),
+    h('td', {}, st.startedAt ? `${age(st.startedAt)} ago` : ''), h('td', {}, duration(st.startedAt, st.finishedAt)),
+    h('td', {}, e.archivedAt ? `${age(e.archivedAt)} ago` : ''), h('td', {}, e.expiresAt ? new Date(e.expiresAt).toLocaleString() : 'never'),
+    h('td', { class: 'message' }, st.message || ''));
+}
+
+// archivedSection lists ns's archived workflows under the stored ones, a page at a time
+// ("More" reads the next with the route's continue), each row opening its page. Workflows
+// only move into the archive, an hour after they ended by default: it is read when the
+// page opens, not watched. The archive is a namespace's (its route is).
+function archivedSection(ns, signal) {
+  const body = h('tbody', { id: 'archived' });
+  const more = h('button', { type: 'button', id: 'archived-more', hidden: true }, 'More');
+  const problem = h('div');
+  const section = h('section', { id: 'archived-section' }, h('h2', {}, 'Archived'), problem,
+    h('table', { id: 'archived-table' }, h('thead', {}, h('tr', {}, archivedColumns.map((x) => h('th', {}, x)))), body),
+    h('div', { class: 'pager' }, more));
+  const note = (text) => body.replaceChildren(h('tr', {}, h('td', { colspan: archivedColumns.length, class: 'muted' }, text)));
+  if (!ns) {
+    note('Pick a namespace to see its archived workflows.');
+    return section;
+  }
+  let cont = '';
+  const read = async () => {
+    more.disabled = true;
+    try {
+      const page = await get(archivePath(ns, '', { params: { limit: archivePageSize, continue: cont } }), { signal });
+      body.append(...(page.items || []).map((e) => archivedRow(ns, e)));
+      cont = page.continue || '';
+      if (!body.rows.length) note(`No archived workflows in ${ns}.`);
+      problem.replaceChildren();
+    } catch (err) {
+      if (signal.aborted) return;
+      const missing = err instanceof APIError && err.status === 404;
+      problem.replaceChildren(missing ? h('p', { class: 'muted' }, `This server keeps no workflow archive (${err.message}).`) : errorBox(err));
+    } finally {
+      more.disabled = false;
+      more.hidden = !cont;
+      section.dataset.painted = 'true';
+    }
+  };
+  more.addEventListener('click', read);
+  read();
+  return section;
 }
 
 export const workflowsPage = (ctx) => listPage('workflows', ctx);
