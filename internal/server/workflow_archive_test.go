@@ -132,7 +132,7 @@ func TestArchivedWorkflowArtifacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if errs, err := testStore.ArchiveWorkflows(context.Background(), "ns",
-		[]*store.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: o.(*v4.Workflow)}}); err != nil || errs[0] != nil {
+		[]*v4.ArchivedWorkflow{{ArchivedAt: time.Now().UTC(), Workflow: o.(*v4.Workflow)}}); err != nil || errs[0] != nil {
 		t.Fatal(err, errs)
 	}
 	logs := url + "/v1/namespaces/ns/workflows/wf/artifacts/n-1/main-logs"
