@@ -51,8 +51,9 @@ type nodeMemo struct {
 // (each pass starts at most wfMaxStarts steps and runs again at once when more wait).
 const (
 	wfMaxStarts = 500
-	// wfInlineBytes is the size of the nodes' JSON past which they are offloaded.
-	wfInlineBytes = 256 << 10
+	// WorkflowInlineBytes is the size of the nodes' JSON past which they are offloaded
+	// (a workflow the server restores from the archive keeps them so too).
+	WorkflowInlineBytes = 256 << 10
 	// wfCollectWait is how long a step's outcome waits for the agent to report what it
 	// collected after the main task ended, before the step fails with an error.
 	wfCollectWait  = 2 * time.Minute
@@ -64,7 +65,7 @@ func NewWorkflowController(st *store.Store, f *feed.Feed, opts Options) *Workflo
 	opts = opts.withDefaults()
 	b := newBase(st, f, opts, opts.Logger.With("controller", "workflow"))
 	c := &WorkflowController{base: b, opts: opts, queue: newQueue[scheduler.AppKey](),
-		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait, inlineBytes: wfInlineBytes}
+		wfs: &cacheView{cache: b.cache(v4.KindWorkflow)}, nodes: map[scheduler.AppKey]*nodeMemo{}, collectWait: wfCollectWait, inlineBytes: WorkflowInlineBytes}
 	c.archiver = &wfArchiver{c: c}
 	c.queue.prio = c.wfs.priorityOf // higher priorities are reconciled, and their steps placed, first
 	return c

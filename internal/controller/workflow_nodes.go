@@ -13,7 +13,7 @@ import (
 )
 
 // A workflow's node statuses live in its object while they are small, and one key per
-// node past wfInlineBytes (store/wfnodes.go): a 10,000-node workflow never writes one
+// node past WorkflowInlineBytes (store/wfnodes.go): a 10,000-node workflow never writes one
 // object near etcd's request limit, and a pass writes only the nodes it changed.
 
 // loadNodes reads the workflow's nodes: inline, remembered from this term's last write,
@@ -82,7 +82,7 @@ func (p *wfPass) write(ctx context.Context) error {
 
 // inlineSize is the JSON size of nodes kept in the object.
 func inlineSize(nodes map[string]v4.WfNodeStatus, limit int) int {
-	if len(nodes) < 16 && limit >= wfInlineBytes {
+	if len(nodes) < 16 && limit >= WorkflowInlineBytes {
 		return 0 // small for sure
 	}
 	b, err := json.Marshal(nodes)

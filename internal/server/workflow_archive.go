@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/acl"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -157,15 +160,9 @@ func (s *Server) handleDeleteArchived(w http.ResponseWriter, r *http.Request) er
 // and runs again from its failed steps (retryWorkflow).
 func (s *Server) handleArchivedAction(w http.ResponseWriter, r *http.Request) error {
 	action := r.PathValue("action")
-	var body wfActionBody
-	if r.ContentLength != 0 {
-		if err := s.bodyReader.Decode(w, r, &body); err != nil {
-			return err
-		}
-	}
-	if len(body.Parameters) > maxResubmitParams {
-		return httpapi.Errorf(http.StatusBadRequest, "parameters: %d, more than %d", len(body.Parameters), maxResubmitParams).
-			WithDetail("parameters", fmt.Sprintf("at most %d", maxResubmitParams))
+	body, err := s.actionBody(w, r)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
@@ -185,8 +182,7 @@ func (s *Server) handleArchivedAction(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	s.record(out, "Workflow"+strings.ToUpper(action[:1])+action[1:], "asked to "+action+" from the workflow archive")
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	s.actionDone(w, out, action, "asked to "+action+" from the workflow archive")
 	return nil
 }
 
@@ -201,38 +197,23 @@ func (s *Server) retryArchived(ctx context.Context, r *http.Request, e *v4.Archi
 	wf := v4.Workflow{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindWorkflow},
 		Metadata: v4.ObjectMeta{Name: name, Namespace: ns, Labels: old.Metadata.Labels, Annotations: old.Metadata.Annotations},
 		Spec:     old.Spec}
-	raw, err := json.Marshal(wf)
+	restore := func(restored *v4.Workflow) error {
+		st := old.Status
+		if nodesBytes(st.Nodes) > controller.WorkflowInlineBytes {
+			// Its nodes go back to keys of their own, as the controller had them.
+			if err := s.store.PutWorkflowNodes(ctx, ns, name, uid, slices.Collect(maps.Values(st.Nodes))); err != nil {
+				return err
+			}
+			st.Nodes, st.NodesOffloaded = nil, true
+		}
+		restored.Status = st
+		return nil
+	}
+	_, err := s.createWorkflow(ctx, r, wf, "the restored workflow", restore)
+	if errors.Is(err, store.ErrAlreadyExists) {
+		return nil, httpapi.Errorf(http.StatusConflict, "workflow %s/%s is stored: delete it, or resubmit the archived one", ns, name)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("encode the restored workflow: %w", err)
-	}
-	docs, err := v4.Parse(raw)
-	if err != nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "the restored workflow: %v", err)
-	}
-	a := s.newAdmission(r, opCreate, docs)
-	defer a.done()
-	if err := a.admit(ctx, targetOf(docs[0].Object)); err != nil {
-		return nil, err
-	}
-	restored := docs[0].Object.(*v4.Workflow)
-	st := old.Status
-	if nodesBytes(st.Nodes) > restoreInlineBytes {
-		// Its nodes go back to keys of their own, as the controller had them.
-		nodes := make([]v4.WfNodeStatus, 0, len(st.Nodes))
-		for _, n := range st.Nodes {
-			nodes = append(nodes, n)
-		}
-		if err := s.store.PutWorkflowNodes(ctx, ns, name, uid, nodes); err != nil {
-			return nil, err
-		}
-		st.Nodes, st.NodesOffloaded = nil, true
-	}
-	restored.Status = st
-	create := func(ctx context.Context) error { return s.store.Create(ctx, restored, rawOf(docs[0])) }
-	if err := a.fencedWrite(ctx, create); err != nil {
-		if errors.Is(err, store.ErrAlreadyExists) {
-			return nil, httpapi.Errorf(http.StatusConflict, "workflow %s/%s is stored: delete it, or resubmit the archived one", ns, name)
-		}
 		return nil, err
 	}
 	if err := s.store.DeleteArchived(ctx, ns, name, uid); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -240,10 +221,6 @@ func (s *Server) retryArchived(ctx context.Context, r *http.Request, e *v4.Archi
 	}
 	return s.retryWorkflow(ctx, ns, name)
 }
-
-// restoreInlineBytes is the size of the nodes past which a restored workflow keeps them
-// in keys of their own (the controller's own threshold).
-const restoreInlineBytes = 256 << 10
 
 func nodesBytes(nodes map[string]v4.WfNodeStatus) int {
 	b, err := json.Marshal(nodes)

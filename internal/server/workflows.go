@@ -115,25 +115,38 @@ type wfActionBody struct {
 	Parameters []string `json:"parameters,omitempty"`
 }
 
-func (s *Server) handleWorkflowAction(w http.ResponseWriter, r *http.Request) error {
-	action := r.PathValue("action")
+// actionBody reads an action's optional body, its parameter overrides bounded.
+func (s *Server) actionBody(w http.ResponseWriter, r *http.Request) (wfActionBody, error) {
 	var body wfActionBody
 	if r.ContentLength != 0 {
 		if err := s.bodyReader.Decode(w, r, &body); err != nil {
-			return err
+			return body, err
 		}
 	}
 	if len(body.Parameters) > maxResubmitParams {
-		return httpapi.Errorf(http.StatusBadRequest, "parameters: %d, more than %d", len(body.Parameters), maxResubmitParams).
+		return body, httpapi.Errorf(http.StatusBadRequest, "parameters: %d, more than %d", len(body.Parameters), maxResubmitParams).
 			WithDetail("parameters", fmt.Sprintf("at most %d", maxResubmitParams))
+	}
+	return body, nil
+}
+
+// actionDone records the action done on a workflow (an event "Workflow<Action>") and
+// answers with the workflow it gave.
+func (s *Server) actionDone(w http.ResponseWriter, out v4.Object, action, how string) {
+	s.record(out, "Workflow"+strings.ToUpper(action[:1])+action[1:], how)
+	httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleWorkflowAction(w http.ResponseWriter, r *http.Request) error {
+	action := r.PathValue("action")
+	body, err := s.actionBody(w, r)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := httpapi.RequestContext(r)
 	defer cancel()
 	ns, name := r.PathValue("ns"), r.PathValue("name")
-	var (
-		out v4.Object
-		err error
-	)
+	var out v4.Object
 	switch action {
 	case "suspend", "resume", "stop", "terminate":
 		out, err = s.workflowSpecAction(ctx, ns, name, action, body.Node)
@@ -147,8 +160,7 @@ func (s *Server) handleWorkflowAction(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	s.record(out, "Workflow"+strings.ToUpper(action[:1])+action[1:], "asked to "+action)
-	httpapi.WriteJSON(w, http.StatusOK, out)
+	s.actionDone(w, out, action, "asked to "+action)
 	return nil
 }
 
@@ -289,24 +301,36 @@ func (s *Server) resubmitFrom(ctx context.Context, r *http.Request, old *v4.Work
 	nw := v4.Workflow{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindWorkflow},
 		Metadata: v4.ObjectMeta{Name: base + "-" + randomLower(5), Namespace: ns, Labels: old.Metadata.Labels},
 		Spec:     spec}
-	raw, err := json.Marshal(nw)
+	return s.createWorkflow(ctx, r, nw, "the resubmitted workflow", nil)
+}
+
+// createWorkflow creates wf through the admission a create passes (what names it in
+// errors); prepare, when set, is given the admitted workflow before it is written.
+func (s *Server) createWorkflow(ctx context.Context, r *http.Request, wf v4.Workflow, what string, prepare func(*v4.Workflow) error) (*v4.Workflow, error) {
+	raw, err := json.Marshal(wf)
 	if err != nil {
-		return nil, fmt.Errorf("encode the resubmitted workflow: %w", err)
+		return nil, fmt.Errorf("encode %s: %w", what, err)
 	}
 	docs, err := v4.Parse(raw)
 	if err != nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "the resubmitted workflow: %v", err)
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s: %v", what, err)
 	}
 	a := s.newAdmission(r, opCreate, docs)
 	defer a.done()
 	if err := a.admit(ctx, targetOf(docs[0].Object)); err != nil {
 		return nil, err
 	}
-	create := func(ctx context.Context) error { return s.store.Create(ctx, docs[0].Object, rawOf(docs[0])) }
+	out := docs[0].Object.(*v4.Workflow)
+	if prepare != nil {
+		if err := prepare(out); err != nil {
+			return nil, err
+		}
+	}
+	create := func(ctx context.Context) error { return s.store.Create(ctx, out, rawOf(docs[0])) }
 	if err := a.fencedWrite(ctx, create); err != nil {
 		return nil, err
 	}
-	return docs[0].Object.(*v4.Workflow), nil
+	return out, nil
 }
 
 // overrideParams sets the values of the workflow's argument parameters "name=value"
