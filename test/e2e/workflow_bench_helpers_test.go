@@ -217,6 +217,25 @@ func (s *devServer) countArchived(b *testing.B, ns string) int {
 	return n
 }
 
+// recoverSpace asks the server to compact and defragment etcd (POST /v1/cluster/recover)
+// and logs the file's size before and after.
+func (s *devServer) recoverSpace(b *testing.B) {
+	b.Helper()
+	resp, err := s.http.Post(s.url+"/v1/cluster/recover", "application/json", nil)
+	if err != nil {
+		b.Fatalf("recover: %v", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Members []struct{ SizeBefore, InUseBefore, SizeAfter int64 }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || len(out.Members) == 0 {
+		b.Fatalf("recover: %d %v %+v", resp.StatusCode, err, out)
+	}
+	m := out.Members[0]
+	b.Logf("etcd defragmented: file %d MB (%d MB in use) → %d MB", m.SizeBefore>>20, m.InUseBefore>>20, m.SizeAfter>>20)
+}
+
 // runningTransitions are a chain's gaps as its nodes' task groups report them, sorted:
 // from step i's exit on its node to step i+1's tasks running on theirs — the whole
 // transition: the report, the controller's pass, placement, the node's start.
