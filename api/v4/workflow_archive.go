@@ -17,6 +17,9 @@ func (a *ArchivedWorkflow) SortKey() string {
 	return a.Workflow.Metadata.Name + "/" + a.Workflow.Status.UID
 }
 
+// ArchivedWorkflowListMax is the largest page of the archive's list route.
+const ArchivedWorkflowListMax = 1000
+
 // ArchivedWorkflowList is a page of a namespace's archive, in name order; Continue
 // gives the next page ("" when none is left).
 type ArchivedWorkflowList struct {

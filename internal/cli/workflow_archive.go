@@ -85,7 +85,7 @@ func listArchived(ctx context.Context, c *client.Client, ns string, limit int) (
 	var out []v4.ArchivedWorkflow
 	cont := ""
 	for range maxArchivePages {
-		want := client.ArchivedWorkflowPageMax
+		want := v4.ArchivedWorkflowListMax
 		if limit > 0 {
 			want = min(want, limit-len(out))
 		}

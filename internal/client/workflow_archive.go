@@ -16,9 +16,6 @@ import (
 // resubmitted or retried. Several workflows of one name may be archived, told apart by
 // their status.uid; a call without a UID means the one archived last.
 
-// ArchivedWorkflowPageMax is the largest page the list route gives.
-const ArchivedWorkflowPageMax = 1000
-
 // archivedPath is the path of namespace ns's archive, of its entry name, or of a route
 // below that entry, with the query choosing the entry of uid ("": the one archived last).
 func archivedPath(ns, name, sub, uid string) (string, url.Values) {
@@ -41,7 +38,7 @@ func archivedPath(ns, name, sub, uid string) (string, url.Values) {
 func (c *Client) ArchivedWorkflows(ctx context.Context, ns string, limit int, cont string) (*v4.ArchivedWorkflowList, error) {
 	path, q := archivedPath(ns, "", "", "")
 	if limit > 0 {
-		q.Set("limit", strconv.Itoa(min(limit, ArchivedWorkflowPageMax)))
+		q.Set("limit", strconv.Itoa(min(limit, v4.ArchivedWorkflowListMax)))
 	}
 	if cont != "" {
 		q.Set("continue", cont)

@@ -23,11 +23,9 @@ import (
 // retried. They take the rights on workflows: an archived workflow is still one of its
 // namespace's workflows.
 
-// Bounds of the archive's list route.
-const (
-	wfArchiveDefaultLimit = 100
-	wfArchiveMaxLimit     = 1000
-)
+// wfArchiveDefaultLimit is the list route's page without ?limit (at most
+// v4.ArchivedWorkflowListMax).
+const wfArchiveDefaultLimit = 100
 
 func (s *Server) workflowArchiveRoutes(mux *httpapi.Mux) {
 	base := "/v1/namespaces/{ns}/archivedworkflows"
@@ -42,9 +40,9 @@ func (s *Server) handleListArchived(w http.ResponseWriter, r *http.Request) erro
 	limit := wfArchiveDefaultLimit
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > wfArchiveMaxLimit {
+		if err != nil || n < 1 || n > v4.ArchivedWorkflowListMax {
 			return httpapi.Errorf(http.StatusBadRequest, "bad query parameter limit=%q", v).
-				WithDetail("limit", fmt.Sprintf("a whole number from 1 to %d", wfArchiveMaxLimit))
+				WithDetail("limit", fmt.Sprintf("a whole number from 1 to %d", v4.ArchivedWorkflowListMax))
 		}
 		limit = n
 	}

@@ -161,9 +161,14 @@ func splitChunks(ns string, entries []*v4.ArchivedWorkflow) (chunks []encodedChu
 	return append(a, b...), append(ta, tb...), nil
 }
 
-// checkArchiveKey rejects a namespace, name or UID that would break the key layout.
+// checkArchiveKey rejects a namespace, name or UID that would break the key layout; an
+// empty uid stands for any of the name (it makes no key).
 func checkArchiveKey(ns, name, uid string) error {
-	if err := checkWfNodeKey(ns, name, uid); err != nil {
+	err := errors.Join(checkName("namespace", ns), checkName("workflow", name))
+	if uid != "" {
+		err = errors.Join(err, checkName("uid", uid))
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil

@@ -48,7 +48,7 @@ func (s *Store) chunkAt(ctx context.Context, ns, sortKey string, keysOnly bool) 
 // GetArchived returns the archived workflow ns/name of status.uid uid, or with uid ""
 // the one of that name archived last; ErrNotFound when there is none.
 func (s *Store) GetArchived(ctx context.Context, ns, name, uid string) (*v4.ArchivedWorkflow, error) {
-	if err := checkArchiveKey(ns, name, cmpOr(uid, "x")); err != nil {
+	if err := checkArchiveKey(ns, name, uid); err != nil {
 		return nil, fmt.Errorf("read archived workflow %s/%s: %w", ns, name, err)
 	}
 	var found *v4.ArchivedWorkflow
@@ -223,10 +223,3 @@ func (s *Store) archiveBytes(ctx context.Context, ns string, rev int64) (int64, 
 
 // sortKeyOf is the sort key part of a chunk's key in ns.
 func sortKeyOf(ns, key string) string { return strings.TrimPrefix(key, wfArchivePrefix(ns)) }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
