@@ -1,10 +1,12 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -77,9 +79,13 @@ func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte
 	if err != nil {
 		return nil, false, err
 	}
+	// Whether one call changed the object matters only to re-invoke a hook; without
+	// such a hook one comparison at the end answers for the chain (comparing is
+	// decoding both objects).
+	each := slices.ContainsFunc(hooks, func(h *Hook) bool { return h.Reinvoke })
 	after := make([]int, len(hooks)) // changes counted when hook i's call ended
 	for i, h := range hooks {
-		next, changed, err := c.mutateOnce(ctx, h, req, obj, id)
+		next, changed, err := c.mutateOnce(ctx, h, req, obj, id, each)
 		if err != nil {
 			return nil, false, err
 		}
@@ -92,7 +98,7 @@ func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte
 		if !h.Reinvoke || changes == after[i] {
 			continue
 		}
-		next, changed, err := c.mutateOnce(ctx, h, req, obj, id)
+		next, changed, err := c.mutateOnce(ctx, h, req, obj, id, each)
 		if err != nil {
 			return nil, false, err
 		}
@@ -100,10 +106,16 @@ func (c *Client) Mutate(ctx context.Context, hooks []*Hook, req Request) ([]byte
 			obj, changes = next, changes+1
 		}
 	}
+	if changes > 0 && !each && jsonEqual(obj, req.Object) {
+		return req.Object, false, nil // the patches set what was there
+	}
 	return obj, changes > 0, nil
 }
 
-func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byte, id identity) ([]byte, bool, error) {
+// mutateOnce calls h with obj and applies its patch. It answers whether the patch
+// changed obj: by value when compare is set, else by bytes (a patch that sets what is
+// there then counts as a change, and the chain compares once at its end).
+func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byte, id identity, compare bool) ([]byte, bool, error) {
 	req.Object = obj
 	start := time.Now()
 	resp, err := c.Call(ctx, h, &req)
@@ -129,7 +141,7 @@ func (c *Client) mutateOnce(ctx context.Context, h *Hook, req Request, obj []byt
 		}
 		return nil, false, &Refusal{Hook: h.ID(), Err: err}
 	}
-	if out == nil || jsonEqual(out, obj) {
+	if out == nil || bytes.Equal(out, obj) || (compare && jsonEqual(out, obj)) {
 		c.observe(h, &req, Allowed, time.Since(start), nil)
 		return obj, false, nil
 	}

@@ -147,30 +147,36 @@ func ApplyPatch(doc, patch []byte) ([]byte, error) {
 // applyPatch is ApplyPatch on doc whose identity is id (read once for a chain of
 // patches: every patch of the chain keeps it).
 func applyPatch(doc []byte, id identity, patch []byte) ([]byte, error) {
-	var ops []struct {
-		Op   string `json:"op"`
-		Path string `json:"path"`
-		From string `json:"from"`
-	}
-	if err := json.Unmarshal(patch, &ops); err != nil {
-		return nil, fmt.Errorf("patch: %w", err)
-	}
-	if len(ops) > MaxPatchOps {
-		return nil, fmt.Errorf("patch: %d operations, at most %d", len(ops), MaxPatchOps)
-	}
-	for _, o := range ops {
-		if o.Op == "test" {
-			continue
-		}
-		for _, g := range guarded {
-			if touches(o.Path, g.ptr) || (o.Op == "move" && touches(o.From, g.ptr)) {
-				return nil, &ForbiddenPatchError{Field: g.field, Op: o.Op}
-			}
-		}
-	}
+	// Decoded once: the guard reads the operations the library applies.
 	p, err := jsonpatch.DecodePatch(patch)
 	if err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
+	}
+	if len(p) > MaxPatchOps {
+		return nil, fmt.Errorf("patch: %d operations, at most %d", len(p), MaxPatchOps)
+	}
+	for _, o := range p {
+		op := o.Kind()
+		if op == "test" {
+			continue
+		}
+		// A path or from that is missing or not a string reads as "", the root's,
+		// which the guard refuses.
+		path, err := o.Path()
+		if err != nil {
+			path = ""
+		}
+		var from string
+		if op == "move" {
+			if from, err = o.From(); err != nil {
+				from = ""
+			}
+		}
+		for _, g := range guarded {
+			if touches(path, g.ptr) || (op == "move" && touches(from, g.ptr)) {
+				return nil, &ForbiddenPatchError{Field: g.field, Op: op}
+			}
+		}
 	}
 	out, err := p.ApplyWithOptions(doc, &jsonpatch.ApplyOptions{SupportNegativeIndices: false, AccumulatedCopySizeLimit: 4 << 20,
 		AllowMissingPathOnRemove: false, EnsurePathExistsOnAdd: false})
@@ -183,10 +189,13 @@ func applyPatch(doc []byte, id identity, patch []byte) ([]byte, error) {
 	return out, nil
 }
 
+// unescapePointer decodes a JSON pointer's "~1" and "~0" (RFC 6901).
+var unescapePointer = strings.NewReplacer("~1", "/", "~0", "~")
+
 // touches reports whether writing ptr writes guard: ptr is guard, a parent of it, or
 // the root (JSON pointers; "~1" and "~0" decoded).
 func touches(ptr, guard string) bool {
-	ptr = strings.NewReplacer("~1", "/", "~0", "~").Replace(ptr)
+	ptr = unescapePointer.Replace(ptr)
 	return ptr == "" || ptr == guard || strings.HasPrefix(guard, ptr+"/")
 }
 

@@ -224,6 +224,14 @@ func TestMutateOrderAndReinvocation(t *testing.T) {
 	if err != nil || strings.Contains(string(out), "b2") || h.calls["/a"] != 1 || h.calls["/same"] != 1 || !changed {
 		t.Fatalf("%s %v %v %v", out, changed, err, h.calls)
 	}
+	// Patches that only set what is there change nothing, whether or not a hook may be
+	// called again (without one the chain compares once, at its end).
+	for _, reinvoke := range []bool{false, true} {
+		out, changed, err = c.Mutate(context.Background(), []*Hook{h.hook("/same", nil), h.hook("/same", func(k *Hook) { k.Reinvoke = reinvoke })}, Request{Object: obj})
+		if err != nil || changed || string(out) != string(obj) {
+			t.Fatalf("reinvoke %v: %s %v %v, want the object unchanged", reinvoke, out, changed, err)
+		}
+	}
 }
 
 func TestFailurePolicies(t *testing.T) {

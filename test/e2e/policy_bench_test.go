@@ -23,14 +23,11 @@ import (
 )
 
 // Shape of the policy benchmark (docs/benchmarks.md, "Policy overhead on placement"): a
-// burst of polApps processes of polInstances instances over polNamespaces namespaces,
-// placed on polNodes simulated nodes; with policy, every namespace has a quota the burst
-// stays under and polHooks webhook configurations (half mutating) match the processes.
+// burst of processes over polNamespaces namespaces, placed on simulated nodes
+// (benchShape); with policy, every namespace has a quota the burst stays under and
+// polHooks webhook configurations (half mutating) match the processes.
 const (
-	polNodes      = 50
 	polNamespaces = 20
-	polApps       = 200 // 10 per namespace
-	polInstances  = 10  // BERTH_BENCH_POLICY_INSTANCES sets another count (at most 20)
 	polHooks      = 10
 	polRounds     = 2
 )
@@ -44,6 +41,7 @@ const (
 //	go test -count=1 -run XXX -bench '^BenchmarkPolicyPlacement$' -benchtime 1x -v -timeout 30m ./test/e2e/
 func BenchmarkPolicyPlacement(b *testing.B) {
 	requireRoot(b)
+	shape := benchPolicyShape(b)
 	bin := buildPlain(b)
 	hookURL, bundle := startBenchHooks(b)
 	// The quotas and the hooks alone too, to say which of them costs what.
@@ -52,7 +50,7 @@ func BenchmarkPolicyPlacement(b *testing.B) {
 	for round := range polRounds {
 		for i, p := range configs {
 			b.Run(fmt.Sprintf("%s/round=%d", p, round+1), func(b *testing.B) {
-				rate := placementRound(b, bin, hookURL, bundle, p, fmt.Sprintf("pol%dc%d", round, i))
+				rate := placementRound(b, bin, hookURL, bundle, shape, p, fmt.Sprintf("pol%dc%d", round, i))
 				rates[p] = append(rates[p], rate)
 				b.ReportMetric(rate, "placements/s")
 			})
@@ -97,22 +95,24 @@ func mean(xs []float64) float64 {
 
 // placementRound starts a server and its simulated nodes, sets the policy when asked,
 // and returns the burst's placements per second; the server and nodes stop with b.
-func placementRound(b *testing.B, bin, hookURL, bundle string, policy benchPolicy, run string) float64 {
+func placementRound(b *testing.B, bin, hookURL, bundle string, shape benchShape, policy benchPolicy, run string) float64 {
 	s := startBerthBinary(b, bin, b.TempDir(), "server")
-	s.startSimBinary(b, bin, "--nodes", strconv.Itoa(polNodes), "--ramp", "5s")
-	s.waitNodes(b, polNodes)
+	s.startSimBinary(b, bin, "--nodes", strconv.Itoa(shape.nodes), "--ramp", "5s")
+	s.waitNodes(b, shape.nodes)
 	time.Sleep(5 * time.Second) // the nodes' first reports settle
-	setBenchPolicy(b, s, run, policy, hookURL, bundle)
+	setBenchPolicy(b, s, run, shape, policy, hookURL, bundle)
 	c, err := client.New(s.url, client.WithHTTPClient(s.http))
 	if err != nil {
 		b.Fatal(err)
 	}
 	profiled := profileBurst(b, s, policy.String()+"-"+run)
-	res, err := sim.Load(context.Background(), c, sim.LoadConfig{Apps: polApps, Instances: benchPolicyInstances(b),
-		Namespaces: polNamespaces, Run: run, Timeout: 5 * time.Minute, Concurrency: benchPolicyConcurrency(b)})
+	cpu := startBurstCPU(b, s.cmd.Process.Pid)
+	res, err := sim.Load(context.Background(), c, sim.LoadConfig{Apps: shape.apps, Instances: shape.instances,
+		Namespaces: polNamespaces, Run: run, Timeout: 5 * time.Minute, Concurrency: shape.concurrency})
 	if err != nil {
 		b.Fatalf("load: %v", err)
 	}
+	b.Logf("%s: %s", policy, cpu.end(b))
 	<-profiled
 	b.Logf("%s: %s", policy, res)
 	if res.ApplyErrs > 0 {
@@ -126,10 +126,10 @@ func placementRound(b *testing.B, bin, hookURL, bundle string, policy benchPolic
 }
 
 // setBenchPolicy gives each of the run's namespaces a quota twice what the burst asks
-// there (10 processes of 10 instances, or as many as asked, of 0.01 core and 8 MB), and writes the hooks, as
-// p asks.
-func setBenchPolicy(b *testing.B, s *devServer, run string, p benchPolicy, hookURL, bundle string) {
-	perNS := polApps / polNamespaces * benchPolicyInstances(b)
+// there (its processes' instances of 0.01 core and 8 MB), and writes the hooks, as p
+// asks.
+func setBenchPolicy(b *testing.B, s *devServer, run string, shape benchShape, p benchPolicy, hookURL, bundle string) {
+	perNS := (shape.apps + polNamespaces - 1) / polNamespaces * shape.instances
 	q := fmt.Sprintf(`{"resources":{"cpu":%g,"memory":%d,"instances":%d}}`, 0.02*float64(perNS), 16*perNS, 2*perNS)
 	for i := range polNamespaces {
 		if p.quotas {
@@ -152,22 +152,6 @@ func setBenchPolicy(b *testing.B, s *devServer, run string, p benchPolicy, hookU
 	}
 }
 
-// benchPolicyInstances is each process's instance count: more of them make the
-// admission of a process a smaller part of its placements. A simulated node of this
-// 2-core machine (1.9 cores allocatable) took 95 of these instances: 20 each (4,000 in
-// all) fill 50 nodes to 84%, 30 do not fit.
-func benchPolicyInstances(b *testing.B) int {
-	v := os.Getenv("BERTH_BENCH_POLICY_INSTANCES")
-	if v == "" {
-		return polInstances
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 20 {
-		b.Fatalf("BERTH_BENCH_POLICY_INSTANCES=%q: give 1 to 20", v)
-	}
-	return n
-}
-
 func benchPut(b *testing.B, s *devServer, path, body string) {
 	b.Helper()
 	req, err := http.NewRequest(http.MethodPut, s.url+path, strings.NewReader(body))
@@ -186,7 +170,8 @@ func benchPut(b *testing.B, s *devServer, path, body string) {
 	}
 }
 
-// profileBurst saves the server's CPU profile of the next 4 seconds (the burst) as
+// profileBurst saves the server's CPU profile of the next 4 seconds (the burst;
+// BERTH_BENCH_POLICY_PROFILE_SECONDS sets another length, for a longer burst) as
 // $BERTH_BENCH_POLICY_PROFILE/NAME.pprof when that variable names a folder, and this
 // process's (the hook server's and the load's) as NAME-test.pprof; the channel closes
 // when both are done (at once without the variable).
@@ -197,6 +182,7 @@ func profileBurst(b *testing.B, s *devServer, name string) <-chan struct{} {
 		close(done)
 		return done
 	}
+	seconds := benchEnvInt(b, "BERTH_BENCH_POLICY_PROFILE_SECONDS", 4, 60)
 	own, err := os.Create(filepath.Join(dir, name+"-test.pprof"))
 	if err == nil {
 		err = pprof.StartCPUProfile(own)
@@ -210,7 +196,7 @@ func profileBurst(b *testing.B, s *devServer, name string) <-chan struct{} {
 			defer own.Close()
 			defer pprof.StopCPUProfile()
 		}
-		resp, err := s.http.Get(s.url + "/v1/debug/pprof/profile?seconds=4")
+		resp, err := s.http.Get(s.url + "/v1/debug/pprof/profile?seconds=" + strconv.Itoa(seconds))
 		if err != nil {
 			b.Logf("profile: %v", err)
 			return
@@ -265,22 +251,6 @@ func checkBenchHooked(b *testing.B, s *devServer, run string) {
 			b.Fatalf("process app-0 lacks hook %d's label: %v", i, p.Metadata.Labels)
 		}
 	}
-}
-
-// benchPolicyConcurrency is how many applies the burst keeps in flight
-// (BERTH_BENCH_POLICY_CONCURRENCY, default 4, at most 64). With 4, each write's own
-// time bounds the burst's pace, the hooks' calls included; with more, the server's
-// capacity does: docs/benchmarks.md reports both.
-func benchPolicyConcurrency(b *testing.B) int {
-	v := os.Getenv("BERTH_BENCH_POLICY_CONCURRENCY")
-	if v == "" {
-		return 4
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 64 {
-		b.Fatalf("BERTH_BENCH_POLICY_CONCURRENCY=%q: give 1 to 64", v)
-	}
-	return n
 }
 
 // startBenchHooks serves the hooks on 127.0.0.2 over TLS with a certificate from a CA
