@@ -207,12 +207,7 @@ func deploymentOwner(ann map[string]string) (string, bool) {
 func TaskGroup(tg *v4.TaskGroup) List { return taskGroup(tg).list() }
 
 func taskGroup(tg *v4.TaskGroup) vec {
-	switch tg.Spec.Owner.Kind {
-	case v4.KindJob, v4.KindWorkflow, v4.KindDependency:
-	default:
-		return vec{}
-	}
-	if v4.Terminal(tg.Status.Phase) {
+	if !TaskGroupCounts(tg) || v4.Terminal(tg.Status.Phase) {
 		return vec{}
 	}
 	r, o := tg.Spec.Resources, tg.Spec.Overhead
@@ -223,6 +218,16 @@ func taskGroup(tg *v4.TaskGroup) vec {
 		}
 	}
 	return v
+}
+
+// TaskGroupCounts says whether tg can ever count: its owner is a job, a workflow or a
+// dependency. An owner never changes, so a task group that does not count never will.
+func TaskGroupCounts(tg *v4.TaskGroup) bool {
+	switch tg.Spec.Owner.Kind {
+	case v4.KindJob, v4.KindWorkflow, v4.KindDependency:
+		return true
+	}
+	return false
 }
 
 // Delta is what a write asks beyond what the namespace used: usage with the write

@@ -69,9 +69,11 @@ func (s *Store) namespaceObjects(ctx context.Context, ns string, fence bool) ([]
 	for i, r := range resp.Responses[:len(usageKinds)] {
 		stale[i] = map[string]bool{}
 		for _, kv := range r.GetResponseRange().GetKvs() {
-			if o, ok := s.quota.objects.get(string(kv.Key), kv.ModRevision); ok {
+			switch o, known := s.quota.objects.get(string(kv.Key), kv.CreateRevision, kv.ModRevision); {
+			case known == memoNever:
+			case known == memoCurrent:
 				objs = append(objs, o)
-			} else {
+			default:
 				stale[i][string(kv.Key)] = true
 			}
 		}
@@ -122,43 +124,67 @@ func (s *Store) readChanged(ctx context.Context, ns string, keys []map[string]bo
 			if err != nil {
 				return nil, err
 			}
-			s.quota.objects.put(string(kv.Key), kv.ModRevision, obj)
+			if tg, ok := obj.(*v4.TaskGroup); ok && !quota.TaskGroupCounts(tg) {
+				// A workload's instance: its spec counts it. Its key is skipped
+				// while it lives, however often its status changes.
+				s.quota.objects.put(string(kv.Key), kv.CreateRevision, kv.ModRevision, nil)
+				continue
+			}
+			s.quota.objects.put(string(kv.Key), kv.CreateRevision, kv.ModRevision, obj)
 			out = append(out, obj)
 		}
 	}
 	return out, nil
 }
 
-// usageMemo remembers the objects NamespaceObjects decoded, by key, with the mod
-// revision they were decoded at. It holds at most usageMemoSize of them and starts over
-// when full (the next counts decode again).
+// usageMemo remembers the objects NamespaceObjects decoded, by key, with the create
+// and mod revisions they were decoded at; and the keys of task groups that never count
+// (a workload's instances, whose status changes all the time), by create revision:
+// a namespace of a thousand instances is counted without decoding them again. It
+// holds at most usageMemoSize of them and starts over when full (the next counts
+// decode again).
 type usageMemo struct {
 	mu   sync.Mutex
 	objs map[string]memoObject
 }
 
+// memoObject is one key's entry: obj is nil for a task group that never counts.
 type memoObject struct {
-	rev int64
-	obj v4.Object
+	created, rev int64
+	obj          v4.Object
 }
 
 const usageMemoSize = 100_000
 
-func (m *usageMemo) get(key string, rev int64) (v4.Object, bool) {
+// memoKnown is what the memo knows of a key at some revisions.
+type memoKnown int
+
+const (
+	memoStale   memoKnown = iota // nothing, or an older version: decode it
+	memoCurrent                  // the object at these revisions
+	memoNever                    // a task group that never counts, as created then
+)
+
+func (m *usageMemo) get(key string, created, rev int64) (v4.Object, memoKnown) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.objs[key]
-	if !ok || e.rev != rev {
-		return nil, false
+	switch {
+	case !ok || e.created != created:
+		return nil, memoStale
+	case e.obj == nil:
+		return nil, memoNever
+	case e.rev != rev:
+		return nil, memoStale
 	}
-	return e.obj, true
+	return e.obj, memoCurrent
 }
 
-func (m *usageMemo) put(key string, rev int64, obj v4.Object) {
+func (m *usageMemo) put(key string, created, rev int64, obj v4.Object) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.objs == nil || len(m.objs) >= usageMemoSize {
 		m.objs = map[string]memoObject{}
 	}
-	m.objs[key] = memoObject{rev: rev, obj: obj}
+	m.objs[key] = memoObject{created: created, rev: rev, obj: obj}
 }

@@ -109,3 +109,63 @@ func TestNamespaceObjectsManyChanged(t *testing.T) {
 		}
 	}
 }
+
+// A workload's instances (task groups a process owns) never count: they are decoded
+// once, and a count after their status changed reads only their keys, while a job's
+// task group is decoded again when it changes; a key deleted and created again is
+// decoded again, whatever owns it now.
+func TestNamespaceObjectsSkipsInstances(t *testing.T) {
+	bg, _ := resetForQuota(t)
+	tgOf := func(name string, owner v4.Kind) *v4.TaskGroup {
+		return &v4.TaskGroup{TypeMeta: v4.TypeMeta{APIVersion: v4.APIVersion, Kind: v4.KindTaskGroup},
+			Metadata: v4.ObjectMeta{Name: name, Namespace: "ru"},
+			Spec:     v4.TaskGroupSpec{Owner: v4.OwnerRef{Kind: owner, Name: "w"}, Node: "n1", Resources: v4.NodeResources{CPU: 1, MemoryMB: 32}},
+			Status:   v4.TaskGroupStatus{Phase: v4.StatusStaging}}
+	}
+	inst, run := tgOf("0.w.ru.berth.1", v4.KindProcess), tgOf("0.w.ru.berth.2", v4.KindJob)
+	for _, tg := range []*v4.TaskGroup{inst, run} {
+		if err := testStore.Create(bg, tg, Raw{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(step string, wantObjs int, wantCPU float64) {
+		t.Helper()
+		objs, err := testStore.NamespaceObjects(bg, "ru")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := quota.Usage(objs); len(objs) != wantObjs || u[quota.CPU] != wantCPU {
+			t.Errorf("%s: %d objects, usage %v; want %d and cpu %v", step, len(objs), u, wantObjs, wantCPU)
+		}
+	}
+	count("created", 1, 1)
+	key := objectKey(v4.KindTaskGroup, "ru", inst.Metadata.Name)
+	if _, known := testStore.quota.objects.get(key, 0, 0); known != memoStale {
+		t.Fatalf("the memo answers %v for a create revision it never saw", known)
+	}
+	for _, phase := range []string{v4.StatusRunning, v4.StatusFinish} {
+		inst.Status.Phase, run.Status.Phase = phase, phase
+		for _, tg := range []*v4.TaskGroup{inst, run} {
+			if err := testStore.Update(bg, tg, Raw{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	count("both finished", 1, 0)
+	resp, err := testStore.client.Get(bg, key)
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatal(resp, err)
+	}
+	kv := resp.Kvs[0]
+	if o, known := testStore.quota.objects.get(key, kv.CreateRevision, kv.ModRevision+100); known != memoNever || o != nil {
+		t.Errorf("the instance is remembered as %v %v, want never counted", o, known)
+	}
+	// The name again, now a job's: decoded, and counted.
+	if _, err := testStore.Delete(bg, v4.KindTaskGroup, "ru", inst.Metadata.Name, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := testStore.Create(bg, tgOf(inst.Metadata.Name, v4.KindJob), Raw{}); err != nil {
+		t.Fatal(err)
+	}
+	count("the name again, a job's", 2, 1)
+}
