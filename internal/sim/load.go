@@ -22,7 +22,10 @@ type LoadResult struct {
 	AllPlaced       time.Duration
 	// LastCommitted is when the last task group was written, by the server's creation
 	// timestamps (whole seconds): AllPlaced much later means the watch lagged behind.
-	LastCommitted    time.Duration
+	LastCommitted time.Duration
+	// PlacedBySecond is how many were placed by the end of each second of the burst:
+	// the scheduler's pace while the applies come and after.
+	PlacedBySecond   []int
 	AllRunning       time.Duration
 	PlacementsPerSec float64
 	RunningP50       time.Duration // submit -> Running, per instance
@@ -54,10 +57,11 @@ type LoadResult struct {
 
 func (r *LoadResult) String() string {
 	return fmt.Sprintf("instances %d: placed %d in %s (%.0f placements/s; the last written at about %s), running %d in %s; submitted in %s\n"+
+		"placed by each second: %v\n"+
 		"submit -> Running: p50 %s, p99 %s\n"+
 		"API during the burst: apply p99 %s (%d, %d failed), GET p99 %s (%d, %d failed)%s%s",
 		r.Instances, r.Placed, r.AllPlaced.Round(time.Millisecond), r.PlacementsPerSec, r.LastCommitted.Round(time.Second), r.Running, r.AllRunning.Round(time.Millisecond),
-		r.Submitted.Round(time.Millisecond), r.RunningP50.Round(time.Millisecond), r.RunningP99.Round(time.Millisecond),
+		r.Submitted.Round(time.Millisecond), r.PlacedBySecond, r.RunningP50.Round(time.Millisecond), r.RunningP99.Round(time.Millisecond),
 		r.ApplyP99.Round(time.Millisecond), r.Applies, r.ApplyErrs, r.GetP99.Round(time.Millisecond), r.Gets, r.GetErrs, r.serverNote(), r.watchNote()) + r.checkNote()
 }
 
@@ -269,6 +273,11 @@ func (b *burst) follow(events <-chan client.WatchEvent, run string) string {
 		name := tg.Metadata.Namespace + "/" + tg.Metadata.Name
 		if !b.placed[name] {
 			b.placed[name] = true
+			sec := int(now.Sub(b.start) / time.Second)
+			for len(b.res.PlacedBySecond) <= sec {
+				b.res.PlacedBySecond = append(b.res.PlacedBySecond, len(b.placed)-1)
+			}
+			b.res.PlacedBySecond[sec] = len(b.placed)
 			// Creation timestamps are whole seconds: the write came within the second
 			// after; the start is on this machine's clock, as the server's is.
 			if at := tg.Metadata.CreationTimestamp.Add(time.Second).Sub(b.start); at > b.res.LastCommitted {

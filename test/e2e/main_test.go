@@ -22,7 +22,12 @@ import (
 
 var berthBin string
 
-func TestMain(m *testing.M) { berthtest.Main(m, &berthBin, "berth-e2e-bin", "-race") }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(benchHooksDirEnv); dir != "" { // a hook server of the policy benchmark
+		os.Exit(serveBenchHooksProcess(dir))
+	}
+	berthtest.Main(m, &berthBin, "berth-e2e-bin", "-race")
+}
 
 // devServer is one running `berth dev` process (or, with cmd nil, a CLI target of
 // several servers: url is then a comma list).

@@ -2,12 +2,8 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +14,6 @@ import (
 	"time"
 
 	"github.com/berthhq/berth/internal/client"
-	"github.com/berthhq/berth/internal/pki"
 	"github.com/berthhq/berth/internal/sim"
 )
 
@@ -251,44 +246,4 @@ func checkBenchHooked(b *testing.B, s *devServer, run string) {
 			b.Fatalf("process app-0 lacks hook %d's label: %v", i, p.Metadata.Labels)
 		}
 	}
-}
-
-// startBenchHooks serves the hooks on 127.0.0.2 over TLS with a certificate from a CA
-// the test makes (given to the hooks as their caBundle): /label/NAME adds the label
-// bench-NAME=yes, /allow allows. It returns the URL and the bundle.
-func startBenchHooks(b *testing.B) (string, string) {
-	ca, err := pki.NewCA("policy bench hooks CA", time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	kp, err := ca.Issue(pki.Request{CommonName: "hooks.test", IPs: []net.IP{net.ParseIP("127.0.0.2")}, Server: true}, time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bundle := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
-	return serveHooks(b, pair, serveBenchHook), string(bundle)
-}
-
-func serveBenchHook(w http.ResponseWriter, r *http.Request) {
-	rv, ok := readReview(w, r)
-	if !ok {
-		return
-	}
-	resp := map[string]any{"uid": rv.Request.UID, "allowed": true}
-	if name, ok := strings.CutPrefix(r.URL.Path, "/label/"); ok {
-		var obj struct {
-			Metadata struct{ Labels map[string]string } `json:"metadata"`
-		}
-		json.Unmarshal(rv.Request.Object, &obj)
-		patch := `[{"op":"add","path":"/metadata/labels/bench-` + name + `","value":"yes"}]`
-		if obj.Metadata.Labels == nil {
-			patch = `[{"op":"add","path":"/metadata/labels","value":{"bench-` + name + `":"yes"}}]`
-		}
-		resp["patchType"], resp["patch"] = "JSONPatch", json.RawMessage(patch)
-	}
-	json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.berth.io/v1", "kind": "AdmissionReview", "response": resp})
 }
