@@ -71,7 +71,8 @@ func newApplyCommand(o *options) *cobra.Command {
 			"-R). The files must fit in one request to the server (2 MiB).\n" +
 			"Namespaces come from the documents' metadata.namespace (default defaultGroup).\n\n" +
 			"Priority classes and admission webhook configurations (cluster-wide, an\n" +
-			"administrator's) are put first, each on its own route, then the rest in one request.\n" +
+			"administrator's) are put first, each on its own route, then the rest in one request;\n" +
+			"when the server refuses any of them, those already put are put back as they were.\n" +
 			"By default the server accepts what BCS accepted and warns about each key it drops,\n" +
 			"duplicate it resolves or value it reads its own way; --validate=strict refuses them.",
 		Example: "  berth apply -f examples/\n" +
@@ -102,22 +103,16 @@ func newApplyCommand(o *options) *cobra.Command {
 				return streamTooLarge(docs[len(docs)-1].file, maxRequestBytes)
 			}
 			return o.withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				put, err := putClusterDocs(ctx, c, cluster)
+				put, undos, err := putClusterDocs(ctx, c, cluster)
 				if err != nil {
-					if len(put) > 0 { // what was put stays: say so
-						printApplyResults(o.out(), format, put)
-					}
-					return err
+					return undoPuts(ctx, c, undos, err) // apply_undo.go
 				}
 				if len(docs) == 0 {
 					return printApplyResults(o.out(), format, put)
 				}
 				results, err := c.ApplyValidated(ctx, body, mode)
 				if err != nil {
-					if len(put) > 0 {
-						printApplyResults(o.out(), format, put)
-					}
-					return applyError(err, docs)
+					return undoPuts(ctx, c, undos, applyError(err, docs))
 				}
 				return printApplyResults(o.out(), format, append(put, results...))
 			})

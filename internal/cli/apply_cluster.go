@@ -20,22 +20,28 @@ import (
 // what it put, as a line of apply's answer.
 type clusterPut func(ctx context.Context, c *client.Client, d document, body []byte) (v4.ApplyResult, error)
 
-// clusterDocKinds maps the kinds a cluster-wide document may carry, lowercased, to the
-// function that puts it.
-var clusterDocKinds = map[string]clusterPut{
-	string(v4.KindPriorityClass):              applyPriorityClassDoc,
-	"priorityclasses":                         applyPriorityClassDoc,
-	v4.KindAdmissionWebhook:                   applyWebhookDoc,
-	strings.ToLower(v4.WebhookKindBCS):        applyWebhookDoc,
-	strings.ToLower(v4.WebhookKindMutating):   applyWebhookDoc,
-	strings.ToLower(v4.WebhookKindValidating): applyWebhookDoc,
+// clusterKind is how apply puts a cluster-wide kind, and how it undoes that put.
+type clusterKind struct {
+	put    clusterPut
+	undoOf undoReader // apply_undo.go
+}
+
+// clusterDocKinds maps the kinds a cluster-wide document may carry, lowercased, to how
+// it is put.
+var clusterDocKinds = map[string]clusterKind{
+	string(v4.KindPriorityClass):              {applyPriorityClassDoc, priorityClassUndo},
+	"priorityclasses":                         {applyPriorityClassDoc, priorityClassUndo},
+	v4.KindAdmissionWebhook:                   {applyWebhookDoc, webhookUndo},
+	strings.ToLower(v4.WebhookKindBCS):        {applyWebhookDoc, webhookUndo},
+	strings.ToLower(v4.WebhookKindMutating):   {applyWebhookDoc, webhookUndo},
+	strings.ToLower(v4.WebhookKindValidating): {applyWebhookDoc, webhookUndo},
 }
 
 // clusterDoc is a cluster-wide document of the files, as JSON, and how it is put.
 type clusterDoc struct {
 	doc  document
 	body []byte
-	put  clusterPut
+	kind clusterKind
 }
 
 // splitClusterDocs takes the cluster-wide documents out of docs: what is left goes to
@@ -44,8 +50,8 @@ type clusterDoc struct {
 // in the stream, whose answer names its problem with its file and line.
 func splitClusterDocs(docs []document) (stream []document, cluster []clusterDoc) {
 	for _, d := range docs {
-		if put, body, ok := clusterDocOf(d); ok {
-			cluster = append(cluster, clusterDoc{doc: d, body: body, put: put})
+		if kind, body, ok := clusterDocOf(d); ok {
+			cluster = append(cluster, clusterDoc{doc: d, body: body, kind: kind})
 		} else {
 			stream = append(stream, d)
 		}
@@ -54,29 +60,36 @@ func splitClusterDocs(docs []document) (stream []document, cluster []clusterDoc)
 }
 
 // clusterDocOf is how d is put and d as JSON, when d is a cluster-wide document.
-func clusterDocOf(d document) (clusterPut, []byte, bool) {
+func clusterDocOf(d document) (clusterKind, []byte, bool) {
 	var id docIdentity
 	if yaml.Unmarshal(d.raw, &id) != nil {
-		return nil, nil, false
+		return clusterKind{}, nil, false
 	}
-	put, ok := clusterDocKinds[strings.ToLower(id.Kind)]
+	kind, ok := clusterDocKinds[strings.ToLower(id.Kind)]
 	if !ok {
-		return nil, nil, false
+		return clusterKind{}, nil, false
 	}
 	body, err := documentJSON(d)
-	return put, body, err == nil
+	return kind, body, err == nil
 }
 
 // putClusterDocs puts the cluster-wide documents in order, stopping at the first the
-// server refuses (the error names its file), and returns what each put.
-func putClusterDocs(ctx context.Context, c *client.Client, docs []clusterDoc) ([]v4.ApplyResult, error) {
+// server refuses (the error names its file), and returns what each put and how to undo
+// the puts (undoPuts), read before each.
+func putClusterDocs(ctx context.Context, c *client.Client, docs []clusterDoc) ([]v4.ApplyResult, []undo, error) {
 	results := make([]v4.ApplyResult, 0, len(docs))
+	undos := make([]undo, 0, len(docs))
 	for _, d := range docs {
-		r, err := d.put(ctx, c, d.doc, d.body)
+		u, err := undoOf(ctx, c, d)
 		if err != nil {
-			return results, err
+			return results, undos, err
 		}
-		results = append(results, r)
+		r, err := d.kind.put(ctx, c, d.doc, d.body)
+		if err != nil {
+			return results, undos, err
+		}
+		u.put = r
+		results, undos = append(results, r), append(undos, u)
 	}
-	return results, nil
+	return results, undos, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -25,11 +26,12 @@ func TestApplyRoutesClusterDocuments(t *testing.T) {
 		wantErr     string
 	}{
 		{name: "all kinds in one stream", stdin: class + "---\n" + webhook + "---\n" + process, classOK: true,
-			want: []string{"PUT /v1/priorityclasses/high", "PUT /v1/admissionwebhooks/labels", "POST /v1/apply"}},
+			want: []string{"GET /v1/priorityclasses/high", "PUT /v1/priorityclasses/high", "GET /v1/admissionwebhooks/labels",
+				"PUT /v1/admissionwebhooks/labels", "POST /v1/apply"}},
 		{name: "cluster documents only", stdin: class, classOK: true,
-			want: []string{"PUT /v1/priorityclasses/high"}},
+			want: []string{"GET /v1/priorityclasses/high", "PUT /v1/priorityclasses/high"}},
 		{name: "a refused class sends nothing more", stdin: process + "---\n" + class + "---\n" + webhook,
-			want: []string{"PUT /v1/priorityclasses/high"}, wantErr: "document 2"},
+			want: []string{"GET /v1/priorityclasses/high", "PUT /v1/priorityclasses/high"}, wantErr: "document 2"},
 		{name: "no cluster documents", stdin: process,
 			want: []string{"POST /v1/apply"}},
 	}
@@ -84,5 +86,60 @@ func TestApplyClusterDocumentsJSONOutput(t *testing.T) {
 	if len(out.Results) != 2 || out.Results[0].Kind != v4.KindPriorityClass || out.Results[0].ResourceVersion != "7" ||
 		out.Results[1].Name != "gamesvc" {
 		t.Errorf("results %+v", out.Results)
+	}
+}
+
+// A stream the server refuses changes nothing: the cluster-wide documents put before it
+// are put back last first, a class as it was and a configuration apply created deleted;
+// a configuration changed since apply wrote it is left, and the error says so.
+func TestApplyUndoesClusterDocuments(t *testing.T) {
+	const (
+		class   = "kind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+		webhook = "kind: admissionwebhook\nmetadata: {name: labels}\nwebhooks: []\n"
+		process = "kind: process\nmetadata: {name: gamesvc}\n"
+		refused = `{"error":{"code":422,"reason":"Invalid","message":"process gamesvc: spec.instance: must be at least 0"}}`
+	)
+	api, url := newFakeAPI(t)
+	api.json("GET /v1/priorityclasses/high", 200, `{"kind":"priorityclass","metadata":{"name":"high","resourceVersion":"3"},"value":10}`)
+	api.json("PUT /v1/priorityclasses/high", 200, `{"kind":"priorityclass","metadata":{"name":"high","resourceVersion":"8"},"value":1000}`)
+	api.json("PUT /v1/admissionwebhooks/labels", 201, `{"kind":"admissionwebhook","metadata":{"name":"labels","resourceVersion":"9"}}`)
+	api.json("DELETE /v1/admissionwebhooks/labels", 200, `{}`)
+	api.json("POST /v1/apply", 422, refused)
+	r := runCLI(t, url, class+"---\n"+webhook+"---\n"+process, "apply", "-f", "-")
+	want := []string{"GET /v1/priorityclasses/high", "PUT /v1/priorityclasses/high", "GET /v1/admissionwebhooks/labels",
+		"PUT /v1/admissionwebhooks/labels", "POST /v1/apply", "DELETE /v1/admissionwebhooks/labels", "PUT /v1/priorityclasses/high"}
+	if got := api.got(); !slices.Equal(got, want) {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+	if body := api.body("PUT /v1/priorityclasses/high"); !strings.Contains(body, `"value":10`) {
+		t.Errorf("the class was put back as %s, want its value 10", body)
+	}
+	if r.err == nil || !strings.Contains(r.err.Error(), "spec.instance") || !strings.Contains(r.err.Error(), "2 cluster-wide documents written before were put back") {
+		t.Errorf("err %v, want the refusal and that both were put back", r.err)
+	}
+
+	// A configuration that existed is put back only as apply left it: here someone
+	// changed it since (409), and the error names it.
+	api.reset()
+	api.json("GET /v1/admissionwebhooks/labels", 200, `{"kind":"admissionwebhook","metadata":{"name":"labels","resourceVersion":"5"},"webhooks":[]}`)
+	puts := 0
+	api.mu.Lock()
+	api.routes["PUT /v1/admissionwebhooks/labels"] = func(w http.ResponseWriter, r *http.Request) {
+		if puts++; puts == 1 {
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"kind":"admissionwebhook","metadata":{"name":"labels","resourceVersion":"9"}}`))
+			return
+		}
+		if !strings.Contains(api.body("PUT /v1/admissionwebhooks/labels"), `"resourceVersion":"9"`) {
+			t.Errorf("the restore %s is not conditional on the version apply wrote", api.body("PUT /v1/admissionwebhooks/labels"))
+		}
+		w.WriteHeader(http.StatusConflict)
+		w.Write([]byte(`{"error":{"code":409,"reason":"Conflict","message":"admissionwebhook labels changed"}}`))
+	}
+	api.mu.Unlock()
+	api.json("POST /v1/apply", 422, refused)
+	r = runCLI(t, url, webhook+"---\n"+process, "apply", "-f", "-")
+	if r.err == nil || !strings.Contains(r.err.Error(), "not undone") || !strings.Contains(r.err.Error(), "admissionwebhook/labels") {
+		t.Errorf("err %v, want one naming the configuration not undone", r.err)
 	}
 }
