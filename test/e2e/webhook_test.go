@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/pki"
 )
 
@@ -97,6 +98,30 @@ func TestAdmissionWebhooksE2E(t *testing.T) {
 		if code, a := bcsRefusal(t, tenant, http.MethodPost, api, proc("bcs-bad", `"deny":"yes"`)); code != http.StatusForbidden ||
 			!strings.Contains(a.Message, "b-deny/deny.hooks.test") {
 			t.Fatalf("HTTP %d %+v, want the validating hook's refusal", code, a)
+		}
+	})
+
+	t.Run("a refused apply changes nothing", func(t *testing.T) {
+		// A new class and a changed configuration are put before the stream, whose
+		// process the server refuses: both are put back.
+		stream := "kind: PriorityClass\nmetadata: {name: e2e-undone}\nvalue: 500\n---\n" +
+			strings.Replace(config("a-label", "Mutating", "label", "Fail"), "failurePolicy: Fail", "failurePolicy: Ignore", 1) + "---\n" +
+			strings.Replace(proc("undone", ""), `"instance":1`, `"instance":-1`, 1)
+		r := s.berth(stream, "apply", "-f", "-")
+		if r.code == 0 || !strings.Contains(r.stderr, "spec.instance") || !strings.Contains(r.stderr, "put back") {
+			t.Fatalf("exit %d: %s%s, want the refusal and that the cluster-wide documents were put back", r.code, r.stdout, r.stderr)
+		}
+		resp, err := s.http.Get(s.url + "/v1/priorityclasses/e2e-undone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the class apply created is still there: HTTP %d", resp.StatusCode)
+		}
+		var hook v4.AdmissionWebhook
+		if err := s.apiGet("/v1/admissionwebhooks/a-label", &hook); err != nil || len(hook.Hooks()) != 1 || hook.Hooks()[0].FailurePolicy != "Fail" {
+			t.Errorf("a-label after the refused apply: %+v (%v), want its failurePolicy Fail again", hook.Hooks(), err)
 		}
 	})
 
