@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/quota"
 	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -28,6 +29,10 @@ type depPass struct {
 	unused   map[podKey]time.Time
 	pods     []v4.DependencyPod
 	problems []string
+	// gate is the room left in the dependency's namespace quota, read at the pass's
+	// first new pod (gateRead); nil: no resource quota.
+	gate     *quotaGate
+	gateRead bool
 }
 
 func (r *depPass) wake(d time.Duration) {
@@ -145,6 +150,15 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 	}
 	c.forget(id)
 	tg := r.newTaskGroup(req, res.Placements[0], p)
+	if err := r.withinQuota(ctx, tg); err != nil {
+		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+		msg := fmt.Sprintf("pod for %s waits for room in the namespace's quota: %v", p.key, err)
+		c.eventOnce("quota/"+r.key.String()+"/"+p.key.String(), msg, r.key, v4.EventWarning, ReasonQuotaExceeded, msg)
+		r.problems = append(r.problems, msg)
+		r.wake(unplacedRetry)
+		return nil, nil
+	}
+	c.forget("quota/" + r.key.String() + "/" + p.key.String())
 	if err := c.store.Create(ctx, tg, store.Raw{}); err != nil {
 		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
 		return nil, fmt.Errorf("create dependency pod %s: %w", tg.Metadata.Name, err)
@@ -153,6 +167,20 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 	r.created = append(r.created, idx)
 	c.event(r.key, v4.EventNormal, "Scheduled", fmt.Sprintf("pod for %s started as %s (%d dependent task groups)", p.key, tg.Metadata.Name, p.refs))
 	return tg, nil
+}
+
+// withinQuota takes tg's room in the dependency's namespace quota: its pods count there
+// while they run (docs/policy.md, "Counting"), and a pod that would pass the quota
+// waits, named in the status and a QuotaExceeded event, as a daemonset's node does.
+func (r *depPass) withinQuota(ctx context.Context, tg *v4.TaskGroup) error {
+	if !r.gateRead {
+		gate, err := r.c.pods.quotaGate(ctx, r.key.Namespace)
+		if err != nil {
+			return err
+		}
+		r.gate, r.gateRead = gate, true
+	}
+	return r.gate.take(quota.TaskGroup(tg))
 }
 
 // freeIndex is the smallest index no pod of the dependency holds: pods get readable IDs
