@@ -150,17 +150,22 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 	}
 	c.forget(id)
 	tg := r.newTaskGroup(req, res.Placements[0], p)
-	if err := r.withinQuota(ctx, tg); err != nil {
+	// release gives back the room the snapshot reserved for tg on its node.
+	release := func() {
 		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+	}
+	quotaID := "quota/" + r.key.String() + "/" + p.key.String()
+	if err := r.withinQuota(ctx, tg); err != nil {
+		release()
 		msg := fmt.Sprintf("pod for %s waits for room in the namespace's quota: %v", p.key, err)
-		c.eventOnce("quota/"+r.key.String()+"/"+p.key.String(), msg, r.key, v4.EventWarning, ReasonQuotaExceeded, msg)
+		c.eventOnce(quotaID, msg, r.key, v4.EventWarning, ReasonQuotaExceeded, msg)
 		r.problems = append(r.problems, msg)
 		r.wake(unplacedRetry)
 		return nil, nil
 	}
-	c.forget("quota/" + r.key.String() + "/" + p.key.String())
+	c.forget(quotaID)
 	if err := c.store.Create(ctx, tg, store.Raw{}); err != nil {
-		c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(tg.Metadata.Namespace, tg.Metadata.Name) })
+		release()
 		return nil, fmt.Errorf("create dependency pod %s: %w", tg.Metadata.Name, err)
 	}
 	c.pods.wrote(tg) // the next pass reads it from the shared cache, not a cache behind it

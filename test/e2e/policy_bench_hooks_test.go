@@ -88,20 +88,31 @@ func startHookProcess(b *testing.B, cpus string, certPEM, keyPEM []byte) string 
 // serveBenchHooksProcess is the hook server process's main (benchHooksDirEnv): it
 // serves until it is killed, or returns the exit code of why it cannot.
 func serveBenchHooksProcess(dir string) int {
-	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
-	if err == nil {
-		var ln net.Listener
-		if ln, err = tls.Listen("tcp", "127.0.0.2:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}); err == nil {
-			tmp := filepath.Join(dir, "url.tmp")
-			if err = os.WriteFile(tmp, []byte("https://"+ln.Addr().String()), 0o600); err == nil {
-				if err = os.Rename(tmp, filepath.Join(dir, "url")); err == nil {
-					err = (&http.Server{Handler: http.HandlerFunc(serveBenchHook)}).Serve(ln)
-				}
-			}
-		}
+	if err := serveBenchHooksFrom(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "bench hook server: %v\n", err)
 	}
-	fmt.Fprintf(os.Stderr, "bench hook server: %v\n", err)
 	return 1
+}
+
+// serveBenchHooksFrom serves the hooks with dir's certificate and key, after writing
+// its URL to dir/url (whole, by a rename).
+func serveBenchHooksFrom(dir string) error {
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem"))
+	if err != nil {
+		return err
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.2:0", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "url.tmp")
+	if err := os.WriteFile(tmp, []byte("https://"+ln.Addr().String()), 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "url")); err != nil {
+		return err
+	}
+	return (&http.Server{Handler: http.HandlerFunc(serveBenchHook)}).Serve(ln)
 }
 
 func serveBenchHook(w http.ResponseWriter, r *http.Request) {
