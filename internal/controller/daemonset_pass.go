@@ -282,20 +282,25 @@ func (p *daemonPass) placeMissing(ctx context.Context) error {
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
 	p.c.feed.With(func(s *scheduler.Snapshot) { fits = s.PlaceOn(req, p.missing, opts) })
 	var unplaced []string
+	var admitted []scheduler.Placement
+	desired := p.st.Desired // the nodes counted, with those admitted so far
 	for _, fit := range fits {
 		switch {
-		case fit.Placement != nil && !q.admit(fit.Node, p.st.Desired):
+		case fit.Placement != nil && !q.admit(fit.Node, desired):
 			p.hold(*fit.Placement)
 		case fit.Placement != nil:
-			if err := p.create(ctx, req, *fit.Placement); err != nil {
-				return err
-			}
+			admitted = append(admitted, *fit.Placement)
+			desired++
 		case !fit.Ready: // the store has the node ready, the snapshot not yet
 			p.wake(snapshotLag)
-		case fit.Eligible && q.admit(fit.Node, p.st.Desired):
+		case fit.Eligible && q.admit(fit.Node, desired):
+			desired++
 			p.st.Desired++
 			unplaced = append(unplaced, fit.Node+": "+fit.Reason)
 		}
+	}
+	if err := p.createAdmitted(ctx, q, req, admitted, desired); err != nil { // daemonset_quota.go
+		return err
 	}
 	p.reportQuota(q)
 	if len(unplaced) > 0 {

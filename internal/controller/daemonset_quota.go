@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/quota"
 	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // A daemonset counts one instance per node it runs on (its status's desired count,
@@ -50,10 +52,58 @@ func (q *dsQuota) admit(node string, desired int) bool {
 	return true
 }
 
-// hold gives back a placement the quota refused (the snapshot had reserved its room on
-// the node).
+// hold gives back a placement the pass does not create (the snapshot had reserved its
+// room on the node).
 func (p *daemonPass) hold(pl scheduler.Placement) {
 	p.c.feed.With(func(s *scheduler.Snapshot) { s.RemoveTaskGroup(p.key.Namespace, pl.Name) })
+}
+
+// createAdmitted creates the instances the pass admitted. When the pass grows the
+// daemonset past the nodes its stored status charges, it first writes that count
+// (reserve): a user's write admitted on another server counts the daemonset by it, so
+// the room is taken before the instances use it. A reservation that loses to another
+// write of the namespace creates nothing: the pass counts again (quotaRecount).
+func (p *daemonPass) createAdmitted(ctx context.Context, q *dsQuota, req *scheduler.Request, admitted []scheduler.Placement, desired int) error {
+	if err := p.reserve(ctx, q, desired); err != nil {
+		for _, pl := range admitted {
+			p.hold(pl)
+		}
+		if errors.Is(err, store.ErrQuotaFence) {
+			p.wake(quotaRecount)
+			return nil
+		}
+		return err
+	}
+	for i, pl := range admitted {
+		if err := p.create(ctx, req, pl); err != nil {
+			for _, left := range admitted[i+1:] { // the failed one is given back by create
+				p.hold(left)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// reserve writes desired as the stored daemonset's count of nodes, fenced by the count
+// the pass's quota gate read, when it grows past the count the status charged.
+func (p *daemonPass) reserve(ctx context.Context, q *dsQuota, desired int) error {
+	if q.gate == nil || desired <= q.counted {
+		return nil
+	}
+	obj, err := p.c.store.Get(ctx, v4.KindDaemonset, p.key.Namespace, p.key.Name)
+	if err != nil {
+		return fmt.Errorf("reserve the quota of daemonset %s: %w", p.key, err)
+	}
+	ds, ok := obj.(*v4.Daemonset)
+	if !ok || ds.Status.Desired >= desired {
+		return nil
+	}
+	ds.Status.Desired = desired
+	if err := p.c.store.Update(q.gate.fenced(ctx), ds, store.Raw{}); err != nil {
+		return fmt.Errorf("reserve the quota of daemonset %s for %d nodes: %w", p.key, desired, err)
+	}
+	return nil
 }
 
 // reportQuota notes the nodes that wait for room, if any.

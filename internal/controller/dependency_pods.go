@@ -164,8 +164,13 @@ func (r *depPass) create(ctx context.Context, p podPlan) (*v4.TaskGroup, error) 
 		return nil, nil
 	}
 	c.forget(quotaID)
-	if err := c.store.Create(ctx, tg, store.Raw{}); err != nil {
+	if err := c.store.Create(r.gate.fenced(ctx), tg, store.Raw{}); err != nil {
 		release()
+		if errors.Is(err, store.ErrQuotaFence) { // another write of the namespace went first: count again
+			r.gate, r.gateRead = nil, false
+			r.wake(quotaRecount)
+			return nil, nil
+		}
 		return nil, fmt.Errorf("create dependency pod %s: %w", tg.Metadata.Name, err)
 	}
 	c.pods.wrote(tg) // the next pass reads it from the shared cache, not a cache behind it

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // jobPass is one reconcile of one job.
@@ -39,6 +41,9 @@ type jobPass struct {
 	failJob     string // why the pod failure policy fails the job
 	// nominated are the runs waiting for their preemption's victims (job_preempt.go).
 	nominated []v4.Nomination
+	// gate is the room left in the job's namespace quota (quota_gate.go); its fence goes
+	// with the runs' writes. nil: no resource quota.
+	gate *quotaGate
 }
 
 func newJobPass(c *JobController, key scheduler.AppKey, job *v4.Job, tgs []*v4.TaskGroup) *jobPass {
@@ -330,7 +335,7 @@ func (p *jobPass) createRuns(ctx context.Context, req *scheduler.Request, res sc
 	}
 	var placed []scheduler.Placement
 	if len(tgs) > 0 {
-		created, err := p.c.createAll(ctx, tgs)
+		created, err := p.c.createAll(p.gate.fenced(ctx), tgs)
 		for i, pl := range res.Placements {
 			if created[i] {
 				placed = append(placed, pl)
@@ -339,6 +344,10 @@ func (p *jobPass) createRuns(ctx context.Context, req *scheduler.Request, res sc
 		}
 		if len(placed) > 0 {
 			p.c.event(p.key, v4.EventNormal, "Scheduled", scheduledMessage(placed))
+		}
+		if errors.Is(err, store.ErrQuotaFence) { // the runs not written are placed after a new count
+			p.wake(quotaRecount)
+			return nil
 		}
 		return err
 	}

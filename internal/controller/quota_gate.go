@@ -3,9 +3,11 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/quota"
+	"github.com/berthhq/berth/internal/store"
 )
 
 // Jobs, cronjobs' runs and workflows' steps count against their namespace's resource
@@ -14,17 +16,28 @@ import (
 // and steps that fit the room left, and hold the others pending with the reason in the
 // status and a QuotaExceeded event, as Kubernetes' job controller does when the quota
 // refuses its pods. A run held this way is tried again in a later pass.
+//
+// The writes of what a gate lets in carry the namespace's quota fence as the gate counted
+// it (store.QuotaFence, docs/policy.md "Exactness"), as the users' writes of the
+// namespace do: a user's write admitted on another server after the count, and the
+// pass's write, cannot both commit against the same usage. The one that loses counts
+// again: the pass in its next round (quotaRecount), the user's write in its admission.
 
 // quotaGate is the room a pass has left in one namespace's quota.
 type quotaGate struct {
 	ns     string
 	limits quota.List
 	used   quota.List
+	fence  store.QuotaFence // the namespace's fence at the count
 }
 
-// quotaGate reads ns's quota and its usage (recounted from the stored state, which holds
-// every task group this controller wrote: it is the leader's and writes through the
-// store). It returns nil, which admits everything, when ns has no resource quota.
+// quotaRecount is when a pass whose writes lost the namespace's quota fence (another
+// write of the namespace committed since its count) looks again.
+const quotaRecount = 200 * time.Millisecond
+
+// quotaGate reads ns's quota and its usage (recounted from the stored state, with the
+// namespace's quota fence). It returns nil, which admits everything, when ns has no
+// resource quota.
 func (c *base) quotaGate(ctx context.Context, ns string) (*quotaGate, error) {
 	limits, err := c.store.Limits(ctx, ns)
 	if err != nil {
@@ -33,11 +46,23 @@ func (c *base) quotaGate(ctx context.Context, ns string) (*quotaGate, error) {
 	if len(limits.Resources) == 0 {
 		return nil, nil
 	}
-	used, err := c.store.ResourceUsage(ctx, ns)
+	objs, rev, err := c.store.NamespaceObjectsFenced(ctx, ns)
 	if err != nil {
 		return nil, fmt.Errorf("count the usage of namespace %s: %w", ns, err)
 	}
-	return &quotaGate{ns: ns, limits: limits.Resources, used: used}, nil
+	g := &quotaGate{ns: ns, limits: limits.Resources, used: quota.Usage(objs)}
+	g.fence.See(ns, rev)
+	return g, nil
+}
+
+// fenced is ctx for the writes of what g let in: they commit only while no other fenced
+// write of the namespace committed since g counted, and fail with store.ErrQuotaFence
+// otherwise. ctx as it is without a gate (no resource quota).
+func (g *quotaGate) fenced(ctx context.Context) context.Context {
+	if g == nil {
+		return ctx
+	}
+	return store.WithQuotaFence(ctx, &g.fence)
 }
 
 // take counts asks against the room left: the quota's refusal when it does not fit.
@@ -64,6 +89,7 @@ func (p *jobPass) runsWithinQuota(ctx context.Context, idxs []int) []int {
 		p.wake(unplacedRetry)
 		return nil
 	}
+	p.gate = gate
 	per := quota.PerInstance(&p.job.Spec.Template.Spec)
 	for i := range idxs {
 		if err := gate.take(per); err != nil {
@@ -87,6 +113,7 @@ func (p *wfPass) stepsWithinQuota(ctx context.Context, todo []wfStepPlan) ([]wfS
 	if err != nil {
 		return nil, stepIDs(todo), err.Error()
 	}
+	p.gate = gate
 	var fit []wfStepPlan
 	var held []string
 	var why error

@@ -42,6 +42,9 @@ type wfPass struct {
 	// quotaWait says why steps the engine started wait for room in the namespace's quota
 	// (quota_gate.go): the status message, unless the plan has one of its own.
 	quotaWait string
+	// gate is the room left in the namespace's quota; its fence goes with the steps'
+	// writes. nil: no resource quota.
+	gate *quotaGate
 }
 
 func newWfPass(c *WorkflowController, key scheduler.AppKey, wf *v4.Workflow, tgs []*v4.TaskGroup) *wfPass {

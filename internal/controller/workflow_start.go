@@ -107,7 +107,7 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 // created writes the placed task groups and records them in their nodes; it returns
 // the nodes whose task group is not there.
 func (p *wfPass) created(ctx context.Context, tgs []*v4.TaskGroup, ids []string) []string {
-	created, err := p.c.createAll(ctx, tgs)
+	created, err := p.c.createAll(p.gate.fenced(ctx), tgs)
 	var missing []string
 	for i, tg := range tgs {
 		if !created[i] && !p.exists(ctx, tg) {
@@ -118,7 +118,10 @@ func (p *wfPass) created(ctx context.Context, tgs []*v4.TaskGroup, ids []string)
 		n.TaskGroup = tg.Metadata.Name
 		p.set(n)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrQuotaFence): // another write of the namespace went first: count again
+		p.wake(quotaRecount)
+	case err != nil:
 		p.c.log.Warn("create workflow steps", "workflow", p.key.String(), "err", err)
 		p.wake(wfPendingRetry)
 	}
