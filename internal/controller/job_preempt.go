@@ -117,7 +117,7 @@ func (p *jobPass) clearStaleHolds() {
 }
 
 // restoreNominations puts the holds of every job's nominations into the snapshot before
-// any placement of a new leader.
+// any placement of a new leader (plan_state.go).
 func (c *JobController) restoreNominations(ctx context.Context, _ func(func())) error {
 	objs, _, err := c.jobs.cache.List("", "")
 	if err != nil {
@@ -125,14 +125,7 @@ func (c *JobController) restoreNominations(ctx context.Context, _ func(func())) 
 	}
 	opts := scheduler.Options{Strategy: c.opts.Placement, Cluster: c.opts.Cluster}
 	for _, o := range objs {
-		job := o.(*v4.Job)
-		for _, nom := range job.Status.Nominated {
-			req, err := scheduler.RequestFor(job, []int{nom.Index})
-			if err != nil {
-				continue
-			}
-			c.feed.With(func(s *scheduler.Snapshot) { s.NominateCards(req, nom.Index, nom.Node, nom.GPUs, opts) })
-		}
+		c.feed.With(func(s *scheduler.Snapshot) { restoreOwner(s, o, opts) })
 	}
 	return ctx.Err()
 }

@@ -198,19 +198,12 @@ func asFailed(tg *v4.TaskGroup) *v4.TaskGroup {
 
 // syncBudget gives the scheduler the workload's disruption budget.
 func (c *AppController) syncBudget(key scheduler.AppKey, w *v4.Workload) {
-	c.feed.With(func(s *scheduler.Snapshot) {
-		if w == nil || w.Spec.DisruptionBudget == nil {
-			s.RemoveDisruptionBudget(key)
-			return
-		}
-		desired := w.Spec.Instance - len(w.Spec.StoppedInstances)
-		s.SetDisruptionBudget(key, desired, w.Spec.DisruptionBudget.MaxUnavailable)
-	})
+	c.feed.With(func(s *scheduler.Snapshot) { setBudget(s, key, w) })
 }
 
 // restoreNominations runs once the caches are loaded, before any placement: every
 // workload's budget and the holds of its nominations go into the snapshot, so that a new
-// leader places nothing lower into the room a preemption freed.
+// leader places nothing lower into the room a preemption freed (plan_state.go).
 func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) error {
 	opts := c.placeOptions()
 	for _, kind := range appKinds {
@@ -219,17 +212,7 @@ func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) 
 			return err
 		}
 		for _, o := range objs {
-			w := workload(o)
-			m := o.GetMeta()
-			key := scheduler.AppKey{Kind: kind, Namespace: m.Namespace, Name: m.Name}
-			c.syncBudget(key, w)
-			for _, nom := range w.Status.Nominated {
-				req, err := scheduler.RequestFor(o, []int{nom.Index})
-				if err != nil {
-					continue
-				}
-				c.feed.With(func(s *scheduler.Snapshot) { s.NominateCards(req, nom.Index, nom.Node, nom.GPUs, opts) })
-			}
+			c.feed.With(func(s *scheduler.Snapshot) { restoreOwner(s, o, opts) })
 		}
 	}
 	return ctx.Err()

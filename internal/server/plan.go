@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"github.com/berthhq/berth/internal/acl"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/controller"
 	"github.com/berthhq/berth/internal/httpapi"
 	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // defaultPlanSyncWait is how long a plan waits for the scheduler feed's first full list
@@ -30,17 +33,10 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	timer := time.NewTimer(s.planSyncWait)
-	defer timer.Stop()
-	select {
-	case <-s.feed.Synced():
-	case <-timer.C:
-		return httpapi.Errorf(http.StatusServiceUnavailable,
-			"the scheduler has not loaded the cluster's nodes and task groups yet (waited %s); try again", s.planSyncWait)
-	case <-r.Context().Done():
-		return nil
+	snap, err := s.planSnapshot(r.Context())
+	if err != nil || snap == nil {
+		return err
 	}
-	snap := s.feed.Clone()
 	out := v4.PlanResult{Results: []v4.PlanObject{}, Skipped: []v4.PlanSkip{}}
 	var reqs []*scheduler.Request
 	var slots []int // out.Results index of each request
@@ -80,6 +76,34 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) error {
 	}
 	httpapi.WriteJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// planSnapshot is a copy of the scheduler's snapshot with what only the leader's
+// controllers keep in theirs (disruption budgets, the holds of nominations), once the
+// feed and the caches of workloads and jobs are loaded: 503 when they are not within
+// planSyncWait (right after a start), nil without an error when the request ended.
+func (s *Server) planSnapshot(ctx context.Context) (*scheduler.Snapshot, error) {
+	wctx, cancel := context.WithTimeout(ctx, s.planSyncWait)
+	defer cancel()
+	select {
+	case <-s.feed.Synced():
+	case <-wctx.Done():
+	}
+	if wctx.Err() == nil {
+		_ = cache.WaitSynced(wctx, s.planCaches...)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, nil
+	case wctx.Err() != nil:
+		return nil, httpapi.Errorf(http.StatusServiceUnavailable,
+			"the scheduler has not loaded the cluster's nodes, task groups and workloads yet (waited %s); try again", s.planSyncWait)
+	}
+	snap := s.feed.Clone()
+	if err := controller.PlanState(snap, s.planCaches, scheduler.Options{Strategy: s.placement}); err != nil {
+		return nil, httpapi.Errorf(http.StatusServiceUnavailable, "%v", err)
+	}
+	return snap, nil
 }
 
 // instancesToPlace returns the indexes a plan places for obj and the ones that already

@@ -60,6 +60,9 @@ type Server struct {
 	// services the one of services (admit_lbgroup.go).
 	taskGroupCache *cache.Cache
 	services       *cache.Cache
+	// planCaches are the workloads and jobs whose disruption budgets and nominations a
+	// plan puts into its copy of the snapshot (controller.PlanState).
+	planCaches []*cache.Cache
 
 	// id names this server in the leader election (GET /v1/cluster).
 	id string
