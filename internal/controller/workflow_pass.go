@@ -42,6 +42,8 @@ type wfPass struct {
 	// quotaWait says why steps the engine started wait for room in the namespace's quota
 	// (quota_gate.go): the status message, unless the plan has one of its own.
 	quotaWait string
+	// nominated are the steps waiting for their preemption's victims (workflow_preempt.go).
+	nominated []v4.Nomination
 }
 
 func newWfPass(c *WorkflowController, key scheduler.AppKey, wf *v4.Workflow, tgs []*v4.TaskGroup) *wfPass {
@@ -101,6 +103,7 @@ func (p *wfPass) run(ctx context.Context) error {
 		p.st.FinishedAt = p.now
 		p.stopLeftovers(ctx)
 	}
+	p.keepNominations() // workflow_preempt.go
 	if !plan.Requeue.IsZero() {
 		p.wake(plan.Requeue.Sub(p.now))
 	}
