@@ -169,6 +169,10 @@ type Nomination struct {
 	At      time.Time `json:"at"`
 	// GPUs are the cards held for the instance on Node.
 	GPUs []TaskGPU `json:"gpus,omitempty"`
+	// Step is the node ID of a workflow's step: a step is no instance, so its Index is
+	// only the slot its hold is known by in the scheduler, unique among the workflow's
+	// nominations.
+	Step string `json:"step,omitempty"`
 }
 
 // MaxNominations bounds a workload's nominations (and so the instances it preempts for
@@ -181,7 +185,7 @@ func equalNominations(a, b []Nomination) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Index != b[i].Index || a[i].Node != b[i].Node || !a[i].At.Equal(b[i].At) || !slices.Equal(a[i].Victims, b[i].Victims) ||
+		if a[i].Index != b[i].Index || a[i].Step != b[i].Step || a[i].Node != b[i].Node || !a[i].At.Equal(b[i].At) || !slices.Equal(a[i].Victims, b[i].Victims) ||
 			len(a[i].GPUs) != len(b[i].GPUs) {
 			return false
 		}

@@ -47,6 +47,10 @@ type WorkflowStatus struct {
 	// RetryCount counts the retries of the workflow (`berth workflow retry`): a step
 	// run again after one gets a task group of its own, beside its earlier one.
 	RetryCount int `json:"retryCount,omitempty"`
+	// Nominated are the steps waiting for the victims of their preemption to stop
+	// (docs/policy.md, "Priorities and preemption"), by Nomination.Step: at most
+	// MaxNominations, each dropped once its step is placed or its wait expired.
+	Nominated []Nomination `json:"nominated,omitempty"`
 }
 
 // WfNodeStatus is one node of a workflow: a template called at one place, one item of a

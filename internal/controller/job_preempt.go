@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
@@ -14,13 +13,9 @@ import (
 // goes into the job's status before its victims are asked to stop; later passes place the
 // run on its node once they are gone. A job's own task groups are never victims.
 
-func (p *jobPass) nominationFor(idx int) (v4.Nomination, bool) {
-	for _, n := range p.job.Status.Nominated {
-		if n.Index == idx {
-			return n, true
-		}
-	}
-	return v4.Nomination{}, false
+// preemptor is the job's run idx, at priority prio.
+func (p *jobPass) preemptor(idx int, prio int32) preemptor {
+	return preemptor{key: p.key, what: fmt.Sprintf("run %d", idx), prio: prio}
 }
 
 // placeNominated places the runs of idxs that hold a nominated node there and returns
@@ -28,7 +23,7 @@ func (p *jobPass) nominationFor(idx int) (v4.Nomination, bool) {
 func (p *jobPass) placeNominated(ctx context.Context, idxs []int) ([]int, error) {
 	var rest []int
 	for _, idx := range idxs {
-		nom, ok := p.nominationFor(idx)
+		nom, ok := nominationOf(p.job.Status.Nominated, idx)
 		if !ok {
 			rest = append(rest, idx)
 			continue
@@ -37,22 +32,15 @@ func (p *jobPass) placeNominated(ctx context.Context, idxs []int) ([]int, error)
 		if err != nil {
 			return nil, err
 		}
-		if p.now.Sub(nom.At) > nominationTimeout {
-			p.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(p.key, idx) })
-			p.c.event(p.key, v4.EventWarning, "NominationExpired", fmt.Sprintf("run %d waited %s for its victims on node %s: placed afresh",
-				idx, nominationTimeout, nom.Node))
+		by := p.preemptor(idx, req.Priority)
+		if p.c.nominationExpired(by, nom, p.now) {
 			rest = append(rest, idx)
 			continue
 		}
-		p.c.stopVictims(ctx, p.key, idx, req.Priority, nom)
+		p.c.stopVictims(ctx, by, nom)
 		var res scheduler.Result
 		opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
-		p.c.feed.With(func(s *scheduler.Snapshot) {
-			if s.Nominated(p.key, idx) != nom.Node {
-				s.NominateCards(req, idx, nom.Node, nom.GPUs, opts)
-			}
-			res = s.PlaceNominated(req, nom.Node, opts)
-		})
+		p.c.feed.With(func(s *scheduler.Snapshot) { res = placeOnNomination(s, req, nom, opts) })
 		if err := p.createRuns(ctx, req, res); err != nil {
 			return nil, err
 		}
@@ -78,42 +66,22 @@ func (p *jobPass) preempt(ctx context.Context, req *scheduler.Request, unplaced 
 		}
 		one := *req
 		one.Indexes = []int{idx}
-		var pre *scheduler.Preemption
-		p.c.feed.With(func(s *scheduler.Snapshot) {
-			if pre = s.Preempt(&one, opts); pre != nil {
-				s.NominateCards(&one, idx, pre.Node, pre.GPUs, opts)
+		nom, ok, err := p.c.preemptOne(ctx, &one, p.preemptor(idx, one.Priority), v4.Nomination{Index: idx, At: p.now}, opts, func(nom v4.Nomination) error {
+			st := p.job.Status
+			st.Nominated = append(slices.Clone(p.nominated), nom)
+			if err := p.c.updateJobStatus(ctx, p.key, st); err != nil {
+				return err
 			}
-		})
-		if pre == nil {
+			p.job.Status.Nominated = st.Nominated
 			return nil
+		})
+		if err != nil || !ok {
+			return err
 		}
-		nom := v4.Nomination{Index: idx, Node: pre.Node, At: p.now.Truncate(time.Second), GPUs: pre.GPUs}
-		for _, v := range pre.Victims {
-			nom.Victims = append(nom.Victims, v4.VictimID(v.Namespace, v.Name))
-		}
-		st := p.job.Status // stored before any victim stops (a new leader completes it)
-		st.Nominated = append(slices.Clone(p.nominated), nom)
-		if err := p.c.updateJobStatus(ctx, p.key, st); err != nil {
-			p.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(p.key, idx) })
-			return fmt.Errorf("record the preemption of run %d: %w", idx, err)
-		}
-		p.job.Status.Nominated = st.Nominated
 		p.nominated = append(p.nominated, nom)
-		p.c.event(p.key, v4.EventNormal, "Preempting", fmt.Sprintf("run %d (priority %d) preempts %d task groups of lower priority on node %s",
-			idx, one.Priority, len(nom.Victims), pre.Node))
-		p.c.stopVictims(ctx, p.key, idx, one.Priority, nom)
 		p.wake(nominationRetry)
 	}
 	return nil
-}
-
-// clearStaleHolds drops the holds of nominations this pass did not keep.
-func (p *jobPass) clearStaleHolds() {
-	for _, n := range p.job.Status.Nominated {
-		if !slices.ContainsFunc(p.nominated, func(k v4.Nomination) bool { return k.Index == n.Index }) {
-			p.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(p.key, n.Index) })
-		}
-	}
 }
 
 // restoreNominations puts the holds of every job's nominations into the snapshot before

@@ -45,9 +45,26 @@ func (c *AppController) placeOptions() scheduler.Options {
 	return scheduler.Options{Strategy: c.opts.Placement, Cluster: c.opts.Cluster}
 }
 
-// nominationFor returns the workload's nomination of instance idx, if any.
-func (r *pass) nominationFor(idx int) (v4.Nomination, bool) {
-	for _, n := range r.w.Status.Nominated {
+// preemptor names who preempts in its own events and in its victims' events and
+// PreemptedByAnnotation: "process ns/urgent instance 0, priority 1000".
+type preemptor struct {
+	key  scheduler.AppKey
+	what string // the one waiting for room: "instance 0", "run 2", "step wf[0].a (id)"
+	prio int32
+}
+
+func (p preemptor) String() string {
+	return fmt.Sprintf("%s %s/%s %s, priority %d", p.key.Kind, p.key.Namespace, p.key.Name, p.what, p.prio)
+}
+
+// preemptor is the workload's instance idx, at priority prio.
+func (r *pass) preemptor(idx int, prio int32) preemptor {
+	return preemptor{key: r.key, what: fmt.Sprintf("instance %d", idx), prio: prio}
+}
+
+// nominationOf returns the nomination of instance idx among noms, if any.
+func nominationOf(noms []v4.Nomination, idx int) (v4.Nomination, bool) {
+	for _, n := range noms {
 		if n.Index == idx {
 			return n, true
 		}
@@ -61,7 +78,7 @@ func (r *pass) nominationFor(idx int) (v4.Nomination, bool) {
 func (r *pass) placeNominated(ctx context.Context, free []int) ([]int, error) {
 	var rest []int
 	for _, idx := range free {
-		nom, ok := r.nominationFor(idx)
+		nom, ok := nominationOf(r.w.Status.Nominated, idx)
 		if !ok {
 			rest = append(rest, idx)
 			continue
@@ -70,19 +87,14 @@ func (r *pass) placeNominated(ctx context.Context, free []int) ([]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r.now.Sub(nom.At) > nominationTimeout {
-			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, idx) })
-			r.c.event(r.key, v4.EventWarning, "NominationExpired", fmt.Sprintf("instance %d waited %s for its victims on node %s: placed afresh",
-				idx, nominationTimeout, nom.Node))
+		by := r.preemptor(idx, req.Priority)
+		if r.c.nominationExpired(by, nom, r.now) {
 			rest = append(rest, idx)
 			continue
 		}
-		r.c.stopVictims(ctx, r.key, idx, req.Priority, nom) // a new leader finishes what the old one began
+		r.c.stopVictims(ctx, by, nom) // a new leader finishes what the old one began
 		res, err := r.placeBy(ctx, req, func(s *scheduler.Snapshot, opts scheduler.Options) scheduler.Result {
-			if s.Nominated(r.key, idx) != nom.Node {
-				s.NominateCards(req, idx, nom.Node, nom.GPUs, opts)
-			}
-			return s.PlaceNominated(req, nom.Node, opts)
+			return placeOnNomination(s, req, nom, opts)
 		})
 		if err != nil {
 			return nil, err
@@ -111,43 +123,82 @@ func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []i
 		}
 		one := *req
 		one.Indexes = []int{idx}
-		var p *scheduler.Preemption
-		opts := r.c.placeOptions()
-		r.c.feed.With(func(s *scheduler.Snapshot) {
-			if p = s.Preempt(&one, opts); p != nil {
-				s.NominateCards(&one, idx, p.Node, p.GPUs, opts)
-			}
-		})
-		if p == nil {
-			return nil
+		nom, ok, err := r.c.preemptOne(ctx, &one, r.preemptor(idx, one.Priority), v4.Nomination{Index: idx, At: r.now},
+			r.c.placeOptions(), func(nom v4.Nomination) error {
+				st := r.w.Status
+				st.Nominated = append(slices.Clone(r.nominated), nom)
+				if err := r.c.updateStatus(ctx, r.key, st); err != nil {
+					return err
+				}
+				r.w.Status.Nominated = st.Nominated
+				return nil
+			})
+		if err != nil || !ok {
+			return err
 		}
-		nom := v4.Nomination{Index: idx, Node: p.Node, At: r.now.UTC().Truncate(time.Second), GPUs: p.GPUs}
-		for _, v := range p.Victims {
-			nom.Victims = append(nom.Victims, v4.VictimID(v.Namespace, v.Name))
-		}
-		// The nomination is stored before any victim is asked to stop: a leader that
-		// fails in between leaves a nomination the next one completes, never victims
-		// without a preemptor.
-		st := r.w.Status
-		st.Nominated = append(slices.Clone(r.nominated), nom)
-		if err := r.c.updateStatus(ctx, r.key, st); err != nil {
-			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, idx) })
-			return fmt.Errorf("record the preemption of instance %d: %w", idx, err)
-		}
-		r.w.Status.Nominated = st.Nominated
 		r.nominated = append(r.nominated, nom)
-		r.c.event(r.key, v4.EventNormal, "Preempting", fmt.Sprintf("instance %d (priority %d) preempts %d task groups of lower priority on node %s",
-			idx, one.Priority, len(nom.Victims), p.Node))
-		r.c.stopVictims(ctx, r.key, idx, one.Priority, nom)
 		r.wake(nominationRetry)
 	}
 	return nil
 }
 
+// preemptOne looks for victims for the one instance of one and, when a node has them,
+// holds the room there, has record store the nomination and asks the victims to stop.
+// nom names the instance (Index, the index one asks for and the hold is known by; Step
+// for a workflow's) and when it was decided (At). ok is false when no node has victims.
+// The nomination is stored before any victim is asked: a leader that fails in between
+// leaves a nomination the next one completes, never victims without a preemptor.
+func (c *base) preemptOne(ctx context.Context, one *scheduler.Request, by preemptor, nom v4.Nomination, opts scheduler.Options,
+	record func(v4.Nomination) error) (_ v4.Nomination, ok bool, _ error) {
+	var p *scheduler.Preemption
+	c.feed.With(func(s *scheduler.Snapshot) {
+		if p = s.Preempt(one, opts); p != nil {
+			s.NominateCards(one, nom.Index, p.Node, p.GPUs, opts)
+		}
+	})
+	if p == nil {
+		return v4.Nomination{}, false, nil
+	}
+	nom.Node, nom.GPUs, nom.At = p.Node, p.GPUs, nom.At.UTC().Truncate(time.Second)
+	for _, v := range p.Victims {
+		nom.Victims = append(nom.Victims, v4.VictimID(v.Namespace, v.Name))
+	}
+	if err := record(nom); err != nil {
+		c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(by.key, nom.Index) })
+		return v4.Nomination{}, false, fmt.Errorf("record the preemption of %s: %w", by.what, err)
+	}
+	c.event(by.key, v4.EventNormal, "Preempting", fmt.Sprintf("%s (priority %d) preempts %d task groups of lower priority on node %s",
+		by.what, by.prio, len(nom.Victims), p.Node))
+	c.stopVictims(ctx, by, nom)
+	return nom, true, nil
+}
+
+// nominationExpired reports whether nom waited for its victims past nominationTimeout:
+// its hold is then dropped and its owner told, and the instance is placed afresh.
+func (c *base) nominationExpired(by preemptor, nom v4.Nomination, now time.Time) bool {
+	if now.Sub(nom.At) <= nominationTimeout {
+		return false
+	}
+	c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(by.key, nom.Index) })
+	c.event(by.key, v4.EventWarning, "NominationExpired", fmt.Sprintf("%s waited %s for its victims on node %s: placed afresh",
+		by.what, nominationTimeout, nom.Node))
+	return true
+}
+
+// placeOnNomination places req's instance nom.Index on its nominated node, holding the
+// room again first when the snapshot lost the hold (a new leader's, or a feed that
+// listed afresh).
+func placeOnNomination(s *scheduler.Snapshot, req *scheduler.Request, nom v4.Nomination, opts scheduler.Options) scheduler.Result {
+	if s.Nominated(req.App, nom.Index) != nom.Node {
+		s.NominateCards(req, nom.Index, nom.Node, nom.GPUs, opts)
+	}
+	return s.PlaceNominated(req, nom.Node, opts)
+}
+
 // stopVictims asks the victims of a nomination that still run to stop, each once. They
 // are found among the task groups of the nomination's node by their VictimID.
-func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, prio int32, nom v4.Nomination) {
-	who := fmt.Sprintf("%s %s/%s instance %d, priority %d", by.Kind, by.Namespace, by.Name, idx, prio)
+func (c *base) stopVictims(ctx context.Context, by preemptor, nom v4.Nomination) {
+	who := by.String()
 	tgs, err := c.tgs.onNode(ctx, nom.Node)
 	if err != nil {
 		c.log.Warn("preempt", "node", nom.Node, "err", err)
@@ -157,7 +208,7 @@ func (c *base) stopVictims(ctx context.Context, by scheduler.AppKey, idx int, pr
 		if !slices.Contains(nom.Victims, v4.VictimID(tg.Metadata.Namespace, tg.Metadata.Name)) || stopping(tg) || ended(tg) {
 			continue
 		}
-		if err := c.evict(ctx, tg, by, who); err != nil {
+		if err := c.evict(ctx, tg, by.key, who); err != nil {
 			c.log.Warn("preempt", "taskgroup", tg.Metadata.Name, "err", err)
 			continue
 		}
@@ -218,13 +269,13 @@ func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) 
 	return ctx.Err()
 }
 
-// clearStaleHolds drops the snapshot's holds of nominations this pass did not keep: the
-// instance was placed (perhaps by a leader that failed before it cleared the status), or
-// the nomination expired.
-func (r *pass) clearStaleHolds() {
-	for _, n := range r.w.Status.Nominated {
-		if !slices.ContainsFunc(r.nominated, func(k v4.Nomination) bool { return k.Index == n.Index }) {
-			r.c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(r.key, n.Index) })
+// clearStaleHolds drops the snapshot's holds of key's stored nominations that its pass
+// did not keep: the instance was placed (perhaps by a leader that failed before it
+// cleared the status), or the nomination expired.
+func (c *base) clearStaleHolds(key scheduler.AppKey, stored, kept []v4.Nomination) {
+	for _, n := range stored {
+		if _, ok := nominationOf(kept, n.Index); !ok {
+			c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(key, n.Index) })
 		}
 	}
 }

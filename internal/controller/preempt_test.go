@@ -58,7 +58,13 @@ func (e *env) victims(name string) []string {
 // fillNode runs four instances of 1.9 cpu of "low" on the env's one node of 8 cpu.
 func (e *env) fillNode(budget string) {
 	e.t.Helper()
-	e.applyPriority("low", 4, "1.9", 0, budget)
+	e.fillNodeAt(0, budget)
+}
+
+// fillNodeAt is fillNode with "low" at priority prio.
+func (e *env) fillNodeAt(prio int, budget string) {
+	e.t.Helper()
+	e.applyPriority("low", 4, "1.9", prio, budget)
 	e.eventually("4 low instances", func() bool { return len(e.taskGroups("low")) == 4 })
 	e.runAllOf("low")
 	e.eventually("low running", func() bool { return e.status("low").Running == 4 })
@@ -195,11 +201,17 @@ func TestNewLeaderStopsRecordedVictims(t *testing.T) {
 
 // runController runs a feed and an application controller until the returned stop.
 func (e *env) runController(f *feed.Feed) (stop func()) {
+	return e.runWith(f, func(f *feed.Feed) runner { return NewAppController(testStore, f, e.opts()) })
+}
+
+// runWith runs a feed and the controller build makes over it until the returned stop:
+// one leader's term.
+func (e *env) runWith(f *feed.Feed, build func(*feed.Feed) runner) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e.ctx = ctx
 	done := make(chan struct{}, 2)
 	go func() { f.Run(ctx); done <- struct{}{} }()
-	c := NewAppController(testStore, f, e.opts())
+	c := build(f)
 	go func() { c.Run(ctx); done <- struct{}{} }()
 	stopped := false
 	stop = func() {

@@ -76,7 +76,7 @@ func (c *WorkflowController) Run(ctx context.Context) error {
 	l := c.ownerLoop(v4.KindWorkflow, "workflow", c.opts.Metrics, c.queue, c.wfs, c.enqueueObject, c.reconcile)
 	l.start = func(ctx context.Context, spawn func(func())) error {
 		spawn(func() { c.archiver.run(ctx) })
-		return nil
+		return c.restoreNominations(ctx) // workflow_preempt.go
 	}
 	return l.run(ctx)
 }
@@ -147,12 +147,13 @@ func (c *WorkflowController) reconcile(ctx context.Context, key scheduler.AppKey
 }
 
 // removeWorkflow stops and deletes a deleted workflow's task groups and its offloaded
-// nodes. Its artifacts stay: the artifact store collects those of workflows that are
-// gone (by name and UID).
+// nodes, and drops its steps' holds. Its artifacts stay: the artifact store collects
+// those of workflows that are gone (by name and UID).
 func (c *WorkflowController) removeWorkflow(ctx context.Context, key scheduler.AppKey, tgs []*v4.TaskGroup) (time.Duration, error) {
 	c.mu.Lock()
 	delete(c.nodes, key)
 	c.mu.Unlock()
+	c.feed.With(func(s *scheduler.Snapshot) { s.ClearNominations(key) })
 	next := c.removeAll(ctx, tgs)
 	if len(tgs) == 0 {
 		if err := c.store.DeleteWorkflowNodes(ctx, key.Namespace, key.Name, ""); err != nil {

@@ -45,6 +45,8 @@ type wfPass struct {
 	// gate is the room left in the namespace's quota; its fence goes with the steps'
 	// writes. nil: no resource quota.
 	gate *quotaGate
+	// nominated are the steps waiting for their preemption's victims (workflow_preempt.go).
+	nominated []v4.Nomination
 }
 
 func newWfPass(c *WorkflowController, key scheduler.AppKey, wf *v4.Workflow, tgs []*v4.TaskGroup) *wfPass {
@@ -104,6 +106,7 @@ func (p *wfPass) run(ctx context.Context) error {
 		p.st.FinishedAt = p.now
 		p.stopLeftovers(ctx)
 	}
+	p.keepNominations() // workflow_preempt.go
 	if !plan.Requeue.IsZero() {
 		p.wake(plan.Requeue.Sub(p.now))
 	}

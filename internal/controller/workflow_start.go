@@ -48,7 +48,9 @@ func (p *wfPass) plan(starts []engine.Start) []wfStepPlan {
 
 // start creates the task groups of the steps the engine starts. A step the scheduler
 // cannot place yet, or whose task group could not be written, is taken back out of the
-// pass's nodes: the engine starts it again in a later pass.
+// pass's nodes: the engine starts it again in a later pass. A step that fits nowhere may
+// preempt lower priorities, and then waits on its node for its victims
+// (workflow_preempt.go).
 func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 	var pods, resources []engine.Start
 	for _, st := range starts {
@@ -63,20 +65,51 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 		return
 	}
 	todo, unplaced, held := p.stepsWithinQuota(ctx, p.plan(starts)) // quota_gate.go
+	noms := p.nominatedSteps(ctx, todo)
+	tgs, placedIDs, waiting, why := p.placeSteps(todo, noms)
+	unplaced = append(unplaced, p.created(ctx, tgs, placedIDs)...)
+	unplaced = append(unplaced, stepIDs(waiting)...)
+	if err := p.preempt(ctx, waiting, noms); err != nil {
+		p.c.log.Warn("preempt for workflow steps", "workflow", p.key.String(), "err", err)
+		p.wake(wfPendingRetry)
+	}
+	if len(unplaced) > 0 {
+		p.unstart(unplaced)
+		if why != "" {
+			msg := fmt.Sprintf("%d step(s) cannot be placed yet: %s", len(unplaced), why)
+			p.st.Message = msg
+			p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
+		}
+		p.quotaWait = held
+		p.wake(unplacedRetry)
+	}
+}
+
+// placeSteps places the steps of todo, each on its nominated node when noms has one
+// for it, and builds the task groups of those placed; it returns them with their nodes'
+// IDs, the steps left waiting and why the last of those without a nomination fits
+// nowhere.
+func (p *wfPass) placeSteps(todo []wfStepPlan, noms map[string]v4.Nomination) (tgs []*v4.TaskGroup, ids []string, waiting []wfStepPlan, why string) {
 	ns := p.wf.Metadata.Namespace
 	opts := scheduler.Options{Strategy: p.c.opts.Placement, Cluster: p.c.opts.Cluster}
-	var tgs []*v4.TaskGroup
-	var placedIDs []string
-	var why string
 	p.c.feed.With(func(s *scheduler.Snapshot) {
 		for _, t := range todo {
-			res := p.c.opts.Metrics.place(s, t.req, opts)
+			var res scheduler.Result
+			nom, nominated := noms[t.st.NodeID]
+			if nominated {
+				res = placeOnNomination(s, slotRequest(t.req, nom.Index), nom, opts)
+			} else {
+				res = p.c.opts.Metrics.place(s, t.req, opts)
+			}
 			if len(res.Placements) == 0 {
-				unplaced = append(unplaced, t.st.NodeID)
-				why = fmt.Sprint(res.Reason)
+				waiting = append(waiting, t)
+				if !nominated { // a step waiting for its victims has its node: it is not unschedulable
+					why = fmt.Sprint(res.Reason)
+				}
 				continue
 			}
 			pl := res.Placements[0]
+			pl.Index = 0 // a nominated step was placed as its slot: the step is instance 0
 			tg := newTaskGroup(p.wf, nil, t.pod, t.req, pl, p.now)
 			tg.Metadata.Name = stepTaskGroupName(p.wf.Metadata.Name, t.st.NodeID, p.st.RetryCount)
 			tg.Spec.Step = t.io
@@ -88,20 +121,10 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 			s.RemoveTaskGroup(ns, pl.Name) // placed under the scheduler's name: the step's is the node's
 			s.SetTaskGroup(tg)
 			tgs = append(tgs, tg)
-			placedIDs = append(placedIDs, t.st.NodeID)
+			ids = append(ids, t.st.NodeID)
 		}
 	})
-	unplaced = append(unplaced, p.created(ctx, tgs, placedIDs)...)
-	if len(unplaced) > 0 {
-		p.unstart(unplaced)
-		if why != "" {
-			msg := fmt.Sprintf("%d step(s) cannot be placed yet: %s", len(unplaced), why)
-			p.st.Message = msg
-			p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
-		}
-		p.quotaWait = held
-		p.wake(unplacedRetry)
-	}
+	return tgs, ids, waiting, why
 }
 
 // created writes the placed task groups and records them in their nodes; it returns

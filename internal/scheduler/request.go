@@ -100,12 +100,11 @@ func RequestFor(obj v4.Object, indexes []int) (*Request, error) {
 
 // RequestForTemplate builds the request that places the given indexes of a pod template
 // that belongs to app (a workflow's step: its template is the step's, not the object's),
-// with the owner's resolved priority and tier (sched). Such a request never preempts:
-// a step is placed in priority order, or waits (docs/policy.md, "Naming a class").
+// with the owner's resolved priority, preemption policy and tier (sched): a step
+// preempts as a job's run does (docs/policy.md, "Naming a class").
 func RequestForTemplate(app AppKey, meta *v4.ObjectMeta, sched *v4.Scheduling, tmpl *v4.PodTemplate, c *v4.Constraint, indexes []int) (*Request, error) {
 	req := &Request{App: app, Indexes: indexes, Strategy: meta.Annotations[StrategyAnnotation], Constraint: c}
 	req.setScheduling(sched)
-	req.NoPreempt = true
 	return req.forTemplate(meta, tmpl)
 }
 
