@@ -15,6 +15,11 @@ import (
 // them before it places anything (restoreNominations). A plan (`berth plan`), which any
 // server answers from a copy of its own snapshot, needs the same state to pick the
 // victims the leader would and to leave the held room alone: PlanState puts it there.
+//
+// A workflow step's hold is the one it cannot put: its size is the step's template
+// substituted with its inputs, which only the workflow engine's pass rebuilds
+// (workflow_preempt.go). A plan on a server that does not lead may place into the room
+// a nominated step holds; the leader's controllers never do.
 
 // planOwnerKinds are the kinds whose objects carry disruption budgets or nominations.
 var planOwnerKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindJob}

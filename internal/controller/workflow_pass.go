@@ -39,9 +39,10 @@ type wfPass struct {
 	changed map[string]bool
 	next    time.Duration
 	resumed string // the resume annotation's value, handled
-	// quotaWait says why steps the engine started wait for room in the namespace's quota
-	// (quota_gate.go): the status message, unless the plan has one of its own.
-	quotaWait string
+	// waitWhy says why steps the engine started wait: for room in the namespace's quota
+	// (quota_gate.go), else for a node. It is the status message, unless the plan has
+	// one of its own.
+	waitWhy string
 	// gate is the room left in the namespace's quota; its fence goes with the steps'
 	// writes. nil: no resource quota.
 	gate *quotaGate
@@ -101,7 +102,7 @@ func (p *wfPass) run(ctx context.Context) error {
 	}
 	p.start(ctx, plan.Start)
 	p.stop(ctx, plan.Stop)
-	p.st.Phase, p.st.Message = plan.Phase, cmp.Or(plan.Message, p.quotaWait)
+	p.st.Phase, p.st.Message = plan.Phase, cmp.Or(plan.Message, p.waitWhy)
 	if v4.WfPhaseFinished(plan.Phase) {
 		p.st.FinishedAt = p.now
 		p.stopLeftovers(ctx)

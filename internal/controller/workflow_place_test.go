@@ -43,3 +43,15 @@ func TestWorkflowStepConstraints(t *testing.T) {
 		t.Errorf("workflow %s, the bad step says %q; want a failure naming the constraint's field", st.Phase, msg)
 	}
 }
+
+// A step that fits on no node leaves the workflow Running with the scheduler's reason in
+// its status message, as a job's unplaced run does, besides the FailedScheduling event.
+func TestWorkflowUnplacedStepSaysWhy(t *testing.T) {
+	e := newWfEnv(t)
+	e.applyWf(`{"entrypoint":"main","templates":[
+	 {"name":"main","process":{"procName":"p","startCmd":"./p","resources":{"limits":{"cpu":"64","memory":"16"}}}}]}`)
+	e.waitWf("the reason in the status", func(s v4.WorkflowStatus) bool {
+		return s.Phase == v4.WfRunning && strings.Contains(s.Message, "1 step(s) cannot be placed yet: ")
+	})
+	e.eventually("a FailedScheduling event", func() bool { return contains(e.reasons(v4.KindWorkflow, "wf"), "FailedScheduling") })
+}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,12 +76,12 @@ func (p *wfPass) start(ctx context.Context, starts []engine.Start) {
 	}
 	if len(unplaced) > 0 {
 		p.unstart(unplaced)
+		p.waitWhy = held
 		if why != "" {
 			msg := fmt.Sprintf("%d step(s) cannot be placed yet: %s", len(unplaced), why)
-			p.st.Message = msg
+			p.waitWhy = cmp.Or(held, msg)
 			p.c.eventOnce(p.key.String(), msg, p.key, v4.EventWarning, "FailedScheduling", msg)
 		}
-		p.quotaWait = held
 		p.wake(unplacedRetry)
 	}
 }
