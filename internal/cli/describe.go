@@ -228,7 +228,7 @@ func (d *describer) workload(w *v4.Workload) {
 		}
 		d.pending(st.Pending)
 		d.backOff(st.BackOff)
-		d.nominated(st.Nominated)
+		d.nominated("instance", st.Nominated)
 	}
 	d.policies(w.RestartPolicy, w.KillPolicy, w.Constraint)
 	d.template(&w.Spec.Template)

@@ -61,6 +61,8 @@ func (d *describer) job(j *v4.Job) {
 	if st.Message != "" {
 		d.kv("Message", "%s", st.Message)
 	}
+	d.priority(&s.Scheduling)
+	d.nominated("run", st.Nominated)
 	if fp := s.PodFailurePolicy; fp != nil {
 		d.section("Pod Failure Policy", func() {
 			for _, r := range fp.Rules {

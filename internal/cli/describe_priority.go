@@ -1,6 +1,10 @@
 package cli
 
-import v4 "github.com/berthhq/berth/api/v4"
+import (
+	"fmt"
+
+	v4 "github.com/berthhq/berth/api/v4"
+)
 
 // priority writes a workload's priority, class and disruption budget (docs/policy.md,
 // "Priorities and preemption"); nothing for one that has none of them.
@@ -22,10 +26,15 @@ func (d *describer) priority(s *v4.Scheduling) {
 	}
 }
 
-// nominated lists the instances waiting for the victims of their preemption.
-func (d *describer) nominated(noms []v4.Nomination) {
+// nominated lists the instances (a job's runs: what is "run") waiting for the victims
+// of their preemption; a workflow's steps are named by their node IDs.
+func (d *describer) nominated(what string, noms []v4.Nomination) {
 	for _, n := range noms {
-		d.kv("Preempting", "instance %d on %s, waiting for %d task groups to stop (since %s)", n.Index, n.Node,
+		who := fmt.Sprintf("%s %d", what, n.Index)
+		if n.Step != "" {
+			who = "step " + n.Step
+		}
+		d.kv("Preempting", "%s on %s, waiting for %d task groups to stop (since %s)", who, n.Node,
 			len(n.Victims), n.At.UTC().Format("15:04:05"))
 	}
 }

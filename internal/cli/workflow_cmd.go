@@ -145,6 +145,8 @@ func (d *describer) workflow(w *v4.Workflow) {
 	if st.Message != "" {
 		d.kv("Message", "%s", oneLine(st.Message))
 	}
+	d.priority(&w.Spec.Scheduling)
+	d.nominated("step", st.Nominated)
 	if w.Spec.Suspend {
 		d.kv("Suspend", "true")
 	}
