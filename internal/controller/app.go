@@ -201,7 +201,7 @@ func (c *AppController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 	if err := r.placeMissing(ctx); err != nil {
 		return 0, err
 	}
-	c.clearStaleHolds(key, r.w.Status.Nominated, r.nominated)
+	c.clearStaleHolds(key, r.nominated)
 	if err := r.placeMoves(ctx); err != nil {
 		return 0, err
 	}

@@ -92,7 +92,7 @@ func (c *JobController) reconcile(ctx context.Context, key scheduler.AppKey) (ti
 		return 0, err
 	}
 	p.st.Nominated = p.nominated
-	c.clearStaleHolds(key, p.job.Status.Nominated, p.nominated)
+	c.clearStaleHolds(key, p.nominated)
 	if err := c.updateJobStatus(ctx, key, p.st); err != nil {
 		return 0, err
 	}

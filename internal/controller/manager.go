@@ -10,6 +10,7 @@ import (
 
 	"go.etcd.io/etcd/client/v3/concurrency"
 
+	"github.com/berthhq/berth/internal/scheduler"
 	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store"
 )
@@ -146,6 +147,10 @@ func (m *Manager) runControllers(ctx context.Context) error {
 	// started without one fails the term here rather than answering lists with nothing.
 	if err := RegisterCaches(m.opts.Caches); err != nil {
 		return fmt.Errorf("controllers' caches: %w", err)
+	}
+	// Before any controller places: the budgets and holds of every kind (plan_state.go).
+	if err := restoreOwners(ctx, m.feed, m.opts.Caches, scheduler.Options{Strategy: m.opts.Placement, Cluster: m.opts.Cluster}); err != nil {
+		return err
 	}
 	for name, c := range m.controllers(m.opts) {
 		wg.Go(func() {

@@ -1,52 +1,83 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 
 	v4 "github.com/berthhq/berth/api/v4"
 	"github.com/berthhq/berth/internal/scheduler"
+	"github.com/berthhq/berth/internal/scheduler/feed"
 	"github.com/berthhq/berth/internal/store/cache"
 )
 
 // The leading server's controllers keep two things in their scheduler snapshot that the
 // stored nodes and task groups do not say: each workload's disruption budget, and the
 // room held on a node for an instance or run whose preemption's victims are stopping
-// (its nomination). Both come from the owners' specs and statuses: a new leader restores
-// them before it places anything (restoreNominations). A plan (`berth plan`), which any
-// server answers from a copy of its own snapshot, needs the same state to pick the
-// victims the leader would and to leave the held room alone: PlanState puts it there.
+// (its nomination). Both come from the owners' specs and statuses, and RestoreOwners
+// puts them into a snapshot:
+//
+//   - at the start of a term of leadership, before any controller places (Manager):
+//     each controller restores its own kinds' holds before its own placements, but
+//     another's placements could come first and take the room;
+//   - into every fresh snapshot of the feed (a list after a watch ended), which holds
+//     only nodes, task groups and volumes;
+//   - into a plan's copy of a server's snapshot (`berth plan`), so that any server picks
+//     the victims the leader would and leaves the held room alone.
+//
+// A hold put back from a status read just before its nomination was cleared is dropped
+// at its owner's next pass (clearStaleHolds).
 //
 // A workflow step's hold is the one it cannot put: its size is the step's template
 // substituted with its inputs, which only the workflow engine's pass rebuilds
-// (workflow_preempt.go). A plan on a server that does not lead may place into the room
-// a nominated step holds; the leader's controllers never do.
+// (workflow_preempt.go, whose restore runs such a pass before the workflow controller's
+// workers start). A plan on a server that does not lead may place into the room a
+// nominated step holds; the leader's controllers never do.
 
-// planOwnerKinds are the kinds whose objects carry disruption budgets or nominations.
-var planOwnerKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindJob}
+// ownerKinds are the kinds whose objects carry disruption budgets or nominations.
+var ownerKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindJob}
 
-// PlanCaches are the caches PlanState reads, declared at a server's start so that they
-// are loaded when its first plan comes.
-func PlanCaches(caches *cache.Registry) []*cache.Cache {
-	out := make([]*cache.Cache, len(planOwnerKinds))
-	for i, kind := range planOwnerKinds {
+// OwnerCaches are the caches RestoreOwners reads, declared at a server's start so that
+// they are loaded when its first plan or term comes.
+func OwnerCaches(caches *cache.Registry) []*cache.Cache {
+	out := make([]*cache.Cache, len(ownerKinds))
+	for i, kind := range ownerKinds {
 		out[i] = caches.For(kind)
 	}
 	return out
 }
 
-// PlanState puts the budgets and the nominations' holds of the cached owners into s, a
-// copy of a server's snapshot (feed.Clone). On the leader it changes nothing but the
-// holds of nominations whose instance was placed or expired a moment ago and whose
-// status the controller has not written yet.
-func PlanState(s *scheduler.Snapshot, caches []*cache.Cache, opts scheduler.Options) error {
+// RestoreOwners puts the budgets and the nominations' holds of the cached owners into s.
+func RestoreOwners(s *scheduler.Snapshot, caches []*cache.Cache, opts scheduler.Options) error {
 	for _, c := range caches {
 		objs, _, err := c.List("", "")
 		if err != nil {
-			return fmt.Errorf("list %s for the plan: %w", c.Kind().Plural(), err)
+			return fmt.Errorf("list %s: %w", c.Kind().Plural(), err)
 		}
 		for _, o := range objs {
 			restoreOwner(s, o, opts)
 		}
+	}
+	return nil
+}
+
+// restoreOwners puts the owners' budgets and holds into the feed's snapshot once it and
+// the owners' caches are loaded, and into each fresh snapshot the feed lists from then
+// on. It returns without an error when ctx ends first.
+func restoreOwners(ctx context.Context, f *feed.Feed, registry *cache.Registry, opts scheduler.Options) error {
+	caches := OwnerCaches(registry)
+	select {
+	case <-f.Synced():
+	case <-ctx.Done():
+		return nil
+	}
+	if cache.WaitSynced(ctx, caches...) != nil {
+		return nil
+	}
+	f.OnFresh(func(s *scheduler.Snapshot) { _ = RestoreOwners(s, caches, opts) }) // a list that fails is listed again
+	var err error
+	f.With(func(s *scheduler.Snapshot) { err = RestoreOwners(s, caches, opts) })
+	if err != nil {
+		return fmt.Errorf("restore the owners' budgets and holds: %w", err)
 	}
 	return nil
 }

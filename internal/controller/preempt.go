@@ -269,15 +269,19 @@ func (c *AppController) restoreNominations(ctx context.Context, _ func(func())) 
 	return ctx.Err()
 }
 
-// clearStaleHolds drops the snapshot's holds of key's stored nominations that its pass
-// did not keep: the instance was placed (perhaps by a leader that failed before it
-// cleared the status), or the nomination expired.
-func (c *base) clearStaleHolds(key scheduler.AppKey, stored, kept []v4.Nomination) {
-	for _, n := range stored {
-		if _, ok := nominationOf(kept, n.Index); !ok {
-			c.feed.With(func(s *scheduler.Snapshot) { s.ClearNomination(key, n.Index) })
+// clearStaleHolds drops the snapshot's holds of key that its pass did not keep: the
+// instance was placed (perhaps by a leader that failed before it cleared the status), or
+// the nomination expired. It drops every hold of key the snapshot has, not only those of
+// the nominations the pass read: a hold put back from a status read a moment before
+// the nomination was cleared (RestoreOwners) goes at the owner's next pass.
+func (c *base) clearStaleHolds(key scheduler.AppKey, kept []v4.Nomination) {
+	c.feed.With(func(s *scheduler.Snapshot) {
+		for _, idx := range s.Holds(key) {
+			if _, ok := nominationOf(kept, idx); !ok {
+				s.ClearNomination(key, idx)
+			}
 		}
-	}
+	})
 }
 
 // forgetPreemption drops a deleted workload's budget and holds from the snapshot.

@@ -126,7 +126,7 @@ func (p *wfPass) keepNominations() {
 		p.nominated = nil
 	}
 	p.st.Nominated = p.nominated
-	p.c.clearStaleHolds(p.key, p.wf.Status.Nominated, p.nominated)
+	p.c.clearStaleHolds(p.key, p.nominated)
 }
 
 // restoreNominations runs, once the caches are loaded and before the workers start, a

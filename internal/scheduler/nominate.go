@@ -81,6 +81,19 @@ func nominationKey(app AppKey, index int) string {
 	return app.Namespace + "/" + string(nominationKind) + "/" + string(app.Kind) + "/" + app.Name + "/" + strconv.Itoa(index)
 }
 
+// Holds lists the instance indexes of app that hold room (in no order).
+func (s *Snapshot) Holds(app AppKey) []int {
+	a := s.apps[nominationApp(app)]
+	if a == nil {
+		return nil
+	}
+	out := make([]int, 0, len(a.tgs))
+	for _, p := range a.tgs {
+		out = append(out, p.index)
+	}
+	return out
+}
+
 // ClearNominations drops every hold of app's instances (the workload is gone).
 func (s *Snapshot) ClearNominations(app AppKey) {
 	if a := s.apps[nominationApp(app)]; a != nil {

@@ -31,7 +31,7 @@ func (s *Server) useCaches(caches *cache.Registry) error {
 	}
 	s.taskGroupCache = tgs
 	s.services = caches.For(v4.KindService)
-	s.planCaches = controller.PlanCaches(caches)
+	s.planCaches = controller.OwnerCaches(caches)
 	return nil
 }
 

@@ -100,7 +100,7 @@ func (s *Server) planSnapshot(ctx context.Context) (*scheduler.Snapshot, error) 
 			"the scheduler has not loaded the cluster's nodes, task groups and workloads yet (waited %s); try again", s.planSyncWait)
 	}
 	snap := s.feed.Clone()
-	if err := controller.PlanState(snap, s.planCaches, scheduler.Options{Strategy: s.placement}); err != nil {
+	if err := controller.RestoreOwners(snap, s.planCaches, scheduler.Options{Strategy: s.placement}); err != nil {
 		return nil, httpapi.Errorf(http.StatusServiceUnavailable, "%v", err)
 	}
 	return snap, nil

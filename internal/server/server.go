@@ -61,7 +61,7 @@ type Server struct {
 	taskGroupCache *cache.Cache
 	services       *cache.Cache
 	// planCaches are the workloads and jobs whose disruption budgets and nominations a
-	// plan puts into its copy of the snapshot (controller.PlanState).
+	// plan puts into its copy of the snapshot (controller.RestoreOwners).
 	planCaches []*cache.Cache
 
 	// id names this server in the leader election (GET /v1/cluster).

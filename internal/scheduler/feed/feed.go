@@ -34,6 +34,8 @@ type Feed struct {
 
 	mu   sync.Mutex
 	snap *scheduler.Snapshot
+	// fresh, when set, completes each fresh snapshot before it is swapped in (OnFresh).
+	fresh func(*scheduler.Snapshot)
 
 	synced     chan struct{}
 	syncedOnce sync.Once
@@ -50,6 +52,17 @@ func New(caches *cache.Registry, log *slog.Logger) *Feed {
 	}
 	return &Feed{nodes: caches.For(v4.KindNode), tgs: caches.For(v4.KindTaskGroup), vols: caches.For(v4.KindVolume),
 		log: log, snap: scheduler.NewSnapshot(), synced: make(chan struct{})}
+}
+
+// OnFresh sets fn to complete each snapshot the feed lists afresh, before it replaces the
+// live one: the state the store's nodes, task groups and volumes do not hold (the
+// controllers' disruption budgets and the holds of nominations), which a fresh
+// snapshot would otherwise lose until each owner's next pass. fn must not call the
+// feed.
+func (f *Feed) OnFresh(fn func(s *scheduler.Snapshot)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fresh = fn
 }
 
 // Synced is closed once the snapshot holds a full list of nodes, task groups and volumes.
@@ -123,6 +136,12 @@ func (f *Feed) runOnce(ctx context.Context) (listed bool, err error) {
 	}
 	for _, v := range vols {
 		snap.SetVolume(v.(*v4.CSIVolume))
+	}
+	f.mu.Lock()
+	fresh := f.fresh
+	f.mu.Unlock()
+	if fresh != nil {
+		fresh(snap) // not shared yet: no lock
 	}
 	f.mu.Lock()
 	f.snap = snap

@@ -176,3 +176,39 @@ func TestFeedVolumes(t *testing.T) {
 	}
 	waitReason("1 node: 1 volume data: no such volume")
 }
+
+// A fresh list (after a watch ended, or a new Run) loses what only the controllers put
+// into the snapshot, such as the hold of a nomination, unless OnFresh puts it back.
+func TestFeedOnFresh(t *testing.T) {
+	for _, hook := range []bool{false, true} {
+		t.Run(fmt.Sprintf("OnFresh set %v", hook), func(t *testing.T) {
+			resetStore(t)
+			createNode(t, "node-1")
+			f := New(cachetest.Registry(t, testStore), quietLogger())
+			held := appKey("held")
+			hold := func(s *scheduler.Snapshot) {
+				s.NominateCards(&scheduler.Request{App: held, Indexes: []int{0}}, 0, "node-1", nil, scheduler.Options{})
+			}
+			if hook {
+				f.OnFresh(hold)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- f.Run(ctx) }()
+			<-f.Synced()
+			f.With(hold)
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			createTaskGroup(t, "api", 0, "node-1", v4.StatusRunning)
+			runFeed(t, f)
+			eventually(t, f, "api", state{nodes: 1, indexes: "[0]"}) // the fresh snapshot is live
+			var holds []int
+			f.With(func(s *scheduler.Snapshot) { holds = s.Holds(held) })
+			if kept := len(holds) == 1; kept != hook {
+				t.Errorf("holds after a fresh list %v; want the hold kept: %v", holds, hook)
+			}
+		})
+	}
+}
