@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -173,6 +174,28 @@ type Nomination struct {
 	// only the slot its hold is known by in the scheduler, unique among the workflow's
 	// nominations.
 	Step string `json:"step,omitempty"`
+	// Hold is the room a step's nomination holds on Node. An instance's or a run's is
+	// its owner's spec, but a step's is its template substituted with its inputs, which
+	// only the workflow's pass computes: kept here, any server holds it from the status
+	// alone (a new leader before its first placement, a plan). Nil but for steps.
+	Hold *NominationHold `json:"hold,omitempty"`
+}
+
+// NominationHold is the room a step's nomination holds: what the step's task group
+// asks (before the executor's overhead), its fixed host ports and its priority.
+type NominationHold struct {
+	Resources NodeResources `json:"resources"`
+	Ports     []int         `json:"ports,omitempty"`
+	Priority  int32         `json:"priority"`
+}
+
+func (h *NominationHold) equal(o *NominationHold) bool {
+	if h == nil || o == nil {
+		return h == o
+	}
+	r, q := h.Resources, o.Resources
+	return r.CPU == q.CPU && r.MemoryMB == q.MemoryMB && r.DiskMB == q.DiskMB && maps.Equal(r.Extended, q.Extended) &&
+		slices.Equal(h.Ports, o.Ports) && h.Priority == o.Priority
 }
 
 // MaxNominations bounds a workload's nominations (and so the instances it preempts for
@@ -186,7 +209,7 @@ func equalNominations(a, b []Nomination) bool {
 	}
 	for i := range a {
 		if a[i].Index != b[i].Index || a[i].Step != b[i].Step || a[i].Node != b[i].Node || !a[i].At.Equal(b[i].At) || !slices.Equal(a[i].Victims, b[i].Victims) ||
-			len(a[i].GPUs) != len(b[i].GPUs) {
+			len(a[i].GPUs) != len(b[i].GPUs) || !a[i].Hold.equal(b[i].Hold) {
 			return false
 		}
 	}

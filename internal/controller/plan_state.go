@@ -25,16 +25,12 @@ import (
 //     the victims the leader would and leaves the held room alone.
 //
 // A hold put back from a status read just before its nomination was cleared is dropped
-// at its owner's next pass (clearStaleHolds).
-//
-// A workflow step's hold is the one it cannot put: its size is the step's template
-// substituted with its inputs, which only the workflow engine's pass rebuilds
-// (workflow_preempt.go, whose restore runs such a pass before the workflow controller's
-// workers start). A plan on a server that does not lead may place into the room a
-// nominated step holds; the leader's controllers never do.
+// at its owner's next pass (clearStaleHolds). A workflow step's nomination carries the
+// room it holds (v4.NominationHold): its size is the step's template substituted with its
+// inputs, which only the workflow engine's pass computes.
 
 // ownerKinds are the kinds whose objects carry disruption budgets or nominations.
-var ownerKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindJob}
+var ownerKinds = []v4.Kind{v4.KindApplication, v4.KindProcess, v4.KindJob, v4.KindWorkflow}
 
 // OwnerCaches are the caches RestoreOwners reads, declared at a server's start so that
 // they are loaded when its first plan or term comes.
@@ -94,6 +90,14 @@ func restoreOwner(s *scheduler.Snapshot, obj v4.Object, opts scheduler.Options) 
 		noms = w.Status.Nominated
 	case *v4.Job:
 		noms = o.Status.Nominated
+	case *v4.Workflow:
+		m := obj.GetMeta()
+		key := scheduler.AppKey{Kind: v4.KindWorkflow, Namespace: m.Namespace, Name: m.Name}
+		for _, nom := range o.Status.Nominated {
+			if req := holdRequest(key, nom); req != nil {
+				s.NominateCards(req, nom.Index, nom.Node, nom.GPUs, opts)
+			}
+		}
 	}
 	for _, nom := range noms {
 		req, err := scheduler.RequestFor(obj, []int{nom.Index})

@@ -70,7 +70,7 @@ func (p *wfPass) preempt(ctx context.Context, waiting []wfStepPlan, noms map[str
 		}
 		slot := p.freeSlot()
 		nom, ok, err := p.c.preemptOne(ctx, slotRequest(t.req, slot), p.preemptor(t.st, t.req.Priority),
-			v4.Nomination{Index: slot, Step: t.st.NodeID, At: p.now}, opts, p.recordNomination(ctx))
+			v4.Nomination{Index: slot, Step: t.st.NodeID, At: p.now, Hold: stepHold(t.req)}, opts, p.recordNomination(ctx))
 		if err != nil {
 			return err
 		}
@@ -109,6 +109,30 @@ func (p *wfPass) freeSlot() int {
 			return slot
 		}
 	}
+}
+
+// stepHold is the room a step's nomination holds, kept in it (v4.NominationHold).
+func stepHold(req *scheduler.Request) *v4.NominationHold {
+	h := &v4.NominationHold{Resources: req.Resources, Priority: req.Priority}
+	for _, p := range req.FixedPorts {
+		h.Ports = append(h.Ports, p.HostPort)
+	}
+	return h
+}
+
+// holdRequest is the request of the room a step's nomination holds, for a server that
+// has no engine pass of the workflow at hand (plan_state.go); nil for a nomination
+// without a hold.
+func holdRequest(key scheduler.AppKey, nom v4.Nomination) *scheduler.Request {
+	h := nom.Hold
+	if h == nil {
+		return nil
+	}
+	req := &scheduler.Request{App: key, Indexes: []int{nom.Index}, Resources: h.Resources, Priority: h.Priority}
+	for _, p := range h.Ports {
+		req.FixedPorts = append(req.FixedPorts, v4.AllocatedPort{HostPort: p})
+	}
+	return req
 }
 
 // slotRequest is a step's request as its nomination's slot: the index its hold is known

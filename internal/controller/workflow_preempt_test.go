@@ -68,6 +68,9 @@ func (e *env) stepPreempts() {
 	if nom.Node != "n1" || nom.Step == "" || !slices.Equal(nom.Victims, victimIDs("ctl", victims)) {
 		e.t.Fatalf("nomination %+v, victims %v", nom, victims)
 	}
+	if h := nom.Hold; h == nil || h.Resources.CPU != 1.5 || h.Resources.MemoryMB != 64 || h.Priority != 100 {
+		e.t.Errorf("the nomination's hold %+v, want the step's 1.5 cpu and 64 MB at priority 100", h)
+	}
 	const preemptor = "workflow ctl/wf step wf ("
 	for _, tg := range e.taskGroups("low") {
 		if slices.Contains(victims, tg.Metadata.Name) &&
