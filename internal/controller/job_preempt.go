@@ -64,9 +64,8 @@ func (p *jobPass) preempt(ctx context.Context, req *scheduler.Request, unplaced 
 		if len(p.nominated) >= v4.MaxNominations {
 			return nil
 		}
-		one := *req
-		one.Indexes = []int{idx}
-		nom, ok, err := p.c.preemptOne(ctx, &one, p.preemptor(idx, one.Priority), v4.Nomination{Index: idx, At: p.now}, opts, func(nom v4.Nomination) error {
+		one := oneIndex(req, idx)
+		nom, ok, err := p.c.preemptOne(ctx, one, p.preemptor(idx, one.Priority), v4.Nomination{Index: idx, At: p.now}, opts, func(nom v4.Nomination) error {
 			st := p.job.Status
 			st.Nominated = append(slices.Clone(p.nominated), nom)
 			if err := p.c.updateJobStatus(ctx, p.key, st); err != nil {

@@ -121,9 +121,8 @@ func (r *pass) preempt(ctx context.Context, req *scheduler.Request, unplaced []i
 		if len(r.nominated) >= v4.MaxNominations {
 			return nil
 		}
-		one := *req
-		one.Indexes = []int{idx}
-		nom, ok, err := r.c.preemptOne(ctx, &one, r.preemptor(idx, one.Priority), v4.Nomination{Index: idx, At: r.now},
+		one := oneIndex(req, idx)
+		nom, ok, err := r.c.preemptOne(ctx, one, r.preemptor(idx, one.Priority), v4.Nomination{Index: idx, At: r.now},
 			r.c.placeOptions(), func(nom v4.Nomination) error {
 				st := r.w.Status
 				st.Nominated = append(slices.Clone(r.nominated), nom)
@@ -171,6 +170,14 @@ func (c *base) preemptOne(ctx context.Context, one *scheduler.Request, by preemp
 		by.what, by.prio, len(nom.Victims), p.Node))
 	c.stopVictims(ctx, by, nom)
 	return nom, true, nil
+}
+
+// oneIndex is req for instance idx alone: what one preemption or one hold is about (a
+// workflow step's idx is its nomination's slot, the index its hold is known by).
+func oneIndex(req *scheduler.Request, idx int) *scheduler.Request {
+	one := *req
+	one.Indexes = []int{idx}
+	return &one
 }
 
 // nominationExpired reports whether nom waited for its victims past nominationTimeout:

@@ -69,7 +69,7 @@ func (p *wfPass) preempt(ctx context.Context, waiting []wfStepPlan, noms map[str
 			return nil
 		}
 		slot := p.freeSlot()
-		nom, ok, err := p.c.preemptOne(ctx, slotRequest(t.req, slot), p.preemptor(t.st, t.req.Priority),
+		nom, ok, err := p.c.preemptOne(ctx, oneIndex(t.req, slot), p.preemptor(t.st, t.req.Priority),
 			v4.Nomination{Index: slot, Step: t.st.NodeID, At: p.now, Hold: stepHold(t.req)}, opts, p.recordNomination(ctx))
 		if err != nil {
 			return err
@@ -133,14 +133,6 @@ func holdRequest(key scheduler.AppKey, nom v4.Nomination) *scheduler.Request {
 		req.FixedPorts = append(req.FixedPorts, v4.AllocatedPort{HostPort: p})
 	}
 	return req
-}
-
-// slotRequest is a step's request as its nomination's slot: the index its hold is known
-// by.
-func slotRequest(req *scheduler.Request, slot int) *scheduler.Request {
-	one := *req
-	one.Indexes = []int{slot}
-	return &one
 }
 
 // keepNominations puts the nominations the pass kept in the status (none once the

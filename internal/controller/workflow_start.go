@@ -98,7 +98,7 @@ func (p *wfPass) placeSteps(todo []wfStepPlan, noms map[string]v4.Nomination) (t
 			var res scheduler.Result
 			nom, nominated := noms[t.st.NodeID]
 			if nominated {
-				res = placeOnNomination(s, slotRequest(t.req, nom.Index), nom, opts)
+				res = placeOnNomination(s, oneIndex(t.req, nom.Index), nom, opts)
 			} else {
 				res = p.c.opts.Metrics.place(s, t.req, opts)
 			}
