@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the end-to-end tests (test/e2e) with the race detector, as `make test` does, and
 # prints how long each test and subtest took, longest first: the suite shares clusters
-# among its tests to stay within CI's time (docs/testing.md), and this says where the
+# among its tests to stay within CI's time (docs/development.md, Tests), and this says where the
 # time goes. On a failure the whole verbose log follows.
 set -u
 GO=${GO:-go}
