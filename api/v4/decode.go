@@ -155,7 +155,7 @@ func decodeValue(path string, v any, dst reflect.Value, d *decoder) {
 		decodeAs(path, v, d, "a string", dst.SetString)
 	case reflect.Bool:
 		decodeAs(path, v, d, "true or false", dst.SetBool)
-	case reflect.Int, reflect.Int64:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64: // decodeInt checks the range
 		decodeInt(path, v, dst, d)
 	case reflect.Float64:
 		decodeFloat(path, v, dst, d)

@@ -70,3 +70,39 @@ func TestPriorityClassValidate(t *testing.T) {
 		t.Errorf("a value past the range is not clamped")
 	}
 }
+
+// A nomination holds room on a node for its preemptor; one a user could write would
+// reserve capacity on any node, and name victims, for nothing. Parse drops the status
+// of every kind that preempts, holds included, whatever the document brings.
+func TestSubmittedNominationsAreDropped(t *testing.T) {
+	const nominated = `"status":{"nominated":[{"index":0,"node":"n1","victims":["x"],"at":"2026-01-01T00:00:00Z",
+		"hold":{"resources":{"cpu":64,"memoryMB":1048576},"ports":[22,80],"priority":1000000000}}]}`
+	const template = `"template":{"spec":{"processes":[{"procName":"a","startCmd":"x"}]}}`
+	for _, c := range []struct {
+		kind, doc string
+		held      func(Object) []Nomination
+	}{
+		{"process", `{"apiVersion":"v4","kind":"process","metadata":{"name":"p"},` + nominated +
+			`,"spec":{"instance":1,` + template + `}}`,
+			func(o Object) []Nomination { return o.(*Process).Status.Nominated }},
+		{"application", `{"apiVersion":"v4","kind":"application","metadata":{"name":"a"},` + nominated +
+			`,"spec":{"instance":1,"template":{"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}`,
+			func(o Object) []Nomination { return o.(*Application).Status.Nominated }},
+		{"job", `{"apiVersion":"v4","kind":"job","metadata":{"name":"j"},` + nominated +
+			`,"spec":{` + template + `}}`,
+			func(o Object) []Nomination { return o.(*Job).Status.Nominated }},
+		{"workflow", `{"apiVersion":"v4","kind":"workflow","metadata":{"name":"w"},` + nominated +
+			`,"spec":{"entrypoint":"main","templates":[{"name":"main","process":{"procName":"a","startCmd":"x"}}]}}`,
+			func(o Object) []Nomination { return o.(*Workflow).Status.Nominated }},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			docs, err := Parse([]byte(c.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := c.held(docs[0].Object); len(n) != 0 {
+				t.Errorf("submitted nominations kept: %+v", n)
+			}
+		})
+	}
+}

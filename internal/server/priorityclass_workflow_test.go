@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	v4 "github.com/berthhq/berth/api/v4"
@@ -108,4 +109,46 @@ func TestWorkflowPriorityAdmission(t *testing.T) {
 		t.Errorf("workflow h: %+v", s)
 	}
 	wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", wfWithSpec("team-a", "s", `"priorityClassName":"system",`), urgent), http.StatusForbidden)
+}
+
+// A nomination holds room on a node for its preemptor: a namespace-limited token that
+// writes one in a document's status (a workload, a job or a workflow, created or
+// updated) reserves nothing; the stored status has none.
+func TestTenantCannotPlantNominations(t *testing.T) {
+	url := newTestServer(t, Config{})
+	tenant := tokenWithPolicy(t, url, teamAPolicy, "team-a", "")
+	const status = `"status":{"nominated":[{"index":0,"node":"n1","victims":["x"],"at":"2026-01-01T00:00:00Z",` +
+		`"hold":{"resources":{"cpu":64,"memoryMB":1048576},"ports":[22],"priority":1000000000}}]},`
+	withStatus := func(doc string) string { return strings.Replace(doc, `"spec":`, status+`"spec":`, 1) }
+	job := `{"apiVersion":"v4","kind":"job","metadata":{"name":"j","namespace":"team-a"},` +
+		`"spec":{"template":{"spec":{"processes":[{"procName":"a","startCmd":"./a"}]}}}}`
+	for _, c := range []struct {
+		kind v4.Kind
+		name string
+		doc  string
+	}{
+		{v4.KindProcess, "p", procJSON("team-a", "p", 1)},
+		{v4.KindJob, "j", job},
+		{v4.KindWorkflow, "w", wfWithSpec("team-a", "w", "")},
+	} {
+		for _, doc := range []string{withStatus(c.doc), c.doc, withStatus(c.doc)} { // created, then updated
+			wantStatus(t, callAs(t, "", http.MethodPost, url+"/v1/apply", doc, tenant), http.StatusOK)
+		}
+		o, err := testStore.Get(context.Background(), c.kind, "team-a", c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var held []v4.Nomination
+		switch o := o.(type) {
+		case *v4.Process:
+			held = o.Status.Nominated
+		case *v4.Job:
+			held = o.Status.Nominated
+		case *v4.Workflow:
+			held = o.Status.Nominated
+		}
+		if len(held) != 0 {
+			t.Errorf("%s %s: the tenant's nominations were stored: %+v", c.kind, c.name, held)
+		}
+	}
 }
