@@ -48,7 +48,7 @@ func TestDecoderCoversEveryFieldType(t *testing.T) {
 			}
 		}
 	}
-	for _, kind := range Kinds() {
+	for _, kind := range append(Kinds(), KindNode) { // and the agents' nodes (DecodeNode)
 		obj, err := New(kind)
 		if err != nil {
 			t.Fatal(err)
