@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	v4 "github.com/berthhq/berth/api/v4"
+	"github.com/berthhq/berth/internal/driver/drivertest"
 )
 
 // containerIDs returns the container IDs of a task group's tasks.
@@ -121,6 +123,15 @@ func dockerdRestartRestartsPods(t *testing.T, s *devServer, before []*v4.TaskGro
 // again the way .ci/run does, waiting for `docker info` each time.
 func restartDockerd(t *testing.T) {
 	t.Helper()
+	// Alone: another package's tests (make test runs them beside this suite) may be
+	// using dockerd; they wait for it to answer again.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	release, err := drivertest.RestartingDockerd(ctx)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	b, err := os.ReadFile("/var/run/docker.pid")
 	if err != nil {
 		t.Fatalf("dockerd's pid file: %v", err)

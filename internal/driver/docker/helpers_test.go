@@ -42,10 +42,24 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+// runTests runs the package's tests while it holds the machine's dockerd (no other test
+// process restarts it meanwhile) and returns their exit code.
+func runTests(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	release, err := drivertest.UseDockerd(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer release()
 	if err := setupDocker(); err != nil {
 		if os.Getenv("BERTH_REQUIRE_DOCKER") == "1" {
 			fmt.Fprintln(os.Stderr, "BERTH_REQUIRE_DOCKER=1 but:", err)
-			os.Exit(1)
+			return 1
 		}
 		dockerMissing = err.Error()
 	}
@@ -59,7 +73,7 @@ func TestMain(m *testing.M) {
 		}
 		rawCli.Close()
 	}
-	os.Exit(code)
+	return code
 }
 
 // setupDocker connects to dockerd and builds the test images when they are missing.

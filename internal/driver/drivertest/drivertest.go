@@ -1,6 +1,7 @@
 // Package drivertest holds the checks the task drivers' tests (internal/driver/process
 // and internal/driver/docker) share: waiting for a task to end, by polling Inspect or on
-// Wait's channel. Only tests import it.
+// Wait's channel; the test images; and the lock that keeps a test from restarting the
+// machine's dockerd while another test process uses it. Only tests import it.
 package drivertest
 
 import (
