@@ -94,13 +94,21 @@ func TestPreemption(t *testing.T) {
 				t.Errorf("kept instance %d: %s %s (was %s)", tg.Spec.Index, tg.Metadata.Name, tg.Status.Phase, kept[i].Metadata.Name)
 			}
 		}
-		for _, tg := range s.taskGroups(ns, "spare") {
-			for _, old := range spare {
-				if tg.Metadata.Name == old.Metadata.Name {
-					t.Errorf("spare instance %d still has its preempted run %s (%s)", tg.Spec.Index, tg.Metadata.Name, tg.Status.Phase)
+		// The victims stopped before urgent could start; their finished runs go at the
+		// controller's next pass.
+		waitUntil(t, 30*time.Second, "spare's preempted runs to go", func() bool {
+			for _, tg := range s.taskGroups(ns, "spare") {
+				for _, old := range spare {
+					if tg.Metadata.Name == old.Metadata.Name {
+						if tg.Status.Phase == v4.StatusRunning {
+							t.Fatalf("spare instance %d: its preempted run %s runs beside urgent", tg.Spec.Index, tg.Metadata.Name)
+						}
+						return false
+					}
 				}
 			}
-		}
+			return true
+		})
 		waitUntil(t, 30*time.Second, "spare waits for room", func() bool {
 			st := s.processStatus(ns, "spare")
 			return st.Running == 0 && st.Pending != nil
