@@ -105,13 +105,23 @@ func (b *browser) do(what string, limit time.Duration, steps ...chromedp.Action[
 	ctx, cancel := context.WithTimeout(b.ctx, limit)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
-		b.screenshot("failed-" + strings.ReplaceAll(what, " ", "-"))
+		b.screenshot("failed-" + fileSafe(what))
 		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string]("document.body.innerText"))
 		b.mu.Lock()
 		failed := strings.Join(b.failed, "\n")
 		b.mu.Unlock()
 		b.t.Fatalf("%s: %v\npage text:\n%s\nfailed requests:\n%s", what, err, body, failed)
 	}
+}
+
+// fileSafe makes what a step is called into a file name: a CSS selector holds slashes.
+func fileSafe(what string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' {
+			return r
+		}
+		return '-'
+	}, what)
 }
 
 // waitJS waits until the expression is truthy. An expression that throws is not yet true:
