@@ -67,12 +67,19 @@ func TestOutputRotatesTheLog(t *testing.T) {
 	// The newest stdout record kept is the last line written: rotation drops the oldest.
 	// (Only within a stream: stdout and stderr are copied concurrently, so stderr's records
 	// may come after stdout's last one.)
-	var last []byte
+	// A line may come as partial records (a pipe read that ended inside it) and a final
+	// one: the line is their texts together.
+	var last, line []byte
 	for _, name := range names {
 		b, _ := os.ReadFile(name)
-		for line := range bytes.Lines(b) {
-			if r := crilog.Parse(bytes.TrimSuffix(line, []byte("\n"))); r.Stream == crilog.Stdout {
-				last = r.Text
+		for rec := range bytes.Lines(b) {
+			r := crilog.Parse(bytes.TrimSuffix(rec, []byte("\n")))
+			if r.Stream != crilog.Stdout {
+				continue
+			}
+			line = append(line, r.Text...)
+			if !r.Partial {
+				last, line = line, nil
 			}
 		}
 	}

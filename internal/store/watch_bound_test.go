@@ -118,6 +118,12 @@ func TestBoundedWatchResumesAWholeRevision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An unbounded watch beside it tells when etcd has sent the transaction: a reader
+	// that started before the changes came would keep up with them.
+	witness, err := testStore.Watch(ctx, v4.KindConfigMap, "bound", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const n = 40
 	objs := make([]v4.Object, n)
 	for i := range objs {
@@ -126,7 +132,11 @@ func TestBoundedWatchResumesAWholeRevision(t *testing.T) {
 	if _, err := testStore.CreateAll(ctx, objs); err != nil { // one revision
 		t.Fatal(err)
 	}
-	got := drain(t, ch) // nobody read meanwhile
+	for range n {
+		next(t, witness)
+	}
+	time.Sleep(200 * time.Millisecond) // the bounded watch's own copy of etcd's response
+	got := drain(t, ch)                // nobody read meanwhile
 	last := got[len(got)-1]
 	if last.Type != Error || len(got) < 2 || len(got)-1 >= n {
 		t.Fatalf("got %d events ending with %s, want part of the transaction and an error", len(got), last.Type)
