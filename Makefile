@@ -9,7 +9,7 @@ FUZZTIME ?= 30s
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 # A binary built with -race sleeps a second at exit so that a race report in flight is
 # printed whole (the race detector's atexit_sleep_ms): the tests' binaries, the processes
-# they start and the e2e suite's thousands of CLI calls would each take a second longer.
+# they start and the e2e suite's CLI calls (about a thousand) would each take a second longer.
 export GORACE ?= atexit_sleep_ms=50
 
 .PHONY: all build run demo-package test fmt-check vet unit e2e e2e-timed soak fuzz bench bench-cluster bench-compare bench-agent bench-dns bench-ui clean
